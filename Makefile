@@ -1,0 +1,42 @@
+# ecs-inference developer commands. Each target bootstraps .venv itself from the pinned
+# requirements (again whenever a requirements file changes), so a fresh clone needs only
+# Python 3.11 and `make`.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt)
+STACK ?= dev
+ARGS ?=
+
+.PHONY: preview test lint format bench venv clean
+
+$(STAMP): $(REQUIREMENTS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+## make preview [STACK=prod] [ARGS="--json|--mermaid|--policy-pack-config cfg.json"]
+preview: $(STAMP)
+	$(PY) -m tools.preview --stack $(STACK) $(ARGS)
+
+## make test: the whole suite (components, policy pack over gRPC, tools, images)
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadfile
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .cache

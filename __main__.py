@@ -1,0 +1,24 @@
+"""ecs-inference: load the stack config, plan, build the platform, export what callers need."""
+
+import pulumi
+
+from components.config import load_stack_config
+from components.errors import ConfigError
+from components.plan import build_plan
+from components.platform import InferencePlatform
+
+try:
+    plan = build_plan(
+        load_stack_config(
+            pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
+        ),
+        pulumi.get_stack(),
+    )
+except ConfigError as error:
+    # RunError: the CLI prints the message alone, without a Python stack trace.
+    raise pulumi.RunError(str(error)) from None
+
+platform = InferencePlatform("inference", plan)
+
+pulumi.export("vpcId", platform.network.vpc_id)
+pulumi.export("clusterName", platform.cluster.name)

@@ -1,0 +1,661 @@
+"""The stack configuration: the only place `ecs-inference:platform` is parsed and validated.
+
+A stack file carries one structured key::
+
+    config:
+      aws:region: us-east-1
+      ecs-inference:platform:
+        network: {...}
+        endpoint: {...}
+        images: {...}
+        gpuPools: {<pool>: {...}}
+        neuronPools: {<pool>: {...}}
+        models: {<service>: {...}}
+        rerankers: {<service>: {...}}
+
+Every model is frozen and forbids unknown keys, so a typo is an error rather than a silently
+ignored setting. Keys are camelCase in YAML (`maxModelLen`) and snake_case in Python.
+`load_stack_config` turns every pydantic error into a `ConfigIssue` whose path is the config
+path the user edits (`platform.models.llama.maxModelLen`) and raises one `ConfigError` listing
+all of them, before any resource is registered. Checks that need the instance catalog or the
+sizing method (does the model fit its pool?) run in `components.plan`, also before any resource.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from components.errors import ConfigError, ConfigIssue
+
+ROOT = "platform"
+
+# Service and pool names end up in resource names, ALB path prefixes and target group names
+# (32 characters at most, including the stack-derived prefix), so they are kept short and DNS-safe.
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
+S3_URI_PATTERN = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")
+ACM_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$")
+SECRET_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+# Environment names that look like credentials must come from Secrets Manager instead.
+SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+IMAGE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$")
+
+
+def _name(value: str) -> str:
+    if not NAME_PATTERN.match(value):
+        raise ValueError(
+            "must be 2-21 characters of lowercase letters, digits and '-', starting with a "
+            "letter (it becomes part of resource names and the URL path)"
+        )
+    return value
+
+
+def _s3_uri(value: str) -> str:
+    if not S3_URI_PATTERN.match(value):
+        raise ValueError("must be an S3 URI like s3://my-bucket/models/llama-3.1-8b/")
+    return value
+
+
+def _image(value: str) -> str:
+    if ":latest" in value or (":" not in value.rsplit("/", 1)[-1] and "@" not in value):
+        raise ValueError(
+            "must be pinned by tag or digest (for example "
+            "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0); 'latest' is not "
+            "reproducible"
+        )
+    if not IMAGE_PATTERN.match(value):
+        raise ValueError("is not a valid image reference")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_name)]
+S3Uri = Annotated[str, AfterValidator(_s3_uri)]
+Image = Annotated[str, AfterValidator(_image)]
+
+
+class _Section(BaseModel):
+    """Base for every config section: camelCase keys, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        str_strip_whitespace=True,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# network, cluster, endpoint
+# --------------------------------------------------------------------------------------------
+
+
+class NetworkConfig(_Section):
+    """The VPC. Defaults: 10.40.0.0/16, 2 AZs, a single NAT gateway, VPC endpoints on."""
+
+    cidr_block: str = "10.40.0.0/16"
+    availability_zones: int = Field(2, ge=2, le=6)
+    """Number of AZs (2-6; an ALB needs subnets in at least two). Default 2."""
+    availability_zone_names: list[str] | None = None
+    """Explicit AZ names; overrides `availabilityZones` when given."""
+    nat_gateways: Literal["single", "perAz"] = "single"
+    """`single` (cheaper, one AZ is a single point of failure) or `perAz` (production)."""
+    vpc_endpoints: bool = True
+    """S3 gateway + ECR/logs/STS/Secrets Manager/SSM interface endpoints. Default on."""
+
+    @field_validator("cidr_block")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            net = ipaddress.IPv4Network(value)
+        except ValueError as exc:
+            raise ValueError(f"must be an IPv4 CIDR like 10.40.0.0/16 ({exc})") from None
+        if not 16 <= net.prefixlen <= 20:
+            raise ValueError("prefix must be between /16 and /20 to leave room for subnets")
+        return value
+
+    @model_validator(mode="after")
+    def _az_names(self) -> NetworkConfig:
+        names = self.availability_zone_names
+        if names is not None and not 2 <= len(names) <= 6:
+            raise ValueError("availabilityZoneNames must list 2 to 6 zones")
+        return self
+
+    @property
+    def az_count(self) -> int:
+        return len(self.availability_zone_names or []) or self.availability_zones
+
+
+class ClusterConfig(_Section):
+    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec audit logging on."""
+
+    container_insights: Literal["enhanced", "enabled", "disabled"] = "enhanced"
+    execute_command_logging: bool = True
+
+
+class AuthConfig(_Section):
+    """Who may call the endpoint. Defaults: a new Cognito user pool, scope `invoke`.
+
+    Browsers sign in through the ALB's authenticate-cognito action (cookie session); API
+    callers obtain a token with the client-credentials grant and send `Authorization: Bearer`,
+    which the ALB checks with its jwt-validation action.
+    """
+
+    existing_user_pool_id: str | None = None
+    """Use this Cognito user pool instead of creating one (requires `existingUserPoolDomain`)."""
+    existing_user_pool_domain: str | None = None
+    domain_prefix: str | None = None
+    """Cognito hosted-domain prefix; default `<project>-<stack>`. Must be globally unique."""
+    api_scopes: list[Name] = Field(default_factory=lambda: ["invoke"], min_length=1)
+    session_timeout_seconds: int = Field(28_800, ge=60, le=604_800)
+    """Browser session length on the ALB. Default 8 h."""
+    access_token_validity_minutes: int = Field(60, ge=5, le=1440)
+
+    @model_validator(mode="after")
+    def _existing_pool(self) -> AuthConfig:
+        if bool(self.existing_user_pool_id) != bool(self.existing_user_pool_domain):
+            raise ValueError(
+                "existingUserPoolId and existingUserPoolDomain must be given together "
+                "(the ALB needs the pool's hosted domain for the browser sign-in)"
+            )
+        return self
+
+
+class EndpointConfig(_Section):
+    """The load balancer every service sits behind.
+
+    Defaults: internal, HTTPS only with TLS 1.3 policy, access logs on, idle timeout derived
+    from the longest `maxGenerationSeconds` of the routed services.
+    """
+
+    domain_name: str
+    """Host name clients use (the certificate must cover it; Cognito calls back to it)."""
+    certificate_arn: str | None = None
+    """ACM certificate for `domainName`. Required unless `selfSignedCertificate` is true."""
+    self_signed_certificate: bool = False
+    """Dev only: generate a self-signed certificate and import it into ACM."""
+    allowed_cidrs: list[str] = Field(min_length=1)
+    """Client networks admitted by the ALB security group (VPC, peered VPCs, VPN)."""
+    internet_facing: bool = False
+    """Put the ALB in public subnets. Every rule still authenticates first."""
+    idle_timeout_seconds: int | None = Field(None, ge=1, le=4000)
+    """Override of the derived idle timeout; must still cover the longest generation."""
+    ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    access_logs: bool = True
+    access_log_retention_days: int = Field(90, ge=1, le=3650)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+
+    @field_validator("domain_name")
+    @classmethod
+    def _domain(cls, value: str) -> str:
+        if not re.match(
+            r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$", value
+        ):
+            raise ValueError("must be a lowercase DNS name like models.example.internal")
+        return value
+
+    @field_validator("certificate_arn")
+    @classmethod
+    def _cert(cls, value: str | None) -> str | None:
+        if value is not None and not ACM_ARN_PATTERN.match(value):
+            raise ValueError(
+                "must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)"
+            )
+        return value
+
+    @field_validator("allowed_cidrs")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        for value in values:
+            try:
+                ipaddress.ip_network(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a CIDR block like 10.0.0.0/8") from None
+        return values
+
+    @model_validator(mode="after")
+    def _certificate_source(self) -> EndpointConfig:
+        if bool(self.certificate_arn) == bool(self.self_signed_certificate):
+            raise ValueError(
+                "set exactly one of certificateArn (production) or selfSignedCertificate: true "
+                "(dev only)"
+            )
+        if not self.internet_facing and any(c in ("0.0.0.0/0", "::/0") for c in self.allowed_cidrs):
+            raise ValueError(
+                "allowedCidrs of an internal endpoint should name your client networks, not "
+                "0.0.0.0/0"
+            )
+        return self
+
+
+class ImagesConfig(_Section):
+    """Default container images per engine; a service may override with its own `image`.
+
+    Pin by tag or digest (CI feeds digests from the image build)."""
+
+    vllm: Image | None = None
+    neuron: Image | None = None
+    reranker: Image | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# capacity pools
+# --------------------------------------------------------------------------------------------
+
+
+class WarmPoolConfig(_Section):
+    """Pre-initialised stopped instances that already pulled the multi-GB image.
+
+    Defaults: 1 instance kept Stopped, reused on scale-in."""
+
+    min_size: int = Field(1, ge=0, le=100)
+    max_group_prepared_capacity: int | None = Field(None, ge=0, le=100)
+    state: Literal["Stopped", "Running", "Hibernated"] = "Stopped"
+    reuse_on_scale_in: bool = True
+
+
+class PoolConfig(_Section):
+    """One Auto Scaling group of one accelerator instance type, used as an ECS capacity provider.
+
+    Defaults: 0..2 instances, 200 GiB gp3 root volume, target capacity 100 %, 300 s warm-up,
+    no warm pool.
+    """
+
+    instance_type: str
+    min_size: int = Field(0, ge=0, le=1000)
+    max_size: int = Field(2, ge=1, le=1000)
+    root_volume_gib: int = Field(200, ge=50, le=16_384)
+    """Root EBS volume; GPU/Neuron images are several GB and ECS keeps old ones until cleanup."""
+    target_capacity_percent: int = Field(100, ge=1, le=100)
+    instance_warmup_seconds: int = Field(300, ge=0, le=10_000)
+    warm_pool: WarmPoolConfig | None = None
+
+    @field_validator("instance_type")
+    @classmethod
+    def _type(cls, value: str) -> str:
+        if not re.match(r"^[a-z][a-z0-9]*\.[a-z0-9]+$", value):
+            raise ValueError("must be an EC2 instance type like g6e.xlarge")
+        return value
+
+    @model_validator(mode="after")
+    def _sizes(self) -> PoolConfig:
+        if self.min_size > self.max_size:
+            raise ValueError(f"minSize ({self.min_size}) must not exceed maxSize ({self.max_size})")
+        return self
+
+
+# --------------------------------------------------------------------------------------------
+# services
+# --------------------------------------------------------------------------------------------
+
+
+class ArchitectureConfig(_Section):
+    """Explicit model shape, for models not in the catalog (or to override catalog values)."""
+
+    params_billion: float | None = Field(None, gt=0, le=2000)
+    layers: int | None = Field(None, gt=0, le=1000)
+    attention_heads: int | None = Field(None, gt=0, le=1024)
+    kv_heads: int | None = Field(None, gt=0, le=1024)
+    head_dim: int | None = Field(None, gt=0, le=4096)
+    max_position_embeddings: int | None = Field(None, gt=0)
+
+
+class NeuronCompileConfig(_Section):
+    """The shape the Neuron artifact was compiled for; serving must match it exactly."""
+
+    batch_size: int = Field(gt=0, le=256)
+    sequence_length: int = Field(gt=0, le=1_048_576)
+    tp_degree: int = Field(gt=0, le=64)
+
+
+class AutoscalingConfig(_Section):
+    """Target tracking on ALBRequestCountPerTarget.
+
+    Defaults: 30 requests per target per minute, scale out after 60 s, scale in after 300 s
+    (scale out fast: a late GPU task hurts latency; scale in slow: a warm GPU task is expensive
+    to re-warm)."""
+
+    target_requests_per_target: float = Field(30.0, gt=0)
+    scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
+    scale_in_cooldown_seconds: int = Field(300, ge=0, le=86_400)
+
+    @model_validator(mode="after")
+    def _asymmetric(self) -> AutoscalingConfig:
+        if self.scale_in_cooldown_seconds < self.scale_out_cooldown_seconds:
+            raise ValueError(
+                "scaleInCooldownSeconds must be >= scaleOutCooldownSeconds: scale out fast, "
+                "scale in slow"
+            )
+        return self
+
+
+class StartupConfig(_Section):
+    """Inputs of the health-check grace period estimate (image pull + weight load + warm-up).
+
+    Defaults: image 10 GiB pulled at 100 MiB/s, weights read at 500 MiB/s, 120 s warm-up."""
+
+    image_gib: float = Field(10.0, gt=0, le=100)
+    image_pull_mib_per_second: float = Field(100.0, gt=0)
+    weight_load_mib_per_second: float = Field(500.0, gt=0)
+    warmup_seconds: int = Field(120, ge=0, le=3600)
+
+
+class _ServiceBase(_Section):
+    image: Image | None = None
+    """Container image; default: the engine's entry in `images`."""
+    desired_count: int = Field(1, ge=0, le=1000)
+    min_count: int = Field(1, ge=0, le=1000)
+    max_count: int = Field(2, ge=1, le=1000)
+    environment: dict[str, str] = Field(default_factory=dict)
+    """Plain settings for the container. Credentials are rejected here: use `secrets`."""
+    secrets: dict[str, str] = Field(default_factory=dict)
+    """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
+    log_retention_days: int = Field(30, ge=1, le=3653)
+
+    @field_validator("environment")
+    @classmethod
+    def _env(cls, values: dict[str, str]) -> dict[str, str]:
+        for name in values:
+            if not ENV_NAME_PATTERN.match(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+            if SECRET_NAME_HINT.search(name):
+                raise ValueError(
+                    f"{name!r} looks like a credential: put its Secrets Manager ARN under "
+                    "`secrets` instead of a plain value"
+                )
+        return values
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, values: dict[str, str]) -> dict[str, str]:
+        for name, arn in values.items():
+            if not ENV_NAME_PATTERN.match(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+            if not SECRET_ARN_PATTERN.match(arn):
+                raise ValueError(f"{name}: must be a Secrets Manager secret ARN, got {arn!r}")
+        return values
+
+    @model_validator(mode="after")
+    def _counts(self) -> _ServiceBase:
+        if not self.min_count <= self.desired_count <= self.max_count:
+            raise ValueError(
+                f"need minCount <= desiredCount <= maxCount, got {self.min_count} <= "
+                f"{self.desired_count} <= {self.max_count}"
+            )
+        return self
+
+
+class ModelConfig(_ServiceBase):
+    """An LLM served by vLLM on a GPU pool or optimum-neuron on an Inferentia pool.
+
+    Defaults: bf16 weights, KV cache in the model dtype, 16 concurrent sequences, 90 % GPU memory
+    utilisation, 300 s longest generation, 1..2 tasks.
+    """
+
+    engine: Literal["vllm", "neuron"]
+    pool: Name
+    """Key of a `gpuPools` entry (vllm) or a `neuronPools` entry (neuron)."""
+    weights_uri: S3Uri
+    """S3 prefix with the weights (vllm: safetensors + config/tokenizer; neuron: the
+    precompiled artifact). Streamed at start; nothing is downloaded from a model hub."""
+    architecture: str | None = None
+    """Catalog id of a known architecture (e.g. llama-3.1-8b)."""
+    parameters: ArchitectureConfig | None = None
+    """Explicit shape; overrides catalog values field by field."""
+    served_model_name: str | None = None
+    """Name clients pass as `model`; default: the service key."""
+    dtype: Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "awq", "gptq"] = "bf16"
+    kv_cache_dtype: Literal["auto", "fp8", "fp16", "bf16"] = "auto"
+    max_model_len: int = Field(gt=0, le=1_048_576)
+    max_concurrent_sequences: int = Field(16, gt=0, le=4096)
+    gpu_memory_utilization: float = Field(0.9, gt=0.3, le=0.98)
+    tensor_parallel_size: int | None = Field(None, gt=0, le=64)
+    """Override of the derived tensor parallel size (vllm)."""
+    memory_overhead_fraction: float = Field(0.15, ge=0.05, le=0.5)
+    neuron: NeuronCompileConfig | None = None
+    """Required for engine neuron: the compiled batch size, sequence length and tp degree."""
+    max_generation_seconds: int = Field(300, ge=1, le=3600)
+    """Longest request (prompt + streamed completion) the service must keep open."""
+    health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
+    """Override of the estimate from `startup`."""
+    startup: StartupConfig = Field(default_factory=StartupConfig)
+    autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig)
+
+    @model_validator(mode="after")
+    def _engine_fields(self) -> ModelConfig:
+        if self.architecture is None and self.parameters is None:
+            raise ValueError("give `architecture` (a catalog id) or `parameters` (explicit shape)")
+        if self.engine == "neuron" and self.neuron is None:
+            raise ValueError(
+                "engine neuron needs `neuron: {batchSize, sequenceLength, tpDegree}` matching "
+                "the precompiled artifact"
+            )
+        if self.engine == "vllm" and self.neuron is not None:
+            raise ValueError("`neuron` settings only apply to engine neuron")
+        if self.engine == "neuron" and self.tensor_parallel_size is not None:
+            raise ValueError("engine neuron takes its tp degree from `neuron.tpDegree`")
+        if self.tensor_parallel_size is not None and self.tensor_parallel_size & (
+            self.tensor_parallel_size - 1
+        ):
+            raise ValueError("tensorParallelSize must be a power of two")
+        return self
+
+
+class RerankerConfig(_ServiceBase):
+    """A CPU cross-encoder re-ranker on Fargate.
+
+    Give `cpu` and `memoryMib` exactly (validated against the Fargate grid), or a need
+    (`needMemoryMib`, `needVcpu`) and the cheapest valid size is chosen. Defaults: ARM64,
+    need 2 GiB and 1 vCPU, 2..4 tasks, scale on 100 requests per target.
+    """
+
+    model_uri: S3Uri
+    """S3 prefix with the exported ONNX model and tokenizer (staged into the task at start)."""
+    cpu: int | None = None
+    memory_mib: int | None = None
+    need_memory_mib: int | None = Field(None, gt=0)
+    need_vcpu: float | None = Field(None, gt=0)
+    cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    platform_version: str = "LATEST"
+    desired_count: int = Field(2, ge=0, le=1000)
+    min_count: int = Field(1, ge=0, le=1000)
+    max_count: int = Field(4, ge=1, le=1000)
+    scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
+    scaling_target: float = Field(100.0, gt=0)
+    """Requests per target per minute, or average CPU %."""
+    max_request_seconds: int = Field(30, ge=1, le=600)
+    """Longest request; sets the deregistration delay."""
+
+    @model_validator(mode="after")
+    def _size(self) -> RerankerConfig:
+        exact = (self.cpu, self.memory_mib)
+        need = (self.need_memory_mib, self.need_vcpu)
+        if any(v is not None for v in exact) and any(v is not None for v in need):
+            raise ValueError("give either cpu + memoryMib, or needMemoryMib/needVcpu, not both")
+        if (self.cpu is None) != (self.memory_mib is None):
+            raise ValueError("cpu and memoryMib must be given together")
+        if self.scaling_metric == "cpu" and not 1 <= self.scaling_target <= 100:
+            raise ValueError("scalingTarget for the cpu metric is a percentage (1-100)")
+        return self
+
+
+class StackConfig(_Section):
+    """Everything one stack deploys. Only `endpoint` is required; pools and services are maps
+    keyed by short names. Tags for every resource come from the provider's own
+    `aws:defaultTags` stack setting."""
+
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    endpoint: EndpointConfig
+    images: ImagesConfig = Field(default_factory=ImagesConfig)
+    gpu_pools: dict[Name, PoolConfig] = Field(default_factory=dict)
+    neuron_pools: dict[Name, PoolConfig] = Field(default_factory=dict)
+    models: dict[Name, ModelConfig] = Field(default_factory=dict)
+    rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
+
+    def service_names(self) -> list[str]:
+        return [*self.models, *self.rerankers]
+
+
+# --------------------------------------------------------------------------------------------
+# loading: pydantic errors -> ConfigIssue with config paths
+# --------------------------------------------------------------------------------------------
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    parts = [ROOT]
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1] += f"[{item}]"
+        elif item in ("[key]",):
+            continue
+        else:
+            parts.append(str(item))
+    return ".".join(parts)
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """Keys valid at the parent of `loc`, by walking the schema (for 'unknown key' hints)."""
+    model: Any = StackConfig
+    for item in loc[:-1]:
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            field = next(
+                (f for n, f in model.model_fields.items() if item in (n, f.alias)),
+                None,
+            )
+            if field is None:
+                return []
+            model = field.annotation
+        # unwrap dict[Name, X] / X | None to X
+        args = getattr(model, "__args__", ())
+        if args:
+            model = next(
+                (a for a in reversed(args) if isinstance(a, type) and issubclass(a, BaseModel)),
+                model,
+            )
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return sorted(f.alias or n for n, f in model.model_fields.items())
+    return []
+
+
+_MSG_WORDS = (
+    ("Input should be", "must be"),
+    ("greater than or equal to", ">="),
+    ("less than or equal to", "<="),
+    ("greater than", ">"),
+    ("less than", "<"),
+)
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    if kind == "missing":
+        return "is required but missing; add it (see the configuration reference in README.md)"
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(err["loc"])
+        hint = f"; valid keys here: {', '.join(allowed)}" if allowed else ""
+        return f"unknown key{hint}"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        return msg[len("Value error, ") :]
+    if msg.startswith("Assertion failed, "):
+        return msg[len("Assertion failed, ") :]
+    for long, short in _MSG_WORDS:
+        msg = msg.replace(long, short)
+    got = err.get("input")
+    if isinstance(got, (str, int, float, bool)) or got is None:
+        return f"{msg[0].lower()}{msg[1:]} (got {got!r})"
+    return f"{msg[0].lower()}{msg[1:]}"
+
+
+def issues_from_validation_error(exc: ValidationError) -> list[ConfigIssue]:
+    """One `ConfigIssue` per pydantic error, with camelCase config paths."""
+    return [ConfigIssue(_path(tuple(e["loc"])), _message(e)) for e in exc.errors()]
+
+
+def check_references(cfg: StackConfig) -> list[ConfigIssue]:
+    """Cross-section checks: pools exist and match the engine, names unique, images given."""
+    issues: list[ConfigIssue] = []
+    for name, model in cfg.models.items():
+        pools = cfg.gpu_pools if model.engine == "vllm" else cfg.neuron_pools
+        section = "gpuPools" if model.engine == "vllm" else "neuronPools"
+        if model.pool not in pools:
+            known = ", ".join(sorted(pools)) or "none defined"
+            issues.append(
+                ConfigIssue(
+                    f"{ROOT}.models.{name}.pool",
+                    f"engine {model.engine} needs a pool from {section} (known: {known}); "
+                    f"got {model.pool!r}",
+                )
+            )
+        if model.image is None and getattr(cfg.images, model.engine) is None:
+            issues.append(
+                ConfigIssue(
+                    f"{ROOT}.models.{name}.image",
+                    f"no image: set `image` here or `images.{model.engine}`",
+                )
+            )
+    for name, rr in cfg.rerankers.items():
+        if name in cfg.models:
+            issues.append(
+                ConfigIssue(
+                    f"{ROOT}.rerankers.{name}",
+                    "a model service has the same name; service names share the URL path space",
+                )
+            )
+        if rr.image is None and cfg.images.reranker is None:
+            issues.append(
+                ConfigIssue(
+                    f"{ROOT}.rerankers.{name}.image",
+                    "no image: set `image` here or `images.reranker`",
+                )
+            )
+    both = set(cfg.gpu_pools) & set(cfg.neuron_pools)
+    for name in sorted(both):
+        issues.append(
+            ConfigIssue(f"{ROOT}.neuronPools.{name}", "a GPU pool has the same name; rename one")
+        )
+    return issues
+
+
+def load_stack_config(raw: object, stack: str | None = None) -> StackConfig:
+    """Validate the raw `ecs-inference:platform` value; raise one `ConfigError` listing all issues.
+
+    `raw` is what `pulumi.Config("ecs-inference").get_object("platform")` returns (a dict),
+    or None when the key is absent.
+    """
+    if raw is None:
+        raise ConfigError(
+            ConfigIssue(
+                ROOT,
+                "missing: set the structured key `ecs-inference:platform` in "
+                f"Pulumi.{stack or '<stack>'}.yaml (see Pulumi.dev.yaml for a complete example)",
+            ),
+            stack,
+        )
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}"),
+            stack,
+        )
+    try:
+        cfg = StackConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(issues_from_validation_error(exc), stack) from None
+    issues = check_references(cfg)
+    if issues:
+        raise ConfigError(issues, stack)
+    return cfg

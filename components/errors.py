@@ -1,0 +1,38 @@
+"""Errors that reach the user as one readable line each, never as a traceback.
+
+`ConfigError` carries every problem found in a stack's configuration at once, each problem as
+`ConfigIssue(path, message)` where `path` is the config path the user must edit
+(`platform.models.llama.maxModelLen`). `__main__.py` turns it into `pulumi.RunError` (which the
+Pulumi CLI prints without a stack trace) and the offline preview prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in the stack configuration: where it is and what to do about it."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class ConfigError(Exception):
+    """The stack configuration is invalid; no resource has been (or will be) registered."""
+
+    def __init__(self, issues: list[ConfigIssue] | ConfigIssue, stack: str | None = None):
+        self.issues = [issues] if isinstance(issues, ConfigIssue) else list(issues)
+        self.stack = stack
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = f" of stack '{self.stack}'" if self.stack else ""
+        noun = "problem" if len(self.issues) == 1 else "problems"
+        lines = [f"invalid configuration{where} ({len(self.issues)} {noun}):"]
+        lines += [f"  - {issue}" for issue in self.issues]
+        return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""Network: the VPC every task runs in, with no public IP anywhere in the serving path.
+
+Creates an awsx VPC (public subnets only for the NAT gateways and an optional internet-facing
+ALB; private subnets for every task and instance), and VPC endpoints so that tasks in private
+subnets pull images and weights without a NAT hop: an S3 gateway endpoint (weights and the ECR
+image layers, which ECR stores in S3) and interface endpoints for ECR api/dkr, CloudWatch Logs,
+STS, Secrets Manager, SSM and SSM messages (ECS Exec). The interface endpoints get their own
+security group that admits HTTPS from inside the VPC only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_awsx as awsx
+
+# Interface endpoints a private task or container instance needs to start without a NAT hop:
+# ECR (api: auth and manifests; dkr: layers), logs (awslogs driver), STS (task role credentials
+# for the S3 streamer), Secrets Manager (container secrets), SSM + SSM messages (parameters, ECS
+# Exec). Layers themselves are served from S3, hence the gateway endpoint.
+INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = (
+    "ecr.api",
+    "ecr.dkr",
+    "logs",
+    "sts",
+    "secretsmanager",
+    "ssm",
+    "ssmmessages",
+)
+
+
+@dataclass(frozen=True)
+class NetworkArgs:
+    """Inputs of `Network`.
+
+    cidr_block: VPC CIDR. Default 10.40.0.0/16.
+    az_count: number of AZs (ignored when az_names is given). Default 2.
+    az_names: explicit AZ names. Default None (the region's first `az_count` zones).
+    nat_per_az: one NAT gateway per AZ instead of a single one. Default False.
+    vpc_endpoints: create the S3 gateway and interface endpoints. Default True.
+    """
+
+    cidr_block: str = "10.40.0.0/16"
+    az_count: int = 2
+    az_names: list[str] | None = None
+    nat_per_az: bool = False
+    vpc_endpoints: bool = True
+    interface_services: tuple[str, ...] = field(default=INTERFACE_ENDPOINT_SERVICES)
+
+
+def endpoint_service_name(region: str, service: str) -> str:
+    """`com.amazonaws.<region>.<service>`, the service name of a VPC endpoint."""
+    return f"com.amazonaws.{region}.{service}"
+
+
+class Network(pulumi.ComponentResource):
+    """A VPC with private subnets, NAT and VPC endpoints. Attributes: `vpc`, `vpc_id`,
+    `private_subnet_ids`, `public_subnet_ids`, `cidr_block`, `endpoint_security_group`,
+    `s3_endpoint`, `interface_endpoints`."""
+
+    def __init__(
+        self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("ecs-inference:network:Network", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        strategy = (
+            awsx.ec2.NatGatewayStrategy.ONE_PER_AZ
+            if args.nat_per_az
+            else awsx.ec2.NatGatewayStrategy.SINGLE
+        )
+        self.vpc = awsx.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=args.cidr_block,
+            number_of_availability_zones=None if args.az_names else args.az_count,
+            availability_zone_names=args.az_names,
+            nat_gateways=awsx.ec2.NatGatewayConfigurationArgs(strategy=strategy),
+            # Interface endpoints resolve the public service names to private IPs only when
+            # the VPC has DNS support and DNS host names.
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            opts=child,
+        )
+        self.cidr_block = args.cidr_block
+        self.vpc_id = self.vpc.vpc_id
+        self.private_subnet_ids = self.vpc.private_subnet_ids
+        self.public_subnet_ids = self.vpc.public_subnet_ids
+        self.endpoint_security_group: aws.ec2.SecurityGroup | None = None
+        self.s3_endpoint: aws.ec2.VpcEndpoint | None = None
+        self.interface_endpoints: dict[str, aws.ec2.VpcEndpoint] = {}
+
+        if args.vpc_endpoints:
+            self._endpoints(name, args, child)
+
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
+        )
+
+    def _endpoints(self, name: str, args: NetworkArgs, child: pulumi.ResourceOptions) -> None:
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+        self.endpoint_security_group = aws.ec2.SecurityGroup(
+            f"{name}-endpoints-sg",
+            description="VPC interface endpoints: HTTPS from inside the VPC only",
+            vpc_id=self.vpc_id,
+            ingress=[
+                aws.ec2.SecurityGroupIngressArgs(
+                    description="HTTPS from the VPC",
+                    protocol="tcp",
+                    from_port=443,
+                    to_port=443,
+                    cidr_blocks=[args.cidr_block],
+                )
+            ],
+            # Endpoints only answer; they never open connections.
+            egress=[],
+            opts=child,
+        )
+        # The awsx VPC creates the private route tables as its own children; looking them up
+        # with depends_on=vpc waits until they exist (unknown during the first preview).
+        private_tables = aws.ec2.get_route_tables_output(
+            vpc_id=self.vpc_id,
+            filters=[
+                aws.ec2.GetRouteTablesFilterArgs(
+                    name="association.subnet-id", values=self.private_subnet_ids
+                )
+            ],
+            opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.vpc]),
+        )
+        self.s3_endpoint = aws.ec2.VpcEndpoint(
+            f"{name}-s3",
+            vpc_id=self.vpc_id,
+            service_name=region.apply(lambda r: endpoint_service_name(r, "s3")),
+            vpc_endpoint_type="Gateway",
+            route_table_ids=private_tables.ids,
+            opts=child,
+        )
+        for service in args.interface_services:
+            self.interface_endpoints[service] = aws.ec2.VpcEndpoint(
+                f"{name}-{service.replace('.', '-')}",
+                vpc_id=self.vpc_id,
+                service_name=region.apply(lambda r, s=service: endpoint_service_name(r, s)),
+                vpc_endpoint_type="Interface",
+                private_dns_enabled=True,
+                subnet_ids=self.private_subnet_ids,
+                security_group_ids=[self.endpoint_security_group.id],
+                opts=child,
+            )

@@ -1,0 +1,336 @@
+"""Run a Pulumi program under the SDK's mock runtime and record every resource registration.
+
+This is the engine of the offline preview (DESIGN §5). The real `__main__.py` runs against
+`pulumi.runtime.set_mocks` in preview mode with the stack's config; a `MockMonitor` subclass
+records each `RegisterResource` request as the Pulumi engine would see it (type, name, inputs
+with camelCase keys, parent, dependencies, provider). The mocks answer only what a preview does
+not know (ids, ARNs, auto-generated names, AMI ids, the region's zones) and never add outputs
+the program did not ask for; everything else that depends on a created resource stays unknown,
+exactly as in `pulumi preview`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+UNKNOWN = rpc.UNKNOWN
+ACCOUNT_ID = "123456789012"
+
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_SIG_KEY = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
+
+
+@dataclass(frozen=True)
+class RecordedResource:
+    """One registration, as the engine (and so a policy pack) sees it."""
+
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    inputs: dict[str, Any]
+    parent: str | None
+    dependencies: tuple[str, ...]
+    provider: str | None
+    property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class Recording:
+    """What a program run produced: resources in registration order, stack outputs, logs."""
+
+    resources: list[RecordedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    invokes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def by_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str, name_suffix: str = "") -> RecordedResource:
+        """The single resource of `type_` whose name ends with `name_suffix` (tests use this)."""
+        found = [r for r in self.by_type(type_) if r.name.endswith(name_suffix)]
+        if len(found) != 1:
+            names = [r.name for r in self.by_type(type_)]
+            raise LookupError(f"expected one {type_} ending {name_suffix!r}, found {names}")
+        return found[0]
+
+
+def plain(value: Any) -> Any:
+    """Wire value -> plain JSON-like value: secrets unwrapped, resource references to their id
+    (or URN), unknowns kept as `UNKNOWN`."""
+    if isinstance(value, dict):
+        sig = value.get(_SIG_KEY)
+        if sig == _SECRET_SIG:
+            return plain(value.get("value"))
+        if sig == _RESOURCE_SIG:
+            return value.get("id") or value.get("urn")
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def _stable_hex(*parts: str, length: int = 8) -> str:
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
+
+
+# Resource types whose provider fills in `name` (auto-naming) when the program does not: the
+# real provider does this in Check, so the name is known during a real preview too.
+_AUTONAMED = {
+    "aws:ecs/cluster:Cluster",
+    "aws:ecs/service:Service",
+    "aws:ecs/capacityProvider:CapacityProvider",
+    "aws:cloudwatch/logGroup:LogGroup",
+    "aws:iam/role:Role",
+    "aws:iam/instanceProfile:InstanceProfile",
+    "aws:iam/policy:Policy",
+    "aws:ec2/securityGroup:SecurityGroup",
+    "aws:ec2/launchTemplate:LaunchTemplate",
+    "aws:autoscaling/group:Group",
+    "aws:lb/loadBalancer:LoadBalancer",
+    "aws:lb/targetGroup:TargetGroup",
+    "aws:cognito/userPool:UserPool",
+    "aws:cognito/userPoolClient:UserPoolClient",
+    "aws:appautoscaling/policy:Policy",
+    "aws:secretsmanager/secret:Secret",
+}
+_NAME_LIMITS = {"aws:lb/loadBalancer:LoadBalancer": 32, "aws:lb/targetGroup:TargetGroup": 32}
+
+
+def _arn(type_: str, name: str, region: str, physical: str) -> str:
+    module = type_.split(":")[1].split("/")[0] if ":" in type_ else "unknown"
+    service = {"cloudwatch": "logs", "lb": "elasticloadbalancing", "appautoscaling": "autoscaling"}
+    return f"arn:aws:{service.get(module, module)}:{region}:{ACCOUNT_ID}:{name}/{physical}"
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Answers what a preview cannot know; everything else is left unknown."""
+
+    def __init__(self, region: str) -> None:
+        self.region = region
+        self.invokes: list[str] = []
+
+    # -- resources ---------------------------------------------------------------------------
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        typ, name = args.typ, args.name
+        physical = f"{name}-{_stable_hex(typ, name, length=7)}"
+        if typ == "awsx:ec2:Vpc":
+            return None, self._vpc_outputs(name, args.inputs)
+        if not args.custom:
+            return None, {}
+        outputs: dict[str, Any] = {}
+        if typ in _AUTONAMED and not args.inputs.get("name") and not args.inputs.get("namePrefix"):
+            limit = _NAME_LIMITS.get(typ, 63)
+            outputs["name"] = physical[-limit:].lstrip("-") if len(physical) > limit else physical
+        resource_id = f"{typ.split(':')[-1].lower()}-{_stable_hex(typ, name, length=12)}"
+        if typ.startswith("aws:"):
+            outputs["arn"] = _arn(typ, typ.split(":")[-1].lower(), self.region, physical)
+        if typ == "tls:index/privateKey:PrivateKey":
+            outputs["privateKeyPem"] = (
+                "-----BEGIN PRIVATE KEY-----\n(mock)\n-----END PRIVATE KEY-----"
+            )
+        if typ == "tls:index/selfSignedCert:SelfSignedCert":
+            outputs["certPem"] = "-----BEGIN CERTIFICATE-----\n(mock)\n-----END CERTIFICATE-----"
+        if typ == "aws:cognito/userPool:UserPool":
+            pool_id = f"{self.region}_{_stable_hex(name, length=9)}"
+            resource_id = pool_id
+            outputs["endpoint"] = f"cognito-idp.{self.region}.amazonaws.com/{pool_id}"
+        if typ == "aws:cognito/userPoolClient:UserPoolClient":
+            resource_id = _stable_hex(name, length=26)
+        if typ == "aws:lb/loadBalancer:LoadBalancer":
+            outputs["dnsName"] = f"internal-{physical}.{self.region}.elb.amazonaws.com"
+            outputs["arnSuffix"] = f"app/{physical}/{_stable_hex(name, length=16)}"
+        if typ == "aws:lb/targetGroup:TargetGroup":
+            outputs["arnSuffix"] = f"targetgroup/{physical}/{_stable_hex(name, length=16)}"
+        return resource_id, outputs
+
+    def _vpc_outputs(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        count = len(inputs.get("availabilityZoneNames") or []) or int(
+            inputs.get("numberOfAvailabilityZones") or 3
+        )
+        return {
+            "vpcId": f"vpc-{_stable_hex(name, length=17)}",
+            "privateSubnetIds": [
+                f"subnet-{_stable_hex(name, 'private', str(i), length=17)}" for i in range(count)
+            ],
+            "publicSubnetIds": [
+                f"subnet-{_stable_hex(name, 'public', str(i), length=17)}" for i in range(count)
+            ],
+        }
+
+    # -- invokes -----------------------------------------------------------------------------
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        token = args.token
+        self.invokes.append(token)
+        if token == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "accountId": ACCOUNT_ID,
+                "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/preview",
+                "userId": "AIDAPREVIEW",
+                "id": ACCOUNT_ID,
+            }
+        if token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+        if token == "aws:ssm/getParameter:getParameter":
+            name = args.args.get("name", "")
+            return {
+                "name": name,
+                "type": "String",
+                "value": f"ami-{_stable_hex(name, length=17)}",
+                "insecureValue": f"ami-{_stable_hex(name, length=17)}",
+                "arn": f"arn:aws:ssm:{self.region}::parameter{name}",
+                "version": 1,
+                "id": name,
+            }
+        if token == "aws:ec2/getRouteTables:getRouteTables":
+            subnets: list[str] = []
+            for flt in args.args.get("filters") or []:
+                if flt.get("name") == "association.subnet-id":
+                    subnets = list(flt.get("values") or [])
+            ids = [f"rtb-{_stable_hex(s, length=17)}" for s in subnets]
+            return {"ids": ids, "id": args.args.get("vpcId", "")}
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            names = [f"{self.region}{z}" for z in "abcdef"]
+            return {"names": names, "zoneIds": names, "id": self.region}
+        raise NotImplementedError(
+            f"the offline preview has no answer for invoke {token}; add one to "
+            "tools/recording.py (answer only what a preview would not know)"
+        )
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A MockMonitor that also records each registration request in full."""
+
+    def __init__(self, mocks: RecordingMocks) -> None:
+        super().__init__(mocks)
+        self.recorded: list[RecordedResource] = []
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # The engine leaves the root stack out of a child's qualified type; so do we, so that
+        # URNs read the same as in `pulumi preview`.
+        if parent.split("::")[2:3] == ["pulumi:pulumi:Stack"]:
+            parent = ""
+        return super().make_urn(parent, type_, name)
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            inputs = plain(json_format.MessageToDict(request.object))
+            prop_deps = {
+                key: tuple(deps.urns) for key, deps in request.propertyDependencies.items()
+            }
+            self.recorded.append(
+                RecordedResource(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    custom=bool(request.custom),
+                    inputs=inputs,
+                    parent=request.parent or None,
+                    dependencies=tuple(request.dependencies),
+                    provider=request.provider or None,
+                    property_dependencies=prop_deps,
+                )
+            )
+        return response
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def stack_config_values(stack_file: dict[str, Any]) -> dict[str, str]:
+    """A stack file's `config:` block as the engine hands it to the language host: keys
+    `ns:key`, structured values JSON-encoded, plain values as strings."""
+    values: dict[str, str] = {}
+    for key, value in (stack_file.get("config") or {}).items():
+        values[key] = value if isinstance(value, str) else json.dumps(value)
+    return values
+
+
+def run_program(
+    program_dir: Path,
+    *,
+    project: str,
+    stack: str,
+    config: dict[str, str],
+) -> Recording:
+    """Run `<program_dir>/__main__.py` under recording mocks, in preview mode.
+
+    Raises whatever the program raises (the caller decides how to report it). The program's
+    directory is put first on sys.path, as the Python language host does.
+    """
+    program_dir = program_dir.resolve()
+    region = (
+        json.loads(config["aws:region"])
+        if config.get("aws:region", "").startswith('"')
+        else (config.get("aws:region") or "us-east-1")
+    )
+    mocks = RecordingMocks(region)
+    monitor = RecordingMonitor(mocks)
+    set_all_config(config)
+    pulumi_settings.ROOT.set(None)
+    collector = _WarningCollector()
+    logger = logging.getLogger(f"ecs-inference.preview.{stack}")
+    logger.propagate = False
+    logger.handlers = [collector]
+    pulumi.runtime.set_mocks(
+        mocks, project=project, stack=stack, preview=True, monitor=monitor, logger=logger
+    )
+    root = pulumi_settings.get_root_resource()
+
+    saved_path = list(sys.path)
+    saved_cwd = os.getcwd()
+    sys.path.insert(0, str(program_dir))
+    os.chdir(program_dir)
+    try:
+        _sync_await(
+            run_pulumi_func(
+                lambda: runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__")
+            )
+        )
+        outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
+    finally:
+        sys.path[:] = saved_path
+        os.chdir(saved_cwd)
+    return Recording(
+        resources=list(monitor.recorded),
+        outputs=outputs,
+        invokes=list(mocks.invokes),
+        warnings=list(collector.messages),
+    )
+
+
+async def _resolve(outputs: dict[str, Any]) -> dict[str, Any]:
+    resolved: dict[str, Any] = {}
+    for key, value in outputs.items():
+        out = pulumi.Output.from_input(value)
+        known = await out.is_known()
+        resolved[key] = await out.future() if known else UNKNOWN
+    return resolved
