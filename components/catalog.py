@@ -1,0 +1,389 @@
+"""Data tables the sizing code and the components read: accelerator instance types, well-known
+model architectures, the Fargate task-size grid and the ECS-optimized AMI SSM parameters.
+
+Why a hand-written table instead of a DescribeInstanceTypes call: sizing must fail at
+``pulumi preview`` (and in the offline preview, which has no AWS credentials), so every fact it
+needs has to be available without a cloud call. Everything here is plain data (frozen
+dataclasses and dicts); there is no Pulumi import, so tests read it without mocks.
+
+Sources (checked when the table was written; extend only after checking the same sources):
+- instance shapes: the EC2 accelerated-computing instance pages (vCPU, memory, accelerator count);
+- GPU memory: the total each device reports to CUDA / ``nvidia-smi`` (see the convention below);
+- model architectures: each model's ``config.json`` on its official Hugging Face repository;
+- Fargate grid: the ECS developer guide "Task size" table (and the seed document for 32 vCPU);
+- prices: us-east-1 Linux On-Demand list prices, approximate, used only to rank "cheapest".
+
+GPU memory convention
+---------------------
+Sizing compares GiB (2**30 bytes) with GiB. Vendors quote GPU memory in marketing "GB" (A10G
+"24 GB"), but what an engine can use is what the driver reports, and vLLM multiplies exactly
+that total by ``gpu_memory_utilization``. So ``accelerator_memory_gib`` is the ``nvidia-smi``
+total converted to GiB (A10G 23028 MiB = 22.49 GiB, not 24), and ``accelerator_memory_gb`` keeps
+the marketing figure for display only. For Neuron devices AWS publishes no driver-visible figure;
+Inferentia2 / Trainium HBM is 32 GiB per chip (HBM stacks come in binary sizes, as the A100's
+exact 40960 MiB shows) and the sizing overhead fraction covers the runtime's reservation.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Literal
+
+Accelerator = Literal["nvidia", "neuron"]
+
+_MIB_PER_GIB = 1024
+
+
+class CatalogLookupError(KeyError):
+    """A name that is not in one of the catalog tables (a KeyError with a readable message)."""
+
+    def __init__(self, message: str, name: str, close_matches: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.name = name
+        self.close_matches = close_matches
+
+    def __str__(self) -> str:  # KeyError's default str() wraps the message in quotes
+        return self.message
+
+
+class UnknownInstanceTypeError(CatalogLookupError):
+    """Raised by :func:`instance` for an instance type the catalog does not describe."""
+
+
+class UnknownArchitectureError(CatalogLookupError):
+    """Raised by :func:`architecture` for a model id the catalog does not describe."""
+
+
+# Shorter names, as the sizing brief calls them.
+UnknownInstanceType = UnknownInstanceTypeError
+UnknownArchitecture = UnknownArchitectureError
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One EC2 instance type with accelerators.
+
+    ``accelerator_memory_gib`` is per device (GPU or Neuron chip), in GiB as the driver reports it;
+    ``neuron_cores`` is per instance (0 for NVIDIA types); ``on_demand_usd_hour`` is an approximate
+    us-east-1 list price used only to rank the cheapest fitting types in error messages.
+    """
+
+    name: str
+    family: str
+    accelerator: Accelerator
+    accelerator_name: str
+    accelerator_count: int
+    accelerator_memory_gib: float
+    neuron_cores: int
+    vcpu: int
+    memory_gib: int
+    on_demand_usd_hour: float
+    accelerator_memory_gb: int  # marketing figure, for display only
+
+    @property
+    def total_accelerator_memory_gib(self) -> float:
+        """Accelerator memory summed over all devices of the instance, in GiB."""
+        return self.accelerator_count * self.accelerator_memory_gib
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.accelerator == "nvidia"
+
+    @property
+    def is_neuron(self) -> bool:
+        return self.accelerator == "neuron"
+
+    def describe(self) -> str:
+        """Short human description, e.g. ``g6e.12xlarge (4 x L40S 45.0 GiB each, $10.49/h)``."""
+        if self.is_neuron:
+            return (
+                f"{self.name} ({self.accelerator_count} x {self.accelerator_name}, "
+                f"{self.neuron_cores} NeuronCores, {self.accelerator_memory_gib:g} GiB each, "
+                f"~${self.on_demand_usd_hour:.2f}/h)"
+            )
+        return (
+            f"{self.name} ({self.accelerator_count} x {self.accelerator_name} "
+            f"{self.accelerator_memory_gib:.1f} GiB each, ~${self.on_demand_usd_hour:.2f}/h)"
+        )
+
+
+@dataclass(frozen=True)
+class _Device:
+    name: str
+    memory_gib: float
+    memory_gb: int
+
+
+# Driver-reported totals (nvidia-smi "MiB" column) for the devices AWS ships in these families.
+_A10G = _Device("A10G", 23028 / _MIB_PER_GIB, 24)
+_L4 = _Device("L4", 23034 / _MIB_PER_GIB, 24)
+_L40S = _Device("L40S", 46068 / _MIB_PER_GIB, 48)
+_A100_40 = _Device("A100 40GB", 40960 / _MIB_PER_GIB, 40)
+_A100_80 = _Device("A100 80GB", 81920 / _MIB_PER_GIB, 80)
+_H100 = _Device("H100", 81559 / _MIB_PER_GIB, 80)
+_H200 = _Device("H200", 143771 / _MIB_PER_GIB, 141)
+_INFERENTIA2 = _Device("Inferentia2", 32.0, 32)
+_TRAINIUM = _Device("Trainium", 32.0, 32)
+
+#: NeuronCores per Inferentia2 / Trainium (v1) chip; each core owns half the chip's HBM.
+NEURON_CORES_PER_DEVICE = 2
+#: HBM per Inferentia2 / Trainium chip, in GiB.
+NEURON_DEVICE_MEMORY_GIB = 32.0
+
+
+def _gpu(
+    name: str, device: _Device, count: int, vcpu: int, memory_gib: int, usd: float
+) -> InstanceType:
+    return InstanceType(
+        name=name,
+        family=name.split(".")[0],
+        accelerator="nvidia",
+        accelerator_name=device.name,
+        accelerator_count=count,
+        accelerator_memory_gib=device.memory_gib,
+        neuron_cores=0,
+        vcpu=vcpu,
+        memory_gib=memory_gib,
+        on_demand_usd_hour=usd,
+        accelerator_memory_gb=device.memory_gb,
+    )
+
+
+def _neuron(
+    name: str, device: _Device, chips: int, vcpu: int, memory_gib: int, usd: float
+) -> InstanceType:
+    return InstanceType(
+        name=name,
+        family=name.split(".")[0],
+        accelerator="neuron",
+        accelerator_name=device.name,
+        accelerator_count=chips,
+        accelerator_memory_gib=device.memory_gib,
+        neuron_cores=chips * NEURON_CORES_PER_DEVICE,
+        vcpu=vcpu,
+        memory_gib=memory_gib,
+        on_demand_usd_hour=usd,
+        accelerator_memory_gb=device.memory_gb,
+    )
+
+
+# Prices: us-east-1 Linux On-Demand, USD per hour, approximate (AWS pricing pages as mirrored by
+# instances.vantage.sh, after the June 2025 P4/P5 price reduction). They only order suggestions;
+# never use them for billing. p5e.48xlarge is sold mainly through Capacity Blocks and has no
+# general On-Demand list price: its figure is an estimate placed just above p5.48xlarge.
+_INSTANCES: tuple[InstanceType, ...] = (
+    # g5: NVIDIA A10G
+    _gpu("g5.xlarge", _A10G, 1, 4, 16, 1.006),
+    _gpu("g5.2xlarge", _A10G, 1, 8, 32, 1.212),
+    _gpu("g5.4xlarge", _A10G, 1, 16, 64, 1.624),
+    _gpu("g5.8xlarge", _A10G, 1, 32, 128, 2.448),
+    _gpu("g5.16xlarge", _A10G, 1, 64, 256, 4.096),
+    _gpu("g5.12xlarge", _A10G, 4, 48, 192, 5.672),
+    _gpu("g5.24xlarge", _A10G, 4, 96, 384, 8.144),
+    _gpu("g5.48xlarge", _A10G, 8, 192, 768, 16.288),
+    # g6: NVIDIA L4
+    _gpu("g6.xlarge", _L4, 1, 4, 16, 0.8048),
+    _gpu("g6.2xlarge", _L4, 1, 8, 32, 0.9776),
+    _gpu("g6.4xlarge", _L4, 1, 16, 64, 1.3232),
+    _gpu("g6.8xlarge", _L4, 1, 32, 128, 2.0144),
+    _gpu("g6.16xlarge", _L4, 1, 64, 256, 3.3968),
+    _gpu("g6.12xlarge", _L4, 4, 48, 192, 4.6016),
+    _gpu("g6.24xlarge", _L4, 4, 96, 384, 6.6752),
+    _gpu("g6.48xlarge", _L4, 8, 192, 768, 13.3504),
+    # g6e: NVIDIA L40S
+    _gpu("g6e.xlarge", _L40S, 1, 4, 32, 1.861),
+    _gpu("g6e.2xlarge", _L40S, 1, 8, 64, 2.24208),
+    _gpu("g6e.4xlarge", _L40S, 1, 16, 128, 3.00424),
+    _gpu("g6e.8xlarge", _L40S, 1, 32, 256, 4.52856),
+    _gpu("g6e.16xlarge", _L40S, 1, 64, 512, 7.57719),
+    _gpu("g6e.12xlarge", _L40S, 4, 48, 384, 10.49264),
+    _gpu("g6e.24xlarge", _L40S, 4, 96, 768, 15.06559),
+    _gpu("g6e.48xlarge", _L40S, 8, 192, 1536, 30.13118),
+    # p4d / p4de: NVIDIA A100 40 GB / 80 GB
+    _gpu("p4d.24xlarge", _A100_40, 8, 96, 1152, 21.957642),
+    _gpu("p4de.24xlarge", _A100_80, 8, 96, 1152, 27.44705),
+    # p5 / p5e: NVIDIA H100 / H200 (p5.4xlarge is the single-H100 size AWS added in 2025)
+    _gpu("p5.4xlarge", _H100, 1, 16, 256, 6.88),
+    _gpu("p5.48xlarge", _H100, 8, 192, 2048, 55.04),
+    _gpu("p5e.48xlarge", _H200, 8, 192, 2048, 60.0),
+    # inf2: AWS Inferentia2 (2 NeuronCores-v2 and 32 GiB HBM per chip)
+    _neuron("inf2.xlarge", _INFERENTIA2, 1, 4, 16, 0.7582),
+    _neuron("inf2.8xlarge", _INFERENTIA2, 1, 32, 128, 1.96786),
+    _neuron("inf2.24xlarge", _INFERENTIA2, 6, 96, 384, 6.49063),
+    _neuron("inf2.48xlarge", _INFERENTIA2, 12, 192, 768, 12.98127),
+    # trn1: AWS Trainium (2 NeuronCores-v2 and 32 GiB HBM per chip)
+    _neuron("trn1.2xlarge", _TRAINIUM, 1, 8, 32, 1.34375),
+    _neuron("trn1.32xlarge", _TRAINIUM, 16, 128, 512, 21.50),
+)
+
+#: Every catalogued instance type, by name.
+INSTANCE_TYPES: dict[str, InstanceType] = {i.name: i for i in _INSTANCES}
+
+
+def _lookup_failure(kind: str, name: str, known: list[str]) -> tuple[str, tuple[str, ...]]:
+    close = tuple(difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6))
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"{kind} '{name}' is not in the catalog{hint}", close
+
+
+def instance(name: str) -> InstanceType:
+    """The catalogued instance type called ``name`` (case-insensitive).
+
+    Raises :class:`UnknownInstanceTypeError` (a KeyError) naming up to three close matches.
+    """
+    found = INSTANCE_TYPES.get(name.strip().lower())
+    if found is None:
+        message, close = _lookup_failure("instance type", name, sorted(INSTANCE_TYPES))
+        raise UnknownInstanceTypeError(message, name, close)
+    return found
+
+
+def gpu_instances() -> tuple[InstanceType, ...]:
+    """All NVIDIA instance types, in catalog order."""
+    return tuple(i for i in _INSTANCES if i.is_gpu)
+
+
+def neuron_instances() -> tuple[InstanceType, ...]:
+    """All Inferentia2 / Trainium instance types, in catalog order."""
+    return tuple(i for i in _INSTANCES if i.is_neuron)
+
+
+@dataclass(frozen=True)
+class ModelArchitecture:
+    """The numbers the VRAM method needs, taken from a model's ``config.json``.
+
+    ``params_billion`` counts every parameter that is resident in accelerator memory (for a
+    mixture-of-experts model that is all experts, not the active ones). ``kv_heads`` is
+    ``num_key_value_heads`` (equal to ``attention_heads`` without grouped-query attention) and
+    ``head_dim`` is the per-head width (``hidden_size / num_attention_heads`` unless the config
+    sets ``head_dim`` explicitly, as Gemma 2 does). ``native_dtype`` is the checkpoint's
+    ``torch_dtype``, what vLLM's ``--dtype auto`` loads.
+    """
+
+    name: str
+    params_billion: float
+    layers: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    max_position_embeddings: int
+    native_dtype: str = "bfloat16"
+    notes: str = ""
+
+
+def _arch(
+    name: str,
+    params_billion: float,
+    layers: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    max_pos: int,
+    native_dtype: str = "bfloat16",
+    notes: str = "",
+) -> ModelArchitecture:
+    return ModelArchitecture(
+        name,
+        params_billion,
+        layers,
+        heads,
+        kv_heads,
+        head_dim,
+        max_pos,
+        native_dtype,
+        notes,
+    )
+
+
+# Parameter counts are the totals the model cards publish (embeddings included); the rest is the
+# official config.json of each repository (meta-llama/*, mistralai/*, Qwen/*-Instruct, google/*,
+# microsoft/*).
+_ARCHITECTURES: tuple[ModelArchitecture, ...] = (
+    _arch("llama-3.2-1b", 1.24, 16, 32, 8, 64, 131072),
+    _arch("llama-3.2-3b", 3.21, 28, 24, 8, 128, 131072),
+    _arch("llama-3-8b", 8.03, 32, 32, 8, 128, 8192),
+    _arch("llama-3.1-8b", 8.03, 32, 32, 8, 128, 131072),
+    _arch("llama-3-70b", 70.55, 80, 64, 8, 128, 8192),
+    _arch("llama-3.1-70b", 70.55, 80, 64, 8, 128, 131072),
+    _arch("llama-3.3-70b", 70.55, 80, 64, 8, 128, 131072),
+    _arch("llama-2-7b", 6.74, 32, 32, 32, 128, 4096, "float16"),
+    _arch("llama-2-13b", 13.02, 40, 40, 40, 128, 4096, "float16"),
+    _arch("llama-2-70b", 68.98, 80, 64, 8, 128, 4096, "float16"),
+    _arch("mistral-7b", 7.25, 32, 32, 8, 128, 32768),
+    _arch(
+        "mixtral-8x7b",
+        46.70,
+        32,
+        32,
+        8,
+        128,
+        32768,
+        notes="mixture of experts: all 8 experts stay resident, only 2 run per token",
+    ),
+    _arch("qwen2.5-7b", 7.62, 28, 28, 4, 128, 32768),
+    _arch("qwen2.5-14b", 14.77, 48, 40, 8, 128, 32768),
+    _arch("qwen2.5-32b", 32.76, 64, 40, 8, 128, 32768),
+    _arch("qwen2.5-72b", 72.71, 80, 64, 8, 128, 32768),
+    _arch("gemma-2-9b", 9.24, 42, 16, 8, 256, 8192, notes="head_dim 256 set explicitly"),
+    _arch("gemma-2-27b", 27.23, 46, 32, 16, 128, 8192, notes="head_dim 128 set explicitly"),
+    _arch("phi-3-mini-4k", 3.82, 32, 32, 32, 96, 4096),
+    _arch("phi-3-mini-128k", 3.82, 32, 32, 32, 96, 131072),
+)
+
+#: Every catalogued model architecture, by lowercase id.
+MODEL_ARCHITECTURES: dict[str, ModelArchitecture] = {a.name: a for a in _ARCHITECTURES}
+
+
+def architecture(name: str) -> ModelArchitecture:
+    """The catalogued architecture with id ``name`` (case-insensitive), e.g. ``"llama-3.1-8b"``.
+
+    Raises :class:`UnknownArchitectureError` (a KeyError) naming up to three close matches.
+    """
+    found = MODEL_ARCHITECTURES.get(name.strip().lower())
+    if found is None:
+        message, close = _lookup_failure("model architecture", name, sorted(MODEL_ARCHITECTURES))
+        raise UnknownArchitectureError(message, name, close)
+    return found
+
+
+def _mib_range(start_gib: int, stop_gib: int, step_gib: int) -> tuple[int, ...]:
+    return tuple(g * _MIB_PER_GIB for g in range(start_gib, stop_gib + 1, step_gib))
+
+
+#: Fargate task-level sizes: CPU units -> the memory values (MiB) Fargate accepts with them.
+#: A pair outside this grid is rejected by RegisterTaskDefinition, not at run time. Rows up to
+#: 16384 are the ECS developer guide's table (also in botocore's ECS model); the 32768 row
+#: (60, 120 or 244 GB) comes from the project's seed document.
+FARGATE_TASK_SIZES: dict[int, tuple[int, ...]] = {
+    256: (512, 1024, 2048),
+    512: _mib_range(1, 4, 1),
+    1024: _mib_range(2, 8, 1),
+    2048: _mib_range(4, 16, 1),
+    4096: _mib_range(8, 30, 1),
+    8192: _mib_range(16, 60, 4),
+    16384: _mib_range(32, 120, 8),
+    32768: (60 * _MIB_PER_GIB, 120 * _MIB_PER_GIB, 244 * _MIB_PER_GIB),
+}
+
+#: Task sizes at or above this many CPU units need Fargate Linux platform version 1.4.0 or later.
+FARGATE_PLATFORM_1_4_MIN_CPU = 8192
+
+#: Fargate Linux/ARM64 On-Demand list prices, us-east-1 (USD): per vCPU-hour and per GB-hour
+#: (Fargate bills memory per GB of the task's MiB / 1024). Used only to pick the cheapest size.
+FARGATE_ARM64_USD_PER_VCPU_HOUR = 0.03238
+FARGATE_ARM64_USD_PER_GB_HOUR = 0.00356
+
+#: SSM public parameters holding the current ECS-optimized Amazon Linux 2023 AMI ids: the GPU
+#: variant ships the NVIDIA driver and container toolkit, the Neuron variant the Neuron driver.
+ECS_GPU_AMI_SSM_PARAMETER = (
+    "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
+)
+ECS_NEURON_AMI_SSM_PARAMETER = (
+    "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
+)
+ECS_AMI_SSM_PARAMETERS: dict[Accelerator, str] = {
+    "nvidia": ECS_GPU_AMI_SSM_PARAMETER,
+    "neuron": ECS_NEURON_AMI_SSM_PARAMETER,
+}
