@@ -1,0 +1,397 @@
+"""Offline preview: `pulumi preview --policy-pack policy` without the CLI, plugins or AWS.
+
+    python -m tools.preview [--stack dev] [--json] [--mermaid] [--policy-pack-config cfg.json]
+
+Runs the real `__main__.py` under the SDK's mock runtime with the config of `Pulumi.<stack>.yaml`
+(tools/recording.py), starts the real policy pack as a subprocess and drives it over the analyzer
+gRPC protocol as the CLI does (tools/analyzer_client.py), then prints the resource tree with the
+key decisions and the policy report.
+
+Exit codes: 0 clean (advisory findings allowed), 1 mandatory policy violations, 2 invalid
+configuration or a program error (nothing is registered for an invalid configuration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+
+from tools.recording import UNKNOWN, RecordedResource, Recording, run_program, stack_config_values
+
+REPO = Path(__file__).resolve().parent.parent
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_CONFIG = 0, 1, 2
+
+# What the tree shows for each resource type: the inputs that carry a decision a reviewer
+# should see (sizing, timeouts, exposure), as (label, camelCase input path).
+KEY_INPUTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "awsx:ec2:Vpc": (
+        ("cidr", "cidrBlock"),
+        ("azs", "numberOfAvailabilityZones"),
+        ("nat", "natGateways.strategy"),
+    ),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": (("service", "serviceName"), ("type", "vpcEndpointType")),
+    "aws:ecs/cluster:Cluster": (("insights", "settings.0.value"),),
+    "aws:ec2/launchTemplate:LaunchTemplate": (
+        ("type", "instanceType"),
+        ("imds", "metadataOptions.httpTokens"),
+        ("root GiB", "blockDeviceMappings.0.ebs.volumeSize"),
+    ),
+    "aws:autoscaling/group:Group": (
+        ("min", "minSize"),
+        ("max", "maxSize"),
+        ("protect", "protectFromScaleIn"),
+    ),
+    "aws:ecs/capacityProvider:CapacityProvider": (
+        ("target %", "autoScalingGroupProvider.managedScaling.targetCapacity"),
+        ("draining", "autoScalingGroupProvider.managedDraining"),
+    ),
+    "aws:lb/loadBalancer:LoadBalancer": (
+        ("internal", "internal"),
+        ("idle timeout s", "idleTimeout"),
+    ),
+    "aws:lb/listener:Listener": (("port", "port"), ("protocol", "protocol"), ("ssl", "sslPolicy")),
+    "aws:lb/listenerRule:ListenerRule": (
+        ("priority", "priority"),
+        ("first action", "actions.0.type"),
+    ),
+    "aws:lb/targetGroup:TargetGroup": (
+        ("type", "targetType"),
+        ("dereg delay s", "deregistrationDelay"),
+        ("health", "healthCheck.path"),
+    ),
+    "aws:ecs/taskDefinition:TaskDefinition": (
+        ("cpu", "cpu"),
+        ("memory", "memory"),
+        ("compat", "requiresCompatibilities"),
+    ),
+    "aws:ecs/service:Service": (
+        ("desired", "desiredCount"),
+        ("grace s", "healthCheckGracePeriodSeconds"),
+        ("max %", "deploymentMaximumPercent"),
+        ("min %", "deploymentMinimumHealthyPercent"),
+    ),
+    "aws:appautoscaling/policy:Policy": (
+        ("target", "targetTrackingScalingPolicyConfiguration.targetValue"),
+        ("out s", "targetTrackingScalingPolicyConfiguration.scaleOutCooldown"),
+        ("in s", "targetTrackingScalingPolicyConfiguration.scaleInCooldown"),
+    ),
+}
+
+
+@dataclass
+class PreviewResult:
+    """Everything one offline preview produced (also the `--json` document)."""
+
+    stack: str
+    ok: bool
+    exit_code: int
+    error: str | None = None
+    resources: list[RecordedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    violations: list[Any] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack,
+            "ok": self.ok,
+            "exitCode": self.exit_code,
+            "error": self.error,
+            "resources": [
+                {
+                    "type": r.type,
+                    "name": r.name,
+                    "urn": r.urn,
+                    "custom": r.custom,
+                    "parent": r.parent,
+                    "inputs": r.inputs,
+                }
+                for r in self.resources
+            ],
+            "outputs": self.outputs,
+            "policy": [asdict(v) for v in self.violations],
+            "timings": self.timings,
+        }
+
+
+class StackFileError(Exception):
+    """The stack file is missing or is not valid YAML."""
+
+
+def read_stack_file(program_dir: Path, stack: str) -> dict[str, Any]:
+    path = program_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        known = sorted(
+            p.name[len("Pulumi.") : -len(".yaml")] for p in program_dir.glob("Pulumi.*.yaml")
+        )
+        raise StackFileError(f"{path.name}: no such stack file (stacks here: {', '.join(known)})")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise StackFileError(f"{path.name}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise StackFileError(f"{path.name}: must be a mapping with a `config:` key")
+    return data
+
+
+def project_name(program_dir: Path) -> str:
+    data = yaml.safe_load((program_dir / "Pulumi.yaml").read_text())
+    return data["name"]
+
+
+def run_preview(
+    stack: str,
+    *,
+    program_dir: Path = REPO,
+    policy_pack: Path | None = REPO / "policy",
+    policy_config: dict[str, Any] | None = None,
+) -> PreviewResult:
+    """Run the program under mocks and the policy pack over gRPC; never raises for user errors."""
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    try:
+        stack_file = read_stack_file(program_dir, stack)
+        recording: Recording = run_program(
+            program_dir,
+            project=project_name(program_dir),
+            stack=stack,
+            config=stack_config_values(stack_file),
+        )
+    except StackFileError as exc:
+        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+    except pulumi.RunError as exc:
+        # The program reports invalid configuration as RunError before registering anything.
+        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+    timings["program"] = time.perf_counter() - start
+
+    violations: list[Any] = []
+    if policy_pack is not None:
+        from tools.analyzer_client import PolicyPackProcess
+
+        start = time.perf_counter()
+        with PolicyPackProcess(policy_pack, config=policy_config) as pack:
+            violations = pack.analyze(recording.resources)
+        timings["policy"] = time.perf_counter() - start
+
+    mandatory = [v for v in violations if v.enforcement_level == "mandatory"]
+    code = EXIT_VIOLATIONS if mandatory else EXIT_OK
+    return PreviewResult(
+        stack,
+        ok=not mandatory,
+        exit_code=code,
+        resources=recording.resources,
+        outputs=recording.outputs,
+        violations=violations,
+        timings=timings,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# rendering
+# ------------------------------------------------------------------------------------------
+
+
+def lookup(inputs: Any, path: str) -> Any:
+    """`a.b.0.c` into nested dicts/lists; None when absent."""
+    value = inputs
+    for part in path.split("."):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def _fmt(value: Any) -> str:
+    if value == UNKNOWN:
+        return "(known after apply)"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def summary(resource: RecordedResource) -> str:
+    parts = []
+    for label, path in KEY_INPUTS.get(resource.type, ()):
+        value = lookup(resource.inputs, path)
+        if value is not None:
+            parts.append(f"{label}={_fmt(value)}")
+    return " ".join(parts)
+
+
+def render_tree(resources: list[RecordedResource]) -> list[str]:
+    children: dict[str | None, list[RecordedResource]] = {}
+    urns = {r.urn for r in resources}
+    for r in resources:
+        parent = r.parent if r.parent in urns else None
+        children.setdefault(parent, []).append(r)
+
+    lines: list[str] = []
+
+    def walk(parent: str | None, prefix: str) -> None:
+        # Registration order depends on when outputs resolve; sort for a stable, diffable tree.
+        kids = sorted(children.get(parent, []), key=lambda r: (r.custom, r.type, r.name))
+        for i, r in enumerate(kids):
+            last = i == len(kids) - 1
+            branch = "└─ " if last else "├─ "
+            detail = summary(r)
+            lines.append(f"{prefix}{branch}{r.type} {r.name}" + (f"  [{detail}]" if detail else ""))
+            walk(r.urn, prefix + ("   " if last else "│  "))
+
+    walk(None, "")
+    return lines
+
+
+def render_decisions(outputs: dict[str, Any]) -> list[str]:
+    decisions = outputs.get("decisions")
+    if not isinstance(decisions, dict):
+        return []
+    lines = []
+    for subject, items in decisions.items():
+        lines.append(f"  {subject}:")
+        lines += [f"    - {item}" for item in items]
+    return lines
+
+
+def render_policy(violations: list[Any]) -> list[str]:
+    if not violations:
+        return ["  no violations"]
+    order = {"mandatory": 0, "remediate": 1, "advisory": 2}
+    lines = []
+    for v in sorted(violations, key=lambda v: (order.get(v.enforcement_level, 3), v.policy_name)):
+        where = v.urn.split("::")[-1] if v.urn else "(stack)"
+        lines.append(f"  [{v.enforcement_level}] {v.policy_name} — {where}")
+        lines.append(f"      {v.message.strip().splitlines()[0] if v.message else v.description}")
+    return lines
+
+
+def render_mermaid(resources: list[RecordedResource]) -> str:
+    """A flowchart of components and the resources that carry traffic or capacity."""
+    shown = {
+        "aws:lb/loadBalancer:LoadBalancer",
+        "aws:lb/listener:Listener",
+        "aws:lb/targetGroup:TargetGroup",
+        "aws:ecs/service:Service",
+        "aws:ecs/capacityProvider:CapacityProvider",
+        "aws:autoscaling/group:Group",
+        "aws:ecs/cluster:Cluster",
+        "awsx:ec2:Vpc",
+        "aws:cognito/userPool:UserPool",
+    }
+    ids = {r.urn: f"n{i}" for i, r in enumerate(resources)}
+    lines = ["flowchart TD"]
+    by_urn = {r.urn: r for r in resources}
+    for r in resources:
+        if not r.custom and r.type != "awsx:ec2:Vpc":
+            lines.append(f'  subgraph {ids[r.urn]}["{r.type.split(":")[-1]} {r.name}"]')
+            for kid in resources:
+                if kid.parent == r.urn and kid.type in shown:
+                    lines.append(f'    {ids[kid.urn]}["{kid.type.split(":")[-1]}<br/>{kid.name}"]')
+            lines.append("  end")
+    for r in resources:
+        if r.type not in shown:
+            continue
+        for dep in r.dependencies:
+            if dep in by_urn and by_urn[dep].type in shown:
+                lines.append(f"  {ids[dep]} --> {ids[r.urn]}")
+    return "\n".join(lines)
+
+
+def render_text(result: PreviewResult) -> str:
+    out = [f"Offline preview of stack '{result.stack}' (mock runtime, no cloud calls)", ""]
+    if result.error:
+        out += [result.error, "", "No resources were registered."]
+        return "\n".join(out)
+    custom = sum(1 for r in result.resources if r.custom)
+    out.append(f"Resources ({custom} to create, {len(result.resources) - custom} components):")
+    out += render_tree(result.resources)
+    decisions = render_decisions(result.outputs)
+    if decisions:
+        out += ["", "Decisions:", *decisions]
+    plain_outputs = {k: v for k, v in result.outputs.items() if k != "decisions"}
+    if plain_outputs:
+        out += ["", "Outputs:"]
+        out += [
+            f"  {k}: {json.dumps(v) if not isinstance(v, str) else v}"
+            for k, v in plain_outputs.items()
+        ]
+    out += ["", "Policy report:", *render_policy(result.violations)]
+    mandatory = sum(1 for v in result.violations if v.enforcement_level == "mandatory")
+    advisory = sum(1 for v in result.violations if v.enforcement_level == "advisory")
+    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s)."]
+    if mandatory:
+        out.append("Preview FAILED: mandatory policy violations (a real `pulumi up` would stop).")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.preview", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--stack", default="dev", help="stack name (Pulumi.<stack>.yaml); default dev"
+    )
+    parser.add_argument(
+        "--cwd", type=Path, default=REPO, help="program directory; default the repo"
+    )
+    parser.add_argument(
+        "--policy-pack",
+        type=Path,
+        default=REPO / "policy",
+        help="policy pack directory; default ./policy",
+    )
+    parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
+    parser.add_argument(
+        "--policy-pack-config",
+        type=Path,
+        help="JSON file in the format of `pulumi preview --policy-pack-config`",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--mermaid", action="store_true", help="print a Mermaid diagram too")
+    args = parser.parse_args(argv)
+
+    policy_config = None
+    if args.policy_pack_config:
+        from tools.analyzer_client import load_policy_config
+
+        try:
+            policy_config = load_policy_config(args.policy_pack_config)
+        except ValueError as exc:
+            print(f"--policy-pack-config: {exc}", file=sys.stderr)
+            return EXIT_CONFIG
+
+    result = run_preview(
+        args.stack,
+        program_dir=args.cwd.resolve(),
+        policy_pack=None if args.no_policy else args.policy_pack.resolve(),
+        policy_config=policy_config,
+    )
+    if args.json:
+        doc = result.to_json()
+        if args.mermaid:
+            doc["mermaid"] = render_mermaid(result.resources)
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        print(
+            render_text(result), file=sys.stdout if result.exit_code != EXIT_CONFIG else sys.stderr
+        )
+        if args.mermaid and result.resources:
+            print("\n```mermaid\n" + render_mermaid(result.resources) + "\n```")
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
