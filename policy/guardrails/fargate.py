@@ -1,0 +1,246 @@
+"""Fargate rules: no accelerators or host features on Fargate, and task sizes on the grid.
+
+Fargate hides the host, so anything that needs the host is rejected: AWS lists ``gpu``,
+``privileged``, ``ipcMode``, ``devices``, ``placementConstraints`` and
+``dockerVolumeConfiguration`` as task definition parameters that are not valid in Fargate tasks
+(a GPU needs a host driver matching the image's CUDA build; Neuron devices are host devices).
+CPU and memory come from a fixed grid that RegisterTaskDefinition enforces, and the 8 vCPU tier
+and above need Linux platform version 1.4.0 or later. Catching these at preview turns a failed
+deploy (or a task that never places) into a review comment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from .resources import (
+    EXEMPT_SCHEMA,
+    SERVICE,
+    TASK_DEFINITION,
+    UnknownCollector,
+    accelerator_needs,
+    config_with_defaults,
+    fargate_rejections,
+    get,
+    get_path,
+    is_exempt,
+    is_fargate_compatible,
+    linked,
+    of_types,
+    parse_cpu_units,
+    parse_memory_mib,
+    service_runs_on_fargate,
+)
+
+GIB = 1024
+
+
+def _steps(low_gib: int, high_gib: int, step_gib: int) -> tuple[int, ...]:
+    return tuple(m * GIB for m in range(low_gib, high_gib + 1, step_gib))
+
+
+#: Linux Fargate task sizes: CPU units -> allowed memory in MiB (AWS Fargate task size table).
+FARGATE_GRID: dict[int, tuple[int, ...]] = {
+    256: (512, 1024, 2048),
+    512: _steps(1, 4, 1),
+    1024: _steps(2, 8, 1),
+    2048: _steps(4, 16, 1),
+    4096: _steps(8, 30, 1),
+    8192: _steps(16, 60, 4),
+    16384: _steps(32, 120, 8),
+    32768: (60 * GIB, 120 * GIB, 244 * GIB),
+}
+#: CPU units from which Fargate needs Linux platform version 1.4.0 or later.
+PLATFORM_1_4_CPU = 8192
+
+
+def grid_problem(cpu: int | None, memory: int | None) -> str | None:
+    """Why (cpu units, memory MiB) is not a Fargate task size, or None when it is.
+
+    >>> grid_problem(2048, 8192) is None
+    True
+    """
+    if cpu is None or memory is None:
+        return "Fargate needs task-level cpu and memory"
+    if cpu not in FARGATE_GRID:
+        return f"cpu {cpu} is not a Fargate size (one of {', '.join(map(str, FARGATE_GRID))})"
+    allowed = FARGATE_GRID[cpu]
+    if memory not in allowed:
+        low, high = allowed[0], allowed[-1]
+        return (
+            f"memory {memory} MiB is not valid with cpu {cpu}; allowed {low}-{high} MiB "
+            f"({', '.join(str(m) for m in allowed[:6])}{', ...' if len(allowed) > 6 else ''})"
+        )
+    return None
+
+
+def cheapest_size_for(memory: int) -> tuple[int, int] | None:
+    """Smallest (cpu, memory) on the grid with at least ``memory`` MiB, for fix hints."""
+    for cpu, options in FARGATE_GRID.items():
+        for option in options:
+            if option >= memory:
+                return (cpu, option)
+    return None
+
+
+def platform_version_ok(version: Any) -> bool:
+    """True for LATEST/unset or a version >= 1.4.0 (unparsable versions are left to ECS)."""
+    if version is None or str(version).upper() == "LATEST":
+        return True
+    try:
+        parts = tuple(int(p) for p in str(version).split("."))
+    except ValueError:
+        return True
+    return parts >= (1, 4, 0)
+
+
+# --- policies ---------------------------------------------------------------------------------
+
+_EXEMPT_ONLY = {"exemptResources": EXEMPT_SCHEMA}
+
+
+def _validate_no_host_features(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in TASK_DEFINITION:
+        return
+    config = config_with_defaults(args, _EXEMPT_ONLY)
+    if is_exempt(config, args) or not is_fargate_compatible(args.props):
+        return
+    found = fargate_rejections(args.props)
+    if found:
+        report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.")
+
+
+no_host_features_on_fargate = ResourceValidationPolicy(
+    name="no-accelerators-or-host-features-on-fargate",
+    description=(
+        "A task definition that Fargate can run (requiresCompatibilities includes FARGATE) must "
+        "not ask for GPUs, Neuron or other devices, privileged mode, ipcMode, placement "
+        "constraints or docker volume configuration. Fix: run accelerated work on an EC2 "
+        "capacity provider (GPU/Inferentia ASG) and drop FARGATE from requiresCompatibilities, "
+        "or remove the host-only parameter."
+    ),
+    validate=_validate_no_host_features,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+)
+
+
+def _validate_no_gpu_service(args: StackValidationArgs, report: ReportViolation) -> None:
+    config = config_with_defaults(args, _EXEMPT_ONLY)
+    unknowns = UnknownCollector()
+    for service in of_types(args.resources, SERVICE):
+        if is_exempt(config, service):
+            continue
+        with unknowns.guard():
+            if not service_runs_on_fargate(service.resource_type, service.props):
+                continue
+            for task in linked(service, "taskDefinition", TASK_DEFINITION):
+                needs = accelerator_needs(task.props)
+                if needs:
+                    report(
+                        f"Fargate service {service.name!r} runs task definition {task.name!r}, "
+                        f"which needs an accelerator host: {'; '.join(needs)}.",
+                        service.urn,
+                    )
+    unknowns.reraise()
+
+
+no_gpu_task_on_fargate_service = StackValidationPolicy(
+    name="no-gpu-task-on-fargate-service",
+    description=(
+        "A service that runs on Fargate (launchType FARGATE, or a FARGATE / FARGATE_SPOT "
+        "capacity provider in its strategy) must not run a task definition that needs a GPU, "
+        "Elastic Inference or mapped devices (Neuron). Fix: put the service on the GPU or "
+        "Inferentia capacity provider of an EC2 Auto Scaling group."
+    ),
+    validate=_validate_no_gpu_service,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+)
+
+
+def _validate_grid(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in TASK_DEFINITION:
+        return
+    config = config_with_defaults(args, _EXEMPT_ONLY)
+    if is_exempt(config, args) or not is_fargate_compatible(args.props):
+        return
+    family = str(get_path(args.props, "runtimePlatform", "operatingSystemFamily", default="LINUX"))
+    if not family.upper().startswith("LINUX"):
+        return  # Windows Fargate has its own, smaller table; ECS validates it.
+    cpu = parse_cpu_units(get(args.props, "cpu"))
+    memory = parse_memory_mib(get(args.props, "memory"))
+    problem = grid_problem(cpu, memory)
+    if problem:
+        hint = cheapest_size_for(memory) if memory else None
+        suffix = (
+            f" Smallest size with that memory: cpu {hint[0]}, memory {hint[1]}." if hint else ""
+        )
+        report(f"{problem}.{suffix}")
+
+
+fargate_task_size_on_grid = ResourceValidationPolicy(
+    name="fargate-task-size-on-grid",
+    description=(
+        "A Fargate task definition must set task-level cpu and memory on the documented Fargate "
+        "grid (256: 512/1024/2048 MiB; 512: 1-4 GB; 1024: 2-8 GB; 2048: 4-16 GB; 4096: 8-30 GB; "
+        "8192: 16-60 GB in 4 GB steps; 16384: 32-120 GB in 8 GB steps; 32768: 60/120/244 GB). "
+        "Fix: pick the smallest valid size that holds the memory you need."
+    ),
+    validate=_validate_grid,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+)
+
+
+def _validate_platform(args: StackValidationArgs, report: ReportViolation) -> None:
+    config = config_with_defaults(args, _EXEMPT_ONLY)
+    unknowns = UnknownCollector()
+    for service in of_types(args.resources, SERVICE):
+        if is_exempt(config, service):
+            continue
+        with unknowns.guard():
+            if not service_runs_on_fargate(service.resource_type, service.props):
+                continue
+            version = get(service.props, "platformVersion")
+            if platform_version_ok(version):
+                continue
+            for task in linked(service, "taskDefinition", TASK_DEFINITION):
+                cpu = parse_cpu_units(get(task.props, "cpu"))
+                if cpu is not None and cpu >= PLATFORM_1_4_CPU:
+                    report(
+                        f"Fargate service {service.name!r} pins platform version {version} but "
+                        f"task definition {task.name!r} asks for cpu {cpu} (8 vCPU and above "
+                        "need 1.4.0 or later).",
+                        service.urn,
+                    )
+    unknowns.reraise()
+
+
+fargate_platform_version = StackValidationPolicy(
+    name="fargate-platform-version-for-large-tasks",
+    description=(
+        "Fargate tasks with 8 vCPU or more need Linux platform version 1.4.0 or later. Fix: set "
+        "the service's platformVersion to LATEST (or 1.4.0+), or use a smaller task size."
+    ),
+    validate=_validate_platform,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+)
+
+POLICIES = [
+    no_host_features_on_fargate,
+    no_gpu_task_on_fargate_service,
+    fargate_task_size_on_grid,
+    fargate_platform_version,
+]

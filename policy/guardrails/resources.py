@@ -1,0 +1,521 @@
+"""Reading resources as they reach a policy: type families, property readers, correlation.
+
+Every rule in this pack reads resources from two providers whose shapes differ:
+
+* ``pulumi-aws`` (``aws:...`` tokens): ECS container definitions are a JSON *string*, load
+  balancer attributes are top-level inputs (``idleTimeout``, ``internal``), target group
+  attributes too (``deregistrationDelay``, ``targetType``);
+* ``pulumi-aws-native`` (``aws-native:...`` tokens, the CloudFormation shapes): container
+  definitions are a *list* of objects, and load balancer / target group attributes are
+  ``{key, value}`` lists (``loadBalancerAttributes``, ``targetGroupAttributes``).
+
+Values unknown during preview arrive wrapped in pulumi_policy's unknown-checking proxy, which
+raises ``UnknownValueError`` when such a value is *read*; pulumi_policy turns that into an
+advisory "can't run policy during preview" note. Readers here therefore read lazily (only the
+keys a decision needs, in the order it needs them) and never swallow the error, with one
+exception: :class:`UnknownCollector` lets a *stack* policy finish judging every other resource
+before re-raising the first unknown, so one unknown ARN does not hide violations elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
+
+# --- type families ---------------------------------------------------------------------------
+
+TASK_DEFINITION = frozenset(
+    {"aws:ecs/taskDefinition:TaskDefinition", "aws-native:ecs:TaskDefinition"}
+)
+SERVICE = frozenset({"aws:ecs/service:Service", "aws-native:ecs:Service"})
+LOAD_BALANCER = frozenset(
+    {
+        "aws:lb/loadBalancer:LoadBalancer",
+        "aws:alb/loadBalancer:LoadBalancer",
+        "aws-native:elasticloadbalancingv2:LoadBalancer",
+    }
+)
+LISTENER = frozenset(
+    {
+        "aws:lb/listener:Listener",
+        "aws:alb/listener:Listener",
+        "aws-native:elasticloadbalancingv2:Listener",
+    }
+)
+LISTENER_RULE = frozenset(
+    {
+        "aws:lb/listenerRule:ListenerRule",
+        "aws:alb/listenerRule:ListenerRule",
+        "aws-native:elasticloadbalancingv2:ListenerRule",
+    }
+)
+TARGET_GROUP = frozenset(
+    {
+        "aws:lb/targetGroup:TargetGroup",
+        "aws:alb/targetGroup:TargetGroup",
+        "aws-native:elasticloadbalancingv2:TargetGroup",
+    }
+)
+SECURITY_GROUP = frozenset({"aws:ec2/securityGroup:SecurityGroup", "aws-native:ec2:SecurityGroup"})
+INGRESS_RULE = frozenset(
+    {
+        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+        "aws:ec2/securityGroupRule:SecurityGroupRule",
+        "aws-native:ec2:SecurityGroupIngress",
+    }
+)
+SCALING_POLICY = frozenset(
+    {"aws:appautoscaling/policy:Policy", "aws-native:applicationautoscaling:ScalingPolicy"}
+)
+CAPACITY_PROVIDER = frozenset(
+    {"aws:ecs/capacityProvider:CapacityProvider", "aws-native:ecs:CapacityProvider"}
+)
+AUTOSCALING_GROUP = frozenset(
+    {"aws:autoscaling/group:Group", "aws-native:autoscaling:AutoScalingGroup"}
+)
+
+#: ALB actions that authenticate the caller before any later action runs.
+AUTH_ACTIONS = frozenset({"authenticate-cognito", "authenticate-oidc", "jwt-validation"})
+#: Capacity providers that place tasks on Fargate.
+FARGATE_CAPACITY_PROVIDERS = frozenset({"FARGATE", "FARGATE_SPOT"})
+
+
+def is_native(resource_type: str) -> bool:
+    """True for pulumi-aws-native (CloudFormation-shaped) resources."""
+    return resource_type.startswith("aws-native:")
+
+
+# --- plain readers ---------------------------------------------------------------------------
+
+
+def get(props: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    """``props[key]``, or ``default`` when the key is absent or null.
+
+    An unknown value raises ``UnknownValueError`` (on purpose: see the module docstring).
+    """
+    try:
+        value = props[key]
+    except KeyError:
+        return default
+    return default if value is None else value
+
+
+def get_path(props: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    """Nested :func:`get`; stops at the first absent level and returns ``default``."""
+    current: Any = props
+    for key in keys:
+        if not isinstance(current, Mapping):
+            return default
+        current = get(current, key)
+        if current is None:
+            return default
+    return current
+
+
+def as_list(value: Any) -> Sequence[Any]:
+    """A list input as a sequence; absent (None) is empty; a lone value becomes one item."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, Mapping)):
+        return (value,)
+    return value
+
+
+def as_number(value: Any) -> float | None:
+    """Numbers arrive as floats, ints, or numeric strings (CloudFormation); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def as_bool(value: Any) -> bool:
+    """Booleans arrive as bools or as strings ("true", "ENABLED") from CloudFormation shapes."""
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "enabled", "1", "yes"}
+    return bool(value)
+
+
+def attribute(props: Mapping[str, Any], list_key: str, name: str) -> Any:
+    """Value of ``name`` in an aws-native ``[{key, value}]`` attribute list, or None."""
+    for item in as_list(get(props, list_key)):
+        if get(item, "key") == name:
+            return get(item, "value")
+    return None
+
+
+# --- ECS task definitions --------------------------------------------------------------------
+
+_CPU_VCPU = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*vcpu\s*$", re.IGNORECASE)
+_MEM_GB = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*gb\s*$", re.IGNORECASE)
+
+
+def parse_cpu_units(value: Any) -> int | None:
+    """Task CPU in CPU units. ECS accepts ``"1024"`` or ``"1 vCPU"`` (1 vCPU = 1024 units)."""
+    match = _CPU_VCPU.match(value) if isinstance(value, str) else None
+    number = float(match.group(1)) * 1024 if match else as_number(value)
+    return None if number is None else round(number)
+
+
+def parse_memory_mib(value: Any) -> int | None:
+    """Task memory in MiB. ECS accepts ``"2048"`` (MiB) or ``"2 GB"`` (1 GB = 1024 MiB)."""
+    match = _MEM_GB.match(value) if isinstance(value, str) else None
+    number = float(match.group(1)) * 1024 if match else as_number(value)
+    return None if number is None else round(number)
+
+
+def container_definitions(props: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    """Container definitions as a list of mappings with the ECS API's camelCase keys.
+
+    pulumi-aws takes them as a JSON string (the RegisterTaskDefinition shape), aws-native as a
+    list of objects; an unknown string raises ``UnknownValueError``. A string that is not JSON
+    is returned as no containers (the provider itself rejects it).
+    """
+    raw = get(props, "containerDefinitions")
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return ()
+        return [c for c in parsed if isinstance(c, Mapping)] if isinstance(parsed, list) else ()
+    return [c for c in as_list(raw) if isinstance(c, Mapping)]
+
+
+def is_fargate_compatible(props: Mapping[str, Any]) -> bool:
+    """True when ``requiresCompatibilities`` includes FARGATE (ECS then validates for Fargate)."""
+    return any(str(c).upper() == "FARGATE" for c in as_list(get(props, "requiresCompatibilities")))
+
+
+def accelerator_needs(props: Mapping[str, Any]) -> list[str]:
+    """Why a task definition needs an accelerator host: GPUs, Elastic Inference or devices.
+
+    Neuron (Inferentia/Trainium) is not an ECS resource type: a Neuron task maps ``/dev/neuronN``
+    through ``linuxParameters.devices``, so any mapped device counts as a host accelerator.
+    """
+    reasons: list[str] = []
+    if as_list(get(props, "inferenceAccelerators")):
+        reasons.append("task inferenceAccelerators")
+    for container in container_definitions(props):
+        name = get(container, "name", "?")
+        for req in as_list(get(container, "resourceRequirements")):
+            kind = str(get(req, "type", ""))
+            if kind.upper() in {"GPU", "INFERENCEACCELERATOR"}:
+                reasons.append(
+                    f"container {name!r} resourceRequirements {kind}={get(req, 'value')}"
+                )
+        for device in as_list(get_path(container, "linuxParameters", "devices")):
+            reasons.append(f"container {name!r} maps device {get(device, 'hostPath', '?')}")
+    return reasons
+
+
+def fargate_rejections(props: Mapping[str, Any]) -> list[str]:
+    """Task-definition parameters that Fargate rejects (AWS: "not valid in Fargate tasks").
+
+    The documented list is gpu, privileged, ipcMode, devices, placementConstraints and
+    dockerVolumeConfiguration; Elastic Inference accelerators are not offered on Fargate either.
+    """
+    found = accelerator_needs(props)
+    if get(props, "ipcMode") is not None:
+        found.append(f"ipcMode={get(props, 'ipcMode')}")
+    if as_list(get(props, "placementConstraints")):
+        found.append("placementConstraints")
+    for volume in as_list(get(props, "volumes")):
+        if get(volume, "dockerVolumeConfiguration") is not None:
+            found.append(f"volume {get(volume, 'name', '?')!r} dockerVolumeConfiguration")
+    for container in container_definitions(props):
+        if as_bool(get(container, "privileged", False)):
+            found.append(f"container {get(container, 'name', '?')!r} privileged")
+    return found
+
+
+# --- ECS services ----------------------------------------------------------------------------
+
+
+def capacity_provider_strategy(resource_type: str, props: Mapping[str, Any]) -> Sequence[Any]:
+    """Strategy items: ``capacityProviderStrategies`` (aws) / ``capacityProviderStrategy``."""
+    key = "capacityProviderStrategy" if is_native(resource_type) else "capacityProviderStrategies"
+    return as_list(get(props, key))
+
+
+def service_runs_on_fargate(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """Launch type FARGATE, or a FARGATE / FARGATE_SPOT provider in the service's strategy.
+
+    A service with neither uses the cluster's default strategy, which a policy cannot see
+    from the service alone; it is judged by its task definition's compatibilities instead.
+    """
+    if str(get(props, "launchType", "")).upper() == "FARGATE":
+        return True
+    return any(
+        str(get(item, "capacityProvider", "")).upper() in FARGATE_CAPACITY_PROVIDERS
+        for item in capacity_provider_strategy(resource_type, props)
+    )
+
+
+def service_assigns_public_ip(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """``assignPublicIp`` true (aws) or ENABLED (aws-native ``awsvpcConfiguration``)."""
+    if is_native(resource_type):
+        value = get_path(props, "networkConfiguration", "awsvpcConfiguration", "assignPublicIp")
+    else:
+        value = get_path(props, "networkConfiguration", "assignPublicIp")
+    return as_bool(value) if value is not None else False
+
+
+def service_uses_awsvpc(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """A service with a network configuration runs awsvpc tasks (ECS requires it for awsvpc)."""
+    return get(props, "networkConfiguration") is not None
+
+
+def service_load_balancers(props: Mapping[str, Any]) -> Sequence[Any]:
+    """The service's ``loadBalancers`` list (same key in both providers)."""
+    return as_list(get(props, "loadBalancers"))
+
+
+def service_deploy_settings(resource_type: str, props: Mapping[str, Any]) -> tuple[float, float]:
+    """(desired count, deployment maximum percent) with each provider's defaults.
+
+    pulumi-aws defaults ``desiredCount`` to 0 and CloudFormation to 1; ECS defaults the
+    maximum percent to 200 for the rolling-update controller.
+    """
+    if is_native(resource_type):
+        desired = as_number(get(props, "desiredCount", 1))
+        maximum = as_number(get_path(props, "deploymentConfiguration", "maximumPercent"))
+    else:
+        desired = as_number(get(props, "desiredCount", 0))
+        maximum = as_number(get(props, "deploymentMaximumPercent"))
+    return (desired or 0.0, maximum if maximum is not None else 200.0)
+
+
+def service_circuit_breaker(resource_type: str, props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The deployment circuit breaker block ({} when absent)."""
+    if is_native(resource_type):
+        block = get_path(props, "deploymentConfiguration", "deploymentCircuitBreaker")
+    else:
+        block = get(props, "deploymentCircuitBreaker")
+    return block if isinstance(block, Mapping) else {}
+
+
+# --- load balancers, listeners, target groups ------------------------------------------------
+
+
+def lb_type(resource_type: str, props: Mapping[str, Any]) -> str:
+    """Load balancer type (application, network, gateway); both default to application."""
+    key = "type" if is_native(resource_type) else "loadBalancerType"
+    return str(get(props, key, "application")).lower()
+
+
+def lb_is_internet_facing(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """Both providers default to internet-facing: ``internal`` false / ``scheme`` unset."""
+    if is_native(resource_type):
+        return str(get(props, "scheme", "internet-facing")).lower() == "internet-facing"
+    return not as_bool(get(props, "internal", False))
+
+
+#: AWS default ALB connection idle timeout, used when a stack leaves it unset.
+DEFAULT_IDLE_TIMEOUT = 60.0
+#: AWS default target group deregistration delay.
+DEFAULT_DEREGISTRATION_DELAY = 300.0
+
+
+def lb_idle_timeout(resource_type: str, props: Mapping[str, Any]) -> float:
+    """ALB idle timeout in seconds (``idleTimeout`` / ``idle_timeout.timeout_seconds``)."""
+    if is_native(resource_type):
+        value = attribute(props, "loadBalancerAttributes", "idle_timeout.timeout_seconds")
+    else:
+        value = get(props, "idleTimeout")
+    number = as_number(value)
+    return DEFAULT_IDLE_TIMEOUT if number is None else number
+
+
+def tg_deregistration_delay(resource_type: str, props: Mapping[str, Any]) -> float:
+    """Target group deregistration delay in seconds (AWS default 300)."""
+    if is_native(resource_type):
+        value = attribute(props, "targetGroupAttributes", "deregistration_delay.timeout_seconds")
+    else:
+        value = get(props, "deregistrationDelay")
+    number = as_number(value)
+    return DEFAULT_DEREGISTRATION_DELAY if number is None else number
+
+
+def tg_target_type(props: Mapping[str, Any]) -> str:
+    """Target type; both providers default to ``instance``."""
+    return str(get(props, "targetType", "instance")).lower()
+
+
+def listener_actions(resource_type: str, props: Mapping[str, Any]) -> Sequence[Any]:
+    """``defaultActions`` of a listener, ``actions`` of a listener rule."""
+    key = "actions" if resource_type in LISTENER_RULE else "defaultActions"
+    return as_list(get(props, key))
+
+
+def forwards_without_auth(actions: Sequence[Any]) -> bool:
+    """True when a ``forward`` action runs before any authenticate / jwt-validation action.
+
+    ALB runs actions in ascending ``order`` (an action without one keeps its list position,
+    which is what ELB assigns), so the first forward must come after an authenticating action.
+    """
+    keyed = []
+    for index, action in enumerate(actions):
+        order = as_number(get(action, "order"))
+        keyed.append((order if order is not None else float(index + 1), index, action))
+    authenticated = False
+    for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1])):
+        kind = str(get(action, "type", "")).lower()
+        if kind in AUTH_ACTIONS:
+            authenticated = True
+        elif kind == "forward" and not authenticated:
+            return True
+    return False
+
+
+# --- security groups -------------------------------------------------------------------------
+
+OPEN_CIDRS = frozenset({"0.0.0.0/0", "::/0"})
+
+
+def _port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int]:
+    """Port range covered by a rule; protocol ``-1`` / ``all`` opens every port."""
+    proto = str(protocol).lower()
+    if proto in {"-1", "all"}:
+        return (0, 65535)
+    if proto not in {"tcp", "udp", "6", "17"}:  # ICMP and others carry no TCP/UDP ports
+        return (1, 0)
+    low, high = as_number(from_port), as_number(to_port)
+    if low is None and high is None:
+        return (0, 65535)
+    low = low if low is not None else high
+    high = high if high is not None else low
+    return (int(low), int(high))
+
+
+def open_ingress(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """(open CIDR, from port, to port) for every ingress entry open to the whole internet.
+
+    Shapes: aws SecurityGroup ``ingress`` (cidrBlocks/ipv6CidrBlocks, protocol), aws-native
+    SecurityGroup ``securityGroupIngress`` (cidrIp/cidrIpv6, ipProtocol), aws
+    SecurityGroupRule (``type`` ingress), aws vpc SecurityGroupIngressRule (cidrIpv4/cidrIpv6,
+    ipProtocol) and aws-native SecurityGroupIngress (cidrIp/cidrIpv6, ipProtocol).
+    """
+    if resource_type == "aws:ec2/securityGroup:SecurityGroup":
+        entries, cidr_keys, proto = as_list(get(props, "ingress")), _AWS_CIDRS, "protocol"
+    elif resource_type == "aws-native:ec2:SecurityGroup":
+        entries = as_list(get(props, "securityGroupIngress"))
+        cidr_keys, proto = ("cidrIp", "cidrIpv6"), "ipProtocol"
+    elif resource_type == "aws:ec2/securityGroupRule:SecurityGroupRule":
+        if str(get(props, "type", "")).lower() != "ingress":
+            return []
+        entries, cidr_keys, proto = (props,), _AWS_CIDRS, "protocol"
+    elif resource_type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
+        entries, cidr_keys, proto = (props,), ("cidrIpv4", "cidrIpv6"), "ipProtocol"
+    elif resource_type == "aws-native:ec2:SecurityGroupIngress":
+        entries, cidr_keys, proto = (props,), ("cidrIp", "cidrIpv6"), "ipProtocol"
+    else:
+        return []
+    found = []
+    for entry in entries:
+        cidrs = [c for key in cidr_keys for c in as_list(get(entry, key)) if c in OPEN_CIDRS]
+        if not cidrs:
+            continue
+        low, high = _port_range(
+            get(entry, proto, "tcp"), get(entry, "fromPort"), get(entry, "toPort")
+        )
+        found.extend((cidr, low, high) for cidr in cidrs)
+    return found
+
+
+_AWS_CIDRS = ("cidrBlocks", "ipv6CidrBlocks")
+
+
+# --- stack correlation -----------------------------------------------------------------------
+
+
+def linked(resource: Any, prop: str, types: Iterable[str]) -> list[Any]:
+    """Resources of ``types`` that ``resource``'s input ``prop`` refers to.
+
+    During preview an ARN input is unknown, so the reference is read from the resource's
+    property dependencies (what the engine records for ``prop``); without those, from its
+    plain dependencies. The value itself is never read here.
+    """
+    wanted = frozenset(types)
+    deps = (resource.property_dependencies or {}).get(prop) or []
+    found = [d for d in deps if d.resource_type in wanted]
+    if not found and not deps:
+        found = [d for d in resource.dependencies or [] if d.resource_type in wanted]
+    unique: dict[str, Any] = {}
+    for dep in found:
+        unique.setdefault(dep.urn, dep)
+    return list(unique.values())
+
+
+def of_types(resources: Iterable[Any], types: Iterable[str]) -> list[Any]:
+    """The resources whose type is in ``types``."""
+    wanted = frozenset(types)
+    return [r for r in resources if r.resource_type in wanted]
+
+
+class UnknownCollector:
+    """Lets a stack policy judge every resource before reporting an unknown.
+
+    ``with collector.guard(): ...`` wraps the judgement of *one* resource; an
+    ``UnknownValueError`` there only skips that resource. ``collector.reraise()`` at the end
+    re-raises the first one so pulumi_policy still emits its advisory preview note.
+    """
+
+    def __init__(self) -> None:
+        self.first: UnknownValueError | None = None
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Judge one resource; an unknown value skips just that resource."""
+        try:
+            yield
+        except UnknownValueError as error:
+            if self.first is None:
+                self.first = error
+
+    def reraise(self) -> None:
+        """Re-raise the first unknown seen, if any."""
+        if self.first is not None:
+            raise self.first
+
+
+# --- config ----------------------------------------------------------------------------------
+
+EXEMPT_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string"},
+    "default": [],
+    "description": "Resource names or URNs this policy skips (deliberate, reviewed exceptions).",
+}
+
+
+def config_with_defaults(args: Any, schema_properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The policy's config, with schema defaults for keys the driver did not send.
+
+    The Pulumi CLI fills defaults before ``Configure``; other drivers may not.
+    """
+    config = {k: v["default"] for k, v in schema_properties.items() if "default" in v}
+    config.update(args.get_config() or {})
+    return config
+
+
+def is_exempt(config: Mapping[str, Any], resource: Any) -> bool:
+    """True when the resource's name or URN is listed in ``exemptResources``."""
+    exempt = set(config.get("exemptResources") or ())
+    return bool(exempt) and (resource.name in exempt or resource.urn in exempt)
+
+
+def ceil_div(numerator: float, denominator: float) -> int:
+    """Integer ceiling of a positive ratio (0 for a zero numerator)."""
+    return math.ceil(numerator / denominator) if numerator > 0 else 0

@@ -1,0 +1,213 @@
+"""Load balancer rules for token streaming: idle timeout, deregistration delay, ip targets.
+
+An LLM streams a response over one long HTTP connection. The ALB severs a connection that is
+idle for longer than its idle timeout (default 60 s, configurable 1-4000 s), which is the
+classic "streaming works in dev, breaks in prod" failure. When a task is replaced, ECS
+deregisters it and waits out the target group's deregistration delay before SIGTERM; a delay
+shorter than the generations the ALB was sized for cuts in-flight streams on every deploy and
+scale-in. Tasks in awsvpc mode are addressed by their ENI, so their target group must use
+target type ``ip`` (ECS rejects ``instance`` target groups for awsvpc services).
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from .resources import (
+    EXEMPT_SCHEMA,
+    LISTENER,
+    LISTENER_RULE,
+    LOAD_BALANCER,
+    SERVICE,
+    TARGET_GROUP,
+    TASK_DEFINITION,
+    UnknownCollector,
+    config_with_defaults,
+    get,
+    is_exempt,
+    lb_idle_timeout,
+    lb_type,
+    linked,
+    of_types,
+    service_uses_awsvpc,
+    tg_deregistration_delay,
+    tg_target_type,
+)
+
+#: ELB's upper bound for a target group deregistration delay.
+MAX_DEREGISTRATION_DELAY = 3600.0
+
+_IDLE_SCHEMA = {
+    "minIdleTimeoutSeconds": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 4000,
+        "default": 300,
+        "description": "Smallest acceptable ALB idle timeout in seconds (AWS default is 60).",
+    },
+    "exemptResources": EXEMPT_SCHEMA,
+}
+
+
+def _validate_idle_timeout(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in LOAD_BALANCER:
+        return
+    config = config_with_defaults(args, _IDLE_SCHEMA)
+    if is_exempt(config, args) or lb_type(args.resource_type, args.props) != "application":
+        return
+    idle = lb_idle_timeout(args.resource_type, args.props)
+    minimum = float(config["minIdleTimeoutSeconds"])
+    if idle < minimum:
+        report(
+            f"ALB idle timeout is {idle:g} s (60 s when unset); streamed generations longer "
+            f"than that are cut. Expected at least {minimum:g} s."
+        )
+
+
+alb_idle_timeout_for_streaming = ResourceValidationPolicy(
+    name="alb-idle-timeout-for-streaming",
+    description=(
+        "ALBs in front of streaming model servers need an idle timeout longer than the longest "
+        "generation (AWS default 60 s). Fix: set idleTimeout (aws) or the "
+        "idle_timeout.timeout_seconds attribute (aws-native) to at least minIdleTimeoutSeconds, "
+        "and make the server send SSE keep-alives well inside it."
+    ),
+    validate=_validate_idle_timeout,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    config_schema=PolicyConfigSchema(properties=_IDLE_SCHEMA),
+)
+
+_DEREG_SCHEMA = {
+    "toleranceSeconds": {
+        "type": "integer",
+        "minimum": 0,
+        "default": 60,
+        "description": (
+            "How far the deregistration delay may fall below the idle timeout: the idle timeout "
+            "is usually sized as longest generation + a margin, and only the generation has to "
+            "drain."
+        ),
+    },
+    "exemptResources": EXEMPT_SCHEMA,
+}
+
+
+def _albs_by_target_group(resources) -> dict[str, list]:
+    """Target group URN -> ALBs whose listeners or rules route to it."""
+    routes: dict[str, list] = {}
+    for resource in of_types(resources, LISTENER | LISTENER_RULE):
+        if resource.resource_type in LISTENER_RULE:
+            key = "actions"
+            listeners = linked(resource, "listenerArn", LISTENER)
+        else:
+            key = "defaultActions"
+            listeners = [resource]
+        albs = [
+            lb
+            for ln in listeners
+            for lb in linked(ln, "loadBalancerArn", LOAD_BALANCER)
+            if lb_type(lb.resource_type, lb.props) == "application"
+        ]
+        for tg in linked(resource, key, TARGET_GROUP):
+            routes.setdefault(tg.urn, []).extend(albs)
+    return routes
+
+
+def _validate_deregistration(args: StackValidationArgs, report: ReportViolation) -> None:
+    config = config_with_defaults(args, _DEREG_SCHEMA)
+    tolerance = float(config["toleranceSeconds"])
+    unknowns = UnknownCollector()
+    routes: dict[str, list] = {}
+    with unknowns.guard():
+        routes = _albs_by_target_group(args.resources)
+    for tg in of_types(args.resources, TARGET_GROUP):
+        if is_exempt(config, tg):
+            continue
+        with unknowns.guard():
+            albs = routes.get(tg.urn, [])
+            if not albs:
+                continue
+            alb = max(albs, key=lambda lb: lb_idle_timeout(lb.resource_type, lb.props))
+            idle = lb_idle_timeout(alb.resource_type, alb.props)
+            needed = min(idle, MAX_DEREGISTRATION_DELAY) - tolerance
+            delay = tg_deregistration_delay(tg.resource_type, tg.props)
+            if delay < needed:
+                report(
+                    f"target group {tg.name!r} drains for {delay:g} s but ALB {alb.name!r} keeps "
+                    f"streams open for up to {idle:g} s idle; deploys and scale-in cut streams "
+                    f"longer than {delay:g} s (expected at least {needed:g} s).",
+                    tg.urn,
+                )
+    unknowns.reraise()
+
+
+deregistration_delay_vs_idle_timeout = StackValidationPolicy(
+    name="deregistration-delay-covers-streams",
+    description=(
+        "A target group behind an ALB should drain at least as long as the ALB keeps streams "
+        "open (its idle timeout, capped at ELB's 3600 s maximum, minus toleranceSeconds). Fix: "
+        "raise deregistrationDelay (aws) or deregistration_delay.timeout_seconds (aws-native) "
+        "to cover the longest generation."
+    ),
+    validate=_validate_deregistration,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    config_schema=PolicyConfigSchema(properties=_DEREG_SCHEMA),
+)
+
+_EXEMPT_ONLY = {"exemptResources": EXEMPT_SCHEMA}
+
+
+def _uses_awsvpc(service) -> bool:
+    if service_uses_awsvpc(service.resource_type, service.props):
+        return True
+    return any(
+        str(get(task.props, "networkMode", "")).lower() == "awsvpc"
+        for task in linked(service, "taskDefinition", TASK_DEFINITION)
+    )
+
+
+def _validate_target_type(args: StackValidationArgs, report: ReportViolation) -> None:
+    config = config_with_defaults(args, _EXEMPT_ONLY)
+    unknowns = UnknownCollector()
+    for service in of_types(args.resources, SERVICE):
+        if is_exempt(config, service):
+            continue
+        with unknowns.guard():
+            groups = linked(service, "loadBalancers", TARGET_GROUP)
+            if not groups or not _uses_awsvpc(service):
+                continue
+            for tg in groups:
+                target_type = tg_target_type(tg.props)
+                if target_type != "ip" and not is_exempt(config, tg):
+                    report(
+                        f"awsvpc service {service.name!r} registers in target group {tg.name!r} "
+                        f"of target type {target_type!r}; awsvpc tasks are addressed by ENI IP.",
+                        tg.urn,
+                    )
+    unknowns.reraise()
+
+
+target_type_ip_for_awsvpc = StackValidationPolicy(
+    name="target-type-ip-for-awsvpc",
+    description=(
+        "Target groups of awsvpc ECS services (every Fargate service) must use target type ip. "
+        "Fix: set targetType to ip on the target group."
+    ),
+    validate=_validate_target_type,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+)
+
+POLICIES = [
+    alb_idle_timeout_for_streaming,
+    deregistration_delay_vs_idle_timeout,
+    target_type_ip_for_awsvpc,
+]

@@ -1,0 +1,1 @@
+"""Developer tools: offline preview, resource recording and the policy-pack analyzer client."""
