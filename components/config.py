@@ -419,7 +419,9 @@ class ModelConfig(_ServiceBase):
     """Name clients pass as `model`; default: the service key."""
     dtype: Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "awq", "gptq"] = "bf16"
     kv_cache_dtype: Literal["auto", "fp8", "fp16", "bf16"] = "auto"
-    max_model_len: int = Field(gt=0, le=1_048_576)
+    max_model_len: int | None = Field(None, gt=0, le=1_048_576)
+    """Longest prompt + completion in tokens. Required for vllm; for neuron it defaults to
+    (and may not exceed) the compiled `neuron.sequenceLength`."""
     max_concurrent_sequences: int = Field(16, gt=0, le=4096)
     gpu_memory_utilization: float = Field(0.9, gt=0.3, le=0.98)
     tensor_parallel_size: int | None = Field(None, gt=0, le=64)
@@ -443,6 +445,17 @@ class ModelConfig(_ServiceBase):
                 "engine neuron needs `neuron: {batchSize, sequenceLength, tpDegree}` matching "
                 "the precompiled artifact"
             )
+        if self.engine == "vllm" and self.max_model_len is None:
+            raise ValueError("engine vllm needs `maxModelLen` (longest prompt + completion, tokens)")
+        if (
+            self.neuron is not None
+            and self.max_model_len is not None
+            and self.max_model_len > self.neuron.sequence_length
+        ):
+            raise ValueError(
+                f"maxModelLen ({self.max_model_len}) exceeds the compiled neuron.sequenceLength "
+                f"({self.neuron.sequence_length}); recompile the artifact or lower maxModelLen"
+            )
         if self.engine == "vllm" and self.neuron is not None:
             raise ValueError("`neuron` settings only apply to engine neuron")
         if self.engine == "neuron" and self.tensor_parallel_size is not None:
@@ -452,6 +465,14 @@ class ModelConfig(_ServiceBase):
         ):
             raise ValueError("tensorParallelSize must be a power of two")
         return self
+
+    @property
+    def context_length(self) -> int:
+        """Tokens per sequence the service is sized for."""
+        if self.max_model_len is not None:
+            return self.max_model_len
+        assert self.neuron is not None  # guaranteed by _engine_fields
+        return self.neuron.sequence_length
 
 
 class RerankerConfig(_ServiceBase):

@@ -127,8 +127,8 @@ class StackFileError(Exception):
     """The stack file is missing or is not valid YAML."""
 
 
-def read_stack_file(program_dir: Path, stack: str) -> dict[str, Any]:
-    path = program_dir / f"Pulumi.{stack}.yaml"
+def read_stack_file(program_dir: Path, stack: str, path: Path | None = None) -> dict[str, Any]:
+    path = path or program_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         known = sorted(
             p.name[len("Pulumi.") : -len(".yaml")] for p in program_dir.glob("Pulumi.*.yaml")
@@ -154,17 +154,18 @@ def run_preview(
     program_dir: Path = REPO,
     policy_pack: Path | None = REPO / "policy",
     policy_config: dict[str, Any] | None = None,
+    stack_file: Path | None = None,
 ) -> PreviewResult:
     """Run the program under mocks and the policy pack over gRPC; never raises for user errors."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     try:
-        stack_file = read_stack_file(program_dir, stack)
+        settings = read_stack_file(program_dir, stack, stack_file)
         recording: Recording = run_program(
             program_dir,
             project=project_name(program_dir),
             stack=stack,
-            config=stack_config_values(stack_file),
+            config=stack_config_values(settings),
         )
     except StackFileError as exc:
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
@@ -359,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="JSON file in the format of `pulumi preview --policy-pack-config`",
     )
+    parser.add_argument(
+        "--stack-file", type=Path, help="read config from this file instead of Pulumi.<stack>.yaml"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid diagram too")
     args = parser.parse_args(argv)
@@ -378,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         program_dir=args.cwd.resolve(),
         policy_pack=None if args.no_policy else args.policy_pack.resolve(),
         policy_config=policy_config,
+        stack_file=args.stack_file,
     )
     if args.json:
         doc = result.to_json()

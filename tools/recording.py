@@ -17,6 +17,7 @@ import logging
 import os
 import runpy
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -284,14 +285,37 @@ def run_program(
     """Run `<program_dir>/__main__.py` under recording mocks, in preview mode.
 
     Raises whatever the program raises (the caller decides how to report it). The program's
-    directory is put first on sys.path, as the Python language host does.
+    directory is put first on sys.path and made the working directory, as the Python language
+    host does.
     """
     program_dir = program_dir.resolve()
-    region = (
-        json.loads(config["aws:region"])
-        if config.get("aws:region", "").startswith('"')
-        else (config.get("aws:region") or "us-east-1")
-    )
+    saved_path = list(sys.path)
+    saved_cwd = os.getcwd()
+    sys.path.insert(0, str(program_dir))
+    os.chdir(program_dir)
+    try:
+        return run_function(
+            lambda: runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__"),
+            project=project,
+            stack=stack,
+            config=config,
+        )
+    finally:
+        sys.path[:] = saved_path
+        os.chdir(saved_cwd)
+
+
+def run_function(
+    program: Callable[[], Any],
+    *,
+    project: str = "ecs-inference",
+    stack: str = "test",
+    config: dict[str, str] | None = None,
+) -> Recording:
+    """Run `program` (a function that declares resources) under recording mocks, in preview
+    mode, and return what it registered. Tests of single components use this directly."""
+    config = dict(config or {})
+    region = config.get("aws:region") or "us-east-1"
     mocks = RecordingMocks(region)
     monitor = RecordingMonitor(mocks)
     set_all_config(config)
@@ -304,21 +328,8 @@ def run_program(
         mocks, project=project, stack=stack, preview=True, monitor=monitor, logger=logger
     )
     root = pulumi_settings.get_root_resource()
-
-    saved_path = list(sys.path)
-    saved_cwd = os.getcwd()
-    sys.path.insert(0, str(program_dir))
-    os.chdir(program_dir)
-    try:
-        _sync_await(
-            run_pulumi_func(
-                lambda: runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__")
-            )
-        )
-        outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
-    finally:
-        sys.path[:] = saved_path
-        os.chdir(saved_cwd)
+    _sync_await(run_pulumi_func(program))
+    outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
     return Recording(
         resources=list(monitor.recorded),
         outputs=outputs,
