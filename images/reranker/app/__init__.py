@@ -1,0 +1,1 @@
+"""Fast CPU cross-encoder re-ranking service (ONNX Runtime + Rust tokenizers + FastAPI)."""

@@ -1,0 +1,208 @@
+"""Cross-encoder scoring with the Rust tokenizer and ONNX Runtime, batched by length.
+
+Why it is shaped this way (2 vCPU Fargate tasks, ~22M-parameter BERT-class models):
+- The forward pass is GEMM-bound, so the only large wins left once the graph is fused are
+  doing fewer FLOPs: pairs are sorted by token length and cut into chunks that are padded to
+  their own longest member, instead of padding a whole request to its longest document.
+- One ONNX session, one caller thread (`batcher.MicroBatcher`): ORT already spreads each run
+  over every vCPU; concurrent runs would only fight over the same cores and caches.
+- Truncation is the tokenizer's `longest_first` pair strategy at the model's max length, the
+  same one Hugging Face tokenizers apply for `truncation=True`, so scores match the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import contract as c
+
+#: Within a chunk, stop adding (shorter) pairs once they would carry more than this share of
+#: padding relative to the chunk's longest pair; a new, shorter chunk is cheaper then.
+PAD_SLACK = 0.2
+#: Chunks are not split below this many rows: tiny GEMMs lose more to per-run overhead than
+#: they save in padding.
+MIN_CHUNK_ROWS = 8
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Facts from reranker.json that serving (and FLOP accounting) needs."""
+
+    max_length: int
+    activation: str
+    hidden_size: int
+    num_layers: int
+    intermediate_size: int
+    variants: dict[str, str]
+
+    @classmethod
+    def load(cls, model_dir: Path) -> ModelInfo:
+        """Read `model_dir/reranker.json` (written by prepare.py)."""
+        path = model_dir / c.MODEL_CONFIG_FILE
+        doc = json.loads(path.read_text())
+        if int(doc.get("num_labels", 1)) != 1:
+            raise ValueError(f"{path}: a re-ranker needs a single-logit head")
+        return cls(
+            max_length=int(doc["max_length"]),
+            activation=str(doc.get("activation", "sigmoid")),
+            hidden_size=int(doc["hidden_size"]),
+            num_layers=int(doc["num_layers"]),
+            intermediate_size=int(doc["intermediate_size"]),
+            variants=dict(doc.get("variants", {"fp32": c.MODEL_VARIANTS["fp32"]})),
+        )
+
+
+def plan_chunks(
+    lengths_desc: Sequence[int], max_rows: int, max_tokens: int, slack: float = PAD_SLACK
+) -> list[tuple[int, int]]:
+    """Cut pairs sorted by descending length into [start, end) chunks.
+
+    A chunk is padded to its first (longest) member. It closes when it reaches `max_rows`, when
+    one more row would exceed `max_tokens` padded tokens, or (once it has MIN_CHUNK_ROWS rows) when
+    the next pair is more than `slack` shorter than the chunk's padded length.
+    """
+    chunks: list[tuple[int, int]] = []
+    n = len(lengths_desc)
+    start = 0
+    while start < n:
+        pad = max(1, int(lengths_desc[start]))
+        cap = max(1, min(max_rows, max_tokens // pad))
+        end = start + 1
+        while end < n and end - start < cap:
+            if end - start >= MIN_CHUNK_ROWS and lengths_desc[end] < pad * (1.0 - slack):
+                break
+            end += 1
+        chunks.append((start, end))
+        start = end
+    return chunks
+
+
+def encoder_flops(lengths: Sequence[int], hidden: int, layers: int, intermediate: int) -> float:
+    """Useful (unpadded) multiply-add FLOPs of a BERT encoder over sequences of these lengths.
+
+    Per layer and token: QKV + output projections (4h^2) and the FFN (2h*ff) as 2 FLOPs per MAC,
+    plus attention scores and weighted sum (2 * L * h MACs per token). Embedding lookups, layer
+    norms and the tiny head are ignored (<1%).
+    """
+    total = 0.0
+    for length in lengths:
+        dense = 2.0 * length * (4 * hidden * hidden + 2 * hidden * intermediate)
+        attention = 2.0 * 2.0 * length * length * hidden
+        total += layers * (dense + attention)
+    return total
+
+
+def activate(logits: np.ndarray, activation: str) -> np.ndarray:
+    """Map raw logits to relevance scores (`sigmoid` like CrossEncoder, or `none`)."""
+    logits = logits.astype(np.float64, copy=False)
+    if activation == "sigmoid":
+        return 1.0 / (1.0 + np.exp(-logits))
+    return logits
+
+
+@dataclass
+class BatchStats:
+    """What one `Engine.score` call did (for metrics and the benchmark)."""
+
+    pairs: int = 0
+    runs: int = 0
+    real_tokens: int = 0
+    padded_tokens: int = 0
+    seconds: float = 0.0
+
+
+class Engine:
+    """Owns the tokenizer and the ONNX session. Not thread-safe: one caller thread at a time."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        variant: str = "fp32",
+        *,
+        threads: int = 1,
+        max_length: int | None = None,
+        max_batch: int = 256,
+        max_batch_tokens: int = 8192,
+    ) -> None:
+        """Load `model_dir` (see prepare.py). Defaults: fp32, 1 thread, the model's max length."""
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.info = ModelInfo.load(model_dir)
+        if variant not in self.info.variants:
+            raise ValueError(
+                f"variant {variant!r} not in {model_dir} (has {sorted(self.info.variants)})"
+            )
+        self.max_length = min(max_length or self.info.max_length, self.info.max_length)
+        self.max_batch = max_batch
+        self.max_batch_tokens = max(max_batch_tokens, self.max_length)
+        self.tokenizer = Tokenizer.from_file(str(model_dir / c.TOKENIZER_FILE))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
+
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        # Spinning workers would keep burning the vCPUs between runs that the event loop and
+        # the tokenizer need; with batched runs the wake-up latency is negligible.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(
+            str(model_dir / self.info.variants[variant]),
+            sess_options=opts,
+            providers=["CPUExecutionProvider"],
+        )
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self.variant = variant
+
+    def tokenize(self, pairs: Sequence[tuple[str, str]]) -> list:
+        """Encode (query, document) pairs with special tokens, truncated, unpadded."""
+        return self.tokenizer.encode_batch(list(pairs), add_special_tokens=True)
+
+    def score(
+        self, pairs: Sequence[tuple[str, str]], stats: BatchStats | None = None
+    ) -> np.ndarray:
+        """Return one relevance score per pair, in input order."""
+        t0 = time.perf_counter()
+        encodings = self.tokenize(pairs)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(pairs))
+        order = np.argsort(-lengths, kind="stable")
+        sorted_lengths = lengths[order]
+        logits = np.empty(len(pairs), dtype=np.float32)
+        runs = padded = 0
+        for start, end in plan_chunks(sorted_lengths, self.max_batch, self.max_batch_tokens):
+            idx = order[start:end]
+            width = int(sorted_lengths[start])
+            ids = np.zeros((end - start, width), dtype=np.int64)
+            types = np.zeros_like(ids)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(idx):
+                enc = encodings[i]
+                n = len(enc.ids)
+                ids[row, :n] = enc.ids
+                types[row, :n] = enc.type_ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            feeds = {k: v for k, v in feeds.items() if k in self.input_names}
+            logits[idx] = self.session.run(["logits"], feeds)[0][:, 0]
+            runs += 1
+            padded += ids.size
+        if stats is not None:
+            stats.pairs += len(pairs)
+            stats.runs += runs
+            stats.real_tokens += int(lengths.sum())
+            stats.padded_tokens += padded
+            stats.seconds += time.perf_counter() - t0
+        return activate(logits, self.info.activation)
+
+    def flops(self, lengths: Sequence[int]) -> float:
+        """Useful encoder FLOPs for sequences of these token lengths."""
+        i = self.info
+        return encoder_flops(lengths, i.hidden_size, i.num_layers, i.intermediate_size)

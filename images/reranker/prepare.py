@@ -1,0 +1,236 @@
+"""Turn a Hugging Face cross-encoder directory into the ONNX bundle the re-ranker image serves.
+
+Run at build/prepare time (CI or a workstation with torch), never in the container: the runtime
+image carries ONNX Runtime + tokenizers only, so torch must not be needed to start a task. The
+output directory is what gets uploaded to the S3 prefix named by MODEL_S3_URI:
+
+    model.onnx        fp32, graph-fused for ONNX Runtime (attention, layer norm, GELU fusions)
+    model.int8.onnx   optional (--int8): dynamic int8 quantisation of the fused fp32 graph
+    tokenizer.json    the fast (Rust `tokenizers`) tokenizer, so serving needs no transformers
+    reranker.json     max_length, activation and shape facts the service and benchmarks read
+
+Usage:
+    python images/reranker/prepare.py --model-dir ./my-cross-encoder --out ./bundle [--int8]
+
+Only BERT-class encoders (BERT, MiniLM, ...) with a sequence-classification head are supported,
+because the ONNX Runtime fusions applied here are the BERT ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from contract import MODEL_CONFIG_FILE, MODEL_VARIANTS, TOKENIZER_FILE  # noqa: E402
+
+LOG = logging.getLogger("reranker.prepare")
+#: Opset 17 has LayerNormalization as a standard op; ORT 1.16+ runs it everywhere we deploy.
+DEFAULT_OPSET = 17
+#: Largest fp32 |ONNX - torch| logit difference accepted by the built-in check.
+FP32_TOLERANCE = 1e-3
+_CHECK_PAIRS = [
+    ("what is the capital of france?", "Paris is the capital and largest city of France."),
+    ("what is the capital of france?", "The Eiffel Tower was completed in 1889."),
+    ("how do fargate tasks pull images?", "Private subnets need ECR interface endpoints or NAT."),
+]
+
+
+def resolve_max_length(requested: int | None, tokenizer_max: int | None, positions: int) -> int:
+    """Return the max sequence length to truncate to.
+
+    Defaults to the tokenizer's `model_max_length` capped by the model's position embeddings
+    (tokenizers often report a sentinel like 1e30 when unset). An explicit request above the
+    position table is an error: the model cannot embed those positions.
+    """
+    if requested is not None:
+        if not 8 <= requested <= positions:
+            raise ValueError(f"--max-length must be within [8, {positions}], got {requested}")
+        return requested
+    if tokenizer_max is None or tokenizer_max <= 0 or tokenizer_max > positions:
+        return positions
+    return int(tokenizer_max)
+
+
+def bundle_config(hf_config: Any, max_length: int, variants: list[str], source: str) -> dict:
+    """Build the reranker.json document from a transformers config (pure, for tests)."""
+    num_labels = int(hf_config.num_labels)
+    return {
+        "format": 1,
+        "source": source,
+        "model_type": hf_config.model_type,
+        "max_length": max_length,
+        "num_labels": num_labels,
+        # sentence-transformers' CrossEncoder applies a sigmoid to single-logit heads; keeping the
+        # same activation makes relevance_score comparable with it (and bounded like Cohere's).
+        "activation": "sigmoid" if num_labels == 1 else "none",
+        "hidden_size": int(hf_config.hidden_size),
+        "num_layers": int(hf_config.num_hidden_layers),
+        "num_heads": int(hf_config.num_attention_heads),
+        "intermediate_size": int(hf_config.intermediate_size),
+        "vocab_size": int(hf_config.vocab_size),
+        "variants": {name: MODEL_VARIANTS[name] for name in variants},
+    }
+
+
+def export_onnx(model: Any, path: Path, opset: int) -> None:
+    """Export with dynamic batch and sequence axes via the TorchScript exporter.
+
+    The TorchScript path (dynamo=False) emits the MatMul/Softmax/LayerNorm patterns that ONNX
+    Runtime's BERT fusion recognises; the result is fused in `optimize_onnx`.
+    """
+    import torch
+
+    dummy = torch.ones((2, 16), dtype=torch.long)
+    axes = {0: "batch", 1: "sequence"}
+    with torch.inference_mode():
+        torch.onnx.export(
+            model,
+            (dummy, dummy, torch.zeros_like(dummy)),
+            str(path),
+            dynamo=False,
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["logits"],
+            dynamic_axes={
+                "input_ids": axes,
+                "attention_mask": axes,
+                "token_type_ids": axes,
+                "logits": {0: "batch"},
+            },
+            opset_version=opset,
+            do_constant_folding=True,
+        )
+
+
+def optimize_onnx(src: Path, dst: Path, num_heads: int, hidden_size: int) -> dict[str, int]:
+    """Apply ONNX Runtime's offline BERT fusions; return the fused-operator counts."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    optimized = optimize_model(
+        str(src), model_type="bert", num_heads=num_heads, hidden_size=hidden_size, opt_level=1
+    )
+    optimized.save_model_to_file(str(dst))
+    return {k: int(v) for k, v in optimized.get_fused_operator_statistics().items() if v}
+
+
+def quantize_int8(src: Path, dst: Path) -> None:
+    """Dynamic int8 quantisation of the weights (activations quantised per batch at run time).
+
+    Done here, ahead of time, because quantising at container start would add tens of seconds to
+    every Fargate task start and need the `onnx` package in the runtime image.
+    """
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # Shape inference cannot type the outputs of ORT's contrib (fused) ops; every activation in
+    # this graph is fp32, so say so instead of letting the quantiser give up.
+    quantize_dynamic(
+        str(src),
+        str(dst),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        extra_options={"DefaultTensorType": TensorProto.FLOAT},
+    )
+
+
+def check_against_torch(model: Any, tokenizer: Any, onnx_path: Path, max_length: int) -> float:
+    """Return max |logit difference| between the ONNX file and torch on a few fixed pairs."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    enc = tokenizer(
+        [q for q, _ in _CHECK_PAIRS],
+        [d for _, d in _CHECK_PAIRS],
+        padding=True,
+        truncation=True,
+        max_length=max_length,
+        return_tensors="np",
+    )
+    feeds = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    onnx_logits = session.run(["logits"], feeds)[0]
+    with torch.inference_mode():
+        torch_logits = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).logits.numpy()
+    return float(np.max(np.abs(onnx_logits - torch_logits)))
+
+
+def prepare(
+    model_dir: Path,
+    out_dir: Path,
+    *,
+    int8: bool = False,
+    max_length: int | None = None,
+    opset: int = DEFAULT_OPSET,
+) -> dict:
+    """Export `model_dir` into `out_dir`; return the reranker.json content written.
+
+    Defaults: fp32 only, max_length from the tokenizer (capped by position embeddings), opset 17.
+    Raises RuntimeError if the fp32 ONNX logits drift from torch beyond FP32_TOLERANCE.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), use_fast=True)
+    if not getattr(tokenizer, "is_fast", False):
+        raise RuntimeError(f"{model_dir} has no fast tokenizer; the service needs tokenizer.json")
+    # Eager attention exports the plain MatMul/Softmax graph that ORT's attention fusion matches.
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(model_dir), attn_implementation="eager"
+    ).eval()
+    cfg = model.config
+    if cfg.model_type not in {"bert"}:
+        raise RuntimeError(f"only BERT-class encoders are supported, got {cfg.model_type!r}")
+    length = resolve_max_length(max_length, tokenizer.model_max_length, cfg.max_position_embeddings)
+
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.onnx"
+        export_onnx(model, raw, opset)
+        fused = optimize_onnx(
+            raw, out_dir / MODEL_VARIANTS["fp32"], cfg.num_attention_heads, cfg.hidden_size
+        )
+    LOG.info("fused operators: %s", fused)
+    drift = check_against_torch(model, tokenizer, out_dir / MODEL_VARIANTS["fp32"], length)
+    if drift > FP32_TOLERANCE:
+        raise RuntimeError(f"fp32 ONNX logits differ from torch by {drift:.2e}")
+    variants = ["fp32"]
+    if int8:
+        quantize_int8(out_dir / MODEL_VARIANTS["fp32"], out_dir / MODEL_VARIANTS["int8"])
+        variants.append("int8")
+    tokenizer.backend_tokenizer.save(str(out_dir / TOKENIZER_FILE))
+    doc = bundle_config(cfg, length, variants, source=model_dir.name)
+    doc["fused_operators"] = fused
+    doc["fp32_max_logit_drift"] = drift
+    (out_dir / MODEL_CONFIG_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", type=Path, required=True, help="HF cross-encoder dir")
+    parser.add_argument("--out", type=Path, required=True, help="bundle output directory")
+    parser.add_argument("--int8", action="store_true", help="also write model.int8.onnx")
+    parser.add_argument("--max-length", type=int, default=None, help="default: tokenizer's")
+    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    doc = prepare(
+        args.model_dir, args.out, int8=args.int8, max_length=args.max_length, opset=args.opset
+    )
+    print(json.dumps(doc, indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
