@@ -113,6 +113,14 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
+def _non_negative_int(value: object, what: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SizingError(f"{what} must be a whole number of at least 0, got {value!r}")
+    return value
+
+
 def _non_negative(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise SizingError(f"{what} must be a number of at least 0, got {value!r}")
@@ -974,11 +982,11 @@ def health_check_grace_period(
     EC2 launch type the whole image is downloaded and its layers decompressed, single-threaded
     per layer, before the container starts) + weight load at ``weight_load_mib_per_second``
     (default 500 MiB/s: streaming from S3 through the gateway endpoint into accelerator
-    memory) + ``warmup_seconds``
-    (default 120 s: engine memory profiling, CUDA-graph capture or Neuron model load, first
-    request), times ``safety_factor`` (default 1.5). An estimate above ``cap_seconds`` (default
-    3600 s) is an error: such a model needs a warm pool or faster storage, or an explicit
-    ``override`` (default None), which may be 0 up to ECS's maximum of 2147483647 s.
+    memory) + ``warmup_seconds`` (default 120 s: engine memory profiling, CUDA-graph capture or
+    Neuron model load, first request), times ``safety_factor`` (default 1.5). An estimate
+    above ``cap_seconds`` (default 3600 s) is an error: such a model needs a warm pool or faster
+    storage, or an explicit ``override`` (default None), which may be 0 up to ECS's maximum of
+    2147483647 s.
     """
     if override is not None:
         if isinstance(override, bool) or not isinstance(override, (int, float)):
@@ -1082,11 +1090,11 @@ def deploy_headroom(
     whose ASG max has no room and minimum healthy 100 % stalls every deploy. ``asg_max_size``
     defaults to 1.
     """
-    desired = int(_non_negative(desired_count, "desired_count"))
+    desired = _non_negative_int(desired_count, "desired_count")
     per_instance = _positive_int(tasks_per_instance, "tasks_per_instance")
     min_pct = _non_negative(minimum_healthy_percent, "minimum_healthy_percent")
     max_pct = _non_negative(maximum_percent, "maximum_percent")
-    asg_max = int(_non_negative(asg_max_size, "asg_max_size"))
+    asg_max = _non_negative_int(asg_max_size, "asg_max_size")
     if min_pct > 100:
         raise SizingError(f"minimum_healthy_percent must be at most 100, got {min_pct:g}")
     if max_pct < 100:

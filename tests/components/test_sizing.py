@@ -723,6 +723,7 @@ def test_deploy_headroom_summaries():
         ((2, 1, 120, 200, 4), "minimum_healthy_percent must be at most 100"),
         ((2, 1, 100, 90, 4), "maximum_percent must be at least 100"),
         ((2, 0, 100, 200, 4), "tasks_per_instance must be a positive whole number"),
+        ((2.5, 1, 100, 200, 4), "desired_count must be a whole number of at least 0"),
     ],
 )
 def test_deploy_headroom_errors(args, message):
