@@ -41,7 +41,7 @@ def main() -> int:
     app = create_app(settings)
     config = uvicorn.Config(
         app,
-        host="0.0.0.0",  # noqa: S104 - awsvpc: the task's own ENI, reached only via the ALB
+        host="0.0.0.0",  # awsvpc: the task's own ENI, reached only via the ALB
         port=settings.port,
         loop="auto",
         http="auto",

@@ -28,7 +28,7 @@ import numpy as np
 LOG = logging.getLogger("reranker.batcher")
 
 
-class Overloaded(Exception):
+class OverloadedError(Exception):
     """The backlog is full; `retry_after` is a whole number of seconds (>= 1)."""
 
     def __init__(self, retry_after: int, pending: int) -> None:
@@ -54,10 +54,10 @@ class Admission:
         self._lock = threading.Lock()
 
     def acquire(self, n: int) -> None:
-        """Reserve `n` pairs or raise Overloaded."""
+        """Reserve `n` pairs or raise OverloadedError."""
         with self._lock:
             if self.pending > 0 and self.pending + n > self.limit:
-                raise Overloaded(
+                raise OverloadedError(
                     retry_after_seconds(self.pending, self.pairs_per_second), self.pending
                 )
             self.pending += n
@@ -141,7 +141,7 @@ class MicroBatcher:
         return self.admission.pending
 
     async def submit(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        """Score `pairs` in a shared batch; raises Overloaded when the backlog is full."""
+        """Score `pairs` in a shared batch; raises OverloadedError when the backlog is full."""
         n = len(pairs)
         self.admission.acquire(n)
         loop = asyncio.get_running_loop()

@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 import contract as c
+import numpy as np
 
 #: Within a chunk, stop adding (shorter) pairs once they would carry more than this share of
 #: padding relative to the chunk's longest pair; a new, shorter chunk is cheaper then.

@@ -16,6 +16,7 @@ import uuid
 from contextlib import asynccontextmanager
 from typing import Any
 
+import contract as c
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,8 +31,7 @@ from prometheus_client import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-import contract as c
-from app.batcher import MicroBatcher, Overloaded
+from app.batcher import MicroBatcher, OverloadedError
 from app.engine import BatchStats, Engine
 from app.settings import Settings, available_cpus
 from app.staging import missing_files, stage_from_s3
@@ -276,7 +276,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         texts = [d if isinstance(d, str) else d.text for d in req.documents]
         try:
             scores = await batcher.submit([(req.query, t) for t in texts])
-        except Overloaded as exc:
+        except OverloadedError as exc:
             return _error(
                 429,
                 f"server busy: {exc.pending} pairs queued; retry after {exc.retry_after}s",

@@ -85,7 +85,7 @@ def stage_from_s3(uri: str, dest: Path, variant: str, client: Any | None = None)
         tmp = target.with_name(target.name + ".part")
         body = client.get_object(Bucket=bucket, Key=key)["Body"]
         with open(tmp, "wb") as fh:
-            for chunk in iter(lambda: body.read(_CHUNK), b""):
+            while chunk := body.read(_CHUNK):
                 fh.write(chunk)
         os.replace(tmp, target)
         written.append(target)
