@@ -1,0 +1,419 @@
+"""How a model-serving container is launched: the contract between task definitions and images.
+
+Pure data and functions (no Pulumi): `ModelService` turns a `VllmLaunch` or `NeuronLaunch` into
+the container definition's `environment`, `command`, port mapping and health check; the image
+entrypoints (`images/vllm/entrypoint.py`, `images/neuron/entrypoint.py`) read exactly the
+environment variables named here and build the engine command line. Tests run the real
+entrypoints on the environment produced here and check every flag against the pinned engine
+releases' own argument definitions (`tools/engine_flags.py`).
+
+Engines:
+- GPU: vLLM 0.33.0 (`vllm serve`). Weights stream from S3 with the Run:ai model streamer
+  (`--load-format runai_streamer`, model `s3://bucket/prefix/`); vLLM itself pulls the small
+  config/tokenizer files from the same prefix, so nothing comes from a model hub
+  (`HF_HUB_OFFLINE=1` makes any accidental hub lookup fail fast instead of downloading).
+  vLLM 0.33.0 sends SSE keep-alive comments itself (`--sse-keep-alive-interval`).
+- Inferentia/Trainium: optimum-neuron 0.4.5 (`optimum-cli neuron serve`, which runs vLLM 0.11.0
+  with optimum-neuron's platform plugin). The precompiled artifact is staged from S3 to local
+  disk; the entrypoint refuses to start unless its `neuron_config.json` matches the configured
+  batch size, sequence length and tensor parallel degree, because a mismatch makes
+  optimum-neuron look for another compiled variant or recompile — minutes to hours on the
+  instance. vLLM 0.11.0 has no SSE keep-alive, so the entrypoint runs the engine on loopback and
+  a small stdlib reverse proxy on the service port that injects `: keep-alive` comments into
+  idle event streams.
+
+Why keep-alives at all: an ALB closes a connection on which no byte moved for its idle timeout
+(1–4000 s). A long prefill, a queued request or a slow generation can be silent for longer than
+that; an SSE comment line is ignored by clients but resets the timer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+VLLM_VERSION = "0.33.0"
+"""vLLM release of the GPU image (base `vllm/vllm-openai:v0.33.0`)."""
+VLLM_BASE_IMAGE = f"vllm/vllm-openai:v{VLLM_VERSION}"
+"""Pinned upstream image the GPU Dockerfile builds on."""
+OPTIMUM_NEURON_VERSION = "0.4.5"
+"""optimum-neuron release of the Neuron image (AWS DLC `huggingface-vllm-inference-neuronx`)."""
+NEURON_VLLM_VERSION = "0.11.0"
+"""vLLM release optimum-neuron 0.4.5 runs on (its `vllm==0.11.0` extra); flags forwarded to it
+must exist there."""
+
+HEALTH_PATH = "/health"
+"""Health path of both engines (vLLM's `/health`: 200 once the engine is ready); the neuron
+proxy forwards it unchanged so the target group sees the engine's own answer."""
+DEFAULT_PORT = 8000
+"""Container port the service listens on (vLLM's default)."""
+
+# --- environment variable names read by the entrypoints ---------------------------------------
+ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
+"""Model id clients send in the OpenAI `model` field."""
+ENV_PORT = "ENGINE_PORT"
+"""Port the container serves on (engine for vLLM, keep-alive proxy for Neuron)."""
+ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
+"""Seconds of silence on an event stream after which a `: keep-alive` comment is sent."""
+ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
+"""JSON list of extra engine flags, appended verbatim (validated by the launch dataclasses)."""
+ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+"""vLLM: `s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""
+ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"
+"""vLLM: GPUs the model is sharded over (equals the task's GPU resourceRequirement)."""
+ENV_MAX_MODEL_LEN = "ENGINE_MAX_MODEL_LEN"
+"""vLLM: context length (prompt + generation) the KV cache is sized for."""
+ENV_GPU_MEMORY_UTILIZATION = "ENGINE_GPU_MEMORY_UTILIZATION"
+"""vLLM: fraction of each GPU's memory vLLM may use (0 < x ≤ 1)."""
+ENV_MAX_NUM_SEQS = "ENGINE_MAX_NUM_SEQS"
+"""vLLM: maximum concurrent sequences (the sizing's max concurrency)."""
+ENV_DTYPE = "ENGINE_DTYPE"
+"""vLLM: weight/activation dtype (`auto`, `bfloat16`, `float16`, ...)."""
+ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
+"""vLLM: KV cache dtype (`auto`, `fp8`, ...)."""
+ENV_QUANTIZATION = "ENGINE_QUANTIZATION"
+"""vLLM: quantization method (`awq`, `gptq`, `fp8`, ...); unset means none/auto-detected."""
+ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
+"""Neuron: `s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""
+ENV_MODEL_DIR = "ENGINE_MODEL_DIR"
+"""Neuron: local directory the artifact is staged to before serving."""
+ENV_BATCH_SIZE = "ENGINE_BATCH_SIZE"
+"""Neuron: batch size the artifact was compiled for."""
+ENV_SEQUENCE_LENGTH = "ENGINE_SEQUENCE_LENGTH"
+"""Neuron: sequence length the artifact was compiled for."""
+ENV_TP_DEGREE = "ENGINE_TP_DEGREE"
+"""Neuron: tensor parallel degree (NeuronCores) the artifact was compiled for."""
+ENV_NEURON_TARGET = "ENGINE_NEURON_TARGET"
+"""Neuron: instance family the artifact must be compiled for (`inf2`, `trn1`, `trn2`); optional."""
+ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
+"""Neuron: loopback port of the engine behind the keep-alive proxy."""
+
+# --- variables the engines themselves read ----------------------------------------------------
+ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
+"""huggingface_hub: `1` forbids any hub request (weights must come from S3)."""
+ENV_VLLM_HTTP_KEEPALIVE = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
+"""vLLM: uvicorn idle keep-alive of client connections, seconds (default 5). The ALB reuses
+target connections for up to its idle timeout; a target that closes them sooner races the ALB
+and shows up as sporadic 502s, so it is set above the idle timeout."""
+ENV_VLLM_NO_USAGE_STATS = "VLLM_NO_USAGE_STATS"
+"""vLLM: `1` disables usage reporting to vLLM's collector (private subnets, no phoning home)."""
+ENV_API_KEY = "VLLM_API_KEY"
+"""vLLM: bearer key required on `/v1/*` when set. Inject it from Secrets Manager through the
+container's `secrets`, never `environment` (the policy pack flags plaintext secrets)."""
+ENV_NEURON_RT_VISIBLE_CORES = "NEURON_RT_VISIBLE_CORES"
+"""Neuron runtime: the NeuronCores the process may use (`0-3`)."""
+
+KEEPALIVE_MARGIN_SECONDS = 5
+"""Target keep-alive exceeds the ALB idle timeout by this much."""
+
+_S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
+_VLLM_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
+_NEURON_TARGETS = ("inf2", "trn1", "trn2")
+_CORES_PER_DEVICE = 2  # Inferentia2 and Trainium1 chips each expose 2 NeuronCores
+
+_VLLM_MANAGED_FLAGS = frozenset(
+    {
+        "--model",
+        "--served-model-name",
+        "--load-format",
+        "--tensor-parallel-size",
+        "-tp",
+        "--max-model-len",
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--quantization",
+        "-q",
+        "--sse-keep-alive-interval",
+        "--host",
+        "--port",
+        "--download-dir",
+        "--trust-remote-code",
+    }
+)
+_NEURON_MANAGED_FLAGS = frozenset(
+    {
+        "--model",
+        "-m",
+        "--served-model-name",
+        "--batch-size",
+        "--sequence-length",
+        "--tensor-parallel-size",
+        "-tp",
+        "--port",
+        "--host",
+        "--max-num-seqs",
+        "--max-model-len",
+        # would let optimum-neuron compile on the instance when the artifact does not match
+        "--allow-non-cached-model",
+        "--trust-remote-code",
+    }
+)
+
+
+class EngineLaunchError(ValueError):
+    """A launch setting is invalid; the message names the field and the offending value."""
+
+
+def _check_extra_args(extra_args: tuple[str, ...], managed: frozenset[str], where: str) -> None:
+    if isinstance(extra_args, str) or not all(isinstance(a, str) for a in extra_args):
+        raise EngineLaunchError(f"{where}.extra_args must be a list of strings")
+    for arg in extra_args:
+        if not arg.strip() or "\n" in arg or "\x00" in arg:
+            raise EngineLaunchError(f"{where}.extra_args contains an empty or multi-line item")
+        if arg.startswith("-"):
+            option = arg.split("=", 1)[0].replace("_", "-")
+            if option in managed or option.removeprefix("--no-") in {
+                m.removeprefix("--") for m in managed
+            }:
+                raise EngineLaunchError(
+                    f"{where}.extra_args sets {option}, which the launch already controls; "
+                    "set the dedicated field instead"
+                )
+    if extra_args and not extra_args[0].startswith("--"):
+        raise EngineLaunchError(
+            f"{where}.extra_args must start with a --flag, got {extra_args[0]!r}"
+        )
+
+
+def _check_common(
+    where: str, served_model_name: str, keepalive_seconds: int, port: int, idle_timeout: int
+) -> None:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}", served_model_name):
+        raise EngineLaunchError(
+            f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
+            "letters, digits and ._:/-"
+        )
+    if not 1 <= idle_timeout <= 4000:
+        raise EngineLaunchError(
+            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range 1-4000"
+        )
+    # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
+    # (GC pause, event-loop stall during a long prefill) does not cost the stream.
+    if not 1 <= keepalive_seconds <= idle_timeout // 2:
+        raise EngineLaunchError(
+            f"{where}.keepalive_seconds {keepalive_seconds} must be between 1 and half the "
+            f"ALB idle timeout ({idle_timeout // 2} s of {idle_timeout} s)"
+        )
+    if not 1024 <= port <= 65535:
+        raise EngineLaunchError(f"{where}.port {port} must be an unprivileged port 1024-65535")
+
+
+def _pos_int(where: str, name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EngineLaunchError(f"{where}.{name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class VllmLaunch:
+    """Settings of one vLLM (GPU) model server. Validated on construction.
+
+    Required: `served_model_name`, `weights_uri` (`s3://bucket/prefix/` with safetensors,
+    config.json and tokenizer files), `max_model_len`.
+    Defaults: `tensor_parallel_size` 1, `gpu_memory_utilization` 0.9, `max_num_seqs` 256,
+    `dtype` "auto", `kv_cache_dtype` "auto", `quantization` None, `keepalive_seconds` 15,
+    `alb_idle_timeout_seconds` 60 (ALB default; pass the endpoint's real value),
+    `port` 8000, `aws_region` None (not set), `extra_args` () (extra `vllm serve` flags;
+    flags controlled by the fields above are rejected).
+    """
+
+    served_model_name: str
+    weights_uri: str
+    max_model_len: int
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_num_seqs: int = 256
+    dtype: str = "auto"
+    kv_cache_dtype: str = "auto"
+    quantization: str | None = None
+    keepalive_seconds: int = 15
+    alb_idle_timeout_seconds: int = 60
+    port: int = DEFAULT_PORT
+    aws_region: str | None = None
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        where = "VllmLaunch"
+        object.__setattr__(self, "extra_args", tuple(self.extra_args))
+        _check_common(
+            where,
+            self.served_model_name,
+            self.keepalive_seconds,
+            self.port,
+            self.alb_idle_timeout_seconds,
+        )
+        if not _S3_URI.match(self.weights_uri):
+            raise EngineLaunchError(
+                f"{where}.weights_uri {self.weights_uri!r} must be an s3://bucket/prefix/ URI"
+            )
+        for name in ("max_model_len", "tensor_parallel_size", "max_num_seqs"):
+            _pos_int(where, name, getattr(self, name))
+        tp = self.tensor_parallel_size
+        if tp & (tp - 1):
+            raise EngineLaunchError(f"{where}.tensor_parallel_size {tp} must be a power of two")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise EngineLaunchError(
+                f"{where}.gpu_memory_utilization {self.gpu_memory_utilization} must be in (0, 1]"
+            )
+        if self.dtype not in _VLLM_DTYPES:
+            raise EngineLaunchError(f"{where}.dtype {self.dtype!r} not one of {_VLLM_DTYPES}")
+        for name in ("kv_cache_dtype", "quantization"):
+            value = getattr(self, name)
+            if value is not None and not re.fullmatch(r"[a-z0-9_\-]+", value):
+                raise EngineLaunchError(f"{where}.{name} {value!r} is not a method name")
+        _check_extra_args(self.extra_args, _VLLM_MANAGED_FLAGS, where)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the task must reserve (`resourceRequirements` type GPU)."""
+        return self.tensor_parallel_size
+
+
+@dataclass(frozen=True)
+class NeuronLaunch:
+    """Settings of one optimum-neuron (Inferentia/Trainium) model server. Validated.
+
+    Required: `served_model_name`, `artifact_uri` (`s3://bucket/prefix/` of a model exported
+    with `optimum-cli export neuron`: `neuron_config.json`, `config.json`, `model.pt`,
+    weights, tokenizer), `batch_size`, `sequence_length`, `tp_degree` — the values the
+    artifact was compiled with.
+    Defaults: `num_devices` ceil(tp_degree / 2) (Inferentia2/Trainium1 have 2 cores per
+    device), `target` None (instance family not checked), `model_dir` "/models/artifact",
+    `keepalive_seconds` 15, `alb_idle_timeout_seconds` 60, `port` 8000, `upstream_port`
+    port + 1 (loopback port of the engine behind the keep-alive proxy), `aws_region` None,
+    `extra_args` () (flags forwarded to vLLM 0.11.0).
+    """
+
+    served_model_name: str
+    artifact_uri: str
+    batch_size: int
+    sequence_length: int
+    tp_degree: int
+    num_devices: int | None = None
+    target: str | None = None
+    model_dir: str = "/models/artifact"
+    keepalive_seconds: int = 15
+    alb_idle_timeout_seconds: int = 60
+    port: int = DEFAULT_PORT
+    upstream_port: int | None = None
+    aws_region: str | None = None
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        where = "NeuronLaunch"
+        object.__setattr__(self, "extra_args", tuple(self.extra_args))
+        _check_common(
+            where,
+            self.served_model_name,
+            self.keepalive_seconds,
+            self.port,
+            self.alb_idle_timeout_seconds,
+        )
+        if not _S3_URI.match(self.artifact_uri):
+            raise EngineLaunchError(
+                f"{where}.artifact_uri {self.artifact_uri!r} must be an s3://bucket/prefix/ URI"
+            )
+        for name in ("batch_size", "sequence_length", "tp_degree"):
+            _pos_int(where, name, getattr(self, name))
+        if self.num_devices is None:
+            object.__setattr__(self, "num_devices", math.ceil(self.tp_degree / _CORES_PER_DEVICE))
+        _pos_int(where, "num_devices", self.num_devices)
+        if self.num_devices * _CORES_PER_DEVICE < self.tp_degree:
+            raise EngineLaunchError(
+                f"{where}.num_devices {self.num_devices} gives "
+                f"{self.num_devices * _CORES_PER_DEVICE} NeuronCores, fewer than tp_degree "
+                f"{self.tp_degree}"
+            )
+        if self.target is not None and self.target not in _NEURON_TARGETS:
+            raise EngineLaunchError(f"{where}.target {self.target!r} not one of {_NEURON_TARGETS}")
+        if not self.model_dir.startswith("/") or any(c.isspace() for c in self.model_dir):
+            raise EngineLaunchError(f"{where}.model_dir {self.model_dir!r} must be absolute")
+        if self.upstream_port is None:
+            object.__setattr__(self, "upstream_port", self.port + 1)
+        if not 1024 <= self.upstream_port <= 65535 or self.upstream_port == self.port:
+            raise EngineLaunchError(
+                f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
+                f"from port {self.port}"
+            )
+        _check_extra_args(self.extra_args, _NEURON_MANAGED_FLAGS, where)
+
+
+def _env(pairs: dict[str, str | None]) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in sorted(pairs.items()) if v is not None]
+
+
+def _common_env(launch: VllmLaunch | NeuronLaunch) -> dict[str, str | None]:
+    return {
+        ENV_SERVED_MODEL_NAME: launch.served_model_name,
+        ENV_PORT: str(launch.port),
+        ENV_SSE_KEEPALIVE_SECONDS: str(launch.keepalive_seconds),
+        ENV_EXTRA_ARGS: json.dumps(list(launch.extra_args)) if launch.extra_args else None,
+        ENV_HF_HUB_OFFLINE: "1",
+        ENV_VLLM_NO_USAGE_STATS: "1",
+        ENV_VLLM_HTTP_KEEPALIVE: str(launch.alb_idle_timeout_seconds + KEEPALIVE_MARGIN_SECONDS),
+        "AWS_REGION": launch.aws_region,
+        "AWS_DEFAULT_REGION": launch.aws_region,
+    }
+
+
+def container_environment(launch: VllmLaunch | NeuronLaunch) -> list[dict[str, str]]:
+    """The container definition's `environment` (sorted by name; no secrets)."""
+    env = _common_env(launch)
+    if isinstance(launch, VllmLaunch):
+        env |= {
+            ENV_WEIGHTS_URI: launch.weights_uri,
+            ENV_TENSOR_PARALLEL_SIZE: str(launch.tensor_parallel_size),
+            ENV_MAX_MODEL_LEN: str(launch.max_model_len),
+            ENV_GPU_MEMORY_UTILIZATION: repr(float(launch.gpu_memory_utilization)),
+            ENV_MAX_NUM_SEQS: str(launch.max_num_seqs),
+            ENV_DTYPE: launch.dtype,
+            ENV_KV_CACHE_DTYPE: launch.kv_cache_dtype,
+            ENV_QUANTIZATION: launch.quantization,
+        }
+    else:
+        last_core = launch.tp_degree - 1
+        env |= {
+            ENV_ARTIFACT_URI: launch.artifact_uri,
+            ENV_MODEL_DIR: launch.model_dir,
+            ENV_BATCH_SIZE: str(launch.batch_size),
+            ENV_SEQUENCE_LENGTH: str(launch.sequence_length),
+            ENV_TP_DEGREE: str(launch.tp_degree),
+            ENV_NEURON_TARGET: launch.target,
+            ENV_UPSTREAM_PORT: str(launch.upstream_port),
+            ENV_NEURON_RT_VISIBLE_CORES: f"0-{last_core}" if last_core else "0",
+        }
+    return _env(env)
+
+
+def container_command(launch: VllmLaunch | NeuronLaunch) -> list[str]:
+    """The container definition's `command`: empty, the image entrypoint reads the environment.
+
+    Kept as a function so the task definition states it explicitly (an inherited CMD from a
+    base image would otherwise be appended to the entrypoint).
+    """
+    del launch
+    return []
+
+
+def port_mappings(launch: VllmLaunch | NeuronLaunch) -> list[dict[str, object]]:
+    """`portMappings` for awsvpc networking (containerPort only; hostPort equals it)."""
+    return [{"containerPort": launch.port, "protocol": "tcp", "name": "http"}]
+
+
+def neuron_devices(launch: NeuronLaunch) -> list[dict[str, object]]:
+    """`linuxParameters.devices` mapping exactly the Neuron devices the model needs.
+
+    Neuron devices are not an ECS resource type; the task maps `/dev/neuron0..N-1` and the
+    service places one task per instance (distinctInstance) so devices are never shared.
+    """
+    return [
+        {
+            "hostPath": f"/dev/neuron{i}",
+            "containerPath": f"/dev/neuron{i}",
+            "permissions": ["read", "write"],
+        }
+        for i in range(launch.num_devices)
+    ]

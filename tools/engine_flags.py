@@ -1,0 +1,663 @@
+"""Command-line flags the pinned serving engines really accept, read from their released sources.
+
+The model services launch `vllm serve` (GPU) and `optimum-cli neuron serve` (Inferentia). A flag
+that the pinned release does not know makes the container exit at start, on an accelerator
+instance that took minutes to come up, so the generated command lines are checked offline
+against the engines' own argument definitions instead of a hand-written list.
+
+How: the wheels of the pinned releases are fetched once with `pip download --no-deps` into
+`.cache/engines/` (git-ignored), their Python files are extracted, and the argparse calls are
+read with `ast` (nothing is imported: the engines need CUDA/Neuron stacks that a laptop or CI
+runner does not have). vLLM registers most flags from config dataclasses
+(`get_kwargs(ModelConfig)` then `add_argument("--x", **kwargs["x"])`, or a loop over all fields of
+`FrontendArgs`), so the reader follows those to the dataclass field annotations to learn whether
+a flag takes a value, is a boolean switch (`--x` / `--no-x`) and which values its `Literal` type
+allows.
+
+Releases:
+- vLLM 0.33.0: the GPU engine (`vllm/vllm-openai:v0.33.0`).
+- optimum-neuron 0.4.5 and the vLLM it requires (0.11.0, its `vllm` extra): the Neuron engine
+  (AWS DLC `huggingface-vllm-inference-neuronx:0.11.0-optimum0.4.5-...`). `optimum-cli neuron
+  serve` parses its own flags and forwards every unknown one to vLLM 0.11.0's server parser.
+
+Command line: `python tools/engine_flags.py --prefetch` downloads and extracts all releases
+(the Makefile bootstrap runs it); `python tools/engine_flags.py vllm serve ...` checks an argv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import fcntl
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CACHE_DIR = REPO_ROOT / ".cache" / "engines"
+"""Where wheels and extracted sources live (git-ignored through `.cache/`)."""
+
+
+@dataclass(frozen=True)
+class EngineRelease:
+    """A pinned engine distribution on PyPI."""
+
+    project: str
+    version: str
+
+    @property
+    def wheel_prefix(self) -> str:
+        """File-name prefix of the wheel (`pip` normalises `-` to `_`)."""
+        return f"{self.project.replace('-', '_')}-{self.version}-"
+
+
+VLLM_GPU = EngineRelease("vllm", "0.33.0")
+"""vLLM release run on GPU pools; must match the `vllm/vllm-openai` base image tag."""
+OPTIMUM_NEURON = EngineRelease("optimum-neuron", "0.4.5")
+"""optimum-neuron release run on Inferentia/Trainium pools; must match the Neuron DLC tag."""
+VLLM_NEURON = EngineRelease("vllm", "0.11.0")
+"""vLLM release that optimum-neuron 0.4.5 pins (`Requires-Dist: vllm==0.11.0; extra == "vllm"`)."""
+
+ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON)
+
+
+class EngineSourceUnavailableError(RuntimeError):
+    """The pinned wheel is not cached and could not be downloaded."""
+
+
+# --------------------------------------------------------------------------------------------
+# Fetching sources
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(cache_dir: Path) -> Iterator[None]:
+    """Serialise downloads/extraction between pytest-xdist workers and parallel make jobs."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _find_wheel(release: EngineRelease, cache_dir: Path) -> Path | None:
+    wheels = sorted(cache_dir.glob(f"{release.wheel_prefix}*.whl"))
+    return wheels[0] if wheels else None
+
+
+def fetch_wheel(release: EngineRelease, cache_dir: Path = CACHE_DIR) -> Path:
+    """Return the cached wheel of `release`, downloading it with `pip download` if missing.
+
+    Raises `EngineSourceUnavailableError` with pip's output when the download fails (no network):
+    callers must not treat that as "nothing to check".
+    """
+    with _locked(cache_dir):
+        wheel = _find_wheel(release, cache_dir)
+        if wheel is not None:
+            return wheel
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            f"{release.project}=={release.version}",
+            "-d",
+            str(cache_dir),
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        wheel = _find_wheel(release, cache_dir)
+        if proc.returncode != 0 or wheel is None:
+            raise EngineSourceUnavailableError(
+                f"could not download {release.project}=={release.version} "
+                f"({' '.join(cmd)}): {proc.stdout[-800:]}{proc.stderr[-800:]}"
+            )
+        return wheel
+
+
+def source_root(release: EngineRelease, cache_dir: Path = CACHE_DIR) -> Path:
+    """Return a directory holding the release's Python sources (extracted once from the wheel)."""
+    target = cache_dir / "src" / f"{release.project}-{release.version}"
+    marker = target / ".complete"
+    if marker.exists():
+        return target
+    wheel = fetch_wheel(release, cache_dir)
+    with _locked(cache_dir):
+        if marker.exists():
+            return target
+        with zipfile.ZipFile(wheel) as archive:
+            members = [
+                name for name in archive.namelist() if name.endswith(".py") or ".dist-info/" in name
+            ]
+            archive.extractall(target, members)
+        marker.write_text(wheel.name + "\n")
+    return target
+
+
+# --------------------------------------------------------------------------------------------
+# Reading argparse definitions
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One optional argument as argparse will accept it."""
+
+    options: tuple[str, ...]
+    takes_value: bool = True
+    optional_value: bool = False
+    negatable: bool = False
+    choices: tuple[str, ...] | None = None
+    """Values argparse enforces (`choices=`); None when any value is accepted at parse time."""
+    known_values: tuple[str, ...] | None = None
+    """Values the field's `Literal` type lists even when argparse lets any string through
+    (vLLM validates those later, at engine start, which is exactly what must not happen on a
+    GPU instance)."""
+
+
+@dataclass
+class FlagSet:
+    """The flags of one command parser, keyed by option string."""
+
+    name: str
+    flags: dict[str, Flag] = field(default_factory=dict)
+    normalise_underscores: bool = False
+    """vLLM's FlexibleArgumentParser rewrites `--a_b` to `--a-b`; plain argparse does not."""
+
+    def add(self, flag: Flag) -> None:
+        """Register `flag` under each of its option strings (and `--no-x` for switches)."""
+        for option in flag.options:
+            self.flags[option] = flag
+            if flag.negatable and option.startswith("--"):
+                self.flags["--no-" + option[2:]] = Flag(
+                    options=("--no-" + option[2:],), takes_value=False
+                )
+
+    def __contains__(self, option: str) -> bool:
+        return self.lookup(option) is not None
+
+    def lookup(self, option: str) -> Flag | None:
+        """Return the flag for `option`, applying the parser's own normalisation."""
+        if option in self.flags:
+            return self.flags[option]
+        if self.normalise_underscores and option.startswith("--"):
+            return self.flags.get("--" + option[2:].replace("_", "-"))
+        return None
+
+    def problems(self, argv: Sequence[str], fallback: FlagSet | None = None) -> list[str]:
+        """Return what this parser (then `fallback`, for forwarded args) would reject in `argv`.
+
+        Checks: every option exists; options that take a value get one; switches get none;
+        values are within `choices` and, where the type lists them, within `known_values`.
+        Positional arguments are reported too: the generated commands use none.
+        """
+        found: list[str] = []
+        i = 0
+        while i < len(argv):
+            token = argv[i]
+            i += 1
+            if not token.startswith("-"):
+                found.append(f"{self.name}: unexpected positional argument {token!r}")
+                continue
+            option, has_inline, inline = token.partition("=")
+            owner = self
+            flag = self.lookup(option)
+            if flag is None and fallback is not None:
+                owner, flag = fallback, fallback.lookup(option)
+            if flag is None:
+                found.append(f"{self.name}: unknown flag {option}")
+                continue
+            if not flag.takes_value:
+                if has_inline:
+                    found.append(f"{owner.name}: {option} is a switch and takes no value")
+                continue
+            if has_inline:
+                value = inline
+            elif i < len(argv) and not argv[i].startswith("--"):
+                value = argv[i]
+                i += 1
+            elif flag.optional_value:
+                continue
+            else:
+                found.append(f"{owner.name}: {option} needs a value")
+                continue
+            if flag.choices is not None and value not in flag.choices:
+                found.append(f"{owner.name}: {option} {value!r} not in {list(flag.choices)}")
+            elif flag.known_values is not None and value not in flag.known_values:
+                found.append(
+                    f"{owner.name}: {option} {value!r} not among {list(flag.known_values)}"
+                )
+        return found
+
+
+class _Modules:
+    """Lazy index of the modules of an extracted source tree."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._trees: dict[str, ast.Module] = {}
+
+    def path(self, dotted: str) -> Path | None:
+        base = self.root.joinpath(*dotted.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def tree(self, dotted: str) -> ast.Module | None:
+        if dotted not in self._trees:
+            path = self.path(dotted)
+            if path is None:
+                return None
+            self._trees[dotted] = ast.parse(path.read_text(encoding="utf-8"))
+        return self._trees[dotted]
+
+    def resolve(self, module: str, name: str, depth: int = 0) -> tuple[str, ast.AST] | None:
+        """Find the class/assignment `name` visible in `module`, following `from x import`."""
+        tree = self.tree(module)
+        if tree is None or depth > 6:
+            return None
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name:
+                return module, node
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets
+            ):
+                return module, node.value
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == name
+                and node.value is not None
+            ):
+                return module, node.value
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module is not None:
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        source = node.module
+                        if node.level:
+                            parts = module.split(".")
+                            is_pkg = self.path(module) == self.root.joinpath(*parts, "__init__.py")
+                            keep = len(parts) - node.level + (1 if is_pkg else 0)
+                            source = ".".join([*parts[:keep], node.module])
+                        return self.resolve(source, alias.name, depth + 1)
+        return None
+
+
+def _const_strings(nodes: Sequence[ast.AST]) -> list[str]:
+    return [n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _union_members(node: ast.AST | None) -> list[ast.AST]:
+    if node is None:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _union_members(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return [node]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    if isinstance(node, ast.Subscript):
+        head = node.value.attr if isinstance(node.value, ast.Attribute) else ""
+        head = node.value.id if isinstance(node.value, ast.Name) else head
+        inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in ("Optional", "Union"):
+            return [m for part in inner for m in _union_members(part)] + (
+                [ast.Constant(None)] if head == "Optional" else []
+            )
+        if head == "Annotated":
+            return _union_members(inner[0])
+    return [node]
+
+
+def _type_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "None"
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        return _type_name(node.value)
+    return type(node).__name__
+
+
+def _literal_values(modules: _Modules, module: str, node: ast.AST) -> list[str] | None:
+    """Values of a `Literal[...]` annotation member, resolving aliases like `ModelDType`."""
+    if isinstance(node, ast.Subscript) and _type_name(node.value) == "Literal":
+        inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return [str(v.value) for v in inner if isinstance(v, ast.Constant)]
+    if isinstance(node, ast.Name):
+        found = modules.resolve(module, node.id)
+        if found is not None and not isinstance(found[1], ast.ClassDef | ast.FunctionDef):
+            values: list[str] = []
+            for member in _union_members(found[1]):
+                sub = _literal_values(modules, found[0], member)
+                if sub is None:
+                    return None
+                values += sub
+            return values
+    return None
+
+
+def _flag_from_annotation(
+    modules: _Modules, module: str, options: tuple[str, ...], annotation: ast.AST | None
+) -> Flag:
+    """Mirror vLLM's `_compute_kwargs`: how a dataclass field becomes an argparse argument."""
+    members = _union_members(annotation)
+    names = {_type_name(m) for m in members}
+    if names == {"bool", "str", "None"}:
+        return Flag(options, takes_value=True, optional_value=True)
+    if "bool" in names:
+        return Flag(options, takes_value=False, negatable=True)
+    literals: list[str] = []
+    for member in members:
+        values = _literal_values(modules, module, member)
+        if values is not None:
+            literals += values
+    if literals:
+        # With `str` in the union vLLM shows the literals as a metavar and accepts any string.
+        if "str" in names:
+            return Flag(options, known_values=tuple(literals))
+        return Flag(options, choices=tuple(literals) + (("None",) if "None" in names else ()))
+    return Flag(options)
+
+
+def _dataclass_fields(
+    modules: _Modules, module: str, class_name: str
+) -> list[tuple[str, str, ast.AST]]:
+    """(module, field name, annotation) for a dataclass and its bases, bases first."""
+    found = modules.resolve(module, class_name)
+    if found is None or not isinstance(found[1], ast.ClassDef):
+        return []
+    cls_module, cls = found
+    fields: list[tuple[str, str, ast.AST]] = []
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            fields += _dataclass_fields(modules, cls_module, base.id)
+    for node in cls.body:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and not node.target.id.startswith("_")
+            and _type_name(node.annotation) not in ("ClassVar", "InitVar")
+        ):
+            fields.append((cls_module, node.target.id, node.annotation))
+    return fields
+
+
+def _find_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+class _ParserReader:
+    """Walks functions that register argparse arguments and collects their flags."""
+
+    def __init__(self, modules: _Modules, flag_set: FlagSet) -> None:
+        self.modules = modules
+        self.flag_set = flag_set
+        self._seen: set[tuple[str, str]] = set()
+
+    def read_function(
+        self, module: str, func: ast.FunctionDef, cls: tuple[str, ast.ClassDef] | None
+    ) -> None:
+        kwargs_of: dict[str, tuple[str, str]] = {}
+        for node in ast.walk(func):
+            # `model_kwargs = get_kwargs(ModelConfig)`: remember which dataclass a dict describes.
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and _type_name(node.value.func) == "get_kwargs"
+                and node.value.args
+                and isinstance(node.value.args[0], ast.Name)
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        name = node.value.args[0].id
+                        if name == "cls" and cls is not None:
+                            kwargs_of[target.id] = (cls[0], cls[1].name)
+                        else:
+                            kwargs_of[target.id] = (module, name)
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = node.func
+            if isinstance(callee, ast.Attribute) and callee.attr == "add_argument":
+                self._read_add_argument(module, node, kwargs_of, cls)
+            elif isinstance(callee, ast.Attribute) and callee.attr == "add_cli_args":
+                owner = callee.value
+                if isinstance(owner, ast.Name) and owner.id != "cls":
+                    self.read_class_method(module, owner.id, "add_cli_args")
+
+    def read_class_method(self, module: str, class_name: str, method: str) -> None:
+        """Read `class_name.method` (following imports and, if absent, base classes)."""
+        found = self.modules.resolve(module, class_name)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            raise LookupError(f"cannot resolve class {class_name} from {module}")
+        cls_module, cls = found
+        key = (cls_module, cls.name)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        func = _find_method(cls, method)
+        if func is None:
+            for base in cls.bases:
+                if isinstance(base, ast.Name):
+                    self._seen.discard(key)
+                    return self._read_inherited(cls_module, cls, base.id, method)
+            raise LookupError(f"{class_name}.{method} not found")
+        self.read_function(cls_module, func, (cls_module, cls))
+
+    def _read_inherited(self, module: str, cls: ast.ClassDef, base: str, method: str) -> None:
+        found = self.modules.resolve(module, base)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            raise LookupError(f"cannot resolve base {base} of {cls.name}")
+        func = _find_method(found[1], method)
+        if func is None:
+            raise LookupError(f"{base}.{method} not found")
+        # A classmethod reading `get_kwargs(cls)` registers the *subclass's* fields.
+        self.read_function(found[0], func, (module, cls))
+
+    def _read_add_argument(
+        self,
+        module: str,
+        call: ast.Call,
+        kwargs_of: dict[str, tuple[str, str]],
+        cls: tuple[str, ast.ClassDef] | None,
+    ) -> None:
+        options = tuple(o for o in _const_strings(call.args) if o.startswith("-"))
+        if any(isinstance(a, ast.JoinedStr) for a in call.args):
+            # `for key, value in kwargs.items(): add_argument(f"--{key...}", **value)`:
+            # one flag per field of the dataclass whose kwargs are being iterated.
+            if cls is None:
+                raise LookupError("f-string flag outside a dataclass method")
+            for field_module, name, annotation in _dataclass_fields(
+                self.modules, cls[0], cls[1].name
+            ):
+                option = "--" + name.replace("_", "-")
+                self.flag_set.add(
+                    _flag_from_annotation(self.modules, field_module, (option,), annotation)
+                )
+            return
+        if not options:
+            return  # positional (e.g. vLLM's optional `model_tag`)
+        flag = Flag(options)
+        for source in self._kwargs_sources(call):
+            dict_name, field_name = source
+            if dict_name in kwargs_of:
+                owner_module, owner = kwargs_of[dict_name]
+                for field_module, name, annotation in _dataclass_fields(
+                    self.modules, owner_module, owner
+                ):
+                    if name == field_name:
+                        flag = _flag_from_annotation(
+                            self.modules, field_module, options, annotation
+                        )
+        for keyword in call.keywords:
+            if keyword.arg == "action":
+                action = keyword.value
+                action_name = (
+                    action.value if isinstance(action, ast.Constant) else _type_name(action)
+                )
+                if action_name in ("store_true", "store_false", "count", "store_const"):
+                    flag = Flag(options, takes_value=False)
+                elif action_name == "BooleanOptionalAction":
+                    flag = Flag(options, takes_value=False, negatable=True)
+            elif keyword.arg == "choices" and isinstance(keyword.value, ast.List | ast.Tuple):
+                values = _const_strings(keyword.value.elts)
+                if values:
+                    flag = Flag(options, choices=tuple(values))
+            elif (
+                keyword.arg == "nargs"
+                and isinstance(keyword.value, ast.Constant)
+                and keyword.value.value == "?"
+            ):
+                flag = Flag(options, takes_value=True, optional_value=True)
+        self.flag_set.add(flag)
+
+    @staticmethod
+    def _kwargs_sources(call: ast.Call) -> list[tuple[str, str]]:
+        """`**model_kwargs["dtype"]` (possibly inside `**{**x["y"], ...}`) → [(dict, field)]."""
+        found: list[tuple[str, str]] = []
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                continue
+            values = [keyword.value]
+            if isinstance(keyword.value, ast.Dict):
+                pairs = zip(keyword.value.keys, keyword.value.values, strict=True)
+                values = [v for k, v in pairs if k is None]
+            for value in values:
+                if (
+                    isinstance(value, ast.Subscript)
+                    and isinstance(value.value, ast.Name)
+                    and isinstance(value.slice, ast.Constant)
+                ):
+                    found.append((value.value.id, str(value.slice.value)))
+        return found
+
+
+def _module_function(modules: _Modules, module: str, name: str) -> ast.FunctionDef:
+    tree = modules.tree(module)
+    if tree is None:
+        raise LookupError(f"module {module} not in {modules.root}")
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    raise LookupError(f"{module}.{name} not found")
+
+
+_VLLM_SERVE_PARSER_MODULES = (
+    "vllm.entrypoints.common.cli_args",  # 0.3x layout
+    "vllm.entrypoints.openai.cli_args",  # 0.11 layout
+)
+
+
+def vllm_serve_flags(root: Path, name: str = "vllm serve") -> FlagSet:
+    """Flags of `vllm serve` (the OpenAI server parser `make_arg_parser`) in the tree `root`."""
+    modules = _Modules(root)
+    flag_set = FlagSet(name=name, normalise_underscores=True)
+    reader = _ParserReader(modules, flag_set)
+    for module in _VLLM_SERVE_PARSER_MODULES:
+        if modules.path(module) is not None:
+            tree = modules.tree(module)
+            assert tree is not None
+            if any(
+                isinstance(n, ast.FunctionDef) and n.name == "make_arg_parser" for n in tree.body
+            ):
+                reader.read_function(
+                    module, _module_function(modules, module, "make_arg_parser"), None
+                )
+                break
+    else:
+        raise LookupError(f"no vLLM server parser found under {root}")
+    return flag_set
+
+
+def optimum_neuron_serve_flags(root: Path) -> FlagSet:
+    """Flags `optimum-cli neuron serve` parses itself (the rest are forwarded to vLLM)."""
+    modules = _Modules(root)
+    flag_set = FlagSet(name="optimum-cli neuron serve")
+    reader = _ParserReader(modules, flag_set)
+    module = "optimum.commands.neuron.serve"
+    found = modules.resolve(module, "ServeCommand")
+    if found is None or not isinstance(found[1], ast.ClassDef):
+        raise LookupError(f"ServeCommand not found under {root}")
+    func = _find_method(found[1], "parse_args")
+    if func is None:
+        raise LookupError("ServeCommand.parse_args not found")
+    reader.read_function(module, func, found)
+    return flag_set
+
+
+def vllm_env_vars(root: Path) -> frozenset[str]:
+    """Names of the environment variables `vllm/envs.py` reads (keys of `environment_variables`)."""
+    modules = _Modules(root)
+    tree = modules.tree("vllm.envs")
+    if tree is None:
+        raise LookupError(f"vllm/envs.py not under {root}")
+    names: set[str] = set()
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign):
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "environment_variables":
+            value = node.value
+            if isinstance(value, ast.Dict):
+                names.update(_const_strings([k for k in value.keys if k is not None]))
+    if not names:
+        raise LookupError("environment_variables not found in vllm/envs.py")
+    return frozenset(names)
+
+
+# --------------------------------------------------------------------------------------------
+# Checking whole commands
+# --------------------------------------------------------------------------------------------
+
+
+def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]:
+    """Return the problems the pinned engine would find in `argv` (empty list: accepted).
+
+    Understands `vllm serve ...` (vLLM 0.33.0) and `optimum-cli neuron serve ...`
+    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0).
+    """
+    argv = list(argv)
+    if argv[:2] == ["vllm", "serve"]:
+        return vllm_serve_flags(source_root(VLLM_GPU, cache_dir)).problems(argv[2:])
+    if argv[:3] == ["optimum-cli", "neuron", "serve"]:
+        own = optimum_neuron_serve_flags(source_root(OPTIMUM_NEURON, cache_dir))
+        forwarded = vllm_serve_flags(source_root(VLLM_NEURON, cache_dir), "vllm 0.11.0 (forwarded)")
+        return own.problems(argv[3:], fallback=forwarded)
+    return [f"not an engine command this tool knows: {argv[:3]}"]
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    """CLI: `--prefetch` to cache the releases, or an engine argv to check."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prefetch", action="store_true", help="download and extract releases")
+    parser.add_argument("argv", nargs=argparse.REMAINDER, help="engine command line to check")
+    ns = parser.parse_args(args)
+    if ns.prefetch:
+        for release in ALL_RELEASES:
+            print(source_root(release))
+        return 0
+    problems = check_command(ns.argv)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
