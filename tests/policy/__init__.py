@@ -1,0 +1,1 @@
+"""Tests of the CrossGuard policy pack and of tools/analyzer_client.py."""

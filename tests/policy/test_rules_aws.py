@@ -1,0 +1,332 @@
+"""Every rule against the real pack over gRPC, with pulumi-aws shapes.
+
+The baseline stack is compliant; each variant changes one thing and must produce exactly the
+listed violations (policy name, resource name) and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from tests.policy.policy_stacks import (
+    LB,
+    LISTENER,
+    RERANKER,
+    SG_RULE,
+    UNKNOWN,
+    VLLM,
+    Stack,
+    aws_baseline,
+    container_json,
+    forward,
+    found,
+)
+
+
+def test_baseline_is_compliant(pack):
+    assert pack.analyze(aws_baseline()) == []
+
+
+def _rerank_container(**changes) -> Callable[[Stack], None]:
+    def change(s: Stack) -> None:
+        s.set("rerank-td", containerDefinitions=container_json({**RERANKER, **changes}))
+
+    return change
+
+
+def _llm_env(*env) -> Callable[[Stack], None]:
+    def change(s: Stack) -> None:
+        s.set("llm-td", containerDefinitions=container_json({**VLLM, "environment": list(env)}))
+
+    return change
+
+
+def _add_public_nlb(port: float, internal: bool = False) -> Callable[[Stack], None]:
+    def change(s: Stack) -> None:
+        s.add(LB, "nlb", {"internal": internal, "loadBalancerType": "network"})
+        s.add(
+            LISTENER,
+            "nlb-tcp",
+            {"loadBalancerArn": UNKNOWN, "port": port, "protocol": "TCP", "defaultActions": []},
+            refs={"loadBalancerArn": "nlb"},
+        )
+
+    return change
+
+
+def _fargate_spot_llm(s: Stack) -> None:
+    s.set("llm", capacityProviderStrategies=[{"capacityProvider": "FARGATE_SPOT", "weight": 1.0}])
+    deps = dict(s["llm"].property_dependencies)
+    deps.pop("capacityProviderStrategies")
+    s.replace("llm", property_dependencies=deps)
+
+
+def _large_rerank(platform: str) -> Callable[[Stack], None]:
+    def change(s: Stack) -> None:
+        s.set("rerank-td", cpu="8192", memory="16384")
+        s.set("rerank", platformVersion=platform)
+
+    return change
+
+
+GPU = [{"type": "GPU", "value": "1"}]
+NEURON = {"devices": [{"hostPath": "/dev/neuron0", "containerPath": "/dev/neuron0"}]}
+HOST = "no-accelerators-or-host-features-on-fargate"
+ON_FARGATE = "no-gpu-task-on-fargate-service"
+GRID = "fargate-task-size-on-grid"
+PLATFORM = "fargate-platform-version-for-large-tasks"
+PUBLIC_IP = "no-public-ip-on-serving-task"
+INGRESS = "no-internet-ingress-on-serving-port"
+NLB = "no-internet-facing-nlb-on-serving-port"
+
+VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
+    # no accelerators or host features on Fargate, no GPU task on a Fargate service
+    "fargate-gpu": (
+        _rerank_container(resourceRequirements=GPU),
+        {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
+    ),
+    "fargate-neuron-device": (
+        _rerank_container(linuxParameters=NEURON),
+        {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
+    ),
+    "fargate-privileged": (_rerank_container(privileged=True), {(HOST, "rerank-td")}),
+    "fargate-ipc-mode": (lambda s: s.set("rerank-td", ipcMode="host"), {(HOST, "rerank-td")}),
+    "fargate-placement": (
+        lambda s: s.set(
+            "rerank-td",
+            placementConstraints=[{"type": "memberOf", "expression": "attribute:x == y"}],
+        ),
+        {(HOST, "rerank-td")},
+    ),
+    "fargate-docker-volume": (
+        lambda s: s.set(
+            "rerank-td",
+            volumes=[{"name": "cache", "dockerVolumeConfiguration": {"scope": "task"}}],
+        ),
+        {(HOST, "rerank-td")},
+    ),
+    "gpu-service-launch-type-fargate": (
+        lambda s: s.set("llm", launchType="FARGATE", capacityProviderStrategies=...),
+        {(ON_FARGATE, "llm")},
+    ),
+    "gpu-service-fargate-spot-provider": (_fargate_spot_llm, {(ON_FARGATE, "llm")}),
+    # Fargate grid and platform version
+    "grid-memory-off": (lambda s: s.set("rerank-td", memory="3000"), {(GRID, "rerank-td")}),
+    "grid-cpu-off": (lambda s: s.set("rerank-td", cpu="3072"), {(GRID, "rerank-td")}),
+    "grid-memory-too-big": (lambda s: s.set("rerank-td", memory="17408"), {(GRID, "rerank-td")}),
+    "grid-missing-memory": (lambda s: s.set("rerank-td", memory=...), {(GRID, "rerank-td")}),
+    "grid-8vcpu-step": (
+        lambda s: s.set("rerank-td", cpu="8192", memory="18432"),
+        {(GRID, "rerank-td")},
+    ),
+    "platform-1.3-large-task": (_large_rerank("1.3.0"), {(PLATFORM, "rerank")}),
+    # unauthenticated internet-facing endpoints
+    "public-ip": (
+        lambda s: s.set("rerank", networkConfiguration={"subnets": ["a"], "assignPublicIp": True}),
+        {(PUBLIC_IP, "rerank")},
+    ),
+    "sg-inline-open-443": (
+        lambda s: s.set(
+            "alb-sg",
+            ingress=[
+                {"protocol": "tcp", "fromPort": 443.0, "toPort": 443.0, "cidrBlocks": ["0.0.0.0/0"]}
+            ],
+        ),
+        {(INGRESS, "alb-sg")},
+    ),
+    "sg-ingress-rule-open-8000": (
+        lambda s: s.set("task-from-alb", cidrIpv4="0.0.0.0/0", referencedSecurityGroupId=...),
+        {(INGRESS, "task-from-alb")},
+    ),
+    "sg-rule-all-ports-ipv6": (
+        lambda s: s.add(
+            SG_RULE,
+            "all-v6",
+            {
+                "type": "ingress",
+                "protocol": "-1",
+                "fromPort": 0.0,
+                "toPort": 0.0,
+                "ipv6CidrBlocks": ["::/0"],
+                "securityGroupId": UNKNOWN,
+            },
+        ),
+        {(INGRESS, "all-v6")},
+    ),
+    "public-nlb-serving-port": (_add_public_nlb(8000.0), {(NLB, "nlb-tcp")}),
+    # advisories
+    "idle-timeout-short": (
+        lambda s: s.set("alb", idleTimeout=120.0),
+        {("alb-idle-timeout-for-streaming", "alb")},
+    ),
+    "idle-timeout-unset": (
+        lambda s: s.set("alb", idleTimeout=...),
+        {("alb-idle-timeout-for-streaming", "alb")},
+    ),
+    "grace-missing": (
+        lambda s: s.set("llm", healthCheckGracePeriodSeconds=...),
+        {("health-check-grace-period", "llm")},
+    ),
+    "grace-short": (
+        lambda s: s.set("rerank", healthCheckGracePeriodSeconds=30.0),
+        {("health-check-grace-period", "rerank")},
+    ),
+    "circuit-breaker-no-rollback": (
+        lambda s: s.set("rerank", deploymentCircuitBreaker={"enable": True, "rollback": False}),
+        {("deployment-circuit-breaker-rollback", "rerank")},
+    ),
+    "circuit-breaker-missing": (
+        lambda s: s.set("llm", deploymentCircuitBreaker=...),
+        {("deployment-circuit-breaker-rollback", "llm")},
+    ),
+    "scale-in-faster": (
+        lambda s: s.set(
+            "llm-scaling",
+            targetTrackingScalingPolicyConfiguration={
+                "targetValue": 30.0,
+                "scaleInCooldown": 30.0,
+                "scaleOutCooldown": 60.0,
+            },
+        ),
+        {("scale-out-faster-than-scale-in", "llm-scaling")},
+    ),
+    "no-cooldowns": (
+        lambda s: s.set(
+            "llm-scaling", targetTrackingScalingPolicyConfiguration={"targetValue": 30.0}
+        ),
+        {("scale-out-faster-than-scale-in", "llm-scaling")},
+    ),
+    "deregistration-short": (
+        lambda s: s.set("llm-tg", deregistrationDelay=30.0),
+        {("deregistration-delay-covers-streams", "llm-tg")},
+    ),
+    "deregistration-default": (
+        lambda s: s.set("rerank-tg", deregistrationDelay=...),
+        {("deregistration-delay-covers-streams", "rerank-tg")},
+    ),
+    "target-type-instance": (
+        lambda s: s.set("rerank-tg", targetType="instance"),
+        {("target-type-ip-for-awsvpc", "rerank-tg")},
+    ),
+    "plaintext-secret": (
+        _llm_env({"name": "OPENAI_API_KEY", "value": "sk-live-123"}),
+        {("no-plaintext-secrets-in-environment", "llm-td")},
+    ),
+    "gpu-headroom": (
+        lambda s: s.set("gpu-asg", maxSize=3.0),
+        {("gpu-deploy-headroom", "llm")},
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_one_change_one_violation(pack, variant):
+    change, expected = VARIANTS[variant]
+    stack = aws_baseline().copy()
+    change(stack)
+    violations = pack.analyze(stack)
+    assert found(violations) == expected, [v.message for v in violations]
+    mandatory = {v.policy_name for v in violations if v.enforcement_level == "mandatory"}
+    assert all(p in mandatory for p, _ in expected if p in MANDATORY)
+
+
+MANDATORY = {HOST, ON_FARGATE, GRID, PLATFORM, PUBLIC_IP, INGRESS, NLB}
+MANDATORY.add("no-unauthenticated-internet-listener")
+
+COMPLIANT_CHANGES: dict[str, Callable[[Stack], None]] = {
+    "internal-nlb-serving-port": _add_public_nlb(8000.0, internal=True),
+    "public-nlb-ssh-port": _add_public_nlb(22.0),
+    "sg-open-on-ssh-only": lambda s: s.set(
+        "alb-sg",
+        ingress=[
+            {"protocol": "tcp", "fromPort": 22.0, "toPort": 22.0, "cidrBlocks": ["0.0.0.0/0"]}
+        ],
+    ),
+    "sg-open-icmp": lambda s: s.set(
+        "alb-sg",
+        ingress=[
+            {"protocol": "icmp", "fromPort": -1.0, "toPort": -1.0, "cidrBlocks": ["0.0.0.0/0"]}
+        ],
+    ),
+    "fargate-large-task-latest": _large_rerank("LATEST"),
+    "fargate-large-task-1.4": _large_rerank("1.4.0"),
+    "grid-vcpu-units": lambda s: s.set("rerank-td", cpu="2 vCPU", memory="8 GB"),
+    "grid-32vcpu-244gb": lambda s: s.set("rerank-td", cpu="32768", memory=str(244 * 1024)),
+    "headroom-max-percent-100": lambda s: (
+        s.set("gpu-asg", maxSize=2.0),
+        s.set("llm", deploymentMaximumPercent=100.0),
+    ),
+    "secret-looking-but-allowed-names": _llm_env(
+        {"name": "TOKENIZERS_PARALLELISM", "value": "false"},
+        {"name": "MAX_NUM_BATCHED_TOKENS", "value": "8192"},
+        {"name": "HF_TOKEN", "value": ""},
+    ),
+    "scale-in-disabled": lambda s: s.set(
+        "llm-scaling",
+        targetTrackingScalingPolicyConfiguration={"targetValue": 30.0, "disableScaleIn": True},
+    ),
+    "code-deploy-controller": lambda s: s.set(
+        "rerank", deploymentController={"type": "CODE_DEPLOY"}, deploymentCircuitBreaker=...
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(COMPLIANT_CHANGES))
+def test_compliant_changes_stay_clean(pack, variant):
+    stack = aws_baseline().copy()
+    COMPLIANT_CHANGES[variant](stack)
+    assert found(pack.analyze(stack)) == set()
+
+
+# --- internet-facing ALB: every forwarding listener / rule must authenticate first -----------
+
+
+def _public() -> Stack:
+    return aws_baseline().copy().set("alb", internal=False)
+
+
+def test_internet_facing_alb_with_auth_everywhere_is_compliant(pack):
+    assert pack.analyze(_public()) == []
+
+
+AUTH = "no-unauthenticated-internet-listener"
+
+
+@pytest.mark.parametrize(
+    ("name", "actions"),
+    [
+        ("llm-browser", [forward(1.0)]),
+        ("llm-api", [forward(1.0), {"type": "jwt-validation", "order": 2.0}]),
+        ("rerank-route", [{"type": "forward", "targetGroupArn": UNKNOWN}]),
+    ],
+)
+def test_public_rule_forwarding_without_auth(pack, name, actions):
+    stack = _public().set(name, actions=actions)
+    violations = pack.analyze(stack)
+    assert found(violations) == {(AUTH, name)}
+    assert violations[0].enforcement_level == "mandatory"
+    assert violations[0].stage == "stack"
+
+
+def test_public_listener_default_forward_without_auth(pack):
+    stack = _public().set("https", defaultActions=[forward(1.0)])
+    assert found(pack.analyze(stack)) == {(AUTH, "https")}
+
+
+def test_internal_alb_may_forward_without_auth(pack):
+    stack = aws_baseline().copy().set("llm-browser", actions=[forward(1.0)])
+    assert found(pack.analyze(stack)) == set()
+
+
+def test_violation_messages_say_what_and_how_to_fix(pack):
+    stack = aws_baseline().copy()
+    _rerank_container(resourceRequirements=GPU)(stack)
+    by_policy = {v.policy_name: v for v in pack.analyze(stack)}
+    host = by_policy[HOST]
+    assert "GPU=1" in host.message and "rerank" in host.message
+    assert "Fix:" in host.description
+    assert host.urn.endswith("::rerank-td") and host.stage == "resource"
+    assert json.loads(stack["rerank-td"].inputs["containerDefinitions"])[0]["name"] == "reranker"
