@@ -22,3 +22,5 @@ platform = InferencePlatform("inference", plan)
 
 pulumi.export("vpcId", platform.network.vpc_id)
 pulumi.export("clusterName", platform.cluster.name)
+# The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
+pulumi.export("decisions", plan.decisions())

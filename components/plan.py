@@ -1,31 +1,410 @@
 """The plan: every decision a stack's resources depend on, made before any resource exists.
 
-`build_plan(config)` checks what the schema alone cannot (instance types in the catalog, models
-that fit their pool, Fargate sizes on the grid, timeouts that cover the longest generation) and
-records the decisions the preview prints. It raises one `ConfigError` naming config paths, so an
-invalid stack registers nothing.
+`build_plan(config)` checks what the schema alone cannot — instance types that exist and match
+their pool kind, models that fit their pool's accelerators, Neuron artifacts that fit their
+instance, Fargate sizes on the grid, timeouts that cover the longest generation, deploys that
+can make progress on scarce accelerators — and records each decision as a line the preview
+prints and the stack exports. It raises one `ConfigError` with every problem, each naming the
+config path to edit, so an invalid stack registers nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
-from components.config import StackConfig
+from components import catalog, sizing
+from components.config import ModelConfig, PoolConfig, RerankerConfig, StackConfig
+from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.errors import ConfigError, ConfigIssue
+
+# Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
+# them by 10 leaves room for hand-added rules between services.
+PRIORITY_START, PRIORITY_STEP = 100, 10
+# Host memory ECS and the OS keep for themselves on an accelerator instance: the task
+# reservation must stay below what the agent registers or the task never places.
+HOST_MEMORY_RESERVE_FRACTION = 0.10
+# Default re-ranker need when neither a size nor a need is given (a MiniLM-class cross-encoder
+# with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for request bursts).
+DEFAULT_RERANKER_NEED_MIB, DEFAULT_RERANKER_NEED_VCPU = 2048, 1.0
+# vLLM's engine core and tensor-parallel workers exchange tensors through /dev/shm.
+SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    name: str
+    kind: Literal["gpu", "neuron"]
+    config: PoolConfig
+    instance: catalog.InstanceType
+    ami_parameter: str
+
+
+@dataclass(frozen=True)
+class DeployPlan:
+    """ECS deployment percentages chosen for the pool's headroom."""
+
+    minimum_healthy_percent: int
+    maximum_percent: int
+    note: str
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    name: str
+    config: ModelConfig
+    pool: PoolPlan
+    image: str
+    launch: VllmLaunch | NeuronLaunch
+    fit: sizing.GpuFit | sizing.NeuronFit
+    priority: int
+    task_cpu: int
+    task_memory_mib: int
+    gpu_count: int
+    neuron_devices: tuple[str, ...]
+    shm_size_mib: int
+    one_task_per_instance: bool
+    deregistration: sizing.DeregistrationDelay
+    grace: sizing.GracePeriod
+    deploy: DeployPlan
+    weights_bucket: str
+    weights_prefix: str
+
+    @property
+    def port(self) -> int:
+        return self.launch.port
+
+
+@dataclass(frozen=True)
+class RerankerPlan:
+    name: str
+    config: RerankerConfig
+    image: str
+    size: sizing.FargateSize
+    priority: int
+    deregistration: sizing.DeregistrationDelay
+    model_bucket: str
+    model_prefix: str
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A validated config plus the derived decisions, keyed by pool/service name."""
+    """A validated config plus every derived decision."""
 
     config: StackConfig
-    decisions: dict[str, list[str]] = field(default_factory=dict)
+    idle_timeout: sizing.IdleTimeout
+    pools: dict[str, PoolPlan] = field(default_factory=dict)
+    models: dict[str, ModelPlan] = field(default_factory=dict)
+    rerankers: dict[str, RerankerPlan] = field(default_factory=dict)
+
+    def decisions(self) -> dict[str, list[str]]:
+        """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
+        out: dict[str, list[str]] = {"endpoint": [self.idle_timeout.summary()]}
+        for name, pool in self.pools.items():
+            out[f"pool {name}"] = [pool.instance.describe(), f"AMI from SSM {pool.ami_parameter}"]
+        for name, m in self.models.items():
+            out[f"model {name}"] = [
+                m.fit.summary(),
+                f"task reservation {m.task_cpu} CPU units / {m.task_memory_mib} MiB"
+                + (f", shared memory {m.shm_size_mib} MiB" if m.shm_size_mib else ""),
+                m.grace.summary(),
+                m.deregistration.summary(),
+                m.deploy.note,
+            ]
+        for name, r in self.rerankers.items():
+            out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+        return out
 
 
-def build_plan(config: StackConfig, stack: str | None = None) -> Plan:
-    """Derive every decision from `config`; raise `ConfigError` listing all problems."""
+def split_s3_uri(uri: str) -> tuple[str, str]:
+    """`s3://bucket/a/b/` -> ("bucket", "a/b/"); the prefix always ends with '/' when non-empty."""
+    rest = uri[len("s3://") :]
+    bucket, _, prefix = rest.partition("/")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    return bucket, prefix
+
+
+def choose_deploy(desired: int, tasks_per_instance: int, capacity_instances: int) -> DeployPlan:
+    """Deployment percentages a rolling deploy can actually make progress with.
+
+    Prefer a surge (min 100 %, max 200 %: no capacity lost during the deploy) when the pool can
+    add at least one instance beyond what the services on it use at steady state. Otherwise
+    replace in place, one task at a time (max 100 %), which for a single task means a short
+    outage — stated in the note so a reviewer sees it in the preview. `capacity_instances` is
+    how many instances of the pool this service may occupy: its own steady-state instances plus
+    the pool's free ones.
+    """
+    headroom = sizing.deploy_headroom(desired, tasks_per_instance, 100, 200, capacity_instances)
+    if desired == 0 or headroom.can_surge:
+        return DeployPlan(100, 200, f"deploy: surge (min 100 %, max 200 %); {headroom.summary()}")
+    if desired > 1:
+        min_healthy = math.floor(100 * (desired - 1) / desired)
+        return DeployPlan(
+            min_healthy,
+            100,
+            f"deploy: no instance headroom in the pool, so replace in place one task at a time "
+            f"(min {min_healthy} %, max 100 %)",
+        )
+    return DeployPlan(
+        0,
+        100,
+        "deploy: WARNING the pool has no room for a second copy, so a deploy stops the only task "
+        "first (min 0 %, max 100 %); raise the pool's maxSize by one to deploy without downtime",
+    )
+
+
+def _pool_plans(cfg: StackConfig, issues: list[ConfigIssue]) -> dict[str, PoolPlan]:
+    pools: dict[str, PoolPlan] = {}
+    for section, kind, accel in (
+        ("gpuPools", "gpu", "nvidia"),
+        ("neuronPools", "neuron", "neuron"),
+    ):
+        for name, pool in (cfg.gpu_pools if kind == "gpu" else cfg.neuron_pools).items():
+            path = f"platform.{section}.{name}.instanceType"
+            try:
+                inst = catalog.instance(pool.instance_type)
+            except catalog.CatalogLookupError as exc:
+                issues.append(ConfigIssue(path, str(exc.args[0] if exc.args else exc)))
+                continue
+            if inst.accelerator != accel:
+                other = "gpuPools" if kind == "neuron" else "neuronPools"
+                wanted = "NVIDIA GPU" if kind == "gpu" else "Inferentia/Trainium"
+                issues.append(
+                    ConfigIssue(
+                        path,
+                        f"{inst.name} has {inst.accelerator_name} accelerators; put it under "
+                        f"{other}, or pick a {wanted} type",
+                    )
+                )
+                continue
+            pools[name] = PoolPlan(name, kind, pool, inst, catalog.ECS_AMI_SSM_PARAMETERS[accel])
+    return pools
+
+
+def _task_reservation(inst: catalog.InstanceType, tasks_per_instance: int) -> tuple[int, int]:
+    cpu = (inst.vcpu * 1024) // tasks_per_instance
+    memory = int(inst.memory_gib * 1024 * (1 - HOST_MEMORY_RESERVE_FRACTION)) // tasks_per_instance
+    return cpu, memory
+
+
+def _shm_size(tp_size: int, task_memory_mib: int) -> int:
+    wanted = SHM_SINGLE_GPU_MIB + SHM_PER_EXTRA_GPU_MIB * (tp_size - 1)
+    return min(wanted, SHM_MAX_MIB, task_memory_mib // 4)
+
+
+def _model_plan(
+    name: str,
+    model: ModelConfig,
+    pool: PoolPlan,
+    cfg: StackConfig,
+    priority: int,
+    idle: sizing.IdleTimeout,
+    region: str | None,
+) -> ModelPlan:
+    """Size one model on its pool. The deploy choice assumes the whole pool is available;
+    `build_plan` refines it once every service on the pool is known."""
+    params = model.parameters
+    explicit = params.model_dump(exclude_none=True) if params else {}
+    image = model.image or getattr(cfg.images, model.engine)
+    served = model.served_model_name or name
+    if model.engine == "vllm":
+        need = sizing.gpu_memory_need(
+            model.architecture,
+            dtype=model.dtype,
+            kv_cache_dtype=model.kv_cache_dtype,
+            max_model_len=model.context_length,
+            max_concurrent_sequences=model.max_concurrent_sequences,
+            overhead_fraction=model.memory_overhead_fraction,
+            **explicit,
+        )
+        fit: sizing.GpuFit | sizing.NeuronFit = sizing.choose_tensor_parallel(
+            need,
+            pool.instance,
+            model.gpu_memory_utilization,
+            tensor_parallel_size=model.tensor_parallel_size,
+        )
+        tasks_per_instance = fit.tasks_per_instance
+        cpu, memory = _task_reservation(pool.instance, tasks_per_instance)
+        launch: VllmLaunch | NeuronLaunch = VllmLaunch(
+            served_model_name=served,
+            weights_uri=model.weights_uri,
+            max_model_len=model.context_length,
+            tensor_parallel_size=fit.tp_size,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            max_num_seqs=model.max_concurrent_sequences,
+            dtype=_vllm_dtype(model.dtype),
+            kv_cache_dtype=model.kv_cache_dtype,
+            quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
+            alb_idle_timeout_seconds=idle.seconds,
+            aws_region=region,
+        )
+        gpu_count, devices, shm = fit.tp_size, (), _shm_size(fit.tp_size, memory)
+        weights_gib = need.weights_gib
+    else:
+        assert model.neuron is not None
+        arch = sizing.resolve_architecture(model.architecture, **explicit)
+        fit = sizing.neuron_fit(
+            model.neuron.tp_degree,
+            model.neuron.batch_size,
+            model.neuron.sequence_length,
+            pool.instance,
+            arch,
+            model.dtype,
+            overhead_fraction=model.memory_overhead_fraction,
+        )
+        tasks_per_instance = 1
+        cpu, memory = _task_reservation(pool.instance, 1)
+        launch = NeuronLaunch(
+            served_model_name=served,
+            artifact_uri=model.weights_uri,
+            batch_size=model.neuron.batch_size,
+            sequence_length=model.neuron.sequence_length,
+            tp_degree=model.neuron.tp_degree,
+            num_devices=fit.devices_mapped,
+            target=pool.instance.family if pool.instance.family in ("inf2", "trn1") else None,
+            alb_idle_timeout_seconds=idle.seconds,
+            aws_region=region,
+        )
+        gpu_count, devices, shm = 0, tuple(fit.device_paths), 0
+        weights_gib = fit.weights_gib
+
+    grace = sizing.health_check_grace_period(
+        model.startup.image_gib,
+        weights_gib,
+        image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
+        weight_load_mib_per_second=model.startup.weight_load_mib_per_second,
+        warmup_seconds=model.startup.warmup_seconds,
+        override=model.health_check_grace_period_seconds,
+    )
+    bucket, prefix = split_s3_uri(model.weights_uri)
+    return ModelPlan(
+        name=name,
+        config=model,
+        pool=pool,
+        image=image,
+        launch=launch,
+        fit=fit,
+        priority=priority,
+        task_cpu=cpu,
+        task_memory_mib=memory,
+        gpu_count=gpu_count,
+        neuron_devices=devices,
+        shm_size_mib=shm,
+        one_task_per_instance=model.engine == "neuron",
+        deregistration=sizing.deregistration_delay(model.max_generation_seconds),
+        grace=grace,
+        deploy=choose_deploy(model.desired_count, tasks_per_instance, pool.config.max_size),
+        weights_bucket=bucket,
+        weights_prefix=prefix,
+    )
+
+
+def _tasks_per_instance(m: ModelPlan) -> int:
+    return m.fit.tasks_per_instance
+
+
+def _vllm_dtype(dtype: str) -> str:
+    """The `--dtype` vLLM takes: activations dtype; quantised weights keep auto."""
+    return {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(dtype, "auto")
+
+
+def _reranker_plan(name: str, rr: RerankerConfig, cfg: StackConfig, priority: int) -> RerankerPlan:
+    if rr.cpu is not None:
+        size = sizing.fargate_size(rr.cpu, rr.memory_mib)
+    else:
+        size = sizing.fargate_size(
+            need_memory_mib=rr.need_memory_mib or DEFAULT_RERANKER_NEED_MIB,
+            need_vcpu=rr.need_vcpu or DEFAULT_RERANKER_NEED_VCPU,
+        )
+    if size.needs_platform_1_4 and rr.platform_version not in ("LATEST", "1.4.0"):
+        raise sizing.SizingError(
+            f"{size.cpu // 1024} vCPU Fargate tasks need platform version 1.4.0 or LATEST, "
+            f"got {rr.platform_version!r}"
+        )
+    bucket, prefix = split_s3_uri(rr.model_uri)
+    image = rr.image or cfg.images.reranker
+    assert image is not None  # check_references guarantees it
+    return RerankerPlan(
+        name=name,
+        config=rr,
+        image=image,
+        size=size,
+        priority=priority,
+        deregistration=sizing.deregistration_delay(rr.max_request_seconds),
+        model_bucket=bucket,
+        model_prefix=prefix,
+    )
+
+
+def build_plan(config: StackConfig, stack: str | None = None, region: str | None = None) -> Plan:
+    """Derive every decision from `config`; raise `ConfigError` listing all problems.
+
+    `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
+    resolution inside the container).
+    """
     issues: list[ConfigIssue] = []
-    decisions: dict[str, list[str]] = {}
+    pools = _pool_plans(config, issues)
+
+    longest = [m.max_generation_seconds for m in config.models.values()]
+    longest += [r.max_request_seconds for r in config.rerankers.values()]
+    try:
+        idle = sizing.alb_idle_timeout(
+            longest or [60], override=config.endpoint.idle_timeout_seconds
+        )
+    except sizing.SizingError as exc:
+        issues.append(ConfigIssue("platform.endpoint.idleTimeoutSeconds", str(exc)))
+        idle = sizing.alb_idle_timeout(longest or [60])
+
+    models: dict[str, ModelPlan] = {}
+    priority = PRIORITY_START
+    priorities: dict[str, int] = {}
+    for name in config.service_names():
+        priorities[name] = priority
+        priority += PRIORITY_STEP
+
+    for name, model in config.models.items():
+        pool = pools.get(model.pool)
+        if pool is None:
+            continue  # already reported against the pool
+        try:
+            models[name] = _model_plan(name, model, pool, config, priorities[name], idle, region)
+        except (sizing.SizingError, EngineLaunchError) as exc:
+            issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
+
+    # Deploy headroom is a property of the pool: every service on it shares its maxSize.
+    for pool in pools.values():
+        on_pool = [m for m in models.values() if m.pool.name == pool.name]
+        needs = {
+            m.name: math.ceil(m.config.desired_count / _tasks_per_instance(m)) for m in on_pool
+        }
+        steady = sum(needs.values())
+        section = "gpuPools" if pool.kind == "gpu" else "neuronPools"
+        if steady > pool.config.max_size:
+            issues.append(
+                ConfigIssue(
+                    f"platform.{section}.{pool.name}.maxSize",
+                    f"the services on this pool ({', '.join(needs)}) need {steady} instance(s) at "
+                    f"their desired counts but maxSize is {pool.config.max_size}; raise maxSize "
+                    "or lower desiredCount",
+                )
+            )
+            continue
+        free = pool.config.max_size - steady
+        for m in on_pool:
+            deploy = choose_deploy(
+                m.config.desired_count, _tasks_per_instance(m), needs[m.name] + free
+            )
+            models[m.name] = replace(m, deploy=deploy)
+
+    rerankers: dict[str, RerankerPlan] = {}
+    for name, rr in config.rerankers.items():
+        try:
+            rerankers[name] = _reranker_plan(name, rr, config, priorities[name])
+        except sizing.SizingError as exc:
+            issues.append(ConfigIssue(f"platform.rerankers.{name}", str(exc)))
+
     if issues:
         raise ConfigError(issues, stack)
-    return Plan(config=config, decisions=decisions)
+    return Plan(config=config, idle_timeout=idle, pools=pools, models=models, rerankers=rerankers)
