@@ -1,0 +1,167 @@
+"""Policy pack config: levels and thresholds through Configure, and the config file format.
+
+Each pack process here gets its own ``--policy-pack-config``-style config, reconciled the way
+the CLI does (schema defaults, then ``all``, then per-policy entries) before ``Configure``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.policy.conftest import POLICY_DIR
+from tests.policy.policy_stacks import RERANKER, aws_baseline, container_json, found
+from tools.analyzer_client import (
+    PolicyConfigError,
+    PolicyPackProcess,
+    load_policy_config,
+    reconcile_config,
+    validate_schema,
+)
+
+CONFIG = {
+    "alb-idle-timeout-for-streaming": {
+        "enforcementLevel": "mandatory",
+        "minIdleTimeoutSeconds": 1000,
+    },
+    "no-public-ip-on-serving-task": "advisory",
+    "no-internet-ingress-on-serving-port": {"exemptResources": ["alb-sg"]},
+    "health-check-grace-period": {"minGracePeriodSeconds": 300},
+}
+
+
+@pytest.fixture(scope="module")
+def configured():
+    with PolicyPackProcess(POLICY_DIR, config=CONFIG) as process:
+        yield process
+
+
+def test_info_reports_levels_and_thresholds_after_config(configured):
+    policies = {p["name"]: p for p in configured.info()["policies"]}
+    idle = policies["alb-idle-timeout-for-streaming"]
+    assert idle["enforcementLevel"] == "mandatory"
+    assert idle["config"]["minIdleTimeoutSeconds"] == 1000
+    assert policies["no-public-ip-on-serving-task"]["enforcementLevel"] == "advisory"
+    assert policies["fargate-task-size-on-grid"]["enforcementLevel"] == "mandatory"
+    assert policies["no-internet-ingress-on-serving-port"]["config"]["servingPorts"][:2] == [
+        80,
+        443,
+    ]
+    assert configured.info()["version"] == "0.1.0"  # PulumiPolicy.yaml wins, as in the CLI
+
+
+def test_raised_threshold_and_level(configured):
+    violations = configured.analyze(aws_baseline())
+    # idle 900 s < 1000 s is now mandatory; rerank's 120 s grace is now below 300 s.
+    assert found(violations, level="mandatory") == {("alb-idle-timeout-for-streaming", "alb")}
+    assert found(violations, level="advisory") == {("health-check-grace-period", "rerank")}
+
+
+def test_lowered_level_and_exemption(configured):
+    stack = aws_baseline().copy()
+    stack.set("rerank", networkConfiguration={"subnets": ["a"], "assignPublicIp": True})
+    stack.set(
+        "alb-sg",
+        ingress=[{"protocol": "-1", "fromPort": 0.0, "toPort": 0.0, "cidrBlocks": ["0.0.0.0/0"]}],
+    )
+    violations = configured.analyze(stack)
+    assert ("no-public-ip-on-serving-task", "rerank") in found(violations, level="advisory")
+    assert not any(v.policy_name == "no-internet-ingress-on-serving-port" for v in violations)
+
+
+def test_all_disabled_then_one_enabled():
+    config = {"all": "disabled", "fargate-task-size-on-grid": "mandatory"}
+    stack = aws_baseline().copy().set("rerank-td", memory="3000")
+    stack.set(
+        "rerank-td",
+        containerDefinitions=container_json(
+            {**RERANKER, "resourceRequirements": [{"type": "GPU", "value": "1"}]}
+        ),
+    )
+    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+        assert found(process.analyze(stack)) == {("fargate-task-size-on-grid", "rerank-td")}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            {"alb-idle-timeout-for-streaming": {"minIdleTimeoutSeconds": "long"}},
+            "alb-idle-timeout-for-streaming: minIdleTimeoutSeconds: invalid type",
+        ),
+        (
+            {"alb-idle-timeout-for-streaming": {"minIdleTimeoutSeconds": 5000}},
+            "less than or equal to 4000",
+        ),
+        ({"no-internet-ingress-on-serving-port": {"servingPorts": ["http"]}}, "servingPorts.0"),
+    ],
+)
+def test_config_outside_the_schema_is_rejected_before_analysis(config, message):
+    with pytest.raises(PolicyConfigError, match=message.replace(".", r"\.")):
+        PolicyPackProcess(POLICY_DIR, config=config).start()
+
+
+# --- the config file -------------------------------------------------------------------------
+
+
+def test_load_policy_config_accepts_the_cli_format(tmp_path):
+    path = tmp_path / "cfg.json"
+    path.write_text(
+        '{"all": "advisory", "a": "disabled", "b": {"enforcementLevel": "mandatory", "x": 1}}'
+    )
+    assert load_policy_config(path) == {
+        "all": "advisory",
+        "a": "disabled",
+        "b": {"enforcementLevel": "mandatory", "x": 1},
+    }
+    (tmp_path / "empty.json").write_text("  \n")
+    assert load_policy_config(tmp_path / "empty.json") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": "mandatory",}', r"invalid JSON at line 1 column 19"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"a": "strict"}', "'strict' is not a valid enforcement level"),
+        ('{"a": {"enforcementLevel": 3}}', "must be a string"),
+        ('{"a": {"enforcementLevel": "block"}}', "'block' is not a valid enforcement level"),
+        ('{"a": 7}', "a: 7 is not a valid value; must be a string or object"),
+    ],
+)
+def test_load_policy_config_errors_name_the_file_and_problem(tmp_path, text, message):
+    path = tmp_path / "cfg.json"
+    path.write_text(text)
+    with pytest.raises(PolicyConfigError, match=message) as error:
+        load_policy_config(path)
+    assert str(path) in str(error.value)
+
+
+def test_load_policy_config_missing_file(tmp_path):
+    with pytest.raises(PolicyConfigError, match="cannot read policy pack config"):
+        load_policy_config(tmp_path / "nope.json")
+
+
+def test_reconcile_applies_defaults_all_then_policy_entries():
+    policies = [
+        {
+            "name": "p1",
+            "enforcementLevel": "mandatory",
+            "configSchema": {"properties": {"n": {"type": "integer", "default": 5}}},
+        },
+        {"name": "p2", "enforcementLevel": "advisory", "configSchema": {}},
+    ]
+    result = reconcile_config(
+        policies, None, {"all": "disabled", "p2": {"enforcementLevel": "mandatory"}, "p1": {"n": 7}}
+    )
+    assert result["p1"] == {"enforcementLevel": "disabled", "properties": {"n": 7}}
+    assert result["p2"] == {"enforcementLevel": "mandatory", "properties": {}}
+    assert reconcile_config(policies, None, None)["p1"]["properties"] == {"n": 5}
+
+
+def test_validate_schema_subset():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    assert validate_schema(schema, {"n": 2}) == []
+    assert validate_schema(schema, {"n": 2.5}) == ["n: invalid type; expected integer, got 2.5"]
+    assert validate_schema(schema, {"n": True}) == ["n: invalid type; expected integer, got true"]
+    assert validate_schema(schema, {"n": 0}) == ["n: must be greater than or equal to 1"]
+    assert validate_schema({"required": ["k"]}, {}) == ["k is required"]
