@@ -126,6 +126,10 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     return bucket, prefix
 
 
+# Placeholder until build_plan has seen every service on the pool; never reaches a resource.
+_UNDECIDED = DeployPlan(100, 200, "deploy: undecided")
+
+
 def choose_deploy(desired: int, tasks_per_instance: int, capacity_instances: int) -> DeployPlan:
     """Deployment percentages a rolling deploy can actually make progress with.
 
@@ -203,8 +207,8 @@ def _model_plan(
     idle: sizing.IdleTimeout,
     region: str | None,
 ) -> ModelPlan:
-    """Size one model on its pool. The deploy choice assumes the whole pool is available;
-    `build_plan` refines it once every service on the pool is known."""
+    """Size one model on its pool. The deploy strategy depends on every service sharing the
+    pool, so `build_plan` decides it afterwards."""
     params = model.parameters
     explicit = params.model_dump(exclude_none=True) if params else {}
     image = model.image or getattr(cfg.images, model.engine)
@@ -225,8 +229,7 @@ def _model_plan(
             model.gpu_memory_utilization,
             tensor_parallel_size=model.tensor_parallel_size,
         )
-        tasks_per_instance = fit.tasks_per_instance
-        cpu, memory = _task_reservation(pool.instance, tasks_per_instance)
+        cpu, memory = _task_reservation(pool.instance, fit.tasks_per_instance)
         launch: VllmLaunch | NeuronLaunch = VllmLaunch(
             served_model_name=served,
             weights_uri=model.weights_uri,
@@ -254,7 +257,6 @@ def _model_plan(
             model.dtype,
             overhead_fraction=model.memory_overhead_fraction,
         )
-        tasks_per_instance = 1
         cpu, memory = _task_reservation(pool.instance, 1)
         launch = NeuronLaunch(
             served_model_name=served,
@@ -295,14 +297,10 @@ def _model_plan(
         one_task_per_instance=model.engine == "neuron",
         deregistration=sizing.deregistration_delay(model.max_generation_seconds),
         grace=grace,
-        deploy=choose_deploy(model.desired_count, tasks_per_instance, pool.config.max_size),
+        deploy=_UNDECIDED,
         weights_bucket=bucket,
         weights_prefix=prefix,
     )
-
-
-def _tasks_per_instance(m: ModelPlan) -> int:
-    return m.fit.tasks_per_instance
 
 
 def _vllm_dtype(dtype: str) -> str:
@@ -377,7 +375,7 @@ def build_plan(config: StackConfig, stack: str | None = None, region: str | None
     for pool in pools.values():
         on_pool = [m for m in models.values() if m.pool.name == pool.name]
         needs = {
-            m.name: math.ceil(m.config.desired_count / _tasks_per_instance(m)) for m in on_pool
+            m.name: math.ceil(m.config.desired_count / m.fit.tasks_per_instance) for m in on_pool
         }
         steady = sum(needs.values())
         section = "gpuPools" if pool.kind == "gpu" else "neuronPools"
@@ -394,7 +392,7 @@ def build_plan(config: StackConfig, stack: str | None = None, region: str | None
         free = pool.config.max_size - steady
         for m in on_pool:
             deploy = choose_deploy(
-                m.config.desired_count, _tasks_per_instance(m), needs[m.name] + free
+                m.config.desired_count, m.fit.tasks_per_instance, needs[m.name] + free
             )
             models[m.name] = replace(m, deploy=deploy)
 

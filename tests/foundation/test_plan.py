@@ -1,0 +1,128 @@
+"""build_plan: sizing and headroom decisions, and failures that name the config path."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.config import load_stack_config
+from components.engines import NeuronLaunch, VllmLaunch
+from components.errors import ConfigError
+from components.plan import build_plan, choose_deploy, split_s3_uri
+from tests.foundation.test_config import DELETE, mutate, reference
+
+
+def plan_of(raw: dict, stack: str = "dev"):
+    return build_plan(load_stack_config(raw, stack), stack, region="us-east-1")
+
+
+def issues_of(raw: dict) -> list:
+    with pytest.raises(ConfigError) as info:
+        plan_of(raw)
+    return info.value.issues
+
+
+def test_dev_plan_decisions() -> None:
+    plan = plan_of(reference("dev"))
+    llama = plan.models["llama"]
+    assert isinstance(llama.launch, VllmLaunch)
+    assert llama.gpu_count == llama.launch.tensor_parallel_size == 1
+    assert llama.launch.alb_idle_timeout_seconds == plan.idle_timeout.seconds
+    assert plan.idle_timeout.seconds >= 300
+    assert llama.deregistration.seconds >= 300
+    assert (llama.deploy.minimum_healthy_percent, llama.deploy.maximum_percent) == (100, 200)
+    neuron = plan.models["llama-neuron"]
+    assert isinstance(neuron.launch, NeuronLaunch)
+    assert neuron.neuron_devices == ("/dev/neuron0",) and neuron.one_task_per_instance
+    assert (neuron.weights_bucket, neuron.weights_prefix) == (
+        "example-dev-models",
+        "llama-3.1-8b-neuron-bs4-seq4096-tp2/",
+    )
+    assert plan.rerankers["rerank"].size.cpu == 2048
+    decisions = plan.decisions()
+    assert {"endpoint", "model llama", "model llama-neuron", "reranker rerank"} <= set(decisions)
+
+
+def test_prod_70b_long_context_needs_all_eight_gpus() -> None:
+    plan = plan_of(reference("prod"), "prod")
+    big = plan.models["llama-70b"]
+    assert big.gpu_count == 8 and big.launch.tensor_parallel_size == 8
+    # weights alone (~131 GiB) would fit 4 L40S; the KV cache at 32k context is what needs 8
+    assert big.fit.need.weights_gib < 4 * big.fit.usable_per_gpu_gib
+    assert big.shm_size_mib > 2048
+
+
+def test_model_that_does_not_fit_names_numbers_and_cheaper_types() -> None:
+    raw = mutate(reference("dev"), "models.llama.architecture", "llama-3.1-70b")
+    issues = issues_of(raw)
+    assert len(issues) == 1 and issues[0].path == "platform.models.llama"
+    msg = issues[0].message
+    assert "GiB" in msg and "g6e.xlarge" in msg
+    assert "p4d.24xlarge" in msg or "g6e.48xlarge" in msg
+
+
+def test_gpu_type_in_neuron_pool_is_rejected() -> None:
+    issues = issues_of(mutate(reference("dev"), "neuronPools.inf2.instanceType", "g6e.xlarge"))
+    assert [i.path for i in issues] == ["platform.neuronPools.inf2.instanceType"]
+    assert "gpuPools" in issues[0].message
+
+
+def test_unknown_instance_type() -> None:
+    issues = issues_of(mutate(reference("dev"), "gpuPools.l40s.instanceType", "g9.xlarge"))
+    assert [i.path for i in issues] == ["platform.gpuPools.l40s.instanceType"]
+
+
+def test_pool_too_small_for_desired_counts() -> None:
+    raw = mutate(reference("dev"), "models.llama.desiredCount", 3)
+    raw = mutate(raw, "models.llama.maxCount", 3)
+    issues = issues_of(raw)
+    assert [i.path for i in issues] == ["platform.gpuPools.l40s.maxSize"]
+    assert "3 instance(s)" in issues[0].message
+
+
+def test_idle_timeout_override_shorter_than_generation() -> None:
+    issues = issues_of(mutate(reference("dev"), "endpoint.idleTimeoutSeconds", 60))
+    assert [i.path for i in issues] == ["platform.endpoint.idleTimeoutSeconds"]
+
+
+def test_reranker_need_that_fits_no_grid_size() -> None:
+    raw = mutate(reference("dev"), "rerankers.rerank.cpu", DELETE)
+    raw = mutate(raw, "rerankers.rerank.memoryMib", DELETE)
+    raw = mutate(raw, "rerankers.rerank.needMemoryMib", 300_000)
+    issues = issues_of(raw)
+    assert [i.path for i in issues] == ["platform.rerankers.rerank"]
+
+
+def test_reranker_off_grid_exact_size() -> None:
+    issues = issues_of(mutate(reference("dev"), "rerankers.rerank.memoryMib", 20480))
+    assert [i.path for i in issues] == ["platform.rerankers.rerank"]
+    assert "2048" in issues[0].message
+
+
+def test_reranker_cheapest_size_for_a_need() -> None:
+    raw = mutate(reference("dev"), "rerankers.rerank.cpu", DELETE)
+    raw = mutate(raw, "rerankers.rerank.memoryMib", DELETE)
+    raw = mutate(raw, "rerankers.rerank.needMemoryMib", 12 * 1024)
+    size = plan_of(raw).rerankers["rerank"].size
+    assert (size.cpu, size.memory_mib) == (2048, 12288)  # 12 GB starts at 2 vCPU
+
+
+@pytest.mark.parametrize(
+    ("desired", "tpi", "capacity", "expected"),
+    [
+        (1, 1, 2, (100, 200)),  # room for one more instance: surge
+        (2, 1, 2, (50, 100)),  # no room: replace one at a time
+        (4, 1, 4, (75, 100)),
+        (1, 1, 1, (0, 100)),  # single task, no room: downtime, stated
+        (2, 2, 1, (50, 100)),  # two tasks share the only instance
+    ],
+)
+def test_choose_deploy(desired, tpi, capacity, expected) -> None:
+    plan = choose_deploy(desired, tpi, capacity)
+    assert (plan.minimum_healthy_percent, plan.maximum_percent) == expected
+    if expected == (0, 100):
+        assert "WARNING" in plan.note
+
+
+def test_split_s3_uri() -> None:
+    assert split_s3_uri("s3://bucket/a/b") == ("bucket", "a/b/")
+    assert split_s3_uri("s3://bucket") == ("bucket", "")
