@@ -1,0 +1,147 @@
+"""The offline preview end to end: real program, mock runtime, real policy pack over gRPC."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools import preview
+from tools.preview import EXIT_CONFIG, EXIT_OK, EXIT_VIOLATIONS, run_preview
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_reference_stacks_preview_clean(stack: str) -> None:
+    result = run_preview(stack)
+    assert result.error is None
+    assert result.exit_code == EXIT_OK
+    assert not [v for v in result.violations if v.enforcement_level == "mandatory"]
+    types = {r.type for r in result.resources}
+    assert "ecs-inference:index:InferencePlatform" in types
+    assert "aws:ecs/cluster:Cluster" in types
+    assert result.outputs["decisions"]["endpoint"]
+    text = preview.render_text(result)
+    assert "Policy report:" in text and "0 mandatory" in text
+
+
+def write_stack(tmp_path: Path, platform: object) -> Path:
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text(
+        yaml.safe_dump({"config": {"aws:region": "us-east-1", "ecs-inference:platform": platform}})
+    )
+    return path
+
+
+def dev_platform() -> dict:
+    return yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"][
+        "ecs-inference:platform"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (
+            lambda p: p["models"]["llama"].update(maxModelLen="long"),
+            "platform.models.llama.maxModelLen",
+        ),
+        (lambda p: p["endpoint"].update(colour="blue"), "platform.endpoint.colour"),
+        (lambda p: p["endpoint"].pop("domainName"), "platform.endpoint.domainName"),
+        (
+            lambda p: p["gpuPools"]["l40s"].update(instanceType="g6e.48xlargeX"),
+            "platform.gpuPools.l40s.instanceType",
+        ),
+        (
+            lambda p: p["models"]["llama"].update(architecture="llama-3.1-70b"),
+            "platform.models.llama",
+        ),
+    ],
+    ids=["wrong-type", "unknown-key", "missing", "impossible", "does-not-fit"],
+)
+def test_bad_config_one_message_no_resources(tmp_path: Path, change, path: str) -> None:
+    platform = dev_platform()
+    change(platform)
+    result = run_preview("bad", stack_file=write_stack(tmp_path, platform), policy_pack=None)
+    assert result.exit_code == EXIT_CONFIG
+    assert result.resources == []
+    assert path in result.error
+    assert "Traceback" not in result.error
+
+
+def test_cli_config_error_exit_code_and_no_traceback(tmp_path: Path) -> None:
+    platform = dev_platform()
+    platform["models"]["llama"]["maxModelLen"] = 0
+    stack_file = write_stack(tmp_path, platform)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.preview", "--stack", "bad", "--stack-file", str(stack_file)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == EXIT_CONFIG
+    assert "platform.models.llama.maxModelLen: must be > 0" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "No resources were registered." in proc.stderr
+
+
+def test_missing_stack_file_and_bad_yaml(tmp_path: Path) -> None:
+    assert run_preview("nope", policy_pack=None).exit_code == EXIT_CONFIG
+    bad = tmp_path / "Pulumi.x.yaml"
+    bad.write_text("config: [unclosed")
+    result = run_preview("x", stack_file=bad, policy_pack=None)
+    assert result.exit_code == EXIT_CONFIG and "not valid YAML" in result.error
+
+
+def test_cli_json_and_mermaid() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.preview", "--json", "--mermaid"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["stack"] == "dev" and doc["ok"] is True
+    assert any(r["type"] == "aws:ecs/cluster:Cluster" for r in doc["resources"])
+    assert doc["mermaid"].startswith("flowchart TD")
+    assert "policy" in doc and "decisions" in doc["outputs"]
+
+
+def test_insecure_example_fails_on_mandatory_violations() -> None:
+    example = ROOT / "tests" / "examples" / "insecure"
+    stack = next(example.glob("Pulumi.*.yaml")).name.split(".")[1]
+    result = run_preview(stack, program_dir=example)
+    assert result.exit_code == EXIT_VIOLATIONS
+    mandatory = {v.policy_name for v in result.violations if v.enforcement_level == "mandatory"}
+    assert len(mandatory) >= 3
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.preview", "--cwd", str(example), "--stack", stack],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == EXIT_VIOLATIONS
+    assert "Preview FAILED" in proc.stdout
+
+
+def test_policy_pack_config_can_downgrade_a_mandatory_rule(tmp_path: Path) -> None:
+    example = ROOT / "tests" / "examples" / "insecure"
+    stack = next(example.glob("Pulumi.*.yaml")).name.split(".")[1]
+    baseline = run_preview(stack, program_dir=example)
+    names = {v.policy_name for v in baseline.violations if v.enforcement_level == "mandatory"}
+    downgraded = run_preview(
+        stack,
+        program_dir=example,
+        policy_config={name: "advisory" for name in names},
+    )
+    assert downgraded.exit_code == EXIT_OK
+    assert {v.policy_name for v in downgraded.violations} >= names
