@@ -214,6 +214,8 @@ class FlagSet:
                 owner, flag = fallback, fallback.lookup(option)
             if flag is None:
                 found.append(f"{self.name}: unknown flag {option}")
+                if not has_inline and i < len(argv) and not argv[i].startswith("-"):
+                    i += 1  # most likely its value; do not report it a second time
                 continue
             if not flag.takes_value:
                 if has_inline:

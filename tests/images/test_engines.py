@@ -1,0 +1,582 @@
+"""The engine launch contract: task environment → image entrypoint → flags the engines accept.
+
+The entrypoints run as subprocesses on exactly the environment `components/engines.py`
+produces; the argv they print is checked against the argparse definitions read from the
+pinned vLLM / optimum-neuron wheels (`tools/engine_flags.py`). Without the wheels (no network
+and no bootstrap prefetch) these tests error: they never skip.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components import engines
+from tools import engine_flags
+
+REPO = Path(__file__).resolve().parents[2]
+VLLM_ENTRYPOINT = REPO / "images" / "vllm" / "entrypoint.py"
+NEURON_ENTRYPOINT = REPO / "images" / "neuron" / "entrypoint.py"
+HADOLINT = REPO / ".venv" / "bin" / "hadolint"
+
+
+def run_entrypoint(
+    script: Path, env: list[dict[str, str]], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """Run an entrypoint with only the task environment (plus PATH) set."""
+    clean = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    clean |= {item["name"]: item["value"] for item in env}
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def printed_command(script: Path, env: list[dict[str, str]]) -> list[str]:
+    proc = run_entrypoint(script, env, "--print-command")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def value_after(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+@pytest.fixture(scope="module")
+def vllm_gpu_flags() -> engine_flags.FlagSet:
+    return engine_flags.vllm_serve_flags(engine_flags.source_root(engine_flags.VLLM_GPU))
+
+
+@pytest.fixture(scope="module")
+def neuron_flags() -> tuple[engine_flags.FlagSet, engine_flags.FlagSet]:
+    own = engine_flags.optimum_neuron_serve_flags(
+        engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
+    )
+    forwarded = engine_flags.vllm_serve_flags(
+        engine_flags.source_root(engine_flags.VLLM_NEURON), "vllm 0.11.0"
+    )
+    return own, forwarded
+
+
+VLLM_CASES = [
+    engines.VllmLaunch("llama-3-8b", "s3://models-bucket/llama-3-8b/", max_model_len=8192),
+    engines.VllmLaunch(
+        "llama-3-70b",
+        "s3://models-bucket/meta/llama-3-70b",
+        max_model_len=32768,
+        tensor_parallel_size=8,
+        gpu_memory_utilization=0.92,
+        max_num_seqs=64,
+        dtype="bfloat16",
+        kv_cache_dtype="fp8",
+        keepalive_seconds=20,
+        alb_idle_timeout_seconds=900,
+        aws_region="eu-west-1",
+    ),
+    engines.VllmLaunch(
+        "qwen-awq",
+        "s3://models-bucket/qwen/awq/",
+        max_model_len=4096,
+        tensor_parallel_size=2,
+        quantization="awq",
+        dtype="float16",
+        port=9000,
+        extra_args=("--enable-prefix-caching", "--max-num-batched-tokens", "8192"),
+    ),
+    engines.VllmLaunch(
+        "mistral",
+        "s3://models-bucket/mistral/",
+        max_model_len=16384,
+        kv_cache_dtype="fp8_e5m2",
+        quantization="gptq",
+        extra_args=("--no-enable-prefix-caching", "--enforce-eager"),
+    ),
+]
+
+NEURON_CASES = [
+    engines.NeuronLaunch(
+        "llama-3-8b-inf2", "s3://models-bucket/neuron/llama-3-8b/", 4, 4096, tp_degree=2
+    ),
+    engines.NeuronLaunch(
+        "llama-3-70b-inf2",
+        "s3://models-bucket/neuron/llama-3-70b",
+        batch_size=8,
+        sequence_length=8192,
+        tp_degree=24,
+        target="inf2",
+        keepalive_seconds=30,
+        alb_idle_timeout_seconds=600,
+        aws_region="us-east-2",
+    ),
+    engines.NeuronLaunch(
+        "mistral-trn1",
+        "s3://models-bucket/neuron/mistral/",
+        batch_size=1,
+        sequence_length=2048,
+        tp_degree=1,
+        model_dir="/mnt/nvme/model",
+        port=8080,
+        upstream_port=18080,
+        extra_args=("--max-log-len", "200", "--disable-log-stats"),
+    ),
+]
+
+
+@pytest.mark.parametrize("launch", VLLM_CASES, ids=lambda c: c.served_model_name)
+def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
+    argv = printed_command(VLLM_ENTRYPOINT, engines.container_environment(launch))
+    assert argv[:2] == ["vllm", "serve"]
+    assert vllm_gpu_flags.problems(argv[2:]) == []
+    # the values the task asked for are the values the engine gets
+    assert value_after(argv, "--model") == launch.weights_uri.rstrip("/") + "/"
+    assert value_after(argv, "--load-format") == "runai_streamer"
+    assert value_after(argv, "--tensor-parallel-size") == str(launch.tensor_parallel_size)
+    assert value_after(argv, "--max-model-len") == str(launch.max_model_len)
+    assert float(value_after(argv, "--gpu-memory-utilization")) == launch.gpu_memory_utilization
+    assert value_after(argv, "--max-num-seqs") == str(launch.max_num_seqs)
+    assert value_after(argv, "--dtype") == launch.dtype
+    assert value_after(argv, "--kv-cache-dtype") == launch.kv_cache_dtype
+    assert value_after(argv, "--sse-keep-alive-interval") == str(launch.keepalive_seconds)
+    assert value_after(argv, "--port") == str(launch.port)
+    assert ("--quantization" in argv) == (launch.quantization is not None)
+    assert argv[len(argv) - len(launch.extra_args) :] == list(launch.extra_args)
+
+
+@pytest.mark.parametrize("launch", NEURON_CASES, ids=lambda c: c.served_model_name)
+def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_flags):
+    own, forwarded = neuron_flags
+    argv = printed_command(NEURON_ENTRYPOINT, engines.container_environment(launch))
+    assert argv[:3] == ["optimum-cli", "neuron", "serve"]
+    assert own.problems(argv[3:], fallback=forwarded) == []
+    assert value_after(argv, "--model") == launch.model_dir
+    assert value_after(argv, "--batch-size") == str(launch.batch_size)
+    assert value_after(argv, "--sequence-length") == str(launch.sequence_length)
+    assert value_after(argv, "--tensor-parallel-size") == str(launch.tp_degree)
+    # the engine listens on loopback behind the keep-alive proxy, which owns the service port
+    assert value_after(argv, "--port") == str(launch.upstream_port) != str(launch.port)
+    assert value_after(argv, "--host") == "127.0.0.1"
+    # optimum-cli must never be allowed to compile a model that has no matching export
+    assert "--allow-non-cached-model" not in argv and "--allow_non_cached_model" not in argv
+
+
+def test_check_command_front_door_covers_both_engines():
+    vllm_argv = printed_command(VLLM_ENTRYPOINT, engines.container_environment(VLLM_CASES[1]))
+    neuron_argv = printed_command(NEURON_ENTRYPOINT, engines.container_environment(NEURON_CASES[1]))
+    assert engine_flags.check_command(vllm_argv) == []
+    assert engine_flags.check_command(neuron_argv) == []
+    assert engine_flags.check_command(["tgi", "serve"]) != []
+
+
+def test_flag_checker_rejects_what_the_engines_would_reject(vllm_gpu_flags, neuron_flags):
+    own, forwarded = neuron_flags
+    assert vllm_gpu_flags.problems(["--sse-keepalive", "5"]) == [
+        "vllm serve: unknown flag --sse-keepalive"
+    ]
+    assert "not in" in vllm_gpu_flags.problems(["--dtype", "fp7"])[0]
+    assert "not among" in vllm_gpu_flags.problems(["--kv-cache-dtype", "fp9"])[0]
+    assert "not among" in vllm_gpu_flags.problems(["--load-format", "s3"])[0]
+    assert "needs a value" in vllm_gpu_flags.problems(["--max-model-len"])[0]
+    assert "takes no value" in vllm_gpu_flags.problems(["--enforce-eager=1"])[0]
+    assert "positional" in vllm_gpu_flags.problems(["llama"])[0]
+    # FlexibleArgumentParser accepts underscores; optimum-cli's plain argparse aliases are explicit
+    assert vllm_gpu_flags.problems(["--max_model_len", "4096"]) == []
+    # vLLM 0.11.0 (behind optimum-neuron 0.4.5) has no SSE keep-alive: why the proxy exists
+    assert "--sse-keep-alive-interval" in vllm_gpu_flags
+    assert own.problems(["--sse-keep-alive-interval", "15"], fallback=forwarded) == [
+        "optimum-cli neuron serve: unknown flag --sse-keep-alive-interval"
+    ]
+
+
+def test_flag_reader_sees_the_parsers_real_size(vllm_gpu_flags, neuron_flags):
+    own, forwarded = neuron_flags
+    # dataclass-driven registration (FrontendArgs loop, **kwargs["field"]) was followed
+    assert len(vllm_gpu_flags.flags) > 300
+    assert len(forwarded.flags) > 150
+    for option in ("--api-key", "--root-path", "--middleware", "--enable-log-requests"):
+        assert option in vllm_gpu_flags
+    assert set(own.flags) >= {
+        "--model",
+        "--batch-size",
+        "--sequence-length",
+        "--tensor-parallel-size",
+        "--served-model-name",
+        "--port",
+    }
+
+
+def test_environment_names_are_exactly_what_the_entrypoints_read():
+    vllm_reads = _reads(VLLM_ENTRYPOINT)
+    neuron_reads = _reads(NEURON_ENTRYPOINT)
+    full_vllm = engines.VllmLaunch(
+        "m", "s3://bkt/p/", max_model_len=1024, quantization="awq", extra_args=("--seed", "1")
+    )
+    full_neuron = engines.NeuronLaunch(
+        "m", "s3://bkt/p/", 1, 1024, 2, target="inf2", extra_args=("--seed", "1")
+    )
+    for launch, reads in ((full_vllm, vllm_reads), (full_neuron, neuron_reads)):
+        names = [item["name"] for item in engines.container_environment(launch)]
+        assert len(names) == len(set(names))
+        assert {n for n in names if n.startswith("ENGINE_")} == reads
+    # optional settings are omitted, never sent empty
+    minimal = engines.container_environment(engines.VllmLaunch("m", "s3://bkt/p/", 1024))
+    assert all(item["value"] != "" for item in minimal)
+    assert {i["name"] for i in minimal} >= vllm_reads - {"ENGINE_QUANTIZATION", "ENGINE_EXTRA_ARGS"}
+    # every constant in engines.py names a variable some consumer reads
+    declared = {v for k, v in vars(engines).items() if k.startswith("ENV_")}
+    engine_read = {n for n in declared if not n.startswith("ENGINE_")}
+    assert {n for n in declared if n.startswith("ENGINE_")} == vllm_reads | neuron_reads
+    assert engine_read == {
+        "HF_HUB_OFFLINE",
+        "VLLM_HTTP_TIMEOUT_KEEP_ALIVE",
+        "VLLM_NO_USAGE_STATS",
+        "VLLM_API_KEY",
+        "NEURON_RT_VISIBLE_CORES",
+    }
+
+
+def _reads(script: Path) -> set[str]:
+    """The `READS` tuple of an entrypoint, read without importing it."""
+    tree = ast.parse(script.read_text())
+    constants = {
+        node.targets[0].id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+    }
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "READS":
+            return {constants[elt.id] for elt in node.value.elts}
+    raise AssertionError(f"no READS in {script}")
+
+
+@pytest.mark.parametrize(
+    "release", [engine_flags.VLLM_GPU, engine_flags.VLLM_NEURON], ids=lambda r: r.version
+)
+def test_vllm_variables_exist_in_the_pinned_releases(release):
+    known = engine_flags.vllm_env_vars(engine_flags.source_root(release))
+    produced = {
+        item["name"]
+        for launch in (*VLLM_CASES, *NEURON_CASES)
+        for item in engines.container_environment(launch)
+        if item["name"].startswith("VLLM_")
+    }
+    assert produced | {engines.ENV_API_KEY} <= known
+
+
+def test_keepalives_fit_inside_the_alb_idle_timeout():
+    for launch in (*VLLM_CASES, *NEURON_CASES):
+        env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
+        idle = launch.alb_idle_timeout_seconds
+        assert 2 * int(env[engines.ENV_SSE_KEEPALIVE_SECONDS]) <= idle
+        assert int(env[engines.ENV_VLLM_HTTP_KEEPALIVE]) > idle
+        assert env[engines.ENV_HF_HUB_OFFLINE] == "1"
+
+
+@pytest.mark.parametrize(
+    ("factory", "fragment"),
+    [
+        (lambda: engines.VllmLaunch("m", "https://x/y", 1024), "weights_uri"),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1024, tensor_parallel_size=3), "power of"),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 0), "max_model_len"),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, gpu_memory_utilization=1.5), "(0, 1]"),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, dtype="fp7"), "dtype"),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, keepalive_seconds=40), "half the ALB"),
+        (
+            lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, alb_idle_timeout_seconds=5000),
+            "1-4000",
+        ),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--port", "1")), "--port"),
+        (
+            lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--max_model_len=2",)),
+            "max",
+        ),
+        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, extra_args=("x",)), "start with"),
+        (lambda: engines.VllmLaunch("bad name", "s3://bkt/p", 1), "served_model_name"),
+        (lambda: engines.NeuronLaunch("m", "s3://bkt/p", 1, 1, 4, num_devices=1), "NeuronCores"),
+        (lambda: engines.NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, target="inf1"), "target"),
+        (lambda: engines.NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, upstream_port=8000), "upstream"),
+        (
+            lambda: engines.NeuronLaunch(
+                "m", "s3://bkt/p", 1, 1, 1, extra_args=("--allow-non-cached-model",)
+            ),
+            "allow-non-cached",
+        ),
+    ],
+)
+def test_invalid_launch_settings_name_the_field(factory, fragment):
+    with pytest.raises(engines.EngineLaunchError, match=re.escape(fragment)):
+        factory()
+
+
+def test_neuron_devices_and_cores_follow_tp_degree():
+    launch = engines.NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=6)
+    assert launch.num_devices == 3
+    assert [d["hostPath"] for d in engines.neuron_devices(launch)] == [
+        "/dev/neuron0",
+        "/dev/neuron1",
+        "/dev/neuron2",
+    ]
+    env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
+    assert env[engines.ENV_NEURON_RT_VISIBLE_CORES] == "0-5"
+    single = engines.NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=1)
+    assert {"name": "NEURON_RT_VISIBLE_CORES", "value": "0"} in engines.container_environment(
+        single
+    )
+    assert engines.port_mappings(launch) == [
+        {"containerPort": 8000, "protocol": "tcp", "name": "http"}
+    ]
+    assert engines.container_command(launch) == []
+    assert engines.VllmLaunch("m", "s3://bkt/p", 1, tensor_parallel_size=4).gpus == 4
+
+
+@pytest.mark.parametrize(
+    ("script", "env", "message"),
+    [
+        (VLLM_ENTRYPOINT, [], "ENGINE_WEIGHTS_URI is required"),
+        (
+            VLLM_ENTRYPOINT,
+            [
+                {"name": "ENGINE_WEIGHTS_URI", "value": "s3://bkt/p/"},
+                {"name": "ENGINE_SERVED_MODEL_NAME", "value": "m"},
+                {"name": "ENGINE_MAX_MODEL_LEN", "value": "lots"},
+            ],
+            "ENGINE_MAX_MODEL_LEN must be a positive integer",
+        ),
+        (
+            NEURON_ENTRYPOINT,
+            [
+                {"name": "ENGINE_SERVED_MODEL_NAME", "value": "m"},
+                {"name": "ENGINE_ARTIFACT_URI", "value": "s3://bkt/p/"},
+                {"name": "ENGINE_BATCH_SIZE", "value": "1"},
+                {"name": "ENGINE_SEQUENCE_LENGTH", "value": "1"},
+            ],
+            "ENGINE_TP_DEGREE must be a positive integer",
+        ),
+    ],
+)
+def test_entrypoints_reject_a_bad_environment_in_one_line(script, env, message):
+    proc = run_entrypoint(script, env, "--print-command")
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entrypoint: ")
+    assert message in lines[0]
+
+
+# --- the Neuron artifact check, on artifacts shaped like real optimum-neuron exports -------------
+
+
+@pytest.fixture(scope="module")
+def optimum_source() -> Path:
+    return engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
+
+
+def _class_constant(path: Path, class_name: str | None, name: str) -> str:
+    tree = ast.parse(path.read_text())
+    body = tree.body
+    if class_name is not None:
+        body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
+        body = body.body
+    for node in body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
+            return node.value.value
+    raise AssertionError(f"{name} not in {path}")
+
+
+def test_artifact_layout_constants_match_optimum_neuron(optimum_source):
+    spec = importlib.util.spec_from_file_location("neuron_entrypoint", NEURON_ENTRYPOINT)
+    assert spec is not None and spec.loader is not None
+    neuron_entrypoint = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(neuron_entrypoint)
+    pkg = optimum_source / "optimum" / "neuron"
+    assert (
+        _class_constant(pkg / "configuration_utils.py", None, "NEURON_CONFIG_NAME")
+        == neuron_entrypoint.NEURON_CONFIG_FILE
+    )
+    pretrained = pkg / "models" / "inference" / "backend" / "pretrained_model.py"
+    assert (
+        _class_constant(pretrained, "NxDPreTrainedModel", "COMPILED_MODEL_FILE_NAME")
+        == neuron_entrypoint.COMPILED_MODEL_FILE
+    )
+    assert (
+        _class_constant(pretrained, "NxDPreTrainedModel", "CHECKPOINT_DIR")
+        == neuron_entrypoint.CHECKPOINT_DIR
+    )
+    version = _class_constant(pkg / "version.py", None, "__version__")
+    assert version == engines.OPTIMUM_NEURON_VERSION
+
+
+def _nxd_config_attributes(optimum_source: Path) -> list[str]:
+    """Attributes `NxDNeuronConfig.__init__` sets: the keys its JSON serialisation holds."""
+    path = optimum_source / "optimum/neuron/models/inference/backend/config.py"
+    cls = next(
+        n
+        for n in ast.parse(path.read_text()).body
+        if isinstance(n, ast.ClassDef) and n.name == "NxDNeuronConfig"
+    )
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    return [
+        t.attr
+        for node in ast.walk(init)
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "self"
+    ]
+
+
+def make_artifact(root: Path, optimum_source: Path, **compiled: object) -> Path:
+    """A directory laid out like `optimum-cli export neuron` output (graphs are dummies)."""
+    attributes = _nxd_config_attributes(optimum_source)
+    assert {"batch_size", "sequence_length", "tp_degree", "target"} <= set(attributes)
+    config: dict[str, object] = dict.fromkeys(attributes)
+    config |= {
+        "checkpoint_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "batch_size": 4,
+        "sequence_length": 4096,
+        "tp_degree": 2,
+        "torch_dtype": "bfloat16",
+        "continuous_batching": True,
+        "target": "inf2",
+        "_serialized_key": "NxDNeuronConfig",
+        "optimum_neuron_version": engines.OPTIMUM_NEURON_VERSION,
+        "neuronxcc_version": "2.21.33363.0",
+    }
+    config |= compiled
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "neuron_config.json").write_text(json.dumps(config, indent=2))
+    (root / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    (root / "model.pt").write_bytes(b"\0")
+    (root / "checkpoint").mkdir(exist_ok=True)
+    (root / "checkpoint" / "tp0_sharded_checkpoint.safetensors").write_bytes(b"\0")
+    return root
+
+
+def neuron_env(**overrides: object) -> list[dict[str, str]]:
+    settings = {"batch_size": 4, "sequence_length": 4096, "tp_degree": 2, "target": "inf2"}
+    settings |= overrides
+    launch = engines.NeuronLaunch("llama", "s3://models/llama-neuron/", **settings)
+    return engines.container_environment(launch)
+
+
+def test_matching_artifact_passes(tmp_path, optimum_source):
+    artifact = make_artifact(tmp_path / "a", optimum_source)
+    proc = run_entrypoint(NEURON_ENTRYPOINT, neuron_env(), "--check-artifact", str(artifact))
+    assert proc.returncode == 0, proc.stderr
+    assert "matches the configured compilation" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("compiled", "configured", "expected"),
+    [
+        (
+            {"batch_size": 8},
+            {},
+            "compiled for batch_size=8, sequence_length=4096, tp_degree=2 but the service is "
+            "configured for batch_size=4, sequence_length=4096, tp_degree=2",
+        ),
+        ({}, {"sequence_length": 8192}, "configured for batch_size=4, sequence_length=8192"),
+        ({"tp_degree": 8}, {}, "compiled for batch_size=4, sequence_length=4096, tp_degree=8"),
+        ({"target": "trn1"}, {}, "compiled for target 'trn1'"),
+        ({"_serialized_key": "TrainingNeuronConfig"}, {}, "serves NxDNeuronConfig"),
+    ],
+)
+def test_mismatched_artifact_refuses_to_start(
+    tmp_path, optimum_source, compiled, configured, expected
+):
+    artifact = make_artifact(tmp_path / "a", optimum_source, **compiled)
+    proc = run_entrypoint(
+        NEURON_ENTRYPOINT, neuron_env(**configured), "--check-artifact", str(artifact)
+    )
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entrypoint: artifact s3://models/")
+    assert expected in lines[0]
+
+
+def test_incomplete_artifacts_refuse_to_start(tmp_path, optimum_source):
+    no_config = make_artifact(tmp_path / "a", optimum_source)
+    (no_config / "neuron_config.json").unlink()
+    no_graph = make_artifact(tmp_path / "b", optimum_source)
+    (no_graph / "model.pt").unlink()
+    no_weights = make_artifact(tmp_path / "c", optimum_source)
+    (no_weights / "checkpoint" / "tp0_sharded_checkpoint.safetensors").unlink()
+    (no_weights / "checkpoint").rmdir()
+    for artifact, expected in (
+        (no_config, "would be compiled on this instance"),
+        (no_graph, "no compiled graph model.pt"),
+        (no_weights, "downloaded from the hub ('meta-llama/Llama-3.1-8B-Instruct')"),
+    ):
+        proc = run_entrypoint(NEURON_ENTRYPOINT, neuron_env(), "--check-artifact", str(artifact))
+        assert proc.returncode == 1, artifact
+        assert expected in proc.stderr
+
+
+# --- Dockerfiles ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("image", ["vllm", "neuron"])
+def test_dockerfile_passes_hadolint(image):
+    dockerfile = REPO / "images" / image / "Dockerfile"
+    proc = subprocess.run(
+        [str(HADOLINT), "--no-color", str(dockerfile)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # any ignored rule must carry its reason on the line above
+    lines = dockerfile.read_text().splitlines()
+    for number, line in enumerate(lines):
+        if "hadolint ignore" in line:
+            assert lines[number - 1].lstrip().startswith("#") and len(lines[number - 1]) > 20
+
+
+@pytest.mark.parametrize(
+    ("image", "base", "version"),
+    [
+        ("vllm", f"FROM {engines.VLLM_BASE_IMAGE}", engines.VLLM_VERSION),
+        (
+            "neuron",
+            "huggingface-vllm-inference-neuronx:"
+            f"{engines.NEURON_VLLM_VERSION}-optimum{engines.OPTIMUM_NEURON_VERSION}-",
+            engines.OPTIMUM_NEURON_VERSION,
+        ),
+    ],
+)
+def test_dockerfile_pins_the_checked_engine_release(image, base, version):
+    text = (REPO / "images" / image / "Dockerfile").read_text()
+    assert base in text
+    assert f'ai.ecs-inference.engine-version="{version}"' in text
+    assert ":latest" not in text
+    healthchecks = re.findall(r"^HEALTHCHECK\b.*$", text, flags=re.MULTILINE)
+    assert healthchecks == ["HEALTHCHECK NONE"]
+    users = re.findall(r"^USER\s+(\S+)", text, flags=re.MULTILINE)
+    assert users and users[-1] not in ("root", "0")
+    assert 'ENTRYPOINT ["python3", "/opt/ecs-inference/entrypoint.py"]' in text
+    assert f"EXPOSE {engines.DEFAULT_PORT}" in text
+
+
+def test_pinned_releases_agree_between_contract_and_flag_tool():
+    assert engine_flags.VLLM_GPU.version == engines.VLLM_VERSION
+    assert engine_flags.OPTIMUM_NEURON.version == engines.OPTIMUM_NEURON_VERSION
+    assert engine_flags.VLLM_NEURON.version == engines.NEURON_VLLM_VERSION
+    metadata = (
+        engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
+        / f"optimum_neuron-{engines.OPTIMUM_NEURON_VERSION}.dist-info"
+        / "METADATA"
+    ).read_text()
+    assert f'Requires-Dist: vllm=={engines.NEURON_VLLM_VERSION}; extra == "vllm"' in metadata
