@@ -33,7 +33,6 @@ from .resources import (
     accelerator_needs,
     as_bool,
     as_number,
-    capacity_provider_strategy,
     ceil_div,
     config_with_defaults,
     get,
@@ -45,6 +44,7 @@ from .resources import (
     service_circuit_breaker,
     service_deploy_settings,
     service_load_balancers,
+    strategy_provider_names,
 )
 
 _GRACE_SCHEMA = {
@@ -203,10 +203,7 @@ def _strategy_providers(service, providers) -> list:
     found = linked(service, key, CAPACITY_PROVIDER)
     if found:
         return found
-    names = {
-        str(get(item, "capacityProvider", ""))
-        for item in capacity_provider_strategy(service.resource_type, service.props)
-    }
+    names = {n for n in strategy_provider_names(service.resource_type, service.props) if n}
     return [cp for cp in providers if str(get(cp.props, "name", "")) in names]
 
 

@@ -258,9 +258,25 @@ def service_runs_on_fargate(resource_type: str, props: Mapping[str, Any]) -> boo
     if str(get(props, "launchType", "")).upper() == "FARGATE":
         return True
     return any(
-        str(get(item, "capacityProvider", "")).upper() in FARGATE_CAPACITY_PROVIDERS
-        for item in capacity_provider_strategy(resource_type, props)
+        str(name).upper() in FARGATE_CAPACITY_PROVIDERS
+        for name in strategy_provider_names(resource_type, props)
     )
+
+
+def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> list[str | None]:
+    """Capacity provider names in the service's strategy; None where the name is unknown.
+
+    FARGATE and FARGATE_SPOT are built-in providers referenced by literal name, so a name that
+    is unknown during preview is the output of a capacity provider resource of the stack (an
+    EC2 Auto Scaling group provider). Only that one read tolerates an unknown value.
+    """
+    names: list[str | None] = []
+    for item in capacity_provider_strategy(resource_type, props):
+        try:
+            names.append(get(item, "capacityProvider"))
+        except UnknownValueError:
+            names.append(None)
+    return names
 
 
 def service_assigns_public_ip(resource_type: str, props: Mapping[str, Any]) -> bool:

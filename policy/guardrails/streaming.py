@@ -155,7 +155,8 @@ deregistration_delay_vs_idle_timeout = StackValidationPolicy(
         "A target group behind an ALB should drain at least as long as the ALB keeps streams "
         "open (its idle timeout, capped at ELB's 3600 s maximum, minus toleranceSeconds). Fix: "
         "raise deregistrationDelay (aws) or deregistration_delay.timeout_seconds (aws-native) "
-        "to cover the longest generation."
+        "to cover the longest generation; it costs nothing for short requests, because ELB "
+        "completes deregistration at once when a target has no in-flight requests."
     ),
     validate=_validate_deregistration,
     enforcement_level=EnforcementLevel.ADVISORY,
