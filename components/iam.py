@@ -1,0 +1,208 @@
+"""IAM policy documents for serving tasks, as pure functions returning JSON strings.
+
+Every ECS task here has two roles, each granted exactly what it needs and nothing broader:
+- the *execution role*, used by the ECS agent (or Fargate) before the container runs: pull the
+  image from its ECR repository, write the container's log group, read the container's
+  Secrets Manager secrets (`secrets` in the container definition, resolved at start);
+- the *task role*, used by the code in the container: read its weights / model under one S3
+  prefix (GetObject on the prefix's objects, ListBucket restricted to that prefix), which is
+  what vLLM's Run:ai streamer, the Neuron entrypoint and the re-ranker's staging step do.
+
+The documents are plain data so tests assert them exactly and the policy pack could reuse them;
+components feed them ARNs that are only known at deploy time through `Output.apply`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+ECS_TASKS_PRINCIPAL = "ecs-tasks.amazonaws.com"
+"""Service principal that assumes task and execution roles (EC2 and Fargate alike)."""
+
+_ECR_IMAGE = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
+    r"(?P<repo>[a-z0-9][a-z0-9._/-]*?)(?::[\w.-]+)?(?:@sha256:[a-f0-9]{64})?$"
+)
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+_LOG_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*]+$")
+
+
+class PolicyArgumentError(ValueError):
+    """An argument would make a policy broader than intended (or invalid)."""
+
+
+def _document(statements: list[dict[str, Any]]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=False)
+
+
+def assume_role_policy(
+    *, account_id: str | None = None, region: str | None = None, partition: str = "aws"
+) -> str:
+    """Trust policy letting ECS tasks assume the role.
+
+    With `account_id` (default None: no condition) the trust is limited to tasks of that account
+    (`aws:SourceAccount`), and with `region` too (default None) to ECS resources of that region
+    (`aws:SourceArn`) — AWS's confused-deputy guard for ecs-tasks roles. `partition` default "aws".
+    """
+    statement: dict[str, Any] = {
+        "Effect": "Allow",
+        "Principal": {"Service": ECS_TASKS_PRINCIPAL},
+        "Action": "sts:AssumeRole",
+    }
+    if account_id is not None:
+        if not re.fullmatch(r"\d{12}", account_id):
+            raise PolicyArgumentError(f"account_id {account_id!r} must be 12 digits")
+        condition: dict[str, Any] = {"StringEquals": {"aws:SourceAccount": account_id}}
+        if region is not None:
+            condition["ArnLike"] = {"aws:SourceArn": f"arn:{partition}:ecs:{region}:{account_id}:*"}
+        statement["Condition"] = condition
+    return _document([statement])
+
+
+def ecr_repository_arn(image: str, partition: str = "aws") -> str | None:
+    """ARN of the ECR repository `image` lives in, or None for a non-ECR registry.
+
+    `123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1` ->
+    `arn:aws:ecr:us-east-1:123456789012:repository/team/vllm`.
+    """
+    match = _ECR_IMAGE.match(image)
+    if not match:
+        return None
+    return f"arn:{partition}:ecr:{match['region']}:{match['account']}:repository/{match['repo']}"
+
+
+def secret_policy_arn(value_from: str) -> str:
+    """The secret ARN IAM must allow for an ECS `secrets[].valueFrom`.
+
+    ECS accepts `<secret-arn>[:json-key:version-stage:version-id]`; GetSecretValue is authorised
+    on the secret itself, i.e. the first seven `:`-separated fields. Wildcards are rejected (a
+    `*` would read other secrets) and so is anything that is not a Secrets Manager ARN.
+    """
+    parts = value_from.split(":")
+    arn = ":".join(parts[:7])
+    if len(parts) not in (7, 10) or not _SECRET_ARN.match(arn) or "*" in arn or "?" in arn:
+        raise PolicyArgumentError(
+            f"{value_from!r} must be a full Secrets Manager secret ARN "
+            "(arn:aws:secretsmanager:<region>:<account>:secret:<name>-<suffix>, optionally "
+            "followed by :<json-key>:<version-stage>:<version-id>), without wildcards"
+        )
+    return arn
+
+
+def execution_role_policy(
+    *,
+    log_group_arn: str,
+    secret_arns: Iterable[str] = (),
+    image: str | None = None,
+    partition: str = "aws",
+) -> str:
+    """Inline policy of a task's execution role.
+
+    - logs:CreateLogStream / PutLogEvents on the streams of `log_group_arn` only;
+    - secretsmanager:GetSecretValue on exactly the secrets of `secret_arns` (ECS `valueFrom`
+      values, see `secret_policy_arn`; default none: no statement);
+    - when `image` (default None) is in ECR: ecr:GetAuthorizationToken (an account-level call,
+      AWS only accepts Resource "*") and the three layer-pull actions on that one repository.
+      Images from other registries need no IAM permission to pull.
+
+    No wildcard ARN is accepted: a `*` in a secret ARN would read other secrets.
+    """
+    if not _LOG_GROUP_ARN.match(log_group_arn):
+        raise PolicyArgumentError(
+            f"log_group_arn {log_group_arn!r} must be one log group's ARN (no wildcard)"
+        )
+    group = log_group_arn.removesuffix(":*")
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "WriteOwnLogGroup",
+            "Effect": "Allow",
+            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+            "Resource": f"{group}:log-stream:*",
+        }
+    ]
+    secrets = sorted({secret_policy_arn(arn) for arn in secret_arns})
+    if secrets:
+        statements.append(
+            {
+                "Sid": "ReadContainerSecrets",
+                "Effect": "Allow",
+                "Action": "secretsmanager:GetSecretValue",
+                "Resource": secrets,
+            }
+        )
+    repository = ecr_repository_arn(image, partition) if image else None
+    if repository:
+        statements += [
+            {
+                "Sid": "EcrAuthToken",
+                "Effect": "Allow",
+                "Action": "ecr:GetAuthorizationToken",
+                "Resource": "*",
+            },
+            {
+                "Sid": "PullImage",
+                "Effect": "Allow",
+                "Action": [
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                ],
+                "Resource": repository,
+            },
+        ]
+    return _document(statements)
+
+
+def split_s3_uri(uri: str) -> tuple[str, str]:
+    """`s3://bucket/a/b/` -> ("bucket", "a/b"): bucket and prefix without surrounding slashes."""
+    if not uri.startswith("s3://"):
+        raise PolicyArgumentError(f"{uri!r} is not an s3:// URI")
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    return bucket, prefix.strip("/")
+
+
+def s3_read_policy(bucket: str, prefix: str, *, partition: str = "aws") -> str:
+    """Task role policy: read the objects under one S3 prefix, and list only that prefix.
+
+    `prefix` is given without leading/trailing slash ("models/llama"); the empty prefix means
+    the whole bucket (a bucket dedicated to one model). `s3:ListBucket` is a bucket-level action,
+    so it is scoped with the `s3:prefix` condition (the prefix itself and everything under it);
+    `s3:GetObject` (which also covers HEAD and ranged GETs used by the streamer) is scoped to
+    the object ARNs under the prefix. `partition` default "aws".
+    """
+    if not _BUCKET.match(bucket):
+        raise PolicyArgumentError(f"bucket {bucket!r} is not an S3 bucket name")
+    prefix = prefix.strip("/")
+    if any(c in prefix for c in "*?$") or any(part in ("", ".", "..") for part in _parts(prefix)):
+        raise PolicyArgumentError(
+            f"prefix {prefix!r} must be a plain key prefix (no wildcards, empty or dot segments)"
+        )
+    bucket_arn = f"arn:{partition}:s3:::{bucket}"
+    objects = f"{bucket_arn}/{prefix}/*" if prefix else f"{bucket_arn}/*"
+    list_statement: dict[str, Any] = {
+        "Sid": "ListWeightsPrefix",
+        "Effect": "Allow",
+        "Action": "s3:ListBucket",
+        "Resource": bucket_arn,
+    }
+    if prefix:
+        list_statement["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}
+    return _document(
+        [
+            {
+                "Sid": "ReadWeights",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": objects,
+            },
+            list_statement,
+        ]
+    )
+
+
+def _parts(prefix: str) -> Sequence[str]:
+    return prefix.split("/") if prefix else ()

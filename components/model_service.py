@@ -1,0 +1,865 @@
+"""ModelService: one LLM served by vLLM (GPU pool) or optimum-neuron (Inferentia pool) on ECS.
+
+Creates, for one service behind the authenticated Endpoint:
+- a log group with retention;
+- an execution role (pull the image from its ECR repository, write this log group, read exactly
+  the container's Secrets Manager secrets) and a task role that can only read the weights
+  prefix in S3 (documents in `components.iam`);
+- an EC2 task definition in awsvpc mode whose single container is launched as
+  `components.engines` describes (environment, command, port), with GPU `resourceRequirements`
+  equal to the tensor parallel size (vLLM) or the Neuron devices mapped through
+  `linuxParameters.devices` (Neuron devices are not an ECS resource type), shared memory for
+  NCCL, no container health check (the ALB's health check decides);
+- a task security group admitting only the ALB on the container port, egress HTTPS only;
+- an ip target group health-checking the engine's `/health`, with a deregistration delay that
+  lets the longest stream finish, and the endpoint's listener rules for it (`router.route`);
+- the ECS service on the pool's capacity provider, created after the rules attach the target
+  group to the ALB (ECS rejects a target group that belongs to no load balancer), with a
+  circuit breaker that rolls back, a grace period covering image pull + weight load + warm-up;
+- target-tracking autoscaling on ALBRequestCountPerTarget (scale out fast, scale in slow).
+
+All numbers arrive already decided by the plan (`components.plan`); this module validates
+their consistency before creating anything. Pure parts (validation, the container definition)
+are plain functions tested without mocks. The building blocks shared with `FargateReranker`
+(roles, security group, target group, autoscaling) live here as public functions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input, Output
+
+from components import catalog, engines, iam
+from components.engines import NeuronLaunch, VllmLaunch
+
+TOKEN = "ecs-inference:serving:ModelService"
+CONTAINER_NAME = "engine"
+"""Name of the serving container (the target group registers this container's port)."""
+
+NOFILE_LIMIT = 65535
+"""Open files per container: one per client stream and upstream connection, plus the engine's
+own (tokenizer, shards, NCCL sockets). Docker's default 1024 runs out under load."""
+
+NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
+SERVICE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
+LISTENER_PRIORITY_MAX = 50_000
+TARGET_GROUP_DEREGISTRATION_MAX = 3600
+ECS_GRACE_PERIOD_MAX = 2_147_483_647
+TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
+ECS_SERVICE_NAMESPACE = "ecs"
+ECS_SCALABLE_DIMENSION = "ecs:service:DesiredCount"
+
+
+class ServiceArgsError(ValueError):
+    """Plain service arguments are inconsistent; the message names the argument and values."""
+
+
+class Router(Protocol):
+    """What a service needs from the endpoint: attach a target group under `/<service>/`."""
+
+    def route(
+        self,
+        service: str,
+        *,
+        target_group_arn: Input[str],
+        priority: int,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class ModelServiceArgs:
+    """Inputs of `ModelService`; all numbers are plan-derived.
+
+    Required: `cluster_arn`, `vpc_id`, `subnet_ids` (private), `alb_security_group_id`,
+    `load_balancer_arn_suffix` (for the scaling metric), `router` (has `.route(...)`),
+    `service` (short name, the URL path `/<service>/`), `priority` (listener rule priority,
+    1-50000, unique on the listener), `image`, `launch` (`VllmLaunch` or `NeuronLaunch`),
+    `capacity_provider_name` (the pool's), `weights_bucket`, `weights_prefix`, `task_cpu`
+    (CPU units), `task_memory_mib` (task memory on the instance).
+
+    Optional (defaults):
+    - `gpu_count` 0 — vLLM: GPUs to reserve, must equal `launch.tensor_parallel_size`;
+    - `neuron_devices` () — Neuron: device paths to map; default `/dev/neuron0..N-1` for the
+      launch's `num_devices`; if given, exactly `num_devices` distinct `/dev/neuronN` paths;
+    - `shm_size_mib` 0 — `/dev/shm` size (NCCL between tensor parallel GPUs); 0 keeps Docker's;
+    - `desired_count` 1, `min_count` 1, `max_count` 2 — tasks, and the autoscaling range;
+    - `target_requests_per_target` 30.0 — requests per task per minute the policy tracks;
+    - `scale_out_cooldown` 60, `scale_in_cooldown` 300 seconds (scale-out ≤ scale-in);
+    - `health_check_grace_period_seconds` 600 — image pull + weight load + warm-up;
+    - `deregistration_delay_seconds` 300 — ≥ the longest generation (0-3600);
+    - `deployment_minimum_healthy_percent` 100, `deployment_maximum_percent` 200;
+    - `one_task_per_instance` False — distinctInstance placement; required for Neuron (the
+      mapped device paths are fixed, so two tasks on one instance would share devices);
+    - `stop_timeout_seconds` 120 — SIGTERM-to-SIGKILL grace for in-flight streams (2-3600;
+      without it the agent's ECS_CONTAINER_STOP_TIMEOUT, 30 s by default, would apply);
+    - `environment` {} — extra plain variables (may not override engine-managed ones);
+    - `secrets` {} — env name -> Secrets Manager ARN (optionally `:json-key::`), via `valueFrom`;
+    - `log_retention_days` 30.
+    """
+
+    cluster_arn: Input[str]
+    vpc_id: Input[str]
+    subnet_ids: Input[Sequence[str]]
+    alb_security_group_id: Input[str]
+    load_balancer_arn_suffix: Input[str]
+    router: Any
+    service: str
+    priority: int
+    image: str
+    launch: VllmLaunch | NeuronLaunch
+    capacity_provider_name: Input[str]
+    weights_bucket: str
+    weights_prefix: str
+    task_cpu: int
+    task_memory_mib: int
+    gpu_count: int = 0
+    neuron_devices: tuple[str, ...] = ()
+    shm_size_mib: int = 0
+    desired_count: int = 1
+    min_count: int = 1
+    max_count: int = 2
+    target_requests_per_target: float = 30.0
+    scale_out_cooldown: int = 60
+    scale_in_cooldown: int = 300
+    health_check_grace_period_seconds: int = 600
+    deregistration_delay_seconds: int = 300
+    deployment_minimum_healthy_percent: int = 100
+    deployment_maximum_percent: int = 200
+    one_task_per_instance: bool = False
+    stop_timeout_seconds: int = 120
+    environment: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    log_retention_days: int = 30
+
+
+# --------------------------------------------------------------------------------------------
+# validation (pure)
+# --------------------------------------------------------------------------------------------
+
+# CloudWatch Logs accepts only these retention values.
+LOG_RETENTION_DAYS = frozenset(
+    {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+     2922, 3288, 3653}
+)  # fmt: skip
+
+
+def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ServiceArgsError(f"{where}: {name} must be an integer, got {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"{lo}-{hi}" if hi is not None else f">= {lo}"
+        raise ServiceArgsError(f"{where}: {name} {value} outside {bound}")
+    return value
+
+
+def validate_common(
+    where: str,
+    *,
+    service: str,
+    priority: int,
+    image: str,
+    desired_count: int,
+    min_count: int,
+    max_count: int,
+    deregistration_delay_seconds: int,
+    health_check_grace_period_seconds: int,
+    deployment_minimum_healthy_percent: int,
+    deployment_maximum_percent: int,
+    log_retention_days: int,
+    environment: Mapping[str, str],
+    secrets: Mapping[str, str],
+    managed_env: Sequence[str],
+) -> None:
+    """Checks every load-balanced service shares (ModelService and FargateReranker)."""
+    if not isinstance(service, str) or not SERVICE_NAME.match(service):
+        raise ServiceArgsError(
+            f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
+        )
+    _int(where, "priority", priority, 1, LISTENER_PRIORITY_MAX)
+    if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
+        raise ServiceArgsError(f"{where}: image {image!r} must be a non-empty image reference")
+    _int(where, "min_count", min_count, 0)
+    _int(where, "max_count", max_count, 1)
+    _int(where, "desired_count", desired_count, 0)
+    if not min_count <= desired_count <= max_count:
+        raise ServiceArgsError(
+            f"{where}: need min_count <= desired_count <= max_count, got {min_count} <= "
+            f"{desired_count} <= {max_count}"
+        )
+    delay = deregistration_delay_seconds
+    _int(where, "deregistration_delay_seconds", delay, 0, TARGET_GROUP_DEREGISTRATION_MAX)
+    grace = health_check_grace_period_seconds
+    _int(where, "health_check_grace_period_seconds", grace, 0, ECS_GRACE_PERIOD_MAX)
+    low = deployment_minimum_healthy_percent
+    _int(where, "deployment_minimum_healthy_percent", low, 0, 100)
+    high = _int(where, "deployment_maximum_percent", deployment_maximum_percent, 100, 200)
+    check_deploy_progress(where, low, high, min_count, max_count, desired_count)
+    if log_retention_days not in LOG_RETENTION_DAYS:
+        raise ServiceArgsError(
+            f"{where}: log_retention_days {log_retention_days} is not a CloudWatch retention "
+            f"value ({', '.join(map(str, sorted(LOG_RETENTION_DAYS)))})"
+        )
+    names = set()
+    for kind, mapping in (("environment", environment), ("secrets", secrets)):
+        for name in mapping:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ServiceArgsError(f"{where}: {kind} name {name!r} is not a variable name")
+            if name in managed_env:
+                raise ServiceArgsError(
+                    f"{where}: {kind} sets {name}, which the service already controls"
+                )
+            if name in names:
+                raise ServiceArgsError(f"{where}: {name} is set in both environment and secrets")
+            names.add(name)
+    for name, arn in secrets.items():
+        try:
+            iam.secret_policy_arn(arn)
+        except iam.PolicyArgumentError as exc:
+            raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
+
+
+def check_deploy_progress(
+    where: str, minimum_healthy: int, maximum: int, min_count: int, max_count: int, desired: int
+) -> None:
+    """A rolling deploy must be able to start a new task or stop an old one at every task count
+    autoscaling may reach: ECS keeps ceil(n × min%) running and runs at most floor(n × max%)."""
+    for n in sorted({desired, *range(max(min_count, 1), max_count + 1)} - {0}):
+        keep = math.ceil(n * minimum_healthy / 100)
+        peak = math.floor(n * maximum / 100)
+        if peak <= keep:
+            raise ServiceArgsError(
+                f"{where}: with {n} task(s), deployment_minimum_healthy_percent "
+                f"{minimum_healthy} keeps {keep} running and deployment_maximum_percent "
+                f"{maximum} allows {peak}: a deploy could never replace a task (lower the "
+                "minimum or raise the maximum)"
+            )
+
+
+def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -> None:
+    """Target-tracking settings: positive target, cooldowns 0-86400 s, scale-out ≤ scale-in."""
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0:
+        raise ServiceArgsError(f"{where}: scaling target {target!r} must be a positive number")
+    _int(where, "scale_out_cooldown", scale_out, 0, 86_400)
+    _int(where, "scale_in_cooldown", scale_in, 0, 86_400)
+    if scale_out > scale_in:
+        raise ServiceArgsError(
+            f"{where}: scale_out_cooldown {scale_out} s exceeds scale_in_cooldown {scale_in} s; "
+            "scale out fast (a late task costs latency), scale in slow (a warm model is "
+            "expensive to reload)"
+        )
+
+
+def resolve_neuron_devices(where: str, launch: NeuronLaunch, given: Sequence[str]) -> list[str]:
+    """The device paths a Neuron task maps: `given`, checked, or `/dev/neuron0..N-1`."""
+    wanted = launch.num_devices or 0
+    if not given:
+        return [f"/dev/neuron{i}" for i in range(wanted)]
+    paths = list(given)
+    for path in paths:
+        if not NEURON_DEVICE.match(path):
+            raise ServiceArgsError(f"{where}: neuron device {path!r} is not /dev/neuronN")
+    if len(set(paths)) != len(paths):
+        raise ServiceArgsError(f"{where}: neuron_devices {paths} repeats a device")
+    if len(paths) != wanted:
+        raise ServiceArgsError(
+            f"{where}: tp degree {launch.tp_degree} needs {wanted} Neuron device(s) "
+            f"({catalog.NEURON_CORES_PER_DEVICE} NeuronCores each), neuron_devices gives "
+            f"{len(paths)}"
+        )
+    return paths
+
+
+def validate_model_service(where: str, args: ModelServiceArgs) -> None:
+    """All plain-value checks of `ModelServiceArgs`; raises `ServiceArgsError`."""
+    launch = args.launch
+    if not isinstance(launch, (VllmLaunch, NeuronLaunch)):
+        raise ServiceArgsError(f"{where}: launch must be a VllmLaunch or NeuronLaunch")
+    managed = [e["name"] for e in engines.container_environment(launch)]
+    validate_common(
+        where,
+        service=args.service,
+        priority=args.priority,
+        image=args.image,
+        desired_count=args.desired_count,
+        min_count=args.min_count,
+        max_count=args.max_count,
+        deregistration_delay_seconds=args.deregistration_delay_seconds,
+        health_check_grace_period_seconds=args.health_check_grace_period_seconds,
+        deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
+        deployment_maximum_percent=args.deployment_maximum_percent,
+        log_retention_days=args.log_retention_days,
+        environment=args.environment,
+        secrets=args.secrets,
+        managed_env=managed,
+    )
+    validate_scaling(
+        where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
+    )
+    # EC2 task-level limits: 128 CPU units - 192 vCPU; memory at least 6 MiB per container.
+    _int(where, "task_cpu", args.task_cpu, 128, 196_608)
+    _int(where, "task_memory_mib", args.task_memory_mib, 128)
+    _int(where, "shm_size_mib", args.shm_size_mib, 0)
+    if args.shm_size_mib >= args.task_memory_mib:
+        raise ServiceArgsError(
+            f"{where}: shm_size_mib {args.shm_size_mib} must be below task_memory_mib "
+            f"{args.task_memory_mib} (/dev/shm is counted against the task's memory)"
+        )
+    # The 120 s cap is Fargate's; on EC2 the agent waits as long as asked. Streams mostly drain
+    # before SIGTERM anyway (ECS waits out the target group's deregistration delay first).
+    _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 2, 3600)
+    _int(where, "gpu_count", args.gpu_count, 0)
+    if isinstance(launch, VllmLaunch):
+        if args.gpu_count != launch.tensor_parallel_size:
+            raise ServiceArgsError(
+                f"{where}: gpu_count {args.gpu_count} must equal the tensor parallel size "
+                f"{launch.tensor_parallel_size} (vLLM shards the model over exactly that many "
+                "GPUs, and ECS must reserve them)"
+            )
+        if args.neuron_devices:
+            raise ServiceArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
+    else:
+        if args.gpu_count:
+            raise ServiceArgsError(
+                f"{where}: gpu_count {args.gpu_count} given for a Neuron model; Neuron "
+                "devices are mapped through neuron_devices"
+            )
+        resolve_neuron_devices(where, launch, args.neuron_devices)
+        if not args.one_task_per_instance:
+            raise ServiceArgsError(
+                f"{where}: a Neuron service needs one_task_per_instance=True: devices are not "
+                "an ECS resource, so ECS would place a second task on the same devices"
+            )
+    if not args.weights_bucket:
+        raise ServiceArgsError(f"{where}: weights_bucket is required")
+    try:
+        iam.s3_read_policy(args.weights_bucket, args.weights_prefix)
+    except iam.PolicyArgumentError as exc:
+        raise ServiceArgsError(f"{where}: {exc}") from None
+    source = launch.weights_uri if isinstance(launch, VllmLaunch) else launch.artifact_uri
+    bucket, prefix = iam.split_s3_uri(source)
+    wanted = args.weights_prefix.strip("/")
+    if bucket != args.weights_bucket or not (
+        wanted == "" or prefix == wanted or prefix.startswith(wanted + "/")
+    ):
+        raise ServiceArgsError(
+            f"{where}: the engine reads {source} but the task role may only read "
+            f"s3://{args.weights_bucket}/{wanted}"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# container definition (pure)
+# --------------------------------------------------------------------------------------------
+
+
+def log_configuration(log_group_name: str, region: str, stream_prefix: str) -> dict[str, Any]:
+    """awslogs driver settings. Non-blocking mode: a CloudWatch hiccup must not stall stdout
+    writes of the serving process (and with it token streams); the buffer absorbs bursts."""
+    return {
+        "logDriver": "awslogs",
+        "options": {
+            "awslogs-group": log_group_name,
+            "awslogs-region": region,
+            "awslogs-stream-prefix": stream_prefix,
+            "mode": "non-blocking",
+            "max-buffer-size": "25m",
+        },
+    }
+
+
+def environment_list(
+    managed: Sequence[Mapping[str, str]], extra: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """`managed` name/value entries plus `extra`, sorted by name (stable task definition diffs)."""
+    merged = {e["name"]: e["value"] for e in managed}
+    merged.update(extra)
+    return [{"name": k, "value": merged[k]} for k in sorted(merged)]
+
+
+def secrets_list(secrets: Mapping[str, str]) -> list[dict[str, str]]:
+    """ECS `secrets` entries: the agent resolves each `valueFrom` with the execution role."""
+    return [{"name": k, "valueFrom": secrets[k]} for k in sorted(secrets)]
+
+
+def model_container_definitions(
+    *,
+    image: str,
+    launch: VllmLaunch | NeuronLaunch,
+    log_group_name: str,
+    region: str,
+    stream_prefix: str,
+    gpu_count: int = 0,
+    neuron_devices: Sequence[str] = (),
+    shm_size_mib: int = 0,
+    stop_timeout_seconds: int = 120,
+    environment: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """The task's container definitions (a one-item list) for an EC2 model server.
+
+    Defaults: no GPU, no Neuron devices, Docker's /dev/shm, 120 s stop timeout, no extra
+    environment or secrets. There is deliberately no container `healthCheck`: the target
+    group's `/health` check decides, and a second check would restart a task the ALB still
+    drains.
+    """
+    container: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": image,
+        "essential": True,
+        "environment": environment_list(
+            engines.container_environment(launch), dict(environment or {})
+        ),
+        "portMappings": engines.port_mappings(launch),
+        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
+        "stopTimeout": stop_timeout_seconds,
+        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
+    }
+    command = engines.container_command(launch)
+    if command:
+        container["command"] = command
+    if secrets:
+        container["secrets"] = secrets_list(secrets)
+    # An init process reaps the engine's worker processes (vLLM spawns one per GPU, the Neuron
+    # entrypoint runs engine + proxy) and forwards SIGTERM so draining starts on stop.
+    linux: dict[str, Any] = {"initProcessEnabled": True}
+    if gpu_count:
+        container["resourceRequirements"] = [{"type": "GPU", "value": str(gpu_count)}]
+        # NCCL and CUDA IPC pin host memory; a capped memlock makes NCCL fail or fall back.
+        container["ulimits"].append({"name": "memlock", "softLimit": -1, "hardLimit": -1})
+    if shm_size_mib:
+        linux["sharedMemorySize"] = shm_size_mib
+    if neuron_devices:
+        linux["devices"] = [
+            {"hostPath": path, "containerPath": path, "permissions": ["read", "write"]}
+            for path in neuron_devices
+        ]
+    container["linuxParameters"] = linux
+    return [container]
+
+
+# --------------------------------------------------------------------------------------------
+# building blocks shared with FargateReranker
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AwsContext:
+    """Partition, account and region of the provider, as Outputs (known during preview)."""
+
+    partition: Output[str]
+    account_id: Output[str]
+    region: Output[str]
+
+
+def aws_context(parent: pulumi.Resource) -> AwsContext:
+    """Look up partition, account and region once per component."""
+    invoke = pulumi.InvokeOutputOptions(parent=parent)
+    return AwsContext(
+        partition=aws.get_partition_output(opts=invoke).partition,
+        account_id=aws.get_caller_identity_output(opts=invoke).account_id,
+        region=aws.get_region_output(opts=invoke).region,
+    )
+
+
+def log_group_name(service: str) -> str:
+    """`/ecs-inference/<stack>/<service>`: stable and findable by operators."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
+
+
+def task_family(service: str) -> str:
+    """Task definition family, unique per project, stack and service."""
+    return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
+
+
+@dataclass(frozen=True)
+class ServiceRoles:
+    execution_role: aws.iam.Role
+    execution_policy: aws.iam.RolePolicy
+    task_role: aws.iam.Role
+    task_policy: aws.iam.RolePolicy
+
+
+def service_roles(
+    name: str,
+    *,
+    ctx: AwsContext,
+    log_group: str,
+    image: str,
+    secrets: Mapping[str, str],
+    bucket: str,
+    prefix: str,
+    parent: pulumi.Resource,
+) -> ServiceRoles:
+    """Execution role (image pull, this log group, exactly these secrets) and task role (read one
+    S3 prefix), each trusting only ecs-tasks of this account and region."""
+    child = pulumi.ResourceOptions(parent=parent)
+    trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
+        lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
+    )
+    secret_arns = [iam.secret_policy_arn(v) for v in secrets.values()]
+    execution_role = aws.iam.Role(
+        f"{name}-execution",
+        description="ECS agent: pull the image, write logs, read the container's secrets",
+        assume_role_policy=trust,
+        opts=child,
+    )
+    execution_policy = aws.iam.RolePolicy(
+        f"{name}-execution",
+        role=execution_role.id,
+        policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+            lambda a: iam.execution_role_policy(
+                log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
+                secret_arns=secret_arns,
+                image=image,
+                partition=a[0],
+            )
+        ),
+        opts=child,
+    )
+    task_role = aws.iam.Role(
+        f"{name}-task",
+        description=f"Serving container: read s3://{bucket}/{prefix.strip('/')} only",
+        assume_role_policy=trust,
+        opts=child,
+    )
+    task_policy = aws.iam.RolePolicy(
+        f"{name}-task",
+        role=task_role.id,
+        policy=ctx.partition.apply(lambda p: iam.s3_read_policy(bucket, prefix, partition=p)),
+        opts=child,
+    )
+    return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
+
+
+def task_security_group(
+    name: str,
+    *,
+    vpc_id: Input[str],
+    alb_security_group_id: Input[str],
+    port: int,
+    service: str,
+    parent: pulumi.Resource,
+) -> aws.ec2.SecurityGroup:
+    """Ingress only from the ALB on the container port; egress HTTPS only.
+
+    Tasks reach S3 (weights, ECR layers), ECR, STS, Logs and Secrets Manager over 443, through
+    the VPC endpoints or the NAT gateway. DNS to the VPC resolver is not subject to security
+    groups, so no port 53 rule is needed.
+    """
+    return aws.ec2.SecurityGroup(
+        f"{name}-tasks",
+        description=f"{service} tasks: traffic from the ALB only",
+        vpc_id=vpc_id,
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                description="ALB to the serving port (requests and health checks)",
+                protocol="tcp",
+                from_port=port,
+                to_port=port,
+                security_groups=[alb_security_group_id],
+            )
+        ],
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                description="HTTPS to AWS APIs (VPC endpoints or NAT)",
+                protocol="tcp",
+                from_port=443,
+                to_port=443,
+                cidr_blocks=["0.0.0.0/0"],
+            )
+        ],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def ip_target_group(
+    name: str,
+    *,
+    vpc_id: Input[str],
+    port: int,
+    health_path: str,
+    deregistration_delay_seconds: int,
+    parent: pulumi.Resource,
+    interval_seconds: int = 15,
+) -> aws.lb.TargetGroup:
+    """An ip target group (awsvpc tasks are addressed by ENI IP) for one service.
+
+    Least-outstanding-requests balancing: LLM requests differ in length by orders of magnitude,
+    so round robin piles streams onto one task. Two good checks make a task healthy, three bad
+    ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
+    """
+    return aws.lb.TargetGroup(
+        f"{name}-tg",
+        target_type="ip",
+        protocol="HTTP",
+        port=port,
+        vpc_id=vpc_id,
+        deregistration_delay=deregistration_delay_seconds,
+        load_balancing_algorithm_type="least_outstanding_requests",
+        health_check=aws.lb.TargetGroupHealthCheckArgs(
+            enabled=True,
+            protocol="HTTP",
+            port="traffic-port",
+            path=health_path,
+            matcher="200",
+            interval=interval_seconds,
+            timeout=5,
+            healthy_threshold=2,
+            unhealthy_threshold=3,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def cluster_name_from_arn(cluster: str) -> str:
+    """`arn:aws:ecs:<region>:<account>:cluster/<name>` (or a bare name) -> `<name>`."""
+    return cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
+
+
+def service_scaling(
+    name: str,
+    *,
+    cluster_arn: Input[str],
+    service: aws.ecs.Service,
+    min_count: int,
+    max_count: int,
+    metric: dict[str, Any],
+    target_value: float,
+    scale_out_cooldown: int,
+    scale_in_cooldown: int,
+    parent: pulumi.Resource,
+) -> tuple[aws.appautoscaling.Target, aws.appautoscaling.Policy]:
+    """Application Auto Scaling target (min..max tasks) and one target-tracking policy.
+
+    `metric` is `{"predefined_metric_type": ..., "resource_label": ...}` (label only for ALB).
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    resource_id = Output.all(Output.from_input(cluster_arn), service.name).apply(
+        lambda a: f"service/{cluster_name_from_arn(a[0])}/{a[1]}"
+    )
+    target = aws.appautoscaling.Target(
+        f"{name}-scaling",
+        service_namespace=ECS_SERVICE_NAMESPACE,
+        scalable_dimension=ECS_SCALABLE_DIMENSION,
+        resource_id=resource_id,
+        min_capacity=min_count,
+        max_capacity=max_count,
+        opts=child,
+    )
+    policy = aws.appautoscaling.Policy(
+        f"{name}-scaling",
+        policy_type="TargetTrackingScaling",
+        # The same plain values (not the target's outputs, unknown during preview) so a
+        # preview and the policy pack see the whole policy; depends_on keeps the order.
+        service_namespace=ECS_SERVICE_NAMESPACE,
+        scalable_dimension=ECS_SCALABLE_DIMENSION,
+        resource_id=resource_id,
+        target_tracking_scaling_policy_configuration=(
+            aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+                target_value=float(target_value),
+                predefined_metric_specification=(
+                    aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
+                        **metric
+                    )
+                ),
+                scale_out_cooldown=scale_out_cooldown,
+                scale_in_cooldown=scale_in_cooldown,
+                disable_scale_in=False,
+            )
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[target]),
+    )
+    return target, policy
+
+
+def alb_request_count_label(
+    load_balancer_arn_suffix: Input[str], target_group_arn_suffix: Input[str]
+) -> Output[str]:
+    """ALBRequestCountPerTarget's resource label: `app/<lb>/<id>/targetgroup/<tg>/<id>`."""
+    return Output.concat(load_balancer_arn_suffix, "/", target_group_arn_suffix)
+
+
+# --------------------------------------------------------------------------------------------
+# the component
+# --------------------------------------------------------------------------------------------
+
+
+class ModelService(pulumi.ComponentResource):
+    """One model behind the endpoint. Attributes: `log_group`, `execution_role`, `task_role`,
+    `task_definition`, `security_group`, `target_group`, `listener_rules`, `service`,
+    `scaling_target`, `scaling_policy`, `container_definitions` (Output of the JSON string)."""
+
+    def __init__(
+        self, name: str, args: ModelServiceArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        where = f"ModelService {args.service!r}"
+        validate_model_service(where, args)
+        super().__init__(TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        launch = args.launch
+        devices = (
+            resolve_neuron_devices(where, launch, args.neuron_devices)
+            if isinstance(launch, NeuronLaunch)
+            else []
+        )
+        ctx = aws_context(self)
+        group_name = log_group_name(args.service)
+
+        self.log_group = aws.cloudwatch.LogGroup(
+            f"{name}-logs", name=group_name, retention_in_days=args.log_retention_days, opts=child
+        )
+        roles = service_roles(
+            name,
+            ctx=ctx,
+            log_group=group_name,
+            image=args.image,
+            secrets=args.secrets,
+            bucket=args.weights_bucket,
+            prefix=args.weights_prefix,
+            parent=self,
+        )
+        self.execution_role = roles.execution_role
+        self.task_role = roles.task_role
+
+        self.container_definitions = ctx.region.apply(
+            lambda region: json.dumps(
+                model_container_definitions(
+                    image=args.image,
+                    launch=launch,
+                    log_group_name=group_name,
+                    region=region,
+                    stream_prefix=args.service,
+                    gpu_count=args.gpu_count,
+                    neuron_devices=devices,
+                    shm_size_mib=args.shm_size_mib,
+                    stop_timeout_seconds=args.stop_timeout_seconds,
+                    environment=args.environment,
+                    secrets=args.secrets,
+                )
+            )
+        )
+        self.task_definition = aws.ecs.TaskDefinition(
+            f"{name}-task",
+            family=task_family(args.service),
+            requires_compatibilities=["EC2"],
+            network_mode="awsvpc",
+            cpu=str(args.task_cpu),
+            memory=str(args.task_memory_mib),
+            execution_role_arn=roles.execution_role.arn,
+            task_role_arn=roles.task_role.arn,
+            container_definitions=self.container_definitions,
+            # The execution role needs its policy before the first task pulls and logs.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.log_group, roles.execution_policy, roles.task_policy],
+            ),
+        )
+        self.security_group = task_security_group(
+            name,
+            vpc_id=args.vpc_id,
+            alb_security_group_id=args.alb_security_group_id,
+            port=launch.port,
+            service=args.service,
+            parent=self,
+        )
+        self.target_group = ip_target_group(
+            name,
+            vpc_id=args.vpc_id,
+            port=launch.port,
+            health_path=engines.HEALTH_PATH,
+            deregistration_delay_seconds=args.deregistration_delay_seconds,
+            parent=self,
+        )
+        self.listener_rules = list(
+            args.router.route(
+                args.service, target_group_arn=self.target_group.arn, priority=args.priority
+            )
+        )
+
+        placement = (
+            [aws.ecs.ServicePlacementConstraintArgs(type="distinctInstance")]
+            if args.one_task_per_instance
+            else None
+        )
+        self.service = aws.ecs.Service(
+            f"{name}-service",
+            cluster=args.cluster_arn,
+            task_definition=self.task_definition.arn,
+            desired_count=args.desired_count,
+            capacity_provider_strategies=[
+                aws.ecs.ServiceCapacityProviderStrategyArgs(
+                    capacity_provider=args.capacity_provider_name, weight=1, base=0
+                )
+            ],
+            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
+                subnets=args.subnet_ids,
+                security_groups=[self.security_group.id],
+                assign_public_ip=False,
+            ),
+            load_balancers=[
+                aws.ecs.ServiceLoadBalancerArgs(
+                    target_group_arn=self.target_group.arn,
+                    container_name=CONTAINER_NAME,
+                    container_port=launch.port,
+                )
+            ],
+            health_check_grace_period_seconds=args.health_check_grace_period_seconds,
+            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
+                enable=True, rollback=True
+            ),
+            deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
+            deployment_maximum_percent=args.deployment_maximum_percent,
+            placement_constraints=placement,
+            # Spread over AZs first (an AZ outage keeps capacity), then pack each instance's
+            # memory so scarce accelerator instances are filled before new ones start.
+            ordered_placement_strategies=[
+                aws.ecs.ServiceOrderedPlacementStrategyArgs(
+                    type="spread", field="attribute:ecs.availability-zone"
+                ),
+                aws.ecs.ServiceOrderedPlacementStrategyArgs(type="binpack", field="memory"),
+            ],
+            enable_ecs_managed_tags=True,
+            propagate_tags="SERVICE",
+            # Model load takes minutes; `pulumi up` must not block on steady state (the circuit
+            # breaker owns rollback).
+            wait_for_steady_state=False,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=self.listener_rules,
+                # Autoscaling owns the running count after creation.
+                ignore_changes=["desiredCount"],
+            ),
+        )
+        self.scaling_target, self.scaling_policy = service_scaling(
+            name,
+            cluster_arn=args.cluster_arn,
+            service=self.service,
+            min_count=args.min_count,
+            max_count=args.max_count,
+            metric={
+                "predefined_metric_type": TARGET_TRACKING_METRIC,
+                "resource_label": alb_request_count_label(
+                    args.load_balancer_arn_suffix, self.target_group.arn_suffix
+                ),
+            },
+            target_value=args.target_requests_per_target,
+            scale_out_cooldown=args.scale_out_cooldown,
+            scale_in_cooldown=args.scale_in_cooldown,
+            parent=self,
+        )
+        self.register_outputs(
+            {
+                "serviceName": self.service.name,
+                "targetGroupArn": self.target_group.arn,
+                "taskDefinitionArn": self.task_definition.arn,
+            }
+        )
