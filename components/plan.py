@@ -22,6 +22,9 @@ from components.errors import ConfigError, ConfigIssue
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
 # them by 10 leaves room for hand-added rules between services.
 PRIORITY_START, PRIORITY_STEP = 100, 10
+# Each service takes two listener rules (bearer -> jwt-validation, browser -> Cognito); an ALB
+# allows 100 rules besides the default ones (Elastic Load Balancing quota "Rules per ALB").
+RULES_PER_SERVICE, ALB_MAX_RULES = 2, 100
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.
 HOST_MEMORY_RESERVE_FRACTION = 0.10
@@ -344,6 +347,16 @@ def build_plan(config: StackConfig, stack: str | None = None, region: str | None
     """
     issues: list[ConfigIssue] = []
     pools = _pool_plans(config, issues)
+    services = config.service_names()
+    if len(services) * RULES_PER_SERVICE > ALB_MAX_RULES:
+        issues.append(
+            ConfigIssue(
+                "platform.models",
+                f"{len(services)} services need {len(services) * RULES_PER_SERVICE} listener "
+                f"rules but an ALB allows {ALB_MAX_RULES}: at most "
+                f"{ALB_MAX_RULES // RULES_PER_SERVICE} services per stack; split the stack",
+            )
+        )
 
     longest = [m.max_generation_seconds for m in config.models.values()]
     longest += [r.max_request_seconds for r in config.rerankers.values()]
@@ -358,7 +371,7 @@ def build_plan(config: StackConfig, stack: str | None = None, region: str | None
     models: dict[str, ModelPlan] = {}
     priority = PRIORITY_START
     priorities: dict[str, int] = {}
-    for name in config.service_names():
+    for name in services:
         priorities[name] = priority
         priority += PRIORITY_STEP
 

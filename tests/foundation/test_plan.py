@@ -126,3 +126,11 @@ def test_choose_deploy(desired, tpi, capacity, expected) -> None:
 def test_split_s3_uri() -> None:
     assert split_s3_uri("s3://bucket/a/b") == ("bucket", "a/b/")
     assert split_s3_uri("s3://bucket") == ("bucket", "")
+
+
+def test_more_services_than_alb_rules_allow() -> None:
+    raw = reference("dev")
+    raw["rerankers"] = {f"rr{i}": {"modelUri": "s3://bucket-x/m/"} for i in range(50)}
+    issues = issues_of(raw)
+    assert [i.path for i in issues] == ["platform.models"]
+    assert "at most 50 services" in issues[0].message
