@@ -86,7 +86,8 @@ ENV_SEQUENCE_LENGTH = "ENGINE_SEQUENCE_LENGTH"
 ENV_TP_DEGREE = "ENGINE_TP_DEGREE"
 """Neuron: tensor parallel degree (NeuronCores) the artifact was compiled for."""
 ENV_NEURON_TARGET = "ENGINE_NEURON_TARGET"
-"""Neuron: instance family the artifact must be compiled for (`inf2`, `trn1`, `trn2`); optional."""
+"""Neuron: compilation target the artifact must record (`trn1` for inf2 and trn1 instances, as
+optimum-neuron normalises it); unset skips the check."""
 ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
 """Neuron: loopback port of the engine behind the keep-alive proxy."""
 
@@ -110,7 +111,10 @@ KEEPALIVE_MARGIN_SECONDS = 5
 
 _S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
 _VLLM_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
-_NEURON_TARGETS = ("inf2", "trn1", "trn2")
+# optimum-neuron records the compilation target normalised by `INSTANCE_VALUE_MAP`
+# (optimum/neuron/utils/instance.py): Inferentia2 and Trainium1 share the `trn1` target.
+# trn2 is left out: 4 logical cores per device breaks the 2-cores-per-device device mapping.
+_NEURON_TARGETS = {"inf2": "trn1", "trn1": "trn1", "trn1n": "trn1"}
 _CORES_PER_DEVICE = 2  # Inferentia2 and Trainium1 chips each expose 2 NeuronCores
 
 _VLLM_MANAGED_FLAGS = frozenset(
@@ -281,7 +285,9 @@ class NeuronLaunch:
     weights, tokenizer), `batch_size`, `sequence_length`, `tp_degree` — the values the
     artifact was compiled with.
     Defaults: `num_devices` ceil(tp_degree / 2) (Inferentia2/Trainium1 have 2 cores per
-    device), `target` None (instance family not checked), `model_dir` "/models/artifact",
+    device), `target` None (the pool's instance family — `inf2`, `trn1`, `trn1n` — whose
+    compilation target the artifact must record; None skips that check), `model_dir`
+    "/models/artifact",
     `keepalive_seconds` 15, `alb_idle_timeout_seconds` 60, `port` 8000, `upstream_port`
     port + 1 (loopback port of the engine behind the keep-alive proxy), `aws_region` None,
     `extra_args` () (flags forwarded to vLLM 0.11.0).
@@ -328,7 +334,9 @@ class NeuronLaunch:
                 f"{self.tp_degree}"
             )
         if self.target is not None and self.target not in _NEURON_TARGETS:
-            raise EngineLaunchError(f"{where}.target {self.target!r} not one of {_NEURON_TARGETS}")
+            raise EngineLaunchError(
+                f"{where}.target {self.target!r} not one of {sorted(_NEURON_TARGETS)}"
+            )
         if not self.model_dir.startswith("/") or any(c.isspace() for c in self.model_dir):
             raise EngineLaunchError(f"{where}.model_dir {self.model_dir!r} must be absolute")
         if self.upstream_port is None:
@@ -381,7 +389,7 @@ def container_environment(launch: VllmLaunch | NeuronLaunch) -> list[dict[str, s
             ENV_BATCH_SIZE: str(launch.batch_size),
             ENV_SEQUENCE_LENGTH: str(launch.sequence_length),
             ENV_TP_DEGREE: str(launch.tp_degree),
-            ENV_NEURON_TARGET: launch.target,
+            ENV_NEURON_TARGET: _NEURON_TARGETS[launch.target] if launch.target else None,
             ENV_UPSTREAM_PORT: str(launch.upstream_port),
             ENV_NEURON_RT_VISIBLE_CORES: f"0-{last_core}" if last_core else "0",
         }

@@ -189,8 +189,8 @@ def check_artifact(model_dir: Path, settings: Settings, installed_version: str |
         )
     if settings.target is not None and config.get("target") != settings.target:
         raise ArtifactMismatchError(
-            f"{where} was compiled for target {config.get('target')!r}, this service runs on "
-            f"{settings.target!r}"
+            f"{where} was compiled for target {config.get('target')!r}, this service's "
+            f"instances need target {settings.target!r}"
         )
     version = config.get("optimum_neuron_version")
     if installed_version is not None and version != installed_version:

@@ -449,7 +449,7 @@ def make_artifact(root: Path, optimum_source: Path, **compiled: object) -> Path:
         "tp_degree": 2,
         "torch_dtype": "bfloat16",
         "continuous_batching": True,
-        "target": "inf2",
+        "target": "trn1",  # what an export on inf2 records (INSTANCE_VALUE_MAP)
         "_serialized_key": "NxDNeuronConfig",
         "optimum_neuron_version": engines.OPTIMUM_NEURON_VERSION,
         "neuronxcc_version": "2.21.33363.0",
@@ -489,7 +489,7 @@ def test_matching_artifact_passes(tmp_path, optimum_source):
         ),
         ({}, {"sequence_length": 8192}, "configured for batch_size=4, sequence_length=8192"),
         ({"tp_degree": 8}, {}, "compiled for batch_size=4, sequence_length=4096, tp_degree=8"),
-        ({"target": "trn1"}, {}, "compiled for target 'trn1'"),
+        ({"target": "trn2"}, {}, "compiled for target 'trn2'"),
         ({"_serialized_key": "TrainingNeuronConfig"}, {}, "serves NxDNeuronConfig"),
     ],
 )
@@ -580,3 +580,18 @@ def test_pinned_releases_agree_between_contract_and_flag_tool():
         / "METADATA"
     ).read_text()
     assert f'Requires-Dist: vllm=={engines.NEURON_VLLM_VERSION}; extra == "vllm"' in metadata
+
+
+def test_neuron_targets_follow_optimum_neuron_normalisation(optimum_source):
+    path = optimum_source / "optimum/neuron/utils/instance.py"
+    tree = ast.parse(path.read_text())
+    mapping = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and getattr(node.targets[0], "id", "") == "INSTANCE_VALUE_MAP"
+    )
+    for family in ("inf2", "trn1", "trn1n"):
+        launch = engines.NeuronLaunch("m", "s3://bkt/p/", 1, 128, 2, target=family)
+        env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
+        assert env[engines.ENV_NEURON_TARGET] == mapping[family]
