@@ -197,6 +197,9 @@ class EndpointConfig(_Section):
     access_logs: bool = True
     access_log_retention_days: int = Field(90, ge=1, le=3650)
     auth: AuthConfig = Field(default_factory=AuthConfig)
+    listener_rule_quota: int = Field(100, ge=2, le=1000)
+    """Your account's "Rules per Application Load Balancer" quota (default 100). Each service
+    takes two rules; raise this only after the quota increase is granted."""
 
     @field_validator("domain_name")
     @classmethod

@@ -22,9 +22,9 @@ from components.errors import ConfigError, ConfigIssue
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
 # them by 10 leaves room for hand-added rules between services.
 PRIORITY_START, PRIORITY_STEP = 100, 10
-# Each service takes two listener rules (bearer -> jwt-validation, browser -> Cognito); an ALB
-# allows 100 rules besides the default ones (Elastic Load Balancing quota "Rules per ALB").
-RULES_PER_SERVICE, ALB_MAX_RULES = 2, 100
+# Each service takes two listener rules (bearer -> jwt-validation, browser -> Cognito); the ALB
+# quota "Rules per Application Load Balancer" (default 100) is `endpoint.listenerRuleQuota`.
+RULES_PER_SERVICE = 2
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.
 HOST_MEMORY_RESERVE_FRACTION = 0.10
@@ -348,13 +348,15 @@ def build_plan(config: StackConfig, stack: str | None = None, region: str | None
     issues: list[ConfigIssue] = []
     pools = _pool_plans(config, issues)
     services = config.service_names()
-    if len(services) * RULES_PER_SERVICE > ALB_MAX_RULES:
+    quota = config.endpoint.listener_rule_quota
+    if len(services) * RULES_PER_SERVICE > quota:
         issues.append(
             ConfigIssue(
                 "platform.models",
                 f"{len(services)} services need {len(services) * RULES_PER_SERVICE} listener "
-                f"rules but an ALB allows {ALB_MAX_RULES}: at most "
-                f"{ALB_MAX_RULES // RULES_PER_SERVICE} services per stack; split the stack",
+                f"rules but the ALB quota is {quota} (endpoint.listenerRuleQuota): at most "
+                f"{quota // RULES_PER_SERVICE} services per stack; split the stack or raise the "
+                "quota with AWS first",
             )
         )
 
