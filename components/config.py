@@ -449,7 +449,7 @@ class ModelConfig(_ServiceBase):
                 "the precompiled artifact"
             )
         if self.engine == "vllm" and self.max_model_len is None:
-            raise ValueError("engine vllm needs `maxModelLen` (longest prompt + completion, tokens)")
+            raise ValueError("engine vllm needs `maxModelLen` (longest prompt + completion)")
         if (
             self.neuron is not None
             and self.max_model_len is not None
