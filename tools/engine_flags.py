@@ -109,6 +109,11 @@ def fetch_wheel(release: EngineRelease, cache_dir: Path = CACHE_DIR) -> Path:
             "--no-deps",
             "--only-binary=:all:",
             "--disable-pip-version-check",
+            # offline machines should fail within a minute, not after pip's default retries
+            "--retries",
+            "2",
+            "--timeout",
+            "20",
             f"{release.project}=={release.version}",
             "-d",
             str(cache_dir),

@@ -595,3 +595,12 @@ def test_neuron_targets_follow_optimum_neuron_normalisation(optimum_source):
         launch = engines.NeuronLaunch("m", "s3://bkt/p/", 1, 128, 2, target=family)
         env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
         assert env[engines.ENV_NEURON_TARGET] == mapping[family]
+
+
+def test_missing_engine_wheel_fails_loudly(tmp_path, monkeypatch):
+    # No index: what an offline machine without the bootstrap prefetch sees.
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    missing = engine_flags.EngineRelease("vllm", "0.0.1")
+    with pytest.raises(engine_flags.EngineSourceUnavailableError, match=r"vllm==0\.0\.1"):
+        engine_flags.source_root(missing, tmp_path / "cache")
