@@ -9,6 +9,7 @@ up to DRAIN_TIMEOUT_SECONDS, runs the lifespan shutdown (which stops the batch w
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 import uvicorn
@@ -20,7 +21,12 @@ LOG = logging.getLogger("reranker")
 
 
 class DrainingServer(uvicorn.Server):
-    """uvicorn.Server that also flips /health to 503 the moment a stop signal arrives."""
+    """uvicorn.Server that flips /health to 503 on a stop signal and exits 0 after draining.
+
+    uvicorn re-raises a captured signal once it has shut down, so the process would die "by
+    SIGTERM" (exit 143 in ECS) even after a clean drain. A SIGTERM that we drained for is a normal
+    stop, so it is not re-raised; SIGINT keeps uvicorn's behaviour.
+    """
 
     def handle_exit(self, sig: int, frame: object) -> None:
         state = getattr(self.config.app, "state", None)
@@ -28,6 +34,9 @@ class DrainingServer(uvicorn.Server):
             state.reranker.draining = True
         LOG.info("signal %s: draining in-flight requests", sig)
         super().handle_exit(sig, frame)
+        captured = getattr(self, "_captured_signals", None)
+        if sig == signal.SIGTERM and captured and captured[-1] == sig:
+            captured.pop()
 
 
 def main() -> int:

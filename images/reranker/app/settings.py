@@ -90,7 +90,7 @@ class Settings:
             model_name=env.get(c.ENV_MODEL_NAME) or c.ENV_DEFAULTS[c.ENV_MODEL_NAME],
             max_batch=_int(env, c.ENV_MAX_BATCH, 1, 65536),
             max_batch_tokens=_int(env, c.ENV_MAX_BATCH_TOKENS, 64, 10_000_000),
-            batch_window_s=_float(env, c.ENV_BATCH_WINDOW_MS, 0.0, 1000.0) / 1000.0,
+            batch_window_s=_float(env, c.ENV_BATCH_WINDOW_MS, 0.0, 10_000.0) / 1000.0,
             queue_limit=queue_limit,
             max_documents=max_documents,
             max_document_chars=_int(env, c.ENV_MAX_DOCUMENT_CHARS, 1, 10_000_000),

