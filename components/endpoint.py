@@ -1,0 +1,955 @@
+"""Endpoint: the one authenticated HTTPS entry point every model and re-ranker sits behind.
+
+Creates an Application Load Balancer (internal by default, in the given subnets) with:
+
+- a security group that admits 443 (and 80, which only redirects) from the configured client
+  networks alone, and egresses 443 anywhere, because the ALB itself calls Cognito's token and
+  JWKS endpoints (an internal ALB reaches them through the NAT gateway), plus the serving ports
+  towards the VPC CIDR so it can reach the tasks;
+- an HTTPS listener with a TLS 1.3 security policy whose default action is a fixed 404, so a
+  request matches a per-service rule (which authenticates) or nothing; an HTTP listener that
+  only redirects to HTTPS; invalid header fields dropped; an idle timeout sized by the plan for
+  the longest streamed generation (an SSE stream that is idle longer is cut mid-answer);
+- the certificate from an ACM ARN or, for dev stacks, a self-signed one imported into ACM;
+- access logs in an S3 bucket (SSE-S3: ALB log delivery does not support SSE-KMS), with public
+  access blocked, TLS-only access, a retention lifecycle and the bucket policy ELB log delivery
+  needs;
+- Cognito: a new user pool (admin-created users only, strong passwords, optional TOTP MFA,
+  deletion protection) or an existing one, its hosted domain, an app client for browsers
+  (authorization-code grant, callback `https://<domain>/oauth2/idpresponse`), a resource server
+  with the API scopes and a client-credentials app client for programs.
+
+`Endpoint.route(service, ...)` adds the two listener rules of one service. ALB's
+`authenticate-cognito` is a cookie-based browser flow and cannot accept a bearer token, so the
+rules split on the `Authorization` header: `Bearer *` goes through `jwt-validation` (issuer,
+JWKS and scope of the pool), everything else through `authenticate-cognito`; both then forward,
+and both strip the `/<service>` prefix with a URL rewrite so the engine keeps its native
+OpenAI-compatible paths. No rule forwards without authenticating.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_tls as tls
+
+from components.config import ACM_ARN_PATTERN, NAME_PATTERN
+from components.errors import ConfigError, ConfigIssue
+
+CONFIG_PATH = "platform.endpoint"
+
+# ALB limits: idle timeout 1-4000 s; rule priorities 1-50000 (each route takes two).
+IDLE_TIMEOUT_RANGE = (1, 4000)
+MAX_RULE_PRIORITY = 50_000
+# Cognito limits (user pool API): session 60 s-7 d on the ALB action, access token 5 min-1 d.
+SESSION_TIMEOUT_RANGE = (1, 604_800)
+ACCESS_TOKEN_MINUTES_RANGE = (5, 1440)
+
+DOMAIN_PATTERN = re.compile(r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+# Cognito prefix domains: lowercase letters, digits and hyphens, not starting or ending with a
+# hyphen, and no reserved words.
+COGNITO_PREFIX_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+COGNITO_RESERVED_WORDS = ("aws", "amazon", "cognito")
+USER_POOL_ID_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d_[0-9a-zA-Z]+$")
+# Cognito resource-server scope names: printable ASCII without space, '"', '/' and '\'.
+SCOPE_NAME_PATTERN = re.compile(r"^[\x21\x23-\x2e\x30-\x5b\x5d-\x7e]{1,256}$")
+
+# Where ELB delivers access logs inside the bucket (the prefix must not contain "AWSLogs").
+ACCESS_LOG_PREFIX = "alb"
+# Regions launched before August 2022 deliver ALB access logs from a regional ELB account; newer
+# regions from the log-delivery service principal. The bucket policy grants the service
+# principal everywhere and adds the regional account where one exists (Elastic Load Balancing
+# user guide, "Enable access logs for your Application Load Balancer", step 2).
+ELB_LOG_DELIVERY_SERVICE = "logdelivery.elasticloadbalancing.amazonaws.com"
+ELB_LOG_DELIVERY_ACCOUNTS: dict[str, str] = {
+    "us-east-1": "127311923021",
+    "us-east-2": "033677994240",
+    "us-west-1": "027434742980",
+    "us-west-2": "797873946194",
+    "af-south-1": "098369216593",
+    "ap-east-1": "754344448648",
+    "ap-southeast-3": "589379963580",
+    "ap-south-1": "718504428378",
+    "ap-northeast-3": "383597477331",
+    "ap-northeast-2": "600734575887",
+    "ap-southeast-1": "114774131450",
+    "ap-southeast-2": "783225319266",
+    "ap-northeast-1": "582318560864",
+    "ca-central-1": "985666609251",
+    "eu-central-1": "054676820928",
+    "eu-west-1": "156460612806",
+    "eu-west-2": "652711504416",
+    "eu-south-1": "635631232127",
+    "eu-west-3": "009996457667",
+    "eu-north-1": "897822967062",
+    "me-south-1": "076674570225",
+    "sa-east-1": "507241528517",
+    "us-gov-west-1": "048591011584",
+    "us-gov-east-1": "190560391635",
+    "cn-north-1": "638102146993",
+    "cn-northwest-1": "037604701340",
+}
+
+NOT_FOUND_BODY = "no such service on this endpoint"
+
+
+# --------------------------------------------------------------------------------------------
+# args
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuthArgs:
+    """Who may call the endpoint.
+
+    existing_user_pool_id: use this Cognito user pool instead of creating one. Default None.
+    existing_user_pool_domain: that pool's hosted domain (prefix or custom FQDN); required with
+        existing_user_pool_id. Default None.
+    domain_prefix: hosted-domain prefix of a new pool (globally unique). Default "ecs-inference".
+    api_scopes: resource-server scopes granted to the API client; the first one is required by
+        the jwt-validation action. Default ("invoke",).
+    session_timeout_seconds: browser session on the ALB. Default 28800 (8 h).
+    access_token_validity_minutes: lifetime of API and browser access tokens. Default 60.
+    """
+
+    existing_user_pool_id: str | None = None
+    existing_user_pool_domain: str | None = None
+    domain_prefix: str = "ecs-inference"
+    api_scopes: tuple[str, ...] = ("invoke",)
+    session_timeout_seconds: int = 28_800
+    access_token_validity_minutes: int = 60
+
+
+@dataclass(frozen=True)
+class EndpointArgs:
+    """Inputs of `Endpoint` (the plan maps `platform.endpoint` onto these).
+
+    vpc_id: the VPC of the ALB and its security group.
+    vpc_cidr: the VPC CIDR; the ALB egresses to it on `target_ports` only.
+    subnet_ids: private subnets (public ones when internet_facing), at least two AZs.
+    domain_name: host name clients use; the certificate covers it, Cognito calls back to it.
+    allowed_cidrs: client networks admitted on 443/80.
+    idle_timeout_seconds: ALB idle timeout, already derived by the plan (1-4000).
+    target_ports: container ports the ALB must reach.
+    certificate_arn: ACM certificate for domain_name. Default None (then self_signed_certificate).
+    self_signed_certificate: dev only: generate a certificate and import it into ACM. Default False.
+    internet_facing: scheme internet-facing instead of internal. Default False.
+    ssl_policy: TLS 1.3 security policy of the HTTPS listener.
+        Default "ELBSecurityPolicy-TLS13-1-2-2021-06".
+    access_logs: deliver access logs to a new bucket. Default True.
+    access_log_retention_days: expiry of log objects. Default 90.
+    auth: Cognito settings. Default AuthArgs().
+    """
+
+    vpc_id: pulumi.Input[str]
+    vpc_cidr: str
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    domain_name: str
+    allowed_cidrs: tuple[str, ...]
+    idle_timeout_seconds: int
+    target_ports: tuple[int, ...]
+    certificate_arn: str | None = None
+    self_signed_certificate: bool = False
+    internet_facing: bool = False
+    ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    access_logs: bool = True
+    access_log_retention_days: int = 90
+    auth: AuthArgs = field(default_factory=AuthArgs)
+
+
+# --------------------------------------------------------------------------------------------
+# pure logic
+# --------------------------------------------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _in_range(value: object, bounds: tuple[int, int]) -> bool:
+    return _is_int(value) and bounds[0] <= value <= bounds[1]  # type: ignore[operator]
+
+
+def _auth_issues(auth: AuthArgs) -> list[ConfigIssue]:
+    path = f"{CONFIG_PATH}.auth"
+    issues: list[ConfigIssue] = []
+    existing = (auth.existing_user_pool_id, auth.existing_user_pool_domain)
+    if bool(existing[0]) != bool(existing[1]):
+        issues.append(
+            ConfigIssue(
+                f"{path}.existingUserPoolId",
+                "existingUserPoolId and existingUserPoolDomain must be given together (the ALB "
+                "needs the pool's hosted domain for the browser sign-in)",
+            )
+        )
+    if auth.existing_user_pool_id and not USER_POOL_ID_PATTERN.match(auth.existing_user_pool_id):
+        issues.append(
+            ConfigIssue(
+                f"{path}.existingUserPoolId",
+                f"{auth.existing_user_pool_id!r} is not a user pool id like us-east-1_AbCdEf123",
+            )
+        )
+    if not auth.existing_user_pool_id:
+        prefix = auth.domain_prefix
+        if not COGNITO_PREFIX_PATTERN.match(prefix or ""):
+            issues.append(
+                ConfigIssue(
+                    f"{path}.domainPrefix",
+                    f"{prefix!r} must be 1-63 lowercase letters, digits or '-', not starting or "
+                    "ending with '-'",
+                )
+            )
+        elif any(word in prefix for word in COGNITO_RESERVED_WORDS):
+            issues.append(
+                ConfigIssue(
+                    f"{path}.domainPrefix",
+                    f"{prefix!r} may not contain {', '.join(COGNITO_RESERVED_WORDS)} "
+                    "(reserved by Cognito)",
+                )
+            )
+    if not auth.api_scopes:
+        issues.append(ConfigIssue(f"{path}.apiScopes", "needs at least one scope"))
+    bad = [s for s in auth.api_scopes if not SCOPE_NAME_PATTERN.match(s)]
+    if bad:
+        issues.append(
+            ConfigIssue(
+                f"{path}.apiScopes",
+                f"{bad} are not valid scope names (no spaces, quotes or slashes)",
+            )
+        )
+    if len(set(auth.api_scopes)) != len(auth.api_scopes):
+        issues.append(ConfigIssue(f"{path}.apiScopes", "lists a scope twice"))
+    if not _in_range(auth.session_timeout_seconds, SESSION_TIMEOUT_RANGE):
+        issues.append(
+            ConfigIssue(
+                f"{path}.sessionTimeoutSeconds",
+                f"must be an integer from {SESSION_TIMEOUT_RANGE[0]} to "
+                f"{SESSION_TIMEOUT_RANGE[1]} (got {auth.session_timeout_seconds!r})",
+            )
+        )
+    if not _in_range(auth.access_token_validity_minutes, ACCESS_TOKEN_MINUTES_RANGE):
+        issues.append(
+            ConfigIssue(
+                f"{path}.accessTokenValidityMinutes",
+                f"must be an integer from {ACCESS_TOKEN_MINUTES_RANGE[0]} to "
+                f"{ACCESS_TOKEN_MINUTES_RANGE[1]} (got {auth.access_token_validity_minutes!r})",
+            )
+        )
+    return issues
+
+
+def endpoint_arg_issues(args: EndpointArgs) -> list[ConfigIssue]:
+    """Every problem with the plain values of `args`, as config-path issues (empty when valid)."""
+    p = CONFIG_PATH
+    issues: list[ConfigIssue] = []
+    if not DOMAIN_PATTERN.match(args.domain_name or ""):
+        issues.append(
+            ConfigIssue(
+                f"{p}.domainName",
+                f"{args.domain_name!r} must be a lowercase DNS name like models.example.internal",
+            )
+        )
+    if bool(args.certificate_arn) == bool(args.self_signed_certificate):
+        issues.append(
+            ConfigIssue(
+                f"{p}.certificateArn",
+                "set exactly one of certificateArn (production) or selfSignedCertificate: true "
+                "(dev only)",
+            )
+        )
+    elif args.certificate_arn and not ACM_ARN_PATTERN.match(args.certificate_arn):
+        issues.append(
+            ConfigIssue(
+                f"{p}.certificateArn",
+                f"{args.certificate_arn!r} is not an ACM certificate ARN "
+                "(arn:aws:acm:<region>:<account>:certificate/<id>)",
+            )
+        )
+    if not _in_range(args.idle_timeout_seconds, IDLE_TIMEOUT_RANGE):
+        issues.append(
+            ConfigIssue(
+                f"{p}.idleTimeoutSeconds",
+                f"the ALB accepts {IDLE_TIMEOUT_RANGE[0]}-{IDLE_TIMEOUT_RANGE[1]} seconds "
+                f"(got {args.idle_timeout_seconds!r})",
+            )
+        )
+    if not args.allowed_cidrs:
+        issues.append(ConfigIssue(f"{p}.allowedCidrs", "needs at least one client network"))
+    for cidr in args.allowed_cidrs:
+        try:
+            net = ipaddress.ip_network(cidr)
+        except ValueError:
+            issues.append(ConfigIssue(f"{p}.allowedCidrs", f"{cidr!r} is not a CIDR block"))
+            continue
+        if net.prefixlen == 0 and not args.internet_facing:
+            issues.append(
+                ConfigIssue(
+                    f"{p}.allowedCidrs",
+                    f"{cidr} admits the whole internet to an internal endpoint; name your client "
+                    "networks",
+                )
+            )
+    try:
+        ipaddress.IPv4Network(args.vpc_cidr)
+    except ValueError:
+        issues.append(ConfigIssue("platform.network.cidrBlock", f"{args.vpc_cidr!r} is not a CIDR"))
+    bad_ports = [port for port in args.target_ports if not _in_range(port, (1, 65535))]
+    if bad_ports:
+        issues.append(ConfigIssue(f"{p}.targetPorts", f"{bad_ports} are not TCP ports (1-65535)"))
+    if not args.ssl_policy.startswith("ELBSecurityPolicy-TLS13-"):
+        issues.append(
+            ConfigIssue(
+                f"{p}.sslPolicy",
+                f"{args.ssl_policy!r} is not a TLS 1.3 policy; use an ELBSecurityPolicy-TLS13-* "
+                "policy such as ELBSecurityPolicy-TLS13-1-2-2021-06",
+            )
+        )
+    if not _is_int(args.access_log_retention_days) or args.access_log_retention_days < 1:
+        issues.append(
+            ConfigIssue(
+                f"{p}.accessLogRetentionDays",
+                f"must be a positive number of days (got {args.access_log_retention_days!r})",
+            )
+        )
+    return issues + _auth_issues(args.auth)
+
+
+def validate_endpoint_args(args: EndpointArgs) -> None:
+    """Raise one `ConfigError` listing every problem in `args`; return None when valid."""
+    issues = endpoint_arg_issues(args)
+    if issues:
+        raise ConfigError(issues)
+
+
+def security_group_rules(
+    allowed_cidrs: Sequence[str], vpc_cidr: str, target_ports: Sequence[int]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ingress, egress) rules of the ALB security group as plain dicts.
+
+    Ingress: 443 and 80 (redirect only) from the client networks, IPv4 and IPv6 kept apart as
+    the API requires. Egress: 443 anywhere (Cognito token/JWKS endpoints, reached through NAT
+    from an internal ALB) and each serving port to the VPC CIDR only.
+    """
+    v4 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 4]
+    v6 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 6]
+    ingress = []
+    for port, why in ((443, "HTTPS from client networks"), (80, "HTTP (redirects to HTTPS)")):
+        rule: dict[str, Any] = {
+            "description": why,
+            "protocol": "tcp",
+            "from_port": port,
+            "to_port": port,
+        }
+        if v4:
+            rule["cidr_blocks"] = v4
+        if v6:
+            rule["ipv6_cidr_blocks"] = v6
+        ingress.append(rule)
+    egress: list[dict[str, Any]] = [
+        {
+            "description": "HTTPS to the identity provider (Cognito token and JWKS endpoints)",
+            "protocol": "tcp",
+            "from_port": 443,
+            "to_port": 443,
+            "cidr_blocks": ["0.0.0.0/0"],
+        }
+    ]
+    for port in sorted(set(target_ports)):
+        egress.append(
+            {
+                "description": f"targets on {port} inside the VPC",
+                "protocol": "tcp",
+                "from_port": port,
+                "to_port": port,
+                "cidr_blocks": [vpc_cidr],
+            }
+        )
+    return ingress, egress
+
+
+def partition_of(region: str) -> str:
+    """The AWS partition a region belongs to."""
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
+def cognito_issuer(region: str, user_pool_id: str) -> str:
+    """The `iss` claim of tokens from `user_pool_id` (also the OIDC discovery base)."""
+    return f"https://cognito-idp.{region}.amazonaws.com/{user_pool_id}"
+
+
+def cognito_jwks_uri(issuer: str) -> str:
+    """The pool's public signing keys (what the ALB jwt-validation action fetches)."""
+    return f"{issuer}/.well-known/jwks.json"
+
+
+def cognito_domain_url(domain: str, region: str) -> str:
+    """Base URL of a pool's hosted domain: a prefix domain lives under amazoncognito.com, a
+    custom domain is its own host."""
+    if "." in domain:
+        return f"https://{domain}"
+    return f"https://{domain}.auth.{region}.amazoncognito.com"
+
+
+def cognito_token_url(domain: str, region: str) -> str:
+    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant."""
+    return f"{cognito_domain_url(domain, region)}/oauth2/token"
+
+
+def user_pool_arn(region: str, account_id: str, user_pool_id: str) -> str:
+    """ARN of a user pool known only by id (an existing pool)."""
+    return f"arn:{partition_of(region)}:cognito-idp:{region}:{account_id}:userpool/{user_pool_id}"
+
+
+def alb_callback_url(domain_name: str) -> str:
+    """Where Cognito returns the browser after sign-in: the ALB's fixed callback path."""
+    return f"https://{domain_name}/oauth2/idpresponse"
+
+
+def resource_server_identifier(domain_name: str) -> str:
+    """Identifier of the API resource server; scopes in tokens read `<identifier>/<scope>`."""
+    return f"https://{domain_name}"
+
+
+def scope_identifiers(identifier: str, scopes: Sequence[str]) -> list[str]:
+    """Full scope strings as they appear in the access token's `scope` claim."""
+    return [f"{identifier}/{scope}" for scope in scopes]
+
+
+def service_path_patterns(service: str) -> list[str]:
+    """ALB path patterns of a service: the bare prefix and everything below it."""
+    return [f"/{service}", f"/{service}/*"]
+
+
+def service_url_rewrite(service: str) -> tuple[str, str]:
+    """(regex, replacement) that strips `/<service>` so the engine sees its native paths:
+    `/llama/v1/chat/completions?x=1` -> `/v1/chat/completions?x=1`, `/llama` -> `/`."""
+    return f"^/{service}/?(.*)$", "/$1"
+
+
+def access_log_bucket_policy(
+    bucket_arn: str, account_id: str, region: str, prefix: str = ACCESS_LOG_PREFIX
+) -> dict[str, Any]:
+    """Bucket policy for ALB access logs: ELB log delivery may put objects under
+    `<prefix>/AWSLogs/<account>/`, and any request without TLS is denied."""
+    objects = f"{bucket_arn}/{prefix}/AWSLogs/{account_id}/*"
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ElbLogDelivery",
+            "Effect": "Allow",
+            "Principal": {"Service": ELB_LOG_DELIVERY_SERVICE},
+            "Action": "s3:PutObject",
+            "Resource": objects,
+        }
+    ]
+    legacy = ELB_LOG_DELIVERY_ACCOUNTS.get(region)
+    if legacy:
+        statements.append(
+            {
+                "Sid": "ElbLogDeliveryRegionalAccount",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition_of(region)}:iam::{legacy}:root"},
+                "Action": "s3:PutObject",
+                "Resource": objects,
+            }
+        )
+    statements.append(
+        {
+            "Sid": "DenyInsecureTransport",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "s3:*",
+            "Resource": [bucket_arn, f"{bucket_arn}/*"],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }
+    )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+# --------------------------------------------------------------------------------------------
+# component
+# --------------------------------------------------------------------------------------------
+
+
+class Endpoint(pulumi.ComponentResource):
+    """The authenticated ALB in front of every service.
+
+    Attributes: `load_balancer`, `security_group`, `https_listener`, `http_listener`,
+    `certificate` (the imported ACM certificate or None), `certificate_arn`, `user_pool` (None
+    for an existing pool), `user_pool_id`, `user_pool_arn`, `user_pool_domain`,
+    `user_pool_domain_resource` (None for an existing pool), `browser_client`, `api_client`,
+    `resource_server`, `api_scopes`, `issuer`, `jwks_uri`, `token_url`, `api_client_id`,
+    `access_log_bucket` and `access_log_bucket_policy` (None without access logs), `dns_name`.
+    """
+
+    def __init__(
+        self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        validate_endpoint_args(args)
+        super().__init__("ecs-inference:ingress:Endpoint", name, None, opts)
+        self._name = name
+        self._args = args
+        self._routes: dict[str, tuple[int, int]] = {}
+        child = pulumi.ResourceOptions(parent=self)
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        region = aws.get_region_output(opts=invoke).region
+        account_id = aws.get_caller_identity_output(opts=invoke).account_id
+
+        self.certificate_arn, self.certificate = self._certificate(name, args, child)
+        self._auth(name, args, child, region, account_id)
+        self.access_log_bucket: aws.s3.Bucket | None = None
+        self.access_log_bucket_policy: aws.s3.BucketPolicy | None = None
+        log_dependencies: list[pulumi.Resource] = []
+        if args.access_logs:
+            log_dependencies = self._access_log_bucket(name, args, child, region, account_id)
+
+        ingress, egress = security_group_rules(args.allowed_cidrs, args.vpc_cidr, args.target_ports)
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-alb-sg",
+            description="Inference ALB: clients on 443/80, egress to IdP and targets only",
+            vpc_id=args.vpc_id,
+            ingress=[aws.ec2.SecurityGroupIngressArgs(**rule) for rule in ingress],
+            egress=[aws.ec2.SecurityGroupEgressArgs(**rule) for rule in egress],
+            opts=child,
+        )
+        access_logs = None
+        if self.access_log_bucket is not None:
+            access_logs = aws.lb.LoadBalancerAccessLogsArgs(
+                bucket=self.access_log_bucket.id, prefix=ACCESS_LOG_PREFIX, enabled=True
+            )
+        self.load_balancer = aws.lb.LoadBalancer(
+            f"{name}-alb",
+            load_balancer_type="application",
+            internal=not args.internet_facing,
+            subnets=args.subnet_ids,
+            security_groups=[self.security_group.id],
+            idle_timeout=args.idle_timeout_seconds,
+            # Malformed headers are a request-smuggling vector; the ALB drops them.
+            drop_invalid_header_fields=True,
+            access_logs=access_logs,
+            # ELB checks that it can write to the bucket when logging is enabled.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=log_dependencies),
+        )
+        self.dns_name = self.load_balancer.dns_name
+
+        self.https_listener = aws.lb.Listener(
+            f"{name}-https",
+            load_balancer_arn=self.load_balancer.arn,
+            port=443,
+            protocol="HTTPS",
+            ssl_policy=args.ssl_policy,
+            certificate_arn=self.certificate_arn,
+            # Only per-service rules (which authenticate first) forward; anything else is 404.
+            default_actions=[
+                aws.lb.ListenerDefaultActionArgs(
+                    type="fixed-response",
+                    fixed_response=aws.lb.ListenerDefaultActionFixedResponseArgs(
+                        content_type="text/plain",
+                        status_code="404",
+                        message_body=NOT_FOUND_BODY,
+                    ),
+                )
+            ],
+            opts=child,
+        )
+        self.http_listener = aws.lb.Listener(
+            f"{name}-http",
+            load_balancer_arn=self.load_balancer.arn,
+            port=80,
+            protocol="HTTP",
+            default_actions=[
+                aws.lb.ListenerDefaultActionArgs(
+                    type="redirect",
+                    redirect=aws.lb.ListenerDefaultActionRedirectArgs(
+                        protocol="HTTPS", port="443", status_code="HTTP_301"
+                    ),
+                )
+            ],
+            opts=child,
+        )
+
+        self.register_outputs(
+            {
+                "dnsName": self.dns_name,
+                "certificateArn": self.certificate_arn,
+                "userPoolId": self.user_pool_id,
+                "issuer": self.issuer,
+                "tokenUrl": self.token_url,
+                "apiClientId": self.api_client_id,
+            }
+        )
+
+    # -- certificate -------------------------------------------------------------------------
+    def _certificate(
+        self, name: str, args: EndpointArgs, child: pulumi.ResourceOptions
+    ) -> tuple[pulumi.Output[str], aws.acm.Certificate | None]:
+        if args.certificate_arn:
+            return pulumi.Output.from_input(args.certificate_arn), None
+        key = tls.PrivateKey(f"{name}-tls-key", algorithm="RSA", rsa_bits=2048, opts=child)
+        cert = tls.SelfSignedCert(
+            f"{name}-tls-cert",
+            private_key_pem=key.private_key_pem,
+            subject=tls.SelfSignedCertSubjectArgs(
+                common_name=args.domain_name, organization="ecs-inference dev (self-signed)"
+            ),
+            dns_names=[args.domain_name],
+            validity_period_hours=24 * 365,
+            early_renewal_hours=24 * 30,
+            allowed_uses=["key_encipherment", "digital_signature", "server_auth"],
+            opts=child,
+        )
+        imported = aws.acm.Certificate(
+            f"{name}-cert",
+            private_key=key.private_key_pem,
+            certificate_body=cert.cert_pem,
+            opts=child,
+        )
+        return imported.arn, imported
+
+    # -- Cognito -----------------------------------------------------------------------------
+    def _auth(
+        self,
+        name: str,
+        args: EndpointArgs,
+        child: pulumi.ResourceOptions,
+        region: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+    ) -> None:
+        auth = args.auth
+        self.user_pool: aws.cognito.UserPool | None = None
+        self.user_pool_domain_resource: aws.cognito.UserPoolDomain | None = None
+        if auth.existing_user_pool_id:
+            pool_id = auth.existing_user_pool_id
+            domain = auth.existing_user_pool_domain or ""
+            self.user_pool_id = pulumi.Output.from_input(pool_id)
+            self.user_pool_arn = pulumi.Output.all(region, account_id).apply(
+                lambda ra: user_pool_arn(ra[0], ra[1], pool_id)
+            )
+        else:
+            domain = auth.domain_prefix
+            self.user_pool = aws.cognito.UserPool(
+                f"{name}-users",
+                name=f"{name}-users",
+                # Only administrators create accounts: the endpoint serves an organisation,
+                # not the public.
+                admin_create_user_config=aws.cognito.UserPoolAdminCreateUserConfigArgs(
+                    allow_admin_create_user_only=True
+                ),
+                password_policy=aws.cognito.UserPoolPasswordPolicyArgs(
+                    minimum_length=14,
+                    require_lowercase=True,
+                    require_uppercase=True,
+                    require_numbers=True,
+                    require_symbols=True,
+                    temporary_password_validity_days=3,
+                ),
+                # OPTIONAL needs at least one factor configured: TOTP apps.
+                mfa_configuration="OPTIONAL",
+                software_token_mfa_configuration=aws.cognito.UserPoolSoftwareTokenMfaConfigurationArgs(
+                    enabled=True
+                ),
+                username_attributes=["email"],
+                auto_verified_attributes=["email"],
+                account_recovery_setting=aws.cognito.UserPoolAccountRecoverySettingArgs(
+                    recovery_mechanisms=[
+                        aws.cognito.UserPoolAccountRecoverySettingRecoveryMechanismArgs(
+                            name="verified_email", priority=1
+                        )
+                    ]
+                ),
+                deletion_protection="ACTIVE",
+                opts=child,
+            )
+            self.user_pool_domain_resource = aws.cognito.UserPoolDomain(
+                f"{name}-auth-domain",
+                domain=domain,
+                user_pool_id=self.user_pool.id,
+                opts=child,
+            )
+            self.user_pool_id = self.user_pool.id
+            self.user_pool_arn = self.user_pool.arn
+        self.user_pool_domain = pulumi.Output.from_input(domain)
+        self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
+            lambda rp: cognito_issuer(rp[0], rp[1])
+        )
+        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
+        self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
+
+        identifier = resource_server_identifier(args.domain_name)
+        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
+        self.resource_server = aws.cognito.ResourceServer(
+            f"{name}-api",
+            identifier=identifier,
+            name=f"{name} inference API",
+            scopes=[
+                aws.cognito.ResourceServerScopeArgs(
+                    scope_name=scope, scope_description=f"{scope} the inference services"
+                )
+                for scope in auth.api_scopes
+            ],
+            user_pool_id=self.user_pool_id,
+            opts=child,
+        )
+        minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
+            access_token="minutes", id_token="minutes", refresh_token="days"
+        )
+        # The ALB exchanges the authorization code with this client's secret; the callback is
+        # the ALB's own fixed path on the endpoint's host name.
+        self.browser_client = aws.cognito.UserPoolClient(
+            f"{name}-browser",
+            name=f"{name}-browser",
+            user_pool_id=self.user_pool_id,
+            generate_secret=True,
+            allowed_oauth_flows_user_pool_client=True,
+            allowed_oauth_flows=["code"],
+            allowed_oauth_scopes=["openid"],
+            callback_urls=[alb_callback_url(args.domain_name)],
+            supported_identity_providers=["COGNITO"],
+            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
+            prevent_user_existence_errors="ENABLED",
+            enable_token_revocation=True,
+            access_token_validity=auth.access_token_validity_minutes,
+            id_token_validity=auth.access_token_validity_minutes,
+            refresh_token_validity=1,
+            token_validity_units=minutes,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._domain_dependencies()),
+        )
+        # Programs get tokens with the client-credentials grant; the scopes must exist on the
+        # resource server before a client may be granted them.
+        self.api_client = aws.cognito.UserPoolClient(
+            f"{name}-api-client",
+            name=f"{name}-api",
+            user_pool_id=self.user_pool_id,
+            generate_secret=True,
+            allowed_oauth_flows_user_pool_client=True,
+            allowed_oauth_flows=["client_credentials"],
+            allowed_oauth_scopes=self.api_scopes,
+            supported_identity_providers=["COGNITO"],
+            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
+            enable_token_revocation=True,
+            access_token_validity=auth.access_token_validity_minutes,
+            token_validity_units=minutes,
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.resource_server, *self._domain_dependencies()]
+            ),
+        )
+        self.api_client_id = self.api_client.id
+
+    def _domain_dependencies(self) -> list[pulumi.Resource]:
+        return [self.user_pool_domain_resource] if self.user_pool_domain_resource else []
+
+    # -- access logs -------------------------------------------------------------------------
+    def _access_log_bucket(
+        self,
+        name: str,
+        args: EndpointArgs,
+        child: pulumi.ResourceOptions,
+        region: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+    ) -> list[pulumi.Resource]:
+        bucket = aws.s3.Bucket(f"{name}-logs", opts=child)
+        self.access_log_bucket = bucket
+        ownership = aws.s3.BucketOwnershipControls(
+            f"{name}-logs-ownership",
+            bucket=bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
+            opts=child,
+        )
+        public_block = aws.s3.BucketPublicAccessBlock(
+            f"{name}-logs-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child,
+        )
+        # ALB access logs support only SSE-S3 (AES256); SSE-KMS makes delivery fail silently.
+        encryption = aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-logs-encryption",
+            bucket=bucket.id,
+            rules=[
+                aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                    apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                        sse_algorithm="AES256"
+                    )
+                )
+            ],
+            opts=child,
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-logs-lifecycle",
+            bucket=bucket.id,
+            rules=[
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="expire-access-logs",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(
+                        prefix=f"{ACCESS_LOG_PREFIX}/"
+                    ),
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(
+                        days=args.access_log_retention_days
+                    ),
+                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                        days_after_initiation=7
+                    ),
+                )
+            ],
+            opts=child,
+        )
+        policy = pulumi.Output.all(bucket.arn, account_id, region).apply(
+            lambda values: json.dumps(access_log_bucket_policy(values[0], values[1], values[2]))
+        )
+        # Bucket policy, public access block and ownership writes to one bucket conflict when
+        # they run concurrently (S3 OperationAborted), so the policy waits for the other two.
+        self.access_log_bucket_policy = aws.s3.BucketPolicy(
+            f"{name}-logs-policy",
+            bucket=bucket.id,
+            policy=policy,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[public_block, ownership]),
+        )
+        return [self.access_log_bucket_policy, encryption]
+
+    # -- services ----------------------------------------------------------------------------
+    def service_url(self, service: str) -> pulumi.Output[str]:
+        """`https://<domain>/<service>/`, the base URL clients use for `service`."""
+        _check_service(service)
+        return pulumi.Output.from_input(f"https://{self._args.domain_name}/{service}/")
+
+    def route(
+        self,
+        service: str,
+        *,
+        target_group_arn: pulumi.Input[str],
+        priority: int,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> list[aws.lb.ListenerRule]:
+        """Route `/<service>` and `/<service>/*` to `target_group_arn`, authenticated.
+
+        Creates two rules on the HTTPS listener: `priority` for requests carrying
+        `Authorization: Bearer *` (jwt-validation, then forward) and `priority + 1` for all
+        others (authenticate-cognito, then forward). Both strip the service prefix. Priorities
+        must be unique across routes; `opts` may re-parent the rules (default parent: self).
+        """
+        _check_service(service)
+        if not _in_range(priority, (1, MAX_RULE_PRIORITY - 1)):
+            raise ValueError(
+                f"route {service!r}: priority must be 1-{MAX_RULE_PRIORITY - 1} "
+                f"(it takes {priority} and {priority}+1), got {priority!r}"
+            )
+        if service in self._routes:
+            raise ValueError(f"route {service!r} is already defined on this endpoint")
+        taken = {p for pair in self._routes.values() for p in pair}
+        if {priority, priority + 1} & taken:
+            raise ValueError(
+                f"route {service!r}: priorities {priority} and {priority + 1} overlap another "
+                f"route's ({sorted(taken)})"
+            )
+        self._routes[service] = (priority, priority + 1)
+
+        paths = aws.lb.ListenerRuleConditionArgs(
+            path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
+                values=service_path_patterns(service)
+            )
+        )
+        regex, replace = service_url_rewrite(service)
+        rewrite = aws.lb.ListenerRuleTransformArgs(
+            type="url-rewrite",
+            url_rewrite_config=aws.lb.ListenerRuleTransformUrlRewriteConfigArgs(
+                rewrite=aws.lb.ListenerRuleTransformUrlRewriteConfigRewriteArgs(
+                    regex=regex, replace=replace
+                )
+            ),
+        )
+        forward = aws.lb.ListenerRuleActionArgs(
+            type="forward", order=2, target_group_arn=target_group_arn
+        )
+        # Rules must not exist before the clients and domain their actions name.
+        deps: list[pulumi.Resource] = [
+            self.browser_client,
+            self.api_client,
+            *self._domain_dependencies(),
+        ]
+        base = pulumi.ResourceOptions(parent=self, depends_on=deps)
+        rule_opts = base.merge(opts) if opts is not None else base
+
+        bearer = aws.lb.ListenerRule(
+            f"{self._name}-{service}-bearer",
+            listener_arn=self.https_listener.arn,
+            priority=priority,
+            conditions=[
+                paths,
+                aws.lb.ListenerRuleConditionArgs(
+                    http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
+                        http_header_name="Authorization", values=["Bearer *"]
+                    )
+                ),
+            ],
+            actions=[
+                aws.lb.ListenerRuleActionArgs(
+                    type="jwt-validation",
+                    order=1,
+                    jwt_validation=aws.lb.ListenerRuleActionJwtValidationArgs(
+                        issuer=self.issuer,
+                        jwks_endpoint=self.jwks_uri,
+                        additional_claims=[
+                            # Cognito puts granted scopes in `scope`, space-separated; an API
+                            # token must carry the invoke scope. Only access tokens have it.
+                            aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
+                                format="space-separated-values",
+                                name="scope",
+                                values=[self.api_scopes[0]],
+                            ),
+                            aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
+                                format="single-string", name="token_use", values=["access"]
+                            ),
+                        ],
+                    ),
+                ),
+                forward,
+            ],
+            transforms=[rewrite],
+            opts=rule_opts,
+        )
+        browser = aws.lb.ListenerRule(
+            f"{self._name}-{service}-browser",
+            listener_arn=self.https_listener.arn,
+            priority=priority + 1,
+            conditions=[paths],
+            actions=[
+                aws.lb.ListenerRuleActionArgs(
+                    type="authenticate-cognito",
+                    order=1,
+                    authenticate_cognito=aws.lb.ListenerRuleActionAuthenticateCognitoArgs(
+                        user_pool_arn=self.user_pool_arn,
+                        user_pool_client_id=self.browser_client.id,
+                        user_pool_domain=self.user_pool_domain,
+                        scope="openid",
+                        session_timeout=self._args.auth.session_timeout_seconds,
+                        on_unauthenticated_request="authenticate",
+                    ),
+                ),
+                forward,
+            ],
+            transforms=[rewrite],
+            opts=rule_opts,
+        )
+        return [bearer, browser]
+
+
+def _check_service(service: str) -> None:
+    if not isinstance(service, str) or not NAME_PATTERN.match(service):
+        raise ValueError(
+            f"service name {service!r} must be 2-21 lowercase letters, digits or '-' starting "
+            "with a letter (it becomes the URL path prefix)"
+        )
