@@ -629,6 +629,30 @@ def vllm_env_vars(root: Path) -> frozenset[str]:
     return frozenset(names)
 
 
+def vllm_http_routes(root: Path) -> frozenset[tuple[str, str]]:
+    """(METHOD, path) of the FastAPI routes under `vllm/entrypoints` (`@router.get("/health")`).
+
+    Lets tests confirm the health path and the OpenAI paths the ALB routes to exist in each
+    pinned release without importing the engine.
+    """
+    routes: set[tuple[str, str]] = set()
+    for path in sorted((root / "vllm" / "entrypoints").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                if (
+                    isinstance(decorator, ast.Call)
+                    and isinstance(decorator.func, ast.Attribute)
+                    and decorator.func.attr in ("get", "post", "put", "delete")
+                    and decorator.args
+                    and isinstance(decorator.args[0], ast.Constant)
+                    and isinstance(decorator.args[0].value, str)
+                ):
+                    routes.add((decorator.func.attr.upper(), decorator.args[0].value))
+    return frozenset(routes)
+
+
 # --------------------------------------------------------------------------------------------
 # Checking whole commands
 # --------------------------------------------------------------------------------------------

@@ -604,3 +604,13 @@ def test_missing_engine_wheel_fails_loudly(tmp_path, monkeypatch):
     missing = engine_flags.EngineRelease("vllm", "0.0.1")
     with pytest.raises(engine_flags.EngineSourceUnavailableError, match=r"vllm==0\.0\.1"):
         engine_flags.source_root(missing, tmp_path / "cache")
+
+
+@pytest.mark.parametrize(
+    "release", [engine_flags.VLLM_GPU, engine_flags.VLLM_NEURON], ids=lambda r: r.version
+)
+def test_health_and_openai_paths_exist_in_both_engines(release):
+    routes = engine_flags.vllm_http_routes(engine_flags.source_root(release))
+    assert ("GET", engines.HEALTH_PATH) in routes
+    assert {("POST", "/v1/completions"), ("POST", "/v1/chat/completions")} <= routes
+    assert ("GET", "/v1/models") in routes
