@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
-from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 ENFORCEMENT_LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 _LEVEL_TO_PROTO = {
@@ -511,11 +511,6 @@ class PolicyPackProcess:
             "policies": sorted(policies, key=lambda p: p["name"]),
             "initialConfig": initial,
         }
-
-    def plugin_version(self) -> str:
-        """The policy SDK version the pack reports (``GetPluginInfo``)."""
-        reply: plugin_pb2.PluginInfo = self._call("GetPluginInfo", empty_pb2.Empty())
-        return reply.version
 
     # analysis
 

@@ -73,7 +73,7 @@ DEFAULT_SERVING_PORTS = [
 
 SERVING_PORTS_SCHEMA = {
     "type": "array",
-    "items": {"type": "integer"},
+    "items": {"type": "integer", "minimum": 0, "maximum": 65535},
     "default": DEFAULT_SERVING_PORTS,
     "description": "Ports that count as model-serving ports.",
 }
