@@ -7,6 +7,7 @@ interactive session into a GPU task leaves a record.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -65,3 +66,43 @@ class Cluster(pulumi.ComponentResource):
         self.name = self.cluster.name
         self.arn = self.cluster.arn
         self.register_outputs({"name": self.name, "arn": self.arn})
+
+    def associate_capacity_providers(
+        self, providers: Sequence[aws.ecs.CapacityProvider], *, fargate: bool
+    ) -> aws.ecs.ClusterCapacityProviders:
+        """Associate every capacity provider with this cluster, in ONE resource.
+
+        A cluster has exactly one capacity-provider association (a second
+        `ClusterCapacityProviders` would overwrite the first on every `up`), so call this once
+        with all pools; a second call raises RuntimeError. With `fargate` the list also holds
+        FARGATE and FARGATE_SPOT, and the cluster's default strategy is FARGATE: a service that
+        names no strategy then lands on cheap, isolated Fargate capacity instead of taking a
+        slot on a GPU host, while accelerator services always name their own pool. Without
+        `fargate` the default strategy is empty (such a service must say where it runs).
+
+        The association depends on the providers explicitly, so it is created after them and,
+        on delete or replacement, removed before them (ECS refuses to delete a provider that is
+        still associated).
+        """
+        if getattr(self, "_capacity_association", None) is not None:
+            raise RuntimeError(
+                f"cluster {self.pulumi_resource_name!r} already has its capacity-provider "
+                "association; pass every provider in one call"
+            )
+        names: list[pulumi.Input[str]] = [p.name for p in providers]
+        strategies: list[aws.ecs.ClusterCapacityProvidersDefaultCapacityProviderStrategyArgs] = []
+        if fargate:
+            names += ["FARGATE", "FARGATE_SPOT"]
+            strategies.append(
+                aws.ecs.ClusterCapacityProvidersDefaultCapacityProviderStrategyArgs(
+                    capacity_provider="FARGATE", weight=1, base=0
+                )
+            )
+        self._capacity_association = aws.ecs.ClusterCapacityProviders(
+            f"{self.pulumi_resource_name}-capacity-providers",
+            cluster_name=self.cluster.name,
+            capacity_providers=names,
+            default_capacity_provider_strategies=strategies,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(providers)),
+        )
+        return self._capacity_association
