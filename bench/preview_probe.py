@@ -1,0 +1,166 @@
+"""One measured offline preview in a fresh interpreter (so import time is real), as JSON.
+
+    python -m bench.preview_probe real  --stack prod [--stack-file F] [--resources F.json]
+    python -m bench.preview_probe floor --resources F.json
+
+`real` runs the project's preview (program under mocks + the real policy pack over gRPC). With
+`--resources` (a dump of an earlier run) it first imports the provider modules that run used, so
+that pulumi_aws's lazy per-service imports count as import time rather than program time.
+`floor` re-registers the same resources — same types, names, parents and inputs — as bare
+`pulumi.CustomResource`/`ComponentResource` objects with the same SDK and the same recording
+mocks, and analyses them with an empty policy pack over the same gRPC client: what any
+program of this size pays, whatever it does. Both print
+{"import": s, "program": s, "policy": s, "resources": n}.
+"""
+
+from __future__ import annotations
+
+import time
+
+_T0 = time.perf_counter()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+EMPTY_PACK_MAIN = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+# pulumi_policy needs at least one policy; this one looks at nothing.
+PolicyPack(
+    name="empty-floor",
+    enforcement_level=EnforcementLevel.ADVISORY,
+    policies=[
+        ResourceValidationPolicy(name="noop", description="floor", validate=lambda a, r: None)
+    ],
+)
+"""
+
+
+def empty_pack(directory: Path) -> Path:
+    (directory / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    (directory / "__main__.py").write_text(EMPTY_PACK_MAIN)
+    return directory
+
+
+def load_provider_modules(types: set[str]) -> None:
+    """Import the provider SDK modules the real program used (pulumi_aws loads a module, with
+    its thousands of generated classes, on first use): the floor pays the same SDK import."""
+    import importlib
+
+    for token in types:
+        package, _, rest = token.partition(":")
+        if package not in ("aws", "tls", "awsx"):
+            continue
+        module = rest.split(":")[0].split("/")[0]
+        name = {"aws": "pulumi_aws", "tls": "pulumi_tls", "awsx": "pulumi_awsx"}[package]
+        mod = importlib.import_module(name)
+        if module and module != "index":
+            sub = getattr(mod, module)
+            # touch one attribute to force the lazy module to load
+            getattr(sub, "__all__", None) or dir(sub)
+
+
+def dump_resources(resources, path: Path) -> None:
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "type": r.type,
+                    "name": r.name,
+                    "urn": r.urn,
+                    "custom": r.custom,
+                    "parent": r.parent,
+                    "inputs": r.inputs,
+                }
+                for r in resources
+            ]
+        )
+    )
+
+
+def run_real(
+    stack: str, stack_file: Path | None, resources: Path | None, dump: Path | None
+) -> dict:
+    import components.platform  # noqa: F401
+    from tools.analyzer_client import PolicyPackProcess
+    from tools.preview import project_name, read_stack_file
+    from tools.recording import run_program, stack_config_values
+
+    if resources is not None:
+        load_provider_modules({r["type"] for r in json.loads(resources.read_text())})
+    t_import = time.perf_counter()
+    settings = read_stack_file(REPO, stack, stack_file)
+    rec = run_program(
+        REPO, project=project_name(REPO), stack=stack, config=stack_config_values(settings)
+    )
+    t_program = time.perf_counter()
+    with PolicyPackProcess(REPO / "policy") as pack:
+        violations = pack.analyze(rec.resources)
+    t_policy = time.perf_counter()
+    if dump:
+        dump_resources(rec.resources, dump)
+    return {
+        "import": t_import - _T0,
+        "program": t_program - t_import,
+        "policy": t_policy - t_program,
+        "resources": len(rec.resources),
+        "violations": len(violations),
+    }
+
+
+def run_floor(resources_file: Path) -> dict:
+    import pulumi
+
+    from tools.analyzer_client import PolicyPackProcess
+    from tools.recording import run_function
+
+    recorded = json.loads(resources_file.read_text())
+    load_provider_modules({r["type"] for r in recorded})
+    t_import = time.perf_counter()
+
+    def program() -> None:
+        made: dict[str, pulumi.Resource] = {}
+        for r in recorded:
+            parent = made.get(r["parent"]) if r["parent"] else None
+            opts = pulumi.ResourceOptions(parent=parent)
+            if r["custom"]:
+                made[r["urn"]] = pulumi.CustomResource(r["type"], r["name"], r["inputs"], opts)
+            else:
+                made[r["urn"]] = pulumi.ComponentResource(r["type"], r["name"], None, opts)
+
+    rec = run_function(program, stack="floor", config={"aws:region": "us-east-1"})
+    t_program = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp, PolicyPackProcess(empty_pack(Path(tmp))) as pack:
+        pack.analyze(rec.resources)
+    t_policy = time.perf_counter()
+    return {
+        "import": t_import - _T0,
+        "program": t_program - t_import,
+        "policy": t_policy - t_program,
+        "resources": len(rec.resources),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["real", "floor"])
+    parser.add_argument("--stack", default="prod")
+    parser.add_argument("--stack-file", type=Path)
+    parser.add_argument("--dump-resources", type=Path)
+    parser.add_argument("--resources", type=Path)
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    if args.mode == "real":
+        result = run_real(args.stack, args.stack_file, args.resources, args.dump_resources)
+    else:
+        result = run_floor(args.resources)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
