@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -720,7 +721,8 @@ class Endpoint(pulumi.ComponentResource):
             enable_token_revocation=True,
             access_token_validity=auth.access_token_validity_minutes,
             id_token_validity=auth.access_token_validity_minutes,
-            refresh_token_validity=1,
+            # The ALB renews claims with the refresh token for as long as its session lasts.
+            refresh_token_validity=max(1, math.ceil(auth.session_timeout_seconds / 86_400)),
             token_validity_units=minutes,
             opts=pulumi.ResourceOptions(parent=self, depends_on=self._domain_dependencies()),
         )

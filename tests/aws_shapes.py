@@ -433,3 +433,43 @@ def register_task_definition_request(inputs: Mapping[str, Any]) -> dict[str, Any
             "enableFaultInjection": inputs.get("enableFaultInjection"),
         }
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Cognito user pools: Pulumi (aws.cognito) inputs -> API requests
+# --------------------------------------------------------------------------------------------
+
+
+def create_user_pool_request(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Recorded `aws:cognito/userPool:UserPool` inputs -> a cognito-idp `CreateUserPool` request.
+
+    MFA factor settings (`softwareTokenMfaConfiguration`, ...) go through a separate API call
+    (SetUserPoolMfaConfig) and are left out; tags become `UserPoolTags`."""
+    moved = {
+        "name",
+        "passwordPolicy",
+        "signInPolicy",
+        "tags",
+        "softwareTokenMfaConfiguration",
+        "emailMfaConfiguration",
+        "webAuthnConfiguration",
+        "region",
+    }
+    out: dict[str, Any] = {k: v for k, v in inputs.items() if k not in moved}
+    out["PoolName"] = inputs.get("name")
+    policies = _drop_none(
+        {"PasswordPolicy": inputs.get("passwordPolicy"), "SignInPolicy": inputs.get("signInPolicy")}
+    )
+    if policies:
+        out["Policies"] = policies
+    if inputs.get("tags"):
+        out["UserPoolTags"] = inputs["tags"]
+    return _drop_none(out)
+
+
+def create_user_pool_client_request(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Recorded `aws:cognito/userPoolClient:UserPoolClient` inputs -> a cognito-idp
+    `CreateUserPoolClient` request (only `name` is spelled differently: `ClientName`)."""
+    out = {k: v for k, v in inputs.items() if k not in ("name", "region")}
+    out["ClientName"] = inputs.get("name")
+    return _drop_none(out)

@@ -32,6 +32,8 @@ from tests.aws_shapes import (
     ShapeError,
     create_listener_request,
     create_rule_request,
+    create_user_pool_client_request,
+    create_user_pool_request,
     validate_named_shape,
     validate_shape,
 )
@@ -340,6 +342,29 @@ def test_alb_is_internal_with_derived_idle_timeout_and_logs(dev: Recording) -> N
     assert policy.urn in dev.one(ALB).dependencies
 
 
+def test_wires_to_the_network_component() -> None:
+    from components.network import Network, NetworkArgs
+
+    def program() -> None:
+        net = Network("net", NetworkArgs())
+        Endpoint(
+            "ep",
+            make_args(
+                vpc_id=net.vpc_id, subnet_ids=net.private_subnet_ids, vpc_cidr=net.cidr_block
+            ),
+        )
+        pulumi.export("private", net.private_subnet_ids)
+        pulumi.export("public", net.public_subnet_ids)
+
+    rec = run_function(program)
+    vpc = rec.one("awsx:ec2:Vpc")
+    alb = rec.one(ALB).inputs
+    assert alb["subnets"] == rec.outputs["private"]
+    assert not set(alb["subnets"]) & set(rec.outputs["public"])
+    assert rec.one(SG, "ep-alb-sg").inputs["vpcId"].startswith("vpc-")
+    assert vpc.urn in rec.one(ALB).dependencies
+
+
 def test_internet_facing_flag_sets_the_scheme() -> None:
     rec = run_endpoint(make_args(internet_facing=True), routes=False)
     assert rec.one(ALB).inputs["internal"] is False
@@ -582,6 +607,9 @@ def test_browser_client_uses_the_code_grant_and_alb_callback(dev: Recording) -> 
     assert client["callbackUrls"] == [f"https://{DOMAIN}/oauth2/idpresponse"]
     assert client["generateSecret"] is True
     assert client["supportedIdentityProviders"] == ["COGNITO"]
+    # Refresh tokens (days) outlive the ALB session (8 h by default) so it is never cut short.
+    assert client["refreshTokenValidity"] == 1.0
+    assert client["tokenValidityUnits"]["refreshToken"] == "days"
 
 
 def test_api_client_uses_client_credentials_with_resource_server_scopes(dev: Recording) -> None:
@@ -597,6 +625,23 @@ def test_api_client_uses_client_credentials_with_resource_server_scopes(dev: Rec
     assert client.inputs["accessTokenValidity"] == 60.0
     assert client.inputs["tokenValidityUnits"]["accessToken"] == "minutes"
     assert server.urn in client.dependencies
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_cognito_requests_match_the_cognito_api(stack: str, request: Any) -> None:
+    rec: Recording = request.getfixturevalue(stack)
+    for pool in rec.by_type(POOL):
+        validate_shape("cognito-idp", "CreateUserPool", create_user_pool_request(pool.inputs))
+    for domain in rec.by_type(POOL_DOMAIN):
+        validate_shape("cognito-idp", "CreateUserPoolDomain", domain.inputs)
+    validate_shape("cognito-idp", "CreateResourceServer", rec.one(RESOURCE_SERVER).inputs)
+    clients = rec.by_type(CLIENT)
+    assert len(clients) == 2
+    for client in clients:
+        api = validate_shape(
+            "cognito-idp", "CreateUserPoolClient", create_user_pool_client_request(client.inputs)
+        )
+        assert api["TokenValidityUnits"]["AccessToken"] == "minutes"
 
 
 def test_existing_user_pool_creates_no_pool(prod: Recording) -> None:
