@@ -1,0 +1,555 @@
+"""ModelService: the pure container definition and validation, then the component under mocks.
+
+Container definitions and the task definition are checked against botocore's ECS
+RegisterTaskDefinition shape; the target group and scaling policy against ELBv2 and
+Application Auto Scaling request shapes; IAM documents are compared exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pulumi_aws as aws
+import pytest
+
+from components import engines
+from components.engines import NeuronLaunch, VllmLaunch
+from components.model_service import (
+    CONTAINER_NAME,
+    ModelService,
+    ModelServiceArgs,
+    ServiceArgsError,
+    check_deploy_progress,
+    cluster_name_from_arn,
+    model_container_definitions,
+    validate_model_service,
+)
+from tests.aws_shapes import (
+    register_task_definition_request,
+    validate_named_shape,
+    validate_shape,
+)
+from tools.recording import ACCOUNT_ID, Recording, run_function
+
+TOKEN = "ecs-inference:serving:ModelService"
+CLUSTER_ARN = f"arn:aws:ecs:us-east-1:{ACCOUNT_ID}:cluster/inference"
+LISTENER_ARN = f"arn:aws:elasticloadbalancing:us-east-1:{ACCOUNT_ID}:listener/app/alb/1/2"
+LB_SUFFIX = "app/dev-alb/0123456789abcdef"
+SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:llama-api-key-AbCdEf"
+IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0"
+
+
+class FakeRouter:
+    """Stands in for the Endpoint: records calls and creates one listener rule per call."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def route(self, service, *, target_group_arn, priority, opts=None):
+        self.calls.append({"service": service, "priority": priority, "opts": opts})
+        rule = aws.lb.ListenerRule(
+            f"rule-{service}",
+            listener_arn=LISTENER_ARN,
+            priority=priority,
+            actions=[
+                aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=target_group_arn)
+            ],
+            conditions=[
+                aws.lb.ListenerRuleConditionArgs(
+                    path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
+                        values=[f"/{service}/*"]
+                    )
+                )
+            ],
+        )
+        return [rule]
+
+
+def vllm_launch(**overrides: Any) -> VllmLaunch:
+    settings: dict[str, Any] = {
+        "served_model_name": "llama",
+        "weights_uri": "s3://weights/models/llama-3.1-8b/",
+        "max_model_len": 8192,
+        "tensor_parallel_size": 2,
+        "alb_idle_timeout_seconds": 360,
+        "keepalive_seconds": 15,
+        "aws_region": "us-east-1",
+    }
+    settings.update(overrides)
+    return VllmLaunch(**settings)
+
+
+def neuron_launch(**overrides: Any) -> NeuronLaunch:
+    settings: dict[str, Any] = {
+        "served_model_name": "mistral",
+        "artifact_uri": "s3://weights/neuron/mistral-7b-bs4-tp4/",
+        "batch_size": 4,
+        "sequence_length": 4096,
+        "tp_degree": 4,
+    }
+    settings.update(overrides)
+    return NeuronLaunch(**settings)
+
+
+def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
+    settings: dict[str, Any] = {
+        "cluster_arn": CLUSTER_ARN,
+        "vpc_id": "vpc-0abc",
+        "subnet_ids": ["subnet-a", "subnet-b"],
+        "alb_security_group_id": "sg-alb",
+        "load_balancer_arn_suffix": LB_SUFFIX,
+        "router": router or FakeRouter(),
+        "service": "llama",
+        "priority": 10,
+        "image": IMAGE,
+        "launch": vllm_launch(),
+        "capacity_provider_name": "dev-g6e-cp",
+        "weights_bucket": "weights",
+        "weights_prefix": "models/llama-3.1-8b",
+        "task_cpu": 44_000,
+        "task_memory_mib": 360_000,
+        "gpu_count": 2,
+        "shm_size_mib": 16_384,
+        "desired_count": 2,
+        "min_count": 1,
+        "max_count": 4,
+        "health_check_grace_period_seconds": 900,
+        "deregistration_delay_seconds": 300,
+        "environment": {"VLLM_LOGGING_LEVEL": "INFO"},
+        "secrets": {"VLLM_API_KEY": SECRET},
+    }
+    settings.update(overrides)
+    return ModelServiceArgs(**settings)
+
+
+def neuron_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
+    settings: dict[str, Any] = {
+        "service": "mistral",
+        "priority": 20,
+        "launch": neuron_launch(),
+        "capacity_provider_name": "dev-inf2-cp",
+        "weights_prefix": "neuron/mistral-7b-bs4-tp4",
+        "task_cpu": 28_000,
+        "task_memory_mib": 110_000,
+        "gpu_count": 0,
+        "shm_size_mib": 0,
+        "one_task_per_instance": True,
+        "deployment_minimum_healthy_percent": 0,
+        "deployment_maximum_percent": 100,
+        "desired_count": 1,
+        "min_count": 1,
+        "max_count": 2,
+        "environment": {},
+        "secrets": {},
+    }
+    settings.update(overrides)
+    return vllm_args(router, **settings)
+
+
+# --------------------------------------------------------------------------------------------
+# pure: container definitions
+# --------------------------------------------------------------------------------------------
+
+
+def test_vllm_container_definition() -> None:
+    launch = vllm_launch()
+    [container] = model_container_definitions(
+        image=IMAGE,
+        launch=launch,
+        log_group_name="/ecs-inference/dev/llama",
+        region="us-east-1",
+        stream_prefix="llama",
+        gpu_count=2,
+        shm_size_mib=16_384,
+        stop_timeout_seconds=120,
+        environment={"VLLM_LOGGING_LEVEL": "INFO"},
+        secrets={"VLLM_API_KEY": SECRET},
+    )
+    validate_named_shape("ecs", "ContainerDefinition", container)
+    assert container["name"] == CONTAINER_NAME
+    assert container["essential"] is True
+    assert container["resourceRequirements"] == [{"type": "GPU", "value": "2"}]
+    assert container["linuxParameters"] == {"initProcessEnabled": True, "sharedMemorySize": 16_384}
+    assert {"name": "memlock", "softLimit": -1, "hardLimit": -1} in container["ulimits"]
+    assert {"name": "nofile", "softLimit": 65535, "hardLimit": 65535} in container["ulimits"]
+    assert container["portMappings"] == engines.port_mappings(launch)
+    assert container["stopTimeout"] == 120
+    assert "healthCheck" not in container
+    env = {e["name"]: e["value"] for e in container["environment"]}
+    for entry in engines.container_environment(launch):
+        assert env[entry["name"]] == entry["value"]
+    assert env["VLLM_LOGGING_LEVEL"] == "INFO"
+    assert env[engines.ENV_TENSOR_PARALLEL_SIZE] == "2"
+    assert [e["name"] for e in container["environment"]] == sorted(env)
+    # the key travels as a secret reference, never as a plain value
+    assert "VLLM_API_KEY" not in env
+    assert container["secrets"] == [{"name": "VLLM_API_KEY", "valueFrom": SECRET}]
+    assert container["logConfiguration"] == {
+        "logDriver": "awslogs",
+        "options": {
+            "awslogs-group": "/ecs-inference/dev/llama",
+            "awslogs-region": "us-east-1",
+            "awslogs-stream-prefix": "llama",
+            "mode": "non-blocking",
+            "max-buffer-size": "25m",
+        },
+    }
+
+
+def test_neuron_container_definition_maps_exactly_the_devices() -> None:
+    launch = neuron_launch(tp_degree=8)
+    devices = ["/dev/neuron0", "/dev/neuron1", "/dev/neuron2", "/dev/neuron3"]
+    [container] = model_container_definitions(
+        image=IMAGE,
+        launch=launch,
+        log_group_name="/g",
+        region="us-east-1",
+        stream_prefix="mistral",
+        neuron_devices=devices,
+    )
+    validate_named_shape("ecs", "ContainerDefinition", container)
+    assert "resourceRequirements" not in container
+    assert container["linuxParameters"]["devices"] == [
+        {"hostPath": d, "containerPath": d, "permissions": ["read", "write"]} for d in devices
+    ]
+    assert container["linuxParameters"]["devices"] == engines.neuron_devices(launch)
+    assert "sharedMemorySize" not in container["linuxParameters"]
+    assert [u["name"] for u in container["ulimits"]] == ["nofile"]
+    assert "healthCheck" not in container and "secrets" not in container
+
+
+# --------------------------------------------------------------------------------------------
+# pure: validation
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "overrides", "message"),
+    [
+        (vllm_args, {"gpu_count": 1}, "gpu_count 1 must equal the tensor parallel size 2"),
+        (vllm_args, {"neuron_devices": ("/dev/neuron0",)}, "only apply to a NeuronLaunch"),
+        (neuron_args, {"gpu_count": 1}, "gpu_count 1 given for a Neuron model"),
+        (neuron_args, {"neuron_devices": ("/dev/neuron0",)}, "needs 2 Neuron device"),
+        (neuron_args, {"neuron_devices": ("/dev/nvidia0", "/dev/neuron1")}, "is not /dev/neuronN"),
+        (neuron_args, {"neuron_devices": ("/dev/neuron0", "/dev/neuron0")}, "repeats a device"),
+        (neuron_args, {"one_task_per_instance": False}, "one_task_per_instance=True"),
+        (vllm_args, {"scale_out_cooldown": 600}, "exceeds scale_in_cooldown"),
+        (vllm_args, {"target_requests_per_target": 0}, "must be a positive number"),
+        (vllm_args, {"min_count": 3}, "min_count <= desired_count <= max_count"),
+        (vllm_args, {"desired_count": 5}, "min_count <= desired_count <= max_count"),
+        (vllm_args, {"deployment_maximum_percent": 100}, "could never replace a task"),
+        (vllm_args, {"deployment_minimum_healthy_percent": 101}, "outside 0-100"),
+        (vllm_args, {"deregistration_delay_seconds": 3601}, "outside 0-3600"),
+        (vllm_args, {"log_retention_days": 10}, "not a CloudWatch retention value"),
+        (vllm_args, {"priority": 0}, "priority 0 outside 1-50000"),
+        (vllm_args, {"service": "Llama"}, "lowercase"),
+        (vllm_args, {"image": ""}, "non-empty image"),
+        (vllm_args, {"shm_size_mib": 400_000}, "must be below task_memory_mib"),
+        (vllm_args, {"task_cpu": 64}, "task_cpu 64 outside"),
+        (vllm_args, {"stop_timeout_seconds": 1}, "stop_timeout_seconds 1 outside"),
+        (vllm_args, {"weights_prefix": "models/other"}, "the task role may only read"),
+        (vllm_args, {"weights_bucket": "other-bucket"}, "the task role may only read"),
+        (vllm_args, {"weights_prefix": "models/*"}, "plain key prefix"),
+        (vllm_args, {"environment": {"ENGINE_MAX_MODEL_LEN": "1"}}, "already controls"),
+        (vllm_args, {"environment": {"X": "1"}, "secrets": {"X": SECRET}}, "both environment"),
+        (vllm_args, {"secrets": {"KEY": SECRET.replace("AbCdEf", "*")}}, "without wildcards"),
+    ],
+)
+def test_invalid_arguments_are_rejected(make, overrides, message) -> None:
+    with pytest.raises(ServiceArgsError, match=message) as info:
+        validate_model_service("ModelService 'x'", make(**overrides))
+    assert str(info.value).startswith("ModelService 'x': ")
+
+
+def test_weights_prefix_may_be_a_parent_of_the_launch_uri() -> None:
+    validate_model_service("m", vllm_args(weights_prefix="models"))
+    validate_model_service("m", vllm_args(weights_prefix=""))
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "counts", "ok"),
+    [
+        (100, 200, (1, 4), True),  # surge
+        (0, 100, (1, 4), True),  # stop one, then start one (no spare accelerator needed)
+        (50, 100, (2, 4), True),
+        (50, 100, (1, 4), False),  # one task: keeps 1, may run 1
+        (100, 100, (1, 1), False),
+        (100, 150, (1, 4), False),  # one task: floor(1.5) = 1
+    ],
+)
+def test_deploy_progress_at_every_reachable_count(low, high, counts, ok) -> None:
+    lo, hi = counts
+    if ok:
+        check_deploy_progress("s", low, high, lo, hi, lo)
+    else:
+        with pytest.raises(ServiceArgsError, match="could never replace a task"):
+            check_deploy_progress("s", low, high, lo, hi, lo)
+
+
+def test_cluster_name_from_arn() -> None:
+    assert cluster_name_from_arn(CLUSTER_ARN) == "inference"
+    assert cluster_name_from_arn("inference") == "inference"
+
+
+def test_invalid_arguments_register_nothing() -> None:
+    registered: list[str] = []
+
+    def program() -> None:
+        try:
+            ModelService("llama", vllm_args(gpu_count=4))
+        except ServiceArgsError as exc:
+            registered.append(str(exc))
+
+    rec = run_function(program)
+    assert registered and "gpu_count 4" in registered[0]
+    assert rec.resources == []
+
+
+# --------------------------------------------------------------------------------------------
+# under mocks
+# --------------------------------------------------------------------------------------------
+
+
+def record(make_args) -> tuple[Recording, FakeRouter]:
+    router = FakeRouter()
+    rec = run_function(lambda: ModelService("dev-llm", make_args(router)), stack="dev")
+    return rec, router
+
+
+@pytest.fixture(scope="module")
+def vllm_rec() -> tuple[Recording, FakeRouter]:
+    return record(vllm_args)
+
+
+@pytest.fixture(scope="module")
+def neuron_rec() -> tuple[Recording, FakeRouter]:
+    return record(neuron_args)
+
+
+def test_children_parented_and_named(vllm_rec) -> None:
+    rec, _ = vllm_rec
+    component = rec.one(TOKEN)
+    children = [r for r in rec.resources if r.type != TOKEN and not r.name.startswith("rule-")]
+    assert len(children) == 11
+    for child in children:
+        assert child.parent == component.urn, child.name
+        assert child.name.startswith("dev-llm-"), child.name
+
+
+def test_vllm_task_definition(vllm_rec) -> None:
+    rec, _ = vllm_rec
+    task = rec.one("aws:ecs/taskDefinition:TaskDefinition")
+    inputs = task.inputs
+    assert inputs["requiresCompatibilities"] == ["EC2"]
+    assert inputs["networkMode"] == "awsvpc"
+    assert (inputs["cpu"], inputs["memory"]) == ("44000", "360000")
+    assert inputs["family"] == "ecs-inference-dev-llama"
+    assert ":role/dev-llm-execution-" in inputs["executionRoleArn"]
+    assert ":role/dev-llm-task-" in inputs["taskRoleArn"]
+    request = register_task_definition_request(inputs)
+    validate_shape("ecs", "RegisterTaskDefinition", request)
+    [container] = request["containerDefinitions"]
+    assert container["resourceRequirements"] == [{"type": "GPU", "value": "2"}]
+    assert container["linuxParameters"]["sharedMemorySize"] == 16_384
+    assert container["logConfiguration"]["options"]["awslogs-group"] == "/ecs-inference/dev/llama"
+    assert container["logConfiguration"]["options"]["awslogs-region"] == "us-east-1"
+    assert "healthCheck" not in container
+    # the log group exists before any task can try to log into it
+    log_group = rec.one("aws:cloudwatch/logGroup:LogGroup")
+    assert log_group.inputs == {"name": "/ecs-inference/dev/llama", "retentionInDays": 30.0}
+    assert log_group.urn in task.dependencies
+
+
+def test_vllm_service(vllm_rec) -> None:
+    rec, router = vllm_rec
+    service = rec.one("aws:ecs/service:Service")
+    inputs = service.inputs
+    tg = rec.one("aws:lb/targetGroup:TargetGroup")
+    sg = rec.one("aws:ec2/securityGroup:SecurityGroup")
+    rule = rec.one("aws:lb/listenerRule:ListenerRule")
+    assert inputs["cluster"] == CLUSTER_ARN
+    assert inputs["capacityProviderStrategies"] == [
+        {"capacityProvider": "dev-g6e-cp", "weight": 1.0, "base": 0.0}
+    ]
+    assert "launchType" not in inputs
+    network = inputs["networkConfiguration"]
+    assert network["subnets"] == ["subnet-a", "subnet-b"]
+    assert network["assignPublicIp"] is False
+    assert len(network["securityGroups"]) == 1
+    assert sg.urn in service.property_dependencies["networkConfiguration"]
+    [lb] = inputs["loadBalancers"]
+    assert lb == {
+        "targetGroupArn": rule.inputs["actions"][0]["targetGroupArn"],
+        "containerName": CONTAINER_NAME,
+        "containerPort": 8000.0,
+    }
+    assert lb["targetGroupArn"].startswith("arn:aws:elasticloadbalancing:")
+    assert inputs["healthCheckGracePeriodSeconds"] == 900.0
+    assert inputs["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+    assert inputs["deploymentMinimumHealthyPercent"] == 100.0
+    assert inputs["deploymentMaximumPercent"] == 200.0
+    assert inputs["desiredCount"] == 2.0
+    assert "placementConstraints" not in inputs
+    assert inputs["enableEcsManagedTags"] is True
+    assert inputs["propagateTags"] == "SERVICE"
+    assert inputs["waitForSteadyState"] is False
+    # the target group is attached to the ALB (by the rule) before the service registers into it
+    assert rule.urn in service.dependencies
+    assert router.calls == [{"service": "llama", "priority": 10, "opts": None}]
+    assert tg.urn in rule.property_dependencies["actions"]
+
+
+def test_task_security_group_admits_only_the_alb(vllm_rec) -> None:
+    rec, _ = vllm_rec
+    sg = rec.one("aws:ec2/securityGroup:SecurityGroup")
+    assert sg.inputs["vpcId"] == "vpc-0abc"
+    assert sg.inputs["ingress"] == [
+        {
+            "description": "ALB to the serving port (requests and health checks)",
+            "protocol": "tcp",
+            "fromPort": 8000.0,
+            "toPort": 8000.0,
+            "securityGroups": ["sg-alb"],
+        }
+    ]
+    assert sg.inputs["egress"] == [
+        {
+            "description": "HTTPS to AWS APIs (VPC endpoints or NAT)",
+            "protocol": "tcp",
+            "fromPort": 443.0,
+            "toPort": 443.0,
+            "cidrBlocks": ["0.0.0.0/0"],
+        }
+    ]
+
+
+def test_target_group(vllm_rec) -> None:
+    rec, _ = vllm_rec
+    tg = rec.one("aws:lb/targetGroup:TargetGroup").inputs
+    assert tg["targetType"] == "ip"
+    assert tg["protocol"] == "HTTP"
+    assert tg["port"] == 8000.0
+    assert tg["deregistrationDelay"] == 300.0
+    assert tg["loadBalancingAlgorithmType"] == "least_outstanding_requests"
+    hc = tg["healthCheck"]
+    assert hc["path"] == engines.HEALTH_PATH == "/health"
+    assert hc["matcher"] == "200"
+    validate_shape(
+        "elbv2",
+        "CreateTargetGroup",
+        {
+            "Name": "llama",
+            "Protocol": tg["protocol"],
+            "Port": tg["port"],
+            "VpcId": tg["vpcId"],
+            "TargetType": tg["targetType"],
+            "HealthCheckEnabled": hc["enabled"],
+            "HealthCheckProtocol": hc["protocol"],
+            "HealthCheckPort": hc["port"],
+            "HealthCheckPath": hc["path"],
+            "HealthCheckIntervalSeconds": hc["interval"],
+            "HealthCheckTimeoutSeconds": hc["timeout"],
+            "HealthyThresholdCount": hc["healthyThreshold"],
+            "UnhealthyThresholdCount": hc["unhealthyThreshold"],
+            "Matcher": {"HttpCode": hc["matcher"]},
+        },
+    )
+    assert hc["timeout"] < hc["interval"]
+
+
+def test_autoscaling_on_alb_requests_per_target(vllm_rec) -> None:
+    rec, _ = vllm_rec
+    tg_name = rec.one("aws:lb/targetGroup:TargetGroup").name
+    target = rec.one("aws:appautoscaling/target:Target").inputs
+    # service/<cluster name>/<auto-named service>
+    assert target["resourceId"].startswith("service/inference/dev-llm-service-")
+    assert target["serviceNamespace"] == "ecs"
+    assert target["scalableDimension"] == "ecs:service:DesiredCount"
+    assert (target["minCapacity"], target["maxCapacity"]) == (1.0, 4.0)
+    policy = rec.one("aws:appautoscaling/policy:Policy").inputs
+    assert policy["resourceId"] == target["resourceId"]
+    tracking = policy["targetTrackingScalingPolicyConfiguration"]
+    assert tracking["targetValue"] == 30.0
+    assert tracking["scaleOutCooldown"] == 60.0
+    assert tracking["scaleInCooldown"] == 300.0
+    assert tracking["scaleOutCooldown"] < tracking["scaleInCooldown"]
+    spec = tracking["predefinedMetricSpecification"]
+    assert spec["predefinedMetricType"] == "ALBRequestCountPerTarget"
+    label = spec["resourceLabel"]
+    assert label.startswith(LB_SUFFIX + "/targetgroup/" + tg_name)
+    validate_shape("application-autoscaling", "RegisterScalableTarget", target)
+    validate_shape("application-autoscaling", "PutScalingPolicy", {"policyName": "p", **policy})
+
+
+def test_iam_roles_scoped_exactly(vllm_rec) -> None:
+    rec, _ = vllm_rec
+    policies = {
+        p.name: json.loads(p.inputs["policy"]) for p in rec.by_type("aws:iam/rolePolicy:RolePolicy")
+    }
+    assert policies["dev-llm-task"]["Statement"] == [
+        {
+            "Sid": "ReadWeights",
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": "arn:aws:s3:::weights/models/llama-3.1-8b/*",
+        },
+        {
+            "Sid": "ListWeightsPrefix",
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": "arn:aws:s3:::weights",
+            "Condition": {
+                "StringLike": {"s3:prefix": ["models/llama-3.1-8b", "models/llama-3.1-8b/*"]}
+            },
+        },
+    ]
+    execution = {s["Sid"]: s for s in policies["dev-llm-execution"]["Statement"]}
+    assert execution["ReadContainerSecrets"]["Resource"] == [SECRET]
+    assert execution["WriteOwnLogGroup"]["Resource"] == (
+        f"arn:aws:logs:us-east-1:{ACCOUNT_ID}:log-group:/ecs-inference/dev/llama:log-stream:*"
+    )
+    assert (
+        execution["PullImage"]["Resource"] == f"arn:aws:ecr:us-east-1:{ACCOUNT_ID}:repository/vllm"
+    )
+    roles = rec.by_type("aws:iam/role:Role")
+    assert len(roles) == 2
+    for role in roles:
+        [trust] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        assert trust["Principal"] == {"Service": "ecs-tasks.amazonaws.com"}
+        assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": ACCOUNT_ID}
+    # no managed policy with account-wide grants is attached
+    assert rec.by_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
+
+
+def test_neuron_service_places_one_task_per_instance(neuron_rec) -> None:
+    rec, router = neuron_rec
+    service = rec.one("aws:ecs/service:Service").inputs
+    assert service["placementConstraints"] == [{"type": "distinctInstance"}]
+    assert service["capacityProviderStrategies"][0]["capacityProvider"] == "dev-inf2-cp"
+    assert service["deploymentMinimumHealthyPercent"] == 0.0
+    assert service["deploymentMaximumPercent"] == 100.0
+    task = rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs
+    request = register_task_definition_request(task)
+    validate_shape("ecs", "RegisterTaskDefinition", request)
+    [container] = request["containerDefinitions"]
+    assert "resourceRequirements" not in container
+    assert [d["hostPath"] for d in container["linuxParameters"]["devices"]] == [
+        "/dev/neuron0",
+        "/dev/neuron1",
+    ]
+    env = {e["name"]: e["value"] for e in container["environment"]}
+    assert env[engines.ENV_TP_DEGREE] == "4"
+    assert env[engines.ENV_BATCH_SIZE] == "4"
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-task").inputs["policy"])[
+        "Statement"
+    ][0]
+    assert policy["Resource"] == "arn:aws:s3:::weights/neuron/mistral-7b-bs4-tp4/*"
+    assert router.calls[0]["service"] == "mistral"
+
+
+def test_args_are_frozen() -> None:
+    args = vllm_args()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        args.priority = 3  # type: ignore[misc]
