@@ -397,10 +397,11 @@ def container_environment(launch: VllmLaunch | NeuronLaunch) -> list[dict[str, s
 
 
 def container_command(launch: VllmLaunch | NeuronLaunch) -> list[str]:
-    """The container definition's `command`: empty, the image entrypoint reads the environment.
+    """The container definition's `command`: always empty.
 
-    Kept as a function so the task definition states it explicitly (an inherited CMD from a
-    base image would otherwise be appended to the entrypoint).
+    The image's ENTRYPOINT reads everything from the environment and both Dockerfiles reset
+    the base image's CMD, so an empty list and an omitted `command` behave the same; this
+    function exists so the task definition's contract with the image is stated in one place.
     """
     del launch
     return []

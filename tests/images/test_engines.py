@@ -614,3 +614,26 @@ def test_health_and_openai_paths_exist_in_both_engines(release):
     assert ("GET", engines.HEALTH_PATH) in routes
     assert {("POST", "/v1/completions"), ("POST", "/v1/chat/completions")} <= routes
     assert ("GET", "/v1/models") in routes
+
+
+def test_container_definition_parts_validate_against_the_ecs_api_shape():
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    model = botocore.session.get_session().get_service_model("ecs")
+    shape = model.operation_model("RegisterTaskDefinition").input_shape
+    for launch in (*VLLM_CASES, *NEURON_CASES):
+        container = {
+            "name": "model",
+            "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1",
+            "environment": engines.container_environment(launch),
+            "portMappings": engines.port_mappings(launch),
+            "command": engines.container_command(launch),
+        }
+        if isinstance(launch, engines.NeuronLaunch):
+            container["linuxParameters"] = {"devices": engines.neuron_devices(launch)}
+        request = {"family": "f", "containerDefinitions": [container]}
+        report = ParamValidator().validate(request, shape)
+        assert not report.has_errors(), report.generate_report()
+    permissions = model.shape_for("DeviceCgroupPermission").enum
+    assert {"read", "write"} <= set(permissions)
