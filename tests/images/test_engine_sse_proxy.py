@@ -175,3 +175,13 @@ def test_engine_not_listening_is_a_502(exchange):
 def test_interval_must_be_positive():
     with pytest.raises(ValueError, match="positive"):
         sse_proxy.KeepAliveProxy("127.0.0.1", 1, 0)
+
+
+@pytest.mark.parametrize("name", ["sse_proxy.py", "entrypoint.py"])
+def test_neuron_image_code_parses_as_python_3_10(name):
+    # The Neuron DLC runs Python 3.10 (tag ...-py310-...); the test suite runs 3.11.
+    import ast
+
+    source = (PROXY_PATH.parent / name).read_text()
+    ast.parse(source, feature_version=(3, 10))
+    assert "TaskGroup" not in source and "asyncio.timeout(" not in source  # 3.11-only APIs
