@@ -434,7 +434,10 @@ def service_path_patterns(service: str) -> list[str]:
 
 def service_url_rewrite(service: str) -> tuple[str, str]:
     """(regex, replacement) that strips `/<service>` so the engine sees its native paths:
-    `/llama/v1/chat/completions?x=1` -> `/v1/chat/completions?x=1`, `/llama` -> `/`."""
+    `/llama/v1/chat/completions?x=1` -> `/v1/chat/completions?x=1`, `/llama` -> `/`.
+
+    `service` is a validated service name (lowercase letters, digits, '-'), so nothing in it
+    needs regex escaping."""
     return f"^/{service}/?(.*)$", "/$1"
 
 
