@@ -95,6 +95,9 @@ class _Section(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         str_strip_whitespace=True,
+        # field docstrings become schema descriptions: tools/config_reference.py renders them
+        # into the README's configuration reference.
+        use_attribute_docstrings=True,
     )
 
 
@@ -107,6 +110,7 @@ class NetworkConfig(_Section):
     """The VPC. Defaults: 10.40.0.0/16, 2 AZs, a single NAT gateway, VPC endpoints on."""
 
     cidr_block: str = "10.40.0.0/16"
+    """VPC CIDR (/16 to /20); subnets are carved out of it per AZ."""
     availability_zones: int = Field(2, ge=2, le=6)
     """Number of AZs (2-6; an ALB needs subnets in at least two). Default 2."""
     availability_zone_names: list[str] | None = None
@@ -143,7 +147,9 @@ class ClusterConfig(_Section):
     """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec audit logging on."""
 
     container_insights: Literal["enhanced", "enabled", "disabled"] = "enhanced"
+    """Container Insights level; `enhanced` adds per-task and per-container metrics."""
     execute_command_logging: bool = True
+    """Log ECS Exec sessions (who ran what in a GPU task) to CloudWatch."""
 
 
 class AuthConfig(_Section):
@@ -157,12 +163,15 @@ class AuthConfig(_Section):
     existing_user_pool_id: str | None = None
     """Use this Cognito user pool instead of creating one (requires `existingUserPoolDomain`)."""
     existing_user_pool_domain: str | None = None
+    """Hosted domain prefix of the existing pool (with `existingUserPoolId`)."""
     domain_prefix: str | None = None
     """Cognito hosted-domain prefix; default `<project>-<stack>`. Must be globally unique."""
     api_scopes: list[Name] = Field(default_factory=lambda: ["invoke"], min_length=1)
+    """Scopes of the resource server; API clients get them with the client-credentials grant."""
     session_timeout_seconds: int = Field(28_800, ge=60, le=604_800)
     """Browser session length on the ALB. Default 8 h."""
     access_token_validity_minutes: int = Field(60, ge=5, le=1440)
+    """Lifetime of access tokens issued to API callers."""
 
     @model_validator(mode="after")
     def _existing_pool(self) -> AuthConfig:
@@ -194,9 +203,13 @@ class EndpointConfig(_Section):
     idle_timeout_seconds: int | None = Field(None, ge=1, le=4000)
     """Override of the derived idle timeout; must still cover the longest generation."""
     ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    """HTTPS listener security policy (TLS 1.3 and 1.2 only)."""
     access_logs: bool = True
+    """ALB access logs to an encrypted, private S3 bucket."""
     access_log_retention_days: int = Field(90, ge=1, le=3650)
+    """Days before access logs expire."""
     auth: AuthConfig = Field(default_factory=AuthConfig)
+    """Cognito user pool and clients; see `AuthConfig`."""
     listener_rule_quota: int = Field(100, ge=2, le=1000)
     """Your account's "Rules per Application Load Balancer" quota (default 100). Each service
     takes two rules; raise this only after the quota increase is granted."""
@@ -250,8 +263,11 @@ class ImagesConfig(_Section):
     Pin by tag or digest (CI feeds digests from the image build)."""
 
     vllm: Image | None = None
+    """Image for `engine: vllm` services (built from images/vllm)."""
     neuron: Image | None = None
+    """Image for `engine: neuron` services (built from images/neuron)."""
     reranker: Image | None = None
+    """Image for re-rankers (built from images/reranker)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,9 +281,13 @@ class WarmPoolConfig(_Section):
     Defaults: 1 instance kept Stopped, reused on scale-in."""
 
     min_size: int = Field(1, ge=0, le=100)
+    """Instances kept pre-initialised in the warm pool."""
     max_group_prepared_capacity: int | None = Field(None, ge=0, le=100)
+    """Cap on ASG + warm pool instances; default: the ASG's maxSize."""
     state: Literal["Stopped", "Running", "Hibernated"] = "Stopped"
+    """State of warm instances (`Stopped` costs only the EBS volume)."""
     reuse_on_scale_in: bool = True
+    """Return scaled-in instances to the warm pool instead of terminating them."""
 
 
 class PoolConfig(_Section):
@@ -278,13 +298,19 @@ class PoolConfig(_Section):
     """
 
     instance_type: str
+    """One accelerator instance type from the catalog (one ASG per type)."""
     min_size: int = Field(0, ge=0, le=1000)
+    """Instances always running."""
     max_size: int = Field(2, ge=1, le=1000)
+    """Upper bound; leave room for a rolling deploy (see the deploy decision)."""
     root_volume_gib: int = Field(200, ge=50, le=16_384)
     """Root EBS volume; GPU/Neuron images are several GB and ECS keeps old ones until cleanup."""
     target_capacity_percent: int = Field(100, ge=1, le=100)
+    """Capacity-provider managed scaling target; below 100 keeps spare instances."""
     instance_warmup_seconds: int = Field(300, ge=0, le=10_000)
+    """Time a new instance takes before it counts toward capacity metrics."""
     warm_pool: WarmPoolConfig | None = None
+    """Pre-initialised instances with the image already pulled; default none."""
 
     @field_validator("instance_type")
     @classmethod
@@ -309,19 +335,28 @@ class ArchitectureConfig(_Section):
     """Explicit model shape, for models not in the catalog (or to override catalog values)."""
 
     params_billion: float | None = Field(None, gt=0, le=2000)
+    """Parameter count in billions (all experts for MoE models)."""
     layers: int | None = Field(None, gt=0, le=1000)
+    """Transformer layers."""
     attention_heads: int | None = Field(None, gt=0, le=1024)
+    """Query attention heads (tensor parallel size must divide them)."""
     kv_heads: int | None = Field(None, gt=0, le=1024)
+    """Key/value heads (grouped-query attention); equals attentionHeads without GQA."""
     head_dim: int | None = Field(None, gt=0, le=4096)
+    """Dimension of each attention head."""
     max_position_embeddings: int | None = Field(None, gt=0)
+    """Longest context the model supports; maxModelLen may not exceed it."""
 
 
 class NeuronCompileConfig(_Section):
     """The shape the Neuron artifact was compiled for; serving must match it exactly."""
 
     batch_size: int = Field(gt=0, le=256)
+    """Batch size the artifact was compiled for."""
     sequence_length: int = Field(gt=0, le=1_048_576)
+    """Sequence length the artifact was compiled for."""
     tp_degree: int = Field(gt=0, le=64)
+    """Tensor parallel degree (NeuronCores) the artifact was compiled for."""
 
 
 class AutoscalingConfig(_Section):
@@ -332,8 +367,11 @@ class AutoscalingConfig(_Section):
     to re-warm)."""
 
     target_requests_per_target: float = Field(30.0, gt=0)
+    """ALBRequestCountPerTarget target (requests per task per minute)."""
     scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
+    """Wait after a scale-out before the next one."""
     scale_in_cooldown_seconds: int = Field(300, ge=0, le=86_400)
+    """Wait after a scale-in; must be >= the scale-out cooldown."""
 
     @model_validator(mode="after")
     def _asymmetric(self) -> AutoscalingConfig:
@@ -351,22 +389,30 @@ class StartupConfig(_Section):
     Defaults: image 10 GiB pulled at 100 MiB/s, weights read at 500 MiB/s, 120 s warm-up."""
 
     image_gib: float = Field(10.0, gt=0, le=100)
+    """Compressed image size."""
     image_pull_mib_per_second: float = Field(100.0, gt=0)
+    """Image pull + extraction rate on a cold instance."""
     weight_load_mib_per_second: float = Field(500.0, gt=0)
+    """Weight streaming rate from S3 to accelerator memory."""
     warmup_seconds: int = Field(120, ge=0, le=3600)
+    """Engine warm-up after the weights are loaded (graph capture, compilation cache)."""
 
 
 class _ServiceBase(_Section):
     image: Image | None = None
     """Container image; default: the engine's entry in `images`."""
     desired_count: int = Field(1, ge=0, le=1000)
+    """Tasks at deploy time (autoscaling moves it within min..max)."""
     min_count: int = Field(1, ge=0, le=1000)
+    """Autoscaling lower bound."""
     max_count: int = Field(2, ge=1, le=1000)
+    """Autoscaling upper bound."""
     environment: dict[str, str] = Field(default_factory=dict)
     """Plain settings for the container. Credentials are rejected here: use `secrets`."""
     secrets: dict[str, str] = Field(default_factory=dict)
     """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
     log_retention_days: int = Field(30, ge=1, le=3653)
+    """CloudWatch log retention."""
 
     @field_validator("environment")
     @classmethod
@@ -409,6 +455,7 @@ class ModelConfig(_ServiceBase):
     """
 
     engine: Literal["vllm", "neuron"]
+    """`vllm` on a GPU pool or `neuron` (optimum-neuron) on an Inferentia/Trainium pool."""
     pool: Name
     """Key of a `gpuPools` entry (vllm) or a `neuronPools` entry (neuron)."""
     weights_uri: S3Uri
@@ -421,15 +468,20 @@ class ModelConfig(_ServiceBase):
     served_model_name: str | None = None
     """Name clients pass as `model`; default: the service key."""
     dtype: Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "awq", "gptq"] = "bf16"
+    """Weight dtype / quantisation (sets bytes per parameter in sizing)."""
     kv_cache_dtype: Literal["auto", "fp8", "fp16", "bf16"] = "auto"
+    """KV cache dtype; `auto` = 16-bit activations."""
     max_model_len: int | None = Field(None, gt=0, le=1_048_576)
     """Longest prompt + completion in tokens. Required for vllm; for neuron it defaults to
     (and may not exceed) the compiled `neuron.sequenceLength`."""
     max_concurrent_sequences: int = Field(16, gt=0, le=4096)
+    """Sequences in flight per task (vLLM --max-num-seqs); sizes the KV cache."""
     gpu_memory_utilization: float = Field(0.9, gt=0.3, le=0.98)
+    """Fraction of each GPU's memory vLLM may use."""
     tensor_parallel_size: int | None = Field(None, gt=0, le=64)
     """Override of the derived tensor parallel size (vllm)."""
     memory_overhead_fraction: float = Field(0.15, ge=0.05, le=0.5)
+    """Activations/CUDA context/fragmentation headroom on weights + KV cache."""
     neuron: NeuronCompileConfig | None = None
     """Required for engine neuron: the compiled batch size, sequence length and tp degree."""
     max_generation_seconds: int = Field(300, ge=1, le=3600)
@@ -437,7 +489,9 @@ class ModelConfig(_ServiceBase):
     health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
     """Override of the estimate from `startup`."""
     startup: StartupConfig = Field(default_factory=StartupConfig)
+    """Inputs of the health-check grace period estimate."""
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig)
+    """Target tracking on ALB requests per target."""
 
     @model_validator(mode="after")
     def _engine_fields(self) -> ModelConfig:
@@ -489,15 +543,25 @@ class RerankerConfig(_ServiceBase):
     model_uri: S3Uri
     """S3 prefix with the exported ONNX model and tokenizer (staged into the task at start)."""
     cpu: int | None = None
+    """Exact Fargate CPU units (with memoryMib), validated against the grid."""
     memory_mib: int | None = None
+    """Exact Fargate memory in MiB (with cpu)."""
     need_memory_mib: int | None = Field(None, gt=0)
+    """Memory the task needs; the cheapest grid size that fits is chosen."""
     need_vcpu: float | None = Field(None, gt=0)
+    """vCPUs the task needs; the cheapest grid size that fits is chosen."""
     cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    """Graviton (cheaper for small CPU models) or x86_64."""
     platform_version: str = "LATEST"
+    """Fargate platform version; 8 vCPU and above need 1.4.0 or LATEST."""
     desired_count: int = Field(2, ge=0, le=1000)
+    """Tasks at deploy time."""
     min_count: int = Field(1, ge=0, le=1000)
+    """Autoscaling lower bound."""
     max_count: int = Field(4, ge=1, le=1000)
+    """Autoscaling upper bound."""
     scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
+    """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization."""
     scaling_target: float = Field(100.0, gt=0)
     """Requests per target per minute, or average CPU %."""
     max_request_seconds: int = Field(30, ge=1, le=600)
@@ -522,13 +586,21 @@ class StackConfig(_Section):
     `aws:defaultTags` stack setting."""
 
     network: NetworkConfig = Field(default_factory=NetworkConfig)
+    """VPC, NAT and VPC endpoints."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    """ECS cluster settings."""
     endpoint: EndpointConfig
+    """The authenticated internal ALB in front of every service."""
     images: ImagesConfig = Field(default_factory=ImagesConfig)
+    """Default image per engine."""
     gpu_pools: dict[Name, PoolConfig] = Field(default_factory=dict)
+    """NVIDIA GPU capacity pools, by name."""
     neuron_pools: dict[Name, PoolConfig] = Field(default_factory=dict)
+    """Inferentia/Trainium capacity pools, by name."""
     models: dict[Name, ModelConfig] = Field(default_factory=dict)
+    """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
+    """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]
