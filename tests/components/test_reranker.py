@@ -1,0 +1,326 @@
+"""FargateReranker: container definition per the image contract, validation, and the component
+under mocks (Fargate task definition checked against botocore's RegisterTaskDefinition)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi_aws as aws
+import pytest
+
+from components.model_service import ServiceArgsError
+from components.reranker import (
+    CONTAINER_NAME,
+    FargateReranker,
+    FargateRerankerArgs,
+    reranker_container_definitions,
+    reranker_environment,
+    validate_reranker,
+)
+from images.reranker import contract
+from tests.aws_shapes import (
+    register_task_definition_request,
+    validate_named_shape,
+    validate_shape,
+)
+from tools.recording import ACCOUNT_ID, Recording, run_function
+
+TOKEN = "ecs-inference:serving:FargateReranker"
+CLUSTER_ARN = f"arn:aws:ecs:us-east-1:{ACCOUNT_ID}:cluster/inference"
+LISTENER_ARN = f"arn:aws:elasticloadbalancing:us-east-1:{ACCOUNT_ID}:listener/app/alb/1/2"
+LB_SUFFIX = "app/dev-alb/0123456789abcdef"
+IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/reranker:1.0.0"
+SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:rerank-token-AbCdEf"
+# Parameters AWS lists as invalid in Fargate tasks (container level).
+FARGATE_FORBIDDEN = ("privileged", "resourceRequirements", "dockerVolumeConfiguration")
+
+
+class FakeRouter:
+    """Stands in for the Endpoint: records calls and creates one listener rule per call."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def route(self, service, *, target_group_arn, priority, opts=None):
+        self.calls.append({"service": service, "priority": priority, "opts": opts})
+        return [
+            aws.lb.ListenerRule(
+                f"rule-{service}",
+                listener_arn=LISTENER_ARN,
+                priority=priority,
+                actions=[
+                    aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=target_group_arn)
+                ],
+                conditions=[
+                    aws.lb.ListenerRuleConditionArgs(
+                        path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
+                            values=[f"/{service}/*"]
+                        )
+                    )
+                ],
+            )
+        ]
+
+
+def reranker_args(router: Any = None, **overrides: Any) -> FargateRerankerArgs:
+    settings: dict[str, Any] = {
+        "cluster_arn": CLUSTER_ARN,
+        "vpc_id": "vpc-0abc",
+        "subnet_ids": ["subnet-a", "subnet-b"],
+        "alb_security_group_id": "sg-alb",
+        "load_balancer_arn_suffix": LB_SUFFIX,
+        "router": router or FakeRouter(),
+        "service": "rerank",
+        "priority": 30,
+        "image": IMAGE,
+        "model_bucket": "models",
+        "model_prefix": "rerankers/minilm-l6",
+        "cpu": 2048,
+        "memory_mib": 4096,
+        "alb_idle_timeout_seconds": 360,
+    }
+    settings.update(overrides)
+    return FargateRerankerArgs(**settings)
+
+
+# --------------------------------------------------------------------------------------------
+# pure
+# --------------------------------------------------------------------------------------------
+
+
+def test_environment_follows_the_contract() -> None:
+    env = {
+        e["name"]: e["value"]
+        for e in reranker_environment(
+            service="rerank",
+            bucket="models",
+            prefix="/rerankers/minilm-l6/",
+            alb_idle_timeout_seconds=360,
+            overrides={contract.ENV_MODEL_VARIANT: "int8"},
+        )
+    }
+    assert set(env) <= set(contract.ENV_DEFAULTS)
+    assert env[contract.ENV_MODEL_S3_URI] == "s3://models/rerankers/minilm-l6/"
+    assert env[contract.ENV_PORT] == str(contract.PORT)
+    # keep-alive outlives the ALB's idle timeout, or the ALB reuses a closed connection (502)
+    assert int(env[contract.ENV_KEEP_ALIVE_SECONDS]) > 360
+    assert env[contract.ENV_MODEL_NAME] == "rerank"
+    assert env[contract.ENV_MODEL_VARIANT] == "int8"
+
+
+def test_container_definition_is_fargate_clean() -> None:
+    environment = reranker_environment(
+        service="rerank", bucket="models", prefix="m", alb_idle_timeout_seconds=60, overrides={}
+    )
+    [container] = reranker_container_definitions(
+        image=IMAGE,
+        environment=environment,
+        log_group_name="/ecs-inference/dev/rerank",
+        region="us-west-2",
+        stream_prefix="rerank",
+        secrets={"HF_TOKEN_UNUSED": SECRET},
+    )
+    validate_named_shape("ecs", "ContainerDefinition", container)
+    assert container["name"] == CONTAINER_NAME
+    assert container["portMappings"] == [
+        {"containerPort": contract.PORT, "protocol": "tcp", "name": "http"}
+    ]
+    assert container["stopTimeout"] == contract.STOP_TIMEOUT_SECONDS <= 120
+    assert container["ulimits"] == [{"name": "nofile", "softLimit": 65535, "hardLimit": 65535}]
+    assert container["linuxParameters"] == {"initProcessEnabled": True}
+    for forbidden in FARGATE_FORBIDDEN:
+        assert forbidden not in container
+    assert "healthCheck" not in container
+    assert container["logConfiguration"]["options"]["awslogs-region"] == "us-west-2"
+    assert container["secrets"] == [{"name": "HF_TOKEN_UNUSED", "valueFrom": SECRET}]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cpu": 1024, "memory_mib": 1024}, "does not accept memory 1024"),
+        ({"cpu": 3000, "memory_mib": 4096}, "not a valid task size"),
+        ({"cpu": 256, "memory_mib": 512}, "below the re-ranker's floor"),
+        ({"cpu_architecture": "arm64"}, "not one of"),
+        ({"cpu": 8192, "memory_mib": 16384, "platform_version": "1.3.0"}, "needs Fargate platform"),
+        ({"scaling_metric": "cpu", "scaling_target": 150.0}, "is a percentage"),
+        ({"scaling_metric": "latency"}, "must be 'requestCount' or 'cpu'"),
+        ({"scale_out_cooldown": 900}, "exceeds scale_in_cooldown"),
+        ({"health_check_grace_period_seconds": 30}, "below the re-ranker's startup time"),
+        ({"stop_timeout_seconds": 121}, "outside Fargate's 2-120"),
+        ({"stop_timeout_seconds": 20}, "must be a whole number of seconds below"),
+        ({"environment": {"MAX_DOCS": "5"}}, "unknown re-ranker environment variable"),
+        ({"environment": {"MODEL_VARIANT": "fp16"}}, "MODEL_VARIANT must be one of"),
+        ({"environment": {"MODEL_S3_URI": "s3://other/x/"}}, "already controls"),
+        ({"secrets": {"MAX_BATCH": SECRET}}, "plain settings of the re-ranker"),
+        ({"secrets": {"TOKEN": "plaintext"}}, "Secrets Manager secret ARN"),
+        ({"model_prefix": "a/*"}, "plain key prefix"),
+        ({"min_count": 3}, "min_count <= desired_count <= max_count"),
+        ({"alb_idle_timeout_seconds": 5000}, "outside 1-4000"),
+    ],
+)
+def test_invalid_arguments_are_rejected(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(ServiceArgsError, match=message) as info:
+        validate_reranker("FargateReranker 'rerank'", reranker_args(**overrides))
+    assert str(info.value).startswith("FargateReranker 'rerank': ")
+
+
+def test_valid_size_is_returned() -> None:
+    size = validate_reranker("r", reranker_args(cpu=8192, memory_mib=16384))
+    assert (size.cpu, size.memory_mib, size.needs_platform_1_4) == (8192, 16384, True)
+
+
+def test_invalid_arguments_register_nothing() -> None:
+    errors: list[str] = []
+
+    def program() -> None:
+        try:
+            FargateReranker("rr", reranker_args(memory_mib=3000))
+        except ServiceArgsError as exc:
+            errors.append(str(exc))
+
+    rec = run_function(program)
+    assert errors and "memory 3000" in errors[0]
+    assert rec.resources == []
+
+
+# --------------------------------------------------------------------------------------------
+# under mocks
+# --------------------------------------------------------------------------------------------
+
+
+def record(**overrides: Any) -> tuple[Recording, FakeRouter]:
+    router = FakeRouter()
+    rec = run_function(
+        lambda: FargateReranker("dev-rerank", reranker_args(router, **overrides)), stack="dev"
+    )
+    return rec, router
+
+
+@pytest.fixture(scope="module")
+def requests_rec() -> tuple[Recording, FakeRouter]:
+    return record(secrets={"API_TOKEN": SECRET}, environment={"MODEL_VARIANT": "int8"})
+
+
+def test_children_parented_and_named(requests_rec) -> None:
+    rec, _ = requests_rec
+    component = rec.one(TOKEN)
+    children = [r for r in rec.resources if r.type != TOKEN and not r.name.startswith("rule-")]
+    assert len(children) == 11
+    for child in children:
+        assert child.parent == component.urn, child.name
+        assert child.name.startswith("dev-rerank-"), child.name
+
+
+def test_fargate_task_definition(requests_rec) -> None:
+    rec, _ = requests_rec
+    inputs = rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs
+    assert inputs["requiresCompatibilities"] == ["FARGATE"]
+    assert inputs["networkMode"] == "awsvpc"
+    assert (inputs["cpu"], inputs["memory"]) == ("2048", "4096")
+    assert inputs["runtimePlatform"] == {
+        "cpuArchitecture": "ARM64",
+        "operatingSystemFamily": "LINUX",
+    }
+    assert "placementConstraints" not in inputs and "ipcMode" not in inputs
+    request = register_task_definition_request(inputs)
+    validate_shape("ecs", "RegisterTaskDefinition", request)
+    [container] = request["containerDefinitions"]
+    env = {e["name"]: e["value"] for e in container["environment"]}
+    assert env["MODEL_S3_URI"] == "s3://models/rerankers/minilm-l6/"
+    assert env["MODEL_VARIANT"] == "int8"
+    assert "API_TOKEN" not in env
+    assert container["secrets"] == [{"name": "API_TOKEN", "valueFrom": SECRET}]
+    for forbidden in FARGATE_FORBIDDEN:
+        assert forbidden not in container
+    assert "devices" not in container["linuxParameters"]
+
+
+def test_fargate_service(requests_rec) -> None:
+    rec, router = requests_rec
+    service = rec.one("aws:ecs/service:Service")
+    inputs = service.inputs
+    rule = rec.one("aws:lb/listenerRule:ListenerRule")
+    sg = rec.one("aws:ec2/securityGroup:SecurityGroup")
+    assert inputs["capacityProviderStrategies"] == [
+        {"capacityProvider": "FARGATE", "weight": 1.0, "base": 0.0}
+    ]
+    assert "launchType" not in inputs
+    assert inputs["platformVersion"] == "LATEST"
+    network = inputs["networkConfiguration"]
+    assert network["assignPublicIp"] is False
+    assert network["subnets"] == ["subnet-a", "subnet-b"]
+    assert sg.urn in service.property_dependencies["networkConfiguration"]
+    assert inputs["loadBalancers"] == [
+        {
+            "targetGroupArn": rule.inputs["actions"][0]["targetGroupArn"],
+            "containerName": CONTAINER_NAME,
+            "containerPort": float(contract.PORT),
+        }
+    ]
+    assert inputs["healthCheckGracePeriodSeconds"] >= contract.STARTUP_GRACE_SECONDS
+    assert inputs["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+    assert inputs["desiredCount"] == 2.0
+    assert "placementConstraints" not in inputs
+    assert inputs["waitForSteadyState"] is False
+    assert rule.urn in service.dependencies
+    assert router.calls == [{"service": "rerank", "priority": 30, "opts": None}]
+
+
+def test_security_group_and_target_group(requests_rec) -> None:
+    rec, _ = requests_rec
+    sg = rec.one("aws:ec2/securityGroup:SecurityGroup").inputs
+    [ingress] = sg["ingress"]
+    assert ingress["securityGroups"] == ["sg-alb"]
+    assert (ingress["fromPort"], ingress["toPort"]) == (float(contract.PORT),) * 2
+    assert "cidrBlocks" not in ingress
+    [egress] = sg["egress"]
+    assert (egress["protocol"], egress["fromPort"], egress["toPort"]) == ("tcp", 443.0, 443.0)
+    tg = rec.one("aws:lb/targetGroup:TargetGroup").inputs
+    assert tg["targetType"] == "ip"
+    assert tg["port"] == float(contract.PORT)
+    assert tg["healthCheck"]["path"] == contract.HEALTH_PATH
+    assert tg["deregistrationDelay"] == 30.0
+
+
+def test_request_count_scaling(requests_rec) -> None:
+    rec, _ = requests_rec
+    tg_name = rec.one("aws:lb/targetGroup:TargetGroup").name
+    target = rec.one("aws:appautoscaling/target:Target").inputs
+    assert (target["minCapacity"], target["maxCapacity"]) == (1.0, 4.0)
+    policy = rec.one("aws:appautoscaling/policy:Policy").inputs
+    tracking = policy["targetTrackingScalingPolicyConfiguration"]
+    spec = tracking["predefinedMetricSpecification"]
+    assert spec["predefinedMetricType"] == "ALBRequestCountPerTarget"
+    assert spec["resourceLabel"].startswith(f"{LB_SUFFIX}/targetgroup/{tg_name}")
+    assert tracking["targetValue"] == 100.0
+    validate_shape("application-autoscaling", "PutScalingPolicy", {"policyName": "p", **policy})
+
+
+def test_cpu_scaling_and_x86() -> None:
+    rec, _ = record(scaling_metric="cpu", scaling_target=60.0, cpu_architecture="X86_64")
+    tracking = rec.one("aws:appautoscaling/policy:Policy").inputs[
+        "targetTrackingScalingPolicyConfiguration"
+    ]
+    assert tracking["predefinedMetricSpecification"] == {
+        "predefinedMetricType": "ECSServiceAverageCPUUtilization"
+    }
+    assert tracking["targetValue"] == 60.0
+    task = rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs
+    assert task["runtimePlatform"]["cpuArchitecture"] == "X86_64"
+
+
+def test_task_role_reads_only_the_model_prefix(requests_rec) -> None:
+    rec, _ = requests_rec
+    task_policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-task").inputs["policy"])
+    assert [s["Resource"] for s in task_policy["Statement"]] == [
+        "arn:aws:s3:::models/rerankers/minilm-l6/*",
+        "arn:aws:s3:::models",
+    ]
+    assert task_policy["Statement"][1]["Condition"] == {
+        "StringLike": {"s3:prefix": ["rerankers/minilm-l6", "rerankers/minilm-l6/*"]}
+    }
+    execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
+    secrets = [s for s in execution["Statement"] if s["Sid"] == "ReadContainerSecrets"]
+    assert secrets[0]["Resource"] == [SECRET]
