@@ -65,7 +65,7 @@ _PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 
 _KIND_LABEL: dict[Accelerator, str] = {"nvidia": "NVIDIA GPU", "neuron": "Inferentia/Trainium"}
-_KIND_POOL: dict[Accelerator, str] = {"nvidia": "GpuAsgPool", "neuron": "InferentiaPool"}
+_A_POOL: dict[Accelerator, str] = {"nvidia": "a GpuAsgPool", "neuron": "an InferentiaPool"}
 
 
 class PoolArgumentError(ValueError):
@@ -205,9 +205,9 @@ def pool_problems(name: str, args: PoolArgs, accelerator: Accelerator) -> list[t
             families = sorted({i.family for i in wanted})
             check(
                 "instanceType",
-                f"{instance.name} has {_KIND_LABEL[instance.accelerator]} accelerators, but a "
-                f"{_KIND_POOL[accelerator]} needs {_KIND_LABEL[accelerator]} instances "
-                f"({', '.join(families)}); put it in a {_KIND_POOL[instance.accelerator]} instead",
+                f"{instance.name} has {_KIND_LABEL[instance.accelerator]} accelerators, but "
+                f"{_A_POOL[accelerator]} needs {_KIND_LABEL[accelerator]} instances "
+                f"({', '.join(families)}); put it in {_A_POOL[instance.accelerator]} instead",
             )
 
     min_msg = _int_in(args.min_size, 0, 1000, "minSize")
