@@ -176,11 +176,16 @@ def run_preview(
 
     violations: list[Any] = []
     if policy_pack is not None:
-        from tools.analyzer_client import PolicyPackProcess
+        from tools.analyzer_client import PolicyConfigError, PolicyPackError, PolicyPackProcess
 
         start = time.perf_counter()
-        with PolicyPackProcess(policy_pack, config=policy_config) as pack:
-            violations = pack.analyze(recording.resources)
+        try:
+            with PolicyPackProcess(policy_pack, config=policy_config) as pack:
+                violations = pack.analyze(recording.resources)
+        except (PolicyConfigError, PolicyPackError) as exc:
+            # A policy config that breaks a rule's schema, or a pack that does not start, is a
+            # configuration error of the run, reported like one.
+            return PreviewResult(stack, False, EXIT_CONFIG, error=f"policy pack: {exc}")
         timings["policy"] = time.perf_counter() - start
 
     mandatory = [v for v in violations if v.enforcement_level == "mandatory"]
@@ -275,7 +280,9 @@ def render_policy(violations: list[Any]) -> list[str]:
     for v in sorted(violations, key=lambda v: (order.get(v.enforcement_level, 3), v.policy_name)):
         where = v.urn.split("::")[-1] if v.urn else "(stack)"
         lines.append(f"  [{v.enforcement_level}] {v.policy_name} — {where}")
-        lines.append(f"      {v.message.strip().splitlines()[0] if v.message else v.description}")
+        for line in (v.message or v.description).strip().splitlines():
+            if line.strip():
+                lines.append(f"      {line.strip()}")
     return lines
 
 
