@@ -637,3 +637,26 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
         assert not report.has_errors(), report.generate_report()
     permissions = model.shape_for("DeviceCgroupPermission").enum
     assert {"read", "write"} <= set(permissions)
+
+
+def test_vllm_entrypoint_execs_exactly_the_printed_command(tmp_path):
+    """Run mode: preflight, then exec `vllm` (a stand-in on PATH that echoes its argv)."""
+    bin_dir, modules = tmp_path / "bin", tmp_path / "modules"
+    bin_dir.mkdir()
+    fake_vllm = bin_dir / "vllm"
+    fake_vllm.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    fake_vllm.chmod(0o755)
+    env = engines.container_environment(VLLM_CASES[2])
+    printed = printed_command(VLLM_ENTRYPOINT, env)
+    env = [*env, {"name": "PATH", "value": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}]
+
+    if importlib.util.find_spec("runai_model_streamer") is None:  # true in the project venv
+        missing = run_entrypoint(VLLM_ENTRYPOINT, env)
+        assert missing.returncode == 2
+        assert "runai_model_streamer is not installed" in missing.stderr
+
+    (modules / "runai_model_streamer").mkdir(parents=True)
+    (modules / "runai_model_streamer" / "__init__.py").write_text("")
+    ran = run_entrypoint(VLLM_ENTRYPOINT, [*env, {"name": "PYTHONPATH", "value": str(modules)}])
+    assert ran.returncode == 0, ran.stderr
+    assert ["vllm", *json.loads(ran.stdout)] == printed
