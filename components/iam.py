@@ -22,10 +22,14 @@ from typing import Any
 ECS_TASKS_PRINCIPAL = "ecs-tasks.amazonaws.com"
 """Service principal that assumes task and execution roles (EC2 and Fargate alike)."""
 
+# Private ECR registries: `<account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]` and the
+# dual-stack `<account>.dkr-ecr.<region>.on.aws`.
 _ECR_IMAGE = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
+    r"^(?P<account>\d{12})\.(?:dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com"
+    r"(?:\.cn)?|dkr-ecr\.(?P<region2>[a-z0-9-]+)\.on\.aws)/"
     r"(?P<repo>[a-z0-9][a-z0-9._/-]*?)(?::[\w.-]+)?(?:@sha256:[a-f0-9]{64})?$"
 )
+_ECR_HOST_HINT = re.compile(r"^\d{12}\.dkr[.-]ecr")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
 _LOG_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*]+$")
@@ -71,8 +75,12 @@ def ecr_repository_arn(image: str, partition: str = "aws") -> str | None:
     """
     match = _ECR_IMAGE.match(image)
     if not match:
+        if _ECR_HOST_HINT.match(image):
+            # Silently granting nothing would surface only as a failed pull at deploy time.
+            raise PolicyArgumentError(f"{image!r} looks like an ECR image but does not parse")
         return None
-    return f"arn:{partition}:ecr:{match['region']}:{match['account']}:repository/{match['repo']}"
+    region = match["region"] or match["region2"]
+    return f"arn:{partition}:ecr:{region}:{match['account']}:repository/{match['repo']}"
 
 
 def secret_policy_arn(value_from: str) -> str:

@@ -187,6 +187,10 @@ def validate_common(
     _int(where, "priority", priority, 1, LISTENER_PRIORITY_MAX)
     if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
         raise ServiceArgsError(f"{where}: image {image!r} must be a non-empty image reference")
+    try:
+        iam.ecr_repository_arn(image)
+    except iam.PolicyArgumentError as exc:
+        raise ServiceArgsError(f"{where}: {exc}") from None
     _int(where, "min_count", min_count, 0)
     _int(where, "max_count", max_count, 1)
     _int(where, "desired_count", desired_count, 0)

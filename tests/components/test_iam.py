@@ -153,12 +153,21 @@ def test_execution_role_policy_rejects_wildcard_log_group() -> None:
             f"{ACCOUNT}.dkr.ecr.eu-west-1.amazonaws.com/reranker@sha256:{'a' * 64}",
             f"arn:aws:ecr:eu-west-1:{ACCOUNT}:repository/reranker",
         ),
+        (
+            f"{ACCOUNT}.dkr-ecr.us-east-1.on.aws/vllm:v1",
+            f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/vllm",
+        ),
         ("public.ecr.aws/neuron/vllm:1.0", None),
         ("vllm/vllm-openai:v0.33.0", None),
     ],
 )
 def test_ecr_repository_arn(image: str, expected: str | None) -> None:
     assert iam.ecr_repository_arn(image) == expected
+
+
+def test_malformed_ecr_image_is_an_error_not_a_missing_grant() -> None:
+    with pytest.raises(iam.PolicyArgumentError, match="looks like an ECR image"):
+        iam.ecr_repository_arn(f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/Bad Repo:v1")
 
 
 def test_split_s3_uri() -> None:

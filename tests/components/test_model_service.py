@@ -246,6 +246,7 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
         (vllm_args, {"priority": 0}, "priority 0 outside 1-50000"),
         (vllm_args, {"service": "Llama"}, "lowercase"),
         (vllm_args, {"image": ""}, "non-empty image"),
+        (vllm_args, {"image": IMAGE.replace("vllm", "VLLM")}, "looks like an ECR image"),
         (vllm_args, {"shm_size_mib": 400_000}, "must be below task_memory_mib"),
         (vllm_args, {"task_cpu": 64}, "task_cpu 64 outside"),
         (vllm_args, {"stop_timeout_seconds": 1}, "stop_timeout_seconds 1 outside"),
