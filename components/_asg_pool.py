@@ -337,8 +337,9 @@ def ecs_agent_settings(
             "ECS_CONTAINER_STOP_TIMEOUT": f"{container_stop_timeout_seconds}s",
             # Task roles through the agent's credential endpoint (169.254.170.2)...
             "ECS_ENABLE_TASK_IAM_ROLE": "true",
-            # ...and never the instance role: awsvpc tasks reach IMDS through their own ENI (one
-            # hop, so the hop limit does not stop them); the agent blocks it for them.
+            # ...and never the instance role. The IMDS hop limit covers bridge-mode containers;
+            # for awsvpc tasks (their own network namespace and ENI) AWS's documented control is
+            # this agent setting (ECS developer guide, container instance security).
             "ECS_AWSVPC_BLOCK_IMDS": "true",
             "ECS_AVAILABLE_LOGGING_DRIVERS": json.dumps(
                 ["json-file", "awslogs"], separators=(",", ":")
@@ -577,8 +578,8 @@ class AcceleratorPool(pulumi.ComponentResource):
             aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
             for k, v in {**dict(args.tags), **name_tags}.items()
         ]
-        # ECS refuses managed scaling on a group without this tag, and adds it itself otherwise,
-        # which would show up as drift on every preview.
+        # ECS tags a managed-scaling group with this itself; declaring it keeps the tag from
+        # showing up as drift (and from being removed by an `up`, which would confuse ECS).
         asg_tags.append(
             aws.autoscaling.GroupTagArgs(
                 key="AmazonECSManaged", value="true", propagate_at_launch=True
