@@ -450,33 +450,26 @@ class _ParserReader:
                     self.read_class_method(module, owner.id, "add_cli_args")
 
     def read_class_method(self, module: str, class_name: str, method: str) -> None:
-        """Read `class_name.method` (following imports and, if absent, base classes)."""
+        """Read `class_name.method`, following imports and, when inherited, base classes.
+
+        An inherited classmethod that calls `get_kwargs(cls)` registers the fields of the
+        class it is called on (vLLM 0.33's `FrontendArgs` inherits `add_cli_args`).
+        """
         found = self.modules.resolve(module, class_name)
         if found is None or not isinstance(found[1], ast.ClassDef):
             raise LookupError(f"cannot resolve class {class_name} from {module}")
         cls_module, cls = found
-        key = (cls_module, cls.name)
-        if key in self._seen:
+        if (cls_module, cls.name) in self._seen:
             return
-        self._seen.add(key)
-        func = _find_method(cls, method)
-        if func is None:
-            for base in cls.bases:
-                if isinstance(base, ast.Name):
-                    self._seen.discard(key)
-                    return self._read_inherited(cls_module, cls, base.id, method)
-            raise LookupError(f"{class_name}.{method} not found")
-        self.read_function(cls_module, func, (cls_module, cls))
-
-    def _read_inherited(self, module: str, cls: ast.ClassDef, base: str, method: str) -> None:
-        found = self.modules.resolve(module, base)
-        if found is None or not isinstance(found[1], ast.ClassDef):
-            raise LookupError(f"cannot resolve base {base} of {cls.name}")
-        func = _find_method(found[1], method)
-        if func is None:
-            raise LookupError(f"{base}.{method} not found")
-        # A classmethod reading `get_kwargs(cls)` registers the *subclass's* fields.
-        self.read_function(found[0], func, (module, cls))
+        self._seen.add((cls_module, cls.name))
+        owner_module, owner = cls_module, cls
+        while (func := _find_method(owner, method)) is None:
+            bases = [b.id for b in owner.bases if isinstance(b, ast.Name)]
+            base = self.modules.resolve(owner_module, bases[0]) if bases else None
+            if base is None or not isinstance(base[1], ast.ClassDef):
+                raise LookupError(f"{class_name}.{method} not found")
+            owner_module, owner = base[0], base[1]
+        self.read_function(owner_module, func, (cls_module, cls))
 
     def _read_add_argument(
         self,
