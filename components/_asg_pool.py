@@ -184,7 +184,7 @@ def pool_problems(name: str, args: PoolArgs, accelerator: Accelerator) -> list[t
             problems.append((key, message))
 
     lowered = name.lower()
-    if not _PROVIDER_NAME.match(name):
+    if not _PROVIDER_NAME.fullmatch(name):
         check("name", "must be letters, digits, '_' or '-' (it names the ECS capacity provider)")
     elif lowered.startswith(_RESERVED_PROVIDER_PREFIXES):
         check(
@@ -310,7 +310,7 @@ def ecs_agent_settings(
 
     Defaults: stop timeout 120 s, images kept at least 24 h after their pull.
     """
-    if not _CLUSTER_NAME.match(cluster_name):
+    if not _CLUSTER_NAME.fullmatch(cluster_name):
         # Also keeps the value from breaking out of the heredoc in `ecs_user_data`.
         raise ValueError(
             f"ECS cluster name {cluster_name!r} must be 1-255 letters, digits, '_' or '-'"

@@ -190,7 +190,7 @@ def test_user_data_is_a_script_writing_ecs_config() -> None:
     assert base64.b64decode(encode_user_data(script)).decode() == script
 
 
-@pytest.mark.parametrize("bad", ["", "a b", "x\nEOF\nrm -rf /", "c$(id)", "n" * 256])
+@pytest.mark.parametrize("bad", ["", "a b", "c\n", "x\nEOF\nrm -rf /", "c$(id)", "n" * 256])
 def test_cluster_name_is_validated(bad: str) -> None:
     with pytest.raises(ValueError, match="ECS cluster name"):
         ecs_user_data(bad, accelerator="nvidia", warm_pool=False)
