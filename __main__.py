@@ -22,5 +22,9 @@ platform = InferencePlatform("inference", plan)
 
 pulumi.export("vpcId", platform.network.vpc_id)
 pulumi.export("clusterName", platform.cluster.name)
+pulumi.export("endpointDnsName", platform.endpoint.dns_name)
+pulumi.export("oauthTokenUrl", platform.endpoint.token_url)
+pulumi.export("apiClientId", platform.endpoint.api_client_id)
+pulumi.export("apiScopes", platform.endpoint.api_scopes)
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())

@@ -18,6 +18,7 @@ from components import catalog, sizing
 from components.config import ModelConfig, PoolConfig, RerankerConfig, StackConfig
 from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.errors import ConfigError, ConfigIssue
+from images.reranker import contract as reranker_contract
 
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
 # them by 10 leaves room for hand-added rules between services.
@@ -89,6 +90,10 @@ class RerankerPlan:
     deregistration: sizing.DeregistrationDelay
     model_bucket: str
     model_prefix: str
+
+    @property
+    def port(self) -> int:
+        return reranker_contract.PORT
 
 
 @dataclass(frozen=True)

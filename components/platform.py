@@ -12,6 +12,7 @@ from __future__ import annotations
 import pulumi
 
 from components.cluster import Cluster, ClusterArgs
+from components.endpoint import AuthArgs, Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
 from components.plan import Plan
 
@@ -19,7 +20,12 @@ from components.plan import Plan
 class InferencePlatform(pulumi.ComponentResource):
     """Everything one stack deploys. Attributes: `network`, `cluster`, `plan`."""
 
-    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        plan: Plan,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("ecs-inference:index:InferencePlatform", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         cfg = plan.config
@@ -44,4 +50,44 @@ class InferencePlatform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.register_outputs({"vpcId": self.network.vpc_id, "clusterName": self.cluster.name})
+        self.endpoint = Endpoint(f"{name}-edge", self._endpoint_args(plan), opts=child)
+        self.register_outputs(
+            {
+                "vpcId": self.network.vpc_id,
+                "clusterName": self.cluster.name,
+                "endpointDns": self.endpoint.dns_name,
+            }
+        )
+
+    def _endpoint_args(self, plan: Plan) -> EndpointArgs:
+        cfg = plan.config
+        ep = cfg.endpoint
+        ports = {m.port for m in plan.models.values()} | {r.port for r in plan.rerankers.values()}
+        auth = ep.auth
+        return EndpointArgs(
+            vpc_id=self.network.vpc_id,
+            vpc_cidr=cfg.network.cidr_block,
+            subnet_ids=(
+                self.network.public_subnet_ids
+                if ep.internet_facing
+                else self.network.private_subnet_ids
+            ),
+            domain_name=ep.domain_name,
+            allowed_cidrs=tuple(ep.allowed_cidrs),
+            idle_timeout_seconds=plan.idle_timeout.seconds,
+            target_ports=tuple(sorted(ports)),
+            certificate_arn=ep.certificate_arn,
+            self_signed_certificate=ep.self_signed_certificate,
+            internet_facing=ep.internet_facing,
+            ssl_policy=ep.ssl_policy,
+            access_logs=ep.access_logs,
+            access_log_retention_days=ep.access_log_retention_days,
+            auth=AuthArgs(
+                existing_user_pool_id=auth.existing_user_pool_id,
+                existing_user_pool_domain=auth.existing_user_pool_domain,
+                domain_prefix=auth.domain_prefix or f"{pulumi.get_project()}-{pulumi.get_stack()}",
+                api_scopes=tuple(auth.api_scopes),
+                session_timeout_seconds=auth.session_timeout_seconds,
+                access_token_validity_minutes=auth.access_token_validity_minutes,
+            ),
+        )

@@ -113,13 +113,21 @@ _AUTONAMED = {
     "aws:cognito/userPoolClient:UserPoolClient",
     "aws:appautoscaling/policy:Policy",
     "aws:secretsmanager/secret:Secret",
+    "aws:s3/bucket:Bucket",
 }
 _NAME_LIMITS = {"aws:lb/loadBalancer:LoadBalancer": 32, "aws:lb/targetGroup:TargetGroup": 32}
 
 
 def _arn(type_: str, name: str, region: str, physical: str) -> str:
     module = type_.split(":")[1].split("/")[0] if ":" in type_ else "unknown"
-    service = {"cloudwatch": "logs", "lb": "elasticloadbalancing", "appautoscaling": "autoscaling"}
+    if module == "s3":
+        return f"arn:aws:s3:::{physical}"  # bucket ARNs carry no region or account
+    service = {
+        "cloudwatch": "logs",
+        "lb": "elasticloadbalancing",
+        "appautoscaling": "autoscaling",
+        "cognito": "cognito-idp",
+    }
     return f"arn:aws:{service.get(module, module)}:{region}:{ACCOUNT_ID}:{name}/{physical}"
 
 
@@ -155,6 +163,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
             pool_id = f"{self.region}_{_stable_hex(name, length=9)}"
             resource_id = pool_id
             outputs["endpoint"] = f"cognito-idp.{self.region}.amazonaws.com/{pool_id}"
+            outputs["arn"] = f"arn:aws:cognito-idp:{self.region}:{ACCOUNT_ID}:userpool/{pool_id}"
+        if typ == "aws:s3/bucket:Bucket":
+            bucket = args.inputs.get("bucket") or outputs.get("name") or physical
+            outputs.pop("name", None)
+            outputs["bucket"] = bucket
+            outputs["arn"] = f"arn:aws:s3:::{bucket}"
+            resource_id = bucket
         if typ == "aws:cognito/userPoolClient:UserPoolClient":
             resource_id = _stable_hex(name, length=26)
         if typ == "aws:lb/loadBalancer:LoadBalancer":
