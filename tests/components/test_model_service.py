@@ -554,3 +554,54 @@ def test_args_are_frozen() -> None:
     args = vllm_args()
     with pytest.raises(dataclasses.FrozenInstanceError):
         args.priority = 3  # type: ignore[misc]
+
+
+def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
+    """Against the real `Endpoint.route`: both of its rules (bearer and browser) forward to this
+    service's target group, and the ECS service waits for both."""
+    from components.endpoint import Endpoint, EndpointArgs
+
+    def program() -> None:
+        endpoint = Endpoint(
+            "dev-ep",
+            EndpointArgs(
+                vpc_id="vpc-0abc",
+                vpc_cidr="10.40.0.0/16",
+                subnet_ids=["subnet-a", "subnet-b"],
+                domain_name="models.example.internal",
+                allowed_cidrs=("10.0.0.0/8",),
+                idle_timeout_seconds=360,
+                target_ports=(8000,),
+                self_signed_certificate=True,
+            ),
+        )
+        ModelService(
+            "dev-llm",
+            vllm_args(
+                endpoint,
+                alb_security_group_id=endpoint.security_group.id,
+                load_balancer_arn_suffix=endpoint.load_balancer.arn_suffix,
+            ),
+        )
+
+    rec = run_function(program, stack="dev")
+    service = rec.one("aws:ecs/service:Service")
+    tg = rec.one("aws:lb/targetGroup:TargetGroup")
+    rules = [
+        r
+        for r in rec.by_type("aws:lb/listenerRule:ListenerRule")
+        if tg.urn in r.property_dependencies.get("actions", ())
+    ]
+    assert len(rules) == 2
+    for rule in rules:
+        assert rule.urn in service.dependencies
+    alb = rec.one("aws:lb/loadBalancer:LoadBalancer")
+    sg = rec.one("aws:ec2/securityGroup:SecurityGroup", "dev-llm-tasks")
+    assert (
+        rec.one("aws:ec2/securityGroup:SecurityGroup", "alb-sg").urn
+        in (sg.property_dependencies["ingress"])
+    )
+    label = rec.one("aws:appautoscaling/policy:Policy").inputs[
+        "targetTrackingScalingPolicyConfiguration"
+    ]["predefinedMetricSpecification"]["resourceLabel"]
+    assert label.startswith("app/" + alb.name)
