@@ -38,6 +38,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import catalog, engines, iam
+from components.config import NAME_PATTERN
 from components.engines import NeuronLaunch, VllmLaunch
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -49,7 +50,8 @@ NOFILE_LIMIT = 65535
 own (tokenizer, shards, NCCL sockets). Docker's default 1024 runs out under load."""
 
 NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
-SERVICE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
+# The config's service-name rule: the name becomes the URL path, log group and family.
+SERVICE_NAME = NAME_PATTERN
 LISTENER_PRIORITY_MAX = 50_000
 TARGET_GROUP_DEREGISTRATION_MAX = 3600
 ECS_GRACE_PERIOD_MAX = 2_147_483_647
@@ -111,7 +113,7 @@ class ModelServiceArgs:
     subnet_ids: Input[Sequence[str]]
     alb_security_group_id: Input[str]
     load_balancer_arn_suffix: Input[str]
-    router: Any
+    router: Router
     service: str
     priority: int
     image: str

@@ -33,6 +33,7 @@ from components import iam, sizing
 from components.model_service import (
     NOFILE_LIMIT,
     TARGET_TRACKING_METRIC,
+    Router,
     ServiceArgsError,
     alb_request_count_label,
     aws_context,
@@ -95,7 +96,7 @@ class FargateRerankerArgs:
     subnet_ids: Input[Sequence[str]]
     alb_security_group_id: Input[str]
     load_balancer_arn_suffix: Input[str]
-    router: Any
+    router: Router
     service: str
     priority: int
     image: str
