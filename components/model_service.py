@@ -105,7 +105,9 @@ class ModelServiceArgs:
       without it the agent's ECS_CONTAINER_STOP_TIMEOUT, 30 s by default, would apply);
     - `environment` {} — extra plain variables (may not override engine-managed ones);
     - `secrets` {} — env name -> Secrets Manager ARN (optionally `:json-key::`), via `valueFrom`;
-    - `log_retention_days` 30.
+    - `log_retention_days` 30;
+    - `service_depends_on` () — resources the ECS service must wait for, e.g. the cluster's
+      capacity provider association (ECS rejects a strategy naming an unassociated provider).
     """
 
     cluster_arn: Input[str]
@@ -141,6 +143,7 @@ class ModelServiceArgs:
     environment: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     log_retention_days: int = 30
+    service_depends_on: Sequence[pulumi.Resource] = ()
 
 
 # --------------------------------------------------------------------------------------------
@@ -840,7 +843,7 @@ class ModelService(pulumi.ComponentResource):
             wait_for_steady_state=False,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=self.listener_rules,
+                depends_on=[*self.listener_rules, *args.service_depends_on],
                 # Autoscaling owns the running count after creation.
                 ignore_changes=["desiredCount"],
             ),

@@ -88,7 +88,9 @@ class FargateRerankerArgs:
     - `alb_idle_timeout_seconds` 60 — the endpoint's idle timeout; the service's keep-alive is
       set above it;
     - `environment` {} — overrides of the contract's variables (unknown names are rejected);
-    - `secrets` {} — env name -> Secrets Manager ARN; `log_retention_days` 30.
+    - `secrets` {} — env name -> Secrets Manager ARN; `log_retention_days` 30;
+    - `service_depends_on` () — resources the ECS service must wait for: the cluster's capacity
+      provider association, which must list FARGATE.
     """
 
     cluster_arn: Input[str]
@@ -122,6 +124,7 @@ class FargateRerankerArgs:
     environment: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     log_retention_days: int = 30
+    service_depends_on: Sequence[pulumi.Resource] = ()
 
 
 def model_uri(bucket: str, prefix: str) -> str:
@@ -420,7 +423,7 @@ class FargateReranker(pulumi.ComponentResource):
             wait_for_steady_state=False,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=self.listener_rules,
+                depends_on=[*self.listener_rules, *args.service_depends_on],
                 ignore_changes=["desiredCount"],
             ),
         )

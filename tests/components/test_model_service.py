@@ -605,3 +605,15 @@ def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
         "targetTrackingScalingPolicyConfiguration"
     ]["predefinedMetricSpecification"]["resourceLabel"]
     assert label.startswith("app/" + alb.name)
+
+
+def test_service_waits_for_the_capacity_provider_association() -> None:
+    def program() -> None:
+        association = aws.ecs.ClusterCapacityProviders(
+            "assoc", cluster_name="inference", capacity_providers=["dev-g6e-cp"]
+        )
+        ModelService("llm", vllm_args(service_depends_on=[association]))
+
+    rec = run_function(program)
+    association = rec.one("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders")
+    assert association.urn in rec.one("aws:ecs/service:Service").dependencies

@@ -324,3 +324,17 @@ def test_task_role_reads_only_the_model_prefix(requests_rec) -> None:
     execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
     secrets = [s for s in execution["Statement"] if s["Sid"] == "ReadContainerSecrets"]
     assert secrets[0]["Resource"] == [SECRET]
+
+
+def test_service_waits_for_the_capacity_provider_association() -> None:
+    def program() -> None:
+        association = aws.ecs.ClusterCapacityProviders(
+            "assoc", cluster_name="inference", capacity_providers=["FARGATE"]
+        )
+        FargateReranker("rr", reranker_args(service_depends_on=[association]))
+
+    rec = run_function(program)
+    association = rec.one("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders")
+    service = rec.one("aws:ecs/service:Service")
+    assert association.urn in service.dependencies
+    assert rec.one("aws:lb/listenerRule:ListenerRule").urn in service.dependencies
