@@ -4,7 +4,7 @@ import pulumi
 
 from components.config import load_stack_config
 from components.errors import ConfigError
-from components.plan import build_plan
+from components.plan import PLATFORM_NAME, build_plan
 from components.platform import InferencePlatform
 
 try:
@@ -18,7 +18,7 @@ except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.
     raise pulumi.RunError(str(error)) from None
 
-platform = InferencePlatform("inference", plan)
+platform = InferencePlatform(PLATFORM_NAME, plan)
 
 pulumi.export("vpcId", platform.network.vpc_id)
 pulumi.export("clusterName", platform.cluster.name)

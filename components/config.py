@@ -276,18 +276,16 @@ class ImagesConfig(_Section):
 
 
 class WarmPoolConfig(_Section):
-    """Pre-initialised stopped instances that already pulled the multi-GB image.
-
-    Defaults: 1 instance kept Stopped, reused on scale-in."""
+    """Pre-initialised instances (booted, driver loaded, then parked) that join faster than new
+    ones. Defaults: 1 instance kept Stopped."""
 
     min_size: int = Field(1, ge=0, le=100)
     """Instances kept pre-initialised in the warm pool."""
     max_group_prepared_capacity: int | None = Field(None, ge=0, le=100)
     """Cap on ASG + warm pool instances; default: the ASG's maxSize."""
-    state: Literal["Stopped", "Running", "Hibernated"] = "Stopped"
-    """State of warm instances (`Stopped` costs only the EBS volume)."""
-    reuse_on_scale_in: bool = True
-    """Return scaled-in instances to the warm pool instead of terminating them."""
+    state: Literal["Stopped", "Running"] = "Stopped"
+    """State of warm instances (`Stopped` costs only the EBS volume). Hibernation does not
+    apply to these accelerated instance types."""
 
 
 class PoolConfig(_Section):

@@ -11,15 +11,24 @@ config path to edit, so an invalid stack registers nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+import pulumi
+
 from components import catalog, sizing
+from components._asg_pool import PoolArgs, WarmPoolArgs, pool_problems
 from components.config import ModelConfig, PoolConfig, RerankerConfig, StackConfig
 from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.errors import ConfigError, ConfigIssue
+from components.gpu_pool import GpuAsgPoolArgs
+from components.neuron_pool import InferentiaPoolArgs
 from images.reranker import contract as reranker_contract
 
+# Name of the InferencePlatform component; pool, service and capacity-provider names derive
+# from it.
+PLATFORM_NAME = "inference"
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
 # them by 10 leaves room for hand-added rules between services.
 PRIORITY_START, PRIORITY_STEP = 100, 10
@@ -167,30 +176,60 @@ def choose_deploy(desired: int, tasks_per_instance: int, capacity_instances: int
     )
 
 
-def _pool_plans(cfg: StackConfig, issues: list[ConfigIssue]) -> dict[str, PoolPlan]:
+def pool_args(
+    pool: PoolPlan | tuple[str, PoolConfig],
+    *,
+    cluster_name: pulumi.Input[str],
+    vpc_id: pulumi.Input[str],
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]],
+) -> PoolArgs:
+    """The component args of one pool: the single mapping from `PoolConfig`, used both to
+    validate (with placeholder network values) and to build the pool."""
+    kind, cfg = (pool.kind, pool.config) if isinstance(pool, PoolPlan) else pool
+    warm = cfg.warm_pool
+    cls = GpuAsgPoolArgs if kind == "gpu" else InferentiaPoolArgs
+    return cls(
+        cluster_name=cluster_name,
+        vpc_id=vpc_id,
+        subnet_ids=subnet_ids,
+        instance_type=cfg.instance_type,
+        min_size=cfg.min_size,
+        max_size=cfg.max_size,
+        root_volume_gib=cfg.root_volume_gib,
+        target_capacity_percent=cfg.target_capacity_percent,
+        instance_warmup_seconds=cfg.instance_warmup_seconds,
+        warm_pool=None
+        if warm is None
+        else WarmPoolArgs(
+            min_size=warm.min_size,
+            max_group_prepared_capacity=warm.max_group_prepared_capacity,
+            state=warm.state,
+        ),
+    )
+
+
+def pool_resource_name(platform_name: str, pool: str) -> str:
+    """Component name of a pool (it also names the ECS capacity provider)."""
+    return f"{platform_name}-{pool}"
+
+
+def _pool_plans(
+    cfg: StackConfig, platform_name: str, issues: list[ConfigIssue]
+) -> dict[str, PoolPlan]:
     pools: dict[str, PoolPlan] = {}
     for section, kind, accel in (
         ("gpuPools", "gpu", "nvidia"),
         ("neuronPools", "neuron", "neuron"),
     ):
         for name, pool in (cfg.gpu_pools if kind == "gpu" else cfg.neuron_pools).items():
-            path = f"platform.{section}.{name}.instanceType"
-            try:
-                inst = catalog.instance(pool.instance_type)
-            except catalog.CatalogLookupError as exc:
-                issues.append(ConfigIssue(path, str(exc.args[0] if exc.args else exc)))
+            base = f"platform.{section}.{name}"
+            args = pool_args((kind, pool), cluster_name="cluster", vpc_id="vpc", subnet_ids=[])
+            problems = pool_problems(pool_resource_name(platform_name, name), args, accel)
+            for key, message in problems:
+                issues.append(ConfigIssue(base if key == "name" else f"{base}.{key}", message))
+            if problems:
                 continue
-            if inst.accelerator != accel:
-                other = "gpuPools" if kind == "neuron" else "neuronPools"
-                wanted = "NVIDIA GPU" if kind == "gpu" else "Inferentia/Trainium"
-                issues.append(
-                    ConfigIssue(
-                        path,
-                        f"{inst.name} has {inst.accelerator_name} accelerators; put it under "
-                        f"{other}, or pick a {wanted} type",
-                    )
-                )
-                continue
+            inst = catalog.instance(pool.instance_type)
             pools[name] = PoolPlan(name, kind, pool, inst, catalog.ECS_AMI_SSM_PARAMETERS[accel])
     return pools
 
@@ -344,14 +383,19 @@ def _reranker_plan(name: str, rr: RerankerConfig, cfg: StackConfig, priority: in
     )
 
 
-def build_plan(config: StackConfig, stack: str | None = None, region: str | None = None) -> Plan:
+def build_plan(
+    config: StackConfig,
+    stack: str | None = None,
+    region: str | None = None,
+    platform_name: str = PLATFORM_NAME,
+) -> Plan:
     """Derive every decision from `config`; raise `ConfigError` listing all problems.
 
     `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
     resolution inside the container).
     """
     issues: list[ConfigIssue] = []
-    pools = _pool_plans(config, issues)
+    pools = _pool_plans(config, platform_name, issues)
     services = config.service_names()
     quota = config.endpoint.listener_rule_quota
     if len(services) * RULES_PER_SERVICE > quota:

@@ -13,12 +13,15 @@ import pulumi
 
 from components.cluster import Cluster, ClusterArgs
 from components.endpoint import AuthArgs, Endpoint, EndpointArgs
+from components.gpu_pool import GpuAsgPool
 from components.network import Network, NetworkArgs
-from components.plan import Plan
+from components.neuron_pool import InferentiaPool
+from components.plan import Plan, pool_args, pool_resource_name
 
 
 class InferencePlatform(pulumi.ComponentResource):
-    """Everything one stack deploys. Attributes: `network`, `cluster`, `plan`."""
+    """Everything one stack deploys. Attributes: `network`, `cluster`, `pools` (by pool name),
+    `capacity_providers` (the cluster association), `endpoint`, `plan`."""
 
     def __init__(
         self,
@@ -49,6 +52,23 @@ class InferencePlatform(pulumi.ComponentResource):
                 execute_command_logging=cfg.cluster.execute_command_logging,
             ),
             opts=child,
+        )
+        self.pools: dict[str, GpuAsgPool | InferentiaPool] = {}
+        for pool_name, pool in plan.pools.items():
+            component = GpuAsgPool if pool.kind == "gpu" else InferentiaPool
+            self.pools[pool_name] = component(
+                pool_resource_name(name, pool_name),
+                pool_args(
+                    pool,
+                    cluster_name=self.cluster.name,
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=self.network.private_subnet_ids,
+                ),
+                opts=child,
+            )
+        # One association per cluster, listing every pool plus Fargate for the re-rankers.
+        self.capacity_providers = self.cluster.associate_capacity_providers(
+            [p.capacity_provider for p in self.pools.values()], fargate=True
         )
         self.endpoint = Endpoint(f"{name}-edge", self._endpoint_args(plan), opts=child)
         self.register_outputs(

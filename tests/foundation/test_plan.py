@@ -63,7 +63,7 @@ def test_model_that_does_not_fit_names_numbers_and_cheaper_types() -> None:
 def test_gpu_type_in_neuron_pool_is_rejected() -> None:
     issues = issues_of(mutate(reference("dev"), "neuronPools.inf2.instanceType", "g6e.xlarge"))
     assert [i.path for i in issues] == ["platform.neuronPools.inf2.instanceType"]
-    assert "gpuPools" in issues[0].message
+    assert "NVIDIA" in issues[0].message and "GpuAsgPool" in issues[0].message
 
 
 def test_unknown_instance_type() -> None:
