@@ -10,7 +10,7 @@ REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/re
 STACK ?= dev
 ARGS ?=
 
-.PHONY: preview test lint format bench venv clean
+.PHONY: preview test lint format bench venv clean engines
 
 $(STAMP): $(REQUIREMENTS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,13 @@ preview: $(STAMP)
 	$(PY) -m tools.preview --stack $(STACK) $(ARGS)
 
 ## make test: the whole suite (components, policy pack over gRPC, tools, images)
-test: $(STAMP)
+## The engine flag tests read vLLM's and optimum-neuron's real argument definitions from their
+## pinned wheels: fetched once from PyPI into .cache/engines (about 760 MiB, ~20 s), then reused.
+test: $(STAMP) engines
 	$(PY) -m pytest -n 2 --dist loadfile
+
+engines: $(STAMP)
+	$(PY) tools/engine_flags.py --prefetch
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
