@@ -342,7 +342,7 @@ def _model_plan(
         neuron_devices=devices,
         shm_size_mib=shm,
         one_task_per_instance=model.engine == "neuron",
-        deregistration=sizing.deregistration_delay(model.max_generation_seconds),
+        deregistration=_deregistration(model.max_generation_seconds, idle),
         grace=grace,
         deploy=_UNDECIDED,
         weights_bucket=bucket,
@@ -350,12 +350,23 @@ def _model_plan(
     )
 
 
+def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.DeregistrationDelay:
+    """At least the service's own longest request, raised to the ALB idle timeout (ELB maximum
+    3600 s): a connection the ALB still holds open may be mid-stream for that long, and ELB ends
+    deregistration as soon as a target has no request in flight, so the longer bound costs a
+    drained task nothing."""
+    ceiling = min(idle.seconds, sizing.ALB_DEREGISTRATION_DELAY_MAX)
+    return sizing.deregistration_delay(own_seconds, margin=max(0, ceiling - own_seconds))
+
+
 def _vllm_dtype(dtype: str) -> str:
     """The `--dtype` vLLM takes: activations dtype; quantised weights keep auto."""
     return {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(dtype, "auto")
 
 
-def _reranker_plan(name: str, rr: RerankerConfig, cfg: StackConfig, priority: int) -> RerankerPlan:
+def _reranker_plan(
+    name: str, rr: RerankerConfig, cfg: StackConfig, priority: int, idle: sizing.IdleTimeout
+) -> RerankerPlan:
     if rr.cpu is not None:
         size = sizing.fargate_size(rr.cpu, rr.memory_mib)
     else:
@@ -377,7 +388,7 @@ def _reranker_plan(name: str, rr: RerankerConfig, cfg: StackConfig, priority: in
         image=image,
         size=size,
         priority=priority,
-        deregistration=sizing.deregistration_delay(rr.max_request_seconds),
+        deregistration=_deregistration(rr.max_request_seconds, idle),
         model_bucket=bucket,
         model_prefix=prefix,
     )
@@ -463,7 +474,7 @@ def build_plan(
     rerankers: dict[str, RerankerPlan] = {}
     for name, rr in config.rerankers.items():
         try:
-            rerankers[name] = _reranker_plan(name, rr, config, priorities[name])
+            rerankers[name] = _reranker_plan(name, rr, config, priorities[name], idle)
         except sizing.SizingError as exc:
             issues.append(ConfigIssue(f"platform.rerankers.{name}", str(exc)))
 
