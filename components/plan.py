@@ -147,32 +147,37 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
 _UNDECIDED = DeployPlan(100, 200, "deploy: undecided")
 
 
-def choose_deploy(desired: int, tasks_per_instance: int, capacity_instances: int) -> DeployPlan:
-    """Deployment percentages a rolling deploy can actually make progress with.
+def choose_deploy(
+    min_count: int, max_count: int, tasks_per_instance: int, capacity_instances: int
+) -> DeployPlan:
+    """Deployment percentages with which a rolling deploy makes progress at every task count
+    autoscaling may reach (min_count..max_count).
 
-    Prefer a surge (min 100 %, max 200 %: no capacity lost during the deploy) when the pool can
-    add at least one instance beyond what the services on it use at steady state. Otherwise
-    replace in place, one task at a time (max 100 %), which for a single task means a short
-    outage — stated in the note so a reviewer sees it in the preview. `capacity_instances` is
-    how many instances of the pool this service may occupy: its own steady-state instances plus
-    the pool's free ones.
+    Prefer a surge (min 100 %, max 200 %: no capacity lost during the deploy) when, even at
+    max_count, the pool can still place one more task. Otherwise replace in place (max 100 %),
+    stopping at most one task of the smallest count at a time; for a single task that means a
+    short outage, stated in the note so a reviewer sees it in the preview. `capacity_instances`
+    is how many instances of the pool this service may occupy: its own steady-state instances
+    plus the pool's free ones.
     """
-    headroom = sizing.deploy_headroom(desired, tasks_per_instance, 100, 200, capacity_instances)
-    if desired == 0 or headroom.can_surge:
+    headroom = sizing.deploy_headroom(max_count, tasks_per_instance, 100, 200, capacity_instances)
+    if headroom.can_surge:
         return DeployPlan(100, 200, f"deploy: surge (min 100 %, max 200 %); {headroom.summary()}")
-    if desired > 1:
-        min_healthy = math.floor(100 * (desired - 1) / desired)
+    smallest = max(min_count, 1)
+    if smallest > 1:
+        min_healthy = math.floor(100 * (smallest - 1) / smallest)
         return DeployPlan(
             min_healthy,
             100,
-            f"deploy: no instance headroom in the pool, so replace in place one task at a time "
-            f"(min {min_healthy} %, max 100 %)",
+            f"deploy: no instance headroom at {max_count} task(s), so replace in place "
+            f"(min {min_healthy} %, max 100 %: at most one task of {smallest} down at a time)",
         )
     return DeployPlan(
         0,
         100,
-        "deploy: WARNING the pool has no room for a second copy, so a deploy stops the only task "
-        "first (min 0 %, max 100 %); raise the pool's maxSize by one to deploy without downtime",
+        "deploy: WARNING the pool has no room for another copy at the maximum task count, so a "
+        "deploy stops a running task first (min 0 %, max 100 %; with one task that is an "
+        "outage); raise the pool's maxSize by one to deploy without downtime",
     )
 
 
@@ -467,7 +472,10 @@ def build_plan(
         free = pool.config.max_size - steady
         for m in on_pool:
             deploy = choose_deploy(
-                m.config.desired_count, m.fit.tasks_per_instance, needs[m.name] + free
+                m.config.min_count,
+                m.config.max_count,
+                m.fit.tasks_per_instance,
+                needs[m.name] + free,
             )
             models[m.name] = replace(m, deploy=deploy)
 

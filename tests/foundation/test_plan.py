@@ -72,11 +72,11 @@ def test_unknown_instance_type() -> None:
 
 
 def test_pool_too_small_for_desired_counts() -> None:
-    raw = mutate(reference("dev"), "models.llama.desiredCount", 3)
-    raw = mutate(raw, "models.llama.maxCount", 3)
+    raw = mutate(reference("dev"), "models.llama.desiredCount", 4)
+    raw = mutate(raw, "models.llama.maxCount", 4)
     issues = issues_of(raw)
     assert [i.path for i in issues] == ["platform.gpuPools.l40s.maxSize"]
-    assert "3 instance(s)" in issues[0].message
+    assert "4 instance(s)" in issues[0].message
 
 
 def test_idle_timeout_override_shorter_than_generation() -> None:
@@ -107,17 +107,19 @@ def test_reranker_cheapest_size_for_a_need() -> None:
 
 
 @pytest.mark.parametrize(
-    ("desired", "tpi", "capacity", "expected"),
+    ("min_count", "max_count", "tpi", "capacity", "expected"),
     [
-        (1, 1, 2, (100, 200)),  # room for one more instance: surge
-        (2, 1, 2, (50, 100)),  # no room: replace one at a time
-        (4, 1, 4, (75, 100)),
-        (1, 1, 1, (0, 100)),  # single task, no room: downtime, stated
-        (2, 2, 1, (50, 100)),  # two tasks share the only instance
+        (1, 1, 1, 2, (100, 200)),  # room for one more instance: surge
+        (1, 2, 1, 2, (0, 100)),  # at 2 tasks the pool is full; 1 task is the floor: outage
+        (2, 2, 1, 2, (50, 100)),  # no room at 2: replace one at a time
+        (4, 4, 1, 4, (75, 100)),
+        (1, 1, 1, 1, (0, 100)),  # single task, no room: downtime, stated
+        (2, 2, 2, 1, (50, 100)),  # two tasks share the only instance
+        (2, 3, 1, 4, (100, 200)),  # room even at the maximum count
     ],
 )
-def test_choose_deploy(desired, tpi, capacity, expected) -> None:
-    plan = choose_deploy(desired, tpi, capacity)
+def test_choose_deploy(min_count, max_count, tpi, capacity, expected) -> None:
+    plan = choose_deploy(min_count, max_count, tpi, capacity)
     assert (plan.minimum_healthy_percent, plan.maximum_percent) == expected
     if expected == (0, 100):
         assert "WARNING" in plan.note
