@@ -26,5 +26,11 @@ pulumi.export("endpointDnsName", platform.endpoint.dns_name)
 pulumi.export("oauthTokenUrl", platform.endpoint.token_url)
 pulumi.export("apiClientId", platform.endpoint.api_client_id)
 pulumi.export("apiScopes", platform.endpoint.api_scopes)
+# Base URL of every service: models speak the OpenAI API under it (`<url>v1/chat/completions`),
+# re-rankers the rerank API (`<url>v1/rerank`).
+pulumi.export(
+    "serviceUrls",
+    {svc: platform.endpoint.service_url(svc) for svc in plan.config.service_names()},
+)
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())

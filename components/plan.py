@@ -13,17 +13,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import pulumi
 
-from components import catalog, sizing
+from components import catalog, iam, sizing
 from components._asg_pool import PoolArgs, WarmPoolArgs, pool_problems
 from components.config import ModelConfig, PoolConfig, RerankerConfig, StackConfig
 from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.errors import ConfigError, ConfigIssue
 from components.gpu_pool import GpuAsgPoolArgs
+from components.model_service import ModelServiceArgs, ServiceArgsError, validate_model_service
 from components.neuron_pool import InferentiaPoolArgs
+from components.reranker import FargateRerankerArgs, validate_reranker
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -132,15 +134,6 @@ class Plan:
         for name, r in self.rerankers.items():
             out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
         return out
-
-
-def split_s3_uri(uri: str) -> tuple[str, str]:
-    """`s3://bucket/a/b/` -> ("bucket", "a/b/"); the prefix always ends with '/' when non-empty."""
-    rest = uri[len("s3://") :]
-    bucket, _, prefix = rest.partition("/")
-    if prefix and not prefix.endswith("/"):
-        prefix += "/"
-    return bucket, prefix
 
 
 # Placeholder until build_plan has seen every service on the pool; never reaches a resource.
@@ -332,7 +325,7 @@ def _model_plan(
         warmup_seconds=model.startup.warmup_seconds,
         override=model.health_check_grace_period_seconds,
     )
-    bucket, prefix = split_s3_uri(model.weights_uri)
+    bucket, prefix = iam.split_s3_uri(model.weights_uri)
     return ModelPlan(
         name=name,
         config=model,
@@ -384,7 +377,7 @@ def _reranker_plan(
             f"{size.cpu // 1024} vCPU Fargate tasks need platform version 1.4.0 or LATEST, "
             f"got {rr.platform_version!r}"
         )
-    bucket, prefix = split_s3_uri(rr.model_uri)
+    bucket, prefix = iam.split_s3_uri(rr.model_uri)
     image = rr.image or cfg.images.reranker
     assert image is not None  # check_references guarantees it
     return RerankerPlan(
@@ -397,6 +390,104 @@ def _reranker_plan(
         model_bucket=bucket,
         model_prefix=prefix,
     )
+
+
+@dataclass(frozen=True)
+class ServiceWiring:
+    """What every service needs from the rest of the platform (Outputs at deploy time,
+    placeholders when the plan validates service arguments)."""
+
+    cluster_arn: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    alb_security_group_id: pulumi.Input[str]
+    load_balancer_arn_suffix: pulumi.Input[str]
+    router: Any
+    service_depends_on: Sequence[pulumi.Resource] = ()
+
+
+_PLACEHOLDER_WIRING = ServiceWiring("cluster", "vpc", [], "sg", "app/alb/0", None)
+
+
+def model_service_args(
+    m: ModelPlan, wiring: ServiceWiring, capacity_provider_name: pulumi.Input[str]
+) -> ModelServiceArgs:
+    """The component args of one model service: the single mapping from the plan, used both
+    to validate (with placeholder wiring) and to build the service."""
+    cfg = m.config
+    return ModelServiceArgs(
+        cluster_arn=wiring.cluster_arn,
+        vpc_id=wiring.vpc_id,
+        subnet_ids=wiring.subnet_ids,
+        alb_security_group_id=wiring.alb_security_group_id,
+        load_balancer_arn_suffix=wiring.load_balancer_arn_suffix,
+        router=wiring.router,
+        service=m.name,
+        priority=m.priority,
+        image=m.image,
+        launch=m.launch,
+        capacity_provider_name=capacity_provider_name,
+        weights_bucket=m.weights_bucket,
+        weights_prefix=m.weights_prefix,
+        task_cpu=m.task_cpu,
+        task_memory_mib=m.task_memory_mib,
+        gpu_count=m.gpu_count,
+        neuron_devices=m.neuron_devices,
+        shm_size_mib=m.shm_size_mib,
+        desired_count=cfg.desired_count,
+        min_count=cfg.min_count,
+        max_count=cfg.max_count,
+        target_requests_per_target=cfg.autoscaling.target_requests_per_target,
+        scale_out_cooldown=cfg.autoscaling.scale_out_cooldown_seconds,
+        scale_in_cooldown=cfg.autoscaling.scale_in_cooldown_seconds,
+        health_check_grace_period_seconds=m.grace.seconds,
+        deregistration_delay_seconds=m.deregistration.seconds,
+        deployment_minimum_healthy_percent=m.deploy.minimum_healthy_percent,
+        deployment_maximum_percent=m.deploy.maximum_percent,
+        one_task_per_instance=m.one_task_per_instance,
+        environment=dict(cfg.environment),
+        secrets=dict(cfg.secrets),
+        log_retention_days=cfg.log_retention_days,
+        service_depends_on=tuple(wiring.service_depends_on),
+    )
+
+
+def reranker_args(r: RerankerPlan, wiring: ServiceWiring, idle_timeout: int) -> FargateRerankerArgs:
+    """The component args of one re-ranker (same single-mapping rule as model_service_args)."""
+    cfg = r.config
+    return FargateRerankerArgs(
+        cluster_arn=wiring.cluster_arn,
+        vpc_id=wiring.vpc_id,
+        subnet_ids=wiring.subnet_ids,
+        alb_security_group_id=wiring.alb_security_group_id,
+        load_balancer_arn_suffix=wiring.load_balancer_arn_suffix,
+        router=wiring.router,
+        service=r.name,
+        priority=r.priority,
+        image=r.image,
+        model_bucket=r.model_bucket,
+        model_prefix=r.model_prefix,
+        cpu=r.size.cpu,
+        memory_mib=r.size.memory_mib,
+        cpu_architecture=cfg.cpu_architecture,
+        platform_version=cfg.platform_version,
+        desired_count=cfg.desired_count,
+        min_count=cfg.min_count,
+        max_count=cfg.max_count,
+        scaling_metric=cfg.scaling_metric,
+        scaling_target=cfg.scaling_target,
+        deregistration_delay_seconds=r.deregistration.seconds,
+        alb_idle_timeout_seconds=idle_timeout,
+        environment=dict(cfg.environment),
+        secrets=dict(cfg.secrets),
+        log_retention_days=cfg.log_retention_days,
+        service_depends_on=tuple(wiring.service_depends_on),
+    )
+
+
+def _service_issue(path: str, exc: ValueError) -> ConfigIssue:
+    message = str(exc)
+    return ConfigIssue(path, message.split(": ", 1)[1] if message.startswith(path) else message)
 
 
 def build_plan(
@@ -485,6 +576,21 @@ def build_plan(
             rerankers[name] = _reranker_plan(name, rr, config, priorities[name], idle)
         except sizing.SizingError as exc:
             issues.append(ConfigIssue(f"platform.rerankers.{name}", str(exc)))
+
+    # The components' own argument checks, run now with placeholder wiring, so that anything
+    # they would reject is reported with its config path before a resource exists.
+    for name, m in models.items():
+        path = f"platform.models.{name}"
+        try:
+            validate_model_service(path, model_service_args(m, _PLACEHOLDER_WIRING, "provider"))
+        except (ServiceArgsError, ValueError) as exc:
+            issues.append(_service_issue(path, exc))
+    for name, r in rerankers.items():
+        path = f"platform.rerankers.{name}"
+        try:
+            validate_reranker(path, reranker_args(r, _PLACEHOLDER_WIRING, idle.seconds))
+        except (ServiceArgsError, ValueError) as exc:
+            issues.append(_service_issue(path, exc))
 
     if issues:
         raise ConfigError(issues, stack)

@@ -14,14 +14,24 @@ import pulumi
 from components.cluster import Cluster, ClusterArgs
 from components.endpoint import AuthArgs, Endpoint, EndpointArgs
 from components.gpu_pool import GpuAsgPool
+from components.model_service import ModelService
 from components.network import Network, NetworkArgs
 from components.neuron_pool import InferentiaPool
-from components.plan import Plan, pool_args, pool_resource_name
+from components.plan import (
+    Plan,
+    ServiceWiring,
+    model_service_args,
+    pool_args,
+    pool_resource_name,
+    reranker_args,
+)
+from components.reranker import FargateReranker
 
 
 class InferencePlatform(pulumi.ComponentResource):
     """Everything one stack deploys. Attributes: `network`, `cluster`, `pools` (by pool name),
-    `capacity_providers` (the cluster association), `endpoint`, `plan`."""
+    `capacity_providers` (the cluster association), `endpoint`, `models` and `rerankers` (by
+    service name), `plan`."""
 
     def __init__(
         self,
@@ -71,6 +81,34 @@ class InferencePlatform(pulumi.ComponentResource):
             [p.capacity_provider for p in self.pools.values()], fargate=True
         )
         self.endpoint = Endpoint(f"{name}-edge", self._endpoint_args(plan), opts=child)
+
+        wiring = ServiceWiring(
+            cluster_arn=self.cluster.arn,
+            vpc_id=self.network.vpc_id,
+            subnet_ids=self.network.private_subnet_ids,
+            alb_security_group_id=self.endpoint.security_group.id,
+            load_balancer_arn_suffix=self.endpoint.load_balancer.arn_suffix,
+            router=self.endpoint,
+            # ECS rejects a service naming a capacity provider the cluster is not associated
+            # with yet.
+            service_depends_on=(self.capacity_providers,),
+        )
+        self.models: dict[str, ModelService] = {
+            m.name: ModelService(
+                f"{name}-{m.name}",
+                model_service_args(m, wiring, self.pools[m.pool.name].capacity_provider_name),
+                opts=child,
+            )
+            for m in plan.models.values()
+        }
+        self.rerankers: dict[str, FargateReranker] = {
+            r.name: FargateReranker(
+                f"{name}-{r.name}",
+                reranker_args(r, wiring, plan.idle_timeout.seconds),
+                opts=child,
+            )
+            for r in plan.rerankers.values()
+        }
         self.register_outputs(
             {
                 "vpcId": self.network.vpc_id,

@@ -921,6 +921,12 @@ class DeregistrationDelay:
     max_generation_seconds: int
 
     def summary(self) -> str:
+        if self.seconds > self.max_generation_seconds:
+            return (
+                f"deregistration delay {self.seconds} s (covers the service's "
+                f"{self.max_generation_seconds} s longest request and every connection the ALB "
+                "may still hold open)"
+            )
         return (
             f"deregistration delay {self.seconds} s (covers a {self.max_generation_seconds} s "
             "generation in flight when the task is deregistered)"

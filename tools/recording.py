@@ -11,6 +11,7 @@ exactly as in `pulumi preview`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -331,6 +332,11 @@ def run_function(
     mode, and return what it registered. Tests of single components use this directly."""
     config = dict(config or {})
     region = config.get("aws:region") or "us-east-1"
+    # The SDK drives its RPCs on the thread's current event loop. Each run gets a fresh one, so
+    # a run never inherits callbacks from another, nor fails because something else (an
+    # `asyncio.run` elsewhere in the same process) closed or unset the previous loop.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     mocks = RecordingMocks(region)
     monitor = RecordingMonitor(mocks)
     set_all_config(config)
@@ -343,8 +349,13 @@ def run_function(
         mocks, project=project, stack=stack, preview=True, monitor=monitor, logger=logger
     )
     root = pulumi_settings.get_root_resource()
-    _sync_await(run_pulumi_func(program))
-    outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
+    try:
+        _sync_await(run_pulumi_func(program))
+        outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
+    finally:
+        loop.close()
+        # Leave a usable loop behind, as a fresh interpreter would have.
+        asyncio.set_event_loop(asyncio.new_event_loop())
     return Recording(
         resources=list(monitor.recorded),
         outputs=outputs,

@@ -7,7 +7,7 @@ import pytest
 from components.config import load_stack_config
 from components.engines import NeuronLaunch, VllmLaunch
 from components.errors import ConfigError
-from components.plan import build_plan, choose_deploy, split_s3_uri
+from components.plan import build_plan, choose_deploy
 from tests.foundation.test_config import DELETE, mutate, reference
 
 
@@ -35,7 +35,7 @@ def test_dev_plan_decisions() -> None:
     assert neuron.neuron_devices == ("/dev/neuron0",) and neuron.one_task_per_instance
     assert (neuron.weights_bucket, neuron.weights_prefix) == (
         "example-dev-models",
-        "llama-3.1-8b-neuron-bs4-seq4096-tp2/",
+        "llama-3.1-8b-neuron-bs4-seq4096-tp2",
     )
     assert plan.rerankers["rerank"].size.cpu == 2048
     decisions = plan.decisions()
@@ -123,11 +123,6 @@ def test_choose_deploy(min_count, max_count, tpi, capacity, expected) -> None:
     assert (plan.minimum_healthy_percent, plan.maximum_percent) == expected
     if expected == (0, 100):
         assert "WARNING" in plan.note
-
-
-def test_split_s3_uri() -> None:
-    assert split_s3_uri("s3://bucket/a/b") == ("bucket", "a/b/")
-    assert split_s3_uri("s3://bucket") == ("bucket", "")
 
 
 def test_more_services_than_alb_rules_allow() -> None:
