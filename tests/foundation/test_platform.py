@@ -1,0 +1,168 @@
+"""Both reference stacks run whole under the mock runtime: the settings that decide whether
+streaming, auth and deploys work end up on the resources, and every request shape is valid."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from components.config import load_stack_config
+from components.plan import build_plan
+from tests.aws_shapes import (
+    create_listener_request,
+    create_rule_request,
+    register_task_definition_request,
+    validate_shape,
+)
+from tools.preview import project_name, read_stack_file
+from tools.recording import Recording, run_program, stack_config_values
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = ["dev", "prod"]
+
+
+@cache
+def recorded(stack: str) -> Recording:
+    settings = read_stack_file(ROOT, stack)
+    return run_program(
+        ROOT, project=project_name(ROOT), stack=stack, config=stack_config_values(settings)
+    )
+
+
+@cache
+def planned(stack: str):
+    settings = read_stack_file(ROOT, stack)
+    return build_plan(
+        load_stack_config(settings["config"]["ecs-inference:platform"], stack), stack, "us-east-1"
+    )
+
+
+def by_name(rec: Recording, type_: str) -> dict[str, dict]:
+    return {r.name: r.inputs for r in rec.by_type(type_)}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_listener_rule_authenticates_before_it_forwards(stack: str) -> None:
+    rec = recorded(stack)
+    rules = rec.by_type("aws:lb/listenerRule:ListenerRule")
+    services = planned(stack).config.service_names()
+    assert len(rules) == 2 * len(services)
+    for rule in rules:
+        actions = sorted(rule.inputs["actions"], key=lambda a: a["order"])
+        kinds = [a["type"] for a in actions]
+        assert kinds[-1] == "forward" and len(kinds) == 2, (rule.name, kinds)
+        bearer = any(
+            c.get("httpHeader", {}).get("httpHeaderName") == "Authorization"
+            for c in rule.inputs["conditions"]
+        )
+        assert kinds[0] == ("jwt-validation" if bearer else "authenticate-cognito"), rule.name
+        validate_shape("elbv2", "CreateRule", create_rule_request(rule.inputs))
+    for listener in rec.by_type("aws:lb/listener:Listener"):
+        kinds = [a["type"] for a in listener.inputs["defaultActions"]]
+        assert "forward" not in kinds, listener.name  # defaults never reach a model
+        validate_shape("elbv2", "CreateListener", create_listener_request(listener.inputs))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_alb_is_internal_with_the_derived_idle_timeout(stack: str) -> None:
+    plan = planned(stack)
+    (alb,) = by_name(recorded(stack), "aws:lb/loadBalancer:LoadBalancer").values()
+    assert alb["internal"] is True
+    assert alb["idleTimeout"] == plan.idle_timeout.seconds
+    longest = max(m.max_generation_seconds for m in plan.config.models.values())
+    assert plan.idle_timeout.seconds > longest
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_timeouts_derive_from_service_settings_and_keepalive_is_inside_idle(stack: str) -> None:
+    plan = planned(stack)
+    rec = recorded(stack)
+    tgs = by_name(rec, "aws:lb/targetGroup:TargetGroup")
+    services = by_name(rec, "aws:ecs/service:Service")
+    idle = plan.idle_timeout.seconds
+    for name, m in plan.models.items():
+        tg = tgs[f"inference-{name}-tg"]
+        assert tg["targetType"] == "ip" and tg["healthCheck"]["path"] == "/health"
+        assert tg["deregistrationDelay"] >= m.config.max_generation_seconds
+        service = services[f"inference-{name}-service"]
+        assert service["healthCheckGracePeriodSeconds"] == m.grace.seconds
+        startup = m.config.startup
+        assert m.grace.seconds >= startup.warmup_seconds + startup.image_gib * 1024 / (
+            startup.image_pull_mib_per_second
+        )
+        assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+        assert service["deploymentMinimumHealthyPercent"] == m.deploy.minimum_healthy_percent
+        assert service["deploymentMaximumPercent"] == m.deploy.maximum_percent
+        assert service["networkConfiguration"]["assignPublicIp"] is False
+        # the engine sends SSE keep-alives well inside the idle timeout
+        assert 0 < m.launch.keepalive_seconds <= idle / 2
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_task_definitions_carry_sizing_and_validate_against_ecs(stack: str) -> None:
+    plan = planned(stack)
+    tasks = by_name(recorded(stack), "aws:ecs/taskDefinition:TaskDefinition")
+    for name, m in plan.models.items():
+        task = tasks[f"inference-{name}-task"]
+        request = register_task_definition_request(task)
+        validate_shape("ecs", "RegisterTaskDefinition", request)
+        (container,) = request["containerDefinitions"]
+        assert "FARGATE" not in task["requiresCompatibilities"]
+        assert task["networkMode"] == "awsvpc"
+        gpus = [r for r in container.get("resourceRequirements", []) if r["type"] == "GPU"]
+        devices = container.get("linuxParameters", {}).get("devices", [])
+        if m.config.engine == "vllm":
+            assert gpus == [{"type": "GPU", "value": str(m.launch.tensor_parallel_size)}]
+            assert container["linuxParameters"]["sharedMemorySize"] == m.shm_size_mib
+            assert not devices
+        else:
+            assert not gpus
+            assert [d["hostPath"] for d in devices] == list(m.neuron_devices)
+        env = {e["name"]: e["value"] for e in container.get("environment", [])}
+        assert not any(k in env for k in ("AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "VLLM_API_KEY"))
+    for name, r in plan.rerankers.items():
+        task = tasks[f"inference-{name}-task"]
+        validate_shape("ecs", "RegisterTaskDefinition", register_task_definition_request(task))
+        assert task["requiresCompatibilities"] == ["FARGATE"]
+        assert (int(task["cpu"]), int(task["memory"])) == (r.size.cpu, r.size.memory_mib)
+        assert task["runtimePlatform"]["cpuArchitecture"] == r.config.cpu_architecture
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_scaling_out_is_faster_than_in(stack: str) -> None:
+    for policy in recorded(stack).by_type("aws:appautoscaling/policy:Policy"):
+        cfg = policy.inputs["targetTrackingScalingPolicyConfiguration"]
+        assert cfg["scaleOutCooldown"] < cfg["scaleInCooldown"], policy.name
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_services_run_on_their_pool_and_wait_for_the_association(stack: str) -> None:
+    rec = recorded(stack)
+    plan = planned(stack)
+    association = rec.one("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders")
+    providers = {r.name: r for r in rec.by_type("aws:ecs/capacityProvider:CapacityProvider")}
+    assert len(providers) == len(plan.pools)
+    for name, m in plan.models.items():
+        service = rec.one("aws:ecs/service:Service", f"inference-{name}-service")
+        (strategy,) = service.inputs["capacityProviderStrategies"]
+        assert strategy["capacityProvider"].startswith(f"inference-{m.pool.name}-capacity")
+        assert association.urn in service.dependencies
+    for name in plan.rerankers:
+        service = rec.one("aws:ecs/service:Service", f"inference-{name}-service")
+        kinds = {s["capacityProvider"] for s in service.inputs["capacityProviderStrategies"]}
+        assert kinds <= {"FARGATE", "FARGATE_SPOT"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_exports_give_callers_what_they_need(stack: str) -> None:
+    outputs = recorded(stack).outputs
+    plan = planned(stack)
+    assert set(outputs["serviceUrls"]) == set(plan.config.service_names())
+    domain = plan.config.endpoint.domain_name
+    assert all(url == f"https://{domain}/{svc}/" for svc, url in outputs["serviceUrls"].items())
+    assert outputs["oauthTokenUrl"].endswith("/oauth2/token")
+    assert outputs["apiClientId"]
+    assert json.dumps(outputs["decisions"])  # plain, serialisable
