@@ -906,7 +906,7 @@ def alb_idle_timeout(
     if longest > ALB_IDLE_TIMEOUT_MAX:
         raise SizingError(
             f"the longest generation a routed service allows ({longest} s) exceeds the ALB's "
-            f"maximum idle timeout of {ALB_IDLE_TIMEOUT_MAX} s; lower max_generation_seconds or "
+            f"maximum idle timeout of {ALB_IDLE_TIMEOUT_MAX} s; lower maxGenerationSeconds or "
             "require streaming for long generations"
         )
     wanted = max(longest + margin_s, ALB_IDLE_TIMEOUT_MIN)
@@ -946,7 +946,7 @@ def deregistration_delay(max_generation_seconds: float, margin: int = 0) -> Dere
     if value > ALB_DEREGISTRATION_DELAY_MAX:
         raise SizingError(
             f"a deregistration delay of {value} s (to cover a {gen} s generation) is above the "
-            f"ALB maximum of {ALB_DEREGISTRATION_DELAY_MAX} s; lower max_generation_seconds"
+            f"ALB maximum of {ALB_DEREGISTRATION_DELAY_MAX} s; lower maxGenerationSeconds"
         )
     return DeregistrationDelay(value, gen)
 
