@@ -898,7 +898,7 @@ def alb_idle_timeout(
             raise SizingError(
                 f"idle timeout override {value} s is shorter than the longest generation a routed "
                 f"service allows ({longest} s); raise it to at least {longest} s or lower "
-                "max_generation_seconds"
+                "maxGenerationSeconds"
             )
         return IdleTimeout(value, longest, margin_s, "override")
     if not gens:
