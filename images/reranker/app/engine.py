@@ -127,9 +127,13 @@ class Engine:
         threads: int = 1,
         max_length: int | None = None,
         max_batch: int = 256,
-        max_batch_tokens: int = 8192,
+        max_batch_tokens: int = 512,
     ) -> None:
-        """Load `model_dir` (see prepare.py). Defaults: fp32, 1 thread, the model's max length."""
+        """Load `model_dir` (see prepare.py).
+
+        Defaults: fp32, 1 thread, the model's max length, runs of <= 256 rows and <= 512 padded
+        tokens (a single longer pair still runs alone).
+        """
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -140,7 +144,7 @@ class Engine:
             )
         self.max_length = min(max_length or self.info.max_length, self.info.max_length)
         self.max_batch = max_batch
-        self.max_batch_tokens = max(max_batch_tokens, self.max_length)
+        self.max_batch_tokens = max_batch_tokens
         self.tokenizer = Tokenizer.from_file(str(model_dir / c.TOKENIZER_FILE))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length, strategy="longest_first")
