@@ -20,24 +20,32 @@ Creates, for one service behind the authenticated Endpoint:
 
 All numbers arrive already decided by the plan (`components.plan`); this module validates
 their consistency before creating anything. Pure parts (validation, the container definition)
-are plain functions tested without mocks. The building blocks shared with `FargateReranker`
-(roles, security group, target group, autoscaling) live here as public functions.
+are plain functions tested without mocks. The resource sequence around the task, shared with
+`FargateReranker`, is `components._ecs_service.LoadBalancedService`; the argument checks and
+container pieces both services share (`validate_common`, `log_configuration`, ...) live here.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-from pulumi import Input, Output
+from pulumi import Input
 
 from components import catalog, engines, iam
+from components._ecs_service import (
+    TARGET_TRACKING_METRIC,
+    LoadBalancedService,
+    PlacementSpec,
+    Router,
+    TaskSpec,
+    log_group_name,
+)
 from components.config import NAME_PATTERN
 from components.engines import NeuronLaunch, VllmLaunch
 
@@ -55,26 +63,10 @@ SERVICE_NAME = NAME_PATTERN
 LISTENER_PRIORITY_MAX = 50_000
 TARGET_GROUP_DEREGISTRATION_MAX = 3600
 ECS_GRACE_PERIOD_MAX = 2_147_483_647
-TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
-ECS_SERVICE_NAMESPACE = "ecs"
-ECS_SCALABLE_DIMENSION = "ecs:service:DesiredCount"
 
 
 class ServiceArgsError(ValueError):
     """Plain service arguments are inconsistent; the message names the argument and values."""
-
-
-class Router(Protocol):
-    """What a service needs from the endpoint: attach a target group under `/<service>/`."""
-
-    def route(
-        self,
-        service: str,
-        *,
-        target_group_arn: Input[str],
-        priority: int,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> list[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -456,253 +448,11 @@ def model_container_definitions(
 
 
 # --------------------------------------------------------------------------------------------
-# building blocks shared with FargateReranker
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AwsContext:
-    """Partition, account and region of the provider, as Outputs (known during preview)."""
-
-    partition: Output[str]
-    account_id: Output[str]
-    region: Output[str]
-
-
-def aws_context(parent: pulumi.Resource) -> AwsContext:
-    """Look up partition, account and region once per component."""
-    invoke = pulumi.InvokeOutputOptions(parent=parent)
-    return AwsContext(
-        partition=aws.get_partition_output(opts=invoke).partition,
-        account_id=aws.get_caller_identity_output(opts=invoke).account_id,
-        region=aws.get_region_output(opts=invoke).region,
-    )
-
-
-def log_group_name(service: str) -> str:
-    """`/ecs-inference/<stack>/<service>`: stable and findable by operators."""
-    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
-
-
-def task_family(service: str) -> str:
-    """Task definition family, unique per project, stack and service."""
-    return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
-
-
-@dataclass(frozen=True)
-class ServiceRoles:
-    execution_role: aws.iam.Role
-    execution_policy: aws.iam.RolePolicy
-    task_role: aws.iam.Role
-    task_policy: aws.iam.RolePolicy
-
-
-def service_roles(
-    name: str,
-    *,
-    ctx: AwsContext,
-    log_group: str,
-    image: str,
-    secrets: Mapping[str, str],
-    bucket: str,
-    prefix: str,
-    parent: pulumi.Resource,
-) -> ServiceRoles:
-    """Execution role (image pull, this log group, exactly these secrets) and task role (read one
-    S3 prefix), each trusting only ecs-tasks of this account and region."""
-    child = pulumi.ResourceOptions(parent=parent)
-    trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
-        lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
-    )
-    secret_arns = [iam.secret_policy_arn(v) for v in secrets.values()]
-    execution_role = aws.iam.Role(
-        f"{name}-execution",
-        description="ECS agent: pull the image, write logs, read the container's secrets",
-        assume_role_policy=trust,
-        opts=child,
-    )
-    execution_policy = aws.iam.RolePolicy(
-        f"{name}-execution",
-        role=execution_role.id,
-        policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
-            lambda a: iam.execution_role_policy(
-                log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
-                secret_arns=secret_arns,
-                image=image,
-                partition=a[0],
-            )
-        ),
-        opts=child,
-    )
-    task_role = aws.iam.Role(
-        f"{name}-task",
-        description=f"Serving container: read s3://{bucket}/{prefix.strip('/')} only",
-        assume_role_policy=trust,
-        opts=child,
-    )
-    task_policy = aws.iam.RolePolicy(
-        f"{name}-task",
-        role=task_role.id,
-        policy=ctx.partition.apply(lambda p: iam.s3_read_policy(bucket, prefix, partition=p)),
-        opts=child,
-    )
-    return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
-
-
-def task_security_group(
-    name: str,
-    *,
-    vpc_id: Input[str],
-    alb_security_group_id: Input[str],
-    port: int,
-    service: str,
-    parent: pulumi.Resource,
-) -> aws.ec2.SecurityGroup:
-    """Ingress only from the ALB on the container port; egress HTTPS only.
-
-    Tasks reach S3 (weights, ECR layers), ECR, STS, Logs and Secrets Manager over 443, through
-    the VPC endpoints or the NAT gateway. DNS to the VPC resolver is not subject to security
-    groups, so no port 53 rule is needed.
-    """
-    return aws.ec2.SecurityGroup(
-        f"{name}-tasks",
-        description=f"{service} tasks: traffic from the ALB only",
-        vpc_id=vpc_id,
-        ingress=[
-            aws.ec2.SecurityGroupIngressArgs(
-                description="ALB to the serving port (requests and health checks)",
-                protocol="tcp",
-                from_port=port,
-                to_port=port,
-                security_groups=[alb_security_group_id],
-            )
-        ],
-        egress=[
-            aws.ec2.SecurityGroupEgressArgs(
-                description="HTTPS to AWS APIs (VPC endpoints or NAT)",
-                protocol="tcp",
-                from_port=443,
-                to_port=443,
-                cidr_blocks=["0.0.0.0/0"],
-            )
-        ],
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-
-
-def ip_target_group(
-    name: str,
-    *,
-    vpc_id: Input[str],
-    port: int,
-    health_path: str,
-    deregistration_delay_seconds: int,
-    parent: pulumi.Resource,
-    interval_seconds: int = 15,
-) -> aws.lb.TargetGroup:
-    """An ip target group (awsvpc tasks are addressed by ENI IP) for one service.
-
-    Least-outstanding-requests balancing: LLM requests differ in length by orders of magnitude,
-    so round robin piles streams onto one task. Two good checks make a task healthy, three bad
-    ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
-    """
-    return aws.lb.TargetGroup(
-        f"{name}-tg",
-        target_type="ip",
-        protocol="HTTP",
-        port=port,
-        vpc_id=vpc_id,
-        deregistration_delay=deregistration_delay_seconds,
-        load_balancing_algorithm_type="least_outstanding_requests",
-        health_check=aws.lb.TargetGroupHealthCheckArgs(
-            enabled=True,
-            protocol="HTTP",
-            port="traffic-port",
-            path=health_path,
-            matcher="200",
-            interval=interval_seconds,
-            timeout=5,
-            healthy_threshold=2,
-            unhealthy_threshold=3,
-        ),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-
-
-def cluster_name_from_arn(cluster: str) -> str:
-    """`arn:aws:ecs:<region>:<account>:cluster/<name>` (or a bare name) -> `<name>`."""
-    return cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
-
-
-def service_scaling(
-    name: str,
-    *,
-    cluster_arn: Input[str],
-    service: aws.ecs.Service,
-    min_count: int,
-    max_count: int,
-    metric: dict[str, Any],
-    target_value: float,
-    scale_out_cooldown: int,
-    scale_in_cooldown: int,
-    parent: pulumi.Resource,
-) -> tuple[aws.appautoscaling.Target, aws.appautoscaling.Policy]:
-    """Application Auto Scaling target (min..max tasks) and one target-tracking policy.
-
-    `metric` is `{"predefined_metric_type": ..., "resource_label": ...}` (label only for ALB).
-    """
-    child = pulumi.ResourceOptions(parent=parent)
-    resource_id = Output.all(Output.from_input(cluster_arn), service.name).apply(
-        lambda a: f"service/{cluster_name_from_arn(a[0])}/{a[1]}"
-    )
-    target = aws.appautoscaling.Target(
-        f"{name}-scaling",
-        service_namespace=ECS_SERVICE_NAMESPACE,
-        scalable_dimension=ECS_SCALABLE_DIMENSION,
-        resource_id=resource_id,
-        min_capacity=min_count,
-        max_capacity=max_count,
-        opts=child,
-    )
-    policy = aws.appautoscaling.Policy(
-        f"{name}-scaling",
-        policy_type="TargetTrackingScaling",
-        # The same plain values (not the target's outputs, unknown during preview) so a
-        # preview and the policy pack see the whole policy; depends_on keeps the order.
-        service_namespace=ECS_SERVICE_NAMESPACE,
-        scalable_dimension=ECS_SCALABLE_DIMENSION,
-        resource_id=resource_id,
-        target_tracking_scaling_policy_configuration=(
-            aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
-                target_value=float(target_value),
-                predefined_metric_specification=(
-                    aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
-                        **metric
-                    )
-                ),
-                scale_out_cooldown=scale_out_cooldown,
-                scale_in_cooldown=scale_in_cooldown,
-                disable_scale_in=False,
-            )
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[target]),
-    )
-    return target, policy
-
-
-def alb_request_count_label(
-    load_balancer_arn_suffix: Input[str], target_group_arn_suffix: Input[str]
-) -> Output[str]:
-    """ALBRequestCountPerTarget's resource label: `app/<lb>/<id>/targetgroup/<tg>/<id>`."""
-    return Output.concat(load_balancer_arn_suffix, "/", target_group_arn_suffix)
-
-
-# --------------------------------------------------------------------------------------------
 # the component
 # --------------------------------------------------------------------------------------------
 
 
-class ModelService(pulumi.ComponentResource):
+class ModelService(LoadBalancedService):
     """One model behind the endpoint. Attributes: `log_group`, `execution_role`, `task_role`,
     `task_definition`, `security_group`, `target_group`, `listener_rules`, `service`,
     `scaling_target`, `scaling_policy`, `container_definitions` (Output of the JSON string)."""
@@ -713,35 +463,20 @@ class ModelService(pulumi.ComponentResource):
         where = f"ModelService {args.service!r}"
         validate_model_service(where, args)
         super().__init__(TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         launch = args.launch
         devices = (
             resolve_neuron_devices(where, launch, args.neuron_devices)
             if isinstance(launch, NeuronLaunch)
             else []
         )
-        ctx = aws_context(self)
         group_name = log_group_name(args.service)
-
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs", name=group_name, retention_in_days=args.log_retention_days, opts=child
-        )
-        roles = service_roles(
+        self._create_service(
             name,
-            ctx=ctx,
-            log_group=group_name,
-            image=args.image,
-            secrets=args.secrets,
+            args,
             bucket=args.weights_bucket,
             prefix=args.weights_prefix,
-            parent=self,
-        )
-        self.execution_role = roles.execution_role
-        self.task_role = roles.task_role
-
-        self.container_definitions = ctx.region.apply(
-            lambda region: json.dumps(
-                model_container_definitions(
+            task=TaskSpec(
+                container_definitions=lambda region: model_container_definitions(
                     image=args.image,
                     launch=launch,
                     log_group_name=group_name,
@@ -753,122 +488,30 @@ class ModelService(pulumi.ComponentResource):
                     stop_timeout_seconds=args.stop_timeout_seconds,
                     environment=args.environment,
                     secrets=args.secrets,
-                )
-            )
-        )
-        self.task_definition = aws.ecs.TaskDefinition(
-            f"{name}-task",
-            family=task_family(args.service),
-            requires_compatibilities=["EC2"],
-            network_mode="awsvpc",
-            cpu=str(args.task_cpu),
-            memory=str(args.task_memory_mib),
-            execution_role_arn=roles.execution_role.arn,
-            task_role_arn=roles.task_role.arn,
-            container_definitions=self.container_definitions,
-            # The execution role needs its policy before the first task pulls and logs.
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[self.log_group, roles.execution_policy, roles.task_policy],
-            ),
-        )
-        self.security_group = task_security_group(
-            name,
-            vpc_id=args.vpc_id,
-            alb_security_group_id=args.alb_security_group_id,
-            port=launch.port,
-            service=args.service,
-            parent=self,
-        )
-        self.target_group = ip_target_group(
-            name,
-            vpc_id=args.vpc_id,
-            port=launch.port,
-            health_path=engines.HEALTH_PATH,
-            deregistration_delay_seconds=args.deregistration_delay_seconds,
-            parent=self,
-        )
-        self.listener_rules = list(
-            args.router.route(
-                args.service, target_group_arn=self.target_group.arn, priority=args.priority
-            )
-        )
-
-        placement = (
-            [aws.ecs.ServicePlacementConstraintArgs(type="distinctInstance")]
-            if args.one_task_per_instance
-            else None
-        )
-        self.service = aws.ecs.Service(
-            f"{name}-service",
-            cluster=args.cluster_arn,
-            task_definition=self.task_definition.arn,
-            desired_count=args.desired_count,
-            capacity_provider_strategies=[
-                aws.ecs.ServiceCapacityProviderStrategyArgs(
-                    capacity_provider=args.capacity_provider_name, weight=1, base=0
-                )
-            ],
-            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
-                subnets=args.subnet_ids,
-                security_groups=[self.security_group.id],
-                assign_public_ip=False,
-            ),
-            load_balancers=[
-                aws.ecs.ServiceLoadBalancerArgs(
-                    target_group_arn=self.target_group.arn,
-                    container_name=CONTAINER_NAME,
-                    container_port=launch.port,
-                )
-            ],
-            health_check_grace_period_seconds=args.health_check_grace_period_seconds,
-            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
-                enable=True, rollback=True
-            ),
-            deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
-            deployment_maximum_percent=args.deployment_maximum_percent,
-            placement_constraints=placement,
-            # Spread over AZs first (an AZ outage keeps capacity), then pack each instance's
-            # memory so scarce accelerator instances are filled before new ones start.
-            ordered_placement_strategies=[
-                aws.ecs.ServiceOrderedPlacementStrategyArgs(
-                    type="spread", field="attribute:ecs.availability-zone"
                 ),
-                aws.ecs.ServiceOrderedPlacementStrategyArgs(type="binpack", field="memory"),
-            ],
-            enable_ecs_managed_tags=True,
-            propagate_tags="SERVICE",
-            # Model load takes minutes; `pulumi up` must not block on steady state (the circuit
-            # breaker owns rollback).
-            wait_for_steady_state=False,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[*self.listener_rules, *args.service_depends_on],
-                # Autoscaling owns the running count after creation.
-                ignore_changes=["desiredCount"],
+                compatibility="EC2",
+                cpu=args.task_cpu,
+                memory_mib=args.task_memory_mib,
+                container_name=CONTAINER_NAME,
+                port=launch.port,
+                health_path=engines.HEALTH_PATH,
             ),
-        )
-        self.scaling_target, self.scaling_policy = service_scaling(
-            name,
-            cluster_arn=args.cluster_arn,
-            service=self.service,
-            min_count=args.min_count,
-            max_count=args.max_count,
-            metric={
-                "predefined_metric_type": TARGET_TRACKING_METRIC,
-                "resource_label": alb_request_count_label(
-                    args.load_balancer_arn_suffix, self.target_group.arn_suffix
+            placement=PlacementSpec(
+                capacity_provider=args.capacity_provider_name,
+                placement_constraints=(
+                    [aws.ecs.ServicePlacementConstraintArgs(type="distinctInstance")]
+                    if args.one_task_per_instance
+                    else None
                 ),
-            },
-            target_value=args.target_requests_per_target,
-            scale_out_cooldown=args.scale_out_cooldown,
-            scale_in_cooldown=args.scale_in_cooldown,
-            parent=self,
-        )
-        self.register_outputs(
-            {
-                "serviceName": self.service.name,
-                "targetGroupArn": self.target_group.arn,
-                "taskDefinitionArn": self.task_definition.arn,
-            }
+                # Spread over AZs first (an AZ outage keeps capacity), then pack each instance's
+                # memory so scarce accelerator instances are filled before new ones start.
+                ordered_placement_strategies=[
+                    aws.ecs.ServiceOrderedPlacementStrategyArgs(
+                        type="spread", field="attribute:ecs.availability-zone"
+                    ),
+                    aws.ecs.ServiceOrderedPlacementStrategyArgs(type="binpack", field="memory"),
+                ],
+            ),
+            scaling_metric=TARGET_TRACKING_METRIC,
+            scaling_target=args.target_requests_per_target,
         )

@@ -20,7 +20,6 @@ creating anything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,22 +29,20 @@ import pulumi_aws as aws
 from pulumi import Input
 
 from components import iam, sizing
+from components._ecs_service import (
+    TARGET_TRACKING_METRIC,
+    LoadBalancedService,
+    PlacementSpec,
+    Router,
+    TaskSpec,
+    log_group_name,
+)
 from components.model_service import (
     NOFILE_LIMIT,
-    TARGET_TRACKING_METRIC,
-    Router,
     ServiceArgsError,
-    alb_request_count_label,
-    aws_context,
     environment_list,
-    ip_target_group,
     log_configuration,
-    log_group_name,
     secrets_list,
-    service_roles,
-    service_scaling,
-    task_family,
-    task_security_group,
     validate_common,
     validate_scaling,
 )
@@ -295,7 +292,7 @@ def reranker_container_definitions(
     return [container]
 
 
-class FargateReranker(pulumi.ComponentResource):
+class FargateReranker(LoadBalancedService):
     """One re-ranker service on Fargate. Attributes: `size` (the validated `FargateSize`),
     `log_group`, `execution_role`, `task_role`, `task_definition`, `security_group`,
     `target_group`, `listener_rules`, `service`, `scaling_target`, `scaling_policy`,
@@ -307,8 +304,6 @@ class FargateReranker(pulumi.ComponentResource):
         where = f"FargateReranker {args.service!r}"
         self.size = validate_reranker(where, args)
         super().__init__(TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        ctx = aws_context(self)
         group_name = log_group_name(args.service)
         environment = reranker_environment(
             service=args.service,
@@ -317,25 +312,13 @@ class FargateReranker(pulumi.ComponentResource):
             alb_idle_timeout_seconds=args.alb_idle_timeout_seconds,
             overrides=args.environment,
         )
-
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs", name=group_name, retention_in_days=args.log_retention_days, opts=child
-        )
-        roles = service_roles(
+        self._create_service(
             name,
-            ctx=ctx,
-            log_group=group_name,
-            image=args.image,
-            secrets=args.secrets,
+            args,
             bucket=args.model_bucket,
             prefix=args.model_prefix,
-            parent=self,
-        )
-        self.execution_role = roles.execution_role
-        self.task_role = roles.task_role
-        self.container_definitions = ctx.region.apply(
-            lambda region: json.dumps(
-                reranker_container_definitions(
+            task=TaskSpec(
+                container_definitions=lambda region: reranker_container_definitions(
                     image=args.image,
                     environment=environment,
                     log_group_name=group_name,
@@ -343,115 +326,25 @@ class FargateReranker(pulumi.ComponentResource):
                     stream_prefix=args.service,
                     stop_timeout_seconds=args.stop_timeout_seconds,
                     secrets=args.secrets,
-                )
-            )
-        )
-        self.task_definition = aws.ecs.TaskDefinition(
-            f"{name}-task",
-            family=task_family(args.service),
-            requires_compatibilities=["FARGATE"],
-            network_mode="awsvpc",
-            cpu=str(self.size.cpu),
-            memory=str(self.size.memory_mib),
-            runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                cpu_architecture=args.cpu_architecture, operating_system_family="LINUX"
+                ),
+                compatibility="FARGATE",
+                cpu=self.size.cpu,
+                memory_mib=self.size.memory_mib,
+                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
+                    cpu_architecture=args.cpu_architecture, operating_system_family="LINUX"
+                ),
+                container_name=CONTAINER_NAME,
+                port=contract.PORT,
+                health_path=contract.HEALTH_PATH,
+                # Re-rank requests take milliseconds: detect a dead task faster than a model
+                # server.
+                health_check_interval_seconds=10,
             ),
-            execution_role_arn=roles.execution_role.arn,
-            task_role_arn=roles.task_role.arn,
-            container_definitions=self.container_definitions,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[self.log_group, roles.execution_policy, roles.task_policy],
-            ),
-        )
-        self.security_group = task_security_group(
-            name,
-            vpc_id=args.vpc_id,
-            alb_security_group_id=args.alb_security_group_id,
-            port=contract.PORT,
-            service=args.service,
-            parent=self,
-        )
-        self.target_group = ip_target_group(
-            name,
-            vpc_id=args.vpc_id,
-            port=contract.PORT,
-            health_path=contract.HEALTH_PATH,
-            deregistration_delay_seconds=args.deregistration_delay_seconds,
-            # Re-rank requests take milliseconds: detect a dead task faster than a model server.
-            interval_seconds=10,
-            parent=self,
-        )
-        self.listener_rules = list(
-            args.router.route(
-                args.service, target_group_arn=self.target_group.arn, priority=args.priority
-            )
-        )
-        self.service = aws.ecs.Service(
-            f"{name}-service",
-            cluster=args.cluster_arn,
-            task_definition=self.task_definition.arn,
-            desired_count=args.desired_count,
             # The FARGATE capacity provider (not launch_type) so FARGATE_SPOT can be mixed in
             # later without replacing the service; the cluster must have it associated.
-            capacity_provider_strategies=[
-                aws.ecs.ServiceCapacityProviderStrategyArgs(
-                    capacity_provider="FARGATE", weight=1, base=0
-                )
-            ],
-            platform_version=args.platform_version,
-            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
-                subnets=args.subnet_ids,
-                security_groups=[self.security_group.id],
-                assign_public_ip=False,
+            placement=PlacementSpec(
+                capacity_provider="FARGATE", platform_version=args.platform_version
             ),
-            load_balancers=[
-                aws.ecs.ServiceLoadBalancerArgs(
-                    target_group_arn=self.target_group.arn,
-                    container_name=CONTAINER_NAME,
-                    container_port=contract.PORT,
-                )
-            ],
-            health_check_grace_period_seconds=args.health_check_grace_period_seconds,
-            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
-                enable=True, rollback=True
-            ),
-            deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
-            deployment_maximum_percent=args.deployment_maximum_percent,
-            enable_ecs_managed_tags=True,
-            propagate_tags="SERVICE",
-            wait_for_steady_state=False,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[*self.listener_rules, *args.service_depends_on],
-                ignore_changes=["desiredCount"],
-            ),
-        )
-        if args.scaling_metric == "cpu":
-            metric: dict[str, Any] = {"predefined_metric_type": CPU_METRIC}
-        else:
-            metric = {
-                "predefined_metric_type": TARGET_TRACKING_METRIC,
-                "resource_label": alb_request_count_label(
-                    args.load_balancer_arn_suffix, self.target_group.arn_suffix
-                ),
-            }
-        self.scaling_target, self.scaling_policy = service_scaling(
-            name,
-            cluster_arn=args.cluster_arn,
-            service=self.service,
-            min_count=args.min_count,
-            max_count=args.max_count,
-            metric=metric,
-            target_value=args.scaling_target,
-            scale_out_cooldown=args.scale_out_cooldown,
-            scale_in_cooldown=args.scale_in_cooldown,
-            parent=self,
-        )
-        self.register_outputs(
-            {
-                "serviceName": self.service.name,
-                "targetGroupArn": self.target_group.arn,
-                "taskDefinitionArn": self.task_definition.arn,
-            }
+            scaling_metric=CPU_METRIC if args.scaling_metric == "cpu" else TARGET_TRACKING_METRIC,
+            scaling_target=args.scaling_target,
         )

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 import pytest
 
 from components import engines
+from components._ecs_service import cluster_name_from_arn
 from components.engines import NeuronLaunch, VllmLaunch
 from components.model_service import (
     CONTAINER_NAME,
@@ -22,7 +23,6 @@ from components.model_service import (
     ModelServiceArgs,
     ServiceArgsError,
     check_deploy_progress,
-    cluster_name_from_arn,
     model_container_definitions,
     validate_model_service,
 )

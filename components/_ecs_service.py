@@ -1,0 +1,517 @@
+"""The load-balanced ECS service both serving components are: ModelService and FargateReranker.
+
+A model on EC2 GPU/Inferentia capacity and a cross-encoder on Fargate differ in their task
+(container, compatibilities, sizes) and in where ECS places it, but around that task they are
+the same service: a log group with retention, execution and task roles scoped to that log
+group, image, secrets and one S3 prefix, a task security group open only to the ALB, an ip
+target group, the endpoint's listener rules, an ECS service that waits for those rules, and
+target-tracking autoscaling. `LoadBalancedService._create_service` builds that sequence once;
+each component passes what differs. The single resources are public functions here too (tested
+on their own and reused by the components' tests).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input, Output
+
+from components import iam
+
+TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
+ECS_SERVICE_NAMESPACE = "ecs"
+ECS_SCALABLE_DIMENSION = "ecs:service:DesiredCount"
+
+
+class Router(Protocol):
+    """What a service needs from the endpoint: attach a target group under `/<service>/`."""
+
+    def route(
+        self,
+        service: str,
+        *,
+        target_group_arn: Input[str],
+        priority: int,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> list[Any]: ...
+
+
+class ServiceArgs(Protocol):
+    """The arguments `ModelServiceArgs` and `FargateRerankerArgs` share (same names, same
+    meaning); see those classes for defaults."""
+
+    @property
+    def cluster_arn(self) -> Input[str]: ...
+    @property
+    def vpc_id(self) -> Input[str]: ...
+    @property
+    def subnet_ids(self) -> Input[Sequence[str]]: ...
+    @property
+    def alb_security_group_id(self) -> Input[str]: ...
+    @property
+    def load_balancer_arn_suffix(self) -> Input[str]: ...
+    @property
+    def router(self) -> Router: ...
+    @property
+    def service(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def image(self) -> str: ...
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+    @property
+    def scale_out_cooldown(self) -> int: ...
+    @property
+    def scale_in_cooldown(self) -> int: ...
+    @property
+    def health_check_grace_period_seconds(self) -> int: ...
+    @property
+    def deregistration_delay_seconds(self) -> int: ...
+    @property
+    def deployment_minimum_healthy_percent(self) -> int: ...
+    @property
+    def deployment_maximum_percent(self) -> int: ...
+    @property
+    def secrets(self) -> Mapping[str, str]: ...
+    @property
+    def log_retention_days(self) -> int: ...
+    @property
+    def service_depends_on(self) -> Sequence[pulumi.Resource]: ...
+
+
+@dataclass(frozen=True)
+class AwsContext:
+    """Partition, account and region of the provider, as Outputs (known during preview)."""
+
+    partition: Output[str]
+    account_id: Output[str]
+    region: Output[str]
+
+
+def aws_context(parent: pulumi.Resource) -> AwsContext:
+    """Look up partition, account and region once per component."""
+    invoke = pulumi.InvokeOutputOptions(parent=parent)
+    return AwsContext(
+        partition=aws.get_partition_output(opts=invoke).partition,
+        account_id=aws.get_caller_identity_output(opts=invoke).account_id,
+        region=aws.get_region_output(opts=invoke).region,
+    )
+
+
+def log_group_name(service: str) -> str:
+    """`/ecs-inference/<stack>/<service>`: stable and findable by operators."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
+
+
+def task_family(service: str) -> str:
+    """Task definition family, unique per project, stack and service."""
+    return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
+
+
+@dataclass(frozen=True)
+class ServiceRoles:
+    execution_role: aws.iam.Role
+    execution_policy: aws.iam.RolePolicy
+    task_role: aws.iam.Role
+    task_policy: aws.iam.RolePolicy
+
+
+def service_roles(
+    name: str,
+    *,
+    ctx: AwsContext,
+    log_group: str,
+    image: str,
+    secrets: Mapping[str, str],
+    bucket: str,
+    prefix: str,
+    parent: pulumi.Resource,
+) -> ServiceRoles:
+    """Execution role (image pull, this log group, exactly these secrets) and task role (read one
+    S3 prefix), each trusting only ecs-tasks of this account and region."""
+    child = pulumi.ResourceOptions(parent=parent)
+    trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
+        lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
+    )
+    secret_arns = [iam.secret_policy_arn(v) for v in secrets.values()]
+    execution_role = aws.iam.Role(
+        f"{name}-execution",
+        description="ECS agent: pull the image, write logs, read the container's secrets",
+        assume_role_policy=trust,
+        opts=child,
+    )
+    execution_policy = aws.iam.RolePolicy(
+        f"{name}-execution",
+        role=execution_role.id,
+        policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+            lambda a: iam.execution_role_policy(
+                log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
+                secret_arns=secret_arns,
+                image=image,
+                partition=a[0],
+            )
+        ),
+        opts=child,
+    )
+    task_role = aws.iam.Role(
+        f"{name}-task",
+        description=f"Serving container: read s3://{bucket}/{prefix.strip('/')} only",
+        assume_role_policy=trust,
+        opts=child,
+    )
+    task_policy = aws.iam.RolePolicy(
+        f"{name}-task",
+        role=task_role.id,
+        policy=ctx.partition.apply(lambda p: iam.s3_read_policy(bucket, prefix, partition=p)),
+        opts=child,
+    )
+    return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
+
+
+def task_security_group(
+    name: str,
+    *,
+    vpc_id: Input[str],
+    alb_security_group_id: Input[str],
+    port: int,
+    service: str,
+    parent: pulumi.Resource,
+) -> aws.ec2.SecurityGroup:
+    """Ingress only from the ALB on the container port; egress HTTPS only.
+
+    Tasks reach S3 (weights, ECR layers), ECR, STS, Logs and Secrets Manager over 443, through
+    the VPC endpoints or the NAT gateway. DNS to the VPC resolver is not subject to security
+    groups, so no port 53 rule is needed.
+    """
+    return aws.ec2.SecurityGroup(
+        f"{name}-tasks",
+        description=f"{service} tasks: traffic from the ALB only",
+        vpc_id=vpc_id,
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                description="ALB to the serving port (requests and health checks)",
+                protocol="tcp",
+                from_port=port,
+                to_port=port,
+                security_groups=[alb_security_group_id],
+            )
+        ],
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                description="HTTPS to AWS APIs (VPC endpoints or NAT)",
+                protocol="tcp",
+                from_port=443,
+                to_port=443,
+                cidr_blocks=["0.0.0.0/0"],
+            )
+        ],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def ip_target_group(
+    name: str,
+    *,
+    vpc_id: Input[str],
+    port: int,
+    health_path: str,
+    deregistration_delay_seconds: int,
+    parent: pulumi.Resource,
+    interval_seconds: int = 15,
+) -> aws.lb.TargetGroup:
+    """An ip target group (awsvpc tasks are addressed by ENI IP) for one service.
+
+    Least-outstanding-requests balancing: LLM requests differ in length by orders of magnitude,
+    so round robin piles streams onto one task. Two good checks make a task healthy, three bad
+    ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
+    """
+    return aws.lb.TargetGroup(
+        f"{name}-tg",
+        target_type="ip",
+        protocol="HTTP",
+        port=port,
+        vpc_id=vpc_id,
+        deregistration_delay=deregistration_delay_seconds,
+        load_balancing_algorithm_type="least_outstanding_requests",
+        health_check=aws.lb.TargetGroupHealthCheckArgs(
+            enabled=True,
+            protocol="HTTP",
+            port="traffic-port",
+            path=health_path,
+            matcher="200",
+            interval=interval_seconds,
+            timeout=5,
+            healthy_threshold=2,
+            unhealthy_threshold=3,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def cluster_name_from_arn(cluster: str) -> str:
+    """`arn:aws:ecs:<region>:<account>:cluster/<name>` (or a bare name) -> `<name>`."""
+    return cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
+
+
+def service_scaling(
+    name: str,
+    *,
+    cluster_arn: Input[str],
+    service: aws.ecs.Service,
+    min_count: int,
+    max_count: int,
+    metric: dict[str, Any],
+    target_value: float,
+    scale_out_cooldown: int,
+    scale_in_cooldown: int,
+    parent: pulumi.Resource,
+) -> tuple[aws.appautoscaling.Target, aws.appautoscaling.Policy]:
+    """Application Auto Scaling target (min..max tasks) and one target-tracking policy.
+
+    `metric` is `{"predefined_metric_type": ..., "resource_label": ...}` (label only for ALB).
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    resource_id = Output.all(Output.from_input(cluster_arn), service.name).apply(
+        lambda a: f"service/{cluster_name_from_arn(a[0])}/{a[1]}"
+    )
+    target = aws.appautoscaling.Target(
+        f"{name}-scaling",
+        service_namespace=ECS_SERVICE_NAMESPACE,
+        scalable_dimension=ECS_SCALABLE_DIMENSION,
+        resource_id=resource_id,
+        min_capacity=min_count,
+        max_capacity=max_count,
+        opts=child,
+    )
+    policy = aws.appautoscaling.Policy(
+        f"{name}-scaling",
+        policy_type="TargetTrackingScaling",
+        # The same plain values (not the target's outputs, unknown during preview) so a
+        # preview and the policy pack see the whole policy; depends_on keeps the order.
+        service_namespace=ECS_SERVICE_NAMESPACE,
+        scalable_dimension=ECS_SCALABLE_DIMENSION,
+        resource_id=resource_id,
+        target_tracking_scaling_policy_configuration=(
+            aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+                target_value=float(target_value),
+                predefined_metric_specification=(
+                    aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
+                        **metric
+                    )
+                ),
+                scale_out_cooldown=scale_out_cooldown,
+                scale_in_cooldown=scale_in_cooldown,
+                disable_scale_in=False,
+            )
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[target]),
+    )
+    return target, policy
+
+
+def alb_request_count_label(
+    load_balancer_arn_suffix: Input[str], target_group_arn_suffix: Input[str]
+) -> Output[str]:
+    """ALBRequestCountPerTarget's resource label: `app/<lb>/<id>/targetgroup/<tg>/<id>`."""
+    return Output.concat(load_balancer_arn_suffix, "/", target_group_arn_suffix)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What differs between the two services' tasks.
+
+    `container_definitions(region)` returns the container list (the region is an Output, so
+    the JSON is built inside `apply`); `compatibility` is "EC2" or "FARGATE"; `cpu` (CPU units)
+    and `memory_mib` are task-level; `runtime_platform` default None (unset: Linux on the
+    instance's own architecture); `container_name` and `port` are what the target group
+    registers; `health_path` is the target group's check; `health_check_interval_seconds`
+    default 15.
+    """
+
+    container_definitions: Callable[[str], list[dict[str, Any]]]
+    compatibility: str
+    cpu: int
+    memory_mib: int
+    container_name: str
+    port: int
+    health_path: str
+    runtime_platform: aws.ecs.TaskDefinitionRuntimePlatformArgs | None = None
+    health_check_interval_seconds: int = 15
+
+
+@dataclass(frozen=True)
+class PlacementSpec:
+    """Where ECS runs the tasks: `capacity_provider` (the pool's, or "FARGATE"); optional
+    (default None, unset): `platform_version` (Fargate only), `placement_constraints` and
+    `ordered_placement_strategies` (EC2 only)."""
+
+    capacity_provider: Input[str]
+    platform_version: str | None = None
+    placement_constraints: Sequence[aws.ecs.ServicePlacementConstraintArgs] | None = None
+    ordered_placement_strategies: Sequence[aws.ecs.ServiceOrderedPlacementStrategyArgs] | None = (
+        None
+    )
+
+
+class LoadBalancedService(pulumi.ComponentResource):
+    """Base of the serving components. After `_create_service` it has: `log_group`,
+    `execution_role`, `task_role`, `container_definitions` (Output of the JSON string),
+    `task_definition`, `security_group`, `target_group`, `listener_rules`, `service`,
+    `scaling_target`, `scaling_policy`."""
+
+    def _create_service(
+        self,
+        name: str,
+        args: ServiceArgs,
+        *,
+        bucket: str,
+        prefix: str,
+        task: TaskSpec,
+        placement: PlacementSpec,
+        scaling_metric: str,
+        scaling_target: float,
+    ) -> None:
+        """Create the resources in dependency order and register the component's outputs.
+
+        `bucket`/`prefix`: the only S3 location the task role may read. `scaling_metric`: a
+        predefined ECS metric type; ALBRequestCountPerTarget gets its target group label.
+        """
+        child = pulumi.ResourceOptions(parent=self)
+        ctx = aws_context(self)
+        group_name = log_group_name(args.service)
+        self.log_group = aws.cloudwatch.LogGroup(
+            f"{name}-logs", name=group_name, retention_in_days=args.log_retention_days, opts=child
+        )
+        roles = service_roles(
+            name,
+            ctx=ctx,
+            log_group=group_name,
+            image=args.image,
+            secrets=args.secrets,
+            bucket=bucket,
+            prefix=prefix,
+            parent=self,
+        )
+        self.execution_role = roles.execution_role
+        self.task_role = roles.task_role
+        self.container_definitions = ctx.region.apply(
+            lambda region: json.dumps(task.container_definitions(region))
+        )
+        self.task_definition = aws.ecs.TaskDefinition(
+            f"{name}-task",
+            family=task_family(args.service),
+            requires_compatibilities=[task.compatibility],
+            network_mode="awsvpc",
+            cpu=str(task.cpu),
+            memory=str(task.memory_mib),
+            runtime_platform=task.runtime_platform,
+            execution_role_arn=roles.execution_role.arn,
+            task_role_arn=roles.task_role.arn,
+            container_definitions=self.container_definitions,
+            # The execution role needs its policy before the first task pulls and logs.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.log_group, roles.execution_policy, roles.task_policy],
+            ),
+        )
+        self.security_group = task_security_group(
+            name,
+            vpc_id=args.vpc_id,
+            alb_security_group_id=args.alb_security_group_id,
+            port=task.port,
+            service=args.service,
+            parent=self,
+        )
+        self.target_group = ip_target_group(
+            name,
+            vpc_id=args.vpc_id,
+            port=task.port,
+            health_path=task.health_path,
+            deregistration_delay_seconds=args.deregistration_delay_seconds,
+            interval_seconds=task.health_check_interval_seconds,
+            parent=self,
+        )
+        self.listener_rules = list(
+            args.router.route(
+                args.service, target_group_arn=self.target_group.arn, priority=args.priority
+            )
+        )
+        self.service = aws.ecs.Service(
+            f"{name}-service",
+            cluster=args.cluster_arn,
+            task_definition=self.task_definition.arn,
+            desired_count=args.desired_count,
+            capacity_provider_strategies=[
+                aws.ecs.ServiceCapacityProviderStrategyArgs(
+                    capacity_provider=placement.capacity_provider, weight=1, base=0
+                )
+            ],
+            platform_version=placement.platform_version,
+            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
+                subnets=args.subnet_ids,
+                security_groups=[self.security_group.id],
+                assign_public_ip=False,
+            ),
+            load_balancers=[
+                aws.ecs.ServiceLoadBalancerArgs(
+                    target_group_arn=self.target_group.arn,
+                    container_name=task.container_name,
+                    container_port=task.port,
+                )
+            ],
+            health_check_grace_period_seconds=args.health_check_grace_period_seconds,
+            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
+                enable=True, rollback=True
+            ),
+            deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
+            deployment_maximum_percent=args.deployment_maximum_percent,
+            placement_constraints=placement.placement_constraints,
+            ordered_placement_strategies=placement.ordered_placement_strategies,
+            enable_ecs_managed_tags=True,
+            propagate_tags="SERVICE",
+            # Model load takes minutes (S3 staging, weights, warm-up); `pulumi up` must not block
+            # on steady state (the circuit breaker owns rollback).
+            wait_for_steady_state=False,
+            # ECS rejects a target group that belongs to no load balancer: wait for the rules
+            # (and for the cluster's capacity provider association, via service_depends_on).
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*self.listener_rules, *args.service_depends_on],
+                # Autoscaling owns the running count after creation.
+                ignore_changes=["desiredCount"],
+            ),
+        )
+        metric: dict[str, Any] = {"predefined_metric_type": scaling_metric}
+        if scaling_metric == TARGET_TRACKING_METRIC:
+            metric["resource_label"] = alb_request_count_label(
+                args.load_balancer_arn_suffix, self.target_group.arn_suffix
+            )
+        self.scaling_target, self.scaling_policy = service_scaling(
+            name,
+            cluster_arn=args.cluster_arn,
+            service=self.service,
+            min_count=args.min_count,
+            max_count=args.max_count,
+            metric=metric,
+            target_value=scaling_target,
+            scale_out_cooldown=args.scale_out_cooldown,
+            scale_in_cooldown=args.scale_in_cooldown,
+            parent=self,
+        )
+        self.register_outputs(
+            {
+                "serviceName": self.service.name,
+                "targetGroupArn": self.target_group.arn,
+                "taskDefinitionArn": self.task_definition.arn,
+            }
+        )
