@@ -43,6 +43,7 @@ from components._ecs_service import (
     LoadBalancedService,
     PlacementSpec,
     Router,
+    ServiceArgs,
     TaskSpec,
     log_group_name,
 )
@@ -158,30 +159,16 @@ def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -
     return value
 
 
-def validate_common(
-    where: str,
-    *,
-    service: str,
-    priority: int,
-    image: str,
-    desired_count: int,
-    min_count: int,
-    max_count: int,
-    deregistration_delay_seconds: int,
-    health_check_grace_period_seconds: int,
-    deployment_minimum_healthy_percent: int,
-    deployment_maximum_percent: int,
-    log_retention_days: int,
-    environment: Mapping[str, str],
-    secrets: Mapping[str, str],
-    managed_env: Sequence[str],
-) -> None:
-    """Checks every load-balanced service shares (ModelService and FargateReranker)."""
+def validate_common(where: str, args: ServiceArgs, managed_env: Sequence[str]) -> None:
+    """Checks every load-balanced service shares (ModelService and FargateReranker), on the
+    arguments they share; `managed_env` names the variables the service sets itself."""
+    service, image, secrets = args.service, args.image, args.secrets
+    min_count, max_count, desired_count = args.min_count, args.max_count, args.desired_count
     if not isinstance(service, str) or not SERVICE_NAME.match(service):
         raise ServiceArgsError(
             f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
         )
-    _int(where, "priority", priority, 1, LISTENER_PRIORITY_MAX)
+    _int(where, "priority", args.priority, 1, LISTENER_PRIORITY_MAX)
     if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
         raise ServiceArgsError(f"{where}: image {image!r} must be a non-empty image reference")
     try:
@@ -196,21 +183,21 @@ def validate_common(
             f"{where}: need min_count <= desired_count <= max_count, got {min_count} <= "
             f"{desired_count} <= {max_count}"
         )
-    delay = deregistration_delay_seconds
+    delay = args.deregistration_delay_seconds
     _int(where, "deregistration_delay_seconds", delay, 0, TARGET_GROUP_DEREGISTRATION_MAX)
-    grace = health_check_grace_period_seconds
+    grace = args.health_check_grace_period_seconds
     _int(where, "health_check_grace_period_seconds", grace, 0, ECS_GRACE_PERIOD_MAX)
-    low = deployment_minimum_healthy_percent
+    low = args.deployment_minimum_healthy_percent
     _int(where, "deployment_minimum_healthy_percent", low, 0, 100)
-    high = _int(where, "deployment_maximum_percent", deployment_maximum_percent, 100, 200)
+    high = _int(where, "deployment_maximum_percent", args.deployment_maximum_percent, 100, 200)
     check_deploy_progress(where, low, high, min_count, max_count, desired_count)
-    if log_retention_days not in LOG_RETENTION_DAYS:
+    if args.log_retention_days not in LOG_RETENTION_DAYS:
         raise ServiceArgsError(
-            f"{where}: log_retention_days {log_retention_days} is not a CloudWatch retention "
+            f"{where}: log_retention_days {args.log_retention_days} is not a CloudWatch retention "
             f"value ({', '.join(map(str, sorted(LOG_RETENTION_DAYS)))})"
         )
     names = set()
-    for kind, mapping in (("environment", environment), ("secrets", secrets)):
+    for kind, mapping in (("environment", args.environment), ("secrets", secrets)):
         for name in mapping:
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 raise ServiceArgsError(f"{where}: {kind} name {name!r} is not a variable name")
@@ -285,23 +272,7 @@ def validate_model_service(where: str, args: ModelServiceArgs) -> None:
     if not isinstance(launch, (VllmLaunch, NeuronLaunch)):
         raise ServiceArgsError(f"{where}: launch must be a VllmLaunch or NeuronLaunch")
     managed = [e["name"] for e in engines.container_environment(launch)]
-    validate_common(
-        where,
-        service=args.service,
-        priority=args.priority,
-        image=args.image,
-        desired_count=args.desired_count,
-        min_count=args.min_count,
-        max_count=args.max_count,
-        deregistration_delay_seconds=args.deregistration_delay_seconds,
-        health_check_grace_period_seconds=args.health_check_grace_period_seconds,
-        deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
-        deployment_maximum_percent=args.deployment_maximum_percent,
-        log_retention_days=args.log_retention_days,
-        environment=args.environment,
-        secrets=args.secrets,
-        managed_env=managed,
-    )
+    validate_common(where, args, managed)
     validate_scaling(
         where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
     )

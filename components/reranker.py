@@ -161,23 +161,7 @@ def _platform_at_least_1_4(version: str) -> bool:
 
 def validate_reranker(where: str, args: FargateRerankerArgs) -> sizing.FargateSize:
     """All plain-value checks of `FargateRerankerArgs`; returns the validated Fargate size."""
-    validate_common(
-        where,
-        service=args.service,
-        priority=args.priority,
-        image=args.image,
-        desired_count=args.desired_count,
-        min_count=args.min_count,
-        max_count=args.max_count,
-        deregistration_delay_seconds=args.deregistration_delay_seconds,
-        health_check_grace_period_seconds=args.health_check_grace_period_seconds,
-        deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
-        deployment_maximum_percent=args.deployment_maximum_percent,
-        log_retention_days=args.log_retention_days,
-        environment=args.environment,
-        secrets=args.secrets,
-        managed_env=_MANAGED_ENV,
-    )
+    validate_common(where, args, _MANAGED_ENV)
     validate_scaling(where, args.scaling_target, args.scale_out_cooldown, args.scale_in_cooldown)
     if args.scaling_metric not in ("requestCount", "cpu"):
         raise ServiceArgsError(
