@@ -14,12 +14,9 @@ from collections import defaultdict
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
-    ResourceValidationPolicy,
     StackValidationArgs,
-    StackValidationPolicy,
 )
 
 from .resources import (
@@ -34,7 +31,6 @@ from .resources import (
     as_bool,
     as_number,
     ceil_div,
-    config_with_defaults,
     get,
     get_path,
     is_exempt,
@@ -46,6 +42,7 @@ from .resources import (
     service_load_balancers,
     strategy_provider_names,
 )
+from .rules import EXEMPT_ONLY, Config, resource_rule, stack_rule
 
 _GRACE_SCHEMA = {
     "minGracePeriodSeconds": {
@@ -58,11 +55,8 @@ _GRACE_SCHEMA = {
 }
 
 
-def _validate_grace(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in SERVICE:
-        return
-    config = config_with_defaults(args, _GRACE_SCHEMA)
-    if is_exempt(config, args) or not service_load_balancers(args.props):
+def _check_grace(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+    if not service_load_balancers(args.props):
         return
     grace = as_number(get(args.props, "healthCheckGracePeriodSeconds"))
     minimum = float(config["minGracePeriodSeconds"])
@@ -75,27 +69,23 @@ def _validate_grace(args: ResourceValidationArgs, report: ReportViolation) -> No
         report(f"healthCheckGracePeriodSeconds is {grace:g} s; expected at least {minimum:g} s.")
 
 
-health_check_grace_period = ResourceValidationPolicy(
+health_check_grace_period = resource_rule(
     name="health-check-grace-period",
     description=(
         "Load-balanced ECS services should set healthCheckGracePeriodSeconds to cover image "
         "pull + weight load + warm-up, or ECS stops tasks that are still loading the model. "
         "Fix: set it to at least minGracePeriodSeconds (more for large models)."
     ),
-    validate=_validate_grace,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_GRACE_SCHEMA),
+    level=EnforcementLevel.ADVISORY,
+    types=SERVICE,
+    schema=_GRACE_SCHEMA,
+    check=_check_grace,
 )
 
-_EXEMPT_ONLY = {"exemptResources": EXEMPT_SCHEMA}
 
-
-def _validate_circuit_breaker(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in SERVICE:
-        return
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    if is_exempt(config, args):
-        return
+def _check_circuit_breaker(
+    args: ResourceValidationArgs, config: Config, report: ReportViolation
+) -> None:
     controller = str(get_path(args.props, "deploymentController", "type", default="ECS"))
     if controller.upper() != "ECS":
         return  # CODE_DEPLOY / EXTERNAL controllers have their own rollback.
@@ -106,7 +96,7 @@ def _validate_circuit_breaker(args: ResourceValidationArgs, report: ReportViolat
         report(f"deployment circuit breaker: enable={enable}, rollback={rollback}.")
 
 
-deployment_circuit_breaker = ResourceValidationPolicy(
+deployment_circuit_breaker = resource_rule(
     name="deployment-circuit-breaker-rollback",
     description=(
         "ECS services should enable the deployment circuit breaker with rollback, so a bad "
@@ -114,9 +104,10 @@ deployment_circuit_breaker = ResourceValidationPolicy(
         "Fix: deploymentCircuitBreaker {enable: true, rollback: true} (aws) or "
         "deploymentConfiguration.deploymentCircuitBreaker (aws-native)."
     ),
-    validate=_validate_circuit_breaker,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.ADVISORY,
+    types=SERVICE,
+    schema=EXEMPT_ONLY,
+    check=_check_circuit_breaker,
 )
 
 _SCALING_SCHEMA = {
@@ -130,12 +121,7 @@ _SCALING_SCHEMA = {
 }
 
 
-def _validate_scaling(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in SCALING_POLICY:
-        return
-    config = config_with_defaults(args, _SCALING_SCHEMA)
-    if is_exempt(config, args):
-        return
+def _check_scaling(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
     if str(get(args.props, "serviceNamespace", "ecs")).lower() != "ecs":
         return
     tracking = get(args.props, "targetTrackingScalingPolicyConfiguration")
@@ -155,16 +141,17 @@ def _validate_scaling(args: ResourceValidationArgs, report: ReportViolation) -> 
         report(f"scaleInCooldown {scale_in:g} s is below {minimum:g} s.")
 
 
-scale_out_faster_than_in = ResourceValidationPolicy(
+scale_out_faster_than_in = resource_rule(
     name="scale-out-faster-than-scale-in",
     description=(
         "ECS target tracking should scale out fast and in slowly: losing a warm model task is "
         "expensive to re-warm, adding one late only costs latency. Fix: set scaleOutCooldown "
         "short (e.g. 60 s) and scaleInCooldown longer and at least minScaleInCooldownSeconds."
     ),
-    validate=_validate_scaling,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_SCALING_SCHEMA),
+    level=EnforcementLevel.ADVISORY,
+    types=SCALING_POLICY,
+    schema=_SCALING_SCHEMA,
+    check=_check_scaling,
 )
 
 _HEADROOM_SCHEMA = {
@@ -207,10 +194,10 @@ def _strategy_providers(service, providers) -> list:
     return [cp for cp in providers if str(get(cp.props, "name", "")) in names]
 
 
-def _validate_headroom(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _HEADROOM_SCHEMA)
+def _check_headroom(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
     per_instance = max(1, int(config["tasksPerInstance"]))
-    unknowns = UnknownCollector()
     providers = of_types(args.resources, CAPACITY_PROVIDER)
     pools: dict[str, list] = defaultdict(list)  # ASG URN -> [(service, steady, peak)]
     groups: dict[str, object] = {}
@@ -243,10 +230,9 @@ def _validate_headroom(args: StackValidationArgs, report: ReportViolation) -> No
                         f"pool + {peak - steady} extra) but maxSize is {max_size:g}.",
                         service.urn,
                     )
-    unknowns.reraise()
 
 
-gpu_deploy_headroom = StackValidationPolicy(
+gpu_deploy_headroom = stack_rule(
     name="gpu-deploy-headroom",
     description=(
         "A rolling deploy of a GPU/Neuron service starts new tasks before stopping old ones; "
@@ -254,9 +240,9 @@ gpu_deploy_headroom = StackValidationPolicy(
         "instances. Fix: raise the ASG maxSize to cover the deploy peak, or deploy with "
         "maximumPercent 100 (stop one, start one)."
     ),
-    validate=_validate_headroom,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_HEADROOM_SCHEMA),
+    level=EnforcementLevel.ADVISORY,
+    schema=_HEADROOM_SCHEMA,
+    check=_check_headroom,
 )
 
 POLICIES = [

@@ -18,12 +18,9 @@ from __future__ import annotations
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
-    ResourceValidationPolicy,
     StackValidationArgs,
-    StackValidationPolicy,
 )
 
 from .resources import (
@@ -36,7 +33,6 @@ from .resources import (
     SERVICE,
     UnknownCollector,
     as_number,
-    config_with_defaults,
     forwards_without_auth,
     get,
     is_exempt,
@@ -44,10 +40,10 @@ from .resources import (
     lb_type,
     linked,
     listener_actions,
-    of_types,
     open_ingress,
     service_assigns_public_ip,
 )
+from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
 
 #: Ports model servers and their UIs listen on: HTTP(S) 80/443/8443, vLLM/TGI/FastAPI 8000,
 #: Triton 8000-8002, TorchServe/TGI 8080, TF Serving 8500/8501, Jupyter 8888, Flask/MLflow 5000,
@@ -78,7 +74,6 @@ SERVING_PORTS_SCHEMA = {
     "description": "Ports that count as model-serving ports.",
 }
 
-_EXEMPT_ONLY = {"exemptResources": EXEMPT_SCHEMA}
 _PORTS_AND_EXEMPT = {"servingPorts": SERVING_PORTS_SCHEMA, "exemptResources": EXEMPT_SCHEMA}
 
 
@@ -90,34 +85,32 @@ def _load_balancers_of(resource) -> list:
     return linked(resource, "loadBalancerArn", LOAD_BALANCER)
 
 
-def _validate_listener_auth(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    unknowns = UnknownCollector()
-    for resource in of_types(args.resources, LISTENER | LISTENER_RULE):
-        if is_exempt(config, resource):
-            continue
-        with unknowns.guard():
-            public_albs = [
-                lb
-                for lb in _load_balancers_of(resource)
-                if not is_exempt(config, lb)
-                and lb_type(lb.resource_type, lb.props) == "application"
-                and lb_is_internet_facing(lb.resource_type, lb.props)
-            ]
-            if not public_albs:
-                continue
-            if forwards_without_auth(listener_actions(resource.resource_type, resource.props)):
-                kind = "listener rule" if resource.resource_type in LISTENER_RULE else "listener"
-                report(
-                    f"{kind} {resource.name!r} on internet-facing ALB {public_albs[0].name!r} "
-                    "forwards to targets without an authenticate-cognito, authenticate-oidc or "
-                    "jwt-validation action first.",
-                    resource.urn,
-                )
-    unknowns.reraise()
+def _check_listener_auth(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
+    def judge(resource) -> None:
+        public_albs = [
+            lb
+            for lb in _load_balancers_of(resource)
+            if not is_exempt(config, lb)
+            and lb_type(lb.resource_type, lb.props) == "application"
+            and lb_is_internet_facing(lb.resource_type, lb.props)
+        ]
+        if not public_albs:
+            return
+        if forwards_without_auth(listener_actions(resource.resource_type, resource.props)):
+            kind = "listener rule" if resource.resource_type in LISTENER_RULE else "listener"
+            report(
+                f"{kind} {resource.name!r} on internet-facing ALB {public_albs[0].name!r} "
+                "forwards to targets without an authenticate-cognito, authenticate-oidc or "
+                "jwt-validation action first.",
+                resource.urn,
+            )
+
+    judge_each(args.resources, LISTENER | LISTENER_RULE, config, unknowns, judge)
 
 
-no_unauthenticated_internet_listener = StackValidationPolicy(
+no_unauthenticated_internet_listener = stack_rule(
     name="no-unauthenticated-internet-listener",
     description=(
         "Every listener default action and listener rule of an internet-facing ALB that forwards "
@@ -126,36 +119,35 @@ no_unauthenticated_internet_listener = StackValidationPolicy(
         "order than the forward, make the ALB internal, or list a reviewed exception in "
         "exemptResources."
     ),
-    validate=_validate_listener_auth,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.MANDATORY,
+    schema=EXEMPT_ONLY,
+    check=_check_listener_auth,
 )
 
 
-def _validate_public_nlb(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _PORTS_AND_EXEMPT)
+def _check_public_nlb(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
     ports = {int(p) for p in config["servingPorts"]}
-    unknowns = UnknownCollector()
-    for listener in of_types(args.resources, LISTENER):
-        if is_exempt(config, listener):
-            continue
-        with unknowns.guard():
-            for lb in linked(listener, "loadBalancerArn", LOAD_BALANCER):
-                if is_exempt(config, lb) or lb_type(lb.resource_type, lb.props) != "network":
-                    continue
-                if not lb_is_internet_facing(lb.resource_type, lb.props):
-                    continue
-                port = as_number(get(listener.props, "port"))
-                if port is not None and int(port) in ports:
-                    report(
-                        f"internet-facing NLB {lb.name!r} listens on serving port {int(port)} "
-                        f"(listener {listener.name!r}); an NLB cannot authenticate callers.",
-                        listener.urn,
-                    )
-    unknowns.reraise()
+
+    def judge(listener) -> None:
+        for lb in linked(listener, "loadBalancerArn", LOAD_BALANCER):
+            if is_exempt(config, lb) or lb_type(lb.resource_type, lb.props) != "network":
+                continue
+            if not lb_is_internet_facing(lb.resource_type, lb.props):
+                continue
+            port = as_number(get(listener.props, "port"))
+            if port is not None and int(port) in ports:
+                report(
+                    f"internet-facing NLB {lb.name!r} listens on serving port {int(port)} "
+                    f"(listener {listener.name!r}); an NLB cannot authenticate callers.",
+                    listener.urn,
+                )
+
+    judge_each(args.resources, LISTENER, config, unknowns, judge)
 
 
-no_internet_facing_nlb = StackValidationPolicy(
+no_internet_facing_nlb = stack_rule(
     name="no-internet-facing-nlb-on-serving-port",
     description=(
         "An internet-facing Network Load Balancer must not listen on a model-serving port: NLBs "
@@ -163,18 +155,13 @@ no_internet_facing_nlb = StackValidationPolicy(
         "internal (reach it over VPC peering / PrivateLink), or front the service with an ALB "
         "that authenticates."
     ),
-    validate=_validate_public_nlb,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_PORTS_AND_EXEMPT),
+    level=EnforcementLevel.MANDATORY,
+    schema=_PORTS_AND_EXEMPT,
+    check=_check_public_nlb,
 )
 
 
-def _validate_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in SERVICE:
-        return
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    if is_exempt(config, args):
-        return
+def _check_public_ip(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
     if service_assigns_public_ip(args.resource_type, args.props):
         report(
             "The service's tasks get a public IP (assignPublicIp); they are reachable from the "
@@ -182,7 +169,7 @@ def _validate_public_ip(args: ResourceValidationArgs, report: ReportViolation) -
         )
 
 
-no_public_ip_on_serving_task = ResourceValidationPolicy(
+no_public_ip_on_serving_task = resource_rule(
     name="no-public-ip-on-serving-task",
     description=(
         "ECS services must not give their tasks public IPs. Fix: set assignPublicIp to false / "
@@ -190,18 +177,16 @@ no_public_ip_on_serving_task = ResourceValidationPolicy(
         "ECR, S3 and CloudWatch Logs VPC endpoints; expose them only through an "
         "authenticating load balancer."
     ),
-    validate=_validate_public_ip,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.MANDATORY,
+    types=SERVICE,
+    schema=EXEMPT_ONLY,
+    check=_check_public_ip,
 )
 
 
-def _validate_open_ingress(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in SECURITY_GROUP | INGRESS_RULE:
-        return
-    config = config_with_defaults(args, _PORTS_AND_EXEMPT)
-    if is_exempt(config, args):
-        return
+def _check_open_ingress(
+    args: ResourceValidationArgs, config: Config, report: ReportViolation
+) -> None:
     ports = sorted({int(p) for p in config["servingPorts"]})
     for cidr, low, high in open_ingress(args.resource_type, args.props):
         hit = [p for p in ports if low <= p <= high]
@@ -210,16 +195,17 @@ def _validate_open_ingress(args: ResourceValidationArgs, report: ReportViolation
             report(f"Ingress from {cidr} on ports {low}-{high} opens serving port(s) {shown}.")
 
 
-no_internet_ingress_on_serving_port = ResourceValidationPolicy(
+no_internet_ingress_on_serving_port = resource_rule(
     name="no-internet-ingress-on-serving-port",
     description=(
         "Security groups must not allow ingress from 0.0.0.0/0 or ::/0 on a model-serving port. "
         "Fix: allow only the load balancer's security group or your clients' CIDRs, or list a "
         "reviewed exception in exemptResources."
     ),
-    validate=_validate_open_ingress,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_PORTS_AND_EXEMPT),
+    level=EnforcementLevel.MANDATORY,
+    types=SECURITY_GROUP | INGRESS_RULE,
+    schema=_PORTS_AND_EXEMPT,
+    check=_check_open_ingress,
 )
 
 POLICIES = [

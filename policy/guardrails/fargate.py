@@ -15,32 +15,26 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
-    ResourceValidationPolicy,
     StackValidationArgs,
-    StackValidationPolicy,
 )
 
 from .resources import (
-    EXEMPT_SCHEMA,
     SERVICE,
     TASK_DEFINITION,
     UnknownCollector,
     accelerator_needs,
-    config_with_defaults,
     fargate_rejections,
     get,
     get_path,
-    is_exempt,
     is_fargate_compatible,
     linked,
-    of_types,
     parse_cpu_units,
     parse_memory_mib,
     service_runs_on_fargate,
 )
+from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
 
 GIB = 1024
 
@@ -106,21 +100,18 @@ def platform_version_ok(version: Any) -> bool:
 
 # --- policies ---------------------------------------------------------------------------------
 
-_EXEMPT_ONLY = {"exemptResources": EXEMPT_SCHEMA}
 
-
-def _validate_no_host_features(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in TASK_DEFINITION:
-        return
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    if is_exempt(config, args) or not is_fargate_compatible(args.props):
+def _check_no_host_features(
+    args: ResourceValidationArgs, config: Config, report: ReportViolation
+) -> None:
+    if not is_fargate_compatible(args.props):
         return
     found = fargate_rejections(args.props)
     if found:
         report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.")
 
 
-no_host_features_on_fargate = ResourceValidationPolicy(
+no_host_features_on_fargate = resource_rule(
     name="no-accelerators-or-host-features-on-fargate",
     description=(
         "A task definition that Fargate can run (requiresCompatibilities includes FARGATE) must "
@@ -129,33 +120,32 @@ no_host_features_on_fargate = ResourceValidationPolicy(
         "capacity provider (GPU/Inferentia ASG) and drop FARGATE from requiresCompatibilities, "
         "or remove the host-only parameter."
     ),
-    validate=_validate_no_host_features,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.MANDATORY,
+    types=TASK_DEFINITION,
+    schema=EXEMPT_ONLY,
+    check=_check_no_host_features,
 )
 
 
-def _validate_no_gpu_service(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    unknowns = UnknownCollector()
-    for service in of_types(args.resources, SERVICE):
-        if is_exempt(config, service):
-            continue
-        with unknowns.guard():
-            if not service_runs_on_fargate(service.resource_type, service.props):
-                continue
-            for task in linked(service, "taskDefinition", TASK_DEFINITION):
-                needs = accelerator_needs(task.props)
-                if needs:
-                    report(
-                        f"Fargate service {service.name!r} runs task definition {task.name!r}, "
-                        f"which needs an accelerator host: {'; '.join(needs)}.",
-                        service.urn,
-                    )
-    unknowns.reraise()
+def _check_no_gpu_service(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
+    def judge(service) -> None:
+        if not service_runs_on_fargate(service.resource_type, service.props):
+            return
+        for task in linked(service, "taskDefinition", TASK_DEFINITION):
+            needs = accelerator_needs(task.props)
+            if needs:
+                report(
+                    f"Fargate service {service.name!r} runs task definition {task.name!r}, "
+                    f"which needs an accelerator host: {'; '.join(needs)}.",
+                    service.urn,
+                )
+
+    judge_each(args.resources, SERVICE, config, unknowns, judge)
 
 
-no_gpu_task_on_fargate_service = StackValidationPolicy(
+no_gpu_task_on_fargate_service = stack_rule(
     name="no-gpu-task-on-fargate-service",
     description=(
         "A service that runs on Fargate (launchType FARGATE, or a FARGATE / FARGATE_SPOT "
@@ -163,17 +153,14 @@ no_gpu_task_on_fargate_service = StackValidationPolicy(
         "Elastic Inference or mapped devices (Neuron). Fix: put the service on the GPU or "
         "Inferentia capacity provider of an EC2 Auto Scaling group."
     ),
-    validate=_validate_no_gpu_service,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.MANDATORY,
+    schema=EXEMPT_ONLY,
+    check=_check_no_gpu_service,
 )
 
 
-def _validate_grid(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in TASK_DEFINITION:
-        return
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    if is_exempt(config, args) or not is_fargate_compatible(args.props):
+def _check_grid(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+    if not is_fargate_compatible(args.props):
         return
     family = str(get_path(args.props, "runtimePlatform", "operatingSystemFamily", default="LINUX"))
     if not family.upper().startswith("LINUX"):
@@ -189,7 +176,7 @@ def _validate_grid(args: ResourceValidationArgs, report: ReportViolation) -> Non
         report(f"{problem}.{suffix}")
 
 
-fargate_task_size_on_grid = ResourceValidationPolicy(
+fargate_task_size_on_grid = resource_rule(
     name="fargate-task-size-on-grid",
     description=(
         "A Fargate task definition must set task-level cpu and memory on the documented Fargate "
@@ -197,45 +184,44 @@ fargate_task_size_on_grid = ResourceValidationPolicy(
         "8192: 16-60 GB in 4 GB steps; 16384: 32-120 GB in 8 GB steps; 32768: 60/120/244 GB). "
         "Fix: pick the smallest valid size that holds the memory you need."
     ),
-    validate=_validate_grid,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.MANDATORY,
+    types=TASK_DEFINITION,
+    schema=EXEMPT_ONLY,
+    check=_check_grid,
 )
 
 
-def _validate_platform(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    unknowns = UnknownCollector()
-    for service in of_types(args.resources, SERVICE):
-        if is_exempt(config, service):
-            continue
-        with unknowns.guard():
-            if not service_runs_on_fargate(service.resource_type, service.props):
-                continue
-            version = get(service.props, "platformVersion")
-            if platform_version_ok(version):
-                continue
-            for task in linked(service, "taskDefinition", TASK_DEFINITION):
-                cpu = parse_cpu_units(get(task.props, "cpu"))
-                if cpu is not None and cpu >= PLATFORM_1_4_CPU:
-                    report(
-                        f"Fargate service {service.name!r} pins platform version {version} but "
-                        f"task definition {task.name!r} asks for cpu {cpu} (8 vCPU and above "
-                        "need 1.4.0 or later).",
-                        service.urn,
-                    )
-    unknowns.reraise()
+def _check_platform(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
+    def judge(service) -> None:
+        if not service_runs_on_fargate(service.resource_type, service.props):
+            return
+        version = get(service.props, "platformVersion")
+        if platform_version_ok(version):
+            return
+        for task in linked(service, "taskDefinition", TASK_DEFINITION):
+            cpu = parse_cpu_units(get(task.props, "cpu"))
+            if cpu is not None and cpu >= PLATFORM_1_4_CPU:
+                report(
+                    f"Fargate service {service.name!r} pins platform version {version} but "
+                    f"task definition {task.name!r} asks for cpu {cpu} (8 vCPU and above "
+                    "need 1.4.0 or later).",
+                    service.urn,
+                )
+
+    judge_each(args.resources, SERVICE, config, unknowns, judge)
 
 
-fargate_platform_version = StackValidationPolicy(
+fargate_platform_version = stack_rule(
     name="fargate-platform-version-for-large-tasks",
     description=(
         "Fargate tasks with 8 vCPU or more need Linux platform version 1.4.0 or later. Fix: set "
         "the service's platformVersion to LATEST (or 1.4.0+), or use a smaller task size."
     ),
-    validate=_validate_platform,
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.MANDATORY,
+    schema=EXEMPT_ONLY,
+    check=_check_platform,
 )
 
 POLICIES = [

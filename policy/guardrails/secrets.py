@@ -14,23 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs
 
-from .resources import (
-    EXEMPT_SCHEMA,
-    TASK_DEFINITION,
-    as_list,
-    config_with_defaults,
-    container_definitions,
-    get,
-    is_exempt,
-)
+from .resources import EXEMPT_SCHEMA, TASK_DEFINITION, as_list, container_definitions, get
+from .rules import Config, resource_rule
 
 DEFAULT_MARKERS = [
     "KEY",
@@ -75,12 +62,7 @@ def looks_secret(name: str, markers: Iterable[str]) -> bool:
     return any(segment in wanted for segment in _SEGMENT.split(name.upper()) if segment)
 
 
-def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in TASK_DEFINITION:
-        return
-    config = config_with_defaults(args, _SCHEMA)
-    if is_exempt(config, args):
-        return
+def _check(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
     markers = config["secretNameMarkers"]
     allowed = set(config["allowedVariables"])
     for container in container_definitions(args.props):
@@ -98,16 +80,17 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
                 )
 
 
-no_plaintext_secrets = ResourceValidationPolicy(
+no_plaintext_secrets = resource_rule(
     name="no-plaintext-secrets-in-environment",
     description=(
         "Container environment variables whose names mark them as secrets (KEY, TOKEN, SECRET, "
         "PASSWORD, ...) must not hold literal values. Fix: store the value in Secrets Manager or "
         "SSM Parameter Store and reference it from the container's secrets (valueFrom)."
     ),
-    validate=_validate,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_SCHEMA),
+    level=EnforcementLevel.ADVISORY,
+    types=TASK_DEFINITION,
+    schema=_SCHEMA,
+    check=_check,
 )
 
 POLICIES = [no_plaintext_secrets]

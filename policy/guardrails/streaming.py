@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
-    ResourceValidationPolicy,
     StackValidationArgs,
-    StackValidationPolicy,
 )
 
 from .resources import (
@@ -30,7 +27,6 @@ from .resources import (
     TARGET_GROUP,
     TASK_DEFINITION,
     UnknownCollector,
-    config_with_defaults,
     get,
     is_exempt,
     lb_idle_timeout,
@@ -41,6 +37,7 @@ from .resources import (
     tg_deregistration_delay,
     tg_target_type,
 )
+from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
 
 #: ELB's upper bound for a target group deregistration delay.
 MAX_DEREGISTRATION_DELAY = 3600.0
@@ -57,11 +54,10 @@ _IDLE_SCHEMA = {
 }
 
 
-def _validate_idle_timeout(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in LOAD_BALANCER:
-        return
-    config = config_with_defaults(args, _IDLE_SCHEMA)
-    if is_exempt(config, args) or lb_type(args.resource_type, args.props) != "application":
+def _check_idle_timeout(
+    args: ResourceValidationArgs, config: Config, report: ReportViolation
+) -> None:
+    if lb_type(args.resource_type, args.props) != "application":
         return
     idle = lb_idle_timeout(args.resource_type, args.props)
     minimum = float(config["minIdleTimeoutSeconds"])
@@ -72,7 +68,7 @@ def _validate_idle_timeout(args: ResourceValidationArgs, report: ReportViolation
         )
 
 
-alb_idle_timeout_for_streaming = ResourceValidationPolicy(
+alb_idle_timeout_for_streaming = resource_rule(
     name="alb-idle-timeout-for-streaming",
     description=(
         "ALBs in front of streaming model servers need an idle timeout longer than the longest "
@@ -80,9 +76,10 @@ alb_idle_timeout_for_streaming = ResourceValidationPolicy(
         "idle_timeout.timeout_seconds attribute (aws-native) to at least minIdleTimeoutSeconds, "
         "and make the server send SSE keep-alives well inside it."
     ),
-    validate=_validate_idle_timeout,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_IDLE_SCHEMA),
+    level=EnforcementLevel.ADVISORY,
+    types=LOAD_BALANCER,
+    schema=_IDLE_SCHEMA,
+    check=_check_idle_timeout,
 )
 
 _DEREG_SCHEMA = {
@@ -121,35 +118,34 @@ def _albs_by_target_group(resources) -> dict[str, list]:
     return routes
 
 
-def _validate_deregistration(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _DEREG_SCHEMA)
+def _check_deregistration(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
     tolerance = float(config["toleranceSeconds"])
-    unknowns = UnknownCollector()
     routes: dict[str, list] = {}
     with unknowns.guard():
         routes = _albs_by_target_group(args.resources)
-    for tg in of_types(args.resources, TARGET_GROUP):
-        if is_exempt(config, tg):
-            continue
-        with unknowns.guard():
-            albs = routes.get(tg.urn, [])
-            if not albs:
-                continue
-            alb = max(albs, key=lambda lb: lb_idle_timeout(lb.resource_type, lb.props))
-            idle = lb_idle_timeout(alb.resource_type, alb.props)
-            needed = min(idle, MAX_DEREGISTRATION_DELAY) - tolerance
-            delay = tg_deregistration_delay(tg.resource_type, tg.props)
-            if delay < needed:
-                report(
-                    f"target group {tg.name!r} drains for {delay:g} s but ALB {alb.name!r} keeps "
-                    f"streams open for up to {idle:g} s idle; deploys and scale-in cut streams "
-                    f"longer than {delay:g} s (expected at least {needed:g} s).",
-                    tg.urn,
-                )
-    unknowns.reraise()
+
+    def judge(tg) -> None:
+        albs = routes.get(tg.urn, [])
+        if not albs:
+            return
+        alb = max(albs, key=lambda lb: lb_idle_timeout(lb.resource_type, lb.props))
+        idle = lb_idle_timeout(alb.resource_type, alb.props)
+        needed = min(idle, MAX_DEREGISTRATION_DELAY) - tolerance
+        delay = tg_deregistration_delay(tg.resource_type, tg.props)
+        if delay < needed:
+            report(
+                f"target group {tg.name!r} drains for {delay:g} s but ALB {alb.name!r} keeps "
+                f"streams open for up to {idle:g} s idle; deploys and scale-in cut streams "
+                f"longer than {delay:g} s (expected at least {needed:g} s).",
+                tg.urn,
+            )
+
+    judge_each(args.resources, TARGET_GROUP, config, unknowns, judge)
 
 
-deregistration_delay_vs_idle_timeout = StackValidationPolicy(
+deregistration_delay_vs_idle_timeout = stack_rule(
     name="deregistration-delay-covers-streams",
     description=(
         "A target group behind an ALB should drain at least as long as the ALB keeps streams "
@@ -158,12 +154,10 @@ deregistration_delay_vs_idle_timeout = StackValidationPolicy(
         "to cover the longest generation; it costs nothing for short requests, because ELB "
         "completes deregistration at once when a target has no in-flight requests."
     ),
-    validate=_validate_deregistration,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_DEREG_SCHEMA),
+    level=EnforcementLevel.ADVISORY,
+    schema=_DEREG_SCHEMA,
+    check=_check_deregistration,
 )
-
-_EXEMPT_ONLY = {"exemptResources": EXEMPT_SCHEMA}
 
 
 def _uses_awsvpc(service) -> bool:
@@ -175,36 +169,34 @@ def _uses_awsvpc(service) -> bool:
     )
 
 
-def _validate_target_type(args: StackValidationArgs, report: ReportViolation) -> None:
-    config = config_with_defaults(args, _EXEMPT_ONLY)
-    unknowns = UnknownCollector()
-    for service in of_types(args.resources, SERVICE):
-        if is_exempt(config, service):
-            continue
-        with unknowns.guard():
-            groups = linked(service, "loadBalancers", TARGET_GROUP)
-            if not groups or not _uses_awsvpc(service):
-                continue
-            for tg in groups:
-                target_type = tg_target_type(tg.props)
-                if target_type != "ip" and not is_exempt(config, tg):
-                    report(
-                        f"awsvpc service {service.name!r} registers in target group {tg.name!r} "
-                        f"of target type {target_type!r}; awsvpc tasks are addressed by ENI IP.",
-                        tg.urn,
-                    )
-    unknowns.reraise()
+def _check_target_type(
+    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+) -> None:
+    def judge(service) -> None:
+        groups = linked(service, "loadBalancers", TARGET_GROUP)
+        if not groups or not _uses_awsvpc(service):
+            return
+        for tg in groups:
+            target_type = tg_target_type(tg.props)
+            if target_type != "ip" and not is_exempt(config, tg):
+                report(
+                    f"awsvpc service {service.name!r} registers in target group {tg.name!r} "
+                    f"of target type {target_type!r}; awsvpc tasks are addressed by ENI IP.",
+                    tg.urn,
+                )
+
+    judge_each(args.resources, SERVICE, config, unknowns, judge)
 
 
-target_type_ip_for_awsvpc = StackValidationPolicy(
+target_type_ip_for_awsvpc = stack_rule(
     name="target-type-ip-for-awsvpc",
     description=(
         "Target groups of awsvpc ECS services (every Fargate service) must use target type ip. "
         "Fix: set targetType to ip on the target group."
     ),
-    validate=_validate_target_type,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties=_EXEMPT_ONLY),
+    level=EnforcementLevel.ADVISORY,
+    schema=EXEMPT_ONLY,
+    check=_check_target_type,
 )
 
 POLICIES = [

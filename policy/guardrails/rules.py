@@ -1,0 +1,105 @@
+"""The scaffolding every guardrail rule shares: config defaults, exemptions, unknown values.
+
+Every rule of the pack takes an ``exemptResources`` list, fills its config from the schema
+defaults (the Pulumi CLI sends them, other drivers may not) and must behave the same way on
+values that are unknown during preview: a resource rule lets ``UnknownValueError`` through
+(pulumi_policy turns it into an advisory note), a stack rule judges every other resource first
+and then re-raises the first unknown. Written once here, the rule modules say only what they
+judge, and a rule cannot forget the exemption check or swallow an unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from .resources import EXEMPT_SCHEMA, UnknownCollector, config_with_defaults, is_exempt, of_types
+
+EXEMPT_ONLY: dict[str, Any] = {"exemptResources": EXEMPT_SCHEMA}
+"""Config schema of a rule whose only setting is ``exemptResources``."""
+
+Config = dict[str, Any]
+ResourceCheck = Callable[[ResourceValidationArgs, Config, ReportViolation], None]
+StackCheck = Callable[[StackValidationArgs, Config, ReportViolation, UnknownCollector], None]
+
+
+def resource_rule(
+    *,
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    types: Iterable[str],
+    schema: Mapping[str, Any],
+    check: ResourceCheck,
+) -> ResourceValidationPolicy:
+    """A resource policy that runs ``check(args, config, report)`` only on resources of
+    ``types`` that ``exemptResources`` does not list; ``config`` has the schema defaults."""
+    wanted = frozenset(types)
+
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        if args.resource_type not in wanted:
+            return
+        config = config_with_defaults(args, schema)
+        if is_exempt(config, args):
+            return
+        check(args, config, report)
+
+    return ResourceValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=level,
+        config_schema=PolicyConfigSchema(properties=dict(schema)),
+    )
+
+
+def stack_rule(
+    *,
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    schema: Mapping[str, Any],
+    check: StackCheck,
+) -> StackValidationPolicy:
+    """A stack policy that runs ``check(args, config, report, unknowns)`` and afterwards
+    re-raises the first unknown value ``unknowns`` collected (see `judge_each`)."""
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        config = config_with_defaults(args, schema)
+        unknowns = UnknownCollector()
+        check(args, config, report, unknowns)
+        unknowns.reraise()
+
+    return StackValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=level,
+        config_schema=PolicyConfigSchema(properties=dict(schema)),
+    )
+
+
+def judge_each(
+    resources: Iterable[Any],
+    types: Iterable[str],
+    config: Mapping[str, Any],
+    unknowns: UnknownCollector,
+    judge: Callable[[Any], None],
+) -> None:
+    """``judge(resource)`` for each resource of ``types`` not listed in ``exemptResources``; an
+    unknown value met while judging one resource skips only that resource."""
+    for resource in of_types(resources, types):
+        if is_exempt(config, resource):
+            continue
+        with unknowns.guard():
+            judge(resource)
