@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 VLLM_VERSION = "0.33.0"
@@ -184,8 +185,16 @@ def _check_extra_args(extra_args: tuple[str, ...], managed: frozenset[str], wher
 
 
 def _check_common(
-    where: str, served_model_name: str, keepalive_seconds: int, port: int, idle_timeout: int
+    where: str, launch: VllmLaunch | NeuronLaunch, uri_field: str, positive: Sequence[str]
 ) -> None:
+    """The checks both launches share, in order: `extra_args` frozen to a tuple, the served
+    name, the ALB idle timeout and keep-alive, the port, the S3 URI in `uri_field` and the
+    fields in `positive` (positive integers)."""
+    object.__setattr__(launch, "extra_args", tuple(launch.extra_args))
+    served_model_name = launch.served_model_name
+    keepalive_seconds = launch.keepalive_seconds
+    port = launch.port
+    idle_timeout = launch.alb_idle_timeout_seconds
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}", served_model_name):
         raise EngineLaunchError(
             f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
@@ -204,6 +213,11 @@ def _check_common(
         )
     if not 1024 <= port <= 65535:
         raise EngineLaunchError(f"{where}.port {port} must be an unprivileged port 1024-65535")
+    uri = getattr(launch, uri_field)
+    if not _S3_URI.match(uri):
+        raise EngineLaunchError(f"{where}.{uri_field} {uri!r} must be an s3://bucket/prefix/ URI")
+    for name in positive:
+        _pos_int(where, name, getattr(launch, name))
 
 
 def _pos_int(where: str, name: str, value: int) -> None:
@@ -241,20 +255,9 @@ class VllmLaunch:
 
     def __post_init__(self) -> None:
         where = "VllmLaunch"
-        object.__setattr__(self, "extra_args", tuple(self.extra_args))
         _check_common(
-            where,
-            self.served_model_name,
-            self.keepalive_seconds,
-            self.port,
-            self.alb_idle_timeout_seconds,
+            where, self, "weights_uri", ("max_model_len", "tensor_parallel_size", "max_num_seqs")
         )
-        if not _S3_URI.match(self.weights_uri):
-            raise EngineLaunchError(
-                f"{where}.weights_uri {self.weights_uri!r} must be an s3://bucket/prefix/ URI"
-            )
-        for name in ("max_model_len", "tensor_parallel_size", "max_num_seqs"):
-            _pos_int(where, name, getattr(self, name))
         tp = self.tensor_parallel_size
         if tp & (tp - 1):
             raise EngineLaunchError(f"{where}.tensor_parallel_size {tp} must be a power of two")
@@ -310,20 +313,7 @@ class NeuronLaunch:
 
     def __post_init__(self) -> None:
         where = "NeuronLaunch"
-        object.__setattr__(self, "extra_args", tuple(self.extra_args))
-        _check_common(
-            where,
-            self.served_model_name,
-            self.keepalive_seconds,
-            self.port,
-            self.alb_idle_timeout_seconds,
-        )
-        if not _S3_URI.match(self.artifact_uri):
-            raise EngineLaunchError(
-                f"{where}.artifact_uri {self.artifact_uri!r} must be an s3://bucket/prefix/ URI"
-            )
-        for name in ("batch_size", "sequence_length", "tp_degree"):
-            _pos_int(where, name, getattr(self, name))
+        _check_common(where, self, "artifact_uri", ("batch_size", "sequence_length", "tp_degree"))
         if self.num_devices is None:
             object.__setattr__(self, "num_devices", math.ceil(self.tp_degree / _CORES_PER_DEVICE))
         _pos_int(where, "num_devices", self.num_devices)
