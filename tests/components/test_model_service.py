@@ -31,40 +31,12 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
+from tests.components.service_fakes import CLUSTER_ARN, LB_SUFFIX, FakeRouter
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:ModelService"
-CLUSTER_ARN = f"arn:aws:ecs:us-east-1:{ACCOUNT_ID}:cluster/inference"
-LISTENER_ARN = f"arn:aws:elasticloadbalancing:us-east-1:{ACCOUNT_ID}:listener/app/alb/1/2"
-LB_SUFFIX = "app/dev-alb/0123456789abcdef"
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:llama-api-key-AbCdEf"
 IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0"
-
-
-class FakeRouter:
-    """Stands in for the Endpoint: records calls and creates one listener rule per call."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    def route(self, service, *, target_group_arn, priority, opts=None):
-        self.calls.append({"service": service, "priority": priority, "opts": opts})
-        rule = aws.lb.ListenerRule(
-            f"rule-{service}",
-            listener_arn=LISTENER_ARN,
-            priority=priority,
-            actions=[
-                aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=target_group_arn)
-            ],
-            conditions=[
-                aws.lb.ListenerRuleConditionArgs(
-                    path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
-                        values=[f"/{service}/*"]
-                    )
-                )
-            ],
-        )
-        return [rule]
 
 
 def vllm_launch(**overrides: Any) -> VllmLaunch:
