@@ -362,6 +362,32 @@ def secrets_list(secrets: Mapping[str, str]) -> list[dict[str, str]]:
     return [{"name": k, "valueFrom": secrets[k]} for k in sorted(secrets)]
 
 
+def serving_container(
+    *,
+    name: str,
+    image: str,
+    environment: list[dict[str, str]],
+    port_mappings: list[dict[str, Any]],
+    log_group_name: str,
+    region: str,
+    stream_prefix: str,
+    stop_timeout_seconds: int,
+) -> dict[str, Any]:
+    """The keys every serving container starts with, in this order (the JSON of the task
+    definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
+    nofile limit. Callers add command, secrets, devices and `linuxParameters`."""
+    return {
+        "name": name,
+        "image": image,
+        "essential": True,
+        "environment": environment,
+        "portMappings": port_mappings,
+        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
+        "stopTimeout": stop_timeout_seconds,
+        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
+    }
+
+
 def model_container_definitions(
     *,
     image: str,
@@ -383,18 +409,18 @@ def model_container_definitions(
     group's `/health` check decides, and a second check would restart a task the ALB still
     drains.
     """
-    container: dict[str, Any] = {
-        "name": CONTAINER_NAME,
-        "image": image,
-        "essential": True,
-        "environment": environment_list(
+    container = serving_container(
+        name=CONTAINER_NAME,
+        image=image,
+        environment=environment_list(
             engines.container_environment(launch), dict(environment or {})
         ),
-        "portMappings": engines.port_mappings(launch),
-        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
-        "stopTimeout": stop_timeout_seconds,
-        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
-    }
+        port_mappings=engines.port_mappings(launch),
+        log_group_name=log_group_name,
+        region=region,
+        stream_prefix=stream_prefix,
+        stop_timeout_seconds=stop_timeout_seconds,
+    )
     command = engines.container_command(launch)
     if command:
         container["command"] = command

@@ -38,11 +38,10 @@ from components._ecs_service import (
     log_group_name,
 )
 from components.model_service import (
-    NOFILE_LIMIT,
     ServiceArgsError,
     environment_list,
-    log_configuration,
     secrets_list,
+    serving_container,
     validate_common,
     validate_scaling,
 )
@@ -255,22 +254,20 @@ def reranker_container_definitions(
     GPU, devices, privileged mode, shared memory size or host volumes; no container health
     check (the target group's `/health` check decides).
     """
-    container: dict[str, Any] = {
-        "name": CONTAINER_NAME,
-        "image": image,
-        "essential": True,
-        "environment": environment_list(environment, {}),
-        "portMappings": [{"containerPort": contract.PORT, "protocol": "tcp", "name": "http"}],
-        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
-        "stopTimeout": stop_timeout_seconds,
-        # Fargate's default is already 65535; stated so a platform change cannot lower it under
-        # a service that holds one descriptor per client connection.
-        "ulimits": [
-            {"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT},
-        ],
-        # tini as PID 1 forwards SIGTERM to uvicorn so it drains instead of being killed.
-        "linuxParameters": {"initProcessEnabled": True},
-    }
+    # The nofile limit is Fargate's default already; stated so a platform change cannot lower
+    # it under a service that holds one descriptor per client connection.
+    container = serving_container(
+        name=CONTAINER_NAME,
+        image=image,
+        environment=environment_list(environment, {}),
+        port_mappings=[{"containerPort": contract.PORT, "protocol": "tcp", "name": "http"}],
+        log_group_name=log_group_name,
+        region=region,
+        stream_prefix=stream_prefix,
+        stop_timeout_seconds=stop_timeout_seconds,
+    )
+    # tini as PID 1 forwards SIGTERM to uvicorn so it drains instead of being killed.
+    container["linuxParameters"] = {"initProcessEnabled": True}
     if secrets:
         container["secrets"] = secrets_list(secrets)
     return [container]
