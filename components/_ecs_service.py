@@ -6,8 +6,8 @@ the same service: a log group with retention, execution and task roles scoped to
 group, image, secrets and one S3 prefix, a task security group open only to the ALB, an ip
 target group, the endpoint's listener rules, an ECS service that waits for those rules, and
 target-tracking autoscaling. `LoadBalancedService._create_service` builds that sequence once;
-each component passes what differs. The single resources are public functions here too (tested
-on their own and reused by the components' tests).
+each component passes what differs. The single resources (roles, security group, target group,
+autoscaling) are public functions here too.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Router(Protocol):
 
 class ServiceArgs(Protocol):
     """The arguments `ModelServiceArgs` and `FargateRerankerArgs` share (same names, same
-    meaning); see those classes for defaults."""
+    meaning; read-only because both are frozen dataclasses); see those classes for defaults."""
 
     @property
     def cluster_arn(self) -> Input[str]: ...
