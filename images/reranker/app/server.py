@@ -163,11 +163,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             missing = missing_files(settings.model_dir, settings.model_variant)
             if missing:
                 raise FileNotFoundError(f"{settings.model_dir} lacks {missing}")
-            threads = settings.intra_op_threads or available_cpus()
+            threads = settings.inference_threads or available_cpus()
             engine = Engine(
                 settings.model_dir,
                 settings.model_variant,
                 threads=threads,
+                parallelism=settings.parallelism,
                 max_length=settings.max_length,
                 max_batch=settings.max_batch,
                 max_batch_tokens=settings.max_batch_tokens,
@@ -200,11 +201,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             state.engine, state.batcher = engine, batcher
             metrics.ready.set(1)
             LOG.info(
-                "model ready: %s (%s, max_length=%d, %d threads)",
+                "model ready: %s (%s, max_length=%d, %d threads, parallelism=%s)",
                 settings.model_dir,
                 settings.model_variant,
                 engine.max_length,
                 threads,
+                settings.parallelism,
             )
         except Exception as exc:  # surfaced through /health so the ALB never routes here
             LOG.exception("model load failed")
@@ -220,6 +222,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         state.draining = True
         if state.batcher is not None:
             state.batcher.stop(timeout=settings.drain_timeout_s)
+        if state.engine is not None:
+            state.engine.close()
         LOG.info("drained, exiting")
 
     app = FastAPI(title="reranker", version="1", lifespan=lifespan, docs_url=None, redoc_url=None)

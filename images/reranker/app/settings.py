@@ -55,7 +55,8 @@ class Settings:
     max_document_chars: int
     max_query_chars: int
     max_length: int | None
-    intra_op_threads: int
+    inference_threads: int
+    parallelism: str
     drain_timeout_s: float
     keep_alive_s: int
     log_level: str
@@ -72,6 +73,12 @@ class Settings:
         s3_uri = env.get(c.ENV_MODEL_S3_URI, "").strip()
         if s3_uri and not s3_uri.startswith("s3://"):
             raise ValueError(f"{c.ENV_MODEL_S3_URI} must start with s3://, got {s3_uri!r}")
+        parallelism = env.get(c.ENV_PARALLELISM) or c.ENV_DEFAULTS[c.ENV_PARALLELISM]
+        if parallelism not in c.PARALLELISM_MODES:
+            raise ValueError(
+                f"{c.ENV_PARALLELISM} must be one of {list(c.PARALLELISM_MODES)}, "
+                f"got {parallelism!r}"
+            )
         raw_len = env.get(c.ENV_MAX_LENGTH, "").strip()
         max_length = _int(env, c.ENV_MAX_LENGTH, 8, 8192) if raw_len else None
         max_documents = _int(env, c.ENV_MAX_DOCUMENTS, 1, 100_000)
@@ -96,7 +103,8 @@ class Settings:
             max_document_chars=_int(env, c.ENV_MAX_DOCUMENT_CHARS, 1, 10_000_000),
             max_query_chars=_int(env, c.ENV_MAX_QUERY_CHARS, 1, 10_000_000),
             max_length=max_length,
-            intra_op_threads=_int(env, c.ENV_INTRA_OP_THREADS, 0, 1024),
+            inference_threads=_int(env, c.ENV_INFERENCE_THREADS, 0, 1024),
+            parallelism=parallelism,
             drain_timeout_s=_float(env, c.ENV_DRAIN_TIMEOUT_SECONDS, 0.0, 3600.0),
             keep_alive_s=_int(env, c.ENV_KEEP_ALIVE_SECONDS, 1, 4000),
             log_level=(env.get(c.ENV_LOG_LEVEL) or c.ENV_DEFAULTS[c.ENV_LOG_LEVEL]).lower(),

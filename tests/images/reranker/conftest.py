@@ -104,7 +104,7 @@ def start_server(env: dict[str, str], log: Path, expect_ready: bool = True) -> S
         **os.environ,
         "PORT": str(port),
         "LOG_LEVEL": "info",
-        "INTRA_OP_THREADS": "1",
+        "INFERENCE_THREADS": "2",
         "PYTHONUNBUFFERED": "1",
         **env,
     }

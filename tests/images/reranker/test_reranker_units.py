@@ -300,3 +300,11 @@ def test_engine_matches_itself_across_chunking(tiny_bundle):
     together = engine.score(docs)
     alone = np.array([engine.score([p])[0] for p in docs])
     np.testing.assert_allclose(together, alone, rtol=0, atol=1e-6)
+    for mode in ("chunks", "intra"):
+        parallel = Engine(tiny_bundle, "fp32", threads=2, parallelism=mode, max_batch_tokens=200)
+        try:
+            np.testing.assert_allclose(parallel.score(docs * 3), np.tile(alone, 3), atol=1e-6)
+        finally:
+            parallel.close()
+    with pytest.raises(ValueError, match="parallelism"):
+        Engine(tiny_bundle, "fp32", parallelism="gpu")
