@@ -289,7 +289,7 @@ def torch_in_process(model_dir: Path, requests: list[tuple[int, dict]], target: 
 def agreement(reference: Target, other: Target) -> dict[str, float]:
     """Ranking agreement with the reference (exact order, top-10 overlap, Spearman) + score diff."""
     exact = top10 = 0
-    rhos, diffs = [], []
+    rhos, diffs, noise, spread = [], [], [], []
     for idx, ref in reference.rankings.items():
         got = other.rankings[idx]
         exact += got == ref
@@ -298,12 +298,16 @@ def agreement(reference: Target, other: Target) -> dict[str, float]:
         rb = np.argsort(np.argsort(other.scores[idx]))
         rhos.append(np.corrcoef(ra, rb)[0, 1])
         diffs.append(np.max(np.abs(reference.scores[idx] - other.scores[idx])))
+        noise.append(np.std(reference.scores[idx] - other.scores[idx]))
+        spread.append(np.std(reference.scores[idx]))
     n = len(reference.rankings)
     return {
         "identical": exact / n,
         "top10": top10 / n,
         "spearman": float(np.mean(rhos)),
         "max_abs_diff": float(np.max(diffs)),
+        # How large the score error is next to how far apart the documents' scores are.
+        "noise_to_spread": float(np.mean(noise) / np.mean(spread)),
     }
 
 
@@ -317,7 +321,7 @@ def render(rows: list[dict], baseline: str) -> str:
     base = next(r for r in rows if r["name"] == baseline)["pairs_per_s"]
     head = (
         "| target | pairs/s | vs baseline | p50 ms (32 / 100 docs) | p99 ms (32 / 100 docs) "
-        "| GFLOP/s | % GEMM peak | identical rankings | top-10 overlap | Spearman "
+        "| useful GFLOP/s | % of GEMM peak | identical rankings | top-10 overlap | Spearman "
         "| max abs score diff |"
     )
     lines = [head, "|" + "---|" * 11]
@@ -436,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     for t in [*targets, direct]:
         by_size = {k: [s for n, s in t.latencies if n == k] for k in DOC_COUNTS}
         gflops = useful_flops / t.seconds / 1e9
+        # int8 runs on integer GEMMs, so its utilisation is against the measured int8 peak.
+        row_peak = peak["ort_int8"] if "int8" in t.name else fp32_peak
         rows.append(
             {
                 "name": t.name,
@@ -443,11 +449,14 @@ def main(argv: list[str] | None = None) -> int:
                 "p50": {k: percentile(v, 50) for k, v in by_size.items()},
                 "p99": {k: percentile(v, 99) for k, v in by_size.items()},
                 "gflops": gflops,
-                "peak_pct": 100 * gflops * 1e9 / fp32_peak,
+                "peak_pct": 100 * gflops * 1e9 / row_peak,
                 "agreement": agreement(baseline, t),
             }
         )
     table = render(rows, baseline.name)
+    int8_row = next(r for r in rows if "int8" in r["name"])
+    int8_noise = int8_row["agreement"]["noise_to_spread"]
+    spread_std = float(np.mean([np.std(v) for v in baseline.scores.values()]))
     mean_len = float(np.mean(lengths))
     notes = (
         f"- machine: {machine_info()}\n"
@@ -459,9 +468,12 @@ def main(argv: list[str] | None = None) -> int:
         f"max {max(lengths)}); two rounds in reversed target order after a warm-up\n"
         f"- GEMM peak ({GEMM_N}^3, {os.cpu_count()} threads): numpy fp32 "
         f"{peak['numpy_fp32'] / 1e9:.0f} GFLOP/s, ORT fp32 {peak['ort_fp32'] / 1e9:.0f} GFLOP/s, "
-        f"ORT int8 MatMulInteger {peak['ort_int8'] / 1e9:.0f} GOP/s; % peak is against the fp32 "
-        f"peak for every row (useful, unpadded FLOPs)\n"
-        f"- rankings/scores are compared with the torch FastAPI baseline on every request\n"
+        f"ORT int8 MatMulInteger {peak['ort_int8'] / 1e9:.0f} GOP/s; % of peak divides useful "
+        f"(unpadded) encoder FLOP/s by the fp32 peak (int8 row: by the int8 peak)\n"
+        f"- rankings/scores are compared with the torch FastAPI baseline on every request; the "
+        f"fresh (untrained) head spreads one request's scores by only {spread_std:.4f} (std), so "
+        f"int8's score error (std {int8_noise:.1%} of that spread) reorders near-ties: read the "
+        f"int8 agreement as a pessimistic bound for a trained re-ranker\n"
         f"- reproduce: `.venv/bin/python bench/reranker_bench.py` "
         f"(took {time.perf_counter() - started:.0f}s)\n"
     )
