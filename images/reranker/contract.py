@@ -78,8 +78,9 @@ ENV_DEFAULTS: Final[MappingProxyType[str, str]] = MappingProxyType(
         ENV_MODEL_NAME: "reranker",
         ENV_MAX_BATCH: "256",
         # Padded tokens per ONNX run. Small runs keep the FFN/LayerNorm activations in L2 cache;
-        # measured on 2 vCPUs with MiniLM-L6, 512 beat 1024-8192 by 10-25% (fp32 and int8).
-        ENV_MAX_BATCH_TOKENS: "512",
+        # measured on 2 vCPUs with MiniLM-L6 (chunk parallelism): 256 beat 512 by 0-20% and
+        # 1024-8192 by 10-35% (fp32 and int8); 128 was no better.
+        ENV_MAX_BATCH_TOKENS: "256",
         ENV_BATCH_WINDOW_MS: "2",
         ENV_QUEUE_LIMIT: "2048",
         ENV_MAX_DOCUMENTS: "1000",

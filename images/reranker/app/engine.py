@@ -131,12 +131,12 @@ class Engine:
         parallelism: str = "chunks",
         max_length: int | None = None,
         max_batch: int = 256,
-        max_batch_tokens: int = 512,
+        max_batch_tokens: int = 256,
     ) -> None:
         """Load `model_dir` (see prepare.py).
 
         Defaults: fp32, 1 thread, chunk parallelism, the model's max length, runs of <= 256 rows
-        and <= 512 padded tokens (a single longer pair still runs alone).
+        and <= 256 padded tokens (a single longer pair still runs alone).
         """
         import onnxruntime as ort
         from tokenizers import Tokenizer
