@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import io
 import itertools
@@ -24,6 +25,20 @@ from app.staging import MARKER, local_path, missing_files, parse_s3_uri, stage_f
 def test_contract_drain_fits_inside_stop_timeout():
     assert contract.DRAIN_TIMEOUT_SECONDS < contract.STOP_TIMEOUT_SECONDS <= 120
     assert contract.HEALTH_PATH == "/health" and contract.PORT == 8080
+
+
+def test_contract_is_stdlib_only_and_importable_by_the_pulumi_program():
+    source = Path(contract.__file__).read_text()
+    imported = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported <= {"__future__", "types", "typing"}, imported
+    from images.reranker import contract as via_package  # how components/ imports it
+
+    assert via_package.ENV_DEFAULTS == contract.ENV_DEFAULTS
 
 
 def test_container_environment_merges_and_validates():
