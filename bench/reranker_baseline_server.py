@@ -10,7 +10,6 @@ Run (the benchmark does this itself):
         python bench/reranker_baseline_server.py
 """
 
-
 import os
 import sys
 from pathlib import Path

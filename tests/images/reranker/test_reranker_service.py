@@ -127,14 +127,14 @@ def test_bad_input_is_422_with_a_clear_message(server, body, message):
 
 
 def test_overload_answers_429_with_retry_after(server_factory, tiny_bundle):
-    # A 200 ms collection window keeps the first request's 64 pairs queued while the others
+    # A 500 ms collection window keeps the first request's 64 pairs queued while the others
     # arrive; with room for 64 pairs every concurrent request beyond the first must be refused.
     srv = server_factory(
         {
             "MODEL_DIR": str(tiny_bundle),
             "QUEUE_LIMIT": "64",
             "MAX_DOCUMENTS": "64",
-            "BATCH_WINDOW_MS": "200",
+            "BATCH_WINDOW_MS": "500",
             "MAX_BATCH": "65536",
         }
     )
