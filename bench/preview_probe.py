@@ -6,10 +6,10 @@
 `real` runs the project's preview (program under mocks + the real policy pack over gRPC). With
 `--resources` (a dump of an earlier run) it first imports the provider modules that run used, so
 that pulumi_aws's lazy per-service imports count as import time rather than program time.
-`floor` re-registers the same resources — same types, names, parents and inputs — as bare
-`pulumi.CustomResource`/`ComponentResource` objects with the same SDK and the same recording
-mocks, and analyses them with an empty policy pack over the same gRPC client: what any
-program of this size pays, whatever it does. Both print
+`floor` re-registers the same resources — same types, names, parents and inputs, through the
+same generated SDK classes (`pulumi_aws.ec2.VpcEndpoint`, ...) but with no logic of its own:
+no config, no plan, no Output graph — under the same recording mocks, and analyses them with
+an empty policy pack over the same gRPC client: what any program of this size pays. Both print
 {"import": s, "program": s, "policy": s, "resources": n}.
 """
 
@@ -115,6 +115,48 @@ def run_real(
     }
 
 
+def provider_class(token: str) -> type | None:
+    """The SDK class of a resource type token (`aws:ec2/vpcEndpoint:VpcEndpoint` ->
+    `pulumi_aws.ec2.VpcEndpoint`), or None for tokens without a generated class here."""
+    import importlib
+
+    packages = {"aws": "pulumi_aws", "tls": "pulumi_tls"}
+    package, _, rest = token.partition(":")
+    if package not in packages:
+        return None
+    module, _, class_name = rest.partition(":")
+    module = module.split("/")[0]
+    mod = importlib.import_module(packages[package])
+    if module and module != "index":
+        mod = getattr(mod, module)
+    cls = getattr(mod, class_name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, pulumi_custom()) else None
+
+
+def typed_props(cls: type, inputs: dict) -> object:
+    """The recorded inputs in the resource's generated `<Class>Args` type (as the generated
+    constructor passes them), so the SDK's typed serialisation path runs for the floor too."""
+    import sys as _sys
+
+    import pulumi
+    from pulumi import _types
+
+    args_cls = getattr(_sys.modules[cls.__module__], f"{cls.__name__}Args", None)
+    if args_cls is None:
+        return inputs
+    py_names = {v: k for k, v in _types.input_type_py_to_pulumi_names(args_cls).items()}
+    props = args_cls.__new__(args_cls)
+    for key, value in inputs.items():
+        pulumi.set(props, py_names.get(key, key), value)
+    return props
+
+
+def pulumi_custom() -> type:
+    import pulumi
+
+    return pulumi.CustomResource
+
+
 def run_floor(resources_file: Path) -> dict:
     import pulumi
 
@@ -130,13 +172,28 @@ def run_floor(resources_file: Path) -> dict:
         for r in recorded:
             parent = made.get(r["parent"]) if r["parent"] else None
             opts = pulumi.ResourceOptions(parent=parent)
-            if r["custom"]:
-                made[r["urn"]] = pulumi.CustomResource(r["type"], r["name"], r["inputs"], opts)
-            else:
-                made[r["urn"]] = pulumi.ComponentResource(r["type"], r["name"], None, opts)
+            if not r["custom"]:
+                props = r["inputs"] or None
+                made[r["urn"]] = pulumi.ComponentResource(r["type"], r["name"], props, opts)
+                continue
+            # The same generated SDK class as the real program (so the SDK's per-class output
+            # typing and serialisation cost is the same), given the recorded inputs as they are:
+            # what a program without any logic of its own would cost.
+            cls = provider_class(r["type"]) or pulumi.CustomResource
+            resource = cls.__new__(cls)
+            props = typed_props(cls, r["inputs"])
+            pulumi.CustomResource.__init__(resource, r["type"], r["name"], props, opts)
+            made[r["urn"]] = resource
 
     rec = run_function(program, stack="floor", config={"aws:region": "us-east-1"})
     t_program = time.perf_counter()
+    # The floor is only a floor if it registered exactly what the real program did.
+    floor_inputs = {(r.type, r.name): r.inputs for r in rec.resources}
+    differ = [
+        r["name"] for r in recorded if floor_inputs.get((r["type"], r["name"])) != r["inputs"]
+    ]
+    if differ or len(rec.resources) != len(recorded):
+        raise SystemExit(f"floor registered different inputs for {differ[:5]}")
     with tempfile.TemporaryDirectory() as tmp, PolicyPackProcess(empty_pack(Path(tmp))) as pack:
         pack.analyze(rec.resources)
     t_policy = time.perf_counter()
