@@ -95,10 +95,10 @@ class _Section(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         str_strip_whitespace=True,
-        # field docstrings become schema descriptions: tools/config_reference.py renders them
-        # into the README's configuration reference.
-        use_attribute_docstrings=True,
     )
+    # Field docstrings document each key; tools/config_reference.py reads them from this file's
+    # source into the README. (pydantic's use_attribute_docstrings would do the same at import,
+    # parsing this module's source on every `pulumi up`; the reference is built offline instead.)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,9 @@ come from `components/config.py` (field docstrings), so the README cannot drift 
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import sys
 import types
 import typing
@@ -18,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+import components.config
 from components.config import StackConfig
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -72,13 +76,42 @@ def _default(field: Any) -> str:
     return f"`{field.default}`"
 
 
+def attribute_docstrings(source: str) -> dict[tuple[str, str], str]:
+    """(class name, field name) -> the string literal that follows the field's assignment."""
+    found: dict[tuple[str, str], str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        body = node.body
+        for stmt, nxt in itertools.pairwise(body):
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant)
+                and isinstance(nxt.value.value, str)
+            ):
+                found[(node.name, stmt.target.id)] = inspect.cleandoc(nxt.value.value)
+    return found
+
+
+DOCS = attribute_docstrings(Path(components.config.__file__).read_text())
+
+
+def _doc(model: type[BaseModel], name: str) -> str:
+    for cls in model.__mro__:
+        if (cls.__name__, name) in DOCS:
+            return DOCS[(cls.__name__, name)]
+    return ""
+
+
 def rows(model: type[BaseModel], prefix: str) -> list[str]:
     out: list[str] = []
     nested: list[tuple[type[BaseModel], str]] = []
     for name, field in model.model_fields.items():
         key = f"{prefix}.{field.alias or name}"
         sub, suffix = _model_of(field.annotation)
-        description = " ".join((field.description or "").split())
+        description = " ".join(_doc(model, name).split())
         out.append(
             f"| `{key}{suffix}` | {_type_name(field.annotation)} | {_default(field)} "
             f"| {description} |"
