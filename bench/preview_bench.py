@@ -18,6 +18,7 @@ Results are printed and appended to docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import statistics
@@ -237,7 +238,7 @@ def render(prod: dict, scaling: list[dict]) -> str:
     def slope(a: dict, b: dict, key: str) -> float:
         return 1000 * (b[key][1] - a[key][1]) / (b["resources"] - a["resources"])
 
-    steps = list(zip(scaling, scaling[1:], strict=False))
+    steps = list(itertools.pairwise(scaling))
     lines += [
         "",
         "Marginal cost of each added resource (ms, from one stack size to the next; a quadratic "
