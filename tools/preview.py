@@ -299,6 +299,9 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
         "awsx:ec2:Vpc",
         "aws:cognito/userPool:UserPool",
     }
+    # Ids by URN order, not registration order (which varies with async resolution), so the
+    # diagram diffs cleanly between runs.
+    resources = sorted(resources, key=lambda r: r.urn)
     ids = {r.urn: f"n{i}" for i, r in enumerate(resources)}
     lines = ["flowchart TD"]
     by_urn = {r.urn: r for r in resources}
@@ -309,12 +312,14 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
                 if kid.parent == r.urn and kid.type in shown:
                     lines.append(f'    {ids[kid.urn]}["{kid.type.split(":")[-1]}<br/>{kid.name}"]')
             lines.append("  end")
-    for r in resources:
-        if r.type not in shown:
-            continue
-        for dep in r.dependencies:
-            if dep in by_urn and by_urn[dep].type in shown:
-                lines.append(f"  {ids[dep]} --> {ids[r.urn]}")
+    edges = {
+        (ids[dep], ids[r.urn])
+        for r in resources
+        if r.type in shown
+        for dep in r.dependencies
+        if dep in by_urn and by_urn[dep].type in shown
+    }
+    lines += [f"  {a} --> {b}" for a, b in sorted(edges)]
     return "\n".join(lines)
 
 
