@@ -210,6 +210,9 @@ class EndpointConfig(_Section):
     """Days before access logs expire."""
     auth: AuthConfig = Field(default_factory=AuthConfig)
     """Cognito user pool and clients; see `AuthConfig`."""
+    hosted_zone_id: str | None = Field(None, pattern=r"^Z[A-Z0-9]{1,31}$")
+    """Route 53 hosted zone (usually private) in which to create an alias record for
+    `domainName` pointing at the ALB. Default none: you manage DNS."""
     listener_rule_quota: int = Field(100, ge=2, le=1000)
     """Your account's "Rules per Application Load Balancer" quota (default 100). Each service
     takes two rules; raise this only after the quota increase is granted."""

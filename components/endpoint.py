@@ -147,6 +147,8 @@ class EndpointArgs:
     access_logs: deliver access logs to a new bucket. Default True.
     access_log_retention_days: expiry of log objects. Default 90.
     auth: Cognito settings. Default AuthArgs().
+    hosted_zone_id: Route 53 zone in which to create an alias A record for domain_name pointing at
+        the ALB. Default None (the caller manages DNS).
     """
 
     vpc_id: pulumi.Input[str]
@@ -163,6 +165,7 @@ class EndpointArgs:
     access_logs: bool = True
     access_log_retention_days: int = 90
     auth: AuthArgs = field(default_factory=AuthArgs)
+    hosted_zone_id: str | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,6 +584,25 @@ class Endpoint(pulumi.ComponentResource):
             ],
             opts=child,
         )
+
+        # Cognito's callback and the certificate both name domain_name: the record makes that
+        # name reach this ALB (an alias, so no extra query cost and it follows the ALB's IPs).
+        self.dns_record: aws.route53.Record | None = None
+        if args.hosted_zone_id:
+            self.dns_record = aws.route53.Record(
+                f"{name}-dns",
+                zone_id=args.hosted_zone_id,
+                name=args.domain_name,
+                type="A",
+                aliases=[
+                    aws.route53.RecordAliasArgs(
+                        name=self.load_balancer.dns_name,
+                        zone_id=self.load_balancer.zone_id,
+                        evaluate_target_health=True,
+                    )
+                ],
+                opts=child,
+            )
 
         self.register_outputs(
             {

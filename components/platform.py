@@ -140,6 +140,7 @@ class InferencePlatform(pulumi.ComponentResource):
             ssl_policy=ep.ssl_policy,
             access_logs=ep.access_logs,
             access_log_retention_days=ep.access_log_retention_days,
+            hosted_zone_id=ep.hosted_zone_id,
             auth=AuthArgs(
                 existing_user_pool_id=auth.existing_user_pool_id,
                 existing_user_pool_domain=auth.existing_user_pool_domain,

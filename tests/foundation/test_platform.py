@@ -166,3 +166,21 @@ def test_exports_give_callers_what_they_need(stack: str) -> None:
     assert outputs["oauthTokenUrl"].endswith("/oauth2/token")
     assert outputs["apiClientId"]
     assert json.dumps(outputs["decisions"])  # plain, serialisable
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_dns_alias_only_when_a_zone_is_given(stack: str) -> None:
+    rec = recorded(stack)
+    zone = planned(stack).config.endpoint.hosted_zone_id
+    records = rec.by_type("aws:route53/record:Record")
+    if zone is None:
+        assert records == []
+        return
+    (record,) = records
+    assert record.inputs["zoneId"] == zone
+    assert record.inputs["name"] == planned(stack).config.endpoint.domain_name
+    assert record.inputs["type"] == "A"
+    (alias,) = record.inputs["aliases"]
+    alb = rec.one("aws:lb/loadBalancer:LoadBalancer")
+    assert alias["evaluateTargetHealth"] is True
+    assert alb.urn in record.dependencies
