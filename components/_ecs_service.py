@@ -62,7 +62,7 @@ class ServiceArgs(Protocol):
     @property
     def priority(self) -> int: ...
     @property
-    def image(self) -> str: ...
+    def image(self) -> Input[str]: ...
     @property
     def desired_count(self) -> int: ...
     @property
@@ -133,7 +133,7 @@ def service_roles(
     *,
     ctx: AwsContext,
     log_group: str,
-    image: str,
+    image: Input[str],
     secrets: Mapping[str, str],
     bucket: str,
     prefix: str,
@@ -155,11 +155,13 @@ def service_roles(
     execution_policy = aws.iam.RolePolicy(
         f"{name}-execution",
         role=execution_role.id,
-        policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+        # `image` may be an Output (the stack's own build): the pull statement is scoped to the
+        # repository of the reference the task definition actually names.
+        policy=Output.all(ctx.partition, ctx.region, ctx.account_id, image).apply(
             lambda a: iam.execution_role_policy(
                 log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
                 secret_arns=secret_arns,
-                image=image,
+                image=a[3],
                 partition=a[0],
             )
         ),
@@ -332,15 +334,15 @@ def alb_request_count_label(
 class TaskSpec:
     """What differs between the two services' tasks.
 
-    `container_definitions(region)` returns the container list (the region is an Output, so
-    the JSON is built inside `apply`); `compatibility` is "EC2" or "FARGATE"; `cpu` (CPU units)
-    and `memory_mib` are task-level; `runtime_platform` default None (unset: Linux on the
-    instance's own architecture); `container_name` and `port` are what the target group
-    registers; `health_path` is the target group's check; `health_check_interval_seconds`
-    default 15.
+    `container_definitions(region, image)` returns the container list (the region, and the image
+    when the stack builds it, are Outputs, so the JSON is built inside `apply`); `compatibility` is
+    "EC2" or "FARGATE"; `cpu` (CPU units) and `memory_mib` are task-level; `runtime_platform`
+    default None (unset: Linux on the instance's own architecture); `container_name` and `port` are
+    what the target group registers; `health_path` is the target group's check;
+    `health_check_interval_seconds` default 15.
     """
 
-    container_definitions: Callable[[str], list[dict[str, Any]]]
+    container_definitions: Callable[[str, str], list[dict[str, Any]]]
     compatibility: str
     cpu: int
     memory_mib: int
@@ -406,8 +408,8 @@ class LoadBalancedService(pulumi.ComponentResource):
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role
-        self.container_definitions = ctx.region.apply(
-            lambda region: json.dumps(task.container_definitions(region))
+        self.container_definitions = Output.all(ctx.region, args.image).apply(
+            lambda a: json.dumps(task.container_definitions(a[0], a[1]))
         )
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",

@@ -263,7 +263,15 @@ class EndpointConfig(_Section):
 class ImagesConfig(_Section):
     """Default container images per engine; a service may override with its own `image`.
 
-    Pin by tag or digest (CI feeds digests from the image build)."""
+    Pin by tag or digest (CI feeds digests from the image build). With `build: true` the stack
+    builds and pushes the images its services need instead (see `build`)."""
+
+    build: bool = False
+    """Build the images from this repository's `images/<engine>/` and push them to ECR
+    repositories the stack owns (needs Docker with buildx where `pulumi up` runs). Default
+    false: CI builds and feeds digests. An explicit reference still wins: a service's own
+    `image`, then `images.vllm`/`neuron`/`reranker`; only images no service gets that way are
+    built."""
 
     vllm: Image | None = None
     """Image for `engine: vllm` services (built from images/vllm)."""
@@ -401,7 +409,8 @@ class StartupConfig(_Section):
 
 class _ServiceBase(_Section):
     image: Image | None = None
-    """Container image; default: the engine's entry in `images`."""
+    """Container image; default: the engine's entry in `images`, else the stack's own build
+    (`images.build`)."""
     desired_count: int = Field(1, ge=0, le=1000)
     """Tasks at deploy time (autoscaling moves it within min..max)."""
     min_count: int = Field(1, ge=0, le=1000)
@@ -698,11 +707,16 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                     f"got {model.pool!r}",
                 )
             )
-        if model.image is None and getattr(cfg.images, model.engine) is None:
+        if (
+            not cfg.images.build
+            and model.image is None
+            and getattr(cfg.images, model.engine) is None
+        ):
             issues.append(
                 ConfigIssue(
                     f"{ROOT}.models.{name}.image",
-                    f"no image: set `image` here or `images.{model.engine}`",
+                    f"no image: set `image` here or `images.{model.engine}`, or "
+                    "`images.build: true`",
                 )
             )
     for name, rr in cfg.rerankers.items():
@@ -713,19 +727,43 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                     "a model service has the same name; service names share the URL path space",
                 )
             )
-        if rr.image is None and cfg.images.reranker is None:
+        if not cfg.images.build and rr.image is None and cfg.images.reranker is None:
             issues.append(
                 ConfigIssue(
                     f"{ROOT}.rerankers.{name}.image",
-                    "no image: set `image` here or `images.reranker`",
+                    "no image: set `image` here or `images.reranker`, or `images.build: true`",
                 )
             )
+    if cfg.images.build and not images_to_build(cfg):
+        issues.append(
+            ConfigIssue(
+                f"{ROOT}.images.build",
+                "nothing to build: every service already has an image (its own `image` or "
+                "`images.<engine>`); remove `build: true` or the references it should replace",
+            )
+        )
     both = set(cfg.gpu_pools) & set(cfg.neuron_pools)
     for name in sorted(both):
         issues.append(
             ConfigIssue(f"{ROOT}.neuronPools.{name}", "a GPU pool has the same name; rename one")
         )
     return issues
+
+
+def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
+    """With `images.build`, the images the stack must build: image name (`vllm`, `neuron`,
+    `reranker`) -> the services that run it (those without their own `image` and without an
+    `images.<engine>` reference). Empty when `images.build` is false."""
+    if not cfg.images.build:
+        return {}
+    users: dict[str, list[str]] = {}
+    for name, model in cfg.models.items():
+        if model.image is None and getattr(cfg.images, model.engine) is None:
+            users.setdefault(model.engine, []).append(name)
+    for name, rr in cfg.rerankers.items():
+        if rr.image is None and cfg.images.reranker is None:
+            users.setdefault("reranker", []).append(name)
+    return users
 
 
 def load_stack_config(raw: object, stack: str | None = None) -> StackConfig:

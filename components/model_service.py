@@ -111,7 +111,7 @@ class ModelServiceArgs:
     router: Router
     service: str
     priority: int
-    image: str
+    image: Input[str]
     launch: VllmLaunch | NeuronLaunch
     capacity_provider_name: Input[str]
     weights_bucket: str
@@ -169,12 +169,15 @@ def validate_common(where: str, args: ServiceArgs, managed_env: Sequence[str]) -
             f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
         )
     _int(where, "priority", args.priority, 1, LISTENER_PRIORITY_MAX)
-    if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
-        raise ServiceArgsError(f"{where}: image {image!r} must be a non-empty image reference")
-    try:
-        iam.ecr_repository_arn(image)
-    except iam.PolicyArgumentError as exc:
-        raise ServiceArgsError(f"{where}: {exc}") from None
+    # An Output is the stack's own build (images.build): a digest reference in the stack's ECR
+    # repository, checked when the execution role's pull statement is derived from it.
+    if not isinstance(image, pulumi.Output):
+        if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
+            raise ServiceArgsError(f"{where}: image {image!r} must be a non-empty image reference")
+        try:
+            iam.ecr_repository_arn(image)
+        except iam.PolicyArgumentError as exc:
+            raise ServiceArgsError(f"{where}: {exc}") from None
     _int(where, "min_count", min_count, 0)
     _int(where, "max_count", max_count, 1)
     _int(where, "desired_count", desired_count, 0)
@@ -473,8 +476,8 @@ class ModelService(LoadBalancedService):
             bucket=args.weights_bucket,
             prefix=args.weights_prefix,
             task=TaskSpec(
-                container_definitions=lambda region: model_container_definitions(
-                    image=args.image,
+                container_definitions=lambda region, image: model_container_definitions(
+                    image=image,
                     launch=launch,
                     log_group_name=group_name,
                     region=region,

@@ -17,9 +17,15 @@ from typing import Any, Literal
 
 import pulumi
 
-from components import catalog, iam, sizing
+from components import catalog, iam, image_build, sizing
 from components._asg_pool import PoolArgs, WarmPoolArgs, pool_problems
-from components.config import ModelConfig, PoolConfig, RerankerConfig, StackConfig
+from components.config import (
+    ModelConfig,
+    PoolConfig,
+    RerankerConfig,
+    StackConfig,
+    images_to_build,
+)
 from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.errors import ConfigError, ConfigIssue
 from components.gpu_pool import GpuAsgPoolArgs
@@ -70,7 +76,7 @@ class ModelPlan:
     name: str
     config: ModelConfig
     pool: PoolPlan
-    image: str
+    image: str | None  # None: built by the stack (images.build), see Plan.builds
     launch: VllmLaunch | NeuronLaunch
     fit: sizing.GpuFit | sizing.NeuronFit
     priority: int
@@ -95,7 +101,7 @@ class ModelPlan:
 class RerankerPlan:
     name: str
     config: RerankerConfig
-    image: str
+    image: str | None  # None: built by the stack (images.build), see Plan.builds
     size: sizing.FargateSize
     priority: int
     deregistration: sizing.DeregistrationDelay
@@ -116,6 +122,8 @@ class Plan:
     pools: dict[str, PoolPlan] = field(default_factory=dict)
     models: dict[str, ModelPlan] = field(default_factory=dict)
     rerankers: dict[str, RerankerPlan] = field(default_factory=dict)
+    builds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Images the stack builds (`images.build`): image name -> Docker platforms."""
 
     def decisions(self) -> dict[str, list[str]]:
         """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
@@ -133,6 +141,11 @@ class Plan:
             ]
         for name, r in self.rerankers.items():
             out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+        for image, platforms in self.builds.items():
+            out[f"image {image}"] = [
+                f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
+                "pushed to the stack's ECR repository, run by digest"
+            ]
         return out
 
 
@@ -379,7 +392,6 @@ def _reranker_plan(
         )
     bucket, prefix = iam.split_s3_uri(rr.model_uri)
     image = rr.image or cfg.images.reranker
-    assert image is not None  # check_references guarantees it
     return RerankerPlan(
         name=name,
         config=rr,
@@ -404,9 +416,29 @@ class ServiceWiring:
     load_balancer_arn_suffix: pulumi.Input[str]
     router: Any
     service_depends_on: Sequence[pulumi.Resource] = ()
+    built_images: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    """Image name -> digest reference of the stack's own builds (`images.build`)."""
 
 
-_PLACEHOLDER_WIRING = ServiceWiring("cluster", "vpc", [], "sg", "app/alb/0", None)
+def _placeholder_reference(image: str) -> str:
+    """An ECR digest reference shaped like a build's, so the services' checks run in full."""
+    return f"123456789012.dkr.ecr.us-east-1.amazonaws.com/ecs-inference/{image}@sha256:{'0' * 64}"
+
+
+_PLACEHOLDER_WIRING = ServiceWiring(
+    "cluster",
+    "vpc",
+    [],
+    "sg",
+    "app/alb/0",
+    None,
+    built_images={i: _placeholder_reference(i) for i in ("vllm", "neuron", "reranker")},
+)
+
+
+def _service_image(image: str | None, built: str, wiring: ServiceWiring) -> pulumi.Input[str]:
+    """The configured reference, else the stack's build of `built`."""
+    return image if image is not None else wiring.built_images[built]
 
 
 def model_service_args(
@@ -424,7 +456,7 @@ def model_service_args(
         router=wiring.router,
         service=m.name,
         priority=m.priority,
-        image=m.image,
+        image=_service_image(m.image, m.config.engine, wiring),
         launch=m.launch,
         capacity_provider_name=capacity_provider_name,
         weights_bucket=m.weights_bucket,
@@ -464,7 +496,7 @@ def reranker_args(r: RerankerPlan, wiring: ServiceWiring, idle_timeout: int) -> 
         router=wiring.router,
         service=r.name,
         priority=r.priority,
-        image=r.image,
+        image=_service_image(r.image, "reranker", wiring),
         model_bucket=r.model_bucket,
         model_prefix=r.model_prefix,
         cpu=r.size.cpu,
@@ -592,6 +624,31 @@ def build_plan(
         except (ServiceArgsError, ValueError) as exc:
             issues.append(_service_issue(path, exc))
 
+    builds = _image_builds(config, issues)
+
     if issues:
         raise ConfigError(issues, stack)
-    return Plan(config=config, idle_timeout=idle, pools=pools, models=models, rerankers=rerankers)
+    return Plan(
+        config=config,
+        idle_timeout=idle,
+        pools=pools,
+        models=models,
+        rerankers=rerankers,
+        builds=builds,
+    )
+
+
+def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, tuple[str, ...]]:
+    """Images to build (`images.build`) and their platforms: vLLM and Neuron for x86_64, the
+    re-ranker for every Fargate cpuArchitecture of the services that run the built image."""
+    builds: dict[str, tuple[str, ...]] = {}
+    for image, users in images_to_build(config).items():
+        if image == "reranker":
+            archs = [config.rerankers[u].cpu_architecture for u in users]
+            try:
+                builds[image] = image_build.reranker_platforms(archs)
+            except image_build.ImageBuildError as exc:
+                issues.append(ConfigIssue("platform.images.build", str(exc)))
+        else:
+            builds[image] = image_build.IMAGE_PLATFORMS[image]
+    return builds

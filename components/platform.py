@@ -1,8 +1,10 @@
 """InferencePlatform: the whole stack, composed from one validated plan.
 
-Builds, in dependency order: the Network (VPC, NAT, VPC endpoints), the ECS Cluster, one capacity
-pool per accelerator type, the authenticated Endpoint, and every model and re-ranker service
-behind it. All decisions (sizing, tensor parallel size, Fargate size, timeouts) were made by
+Builds, in dependency order: the stack's own images when `images.build` asks for them
+(components.image_build: ECR repositories and docker-build images, run by digest), the
+Network (VPC, NAT, VPC endpoints), the ECS Cluster, one capacity pool per accelerator type,
+the authenticated Endpoint, and every model and re-ranker service behind it. All decisions
+(sizing, tensor parallel size, Fargate size, timeouts) were made by
 `components.plan.build_plan` before this component registers anything, so an invalid stack
 registers nothing.
 """
@@ -14,6 +16,7 @@ import pulumi
 from components.cluster import Cluster, ClusterArgs
 from components.endpoint import AuthArgs, Endpoint, EndpointArgs
 from components.gpu_pool import GpuAsgPool
+from components.image_build import ImageBuilds, ImageBuildsArgs
 from components.model_service import ModelService
 from components.network import Network, NetworkArgs
 from components.neuron_pool import InferentiaPool
@@ -29,7 +32,8 @@ from components.reranker import FargateReranker
 
 
 class InferencePlatform(pulumi.ComponentResource):
-    """Everything one stack deploys. Attributes: `network`, `cluster`, `pools` (by pool name),
+    """Everything one stack deploys. Attributes: `images` (ImageBuilds, or None unless
+    `images.build`), `network`, `cluster`, `pools` (by pool name),
     `capacity_providers` (the cluster association), `endpoint`, `models` and `rerankers` (by
     service name), `plan`."""
 
@@ -43,6 +47,16 @@ class InferencePlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         cfg = plan.config
         self.plan = plan
+        self.images: ImageBuilds | None = None
+        if plan.builds:
+            self.images = ImageBuilds(
+                f"{name}-images",
+                ImageBuildsArgs(
+                    images=plan.builds,
+                    repository_prefix=f"{pulumi.get_project()}/{pulumi.get_stack()}",
+                ),
+                opts=child,
+            )
 
         self.network = Network(
             f"{name}-net",
@@ -92,6 +106,7 @@ class InferencePlatform(pulumi.ComponentResource):
             # ECS rejects a service naming a capacity provider the cluster is not associated
             # with yet.
             service_depends_on=(self.capacity_providers,),
+            built_images=dict(self.images.references) if self.images else {},
         )
         self.models: dict[str, ModelService] = {
             m.name: ModelService(

@@ -97,7 +97,7 @@ class FargateRerankerArgs:
     router: Router
     service: str
     priority: int
-    image: str
+    image: Input[str]
     model_bucket: str
     model_prefix: str
     cpu: int
@@ -299,8 +299,8 @@ class FargateReranker(LoadBalancedService):
             bucket=args.model_bucket,
             prefix=args.model_prefix,
             task=TaskSpec(
-                container_definitions=lambda region: reranker_container_definitions(
-                    image=args.image,
+                container_definitions=lambda region, image: reranker_container_definitions(
+                    image=image,
                     environment=environment,
                     log_group_name=group_name,
                     region=region,

@@ -180,6 +180,25 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["arnSuffix"] = f"app/{physical}/{_stable_hex(name, length=16)}"
         if typ == "aws:lb/targetGroup:TargetGroup":
             outputs["arnSuffix"] = f"targetgroup/{physical}/{_stable_hex(name, length=16)}"
+        if typ == "aws:ecr/repository:Repository":
+            repo = args.inputs.get("name") or physical
+            resource_id = repo
+            outputs["name"] = repo
+            outputs["registryId"] = ACCOUNT_ID
+            outputs["arn"] = f"arn:aws:ecr:{self.region}:{ACCOUNT_ID}:repository/{repo}"
+            outputs["repositoryUrl"] = f"{ACCOUNT_ID}.dkr.ecr.{self.region}.amazonaws.com/{repo}"
+        if typ == "docker-build:index:Image":
+            # What only a real build and push knows: the manifest digest, and the pushed tag
+            # with it (a stable fake derived from the inputs, like the ids above).
+            digest = (
+                "sha256:"
+                + hashlib.sha256(
+                    json.dumps(args.inputs, sort_keys=True, default=str).encode()
+                ).hexdigest()
+            )
+            tags = args.inputs.get("tags") or []
+            outputs["digest"] = digest
+            outputs["ref"] = f"{tags[0]}@{digest}" if tags else ""
         return resource_id, outputs
 
     def _vpc_outputs(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -229,6 +248,17 @@ class RecordingMocks(pulumi.runtime.Mocks):
                     subnets = list(flt.get("values") or [])
             ids = [f"rtb-{_stable_hex(s, length=17)}" for s in subnets]
             return {"ids": ids, "id": args.args.get("vpcId", "")}
+        if token == "aws:ecr/getAuthorizationToken:getAuthorizationToken":
+            registry = args.args.get("registryId") or ACCOUNT_ID
+            return {
+                "proxyEndpoint": f"https://{registry}.dkr.ecr.{self.region}.amazonaws.com",
+                "userName": "AWS",
+                "password": "preview-token",
+                "authorizationToken": "QVdTOnByZXZpZXctdG9rZW4=",  # base64("AWS:preview-token")
+                "expiresAt": "2000-01-01T12:00:00Z",
+                "registryId": registry,
+                "id": registry,
+            }
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             names = [f"{self.region}{z}" for z in "abcdef"]
             return {"names": names, "zoneIds": names, "id": self.region}

@@ -1,0 +1,276 @@
+"""ImageBuilds: the stack builds and pushes its own serving images (`images.build: true`).
+
+The default delivery path is CI (.github/workflows/deploy.yml builds each image, pushes it to
+ECR and feeds its digest to the stacks as `images.*`). A stack without that pipeline can set
+`images.build: true` instead; it then owns, per image some service uses (vllm, neuron,
+reranker):
+
+- an ECR repository `<prefix>/<image>`: tags immutable (a digest a task definition names can
+  never be re-pointed) except the build cache tag, scan on push, AES256 encryption at rest, and
+  a lifecycle policy keeping the last `keep_images` builds;
+- a docker-build `Image` built from this repository's `images/<image>/` for the platform the
+  service runs on, pushed with a content-derived tag, with the BuildKit layer cache kept in the
+  same repository (`:buildcache`, ECR needs the OCI image-manifest cache format);
+- `references[image]`: `<repository-url>@sha256:<digest>`, what the task definitions run and
+  what the execution role's ECR pull statement is scoped to (iam.ecr_repository_arn).
+
+The platforms are decided here once (`IMAGE_PLATFORMS`, `RERANKER_PLATFORMS`) and the deploy
+workflow's build matrix is tested against them. Needs a Docker daemon with buildx where `pulumi
+up` runs; builds are skipped on preview (the Dockerfiles are linted by `make lint`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_docker_build as docker_build
+
+from images.reranker import contract as reranker_contract
+
+TOKEN = "ecs-inference:delivery:ImageBuilds"
+# Build contexts, relative to the Pulumi project directory (the program's working directory), so
+# the recorded inputs do not depend on where the repository is checked out.
+IMAGES_DIR = "images"
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are
+# all x86_64; these images cannot run elsewhere.
+IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
+    "vllm": ("linux/amd64",),
+    "neuron": ("linux/amd64",),
+}
+# The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
+# use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
+RERANKER_PLATFORMS: Mapping[str, str] = {"ARM64": "linux/arm64", "X86_64": "linux/amd64"}
+DEFAULT_RERANKER_PLATFORM = RERANKER_PLATFORMS[reranker_contract.CPU_ARCHITECTURE]
+
+# The AWS Deep Learning Containers account images/neuron/Dockerfile pulls its base from; the
+# Dockerfile's DLC_REGION build argument is set to the stack's region so one login covers it.
+DLC_ACCOUNT = "763104351884"
+CACHE_TAG = "buildcache"
+TAG_PREFIX = "ctx-"
+DEFAULT_KEEP_IMAGES = 10
+
+# Files in a context that never reach the image (.dockerignore of images/reranker, and Python
+# byte code the tests leave behind); they must not change the content tag either.
+_IGNORED_PARTS = ("__pycache__",)
+_IGNORED_SUFFIXES = (".pyc", ".onnx")
+
+
+class ImageBuildError(ValueError):
+    """An image build request the component cannot honour (unknown image, bad platform)."""
+
+
+def reranker_platforms(architectures: Sequence[str]) -> tuple[str, ...]:
+    """Docker platforms for the re-ranker services' Fargate `cpuArchitecture`s, sorted and
+    de-duplicated; an empty list means the contract's default architecture."""
+    archs = set(architectures) or {reranker_contract.CPU_ARCHITECTURE}
+    unknown = archs - set(RERANKER_PLATFORMS)
+    if unknown:
+        raise ImageBuildError(f"no Docker platform for cpuArchitecture {sorted(unknown)}")
+    return tuple(sorted(RERANKER_PLATFORMS[a] for a in archs))
+
+
+def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT) -> str:
+    """sha256 over the build context's files (path and bytes, sorted) and the platforms.
+
+    The image tag is derived from it: ECR tags are immutable here, so a tag must only ever name
+    one content; the same content and platforms give the same tag (no rebuild, no push)."""
+    context = root / IMAGES_DIR / image
+    if not (context / "Dockerfile").is_file():
+        raise ImageBuildError(f"{IMAGES_DIR}/{image}/Dockerfile does not exist")
+    digest = hashlib.sha256(json.dumps(sorted(platforms)).encode())
+    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+        rel = path.relative_to(context)
+        if any(part in _IGNORED_PARTS for part in rel.parts) or path.suffix in _IGNORED_SUFFIXES:
+            continue
+        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def lifecycle_policy(keep_images: int) -> str:
+    """ECR lifecycle policy: keep the newest `keep_images` builds (tags `ctx-*`) and the one
+    build cache tag. A rule's matched images cannot be expired by a lower-priority rule, so the
+    cache rule comes first; untagged images are not expired (they may be the per-platform
+    manifests of a kept multi-platform index)."""
+    if keep_images < 1:
+        raise ImageBuildError(f"keep_images must be >= 1, got {keep_images}")
+    return json.dumps(
+        {
+            "rules": [
+                {
+                    "rulePriority": 1,
+                    "description": "keep the BuildKit layer cache",
+                    "selection": {
+                        "tagStatus": "tagged",
+                        "tagPrefixList": [CACHE_TAG],
+                        "countType": "imageCountMoreThan",
+                        "countNumber": 1,
+                    },
+                    "action": {"type": "expire"},
+                },
+                {
+                    "rulePriority": 2,
+                    "description": f"keep the last {keep_images} builds",
+                    "selection": {
+                        "tagStatus": "tagged",
+                        "tagPrefixList": [TAG_PREFIX],
+                        "countType": "imageCountMoreThan",
+                        "countNumber": keep_images,
+                    },
+                    "action": {"type": "expire"},
+                },
+            ]
+        },
+        sort_keys=True,
+    )
+
+
+def digest_reference(repository_url: str, digest: str) -> str:
+    """`<repository-url>@sha256:...`: what ECS pulls; pinned to the exact build."""
+    if not digest.startswith("sha256:"):
+        raise ImageBuildError(f"{repository_url}: build produced no pushed digest ({digest!r})")
+    return f"{repository_url}@{digest}"
+
+
+@dataclass(frozen=True)
+class ImageBuildsArgs:
+    """What to build.
+
+    - `images`: image name (`vllm`, `neuron`, `reranker`) -> Docker platforms;
+    - `repository_prefix`: ECR repositories are `<prefix>/<image>` (e.g. `ecs-inference/dev`);
+    - `keep_images` 10 — builds each repository keeps (the lifecycle policy);
+    - `force_delete` False — deleting the stack does not delete repositories holding images.
+    """
+
+    images: Mapping[str, tuple[str, ...]]
+    repository_prefix: str
+    keep_images: int = DEFAULT_KEEP_IMAGES
+    force_delete: bool = False
+
+
+def validate_image_builds(args: ImageBuildsArgs) -> None:
+    """Reject unknown images, platforms the image cannot run on and an empty request."""
+    if not args.images:
+        raise ImageBuildError("no image to build")
+    if args.keep_images < 1:
+        raise ImageBuildError(f"keep_images must be >= 1, got {args.keep_images}")
+    for image, platforms in args.images.items():
+        allowed = (
+            set(RERANKER_PLATFORMS.values())
+            if image == "reranker"
+            else set(IMAGE_PLATFORMS.get(image, ()))
+        )
+        if not allowed:
+            raise ImageBuildError(f"unknown image {image!r} (known: vllm, neuron, reranker)")
+        if not platforms or not set(platforms) <= allowed:
+            raise ImageBuildError(
+                f"image {image!r} builds for {sorted(allowed)}, got {list(platforms)}"
+            )
+
+
+class ImageBuilds(pulumi.ComponentResource):
+    """Repositories and builds. Attributes: `repositories` and `images` (by image name),
+    `references` (image name -> Output of `<repository-url>@sha256:<digest>`)."""
+
+    def __init__(
+        self, name: str, args: ImageBuildsArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        validate_image_builds(args)
+        super().__init__(TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        region = aws.get_region_output(opts=invoke).region
+        self.repositories: dict[str, aws.ecr.Repository] = {}
+        self.images: dict[str, docker_build.Image] = {}
+        self.references: dict[str, pulumi.Output[str]] = {}
+        for image, platforms in sorted(args.images.items()):
+            repo = aws.ecr.Repository(
+                f"{name}-{image}",
+                name=f"{args.repository_prefix}/{image}",
+                # Tags never move (a digest reference is what ECS runs, but a tag re-pointed
+                # under a running service would hide what is deployed), except the build cache,
+                # which every build overwrites.
+                image_tag_mutability="IMMUTABLE_WITH_EXCLUSION",
+                image_tag_mutability_exclusion_filters=[
+                    aws.ecr.RepositoryImageTagMutabilityExclusionFilterArgs(
+                        filter=CACHE_TAG, filter_type="WILDCARD"
+                    )
+                ],
+                image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
+                    scan_on_push=True
+                ),
+                encryption_configurations=[
+                    aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="AES256")
+                ],
+                force_delete=args.force_delete,
+                opts=child,
+            )
+            aws.ecr.LifecyclePolicy(
+                f"{name}-{image}",
+                repository=repo.name,
+                policy=lifecycle_policy(args.keep_images),
+                opts=child,
+            )
+            registries = [_registry(repo.registry_id, invoke)]
+            build_args: dict[str, pulumi.Input[str]] = {}
+            if image == "neuron":
+                registries.append(_registry(DLC_ACCOUNT, invoke))
+                build_args["DLC_REGION"] = region
+            tag = f"{TAG_PREFIX}{context_digest(image, platforms)[:16]}"
+            cache = repo.repository_url.apply(lambda url: f"{url}:{CACHE_TAG}")
+            built = docker_build.Image(
+                f"{name}-{image}",
+                context=docker_build.BuildContextArgs(location=f"{IMAGES_DIR}/{image}"),
+                dockerfile=docker_build.DockerfileArgs(location=f"{IMAGES_DIR}/{image}/Dockerfile"),
+                platforms=[docker_build.Platform(p) for p in platforms],
+                push=True,
+                tags=[repo.repository_url.apply(lambda url, t=tag: f"{url}:{t}")],
+                build_args=build_args or None,
+                registries=registries,
+                cache_from=[
+                    docker_build.CacheFromArgs(
+                        registry=docker_build.CacheFromRegistryArgs(ref=cache)
+                    )
+                ],
+                # ECR only stores a cache exported as an OCI image manifest.
+                cache_to=[
+                    docker_build.CacheToArgs(
+                        registry=docker_build.CacheToRegistryArgs(
+                            ref=cache,
+                            mode=docker_build.CacheMode.MAX,
+                            image_manifest=True,
+                            oci_media_types=True,
+                        )
+                    )
+                ],
+                # Pulling a 10+ GB engine base on every preview is not worth it; hadolint
+                # checks the Dockerfiles and the build runs on `pulumi up`.
+                build_on_preview=False,
+                opts=child,
+            )
+            self.repositories[image] = repo
+            self.images[image] = built
+            self.references[image] = pulumi.Output.all(repo.repository_url, built.digest).apply(
+                lambda a: digest_reference(a[0], a[1])
+            )
+        self.register_outputs({f"{k}Image": v for k, v in self.references.items()})
+
+
+def _registry(
+    registry_id: pulumi.Input[str], invoke: pulumi.InvokeOutputOptions
+) -> docker_build.RegistryArgs:
+    """Short-lived (12 h) credentials for one ECR registry, from the provider's own AWS
+    identity; the password stays a secret in the state."""
+    token = aws.ecr.get_authorization_token_output(registry_id=registry_id, opts=invoke)
+    return docker_build.RegistryArgs(
+        address=token.proxy_endpoint.apply(lambda e: e.removeprefix("https://")),
+        username=token.user_name,
+        password=pulumi.Output.secret(token.password),
+    )

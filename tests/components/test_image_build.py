@@ -1,0 +1,326 @@
+"""`images.build: true`: the stack builds and pushes its own images and runs them by digest.
+
+Runs the real program under the mock runtime with a stack file written to tmp_path (the dev
+stack with its image references replaced by `build: true`), and checks: one immutable, scanned,
+encrypted ECR repository with a lifecycle policy per image a service uses; a docker-build Image
+per repository with the right context, Dockerfile, platform, push and registry logins; task
+definitions naming the pushed digest; execution roles allowed to pull from exactly that
+repository. Also: nothing is built when the flag is off, explicit references win, config errors
+name their path, and the platforms agree with the deploy workflow's build matrix.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import image_build
+from components.config import images_to_build, load_stack_config
+from components.errors import ConfigError
+from components.plan import build_plan
+from tools.preview import project_name, read_stack_file
+from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
+
+ROOT = Path(__file__).resolve().parents[2]
+REGION = "us-east-1"
+REGISTRY = f"{ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
+PLATFORM_KEY = "ecs-inference:platform"
+REPO = "aws:ecr/repository:Repository"
+IMAGE = "docker-build:index:Image"
+
+
+def dev_stack(**images: Any) -> dict[str, Any]:
+    """The dev stack file with `images` replaced."""
+    stack = copy.deepcopy(read_stack_file(ROOT, "dev"))
+    stack["config"][PLATFORM_KEY]["images"] = images
+    return stack
+
+
+def platform(stack: dict[str, Any]) -> dict[str, Any]:
+    return stack["config"][PLATFORM_KEY]
+
+
+def run_stack(stack: dict[str, Any], tmp_path: Path, name: str = "build") -> Recording:
+    path = tmp_path / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    settings = yaml.safe_load(path.read_text())
+    return run_program(
+        ROOT, project=project_name(ROOT), stack=name, config=stack_config_values(settings)
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    return run_stack(dev_stack(build=True), tmp_path_factory.mktemp("stack"))
+
+
+def containers(rec: Recording) -> dict[str, dict[str, Any]]:
+    """Task definition name -> its (single) container definition."""
+    return {
+        r.name: json.loads(r.inputs["containerDefinitions"])[0]
+        for r in rec.by_type("aws:ecs/taskDefinition:TaskDefinition")
+    }
+
+
+def pull_statement(rec: Recording, role: str) -> dict[str, Any]:
+    policy = json.loads(
+        rec.one("aws:iam/rolePolicy:RolePolicy", f"{role}-execution").inputs["policy"]
+    )
+    (statement,) = [s for s in policy["Statement"] if s["Sid"] == "PullImage"]
+    return statement
+
+
+# --------------------------------------------------------------------------------------------
+# the program with images.build: true
+# --------------------------------------------------------------------------------------------
+
+
+def test_one_locked_down_repository_per_image(built: Recording) -> None:
+    repos = {r.inputs["name"]: r.inputs for r in built.by_type(REPO)}
+    assert sorted(repos) == [f"ecs-inference/build/{i}" for i in ("neuron", "reranker", "vllm")]
+    for inputs in repos.values():
+        # Immutable tags except the build cache, which every build overwrites.
+        assert inputs["imageTagMutability"] == "IMMUTABLE_WITH_EXCLUSION"
+        assert inputs["imageTagMutabilityExclusionFilters"] == [
+            {"filter": image_build.CACHE_TAG, "filterType": "WILDCARD"}
+        ]
+        assert inputs["imageScanningConfiguration"] == {"scanOnPush": True}
+        assert inputs["encryptionConfigurations"] == [{"encryptionType": "AES256"}]
+        assert inputs["forceDelete"] is False
+    policies = {
+        r.inputs["repository"]: r.inputs
+        for r in built.by_type("aws:ecr/lifecyclePolicy:LifecyclePolicy")
+    }
+    assert sorted(policies) == sorted(repos)
+    for inputs in policies.values():
+        rules = json.loads(inputs["policy"])["rules"]
+        builds = [r for r in rules if r["selection"].get("tagPrefixList") == ["ctx-"]]
+        assert builds and builds[0]["selection"]["countNumber"] == image_build.DEFAULT_KEEP_IMAGES
+
+
+@pytest.mark.parametrize(
+    ("image", "platforms"),
+    [("vllm", ["linux/amd64"]), ("neuron", ["linux/amd64"]), ("reranker", ["linux/arm64"])],
+)
+def test_images_build_from_the_repository_for_their_platform_and_push(
+    built: Recording, image: str, platforms: list[str]
+) -> None:
+    inputs = built.one(IMAGE, f"-images-{image}").inputs
+    assert inputs["context"] == {"location": f"images/{image}"}
+    assert inputs["dockerfile"] == {"location": f"images/{image}/Dockerfile"}
+    assert (ROOT / inputs["dockerfile"]["location"]).is_file()
+    assert inputs["platforms"] == platforms
+    assert inputs["push"] is True
+    assert inputs["buildOnPreview"] is False
+    repo = f"{REGISTRY}/ecs-inference/build/{image}"
+    (tag,) = inputs["tags"]
+    digest = image_build.context_digest(image, platforms)
+    assert tag == f"{repo}:ctx-{digest[:16]}"
+    cache_ref = f"{repo}:{image_build.CACHE_TAG}"
+    assert inputs["cacheFrom"] == [{"registry": {"ref": cache_ref}}]
+    (cache_to,) = inputs["cacheTo"]
+    assert cache_to["registry"]["ref"] == cache_ref
+    assert cache_to["registry"]["imageManifest"] is True
+    assert cache_to["registry"]["ociMediaTypes"] is True
+    addresses = [r["address"] for r in inputs["registries"]]
+    expected = [REGISTRY]
+    if image == "neuron":
+        # The base image comes from the AWS Deep Learning Containers registry in the stack's
+        # region, which the DLC_REGION build argument selects.
+        expected.append(f"{image_build.DLC_ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com")
+        assert inputs["buildArgs"] == {"DLC_REGION": REGION}
+    else:
+        assert "buildArgs" not in inputs
+    assert addresses == expected
+    assert all(r["username"] == "AWS" and r["password"] for r in inputs["registries"])
+    assert "aws:ecr/getAuthorizationToken:getAuthorizationToken" in built.invokes
+
+
+@pytest.mark.parametrize(
+    ("task", "image"),
+    [("llama", "vllm"), ("llama-neuron", "neuron"), ("rerank", "reranker")],
+)
+def test_services_run_the_pushed_digest_and_pull_only_from_its_repository(
+    built: Recording, task: str, image: str
+) -> None:
+    container = containers(built)[f"inference-{task}-task"]
+    repo = f"{REGISTRY}/ecs-inference/build/{image}"
+    assert container["image"].startswith(f"{repo}@sha256:")
+    assert len(container["image"].split("@sha256:")[1]) == 64
+    statement = pull_statement(built, f"inference-{task}")
+    repository_arn = built.one(REPO, f"-images-{image}")
+    assert statement["Resource"] == (
+        f"arn:aws:ecr:{REGION}:{ACCOUNT_ID}:repository/ecs-inference/build/{image}"
+    )
+    assert repository_arn.inputs["name"] == f"ecs-inference/build/{image}"
+    # The task definition waits for the build: its containers depend on the Image resource.
+    image_urn = built.one(IMAGE, f"-images-{image}").urn
+    task_def = built.one("aws:ecs/taskDefinition:TaskDefinition", f"inference-{task}-task")
+    assert image_urn in task_def.property_dependencies["containerDefinitions"]
+
+
+def test_the_plan_reports_what_it_builds(built: Recording) -> None:
+    decisions = built.outputs["decisions"]
+    assert decisions["image reranker"] == [
+        "built from images/reranker for linux/arm64, pushed to the stack's ECR repository, "
+        "run by digest"
+    ]
+    assert {"image vllm", "image neuron"} <= set(decisions)
+
+
+# --------------------------------------------------------------------------------------------
+# what is (not) built
+# --------------------------------------------------------------------------------------------
+
+
+def test_nothing_is_built_when_the_flag_is_off(tmp_path: Path) -> None:
+    stack = copy.deepcopy(read_stack_file(ROOT, "dev"))
+    assert platform(stack)["images"].get("build", False) is False
+    rec = run_stack(stack, tmp_path, "nobuild")
+    assert rec.by_type(REPO) == [] and rec.by_type(IMAGE) == []
+    assert "aws:ecr/getAuthorizationToken:getAuthorizationToken" not in rec.invokes
+    images = {c["image"] for c in containers(rec).values()}
+    assert images == set(platform(stack)["images"].values())
+
+
+def test_explicit_references_win_and_only_the_rest_is_built(tmp_path: Path) -> None:
+    vllm = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v0.33.0"
+    stack = dev_stack(build=True, vllm=vllm)
+    own = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/reranker:1.2.3"
+    platform(stack)["rerankers"]["rerank"]["image"] = own
+    rec = run_stack(stack, tmp_path)
+    assert [r.inputs["name"] for r in rec.by_type(REPO)] == ["ecs-inference/build/neuron"]
+    assert len(rec.by_type(IMAGE)) == 1
+    found = containers(rec)
+    assert found["inference-llama-task"]["image"] == vllm
+    assert found["inference-rerank-task"]["image"] == own
+    assert found["inference-llama-neuron-task"]["image"].startswith(
+        f"{REGISTRY}/ecs-inference/build/neuron@sha256:"
+    )
+    assert pull_statement(rec, "inference-llama")["Resource"].endswith(":repository/team/vllm")
+
+
+def test_reranker_builds_for_every_architecture_its_services_use() -> None:
+    stack = dev_stack(build=True)
+    rerankers = platform(stack)["rerankers"]
+    rerankers["rerank-x86"] = {**rerankers["rerank"], "cpuArchitecture": "X86_64"}
+    plan = build_plan(load_stack_config(platform(stack), "build"), "build", REGION)
+    assert plan.builds["reranker"] == ("linux/amd64", "linux/arm64")
+    assert plan.builds["vllm"] == plan.builds["neuron"] == ("linux/amd64",)
+
+
+def test_images_to_build_lists_the_services_per_image() -> None:
+    cfg = load_stack_config(platform(dev_stack(build=True)), "build")
+    assert images_to_build(cfg) == {
+        "vllm": ["llama"],
+        "neuron": ["llama-neuron"],
+        "reranker": ["rerank"],
+    }
+    off = load_stack_config(platform(copy.deepcopy(read_stack_file(ROOT, "dev"))), "dev")
+    assert images_to_build(off) == {}
+
+
+# --------------------------------------------------------------------------------------------
+# config errors
+# --------------------------------------------------------------------------------------------
+
+
+def config_error(raw: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as exc:
+        load_stack_config(raw, "build")
+    return str(exc.value)
+
+
+def test_build_with_nothing_to_build_is_an_error_on_its_path() -> None:
+    refs = platform(copy.deepcopy(read_stack_file(ROOT, "dev")))["images"]
+    message = config_error(platform(dev_stack(build=True, **refs)))
+    assert "platform.images.build" in message
+    assert "nothing to build" in message
+
+
+def test_build_must_be_a_boolean() -> None:
+    message = config_error(platform(dev_stack(build="sometimes")))
+    assert "platform.images.build" in message
+
+
+def test_without_build_a_missing_image_says_how_to_fix_it() -> None:
+    message = config_error(platform(dev_stack()))
+    assert "platform.models.llama.image" in message
+    assert "platform.rerankers.rerank.image" in message
+    assert "images.build: true" in message
+
+
+# --------------------------------------------------------------------------------------------
+# pure helpers and the component's own checks
+# --------------------------------------------------------------------------------------------
+
+
+def test_platforms_match_the_deploy_workflow_matrix() -> None:
+    workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
+    matrix = workflow["jobs"]["images"]["strategy"]["matrix"]["include"]
+    ci = {entry["image"]: entry["platform"] for entry in matrix}
+    expected = {name: platforms[0] for name, platforms in image_build.IMAGE_PLATFORMS.items()}
+    expected["reranker"] = image_build.DEFAULT_RERANKER_PLATFORM
+    assert ci == expected
+
+
+def test_context_digest_follows_content_and_platforms(tmp_path: Path) -> None:
+    context = tmp_path / "images" / "demo"
+    context.mkdir(parents=True)
+    (context / "Dockerfile").write_text("FROM scratch\n")
+    first = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    (context / "__pycache__").mkdir()
+    (context / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) == first
+    assert image_build.context_digest("demo", ["linux/arm64"], root=tmp_path) != first
+    (context / "app.py").write_text("print(1)\n")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != first
+    with pytest.raises(image_build.ImageBuildError, match="Dockerfile does not exist"):
+        image_build.context_digest("missing", ["linux/amd64"], root=tmp_path)
+
+
+def test_lifecycle_policy_keeps_the_cache_first_then_the_last_builds() -> None:
+    rules = json.loads(image_build.lifecycle_policy(3))["rules"]
+    assert [r["rulePriority"] for r in rules] == [1, 2]
+    assert rules[0]["selection"]["tagPrefixList"] == [image_build.CACHE_TAG]
+    assert rules[1]["selection"] == {
+        "tagStatus": "tagged",
+        "tagPrefixList": [image_build.TAG_PREFIX],
+        "countType": "imageCountMoreThan",
+        "countNumber": 3,
+    }
+    with pytest.raises(image_build.ImageBuildError):
+        image_build.lifecycle_policy(0)
+
+
+def test_digest_reference_needs_a_pushed_digest() -> None:
+    ref = image_build.digest_reference(f"{REGISTRY}/r", "sha256:" + "a" * 64)
+    assert ref == f"{REGISTRY}/r@sha256:{'a' * 64}"
+    with pytest.raises(image_build.ImageBuildError, match="no pushed digest"):
+        image_build.digest_reference(f"{REGISTRY}/r", "")
+
+
+@pytest.mark.parametrize(
+    ("images", "message"),
+    [
+        ({}, "no image to build"),
+        ({"tgi": ("linux/amd64",)}, "unknown image"),
+        ({"vllm": ("linux/arm64",)}, "builds for"),
+        ({"reranker": ()}, "builds for"),
+    ],
+)
+def test_component_rejects_what_it_cannot_build(images: dict, message: str) -> None:
+    args = image_build.ImageBuildsArgs(images=images, repository_prefix="p/s")
+    with pytest.raises(image_build.ImageBuildError, match=message):
+        image_build.validate_image_builds(args)
+
+
+def test_unknown_reranker_architecture_is_rejected() -> None:
+    assert image_build.reranker_platforms([]) == (image_build.DEFAULT_RERANKER_PLATFORM,)
+    with pytest.raises(image_build.ImageBuildError, match="cpuArchitecture"):
+        image_build.reranker_platforms(["RISCV"])
