@@ -23,15 +23,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_docker_build as docker_build
 
 from images.reranker import contract as reranker_contract
+
+if TYPE_CHECKING:
+    import pulumi_docker_build as docker_build
 
 TOKEN = "ecs-inference:delivery:ImageBuilds"
 # Build contexts, relative to the Pulumi project directory (the program's working directory), so
@@ -56,6 +60,8 @@ DLC_ACCOUNT = "763104351884"
 CACHE_TAG = "buildcache"
 TAG_PREFIX = "ctx-"
 DEFAULT_KEEP_IMAGES = 10
+# ECR repository names: lowercase path components separated by `/`, `.`, `_` or `-` inside one.
+REPOSITORY_NAME = re.compile(r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 
 # Files in a context that never reach the image (.dockerignore of images/reranker, and Python
 # byte code the tests leave behind); they must not change the content tag either.
@@ -161,6 +167,11 @@ def validate_image_builds(args: ImageBuildsArgs) -> None:
         raise ImageBuildError("no image to build")
     if args.keep_images < 1:
         raise ImageBuildError(f"keep_images must be >= 1, got {args.keep_images}")
+    if not REPOSITORY_NAME.match(f"{args.repository_prefix}/vllm"):
+        raise ImageBuildError(
+            f"repository_prefix {args.repository_prefix!r} is not a valid ECR repository path "
+            "(lowercase letters, digits, and . _ - / between them)"
+        )
     for image, platforms in args.images.items():
         allowed = (
             set(RERANKER_PLATFORMS.values())
@@ -182,6 +193,10 @@ class ImageBuilds(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: ImageBuildsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        # Imported here: the plan (and every stack that does not build) needs only the pure
+        # helpers above, and the provider SDK costs ~55 ms of import on every preview.
+        import pulumi_docker_build as docker_build
+
         validate_image_builds(args)
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -268,6 +283,8 @@ def _registry(
 ) -> docker_build.RegistryArgs:
     """Short-lived (12 h) credentials for one ECR registry, from the provider's own AWS
     identity; the password stays a secret in the state."""
+    import pulumi_docker_build as docker_build
+
     token = aws.ecr.get_authorization_token_output(registry_id=registry_id, opts=invoke)
     return docker_build.RegistryArgs(
         address=token.proxy_endpoint.apply(lambda e: e.removeprefix("https://")),

@@ -53,7 +53,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{name}-images",
                 ImageBuildsArgs(
                     images=plan.builds,
-                    repository_prefix=f"{pulumi.get_project()}/{pulumi.get_stack()}",
+                    # ECR names are lowercase; Pulumi stack names need not be.
+                    repository_prefix=f"{pulumi.get_project()}/{pulumi.get_stack()}".lower(),
                 ),
                 opts=child,
             )

@@ -23,6 +23,7 @@ from components import image_build
 from components.config import images_to_build, load_stack_config
 from components.errors import ConfigError
 from components.plan import build_plan
+from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
 
@@ -320,7 +321,49 @@ def test_component_rejects_what_it_cannot_build(images: dict, message: str) -> N
         image_build.validate_image_builds(args)
 
 
+@pytest.mark.parametrize("prefix", ["Team/Dev", "team//dev", "team/dev-", ""])
+def test_component_rejects_repository_prefixes_ecr_would_refuse(prefix: str) -> None:
+    args = image_build.ImageBuildsArgs(images={"vllm": ("linux/amd64",)}, repository_prefix=prefix)
+    with pytest.raises(image_build.ImageBuildError, match="repository_prefix"):
+        image_build.validate_image_builds(args)
+
+
+def test_stack_names_become_lowercase_repository_paths(tmp_path: Path) -> None:
+    rec = run_stack(dev_stack(build=True), tmp_path, "Build_QA")
+    names = sorted(r.inputs["name"] for r in rec.by_type(REPO))
+    assert names == [f"ecs-inference/build_qa/{i}" for i in ("neuron", "reranker", "vllm")]
+
+
 def test_unknown_reranker_architecture_is_rejected() -> None:
     assert image_build.reranker_platforms([]) == (image_build.DEFAULT_RERANKER_PLATFORM,)
     with pytest.raises(image_build.ImageBuildError, match="cpuArchitecture"):
         image_build.reranker_platforms(["RISCV"])
+
+
+def test_repository_and_lifecycle_requests_are_valid_ecr_api_requests(built: Recording) -> None:
+    for repo in built.by_type(REPO):
+        inputs = repo.inputs
+        validate_shape(
+            "ecr",
+            "CreateRepository",
+            {
+                "repositoryName": inputs["name"],
+                "imageTagMutability": inputs["imageTagMutability"],
+                "imageTagMutabilityExclusionFilters": inputs["imageTagMutabilityExclusionFilters"],
+                "imageScanningConfiguration": inputs["imageScanningConfiguration"],
+                "encryptionConfiguration": inputs["encryptionConfigurations"][0],
+            },
+        )
+    for policy in built.by_type("aws:ecr/lifecyclePolicy:LifecyclePolicy"):
+        validate_shape(
+            "ecr",
+            "PutLifecyclePolicy",
+            {
+                "repositoryName": policy.inputs["repository"],
+                "lifecyclePolicyText": policy.inputs["policy"],
+            },
+        )
+    for task in built.by_type("aws:ecs/taskDefinition:TaskDefinition"):
+        validate_shape(
+            "ecs", "RegisterTaskDefinition", register_task_definition_request(task.inputs)
+        )
