@@ -34,3 +34,6 @@ pulumi.export(
 )
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())
+if platform.images is not None:
+    # The digest references this stack built and runs (images.build: true).
+    pulumi.export("images", platform.images.references)
