@@ -47,24 +47,32 @@ def empty_pack(directory: Path) -> Path:
     return directory
 
 
+SDK_PACKAGES = {"aws": "pulumi_aws", "tls": "pulumi_tls", "awsx": "pulumi_awsx"}
+
+
+def sdk_attribute(token: str) -> object | None:
+    """What a resource type token names in its generated SDK (`aws:ec2/vpcEndpoint:VpcEndpoint`
+    -> `pulumi_aws.ec2.VpcEndpoint`), or None. Reading it loads the lazy service module."""
+    import importlib
+
+    package, _, rest = token.partition(":")
+    if package not in SDK_PACKAGES:
+        return None
+    module, _, class_name = rest.partition(":")
+    module = module.split("/")[0]
+    mod = importlib.import_module(SDK_PACKAGES[package])
+    if module and module != "index":
+        mod = getattr(mod, module)
+    return getattr(mod, class_name, None)
+
+
 def load_provider_modules(types: set[str]) -> None:
     """Import the provider SDK modules the real program used. pulumi_aws loads each service
     module (thousands of generated classes) lazily, on first attribute access, so touch the
     resource's own class: the floor then pays the same SDK import, and the real run counts it as
     import rather than program time."""
-    import importlib
-
-    packages = {"aws": "pulumi_aws", "tls": "pulumi_tls", "awsx": "pulumi_awsx"}
     for token in types:
-        package, _, rest = token.partition(":")
-        if package not in packages:
-            continue
-        module, _, class_name = rest.partition(":")
-        module = module.split("/")[0]
-        mod = importlib.import_module(packages[package])
-        if module and module != "index":
-            mod = getattr(mod, module)
-        getattr(mod, class_name, None)
+        sdk_attribute(token)
 
 
 def dump_resources(resources, path: Path) -> None:
@@ -116,21 +124,12 @@ def run_real(
 
 
 def provider_class(token: str) -> type | None:
-    """The SDK class of a resource type token (`aws:ec2/vpcEndpoint:VpcEndpoint` ->
-    `pulumi_aws.ec2.VpcEndpoint`), or None for tokens without a generated class here."""
-    import importlib
+    """The generated custom-resource class of a type token, or None (components, unknown
+    packages)."""
+    import pulumi
 
-    packages = {"aws": "pulumi_aws", "tls": "pulumi_tls"}
-    package, _, rest = token.partition(":")
-    if package not in packages:
-        return None
-    module, _, class_name = rest.partition(":")
-    module = module.split("/")[0]
-    mod = importlib.import_module(packages[package])
-    if module and module != "index":
-        mod = getattr(mod, module)
-    cls = getattr(mod, class_name, None)
-    return cls if isinstance(cls, type) and issubclass(cls, pulumi_custom()) else None
+    cls = sdk_attribute(token)
+    return cls if isinstance(cls, type) and issubclass(cls, pulumi.CustomResource) else None
 
 
 def typed_props(cls: type, inputs: dict) -> object:
@@ -149,12 +148,6 @@ def typed_props(cls: type, inputs: dict) -> object:
     for key, value in inputs.items():
         pulumi.set(props, py_names.get(key, key), value)
     return props
-
-
-def pulumi_custom() -> type:
-    import pulumi
-
-    return pulumi.CustomResource
 
 
 def run_floor(resources_file: Path) -> dict:
