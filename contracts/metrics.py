@@ -214,3 +214,39 @@ def scrape_spec(kind: str) -> str:
         "metrics": [asdict(m) for m in metrics],
     }
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+# --- accelerator hosts (CloudWatch agent on the instances; see components/observability.py) -----
+HOST_NAMESPACE: Final[str] = "ECSInference/Hosts"
+"""Namespace of the host telemetry; the instance role may PutMetricData into this one only."""
+DIM_POOL: Final[str] = "Pool"
+HOST_DIMENSIONS: Final[tuple[str, ...]] = (DIM_STACK, DIM_POOL)
+"""The agent's rollup: per stack and pool (per-GPU series keep the agent's own host/index)."""
+
+NVIDIA_MEASUREMENTS: Final[tuple[str, ...]] = (
+    "utilization_gpu",
+    "utilization_memory",
+    "memory_total",
+    "memory_used",
+    "memory_free",
+    "temperature_gpu",
+    "power_draw",
+)
+"""The agent's `nvidia_gpu` measurements (nvidia-smi fields); published as `nvidia_smi_<name>`."""
+NVIDIA_UTILIZATION: Final[str] = "nvidia_smi_utilization_gpu"
+NVIDIA_MEMORY_USED: Final[str] = "nvidia_smi_memory_used"
+NVIDIA_MEMORY_TOTAL: Final[str] = "nvidia_smi_memory_total"
+NVIDIA_TEMPERATURE: Final[str] = "nvidia_smi_temperature_gpu"
+NVIDIA_POWER: Final[str] = "nvidia_smi_power_draw"
+
+# neuron-monitor-prometheus.py (aws-neuronx-tools) families the agent keeps.
+NEURON_CORE_UTILIZATION: Final[str] = "neuroncore_utilization_ratio"
+NEURON_DEVICE_MEMORY_USED: Final[str] = "neuron_runtime_memory_used_bytes"
+"""Labelled `memory_location` = `neuron_device` | `host`; kept as a dimension."""
+NEURON_MEMORY_LOCATION: Final[str] = "memory_location"
+NEURON_EXECUTION_ERRORS: Final[str] = "execution_errors_total"
+NEURON_MONITOR_FAMILIES: Final[tuple[str, ...]] = (
+    NEURON_CORE_UTILIZATION,
+    NEURON_DEVICE_MEMORY_USED,
+    NEURON_EXECUTION_ERRORS,
+)
