@@ -2,8 +2,10 @@
 
 import pulumi
 
+from components import cost
 from components.config import load_stack_config
 from components.errors import ConfigError
+from components.network import INTERFACE_ENDPOINT_SERVICES
 from components.plan import PLATFORM_NAME, build_plan
 from components.platform import InferencePlatform
 
@@ -34,6 +36,11 @@ pulumi.export(
 )
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())
+# $/h and $/month at minimum, steady and maximum scale (`pulumi stack output cost`; the preview
+# prints it and the pull-request workflow diffs it against the base branch).
+pulumi.export(
+    "cost", cost.estimate(plan, interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES)).to_json()
+)
 if platform.images is not None:
     # The digest references this stack built and runs (images.build: true).
     pulumi.export("images", platform.images.references)
