@@ -59,7 +59,9 @@ def _parse_labels(text: str) -> Labels | None:
         match = _LABEL.match(inner, pos)
         if match is None:
             return None
-        value = re.sub(r"\\[\\\"n]", lambda m: _UNESCAPE[m.group(0)], match.group(2))
+        value = match.group(2)
+        if "\\" in value:
+            value = re.sub(r"\\[\\\"n]", lambda m: _UNESCAPE[m.group(0)], value)
         labels.append((match.group(1), value))
         pos = match.end()
     return tuple(sorted(labels))
@@ -72,12 +74,16 @@ def _parse_value(text: str) -> float | None:
         return None
 
 
-def parse_exposition(text: str) -> list[Sample]:
-    """The samples of a Prometheus text body; comments, blank and malformed lines are skipped."""
+def parse_exposition(text: str, wanted: frozenset[str] | None = None) -> list[Sample]:
+    """The samples of a Prometheus text body; comments, blank and malformed lines are skipped,
+    and so are samples whose name is not in `wanted` (default: keep all) before their labels
+    are parsed (an engine exposes far more than is published)."""
     samples: list[Sample] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
+            continue
+        if wanted is not None and line.split("{", 1)[0].split(None, 1)[0] not in wanted:
             continue
         match = _SAMPLE.match(line)
         if match is None:
@@ -135,6 +141,12 @@ class Spec:
     namespace: str
     dimensions: tuple[tuple[str, ...], ...]
     metrics: tuple[MetricSpec, ...]
+
+    @property
+    def sample_names(self) -> frozenset[str]:
+        """Every sample name a metric of this spec may read."""
+        suffixes = ("", "_total", "_bucket", "_sum", "_count")
+        return frozenset(m.source + s for m in self.metrics for s in suffixes)
 
     @staticmethod
     def from_json(text: str) -> Spec:
@@ -385,6 +397,7 @@ class Sidecar:
 
     def __post_init__(self) -> None:
         self.deriver = Deriver(self.spec)
+        self._wanted = self.spec.sample_names
         self.started = self.clock()
         self.seen_up = False
         self._task: str | None = None
@@ -409,7 +422,8 @@ class Sidecar:
         else:
             self.seen_up = True
             self._down_reported = False
-            values = {ENGINE_UP: 1.0, **self.deriver.derive(parse_exposition(body))}
+            samples = parse_exposition(body, self._wanted)
+            values = {ENGINE_UP: 1.0, **self.deriver.derive(samples)}
         dims = dict(zip(DIMENSIONS, (self.stack, self.service, self._task_id()), strict=True))
         doc = emf_document(self.spec, values, dims, self.wall_ms())
         self.out(json.dumps(doc, separators=(",", ":")))

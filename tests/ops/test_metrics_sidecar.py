@@ -435,3 +435,18 @@ def test_sidecar_defaults_match_the_contract():
     assert car.timeout == contract.SCRAPE_TIMEOUT_SECONDS
     assert car.max_bytes == contract.MAX_SCRAPE_BYTES
     assert sidecar.DIMENSIONS == (contract.DIM_STACK, contract.DIM_SERVICE, contract.DIM_TASK)
+
+
+@pytest.mark.parametrize("kind", ["vllm", "neuron"])
+def test_filtering_unpublished_families_changes_no_value(kind):
+    engine = FakeEngine(RELEASES[kind], engines=2)
+    spec = _spec(kind)
+    full, filtered = sidecar.Deriver(spec), sidecar.Deriver(spec)
+    for step in range(3):
+        engine.inc("vllm:generation_tokens", 10 + step, engine=step % 2)
+        engine.observe("vllm:time_to_first_token_seconds", [0.3 * (step + 1)] * 7)
+        engine.set("vllm:num_requests_running", step)
+        text = engine.text()
+        kept = sidecar.parse_exposition(text, spec.sample_names)
+        assert len(kept) < len(sidecar.parse_exposition(text)) / 2
+        assert filtered.derive(kept) == full.derive(sidecar.parse_exposition(text))
