@@ -424,7 +424,9 @@ class Sidecar:
             self._down_reported = False
             samples = parse_exposition(body, self._wanted)
             values = {ENGINE_UP: 1.0, **self.deriver.derive(samples)}
-        dims = dict(zip(DIMENSIONS, (self.stack, self.service, self._task_id()), strict=True))
+        dims: dict[str, str] = dict(
+            zip(DIMENSIONS, (self.stack, self.service, self._task_id()), strict=True)
+        )
         doc = emf_document(self.spec, values, dims, self.wall_ms())
         self.out(json.dumps(doc, separators=(",", ":")))
         return doc

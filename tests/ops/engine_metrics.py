@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -143,7 +144,7 @@ class FakeEngine:
             for engine in range(self.engines):
                 self._child(fam.name, engine)
 
-    def _child(self, name: str, engine: int):
+    def _child(self, name: str, engine: int) -> Any:
         fam = families(self.release)[name]
         extra = ["capacity" if label == "reason" else "x" for label in fam.extra_labels]
         return self.metrics[name].labels(self.model, str(engine), *extra)
