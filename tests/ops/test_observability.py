@@ -429,3 +429,46 @@ def test_host_iam_is_scoped_to_the_namespace_or_the_log_group():
     assert not any(r == "*" for r in stmt["Resource"])
     with pytest.raises(obs.ObservabilityError):
         obs.host_telemetry_policy(kind="neuron")
+
+
+# ------------------------------------------------------------------------------------------------
+# the sidecar container definition
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["vllm", "neuron", "reranker"])
+def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
+    logs = {
+        "logDriver": "awslogs",
+        "options": {
+            "awslogs-group": "/ecs-inference/llama",
+            "awslogs-region": "us-east-1",
+            "awslogs-stream-prefix": "llama",
+            "mode": "non-blocking",
+        },
+    }
+    container = obs.metrics_sidecar_container(
+        kind=kind,
+        stack="prod",
+        service="llama",
+        image="123456789012.dkr.ecr.us-east-1.amazonaws.com/ecs-inference/metrics@sha256:"
+        + "a" * 64,
+        port=8000,
+        engine_container="engine",
+        log_configuration=logs,
+        startup_grace_seconds=380,
+    )
+    validate_named_shape("ecs", "ContainerDefinition", container)
+    assert container["essential"] is False
+    assert container["dependsOn"] == [{"containerName": "engine", "condition": "START"}]
+    assert container["logConfiguration"] == logs  # EMF lands in the service's log group
+    assert "portMappings" not in container
+    env = {e["name"]: e["value"] for e in container["environment"]}
+    assert env[m.ENV_TARGET_URL] == "http://127.0.0.1:8000/metrics"
+    assert json.loads(env[m.ENV_SPEC]) == json.loads(m.scrape_spec(kind))
+    assert env[m.ENV_STARTUP_GRACE_SECONDS] == "380"
+    # what the sidecar itself accepts
+    from tests.ops.test_metrics_sidecar import sidecar
+
+    car = sidecar.from_environment(env)
+    assert car.service == "llama" and car.startup_grace == 380
