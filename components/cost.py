@@ -55,6 +55,8 @@ class Prices:
     """Standard-resolution alarm, per metric it evaluates (metric-math alarms pay per metric)."""
     dashboard_month: float = 3.00
     """Per dashboard beyond the account's first three (counted as paid here)."""
+    kms_key_month: float = 1.00
+    """Customer-managed KMS key (the alarm topic's); requests are within the free tier."""
 
 
 PRICES = Prices()
@@ -172,6 +174,8 @@ class StackInput:
     alarms_metrics: int = 0
     """Metrics evaluated by the stack's alarms (a metric-math alarm counts each metric)."""
     dashboards: int = 1
+    kms_keys: int = 1
+    """The alarm topic's key."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -385,13 +389,14 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
         Line(
             "monitoring",
             f"{metric_series} metrics, {stack.alarms_metrics} alarm metrics, "
-            f"{stack.dashboards} dashboard",
+            f"{stack.dashboards} dashboard, {stack.kms_keys} KMS key",
             metric_series,
             "metrics",
             (
                 metric_series * prices.custom_metric_month
                 + stack.alarms_metrics * prices.alarm_metric_month
                 + stack.dashboards * prices.dashboard_month
+                + stack.kms_keys * prices.kms_key_month
             )
             / HOURS_PER_MONTH,
         )

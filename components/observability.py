@@ -1201,3 +1201,13 @@ def metrics_sidecar_container(
         # The sidecar exits 0 on SIGTERM after its current scrape (<= the scrape timeout).
         "stopTimeout": math.ceil(m.SCRAPE_TIMEOUT_SECONDS) + 2,
     }
+
+
+def alarm_metric_count(alarms: Sequence[AlarmSpec]) -> int:
+    """Metrics the alarms evaluate, as CloudWatch bills them (a metric-math alarm pays for each
+    metric it reads, not for the expression)."""
+    total = 0
+    for alarm in alarms:
+        queries = alarm.request.get("Metrics")
+        total += sum(1 for q in queries if "MetricStat" in q) if queries else 1
+    return total

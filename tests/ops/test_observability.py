@@ -472,3 +472,10 @@ def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
 
     car = sidecar.from_environment(env)
     assert car.service == "llama" and car.startup_grace == 380
+
+
+def test_alarm_metric_count_bills_each_metric_of_a_math_alarm():
+    alarms = {a.key: a for a in _service_alarms()}
+    assert obs.alarm_metric_count([alarms["ttft-p99"]]) == 1
+    assert obs.alarm_metric_count([alarms["target-5xx"]]) == 2  # errors and requests
+    assert obs.alarm_metric_count(list(alarms.values())) == 7
