@@ -478,4 +478,5 @@ def test_alarm_metric_count_bills_each_metric_of_a_math_alarm():
     alarms = {a.key: a for a in _service_alarms()}
     assert obs.alarm_metric_count([alarms["ttft-p99"]]) == 1
     assert obs.alarm_metric_count([alarms["target-5xx"]]) == 2  # errors and requests
-    assert obs.alarm_metric_count(list(alarms.values())) == 7
+    # no-healthy-targets 1 + target-5xx 2 + ttft-p99 1 + engine-down 1 + tasks-pending 1
+    assert obs.alarm_metric_count(list(alarms.values())) == 6
