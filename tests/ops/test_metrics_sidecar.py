@@ -450,3 +450,61 @@ def test_filtering_unpublished_families_changes_no_value(kind):
         kept = sidecar.parse_exposition(text, spec.sample_names)
         assert len(kept) < len(sidecar.parse_exposition(text)) / 2
         assert filtered.derive(kept) == full.derive(sidecar.parse_exposition(text))
+
+
+def test_the_process_prints_emf_lines_and_exits_0_on_sigterm():
+    """The image's entrypoint end to end: a real process, a real HTTP engine, SIGTERM."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    engine = _Engine(FakeEngine(engine_flags.VLLM_GPU).text())
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        contract.ENV_TARGET_URL: f"http://127.0.0.1:{engine.port}/metrics",
+        contract.ENV_SPEC: contract.scrape_spec("vllm"),
+        contract.ENV_STACK: "dev",
+        contract.ENV_SERVICE: "llama",
+        contract.ENV_INTERVAL_SECONDS: "1",
+        contract.ENV_METADATA_URI: f"http://127.0.0.1:{engine.port}",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-S", str(SIDECAR_PATH)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        first = proc.stdout.readline() if proc.stdout else ""
+        assert first, proc.stderr.read() if proc.stderr else ""
+        while time.monotonic() < deadline and proc.stdout and not proc.stdout.readline():
+            pass
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        engine.stop()
+    assert proc.returncode == 0, err
+    doc = json.loads(first)
+    _check_emf(doc, _spec("vllm"))
+    assert doc["EngineUp"] == 1.0 and doc["Task"] == "0123456789abcdef"
+    for line in out.splitlines():
+        _check_emf(json.loads(line), _spec("vllm"))
+
+
+def test_the_process_refuses_a_missing_configuration_with_exit_2():
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-S", str(SIDECAR_PATH)],
+        env={"PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert "METRICS_TARGET_URL" in proc.stderr and "Traceback" not in proc.stderr
