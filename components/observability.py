@@ -605,13 +605,13 @@ _E164 = re.compile(r"^\+[1-9]\d{6,14}$")
 
 
 def check_subscriptions(
-    subscriptions: Sequence[Subscription], where: str = "operations.alarmSubscriptions"
+    subscriptions: Sequence[Subscription], where: str = "platform.operations.alarmSubscriptions"
 ) -> list[tuple[str, str]]:
     """(config path, message) for each subscription SNS would refuse or never deliver to."""
     problems: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
     for i, sub in enumerate(subscriptions):
-        path = f"{where}.{i}"
+        path = f"{where}[{i}]"
         if sub.protocol not in SNS_PROTOCOLS:
             problems.append(
                 (f"{path}.protocol", f"{sub.protocol!r} is not one of {', '.join(SNS_PROTOCOLS)}")

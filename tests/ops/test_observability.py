@@ -265,10 +265,10 @@ def test_subscriptions_are_checked_with_their_config_path():
     ]
     problems = dict(obs.check_subscriptions(subs))
     assert set(problems) == {
-        "operations.alarmSubscriptions.1.endpoint",
-        "operations.alarmSubscriptions.2.endpoint",
-        "operations.alarmSubscriptions.3.protocol",
-        "operations.alarmSubscriptions.4",
+        "platform.operations.alarmSubscriptions[1].endpoint",
+        "platform.operations.alarmSubscriptions[2].endpoint",
+        "platform.operations.alarmSubscriptions[3].protocol",
+        "platform.operations.alarmSubscriptions[4]",
     }
     for sub in subs[:1]:
         validate_shape(

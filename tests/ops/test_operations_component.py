@@ -212,7 +212,7 @@ def test_subscriptions_and_dashboard(rec):
 def test_bad_input_registers_nothing():
     bad = _args(subscriptions=[obs.Subscription("sms", "12345")])
     with pytest.raises(
-        obs.ObservabilityError, match=r"operations\.alarmSubscriptions\.0\.endpoint"
+        obs.ObservabilityError, match=r"platform\.operations\.alarmSubscriptions\[0\]\.endpoint"
     ):
         Operations("ops", bad)
     many = _args(services=[ServiceWatch(f"s{i}", "vllm", 1, "tg", "svc") for i in range(80)])
