@@ -22,6 +22,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from contracts.aws_limits import ELBV2_NAME, fitted_name
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
@@ -118,6 +119,11 @@ def log_group_name(service: str) -> str:
 def task_family(service: str) -> str:
     """Task definition family, unique per project, stack and service."""
     return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
+
+
+def stack_scope() -> str:
+    """`<project>/<stack>`: what keeps explicit physical names unique per stack."""
+    return f"{pulumi.get_project()}/{pulumi.get_stack()}"
 
 
 @dataclass(frozen=True)
@@ -239,8 +245,12 @@ def ip_target_group(
     so round robin piles streams onto one task. Two good checks make a task healthy, three bad
     ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
     """
+    logical = f"{name}-tg"
     return aws.lb.TargetGroup(
-        f"{name}-tg",
+        logical,
+        # Target-group names are capped at 32 characters, so a long service name cannot take the
+        # provider's `<logical>-<7 random>` autoname: such names get a stable shortened one.
+        name=fitted_name(logical, ELBV2_NAME, scope=stack_scope(), salt=f"ip/HTTP/{port}"),
         target_type="ip",
         protocol="HTTP",
         port=port,

@@ -41,8 +41,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_tls as tls
 
+from components._ecs_service import stack_scope
 from components.config import ACM_ARN_PATTERN, NAME_PATTERN
 from components.errors import ConfigError, ConfigIssue
+from contracts.aws_limits import ELBV2_NAME, fitted_name
 
 CONFIG_PATH = "platform.endpoint"
 
@@ -536,6 +538,8 @@ class Endpoint(pulumi.ComponentResource):
             )
         self.load_balancer = aws.lb.LoadBalancer(
             f"{name}-alb",
+            # Load-balancer names are capped at 32 characters like target groups.
+            name=fitted_name(f"{name}-alb", ELBV2_NAME, scope=stack_scope()),
             load_balancer_type="application",
             internal=not args.internet_facing,
             subnets=args.subnet_ids,
