@@ -157,7 +157,7 @@ def test_longest_names_the_schema_accepts_fit_elbv2_limits(tmp_path: Path) -> No
     platform["gpuPools"] = {renames[k]: v for k, v in platform["gpuPools"].items()}
     platform["neuronPools"] = {renames[k]: v for k, v in platform["neuronPools"].items()}
     models = {}
-    for i, (name, model) in enumerate(platform["models"].items()):
+    for i, model in enumerate(platform["models"].values()):
         model["pool"] = renames[model["pool"]]
         models[f"m{i}" + "x" * 18 + "z"] = model  # 21 characters
     platform["models"] = models
