@@ -2,8 +2,8 @@
 
 import pulumi
 
-from components.config import load_stack_config
-from components.errors import ConfigError
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
 from components.plan import PLATFORM_NAME, build_plan
 from components.platform import InferencePlatform
 

@@ -17,21 +17,23 @@ from typing import Any, Literal
 
 import pulumi
 
-from components import catalog, iam, image_build, sizing
-from components._asg_pool import PoolArgs, WarmPoolArgs, pool_problems
-from components.config import (
+from components import iam, sizing
+from components import images as image_build
+from components.capacity.asg_pool import PoolArgs, WarmPoolArgs, pool_problems
+from components.capacity.gpu_pool import GpuAsgPoolArgs
+from components.capacity.neuron_pool import InferentiaPoolArgs
+from components.config.issues import ConfigError, ConfigIssue
+from components.config.schema import (
     ModelConfig,
     PoolConfig,
     RerankerConfig,
     StackConfig,
     images_to_build,
 )
-from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
-from components.errors import ConfigError, ConfigIssue
-from components.gpu_pool import GpuAsgPoolArgs
-from components.model_service import ModelServiceArgs, ServiceArgsError, validate_model_service
-from components.neuron_pool import InferentiaPoolArgs
-from components.reranker import FargateRerankerArgs, validate_reranker
+from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
+from components.services.model import ModelServiceArgs, ServiceArgsError, validate_model_service
+from components.services.reranker import FargateRerankerArgs, validate_reranker
+from components.sizing import catalog
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive

@@ -1,7 +1,7 @@
 """InferencePlatform: the whole stack, composed from one validated plan.
 
 Builds, in dependency order: the stack's own images when `images.build` asks for them
-(components.image_build: ECR repositories and docker-build images, run by digest), the
+(components.images: ECR repositories and docker-build images, run by digest), the
 Network (VPC, NAT, VPC endpoints), the ECS Cluster, one capacity pool per accelerator type,
 the authenticated Endpoint, and every model and re-ranker service behind it. All decisions
 (sizing, tensor parallel size, Fargate size, timeouts) were made by
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import pulumi
 
+from components.capacity.gpu_pool import GpuAsgPool
+from components.capacity.neuron_pool import InferentiaPool
 from components.cluster import Cluster, ClusterArgs
-from components.endpoint import AuthArgs, Endpoint, EndpointArgs
-from components.gpu_pool import GpuAsgPool
-from components.image_build import ImageBuilds, ImageBuildsArgs
-from components.model_service import ModelService
+from components.images import ImageBuilds, ImageBuildsArgs
+from components.ingress.alb import AuthArgs, Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
-from components.neuron_pool import InferentiaPool
 from components.plan import (
     Plan,
     ServiceWiring,
@@ -28,7 +27,8 @@ from components.plan import (
     pool_resource_name,
     reranker_args,
 )
-from components.reranker import FargateReranker
+from components.services.model import ModelService
+from components.services.reranker import FargateReranker
 
 
 class InferencePlatform(pulumi.ComponentResource):

@@ -1,7 +1,7 @@
 """What the tests of ModelService and FargateReranker share: the endpoint stand-in and the ARNs
 of the cluster and load balancer around a service.
 
-Both components build the same load-balanced service (`components._ecs_service`), so their
+Both components build the same load-balanced service (`components.services.base`), so their
 tests need the same router and the same surrounding identifiers.
 """
 

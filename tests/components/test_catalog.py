@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components import catalog
+from components.sizing import catalog
 
 # name: (accelerator, count, marketing GB each, vCPU, memory GiB, NeuronCores)
 PUBLISHED_INSTANCE_FACTS = {

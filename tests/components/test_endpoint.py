@@ -16,7 +16,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.endpoint import (
+from components.config.issues import ConfigError
+from components.ingress.alb import (
     ELB_LOG_DELIVERY_SERVICE,
     AuthArgs,
     Endpoint,
@@ -27,7 +28,6 @@ from components.endpoint import (
     security_group_rules,
     service_url_rewrite,
 )
-from components.errors import ConfigError
 from tests.aws_shapes import (
     ShapeError,
     create_listener_request,

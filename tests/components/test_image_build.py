@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components import image_build
-from components.config import images_to_build, load_stack_config
-from components.errors import ConfigError
+from components import images as image_build
+from components.config.issues import ConfigError
+from components.config.schema import images_to_build, load_stack_config
 from components.plan import build_plan
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.preview import project_name, read_stack_file

@@ -14,10 +14,10 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components import engines
-from components._ecs_service import cluster_name_from_arn
-from components.engines import NeuronLaunch, VllmLaunch
-from components.model_service import (
+from components.services import engines
+from components.services.base import cluster_name_from_arn
+from components.services.engines import NeuronLaunch, VllmLaunch
+from components.services.model import (
     CONTAINER_NAME,
     ModelService,
     ModelServiceArgs,
@@ -531,7 +531,7 @@ def test_args_are_frozen() -> None:
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
     """Against the real `Endpoint.route`: both of its rules (bearer and browser) forward to this
     service's target group, and the ECS service waits for both."""
-    from components.endpoint import Endpoint, EndpointArgs
+    from components.ingress.alb import Endpoint, EndpointArgs
 
     def program() -> None:
         endpoint = Endpoint(

@@ -9,8 +9,8 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components.model_service import ServiceArgsError
-from components.reranker import (
+from components.services.model import ServiceArgsError
+from components.services.reranker import (
     CONTAINER_NAME,
     FargateReranker,
     FargateRerankerArgs,

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from components import catalog, sizing
-from components.catalog import ModelArchitecture
-from components.sizing import SizingError
+from components import sizing
+from components.sizing import SizingError, catalog
+from components.sizing.catalog import ModelArchitecture
 
 GIB = 2**30
 GB = 10**9

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from components.config import StackConfig, load_stack_config
-from components.errors import ConfigError
+from components.config.issues import ConfigError
+from components.config.schema import StackConfig, load_stack_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

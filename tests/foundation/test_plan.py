@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import load_stack_config
-from components.engines import NeuronLaunch, VllmLaunch
-from components.errors import ConfigError
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
 from components.plan import build_plan, choose_deploy
+from components.services.engines import NeuronLaunch, VllmLaunch
 from tests.foundation.test_config import DELETE, mutate, reference
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from components import engines
+from components.services import engines
 from tools import engine_flags
 
 REPO = Path(__file__).resolve().parents[2]

@@ -36,8 +36,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components import engines
 from components.plan import PLATFORM_NAME
+from components.services import engines
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
 from tools.recording import RecordedResource, Recording, run_program, stack_config_values

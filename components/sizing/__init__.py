@@ -1,7 +1,7 @@
 """Sizing decisions made before any resource exists, so that a model that cannot run fails
 ``pulumi preview`` with the numbers instead of failing at 3 a.m. with CUDA out-of-memory.
 
-Pure functions over the tables in :mod:`components.catalog`; no Pulumi import. Every result is a
+Pure functions over the tables in :mod:`.catalog`; no Pulumi import. Every result is a
 frozen dataclass whose ``summary()`` is the line the (offline) preview prints. Every failure is a
 :class:`SizingError` whose message is one readable sentence; the config layer prefixes it with the
 offending config path.
@@ -23,8 +23,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from components import catalog
-from components.catalog import InstanceType, ModelArchitecture
+from components.sizing import catalog
+from components.sizing.catalog import InstanceType, ModelArchitecture
 
 GIB = 2**30
 

@@ -41,9 +41,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_tls as tls
 
-from components._ecs_service import stack_scope
-from components.config import ACM_ARN_PATTERN, NAME_PATTERN
-from components.errors import ConfigError, ConfigIssue
+from components.config.issues import ConfigError, ConfigIssue
+from components.config.schema import ACM_ARN_PATTERN, NAME_PATTERN
+from components.services.base import stack_scope
 from contracts.aws_limits import ELBV2_NAME, fitted_name
 
 CONFIG_PATH = "platform.endpoint"

@@ -6,7 +6,7 @@ Creates, for one service behind the authenticated Endpoint:
   the container's Secrets Manager secrets) and a task role that can only read the weights
   prefix in S3 (documents in `components.iam`);
 - an EC2 task definition in awsvpc mode whose single container is launched as
-  `components.engines` describes (environment, command, port), with GPU `resourceRequirements`
+  `services.engines` describes (environment, command, port), with GPU `resourceRequirements`
   equal to the tensor parallel size (vLLM) or the Neuron devices mapped through
   `linuxParameters.devices` (Neuron devices are not an ECS resource type), shared memory for
   NCCL, no container health check (the ALB's health check decides);
@@ -37,8 +37,10 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
-from components import catalog, engines, iam
-from components._ecs_service import (
+from components import iam
+from components.config.schema import NAME_PATTERN
+from components.services import engines
+from components.services.base import (
     TARGET_TRACKING_METRIC,
     LoadBalancedService,
     PlacementSpec,
@@ -47,8 +49,8 @@ from components._ecs_service import (
     TaskSpec,
     log_group_name,
 )
-from components.config import NAME_PATTERN
-from components.engines import NeuronLaunch, VllmLaunch
+from components.services.engines import NeuronLaunch, VllmLaunch
+from components.sizing import catalog
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"

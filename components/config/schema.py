@@ -38,7 +38,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components.errors import ConfigError, ConfigIssue
+from components.config.issues import ConfigError, ConfigIssue
 
 ROOT = "platform"
 

@@ -40,8 +40,8 @@ from typing import ClassVar, Literal
 import pulumi
 import pulumi_aws as aws
 
-from components import catalog
-from components.catalog import Accelerator, InstanceType
+from components.sizing import catalog
+from components.sizing.catalog import Accelerator, InstanceType
 
 #: Root device of the ECS-optimized Amazon Linux 2023 AMIs (standard, GPU and Neuron variants).
 ROOT_DEVICE_NAME = "/dev/xvda"

@@ -29,7 +29,7 @@ import pulumi_aws as aws
 from pulumi import Input
 
 from components import iam, sizing
-from components._ecs_service import (
+from components.services.base import (
     TARGET_TRACKING_METRIC,
     LoadBalancedService,
     PlacementSpec,
@@ -37,7 +37,7 @@ from components._ecs_service import (
     TaskSpec,
     log_group_name,
 )
-from components.model_service import (
+from components.services.model import (
     ServiceArgsError,
     environment_list,
     secrets_list,
