@@ -13,6 +13,7 @@ try:
             pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
         ),
         pulumi.get_stack(),
+        project=pulumi.get_project(),
     )
 except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.

@@ -32,27 +32,18 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
-from images.reranker import contract as reranker_contract
+from components.specs.images import (
+    IMAGE_PLATFORMS,
+    IMAGES_DIR,
+    RERANKER_PLATFORMS,
+    ImageBuildError,
+)
 
 if TYPE_CHECKING:
     import pulumi_docker_build as docker_build
 
 TOKEN = "ecs-inference:delivery:ImageBuilds"
-# Build contexts, relative to the Pulumi project directory (the program's working directory), so
-# the recorded inputs do not depend on where the repository is checked out.
-IMAGES_DIR = "images"
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-
-# GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are
-# all x86_64; these images cannot run elsewhere.
-IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("linux/amd64",),
-    "neuron": ("linux/amd64",),
-}
-# The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
-# use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
-RERANKER_PLATFORMS: Mapping[str, str] = {"ARM64": "linux/arm64", "X86_64": "linux/amd64"}
-DEFAULT_RERANKER_PLATFORM = RERANKER_PLATFORMS[reranker_contract.CPU_ARCHITECTURE]
 
 # The AWS Deep Learning Containers account images/neuron/Dockerfile pulls its base from; the
 # Dockerfile's DLC_REGION build argument is set to the stack's region so one login covers it.
@@ -67,20 +58,6 @@ REPOSITORY_NAME = re.compile(r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[.
 # byte code the tests leave behind); they must not change the content tag either.
 _IGNORED_PARTS = ("__pycache__",)
 _IGNORED_SUFFIXES = (".pyc", ".onnx")
-
-
-class ImageBuildError(ValueError):
-    """An image build request the component cannot honour (unknown image, bad platform)."""
-
-
-def reranker_platforms(architectures: Sequence[str]) -> tuple[str, ...]:
-    """Docker platforms for the re-ranker services' Fargate `cpuArchitecture`s, sorted and
-    de-duplicated; an empty list means the contract's default architecture."""
-    archs = set(architectures) or {reranker_contract.CPU_ARCHITECTURE}
-    unknown = archs - set(RERANKER_PLATFORMS)
-    if unknown:
-        raise ImageBuildError(f"no Docker platform for cpuArchitecture {sorted(unknown)}")
-    return tuple(sorted(RERANKER_PLATFORMS[a] for a in archs))
 
 
 def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT) -> str:

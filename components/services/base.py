@@ -42,6 +42,27 @@ class Router(Protocol):
     ) -> list[Any]: ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class ServiceWiring:
+    """What every load-balanced service takes from the rest of the platform (Outputs)."""
+
+    cluster_arn: Input[str]
+    """The ECS cluster."""
+    vpc_id: Input[str]
+    """VPC of the task security group."""
+    subnet_ids: Input[Sequence[str]]
+    """PRIVATE subnets of the tasks."""
+    alb_security_group_id: Input[str]
+    """The only source the task security group admits."""
+    load_balancer_arn_suffix: Input[str]
+    """For the ALBRequestCountPerTarget scaling metric."""
+    router: Router
+    """The endpoint: attaches the target group under `/<service>/` (`route`)."""
+    service_depends_on: Sequence[pulumi.Resource] = ()
+    """What the ECS service waits for, e.g. the cluster's capacity provider association (ECS
+    rejects a strategy naming a provider the cluster is not associated with yet)."""
+
+
 class ServiceArgs(Protocol):
     """The arguments `ModelServiceArgs` and `FargateRerankerArgs` share (same names, same
     meaning; read-only because both are frozen dataclasses); see those classes for defaults."""

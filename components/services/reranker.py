@@ -21,221 +21,37 @@ creating anything.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
-from components import iam, sizing
 from components.services.base import (
     TARGET_TRACKING_METRIC,
     LoadBalancedService,
     PlacementSpec,
-    Router,
+    ServiceWiring,
     TaskSpec,
     log_group_name,
 )
-from components.services.model import (
-    ServiceArgsError,
-    environment_list,
-    secrets_list,
-    serving_container,
-    validate_common,
-    validate_scaling,
-)
+from components.services.model import environment_list, secrets_list, serving_container
+from components.specs.service import RerankerSpec, reranker_environment, validate_reranker
 from images.reranker import contract
 
 TOKEN = "ecs-inference:serving:FargateReranker"
 CONTAINER_NAME = "reranker"
 CPU_METRIC = "ECSServiceAverageCPUUtilization"
-FARGATE_STOP_TIMEOUT_MAX = 120
-"""Fargate's cap on a container's stopTimeout (SIGTERM to SIGKILL)."""
-CPU_ARCHITECTURES = ("ARM64", "X86_64")
-KEEPALIVE_MARGIN_SECONDS = 5
-"""The service keeps idle connections this much longer than the ALB does (else 502s)."""
-
-# Variables the component sets from its own arguments; `environment` may not override them.
-_MANAGED_ENV = (contract.ENV_PORT, contract.ENV_MODEL_S3_URI, contract.ENV_KEEP_ALIVE_SECONDS)
 
 
-@dataclass(frozen=True)
-class FargateRerankerArgs:
-    """Inputs of `FargateReranker`; sizes and counts are plan-derived.
+@dataclass(frozen=True, kw_only=True)
+class FargateRerankerArgs(RerankerSpec, ServiceWiring):
+    """Inputs of `FargateReranker`: its spec (`components.specs.service.RerankerSpec`, built by
+    the plan) plus the wiring (`ServiceWiring`, the image)."""
 
-    Required: `cluster_arn`, `vpc_id`, `subnet_ids` (private), `alb_security_group_id`,
-    `load_balancer_arn_suffix`, `router` (has `.route(...)`), `service`, `priority` (listener
-    rule priority 1-50000), `image`, `model_bucket`, `model_prefix` (the exported ONNX model and
-    tokenizer), `cpu` (CPU units) and `memory_mib`, a pair on the Fargate grid.
-
-    Optional (defaults):
-    - `cpu_architecture` "ARM64" ("X86_64" needs an amd64 image); `platform_version` "LATEST";
-    - `desired_count` 2, `min_count` 1, `max_count` 4;
-    - `scaling_metric` "requestCount" (ALBRequestCountPerTarget, `scaling_target` requests per
-      task per minute) or "cpu" (ECSServiceAverageCPUUtilization, `scaling_target` percent);
-      `scaling_target` 100.0; `scale_out_cooldown` 60, `scale_in_cooldown` 300 seconds;
-    - `health_check_grace_period_seconds` 120 (≥ the image's startup minimum of 60 s: S3 staging
-      and ONNX session creation; 120 leaves room for the image pull on fresh Fargate capacity);
-    - `deregistration_delay_seconds` 30 — ≥ the longest re-rank request;
-    - `deployment_minimum_healthy_percent` 100, `deployment_maximum_percent` 200 (Fargate has
-      no scarce capacity, so a full surge is cheap);
-    - `stop_timeout_seconds` the contract's 30 (2-120, above the service's drain timeout);
-    - `alb_idle_timeout_seconds` 60 — the endpoint's idle timeout; the service's keep-alive is
-      set above it;
-    - `environment` {} — overrides of the contract's variables (unknown names are rejected);
-    - `secrets` {} — env name -> Secrets Manager ARN; `log_retention_days` 30;
-    - `service_depends_on` () — resources the ECS service must wait for: the cluster's capacity
-      provider association, which must list FARGATE.
-    """
-
-    cluster_arn: Input[str]
-    vpc_id: Input[str]
-    subnet_ids: Input[Sequence[str]]
-    alb_security_group_id: Input[str]
-    load_balancer_arn_suffix: Input[str]
-    router: Router
-    service: str
-    priority: int
     image: Input[str]
-    model_bucket: str
-    model_prefix: str
-    cpu: int
-    memory_mib: int
-    cpu_architecture: str = contract.CPU_ARCHITECTURE
-    platform_version: str = "LATEST"
-    desired_count: int = 2
-    min_count: int = 1
-    max_count: int = 4
-    scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
-    scaling_target: float = 100.0
-    scale_out_cooldown: int = 60
-    scale_in_cooldown: int = 300
-    health_check_grace_period_seconds: int = 120
-    deregistration_delay_seconds: int = 30
-    deployment_minimum_healthy_percent: int = 100
-    deployment_maximum_percent: int = 200
-    stop_timeout_seconds: int = contract.STOP_TIMEOUT_SECONDS
-    alb_idle_timeout_seconds: int = 60
-    environment: Mapping[str, str] = field(default_factory=dict)
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    log_retention_days: int = 30
-    service_depends_on: Sequence[pulumi.Resource] = ()
-
-
-def model_uri(bucket: str, prefix: str) -> str:
-    """`s3://bucket/prefix/` (trailing slash: the service stages every object under it)."""
-    prefix = prefix.strip("/")
-    return f"s3://{bucket}/{prefix}/" if prefix else f"s3://{bucket}/"
-
-
-def reranker_environment(
-    *,
-    service: str,
-    bucket: str,
-    prefix: str,
-    alb_idle_timeout_seconds: int,
-    overrides: Mapping[str, str],
-) -> list[dict[str, str]]:
-    """The container `environment`: contract defaults, the model URI, keep-alive above the ALB
-    idle timeout, the service name as model name, then `overrides` (names checked by the
-    contract; the URI and keep-alive are rejected earlier as managed)."""
-    managed = {
-        contract.ENV_MODEL_NAME: service,
-        contract.ENV_MODEL_S3_URI: model_uri(bucket, prefix),
-        contract.ENV_KEEP_ALIVE_SECONDS: str(alb_idle_timeout_seconds + KEEPALIVE_MARGIN_SECONDS),
-    }
-    return contract.container_environment({**managed, **dict(overrides)})
-
-
-def _platform_at_least_1_4(version: str) -> bool:
-    if version == "LATEST":
-        return True
-    try:
-        parts = tuple(int(p) for p in version.split("."))
-    except ValueError:
-        return False
-    return parts >= (1, 4, 0)
-
-
-def validate_reranker(where: str, args: FargateRerankerArgs) -> sizing.FargateSize:
-    """All plain-value checks of `FargateRerankerArgs`; returns the validated Fargate size."""
-    validate_common(where, args, _MANAGED_ENV)
-    validate_scaling(where, args.scaling_target, args.scale_out_cooldown, args.scale_in_cooldown)
-    if args.scaling_metric not in ("requestCount", "cpu"):
-        raise ServiceArgsError(
-            f"{where}: scaling_metric {args.scaling_metric!r} must be 'requestCount' or 'cpu'"
-        )
-    if args.scaling_metric == "cpu" and not 1 <= args.scaling_target <= 100:
-        raise ServiceArgsError(
-            f"{where}: scaling_target {args.scaling_target} for the cpu metric is a percentage "
-            "(1-100)"
-        )
-    try:
-        size = sizing.fargate_size(args.cpu, args.memory_mib)
-    except sizing.SizingError as exc:
-        raise ServiceArgsError(f"{where}: {exc}") from None
-    if args.memory_mib < contract.MIN_MEMORY_MIB:
-        raise ServiceArgsError(
-            f"{where}: memory_mib {args.memory_mib} is below the re-ranker's floor of "
-            f"{contract.MIN_MEMORY_MIB} MiB (resident model, ONNX Runtime arenas, web stack)"
-        )
-    if args.cpu_architecture not in CPU_ARCHITECTURES:
-        raise ServiceArgsError(
-            f"{where}: cpu_architecture {args.cpu_architecture!r} not one of {CPU_ARCHITECTURES}"
-        )
-    if size.needs_platform_1_4 and not _platform_at_least_1_4(args.platform_version):
-        raise ServiceArgsError(
-            f"{where}: cpu {args.cpu} needs Fargate platform 1.4.0 or later, got "
-            f"{args.platform_version!r}"
-        )
-    if args.health_check_grace_period_seconds < contract.STARTUP_GRACE_SECONDS:
-        raise ServiceArgsError(
-            f"{where}: health_check_grace_period_seconds {args.health_check_grace_period_seconds}"
-            f" is below the re-ranker's startup time of {contract.STARTUP_GRACE_SECONDS} s "
-            "(S3 staging + model load); ECS would stop tasks that are still loading"
-        )
-    if not 1 <= args.alb_idle_timeout_seconds <= 4000:
-        raise ServiceArgsError(
-            f"{where}: alb_idle_timeout_seconds {args.alb_idle_timeout_seconds} outside 1-4000"
-        )
-    try:
-        iam.s3_read_policy(args.model_bucket, args.model_prefix)
-        env = {
-            e["name"]: e["value"]
-            for e in reranker_environment(
-                service=args.service,
-                bucket=args.model_bucket,
-                prefix=args.model_prefix,
-                alb_idle_timeout_seconds=args.alb_idle_timeout_seconds,
-                overrides=args.environment,
-            )
-        }
-    except (iam.PolicyArgumentError, KeyError, ValueError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
-        raise ServiceArgsError(f"{where}: {message}") from None
-    clash = sorted(set(args.secrets) & set(contract.ENV_DEFAULTS))
-    if clash:
-        raise ServiceArgsError(
-            f"{where}: secrets {clash} are plain settings of the re-ranker (set them under "
-            "environment); a name in both lists is ambiguous"
-        )
-    drain = env.get(contract.ENV_DRAIN_TIMEOUT_SECONDS, str(contract.DRAIN_TIMEOUT_SECONDS))
-    if not (
-        isinstance(args.stop_timeout_seconds, int)
-        and 2 <= args.stop_timeout_seconds <= FARGATE_STOP_TIMEOUT_MAX
-    ):
-        raise ServiceArgsError(
-            f"{where}: stop_timeout_seconds {args.stop_timeout_seconds!r} outside Fargate's "
-            f"2-{FARGATE_STOP_TIMEOUT_MAX}"
-        )
-    if not drain.isdigit() or int(drain) >= args.stop_timeout_seconds:
-        raise ServiceArgsError(
-            f"{where}: {contract.ENV_DRAIN_TIMEOUT_SECONDS} {drain!r} must be a whole number of "
-            f"seconds below stop_timeout_seconds {args.stop_timeout_seconds} (ECS kills the "
-            "container when the stop timeout ends, cutting requests still draining)"
-        )
-    return size
+    """Image reference, or the digest reference of the stack's own build."""
 
 
 def reranker_container_definitions(

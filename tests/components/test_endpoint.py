@@ -24,10 +24,10 @@ from components.ingress.alb import (
     EndpointArgs,
     access_log_bucket_policy,
     cognito_token_url,
-    endpoint_arg_issues,
     security_group_rules,
     service_url_rewrite,
 )
+from components.specs.endpoint import endpoint_arg_issues
 from tests.aws_shapes import (
     ShapeError,
     create_listener_request,

@@ -23,6 +23,7 @@ from components import images as image_build
 from components.config.issues import ConfigError
 from components.config.schema import images_to_build, load_stack_config
 from components.plan import build_plan
+from components.specs import images as image_specs
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
@@ -265,8 +266,8 @@ def test_platforms_match_the_deploy_workflow_matrix() -> None:
     workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
     matrix = workflow["jobs"]["images"]["strategy"]["matrix"]["include"]
     ci = {entry["image"]: entry["platform"] for entry in matrix}
-    expected = {name: platforms[0] for name, platforms in image_build.IMAGE_PLATFORMS.items()}
-    expected["reranker"] = image_build.DEFAULT_RERANKER_PLATFORM
+    expected = {name: platforms[0] for name, platforms in image_specs.IMAGE_PLATFORMS.items()}
+    expected["reranker"] = image_specs.DEFAULT_RERANKER_PLATFORM
     assert ci == expected
 
 
@@ -335,9 +336,9 @@ def test_stack_names_become_lowercase_repository_paths(tmp_path: Path) -> None:
 
 
 def test_unknown_reranker_architecture_is_rejected() -> None:
-    assert image_build.reranker_platforms([]) == (image_build.DEFAULT_RERANKER_PLATFORM,)
+    assert image_specs.reranker_platforms([]) == (image_specs.DEFAULT_RERANKER_PLATFORM,)
     with pytest.raises(image_build.ImageBuildError, match="cpuArchitecture"):
-        image_build.reranker_platforms(["RISCV"])
+        image_specs.reranker_platforms(["RISCV"])
 
 
 def test_repository_and_lifecycle_requests_are_valid_ecr_api_requests(built: Recording) -> None:

@@ -21,9 +21,11 @@ from components.services.model import (
     CONTAINER_NAME,
     ModelService,
     ModelServiceArgs,
+    model_container_definitions,
+)
+from components.specs.service import (
     ServiceArgsError,
     check_deploy_progress,
-    model_container_definitions,
     validate_model_service,
 )
 from tests.aws_shapes import (

@@ -21,12 +21,12 @@ from components.capacity.asg_pool import (
     ecs_agent_settings,
     ecs_user_data,
     encode_user_data,
-    pool_problems,
 )
 from components.capacity.gpu_pool import GpuAsgPool, GpuAsgPoolArgs, PoolArgumentError, WarmPoolArgs
 from components.capacity.neuron_pool import InferentiaPool, InferentiaPoolArgs
 from components.cluster import Cluster, ClusterArgs
 from components.sizing import catalog
+from components.specs.pool import pool_problems
 from tools import recording
 from tools.recording import Recording, run_function
 

@@ -9,15 +9,13 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components.services.model import ServiceArgsError
 from components.services.reranker import (
     CONTAINER_NAME,
     FargateReranker,
     FargateRerankerArgs,
     reranker_container_definitions,
-    reranker_environment,
-    validate_reranker,
 )
+from components.specs.service import ServiceArgsError, reranker_environment, validate_reranker
 from images.reranker import contract
 from tests.aws_shapes import (
     register_task_definition_request,
