@@ -35,6 +35,7 @@ from components.specs.service import (
     validate_model_service,
     validate_reranker,
 )
+from contracts import aws_limits
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -424,7 +425,7 @@ def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.Deregi
     3600 s): a connection the ALB still holds open may be mid-stream for that long, and ELB ends
     deregistration as soon as a target has no request in flight, so the longer bound costs a
     drained task nothing."""
-    ceiling = min(idle.seconds, sizing.ALB_DEREGISTRATION_DELAY_MAX)
+    ceiling = min(idle.seconds, aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
     return sizing.deregistration_delay(own_seconds, margin=max(0, ceiling - own_seconds))
 
 

@@ -35,6 +35,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from contracts import aws_limits
+
 VLLM_VERSION = "0.33.0"
 """vLLM release of the GPU image (base `vllm/vllm-openai:v0.33.0`)."""
 VLLM_BASE_IMAGE = f"vllm/vllm-openai:v{VLLM_VERSION}"
@@ -200,9 +202,11 @@ def _check_common(
             f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
             "letters, digits and ._:/-"
         )
-    if not 1 <= idle_timeout <= 4000:
+    idle_min, idle_max = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+    if not idle_min <= idle_timeout <= idle_max:
         raise EngineLaunchError(
-            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range 1-4000"
+            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range "
+            f"{idle_min}-{idle_max}"
         )
     # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
     # (GC pause, event-loop stall during a long prefill) does not cost the stream.

@@ -25,6 +25,14 @@ from dataclasses import dataclass
 
 from components.sizing import catalog
 from components.sizing.catalog import InstanceType, ModelArchitecture
+from contracts.aws_limits import (
+    ALB_IDLE_TIMEOUT_DEFAULT,
+    ALB_IDLE_TIMEOUT_RANGE,
+    ECS_GRACE_PERIOD_MAX,
+    FARGATE_PLATFORM_1_4_MIN_CPU,
+    FARGATE_TASK_SIZES,
+    TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+)
 
 GIB = 2**30
 
@@ -745,14 +753,14 @@ def _fargate(cpu: int, memory_mib: int) -> FargateSize:
     return FargateSize(
         cpu=cpu,
         memory_mib=memory_mib,
-        needs_platform_1_4=cpu >= catalog.FARGATE_PLATFORM_1_4_MIN_CPU,
+        needs_platform_1_4=cpu >= FARGATE_PLATFORM_1_4_MIN_CPU,
         usd_per_hour=_fargate_price(cpu, memory_mib),
     )
 
 
 def describe_fargate_memory(cpu: int) -> str:
     """The memory values Fargate accepts with ``cpu``, compactly (ranges with their step)."""
-    values = catalog.FARGATE_TASK_SIZES[cpu]
+    values = FARGATE_TASK_SIZES[cpu]
     steps = {b - a for a, b in itertools.pairwise(values)}
     if len(values) > 3 and len(steps) == 1:
         return f"{values[0]}–{values[-1]} MiB in {steps.pop()} MiB steps"
@@ -773,7 +781,7 @@ def fargate_size(
     of ``cpu`` / ``memory_mib`` is given and having at least ``need_memory_mib`` MiB and
     ``need_vcpu`` vCPUs. All arguments default to None; at least one must be given.
     """
-    grid = catalog.FARGATE_TASK_SIZES
+    grid = FARGATE_TASK_SIZES
     if cpu is not None:
         cpu = _positive_int(cpu, "Fargate cpu")
         if cpu not in grid:
@@ -835,11 +843,7 @@ def fargate_size(
 # Timeouts
 # --------------------------------------------------------------------------------------------
 
-ALB_IDLE_TIMEOUT_MIN = 1
-ALB_IDLE_TIMEOUT_MAX = 4000
-ALB_IDLE_TIMEOUT_DEFAULT = 60
-ALB_DEREGISTRATION_DELAY_MAX = 3600
-ECS_GRACE_PERIOD_MAX = 2147483647
+ALB_IDLE_TIMEOUT_MIN, ALB_IDLE_TIMEOUT_MAX = ALB_IDLE_TIMEOUT_RANGE
 
 
 @dataclass(frozen=True)
@@ -943,10 +947,10 @@ def deregistration_delay(max_generation_seconds: float, margin: int = 0) -> Dere
     """
     gen = math.ceil(_non_negative(max_generation_seconds, "max_generation_seconds"))
     value = gen + math.ceil(_non_negative(margin, "deregistration delay margin"))
-    if value > ALB_DEREGISTRATION_DELAY_MAX:
+    if value > TARGET_GROUP_DEREGISTRATION_DELAY_MAX:
         raise SizingError(
             f"a deregistration delay of {value} s (to cover a {gen} s generation) is above the "
-            f"ALB maximum of {ALB_DEREGISTRATION_DELAY_MAX} s; lower maxGenerationSeconds"
+            f"ALB maximum of {TARGET_GROUP_DEREGISTRATION_DELAY_MAX} s; lower maxGenerationSeconds"
         )
     return DeregistrationDelay(value, gen)
 

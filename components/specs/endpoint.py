@@ -14,17 +14,16 @@ from dataclasses import dataclass, field
 
 from components.config.issues import ConfigError, ConfigIssue
 from components.config.schema import ACM_ARN_PATTERN, NAME_PATTERN
+from contracts import aws_limits
 
 __all__ = ["NAME_PATTERN"]
 
 CONFIG_PATH = "platform.endpoint"
 
-# ALB limits: idle timeout 1-4000 s; rule priorities 1-50000 (each route takes two).
-IDLE_TIMEOUT_RANGE = (1, 4000)
-MAX_RULE_PRIORITY = 50_000
-# Cognito limits (user pool API): session 60 s-7 d on the ALB action, access token 5 min-1 d.
-SESSION_TIMEOUT_RANGE = (1, 604_800)
-ACCESS_TOKEN_MINUTES_RANGE = (5, 1440)
+IDLE_TIMEOUT_RANGE = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+MAX_RULE_PRIORITY = aws_limits.LISTENER_RULE_PRIORITY_MAX
+SESSION_TIMEOUT_RANGE = aws_limits.COGNITO_SESSION_TIMEOUT_RANGE
+ACCESS_TOKEN_MINUTES_RANGE = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 
 DOMAIN_PATTERN = re.compile(r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 # Cognito prefix domains: lowercase letters, digits and hyphens, not starting or ending with a

@@ -15,15 +15,15 @@ from typing import Literal
 
 from components.sizing import catalog
 from components.sizing.catalog import Accelerator
+from contracts.aws_limits import (
+    GP3_IOPS_RANGE,
+    GP3_MAX_IOPS_PER_GIB,
+    GP3_MAX_MIBPS_PER_IOPS,
+    GP3_THROUGHPUT_RANGE,
+)
 
 #: The AL2023 ECS AMIs ship a 30 GiB root snapshot; a smaller volume fails at launch.
 MIN_ROOT_VOLUME_GIB = 30
-#: gp3 limits (EBS volume types page): 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS per
-#: GiB and 0.25 MiB/s of throughput per provisioned IOPS.
-GP3_IOPS_RANGE = (3000, 16000)
-GP3_THROUGHPUT_RANGE = (125, 1000)
-GP3_MAX_IOPS_PER_GIB = 500
-GP3_MAX_MIBPS_PER_IOPS = 0.25
 
 
 # ECS rejects capacity provider names that start with these (CreateCapacityProvider API) and
@@ -165,7 +165,10 @@ def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[t
     if root_msg:
         root_msg += f" (the ECS AMI root snapshot is {MIN_ROOT_VOLUME_GIB} GiB)"
     check("rootVolumeGib", root_msg)
-    check("rootVolumeIops", _int_in(args.root_volume_iops, *GP3_IOPS_RANGE, "rootVolumeIops"))
+    check(
+        "rootVolumeIops",
+        _int_in(args.root_volume_iops, *GP3_IOPS_RANGE, "rootVolumeIops"),
+    )
     check(
         "rootVolumeThroughput",
         _int_in(args.root_volume_throughput, *GP3_THROUGHPUT_RANGE, "rootVolumeThroughput"),

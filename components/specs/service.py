@@ -19,22 +19,25 @@ from components.config.schema import NAME_PATTERN
 from components.services import engines
 from components.services.engines import NeuronLaunch, VllmLaunch
 from components.sizing import catalog
+from contracts.aws_limits import (
+    ALB_IDLE_TIMEOUT_RANGE,
+    CLOUDWATCH_LOG_RETENTION_DAYS,
+    ECS_GRACE_PERIOD_MAX,
+    FARGATE_STOP_TIMEOUT_MAX,
+    LISTENER_RULE_PRIORITY_MAX,
+    TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+)
 from images.reranker import contract
 
 NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
 # The config's service-name rule: the name becomes the URL path, log group and family.
 SERVICE_NAME = NAME_PATTERN
-LISTENER_PRIORITY_MAX = 50_000
-TARGET_GROUP_DEREGISTRATION_MAX = 3600
-ECS_GRACE_PERIOD_MAX = 2_147_483_647
 
 
 class ServiceArgsError(ValueError):
     """Plain service arguments are inconsistent; the message names the argument and values."""
 
 
-FARGATE_STOP_TIMEOUT_MAX = 120
-"""Fargate's cap on a container's stopTimeout (SIGTERM to SIGKILL)."""
 CPU_ARCHITECTURES = ("ARM64", "X86_64")
 KEEPALIVE_MARGIN_SECONDS = 5
 """The service keeps idle connections this much longer than the ALB does (else 502s)."""
@@ -205,11 +208,7 @@ def _deferred(value: object) -> bool:
 # validation (pure)
 # --------------------------------------------------------------------------------------------
 
-# CloudWatch Logs accepts only these retention values.
-LOG_RETENTION_DAYS = frozenset(
-    {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
-     2922, 3288, 3653}
-)  # fmt: skip
+LOG_RETENTION_DAYS = CLOUDWATCH_LOG_RETENTION_DAYS
 
 
 def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -> int:
@@ -230,7 +229,7 @@ def validate_common(where: str, args: ServiceSpecFields, managed_env: Sequence[s
         raise ServiceArgsError(
             f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
         )
-    _int(where, "priority", args.priority, 1, LISTENER_PRIORITY_MAX)
+    _int(where, "priority", args.priority, 1, LISTENER_RULE_PRIORITY_MAX)
     # None (a spec) or an Output (its component) is the stack's own build (images.build): a
     # digest reference in the stack's ECR repository, checked when the execution role's pull
     # statement is derived from it.
@@ -250,7 +249,13 @@ def validate_common(where: str, args: ServiceSpecFields, managed_env: Sequence[s
             f"{desired_count} <= {max_count}"
         )
     delay = args.deregistration_delay_seconds
-    _int(where, "deregistration_delay_seconds", delay, 0, TARGET_GROUP_DEREGISTRATION_MAX)
+    _int(
+        where,
+        "deregistration_delay_seconds",
+        delay,
+        0,
+        TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+    )
     grace = args.health_check_grace_period_seconds
     _int(where, "health_check_grace_period_seconds", grace, 0, ECS_GRACE_PERIOD_MAX)
     low = args.deployment_minimum_healthy_percent
@@ -466,9 +471,11 @@ def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
             f" is below the re-ranker's startup time of {contract.STARTUP_GRACE_SECONDS} s "
             "(S3 staging + model load); ECS would stop tasks that are still loading"
         )
-    if not 1 <= args.alb_idle_timeout_seconds <= 4000:
+    idle_min, idle_max = ALB_IDLE_TIMEOUT_RANGE
+    if not idle_min <= args.alb_idle_timeout_seconds <= idle_max:
         raise ServiceArgsError(
-            f"{where}: alb_idle_timeout_seconds {args.alb_idle_timeout_seconds} outside 1-4000"
+            f"{where}: alb_idle_timeout_seconds {args.alb_idle_timeout_seconds} outside "
+            f"{idle_min}-{idle_max}"
         )
     try:
         iam.s3_read_policy(args.model_bucket, args.model_prefix)

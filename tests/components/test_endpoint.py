@@ -194,7 +194,7 @@ def test_valid_args_have_no_issues() -> None:
         (
             {"auth": AuthArgs(session_timeout_seconds=0)},
             "platform.endpoint.auth.sessionTimeoutSeconds",
-            "integer from 1",
+            "integer from 60",
         ),
         (
             {"auth": AuthArgs(access_token_validity_minutes=4)},
