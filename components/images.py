@@ -35,6 +35,7 @@ import pulumi_aws as aws
 from components.specs.images import (
     IMAGE_PLATFORMS,
     IMAGES_DIR,
+    NAMED_CONTEXTS,
     RERANKER_PLATFORMS,
     ImageBuildError,
 )
@@ -61,7 +62,8 @@ _IGNORED_SUFFIXES = (".pyc", ".onnx")
 
 
 def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT) -> str:
-    """sha256 over the build context's files (path and bytes, sorted) and the platforms.
+    """sha256 over the build context's files and the named contexts' (path and bytes, sorted)
+    and the platforms.
 
     The image tag is derived from it: ECR tags are immutable here, so a tag must only ever name
     one content; the same content and platforms give the same tag (no rebuild, no push)."""
@@ -69,11 +71,14 @@ def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT
     if not (context / "Dockerfile").is_file():
         raise ImageBuildError(f"{IMAGES_DIR}/{image}/Dockerfile does not exist")
     digest = hashlib.sha256(json.dumps(sorted(platforms)).encode())
-    for path in sorted(p for p in context.rglob("*") if p.is_file()):
-        rel = path.relative_to(context)
-        if any(part in _IGNORED_PARTS for part in rel.parts) or path.suffix in _IGNORED_SUFFIXES:
-            continue
-        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    trees = [("", context)] + [(f"{name}:", root / path) for name, path in NAMED_CONTEXTS.items()]
+    for label, tree in trees:
+        for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+            rel = path.relative_to(tree)
+            if any(p in _IGNORED_PARTS for p in rel.parts) or path.suffix in _IGNORED_SUFFIXES:
+                continue
+            name = f"{label}{rel.as_posix()}".encode()
+            digest.update(name + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -219,7 +224,13 @@ class ImageBuilds(pulumi.ComponentResource):
             cache = repo.repository_url.apply(lambda url: f"{url}:{CACHE_TAG}")
             built = docker_build.Image(
                 f"{name}-{image}",
-                context=docker_build.BuildContextArgs(location=f"{IMAGES_DIR}/{image}"),
+                context=docker_build.BuildContextArgs(
+                    location=f"{IMAGES_DIR}/{image}",
+                    named={
+                        ctx: docker_build.ContextArgs(location=path)
+                        for ctx, path in NAMED_CONTEXTS.items()
+                    },
+                ),
                 dockerfile=docker_build.DockerfileArgs(location=f"{IMAGES_DIR}/{image}/Dockerfile"),
                 platforms=[docker_build.Platform(p) for p in platforms],
                 push=True,

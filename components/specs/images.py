@@ -13,6 +13,9 @@ from images.reranker import contract as reranker_contract
 # Build contexts, relative to the Pulumi project directory (the program's working directory), so
 # the recorded inputs do not depend on where the repository is checked out.
 IMAGES_DIR = "images"
+# Named build contexts every image gets (`COPY --from=<name>` in a Dockerfile): the stdlib-only
+# contracts the images share with the program, read from the repository, never copied by hand.
+NAMED_CONTEXTS: Mapping[str, str] = {"contracts": "contracts"}
 
 
 # GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are

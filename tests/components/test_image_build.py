@@ -113,7 +113,10 @@ def test_images_build_from_the_repository_for_their_platform_and_push(
     built: Recording, image: str, platforms: list[str]
 ) -> None:
     inputs = built.one(IMAGE, f"-images-{image}").inputs
-    assert inputs["context"] == {"location": f"images/{image}"}
+    assert inputs["context"] == {
+        "location": f"images/{image}",
+        "named": {"contracts": {"location": "contracts"}},
+    }
     assert inputs["dockerfile"] == {"location": f"images/{image}/Dockerfile"}
     assert (ROOT / inputs["dockerfile"]["location"]).is_file()
     assert inputs["platforms"] == platforms
@@ -281,7 +284,12 @@ def test_context_digest_follows_content_and_platforms(tmp_path: Path) -> None:
     assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) == first
     assert image_build.context_digest("demo", ["linux/arm64"], root=tmp_path) != first
     (context / "app.py").write_text("print(1)\n")
-    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != first
+    second = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    assert second != first
+    # the shared contracts reach the image through a named context: they change the tag too
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "contracts" / "engine.py").write_text("PORT = 1\n")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != second
     with pytest.raises(image_build.ImageBuildError, match="Dockerfile does not exist"):
         image_build.context_digest("missing", ["linux/amd64"], root=tmp_path)
 
