@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +39,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_tls as tls
 
+from components.iam import partition_of
+from components.ingress.auth import CognitoAuth
+from components.ingress.routes import authenticated_rules, check_service
 from components.services.base import stack_scope
 from components.specs.endpoint import (
     MAX_RULE_PRIORITY,
-    NAME_PATTERN,
     AuthSpec,
     EndpointSpec,
     in_range,
@@ -151,72 +152,6 @@ def security_group_rules(
     return ingress, egress
 
 
-def partition_of(region: str) -> str:
-    """The AWS partition a region belongs to."""
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"
-
-
-def cognito_issuer(region: str, user_pool_id: str) -> str:
-    """The `iss` claim of tokens from `user_pool_id` (also the OIDC discovery base)."""
-    return f"https://cognito-idp.{region}.amazonaws.com/{user_pool_id}"
-
-
-def cognito_jwks_uri(issuer: str) -> str:
-    """The pool's public signing keys (what the ALB jwt-validation action fetches)."""
-    return f"{issuer}/.well-known/jwks.json"
-
-
-def cognito_domain_url(domain: str, region: str) -> str:
-    """Base URL of a pool's hosted domain: a prefix domain lives under amazoncognito.com, a
-    custom domain is its own host."""
-    if "." in domain:
-        return f"https://{domain}"
-    return f"https://{domain}.auth.{region}.amazoncognito.com"
-
-
-def cognito_token_url(domain: str, region: str) -> str:
-    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant."""
-    return f"{cognito_domain_url(domain, region)}/oauth2/token"
-
-
-def user_pool_arn(region: str, account_id: str, user_pool_id: str) -> str:
-    """ARN of a user pool known only by id (an existing pool)."""
-    return f"arn:{partition_of(region)}:cognito-idp:{region}:{account_id}:userpool/{user_pool_id}"
-
-
-def alb_callback_url(domain_name: str) -> str:
-    """Where Cognito returns the browser after sign-in: the ALB's fixed callback path."""
-    return f"https://{domain_name}/oauth2/idpresponse"
-
-
-def resource_server_identifier(domain_name: str) -> str:
-    """Identifier of the API resource server; scopes in tokens read `<identifier>/<scope>`."""
-    return f"https://{domain_name}"
-
-
-def scope_identifiers(identifier: str, scopes: Sequence[str]) -> list[str]:
-    """Full scope strings as they appear in the access token's `scope` claim."""
-    return [f"{identifier}/{scope}" for scope in scopes]
-
-
-def service_path_patterns(service: str) -> list[str]:
-    """ALB path patterns of a service: the bare prefix and everything below it."""
-    return [f"/{service}", f"/{service}/*"]
-
-
-def service_url_rewrite(service: str) -> tuple[str, str]:
-    """(regex, replacement) that strips `/<service>` so the engine sees its native paths:
-    `/llama/v1/chat/completions?x=1` -> `/v1/chat/completions?x=1`, `/llama` -> `/`.
-
-    `service` is a validated service name (lowercase letters, digits, '-'), so nothing in it
-    needs regex escaping."""
-    return f"^/{service}/?(.*)$", "/$1"
-
-
 def access_log_bucket_policy(
     bucket_arn: str, account_id: str, region: str, prefix: str = ACCESS_LOG_PREFIX
 ) -> dict[str, Any]:
@@ -286,7 +221,21 @@ class Endpoint(pulumi.ComponentResource):
         account_id = aws.get_caller_identity_output(opts=invoke).account_id
 
         self.certificate_arn, self.certificate = self._certificate(name, args, child)
-        self._auth(name, args, child, region, account_id)
+        self.auth = CognitoAuth(self, name, args.auth, args.domain_name, region, account_id)
+        # The Cognito attributes callers read from the endpoint itself.
+        self.user_pool = self.auth.user_pool
+        self.user_pool_domain_resource = self.auth.user_pool_domain_resource
+        self.user_pool_id = self.auth.user_pool_id
+        self.user_pool_arn = self.auth.user_pool_arn
+        self.user_pool_domain = self.auth.user_pool_domain
+        self.issuer = self.auth.issuer
+        self.jwks_uri = self.auth.jwks_uri
+        self.token_url = self.auth.token_url
+        self.api_scopes = self.auth.api_scopes
+        self.resource_server = self.auth.resource_server
+        self.browser_client = self.auth.browser_client
+        self.api_client = self.auth.api_client
+        self.api_client_id = self.auth.api_client_id
         self.access_log_bucket: aws.s3.Bucket | None = None
         self.access_log_bucket_policy: aws.s3.BucketPolicy | None = None
         log_dependencies: list[pulumi.Resource] = []
@@ -417,139 +366,6 @@ class Endpoint(pulumi.ComponentResource):
         )
         return imported.arn, imported
 
-    # -- Cognito -----------------------------------------------------------------------------
-    def _auth(
-        self,
-        name: str,
-        args: EndpointArgs,
-        child: pulumi.ResourceOptions,
-        region: pulumi.Output[str],
-        account_id: pulumi.Output[str],
-    ) -> None:
-        auth = args.auth
-        self.user_pool: aws.cognito.UserPool | None = None
-        self.user_pool_domain_resource: aws.cognito.UserPoolDomain | None = None
-        if auth.existing_user_pool_id:
-            pool_id = auth.existing_user_pool_id
-            domain = auth.existing_user_pool_domain or ""
-            self.user_pool_id = pulumi.Output.from_input(pool_id)
-            self.user_pool_arn = pulumi.Output.all(region, account_id).apply(
-                lambda ra: user_pool_arn(ra[0], ra[1], pool_id)
-            )
-        else:
-            domain = auth.domain_prefix
-            self.user_pool = aws.cognito.UserPool(
-                f"{name}-users",
-                name=f"{name}-users",
-                # Only administrators create accounts: the endpoint serves an organisation,
-                # not the public.
-                admin_create_user_config=aws.cognito.UserPoolAdminCreateUserConfigArgs(
-                    allow_admin_create_user_only=True
-                ),
-                password_policy=aws.cognito.UserPoolPasswordPolicyArgs(
-                    minimum_length=14,
-                    require_lowercase=True,
-                    require_uppercase=True,
-                    require_numbers=True,
-                    require_symbols=True,
-                    temporary_password_validity_days=3,
-                ),
-                # OPTIONAL needs at least one factor configured: TOTP apps.
-                mfa_configuration="OPTIONAL",
-                software_token_mfa_configuration=aws.cognito.UserPoolSoftwareTokenMfaConfigurationArgs(
-                    enabled=True
-                ),
-                username_attributes=["email"],
-                auto_verified_attributes=["email"],
-                account_recovery_setting=aws.cognito.UserPoolAccountRecoverySettingArgs(
-                    recovery_mechanisms=[
-                        aws.cognito.UserPoolAccountRecoverySettingRecoveryMechanismArgs(
-                            name="verified_email", priority=1
-                        )
-                    ]
-                ),
-                deletion_protection="ACTIVE",
-                opts=child,
-            )
-            self.user_pool_domain_resource = aws.cognito.UserPoolDomain(
-                f"{name}-auth-domain",
-                domain=domain,
-                user_pool_id=self.user_pool.id,
-                opts=child,
-            )
-            self.user_pool_id = self.user_pool.id
-            self.user_pool_arn = self.user_pool.arn
-        self.user_pool_domain = pulumi.Output.from_input(domain)
-        self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
-            lambda rp: cognito_issuer(rp[0], rp[1])
-        )
-        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
-        self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
-
-        identifier = resource_server_identifier(args.domain_name)
-        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
-        self.resource_server = aws.cognito.ResourceServer(
-            f"{name}-api",
-            identifier=identifier,
-            name=f"{name} inference API",
-            scopes=[
-                aws.cognito.ResourceServerScopeArgs(
-                    scope_name=scope, scope_description=f"{scope} the inference services"
-                )
-                for scope in auth.api_scopes
-            ],
-            user_pool_id=self.user_pool_id,
-            opts=child,
-        )
-        minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
-            access_token="minutes", id_token="minutes", refresh_token="days"
-        )
-        # The ALB exchanges the authorization code with this client's secret; the callback is
-        # the ALB's own fixed path on the endpoint's host name.
-        self.browser_client = aws.cognito.UserPoolClient(
-            f"{name}-browser",
-            name=f"{name}-browser",
-            user_pool_id=self.user_pool_id,
-            generate_secret=True,
-            allowed_oauth_flows_user_pool_client=True,
-            allowed_oauth_flows=["code"],
-            allowed_oauth_scopes=["openid"],
-            callback_urls=[alb_callback_url(args.domain_name)],
-            supported_identity_providers=["COGNITO"],
-            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
-            prevent_user_existence_errors="ENABLED",
-            enable_token_revocation=True,
-            access_token_validity=auth.access_token_validity_minutes,
-            id_token_validity=auth.access_token_validity_minutes,
-            # The ALB renews claims with the refresh token for as long as its session lasts.
-            refresh_token_validity=max(1, math.ceil(auth.session_timeout_seconds / 86_400)),
-            token_validity_units=minutes,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=self._domain_dependencies()),
-        )
-        # Programs get tokens with the client-credentials grant; the scopes must exist on the
-        # resource server before a client may be granted them.
-        self.api_client = aws.cognito.UserPoolClient(
-            f"{name}-api-client",
-            name=f"{name}-api",
-            user_pool_id=self.user_pool_id,
-            generate_secret=True,
-            allowed_oauth_flows_user_pool_client=True,
-            allowed_oauth_flows=["client_credentials"],
-            allowed_oauth_scopes=self.api_scopes,
-            supported_identity_providers=["COGNITO"],
-            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
-            enable_token_revocation=True,
-            access_token_validity=auth.access_token_validity_minutes,
-            token_validity_units=minutes,
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.resource_server, *self._domain_dependencies()]
-            ),
-        )
-        self.api_client_id = self.api_client.id
-
-    def _domain_dependencies(self) -> list[pulumi.Resource]:
-        return [self.user_pool_domain_resource] if self.user_pool_domain_resource else []
-
     # -- access logs -------------------------------------------------------------------------
     def _access_log_bucket(
         self,
@@ -625,7 +441,7 @@ class Endpoint(pulumi.ComponentResource):
     # -- services ----------------------------------------------------------------------------
     def service_url(self, service: str) -> pulumi.Output[str]:
         """`https://<domain>/<service>/`, the base URL clients use for `service`."""
-        _check_service(service)
+        check_service(service)
         return pulumi.Output.from_input(f"https://{self._args.domain_name}/{service}/")
 
     def route(
@@ -643,7 +459,7 @@ class Endpoint(pulumi.ComponentResource):
         others (authenticate-cognito, then forward). Both strip the service prefix. Priorities
         must be unique across routes; `opts` may re-parent the rules (default parent: self).
         """
-        _check_service(service)
+        check_service(service)
         if not in_range(priority, (1, MAX_RULE_PRIORITY - 1)):
             raise ValueError(
                 f"route {service!r}: priority must be 1-{MAX_RULE_PRIORITY - 1} "
@@ -659,99 +475,14 @@ class Endpoint(pulumi.ComponentResource):
             )
         self._routes[service] = (priority, priority + 1)
 
-        paths = aws.lb.ListenerRuleConditionArgs(
-            path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
-                values=service_path_patterns(service)
-            )
-        )
-        regex, replace = service_url_rewrite(service)
-        rewrite = aws.lb.ListenerRuleTransformArgs(
-            type="url-rewrite",
-            url_rewrite_config=aws.lb.ListenerRuleTransformUrlRewriteConfigArgs(
-                rewrite=aws.lb.ListenerRuleTransformUrlRewriteConfigRewriteArgs(
-                    regex=regex, replace=replace
-                )
-            ),
-        )
-        forward = aws.lb.ListenerRuleActionArgs(
-            type="forward", order=2, target_group_arn=target_group_arn
-        )
-        # Rules must not exist before the clients and domain their actions name.
-        deps: list[pulumi.Resource] = [
-            self.browser_client,
-            self.api_client,
-            *self._domain_dependencies(),
-        ]
-        base = pulumi.ResourceOptions(parent=self, depends_on=deps)
-        rule_opts = base.merge(opts) if opts is not None else base
-
-        bearer = aws.lb.ListenerRule(
-            f"{self._name}-{service}-bearer",
+        return authenticated_rules(
+            self,
+            f"{self._name}-{service}",
+            service,
             listener_arn=self.https_listener.arn,
+            auth=self.auth,
+            session_timeout_seconds=self._args.auth.session_timeout_seconds,
+            target_group_arn=target_group_arn,
+            opts=opts,
             priority=priority,
-            conditions=[
-                paths,
-                aws.lb.ListenerRuleConditionArgs(
-                    http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
-                        http_header_name="Authorization", values=["Bearer *"]
-                    )
-                ),
-            ],
-            actions=[
-                aws.lb.ListenerRuleActionArgs(
-                    type="jwt-validation",
-                    order=1,
-                    jwt_validation=aws.lb.ListenerRuleActionJwtValidationArgs(
-                        issuer=self.issuer,
-                        jwks_endpoint=self.jwks_uri,
-                        additional_claims=[
-                            # Cognito puts granted scopes in `scope`, space-separated; an API
-                            # token must carry the invoke scope. Only access tokens have it.
-                            aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
-                                format="space-separated-values",
-                                name="scope",
-                                values=[self.api_scopes[0]],
-                            ),
-                            aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
-                                format="single-string", name="token_use", values=["access"]
-                            ),
-                        ],
-                    ),
-                ),
-                forward,
-            ],
-            transforms=[rewrite],
-            opts=rule_opts,
-        )
-        browser = aws.lb.ListenerRule(
-            f"{self._name}-{service}-browser",
-            listener_arn=self.https_listener.arn,
-            priority=priority + 1,
-            conditions=[paths],
-            actions=[
-                aws.lb.ListenerRuleActionArgs(
-                    type="authenticate-cognito",
-                    order=1,
-                    authenticate_cognito=aws.lb.ListenerRuleActionAuthenticateCognitoArgs(
-                        user_pool_arn=self.user_pool_arn,
-                        user_pool_client_id=self.browser_client.id,
-                        user_pool_domain=self.user_pool_domain,
-                        scope="openid",
-                        session_timeout=self._args.auth.session_timeout_seconds,
-                        on_unauthenticated_request="authenticate",
-                    ),
-                ),
-                forward,
-            ],
-            transforms=[rewrite],
-            opts=rule_opts,
-        )
-        return [bearer, browser]
-
-
-def _check_service(service: str) -> None:
-    if not isinstance(service, str) or not NAME_PATTERN.match(service):
-        raise ValueError(
-            f"service name {service!r} must be 2-21 lowercase letters, digits or '-' starting "
-            "with a letter (it becomes the URL path prefix)"
         )

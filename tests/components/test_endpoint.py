@@ -23,10 +23,10 @@ from components.ingress.alb import (
     Endpoint,
     EndpointArgs,
     access_log_bucket_policy,
-    cognito_token_url,
     security_group_rules,
-    service_url_rewrite,
 )
+from components.ingress.auth import cognito_token_url
+from components.ingress.routes import service_url_rewrite
 from components.specs.endpoint import endpoint_arg_issues
 from tests.aws_shapes import (
     ShapeError,
