@@ -42,7 +42,10 @@ from components.services.base import (
     PlacementSpec,
     ServiceWiring,
     TaskSpec,
+    environment_list,
     log_group_name,
+    secrets_list,
+    serving_container,
 )
 from components.services.engines import NeuronLaunch, VllmLaunch
 from components.specs.service import (
@@ -54,10 +57,6 @@ from components.specs.service import (
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
 """Name of the serving container (the target group registers this container's port)."""
-
-NOFILE_LIMIT = 65535
-"""Open files per container: one per client stream and upstream connection, plus the engine's
-own (tokenizer, shards, NCCL sockets). Docker's default 1024 runs out under load."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,61 +73,6 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
 # --------------------------------------------------------------------------------------------
 # container definition (pure)
 # --------------------------------------------------------------------------------------------
-
-
-def log_configuration(log_group_name: str, region: str, stream_prefix: str) -> dict[str, Any]:
-    """awslogs driver settings. Non-blocking mode: a CloudWatch hiccup must not stall stdout
-    writes of the serving process (and with it token streams); the buffer absorbs bursts."""
-    return {
-        "logDriver": "awslogs",
-        "options": {
-            "awslogs-group": log_group_name,
-            "awslogs-region": region,
-            "awslogs-stream-prefix": stream_prefix,
-            "mode": "non-blocking",
-            "max-buffer-size": "25m",
-        },
-    }
-
-
-def environment_list(
-    managed: Sequence[Mapping[str, str]], extra: Mapping[str, str]
-) -> list[dict[str, str]]:
-    """`managed` name/value entries plus `extra`, sorted by name (stable task definition diffs)."""
-    merged = {e["name"]: e["value"] for e in managed}
-    merged.update(extra)
-    return [{"name": k, "value": merged[k]} for k in sorted(merged)]
-
-
-def secrets_list(secrets: Mapping[str, str]) -> list[dict[str, str]]:
-    """ECS `secrets` entries: the agent resolves each `valueFrom` with the execution role."""
-    return [{"name": k, "valueFrom": secrets[k]} for k in sorted(secrets)]
-
-
-def serving_container(
-    *,
-    name: str,
-    image: str,
-    environment: list[dict[str, str]],
-    port_mappings: list[dict[str, Any]],
-    log_group_name: str,
-    region: str,
-    stream_prefix: str,
-    stop_timeout_seconds: int,
-) -> dict[str, Any]:
-    """The keys every serving container starts with, in this order (the JSON of the task
-    definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
-    nofile limit. Callers add command, secrets, devices and `linuxParameters`."""
-    return {
-        "name": name,
-        "image": image,
-        "essential": True,
-        "environment": environment,
-        "portMappings": port_mappings,
-        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
-        "stopTimeout": stop_timeout_seconds,
-        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
-    }
 
 
 def model_container_definitions(

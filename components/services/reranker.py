@@ -34,9 +34,11 @@ from components.services.base import (
     PlacementSpec,
     ServiceWiring,
     TaskSpec,
+    environment_list,
     log_group_name,
+    secrets_list,
+    serving_container,
 )
-from components.services.model import environment_list, secrets_list, serving_container
 from components.specs.service import RerankerSpec, reranker_environment, validate_reranker
 from images.reranker import contract
 
