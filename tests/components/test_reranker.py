@@ -22,7 +22,12 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.components.service_fakes import CLUSTER_ARN, LB_SUFFIX, FakeRouter
+from tests.components.conftest import (
+    CLUSTER_ARN,
+    LB_SUFFIX,
+    FakeRouter,
+    check_service_children,
+)
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:FargateReranker"
@@ -174,12 +179,7 @@ def requests_rec() -> tuple[Recording, FakeRouter]:
 
 def test_children_parented_and_named(requests_rec) -> None:
     rec, _ = requests_rec
-    component = rec.one(TOKEN)
-    children = [r for r in rec.resources if r.type != TOKEN and not r.name.startswith("rule-")]
-    assert len(children) == 11
-    for child in children:
-        assert child.parent == component.urn, child.name
-        assert child.name.startswith("dev-rerank-"), child.name
+    check_service_children(rec, TOKEN, "dev-rerank-")
 
 
 def test_fargate_task_definition(requests_rec) -> None:

@@ -8,7 +8,7 @@ from components.config.issues import ConfigError
 from components.config.schema import load_stack_config
 from components.plan import build_plan, choose_deploy
 from components.services.engines import NeuronLaunch, VllmLaunch
-from tests.foundation.test_config import DELETE, mutate, reference
+from tests.foundation.conftest import DELETE, mutate, reference
 
 
 def plan_of(raw: dict, stack: str = "dev"):
