@@ -4,7 +4,7 @@ ALB, interface endpoints, log ingestion and CloudWatch monitoring.
 
 Pure (no Pulumi). `estimate(plan, ...)` reads a validated plan; `estimate_inputs` takes plain
 inputs (what the tests and the PR workflow's diff use). Every price is in `PRICES` (one dated
-table with its source); instance prices are the catalog's (`components.catalog`, same source
+table with its source); instance prices are the catalog's (`components.sizing.catalog`, same source
 note), so there is exactly one number per fact.
 
 What it is not: a bill. Data transfer between AZs, S3 requests, ECR storage, Cognito MAUs and
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from components import catalog
+from components.sizing import catalog
 from contracts import metrics as metrics_contract
 
 HOURS_PER_MONTH = 730
@@ -27,10 +27,10 @@ HOURS_PER_MONTH = 730
 
 PRICES_AS_OF = "2025-06"
 PRICES_SOURCE = (
-    "AWS list prices, us-east-1, Linux On-Demand: aws.amazon.com/{fargate,vpc,elasticloadbalancing,"
-    "ebs,cloudwatch}/pricing; instances from components/catalog.py (same region, mirrored by "
-    "instances.vantage.sh after the June 2025 P4/P5 reduction). Other regions cost more or less; "
-    "re-check before budgeting."
+    "AWS list prices, us-east-1, Linux On-Demand: aws.amazon.com/{fargate,vpc,"
+    "elasticloadbalancing,ebs,cloudwatch}/pricing; instances from components/sizing/catalog.py "
+    "(same region, mirrored by instances.vantage.sh after the June 2025 P4/P5 reduction). Other "
+    "regions cost more or less; re-check before budgeting."
 )
 
 

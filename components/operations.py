@@ -1,6 +1,6 @@
 """Operations: the stack's alarm topic, paging alarms, deployment-rollback rule and dashboard.
 
-Creates, from the specs in `components.observability` (where every threshold, name and shape is
+Creates, from the specs in `components.specs.operations` (where every threshold, name and shape is
 decided and tested against botocore):
 - a KMS key (rotation on) and an SNS topic encrypted with it, whose key policy and topic policy
   let only CloudWatch alarms of this stack and the rollback rule publish (an AWS-managed
@@ -27,7 +27,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components import observability as obs
+from components.specs import operations as obs
 
 TOKEN = "ecs-inference:operations:Operations"
 

@@ -217,7 +217,7 @@ def scrape_spec(kind: str) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-# --- accelerator hosts (CloudWatch agent on the instances; see components/observability.py) -----
+# --- accelerator hosts (the CloudWatch agent on the instances; components/specs/operations.py) --
 HOST_NAMESPACE: Final[str] = "ECSInference/Hosts"
 """Namespace of the host telemetry; the instance role may PutMetricData into this one only."""
 DIM_POOL: Final[str] = "Pool"

@@ -12,10 +12,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import catalog, cost
-from components.config import load_stack_config
+from components import cost
+from components.config.schema import load_stack_config
 from components.network import INTERFACE_ENDPOINT_SERVICES
 from components.plan import build_plan
+from components.sizing import catalog
 from contracts import metrics as contract
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The day-2 specs (`components.observability`) against AWS's own request models (botocore) and
+"""The day-2 specs (`components.specs.operations`) against AWS's own request models (botocore) and
 against what they must mean: the scaling target derived from the batch size, scale-out faster
 than scale-in, alarms that page on the right condition, a dashboard CloudWatch accepts, host
 telemetry whose user data is valid shell and whose IAM is scoped."""
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import observability as obs
+from components.specs import operations as obs
 from contracts import metrics as m
 from tests.aws_shapes import ShapeError, validate_named_shape, validate_shape
 

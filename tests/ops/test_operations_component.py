@@ -9,7 +9,6 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import observability as obs
 from components.operations import (
     Operations,
     OperationsArgs,
@@ -17,6 +16,7 @@ from components.operations import (
     metric_alarm_args,
     target_tracking_args,
 )
+from components.specs import operations as obs
 from contracts import metrics as m
 from tests.aws_shapes import validate_shape
 from tools.recording import ACCOUNT_ID, Recording, run_function

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components import observability as obs
+from components.specs import operations as obs
 from contracts import metrics as m
 
 ROOT = Path(__file__).resolve().parents[2]
