@@ -8,6 +8,7 @@ from components.config.schema import load_stack_config
 from components.network import INTERFACE_ENDPOINT_SERVICES
 from components.plan import PLATFORM_NAME, build_plan
 from components.platform import InferencePlatform
+from components.specs.operations import alarm_metric_count
 
 try:
     plan = build_plan(
@@ -40,7 +41,12 @@ pulumi.export("decisions", plan.decisions())
 # $/h and $/month at minimum, steady and maximum scale (`pulumi stack output cost`; the preview
 # prints it and the pull-request workflow diffs it against the base branch).
 pulumi.export(
-    "cost", cost.estimate(plan, interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES)).to_json()
+    "cost",
+    cost.estimate(
+        plan,
+        interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES),
+        alarms_metrics=alarm_metric_count(plan.alarm_specs()),
+    ).to_json(),
 )
 if platform.images is not None:
     # The digest references this stack built and runs (images.build: true).

@@ -136,48 +136,6 @@ def metric_alarm_args(request: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
-    """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
-    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes."""
-    out: dict[str, Any] = {
-        "target_value": configuration["TargetValue"],
-        "scale_out_cooldown": configuration["ScaleOutCooldown"],
-        "scale_in_cooldown": configuration["ScaleInCooldown"],
-        "disable_scale_in": configuration.get("DisableScaleIn", False),
-    }
-    predefined = configuration.get("PredefinedMetricSpecification")
-    if predefined:
-        out["predefined_metric_specification"] = {
-            "predefined_metric_type": predefined["PredefinedMetricType"],
-            "resource_label": predefined.get("ResourceLabel"),
-        }
-    custom = configuration.get("CustomizedMetricSpecification")
-    if custom:
-        metrics = []
-        for q in custom["Metrics"]:
-            item: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", True)}
-            if "Expression" in q:
-                item["expression"] = q["Expression"]
-            if "Label" in q:
-                item["label"] = q["Label"]
-            if "MetricStat" in q:
-                stat = q["MetricStat"]
-                item["metric_stat"] = {
-                    "metric": {
-                        "metric_name": stat["Metric"]["MetricName"],
-                        "namespace": stat["Metric"]["Namespace"],
-                        "dimensions": [
-                            {"name": d["Name"], "value": d["Value"]}
-                            for d in stat["Metric"].get("Dimensions", [])
-                        ],
-                    },
-                    "stat": stat["Stat"],
-                }
-            metrics.append(item)
-        out["customized_metric_specification"] = {"metrics": metrics}
-    return out
-
-
 def key_policy(partition: str, account: str) -> str:
     """The alarm topic's KMS key policy: the account administers it; CloudWatch and EventBridge
     of this account may encrypt messages for the topic."""

@@ -26,6 +26,7 @@ from components.config.schema import (
 from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.sizing import catalog
 from components.specs import images as image_build
+from components.specs import operations as ops_specs
 from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
 from components.specs.pool import PoolSpec, WarmPoolSpec, pool_problems
 from components.specs.service import (
@@ -64,11 +65,14 @@ class PoolPlan:
     config: PoolConfig
     instance: catalog.InstanceType
     ami_parameter: str
+    host_telemetry: bool = True
 
     @property
     def spec(self) -> PoolSpec:
         """What the pool component builds."""
-        return pool_spec(self.config)
+        return replace(
+            pool_spec(self.config), host_telemetry_pool=self.name if self.host_telemetry else None
+        )
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,11 @@ class ModelPlan:
     deploy: DeployPlan
     weights_bucket: str
     weights_prefix: str
+    scaling: ops_specs.ScalingPolicySpec
+    """Target tracking (engine load, KV cache or ALB requests) with its cooldowns and note."""
+    metrics_sidecar: bool = True
+    metrics_image: str | None = None
+    """None with `metrics_sidecar`: the stack's own build (images.build)."""
 
     @property
     def port(self) -> int:
@@ -125,8 +134,8 @@ class ModelPlan:
             min_count=cfg.min_count,
             max_count=cfg.max_count,
             target_requests_per_target=cfg.autoscaling.target_requests_per_target,
-            scale_out_cooldown=cfg.autoscaling.scale_out_cooldown_seconds,
-            scale_in_cooldown=cfg.autoscaling.scale_in_cooldown_seconds,
+            scale_out_cooldown=self.scaling.scale_out_cooldown,
+            scale_in_cooldown=self.scaling.scale_in_cooldown,
             health_check_grace_period_seconds=self.grace.seconds,
             deregistration_delay_seconds=self.deregistration.seconds,
             deployment_minimum_healthy_percent=self.deploy.minimum_healthy_percent,
@@ -135,6 +144,13 @@ class ModelPlan:
             environment=dict(cfg.environment),
             secrets=dict(cfg.secrets),
             log_retention_days=cfg.log_retention_days,
+            # ALBRequestCountPerTarget needs the target group's label, known only at deploy
+            # time: the component builds that one from target_requests_per_target.
+            scaling_configuration=(
+                None if self.scaling.metric == "albRequests" else self.scaling.configuration
+            ),
+            metrics_sidecar=self.metrics_sidecar,
+            metrics_image=self.metrics_image,
         )
 
 
@@ -149,6 +165,9 @@ class RerankerPlan:
     model_bucket: str
     model_prefix: str
     idle_timeout_seconds: int
+    metrics_sidecar: bool = True
+    metrics_image: str | None = None
+    """None with `metrics_sidecar`: the stack's own build (images.build)."""
 
     @property
     def port(self) -> int:
@@ -178,6 +197,8 @@ class RerankerPlan:
             environment=dict(cfg.environment),
             secrets=dict(cfg.secrets),
             log_retention_days=cfg.log_retention_days,
+            metrics_sidecar=self.metrics_sidecar,
+            metrics_image=self.metrics_image,
         )
 
 
@@ -195,6 +216,45 @@ class Plan:
     builds: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Images the stack builds (`images.build`): image name -> Docker platforms."""
 
+    def alarm_specs(self, stack: str = "stack") -> list[ops_specs.AlarmSpec]:
+        """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
+        settings = self.alarm_settings()
+        alarms: list[ops_specs.AlarmSpec] = []
+        services: list[tuple[str, Literal["vllm", "neuron", "reranker"], int]] = [
+            (m.name, m.config.engine, m.config.min_count) for m in self.models.values()
+        ]
+        services += [(r.name, "reranker", r.config.min_count) for r in self.rerankers.values()]
+        for name, kind, min_count in services:
+            alarms += ops_specs.service_alarms(
+                stack=stack,
+                service=name,
+                kind=kind,
+                load_balancer="app/alb/0",
+                target_group="targetgroup/tg/0",
+                cluster_name="cluster",
+                ecs_service_name=name,
+                min_count=min_count,
+                settings=settings,
+            )
+        for name, pool in self.pools.items():
+            alarms += ops_specs.pool_alarms(
+                stack=stack, pool=name, kind=pool.kind, settings=settings
+            )
+        return alarms
+
+    def alarm_settings(self) -> ops_specs.AlarmSettings:
+        a = self.config.operations.alarms
+        return ops_specs.AlarmSettings(
+            target_5xx_percent=a.target_5xx_percent,
+            ttft_p99_seconds=a.ttft_p99_seconds,
+            pending_minutes=a.pending_minutes,
+            gpu_memory_percent=a.gpu_memory_percent,
+        )
+
+    def alarm_keys(self) -> list[str]:
+        """Distinct alarm kinds the stack creates, in first-seen order."""
+        return list(dict.fromkeys(a.key for a in self.alarm_specs()))
+
     def decisions(self) -> dict[str, list[str]]:
         """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
         out: dict[str, list[str]] = {"endpoint": [self.idle_timeout.summary()]}
@@ -208,9 +268,39 @@ class Plan:
                 m.grace.summary(),
                 m.deregistration.summary(),
                 m.deploy.note,
+                m.scaling.note,
             ]
+            if m.metrics_sidecar:
+                out[f"model {name}"].append(_METRICS_NOTE)
         for name, r in self.rerankers.items():
             out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+            if r.metrics_sidecar:
+                out[f"reranker {name}"].append(_METRICS_NOTE)
+        ops = self.config.operations
+        if ops.host_telemetry:
+            for name, pool in self.pools.items():
+                out[f"pool {name}"].append(
+                    "host telemetry: CloudWatch agent "
+                    f"{ops_specs.CLOUDWATCH_AGENT_VERSION} "
+                    + (
+                        "nvidia_smi (utilisation, memory, temperature, power)"
+                        if pool.kind == "gpu"
+                        else "scraping neuron-monitor (NeuronCore utilisation, device memory, "
+                        "errors)"
+                    )
+                    + f" every {ops_specs.HOST_TELEMETRY_INTERVAL_SECONDS} s, per Stack/Pool"
+                )
+        alarms = self.alarm_keys()
+        subscribers = len(ops.alarm_subscriptions)
+        out["operations"] = [
+            f"alarms ({len(alarms)}) to an encrypted SNS topic with {subscribers} "
+            f"subscription(s): {', '.join(alarms)}; circuit-breaker rollbacks by an EventBridge "
+            "rule on ECS deployment state changes",
+        ]
+        if ops.dashboard:
+            out["operations"].append(
+                "dashboard: one per stack (models, re-rankers, pools, endpoint)"
+            )
         for image, platforms in self.builds.items():
             out[f"image {image}"] = [
                 f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
@@ -219,6 +309,13 @@ class Plan:
         return out
 
 
+_METRICS_NOTE = (
+    "metrics: sidecar (non-essential, after the engine) publishes the engine's /metrics as "
+    "CloudWatch EMF every 15 s, namespace ECSInference, per Stack/Service and per task; "
+    "EngineUp = 0 when the engine stops answering"
+)
+# Stands for the ALB/target-group label in an albRequests spec; the component uses the real one.
+_ALB_LABEL_PLACEHOLDER = "app/alb/0/targetgroup/tg/0"
 # Placeholder until build_plan has seen every service on the pool; never reaches a resource.
 _UNDECIDED = DeployPlan(100, 200, "deploy: undecided")
 
@@ -300,7 +397,14 @@ def _pool_plans(
             if problems:
                 continue
             inst = catalog.instance(pool.instance_type)
-            pools[name] = PoolPlan(name, kind, pool, inst, catalog.ECS_AMI_SSM_PARAMETERS[accel])
+            pools[name] = PoolPlan(
+                name,
+                kind,
+                pool,
+                inst,
+                catalog.ECS_AMI_SSM_PARAMETERS[accel],
+                host_telemetry=cfg.operations.host_telemetry,
+            )
     return pools
 
 
@@ -323,6 +427,7 @@ def _model_plan(
     priority: int,
     idle: sizing.IdleTimeout,
     region: str | None,
+    stack: str,
 ) -> ModelPlan:
     """Size one model on its pool. The deploy strategy depends on every service sharing the
     pool, so `build_plan` decides it afterwards."""
@@ -398,11 +503,37 @@ def _model_plan(
         override=model.health_check_grace_period_seconds,
     )
     bucket, prefix = iam.split_s3_uri(model.weights_uri)
+    scaling_cfg = model.autoscaling
+    try:
+        scaling = ops_specs.engine_scaling_policy(
+            stack=stack,
+            service=name,
+            engine=model.engine,
+            # The batch the engine runs at once: --max-num-seqs, or the Neuron artifact's batch.
+            max_concurrency=(
+                model.max_concurrent_sequences if model.neuron is None else model.neuron.batch_size
+            ),
+            grace_seconds=grace.seconds,
+            metric=scaling_cfg.metric,
+            target_utilization=scaling_cfg.target_utilization,
+            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
+            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
+            # albRequests: the label is the component's (deploy-time ARNs); this one only
+            # lets the spec state the policy.
+            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
+            requests_per_target=scaling_cfg.target_requests_per_target,
+            where=f"platform.models.{name}.autoscaling",
+        )
+    except ops_specs.ObservabilityError as exc:
+        raise sizing.SizingError(str(exc)) from None
     return ModelPlan(
         name=name,
         config=model,
         pool=pool,
         image=image,
+        scaling=scaling,
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
         launch=launch,
         fit=fit,
         priority=priority,
@@ -455,6 +586,8 @@ def _reranker_plan(
         name=name,
         config=rr,
         image=image,
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
         size=size,
         priority=priority,
         deregistration=_deregistration(rr.max_request_seconds, idle),
@@ -519,7 +652,9 @@ def build_plan(
         if pool is None:
             continue  # already reported against the pool
         try:
-            models[name] = _model_plan(name, model, pool, config, priorities[name], idle, region)
+            models[name] = _model_plan(
+                name, model, pool, config, priorities[name], idle, region, stack or "stack"
+            )
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
 

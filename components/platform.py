@@ -28,10 +28,12 @@ from components.cluster import Cluster, ClusterArgs
 from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
+from components.operations import Operations, OperationsArgs, ServiceWatch
 from components.plan import Plan, pool_resource_name
 from components.services.base import ServiceWiring
 from components.services.model import ModelService, ModelServiceArgs
 from components.services.reranker import FargateReranker, FargateRerankerArgs
+from components.specs.operations import Subscription
 
 _Args = TypeVar("_Args")
 
@@ -151,6 +153,11 @@ class InferencePlatform(pulumi.ComponentResource):
                     **wired,
                     image=_image(m.image, m.config.engine, built_images),
                     capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
+                    metrics_image=(
+                        _image(m.metrics_image, "metrics", built_images)
+                        if m.metrics_sidecar
+                        else None
+                    ),
                 ),
                 opts=child,
             )
@@ -164,11 +171,56 @@ class InferencePlatform(pulumi.ComponentResource):
                     r.spec,
                     **wired,
                     image=_image(r.image, "reranker", built_images),
+                    metrics_image=(
+                        _image(r.metrics_image, "metrics", built_images)
+                        if r.metrics_sidecar
+                        else None
+                    ),
                 ),
                 opts=child,
             )
             for r in plan.rerankers.values()
         }
+        ops = cfg.operations
+        self.operations = Operations(
+            f"{name}-ops",
+            OperationsArgs(
+                cluster_name=self.cluster.name,
+                cluster_arn=self.cluster.arn,
+                load_balancer_arn_suffix=self.endpoint.load_balancer.arn_suffix,
+                services=[
+                    *(
+                        ServiceWatch(
+                            service=m.name,
+                            kind=m.config.engine,
+                            min_count=m.config.min_count,
+                            target_group_arn_suffix=self.models[m.name].target_group.arn_suffix,
+                            ecs_service_name=self.models[m.name].service.name,
+                            pool=m.pool.name,
+                        )
+                        for m in plan.models.values()
+                    ),
+                    *(
+                        ServiceWatch(
+                            service=r.name,
+                            kind="reranker",
+                            min_count=r.config.min_count,
+                            target_group_arn_suffix=self.rerankers[r.name].target_group.arn_suffix,
+                            ecs_service_name=self.rerankers[r.name].service.name,
+                        )
+                        for r in plan.rerankers.values()
+                    ),
+                ],
+                gpu_pools=[n for n, p in plan.pools.items() if p.kind == "gpu"],
+                neuron_pools=[n for n, p in plan.pools.items() if p.kind == "neuron"],
+                alarm_settings=plan.alarm_settings(),
+                subscriptions=[
+                    Subscription(sub.protocol, sub.endpoint) for sub in ops.alarm_subscriptions
+                ],
+                dashboard=ops.dashboard,
+            ),
+            opts=child,
+        )
         self.register_outputs(
             {
                 "vpcId": self.network.vpc_id,

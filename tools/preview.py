@@ -83,7 +83,26 @@ KEY_INPUTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("target", "targetTrackingScalingPolicyConfiguration.targetValue"),
         ("out s", "targetTrackingScalingPolicyConfiguration.scaleOutCooldown"),
         ("in s", "targetTrackingScalingPolicyConfiguration.scaleInCooldown"),
+        (
+            "metric",
+            "targetTrackingScalingPolicyConfiguration.predefinedMetricSpecification"
+            ".predefinedMetricType",
+        ),
+        (
+            "math",
+            "targetTrackingScalingPolicyConfiguration.customizedMetricSpecification.metrics.2"
+            ".expression",
+        ),
     ),
+    "aws:cloudwatch/metricAlarm:MetricAlarm": (
+        ("metric", "metricName"),
+        ("math", "metricQueries.2.expression"),
+        ("threshold", "threshold"),
+        ("periods", "evaluationPeriods"),
+    ),
+    "aws:cloudwatch/eventRule:EventRule": (("name", "name"),),
+    "aws:cloudwatch/dashboard:Dashboard": (("name", "dashboardName"),),
+    "aws:sns/topic:Topic": (("kms", "kmsMasterKeyId"),),
 }
 
 

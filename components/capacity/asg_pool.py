@@ -42,6 +42,7 @@ import pulumi_aws as aws
 
 from components.sizing import catalog
 from components.sizing.catalog import Accelerator, InstanceType
+from components.specs.operations import host_telemetry_policy, host_telemetry_user_data
 from components.specs.pool import (
     KIND_LABEL,
     PoolArgumentError,
@@ -278,17 +279,36 @@ class AcceleratorPool(pulumi.ComponentResource):
                 name=catalog.ECS_AMI_SSM_PARAMETERS[self.ACCELERATOR],
                 opts=pulumi.InvokeOutputOptions(parent=self),
             ).insecure_value
-        user_data = pulumi.Output.from_input(args.cluster_name).apply(
-            lambda cluster: encode_user_data(
-                ecs_user_data(
-                    cluster,
-                    accelerator=self.ACCELERATOR,
-                    warm_pool=args.warm_pool is not None,
-                    container_stop_timeout_seconds=args.container_stop_timeout_seconds,
-                    image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
-                )
+        self.telemetry_policy: aws.iam.RolePolicy | None = None
+        self.telemetry_log_group: aws.cloudwatch.LogGroup | None = None
+        if args.host_telemetry_pool:
+            self.telemetry_policy, self.telemetry_log_group = _telemetry_resources(
+                self, name, args.host_telemetry_pool
             )
-        )
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+
+        def script(values: list[str]) -> str:
+            cluster, region_name = values
+            text = ecs_user_data(
+                cluster,
+                accelerator=self.ACCELERATOR,
+                warm_pool=args.warm_pool is not None,
+                container_stop_timeout_seconds=args.container_stop_timeout_seconds,
+                image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
+            )
+            if args.host_telemetry_pool:
+                # Appended after ecs.config is written: an agent install that fails cannot keep
+                # the instance from joining the cluster (the snippet only logs its failure).
+                text += host_telemetry_user_data(
+                    stack=pulumi.get_stack(),
+                    pool=args.host_telemetry_pool,
+                    kind="gpu" if self.ACCELERATOR == "nvidia" else "neuron",
+                    region=region_name,
+                    log_group=host_log_group_name(args.host_telemetry_pool),
+                )
+            return encode_user_data(text)
+
+        user_data = pulumi.Output.all(args.cluster_name, region).apply(script)
         name_tags = {"Name": f"{name}-{self.instance.name}"}
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
@@ -449,6 +469,47 @@ class AcceleratorPool(pulumi.ComponentResource):
 # (`/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id`) on inf2/trn1.
 # No GPU support flag: Neuron devices are not an ECS resource type, so the model's task maps
 # /dev/neuronN through linuxParameters.devices and placement keeps one task per device set.
+
+
+def _telemetry_resources(
+    pool: AcceleratorPool, name: str, telemetry_pool: str
+) -> tuple[aws.iam.RolePolicy, aws.cloudwatch.LogGroup | None]:
+    """The agent's least-privilege grant on the instance role (and the Neuron EMF log group)."""
+    child = pulumi.ResourceOptions(parent=pool)
+    if pool.ACCELERATOR == "nvidia":
+        document = json.dumps(host_telemetry_policy(kind="gpu"))
+        return (
+            aws.iam.RolePolicy(
+                f"{name}-telemetry", role=pool.instance_role.id, policy=document, opts=child
+            ),
+            None,
+        )
+    group = aws.cloudwatch.LogGroup(
+        f"{name}-host-metrics",
+        name=host_log_group_name(telemetry_pool),
+        retention_in_days=HOST_LOG_RETENTION_DAYS,
+        opts=child,
+    )
+    policy = aws.iam.RolePolicy(
+        f"{name}-telemetry",
+        role=pool.instance_role.id,
+        policy=group.arn.apply(
+            lambda arn: json.dumps(host_telemetry_policy(kind="neuron", log_group_arn=arn))
+        ),
+        opts=child,
+    )
+    return policy, group
+
+
+# The EMF lines are only the carrier of Neuron host metrics (CloudWatch keeps the metrics 15
+# months regardless); a week of raw lines is enough to debug the pipeline.
+HOST_LOG_RETENTION_DAYS = 7
+
+
+def host_log_group_name(pool: str) -> str:
+    """`/<project>/<stack>/hosts/<pool>`: where Neuron hosts' EMF lands (GPU hosts use
+    PutMetricData and write no log)."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/hosts/{pool}"
 
 
 @dataclass(frozen=True)

@@ -284,6 +284,9 @@ class ImagesConfig(_Section):
     """Image for `engine: neuron` services (built from images/neuron)."""
     reranker: Image | None = None
     """Image for re-rankers (built from images/reranker)."""
+    metrics: Image | None = None
+    """Metrics sidecar image, run next to every model and re-ranker (built from images/metrics,
+    for x86_64 and ARM64). Needed unless `operations.metricsSidecar` is false."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -374,22 +377,32 @@ class NeuronCompileConfig(_Section):
 
 
 class AutoscalingConfig(_Section):
-    """Target tracking on ALBRequestCountPerTarget.
+    """Target tracking on the engine's own load.
 
-    Defaults: 30 requests per target per minute, scale out after 60 s, scale in after 300 s
-    (scale out fast: a late GPU task hurts latency; scale in slow: a warm GPU task is expensive
-    to re-warm)."""
+    Defaults: `engineLoad` (requests waiting + running per task, from the metrics sidecar) at
+    80 % of `maxConcurrentSequences`; scale-out cooldown = the health-check grace period (a new
+    task serves only after it), scale-in cooldown at least twice that and at least 300 s. Scale
+    out fast (a late task costs latency), scale in slow (a warm model is expensive to reload).
+    """
 
+    metric: Literal["engineLoad", "kvCache", "albRequests"] = "engineLoad"
+    """`engineLoad`: requests waiting + running per task (metric math) against the batch the
+    engine runs at once; `kvCache`: KV-cache usage per task (long contexts fill memory before
+    the batch); `albRequests`: ALBRequestCountPerTarget (blind to tokens per request). The
+    first two need the metrics sidecar (`operations.metricsSidecar`)."""
+    target_utilization: float = Field(0.8, gt=0, le=1)
+    """Share of the engine's capacity (batch size or KV cache) at which to add a task."""
     target_requests_per_target: float = Field(30.0, gt=0)
-    """ALBRequestCountPerTarget target (requests per task per minute)."""
-    scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
-    """Wait after a scale-out before the next one."""
+    """`albRequests` target (requests per task per minute)."""
+    scale_out_cooldown_seconds: int | None = Field(None, ge=0, le=3600)
+    """Wait after a scale-out before the next one; default the health-check grace period."""
     scale_in_cooldown_seconds: int = Field(300, ge=0, le=86_400)
-    """Wait after a scale-in; must be >= the scale-out cooldown."""
+    """Least wait after a scale-in (raised to twice the scale-out cooldown)."""
 
     @model_validator(mode="after")
     def _asymmetric(self) -> AutoscalingConfig:
-        if self.scale_in_cooldown_seconds < self.scale_out_cooldown_seconds:
+        out = self.scale_out_cooldown_seconds
+        if out is not None and self.scale_in_cooldown_seconds < out:
             raise ValueError(
                 "scaleInCooldownSeconds must be >= scaleOutCooldownSeconds: scale out fast, "
                 "scale in slow"
@@ -595,6 +608,48 @@ class RerankerConfig(_ServiceBase):
         return self
 
 
+class AlarmsConfig(_Section):
+    """Thresholds of the paging alarms. Defaults: target 5xx above 5 % of requests, TTFT p99
+    above 10 s, a task pending 15 minutes, GPU memory above 95 %."""
+
+    target_5xx_percent: float = Field(5.0, gt=0, le=100)
+    """Share of requests the engines answer 5xx (3 of 5 minutes) that pages."""
+    ttft_p99_seconds: float = Field(10.0, gt=0, le=3600)
+    """Time to first token p99 of the slowest task (3 of 5 minutes) that pages."""
+    pending_minutes: int = Field(15, ge=1, le=1440)
+    """Minutes a task may wait for capacity before it pages."""
+    gpu_memory_percent: float = Field(95.0, gt=0, le=100)
+    """GPU memory use (5 minutes) that pages."""
+
+
+class SubscriptionConfig(_Section):
+    """One alarm recipient."""
+
+    protocol: Literal["email", "email-json", "https", "sms"]
+    """SNS protocol (e-mail subscriptions must be confirmed by the recipient)."""
+    endpoint: str
+    """E-mail address, https:// URL or E.164 phone number."""
+
+
+class OperationsConfig(_Section):
+    """Day-2 operations. Defaults: the metrics sidecar in every task, the CloudWatch agent on
+    every pool instance, one dashboard, alarms with the default thresholds to an SNS topic with
+    no subscriptions (add them here or subscribe later)."""
+
+    metrics_sidecar: bool = True
+    """Run the metrics sidecar (images/metrics) next to every engine; engine-load scaling and
+    the engine alarms need it."""
+    host_telemetry: bool = True
+    """CloudWatch agent on the pool instances: nvidia-smi metrics on GPU hosts, neuron-monitor
+    on Inferentia/Trainium hosts."""
+    dashboard: bool = True
+    """One CloudWatch dashboard for the stack."""
+    alarms: AlarmsConfig = Field(default_factory=AlarmsConfig)
+    """Alarm thresholds."""
+    alarm_subscriptions: list[SubscriptionConfig] = Field(default_factory=list, max_length=50)
+    """Who the alarm topic notifies."""
+
+
 class StackConfig(_Section):
     """Everything one stack deploys. Only `endpoint` is required; pools and services are maps
     keyed by short names. Tags for every resource come from the provider's own
@@ -616,6 +671,8 @@ class StackConfig(_Section):
     """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
     """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
+    operations: OperationsConfig = Field(default_factory=OperationsConfig)
+    """Metrics, host telemetry, dashboard and alarms."""
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]
@@ -739,6 +796,31 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                     "no image: set `image` here or `images.reranker`, or `images.build: true`",
                 )
             )
+    services = cfg.service_names()
+    if (
+        cfg.operations.metrics_sidecar
+        and services
+        and not cfg.images.build
+        and cfg.images.metrics is None
+    ):
+        issues.append(
+            ConfigIssue(
+                f"{ROOT}.images.metrics",
+                "the metrics sidecar needs an image: set `images.metrics`, or `images.build: "
+                "true`, or turn it off with `operations.metricsSidecar: false`",
+            )
+        )
+    if not cfg.operations.metrics_sidecar:
+        for name, model in cfg.models.items():
+            if model.autoscaling.metric != "albRequests":
+                issues.append(
+                    ConfigIssue(
+                        f"{ROOT}.models.{name}.autoscaling.metric",
+                        f"{model.autoscaling.metric} scaling reads the engine's metrics, which "
+                        "the metrics sidecar publishes; set `albRequests` or turn "
+                        "`operations.metricsSidecar` on",
+                    )
+                )
     if cfg.images.build and not images_to_build(cfg):
         issues.append(
             ConfigIssue(
@@ -768,6 +850,8 @@ def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
     for name, rr in cfg.rerankers.items():
         if rr.image is None and cfg.images.reranker is None:
             users.setdefault("reranker", []).append(name)
+    if cfg.operations.metrics_sidecar and cfg.images.metrics is None and cfg.service_names():
+        users["metrics"] = cfg.service_names()
     return users
 
 

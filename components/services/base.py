@@ -22,6 +22,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.specs.operations import target_tracking_args
 from components.specs.service import ServiceSpecFields
 from contracts.aws_limits import ELBV2_NAME, fitted_name
 
@@ -286,6 +287,7 @@ def service_scaling(
     scale_out_cooldown: int,
     scale_in_cooldown: int,
     parent: pulumi.Resource,
+    configuration: Mapping[str, Any] | None = None,
 ) -> tuple[aws.appautoscaling.Target, aws.appautoscaling.Policy]:
     """Application Auto Scaling target (min..max tasks) and one target-tracking policy.
 
@@ -312,8 +314,12 @@ def service_scaling(
         service_namespace=ECS_SERVICE_NAMESPACE,
         scalable_dimension=ECS_SCALABLE_DIMENSION,
         resource_id=resource_id,
+        # A customized-metric `configuration` (engine load with metric math, from
+        # components.specs.operations) replaces the predefined metric when given.
         target_tracking_scaling_policy_configuration=(
-            aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+            target_tracking_args(configuration)
+            if configuration is not None
+            else aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
                 target_value=float(target_value),
                 predefined_metric_specification=(
                     aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
@@ -418,6 +424,11 @@ class TaskSpec:
     health_path: str
     runtime_platform: aws.ecs.TaskDefinitionRuntimePlatformArgs | None = None
     health_check_interval_seconds: int = 15
+    sidecar: Callable[[str, str], dict[str, Any]] | None = None
+    """`sidecar(region, sidecar_image)`: a further container (the metrics sidecar); default
+    None, no sidecar."""
+    sidecar_image: Input[str] | None = None
+    """Its image (an Output when the stack builds it)."""
 
 
 @dataclass(frozen=True)
@@ -451,6 +462,7 @@ class LoadBalancedService(pulumi.ComponentResource):
         placement: PlacementSpec,
         scaling_metric: str,
         scaling_target: float,
+        scaling_configuration: Mapping[str, Any] | None = None,
     ) -> None:
         """Create the resources in dependency order and register the component's outputs.
 
@@ -475,9 +487,16 @@ class LoadBalancedService(pulumi.ComponentResource):
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role
-        self.container_definitions = Output.all(ctx.region, args.image).apply(
-            lambda a: json.dumps(task.container_definitions(a[0], a[1]))
-        )
+
+        def definitions(a: list[Any]) -> str:
+            containers = task.container_definitions(a[0], a[1])
+            if task.sidecar is not None:
+                containers = [*containers, task.sidecar(a[0], a[2])]
+            return json.dumps(containers)
+
+        self.container_definitions = Output.all(
+            ctx.region, args.image, task.sidecar_image or ""
+        ).apply(definitions)
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",
             family=task_family(args.service),
@@ -578,6 +597,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             scale_out_cooldown=args.scale_out_cooldown,
             scale_in_cooldown=args.scale_in_cooldown,
             parent=self,
+            configuration=scaling_configuration,
         )
         self.register_outputs(
             {

@@ -43,11 +43,13 @@ from components.services.base import (
     ServiceWiring,
     TaskSpec,
     environment_list,
+    log_configuration,
     log_group_name,
     secrets_list,
     serving_container,
 )
 from components.services.engines import NeuronLaunch, VllmLaunch
+from components.specs.operations import metrics_sidecar_container
 from components.specs.service import (
     ModelServiceSpec,
     resolve_neuron_devices,
@@ -68,6 +70,8 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
     """Image reference, or the digest reference of the stack's own build."""
     capacity_provider_name: Input[str]
     """The pool's capacity provider."""
+    metrics_image: Input[str] | None = None
+    """Metrics sidecar image (reference or the stack's build); needed with `metrics_sidecar`."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,6 +183,26 @@ class ModelService(LoadBalancedService):
                 container_name=CONTAINER_NAME,
                 port=launch.port,
                 health_path=engines.HEALTH_PATH,
+                sidecar=(
+                    (
+                        lambda region, image: metrics_sidecar_container(
+                            kind="vllm" if isinstance(launch, VllmLaunch) else "neuron",
+                            stack=pulumi.get_stack(),
+                            service=args.service,
+                            image=image,
+                            # Neuron: the engine itself on loopback, not the keep-alive proxy.
+                            port=launch.port
+                            if isinstance(launch, VllmLaunch)
+                            else (launch.upstream_port or launch.port),
+                            engine_container=CONTAINER_NAME,
+                            log_configuration=log_configuration(group_name, region, args.service),
+                            startup_grace_seconds=args.health_check_grace_period_seconds,
+                        )
+                    )
+                    if args.metrics_sidecar
+                    else None
+                ),
+                sidecar_image=args.metrics_image if args.metrics_sidecar else None,
             ),
             placement=PlacementSpec(
                 capacity_provider=args.capacity_provider_name,
@@ -198,4 +222,5 @@ class ModelService(LoadBalancedService):
             ),
             scaling_metric=TARGET_TRACKING_METRIC,
             scaling_target=args.target_requests_per_target,
+            scaling_configuration=args.scaling_configuration,
         )

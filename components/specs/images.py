@@ -23,6 +23,9 @@ NAMED_CONTEXTS: Mapping[str, str] = {"contracts": "contracts"}
 IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
     "vllm": ("linux/amd64",),
     "neuron": ("linux/amd64",),
+    # The metrics sidecar runs next to the engines (x86_64 hosts) and next to re-rankers on
+    # Fargate ARM64 or X86_64: one multi-platform index serves both.
+    "metrics": ("linux/amd64", "linux/arm64"),
 }
 # The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
 # use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.

@@ -121,6 +121,7 @@ def engine_scaling_policy(
     metric: ScalingMetric = "engineLoad",
     target_utilization: float = 0.8,
     scale_in_floor: int = 300,
+    scale_out_cooldown: int | None = None,
     alb_resource_label: str | None = None,
     requests_per_target: float = 30.0,
     where: str = "autoscaling",
@@ -134,7 +135,8 @@ def engine_scaling_policy(
     at the target the batch still has room, above `max_concurrency` requests queue and time to
     first token grows. `kvCache`: Average KV-cache usage in percent, target
     `target_utilization` x 100. `albRequests`: ALBRequestCountPerTarget at
-    `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns`.
+    `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
+    grace period, or of `scale_out_cooldown` when given.
     """
     if not 0 < target_utilization <= 1:
         raise ObservabilityError(
@@ -143,11 +145,17 @@ def engine_scaling_policy(
         )
     if max_concurrency < 1:
         raise ObservabilityError(f"{where}: max concurrency {max_concurrency} must be >= 1")
-    out, scale_in = scaling_cooldowns(grace_seconds, scale_in_floor)
+    out, scale_in = scaling_cooldowns(
+        grace_seconds if scale_out_cooldown is None else scale_out_cooldown, scale_in_floor
+    )
+    why = (
+        f"= the {grace_seconds} s a new task needs to serve"
+        if scale_out_cooldown is None
+        else "configured"
+    )
     timing = (
         f"scale out after {TT_SCALE_OUT_MINUTES} min above the target, cooldown {out} s "
-        f"(= the {grace_seconds} s a new task needs to serve); scale in after "
-        f"{TT_SCALE_IN_MINUTES} min below it, cooldown {scale_in} s"
+        f"({why}); scale in after {TT_SCALE_IN_MINUTES} min below it, cooldown {scale_in} s"
     )
     base: dict[str, Any] = {
         "ScaleOutCooldown": out,
@@ -226,6 +234,48 @@ def engine_scaling_policy(
         "CustomizedMetricSpecification": {"Metrics": queries},
     }
     return ScalingPolicySpec(metric, float(target), out, scale_in, config, note)
+
+
+def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
+    """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
+    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes."""
+    out: dict[str, Any] = {
+        "target_value": configuration["TargetValue"],
+        "scale_out_cooldown": configuration["ScaleOutCooldown"],
+        "scale_in_cooldown": configuration["ScaleInCooldown"],
+        "disable_scale_in": configuration.get("DisableScaleIn", False),
+    }
+    predefined = configuration.get("PredefinedMetricSpecification")
+    if predefined:
+        out["predefined_metric_specification"] = {
+            "predefined_metric_type": predefined["PredefinedMetricType"],
+            "resource_label": predefined.get("ResourceLabel"),
+        }
+    custom = configuration.get("CustomizedMetricSpecification")
+    if custom:
+        metrics = []
+        for q in custom["Metrics"]:
+            item: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", True)}
+            if "Expression" in q:
+                item["expression"] = q["Expression"]
+            if "Label" in q:
+                item["label"] = q["Label"]
+            if "MetricStat" in q:
+                stat = q["MetricStat"]
+                item["metric_stat"] = {
+                    "metric": {
+                        "metric_name": stat["Metric"]["MetricName"],
+                        "namespace": stat["Metric"]["Namespace"],
+                        "dimensions": [
+                            {"name": d["Name"], "value": d["Value"]}
+                            for d in stat["Metric"].get("Dimensions", [])
+                        ],
+                    },
+                    "stat": stat["Stat"],
+                }
+            metrics.append(item)
+        out["customized_metric_specification"] = {"metrics": metrics}
+    return out
 
 
 # ------------------------------------------------------------------------------------------------

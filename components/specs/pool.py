@@ -101,6 +101,9 @@ class PoolSpec:
     """Roll instances (launch before terminate) when the launch template changes."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Extra tags on the ASG (propagated to instances); provider default tags still apply."""
+    host_telemetry_pool: str | None = None
+    """Run the CloudWatch agent (nvidia-smi or neuron-monitor metrics) with this pool name as
+    its Pool dimension; None: no host telemetry."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from components import iam, sizing
 from components.config.schema import NAME_PATTERN
@@ -141,6 +141,14 @@ class ModelServiceSpec:
     """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
     log_retention_days: int = 30
     """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
+    scaling_configuration: Mapping[str, Any] | None = None
+    """Target tracking on the engine's load (API-shaped TargetTrackingScalingPolicyConfiguration
+    from `components.specs.operations`); None: ALBRequestCountPerTarget at
+    `target_requests_per_target`."""
+    metrics_sidecar: bool = False
+    """Run the metrics sidecar (image `metrics_image`) next to the engine."""
+    metrics_image: str | None = None
+    """Sidecar image; None with `metrics_sidecar`: the stack's own build."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +205,10 @@ class RerankerSpec:
     """Env name -> Secrets Manager ARN."""
     log_retention_days: int = 30
     """CloudWatch Logs retention."""
+    metrics_sidecar: bool = False
+    """Run the metrics sidecar (image `metrics_image`) next to the service."""
+    metrics_image: str | None = None
+    """Sidecar image; None with `metrics_sidecar`: the stack's own build."""
 
 
 def _deferred(value: object) -> bool:

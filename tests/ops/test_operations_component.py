@@ -14,9 +14,9 @@ from components.operations import (
     OperationsArgs,
     ServiceWatch,
     metric_alarm_args,
-    target_tracking_args,
 )
 from components.specs import operations as obs
+from components.specs.operations import target_tracking_args
 from contracts import metrics as m
 from tests.aws_shapes import validate_shape
 from tools.recording import ACCOUNT_ID, Recording, run_function
