@@ -447,3 +447,6 @@ def test_images_are_built_for_the_architecture_their_tasks_run_on(stack):
             "cpuArchitecture", "X86_64"
         )
         assert platforms[kind] == _DOCKER_PLATFORM[arch], f"{stack}/{service}"
+        # The metrics sidecar runs in every task: its build covers each task's architecture.
+        if any(c["name"] == "metrics" for c in d.containers):
+            assert _DOCKER_PLATFORM[arch] in platforms["metrics"].split(","), f"{stack}/{service}"
