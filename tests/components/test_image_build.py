@@ -280,7 +280,7 @@ def test_platforms_match_the_deploy_workflow_matrix() -> None:
     workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
     matrix = workflow["jobs"]["images"]["strategy"]["matrix"]["include"]
     ci = {entry["image"]: entry["platform"] for entry in matrix}
-    expected = {name: ",".join(platforms) for name, platforms in image_specs.IMAGE_PLATFORMS.items()}
+    expected = {name: ",".join(plats) for name, plats in image_specs.IMAGE_PLATFORMS.items()}
     expected["reranker"] = image_specs.DEFAULT_RERANKER_PLATFORM
     assert ci == expected
 
