@@ -708,6 +708,13 @@ def build_plan(
         except (ServiceArgsError, ValueError) as exc:
             issues.append(_service_issue(path, exc))
 
+    subscriptions = [
+        ops_specs.Subscription(sub.protocol, sub.endpoint)
+        for sub in config.operations.alarm_subscriptions
+    ]
+    issues += [
+        ConfigIssue(path, message) for path, message in ops_specs.check_subscriptions(subscriptions)
+    ]
     builds = _image_builds(config, issues)
     endpoint = _endpoint_spec(config, idle, models, rerankers, project, stack)
     issues += endpoint_arg_issues(endpoint)
