@@ -78,7 +78,7 @@ class NameRule:
             found.append(f"{len(name)} characters, longer than the maximum {self.max_length}")
         if len(name) < self.min_length:
             found.append(f"{len(name)} characters, shorter than the minimum {self.min_length}")
-        if not re.match(self.pattern, name):
+        if len(name) <= self.max_length and not re.match(self.pattern, name):
             found.append(
                 f"does not match {self.pattern}" + (f" ({self.note})" if self.note else "")
             )
