@@ -37,6 +37,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from contracts.aws_limits import name_rule
 from tools.fidelity import simulate_name
+from tools.lookups import LOOKUPS
 
 UNKNOWN = rpc.UNKNOWN
 ACCOUNT_ID = "123456789012"
@@ -44,6 +45,17 @@ ACCOUNT_ID = "123456789012"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _SIG_KEY = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
+
+
+class UnansweredLookupError(Exception):
+    """The program called a data source (invoke) the offline preview has no answer for."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        super().__init__(
+            f"lookup {token}: the offline preview has no answer for this data source (add one "
+            "of the real shape to tools/lookups.py)"
+        )
 
 
 @dataclass(frozen=True)
@@ -319,53 +331,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         token = args.token
         self.invokes.append(token)
-        if token == "aws:index/getRegion:getRegion":
-            return {"name": self.region, "region": self.region, "id": self.region}
-        if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {
-                "accountId": ACCOUNT_ID,
-                "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/preview",
-                "userId": "AIDAPREVIEW",
-                "id": ACCOUNT_ID,
-            }
-        if token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
-        if token == "aws:ssm/getParameter:getParameter":
-            name = args.args.get("name", "")
-            return {
-                "name": name,
-                "type": "String",
-                "value": f"ami-{_stable_hex(name, length=17)}",
-                "insecureValue": f"ami-{_stable_hex(name, length=17)}",
-                "arn": f"arn:aws:ssm:{self.region}::parameter{name}",
-                "version": 1,
-                "id": name,
-            }
-        if token == "aws:ec2/getRouteTables:getRouteTables":
-            subnets: list[str] = []
-            for flt in args.args.get("filters") or []:
-                if flt.get("name") == "association.subnet-id":
-                    subnets = list(flt.get("values") or [])
-            ids = [f"rtb-{_stable_hex(s, length=17)}" for s in subnets]
-            return {"ids": ids, "id": args.args.get("vpcId", "")}
-        if token == "aws:ecr/getAuthorizationToken:getAuthorizationToken":
-            registry = args.args.get("registryId") or ACCOUNT_ID
-            return {
-                "proxyEndpoint": f"https://{registry}.dkr.ecr.{self.region}.amazonaws.com",
-                "userName": "AWS",
-                "password": "preview-token",
-                "authorizationToken": "QVdTOnByZXZpZXctdG9rZW4=",  # base64("AWS:preview-token")
-                "expiresAt": "2000-01-01T12:00:00Z",
-                "registryId": registry,
-                "id": registry,
-            }
-        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            names = [f"{self.region}{z}" for z in "abcdef"]
-            return {"names": names, "zoneIds": names, "id": self.region}
-        raise NotImplementedError(
-            f"the offline preview has no answer for invoke {token}; add one to "
-            "tools/recording.py (answer only what a preview would not know)"
-        )
+        answer = LOOKUPS.get(token)
+        if answer is not None:
+            return answer(args.args, self.region)
+        raise UnansweredLookupError(token)
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -492,6 +461,14 @@ def run_function(
         outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
     finally:
         pulumi_resource_runtime._get_stack_trace = saved_stack_trace
+        # A program that raised leaves registrations in flight: cancel and drain them, so that
+        # closing the loop prints no "Task was destroyed but it is pending" after the one line
+        # that reports the error.
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
         # Leave a usable loop behind, as a fresh interpreter would have.
         asyncio.set_event_loop(asyncio.new_event_loop())
