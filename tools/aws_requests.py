@@ -37,6 +37,7 @@ from tools.aws_shapes import (
     UNKNOWN,
     ShapeError,
     container_definitions,
+    contains_unknown,
     create_listener_request,
     create_rule_request,
     create_user_pool_client_request,
@@ -377,7 +378,9 @@ def _listener_rule_limits(i: Inputs, _name: str | None) -> Iterable[str]:
     wildcards = sum(v.count("*") + v.count("?") for v in values)
     if wildcards > WILDCARDS_PER_RULE:
         yield f"{wildcards} wildcards, at most {WILDCARDS_PER_RULE} per rule (ALB quota)"
-    actions = i.get("actions") or []
+    actions = i.get("actions")
+    if not isinstance(actions, list) or contains_unknown(actions):
+        return
     kinds = [a.get("type") for a in actions if isinstance(a, Mapping)]
     terminal = [k for k in kinds if k in ("forward", "redirect", "fixed-response")]
     if actions and len(terminal) != 1:
@@ -1807,6 +1810,11 @@ def resource_problems(type_: str, inputs: Inputs, physical_name: str | None) -> 
             requests = mapper(inputs, physical_name)
         except ShapeError as exc:
             return [f"{exc.where}: {exc.report}"]
+        except (AttributeError, TypeError, KeyError):
+            # A block still unknown at preview time cannot be mapped; it is checked when known.
+            if not contains_unknown(inputs):
+                raise
+            requests = []
         for request in requests:
             found += problems_of(request)
     for check in RULES.get(type_, ()):

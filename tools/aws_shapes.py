@@ -174,13 +174,13 @@ def _constraint_errors(value: Any, shape: Shape, path: str) -> list[str]:
     return errors
 
 
-def _contains_unknown(value: Any) -> bool:
+def contains_unknown(value: Any) -> bool:
     if value == UNKNOWN:
         return True
     if isinstance(value, Mapping):
-        return any(_contains_unknown(v) for v in value.values())
+        return any(contains_unknown(v) for v in value.values())
     if isinstance(value, list):
-        return any(_contains_unknown(v) for v in value)
+        return any(contains_unknown(v) for v in value)
     return False
 
 

@@ -140,7 +140,8 @@ def attribute_config(texts: Sequence[str], tree: Mapping[str, Any]) -> tuple[str
     resource's logical and physical names): the config the user edits to fix the name."""
     matches: list[tuple[str, str]] = []
     for path, text in _config_items(tree, ""):
-        if len(text) < 2 or "." not in path:
+        # A top-level key is a section (`platform`), never what made a name.
+        if len(text) < 2 or ("." not in path and text == path):
             continue
         for target in texts:
             padded = f"-{target}-"

@@ -227,6 +227,10 @@ def run_preview(
         # The program reports invalid configuration as RunError before registering anything.
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
     except Exception as exc:  # any other failure of the program: reported as one line
+        if type(exc).__name__ == "ConfigError":
+            # A component's own argument check (components/errors.py ConfigError): the config
+            # paths are in the message, nothing is half-created.
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
         return PreviewResult(stack, False, EXIT_PROGRAM, error=_program_error(exc, program_dir))
     timings["program"] = time.perf_counter() - start
 
