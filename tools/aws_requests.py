@@ -320,8 +320,11 @@ def _target_group_limits(i: Inputs, _name: str | None) -> Iterable[str]:
     # CreateTargetGroup: "the timeout must be smaller than the interval".
     hc = single(i.get("healthCheck")) or {}
     interval, timeout = hc.get("interval"), hc.get("timeout")
-    numbers = isinstance(interval, (int, float)) and isinstance(timeout, (int, float))
-    if numbers and timeout >= interval:
+    if (
+        isinstance(interval, (int, float))
+        and isinstance(timeout, (int, float))
+        and timeout >= interval
+    ):
         yield (
             f"healthCheck.timeout {as_int(timeout)} must be less than interval {as_int(interval)}"
         )
@@ -397,7 +400,7 @@ def _listener_rules(resources: Sequence[Resource]) -> Iterable[tuple[Resource, s
     by_listener: dict[str, list[Resource]] = defaultdict(list)
     for r in rules:
         arn = r.inputs.get("listenerArn")
-        if known(arn):
+        if isinstance(arn, str) and known(arn):
             by_listener[arn].append(r)
     per_lb: Counter[str] = Counter()
     for arn, on_listener in by_listener.items():
@@ -417,7 +420,7 @@ def _listener_rules(resources: Sequence[Resource]) -> Iterable[tuple[Resource, s
             seen[priority] = r
         listener = listeners.get(arn)
         lb = listener.inputs.get("loadBalancerArn") if listener else None
-        per_lb[lb if known(lb) else arn] += len(on_listener)
+        per_lb[lb if isinstance(lb, str) and known(lb) else arn] += len(on_listener)
     for count in per_lb.values():
         if count > RULES_PER_ALB:
             first = next(r for r in rules if r.inputs.get("listenerArn") in by_listener)
@@ -768,7 +771,9 @@ def _warm_pool_spot(resources: Sequence[Resource]) -> Iterable[tuple[Resource, s
             continue
         lt = single(r.inputs.get("launchTemplate")) or {}
         template = templates.get(lt.get("id"))
-        market = single(template.inputs.get("instanceMarketOptions")) if template else None
+        if template is None:
+            continue
+        market = single(template.inputs.get("instanceMarketOptions"))
         if isinstance(market, Mapping) and market.get("marketType") == "spot":
             yield r, f"a warm pool cannot use Spot instances (launch template '{template.name}')"
 
@@ -1170,7 +1175,7 @@ def _role_policy_totals(resources: Sequence[Resource]) -> Iterable[tuple[Resourc
     attached: dict[str, list[Resource]] = defaultdict(list)
     for r in resources:
         role = r.inputs.get("role")
-        if not known(role):
+        if not isinstance(role, str) or not known(role):
             continue
         if r.type == "aws:iam/rolePolicy:RolePolicy":
             inline[role].append(r)
@@ -1650,21 +1655,28 @@ def _rule_problems(r: Mapping[str, Any], where: str) -> Iterable[str]:
                 yield f"{where}: cidr {cidr!r} is not a valid IPv4 network ({exc})"
 
 
-@maps(
-    "aws:ec2/securityGroupRule:SecurityGroupRule",
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
-)
-def _security_group_rule(i: Inputs, _name: str | None) -> list[ApiRequest]:
-    egress = i.get("type") == "egress" or "Egress" in str(i.get("__type", ""))
+def _authorize(i: Inputs, egress: bool) -> list[ApiRequest]:
     op = "AuthorizeSecurityGroupEgress" if egress else "AuthorizeSecurityGroupIngress"
     return [
         ApiRequest(
-            "ec2",
-            op,
-            {"GroupId": i.get("securityGroupId"), "IpPermissions": [_ip_permission(i)]},
+            "ec2", op, {"GroupId": i.get("securityGroupId"), "IpPermissions": [_ip_permission(i)]}
         )
     ]
+
+
+@maps("aws:ec2/securityGroupRule:SecurityGroupRule")
+def _security_group_rule(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return _authorize(i, i.get("type") == "egress")
+
+
+@maps("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+def _vpc_ingress_rule(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return _authorize(i, False)
+
+
+@maps("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+def _vpc_egress_rule(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return _authorize(i, True)
 
 
 @rule(

@@ -41,7 +41,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from botocore.loaders import Loader
 from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
@@ -80,7 +80,28 @@ def input_shape(service: str, operation: str) -> StructureShape:
     shape = service_model(service).operation_model(operation).input_shape
     if shape is None:
         raise LookupError(f"{service}:{operation} takes no input")
-    return shape
+    return cast(StructureShape, shape)
+
+
+# botocore declares these as cached properties, which type checkers cannot see through.
+def _members(shape: StructureShape) -> Mapping[str, Shape]:
+    return cast("Mapping[str, Shape]", shape.members)
+
+
+def _meta(shape: Shape) -> dict[str, Any]:
+    return cast("dict[str, Any]", shape.metadata)
+
+
+def _enum(shape: Shape) -> list[str]:
+    return cast("list[str]", getattr(shape, "enum", None) or [])
+
+
+def _member(shape: ListShape) -> Shape:
+    return cast(Shape, shape.member)
+
+
+def _value(shape: MapShape) -> Shape:
+    return cast(Shape, shape.value)
 
 
 def named_shape(service: str, shape_name: str) -> Shape:
@@ -109,14 +130,14 @@ def to_api(value: Any, shape: Shape) -> Any:
     if isinstance(shape, StructureShape) and isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            name = _member_name(key, shape.members)
-            member = shape.members.get(name)
+            name = _member_name(key, _members(shape))
+            member = _members(shape).get(name)
             out[name] = to_api(item, member) if member is not None else item
         return out
     if isinstance(shape, ListShape) and isinstance(value, list):
-        return [to_api(item, shape.member) for item in value]
+        return [to_api(item, _member(shape)) for item in value]
     if isinstance(shape, MapShape) and isinstance(value, Mapping):
-        return {key: to_api(item, shape.value) for key, item in value.items()}
+        return {key: to_api(item, _value(shape)) for key, item in value.items()}
     if shape.type_name in ("integer", "long") and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -139,14 +160,14 @@ def _constraint_errors(value: Any, shape: Shape, path: str) -> list[str]:
     """Model constraints botocore's ParamValidator does not check: enum, max, pattern, and
     values still unknown at preview time where AWS needs a non-string."""
     errors: list[str] = []
-    meta = shape.metadata
+    meta = _meta(shape)
     if value == UNKNOWN:
         if shape.type_name != "string":
             errors.append(f"{path}: unknown during preview, but AWS needs a {shape.type_name}")
         return errors
     if isinstance(shape, StructureShape) and isinstance(value, Mapping):
         for key, item in value.items():
-            member = shape.members.get(key)
+            member = _members(shape).get(key)
             if member is not None:
                 errors += _constraint_errors(item, member, f"{path}.{key}")
         return errors
@@ -154,15 +175,15 @@ def _constraint_errors(value: Any, shape: Shape, path: str) -> list[str]:
         if "max" in meta and len(value) > meta["max"]:
             errors.append(f"{path}: {len(value)} items, at most {meta['max']} allowed")
         for i, item in enumerate(value):
-            errors += _constraint_errors(item, shape.member, f"{path}[{i}]")
+            errors += _constraint_errors(item, _member(shape), f"{path}[{i}]")
         return errors
     if isinstance(shape, MapShape) and isinstance(value, Mapping):
         for key, item in value.items():
-            errors += _constraint_errors(item, shape.value, f"{path}.{key}")
+            errors += _constraint_errors(item, _value(shape), f"{path}.{key}")
         return errors
     if shape.type_name == "string" and isinstance(value, str):
-        if shape.enum and value not in shape.enum:
-            errors.append(f"{path}: {value!r} is not one of {list(shape.enum)}")
+        if _enum(shape) and value not in _enum(shape):
+            errors.append(f"{path}: {value!r} is not one of {_enum(shape)}")
         if "max" in meta and len(value) > meta["max"]:
             errors.append(f"{path}: {len(value)} characters, at most {meta['max']} allowed")
         pattern = _java_pattern(meta["pattern"]) if "pattern" in meta else None

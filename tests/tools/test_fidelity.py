@@ -252,7 +252,7 @@ def test_autoname_shape_and_lowercase() -> None:
     name = simulate_name("aws:ecs/cluster:Cluster", "Cluster", {}).name
     assert isinstance(name, str) and name.startswith("Cluster-") and len(name) == 15
     bucket = simulate_name("aws:s3/bucket:Bucket", "Logs", {}).name
-    assert bucket == bucket.lower()
+    assert isinstance(bucket, str) and bucket == bucket.lower()
 
 
 def test_name_prefix_gets_26_characters_and_a_limit() -> None:
