@@ -113,6 +113,17 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
     lo, want, hi = draw(counts(largest))
     rr.update(minCount=lo, desiredCount=want, maxCount=hi, logRetentionDays=draw(LOG_DAYS))
     platform["rerankers"] = {reranker: rr}
+    endpoint = platform["endpoint"]
+    # Cognito domain prefixes (reserved words, length) and ALB idle timeouts within the schema.
+    if draw(st.booleans()):
+        endpoint["auth"]["domainPrefix"] = draw(
+            st.one_of(
+                st.from_regex(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?", fullmatch=True),
+                st.sampled_from(["my-aws-models", "amazon", "team-cognito-x", "m" * 63]),
+            )
+        )
+    if draw(st.booleans()):
+        endpoint["idleTimeoutSeconds"] = draw(st.integers(1, 4000))
     return config
 
 

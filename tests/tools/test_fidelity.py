@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -411,3 +412,22 @@ def test_config_caused_naming_failure_exits_2_else_4(tmp_path: Path) -> None:
     assert "(config: service)" in (result.error or "")
     stack.write_text("config:\n  aws:region: us-east-1\n  names:service: checkout\n")
     assert run_preview("dev", program_dir=program, policy_pack=None).exit_code == EXIT_OK
+
+
+def test_docs_list_every_checked_type_and_every_exit_code() -> None:
+    docs = (ROOT / "docs" / "fidelity.md").read_text()
+    for token in {*MAPPERS, *NAME_RULES} - {
+        "aws:alb/loadBalancer:LoadBalancer",
+        "aws:alb/targetGroup:TargetGroup",
+        "aws:alb/listener:Listener",
+        "aws:alb/listenerRule:ListenerRule",
+        "aws:s3/bucketV2:BucketV2",
+    }:
+        assert f"`{token}`" in docs, token
+    readme = (ROOT / "README.md").read_text()
+    from tools import preview
+
+    codes = {v for k, v in vars(preview).items() if k.startswith("EXIT_")}
+    assert codes == {0, 1, 2, 3, 4}
+    for code in codes:
+        assert re.search(rf"^\| {code} \| \S", readme, re.M), code
