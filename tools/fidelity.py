@@ -182,7 +182,9 @@ def check_resources(
         names[r.urn] = outcome.name if outcome.name != UNKNOWN else None
         for problem in outcome.problems:
             findings.append(Finding(r.type, r.name, _NAME_CHECK, problem))
-        physical = outcome.name if outcome.name != UNKNOWN else UNKNOWN
+        # A name the provider could not make is reported once, above, not again as a request
+        # without its required name.
+        physical = UNKNOWN if outcome.name is None and outcome.problems else outcome.name
         for problem in resource_problems(r.type, r.inputs, physical):
             findings.append(Finding(r.type, r.name, "request", problem))
     for r, problem in stack_problems(resources):

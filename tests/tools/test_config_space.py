@@ -27,6 +27,8 @@ _COMMON = {
     "deadline": None,
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     "derandomize": True,
+    # Reproducible from the seed alone; nothing written into the checkout.
+    "database": None,
 }
 settings.register_profile("ci", max_examples=12, **_COMMON)
 settings.register_profile("dev", max_examples=8, **_COMMON)
