@@ -200,7 +200,12 @@ def test_reference_stack_is_accepted(dev: Recording) -> None:
     assert check_resources(dev.resources) == []
 
 
-@pytest.mark.parametrize(("type_", "mutate", "expected"), BAD_INPUTS, ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize(
+    ("type_", "mutate", "expected"),
+    BAD_INPUTS,
+    # Stable ids (no function reprs), so every xdist worker collects the same tests.
+    ids=[f"{t.split(':')[-1]}-{n}" for n, (t, _, _) in enumerate(BAD_INPUTS)],
+)
 def test_each_resource_type_rejects_what_aws_rejects(
     dev: Recording, type_: str, mutate: Callable[[dict[str, Any]], None], expected: str
 ) -> None:
