@@ -425,7 +425,7 @@ def render_text(result: PreviewResult) -> str:
     if plain_outputs:
         out += ["", "Outputs:"]
         out += [
-            f"  {k}: {json.dumps(v) if not isinstance(v, str) else v}"
+            f"  {k}: {_fmt(v) if v == UNKNOWN else json.dumps(v) if not isinstance(v, str) else v}"
             for k, v in plain_outputs.items()
         ]
     out += ["", "Policy report:", *render_policy(result.violations)]
