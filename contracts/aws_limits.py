@@ -242,6 +242,22 @@ NAME_RULES: dict[str, NameRule] = {
         prefix_input=None,
         source=_PROVIDER + "resource_overrides.go; lambda FunctionName",
     ),
+    "aws:cloudwatch/dashboard:Dashboard": NameRule(
+        255,
+        r"^[A-Za-z0-9_-]+$",
+        name_input="dashboardName",
+        autoname_max=None,
+        prefix_input=None,
+        source="cloudwatch PutDashboard DashboardName",
+    ),
+    # The provider autonames the creation token up to 255 characters; EFS accepts 64.
+    "aws:efs/fileSystem:FileSystem": NameRule(
+        64,
+        r"^.+$",
+        name_input="creationToken",
+        prefix_input=None,
+        source=_PROVIDER + "resource_overrides.go; efs CreationToken",
+    ),
 }
 
 

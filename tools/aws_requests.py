@@ -1809,6 +1809,327 @@ def _route53_record_limits(i: Inputs, _name: str | None) -> Iterable[str]:
 
 
 # --------------------------------------------------------------------------------------------
+# day-2 types (SNS, SQS, CloudWatch alarms and dashboards, EventBridge, EFS)
+# --------------------------------------------------------------------------------------------
+
+
+def _string_attributes(pairs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """SNS/SQS `Attributes`: a map of strings (numbers and booleans as their text)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            out[key] = str(as_int(value))
+        else:
+            out[key] = value
+    return out or None
+
+
+@maps("aws:sns/topic:Topic")
+def _sns_topic(i: Inputs, name: str | None) -> list[ApiRequest]:
+    attrs = _string_attributes(
+        {
+            "DisplayName": i.get("displayName"),
+            "Policy": i.get("policy"),
+            "DeliveryPolicy": i.get("deliveryPolicy"),
+            "KmsMasterKeyId": i.get("kmsMasterKeyId"),
+            "FifoTopic": i.get("fifoTopic"),
+            "ContentBasedDeduplication": i.get("contentBasedDeduplication"),
+            "SignatureVersion": i.get("signatureVersion"),
+            "TracingConfig": i.get("tracingConfig"),
+        }
+    )
+    return [
+        ApiRequest(
+            "sns",
+            "CreateTopic",
+            drop_none({"Name": name, "Attributes": attrs, "Tags": tags(i.get("tags"))}),
+        )
+    ]
+
+
+@rule("aws:sns/topic:Topic", "aws:sqs/queue:Queue")
+def _fifo_names(i: Inputs, name: str | None) -> Iterable[str]:
+    # SNS CreateTopic / SQS CreateQueue: a FIFO topic or queue name ends in ".fifo", and only
+    # a FIFO one may.
+    fifo = bool(i.get("fifoTopic") or i.get("fifoQueue"))
+    if isinstance(name, str) and known(name) and fifo != name.endswith(".fifo"):
+        yield f"name {name!r}: FIFO names end in '.fifo' and only FIFO names may"
+
+
+@maps("aws:sqs/queue:Queue")
+def _sqs_queue(i: Inputs, name: str | None) -> list[ApiRequest]:
+    attrs = _string_attributes(
+        {
+            "DelaySeconds": i.get("delaySeconds"),
+            "MaximumMessageSize": i.get("maxMessageSize"),
+            "MessageRetentionPeriod": i.get("messageRetentionSeconds"),
+            "ReceiveMessageWaitTimeSeconds": i.get("receiveWaitTimeSeconds"),
+            "VisibilityTimeout": i.get("visibilityTimeoutSeconds"),
+            "Policy": i.get("policy"),
+            "RedrivePolicy": i.get("redrivePolicy"),
+            "FifoQueue": i.get("fifoQueue"),
+            "ContentBasedDeduplication": i.get("contentBasedDeduplication"),
+            "KmsMasterKeyId": i.get("kmsMasterKeyId"),
+            "SqsManagedSseEnabled": i.get("sqsManagedSseEnabled"),
+        }
+    )
+    return [
+        ApiRequest(
+            "sqs",
+            "CreateQueue",
+            drop_none({"QueueName": name, "Attributes": attrs, "tags": i.get("tags")}),
+        )
+    ]
+
+
+@rule("aws:sqs/queue:Queue")
+def _sqs_limits(i: Inputs, _name: str | None) -> Iterable[str]:
+    # SQS CreateQueue attribute ranges.
+    ranges = {
+        "delaySeconds": (0, 900),
+        "maxMessageSize": (1024, 1048576),
+        "messageRetentionSeconds": (60, 1209600),
+        "receiveWaitTimeSeconds": (0, 20),
+        "visibilityTimeoutSeconds": (0, 43200),
+    }
+    for key, (lo, hi) in ranges.items():
+        value = i.get(key)
+        if isinstance(value, (int, float)) and not lo <= value <= hi:
+            yield f"{key} {as_int(value)} is outside {lo}-{hi}"
+
+
+@maps("aws:cloudwatch/metricAlarm:MetricAlarm")
+def _metric_alarm(i: Inputs, name: str | None) -> list[ApiRequest]:
+    metrics = []
+    for q in i.get("metricQueries") or []:
+        stat = single(q.get("metric"))
+        metrics.append(
+            drop_none(
+                {
+                    "Id": q.get("id"),
+                    "Expression": q.get("expression"),
+                    "Label": q.get("label"),
+                    "ReturnData": q.get("returnData"),
+                    "Period": q.get("period"),
+                    "AccountId": q.get("accountId"),
+                    "MetricStat": drop_none(
+                        {
+                            "Metric": drop_none(
+                                {
+                                    "Namespace": stat.get("namespace"),
+                                    "MetricName": stat.get("metricName"),
+                                    "Dimensions": [
+                                        {"Name": k, "Value": v}
+                                        for k, v in (stat.get("dimensions") or {}).items()
+                                    ]
+                                    or None,
+                                }
+                            ),
+                            "Period": stat.get("period"),
+                            "Stat": stat.get("stat"),
+                            "Unit": stat.get("unit"),
+                        }
+                    )
+                    if isinstance(stat, Mapping)
+                    else None,
+                }
+            )
+        )
+    dims = i.get("dimensions")
+    return [
+        ApiRequest(
+            "cloudwatch",
+            "PutMetricAlarm",
+            drop_none(
+                {
+                    "AlarmName": name,
+                    "AlarmDescription": i.get("alarmDescription"),
+                    "ActionsEnabled": i.get("actionsEnabled"),
+                    "OKActions": i.get("okActions"),
+                    "AlarmActions": i.get("alarmActions"),
+                    "InsufficientDataActions": i.get("insufficientDataActions"),
+                    "MetricName": i.get("metricName"),
+                    "Namespace": i.get("namespace"),
+                    "Statistic": i.get("statistic"),
+                    "ExtendedStatistic": i.get("extendedStatistic"),
+                    "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()]
+                    if isinstance(dims, Mapping)
+                    else None,
+                    "Period": i.get("period"),
+                    "Unit": i.get("unit"),
+                    "EvaluationPeriods": i.get("evaluationPeriods"),
+                    "DatapointsToAlarm": i.get("datapointsToAlarm"),
+                    "Threshold": i.get("threshold"),
+                    "ComparisonOperator": i.get("comparisonOperator"),
+                    "TreatMissingData": i.get("treatMissingData"),
+                    "Metrics": metrics or None,
+                    "ThresholdMetricId": i.get("thresholdMetricId"),
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:cloudwatch/metricAlarm:MetricAlarm")
+def _metric_alarm_limits(i: Inputs, _name: str | None) -> Iterable[str]:
+    # PutMetricAlarm: a single metric or metric math, not both; at most 10 metric queries;
+    # datapoints to alarm no more than the evaluation periods; periods of 10, 20, 30 or a
+    # multiple of 60 seconds.
+    if i.get("metricName") and i.get("metricQueries"):
+        yield "metricName and metricQueries cannot both be set"
+    queries = i.get("metricQueries")
+    if isinstance(queries, list) and len(queries) > 10:
+        yield f"{len(queries)} metric queries, at most 10"
+    points, periods = i.get("datapointsToAlarm"), i.get("evaluationPeriods")
+    if isinstance(points, (int, float)) and isinstance(periods, (int, float)) and points > periods:
+        yield f"datapointsToAlarm {as_int(points)} exceeds evaluationPeriods {as_int(periods)}"
+    period = i.get("period")
+    if isinstance(period, (int, float)) and not (period in (10, 20, 30) or period % 60 == 0):
+        yield f"period {as_int(period)} must be 10, 20, 30 or a multiple of 60 seconds"
+
+
+# PutDashboard: the body is JSON with a `widgets` list, at most 1 MB... and 500 widgets.
+DASHBOARD_MAX_WIDGETS = 500
+
+
+@maps("aws:cloudwatch/dashboard:Dashboard")
+def _dashboard(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "cloudwatch",
+            "PutDashboard",
+            {"DashboardName": i.get("dashboardName"), "DashboardBody": i.get("dashboardBody")},
+        )
+    ]
+
+
+@rule("aws:cloudwatch/dashboard:Dashboard")
+def _dashboard_body(i: Inputs, _name: str | None) -> Iterable[str]:
+    body = i.get("dashboardBody")
+    if not isinstance(body, str) or not known(body):
+        return
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as exc:
+        yield f"dashboardBody is not valid JSON: {exc.msg}"
+        return
+    widgets = doc.get("widgets") if isinstance(doc, dict) else None
+    if not isinstance(widgets, list):
+        yield "dashboardBody needs a `widgets` list"
+    elif len(widgets) > DASHBOARD_MAX_WIDGETS:
+        yield f"{len(widgets)} widgets, at most {DASHBOARD_MAX_WIDGETS} per dashboard"
+
+
+@maps("aws:cloudwatch/eventRule:EventRule")
+def _event_rule(i: Inputs, name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "events",
+            "PutRule",
+            drop_none(
+                {
+                    "Name": name,
+                    "ScheduleExpression": i.get("scheduleExpression"),
+                    "EventPattern": i.get("eventPattern"),
+                    "State": i.get("state"),
+                    "Description": i.get("description"),
+                    "RoleArn": i.get("roleArn"),
+                    "EventBusName": i.get("eventBusName"),
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:cloudwatch/eventRule:EventRule")
+def _event_rule_limits(i: Inputs, _name: str | None) -> Iterable[str]:
+    # PutRule: a schedule expression or an event pattern (or both on the default bus); the
+    # pattern is JSON.
+    if not i.get("scheduleExpression") and not i.get("eventPattern"):
+        yield "needs scheduleExpression or eventPattern"
+    pattern = i.get("eventPattern")
+    if isinstance(pattern, str) and known(pattern):
+        try:
+            json.loads(pattern)
+        except json.JSONDecodeError as exc:
+            yield f"eventPattern is not valid JSON: {exc.msg}"
+
+
+@maps("aws:cloudwatch/eventTarget:EventTarget")
+def _event_target(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "events",
+            "PutTargets",
+            drop_none(
+                {
+                    "Rule": i.get("rule"),
+                    "EventBusName": i.get("eventBusName"),
+                    "Targets": [
+                        drop_none(
+                            {
+                                "Id": i.get("targetId") or UNKNOWN,
+                                "Arn": i.get("arn"),
+                                "RoleArn": i.get("roleArn"),
+                                "Input": i.get("input"),
+                                "InputPath": i.get("inputPath"),
+                            }
+                        )
+                    ],
+                }
+            ),
+        )
+    ]
+
+
+@maps("aws:efs/fileSystem:FileSystem")
+def _efs(i: Inputs, name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "efs",
+            "CreateFileSystem",
+            drop_none(
+                {
+                    # The provider autonames the creation token (resource_overrides.go).
+                    "CreationToken": i.get("creationToken") or name or UNKNOWN,
+                    "PerformanceMode": i.get("performanceMode"),
+                    "Encrypted": i.get("encrypted"),
+                    "KmsKeyId": i.get("kmsKeyId"),
+                    "ThroughputMode": i.get("throughputMode"),
+                    "ProvisionedThroughputInMibps": i.get("provisionedThroughputInMibps"),
+                    "AvailabilityZoneName": i.get("availabilityZoneName"),
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@maps("aws:efs/mountTarget:MountTarget")
+def _efs_mount_target(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "efs",
+            "CreateMountTarget",
+            drop_none(
+                {
+                    "FileSystemId": i.get("fileSystemId"),
+                    "SubnetId": i.get("subnetId"),
+                    "IpAddress": i.get("ipAddress"),
+                    "SecurityGroups": i.get("securityGroups"),
+                }
+            ),
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------
 # running the checks
 # --------------------------------------------------------------------------------------------
 

@@ -47,12 +47,14 @@ TOKENS = {
     "aws_cloudwatch_event_rule": "aws:cloudwatch/eventRule:EventRule",
     "aws_lambda_function": "aws:lambda/function:Function",
     "aws_cloudwatch_metric_alarm": "aws:cloudwatch/metricAlarm:MetricAlarm",
+    "aws_efs_file_system": "aws:efs/fileSystem:FileSystem",
 }
 # Types whose name input the provider never autonames: the name is a required non-`name` input
-# (`family`, `domain`), so autonaming.go's `HasInputName` test does not select them.
+# (`family`, `domain`, `dashboardName`), so `HasInputName` in autonaming.go skips them.
 NOT_AUTONAMED = {
     "aws:ecs/taskDefinition:TaskDefinition",
     "aws:cognito/userPoolDomain:UserPoolDomain",
+    "aws:cloudwatch/dashboard:Dashboard",
 }
 
 
