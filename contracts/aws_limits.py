@@ -22,6 +22,121 @@ NAME_PREFIX_SUFFIX_CHARS = 26
 NAME_HASH_CHARS = 8
 
 
+# --------------------------------------------------------------------------------------------
+# Elastic Load Balancing (Application Load Balancer)
+# --------------------------------------------------------------------------------------------
+
+# ALB attribute idle_timeout.timeout_seconds: 1-4000 s, 60 s when unset (ELB user guide,
+# "Connection idle timeout"). An SSE stream silent for longer is cut mid-answer.
+ALB_IDLE_TIMEOUT_RANGE = (1, 4000)
+ALB_IDLE_TIMEOUT_DEFAULT = 60
+# Target group attribute deregistration_delay.timeout_seconds: 0-3600 s.
+TARGET_GROUP_DEREGISTRATION_DELAY_MAX = 3600
+# Listener rule priorities: 1-50000 (CreateRule).
+LISTENER_RULE_PRIORITY_MAX = 50_000
+
+# --------------------------------------------------------------------------------------------
+# ECS and Fargate
+# --------------------------------------------------------------------------------------------
+
+# Service healthCheckGracePeriodSeconds: a Java int (CreateService accepts 0-2147483647).
+ECS_GRACE_PERIOD_MAX = 2_147_483_647
+# Container stopTimeout on Fargate: at most 120 s (RegisterTaskDefinition, ContainerDefinition).
+FARGATE_STOP_TIMEOUT_MAX = 120
+# Task sizes at or above this many CPU units need Fargate Linux platform version 1.4.0 or later.
+FARGATE_PLATFORM_1_4_MIN_CPU = 8192
+
+
+def _gib_steps(start_gib: int, stop_gib: int, step_gib: int) -> tuple[int, ...]:
+    return tuple(g * 1024 for g in range(start_gib, stop_gib + 1, step_gib))
+
+
+# Linux Fargate task sizes: CPU units -> the memory values (MiB) accepted with them. A pair off
+# this grid is rejected by RegisterTaskDefinition. Rows up to 16384 are the ECS developer guide's
+# table (also in botocore's ECS model); the 32768 row (60, 120 or 244 GB) comes from the
+# project's seed document.
+FARGATE_TASK_SIZES: dict[int, tuple[int, ...]] = {
+    256: (512, 1024, 2048),
+    512: _gib_steps(1, 4, 1),
+    1024: _gib_steps(2, 8, 1),
+    2048: _gib_steps(4, 16, 1),
+    4096: _gib_steps(8, 30, 1),
+    8192: _gib_steps(16, 60, 4),
+    16384: _gib_steps(32, 120, 8),
+    32768: (60 * 1024, 120 * 1024, 244 * 1024),
+}
+
+# --------------------------------------------------------------------------------------------
+# CloudWatch Logs, EBS, Cognito
+# --------------------------------------------------------------------------------------------
+
+# PutRetentionPolicy accepts only these retention values (days).
+CLOUDWATCH_LOG_RETENTION_DAYS = frozenset(
+    {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+     2922, 3288, 3653}
+)  # fmt: skip
+
+# gp3 (EBS volume types): 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS per GiB and
+# 0.25 MiB/s of throughput per provisioned IOPS.
+GP3_IOPS_RANGE = (3000, 16000)
+GP3_THROUGHPUT_RANGE = (125, 1000)
+GP3_MAX_IOPS_PER_GIB = 500
+GP3_MAX_MIBPS_PER_IOPS = 0.25
+
+# ALB authenticate-cognito SessionTimeout: 60 s to 7 days (the action's documented range);
+# Cognito app client access token validity: 5 minutes to 1 day.
+COGNITO_SESSION_TIMEOUT_RANGE = (60, 604_800)
+COGNITO_ACCESS_TOKEN_MINUTES_RANGE = (5, 1440)
+
+# --------------------------------------------------------------------------------------------
+# names
+# --------------------------------------------------------------------------------------------
+
+# --------------------------------------------------------------------------------------------
+# What the offline preview checks beyond botocore's models (tools/aws_requests.py; sources in
+# docs/fidelity.md)
+# --------------------------------------------------------------------------------------------
+
+# ALB attribute client_keep_alive.seconds: 60 s to 7 days.
+ALB_CLIENT_KEEP_ALIVE_RANGE = (60, 604_800)
+# Target group attribute slow_start.duration_seconds: 0 (off) or 30-900 s.
+TARGET_GROUP_SLOW_START_RANGE = (30, 900)
+# Quotas for your Application Load Balancers: five condition values and five wildcards per rule;
+# 100 rules per load balancer, default rules not counted (the default quota; adjustable).
+CONDITION_VALUES_PER_RULE = 5
+WILDCARDS_PER_RULE = 5
+RULES_PER_ALB = 100
+# RegisterTaskDefinition: the whole request at most 64 KiB.
+TASK_DEFINITION_MAX_BYTES = 65_536
+# EC2 user data: at most 16 KB before base64; IMDS PUT response hop limit 1-64.
+USER_DATA_MAX_BYTES = 16_384
+IMDS_HOP_LIMIT_RANGE = (1, 64)
+# IAM and AWS STS quotas, in characters without whitespace: a role trust policy 2,048 (default
+# quota), all inline policies of one role together 10,240, a managed policy 6,144; 10 managed
+# policies per role (default quota). Role sessions 1-12 hours.
+TRUST_POLICY_MAX_CHARS = 2048
+ROLE_INLINE_POLICIES_MAX_CHARS = 10_240
+MANAGED_POLICY_MAX_CHARS = 6144
+MANAGED_POLICIES_PER_ROLE = 10
+IAM_ROLE_SESSION_DURATION_RANGE = (3600, 43_200)
+# S3 bucket policies: at most 20 KB.
+BUCKET_POLICY_MAX_BYTES = 20_480
+# Cognito prefix domains may not contain these words.
+COGNITO_DOMAIN_RESERVED_WORDS = ("aws", "amazon", "cognito")
+# Inbound, and separately outbound, rules per VPC security group (default quota).
+RULES_PER_SECURITY_GROUP = 60
+# SQS CreateQueue attribute ranges.
+SQS_ATTRIBUTE_RANGES = {
+    "delaySeconds": (0, 900),
+    "maxMessageSize": (1024, 1_048_576),
+    "messageRetentionSeconds": (60, 1_209_600),
+    "receiveWaitTimeSeconds": (0, 20),
+    "visibilityTimeoutSeconds": (0, 43_200),
+}
+# CloudWatch: at most 10 metric queries per alarm; 500 widgets per dashboard.
+ALARM_METRIC_QUERIES_MAX = 10
+DASHBOARD_MAX_WIDGETS = 500
+
 # What pulumi-aws does when a type declares no autoname rule of its own: every resource whose
 # Terraform schema has an input `name` is autonamed with at most 255 characters
 # (provider/autonaming.go `setAutonaming`: `maxLength := 255`, `separator := "-"`).

@@ -33,6 +33,30 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from contracts.aws_limits import (
+    ALARM_METRIC_QUERIES_MAX,
+    ALB_CLIENT_KEEP_ALIVE_RANGE,
+    ALB_IDLE_TIMEOUT_RANGE,
+    BUCKET_POLICY_MAX_BYTES,
+    CLOUDWATCH_LOG_RETENTION_DAYS,
+    COGNITO_DOMAIN_RESERVED_WORDS,
+    CONDITION_VALUES_PER_RULE,
+    DASHBOARD_MAX_WIDGETS,
+    IAM_ROLE_SESSION_DURATION_RANGE,
+    IMDS_HOP_LIMIT_RANGE,
+    MANAGED_POLICIES_PER_ROLE,
+    MANAGED_POLICY_MAX_CHARS,
+    ROLE_INLINE_POLICIES_MAX_CHARS,
+    RULES_PER_ALB,
+    RULES_PER_SECURITY_GROUP,
+    SQS_ATTRIBUTE_RANGES,
+    TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+    TARGET_GROUP_SLOW_START_RANGE,
+    TASK_DEFINITION_MAX_BYTES,
+    TRUST_POLICY_MAX_CHARS,
+    USER_DATA_MAX_BYTES,
+    WILDCARDS_PER_RULE,
+)
 from tools.aws_shapes import (
     UNKNOWN,
     ShapeError,
@@ -93,7 +117,10 @@ class Finding:
 
 Mapper = Callable[[Inputs, "str | None"], list[ApiRequest]]
 ResourceRule = Callable[[Inputs, "str | None"], Iterable[str]]
-StackRule = Callable[[Sequence[Resource]], Iterable[tuple[Resource, str]]]
+# Adjustable AWS quotas a stack rule checks against, by name, when the account's differ from
+# the defaults (e.g. {"rules_per_alb": 200}).
+Quotas = Mapping[str, int]
+StackRule = Callable[[Sequence[Resource], Quotas], Iterable[tuple[Resource, str]]]
 
 MAPPERS: dict[str, Mapper] = {}
 RULES: dict[str, list[ResourceRule]] = defaultdict(list)
@@ -250,12 +277,12 @@ def _load_balancer(i: Inputs, name: str | None) -> list[ApiRequest]:
 def _load_balancer_limits(i: Inputs, _name: str | None) -> Iterable[str]:
     # ALB attribute ranges (ELBv2 LoadBalancerAttribute reference): idle timeout 1-4000 s,
     # client keep-alive 60-604800 s.
-    idle = i.get("idleTimeout")
-    if isinstance(idle, (int, float)) and not 1 <= idle <= 4000:
-        yield f"idleTimeout {as_int(idle)} is outside 1-4000 seconds"
-    keep = i.get("clientKeepAlive")
-    if isinstance(keep, (int, float)) and not 60 <= keep <= 604800:
-        yield f"clientKeepAlive {as_int(keep)} is outside 60-604800 seconds"
+    idle, (lo, hi) = i.get("idleTimeout"), ALB_IDLE_TIMEOUT_RANGE
+    if isinstance(idle, (int, float)) and not lo <= idle <= hi:
+        yield f"idleTimeout {as_int(idle)} is outside {lo}-{hi} seconds"
+    keep, (lo, hi) = i.get("clientKeepAlive"), ALB_CLIENT_KEEP_ALIVE_RANGE
+    if isinstance(keep, (int, float)) and not lo <= keep <= hi:
+        yield f"clientKeepAlive {as_int(keep)} is outside {lo}-{hi} seconds"
     logs = single(i.get("accessLogs")) or {}
     if logs.get("enabled") is True and not logs.get("bucket"):
         yield "accessLogs.enabled needs accessLogs.bucket"
@@ -311,12 +338,12 @@ def _target_group(i: Inputs, name: str | None) -> list[ApiRequest]:
 @rule("aws:lb/targetGroup:TargetGroup", "aws:alb/targetGroup:TargetGroup")
 def _target_group_limits(i: Inputs, _name: str | None) -> Iterable[str]:
     # TargetGroupAttribute reference: deregistration delay 0-3600 s, slow start 30-900 s or 0.
-    delay = i.get("deregistrationDelay")
-    if isinstance(delay, (int, float)) and not 0 <= delay <= 3600:
-        yield f"deregistrationDelay {as_int(delay)} is outside 0-3600 seconds"
-    slow = i.get("slowStart")
-    if isinstance(slow, (int, float)) and slow != 0 and not 30 <= slow <= 900:
-        yield f"slowStart {as_int(slow)} must be 0 or 30-900 seconds"
+    delay, top = i.get("deregistrationDelay"), TARGET_GROUP_DEREGISTRATION_DELAY_MAX
+    if isinstance(delay, (int, float)) and not 0 <= delay <= top:
+        yield f"deregistrationDelay {as_int(delay)} is outside 0-{top} seconds"
+    slow, (lo, hi) = i.get("slowStart"), TARGET_GROUP_SLOW_START_RANGE
+    if isinstance(slow, (int, float)) and slow != 0 and not lo <= slow <= hi:
+        yield f"slowStart {as_int(slow)} must be 0 or {lo}-{hi} seconds"
     # CreateTargetGroup: "the timeout must be smaller than the interval".
     hc = single(i.get("healthCheck")) or {}
     interval, timeout = hc.get("interval"), hc.get("timeout")
@@ -344,14 +371,6 @@ def _listener_limits(i: Inputs, _name: str | None) -> Iterable[str]:
     # CreateListener: HTTPS and TLS listeners need a certificate.
     if i.get("protocol") in ("HTTPS", "TLS") and "certificateArn" not in i:
         yield f"a {i.get('protocol')} listener needs certificateArn"
-
-
-# AWS quotas for ALB rules (Quotas for your Application Load Balancers): five condition values
-# and five wildcards per rule.
-CONDITION_VALUES_PER_RULE = 5
-WILDCARDS_PER_RULE = 5
-# Rules per Application Load Balancer, not counting the listeners' default rules (default quota).
-RULES_PER_ALB = 100
 
 
 def _condition_values(condition: Mapping[str, Any]) -> list[str]:
@@ -391,7 +410,9 @@ def _listener_rule_limits(i: Inputs, _name: str | None) -> Iterable[str]:
 
 
 @stack_rule
-def _listener_rules(resources: Sequence[Resource]) -> Iterable[tuple[Resource, str]]:
+def _listener_rules(
+    resources: Sequence[Resource], quotas: Quotas
+) -> Iterable[tuple[Resource, str]]:
     """Priorities are unique per listener; rules per load balancer stay within the quota."""
     rules = [r for r in resources if r.type.endswith("/listenerRule:ListenerRule")]
     listeners = {
@@ -421,14 +442,15 @@ def _listener_rules(resources: Sequence[Resource]) -> Iterable[tuple[Resource, s
         listener = listeners.get(arn)
         lb = listener.inputs.get("loadBalancerArn") if listener else None
         per_lb[lb if isinstance(lb, str) and known(lb) else arn] += len(on_listener)
+    quota = quotas.get("rules_per_alb", RULES_PER_ALB)
     for count in per_lb.values():
-        if count > RULES_PER_ALB:
+        if count > quota:
             first = next(r for r in rules if r.inputs.get("listenerArn") in by_listener)
             yield (
                 first,
                 (
                     f"{count} listener rules on one load balancer, more than the quota of "
-                    f"{RULES_PER_ALB} (TooManyRules)"
+                    f"{quota} (TooManyRules)"
                 ),
             )
 
@@ -600,10 +622,6 @@ def _awsvpc_required(i: Inputs) -> bool:
     return i.get("launchType") == "FARGATE" or fargate
 
 
-# RegisterTaskDefinition: the whole request may be at most 64 KiB.
-TASK_DEFINITION_MAX_BYTES = 65536
-
-
 @maps("aws:ecs/taskDefinition:TaskDefinition")
 def _task_definition(i: Inputs, _name: str | None) -> list[ApiRequest]:
     if i.get("containerDefinitions") == UNKNOWN:
@@ -763,7 +781,9 @@ def _asg_limits(i: Inputs, _name: str | None) -> Iterable[str]:
 
 
 @stack_rule
-def _warm_pool_spot(resources: Sequence[Resource]) -> Iterable[tuple[Resource, str]]:
+def _warm_pool_spot(
+    resources: Sequence[Resource], _quotas: Quotas
+) -> Iterable[tuple[Resource, str]]:
     """A warm pool on a group whose launch template requests Spot instances (AWS refuses)."""
     templates = {r.outputs.get("id"): r for r in resources if r.type.endswith(":LaunchTemplate")}
     for r in resources:
@@ -776,10 +796,6 @@ def _warm_pool_spot(resources: Sequence[Resource]) -> Iterable[tuple[Resource, s
         market = single(template.inputs.get("instanceMarketOptions"))
         if isinstance(market, Mapping) and market.get("marketType") == "spot":
             yield r, f"a warm pool cannot use Spot instances (launch template '{template.name}')"
-
-
-# EC2 user data: at most 16 KB, before base64 (RunInstances / launch template user guide).
-USER_DATA_MAX_BYTES = 16384
 
 
 def _launch_template_data(i: Inputs) -> dict[str, Any]:
@@ -865,9 +881,9 @@ def _launch_template_limits(i: Inputs, _name: str | None) -> Iterable[str]:
         if len(raw) > USER_DATA_MAX_BYTES:
             yield f"userData is {len(raw)} bytes, more than the {USER_DATA_MAX_BYTES} EC2 accepts"
     meta = single(i.get("metadataOptions")) or {}
-    hops = meta.get("httpPutResponseHopLimit")
-    if isinstance(hops, (int, float)) and not 1 <= hops <= 64:
-        yield f"metadataOptions.httpPutResponseHopLimit {as_int(hops)} is outside 1-64"
+    hops, (lo, hi) = meta.get("httpPutResponseHopLimit"), IMDS_HOP_LIMIT_RANGE
+    if isinstance(hops, (int, float)) and not lo <= hops <= hi:
+        yield f"metadataOptions.httpPutResponseHopLimit {as_int(hops)} is outside {lo}-{hi}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -938,15 +954,6 @@ def _scaling_policy(i: Inputs, name: str | None) -> list[ApiRequest]:
 # IAM: requests, policy grammar, size limits
 # --------------------------------------------------------------------------------------------
 
-# IAM and STS quotas (IAM user guide, "IAM and AWS STS quotas"), in characters not counting
-# whitespace: role trust policy 2,048 (default quota), all inline policies of one role 10,240,
-# a managed policy 6,144; 10 managed policies attached per role (default quota).
-TRUST_POLICY_MAX_CHARS = 2048
-ROLE_INLINE_POLICIES_MAX_CHARS = 10240
-MANAGED_POLICY_MAX_CHARS = 6144
-MANAGED_POLICIES_PER_ROLE = 10
-# S3 bucket policies: at most 20 KB (S3 user guide, "Bucket policy size").
-BUCKET_POLICY_MAX_BYTES = 20480
 
 _STATEMENT_KEYS = {
     "Sid",
@@ -1086,9 +1093,9 @@ def _iam_role_limits(i: Inputs, _name: str | None) -> Iterable[str]:
                 f"inlinePolicies[{n}]: {p}"
                 for p in policy_problems(policy.get("policy"), "identity")
             )
-    session = i.get("maxSessionDuration")
-    if isinstance(session, (int, float)) and not 3600 <= session <= 43200:
-        yield f"maxSessionDuration {as_int(session)} is outside 3600-43200 seconds"
+    session, (lo, hi) = i.get("maxSessionDuration"), IAM_ROLE_SESSION_DURATION_RANGE
+    if isinstance(session, (int, float)) and not lo <= session <= hi:
+        yield f"maxSessionDuration {as_int(session)} is outside {lo}-{hi} seconds"
 
 
 @maps("aws:iam/rolePolicy:RolePolicy")
@@ -1169,7 +1176,9 @@ def _instance_profile(i: Inputs, name: str | None) -> list[ApiRequest]:
 
 
 @stack_rule
-def _role_policy_totals(resources: Sequence[Resource]) -> Iterable[tuple[Resource, str]]:
+def _role_policy_totals(
+    resources: Sequence[Resource], quotas: Quotas
+) -> Iterable[tuple[Resource, str]]:
     """All inline policies of one role within 10,240 characters; at most 10 managed ones."""
     inline: dict[str, list[Resource]] = defaultdict(list)
     attached: dict[str, list[Resource]] = defaultdict(list)
@@ -1195,7 +1204,7 @@ def _role_policy_totals(resources: Sequence[Resource]) -> Iterable[tuple[Resourc
                     ),
                 )
     for role, attachments in attached.items():
-        if len(attachments) > MANAGED_POLICIES_PER_ROLE:
+        if len(attachments) > quotas.get("managed_policies_per_role", MANAGED_POLICIES_PER_ROLE):
             yield (
                 attachments[-1],
                 (
@@ -1244,17 +1253,12 @@ def _user_pool_domain(i: Inputs, name: str | None) -> list[ApiRequest]:
     ]
 
 
-# Cognito prefix domains (Cognito developer guide, "Using the Amazon Cognito domain"): the
-# prefix may not contain the reserved words aws, amazon or cognito.
-COGNITO_RESERVED_WORDS = ("aws", "amazon", "cognito")
-
-
 @rule("aws:cognito/userPoolDomain:UserPoolDomain")
 def _user_pool_domain_words(i: Inputs, _name: str | None) -> Iterable[str]:
     domain = i.get("domain")
     if not isinstance(domain, str) or not known(domain) or i.get("certificateArn"):
         return
-    for word in COGNITO_RESERVED_WORDS:
+    for word in COGNITO_DOMAIN_RESERVED_WORDS:
         if word in domain.lower():
             yield f"domain prefix {domain!r} contains the reserved word {word!r}"
 
@@ -1280,12 +1284,6 @@ def _resource_server(i: Inputs, name: str | None) -> list[ApiRequest]:
 # --------------------------------------------------------------------------------------------
 # CloudWatch Logs, S3, ACM
 # --------------------------------------------------------------------------------------------
-
-# PutRetentionPolicy accepts only these day counts (CloudWatch Logs API reference).
-LOG_RETENTION_DAYS = (
-    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
-    2922, 3288, 3653,
-)  # fmt: skip
 
 
 @maps("aws:cloudwatch/logGroup:LogGroup")
@@ -1317,8 +1315,13 @@ def _log_group(i: Inputs, name: str | None) -> list[ApiRequest]:
 @rule("aws:cloudwatch/logGroup:LogGroup")
 def _log_retention(i: Inputs, _name: str | None) -> Iterable[str]:
     days = i.get("retentionInDays")
-    if isinstance(days, (int, float)) and days != 0 and as_int(days) not in LOG_RETENTION_DAYS:
-        yield f"retentionInDays {as_int(days)} is not one of {list(LOG_RETENTION_DAYS)}"
+    if (
+        isinstance(days, (int, float))
+        and days != 0
+        and as_int(days) not in CLOUDWATCH_LOG_RETENTION_DAYS
+    ):
+        allowed = sorted(CLOUDWATCH_LOG_RETENTION_DAYS)
+        yield f"retentionInDays {as_int(days)} is not one of {allowed}"
 
 
 @maps("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
@@ -1534,8 +1537,6 @@ def _acm_pem(i: Inputs, _name: str | None) -> Iterable[str]:
 # Security group and rule descriptions (EC2 CreateSecurityGroup / IpRange reference): up to
 # 255 characters of a-z, A-Z, 0-9, spaces and ._-:/()#,@[]+=&;{}!$*
 _SG_DESCRIPTION = re.compile(r"^[A-Za-z0-9 ._\-:/()#,@\[\]+=&;{}!$*]{0,255}$")
-# Inbound or outbound rules per security group (Amazon VPC quotas, default 60 each).
-RULES_PER_SECURITY_GROUP = 60
 
 
 def _ip_permission(rule_: Mapping[str, Any]) -> dict[str, Any]:
@@ -1888,15 +1889,7 @@ def _sqs_queue(i: Inputs, name: str | None) -> list[ApiRequest]:
 
 @rule("aws:sqs/queue:Queue")
 def _sqs_limits(i: Inputs, _name: str | None) -> Iterable[str]:
-    # SQS CreateQueue attribute ranges.
-    ranges = {
-        "delaySeconds": (0, 900),
-        "maxMessageSize": (1024, 1048576),
-        "messageRetentionSeconds": (60, 1209600),
-        "receiveWaitTimeSeconds": (0, 20),
-        "visibilityTimeoutSeconds": (0, 43200),
-    }
-    for key, (lo, hi) in ranges.items():
+    for key, (lo, hi) in SQS_ATTRIBUTE_RANGES.items():
         value = i.get(key)
         if isinstance(value, (int, float)) and not lo <= value <= hi:
             yield f"{key} {as_int(value)} is outside {lo}-{hi}"
@@ -1983,18 +1976,14 @@ def _metric_alarm_limits(i: Inputs, _name: str | None) -> Iterable[str]:
     if i.get("metricName") and i.get("metricQueries"):
         yield "metricName and metricQueries cannot both be set"
     queries = i.get("metricQueries")
-    if isinstance(queries, list) and len(queries) > 10:
-        yield f"{len(queries)} metric queries, at most 10"
+    if isinstance(queries, list) and len(queries) > ALARM_METRIC_QUERIES_MAX:
+        yield f"{len(queries)} metric queries, at most {ALARM_METRIC_QUERIES_MAX}"
     points, periods = i.get("datapointsToAlarm"), i.get("evaluationPeriods")
     if isinstance(points, (int, float)) and isinstance(periods, (int, float)) and points > periods:
         yield f"datapointsToAlarm {as_int(points)} exceeds evaluationPeriods {as_int(periods)}"
     period = i.get("period")
     if isinstance(period, (int, float)) and not (period in (10, 20, 30) or period % 60 == 0):
         yield f"period {as_int(period)} must be 10, 20, 30 or a multiple of 60 seconds"
-
-
-# PutDashboard: the body is JSON with a `widgets` list, at most 1 MB... and 500 widgets.
-DASHBOARD_MAX_WIDGETS = 500
 
 
 @maps("aws:cloudwatch/dashboard:Dashboard")
@@ -2155,9 +2144,11 @@ def resource_problems(type_: str, inputs: Inputs, physical_name: str | None) -> 
     return found
 
 
-def stack_problems(resources: Sequence[Resource]) -> list[tuple[Resource, str]]:
+def stack_problems(
+    resources: Sequence[Resource], quotas: Quotas | None = None
+) -> list[tuple[Resource, str]]:
     """Problems that span several resources (priorities, quotas, totals)."""
-    return [item for check in STACK_RULES for item in check(resources)]
+    return [item for check in STACK_RULES for item in check(resources, quotas or {})]
 
 
 def covered_types() -> set[str]:

@@ -160,6 +160,26 @@ def attribute_config(texts: Sequence[str], tree: Mapping[str, Any]) -> tuple[str
     return tuple(sorted(paths))
 
 
+# Config keys through which a stack states an adjustable AWS quota its account has raised
+# (this project's `platform.endpoint.listenerRuleQuota`), by quota name.
+QUOTA_KEYS = {"listenerRuleQuota": "rules_per_alb"}
+
+
+def quotas_from_config(tree: Mapping[str, Any]) -> dict[str, int]:
+    """Raised quotas the stack config declares, wherever the key sits in the tree."""
+    found: dict[str, int] = {}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if key in QUOTA_KEYS and isinstance(item, int):
+                    found[QUOTA_KEYS[key]] = item
+                walk(item)
+
+    walk(tree)
+    return found
+
+
 # --------------------------------------------------------------------------------------------
 # the whole check
 # --------------------------------------------------------------------------------------------
@@ -187,7 +207,7 @@ def check_resources(
         physical = UNKNOWN if outcome.name is None and outcome.problems else outcome.name
         for problem in resource_problems(r.type, r.inputs, physical):
             findings.append(Finding(r.type, r.name, "request", problem))
-    for r, problem in stack_problems(resources):
+    for r, problem in stack_problems(resources, quotas_from_config(tree)):
         findings.append(Finding(r.type, r.name, "request", problem))
     if not tree:
         return findings

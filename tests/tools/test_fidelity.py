@@ -17,16 +17,20 @@ from typing import Any
 import pytest
 import yaml
 
-from contracts.aws_limits import NAME_RULES
+from contracts.aws_limits import NAME_RULES, ROLE_INLINE_POLICIES_MAX_CHARS, RULES_PER_ALB
 from tools.aws_requests import (
     MAPPERS,
-    ROLE_INLINE_POLICIES_MAX_CHARS,
-    RULES_PER_ALB,
     policy_problems,
     resource_problems,
     stack_problems,
 )
-from tools.fidelity import attribute_config, check_resources, config_tree, simulate_name
+from tools.fidelity import (
+    attribute_config,
+    check_resources,
+    config_tree,
+    quotas_from_config,
+    simulate_name,
+)
 from tools.preview import EXIT_CONFIG, EXIT_OK, EXIT_REJECTED, run_preview
 from tools.recording import UNKNOWN, Recording, run_program, stack_config_values
 
@@ -411,6 +415,10 @@ def test_rules_per_load_balancer_quota() -> None:
     found = stack_problems([listener, *rules])
     assert any("TooManyRules" in m for _, m in found)
     assert not stack_problems([listener, *rules[:-1]])
+    # An account with a raised quota says so in its config.
+    assert not stack_problems([listener, *rules], {"rules_per_alb": 200})
+    tree = config_tree({"p:platform": json.dumps({"endpoint": {"listenerRuleQuota": 200}})})
+    assert quotas_from_config(tree) == {"rules_per_alb": 200}
 
 
 def test_inline_policies_of_one_role_have_a_total_size() -> None:
