@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contracts import metrics as m
+from contracts.aws_limits import DASHBOARD_MAX_WIDGETS
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
 SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
@@ -34,11 +35,11 @@ COOLDOWN_MAX_SECONDS = 86_400
 # of 60 s; EvaluationPeriods x Period may not exceed one day.
 ALARM_NAME_MAX = 255
 ALARM_EVALUATION_MAX_SECONDS = 86_400
-# PutDashboard: name of letters, digits, '-' and '_' up to 255; body at most 1 MB (UTF-8), and
-# a dashboard holds at most 500 widgets.
+# PutDashboard: name of letters, digits, '-' and '_' up to 255; body at most 1 MB (UTF-8); the
+# widget limit is contracts.aws_limits'.
 DASHBOARD_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 DASHBOARD_BODY_MAX_BYTES = 1_000_000
-DASHBOARD_WIDGETS_MAX = 500
+DASHBOARD_WIDGETS_MAX = DASHBOARD_MAX_WIDGETS
 # EventBridge rule names: 1-64 of [.-_A-Za-z0-9].
 RULE_NAME = re.compile(r"^[.\-_A-Za-z0-9]{1,64}$")
 # SNS subscription protocols this stack accepts from config (the rest need resources it does
