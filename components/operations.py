@@ -43,6 +43,8 @@ class ServiceWatch:
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]
     pool: str | None = None
+    engine_metrics: bool = True
+    """The task runs the metrics sidecar (the engine alarms read its series)."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,7 @@ def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | s
             ecs_service_name=_svc(i),
             min_count=s.min_count,
             settings=args.alarm_settings,
+            engine_metrics=s.engine_metrics,
         ):
             out.append((s, spec))
     for pool in args.gpu_pools:

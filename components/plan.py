@@ -220,11 +220,15 @@ class Plan:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
         settings = self.alarm_settings()
         alarms: list[ops_specs.AlarmSpec] = []
-        services: list[tuple[str, Literal["vllm", "neuron", "reranker"], int]] = [
-            (m.name, m.config.engine, m.config.min_count) for m in self.models.values()
+        services: list[tuple[str, Literal["vllm", "neuron", "reranker"], int, bool]] = [
+            (m.name, m.config.engine, m.config.min_count, m.metrics_sidecar)
+            for m in self.models.values()
         ]
-        services += [(r.name, "reranker", r.config.min_count) for r in self.rerankers.values()]
-        for name, kind, min_count in services:
+        services += [
+            (r.name, "reranker", r.config.min_count, r.metrics_sidecar)
+            for r in self.rerankers.values()
+        ]
+        for name, kind, min_count, engine_metrics in services:
             alarms += ops_specs.service_alarms(
                 stack=stack,
                 service=name,
@@ -235,11 +239,13 @@ class Plan:
                 ecs_service_name=name,
                 min_count=min_count,
                 settings=settings,
+                engine_metrics=engine_metrics,
             )
         for name, pool in self.pools.items():
-            alarms += ops_specs.pool_alarms(
-                stack=stack, pool=name, kind=pool.kind, settings=settings
-            )
+            if pool.host_telemetry:  # the GPU memory alarm reads the host agent's metrics
+                alarms += ops_specs.pool_alarms(
+                    stack=stack, pool=name, kind=pool.kind, settings=settings
+                )
         return alarms
 
     def alarm_settings(self) -> ops_specs.AlarmSettings:

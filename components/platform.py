@@ -197,6 +197,7 @@ class InferencePlatform(pulumi.ComponentResource):
                             target_group_arn_suffix=self.models[m.name].target_group.arn_suffix,
                             ecs_service_name=self.models[m.name].service.name,
                             pool=m.pool.name,
+                            engine_metrics=m.metrics_sidecar,
                         )
                         for m in plan.models.values()
                     ),
@@ -207,12 +208,18 @@ class InferencePlatform(pulumi.ComponentResource):
                             min_count=r.config.min_count,
                             target_group_arn_suffix=self.rerankers[r.name].target_group.arn_suffix,
                             ecs_service_name=self.rerankers[r.name].service.name,
+                            engine_metrics=r.metrics_sidecar,
                         )
                         for r in plan.rerankers.values()
                     ),
                 ],
-                gpu_pools=[n for n, p in plan.pools.items() if p.kind == "gpu"],
-                neuron_pools=[n for n, p in plan.pools.items() if p.kind == "neuron"],
+                # Pool panels and the GPU memory alarm read the host agent's metrics.
+                gpu_pools=[
+                    n for n, p in plan.pools.items() if p.kind == "gpu" and p.host_telemetry
+                ],
+                neuron_pools=[
+                    n for n, p in plan.pools.items() if p.kind == "neuron" and p.host_telemetry
+                ],
                 alarm_settings=plan.alarm_settings(),
                 subscriptions=[
                     Subscription(sub.protocol, sub.endpoint) for sub in ops.alarm_subscriptions

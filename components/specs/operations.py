@@ -373,13 +373,15 @@ def service_alarms(
     ecs_service_name: str,
     min_count: int,
     settings: AlarmSettings = AlarmSettings(),
+    engine_metrics: bool = True,
 ) -> list[AlarmSpec]:
     """The paging alarms of one load-balanced service.
 
     `load_balancer` / `target_group` are the ARN suffixes (`app/...`, `targetgroup/...`) the
     AWS/ApplicationELB dimensions take. No-healthy-targets is left out for a service whose
     `min_count` is 0 (no targets is then a legitimate state). Pending tasks read Container
-    Insights' PendingTaskCount (needs `cluster.containerInsights` on).
+    Insights' PendingTaskCount (needs `cluster.containerInsights` on). The engine alarms (TTFT,
+    engine down) read the metrics sidecar's series: left out when `engine_metrics` is False.
     """
     alb = _dims(LoadBalancer=load_balancer, TargetGroup=target_group)
     out: list[AlarmSpec] = []
@@ -465,7 +467,7 @@ def service_alarms(
             "cause (the circuit breaker rolls a failing one back)",
         )
     )
-    if kind in ("vllm", "neuron"):
+    if kind in ("vllm", "neuron") and engine_metrics:
         bound_ms = settings.ttft_p99_seconds * 1000
         if not bound_ms > 0:
             raise ObservabilityError("alarms.ttftP99Seconds must be positive")

@@ -192,3 +192,24 @@ def test_prod_alarms_follow_its_settings_and_subscriptions():
     assert sub.inputs["endpoint"] == "inference-oncall@example.com"
     (dashboard,) = of_type("prod", "aws:cloudwatch/dashboard:Dashboard")
     assert dashboard.inputs["dashboardName"] == "ecs-inference-prod"
+
+
+def test_without_sidecar_or_agent_no_alarm_watches_a_series_nobody_publishes(tmp_path):
+    data = stack_file("dev")
+    raw = data["config"][KEY]
+    raw["operations"] = {"metricsSidecar": False, "hostTelemetry": False, "dashboard": False}
+    for model in raw["models"].values():
+        model["autoscaling"] = {"metric": "albRequests"}
+    path = tmp_path / "Pulumi.qa.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = run_preview("qa", policy_pack=None, stack_file=path)
+    assert result.ok, result.error
+    types = [r.type for r in result.resources]
+    assert "aws:cloudwatch/dashboard:Dashboard" not in types
+    assert not [r for r in result.resources if r.name.endswith("-telemetry")]
+    namespaces = json.dumps(
+        [r.inputs for r in result.resources if r.type == "aws:cloudwatch/metricAlarm:MetricAlarm"]
+    )
+    assert m.NAMESPACE not in namespaces and m.HOST_NAMESPACE not in namespaces
+    for task in (r for r in result.resources if r.type == "aws:ecs/taskDefinition:TaskDefinition"):
+        assert len(json.loads(task.inputs["containerDefinitions"])) == 1
