@@ -220,14 +220,12 @@ class Plan:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
         settings = self.alarm_settings()
         alarms: list[ops_specs.AlarmSpec] = []
-        services: list[tuple[str, Literal["vllm", "neuron", "reranker"], int, bool]] = [
-            (m.name, m.config.engine, m.config.min_count, m.metrics_sidecar)
-            for m in self.models.values()
-        ]
-        services += [
-            (r.name, "reranker", r.config.min_count, r.metrics_sidecar)
-            for r in self.rerankers.values()
-        ]
+        services: list[tuple[str, Literal["vllm", "neuron", "reranker"], int, bool]] = []
+        for m in self.models.values():
+            engine: Literal["vllm", "neuron"] = "vllm" if m.config.engine == "vllm" else "neuron"
+            services.append((m.name, engine, m.config.min_count, m.metrics_sidecar))
+        for r in self.rerankers.values():
+            services.append((r.name, "reranker", r.config.min_count, r.metrics_sidecar))
         for name, kind, min_count, engine_metrics in services:
             alarms += ops_specs.service_alarms(
                 stack=stack,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -317,7 +317,10 @@ def service_scaling(
         # A customized-metric `configuration` (engine load with metric math, from
         # components.specs.operations) replaces the predefined metric when given.
         target_tracking_scaling_policy_configuration=(
-            target_tracking_args(configuration)
+            cast(
+                "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
+                target_tracking_args(configuration),
+            )
             if configuration is not None
             else aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
                 target_value=float(target_value),
