@@ -127,7 +127,10 @@ class Network(pulumi.ComponentResource):
             vpc_id=self.vpc_id,
             filters=[
                 aws.ec2.GetRouteTablesFilterArgs(
-                    name="association.subnet-id", values=self.private_subnet_ids
+                    # The output form of the invoke resolves Outputs in its arguments; the Args
+                    # class is typed for plain values only.
+                    name="association.subnet-id",
+                    values=self.private_subnet_ids,  # pyright: ignore[reportArgumentType]
                 )
             ],
             opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.vpc]),

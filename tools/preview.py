@@ -352,7 +352,7 @@ def render_text(result: PreviewResult) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.preview", description=__doc__.split("\n")[0]
+        prog="python -m tools.preview", description=(__doc__ or "").split("\n")[0]
     )
     parser.add_argument(
         "--stack", default="dev", help="stack name (Pulumi.<stack>.yaml); default dev"

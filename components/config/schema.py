@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -213,7 +214,7 @@ class EndpointConfig(_Section):
     """ALB access logs to an encrypted, private S3 bucket."""
     access_log_retention_days: int = Field(90, ge=1, le=3650)
     """Days before access logs expire."""
-    auth: AuthConfig = Field(default_factory=AuthConfig)
+    auth: AuthConfig = Field(default_factory=lambda: AuthConfig.model_validate({}))
     """Cognito user pool and clients; see `AuthConfig`."""
     hosted_zone_id: str | None = Field(None, pattern=r"^Z[A-Z0-9]{1,31}$")
     """Route 53 hosted zone (usually private) in which to create an alias record for
@@ -503,9 +504,11 @@ class ModelConfig(_ServiceBase):
     """Longest request (prompt + streamed completion) the service must keep open."""
     health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
     """Override of the estimate from `startup`."""
-    startup: StartupConfig = Field(default_factory=StartupConfig)
+    startup: StartupConfig = Field(default_factory=lambda: StartupConfig.model_validate({}))
     """Inputs of the health-check grace period estimate."""
-    autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig)
+    autoscaling: AutoscalingConfig = Field(
+        default_factory=lambda: AutoscalingConfig.model_validate({})
+    )
     """Target tracking on ALB requests per target."""
 
     @model_validator(mode="after")
@@ -600,7 +603,7 @@ class StackConfig(_Section):
     keyed by short names. Tags for every resource come from the provider's own
     `aws:defaultTags` stack setting."""
 
-    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    network: NetworkConfig = Field(default_factory=lambda: NetworkConfig.model_validate({}))
     """VPC, NAT and VPC endpoints."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     """ECS cluster settings."""
@@ -671,7 +674,7 @@ _MSG_WORDS = (
 )
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     if kind == "missing":
         return "is required but missing; add it (see the configuration reference in README.md)"

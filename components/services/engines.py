@@ -290,13 +290,15 @@ class NeuronLaunch:
     def __post_init__(self) -> None:
         where = "NeuronLaunch"
         _check_common(where, self, "artifact_uri", ("batch_size", "sequence_length", "tp_degree"))
-        if self.num_devices is None:
-            object.__setattr__(self, "num_devices", math.ceil(self.tp_degree / _CORES_PER_DEVICE))
-        _pos_int(where, "num_devices", self.num_devices)
-        if self.num_devices * _CORES_PER_DEVICE < self.tp_degree:
+        devices = self.num_devices
+        if devices is None:
+            devices = math.ceil(self.tp_degree / _CORES_PER_DEVICE)
+            object.__setattr__(self, "num_devices", devices)
+        _pos_int(where, "num_devices", devices)
+        if devices * _CORES_PER_DEVICE < self.tp_degree:
             raise EngineLaunchError(
-                f"{where}.num_devices {self.num_devices} gives "
-                f"{self.num_devices * _CORES_PER_DEVICE} NeuronCores, fewer than tp_degree "
+                f"{where}.num_devices {devices} gives "
+                f"{devices * _CORES_PER_DEVICE} NeuronCores, fewer than tp_degree "
                 f"{self.tp_degree}"
             )
         if self.target is not None and self.target not in _NEURON_TARGETS:
@@ -305,9 +307,11 @@ class NeuronLaunch:
             )
         if not self.model_dir.startswith("/") or any(c.isspace() for c in self.model_dir):
             raise EngineLaunchError(f"{where}.model_dir {self.model_dir!r} must be absolute")
-        if self.upstream_port is None:
-            object.__setattr__(self, "upstream_port", self.port + 1)
-        if not 1024 <= self.upstream_port <= 65535 or self.upstream_port == self.port:
+        upstream = self.upstream_port
+        if upstream is None:
+            upstream = self.port + 1
+            object.__setattr__(self, "upstream_port", upstream)
+        if not 1024 <= upstream <= 65535 or upstream == self.port:
             raise EngineLaunchError(
                 f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
                 f"from port {self.port}"
@@ -390,5 +394,5 @@ def neuron_devices(launch: NeuronLaunch) -> list[dict[str, object]]:
             "containerPath": f"/dev/neuron{i}",
             "permissions": ["read", "write"],
         }
-        for i in range(launch.num_devices)
+        for i in range(launch.num_devices or 0)  # set by __post_init__
     ]
