@@ -51,9 +51,9 @@ _TOKEN_MINUTES = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 # Service and pool names end up in resource names, ALB path prefixes and target group names
 # (32 characters at most, including the stack-derived prefix), so they are kept short and DNS-safe.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
-S3_URI_PATTERN = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")
-ACM_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$")
-SECRET_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+S3_URI_PATTERN = aws_limits.S3_URI
+ACM_ARN_PATTERN = aws_limits.ACM_CERTIFICATE_ARN
+SECRET_ARN_PATTERN = aws_limits.SECRETS_MANAGER_ARN
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.
 SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)

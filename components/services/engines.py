@@ -35,6 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from components.sizing.catalog import NEURON_CORES_PER_DEVICE
 from contracts import aws_limits
 
 # The task environment both images read is stated once, in contracts/ (the images copy it).
@@ -84,13 +85,13 @@ must exist there."""
 KEEPALIVE_MARGIN_SECONDS = 5
 """Target keep-alive exceeds the ALB idle timeout by this much."""
 
-_S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
+_S3_URI = aws_limits.S3_URI
 _VLLM_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 # optimum-neuron records the compilation target normalised by `INSTANCE_VALUE_MAP`
 # (optimum/neuron/utils/instance.py): Inferentia2 and Trainium1 share the `trn1` target.
 # trn2 is left out: 4 logical cores per device breaks the 2-cores-per-device device mapping.
 _NEURON_TARGETS = {"inf2": "trn1", "trn1": "trn1", "trn1n": "trn1"}
-_CORES_PER_DEVICE = 2  # Inferentia2 and Trainium1 chips each expose 2 NeuronCores
+_CORES_PER_DEVICE = NEURON_CORES_PER_DEVICE  # Inferentia2 and Trainium1: 2 NeuronCores a chip
 
 _VLLM_MANAGED_FLAGS = frozenset(
     {

@@ -45,8 +45,8 @@ MAX_DEREGISTRATION_DELAY = float(aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MA
 _IDLE_SCHEMA = {
     "minIdleTimeoutSeconds": {
         "type": "integer",
-        "minimum": 1,
-        "maximum": 4000,
+        "minimum": aws_limits.ALB_IDLE_TIMEOUT_RANGE[0],
+        "maximum": aws_limits.ALB_IDLE_TIMEOUT_RANGE[1],
         "default": 300,
         "description": "Smallest acceptable ALB idle timeout in seconds (AWS default is 60).",
     },
