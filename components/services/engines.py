@@ -41,6 +41,7 @@ from contracts import aws_limits
 # The task environment both images read is stated once, in contracts/ (the images copy it).
 from contracts.engine import (
     DEFAULT_PORT,
+    DEFAULT_SSE_KEEPALIVE_SECONDS,
     ENV_EXTRA_ARGS,
     ENV_HF_HUB_OFFLINE,
     ENV_PORT,
@@ -204,31 +205,36 @@ def _pos_int(where: str, name: str, value: int) -> None:
 
 @dataclass(frozen=True)
 class VllmLaunch:
-    """Settings of one vLLM (GPU) model server. Validated on construction.
-
-    Required: `served_model_name`, `weights_uri` (`s3://bucket/prefix/` with safetensors,
-    config.json and tokenizer files), `max_model_len`.
-    Defaults: `tensor_parallel_size` 1, `gpu_memory_utilization` 0.9, `max_num_seqs` 256,
-    `dtype` "auto", `kv_cache_dtype` "auto", `quantization` None, `keepalive_seconds` 15,
-    `alb_idle_timeout_seconds` 60 (ALB default; pass the endpoint's real value),
-    `port` 8000, `aws_region` None (not set), `extra_args` () (extra `vllm serve` flags;
-    flags controlled by the fields above are rejected).
-    """
+    """Settings of one vLLM (GPU) model server. Validated on construction."""
 
     served_model_name: str
+    """Model id clients send in the OpenAI `model` field."""
     weights_uri: str
+    """`s3://bucket/prefix/` with safetensors weights, config.json and tokenizer files."""
     max_model_len: int
+    """Context length (prompt + generation) the KV cache is sized for."""
     tensor_parallel_size: int = 1
+    """GPUs the model is sharded over."""
     gpu_memory_utilization: float = 0.9
+    """Fraction of each GPU's memory vLLM may use."""
     max_num_seqs: int = 256
+    """Maximum concurrent sequences."""
     dtype: str = "auto"
+    """Weight/activation dtype vLLM takes (`auto`, `bfloat16`, ...)."""
     kv_cache_dtype: str = "auto"
+    """KV cache dtype."""
     quantization: str | None = None
-    keepalive_seconds: int = 15
-    alb_idle_timeout_seconds: int = 60
+    """Quantization method; None: none or auto-detected."""
+    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
+    """SSE keep-alive interval; at most half the ALB idle timeout."""
+    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
+    """The endpoint's idle timeout (pass the real value); the HTTP keep-alive is set above it."""
     port: int = DEFAULT_PORT
+    """Container port."""
     aws_region: str | None = None
+    """Region of the weights bucket for the S3 streamer; None: the SDK's own resolution."""
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    """Extra `vllm serve` flags; flags the fields above control are rejected."""
 
     def __post_init__(self) -> None:
         where = "VllmLaunch"
@@ -258,35 +264,40 @@ class VllmLaunch:
 
 @dataclass(frozen=True)
 class NeuronLaunch:
-    """Settings of one optimum-neuron (Inferentia/Trainium) model server. Validated.
-
-    Required: `served_model_name`, `artifact_uri` (`s3://bucket/prefix/` of a model exported
-    with `optimum-cli export neuron`: `neuron_config.json`, `config.json`, `model.pt`,
-    weights, tokenizer), `batch_size`, `sequence_length`, `tp_degree` — the values the
-    artifact was compiled with.
-    Defaults: `num_devices` ceil(tp_degree / 2) (Inferentia2/Trainium1 have 2 cores per
-    device), `target` None (the pool's instance family — `inf2`, `trn1`, `trn1n` — whose
-    compilation target the artifact must record; None skips that check), `model_dir`
-    "/models/artifact",
-    `keepalive_seconds` 15, `alb_idle_timeout_seconds` 60, `port` 8000, `upstream_port`
-    port + 1 (loopback port of the engine behind the keep-alive proxy), `aws_region` None,
-    `extra_args` () (flags forwarded to vLLM 0.11.0).
-    """
+    """Settings of one optimum-neuron (Inferentia/Trainium) model server. Validated on
+    construction; `batch_size`, `sequence_length` and `tp_degree` are the values the artifact
+    was compiled with."""
 
     served_model_name: str
+    """Model id clients send in the OpenAI `model` field."""
     artifact_uri: str
+    """`s3://bucket/prefix/` of an `optimum-cli export neuron` output (neuron_config.json,
+    config.json, model.pt, weights, tokenizer)."""
     batch_size: int
+    """Batch size the artifact was compiled for."""
     sequence_length: int
+    """Sequence length the artifact was compiled for."""
     tp_degree: int
+    """Tensor parallel degree (NeuronCores) the artifact was compiled for."""
     num_devices: int | None = None
+    """Neuron devices to map; None: ceil(tp_degree / NeuronCores per device)."""
     target: str | None = None
+    """The pool's instance family (`inf2`, `trn1`, `trn1n`) whose compilation target the
+    artifact must record; None skips the check."""
     model_dir: str = "/models/artifact"
-    keepalive_seconds: int = 15
-    alb_idle_timeout_seconds: int = 60
+    """Local directory the artifact is staged to."""
+    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
+    """SSE keep-alive interval of the proxy; at most half the ALB idle timeout."""
+    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
+    """The endpoint's idle timeout (pass the real value)."""
     port: int = DEFAULT_PORT
+    """Container port (the keep-alive proxy)."""
     upstream_port: int | None = None
+    """Loopback port of the engine behind the proxy; None: port + 1."""
     aws_region: str | None = None
+    """Region of the artifact bucket; None: the SDK's own resolution."""
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    """Flags forwarded to vLLM 0.11.0; flags the fields above control are rejected."""
 
     def __post_init__(self) -> None:
         where = "NeuronLaunch"
