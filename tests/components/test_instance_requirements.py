@@ -5,8 +5,10 @@ against botocore's ECS model). Expected values come from the catalog and DESIGN 
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import pytest
+from botocore.model import Shape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +16,16 @@ from components import catalog, sizing
 from components import instance_requirements as ir
 from components.instance_requirements import GpuDemand, NeuronDemand
 from tests.aws_shapes import ShapeError, named_shape, validate_named_shape
+
+
+def metadata(shape: Shape) -> dict[str, Any]:
+    """A shape's model constraints (min, max, pattern), typed for the checker."""
+    return cast(dict[str, Any], shape.metadata)
+
+
+def api_enum(shape_name: str) -> set[str]:
+    shape: Any = named_shape("ecs", shape_name)  # botocore's cached properties defeat typing
+    return set(shape.enum)
 
 
 def gpu(model: str, arch: str, **kw) -> GpuDemand:
@@ -34,8 +46,7 @@ LLAMA_8B = {"max_model_len": 8192, "max_concurrent_sequences": 16}
 
 
 def test_accelerator_names_are_the_ecs_api_enum():
-    shape = named_shape("ecs", "AcceleratorName")
-    assert set(shape.enum) == ir.ECS_ACCELERATOR_NAMES
+    assert api_enum("AcceleratorName") == ir.ECS_ACCELERATOR_NAMES
 
 
 def test_every_catalog_device_has_a_mapping_and_it_is_valid():
@@ -45,18 +56,16 @@ def test_every_catalog_device_has_a_mapping_and_it_is_valid():
 
 
 def test_manufacturers_are_api_values():
-    assert set(ir.ACCELERATOR_MANUFACTURER.values()) <= set(
-        named_shape("ecs", "AcceleratorManufacturer").enum
-    )
+    assert set(ir.ACCELERATOR_MANUFACTURER.values()) <= api_enum("AcceleratorManufacturer")
 
 
 @pytest.mark.parametrize(
     "value", ["g6e.xlarge", "p5*", "g6e.*", "m6*.*", "", "g6e_xlarge", "g6e.xlarge ", "a" * 31]
 )
 def test_instance_type_pattern_and_limit_are_botocores(value):
-    shape = named_shape("ecs", "AllowedInstanceTypeSet")
-    assert shape.metadata["max"] == ir.MAX_LISTED_INSTANCE_TYPES
-    member = shape.member.metadata
+    shape: Any = named_shape("ecs", "AllowedInstanceTypeSet")
+    assert metadata(shape)["max"] == ir.MAX_LISTED_INSTANCE_TYPES
+    member = metadata(shape.member)
     api_ok = member["min"] <= len(value) <= member["max"] and bool(
         re.fullmatch(member["pattern"], value)
     )

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import inspect
 import json
+from typing import Any, cast
 
 import pytest
+from botocore.model import Shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +19,12 @@ from components import instance_requirements as ir
 from components import managed_instances as mi
 from components.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
+
+
+def metadata(shape: Shape) -> dict[str, Any]:
+    """A shape's model constraints (min, max, pattern), typed for the checker."""
+    return cast(dict[str, Any], shape.metadata)
+
 
 ROLE = "arn:aws:iam::123456789012:role/inference-mi-infra-0a1b2c3"
 PROFILE = "arn:aws:iam::123456789012:instance-profile/inference-mi-profile-4d5e6f7"
@@ -59,11 +67,13 @@ def _request(args: ManagedInstancesArgs, **extra) -> dict:
     ],
 )
 def test_enums_match_botocore(shape, values):
-    assert set(named_shape("ecs", shape).enum) == set(values)
+    found: Any = named_shape("ecs", shape)  # botocore's cached properties defeat typing
+    assert set(found.enum) == set(values)
 
 
 def test_storage_minimum_is_botocores():
-    assert named_shape("ecs", "TaskVolumeStorageGiB").metadata["min"] == mi.STORAGE_GIB_RANGE[0]
+    meta = metadata(named_shape("ecs", "TaskVolumeStorageGiB"))
+    assert meta["min"] == mi.STORAGE_GIB_RANGE[0]
 
 
 def test_pulumi_sdk_has_every_argument_we_set():

@@ -4,6 +4,8 @@ Spot reclaim means for a slow-to-warm service."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +22,7 @@ def test_strategy_tables_match_the_api_documentation():
     # botocore types both strategies as free strings; the API reference lists the values.
     assert set(mi.GPU_SPOT_ALLOCATION_STRATEGIES) < set(mi.API_SPOT_ALLOCATION_STRATEGIES)
     assert "lowest-price" not in mi.GPU_SPOT_ALLOCATION_STRATEGIES
-    shape = named_shape("autoscaling", "InstancesDistribution")
+    shape: Any = named_shape("autoscaling", "InstancesDistribution")  # cached props: untyped
     assert shape.members["SpotAllocationStrategy"].type_name == "string"
 
 
@@ -152,7 +154,9 @@ def test_policy_request_is_what_autoscaling_accepts():
 
 def test_shape_check_catches_a_misspelt_member():
     policy = mi.mixed_instances_policy_request(SPOT, TYPES, "lt-0123456789abcdef0", "1")
-    policy["InstancesDistribution"]["SpotInstancePool"] = 2  # sic: the API member is ...Pools
+    distribution = policy["InstancesDistribution"]
+    assert isinstance(distribution, dict)
+    distribution["SpotInstancePool"] = 2  # sic: the API member is ...Pools
     with pytest.raises(ShapeError, match="SpotInstancePool"):
         validate_shape(
             "autoscaling",
