@@ -6,9 +6,11 @@ that type is short in an AZ. A mixed instances policy lets the group launch any 
 and optionally buy part of the capacity as Spot.
 
 What AWS constrains, and this module checks before any resource exists:
-- a warm pool cannot be added to a group with a mixed instances policy or that launches Spot
-  Instances (EC2 Auto Scaling user guide, warm pools, "Limitations");
-- at most 40 instance types per group (EC2 Auto Scaling user guide, mixed instances groups);
+- a warm pool cannot be added to a group with a mixed instances policy or whose launch template
+  requests Spot Instances (Auto Scaling API reference, PutWarmPool), so a pool of one type
+  without Spot must be built with a plain launch template, never a one-type mixed policy;
+- at most 40 instance types per group (launch template overrides; see docs/capacity.md on how
+  well that figure is sourced);
 - `OnDemandPercentageAboveBaseCapacity` is 0-100 and `OnDemandBaseCapacity` at least 0
   (botocore autoscaling model: integers; the ranges are the API reference's);
 - Spot allocation strategies: lowest-price, capacity-optimized, capacity-optimized-prioritized,
