@@ -28,7 +28,6 @@ pool's config section.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -84,7 +83,6 @@ INVALID_TASK_PARAMETERS: tuple[str, ...] = (
     "containerDefinitions[].linuxParameters.tmpfs",
 )
 
-_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,8 +308,6 @@ def instance_assume_role_policy() -> str:
 def pass_instance_role_policy(instance_role_arn: str) -> str:
     """Inline policy letting the infrastructure role pass exactly the pool's instance role to
     EC2, needed because the managed policy only covers roles named `ecsInstanceRole*`."""
-    if not _ROLE_ARN.fullmatch(instance_role_arn):
-        raise ValueError(f"not an IAM role ARN: {instance_role_arn!r}")
     return json.dumps(
         {
             "Version": "2012-10-17",

@@ -273,8 +273,6 @@ def test_pass_role_is_scoped_to_the_instance_role():
     assert statement["Action"] == "iam:PassRole"
     assert statement["Resource"] == arn
     assert statement["Condition"] == {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}
-    with pytest.raises(ValueError):
-        mi.pass_instance_role_policy("*")
 
 
 # --------------------------------------------------------------------------------------------
