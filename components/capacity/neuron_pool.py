@@ -1,6 +1,6 @@
 """InferentiaPool: an ECS capacity provider backed by an Auto Scaling group of ONE Neuron type.
 
-Same shape as `GpuAsgPool` (shared code in `components._asg_pool`), with the ECS Neuron-optimized
+Same shape as `GpuAsgPool` (shared code in `asg_pool`), with the ECS Neuron-optimized
 AL2023 AMI from `/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id`
 (Neuron driver and runtime prerequisites) and an Inferentia2 or Trainium instance type (inf2,
 trn1). No GPU support flag: Neuron devices are not an ECS resource type, so the model's task maps
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components._asg_pool import AcceleratorPool, PoolArgs, PoolArgumentError, WarmPoolArgs
-from components.catalog import Accelerator
+from components.capacity.asg_pool import AcceleratorPool, PoolArgs, PoolArgumentError, WarmPoolArgs
+from components.sizing.catalog import Accelerator
 
 __all__ = ["InferentiaPool", "InferentiaPoolArgs", "PoolArgumentError", "WarmPoolArgs"]
 

@@ -2,7 +2,7 @@
 
 What it creates (launch template with the ECS GPU-optimized AL2023 AMI, ASG, optional warm pool,
 capacity provider with managed scaling, termination protection and draining, instance role) is
-shared with `InferentiaPool` and lives in `components._asg_pool`. What is GPU-specific: the AMI
+shared with `InferentiaPool` and lives in `capacity.asg_pool`. What is GPU-specific: the AMI
 comes from `/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id` (NVIDIA
 driver and container toolkit), the agent runs with ECS_ENABLE_GPU_SUPPORT=true so tasks reserve
 GPUs as an ECS resource, and the instance type must be an NVIDIA type from the catalog (g5, g6,
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components._asg_pool import AcceleratorPool, PoolArgs, PoolArgumentError, WarmPoolArgs
-from components.catalog import Accelerator
+from components.capacity.asg_pool import AcceleratorPool, PoolArgs, PoolArgumentError, WarmPoolArgs
+from components.sizing.catalog import Accelerator
 
 __all__ = ["GpuAsgPool", "GpuAsgPoolArgs", "PoolArgumentError", "WarmPoolArgs"]
 
