@@ -14,10 +14,11 @@ from botocore.model import Shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import catalog, sizing
-from components import instance_requirements as ir
-from components import managed_instances as mi
-from components.managed_instances import ManagedInstancesArgs
+from components import sizing
+from components.sizing import catalog
+from components.sizing import instance_types as ir
+from components.specs import managed_instances as mi
+from components.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 

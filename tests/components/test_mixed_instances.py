@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import mixed_instances as mi
-from components.mixed_instances import MixedInstancesArgs
+from components.specs import mixed_instances as mi
+from components.specs.mixed_instances import MixedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 TYPES = ["g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge"]

@@ -32,34 +32,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components import catalog, sizing
-from components.catalog import Accelerator, InstanceType, ModelArchitecture
+from components import sizing
+from components.sizing import catalog
+from components.sizing.catalog import Accelerator, InstanceType, ModelArchitecture
+from contracts import aws_limits
 
 MIB_PER_GIB = 1024
 
-#: `AcceleratorName` values of ECS CreateCapacityProvider `instanceRequirements` (botocore ECS
-#: model, 2025-10 API). Narrower than EC2's own enum: no h200, inferentia2 or trainium, so types
-#: with those devices are selected by `allowedInstanceTypes` alone.
-ECS_ACCELERATOR_NAMES: frozenset[str] = frozenset(
-    {
-        "a100",
-        "inferentia",
-        "k520",
-        "k80",
-        "m60",
-        "radeon-pro-v520",
-        "t4",
-        "vu9p",
-        "v100",
-        "a10g",
-        "h100",
-        "t4g",
-        "l40s",
-        "l4",
-    }
-)
-
-#: Catalog device name -> ECS/EC2 `AcceleratorName` (None: ECS has no name for it).
+#: Catalog device name -> ECS/EC2 `AcceleratorName` (None: ECS has no name for it, see
+#: `aws_limits.ECS_ACCELERATOR_NAMES`).
 ACCELERATOR_NAME: dict[str, str | None] = {
     "A10G": "a10g",
     "L4": "l4",
@@ -78,10 +59,7 @@ ACCELERATOR_MANUFACTURER: dict[Accelerator, str] = {
     "neuron": "amazon-web-services",
 }
 
-#: `allowedInstanceTypes` / `excludedInstanceTypes` (and ASG overrides): at most 400 entries, each
-#: 1-30 characters of letters, digits, '.', '*' and '-' (botocore ECS model; the provider applies
-#: the same pattern).
-MAX_LISTED_INSTANCE_TYPES = 400
+INSTANCE_TYPE_PATTERN = re.compile(aws_limits.INSTANCE_TYPE_PATTERN)
 #: Sizing-derived lists keep types up to this multiple of the cheapest fitting type's price.
 DEFAULT_MAX_PRICE_RATIO = 2.0
 INSTANCE_TYPE_PATTERN = re.compile(r"^[a-zA-Z0-9.*-]{1,30}$")
@@ -327,11 +305,11 @@ def choose_pool_types(
                     "'*' or '-')",
                 )
             )
-    if len(excluded) > MAX_LISTED_INSTANCE_TYPES:
+    if len(excluded) > aws_limits.LISTED_INSTANCE_TYPES_MAX:
         problems.append(
             (
                 "excludedInstanceTypes",
-                f"at most {MAX_LISTED_INSTANCE_TYPES} entries, got {len(excluded)}",
+                f"at most {aws_limits.LISTED_INSTANCE_TYPES_MAX} entries, got {len(excluded)}",
             )
         )
     if max_types is not None and (
@@ -488,9 +466,12 @@ def _listed_types(
                 "list at least one instance type, or omit it to take them from sizing",
             )
         )
-    if len(names) > MAX_LISTED_INSTANCE_TYPES:
+    if len(names) > aws_limits.LISTED_INSTANCE_TYPES_MAX:
         problems.append(
-            ("instanceTypes", f"at most {MAX_LISTED_INSTANCE_TYPES} types, got {len(names)}")
+            (
+                "instanceTypes",
+                f"at most {aws_limits.LISTED_INSTANCE_TYPES_MAX} types, got {len(names)}",
+            )
         )
     for index, name in enumerate(names):
         key = f"instanceTypes[{index}]"

@@ -3,7 +3,7 @@
 A Managed Instances capacity provider has no Auto Scaling group, launch template or AMI of ours:
 ECS launches, patches and replaces EC2 instances itself (at most 21 days per instance), picking
 among the types its `instanceRequirements` allow (see
-`components.instance_requirements.managed_instance_requirements`). What the stack still owns is
+`components.sizing.instance_types.managed_instance_requirements`). What the stack still owns is
 the infrastructure role ECS acts through, the instance profile the hosts run with, the private
 subnets and security groups, the data volume size, monitoring and tag propagation.
 
@@ -32,57 +32,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from components.instance_requirements import InstanceRequirements
+from components.sizing.instance_types import InstanceRequirements
+from contracts import aws_limits
 
-#: Compatibility a task definition declares to run on Managed Instances.
-COMPATIBILITY = "MANAGED_INSTANCES"
+COMPATIBILITY = aws_limits.MANAGED_INSTANCES_COMPATIBILITY
+MONITORING_OPTIONS = aws_limits.MANAGED_INSTANCES_MONITORING
+CAPACITY_OPTION_TYPES = aws_limits.MANAGED_INSTANCES_CAPACITY_OPTIONS
+RESERVATION_PREFERENCES = aws_limits.MANAGED_INSTANCES_RESERVATION_PREFERENCES
+SCALE_IN_AFTER_RANGE = aws_limits.MANAGED_INSTANCES_SCALE_IN_AFTER_RANGE
+STORAGE_GIB_RANGE = aws_limits.MANAGED_INSTANCES_STORAGE_GIB_RANGE
+MAX_INSTANCE_LIFETIME_DAYS = aws_limits.MANAGED_INSTANCES_MAX_LIFETIME_DAYS
+NETWORK_MODES = aws_limits.MANAGED_INSTANCES_NETWORK_MODES
+INVALID_TASK_PARAMETERS = aws_limits.MANAGED_INSTANCES_INVALID_TASK_PARAMETERS
 
 #: AWS-managed policies: what ECS needs to launch and manage the instances (infrastructure role,
 #: trusted by ecs.amazonaws.com), and what the ECS agent on them needs (instance role, trusted by
-#: ec2.amazonaws.com through the instance profile).
+#: ec2.amazonaws.com through the instance profile). The infrastructure policy only lets ECS pass
+#: roles named `aws_limits.MANAGED_INSTANCES_PASSABLE_ROLE_PREFIX*`; Pulumi auto-names ours, so
+#: the pool grants iam:PassRole on its own instance role.
 INFRASTRUCTURE_POLICY = "AmazonECSInfrastructureRolePolicyForManagedInstances"
 INSTANCE_POLICY = "AmazonECSInstanceRolePolicyForManagedInstances"
-#: The managed infrastructure policy scopes iam:PassRole to roles named `ecsInstanceRole*`; an
-#: instance role with another name (Pulumi auto-names `<logical>-<7 chars>`) needs its own grant.
-MANAGED_POLICY_PASSABLE_ROLE_PREFIX = "ecsInstanceRole"
-
-#: ECS CreateCapacityProvider, managedInstancesProvider (botocore ECS model; the provider checks
-#: scaleInAfter the same way: -1 disables optimisation, otherwise 0-3600 s).
-MONITORING_OPTIONS = ("BASIC", "DETAILED")
-CAPACITY_OPTION_TYPES = ("ON_DEMAND", "SPOT", "RESERVED")
-RESERVATION_PREFERENCES = ("RESERVATIONS_ONLY", "RESERVATIONS_FIRST", "RESERVATIONS_EXCLUDED")
-SCALE_IN_AFTER_RANGE = (-1, 3600)
-#: Data volume: the API's minimum is 1 GiB; gp3's maximum is 16 TiB.
-STORAGE_GIB_RANGE = (1, 16_384)
-#: ECS replaces every Managed Instance within this many days (patching).
-MAX_INSTANCE_LIFETIME_DAYS = 21
-#: Network modes a Managed Instances task may use.
-NETWORK_MODES = ("awsvpc", "host")
-
-#: Task definition parameters ECS rejects for MANAGED_INSTANCES ("task definition differences
-#: for Amazon ECS Managed Instances"), as paths into a RegisterTaskDefinition request.
-INVALID_TASK_PARAMETERS: tuple[str, ...] = (
-    "ephemeralStorage",
-    "inferenceAccelerators",
-    "ipcMode",
-    "proxyConfiguration",
-    "volumes[].dockerVolumeConfiguration",
-    "volumes[].fsxWindowsFileServerVolumeConfiguration",
-    "volumes[].host.sourcePath",
-    "containerDefinitions[].disableNetworking",
-    "containerDefinitions[].dnsSearchDomains",
-    "containerDefinitions[].dnsServers",
-    "containerDefinitions[].dockerLabels",
-    "containerDefinitions[].dockerSecurityOptions",
-    "containerDefinitions[].extraHosts",
-    "containerDefinitions[].hostname",
-    "containerDefinitions[].links",
-    "containerDefinitions[].linuxParameters.maxSwap",
-    "containerDefinitions[].linuxParameters.sharedMemorySize",
-    "containerDefinitions[].linuxParameters.swappiness",
-    "containerDefinitions[].linuxParameters.tmpfs",
-)
-
 
 
 # --------------------------------------------------------------------------------------------

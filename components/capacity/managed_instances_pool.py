@@ -2,7 +2,7 @@
 
 ECS launches, patches and replaces the EC2 instances itself, choosing among the types the
 provider's `instanceRequirements` allow; there is no Auto Scaling group, launch template or AMI
-of ours (what that rules out is in `components.managed_instances`). The component creates:
+of ours (what that rules out is in `components.specs.managed_instances`). The component creates:
 
 - the infrastructure role ECS acts through (trusted by ecs.amazonaws.com, with
   AmazonECSInfrastructureRolePolicyForManagedInstances) and an inline grant to pass exactly this
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components import managed_instances as mi
-from components.instance_requirements import InstanceRequirements
-from components.managed_instances import ManagedInstancesArgs
+from components.sizing.instance_types import InstanceRequirements
+from components.specs import managed_instances as mi
+from components.specs.managed_instances import ManagedInstancesArgs
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 

@@ -12,9 +12,11 @@ from botocore.model import Shape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import catalog, sizing
-from components import instance_requirements as ir
-from components.instance_requirements import GpuDemand, NeuronDemand
+from components import sizing
+from components.sizing import catalog
+from components.sizing import instance_types as ir
+from components.sizing.instance_types import GpuDemand, NeuronDemand
+from contracts import aws_limits
 from tests.aws_shapes import ShapeError, named_shape, validate_named_shape
 
 
@@ -46,13 +48,13 @@ LLAMA_8B = {"max_model_len": 8192, "max_concurrent_sequences": 16}
 
 
 def test_accelerator_names_are_the_ecs_api_enum():
-    assert api_enum("AcceleratorName") == ir.ECS_ACCELERATOR_NAMES
+    assert api_enum("AcceleratorName") == aws_limits.ECS_ACCELERATOR_NAMES
 
 
 def test_every_catalog_device_has_a_mapping_and_it_is_valid():
     devices = {i.accelerator_name for i in catalog.INSTANCE_TYPES.values()}
     assert devices <= set(ir.ACCELERATOR_NAME)
-    assert {n for n in ir.ACCELERATOR_NAME.values() if n} <= ir.ECS_ACCELERATOR_NAMES
+    assert {n for n in ir.ACCELERATOR_NAME.values() if n} <= aws_limits.ECS_ACCELERATOR_NAMES
 
 
 def test_manufacturers_are_api_values():
@@ -64,7 +66,7 @@ def test_manufacturers_are_api_values():
 )
 def test_instance_type_pattern_and_limit_are_botocores(value):
     shape: Any = named_shape("ecs", "AllowedInstanceTypeSet")
-    assert metadata(shape)["max"] == ir.MAX_LISTED_INSTANCE_TYPES
+    assert metadata(shape)["max"] == aws_limits.LISTED_INSTANCE_TYPES_MAX
     member = metadata(shape.member)
     api_ok = member["min"] <= len(value) <= member["max"] and bool(
         re.fullmatch(member["pattern"], value)

@@ -2,7 +2,7 @@
 
 GPU capacity is the scarcest thing a stack buys: a group pinned to one type cannot scale while
 that type is short in an AZ. A mixed instances policy lets the group launch any of the types that
-`components.instance_requirements.choose_pool_types` proved safe for the pool's task definitions,
+`components.sizing.instance_types.choose_pool_types` proved safe for the pool's task definitions,
 and optionally buy part of the capacity as Spot.
 
 What AWS constrains, and this module checks before any resource exists:
@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
-#: EC2 Auto Scaling: instance types (launch template overrides) per group.
-MAX_INSTANCE_TYPES_PER_GROUP = 40
-#: The notice EC2 gives before it stops or terminates a Spot instance.
-SPOT_INTERRUPTION_NOTICE_SECONDS = 120
+from contracts import aws_limits
+
+MAX_INSTANCE_TYPES_PER_GROUP = aws_limits.ASG_INSTANCE_TYPES_MAX
+SPOT_INTERRUPTION_NOTICE_SECONDS = aws_limits.SPOT_INTERRUPTION_NOTICE_SECONDS
 
 SpotAllocationStrategy = Literal[
     "price-capacity-optimized", "capacity-optimized", "capacity-optimized-prioritized"
@@ -50,18 +50,13 @@ SpotAllocationStrategy = Literal[
 OnDemandAllocationStrategy = Literal["prioritized", "lowest-price"]
 
 #: Spot allocation strategies the API accepts, and the ones this project allows for GPUs.
-API_SPOT_ALLOCATION_STRATEGIES = (
-    "lowest-price",
-    "capacity-optimized",
-    "capacity-optimized-prioritized",
-    "price-capacity-optimized",
-)
+API_SPOT_ALLOCATION_STRATEGIES = aws_limits.ASG_SPOT_ALLOCATION_STRATEGIES
 GPU_SPOT_ALLOCATION_STRATEGIES: tuple[str, ...] = (
     "price-capacity-optimized",
     "capacity-optimized",
     "capacity-optimized-prioritized",
 )
-ON_DEMAND_ALLOCATION_STRATEGIES: tuple[str, ...] = ("prioritized", "lowest-price")
+ON_DEMAND_ALLOCATION_STRATEGIES = aws_limits.ASG_ON_DEMAND_ALLOCATION_STRATEGIES
 
 #: ECS agent setting for Spot hosts: drain on the interruption notice (off by default).
 SPOT_AGENT_SETTINGS: Mapping[str, str] = {"ECS_ENABLE_SPOT_INSTANCE_DRAINING": "true"}
@@ -124,7 +119,9 @@ def mixed_instances_problems(
 
     base_msg = _whole(args.on_demand_base_capacity, 0, None, "onDemandBaseCapacity")
     pct_msg = _whole(
-        args.on_demand_percentage_above_base, 0, 100, "onDemandPercentageAboveBaseCapacity"
+        args.on_demand_percentage_above_base,
+        *aws_limits.ASG_ON_DEMAND_PERCENTAGE_RANGE,
+        "onDemandPercentageAboveBaseCapacity",
     )
     check("onDemandBaseCapacity", base_msg)
     check("onDemandPercentageAboveBaseCapacity", pct_msg)

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from components import instance_requirements as ir
-from components import managed_instances as mi
 from components import sizing
-from components.managed_instance_pool import (
+from components.capacity.managed_instances_pool import (
     TYPE_TOKEN,
     ManagedInstancesPool,
     ManagedInstancesPoolArgs,
     ManagedInstancesPoolError,
 )
-from components.managed_instances import ManagedInstancesArgs
+from components.sizing import instance_types as ir
+from components.specs import managed_instances as mi
+from components.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import validate_shape
 from tools.recording import Recording, run_function
 
