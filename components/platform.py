@@ -18,13 +18,17 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from components.capacity.asg_pool import PoolArgs
-from components.capacity.gpu_pool import GpuAsgPool, GpuAsgPoolArgs
+from components.capacity.asg_pool import (
+    GpuAsgPool,
+    GpuAsgPoolArgs,
+    InferentiaPool,
+    InferentiaPoolArgs,
+    PoolArgs,
+)
 from components.capacity.managed_instances_pool import (
     ManagedInstancesPool,
     ManagedInstancesPoolArgs,
 )
-from components.capacity.neuron_pool import InferentiaPool, InferentiaPoolArgs
 from components.cluster import Cluster, ClusterArgs
 from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs

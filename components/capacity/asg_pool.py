@@ -1,4 +1,4 @@
-"""Shared machinery of the accelerator capacity pools (`GpuAsgPool`, `InferentiaPool`).
+"""Accelerator capacity pools: `GpuAsgPool` (NVIDIA) and `InferentiaPool` (Inferentia/Trainium).
 
 A pool is one EC2 Auto Scaling group of ONE accelerator instance type registered with ECS as a
 capacity provider (ECS cluster auto scaling sizes an ASG by the instance type it was created
@@ -483,3 +483,53 @@ class AcceleratorPool(pulumi.ComponentResource):
                 "instanceType": self.instance.name,
             }
         )
+
+
+# --------------------------------------------------------------------------------------------
+# the two kinds of pool
+# --------------------------------------------------------------------------------------------
+
+# GPU: the ECS GPU-optimized AL2023 AMI
+# (`/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id`: NVIDIA driver and
+# container toolkit); the agent runs with ECS_ENABLE_GPU_SUPPORT=true so tasks reserve GPUs.
+#
+# Neuron: the ECS Neuron-optimized AL2023 AMI
+# (`/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id`) on inf2/trn1.
+# No GPU support flag: Neuron devices are not an ECS resource type, so the model's task maps
+# /dev/neuronN through linuxParameters.devices and placement keeps one task per device set.
+
+
+@dataclass(frozen=True)
+class GpuAsgPoolArgs(PoolArgs):
+    """Inputs of `GpuAsgPool`; every field and default is documented on `PoolArgs`.
+    `instance_type` must be an NVIDIA GPU type from the catalog."""
+
+
+class GpuAsgPool(AcceleratorPool):
+    """One NVIDIA GPU instance type as an ECS capacity provider.
+
+    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
+    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
+    `capacity_provider_name`.
+    """
+
+    TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:GpuAsgPool"
+    ACCELERATOR: ClassVar[Accelerator] = "nvidia"
+
+
+@dataclass(frozen=True)
+class InferentiaPoolArgs(PoolArgs):
+    """Inputs of `InferentiaPool`; every field and default is documented on `PoolArgs`.
+    `instance_type` must be an Inferentia2 or Trainium type from the catalog."""
+
+
+class InferentiaPool(AcceleratorPool):
+    """One Inferentia2/Trainium instance type as an ECS capacity provider.
+
+    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
+    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
+    `capacity_provider_name`.
+    """
+
+    TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:InferentiaPool"
+    ACCELERATOR: ClassVar[Accelerator] = "neuron"

@@ -17,13 +17,17 @@ import pytest
 from components.capacity.asg_pool import (
     ECS_INSTANCE_POLICY,
     SSM_INSTANCE_POLICY,
+    GpuAsgPool,
+    GpuAsgPoolArgs,
+    InferentiaPool,
+    InferentiaPoolArgs,
     PoolArgs,
+    PoolArgumentError,
+    WarmPoolArgs,
     ecs_agent_settings,
     ecs_user_data,
     encode_user_data,
 )
-from components.capacity.gpu_pool import GpuAsgPool, GpuAsgPoolArgs, PoolArgumentError, WarmPoolArgs
-from components.capacity.neuron_pool import InferentiaPool, InferentiaPoolArgs
 from components.cluster import Cluster, ClusterArgs
 from components.sizing import catalog
 from components.specs.pool import pool_problems

@@ -7,6 +7,7 @@ name in that copy must exist in the program's table with the same value.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -43,7 +44,10 @@ def test_policy_copy_agrees_with_the_contracts() -> None:
 
 def test_the_pack_reads_its_limits_from_its_copy() -> None:
     """Each limit the pack checks is defined once in the pack, in its copy."""
-    from policy.guardrails import fargate, resources, streaming
+    # The pack runs with its own directory first on sys.path, as the CLI starts it.
+    if str(ROOT / "policy") not in sys.path:
+        sys.path.insert(0, str(ROOT / "policy"))
+    from guardrails import fargate, resources, streaming
 
     assert fargate.FARGATE_GRID == aws_limits.FARGATE_TASK_SIZES
     assert fargate.PLATFORM_1_4_CPU == aws_limits.FARGATE_PLATFORM_1_4_MIN_CPU
