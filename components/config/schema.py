@@ -550,7 +550,8 @@ class ModelConfig(_ServiceBase):
     engine: Literal["vllm", "neuron"]
     """`vllm` on a GPU pool or `neuron` (optimum-neuron) on an Inferentia/Trainium pool."""
     pool: Name
-    """Key of a `gpuPools` entry (vllm) or a `neuronPools` entry (neuron)."""
+    """Key of a `gpuPools` or `managedInstancePools` entry (vllm) or a `neuronPools` entry
+    (neuron)."""
     weights_uri: S3Uri
     """S3 prefix with the weights (vllm: safetensors + config/tokenizer; neuron: the
     precompiled artifact). Streamed at start; nothing is downloaded from a model hub."""
