@@ -464,8 +464,8 @@ def _pool_plans(
         ]
         single = pool.instance_type if isinstance(pool, PoolConfig) else None
         problems: list[tuple[str, str]] = []
-        if single is not None:
-            problems = pool_problems(resource, pool_spec(pool), accel)  # type: ignore[arg-type]
+        if isinstance(pool, PoolConfig) and single is not None:
+            problems = pool_problems(resource, pool_spec(pool), accel)
             if not problems:
                 inst = catalog.instance(single)
                 kept = []

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components.capacity.asg_pool import ecs_agent_settings
 from components.specs import mixed_instances as mi
 from components.specs.mixed_instances import MixedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
@@ -270,3 +271,9 @@ def test_warm_pool_accepted_only_for_one_on_demand_type(
                 "MixedInstancesPolicy": policy,
             },
         )
+
+
+@pytest.mark.parametrize("spot", [False, True])
+def test_spot_hosts_drain_on_the_interruption_notice(spot):
+    settings_ = ecs_agent_settings("inference", accelerator="nvidia", warm_pool=False, spot=spot)
+    assert (settings_.get("ECS_ENABLE_SPOT_INSTANCE_DRAINING") == "true") is spot
