@@ -171,6 +171,32 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
     return TypeFit(instance, layout, neuron)
 
 
+def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
+    """`fit_on` without the explanation: None when `demand` does not fit `instance`.
+
+    Scanning the whole catalog for a pool asks this of every type; building each misfit's
+    message (with the cheapest types that would fit, itself a catalog scan) would make the scan
+    quadratic, so the GPU case without a pinned size asks sizing for the fit alone.
+    """
+    if instance.accelerator != demand.accelerator:
+        return None
+    if isinstance(demand, GpuDemand) and demand.tensor_parallel_size is None:
+        found = sizing.cheapest_fitting(
+            demand.need,
+            gpu_memory_utilization=demand.gpu_memory_utilization,
+            limit=1,
+            candidates=[instance],
+        )
+        if not found:
+            return None
+        gpu = found[0]
+        return TypeFit(instance, DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size), gpu)
+    try:
+        return fit_on(demand, instance)
+    except sizing.SizingError:
+        return None
+
+
 def _by_price(types: Iterable[InstanceType]) -> list[InstanceType]:
     return sorted(types, key=lambda i: (i.on_demand_usd_hour, i.name))
 
@@ -185,13 +211,7 @@ def fitting_types(demand: Demand, among: Iterable[InstanceType] | None = None) -
     """Every type (default: the catalog's of the demand's kind) that holds `demand`, cheapest
     first: the "any type that fits" list."""
     pool = candidates(demand.accelerator) if among is None else _by_price(among)
-    out: list[TypeFit] = []
-    for inst in pool:
-        try:
-            out.append(fit_on(demand, inst))
-        except sizing.SizingError:
-            continue
-    return out
+    return [f for inst in pool if (f := try_fit(demand, inst)) is not None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,10 +366,17 @@ def choose_pool_types(
     misfits: dict[str, dict[str, str]] = {}
     for demand in demands:
         for inst in pool:
-            try:
-                fits[demand.model][inst.name] = fit_on(demand, inst)
-            except sizing.SizingError as exc:
-                misfits.setdefault(inst.name, {})[demand.model] = str(exc)
+            found = try_fit(demand, inst)
+            if found is not None:
+                fits[demand.model][inst.name] = found
+                continue
+            why = ""
+            if instance_types is not None:  # the user listed it: say why it cannot serve
+                try:
+                    fit_on(demand, inst)
+                except sizing.SizingError as exc:
+                    why = str(exc)
+            misfits.setdefault(inst.name, {})[demand.model] = why
     fitting = [i.name for i in pool if i.name not in misfits]
 
     if instance_types is not None:

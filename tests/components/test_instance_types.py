@@ -398,3 +398,29 @@ def test_any_derived_choice_is_safe_for_one_task_definition(
         assert req.accelerator_total_memory_mib_min <= i.accelerator_count * min(
             i.accelerator_memory_gib * 1024, i.accelerator_memory_gb * 10**9 / 2**20
         )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    arch=st.sampled_from(_ARCHS),
+    length=st.sampled_from([2048, 4096, 8192]),
+    seqs=st.integers(1, 64),
+    util=st.sampled_from([0.8, 0.9, 0.95]),
+    tp=st.sampled_from([None, 1, 2, 4, 8]),
+)
+def test_try_fit_agrees_with_fit_on(arch, length, seqs, util, tp):
+    """The fast scan and the explained check accept exactly the same types, same layout."""
+    try:
+        need = sizing.gpu_memory_need(arch, max_model_len=length, max_concurrent_sequences=seqs)
+    except sizing.SizingError:
+        return  # max_model_len beyond the model's context
+    demand = GpuDemand("m", need, util, tp)
+    for inst in catalog.INSTANCE_TYPES.values():
+        fast = ir.try_fit(demand, inst)
+        try:
+            slow = ir.fit_on(demand, inst)
+        except sizing.SizingError:
+            slow = None
+        assert (fast is None) == (slow is None), inst.name
+        if fast is not None and slow is not None:
+            assert fast.layout == slow.layout and fast.tasks_per_instance == slow.tasks_per_instance
