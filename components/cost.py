@@ -147,6 +147,11 @@ class PoolInput:
     warm_max_prepared: int | None = None
     warm_state: Literal["Stopped", "Running"] = "Stopped"
     gpus_per_instance: int = 0
+    scale_in_lag_minutes: float = 15.0
+    """How long an instance outlives its last task: ECS managed scaling's 15 minutes on an
+    Auto Scaling group pool, `scaleInAfterSeconds` on a Managed Instances pool."""
+    managed: bool = False
+    """A Managed Instances pool (ECS places instances; no ASG bounds, no warm pool)."""
 
 
 @dataclass(frozen=True)
@@ -417,9 +422,15 @@ def estimate_inputs(
     notes: list[str] = []
     for pool in stack.pools:
         extra = pool_instances(pool, "maximum") - pool_instances(pool, "steady")
-        excursion += extra * pool.usd_per_hour * GPU_SCALE_IN_LAG_MINUTES / 60
+        excursion += extra * pool.usd_per_hour * pool.scale_in_lag_minutes / 60
         usable = pool_instances(pool, "maximum")
-        if pool.max_size > usable:
+        if pool.managed:
+            notes.append(
+                f"pool {pool.name}: Managed Instances; the ECS management fee per instance-hour "
+                "is not included, and instances are priced as On-Demand "
+                f"{pool.instance_type}"
+            )
+        elif pool.max_size > usable:
             notes.append(
                 f"pool {pool.name}: maxSize {pool.max_size} but the services use at most "
                 f"{usable}; the rest is deploy headroom (a surge deploy may run up to "
@@ -460,6 +471,32 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
             for mp in plan.models.values()
             if mp.pool.name == name
         ]
+        if pool.kind == "managed":
+            # No ASG: ECS launches what the tasks need and nothing else; the upper bound is
+            # what the services' maximum counts need.
+            needed = sum(
+                math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services
+            )
+            lag = pool.config.scale_in_after_seconds
+            pools.append(
+                PoolInput(
+                    name=name,
+                    kind="gpu" if pool.instance.is_gpu else "neuron",
+                    instance_type=pool.instance.name,
+                    usd_per_hour=pool.instance.on_demand_usd_hour,
+                    min_size=0,
+                    max_size=max(needed, 1),
+                    target_capacity_percent=100,
+                    root_volume_gib=pool.config.storage_gib,
+                    services=services,
+                    gpus_per_instance=pool.instance.accelerator_count
+                    if pool.instance.is_gpu
+                    else 0,
+                    scale_in_lag_minutes=(lag if lag is not None and lag > 0 else 0) / 60,
+                    managed=True,
+                )
+            )
+            continue
         warm = pool.config.warm_pool
         pools.append(
             PoolInput(

@@ -2,7 +2,8 @@
 
 Builds, in dependency order: the stack's own images when `images.build` asks for them
 (components.images: ECR repositories and docker-build images, run by digest), the
-Network (VPC, NAT, VPC endpoints), the ECS Cluster, one capacity pool per accelerator type,
+Network (VPC, NAT, VPC endpoints), the ECS Cluster, the capacity pools (Auto Scaling groups of
+one or several instance types, or ECS Managed Instances),
 the authenticated Endpoint, and every model and re-ranker service behind it. All decisions
 (sizing, tensor parallel size, Fargate size, timeouts) were made by
 `components.plan.build_plan` before this component registers anything, so an invalid stack
@@ -23,6 +24,10 @@ from components.capacity.asg_pool import (
     InferentiaPool,
     InferentiaPoolArgs,
     PoolArgs,
+)
+from components.capacity.managed_instances_pool import (
+    ManagedInstancesPool,
+    ManagedInstancesPoolArgs,
 )
 from components.cluster import Cluster, ClusterArgs
 from components.images import ImageBuilds, ImageBuildsArgs
@@ -98,8 +103,23 @@ class InferencePlatform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.pools: dict[str, GpuAsgPool | InferentiaPool] = {}
+        self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
         for pool_name, pool in plan.pools.items():
+            if pool.managed:
+                self.pools[pool_name] = ManagedInstancesPool(
+                    pool_resource_name(name, pool_name),
+                    ManagedInstancesPoolArgs(
+                        # Managed Instances providers belong to one cluster (required by the
+                        # provider for this kind).
+                        cluster_name=self.cluster.name,
+                        vpc_id=self.network.vpc_id,
+                        subnet_ids=self.network.private_subnet_ids,
+                        requirements=pool.requirements,
+                        options=pool.managed_options,
+                    ),
+                    opts=child,
+                )
+                continue
             component, args_cls = (
                 (GpuAsgPool, GpuAsgPoolArgs)
                 if pool.kind == "gpu"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -39,6 +40,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
+from components.specs import managed_instances
 from contracts import aws_limits
 
 ROOT = "platform"
@@ -50,9 +52,9 @@ _TOKEN_MINUTES = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 # Service and pool names end up in resource names, ALB path prefixes and target group names
 # (32 characters at most, including the stack-derived prefix), so they are kept short and DNS-safe.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
-S3_URI_PATTERN = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")
-ACM_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$")
-SECRET_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+S3_URI_PATTERN = aws_limits.S3_URI
+ACM_ARN_PATTERN = aws_limits.ACM_CERTIFICATE_ARN
+SECRET_ARN_PATTERN = aws_limits.SECRETS_MANAGER_ARN
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.
 SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
@@ -213,7 +215,7 @@ class EndpointConfig(_Section):
     """ALB access logs to an encrypted, private S3 bucket."""
     access_log_retention_days: int = Field(90, ge=1, le=3650)
     """Days before access logs expire."""
-    auth: AuthConfig = Field(default_factory=AuthConfig)
+    auth: AuthConfig = Field(default_factory=lambda: AuthConfig.model_validate({}))
     """Cognito user pool and clients; see `AuthConfig`."""
     hosted_zone_id: str | None = Field(None, pattern=r"^Z[A-Z0-9]{1,31}$")
     """Route 53 hosted zone (usually private) in which to create an alias record for
@@ -308,14 +310,29 @@ class WarmPoolConfig(_Section):
 
 
 class PoolConfig(_Section):
-    """One Auto Scaling group of one accelerator instance type, used as an ECS capacity provider.
+    """One Auto Scaling group used as an ECS capacity provider: one accelerator instance type,
+    several, or every catalog type that fits the models placed on it (cheapest first), bought
+    On-Demand or partly as Spot through a mixed instances policy.
 
-    Defaults: 0..2 instances, 200 GiB gp3 root volume, target capacity 100 %, 300 s warm-up,
-    no warm pool.
+    Defaults: types from sizing, 0..2 instances, 200 GiB gp3 root volume, target capacity 100 %,
+    300 s warm-up, no warm pool, all On-Demand.
     """
 
-    instance_type: str
-    """One accelerator instance type from the catalog (one ASG per type)."""
+    instance_type: str | None = None
+    """One accelerator instance type from the catalog (the group launches only it). Give this
+    or `instanceTypes`, or neither to take the types from sizing."""
+    instance_types: list[str] | None = Field(None, min_length=1, max_length=40)
+    """Several catalog types in priority order (a mixed instances policy). Every type must hold
+    every model on the pool with the same GPU count / Neuron devices; otherwise the preview
+    fails and proposes the split. Default: from sizing (every catalog type that fits, cheapest
+    first, within `maxPriceRatio`)."""
+    excluded_instance_types: list[str] = Field(default_factory=list, max_length=400)
+    """Types or wildcards (`p5*`, `g6e.*`) never used, e.g. ones your account has no quota for."""
+    max_instance_types: int | None = Field(None, ge=1, le=40)
+    """Keep at most this many of the cheapest types taken from sizing. Default: all."""
+    max_price_ratio: float | None = Field(2.0, ge=1)
+    """Types taken from sizing cost at most this multiple of the cheapest fitting one (so an
+    8-GPU host is not a fallback for a one-GPU model); null keeps every price."""
     min_size: int = Field(0, ge=0, le=1000)
     """Instances always running."""
     max_size: int = Field(2, ge=1, le=1000)
@@ -327,12 +344,27 @@ class PoolConfig(_Section):
     instance_warmup_seconds: int = Field(300, ge=0, le=10_000)
     """Time a new instance takes before it counts toward capacity metrics."""
     warm_pool: WarmPoolConfig | None = None
-    """Pre-initialised instances with the image already pulled; default none."""
+    """Pre-initialised instances with the image already pulled; default none. Only with one
+    instance type bought On-Demand (EC2 Auto Scaling refuses a warm pool on a group with a
+    mixed instances policy or Spot)."""
+    on_demand_base_capacity: int = Field(1, ge=0, le=1000)
+    """Instances always bought On-Demand before any Spot."""
+    on_demand_percentage_above_base_capacity: int = Field(100, ge=0, le=100)
+    """On-Demand share of the capacity above the base; below 100 buys the rest as Spot."""
+    spot_allocation_strategy: str = "price-capacity-optimized"
+    """`price-capacity-optimized`, `capacity-optimized` or `capacity-optimized-prioritized`
+    (`lowest-price` is refused for accelerators: the cheapest Spot pool is reclaimed most)."""
+    on_demand_allocation_strategy: str = "prioritized"
+    """`prioritized` (the type order: cheapest first from sizing) or `lowest-price`."""
+    capacity_rebalance: bool = True
+    """Launch a replacement on a Spot rebalance recommendation, before the 2-minute notice."""
+    spot_max_price: str | None = None
+    """Maximum Spot price, USD per hour; default: capped at the On-Demand price."""
 
     @field_validator("instance_type")
     @classmethod
-    def _type(cls, value: str) -> str:
-        if not re.match(r"^[a-z][a-z0-9]*\.[a-z0-9]+$", value):
+    def _type(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^[a-z][a-z0-9]*\.[a-z0-9]+$", value):
             raise ValueError("must be an EC2 instance type like g6e.xlarge")
         return value
 
@@ -340,7 +372,54 @@ class PoolConfig(_Section):
     def _sizes(self) -> PoolConfig:
         if self.min_size > self.max_size:
             raise ValueError(f"minSize ({self.min_size}) must not exceed maxSize ({self.max_size})")
+        if self.instance_type is not None and self.instance_types is not None:
+            raise ValueError(
+                "give instanceType (one type) or instanceTypes (several), not both; omit both "
+                "to take the types from sizing"
+            )
         return self
+
+
+class ManagedInstancePoolConfig(_Section):
+    """NVIDIA GPU capacity from Amazon ECS Managed Instances: ECS launches, patches and replaces
+    the instances (at most 21 days each) among the types that fit the vLLM models placed on the
+    pool. No Auto Scaling group: `warmPool`, `minSize`, `maxSize`, `amiId`, root volume and
+    Spot-mix options are refused with the reason. Models needing more than one GPU per task stay
+    on `gpuPools` (Managed Instances tasks cannot size /dev/shm).
+
+    Defaults: types from sizing, 200 GiB data volume, detailed monitoring, On-Demand,
+    idle instances kept 30 minutes.
+    """
+
+    instance_types: list[str] | None = Field(None, min_length=1, max_length=400)
+    """Catalog types ECS may launch (`allowedInstanceTypes`). Default: from sizing, as for
+    `gpuPools`."""
+    excluded_instance_types: list[str] = Field(default_factory=list, max_length=400)
+    """Types or wildcards never used."""
+    max_instance_types: int | None = Field(None, ge=1, le=400)
+    """Keep at most this many of the cheapest types taken from sizing. Default: all."""
+    max_price_ratio: float | None = Field(2.0, ge=1)
+    """Types taken from sizing cost at most this multiple of the cheapest fitting one."""
+    storage_gib: int = Field(200, ge=1, le=16_384)
+    """Data volume of each instance (image layers and container storage)."""
+    monitoring: Literal["BASIC", "DETAILED"] = "DETAILED"
+    """EC2 monitoring: `DETAILED` publishes one-minute metrics."""
+    capacity_option_type: Literal["ON_DEMAND", "SPOT", "RESERVED"] = "ON_DEMAND"
+    """How instances are bought; changing it replaces the capacity provider. To mix On-Demand
+    and Spot, use two pools."""
+    reservation_preference: (
+        Literal["RESERVATIONS_ONLY", "RESERVATIONS_FIRST", "RESERVATIONS_EXCLUDED"] | None
+    ) = None
+    """With `capacityOptionType: RESERVED`, how Capacity Reservations are used."""
+    reservation_group_arn: str | None = None
+    """With `RESERVATIONS_ONLY`, the Capacity Reservation resource group."""
+    scale_in_after_seconds: int | None = Field(1800, ge=-1, le=3600)
+    """Seconds an idle instance is kept (with its image cache) before ECS removes it; -1
+    never."""
+    auto_repair: bool = True
+    """Let ECS replace instances it finds unhealthy."""
+    propagate_tags: bool = True
+    """Copy the capacity provider's tags to the instances."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -485,7 +564,8 @@ class ModelConfig(_ServiceBase):
     engine: Literal["vllm", "neuron"]
     """`vllm` on a GPU pool or `neuron` (optimum-neuron) on an Inferentia/Trainium pool."""
     pool: Name
-    """Key of a `gpuPools` entry (vllm) or a `neuronPools` entry (neuron)."""
+    """Key of a `gpuPools` or `managedInstancePools` entry (vllm) or a `neuronPools` entry
+    (neuron)."""
     weights_uri: S3Uri
     """S3 prefix with the weights (vllm: safetensors + config/tokenizer; neuron: the
     precompiled artifact). Streamed at start; nothing is downloaded from a model hub."""
@@ -516,9 +596,11 @@ class ModelConfig(_ServiceBase):
     """Longest request (prompt + streamed completion) the service must keep open."""
     health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
     """Override of the estimate from `startup`."""
-    startup: StartupConfig = Field(default_factory=StartupConfig)
+    startup: StartupConfig = Field(default_factory=lambda: StartupConfig.model_validate({}))
     """Inputs of the health-check grace period estimate."""
-    autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig)
+    autoscaling: AutoscalingConfig = Field(
+        default_factory=lambda: AutoscalingConfig.model_validate({})
+    )
     """Target tracking on ALB requests per target."""
 
     @model_validator(mode="after")
@@ -655,7 +737,7 @@ class StackConfig(_Section):
     keyed by short names. Tags for every resource come from the provider's own
     `aws:defaultTags` stack setting."""
 
-    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    network: NetworkConfig = Field(default_factory=lambda: NetworkConfig.model_validate({}))
     """VPC, NAT and VPC endpoints."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     """ECS cluster settings."""
@@ -667,6 +749,8 @@ class StackConfig(_Section):
     """NVIDIA GPU capacity pools, by name."""
     neuron_pools: dict[Name, PoolConfig] = Field(default_factory=dict)
     """Inferentia/Trainium capacity pools, by name."""
+    managed_instance_pools: dict[Name, ManagedInstancePoolConfig] = Field(default_factory=dict)
+    """ECS Managed Instances GPU capacity pools, by name."""
     models: dict[Name, ModelConfig] = Field(default_factory=dict)
     """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
@@ -728,7 +812,7 @@ _MSG_WORDS = (
 )
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     if kind == "missing":
         return "is required but missing; add it (see the configuration reference in README.md)"
@@ -758,8 +842,9 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
     """Cross-section checks: pools exist and match the engine, names unique, images given."""
     issues: list[ConfigIssue] = []
     for name, model in cfg.models.items():
-        pools = cfg.gpu_pools if model.engine == "vllm" else cfg.neuron_pools
-        section = "gpuPools" if model.engine == "vllm" else "neuronPools"
+        vllm = model.engine == "vllm"
+        section = "gpuPools or managedInstancePools" if vllm else "neuronPools"
+        pools = [*cfg.gpu_pools, *cfg.managed_instance_pools] if vllm else [*cfg.neuron_pools]
         if model.pool not in pools:
             known = ", ".join(sorted(pools)) or "none defined"
             issues.append(
@@ -829,12 +914,48 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                 "`images.<engine>`); remove `build: true` or the references it should replace",
             )
         )
-    both = set(cfg.gpu_pools) & set(cfg.neuron_pools)
-    for name in sorted(both):
-        issues.append(
-            ConfigIssue(f"{ROOT}.neuronPools.{name}", "a GPU pool has the same name; rename one")
-        )
+    # Models name their pool across every section, and a pool names its capacity provider.
+    seen: dict[str, str] = {}
+    for section, pools in (
+        ("gpuPools", cfg.gpu_pools),
+        ("neuronPools", cfg.neuron_pools),
+        ("managedInstancePools", cfg.managed_instance_pools),
+    ):
+        for pool in pools:
+            if pool in seen:
+                issues.append(
+                    ConfigIssue(
+                        f"{ROOT}.{section}.{pool}",
+                        f"a pool in {seen[pool]} has the same name; rename one (pool names are "
+                        "unique across gpuPools, neuronPools and managedInstancePools)",
+                    )
+                )
+            else:
+                seen[pool] = section
     return issues
+
+
+def managed_instance_option_issues(raw: dict[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """`raw` without the keys of `managedInstancePools.<name>` that only an ASG pool takes, and
+    one issue per such key saying why a Managed Instances pool cannot take it (instead of the
+    schema's bare "unknown key")."""
+    section = raw.get("managedInstancePools")
+    if not isinstance(section, dict):
+        return raw, []
+    issues: list[ConfigIssue] = []
+    cleaned: dict[str, Any] = {}
+    for name, pool in section.items():
+        if not isinstance(pool, dict):
+            cleaned[name] = pool
+            continue
+        found = managed_instances.unsupported_option_problems(pool)
+        issues += [
+            ConfigIssue(f"{ROOT}.managedInstancePools.{name}.{key}", message)
+            for key, message in found
+        ]
+        dropped = {key for key, _ in found}
+        cleaned[name] = {k: v for k, v in pool.items() if k not in dropped}
+    return {**raw, "managedInstancePools": cleaned}, issues
 
 
 def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
@@ -875,11 +996,12 @@ def load_stack_config(raw: object, stack: str | None = None) -> StackConfig:
             ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}"),
             stack,
         )
+    raw, issues = managed_instance_option_issues(raw)
     try:
         cfg = StackConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(issues_from_validation_error(exc), stack) from None
-    issues = check_references(cfg)
+        raise ConfigError(issues + issues_from_validation_error(exc), stack) from None
+    issues += check_references(cfg)
     if issues:
         raise ConfigError(issues, stack)
     return cfg
