@@ -325,7 +325,8 @@ class Plan:
                 engine_metrics=engine_metrics,
             )
         for name, pool in self.pools.items():
-            if pool.host_telemetry:  # the GPU memory alarm reads the host agent's metrics
+            # The GPU memory alarm reads the host agent's metrics (Auto Scaling group pools).
+            if pool.host_telemetry and pool.kind != "managed":
                 alarms += ops_specs.pool_alarms(
                     stack=stack, pool=name, kind=pool.kind, settings=settings
                 )

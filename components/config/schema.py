@@ -726,7 +726,7 @@ class OperationsConfig(_Section):
     on Inferentia/Trainium hosts."""
     dashboard: bool = True
     """One CloudWatch dashboard for the stack."""
-    alarms: AlarmsConfig = Field(default_factory=AlarmsConfig)
+    alarms: AlarmsConfig = Field(default_factory=lambda: AlarmsConfig.model_validate({}))
     """Alarm thresholds."""
     alarm_subscriptions: list[SubscriptionConfig] = Field(default_factory=list, max_length=50)
     """Who the alarm topic notifies."""
@@ -755,7 +755,9 @@ class StackConfig(_Section):
     """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
     """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
-    operations: OperationsConfig = Field(default_factory=OperationsConfig)
+    operations: OperationsConfig = Field(
+        default_factory=lambda: OperationsConfig.model_validate({})
+    )
     """Metrics, host telemetry, dashboard and alarms."""
 
     def service_names(self) -> list[str]:
