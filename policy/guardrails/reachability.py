@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError
+from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
 
 from .resources import (
     APP_RUNNER,
@@ -215,9 +215,22 @@ def _strings(value: Any) -> list[str]:
         return [value]
     if isinstance(value, Mapping):
         return [s for key in value for s in _strings(value[key])]
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, Sequence):  # lists arrive as the proxy's Sequence, not list
         return [s for item in value for s in _strings(item)]
     return []
+
+
+def present(props: Any, key: str) -> bool:
+    """Whether ``key`` is set (possibly to a value unknown at preview), without reading it.
+
+    The unknown-checking proxy raises on ``in`` too (``Mapping.__contains__`` reads the
+    value), so this looks at the proxied dict itself, which pulumi_policy exposes as
+    ``proxy["__target"]`` (pulumi-policy 1.21, pinned).
+    """
+    if not isinstance(props, Mapping):
+        return False
+    raw = props["__target"] if isinstance(props, _DictProxy) else props
+    return raw.get(key) is not None
 
 
 def _known(props: Mapping[str, Any], key: str) -> Any:
@@ -411,7 +424,7 @@ class Model:
     def refs(
         self,
         resource: Resource,
-        prop: str,
+        prop: str | tuple[str, ...],
         types: Iterable[str],
         values: Callable[[], Iterable[Any]] | None = None,
         *,
@@ -420,16 +433,20 @@ class Model:
     ) -> list[Resource]:
         """Resources of ``types`` that ``resource``'s input ``prop`` refers to.
 
+        ``prop`` may name several inputs (a tuple) that hold the same kind of reference.
         Property dependencies first; then each string value (``values()``, default every
         string in ``prop``) by identity. A value that is unknown without a dependency, or a
         literal that names nothing in the stack, leaves a "cannot verify" note (unless
         ``silent_external``: callers for which an outside target is no exposure).
         """
         wanted = frozenset(types)
-        deps = (getattr(resource, "property_dependencies", None) or {}).get(prop) or []
+        keys = (prop,) if isinstance(prop, str) else tuple(prop)
+        recorded = getattr(resource, "property_dependencies", None) or {}
+        deps = [d for key in keys for d in recorded.get(key) or ()]
         found: dict[str, Resource] = {d.urn: d for d in deps if d.resource_type in wanted}
         if found:
             return list(found.values())
+        prop = keys[0]
         reason = ""
         try:
             raw = list(values()) if values is not None else _strings(get(resource.props, prop))
@@ -679,6 +696,9 @@ class Model:
 
     def _entries(self) -> list[tuple[Resource, Leg]]:
         found: list[tuple[Resource, Leg]] = []
+        with self.notes.guard():  # listeners and rules on load balancers outside the stack
+            self._memo("listeners", self._listener_table)
+            self._memo("rules", self._rule_table)
         steps: list[Callable[[], Iterable[tuple[Resource, Leg]]]] = []
         for lb in self.of(LOAD_BALANCER):
             steps.append(lambda lb=lb: self._lb_entry(lb))
@@ -760,16 +780,15 @@ class Model:
         else:
             config = list(as_list(get(service.props, "networkConfigurations")))
             key = "networkConfigurations"
-        subnet_values = [s for c in config if c for s in as_list(get(c, "subnets"))]
-        if not subnet_values:
-            return True
-        subnets = self.refs(
+        subnets = self.refs_or_none(
             service,
             key,
             SUBNET,
-            values=lambda: subnet_values,
+            lambda: [s for c in config if c for s in as_list(get(c, "subnets"))],
             what="whether its subnets are public",
         )
+        if subnets is None:
+            return True
         return any(self.subnet_public(s) for s in subnets)
 
     def subnet_public(self, subnet: Resource) -> bool:
@@ -779,9 +798,10 @@ class Model:
     # --- API Gateway ------------------------------------------------------------------------
 
     def _quick_create_entry(self, api: Resource) -> Iterator[tuple[Resource, Leg]]:
-        target = get(api.props, "target")
-        if target is not None:  # quick create: a $default route without an authorizer
-            yield from self._integration_target(api, api, None, "target", target)
+        if present(api.props, "target"):  # quick create: a $default route, no authorizer
+            yield from self._integration_target(
+                api, api, None, "target", lambda: get(api.props, "target")
+            )
 
     def _route_entry(self, route: Resource) -> Iterator[tuple[Resource, Leg]]:
         auth_type = str(get(route.props, "authorizationType", "NONE")).upper()
@@ -846,30 +866,20 @@ class Model:
     ) -> Iterator[tuple[Resource, Leg]]:
         props = integration.props
         if str(get(props, "connectionType", "INTERNET")).upper() == "VPC_LINK":
-            listeners = self.refs(integration, "integrationUri", LISTENER, silent_external=True)
-            if listeners:
-                for listener in listeners:
-                    for leg in self.listener_legs(listener):
-                        yield front, _prepend(front, integration, auth, leg)
-                return
-            # A Cloud Map service or a listener outside the stack: the route reaches the VPC.
-            uri = get(props, "integrationUri")
-            self.refs(
-                integration,
-                "integrationUri",
-                LISTENER,
-                values=lambda: [uri],
-                what="what the VPC link reaches",
+            # A listener ARN (ALB / NLB) or a Cloud Map service: either way the route enters the
+            # VPC; only a listener of this stack can be followed further.
+            listeners = self.refs(
+                integration, "integrationUri", LISTENER, what="what the VPC link reaches"
             )
-            yield (
-                front,
-                Leg(
-                    front, auth, (_label(front), _label(integration)), (), (), (front, integration)
-                ),
-            )
+            for listener in listeners:
+                for leg in self.listener_legs(listener):
+                    yield front, _prepend(front, integration, auth, leg)
+            if not listeners:
+                chain = (_label(front), _label(integration))
+                yield front, Leg(front, auth, chain, (), (), (front, integration))
             return
         yield from self._integration_target(
-            front, integration, auth, "integrationUri", get(props, "integrationUri")
+            front, integration, auth, "integrationUri", lambda: get(props, "integrationUri")
         )
 
     def _rest_integration(
@@ -902,40 +912,39 @@ class Model:
             return
         if str(get(props, "type", "")).upper() in {"MOCK"}:
             return
-        yield from self._integration_target(front, holder, auth, prefix or "uri", get(props, "uri"))
+        yield from self._integration_target(
+            front, holder, auth, prefix or "uri", lambda: get(props, "uri")
+        )
 
     def _integration_target(
-        self, front: Resource, holder: Resource, auth: str | None, prop: str, value: Any
+        self,
+        front: Resource,
+        holder: Resource,
+        auth: str | None,
+        prop: str,
+        value: Callable[[], Any],
     ) -> Iterator[tuple[Resource, Leg]]:
         """A Lambda function or a URL on one of the stack's load balancers; an outside URL is
-        already public and adds no route into the stack."""
-        if value is None:
-            return
+        already public and adds no route into the stack, an outside function does."""
         targets = self.refs(
-            holder,
-            prop,
-            FUNCTION | LOAD_BALANCER,
-            values=lambda: [value],
-            silent_external=True,
+            holder, prop, FUNCTION | LOAD_BALANCER, values=lambda: [value()], silent_external=True
         )
         for target in targets:
             if target.resource_type in LOAD_BALANCER:
                 for leg in self.lb_legs(target):
                     yield front, _prepend(front, holder, auth, leg)
             else:
-                yield (
-                    front,
-                    Leg(
-                        front, auth, (_label(front), _label(target)), (target,), (), (front, target)
-                    ),
-                )
-        if (
-            not targets
-            and isinstance(value, str)
-            and (":lambda:" in value or ":function:" in value)
-        ):
+                chain = (_label(front), _label(target))
+                yield front, Leg(front, auth, chain, (target,), (), (front, target))
+        if targets:
+            return
+        try:
+            literal = value()
+        except UnknownValueError:  # refs() has left the "cannot verify" note
+            return
+        if isinstance(literal, str) and (":lambda:" in literal or ":function:" in literal):
             self.note(
-                holder, prop, f"names {value!r}, not a resource of this stack", "what it invokes"
+                holder, prop, f"names {literal!r}, not a resource of this stack", "what it invokes"
             )
             yield front, Leg(front, auth, (_label(front),), (), (), (front,))
 
@@ -949,35 +958,33 @@ class Model:
         auth = self._viewer_auth(dist, config, native)
         origins_key = "distributionConfig" if native else "origins"
         for origin in as_list(get(config, "origins")):
-            vpc_id = get_path(origin, "vpcOriginConfig", "vpcOriginId")
-            if vpc_id is not None:
+            vpc_config = get(origin, "vpcOriginConfig")
+            if vpc_config is not None:
                 vpcos = self.refs(
                     dist,
                     origins_key,
                     VPC_ORIGIN,
-                    values=lambda v=vpc_id: [v],
+                    values=lambda c=vpc_config: [get(c, "vpcOriginId")],
                     what="which VPC origin it uses",
                 )
                 for vpco in vpcos:
-                    endpoint = get_path(vpco.props, "vpcOriginEndpointConfig", "arn")
                     lbs = self.refs(
                         vpco,
                         "vpcOriginEndpointConfig",
                         LOAD_BALANCER | INSTANCE,
-                        values=lambda e=endpoint: [e],
+                        values=lambda v=vpco: [get_path(v.props, "vpcOriginEndpointConfig", "arn")],
                         what="which load balancer it reaches",
                     )
                     for lb in lbs:
                         yield from self._origin(dist, vpco, lb, auth)
                 continue
-            domain = get(origin, "domainName")
-            if domain is None or get(origin, "s3OriginConfig") is not None:
+            if not present(origin, "domainName") or get(origin, "s3OriginConfig") is not None:
                 continue
             lbs = self.refs(
                 dist,
                 origins_key,
                 LOAD_BALANCER | INSTANCE,
-                values=lambda d=domain: [d],
+                values=lambda o=origin: [get(o, "domainName")],
                 silent_external=True,
             )
             for lb in lbs:
@@ -1072,9 +1079,10 @@ class Model:
         else:
             cidr_keys, proto, pl_key = ("cidrIp", "cidrIpv6"), "ipProtocol", "sourcePrefixListId"
         cidrs = [str(c) for key in cidr_keys for c in as_list(get(entry, key))]
-        pl_values = list(as_list(get(entry, pl_key)))
-        if pl_values:
-            cidrs += self._prefix_list_cidrs(holder, pl_prop or pl_key, pl_values)
+        if present(entry, pl_key):
+            cidrs += self._prefix_list_cidrs(
+                holder, pl_prop or pl_key, lambda: list(as_list(get(entry, pl_key)))
+            )
         if not any(public_share(c) for c in cidrs):
             return None
         ports = port_range(get(entry, proto, "tcp"), get(entry, "fromPort"), get(entry, "toPort"))
@@ -1082,12 +1090,15 @@ class Model:
             return None
         return Ingress(holder, ports, tuple(cidrs))
 
-    def _prefix_list_cidrs(self, holder: Resource, prop: str, values: list[Any]) -> list[str]:
+    def _prefix_list_cidrs(
+        self, holder: Resource, prop: str, values: Callable[[], list[Any]]
+    ) -> list[str]:
+        """CIDRs of the stack's prefix lists an ingress names ("cannot verify" otherwise)."""
         lists = self.refs(
             holder,
             prop,
             PREFIX_LIST,
-            values=lambda: values,
+            values=values,
             what="which addresses its prefix list admits",
         )
         cidrs: list[str] = []
@@ -1142,10 +1153,28 @@ class Model:
         if spec is None:
             return []
         _, key, values = spec
-        raw = values()
-        if not [v for v in raw if v]:
+        return self.refs_or_none(resource, key, SECURITY_GROUP | DEFAULT_SECURITY_GROUP, values)
+
+    def refs_or_none(
+        self,
+        resource: Resource,
+        key: str | tuple[str, ...],
+        types: frozenset[str],
+        values: Callable[[], list[Any]],
+        what: str = "",
+    ) -> list[Resource] | None:
+        """Like :meth:`refs`, but None when the input names nothing at all."""
+        keys = (key,) if isinstance(key, str) else key
+        recorded = getattr(resource, "property_dependencies", None) or {}
+        if any(d.resource_type in types for k in keys for d in recorded.get(k) or ()):
+            return self.refs(resource, key, types, values=values, what=what)
+        try:
+            raw = [v for v in values() if v]
+        except UnknownValueError:  # refs() reads it again and leaves the "cannot verify" note
+            return self.refs(resource, key, types, values=values, what=what)
+        if not raw:
             return None
-        return self.refs(resource, key, SECURITY_GROUP | DEFAULT_SECURITY_GROUP, values=lambda: raw)
+        return self.refs(resource, key, types, values=lambda: raw, what=what)
 
     # --- services and what they run ---------------------------------------------------------
 
@@ -1207,7 +1236,7 @@ def _internet_ports(items: list[Ingress]) -> tuple[list[tuple[int, int]], list[R
 # (App Runner VPC connectors) never receive internet traffic.
 def _attachment_spec(
     resource: Resource,
-) -> tuple[str, str, Callable[[], list[Any]]] | None:
+) -> tuple[str, str | tuple[str, ...], Callable[[], list[Any]]] | None:
     rtype = resource.resource_type
     props = resource.props
     native = is_native(rtype)
@@ -1264,15 +1293,20 @@ def _attachment_spec(
         if native:
             return (
                 "instance",
-                "securityGroupIds",
+                ("securityGroupIds", "securityGroups", "networkInterfaces"),
                 lambda: [
                     *as_list(get(props, "securityGroupIds")),
                     *as_list(get(props, "securityGroups")),
+                    *[
+                        g
+                        for n in as_list(get(props, "networkInterfaces"))
+                        for g in as_list(get(n, "groupSet"))
+                    ],
                 ],
             )
         return (
             "instance",
-            "vpcSecurityGroupIds",
+            ("vpcSecurityGroupIds", "securityGroups"),
             lambda: [
                 *as_list(get(props, "vpcSecurityGroupIds")),
                 *as_list(get(props, "securityGroups")),
@@ -1294,7 +1328,7 @@ def _attachment_spec(
             )
         return (
             "instance",
-            "vpcSecurityGroupIds",
+            ("vpcSecurityGroupIds", "networkInterfaces"),
             lambda: [
                 *as_list(get(props, "vpcSecurityGroupIds")),
                 *[
