@@ -216,9 +216,6 @@ def _check_security_groups(
 ) -> None:
     model = Model(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
-    unauth_lbs: set[str] = set()
-    with unknowns.guard():
-        unauth_lbs = model.unauthenticated_lbs()
     for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP):
         with unknowns.guard():
             ranges, holders = model.internet_ports(sg)
@@ -235,9 +232,7 @@ def _check_security_groups(
                     sg.urn,
                 )
                 continue
-            exposed, serving = _exposed_attachments(
-                model, attached, unauth_lbs, ports, unknowns, sg
-            )
+            exposed, serving = _exposed_attachments(model, attached, ports, unknowns, sg)
             if not exposed:
                 continue
             model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
@@ -261,7 +256,6 @@ def _check_security_groups(
 def _exposed_attachments(
     model: Model,
     attached: list[tuple[str, Any]],
-    unauth_lbs: set[str],
     ports: set[int],
     unknowns: UnknownCollector,
     sg: Any,
@@ -279,7 +273,7 @@ def _exposed_attachments(
             if resource.resource_type in CLASSIC_ELB:
                 if not as_bool(get(resource.props, "internal", False)):
                     exposed.append(_label(resource))
-            elif resource.urn in unauth_lbs:
+            elif resource.urn in model.unauthenticated_lbs():
                 exposed.append(_label(resource))
         elif kind == "other":
             unknowns.note(

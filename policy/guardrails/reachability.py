@@ -1184,7 +1184,10 @@ class Model:
 
     def unauthenticated_lbs(self) -> set[str]:
         """URNs of load balancers on an unauthenticated route from the internet."""
-        return {lb.urn for _, leg in self.entry_legs() if leg.auth is None for lb in leg.via}
+        return self._memo(
+            "unauth_lbs",
+            lambda: {lb.urn for _, leg in self.entry_legs() if leg.auth is None for lb in leg.via},
+        )
 
 
 def _prepend(front: Resource, hop: Resource, auth: str | None, leg: Leg) -> Leg:

@@ -150,8 +150,6 @@ PREFIX_LIST = frozenset(
 PREFIX_LIST_ENTRY = frozenset({"aws:ec2/managedPrefixListEntry:ManagedPrefixListEntry"})
 DEFAULT_SECURITY_GROUP = frozenset({"aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"})
 
-#: ALB actions that authenticate the caller before any later action runs.
-AUTH_ACTIONS = frozenset({"authenticate-cognito", "authenticate-oidc", "jwt-validation"})
 #: Capacity providers that place tasks on Fargate.
 FARGATE_CAPACITY_PROVIDERS = frozenset({"FARGATE", "FARGATE_SPOT"})
 
@@ -351,15 +349,6 @@ def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> lis
     return names
 
 
-def service_assigns_public_ip(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """``assignPublicIp`` true (aws) or ENABLED (aws-native ``awsvpcConfiguration``)."""
-    if is_native(resource_type):
-        value = get_path(props, "networkConfiguration", "awsvpcConfiguration", "assignPublicIp")
-    else:
-        value = get_path(props, "networkConfiguration", "assignPublicIp")
-    return as_bool(value) if value is not None else False
-
-
 def service_uses_awsvpc(resource_type: str, props: Mapping[str, Any]) -> bool:
     """A service with a network configuration runs awsvpc tasks (ECS requires it for awsvpc)."""
     return get(props, "networkConfiguration") is not None
@@ -439,90 +428,6 @@ def tg_deregistration_delay(resource_type: str, props: Mapping[str, Any]) -> flo
 def tg_target_type(props: Mapping[str, Any]) -> str:
     """Target type; both providers default to ``instance``."""
     return str(get(props, "targetType", "instance")).lower()
-
-
-def listener_actions(resource_type: str, props: Mapping[str, Any]) -> Sequence[Any]:
-    """``defaultActions`` of a listener, ``actions`` of a listener rule."""
-    key = "actions" if resource_type in LISTENER_RULE else "defaultActions"
-    return as_list(get(props, key))
-
-
-def forwards_without_auth(actions: Sequence[Any]) -> bool:
-    """True when a ``forward`` action runs before any authenticate / jwt-validation action.
-
-    ALB runs actions in ascending ``order`` (an action without one keeps its list position,
-    which is what ELB assigns), so the first forward must come after an authenticating action.
-    """
-    keyed = []
-    for index, action in enumerate(actions):
-        order = as_number(get(action, "order"))
-        keyed.append((order if order is not None else float(index + 1), index, action))
-    authenticated = False
-    for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1])):
-        kind = str(get(action, "type", "")).lower()
-        if kind in AUTH_ACTIONS:
-            authenticated = True
-        elif kind == "forward" and not authenticated:
-            return True
-    return False
-
-
-# --- security groups -------------------------------------------------------------------------
-
-OPEN_CIDRS = frozenset({"0.0.0.0/0", "::/0"})
-
-
-def _port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int]:
-    """Port range covered by a rule; protocol ``-1`` / ``all`` opens every port."""
-    proto = str(protocol).lower()
-    if proto in {"-1", "all"}:
-        return (0, 65535)
-    if proto not in {"tcp", "udp", "6", "17"}:  # ICMP and others carry no TCP/UDP ports
-        return (1, 0)
-    low, high = as_number(from_port), as_number(to_port)
-    if low is None and high is None:
-        return (0, 65535)
-    low = low if low is not None else high
-    high = high if high is not None else low
-    return (int(low), int(high))
-
-
-def open_ingress(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, int, int]]:
-    """(open CIDR, from port, to port) for every ingress entry open to the whole internet.
-
-    Shapes: aws SecurityGroup ``ingress`` (cidrBlocks/ipv6CidrBlocks, protocol), aws-native
-    SecurityGroup ``securityGroupIngress`` (cidrIp/cidrIpv6, ipProtocol), aws
-    SecurityGroupRule (``type`` ingress), aws vpc SecurityGroupIngressRule (cidrIpv4/cidrIpv6,
-    ipProtocol) and aws-native SecurityGroupIngress (cidrIp/cidrIpv6, ipProtocol).
-    """
-    if resource_type == "aws:ec2/securityGroup:SecurityGroup":
-        entries, cidr_keys, proto = as_list(get(props, "ingress")), _AWS_CIDRS, "protocol"
-    elif resource_type == "aws-native:ec2:SecurityGroup":
-        entries = as_list(get(props, "securityGroupIngress"))
-        cidr_keys, proto = ("cidrIp", "cidrIpv6"), "ipProtocol"
-    elif resource_type == "aws:ec2/securityGroupRule:SecurityGroupRule":
-        if str(get(props, "type", "")).lower() != "ingress":
-            return []
-        entries, cidr_keys, proto = (props,), _AWS_CIDRS, "protocol"
-    elif resource_type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
-        entries, cidr_keys, proto = (props,), ("cidrIpv4", "cidrIpv6"), "ipProtocol"
-    elif resource_type == "aws-native:ec2:SecurityGroupIngress":
-        entries, cidr_keys, proto = (props,), ("cidrIp", "cidrIpv6"), "ipProtocol"
-    else:
-        return []
-    found = []
-    for entry in entries:
-        cidrs = [c for key in cidr_keys for c in as_list(get(entry, key)) if c in OPEN_CIDRS]
-        if not cidrs:
-            continue
-        low, high = _port_range(
-            get(entry, proto, "tcp"), get(entry, "fromPort"), get(entry, "toPort")
-        )
-        found.extend((cidr, low, high) for cidr in cidrs)
-    return found
-
-
-_AWS_CIDRS = ("cidrBlocks", "ipv6CidrBlocks")
 
 
 # --- stack correlation -----------------------------------------------------------------------

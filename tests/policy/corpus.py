@@ -63,6 +63,8 @@ class Case:
         return "native" if any(t.startswith("aws-native:") for t, _, _ in self.resources) else "aws"
 
 
+ELB_ARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012"
+
 # Native identity outputs, for literal stacks (CloudFormation names its own ARN / id keys).
 _NATIVE_KEYS = {
     "aws-native:elasticloadbalancingv2:LoadBalancer": {"loadBalancerArn": "arn"},
@@ -82,14 +84,14 @@ def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
     token = type_.rsplit(":", 1)[-1].lower()
     if attr == "arn":
         if (
-            "LoadBalancer" in type_
-            and "elasticloadbalancingv2" in type_
+            ("LoadBalancer" in type_
+            and "elasticloadbalancingv2" in type_)
             or type_.startswith(("aws:lb/loadBalancer", "aws:alb/loadBalancer"))
         ):
             kind = {"network": "net", "gateway": "gwy"}.get(
                 str(inputs.get("loadBalancerType") or inputs.get("type") or ""), "app"
             )
-            return f"arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/{kind}/{name}/50dc6c495c0c9188"
+            return f"{ELB_ARN}:loadbalancer/{kind}/{name}/50dc6c495c0c9188"
         return f"arn:aws:svc:us-east-1:123456789012:{token}/{name}/0f1e2d3c"
     if attr == "id":
         return f"{token[:4]}-{name}-0f1e2d3c"
@@ -1544,7 +1546,7 @@ def _silence_cases() -> Iterator[Case]:
         A_LISTENER,
         "https",
         {
-            "loadBalancerArn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/shared/0123456789abcdef",
+            "loadBalancerArn": f"{ELB_ARN}:loadbalancer/app/shared/0123456789abcdef",
             "port": 443.0,
             "protocol": "HTTPS",
             "defaultActions": [forward(False, "tg", 1.0)],
