@@ -173,7 +173,9 @@ def _check_paths(
             if not kept:
                 continue
             front = kept[0][1].front
-            serving = any(model_serving(model, leg, ports) for _, leg in kept)
+            serving = config["scope"] == "all" or any(
+                model_serving(model, leg, ports) for _, leg in kept
+            )
             routes = "; ".join(dict.fromkeys(" -> ".join(leg.chain) for _, leg in kept[:3]))
             ends = [e for _, leg in kept for e in leg.ends]
             served = (
@@ -232,11 +234,16 @@ def _check_security_groups(
                     sg.urn,
                 )
                 continue
-            exposed, serving = _exposed_attachments(model, attached, ports, unknowns, sg)
+            exposed, serving_tasks = _exposed_attachments(model, attached, unknowns, sg)
             if not exposed:
                 continue
             model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
-            serving = serving or bool(model_ports)
+            serving = config["scope"] == "all" or bool(model_ports)
+            serving = serving or any(
+                task_serves_model(td, ports)
+                for task in serving_tasks
+                for td in model.task_definitions(task)
+            )
             kind = (
                 f" including model port(s) {', '.join(map(str, model_ports[:6]))}"
                 if model_ports
@@ -254,21 +261,17 @@ def _check_security_groups(
 
 
 def _exposed_attachments(
-    model: Model,
-    attached: list[tuple[str, Any]],
-    ports: set[int],
-    unknowns: UnknownCollector,
-    sg: Any,
-) -> tuple[list[str], bool]:
+    model: Model, attached: list[tuple[str, Any]], unknowns: UnknownCollector, sg: Any
+) -> tuple[list[str], list[Any]]:
+    """(labels of the attachments that serve the internet, the ECS services / task sets among
+    them, whose task definitions decide scope model-serving)."""
     exposed: list[str] = []
-    serving = False
+    tasks: list[Any] = []
     for kind, resource in attached:
         if kind in {"task", "instance"}:
             exposed.append(_label(resource))
             if resource.resource_type in SERVICE | TASK_SET:
-                serving = serving or any(
-                    task_serves_model(td, ports) for td in model.task_definitions(resource)
-                )
+                tasks.append(resource)
         elif kind == "lb":
             if resource.resource_type in CLASSIC_ELB:
                 if not as_bool(get(resource.props, "internal", False)):
@@ -281,7 +284,7 @@ def _exposed_attachments(
                 f"to {resource.resource_type} {resource.name!r}, which this pack does not judge.",
                 sg.urn,
             )
-    return exposed, serving
+    return exposed, tasks
 
 
 no_internet_ingress_to_unauthenticated_target = stack_rule(
@@ -334,11 +337,12 @@ def _check_public_ips(
                 continue
             if _exempt(config, (resource, *(sg for sg, _ in open_groups)), COMPUTE_TYPES):
                 continue
-            serving = resource.resource_type in SERVICE | TASK_SET and any(
-                task_serves_model(td, ports) for td in model.task_definitions(resource)
-            )
-            serving = serving or any(
+            serving = config["scope"] == "all" or any(
                 lo <= p <= hi for _, r in open_groups for lo, hi in r for p in ports
+            )
+            serving = serving or (
+                resource.resource_type in SERVICE | TASK_SET
+                and any(task_serves_model(td, ports) for td in model.task_definitions(resource))
             )
             detail = "; ".join(f"{sg.name!r} on {describe_ports(r)}" for sg, r in open_groups)
             message = (

@@ -451,7 +451,11 @@ class Model:
         try:
             raw = list(values()) if values is not None else _strings(get(resource.props, prop))
         except UnknownValueError:
-            raw, reason = [], "is unknown at preview and no dependency records what it refers to"
+            # Unknown, but when the engine recorded dependencies for the input they say what
+            # it refers to (none of ``types``): nothing is left unverified.
+            raw = []
+            if not deps:
+                reason = "is unknown at preview and no dependency records what it refers to"
         missing: list[str] = []
         for value in raw:
             if not isinstance(value, str) or not value:
@@ -1487,8 +1491,7 @@ def public_ip(model: Model, resource: Resource) -> str | None:
             explicit = get(nic, "associatePublicIpAddress", explicit)
         if explicit is not None:
             return "associatePublicIpAddress" if as_bool(explicit) else None
-        subnet = get(props, "subnetId")
-        if subnet is None and not interfaces:
+        if not present(props, "subnetId") and not interfaces:
             return "no subnetId (the default VPC's subnets assign public IPs)"
         for s in model.refs(resource, "subnetId", SUBNET, silent_external=True):
             if model.subnet_public(s):

@@ -83,10 +83,8 @@ def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
     """The deterministic output ``attr`` of a resource, as ``pulumi up`` would know it."""
     token = type_.rsplit(":", 1)[-1].lower()
     if attr == "arn":
-        if (
-            ("LoadBalancer" in type_
-            and "elasticloadbalancingv2" in type_)
-            or type_.startswith(("aws:lb/loadBalancer", "aws:alb/loadBalancer"))
+        if ("LoadBalancer" in type_ and "elasticloadbalancingv2" in type_) or type_.startswith(
+            ("aws:lb/loadBalancer", "aws:alb/loadBalancer")
         ):
             kind = {"network": "net", "gateway": "gwy"}.get(
                 str(inputs.get("loadBalancerType") or inputs.get("type") or ""), "app"
