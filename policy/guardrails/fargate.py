@@ -19,6 +19,7 @@ from pulumi_policy import (
     ResourceValidationArgs,
     StackValidationArgs,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from .launches import ClusterDefaults, batch_containers, ec2_only, launches
 from .reachability import Model
@@ -161,6 +162,15 @@ no_host_features_on_fargate = resource_rule(
 )
 
 
+def _needs_when_known(task) -> list[str] | None:
+    """Accelerator needs of an EC2-only task definition, None while its containers are
+    unknown: being EC2-only already decides the verdict, the needs only word it."""
+    try:
+        return accelerator_needs(task.props, task.resource_type)
+    except UnknownValueError:
+        return None
+
+
 _LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE
 
 
@@ -177,20 +187,22 @@ def _check_no_gpu_service(
             for task in launch.task_definitions(model):
                 if is_exempt(config, task, unknowns.own_types):
                     continue
-                if ec2_only(task.props):
-                    report(
-                        f"{launch.label} runs on Fargate ({launch.why}) but task definition "
-                        f"{task.name!r} is EC2-only (requiresCompatibilities "
-                        f"{list(as_list(get(task.props, 'requiresCompatibilities')))}); EC2-only "
-                        "task definitions carry what Fargate cannot place (GPUs, devices).",
-                        launcher.urn,
-                    )
-                    continue
-                needs = accelerator_needs(task.props, task.resource_type)
+                needs = _needs_when_known(task) if ec2_only(task.props) else None
+                if needs is None and not ec2_only(task.props):
+                    needs = accelerator_needs(task.props, task.resource_type)
                 if needs:
                     report(
                         f"{launch.label} runs task definition {task.name!r} on Fargate "
                         f"({launch.why}), which needs an accelerator host: {'; '.join(needs)}.",
+                        launcher.urn,
+                    )
+                elif ec2_only(task.props):
+                    report(
+                        f"{launch.label} runs on Fargate ({launch.why}) but task definition "
+                        f"{task.name!r} is EC2-only (requiresCompatibilities "
+                        f"{list(as_list(get(task.props, 'requiresCompatibilities')))}); Fargate "
+                        "rejects it, and EC2-only task definitions carry what Fargate cannot "
+                        "place (GPUs, devices).",
                         launcher.urn,
                     )
 
