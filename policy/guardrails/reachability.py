@@ -35,6 +35,7 @@ prefix lists declared in the stack must cover all public unicast space (so ``0.0
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import itertools
 import re
@@ -151,26 +152,39 @@ def _covers(nets: Sequence[Any], target: Any) -> bool:
     return _covers(overlapping, low) and _covers(overlapping, high)
 
 
+@functools.lru_cache(maxsize=4096)
+def _network(cidr: str) -> Net4 | Net6 | None:
+    try:
+        return ipaddress.ip_network(cidr.strip(), strict=False)
+    except ValueError:
+        return None
+
+
 def covers_internet(cidrs: Iterable[str]) -> bool:
     """True when the CIDRs together admit all public IPv4 or all global IPv6 addresses."""
+    return _covers_internet(frozenset(str(c) for c in cidrs))
+
+
+@functools.lru_cache(maxsize=1024)
+def _covers_internet(cidrs: frozenset[str]) -> bool:
     v4: list[Net4] = []
     v6: list[Net6] = []
     for cidr in cidrs:
-        try:
-            net = ipaddress.ip_network(str(cidr).strip(), strict=False)
-        except ValueError:
-            continue
-        (v4 if isinstance(net, ipaddress.IPv4Network) else v6).append(net)  # type: ignore[arg-type]
+        net = _network(cidr)
+        if isinstance(net, ipaddress.IPv4Network):
+            v4.append(net)
+        elif isinstance(net, ipaddress.IPv6Network):
+            v6.append(net)
     if v4 and all(_covers(v4, p) for p in _PUBLIC_V4):
         return True
     return bool(v6) and _covers(v6, _PUBLIC_V6)
 
 
+@functools.lru_cache(maxsize=4096)
 def public_share(cidr: str) -> bool:
     """True when a CIDR includes any public address (it may contribute to internet cover)."""
-    try:
-        net = ipaddress.ip_network(str(cidr).strip(), strict=False)
-    except ValueError:
+    net = _network(str(cidr))
+    if net is None:
         return False
     if isinstance(net, ipaddress.IPv4Network):
         return any(net.overlaps(p) for p in _PUBLIC_V4)
