@@ -84,7 +84,7 @@ def timed(pack: PolicyPackProcess, resources: list[Res]) -> float:
     return time.perf_counter() - start
 
 
-def run(repeats: int) -> dict:
+def run(repeats: int) -> dict[str, Any]:
     resources = big_stack()
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "empty").mkdir()
@@ -123,7 +123,7 @@ def run(repeats: int) -> dict:
     return out
 
 
-def render(result: dict) -> str:
+def render(result: dict[str, Any]) -> str:
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     n = result["resources"]
     lines = [
@@ -155,7 +155,7 @@ def render(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-record", action="store_true", help="do not append to docs/")
     args = parser.parse_args(argv)

@@ -122,7 +122,7 @@ def _check_no_host_features(
         return
     found = fargate_rejections(args.props, args.resource_type)
     if found:
-        report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.")
+        report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.", None)
 
 
 def _check_batch_job(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -142,7 +142,7 @@ def _check_batch_job(args: ResourceValidationArgs, report: ReportViolation) -> N
         if as_bool(get(container, "privileged", False)):
             found.append(f"{name} privileged")
     if found:
-        report(f"Batch job definition on FARGATE asks for: {'; '.join(found)}.")
+        report(f"Batch job definition on FARGATE asks for: {'; '.join(found)}.", None)
 
 
 no_host_features_on_fargate = resource_rule(
@@ -240,7 +240,7 @@ def _check_grid(args: ResourceValidationArgs, config: Config, report: ReportViol
         suffix = (
             f" Smallest size with that memory: cpu {hint[0]}, memory {hint[1]}." if hint else ""
         )
-        report(f"{problem}.{suffix}")
+        report(f"{problem}.{suffix}", None)
 
 
 fargate_task_size_on_grid = resource_rule(

@@ -166,7 +166,7 @@ def launches(resource: Resource) -> list[Launch]:
                 block,
                 lambda: get(block, "taskDefinitionArn"),
                 "target",
-                lambda: get(target, "arn"),
+                lambda: get(target, "arn") if target is not None else None,
                 "target",
                 strategy,
             )

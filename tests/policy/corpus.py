@@ -1482,7 +1482,10 @@ def _instance_cases() -> Iterator[Case]:
         yield case
         case = Case(f"{p}-launch-template-public-ip-open", {(SG, "lt-sg"), (PIP, "lt")})
         case.add(sg_type, "lt-sg", sg_inputs(native, ("tcp", 8000, 8000, ["0.0.0.0/0"])))
-        nic = {"deviceIndex": 0.0, "associatePublicIpAddress": True if native else "true"}
+        nic: dict[str, Any] = {
+            "deviceIndex": 0.0,
+            "associatePublicIpAddress": True if native else "true",
+        }
         if native:
             nic["groups"] = [Ref("lt-sg", "id")]
             case.add(
