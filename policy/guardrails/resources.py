@@ -28,6 +28,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
+from . import aws_limits
 from .exemptions import EXEMPT_SCHEMA, matching_entries
 
 __all__ = ["EXEMPT_SCHEMA"]
@@ -400,7 +401,7 @@ def lb_is_internet_facing(resource_type: str, props: Mapping[str, Any]) -> bool:
 
 
 #: AWS default ALB connection idle timeout, used when a stack leaves it unset.
-DEFAULT_IDLE_TIMEOUT = 60.0
+DEFAULT_IDLE_TIMEOUT = float(aws_limits.ALB_IDLE_TIMEOUT_DEFAULT)
 #: AWS default target group deregistration delay.
 DEFAULT_DEREGISTRATION_DELAY = 300.0
 
