@@ -7,7 +7,7 @@ import ipaddress
 import pytest
 from guardrails.exemptions import exemption_matches, parse_urn
 from guardrails.reachability import covers_internet, describe_ports, port_range, public_share
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
@@ -37,9 +37,10 @@ def test_public_space_split_any_way_is_the_internet():
     assert not covers_internet(halves[:-2])  # 192.0.0.0/3 is mostly public
 
 
-@given(st.integers(min_value=1, max_value=16))
+@settings(deadline=None)  # the first call fills the parse caches; timing is not the property
+@given(st.integers(min_value=1, max_value=8))
 def test_subnets_of_the_internet_cover_it_only_all_together(bits):
-    nets = [str(n) for n in ipaddress.ip_network("0.0.0.0/0").subnets(prefixlen_diff=min(bits, 8))]
+    nets = [str(n) for n in ipaddress.ip_network("0.0.0.0/0").subnets(prefixlen_diff=bits)]
     assert covers_internet(nets)
     first = ipaddress.IPv4Network(nets[0])
     assert not covers_internet(nets[1:]) or first.subnet_of(ipaddress.IPv4Network("0.0.0.0/8"))
