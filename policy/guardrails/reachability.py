@@ -321,6 +321,10 @@ _OWN_KEY_TYPES: dict[str, frozenset[str]] = {
     "vpcEndpointId": VPC_ENDPOINT,
 }
 
+#: Resources whose outputs name things outside the stack: a reference that depends on one of
+#: them is not explained by the dependency.
+_OUTSIDE_REFERENCES = frozenset({"pulumi:pulumi:StackReference"})
+
 _ELB_ARN = re.compile(r":(?:loadbalancer|targetgroup)/(?:(?:app|net|gwy)/)?([^/]+)/")
 _TASK_DEF_ARN = re.compile(r":task-definition/([^:/]+)(?::\d+)?$")
 _LAMBDA_ARN = re.compile(r":function:([^:/]+)")
@@ -468,8 +472,13 @@ class Model:
             # Unknown, but when the engine recorded dependencies for the input they say what
             # it refers to (none of ``types``): nothing is left unverified.
             raw = []
+            outside = [d for d in deps if d.resource_type in _OUTSIDE_REFERENCES]
             if not deps:
                 reason = "is unknown at preview and no dependency records what it refers to"
+            elif outside:
+                reason = (
+                    f"comes from {outside[0].resource_type} {outside[0].name!r} (another stack)"
+                )
         missing: list[str] = []
         for value in raw:
             if not isinstance(value, str) or not value:

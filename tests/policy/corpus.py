@@ -97,6 +97,8 @@ def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
         return f"{name}-1234567890.us-east-1.elb.amazonaws.com"
     if attr == "name":
         return str(inputs.get("name") or name)
+    if attr == "outputs":  # a StackReference output: the other stack's load balancer ARN
+        return f"{ELB_ARN}:loadbalancer/app/{name}-shared/0123456789abcdef"
     raise ValueError(attr)
 
 
@@ -1548,6 +1550,24 @@ def _silence_cases() -> Iterator[Case]:
         "https",
         {
             "loadBalancerArn": f"{ELB_ARN}:loadbalancer/app/shared/0123456789abcdef",
+            "port": 443.0,
+            "protocol": "HTTPS",
+            "defaultActions": [forward(False, "tg", 1.0)],
+        },
+    )
+    yield case
+    case = Case(
+        "aws-listener-on-alb-from-stack-reference",
+        set(),
+        notes=("cannot verify", "loadBalancerArn"),
+    )
+    case.add("pulumi:pulumi:StackReference", "shared", {"name": "org/network/prod"})
+    case.add(A_TG, "tg", tg_inputs(8000))
+    case.add(
+        A_LISTENER,
+        "https",
+        {
+            "loadBalancerArn": Ref("shared", "outputs"),
             "port": 443.0,
             "protocol": "HTTPS",
             "defaultActions": [forward(False, "tg", 1.0)],
