@@ -321,6 +321,14 @@ _OWN_KEY_TYPES: dict[str, frozenset[str]] = {
     "vpcEndpointId": VPC_ENDPOINT,
 }
 
+#: Egress rules name a group without attaching it to anything.
+_EGRESS_RULES = frozenset(
+    {
+        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+        "aws-native:ec2:SecurityGroupEgress",
+    }
+)
+
 #: Resources whose outputs name things outside the stack: a reference that depends on one of
 #: them is not explained by the dependency.
 _OUTSIDE_REFERENCES = frozenset({"pulumi:pulumi:StackReference"})
@@ -1157,7 +1165,7 @@ class Model:
             spec = _attachment_spec(resource)
             if spec is None:
                 deps = getattr(resource, "property_dependencies", None) or {}
-                if resource.resource_type in sgs | INGRESS_RULE:
+                if resource.resource_type in sgs | INGRESS_RULE | _EGRESS_RULES:
                     continue
                 for key, targets in deps.items():
                     if key in {"vpcId", "tags"}:
