@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
@@ -136,7 +136,9 @@ class GatewaySpec:
     "simple-shuffle" (LiteLLM's recommendation for production; each route has one deployment,
     so it only matters once routes share a model name); `num_retries` 2 (connection failures and
     5xx before a response starts; LiteLLM never retries a stream that has begun);
-    `bedrock_timeout_seconds` 600.
+    `bedrock_timeout_seconds` 600; `trusted_proxy_ranges` () — CIDRs of the load balancer in
+    front of the gateway (the VPC's), so LiteLLM's per-address login throttling reads the client
+    address from X-Forwarded-For instead of counting every client as the ALB; empty: omitted.
     """
 
     routes: tuple[ModelRoute, ...]
@@ -152,7 +154,7 @@ class GatewaySpec:
     ] = "simple-shuffle"
     num_retries: int = 2
     bedrock_timeout_seconds: int = 600
-    extra_general_settings: Mapping[str, Any] = field(default_factory=dict)
+    trusted_proxy_ranges: tuple[str, ...] = ()
 
     @property
     def model_names(self) -> tuple[str, ...]:
@@ -327,7 +329,8 @@ def litellm_config(spec: GatewaySpec) -> dict[str, Any]:
     if not spec.database:
         # Without a database there is nothing to persist keys or spend to.
         general["disable_spend_logs"] = True
-    general.update(spec.extra_general_settings)
+    if spec.trusted_proxy_ranges:
+        general["trusted_proxy_ranges"] = list(spec.trusted_proxy_ranges)
     return {
         "model_list": [_model_entry(r) for r in spec.routes]
         + [_bedrock_entry(b, spec.bedrock_timeout_seconds) for b in spec.bedrock],

@@ -499,12 +499,12 @@ def desired_count(
         capacity = step_capacity(config["StepAdjustments"], FROM_ZERO_THRESHOLD, visible)
         assert capacity is not None, "the last step is unbounded"
         return Decision(_clamp(scaling, capacity), "scale out from zero (step)")
-    if scaling.scales_to_zero and visible + in_flight == 0:
-        if idle_for_minutes >= scaling.idle_minutes:
-            config = scaling.to_zero_policy_configuration()
-            capacity = step_capacity(config["StepAdjustments"], TO_ZERO_THRESHOLD, 0.0)
-            assert capacity == 0
-            return Decision(0, f"queue empty for {scaling.idle_minutes} min (step)")
+    idle = visible + in_flight == 0 and idle_for_minutes >= scaling.idle_minutes
+    if scaling.scales_to_zero and idle:
+        config = scaling.to_zero_policy_configuration()
+        capacity = step_capacity(config["StepAdjustments"], TO_ZERO_THRESHOLD, 0.0)
+        assert capacity == 0
+        return Decision(0, f"queue empty for {scaling.idle_minutes} min (step)")
     tracked = target_tracking_capacity(running, visible / running, scaling.target)
     # Below the running count, tasks that hold a message stay (scale-in protection) until their
     # job ends; the desired count is what target tracking sets all the same.
