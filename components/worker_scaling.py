@@ -494,7 +494,7 @@ def desired_count(
     tracking's own alarm periods are not modelled."""
     if running == 0:
         if visible < FROM_ZERO_THRESHOLD:
-            return Decision(0, "no work, no tasks")
+            return Decision(_clamp(scaling, 0), "no work waiting")
         config = scaling.from_zero_policy_configuration()
         capacity = step_capacity(config["StepAdjustments"], FROM_ZERO_THRESHOLD, visible)
         assert capacity is not None, "the last step is unbounded"
