@@ -58,6 +58,10 @@ ENV_DATABASE_NAME = "DATABASE_NAME"
 ENV_DATABASE_USER = "DATABASE_USER"
 ENV_DATABASE_PASSWORD = "DATABASE_PASSWORD"
 
+CONFIG_ENV_MAX_BYTES = 32 * 1024
+"""Largest generated config carried in the container environment: ECS caps a task definition's
+container definitions at 64 KiB, and the rest of the definition needs room."""
+
 ROUTING_STRATEGIES = (
     "simple-shuffle",
     "least-busy",
@@ -385,13 +389,21 @@ def gateway_container_env(
     entry point writes it to a file before `litellm --config`), so a config change is a new task
     definition revision and a rolling deploy. Secrets never appear in `environment`.
 
-    Raises ValueError when `spec.database` and `database`/`salt_key_secret_arn` disagree.
+    Raises ValueError when `spec.database` and `database`/`salt_key_secret_arn` disagree, or when
+    the config outgrows `CONFIG_ENV_MAX_BYTES`.
     """
     if spec.database != (database is not None):
         raise ValueError("database endpoint must be given exactly when spec.database is on")
     if database is not None and salt_key_secret_arn is None:
         raise ValueError("the database needs LiteLLM's salt key secret (LITELLM_SALT_KEY)")
-    environment = {config_yaml_env: render_litellm_config(spec), "PORT": str(GATEWAY_PORT)}
+    text = render_litellm_config(spec)
+    if len(text.encode()) > CONFIG_ENV_MAX_BYTES:
+        raise ValueError(
+            f"the gateway config is {len(text.encode())} bytes for {len(spec.model_names)} "
+            f"routes, above the {CONFIG_ENV_MAX_BYTES} bytes that fit in the task definition; "
+            "split the stack's models across gateways"
+        )
+    environment = {config_yaml_env: text, "PORT": str(GATEWAY_PORT)}
     secrets = {ENV_MASTER_KEY: master_key_secret_arn}
     if database is not None and salt_key_secret_arn is not None:
         environment |= {

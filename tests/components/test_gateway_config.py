@@ -249,6 +249,15 @@ def test_secrets_travel_by_reference_and_the_config_by_environment():
     assert "disable_spend_logs" not in litellm_config(spec)["general_settings"]
 
 
+def test_a_config_too_large_for_the_task_definition_is_refused():
+    services = {f"m{i:03d}": target(f"m{i:03d}", f"model-{i:03d}") for i in range(150)}
+    spec = spec_for(services)
+    with pytest.raises(ValueError, match="150 routes"):
+        gateway_container_env(spec, master_key_secret_arn=MASTER_ARN)
+    small = spec_for({k: services[k] for k in list(services)[:50]})
+    assert gateway_container_env(small, master_key_secret_arn=MASTER_ARN).environment
+
+
 def test_database_and_spec_must_agree():
     with pytest.raises(ValueError, match="exactly when"):
         gateway_container_env(spec_for(database=True), master_key_secret_arn=MASTER_ARN)
