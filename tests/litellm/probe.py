@@ -82,12 +82,12 @@ def _load(case: dict[str, Any]) -> dict[str, Any]:
     loaded = [
         {
             "model_name": m["model_name"],
-            "model": m["litellm_params"]["model"],
+            "model": m["litellm_params"].get("model"),
             "api_base": m["litellm_params"].get("api_base"),
             "aws_region_name": m["litellm_params"].get("aws_region_name"),
             "timeout": m["litellm_params"].get("timeout"),
         }
-        for m in model_list
+        for m in model_list or []
     ]
     database_url = None
     if os.environ.get("DATABASE_HOST"):
