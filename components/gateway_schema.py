@@ -43,9 +43,9 @@ class GatewayDatabaseConfig(_Section):
 
     enabled: bool = False
     """Create the database and point LiteLLM at it."""
-    min_capacity_acu: float = Field(0.5, ge=0, le=256)
+    min_capacity_acu: float = Field(default=0.5, ge=0, le=256)
     """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle)."""
-    max_capacity_acu: float = Field(4.0, ge=1, le=256)
+    max_capacity_acu: float = Field(default=4.0, ge=1, le=256)
     """Aurora Serverless v2 maximum capacity (ACUs)."""
     salt_key_secret_arn: str | None = None
     """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
@@ -117,8 +117,8 @@ class WorkerConfig(_ServiceBase):
     DLQ, 4 days retention, scale to zero after 15 idle minutes.
     """
 
-    image: Image
-    """The worker's image (pinned by tag or digest)."""
+    image: Image | None = None
+    """The worker's image (pinned by tag or digest). Required."""
     max_job_seconds: int = Field(ge=1)
     """Longest job; the queue's visibility timeout is derived from it (SQS allows at most 12 h
     in total)."""
@@ -148,3 +148,11 @@ class WorkerConfig(_ServiceBase):
     """Minutes with nothing waiting or in flight before scaling to zero."""
     kms_key_id: str | None = None
     """KMS key for queue encryption; default SQS-managed keys (SSE-SQS)."""
+
+    @model_validator(mode="after")
+    def _worker(self) -> WorkerConfig:
+        if self.image is None:
+            raise ValueError("a worker needs `image`: its own image, pinned by tag or digest")
+        if not self.min_count <= self.desired_count <= self.max_count:
+            raise ValueError("need minCount <= desiredCount <= maxCount")
+        return self

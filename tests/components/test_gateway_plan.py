@@ -113,6 +113,11 @@ def test_worker_problems_are_all_reported_with_their_paths():
     ]
 
 
+def test_worker_needs_an_image():
+    with pytest.raises(ValidationError, match="needs `image`"):
+        WorkerConfig.model_validate({k: v for k, v in WORKER.items() if k != "image"})
+
+
 def test_worker_schema_rejects_credentials_in_environment():
     with pytest.raises(ValidationError, match="looks like a credential"):
         WorkerConfig.model_validate({**WORKER, "environment": {"API_KEY": "x"}})
