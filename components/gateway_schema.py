@@ -153,6 +153,4 @@ class WorkerConfig(_ServiceBase):
     def _worker(self) -> WorkerConfig:
         if self.image is None:
             raise ValueError("a worker needs `image`: its own image, pinned by tag or digest")
-        if not self.min_count <= self.desired_count <= self.max_count:
-            raise ValueError("need minCount <= desiredCount <= maxCount")
         return self
