@@ -36,7 +36,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from components.errors import ConfigIssue
 
@@ -192,7 +192,7 @@ def queue_attributes(
 # --------------------------------------------------------------------------------------------
 
 
-def _visible_metric(queue_name: str) -> dict[str, Any]:
+def _visible_metric(queue_name: Any) -> dict[str, Any]:
     return {
         "Namespace": SQS_NAMESPACE,
         "MetricName": "ApproximateNumberOfMessagesVisible",
@@ -200,7 +200,7 @@ def _visible_metric(queue_name: str) -> dict[str, Any]:
     }
 
 
-def _in_flight_metric(queue_name: str) -> dict[str, Any]:
+def _in_flight_metric(queue_name: Any) -> dict[str, Any]:
     return {
         "Namespace": SQS_NAMESPACE,
         "MetricName": "ApproximateNumberOfMessagesNotVisible",
@@ -208,7 +208,7 @@ def _in_flight_metric(queue_name: str) -> dict[str, Any]:
     }
 
 
-def _running_metric(cluster_name: str, service_name: str) -> dict[str, Any]:
+def _running_metric(cluster_name: Any, service_name: Any) -> dict[str, Any]:
     return {
         "Namespace": CONTAINER_INSIGHTS_NAMESPACE,
         "MetricName": "RunningTaskCount",
@@ -220,7 +220,7 @@ def _running_metric(cluster_name: str, service_name: str) -> dict[str, Any]:
 
 
 def backlog_per_task_queries(
-    queue_name: str, cluster_name: str, service_name: str
+    queue_name: Any, cluster_name: Any, service_name: Any
 ) -> list[dict[str, Any]]:
     """Target tracking's metric math (TargetTrackingMetricDataQuery list): visible messages
     (Sum) / running tasks (Average), the expression the only one returning data."""
@@ -323,18 +323,22 @@ def from_zero_steps(target: float, max_count: int) -> tuple[Step, ...]:
     return tuple(steps)
 
 
+MetricName = TypeVar("MetricName")
+
+
 @dataclass(frozen=True)
-class WorkerScaling:
+class WorkerScaling(Generic[MetricName]):
     """Every scaling decision for one worker service.
 
     `target` backlog per task; `min_count`/`max_count` of the scalable target; `idle_minutes`
     before scaling in to zero; cooldowns in seconds. `queue_name`, `cluster_name` and
-    `service_name` name the metrics.
+    `service_name` name the metrics: strings, or (in a component) values only known when the
+    resources exist, which end up unchanged in the same places of the requests.
     """
 
-    queue_name: str
-    cluster_name: str
-    service_name: str
+    queue_name: MetricName
+    cluster_name: MetricName
+    service_name: MetricName
     target: float
     min_count: int
     max_count: int
@@ -385,14 +389,14 @@ class WorkerScaling:
             "MetricAggregationType": "Maximum",
         }
 
-    def from_zero_alarm(self, alarm_name: str, policy_arn: str) -> dict[str, Any]:
+    def from_zero_alarm(
+        self, alarm_name: str | None = None, policy_arn: Any = None
+    ) -> dict[str, Any]:
         """PutMetricAlarm request: visible messages while no task runs (missing task counts,
         as for a service that has never run, count as zero)."""
-        return {
-            "AlarmName": alarm_name,
-            "AlarmDescription": f"{self.queue_name}: work waiting and no {self.service_name} task",
+        return _named(alarm_name, policy_arn) | {
+            "AlarmDescription": "Work waiting and no worker task running: scale out from zero",
             "ActionsEnabled": True,
-            "AlarmActions": [policy_arn],
             "Metrics": _alarm_queries(
                 "IF(FILL(running, 0) < 1, visible, 0)",
                 "Visible messages while no task runs",
@@ -409,13 +413,15 @@ class WorkerScaling:
             "TreatMissingData": "notBreaching",
         }
 
-    def to_zero_alarm(self, alarm_name: str, policy_arn: str) -> dict[str, Any]:
+    def to_zero_alarm(
+        self, alarm_name: str | None = None, policy_arn: Any = None
+    ) -> dict[str, Any]:
         """PutMetricAlarm request: no visible and no in-flight message for `idle_minutes`."""
-        return {
-            "AlarmName": alarm_name,
-            "AlarmDescription": f"{self.queue_name}: empty for {self.idle_minutes} min",
+        return _named(alarm_name, policy_arn) | {
+            "AlarmDescription": (
+                f"Nothing waiting or in flight for {self.idle_minutes} min: scale in to zero"
+            ),
             "ActionsEnabled": True,
-            "AlarmActions": [policy_arn],
             "Metrics": _alarm_queries(
                 "visible + in_flight",
                 "Messages waiting or being worked on",
@@ -440,6 +446,17 @@ class WorkerScaling:
             f"{', '.join(_step_text(s) for s in self.from_zero)}"
             + (f"; to zero after {self.idle_minutes} min empty" if self.scales_to_zero else "")
         )
+
+
+def _named(alarm_name: str | None, policy_arn: Any) -> dict[str, Any]:
+    """AlarmName and AlarmActions when known (a component lets the provider name the alarm and
+    sets the action to the policy's ARN itself)."""
+    out: dict[str, Any] = {}
+    if alarm_name is not None:
+        out["AlarmName"] = alarm_name
+    if policy_arn is not None:
+        out["AlarmActions"] = [policy_arn]
+    return out
 
 
 def _step_text(step: Step) -> str:
