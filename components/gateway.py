@@ -41,10 +41,13 @@ from components._ecs_service import (
 from components.gateway_config import (
     GATEWAY_PORT,
     HEALTH_PATH,
+    DatabaseEndpoint,
     GatewayEnvironment,
     GatewaySpec,
     bedrock_invoke_policy,
+    gateway_container_env,
 )
+from components.gateway_db import DatabaseOutputs
 from components.model_service import environment_list, log_configuration, secrets_list
 from components.service_connect import port_mapping, private_host, timeouts
 
@@ -79,23 +82,25 @@ class ModelEndpoint:
 class LiteLLMGatewayArgs:
     """Inputs of `LiteLLMGateway`; spec, size and timeouts are plan-derived.
 
-    Required: `spec` (routes, Bedrock, database switch), `environment` (from
-    `gateway_container_env`), `path` (ALB path prefix and Service Connect name), `priority`
+    Required: `spec` (routes, Bedrock, database switch), `master_key_secret_arn`, `path` (ALB
+    path prefix and Service Connect name), `priority`
     (first of its two listener rule priorities), `image`, `cpu` and `memory_mib` (Fargate grid),
     `cluster_arn`, `vpc_id`, `subnet_ids`, `security_group` (from `gateway_security_group`),
     `alb_security_group_id`, `router`, `service_connect_namespace`.
 
     Optional (defaults): `models` {} — service -> `ModelEndpoint` the gateway may reach;
-    `database_security_group_id` None; `cpu_architecture` "ARM64"; `desired_count` 2,
-    `min_count` 2, `max_count` 4; `target_cpu_percent` 60; `deregistration_delay_seconds` 300
-    (at least the longest route); `health_check_grace_period_seconds` 60 (the proxy starts in
-    seconds; LiteLLM loads no model); `extra_environment` {}, `log_retention_days` 30;
-    `service_depends_on` () — the cluster's FARGATE association and the model services (a Service
-    Connect client resolves only servers that exist when its task starts).
+    `database` None (`GatewayDatabase.endpoint()` when `spec.database`), its
+    `database_security_group_id` and `salt_key_secret_arn` None; `cpu_architecture` "ARM64";
+    `desired_count` 2, `min_count` 2, `max_count` 4; `target_cpu_percent` 60;
+    `deregistration_delay_seconds` 300 (at least the longest route);
+    `health_check_grace_period_seconds` 60 (the proxy starts in seconds; LiteLLM loads no
+    model); `extra_environment` {}; `log_retention_days` 30; `service_depends_on` () — the
+    cluster's FARGATE association and the model services (a Service Connect client resolves only
+    servers that exist when its task starts).
     """
 
     spec: GatewaySpec
-    environment: GatewayEnvironment
+    master_key_secret_arn: str
     path: str
     priority: int
     image: Input[str]
@@ -109,7 +114,9 @@ class LiteLLMGatewayArgs:
     router: Router
     service_connect_namespace: Input[str]
     models: Mapping[str, ModelEndpoint] = field(default_factory=dict)
+    database: DatabaseOutputs | None = None
     database_security_group_id: Input[str] | None = None
+    salt_key_secret_arn: str | None = None
     cpu_architecture: str = "ARM64"
     desired_count: int = 2
     min_count: int = 2
@@ -172,9 +179,18 @@ class LiteLLMGateway(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: LiteLLMGatewayArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        if set(args.extra_environment) & (
-            set(args.environment.environment) | set(args.environment.secrets)
-        ):
+        # Checked with placeholder database values now, so bad arguments fail before anything
+        # exists; the real environment is built when the database's endpoint is known.
+        placeholder = None
+        if args.database is not None:
+            placeholder = DatabaseEndpoint("host", args.database.port, args.database.name, "arn")
+        planned = gateway_container_env(
+            args.spec,
+            master_key_secret_arn=args.master_key_secret_arn,
+            salt_key_secret_arn=args.salt_key_secret_arn,
+            database=placeholder,
+        )
+        if set(args.extra_environment) & (set(planned.environment) | set(planned.secrets)):
             raise ValueError(f"LiteLLMGateway {name!r}: extra_environment overrides managed names")
         if not args.spec.routes and not args.spec.bedrock:
             raise ValueError(f"LiteLLMGateway {name!r}: no route")
@@ -209,7 +225,7 @@ class LiteLLMGateway(pulumi.ComponentResource):
         trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
             lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
         )
-        secret_arns = sorted({iam.secret_policy_arn(v) for v in args.environment.secrets.values()})
+        environment = _environment(args)
         self.execution_role = aws.iam.Role(
             f"{name}-execution",
             description="ECS agent: pull the image, write logs, read the gateway's secrets",
@@ -219,10 +235,12 @@ class LiteLLMGateway(pulumi.ComponentResource):
         execution_policy = aws.iam.RolePolicy(
             f"{name}-execution",
             role=self.execution_role.id,
-            policy=Output.all(ctx.partition, ctx.region, ctx.account_id, args.image).apply(
+            policy=Output.all(
+                ctx.partition, ctx.region, ctx.account_id, args.image, environment
+            ).apply(
                 lambda a: iam.execution_role_policy(
                     log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{group}",
-                    secret_arns=secret_arns,
+                    secret_arns=sorted({iam.secret_policy_arn(v) for v in a[4].secrets.values()}),
                     image=a[3],
                     partition=a[0],
                 )
@@ -248,11 +266,11 @@ class LiteLLMGateway(pulumi.ComponentResource):
             )
             depends.append(task_policy)
 
-        self.container_definitions = Output.all(args.image, ctx.region).apply(
+        self.container_definitions = Output.all(args.image, ctx.region, environment).apply(
             lambda a: json.dumps(
                 gateway_container_definitions(
                     image=a[0],
-                    environment=args.environment,
+                    environment=a[2],
                     extra_environment=args.extra_environment,
                     path=args.path,
                     log_group=group,
@@ -402,3 +420,24 @@ class LiteLLMGateway(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         )
+
+
+def _environment(args: LiteLLMGatewayArgs) -> Output[GatewayEnvironment]:
+    """The container's variables, once the database's endpoint and secret are known."""
+    db = args.database
+    if db is None:
+        return Output.from_input(
+            gateway_container_env(
+                args.spec,
+                master_key_secret_arn=args.master_key_secret_arn,
+                salt_key_secret_arn=args.salt_key_secret_arn,
+            )
+        )
+    return Output.all(db.host, db.secret_arn).apply(
+        lambda a: gateway_container_env(
+            args.spec,
+            master_key_secret_arn=args.master_key_secret_arn,
+            salt_key_secret_arn=args.salt_key_secret_arn,
+            database=DatabaseEndpoint(a[0], db.port, db.name, a[1]),
+        )
+    )

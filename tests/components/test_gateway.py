@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pulumi import Output
 
 from components.gateway import (
     CONFIG_FILE,
@@ -18,13 +19,12 @@ from components.gateway import (
 from components.gateway_config import (
     GATEWAY_PORT,
     HEALTH_PATH,
-    DatabaseEndpoint,
     GatewaySpec,
     ServiceTarget,
     bedrock_routes,
-    gateway_container_env,
     resolve_routes,
 )
+from components.gateway_db import DatabaseOutputs
 from tests.aws_shapes import (
     UNKNOWN,
     register_task_definition_request,
@@ -55,18 +55,16 @@ def spec(database: bool = False, bedrock: bool = True) -> GatewaySpec:
 def program(database: bool = False, bedrock: bool = True, **overrides: Any):
     def run() -> None:
         s = spec(database, bedrock)
-        env = gateway_container_env(
-            s,
-            master_key_secret_arn=SECRET,
-            salt_key_secret_arn=SALT if database else None,
-            database=DatabaseEndpoint("db.internal", 5432, "litellm", DB_SECRET)
-            if database
-            else None,
-        )
         sg = gateway_security_group("gw", vpc_id="vpc-0abc")
         settings: dict[str, Any] = {
             "spec": s,
-            "environment": env,
+            "master_key_secret_arn": SECRET,
+            "salt_key_secret_arn": SALT if database else None,
+            "database": DatabaseOutputs(
+                Output.from_input("db.internal"), 5432, "litellm", Output.from_input(DB_SECRET)
+            )
+            if database
+            else None,
             "path": "gateway",
             "priority": 500,
             "image": IMAGE,
