@@ -25,7 +25,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 TOKEN = "ecs-inference:gateway:GatewayDatabase"
-ENGINE = "aurora-postgresql"
+ENGINE = aws.rds.EngineType.AURORA_POSTGRESQL
 POSTGRES_PORT = 5432
 DATABASE_NAME = "litellm"
 MASTER_USERNAME = "litellm_admin"
