@@ -137,3 +137,29 @@ def fitted_name(logical: str, rule: NameRule, *, scope: str, salt: str = "") -> 
     if not re.match(rule.pattern, name):  # pragma: no cover - the construction above guarantees it
         raise ValueError(f"fitted name {name!r} breaks {rule}")
     return name
+
+
+# --------------------------------------------------------------------------------------------
+# SQS, Application Auto Scaling, ECS Service Connect and task protection (queue workers, gateway)
+# --------------------------------------------------------------------------------------------
+
+# VisibilityTimeout: 0-43200 s (12 h); ChangeMessageVisibility cannot extend past 12 h from the
+# receive either, so it bounds any single job.
+SQS_VISIBILITY_TIMEOUT_MAX = 43_200
+# MessageRetentionPeriod: 60 s to 14 days.
+SQS_RETENTION_MIN, SQS_RETENTION_MAX = 60, 1_209_600
+# RedrivePolicy maxReceiveCount: 1-1000.
+SQS_MAX_RECEIVE_COUNT_RANGE = (1, 1000)
+# ReceiveMessageWaitTimeSeconds (long polling): 0-20 s.
+SQS_LONG_POLL_MAX = 20
+# Standard queue names: 1-80 alphanumerics, hyphens, underscores (FIFO queues end in `.fifo`).
+SQS_QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+# Application Auto Scaling quota "Step adjustments per step scaling policy": 20 (default).
+STEP_ADJUSTMENTS_MAX = 20
+# ECS task scale-in protection ExpiresInMinutes: at most 2880 (48 h).
+TASK_PROTECTION_MAX_MINUTES = 2880
+# Service Connect timeouts when unset (HTTP app protocols): 15 s per request, 300 s idle.
+SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS = 15
+SERVICE_CONNECT_DEFAULT_IDLE_SECONDS = 300
+# RegisterTaskDefinition: the container definitions of one task definition, at most 64 KiB.
+ECS_CONTAINER_DEFINITIONS_MAX_BYTES = 64 * 1024

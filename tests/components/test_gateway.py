@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pulumi import Output
 
-from components.gateway import (
+from components.services.gateway import (
     CONFIG_FILE,
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -16,7 +16,8 @@ from components.gateway import (
     entrypoint,
     gateway_security_group,
 )
-from components.gateway_config import (
+from components.services.gateway_db import DatabaseOutputs
+from components.specs.gateway import (
     GATEWAY_PORT,
     HEALTH_PATH,
     GatewaySpec,
@@ -24,14 +25,14 @@ from components.gateway_config import (
     bedrock_routes,
     resolve_routes,
 )
-from components.gateway_db import DatabaseOutputs
+from components.specs.service_connect import Namespace
 from tests.aws_shapes import (
     UNKNOWN,
     register_task_definition_request,
     validate_named_shape,
     validate_shape,
 )
-from tests.components.service_fakes import CLUSTER_ARN, FakeRouter
+from tests.components.conftest import CLUSTER_ARN, FakeRouter
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/master-AbCdEf"
@@ -42,6 +43,11 @@ TARGETS = {
     "llama": ServiceTarget("llama", "llama-3.1-8b", "llama.inference", 8000, 300),
     "qwen": ServiceTarget("qwen", "qwen", "qwen.inference", 8000, 900),
 }
+
+
+NAMESPACE = Namespace(
+    "inference", "arn:aws:servicediscovery:us-east-1:123456789012:namespace/ns-0abc"
+)
 
 
 def spec(database: bool = False, bedrock: bool = True) -> GatewaySpec:
@@ -76,7 +82,7 @@ def program(database: bool = False, bedrock: bool = True, **overrides: Any):
             "security_group": sg,
             "alb_security_group_id": "sg-alb",
             "router": FakeRouter(),
-            "service_connect_namespace": "inference",
+            "service_connect_namespace": NAMESPACE,
             "models": {
                 "llama": ModelEndpoint("sg-llama", 8000),
                 "qwen": ModelEndpoint("sg-qwen", 8000),

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.gateway_config import (
+from components.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
     ENV_DATABASE_PASSWORD,
     ENV_DATABASE_USER,

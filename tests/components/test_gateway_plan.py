@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from components.gateway_config import ServiceTarget
-from components.gateway_plan import plan_gateway, plan_workers
-from components.gateway_schema import DEFAULT_GATEWAY_IMAGE, GatewayConfig, WorkerConfig
+from components.config.schema import GatewayConfig, WorkerConfig
+from components.specs.gateway import ServiceTarget, plan_gateway
+from components.specs.worker import plan_workers
+from contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"

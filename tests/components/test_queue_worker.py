@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from components.queue_worker import (
+from components.services.worker import (
     MANAGED_ENV,
     QUEUE_ACTIONS,
     QueueWorker,
@@ -20,13 +20,19 @@ from components.queue_worker import (
     WorkerArgsError,
     task_protection_minutes,
 )
-from components.worker_scaling import WorkerScaling
+from components.specs.service_connect import Namespace
+from components.specs.worker import WorkerScaling
 from tests.aws_shapes import UNKNOWN, register_task_definition_request, validate_shape
-from tests.components.service_fakes import CLUSTER_ARN
+from tests.components.conftest import CLUSTER_ARN
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/summarise:1.4.0"
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:summarise-token-AbCdEf"
+
+
+NAMESPACE = Namespace(
+    "inference", "arn:aws:servicediscovery:us-east-1:123456789012:namespace/ns-0abc"
+)
 
 
 def worker_args(**overrides: Any) -> QueueWorkerArgs:
@@ -38,7 +44,7 @@ def worker_args(**overrides: Any) -> QueueWorkerArgs:
         "subnet_ids": ["subnet-a", "subnet-b"],
         "gateway_url": "http://gateway.inference:4000",
         "gateway_security_group_id": "sg-gateway",
-        "service_connect_namespace": "inference",
+        "service_connect_namespace": NAMESPACE,
         "visibility_timeout_seconds": 990,
         "backlog_target": 10.0,
         "cpu": 256,
@@ -115,7 +121,7 @@ def test_task_definition_is_fargate_arm64_with_the_managed_variables(rec: Record
 def test_service_is_private_and_a_service_connect_client(rec: Recording):
     svc = rec.one("aws:ecs/service:Service").inputs
     assert svc["networkConfiguration"]["assignPublicIp"] is False
-    assert svc["serviceConnectConfiguration"] == {"enabled": True, "namespace": "inference"}
+    assert svc["serviceConnectConfiguration"] == {"enabled": True, "namespace": NAMESPACE.arn}
     assert svc["capacityProviderStrategies"][0]["capacityProvider"] == "FARGATE"
     assert "loadBalancers" not in svc
     sg = rec.one("aws:ec2/securityGroup:SecurityGroup").inputs

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.worker_scaling import (
+from components.specs.worker import (
     FROM_ZERO_THRESHOLD,
     SQS_VISIBILITY_TIMEOUT_MAX,
     STEP_ADJUSTMENTS_MAX,

@@ -30,15 +30,19 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
-from components._ecs_service import (
+from components.services.base import (
     Router,
     aws_context,
+    environment_list,
     ip_target_group,
+    log_configuration,
     log_group_name,
+    secrets_list,
     service_scaling,
     task_family,
 )
-from components.gateway_config import (
+from components.services.gateway_db import DatabaseOutputs
+from components.specs.gateway import (
     GATEWAY_PORT,
     HEALTH_PATH,
     DatabaseEndpoint,
@@ -47,9 +51,7 @@ from components.gateway_config import (
     bedrock_invoke_policy,
     gateway_container_env,
 )
-from components.gateway_db import DatabaseOutputs
-from components.model_service import environment_list, log_configuration, secrets_list
-from components.service_connect import port_mapping, private_host, timeouts
+from components.specs.service_connect import Namespace, port_mapping, private_host, timeouts
 
 TOKEN = "ecs-inference:serving:LiteLLMGateway"
 CONTAINER_NAME = "litellm"
@@ -93,10 +95,11 @@ class LiteLLMGatewayArgs:
     `database_security_group_id` and `salt_key_secret_arn` None; `cpu_architecture` "ARM64";
     `desired_count` 2, `min_count` 2, `max_count` 4; `target_cpu_percent` 60;
     `deregistration_delay_seconds` 300 (at least the longest route);
-    `health_check_grace_period_seconds` 60 (the proxy starts in seconds; LiteLLM loads no
-    model); `extra_environment` {}; `log_retention_days` 30; `service_depends_on` () — the
-    cluster's FARGATE association and the model services (a Service Connect client resolves only
-    servers that exist when its task starts).
+    `health_check_grace_period_seconds` 120 (imports and config load take seconds; with the
+    database, LiteLLM migrates its schema first); `extra_environment` {};
+    `log_retention_days` 30; `service_depends_on` () — the cluster's FARGATE association and the
+    model services (a Service Connect client resolves only servers that exist when its task
+    starts).
     """
 
     spec: GatewaySpec
@@ -112,7 +115,7 @@ class LiteLLMGatewayArgs:
     security_group: aws.ec2.SecurityGroup
     alb_security_group_id: Input[str]
     router: Router
-    service_connect_namespace: Input[str]
+    service_connect_namespace: Namespace
     models: Mapping[str, ModelEndpoint] = field(default_factory=dict)
     database: DatabaseOutputs | None = None
     database_security_group_id: Input[str] | None = None
@@ -123,7 +126,7 @@ class LiteLLMGatewayArgs:
     max_count: int = 4
     target_cpu_percent: float = 60.0
     deregistration_delay_seconds: int = 300
-    health_check_grace_period_seconds: int = 60
+    health_check_grace_period_seconds: int = 120
     extra_environment: Mapping[str, str] = field(default_factory=dict)
     log_retention_days: int = 30
     service_depends_on: Sequence[pulumi.Resource] = ()
@@ -332,7 +335,7 @@ class LiteLLMGateway(pulumi.ComponentResource):
             ],
             service_connect_configuration=aws.ecs.ServiceServiceConnectConfigurationArgs(
                 enabled=True,
-                namespace=args.service_connect_namespace,
+                namespace=args.service_connect_namespace.arn,
                 services=[
                     aws.ecs.ServiceServiceConnectConfigurationServiceArgs(
                         port_name="http",
@@ -340,8 +343,8 @@ class LiteLLMGateway(pulumi.ComponentResource):
                         client_alias=[
                             aws.ecs.ServiceServiceConnectConfigurationServiceClientAliasArgs(
                                 port=GATEWAY_PORT,
-                                dns_name=Output.from_input(args.service_connect_namespace).apply(
-                                    lambda ns: private_host(args.path, ns)
+                                dns_name=private_host(
+                                    args.path, args.service_connect_namespace.name
                                 ),
                             )
                         ],

@@ -17,16 +17,23 @@ stream whose tokens stop for that long, so both are set from the service's longe
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_PER_REQUEST_TIMEOUT_SECONDS = 15
-"""Service Connect's per-request timeout when none is set (HTTP app protocols): far below a
-generation's length, hence always set explicitly here."""
-DEFAULT_IDLE_TIMEOUT_SECONDS = 300
-"""Service Connect's idle timeout for HTTP app protocols when none is set."""
+from contracts.aws_limits import (
+    SERVICE_CONNECT_DEFAULT_IDLE_SECONDS,
+    SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS,
+)
+
+# Service Connect's defaults (15 s per request: far below a generation's length, hence always
+# set explicitly here; 300 s idle).
+DEFAULT_PER_REQUEST_TIMEOUT_SECONDS = SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS
+DEFAULT_IDLE_TIMEOUT_SECONDS = SERVICE_CONNECT_DEFAULT_IDLE_SECONDS
 TIMEOUT_MARGIN_SECONDS = 30
 """Added to the longest generation: queueing in the engine before the first token, and the
 proxy's own connect time."""
+PORT_NAME = "http"
+"""The name every serving port mapping carries (Service Connect refers to it)."""
 APP_PROTOCOL = "http"
 """Port mapping appProtocol: HTTP-aware proxying (per-request timeouts, HTTP metrics, retries on
 connection failures); the engines speak HTTP/1.1 with server-sent events."""
@@ -37,6 +44,15 @@ _NAME = re.compile(r"^[a-z0-9_][a-z0-9_-]{0,63}$")
 _DNS_NAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_-]{1,63})*$"
 )
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """A Service Connect namespace as the services use it: `name` (plain, known at preview: the
+    aliases are built from it) and `arn` (the resource's, so services depend on it)."""
+
+    name: str
+    arn: Any
 
 
 def discovery_name(service: str) -> str:
@@ -70,7 +86,7 @@ def timeouts(longest_request_seconds: int) -> dict[str, int]:
     }
 
 
-def port_mapping(port: int, name: str = "http") -> dict[str, Any]:
+def port_mapping(port: int, name: str = PORT_NAME) -> dict[str, Any]:
     """The container port mapping Service Connect refers to by `name` (default "http")."""
     if not _NAME.match(name):
         raise ValueError(f"port name {name!r}: at most 64 of a-z 0-9 _ -, not starting with '-'")
@@ -83,7 +99,7 @@ def server_configuration(
     namespace: str,
     port: int,
     longest_request_seconds: int,
-    port_name: str = "http",
+    port_name: str = PORT_NAME,
     log_configuration: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`serviceConnectConfiguration` (CreateService shape) of a model service: reachable as

@@ -13,7 +13,7 @@ Creates, all children of the component:
 - a FARGATE task definition (ARM64 by default) whose container gets `QUEUE_URL`, `GATEWAY_URL`,
   `VISIBILITY_TIMEOUT_SECONDS` and `TASK_PROTECTION_MINUTES`, and the service in private subnets
   without a public IP, a Service Connect client of the gateway's namespace when given;
-- the scalable target and the three policies of `components.worker_scaling` (target tracking on
+- the scalable target and the three policies of `components.specs.worker` (target tracking on
   backlog per task, steps out of zero and in to zero) with their two CloudWatch alarms. The
   request-shaped values from that module are converted here, unchanged, into provider arguments.
 """
@@ -31,16 +31,19 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
-from components._ecs_service import (
+from components.services.base import (
     ECS_SCALABLE_DIMENSION,
     ECS_SERVICE_NAMESPACE,
     aws_context,
     cluster_name_from_arn,
+    environment_list,
+    log_configuration,
     log_group_name,
+    secrets_list,
     task_family,
 )
-from components.model_service import environment_list, log_configuration, secrets_list
-from components.worker_scaling import (
+from components.specs.service_connect import Namespace
+from components.specs.worker import (
     SQS_QUEUE_NAME,
     SQS_RETENTION_MAX,
     TASK_PROTECTION_MAX_MINUTES,
@@ -108,7 +111,7 @@ class QueueWorkerArgs:
     memory_mib: int
     gateway_security_group_id: Input[str] | None = None
     gateway_port: int = 4000
-    service_connect_namespace: Input[str] | None = None
+    service_connect_namespace: Namespace | None = None
     cpu_architecture: str = "ARM64"
     desired_count: int = 0
     min_count: int = 0
@@ -495,6 +498,10 @@ class QueueWorker(pulumi.ComponentResource):
         )
 
         dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        self.queue_url = Output.all(ctx.region, ctx.account_id, dns_suffix.dns_suffix).apply(
+            lambda a: queue_url(queue_name, region=a[0], account_id=a[1], dns_suffix=a[2])
+        )
+        """The queue's URL, known at preview (fixed name)."""
         self.container_definitions = Output.all(
             args.image, args.gateway_url, ctx.region, ctx.account_id, dns_suffix.dns_suffix
         ).apply(
@@ -544,7 +551,7 @@ class QueueWorker(pulumi.ComponentResource):
             service_connect_configuration=None
             if args.service_connect_namespace is None
             else aws.ecs.ServiceServiceConnectConfigurationArgs(
-                enabled=True, namespace=args.service_connect_namespace
+                enabled=True, namespace=args.service_connect_namespace.arn
             ),
             deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
                 enable=True, rollback=True

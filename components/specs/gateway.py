@@ -31,46 +31,31 @@ from typing import Any, Literal
 
 import yaml
 
-from components.errors import ConfigIssue
+from components import sizing
+from components.config.issues import ConfigIssue
+from components.config.schema import GatewayConfig
+from contracts import litellm
+from contracts.aws_limits import ECS_CONTAINER_DEFINITIONS_MAX_BYTES
 
-LITELLM_VERSION = "1.108.7"
-"""The pinned LiteLLM release: the tests load the generated config with this release's parser,
-and the gateway image must run the same one (`ghcr.io/berriai/litellm:main-v1.108.7`)."""
+LITELLM_VERSION = litellm.VERSION
+GATEWAY_PORT = litellm.PORT
+HEALTH_PATH = litellm.HEALTH_PATH
+KEY_HEADER = litellm.KEY_HEADER
+ENV_MASTER_KEY = litellm.ENV_MASTER_KEY
+ENV_SALT_KEY = litellm.ENV_SALT_KEY
+ENV_DATABASE_HOST = litellm.ENV_DATABASE_HOST
+ENV_DATABASE_PORT = litellm.ENV_DATABASE_PORT
+ENV_DATABASE_NAME = litellm.ENV_DATABASE_NAME
+ENV_DATABASE_USER = litellm.ENV_DATABASE_USER
+ENV_DATABASE_PASSWORD = litellm.ENV_DATABASE_PASSWORD
 
-GATEWAY_PORT = 4000
-"""LiteLLM proxy's default listen port (`litellm --port`, env `PORT`)."""
-HEALTH_PATH = "/health/liveliness"
-"""Unauthenticated liveness route of the proxy (`/health` itself calls every model and needs a
-key, so it cannot be the target group's check)."""
-KEY_HEADER = "x-litellm-api-key"
-"""Header that carries LiteLLM keys. The ALB's jwt-validation consumes `Authorization: Bearer
-<JWT>` in front of the gateway, so LiteLLM's own (virtual or master) key travels in a second
-header (`general_settings.litellm_key_header_name`)."""
+BEDROCK_TIMEOUT_SECONDS = 600
+"""Longest Bedrock request the gateway keeps open (the ALB idle timeout covers it)."""
+CONFIG_ENV_MAX_BYTES = ECS_CONTAINER_DEFINITIONS_MAX_BYTES // 2
+"""Largest generated config carried in the container environment: half of what ECS allows for
+all container definitions, leaving room for the rest of the definition."""
 
-ENV_MASTER_KEY = "LITELLM_MASTER_KEY"
-ENV_SALT_KEY = "LITELLM_SALT_KEY"
-"""Encrypts credentials LiteLLM stores in its database; must never change once set."""
-# With the database on, LiteLLM's CLI assembles DATABASE_URL from these (percent-encoding the
-# password), so the RDS-managed secret's JSON keys can be mapped without building a URL.
-ENV_DATABASE_HOST = "DATABASE_HOST"
-ENV_DATABASE_PORT = "DATABASE_PORT"
-ENV_DATABASE_NAME = "DATABASE_NAME"
-ENV_DATABASE_USER = "DATABASE_USER"
-ENV_DATABASE_PASSWORD = "DATABASE_PASSWORD"
-
-CONFIG_ENV_MAX_BYTES = 32 * 1024
-"""Largest generated config carried in the container environment: ECS caps a task definition's
-container definitions at 64 KiB, and the rest of the definition needs room."""
-
-ROUTING_STRATEGIES = (
-    "simple-shuffle",
-    "least-busy",
-    "usage-based-routing",
-    "latency-based-routing",
-    "cost-based-routing",
-    "usage-based-routing-v2",
-)
-"""LiteLLM router strategies (`litellm.types.litellm_params.RoutingStrategyName`)."""
+ROUTING_STRATEGIES = litellm.ROUTING_STRATEGIES
 
 BEDROCK_INVOKE_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
 # A system inference profile id is a geography prefix plus a foundation model id; invoking it
@@ -140,9 +125,10 @@ class GatewaySpec:
     "simple-shuffle" (LiteLLM's recommendation for production; each route has one deployment,
     so it only matters once routes share a model name); `num_retries` 2 (connection failures and
     5xx before a response starts; LiteLLM never retries a stream that has begun);
-    `bedrock_timeout_seconds` 600; `trusted_proxy_ranges` () — CIDRs of the load balancer in
-    front of the gateway (the VPC's), so LiteLLM's per-address login throttling reads the client
-    address from X-Forwarded-For instead of counting every client as the ALB; empty: omitted.
+    `bedrock_timeout_seconds` `BEDROCK_TIMEOUT_SECONDS` (600); `trusted_proxy_ranges` () —
+    CIDRs of the load balancer in front of the gateway (the VPC's), so LiteLLM's per-address
+    login throttling reads the client address from X-Forwarded-For instead of counting every
+    client as the ALB; empty: omitted.
     """
 
     routes: tuple[ModelRoute, ...]
@@ -157,7 +143,7 @@ class GatewaySpec:
         "usage-based-routing-v2",
     ] = "simple-shuffle"
     num_retries: int = 2
-    bedrock_timeout_seconds: int = 600
+    bedrock_timeout_seconds: int = BEDROCK_TIMEOUT_SECONDS
     trusted_proxy_ranges: tuple[str, ...] = ()
 
     @property
@@ -383,7 +369,7 @@ def gateway_container_env(
     master_key_secret_arn: str,
     salt_key_secret_arn: str | None = None,
     database: DatabaseEndpoint | None = None,
-    config_yaml_env: str = "LITELLM_CONFIG_YAML",
+    config_yaml_env: str = litellm.ENV_CONFIG_YAML,
 ) -> GatewayEnvironment:
     """The gateway container's variables. The config travels in `config_yaml_env` (the
     entry point writes it to a file before `litellm --config`), so a config change is a new task
@@ -466,3 +452,86 @@ def bedrock_invoke_policy(
             ],
         }
     )
+
+
+# --------------------------------------------------------------------------------------------
+# plan
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GatewayPlan:
+    """The validated gateway: `spec` (what its LiteLLM config holds), its Fargate `size`, its
+    listener rule `priority` and target group `deregistration` (set by the stack's plan)."""
+
+    config: GatewayConfig
+    spec: GatewaySpec
+    size: sizing.FargateSize
+    priority: int = 0
+    deregistration: sizing.DeregistrationDelay | None = None
+
+    def decisions(self) -> list[str]:
+        routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in self.spec.routes)
+        lines = [
+            f"LiteLLM proxy on {self.size.summary()}",
+            f"routes: {routes or 'none'}",
+        ]
+        if self.spec.bedrock:
+            lines.append(
+                "Bedrock: "
+                + ", ".join(
+                    f"{b.model_name} -> {b.model_id} ({b.region})" for b in self.spec.bedrock
+                )
+            )
+        lines.append(
+            "database: Aurora Serverless v2 PostgreSQL (virtual keys, budgets, rate limits)"
+            if self.spec.database
+            else "database: off (the master key is the only LiteLLM key; no budgets)"
+        )
+        return lines
+
+
+def plan_gateway(
+    cfg: GatewayConfig,
+    targets: Mapping[str, ServiceTarget],
+    *,
+    service_names: Sequence[str],
+    trusted_proxy_ranges: Sequence[str] = (),
+) -> tuple[GatewayPlan | None, list[ConfigIssue]]:
+    """Routes, Bedrock models and size of the gateway. `targets`: every model service as the
+    gateway reaches it; `service_names`: every service with an ALB path (the gateway's path must
+    differ); `trusted_proxy_ranges`: the VPC's CIDRs (where the ALB is)."""
+    base = "platform.gateway"
+    routes, issues = resolve_routes(targets, cfg.routes, path=f"{base}.routes")
+    bedrock, more = bedrock_routes(
+        cfg.bedrock.models,
+        cfg.bedrock.region,
+        taken=[r.model_name for r in routes],
+        path=f"{base}.bedrock",
+    )
+    issues += more
+    if cfg.path in service_names:
+        issues.append(
+            ConfigIssue(
+                f"{base}.path",
+                f"{cfg.path!r} is already the path of a service; choose another path prefix",
+            )
+        )
+    if not routes and not bedrock and not issues:
+        issues.append(
+            ConfigIssue(base, "the gateway routes to nothing: add a model service or Bedrock model")
+        )
+    try:
+        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
+    except sizing.SizingError as exc:
+        issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        size = None
+    if issues or size is None:
+        return None, issues
+    spec = GatewaySpec(
+        routes=routes,
+        bedrock=bedrock,
+        database=cfg.database.enabled,
+        trusted_proxy_ranges=tuple(trusted_proxy_ranges),
+    )
+    return GatewayPlan(cfg, spec, size), []

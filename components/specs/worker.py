@@ -33,29 +33,31 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from components.errors import ConfigIssue
+from components import sizing
+from components.config.issues import ConfigIssue
+from components.config.schema import WorkerConfig
+from contracts.aws_limits import (
+    SQS_LONG_POLL_MAX,
+    SQS_MAX_RECEIVE_COUNT_RANGE,
+    SQS_QUEUE_NAME,
+    SQS_RETENTION_MAX,
+    SQS_RETENTION_MIN,
+    SQS_VISIBILITY_TIMEOUT_MAX,
+    STEP_ADJUSTMENTS_MAX,
+    TASK_PROTECTION_MAX_MINUTES,
+)
 
-# AWS limits (SQS, Application Auto Scaling, ECS) this module's values must respect.
-SQS_VISIBILITY_TIMEOUT_MAX = 43_200
-"""12 hours: SQS's maximum visibility timeout (ChangeMessageVisibility cannot extend past it
-either, counted from the receive), so it bounds any single job."""
-SQS_RETENTION_MIN, SQS_RETENTION_MAX = 60, 1_209_600
-"""MessageRetentionPeriod range: 1 minute to 14 days."""
-SQS_MAX_RECEIVE_COUNT_RANGE = (1, 1000)
-"""RedrivePolicy maxReceiveCount range."""
-SQS_LONG_POLL_MAX = 20
-"""ReceiveMessageWaitTimeSeconds maximum (long polling)."""
-SQS_QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
-"""Standard queue names: 1-80 alphanumerics, hyphens, underscores (FIFO adds `.fifo`)."""
-STEP_ADJUSTMENTS_MAX = 20
-"""Application Auto Scaling quota: step adjustments per step scaling policy (default 20)."""
-TASK_PROTECTION_MAX_MINUTES = 2880
-"""ECS task scale-in protection: ExpiresInMinutes maximum (48 h)."""
+__all__ = [
+    "SQS_QUEUE_NAME",
+    "SQS_RETENTION_MAX",
+    "SQS_VISIBILITY_TIMEOUT_MAX",
+    "STEP_ADJUSTMENTS_MAX",
+    "TASK_PROTECTION_MAX_MINUTES",
+]
 
 ECS_NAMESPACE = "ecs"
 ECS_DIMENSION = "ecs:service:DesiredCount"
@@ -530,3 +532,83 @@ def desired_count(
 
 def _clamp(scaling: WorkerScaling, count: int) -> int:
     return max(scaling.min_count, min(scaling.max_count, count))
+
+
+# --------------------------------------------------------------------------------------------
+# plan
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """One validated worker: its queue's `visibility`, the backlog-per-task `target`, `size`."""
+
+    name: str
+    config: WorkerConfig
+    visibility: VisibilityTimeout
+    target: float
+    size: sizing.FargateSize
+
+    def decisions(self) -> list[str]:
+        steps = from_zero_steps(self.target, self.config.max_count)
+        return [
+            self.size.summary(),
+            self.visibility.summary(),
+            f"scale on backlog per task (visible / running) at {self.target:g} messages "
+            f"({self.config.acceptable_latency_seconds:g} s acceptable latency / "
+            f"{self.config.job_seconds:g} s per job x {self.config.concurrency}), "
+            f"{self.config.min_count}-{self.config.max_count} tasks; out of zero in "
+            f"{len(steps)} step(s); "
+            + (
+                f"to zero after {self.config.idle_minutes} min with nothing waiting or in flight"
+                if self.config.min_count == 0
+                else f"never below {self.config.min_count}"
+            ),
+        ]
+
+
+def plan_workers(
+    workers: Mapping[str, WorkerConfig], *, has_gateway: bool
+) -> tuple[dict[str, WorkerPlan], list[ConfigIssue]]:
+    """Queue and scaling decisions of every worker, and the problems found."""
+    plans: dict[str, WorkerPlan] = {}
+    issues: list[ConfigIssue] = []
+    for name, cfg in workers.items():
+        base = f"platform.workers.{name}"
+        found: list[ConfigIssue] = []
+        if not has_gateway:
+            found.append(
+                ConfigIssue(
+                    base,
+                    "a worker calls models through the gateway (GATEWAY_URL): configure "
+                    "platform.gateway",
+                )
+            )
+        if cfg.job_seconds > cfg.max_job_seconds:
+            found.append(
+                ConfigIssue(
+                    f"{base}.jobSeconds",
+                    f"the typical job ({cfg.job_seconds:g} s) is longer than maxJobSeconds "
+                    f"({cfg.max_job_seconds} s)",
+                )
+            )
+        visibility = target = size = None
+        try:
+            visibility = visibility_timeout(cfg.max_job_seconds, path=f"{base}.maxJobSeconds")
+            target = backlog_target(
+                cfg.acceptable_latency_seconds,
+                cfg.job_seconds,
+                cfg.concurrency,
+                path=f"{base}.acceptableLatencySeconds",
+            )
+        except WorkerScalingError as exc:
+            found.append(exc.issue)
+        try:
+            size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
+        except sizing.SizingError as exc:
+            found.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        if found or visibility is None or target is None or size is None:
+            issues += found
+            continue
+        plans[name] = WorkerPlan(name, cfg, visibility, target, size)
+    return plans, issues
