@@ -563,7 +563,8 @@ class QueueWorker(pulumi.ComponentResource):
             wait_for_steady_state=False,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=list(args.service_depends_on),
+                # Tasks poll the queue as soon as they start.
+                depends_on=[self.queue, *args.service_depends_on],
                 # The queue owns the running count after creation.
                 ignore_changes=["desiredCount"],
             ),
