@@ -218,7 +218,7 @@ class LiteLLMGateway(pulumi.ComponentResource):
                 "database",
                 group=args.database_security_group_id,
                 port=POSTGRES_PORT,
-                what="LiteLLM's PostgreSQL",
+                what="LiteLLM database (PostgreSQL)",
             )
 
         group = log_group_name(args.path)

@@ -17,6 +17,7 @@ the writer's host and port, the database name and the RDS-managed secret's ARN.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,6 +63,16 @@ class DatabaseOutputs:
     secret_arn: Output[str]
 
 
+def rds_identifier(name: str) -> str:
+    """`<project>-<stack>-<name>`, lowercased, hyphens only, at most 50 characters (room for the
+    `-writer` and `-final` suffixes under RDS's 63)."""
+    raw = f"{pulumi.get_project()}-{pulumi.get_stack()}-{name}".lower()
+    cleaned = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "-", raw)).strip("-")
+    if not cleaned or not cleaned[0].isalpha():
+        cleaned = f"db-{cleaned}"
+    return cleaned[:50].rstrip("-")
+
+
 class GatewayDatabase(pulumi.ComponentResource):
     """Attributes: `subnet_group`, `security_group`, `cluster`, `instance`."""
 
@@ -90,7 +101,7 @@ class GatewayDatabase(pulumi.ComponentResource):
             vpc_id=args.vpc_id,
             ingress=[
                 aws.ec2.SecurityGroupIngressArgs(
-                    description="The gateway's tasks",
+                    description="Gateway tasks",
                     protocol="tcp",
                     from_port=POSTGRES_PORT,
                     to_port=POSTGRES_PORT,
@@ -99,8 +110,12 @@ class GatewayDatabase(pulumi.ComponentResource):
             ],
             opts=child,
         )
+        identifier = rds_identifier(name)
         self.cluster = aws.rds.Cluster(
             f"{name}-cluster",
+            # The provider does not autoname RDS identifiers; a fixed, per-stack one is readable
+            # in the console and the final snapshot's name can follow it.
+            cluster_identifier=identifier,
             engine=ENGINE,
             engine_mode="provisioned",
             engine_version=args.engine_version,
@@ -121,11 +136,12 @@ class GatewayDatabase(pulumi.ComponentResource):
             copy_tags_to_snapshot=True,
             deletion_protection=args.deletion_protection,
             skip_final_snapshot=False,
-            final_snapshot_identifier=f"{name}-final",
+            final_snapshot_identifier=f"{identifier}-final",
             opts=child,
         )
         self.instance = aws.rds.ClusterInstance(
             f"{name}-writer",
+            identifier=f"{identifier}-writer",
             cluster_identifier=self.cluster.id,
             instance_class="db.serverless",
             engine=ENGINE,

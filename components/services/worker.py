@@ -44,12 +44,12 @@ from components.services.base import (
 )
 from components.specs.service_connect import Namespace
 from components.specs.worker import (
-    SQS_QUEUE_NAME,
     SQS_RETENTION_MAX,
     TASK_PROTECTION_MAX_MINUTES,
     WorkerScaling,
     queue_attributes,
 )
+from contracts.aws_limits import name_rule
 
 TOKEN = "ecs-inference:workers:QueueWorker"
 CONTAINER_NAME = "worker"
@@ -157,11 +157,14 @@ def queue_names(worker: str) -> tuple[str, str]:
     and the alarms show them) and unique per stack in an account and region."""
     base = f"{pulumi.get_project()}-{pulumi.get_stack()}-{worker}"
     names = (base, f"{base}-dlq")
+    rule = name_rule("aws:sqs/queue:Queue")
+    assert rule is not None
     for n in names:
-        if not SQS_QUEUE_NAME.match(n):
+        if problems := rule.problems(n):
             raise WorkerArgsError(
-                f"QueueWorker {worker!r}: queue name {n!r} must be 1-80 letters, digits, '-' or "
-                "'_' (shorten the project, stack or worker name)"
+                f"QueueWorker {worker!r}: queue name {n!r}: {'; '.join(problems)} (at most "
+                f"{rule.max_length} letters, digits, '-' or '_': shorten the project, stack or "
+                "worker name)"
             )
     return names
 

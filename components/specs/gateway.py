@@ -35,7 +35,7 @@ from components import sizing
 from components.config.issues import ConfigIssue
 from components.config.schema import GatewayConfig
 from contracts import litellm
-from contracts.aws_limits import ECS_CONTAINER_DEFINITIONS_MAX_BYTES
+from contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
 
 LITELLM_VERSION = litellm.VERSION
 GATEWAY_PORT = litellm.PORT
@@ -51,9 +51,9 @@ ENV_DATABASE_PASSWORD = litellm.ENV_DATABASE_PASSWORD
 
 BEDROCK_TIMEOUT_SECONDS = 600
 """Longest Bedrock request the gateway keeps open (the ALB idle timeout covers it)."""
-CONFIG_ENV_MAX_BYTES = ECS_CONTAINER_DEFINITIONS_MAX_BYTES // 2
+CONFIG_ENV_MAX_BYTES = TASK_DEFINITION_MAX_BYTES // 2
 """Largest generated config carried in the container environment: half of what ECS allows for
-all container definitions, leaving room for the rest of the definition."""
+the whole task definition request, leaving room for the rest of it."""
 
 ROUTING_STRATEGIES = litellm.ROUTING_STRATEGIES
 

@@ -43,7 +43,6 @@ from components.config.schema import WorkerConfig
 from contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,
-    SQS_QUEUE_NAME,
     SQS_RETENTION_MAX,
     SQS_RETENTION_MIN,
     SQS_VISIBILITY_TIMEOUT_MAX,
@@ -52,7 +51,6 @@ from contracts.aws_limits import (
 )
 
 __all__ = [
-    "SQS_QUEUE_NAME",
     "SQS_RETENTION_MAX",
     "SQS_VISIBILITY_TIMEOUT_MAX",
     "STEP_ADJUSTMENTS_MAX",

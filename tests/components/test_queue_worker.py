@@ -270,7 +270,7 @@ def test_min_count_above_zero_has_no_scale_to_zero_policy():
         ({"min_count": 2, "desired_count": 1}, "min_count"),
         ({"environment": {"QUEUE_URL": "x"}}, "set by the component"),
         ({"backlog_target": 0}, "backlog_target"),
-        ({"worker": "w" * 70}, "1-80 letters"),
+        ({"worker": "w" * 70}, "longer than the maximum 80"),
     ],
 )
 def test_bad_arguments_fail_before_anything_is_created(overrides, needle):

@@ -4,7 +4,10 @@ error naming its config path with nothing planned."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from components.config.issues import ConfigError
 from components.config.schema import load_stack_config
@@ -88,3 +91,34 @@ def test_gateway_path_taken_by_a_service() -> None:
 def test_plaintext_master_key_is_a_schema_error_with_its_path() -> None:
     raw = mutate(reference("agents"), "gateway.masterKeySecretArn", "sk-1234")
     assert [p for p, _ in issues_of(raw)] == ["platform.gateway.masterKeySecretArn"]
+
+
+def test_agents_with_the_database_passes_the_provider_and_api_checks() -> None:
+    """The optional Aurora database (off in the reference stack) previews clean too: every
+    resource's request and name pass the fidelity checks (DESIGN §9)."""
+    from tools.fidelity import check_resources
+    from tools.preview import project_name
+    from tools.recording import run_program, stack_config_values
+
+    raw = mutate(
+        reference("agents"),
+        "gateway.database",
+        {
+            "enabled": True,
+            "saltKeySecretArn": (
+                "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCdEf"
+            ),
+        },
+    )
+    root = Path(__file__).resolve().parents[2]
+    stack_file = yaml.safe_load((root / "Pulumi.agents.yaml").read_text())
+    stack_file["config"]["ecs-inference:platform"] = raw
+    rec = run_program(
+        root,
+        project=project_name(root),
+        stack="agents",
+        config=stack_config_values(stack_file),
+    )
+    types = {r.type for r in rec.resources}
+    assert {"aws:rds/cluster:Cluster", "aws:rds/clusterInstance:ClusterInstance"} <= types
+    assert check_resources(rec.resources) == []
