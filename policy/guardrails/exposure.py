@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
+from pulumi_policy import EnforcementLevel, StackValidationArgs
 
 from .reachability import (
     Leg,
@@ -68,7 +68,7 @@ from .resources import (
     get,
     is_exempt,
 )
-from .rules import Config, stack_rule
+from .rules import Config, Report, stack_rule
 
 #: Ports model servers and their UIs listen on: vLLM/TGI/Triton 8000-8002, TorchServe/TGI
 #: 8080, TF Serving 8500/8501, Gradio 7860, Ollama 11434, SGLang 30000, Ray dashboard 8265,
@@ -155,7 +155,7 @@ def _in_scope(config: Config, serving: bool) -> bool:
 
 
 def _check_paths(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     model = Model(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
@@ -214,7 +214,7 @@ no_unauthenticated_internet_path = stack_rule(
 
 
 def _check_security_groups(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     model = Model(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
@@ -308,7 +308,7 @@ no_internet_ingress_to_unauthenticated_target = stack_rule(
 
 
 def _check_public_ips(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     model = Model(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}

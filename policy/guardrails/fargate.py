@@ -15,7 +15,6 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
     ResourceValidationArgs,
     StackValidationArgs,
 )
@@ -46,7 +45,7 @@ from .resources import (
     parse_memory_mib,
     service_runs_on_fargate,
 )
-from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
+from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
 
 #: Linux Fargate task sizes: CPU units -> allowed memory in MiB (AWS Fargate task size table).
 FARGATE_GRID: dict[int, tuple[int, ...]] = aws_limits.FARGATE_TASK_SIZES
@@ -97,9 +96,7 @@ def platform_version_ok(version: Any) -> bool:
 # --- policies ---------------------------------------------------------------------------------
 
 
-def _check_no_host_features(
-    args: ResourceValidationArgs, config: Config, report: ReportViolation
-) -> None:
+def _check_no_host_features(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if args.resource_type in BATCH_JOB_DEFINITION:
         _check_batch_job(args, report)
         return
@@ -110,7 +107,7 @@ def _check_no_host_features(
         report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.", None)
 
 
-def _check_batch_job(args: ResourceValidationArgs, report: ReportViolation) -> None:
+def _check_batch_job(args: ResourceValidationArgs, report: Report) -> None:
     """AWS Batch on Fargate offers no GPUs or devices: a FARGATE job definition asking for
     them never runs (Batch rejects it or the job stays RUNNABLE)."""
     platforms = [str(p).upper() for p in as_list(get(args.props, "platformCapabilities"))]
@@ -160,7 +157,7 @@ _LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE
 
 
 def _check_no_gpu_service(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     model = Model(args.resources, unknowns)
     defaults = ClusterDefaults(model)
@@ -211,7 +208,7 @@ no_gpu_task_on_fargate_service = stack_rule(
 )
 
 
-def _check_grid(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check_grid(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if not is_fargate_compatible(args.props):
         return
     family = str(get_path(args.props, "runtimePlatform", "operatingSystemFamily", default="LINUX"))
@@ -244,7 +241,7 @@ fargate_task_size_on_grid = resource_rule(
 
 
 def _check_platform(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(service) -> None:
         if not service_runs_on_fargate(service.resource_type, service.props):

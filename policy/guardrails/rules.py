@@ -13,7 +13,7 @@ swallow an unknown or drop a note.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -32,8 +32,17 @@ EXEMPT_ONLY: dict[str, Any] = {"exemptResources": EXEMPT_SCHEMA}
 """Config schema of a rule whose only setting is ``exemptResources``."""
 
 Config = dict[str, Any]
-ResourceCheck = Callable[[ResourceValidationArgs, Config, ReportViolation], None]
-StackCheck = Callable[[StackValidationArgs, Config, ReportViolation, UnknownCollector], None]
+
+
+class Report(Protocol):
+    """How the rules call pulumi_policy's ReportViolation: the URN is optional (the SDK's alias
+    types it as required; its implementation defaults it to None, the policy's own resource)."""
+
+    def __call__(self, message: str, urn: str | None = None, /) -> None: ...
+
+
+ResourceCheck = Callable[[ResourceValidationArgs, Config, Report], None]
+StackCheck = Callable[[StackValidationArgs, Config, Report, UnknownCollector], None]
 
 
 def resource_rule(
@@ -56,7 +65,7 @@ def resource_rule(
         exemptions.register(name, config, wanted)
         if is_exempt(config, args, wanted):
             return
-        check(args, config, report)
+        check(args, config, cast(Report, report))
 
     return ResourceValidationPolicy(
         name=name,
@@ -87,7 +96,7 @@ def stack_rule(
         exemptions.register(name, config, own)
         unknowns = UnknownCollector(own)
         try:
-            check(args, config, report, unknowns)
+            check(args, config, cast(Report, report), unknowns)
         finally:
             exemptions.set_notes(name, unknowns.notes)
         unknowns.reraise()
