@@ -27,9 +27,11 @@ from components.config.schema import (
 from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.sizing import catalog, instance_types
 from components.sizing.instance_types import Demand, GpuDemand, NeuronDemand, PoolTypes
+from components.specs import gateway as gateway_specs
 from components.specs import images as image_build
 from components.specs import managed_instances
 from components.specs import operations as ops_specs
+from components.specs import worker as worker_specs
 from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
 from components.specs.managed_instances import ManagedInstancesArgs
 from components.specs.mixed_instances import MixedInstancesArgs, spot_interruption_notes
@@ -41,7 +43,8 @@ from components.specs.service import (
     validate_model_service,
     validate_reranker,
 )
-from contracts import aws_limits
+from components.specs.service_connect import private_host
+from contracts import aws_limits, litellm
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -300,6 +303,12 @@ class Plan:
     rerankers: dict[str, RerankerPlan] = field(default_factory=dict)
     builds: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Images the stack builds (`images.build`): image name -> Docker platforms."""
+    gateway: gateway_specs.GatewayPlan | None = None
+    """The AI gateway (LiteLLM), when configured."""
+    workers: dict[str, worker_specs.WorkerPlan] = field(default_factory=dict)
+    """Queue workers, by name."""
+    service_connect_namespace: str | None = None
+    """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
 
     def alarm_specs(self, stack: str = "stack") -> list[ops_specs.AlarmSpec]:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
@@ -392,6 +401,10 @@ class Plan:
             out["operations"].append(
                 "dashboard: one per stack (models, re-rankers, pools, endpoint)"
             )
+        if self.gateway is not None:
+            out["gateway"] = self.gateway.decisions()
+        for name, w in self.workers.items():
+            out[f"worker {name}"] = w.decisions()
         for image, platforms in self.builds.items():
             out[f"image {image}"] = [
                 f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
@@ -826,12 +839,13 @@ def build_plan(
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
     pools = _pool_plans(config, platform_name, demands, issues)
     services = config.service_names()
+    routed = [*services, *([config.gateway.path] if config.gateway is not None else [])]
     quota = config.endpoint.listener_rule_quota
-    if len(services) * RULES_PER_SERVICE > quota:
+    if len(routed) * RULES_PER_SERVICE > quota:
         issues.append(
             ConfigIssue(
                 "platform.models",
-                f"{len(services)} services need {len(services) * RULES_PER_SERVICE} listener "
+                f"{len(routed)} services need {len(routed) * RULES_PER_SERVICE} listener "
                 f"rules but the ALB quota is {quota} (endpoint.listenerRuleQuota): at most "
                 f"{quota // RULES_PER_SERVICE} services per stack; split the stack or raise the "
                 "quota with AWS first",
@@ -840,6 +854,8 @@ def build_plan(
 
     longest = [m.max_generation_seconds for m in config.models.values()]
     longest += [r.max_request_seconds for r in config.rerankers.values()]
+    if config.gateway is not None and config.gateway.bedrock.models:
+        longest.append(gateway_specs.BEDROCK_TIMEOUT_SECONDS)
     try:
         idle = sizing.alb_idle_timeout(
             longest or [60], override=config.endpoint.idle_timeout_seconds
@@ -937,6 +953,15 @@ def build_plan(
         except (ServiceArgsError, ValueError) as exc:
             issues.append(_service_issue(path, exc))
 
+    namespace = None
+    if config.gateway is not None or config.workers:
+        namespace = service_connect_namespace(platform_name, stack)
+    gateway = _gateway_plan(config, models, namespace or "", priority, idle, issues)
+    workers, worker_issues = worker_specs.plan_workers(
+        config.workers, has_gateway=config.gateway is not None
+    )
+    issues += worker_issues
+
     subscriptions = [
         ops_specs.Subscription(sub.protocol, sub.endpoint)
         for sub in config.operations.alarm_subscriptions
@@ -958,6 +983,58 @@ def build_plan(
         models=models,
         rerankers=rerankers,
         builds=builds,
+        gateway=gateway,
+        workers=workers,
+        service_connect_namespace=namespace,
+    )
+
+
+def service_connect_namespace(platform_name: str, stack: str | None) -> str:
+    """The Cloud Map namespace of a stack's private routes: `<platform>-<stack>` (HTTP namespace
+    names are unique per account and region; aliases read `<service>.<namespace>`)."""
+    return f"{platform_name}-{stack}".lower() if stack else platform_name
+
+
+def _gateway_plan(
+    config: StackConfig,
+    models: dict[str, ModelPlan],
+    namespace: str,
+    priority: int,
+    idle: sizing.IdleTimeout,
+    issues: list[ConfigIssue],
+) -> gateway_specs.GatewayPlan | None:
+    """The gateway's routes to the planned models at their Service Connect addresses; routes
+    to a model that failed its own checks are left out (that model's problem is reported)."""
+    gw = config.gateway
+    if gw is None:
+        return None
+    targets = {
+        name: gateway_specs.ServiceTarget(
+            service=name,
+            served_model_name=m.launch.served_model_name,
+            host=private_host(name, namespace),
+            port=m.port,
+            timeout_seconds=m.config.max_generation_seconds,
+        )
+        for name, m in models.items()
+    }
+    if gw.routes is not None:
+        failed = set(config.models) - set(models)
+        kept = {k: v for k, v in gw.routes.items() if v not in failed}
+        gw = gw.model_copy(update={"routes": kept})
+    plan, found = gateway_specs.plan_gateway(
+        gw,
+        targets,
+        service_names=config.service_names(),
+        trusted_proxy_ranges=(config.network.cidr_block,),
+    )
+    issues += found
+    if plan is None:
+        return None
+    return replace(
+        plan,
+        priority=priority,
+        deregistration=_deregistration(plan.spec.longest_request_seconds, idle),
     )
 
 
@@ -988,6 +1065,8 @@ def _endpoint_spec(
     ep = config.endpoint
     auth = ep.auth
     ports = {m.port for m in models.values()} | {r.port for r in rerankers.values()}
+    if config.gateway is not None:
+        ports.add(litellm.PORT)
     default_prefix = "-".join(p for p in (project, stack) if p) or AuthSpec.domain_prefix
     return EndpointSpec(
         vpc_cidr=config.network.cidr_block,

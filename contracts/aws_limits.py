@@ -462,6 +462,43 @@ NAME_RULES: dict[str, NameRule] = {
         prefix_input=None,
         source="cloudwatch PutDashboard DashboardName",
     ),
+    # Cloud Map namespace names (CreateHttpNamespace Name: `^(?!arn:)[!-~]{1,1024}$`).
+    "aws:servicediscovery/httpNamespace:HttpNamespace": NameRule(
+        1024,
+        r"^(?!arn:)[!-~]+$",
+        prefix_input=None,
+        source="servicediscovery CreateHttpNamespace Name",
+    ),
+    # RDS identifiers: 1-63 letters, digits and hyphens, starting with a letter, no two
+    # consecutive hyphens, not ending with one (CreateDBCluster / CreateDBInstance). The provider
+    # does not autoname them (the input is not `name` and resource_overrides.go sets no rule;
+    # Terraform would pick `tf-<timestamp>`), so the program names them explicitly.
+    "aws:rds/cluster:Cluster": NameRule(
+        63,
+        r"^[A-Za-z](?!.*--)[A-Za-z0-9-]*[A-Za-z0-9]$",
+        note="a letter first, letters, digits and single hyphens, no hyphen last",
+        name_input="clusterIdentifier",
+        autoname_max=None,
+        prefix_input="clusterIdentifierPrefix",
+        source=_PROVIDER + "resource_overrides.go (no rule); rds DBClusterIdentifier",
+    ),
+    "aws:rds/clusterInstance:ClusterInstance": NameRule(
+        63,
+        r"^[A-Za-z](?!.*--)[A-Za-z0-9-]*[A-Za-z0-9]$",
+        note="a letter first, letters, digits and single hyphens, no hyphen last",
+        name_input="identifier",
+        autoname_max=None,
+        prefix_input="identifierPrefix",
+        source=_PROVIDER + "resource_overrides.go (no rule); rds DBInstanceIdentifier",
+    ),
+    # DB subnet group names: up to 255 lowercase letters, digits, spaces, '.', '_' and '-'
+    # (terraform-provider-aws validator; the API adds "must not be default").
+    "aws:rds/subnetGroup:SubnetGroup": NameRule(
+        255,
+        r"^(?!default$)[ ._a-z0-9-]+$",
+        note="lowercase letters, digits, spaces, '.', '_' and '-'; not 'default'",
+        source="terraform-provider-aws db_subnet_group validator; rds CreateDBSubnetGroup",
+    ),
     # The provider autonames the creation token up to 255 characters; EFS accepts 64.
     "aws:efs/fileSystem:FileSystem": NameRule(
         64,
@@ -497,3 +534,26 @@ def fitted_name(logical: str, rule: NameRule, *, scope: str, salt: str = "") -> 
     if not re.match(rule.pattern, name):  # pragma: no cover - the construction above guarantees it
         raise ValueError(f"fitted name {name!r} breaks {rule}")
     return name
+
+
+# --------------------------------------------------------------------------------------------
+# SQS, Application Auto Scaling, ECS Service Connect and task protection (queue workers, gateway)
+# --------------------------------------------------------------------------------------------
+
+# The SQS attribute ranges above, by the names the queue workers use. VisibilityTimeout (12 h
+# at most) also bounds any single job: ChangeMessageVisibility cannot extend past 12 h from the
+# receive either.
+SQS_VISIBILITY_TIMEOUT_MAX = SQS_ATTRIBUTE_RANGES["visibilityTimeoutSeconds"][1]
+SQS_RETENTION_MIN, SQS_RETENTION_MAX = SQS_ATTRIBUTE_RANGES["messageRetentionSeconds"]
+SQS_LONG_POLL_MAX = SQS_ATTRIBUTE_RANGES["receiveWaitTimeSeconds"][1]
+# RedrivePolicy maxReceiveCount: 1-1000.
+SQS_MAX_RECEIVE_COUNT_RANGE = (1, 1000)
+# ReceiveMessageWaitTimeSeconds (long polling): 0-20 s.
+SQS_LONG_POLL_MAX = 20
+# Application Auto Scaling quota "Step adjustments per step scaling policy": 20 (default).
+STEP_ADJUSTMENTS_MAX = 20
+# ECS task scale-in protection ExpiresInMinutes: at most 2880 (48 h).
+TASK_PROTECTION_MAX_MINUTES = 2880
+# Service Connect timeouts when unset (HTTP app protocols): 15 s per request, 300 s idle.
+SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS = 15
+SERVICE_CONNECT_DEFAULT_IDLE_SECONDS = 300

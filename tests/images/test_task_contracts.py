@@ -275,6 +275,10 @@ def test_every_configured_service_has_exactly_one_task_definition(stack):
     task_definitions = recording(stack).by_type(TASK_DEFINITION)
     assert task_definitions, f"{stack}: the program registered no task definition at all"
     expected = {f"{PLATFORM_NAME}-{service}" for _, service in services_of(stack)}
+    # The AI gateway and the queue workers run images of their own (LiteLLM's, the user's).
+    cfg = stack_platform_config(stack)
+    expected |= {f"{PLATFORM_NAME}-gateway"} if cfg.get("gateway") else set()
+    expected |= {f"{PLATFORM_NAME}-{worker}" for worker in cfg.get("workers") or {}}
     owners = [td.parent.rsplit("::", 1)[-1] for td in task_definitions]
     assert sorted(owners) == sorted(expected)
 
