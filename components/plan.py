@@ -586,7 +586,7 @@ def _pool_plans(
             problems = pool_problems(resource, pool_spec(pool), accel)
             if not problems:
                 inst = catalog.instance(single)
-                kept = []
+                kept: list[Demand] = []
                 for demand in on_pool:
                     try:
                         instance_types.fit_on(demand, inst)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -62,7 +62,6 @@ ACCELERATOR_MANUFACTURER: dict[Accelerator, str] = {
 INSTANCE_TYPE_PATTERN = re.compile(aws_limits.INSTANCE_TYPE_PATTERN)
 #: Sizing-derived lists keep types up to this multiple of the cheapest fitting type's price.
 DEFAULT_MAX_PRICE_RATIO = 2.0
-INSTANCE_TYPE_PATTERN = re.compile(r"^[a-zA-Z0-9.*-]{1,30}$")
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,7 +238,7 @@ class PoolTypes:
     chosen: tuple[str, ...]
     layouts: Mapping[str, DeviceLayout]
     fits: Mapping[str, Mapping[str, TypeFit]]
-    dropped: Mapping[str, str] = field(default_factory=dict)
+    dropped: Mapping[str, str] = field(default_factory=dict[str, str])
 
     @property
     def instances(self) -> tuple[InstanceType, ...]:
@@ -271,7 +270,7 @@ class PoolTypes:
 def _split_proposal(
     groups: Mapping[tuple[DeviceLayout, ...], list[str]], models: Sequence[str]
 ) -> str:
-    parts = []
+    parts: list[str] = []
     for layouts, names in sorted(
         groups.items(), key=lambda kv: catalog.instance(kv[1][0]).on_demand_usd_hour
     ):
@@ -332,15 +331,18 @@ def choose_pool_types(
                 f"at most {aws_limits.LISTED_INSTANCE_TYPES_MAX} entries, got {len(excluded)}",
             )
         )
+    # Config values arrive typed, but callers outside the plan may pass anything.
     if max_types is not None and (
-        isinstance(max_types, bool) or not isinstance(max_types, int) or max_types < 1
+        isinstance(max_types, bool)
+        or not isinstance(max_types, int)  # pyright: ignore[reportUnnecessaryIsInstance]
+        or max_types < 1
     ):
         problems.append(
             ("maxInstanceTypes", f"must be a whole number of at least 1, got {max_types!r}")
         )
     if max_price_ratio is not None and (
         isinstance(max_price_ratio, bool)
-        or not isinstance(max_price_ratio, (int, float))
+        or not isinstance(max_price_ratio, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
         or not max_price_ratio >= 1
     ):
         problems.append(
@@ -402,7 +404,8 @@ def choose_pool_types(
                 )
             )
             return None, problems
-        chosen, dropped = fitting, {}
+        chosen: list[str] = list(fitting)
+        dropped: dict[str, str] = {}
         source: Literal["instanceTypes", "sizing"] = "instanceTypes"
     else:
         if not fitting:
@@ -465,7 +468,7 @@ def _nothing_fits(
             f"{'GPU' if accelerator == 'nvidia' else 'Neuron'} type in the catalog"
         )
     # Name, per model, the cheapest type that would hold it alone: the pool cannot hold them all.
-    hints = []
+    hints: list[str] = []
     for demand in demands:
         alone = fitting_types(demand)
         where = alone[0].instance.name if alone else "no catalog type"
@@ -481,7 +484,7 @@ def _nothing_fits(
 def _listed_types(
     accelerator: Accelerator,
     names: Sequence[str],
-    is_excluded,
+    is_excluded: Callable[[str], bool],
     problems: list[tuple[str, str]],
 ) -> list[InstanceType]:
     out: list[InstanceType] = []
@@ -647,7 +650,7 @@ def managed_instance_requirements(choice: PoolTypes) -> InstanceRequirements:
     gpu = choice.accelerator == "nvidia"
     needed_mib: int | None = None
     if gpu:
-        per_task = []
+        per_task: list[float] = []
         for model_fits in choice.fits.values():
             for f in model_fits.values():
                 gpu = f.fit
