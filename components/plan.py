@@ -112,6 +112,19 @@ class RerankerPlan:
     def port(self) -> int:
         return reranker_contract.PORT
 
+    @property
+    def admission(self) -> reranker_contract.AdmissionLimits:
+        """The image contract's work limits for this task size (stated for a MiniLM-L6 model;
+        the service re-derives them for the model it serves)."""
+        drain = self.config.environment.get(reranker_contract.ENV_DRAIN_TIMEOUT_SECONDS, "")
+        return reranker_contract.admission_limits(
+            self.size.cpu / 1024,
+            request_timeout_seconds=self.config.max_request_seconds,
+            drain_timeout_seconds=int(drain)
+            if drain.isdigit() and int(drain) > 0
+            else reranker_contract.DRAIN_TIMEOUT_SECONDS,
+        )
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -140,7 +153,11 @@ class Plan:
                 m.deploy.note,
             ]
         for name, r in self.rerankers.items():
-            out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+            out[f"reranker {name}"] = [
+                r.size.summary(),
+                r.deregistration.summary(),
+                r.admission.summary(),
+            ]
         for image, platforms in self.builds.items():
             out[f"image {image}"] = [
                 f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
@@ -510,7 +527,12 @@ def reranker_args(r: RerankerPlan, wiring: ServiceWiring, idle_timeout: int) -> 
         scaling_target=cfg.scaling_target,
         deregistration_delay_seconds=r.deregistration.seconds,
         alb_idle_timeout_seconds=idle_timeout,
-        environment=dict(cfg.environment),
+        # The service bounds each request (and its admission) by the same maxRequestSeconds the
+        # ALB idle timeout and the deregistration delay are derived from.
+        environment={
+            reranker_contract.ENV_REQUEST_TIMEOUT_SECONDS: str(cfg.max_request_seconds),
+            **cfg.environment,
+        },
         secrets=dict(cfg.secrets),
         log_retention_days=cfg.log_retention_days,
         service_depends_on=tuple(wiring.service_depends_on),

@@ -40,7 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.batcher import MicroBatcher, OverloadedError
 from app.engine import BatchStats, Engine
-from app.settings import Settings, available_cpus
+from app.settings import Settings, available_cpus, available_vcpus
 from app.staging import missing_files, stage_from_s3
 
 LOG = logging.getLogger("reranker")
@@ -255,7 +255,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 max_batch_tokens=settings.max_batch_tokens,
             )
             engine.score([("warm up", "the first run allocates ORT arenas")])
-            limits = settings.admission(threads, engine.info.shape)
+            limits = settings.admission(min(float(threads), available_vcpus()), engine.info.shape)
 
             def score(encodings: list) -> np.ndarray:
                 stats = BatchStats()

@@ -137,6 +137,19 @@ class Settings:
         )
 
 
+def cgroup_cpu_quota(cpu_max: str | None, online_cpus: int) -> float:
+    """CPU time per second this cgroup may use (0.25 for a quarter-vCPU Fargate task).
+
+    Admission limits scale with it; thread counts use the whole-CPU `cgroup_cpu_limit`.
+    """
+    parts = (cpu_max or "").split()
+    try:
+        quota, period = int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):  # absent, garbage or "max ..." (no quota)
+        return float(max(1, online_cpus))
+    return min(float(max(1, online_cpus)), quota / period) if quota > 0 and period > 0 else 1.0
+
+
 def cgroup_cpu_limit(cpu_max: str | None, online_cpus: int) -> int:
     """Return the usable CPU count from a cgroup v2 `cpu.max` line ("quota period" or "max ...").
 
@@ -155,8 +168,7 @@ def cgroup_cpu_limit(cpu_max: str | None, online_cpus: int) -> int:
     return max(1, min(online_cpus, math.ceil(quota / period))) if period > 0 else online_cpus
 
 
-def available_cpus() -> int:
-    """CPUs this process may use: affinity mask, capped by a cgroup v2 quota when present."""
+def _cpu_facts() -> tuple[str | None, int]:
     try:
         online = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - non-Linux
@@ -165,4 +177,14 @@ def available_cpus() -> int:
         cpu_max = Path("/sys/fs/cgroup/cpu.max").read_text()
     except OSError:
         cpu_max = None
-    return cgroup_cpu_limit(cpu_max, online)
+    return cpu_max, online
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: affinity mask, capped by a cgroup v2 quota when present."""
+    return cgroup_cpu_limit(*_cpu_facts())
+
+
+def available_vcpus() -> float:
+    """CPU time per second this process may use (fractional under a cgroup v2 quota)."""
+    return cgroup_cpu_quota(*_cpu_facts())

@@ -7,6 +7,7 @@ import asyncio
 import io
 import itertools
 import json
+import math
 import re
 import threading
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from app.batcher import Admission, Job, MicroBatcher, OverloadedError, plan_round
 from app.engine import activate, encoder_flops, plan_chunks
 from app.server import RerankRequest, rank, request_problems, split_advice
-from app.settings import Settings, cgroup_cpu_limit
+from app.settings import Settings, cgroup_cpu_limit, cgroup_cpu_quota
 from app.staging import MARKER, local_path, missing_files, parse_s3_uri, stage_from_s3
 from contract import retry_after_seconds
 from hypothesis import given
@@ -99,6 +100,12 @@ def test_settings_defaults_and_errors():
 )
 def test_cgroup_cpu_limit(cpu_max, online, expected):
     assert cgroup_cpu_limit(cpu_max, online) == expected
+    assert math.ceil(cgroup_cpu_quota(cpu_max, online)) == expected
+
+
+def test_cgroup_cpu_quota_keeps_fractions():
+    assert cgroup_cpu_quota("25000 100000", 2) == 0.25
+    assert cgroup_cpu_quota("max 100000", 2) == 2.0
 
 
 # --- engine math ------------------------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""The plan states the re-ranker's admission limits and hands the service its request timeout.
+
+The limits come from the image contract's pure `admission_limits` for the planned Fargate size
+and the service's `maxRequestSeconds`, the same bound the ALB idle timeout and deregistration
+delay are derived from.
+"""
+
+from __future__ import annotations
+
+from components.plan import _PLACEHOLDER_WIRING, build_plan, reranker_args
+from images.reranker import contract
+from tests.foundation.test_config import mutate, reference
+
+
+def _plan(raw: dict, stack: str = "dev"):
+    from components.config import load_stack_config
+
+    return build_plan(load_stack_config(raw, stack))
+
+
+def test_plan_states_admission_limits_derived_from_task_size_and_request_timeout():
+    raw = reference("dev")
+    name = next(iter(raw["rerankers"]))
+    for seconds in (10, 45):
+        changed = mutate(raw, f"rerankers.{name}.maxRequestSeconds", seconds)
+        plan = _plan(changed)
+        r = plan.rerankers[name]
+        expected = contract.admission_limits(r.size.cpu / 1024, request_timeout_seconds=seconds)
+        assert r.admission == expected
+        assert expected.summary() in plan.decisions()[f"reranker {name}"]
+        args = reranker_args(r, _PLACEHOLDER_WIRING, plan.idle_timeout.seconds)
+        assert args.environment[contract.ENV_REQUEST_TIMEOUT_SECONDS] == str(seconds)
