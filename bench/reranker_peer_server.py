@@ -8,8 +8,6 @@ batching only oversubscribe the cores, so serialising is the peer's best case, n
     PEER=fastembed | st-onnx   MODEL_DIR=<dir>   MAX_LENGTH=512   PORT=<port>
 """
 
-from __future__ import annotations
-
 import os
 import threading
 from collections.abc import Callable, Sequence
