@@ -593,9 +593,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import prepare
 
-    per_cell = {
-        c: max(c, round(n * args.scale)) for c, n in zip(CONCURRENCY, (3, 6, 16), strict=True)
-    }
+    counts = [int(x) for x in args.cells.split(",")]
+    per_cell = {c: max(c, n) for c, n in zip(CONCURRENCY, counts, strict=True)}
     with tempfile.TemporaryDirectory(prefix="reranker-bench-") as tmp:
         work = Path(tmp)
         log("building cross-encoder, ONNX bundle and plain export ...")
