@@ -15,11 +15,11 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
     ResourceValidationArgs,
     StackValidationArgs,
 )
 
+from . import aws_limits
 from .resources import (
     SERVICE,
     TASK_DEFINITION,
@@ -34,28 +34,12 @@ from .resources import (
     parse_memory_mib,
     service_runs_on_fargate,
 )
-from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
-
-GIB = 1024
-
-
-def _steps(low_gib: int, high_gib: int, step_gib: int) -> tuple[int, ...]:
-    return tuple(m * GIB for m in range(low_gib, high_gib + 1, step_gib))
-
+from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
 
 #: Linux Fargate task sizes: CPU units -> allowed memory in MiB (AWS Fargate task size table).
-FARGATE_GRID: dict[int, tuple[int, ...]] = {
-    256: (512, 1024, 2048),
-    512: _steps(1, 4, 1),
-    1024: _steps(2, 8, 1),
-    2048: _steps(4, 16, 1),
-    4096: _steps(8, 30, 1),
-    8192: _steps(16, 60, 4),
-    16384: _steps(32, 120, 8),
-    32768: (60 * GIB, 120 * GIB, 244 * GIB),
-}
+FARGATE_GRID: dict[int, tuple[int, ...]] = aws_limits.FARGATE_TASK_SIZES
 #: CPU units from which Fargate needs Linux platform version 1.4.0 or later.
-PLATFORM_1_4_CPU = 8192
+PLATFORM_1_4_CPU = aws_limits.FARGATE_PLATFORM_1_4_MIN_CPU
 
 
 def grid_problem(cpu: int | None, memory: int | None) -> str | None:
@@ -101,9 +85,7 @@ def platform_version_ok(version: Any) -> bool:
 # --- policies ---------------------------------------------------------------------------------
 
 
-def _check_no_host_features(
-    args: ResourceValidationArgs, config: Config, report: ReportViolation
-) -> None:
+def _check_no_host_features(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if not is_fargate_compatible(args.props):
         return
     found = fargate_rejections(args.props)
@@ -128,7 +110,7 @@ no_host_features_on_fargate = resource_rule(
 
 
 def _check_no_gpu_service(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(service) -> None:
         if not service_runs_on_fargate(service.resource_type, service.props):
@@ -159,7 +141,7 @@ no_gpu_task_on_fargate_service = stack_rule(
 )
 
 
-def _check_grid(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check_grid(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if not is_fargate_compatible(args.props):
         return
     family = str(get_path(args.props, "runtimePlatform", "operatingSystemFamily", default="LINUX"))
@@ -192,7 +174,7 @@ fargate_task_size_on_grid = resource_rule(
 
 
 def _check_platform(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(service) -> None:
         if not service_runs_on_fargate(service.resource_type, service.props):

@@ -14,19 +14,23 @@ from typing import Any
 
 import pytest
 
-from components import catalog
-from components._asg_pool import (
+from components.capacity.asg_pool import (
     ECS_INSTANCE_POLICY,
     SSM_INSTANCE_POLICY,
+    GpuAsgPool,
+    GpuAsgPoolArgs,
+    InferentiaPool,
+    InferentiaPoolArgs,
     PoolArgs,
+    PoolArgumentError,
+    WarmPoolArgs,
     ecs_agent_settings,
     ecs_user_data,
     encode_user_data,
-    pool_problems,
 )
 from components.cluster import Cluster, ClusterArgs
-from components.gpu_pool import GpuAsgPool, GpuAsgPoolArgs, PoolArgumentError, WarmPoolArgs
-from components.neuron_pool import InferentiaPool, InferentiaPoolArgs
+from components.sizing import catalog
+from components.specs.pool import pool_problems
 from tools import recording
 from tools.recording import Recording, run_function
 
@@ -281,8 +285,8 @@ def test_launch_template_hardening_and_root_volume() -> None:
     launch_template = rec.one(LT)
     sg, profile = rec.one(SG), rec.one("aws:iam/instanceProfile:InstanceProfile")
     assert len(lt["vpcSecurityGroupIds"]) == 1
-    assert lt["vpcSecurityGroupIds"][0].startswith("securitygroup-")
-    assert "instanceprofile/gpu-instance-profile-" in lt["iamInstanceProfile"]["arn"]
+    assert lt["vpcSecurityGroupIds"][0].startswith("sg-")
+    assert ":instance-profile/gpu-instance-profile-" in lt["iamInstanceProfile"]["arn"]
     assert {sg.urn, profile.urn} <= set(launch_template.dependencies)
 
 
@@ -336,7 +340,7 @@ def test_auto_scaling_group() -> None:
     }
     assert tags["team"]["value"] == "ml" and tags["team"]["propagateAtLaunch"] is True
     lt = rec.one(LT)
-    assert inputs["launchTemplate"]["id"].startswith("launchtemplate-")
+    assert inputs["launchTemplate"]["id"].startswith("lt-")
     assert lt.urn in asg.dependencies
     assert "warmPool" not in inputs
     assert "instanceRefresh" not in inputs

@@ -257,7 +257,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             engine.score([("warm up", "the first run allocates ORT arenas")])
             limits = settings.admission(min(float(threads), available_vcpus()), engine.info.shape)
 
-            def score(encodings: list) -> np.ndarray:
+            def score(encodings: Sequence[Any]) -> np.ndarray:
                 stats = BatchStats()
                 out = engine.score_encoded(encodings, stats)
                 metrics.tokens.inc(stats.real_tokens)

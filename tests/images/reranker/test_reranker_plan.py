@@ -7,9 +7,9 @@ delay are derived from.
 
 from __future__ import annotations
 
-from components.plan import _PLACEHOLDER_WIRING, build_plan, reranker_args
+from components.plan import build_plan
 from images.reranker import contract
-from tests.foundation.test_config import mutate, reference
+from tests.foundation.conftest import mutate, reference
 
 
 def _plan(raw: dict, stack: str = "dev"):
@@ -28,5 +28,4 @@ def test_plan_states_admission_limits_derived_from_task_size_and_request_timeout
         expected = contract.admission_limits(r.size.cpu / 1024, request_timeout_seconds=seconds)
         assert r.admission == expected
         assert expected.summary() in plan.decisions()[f"reranker {name}"]
-        args = reranker_args(r, _PLACEHOLDER_WIRING, plan.idle_timeout.seconds)
-        assert args.environment[contract.ENV_REQUEST_TIMEOUT_SECONDS] == str(seconds)
+        assert r.spec.environment[contract.ENV_REQUEST_TIMEOUT_SECONDS] == str(seconds)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -38,16 +39,21 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components.errors import ConfigError, ConfigIssue
+from components.config.issues import ConfigError, ConfigIssue
+from contracts import aws_limits
 
 ROOT = "platform"
+
+_IDLE_TIMEOUT = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+_SESSION = aws_limits.COGNITO_SESSION_TIMEOUT_RANGE
+_TOKEN_MINUTES = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 
 # Service and pool names end up in resource names, ALB path prefixes and target group names
 # (32 characters at most, including the stack-derived prefix), so they are kept short and DNS-safe.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
-S3_URI_PATTERN = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")
-ACM_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$")
-SECRET_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+S3_URI_PATTERN = aws_limits.S3_URI
+ACM_ARN_PATTERN = aws_limits.ACM_CERTIFICATE_ARN
+SECRET_ARN_PATTERN = aws_limits.SECRETS_MANAGER_ARN
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.
 SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
@@ -168,9 +174,9 @@ class AuthConfig(_Section):
     """Cognito hosted-domain prefix; default `<project>-<stack>`. Must be globally unique."""
     api_scopes: list[Name] = Field(default_factory=lambda: ["invoke"], min_length=1)
     """Scopes of the resource server; API clients get them with the client-credentials grant."""
-    session_timeout_seconds: int = Field(28_800, ge=60, le=604_800)
+    session_timeout_seconds: int = Field(28_800, ge=_SESSION[0], le=_SESSION[1])
     """Browser session length on the ALB. Default 8 h."""
-    access_token_validity_minutes: int = Field(60, ge=5, le=1440)
+    access_token_validity_minutes: int = Field(60, ge=_TOKEN_MINUTES[0], le=_TOKEN_MINUTES[1])
     """Lifetime of access tokens issued to API callers."""
 
     @model_validator(mode="after")
@@ -200,7 +206,7 @@ class EndpointConfig(_Section):
     """Client networks admitted by the ALB security group (VPC, peered VPCs, VPN)."""
     internet_facing: bool = False
     """Put the ALB in public subnets. Every rule still authenticates first."""
-    idle_timeout_seconds: int | None = Field(None, ge=1, le=4000)
+    idle_timeout_seconds: int | None = Field(None, ge=_IDLE_TIMEOUT[0], le=_IDLE_TIMEOUT[1])
     """Override of the derived idle timeout; must still cover the longest generation."""
     ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
     """HTTPS listener security policy (TLS 1.3 and 1.2 only)."""
@@ -208,7 +214,7 @@ class EndpointConfig(_Section):
     """ALB access logs to an encrypted, private S3 bucket."""
     access_log_retention_days: int = Field(90, ge=1, le=3650)
     """Days before access logs expire."""
-    auth: AuthConfig = Field(default_factory=AuthConfig)
+    auth: AuthConfig = Field(default_factory=lambda: AuthConfig.model_validate({}))
     """Cognito user pool and clients; see `AuthConfig`."""
     hosted_zone_id: str | None = Field(None, pattern=r"^Z[A-Z0-9]{1,31}$")
     """Route 53 hosted zone (usually private) in which to create an alias record for
@@ -421,7 +427,7 @@ class _ServiceBase(_Section):
     """Plain settings for the container. Credentials are rejected here: use `secrets`."""
     secrets: dict[str, str] = Field(default_factory=dict)
     """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
-    log_retention_days: int = Field(30, ge=1, le=3653)
+    log_retention_days: int = Field(30, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS))
     """CloudWatch log retention."""
 
     @field_validator("environment")
@@ -498,9 +504,11 @@ class ModelConfig(_ServiceBase):
     """Longest request (prompt + streamed completion) the service must keep open."""
     health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
     """Override of the estimate from `startup`."""
-    startup: StartupConfig = Field(default_factory=StartupConfig)
+    startup: StartupConfig = Field(default_factory=lambda: StartupConfig.model_validate({}))
     """Inputs of the health-check grace period estimate."""
-    autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig)
+    autoscaling: AutoscalingConfig = Field(
+        default_factory=lambda: AutoscalingConfig.model_validate({})
+    )
     """Target tracking on ALB requests per target."""
 
     @model_validator(mode="after")
@@ -595,7 +603,7 @@ class StackConfig(_Section):
     keyed by short names. Tags for every resource come from the provider's own
     `aws:defaultTags` stack setting."""
 
-    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    network: NetworkConfig = Field(default_factory=lambda: NetworkConfig.model_validate({}))
     """VPC, NAT and VPC endpoints."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     """ECS cluster settings."""
@@ -666,7 +674,7 @@ _MSG_WORDS = (
 )
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     if kind == "missing":
         return "is required but missing; add it (see the configuration reference in README.md)"
