@@ -262,6 +262,19 @@ class RerankerPlan:
         return reranker_contract.PORT
 
     @property
+    def admission(self) -> reranker_contract.AdmissionLimits:
+        """The image contract's work limits for this task size (stated for a MiniLM-L6 model;
+        the service re-derives them for the model it serves)."""
+        drain = self.config.environment.get(reranker_contract.ENV_DRAIN_TIMEOUT_SECONDS, "")
+        return reranker_contract.admission_limits(
+            self.size.cpu / 1024,
+            request_timeout_seconds=self.config.max_request_seconds,
+            drain_timeout_seconds=int(drain)
+            if drain.isdigit() and int(drain) > 0
+            else reranker_contract.DRAIN_TIMEOUT_SECONDS,
+        )
+
+    @property
     def spec(self) -> RerankerSpec:
         """What the re-ranker component builds (image None: the stack's own build)."""
         cfg = self.config
@@ -282,7 +295,12 @@ class RerankerPlan:
             scaling_target=cfg.scaling_target,
             deregistration_delay_seconds=self.deregistration.seconds,
             alb_idle_timeout_seconds=self.idle_timeout_seconds,
-            environment=dict(cfg.environment),
+            # The service bounds each request (and its admission) by the same maxRequestSeconds
+            # the ALB idle timeout and the deregistration delay are derived from.
+            environment={
+                reranker_contract.ENV_REQUEST_TIMEOUT_SECONDS: str(cfg.max_request_seconds),
+                **cfg.environment,
+            },
             secrets=dict(cfg.secrets),
             log_retention_days=cfg.log_retention_days,
             metrics_sidecar=self.metrics_sidecar,
@@ -373,7 +391,11 @@ class Plan:
             if m.metrics_sidecar:
                 out[f"model {name}"].append(_METRICS_NOTE)
         for name, r in self.rerankers.items():
-            out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+            out[f"reranker {name}"] = [
+                r.size.summary(),
+                r.deregistration.summary(),
+                r.admission.summary(),
+            ]
             if r.metrics_sidecar:
                 out[f"reranker {name}"].append(_METRICS_NOTE)
         ops = self.config.operations
