@@ -40,6 +40,7 @@ from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
 from contracts import aws_limits
+from contracts.engine import ENV_REGION_VARIABLES
 
 ROOT = "platform"
 
@@ -435,6 +436,11 @@ class _ServiceBase(_Section):
         for name in values:
             if not ENV_NAME_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if name in ENV_REGION_VARIABLES:
+                raise ValueError(
+                    f"{name!r} is set by the stack to its own region (aws:region) in every "
+                    "container; remove it here"
+                )
             if SECRET_NAME_HINT.search(name):
                 raise ValueError(
                     f"{name!r} looks like a credential: put its Secrets Manager ARN under "

@@ -24,6 +24,7 @@ from pulumi import Input, Output
 from components import iam
 from components.specs.service import ServiceSpecFields
 from contracts.aws_limits import ELBV2_NAME, fitted_name
+from contracts.engine import ENV_REGION_VARIABLES
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
@@ -384,12 +385,15 @@ def serving_container(
 ) -> dict[str, Any]:
     """The keys every serving container starts with, in this order (the JSON of the task
     definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
-    nofile limit. Callers add command, secrets, devices and `linuxParameters`."""
+    nofile limit. Callers add command, secrets, devices and `linuxParameters`. The stack's
+    `region` is also set as AWS_REGION and AWS_DEFAULT_REGION (`contracts.engine`)."""
     return {
         "name": name,
         "image": image,
         "essential": True,
-        "environment": environment,
+        "environment": environment_list(
+            environment, {variable: region for variable in ENV_REGION_VARIABLES}
+        ),
         "portMappings": port_mappings,
         "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
         "stopTimeout": stop_timeout_seconds,

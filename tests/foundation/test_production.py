@@ -4,12 +4,17 @@ or the plan on configs built for the purpose."""
 
 from __future__ import annotations
 
+import json
 import re
-from pathlib import Path
 
+import pytest
 import yaml
 
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
 from tests.foundation.test_platform import ROOT, recorded
+from tools.preview import project_name, read_stack_file
+from tools.recording import run_program, stack_config_values
 
 STACKS = ["dev", "prod"]
 
@@ -39,3 +44,37 @@ def test_neuron_entrypoint_docstring_claims_no_host_volume_the_task_lacks() -> N
     for t in neuron:
         assert not t.inputs.get("volumes")
     assert not re.search(r"on a host volume|host-volume cache", doc), doc
+
+
+# -- item 3: the stack's region reaches every container --------------------------------------
+
+
+def _recorded_in(stack: str, region: str):
+    """The reference `stack` run whole under the mock runtime with aws:region = `region`."""
+    settings = read_stack_file(ROOT, stack)
+    settings["config"]["aws:region"] = region
+    return run_program(
+        ROOT, project=project_name(ROOT), stack=stack, config=stack_config_values(settings)
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_container_gets_the_stacks_region(stack: str) -> None:
+    rec = _recorded_in(stack, "eu-central-1")
+    task_defs = rec.by_type("aws:ecs/taskDefinition:TaskDefinition")
+    assert task_defs
+    for t in task_defs:
+        for container in json.loads(t.inputs["containerDefinitions"]):
+            env = {e["name"]: e["value"] for e in container["environment"]}
+            assert env["AWS_REGION"] == env["AWS_DEFAULT_REGION"] == "eu-central-1", (t.name, env)
+            assert len(container["environment"]) == len(env), "a variable is set twice"
+
+
+def test_services_may_not_set_the_region_themselves() -> None:
+    _, data = _stack_file("dev")
+    platform = data["config"]["ecs-inference:platform"]
+    platform["rerankers"]["rerank"]["environment"] = {"AWS_REGION": "us-west-2"}
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(platform, "dev")
+    assert "platform.rerankers.rerank.environment" in str(err.value)
+    assert "aws:region" in str(err.value)
