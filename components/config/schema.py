@@ -41,6 +41,7 @@ from pydantic.alias_generators import to_camel
 from components.config.issues import ConfigError, ConfigIssue
 from contracts import aws_limits
 from contracts.engine import ENV_REGION_VARIABLES
+from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 
 ROOT = "platform"
 
@@ -413,6 +414,14 @@ class StartupConfig(_Section):
     """Engine warm-up after the weights are loaded (graph capture, compilation cache)."""
 
 
+def _vllm_api_key_message(section: str) -> str:
+    return (
+        f"{section}.{VLLM_API_KEY} would make vLLM reject every request: the ALB forwards the "
+        "caller's Cognito token as `Authorization: Bearer`, which is not that key. Remove it; "
+        "the ALB already authenticates every request"
+    )
+
+
 class _ServiceBase(_Section):
     image: Image | None = None
     """Container image; default: the engine's entry in `images`, else the stack's own build
@@ -436,6 +445,8 @@ class _ServiceBase(_Section):
         for name in values:
             if not ENV_NAME_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if name == VLLM_API_KEY:
+                raise ValueError(_vllm_api_key_message("environment"))
             if name in ENV_REGION_VARIABLES:
                 raise ValueError(
                     f"{name!r} is set by the stack to its own region (aws:region) in every "
@@ -536,6 +547,9 @@ class ModelConfig(_ServiceBase):
             )
         if self.engine == "vllm" and self.neuron is not None:
             raise ValueError("`neuron` settings only apply to engine neuron")
+        if VLLM_API_KEY in self.secrets:
+            # Both engines serve through vLLM, which then demands its own bearer key.
+            raise ValueError(_vllm_api_key_message("secrets"))
         if self.engine == "neuron" and self.tensor_parallel_size is not None:
             raise ValueError("engine neuron takes its tp degree from `neuron.tpDegree`")
         if self.tensor_parallel_size is not None and self.tensor_parallel_size & (

@@ -78,3 +78,21 @@ def test_services_may_not_set_the_region_themselves() -> None:
         load_stack_config(platform, "dev")
     assert "platform.rerankers.rerank.environment" in str(err.value)
     assert "aws:region" in str(err.value)
+
+
+# -- item 8: no vLLM API key behind the ALB --------------------------------------------------
+
+
+@pytest.mark.parametrize("section", ["secrets", "environment"])
+@pytest.mark.parametrize("model", ["llama", "llama-neuron"])
+def test_a_vllm_api_key_is_rejected_because_the_alb_forwards_the_cognito_token(
+    model: str, section: str
+) -> None:
+    _, data = _stack_file("dev")
+    platform = data["config"]["ecs-inference:platform"]
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:vllm-key-AbCdEf"
+    platform["models"][model][section] = {"VLLM_API_KEY": arn}
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(platform, "dev")
+    text = str(err.value)
+    assert f"platform.models.{model}" in text and "VLLM_API_KEY" in text and "Cognito" in text
