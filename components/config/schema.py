@@ -429,7 +429,8 @@ class _ServiceBase(_Section):
     desired_count: int = Field(1, ge=0, le=1000)
     """Tasks at deploy time (autoscaling moves it within min..max)."""
     min_count: int = Field(1, ge=0, le=1000)
-    """Autoscaling lower bound."""
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
     max_count: int = Field(2, ge=1, le=1000)
     """Autoscaling upper bound."""
     environment: dict[str, str] = Field(default_factory=dict)
@@ -471,6 +472,15 @@ class _ServiceBase(_Section):
 
     @model_validator(mode="after")
     def _counts(self) -> _ServiceBase:
+        if self.min_count == 0:
+            # Target tracking on a per-task metric (ALBRequestCountPerTarget, the service's
+            # average CPU) has no data points with zero tasks, so the alarm that would scale
+            # out never fires: a service at 0 stays at 0 while requests get 503s.
+            raise ValueError(
+                "minCount 0 is not supported: target tracking scales on a per-task metric, "
+                "which has no data with zero tasks, so the service could never scale back out; "
+                "use minCount 1 or more"
+            )
         if not self.min_count <= self.desired_count <= self.max_count:
             raise ValueError(
                 f"need minCount <= desiredCount <= maxCount, got {self.min_count} <= "
@@ -592,7 +602,8 @@ class RerankerConfig(_ServiceBase):
     desired_count: int = Field(2, ge=0, le=1000)
     """Tasks at deploy time."""
     min_count: int = Field(1, ge=0, le=1000)
-    """Autoscaling lower bound."""
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
     max_count: int = Field(4, ge=1, le=1000)
     """Autoscaling upper bound."""
     scaling_metric: Literal["requestCount", "cpu"] = "requestCount"

@@ -96,3 +96,20 @@ def test_a_vllm_api_key_is_rejected_because_the_alb_forwards_the_cognito_token(
         load_stack_config(platform, "dev")
     text = str(err.value)
     assert f"platform.models.{model}" in text and "VLLM_API_KEY" in text and "Cognito" in text
+
+
+# -- item 9: no minCount 0 (target tracking cannot scale out from zero) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "service"), [("models", "llama"), ("rerankers", "rerank")]
+)
+def test_min_count_zero_is_rejected_with_the_reason(section: str, service: str) -> None:
+    _, data = _stack_file("dev")
+    platform = data["config"]["ecs-inference:platform"]
+    platform[section][service].update(minCount=0, desiredCount=1)
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(platform, "dev")
+    text = str(err.value)
+    assert f"platform.{section}.{service}" in text and "minCount 0" in text, text
+    assert "never scale back out" in text
