@@ -53,6 +53,9 @@ HOST_MEMORY_RESERVE_FRACTION = 0.10
 # Default re-ranker need when neither a size nor a need is given (a MiniLM-class cross-encoder
 # with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for request bursts).
 DEFAULT_RERANKER_NEED_MIB, DEFAULT_RERANKER_NEED_VCPU = 2048, 1.0
+# Added to a service's longest request for its deregistration delay: the last response bytes,
+# the client's read of them, and the ALB noticing the target is idle.
+DEREGISTRATION_MARGIN_SECONDS = 15
 # vLLM's engine core and tensor-parallel workers exchange tensors through /dev/shm.
 SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
 
@@ -412,7 +415,7 @@ def _model_plan(
         neuron_devices=devices,
         shm_size_mib=shm,
         one_task_per_instance=model.engine == "neuron",
-        deregistration=_deregistration(model.max_generation_seconds, idle),
+        deregistration=_deregistration(model.max_generation_seconds),
         grace=grace,
         deploy=_UNDECIDED,
         weights_bucket=bucket,
@@ -420,13 +423,13 @@ def _model_plan(
     )
 
 
-def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.DeregistrationDelay:
-    """At least the service's own longest request, raised to the ALB idle timeout (ELB maximum
-    3600 s): a connection the ALB still holds open may be mid-stream for that long, and ELB ends
-    deregistration as soon as a target has no request in flight, so the longer bound costs a
-    drained task nothing."""
-    ceiling = min(idle.seconds, aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
-    return sizing.deregistration_delay(own_seconds, margin=max(0, ceiling - own_seconds))
+def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
+    """The service's own longest request plus `DEREGISTRATION_MARGIN_SECONDS`, never the ALB-wide
+    idle timeout: ELB ends deregistration early only when a target has no request in flight AND
+    no open connection, and the ALB keeps idle keep-alive connections to targets (which hold them
+    for the idle timeout + 5 s), so in practice every deploy, scale-in and managed-draining step
+    waits out the whole delay while the task and its GPU host stay billed."""
+    return sizing.deregistration_delay(own_seconds, margin=DEREGISTRATION_MARGIN_SECONDS)
 
 
 def _vllm_dtype(dtype: str) -> str:
@@ -457,7 +460,7 @@ def _reranker_plan(
         image=image,
         size=size,
         priority=priority,
-        deregistration=_deregistration(rr.max_request_seconds, idle),
+        deregistration=_deregistration(rr.max_request_seconds),
         model_bucket=bucket,
         model_prefix=prefix,
         idle_timeout_seconds=idle.seconds,

@@ -100,15 +100,10 @@ class DeregistrationDelay:
     max_generation_seconds: int
 
     def summary(self) -> str:
-        if self.seconds > self.max_generation_seconds:
-            return (
-                f"deregistration delay {self.seconds} s (covers the service's "
-                f"{self.max_generation_seconds} s longest request and every connection the ALB "
-                "may still hold open)"
-            )
         return (
-            f"deregistration delay {self.seconds} s (covers a {self.max_generation_seconds} s "
-            "generation in flight when the task is deregistered)"
+            f"deregistration delay {self.seconds} s (the service's {self.max_generation_seconds} s "
+            f"longest request + {self.seconds - self.max_generation_seconds} s; a deploy or "
+            "scale-in waits this long per task, then a stream still open is cut)"
         )
 
 

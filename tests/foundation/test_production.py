@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
+from components.config.schema import ModelConfig, load_stack_config
+from components.plan import build_plan
 from tests.foundation.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
@@ -113,3 +114,37 @@ def test_min_count_zero_is_rejected_with_the_reason(section: str, service: str) 
     text = str(err.value)
     assert f"platform.{section}.{service}" in text and "minCount 0" in text, text
     assert "never scale back out" in text
+
+
+# -- item 1: each target group drains for its own longest request, not the ALB idle timeout --
+
+
+def _plan(platform: dict, stack: str = "dev", region: str = "us-east-1"):
+    return build_plan(load_stack_config(platform, stack), stack, region)
+
+
+def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
+    _, data = _stack_file("prod")
+    platform = data["config"]["ecs-inference:platform"]
+    platform["models"]["llama-70b"]["maxGenerationSeconds"] = 1800
+    platform["models"]["qwen-32b"]["maxGenerationSeconds"] = 45
+    platform["rerankers"]["rerank"]["maxRequestSeconds"] = 7
+    plan = _plan(platform, "prod")
+    assert plan.idle_timeout.seconds >= 1800
+    own = {
+        "llama-70b": 1800,
+        "qwen-32b": 45,
+        "llama-8b": ModelConfig.model_fields["max_generation_seconds"].default,
+    }
+    for name, seconds in own.items():
+        delay = plan.models[name].deregistration.seconds
+        assert seconds < delay <= seconds + 60, (name, delay)
+        assert delay < plan.idle_timeout.seconds or seconds + 60 >= plan.idle_timeout.seconds
+    assert 7 < plan.rerankers["rerank"].deregistration.seconds <= 67
+    # and the target group gets exactly that
+    rec = recorded("prod")
+    groups = {r.name: r.inputs for r in rec.by_type("aws:lb/targetGroup:TargetGroup")}
+    planned = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
+    for name, m in planned.models.items():
+        tg = groups[f"inference-{name}-tg"]
+        assert int(tg["deregistrationDelay"]) == m.deregistration.seconds < planned.idle_timeout.seconds
