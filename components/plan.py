@@ -35,7 +35,6 @@ from components.specs.service import (
     validate_model_service,
     validate_reranker,
 )
-from contracts import aws_limits
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive

@@ -102,9 +102,7 @@ def test_a_vllm_api_key_is_rejected_because_the_alb_forwards_the_cognito_token(
 # -- item 9: no minCount 0 (target tracking cannot scale out from zero) ----------------------
 
 
-@pytest.mark.parametrize(
-    ("section", "service"), [("models", "llama"), ("rerankers", "rerank")]
-)
+@pytest.mark.parametrize(("section", "service"), [("models", "llama"), ("rerankers", "rerank")])
 def test_min_count_zero_is_rejected_with_the_reason(section: str, service: str) -> None:
     _, data = _stack_file("dev")
     platform = data["config"]["ecs-inference:platform"]
@@ -147,4 +145,23 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     planned = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
     for name, m in planned.models.items():
         tg = groups[f"inference-{name}-tg"]
-        assert int(tg["deregistrationDelay"]) == m.deregistration.seconds < planned.idle_timeout.seconds
+        delay = int(tg["deregistrationDelay"])
+        assert delay == m.deregistration.seconds < planned.idle_timeout.seconds
+
+
+# -- item 10: Neuron containers as AWS's ECS Neuron example has them -------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_neuron_containers_add_ipc_lock_and_gpu_containers_do_not(stack: str) -> None:
+    seen = 0
+    for t in recorded(stack).by_type("aws:ecs/taskDefinition:TaskDefinition"):
+        for container in json.loads(t.inputs["containerDefinitions"]):
+            linux = container.get("linuxParameters", {})
+            added = linux.get("capabilities", {}).get("add", [])
+            if linux.get("devices"):
+                seen += 1
+                assert added == ["IPC_LOCK"], (t.name, linux)
+            else:
+                assert not added, (t.name, linux)
+    assert seen
