@@ -643,6 +643,7 @@ def _endpoint_spec(
         access_logs=ep.access_logs,
         access_log_retention_days=ep.access_log_retention_days,
         hosted_zone_id=ep.hosted_zone_id,
+        protect=config.protect,
         auth=AuthSpec(
             existing_user_pool_id=auth.existing_user_pool_id,
             existing_user_pool_domain=auth.existing_user_pool_domain,
@@ -650,5 +651,6 @@ def _endpoint_spec(
             api_scopes=tuple(auth.api_scopes),
             session_timeout_seconds=auth.session_timeout_seconds,
             access_token_validity_minutes=auth.access_token_validity_minutes,
+            protect=config.protect,
         ),
     )

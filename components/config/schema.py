@@ -647,6 +647,11 @@ class StackConfig(_Section):
     """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
     """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
+    protect: bool = True
+    """Keep what cannot be recreated when the stack is destroyed: on (prod), the Cognito user
+    pool has deletion protection and, like the ALB access-log bucket, is retained by `pulumi
+    destroy` (left in the account, dropped from the state); off (dev), both are deleted, the
+    bucket with its logs."""
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]

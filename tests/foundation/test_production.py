@@ -165,3 +165,29 @@ def test_neuron_containers_add_ipc_lock_and_gpu_containers_do_not(stack: str) ->
             else:
                 assert not added, (t.name, linux)
     assert seen
+
+
+# -- item 13: one switch decides what `pulumi destroy` may delete ----------------------------
+
+
+@pytest.mark.parametrize(("stack", "protect"), [("dev", False), ("prod", True)])
+def test_protect_switch_covers_cognito_and_the_log_bucket(stack: str, protect: bool) -> None:
+    _, data = _stack_file(stack)
+    assert data["config"]["ecs-inference:platform"]["protect"] is protect
+    rec = recorded(stack)
+    (pool,) = rec.by_type("aws:cognito/userPool:UserPool")
+    assert pool.inputs["deletionProtection"] == ("ACTIVE" if protect else "INACTIVE")
+    assert pool.retain_on_delete is protect
+    (bucket,) = [b for b in rec.by_type("aws:s3/bucket:Bucket") if b.name.endswith("-logs")]
+    assert bool(bucket.inputs.get("forceDestroy")) is not protect
+    assert bucket.retain_on_delete is protect
+    # nothing else is retained: destroy of either stack removes every other resource
+    retained = {r.name for r in rec.resources if r.retain_on_delete}
+    assert retained == ({pool.name, bucket.name} if protect else set())
+
+
+def test_protect_defaults_to_on() -> None:
+    _, data = _stack_file("dev")
+    platform = data["config"]["ecs-inference:platform"]
+    del platform["protect"]
+    assert _plan(platform).endpoint.protect and _plan(platform).endpoint.auth.protect
