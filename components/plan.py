@@ -136,6 +136,8 @@ class ModelPlan:
             one_task_per_instance=self.one_task_per_instance,
             environment=dict(cfg.environment),
             secrets=dict(cfg.secrets),
+            weights_kms_key_arn=cfg.kms_key_arns.weights,
+            secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
             log_retention_days=cfg.log_retention_days,
         )
 
@@ -179,6 +181,8 @@ class RerankerPlan:
             alb_idle_timeout_seconds=self.idle_timeout_seconds,
             environment=dict(cfg.environment),
             secrets=dict(cfg.secrets),
+            weights_kms_key_arn=cfg.kms_key_arns.weights,
+            secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
             log_retention_days=cfg.log_retention_days,
         )
 

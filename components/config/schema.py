@@ -39,6 +39,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
+from components.iam import KMS_KEY_ARN
 from contracts import aws_limits
 from contracts.engine import ENV_REGION_VARIABLES
 from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
@@ -414,6 +415,37 @@ class StartupConfig(_Section):
     """Engine warm-up after the weights are loaded (graph capture, compilation cache)."""
 
 
+class KmsKeysConfig(_Section):
+    """Customer-managed KMS keys a service's data is encrypted with (default none: SSE-S3
+    objects and secrets under the AWS-managed key need no KMS permission)."""
+
+    weights: str | None = None
+    """Key ARN of the weights' (or re-ranker model's) SSE-KMS objects: the task role gets
+    kms:Decrypt on it, through S3 only."""
+    secrets: list[str] = Field(default_factory=list)
+    """Key ARNs of the `secrets`: the execution role gets kms:Decrypt on them, through Secrets
+    Manager only."""
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, arn: str | None) -> str | None:
+        if arn is not None and not KMS_KEY_ARN.match(arn):
+            raise ValueError(
+                f"must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+            )
+        return arn
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, arns: list[str]) -> list[str]:
+        for arn in arns:
+            if not KMS_KEY_ARN.match(arn):
+                raise ValueError(
+                    f"must be KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+                )
+        return arns
+
+
 def _vllm_api_key_message(section: str) -> str:
     return (
         f"{section}.{VLLM_API_KEY} would make vLLM reject every request: the ALB forwards the "
@@ -439,6 +471,8 @@ class _ServiceBase(_Section):
     """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
     log_retention_days: int = Field(30, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS))
     """CloudWatch log retention."""
+    kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
+    """Customer-managed KMS keys of the weights bucket and of `secrets`."""
 
     @field_validator("environment")
     @classmethod

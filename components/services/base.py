@@ -142,6 +142,8 @@ def service_roles(
     bucket: str,
     prefix: str,
     parent: pulumi.Resource,
+    weights_kms_key_arn: str | None = None,
+    secrets_kms_key_arns: Sequence[str] = (),
 ) -> ServiceRoles:
     """Execution role (image pull, this log group, exactly these secrets) and task role (read one
     S3 prefix), each trusting only ecs-tasks of this account and region."""
@@ -167,6 +169,7 @@ def service_roles(
                 secret_arns=secret_arns,
                 image=a[3],
                 partition=a[0],
+                secret_kms_key_arns=secrets_kms_key_arns,
             )
         ),
         opts=child,
@@ -180,7 +183,11 @@ def service_roles(
     task_policy = aws.iam.RolePolicy(
         f"{name}-task",
         role=task_role.id,
-        policy=ctx.partition.apply(lambda p: iam.s3_read_policy(bucket, prefix, partition=p)),
+        policy=Output.all(ctx.partition, ctx.region).apply(
+            lambda a: iam.s3_read_policy(
+                bucket, prefix, partition=a[0], kms_key_arn=weights_kms_key_arn, region=a[1]
+            )
+        ),
         opts=child,
     )
     return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
@@ -476,6 +483,8 @@ class LoadBalancedService(pulumi.ComponentResource):
             bucket=bucket,
             prefix=prefix,
             parent=self,
+            weights_kms_key_arn=args.weights_kms_key_arn,
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role

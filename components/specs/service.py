@@ -83,6 +83,10 @@ class ServiceSpecFields(Protocol):
     def secrets(self) -> Mapping[str, str]: ...
     @property
     def log_retention_days(self) -> int: ...
+    @property
+    def weights_kms_key_arn(self) -> str | None: ...
+    @property
+    def secrets_kms_key_arns(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,10 @@ class ModelServiceSpec:
     environment: Mapping[str, str] = field(default_factory=dict)
     """Extra plain variables (may not override engine-managed ones)."""
     secrets: Mapping[str, str] = field(default_factory=dict)
+    weights_kms_key_arn: str | None = None
+    """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
+    secrets_kms_key_arns: tuple[str, ...] = ()
+    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
     """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
     log_retention_days: int = 30
     """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
@@ -194,6 +202,10 @@ class RerankerSpec:
     environment: Mapping[str, str] = field(default_factory=dict)
     """Overrides of the contract's variables (unknown names are rejected)."""
     secrets: Mapping[str, str] = field(default_factory=dict)
+    weights_kms_key_arn: str | None = None
+    """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
+    secrets_kms_key_arns: tuple[str, ...] = ()
+    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
     """Env name -> Secrets Manager ARN."""
     log_retention_days: int = 30
     """CloudWatch Logs retention."""

@@ -191,3 +191,50 @@ def test_protect_defaults_to_on() -> None:
     platform = data["config"]["ecs-inference:platform"]
     del platform["protect"]
     assert _plan(platform).endpoint.protect and _plan(platform).endpoint.auth.protect
+
+
+# -- item 12: customer-managed KMS keys -> kms:Decrypt on exactly those keys -----------------
+
+WEIGHTS_KEY = "arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"
+SECRETS_KEY = "arn:aws:kms:eu-west-1:123456789012:key/5555eeee-6666-ffff-7777-aaaa8888bbbb"
+SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hub-token-AbCdEf"
+
+
+def _kms_statements(policy: str) -> list[dict]:
+    return [s for s in json.loads(policy)["Statement"] if "kms:" in json.dumps(s["Action"])]
+
+
+def test_kms_keys_give_scoped_decrypt_to_the_right_role() -> None:
+    settings = read_stack_file(ROOT, "dev")
+    settings["config"]["aws:region"] = "eu-west-1"
+    platform = settings["config"]["ecs-inference:platform"]
+    platform["models"]["llama"]["kmsKeyArns"] = {"weights": WEIGHTS_KEY, "secrets": [SECRETS_KEY]}
+    platform["models"]["llama"]["secrets"] = {"HUB_TOKEN": SECRET}
+    rec = run_program(
+        ROOT, project=project_name(ROOT), stack="dev", config=stack_config_values(settings)
+    )
+    policies = {r.name: r.inputs["policy"] for r in rec.by_type("aws:iam/rolePolicy:RolePolicy")}
+    (task,) = _kms_statements(policies["inference-llama-task"])
+    assert task["Action"] == "kms:Decrypt" and task["Resource"] == [WEIGHTS_KEY]
+    assert task["Condition"] == {"StringEquals": {"kms:ViaService": "s3.eu-west-1.amazonaws.com"}}
+    (execution,) = _kms_statements(policies["inference-llama-execution"])
+    assert execution["Resource"] == [SECRETS_KEY]
+    assert execution["Condition"] == {
+        "StringEquals": {"kms:ViaService": "secretsmanager.eu-west-1.amazonaws.com"}
+    }
+    # every other role stays without any KMS permission
+    others = [
+        n for n in policies if not n.startswith("inference-llama-") and _kms_statements(policies[n])
+    ]
+    assert not others
+
+
+def test_a_kms_alias_is_rejected_with_its_config_path() -> None:
+    _, data = _stack_file("dev")
+    platform = data["config"]["ecs-inference:platform"]
+    platform["rerankers"]["rerank"]["kmsKeyArns"] = {
+        "weights": "arn:aws:kms:us-east-1:123456789012:alias/models"
+    }
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(platform, "dev")
+    assert "platform.rerankers.rerank.kmsKeyArns.weights" in str(err.value)
