@@ -21,11 +21,14 @@ class ClusterArgs:
     container_insights: "enhanced", "enabled" or "disabled". Default "enhanced".
     execute_command_logging: log ECS Exec sessions to CloudWatch. Default True.
     exec_log_retention_days: retention of that log group. Default 365.
+    exec_log_group_name: name of that log group (the task roles are scoped to it). Default
+    None: auto-named.
     """
 
     container_insights: str = "enhanced"
     execute_command_logging: bool = True
     exec_log_retention_days: int = 365
+    exec_log_group_name: str | None = None
 
 
 class Cluster(pulumi.ComponentResource):
@@ -42,6 +45,7 @@ class Cluster(pulumi.ComponentResource):
         if args.execute_command_logging:
             self.exec_log_group = aws.cloudwatch.LogGroup(
                 f"{name}-exec",
+                name=args.exec_log_group_name,
                 retention_in_days=args.exec_log_retention_days,
                 opts=child,
             )
@@ -49,7 +53,10 @@ class Cluster(pulumi.ComponentResource):
                 execute_command_configuration=aws.ecs.ClusterConfigurationExecuteCommandConfigurationArgs(
                     logging="OVERRIDE",
                     log_configuration=aws.ecs.ClusterConfigurationExecuteCommandConfigurationLogConfigurationArgs(
-                        cloud_watch_log_group_name=self.exec_log_group.name,
+                        # The explicit name when given (known at preview; the task roles are
+                        # scoped to it); the cluster depends on the group either way.
+                        cloud_watch_log_group_name=args.exec_log_group_name
+                        or self.exec_log_group.name,
                         cloud_watch_encryption_enabled=False,
                     ),
                 )
@@ -61,7 +68,12 @@ class Cluster(pulumi.ComponentResource):
                 aws.ecs.ClusterSettingArgs(name="containerInsights", value=args.container_insights)
             ],
             configuration=configuration,
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=[self.exec_log_group] if self.exec_log_group else []
+                ),
+            ),
         )
         self.name = self.cluster.name
         self.arn = self.cluster.arn

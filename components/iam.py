@@ -194,6 +194,50 @@ def execution_role_policy(
     return _document(statements)
 
 
+# What the SSM agent ECS injects into a task needs for an ECS Exec session; AWS documents these
+# with Resource "*" (the channels have no ARN).
+ECS_EXEC_ACTIONS = (
+    "ssmmessages:CreateControlChannel",
+    "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel",
+    "ssmmessages:OpenDataChannel",
+)
+
+
+def ecs_exec_policy(log_group_arn: str | None = None) -> str:
+    """Task role policy for ECS Exec: the ssmmessages channels, and with `log_group_arn`
+    (default None: sessions not logged) writing the session transcript to that one group
+    (the agent in the task writes it with the task role)."""
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "EcsExecChannels",
+            "Effect": "Allow",
+            "Action": list(ECS_EXEC_ACTIONS),
+            "Resource": "*",
+        }
+    ]
+    if log_group_arn is not None:
+        if not _LOG_GROUP_ARN.match(log_group_arn):
+            raise PolicyArgumentError(f"log_group_arn {log_group_arn!r} must be one log group")
+        group = log_group_arn.removesuffix(":*")
+        statements += [
+            {
+                "Sid": "EcsExecDescribeLogGroups",
+                "Effect": "Allow",
+                # Account-level list call: AWS accepts no narrower resource.
+                "Action": "logs:DescribeLogGroups",
+                "Resource": "*",
+            },
+            {
+                "Sid": "EcsExecSessionLog",
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"],
+                "Resource": [group, f"{group}:log-stream:*"],
+            },
+        ]
+    return _document(statements)
+
+
 def partition_of(region: str) -> str:
     """The AWS partition a region belongs to."""
     if region.startswith("cn-"):

@@ -102,6 +102,8 @@ class ModelPlan:
     deploy: DeployPlan
     weights_bucket: str
     weights_prefix: str
+    execute_command: bool = False
+    execute_command_logging: bool = True
 
     @property
     def port(self) -> int:
@@ -138,6 +140,8 @@ class ModelPlan:
             secrets=dict(cfg.secrets),
             weights_kms_key_arn=cfg.kms_key_arns.weights,
             secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
+            execute_command=self.execute_command,
+            execute_command_logging=self.execute_command_logging,
             log_retention_days=cfg.log_retention_days,
         )
 
@@ -153,6 +157,8 @@ class RerankerPlan:
     model_bucket: str
     model_prefix: str
     idle_timeout_seconds: int
+    execute_command: bool = False
+    execute_command_logging: bool = True
 
     @property
     def port(self) -> int:
@@ -183,6 +189,8 @@ class RerankerPlan:
             secrets=dict(cfg.secrets),
             weights_kms_key_arn=cfg.kms_key_arns.weights,
             secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
+            execute_command=self.execute_command,
+            execute_command_logging=self.execute_command_logging,
             log_retention_days=cfg.log_retention_days,
         )
 
@@ -423,6 +431,8 @@ def _model_plan(
         deploy=_UNDECIDED,
         weights_bucket=bucket,
         weights_prefix=prefix,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
     )
 
 
@@ -467,6 +477,8 @@ def _reranker_plan(
         model_bucket=bucket,
         model_prefix=prefix,
         idle_timeout_seconds=idle.seconds,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
     )
 
 

@@ -29,7 +29,7 @@ from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
 from components.plan import Plan, pool_resource_name
-from components.services.base import ServiceWiring
+from components.services.base import ServiceWiring, exec_log_group_name
 from components.services.model import ModelService, ModelServiceArgs
 from components.services.reranker import FargateReranker, FargateRerankerArgs
 
@@ -92,7 +92,10 @@ class InferencePlatform(pulumi.ComponentResource):
             f"{name}-ecs",
             ClusterArgs(
                 container_insights=cfg.cluster.container_insights,
-                execute_command_logging=cfg.cluster.execute_command_logging,
+                # Session logging only exists where ECS Exec is switched on.
+                execute_command_logging=cfg.cluster.execute_command
+                and cfg.cluster.execute_command_logging,
+                exec_log_group_name=exec_log_group_name(),
             ),
             opts=child,
         )

@@ -152,12 +152,16 @@ class NetworkConfig(_Section):
 
 
 class ClusterConfig(_Section):
-    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec audit logging on."""
+    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec off."""
 
     container_insights: Literal["enhanced", "enabled", "disabled"] = "enhanced"
     """Container Insights level; `enhanced` adds per-task and per-container metrics."""
+    execute_command: bool = False
+    """ECS Exec (`aws ecs execute-command`) into every service's tasks: the services enable it,
+    the task roles get the ssmmessages channels and may write the session log. Off: no shell
+    into a serving container at all."""
     execute_command_logging: bool = True
-    """Log ECS Exec sessions (who ran what in a GPU task) to CloudWatch."""
+    """With `executeCommand`: log every session (who ran what in a task) to CloudWatch."""
 
 
 class AuthConfig(_Section):

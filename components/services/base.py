@@ -114,6 +114,11 @@ def log_group_name(service: str) -> str:
     return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
 
 
+def exec_log_group_name() -> str:
+    """`/ecs-inference/<stack>/ecs-exec`: the cluster's ECS Exec session log."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/ecs-exec"
+
+
 def task_family(service: str) -> str:
     """Task definition family, unique per project, stack and service."""
     return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
@@ -144,6 +149,8 @@ def service_roles(
     parent: pulumi.Resource,
     weights_kms_key_arn: str | None = None,
     secrets_kms_key_arns: Sequence[str] = (),
+    execute_command: bool = False,
+    execute_command_logging: bool = True,
 ) -> ServiceRoles:
     """Execution role (image pull, this log group, exactly these secrets) and task role (read one
     S3 prefix), each trusting only ecs-tasks of this account and region."""
@@ -190,6 +197,19 @@ def service_roles(
         ),
         opts=child,
     )
+    if execute_command:
+        aws.iam.RolePolicy(
+            f"{name}-exec",
+            role=task_role.id,
+            policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                lambda a: iam.ecs_exec_policy(
+                    f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{exec_log_group_name()}"
+                    if execute_command_logging
+                    else None
+                )
+            ),
+            opts=child,
+        )
     return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
 
 
@@ -485,6 +505,8 @@ class LoadBalancedService(pulumi.ComponentResource):
             parent=self,
             weights_kms_key_arn=args.weights_kms_key_arn,
             secrets_kms_key_arns=args.secrets_kms_key_arns,
+            execute_command=args.execute_command,
+            execute_command_logging=args.execute_command_logging,
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role
@@ -535,6 +557,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             cluster=args.cluster_arn,
             task_definition=self.task_definition.arn,
             desired_count=args.desired_count,
+            enable_execute_command=args.execute_command,
             capacity_provider_strategies=[
                 aws.ecs.ServiceCapacityProviderStrategyArgs(
                     capacity_provider=placement.capacity_provider, weight=1, base=0

@@ -87,6 +87,10 @@ class ServiceSpecFields(Protocol):
     def weights_kms_key_arn(self) -> str | None: ...
     @property
     def secrets_kms_key_arns(self) -> tuple[str, ...]: ...
+    @property
+    def execute_command(self) -> bool: ...
+    @property
+    def execute_command_logging(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,10 @@ class ModelServiceSpec:
     """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
     secrets_kms_key_arns: tuple[str, ...] = ()
     """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
+    execute_command: bool = False
+    """ECS Exec into the tasks (the cluster's `executeCommand`)."""
+    execute_command_logging: bool = True
+    """With execute_command: the task role may write the cluster's session log."""
     """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
     log_retention_days: int = 30
     """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
@@ -206,6 +214,10 @@ class RerankerSpec:
     """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
     secrets_kms_key_arns: tuple[str, ...] = ()
     """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
+    execute_command: bool = False
+    """ECS Exec into the tasks (the cluster's `executeCommand`)."""
+    execute_command_logging: bool = True
+    """With execute_command: the task role may write the cluster's session log."""
     """Env name -> Secrets Manager ARN."""
     log_retention_days: int = 30
     """CloudWatch Logs retention."""

@@ -238,3 +238,51 @@ def test_a_kms_alias_is_rejected_with_its_config_path() -> None:
     with pytest.raises(ConfigError) as err:
         load_stack_config(platform, "dev")
     assert "platform.rerankers.rerank.kmsKeyArns.weights" in str(err.value)
+
+
+# -- item 7: ECS Exec is one switch that works end to end, or absent -------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_ecs_exec_is_wired_end_to_end_exactly_when_switched_on(stack: str) -> None:
+    _, data = _stack_file(stack)
+    on = data["config"]["ecs-inference:platform"].get("cluster", {}).get("executeCommand", False)
+    rec = recorded(stack)
+    services = rec.by_type("aws:ecs/service:Service")
+    assert services
+    assert {bool(s.inputs.get("enableExecuteCommand")) for s in services} == {on}
+    (cluster,) = rec.by_type("aws:ecs/cluster:Cluster")
+    exec_cfg = cluster.inputs.get("configuration", {}).get("executeCommandConfiguration")
+    policies = {
+        r.name: json.loads(r.inputs["policy"]) for r in rec.by_type("aws:iam/rolePolicy:RolePolicy")
+    }
+    roles = {r.name for r in rec.by_type("aws:iam/role:Role") if r.name.endswith("-task")}
+    for role in roles:
+        actions = {
+            a
+            for name, doc in policies.items()
+            if name.startswith(role.removesuffix("-task"))
+            for st in doc["Statement"]
+            for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+        }
+        channels = {a for a in actions if a.startswith("ssmmessages:")}
+        assert channels == (
+            {
+                "ssmmessages:CreateControlChannel",
+                "ssmmessages:CreateDataChannel",
+                "ssmmessages:OpenControlChannel",
+                "ssmmessages:OpenDataChannel",
+            }
+            if on
+            else set()
+        ), (role, actions)
+        if on:
+            assert "logs:PutLogEvents" in actions
+    if on:
+        group = exec_cfg["logConfiguration"]["cloudWatchLogGroupName"]
+        exec_docs = [d for n, d in policies.items() if n.endswith("-exec")]
+        assert exec_docs and all(
+            any(group in json.dumps(st["Resource"]) for st in d["Statement"]) for d in exec_docs
+        )
+    else:
+        assert exec_cfg is None
