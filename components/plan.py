@@ -66,11 +66,14 @@ class PoolPlan:
     config: PoolConfig
     instance: catalog.InstanceType
     ami_parameter: str
+    image_pull_behavior: Literal["default", "prefer-cached"] = "prefer-cached"
+    notes: tuple[str, ...] = ()
+    """Decisions about the pool as a whole (pull behaviour, shared capacity, ENIs)."""
 
     @property
     def spec(self) -> PoolSpec:
         """What the pool component builds."""
-        return pool_spec(self.config)
+        return replace(pool_spec(self.config), image_pull_behavior=self.image_pull_behavior)
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,11 @@ class Plan:
         """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
         out: dict[str, list[str]] = {"endpoint": [self.idle_timeout.summary()]}
         for name, pool in self.pools.items():
-            out[f"pool {name}"] = [pool.instance.describe(), f"AMI from SSM {pool.ami_parameter}"]
+            out[f"pool {name}"] = [
+                pool.instance.describe(),
+                f"AMI from SSM {pool.ami_parameter}",
+                *pool.notes,
+            ]
         for name, m in self.models.items():
             out[f"model {name}"] = [
                 m.fit.summary(),
@@ -579,6 +586,9 @@ def build_plan(
                 continue
             models[m.name] = replace(m, deploy=deploy)
 
+    for name, pool in pools.items():
+        pools[name] = _pull_behavior(pool, [m for m in models.values() if m.pool.name == name])
+
     rerankers: dict[str, RerankerPlan] = {}
     for name, rr in config.rerankers.items():
         try:
@@ -616,6 +626,27 @@ def build_plan(
         rerankers=rerankers,
         builds=builds,
     )
+
+
+def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:
+    """prefer-cached only when every image the pool runs is a digest (the stack's own builds
+    always are); a mutable tag re-pushed later would otherwise keep running stale on every host
+    that cached it."""
+    tagged = sorted(
+        f"{m.name} ({m.image})"
+        for m in on_pool
+        if m.image is not None and not image_build.is_digest_reference(m.image)
+    )
+    if not tagged:
+        note = "image pull behaviour prefer-cached: every image on the pool is pinned by digest"
+        return replace(pool, image_pull_behavior="prefer-cached", notes=(*pool.notes, note))
+    note = (
+        f"image pull behaviour default, not prefer-cached: {', '.join(tagged)} "
+        f"{'is a mutable tag' if len(tagged) == 1 else 'are mutable tags'}, which a host would "
+        "keep running stale after a re-push; pin them by digest (<repository>@sha256:<digest>, "
+        "what the CI deploys) to start tasks from the cached image"
+    )
+    return replace(pool, image_pull_behavior="default", notes=(*pool.notes, note))
 
 
 def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, tuple[str, ...]]:

@@ -90,10 +90,12 @@ def ecs_agent_settings(
     warm_pool: bool,
     container_stop_timeout_seconds: int = 120,
     image_minimum_cleanup_age_hours: int = 24,
+    image_pull_behavior: str = "prefer-cached",
 ) -> dict[str, str]:
     """The /etc/ecs/ecs.config entries of a pool's instances, in file order.
 
-    Defaults: stop timeout 120 s, images kept at least 24 h after their pull.
+    Defaults: stop timeout 120 s, images kept at least 24 h after their pull, pull behaviour
+    prefer-cached (the plan chooses `default` for a pool that runs a mutable tag).
     """
     if not _CLUSTER_NAME.fullmatch(cluster_name):
         # Also keeps the value from breaking out of the heredoc in `ecs_user_data`.
@@ -109,9 +111,9 @@ def ecs_agent_settings(
     # linuxParameters.devices, which needs no agent setting (the Neuron AMI loads the driver).
     settings.update(
         {
-            # A multi-GB CUDA/Neuron image already on the volume is reused instead of pulled
-            # again on every task start; tags are pinned by the config, so the cache is safe.
-            "ECS_IMAGE_PULL_BEHAVIOR": "prefer-cached",
+            # prefer-cached: a multi-GB CUDA/Neuron image already on the volume is reused
+            # instead of pulled again on every task start; safe only for digest references.
+            "ECS_IMAGE_PULL_BEHAVIOR": image_pull_behavior,
             # Unused images stay at least this long, so a crashed task, a scale-in/out on the
             # same host or a circuit-breaker rollback finds its image on disk. Cleanup stays on
             # so months of deploys cannot fill the root volume.
@@ -145,6 +147,7 @@ def ecs_user_data(
     warm_pool: bool,
     container_stop_timeout_seconds: int = 120,
     image_minimum_cleanup_age_hours: int = 24,
+    image_pull_behavior: str = "prefer-cached",
 ) -> str:
     """The instance user data (a shell script) that writes /etc/ecs/ecs.config.
 
@@ -157,6 +160,7 @@ def ecs_user_data(
         warm_pool=warm_pool,
         container_stop_timeout_seconds=container_stop_timeout_seconds,
         image_minimum_cleanup_age_hours=image_minimum_cleanup_age_hours,
+        image_pull_behavior=image_pull_behavior,
     )
     body = "\n".join(f"{key}={value}" for key, value in settings.items())
     return (
@@ -286,6 +290,7 @@ class AcceleratorPool(pulumi.ComponentResource):
                     warm_pool=args.warm_pool is not None,
                     container_stop_timeout_seconds=args.container_stop_timeout_seconds,
                     image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
+                    image_pull_behavior=args.image_pull_behavior,
                 )
             )
         )

@@ -4,6 +4,7 @@ or the plan on configs built for the purpose."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -286,3 +287,31 @@ def test_ecs_exec_is_wired_end_to_end_exactly_when_switched_on(stack: str) -> No
         )
     else:
         assert exec_cfg is None
+
+
+# -- item 11: prefer-cached only where every image is a digest -------------------------------
+
+
+def _user_data(rec, pool: str) -> str:
+    lts = {r.name: r for r in rec.by_type("aws:ec2/launchTemplate:LaunchTemplate")}
+    return base64.b64decode(lts[f"inference-{pool}-lt"].inputs["userData"]).decode()
+
+
+def test_pull_behaviour_follows_whether_the_pools_images_are_digests() -> None:
+    dev, prod = recorded("dev"), recorded("prod")
+    assert "ECS_IMAGE_PULL_BEHAVIOR=default\n" in _user_data(dev, "l40s")
+    assert "ECS_IMAGE_PULL_BEHAVIOR=prefer-cached\n" in _user_data(prod, "l40s")
+    notes = dev.outputs["decisions"]["pool l40s"]
+    assert any("mutable tag" in n and "llama" in n and "@sha256:" in n for n in notes), notes
+
+
+def test_one_tagged_image_makes_its_pool_pull_default() -> None:
+    _, data = _stack_file("prod")
+    platform = data["config"]["ecs-inference:platform"]
+    platform["models"]["qwen-32b"]["image"] = "public.ecr.aws/acme/vllm:v1.2"
+    plan = _plan(platform, "prod")
+    assert plan.pools["l40s-4x"].spec.image_pull_behavior == "default"
+    assert plan.pools["l40s"].spec.image_pull_behavior == "prefer-cached"
+    assert any(
+        "qwen-32b (public.ecr.aws/acme/vllm:v1.2)" in n for n in plan.pools["l40s-4x"].notes
+    )
