@@ -78,11 +78,13 @@ class PoolPlan:
 
 @dataclass(frozen=True)
 class DeployPlan:
-    """ECS deployment percentages chosen for the pool's headroom."""
+    """ECS deployment percentages chosen for the pool's headroom, and what they do at each
+    count autoscaling can reach (`steps`)."""
 
     minimum_healthy_percent: int
     maximum_percent: int
     note: str
+    steps: tuple[sizing.DeployStep, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -245,37 +247,57 @@ _UNDECIDED = DeployPlan(100, 200, "deploy: undecided")
 
 
 def choose_deploy(
-    min_count: int, max_count: int, tasks_per_instance: int, capacity_instances: int
+    min_count: int,
+    max_count: int,
+    tasks_per_instance: int,
+    capacity_instances: int,
+    desired_count: int | None = None,
 ) -> DeployPlan:
-    """Deployment percentages with which a rolling deploy makes progress at every task count
-    autoscaling may reach (min_count..max_count).
+    """Deployment percentages that let a rolling deploy (and managed draining, which follows the
+    same percentages) progress at EVERY task count autoscaling may reach (min_count..max_count),
+    stopping as few running tasks as possible.
 
-    Prefer a surge (min 100 %, max 200 %: no capacity lost during the deploy) when, even at
-    max_count, the pool can still place one more task. Otherwise replace in place (max 100 %),
-    stopping at most one task of the smallest count at a time; for a single task that means a
-    short outage, stated in the note so a reviewer sees it in the preview. `capacity_instances`
-    is how many instances of the pool this service may occupy: its own steady-state instances
-    plus the pool's free ones.
+    `capacity_instances` is how many of the pool's instances this service can have while every
+    other service on the pool runs at its maxCount. Surge (min 100 %, max 200 %) when even at
+    max_count one more task fits. Otherwise the highest minimum healthy percent with which
+    every count still progresses (a free slot, or one old task stopped first), with max 200 %
+    where lower counts have room to surge into and 100 % where none has. The note states, for
+    the smallest, desired and largest count, how many tasks run at once, how many wait in
+    PROVISIONING and how many stop early; it never promises more than the smallest count keeps.
     """
-    headroom = sizing.deploy_headroom(max_count, tasks_per_instance, 100, 200, capacity_instances)
-    if headroom.can_surge:
-        return DeployPlan(100, 200, f"deploy: surge (min 100 %, max 200 %); {headroom.summary()}")
-    smallest = max(min_count, 1)
-    if smallest > 1:
-        min_healthy = math.floor(100 * (smallest - 1) / smallest)
-        return DeployPlan(
-            min_healthy,
-            100,
-            f"deploy: no instance headroom at {max_count} task(s), so replace in place "
-            f"(min {min_healthy} %, max 100 %: at most one task of {smallest} down at a time)",
+    slots = capacity_instances * tasks_per_instance
+    low, high = max(min_count, 1), max(max_count, 1)
+    counts = range(low, high + 1)
+    if slots > high:
+        minimum, maximum = 100, 200
+    else:
+        maximum = 200 if slots > low else 100
+        minimum = next(
+            p
+            for p in range(99, -1, -1)
+            if all(sizing.deploy_step(n, p, maximum, slots).progresses for n in counts)
         )
-    return DeployPlan(
-        0,
-        100,
-        "deploy: WARNING the pool has no room for another copy at the maximum task count, so a "
-        "deploy stops a running task first (min 0 %, max 100 %; with one task that is an "
-        "outage); raise the pool's maxSize by one to deploy without downtime",
+    steps = tuple(sizing.deploy_step(n, minimum, maximum, slots) for n in counts)
+    shown = sorted({low, high, desired_count or low} & set(counts))
+    worst = max(step.stopped_at_once for step in steps)
+    how = (
+        "surge"
+        if minimum == 100
+        else "replace in place"
+        if maximum == 100
+        else "surge where the pool has room, else replace in place"
     )
+    note = (
+        f"deploy and managed draining: {how} (min {minimum} %, max {maximum} %); the pool "
+        f"holds {slots} task(s) of this service with the others at their maxCount; "
+        + "; ".join(steps[n - low].summary() for n in shown)
+    )
+    if worst and worst >= low:
+        note = (
+            f"{note}. WARNING: at up to {worst} stopped at once a deploy can leave no task "
+            "serving (an outage); raise the pool's maxSize to deploy without one"
+        )
+    return DeployPlan(minimum, maximum, note, steps)
 
 
 def pool_spec(cfg: PoolConfig) -> PoolSpec:
@@ -548,42 +570,64 @@ def build_plan(
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
 
-    # Deploy headroom is a property of the pool: every service on it shares its maxSize.
+    # The pool is shared: its maxSize must hold every service on it at maxCount at once, and a
+    # deploy of one service only has what the others leave at their maxCount.
     for pool in pools.values():
         on_pool = [m for m in models.values() if m.pool.name == pool.name]
-        needs = {
-            m.name: math.ceil(m.config.desired_count / m.fit.tasks_per_instance) for m in on_pool
-        }
-        steady = sum(needs.values())
+        at_max = {m.name: math.ceil(m.config.max_count / m.fit.tasks_per_instance) for m in on_pool}
         section = "gpuPools" if pool.kind == "gpu" else "neuronPools"
+        steady = sum(math.ceil(m.config.desired_count / m.fit.tasks_per_instance) for m in on_pool)
         if steady > pool.config.max_size:
             issues.append(
                 ConfigIssue(
                     f"platform.{section}.{pool.name}.maxSize",
-                    f"the services on this pool ({', '.join(needs)}) need {steady} instance(s) at "
-                    f"their desired counts but maxSize is {pool.config.max_size}; raise maxSize "
-                    "or lower desiredCount",
+                    f"the services on this pool ({', '.join(at_max)}) need {steady} "
+                    f"instance(s) at their desired counts but maxSize is "
+                    f"{pool.config.max_size}; raise maxSize or lower desiredCount",
                 )
             )
             continue
-        free = pool.config.max_size - steady
-        for m in on_pool:
-            try:
-                deploy = choose_deploy(
-                    m.config.min_count,
-                    m.config.max_count,
-                    m.fit.tasks_per_instance,
-                    needs[m.name] + free,
-                )
-            except sizing.SizingError as exc:
-                # maxCount beyond what the pool can ever hold: a config error, not a traceback.
+        total = sum(at_max.values())
+        if total > pool.config.max_size:
+            pool_path = f"platform.{section}.{pool.name}.maxSize"
+            if len(on_pool) == 1:
+                (only,) = on_pool
                 issues.append(
                     ConfigIssue(
-                        f"platform.models.{m.name}.maxCount",
-                        f"{exc}; lower maxCount or raise platform.{section}.{pool.name}.maxSize",
+                        f"platform.models.{only.name}.maxCount",
+                        f"maxCount {only.config.max_count} needs {total} instance(s) at "
+                        f"{only.fit.tasks_per_instance} task(s) per instance but {pool_path} is "
+                        f"{pool.config.max_size}; tasks beyond it would wait in PROVISIONING "
+                        "forever: lower maxCount or raise maxSize",
                     )
                 )
-                continue
+            else:
+                issues.append(
+                    ConfigIssue(
+                        pool_path,
+                        f"the services on this pool ("
+                        f"{', '.join(f'{n} {at_max[n]}' for n in at_max)} instance(s) at their "
+                        f"maxCount) need {total} instance(s) together but maxSize is "
+                        f"{pool.config.max_size}; tasks beyond it would wait in PROVISIONING "
+                        "forever: raise maxSize or lower the services' maxCount",
+                    )
+                )
+            continue
+        if len(on_pool) > 1:
+            note = (
+                f"shared by {', '.join(at_max)}: {total} of {pool.config.max_size} instance(s) "
+                "with every service at its maxCount"
+            )
+            pools[pool.name] = replace(pool, notes=(*pool.notes, note))
+        for m in on_pool:
+            others = total - at_max[m.name]
+            deploy = choose_deploy(
+                m.config.min_count,
+                m.config.max_count,
+                m.fit.tasks_per_instance,
+                pool.config.max_size - others,
+                m.config.desired_count,
+            )
             models[m.name] = replace(m, deploy=deploy)
 
     for name, pool in pools.items():

@@ -10,10 +10,13 @@ import re
 
 import pytest
 import yaml
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from components.config.issues import ConfigError
 from components.config.schema import ModelConfig, load_stack_config
-from components.plan import build_plan
+from components.plan import build_plan, choose_deploy
+from components.sizing import deploy_step
 from tests.foundation.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
@@ -312,6 +315,75 @@ def test_one_tagged_image_makes_its_pool_pull_default() -> None:
     plan = _plan(platform, "prod")
     assert plan.pools["l40s-4x"].spec.image_pull_behavior == "default"
     assert plan.pools["l40s"].spec.image_pull_behavior == "prefer-cached"
-    assert any(
-        "qwen-32b (public.ecr.aws/acme/vllm:v1.2)" in n for n in plan.pools["l40s-4x"].notes
-    )
+    assert any("qwen-32b (public.ecr.aws/acme/vllm:v1.2)" in n for n in plan.pools["l40s-4x"].notes)
+
+
+# -- items 2, 5, 6: deploys at every count, shared pools, decisions that tell the truth -------
+
+counts = st.integers(min_value=1, max_value=12)
+
+
+@given(low=counts, extra=st.integers(0, 12), tpi=st.integers(1, 4), capacity=st.integers(1, 12))
+def test_deploy_progresses_at_every_count_and_the_note_says_what_stops(
+    low: int, extra: int, tpi: int, capacity: int
+) -> None:
+    high = low + extra
+    assume(capacity * tpi >= high)  # the plan rejects pools that cannot hold maxCount
+    plan = choose_deploy(low, high, tpi, capacity, desired_count=low)
+    assert len(plan.steps) == high - low + 1
+    for n in range(low, high + 1):
+        step = deploy_step(n, plan.minimum_healthy_percent, plan.maximum_percent, capacity * tpi)
+        assert step.progresses, (n, plan)
+        assert step == plan.steps[n - low]
+        assert step.running_peak <= capacity * tpi
+    # the note states the largest count's numbers, not only the smallest's
+    assert plan.steps[-1].summary() in plan.note
+    worst = max(s.stopped_at_once for s in plan.steps)
+    # no better minimum exists with which every count still progresses
+    if plan.minimum_healthy_percent < 100:
+        better = plan.minimum_healthy_percent + 1
+        assert not all(
+            deploy_step(n, better, plan.maximum_percent, capacity * tpi).progresses
+            for n in range(low, high + 1)
+        )
+    assert ("WARNING" in plan.note) == (worst >= low and worst > 0)
+
+
+def test_prod_llama_8b_stops_at_most_one_task_at_any_count() -> None:
+    plan = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
+    deploy = plan.models["llama-8b"].deploy
+    assert [s.tasks for s in deploy.steps] == [2, 3, 4, 5, 6]
+    assert max(s.stopped_at_once for s in deploy.steps) == 1
+    assert "at most one task of 2" not in deploy.note
+
+
+def test_a_shared_pool_is_checked_as_a_whole() -> None:
+    _, data = _stack_file("prod")
+    platform = data["config"]["ecs-inference:platform"]
+    platform["models"]["llama-8b-b"] = dict(platform["models"]["llama-8b"], maxCount=3)
+    platform["gpuPools"]["l40s"]["maxSize"] = 8
+    with pytest.raises(ConfigError) as err:
+        _plan(platform, "prod")
+    issues = [i for i in err.value.issues if i.path == "platform.gpuPools.l40s.maxSize"]
+    assert issues and "9 instance(s) together" in issues[0].message
+    platform["gpuPools"]["l40s"]["maxSize"] = 10
+    plan = _plan(platform, "prod")
+    # each service deploys into what the other leaves at its maxCount: 10 - 3 and 10 - 6
+    assert plan.models["llama-8b"].deploy.steps[0].slots == 7
+    assert plan.models["llama-8b-b"].deploy.steps[0].slots == 4
+    assert any("shared by llama-8b, llama-8b-b" in n for n in plan.pools["l40s"].notes)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_decisions_never_claim_a_peak_the_pool_cannot_hold(stack: str) -> None:
+    plan = _plan(_stack_file(stack)[1]["config"]["ecs-inference:platform"], stack)
+    for m in plan.models.values():
+        for step in m.deploy.steps:
+            assert step.running_peak <= step.slots
+            assert step.running_peak + step.provisioning == step.wanted
+        lines = plan.decisions()[f"model {m.name}"]
+        assert not any("peaks at" in line for line in lines), lines
+    if stack == "dev":
+        # desired 1 on a pool of 3: a deploy at maxCount 2 wants 4, runs 3, 1 waits
+        note = plan.models["llama"].deploy.note
+        assert "at 2 task(s): up to 3 run at once, 1 wait in PROVISIONING" in note
