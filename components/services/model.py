@@ -177,7 +177,7 @@ class ModelService(LoadBalancedService):
                     environment=args.environment,
                     secrets=args.secrets,
                 ),
-                compatibility="EC2",
+                compatibility=args.compatibility,
                 cpu=args.task_cpu,
                 memory_mib=args.task_memory_mib,
                 container_name=CONTAINER_NAME,

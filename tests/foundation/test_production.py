@@ -303,7 +303,7 @@ def _user_data(rec, pool: str) -> str:
 def test_pull_behaviour_follows_whether_the_pools_images_are_digests() -> None:
     dev, prod = recorded("dev"), recorded("prod")
     assert "ECS_IMAGE_PULL_BEHAVIOR=default\n" in _user_data(dev, "l40s")
-    assert "ECS_IMAGE_PULL_BEHAVIOR=prefer-cached\n" in _user_data(prod, "l40s")
+    assert "ECS_IMAGE_PULL_BEHAVIOR=prefer-cached\n" in _user_data(prod, "l40s-8x")
     notes = dev.outputs["decisions"]["pool l40s"]
     assert any("mutable tag" in n and "llama" in n and "@sha256:" in n for n in notes), notes
 
@@ -314,7 +314,7 @@ def test_one_tagged_image_makes_its_pool_pull_default() -> None:
     platform["models"]["qwen-32b"]["image"] = "public.ecr.aws/acme/vllm:v1.2"
     plan = _plan(platform, "prod")
     assert plan.pools["l40s-4x"].spec.image_pull_behavior == "default"
-    assert plan.pools["l40s"].spec.image_pull_behavior == "prefer-cached"
+    assert plan.pools["l40s-8x"].spec.image_pull_behavior == "prefer-cached"
     assert any("qwen-32b (public.ecr.aws/acme/vllm:v1.2)" in n for n in plan.pools["l40s-4x"].notes)
 
 
@@ -349,29 +349,37 @@ def test_deploy_progresses_at_every_count_and_the_note_says_what_stops(
     assert ("WARNING" in plan.note) == (worst >= low and worst > 0)
 
 
-def test_prod_llama_8b_stops_at_most_one_task_at_any_count() -> None:
-    plan = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
-    deploy = plan.models["llama-8b"].deploy
+def _dev_with(**llama: object) -> dict:
+    platform = _stack_file("dev")[1]["config"]["ecs-inference:platform"]
+    platform["models"]["llama"].update(llama)
+    return platform
+
+
+def test_an_autoscaled_service_stops_at_most_one_task_at_any_count() -> None:
+    # The issue's case: min 2, max 6 on a pool of exactly 6 single-GPU instances.
+    platform = _dev_with(desiredCount=2, minCount=2, maxCount=6)
+    platform["gpuPools"]["l40s"]["maxSize"] = 6
+    deploy = _plan(platform).models["llama"].deploy
     assert [s.tasks for s in deploy.steps] == [2, 3, 4, 5, 6]
     assert max(s.stopped_at_once for s in deploy.steps) == 1
+    assert all(s.progresses for s in deploy.steps)
     assert "at most one task of 2" not in deploy.note
 
 
 def test_a_shared_pool_is_checked_as_a_whole() -> None:
-    _, data = _stack_file("prod")
-    platform = data["config"]["ecs-inference:platform"]
-    platform["models"]["llama-8b-b"] = dict(platform["models"]["llama-8b"], maxCount=3)
-    platform["gpuPools"]["l40s"]["maxSize"] = 8
+    platform = _dev_with(maxCount=3)
+    platform["models"]["llama-b"] = dict(platform["models"]["llama"], maxCount=2)
+    platform["gpuPools"]["l40s"]["maxSize"] = 4
     with pytest.raises(ConfigError) as err:
-        _plan(platform, "prod")
+        _plan(platform)
     issues = [i for i in err.value.issues if i.path == "platform.gpuPools.l40s.maxSize"]
-    assert issues and "9 instance(s) together" in issues[0].message
-    platform["gpuPools"]["l40s"]["maxSize"] = 10
-    plan = _plan(platform, "prod")
-    # each service deploys into what the other leaves at its maxCount: 10 - 3 and 10 - 6
-    assert plan.models["llama-8b"].deploy.steps[0].slots == 7
-    assert plan.models["llama-8b-b"].deploy.steps[0].slots == 4
-    assert any("shared by llama-8b, llama-8b-b" in n for n in plan.pools["l40s"].notes)
+    assert issues and "5 instance(s) together" in issues[0].message
+    platform["gpuPools"]["l40s"]["maxSize"] = 6
+    plan = _plan(platform)
+    # each service deploys into what the other leaves at its maxCount: 6 - 2 and 6 - 3
+    assert plan.models["llama"].deploy.steps[0].slots == 4
+    assert plan.models["llama-b"].deploy.steps[0].slots == 3
+    assert any("shared by llama, llama-b" in n for n in plan.pools["l40s"].notes)
 
 
 @pytest.mark.parametrize("stack", STACKS)
