@@ -842,6 +842,11 @@ def build_plan(
                 "with every service at its maxCount"
             )
             pools[pool.name] = replace(pool, notes=(*pool.notes, note))
+        eni_notes, eni_issue = _eni_check(pool, on_pool)
+        if eni_issue is not None:
+            issues.append(eni_issue)
+            continue
+        pools[pool.name] = replace(pools[pool.name], notes=(*pools[pool.name].notes, *eni_notes))
         for m in on_pool:
             others = total - at_max[m.name]
             deploy = choose_deploy(
@@ -954,6 +959,35 @@ def _gateway_plan(
         priority=priority,
         deregistration=_deregistration(plan.spec.longest_request_seconds),
     )
+
+
+def _eni_check(pool: PoolPlan, on_pool: list[ModelPlan]) -> tuple[list[str], ConfigIssue | None]:
+    """awsvpc gives every task its own ENI: an instance that can hold several tasks must have
+    that many interfaces on its default network card besides its own (without trunking, which
+    the stack does not enable). One line per chosen type that holds more than one task."""
+    if not on_pool or pool.kind != "gpu":
+        return [], None  # Neuron tasks run one per instance (distinctInstance)
+    smallest = min(m.gpu_count for m in on_pool)
+    notes: list[str] = []
+    for inst in pool.types.instances:
+        tasks = inst.accelerator_count // smallest
+        if tasks <= 1:
+            continue
+        limit = catalog.awsvpc_task_limit(inst.name)
+        if tasks > limit:
+            return notes, ConfigIssue(
+                f"platform.{pool.section}.{pool.name}",
+                f"{inst.name} can hold {tasks} tasks of {smallest} GPU(s) but its default network "
+                f"card takes only {limit} awsvpc task ENI(s) besides its own "
+                f"({catalog.DEFAULT_CARD_ENIS[inst.name]} interfaces); the tasks beyond them "
+                "would never place: use a type with more interfaces, larger tasks, or enable "
+                "ECS awsvpc trunking and raise the limit in the catalog",
+            )
+        notes.append(
+            f"awsvpc ENIs on {inst.name}: up to {tasks} task(s) of {smallest} GPU(s) need {tasks} "
+            f"of the {limit} task ENIs its default network card takes without trunking"
+        )
+    return notes, None
 
 
 def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:

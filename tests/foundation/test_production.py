@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from components.config.issues import ConfigError
 from components.config.schema import ModelConfig, load_stack_config
 from components.plan import build_plan, choose_deploy
-from components.sizing import deploy_step
+from components.sizing import catalog, deploy_step
 from tests.foundation.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
@@ -395,3 +395,37 @@ def test_decisions_never_claim_a_peak_the_pool_cannot_hold(stack: str) -> None:
         # desired 1 on a pool of 3: a deploy at maxCount 2 wants 4, runs 3, 1 waits
         note = plan.models["llama"].deploy.note
         assert "at 2 task(s): up to 3 run at once, 1 wait in PROVISIONING" in note
+
+
+# -- item 15: awsvpc ENI limits where an instance holds several tasks ------------------------
+
+
+def test_eni_limit_is_reported_when_an_instance_holds_several_tasks() -> None:
+    platform = _dev_with(maxCount=2)
+    platform["gpuPools"]["l40s"]["instanceType"] = "g6e.12xlarge"  # 4 GPUs, 10 ENIs on card 0
+    plan = _plan(platform)
+    notes = plan.pools["l40s"].decisions()
+    assert any(
+        "awsvpc ENIs on g6e.12xlarge: up to 4 task(s)" in n and "9 task ENIs" in n for n in notes
+    )
+
+
+def test_eni_limit_below_the_tasks_an_instance_holds_is_a_config_error() -> None:
+    platform = _dev_with(maxCount=2)
+    platform["gpuPools"]["l40s"]["instanceType"] = "p5.48xlarge"  # 8 GPUs, 2 ENIs on card 0
+    with pytest.raises(ConfigError) as err:
+        _plan(platform)
+    (issue,) = [i for i in err.value.issues if "ENI" in i.message]
+    assert issue.path == "platform.gpuPools.l40s" and "8 tasks" in issue.message
+
+
+def test_single_task_instances_need_no_eni_note() -> None:
+    for stack in STACKS:
+        plan = _plan(_stack_file(stack)[1]["config"]["ecs-inference:platform"], stack)
+        for name, pool in plan.pools.items():
+            assert not any("awsvpc ENIs" in n for n in pool.notes), (stack, name)
+
+
+def test_every_catalogued_type_has_its_eni_limit() -> None:
+    assert set(catalog.DEFAULT_CARD_ENIS) == set(catalog.INSTANCE_TYPES)
+    assert all(catalog.awsvpc_task_limit(t) >= 1 for t in catalog.INSTANCE_TYPES)
