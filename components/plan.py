@@ -82,6 +82,7 @@ class PoolPlan:
     ami_parameter: str | None
     """SSM parameter of the ECS-optimized AMI; None on Managed Instances (ECS picks the OS)."""
     image_pull_behavior: Literal["default", "prefer-cached"] = "prefer-cached"
+    prepull_images: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     """Decisions about the pool as a whole (pull behaviour, shared capacity, ENIs)."""
 
@@ -105,6 +106,7 @@ class PoolPlan:
         return replace(
             pool_spec(self.config, self.types.chosen),
             image_pull_behavior=self.image_pull_behavior,
+            prepull_images=self.prepull_images,
         )
 
     @property
@@ -320,6 +322,11 @@ class Plan:
                 f"task reservation {m.task_cpu} CPU units / {m.task_memory_mib} MiB"
                 + (f", shared memory {m.shm_size_mib} MiB" if m.shm_size_mib else ""),
                 m.grace.summary(),
+                *(
+                    [m.grace.warm_start_summary()]
+                    if m.image is not None and m.image in self.pools[m.pool.name].prepull_images
+                    else []
+                ),
                 m.deregistration.summary(),
                 m.deploy.note,
                 *m.spot_notes,
@@ -996,6 +1003,15 @@ def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:
     that cached it. Managed Instances pools have no agent settings of ours: unchanged."""
     if pool.managed:
         return pool
+    if isinstance(pool.config, PoolConfig) and pool.config.warm_pool is not None:
+        images = tuple(sorted({m.image for m in on_pool if m.image is not None}))
+        built = sorted(m.name for m in on_pool if m.image is None)
+        note = (
+            f"warm pool pre-pulls {len(images)} image(s) while its instances initialise "
+            "(ECR login with the instance role, then the group stops them)"
+            + (f"; not the stack-built image(s) of {', '.join(built)}" if built else "")
+        )
+        pool = replace(pool, prepull_images=images, notes=(*pool.notes, note))
     tagged = sorted(
         f"{m.name} ({m.image})"
         for m in on_pool

