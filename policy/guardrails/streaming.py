@@ -156,6 +156,7 @@ deregistration_delay_vs_idle_timeout = stack_rule(
         "each delay from it) is expected to show up here as advisory."
     ),
     level=EnforcementLevel.ADVISORY,
+    types=TARGET_GROUP,
     schema=_DEREG_SCHEMA,
     check=_check_deregistration,
 )
@@ -179,7 +180,7 @@ def _check_target_type(
             return
         for tg in groups:
             target_type = tg_target_type(tg.props)
-            if target_type != "ip" and not is_exempt(config, tg):
+            if target_type != "ip" and not is_exempt(config, tg, SERVICE | TARGET_GROUP):
                 report(
                     f"awsvpc service {service.name!r} registers in target group {tg.name!r} "
                     f"of target type {target_type!r}; awsvpc tasks are addressed by ENI IP.",
@@ -196,6 +197,7 @@ target_type_ip_for_awsvpc = stack_rule(
         "Fix: set targetType to ip on the target group."
     ),
     level=EnforcementLevel.ADVISORY,
+    types=SERVICE | TARGET_GROUP,
     schema=EXEMPT_ONLY,
     check=_check_target_type,
 )
