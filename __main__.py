@@ -1,6 +1,7 @@
 """ecs-inference: load the stack config, plan, build the platform, export what callers need."""
 
 import pulumi
+import pulumi_aws as aws
 
 from components import cost
 from components.config.issues import ConfigError
@@ -16,6 +17,9 @@ try:
             pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
         ),
         pulumi.get_stack(),
+        # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
+        # setting, else what the provider resolves (AWS_REGION of the deploying shell).
+        region=pulumi.Config("aws").get("region") or aws.get_region().region,
         project=pulumi.get_project(),
     )
 except ConfigError as error:

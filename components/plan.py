@@ -44,7 +44,7 @@ from components.specs.service import (
     validate_reranker,
 )
 from components.specs.service_connect import private_host
-from contracts import aws_limits, litellm
+from contracts import litellm
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -62,6 +62,9 @@ HOST_MEMORY_RESERVE_FRACTION = 0.10
 # Default re-ranker need when neither a size nor a need is given (a MiniLM-class cross-encoder
 # with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for request bursts).
 DEFAULT_RERANKER_NEED_MIB, DEFAULT_RERANKER_NEED_VCPU = 2048, 1.0
+# Added to a service's longest request for its deregistration delay: the last response bytes,
+# the client's read of them, and the ALB noticing the target is idle.
+DEREGISTRATION_MARGIN_SECONDS = 15
 # vLLM's engine core and tensor-parallel workers exchange tensors through /dev/shm.
 SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
 
@@ -82,6 +85,10 @@ class PoolPlan:
     host_telemetry: bool = True
     """The CloudWatch agent on the pool's instances (Auto Scaling group pools only: Managed
     Instances run no user data)."""
+    image_pull_behavior: Literal["default", "prefer-cached"] = "prefer-cached"
+    prepull_images: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Decisions about the pool as a whole (pull behaviour, shared capacity, ENIs)."""
 
     @property
     def instance(self) -> catalog.InstanceType:
@@ -103,6 +110,8 @@ class PoolPlan:
         return replace(
             pool_spec(self.config, self.types.chosen),
             host_telemetry_pool=self.name if self.host_telemetry else None,
+            image_pull_behavior=self.image_pull_behavior,
+            prepull_images=self.prepull_images,
         )
 
     @property
@@ -126,7 +135,7 @@ class PoolPlan:
                 "re-warms its models); idle hosts are kept "
                 f"{self.managed_options.scale_in_after_seconds} s",
             ]
-            return lines
+            return [*lines, *self.notes]
         lines.append(f"AMI from SSM {self.ami_parameter}")
         mixed = self.spec.mixed
         if mixed is not None:
@@ -137,16 +146,18 @@ class PoolPlan:
                 f"{mixed.spot_allocation_strategy}, capacity rebalance "
                 f"{'on' if mixed.capacity_rebalance else 'off'}"
             )
-        return lines
+        return [*lines, *self.notes]
 
 
 @dataclass(frozen=True)
 class DeployPlan:
-    """ECS deployment percentages chosen for the pool's headroom."""
+    """ECS deployment percentages chosen for the pool's headroom, and what they do at each
+    count autoscaling can reach (`steps`)."""
 
     minimum_healthy_percent: int
     maximum_percent: int
     note: str
+    steps: tuple[sizing.DeployStep, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -174,6 +185,8 @@ class ModelPlan:
     metrics_sidecar: bool = True
     metrics_image: str | None = None
     """None with `metrics_sidecar`: the stack's own build (images.build)."""
+    execute_command: bool = False
+    execute_command_logging: bool = True
     tasks_per_instance: int = 1
     """The fewest copies any of the pool's types holds (what capacity planning relies on)."""
 
@@ -231,6 +244,10 @@ class ModelPlan:
             one_task_per_instance=self.one_task_per_instance,
             environment=dict(cfg.environment),
             secrets=dict(cfg.secrets),
+            weights_kms_key_arn=cfg.kms_key_arns.weights,
+            secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
+            execute_command=self.execute_command,
+            execute_command_logging=self.execute_command_logging,
             log_retention_days=cfg.log_retention_days,
             # ALBRequestCountPerTarget needs the target group's label, known only at deploy
             # time: the component builds that one from target_requests_per_target.
@@ -256,6 +273,8 @@ class RerankerPlan:
     metrics_sidecar: bool = True
     metrics_image: str | None = None
     """None with `metrics_sidecar`: the stack's own build (images.build)."""
+    execute_command: bool = False
+    execute_command_logging: bool = True
 
     @property
     def port(self) -> int:
@@ -302,6 +321,10 @@ class RerankerPlan:
                 **cfg.environment,
             },
             secrets=dict(cfg.secrets),
+            weights_kms_key_arn=cfg.kms_key_arns.weights,
+            secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
+            execute_command=self.execute_command,
+            execute_command_logging=self.execute_command_logging,
             log_retention_days=cfg.log_retention_days,
             metrics_sidecar=self.metrics_sidecar,
             metrics_image=self.metrics_image,
@@ -383,6 +406,11 @@ class Plan:
                 f"task reservation {m.task_cpu} CPU units / {m.task_memory_mib} MiB"
                 + (f", shared memory {m.shm_size_mib} MiB" if m.shm_size_mib else ""),
                 m.grace.summary(),
+                *(
+                    [m.grace.warm_start_summary()]
+                    if m.image is not None and m.image in self.pools[m.pool.name].prepull_images
+                    else []
+                ),
                 m.deregistration.summary(),
                 m.deploy.note,
                 m.scaling.note,
@@ -453,37 +481,57 @@ MANAGED_INSTANCES_DEPLOY = DeployPlan(
 
 
 def choose_deploy(
-    min_count: int, max_count: int, tasks_per_instance: int, capacity_instances: int
+    min_count: int,
+    max_count: int,
+    tasks_per_instance: int,
+    capacity_instances: int,
+    desired_count: int | None = None,
 ) -> DeployPlan:
-    """Deployment percentages with which a rolling deploy makes progress at every task count
-    autoscaling may reach (min_count..max_count).
+    """Deployment percentages that let a rolling deploy (and managed draining, which follows the
+    same percentages) progress at EVERY task count autoscaling may reach (min_count..max_count),
+    stopping as few running tasks as possible.
 
-    Prefer a surge (min 100 %, max 200 %: no capacity lost during the deploy) when, even at
-    max_count, the pool can still place one more task. Otherwise replace in place (max 100 %),
-    stopping at most one task of the smallest count at a time; for a single task that means a
-    short outage, stated in the note so a reviewer sees it in the preview. `capacity_instances`
-    is how many instances of the pool this service may occupy: its own steady-state instances
-    plus the pool's free ones.
+    `capacity_instances` is how many of the pool's instances this service can have while every
+    other service on the pool runs at its maxCount. Surge (min 100 %, max 200 %) when even at
+    max_count one more task fits. Otherwise the highest minimum healthy percent with which
+    every count still progresses (a free slot, or one old task stopped first), with max 200 %
+    where lower counts have room to surge into and 100 % where none has. The note states, for
+    the smallest, desired and largest count, how many tasks run at once, how many wait in
+    PROVISIONING and how many stop early; it never promises more than the smallest count keeps.
     """
-    headroom = sizing.deploy_headroom(max_count, tasks_per_instance, 100, 200, capacity_instances)
-    if headroom.can_surge:
-        return DeployPlan(100, 200, f"deploy: surge (min 100 %, max 200 %); {headroom.summary()}")
-    smallest = max(min_count, 1)
-    if smallest > 1:
-        min_healthy = math.floor(100 * (smallest - 1) / smallest)
-        return DeployPlan(
-            min_healthy,
-            100,
-            f"deploy: no instance headroom at {max_count} task(s), so replace in place "
-            f"(min {min_healthy} %, max 100 %: at most one task of {smallest} down at a time)",
+    slots = capacity_instances * tasks_per_instance
+    low, high = max(min_count, 1), max(max_count, 1)
+    counts = range(low, high + 1)
+    if slots > high:
+        minimum, maximum = 100, 200
+    else:
+        maximum = 200 if slots > low else 100
+        minimum = next(
+            p
+            for p in range(99, -1, -1)
+            if all(sizing.deploy_step(n, p, maximum, slots).progresses for n in counts)
         )
-    return DeployPlan(
-        0,
-        100,
-        "deploy: WARNING the pool has no room for another copy at the maximum task count, so a "
-        "deploy stops a running task first (min 0 %, max 100 %; with one task that is an "
-        "outage); raise the pool's maxSize by one to deploy without downtime",
+    steps = tuple(sizing.deploy_step(n, minimum, maximum, slots) for n in counts)
+    shown = sorted({low, high, desired_count or low} & set(counts))
+    worst = max(step.stopped_at_once for step in steps)
+    how = (
+        "surge"
+        if minimum == 100
+        else "replace in place"
+        if maximum == 100
+        else "surge where the pool has room, else replace in place"
     )
+    note = (
+        f"deploy and managed draining: {how} (min {minimum} %, max {maximum} %); the pool "
+        f"holds {slots} task(s) of this service with the others at their maxCount; "
+        + "; ".join(steps[n - low].summary() for n in shown)
+    )
+    if worst and worst >= low:
+        note = (
+            f"{note}. WARNING: at up to {worst} stopped at once a deploy can leave no task "
+            "serving (an outage); raise the pool's maxSize to deploy without one"
+        )
+    return DeployPlan(minimum, maximum, note, steps)
 
 
 def mixed_args(cfg: PoolConfig, chosen: tuple[str, ...]) -> MixedInstancesArgs | None:
@@ -779,22 +827,24 @@ def _model_plan(
         neuron_devices=devices,
         shm_size_mib=shm,
         one_task_per_instance=model.engine == "neuron",
-        deregistration=_deregistration(model.max_generation_seconds, idle),
+        deregistration=_deregistration(model.max_generation_seconds),
         grace=grace,
         deploy=_UNDECIDED,
         weights_bucket=bucket,
         weights_prefix=prefix,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
         tasks_per_instance=pool.types.tasks_per_instance(name),
     )
 
 
-def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.DeregistrationDelay:
-    """At least the service's own longest request, raised to the ALB idle timeout (ELB maximum
-    3600 s): a connection the ALB still holds open may be mid-stream for that long, and ELB ends
-    deregistration as soon as a target has no request in flight, so the longer bound costs a
-    drained task nothing."""
-    ceiling = min(idle.seconds, aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
-    return sizing.deregistration_delay(own_seconds, margin=max(0, ceiling - own_seconds))
+def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
+    """The service's own longest request plus `DEREGISTRATION_MARGIN_SECONDS`, never the ALB-wide
+    idle timeout: ELB ends deregistration early only when a target has no request in flight AND
+    no open connection, and the ALB keeps idle keep-alive connections to targets (which hold them
+    for the idle timeout + 5 s), so in practice every deploy, scale-in and managed-draining step
+    waits out the whole delay while the task and its GPU host stay billed."""
+    return sizing.deregistration_delay(own_seconds, margin=DEREGISTRATION_MARGIN_SECONDS)
 
 
 def _vllm_dtype(dtype: str) -> str:
@@ -827,10 +877,12 @@ def _reranker_plan(
         metrics_image=cfg.images.metrics,
         size=size,
         priority=priority,
-        deregistration=_deregistration(rr.max_request_seconds, idle),
+        deregistration=_deregistration(rr.max_request_seconds),
         model_bucket=bucket,
         model_prefix=prefix,
         idle_timeout_seconds=idle.seconds,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
     )
 
 
@@ -912,7 +964,8 @@ def build_plan(
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
 
-    # Deploy headroom is a property of the pool: every service on it shares its maxSize.
+    # The pool is shared: its maxSize must hold every service on it at maxCount at once, and a
+    # deploy of one service only has what the others leave at their maxCount.
     for pool in pools.values():
         on_pool = [m for m in models.values() if m.pool.name == pool.name]
         if not isinstance(pool.config, PoolConfig):
@@ -920,38 +973,69 @@ def build_plan(
             for m in on_pool:
                 models[m.name] = replace(m, deploy=MANAGED_INSTANCES_DEPLOY)
             continue
-        needs = {m.name: math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool}
-        steady = sum(needs.values())
+        at_max = {m.name: math.ceil(m.config.max_count / m.tasks_per_instance) for m in on_pool}
+        steady = sum(math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool)
         section = pool.section
         if steady > pool.config.max_size:
             issues.append(
                 ConfigIssue(
                     f"platform.{section}.{pool.name}.maxSize",
-                    f"the services on this pool ({', '.join(needs)}) need {steady} instance(s) at "
-                    f"their desired counts but maxSize is {pool.config.max_size}; raise maxSize "
-                    "or lower desiredCount",
+                    f"the services on this pool ({', '.join(at_max)}) need {steady} "
+                    f"instance(s) at their desired counts but maxSize is "
+                    f"{pool.config.max_size}; raise maxSize or lower desiredCount",
                 )
             )
             continue
-        free = pool.config.max_size - steady
-        for m in on_pool:
-            try:
-                deploy = choose_deploy(
-                    m.config.min_count,
-                    m.config.max_count,
-                    m.tasks_per_instance,
-                    needs[m.name] + free,
-                )
-            except sizing.SizingError as exc:
-                # maxCount beyond what the pool can ever hold: a config error, not a traceback.
+        total = sum(at_max.values())
+        if total > pool.config.max_size:
+            pool_path = f"platform.{section}.{pool.name}.maxSize"
+            if len(on_pool) == 1:
+                (only,) = on_pool
                 issues.append(
                     ConfigIssue(
-                        f"platform.models.{m.name}.maxCount",
-                        f"{exc}; lower maxCount or raise platform.{section}.{pool.name}.maxSize",
+                        f"platform.models.{only.name}.maxCount",
+                        f"maxCount {only.config.max_count} needs {total} instance(s) at "
+                        f"{only.tasks_per_instance} task(s) per instance but {pool_path} is "
+                        f"{pool.config.max_size}; tasks beyond it would wait in PROVISIONING "
+                        "forever: lower maxCount or raise maxSize",
                     )
                 )
-                continue
+            else:
+                issues.append(
+                    ConfigIssue(
+                        pool_path,
+                        f"the services on this pool ("
+                        f"{', '.join(f'{n} {at_max[n]}' for n in at_max)} instance(s) at their "
+                        f"maxCount) need {total} instance(s) together but maxSize is "
+                        f"{pool.config.max_size}; tasks beyond it would wait in PROVISIONING "
+                        "forever: raise maxSize or lower the services' maxCount",
+                    )
+                )
+            continue
+        if len(on_pool) > 1:
+            note = (
+                f"shared by {', '.join(at_max)}: {total} of {pool.config.max_size} instance(s) "
+                "with every service at its maxCount"
+            )
+            pools[pool.name] = replace(pool, notes=(*pool.notes, note))
+        eni_notes, eni_issue = _eni_check(pool, on_pool)
+        if eni_issue is not None:
+            issues.append(eni_issue)
+            continue
+        pools[pool.name] = replace(pools[pool.name], notes=(*pools[pool.name].notes, *eni_notes))
+        for m in on_pool:
+            others = total - at_max[m.name]
+            deploy = choose_deploy(
+                m.config.min_count,
+                m.config.max_count,
+                m.tasks_per_instance,
+                pool.config.max_size - others,
+                m.config.desired_count,
+            )
             models[m.name] = replace(m, deploy=deploy)
+
+    for name, pool in pools.items():
+        pools[name] = _pull_behavior(pool, [m for m in models.values() if m.pool.name == name])
 
     rerankers: dict[str, RerankerPlan] = {}
     for name, rr in config.rerankers.items():
@@ -1056,8 +1140,69 @@ def _gateway_plan(
     return replace(
         plan,
         priority=priority,
-        deregistration=_deregistration(plan.spec.longest_request_seconds, idle),
+        deregistration=_deregistration(plan.spec.longest_request_seconds),
     )
+
+
+def _eni_check(pool: PoolPlan, on_pool: list[ModelPlan]) -> tuple[list[str], ConfigIssue | None]:
+    """awsvpc gives every task its own ENI: an instance that can hold several tasks must have
+    that many interfaces on its default network card besides its own (without trunking, which
+    the stack does not enable). One line per chosen type that holds more than one task."""
+    if not on_pool or pool.kind != "gpu":
+        return [], None  # Neuron tasks run one per instance (distinctInstance)
+    smallest = min(m.gpu_count for m in on_pool)
+    notes: list[str] = []
+    for inst in pool.types.instances:
+        tasks = inst.accelerator_count // smallest
+        if tasks <= 1:
+            continue
+        limit = catalog.awsvpc_task_limit(inst.name)
+        if tasks > limit:
+            return notes, ConfigIssue(
+                f"platform.{pool.section}.{pool.name}",
+                f"{inst.name} can hold {tasks} tasks of {smallest} GPU(s) but its default network "
+                f"card takes only {limit} awsvpc task ENI(s) besides its own "
+                f"({catalog.DEFAULT_CARD_ENIS[inst.name]} interfaces); the tasks beyond them "
+                "would never place: use a type with more interfaces, larger tasks, or enable "
+                "ECS awsvpc trunking and raise the limit in the catalog",
+            )
+        notes.append(
+            f"awsvpc ENIs on {inst.name}: up to {tasks} task(s) of {smallest} GPU(s) need {tasks} "
+            f"of the {limit} task ENIs its default network card takes without trunking"
+        )
+    return notes, None
+
+
+def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:
+    """prefer-cached only when every image the pool runs is a digest (the stack's own builds
+    always are); a mutable tag re-pushed later would otherwise keep running stale on every host
+    that cached it. Managed Instances pools have no agent settings of ours: unchanged."""
+    if pool.managed:
+        return pool
+    if isinstance(pool.config, PoolConfig) and pool.config.warm_pool is not None:
+        images = tuple(sorted({m.image for m in on_pool if m.image is not None}))
+        built = sorted(m.name for m in on_pool if m.image is None)
+        note = (
+            f"warm pool pre-pulls {len(images)} image(s) while its instances initialise "
+            "(ECR login with the instance role, then the group stops them)"
+            + (f"; not the stack-built image(s) of {', '.join(built)}" if built else "")
+        )
+        pool = replace(pool, prepull_images=images, notes=(*pool.notes, note))
+    tagged = sorted(
+        f"{m.name} ({m.image})"
+        for m in on_pool
+        if m.image is not None and not image_build.is_digest_reference(m.image)
+    )
+    if not tagged:
+        note = "image pull behaviour prefer-cached: every image on the pool is pinned by digest"
+        return replace(pool, image_pull_behavior="prefer-cached", notes=(*pool.notes, note))
+    note = (
+        f"image pull behaviour default, not prefer-cached: {', '.join(tagged)} "
+        f"{'is a mutable tag' if len(tagged) == 1 else 'are mutable tags'}, which a host would "
+        "keep running stale after a re-push; pin them by digest (<repository>@sha256:<digest>, "
+        "what the CI deploys) to start tasks from the cached image"
+    )
+    return replace(pool, image_pull_behavior="default", notes=(*pool.notes, note))
 
 
 def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, tuple[str, ...]]:
@@ -1103,6 +1248,7 @@ def _endpoint_spec(
         access_logs=ep.access_logs,
         access_log_retention_days=ep.access_log_retention_days,
         hosted_zone_id=ep.hosted_zone_id,
+        protect=config.protect,
         auth=AuthSpec(
             existing_user_pool_id=auth.existing_user_pool_id,
             existing_user_pool_domain=auth.existing_user_pool_domain,
@@ -1110,5 +1256,6 @@ def _endpoint_spec(
             api_scopes=tuple(auth.api_scopes),
             session_timeout_seconds=auth.session_timeout_seconds,
             access_token_validity_minutes=auth.access_token_validity_minutes,
+            protect=config.protect,
         ),
     )

@@ -36,7 +36,7 @@ from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
 from components.operations import Operations, OperationsArgs, ServiceWatch
 from components.plan import Plan, pool_resource_name
-from components.services.base import ServiceWiring
+from components.services.base import ServiceWiring, exec_log_group_name
 from components.services.gateway import (
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -111,7 +111,10 @@ class InferencePlatform(pulumi.ComponentResource):
             f"{name}-ecs",
             ClusterArgs(
                 container_insights=cfg.cluster.container_insights,
-                execute_command_logging=cfg.cluster.execute_command_logging,
+                # Session logging only exists where ECS Exec is switched on.
+                execute_command_logging=cfg.cluster.execute_command
+                and cfg.cluster.execute_command_logging,
+                exec_log_group_name=exec_log_group_name(),
             ),
             opts=child,
         )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -40,8 +40,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
+from components.iam import KMS_KEY_ARN
 from components.specs import managed_instances
 from contracts import aws_limits, litellm
+from contracts.engine import ENV_REGION_VARIABLES
+from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 
 ROOT = "platform"
 
@@ -151,12 +154,16 @@ class NetworkConfig(_Section):
 
 
 class ClusterConfig(_Section):
-    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec audit logging on."""
+    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec off."""
 
     container_insights: Literal["enhanced", "enabled", "disabled"] = "enhanced"
     """Container Insights level; `enhanced` adds per-task and per-container metrics."""
+    execute_command: bool = False
+    """ECS Exec (`aws ecs execute-command`) into every service's tasks: the services enable it,
+    the task roles get the ssmmessages channels and may write the session log. Off: no shell
+    into a serving container at all."""
     execute_command_logging: bool = True
-    """Log ECS Exec sessions (who ran what in a GPU task) to CloudWatch."""
+    """With `executeCommand`: log every session (who ran what in a task) to CloudWatch."""
 
 
 class AuthConfig(_Section):
@@ -504,6 +511,45 @@ class StartupConfig(_Section):
     """Engine warm-up after the weights are loaded (graph capture, compilation cache)."""
 
 
+class KmsKeysConfig(_Section):
+    """Customer-managed KMS keys a service's data is encrypted with (default none: SSE-S3
+    objects and secrets under the AWS-managed key need no KMS permission)."""
+
+    weights: str | None = None
+    """Key ARN of the weights' (or re-ranker model's) SSE-KMS objects: the task role gets
+    kms:Decrypt on it, through S3 only."""
+    secrets: list[str] = Field(default_factory=list)
+    """Key ARNs of the `secrets`: the execution role gets kms:Decrypt on them, through Secrets
+    Manager only."""
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, arn: str | None) -> str | None:
+        if arn is not None and not KMS_KEY_ARN.match(arn):
+            raise ValueError(
+                f"must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+            )
+        return arn
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, arns: list[str]) -> list[str]:
+        for arn in arns:
+            if not KMS_KEY_ARN.match(arn):
+                raise ValueError(
+                    f"must be KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+                )
+        return arns
+
+
+def _vllm_api_key_message(section: str) -> str:
+    return (
+        f"{section}.{VLLM_API_KEY} would make vLLM reject every request: the ALB forwards the "
+        "caller's Cognito token as `Authorization: Bearer`, which is not that key. Remove it; "
+        "the ALB already authenticates every request"
+    )
+
+
 class _ServiceBase(_Section):
     image: Image | None = None
     """Container image; default: the engine's entry in `images`, else the stack's own build
@@ -511,7 +557,8 @@ class _ServiceBase(_Section):
     desired_count: int = Field(1, ge=0, le=1000)
     """Tasks at deploy time (autoscaling moves it within min..max)."""
     min_count: int = Field(1, ge=0, le=1000)
-    """Autoscaling lower bound."""
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
     max_count: int = Field(2, ge=1, le=1000)
     """Autoscaling upper bound."""
     environment: dict[str, str] = Field(default_factory=dict)
@@ -520,6 +567,8 @@ class _ServiceBase(_Section):
     """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
     log_retention_days: int = Field(30, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS))
     """CloudWatch log retention."""
+    kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
+    """Customer-managed KMS keys of the weights bucket and of `secrets`."""
 
     @field_validator("environment")
     @classmethod
@@ -527,6 +576,13 @@ class _ServiceBase(_Section):
         for name in values:
             if not ENV_NAME_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if name == VLLM_API_KEY:
+                raise ValueError(_vllm_api_key_message("environment"))
+            if name in ENV_REGION_VARIABLES:
+                raise ValueError(
+                    f"{name!r} is set by the stack to its own region (aws:region) in every "
+                    "container; remove it here"
+                )
             if SECRET_NAME_HINT.search(name):
                 raise ValueError(
                     f"{name!r} looks like a credential: put its Secrets Manager ARN under "
@@ -544,8 +600,21 @@ class _ServiceBase(_Section):
                 raise ValueError(f"{name}: must be a Secrets Manager secret ARN, got {arn!r}")
         return values
 
+    # Whether the service's scaling metric has data with zero tasks (a queue backlog does; a
+    # per-task metric such as ALBRequestCountPerTarget or average CPU does not).
+    SCALES_FROM_ZERO: ClassVar[bool] = False
+
     @model_validator(mode="after")
     def _counts(self) -> _ServiceBase:
+        if self.min_count == 0 and not self.SCALES_FROM_ZERO:
+            # Target tracking on a per-task metric (ALBRequestCountPerTarget, the service's
+            # average CPU) has no data points with zero tasks, so the alarm that would scale
+            # out never fires: a service at 0 stays at 0 while requests get 503s.
+            raise ValueError(
+                "minCount 0 is not supported: target tracking scales on a per-task metric, "
+                "which has no data with zero tasks, so the service could never scale back out; "
+                "use minCount 1 or more"
+            )
         if not self.min_count <= self.desired_count <= self.max_count:
             raise ValueError(
                 f"need minCount <= desiredCount <= maxCount, got {self.min_count} <= "
@@ -625,6 +694,9 @@ class ModelConfig(_ServiceBase):
             )
         if self.engine == "vllm" and self.neuron is not None:
             raise ValueError("`neuron` settings only apply to engine neuron")
+        if VLLM_API_KEY in self.secrets:
+            # Both engines serve through vLLM, which then demands its own bearer key.
+            raise ValueError(_vllm_api_key_message("secrets"))
         if self.engine == "neuron" and self.tensor_parallel_size is not None:
             raise ValueError("engine neuron takes its tp degree from `neuron.tpDegree`")
         if self.tensor_parallel_size is not None and self.tensor_parallel_size & (
@@ -667,7 +739,8 @@ class RerankerConfig(_ServiceBase):
     desired_count: int = Field(2, ge=0, le=1000)
     """Tasks at deploy time."""
     min_count: int = Field(1, ge=0, le=1000)
-    """Autoscaling lower bound."""
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
     max_count: int = Field(4, ge=1, le=1000)
     """Autoscaling upper bound."""
     scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
@@ -792,6 +865,8 @@ class WorkerConfig(_ServiceBase):
     DLQ, 4 days retention, scale to zero after 15 idle minutes.
     """
 
+    SCALES_FROM_ZERO: ClassVar[bool] = True  # the queue's backlog exists with zero tasks
+
     image: Image | None = None
     """The worker's image (pinned by tag or digest). Required."""
     max_job_seconds: int = Field(ge=1)
@@ -905,6 +980,11 @@ class StackConfig(_Section):
     none."""
     workers: dict[Name, WorkerConfig] = Field(default_factory=dict)
     """Queue workers on Fargate, by name; they call models through the gateway."""
+    protect: bool = True
+    """Keep what cannot be recreated when the stack is destroyed: on (prod), the Cognito user
+    pool has deletion protection and, like the ALB access-log bucket, is retained by `pulumi
+    destroy` (left in the account, dropped from the state); off (dev), both are deleted, the
+    bucket with its logs."""
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]

@@ -32,6 +32,7 @@ from components.specs.service_connect import (
     timeouts,
 )
 from contracts.aws_limits import ELBV2_NAME, fitted_name
+from contracts.engine import ENV_REGION_VARIABLES
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
@@ -115,6 +116,14 @@ class ServiceArgs(Protocol):
     @property
     def log_retention_days(self) -> int: ...
     @property
+    def weights_kms_key_arn(self) -> str | None: ...
+    @property
+    def secrets_kms_key_arns(self) -> tuple[str, ...]: ...
+    @property
+    def execute_command(self) -> bool: ...
+    @property
+    def execute_command_logging(self) -> bool: ...
+    @property
     def cluster_arn(self) -> Input[str]: ...
     @property
     def vpc_id(self) -> Input[str]: ...
@@ -158,6 +167,11 @@ def log_group_name(service: str) -> str:
     return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
 
 
+def exec_log_group_name() -> str:
+    """`/ecs-inference/<stack>/ecs-exec`: the cluster's ECS Exec session log."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/ecs-exec"
+
+
 def task_family(service: str) -> str:
     """Task definition family, unique per project, stack and service."""
     return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
@@ -186,6 +200,10 @@ def service_roles(
     bucket: str,
     prefix: str,
     parent: pulumi.Resource,
+    weights_kms_key_arn: str | None = None,
+    secrets_kms_key_arns: Sequence[str] = (),
+    execute_command: bool = False,
+    execute_command_logging: bool = True,
 ) -> ServiceRoles:
     """Execution role (image pull, this log group, exactly these secrets) and task role (read one
     S3 prefix), each trusting only ecs-tasks of this account and region."""
@@ -211,6 +229,7 @@ def service_roles(
                 secret_arns=secret_arns,
                 image=a[3],
                 partition=a[0],
+                secret_kms_key_arns=secrets_kms_key_arns,
             )
         ),
         opts=child,
@@ -224,9 +243,26 @@ def service_roles(
     task_policy = aws.iam.RolePolicy(
         f"{name}-task",
         role=task_role.id,
-        policy=ctx.partition.apply(lambda p: iam.s3_read_policy(bucket, prefix, partition=p)),
+        policy=Output.all(ctx.partition, ctx.region).apply(
+            lambda a: iam.s3_read_policy(
+                bucket, prefix, partition=a[0], kms_key_arn=weights_kms_key_arn, region=a[1]
+            )
+        ),
         opts=child,
     )
+    if execute_command:
+        aws.iam.RolePolicy(
+            f"{name}-exec",
+            role=task_role.id,
+            policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                lambda a: iam.ecs_exec_policy(
+                    f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{exec_log_group_name()}"
+                    if execute_command_logging
+                    else None
+                )
+            ),
+            opts=child,
+        )
     return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
 
 
@@ -494,12 +530,15 @@ def serving_container(
 ) -> dict[str, Any]:
     """The keys every serving container starts with, in this order (the JSON of the task
     definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
-    nofile limit. Callers add command, secrets, devices and `linuxParameters`."""
+    nofile limit. Callers add command, secrets, devices and `linuxParameters`. The stack's
+    `region` is also set as AWS_REGION and AWS_DEFAULT_REGION (`contracts.engine`)."""
     return {
         "name": name,
         "image": image,
         "essential": True,
-        "environment": environment,
+        "environment": environment_list(
+            environment, {variable: region for variable in ENV_REGION_VARIABLES}
+        ),
         "portMappings": port_mappings,
         "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
         "stopTimeout": stop_timeout_seconds,
@@ -588,6 +627,10 @@ class LoadBalancedService(pulumi.ComponentResource):
             bucket=bucket,
             prefix=prefix,
             parent=self,
+            weights_kms_key_arn=args.weights_kms_key_arn,
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            execute_command=args.execute_command,
+            execute_command_logging=args.execute_command_logging,
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role
@@ -649,6 +692,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             cluster=args.cluster_arn,
             task_definition=self.task_definition.arn,
             desired_count=args.desired_count,
+            enable_execute_command=args.execute_command,
             capacity_provider_strategies=[
                 aws.ecs.ServiceCapacityProviderStrategyArgs(
                     capacity_provider=placement.capacity_provider, weight=1, base=0

@@ -55,6 +55,7 @@ from components.specs.service import (
     resolve_neuron_devices,
     validate_model_service,
 )
+from contracts import neuron as neuron_contract
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -131,6 +132,9 @@ def model_container_definitions(
             {"hostPath": path, "containerPath": path, "permissions": ["read", "write"]}
             for path in neuron_devices
         ]
+        # AWS's ECS Neuron task-definition example (developer guide, "Example Neuron task
+        # definitions", manual device specification) adds IPC_LOCK next to the devices.
+        linux["capabilities"] = {"add": list(neuron_contract.TASK_CAPABILITIES)}
     container["linuxParameters"] = linux
     return [container]
 

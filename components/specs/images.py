@@ -6,6 +6,7 @@ that use each image; the component (`components.images.ImageBuilds`) builds and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from images.reranker import contract as reranker_contract
@@ -45,3 +46,11 @@ def reranker_platforms(architectures: Sequence[str]) -> tuple[str, ...]:
     if unknown:
         raise ImageBuildError(f"no Docker platform for cpuArchitecture {sorted(unknown)}")
     return tuple(sorted(RERANKER_PLATFORMS[a] for a in archs))
+
+
+_DIGEST_REFERENCE = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
+def is_digest_reference(image: str) -> bool:
+    """Whether `image` names one immutable manifest (`repo@sha256:<64 hex>`) rather than a tag."""
+    return _DIGEST_REFERENCE.search(image) is not None

@@ -91,6 +91,14 @@ class ServiceSpec:
     """Run the metrics sidecar (image `metrics_image`) next to the serving container."""
     metrics_image: str | None = None
     """Sidecar image; None with `metrics_sidecar`: the stack's own build."""
+    weights_kms_key_arn: str | None = None
+    """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
+    secrets_kms_key_arns: tuple[str, ...] = ()
+    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
+    execute_command: bool = False
+    """ECS Exec into the tasks (the cluster's `executeCommand`)."""
+    execute_command_logging: bool = True
+    """With execute_command: the task role may write the cluster's session log."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -149,8 +149,11 @@ deregistration_delay_vs_idle_timeout = stack_rule(
         "A target group behind an ALB should drain at least as long as the ALB keeps streams "
         "open (its idle timeout, capped at ELB's 3600 s maximum, minus toleranceSeconds). Fix: "
         "raise deregistrationDelay (aws) or deregistration_delay.timeout_seconds (aws-native) "
-        "to cover the longest generation; it costs nothing for short requests, because ELB "
-        "completes deregistration at once when a target has no in-flight requests."
+        "to cover the longest generation. A long delay is not free: ELB ends deregistration "
+        "early only when a target has no in-flight requests and no open connections, and the "
+        "ALB keeps idle keep-alive connections, so deploys and scale-in usually wait it out in "
+        "full; a service whose longest request is known to be shorter (ecs-inference sizes "
+        "each delay from it) is expected to show up here as advisory."
     ),
     level=EnforcementLevel.ADVISORY,
     types=TARGET_GROUP,
