@@ -90,7 +90,7 @@ PROMPT_TOKENS: Final[str] = "PromptTokens"
 GENERATION_TOKENS: Final[str] = "GenerationTokens"
 REQUESTS_FINISHED: Final[str] = "RequestsFinished"
 PREEMPTIONS: Final[str] = "Preemptions"
-RERANKER_QUEUE_PAIRS: Final[str] = "RerankerQueuePairs"
+RERANKER_QUEUE_WORK_TOKENS: Final[str] = "RerankerQueueWorkTokens"
 RERANKER_IN_FLIGHT: Final[str] = "RerankerInFlight"
 RERANKER_REQUESTS: Final[str] = "RerankerRequests"
 RERANKER_THROTTLED: Final[str] = "RerankerThrottled"
@@ -174,7 +174,7 @@ NEURON_METRICS: Final[tuple[PublishedMetric, ...]] = _vllm_metrics()
 kept separate so a future pin that drops one changes only its engine's list."""
 
 RERANKER_METRICS: Final[tuple[PublishedMetric, ...]] = (
-    PublishedMetric(RERANKER_QUEUE_PAIRS, "reranker_queue_pairs", "gauge", "Count"),
+    PublishedMetric(RERANKER_QUEUE_WORK_TOKENS, "reranker_queue_work_tokens", "gauge", "Count"),
     PublishedMetric(RERANKER_IN_FLIGHT, "reranker_in_flight_requests", "gauge", "Count"),
     PublishedMetric(RERANKER_REQUESTS, "reranker_requests", "counter", "Count"),
     PublishedMetric(

@@ -190,6 +190,7 @@ class ModelService(LoadBalancedService):
                 sidecar=(
                     (
                         lambda region, image: metrics_sidecar_container(
+                            region=region,
                             kind="vllm" if isinstance(launch, VllmLaunch) else "neuron",
                             stack=pulumi.get_stack(),
                             service=args.service,

@@ -145,6 +145,7 @@ class FargateReranker(LoadBalancedService):
                 sidecar=(
                     (
                         lambda region, image: metrics_sidecar_container(
+                            region=region,
                             kind="reranker",
                             stack=pulumi.get_stack(),
                             service=args.service,

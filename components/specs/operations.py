@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from contracts import metrics as m
 from contracts.aws_limits import DASHBOARD_MAX_WIDGETS
+from contracts.engine import ENV_REGION_VARIABLES
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
 SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
@@ -860,7 +861,7 @@ def dashboard_body(inputs: DashboardInputs) -> str:
                 [
                     _engine(m.RERANKER_REQUESTS, s, rp.service, stat="Sum"),
                     _engine(m.RERANKER_THROTTLED, s, rp.service, stat="Sum"),
-                    _engine(m.RERANKER_QUEUE_PAIRS, s, rp.service, yAxis="right"),
+                    _engine(m.RERANKER_QUEUE_WORK_TOKENS, s, rp.service, yAxis="right"),
                 ],
                 r,
             ),
@@ -1221,6 +1222,7 @@ def metrics_sidecar_container(
     log_configuration: Mapping[str, Any],
     startup_grace_seconds: int,
     interval_seconds: int = m.DEFAULT_INTERVAL_SECONDS,
+    region: str | None = None,
 ) -> dict[str, Any]:
     """The sidecar's ECS container definition (camelCase, as RegisterTaskDefinition takes it).
 
@@ -1239,6 +1241,9 @@ def metrics_sidecar_container(
         m.ENV_SERVICE: service,
         m.ENV_INTERVAL_SECONDS: str(interval_seconds),
         m.ENV_STARTUP_GRACE_SECONDS: str(max(startup_grace_seconds, 0)),
+        # Every container of the stack gets its region (tasks cannot ask IMDS); default None
+        # leaves them out.
+        **({variable: region for variable in ENV_REGION_VARIABLES} if region else {}),
     }
     return {
         "name": m.SIDECAR_CONTAINER_NAME,

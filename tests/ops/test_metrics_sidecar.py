@@ -272,7 +272,7 @@ def test_reranker_throttles_and_queue_from_its_exposition():
     requests = Counter("reranker_requests_total", "", ["status"], registry=registry)
     latency = Histogram("reranker_request_seconds", "", registry=registry)
     batch = Histogram("reranker_batch_pairs", "", buckets=(1, 8, 32, 256), registry=registry)
-    queue = Gauge("reranker_queue_pairs", "", registry=registry)
+    queue = Gauge("reranker_queue_work_tokens", "", registry=registry)
     requests.labels("200").inc(10)
     spec = _spec("reranker")
     deriver = sidecar.Deriver(spec)
@@ -289,7 +289,7 @@ def test_reranker_throttles_and_queue_from_its_exposition():
     values = deriver.derive(sidecar.parse_exposition(generate_latest(registry).decode()))
     assert values[contract.RERANKER_THROTTLED] == 3
     assert values[contract.RERANKER_REQUESTS] == 4
-    assert values[contract.RERANKER_QUEUE_PAIRS] == 120
+    assert values[contract.RERANKER_QUEUE_WORK_TOKENS] == 120
     assert values[contract.RERANKER_BATCH_PAIRS] == 32
     assert 10 <= values[contract.RERANKER_LATENCY_P50] <= 25
 
