@@ -61,8 +61,11 @@ OPTIMUM_NEURON = EngineRelease("optimum-neuron", "0.4.5")
 """optimum-neuron release run on Inferentia/Trainium pools; must match the Neuron DLC tag."""
 VLLM_NEURON = EngineRelease("vllm", "0.11.0")
 """vLLM release that optimum-neuron 0.4.5 pins (`Requires-Dist: vllm==0.11.0; extra == "vllm"`)."""
+SGLANG = EngineRelease("sglang", "0.5.23")
+"""SGLang release of the SGLang GPU image (base `lmsysorg/sglang:v0.5.23`); its flags are read
+by `tools/engine_tables.py`."""
 
-ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON)
+ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON, SGLANG)
 
 
 class EngineSourceUnavailableError(RuntimeError):
@@ -166,6 +169,8 @@ class Flag:
     """Values the field's `Literal` type lists even when argparse lets any string through
     (vLLM validates those later, at engine start, which is exactly what must not happen on a
     GPU instance)."""
+    many: bool = False
+    """`nargs="+"`/`"*"`: every following token up to the next option is one of its values."""
 
 
 @dataclass
@@ -236,12 +241,17 @@ class FlagSet:
             else:
                 found.append(f"{owner.name}: {option} needs a value")
                 continue
-            if flag.choices is not None and value not in flag.choices:
-                found.append(f"{owner.name}: {option} {value!r} not in {list(flag.choices)}")
-            elif flag.known_values is not None and value not in flag.known_values:
-                found.append(
-                    f"{owner.name}: {option} {value!r} not among {list(flag.known_values)}"
-                )
+            values = [value]
+            while flag.many and i < len(argv) and not argv[i].startswith("-"):
+                values.append(argv[i])
+                i += 1
+            for value in values:
+                if flag.choices is not None and value not in flag.choices:
+                    found.append(f"{owner.name}: {option} {value!r} not in {list(flag.choices)}")
+                elif flag.known_values is not None and value not in flag.known_values:
+                    found.append(
+                        f"{owner.name}: {option} {value!r} not among {list(flag.known_values)}"
+                    )
         return found
 
 
