@@ -342,7 +342,15 @@ class TgiLaunch:
             raise _fail(
                 where, "gpuMemoryUtilization", f"{self.cuda_memory_fraction} must be in (0, 1]"
             )
-        keepalive_for(where, self.alb_idle_timeout_seconds, tgi_contract.SSE_KEEPALIVE_SECONDS)
+        keepalive_for(where, self.alb_idle_timeout_seconds, None)
+        if self.alb_idle_timeout_seconds < 2 * tgi_contract.SSE_KEEPALIVE_SECONDS:
+            raise _fail(
+                where,
+                "engine",
+                f"TGI sends SSE keep-alives every {tgi_contract.SSE_KEEPALIVE_SECONDS} s (fixed), "
+                f"so the ALB idle timeout of {self.alb_idle_timeout_seconds} s must be at least "
+                f"{2 * tgi_contract.SSE_KEEPALIVE_SECONDS} s; raise the endpoint's idle timeout",
+            )
         _check_port(where, "port", self.port)
         for key, flag, value in (
             ("dtype", "--dtype", self.dtype),
