@@ -37,6 +37,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict
 
 from tools.engine_flags import (
     CACHE_DIR,
@@ -353,13 +354,23 @@ def _clap_options(attrs: list[str], name: str) -> tuple[tuple[str, ...], str | N
     return tuple(options), env, action
 
 
-def tgi_launcher_flags(main_rs: str) -> list[dict[str, object]]:
+class LauncherFlag(TypedDict):
+    """One row of the TGI table: a `struct Args` field as clap exposes it."""
+
+    options: list[str]
+    takes_value: bool
+    choices: list[str] | None
+    env: str | None
+    rust_type: str
+
+
+def tgi_launcher_flags(main_rs: str) -> list[LauncherFlag]:
     """Rows of the TGI launcher flag table from the text of `launcher/src/main.rs`."""
     body = _block(main_rs, re.compile(r"\bstruct\s+Args\b"))
     if body is None:
         raise LookupError("struct Args not found: not the TGI launcher source")
     enums = _value_enums(main_rs)
-    rows: list[dict[str, object]] = []
+    rows: list[LauncherFlag] = []
     attrs: list[str] = []
     for line in body.splitlines():
         if line.strip().startswith("//"):
@@ -395,7 +406,7 @@ def tgi_launcher_flags(main_rs: str) -> list[dict[str, object]]:
                 "rust_type": rust_type,
             }
         )
-    if not any("--model-id" in row["options"] for row in rows):  # type: ignore[operator]
+    if not any("--model-id" in row["options"] for row in rows):
         raise LookupError("no --model-id in struct Args: launcher layout changed")
     return rows
 
@@ -449,7 +460,7 @@ def write_table(table: dict[str, object], name: str) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: regenerate a committed table (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Regenerate an engine flag table.")
     sub = parser.add_subparsers(dest="engine", required=True)
     sub.add_parser("sglang", help="extract from the pinned sglang wheel")
     tgi = sub.add_parser("tgi", help="extract from a TGI launcher/src/main.rs")
