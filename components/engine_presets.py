@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from components import sizing
 from contracts import custom as custom_contract
 from contracts import flag_table
 from contracts import sglang as sglang_contract
@@ -740,3 +741,30 @@ def custom_accelerator_fit(
             "larger instance type",
         )
     return per_device
+
+
+def engine_fit(
+    where: str,
+    engine: str,
+    need: sizing.MemoryNeed,
+    instance_type: str,
+    gpu_memory_utilization: float,
+    tensor_parallel_size: int | None = None,
+) -> sizing.GpuFit:
+    """The VRAM method for an SGLang, TGI or custom GPU service, failing with its config path.
+
+    One method serves all engines because each caps the same quantity: SGLang's static pool
+    (`utilization / (1 + overhead)`, see `sglang_mem_fraction_static`) holds weights + KV and
+    leaves the overhead to activations; TGI's `--cuda-memory-fraction` caps weights + KV +
+    overhead like vLLM's utilisation. `tensor_parallel_size` (default None: choose) pins the
+    number of GPUs.
+    """
+    try:
+        return sizing.choose_tensor_parallel(
+            need,
+            instance_type,
+            gpu_memory_utilization,
+            tensor_parallel_size=tensor_parallel_size,
+        )
+    except sizing.SizingError as exc:
+        raise PresetError(f"{where}: the {engine} model does not fit: {exc}") from None

@@ -475,6 +475,33 @@ def test_valid_extra_args_reach_the_engine_unchanged():
     assert json.loads(env[sglang_contract.ENV_EXTRA_ARGS]) == list(extra)
 
 
+def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
+    from components import sizing
+
+    need = sizing.gpu_memory_need(
+        "llama-3.1-70b", dtype="bf16", max_model_len=8192, max_concurrent_sequences=16
+    )
+    with pytest.raises(presets.PresetError) as caught:
+        presets.engine_fit(WHERE, "tgi", need, "g6e.xlarge", 0.9)
+    message = str(caught.value)
+    assert message.startswith(f"{WHERE}: the tgi model does not fit: ")
+    assert "GiB" in message and "g6e.xlarge" in message
+    fit = presets.engine_fit(WHERE, "tgi", need, "g6e.48xlarge", 0.9)
+    launch = presets.TgiLaunch.from_plan(
+        WHERE,
+        "llama-70b",
+        "s3://bkt/llama-70b/",
+        context_length=8192,
+        tensor_parallel_size=fit.tp_size,
+        gpu_memory_utilization=0.9,
+        max_concurrent_sequences=16,
+        dtype="bf16",
+        kv_cache_dtype="auto",
+        alb_idle_timeout_seconds=300,
+    )
+    assert launch.gpus == fit.tp_size >= 4
+
+
 # --- custom --------------------------------------------------------------------------------------
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/triton:24.10"
