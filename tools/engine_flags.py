@@ -664,10 +664,20 @@ def vllm_http_routes(root: Path) -> frozenset[tuple[str, str]]:
 def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]:
     """Return the problems the pinned engine would find in `argv` (empty list: accepted).
 
-    Understands `vllm serve ...` (vLLM 0.33.0) and `optimum-cli neuron serve ...`
-    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0).
+    Understands `vllm serve ...` (vLLM 0.33.0), `optimum-cli neuron serve ...`
+    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0), `python3 -m
+    sglang.launch_server ...` (SGLang 0.5.23, read from its wheel) and
+    `text-generation-launcher ...` (TGI, the committed table of its launcher's flags).
     """
     argv = list(argv)
+    if argv[1:3] == ["-m", "sglang.launch_server"]:
+        from tools.engine_tables import sglang_serve_flags  # imports this module
+
+        return sglang_serve_flags(source_root(SGLANG, cache_dir)).problems(argv[3:])
+    if argv[:1] == ["text-generation-launcher"]:
+        from contracts import flag_table, tgi
+
+        return flag_table.load(tgi.FLAG_TABLE).problems(argv[1:])
     if argv[:2] == ["vllm", "serve"]:
         return vllm_serve_flags(source_root(VLLM_GPU, cache_dir)).problems(argv[2:])
     if argv[:3] == ["optimum-cli", "neuron", "serve"]:
@@ -694,4 +704,7 @@ def main(args: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a script (`python tools/engine_flags.py`): the SGLang/TGI checks import the
+    # repository's `tools` and `contracts` packages.
+    sys.path.insert(0, str(REPO_ROOT))
     sys.exit(main())

@@ -154,6 +154,15 @@ def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flag
     assert argv[len(argv) - len(launch.extra_args) :] == list(launch.extra_args)
 
 
+def test_check_command_front_door_covers_sglang_and_tgi():
+    sglang_argv = printed(SGLANG_ENTRYPOINT, presets.container_environment(SGLANG_CASES[1]))
+    assert engine_flags.check_command(sglang_argv) == []
+    assert engine_flags.check_command([*sglang_argv, "--no-such"]) != []
+    tgi_argv = printed(TGI_ENTRYPOINT, presets.container_environment(TGI_CASES[1]))
+    assert engine_flags.check_command(tgi_argv) == []
+    assert engine_flags.check_command([*tgi_argv, "--served-model-name", "x"]) != []
+
+
 def test_committed_sglang_table_is_what_the_wheel_defines():
     committed = json.loads(
         (REPO / "contracts" / "flags" / f"{sglang_contract.FLAG_TABLE}.json").read_text()
