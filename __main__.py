@@ -2,8 +2,8 @@
 
 import pulumi
 
-from components.config import load_stack_config
-from components.errors import ConfigError
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
 from components.plan import PLATFORM_NAME, build_plan
 from components.platform import InferencePlatform
 
@@ -13,6 +13,7 @@ try:
             pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
         ),
         pulumi.get_stack(),
+        project=pulumi.get_project(),
     )
 except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.

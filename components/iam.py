@@ -165,6 +165,15 @@ def execution_role_policy(
     return _document(statements)
 
 
+def partition_of(region: str) -> str:
+    """The AWS partition a region belongs to."""
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
 def split_s3_uri(uri: str) -> tuple[str, str]:
     """`s3://bucket/a/b/` -> ("bucket", "a/b"): bucket and prefix without surrounding slashes."""
     if not uri.startswith("s3://"):

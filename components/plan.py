@@ -11,27 +11,31 @@ config path to edit, so an invalid stack registers nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
-import pulumi
-
-from components import catalog, iam, image_build, sizing
-from components._asg_pool import PoolArgs, WarmPoolArgs, pool_problems
-from components.config import (
+from components import iam, sizing
+from components.config.issues import ConfigError, ConfigIssue
+from components.config.schema import (
     ModelConfig,
     PoolConfig,
     RerankerConfig,
     StackConfig,
     images_to_build,
 )
-from components.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
-from components.errors import ConfigError, ConfigIssue
-from components.gpu_pool import GpuAsgPoolArgs
-from components.model_service import ModelServiceArgs, ServiceArgsError, validate_model_service
-from components.neuron_pool import InferentiaPoolArgs
-from components.reranker import FargateRerankerArgs, validate_reranker
+from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
+from components.sizing import catalog
+from components.specs import images as image_build
+from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
+from components.specs.pool import PoolSpec, WarmPoolSpec, pool_problems
+from components.specs.service import (
+    ModelServiceSpec,
+    RerankerSpec,
+    ServiceArgsError,
+    validate_model_service,
+    validate_reranker,
+)
+from contracts import aws_limits
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -60,6 +64,11 @@ class PoolPlan:
     config: PoolConfig
     instance: catalog.InstanceType
     ami_parameter: str
+
+    @property
+    def spec(self) -> PoolSpec:
+        """What the pool component builds."""
+        return pool_spec(self.config)
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,38 @@ class ModelPlan:
     def port(self) -> int:
         return self.launch.port
 
+    @property
+    def spec(self) -> ModelServiceSpec:
+        """What the model service component builds (image None: the stack's own build)."""
+        cfg = self.config
+        return ModelServiceSpec(
+            service=self.name,
+            priority=self.priority,
+            image=self.image,
+            launch=self.launch,
+            weights_bucket=self.weights_bucket,
+            weights_prefix=self.weights_prefix,
+            task_cpu=self.task_cpu,
+            task_memory_mib=self.task_memory_mib,
+            gpu_count=self.gpu_count,
+            neuron_devices=self.neuron_devices,
+            shm_size_mib=self.shm_size_mib,
+            desired_count=cfg.desired_count,
+            min_count=cfg.min_count,
+            max_count=cfg.max_count,
+            target_requests_per_target=cfg.autoscaling.target_requests_per_target,
+            scale_out_cooldown=cfg.autoscaling.scale_out_cooldown_seconds,
+            scale_in_cooldown=cfg.autoscaling.scale_in_cooldown_seconds,
+            health_check_grace_period_seconds=self.grace.seconds,
+            deregistration_delay_seconds=self.deregistration.seconds,
+            deployment_minimum_healthy_percent=self.deploy.minimum_healthy_percent,
+            deployment_maximum_percent=self.deploy.maximum_percent,
+            one_task_per_instance=self.one_task_per_instance,
+            environment=dict(cfg.environment),
+            secrets=dict(cfg.secrets),
+            log_retention_days=cfg.log_retention_days,
+        )
+
 
 @dataclass(frozen=True)
 class RerankerPlan:
@@ -107,10 +148,37 @@ class RerankerPlan:
     deregistration: sizing.DeregistrationDelay
     model_bucket: str
     model_prefix: str
+    idle_timeout_seconds: int
 
     @property
     def port(self) -> int:
         return reranker_contract.PORT
+
+    @property
+    def spec(self) -> RerankerSpec:
+        """What the re-ranker component builds (image None: the stack's own build)."""
+        cfg = self.config
+        return RerankerSpec(
+            service=self.name,
+            priority=self.priority,
+            image=self.image,
+            model_bucket=self.model_bucket,
+            model_prefix=self.model_prefix,
+            cpu=self.size.cpu,
+            memory_mib=self.size.memory_mib,
+            cpu_architecture=cfg.cpu_architecture,
+            platform_version=cfg.platform_version,
+            desired_count=cfg.desired_count,
+            min_count=cfg.min_count,
+            max_count=cfg.max_count,
+            scaling_metric=cfg.scaling_metric,
+            scaling_target=cfg.scaling_target,
+            deregistration_delay_seconds=self.deregistration.seconds,
+            alb_idle_timeout_seconds=self.idle_timeout_seconds,
+            environment=dict(cfg.environment),
+            secrets=dict(cfg.secrets),
+            log_retention_days=cfg.log_retention_days,
+        )
 
 
 @dataclass(frozen=True)
@@ -119,6 +187,8 @@ class Plan:
 
     config: StackConfig
     idle_timeout: sizing.IdleTimeout
+    endpoint: EndpointSpec
+    """What the Endpoint component builds."""
     pools: dict[str, PoolPlan] = field(default_factory=dict)
     models: dict[str, ModelPlan] = field(default_factory=dict)
     rerankers: dict[str, RerankerPlan] = field(default_factory=dict)
@@ -187,22 +257,10 @@ def choose_deploy(
     )
 
 
-def pool_args(
-    pool: PoolPlan | tuple[str, PoolConfig],
-    *,
-    cluster_name: pulumi.Input[str],
-    vpc_id: pulumi.Input[str],
-    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]],
-) -> PoolArgs:
-    """The component args of one pool: the single mapping from `PoolConfig`, used both to
-    validate (with placeholder network values) and to build the pool."""
-    kind, cfg = (pool.kind, pool.config) if isinstance(pool, PoolPlan) else pool
+def pool_spec(cfg: PoolConfig) -> PoolSpec:
+    """The spec of one pool, from its config section."""
     warm = cfg.warm_pool
-    cls = GpuAsgPoolArgs if kind == "gpu" else InferentiaPoolArgs
-    return cls(
-        cluster_name=cluster_name,
-        vpc_id=vpc_id,
-        subnet_ids=subnet_ids,
+    return PoolSpec(
         instance_type=cfg.instance_type,
         min_size=cfg.min_size,
         max_size=cfg.max_size,
@@ -211,7 +269,7 @@ def pool_args(
         instance_warmup_seconds=cfg.instance_warmup_seconds,
         warm_pool=None
         if warm is None
-        else WarmPoolArgs(
+        else WarmPoolSpec(
             min_size=warm.min_size,
             max_group_prepared_capacity=warm.max_group_prepared_capacity,
             state=warm.state,
@@ -234,8 +292,9 @@ def _pool_plans(
     ):
         for name, pool in (cfg.gpu_pools if kind == "gpu" else cfg.neuron_pools).items():
             base = f"platform.{section}.{name}"
-            args = pool_args((kind, pool), cluster_name="cluster", vpc_id="vpc", subnet_ids=[])
-            problems = pool_problems(pool_resource_name(platform_name, name), args, accel)
+            problems = pool_problems(
+                pool_resource_name(platform_name, name), pool_spec(pool), accel
+            )
             for key, message in problems:
                 issues.append(ConfigIssue(base if key == "name" else f"{base}.{key}", message))
             if problems:
@@ -366,7 +425,7 @@ def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.Deregi
     3600 s): a connection the ALB still holds open may be mid-stream for that long, and ELB ends
     deregistration as soon as a target has no request in flight, so the longer bound costs a
     drained task nothing."""
-    ceiling = min(idle.seconds, sizing.ALB_DEREGISTRATION_DELAY_MAX)
+    ceiling = min(idle.seconds, aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
     return sizing.deregistration_delay(own_seconds, margin=max(0, ceiling - own_seconds))
 
 
@@ -401,119 +460,7 @@ def _reranker_plan(
         deregistration=_deregistration(rr.max_request_seconds, idle),
         model_bucket=bucket,
         model_prefix=prefix,
-    )
-
-
-@dataclass(frozen=True)
-class ServiceWiring:
-    """What every service needs from the rest of the platform (Outputs at deploy time,
-    placeholders when the plan validates service arguments)."""
-
-    cluster_arn: pulumi.Input[str]
-    vpc_id: pulumi.Input[str]
-    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    alb_security_group_id: pulumi.Input[str]
-    load_balancer_arn_suffix: pulumi.Input[str]
-    router: Any
-    service_depends_on: Sequence[pulumi.Resource] = ()
-    built_images: dict[str, pulumi.Input[str]] = field(default_factory=dict)
-    """Image name -> digest reference of the stack's own builds (`images.build`)."""
-
-
-def _placeholder_reference(image: str) -> str:
-    """An ECR digest reference shaped like a build's, so the services' checks run in full."""
-    return f"123456789012.dkr.ecr.us-east-1.amazonaws.com/ecs-inference/{image}@sha256:{'0' * 64}"
-
-
-_PLACEHOLDER_WIRING = ServiceWiring(
-    "cluster",
-    "vpc",
-    [],
-    "sg",
-    "app/alb/0",
-    None,
-    built_images={i: _placeholder_reference(i) for i in ("vllm", "neuron", "reranker")},
-)
-
-
-def _service_image(image: str | None, built: str, wiring: ServiceWiring) -> pulumi.Input[str]:
-    """The configured reference, else the stack's build of `built`."""
-    return image if image is not None else wiring.built_images[built]
-
-
-def model_service_args(
-    m: ModelPlan, wiring: ServiceWiring, capacity_provider_name: pulumi.Input[str]
-) -> ModelServiceArgs:
-    """The component args of one model service: the single mapping from the plan, used both
-    to validate (with placeholder wiring) and to build the service."""
-    cfg = m.config
-    return ModelServiceArgs(
-        cluster_arn=wiring.cluster_arn,
-        vpc_id=wiring.vpc_id,
-        subnet_ids=wiring.subnet_ids,
-        alb_security_group_id=wiring.alb_security_group_id,
-        load_balancer_arn_suffix=wiring.load_balancer_arn_suffix,
-        router=wiring.router,
-        service=m.name,
-        priority=m.priority,
-        image=_service_image(m.image, m.config.engine, wiring),
-        launch=m.launch,
-        capacity_provider_name=capacity_provider_name,
-        weights_bucket=m.weights_bucket,
-        weights_prefix=m.weights_prefix,
-        task_cpu=m.task_cpu,
-        task_memory_mib=m.task_memory_mib,
-        gpu_count=m.gpu_count,
-        neuron_devices=m.neuron_devices,
-        shm_size_mib=m.shm_size_mib,
-        desired_count=cfg.desired_count,
-        min_count=cfg.min_count,
-        max_count=cfg.max_count,
-        target_requests_per_target=cfg.autoscaling.target_requests_per_target,
-        scale_out_cooldown=cfg.autoscaling.scale_out_cooldown_seconds,
-        scale_in_cooldown=cfg.autoscaling.scale_in_cooldown_seconds,
-        health_check_grace_period_seconds=m.grace.seconds,
-        deregistration_delay_seconds=m.deregistration.seconds,
-        deployment_minimum_healthy_percent=m.deploy.minimum_healthy_percent,
-        deployment_maximum_percent=m.deploy.maximum_percent,
-        one_task_per_instance=m.one_task_per_instance,
-        environment=dict(cfg.environment),
-        secrets=dict(cfg.secrets),
-        log_retention_days=cfg.log_retention_days,
-        service_depends_on=tuple(wiring.service_depends_on),
-    )
-
-
-def reranker_args(r: RerankerPlan, wiring: ServiceWiring, idle_timeout: int) -> FargateRerankerArgs:
-    """The component args of one re-ranker (same single-mapping rule as model_service_args)."""
-    cfg = r.config
-    return FargateRerankerArgs(
-        cluster_arn=wiring.cluster_arn,
-        vpc_id=wiring.vpc_id,
-        subnet_ids=wiring.subnet_ids,
-        alb_security_group_id=wiring.alb_security_group_id,
-        load_balancer_arn_suffix=wiring.load_balancer_arn_suffix,
-        router=wiring.router,
-        service=r.name,
-        priority=r.priority,
-        image=_service_image(r.image, "reranker", wiring),
-        model_bucket=r.model_bucket,
-        model_prefix=r.model_prefix,
-        cpu=r.size.cpu,
-        memory_mib=r.size.memory_mib,
-        cpu_architecture=cfg.cpu_architecture,
-        platform_version=cfg.platform_version,
-        desired_count=cfg.desired_count,
-        min_count=cfg.min_count,
-        max_count=cfg.max_count,
-        scaling_metric=cfg.scaling_metric,
-        scaling_target=cfg.scaling_target,
-        deregistration_delay_seconds=r.deregistration.seconds,
-        alb_idle_timeout_seconds=idle_timeout,
-        environment=dict(cfg.environment),
-        secrets=dict(cfg.secrets),
-        log_retention_days=cfg.log_retention_days,
-        service_depends_on=tuple(wiring.service_depends_on),
+        idle_timeout_seconds=idle.seconds,
     )
 
 
@@ -527,11 +474,13 @@ def build_plan(
     stack: str | None = None,
     region: str | None = None,
     platform_name: str = PLATFORM_NAME,
+    project: str | None = None,
 ) -> Plan:
     """Derive every decision from `config`; raise `ConfigError` listing all problems.
 
     `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
-    resolution inside the container).
+    resolution inside the container). `project` and `stack` name the Cognito domain prefix when
+    the config sets none (`<project>-<stack>`).
     """
     issues: list[ConfigIssue] = []
     pools = _pool_plans(config, platform_name, issues)
@@ -609,28 +558,31 @@ def build_plan(
         except sizing.SizingError as exc:
             issues.append(ConfigIssue(f"platform.rerankers.{name}", str(exc)))
 
-    # The components' own argument checks, run now with placeholder wiring, so that anything
-    # they would reject is reported with its config path before a resource exists.
+    # The components' spec checks, run now, so that anything they would reject is reported with
+    # its config path before a resource exists.
     for name, m in models.items():
         path = f"platform.models.{name}"
         try:
-            validate_model_service(path, model_service_args(m, _PLACEHOLDER_WIRING, "provider"))
+            validate_model_service(path, m.spec)
         except (ServiceArgsError, ValueError) as exc:
             issues.append(_service_issue(path, exc))
     for name, r in rerankers.items():
         path = f"platform.rerankers.{name}"
         try:
-            validate_reranker(path, reranker_args(r, _PLACEHOLDER_WIRING, idle.seconds))
+            validate_reranker(path, r.spec)
         except (ServiceArgsError, ValueError) as exc:
             issues.append(_service_issue(path, exc))
 
     builds = _image_builds(config, issues)
+    endpoint = _endpoint_spec(config, idle, models, rerankers, project, stack)
+    issues += endpoint_arg_issues(endpoint)
 
     if issues:
         raise ConfigError(issues, stack)
     return Plan(
         config=config,
         idle_timeout=idle,
+        endpoint=endpoint,
         pools=pools,
         models=models,
         rerankers=rerankers,
@@ -652,3 +604,39 @@ def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, t
         else:
             builds[image] = image_build.IMAGE_PLATFORMS[image]
     return builds
+
+
+def _endpoint_spec(
+    config: StackConfig,
+    idle: sizing.IdleTimeout,
+    models: dict[str, ModelPlan],
+    rerankers: dict[str, RerankerPlan],
+    project: str | None,
+    stack: str | None,
+) -> EndpointSpec:
+    ep = config.endpoint
+    auth = ep.auth
+    ports = {m.port for m in models.values()} | {r.port for r in rerankers.values()}
+    default_prefix = "-".join(p for p in (project, stack) if p) or AuthSpec.domain_prefix
+    return EndpointSpec(
+        vpc_cidr=config.network.cidr_block,
+        domain_name=ep.domain_name,
+        allowed_cidrs=tuple(ep.allowed_cidrs),
+        idle_timeout_seconds=idle.seconds,
+        target_ports=tuple(sorted(ports)),
+        certificate_arn=ep.certificate_arn,
+        self_signed_certificate=ep.self_signed_certificate,
+        internet_facing=ep.internet_facing,
+        ssl_policy=ep.ssl_policy,
+        access_logs=ep.access_logs,
+        access_log_retention_days=ep.access_log_retention_days,
+        hosted_zone_id=ep.hosted_zone_id,
+        auth=AuthSpec(
+            existing_user_pool_id=auth.existing_user_pool_id,
+            existing_user_pool_domain=auth.existing_user_pool_domain,
+            domain_prefix=auth.domain_prefix or default_prefix,
+            api_scopes=tuple(auth.api_scopes),
+            session_timeout_seconds=auth.session_timeout_seconds,
+            access_token_validity_minutes=auth.access_token_validity_minutes,
+        ),
+    )

@@ -1,7 +1,7 @@
 """InferencePlatform: the whole stack, composed from one validated plan.
 
 Builds, in dependency order: the stack's own images when `images.build` asks for them
-(components.image_build: ECR repositories and docker-build images, run by digest), the
+(components.images: ECR repositories and docker-build images, run by digest), the
 Network (VPC, NAT, VPC endpoints), the ECS Cluster, one capacity pool per accelerator type,
 the authenticated Endpoint, and every model and re-ranker service behind it. All decisions
 (sizing, tensor parallel size, Fargate size, timeouts) were made by
@@ -11,24 +11,41 @@ registers nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any, TypeVar
+
 import pulumi
 
-from components.cluster import Cluster, ClusterArgs
-from components.endpoint import AuthArgs, Endpoint, EndpointArgs
-from components.gpu_pool import GpuAsgPool
-from components.image_build import ImageBuilds, ImageBuildsArgs
-from components.model_service import ModelService
-from components.network import Network, NetworkArgs
-from components.neuron_pool import InferentiaPool
-from components.plan import (
-    Plan,
-    ServiceWiring,
-    model_service_args,
-    pool_args,
-    pool_resource_name,
-    reranker_args,
+from components.capacity.asg_pool import (
+    GpuAsgPool,
+    GpuAsgPoolArgs,
+    InferentiaPool,
+    InferentiaPoolArgs,
+    PoolArgs,
 )
-from components.reranker import FargateReranker
+from components.cluster import Cluster, ClusterArgs
+from components.images import ImageBuilds, ImageBuildsArgs
+from components.ingress.alb import Endpoint, EndpointArgs
+from components.network import Network, NetworkArgs
+from components.plan import Plan, pool_resource_name
+from components.services.base import ServiceWiring
+from components.services.model import ModelService, ModelServiceArgs
+from components.services.reranker import FargateReranker, FargateRerankerArgs
+
+_Args = TypeVar("_Args")
+
+
+def with_wiring(cls: type[_Args], spec: Any, **wiring: Any) -> _Args:
+    """`cls` (a component's Args: its spec class plus wiring fields) from `spec` and `wiring`;
+    a wiring value replaces the spec's field of the same name (the built image reference)."""
+    values = {f.name: getattr(spec, f.name) for f in fields(spec)}
+    return cls(**{**values, **wiring})
+
+
+def _image(image: str | None, built: str, built_images: Mapping[str, pulumi.Input[str]]):
+    """The configured reference, else the digest reference of the stack's build of `built`."""
+    return image if image is not None else built_images[built]
 
 
 class InferencePlatform(pulumi.ComponentResource):
@@ -58,6 +75,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+        built_images = dict(self.images.references) if self.images else {}
 
         self.network = Network(
             f"{name}-net",
@@ -80,22 +98,37 @@ class InferencePlatform(pulumi.ComponentResource):
         )
         self.pools: dict[str, GpuAsgPool | InferentiaPool] = {}
         for pool_name, pool in plan.pools.items():
-            component = GpuAsgPool if pool.kind == "gpu" else InferentiaPool
-            self.pools[pool_name] = component(
-                pool_resource_name(name, pool_name),
-                pool_args(
-                    pool,
-                    cluster_name=self.cluster.name,
-                    vpc_id=self.network.vpc_id,
-                    subnet_ids=self.network.private_subnet_ids,
-                ),
-                opts=child,
+            component, args_cls = (
+                (GpuAsgPool, GpuAsgPoolArgs)
+                if pool.kind == "gpu"
+                else (InferentiaPool, InferentiaPoolArgs)
             )
+            args: PoolArgs = with_wiring(
+                args_cls,
+                pool.spec,
+                cluster_name=self.cluster.name,
+                vpc_id=self.network.vpc_id,
+                subnet_ids=self.network.private_subnet_ids,
+            )
+            self.pools[pool_name] = component(pool_resource_name(name, pool_name), args, opts=child)
         # One association per cluster, listing every pool plus Fargate for the re-rankers.
         self.capacity_providers = self.cluster.associate_capacity_providers(
             [p.capacity_provider for p in self.pools.values()], fargate=True
         )
-        self.endpoint = Endpoint(f"{name}-edge", self._endpoint_args(plan), opts=child)
+        self.endpoint = Endpoint(
+            f"{name}-edge",
+            with_wiring(
+                EndpointArgs,
+                plan.endpoint,
+                vpc_id=self.network.vpc_id,
+                subnet_ids=(
+                    self.network.public_subnet_ids
+                    if plan.endpoint.internet_facing
+                    else self.network.private_subnet_ids
+                ),
+            ),
+            opts=child,
+        )
 
         wiring = ServiceWiring(
             cluster_arn=self.cluster.arn,
@@ -107,12 +140,18 @@ class InferencePlatform(pulumi.ComponentResource):
             # ECS rejects a service naming a capacity provider the cluster is not associated
             # with yet.
             service_depends_on=(self.capacity_providers,),
-            built_images=dict(self.images.references) if self.images else {},
         )
+        wired = {f.name: getattr(wiring, f.name) for f in fields(wiring)}
         self.models: dict[str, ModelService] = {
             m.name: ModelService(
                 f"{name}-{m.name}",
-                model_service_args(m, wiring, self.pools[m.pool.name].capacity_provider_name),
+                with_wiring(
+                    ModelServiceArgs,
+                    m.spec,
+                    **wired,
+                    image=_image(m.image, m.config.engine, built_images),
+                    capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
+                ),
                 opts=child,
             )
             for m in plan.models.values()
@@ -120,7 +159,12 @@ class InferencePlatform(pulumi.ComponentResource):
         self.rerankers: dict[str, FargateReranker] = {
             r.name: FargateReranker(
                 f"{name}-{r.name}",
-                reranker_args(r, wiring, plan.idle_timeout.seconds),
+                with_wiring(
+                    FargateRerankerArgs,
+                    r.spec,
+                    **wired,
+                    image=_image(r.image, "reranker", built_images),
+                ),
                 opts=child,
             )
             for r in plan.rerankers.values()
@@ -131,38 +175,4 @@ class InferencePlatform(pulumi.ComponentResource):
                 "clusterName": self.cluster.name,
                 "endpointDns": self.endpoint.dns_name,
             }
-        )
-
-    def _endpoint_args(self, plan: Plan) -> EndpointArgs:
-        cfg = plan.config
-        ep = cfg.endpoint
-        ports = {m.port for m in plan.models.values()} | {r.port for r in plan.rerankers.values()}
-        auth = ep.auth
-        return EndpointArgs(
-            vpc_id=self.network.vpc_id,
-            vpc_cidr=cfg.network.cidr_block,
-            subnet_ids=(
-                self.network.public_subnet_ids
-                if ep.internet_facing
-                else self.network.private_subnet_ids
-            ),
-            domain_name=ep.domain_name,
-            allowed_cidrs=tuple(ep.allowed_cidrs),
-            idle_timeout_seconds=plan.idle_timeout.seconds,
-            target_ports=tuple(sorted(ports)),
-            certificate_arn=ep.certificate_arn,
-            self_signed_certificate=ep.self_signed_certificate,
-            internet_facing=ep.internet_facing,
-            ssl_policy=ep.ssl_policy,
-            access_logs=ep.access_logs,
-            access_log_retention_days=ep.access_log_retention_days,
-            hosted_zone_id=ep.hosted_zone_id,
-            auth=AuthArgs(
-                existing_user_pool_id=auth.existing_user_pool_id,
-                existing_user_pool_domain=auth.existing_user_pool_domain,
-                domain_prefix=auth.domain_prefix or f"{pulumi.get_project()}-{pulumi.get_stack()}",
-                api_scopes=tuple(auth.api_scopes),
-                session_timeout_seconds=auth.session_timeout_seconds,
-                access_token_validity_minutes=auth.access_token_validity_minutes,
-            ),
         )

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Container entrypoint of the Neuron image: stage a precompiled model, check it, serve it.
 
-Steps (task environment names in `components/engines.py`):
+Steps (task environment names in `contracts/engine.py` and `contracts/neuron.py`):
 1. Stage the artifact `ENGINE_ARTIFACT_URI` (an `optimum-cli export neuron` output directory
    on S3) to `ENGINE_MODEL_DIR` with boto3; files already present with the same size are kept,
    so a restarted task on a host volume does not download again.
@@ -26,39 +26,35 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-ENV_PORT = "ENGINE_PORT"
-ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
-ENV_MODEL_DIR = "ENGINE_MODEL_DIR"
-ENV_BATCH_SIZE = "ENGINE_BATCH_SIZE"
-ENV_SEQUENCE_LENGTH = "ENGINE_SEQUENCE_LENGTH"
-ENV_TP_DEGREE = "ENGINE_TP_DEGREE"
-ENV_NEURON_TARGET = "ENGINE_NEURON_TARGET"
-ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
+# The image copies the repository's stdlib-only contracts/ next to this file; in a checkout it
+# is two directories up.
+_HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
-READS = (
-    ENV_SERVED_MODEL_NAME,
-    ENV_PORT,
-    ENV_SSE_KEEPALIVE_SECONDS,
+from contracts.engine import (  # noqa: E402
+    DEFAULT_PORT,
+    DEFAULT_SSE_KEEPALIVE_SECONDS,
     ENV_EXTRA_ARGS,
+    ENV_PORT,
+    ENV_SERVED_MODEL_NAME,
+    ENV_SSE_KEEPALIVE_SECONDS,
+)
+from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.neuron import (  # noqa: E402
     ENV_ARTIFACT_URI,
-    ENV_MODEL_DIR,
     ENV_BATCH_SIZE,
+    ENV_MODEL_DIR,
+    ENV_NEURON_TARGET,
     ENV_SEQUENCE_LENGTH,
     ENV_TP_DEGREE,
-    ENV_NEURON_TARGET,
     ENV_UPSTREAM_PORT,
 )
-"""Every variable this entrypoint reads (the task definition must set no other ENGINE_*)."""
 
 NEURON_CONFIG_FILE = "neuron_config.json"
 """optimum-neuron's `NEURON_CONFIG_NAME`: the export's compile settings."""
@@ -71,62 +67,31 @@ SERIALIZED_KEY = "NxDNeuronConfig"
 LOOPBACK = "127.0.0.1"
 
 
-class ConfigError(ValueError):
-    """Invalid task environment (exit 2)."""
-
-
 class ArtifactMismatchError(RuntimeError):
     """The staged artifact cannot be served as configured (exit 1)."""
-
-
-def _required(env: Mapping[str, str], name: str) -> str:
-    value = env.get(name, "").strip()
-    if not value:
-        raise ConfigError(f"{name} is required")
-    return value
-
-
-def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
-    raw = env.get(name, "").strip()
-    if not raw and default is not None:
-        return default
-    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
-def _extra_args(env: Mapping[str, str]) -> list[str]:
-    raw = env.get(ENV_EXTRA_ARGS, "").strip()
-    if not raw:
-        return []
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{ENV_EXTRA_ARGS} is not a JSON list: {exc}") from None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{ENV_EXTRA_ARGS} must be a JSON list of strings")
-    return value
 
 
 class Settings:
     """The validated task environment."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.served_model_name = _required(env, ENV_SERVED_MODEL_NAME)
-        self.artifact_uri = _required(env, ENV_ARTIFACT_URI)
+        self.served_model_name = required(env, ENV_SERVED_MODEL_NAME)
+        self.artifact_uri = required(env, ENV_ARTIFACT_URI)
         if not self.artifact_uri.startswith("s3://"):
             raise ConfigError(f"{ENV_ARTIFACT_URI} must be an s3:// URI")
         self.model_dir = env.get(ENV_MODEL_DIR, "").strip() or "/models/artifact"
-        self.batch_size = _int(env, ENV_BATCH_SIZE)
-        self.sequence_length = _int(env, ENV_SEQUENCE_LENGTH)
-        self.tp_degree = _int(env, ENV_TP_DEGREE)
+        self.batch_size = positive_int(env, ENV_BATCH_SIZE)
+        self.sequence_length = positive_int(env, ENV_SEQUENCE_LENGTH)
+        self.tp_degree = positive_int(env, ENV_TP_DEGREE)
         self.target = env.get(ENV_NEURON_TARGET, "").strip() or None
-        self.port = _int(env, ENV_PORT, 8000)
-        self.upstream_port = _int(env, ENV_UPSTREAM_PORT, self.port + 1)
+        self.port = positive_int(env, ENV_PORT, DEFAULT_PORT)
+        self.upstream_port = positive_int(env, ENV_UPSTREAM_PORT, self.port + 1)
         if self.upstream_port == self.port:
             raise ConfigError(f"{ENV_UPSTREAM_PORT} must differ from {ENV_PORT}")
-        self.keepalive_seconds = _int(env, ENV_SSE_KEEPALIVE_SECONDS, 15)
-        self.extra_args = _extra_args(env)
+        self.keepalive_seconds = positive_int(
+            env, ENV_SSE_KEEPALIVE_SECONDS, DEFAULT_SSE_KEEPALIVE_SECONDS
+        )
+        self.extra_args = string_list(env, ENV_EXTRA_ARGS)
 
     def command(self) -> list[str]:
         """The `optimum-cli neuron serve` argv; unknown flags are forwarded to vLLM 0.11.0."""

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Container entrypoint of the vLLM (GPU) image: task environment → `vllm serve` command.
 
-The ECS task definition only sets environment variables (names in `components/engines.py`);
+The ECS task definition only sets environment variables (names in `contracts/engine.py` and
+`contracts/vllm.py`);
 this script validates them and execs vLLM 0.33.0 so that the engine is PID 1's only child
 (signals from ECS reach it directly). Weights stream from S3 with the Run:ai model streamer:
 vLLM copies the small config/tokenizer files from the same prefix and streams the safetensors
@@ -17,78 +18,40 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-ENV_PORT = "ENGINE_PORT"
-ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
-ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"
-ENV_MAX_MODEL_LEN = "ENGINE_MAX_MODEL_LEN"
-ENV_GPU_MEMORY_UTILIZATION = "ENGINE_GPU_MEMORY_UTILIZATION"
-ENV_MAX_NUM_SEQS = "ENGINE_MAX_NUM_SEQS"
-ENV_DTYPE = "ENGINE_DTYPE"
-ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
-ENV_QUANTIZATION = "ENGINE_QUANTIZATION"
+# The image copies the repository's stdlib-only contracts/ next to this file; in a checkout it
+# is two directories up.
+_HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
-READS = (
-    ENV_SERVED_MODEL_NAME,
-    ENV_PORT,
-    ENV_SSE_KEEPALIVE_SECONDS,
+from contracts.engine import (  # noqa: E402
+    DEFAULT_PORT,
+    DEFAULT_SSE_KEEPALIVE_SECONDS,
     ENV_EXTRA_ARGS,
-    ENV_WEIGHTS_URI,
-    ENV_TENSOR_PARALLEL_SIZE,
-    ENV_MAX_MODEL_LEN,
-    ENV_GPU_MEMORY_UTILIZATION,
-    ENV_MAX_NUM_SEQS,
-    ENV_DTYPE,
-    ENV_KV_CACHE_DTYPE,
-    ENV_QUANTIZATION,
+    ENV_PORT,
+    ENV_SERVED_MODEL_NAME,
+    ENV_SSE_KEEPALIVE_SECONDS,
+    HEALTH_PATH,
 )
-"""Every variable this entrypoint reads (the task definition must set no other ENGINE_*)."""
-
-HEALTH_PATH = "/health"
-
-
-class ConfigError(ValueError):
-    """Invalid task environment; the message names the variable."""
-
-
-def _required(env: Mapping[str, str], name: str) -> str:
-    value = env.get(name, "").strip()
-    if not value:
-        raise ConfigError(f"{name} is required")
-    return value
-
-
-def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
-    raw = env.get(name, "").strip()
-    if not raw and default is not None:
-        return default
-    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
-def _extra_args(env: Mapping[str, str]) -> list[str]:
-    raw = env.get(ENV_EXTRA_ARGS, "").strip()
-    if not raw:
-        return []
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{ENV_EXTRA_ARGS} is not a JSON list: {exc}") from None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{ENV_EXTRA_ARGS} must be a JSON list of strings")
-    return value
+from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.vllm import (  # noqa: E402
+    ENV_DTYPE,
+    ENV_GPU_MEMORY_UTILIZATION,
+    ENV_KV_CACHE_DTYPE,
+    ENV_MAX_MODEL_LEN,
+    ENV_MAX_NUM_SEQS,
+    ENV_QUANTIZATION,
+    ENV_TENSOR_PARALLEL_SIZE,
+    ENV_WEIGHTS_URI,
+)
 
 
 def build_command(env: Mapping[str, str]) -> list[str]:
     """The `vllm serve` argv for this environment (raises ConfigError)."""
-    weights = _required(env, ENV_WEIGHTS_URI)
+    weights = required(env, ENV_WEIGHTS_URI)
     if not weights.startswith("s3://"):
         raise ConfigError(f"{ENV_WEIGHTS_URI} must be an s3:// URI, got {weights!r}")
     # The streamer lists objects under the prefix; a missing slash would also match siblings
@@ -108,17 +71,17 @@ def build_command(env: Mapping[str, str]) -> list[str]:
         "--model",
         weights,
         "--served-model-name",
-        _required(env, ENV_SERVED_MODEL_NAME),
+        required(env, ENV_SERVED_MODEL_NAME),
         "--load-format",
         "runai_streamer",
         "--tensor-parallel-size",
-        str(_int(env, ENV_TENSOR_PARALLEL_SIZE, 1)),
+        str(positive_int(env, ENV_TENSOR_PARALLEL_SIZE, 1)),
         "--max-model-len",
-        str(_int(env, ENV_MAX_MODEL_LEN)),
+        str(positive_int(env, ENV_MAX_MODEL_LEN)),
         "--gpu-memory-utilization",
         utilization,
         "--max-num-seqs",
-        str(_int(env, ENV_MAX_NUM_SEQS, 256)),
+        str(positive_int(env, ENV_MAX_NUM_SEQS, 256)),
         "--dtype",
         env.get(ENV_DTYPE, "").strip() or "auto",
         "--kv-cache-dtype",
@@ -129,17 +92,17 @@ def build_command(env: Mapping[str, str]) -> list[str]:
         argv += ["--quantization", quantization]
     argv += [
         "--sse-keep-alive-interval",
-        str(_int(env, ENV_SSE_KEEPALIVE_SECONDS, 15)),
+        str(positive_int(env, ENV_SSE_KEEPALIVE_SECONDS, DEFAULT_SSE_KEEPALIVE_SECONDS)),
         # awsvpc: the task ENI is the only interface the ALB reaches; bind all of them.
         "--host",
         "0.0.0.0",
         "--port",
-        str(_int(env, ENV_PORT, 8000)),
+        str(positive_int(env, ENV_PORT, DEFAULT_PORT)),
         # ALB health checks every few seconds would dominate the CloudWatch log volume.
         "--disable-access-log-for-endpoints",
         f"{HEALTH_PATH},/metrics",
     ]
-    return argv + _extra_args(env)
+    return argv + string_list(env, ENV_EXTRA_ARGS)
 
 
 def preflight() -> None:

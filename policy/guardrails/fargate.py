@@ -20,6 +20,7 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
+from . import aws_limits
 from .resources import (
     SERVICE,
     TASK_DEFINITION,
@@ -36,26 +37,10 @@ from .resources import (
 )
 from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
 
-GIB = 1024
-
-
-def _steps(low_gib: int, high_gib: int, step_gib: int) -> tuple[int, ...]:
-    return tuple(m * GIB for m in range(low_gib, high_gib + 1, step_gib))
-
-
 #: Linux Fargate task sizes: CPU units -> allowed memory in MiB (AWS Fargate task size table).
-FARGATE_GRID: dict[int, tuple[int, ...]] = {
-    256: (512, 1024, 2048),
-    512: _steps(1, 4, 1),
-    1024: _steps(2, 8, 1),
-    2048: _steps(4, 16, 1),
-    4096: _steps(8, 30, 1),
-    8192: _steps(16, 60, 4),
-    16384: _steps(32, 120, 8),
-    32768: (60 * GIB, 120 * GIB, 244 * GIB),
-}
+FARGATE_GRID: dict[int, tuple[int, ...]] = aws_limits.FARGATE_TASK_SIZES
 #: CPU units from which Fargate needs Linux platform version 1.4.0 or later.
-PLATFORM_1_4_CPU = 8192
+PLATFORM_1_4_CPU = aws_limits.FARGATE_PLATFORM_1_4_MIN_CPU
 
 
 def grid_problem(cpu: int | None, memory: int | None) -> str | None:

@@ -28,6 +28,8 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
+from . import aws_limits
+
 # --- type families ---------------------------------------------------------------------------
 
 TASK_DEFINITION = frozenset(
@@ -339,7 +341,7 @@ def lb_is_internet_facing(resource_type: str, props: Mapping[str, Any]) -> bool:
 
 
 #: AWS default ALB connection idle timeout, used when a stack leaves it unset.
-DEFAULT_IDLE_TIMEOUT = 60.0
+DEFAULT_IDLE_TIMEOUT = float(aws_limits.ALB_IDLE_TIMEOUT_DEFAULT)
 #: AWS default target group deregistration delay.
 DEFAULT_DEREGISTRATION_DELAY = 300.0
 

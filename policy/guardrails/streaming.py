@@ -18,6 +18,7 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
+from . import aws_limits
 from .resources import (
     EXEMPT_SCHEMA,
     LISTENER,
@@ -40,7 +41,7 @@ from .resources import (
 from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
 
 #: ELB's upper bound for a target group deregistration delay.
-MAX_DEREGISTRATION_DELAY = 3600.0
+MAX_DEREGISTRATION_DELAY = float(aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
 
 _IDLE_SCHEMA = {
     "minIdleTimeoutSeconds": {

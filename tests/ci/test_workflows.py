@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import IMAGE_PATTERN, ImagesConfig
+from components.config.schema import IMAGE_PATTERN, ImagesConfig
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"

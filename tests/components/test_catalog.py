@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components import catalog
+from components.sizing import catalog
+from contracts import aws_limits
 
 # name: (accelerator, count, marketing GB each, vCPU, memory GiB, NeuronCores)
 PUBLISHED_INSTANCE_FACTS = {
@@ -236,7 +237,7 @@ def test_architecture_lookup_and_errors():
 
 
 def test_fargate_grid_rows():
-    grid = catalog.FARGATE_TASK_SIZES
+    grid = aws_limits.FARGATE_TASK_SIZES
     assert list(grid) == [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
     assert grid[256] == (512, 1024, 2048)
     assert grid[512] == (1024, 2048, 3072, 4096)
@@ -246,7 +247,7 @@ def test_fargate_grid_rows():
     assert grid[8192] == tuple(range(16384, 61441, 4096))
     assert grid[16384] == tuple(range(32768, 122881, 8192))
     assert grid[32768] == (61440, 122880, 249856)
-    assert catalog.FARGATE_PLATFORM_1_4_MIN_CPU == 8192
+    assert aws_limits.FARGATE_PLATFORM_1_4_MIN_CPU == 8192
 
 
 def test_ami_parameters():

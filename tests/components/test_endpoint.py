@@ -16,18 +16,18 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.endpoint import (
+from components.config.issues import ConfigError
+from components.ingress.alb import (
     ELB_LOG_DELIVERY_SERVICE,
     AuthArgs,
     Endpoint,
     EndpointArgs,
     access_log_bucket_policy,
-    cognito_token_url,
-    endpoint_arg_issues,
     security_group_rules,
-    service_url_rewrite,
 )
-from components.errors import ConfigError
+from components.ingress.auth import cognito_token_url
+from components.ingress.routes import service_url_rewrite
+from components.specs.endpoint import endpoint_arg_issues
 from tests.aws_shapes import (
     ShapeError,
     create_listener_request,
@@ -194,7 +194,7 @@ def test_valid_args_have_no_issues() -> None:
         (
             {"auth": AuthArgs(session_timeout_seconds=0)},
             "platform.endpoint.auth.sessionTimeoutSeconds",
-            "integer from 1",
+            "integer from 60",
         ),
         (
             {"auth": AuthArgs(access_token_validity_minutes=4)},

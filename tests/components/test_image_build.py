@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components import image_build
-from components.config import images_to_build, load_stack_config
-from components.errors import ConfigError
+from components import images as image_build
+from components.config.issues import ConfigError
+from components.config.schema import images_to_build, load_stack_config
 from components.plan import build_plan
+from components.specs import images as image_specs
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
@@ -112,7 +113,10 @@ def test_images_build_from_the_repository_for_their_platform_and_push(
     built: Recording, image: str, platforms: list[str]
 ) -> None:
     inputs = built.one(IMAGE, f"-images-{image}").inputs
-    assert inputs["context"] == {"location": f"images/{image}"}
+    assert inputs["context"] == {
+        "location": f"images/{image}",
+        "named": {"contracts": {"location": "contracts"}},
+    }
     assert inputs["dockerfile"] == {"location": f"images/{image}/Dockerfile"}
     assert (ROOT / inputs["dockerfile"]["location"]).is_file()
     assert inputs["platforms"] == platforms
@@ -265,8 +269,8 @@ def test_platforms_match_the_deploy_workflow_matrix() -> None:
     workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
     matrix = workflow["jobs"]["images"]["strategy"]["matrix"]["include"]
     ci = {entry["image"]: entry["platform"] for entry in matrix}
-    expected = {name: platforms[0] for name, platforms in image_build.IMAGE_PLATFORMS.items()}
-    expected["reranker"] = image_build.DEFAULT_RERANKER_PLATFORM
+    expected = {name: platforms[0] for name, platforms in image_specs.IMAGE_PLATFORMS.items()}
+    expected["reranker"] = image_specs.DEFAULT_RERANKER_PLATFORM
     assert ci == expected
 
 
@@ -280,7 +284,12 @@ def test_context_digest_follows_content_and_platforms(tmp_path: Path) -> None:
     assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) == first
     assert image_build.context_digest("demo", ["linux/arm64"], root=tmp_path) != first
     (context / "app.py").write_text("print(1)\n")
-    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != first
+    second = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    assert second != first
+    # the shared contracts reach the image through a named context: they change the tag too
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "contracts" / "engine.py").write_text("PORT = 1\n")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != second
     with pytest.raises(image_build.ImageBuildError, match="Dockerfile does not exist"):
         image_build.context_digest("missing", ["linux/amd64"], root=tmp_path)
 
@@ -335,9 +344,9 @@ def test_stack_names_become_lowercase_repository_paths(tmp_path: Path) -> None:
 
 
 def test_unknown_reranker_architecture_is_rejected() -> None:
-    assert image_build.reranker_platforms([]) == (image_build.DEFAULT_RERANKER_PLATFORM,)
+    assert image_specs.reranker_platforms([]) == (image_specs.DEFAULT_RERANKER_PLATFORM,)
     with pytest.raises(image_build.ImageBuildError, match="cpuArchitecture"):
-        image_build.reranker_platforms(["RISCV"])
+        image_specs.reranker_platforms(["RISCV"])
 
 
 def test_repository_and_lifecycle_requests_are_valid_ecr_api_requests(built: Recording) -> None:

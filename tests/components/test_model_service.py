@@ -14,16 +14,18 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components import engines
-from components._ecs_service import cluster_name_from_arn
-from components.engines import NeuronLaunch, VllmLaunch
-from components.model_service import (
+from components.services import engines
+from components.services.base import cluster_name_from_arn
+from components.services.engines import NeuronLaunch, VllmLaunch
+from components.services.model import (
     CONTAINER_NAME,
     ModelService,
     ModelServiceArgs,
+    model_container_definitions,
+)
+from components.specs.service import (
     ServiceArgsError,
     check_deploy_progress,
-    model_container_definitions,
     validate_model_service,
 )
 from tests.aws_shapes import (
@@ -31,7 +33,12 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.components.service_fakes import CLUSTER_ARN, LB_SUFFIX, FakeRouter
+from tests.components.conftest import (
+    CLUSTER_ARN,
+    LB_SUFFIX,
+    FakeRouter,
+    check_service_children,
+)
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -303,12 +310,7 @@ def neuron_rec() -> tuple[Recording, FakeRouter]:
 
 def test_children_parented_and_named(vllm_rec) -> None:
     rec, _ = vllm_rec
-    component = rec.one(TOKEN)
-    children = [r for r in rec.resources if r.type != TOKEN and not r.name.startswith("rule-")]
-    assert len(children) == 11
-    for child in children:
-        assert child.parent == component.urn, child.name
-        assert child.name.startswith("dev-llm-"), child.name
+    check_service_children(rec, TOKEN, "dev-llm-")
 
 
 def test_vllm_task_definition(vllm_rec) -> None:
@@ -531,7 +533,7 @@ def test_args_are_frozen() -> None:
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
     """Against the real `Endpoint.route`: both of its rules (bearer and browser) forward to this
     service's target group, and the ECS service waits for both."""
-    from components.endpoint import Endpoint, EndpointArgs
+    from components.ingress.alb import Endpoint, EndpointArgs
 
     def program() -> None:
         endpoint = Endpoint(

@@ -14,19 +14,23 @@ from typing import Any
 
 import pytest
 
-from components import catalog
-from components._asg_pool import (
+from components.capacity.asg_pool import (
     ECS_INSTANCE_POLICY,
     SSM_INSTANCE_POLICY,
+    GpuAsgPool,
+    GpuAsgPoolArgs,
+    InferentiaPool,
+    InferentiaPoolArgs,
     PoolArgs,
+    PoolArgumentError,
+    WarmPoolArgs,
     ecs_agent_settings,
     ecs_user_data,
     encode_user_data,
-    pool_problems,
 )
 from components.cluster import Cluster, ClusterArgs
-from components.gpu_pool import GpuAsgPool, GpuAsgPoolArgs, PoolArgumentError, WarmPoolArgs
-from components.neuron_pool import InferentiaPool, InferentiaPoolArgs
+from components.sizing import catalog
+from components.specs.pool import pool_problems
 from tools import recording
 from tools.recording import Recording, run_function
 

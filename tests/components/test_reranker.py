@@ -9,22 +9,25 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components.model_service import ServiceArgsError
-from components.reranker import (
+from components.services.reranker import (
     CONTAINER_NAME,
     FargateReranker,
     FargateRerankerArgs,
     reranker_container_definitions,
-    reranker_environment,
-    validate_reranker,
 )
+from components.specs.service import ServiceArgsError, reranker_environment, validate_reranker
 from images.reranker import contract
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,
     validate_shape,
 )
-from tests.components.service_fakes import CLUSTER_ARN, LB_SUFFIX, FakeRouter
+from tests.components.conftest import (
+    CLUSTER_ARN,
+    LB_SUFFIX,
+    FakeRouter,
+    check_service_children,
+)
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:FargateReranker"
@@ -176,12 +179,7 @@ def requests_rec() -> tuple[Recording, FakeRouter]:
 
 def test_children_parented_and_named(requests_rec) -> None:
     rec, _ = requests_rec
-    component = rec.one(TOKEN)
-    children = [r for r in rec.resources if r.type != TOKEN and not r.name.startswith("rule-")]
-    assert len(children) == 11
-    for child in children:
-        assert child.parent == component.urn, child.name
-        assert child.name.startswith("dev-rerank-"), child.name
+    check_service_children(rec, TOKEN, "dev-rerank-")
 
 
 def test_fargate_task_definition(requests_rec) -> None:

@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from components import catalog, sizing
-from components.catalog import ModelArchitecture
-from components.sizing import SizingError
+from components import sizing
+from components.sizing import SizingError, catalog
+from components.sizing.catalog import ModelArchitecture
+from contracts import aws_limits
 
 GIB = 2**30
 GB = 10**9
@@ -535,10 +536,10 @@ def test_fargate_cheapest_size_for_a_need(kwargs, cpu, memory):
 @pytest.mark.parametrize("need_vcpu", [None, 0.25, 1, 3, 10])
 def test_fargate_choice_is_the_cheapest_valid_pair(need_mib, need_vcpu):
     size = sizing.fargate_size(need_memory_mib=need_mib, need_vcpu=need_vcpu)
-    assert size.memory_mib in catalog.FARGATE_TASK_SIZES[size.cpu]
+    assert size.memory_mib in aws_limits.FARGATE_TASK_SIZES[size.cpu]
     cheaper = [
         (c, m)
-        for c, mems in catalog.FARGATE_TASK_SIZES.items()
+        for c, mems in aws_limits.FARGATE_TASK_SIZES.items()
         for m in mems
         if m >= need_mib
         and c / 1024 >= (need_vcpu or 0)

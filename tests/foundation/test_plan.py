@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import load_stack_config
-from components.engines import NeuronLaunch, VllmLaunch
-from components.errors import ConfigError
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
 from components.plan import build_plan, choose_deploy
-from tests.foundation.test_config import DELETE, mutate, reference
+from components.services.engines import NeuronLaunch, VllmLaunch
+from tests.foundation.conftest import DELETE, mutate, reference
 
 
 def plan_of(raw: dict, stack: str = "dev"):

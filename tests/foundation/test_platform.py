@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config import load_stack_config
+from components.config.schema import load_stack_config
 from components.plan import build_plan
 from tests.aws_shapes import (
     create_listener_request,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from components import engines
+from components.services import engines
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = REPO / "images" / "neuron" / "entrypoint.py"

@@ -16,10 +16,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from components import engines
+from components.services import engines
+from contracts import engine as engine_contract
+from contracts import neuron as neuron_contract
+from contracts import vllm as vllm_contract
 from tools import engine_flags
 
 REPO = Path(__file__).resolve().parents[2]
@@ -217,8 +221,8 @@ def test_flag_reader_sees_the_parsers_real_size(vllm_gpu_flags, neuron_flags):
 
 
 def test_environment_names_are_exactly_what_the_entrypoints_read():
-    vllm_reads = _reads(VLLM_ENTRYPOINT)
-    neuron_reads = _reads(NEURON_ENTRYPOINT)
+    vllm_reads = _reads(VLLM_ENTRYPOINT, vllm_contract)
+    neuron_reads = _reads(NEURON_ENTRYPOINT, neuron_contract)
     full_vllm = engines.VllmLaunch(
         "m", "s3://bkt/p/", max_model_len=1024, quantization="awq", extra_args=("--seed", "1")
     )
@@ -246,20 +250,23 @@ def test_environment_names_are_exactly_what_the_entrypoints_read():
     }
 
 
-def _reads(script: Path) -> set[str]:
-    """The `READS` tuple of an entrypoint, read without importing it."""
+def _reads(script: Path, contract: ModuleType) -> set[str]:
+    """The ENGINE_* variables an entrypoint reads: its contract's `READS`, which the entrypoint
+    imports (the image copies contracts/), so the two cannot drift."""
     tree = ast.parse(script.read_text())
-    constants = {
-        node.targets[0].id: node.value.value
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and isinstance(node.targets[0], ast.Name)
-        and isinstance(node.value, ast.Constant)
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
     }
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "READS":
-            return {constants[elt.id] for elt in node.value.elts}
-    raise AssertionError(f"no READS in {script}")
+    names = {name for module, name in imported if module == contract.__name__}
+    assert names, f"{script} does not read its environment names from {contract.__name__}"
+    own = {n for n in names if n.startswith("ENV_")}
+    shared = {n for module, n in imported if module == "contracts.engine" and n.startswith("ENV_")}
+    values = {getattr(contract, n) for n in own} | {getattr(engine_contract, n) for n in shared}
+    assert values == set(contract.READS), f"{script} reads {values}, contract {contract.READS}"
+    return set(contract.READS)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,6 @@ reads; no network, AWS or Pulumi CLI.
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib.util
 import json
@@ -36,8 +35,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components import engines
 from components.plan import PLATFORM_NAME
+from components.services import engines
+from contracts import neuron as neuron_contract
+from contracts import vllm as vllm_contract
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
 from tools.recording import RecordedResource, Recording, run_program, stack_config_values
@@ -70,18 +71,9 @@ neuron_entrypoint = _load_module(
 )
 
 
-def _module_constants(script: Path) -> dict[str, Any]:
-    """Top-level constants of a script (strings and tuples of names), read without running it."""
-    tree = ast.parse(script.read_text())
-    values: dict[str, Any] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
-            continue
-        if isinstance(node.value, ast.Constant):
-            values[node.targets[0].id] = node.value.value
-        elif isinstance(node.value, ast.Tuple):
-            values[node.targets[0].id] = tuple(values[elt.id] for elt in node.value.elts)
-    return values
+def _entrypoint_module(script: Path) -> Any:
+    """The entrypoint script, imported as the image runs it (it reads contracts/)."""
+    return _load_module(f"{script.parent.name}_entrypoint_under_test", script)
 
 
 def dockerfile_entrypoint(image: str) -> list[str]:
@@ -300,7 +292,10 @@ def _check_engine_image_runs_the_entrypoint(d: Deployed) -> Path:
 
 
 def _check_names_are_read(d: Deployed, entrypoint: Path, vllm_release: engine_flags.EngineRelease):
-    reads = set(_module_constants(entrypoint)["READS"])
+    contract = vllm_contract if d.kind == "vllm" else neuron_contract
+    reads = set(contract.READS)
+    module = _entrypoint_module(entrypoint)
+    assert {getattr(module, n) for n in dir(module) if n.startswith("ENV_")} == reads
     names = d.variable_names
     engine_names = {n for n in names if n.startswith("ENGINE_")}
     assert engine_names <= reads, f"not read by the entrypoint: {sorted(engine_names - reads)}"
@@ -349,7 +344,7 @@ def test_model_task_runs_what_its_image_entrypoint_expects(stack, service):
         # vLLM shards over every GPU the task reserves, and only those.
         (gpus,) = [r for r in d.container["resourceRequirements"] if r["type"] == "GPU"]
         assert value_after(argv, "--tensor-parallel-size") == gpus["value"]
-        health = _module_constants(entrypoint)["HEALTH_PATH"]
+        health = _entrypoint_module(entrypoint).HEALTH_PATH
         assert health in engine_get_routes(engine_flags.VLLM_GPU)
         _check_port_and_health(d, int(value_after(argv, "--port")), health)
     else:

@@ -3,6 +3,7 @@ pack serves is listed with its default level."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -33,6 +34,23 @@ def test_readme_lists_every_policy_with_its_default_level(pack_info) -> None:
     assert rows == served
 
 
-def test_readme_opens_with_the_two_commands() -> None:
-    head = README[: README.index("## Deploy")]
-    assert "make preview" in head and "make test" in head
+def test_every_command_the_docs_show_exists() -> None:
+    """Each `make <target>` and `python -m <module>` in the README and docs/ runs something."""
+    docs = README + "".join(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))
+    targets = set(re.findall(r"^([a-z][a-z0-9_-]*):", (ROOT / "Makefile").read_text(), re.M))
+    shown = set(re.findall(r"`make ([a-z][a-z0-9_-]*)", docs))
+    shown |= set(re.findall(r"^\s*(?:\$ )?make ([a-z][a-z0-9_-]*)", docs, re.M))
+    assert shown, "the docs show no make command"
+    assert shown <= targets, f"make targets the docs show but the Makefile lacks: {shown - targets}"
+    for module in set(re.findall(r"python -m ([a-z_][A-Za-z0-9_.]*)", docs)):
+        assert importlib.util.find_spec(module) is not None, f"python -m {module}: no such module"
+
+
+def test_every_repository_path_the_architecture_docs_name_exists() -> None:
+    """The layout described in docs/architecture.md and the README's component table is real."""
+    text = (ROOT / "docs" / "architecture.md").read_text() + README
+    code = r"(?:components|contracts|images|tools|tests|policy/guardrails)"
+    paths = set(re.findall(rf"`({code}/[\w./-]+)`", text))
+    assert paths, "no repository path found"
+    missing = sorted(p for p in paths if not (ROOT / p.rstrip("/")).exists())
+    assert not missing, f"docs name paths that do not exist: {missing}"

@@ -145,3 +145,31 @@ def test_policy_pack_config_can_downgrade_a_mandatory_rule(tmp_path: Path) -> No
     )
     assert downgraded.exit_code == EXIT_OK
     assert {v.policy_name for v in downgraded.violations} >= names
+
+
+def test_longest_names_the_schema_accepts_fit_elbv2_limits(tmp_path: Path) -> None:
+    """Every pool and service name at the schema's 21-character maximum: the target-group and
+    load-balancer names pulumi-aws would send (explicit, or `<logical>-<7 random>`) fit 32."""
+    from contracts.aws_limits import AUTONAME_RANDOM_CHARS, ELBV2_NAME
+
+    platform = dev_platform()
+    renames = {"l40s": "g" * 20 + "1", "inf2": "n" * 20 + "2"}
+    platform["gpuPools"] = {renames[k]: v for k, v in platform["gpuPools"].items()}
+    platform["neuronPools"] = {renames[k]: v for k, v in platform["neuronPools"].items()}
+    models = {}
+    for i, model in enumerate(platform["models"].values()):
+        model["pool"] = renames[model["pool"]]
+        models[f"m{i}" + "x" * 18 + "z"] = model  # 21 characters
+    platform["models"] = models
+    platform["rerankers"] = {"r" * 20 + "9": platform["rerankers"]["rerank"]}
+    result = run_preview("long", stack_file=write_stack(tmp_path, platform), policy_pack=None)
+    assert result.exit_code == EXIT_OK, result.error
+    elbv2 = [
+        r
+        for r in result.resources
+        if r.type in ("aws:lb/targetGroup:TargetGroup", "aws:lb/loadBalancer:LoadBalancer")
+    ]
+    assert len(elbv2) == len(models) + 2  # one per service, plus the ALB
+    for r in elbv2:
+        physical = r.inputs.get("name") or f"{r.name}-{'x' * AUTONAME_RANDOM_CHARS}"
+        assert len(physical) <= ELBV2_NAME.max_length, (r.name, physical)

@@ -348,28 +348,6 @@ def architecture(name: str) -> ModelArchitecture:
     return found
 
 
-def _mib_range(start_gib: int, stop_gib: int, step_gib: int) -> tuple[int, ...]:
-    return tuple(g * _MIB_PER_GIB for g in range(start_gib, stop_gib + 1, step_gib))
-
-
-#: Fargate task-level sizes: CPU units -> the memory values (MiB) Fargate accepts with them.
-#: A pair outside this grid is rejected by RegisterTaskDefinition, not at run time. Rows up to
-#: 16384 are the ECS developer guide's table (also in botocore's ECS model); the 32768 row
-#: (60, 120 or 244 GB) comes from the project's seed document.
-FARGATE_TASK_SIZES: dict[int, tuple[int, ...]] = {
-    256: (512, 1024, 2048),
-    512: _mib_range(1, 4, 1),
-    1024: _mib_range(2, 8, 1),
-    2048: _mib_range(4, 16, 1),
-    4096: _mib_range(8, 30, 1),
-    8192: _mib_range(16, 60, 4),
-    16384: _mib_range(32, 120, 8),
-    32768: (60 * _MIB_PER_GIB, 120 * _MIB_PER_GIB, 244 * _MIB_PER_GIB),
-}
-
-#: Task sizes at or above this many CPU units need Fargate Linux platform version 1.4.0 or later.
-FARGATE_PLATFORM_1_4_MIN_CPU = 8192
-
 #: Fargate Linux/ARM64 On-Demand list prices, us-east-1 (USD): per vCPU-hour and per GB-hour
 #: (Fargate bills memory per GB of the task's MiB / 1024). Used only to pick the cheapest size.
 FARGATE_ARM64_USD_PER_VCPU_HOUR = 0.03238

@@ -22,10 +22,15 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.specs.service import ServiceSpecFields
+from contracts.aws_limits import ELBV2_NAME, fitted_name
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
 ECS_SCALABLE_DIMENSION = "ecs:service:DesiredCount"
+NOFILE_LIMIT = 65535
+"""Open files per container: one per client stream and upstream connection, plus the engine's
+own (tokenizer, shards, NCCL sockets). Docker's default 1024 runs out under load."""
 
 
 class Router(Protocol):
@@ -41,10 +46,33 @@ class Router(Protocol):
     ) -> list[Any]: ...
 
 
-class ServiceArgs(Protocol):
-    """The arguments `ModelServiceArgs` and `FargateRerankerArgs` share (same names, same
-    meaning; read-only because both are frozen dataclasses); see those classes for defaults."""
+@dataclass(frozen=True, kw_only=True)
+class ServiceWiring:
+    """What every load-balanced service takes from the rest of the platform (Outputs)."""
 
+    cluster_arn: Input[str]
+    """The ECS cluster."""
+    vpc_id: Input[str]
+    """VPC of the task security group."""
+    subnet_ids: Input[Sequence[str]]
+    """PRIVATE subnets of the tasks."""
+    alb_security_group_id: Input[str]
+    """The only source the task security group admits."""
+    load_balancer_arn_suffix: Input[str]
+    """For the ALBRequestCountPerTarget scaling metric."""
+    router: Router
+    """The endpoint: attaches the target group under `/<service>/` (`route`)."""
+    service_depends_on: Sequence[pulumi.Resource] = ()
+    """What the ECS service waits for, e.g. the cluster's capacity provider association (ECS
+    rejects a strategy naming a provider the cluster is not associated with yet)."""
+
+
+class ServiceArgs(ServiceSpecFields, Protocol):
+    """What `LoadBalancedService` reads from `ModelServiceArgs` and `FargateRerankerArgs`: the
+    spec fields both share plus the `ServiceWiring` fields (read-only: frozen dataclasses)."""
+
+    @property
+    def image(self) -> Input[str]: ...
     @property
     def cluster_arn(self) -> Input[str]: ...
     @property
@@ -57,36 +85,6 @@ class ServiceArgs(Protocol):
     def load_balancer_arn_suffix(self) -> Input[str]: ...
     @property
     def router(self) -> Router: ...
-    @property
-    def service(self) -> str: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def image(self) -> Input[str]: ...
-    @property
-    def desired_count(self) -> int: ...
-    @property
-    def min_count(self) -> int: ...
-    @property
-    def max_count(self) -> int: ...
-    @property
-    def scale_out_cooldown(self) -> int: ...
-    @property
-    def scale_in_cooldown(self) -> int: ...
-    @property
-    def health_check_grace_period_seconds(self) -> int: ...
-    @property
-    def deregistration_delay_seconds(self) -> int: ...
-    @property
-    def deployment_minimum_healthy_percent(self) -> int: ...
-    @property
-    def deployment_maximum_percent(self) -> int: ...
-    @property
-    def environment(self) -> Mapping[str, str]: ...
-    @property
-    def secrets(self) -> Mapping[str, str]: ...
-    @property
-    def log_retention_days(self) -> int: ...
     @property
     def service_depends_on(self) -> Sequence[pulumi.Resource]: ...
 
@@ -118,6 +116,11 @@ def log_group_name(service: str) -> str:
 def task_family(service: str) -> str:
     """Task definition family, unique per project, stack and service."""
     return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
+
+
+def stack_scope() -> str:
+    """`<project>/<stack>`: what keeps explicit physical names unique per stack."""
+    return f"{pulumi.get_project()}/{pulumi.get_stack()}"
 
 
 @dataclass(frozen=True)
@@ -239,8 +242,12 @@ def ip_target_group(
     so round robin piles streams onto one task. Two good checks make a task healthy, three bad
     ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
     """
+    logical = f"{name}-tg"
     return aws.lb.TargetGroup(
-        f"{name}-tg",
+        logical,
+        # Target-group names are capped at 32 characters, so a long service name cannot take the
+        # provider's `<logical>-<7 random>` autoname: such names get a stable shortened one.
+        name=fitted_name(logical, ELBV2_NAME, scope=stack_scope(), salt=f"ip/HTTP/{port}"),
         target_type="ip",
         protocol="HTTP",
         port=port,
@@ -328,6 +335,66 @@ def alb_request_count_label(
 ) -> Output[str]:
     """ALBRequestCountPerTarget's resource label: `app/<lb>/<id>/targetgroup/<tg>/<id>`."""
     return Output.concat(load_balancer_arn_suffix, "/", target_group_arn_suffix)
+
+
+# --------------------------------------------------------------------------------------------
+# container definition pieces both services use (pure)
+# --------------------------------------------------------------------------------------------
+
+
+def log_configuration(log_group_name: str, region: str, stream_prefix: str) -> dict[str, Any]:
+    """awslogs driver settings. Non-blocking mode: a CloudWatch hiccup must not stall stdout
+    writes of the serving process (and with it token streams); the buffer absorbs bursts."""
+    return {
+        "logDriver": "awslogs",
+        "options": {
+            "awslogs-group": log_group_name,
+            "awslogs-region": region,
+            "awslogs-stream-prefix": stream_prefix,
+            "mode": "non-blocking",
+            "max-buffer-size": "25m",
+        },
+    }
+
+
+def environment_list(
+    managed: Sequence[Mapping[str, str]], extra: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """`managed` name/value entries plus `extra`, sorted by name (stable task definition diffs)."""
+    merged = {e["name"]: e["value"] for e in managed}
+    merged.update(extra)
+    return [{"name": k, "value": merged[k]} for k in sorted(merged)]
+
+
+def secrets_list(secrets: Mapping[str, str]) -> list[dict[str, str]]:
+    """ECS `secrets` entries: the agent resolves each `valueFrom` with the execution role."""
+    return [{"name": k, "valueFrom": secrets[k]} for k in sorted(secrets)]
+
+
+def serving_container(
+    *,
+    name: str,
+    image: str,
+    environment: list[dict[str, str]],
+    port_mappings: list[dict[str, Any]],
+    log_group_name: str,
+    region: str,
+    stream_prefix: str,
+    stop_timeout_seconds: int,
+) -> dict[str, Any]:
+    """The keys every serving container starts with, in this order (the JSON of the task
+    definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
+    nofile limit. Callers add command, secrets, devices and `linuxParameters`."""
+    return {
+        "name": name,
+        "image": image,
+        "essential": True,
+        "environment": environment,
+        "portMappings": port_mappings,
+        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
+        "stopTimeout": stop_timeout_seconds,
+        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
+    }
 
 
 @dataclass(frozen=True)

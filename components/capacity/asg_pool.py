@@ -1,4 +1,4 @@
-"""Shared machinery of the accelerator capacity pools (`GpuAsgPool`, `InferentiaPool`).
+"""Accelerator capacity pools: `GpuAsgPool` (NVIDIA) and `InferentiaPool` (Inferentia/Trainium).
 
 A pool is one EC2 Auto Scaling group of ONE accelerator instance type registered with ECS as a
 capacity provider (ECS cluster auto scaling sizes an ASG by the instance type it was created
@@ -33,264 +33,49 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 import pulumi
 import pulumi_aws as aws
 
-from components import catalog
-from components.catalog import Accelerator, InstanceType
+from components.sizing import catalog
+from components.sizing.catalog import Accelerator, InstanceType
+from components.specs.pool import (
+    KIND_LABEL,
+    PoolArgumentError,
+    PoolSpec,
+    WarmPoolSpec,
+    pool_problems,
+)
 
 #: Root device of the ECS-optimized Amazon Linux 2023 AMIs (standard, GPU and Neuron variants).
 ROOT_DEVICE_NAME = "/dev/xvda"
-#: The AL2023 ECS AMIs ship a 30 GiB root snapshot; a smaller volume fails at launch.
-MIN_ROOT_VOLUME_GIB = 30
-#: gp3 limits (EBS volume types page): 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS per
-#: GiB and 0.25 MiB/s of throughput per provisioned IOPS.
-GP3_IOPS_RANGE = (3000, 16000)
-GP3_THROUGHPUT_RANGE = (125, 1000)
-GP3_MAX_IOPS_PER_GIB = 500
-GP3_MAX_MIBPS_PER_IOPS = 0.25
 
 #: AWS-managed policies the instance role may carry, by name (partition filled in at deploy).
 ECS_INSTANCE_POLICY = "service-role/AmazonEC2ContainerServiceforEC2Role"
 SSM_INSTANCE_POLICY = "AmazonSSMManagedInstanceCore"
 
-# ECS rejects capacity provider names that start with these (CreateCapacityProvider API) and
-# allows only letters, digits, '_' and '-'; Pulumi's auto-name is the resource name + "-xxxxxxx".
-_RESERVED_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")
-_PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+# ECS cluster names (CreateCluster API).
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 
-_KIND_LABEL: dict[Accelerator, str] = {"nvidia": "NVIDIA GPU", "neuron": "Inferentia/Trainium"}
-_A_POOL: dict[Accelerator, str] = {"nvidia": "a GpuAsgPool", "neuron": "an InferentiaPool"}
 
-
-class PoolArgumentError(ValueError):
-    """Pool arguments that cannot work; raised before any resource is registered.
-
-    `problems` holds `(key, message)` pairs, `key` being the camelCase pool config key
-    (`instanceType`, `warmPool.reuseOnScaleIn`, ...) so callers can prefix the config path.
-    """
-
-    def __init__(self, pool: str, problems: Sequence[tuple[str, str]]) -> None:
-        self.pool = pool
-        self.problems = list(problems)
-        lines = [f"pool {pool!r} is invalid:"] + [f"  - {k}: {m}" for k, m in self.problems]
-        super().__init__("\n".join(lines))
-
-
-@dataclass(frozen=True)
-class WarmPoolArgs:
-    """A warm pool of pre-initialised instances (booted once, driver loaded, then parked).
-
-    min_size: instances kept in the warm pool. Default 1.
-    max_group_prepared_capacity: cap on warm + in-service instances. Default None (the warm pool
-        holds max_size minus desired, at least min_size).
-    state: "Stopped" (pay for EBS only) or "Running". Default "Stopped". "Hibernated" is rejected:
-        EC2 hibernation needs a hibernation-enabled launch template and at most 150 GB of RAM, and
-        does not apply to these accelerated instances.
-    reuse_on_scale_in: must stay False: ECS does not allow ReuseOnScaleIn on a warm pool of a
-        capacity-provider ASG (ECS developer guide, "Configuring pre-initialized instances").
-        Default False.
-    """
-
-    min_size: int = 1
-    max_group_prepared_capacity: int | None = None
-    state: Literal["Stopped", "Running", "Hibernated"] = "Stopped"
-    reuse_on_scale_in: bool = False
-
-
-@dataclass(frozen=True)
-class PoolArgs:
-    """Inputs of an accelerator pool. Required: cluster_name, vpc_id, subnet_ids, instance_type.
-
-    cluster_name: the ECS cluster the instances join (written to ECS_CLUSTER).
-    vpc_id: VPC of the instance security group.
-    subnet_ids: PRIVATE subnets the ASG spans (one per AZ).
-    instance_type: one catalog instance type of the pool's accelerator kind.
-    min_size: ASG minimum. Default 0 (ECS managed scaling adds instances when tasks are pending).
-    max_size: ASG maximum; leave room for a rolling deploy. Default 2.
-    root_volume_gib: encrypted gp3 root volume (image layers live here). Default 200.
-    root_volume_iops: gp3 IOPS. Default 6000 (layer extraction writes many files in parallel).
-    root_volume_throughput: gp3 MiB/s. Default 1000 (a 10-20 GB CUDA image is written twice,
-        compressed then extracted; at the 125 MiB/s baseline the disk alone takes minutes).
-    kms_key_id: KMS key for the root volume. Default None (the account's EBS default key).
-    target_capacity_percent: managed scaling target (100 = no idle spare instances). Default 100.
-    instance_warmup_seconds: managed scaling instance warm-up. Default 300.
-    warm_pool: a `WarmPoolArgs`, or None for no warm pool. Default None.
-    ami_id: an explicit AMI (e.g. one baked with the serving image pre-pulled). Default None (the
-        ECS-optimized AL2023 AMI of the pool's kind, from its public SSM parameter).
-    container_stop_timeout_seconds: ECS_CONTAINER_STOP_TIMEOUT, the SIGTERM-to-SIGKILL time for
-        containers without their own stopTimeout; generous so an in-flight stream can finish.
-        Default 120.
-    image_minimum_cleanup_age_hours: ECS_IMAGE_MINIMUM_CLEANUP_AGE: an unused image stays cached
-        at least this long after its pull, so a restart or rollback finds it on disk. Default 24.
-    ssm_access: attach AmazonSSMManagedInstanceCore so operators reach hosts through Session
-        Manager (nvidia-smi, neuron-top, docker logs) with no SSH port or key pair. Default True.
-    instance_refresh: roll instances when the launch template changes (new AMI, user data),
-        launching replacements before terminating (min 100 %, max 200 % healthy) and refreshing
-        scale-in-protected instances, which ECS managed draining empties first. Default False
-        (new settings reach only newly launched instances).
-    """
+@dataclass(frozen=True, kw_only=True)
+class PoolArgs(PoolSpec):
+    """Inputs of an accelerator pool: its spec (`components.specs.pool.PoolSpec`, built by the
+    plan) plus the wiring below."""
 
     cluster_name: pulumi.Input[str]
+    """The ECS cluster the instances join (written to ECS_CLUSTER)."""
     vpc_id: pulumi.Input[str]
+    """VPC of the instance security group."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    instance_type: str
-    min_size: int = 0
-    max_size: int = 2
-    root_volume_gib: int = 200
-    root_volume_iops: int = 6000
-    root_volume_throughput: int = 1000
-    kms_key_id: pulumi.Input[str] | None = None
-    target_capacity_percent: int = 100
-    instance_warmup_seconds: int = 300
-    warm_pool: WarmPoolArgs | None = None
-    ami_id: str | None = None
-    container_stop_timeout_seconds: int = 120
-    image_minimum_cleanup_age_hours: int = 24
-    ssm_access: bool = True
-    instance_refresh: bool = False
-    tags: Mapping[str, str] = field(default_factory=dict)
-    """Extra tags on the ASG (propagated to instances). Default none; provider default tags
-    still apply to every taggable resource."""
+    """PRIVATE subnets the ASG spans (one per AZ)."""
 
 
-# --------------------------------------------------------------------------------------------
-# validation (pure)
-# --------------------------------------------------------------------------------------------
-
-
-def _int_in(value: object, low: int, high: int, what: str) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"{what} must be a whole number, got {value!r}"
-    if not low <= value <= high:
-        return f"{what} must be between {low} and {high}, got {value}"
-    return None
-
-
-def pool_problems(name: str, args: PoolArgs, accelerator: Accelerator) -> list[tuple[str, str]]:
-    """Everything wrong with `args` for a pool of `accelerator` kind, as (config key, message).
-
-    Checks only plain values (never Outputs), so it runs before any resource exists.
-    """
-    problems: list[tuple[str, str]] = []
-
-    def check(key: str, message: str | None) -> None:
-        if message:
-            problems.append((key, message))
-
-    lowered = name.lower()
-    if not _PROVIDER_NAME.fullmatch(name):
-        check("name", "must be letters, digits, '_' or '-' (it names the ECS capacity provider)")
-    elif lowered.startswith(_RESERVED_PROVIDER_PREFIXES):
-        check(
-            "name",
-            f"{name!r} starts with 'aws', 'ecs' or 'fargate', which ECS rejects for capacity "
-            "provider names; choose another pool name",
-        )
-
-    try:
-        instance = catalog.instance(args.instance_type)
-    except catalog.CatalogLookupError as exc:
-        check("instanceType", str(exc))
-    else:
-        if instance.accelerator != accelerator:
-            wanted = (
-                catalog.gpu_instances() if accelerator == "nvidia" else catalog.neuron_instances()
-            )
-            families = sorted({i.family for i in wanted})
-            check(
-                "instanceType",
-                f"{instance.name} has {_KIND_LABEL[instance.accelerator]} accelerators, but "
-                f"{_A_POOL[accelerator]} needs {_KIND_LABEL[accelerator]} instances "
-                f"({', '.join(families)}); put it in {_A_POOL[instance.accelerator]} instead",
-            )
-
-    min_msg = _int_in(args.min_size, 0, 1000, "minSize")
-    max_msg = _int_in(args.max_size, 1, 1000, "maxSize")
-    check("minSize", min_msg)
-    check("maxSize", max_msg)
-    if not (min_msg or max_msg) and args.min_size > args.max_size:
-        check("minSize", f"minSize ({args.min_size}) must not exceed maxSize ({args.max_size})")
-
-    root_msg = _int_in(args.root_volume_gib, MIN_ROOT_VOLUME_GIB, 16_384, "rootVolumeGib")
-    if root_msg:
-        root_msg += f" (the ECS AMI root snapshot is {MIN_ROOT_VOLUME_GIB} GiB)"
-    check("rootVolumeGib", root_msg)
-    check("rootVolumeIops", _int_in(args.root_volume_iops, *GP3_IOPS_RANGE, "rootVolumeIops"))
-    check(
-        "rootVolumeThroughput",
-        _int_in(args.root_volume_throughput, *GP3_THROUGHPUT_RANGE, "rootVolumeThroughput"),
-    )
-    keys = {k for k, _ in problems}
-    if not keys & {"rootVolumeGib", "rootVolumeIops", "rootVolumeThroughput"}:
-        if args.root_volume_iops > GP3_MAX_IOPS_PER_GIB * args.root_volume_gib:
-            check(
-                "rootVolumeIops",
-                f"gp3 allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB: "
-                f"{args.root_volume_iops} IOPS needs at least "
-                f"{-(-args.root_volume_iops // GP3_MAX_IOPS_PER_GIB)} GiB",
-            )
-        if args.root_volume_throughput > GP3_MAX_MIBPS_PER_IOPS * args.root_volume_iops:
-            check(
-                "rootVolumeThroughput",
-                f"gp3 allows at most {GP3_MAX_MIBPS_PER_IOPS} MiB/s per provisioned IOPS: "
-                f"{args.root_volume_throughput} MiB/s needs at least "
-                f"{int(args.root_volume_throughput / GP3_MAX_MIBPS_PER_IOPS)} IOPS",
-            )
-
-    check(
-        "targetCapacityPercent",
-        _int_in(args.target_capacity_percent, 1, 100, "targetCapacityPercent"),
-    )
-    check(
-        "instanceWarmupSeconds",
-        _int_in(args.instance_warmup_seconds, 0, 10_000, "instanceWarmupSeconds"),
-    )
-    check(
-        "containerStopTimeoutSeconds",
-        _int_in(args.container_stop_timeout_seconds, 1, 3600, "containerStopTimeoutSeconds"),
-    )
-    check(
-        "imageMinimumCleanupAgeHours",
-        _int_in(args.image_minimum_cleanup_age_hours, 1, 24 * 30, "imageMinimumCleanupAgeHours"),
-    )
-    if args.ami_id is not None and not re.fullmatch(r"ami-[0-9a-f]{8,17}", args.ami_id):
-        check("amiId", f"must be an AMI id like ami-0123456789abcdef0, got {args.ami_id!r}")
-
-    warm = args.warm_pool
-    if warm is not None:
-        check("warmPool.minSize", _int_in(warm.min_size, 0, 100, "warmPool.minSize"))
-        cap = warm.max_group_prepared_capacity
-        if cap is not None:
-            msg = _int_in(cap, 0, 1000, "warmPool.maxGroupPreparedCapacity")
-            if msg is None and isinstance(warm.min_size, int) and cap < warm.min_size:
-                msg = (
-                    f"maxGroupPreparedCapacity ({cap}) is below the warm pool minSize "
-                    f"({warm.min_size}); the warm pool could never hold its minimum"
-                )
-            check("warmPool.maxGroupPreparedCapacity", msg)
-        if warm.state == "Hibernated":
-            check(
-                "warmPool.state",
-                "Hibernated is not supported for accelerator pools (EC2 hibernation needs a "
-                "hibernation-enabled launch template and at most 150 GB of RAM, and does not "
-                "cover accelerated instance families); use Stopped (default) or Running",
-            )
-        elif warm.state not in ("Stopped", "Running"):
-            check("warmPool.state", f"must be Stopped or Running, got {warm.state!r}")
-        if warm.reuse_on_scale_in:
-            check(
-                "warmPool.reuseOnScaleIn",
-                "ECS does not allow returning instances to the warm pool on scale-in "
-                "(ReuseOnScaleIn) for an Auto Scaling group used by a capacity provider; set it "
-                "to false",
-            )
-    return problems
+# Name kept for callers that build pools directly.
+WarmPoolArgs = WarmPoolSpec
 
 
 # --------------------------------------------------------------------------------------------
@@ -507,7 +292,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         name_tags = {"Name": f"{name}-{self.instance.name}"}
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
-            description=f"ECS {_KIND_LABEL[self.ACCELERATOR]} pool {name} ({self.instance.name})",
+            description=f"ECS {KIND_LABEL[self.ACCELERATOR]} pool {name} ({self.instance.name})",
             image_id=image_id,
             instance_type=self.instance.name,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
@@ -650,3 +435,53 @@ class AcceleratorPool(pulumi.ComponentResource):
                 "instanceType": self.instance.name,
             }
         )
+
+
+# --------------------------------------------------------------------------------------------
+# the two kinds of pool
+# --------------------------------------------------------------------------------------------
+
+# GPU: the ECS GPU-optimized AL2023 AMI
+# (`/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id`: NVIDIA driver and
+# container toolkit); the agent runs with ECS_ENABLE_GPU_SUPPORT=true so tasks reserve GPUs.
+#
+# Neuron: the ECS Neuron-optimized AL2023 AMI
+# (`/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id`) on inf2/trn1.
+# No GPU support flag: Neuron devices are not an ECS resource type, so the model's task maps
+# /dev/neuronN through linuxParameters.devices and placement keeps one task per device set.
+
+
+@dataclass(frozen=True)
+class GpuAsgPoolArgs(PoolArgs):
+    """Inputs of `GpuAsgPool`; every field and default is documented on `PoolArgs`.
+    `instance_type` must be an NVIDIA GPU type from the catalog."""
+
+
+class GpuAsgPool(AcceleratorPool):
+    """One NVIDIA GPU instance type as an ECS capacity provider.
+
+    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
+    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
+    `capacity_provider_name`.
+    """
+
+    TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:GpuAsgPool"
+    ACCELERATOR: ClassVar[Accelerator] = "nvidia"
+
+
+@dataclass(frozen=True)
+class InferentiaPoolArgs(PoolArgs):
+    """Inputs of `InferentiaPool`; every field and default is documented on `PoolArgs`.
+    `instance_type` must be an Inferentia2 or Trainium type from the catalog."""
+
+
+class InferentiaPool(AcceleratorPool):
+    """One Inferentia2/Trainium instance type as an ECS capacity provider.
+
+    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
+    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
+    `capacity_provider_name`.
+    """
+
+    TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:InferentiaPool"
+    ACCELERATOR: ClassVar[Accelerator] = "neuron"

@@ -35,6 +35,42 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from contracts import aws_limits
+
+# The task environment both images read is stated once, in contracts/ (the images copy it).
+from contracts.engine import (
+    DEFAULT_PORT,
+    ENV_EXTRA_ARGS,
+    ENV_HF_HUB_OFFLINE,
+    ENV_PORT,
+    ENV_SERVED_MODEL_NAME,
+    ENV_SSE_KEEPALIVE_SECONDS,
+)
+from contracts.engine import HEALTH_PATH as HEALTH_PATH
+from contracts.neuron import (
+    ENV_ARTIFACT_URI,
+    ENV_BATCH_SIZE,
+    ENV_MODEL_DIR,
+    ENV_NEURON_RT_VISIBLE_CORES,
+    ENV_NEURON_TARGET,
+    ENV_SEQUENCE_LENGTH,
+    ENV_TP_DEGREE,
+    ENV_UPSTREAM_PORT,
+)
+from contracts.vllm import ENV_API_KEY as ENV_API_KEY
+from contracts.vllm import (
+    ENV_DTYPE,
+    ENV_GPU_MEMORY_UTILIZATION,
+    ENV_KV_CACHE_DTYPE,
+    ENV_MAX_MODEL_LEN,
+    ENV_MAX_NUM_SEQS,
+    ENV_QUANTIZATION,
+    ENV_TENSOR_PARALLEL_SIZE,
+    ENV_WEIGHTS_URI,
+)
+from contracts.vllm import ENV_HTTP_KEEPALIVE as ENV_VLLM_HTTP_KEEPALIVE
+from contracts.vllm import ENV_NO_USAGE_STATS as ENV_VLLM_NO_USAGE_STATS
+
 VLLM_VERSION = "0.33.0"
 """vLLM release of the GPU image (base `vllm/vllm-openai:v0.33.0`)."""
 VLLM_BASE_IMAGE = f"vllm/vllm-openai:v{VLLM_VERSION}"
@@ -44,68 +80,6 @@ OPTIMUM_NEURON_VERSION = "0.4.5"
 NEURON_VLLM_VERSION = "0.11.0"
 """vLLM release optimum-neuron 0.4.5 runs on (its `vllm==0.11.0` extra); flags forwarded to it
 must exist there."""
-
-HEALTH_PATH = "/health"
-"""Health path of both engines (vLLM's `/health`: 200 once the engine is ready); the neuron
-proxy forwards it unchanged so the target group sees the engine's own answer."""
-DEFAULT_PORT = 8000
-"""Container port the service listens on (vLLM's default)."""
-
-# --- environment variable names read by the entrypoints ---------------------------------------
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-"""Model id clients send in the OpenAI `model` field."""
-ENV_PORT = "ENGINE_PORT"
-"""Port the container serves on (engine for vLLM, keep-alive proxy for Neuron)."""
-ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
-"""Seconds of silence on an event stream after which a `: keep-alive` comment is sent."""
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-"""JSON list of extra engine flags, appended verbatim (validated by the launch dataclasses)."""
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
-"""vLLM: `s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""
-ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"
-"""vLLM: GPUs the model is sharded over (equals the task's GPU resourceRequirement)."""
-ENV_MAX_MODEL_LEN = "ENGINE_MAX_MODEL_LEN"
-"""vLLM: context length (prompt + generation) the KV cache is sized for."""
-ENV_GPU_MEMORY_UTILIZATION = "ENGINE_GPU_MEMORY_UTILIZATION"
-"""vLLM: fraction of each GPU's memory vLLM may use (0 < x ≤ 1)."""
-ENV_MAX_NUM_SEQS = "ENGINE_MAX_NUM_SEQS"
-"""vLLM: maximum concurrent sequences (the sizing's max concurrency)."""
-ENV_DTYPE = "ENGINE_DTYPE"
-"""vLLM: weight/activation dtype (`auto`, `bfloat16`, `float16`, ...)."""
-ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
-"""vLLM: KV cache dtype (`auto`, `fp8`, ...)."""
-ENV_QUANTIZATION = "ENGINE_QUANTIZATION"
-"""vLLM: quantization method (`awq`, `gptq`, `fp8`, ...); unset means none/auto-detected."""
-ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
-"""Neuron: `s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""
-ENV_MODEL_DIR = "ENGINE_MODEL_DIR"
-"""Neuron: local directory the artifact is staged to before serving."""
-ENV_BATCH_SIZE = "ENGINE_BATCH_SIZE"
-"""Neuron: batch size the artifact was compiled for."""
-ENV_SEQUENCE_LENGTH = "ENGINE_SEQUENCE_LENGTH"
-"""Neuron: sequence length the artifact was compiled for."""
-ENV_TP_DEGREE = "ENGINE_TP_DEGREE"
-"""Neuron: tensor parallel degree (NeuronCores) the artifact was compiled for."""
-ENV_NEURON_TARGET = "ENGINE_NEURON_TARGET"
-"""Neuron: compilation target the artifact must record (`trn1` for inf2 and trn1 instances, as
-optimum-neuron normalises it); unset skips the check."""
-ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
-"""Neuron: loopback port of the engine behind the keep-alive proxy."""
-
-# --- variables the engines themselves read ----------------------------------------------------
-ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
-"""huggingface_hub: `1` forbids any hub request (weights must come from S3)."""
-ENV_VLLM_HTTP_KEEPALIVE = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
-"""vLLM: uvicorn idle keep-alive of client connections, seconds (default 5). The ALB reuses
-target connections for up to its idle timeout; a target that closes them sooner races the ALB
-and shows up as sporadic 502s, so it is set above the idle timeout."""
-ENV_VLLM_NO_USAGE_STATS = "VLLM_NO_USAGE_STATS"
-"""vLLM: `1` disables usage reporting to vLLM's collector (private subnets, no phoning home)."""
-ENV_API_KEY = "VLLM_API_KEY"
-"""vLLM: bearer key required on `/v1/*` when set. Inject it from Secrets Manager through the
-container's `secrets`, never `environment` (the policy pack flags plaintext secrets)."""
-ENV_NEURON_RT_VISIBLE_CORES = "NEURON_RT_VISIBLE_CORES"
-"""Neuron runtime: the NeuronCores the process may use (`0-3`)."""
 
 KEEPALIVE_MARGIN_SECONDS = 5
 """Target keep-alive exceeds the ALB idle timeout by this much."""
@@ -200,9 +174,11 @@ def _check_common(
             f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
             "letters, digits and ._:/-"
         )
-    if not 1 <= idle_timeout <= 4000:
+    idle_min, idle_max = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+    if not idle_min <= idle_timeout <= idle_max:
         raise EngineLaunchError(
-            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range 1-4000"
+            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range "
+            f"{idle_min}-{idle_max}"
         )
     # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
     # (GC pause, event-loop stall during a long prefill) does not cost the stream.

@@ -32,27 +32,19 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
-from images.reranker import contract as reranker_contract
+from components.specs.images import (
+    IMAGE_PLATFORMS,
+    IMAGES_DIR,
+    NAMED_CONTEXTS,
+    RERANKER_PLATFORMS,
+    ImageBuildError,
+)
 
 if TYPE_CHECKING:
     import pulumi_docker_build as docker_build
 
 TOKEN = "ecs-inference:delivery:ImageBuilds"
-# Build contexts, relative to the Pulumi project directory (the program's working directory), so
-# the recorded inputs do not depend on where the repository is checked out.
-IMAGES_DIR = "images"
 _REPO_ROOT = Path(__file__).resolve().parent.parent
-
-# GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are
-# all x86_64; these images cannot run elsewhere.
-IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("linux/amd64",),
-    "neuron": ("linux/amd64",),
-}
-# The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
-# use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
-RERANKER_PLATFORMS: Mapping[str, str] = {"ARM64": "linux/arm64", "X86_64": "linux/amd64"}
-DEFAULT_RERANKER_PLATFORM = RERANKER_PLATFORMS[reranker_contract.CPU_ARCHITECTURE]
 
 # The AWS Deep Learning Containers account images/neuron/Dockerfile pulls its base from; the
 # Dockerfile's DLC_REGION build argument is set to the stack's region so one login covers it.
@@ -69,22 +61,9 @@ _IGNORED_PARTS = ("__pycache__",)
 _IGNORED_SUFFIXES = (".pyc", ".onnx")
 
 
-class ImageBuildError(ValueError):
-    """An image build request the component cannot honour (unknown image, bad platform)."""
-
-
-def reranker_platforms(architectures: Sequence[str]) -> tuple[str, ...]:
-    """Docker platforms for the re-ranker services' Fargate `cpuArchitecture`s, sorted and
-    de-duplicated; an empty list means the contract's default architecture."""
-    archs = set(architectures) or {reranker_contract.CPU_ARCHITECTURE}
-    unknown = archs - set(RERANKER_PLATFORMS)
-    if unknown:
-        raise ImageBuildError(f"no Docker platform for cpuArchitecture {sorted(unknown)}")
-    return tuple(sorted(RERANKER_PLATFORMS[a] for a in archs))
-
-
 def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT) -> str:
-    """sha256 over the build context's files (path and bytes, sorted) and the platforms.
+    """sha256 over the build context's files and the named contexts' (path and bytes, sorted)
+    and the platforms.
 
     The image tag is derived from it: ECR tags are immutable here, so a tag must only ever name
     one content; the same content and platforms give the same tag (no rebuild, no push)."""
@@ -92,11 +71,14 @@ def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT
     if not (context / "Dockerfile").is_file():
         raise ImageBuildError(f"{IMAGES_DIR}/{image}/Dockerfile does not exist")
     digest = hashlib.sha256(json.dumps(sorted(platforms)).encode())
-    for path in sorted(p for p in context.rglob("*") if p.is_file()):
-        rel = path.relative_to(context)
-        if any(part in _IGNORED_PARTS for part in rel.parts) or path.suffix in _IGNORED_SUFFIXES:
-            continue
-        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    trees = [("", context)] + [(f"{name}:", root / path) for name, path in NAMED_CONTEXTS.items()]
+    for label, tree in trees:
+        for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+            rel = path.relative_to(tree)
+            if any(p in _IGNORED_PARTS for p in rel.parts) or path.suffix in _IGNORED_SUFFIXES:
+                continue
+            name = f"{label}{rel.as_posix()}".encode()
+            digest.update(name + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -242,7 +224,13 @@ class ImageBuilds(pulumi.ComponentResource):
             cache = repo.repository_url.apply(lambda url: f"{url}:{CACHE_TAG}")
             built = docker_build.Image(
                 f"{name}-{image}",
-                context=docker_build.BuildContextArgs(location=f"{IMAGES_DIR}/{image}"),
+                context=docker_build.BuildContextArgs(
+                    location=f"{IMAGES_DIR}/{image}",
+                    named={
+                        ctx: docker_build.ContextArgs(location=path)
+                        for ctx, path in NAMED_CONTEXTS.items()
+                    },
+                ),
                 dockerfile=docker_build.DockerfileArgs(location=f"{IMAGES_DIR}/{image}/Dockerfile"),
                 platforms=[docker_build.Platform(p) for p in platforms],
                 push=True,

@@ -38,9 +38,14 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components.errors import ConfigError, ConfigIssue
+from components.config.issues import ConfigError, ConfigIssue
+from contracts import aws_limits
 
 ROOT = "platform"
+
+_IDLE_TIMEOUT = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+_SESSION = aws_limits.COGNITO_SESSION_TIMEOUT_RANGE
+_TOKEN_MINUTES = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 
 # Service and pool names end up in resource names, ALB path prefixes and target group names
 # (32 characters at most, including the stack-derived prefix), so they are kept short and DNS-safe.
@@ -168,9 +173,9 @@ class AuthConfig(_Section):
     """Cognito hosted-domain prefix; default `<project>-<stack>`. Must be globally unique."""
     api_scopes: list[Name] = Field(default_factory=lambda: ["invoke"], min_length=1)
     """Scopes of the resource server; API clients get them with the client-credentials grant."""
-    session_timeout_seconds: int = Field(28_800, ge=60, le=604_800)
+    session_timeout_seconds: int = Field(28_800, ge=_SESSION[0], le=_SESSION[1])
     """Browser session length on the ALB. Default 8 h."""
-    access_token_validity_minutes: int = Field(60, ge=5, le=1440)
+    access_token_validity_minutes: int = Field(60, ge=_TOKEN_MINUTES[0], le=_TOKEN_MINUTES[1])
     """Lifetime of access tokens issued to API callers."""
 
     @model_validator(mode="after")
@@ -200,7 +205,7 @@ class EndpointConfig(_Section):
     """Client networks admitted by the ALB security group (VPC, peered VPCs, VPN)."""
     internet_facing: bool = False
     """Put the ALB in public subnets. Every rule still authenticates first."""
-    idle_timeout_seconds: int | None = Field(None, ge=1, le=4000)
+    idle_timeout_seconds: int | None = Field(None, ge=_IDLE_TIMEOUT[0], le=_IDLE_TIMEOUT[1])
     """Override of the derived idle timeout; must still cover the longest generation."""
     ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
     """HTTPS listener security policy (TLS 1.3 and 1.2 only)."""
@@ -421,7 +426,7 @@ class _ServiceBase(_Section):
     """Plain settings for the container. Credentials are rejected here: use `secrets`."""
     secrets: dict[str, str] = Field(default_factory=dict)
     """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
-    log_retention_days: int = Field(30, ge=1, le=3653)
+    log_retention_days: int = Field(30, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS))
     """CloudWatch log retention."""
 
     @field_validator("environment")

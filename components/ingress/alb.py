@@ -1,0 +1,488 @@
+"""Endpoint: the one authenticated HTTPS entry point every model and re-ranker sits behind.
+
+Creates an Application Load Balancer (internal by default, in the given subnets) with:
+
+- a security group that admits 443 (and 80, which only redirects) from the configured client
+  networks alone, and egresses 443 anywhere, because the ALB itself calls Cognito's token and
+  JWKS endpoints (an internal ALB reaches them through the NAT gateway), plus the serving ports
+  towards the VPC CIDR so it can reach the tasks;
+- an HTTPS listener with a TLS 1.3 security policy whose default action is a fixed 404, so a
+  request matches a per-service rule (which authenticates) or nothing; an HTTP listener that
+  only redirects to HTTPS; invalid header fields dropped; an idle timeout sized by the plan for
+  the longest streamed generation (an SSE stream that is idle longer is cut mid-answer);
+- the certificate from an ACM ARN or, for dev stacks, a self-signed one imported into ACM;
+- access logs in an S3 bucket (SSE-S3: ALB log delivery does not support SSE-KMS), with public
+  access blocked, TLS-only access, a retention lifecycle and the bucket policy ELB log delivery
+  needs;
+- Cognito: a new user pool (admin-created users only, strong passwords, optional TOTP MFA,
+  deletion protection) or an existing one, its hosted domain, an app client for browsers
+  (authorization-code grant, callback `https://<domain>/oauth2/idpresponse`), a resource server
+  with the API scopes and a client-credentials app client for programs.
+
+`Endpoint.route(service, ...)` adds the two listener rules of one service. ALB's
+`authenticate-cognito` is a cookie-based browser flow and cannot accept a bearer token, so the
+rules split on the `Authorization` header: `Bearer *` goes through `jwt-validation` (issuer,
+JWKS and scope of the pool), everything else through `authenticate-cognito`; both then forward,
+and both strip the `/<service>` prefix with a URL rewrite so the engine keeps its native
+OpenAI-compatible paths. No rule forwards without authenticating.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_tls as tls
+
+from components.iam import partition_of
+from components.ingress.auth import CognitoAuth
+from components.ingress.routes import authenticated_rules, check_service
+from components.services.base import stack_scope
+from components.specs.endpoint import (
+    MAX_RULE_PRIORITY,
+    AuthSpec,
+    EndpointSpec,
+    in_range,
+    validate_endpoint_args,
+)
+from contracts.aws_limits import ELBV2_NAME, fitted_name
+
+# Where ELB delivers access logs inside the bucket (the prefix must not contain "AWSLogs").
+ACCESS_LOG_PREFIX = "alb"
+# Regions launched before August 2022 deliver ALB access logs from a regional ELB account; newer
+# regions from the log-delivery service principal. The bucket policy grants the service
+# principal everywhere and adds the regional account where one exists (Elastic Load Balancing
+# user guide, "Enable access logs for your Application Load Balancer", step 2).
+ELB_LOG_DELIVERY_SERVICE = "logdelivery.elasticloadbalancing.amazonaws.com"
+ELB_LOG_DELIVERY_ACCOUNTS: dict[str, str] = {
+    "us-east-1": "127311923021",
+    "us-east-2": "033677994240",
+    "us-west-1": "027434742980",
+    "us-west-2": "797873946194",
+    "af-south-1": "098369216593",
+    "ap-east-1": "754344448648",
+    "ap-southeast-3": "589379963580",
+    "ap-south-1": "718504428378",
+    "ap-northeast-3": "383597477331",
+    "ap-northeast-2": "600734575887",
+    "ap-southeast-1": "114774131450",
+    "ap-southeast-2": "783225319266",
+    "ap-northeast-1": "582318560864",
+    "ca-central-1": "985666609251",
+    "eu-central-1": "054676820928",
+    "eu-west-1": "156460612806",
+    "eu-west-2": "652711504416",
+    "eu-south-1": "635631232127",
+    "eu-west-3": "009996457667",
+    "eu-north-1": "897822967062",
+    "me-south-1": "076674570225",
+    "sa-east-1": "507241528517",
+    "us-gov-west-1": "048591011584",
+    "us-gov-east-1": "190560391635",
+    "cn-north-1": "638102146993",
+    "cn-northwest-1": "037604701340",
+}
+
+NOT_FOUND_BODY = "no such service on this endpoint"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointArgs(EndpointSpec):
+    """Inputs of `Endpoint`: its spec (`components.specs.endpoint.EndpointSpec`, built by the
+    plan) plus the wiring below."""
+
+    vpc_id: pulumi.Input[str]
+    """The VPC of the ALB and its security group."""
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Private subnets (public ones when internet_facing), at least two AZs."""
+
+
+# Name kept for callers that build endpoints directly.
+AuthArgs = AuthSpec
+
+
+def security_group_rules(
+    allowed_cidrs: Sequence[str], vpc_cidr: str, target_ports: Sequence[int]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ingress, egress) rules of the ALB security group as plain dicts.
+
+    Ingress: 443 and 80 (redirect only) from the client networks, IPv4 and IPv6 kept apart as
+    the API requires. Egress: 443 anywhere (Cognito token/JWKS endpoints, reached through NAT
+    from an internal ALB) and each serving port to the VPC CIDR only.
+    """
+    v4 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 4]
+    v6 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 6]
+    ingress = []
+    for port, why in ((443, "HTTPS from client networks"), (80, "HTTP (redirects to HTTPS)")):
+        rule: dict[str, Any] = {
+            "description": why,
+            "protocol": "tcp",
+            "from_port": port,
+            "to_port": port,
+        }
+        if v4:
+            rule["cidr_blocks"] = v4
+        if v6:
+            rule["ipv6_cidr_blocks"] = v6
+        ingress.append(rule)
+    egress: list[dict[str, Any]] = [
+        {
+            "description": "HTTPS to the identity provider (Cognito token and JWKS endpoints)",
+            "protocol": "tcp",
+            "from_port": 443,
+            "to_port": 443,
+            "cidr_blocks": ["0.0.0.0/0"],
+        }
+    ]
+    for port in sorted(set(target_ports)):
+        egress.append(
+            {
+                "description": f"targets on {port} inside the VPC",
+                "protocol": "tcp",
+                "from_port": port,
+                "to_port": port,
+                "cidr_blocks": [vpc_cidr],
+            }
+        )
+    return ingress, egress
+
+
+def access_log_bucket_policy(
+    bucket_arn: str, account_id: str, region: str, prefix: str = ACCESS_LOG_PREFIX
+) -> dict[str, Any]:
+    """Bucket policy for ALB access logs: ELB log delivery may put objects under
+    `<prefix>/AWSLogs/<account>/`, and any request without TLS is denied."""
+    objects = f"{bucket_arn}/{prefix}/AWSLogs/{account_id}/*"
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ElbLogDelivery",
+            "Effect": "Allow",
+            "Principal": {"Service": ELB_LOG_DELIVERY_SERVICE},
+            "Action": "s3:PutObject",
+            "Resource": objects,
+        }
+    ]
+    legacy = ELB_LOG_DELIVERY_ACCOUNTS.get(region)
+    if legacy:
+        statements.append(
+            {
+                "Sid": "ElbLogDeliveryRegionalAccount",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition_of(region)}:iam::{legacy}:root"},
+                "Action": "s3:PutObject",
+                "Resource": objects,
+            }
+        )
+    statements.append(
+        {
+            "Sid": "DenyInsecureTransport",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "s3:*",
+            "Resource": [bucket_arn, f"{bucket_arn}/*"],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }
+    )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+# --------------------------------------------------------------------------------------------
+# component
+# --------------------------------------------------------------------------------------------
+
+
+class Endpoint(pulumi.ComponentResource):
+    """The authenticated ALB in front of every service.
+
+    Attributes: `load_balancer`, `security_group`, `https_listener`, `http_listener`,
+    `certificate` (the imported ACM certificate or None), `certificate_arn`, `user_pool` (None
+    for an existing pool), `user_pool_id`, `user_pool_arn`, `user_pool_domain`,
+    `user_pool_domain_resource` (None for an existing pool), `browser_client`, `api_client`,
+    `resource_server`, `api_scopes`, `issuer`, `jwks_uri`, `token_url`, `api_client_id`,
+    `access_log_bucket` and `access_log_bucket_policy` (None without access logs), `dns_name`.
+    """
+
+    def __init__(
+        self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        validate_endpoint_args(args)
+        super().__init__("ecs-inference:ingress:Endpoint", name, None, opts)
+        self._name = name
+        self._args = args
+        self._routes: dict[str, tuple[int, int]] = {}
+        child = pulumi.ResourceOptions(parent=self)
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        region = aws.get_region_output(opts=invoke).region
+        account_id = aws.get_caller_identity_output(opts=invoke).account_id
+
+        self.certificate_arn, self.certificate = self._certificate(name, args, child)
+        self.auth = CognitoAuth(self, name, args.auth, args.domain_name, region, account_id)
+        # The Cognito attributes callers read from the endpoint itself.
+        self.user_pool = self.auth.user_pool
+        self.user_pool_domain_resource = self.auth.user_pool_domain_resource
+        self.user_pool_id = self.auth.user_pool_id
+        self.user_pool_arn = self.auth.user_pool_arn
+        self.user_pool_domain = self.auth.user_pool_domain
+        self.issuer = self.auth.issuer
+        self.jwks_uri = self.auth.jwks_uri
+        self.token_url = self.auth.token_url
+        self.api_scopes = self.auth.api_scopes
+        self.resource_server = self.auth.resource_server
+        self.browser_client = self.auth.browser_client
+        self.api_client = self.auth.api_client
+        self.api_client_id = self.auth.api_client_id
+        self.access_log_bucket: aws.s3.Bucket | None = None
+        self.access_log_bucket_policy: aws.s3.BucketPolicy | None = None
+        log_dependencies: list[pulumi.Resource] = []
+        if args.access_logs:
+            log_dependencies = self._access_log_bucket(name, args, child, region, account_id)
+
+        ingress, egress = security_group_rules(args.allowed_cidrs, args.vpc_cidr, args.target_ports)
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-alb-sg",
+            description="Inference ALB: clients on 443/80, egress to IdP and targets only",
+            vpc_id=args.vpc_id,
+            ingress=[aws.ec2.SecurityGroupIngressArgs(**rule) for rule in ingress],
+            egress=[aws.ec2.SecurityGroupEgressArgs(**rule) for rule in egress],
+            opts=child,
+        )
+        access_logs = None
+        if self.access_log_bucket is not None:
+            access_logs = aws.lb.LoadBalancerAccessLogsArgs(
+                bucket=self.access_log_bucket.id, prefix=ACCESS_LOG_PREFIX, enabled=True
+            )
+        self.load_balancer = aws.lb.LoadBalancer(
+            f"{name}-alb",
+            # Load-balancer names are capped at 32 characters like target groups.
+            name=fitted_name(f"{name}-alb", ELBV2_NAME, scope=stack_scope()),
+            load_balancer_type="application",
+            internal=not args.internet_facing,
+            subnets=args.subnet_ids,
+            security_groups=[self.security_group.id],
+            idle_timeout=args.idle_timeout_seconds,
+            # Malformed headers are a request-smuggling vector; the ALB drops them.
+            drop_invalid_header_fields=True,
+            access_logs=access_logs,
+            # ELB checks that it can write to the bucket when logging is enabled.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=log_dependencies),
+        )
+        self.dns_name = self.load_balancer.dns_name
+
+        self.https_listener = aws.lb.Listener(
+            f"{name}-https",
+            load_balancer_arn=self.load_balancer.arn,
+            port=443,
+            protocol="HTTPS",
+            ssl_policy=args.ssl_policy,
+            certificate_arn=self.certificate_arn,
+            # Only per-service rules (which authenticate first) forward; anything else is 404.
+            default_actions=[
+                aws.lb.ListenerDefaultActionArgs(
+                    type="fixed-response",
+                    fixed_response=aws.lb.ListenerDefaultActionFixedResponseArgs(
+                        content_type="text/plain",
+                        status_code="404",
+                        message_body=NOT_FOUND_BODY,
+                    ),
+                )
+            ],
+            opts=child,
+        )
+        self.http_listener = aws.lb.Listener(
+            f"{name}-http",
+            load_balancer_arn=self.load_balancer.arn,
+            port=80,
+            protocol="HTTP",
+            default_actions=[
+                aws.lb.ListenerDefaultActionArgs(
+                    type="redirect",
+                    redirect=aws.lb.ListenerDefaultActionRedirectArgs(
+                        protocol="HTTPS", port="443", status_code="HTTP_301"
+                    ),
+                )
+            ],
+            opts=child,
+        )
+
+        # Cognito's callback and the certificate both name domain_name: the record makes that
+        # name reach this ALB (an alias, so no extra query cost and it follows the ALB's IPs).
+        self.dns_record: aws.route53.Record | None = None
+        if args.hosted_zone_id:
+            self.dns_record = aws.route53.Record(
+                f"{name}-dns",
+                zone_id=args.hosted_zone_id,
+                name=args.domain_name,
+                type="A",
+                aliases=[
+                    aws.route53.RecordAliasArgs(
+                        name=self.load_balancer.dns_name,
+                        zone_id=self.load_balancer.zone_id,
+                        evaluate_target_health=True,
+                    )
+                ],
+                opts=child,
+            )
+
+        self.register_outputs(
+            {
+                "dnsName": self.dns_name,
+                "certificateArn": self.certificate_arn,
+                "userPoolId": self.user_pool_id,
+                "issuer": self.issuer,
+                "tokenUrl": self.token_url,
+                "apiClientId": self.api_client_id,
+            }
+        )
+
+    # -- certificate -------------------------------------------------------------------------
+    def _certificate(
+        self, name: str, args: EndpointArgs, child: pulumi.ResourceOptions
+    ) -> tuple[pulumi.Output[str], aws.acm.Certificate | None]:
+        if args.certificate_arn:
+            return pulumi.Output.from_input(args.certificate_arn), None
+        key = tls.PrivateKey(f"{name}-tls-key", algorithm="RSA", rsa_bits=2048, opts=child)
+        cert = tls.SelfSignedCert(
+            f"{name}-tls-cert",
+            private_key_pem=key.private_key_pem,
+            subject=tls.SelfSignedCertSubjectArgs(
+                common_name=args.domain_name, organization="ecs-inference dev (self-signed)"
+            ),
+            dns_names=[args.domain_name],
+            validity_period_hours=24 * 365,
+            early_renewal_hours=24 * 30,
+            allowed_uses=["key_encipherment", "digital_signature", "server_auth"],
+            opts=child,
+        )
+        imported = aws.acm.Certificate(
+            f"{name}-cert",
+            private_key=key.private_key_pem,
+            certificate_body=cert.cert_pem,
+            opts=child,
+        )
+        return imported.arn, imported
+
+    # -- access logs -------------------------------------------------------------------------
+    def _access_log_bucket(
+        self,
+        name: str,
+        args: EndpointArgs,
+        child: pulumi.ResourceOptions,
+        region: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+    ) -> list[pulumi.Resource]:
+        bucket = aws.s3.Bucket(f"{name}-logs", opts=child)
+        self.access_log_bucket = bucket
+        ownership = aws.s3.BucketOwnershipControls(
+            f"{name}-logs-ownership",
+            bucket=bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
+            opts=child,
+        )
+        public_block = aws.s3.BucketPublicAccessBlock(
+            f"{name}-logs-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child,
+        )
+        # ALB access logs support only SSE-S3 (AES256); SSE-KMS makes delivery fail silently.
+        encryption = aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-logs-encryption",
+            bucket=bucket.id,
+            rules=[
+                aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                    apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                        sse_algorithm="AES256"
+                    )
+                )
+            ],
+            opts=child,
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-logs-lifecycle",
+            bucket=bucket.id,
+            rules=[
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="expire-access-logs",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(
+                        prefix=f"{ACCESS_LOG_PREFIX}/"
+                    ),
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(
+                        days=args.access_log_retention_days
+                    ),
+                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                        days_after_initiation=7
+                    ),
+                )
+            ],
+            opts=child,
+        )
+        policy = pulumi.Output.all(bucket.arn, account_id, region).apply(
+            lambda values: json.dumps(access_log_bucket_policy(values[0], values[1], values[2]))
+        )
+        # Bucket policy, public access block and ownership writes to one bucket conflict when
+        # they run concurrently (S3 OperationAborted), so the policy waits for the other two.
+        self.access_log_bucket_policy = aws.s3.BucketPolicy(
+            f"{name}-logs-policy",
+            bucket=bucket.id,
+            policy=policy,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[public_block, ownership]),
+        )
+        return [self.access_log_bucket_policy, encryption]
+
+    # -- services ----------------------------------------------------------------------------
+    def service_url(self, service: str) -> pulumi.Output[str]:
+        """`https://<domain>/<service>/`, the base URL clients use for `service`."""
+        check_service(service)
+        return pulumi.Output.from_input(f"https://{self._args.domain_name}/{service}/")
+
+    def route(
+        self,
+        service: str,
+        *,
+        target_group_arn: pulumi.Input[str],
+        priority: int,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> list[aws.lb.ListenerRule]:
+        """Route `/<service>` and `/<service>/*` to `target_group_arn`, authenticated.
+
+        Creates two rules on the HTTPS listener: `priority` for requests carrying
+        `Authorization: Bearer *` (jwt-validation, then forward) and `priority + 1` for all
+        others (authenticate-cognito, then forward). Both strip the service prefix. Priorities
+        must be unique across routes; `opts` may re-parent the rules (default parent: self).
+        """
+        check_service(service)
+        if not in_range(priority, (1, MAX_RULE_PRIORITY - 1)):
+            raise ValueError(
+                f"route {service!r}: priority must be 1-{MAX_RULE_PRIORITY - 1} "
+                f"(it takes {priority} and {priority}+1), got {priority!r}"
+            )
+        if service in self._routes:
+            raise ValueError(f"route {service!r} is already defined on this endpoint")
+        taken = {p for pair in self._routes.values() for p in pair}
+        if {priority, priority + 1} & taken:
+            raise ValueError(
+                f"route {service!r}: priorities {priority} and {priority + 1} overlap another "
+                f"route's ({sorted(taken)})"
+            )
+        self._routes[service] = (priority, priority + 1)
+
+        return authenticated_rules(
+            self,
+            f"{self._name}-{service}",
+            service,
+            listener_arn=self.https_listener.arn,
+            auth=self.auth,
+            session_timeout_seconds=self._args.auth.session_timeout_seconds,
+            target_group_arn=target_group_arn,
+            opts=opts,
+            priority=priority,
+        )

@@ -1,0 +1,201 @@
+"""Who may call the endpoint: a Cognito user pool (new or existing), its hosted domain, a resource
+server with the API scopes, a browser client (ALB authenticate-cognito) and an API client
+(client-credentials, checked by the ALB's jwt-validation).
+
+`CognitoAuth` registers its resources as children of the Endpoint (same names and parents as
+when they were created inline), so moving them here changed no URN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components.iam import partition_of
+from components.specs.endpoint import AuthSpec
+
+
+def cognito_issuer(region: str, user_pool_id: str) -> str:
+    """The `iss` claim of tokens from `user_pool_id` (also the OIDC discovery base)."""
+    return f"https://cognito-idp.{region}.amazonaws.com/{user_pool_id}"
+
+
+def cognito_jwks_uri(issuer: str) -> str:
+    """The pool's public signing keys (what the ALB jwt-validation action fetches)."""
+    return f"{issuer}/.well-known/jwks.json"
+
+
+def cognito_domain_url(domain: str, region: str) -> str:
+    """Base URL of a pool's hosted domain: a prefix domain lives under amazoncognito.com, a
+    custom domain is its own host."""
+    if "." in domain:
+        return f"https://{domain}"
+    return f"https://{domain}.auth.{region}.amazoncognito.com"
+
+
+def cognito_token_url(domain: str, region: str) -> str:
+    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant."""
+    return f"{cognito_domain_url(domain, region)}/oauth2/token"
+
+
+def user_pool_arn(region: str, account_id: str, user_pool_id: str) -> str:
+    """ARN of a user pool known only by id (an existing pool)."""
+    return f"arn:{partition_of(region)}:cognito-idp:{region}:{account_id}:userpool/{user_pool_id}"
+
+
+def alb_callback_url(domain_name: str) -> str:
+    """Where Cognito returns the browser after sign-in: the ALB's fixed callback path."""
+    return f"https://{domain_name}/oauth2/idpresponse"
+
+
+def resource_server_identifier(domain_name: str) -> str:
+    """Identifier of the API resource server; scopes in tokens read `<identifier>/<scope>`."""
+    return f"https://{domain_name}"
+
+
+def scope_identifiers(identifier: str, scopes: Sequence[str]) -> list[str]:
+    """Full scope strings as they appear in the access token's `scope` claim."""
+    return [f"{identifier}/{scope}" for scope in scopes]
+
+
+class CognitoAuth:
+    """The Cognito side of the Endpoint. Attributes: `user_pool` and `user_pool_domain_resource`
+    (None for an existing pool), `user_pool_id`, `user_pool_arn`, `user_pool_domain`, `issuer`,
+    `jwks_uri`, `token_url`, `api_scopes`, `resource_server`, `browser_client`, `api_client`,
+    `api_client_id`."""
+
+    def __init__(
+        self,
+        owner: pulumi.Resource,
+        name: str,
+        auth: AuthSpec,
+        domain_name: str,
+        region: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+    ) -> None:
+        child = pulumi.ResourceOptions(parent=owner)
+        self.user_pool: aws.cognito.UserPool | None = None
+        self.user_pool_domain_resource: aws.cognito.UserPoolDomain | None = None
+        if auth.existing_user_pool_id:
+            pool_id = auth.existing_user_pool_id
+            domain = auth.existing_user_pool_domain or ""
+            self.user_pool_id = pulumi.Output.from_input(pool_id)
+            self.user_pool_arn = pulumi.Output.all(region, account_id).apply(
+                lambda ra: user_pool_arn(ra[0], ra[1], pool_id)
+            )
+        else:
+            domain = auth.domain_prefix
+            self.user_pool = aws.cognito.UserPool(
+                f"{name}-users",
+                name=f"{name}-users",
+                # Only administrators create accounts: the endpoint serves an organisation,
+                # not the public.
+                admin_create_user_config=aws.cognito.UserPoolAdminCreateUserConfigArgs(
+                    allow_admin_create_user_only=True
+                ),
+                password_policy=aws.cognito.UserPoolPasswordPolicyArgs(
+                    minimum_length=14,
+                    require_lowercase=True,
+                    require_uppercase=True,
+                    require_numbers=True,
+                    require_symbols=True,
+                    temporary_password_validity_days=3,
+                ),
+                # OPTIONAL needs at least one factor configured: TOTP apps.
+                mfa_configuration="OPTIONAL",
+                software_token_mfa_configuration=aws.cognito.UserPoolSoftwareTokenMfaConfigurationArgs(
+                    enabled=True
+                ),
+                username_attributes=["email"],
+                auto_verified_attributes=["email"],
+                account_recovery_setting=aws.cognito.UserPoolAccountRecoverySettingArgs(
+                    recovery_mechanisms=[
+                        aws.cognito.UserPoolAccountRecoverySettingRecoveryMechanismArgs(
+                            name="verified_email", priority=1
+                        )
+                    ]
+                ),
+                deletion_protection="ACTIVE",
+                opts=child,
+            )
+            self.user_pool_domain_resource = aws.cognito.UserPoolDomain(
+                f"{name}-auth-domain",
+                domain=domain,
+                user_pool_id=self.user_pool.id,
+                opts=child,
+            )
+            self.user_pool_id = self.user_pool.id
+            self.user_pool_arn = self.user_pool.arn
+        self.user_pool_domain = pulumi.Output.from_input(domain)
+        self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
+            lambda rp: cognito_issuer(rp[0], rp[1])
+        )
+        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
+        self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
+
+        identifier = resource_server_identifier(domain_name)
+        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
+        self.resource_server = aws.cognito.ResourceServer(
+            f"{name}-api",
+            identifier=identifier,
+            name=f"{name} inference API",
+            scopes=[
+                aws.cognito.ResourceServerScopeArgs(
+                    scope_name=scope, scope_description=f"{scope} the inference services"
+                )
+                for scope in auth.api_scopes
+            ],
+            user_pool_id=self.user_pool_id,
+            opts=child,
+        )
+        minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
+            access_token="minutes", id_token="minutes", refresh_token="days"
+        )
+        # The ALB exchanges the authorization code with this client's secret; the callback is
+        # the ALB's own fixed path on the endpoint's host name.
+        self.browser_client = aws.cognito.UserPoolClient(
+            f"{name}-browser",
+            name=f"{name}-browser",
+            user_pool_id=self.user_pool_id,
+            generate_secret=True,
+            allowed_oauth_flows_user_pool_client=True,
+            allowed_oauth_flows=["code"],
+            allowed_oauth_scopes=["openid"],
+            callback_urls=[alb_callback_url(domain_name)],
+            supported_identity_providers=["COGNITO"],
+            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
+            prevent_user_existence_errors="ENABLED",
+            enable_token_revocation=True,
+            access_token_validity=auth.access_token_validity_minutes,
+            id_token_validity=auth.access_token_validity_minutes,
+            # The ALB renews claims with the refresh token for as long as its session lasts.
+            refresh_token_validity=max(1, math.ceil(auth.session_timeout_seconds / 86_400)),
+            token_validity_units=minutes,
+            opts=pulumi.ResourceOptions(parent=owner, depends_on=self.domain_dependencies()),
+        )
+        # Programs get tokens with the client-credentials grant; the scopes must exist on the
+        # resource server before a client may be granted them.
+        self.api_client = aws.cognito.UserPoolClient(
+            f"{name}-api-client",
+            name=f"{name}-api",
+            user_pool_id=self.user_pool_id,
+            generate_secret=True,
+            allowed_oauth_flows_user_pool_client=True,
+            allowed_oauth_flows=["client_credentials"],
+            allowed_oauth_scopes=self.api_scopes,
+            supported_identity_providers=["COGNITO"],
+            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
+            enable_token_revocation=True,
+            access_token_validity=auth.access_token_validity_minutes,
+            token_validity_units=minutes,
+            opts=pulumi.ResourceOptions(
+                parent=owner, depends_on=[self.resource_server, *self.domain_dependencies()]
+            ),
+        )
+        self.api_client_id = self.api_client.id
+
+    def domain_dependencies(self) -> list[pulumi.Resource]:
+        return [self.user_pool_domain_resource] if self.user_pool_domain_resource else []

@@ -1,0 +1,343 @@
+"""GPU sizing (the VRAM method): weights + KV cache + overhead, then the tensor-parallel size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from components.sizing import catalog
+from components.sizing.catalog import InstanceType, ModelArchitecture
+from components.sizing.memory import (
+    GIB,
+    SizingError,
+    _check_overhead,
+    _norm,
+    _positive_int,
+    bytes_per_param,
+    kv_cache_bytes,
+    resolve_architecture,
+)
+
+# --------------------------------------------------------------------------------------------
+# GPU: the VRAM method
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    """Accelerator memory one copy of a model needs, before it is split across GPUs.
+
+    ``weights_gib = params × bytes(dtype)``;
+    ``kv_cache_gib = seqs × len × 2 (K and V) × layers × kv_heads × head_dim × bytes(kv dtype)``;
+    ``overhead_gib = overhead_fraction × (weights + KV)`` for activations, the CUDA context,
+    the engine's CUDA graphs and allocator fragmentation.
+    """
+
+    model: str
+    dtype: str
+    kv_cache_dtype: str
+    params_billion: float
+    layers: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    max_model_len: int
+    max_concurrent_sequences: int
+    overhead_fraction: float
+    weights_gib: float
+    kv_cache_gib: float
+    overhead_gib: float
+    total_gib: float
+
+    def kv_cache_per_gpu_gib(self, tp_size: int) -> float:
+        """KV cache one GPU holds at tensor parallel ``tp_size``.
+
+        vLLM shards KV heads across GPUs; when ``tp_size`` exceeds the KV-head count each GPU
+        still holds one whole KV head (replicated), so the cache stops shrinking at ``kv_heads``.
+        """
+        heads_per_gpu = max(self.kv_heads / tp_size, 1.0)
+        return self.kv_cache_gib * heads_per_gpu / self.kv_heads
+
+    def per_gpu_gib(self, tp_size: int) -> float:
+        """Memory each of ``tp_size`` GPUs needs: its weight shard and KV share plus overhead."""
+        shard = self.weights_gib / tp_size + self.kv_cache_per_gpu_gib(tp_size)
+        return shard * (1 + self.overhead_fraction)
+
+    def summary(self) -> str:
+        return (
+            f"{self.model}: weights {self.weights_gib:.1f} GiB ({self.params_billion:g}B x "
+            f"{self.dtype}) + KV cache {self.kv_cache_gib:.1f} GiB ({self.max_concurrent_sequences}"
+            f" seqs x {self.max_model_len} tokens, {self.kv_cache_dtype}) + overhead "
+            f"{self.overhead_gib:.1f} GiB ({self.overhead_fraction:.0%}) = {self.total_gib:.1f} GiB"
+        )
+
+
+def gpu_memory_need(
+    model: ModelArchitecture | str | None = None,
+    *,
+    dtype: str = "auto",
+    kv_cache_dtype: str = "auto",
+    max_model_len: int | None = None,
+    max_concurrent_sequences: int = 1,
+    overhead_fraction: float = 0.15,
+    params_billion: float | None = None,
+    layers: int | None = None,
+    attention_heads: int | None = None,
+    kv_heads: int | None = None,
+    head_dim: int | None = None,
+    max_position_embeddings: int | None = None,
+) -> MemoryNeed:
+    """The VRAM method for one copy of a model.
+
+    ``model`` is a catalogued architecture (or its id); explicit numbers override its fields
+    (see :func:`resolve_architecture`) and are required when ``model`` is None, except
+    ``max_position_embeddings``, which then defaults to ``max_model_len``. ``dtype`` defaults to
+    ``"auto"`` (the checkpoint's native dtype; bf16 for explicit shapes); ``kv_cache_dtype``
+    defaults to ``"auto"`` (see :func:`kv_cache_bytes`); ``max_model_len`` defaults to the
+    model's maximum context; ``max_concurrent_sequences`` defaults to 1; ``overhead_fraction``
+    defaults to 0.15 (the usual 10–20 % rule of thumb).
+    """
+    if model is None and max_position_embeddings is None:
+        if max_model_len is None:
+            raise SizingError("max_model_len is required when no known model architecture is named")
+        max_position_embeddings = max_model_len
+    arch = resolve_architecture(
+        model,
+        params_billion=params_billion,
+        layers=layers,
+        attention_heads=attention_heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        max_position_embeddings=max_position_embeddings,
+    )
+    if _norm(dtype) == "auto":
+        dtype = arch.native_dtype
+    weight_bytes = bytes_per_param(dtype)
+    kv_bytes = kv_cache_bytes(kv_cache_dtype, dtype)
+    max_len = _positive_int(
+        arch.max_position_embeddings if max_model_len is None else max_model_len,
+        "max_model_len",
+    )
+    if max_len > arch.max_position_embeddings:
+        # vLLM refuses a max_model_len beyond the model's derived maximum context.
+        raise SizingError(
+            f"max_model_len {max_len} exceeds {arch.name}'s maximum context of "
+            f"{arch.max_position_embeddings} tokens"
+        )
+    seqs = _positive_int(max_concurrent_sequences, "max_concurrent_sequences")
+    _check_overhead(overhead_fraction)
+
+    weights = arch.params_billion * 1e9 * weight_bytes / GIB
+    kv = seqs * max_len * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
+    overhead = overhead_fraction * (weights + kv)
+    return MemoryNeed(
+        model=arch.name,
+        dtype=_norm(dtype),
+        kv_cache_dtype=_norm(kv_cache_dtype),
+        params_billion=arch.params_billion,
+        layers=arch.layers,
+        attention_heads=arch.attention_heads,
+        kv_heads=arch.kv_heads,
+        head_dim=arch.head_dim,
+        max_model_len=max_len,
+        max_concurrent_sequences=seqs,
+        overhead_fraction=float(overhead_fraction),
+        weights_gib=weights,
+        kv_cache_gib=kv,
+        overhead_gib=overhead,
+        total_gib=weights + kv + overhead,
+    )
+
+
+@dataclass(frozen=True)
+class GpuFit:
+    """How one copy of a model sits on a GPU instance."""
+
+    model: str
+    instance: InstanceType
+    tp_size: int
+    gpus_used: int
+    per_gpu_gib: float
+    usable_per_gpu_gib: float
+    gpu_memory_utilization: float
+    tasks_per_instance: int
+    need: MemoryNeed
+
+    @property
+    def headroom_per_gpu_gib(self) -> float:
+        """Usable memory left on each GPU used, which vLLM hands to extra KV-cache blocks."""
+        return self.usable_per_gpu_gib - self.per_gpu_gib
+
+    def summary(self) -> str:
+        inst = self.instance
+        return (
+            f"{self.need.summary()}; on {inst.name}: tensor parallel {self.tp_size} "
+            f"({self.gpus_used} of {inst.accelerator_count} {inst.accelerator_name}), "
+            f"{self.per_gpu_gib:.1f} of {self.usable_per_gpu_gib:.1f} usable GiB per GPU "
+            f"({self.gpu_memory_utilization:.0%} of {inst.accelerator_memory_gib:.1f}), "
+            f"{self.tasks_per_instance} task(s) per instance"
+        )
+
+
+def tp_allowed(tp_size: int, attention_heads: int, kv_heads: int) -> bool:
+    """Whether vLLM accepts tensor parallel ``tp_size`` for this head layout.
+
+    vLLM (QKVParallelLinear, ModelConfig.verify_with_parallel_config) requires the attention heads
+    to divide evenly across GPUs, and the KV heads either to divide evenly (tp < kv_heads) or to be
+    replicated a whole number of times (tp >= kv_heads, tp a multiple of kv_heads).
+    """
+    if attention_heads % tp_size:
+        return False
+    return kv_heads % tp_size == 0 or tp_size % kv_heads == 0
+
+
+def _powers_of_two_up_to(limit: int) -> list[int]:
+    out, tp = [], 1
+    while tp <= limit:
+        out.append(tp)
+        tp *= 2
+    return out
+
+
+def _usable_per_gpu(instance: InstanceType, gpu_memory_utilization: float) -> float:
+    return instance.accelerator_memory_gib * gpu_memory_utilization
+
+
+def _fit_at(
+    need: MemoryNeed, instance: InstanceType, tp: int, gpu_memory_utilization: float
+) -> GpuFit:
+    return GpuFit(
+        model=need.model,
+        instance=instance,
+        tp_size=tp,
+        gpus_used=tp,
+        per_gpu_gib=need.per_gpu_gib(tp),
+        usable_per_gpu_gib=_usable_per_gpu(instance, gpu_memory_utilization),
+        gpu_memory_utilization=gpu_memory_utilization,
+        tasks_per_instance=instance.accelerator_count // tp,
+        need=need,
+    )
+
+
+def _try_fit(
+    need: MemoryNeed,
+    instance: InstanceType,
+    gpu_memory_utilization: float,
+    attention_heads: int,
+) -> GpuFit | None:
+    usable = _usable_per_gpu(instance, gpu_memory_utilization)
+    for tp in _powers_of_two_up_to(instance.accelerator_count):
+        if tp_allowed(tp, attention_heads, need.kv_heads) and need.per_gpu_gib(tp) <= usable:
+            return _fit_at(need, instance, tp, gpu_memory_utilization)
+    return None
+
+
+def _check_utilization(gpu_memory_utilization: float) -> float:
+    if isinstance(gpu_memory_utilization, bool) or not 0 < gpu_memory_utilization <= 1:
+        raise SizingError(
+            f"gpu_memory_utilization must be above 0 and at most 1, got {gpu_memory_utilization!r}"
+        )
+    return float(gpu_memory_utilization)
+
+
+def cheapest_fitting(
+    need: MemoryNeed,
+    *,
+    gpu_memory_utilization: float = 0.9,
+    attention_heads: int | None = None,
+    limit: int = 3,
+    candidates: Iterable[InstanceType] | None = None,
+) -> tuple[GpuFit, ...]:
+    """The ``limit`` cheapest GPU instance types (default 3) that hold one copy of the model.
+
+    Ordered by approximate On-Demand price, then by fewer GPUs used. ``candidates`` defaults to
+    every NVIDIA type in the catalog; ``gpu_memory_utilization`` defaults to 0.9 (vLLM's default).
+    """
+    util = _check_utilization(gpu_memory_utilization)
+    heads = attention_heads if attention_heads is not None else need.attention_heads
+    pool = catalog.gpu_instances() if candidates is None else tuple(candidates)
+    fits = [f for i in pool if i.is_gpu and (f := _try_fit(need, i, util, heads)) is not None]
+    fits.sort(key=lambda f: (f.instance.on_demand_usd_hour, f.tp_size, f.instance.name))
+    return tuple(fits[:limit])
+
+
+def _suggestions(fits: Sequence[GpuFit]) -> str:
+    if not fits:
+        return (
+            "no catalog type fits; lower max_model_len or max_concurrent_sequences, use an fp8 "
+            "KV cache, or quantise the weights"
+        )
+    parts = [
+        f"{f.instance.name} (tp {f.tp_size}, ~${f.instance.on_demand_usd_hour:.2f}/h)" for f in fits
+    ]
+    return "cheapest catalog types that fit: " + ", ".join(parts)
+
+
+def choose_tensor_parallel(
+    need: MemoryNeed,
+    instance: InstanceType | str,
+    gpu_memory_utilization: float = 0.9,
+    attention_heads: int | None = None,
+    *,
+    tensor_parallel_size: int | None = None,
+) -> GpuFit:
+    """Pick (or check) the tensor-parallel size for one copy of the model on ``instance``.
+
+    Chooses the smallest power of two, at most the instance's GPU count, that vLLM accepts for the
+    head layout (:func:`tp_allowed`) and for which each GPU's share fits in
+    ``gpu_memory × gpu_memory_utilization`` (default 0.9, vLLM's default). ``attention_heads``
+    defaults to the need's. ``tensor_parallel_size`` (default None: choose) checks a pinned size
+    instead. Raises :class:`SizingError` naming the model, the GiB required, what the instance
+    offers and the three cheapest catalog types that fit.
+    """
+    inst = catalog.instance(instance) if isinstance(instance, str) else instance
+    util = _check_utilization(gpu_memory_utilization)
+    heads = attention_heads if attention_heads is not None else need.attention_heads
+    if not inst.is_gpu:
+        raise SizingError(
+            f"{inst.name} has {inst.accelerator_name} devices, not NVIDIA GPUs; "
+            "serve the model on a GPU pool or size it with the Neuron fit"
+        )
+    usable = _usable_per_gpu(inst, util)
+    offer = (
+        f"{inst.name} offers {inst.accelerator_count} x {inst.accelerator_name} with "
+        f"{usable:.1f} usable GiB each ({util:g} of {inst.accelerator_memory_gib:.1f} GiB)"
+    )
+
+    if tensor_parallel_size is not None:
+        tp = _positive_int(tensor_parallel_size, "tensor_parallel_size")
+        if tp > inst.accelerator_count:
+            raise SizingError(
+                f"tensor parallel size {tp} for {need.model} exceeds the "
+                f"{inst.accelerator_count} GPU(s) of {inst.name}"
+            )
+        if not tp_allowed(tp, heads, need.kv_heads):
+            raise SizingError(
+                f"tensor parallel size {tp} does not divide {need.model}'s {heads} attention heads"
+                f" and {need.kv_heads} KV heads the way vLLM requires"
+            )
+        if need.per_gpu_gib(tp) > usable:
+            fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
+            raise SizingError(
+                f"{need.model} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
+                f" ({need.total_gib:.1f} GiB in total) but {offer}; {_suggestions(fits)}"
+            )
+        return _fit_at(need, inst, tp, util)
+
+    fit = _try_fit(need, inst, util, heads)
+    if fit is not None:
+        return fit
+    allowed = [
+        tp
+        for tp in _powers_of_two_up_to(inst.accelerator_count)
+        if tp_allowed(tp, heads, need.kv_heads)
+    ]
+    best = max(allowed) if allowed else 1
+    fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
+    raise SizingError(
+        f"{need.model} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
+        f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}), "
+        f"{need.per_gpu_gib(best):.1f} GiB per GPU even at tensor parallel {best}, but {offer}"
+        f" (tensor parallel sizes allowed by {heads} attention heads and {need.kv_heads} KV heads: "
+        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(fits)}"
+    )

@@ -1,0 +1,190 @@
+"""Model memory arithmetic shared by the GPU and Neuron sizing: dtypes, KV cache, architectures."""
+
+from __future__ import annotations
+
+from components.sizing import catalog
+from components.sizing.catalog import ModelArchitecture
+
+GIB = 2**30
+
+
+class SizingError(ValueError):
+    """A configuration that cannot work; the message is one sentence without a config path."""
+
+
+# --------------------------------------------------------------------------------------------
+# dtypes
+# --------------------------------------------------------------------------------------------
+
+_WEIGHT_BYTES: dict[str, float] = {
+    "float32": 4,
+    "fp32": 4,
+    "float16": 2,
+    "fp16": 2,
+    "half": 2,
+    "bfloat16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "int4": 0.5,
+    "awq": 0.5,
+    "gptq": 0.5,
+}
+
+_KV_BYTES: dict[str, float] = {
+    "float32": 4,
+    "fp32": 4,
+    "float16": 2,
+    "fp16": 2,
+    "bfloat16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+}
+
+
+def _norm(name: str) -> str:
+    return str(name).strip().lower()
+
+
+def bytes_per_param(dtype: str) -> float:
+    """Bytes one weight occupies in accelerator memory for ``dtype``.
+
+    fp32 4; fp16 / bf16 2; fp8 / int8 1; int4 / awq / gptq 0.5 (group-wise scales add a few
+    percent, which the overhead fraction covers).
+    """
+    key = _norm(dtype)
+    if key not in _WEIGHT_BYTES:
+        valid = ", ".join(sorted(_WEIGHT_BYTES))
+        raise SizingError(f"unknown weight dtype '{dtype}'; valid dtypes: {valid}")
+    return _WEIGHT_BYTES[key]
+
+
+def kv_cache_bytes(kv_cache_dtype: str, dtype: str) -> float:
+    """Bytes per KV-cache element for ``kv_cache_dtype`` given the weight ``dtype``.
+
+    ``"auto"`` (vLLM's default) stores the cache in the model's activation dtype, which is fp16 or
+    bf16 even for int8 / int4 / fp8 *weights* (quantised weights are dequantised into 16-bit
+    activations), so it is 2 bytes unless the model runs in fp32. ``"fp8"`` (and the explicit
+    e4m3 / e5m2 variants) halve it to 1 byte.
+    """
+    key = _norm(kv_cache_dtype)
+    if key == "auto":
+        return 4 if bytes_per_param(dtype) == 4 else 2
+    if key not in _KV_BYTES:
+        valid = ", ".join(["auto", *sorted(_KV_BYTES)])
+        raise SizingError(
+            f"unknown KV cache dtype '{kv_cache_dtype}'; valid KV cache dtypes: {valid}"
+        )
+    return _KV_BYTES[key]
+
+
+def _positive_int(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SizingError(f"{what} must be a positive whole number, got {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise SizingError(f"{what} must be a positive whole number, got {value!r}")
+        value = int(value)
+    if value < 1:
+        raise SizingError(f"{what} must be a positive whole number, got {value!r}")
+    return value
+
+
+def _non_negative_int(value: object, what: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SizingError(f"{what} must be a whole number of at least 0, got {value!r}")
+    return value
+
+
+def _non_negative(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise SizingError(f"{what} must be a number of at least 0, got {value!r}")
+    return float(value)
+
+
+_ARCH_FIELDS = (
+    "params_billion",
+    "layers",
+    "attention_heads",
+    "kv_heads",
+    "head_dim",
+    "max_position_embeddings",
+)
+
+
+def resolve_architecture(
+    model: ModelArchitecture | str | None = None,
+    *,
+    params_billion: float | None = None,
+    layers: int | None = None,
+    attention_heads: int | None = None,
+    kv_heads: int | None = None,
+    head_dim: int | None = None,
+    max_position_embeddings: int | None = None,
+) -> ModelArchitecture:
+    """A model shape from a catalog id (or architecture) with explicit numbers overriding it
+    field by field; every field is required when ``model`` is None (the name is then "model")."""
+    base: ModelArchitecture | None
+    if model is None or isinstance(model, ModelArchitecture):
+        base = model
+    else:
+        try:
+            base = catalog.architecture(model)
+        except catalog.UnknownArchitectureError as err:
+            raise SizingError(
+                f"{err.message} (known: {', '.join(sorted(catalog.MODEL_ARCHITECTURES))}); "
+                "give params_billion, layers, attention_heads, kv_heads and head_dim instead"
+            ) from None
+    given = {
+        "params_billion": params_billion,
+        "layers": layers,
+        "attention_heads": attention_heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "max_position_embeddings": max_position_embeddings,
+    }
+    values: dict[str, object] = {}
+    for field in _ARCH_FIELDS:
+        value = given[field] if given[field] is not None else getattr(base, field, None)
+        if value is None:
+            raise SizingError(
+                f"{field} is required when no known model architecture is named "
+                f"(known: {', '.join(sorted(catalog.MODEL_ARCHITECTURES))})"
+            )
+        values[field] = value
+    name = base.name if base is not None else "model"
+    params = values["params_billion"]
+    if isinstance(params, bool) or not isinstance(params, (int, float)) or params <= 0:
+        raise SizingError(f"params_billion of {name} must be a positive number, got {params!r}")
+    heads = _positive_int(values["attention_heads"], "attention_heads")
+    kv = _positive_int(values["kv_heads"], "kv_heads")
+    if heads % kv:
+        raise SizingError(
+            f"{name} has {heads} attention heads, which is not a multiple of its {kv} KV heads"
+        )
+    return ModelArchitecture(
+        name=name,
+        params_billion=float(params),
+        layers=_positive_int(values["layers"], "layers"),
+        attention_heads=heads,
+        kv_heads=kv,
+        head_dim=_positive_int(values["head_dim"], "head_dim"),
+        max_position_embeddings=_positive_int(
+            values["max_position_embeddings"], "max_position_embeddings"
+        ),
+        native_dtype=base.native_dtype if base is not None else "bfloat16",
+        notes=base.notes if base is not None else "",
+    )
+
+
+def _check_overhead(overhead_fraction: float) -> None:
+    if (
+        isinstance(overhead_fraction, bool)
+        or not isinstance(overhead_fraction, (int, float))
+        or not 0 <= overhead_fraction < 1
+    ):
+        raise SizingError(f"overhead_fraction must be from 0 up to 1, got {overhead_fraction!r}")

@@ -1,0 +1,190 @@
+"""Neuron sizing: NeuronCores, the devices to map into the task, the HBM of the cores used."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from components.sizing import catalog
+from components.sizing.catalog import InstanceType, ModelArchitecture
+from components.sizing.memory import (
+    GIB,
+    SizingError,
+    _check_overhead,
+    _norm,
+    _positive_int,
+    bytes_per_param,
+    kv_cache_bytes,
+    resolve_architecture,
+)
+
+# --------------------------------------------------------------------------------------------
+# Neuron
+# --------------------------------------------------------------------------------------------
+
+_NEURON_CORE_GIB = catalog.NEURON_DEVICE_MEMORY_GIB / catalog.NEURON_CORES_PER_DEVICE
+# tp degrees the Neuron SDK's LLM guides compile for (NxD pads heads that do not divide evenly).
+_NEURON_TP_DEGREES = (1, 2, 4, 8, 16, 24, 32)
+
+
+@dataclass(frozen=True)
+class NeuronFit:
+    """How one precompiled model sits on an Inferentia2 / Trainium instance.
+
+    Neuron devices are not an ECS resource: the task maps ``device_paths`` through
+    ``linuxParameters.devices``. Because a task definition maps fixed paths, a second task on the
+    same instance would map the same devices and fail to acquire its NeuronCores, so
+    ``tasks_per_instance`` is 1; ``copies_per_instance`` says how many copies the instance's
+    devices could hold (the rest are ``idle_devices``), to choose a smaller instance or a
+    larger tp degree.
+    """
+
+    model: str
+    instance: InstanceType
+    tp_degree: int
+    batch_size: int
+    sequence_length: int
+    dtype: str
+    weights_gib: float
+    kv_cache_gib: float
+    overhead_gib: float
+    total_gib: float
+    per_core_gib: float
+    hbm_per_core_gib: float
+    devices_mapped: int
+    device_paths: tuple[str, ...]
+    copies_per_instance: int
+    tasks_per_instance: int
+    idle_devices: int
+
+    @property
+    def cores_used(self) -> int:
+        return self.tp_degree
+
+    def summary(self) -> str:
+        inst = self.instance
+        idle = f", {self.idle_devices} device(s) idle" if self.idle_devices else ""
+        return (
+            f"{self.model} (Neuron, tp {self.tp_degree}, batch {self.batch_size}, sequence "
+            f"{self.sequence_length}, {self.dtype}): weights {self.weights_gib:.1f} GiB + KV cache "
+            f"{self.kv_cache_gib:.1f} GiB + overhead {self.overhead_gib:.1f} GiB = "
+            f"{self.total_gib:.1f} GiB; on {inst.name}: {self.tp_degree} of {inst.neuron_cores} "
+            f"NeuronCores, {self.per_core_gib:.1f} of {self.hbm_per_core_gib:.0f} GiB per core, "
+            f"maps {self.devices_mapped} of {inst.accelerator_count} device(s) "
+            f"({', '.join(self.device_paths)}){idle}"
+        )
+
+
+def _neuron_need(
+    arch: ModelArchitecture,
+    tp: int,
+    batch: int,
+    seq: int,
+    dtype: str,
+    overhead_fraction: float,
+) -> tuple[float, float, float, float]:
+    weights = arch.params_billion * 1e9 * bytes_per_param(dtype) / GIB
+    kv_bytes = kv_cache_bytes("auto", dtype)
+    kv = batch * seq * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
+    # Like vLLM, NxD replicates KV heads when the tp degree exceeds the KV-head count.
+    kv_per_core = kv * max(arch.kv_heads / tp, 1.0) / arch.kv_heads
+    per_core = (weights / tp + kv_per_core) * (1 + overhead_fraction)
+    return weights, kv, overhead_fraction * (weights + kv), per_core
+
+
+def neuron_fit(
+    tp_degree: int,
+    batch_size: int,
+    sequence_length: int,
+    instance: InstanceType | str,
+    arch: ModelArchitecture | str,
+    dtype: str = "bf16",
+    *,
+    overhead_fraction: float = 0.15,
+) -> NeuronFit:
+    """Check a precompiled Neuron model (its tp degree, batch size and sequence length) against
+    an Inferentia2 / Trainium instance.
+
+    Each chip has 2 NeuronCores and 32 GiB of HBM (16 GiB per core). The tp degree must not exceed
+    the instance's NeuronCores; the task maps ``ceil(tp / 2)`` devices; each core used must hold
+    its shard of the weights and KV cache plus ``overhead_fraction`` (default 0.15) for the
+    runtime's scratchpad and the compiled graphs. ``dtype`` defaults to bf16, what optimum-neuron
+    compiles by default.
+    """
+    inst = catalog.instance(instance) if isinstance(instance, str) else instance
+    model = arch if isinstance(arch, ModelArchitecture) else resolve_architecture(arch)
+    tp = _positive_int(tp_degree, "tp_degree")
+    batch = _positive_int(batch_size, "batch_size")
+    seq = _positive_int(sequence_length, "sequence_length")
+    _check_overhead(overhead_fraction)
+    if not inst.is_neuron:
+        raise SizingError(
+            f"{inst.name} has NVIDIA GPUs, not Neuron devices; "
+            "serve the Neuron model on an inf2 or trn1 pool"
+        )
+    if seq > model.max_position_embeddings:
+        raise SizingError(
+            f"sequence_length {seq} exceeds {model.name}'s maximum context of "
+            f"{model.max_position_embeddings} tokens"
+        )
+    if tp > inst.neuron_cores:
+        bigger = sorted(
+            (i for i in catalog.neuron_instances() if i.neuron_cores >= tp),
+            key=lambda i: i.on_demand_usd_hour,
+        )
+        names = ", ".join(i.name for i in bigger[:3]) or "none in the catalog"
+        raise SizingError(
+            f"{model.name} was compiled for tp degree {tp} but {inst.name} has only "
+            f"{inst.neuron_cores} NeuronCores; instances with at least {tp} cores: {names}"
+        )
+
+    weights, kv, overhead, per_core = _neuron_need(model, tp, batch, seq, dtype, overhead_fraction)
+    if per_core > _NEURON_CORE_GIB:
+        options: list[str] = []
+        suggested: set[str] = set()
+        for cand_tp in _NEURON_TP_DEGREES:
+            if _neuron_need(model, cand_tp, batch, seq, dtype, overhead_fraction)[3] > (
+                _NEURON_CORE_GIB
+            ):
+                continue
+            for cand in sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour):
+                if cand.neuron_cores >= cand_tp and cand.name not in suggested:
+                    suggested.add(cand.name)
+                    options.append(
+                        f"tp {cand_tp} on {cand.name} (~${cand.on_demand_usd_hour:.2f}/h)"
+                    )
+                    break
+            if len(options) == 2:
+                break
+        hint = (
+            "recompile with " + " or ".join(options)
+            if options
+            else "no catalog Neuron instance holds it; lower batch size or sequence length"
+        )
+        raise SizingError(
+            f"{model.name} needs {per_core:.1f} GiB per NeuronCore at tp degree {tp} "
+            f"({weights + kv + overhead:.1f} GiB in total: weights {weights:.1f} + KV cache "
+            f"{kv:.1f} + overhead {overhead:.1f}) but a NeuronCore has {_NEURON_CORE_GIB:.0f} GiB "
+            f"of HBM; {hint}"
+        )
+
+    devices = math.ceil(tp / catalog.NEURON_CORES_PER_DEVICE)
+    return NeuronFit(
+        model=model.name,
+        instance=inst,
+        tp_degree=tp,
+        batch_size=batch,
+        sequence_length=seq,
+        dtype=_norm(dtype),
+        weights_gib=weights,
+        kv_cache_gib=kv,
+        overhead_gib=overhead,
+        total_gib=weights + kv + overhead,
+        per_core_gib=per_core,
+        hbm_per_core_gib=_NEURON_CORE_GIB,
+        devices_mapped=devices,
+        device_paths=tuple(f"/dev/neuron{i}" for i in range(devices)),
+        copies_per_instance=inst.accelerator_count // devices,
+        tasks_per_instance=1,
+        idle_devices=inst.accelerator_count - devices,
+    )

@@ -1,0 +1,206 @@
+"""Timeouts: ALB idle timeout, target-group deregistration delay, ECS health-check grace."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from components.sizing.memory import SizingError, _non_negative, _positive_int
+from contracts.aws_limits import (
+    ALB_IDLE_TIMEOUT_DEFAULT,
+    ALB_IDLE_TIMEOUT_RANGE,
+    ECS_GRACE_PERIOD_MAX,
+    TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+)
+
+# --------------------------------------------------------------------------------------------
+# Timeouts
+# --------------------------------------------------------------------------------------------
+
+ALB_IDLE_TIMEOUT_MIN, ALB_IDLE_TIMEOUT_MAX = ALB_IDLE_TIMEOUT_RANGE
+
+
+@dataclass(frozen=True)
+class IdleTimeout:
+    """The ALB idle timeout: ``seconds`` and how it was reached."""
+
+    seconds: int
+    longest_generation_seconds: int
+    margin_seconds: int
+    source: str  # "derived", "clamped", "override" or "default"
+
+    def summary(self) -> str:
+        how = {
+            "derived": f"longest generation {self.longest_generation_seconds} s + margin "
+            f"{self.margin_seconds} s",
+            "clamped": f"longest generation {self.longest_generation_seconds} s + margin, capped at"
+            f" the ALB maximum {ALB_IDLE_TIMEOUT_MAX} s",
+            "override": f"override, longest generation {self.longest_generation_seconds} s",
+            "default": "ALB default, no routed service declares a generation time",
+        }[self.source]
+        return f"ALB idle timeout {self.seconds} s ({how})"
+
+
+def _seconds_list(values: Iterable[object], what: str) -> list[int]:
+    out = []
+    for v in values:
+        s = _non_negative(v, what)
+        out.append(math.ceil(s))
+    return out
+
+
+def alb_idle_timeout(
+    max_generation_seconds_list: Iterable[float],
+    margin: int = 30,
+    override: int | None = None,
+) -> IdleTimeout:
+    """ALB idle timeout for the services routed through one load balancer.
+
+    A non-streaming completion sends nothing until it is done, so the connection must survive
+    the longest generation any routed service allows: ``max(max_generation_seconds) + margin``
+    (margin default 30 s), capped at the ALB maximum of 4000 s. With no services the ALB
+    default (60 s) stands. ``override`` (default None) must be 1–4000 and not shorter than the
+    longest generation.
+    """
+    gens = _seconds_list(max_generation_seconds_list, "max_generation_seconds")
+    margin_s = math.ceil(_non_negative(margin, "idle timeout margin"))
+    longest = max(gens, default=0)
+    if override is not None:
+        value = _positive_int(override, "idle timeout override")
+        if value > ALB_IDLE_TIMEOUT_MAX:
+            raise SizingError(
+                f"idle timeout override {value} s is above the ALB maximum of "
+                f"{ALB_IDLE_TIMEOUT_MAX} s"
+            )
+        if value < longest:
+            raise SizingError(
+                f"idle timeout override {value} s is shorter than the longest generation a routed "
+                f"service allows ({longest} s); raise it to at least {longest} s or lower "
+                "maxGenerationSeconds"
+            )
+        return IdleTimeout(value, longest, margin_s, "override")
+    if not gens:
+        return IdleTimeout(ALB_IDLE_TIMEOUT_DEFAULT, 0, margin_s, "default")
+    if longest > ALB_IDLE_TIMEOUT_MAX:
+        raise SizingError(
+            f"the longest generation a routed service allows ({longest} s) exceeds the ALB's "
+            f"maximum idle timeout of {ALB_IDLE_TIMEOUT_MAX} s; lower maxGenerationSeconds or "
+            "require streaming for long generations"
+        )
+    wanted = max(longest + margin_s, ALB_IDLE_TIMEOUT_MIN)
+    if wanted > ALB_IDLE_TIMEOUT_MAX:
+        return IdleTimeout(ALB_IDLE_TIMEOUT_MAX, longest, margin_s, "clamped")
+    return IdleTimeout(wanted, longest, margin_s, "derived")
+
+
+@dataclass(frozen=True)
+class DeregistrationDelay:
+    seconds: int
+    max_generation_seconds: int
+
+    def summary(self) -> str:
+        if self.seconds > self.max_generation_seconds:
+            return (
+                f"deregistration delay {self.seconds} s (covers the service's "
+                f"{self.max_generation_seconds} s longest request and every connection the ALB "
+                "may still hold open)"
+            )
+        return (
+            f"deregistration delay {self.seconds} s (covers a {self.max_generation_seconds} s "
+            "generation in flight when the task is deregistered)"
+        )
+
+
+def deregistration_delay(max_generation_seconds: float, margin: int = 0) -> DeregistrationDelay:
+    """Target-group deregistration delay for a service.
+
+    On a deploy or scale-in ECS deregisters the task and waits out this delay before SIGTERM;
+    after SIGTERM only the container stopTimeout (at most 120 s on Fargate) is left. So the delay
+    must be at least the service's longest generation (plus ``margin``, default 0 s), and the ALB
+    allows at most 3600 s.
+    """
+    gen = math.ceil(_non_negative(max_generation_seconds, "max_generation_seconds"))
+    value = gen + math.ceil(_non_negative(margin, "deregistration delay margin"))
+    if value > TARGET_GROUP_DEREGISTRATION_DELAY_MAX:
+        raise SizingError(
+            f"a deregistration delay of {value} s (to cover a {gen} s generation) is above the "
+            f"ALB maximum of {TARGET_GROUP_DEREGISTRATION_DELAY_MAX} s; lower maxGenerationSeconds"
+        )
+    return DeregistrationDelay(value, gen)
+
+
+@dataclass(frozen=True)
+class GracePeriod:
+    seconds: int
+    image_pull_seconds: float
+    weight_load_seconds: float
+    warmup_seconds: float
+    safety_factor: float
+    overridden: bool
+
+    def summary(self) -> str:
+        if self.overridden:
+            return f"health-check grace period {self.seconds} s (override)"
+        return (
+            f"health-check grace period {self.seconds} s (image pull {self.image_pull_seconds:.0f}"
+            f" s + weight load {self.weight_load_seconds:.0f} s + warm-up "
+            f"{self.warmup_seconds:.0f} s, x {self.safety_factor:g})"
+        )
+
+
+def health_check_grace_period(
+    image_gib: float,
+    weights_gib: float,
+    *,
+    image_pull_mib_per_second: float = 100.0,
+    weight_load_mib_per_second: float = 500.0,
+    warmup_seconds: float = 120.0,
+    safety_factor: float = 1.5,
+    cap_seconds: int = 3600,
+    override: int | None = None,
+) -> GracePeriod:
+    """ECS health-check grace period: how long a new task may fail health checks while loading.
+
+    Estimate for a cold instance (the worst case a scale-out meets; prefer-cached pulls make warm
+    instances faster): image pull at ``image_pull_mib_per_second`` (default 100 MiB/s: on the
+    EC2 launch type the whole image is downloaded and its layers decompressed, single-threaded
+    per layer, before the container starts) + weight load at ``weight_load_mib_per_second``
+    (default 500 MiB/s: streaming from S3 through the gateway endpoint into accelerator
+    memory) + ``warmup_seconds`` (default 120 s: engine memory profiling, CUDA-graph capture or
+    Neuron model load, first request), times ``safety_factor`` (default 1.5). An estimate
+    above ``cap_seconds`` (default 3600 s) is an error: such a model needs a warm pool or faster
+    storage, or an explicit ``override`` (default None), which may be 0 up to ECS's maximum of
+    2147483647 s.
+    """
+    if override is not None:
+        if isinstance(override, bool) or not isinstance(override, (int, float)):
+            raise SizingError(
+                f"health-check grace period override must be seconds, got {override!r}"
+            )
+        if not 0 <= override <= ECS_GRACE_PERIOD_MAX or float(override) != int(override):
+            raise SizingError(
+                f"health-check grace period override {override!r} must be a whole number of "
+                f"seconds from 0 to {ECS_GRACE_PERIOD_MAX}"
+            )
+        return GracePeriod(int(override), 0.0, 0.0, 0.0, 1.0, True)
+    image = _non_negative(image_gib, "image_gib")
+    weights = _non_negative(weights_gib, "weights_gib")
+    pull_rate = _non_negative(image_pull_mib_per_second, "image_pull_mib_per_second")
+    load_rate = _non_negative(weight_load_mib_per_second, "weight_load_mib_per_second")
+    if pull_rate == 0 or load_rate == 0:
+        raise SizingError("image pull and weight load rates must be above 0 MiB/s")
+    warmup = _non_negative(warmup_seconds, "warmup_seconds")
+    factor = _non_negative(safety_factor, "safety_factor")
+    if factor < 1:
+        raise SizingError(f"safety_factor must be at least 1, got {safety_factor!r}")
+    pull_s = image * 1024 / pull_rate
+    load_s = weights * 1024 / load_rate
+    estimate = math.ceil((pull_s + load_s + warmup) * factor)
+    if estimate > cap_seconds:
+        raise SizingError(
+            f"the estimated load time of {estimate} s (image pull {pull_s:.0f} s + weight load "
+            f"{load_s:.0f} s + warm-up {warmup:.0f} s, x {factor:g}) is above the {cap_seconds} s "
+            "cap; use a warm pool or faster weight storage, or set the grace period explicitly"
+        )
+    return GracePeriod(estimate, pull_s, load_s, warmup, factor, False)

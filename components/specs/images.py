@@ -1,0 +1,44 @@
+"""Image build specs: which serving images a stack builds itself, and for which platforms.
+
+The plan decides `Plan.builds` (image -> Docker platforms) from `images.build` and the services
+that use each image; the component (`components.images.ImageBuilds`) builds and pushes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from images.reranker import contract as reranker_contract
+
+# Build contexts, relative to the Pulumi project directory (the program's working directory), so
+# the recorded inputs do not depend on where the repository is checked out.
+IMAGES_DIR = "images"
+# Named build contexts every image gets (`COPY --from=<name>` in a Dockerfile): the stdlib-only
+# contracts the images share with the program, read from the repository, never copied by hand.
+NAMED_CONTEXTS: Mapping[str, str] = {"contracts": "contracts"}
+
+
+# GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are
+# all x86_64; these images cannot run elsewhere.
+IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
+    "vllm": ("linux/amd64",),
+    "neuron": ("linux/amd64",),
+}
+# The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
+# use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
+RERANKER_PLATFORMS: Mapping[str, str] = {"ARM64": "linux/arm64", "X86_64": "linux/amd64"}
+DEFAULT_RERANKER_PLATFORM = RERANKER_PLATFORMS[reranker_contract.CPU_ARCHITECTURE]
+
+
+class ImageBuildError(ValueError):
+    """An image build request the component cannot honour (unknown image, bad platform)."""
+
+
+def reranker_platforms(architectures: Sequence[str]) -> tuple[str, ...]:
+    """Docker platforms for the re-ranker services' Fargate `cpuArchitecture`s, sorted and
+    de-duplicated; an empty list means the contract's default architecture."""
+    archs = set(architectures) or {reranker_contract.CPU_ARCHITECTURE}
+    unknown = archs - set(RERANKER_PLATFORMS)
+    if unknown:
+        raise ImageBuildError(f"no Docker platform for cpuArchitecture {sorted(unknown)}")
+    return tuple(sorted(RERANKER_PLATFORMS[a] for a in archs))

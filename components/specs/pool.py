@@ -1,0 +1,240 @@
+"""Pool spec: what one accelerator capacity pool is, as plain values, and its checks.
+
+`PoolSpec` is built by the plan from `platform.gpuPools.<name>` / `platform.neuronPools.<name>`;
+`pool_problems` lists everything AWS would reject, as (camelCase config key, message), before any
+resource exists. The component (`components.capacity`) adds only the wiring (cluster, VPC,
+subnets).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from components.sizing import catalog
+from components.sizing.catalog import Accelerator
+from contracts.aws_limits import (
+    GP3_IOPS_RANGE,
+    GP3_MAX_IOPS_PER_GIB,
+    GP3_MAX_MIBPS_PER_IOPS,
+    GP3_THROUGHPUT_RANGE,
+)
+
+#: The AL2023 ECS AMIs ship a 30 GiB root snapshot; a smaller volume fails at launch.
+MIN_ROOT_VOLUME_GIB = 30
+
+
+# ECS rejects capacity provider names that start with these (CreateCapacityProvider API) and
+# allows only letters, digits, '_' and '-'; Pulumi's auto-name is the resource name + "-xxxxxxx".
+RESERVED_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")
+PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+
+KIND_LABEL: dict[Accelerator, str] = {"nvidia": "NVIDIA GPU", "neuron": "Inferentia/Trainium"}
+_A_POOL: dict[Accelerator, str] = {"nvidia": "a GpuAsgPool", "neuron": "an InferentiaPool"}
+
+
+class PoolArgumentError(ValueError):
+    """Pool arguments that cannot work; raised before any resource is registered.
+
+    `problems` holds `(key, message)` pairs, `key` being the camelCase pool config key
+    (`instanceType`, `warmPool.reuseOnScaleIn`, ...) so callers can prefix the config path.
+    """
+
+    def __init__(self, pool: str, problems: Sequence[tuple[str, str]]) -> None:
+        self.pool = pool
+        self.problems = list(problems)
+        lines = [f"pool {pool!r} is invalid:"] + [f"  - {k}: {m}" for k, m in self.problems]
+        super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True)
+class WarmPoolSpec:
+    """A warm pool of pre-initialised instances (booted once, driver loaded, then parked)."""
+
+    min_size: int = 1
+    """Instances kept in the warm pool."""
+    max_group_prepared_capacity: int | None = None
+    """Cap on warm + in-service instances; None: max_size minus desired, at least min_size."""
+    state: Literal["Stopped", "Running", "Hibernated"] = "Stopped"
+    """Stopped (pay for EBS only) or Running; Hibernated is rejected (needs a hibernation-enabled
+    launch template and at most 150 GB of RAM, and does not apply to accelerated instances)."""
+    reuse_on_scale_in: bool = False
+    """Must stay False: ECS does not allow ReuseOnScaleIn on a capacity-provider ASG's warm pool
+    (ECS developer guide, "Configuring pre-initialized instances")."""
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One accelerator pool: an Auto Scaling group of ONE instance type as a capacity provider."""
+
+    instance_type: str
+    """One catalog instance type of the pool's accelerator kind."""
+    min_size: int = 0
+    """ASG minimum (ECS managed scaling adds instances when tasks are pending)."""
+    max_size: int = 2
+    """ASG maximum; leave room for a rolling deploy."""
+    root_volume_gib: int = 200
+    """Encrypted gp3 root volume (image layers live here)."""
+    root_volume_iops: int = 6000
+    """gp3 IOPS (layer extraction writes many files in parallel)."""
+    root_volume_throughput: int = 1000
+    """gp3 MiB/s (a 10-20 GB CUDA image is written twice: compressed, then extracted)."""
+    kms_key_id: str | None = None
+    """KMS key of the root volume; None: the account's EBS default key."""
+    target_capacity_percent: int = 100
+    """Managed scaling target (100 = no idle spare instances)."""
+    instance_warmup_seconds: int = 300
+    """Managed scaling instance warm-up."""
+    warm_pool: WarmPoolSpec | None = None
+    """Pre-initialised instances, or None for no warm pool."""
+    ami_id: str | None = None
+    """An explicit AMI; None: the ECS-optimized AL2023 AMI of the pool's kind from SSM."""
+    container_stop_timeout_seconds: int = 120
+    """ECS_CONTAINER_STOP_TIMEOUT: SIGTERM-to-SIGKILL for containers without a stopTimeout."""
+    image_minimum_cleanup_age_hours: int = 24
+    """ECS_IMAGE_MINIMUM_CLEANUP_AGE: an unused image stays cached this long after its pull."""
+    ssm_access: bool = True
+    """Attach AmazonSSMManagedInstanceCore (Session Manager shell, no SSH port or key pair)."""
+    instance_refresh: bool = False
+    """Roll instances (launch before terminate) when the launch template changes."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Extra tags on the ASG (propagated to instances); provider default tags still apply."""
+
+
+# --------------------------------------------------------------------------------------------
+# validation (pure)
+# --------------------------------------------------------------------------------------------
+
+
+def _int_in(value: object, low: int, high: int, what: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{what} must be a whole number, got {value!r}"
+    if not low <= value <= high:
+        return f"{what} must be between {low} and {high}, got {value}"
+    return None
+
+
+def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[tuple[str, str]]:
+    """Everything wrong with `args` for a pool of `accelerator` kind, as (config key, message).
+
+    Checks only plain values (never Outputs), so it runs before any resource exists.
+    """
+    problems: list[tuple[str, str]] = []
+
+    def check(key: str, message: str | None) -> None:
+        if message:
+            problems.append((key, message))
+
+    lowered = name.lower()
+    if not PROVIDER_NAME.fullmatch(name):
+        check("name", "must be letters, digits, '_' or '-' (it names the ECS capacity provider)")
+    elif lowered.startswith(RESERVED_PROVIDER_PREFIXES):
+        check(
+            "name",
+            f"{name!r} starts with 'aws', 'ecs' or 'fargate', which ECS rejects for capacity "
+            "provider names; choose another pool name",
+        )
+
+    try:
+        instance = catalog.instance(args.instance_type)
+    except catalog.CatalogLookupError as exc:
+        check("instanceType", str(exc))
+    else:
+        if instance.accelerator != accelerator:
+            wanted = (
+                catalog.gpu_instances() if accelerator == "nvidia" else catalog.neuron_instances()
+            )
+            families = sorted({i.family for i in wanted})
+            check(
+                "instanceType",
+                f"{instance.name} has {KIND_LABEL[instance.accelerator]} accelerators, but "
+                f"{_A_POOL[accelerator]} needs {KIND_LABEL[accelerator]} instances "
+                f"({', '.join(families)}); put it in {_A_POOL[instance.accelerator]} instead",
+            )
+
+    min_msg = _int_in(args.min_size, 0, 1000, "minSize")
+    max_msg = _int_in(args.max_size, 1, 1000, "maxSize")
+    check("minSize", min_msg)
+    check("maxSize", max_msg)
+    if not (min_msg or max_msg) and args.min_size > args.max_size:
+        check("minSize", f"minSize ({args.min_size}) must not exceed maxSize ({args.max_size})")
+
+    root_msg = _int_in(args.root_volume_gib, MIN_ROOT_VOLUME_GIB, 16_384, "rootVolumeGib")
+    if root_msg:
+        root_msg += f" (the ECS AMI root snapshot is {MIN_ROOT_VOLUME_GIB} GiB)"
+    check("rootVolumeGib", root_msg)
+    check(
+        "rootVolumeIops",
+        _int_in(args.root_volume_iops, *GP3_IOPS_RANGE, "rootVolumeIops"),
+    )
+    check(
+        "rootVolumeThroughput",
+        _int_in(args.root_volume_throughput, *GP3_THROUGHPUT_RANGE, "rootVolumeThroughput"),
+    )
+    keys = {k for k, _ in problems}
+    if not keys & {"rootVolumeGib", "rootVolumeIops", "rootVolumeThroughput"}:
+        if args.root_volume_iops > GP3_MAX_IOPS_PER_GIB * args.root_volume_gib:
+            check(
+                "rootVolumeIops",
+                f"gp3 allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB: "
+                f"{args.root_volume_iops} IOPS needs at least "
+                f"{-(-args.root_volume_iops // GP3_MAX_IOPS_PER_GIB)} GiB",
+            )
+        if args.root_volume_throughput > GP3_MAX_MIBPS_PER_IOPS * args.root_volume_iops:
+            check(
+                "rootVolumeThroughput",
+                f"gp3 allows at most {GP3_MAX_MIBPS_PER_IOPS} MiB/s per provisioned IOPS: "
+                f"{args.root_volume_throughput} MiB/s needs at least "
+                f"{int(args.root_volume_throughput / GP3_MAX_MIBPS_PER_IOPS)} IOPS",
+            )
+
+    check(
+        "targetCapacityPercent",
+        _int_in(args.target_capacity_percent, 1, 100, "targetCapacityPercent"),
+    )
+    check(
+        "instanceWarmupSeconds",
+        _int_in(args.instance_warmup_seconds, 0, 10_000, "instanceWarmupSeconds"),
+    )
+    check(
+        "containerStopTimeoutSeconds",
+        _int_in(args.container_stop_timeout_seconds, 1, 3600, "containerStopTimeoutSeconds"),
+    )
+    check(
+        "imageMinimumCleanupAgeHours",
+        _int_in(args.image_minimum_cleanup_age_hours, 1, 24 * 30, "imageMinimumCleanupAgeHours"),
+    )
+    if args.ami_id is not None and not re.fullmatch(r"ami-[0-9a-f]{8,17}", args.ami_id):
+        check("amiId", f"must be an AMI id like ami-0123456789abcdef0, got {args.ami_id!r}")
+
+    warm = args.warm_pool
+    if warm is not None:
+        check("warmPool.minSize", _int_in(warm.min_size, 0, 100, "warmPool.minSize"))
+        cap = warm.max_group_prepared_capacity
+        if cap is not None:
+            msg = _int_in(cap, 0, 1000, "warmPool.maxGroupPreparedCapacity")
+            if msg is None and isinstance(warm.min_size, int) and cap < warm.min_size:
+                msg = (
+                    f"maxGroupPreparedCapacity ({cap}) is below the warm pool minSize "
+                    f"({warm.min_size}); the warm pool could never hold its minimum"
+                )
+            check("warmPool.maxGroupPreparedCapacity", msg)
+        if warm.state == "Hibernated":
+            check(
+                "warmPool.state",
+                "Hibernated is not supported for accelerator pools (EC2 hibernation needs a "
+                "hibernation-enabled launch template and at most 150 GB of RAM, and does not "
+                "cover accelerated instance families); use Stopped (default) or Running",
+            )
+        elif warm.state not in ("Stopped", "Running"):
+            check("warmPool.state", f"must be Stopped or Running, got {warm.state!r}")
+        if warm.reuse_on_scale_in:
+            check(
+                "warmPool.reuseOnScaleIn",
+                "ECS does not allow returning instances to the warm pool on scale-in "
+                "(ReuseOnScaleIn) for an Auto Scaling group used by a capacity provider; set it "
+                "to false",
+            )
+    return problems

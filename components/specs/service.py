@@ -1,0 +1,516 @@
+"""Service specs: one model or re-ranker service as plain values, and their checks.
+
+`ModelServiceSpec` and `RerankerSpec` are built by the plan; `validate_model_service` and
+`validate_reranker` raise `ServiceArgsError` naming the argument and values for anything ECS, ELB
+or the image contract would reject. The components (`components.services`) add only the wiring
+(cluster, VPC, subnets, load balancer, router, the built image's digest reference).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from components import iam, sizing
+from components.config.schema import NAME_PATTERN
+from components.services import engines
+from components.services.engines import NeuronLaunch, VllmLaunch
+from components.sizing import catalog
+from contracts.aws_limits import (
+    ALB_IDLE_TIMEOUT_RANGE,
+    CLOUDWATCH_LOG_RETENTION_DAYS,
+    ECS_GRACE_PERIOD_MAX,
+    FARGATE_STOP_TIMEOUT_MAX,
+    LISTENER_RULE_PRIORITY_MAX,
+    TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+)
+from images.reranker import contract
+
+NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
+# The config's service-name rule: the name becomes the URL path, log group and family.
+SERVICE_NAME = NAME_PATTERN
+
+
+class ServiceArgsError(ValueError):
+    """Plain service arguments are inconsistent; the message names the argument and values."""
+
+
+CPU_ARCHITECTURES = ("ARM64", "X86_64")
+KEEPALIVE_MARGIN_SECONDS = 5
+"""The service keeps idle connections this much longer than the ALB does (else 502s)."""
+
+# Variables the component sets from its own arguments; `environment` may not override them.
+RERANKER_MANAGED_ENV = (
+    contract.ENV_PORT,
+    contract.ENV_MODEL_S3_URI,
+    contract.ENV_KEEP_ALIVE_SECONDS,
+)
+
+
+class ServiceSpecFields(Protocol):
+    """The fields `ModelServiceSpec` and `RerankerSpec` share (same names, same meaning)."""
+
+    @property
+    def service(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def image(self) -> object: ...
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+    @property
+    def scale_out_cooldown(self) -> int: ...
+    @property
+    def scale_in_cooldown(self) -> int: ...
+    @property
+    def health_check_grace_period_seconds(self) -> int: ...
+    @property
+    def deregistration_delay_seconds(self) -> int: ...
+    @property
+    def deployment_minimum_healthy_percent(self) -> int: ...
+    @property
+    def deployment_maximum_percent(self) -> int: ...
+    @property
+    def environment(self) -> Mapping[str, str]: ...
+    @property
+    def secrets(self) -> Mapping[str, str]: ...
+    @property
+    def log_retention_days(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ModelServiceSpec:
+    """One LLM service (vLLM on a GPU pool or optimum-neuron on an Inferentia pool)."""
+
+    service: str
+    """Short name: the URL path `/<service>/`, log group and task family."""
+    priority: int
+    """First of the service's two listener rule priorities (1-50000, unique on the listener)."""
+    image: str | None
+    """Image reference; None: the stack's own build of the engine's image (images.build)."""
+    launch: VllmLaunch | NeuronLaunch
+    """How the engine starts (environment, command, port)."""
+    weights_bucket: str
+    """S3 bucket of the weights (vLLM) or compiled artifact (Neuron)."""
+    weights_prefix: str
+    """Key prefix the task role may read."""
+    task_cpu: int
+    """Task CPU units."""
+    task_memory_mib: int
+    """Task memory on the instance."""
+    gpu_count: int = 0
+    """vLLM: GPUs to reserve; must equal the launch's tensor parallel size."""
+    neuron_devices: tuple[str, ...] = ()
+    """Neuron: exactly the launch's num_devices distinct /dev/neuronN paths; () maps 0..N-1."""
+    shm_size_mib: int = 0
+    """`/dev/shm` size (NCCL between tensor-parallel GPUs); 0 keeps Docker's."""
+    desired_count: int = 1
+    """Tasks at deploy time."""
+    min_count: int = 1
+    """Autoscaling minimum."""
+    max_count: int = 2
+    """Autoscaling maximum."""
+    target_requests_per_target: float = 30.0
+    """Requests per task per minute the scaling policy tracks."""
+    scale_out_cooldown: int = 60
+    """Seconds between scale-outs (at most scale_in_cooldown)."""
+    scale_in_cooldown: int = 300
+    """Seconds between scale-ins."""
+    health_check_grace_period_seconds: int = 600
+    """Image pull + weight load + warm-up."""
+    deregistration_delay_seconds: int = 300
+    """At least the longest generation (0-3600)."""
+    deployment_minimum_healthy_percent: int = 100
+    """ECS rolling deploy lower bound."""
+    deployment_maximum_percent: int = 200
+    """ECS rolling deploy upper bound."""
+    one_task_per_instance: bool = False
+    """distinctInstance placement; required for Neuron (mapped device paths are fixed)."""
+    stop_timeout_seconds: int = 120
+    """SIGTERM-to-SIGKILL for in-flight streams (2-3600; else the agent's 30 s default)."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Extra plain variables (may not override engine-managed ones)."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
+
+
+@dataclass(frozen=True)
+class RerankerSpec:
+    """One CPU cross-encoder re-ranker on Fargate."""
+
+    service: str
+    """Short name: the URL path `/<service>/`, log group and task family."""
+    priority: int
+    """First of the service's two listener rule priorities (1-50000)."""
+    image: str | None
+    """Image reference; None: the stack's own build of the re-ranker image (images.build)."""
+    model_bucket: str
+    """S3 bucket of the exported ONNX model and tokenizer."""
+    model_prefix: str
+    """Key prefix the task role may read."""
+    cpu: int
+    """Task CPU units (a pair on the Fargate grid with memory_mib)."""
+    memory_mib: int
+    """Task memory."""
+    cpu_architecture: str = contract.CPU_ARCHITECTURE
+    """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
+    platform_version: str = "LATEST"
+    """Fargate platform version."""
+    desired_count: int = 2
+    """Tasks at deploy time."""
+    min_count: int = 1
+    """Autoscaling minimum."""
+    max_count: int = 4
+    """Autoscaling maximum."""
+    scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
+    """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization."""
+    scaling_target: float = 100.0
+    """Requests per task per minute, or CPU percent."""
+    scale_out_cooldown: int = 60
+    """Seconds between scale-outs."""
+    scale_in_cooldown: int = 300
+    """Seconds between scale-ins."""
+    health_check_grace_period_seconds: int = 120
+    """At least the image's startup time (S3 staging, ONNX session creation) plus the pull."""
+    deregistration_delay_seconds: int = 30
+    """At least the longest re-rank request."""
+    deployment_minimum_healthy_percent: int = 100
+    """ECS rolling deploy lower bound."""
+    deployment_maximum_percent: int = 200
+    """ECS rolling deploy upper bound (Fargate capacity is not scarce: full surge)."""
+    stop_timeout_seconds: int = contract.STOP_TIMEOUT_SECONDS
+    """SIGTERM-to-SIGKILL (2-120 on Fargate, above the service's drain timeout)."""
+    alb_idle_timeout_seconds: int = 60
+    """The endpoint's idle timeout; the service's keep-alive is set above it."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Overrides of the contract's variables (unknown names are rejected)."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Env name -> Secrets Manager ARN."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention."""
+
+
+def _deferred(value: object) -> bool:
+    """An Output (the stack's own build, known at deploy time), recognised without Pulumi."""
+    return callable(getattr(value, "apply", None))
+
+
+# --------------------------------------------------------------------------------------------
+# validation (pure)
+# --------------------------------------------------------------------------------------------
+
+LOG_RETENTION_DAYS = CLOUDWATCH_LOG_RETENTION_DAYS
+
+
+def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ServiceArgsError(f"{where}: {name} must be an integer, got {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"{lo}-{hi}" if hi is not None else f">= {lo}"
+        raise ServiceArgsError(f"{where}: {name} {value} outside {bound}")
+    return value
+
+
+def validate_common(where: str, args: ServiceSpecFields, managed_env: Sequence[str]) -> None:
+    """Checks every load-balanced service shares (ModelService and FargateReranker), on the
+    arguments they share; `managed_env` names the variables the service sets itself."""
+    service, image, secrets = args.service, args.image, args.secrets
+    min_count, max_count, desired_count = args.min_count, args.max_count, args.desired_count
+    if not isinstance(service, str) or not SERVICE_NAME.match(service):
+        raise ServiceArgsError(
+            f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
+        )
+    _int(where, "priority", args.priority, 1, LISTENER_RULE_PRIORITY_MAX)
+    # None (a spec) or an Output (its component) is the stack's own build (images.build): a
+    # digest reference in the stack's ECR repository, checked when the execution role's pull
+    # statement is derived from it.
+    if image is not None and not _deferred(image):
+        if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
+            raise ServiceArgsError(f"{where}: image {image!r} must be a non-empty image reference")
+        try:
+            iam.ecr_repository_arn(image)
+        except iam.PolicyArgumentError as exc:
+            raise ServiceArgsError(f"{where}: {exc}") from None
+    _int(where, "min_count", min_count, 0)
+    _int(where, "max_count", max_count, 1)
+    _int(where, "desired_count", desired_count, 0)
+    if not min_count <= desired_count <= max_count:
+        raise ServiceArgsError(
+            f"{where}: need min_count <= desired_count <= max_count, got {min_count} <= "
+            f"{desired_count} <= {max_count}"
+        )
+    delay = args.deregistration_delay_seconds
+    _int(
+        where,
+        "deregistration_delay_seconds",
+        delay,
+        0,
+        TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
+    )
+    grace = args.health_check_grace_period_seconds
+    _int(where, "health_check_grace_period_seconds", grace, 0, ECS_GRACE_PERIOD_MAX)
+    low = args.deployment_minimum_healthy_percent
+    _int(where, "deployment_minimum_healthy_percent", low, 0, 100)
+    high = _int(where, "deployment_maximum_percent", args.deployment_maximum_percent, 100, 200)
+    check_deploy_progress(where, low, high, min_count, max_count, desired_count)
+    if args.log_retention_days not in LOG_RETENTION_DAYS:
+        raise ServiceArgsError(
+            f"{where}: log_retention_days {args.log_retention_days} is not a CloudWatch retention "
+            f"value ({', '.join(map(str, sorted(LOG_RETENTION_DAYS)))})"
+        )
+    names = set()
+    for kind, mapping in (("environment", args.environment), ("secrets", secrets)):
+        for name in mapping:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ServiceArgsError(f"{where}: {kind} name {name!r} is not a variable name")
+            if name in managed_env:
+                raise ServiceArgsError(
+                    f"{where}: {kind} sets {name}, which the service already controls"
+                )
+            if name in names:
+                raise ServiceArgsError(f"{where}: {name} is set in both environment and secrets")
+            names.add(name)
+    for name, arn in secrets.items():
+        try:
+            iam.secret_policy_arn(arn)
+        except iam.PolicyArgumentError as exc:
+            raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
+
+
+def check_deploy_progress(
+    where: str, minimum_healthy: int, maximum: int, min_count: int, max_count: int, desired: int
+) -> None:
+    """A rolling deploy must be able to start a new task or stop an old one at every task count
+    autoscaling may reach: ECS keeps ceil(n × min%) running and runs at most floor(n × max%)."""
+    for n in sorted({desired, *range(max(min_count, 1), max_count + 1)} - {0}):
+        keep = math.ceil(n * minimum_healthy / 100)
+        peak = math.floor(n * maximum / 100)
+        if peak <= keep:
+            raise ServiceArgsError(
+                f"{where}: with {n} task(s), deployment_minimum_healthy_percent "
+                f"{minimum_healthy} keeps {keep} running and deployment_maximum_percent "
+                f"{maximum} allows {peak}: a deploy could never replace a task (lower the "
+                "minimum or raise the maximum)"
+            )
+
+
+def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -> None:
+    """Target-tracking settings: positive target, cooldowns 0-86400 s, scale-out ≤ scale-in."""
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0:
+        raise ServiceArgsError(f"{where}: scaling target {target!r} must be a positive number")
+    _int(where, "scale_out_cooldown", scale_out, 0, 86_400)
+    _int(where, "scale_in_cooldown", scale_in, 0, 86_400)
+    if scale_out > scale_in:
+        raise ServiceArgsError(
+            f"{where}: scale_out_cooldown {scale_out} s exceeds scale_in_cooldown {scale_in} s; "
+            "scale out fast (a late task costs latency), scale in slow (a warm model is "
+            "expensive to reload)"
+        )
+
+
+def resolve_neuron_devices(where: str, launch: NeuronLaunch, given: Sequence[str]) -> list[str]:
+    """The device paths a Neuron task maps: `given`, checked, or `/dev/neuron0..N-1`."""
+    wanted = launch.num_devices or 0
+    if not given:
+        return [f"/dev/neuron{i}" for i in range(wanted)]
+    paths = list(given)
+    for path in paths:
+        if not NEURON_DEVICE.match(path):
+            raise ServiceArgsError(f"{where}: neuron device {path!r} is not /dev/neuronN")
+    if len(set(paths)) != len(paths):
+        raise ServiceArgsError(f"{where}: neuron_devices {paths} repeats a device")
+    if len(paths) != wanted:
+        raise ServiceArgsError(
+            f"{where}: tp degree {launch.tp_degree} needs {wanted} Neuron device(s) "
+            f"({catalog.NEURON_CORES_PER_DEVICE} NeuronCores each), neuron_devices gives "
+            f"{len(paths)}"
+        )
+    return paths
+
+
+def validate_model_service(where: str, args: ModelServiceSpec) -> None:
+    """All plain-value checks of a `ModelServiceSpec`; raises `ServiceArgsError`."""
+    launch = args.launch
+    if not isinstance(launch, (VllmLaunch, NeuronLaunch)):
+        raise ServiceArgsError(f"{where}: launch must be a VllmLaunch or NeuronLaunch")
+    managed = [e["name"] for e in engines.container_environment(launch)]
+    validate_common(where, args, managed)
+    validate_scaling(
+        where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
+    )
+    # EC2 task-level limits: 128 CPU units - 192 vCPU; memory at least 6 MiB per container.
+    _int(where, "task_cpu", args.task_cpu, 128, 196_608)
+    _int(where, "task_memory_mib", args.task_memory_mib, 128)
+    _int(where, "shm_size_mib", args.shm_size_mib, 0)
+    if args.shm_size_mib >= args.task_memory_mib:
+        raise ServiceArgsError(
+            f"{where}: shm_size_mib {args.shm_size_mib} must be below task_memory_mib "
+            f"{args.task_memory_mib} (/dev/shm is counted against the task's memory)"
+        )
+    # The 120 s cap is Fargate's; on EC2 the agent waits as long as asked. Streams mostly drain
+    # before SIGTERM anyway (ECS waits out the target group's deregistration delay first).
+    _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 2, 3600)
+    _int(where, "gpu_count", args.gpu_count, 0)
+    if isinstance(launch, VllmLaunch):
+        if args.gpu_count != launch.tensor_parallel_size:
+            raise ServiceArgsError(
+                f"{where}: gpu_count {args.gpu_count} must equal the tensor parallel size "
+                f"{launch.tensor_parallel_size} (vLLM shards the model over exactly that many "
+                "GPUs, and ECS must reserve them)"
+            )
+        if args.neuron_devices:
+            raise ServiceArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
+    else:
+        if args.gpu_count:
+            raise ServiceArgsError(
+                f"{where}: gpu_count {args.gpu_count} given for a Neuron model; Neuron "
+                "devices are mapped through neuron_devices"
+            )
+        resolve_neuron_devices(where, launch, args.neuron_devices)
+        if not args.one_task_per_instance:
+            raise ServiceArgsError(
+                f"{where}: a Neuron service needs one_task_per_instance=True: devices are not "
+                "an ECS resource, so ECS would place a second task on the same devices"
+            )
+    if not args.weights_bucket:
+        raise ServiceArgsError(f"{where}: weights_bucket is required")
+    try:
+        iam.s3_read_policy(args.weights_bucket, args.weights_prefix)
+    except iam.PolicyArgumentError as exc:
+        raise ServiceArgsError(f"{where}: {exc}") from None
+    source = launch.weights_uri if isinstance(launch, VllmLaunch) else launch.artifact_uri
+    bucket, prefix = iam.split_s3_uri(source)
+    wanted = args.weights_prefix.strip("/")
+    if bucket != args.weights_bucket or not (
+        wanted == "" or prefix == wanted or prefix.startswith(wanted + "/")
+    ):
+        raise ServiceArgsError(
+            f"{where}: the engine reads {source} but the task role may only read "
+            f"s3://{args.weights_bucket}/{wanted}"
+        )
+
+
+def model_uri(bucket: str, prefix: str) -> str:
+    """`s3://bucket/prefix/` (trailing slash: the service stages every object under it)."""
+    prefix = prefix.strip("/")
+    return f"s3://{bucket}/{prefix}/" if prefix else f"s3://{bucket}/"
+
+
+def reranker_environment(
+    *,
+    service: str,
+    bucket: str,
+    prefix: str,
+    alb_idle_timeout_seconds: int,
+    overrides: Mapping[str, str],
+) -> list[dict[str, str]]:
+    """The container `environment`: contract defaults, the model URI, keep-alive above the ALB
+    idle timeout, the service name as model name, then `overrides` (names checked by the
+    contract; the URI and keep-alive are rejected earlier as managed)."""
+    managed = {
+        contract.ENV_MODEL_NAME: service,
+        contract.ENV_MODEL_S3_URI: model_uri(bucket, prefix),
+        contract.ENV_KEEP_ALIVE_SECONDS: str(alb_idle_timeout_seconds + KEEPALIVE_MARGIN_SECONDS),
+    }
+    return contract.container_environment({**managed, **dict(overrides)})
+
+
+def _platform_at_least_1_4(version: str) -> bool:
+    if version == "LATEST":
+        return True
+    try:
+        parts = tuple(int(p) for p in version.split("."))
+    except ValueError:
+        return False
+    return parts >= (1, 4, 0)
+
+
+def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
+    """All plain-value checks of a `RerankerSpec`; returns the validated Fargate size."""
+    validate_common(where, args, RERANKER_MANAGED_ENV)
+    validate_scaling(where, args.scaling_target, args.scale_out_cooldown, args.scale_in_cooldown)
+    if args.scaling_metric not in ("requestCount", "cpu"):
+        raise ServiceArgsError(
+            f"{where}: scaling_metric {args.scaling_metric!r} must be 'requestCount' or 'cpu'"
+        )
+    if args.scaling_metric == "cpu" and not 1 <= args.scaling_target <= 100:
+        raise ServiceArgsError(
+            f"{where}: scaling_target {args.scaling_target} for the cpu metric is a percentage "
+            "(1-100)"
+        )
+    try:
+        size = sizing.fargate_size(args.cpu, args.memory_mib)
+    except sizing.SizingError as exc:
+        raise ServiceArgsError(f"{where}: {exc}") from None
+    if args.memory_mib < contract.MIN_MEMORY_MIB:
+        raise ServiceArgsError(
+            f"{where}: memory_mib {args.memory_mib} is below the re-ranker's floor of "
+            f"{contract.MIN_MEMORY_MIB} MiB (resident model, ONNX Runtime arenas, web stack)"
+        )
+    if args.cpu_architecture not in CPU_ARCHITECTURES:
+        raise ServiceArgsError(
+            f"{where}: cpu_architecture {args.cpu_architecture!r} not one of {CPU_ARCHITECTURES}"
+        )
+    if size.needs_platform_1_4 and not _platform_at_least_1_4(args.platform_version):
+        raise ServiceArgsError(
+            f"{where}: cpu {args.cpu} needs Fargate platform 1.4.0 or later, got "
+            f"{args.platform_version!r}"
+        )
+    if args.health_check_grace_period_seconds < contract.STARTUP_GRACE_SECONDS:
+        raise ServiceArgsError(
+            f"{where}: health_check_grace_period_seconds {args.health_check_grace_period_seconds}"
+            f" is below the re-ranker's startup time of {contract.STARTUP_GRACE_SECONDS} s "
+            "(S3 staging + model load); ECS would stop tasks that are still loading"
+        )
+    idle_min, idle_max = ALB_IDLE_TIMEOUT_RANGE
+    if not idle_min <= args.alb_idle_timeout_seconds <= idle_max:
+        raise ServiceArgsError(
+            f"{where}: alb_idle_timeout_seconds {args.alb_idle_timeout_seconds} outside "
+            f"{idle_min}-{idle_max}"
+        )
+    try:
+        iam.s3_read_policy(args.model_bucket, args.model_prefix)
+        env = {
+            e["name"]: e["value"]
+            for e in reranker_environment(
+                service=args.service,
+                bucket=args.model_bucket,
+                prefix=args.model_prefix,
+                alb_idle_timeout_seconds=args.alb_idle_timeout_seconds,
+                overrides=args.environment,
+            )
+        }
+    except (iam.PolicyArgumentError, KeyError, ValueError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
+        raise ServiceArgsError(f"{where}: {message}") from None
+    clash = sorted(set(args.secrets) & set(contract.ENV_DEFAULTS))
+    if clash:
+        raise ServiceArgsError(
+            f"{where}: secrets {clash} are plain settings of the re-ranker (set them under "
+            "environment); a name in both lists is ambiguous"
+        )
+    drain = env.get(contract.ENV_DRAIN_TIMEOUT_SECONDS, str(contract.DRAIN_TIMEOUT_SECONDS))
+    if not (
+        isinstance(args.stop_timeout_seconds, int)
+        and 2 <= args.stop_timeout_seconds <= FARGATE_STOP_TIMEOUT_MAX
+    ):
+        raise ServiceArgsError(
+            f"{where}: stop_timeout_seconds {args.stop_timeout_seconds!r} outside Fargate's "
+            f"2-{FARGATE_STOP_TIMEOUT_MAX}"
+        )
+    if not drain.isdigit() or int(drain) >= args.stop_timeout_seconds:
+        raise ServiceArgsError(
+            f"{where}: {contract.ENV_DRAIN_TIMEOUT_SECONDS} {drain!r} must be a whole number of "
+            f"seconds below stop_timeout_seconds {args.stop_timeout_seconds} (ECS kills the "
+            "container when the stop timeout ends, cutting requests still draining)"
+        )
+    return size

@@ -1,0 +1,31 @@
+"""What both model-serving images (vLLM and Neuron) share with the task definitions.
+
+`components/services/engines.py` writes these variables into the task definition; the image
+entrypoints (`images/vllm/entrypoint.py`, `images/neuron/entrypoint.py`) read them. Image-specific
+names are in `contracts/vllm.py` and `contracts/neuron.py`.
+"""
+
+from __future__ import annotations
+
+HEALTH_PATH = "/health"
+"""Health path of both engines (vLLM's `/health`: 200 once the engine is ready); the neuron
+proxy forwards it unchanged so the target group sees the engine's own answer."""
+DEFAULT_PORT = 8000
+"""Container port the service listens on (vLLM's default)."""
+DEFAULT_SSE_KEEPALIVE_SECONDS = 15
+"""Keep-alive interval an entrypoint uses when the task sets none."""
+
+ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
+"""Model id clients send in the OpenAI `model` field."""
+ENV_PORT = "ENGINE_PORT"
+"""Port the container serves on (engine for vLLM, keep-alive proxy for Neuron)."""
+ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
+"""Seconds of silence on an event stream after which a `: keep-alive` comment is sent."""
+ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
+"""JSON list of extra engine flags, appended verbatim (validated by the launch dataclasses)."""
+
+ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
+"""huggingface_hub: `1` forbids any hub request (weights must come from S3)."""
+
+COMMON_READS = (ENV_SERVED_MODEL_NAME, ENV_PORT, ENV_SSE_KEEPALIVE_SECONDS, ENV_EXTRA_ARGS)
+"""The ENGINE_* variables both entrypoints read."""

@@ -1,0 +1,37 @@
+"""The Neuron (Inferentia/Trainium) image's task environment: what the task sets and the
+entrypoint reads."""
+
+from __future__ import annotations
+
+from contracts.engine import COMMON_READS
+
+ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
+"""`s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""
+ENV_MODEL_DIR = "ENGINE_MODEL_DIR"
+"""Local directory the artifact is staged to before serving."""
+ENV_BATCH_SIZE = "ENGINE_BATCH_SIZE"
+"""Batch size the artifact was compiled for."""
+ENV_SEQUENCE_LENGTH = "ENGINE_SEQUENCE_LENGTH"
+"""Sequence length the artifact was compiled for."""
+ENV_TP_DEGREE = "ENGINE_TP_DEGREE"
+"""Tensor parallel degree (NeuronCores) the artifact was compiled for."""
+ENV_NEURON_TARGET = "ENGINE_NEURON_TARGET"
+"""Compilation target the artifact must record (`trn1` for inf2 and trn1 instances, as
+optimum-neuron normalises it); unset skips the check."""
+ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
+"""Loopback port of the engine behind the keep-alive proxy."""
+
+READS = (
+    *COMMON_READS,
+    ENV_ARTIFACT_URI,
+    ENV_MODEL_DIR,
+    ENV_BATCH_SIZE,
+    ENV_SEQUENCE_LENGTH,
+    ENV_TP_DEGREE,
+    ENV_NEURON_TARGET,
+    ENV_UPSTREAM_PORT,
+)
+"""Every ENGINE_* variable the Neuron entrypoint reads (the task must set no other)."""
+
+ENV_NEURON_RT_VISIBLE_CORES = "NEURON_RT_VISIBLE_CORES"
+"""Neuron runtime: the NeuronCores the process may use (`0-3`)."""

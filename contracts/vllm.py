@@ -1,0 +1,46 @@
+"""The vLLM (GPU) image's task environment: what the task sets and the entrypoint reads."""
+
+from __future__ import annotations
+
+from contracts.engine import COMMON_READS
+
+ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+"""`s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""
+ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"
+"""GPUs the model is sharded over (equals the task's GPU resourceRequirement)."""
+ENV_MAX_MODEL_LEN = "ENGINE_MAX_MODEL_LEN"
+"""Context length (prompt + generation) the KV cache is sized for."""
+ENV_GPU_MEMORY_UTILIZATION = "ENGINE_GPU_MEMORY_UTILIZATION"
+"""Fraction of each GPU's memory vLLM may use (0 < x ≤ 1)."""
+ENV_MAX_NUM_SEQS = "ENGINE_MAX_NUM_SEQS"
+"""Maximum concurrent sequences (the sizing's max concurrency)."""
+ENV_DTYPE = "ENGINE_DTYPE"
+"""Weight/activation dtype (`auto`, `bfloat16`, `float16`, ...)."""
+ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
+"""KV cache dtype (`auto`, `fp8`, ...)."""
+ENV_QUANTIZATION = "ENGINE_QUANTIZATION"
+"""Quantization method (`awq`, `gptq`, `fp8`, ...); unset means none/auto-detected."""
+
+READS = (
+    *COMMON_READS,
+    ENV_WEIGHTS_URI,
+    ENV_TENSOR_PARALLEL_SIZE,
+    ENV_MAX_MODEL_LEN,
+    ENV_GPU_MEMORY_UTILIZATION,
+    ENV_MAX_NUM_SEQS,
+    ENV_DTYPE,
+    ENV_KV_CACHE_DTYPE,
+    ENV_QUANTIZATION,
+)
+"""Every ENGINE_* variable the vLLM entrypoint reads (the task must set no other)."""
+
+# Variables vLLM itself reads.
+ENV_HTTP_KEEPALIVE = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
+"""uvicorn idle keep-alive of client connections, seconds (default 5). The ALB reuses target
+connections for up to its idle timeout; a target that closes them sooner races the ALB and
+shows up as sporadic 502s, so it is set above the idle timeout."""
+ENV_NO_USAGE_STATS = "VLLM_NO_USAGE_STATS"
+"""`1` disables usage reporting to vLLM's collector (private subnets, no phoning home)."""
+ENV_API_KEY = "VLLM_API_KEY"
+"""Bearer key required on `/v1/*` when set. Inject it from Secrets Manager through the
+container's `secrets`, never `environment` (the policy pack flags plaintext secrets)."""
