@@ -38,17 +38,17 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
+from contracts import aws_limits
+
 TOKEN = "ecs-inference:storage:WeightFileSystem"
 SCHEME = "efs://"
-NFS_PORT = 2049
+NFS_PORT = aws_limits.NFS_PORT
 MOUNT_ROOT = "/mnt/efs"
 """Containers see a model's access point at `<MOUNT_ROOT>/<model>`."""
 POSIX_ID = 10001
 """uid/gid of the images' non-root user; the access point enters as it."""
-ACCESS_POINT_PATH_MAX = 100
-"""EFS `RootDirectory.Path`: at most 100 characters (CreateAccessPoint)."""
-ACCESS_POINT_PATH_MAX_DEPTH = 4
-"""EFS allows at most four subdirectories in an access point's root path."""
+ACCESS_POINT_PATH_MAX = aws_limits.EFS_ACCESS_POINT_PATH_MAX
+ACCESS_POINT_PATH_MAX_DEPTH = aws_limits.EFS_ACCESS_POINT_PATH_MAX_DEPTH
 FILE_SYSTEM_ID = re.compile(r"^fs-[0-9a-f]{8,40}$")
 _CONFIG_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
 _PATH_PART = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -300,9 +300,9 @@ def check_args(name: str, args: WeightFileSystemArgs) -> None:
         raise EfsConfigError(
             f"{where}.provisionedMibPerSecond: give it exactly when throughputMode is provisioned"
         )
-    # CreateFileSystem: ProvisionedThroughputInMibps 1-3414 (Region-dependent upper bound).
-    if provisioned is not None and not 1 <= provisioned <= 3414:
-        raise EfsConfigError(f"{where}.provisionedMibPerSecond: {provisioned} outside 1-3414")
+    low, high = aws_limits.EFS_PROVISIONED_MIBPS_RANGE
+    if provisioned is not None and not low <= provisioned <= high:
+        raise EfsConfigError(f"{where}.provisionedMibPerSecond: {provisioned} outside {low}-{high}")
     for model, path in args.access_points.items():
         parse_efs_uri(f"{SCHEME}{name}{path}", f"{where} (model {model})", [name])
 

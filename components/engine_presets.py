@@ -33,13 +33,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from components import sizing
+from contracts import aws_limits, flag_table
 from contracts import custom as custom_contract
-from contracts import flag_table
 from contracts import sglang as sglang_contract
 from contracts import tgi as tgi_contract
 
-ALB_IDLE_TIMEOUT_MAX = 4000
-"""ALB `idle_timeout.timeout_seconds`: 1-4000 s."""
+ALB_IDLE_TIMEOUT_MAX = aws_limits.ALB_IDLE_TIMEOUT_RANGE[1]
 KEEPALIVE_MARGIN_SECONDS = 5
 """A target's own keep-alive must outlast the ALB's idle timeout by this much (else 502s)."""
 
@@ -109,7 +108,8 @@ def keepalive_for(
     "Well inside" the timeout means at least two keep-alives fit in one idle period, so one
     delayed write (GC pause, event-loop stall during a long prefill) does not cost the stream.
     """
-    if isinstance(idle_timeout_seconds, bool) or not 1 <= idle_timeout_seconds <= 4000:
+    low, high = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+    if isinstance(idle_timeout_seconds, bool) or not low <= idle_timeout_seconds <= high:
         raise _fail(
             where,
             "albIdleTimeoutSeconds",

@@ -51,6 +51,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from contracts import aws_limits
+
 Source = Literal["s3-stream", "s3-stage", "efs"]
 ThroughputMode = Literal["elastic", "provisioned"]
 
@@ -58,18 +60,12 @@ MIB_PER_GIB = 1024
 MIB_PER_SECOND_PER_GBPS = 1e9 / 8 / 2**20
 """1 Gbps = 119.2 MiB/s."""
 
-EFS_ELASTIC_CLIENT_READ_MIBPS = 1500.0
-"""Elastic throughput, per-client read/write maximum (EFS performance specifications)."""
-EFS_ELASTIC_FS_READ_GIBPS = 20.0
-"""Elastic throughput, per-file-system read: 20-60 GiB/s by Region; the low end."""
-EFS_PROVISIONED_CLIENT_READ_MIBPS = 500.0
-"""Provisioned throughput, per-client maximum."""
-EFS_PROVISIONED_FS_READ_GIBPS = 3.0
-"""Provisioned throughput, per-file-system read: 3-10 GiB/s; the low end."""
-EFS_PROVISIONED_READ_MULTIPLIER = 3.0
-"""Reads are metered at one third: P MiB/s provisioned serves up to 3 P MiB/s of reads."""
-S3_GET_PER_PREFIX_PER_SECOND = 5500
-"""GET/HEAD requests per second per partitioned prefix (S3 performance guidelines)."""
+EFS_ELASTIC_CLIENT_READ_MIBPS = aws_limits.EFS_ELASTIC_CLIENT_READ_MIBPS
+EFS_ELASTIC_FS_READ_GIBPS = aws_limits.EFS_ELASTIC_FS_READ_GIBPS
+EFS_PROVISIONED_CLIENT_READ_MIBPS = aws_limits.EFS_PROVISIONED_CLIENT_READ_MIBPS
+EFS_PROVISIONED_FS_READ_GIBPS = aws_limits.EFS_PROVISIONED_FS_READ_GIBPS
+EFS_PROVISIONED_READ_MULTIPLIER = aws_limits.EFS_PROVISIONED_READ_MULTIPLIER
+S3_GET_PER_PREFIX_PER_SECOND = aws_limits.S3_GET_PER_PREFIX_PER_SECOND
 
 
 class WeightStoreError(ValueError):

@@ -19,6 +19,8 @@ What the image must do:
 
 from __future__ import annotations
 
+from contracts import aws_limits
+
 ENV_PORT = "ENGINE_PORT"
 """Port the platform routes to (the container port mapping and target group port)."""
 ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
@@ -51,7 +53,7 @@ DEFAULT_PORT = 8000
 """Port used when the service declares none."""
 DEFAULT_HEALTH_PATH = "/health"
 """Health path used when the service declares none."""
-HEALTH_PATH_MAX_LENGTH = 1024
+HEALTH_PATH_MAX_LENGTH = aws_limits.HEALTH_CHECK_PATH_MAX
 """ELBv2 `HealthCheckPath`: 1-1024 characters, starting with `/`."""
 MIN_PORT = 1024
 """Images run as non-root; ports below 1024 need root or a capability the task does not get."""
