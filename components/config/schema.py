@@ -39,7 +39,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
-from components.efs_weights import EfsConfigError, parse_efs_uri
+from components.specs.weights import EfsConfigError, parse_efs_uri
 from contracts import aws_limits
 
 ROOT = "platform"

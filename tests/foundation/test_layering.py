@@ -35,6 +35,9 @@ PURE = [
     "components.sizing",
     "components.sizing.catalog",
     "components.services.engines",
+    "components.services.engine_presets",
+    "components.specs.weights",
+    "components.sizing.weights",
     "components.iam",
 ]
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import engine_presets as presets
+from components.services import engine_presets as presets
 from contracts import custom as custom_contract
 from contracts import flag_table
 from contracts import sglang as sglang_contract

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from components import efs_weights as efs
+from components import storage
+from components.specs import weights as efs
 from tests.aws_shapes import validate_named_shape, validate_shape
 from tools.recording import run_function
 
@@ -47,8 +48,8 @@ def real_ids(value: Any) -> Any:
     return value
 
 
-def args(**overrides) -> efs.WeightFileSystemArgs:
-    base = efs.WeightFileSystemArgs(
+def args(**overrides) -> storage.WeightFileSystemArgs:
+    base = storage.WeightFileSystemArgs(
         vpc_id="vpc-0123",
         subnet_ids=SUBNETS,
         access_points={"llama": "/models/llama-8b", "mistral": "/models/mistral"},
@@ -125,7 +126,7 @@ def test_task_volume_and_mount_validate_against_register_task_definition():
 
 
 def test_task_volume_args_carry_the_same_settings():
-    args_ = efs.task_volume("llama", "fs-1", "fsap-1")
+    args_ = storage.task_volume("llama", "fs-1", "fsap-1")
     config = args_.efs_volume_configuration
     assert args_.name == efs.volume_name("llama")
     assert config.transit_encryption == "ENABLED"
@@ -153,7 +154,7 @@ def test_task_role_statement_is_read_only_and_scoped_to_the_access_point():
 
 
 def test_component_creates_an_encrypted_file_system_reachable_only_by_its_clients():
-    rec = run_function(lambda: efs.WeightFileSystem("weights", args()))
+    rec = run_function(lambda: storage.WeightFileSystem("weights", args()))
     fs = rec.one(FS)
     assert fs.inputs["encrypted"] is True
     assert fs.inputs["performanceMode"] == "generalPurpose"
@@ -195,7 +196,7 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
 
     (policy,) = rec.by_type(POLICY)
     assert "aws:SecureTransport" in policy.inputs["policy"]
-    component = rec.one(efs.TOKEN)
+    component = rec.one(storage.TOKEN)
     assert component.name == "weights"
 
 
@@ -204,18 +205,18 @@ def test_provisioned_throughput_is_validated_before_anything_exists():
 
     def program():
         with pytest.raises(efs.EfsConfigError) as caught:
-            efs.WeightFileSystem("weights", args(throughput_mode="provisioned"))
+            storage.WeightFileSystem("weights", args(throughput_mode="provisioned"))
         errors.append(caught.value)
         with pytest.raises(efs.EfsConfigError) as caught:
-            efs.WeightFileSystem(
+            storage.WeightFileSystem(
                 "weights", args(throughput_mode="bursting", provisioned_mib_per_second=None)
             )
         errors.append(caught.value)
         with pytest.raises(efs.EfsConfigError) as caught:
-            efs.WeightFileSystem("weights", args(access_points={"x": "/a/../b"}))
+            storage.WeightFileSystem("weights", args(access_points={"x": "/a/../b"}))
         errors.append(caught.value)
         with pytest.raises(efs.EfsConfigError) as caught:
-            efs.WeightFileSystem("weights", args(subnet_ids=[]))
+            storage.WeightFileSystem("weights", args(subnet_ids=[]))
         errors.append(caught.value)
 
     rec = run_function(program)
@@ -226,7 +227,7 @@ def test_provisioned_throughput_is_validated_before_anything_exists():
     assert "no '..'" in messages[2]
     assert "at least one private subnet" in messages[3]
     rec = run_function(
-        lambda: efs.WeightFileSystem(
+        lambda: storage.WeightFileSystem(
             "weights", args(throughput_mode="provisioned", provisioned_mib_per_second=256)
         )
     )
