@@ -23,9 +23,13 @@ from components.config.schema import (
     StackConfig,
     images_to_build,
 )
+from components.services import engine_presets as presets
+from components.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
 from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
 from components.sizing import catalog
+from components.sizing import weights as weight_load
 from components.specs import images as image_build
+from components.specs import weights as efs
 from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
 from components.specs.pool import PoolSpec, WarmPoolSpec, pool_problems
 from components.specs.service import (
@@ -86,8 +90,8 @@ class ModelPlan:
     config: ModelConfig
     pool: PoolPlan
     image: str | None  # None: built by the stack (images.build), see Plan.builds
-    launch: VllmLaunch | NeuronLaunch
-    fit: sizing.GpuFit | sizing.NeuronFit
+    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
+    fit: sizing.GpuFit | sizing.NeuronFit | presets.DeclaredFit
     priority: int
     task_cpu: int
     task_memory_mib: int
@@ -98,8 +102,12 @@ class ModelPlan:
     deregistration: sizing.DeregistrationDelay
     grace: sizing.GracePeriod
     deploy: DeployPlan
-    weights_bucket: str
-    weights_prefix: str
+    weights_bucket: str | None
+    weights_prefix: str | None
+    efs: efs.EfsWeights | None = None
+    """Weights on EFS: the file system (store name or id) and directory; None: S3 or none."""
+    weights_note: str | None = None
+    """The weight-load estimate line (EFS against S3), when the weights are on EFS."""
 
     @property
     def port(self) -> int:
@@ -116,6 +124,8 @@ class ModelPlan:
             launch=self.launch,
             weights_bucket=self.weights_bucket,
             weights_prefix=self.weights_prefix,
+            efs_file_system=self.efs.file_system if self.efs else None,
+            efs_path=self.efs.path if self.efs else None,
             task_cpu=self.task_cpu,
             task_memory_mib=self.task_memory_mib,
             gpu_count=self.gpu_count,
@@ -208,6 +218,7 @@ class Plan:
                 m.grace.summary(),
                 m.deregistration.summary(),
                 m.deploy.note,
+                *([m.weights_note] if m.weights_note else []),
             ]
         for name, r in self.rerankers.items():
             out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
@@ -328,8 +339,11 @@ def _model_plan(
     pool, so `build_plan` decides it afterwards."""
     params = model.parameters
     explicit = params.model_dump(exclude_none=True) if params else {}
-    image = model.image or getattr(cfg.images, model.engine)
+    image = model.image or (None if model.engine == "custom" else getattr(cfg.images, model.engine))
     served = model.served_model_name or name
+    if model.engine in ("sglang", "tgi", "custom"):
+        return _preset_model_plan(name, model, cfg, pool, image, served, priority, idle, region)
+    assert model.weights_uri is not None  # vllm and neuron: required by the schema
     if model.engine == "vllm":
         need = sizing.gpu_memory_need(
             model.architecture,
@@ -418,6 +432,193 @@ def _model_plan(
         weights_bucket=bucket,
         weights_prefix=prefix,
     )
+
+
+def _weights(
+    name: str, model: ModelConfig, cfg: StackConfig, need_gib: float
+) -> tuple[str | None, str | None, efs.EfsWeights | None, str | None, str | None, float]:
+    """Where the weights are: (bucket, prefix, EFS location, the URI the engine reads, the
+    load-estimate note, the weight-load rate in MiB/s for the grace period)."""
+    uri = model.weights_uri
+    rate = model.startup.weight_load_mib_per_second
+    if uri is None:
+        return None, None, None, None, None, rate
+    if not uri.startswith(efs.SCHEME):
+        bucket, prefix = iam.split_s3_uri(uri)
+        return bucket, prefix, None, uri, None, rate
+    location = efs.parse_efs_uri(uri, f"platform.models.{name}.weightsUri", list(cfg.weight_stores))
+    store = cfg.weight_stores.get(location.file_system)
+    # The catalog has no network figures, so the estimate covers the storage side: EFS's
+    # per-client and per-file-system limits against the engine's S3 path.
+    compared = weight_load.compare(
+        max(need_gib, 0.001),
+        engine_streams_from_s3=model.engine == "sglang",
+        instance_network_gbps=None,
+        concurrent_tasks=max(1, model.desired_count),
+        efs_throughput_mode=store.throughput_mode if store else "elastic",
+        efs_provisioned_mib_per_second=store.provisioned_mib_per_second if store else None,
+    )
+    return (
+        None,
+        None,
+        location,
+        efs.container_path(name),
+        compared.summary(),
+        (compared.efs.mib_per_second),
+    )
+
+
+def _preset_model_plan(
+    name: str,
+    model: ModelConfig,
+    cfg: StackConfig,
+    pool: PoolPlan,
+    image: str | None,
+    served: str,
+    priority: int,
+    idle: sizing.IdleTimeout,
+    region: str | None,
+) -> ModelPlan:
+    """SGLang, TGI and custom services: size on the pool, then derive the launch
+    (`components.services.engine_presets`); every error names its config path."""
+    where = f"platform.models.{name}"
+    params = model.parameters
+    explicit = params.model_dump(exclude_none=True) if params else {}
+    custom = model.custom
+    sized = model.architecture is not None or bool(explicit)
+    fit: sizing.GpuFit | sizing.NeuronFit | presets.DeclaredFit
+    need_gib = 0.0
+    if sized and pool.kind == "gpu":
+        need = sizing.gpu_memory_need(
+            model.architecture,
+            dtype=model.dtype,
+            kv_cache_dtype=model.kv_cache_dtype,
+            max_model_len=model.max_model_len,
+            max_concurrent_sequences=model.max_concurrent_sequences,
+            overhead_fraction=model.memory_overhead_fraction,
+            **explicit,
+        )
+        pinned = custom.gpus if custom is not None else model.tensor_parallel_size
+        fit = presets.engine_fit(
+            where,
+            model.engine,
+            need,
+            pool.instance.name,
+            model.gpu_memory_utilization,
+            tensor_parallel_size=pinned,
+        )
+        devices = fit.tp_size
+        need_gib = need.weights_gib
+    else:
+        if custom is None or custom.accelerator_memory_gib is None:
+            raise PresetError(
+                f"{where}.custom.acceleratorMemoryGiB: a Neuron custom service is sized from its "
+                "declared accelerator memory"
+            )
+        devices = custom.gpus or custom.neuron_devices
+        fit = presets.declared_fit(
+            where,
+            served,
+            custom.accelerator_memory_gib,
+            devices,
+            pool.instance,
+            model.gpu_memory_utilization,
+            key="gpus" if custom.gpus else "neuronDevices",
+        )
+        need_gib = custom.accelerator_memory_gib
+    bucket, prefix, location, engine_uri, note, load_rate = _weights(name, model, cfg, need_gib)
+    launch: SglangLaunch | TgiLaunch | CustomLaunch
+    if model.engine == "sglang":
+        assert engine_uri is not None and model.max_model_len is not None
+        launch = SglangLaunch(
+            where,
+            served,
+            engine_uri,
+            context_length=model.max_model_len,
+            tensor_parallel_size=devices,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            overhead_fraction=model.memory_overhead_fraction,
+            max_running_requests=model.max_concurrent_sequences,
+            dtype=_vllm_dtype(model.dtype),
+            kv_cache_dtype=_sglang_kv_dtype(model.kv_cache_dtype),
+            quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
+            alb_idle_timeout_seconds=idle.seconds,
+            extra_args=tuple(model.extra_args),
+        )
+    elif model.engine == "tgi":
+        assert engine_uri is not None and model.max_model_len is not None
+        launch = TgiLaunch.from_plan(
+            where,
+            served,
+            engine_uri,
+            context_length=model.max_model_len,
+            tensor_parallel_size=devices,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            max_concurrent_sequences=model.max_concurrent_sequences,
+            dtype=model.dtype,
+            kv_cache_dtype=model.kv_cache_dtype,
+            alb_idle_timeout_seconds=idle.seconds,
+            max_input_tokens=model.max_input_tokens,
+            extra_args=model.extra_args,
+        )
+    else:
+        assert custom is not None and model.image is not None
+        launch = CustomLaunch(
+            where,
+            model.image,
+            served,
+            command=tuple(custom.command),
+            port=custom.port,
+            health_path=custom.health_path,
+            gpus=custom.gpus,
+            neuron_devices=custom.neuron_devices,
+            accelerator_memory_gib=custom.accelerator_memory_gib,
+            weights_uri=engine_uri,
+            environment=dict(model.environment),
+            secrets=dict(model.secrets),
+            sse_keepalive_seconds=custom.sse_keep_alive_seconds,
+            max_generation_seconds=model.max_generation_seconds,
+            alb_idle_timeout_seconds=idle.seconds,
+            warmup_seconds=float(custom.warmup_seconds),
+        )
+    del region  # the presets' images take the region from the task's own metadata
+    on_gpu = pool.kind == "gpu"
+    cpu, memory = _task_reservation(pool.instance, fit.tasks_per_instance)
+    grace = sizing.health_check_grace_period(
+        model.startup.image_gib,
+        need_gib,
+        image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
+        weight_load_mib_per_second=load_rate,
+        warmup_seconds=presets.warmup_seconds(launch),
+        override=model.health_check_grace_period_seconds,
+    )
+    return ModelPlan(
+        name=name,
+        config=model,
+        pool=pool,
+        image=image,
+        launch=launch,
+        fit=fit,
+        priority=priority,
+        task_cpu=cpu,
+        task_memory_mib=memory,
+        gpu_count=devices if on_gpu else 0,
+        neuron_devices=(tuple(f"/dev/neuron{i}" for i in range(devices)) if not on_gpu else ()),
+        shm_size_mib=_shm_size(devices, memory) if on_gpu else 0,
+        one_task_per_instance=not on_gpu,
+        deregistration=_deregistration(model.max_generation_seconds, idle),
+        grace=grace,
+        deploy=_UNDECIDED,
+        weights_bucket=bucket,
+        weights_prefix=prefix,
+        efs=location,
+        weights_note=note,
+    )
+
+
+def _sglang_kv_dtype(kv_cache_dtype: str) -> str:
+    """SGLang's `--kv-cache-dtype` for the config's engine-neutral name."""
+    return {"fp8": "fp8_e4m3", "bf16": "bfloat16", "fp16": "auto"}.get(kv_cache_dtype, "auto")
 
 
 def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.DeregistrationDelay:
@@ -522,6 +723,10 @@ def build_plan(
             models[name] = _model_plan(name, model, pool, config, priorities[name], idle, region)
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
+        except PresetError as exc:
+            # The message starts with the config path of the setting to fix.
+            path, _, message = str(exc).partition(": ")
+            issues.append(ConfigIssue(path, message))
 
     # Deploy headroom is a property of the pool: every service on it shares its maxSize.
     for pool in pools.values():

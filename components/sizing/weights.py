@@ -104,7 +104,7 @@ def load_estimate(
     source: Source,
     weights_gib: float,
     *,
-    instance_network_gbps: float,
+    instance_network_gbps: float | None,
     concurrent_tasks: int = 1,
     s3_connections: int = 16,
     s3_connection_mib_per_second: float = 80.0,
@@ -116,17 +116,23 @@ def load_estimate(
 ) -> LoadEstimate:
     """Estimate one task's weight load time from `source`.
 
-    `instance_network_gbps` is the instance's network bandwidth; `concurrent_tasks` (default 1)
-    tasks load the same weights at the same moment (a scale-out or a deploy), sharing the S3
-    prefix's request rate or the EFS file system's throughput. S3: `s3_connections` (default 16,
-    the Run:ai streamer's default concurrency) ranged GETs of `s3_chunk_mib` (default 8 MiB) at
-    `s3_connection_mib_per_second` each (default 80, an assumption to measure). `s3-stage` also
-    writes to and reads back from the root volume (defaults 1000 MiB/s, the GPU pools' gp3
-    setting). EFS: `efs_throughput_mode` (default elastic); provisioned needs
-    `efs_provisioned_mib_per_second`.
+    `instance_network_gbps` is the instance's network bandwidth (None: not modelled);
+    `concurrent_tasks` (default 1) tasks load the same weights at the same moment (a scale-out
+    or a deploy), sharing the S3 prefix's request rate or the EFS file system's throughput.
+    S3: `s3_connections` (default 16, the Run:ai streamer's default concurrency) ranged GETs
+    of `s3_chunk_mib` (default 8 MiB) at `s3_connection_mib_per_second` each (default 80, an
+    assumption to measure). `s3-stage` also writes to and reads back from the root volume
+    (defaults 1000 MiB/s, the GPU pools' gp3 setting). EFS: `efs_throughput_mode` (default
+    elastic); provisioned needs `efs_provisioned_mib_per_second`.
     """
     weights = _positive(weights_gib, "weights_gib")
-    network = _positive(instance_network_gbps, "instance_network_gbps") * MIB_PER_SECOND_PER_GBPS
+    # None: the instance's bandwidth is not known (the catalog has no network figures); the
+    # estimate then covers the storage side only and says so.
+    network = (
+        _positive(instance_network_gbps, "instance_network_gbps") * MIB_PER_SECOND_PER_GBPS
+        if instance_network_gbps is not None
+        else float("inf")
+    )
     if isinstance(concurrent_tasks, bool) or not isinstance(concurrent_tasks, int):
         raise WeightStoreError(f"concurrent_tasks must be a whole number, got {concurrent_tasks!r}")
     tasks = int(_positive(concurrent_tasks, "concurrent_tasks"))
@@ -203,7 +209,7 @@ def compare(
     weights_gib: float,
     *,
     engine_streams_from_s3: bool,
-    instance_network_gbps: float,
+    instance_network_gbps: float | None,
     concurrent_tasks: int = 1,
     efs_throughput_mode: ThroughputMode = "elastic",
     efs_provisioned_mib_per_second: float | None = None,

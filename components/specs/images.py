@@ -23,6 +23,8 @@ NAMED_CONTEXTS: Mapping[str, str] = {"contracts": "contracts"}
 IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
     "vllm": ("linux/amd64",),
     "neuron": ("linux/amd64",),
+    "sglang": ("linux/amd64",),
+    "tgi": ("linux/amd64",),
 }
 # The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
 # use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
