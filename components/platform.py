@@ -29,9 +29,10 @@ from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
 from components.plan import Plan, pool_resource_name
-from components.services.base import ServiceWiring
+from components.services.base import EfsAccess, ServiceWiring
 from components.services.model import ModelService, ModelServiceArgs
 from components.services.reranker import FargateReranker, FargateRerankerArgs
+from components.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
 _Args = TypeVar("_Args")
 
@@ -142,6 +143,7 @@ class InferencePlatform(pulumi.ComponentResource):
             service_depends_on=(self.capacity_providers,),
         )
         wired = {f.name: getattr(wiring, f.name) for f in fields(wiring)}
+        self.weight_stores = self._weight_stores(name, plan)
         self.models: dict[str, ModelService] = {
             m.name: ModelService(
                 f"{name}-{m.name}",
@@ -151,6 +153,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     **wired,
                     image=_image(m.image, m.config.engine, built_images),
                     capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
+                    weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
                 ),
                 opts=child,
             )
@@ -175,4 +178,45 @@ class InferencePlatform(pulumi.ComponentResource):
                 "clusterName": self.cluster.name,
                 "endpointDns": self.endpoint.dns_name,
             }
+        )
+
+    def _weight_stores(self, name: str, plan: Plan) -> dict[str, WeightFileSystem]:
+        """One WeightFileSystem per EFS file system the models read weights from: a stack-managed
+        `weightStores` entry, or an existing file system (mount targets and access points only)."""
+        users: dict[str, dict[str, str]] = {}
+        for m in plan.models.values():
+            if m.efs is not None:
+                users.setdefault(m.efs.file_system, {})[m.name] = m.efs.path
+        stores: dict[str, WeightFileSystem] = {}
+        for fs_name, access_points in sorted(users.items()):
+            store = plan.config.weight_stores.get(fs_name)
+            stores[fs_name] = WeightFileSystem(
+                f"{name}-{fs_name}",
+                WeightFileSystemArgs(
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=self.network.private_subnet_ids,
+                    # awsx creates one private subnet per Availability Zone
+                    subnet_count=plan.config.network.az_count,
+                    access_points=access_points,
+                    throughput_mode=store.throughput_mode if store else "elastic",
+                    provisioned_mib_per_second=(
+                        store.provisioned_mib_per_second if store else None
+                    ),
+                    existing_file_system_id=None if store else fs_name,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        return stores
+
+    def _efs_access(self, model: str, file_system: str | None) -> EfsAccess | None:
+        """The EFS wiring of one model's task, or None when its weights are not on EFS."""
+        if file_system is None:
+            return None
+        store = self.weight_stores[file_system]
+        point = store.access_points[model]
+        return EfsAccess(
+            volume=task_volume(model, store.file_system_id, point.id),
+            file_system_arn=store.file_system_arn,
+            access_point_arn=point.arn,
+            client_security_group_id=store.client_security_group.id,
         )

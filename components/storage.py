@@ -34,7 +34,7 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-from pulumi import Input
+from pulumi import Input, Output
 
 from components.specs.weights import (
     NFS_PORT,
@@ -71,26 +71,30 @@ def task_volume(model: str, file_system_id: Input[str], access_point_id: Input[s
 class WeightFileSystemArgs:
     """Inputs of `WeightFileSystem`.
 
-    Required: `vpc_id`, `subnet_ids` (the private subnets, one per Availability Zone),
-    `access_points` (model name → absolute directory on the file system).
+    Required: `vpc_id`, `subnet_ids` (the private subnets, one per Availability Zone; may be an
+    Output), `subnet_count` (how many there are: one mount target each), `access_points` (model
+    name → absolute directory on the file system).
     Defaults: `throughput_mode` "elastic", `provisioned_mib_per_second` None (required when
     `throughput_mode` is "provisioned"), `kms_key_id` None (the AWS-managed EFS key),
     `tags` {}.
     """
 
     vpc_id: Input[str]
-    subnet_ids: Sequence[Input[str]]
+    subnet_ids: Input[Sequence[str]]
     access_points: Mapping[str, str]
+    subnet_count: int
     throughput_mode: str = "elastic"
     provisioned_mib_per_second: float | None = None
     kms_key_id: Input[str] | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
+    existing_file_system_id: str | None = None
+    """An existing file system (`efs://fs-.../...`): the stack adds mount targets in its private
+    subnets and the access points, and creates no file system (default None: create one)."""
 
 
 class WeightFileSystem(pulumi.ComponentResource):
     """A stack-managed EFS file system for model weights (see the module docstring)."""
 
-    file_system: aws.efs.FileSystem
     client_security_group: aws.ec2.SecurityGroup
     mount_security_group: aws.ec2.SecurityGroup
     mount_targets: list[aws.efs.MountTarget]
@@ -101,7 +105,7 @@ class WeightFileSystem(pulumi.ComponentResource):
     ) -> None:
         check_store(
             name,
-            subnet_count=len(args.subnet_ids),
+            subnet_count=args.subnet_count,
             throughput_mode=args.throughput_mode,
             provisioned_mib_per_second=args.provisioned_mib_per_second,
             access_points=args.access_points,
@@ -109,22 +113,35 @@ class WeightFileSystem(pulumi.ComponentResource):
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "Name": f"{name}-weights"}
-        self.file_system = aws.efs.FileSystem(
-            f"{name}-fs",
-            encrypted=True,
-            kms_key_id=args.kms_key_id,
-            performance_mode="generalPurpose",
-            throughput_mode=args.throughput_mode,
-            provisioned_throughput_in_mibps=args.provisioned_mib_per_second,
-            tags=tags,
-            opts=child,
-        )
-        aws.efs.FileSystemPolicy(
-            f"{name}-tls-only",
-            file_system_id=self.file_system.id,
-            policy=self.file_system.arn.apply(file_system_policy),
-            opts=child,
-        )
+        self.file_system: aws.efs.FileSystem | None = None
+        if args.existing_file_system_id is None:
+            self.file_system = aws.efs.FileSystem(
+                f"{name}-fs",
+                encrypted=True,
+                kms_key_id=args.kms_key_id,
+                performance_mode="generalPurpose",
+                throughput_mode=args.throughput_mode,
+                provisioned_throughput_in_mibps=args.provisioned_mib_per_second,
+                tags=tags,
+                opts=child,
+            )
+            aws.efs.FileSystemPolicy(
+                f"{name}-tls-only",
+                file_system_id=self.file_system.id,
+                policy=self.file_system.arn.apply(file_system_policy),
+                opts=child,
+            )
+            self.file_system_id: Output[str] = self.file_system.id
+            self.file_system_arn: Output[str] = self.file_system.arn
+        else:
+            invoke = pulumi.InvokeOutputOptions(parent=self)
+            existing = args.existing_file_system_id
+            self.file_system_id = Output.from_input(existing)
+            self.file_system_arn = Output.all(
+                aws.get_partition_output(opts=invoke).partition,
+                aws.get_region_output(opts=invoke).region,
+                aws.get_caller_identity_output(opts=invoke).account_id,
+            ).apply(lambda a: f"arn:{a[0]}:elasticfilesystem:{a[1]}:{a[2]}:file-system/{existing}")
         self.mount_security_group = aws.ec2.SecurityGroup(
             f"{name}-mounts",
             description=f"{name} EFS mount targets: NFS from weight clients only",
@@ -162,20 +179,21 @@ class WeightFileSystem(pulumi.ComponentResource):
             description="NFS to the weight file system's mount targets",
             opts=child,
         )
+        subnets = Output.from_input(args.subnet_ids)
         self.mount_targets = [
             aws.efs.MountTarget(
                 f"{name}-mount-{index}",
-                file_system_id=self.file_system.id,
-                subnet_id=subnet,
+                file_system_id=self.file_system_id,
+                subnet_id=subnets.apply(lambda ids, i=index: ids[i]),
                 security_groups=[self.mount_security_group.id],
                 opts=child,
             )
-            for index, subnet in enumerate(args.subnet_ids)
+            for index in range(args.subnet_count)
         ]
         self.access_points = {
             model: aws.efs.AccessPoint(
                 f"{name}-{model}",
-                file_system_id=self.file_system.id,
+                file_system_id=self.file_system_id,
                 posix_user=aws.efs.AccessPointPosixUserArgs(uid=POSIX_ID, gid=POSIX_ID),
                 root_directory=aws.efs.AccessPointRootDirectoryArgs(
                     path=path,
@@ -191,7 +209,7 @@ class WeightFileSystem(pulumi.ComponentResource):
         }
         self.register_outputs(
             {
-                "fileSystemId": self.file_system.id,
+                "fileSystemId": self.file_system_id,
                 "clientSecurityGroupId": self.client_security_group.id,
                 "accessPointIds": {m: ap.id for m, ap in self.access_points.items()},
             }

@@ -495,7 +495,7 @@ class CustomEngineConfig(_Section):
     """GPUs the task reserves (on a gpuPools pool); give this or `neuronDevices`."""
     neuron_devices: int = Field(0, ge=0, le=16)
     """Neuron devices mapped into the task (on a neuronPools pool)."""
-    accelerator_memory_gib: float | None = Field(None, gt=0)
+    accelerator_memory_gib: float | None = Field(None, gt=0, alias="acceleratorMemoryGiB")
     """The model's whole accelerator-memory need, when no `architecture`/`parameters` sizes it."""
     sse_keep_alive_seconds: int | None = Field(None, ge=1)
     """Longest silence the image allows itself during a stream; unset: none, so the endpoint's

@@ -84,7 +84,7 @@ class LoadEstimate:
 
     def summary(self) -> str:
         return (
-            f"{self.source}: {self.weights_gib:g} GiB at {self.mib_per_second:.0f} MiB/s "
+            f"{self.source}: {self.weights_gib:.1f} GiB at {self.mib_per_second:.0f} MiB/s "
             f"= {self.seconds:.0f} s (bound by {self.bottleneck})"
         )
 

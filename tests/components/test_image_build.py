@@ -319,7 +319,7 @@ def test_digest_reference_needs_a_pushed_digest() -> None:
     ("images", "message"),
     [
         ({}, "no image to build"),
-        ({"tgi": ("linux/amd64",)}, "unknown image"),
+        ({"triton": ("linux/amd64",)}, "unknown image"),
         ({"vllm": ("linux/arm64",)}, "builds for"),
         ({"reranker": ()}, "builds for"),
     ],

@@ -52,6 +52,7 @@ def args(**overrides) -> storage.WeightFileSystemArgs:
     base = storage.WeightFileSystemArgs(
         vpc_id="vpc-0123",
         subnet_ids=SUBNETS,
+        subnet_count=len(SUBNETS),
         access_points={"llama": "/models/llama-8b", "mistral": "/models/mistral"},
         tags={"stack": "test"},
     )
@@ -216,7 +217,7 @@ def test_provisioned_throughput_is_validated_before_anything_exists():
             storage.WeightFileSystem("weights", args(access_points={"x": "/a/../b"}))
         errors.append(caught.value)
         with pytest.raises(efs.EfsConfigError) as caught:
-            storage.WeightFileSystem("weights", args(subnet_ids=[]))
+            storage.WeightFileSystem("weights", args(subnet_ids=[], subnet_count=0))
         errors.append(caught.value)
 
     rec = run_function(program)
