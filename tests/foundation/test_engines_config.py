@@ -1,0 +1,148 @@
+"""SGLang, TGI and custom services and EFS weight stores in the stack config: plan decisions and
+bad configs that fail with the config path to edit (the `engines` reference stack is the base)."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
+from components.plan import build_plan
+from components.services.engine_presets import (
+    CustomLaunch,
+    DeclaredFit,
+    SglangLaunch,
+    TgiLaunch,
+)
+from components.specs.weights import EfsWeights
+from tests.foundation.test_config import DELETE, mutate, reference
+
+
+def plan_of(raw: dict):
+    return build_plan(load_stack_config(raw, "engines"), "engines", region="us-east-1")
+
+
+def issues_of(raw: dict) -> list:
+    with pytest.raises(ConfigError) as info:
+        plan_of(raw)
+    return info.value.issues
+
+
+def test_engines_stack_plans_every_engine() -> None:
+    plan = plan_of(reference("engines"))
+    qwen, mistral, triton = (plan.models[n] for n in ("qwen", "mistral", "triton"))
+    assert isinstance(qwen.launch, SglangLaunch)
+    assert qwen.efs == EfsWeights("weights", "/models/qwen2.5-14b-instruct")
+    assert qwen.launch.weights_uri == "/mnt/efs/qwen"
+    assert qwen.weights_bucket is None and qwen.weights_note is not None
+    assert qwen.gpu_count == qwen.launch.tensor_parallel_size == qwen.fit.tp_size
+    assert isinstance(mistral.launch, TgiLaunch)
+    assert mistral.launch.weights_uri.startswith("s3://")
+    assert mistral.launch.max_input_tokens == mistral.launch.max_total_tokens - 1
+    assert isinstance(triton.launch, CustomLaunch) and isinstance(triton.fit, DeclaredFit)
+    assert triton.gpu_count == 1 and triton.launch.health_path == "/v2/health/ready"
+    assert (triton.weights_bucket, triton.weights_prefix) == (
+        "example-engines-models",
+        "gemma-2-9b-trtllm",
+    )
+    # warm-up inputs differ per engine and reach the grace period
+    assert qwen.grace.warmup_seconds == 180 and mistral.grace.warmup_seconds == 150
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "path", "fragment"),
+    [
+        (
+            "models.qwen.extraArgs",
+            ["--no-such-flag", "1"],
+            "platform.models.qwen.extraArgs",
+            "sglang 0.5.23 has no flag --no-such-flag",
+        ),
+        (
+            "models.mistral.extraArgs",
+            ["--num-shard", "2"],
+            "platform.models.mistral.extraArgs",
+            "set by the platform",
+        ),
+        (
+            "models.mistral.architecture",
+            "llama-3.1-70b",
+            "platform.models.mistral",
+            "the tgi model does not fit",
+        ),
+        (
+            "models.qwen.weightsUri",
+            "efs:///models/qwen",
+            "platform.models.qwen.weightsUri",
+            "names no file system",
+        ),
+        (
+            "models.qwen.weightsUri",
+            "efs://archive/models/qwen",
+            "platform.models.qwen.weightsUri",
+            "neither an id (fs-...) nor one of this stack's weightStores (weights)",
+        ),
+        (
+            "models.llama.weightsUri",
+            "efs://weights/models/llama",
+            "platform.models.llama",
+            "engine vllm loads weights from S3 only",
+        ),
+        (
+            "models.llama.extraArgs",
+            ["--enforce-eager"],
+            "platform.models.llama",
+            "`extraArgs` applies to engines sglang and tgi",
+        ),
+        ("models.triton.image", DELETE, "platform.models.triton", "engine custom needs `image`"),
+        (
+            "models.triton.custom.gpus",
+            0,
+            "platform.models.triton",
+            "exactly one of custom.gpus, custom.neuronDevices",
+        ),
+        (
+            "models.triton.custom.acceleratorMemoryGiB",
+            80,
+            "platform.models.triton.custom.acceleratorMemoryGiB",
+            "usable GiB per device",
+        ),
+        (
+            "models.triton.custom.healthPath",
+            "ready",
+            "platform.models.triton.healthPath",
+            "absolute path",
+        ),
+        (
+            "models.triton.environment",
+            {"HF_TOKEN": "x"},
+            "platform.models.triton.environment",
+            "looks like a credential",
+        ),
+        (
+            "weightStores.weights.throughputMode",
+            "provisioned",
+            "platform.weightStores.weights",
+            "provisionedMibPerSecond exactly when throughputMode is provisioned",
+        ),
+        (
+            "models.mistral.maxInputTokens",
+            8192,
+            "platform.models.mistral.maxInputTokens",
+            "must be below maxModelLen 8192",
+        ),
+    ],
+)
+def test_bad_engine_configs_name_the_path(key, value, path, fragment) -> None:
+    issues = issues_of(mutate(reference("engines"), key, value))
+    matching = [i for i in issues if i.path == path]
+    assert matching, [(i.path, i.message) for i in issues]
+    assert any(fragment in i.message for i in matching), [i.message for i in matching]
+
+
+def test_efs_weights_from_an_existing_file_system_by_id() -> None:
+    raw = mutate(
+        reference("engines"), "models.qwen.weightsUri", "efs://fs-0123456789abcdef0/models/qwen"
+    )
+    plan = plan_of(raw)
+    assert plan.models["qwen"].efs == EfsWeights("fs-0123456789abcdef0", "/models/qwen")
