@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from components import sizing
+from components.sizing.catalog import InstanceType
 from contracts import aws_limits, flag_table
 from contracts import custom as custom_contract
 from contracts import sglang as sglang_contract
@@ -804,17 +805,17 @@ def declared_fit(
     model: str,
     accelerator_memory_gib: float,
     devices: int,
-    instance: object,
+    instance: InstanceType,
     utilization: float = 0.9,
     *,
     key: str = "gpus",
 ) -> DeclaredFit:
     """Check a declared `acceleratorMemoryGiB` split over `devices` against `instance` (a catalog
-    instance type: `accelerator_count`, `accelerator_memory_gib`, `name`). Raises PresetError
+    instance type). Raises PresetError
     naming `<where>.custom.<key>` or `<where>.custom.acceleratorMemoryGiB`."""
-    count = int(instance.accelerator_count)
-    each = float(instance.accelerator_memory_gib)
-    name = str(instance.name)
+    count = instance.accelerator_count
+    each = instance.accelerator_memory_gib
+    name = instance.name
     if devices > count:
         raise PresetError(
             f"{where}.custom.{key}: {devices} exceeds the {count} device(s) of {name}"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components import storage
+import components.storage as storage
 from components.specs import weights as efs
 from tests.aws_shapes import validate_named_shape, validate_shape
 from tools.recording import run_function

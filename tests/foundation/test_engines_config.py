@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from components import sizing
 from components.config.issues import ConfigError
 from components.config.schema import load_stack_config
 from components.plan import build_plan
@@ -35,6 +36,7 @@ def test_engines_stack_plans_every_engine() -> None:
     assert qwen.efs == EfsWeights("weights", "/models/qwen2.5-14b-instruct")
     assert qwen.launch.weights_uri == "/mnt/efs/qwen"
     assert qwen.weights_bucket is None and qwen.weights_note is not None
+    assert isinstance(qwen.fit, sizing.GpuFit)
     assert qwen.gpu_count == qwen.launch.tensor_parallel_size == qwen.fit.tp_size
     assert isinstance(mistral.launch, TgiLaunch)
     assert mistral.launch.weights_uri.startswith("s3://")
