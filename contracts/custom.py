@@ -19,11 +19,11 @@ What the image must do:
 
 from __future__ import annotations
 
-from contracts import aws_limits
+from contracts import aws_limits, engine
 
-ENV_PORT = "ENGINE_PORT"
+ENV_PORT = engine.ENV_PORT
 """Port the platform routes to (the container port mapping and target group port)."""
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
+ENV_SERVED_MODEL_NAME = engine.ENV_SERVED_MODEL_NAME
 """The service's model id (what clients send as the OpenAI `model`, if the API is OpenAI's)."""
 ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
 """Set when the service declares weights: `s3://bucket/prefix/` (the task role may read exactly
@@ -49,9 +49,9 @@ SECRET_NAME_MARKERS = ("PASSWORD", "SECRET", "TOKEN", "API_KEY", "APIKEY", "CRED
 """An `environment` entry whose name contains one of these must come from `secrets` instead
 (plain environment values are visible in the task definition to anyone who can describe it)."""
 
-DEFAULT_PORT = 8000
+DEFAULT_PORT = engine.DEFAULT_PORT
 """Port used when the service declares none."""
-DEFAULT_HEALTH_PATH = "/health"
+DEFAULT_HEALTH_PATH = engine.HEALTH_PATH
 """Health path used when the service declares none."""
 HEALTH_PATH_MAX_LENGTH = aws_limits.HEALTH_CHECK_PATH_MAX
 """ELBv2 `HealthCheckPath`: 1-1024 characters, starting with `/`."""

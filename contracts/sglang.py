@@ -17,6 +17,27 @@ Facts about SGLang 0.5.23 this contract relies on (read from the PyPI wheel):
 
 from __future__ import annotations
 
+from contracts.engine import (
+    COMMON_READS,
+    DEFAULT_PORT,
+    ENV_EXTRA_ARGS,
+    ENV_HF_HUB_OFFLINE,
+    ENV_PORT,
+    ENV_SERVED_MODEL_NAME,
+    ENV_SSE_KEEPALIVE_SECONDS,
+    HEALTH_PATH,
+)
+
+__all__ = [
+    "DEFAULT_PORT",
+    "ENV_EXTRA_ARGS",
+    "ENV_HF_HUB_OFFLINE",
+    "ENV_PORT",
+    "ENV_SERVED_MODEL_NAME",
+    "ENV_SSE_KEEPALIVE_SECONDS",
+    "HEALTH_PATH",
+]
+
 SGLANG_VERSION = "0.5.23"
 """SGLang release of the image; the flag table and the base image tag follow it."""
 BASE_IMAGE = f"lmsysorg/sglang:v{SGLANG_VERSION}"
@@ -26,27 +47,16 @@ FLAG_TABLE = f"sglang-{SGLANG_VERSION}"
 COMMAND = ("python3", "-m", "sglang.launch_server")
 """The engine's launcher; flags follow."""
 
-HEALTH_PATH = "/health"
-"""503 while starting, 200 when a one-token generation succeeds; the proxy forwards it."""
-DEFAULT_PORT = 8000
-"""Container port the keep-alive proxy serves on (the ALB target port)."""
 WARMUP_SECONDS = 180.0
 """Grace-period input: after weights are in GPU memory SGLang profiles memory, captures CUDA
 graphs for every decode batch size up to `--cuda-graph-max-bs` and runs a warm-up request
 before `/health` turns 200; longer than vLLM's because both decode and prefill graphs are
 captured by default in 0.5.x."""
 
-# --- environment the entrypoint reads -----------------------------------------------------
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-"""Model id clients send in the OpenAI `model` field (`--served-model-name`)."""
-ENV_PORT = "ENGINE_PORT"
-"""Port the keep-alive proxy listens on (all interfaces)."""
+# --- environment the entrypoint reads (besides contracts.engine's common names: served name,
+# port, SSE keep-alive seconds, extra args) ---------------------------------------------------
 ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
 """Loopback port of SGLang behind the proxy (default port + 1)."""
-ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
-"""Seconds of silence on an event stream before the proxy sends `: keep-alive`."""
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-"""JSON list of extra SGLang flags, appended verbatim (checked against the flag table)."""
 ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
 """`s3://bucket/prefix/` (streamed with the Run:ai streamer) or an absolute directory on the
 task's EFS mount (read in place)."""
@@ -69,11 +79,8 @@ ENV_API_KEY = "ENGINE_API_KEY"
 container's `secrets`, never `environment`."""
 
 READS = (
-    ENV_SERVED_MODEL_NAME,
-    ENV_PORT,
+    *COMMON_READS,
     ENV_UPSTREAM_PORT,
-    ENV_SSE_KEEPALIVE_SECONDS,
-    ENV_EXTRA_ARGS,
     ENV_WEIGHTS_URI,
     ENV_TENSOR_PARALLEL_SIZE,
     ENV_CONTEXT_LENGTH,
@@ -87,8 +94,6 @@ READS = (
 """Every variable the entrypoint reads."""
 
 # --- variables SGLang itself reads ---------------------------------------------------------
-ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
-"""`1`: any hub request fails fast instead of downloading."""
 ENV_TIMEOUT_KEEP_ALIVE = "SGLANG_TIMEOUT_KEEP_ALIVE"
 """uvicorn idle keep-alive (s). Only the loopback proxy connects to SGLang, on a fresh
 connection per request, so the default is kept; the proxy keeps ALB connections open."""

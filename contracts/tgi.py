@@ -23,6 +23,24 @@ huggingface/text-generation-inference) this contract relies on:
 
 from __future__ import annotations
 
+from contracts.engine import (
+    DEFAULT_PORT,
+    ENV_EXTRA_ARGS,
+    ENV_HF_HUB_OFFLINE,
+    ENV_PORT,
+    ENV_SERVED_MODEL_NAME,
+    HEALTH_PATH,
+)
+
+__all__ = [
+    "DEFAULT_PORT",
+    "ENV_EXTRA_ARGS",
+    "ENV_HF_HUB_OFFLINE",
+    "ENV_PORT",
+    "ENV_SERVED_MODEL_NAME",
+    "HEALTH_PATH",
+]
+
 TGI_VERSION = "3.3.7"
 """TGI release of the image; the flag table and base tag follow it."""
 TGI_TAG_COMMIT = "dfb3fbe78e0d1d69251bd33065591c61bafdfaa8"
@@ -34,10 +52,6 @@ FLAG_TABLE = f"tgi-{TGI_VERSION}"
 COMMAND = ("text-generation-launcher",)
 """The engine's launcher; flags follow."""
 
-HEALTH_PATH = "/health"
-"""200 once the model is loaded and warmed up."""
-DEFAULT_PORT = 8000
-"""Container port TGI serves on (the ALB target port)."""
 SSE_KEEPALIVE_SECONDS = 15
 """axum `KeepAlive::default()` interval: TGI writes an SSE comment after 15 s of silence."""
 WARMUP_SECONDS = 150.0
@@ -46,13 +60,8 @@ KV cache, then captures CUDA graphs for the default batch sizes 1-32 before `/he
 DEFAULT_MODEL_ROOT = "/models"
 """Local directory S3 weights are staged under (`<root>/<served name>`)."""
 
-# --- environment the entrypoint reads -----------------------------------------------------
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-"""Name of the staging directory, hence the id `/v1/models` reports."""
-ENV_PORT = "ENGINE_PORT"
-"""`--port`."""
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-"""JSON list of extra launcher flags, appended verbatim (checked against the flag table)."""
+# --- environment the entrypoint reads (besides contracts.engine's served name, port and extra
+# args; the served name names the staging directory, hence the id `/v1/models` reports) -------
 ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
 """`s3://bucket/prefix/` (staged to `ENGINE_MODEL_ROOT`) or an absolute EFS directory."""
 ENV_MODEL_ROOT = "ENGINE_MODEL_ROOT"
@@ -95,8 +104,6 @@ READS = (
 ENV_API_KEY = "API_KEY"
 """The launcher's `--api-key` variable: bearer key required on every route when set. Inject it
 from Secrets Manager through the container's `secrets`."""
-ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
-"""`1`: the launcher's and server's hub lookups fail fast instead of downloading."""
 
 MANAGED_FLAGS = frozenset(
     {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Container entrypoint of the SGLang image: task environment → SGLang behind a keep-alive proxy.
 
-The ECS task definition only sets environment variables (names in `contracts/sglang.py`);
+The ECS task definition only sets environment variables (names in `contracts/engine.py` and
+`contracts/sglang.py`);
 this script validates them, builds the `python3 -m sglang.launch_server` command line, runs
 SGLang 0.5.23 on loopback and the SSE keep-alive proxy (`sse_proxy.py`, the Neuron image's) on
 the service port: SGLang's event streams have no keep-alive comments of their own.
@@ -23,94 +24,55 @@ import asyncio
 import importlib.util
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-ENV_PORT = "ENGINE_PORT"
-ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
-ENV_SSE_KEEPALIVE_SECONDS = "ENGINE_SSE_KEEPALIVE_SECONDS"
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
-ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"
-ENV_CONTEXT_LENGTH = "ENGINE_CONTEXT_LENGTH"
-ENV_MEM_FRACTION_STATIC = "ENGINE_MEM_FRACTION_STATIC"
-ENV_MAX_RUNNING_REQUESTS = "ENGINE_MAX_RUNNING_REQUESTS"
-ENV_DTYPE = "ENGINE_DTYPE"
-ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
-ENV_QUANTIZATION = "ENGINE_QUANTIZATION"
-ENV_API_KEY = "ENGINE_API_KEY"
+# The image copies the repository's stdlib-only contracts/ next to this file; in a checkout it
+# is two directories up.
+_HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
-READS = (
-    ENV_SERVED_MODEL_NAME,
-    ENV_PORT,
-    ENV_UPSTREAM_PORT,
-    ENV_SSE_KEEPALIVE_SECONDS,
-    ENV_EXTRA_ARGS,
-    ENV_WEIGHTS_URI,
-    ENV_TENSOR_PARALLEL_SIZE,
-    ENV_CONTEXT_LENGTH,
-    ENV_MEM_FRACTION_STATIC,
-    ENV_MAX_RUNNING_REQUESTS,
-    ENV_DTYPE,
-    ENV_KV_CACHE_DTYPE,
-    ENV_QUANTIZATION,
+from contracts.engine import DEFAULT_SSE_KEEPALIVE_SECONDS  # noqa: E402
+from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.sglang import (  # noqa: E402
+    COMMAND,
+    DEFAULT_PORT,
     ENV_API_KEY,
+    ENV_CONTEXT_LENGTH,
+    ENV_DTYPE,
+    ENV_EXTRA_ARGS,
+    ENV_KV_CACHE_DTYPE,
+    ENV_MAX_RUNNING_REQUESTS,
+    ENV_MEM_FRACTION_STATIC,
+    ENV_PORT,
+    ENV_QUANTIZATION,
+    ENV_SERVED_MODEL_NAME,
+    ENV_SSE_KEEPALIVE_SECONDS,
+    ENV_TENSOR_PARALLEL_SIZE,
+    ENV_UPSTREAM_PORT,
+    ENV_WEIGHTS_URI,
+    READS,
 )
-"""Every variable this entrypoint reads (the task definition must set no other ENGINE_*)."""
 
-HEALTH_PATH = "/health"
+__all__ = ["READS", "ConfigError", "Settings", "main"]
+
 LOOPBACK = "127.0.0.1"
 MASK = "***"
-
-
-class ConfigError(ValueError):
-    """Invalid task environment (exit 2)."""
 
 
 class WeightsError(RuntimeError):
     """The weights directory cannot be served (exit 1)."""
 
 
-def _required(env: Mapping[str, str], name: str) -> str:
-    value = env.get(name, "").strip()
-    if not value:
-        raise ConfigError(f"{name} is required")
-    return value
-
-
-def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
-    raw = env.get(name, "").strip()
-    if not raw and default is not None:
-        return default
-    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
-def _extra_args(env: Mapping[str, str]) -> list[str]:
-    raw = env.get(ENV_EXTRA_ARGS, "").strip()
-    if not raw:
-        return []
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{ENV_EXTRA_ARGS} is not a JSON list: {exc}") from None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{ENV_EXTRA_ARGS} must be a JSON list of strings")
-    return value
-
-
 class Settings:
     """The validated task environment."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.served_model_name = _required(env, ENV_SERVED_MODEL_NAME)
-        weights = _required(env, ENV_WEIGHTS_URI)
+        self.served_model_name = required(env, ENV_SERVED_MODEL_NAME)
+        weights = required(env, ENV_WEIGHTS_URI)
         if weights.startswith("s3://"):
             # The streamer lists objects under the prefix; without the slash it would also
             # match siblings (s3://b/llama-8b matches s3://b/llama-8b-old/...).
@@ -124,13 +86,15 @@ class Settings:
                 f"{ENV_WEIGHTS_URI} must be s3://bucket/prefix/ or an absolute EFS directory, "
                 f"got {weights!r}"
             )
-        self.port = _int(env, ENV_PORT, 8000)
-        self.upstream_port = _int(env, ENV_UPSTREAM_PORT, self.port + 1)
+        self.port = positive_int(env, ENV_PORT, DEFAULT_PORT)
+        self.upstream_port = positive_int(env, ENV_UPSTREAM_PORT, self.port + 1)
         if self.upstream_port == self.port or max(self.port, self.upstream_port) > 65535:
             raise ConfigError(f"{ENV_UPSTREAM_PORT} must differ from {ENV_PORT}, both <= 65535")
-        self.keepalive_seconds = _int(env, ENV_SSE_KEEPALIVE_SECONDS, 15)
-        self.tp = _int(env, ENV_TENSOR_PARALLEL_SIZE, 1)
-        self.context_length = _int(env, ENV_CONTEXT_LENGTH)
+        self.keepalive_seconds = positive_int(
+            env, ENV_SSE_KEEPALIVE_SECONDS, DEFAULT_SSE_KEEPALIVE_SECONDS
+        )
+        self.tp = positive_int(env, ENV_TENSOR_PARALLEL_SIZE, 1)
+        self.context_length = positive_int(env, ENV_CONTEXT_LENGTH)
         fraction = env.get(ENV_MEM_FRACTION_STATIC, "").strip() or "0.8"
         try:
             if not 0 < float(fraction) < 1:
@@ -140,19 +104,17 @@ class Settings:
                 f"{ENV_MEM_FRACTION_STATIC} must be a number in (0, 1), got {fraction!r}"
             ) from None
         self.mem_fraction_static = fraction
-        self.max_running_requests = _int(env, ENV_MAX_RUNNING_REQUESTS, 16)
+        self.max_running_requests = positive_int(env, ENV_MAX_RUNNING_REQUESTS, 16)
         self.dtype = env.get(ENV_DTYPE, "").strip() or "auto"
         self.kv_cache_dtype = env.get(ENV_KV_CACHE_DTYPE, "").strip() or "auto"
         self.quantization = env.get(ENV_QUANTIZATION, "").strip() or None
         self.api_key = env.get(ENV_API_KEY, "").strip() or None
-        self.extra_args = _extra_args(env)
+        self.extra_args = string_list(env, ENV_EXTRA_ARGS)
 
     def command(self, mask_secrets: bool = False) -> list[str]:
         """The SGLang argv (the API key replaced by `***` when `mask_secrets`)."""
         argv = [
-            "python3",
-            "-m",
-            "sglang.launch_server",
+            *COMMAND,
             "--model-path",
             self.weights,
             "--load-format",

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Container entrypoint of the TGI image: task environment → weights on disk → TGI launcher.
 
-The ECS task definition only sets environment variables (names in `contracts/tgi.py`); this
+The ECS task definition only sets environment variables (names in `contracts/engine.py` and
+`contracts/tgi.py`); this
 script validates them, puts the weights where TGI can read them, and execs
 `text-generation-launcher` (TGI 3.3.7) so that the launcher is PID 1's only process and ECS's
 SIGTERM reaches it directly (it drains the router, then stops the shards).
@@ -26,91 +27,52 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-ENV_SERVED_MODEL_NAME = "ENGINE_SERVED_MODEL_NAME"
-ENV_PORT = "ENGINE_PORT"
-ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
-ENV_MODEL_ROOT = "ENGINE_MODEL_ROOT"
-ENV_NUM_SHARD = "ENGINE_NUM_SHARD"
-ENV_MAX_INPUT_TOKENS = "ENGINE_MAX_INPUT_TOKENS"
-ENV_MAX_TOTAL_TOKENS = "ENGINE_MAX_TOTAL_TOKENS"
-ENV_CUDA_MEMORY_FRACTION = "ENGINE_CUDA_MEMORY_FRACTION"
-ENV_MAX_CONCURRENT_REQUESTS = "ENGINE_MAX_CONCURRENT_REQUESTS"
-ENV_DTYPE = "ENGINE_DTYPE"
-ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
-ENV_QUANTIZE = "ENGINE_QUANTIZE"
+# The image copies the repository's stdlib-only contracts/ next to this file; in a checkout it
+# is two directories up.
+_HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
-READS = (
-    ENV_SERVED_MODEL_NAME,
-    ENV_PORT,
+from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.tgi import (  # noqa: E402
+    COMMAND,
+    DEFAULT_MODEL_ROOT,
+    DEFAULT_PORT,
+    ENV_CUDA_MEMORY_FRACTION,
+    ENV_DTYPE,
     ENV_EXTRA_ARGS,
-    ENV_WEIGHTS_URI,
-    ENV_MODEL_ROOT,
-    ENV_NUM_SHARD,
+    ENV_KV_CACHE_DTYPE,
+    ENV_MAX_CONCURRENT_REQUESTS,
     ENV_MAX_INPUT_TOKENS,
     ENV_MAX_TOTAL_TOKENS,
-    ENV_CUDA_MEMORY_FRACTION,
-    ENV_MAX_CONCURRENT_REQUESTS,
-    ENV_DTYPE,
-    ENV_KV_CACHE_DTYPE,
+    ENV_MODEL_ROOT,
+    ENV_NUM_SHARD,
+    ENV_PORT,
     ENV_QUANTIZE,
+    ENV_SERVED_MODEL_NAME,
+    ENV_WEIGHTS_URI,
+    READS,
 )
-"""Every variable this entrypoint reads (the task definition must set no other ENGINE_*)."""
 
-HEALTH_PATH = "/health"
-
-
-class ConfigError(ValueError):
-    """Invalid task environment (exit 2)."""
+__all__ = ["READS", "ConfigError", "Settings", "main"]
 
 
 class WeightsError(RuntimeError):
     """The weights cannot be served (exit 1)."""
 
 
-def _required(env: Mapping[str, str], name: str) -> str:
-    value = env.get(name, "").strip()
-    if not value:
-        raise ConfigError(f"{name} is required")
-    return value
-
-
-def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
-    raw = env.get(name, "").strip()
-    if not raw and default is not None:
-        return default
-    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
-def _extra_args(env: Mapping[str, str]) -> list[str]:
-    raw = env.get(ENV_EXTRA_ARGS, "").strip()
-    if not raw:
-        return []
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{ENV_EXTRA_ARGS} is not a JSON list: {exc}") from None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{ENV_EXTRA_ARGS} must be a JSON list of strings")
-    return value
-
-
 class Settings:
     """The validated task environment."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.served_model_name = _required(env, ENV_SERVED_MODEL_NAME)
+        self.served_model_name = required(env, ENV_SERVED_MODEL_NAME)
         if "/" in self.served_model_name or self.served_model_name.startswith("."):
             raise ConfigError(f"{ENV_SERVED_MODEL_NAME} must be one path component")
-        self.weights_uri = _required(env, ENV_WEIGHTS_URI)
-        root = env.get(ENV_MODEL_ROOT, "").strip() or "/models"
+        self.weights_uri = required(env, ENV_WEIGHTS_URI)
+        root = env.get(ENV_MODEL_ROOT, "").strip() or DEFAULT_MODEL_ROOT
         if self.weights_uri.startswith("s3://"):
             self.model_dir = Path(root) / self.served_model_name
         elif self.weights_uri.startswith("/") and ".." not in self.weights_uri.split("/"):
@@ -120,10 +82,10 @@ class Settings:
                 f"{ENV_WEIGHTS_URI} must be s3://bucket/prefix/ or an absolute EFS directory, "
                 f"got {self.weights_uri!r}"
             )
-        self.port = _int(env, ENV_PORT, 8000)
-        self.num_shard = _int(env, ENV_NUM_SHARD, 1)
-        self.max_total_tokens = _int(env, ENV_MAX_TOTAL_TOKENS)
-        self.max_input_tokens = _int(env, ENV_MAX_INPUT_TOKENS, self.max_total_tokens - 1)
+        self.port = positive_int(env, ENV_PORT, DEFAULT_PORT)
+        self.num_shard = positive_int(env, ENV_NUM_SHARD, 1)
+        self.max_total_tokens = positive_int(env, ENV_MAX_TOTAL_TOKENS)
+        self.max_input_tokens = positive_int(env, ENV_MAX_INPUT_TOKENS, self.max_total_tokens - 1)
         if self.max_input_tokens >= self.max_total_tokens:
             raise ConfigError(
                 f"{ENV_MAX_INPUT_TOKENS} ({self.max_input_tokens}) must be below "
@@ -138,16 +100,16 @@ class Settings:
                 f"{ENV_CUDA_MEMORY_FRACTION} must be a number in (0, 1], got {fraction!r}"
             ) from None
         self.cuda_memory_fraction = fraction
-        self.max_concurrent_requests = _int(env, ENV_MAX_CONCURRENT_REQUESTS, 16)
+        self.max_concurrent_requests = positive_int(env, ENV_MAX_CONCURRENT_REQUESTS, 16)
         self.dtype = env.get(ENV_DTYPE, "").strip() or None
         self.kv_cache_dtype = env.get(ENV_KV_CACHE_DTYPE, "").strip() or None
         self.quantize = env.get(ENV_QUANTIZE, "").strip() or None
-        self.extra_args = _extra_args(env)
+        self.extra_args = string_list(env, ENV_EXTRA_ARGS)
 
     def command(self) -> list[str]:
         """The `text-generation-launcher` argv."""
         argv = [
-            "text-generation-launcher",
+            *COMMAND,
             "--model-id",
             str(self.model_dir),
             "--num-shard",
