@@ -148,3 +148,33 @@ def test_efs_weights_from_an_existing_file_system_by_id() -> None:
     )
     plan = plan_of(raw)
     assert plan.models["qwen"].efs == EfsWeights("fs-0123456789abcdef0", "/models/qwen")
+
+
+def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> None:
+    raw = mutate(
+        reference("engines"),
+        "neuronPools",
+        {"inf2": {"instanceType": "inf2.24xlarge", "minSize": 0, "maxSize": 2}},
+    )
+    raw = mutate(
+        raw,
+        "models.custom-nrn",
+        {
+            "engine": "custom",
+            "pool": "inf2",
+            "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/neuron-server:1.2",
+            "custom": {"neuronDevices": 2, "acceleratorMemoryGiB": 40, "sseKeepAliveSeconds": 10},
+        },
+    )
+    plan = plan_of(raw)
+    m = plan.models["custom-nrn"]
+    assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_devices == 2
+    assert m.neuron_devices == ("/dev/neuron0", "/dev/neuron1")
+    assert m.gpu_count == 0 and m.one_task_per_instance
+    assert isinstance(m.fit, DeclaredFit) and m.fit.tasks_per_instance == 1
+    # a GPU pool is the wrong kind for it
+    wrong = mutate(raw, "models.custom-nrn.pool", "l40s")
+    issues = issues_of(wrong)
+    assert any(
+        i.path == "platform.models.custom-nrn.pool" and "neuronPools" in i.message for i in issues
+    ), [(i.path, i.message) for i in issues]
