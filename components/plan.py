@@ -25,7 +25,15 @@ from components.config.schema import (
 )
 from components.services import engine_presets as presets
 from components.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
-from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
+from components.services.engines import (
+    NEURON_FLAG_TABLE,
+    NEURON_MANAGED_FLAGS,
+    VLLM_FLAG_TABLE,
+    VLLM_MANAGED_FLAGS,
+    EngineLaunchError,
+    NeuronLaunch,
+    VllmLaunch,
+)
 from components.sizing import catalog
 from components.sizing import weights as weight_load
 from components.specs import images as image_build
@@ -39,7 +47,7 @@ from components.specs.service import (
     validate_model_service,
     validate_reranker,
 )
-from contracts import aws_limits
+from contracts import aws_limits, flag_table
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -373,6 +381,12 @@ def _model_plan(
             quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
+            extra_args=presets.check_extra_args(
+                f"platform.models.{name}",
+                model.extra_args,
+                flag_table.load(VLLM_FLAG_TABLE),
+                VLLM_MANAGED_FLAGS,
+            ),
         )
         gpu_count, devices, shm = fit.tp_size, (), _shm_size(fit.tp_size, memory)
         weights_gib = need.weights_gib
@@ -399,6 +413,12 @@ def _model_plan(
             target=pool.instance.family if pool.instance.family in ("inf2", "trn1") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
+            extra_args=presets.check_extra_args(
+                f"platform.models.{name}",
+                model.extra_args,
+                flag_table.load(NEURON_FLAG_TABLE),
+                NEURON_MANAGED_FLAGS,
+            ),
         )
         gpu_count, devices, shm = 0, tuple(fit.device_paths), 0
         weights_gib = fit.weights_gib

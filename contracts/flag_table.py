@@ -27,6 +27,8 @@ class TableFlag:
     many: bool = False
     negatable: bool = False
     choices: tuple[str, ...] | None = None
+    known_values: tuple[str, ...] | None = None
+    """Values the engine accepts at parse time but rejects at start (vLLM's `Literal` fields)."""
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,13 @@ class FlagTable:
     version: str
     source: str
     flags: dict[str, TableFlag]
+    normalise_underscores: bool = False
+    """The parser rewrites `--a_b` to `--a-b` (vLLM's FlexibleArgumentParser)."""
 
     def lookup(self, option: str) -> TableFlag | None:
         """The flag for `option` (`--no-x` for negatable switches), or None."""
+        if self.normalise_underscores and option.startswith("--"):
+            option = "--" + option[2:].replace("_", "-")
         if option in self.flags:
             return self.flags[option]
         if option.startswith("--no-"):
@@ -87,8 +93,9 @@ class FlagTable:
                 values.append(argv[i])
                 i += 1
             for value in values:
-                if flag.choices is not None and value not in flag.choices:
-                    found.append(f"{name}: {option} {value!r} not one of {list(flag.choices)}")
+                allowed = flag.choices if flag.choices is not None else flag.known_values
+                if allowed is not None and value not in allowed:
+                    found.append(f"{name}: {option} {value!r} not one of {list(allowed)}")
         return found
 
 
@@ -99,6 +106,7 @@ def load(engine_file: str) -> FlagTable:
     flags: dict[str, TableFlag] = {}
     for row in raw["flags"]:
         choices = row.get("choices")
+        known = row.get("known_values")
         flag = TableFlag(
             options=tuple(row["options"]),
             takes_value=bool(row["takes_value"]),
@@ -106,7 +114,14 @@ def load(engine_file: str) -> FlagTable:
             many=bool(row.get("many", False)),
             negatable=bool(row.get("negatable", False)),
             choices=tuple(choices) if choices is not None else None,
+            known_values=tuple(known) if known is not None else None,
         )
         for option in flag.options:
             flags[option] = flag
-    return FlagTable(raw["engine"], raw["version"], raw["source"], flags)
+    return FlagTable(
+        raw["engine"],
+        raw["version"],
+        raw["source"],
+        flags,
+        bool(raw.get("normalise_underscores", False)),
+    )

@@ -41,7 +41,10 @@ from typing import TypedDict
 
 from tools.engine_flags import (
     CACHE_DIR,
+    OPTIMUM_NEURON,
     SGLANG,
+    VLLM_GPU,
+    VLLM_NEURON,
     Flag,
     FlagSet,
     _const_strings,
@@ -49,7 +52,9 @@ from tools.engine_flags import (
     _ParserReader,
     _type_name,
     _union_members,
+    optimum_neuron_serve_flags,
     source_root,
+    vllm_serve_flags,
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -431,6 +436,9 @@ def flag_rows(flag_set: FlagSet) -> list[dict[str, object]]:
                 "many": flag.many,
                 "negatable": flag.negatable,
                 "choices": list(flag.choices) if flag.choices is not None else None,
+                "known_values": (
+                    list(flag.known_values) if flag.known_values is not None else None
+                ),
             }
         )
     return rows
@@ -450,6 +458,43 @@ def sglang_table(cache_dir: Path = CACHE_DIR) -> dict[str, object]:
     }
 
 
+def vllm_table(cache_dir: Path = CACHE_DIR) -> dict[str, object]:
+    """`vllm serve` of the GPU image (vLLM 0.33.0), extracted from its wheel."""
+    flags = vllm_serve_flags(source_root(VLLM_GPU, cache_dir))
+    return {
+        "engine": "vllm",
+        "version": VLLM_GPU.version,
+        "command": ["vllm", "serve"],
+        "source": f"PyPI vllm=={VLLM_GPU.version} wheel: make_arg_parser and the config "
+        "dataclasses it registers (tools/engine_flags.py)",
+        "normalise_underscores": True,
+        "flags": flag_rows(flags),
+    }
+
+
+def neuron_table(cache_dir: Path = CACHE_DIR) -> dict[str, object]:
+    """`optimum-cli neuron serve` (optimum-neuron 0.4.5): its own flags, then the vLLM 0.11.0
+    server flags it forwards every unknown flag to."""
+    own = optimum_neuron_serve_flags(source_root(OPTIMUM_NEURON, cache_dir))
+    forwarded = vllm_serve_flags(source_root(VLLM_NEURON, cache_dir), "forwarded")
+    merged = FlagSet(name="optimum-cli neuron serve")
+    for option, flag in forwarded.flags.items():
+        merged.flags[option] = flag
+    for option, flag in own.flags.items():
+        merged.flags[option] = flag
+    return {
+        "engine": "optimum-neuron",
+        "version": OPTIMUM_NEURON.version,
+        "command": ["optimum-cli", "neuron", "serve"],
+        "source": f"PyPI optimum-neuron=={OPTIMUM_NEURON.version} (ServeCommand.parse_args) and "
+        f"vllm=={VLLM_NEURON.version} (the flags it forwards), both wheels",
+        # vLLM's parser normalises `--a_b`; optimum's own argparse does not, and its own flags
+        # all use dashes, so normalising is right for every flag a user may add.
+        "normalise_underscores": True,
+        "flags": flag_rows(merged),
+    }
+
+
 def write_table(table: dict[str, object], name: str) -> Path:
     """Write `table` as `contracts/flags/<name>.json` (stable formatting for reviews)."""
     TABLE_DIR.mkdir(parents=True, exist_ok=True)
@@ -463,6 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate an engine flag table.")
     sub = parser.add_subparsers(dest="engine", required=True)
     sub.add_parser("sglang", help="extract from the pinned sglang wheel")
+    sub.add_parser("vllm", help="extract from the pinned vllm wheel (GPU image)")
+    sub.add_parser("neuron", help="extract from the pinned optimum-neuron and vllm wheels")
     tgi = sub.add_parser("tgi", help="extract from a TGI launcher/src/main.rs")
     tgi.add_argument("main_rs", type=Path)
     tgi.add_argument("--tag", required=True)
@@ -470,6 +517,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     if ns.engine == "sglang":
         print(write_table(sglang_table(), f"sglang-{SGLANG.version}"))
+        return 0
+    if ns.engine == "vllm":
+        print(write_table(vllm_table(), f"vllm-{VLLM_GPU.version}"))
+        return 0
+    if ns.engine == "neuron":
+        print(write_table(neuron_table(), f"optimum-neuron-{OPTIMUM_NEURON.version}"))
         return 0
     version = ns.tag.removeprefix("v")
     table = {

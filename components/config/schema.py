@@ -547,7 +547,8 @@ class ModelConfig(_ServiceBase):
     from a `weightStores` file system or an existing one by id). Required except for custom.
     Nothing is downloaded from a model hub."""
     extra_args: list[str] = Field(default_factory=list)
-    """sglang, tgi: extra engine flags, each checked against the pinned release's real flags."""
+    """Extra engine flags (not for custom), each checked against the pinned release's real
+    flags; flags the platform sets from the service's own settings are refused."""
     max_input_tokens: int | None = Field(None, gt=0)
     """tgi: longest prompt; default maxModelLen - 1."""
     custom: CustomEngineConfig | None = None
@@ -607,8 +608,8 @@ class ModelConfig(_ServiceBase):
             raise ValueError("`custom` settings only apply to engine custom")
         elif self.weights_uri is None:
             raise ValueError(f"engine {self.engine} needs `weightsUri`")
-        if self.extra_args and self.engine not in ("sglang", "tgi"):
-            raise ValueError("`extraArgs` applies to engines sglang and tgi")
+        if self.extra_args and self.engine == "custom":
+            raise ValueError("`extraArgs` does not apply to engine custom: set `custom.command`")
         if self.max_input_tokens is not None and self.engine != "tgi":
             raise ValueError("`maxInputTokens` applies to engine tgi")
         efs = self.weights_uri is not None and self.weights_uri.startswith("efs://")

@@ -92,9 +92,21 @@ def test_engines_stack_plans_every_engine() -> None:
         ),
         (
             "models.llama.extraArgs",
-            ["--enforce-eager"],
-            "platform.models.llama",
-            "`extraArgs` applies to engines sglang and tgi",
+            ["--enforce-eagre"],
+            "platform.models.llama.extraArgs",
+            "vllm 0.33.0 has no flag --enforce-eagre",
+        ),
+        (
+            "models.llama.extraArgs",
+            ["--max-model-len", "4096"],
+            "platform.models.llama.extraArgs",
+            "set by the platform",
+        ),
+        (
+            "models.triton.extraArgs",
+            ["--verbose"],
+            "platform.models.triton",
+            "`extraArgs` does not apply to engine custom",
         ),
         ("models.triton.image", DELETE, "platform.models.triton", "engine custom needs `image`"),
         (
@@ -178,3 +190,15 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
     assert any(
         i.path == "platform.models.custom-nrn.pool" and "neuronPools" in i.message for i in issues
     ), [(i.path, i.message) for i in issues]
+
+
+def test_valid_extra_args_reach_vllm_and_neuron_launches() -> None:
+    raw = mutate(reference("engines"), "models.llama.extraArgs", ["--enforce-eager", "--seed=7"])
+    plan = plan_of(raw)
+    assert plan.models["llama"].launch.extra_args == ("--enforce-eager", "--seed=7")
+    dev = mutate(reference("dev"), "models.llama-neuron.extraArgs", ["--no-such-neuron-flag"])
+    with pytest.raises(ConfigError) as info:
+        build_plan(load_stack_config(dev, "dev"), "dev", region="us-east-1")
+    (issue,) = info.value.issues
+    assert issue.path == "platform.models.llama-neuron.extraArgs"
+    assert "optimum-neuron 0.4.5 has no flag --no-such-neuron-flag" in issue.message

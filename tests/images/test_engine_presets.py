@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.services import engine_presets as presets
+from components.services import engines
 from contracts import custom as custom_contract
 from contracts import flag_table
 from contracts import sglang as sglang_contract
@@ -169,6 +170,22 @@ def test_committed_sglang_table_is_what_the_wheel_defines():
     )
     assert committed == engine_tables.sglang_table()
     assert committed["version"] == sglang_contract.SGLANG_VERSION == engine_flags.SGLANG.version
+
+
+@pytest.mark.parametrize(
+    ("name", "extract"),
+    [
+        (engines.VLLM_FLAG_TABLE, engine_tables.vllm_table),
+        (engines.NEURON_FLAG_TABLE, engine_tables.neuron_table),
+    ],
+)
+def test_committed_vllm_and_neuron_tables_are_what_the_wheels_define(name, extract):
+    committed = json.loads((REPO / "contracts" / "flags" / f"{name}.json").read_text())
+    assert committed == extract()
+    table = flag_table.load(name)
+    # vLLM's parser normalises underscores, and Literal-typed values are enforced
+    assert table.lookup("--max_model_len") is table.lookup("--max-model-len") is not None
+    assert table.problems(["--kv-cache-dtype", "fp7"]) != []
 
 
 def test_sglang_reader_sees_the_parsers_real_size(sglang_wheel_flags):
