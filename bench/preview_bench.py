@@ -50,7 +50,7 @@ def probe(*args: str) -> dict:
 
 
 def total(run: dict) -> float:
-    return run["import"] + run["program"] + run["policy"]
+    return run["import"] + run["program"] + run.get("fidelity", 0.0) + run["policy"]
 
 
 def stats(runs: list[dict], key) -> tuple[float, float]:
@@ -135,9 +135,9 @@ def bench_prod(repeats: int, tmp: Path) -> dict:
         real.append(probe("real", "--stack", "prod", "--resources", str(dump)))
         floor.append(probe("floor", "--resources", str(dump)))
     out = {"resources": real[0]["resources"], "repeats": repeats}
-    for part in ("import", "program", "policy"):
-        out[f"real_{part}"] = stats(real, lambda r, p=part: r[p])
-        out[f"floor_{part}"] = stats(floor, lambda r, p=part: r[p])
+    for part in ("import", "program", "fidelity", "policy"):
+        out[f"real_{part}"] = stats(real, lambda r, p=part: r.get(p, 0.0))
+        out[f"floor_{part}"] = stats(floor, lambda r, p=part: r.get(p, 0.0))
     out["real_total"] = stats(real, total)
     out["floor_total"] = stats(floor, total)
     # Runs alternate real/floor, so each pair saw the same machine state: the median of the
@@ -209,9 +209,10 @@ def render(prod: dict, scaling: list[dict]) -> str:
         "| part | preview (ours) | floor | ratio of medians |",
         "|---|---|---|---|",
     ]
-    for part in ("import", "program", "policy", "total"):
+    for part in ("import", "program", "fidelity", "policy", "total"):
         real, floor = prod[f"real_{part}"], prod[f"floor_{part}"]
-        lines.append(f"| {part} | {mm(real)} | {mm(floor)} | {real[1] / floor[1]:.2f}× |")
+        ratio = f"{real[1] / floor[1]:.2f}×" if floor[1] else "(the floor does none)"
+        lines.append(f"| {part} | {mm(real)} | {mm(floor)} | {ratio} |")
     lines += [
         "",
         f"Whole preview: **{prod['ratio_total']:.2f}× the floor** (median of paired runs; "

@@ -768,12 +768,22 @@ def build_plan(
             continue
         free = pool.config.max_size - steady
         for m in on_pool:
-            deploy = choose_deploy(
-                m.config.min_count,
-                m.config.max_count,
-                m.fit.tasks_per_instance,
-                needs[m.name] + free,
-            )
+            try:
+                deploy = choose_deploy(
+                    m.config.min_count,
+                    m.config.max_count,
+                    m.fit.tasks_per_instance,
+                    needs[m.name] + free,
+                )
+            except sizing.SizingError as exc:
+                # maxCount beyond what the pool can ever hold: a config error, not a traceback.
+                issues.append(
+                    ConfigIssue(
+                        f"platform.models.{m.name}.maxCount",
+                        f"{exc}; lower maxCount or raise platform.{section}.{pool.name}.maxSize",
+                    )
+                )
+                continue
             models[m.name] = replace(m, deploy=deploy)
 
     rerankers: dict[str, RerankerPlan] = {}

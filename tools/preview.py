@@ -7,8 +7,15 @@ Runs the real `__main__.py` under the SDK's mock runtime with the config of `Pul
 gRPC protocol as the CLI does (tools/analyzer_client.py), then prints the resource tree with the
 key decisions and the policy report.
 
-Exit codes: 0 clean (advisory findings allowed), 1 mandatory policy violations, 2 invalid
-configuration or a program error (nothing is registered for an invalid configuration).
+Exit codes (also in the README):
+  0  clean (advisory policy findings allowed)
+  1  mandatory policy violations
+  2  invalid configuration: the stack file or its values, including a name or request that the
+     provider or AWS would reject because of a config value (the config path is named)
+  3  the program raised, or asked a lookup the offline preview cannot answer (one line names
+     the lookup or the program line and the cause)
+  4  the provider or AWS would reject a resource the program declares, not caused by config
+     (tools/fidelity.py: naming, request shapes, AWS rules; each finding names the resource)
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import argparse
 import json
 import sys
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,11 +32,20 @@ from typing import Any
 import pulumi
 import yaml
 
-from tools.recording import UNKNOWN, RecordedResource, Recording, run_program, stack_config_values
+from tools.aws_requests import Finding
+from tools.fidelity import check_resources
+from tools.recording import (
+    UNKNOWN,
+    RecordedResource,
+    Recording,
+    UnansweredLookupError,
+    run_program,
+    stack_config_values,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_CONFIG = 0, 1, 2
+EXIT_OK, EXIT_VIOLATIONS, EXIT_CONFIG, EXIT_PROGRAM, EXIT_REJECTED = 0, 1, 2, 3, 4
 
 # What the tree shows for each resource type: the inputs that carry a decision a reviewer
 # should see (sizing, timeouts, exposure), as (label, camelCase input path).
@@ -99,6 +116,8 @@ class PreviewResult:
     outputs: dict[str, Any] = field(default_factory=dict)
     violations: list[Any] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    """What the provider or AWS would reject (tools/fidelity.py)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +138,7 @@ class PreviewResult:
             ],
             "outputs": self.outputs,
             "policy": [asdict(v) for v in self.violations],
+            "findings": [asdict(f) for f in self.findings],
             "timings": self.timings,
         }
 
@@ -128,11 +148,16 @@ class StackFileError(Exception):
 
 
 def read_stack_file(program_dir: Path, stack: str, path: Path | None = None) -> dict[str, Any]:
+    explicit = path is not None
     path = path or program_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         known = sorted(
             p.name[len("Pulumi.") : -len(".yaml")] for p in program_dir.glob("Pulumi.*.yaml")
         )
+        if not known and not explicit:
+            # A program checked out without any stack (`pulumi stack init` not run yet): it
+            # runs with the project's config defaults, as a fresh stack would.
+            return {"config": {}}
         raise StackFileError(f"{path.name}: no such stack file (stacks here: {', '.join(known)})")
     try:
         data = yaml.safe_load(path.read_text()) or {}
@@ -148,6 +173,33 @@ def project_name(program_dir: Path) -> str:
     return data["name"]
 
 
+def project_config_defaults(program_dir: Path) -> dict[str, Any]:
+    """The `config:` defaults of Pulumi.yaml (`key: {default: v}`, `key: {value: v}` or
+    `key: v`), keys namespaced by the project as the CLI does for unqualified ones."""
+    data = yaml.safe_load((program_dir / "Pulumi.yaml").read_text()) or {}
+    project = data.get("name", "")
+    out: dict[str, Any] = {}
+    for key, spec in (data.get("config") or {}).items():
+        value = spec.get("default", spec.get("value")) if isinstance(spec, dict) else spec
+        if value is not None:
+            out[key if ":" in key else f"{project}:{key}"] = value
+    return out
+
+
+def _program_error(exc: BaseException, program_dir: Path) -> str:
+    """One line: where in the program (or which lookup) and the cause."""
+    if isinstance(exc, UnansweredLookupError):
+        return str(exc)
+    frames = traceback.extract_tb(exc.__traceback__)
+    inside = [f for f in frames if str(program_dir) in (f.filename or "")]
+    where = ""
+    if inside:
+        last = inside[-1]
+        where = f" at {Path(last.filename).relative_to(program_dir)}:{last.lineno}"
+    cause = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"program error{where}: {type(exc).__name__}" + (f": {cause}" if cause else "")
+
+
 def run_preview(
     stack: str,
     *,
@@ -161,18 +213,48 @@ def run_preview(
     start = time.perf_counter()
     try:
         settings = read_stack_file(program_dir, stack, stack_file)
+        config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
+        config_values = stack_config_values({"config": config})
         recording: Recording = run_program(
             program_dir,
             project=project_name(program_dir),
             stack=stack,
-            config=stack_config_values(settings),
+            config=config_values,
         )
     except StackFileError as exc:
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
     except pulumi.RunError as exc:
         # The program reports invalid configuration as RunError before registering anything.
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+    except Exception as exc:  # any other failure of the program: reported as one line
+        if type(exc).__name__ == "ConfigError":
+            # A component's own argument check (components/errors.py ConfigError): the config
+            # paths are in the message, nothing is half-created.
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+        return PreviewResult(stack, False, EXIT_PROGRAM, error=_program_error(exc, program_dir))
     timings["program"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    findings = check_resources(recording.resources, config_values)
+    timings["fidelity"] = time.perf_counter() - start
+    if findings:
+        from_config = any(f.config_paths for f in findings)
+        noun = "problem" if len(findings) == 1 else "problems"
+        lines = [
+            f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
+            "`pulumi up` would stop):"
+        ]
+        lines += [f"  - {f}" for f in findings]
+        return PreviewResult(
+            stack,
+            False,
+            EXIT_CONFIG if from_config else EXIT_REJECTED,
+            error="\n".join(lines),
+            resources=recording.resources,
+            outputs=recording.outputs,
+            timings=timings,
+            findings=findings,
+        )
 
     violations: list[Any] = []
     if policy_pack is not None:
@@ -326,7 +408,12 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
 def render_text(result: PreviewResult) -> str:
     out = [f"Offline preview of stack '{result.stack}' (mock runtime, no cloud calls)", ""]
     if result.error:
-        out += [result.error, "", "No resources were registered."]
+        tail = (
+            "Nothing would be created: the resources above are what the program declared."
+            if result.findings
+            else "No resources were registered."
+        )
+        out += [result.error, "", tail]
         return "\n".join(out)
     custom = sum(1 for r in result.resources if r.custom)
     out.append(f"Resources ({custom} to create, {len(result.resources) - custom} components):")
@@ -338,7 +425,7 @@ def render_text(result: PreviewResult) -> str:
     if plain_outputs:
         out += ["", "Outputs:"]
         out += [
-            f"  {k}: {json.dumps(v) if not isinstance(v, str) else v}"
+            f"  {k}: {_fmt(v) if v == UNKNOWN else json.dumps(v) if not isinstance(v, str) else v}"
             for k, v in plain_outputs.items()
         ]
     out += ["", "Policy report:", *render_policy(result.violations)]
@@ -352,7 +439,7 @@ def render_text(result: PreviewResult) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.preview", description=__doc__.split("\n")[0]
+        prog="python -m tools.preview", description=(__doc__ or "").split("\n")[0]
     )
     parser.add_argument(
         "--stack", default="dev", help="stack name (Pulumi.<stack>.yaml); default dev"
@@ -402,9 +489,8 @@ def main(argv: list[str] | None = None) -> int:
             doc["mermaid"] = render_mermaid(result.resources)
         print(json.dumps(doc, indent=2, default=str))
     else:
-        print(
-            render_text(result), file=sys.stdout if result.exit_code != EXIT_CONFIG else sys.stderr
-        )
+        failed = result.exit_code in (EXIT_CONFIG, EXIT_PROGRAM, EXIT_REJECTED)
+        print(render_text(result), file=sys.stderr if failed else sys.stdout)
         if args.mermaid and result.resources:
             print("\n```mermaid\n" + render_mermaid(result.resources) + "\n```")
     return result.exit_code

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import runpy
 import sys
 from collections.abc import Callable
@@ -34,12 +35,27 @@ from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from contracts.aws_limits import name_rule
+from tools.fidelity import simulate_name
+from tools.lookups import LOOKUPS
+
 UNKNOWN = rpc.UNKNOWN
 ACCOUNT_ID = "123456789012"
 
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _SIG_KEY = rpc._special_sig_key  # "4dabf18193072939515e22adb298388d"
+
+
+class UnansweredLookupError(Exception):
+    """The program called a data source (invoke) the offline preview has no answer for."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        super().__init__(
+            f"lookup {token}: the offline preview has no answer for this data source (add one "
+            "of the real shape to tools/lookups.py)"
+        )
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,8 @@ class RecordedResource:
     dependencies: tuple[str, ...]
     provider: str | None
     property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    """What the mocks answered (ids, ARNs, autonames): lets checks join resources by ARN."""
 
 
 @dataclass
@@ -97,41 +115,128 @@ def _stable_hex(*parts: str, length: int = 8) -> str:
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
 
 
-# Resource types whose provider fills in `name` (auto-naming) when the program does not: the
-# real provider does this in Check, so the name is known during a real preview too.
-_AUTONAMED = {
-    "aws:ecs/cluster:Cluster",
-    "aws:ecs/service:Service",
-    "aws:ecs/capacityProvider:CapacityProvider",
-    "aws:cloudwatch/logGroup:LogGroup",
+# EC2-style ids: a prefix and 17 hex digits, by Pulumi type (the shapes botocore's patterns and
+# the policy pack expect; "sg-0123...", not "securitygroup-...").
+_ID_PREFIXES = {
+    "aws:ec2/securityGroup:SecurityGroup": "sg-",
+    "aws:ec2/launchTemplate:LaunchTemplate": "lt-",
+    "aws:ec2/vpcEndpoint:VpcEndpoint": "vpce-",
+    "aws:ec2/vpc:Vpc": "vpc-",
+    "aws:ec2/subnet:Subnet": "subnet-",
+    "aws:ec2/instance:Instance": "i-",
+    "aws:ec2/internetGateway:InternetGateway": "igw-",
+    "aws:ec2/natGateway:NatGateway": "nat-",
+    "aws:ec2/routeTable:RouteTable": "rtb-",
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": "rtbassoc-",
+    "aws:ec2/eip:Eip": "eipalloc-",
+    "aws:ec2/networkInterface:NetworkInterface": "eni-",
+    "aws:ec2/securityGroupRule:SecurityGroupRule": "sgr-",
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
+    "aws:ec2/volume:Volume": "vol-",
+    "aws:ec2/ami:Ami": "ami-",
+    "aws:ec2/placementGroup:PlacementGroup": "pg-",
+}
+# Types whose id is their physical name.
+_ID_IS_NAME = {
     "aws:iam/role:Role",
     "aws:iam/instanceProfile:InstanceProfile",
-    "aws:iam/policy:Policy",
-    "aws:ec2/securityGroup:SecurityGroup",
-    "aws:ec2/launchTemplate:LaunchTemplate",
+    "aws:iam/rolePolicy:RolePolicy",
+    "aws:cloudwatch/logGroup:LogGroup",
     "aws:autoscaling/group:Group",
-    "aws:lb/loadBalancer:LoadBalancer",
-    "aws:lb/targetGroup:TargetGroup",
-    "aws:cognito/userPool:UserPool",
-    "aws:cognito/userPoolClient:UserPoolClient",
     "aws:appautoscaling/policy:Policy",
-    "aws:secretsmanager/secret:Secret",
+    "aws:ecr/repository:Repository",
     "aws:s3/bucket:Bucket",
+    "aws:s3/bucketV2:BucketV2",
+    "aws:ec2/keyPair:KeyPair",
+    "aws:cloudwatch/metricAlarm:MetricAlarm",
+    "aws:lambda/function:Function",
 }
-_NAME_LIMITS = {"aws:lb/loadBalancer:LoadBalancer": 32, "aws:lb/targetGroup:TargetGroup": 32}
 
 
-def _arn(type_: str, name: str, region: str, physical: str) -> str:
+def _uuid(*parts: str) -> str:
+    h = _stable_hex(*parts, length=32)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _arn(type_: str, region: str, physical: str, resource_id: str) -> str:
+    """An ARN of the real shape for a resource of `type_` (IAM and S3 without region, ELBv2 with
+    its `app/<name>/<hex>` tail, ...)."""
+    acct = ACCOUNT_ID
+    h16 = _stable_hex(type_, physical, length=16)
+    member = type_.split(":")[-1]
     module = type_.split(":")[1].split("/")[0] if ":" in type_ else "unknown"
-    if module == "s3":
+    specific = {
+        "aws:iam/role:Role": f"arn:aws:iam::{acct}:role/{physical}",
+        "aws:iam/instanceProfile:InstanceProfile": (
+            f"arn:aws:iam::{acct}:instance-profile/{physical}"
+        ),
+        "aws:iam/policy:Policy": f"arn:aws:iam::{acct}:policy/{physical}",
+        "aws:lb/loadBalancer:LoadBalancer": (
+            f"arn:aws:elasticloadbalancing:{region}:{acct}:loadbalancer/app/{physical}/{h16}"
+        ),
+        "aws:lb/targetGroup:TargetGroup": (
+            f"arn:aws:elasticloadbalancing:{region}:{acct}:targetgroup/{physical}/{h16}"
+        ),
+        "aws:lb/listener:Listener": (
+            f"arn:aws:elasticloadbalancing:{region}:{acct}:listener/app/{physical}/{h16}/"
+            f"{_stable_hex(physical, type_, length=16)}"
+        ),
+        "aws:lb/listenerRule:ListenerRule": (
+            f"arn:aws:elasticloadbalancing:{region}:{acct}:listener-rule/app/{physical}/{h16}/"
+            f"{_stable_hex(physical, type_, length=16)}/{_stable_hex(type_, length=16)}"
+        ),
+        "aws:ecs/cluster:Cluster": f"arn:aws:ecs:{region}:{acct}:cluster/{physical}",
+        "aws:ecs/service:Service": f"arn:aws:ecs:{region}:{acct}:service/{physical}",
+        "aws:ecs/taskDefinition:TaskDefinition": (
+            f"arn:aws:ecs:{region}:{acct}:task-definition/{physical}:1"
+        ),
+        "aws:ecs/capacityProvider:CapacityProvider": (
+            f"arn:aws:ecs:{region}:{acct}:capacity-provider/{physical}"
+        ),
+        "aws:cloudwatch/logGroup:LogGroup": f"arn:aws:logs:{region}:{acct}:log-group:{physical}",
+        "aws:autoscaling/group:Group": (
+            f"arn:aws:autoscaling:{region}:{acct}:autoScalingGroup:{_uuid(physical)}:"
+            f"autoScalingGroupName/{physical}"
+        ),
+        "aws:acm/certificate:Certificate": (
+            f"arn:aws:acm:{region}:{acct}:certificate/{_uuid(type_, physical)}"
+        ),
+        "aws:secretsmanager/secret:Secret": (
+            f"arn:aws:secretsmanager:{region}:{acct}:secret:{physical}-{h16[:6]}"
+        ),
+        "aws:sns/topic:Topic": f"arn:aws:sns:{region}:{acct}:{physical}",
+        "aws:sqs/queue:Queue": f"arn:aws:sqs:{region}:{acct}:{physical}",
+        "aws:lambda/function:Function": f"arn:aws:lambda:{region}:{acct}:function:{physical}",
+        "aws:cloudwatch/eventRule:EventRule": f"arn:aws:events:{region}:{acct}:rule/{physical}",
+        "aws:cloudwatch/metricAlarm:MetricAlarm": (
+            f"arn:aws:cloudwatch:{region}:{acct}:alarm:{physical}"
+        ),
+        "aws:ecr/repository:Repository": f"arn:aws:ecr:{region}:{acct}:repository/{physical}",
+    }
+    if type_ in specific:
+        return specific[type_]
+    if module in ("s3",):
         return f"arn:aws:s3:::{physical}"  # bucket ARNs carry no region or account
+    if module == "ec2" or module == "vpc":
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "-", member).lower()
+        return f"arn:aws:ec2:{region}:{acct}:{kind}/{resource_id}"
     service = {
         "cloudwatch": "logs",
         "lb": "elasticloadbalancing",
+        "alb": "elasticloadbalancing",
         "appautoscaling": "autoscaling",
         "cognito": "cognito-idp",
     }
-    return f"arn:aws:{service.get(module, module)}:{region}:{ACCOUNT_ID}:{name}/{physical}"
+    return f"arn:aws:{service.get(module, module)}:{region}:{acct}:{member.lower()}/{physical}"
+
+
+def _resource_id(type_: str, name: str, physical: str) -> str:
+    if type_ in _ID_PREFIXES:
+        return _ID_PREFIXES[type_] + _stable_hex(type_, name, length=17)
+    if type_ in _ID_IS_NAME:
+        return physical
+    return f"{type_.split(':')[-1].lower()}-{_stable_hex(type_, name, length=12)}"
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -144,18 +249,22 @@ class RecordingMocks(pulumi.runtime.Mocks):
     # -- resources ---------------------------------------------------------------------------
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         typ, name = args.typ, args.name
-        physical = f"{name}-{_stable_hex(typ, name, length=7)}"
         if typ == "awsx:ec2:Vpc":
             return None, self._vpc_outputs(name, args.inputs)
         if not args.custom:
             return None, {}
         outputs: dict[str, Any] = {}
-        if typ in _AUTONAMED and not args.inputs.get("name") and not args.inputs.get("namePrefix"):
-            limit = _NAME_LIMITS.get(typ, 63)
-            outputs["name"] = physical[-limit:].lstrip("-") if len(physical) > limit else physical
-        resource_id = f"{typ.split(':')[-1].lower()}-{_stable_hex(typ, name, length=12)}"
+        # The name the provider would give it (explicit, prefix + 26, or `<name>-<7 random>`);
+        # where that fails, tools/fidelity.py reports it and the run goes on with a stand-in.
+        naming = simulate_name(typ, name, args.inputs)
+        rule = name_rule(typ)
+        given = naming.name if isinstance(naming.name, str) and naming.name != UNKNOWN else None
+        physical = given or f"{name}-{_stable_hex(typ, name, length=7)}"
+        if rule is not None and given is not None and rule.name_input not in args.inputs:
+            outputs[rule.name_input] = given
+        resource_id = _resource_id(typ, name, physical)
         if typ.startswith("aws:"):
-            outputs["arn"] = _arn(typ, typ.split(":")[-1].lower(), self.region, physical)
+            outputs["arn"] = _arn(typ, self.region, physical, resource_id)
         if typ == "tls:index/privateKey:PrivateKey":
             outputs["privateKeyPem"] = (
                 "-----BEGIN PRIVATE KEY-----\n(mock)\n-----END PRIVATE KEY-----"
@@ -168,18 +277,21 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["endpoint"] = f"cognito-idp.{self.region}.amazonaws.com/{pool_id}"
             outputs["arn"] = f"arn:aws:cognito-idp:{self.region}:{ACCOUNT_ID}:userpool/{pool_id}"
         if typ == "aws:s3/bucket:Bucket":
-            bucket = args.inputs.get("bucket") or outputs.get("name") or physical
-            outputs.pop("name", None)
+            bucket = args.inputs.get("bucket") or physical
             outputs["bucket"] = bucket
             outputs["arn"] = f"arn:aws:s3:::{bucket}"
             resource_id = bucket
         if typ == "aws:cognito/userPoolClient:UserPoolClient":
             resource_id = _stable_hex(name, length=26)
         if typ == "aws:lb/loadBalancer:LoadBalancer":
-            outputs["dnsName"] = f"internal-{physical}.{self.region}.elb.amazonaws.com"
-            outputs["arnSuffix"] = f"app/{physical}/{_stable_hex(name, length=16)}"
+            scheme = "internal-" if args.inputs.get("internal") else ""
+            outputs["dnsName"] = (
+                f"{scheme}{physical}-{_stable_hex(name, length=10)}.{self.region}.elb.amazonaws.com"
+            )
+            outputs["zoneId"] = "Z35SXDOTRQ7X7K"  # us-east-1 ALB hosted zone shape
+            outputs["arnSuffix"] = outputs["arn"].split(":loadbalancer/", 1)[1]
         if typ == "aws:lb/targetGroup:TargetGroup":
-            outputs["arnSuffix"] = f"targetgroup/{physical}/{_stable_hex(name, length=16)}"
+            outputs["arnSuffix"] = "targetgroup/" + outputs["arn"].split(":targetgroup/", 1)[1]
         if typ == "aws:ecr/repository:Repository":
             repo = args.inputs.get("name") or physical
             resource_id = repo
@@ -219,53 +331,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         token = args.token
         self.invokes.append(token)
-        if token == "aws:index/getRegion:getRegion":
-            return {"name": self.region, "region": self.region, "id": self.region}
-        if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {
-                "accountId": ACCOUNT_ID,
-                "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/preview",
-                "userId": "AIDAPREVIEW",
-                "id": ACCOUNT_ID,
-            }
-        if token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
-        if token == "aws:ssm/getParameter:getParameter":
-            name = args.args.get("name", "")
-            return {
-                "name": name,
-                "type": "String",
-                "value": f"ami-{_stable_hex(name, length=17)}",
-                "insecureValue": f"ami-{_stable_hex(name, length=17)}",
-                "arn": f"arn:aws:ssm:{self.region}::parameter{name}",
-                "version": 1,
-                "id": name,
-            }
-        if token == "aws:ec2/getRouteTables:getRouteTables":
-            subnets: list[str] = []
-            for flt in args.args.get("filters") or []:
-                if flt.get("name") == "association.subnet-id":
-                    subnets = list(flt.get("values") or [])
-            ids = [f"rtb-{_stable_hex(s, length=17)}" for s in subnets]
-            return {"ids": ids, "id": args.args.get("vpcId", "")}
-        if token == "aws:ecr/getAuthorizationToken:getAuthorizationToken":
-            registry = args.args.get("registryId") or ACCOUNT_ID
-            return {
-                "proxyEndpoint": f"https://{registry}.dkr.ecr.{self.region}.amazonaws.com",
-                "userName": "AWS",
-                "password": "preview-token",
-                "authorizationToken": "QVdTOnByZXZpZXctdG9rZW4=",  # base64("AWS:preview-token")
-                "expiresAt": "2000-01-01T12:00:00Z",
-                "registryId": registry,
-                "id": registry,
-            }
-        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            names = [f"{self.region}{z}" for z in "abcdef"]
-            return {"names": names, "zoneIds": names, "id": self.region}
-        raise NotImplementedError(
-            f"the offline preview has no answer for invoke {token}; add one to "
-            "tools/recording.py (answer only what a preview would not know)"
-        )
+        answer = LOOKUPS.get(token)
+        if answer is not None:
+            return answer(args.args, self.region)
+        raise UnansweredLookupError(token)
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -300,6 +369,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     dependencies=tuple(request.dependencies),
                     provider=request.provider or None,
                     property_dependencies=prop_deps,
+                    outputs=plain(json_format.MessageToDict(response.object)),
                 )
             )
         return response
@@ -391,6 +461,14 @@ def run_function(
         outputs = _sync_await(_resolve(dict(root.outputs)))  # type: ignore[union-attr]
     finally:
         pulumi_resource_runtime._get_stack_trace = saved_stack_trace
+        # A program that raised leaves registrations in flight: cancel and drain them, so that
+        # closing the loop prints no "Task was destroyed but it is pending" after the one line
+        # that reports the error.
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
         # Leave a usable loop behind, as a fresh interpreter would have.
         asyncio.set_event_loop(asyncio.new_event_loop())

@@ -29,7 +29,7 @@ DOMAIN_PATTERN = re.compile(r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\
 # Cognito prefix domains: lowercase letters, digits and hyphens, not starting or ending with a
 # hyphen, and no reserved words.
 COGNITO_PREFIX_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-COGNITO_RESERVED_WORDS = ("aws", "amazon", "cognito")
+COGNITO_RESERVED_WORDS = aws_limits.COGNITO_DOMAIN_RESERVED_WORDS
 USER_POOL_ID_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d_[0-9a-zA-Z]+$")
 # Cognito resource-server scope names: printable ASCII without space, '"', '/' and '\'.
 SCOPE_NAME_PATTERN = re.compile(r"^[\x21\x23-\x2e\x30-\x5b\x5d-\x7e]{1,256}$")

@@ -285,8 +285,8 @@ def test_launch_template_hardening_and_root_volume() -> None:
     launch_template = rec.one(LT)
     sg, profile = rec.one(SG), rec.one("aws:iam/instanceProfile:InstanceProfile")
     assert len(lt["vpcSecurityGroupIds"]) == 1
-    assert lt["vpcSecurityGroupIds"][0].startswith("securitygroup-")
-    assert "instanceprofile/gpu-instance-profile-" in lt["iamInstanceProfile"]["arn"]
+    assert lt["vpcSecurityGroupIds"][0].startswith("sg-")
+    assert ":instance-profile/gpu-instance-profile-" in lt["iamInstanceProfile"]["arn"]
     assert {sg.urn, profile.urn} <= set(launch_template.dependencies)
 
 
@@ -340,7 +340,7 @@ def test_auto_scaling_group() -> None:
     }
     assert tags["team"]["value"] == "ml" and tags["team"]["propagateAtLaunch"] is True
     lt = rec.one(LT)
-    assert inputs["launchTemplate"]["id"].startswith("launchtemplate-")
+    assert inputs["launchTemplate"]["id"].startswith("lt-")
     assert lt.urn in asg.dependencies
     assert "warmPool" not in inputs
     assert "instanceRefresh" not in inputs
