@@ -176,7 +176,7 @@ class WeightFileSystem(pulumi.ComponentResource):
             ip_protocol="tcp",
             from_port=NFS_PORT,
             to_port=NFS_PORT,
-            description="NFS to the weight file system's mount targets",
+            description="NFS to the weight file system mount targets",
             opts=child,
         )
         subnets = Output.from_input(args.subnet_ids)

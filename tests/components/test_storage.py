@@ -7,9 +7,7 @@ and ECS API requests they become and validated against botocore's service models
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
@@ -27,25 +25,6 @@ INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 POLICY = "aws:efs/fileSystemPolicy:FileSystemPolicy"
 SUBNETS = ["subnet-0aaa1111", "subnet-0bbb2222", "subnet-0ccc3333"]
-
-
-_MOCK_ID = re.compile(r"^(filesystem|securitygroup|accesspoint)-([0-9a-f]+)$")
-_REAL_PREFIX = {"filesystem": "fs", "securitygroup": "sg", "accesspoint": "fsap"}
-
-
-def real_ids(value: Any) -> Any:
-    """Give ids from the recording mock AWS's shapes (`filesystem-<hex>` -> `fs-<hex>`).
-
-    Until the mock answers real-shaped ids itself (DESIGN section 9), only the id *format* is
-    substituted here; every other value reaches botocore as recorded.
-    """
-    if isinstance(value, dict):
-        return {k: real_ids(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [real_ids(v) for v in value]
-    if isinstance(value, str) and (match := _MOCK_ID.match(value)):
-        return f"{_REAL_PREFIX[match.group(1)]}-{match.group(2).ljust(8, '0')}"
-    return value
 
 
 def args(**overrides) -> storage.WeightFileSystemArgs:
@@ -169,9 +148,7 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
     mounts = rec.by_type(MT)
     assert sorted(m.inputs["subnetId"] for m in mounts) == sorted(SUBNETS)
     for mount in mounts:
-        validate_shape(
-            "efs", "CreateMountTarget", real_ids(efs.create_mount_target_request(mount.inputs))
-        )
+        validate_shape("efs", "CreateMountTarget", efs.create_mount_target_request(mount.inputs))
 
     groups = {g.name: g for g in rec.by_type(SG)}
     assert set(groups) == {"weights-mounts", "weights-clients"}
@@ -191,9 +168,7 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
     assert llama["rootDirectory"]["path"] == "/models/llama-8b"
     assert llama["posixUser"] == {"uid": efs.POSIX_ID, "gid": efs.POSIX_ID}
     for point in points.values():
-        validate_shape(
-            "efs", "CreateAccessPoint", real_ids(efs.create_access_point_request(point.inputs))
-        )
+        validate_shape("efs", "CreateAccessPoint", efs.create_access_point_request(point.inputs))
 
     (policy,) = rec.by_type(POLICY)
     assert "aws:SecureTransport" in policy.inputs["policy"]
