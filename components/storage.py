@@ -8,7 +8,9 @@
   every workload; Max I/O has higher latency), Elastic throughput (reads scale to the
   Region's per-file-system limit, billed per GiB read; see `components/weight_store.py`);
 - a file system policy that denies any access not over TLS, so transit encryption cannot be
-  switched off by a task definition;
+  switched off by a task definition; having a policy at all also replaces EFS's implicit
+  allow-everyone default, so an NFS client without IAM credentials is refused and tasks mount
+  through their task role (`iam: ENABLED`) only;
 - one mount target per private subnet (EFS allows one per Availability Zone, and the private
   subnets are one per AZ), in a security group that admits NFS (2049) only from a *client*
   security group; tasks that read weights attach that client group, whose only rule is NFS
