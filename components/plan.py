@@ -559,6 +559,8 @@ def _preset_model_plan(
             gpu_memory_utilization=model.gpu_memory_utilization,
             overhead_fraction=model.memory_overhead_fraction,
             max_running_requests=model.max_concurrent_sequences,
+            # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
+            keepalive_seconds=max(1, min(15, idle.seconds // 2)),
             dtype=_vllm_dtype(model.dtype),
             kv_cache_dtype=_sglang_kv_dtype(model.kv_cache_dtype),
             quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
@@ -600,6 +602,7 @@ def _preset_model_plan(
             max_generation_seconds=model.max_generation_seconds,
             alb_idle_timeout_seconds=idle.seconds,
             warmup_seconds=float(custom.warmup_seconds),
+            settings_path=f"{where}.custom",
         )
     del region  # the presets' images take the region from the task's own metadata
     on_gpu = pool.kind == "gpu"

@@ -443,7 +443,9 @@ class CustomLaunch:
     `weights_uri` None, `environment` {}, `secrets` {} (name → Secrets Manager ARN),
     `sse_keepalive_seconds` None (the image sends none: the ALB idle timeout must then cover
     `max_generation_seconds`), `max_generation_seconds` 300, `alb_idle_timeout_seconds` 60,
-    `warmup_seconds` 120.
+    `warmup_seconds` 120, `settings_path` None (the config path of the block holding the
+    image's own settings — command, port, healthPath, gpus, neuronDevices,
+    acceleratorMemoryGiB, sseKeepAliveSeconds, warmupSeconds — for error messages; None: `where`).
     """
 
     where: str
@@ -462,9 +464,11 @@ class CustomLaunch:
     max_generation_seconds: int = 300
     alb_idle_timeout_seconds: int = 60
     warmup_seconds: float = custom_contract.DEFAULT_WARMUP_SECONDS
+    settings_path: str | None = None
 
     def __post_init__(self) -> None:
         where = self.where
+        block = self.settings_path or where
         image = self.image
         if (
             not isinstance(image, str)
@@ -475,9 +479,9 @@ class CustomLaunch:
             raise _fail(where, "image", f"{image!r} must be an image pinned by tag or digest")
         _check_served_name(where, self.served_model_name)
         if isinstance(self.command, str) or not all(isinstance(c, str) for c in self.command):
-            raise _fail(where, "command", "must be a list of strings (exec form, no shell)")
+            raise _fail(block, "command", "must be a list of strings (exec form, no shell)")
         object.__setattr__(self, "command", tuple(self.command))
-        _check_port(where, "port", self.port)
+        _check_port(block, "port", self.port)
         path = self.health_path
         if (
             not isinstance(path, str)
@@ -486,7 +490,7 @@ class CustomLaunch:
             or any(c.isspace() or c in "?#" for c in path)
         ):
             raise _fail(
-                where,
+                block,
                 "healthPath",
                 f"{path!r} must be an absolute path of at most "
                 f"{custom_contract.HEALTH_PATH_MAX_LENGTH} characters without query or spaces "
@@ -495,40 +499,40 @@ class CustomLaunch:
         for key in ("gpus", "neuronDevices"):
             value = self.gpus if key == "gpus" else self.neuron_devices
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise _fail(where, key, f"must be a whole number >= 0, got {value!r}")
+                raise _fail(block, key, f"must be a whole number >= 0, got {value!r}")
         if self.gpus and self.neuron_devices:
-            raise _fail(where, "gpus", "give GPUs or Neuron devices, not both (one pool type)")
+            raise _fail(block, "gpus", "give GPUs or Neuron devices, not both (one pool type)")
         if self.accelerator_memory_gib is not None:
             if isinstance(self.accelerator_memory_gib, bool) or not (
                 isinstance(self.accelerator_memory_gib, (int, float))
                 and self.accelerator_memory_gib > 0
             ):
                 raise _fail(
-                    where,
+                    block,
                     "acceleratorMemoryGiB",
                     f"must be > 0, got {self.accelerator_memory_gib!r}",
                 )
             if not self.gpus and not self.neuron_devices:
                 raise _fail(
-                    where, "acceleratorMemoryGiB", "is only meaningful with gpus or neuronDevices"
+                    block, "acceleratorMemoryGiB", "is only meaningful with gpus or neuronDevices"
                 )
         if self.weights_uri is not None:
             check_weights_uri(where, self.weights_uri)
         self._check_environment()
         _pos_int(where, "maxGenerationSeconds", self.max_generation_seconds)
-        keepalive_for(where, self.alb_idle_timeout_seconds, self.sse_keepalive_seconds)
+        keepalive_for(block, self.alb_idle_timeout_seconds, self.sse_keepalive_seconds)
         if self.sse_keepalive_seconds is None and (
             self.alb_idle_timeout_seconds < self.max_generation_seconds
         ):
             raise _fail(
-                where,
+                block,
                 "sseKeepAliveSeconds",
                 f"not set, so a stream may be silent for its whole {self.max_generation_seconds}"
                 f" s, longer than the ALB idle timeout of {self.alb_idle_timeout_seconds} s; "
                 "declare the image's keep-alive interval or raise the endpoint's idle timeout",
             )
         if self.warmup_seconds < 0:
-            raise _fail(where, "warmupSeconds", f"must be >= 0, got {self.warmup_seconds!r}")
+            raise _fail(block, "warmupSeconds", f"must be >= 0, got {self.warmup_seconds!r}")
 
     def _check_environment(self) -> None:
         where = self.where
@@ -722,11 +726,12 @@ def custom_accelerator_fit(
     """
     devices = launch.gpus or launch.neuron_devices
     key = "gpus" if launch.gpus else "neuronDevices"
+    block = launch.settings_path or launch.where
     if not devices or launch.accelerator_memory_gib is None:
-        raise _fail(launch.where, "acceleratorMemoryGiB", "needs gpus or neuronDevices and a value")
+        raise _fail(block, "acceleratorMemoryGiB", "needs gpus or neuronDevices and a value")
     if devices > accelerators_on_instance:
         raise _fail(
-            launch.where,
+            block,
             key,
             f"{devices} exceeds the {accelerators_on_instance} device(s) of {instance_name}",
         )
@@ -734,7 +739,7 @@ def custom_accelerator_fit(
     usable = accelerator_memory_gib_each * utilization
     if per_device > usable:
         raise _fail(
-            launch.where,
+            block,
             "acceleratorMemoryGiB",
             f"{launch.accelerator_memory_gib:g} GiB over {devices} device(s) is "
             f"{per_device:.1f} GiB each, but {instance_name} offers {usable:.1f} usable GiB per "

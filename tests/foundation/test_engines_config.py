@@ -124,8 +124,14 @@ def test_engines_stack_plans_every_engine() -> None:
         (
             "models.triton.custom.healthPath",
             "ready",
-            "platform.models.triton.healthPath",
+            "platform.models.triton.custom.healthPath",
             "absolute path",
+        ),
+        (
+            "models.triton.custom.sseKeepAliveSeconds",
+            600,
+            "platform.models.triton.custom.sseKeepAliveSeconds",
+            "at most half the ALB idle timeout",
         ),
         (
             "models.triton.environment",
