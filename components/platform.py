@@ -181,9 +181,11 @@ class InferencePlatform(pulumi.ComponentResource):
         )
 
     def _weight_stores(self, name: str, plan: Plan) -> dict[str, WeightFileSystem]:
-        """One WeightFileSystem per EFS file system the models read weights from: a stack-managed
-        `weightStores` entry, or an existing file system (mount targets and access points only)."""
-        users: dict[str, dict[str, str]] = {}
+        """One WeightFileSystem per `weightStores` entry, and per existing file system (by id)
+        a model reads weights from (mount targets and access points only)."""
+        # Every configured store exists (weights are copied into it before a model uses it);
+        # an existing file system named by id gets mount targets only when a model reads it.
+        users: dict[str, dict[str, str]] = {store: {} for store in plan.config.weight_stores}
         for m in plan.models.values():
             if m.efs is not None:
                 users.setdefault(m.efs.file_system, {})[m.name] = m.efs.path

@@ -137,3 +137,21 @@ def test_the_custom_service_runs_the_users_image_and_contract():
     secrets = {s["name"]: s["valueFrom"] for s in d.container["secrets"]}
     assert secrets == d.config["secrets"]
     assert not any(name in env for name in secrets)
+
+
+def test_a_weight_store_no_model_reads_yet_is_still_created_for_seeding():
+    import copy
+
+    from tools.preview import project_name, read_stack_file
+    from tools.recording import run_program, stack_config_values
+
+    stack = copy.deepcopy(read_stack_file(REPO, STACK))
+    platform = stack["config"]["ecs-inference:platform"]
+    platform["models"]["qwen"]["weightsUri"] = "s3://example-engines-models/qwen2.5-14b/"
+    rec = run_program(
+        REPO, project=project_name(REPO), stack=STACK, config=stack_config_values(stack)
+    )
+    (fs,) = rec.by_type("aws:efs/fileSystem:FileSystem")
+    assert fs.inputs["encrypted"] is True
+    assert len(rec.by_type("aws:efs/mountTarget:MountTarget")) == 2
+    assert rec.by_type(ACCESS_POINT) == []
