@@ -32,12 +32,14 @@ test: $(STAMP) engines
 engines: $(STAMP)
 	$(PY) tools/engine_flags.py --prefetch
 
-## make lint: ruff; hadolint on every Dockerfile under images/; actionlint on the workflows with
+## make lint: ruff; basedpyright (basic; strict on the plan and sizing, see pyproject.toml);
+## hadolint on every Dockerfile under images/; actionlint on the workflows with
 ## the pinned ShellCheck on their `run:` scripts. actionlint's pyflakes integration is off: no
 ## step uses `shell: python`, and a pyflakes that happens to be on PATH must not change the result.
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/basedpyright
 	$(VENV)/bin/hadolint $(shell find images -type f \( -name Dockerfile -o -name 'Dockerfile.*' -o -name '*.Dockerfile' \) | sort)
 	$(VENV)/bin/actionlint -shellcheck=$(VENV)/bin/shellcheck -pyflakes= $(wildcard .github/workflows/*.yml .github/workflows/*.yaml)
 

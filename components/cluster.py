@@ -16,16 +16,14 @@ import pulumi_aws as aws
 
 @dataclass(frozen=True)
 class ClusterArgs:
-    """Inputs of `Cluster`.
-
-    container_insights: "enhanced", "enabled" or "disabled". Default "enhanced".
-    execute_command_logging: log ECS Exec sessions to CloudWatch. Default True.
-    exec_log_retention_days: retention of that log group. Default 365.
-    """
+    """Inputs of `Cluster` (platform.py maps `platform.cluster` onto them)."""
 
     container_insights: str = "enhanced"
+    """Container Insights: "enhanced", "enabled" or "disabled"."""
     execute_command_logging: bool = True
+    """Log ECS Exec sessions to CloudWatch."""
     exec_log_retention_days: int = 365
+    """Retention of the ECS Exec log group."""
 
 
 class Cluster(pulumi.ComponentResource):

@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from contracts import aws_limits
+
 ECS_TASKS_PRINCIPAL = "ecs-tasks.amazonaws.com"
 """Service principal that assumes task and execution roles (EC2 and Fargate alike)."""
 
@@ -30,8 +32,8 @@ _ECR_IMAGE = re.compile(
     r"(?P<repo>[a-z0-9][a-z0-9._/-]*?)(?::[\w.-]+)?(?:@sha256:[a-f0-9]{64})?$"
 )
 _ECR_HOST_HINT = re.compile(r"^\d{12}\.dkr[.-]ecr")
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+_BUCKET = aws_limits.S3_BUCKET_NAME
+_SECRET_ARN = aws_limits.SECRETS_MANAGER_ARN
 _LOG_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*]+$")
 
 

@@ -129,18 +129,16 @@ def digest_reference(repository_url: str, digest: str) -> str:
 
 @dataclass(frozen=True)
 class ImageBuildsArgs:
-    """What to build.
-
-    - `images`: image name (`vllm`, `neuron`, `reranker`) -> Docker platforms;
-    - `repository_prefix`: ECR repositories are `<prefix>/<image>` (e.g. `ecs-inference/dev`);
-    - `keep_images` 10 — builds each repository keeps (the lifecycle policy);
-    - `force_delete` False — deleting the stack does not delete repositories holding images.
-    """
+    """What to build (the plan's `Plan.builds`, and the stack's ECR prefix)."""
 
     images: Mapping[str, tuple[str, ...]]
+    """Image name (`vllm`, `neuron`, `reranker`) -> Docker platforms."""
     repository_prefix: str
+    """ECR repositories are `<prefix>/<image>` (e.g. `ecs-inference/dev`)."""
     keep_images: int = DEFAULT_KEEP_IMAGES
+    """Builds each repository keeps (the lifecycle policy)."""
     force_delete: bool = False
+    """Whether deleting the stack may delete repositories that still hold images."""
 
 
 def validate_image_builds(args: ImageBuildsArgs) -> None:

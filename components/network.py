@@ -33,21 +33,20 @@ INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class NetworkArgs:
-    """Inputs of `Network`.
-
-    cidr_block: VPC CIDR. Default 10.40.0.0/16.
-    az_count: number of AZs (ignored when az_names is given). Default 2.
-    az_names: explicit AZ names. Default None (the region's first `az_count` zones).
-    nat_per_az: one NAT gateway per AZ instead of a single one. Default False.
-    vpc_endpoints: create the S3 gateway and interface endpoints. Default True.
-    """
+    """Inputs of `Network` (platform.py maps `platform.network` onto them)."""
 
     cidr_block: str = "10.40.0.0/16"
+    """VPC CIDR."""
     az_count: int = 2
+    """Number of AZs (ignored when az_names is given)."""
     az_names: list[str] | None = None
+    """Explicit AZ names; None: the region's first `az_count` zones."""
     nat_per_az: bool = False
+    """One NAT gateway per AZ instead of a single one."""
     vpc_endpoints: bool = True
+    """Create the S3 gateway and the interface endpoints."""
     interface_services: tuple[str, ...] = field(default=INTERFACE_ENDPOINT_SERVICES)
+    """Services that get an interface endpoint (private subnets reach them without NAT)."""
 
 
 def endpoint_service_name(region: str, service: str) -> str:
@@ -127,7 +126,10 @@ class Network(pulumi.ComponentResource):
             vpc_id=self.vpc_id,
             filters=[
                 aws.ec2.GetRouteTablesFilterArgs(
-                    name="association.subnet-id", values=self.private_subnet_ids
+                    # The output form of the invoke resolves Outputs in its arguments; the Args
+                    # class is typed for plain values only.
+                    name="association.subnet-id",
+                    values=self.private_subnet_ids,  # pyright: ignore[reportArgumentType]
                 )
             ],
             opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.vpc]),

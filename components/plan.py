@@ -305,10 +305,11 @@ def _pool_plans(
     cfg: StackConfig, platform_name: str, issues: list[ConfigIssue]
 ) -> dict[str, PoolPlan]:
     pools: dict[str, PoolPlan] = {}
-    for section, kind, accel in (
+    sections: tuple[tuple[str, Literal["gpu", "neuron"], catalog.Accelerator], ...] = (
         ("gpuPools", "gpu", "nvidia"),
         ("neuronPools", "neuron", "neuron"),
-    ):
+    )
+    for section, kind, accel in sections:
         for name, pool in (cfg.gpu_pools if kind == "gpu" else cfg.neuron_pools).items():
             base = f"platform.{section}.{name}"
             problems = pool_problems(

@@ -113,10 +113,6 @@ COGNITO_SESSION_TIMEOUT_RANGE = (60, 604_800)
 COGNITO_ACCESS_TOKEN_MINUTES_RANGE = (5, 1440)
 
 # --------------------------------------------------------------------------------------------
-# names
-# --------------------------------------------------------------------------------------------
-
-# --------------------------------------------------------------------------------------------
 # What the offline preview checks beyond botocore's models (tools/aws_requests.py; sources in
 # docs/fidelity.md)
 # --------------------------------------------------------------------------------------------
@@ -165,6 +161,20 @@ DASHBOARD_MAX_WIDGETS = 500
 # Terraform schema has an input `name` is autonamed with at most 255 characters
 # (provider/autonaming.go `setAutonaming`: `maxLength := 255`, `separator := "-"`).
 PROVIDER_DEFAULT_AUTONAME_MAX = 255
+
+# --------------------------------------------------------------------------------------------
+# names
+# --------------------------------------------------------------------------------------------
+
+# S3 bucket names: 3-63 lowercase letters, digits, '.' and '-', alphanumeric at both ends; an
+# s3:// URI is a bucket and an optional key prefix.
+S3_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")
+# ARNs the configuration may name (any partition: aws, aws-cn, aws-us-gov).
+ACM_CERTIFICATE_ARN = re.compile(
+    r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$"
+)
+SECRETS_MANAGER_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
 
 
 @dataclass(frozen=True)

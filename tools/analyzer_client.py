@@ -444,6 +444,7 @@ class PolicyPackProcess:
             organization=self.organization,
             dry_run=self.dry_run,
         )
+        assert self._stub is not None, "policy pack not started"
         try:
             self._stub.ConfigureStack(request, timeout=self.rpc_timeout)
         except grpc.RpcError as error:

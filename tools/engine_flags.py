@@ -395,9 +395,11 @@ def _dataclass_fields(
 ) -> list[tuple[str, str, ast.AST]]:
     """(module, field name, annotation) for a dataclass and its bases, bases first."""
     found = modules.resolve(module, class_name)
-    if found is None or not isinstance(found[1], ast.ClassDef):
+    if found is None:
         return []
     cls_module, cls = found
+    if not isinstance(cls, ast.ClassDef):
+        return []
     fields: list[tuple[str, str, ast.AST]] = []
     for base in cls.bases:
         if isinstance(base, ast.Name):
@@ -466,9 +468,9 @@ class _ParserReader:
         class it is called on (vLLM 0.33's `FrontendArgs` inherits `add_cli_args`).
         """
         found = self.modules.resolve(module, class_name)
-        if found is None or not isinstance(found[1], ast.ClassDef):
+        cls_module, cls = found if found is not None else (module, None)
+        if not isinstance(cls, ast.ClassDef):
             raise LookupError(f"cannot resolve class {class_name} from {module}")
-        cls_module, cls = found
         if (cls_module, cls.name) in self._seen:
             return
         self._seen.add((cls_module, cls.name))
@@ -476,9 +478,10 @@ class _ParserReader:
         while (func := _find_method(owner, method)) is None:
             bases = [b.id for b in owner.bases if isinstance(b, ast.Name)]
             base = self.modules.resolve(owner_module, bases[0]) if bases else None
-            if base is None or not isinstance(base[1], ast.ClassDef):
+            base_module, base_cls = base if base is not None else (owner_module, None)
+            if not isinstance(base_cls, ast.ClassDef):
                 raise LookupError(f"{class_name}.{method} not found")
-            owner_module, owner = base[0], base[1]
+            owner_module, owner = base_module, base_cls
         self.read_function(owner_module, func, (cls_module, cls))
 
     def _read_add_argument(
@@ -603,12 +606,13 @@ def optimum_neuron_serve_flags(root: Path) -> FlagSet:
     reader = _ParserReader(modules, flag_set)
     module = "optimum.commands.neuron.serve"
     found = modules.resolve(module, "ServeCommand")
-    if found is None or not isinstance(found[1], ast.ClassDef):
+    serve_module, serve = found if found is not None else (module, None)
+    if not isinstance(serve, ast.ClassDef):
         raise LookupError(f"ServeCommand not found under {root}")
-    func = _find_method(found[1], "parse_args")
+    func = _find_method(serve, "parse_args")
     if func is None:
         raise LookupError("ServeCommand.parse_args not found")
-    reader.read_function(module, func, found)
+    reader.read_function(module, func, (serve_module, serve))
     return flag_set
 
 
@@ -624,7 +628,7 @@ def vllm_env_vars(root: Path) -> frozenset[str]:
         if isinstance(node, ast.Assign):
             target = node.targets[0]
         if isinstance(target, ast.Name) and target.id == "environment_variables":
-            value = node.value
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             if isinstance(value, ast.Dict):
                 names.update(_const_strings([k for k in value.keys if k is not None]))
     if not names:
@@ -689,7 +693,7 @@ def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]
 
 def main(args: Sequence[str] | None = None) -> int:
     """CLI: `--prefetch` to cache the releases, or an engine argv to check."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--prefetch", action="store_true", help="download and extract releases")
     parser.add_argument("argv", nargs=argparse.REMAINDER, help="engine command line to check")
     ns = parser.parse_args(args)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -51,9 +52,9 @@ _TOKEN_MINUTES = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 # Service and pool names end up in resource names, ALB path prefixes and target group names
 # (32 characters at most, including the stack-derived prefix), so they are kept short and DNS-safe.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}[a-z0-9]$")
-S3_URI_PATTERN = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$")
-ACM_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$")
-SECRET_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+S3_URI_PATTERN = aws_limits.S3_URI
+ACM_ARN_PATTERN = aws_limits.ACM_CERTIFICATE_ARN
+SECRET_ARN_PATTERN = aws_limits.SECRETS_MANAGER_ARN
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.
 SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
@@ -227,7 +228,7 @@ class EndpointConfig(_Section):
     """ALB access logs to an encrypted, private S3 bucket."""
     access_log_retention_days: int = Field(90, ge=1, le=3650)
     """Days before access logs expire."""
-    auth: AuthConfig = Field(default_factory=AuthConfig)
+    auth: AuthConfig = Field(default_factory=lambda: AuthConfig.model_validate({}))
     """Cognito user pool and clients; see `AuthConfig`."""
     hosted_zone_id: str | None = Field(None, pattern=r"^Z[A-Z0-9]{1,31}$")
     """Route 53 hosted zone (usually private) in which to create an alias record for
@@ -580,9 +581,11 @@ class ModelConfig(_ServiceBase):
     """Longest request (prompt + streamed completion) the service must keep open."""
     health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
     """Override of the estimate from `startup`."""
-    startup: StartupConfig = Field(default_factory=StartupConfig)
+    startup: StartupConfig = Field(default_factory=lambda: StartupConfig.model_validate({}))
     """Inputs of the health-check grace period estimate."""
-    autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig)
+    autoscaling: AutoscalingConfig = Field(
+        default_factory=lambda: AutoscalingConfig.model_validate({})
+    )
     """Target tracking on ALB requests per target."""
 
     @model_validator(mode="after")
@@ -718,7 +721,7 @@ class StackConfig(_Section):
     keyed by short names. Tags for every resource come from the provider's own
     `aws:defaultTags` stack setting."""
 
-    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    network: NetworkConfig = Field(default_factory=lambda: NetworkConfig.model_validate({}))
     """VPC, NAT and VPC endpoints."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     """ECS cluster settings."""
@@ -791,7 +794,7 @@ _MSG_WORDS = (
 )
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     if kind == "missing":
         return "is required but missing; add it (see the configuration reference in README.md)"

@@ -35,11 +35,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from components.sizing.catalog import NEURON_CORES_PER_DEVICE
 from contracts import aws_limits
 
 # The task environment both images read is stated once, in contracts/ (the images copy it).
 from contracts.engine import (
     DEFAULT_PORT,
+    DEFAULT_SSE_KEEPALIVE_SECONDS,
     ENV_EXTRA_ARGS,
     ENV_HF_HUB_OFFLINE,
     ENV_PORT,
@@ -89,13 +91,13 @@ NEURON_FLAG_TABLE = f"optimum-neuron-{OPTIMUM_NEURON_VERSION}"
 KEEPALIVE_MARGIN_SECONDS = 5
 """Target keep-alive exceeds the ALB idle timeout by this much."""
 
-_S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
+_S3_URI = aws_limits.S3_URI
 _VLLM_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 # optimum-neuron records the compilation target normalised by `INSTANCE_VALUE_MAP`
 # (optimum/neuron/utils/instance.py): Inferentia2 and Trainium1 share the `trn1` target.
 # trn2 is left out: 4 logical cores per device breaks the 2-cores-per-device device mapping.
 _NEURON_TARGETS = {"inf2": "trn1", "trn1": "trn1", "trn1n": "trn1"}
-_CORES_PER_DEVICE = 2  # Inferentia2 and Trainium1 chips each expose 2 NeuronCores
+_CORES_PER_DEVICE = NEURON_CORES_PER_DEVICE  # Inferentia2 and Trainium1: 2 NeuronCores a chip
 
 _VLLM_MANAGED_FLAGS = frozenset(
     {
@@ -214,31 +216,36 @@ def _pos_int(where: str, name: str, value: int) -> None:
 
 @dataclass(frozen=True)
 class VllmLaunch:
-    """Settings of one vLLM (GPU) model server. Validated on construction.
-
-    Required: `served_model_name`, `weights_uri` (`s3://bucket/prefix/` with safetensors,
-    config.json and tokenizer files), `max_model_len`.
-    Defaults: `tensor_parallel_size` 1, `gpu_memory_utilization` 0.9, `max_num_seqs` 256,
-    `dtype` "auto", `kv_cache_dtype` "auto", `quantization` None, `keepalive_seconds` 15,
-    `alb_idle_timeout_seconds` 60 (ALB default; pass the endpoint's real value),
-    `port` 8000, `aws_region` None (not set), `extra_args` () (extra `vllm serve` flags;
-    flags controlled by the fields above are rejected).
-    """
+    """Settings of one vLLM (GPU) model server. Validated on construction."""
 
     served_model_name: str
+    """Model id clients send in the OpenAI `model` field."""
     weights_uri: str
+    """`s3://bucket/prefix/` with safetensors weights, config.json and tokenizer files."""
     max_model_len: int
+    """Context length (prompt + generation) the KV cache is sized for."""
     tensor_parallel_size: int = 1
+    """GPUs the model is sharded over."""
     gpu_memory_utilization: float = 0.9
+    """Fraction of each GPU's memory vLLM may use."""
     max_num_seqs: int = 256
+    """Maximum concurrent sequences."""
     dtype: str = "auto"
+    """Weight/activation dtype vLLM takes (`auto`, `bfloat16`, ...)."""
     kv_cache_dtype: str = "auto"
+    """KV cache dtype."""
     quantization: str | None = None
-    keepalive_seconds: int = 15
-    alb_idle_timeout_seconds: int = 60
+    """Quantization method; None: none or auto-detected."""
+    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
+    """SSE keep-alive interval; at most half the ALB idle timeout."""
+    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
+    """The endpoint's idle timeout (pass the real value); the HTTP keep-alive is set above it."""
     port: int = DEFAULT_PORT
+    """Container port."""
     aws_region: str | None = None
+    """Region of the weights bucket for the S3 streamer; None: the SDK's own resolution."""
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    """Extra `vllm serve` flags; flags the fields above control are rejected."""
 
     def __post_init__(self) -> None:
         where = "VllmLaunch"
@@ -268,46 +275,53 @@ class VllmLaunch:
 
 @dataclass(frozen=True)
 class NeuronLaunch:
-    """Settings of one optimum-neuron (Inferentia/Trainium) model server. Validated.
-
-    Required: `served_model_name`, `artifact_uri` (`s3://bucket/prefix/` of a model exported
-    with `optimum-cli export neuron`: `neuron_config.json`, `config.json`, `model.pt`,
-    weights, tokenizer), `batch_size`, `sequence_length`, `tp_degree` — the values the
-    artifact was compiled with.
-    Defaults: `num_devices` ceil(tp_degree / 2) (Inferentia2/Trainium1 have 2 cores per
-    device), `target` None (the pool's instance family — `inf2`, `trn1`, `trn1n` — whose
-    compilation target the artifact must record; None skips that check), `model_dir`
-    "/models/artifact",
-    `keepalive_seconds` 15, `alb_idle_timeout_seconds` 60, `port` 8000, `upstream_port`
-    port + 1 (loopback port of the engine behind the keep-alive proxy), `aws_region` None,
-    `extra_args` () (flags forwarded to vLLM 0.11.0).
-    """
+    """Settings of one optimum-neuron (Inferentia/Trainium) model server. Validated on
+    construction; `batch_size`, `sequence_length` and `tp_degree` are the values the artifact
+    was compiled with."""
 
     served_model_name: str
+    """Model id clients send in the OpenAI `model` field."""
     artifact_uri: str
+    """`s3://bucket/prefix/` of an `optimum-cli export neuron` output (neuron_config.json,
+    config.json, model.pt, weights, tokenizer)."""
     batch_size: int
+    """Batch size the artifact was compiled for."""
     sequence_length: int
+    """Sequence length the artifact was compiled for."""
     tp_degree: int
+    """Tensor parallel degree (NeuronCores) the artifact was compiled for."""
     num_devices: int | None = None
+    """Neuron devices to map; None: ceil(tp_degree / NeuronCores per device)."""
     target: str | None = None
+    """The pool's instance family (`inf2`, `trn1`, `trn1n`) whose compilation target the
+    artifact must record; None skips the check."""
     model_dir: str = "/models/artifact"
-    keepalive_seconds: int = 15
-    alb_idle_timeout_seconds: int = 60
+    """Local directory the artifact is staged to."""
+    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
+    """SSE keep-alive interval of the proxy; at most half the ALB idle timeout."""
+    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
+    """The endpoint's idle timeout (pass the real value)."""
     port: int = DEFAULT_PORT
+    """Container port (the keep-alive proxy)."""
     upstream_port: int | None = None
+    """Loopback port of the engine behind the proxy; None: port + 1."""
     aws_region: str | None = None
+    """Region of the artifact bucket; None: the SDK's own resolution."""
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    """Flags forwarded to vLLM 0.11.0; flags the fields above control are rejected."""
 
     def __post_init__(self) -> None:
         where = "NeuronLaunch"
         _check_common(where, self, "artifact_uri", ("batch_size", "sequence_length", "tp_degree"))
-        if self.num_devices is None:
-            object.__setattr__(self, "num_devices", math.ceil(self.tp_degree / _CORES_PER_DEVICE))
-        _pos_int(where, "num_devices", self.num_devices)
-        if self.num_devices * _CORES_PER_DEVICE < self.tp_degree:
+        devices = self.num_devices
+        if devices is None:
+            devices = math.ceil(self.tp_degree / _CORES_PER_DEVICE)
+            object.__setattr__(self, "num_devices", devices)
+        _pos_int(where, "num_devices", devices)
+        if devices * _CORES_PER_DEVICE < self.tp_degree:
             raise EngineLaunchError(
-                f"{where}.num_devices {self.num_devices} gives "
-                f"{self.num_devices * _CORES_PER_DEVICE} NeuronCores, fewer than tp_degree "
+                f"{where}.num_devices {devices} gives "
+                f"{devices * _CORES_PER_DEVICE} NeuronCores, fewer than tp_degree "
                 f"{self.tp_degree}"
             )
         if self.target is not None and self.target not in _NEURON_TARGETS:
@@ -316,9 +330,11 @@ class NeuronLaunch:
             )
         if not self.model_dir.startswith("/") or any(c.isspace() for c in self.model_dir):
             raise EngineLaunchError(f"{where}.model_dir {self.model_dir!r} must be absolute")
-        if self.upstream_port is None:
-            object.__setattr__(self, "upstream_port", self.port + 1)
-        if not 1024 <= self.upstream_port <= 65535 or self.upstream_port == self.port:
+        upstream = self.upstream_port
+        if upstream is None:
+            upstream = self.port + 1
+            object.__setattr__(self, "upstream_port", upstream)
+        if not 1024 <= upstream <= 65535 or upstream == self.port:
             raise EngineLaunchError(
                 f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
                 f"from port {self.port}"
@@ -401,5 +417,5 @@ def neuron_devices(launch: NeuronLaunch) -> list[dict[str, object]]:
             "containerPath": f"/dev/neuron{i}",
             "permissions": ["read", "write"],
         }
-        for i in range(launch.num_devices)
+        for i in range(launch.num_devices or 0)  # set by __post_init__
     ]

@@ -6,7 +6,7 @@ import itertools
 from dataclasses import dataclass
 
 from components.sizing import catalog
-from components.sizing.memory import SizingError, _non_negative, _positive_int
+from components.sizing.memory import SizingError, non_negative, positive_int
 from contracts.aws_limits import (
     FARGATE_PLATFORM_1_4_MIN_CPU,
     FARGATE_TASK_SIZES,
@@ -79,14 +79,14 @@ def fargate_size(
     """
     grid = FARGATE_TASK_SIZES
     if cpu is not None:
-        cpu = _positive_int(cpu, "Fargate cpu")
+        cpu = positive_int(cpu, "Fargate cpu")
         if cpu not in grid:
             raise SizingError(
                 f"Fargate cpu {cpu} is not a valid task size; valid cpu values: "
                 f"{', '.join(map(str, grid))}"
             )
     if memory_mib is not None:
-        memory_mib = _positive_int(memory_mib, "Fargate memory")
+        memory_mib = positive_int(memory_mib, "Fargate memory")
         if cpu is not None and memory_mib not in grid[cpu]:
             raise SizingError(
                 f"Fargate cpu {cpu} does not accept memory {memory_mib} MiB; valid memory for cpu "
@@ -96,8 +96,8 @@ def fargate_size(
             raise SizingError(
                 f"Fargate memory {memory_mib} MiB is not on the Fargate grid for any cpu value"
             )
-    need_mem = 0 if need_memory_mib is None else _non_negative(need_memory_mib, "need_memory_mib")
-    need_cpu = 0.0 if need_vcpu is None else _non_negative(need_vcpu, "need_vcpu")
+    need_mem = 0 if need_memory_mib is None else non_negative(need_memory_mib, "need_memory_mib")
+    need_cpu = 0.0 if need_vcpu is None else non_negative(need_vcpu, "need_vcpu")
     if cpu is None and memory_mib is None and need_memory_mib is None and need_vcpu is None:
         raise SizingError("give Fargate cpu and memory, or the memory / vCPU the task needs")
 

@@ -10,11 +10,11 @@ from components.sizing.catalog import InstanceType, ModelArchitecture
 from components.sizing.memory import (
     GIB,
     SizingError,
-    _check_overhead,
-    _norm,
-    _positive_int,
     bytes_per_param,
+    check_overhead,
     kv_cache_bytes,
+    normalize_dtype,
+    positive_int,
     resolve_architecture,
 )
 
@@ -110,11 +110,11 @@ def gpu_memory_need(
         head_dim=head_dim,
         max_position_embeddings=max_position_embeddings,
     )
-    if _norm(dtype) == "auto":
+    if normalize_dtype(dtype) == "auto":
         dtype = arch.native_dtype
     weight_bytes = bytes_per_param(dtype)
     kv_bytes = kv_cache_bytes(kv_cache_dtype, dtype)
-    max_len = _positive_int(
+    max_len = positive_int(
         arch.max_position_embeddings if max_model_len is None else max_model_len,
         "max_model_len",
     )
@@ -124,16 +124,16 @@ def gpu_memory_need(
             f"max_model_len {max_len} exceeds {arch.name}'s maximum context of "
             f"{arch.max_position_embeddings} tokens"
         )
-    seqs = _positive_int(max_concurrent_sequences, "max_concurrent_sequences")
-    _check_overhead(overhead_fraction)
+    seqs = positive_int(max_concurrent_sequences, "max_concurrent_sequences")
+    check_overhead(overhead_fraction)
 
     weights = arch.params_billion * 1e9 * weight_bytes / GIB
     kv = seqs * max_len * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
     overhead = overhead_fraction * (weights + kv)
     return MemoryNeed(
         model=arch.name,
-        dtype=_norm(dtype),
-        kv_cache_dtype=_norm(kv_cache_dtype),
+        dtype=normalize_dtype(dtype),
+        kv_cache_dtype=normalize_dtype(kv_cache_dtype),
         params_billion=arch.params_billion,
         layers=arch.layers,
         attention_heads=arch.attention_heads,
@@ -192,7 +192,8 @@ def tp_allowed(tp_size: int, attention_heads: int, kv_heads: int) -> bool:
 
 
 def _powers_of_two_up_to(limit: int) -> list[int]:
-    out, tp = [], 1
+    out: list[int] = []
+    tp = 1
     while tp <= limit:
         out.append(tp)
         tp *= 2
@@ -305,7 +306,7 @@ def choose_tensor_parallel(
     )
 
     if tensor_parallel_size is not None:
-        tp = _positive_int(tensor_parallel_size, "tensor_parallel_size")
+        tp = positive_int(tensor_parallel_size, "tensor_parallel_size")
         if tp > inst.accelerator_count:
             raise SizingError(
                 f"tensor parallel size {tp} for {need.model} exceeds the "

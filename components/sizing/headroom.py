@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.sizing.memory import SizingError, _non_negative, _non_negative_int, _positive_int
+from components.sizing.memory import SizingError, non_negative, non_negative_int, positive_int
 
 # --------------------------------------------------------------------------------------------
 # Rolling-deploy headroom
@@ -76,11 +76,11 @@ def deploy_headroom(
     whose ASG max has no room and minimum healthy 100 % stalls every deploy. ``asg_max_size``
     defaults to 1.
     """
-    desired = _non_negative_int(desired_count, "desired_count")
-    per_instance = _positive_int(tasks_per_instance, "tasks_per_instance")
-    min_pct = _non_negative(minimum_healthy_percent, "minimum_healthy_percent")
-    max_pct = _non_negative(maximum_percent, "maximum_percent")
-    asg_max = _non_negative_int(asg_max_size, "asg_max_size")
+    desired = non_negative_int(desired_count, "desired_count")
+    per_instance = positive_int(tasks_per_instance, "tasks_per_instance")
+    min_pct = non_negative(minimum_healthy_percent, "minimum_healthy_percent")
+    max_pct = non_negative(maximum_percent, "maximum_percent")
+    asg_max = non_negative_int(asg_max_size, "asg_max_size")
     if min_pct > 100:
         raise SizingError(f"minimum_healthy_percent must be at most 100, got {min_pct:g}")
     if max_pct < 100:

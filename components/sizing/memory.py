@@ -44,7 +44,7 @@ _KV_BYTES: dict[str, float] = {
 }
 
 
-def _norm(name: str) -> str:
+def normalize_dtype(name: str) -> str:
     return str(name).strip().lower()
 
 
@@ -54,7 +54,7 @@ def bytes_per_param(dtype: str) -> float:
     fp32 4; fp16 / bf16 2; fp8 / int8 1; int4 / awq / gptq 0.5 (group-wise scales add a few
     percent, which the overhead fraction covers).
     """
-    key = _norm(dtype)
+    key = normalize_dtype(dtype)
     if key not in _WEIGHT_BYTES:
         valid = ", ".join(sorted(_WEIGHT_BYTES))
         raise SizingError(f"unknown weight dtype '{dtype}'; valid dtypes: {valid}")
@@ -69,7 +69,7 @@ def kv_cache_bytes(kv_cache_dtype: str, dtype: str) -> float:
     activations), so it is 2 bytes unless the model runs in fp32. ``"fp8"`` (and the explicit
     e4m3 / e5m2 variants) halve it to 1 byte.
     """
-    key = _norm(kv_cache_dtype)
+    key = normalize_dtype(kv_cache_dtype)
     if key == "auto":
         return 4 if bytes_per_param(dtype) == 4 else 2
     if key not in _KV_BYTES:
@@ -80,7 +80,7 @@ def kv_cache_bytes(kv_cache_dtype: str, dtype: str) -> float:
     return _KV_BYTES[key]
 
 
-def _positive_int(value: object, what: str) -> int:
+def positive_int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SizingError(f"{what} must be a positive whole number, got {value!r}")
     if isinstance(value, float):
@@ -92,7 +92,7 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
-def _non_negative_int(value: object, what: str) -> int:
+def non_negative_int(value: object, what: str) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -100,7 +100,7 @@ def _non_negative_int(value: object, what: str) -> int:
     return value
 
 
-def _non_negative(value: object, what: str) -> float:
+def non_negative(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise SizingError(f"{what} must be a number of at least 0, got {value!r}")
     return float(value)
@@ -160,8 +160,8 @@ def resolve_architecture(
     params = values["params_billion"]
     if isinstance(params, bool) or not isinstance(params, (int, float)) or params <= 0:
         raise SizingError(f"params_billion of {name} must be a positive number, got {params!r}")
-    heads = _positive_int(values["attention_heads"], "attention_heads")
-    kv = _positive_int(values["kv_heads"], "kv_heads")
+    heads = positive_int(values["attention_heads"], "attention_heads")
+    kv = positive_int(values["kv_heads"], "kv_heads")
     if heads % kv:
         raise SizingError(
             f"{name} has {heads} attention heads, which is not a multiple of its {kv} KV heads"
@@ -169,11 +169,11 @@ def resolve_architecture(
     return ModelArchitecture(
         name=name,
         params_billion=float(params),
-        layers=_positive_int(values["layers"], "layers"),
+        layers=positive_int(values["layers"], "layers"),
         attention_heads=heads,
         kv_heads=kv,
-        head_dim=_positive_int(values["head_dim"], "head_dim"),
-        max_position_embeddings=_positive_int(
+        head_dim=positive_int(values["head_dim"], "head_dim"),
+        max_position_embeddings=positive_int(
             values["max_position_embeddings"], "max_position_embeddings"
         ),
         native_dtype=base.native_dtype if base is not None else "bfloat16",
@@ -181,7 +181,7 @@ def resolve_architecture(
     )
 
 
-def _check_overhead(overhead_fraction: float) -> None:
+def check_overhead(overhead_fraction: object) -> None:
     if (
         isinstance(overhead_fraction, bool)
         or not isinstance(overhead_fraction, (int, float))

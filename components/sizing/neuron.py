@@ -10,11 +10,11 @@ from components.sizing.catalog import InstanceType, ModelArchitecture
 from components.sizing.memory import (
     GIB,
     SizingError,
-    _check_overhead,
-    _norm,
-    _positive_int,
     bytes_per_param,
+    check_overhead,
     kv_cache_bytes,
+    normalize_dtype,
+    positive_int,
     resolve_architecture,
 )
 
@@ -113,10 +113,10 @@ def neuron_fit(
     """
     inst = catalog.instance(instance) if isinstance(instance, str) else instance
     model = arch if isinstance(arch, ModelArchitecture) else resolve_architecture(arch)
-    tp = _positive_int(tp_degree, "tp_degree")
-    batch = _positive_int(batch_size, "batch_size")
-    seq = _positive_int(sequence_length, "sequence_length")
-    _check_overhead(overhead_fraction)
+    tp = positive_int(tp_degree, "tp_degree")
+    batch = positive_int(batch_size, "batch_size")
+    seq = positive_int(sequence_length, "sequence_length")
+    check_overhead(overhead_fraction)
     if not inst.is_neuron:
         raise SizingError(
             f"{inst.name} has NVIDIA GPUs, not Neuron devices; "
@@ -175,7 +175,7 @@ def neuron_fit(
         tp_degree=tp,
         batch_size=batch,
         sequence_length=seq,
-        dtype=_norm(dtype),
+        dtype=normalize_dtype(dtype),
         weights_gib=weights,
         kv_cache_gib=kv,
         overhead_gib=overhead,

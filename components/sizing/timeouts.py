@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from components.sizing.memory import SizingError, _non_negative, _positive_int
+from components.sizing.memory import SizingError, non_negative, positive_int
 from contracts.aws_limits import (
     ALB_IDLE_TIMEOUT_DEFAULT,
     ALB_IDLE_TIMEOUT_RANGE,
@@ -43,9 +43,9 @@ class IdleTimeout:
 
 
 def _seconds_list(values: Iterable[object], what: str) -> list[int]:
-    out = []
+    out: list[int] = []
     for v in values:
-        s = _non_negative(v, what)
+        s = non_negative(v, what)
         out.append(math.ceil(s))
     return out
 
@@ -64,10 +64,10 @@ def alb_idle_timeout(
     longest generation.
     """
     gens = _seconds_list(max_generation_seconds_list, "max_generation_seconds")
-    margin_s = math.ceil(_non_negative(margin, "idle timeout margin"))
+    margin_s = math.ceil(non_negative(margin, "idle timeout margin"))
     longest = max(gens, default=0)
     if override is not None:
-        value = _positive_int(override, "idle timeout override")
+        value = positive_int(override, "idle timeout override")
         if value > ALB_IDLE_TIMEOUT_MAX:
             raise SizingError(
                 f"idle timeout override {value} s is above the ALB maximum of "
@@ -120,8 +120,8 @@ def deregistration_delay(max_generation_seconds: float, margin: int = 0) -> Dere
     must be at least the service's longest generation (plus ``margin``, default 0 s), and the ALB
     allows at most 3600 s.
     """
-    gen = math.ceil(_non_negative(max_generation_seconds, "max_generation_seconds"))
-    value = gen + math.ceil(_non_negative(margin, "deregistration delay margin"))
+    gen = math.ceil(non_negative(max_generation_seconds, "max_generation_seconds"))
+    value = gen + math.ceil(non_negative(margin, "deregistration delay margin"))
     if value > TARGET_GROUP_DEREGISTRATION_DELAY_MAX:
         raise SizingError(
             f"a deregistration delay of {value} s (to cover a {gen} s generation) is above the "
@@ -174,7 +174,8 @@ def health_check_grace_period(
     2147483647 s.
     """
     if override is not None:
-        if isinstance(override, bool) or not isinstance(override, (int, float)):
+        # Config values arrive typed, but callers outside the plan may pass anything.
+        if isinstance(override, bool) or not isinstance(override, (int, float)):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise SizingError(
                 f"health-check grace period override must be seconds, got {override!r}"
             )
@@ -184,14 +185,14 @@ def health_check_grace_period(
                 f"seconds from 0 to {ECS_GRACE_PERIOD_MAX}"
             )
         return GracePeriod(int(override), 0.0, 0.0, 0.0, 1.0, True)
-    image = _non_negative(image_gib, "image_gib")
-    weights = _non_negative(weights_gib, "weights_gib")
-    pull_rate = _non_negative(image_pull_mib_per_second, "image_pull_mib_per_second")
-    load_rate = _non_negative(weight_load_mib_per_second, "weight_load_mib_per_second")
+    image = non_negative(image_gib, "image_gib")
+    weights = non_negative(weights_gib, "weights_gib")
+    pull_rate = non_negative(image_pull_mib_per_second, "image_pull_mib_per_second")
+    load_rate = non_negative(weight_load_mib_per_second, "weight_load_mib_per_second")
     if pull_rate == 0 or load_rate == 0:
         raise SizingError("image pull and weight load rates must be above 0 MiB/s")
-    warmup = _non_negative(warmup_seconds, "warmup_seconds")
-    factor = _non_negative(safety_factor, "safety_factor")
+    warmup = non_negative(warmup_seconds, "warmup_seconds")
+    factor = non_negative(safety_factor, "safety_factor")
     if factor < 1:
         raise SizingError(f"safety_factor must be at least 1, got {safety_factor!r}")
     pull_s = image * 1024 / pull_rate

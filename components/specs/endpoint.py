@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from components.config.issues import ConfigError, ConfigIssue
-from components.config.schema import ACM_ARN_PATTERN, NAME_PATTERN
+from components.config.schema import NAME_PATTERN
 from contracts import aws_limits
 
 __all__ = ["NAME_PATTERN"]
@@ -180,7 +180,7 @@ def endpoint_arg_issues(args: EndpointSpec) -> list[ConfigIssue]:
                 "(dev only)",
             )
         )
-    elif args.certificate_arn and not ACM_ARN_PATTERN.match(args.certificate_arn):
+    elif args.certificate_arn and not aws_limits.ACM_CERTIFICATE_ARN.match(args.certificate_arn):
         issues.append(
             ConfigIssue(
                 f"{p}.certificateArn",

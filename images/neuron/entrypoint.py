@@ -186,7 +186,8 @@ def installed_optimum_neuron() -> str | None:
 
 def stage(uri: str, model_dir: Path) -> int:
     """Download every object under the S3 prefix `uri` into `model_dir`; return files fetched."""
-    import boto3  # the image installs a pinned boto3; imported here so tests need none
+    # The image installs a pinned boto3; imported here so the tests need none.
+    import boto3  # pyright: ignore[reportMissingImports]
 
     bucket, _, prefix = uri.removeprefix("s3://").partition("/")
     prefix = prefix.rstrip("/") + "/" if prefix else ""

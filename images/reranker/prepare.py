@@ -221,7 +221,7 @@ def prepare(
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model-dir", type=Path, required=True, help="HF cross-encoder dir")
     parser.add_argument("--out", type=Path, required=True, help="bundle output directory")
     parser.add_argument("--int8", action="store_true", help="also write model.int8.onnx")

@@ -7,7 +7,8 @@ program's `contracts/aws_limits.py`. Every name here also exists there with the 
 
 from __future__ import annotations
 
-# ALB attribute idle_timeout.timeout_seconds when a stack leaves it unset.
+# ALB attribute idle_timeout.timeout_seconds: 1-4000 s, 60 s when a stack leaves it unset.
+ALB_IDLE_TIMEOUT_RANGE = (1, 4000)
 ALB_IDLE_TIMEOUT_DEFAULT = 60
 # Target group attribute deregistration_delay.timeout_seconds: 0-3600 s.
 TARGET_GROUP_DEREGISTRATION_DELAY_MAX = 3600

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
+    PolicyResource,
     ResourceValidationArgs,
     StackValidationArgs,
 )
@@ -42,7 +42,7 @@ from .resources import (
     service_load_balancers,
     strategy_provider_names,
 )
-from .rules import EXEMPT_ONLY, Config, resource_rule, stack_rule
+from .rules import EXEMPT_ONLY, Config, Report, resource_rule, stack_rule
 
 _GRACE_SCHEMA = {
     "minGracePeriodSeconds": {
@@ -55,7 +55,7 @@ _GRACE_SCHEMA = {
 }
 
 
-def _check_grace(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check_grace(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if not service_load_balancers(args.props):
         return
     grace = as_number(get(args.props, "healthCheckGracePeriodSeconds"))
@@ -83,9 +83,7 @@ health_check_grace_period = resource_rule(
 )
 
 
-def _check_circuit_breaker(
-    args: ResourceValidationArgs, config: Config, report: ReportViolation
-) -> None:
+def _check_circuit_breaker(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     controller = str(get_path(args.props, "deploymentController", "type", default="ECS"))
     if controller.upper() != "ECS":
         return  # CODE_DEPLOY / EXTERNAL controllers have their own rollback.
@@ -121,7 +119,7 @@ _SCALING_SCHEMA = {
 }
 
 
-def _check_scaling(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check_scaling(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if str(get(args.props, "serviceNamespace", "ecs")).lower() != "ecs":
         return
     tracking = get(args.props, "targetTrackingScalingPolicyConfiguration")
@@ -195,12 +193,12 @@ def _strategy_providers(service, providers) -> list:
 
 
 def _check_headroom(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     per_instance = max(1, int(config["tasksPerInstance"]))
     providers = of_types(args.resources, CAPACITY_PROVIDER)
     pools: dict[str, list] = defaultdict(list)  # ASG URN -> [(service, steady, peak)]
-    groups: dict[str, object] = {}
+    groups: dict[str, PolicyResource] = {}
     for service in of_types(args.resources, SERVICE):
         with unknowns.guard():
             tasks = linked(service, "taskDefinition", TASK_DEFINITION)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
     ResourceValidationArgs,
     StackValidationArgs,
 )
@@ -43,7 +42,7 @@ from .resources import (
     open_ingress,
     service_assigns_public_ip,
 )
-from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
+from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
 
 #: Ports model servers and their UIs listen on: HTTP(S) 80/443/8443, vLLM/TGI/FastAPI 8000,
 #: Triton 8000-8002, TorchServe/TGI 8080, TF Serving 8500/8501, Jupyter 8888, Flask/MLflow 5000,
@@ -86,7 +85,7 @@ def _load_balancers_of(resource) -> list:
 
 
 def _check_listener_auth(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(resource) -> None:
         public_albs = [
@@ -126,7 +125,7 @@ no_unauthenticated_internet_listener = stack_rule(
 
 
 def _check_public_nlb(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     ports = {int(p) for p in config["servingPorts"]}
 
@@ -161,7 +160,7 @@ no_internet_facing_nlb = stack_rule(
 )
 
 
-def _check_public_ip(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check_public_ip(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if service_assigns_public_ip(args.resource_type, args.props):
         report(
             "The service's tasks get a public IP (assignPublicIp); they are reachable from the "
@@ -184,9 +183,7 @@ no_public_ip_on_serving_task = resource_rule(
 )
 
 
-def _check_open_ingress(
-    args: ResourceValidationArgs, config: Config, report: ReportViolation
-) -> None:
+def _check_open_ingress(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     ports = sorted({int(p) for p in config["servingPorts"]})
     for cidr, low, high in open_ingress(args.resource_type, args.props):
         hit = [p for p in ports if low <= p <= high]

@@ -15,7 +15,6 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
     ResourceValidationArgs,
     StackValidationArgs,
 )
@@ -35,7 +34,7 @@ from .resources import (
     parse_memory_mib,
     service_runs_on_fargate,
 )
-from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
+from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
 
 #: Linux Fargate task sizes: CPU units -> allowed memory in MiB (AWS Fargate task size table).
 FARGATE_GRID: dict[int, tuple[int, ...]] = aws_limits.FARGATE_TASK_SIZES
@@ -86,9 +85,7 @@ def platform_version_ok(version: Any) -> bool:
 # --- policies ---------------------------------------------------------------------------------
 
 
-def _check_no_host_features(
-    args: ResourceValidationArgs, config: Config, report: ReportViolation
-) -> None:
+def _check_no_host_features(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if not is_fargate_compatible(args.props):
         return
     found = fargate_rejections(args.props)
@@ -113,7 +110,7 @@ no_host_features_on_fargate = resource_rule(
 
 
 def _check_no_gpu_service(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(service) -> None:
         if not service_runs_on_fargate(service.resource_type, service.props):
@@ -144,7 +141,7 @@ no_gpu_task_on_fargate_service = stack_rule(
 )
 
 
-def _check_grid(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check_grid(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if not is_fargate_compatible(args.props):
         return
     family = str(get_path(args.props, "runtimePlatform", "operatingSystemFamily", default="LINUX"))
@@ -177,7 +174,7 @@ fargate_task_size_on_grid = resource_rule(
 
 
 def _check_platform(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(service) -> None:
         if not service_runs_on_fargate(service.resource_type, service.props):

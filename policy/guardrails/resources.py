@@ -414,6 +414,7 @@ def _port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int]:
         return (0, 65535)
     low = low if low is not None else high
     high = high if high is not None else low
+    assert low is not None and high is not None  # at least one bound was given
     return (int(low), int(high))
 
 

@@ -11,7 +11,7 @@ judge, and a rule cannot forget the exemption check or swallow an unknown.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -29,8 +29,17 @@ EXEMPT_ONLY: dict[str, Any] = {"exemptResources": EXEMPT_SCHEMA}
 """Config schema of a rule whose only setting is ``exemptResources``."""
 
 Config = dict[str, Any]
-ResourceCheck = Callable[[ResourceValidationArgs, Config, ReportViolation], None]
-StackCheck = Callable[[StackValidationArgs, Config, ReportViolation, UnknownCollector], None]
+
+
+class Report(Protocol):
+    """How the rules call pulumi_policy's ReportViolation: the URN is optional (the SDK's alias
+    types it as required; its implementation defaults it to None, the policy's own resource)."""
+
+    def __call__(self, message: str, urn: str | None = None, /) -> None: ...
+
+
+ResourceCheck = Callable[[ResourceValidationArgs, Config, Report], None]
+StackCheck = Callable[[StackValidationArgs, Config, Report, UnknownCollector], None]
 
 
 def resource_rule(
@@ -52,7 +61,7 @@ def resource_rule(
         config = config_with_defaults(args, schema)
         if is_exempt(config, args):
             return
-        check(args, config, report)
+        check(args, config, cast(Report, report))
 
     return ResourceValidationPolicy(
         name=name,
@@ -77,7 +86,7 @@ def stack_rule(
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         config = config_with_defaults(args, schema)
         unknowns = UnknownCollector()
-        check(args, config, report, unknowns)
+        check(args, config, cast(Report, report), unknowns)
         unknowns.reraise()
 
     return StackValidationPolicy(

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs
+from pulumi_policy import EnforcementLevel, ResourceValidationArgs
 
 from .resources import EXEMPT_SCHEMA, TASK_DEFINITION, as_list, container_definitions, get
-from .rules import Config, resource_rule
+from .rules import Config, Report, resource_rule
 
 DEFAULT_MARKERS = [
     "KEY",
@@ -62,7 +62,7 @@ def looks_secret(name: str, markers: Iterable[str]) -> bool:
     return any(segment in wanted for segment in _SEGMENT.split(name.upper()) if segment)
 
 
-def _check(args: ResourceValidationArgs, config: Config, report: ReportViolation) -> None:
+def _check(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     markers = config["secretNameMarkers"]
     allowed = set(config["allowedVariables"])
     for container in container_definitions(args.props):

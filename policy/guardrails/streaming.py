@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
     ResourceValidationArgs,
     StackValidationArgs,
 )
@@ -38,7 +37,7 @@ from .resources import (
     tg_deregistration_delay,
     tg_target_type,
 )
-from .rules import EXEMPT_ONLY, Config, judge_each, resource_rule, stack_rule
+from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
 
 #: ELB's upper bound for a target group deregistration delay.
 MAX_DEREGISTRATION_DELAY = float(aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
@@ -46,8 +45,8 @@ MAX_DEREGISTRATION_DELAY = float(aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MA
 _IDLE_SCHEMA = {
     "minIdleTimeoutSeconds": {
         "type": "integer",
-        "minimum": 1,
-        "maximum": 4000,
+        "minimum": aws_limits.ALB_IDLE_TIMEOUT_RANGE[0],
+        "maximum": aws_limits.ALB_IDLE_TIMEOUT_RANGE[1],
         "default": 300,
         "description": "Smallest acceptable ALB idle timeout in seconds (AWS default is 60).",
     },
@@ -55,9 +54,7 @@ _IDLE_SCHEMA = {
 }
 
 
-def _check_idle_timeout(
-    args: ResourceValidationArgs, config: Config, report: ReportViolation
-) -> None:
+def _check_idle_timeout(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if lb_type(args.resource_type, args.props) != "application":
         return
     idle = lb_idle_timeout(args.resource_type, args.props)
@@ -120,7 +117,7 @@ def _albs_by_target_group(resources) -> dict[str, list]:
 
 
 def _check_deregistration(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     tolerance = float(config["toleranceSeconds"])
     routes: dict[str, list] = {}
@@ -171,7 +168,7 @@ def _uses_awsvpc(service) -> bool:
 
 
 def _check_target_type(
-    args: StackValidationArgs, config: Config, report: ReportViolation, unknowns: UnknownCollector
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     def judge(service) -> None:
         groups = linked(service, "loadBalancers", TARGET_GROUP)

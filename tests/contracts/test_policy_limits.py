@@ -53,3 +53,5 @@ def test_the_pack_reads_its_limits_from_its_copy() -> None:
     assert fargate.PLATFORM_1_4_CPU == aws_limits.FARGATE_PLATFORM_1_4_MIN_CPU
     assert streaming.MAX_DEREGISTRATION_DELAY == aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX
     assert resources.DEFAULT_IDLE_TIMEOUT == aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
+    idle = streaming._IDLE_SCHEMA["minIdleTimeoutSeconds"]  # pyright: ignore[reportPrivateUsage]
+    assert (idle["minimum"], idle["maximum"]) == aws_limits.ALB_IDLE_TIMEOUT_RANGE

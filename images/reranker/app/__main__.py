@@ -33,7 +33,7 @@ class DrainingServer(uvicorn.Server):
         if state is not None and hasattr(state, "reranker"):
             state.reranker.draining = True
         LOG.info("signal %s: draining in-flight requests", sig)
-        super().handle_exit(sig, frame)
+        super().handle_exit(sig, frame)  # pyright: ignore[reportArgumentType] (a FrameType)
         captured = getattr(self, "_captured_signals", None)
         if sig == signal.SIGTERM and captured and captured[-1] == sig:
             captured.pop()
@@ -58,7 +58,8 @@ def main() -> int:
         access_log=False,
         log_level=settings.log_level,
         timeout_keep_alive=settings.keep_alive_s,
-        timeout_graceful_shutdown=settings.drain_timeout_s,
+        # uvicorn hands it to asyncio.wait_for, which takes float seconds; its hint says int.
+        timeout_graceful_shutdown=settings.drain_timeout_s,  # pyright: ignore[reportArgumentType]
     )
     server = DrainingServer(config)
     server.run()

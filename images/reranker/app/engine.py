@@ -61,7 +61,10 @@ class ModelInfo:
 
 
 def plan_chunks(
-    lengths_desc: Sequence[int], max_rows: int, max_tokens: int, slack: float = PAD_SLACK
+    lengths_desc: Sequence[int] | np.ndarray,
+    max_rows: int,
+    max_tokens: int,
+    slack: float = PAD_SLACK,
 ) -> list[tuple[int, int]]:
     """Cut pairs sorted by descending length into [start, end) chunks.
 
@@ -211,7 +214,7 @@ class Engine:
                 mask[row, :n] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
             feeds = {k: v for k, v in feeds.items() if k in self.input_names}
-            logits[idx] = self.session.run(["logits"], feeds)[0][:, 0]
+            logits[idx] = np.asarray(self.session.run(["logits"], feeds)[0])[:, 0]
             return ids.size
 
         chunks = plan_chunks(sorted_lengths, self.max_batch, self.max_batch_tokens)

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -175,7 +176,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             engine.score([("warm up", "the first run allocates ORT arenas")])
 
-            def score(pairs: list[tuple[str, str]]) -> np.ndarray:
+            def score(pairs: Sequence[tuple[str, str]]) -> np.ndarray:
                 stats = BatchStats()
                 out = engine.score(pairs, stats)
                 metrics.tokens.inc(stats.real_tokens)
