@@ -49,7 +49,7 @@ EFS Elastic also charges per GiB read, S3 per request.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from contracts import aws_limits
 
@@ -89,7 +89,8 @@ class LoadEstimate:
         )
 
 
-def _positive(value: float, name: str) -> float:
+def _positive(value: object, name: str) -> float:
+    # `object`: callers pass config values, and a bool or a string must be refused here.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise WeightStoreError(f"{name} must be a positive number, got {value!r}")
     return float(value)
@@ -133,9 +134,10 @@ def load_estimate(
         if instance_network_gbps is not None
         else float("inf")
     )
-    if isinstance(concurrent_tasks, bool) or not isinstance(concurrent_tasks, int):
-        raise WeightStoreError(f"concurrent_tasks must be a whole number, got {concurrent_tasks!r}")
-    tasks = int(_positive(concurrent_tasks, "concurrent_tasks"))
+    given = cast(object, concurrent_tasks)  # a config value: refuse bools and fractions
+    if isinstance(given, bool) or not isinstance(given, int):
+        raise WeightStoreError(f"concurrent_tasks must be a whole number, got {given!r}")
+    tasks = int(_positive(given, "concurrent_tasks"))
     mib = weights * MIB_PER_GIB
     if source in ("s3-stream", "s3-stage"):
         connections = _positive(s3_connections, "s3_connections")
