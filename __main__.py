@@ -33,6 +33,12 @@ pulumi.export(
     "serviceUrls",
     {svc: platform.endpoint.service_url(svc) for svc in plan.config.service_names()},
 )
+if platform.gateway is not None and plan.gateway is not None:
+    # One OpenAI-compatible endpoint for every model (`<url>v1/chat/completions`); LiteLLM's key
+    # goes in `x-litellm-api-key`, the JWT in `Authorization`.
+    pulumi.export("gatewayUrl", platform.endpoint.service_url(plan.gateway.config.path))
+if platform.workers:
+    pulumi.export("queueUrls", {name: w.queue_url for name, w in platform.workers.items()})
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())
 if platform.images is not None:

@@ -17,6 +17,7 @@ from typing import Literal
 from components import iam, sizing
 from components.config.issues import ConfigError, ConfigIssue
 from components.config.schema import (
+    ManagedInstancePoolConfig,
     ModelConfig,
     PoolConfig,
     RerankerConfig,
@@ -34,12 +35,26 @@ from components.services.engines import (
     NeuronLaunch,
     VllmLaunch,
 )
-from components.sizing import catalog
+from components.sizing import catalog, instance_types
 from components.sizing import weights as weight_load
+from components.sizing.instance_types import (
+    DeclaredDemand,
+    DeclaredFit,
+    DeclaredFitError,
+    Demand,
+    GpuDemand,
+    NeuronDemand,
+    PoolTypes,
+)
+from components.specs import gateway as gateway_specs
 from components.specs import images as image_build
+from components.specs import managed_instances
 from components.specs import weights as efs
+from components.specs import worker as worker_specs
 from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
-from components.specs.pool import PoolSpec, WarmPoolSpec, pool_problems
+from components.specs.managed_instances import ManagedInstancesArgs
+from components.specs.mixed_instances import MixedInstancesArgs, spot_interruption_notes
+from components.specs.pool import PoolSpec, WarmPoolSpec, pool_problems, provider_name_problems
 from components.specs.service import (
     ModelServiceSpec,
     RerankerSpec,
@@ -47,7 +62,8 @@ from components.specs.service import (
     validate_model_service,
     validate_reranker,
 )
-from contracts import aws_limits, flag_table
+from components.specs.service_connect import private_host
+from contracts import aws_limits, flag_table, litellm
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -69,18 +85,72 @@ DEFAULT_RERANKER_NEED_MIB, DEFAULT_RERANKER_NEED_VCPU = 2048, 1.0
 SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
 
 
+_SECTIONS = {"gpu": "gpuPools", "neuron": "neuronPools", "managed": "managedInstancePools"}
+
+
 @dataclass(frozen=True)
 class PoolPlan:
+    """One pool: its config, and the instance types chosen for the models placed on it."""
+
     name: str
-    kind: Literal["gpu", "neuron"]
-    config: PoolConfig
-    instance: catalog.InstanceType
-    ami_parameter: str
+    kind: Literal["gpu", "neuron", "managed"]
+    config: PoolConfig | ManagedInstancePoolConfig
+    types: PoolTypes
+    ami_parameter: str | None
+    """SSM parameter of the ECS-optimized AMI; None on Managed Instances (ECS picks the OS)."""
+
+    @property
+    def instance(self) -> catalog.InstanceType:
+        """The cheapest (or first listed) type: what single-type decisions describe."""
+        return self.types.cheapest
+
+    @property
+    def section(self) -> str:
+        return _SECTIONS[self.kind]
+
+    @property
+    def managed(self) -> bool:
+        return self.kind == "managed"
 
     @property
     def spec(self) -> PoolSpec:
-        """What the pool component builds."""
-        return pool_spec(self.config)
+        """What the Auto Scaling group pool component builds."""
+        assert isinstance(self.config, PoolConfig), "a Managed Instances pool has no PoolSpec"
+        return pool_spec(self.config, self.types.chosen)
+
+    @property
+    def managed_options(self) -> ManagedInstancesArgs:
+        """What the Managed Instances pool component builds (with `requirements`)."""
+        assert isinstance(self.config, ManagedInstancePoolConfig)
+        return managed_args(self.config)
+
+    @property
+    def requirements(self) -> instance_types.InstanceRequirements:
+        """The Managed Instances `instanceRequirements` for the chosen types."""
+        return instance_types.managed_instance_requirements(self.types)
+
+    def decisions(self) -> list[str]:
+        lines = self.types.summary()
+        if self.managed:
+            lines += [
+                self.requirements.summary(),
+                "Managed Instances: ECS picks and patches the OS image and replaces each host "
+                f"within {managed_instances.MAX_INSTANCE_LIFETIME_DAYS} days (each replacement "
+                "re-warms its models); idle hosts are kept "
+                f"{self.managed_options.scale_in_after_seconds} s",
+            ]
+            return lines
+        lines.append(f"AMI from SSM {self.ami_parameter}")
+        mixed = self.spec.mixed
+        if mixed is not None:
+            lines.append(
+                f"mixed instances policy over {len(self.types.chosen)} type(s): On-Demand base "
+                f"{mixed.on_demand_base_capacity}, {mixed.on_demand_percentage_above_base} % "
+                f"On-Demand above it ({mixed.on_demand_allocation_strategy}), Spot "
+                f"{mixed.spot_allocation_strategy}, capacity rebalance "
+                f"{'on' if mixed.capacity_rebalance else 'off'}"
+            )
+        return lines
 
 
 @dataclass(frozen=True)
@@ -99,7 +169,7 @@ class ModelPlan:
     pool: PoolPlan
     image: str | None  # None: built by the stack (images.build), see Plan.builds
     launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
-    fit: sizing.GpuFit | sizing.NeuronFit | presets.DeclaredFit
+    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit
     priority: int
     task_cpu: int
     task_memory_mib: int
@@ -112,6 +182,8 @@ class ModelPlan:
     deploy: DeployPlan
     weights_bucket: str | None
     weights_prefix: str | None
+    tasks_per_instance: int = 1
+    """The fewest copies any of the pool's types holds (what capacity planning relies on)."""
     efs: efs.EfsWeights | None = None
     """Weights on EFS: the file system (store name or id) and directory; None: S3 or none."""
     weights_note: str | None = None
@@ -122,10 +194,31 @@ class ModelPlan:
         return self.launch.port
 
     @property
+    def spot_notes(self) -> list[str]:
+        """What a Spot reclaim means for this service (empty when its pool buys no Spot)."""
+        if self.pool.managed or self.pool.spec.mixed is None:
+            return []
+        if not self.pool.spec.mixed.uses_spot:
+            return []
+        cfg = self.pool.config
+        assert isinstance(cfg, PoolConfig)
+        return spot_interruption_notes(
+            self.pool.spec.mixed,
+            service=self.name,
+            min_count=self.config.min_count,
+            tasks_per_instance=self.tasks_per_instance,
+            replacement_seconds=self.grace.seconds,
+            instance_warmup_seconds=cfg.instance_warmup_seconds,
+            deregistration_delay_seconds=self.deregistration.seconds,
+            max_generation_seconds=self.config.max_generation_seconds,
+        )
+
+    @property
     def spec(self) -> ModelServiceSpec:
         """What the model service component builds (image None: the stack's own build)."""
         cfg = self.config
         return ModelServiceSpec(
+            compatibility="MANAGED_INSTANCES" if self.pool.managed else "EC2",
             service=self.name,
             priority=self.priority,
             image=self.image,
@@ -212,12 +305,18 @@ class Plan:
     rerankers: dict[str, RerankerPlan] = field(default_factory=dict)
     builds: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Images the stack builds (`images.build`): image name -> Docker platforms."""
+    gateway: gateway_specs.GatewayPlan | None = None
+    """The AI gateway (LiteLLM), when configured."""
+    workers: dict[str, worker_specs.WorkerPlan] = field(default_factory=dict)
+    """Queue workers, by name."""
+    service_connect_namespace: str | None = None
+    """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
 
     def decisions(self) -> dict[str, list[str]]:
         """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
         out: dict[str, list[str]] = {"endpoint": [self.idle_timeout.summary()]}
         for name, pool in self.pools.items():
-            out[f"pool {name}"] = [pool.instance.describe(), f"AMI from SSM {pool.ami_parameter}"]
+            out[f"pool {name}"] = pool.decisions()
         for name, m in self.models.items():
             out[f"model {name}"] = [
                 m.fit.summary(),
@@ -227,9 +326,14 @@ class Plan:
                 m.deregistration.summary(),
                 m.deploy.note,
                 *([m.weights_note] if m.weights_note else []),
+                *m.spot_notes,
             ]
         for name, r in self.rerankers.items():
             out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+        if self.gateway is not None:
+            out["gateway"] = self.gateway.decisions()
+        for name, w in self.workers.items():
+            out[f"worker {name}"] = w.decisions()
         for image, platforms in self.builds.items():
             out[f"image {image}"] = [
                 f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
@@ -240,6 +344,12 @@ class Plan:
 
 # Placeholder until build_plan has seen every service on the pool; never reaches a resource.
 _UNDECIDED = DeployPlan(100, 200, "deploy: undecided")
+MANAGED_INSTANCES_DEPLOY = DeployPlan(
+    100,
+    200,
+    "deploy: surge (min 100 %, max 200 %); Managed Instances has no group maximum, ECS launches "
+    "the instances the surge needs",
+)
 
 
 def choose_deploy(
@@ -276,11 +386,44 @@ def choose_deploy(
     )
 
 
-def pool_spec(cfg: PoolConfig) -> PoolSpec:
-    """The spec of one pool, from its config section."""
+def mixed_args(cfg: PoolConfig, chosen: tuple[str, ...]) -> MixedInstancesArgs | None:
+    """The pool's purchase options, or None when it launches one type On-Demand only (a plain
+    launch template, which keeps a warm pool possible)."""
+    if len(chosen) <= 1 and cfg.on_demand_percentage_above_base_capacity >= 100:
+        return None
+    return MixedInstancesArgs(
+        on_demand_base_capacity=cfg.on_demand_base_capacity,
+        on_demand_percentage_above_base=cfg.on_demand_percentage_above_base_capacity,
+        spot_allocation_strategy=cfg.spot_allocation_strategy,
+        on_demand_allocation_strategy=cfg.on_demand_allocation_strategy,
+        capacity_rebalance=cfg.capacity_rebalance,
+        spot_max_price=cfg.spot_max_price,
+    )
+
+
+def managed_args(cfg: ManagedInstancePoolConfig) -> ManagedInstancesArgs:
+    """The Managed Instances options of a pool, from its config section."""
+    return ManagedInstancesArgs(
+        storage_gib=cfg.storage_gib,
+        monitoring=cfg.monitoring,
+        capacity_option_type=cfg.capacity_option_type,
+        reservation_preference=cfg.reservation_preference,
+        reservation_group_arn=cfg.reservation_group_arn,
+        scale_in_after_seconds=cfg.scale_in_after_seconds,
+        auto_repair=cfg.auto_repair,
+        propagate_tags=cfg.propagate_tags,
+    )
+
+
+def pool_spec(cfg: PoolConfig, chosen: tuple[str, ...] = ()) -> PoolSpec:
+    """The spec of one pool, from its config section and the types chosen for it (default: the
+    configured `instanceType` alone)."""
     warm = cfg.warm_pool
+    types = chosen or ((cfg.instance_type,) if cfg.instance_type else ())
     return PoolSpec(
-        instance_type=cfg.instance_type,
+        instance_type=types[0] if types else "",
+        instance_types=types if len(types) > 1 else (),
+        mixed=mixed_args(cfg, types),
         min_size=cfg.min_size,
         max_size=cfg.max_size,
         root_volume_gib=cfg.root_volume_gib,
@@ -301,33 +444,153 @@ def pool_resource_name(platform_name: str, pool: str) -> str:
     return f"{platform_name}-{pool}"
 
 
-def _pool_plans(
-    cfg: StackConfig, platform_name: str, issues: list[ConfigIssue]
-) -> dict[str, PoolPlan]:
-    pools: dict[str, PoolPlan] = {}
-    sections: tuple[tuple[str, Literal["gpu", "neuron"], catalog.Accelerator], ...] = (
-        ("gpuPools", "gpu", "nvidia"),
-        ("neuronPools", "neuron", "neuron"),
-    )
-    for section, kind, accel in sections:
-        for name, pool in (cfg.gpu_pools if kind == "gpu" else cfg.neuron_pools).items():
-            base = f"platform.{section}.{name}"
-            problems = pool_problems(
-                pool_resource_name(platform_name, name), pool_spec(pool), accel
+def _demand(name: str, model: ModelConfig) -> Demand:
+    """What `model` needs from an instance type: the VRAM method (vLLM, SGLang, TGI, and a
+    custom GPU service sized by its architecture, its GPU count fixed to `custom.gpus`), the
+    Neuron artifact, or a custom service's declared accelerator memory. Raises `PresetError`
+    (path first) for a custom service that gives neither."""
+    params = model.parameters
+    explicit = params.model_dump(exclude_none=True) if params else {}
+    custom = model.custom
+    sized = model.architecture is not None or bool(explicit)
+    if model.engine in ("vllm", "sglang", "tgi") or (custom and custom.gpus and sized):
+        need = sizing.gpu_memory_need(
+            model.architecture,
+            dtype=model.dtype,
+            kv_cache_dtype=model.kv_cache_dtype,
+            max_model_len=model.context_length if model.engine == "vllm" else model.max_model_len,
+            max_concurrent_sequences=model.max_concurrent_sequences,
+            overhead_fraction=model.memory_overhead_fraction,
+            **explicit,
+        )
+        pinned = custom.gpus if custom is not None else model.tensor_parallel_size
+        return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
+    if custom is not None:
+        if custom.accelerator_memory_gib is None:
+            raise PresetError(
+                f"platform.models.{name}.custom.acceleratorMemoryGiB: a custom service is sized "
+                "from its architecture (GPU only) or its declared accelerator memory; give one"
             )
-            for key, message in problems:
-                issues.append(ConfigIssue(base if key == "name" else f"{base}.{key}", message))
-            if problems:
-                continue
-            inst = catalog.instance(pool.instance_type)
-            pools[name] = PoolPlan(name, kind, pool, inst, catalog.ECS_AMI_SSM_PARAMETERS[accel])
+        return DeclaredDemand(
+            name,
+            "nvidia" if custom.gpus else "neuron",
+            custom.accelerator_memory_gib,
+            custom.gpus or custom.neuron_devices,
+            model.gpu_memory_utilization,
+            "gpus" if custom.gpus else "neuronDevices",
+            model.served_model_name or name,
+        )
+    assert model.neuron is not None
+    return NeuronDemand(
+        name,
+        sizing.resolve_architecture(model.architecture, **explicit),
+        model.neuron.tp_degree,
+        model.neuron.batch_size,
+        model.neuron.sequence_length,
+        model.dtype,
+        model.memory_overhead_fraction,
+    )
+
+
+def _fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
+    """A model that does not fit its pool's one type, reported against the setting to change."""
+    where = f"platform.models.{demand.model}"
+    if isinstance(exc, DeclaredFitError):
+        return ConfigIssue(f"{where}.custom.{exc.key}", str(exc))
+    if model.engine in ("vllm", "neuron"):
+        return ConfigIssue(where, str(exc))
+    return ConfigIssue(where, f"the {model.engine} model does not fit: {exc}")
+
+
+def _pool_sections(
+    cfg: StackConfig,
+) -> list[tuple[Literal["gpu", "neuron", "managed"], str, PoolConfig | ManagedInstancePoolConfig]]:
+    return [
+        *(("gpu", n, p) for n, p in cfg.gpu_pools.items()),
+        *(("neuron", n, p) for n, p in cfg.neuron_pools.items()),
+        *(("managed", n, p) for n, p in cfg.managed_instance_pools.items()),
+    ]
+
+
+def _pool_plans(
+    cfg: StackConfig,
+    platform_name: str,
+    demands: dict[str, Demand],
+    issues: list[ConfigIssue],
+) -> dict[str, PoolPlan]:
+    """Choose every pool's instance types for the models placed on it, then check the pool.
+
+    A pool with one configured `instanceType` keeps its historical contract: a model that does
+    not fit it is reported against the model. A list (or types from sizing) is judged as a
+    whole: a member that cannot serve a model, or layouts that disagree, are the pool's
+    problem, with the split that would work.
+    """
+    pools: dict[str, PoolPlan] = {}
+    for kind, name, pool in _pool_sections(cfg):
+        base = f"platform.{_SECTIONS[kind]}.{name}"
+        accel: catalog.Accelerator = "neuron" if kind == "neuron" else "nvidia"
+        resource = pool_resource_name(platform_name, name)
+        on_pool = [
+            demands[m] for m, model in cfg.models.items() if model.pool == name and m in demands
+        ]
+        single = pool.instance_type if isinstance(pool, PoolConfig) else None
+        problems: list[tuple[str, str]] = []
+        if isinstance(pool, PoolConfig) and single is not None:
+            problems = pool_problems(resource, pool_spec(pool), accel)
+            if not problems:
+                inst = catalog.instance(single)
+                kept: list[Demand] = []
+                for demand in on_pool:
+                    try:
+                        instance_types.fit_on(demand, inst)
+                        kept.append(demand)
+                    except sizing.SizingError as exc:
+                        issues.append(_fit_issue(demand, cfg.models[demand.model], exc))
+                on_pool = kept
+        listed = [single] if single is not None else pool.instance_types
+        if not problems and listed is None and not on_pool:
+            problems = [
+                (
+                    "instanceTypes",
+                    "no model is placed on this pool, so there is nothing to take its instance "
+                    "types from; list instanceTypes or remove the pool",
+                )
+            ]
+        choice = None
+        if not problems:
+            warm = isinstance(pool, PoolConfig) and pool.warm_pool is not None
+            # A warm pool allows one type only; from sizing, that is the cheapest.
+            most = 1 if warm and listed is None else pool.max_instance_types
+            choice, problems = instance_types.choose_pool_types(
+                accel,
+                on_pool,
+                listed,
+                pool.excluded_instance_types,
+                most,
+                pool.max_price_ratio,
+            )
+            if single is not None:
+                problems = [
+                    ("instanceType" if k.startswith("instanceTypes") else k, m) for k, m in problems
+                ]
+        if choice is not None and not problems:
+            if isinstance(pool, ManagedInstancePoolConfig):
+                problems = provider_name_problems(resource)
+                problems += managed_instances.managed_instances_problems(managed_args(pool))
+                for demand in on_pool:
+                    for key, message in managed_instances.model_problems(
+                        choice.layouts[demand.model].tp
+                    ):
+                        issues.append(ConfigIssue(f"platform.models.{demand.model}.{key}", message))
+            else:
+                problems = pool_problems(resource, pool_spec(pool, choice.chosen), accel)
+        for key, message in problems:
+            issues.append(ConfigIssue(base if key == "name" else f"{base}.{key}", message))
+        if problems or choice is None:
+            continue
+        ami = None if kind == "managed" else catalog.ECS_AMI_SSM_PARAMETERS[accel]
+        pools[name] = PoolPlan(name, kind, pool, choice, ami)
     return pools
-
-
-def _task_reservation(inst: catalog.InstanceType, tasks_per_instance: int) -> tuple[int, int]:
-    cpu = (inst.vcpu * 1024) // tasks_per_instance
-    memory = int(inst.memory_gib * 1024 * (1 - HOST_MEMORY_RESERVE_FRACTION)) // tasks_per_instance
-    return cpu, memory
 
 
 def _shm_size(tp_size: int, task_memory_mib: int) -> int:
@@ -338,38 +601,28 @@ def _shm_size(tp_size: int, task_memory_mib: int) -> int:
 def _model_plan(
     name: str,
     model: ModelConfig,
+    demand: Demand,
     pool: PoolPlan,
     cfg: StackConfig,
     priority: int,
     idle: sizing.IdleTimeout,
     region: str | None,
 ) -> ModelPlan:
-    """Size one model on its pool. The deploy strategy depends on every service sharing the
-    pool, so `build_plan` decides it afterwards."""
-    params = model.parameters
-    explicit = params.model_dump(exclude_none=True) if params else {}
+    """Size one model on its pool's chosen types (one device layout on all of them). The deploy
+    strategy depends on every service sharing the pool, so `build_plan` decides it afterwards."""
     image = model.image or (None if model.engine == "custom" else getattr(cfg.images, model.engine))
     served = model.served_model_name or name
+    fits = pool.types.fits[name]
+    # The task must place on every chosen type: the smallest share of CPU and memory.
+    cpu, memory = instance_types.task_reservation(fits.values(), HOST_MEMORY_RESERVE_FRACTION)
+    fit = fits[pool.instance.name].fit
     if model.engine in ("sglang", "tgi", "custom"):
-        return _preset_model_plan(name, model, cfg, pool, image, served, priority, idle, region)
+        return _preset_model_plan(
+            name, model, demand, pool, fit, (cpu, memory), cfg, image, served, priority, idle
+        )
     assert model.weights_uri is not None  # vllm and neuron: required by the schema
-    if model.engine == "vllm":
-        need = sizing.gpu_memory_need(
-            model.architecture,
-            dtype=model.dtype,
-            kv_cache_dtype=model.kv_cache_dtype,
-            max_model_len=model.context_length,
-            max_concurrent_sequences=model.max_concurrent_sequences,
-            overhead_fraction=model.memory_overhead_fraction,
-            **explicit,
-        )
-        fit: sizing.GpuFit | sizing.NeuronFit = sizing.choose_tensor_parallel(
-            need,
-            pool.instance,
-            model.gpu_memory_utilization,
-            tensor_parallel_size=model.tensor_parallel_size,
-        )
-        cpu, memory = _task_reservation(pool.instance, fit.tasks_per_instance)
+    if isinstance(demand, GpuDemand):
+        assert isinstance(fit, sizing.GpuFit)
         launch: VllmLaunch | NeuronLaunch = VllmLaunch(
             served_model_name=served,
             weights_uri=model.weights_uri,
@@ -389,29 +642,22 @@ def _model_plan(
                 VLLM_MANAGED_FLAGS,
             ),
         )
-        gpu_count, devices, shm = fit.tp_size, (), _shm_size(fit.tp_size, memory)
-        weights_gib = need.weights_gib
+        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the
+        # plan refuses tensor parallelism on it).
+        shm = 0 if pool.managed else _shm_size(fit.tp_size, memory)
+        gpu_count, devices = fit.tp_size, ()
+        weights_gib = demand.need.weights_gib
     else:
-        assert model.neuron is not None
-        arch = sizing.resolve_architecture(model.architecture, **explicit)
-        fit = sizing.neuron_fit(
-            model.neuron.tp_degree,
-            model.neuron.batch_size,
-            model.neuron.sequence_length,
-            pool.instance,
-            arch,
-            model.dtype,
-            overhead_fraction=model.memory_overhead_fraction,
-        )
-        cpu, memory = _task_reservation(pool.instance, 1)
+        assert isinstance(fit, sizing.NeuronFit) and isinstance(demand, NeuronDemand)
+        family = pool.instance.family
         launch = NeuronLaunch(
             served_model_name=served,
             artifact_uri=model.weights_uri,
-            batch_size=model.neuron.batch_size,
-            sequence_length=model.neuron.sequence_length,
-            tp_degree=model.neuron.tp_degree,
+            batch_size=demand.batch_size,
+            sequence_length=demand.sequence_length,
+            tp_degree=demand.tp_degree,
             num_devices=fit.devices_mapped,
-            target=pool.instance.family if pool.instance.family in ("inf2", "trn1") else None,
+            target=family if family in ("inf2", "trn1") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
             extra_args=presets.check_extra_args(
@@ -452,6 +698,7 @@ def _model_plan(
         deploy=_UNDECIDED,
         weights_bucket=bucket,
         weights_prefix=prefix,
+        tasks_per_instance=pool.types.tasks_per_instance(name),
     )
 
 
@@ -492,61 +739,27 @@ def _weights(
 def _preset_model_plan(
     name: str,
     model: ModelConfig,
-    cfg: StackConfig,
+    demand: Demand,
     pool: PoolPlan,
+    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit,
+    reservation: tuple[int, int],
+    cfg: StackConfig,
     image: str | None,
     served: str,
     priority: int,
     idle: sizing.IdleTimeout,
-    region: str | None,
 ) -> ModelPlan:
-    """SGLang, TGI and custom services: size on the pool, then derive the launch
-    (`components.services.engine_presets`); every error names its config path."""
+    """SGLang, TGI and custom services on the fit their pool chose (`_demand` says how each is
+    sized), then the launch (`components.services.engine_presets`); every error names its
+    config path. The presets' images take the region from the task's own metadata."""
     where = f"platform.models.{name}"
-    params = model.parameters
-    explicit = params.model_dump(exclude_none=True) if params else {}
     custom = model.custom
-    sized = model.architecture is not None or bool(explicit)
-    fit: sizing.GpuFit | sizing.NeuronFit | presets.DeclaredFit
-    need_gib = 0.0
-    if sized and pool.kind == "gpu":
-        need = sizing.gpu_memory_need(
-            model.architecture,
-            dtype=model.dtype,
-            kv_cache_dtype=model.kv_cache_dtype,
-            max_model_len=model.max_model_len,
-            max_concurrent_sequences=model.max_concurrent_sequences,
-            overhead_fraction=model.memory_overhead_fraction,
-            **explicit,
-        )
-        pinned = custom.gpus if custom is not None else model.tensor_parallel_size
-        fit = presets.engine_fit(
-            where,
-            model.engine,
-            need,
-            pool.instance.name,
-            model.gpu_memory_utilization,
-            tensor_parallel_size=pinned,
-        )
-        devices = fit.tp_size
-        need_gib = need.weights_gib
+    if isinstance(fit, DeclaredFit):
+        assert isinstance(demand, DeclaredDemand)
+        devices, need_gib = fit.devices, demand.accelerator_memory_gib
     else:
-        if custom is None or custom.accelerator_memory_gib is None:
-            raise PresetError(
-                f"{where}.custom.acceleratorMemoryGiB: a Neuron custom service is sized from its "
-                "declared accelerator memory"
-            )
-        devices = custom.gpus or custom.neuron_devices
-        fit = presets.declared_fit(
-            where,
-            served,
-            custom.accelerator_memory_gib,
-            devices,
-            pool.instance,
-            model.gpu_memory_utilization,
-            key="gpus" if custom.gpus else "neuronDevices",
-        )
-        need_gib = custom.accelerator_memory_gib
+        assert isinstance(fit, sizing.GpuFit) and isinstance(demand, GpuDemand)
+        devices, need_gib = fit.tp_size, demand.need.weights_gib
     bucket, prefix, location, engine_uri, note, load_rate = _weights(name, model, cfg, need_gib)
     launch: SglangLaunch | TgiLaunch | CustomLaunch
     if model.engine == "sglang":
@@ -605,9 +818,8 @@ def _preset_model_plan(
             warmup_seconds=float(custom.warmup_seconds),
             settings_path=f"{where}.custom",
         )
-    del region  # the presets' images take the region from the task's own metadata
-    on_gpu = pool.kind == "gpu"
-    cpu, memory = _task_reservation(pool.instance, fit.tasks_per_instance)
+    on_gpu = pool.kind != "neuron"
+    cpu, memory = reservation
     grace = sizing.health_check_grace_period(
         model.startup.image_gib,
         need_gib,
@@ -628,13 +840,15 @@ def _preset_model_plan(
         task_memory_mib=memory,
         gpu_count=devices if on_gpu else 0,
         neuron_devices=(tuple(f"/dev/neuron{i}" for i in range(devices)) if not on_gpu else ()),
-        shm_size_mib=_shm_size(devices, memory) if on_gpu else 0,
+        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there).
+        shm_size_mib=_shm_size(devices, memory) if on_gpu and not pool.managed else 0,
         one_task_per_instance=not on_gpu,
         deregistration=_deregistration(model.max_generation_seconds, idle),
         grace=grace,
         deploy=_UNDECIDED,
         weights_bucket=bucket,
         weights_prefix=prefix,
+        tasks_per_instance=pool.types.tasks_per_instance(name),
         efs=location,
         weights_note=note,
     )
@@ -708,14 +922,24 @@ def build_plan(
     the config sets none (`<project>-<stack>`).
     """
     issues: list[ConfigIssue] = []
-    pools = _pool_plans(config, platform_name, issues)
+    demands: dict[str, Demand] = {}
+    for name, model in config.models.items():
+        try:
+            demands[name] = _demand(name, model)
+        except sizing.SizingError as exc:
+            issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
+        except PresetError as exc:
+            path, _, message = str(exc).partition(": ")
+            issues.append(ConfigIssue(path, message))
+    pools = _pool_plans(config, platform_name, demands, issues)
     services = config.service_names()
+    routed = [*services, *([config.gateway.path] if config.gateway is not None else [])]
     quota = config.endpoint.listener_rule_quota
-    if len(services) * RULES_PER_SERVICE > quota:
+    if len(routed) * RULES_PER_SERVICE > quota:
         issues.append(
             ConfigIssue(
                 "platform.models",
-                f"{len(services)} services need {len(services) * RULES_PER_SERVICE} listener "
+                f"{len(routed)} services need {len(routed) * RULES_PER_SERVICE} listener "
                 f"rules but the ALB quota is {quota} (endpoint.listenerRuleQuota): at most "
                 f"{quota // RULES_PER_SERVICE} services per stack; split the stack or raise the "
                 "quota with AWS first",
@@ -724,6 +948,8 @@ def build_plan(
 
     longest = [m.max_generation_seconds for m in config.models.values()]
     longest += [r.max_request_seconds for r in config.rerankers.values()]
+    if config.gateway is not None and config.gateway.bedrock.models:
+        longest.append(gateway_specs.BEDROCK_TIMEOUT_SECONDS)
     try:
         idle = sizing.alb_idle_timeout(
             longest or [60], override=config.endpoint.idle_timeout_seconds
@@ -741,10 +967,12 @@ def build_plan(
 
     for name, model in config.models.items():
         pool = pools.get(model.pool)
-        if pool is None:
-            continue  # already reported against the pool
+        if pool is None or name not in pool.types.fits:
+            continue  # already reported against the pool or the model
         try:
-            models[name] = _model_plan(name, model, pool, config, priorities[name], idle, region)
+            models[name] = _model_plan(
+                name, model, demands[name], pool, config, priorities[name], idle, region
+            )
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
         except PresetError as exc:
@@ -755,11 +983,14 @@ def build_plan(
     # Deploy headroom is a property of the pool: every service on it shares its maxSize.
     for pool in pools.values():
         on_pool = [m for m in models.values() if m.pool.name == pool.name]
-        needs = {
-            m.name: math.ceil(m.config.desired_count / m.fit.tasks_per_instance) for m in on_pool
-        }
+        if not isinstance(pool.config, PoolConfig):
+            # Managed Instances has no group maximum: ECS launches what a surge needs.
+            for m in on_pool:
+                models[m.name] = replace(m, deploy=MANAGED_INSTANCES_DEPLOY)
+            continue
+        needs = {m.name: math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool}
         steady = sum(needs.values())
-        section = "gpuPools" if pool.kind == "gpu" else "neuronPools"
+        section = pool.section
         if steady > pool.config.max_size:
             issues.append(
                 ConfigIssue(
@@ -776,7 +1007,7 @@ def build_plan(
                 deploy = choose_deploy(
                     m.config.min_count,
                     m.config.max_count,
-                    m.fit.tasks_per_instance,
+                    m.tasks_per_instance,
                     needs[m.name] + free,
                 )
             except sizing.SizingError as exc:
@@ -812,6 +1043,15 @@ def build_plan(
         except (ServiceArgsError, ValueError) as exc:
             issues.append(_service_issue(path, exc))
 
+    namespace = None
+    if config.gateway is not None or config.workers:
+        namespace = service_connect_namespace(platform_name, stack)
+    gateway = _gateway_plan(config, models, namespace or "", priority, idle, issues)
+    workers, worker_issues = worker_specs.plan_workers(
+        config.workers, has_gateway=config.gateway is not None
+    )
+    issues += worker_issues
+
     builds = _image_builds(config, issues)
     endpoint = _endpoint_spec(config, idle, models, rerankers, project, stack)
     issues += endpoint_arg_issues(endpoint)
@@ -826,6 +1066,72 @@ def build_plan(
         models=models,
         rerankers=rerankers,
         builds=builds,
+        gateway=gateway,
+        workers=workers,
+        service_connect_namespace=namespace,
+    )
+
+
+def service_connect_namespace(platform_name: str, stack: str | None) -> str:
+    """The Cloud Map namespace of a stack's private routes: `<platform>-<stack>` (HTTP namespace
+    names are unique per account and region; aliases read `<service>.<namespace>`)."""
+    return f"{platform_name}-{stack}".lower() if stack else platform_name
+
+
+#: LiteLLM provider per engine: vLLM's own (optimum-neuron serves vLLM's API), else the
+#: generic OpenAI-compatible one (SGLang and TGI serve /v1/chat/completions).
+_GATEWAY_PROVIDER: dict[str, str] = {
+    "vllm": "hosted_vllm",
+    "neuron": "hosted_vllm",
+    "sglang": "openai",
+    "tgi": "openai",
+    "custom": "openai",
+}
+
+
+def _gateway_plan(
+    config: StackConfig,
+    models: dict[str, ModelPlan],
+    namespace: str,
+    priority: int,
+    idle: sizing.IdleTimeout,
+    issues: list[ConfigIssue],
+) -> gateway_specs.GatewayPlan | None:
+    """The gateway's routes to the planned models at their Service Connect addresses; routes
+    to a model that failed its own checks are left out (that model's problem is reported)."""
+    gw = config.gateway
+    if gw is None:
+        return None
+    targets = {
+        name: gateway_specs.ServiceTarget(
+            service=name,
+            served_model_name=m.launch.served_model_name,
+            host=private_host(name, namespace),
+            port=m.port,
+            timeout_seconds=m.config.max_generation_seconds,
+            provider=_GATEWAY_PROVIDER[m.config.engine],
+            # A custom image's API is its own: routed only when gateway.routes names it.
+            routed_by_default=m.config.engine != "custom",
+        )
+        for name, m in models.items()
+    }
+    if gw.routes is not None:
+        failed = set(config.models) - set(models)
+        kept = {k: v for k, v in gw.routes.items() if v not in failed}
+        gw = gw.model_copy(update={"routes": kept})
+    plan, found = gateway_specs.plan_gateway(
+        gw,
+        targets,
+        service_names=config.service_names(),
+        trusted_proxy_ranges=(config.network.cidr_block,),
+    )
+    issues += found
+    if plan is None:
+        return None
+    return replace(
+        plan,
+        priority=priority,
+        deregistration=_deregistration(plan.spec.longest_request_seconds, idle),
     )
 
 
@@ -856,6 +1162,8 @@ def _endpoint_spec(
     ep = config.endpoint
     auth = ep.auth
     ports = {m.port for m in models.values()} | {r.port for r in rerankers.values()}
+    if config.gateway is not None:
+        ports.add(litellm.PORT)
     default_prefix = "-".join(p for p in (project, stack) if p) or AuthSpec.domain_prefix
     return EndpointSpec(
         vpc_cidr=config.network.cidr_block,

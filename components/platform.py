@@ -2,7 +2,8 @@
 
 Builds, in dependency order: the stack's own images when `images.build` asks for them
 (components.images: ECR repositories and docker-build images, run by digest), the
-Network (VPC, NAT, VPC endpoints), the ECS Cluster, one capacity pool per accelerator type,
+Network (VPC, NAT, VPC endpoints), the ECS Cluster, the capacity pools (Auto Scaling groups of
+one or several instance types, or ECS Managed Instances),
 the authenticated Endpoint, and every model and re-ranker service behind it. All decisions
 (sizing, tensor parallel size, Fargate size, timeouts) were made by
 `components.plan.build_plan` before this component registers anything, so an invalid stack
@@ -16,6 +17,7 @@ from dataclasses import fields
 from typing import Any, TypeVar
 
 import pulumi
+import pulumi_aws as aws
 
 from components.capacity.asg_pool import (
     GpuAsgPool,
@@ -24,15 +26,30 @@ from components.capacity.asg_pool import (
     InferentiaPoolArgs,
     PoolArgs,
 )
+from components.capacity.managed_instances_pool import (
+    ManagedInstancesPool,
+    ManagedInstancesPoolArgs,
+)
 from components.cluster import Cluster, ClusterArgs
 from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
 from components.plan import Plan, pool_resource_name
 from components.services.base import EfsAccess, ServiceWiring
+from components.services.gateway import (
+    LiteLLMGateway,
+    LiteLLMGatewayArgs,
+    ModelEndpoint,
+    gateway_security_group,
+)
+from components.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
 from components.services.model import ModelService, ModelServiceArgs
 from components.services.reranker import FargateReranker, FargateRerankerArgs
+from components.services.worker import QueueWorker, QueueWorkerArgs
+from components.specs.gateway import GatewayPlan
+from components.specs.service_connect import Namespace, private_host
 from components.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
+from contracts import litellm
 
 _Args = TypeVar("_Args")
 
@@ -97,8 +114,23 @@ class InferencePlatform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.pools: dict[str, GpuAsgPool | InferentiaPool] = {}
+        self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
         for pool_name, pool in plan.pools.items():
+            if pool.managed:
+                self.pools[pool_name] = ManagedInstancesPool(
+                    pool_resource_name(name, pool_name),
+                    ManagedInstancesPoolArgs(
+                        # Managed Instances providers belong to one cluster (required by the
+                        # provider for this kind).
+                        cluster_name=self.cluster.name,
+                        vpc_id=self.network.vpc_id,
+                        subnet_ids=self.network.private_subnet_ids,
+                        requirements=pool.requirements,
+                        options=pool.managed_options,
+                    ),
+                    opts=child,
+                )
+                continue
             component, args_cls = (
                 (GpuAsgPool, GpuAsgPoolArgs)
                 if pool.kind == "gpu"
@@ -144,13 +176,34 @@ class InferencePlatform(pulumi.ComponentResource):
         )
         wired = {f.name: getattr(wiring, f.name) for f in fields(wiring)}
         self.weight_stores = self._weight_stores(name, plan)
+
+        # Private routes: the namespace, and the gateway's group before the model services,
+        # which admit it (the gateway's own rules are standalone resources, see gateway.py).
+        self.namespace: aws.servicediscovery.HttpNamespace | None = None
+        if plan.service_connect_namespace is not None:
+            self.namespace = aws.servicediscovery.HttpNamespace(
+                f"{name}-routes",
+                name=plan.service_connect_namespace,
+                description="Private service-to-service routes (ECS Service Connect)",
+                opts=child,
+            )
+        self.gateway_security_group: aws.ec2.SecurityGroup | None = None
+        model_wiring: dict[str, Any] = {}
+        if plan.gateway is not None and self.namespace is not None:
+            self.gateway_security_group = gateway_security_group(
+                f"{name}-gateway", vpc_id=self.network.vpc_id, opts=child
+            )
+            model_wiring = {
+                "client_security_group_ids": (self.gateway_security_group.id,),
+                "service_connect_namespace": self._routes(plan),
+            }
         self.models: dict[str, ModelService] = {
             m.name: ModelService(
                 f"{name}-{m.name}",
                 with_wiring(
                     ModelServiceArgs,
                     m.spec,
-                    **wired,
+                    **{**wired, **model_wiring},
                     image=_image(m.image, m.config.engine, built_images),
                     capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
                     weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
@@ -172,6 +225,12 @@ class InferencePlatform(pulumi.ComponentResource):
             )
             for r in plan.rerankers.values()
         }
+        self.gateway: LiteLLMGateway | None = None
+        self.gateway_database: GatewayDatabase | None = None
+        self.workers: dict[str, QueueWorker] = {}
+        if plan.gateway is not None:
+            self._build_gateway(name, plan, plan.gateway, wiring)
+
         self.register_outputs(
             {
                 "vpcId": self.network.vpc_id,
@@ -222,3 +281,112 @@ class InferencePlatform(pulumi.ComponentResource):
             access_point_arn=point.arn,
             client_security_group_id=store.client_security_group.id,
         )
+
+    def _routes(self, plan: Plan) -> Namespace:
+        assert self.namespace is not None and plan.service_connect_namespace is not None
+        return Namespace(plan.service_connect_namespace, self.namespace.arn)
+
+    def _build_gateway(self, name: str, plan: Plan, gw: GatewayPlan, wiring: ServiceWiring) -> None:
+        """The database (when on), the gateway, then the workers that call it."""
+        assert self.namespace is not None and self.gateway_security_group is not None
+        child = pulumi.ResourceOptions(parent=self)
+        cfg = gw.config
+        database = None
+        if cfg.database.enabled:
+            self.gateway_database = GatewayDatabase(
+                f"{name}-gateway-db",
+                GatewayDatabaseArgs(
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=self.network.private_subnet_ids,
+                    gateway_security_group_id=self.gateway_security_group.id,
+                    min_capacity_acu=cfg.database.min_capacity_acu,
+                    max_capacity_acu=cfg.database.max_capacity_acu,
+                ),
+                opts=child,
+            )
+            database = self.gateway_database.endpoint()
+        assert cfg.image is not None  # the schema's default is the pinned release
+        self.gateway = LiteLLMGateway(
+            f"{name}-gateway",
+            LiteLLMGatewayArgs(
+                spec=gw.spec,
+                master_key_secret_arn=cfg.master_key_secret_arn,
+                salt_key_secret_arn=cfg.database.salt_key_secret_arn,
+                database=database,
+                database_security_group_id=None
+                if self.gateway_database is None
+                else self.gateway_database.security_group.id,
+                path=cfg.path,
+                priority=gw.priority,
+                image=cfg.image,
+                cpu=gw.size.cpu,
+                memory_mib=gw.size.memory_mib,
+                cpu_architecture=cfg.cpu_architecture,
+                cluster_arn=wiring.cluster_arn,
+                vpc_id=wiring.vpc_id,
+                subnet_ids=wiring.subnet_ids,
+                security_group=self.gateway_security_group,
+                alb_security_group_id=wiring.alb_security_group_id,
+                router=wiring.router,
+                service_connect_namespace=self._routes(plan),
+                models={
+                    svc: ModelEndpoint(self.models[svc].security_group.id, plan.models[svc].port)
+                    for svc in sorted({r.target.service for r in gw.spec.routes})
+                },
+                desired_count=cfg.desired_count,
+                min_count=cfg.min_count,
+                max_count=cfg.max_count,
+                target_cpu_percent=cfg.target_cpu_percent,
+                deregistration_delay_seconds=gw.deregistration.seconds
+                if gw.deregistration is not None
+                else gw.spec.longest_request_seconds,
+                extra_environment=dict(cfg.environment),
+                log_retention_days=cfg.log_retention_days,
+                # A Service Connect client resolves only the servers that exist at its start.
+                service_depends_on=(
+                    *wiring.service_depends_on,
+                    *(m.service for m in self.models.values()),
+                ),
+            ),
+            opts=child,
+        )
+        routes = self._routes(plan)
+        gateway_url = f"http://{private_host(cfg.path, routes.name)}:{litellm.PORT}"
+        for worker_name, w in plan.workers.items():
+            wc = w.config
+            assert wc.image is not None  # required by the schema
+            worker = QueueWorker(
+                f"{name}-{worker_name}",
+                QueueWorkerArgs(
+                    worker=worker_name,
+                    image=wc.image,
+                    cluster_arn=wiring.cluster_arn,
+                    vpc_id=wiring.vpc_id,
+                    subnet_ids=wiring.subnet_ids,
+                    gateway_url=gateway_url,
+                    gateway_security_group_id=self.gateway_security_group.id,
+                    service_connect_namespace=routes,
+                    visibility_timeout_seconds=w.visibility.seconds,
+                    backlog_target=w.target,
+                    cpu=w.size.cpu,
+                    memory_mib=w.size.memory_mib,
+                    cpu_architecture=wc.cpu_architecture,
+                    desired_count=wc.desired_count,
+                    min_count=wc.min_count,
+                    max_count=wc.max_count,
+                    concurrency=wc.concurrency,
+                    max_receive_count=wc.max_receive_count,
+                    retention_seconds=wc.retention_seconds,
+                    idle_minutes=wc.idle_minutes,
+                    kms_key_id=wc.kms_key_id,
+                    environment=dict(wc.environment),
+                    secrets=dict(wc.secrets),
+                    log_retention_days=wc.log_retention_days,
+                    service_depends_on=(*wiring.service_depends_on, self.gateway.service),
+                ),
+                opts=child,
+            )
+            self.gateway.admit(
+                f"worker-{worker_name}", worker.security_group.id, f"worker {worker_name}"
+            )
+            self.workers[worker_name] = worker

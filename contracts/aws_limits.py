@@ -113,6 +113,90 @@ COGNITO_SESSION_TIMEOUT_RANGE = (60, 604_800)
 COGNITO_ACCESS_TOKEN_MINUTES_RANGE = (5, 1440)
 
 # --------------------------------------------------------------------------------------------
+# Instance type selection, EC2 Auto Scaling mixed instances, Spot
+# --------------------------------------------------------------------------------------------
+
+# allowedInstanceTypes / excludedInstanceTypes (ECS instanceRequirements; EC2 attribute-based
+# selection): at most 400 entries, each 1-30 characters of letters, digits, '.', '*' and '-'
+# (botocore ECS model; terraform-provider-aws applies the same length and pattern).
+LISTED_INSTANCE_TYPES_MAX = 400
+INSTANCE_TYPE_PATTERN = r"^[a-zA-Z0-9.*-]{1,30}$"
+# AcceleratorName values of ECS CreateCapacityProvider instanceRequirements (botocore ECS model).
+# Narrower than EC2's own enum: no h200, inferentia2 or trainium.
+ECS_ACCELERATOR_NAMES = frozenset(
+    {"a100", "inferentia", "k520", "k80", "m60", "radeon-pro-v520", "t4", "vu9p", "v100",
+     "a10g", "h100", "t4g", "l40s", "l4"}
+)  # fmt: skip
+# Instance types (launch template overrides) per Auto Scaling group: 40 (AWS documentation of
+# LaunchTemplate.Overrides; botocore's model states no maximum). See docs/capacity.md.
+ASG_INSTANCE_TYPES_MAX = 40
+# InstancesDistribution allocation strategies (Auto Scaling API reference; botocore types them as
+# free strings, so only this table catches a typo).
+ASG_SPOT_ALLOCATION_STRATEGIES = (
+    "lowest-price",
+    "capacity-optimized",
+    "capacity-optimized-prioritized",
+    "price-capacity-optimized",
+)
+ASG_ON_DEMAND_ALLOCATION_STRATEGIES = ("prioritized", "lowest-price")
+# OnDemandPercentageAboveBaseCapacity: 0-100.
+ASG_ON_DEMAND_PERCENTAGE_RANGE = (0, 100)
+# The notice EC2 gives before it stops or terminates a Spot instance (ECS developer guide, Spot
+# Instance draining).
+SPOT_INTERRUPTION_NOTICE_SECONDS = 120
+
+# --------------------------------------------------------------------------------------------
+# ECS Managed Instances
+# --------------------------------------------------------------------------------------------
+
+# Compatibility a task definition declares to run on Managed Instances (botocore Compatibility).
+MANAGED_INSTANCES_COMPATIBILITY = "MANAGED_INSTANCES"
+# CreateCapacityProvider managedInstancesProvider enums (botocore ECS model).
+MANAGED_INSTANCES_MONITORING = ("BASIC", "DETAILED")
+MANAGED_INSTANCES_CAPACITY_OPTIONS = ("ON_DEMAND", "SPOT", "RESERVED")
+MANAGED_INSTANCES_RESERVATION_PREFERENCES = (
+    "RESERVATIONS_ONLY",
+    "RESERVATIONS_FIRST",
+    "RESERVATIONS_EXCLUDED",
+)
+# infrastructureOptimization.scaleInAfter: -1 (off) or 0-3600 s (terraform-provider-aws
+# IntBetween(-1, 3600), matching the API documentation).
+MANAGED_INSTANCES_SCALE_IN_AFTER_RANGE = (-1, 3600)
+# storageConfiguration.storageSizeGiB: the API's minimum is 1 GiB; gp3's maximum is 16 TiB.
+MANAGED_INSTANCES_STORAGE_GIB_RANGE = (1, 16_384)
+# ECS replaces every Managed Instance within this many days ("Shared responsibility model for
+# Amazon ECS Managed Instances").
+MANAGED_INSTANCES_MAX_LIFETIME_DAYS = 21
+# Network modes of a Managed Instances task.
+MANAGED_INSTANCES_NETWORK_MODES = ("awsvpc", "host")
+# Task definition parameters ECS refuses for MANAGED_INSTANCES ("Amazon ECS task definition
+# differences for Amazon ECS Managed Instances"), as paths into a RegisterTaskDefinition request.
+MANAGED_INSTANCES_INVALID_TASK_PARAMETERS = (
+    "ephemeralStorage",
+    "inferenceAccelerators",
+    "ipcMode",
+    "proxyConfiguration",
+    "volumes[].dockerVolumeConfiguration",
+    "volumes[].fsxWindowsFileServerVolumeConfiguration",
+    "volumes[].host.sourcePath",
+    "containerDefinitions[].disableNetworking",
+    "containerDefinitions[].dnsSearchDomains",
+    "containerDefinitions[].dnsServers",
+    "containerDefinitions[].dockerLabels",
+    "containerDefinitions[].dockerSecurityOptions",
+    "containerDefinitions[].extraHosts",
+    "containerDefinitions[].hostname",
+    "containerDefinitions[].links",
+    "containerDefinitions[].linuxParameters.maxSwap",
+    "containerDefinitions[].linuxParameters.sharedMemorySize",
+    "containerDefinitions[].linuxParameters.swappiness",
+    "containerDefinitions[].linuxParameters.tmpfs",
+)
+# The AWS-managed infrastructure policy scopes iam:PassRole to roles named `ecsInstanceRole*`
+# ("Amazon ECS Managed Instances instance profile"); any other instance role needs its own grant.
+MANAGED_INSTANCES_PASSABLE_ROLE_PREFIX = "ecsInstanceRole"
+
+# --------------------------------------------------------------------------------------------
 # What the offline preview checks beyond botocore's models (tools/aws_requests.py; sources in
 # docs/fidelity.md)
 # --------------------------------------------------------------------------------------------
@@ -399,6 +483,43 @@ NAME_RULES: dict[str, NameRule] = {
         prefix_input=None,
         source="cloudwatch PutDashboard DashboardName",
     ),
+    # Cloud Map namespace names (CreateHttpNamespace Name: `^(?!arn:)[!-~]{1,1024}$`).
+    "aws:servicediscovery/httpNamespace:HttpNamespace": NameRule(
+        1024,
+        r"^(?!arn:)[!-~]+$",
+        prefix_input=None,
+        source="servicediscovery CreateHttpNamespace Name",
+    ),
+    # RDS identifiers: 1-63 letters, digits and hyphens, starting with a letter, no two
+    # consecutive hyphens, not ending with one (CreateDBCluster / CreateDBInstance). The provider
+    # does not autoname them (the input is not `name` and resource_overrides.go sets no rule;
+    # Terraform would pick `tf-<timestamp>`), so the program names them explicitly.
+    "aws:rds/cluster:Cluster": NameRule(
+        63,
+        r"^[A-Za-z](?!.*--)[A-Za-z0-9-]*[A-Za-z0-9]$",
+        note="a letter first, letters, digits and single hyphens, no hyphen last",
+        name_input="clusterIdentifier",
+        autoname_max=None,
+        prefix_input="clusterIdentifierPrefix",
+        source=_PROVIDER + "resource_overrides.go (no rule); rds DBClusterIdentifier",
+    ),
+    "aws:rds/clusterInstance:ClusterInstance": NameRule(
+        63,
+        r"^[A-Za-z](?!.*--)[A-Za-z0-9-]*[A-Za-z0-9]$",
+        note="a letter first, letters, digits and single hyphens, no hyphen last",
+        name_input="identifier",
+        autoname_max=None,
+        prefix_input="identifierPrefix",
+        source=_PROVIDER + "resource_overrides.go (no rule); rds DBInstanceIdentifier",
+    ),
+    # DB subnet group names: up to 255 lowercase letters, digits, spaces, '.', '_' and '-'
+    # (terraform-provider-aws validator; the API adds "must not be default").
+    "aws:rds/subnetGroup:SubnetGroup": NameRule(
+        255,
+        r"^(?!default$)[ ._a-z0-9-]+$",
+        note="lowercase letters, digits, spaces, '.', '_' and '-'; not 'default'",
+        source="terraform-provider-aws db_subnet_group validator; rds CreateDBSubnetGroup",
+    ),
     # The provider autonames the creation token up to 255 characters; EFS accepts 64.
     "aws:efs/fileSystem:FileSystem": NameRule(
         64,
@@ -434,3 +555,26 @@ def fitted_name(logical: str, rule: NameRule, *, scope: str, salt: str = "") -> 
     if not re.match(rule.pattern, name):  # pragma: no cover - the construction above guarantees it
         raise ValueError(f"fitted name {name!r} breaks {rule}")
     return name
+
+
+# --------------------------------------------------------------------------------------------
+# SQS, Application Auto Scaling, ECS Service Connect and task protection (queue workers, gateway)
+# --------------------------------------------------------------------------------------------
+
+# The SQS attribute ranges above, by the names the queue workers use. VisibilityTimeout (12 h
+# at most) also bounds any single job: ChangeMessageVisibility cannot extend past 12 h from the
+# receive either.
+SQS_VISIBILITY_TIMEOUT_MAX = SQS_ATTRIBUTE_RANGES["visibilityTimeoutSeconds"][1]
+SQS_RETENTION_MIN, SQS_RETENTION_MAX = SQS_ATTRIBUTE_RANGES["messageRetentionSeconds"]
+SQS_LONG_POLL_MAX = SQS_ATTRIBUTE_RANGES["receiveWaitTimeSeconds"][1]
+# RedrivePolicy maxReceiveCount: 1-1000.
+SQS_MAX_RECEIVE_COUNT_RANGE = (1, 1000)
+# ReceiveMessageWaitTimeSeconds (long polling): 0-20 s.
+SQS_LONG_POLL_MAX = 20
+# Application Auto Scaling quota "Step adjustments per step scaling policy": 20 (default).
+STEP_ADJUSTMENTS_MAX = 20
+# ECS task scale-in protection ExpiresInMinutes: at most 2880 (48 h).
+TASK_PROTECTION_MAX_MINUTES = 2880
+# Service Connect timeouts when unset (HTTP app protocols): 15 s per request, 300 s idle.
+SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS = 15
+SERVICE_CONNECT_DEFAULT_IDLE_SECONDS = 300

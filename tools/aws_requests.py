@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import ipaddress
 import json
 import re
@@ -588,7 +589,35 @@ def _service_request(i: Inputs, name: str | None) -> dict[str, Any]:
             "enableECSManagedTags": i.get("enableEcsManagedTags"),
             "propagateTags": i.get("propagateTags"),
             "enableExecuteCommand": i.get("enableExecuteCommand"),
-            "serviceConnectConfiguration": single(i.get("serviceConnectConfiguration")),
+            "serviceConnectConfiguration": _service_connect(
+                single(i.get("serviceConnectConfiguration"))
+            ),
+        }
+    )
+
+
+def _service_connect(sc: Any) -> Any:
+    """Pulumi's `serviceConnectConfiguration` as CreateService's: Terraform names the alias list
+    `clientAlias` (the API `clientAliases`) and gives single blocks as objects or 1-item lists."""
+    if not isinstance(sc, Mapping):
+        return sc
+    services = []
+    for svc in sc.get("services") or []:
+        if not isinstance(svc, Mapping):
+            services.append(svc)
+            continue
+        svc = dict(svc)
+        if "clientAlias" in svc:
+            svc["clientAliases"] = svc.pop("clientAlias")
+        for key in ("timeout", "tls"):
+            if key in svc:
+                svc[key] = single(svc[key])
+        services.append(svc)
+    return drop_none(
+        {
+            **{k: v for k, v in sc.items() if k not in ("services", "logConfiguration")},
+            "services": services or None,
+            "logConfiguration": single(sc.get("logConfiguration")),
         }
     )
 
@@ -922,6 +951,23 @@ def _scalable_target_limits(i: Inputs, _name: str | None) -> Iterable[str]:
         yield f"minCapacity {as_int(lo)} is greater than maxCapacity {as_int(hi)}"
 
 
+def _step_scaling(config: Any) -> Any:
+    """The provider takes step bounds as strings (Terraform's schema); the API takes numbers."""
+    if not isinstance(config, Mapping):
+        return config
+    steps = []
+    for step in config.get("stepAdjustments") or []:
+        step = dict(step)
+        for key in ("metricIntervalLowerBound", "metricIntervalUpperBound"):
+            value = step.get(key)
+            if isinstance(value, str) and known(value):
+                # Text that is no number stays text: botocore reports the type.
+                with contextlib.suppress(ValueError):
+                    step[key] = float(value)
+        steps.append(step)
+    return {**config, "stepAdjustments": steps} if steps else dict(config)
+
+
 @maps("aws:appautoscaling/policy:Policy")
 def _scaling_policy(i: Inputs, name: str | None) -> list[ApiRequest]:
     tt = single(i.get("targetTrackingScalingPolicyConfiguration"))
@@ -941,8 +987,8 @@ def _scaling_policy(i: Inputs, name: str | None) -> list[ApiRequest]:
                     "ResourceId": i.get("resourceId"),
                     "ScalableDimension": i.get("scalableDimension"),
                     "PolicyType": i.get("policyType"),
-                    "StepScalingPolicyConfiguration": single(
-                        i.get("stepScalingPolicyConfiguration")
+                    "StepScalingPolicyConfiguration": _step_scaling(
+                        single(i.get("stepScalingPolicyConfiguration"))
                     ),
                     "TargetTrackingScalingPolicyConfiguration": tt,
                 }
@@ -2230,3 +2276,167 @@ def stack_problems(
 def covered_types() -> set[str]:
     """Type tokens with a request mapper."""
     return set(MAPPERS)
+
+
+# --------------------------------------------------------------------------------------------
+# AI gateway and queue workers: queue policies, Cloud Map, Aurora
+# --------------------------------------------------------------------------------------------
+
+
+@maps("aws:sqs/queuePolicy:QueuePolicy")
+def _sqs_queue_policy(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "sqs",
+            "SetQueueAttributes",
+            drop_none({"QueueUrl": i.get("queueUrl"), "Attributes": {"Policy": i.get("policy")}}),
+        )
+    ]
+
+
+@maps("aws:sqs/redriveAllowPolicy:RedriveAllowPolicy")
+def _sqs_redrive_allow(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "sqs",
+            "SetQueueAttributes",
+            drop_none(
+                {
+                    "QueueUrl": i.get("queueUrl"),
+                    "Attributes": {"RedriveAllowPolicy": i.get("redriveAllowPolicy")},
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:sqs/redriveAllowPolicy:RedriveAllowPolicy")
+def _sqs_redrive_allow_document(i: Inputs, _name: str | None) -> Iterable[str]:
+    raw = i.get("redriveAllowPolicy")
+    if not isinstance(raw, str) or not known(raw):
+        return
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        yield "redriveAllowPolicy is not JSON"
+        return
+    permission = doc.get("redrivePermission")
+    if permission not in ("allowAll", "denyAll", "byQueue"):
+        yield f"redrivePermission {permission!r} is not allowAll, denyAll or byQueue"
+    sources = doc.get("sourceQueueArns") or []
+    if permission == "byQueue" and not 1 <= len(sources) <= 10:
+        yield f"byQueue needs 1-10 sourceQueueArns, got {len(sources)}"
+
+
+@maps("aws:servicediscovery/httpNamespace:HttpNamespace")
+def _http_namespace(i: Inputs, name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "servicediscovery",
+            "CreateHttpNamespace",
+            drop_none(
+                {
+                    "Name": name,
+                    "Description": i.get("description"),
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@maps("aws:rds/subnetGroup:SubnetGroup")
+def _db_subnet_group(i: Inputs, name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "rds",
+            "CreateDBSubnetGroup",
+            drop_none(
+                {
+                    "DBSubnetGroupName": name,
+                    # The provider fills "Managed by Pulumi"; the API requires a description.
+                    "DBSubnetGroupDescription": i.get("description") or "Managed by Pulumi",
+                    "SubnetIds": i.get("subnetIds"),
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@maps("aws:rds/cluster:Cluster")
+def _db_cluster(i: Inputs, name: str | None) -> list[ApiRequest]:
+    scaling = single(i.get("serverlessv2ScalingConfiguration"))
+    return [
+        ApiRequest(
+            "rds",
+            "CreateDBCluster",
+            drop_none(
+                {
+                    "DBClusterIdentifier": name,
+                    "Engine": i.get("engine"),
+                    "EngineVersion": i.get("engineVersion"),
+                    "EngineMode": i.get("engineMode"),
+                    "DatabaseName": i.get("databaseName"),
+                    "MasterUsername": i.get("masterUsername"),
+                    "MasterUserPassword": i.get("masterPassword"),
+                    "ManageMasterUserPassword": i.get("manageMasterUserPassword"),
+                    "StorageEncrypted": i.get("storageEncrypted"),
+                    "KmsKeyId": i.get("kmsKeyId"),
+                    "EnableIAMDatabaseAuthentication": i.get("iamDatabaseAuthenticationEnabled"),
+                    "DeletionProtection": i.get("deletionProtection"),
+                    "BackupRetentionPeriod": i.get("backupRetentionPeriod"),
+                    "CopyTagsToSnapshot": i.get("copyTagsToSnapshot"),
+                    "DBSubnetGroupName": i.get("dbSubnetGroupName"),
+                    "VpcSecurityGroupIds": i.get("vpcSecurityGroupIds"),
+                    "ServerlessV2ScalingConfiguration": drop_none(
+                        {
+                            "MinCapacity": scaling.get("minCapacity"),
+                            "MaxCapacity": scaling.get("maxCapacity"),
+                            "SecondsUntilAutoPause": scaling.get("secondsUntilAutoPause"),
+                        }
+                    )
+                    if isinstance(scaling, Mapping)
+                    else None,
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:rds/cluster:Cluster")
+def _db_cluster_limits(i: Inputs, _name: str | None) -> Iterable[str]:
+    # CreateDBCluster: a managed password and an explicit one exclude each other; a final
+    # snapshot needs its identifier unless skipped.
+    if i.get("manageMasterUserPassword") and i.get("masterPassword") is not None:
+        yield "manageMasterUserPassword and masterPassword cannot both be set"
+    if i.get("skipFinalSnapshot") is False and not i.get("finalSnapshotIdentifier"):
+        yield "skipFinalSnapshot false needs finalSnapshotIdentifier"
+    scaling = single(i.get("serverlessv2ScalingConfiguration"))
+    if isinstance(scaling, Mapping):
+        lo, hi = scaling.get("minCapacity"), scaling.get("maxCapacity")
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > hi:
+            yield f"serverless v2 minCapacity {lo} is above maxCapacity {hi}"
+
+
+@maps("aws:rds/clusterInstance:ClusterInstance")
+def _db_cluster_instance(i: Inputs, name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "rds",
+            "CreateDBInstance",
+            drop_none(
+                {
+                    "DBInstanceIdentifier": name,
+                    "DBClusterIdentifier": i.get("clusterIdentifier"),
+                    "DBInstanceClass": i.get("instanceClass"),
+                    "Engine": i.get("engine"),
+                    "EngineVersion": i.get("engineVersion"),
+                    "DBSubnetGroupName": i.get("dbSubnetGroupName"),
+                    "PubliclyAccessible": i.get("publiclyAccessible"),
+                    "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]

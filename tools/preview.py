@@ -380,6 +380,10 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
         "aws:ecs/cluster:Cluster",
         "awsx:ec2:Vpc",
         "aws:cognito/userPool:UserPool",
+        # AI gateway, private routes and queue workers
+        "aws:servicediscovery/httpNamespace:HttpNamespace",
+        "aws:sqs/queue:Queue",
+        "aws:rds/cluster:Cluster",
     }
     # Ids by URN order, not registration order (which varies with async resolution), so the
     # diagram diffs cleanly between runs.

@@ -42,6 +42,7 @@ import pulumi_aws as aws
 
 from components.sizing import catalog
 from components.sizing.catalog import Accelerator, InstanceType
+from components.specs.mixed_instances import SPOT_AGENT_SETTINGS, MixedInstancesArgs
 from components.specs.pool import (
     KIND_LABEL,
     PoolArgumentError,
@@ -90,10 +91,11 @@ def ecs_agent_settings(
     warm_pool: bool,
     container_stop_timeout_seconds: int = 120,
     image_minimum_cleanup_age_hours: int = 24,
+    spot: bool = False,
 ) -> dict[str, str]:
     """The /etc/ecs/ecs.config entries of a pool's instances, in file order.
 
-    Defaults: stop timeout 120 s, images kept at least 24 h after their pull.
+    Defaults: stop timeout 120 s, images kept at least 24 h after their pull, no Spot.
     """
     if not _CLUSTER_NAME.fullmatch(cluster_name):
         # Also keeps the value from breaking out of the heredoc in `ecs_user_data`.
@@ -135,6 +137,10 @@ def ecs_agent_settings(
         # Without it an instance registers with the cluster while parked in the warm pool and
         # ECS places tasks on a host that is about to stop (agent >= 1.59.0).
         settings["ECS_WARM_POOLS_CHECK"] = "true"
+    if spot:
+        # Off by default: without it a reclaimed Spot host keeps its tasks (and ALB targets)
+        # until EC2 stops it, two minutes after the interruption notice.
+        settings.update(SPOT_AGENT_SETTINGS)
     return settings
 
 
@@ -145,6 +151,7 @@ def ecs_user_data(
     warm_pool: bool,
     container_stop_timeout_seconds: int = 120,
     image_minimum_cleanup_age_hours: int = 24,
+    spot: bool = False,
 ) -> str:
     """The instance user data (a shell script) that writes /etc/ecs/ecs.config.
 
@@ -157,6 +164,7 @@ def ecs_user_data(
         warm_pool=warm_pool,
         container_stop_timeout_seconds=container_stop_timeout_seconds,
         image_minimum_cleanup_age_hours=image_minimum_cleanup_age_hours,
+        spot=spot,
     )
     body = "\n".join(f"{key}={value}" for key, value in settings.items())
     return (
@@ -206,6 +214,35 @@ def instance_policies(ssm_access: bool) -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
+def mixed_instances_policy_args(
+    mixed: MixedInstancesArgs,
+    instance_types: Sequence[str],
+    template: aws.autoscaling.GroupLaunchTemplateArgs,
+) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
+    """The group's mixed instances policy: the launch template with one override per type, in
+    priority order, and the On-Demand/Spot distribution (the same members as
+    `specs.mixed_instances.mixed_instances_policy_request`)."""
+    asg = aws.autoscaling
+    return asg.GroupMixedInstancesPolicyArgs(
+        launch_template=asg.GroupMixedInstancesPolicyLaunchTemplateArgs(
+            launch_template_specification=asg.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                launch_template_id=template.id, version=template.version
+            ),
+            overrides=[
+                asg.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
+                for t in instance_types
+            ],
+        ),
+        instances_distribution=asg.GroupMixedInstancesPolicyInstancesDistributionArgs(
+            on_demand_allocation_strategy=mixed.on_demand_allocation_strategy,
+            on_demand_base_capacity=mixed.on_demand_base_capacity,
+            on_demand_percentage_above_base_capacity=mixed.on_demand_percentage_above_base,
+            spot_allocation_strategy=mixed.spot_allocation_strategy,
+            spot_max_price=mixed.spot_max_price,
+        ),
+    )
+
+
 class AcceleratorPool(pulumi.ComponentResource):
     """Base of `GpuAsgPool` and `InferentiaPool`; subclasses set `TYPE_TOKEN` and `ACCELERATOR`.
 
@@ -226,6 +263,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         super().__init__(self.TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.instance: InstanceType = catalog.instance(args.instance_type)
+        mixed = args.mixed
         partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
 
         self.instance_role = aws.iam.Role(
@@ -286,15 +324,18 @@ class AcceleratorPool(pulumi.ComponentResource):
                     warm_pool=args.warm_pool is not None,
                     container_stop_timeout_seconds=args.container_stop_timeout_seconds,
                     image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
+                    spot=mixed is not None and mixed.uses_spot,
                 )
             )
         )
-        name_tags = {"Name": f"{name}-{self.instance.name}"}
+        types = args.instance_types or (self.instance.name,)
+        # With a mixed instances policy the group's overrides name the types.
+        name_tags = {"Name": name if mixed is not None else f"{name}-{self.instance.name}"}
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
-            description=f"ECS {KIND_LABEL[self.ACCELERATOR]} pool {name} ({self.instance.name})",
+            description=f"ECS {KIND_LABEL[self.ACCELERATOR]} pool {name} ({', '.join(types)})",
             image_id=image_id,
-            instance_type=self.instance.name,
+            instance_type=None if mixed is not None else self.instance.name,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
                 arn=self.instance_profile.arn
             ),
@@ -370,17 +411,24 @@ class AcceleratorPool(pulumi.ComponentResource):
                 key="AmazonECSManaged", value="true", propagate_at_launch=True
             )
         )
+        template = aws.autoscaling.GroupLaunchTemplateArgs(
+            id=self.launch_template.id,
+            # The concrete version (not $Latest) so a template change is an ASG diff too,
+            # which is what starts an instance refresh when one is configured.
+            version=self.launch_template.latest_version.apply(str),
+        )
         self.auto_scaling_group = aws.autoscaling.Group(
             f"{name}-asg",
             vpc_zone_identifiers=args.subnet_ids,
             min_size=args.min_size,
             max_size=args.max_size,
-            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(
-                id=self.launch_template.id,
-                # The concrete version (not $Latest) so a template change is an ASG diff too,
-                # which is what starts an instance refresh when one is configured.
-                version=self.launch_template.latest_version.apply(str),
-            ),
+            launch_template=None if mixed is not None else template,
+            mixed_instances_policy=None
+            if mixed is None
+            else mixed_instances_policy_args(mixed, types, template),
+            # Launch a replacement on a Spot rebalance recommendation, before the two-minute
+            # interruption notice; managed draining empties the old host first.
+            capacity_rebalance=True if mixed is not None and mixed.capacity_rebalance else None,
             # Required by managed termination protection: ECS clears protection only on
             # instances without running tasks, so scale-in never kills a generating model.
             protect_from_scale_in=True,

@@ -40,8 +40,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
+from components.specs import managed_instances
 from components.specs.weights import EfsConfigError, parse_efs_uri
-from contracts import aws_limits
+from contracts import aws_limits, litellm
 
 ROOT = "platform"
 
@@ -324,14 +325,29 @@ class WarmPoolConfig(_Section):
 
 
 class PoolConfig(_Section):
-    """One Auto Scaling group of one accelerator instance type, used as an ECS capacity provider.
+    """One Auto Scaling group used as an ECS capacity provider: one accelerator instance type,
+    several, or every catalog type that fits the models placed on it (cheapest first), bought
+    On-Demand or partly as Spot through a mixed instances policy.
 
-    Defaults: 0..2 instances, 200 GiB gp3 root volume, target capacity 100 %, 300 s warm-up,
-    no warm pool.
+    Defaults: types from sizing, 0..2 instances, 200 GiB gp3 root volume, target capacity 100 %,
+    300 s warm-up, no warm pool, all On-Demand.
     """
 
-    instance_type: str
-    """One accelerator instance type from the catalog (one ASG per type)."""
+    instance_type: str | None = None
+    """One accelerator instance type from the catalog (the group launches only it). Give this
+    or `instanceTypes`, or neither to take the types from sizing."""
+    instance_types: list[str] | None = Field(None, min_length=1, max_length=40)
+    """Several catalog types in priority order (a mixed instances policy). Every type must hold
+    every model on the pool with the same GPU count / Neuron devices; otherwise the preview
+    fails and proposes the split. Default: from sizing (every catalog type that fits, cheapest
+    first, within `maxPriceRatio`)."""
+    excluded_instance_types: list[str] = Field(default_factory=list, max_length=400)
+    """Types or wildcards (`p5*`, `g6e.*`) never used, e.g. ones your account has no quota for."""
+    max_instance_types: int | None = Field(None, ge=1, le=40)
+    """Keep at most this many of the cheapest types taken from sizing. Default: all."""
+    max_price_ratio: float | None = Field(2.0, ge=1)
+    """Types taken from sizing cost at most this multiple of the cheapest fitting one (so an
+    8-GPU host is not a fallback for a one-GPU model); null keeps every price."""
     min_size: int = Field(0, ge=0, le=1000)
     """Instances always running."""
     max_size: int = Field(2, ge=1, le=1000)
@@ -343,12 +359,27 @@ class PoolConfig(_Section):
     instance_warmup_seconds: int = Field(300, ge=0, le=10_000)
     """Time a new instance takes before it counts toward capacity metrics."""
     warm_pool: WarmPoolConfig | None = None
-    """Pre-initialised instances with the image already pulled; default none."""
+    """Pre-initialised instances with the image already pulled; default none. Only with one
+    instance type bought On-Demand (EC2 Auto Scaling refuses a warm pool on a group with a
+    mixed instances policy or Spot)."""
+    on_demand_base_capacity: int = Field(1, ge=0, le=1000)
+    """Instances always bought On-Demand before any Spot."""
+    on_demand_percentage_above_base_capacity: int = Field(100, ge=0, le=100)
+    """On-Demand share of the capacity above the base; below 100 buys the rest as Spot."""
+    spot_allocation_strategy: str = "price-capacity-optimized"
+    """`price-capacity-optimized`, `capacity-optimized` or `capacity-optimized-prioritized`
+    (`lowest-price` is refused for accelerators: the cheapest Spot pool is reclaimed most)."""
+    on_demand_allocation_strategy: str = "prioritized"
+    """`prioritized` (the type order: cheapest first from sizing) or `lowest-price`."""
+    capacity_rebalance: bool = True
+    """Launch a replacement on a Spot rebalance recommendation, before the 2-minute notice."""
+    spot_max_price: str | None = None
+    """Maximum Spot price, USD per hour; default: capped at the On-Demand price."""
 
     @field_validator("instance_type")
     @classmethod
-    def _type(cls, value: str) -> str:
-        if not re.match(r"^[a-z][a-z0-9]*\.[a-z0-9]+$", value):
+    def _type(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^[a-z][a-z0-9]*\.[a-z0-9]+$", value):
             raise ValueError("must be an EC2 instance type like g6e.xlarge")
         return value
 
@@ -356,7 +387,54 @@ class PoolConfig(_Section):
     def _sizes(self) -> PoolConfig:
         if self.min_size > self.max_size:
             raise ValueError(f"minSize ({self.min_size}) must not exceed maxSize ({self.max_size})")
+        if self.instance_type is not None and self.instance_types is not None:
+            raise ValueError(
+                "give instanceType (one type) or instanceTypes (several), not both; omit both "
+                "to take the types from sizing"
+            )
         return self
+
+
+class ManagedInstancePoolConfig(_Section):
+    """NVIDIA GPU capacity from Amazon ECS Managed Instances: ECS launches, patches and replaces
+    the instances (at most 21 days each) among the types that fit the vLLM models placed on the
+    pool. No Auto Scaling group: `warmPool`, `minSize`, `maxSize`, `amiId`, root volume and
+    Spot-mix options are refused with the reason. Models needing more than one GPU per task stay
+    on `gpuPools` (Managed Instances tasks cannot size /dev/shm).
+
+    Defaults: types from sizing, 200 GiB data volume, detailed monitoring, On-Demand,
+    idle instances kept 30 minutes.
+    """
+
+    instance_types: list[str] | None = Field(None, min_length=1, max_length=400)
+    """Catalog types ECS may launch (`allowedInstanceTypes`). Default: from sizing, as for
+    `gpuPools`."""
+    excluded_instance_types: list[str] = Field(default_factory=list, max_length=400)
+    """Types or wildcards never used."""
+    max_instance_types: int | None = Field(None, ge=1, le=400)
+    """Keep at most this many of the cheapest types taken from sizing. Default: all."""
+    max_price_ratio: float | None = Field(2.0, ge=1)
+    """Types taken from sizing cost at most this multiple of the cheapest fitting one."""
+    storage_gib: int = Field(200, ge=1, le=16_384)
+    """Data volume of each instance (image layers and container storage)."""
+    monitoring: Literal["BASIC", "DETAILED"] = "DETAILED"
+    """EC2 monitoring: `DETAILED` publishes one-minute metrics."""
+    capacity_option_type: Literal["ON_DEMAND", "SPOT", "RESERVED"] = "ON_DEMAND"
+    """How instances are bought; changing it replaces the capacity provider. To mix On-Demand
+    and Spot, use two pools."""
+    reservation_preference: (
+        Literal["RESERVATIONS_ONLY", "RESERVATIONS_FIRST", "RESERVATIONS_EXCLUDED"] | None
+    ) = None
+    """With `capacityOptionType: RESERVED`, how Capacity Reservations are used."""
+    reservation_group_arn: str | None = None
+    """With `RESERVATIONS_ONLY`, the Capacity Reservation resource group."""
+    scale_in_after_seconds: int | None = Field(1800, ge=-1, le=3600)
+    """Seconds an idle instance is kept (with its image cache) before ECS removes it; -1
+    never."""
+    auto_repair: bool = True
+    """Let ECS replace instances it finds unhealthy."""
+    propagate_tags: bool = True
+    """Copy the capacity provider's tags to the instances."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -540,8 +618,8 @@ class ModelConfig(_ServiceBase):
     """`vllm`, `sglang` or `tgi` on a GPU pool, `neuron` (optimum-neuron) on an
     Inferentia/Trainium pool, or `custom` (your image, settings under `custom`)."""
     pool: Name
-    """Key of a `gpuPools` entry (vllm, sglang, tgi, custom with gpus) or a `neuronPools` entry
-    (neuron, custom with neuronDevices)."""
+    """Key of a `gpuPools` or `managedInstancePools` entry (vllm, sglang, tgi, custom with gpus)
+    or a `neuronPools` entry (neuron, custom with neuronDevices)."""
     weights_uri: WeightsUri | None = None
     """Where the weights are: an S3 prefix (vllm, sglang: streamed; tgi: staged to disk; neuron:
     the precompiled artifact) or `efs://<file-system>/<path>` (sglang, tgi, custom: read in place
@@ -716,6 +794,147 @@ class RerankerConfig(_ServiceBase):
         return self
 
 
+# --------------------------------------------------------------------------------------------
+# AI gateway and queue workers (issue 17)
+# --------------------------------------------------------------------------------------------
+
+
+def _secret_arn(value: str | None) -> str | None:
+    if value is not None and not SECRET_ARN_PATTERN.match(value):
+        raise ValueError(f"must be a Secrets Manager secret ARN, got {value!r}")
+    return value
+
+
+class BedrockConfig(_Section):
+    """Amazon Bedrock models the gateway also routes to. Default: none."""
+
+    region: str | None = None
+    """Region whose Bedrock endpoint serves the models (model access is granted per region).
+    Required when `models` is not empty."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Gateway model name -> Bedrock model id (`anthropic.claude-3-5-haiku-20241022-v1:0`) or
+    system inference profile id (`us.anthropic...`). The task role may invoke exactly these."""
+
+
+class GatewayDatabaseConfig(_Section):
+    """LiteLLM's PostgreSQL (Aurora Serverless v2, private subnets): virtual keys, per-team
+    budgets and rate limits, spend logs. Off by default."""
+
+    enabled: bool = False
+    """Create the database and point LiteLLM at it."""
+    min_capacity_acu: float = Field(default=0.5, ge=0, le=256)
+    """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle)."""
+    max_capacity_acu: float = Field(default=4.0, ge=1, le=256)
+    """Aurora Serverless v2 maximum capacity (ACUs)."""
+    salt_key_secret_arn: str | None = None
+    """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
+    rotate it). Required when enabled."""
+
+    @field_validator("salt_key_secret_arn")
+    @classmethod
+    def _salt(cls, value: str | None) -> str | None:
+        return _secret_arn(value)
+
+    @model_validator(mode="after")
+    def _needs_salt(self) -> GatewayDatabaseConfig:
+        if self.enabled and self.salt_key_secret_arn is None:
+            raise ValueError("enabled needs `saltKeySecretArn` (LiteLLM's LITELLM_SALT_KEY)")
+        if self.min_capacity_acu > self.max_capacity_acu:
+            raise ValueError("minCapacityAcu must not exceed maxCapacityAcu")
+        return self
+
+
+class GatewayConfig(_ServiceBase):
+    """LiteLLM's proxy on Fargate: one OpenAI-compatible endpoint for every model service (and
+    optional Bedrock models), behind the same ALB and authentication on its own path.
+
+    Defaults: path `gateway`, ARM64, 1 vCPU / 2 GB, 2..4 tasks scaling on CPU at 60 %, routes to
+    every model service under its served model name, no Bedrock, no database.
+    """
+
+    image: Image | None = litellm.IMAGE
+    """LiteLLM proxy image; default the pinned release's (`LITELLM_VERSION`)."""
+    path: Name = "gateway"
+    """ALB path prefix (`/<path>/v1/chat/completions`); must not be a service name."""
+    master_key_secret_arn: str
+    """Secrets Manager secret holding LITELLM_MASTER_KEY (`sk-...`), the admin key clients send
+    in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`)."""
+    routes: dict[str, str] | None = None
+    """Gateway model name -> model service key; default every model service under its served
+    model name."""
+    bedrock: BedrockConfig = Field(default_factory=BedrockConfig)
+    """Bedrock models routed next to the stack's own."""
+    database: GatewayDatabaseConfig = Field(default_factory=GatewayDatabaseConfig)
+    """LiteLLM's database (off by default)."""
+    cpu: int = 1024
+    """Fargate CPU units (with memoryMib, on the Fargate grid)."""
+    memory_mib: int = 2048
+    """Fargate memory in MiB."""
+    cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    """Fargate CPU architecture."""
+    desired_count: int = Field(2, ge=0, le=1000)
+    """Tasks at deploy time (two: one per AZ)."""
+    min_count: int = Field(2, ge=0, le=1000)
+    """Autoscaling lower bound."""
+    max_count: int = Field(4, ge=1, le=1000)
+    """Autoscaling upper bound."""
+    target_cpu_percent: float = Field(60.0, ge=10, le=90)
+    """Target tracking on average CPU (the proxy is async I/O; CPU follows request rate)."""
+
+    @field_validator("master_key_secret_arn")
+    @classmethod
+    def _master(cls, value: str) -> str:
+        return _secret_arn(value) or value
+
+
+class WorkerConfig(_ServiceBase):
+    """A queue worker on Fargate: the user's image takes jobs from its own SQS queue (with a
+    dead-letter queue) and calls models through the gateway (`GATEWAY_URL`, `QUEUE_URL`
+    injected). It scales on backlog per task, to zero when the queue is empty.
+
+    Defaults: ARM64, 0.25 vCPU / 512 MiB, one job at a time, 0..10 tasks, 3 receives before the
+    DLQ, 4 days retention, scale to zero after 15 idle minutes.
+    """
+
+    image: Image | None = None
+    """The worker's image (pinned by tag or digest). Required."""
+    max_job_seconds: int = Field(ge=1)
+    """Longest job; the queue's visibility timeout is derived from it (SQS allows at most 12 h
+    in total)."""
+    job_seconds: float = Field(gt=0)
+    """Typical time per job (sets the backlog a task may hold)."""
+    acceptable_latency_seconds: float = Field(gt=0)
+    """How long a job may wait before it starts; with jobSeconds it sets the scaling target."""
+    concurrency: int = Field(1, ge=1, le=1000)
+    """Jobs one task works on at once."""
+    cpu: int = 256
+    """Fargate CPU units (with memoryMib, on the Fargate grid)."""
+    memory_mib: int = 512
+    """Fargate memory in MiB."""
+    cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    """Fargate CPU architecture (X86_64 needs an amd64 image)."""
+    desired_count: int = Field(0, ge=0, le=1000)
+    """Tasks at deploy time; the queue decides afterwards."""
+    min_count: int = Field(0, ge=0, le=1000)
+    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
+    max_count: int = Field(10, ge=1, le=1000)
+    """Autoscaling upper bound."""
+    max_receive_count: int = Field(3, ge=1, le=1000)
+    """Receives before a message moves to the dead-letter queue."""
+    retention_seconds: int = Field(345_600, ge=60, le=1_209_600)
+    """How long an unprocessed message is kept (the DLQ keeps messages 14 days)."""
+    idle_minutes: int = Field(15, ge=1, le=1440)
+    """Minutes with nothing waiting or in flight before scaling to zero."""
+    kms_key_id: str | None = None
+    """KMS key for queue encryption; default SQS-managed keys (SSE-SQS)."""
+
+    @model_validator(mode="after")
+    def _worker(self) -> WorkerConfig:
+        if self.image is None:
+            raise ValueError("a worker needs `image`: its own image, pinned by tag or digest")
+        return self
+
+
 class StackConfig(_Section):
     """Everything one stack deploys. Only `endpoint` is required; pools and services are maps
     keyed by short names. Tags for every resource come from the provider's own
@@ -733,12 +952,19 @@ class StackConfig(_Section):
     """NVIDIA GPU capacity pools, by name."""
     neuron_pools: dict[Name, PoolConfig] = Field(default_factory=dict)
     """Inferentia/Trainium capacity pools, by name."""
+    managed_instance_pools: dict[Name, ManagedInstancePoolConfig] = Field(default_factory=dict)
+    """ECS Managed Instances GPU capacity pools, by name."""
     models: dict[Name, ModelConfig] = Field(default_factory=dict)
     """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
     """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
     weight_stores: dict[Name, WeightStoreConfig] = Field(default_factory=dict)
     """Stack-managed EFS file systems for weights, by name (`weightsUri: efs://<name>/...`)."""
+    gateway: GatewayConfig | None = None
+    """The AI gateway (LiteLLM) in front of every model and optional Bedrock models; default
+    none."""
+    workers: dict[Name, WorkerConfig] = Field(default_factory=dict)
+    """Queue workers on Fargate, by name; they call models through the gateway."""
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]
@@ -824,8 +1050,9 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
     """Cross-section checks: pools exist and match the engine, names unique, images given."""
     issues: list[ConfigIssue] = []
     for name, model in cfg.models.items():
-        pools = cfg.gpu_pools if model.on_gpu else cfg.neuron_pools
-        section = "gpuPools" if model.on_gpu else "neuronPools"
+        gpu = model.on_gpu
+        section = "gpuPools or managedInstancePools" if gpu else "neuronPools"
+        pools = [*cfg.gpu_pools, *cfg.managed_instance_pools] if gpu else [*cfg.neuron_pools]
         if model.weights_uri is not None and model.weights_uri.startswith("efs://"):
             try:
                 parse_efs_uri(
@@ -879,12 +1106,48 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                 "`images.<engine>`); remove `build: true` or the references it should replace",
             )
         )
-    both = set(cfg.gpu_pools) & set(cfg.neuron_pools)
-    for name in sorted(both):
-        issues.append(
-            ConfigIssue(f"{ROOT}.neuronPools.{name}", "a GPU pool has the same name; rename one")
-        )
+    # Models name their pool across every section, and a pool names its capacity provider.
+    seen: dict[str, str] = {}
+    for section, pools in (
+        ("gpuPools", cfg.gpu_pools),
+        ("neuronPools", cfg.neuron_pools),
+        ("managedInstancePools", cfg.managed_instance_pools),
+    ):
+        for pool in pools:
+            if pool in seen:
+                issues.append(
+                    ConfigIssue(
+                        f"{ROOT}.{section}.{pool}",
+                        f"a pool in {seen[pool]} has the same name; rename one (pool names are "
+                        "unique across gpuPools, neuronPools and managedInstancePools)",
+                    )
+                )
+            else:
+                seen[pool] = section
     return issues
+
+
+def managed_instance_option_issues(raw: dict[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """`raw` without the keys of `managedInstancePools.<name>` that only an ASG pool takes, and
+    one issue per such key saying why a Managed Instances pool cannot take it (instead of the
+    schema's bare "unknown key")."""
+    section = raw.get("managedInstancePools")
+    if not isinstance(section, dict):
+        return raw, []
+    issues: list[ConfigIssue] = []
+    cleaned: dict[str, Any] = {}
+    for name, pool in section.items():
+        if not isinstance(pool, dict):
+            cleaned[name] = pool
+            continue
+        found = managed_instances.unsupported_option_problems(pool)
+        issues += [
+            ConfigIssue(f"{ROOT}.managedInstancePools.{name}.{key}", message)
+            for key, message in found
+        ]
+        dropped = {key for key, _ in found}
+        cleaned[name] = {k: v for k, v in pool.items() if k not in dropped}
+    return {**raw, "managedInstancePools": cleaned}, issues
 
 
 def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
@@ -925,11 +1188,12 @@ def load_stack_config(raw: object, stack: str | None = None) -> StackConfig:
             ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}"),
             stack,
         )
+    raw, issues = managed_instance_option_issues(raw)
     try:
         cfg = StackConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(issues_from_validation_error(exc), stack) from None
-    issues = check_references(cfg)
+        raise ConfigError(issues + issues_from_validation_error(exc), stack) from None
+    issues += check_references(cfg)
     if issues:
         raise ConfigError(issues, stack)
     return cfg

@@ -24,6 +24,14 @@ from pulumi import Input, Output
 from components import iam
 from components.specs import weights as weights_spec
 from components.specs.service import ServiceSpecFields
+from components.specs.service_connect import (
+    APP_PROTOCOL,
+    PORT_NAME,
+    Namespace,
+    discovery_name,
+    private_host,
+    timeouts,
+)
 from contracts.aws_limits import ELBV2_NAME, fitted_name
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
@@ -66,6 +74,11 @@ class ServiceWiring:
     service_depends_on: Sequence[pulumi.Resource] = ()
     """What the ECS service waits for, e.g. the cluster's capacity provider association (ECS
     rejects a strategy naming a provider the cluster is not associated with yet)."""
+    client_security_group_ids: Sequence[Input[str]] = ()
+    """Other groups admitted to the serving port besides the ALB (the AI gateway); default none."""
+    service_connect_namespace: Namespace | None = None
+    """Cloud Map namespace in which the service is a Service Connect server
+    (`<service>.<namespace>:<port>`); default None (not reachable by Service Connect)."""
 
 
 class ServiceArgs(ServiceSpecFields, Protocol):
@@ -88,6 +101,10 @@ class ServiceArgs(ServiceSpecFields, Protocol):
     def router(self) -> Router: ...
     @property
     def service_depends_on(self) -> Sequence[pulumi.Resource]: ...
+    @property
+    def client_security_group_ids(self) -> Sequence[Input[str]]: ...
+    @property
+    def service_connect_namespace(self) -> Namespace | None: ...
 
 
 @dataclass(frozen=True)
@@ -232,8 +249,10 @@ def task_security_group(
     port: int,
     service: str,
     parent: pulumi.Resource,
+    client_security_group_ids: Sequence[Input[str]] = (),
 ) -> aws.ec2.SecurityGroup:
-    """Ingress only from the ALB on the container port; egress HTTPS only.
+    """Ingress only from the ALB (and `client_security_group_ids`, default none: the AI gateway)
+    on the container port; egress HTTPS only.
 
     Tasks reach S3 (weights, ECR layers), ECR, STS, Logs and Secrets Manager over 443, through
     the VPC endpoints or the NAT gateway. DNS to the VPC resolver is not subject to security
@@ -250,7 +269,17 @@ def task_security_group(
                 from_port=port,
                 to_port=port,
                 security_groups=[alb_security_group_id],
-            )
+            ),
+            *(
+                aws.ec2.SecurityGroupIngressArgs(
+                    description="Private route (Service Connect) from a client of the service",
+                    protocol="tcp",
+                    from_port=port,
+                    to_port=port,
+                    security_groups=[client],
+                )
+                for client in client_security_group_ids
+            ),
         ],
         egress=[
             aws.ec2.SecurityGroupEgressArgs(
@@ -262,6 +291,51 @@ def task_security_group(
             )
         ],
         opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def with_app_protocol(containers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Container definitions whose named port mappings declare `appProtocol: http`: Service
+    Connect proxies such a port as HTTP (per-request timeouts, HTTP metrics); without it the port
+    is TCP and ECS refuses a per-request timeout."""
+    return [
+        {
+            **c,
+            "portMappings": [
+                {**m, "appProtocol": APP_PROTOCOL} if "name" in m else m
+                for m in c.get("portMappings", [])
+            ],
+        }
+        if c.get("portMappings")
+        else c
+        for c in containers
+    ]
+
+
+def service_connect_server(
+    *, service: str, namespace: Namespace, port: int, longest_request_seconds: int
+) -> aws.ecs.ServiceServiceConnectConfigurationArgs:
+    """The ECS service's Service Connect settings as a server at `<service>.<namespace>:<port>`
+    (`components.specs.service_connect.server_configuration`, as provider arguments)."""
+    t = timeouts(longest_request_seconds)
+    return aws.ecs.ServiceServiceConnectConfigurationArgs(
+        enabled=True,
+        namespace=namespace.arn,
+        services=[
+            aws.ecs.ServiceServiceConnectConfigurationServiceArgs(
+                port_name=PORT_NAME,
+                discovery_name=discovery_name(service),
+                client_alias=[
+                    aws.ecs.ServiceServiceConnectConfigurationServiceClientAliasArgs(
+                        port=port, dns_name=private_host(service, namespace.name)
+                    )
+                ],
+                timeout=aws.ecs.ServiceServiceConnectConfigurationServiceTimeoutArgs(
+                    idle_timeout_seconds=t["idleTimeoutSeconds"],
+                    per_request_timeout_seconds=t["perRequestTimeoutSeconds"],
+                ),
+            )
+        ],
     )
 
 
@@ -517,8 +591,13 @@ class LoadBalancedService(pulumi.ComponentResource):
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role
+        service_connect = args.service_connect_namespace is not None
         self.container_definitions = Output.all(ctx.region, args.image).apply(
-            lambda a: json.dumps(task.container_definitions(a[0], a[1]))
+            lambda a: json.dumps(
+                with_app_protocol(task.container_definitions(a[0], a[1]))
+                if service_connect
+                else task.container_definitions(a[0], a[1])
+            )
         )
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",
@@ -549,6 +628,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             port=task.port,
             service=args.service,
             parent=self,
+            client_security_group_ids=args.client_security_group_ids,
         )
         self.target_group = ip_target_group(
             name,
@@ -590,6 +670,15 @@ class LoadBalancedService(pulumi.ComponentResource):
                     container_port=task.port,
                 )
             ],
+            service_connect_configuration=None
+            if args.service_connect_namespace is None
+            else service_connect_server(
+                service=args.service,
+                namespace=args.service_connect_namespace,
+                port=task.port,
+                # At least the longest request the service allows (deregistration covers it).
+                longest_request_seconds=args.deregistration_delay_seconds,
+            ),
             health_check_grace_period_seconds=args.health_check_grace_period_seconds,
             deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
                 enable=True, rollback=True

@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from components import sizing
+from components.sizing import instance_types
 from components.sizing.catalog import InstanceType
+from components.sizing.instance_types import DeclaredDemand, DeclaredFit
 from contracts import aws_limits, flag_table
 from contracts import custom as custom_contract
 from contracts import sglang as sglang_contract
@@ -776,35 +778,6 @@ def engine_fit(
         raise PresetError(f"{where}: the {engine} model does not fit: {exc}") from None
 
 
-@dataclass(frozen=True)
-class DeclaredFit:
-    """A custom service sized from its declared accelerator memory, on its pool's instance."""
-
-    model: str
-    instance_name: str
-    devices: int
-    devices_on_instance: int
-    per_device_gib: float
-    usable_per_device_gib: float
-    kind: str
-
-    @property
-    def tasks_per_instance(self) -> int:
-        """Copies one instance holds: GPUs are an ECS resource (they pack); Neuron device
-        paths are fixed, so a Neuron task takes its instance."""
-        if self.kind == "neuronDevices":
-            return 1
-        return max(1, self.devices_on_instance // self.devices)
-
-    def summary(self) -> str:
-        return (
-            f"{self.model}: declared {self.per_device_gib * self.devices:g} GiB over "
-            f"{self.devices} device(s) = {self.per_device_gib:.1f} GiB each on {self.instance_name}"
-            f" ({self.usable_per_device_gib:.1f} usable each), {self.tasks_per_instance} task(s) "
-            "per instance"
-        )
-
-
 def declared_fit(
     where: str,
     model: str,
@@ -813,25 +786,20 @@ def declared_fit(
     instance: InstanceType,
     utilization: float = 0.9,
     *,
-    key: str = "gpus",
+    key: Literal["gpus", "neuronDevices"] = "gpus",
 ) -> DeclaredFit:
     """Check a declared `acceleratorMemoryGiB` split over `devices` against `instance` (a catalog
-    instance type). Raises PresetError
-    naming `<where>.custom.<key>` or `<where>.custom.acceleratorMemoryGiB`."""
-    count = instance.accelerator_count
-    each = instance.accelerator_memory_gib
-    name = instance.name
-    if devices > count:
-        raise PresetError(
-            f"{where}.custom.{key}: {devices} exceeds the {count} device(s) of {name}"
-        )
-    per_device = accelerator_memory_gib / devices
-    usable = each * utilization
-    if per_device > usable:
-        raise PresetError(
-            f"{where}.custom.acceleratorMemoryGiB: {accelerator_memory_gib:g} GiB over "
-            f"{devices} device(s) is {per_device:.1f} GiB each, but {name} offers "
-            f"{usable:.1f} usable GiB per device ({utilization:g} of {each:g}); use more devices "
-            "or a larger instance type"
-        )
-    return DeclaredFit(model, name, devices, count, per_device, usable, key)
+    instance type). Raises PresetError naming `<where>.custom.<key>` or
+    `<where>.custom.acceleratorMemoryGiB`."""
+    demand = DeclaredDemand(
+        model,
+        instance.accelerator,
+        accelerator_memory_gib,
+        devices,
+        utilization,
+        key,
+    )
+    try:
+        return instance_types.declared_fit(demand, instance)
+    except instance_types.DeclaredFitError as exc:
+        raise PresetError(f"{where}.custom.{exc.key}: {exc}") from None

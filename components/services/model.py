@@ -190,7 +190,7 @@ class ModelService(LoadBalancedService):
                     secrets=args.secrets,
                     efs_model=args.service if args.weights_efs is not None else None,
                 ),
-                compatibility="EC2",
+                compatibility=args.compatibility,
                 cpu=args.task_cpu,
                 memory_mib=args.task_memory_mib,
                 container_name=CONTAINER_NAME,

@@ -15,6 +15,7 @@ from typing import Literal
 
 from components.sizing import catalog
 from components.sizing.catalog import Accelerator
+from components.specs.mixed_instances import MixedInstancesArgs, mixed_instances_problems
 from contracts.aws_limits import (
     GP3_IOPS_RANGE,
     GP3_MAX_IOPS_PER_GIB,
@@ -67,10 +68,16 @@ class WarmPoolSpec:
 
 @dataclass(frozen=True)
 class PoolSpec:
-    """One accelerator pool: an Auto Scaling group of ONE instance type as a capacity provider."""
+    """One accelerator pool: an Auto Scaling group as a capacity provider, launching one
+    instance type, or several through a mixed instances policy (optionally with Spot)."""
 
     instance_type: str
-    """One catalog instance type of the pool's accelerator kind."""
+    """The first (cheapest, or first listed) catalog type of the pool's accelerator kind."""
+    instance_types: tuple[str, ...] = ()
+    """Every type the group may launch, in priority order; () means `instance_type` alone."""
+    mixed: MixedInstancesArgs | None = None
+    """On-Demand base, Spot share and allocation strategies; None with one type and no Spot
+    (a plain launch template: EC2 Auto Scaling refuses a warm pool on any mixed policy)."""
     min_size: int = 0
     """ASG minimum (ECS managed scaling adds instances when tasks are pending)."""
     max_size: int = 2
@@ -116,6 +123,24 @@ def _int_in(value: object, low: int, high: int, what: str) -> str | None:
     return None
 
 
+def provider_name_problems(name: str) -> list[tuple[str, str]]:
+    """What CreateCapacityProvider rejects about a pool's component name (it names the ECS
+    capacity provider of an ASG pool and of a Managed Instances pool alike)."""
+    if not PROVIDER_NAME.fullmatch(name):
+        return [
+            ("name", "must be letters, digits, '_' or '-' (it names the ECS capacity provider)")
+        ]
+    if name.lower().startswith(RESERVED_PROVIDER_PREFIXES):
+        return [
+            (
+                "name",
+                f"{name!r} starts with 'aws', 'ecs' or 'fargate', which ECS rejects for capacity "
+                "provider names; choose another pool name",
+            )
+        ]
+    return []
+
+
 def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[tuple[str, str]]:
     """Everything wrong with `args` for a pool of `accelerator` kind, as (config key, message).
 
@@ -127,15 +152,7 @@ def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[t
         if message:
             problems.append((key, message))
 
-    lowered = name.lower()
-    if not PROVIDER_NAME.fullmatch(name):
-        check("name", "must be letters, digits, '_' or '-' (it names the ECS capacity provider)")
-    elif lowered.startswith(RESERVED_PROVIDER_PREFIXES):
-        check(
-            "name",
-            f"{name!r} starts with 'aws', 'ecs' or 'fargate', which ECS rejects for capacity "
-            "provider names; choose another pool name",
-        )
+    problems += provider_name_problems(name)
 
     try:
         instance = catalog.instance(args.instance_type)
@@ -237,4 +254,12 @@ def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[t
                 "(ReuseOnScaleIn) for an Auto Scaling group used by a capacity provider; set it "
                 "to false",
             )
+    if args.mixed is not None or len(args.instance_types) > 1:
+        # Every key here is a pool config key: `warmPool`, `instanceTypes`, the Spot options.
+        problems += mixed_instances_problems(
+            args.mixed or MixedInstancesArgs(),
+            args.instance_types or (args.instance_type,),
+            warm_pool=args.warm_pool is not None,
+            max_size=args.max_size,
+        )
     return problems

@@ -148,6 +148,10 @@ class ModelServiceSpec:
     """Weights on EFS: a `weightStores` name or an existing file system id."""
     efs_path: str | None = None
     """Weights on EFS: the model's directory (its access point's root)."""
+    compatibility: Literal["EC2", "MANAGED_INSTANCES"] = "EC2"
+    """What the task definition declares: EC2 on an Auto Scaling group pool, MANAGED_INSTANCES
+    on a Managed Instances pool (ECS then refuses sharedMemorySize, ipcMode and the other
+    parameters of `contracts.aws_limits.MANAGED_INSTANCES_INVALID_TASK_PARAMETERS`)."""
 
 
 @dataclass(frozen=True)
@@ -361,6 +365,12 @@ def validate_model_service(where: str, args: ModelServiceSpec) -> None:
     _int(where, "task_cpu", args.task_cpu, 128, 196_608)
     _int(where, "task_memory_mib", args.task_memory_mib, 128)
     _int(where, "shm_size_mib", args.shm_size_mib, 0)
+    if args.compatibility == "MANAGED_INSTANCES" and (args.shm_size_mib or args.neuron_devices):
+        raise ServiceArgsError(
+            f"{where}: a MANAGED_INSTANCES task cannot set linuxParameters.sharedMemorySize or "
+            "map Neuron devices (Managed Instances refuses host-level parameters); use an Auto "
+            "Scaling group pool"
+        )
     if args.shm_size_mib >= args.task_memory_mib:
         raise ServiceArgsError(
             f"{where}: shm_size_mib {args.shm_size_mib} must be below task_memory_mib "

@@ -207,6 +207,10 @@ def _check_headroom(
             desired, maximum = service_deploy_settings(service.resource_type, service.props)
             steady, peak = deploy_peak_instances(desired, maximum, per_instance)
             for cp in _strategy_providers(service, providers):
+                if get(cp.props, "managedInstancesProvider") is not None:
+                    # ECS Managed Instances: no Auto Scaling group and no maximum; ECS launches
+                    # the instances a deploy surge needs, so there is no headroom to check.
+                    continue
                 for asg in linked(cp, "autoScalingGroupProvider", AUTOSCALING_GROUP):
                     groups[asg.urn] = asg
                     pools[asg.urn].append((service, steady, peak, maximum))
@@ -236,7 +240,8 @@ gpu_deploy_headroom = stack_rule(
         "A rolling deploy of a GPU/Neuron service starts new tasks before stopping old ones; "
         "the capacity provider's Auto Scaling group must be allowed to launch the extra "
         "instances. Fix: raise the ASG maxSize to cover the deploy peak, or deploy with "
-        "maximumPercent 100 (stop one, start one)."
+        "maximumPercent 100 (stop one, start one). ECS Managed Instances providers have no "
+        "maximum and are not checked."
     ),
     level=EnforcementLevel.ADVISORY,
     schema=_HEADROOM_SCHEMA,

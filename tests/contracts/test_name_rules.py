@@ -48,6 +48,8 @@ TOKENS = {
     "aws_lambda_function": "aws:lambda/function:Function",
     "aws_cloudwatch_metric_alarm": "aws:cloudwatch/metricAlarm:MetricAlarm",
     "aws_efs_file_system": "aws:efs/fileSystem:FileSystem",
+    "aws_db_subnet_group": "aws:rds/subnetGroup:SubnetGroup",
+    "aws_service_discovery_http_namespace": "aws:servicediscovery/httpNamespace:HttpNamespace",
 }
 # Types whose name input the provider never autonames: the name is a required non-`name` input
 # (`family`, `domain`, `dashboardName`), so `HasInputName` in autonaming.go skips them.
@@ -55,6 +57,9 @@ NOT_AUTONAMED = {
     "aws:ecs/taskDefinition:TaskDefinition",
     "aws:cognito/userPoolDomain:UserPoolDomain",
     "aws:cloudwatch/dashboard:Dashboard",
+    # RDS identifiers (`clusterIdentifier`, `identifier`): no `name` input, no override.
+    "aws:rds/cluster:Cluster",
+    "aws:rds/clusterInstance:ClusterInstance",
 }
 
 

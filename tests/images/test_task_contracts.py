@@ -275,6 +275,10 @@ def test_every_configured_service_has_exactly_one_task_definition(stack):
     task_definitions = recording(stack).by_type(TASK_DEFINITION)
     assert task_definitions, f"{stack}: the program registered no task definition at all"
     expected = {f"{PLATFORM_NAME}-{service}" for _, service in services_of(stack)}
+    # The AI gateway and the queue workers run images of their own (LiteLLM's, the user's).
+    cfg = stack_platform_config(stack)
+    expected |= {f"{PLATFORM_NAME}-gateway"} if cfg.get("gateway") else set()
+    expected |= {f"{PLATFORM_NAME}-{worker}" for worker in cfg.get("workers") or {}}
     owners = [td.parent.rsplit("::", 1)[-1] for td in task_definitions]
     assert sorted(owners) == sorted(expected)
 
@@ -438,8 +442,24 @@ def test_images_are_built_for_the_architecture_their_tasks_run_on(stack):
     # An EC2 task without runtimePlatform runs on its instance's architecture. In EC2 type names
     # a `g` right after the generation digit means Graviton (g5g, c7g): none of the pools' types
     # may be one, so their tasks are x86_64.
-    for template in recording(stack).by_type("aws:ec2/launchTemplate:LaunchTemplate"):
-        family = template.inputs["instanceType"].split(".")[0]
+    rec = recording(stack)
+    types = [
+        t.inputs["instanceType"]
+        for t in rec.by_type("aws:ec2/launchTemplate:LaunchTemplate")
+        if "instanceType" in t.inputs
+    ]
+    # several types: the group's mixed instances overrides, Managed Instances' allowed types
+    for group in rec.by_type("aws:autoscaling/group:Group"):
+        policy = group.inputs.get("mixedInstancesPolicy") or {}
+        types += [o["instanceType"] for o in policy.get("launchTemplate", {}).get("overrides", [])]
+    for provider in rec.by_type("aws:ecs/capacityProvider:CapacityProvider"):
+        template = (provider.inputs.get("managedInstancesProvider") or {}).get(
+            "instanceLaunchTemplate", {}
+        )
+        types += template.get("instanceRequirements", {}).get("allowedInstanceTypes", [])
+    assert types
+    for instance_type in types:
+        family = instance_type.split(".")[0]
         assert not re.fullmatch(r"[a-z]+\d+[a-z]*g[a-z]*", family), family
     for kind, service in services_of(stack):
         if kind == "custom":

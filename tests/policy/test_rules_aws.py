@@ -255,6 +255,17 @@ COMPLIANT_CHANGES: dict[str, Callable[[Stack], None]] = {
     "fargate-large-task-1.4": _large_rerank("1.4.0"),
     "grid-vcpu-units": lambda s: s.set("rerank-td", cpu="2 vCPU", memory="8 GB"),
     "grid-32vcpu-244gb": lambda s: s.set("rerank-td", cpu="32768", memory=str(244 * 1024)),
+    # The same service on an ECS Managed Instances provider: no group maximum to exceed, even
+    # though the (now unused) ASG is still linked and too small.
+    "headroom-managed-instances": lambda s: (
+        s.set("gpu-asg", maxSize=1.0),
+        s.set(
+            "gpu-cp",
+            autoScalingGroupProvider=...,
+            managedInstancesProvider={"infrastructureRoleArn": UNKNOWN},
+        ),
+        s.set("llm-td", requiresCompatibilities=["MANAGED_INSTANCES"]),
+    ),
     "headroom-max-percent-100": lambda s: (
         s.set("gpu-asg", maxSize=2.0),
         s.set("llm", deploymentMaximumPercent=100.0),

@@ -1,0 +1,243 @@
+"""ManagedInstancesPool: accelerator capacity from Amazon ECS Managed Instances.
+
+ECS launches, patches and replaces the EC2 instances itself, choosing among the types the
+provider's `instanceRequirements` allow; there is no Auto Scaling group, launch template or AMI
+of ours (what that rules out is in `components.specs.managed_instances`). The component creates:
+
+- the infrastructure role ECS acts through (trusted by ecs.amazonaws.com, with
+  AmazonECSInfrastructureRolePolicyForManagedInstances) and an inline grant to pass exactly this
+  pool's instance role to EC2: the managed policy only lets ECS pass roles named
+  `ecsInstanceRole*`, and Pulumi auto-names ours;
+- the instance role (AmazonECSInstanceRolePolicyForManagedInstances, for the ECS agent) and its
+  instance profile;
+- a security group with no ingress and HTTPS-only egress: tasks run in awsvpc mode with their own
+  ENIs and security groups, and the host only talks to AWS APIs;
+- the capacity provider, scoped to the cluster (Managed Instances providers belong to one
+  cluster; the provider refuses to plan one without `cluster`), in the private subnets, with the
+  data volume size, monitoring, purchase option, idle scale-in delay, auto repair and tag
+  propagation of `ManagedInstancesArgs`.
+
+The cluster association is `Cluster.associate_capacity_providers`, as for ASG pools.
+Plain arguments are checked by `managed_instances_problems` before any resource exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from components.sizing.instance_types import InstanceRequirements
+from components.specs import managed_instances as mi
+from components.specs.managed_instances import ManagedInstancesArgs
+
+TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
+
+
+class ManagedInstancesPoolError(ValueError):
+    """Arguments that cannot work; `problems` are (camelCase config key, message) pairs."""
+
+    def __init__(self, pool: str, problems: Sequence[tuple[str, str]]) -> None:
+        self.pool = pool
+        self.problems = list(problems)
+        lines = [f"pool {pool!r} is invalid:"] + [f"  - {k}: {m}" for k, m in self.problems]
+        super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True)
+class ManagedInstancesPoolArgs:
+    """Inputs of `ManagedInstancesPool`. Required: cluster_name, vpc_id, subnet_ids,
+    requirements.
+
+    cluster_name: the ECS cluster the capacity provider belongs to.
+    vpc_id: VPC of the instance security group.
+    subnet_ids: PRIVATE subnets the instances launch in.
+    requirements: the `instanceRequirements`, from
+        `instance_requirements.managed_instance_requirements` (allowed types and envelope).
+    options: data volume, monitoring, purchase option, scale-in delay, auto repair and tag
+        propagation. Default `ManagedInstancesArgs()` (200 GiB, DETAILED, ON_DEMAND, 1800 s).
+    tags: tags on the capacity provider, copied to the instances when options.propagate_tags.
+        Default none; provider default tags still apply.
+    """
+
+    cluster_name: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    requirements: InstanceRequirements
+    options: ManagedInstancesArgs = field(default_factory=ManagedInstancesArgs)
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+# The provider's input TypedDicts (snake_case keys), named once: their generated names run past
+# the line length.
+_ProviderInput = aws.ecs.CapacityProviderManagedInstancesProviderArgsDict
+_TemplateInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateArgsDict
+_RequirementsInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateInstanceRequirementsArgsDict  # noqa: E501
+_ReservationsInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateCapacityReservationsArgsDict  # noqa: E501
+
+
+def requirements_input(req: InstanceRequirements) -> _RequirementsInput:
+    """The pulumi-aws `instance_requirements` input for `req` (snake_case keys of
+    `...InstanceLaunchTemplateInstanceRequirementsArgsDict`; the members of
+    `InstanceRequirements.to_api`)."""
+    out: _RequirementsInput = {
+        "vcpu_count": {"min": req.vcpu_min, "max": req.vcpu_max},
+        "memory_mib": {"min": req.memory_mib_min, "max": req.memory_mib_max},
+        "allowed_instance_types": list(req.allowed_instance_types),
+        "accelerator_manufacturers": list(req.accelerator_manufacturers),
+        "bare_metal": req.bare_metal,
+        "burstable_performance": req.burstable_performance,
+    }
+    if req.accelerator_types:
+        out["accelerator_types"] = list(req.accelerator_types)
+    if req.accelerator_names:
+        out["accelerator_names"] = list(req.accelerator_names)
+    if req.accelerator_count_min is not None:
+        out["accelerator_count"] = {
+            "min": req.accelerator_count_min,
+            "max": req.accelerator_count_max,
+        }
+    if req.accelerator_total_memory_mib_min is not None:
+        out["accelerator_total_memory_mib"] = {"min": req.accelerator_total_memory_mib_min}
+    return out
+
+
+def provider_input(
+    args: ManagedInstancesPoolArgs,
+    infrastructure_role_arn: pulumi.Input[str],
+    instance_profile_arn: pulumi.Input[str],
+    security_group_id: pulumi.Input[str],
+) -> _ProviderInput:
+    """The `managed_instances_provider` input (snake_case keys of
+    `CapacityProviderManagedInstancesProviderArgsDict`)."""
+    o = args.options
+    template: _TemplateInput = {
+        "ec2_instance_profile_arn": instance_profile_arn,
+        "network_configuration": {
+            "subnets": args.subnet_ids,
+            "security_groups": [security_group_id],
+        },
+        "storage_configuration": {"storage_size_gib": o.storage_gib},
+        "monitoring": o.monitoring,
+        "capacity_option_type": o.capacity_option_type,
+        "instance_requirements": requirements_input(args.requirements),
+    }
+    if o.reservation_preference is not None:
+        reservations: _ReservationsInput = {"reservation_preference": o.reservation_preference}
+        if o.reservation_group_arn is not None:
+            reservations["reservation_group_arn"] = o.reservation_group_arn
+        template["capacity_reservations"] = reservations
+    provider: _ProviderInput = {
+        "infrastructure_role_arn": infrastructure_role_arn,
+        "instance_launch_template": template,
+        "propagate_tags": "CAPACITY_PROVIDER" if o.propagate_tags else "NONE",
+        "auto_repair_configuration": {"actions_status": "ENABLED" if o.auto_repair else "DISABLED"},
+    }
+    if o.scale_in_after_seconds is not None:
+        provider["infrastructure_optimization"] = {"scale_in_after": o.scale_in_after_seconds}
+    return provider
+
+
+class ManagedInstancesPool(pulumi.ComponentResource):
+    """Accelerator capacity from ECS Managed Instances.
+
+    Attributes: `infrastructure_role`, `instance_role`, `instance_profile`, `security_group`,
+    `capacity_provider`, `capacity_provider_name`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        args: ManagedInstancesPoolArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        problems = mi.managed_instances_problems(args.options)
+        if problems:
+            raise ManagedInstancesPoolError(name, problems)
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+
+        def managed(policy: str) -> pulumi.Output[str]:
+            return partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{policy}")
+
+        self.instance_role = aws.iam.Role(
+            f"{name}-instance-role",
+            description=f"ECS agent on the Managed Instances of pool {name}",
+            assume_role_policy=mi.instance_assume_role_policy(),
+            opts=child,
+        )
+        instance_policy = aws.iam.RolePolicyAttachment(
+            f"{name}-{mi.INSTANCE_POLICY}",
+            role=self.instance_role.name,
+            policy_arn=managed(mi.INSTANCE_POLICY),
+            opts=child,
+        )
+        self.instance_profile = aws.iam.InstanceProfile(
+            f"{name}-instance-profile", role=self.instance_role.name, opts=child
+        )
+
+        self.infrastructure_role = aws.iam.Role(
+            f"{name}-infra-role",
+            description=f"ECS launches and manages the Managed Instances of pool {name}",
+            assume_role_policy=mi.infrastructure_assume_role_policy(),
+            opts=child,
+        )
+        infrastructure_policy = aws.iam.RolePolicyAttachment(
+            f"{name}-{mi.INFRASTRUCTURE_POLICY}",
+            role=self.infrastructure_role.name,
+            policy_arn=managed(mi.INFRASTRUCTURE_POLICY),
+            opts=child,
+        )
+        pass_role = aws.iam.RolePolicy(
+            f"{name}-pass-instance-role",
+            role=self.infrastructure_role.id,
+            policy=self.instance_role.arn.apply(mi.pass_instance_role_policy),
+            opts=child,
+        )
+
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-sg",
+            description=f"ECS Managed Instances of pool {name}: no ingress, HTTPS egress",
+            vpc_id=args.vpc_id,
+            # Tasks use awsvpc ENIs with their own security groups; nothing connects to the host.
+            ingress=[],
+            # The agent, ECR, S3 and CloudWatch are HTTPS APIs; DNS, NTP and IMDS are not
+            # filtered by security groups.
+            egress=[
+                aws.ec2.SecurityGroupEgressArgs(
+                    description="HTTPS to AWS APIs (VPC endpoints or NAT)",
+                    protocol="tcp",
+                    from_port=443,
+                    to_port=443,
+                    cidr_blocks=["0.0.0.0/0"],
+                )
+            ],
+            opts=child,
+        )
+
+        self.capacity_provider = aws.ecs.CapacityProvider(
+            f"{name}-capacity",
+            cluster=args.cluster_name,
+            managed_instances_provider=provider_input(
+                args,
+                self.infrastructure_role.arn,
+                self.instance_profile.arn,
+                self.security_group.id,
+            ),
+            tags=dict(args.tags) or None,
+            # ECS checks the roles when it first launches; IAM is eventually consistent, so the
+            # grants exist before the provider does (and outlive it on delete).
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[instance_policy, infrastructure_policy, pass_role]
+            ),
+        )
+        self.capacity_provider_name = self.capacity_provider.name
+        self.register_outputs(
+            {
+                "capacityProviderName": self.capacity_provider_name,
+                "allowedInstanceTypes": list(args.requirements.allowed_instance_types),
+            }
+        )

@@ -1,0 +1,665 @@
+"""QueueWorker: a Fargate service that works through its own SQS queue and scales on backlog.
+
+Creates, all children of the component:
+- a dead-letter queue (14 days retention) and the work queue (visibility timeout from the
+  longest job, long polling, redrive to the DLQ after `max_receive_count` receives), both with
+  server-side encryption, a queue policy that refuses requests without TLS, and a redrive-allow
+  policy so only this queue may use the DLQ;
+- a log group, an execution role (image pull, its log group, exactly the container's secrets) and
+  a task role that may only receive/delete/extend messages of its queue and set ECS task scale-in
+  protection on tasks of its cluster;
+- a security group with no ingress (a worker pulls its work) and egress only to HTTPS (AWS APIs)
+  and to the gateway's port;
+- a FARGATE task definition (ARM64 by default) whose container gets `QUEUE_URL`, `GATEWAY_URL`,
+  `VISIBILITY_TIMEOUT_SECONDS` and `TASK_PROTECTION_MINUTES`, and the service in private subnets
+  without a public IP, a Service Connect client of the gateway's namespace when given;
+- the scalable target and the three policies of `components.specs.worker` (target tracking on
+  backlog per task, steps out of zero and in to zero) with their two CloudWatch alarms. The
+  request-shaped values from that module are converted here, unchanged, into provider arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input, Output
+
+from components import iam
+from components.services.base import (
+    ECS_SCALABLE_DIMENSION,
+    ECS_SERVICE_NAMESPACE,
+    aws_context,
+    cluster_name_from_arn,
+    environment_list,
+    log_configuration,
+    log_group_name,
+    secrets_list,
+    task_family,
+)
+from components.specs.service_connect import Namespace
+from components.specs.worker import (
+    SQS_RETENTION_MAX,
+    TASK_PROTECTION_MAX_MINUTES,
+    WorkerScaling,
+    queue_attributes,
+)
+from contracts.aws_limits import name_rule
+
+TOKEN = "ecs-inference:workers:QueueWorker"
+CONTAINER_NAME = "worker"
+ENV_QUEUE_URL = "QUEUE_URL"
+ENV_GATEWAY_URL = "GATEWAY_URL"
+ENV_VISIBILITY_TIMEOUT = "VISIBILITY_TIMEOUT_SECONDS"
+ENV_TASK_PROTECTION_MINUTES = "TASK_PROTECTION_MINUTES"
+ENV_CONCURRENCY = "WORKER_CONCURRENCY"
+MANAGED_ENV = (
+    ENV_QUEUE_URL,
+    ENV_GATEWAY_URL,
+    ENV_VISIBILITY_TIMEOUT,
+    ENV_TASK_PROTECTION_MINUTES,
+    ENV_CONCURRENCY,
+)
+# SIGTERM to SIGKILL: Fargate's maximum, so a worker can finish or hand back (ChangeMessage-
+# Visibility 0) the message it holds; scale-in protection keeps long jobs from getting here.
+WORKER_STOP_TIMEOUT_SECONDS = 120
+
+QUEUE_ACTIONS = (
+    "sqs:ReceiveMessage",
+    "sqs:DeleteMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueAttributes",
+    "sqs:GetQueueUrl",
+)
+TASK_PROTECTION_ACTIONS = ("ecs:GetTaskProtection", "ecs:UpdateTaskProtection")
+
+
+class WorkerArgsError(ValueError):
+    """Plain worker arguments AWS would refuse; the message names the argument."""
+
+
+@dataclass(frozen=True)
+class QueueWorkerArgs:
+    """Inputs of `QueueWorker`; sizes, counts and timeouts are plan-derived.
+
+    Required: `worker` (its name), `image`, `cluster_arn`, `vpc_id`, `subnet_ids` (private),
+    `gateway_url`, `visibility_timeout_seconds` (from the longest job), `backlog_target`
+    (messages per task), `cpu` and `memory_mib` (on the Fargate grid).
+
+    Optional (defaults): `gateway_security_group_id` None (no egress rule to it),
+    `gateway_port` 4000; `service_connect_namespace` None (no Service Connect);
+    `cpu_architecture` "ARM64"; `desired_count` 0, `min_count` 0, `max_count` 10; `concurrency` 1;
+    `max_receive_count` 3; `retention_seconds` 345600 (4 days); `idle_minutes` 15;
+    `kms_key_id` None (SSE-SQS); `environment` {}, `secrets` {}; `log_retention_days` 30;
+    `service_depends_on` () (the cluster's capacity provider association with FARGATE).
+    """
+
+    worker: str
+    image: Input[str]
+    cluster_arn: Input[str]
+    vpc_id: Input[str]
+    subnet_ids: Input[Sequence[str]]
+    gateway_url: Input[str]
+    visibility_timeout_seconds: int
+    backlog_target: float
+    cpu: int
+    memory_mib: int
+    gateway_security_group_id: Input[str] | None = None
+    gateway_port: int = 4000
+    service_connect_namespace: Namespace | None = None
+    cpu_architecture: str = "ARM64"
+    desired_count: int = 0
+    min_count: int = 0
+    max_count: int = 10
+    concurrency: int = 1
+    max_receive_count: int = 3
+    retention_seconds: int = 345_600
+    idle_minutes: int = 15
+    kms_key_id: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    log_retention_days: int = 30
+    service_depends_on: Sequence[pulumi.Resource] = ()
+
+
+def validate_worker(args: QueueWorkerArgs) -> None:
+    """Plain-value checks before any child exists."""
+    where = f"QueueWorker {args.worker!r}"
+    try:
+        queue_attributes(
+            visibility_timeout_seconds=args.visibility_timeout_seconds,
+            retention_seconds=args.retention_seconds,
+            max_receive_count=args.max_receive_count,
+        )
+    except ValueError as exc:
+        raise WorkerArgsError(f"{where}: {exc}") from None
+    if not 0 <= args.min_count <= args.desired_count <= args.max_count or args.max_count < 1:
+        raise WorkerArgsError(
+            f"{where}: need 0 <= min_count <= desired_count <= max_count, max_count >= 1"
+        )
+    if args.backlog_target <= 0:
+        raise WorkerArgsError(f"{where}: backlog_target must be positive")
+    clash = sorted(set(args.environment) & set(MANAGED_ENV))
+    if clash or set(args.secrets) & set(MANAGED_ENV):
+        raise WorkerArgsError(f"{where}: {clash or sorted(args.secrets)} are set by the component")
+    if task_protection_minutes(args.visibility_timeout_seconds) > TASK_PROTECTION_MAX_MINUTES:
+        raise WorkerArgsError(f"{where}: task protection cannot cover the visibility timeout")
+
+
+def queue_names(worker: str) -> tuple[str, str]:
+    """(work queue, dead-letter queue) names: `<project>-<stack>-<worker>[-dlq]`. Fixed names,
+    so the queue URL and its metrics' QueueName are known at preview (the container definition
+    and the alarms show them) and unique per stack in an account and region."""
+    base = f"{pulumi.get_project()}-{pulumi.get_stack()}-{worker}"
+    names = (base, f"{base}-dlq")
+    rule = name_rule("aws:sqs/queue:Queue")
+    assert rule is not None
+    for n in names:
+        if problems := rule.problems(n):
+            raise WorkerArgsError(
+                f"QueueWorker {worker!r}: queue name {n!r}: {'; '.join(problems)} (at most "
+                f"{rule.max_length} letters, digits, '-' or '_': shorten the project, stack or "
+                "worker name)"
+            )
+    return names
+
+
+def queue_url(name: str, *, region: str, account_id: str, dns_suffix: str) -> str:
+    """The URL SQS gives a queue: `https://sqs.<region>.<dns suffix>/<account>/<name>`."""
+    return f"https://sqs.{region}.{dns_suffix}/{account_id}/{name}"
+
+
+def task_protection_minutes(visibility_timeout_seconds: int) -> int:
+    """How long a worker protects itself per message: the visibility timeout, in whole minutes
+    (after that the message is someone else's anyway)."""
+    return max(1, math.ceil(visibility_timeout_seconds / 60))
+
+
+def worker_task_policy(
+    *, queue_arn: str, cluster_name: str, region: str, account_id: str, partition: str = "aws"
+) -> str:
+    """The task role's policy: its own queue's consumer actions, and task scale-in protection on
+    tasks of its cluster (ECS authorises UpdateTaskProtection on the task ARN)."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ConsumeOwnQueue",
+                    "Effect": "Allow",
+                    "Action": list(QUEUE_ACTIONS),
+                    "Resource": queue_arn,
+                },
+                {
+                    "Sid": "ProtectOwnTasksWhileWorking",
+                    "Effect": "Allow",
+                    "Action": list(TASK_PROTECTION_ACTIONS),
+                    "Resource": f"arn:{partition}:ecs:{region}:{account_id}:task/{cluster_name}/*",
+                },
+            ],
+        }
+    )
+
+
+def tls_only_queue_policy(queue_arn: str) -> str:
+    """Queue policy: deny every request that does not use TLS."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "DenyWithoutTls",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "sqs:*",
+                    "Resource": queue_arn,
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            ],
+        }
+    )
+
+
+def worker_container_definitions(
+    *,
+    image: str,
+    queue_url: str,
+    gateway_url: str,
+    args: QueueWorkerArgs,
+    log_group: str,
+    region: str,
+) -> list[dict[str, Any]]:
+    """The worker's one container: the user's image with the managed variables, secrets by
+    reference, non-blocking awslogs, Fargate's longest stop timeout, tini as PID 1."""
+    managed = [
+        {"name": ENV_QUEUE_URL, "value": queue_url},
+        {"name": ENV_GATEWAY_URL, "value": gateway_url},
+        {"name": ENV_VISIBILITY_TIMEOUT, "value": str(args.visibility_timeout_seconds)},
+        {
+            "name": ENV_TASK_PROTECTION_MINUTES,
+            "value": str(task_protection_minutes(args.visibility_timeout_seconds)),
+        },
+        {"name": ENV_CONCURRENCY, "value": str(args.concurrency)},
+    ]
+    container: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": image,
+        "essential": True,
+        "environment": environment_list(managed, args.environment),
+        "logConfiguration": log_configuration(log_group, region, args.worker),
+        "stopTimeout": WORKER_STOP_TIMEOUT_SECONDS,
+        "linuxParameters": {"initProcessEnabled": True},
+    }
+    if args.secrets:
+        container["secrets"] = secrets_list(args.secrets)
+    return [container]
+
+
+# --------------------------------------------------------------------------------------------
+# request-shaped values -> provider arguments
+# --------------------------------------------------------------------------------------------
+
+_aas = aws.appautoscaling
+# The provider's generated class names for a target-tracking metric query run past 100 columns.
+_TT = "PolicyTargetTrackingScalingPolicyConfigurationCustomizedMetricSpecificationMetric"
+_TtMetric = getattr(_aas, f"{_TT}Args")
+_TtStat = getattr(_aas, f"{_TT}MetricStatArgs")
+_TtStatMetric = getattr(_aas, f"{_TT}MetricStatMetricArgs")
+_TtDimension = getattr(_aas, f"{_TT}MetricStatMetricDimensionArgs")
+
+
+def target_tracking_args(
+    config: Mapping[str, Any],
+) -> aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs:
+    """`TargetTrackingScalingPolicyConfiguration` (API shape) as provider arguments."""
+    metrics = [
+        _TtMetric(
+            id=q["Id"],
+            expression=q.get("Expression"),
+            label=q.get("Label"),
+            return_data=q["ReturnData"],
+            metric_stat=None
+            if "MetricStat" not in q
+            else _TtStat(
+                stat=q["MetricStat"]["Stat"],
+                metric=_TtStatMetric(
+                    metric_name=q["MetricStat"]["Metric"]["MetricName"],
+                    namespace=q["MetricStat"]["Metric"]["Namespace"],
+                    dimensions=[
+                        _TtDimension(name=d["Name"], value=d["Value"])
+                        for d in q["MetricStat"]["Metric"]["Dimensions"]
+                    ],
+                ),
+            ),
+        )
+        for q in config["CustomizedMetricSpecification"]["Metrics"]
+    ]
+    return _aas.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+        target_value=config["TargetValue"],
+        customized_metric_specification=(
+            _aas.PolicyTargetTrackingScalingPolicyConfigurationCustomizedMetricSpecificationArgs(
+                metrics=metrics
+            )
+        ),
+        scale_out_cooldown=config["ScaleOutCooldown"],
+        scale_in_cooldown=config["ScaleInCooldown"],
+        disable_scale_in=config["DisableScaleIn"],
+    )
+
+
+def _bound(value: float | None) -> str | None:
+    # The provider takes step bounds as strings (Terraform's schema); whole numbers without ".0".
+    if value is None:
+        return None
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def step_scaling_args(
+    config: Mapping[str, Any],
+) -> aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgs:
+    """`StepScalingPolicyConfiguration` (API shape) as provider arguments."""
+    return _aas.PolicyStepScalingPolicyConfigurationArgs(
+        adjustment_type=config["AdjustmentType"],
+        cooldown=config["Cooldown"],
+        metric_aggregation_type=config["MetricAggregationType"],
+        step_adjustments=[
+            _aas.PolicyStepScalingPolicyConfigurationStepAdjustmentArgs(
+                scaling_adjustment=s["ScalingAdjustment"],
+                metric_interval_lower_bound=_bound(s.get("MetricIntervalLowerBound")),
+                metric_interval_upper_bound=_bound(s.get("MetricIntervalUpperBound")),
+            )
+            for s in config["StepAdjustments"]
+        ],
+    )
+
+
+def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlarmMetricQueryArgs]:
+    """PutMetricAlarm `Metrics` (API shape) as provider arguments."""
+    out = []
+    for q in alarm["Metrics"]:
+        stat = q.get("MetricStat")
+        out.append(
+            aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                id=q["Id"],
+                expression=q.get("Expression"),
+                label=q.get("Label"),
+                return_data=q["ReturnData"],
+                metric=None
+                if stat is None
+                else aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
+                    metric_name=stat["Metric"]["MetricName"],
+                    namespace=stat["Metric"]["Namespace"],
+                    period=stat["Period"],
+                    stat=stat["Stat"],
+                    dimensions={d["Name"]: d["Value"] for d in stat["Metric"]["Dimensions"]},
+                ),
+            )
+        )
+    return out
+
+
+class QueueWorker(pulumi.ComponentResource):
+    """One queue worker. Attributes: `queue`, `dead_letter_queue`, `log_group`,
+    `execution_role`, `task_role`, `security_group`, `task_definition`, `service`,
+    `scaling_target`, `backlog_policy`, `from_zero_policy`, `to_zero_policy`, `from_zero_alarm`,
+    `to_zero_alarm`, `scaling` (the `WorkerScaling` with the resources' names)."""
+
+    def __init__(
+        self, name: str, args: QueueWorkerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        validate_worker(args)
+        queue_name, dlq_name = queue_names(args.worker)
+        super().__init__(TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ctx = aws_context(self)
+
+        self.dead_letter_queue = aws.sqs.Queue(
+            f"{name}-dlq",
+            name=dlq_name,
+            # A message's age counts from its first enqueue, so the DLQ keeps it longest.
+            message_retention_seconds=SQS_RETENTION_MAX,
+            sqs_managed_sse_enabled=args.kms_key_id is None,
+            kms_master_key_id=args.kms_key_id,
+            opts=child,
+        )
+        attrs = queue_attributes(
+            visibility_timeout_seconds=args.visibility_timeout_seconds,
+            retention_seconds=args.retention_seconds,
+            max_receive_count=args.max_receive_count,
+            kms_key_id=args.kms_key_id,
+        )
+        self.queue = aws.sqs.Queue(
+            f"{name}-queue",
+            name=queue_name,
+            visibility_timeout_seconds=int(attrs["VisibilityTimeout"]),
+            message_retention_seconds=int(attrs["MessageRetentionPeriod"]),
+            receive_wait_time_seconds=int(attrs["ReceiveMessageWaitTimeSeconds"]),
+            sqs_managed_sse_enabled=args.kms_key_id is None,
+            kms_master_key_id=args.kms_key_id,
+            redrive_policy=self.dead_letter_queue.arn.apply(
+                lambda arn: json.dumps(
+                    {"deadLetterTargetArn": arn, "maxReceiveCount": args.max_receive_count}
+                )
+            ),
+            opts=child,
+        )
+        self.redrive_allow_policy = aws.sqs.RedriveAllowPolicy(
+            f"{name}-dlq-sources",
+            queue_url=self.dead_letter_queue.url,
+            redrive_allow_policy=self.queue.arn.apply(
+                lambda arn: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})
+            ),
+            opts=child,
+        )
+        self.queue_policies = [
+            aws.sqs.QueuePolicy(
+                f"{name}-{role}-tls",
+                queue_url=q.url,
+                policy=q.arn.apply(tls_only_queue_policy),
+                opts=child,
+            )
+            for role, q in (("queue", self.queue), ("dlq", self.dead_letter_queue))
+        ]
+
+        group = log_group_name(args.worker)
+        self.log_group = aws.cloudwatch.LogGroup(
+            f"{name}-logs", name=group, retention_in_days=args.log_retention_days, opts=child
+        )
+        trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
+            lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
+        )
+        self.execution_role = aws.iam.Role(
+            f"{name}-execution",
+            description="ECS agent: pull the image, write logs, read the container's secrets",
+            assume_role_policy=trust,
+            opts=child,
+        )
+        secret_arns = [iam.secret_policy_arn(v) for v in args.secrets.values()]
+        execution_policy = aws.iam.RolePolicy(
+            f"{name}-execution",
+            role=self.execution_role.id,
+            policy=Output.all(ctx.partition, ctx.region, ctx.account_id, args.image).apply(
+                lambda a: iam.execution_role_policy(
+                    log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{group}",
+                    secret_arns=secret_arns,
+                    image=a[3],
+                    partition=a[0],
+                )
+            ),
+            opts=child,
+        )
+        self.task_role = aws.iam.Role(
+            f"{name}-task",
+            description=f"Worker {args.worker}: its own queue and task protection only",
+            assume_role_policy=trust,
+            opts=child,
+        )
+        cluster_name = Output.from_input(args.cluster_arn).apply(cluster_name_from_arn)
+        task_policy = aws.iam.RolePolicy(
+            f"{name}-task",
+            role=self.task_role.id,
+            policy=Output.all(
+                self.queue.arn, cluster_name, ctx.region, ctx.account_id, ctx.partition
+            ).apply(
+                lambda a: worker_task_policy(
+                    queue_arn=a[0], cluster_name=a[1], region=a[2], account_id=a[3], partition=a[4]
+                )
+            ),
+            opts=child,
+        )
+
+        egress = [
+            aws.ec2.SecurityGroupEgressArgs(
+                description="HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)",
+                protocol="tcp",
+                from_port=443,
+                to_port=443,
+                cidr_blocks=["0.0.0.0/0"],
+            )
+        ]
+        if args.gateway_security_group_id is not None:
+            egress.append(
+                aws.ec2.SecurityGroupEgressArgs(
+                    description="The gateway (Service Connect)",
+                    protocol="tcp",
+                    from_port=args.gateway_port,
+                    to_port=args.gateway_port,
+                    security_groups=[args.gateway_security_group_id],
+                )
+            )
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-tasks",
+            description=f"Worker {args.worker}: no ingress; HTTPS and the gateway out",
+            vpc_id=args.vpc_id,
+            egress=egress,
+            opts=child,
+        )
+
+        dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        self.queue_url = Output.all(ctx.region, ctx.account_id, dns_suffix.dns_suffix).apply(
+            lambda a: queue_url(queue_name, region=a[0], account_id=a[1], dns_suffix=a[2])
+        )
+        """The queue's URL, known at preview (fixed name)."""
+        self.container_definitions = Output.all(
+            args.image, args.gateway_url, ctx.region, ctx.account_id, dns_suffix.dns_suffix
+        ).apply(
+            lambda a: json.dumps(
+                worker_container_definitions(
+                    image=a[0],
+                    queue_url=queue_url(queue_name, region=a[2], account_id=a[3], dns_suffix=a[4]),
+                    gateway_url=a[1],
+                    args=args,
+                    log_group=group,
+                    region=a[2],
+                )
+            )
+        )
+        self.task_definition = aws.ecs.TaskDefinition(
+            f"{name}-task",
+            family=task_family(args.worker),
+            requires_compatibilities=["FARGATE"],
+            network_mode="awsvpc",
+            cpu=str(args.cpu),
+            memory=str(args.memory_mib),
+            runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
+                cpu_architecture=args.cpu_architecture, operating_system_family="LINUX"
+            ),
+            execution_role_arn=self.execution_role.arn,
+            task_role_arn=self.task_role.arn,
+            container_definitions=self.container_definitions,
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.log_group, execution_policy, task_policy]
+            ),
+        )
+        self.service = aws.ecs.Service(
+            f"{name}-service",
+            cluster=args.cluster_arn,
+            task_definition=self.task_definition.arn,
+            desired_count=args.desired_count,
+            capacity_provider_strategies=[
+                aws.ecs.ServiceCapacityProviderStrategyArgs(
+                    capacity_provider="FARGATE", weight=1, base=0
+                )
+            ],
+            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
+                subnets=args.subnet_ids,
+                security_groups=[self.security_group.id],
+                assign_public_ip=False,
+            ),
+            service_connect_configuration=None
+            if args.service_connect_namespace is None
+            else aws.ecs.ServiceServiceConnectConfigurationArgs(
+                enabled=True, namespace=args.service_connect_namespace.arn
+            ),
+            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
+                enable=True, rollback=True
+            ),
+            deployment_minimum_healthy_percent=100,
+            deployment_maximum_percent=200,
+            enable_ecs_managed_tags=True,
+            propagate_tags="SERVICE",
+            wait_for_steady_state=False,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                # Tasks poll the queue as soon as they start.
+                depends_on=[self.queue, *args.service_depends_on],
+                # The queue owns the running count after creation.
+                ignore_changes=["desiredCount"],
+            ),
+        )
+
+        self.scaling = WorkerScaling(
+            queue_name=Output.from_input(queue_name),
+            cluster_name=cluster_name,
+            service_name=self.service.name,
+            target=args.backlog_target,
+            min_count=args.min_count,
+            max_count=args.max_count,
+            idle_minutes=args.idle_minutes,
+        )
+        resource_id = Output.all(cluster_name, self.service.name).apply(
+            lambda a: f"service/{a[0]}/{a[1]}"
+        )
+        self.scaling_target = aws.appautoscaling.Target(
+            f"{name}-scaling",
+            service_namespace=ECS_SERVICE_NAMESPACE,
+            scalable_dimension=ECS_SCALABLE_DIMENSION,
+            resource_id=resource_id,
+            min_capacity=args.min_count,
+            max_capacity=args.max_count,
+            opts=child,
+        )
+        after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])
+        common = {
+            "service_namespace": ECS_SERVICE_NAMESPACE,
+            "scalable_dimension": ECS_SCALABLE_DIMENSION,
+            "resource_id": resource_id,
+        }
+        self.backlog_policy = aws.appautoscaling.Policy(
+            f"{name}-backlog",
+            policy_type="TargetTrackingScaling",
+            target_tracking_scaling_policy_configuration=target_tracking_args(
+                self.scaling.target_tracking_configuration()
+            ),
+            opts=after_target,
+            **common,
+        )
+        self.from_zero_policy = aws.appautoscaling.Policy(
+            f"{name}-from-zero",
+            policy_type="StepScaling",
+            step_scaling_policy_configuration=step_scaling_args(
+                self.scaling.from_zero_policy_configuration()
+            ),
+            opts=after_target,
+            **common,
+        )
+        self.from_zero_alarm = self._alarm(
+            f"{name}-from-zero",
+            self.scaling.from_zero_alarm(),
+            self.from_zero_policy,
+        )
+        self.to_zero_policy: aws.appautoscaling.Policy | None = None
+        self.to_zero_alarm: aws.cloudwatch.MetricAlarm | None = None
+        if self.scaling.scales_to_zero:
+            self.to_zero_policy = aws.appautoscaling.Policy(
+                f"{name}-to-zero",
+                policy_type="StepScaling",
+                step_scaling_policy_configuration=step_scaling_args(
+                    self.scaling.to_zero_policy_configuration()
+                ),
+                opts=after_target,
+                **common,
+            )
+            self.to_zero_alarm = self._alarm(
+                f"{name}-to-zero", self.scaling.to_zero_alarm(), self.to_zero_policy
+            )
+        self.register_outputs(
+            {
+                "queueUrl": self.queue.url,
+                "deadLetterQueueUrl": self.dead_letter_queue.url,
+                "serviceName": self.service.name,
+            }
+        )
+
+    def _alarm(
+        self, name: str, alarm: Mapping[str, Any], policy: aws.appautoscaling.Policy
+    ) -> aws.cloudwatch.MetricAlarm:
+        # Name and actions come from the resources; everything else from the request-shaped value.
+        return aws.cloudwatch.MetricAlarm(
+            name,
+            alarm_description=alarm["AlarmDescription"],
+            actions_enabled=alarm["ActionsEnabled"],
+            alarm_actions=[policy.arn],
+            metric_queries=alarm_query_args(alarm),
+            evaluation_periods=alarm["EvaluationPeriods"],
+            datapoints_to_alarm=alarm["DatapointsToAlarm"],
+            threshold=alarm["Threshold"],
+            comparison_operator=alarm["ComparisonOperator"],
+            treat_missing_data=alarm["TreatMissingData"],
+            opts=pulumi.ResourceOptions(parent=self),
+        )

@@ -1,0 +1,546 @@
+"""The AI gateway's configuration: LiteLLM's proxy `config.yaml`, generated from the plan.
+
+The gateway (LiteLLM's proxy on Fargate) gives clients one OpenAI-compatible endpoint for every
+model the stack serves, plus optional Amazon Bedrock models. Nothing here creates a resource:
+these are pure functions from plan-like values to
+
+- `litellm_config(spec)`: the proxy config as a dict (`render_litellm_config` as YAML text), one
+  `model_list` entry per route: ECS model services as `hosted_vllm/<served name>` with `api_base`
+  at the service's private Service Connect address, Bedrock models as `bedrock/<model id>` with
+  their region; router settings; `general_settings` whose master key is an `os.environ/` reference
+  (LiteLLM resolves it at start-up), so the generated text never holds a secret;
+- `gateway_container_env(spec, ...)`: the container's plain environment and the variables that
+  must come from Secrets Manager (master key; with the database, its user, password and LiteLLM's
+  salt key), which the task definition maps through `secrets`, never `environment`;
+- `bedrock_invoke_policy(...)`: the task role's IAM document, `bedrock:InvokeModel*` on exactly
+  the configured models;
+- `resolve_routes(...)`, `bedrock_routes(...)`: the config checks (routes to models that do not
+  exist, name clashes, Bedrock without a region), each problem a `ConfigIssue` with its path.
+
+The generated config is checked in the tests by LiteLLM's own parser from the pinned release
+(`LITELLM_VERSION`), which must match the image the gateway runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+
+from components import sizing
+from components.config.issues import ConfigIssue
+from components.config.schema import GatewayConfig
+from contracts import litellm
+from contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+
+LITELLM_VERSION = litellm.VERSION
+GATEWAY_PORT = litellm.PORT
+HEALTH_PATH = litellm.HEALTH_PATH
+KEY_HEADER = litellm.KEY_HEADER
+ENV_MASTER_KEY = litellm.ENV_MASTER_KEY
+ENV_SALT_KEY = litellm.ENV_SALT_KEY
+ENV_DATABASE_HOST = litellm.ENV_DATABASE_HOST
+ENV_DATABASE_PORT = litellm.ENV_DATABASE_PORT
+ENV_DATABASE_NAME = litellm.ENV_DATABASE_NAME
+ENV_DATABASE_USER = litellm.ENV_DATABASE_USER
+ENV_DATABASE_PASSWORD = litellm.ENV_DATABASE_PASSWORD
+
+BEDROCK_TIMEOUT_SECONDS = 600
+"""Longest Bedrock request the gateway keeps open (the ALB idle timeout covers it)."""
+CONFIG_ENV_MAX_BYTES = TASK_DEFINITION_MAX_BYTES // 2
+"""Largest generated config carried in the container environment: half of what ECS allows for
+the whole task definition request, leaving room for the rest of it."""
+
+ROUTING_STRATEGIES = litellm.ROUTING_STRATEGIES
+
+BEDROCK_INVOKE_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
+# A system inference profile id is a geography prefix plus a foundation model id; invoking it
+# routes to the model in any region of that geography, so IAM needs the profile and the model.
+BEDROCK_PROFILE_PREFIXES = ("us", "us-gov", "eu", "apac", "jp", "au", "ca", "global")
+# provider.model[-version][:revision], e.g. anthropic.claude-3-5-haiku-20241022-v1:0 (the
+# foundation-model branch of bedrock-runtime's modelId pattern, made strict: ids only, no ARNs).
+_BEDROCK_MODEL_ID = re.compile(r"^[a-z0-9-]{1,63}\.[a-z0-9-]{1,63}(?:[.:][a-z0-9-]{1,63}){0,3}$")
+_REGION = re.compile(r"^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d$")
+# LiteLLM model names are matched literally against the `model` field of requests; keep them to
+# characters that survive URLs, headers and YAML without quoting surprises.
+_MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class ServiceTarget:
+    """One ECS model service as the gateway reaches it: `service` (its key under
+    `platform.models`), `served_model_name` (what the engine answers to), `host` and `port` (its
+    private Service Connect address), `timeout_seconds` (its longest generation), `provider`
+    (LiteLLM's provider prefix for its API; default `hosted_vllm`), `routed_by_default` (whether
+    the default routes, every service, include it; default True: False for a custom image, whose
+    API the platform cannot know)."""
+
+    service: str
+    served_model_name: str
+    host: str
+    port: int
+    timeout_seconds: int
+    provider: str = "hosted_vllm"
+    routed_by_default: bool = True
+
+    @property
+    def api_base(self) -> str:
+        """The OpenAI-compatible base URL (`/v1`: LiteLLM appends `/chat/completions`)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    """A gateway model name served by an ECS model service."""
+
+    model_name: str
+    target: ServiceTarget
+
+
+@dataclass(frozen=True)
+class BedrockRoute:
+    """A gateway model name served by Amazon Bedrock: `model_id` (foundation model or system
+    inference profile id) in `region`."""
+
+    model_name: str
+    model_id: str
+    region: str
+
+    @property
+    def is_inference_profile(self) -> bool:
+        return self.model_id.split(".", 1)[0] in BEDROCK_PROFILE_PREFIXES
+
+    @property
+    def foundation_model_id(self) -> str:
+        """The model behind an inference profile (the id itself for a foundation model)."""
+        return self.model_id.split(".", 1)[1] if self.is_inference_profile else self.model_id
+
+
+@dataclass(frozen=True)
+class GatewaySpec:
+    """Everything the generated config depends on.
+
+    Required: `routes` (ECS model services). Optional (defaults): `bedrock` () — Bedrock routes;
+    `database` False — LiteLLM's PostgreSQL for virtual keys, per-team budgets and rate limits
+    (off: the master key is the only key and nothing is persisted); `routing_strategy`
+    "simple-shuffle" (LiteLLM's recommendation for production; each route has one deployment,
+    so it only matters once routes share a model name); `num_retries` 2 (connection failures and
+    5xx before a response starts; LiteLLM never retries a stream that has begun);
+    `bedrock_timeout_seconds` `BEDROCK_TIMEOUT_SECONDS` (600); `trusted_proxy_ranges` () —
+    CIDRs of the load balancer in front of the gateway (the VPC's), so LiteLLM's per-address
+    login throttling reads the client address from X-Forwarded-For instead of counting every
+    client as the ALB; empty: omitted.
+    """
+
+    routes: tuple[ModelRoute, ...]
+    bedrock: tuple[BedrockRoute, ...] = ()
+    database: bool = False
+    routing_strategy: Literal[
+        "simple-shuffle",
+        "least-busy",
+        "usage-based-routing",
+        "latency-based-routing",
+        "cost-based-routing",
+        "usage-based-routing-v2",
+    ] = "simple-shuffle"
+    num_retries: int = 2
+    bedrock_timeout_seconds: int = BEDROCK_TIMEOUT_SECONDS
+    trusted_proxy_ranges: tuple[str, ...] = ()
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        return tuple(r.model_name for r in self.routes) + tuple(b.model_name for b in self.bedrock)
+
+    @property
+    def longest_request_seconds(self) -> int:
+        """The longest any route may take: the gateway's own ALB idle timeout, deregistration
+        delay and stop timeout must cover it."""
+        longest = [r.target.timeout_seconds for r in self.routes]
+        longest += [self.bedrock_timeout_seconds] if self.bedrock else []
+        return max(longest, default=0)
+
+
+def env_ref(name: str) -> str:
+    """LiteLLM's reference to an environment variable (resolved at proxy start-up)."""
+    return f"os.environ/{name}"
+
+
+def resolve_routes(
+    services: Mapping[str, ServiceTarget],
+    requested: Mapping[str, str] | None = None,
+    *,
+    path: str = "platform.gateway.routes",
+) -> tuple[tuple[ModelRoute, ...], list[ConfigIssue]]:
+    """The gateway's routes to ECS model services, and the problems found.
+
+    `services`: every model service of the plan, by its config key. `requested`: gateway model
+    name -> service key; default None (every service routed by default, under its served model
+    name; an explicit route may name any service). Problems: a
+    route to a service that does not exist (at `<path>.<model name>`), a model name LiteLLM would
+    misread, two services under one model name (LiteLLM would load-balance two different models
+    as one).
+    """
+    issues: list[ConfigIssue] = []
+    if requested is None:
+        default = {key: t for key, t in services.items() if t.routed_by_default}
+        wanted = {t.served_model_name: key for key, t in default.items()}
+        owners: dict[str, list[str]] = {}
+        for key, t in default.items():
+            owners.setdefault(t.served_model_name, []).append(key)
+        for name, keys in owners.items():
+            if len(keys) > 1:
+                issues.append(
+                    ConfigIssue(
+                        path,
+                        f"services {', '.join(sorted(keys))} all serve the model name {name!r}; "
+                        "the gateway would balance requests across different models: give them "
+                        "distinct servedModelName values or list routes explicitly",
+                    )
+                )
+    else:
+        wanted = dict(requested)
+    routes: list[ModelRoute] = []
+    for model_name, key in wanted.items():
+        where = f"{path}.{model_name}"
+        if not _MODEL_NAME.match(model_name):
+            issues.append(
+                ConfigIssue(
+                    where,
+                    f"model name {model_name!r} must start with a letter or digit and use only "
+                    "letters, digits and . _ : / - (at most 128 characters)",
+                )
+            )
+            continue
+        target = services.get(key)
+        if target is None:
+            known = ", ".join(sorted(services)) or "none"
+            issues.append(
+                ConfigIssue(
+                    where,
+                    f"routes to model service {key!r}, which does not exist (model services: "
+                    f"{known}); name a key of platform.models",
+                )
+            )
+            continue
+        routes.append(ModelRoute(model_name, target))
+    return tuple(routes), issues
+
+
+def bedrock_routes(
+    models: Mapping[str, str],
+    region: str | None,
+    *,
+    taken: Sequence[str] = (),
+    path: str = "platform.gateway.bedrock",
+) -> tuple[tuple[BedrockRoute, ...], list[ConfigIssue]]:
+    """Bedrock routes (gateway model name -> model id, all in `region`) and the problems found:
+    models without a region, an invalid region or model id, a name already `taken` by a route."""
+    issues: list[ConfigIssue] = []
+    if not models:
+        return (), issues
+    if region is None:
+        issues.append(
+            ConfigIssue(
+                f"{path}.region",
+                "Bedrock models are configured but no region is set: set the region whose "
+                "Bedrock endpoint serves them (model access is granted per region)",
+            )
+        )
+    elif not _REGION.match(region):
+        issues.append(
+            ConfigIssue(f"{path}.region", f"{region!r} is not an AWS region name (us-east-1)")
+        )
+    routes: list[BedrockRoute] = []
+    for name, model_id in models.items():
+        where = f"{path}.models.{name}"
+        if not _MODEL_NAME.match(name):
+            issues.append(
+                ConfigIssue(
+                    where,
+                    f"model name {name!r} must start with a letter or digit and use only letters, "
+                    "digits and . _ : / - (at most 128 characters)",
+                )
+            )
+        elif name in taken:
+            issues.append(
+                ConfigIssue(where, f"model name {name!r} is already a route to a model service")
+            )
+        elif not _BEDROCK_MODEL_ID.match(model_id):
+            issues.append(
+                ConfigIssue(
+                    where,
+                    f"{model_id!r} is not a Bedrock model id (provider.model-version:revision, "
+                    "e.g. anthropic.claude-3-5-haiku-20241022-v1:0, optionally with an inference "
+                    f"profile prefix {'/'.join(BEDROCK_PROFILE_PREFIXES)})",
+                )
+            )
+        elif region is not None:
+            routes.append(BedrockRoute(name, model_id, region))
+    return tuple(routes), issues
+
+
+def _model_entry(route: ModelRoute) -> dict[str, Any]:
+    t = route.target
+    return {
+        "model_name": route.model_name,
+        "litellm_params": {
+            # hosted_vllm: OpenAI-compatible chat/completions against vLLM's server (also what
+            # optimum-neuron serves), with vLLM's extra sampling parameters passed through;
+            # openai: any other OpenAI-compatible server (SGLang, TGI's Messages API, a custom
+            # image routed explicitly).
+            "model": f"{t.provider}/{t.served_model_name}",
+            "api_base": t.api_base,
+            # The engines run without an API key: the service is reachable only from the ALB and
+            # the gateway (security groups), so the key is a constant LiteLLM requires, not a
+            # secret.
+            "api_key": "none",
+            "timeout": t.timeout_seconds,
+            "stream_timeout": t.timeout_seconds,
+        },
+        "model_info": {"id": f"ecs-{t.service}", "mode": "chat"},
+    }
+
+
+def _bedrock_entry(route: BedrockRoute, timeout: int) -> dict[str, Any]:
+    return {
+        "model_name": route.model_name,
+        # No keys: LiteLLM signs with the task role's credentials (boto3's default chain).
+        "litellm_params": {
+            "model": f"bedrock/{route.model_id}",
+            "aws_region_name": route.region,
+            "timeout": timeout,
+            "stream_timeout": timeout,
+        },
+        "model_info": {"id": f"bedrock-{route.model_name}", "mode": "chat"},
+    }
+
+
+def litellm_config(spec: GatewaySpec) -> dict[str, Any]:
+    """LiteLLM proxy config (the structure of `config.yaml`) for `spec`."""
+    general: dict[str, Any] = {
+        "master_key": env_ref(ENV_MASTER_KEY),
+        "litellm_key_header_name": KEY_HEADER,
+    }
+    if not spec.database:
+        # Without a database there is nothing to persist keys or spend to.
+        general["disable_spend_logs"] = True
+    if spec.trusted_proxy_ranges:
+        general["trusted_proxy_ranges"] = list(spec.trusted_proxy_ranges)
+    return {
+        "model_list": [_model_entry(r) for r in spec.routes]
+        + [_bedrock_entry(b, spec.bedrock_timeout_seconds) for b in spec.bedrock],
+        "router_settings": {
+            "routing_strategy": spec.routing_strategy,
+            "num_retries": spec.num_retries,
+        },
+        "litellm_settings": {
+            # Drop OpenAI parameters a backend does not support instead of failing the request.
+            "drop_params": True,
+            # Request bodies may hold user data: keep them out of the container's logs.
+            "turn_off_message_logging": True,
+        },
+        "general_settings": general,
+    }
+
+
+def render_litellm_config(spec: GatewaySpec) -> str:
+    """`litellm_config(spec)` as the YAML text LiteLLM reads (block style, keys in order)."""
+    return yaml.safe_dump(litellm_config(spec), sort_keys=False, default_flow_style=False)
+
+
+@dataclass(frozen=True)
+class DatabaseEndpoint:
+    """LiteLLM's PostgreSQL: `host` and `port` of the writer endpoint, `name` of the database,
+    `secret_arn` of the RDS-managed master secret (JSON with `username` and `password`)."""
+
+    host: str
+    port: int
+    name: str
+    secret_arn: str
+
+
+@dataclass(frozen=True)
+class GatewayEnvironment:
+    """`environment` (plain) and `secrets` (env name -> Secrets Manager `valueFrom`) of the
+    gateway container."""
+
+    environment: dict[str, str]
+    secrets: dict[str, str]
+
+
+def gateway_container_env(
+    spec: GatewaySpec,
+    *,
+    master_key_secret_arn: str,
+    salt_key_secret_arn: str | None = None,
+    database: DatabaseEndpoint | None = None,
+    config_yaml_env: str = litellm.ENV_CONFIG_YAML,
+) -> GatewayEnvironment:
+    """The gateway container's variables. The config travels in `config_yaml_env` (the
+    entry point writes it to a file before `litellm --config`), so a config change is a new task
+    definition revision and a rolling deploy. Secrets never appear in `environment`.
+
+    Raises ValueError when `spec.database` and `database`/`salt_key_secret_arn` disagree, or when
+    the config outgrows `CONFIG_ENV_MAX_BYTES`.
+    """
+    if spec.database != (database is not None):
+        raise ValueError("database endpoint must be given exactly when spec.database is on")
+    if database is not None and salt_key_secret_arn is None:
+        raise ValueError("the database needs LiteLLM's salt key secret (LITELLM_SALT_KEY)")
+    text = render_litellm_config(spec)
+    if len(text.encode()) > CONFIG_ENV_MAX_BYTES:
+        raise ValueError(
+            f"the gateway config is {len(text.encode())} bytes for {len(spec.model_names)} "
+            f"routes, above the {CONFIG_ENV_MAX_BYTES} bytes that fit in the task definition; "
+            "split the stack's models across gateways"
+        )
+    environment = {config_yaml_env: text, "PORT": str(GATEWAY_PORT)}
+    secrets = {ENV_MASTER_KEY: master_key_secret_arn}
+    if database is not None and salt_key_secret_arn is not None:
+        environment |= {
+            ENV_DATABASE_HOST: database.host,
+            ENV_DATABASE_PORT: str(database.port),
+            ENV_DATABASE_NAME: database.name,
+        }
+        # ECS reads one JSON key of a secret with `<arn>:<json-key>::` (version stage and id
+        # empty: the current version).
+        secrets |= {
+            ENV_DATABASE_USER: f"{database.secret_arn}:username::",
+            ENV_DATABASE_PASSWORD: f"{database.secret_arn}:password::",
+            ENV_SALT_KEY: salt_key_secret_arn,
+        }
+    return GatewayEnvironment(environment, secrets)
+
+
+def bedrock_model_arns(
+    route: BedrockRoute, *, partition: str = "aws", account_id: str | None = None
+) -> list[str]:
+    """The ARNs `bedrock:InvokeModel*` must allow for one route.
+
+    A foundation model: its ARN in the route's region. A system inference profile: the profile
+    in the route's region (needs `account_id`) and the foundation model in every region the
+    profile may route to (the profile decides the region at request time, so `*`).
+    """
+    model_arn = f"arn:{partition}:bedrock:{{region}}::foundation-model/{route.foundation_model_id}"
+    if not route.is_inference_profile:
+        return [model_arn.format(region=route.region)]
+    if account_id is None:
+        raise ValueError(f"inference profile {route.model_id!r} needs the account id for its ARN")
+    return [
+        f"arn:{partition}:bedrock:{route.region}:{account_id}:inference-profile/{route.model_id}",
+        model_arn.format(region="*"),
+    ]
+
+
+def bedrock_invoke_policy(
+    routes: Sequence[BedrockRoute], *, partition: str = "aws", account_id: str | None = None
+) -> str:
+    """The gateway task role's policy (JSON): invoke, with and without streaming, exactly the
+    configured Bedrock models. Raises ValueError for no routes (the role then gets no policy)."""
+    if not routes:
+        raise ValueError("no Bedrock routes: the gateway's task role needs no Bedrock policy")
+    resources: list[str] = []
+    for route in routes:
+        for arn in bedrock_model_arns(route, partition=partition, account_id=account_id):
+            if arn not in resources:
+                resources.append(arn)
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "InvokeConfiguredModels",
+                    "Effect": "Allow",
+                    "Action": list(BEDROCK_INVOKE_ACTIONS),
+                    "Resource": resources,
+                }
+            ],
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# plan
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GatewayPlan:
+    """The validated gateway: `spec` (what its LiteLLM config holds), its Fargate `size`, its
+    listener rule `priority` and target group `deregistration` (set by the stack's plan)."""
+
+    config: GatewayConfig
+    spec: GatewaySpec
+    size: sizing.FargateSize
+    priority: int = 0
+    deregistration: sizing.DeregistrationDelay | None = None
+
+    def decisions(self) -> list[str]:
+        routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in self.spec.routes)
+        lines = [
+            f"LiteLLM proxy on {self.size.summary()}",
+            f"routes: {routes or 'none'}",
+        ]
+        if self.spec.bedrock:
+            lines.append(
+                "Bedrock: "
+                + ", ".join(
+                    f"{b.model_name} -> {b.model_id} ({b.region})" for b in self.spec.bedrock
+                )
+            )
+        lines.append(
+            "database: Aurora Serverless v2 PostgreSQL (virtual keys, budgets, rate limits)"
+            if self.spec.database
+            else "database: off (the master key is the only LiteLLM key; no budgets)"
+        )
+        return lines
+
+
+def plan_gateway(
+    cfg: GatewayConfig,
+    targets: Mapping[str, ServiceTarget],
+    *,
+    service_names: Sequence[str],
+    trusted_proxy_ranges: Sequence[str] = (),
+) -> tuple[GatewayPlan | None, list[ConfigIssue]]:
+    """Routes, Bedrock models and size of the gateway. `targets`: every model service as the
+    gateway reaches it; `service_names`: every service with an ALB path (the gateway's path must
+    differ); `trusted_proxy_ranges`: the VPC's CIDRs (where the ALB is)."""
+    base = "platform.gateway"
+    routes, issues = resolve_routes(targets, cfg.routes, path=f"{base}.routes")
+    bedrock, more = bedrock_routes(
+        cfg.bedrock.models,
+        cfg.bedrock.region,
+        taken=[r.model_name for r in routes],
+        path=f"{base}.bedrock",
+    )
+    issues += more
+    if cfg.path in service_names:
+        issues.append(
+            ConfigIssue(
+                f"{base}.path",
+                f"{cfg.path!r} is already the path of a service; choose another path prefix",
+            )
+        )
+    if not routes and not bedrock and not issues:
+        issues.append(
+            ConfigIssue(base, "the gateway routes to nothing: add a model service or Bedrock model")
+        )
+    try:
+        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
+    except sizing.SizingError as exc:
+        issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        size = None
+    if issues or size is None:
+        return None, issues
+    spec = GatewaySpec(
+        routes=routes,
+        bedrock=bedrock,
+        database=cfg.database.enabled,
+        trusted_proxy_ranges=tuple(trusted_proxy_ranges),
+    )
+    return GatewayPlan(cfg, spec, size), []

@@ -1,0 +1,612 @@
+"""Queue workers on Fargate: the SQS queue's settings and the scaling policies, as pure values.
+
+A worker (`workers.<name>`) takes jobs from an SQS queue; its latency is dominated by an upstream
+model call, so it is scaled on how much work waits, not on CPU. AWS documents the metric for this
+("scaling based on Amazon SQS"): **backlog per task** = `ApproximateNumberOfMessagesVisible` of
+the queue / the service's running task count, as CloudWatch metric math, tracked at a target of
+`acceptable latency / time per job` (× jobs a task works on at once): with that many messages
+waiting per task, the last one starts within the acceptable latency.
+
+Three Application Auto Scaling policies on the worker's ECS service, built here in the API's own
+request shapes (checked against botocore's models in the tests):
+
+- **target tracking** on backlog per task: scales out and in while at least one task runs;
+- **scale out from zero**, a step policy (ExactCapacity) on an alarm over the queue. With no task
+  running, backlog per task is `visible / 0`, which CloudWatch returns as no data, so target
+  tracking cannot act; the alarm's metric is the number of visible messages *only while no task
+  runs* (`IF(running < 1, visible, 0)`), so it never fights target tracking once tasks exist, and
+  its steps jump straight to the capacity the backlog needs (a burst does not wait for 1, 2, 4...);
+- **scale in to zero**, a step policy (ExactCapacity 0) on an alarm that the queue has been empty
+  *including messages in flight* for `idle_minutes`: target tracking sees only visible messages and
+  would otherwise leave a task idling at a backlog of 0 (its scale-in needs 15 minutes of low data
+  points and stops at whatever the last computation gave), or stop one that is still working.
+
+Jobs in flight when a scale-in happens are protected by ECS task scale-in protection (the worker
+sets it while it holds a message, for at most the visibility timeout); see docs/gateway.md.
+
+`desired_count(...)` evaluates these policies exactly as generated (step intervals relative to the
+alarm threshold, target tracking's proportional rule), so tests and the preview can show what a
+backlog table does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from components import sizing
+from components.config.issues import ConfigIssue
+from components.config.schema import WorkerConfig
+from contracts.aws_limits import (
+    SQS_LONG_POLL_MAX,
+    SQS_MAX_RECEIVE_COUNT_RANGE,
+    SQS_RETENTION_MAX,
+    SQS_RETENTION_MIN,
+    SQS_VISIBILITY_TIMEOUT_MAX,
+    STEP_ADJUSTMENTS_MAX,
+    TASK_PROTECTION_MAX_MINUTES,
+)
+
+__all__ = [
+    "SQS_RETENTION_MAX",
+    "SQS_VISIBILITY_TIMEOUT_MAX",
+    "STEP_ADJUSTMENTS_MAX",
+    "TASK_PROTECTION_MAX_MINUTES",
+]
+
+ECS_NAMESPACE = "ecs"
+ECS_DIMENSION = "ecs:service:DesiredCount"
+SQS_NAMESPACE = "AWS/SQS"
+# Container Insights (on in this project's clusters) publishes the running task count per
+# service each minute; AWS/ECS has no task-count metric.
+CONTAINER_INSIGHTS_NAMESPACE = "ECS/ContainerInsights"
+METRIC_PERIOD_SECONDS = 60
+"""SQS and Container Insights both publish at 1-minute resolution."""
+
+
+class WorkerScalingError(ValueError):
+    """A worker setting AWS would refuse or that cannot work; `.issue` names the config path."""
+
+    def __init__(self, issue: ConfigIssue) -> None:
+        self.issue = issue
+        super().__init__(str(issue))
+
+
+@dataclass(frozen=True)
+class VisibilityTimeout:
+    """The queue's visibility timeout: `seconds` = longest job + margin."""
+
+    seconds: int
+    job_seconds: int
+    margin_seconds: int
+
+    def summary(self) -> str:
+        return (
+            f"visibility timeout {self.seconds} s (longest job {self.job_seconds} s + "
+            f"{self.margin_seconds} s for receive, delete and retries of those calls)"
+        )
+
+
+def visibility_timeout(max_job_seconds: int, *, path: str) -> VisibilityTimeout:
+    """Visibility timeout for a worker whose longest job takes `max_job_seconds`.
+
+    A message becomes visible again (and another task starts the same job) when the timeout
+    ends before the delete, so it covers the longest job plus max(30 s, 10 %) for the receive,
+    the delete and their retries. Raises `WorkerScalingError` at `path` when that exceeds SQS's
+    12 h maximum or the job time is not positive.
+    """
+    if max_job_seconds < 1:
+        raise WorkerScalingError(
+            ConfigIssue(path, f"the longest job must take at least 1 s, got {max_job_seconds}")
+        )
+    margin = max(30, math.ceil(max_job_seconds * 0.10))
+    total = max_job_seconds + margin
+    if total > SQS_VISIBILITY_TIMEOUT_MAX:
+        raise WorkerScalingError(
+            ConfigIssue(
+                path,
+                f"a job of {max_job_seconds} s needs a visibility timeout of {total} s "
+                f"({max_job_seconds} s + {margin} s margin), above SQS's maximum of "
+                f"{SQS_VISIBILITY_TIMEOUT_MAX} s (12 h); no message can stay hidden longer, so "
+                "split the job into steps that each finish within "
+                f"{_longest_job_within(SQS_VISIBILITY_TIMEOUT_MAX)} s",
+            )
+        )
+    return VisibilityTimeout(total, max_job_seconds, margin)
+
+
+def _longest_job_within(limit: int) -> int:
+    """The longest job whose visibility timeout (job + margin) still fits `limit`."""
+    job = math.floor(limit / 1.10)
+    while job + max(30, math.ceil(job * 0.10)) > limit:
+        job -= 1
+    return job
+
+
+def backlog_target(
+    acceptable_latency_seconds: float,
+    job_seconds: float,
+    concurrency: int = 1,
+    *,
+    path: str,
+) -> float:
+    """Target backlog per task: messages a task may have waiting so that the last starts within
+    `acceptable_latency_seconds`, given `job_seconds` per job and `concurrency` jobs per task
+    (default 1). Raises `WorkerScalingError` at `path` for non-positive inputs."""
+    if job_seconds <= 0 or acceptable_latency_seconds <= 0 or concurrency < 1:
+        raise WorkerScalingError(
+            ConfigIssue(
+                path,
+                "acceptable latency and job time must be positive and concurrency at least 1 "
+                f"(got {acceptable_latency_seconds}, {job_seconds}, {concurrency})",
+            )
+        )
+    return acceptable_latency_seconds / job_seconds * concurrency
+
+
+def queue_attributes(
+    *,
+    visibility_timeout_seconds: int,
+    retention_seconds: int = 345_600,
+    receive_wait_seconds: int = SQS_LONG_POLL_MAX,
+    dead_letter_arn: str | None = None,
+    max_receive_count: int = 3,
+    kms_key_id: str | None = None,
+) -> dict[str, str]:
+    """CreateQueue/SetQueueAttributes `Attributes` (every value a string, as the API wants).
+
+    Defaults: retention 4 days (SQS's default), long polling 20 s (fewer empty receives), no
+    dead-letter queue (the DLQ itself), 3 receives before a message moves to the DLQ, SSE with
+    SQS-managed keys unless `kms_key_id` is given. Raises ValueError outside SQS's ranges.
+    """
+    if not 0 <= visibility_timeout_seconds <= SQS_VISIBILITY_TIMEOUT_MAX:
+        raise ValueError(f"VisibilityTimeout {visibility_timeout_seconds} outside 0-43200")
+    if not SQS_RETENTION_MIN <= retention_seconds <= SQS_RETENTION_MAX:
+        raise ValueError(f"MessageRetentionPeriod {retention_seconds} outside 60-1209600")
+    if not 0 <= receive_wait_seconds <= SQS_LONG_POLL_MAX:
+        raise ValueError(f"ReceiveMessageWaitTimeSeconds {receive_wait_seconds} outside 0-20")
+    low, high = SQS_MAX_RECEIVE_COUNT_RANGE
+    if not low <= max_receive_count <= high:
+        raise ValueError(f"maxReceiveCount {max_receive_count} outside {low}-{high}")
+    attrs = {
+        "VisibilityTimeout": str(visibility_timeout_seconds),
+        "MessageRetentionPeriod": str(retention_seconds),
+        "ReceiveMessageWaitTimeSeconds": str(receive_wait_seconds),
+    }
+    if kms_key_id is None:
+        attrs["SqsManagedSseEnabled"] = "true"
+    else:
+        attrs["KmsMasterKeyId"] = kms_key_id
+    if dead_letter_arn is not None:
+        attrs["RedrivePolicy"] = json.dumps(
+            {"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": max_receive_count}
+        )
+    return attrs
+
+
+# --------------------------------------------------------------------------------------------
+# metric math
+# --------------------------------------------------------------------------------------------
+
+
+def _visible_metric(queue_name: Any) -> dict[str, Any]:
+    return {
+        "Namespace": SQS_NAMESPACE,
+        "MetricName": "ApproximateNumberOfMessagesVisible",
+        "Dimensions": [{"Name": "QueueName", "Value": queue_name}],
+    }
+
+
+def _in_flight_metric(queue_name: Any) -> dict[str, Any]:
+    return {
+        "Namespace": SQS_NAMESPACE,
+        "MetricName": "ApproximateNumberOfMessagesNotVisible",
+        "Dimensions": [{"Name": "QueueName", "Value": queue_name}],
+    }
+
+
+def _running_metric(cluster_name: Any, service_name: Any) -> dict[str, Any]:
+    return {
+        "Namespace": CONTAINER_INSIGHTS_NAMESPACE,
+        "MetricName": "RunningTaskCount",
+        "Dimensions": [
+            {"Name": "ClusterName", "Value": cluster_name},
+            {"Name": "ServiceName", "Value": service_name},
+        ],
+    }
+
+
+def backlog_per_task_queries(
+    queue_name: Any, cluster_name: Any, service_name: Any
+) -> list[dict[str, Any]]:
+    """Target tracking's metric math (TargetTrackingMetricDataQuery list): visible messages
+    (Sum) / running tasks (Average), the expression the only one returning data."""
+    return [
+        {
+            "Id": "visible",
+            "MetricStat": {"Metric": _visible_metric(queue_name), "Stat": "Sum"},
+            "ReturnData": False,
+        },
+        {
+            "Id": "running",
+            "MetricStat": {
+                "Metric": _running_metric(cluster_name, service_name),
+                "Stat": "Average",
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": "backlog_per_task",
+            "Expression": "visible / running",
+            "Label": "Messages waiting per running task",
+            "ReturnData": True,
+        },
+    ]
+
+
+def _alarm_queries(expression: str, label: str, metrics: dict[str, dict[str, Any]], stat: str):
+    queries: list[dict[str, Any]] = [
+        {
+            "Id": query_id,
+            "MetricStat": {"Metric": metric, "Period": METRIC_PERIOD_SECONDS, "Stat": stat},
+            "ReturnData": False,
+        }
+        for query_id, metric in metrics.items()
+    ]
+    queries.append({"Id": "signal", "Expression": expression, "Label": label, "ReturnData": True})
+    return queries
+
+
+# --------------------------------------------------------------------------------------------
+# policies
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step adjustment: metric minus threshold in [lower, upper) -> exact `capacity`
+    (`upper` None: unbounded)."""
+
+    lower: float
+    upper: float | None
+    capacity: int
+
+    def api(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "MetricIntervalLowerBound": self.lower,
+            "ScalingAdjustment": self.capacity,
+        }
+        if self.upper is not None:
+            out["MetricIntervalUpperBound"] = self.upper
+        return out
+
+
+FROM_ZERO_THRESHOLD = 1.0
+"""The scale-out-from-zero alarm fires at one visible message."""
+TO_ZERO_THRESHOLD = 0.5
+"""The scale-in-to-zero alarm fires below half a message, i.e. at zero: a threshold between
+whole counts keeps the step interval unambiguous (AWS treats the bounds differently above and
+below the threshold)."""
+
+
+def from_zero_steps(target: float, max_count: int) -> tuple[Step, ...]:
+    """Steps of the scale-out-from-zero policy: the task count target tracking would choose for
+    the backlog (ceil(visible / target)), in at most `STEP_ADJUSTMENTS_MAX` bands. When
+    `max_count` exceeds that, the first half of the bands are exact (1, 2, 3... tasks: a trickle
+    gets one task) and the rest spaced evenly up to `max_count`, each rounding up to its band's
+    top (a burst gets enough tasks at once; target tracking trims the excess a minute later)."""
+    if max_count < 1:
+        raise ValueError("a worker that scales from zero needs max_count >= 1")
+    if max_count <= STEP_ADJUSTMENTS_MAX:
+        capacities = list(range(1, max_count + 1))
+    else:
+        exact = STEP_ADJUSTMENTS_MAX // 2
+        spread = STEP_ADJUSTMENTS_MAX - exact
+        capacities = list(range(1, exact + 1)) + [
+            math.ceil(exact + j * (max_count - exact) / spread) for j in range(1, spread + 1)
+        ]
+    steps: list[Step] = []
+    lower = 0.0
+    for i, capacity in enumerate(capacities):
+        last = i == len(capacities) - 1
+        # A visible count v needs `capacity` tasks while v <= capacity * target; messages are
+        # whole, so the band ends below floor(capacity * target) + 1 (offset by the threshold).
+        upper = None if last else float(math.floor(capacity * target) + 1 - FROM_ZERO_THRESHOLD)
+        if upper is not None and upper <= lower:
+            continue  # empty band (target below 1 message per task): the next one covers it
+        steps.append(Step(lower, upper, capacity))
+        if upper is not None:
+            lower = upper
+    return tuple(steps)
+
+
+MetricName = TypeVar("MetricName")
+
+
+@dataclass(frozen=True)
+class WorkerScaling(Generic[MetricName]):
+    """Every scaling decision for one worker service.
+
+    `target` backlog per task; `min_count`/`max_count` of the scalable target; `idle_minutes`
+    before scaling in to zero; cooldowns in seconds. `queue_name`, `cluster_name` and
+    `service_name` name the metrics: strings, or (in a component) values only known when the
+    resources exist, which end up unchanged in the same places of the requests.
+    """
+
+    queue_name: MetricName
+    cluster_name: MetricName
+    service_name: MetricName
+    target: float
+    min_count: int
+    max_count: int
+    idle_minutes: int = 15
+    scale_out_cooldown: int = 60
+    scale_in_cooldown: int = 300
+
+    @property
+    def from_zero(self) -> tuple[Step, ...]:
+        return from_zero_steps(self.target, self.max_count)
+
+    @property
+    def scales_to_zero(self) -> bool:
+        return self.min_count == 0
+
+    # -- API requests ---------------------------------------------------------------------
+
+    def target_tracking_configuration(self) -> dict[str, Any]:
+        """PutScalingPolicy `TargetTrackingScalingPolicyConfiguration`."""
+        return {
+            "TargetValue": float(self.target),
+            "CustomizedMetricSpecification": {
+                "Metrics": backlog_per_task_queries(
+                    self.queue_name, self.cluster_name, self.service_name
+                )
+            },
+            "ScaleOutCooldown": self.scale_out_cooldown,
+            "ScaleInCooldown": self.scale_in_cooldown,
+            "DisableScaleIn": False,
+        }
+
+    def from_zero_policy_configuration(self) -> dict[str, Any]:
+        """PutScalingPolicy `StepScalingPolicyConfiguration` of the scale-out-from-zero policy."""
+        return {
+            "AdjustmentType": "ExactCapacity",
+            "StepAdjustments": [s.api() for s in self.from_zero],
+            "Cooldown": self.scale_out_cooldown,
+            "MetricAggregationType": "Maximum",
+        }
+
+    def to_zero_policy_configuration(self) -> dict[str, Any]:
+        """PutScalingPolicy `StepScalingPolicyConfiguration` of the scale-in-to-zero policy."""
+        return {
+            "AdjustmentType": "ExactCapacity",
+            # The alarm fires below TO_ZERO_THRESHOLD: any breach (metric below it) -> 0 tasks.
+            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
+            "Cooldown": self.scale_in_cooldown,
+            "MetricAggregationType": "Maximum",
+        }
+
+    def from_zero_alarm(
+        self, alarm_name: str | None = None, policy_arn: Any = None
+    ) -> dict[str, Any]:
+        """PutMetricAlarm request: visible messages while no task runs (missing task counts,
+        as for a service that has never run, count as zero)."""
+        return _named(alarm_name, policy_arn) | {
+            "AlarmDescription": "Work waiting and no worker task running: scale out from zero",
+            "ActionsEnabled": True,
+            "Metrics": _alarm_queries(
+                "IF(FILL(running, 0) < 1, visible, 0)",
+                "Visible messages while no task runs",
+                {
+                    "visible": _visible_metric(self.queue_name),
+                    "running": _running_metric(self.cluster_name, self.service_name),
+                },
+                "Maximum",
+            ),
+            "EvaluationPeriods": 1,
+            "DatapointsToAlarm": 1,
+            "Threshold": FROM_ZERO_THRESHOLD,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "TreatMissingData": "notBreaching",
+        }
+
+    def to_zero_alarm(
+        self, alarm_name: str | None = None, policy_arn: Any = None
+    ) -> dict[str, Any]:
+        """PutMetricAlarm request: no visible and no in-flight message for `idle_minutes`."""
+        return _named(alarm_name, policy_arn) | {
+            "AlarmDescription": (
+                f"Nothing waiting or in flight for {self.idle_minutes} min: scale in to zero"
+            ),
+            "ActionsEnabled": True,
+            "Metrics": _alarm_queries(
+                "visible + in_flight",
+                "Messages waiting or being worked on",
+                {
+                    "visible": _visible_metric(self.queue_name),
+                    "in_flight": _in_flight_metric(self.queue_name),
+                },
+                "Maximum",
+            ),
+            "EvaluationPeriods": self.idle_minutes,
+            "DatapointsToAlarm": self.idle_minutes,
+            "Threshold": TO_ZERO_THRESHOLD,
+            "ComparisonOperator": "LessThanThreshold",
+            # SQS stops publishing for a queue that has been empty for hours: that is empty too.
+            "TreatMissingData": "breaching",
+        }
+
+    def summary(self) -> str:
+        return (
+            f"scale on backlog per task (visible / running) at target {self.target:g}, "
+            f"{self.min_count}-{self.max_count} tasks; from zero by steps "
+            f"{', '.join(_step_text(s) for s in self.from_zero)}"
+            + (f"; to zero after {self.idle_minutes} min empty" if self.scales_to_zero else "")
+        )
+
+
+def _named(alarm_name: str | None, policy_arn: Any) -> dict[str, Any]:
+    """AlarmName and AlarmActions when known (a component lets the provider name the alarm and
+    sets the action to the policy's ARN itself)."""
+    out: dict[str, Any] = {}
+    if alarm_name is not None:
+        out["AlarmName"] = alarm_name
+    if policy_arn is not None:
+        out["AlarmActions"] = [policy_arn]
+    return out
+
+
+def _step_text(step: Step) -> str:
+    low = int(step.lower + FROM_ZERO_THRESHOLD)
+    if step.upper is None:
+        return f">={low} msgs -> {step.capacity}"
+    return f"{low}-{int(step.upper + FROM_ZERO_THRESHOLD) - 1} -> {step.capacity}"
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation (what Application Auto Scaling does with the generated policies)
+# --------------------------------------------------------------------------------------------
+
+
+def step_capacity(steps: Sequence[dict[str, Any]], threshold: float, value: float) -> int | None:
+    """The ScalingAdjustment of the step whose interval holds `value - threshold`, or None.
+
+    As Application Auto Scaling documents it: at or above the threshold the lower bound is
+    inclusive and the upper exclusive; below it, the lower bound is exclusive and the upper
+    inclusive; a missing bound is unbounded.
+    """
+    offset = value - threshold
+    for step in steps:
+        lower = step.get("MetricIntervalLowerBound", -math.inf)
+        upper = step.get("MetricIntervalUpperBound", math.inf)
+        inside = lower <= offset < upper if offset >= 0 else lower < offset <= upper
+        if inside:
+            return int(step["ScalingAdjustment"])
+    return None
+
+
+def target_tracking_capacity(running: int, metric: float, target: float) -> int:
+    """Target tracking's proportional rule: ceil(running × metric / target)."""
+    # The tolerance absorbs float error (3 × (10 / 3) / 10 is 1.0000000000000002), not policy.
+    return math.ceil(running * metric / target - 1e-9)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """`count` tasks desired and the policy that chose it."""
+
+    count: int
+    reason: str
+
+
+def desired_count(
+    scaling: WorkerScaling, *, visible: int, in_flight: int, running: int, idle_for_minutes: int = 0
+) -> Decision:
+    """What the generated policies set the service's desired count to, for one minute's data
+    points: `visible` and `in_flight` messages, `running` tasks, and how long the queue has
+    been completely empty (`idle_for_minutes`). A steady-state view: cooldowns and target
+    tracking's own alarm periods are not modelled."""
+    if running == 0:
+        if visible < FROM_ZERO_THRESHOLD:
+            return Decision(_clamp(scaling, 0), "no work waiting")
+        config = scaling.from_zero_policy_configuration()
+        capacity = step_capacity(config["StepAdjustments"], FROM_ZERO_THRESHOLD, visible)
+        assert capacity is not None, "the last step is unbounded"
+        return Decision(_clamp(scaling, capacity), "scale out from zero (step)")
+    idle = visible + in_flight == 0 and idle_for_minutes >= scaling.idle_minutes
+    if scaling.scales_to_zero and idle:
+        config = scaling.to_zero_policy_configuration()
+        capacity = step_capacity(config["StepAdjustments"], TO_ZERO_THRESHOLD, 0.0)
+        assert capacity == 0
+        return Decision(0, f"queue empty for {scaling.idle_minutes} min (step)")
+    tracked = target_tracking_capacity(running, visible / running, scaling.target)
+    # Below the running count, tasks that hold a message stay (scale-in protection) until their
+    # job ends; the desired count is what target tracking sets all the same.
+    return Decision(_clamp(scaling, tracked), "target tracking")
+
+
+def _clamp(scaling: WorkerScaling, count: int) -> int:
+    return max(scaling.min_count, min(scaling.max_count, count))
+
+
+# --------------------------------------------------------------------------------------------
+# plan
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """One validated worker: its queue's `visibility`, the backlog-per-task `target`, `size`."""
+
+    name: str
+    config: WorkerConfig
+    visibility: VisibilityTimeout
+    target: float
+    size: sizing.FargateSize
+
+    def decisions(self) -> list[str]:
+        steps = from_zero_steps(self.target, self.config.max_count)
+        return [
+            self.size.summary(),
+            self.visibility.summary(),
+            f"scale on backlog per task (visible / running) at {self.target:g} messages "
+            f"({self.config.acceptable_latency_seconds:g} s acceptable latency / "
+            f"{self.config.job_seconds:g} s per job x {self.config.concurrency}), "
+            f"{self.config.min_count}-{self.config.max_count} tasks; out of zero in "
+            f"{len(steps)} step(s); "
+            + (
+                f"to zero after {self.config.idle_minutes} min with nothing waiting or in flight"
+                if self.config.min_count == 0
+                else f"never below {self.config.min_count}"
+            ),
+        ]
+
+
+def plan_workers(
+    workers: Mapping[str, WorkerConfig], *, has_gateway: bool
+) -> tuple[dict[str, WorkerPlan], list[ConfigIssue]]:
+    """Queue and scaling decisions of every worker, and the problems found."""
+    plans: dict[str, WorkerPlan] = {}
+    issues: list[ConfigIssue] = []
+    for name, cfg in workers.items():
+        base = f"platform.workers.{name}"
+        found: list[ConfigIssue] = []
+        if not has_gateway:
+            found.append(
+                ConfigIssue(
+                    base,
+                    "a worker calls models through the gateway (GATEWAY_URL): configure "
+                    "platform.gateway",
+                )
+            )
+        if cfg.job_seconds > cfg.max_job_seconds:
+            found.append(
+                ConfigIssue(
+                    f"{base}.jobSeconds",
+                    f"the typical job ({cfg.job_seconds:g} s) is longer than maxJobSeconds "
+                    f"({cfg.max_job_seconds} s)",
+                )
+            )
+        visibility = target = size = None
+        try:
+            visibility = visibility_timeout(cfg.max_job_seconds, path=f"{base}.maxJobSeconds")
+            target = backlog_target(
+                cfg.acceptable_latency_seconds,
+                cfg.job_seconds,
+                cfg.concurrency,
+                path=f"{base}.acceptableLatencySeconds",
+            )
+        except WorkerScalingError as exc:
+            found.append(exc.issue)
+        try:
+            size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
+        except sizing.SizingError as exc:
+            found.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        if found or visibility is None or target is None or size is None:
+            issues += found
+            continue
+        plans[name] = WorkerPlan(name, cfg, visibility, target, size)
+    return plans, issues

@@ -1,0 +1,198 @@
+"""ManagedInstancesPool under the recording mocks: what it registers, the CreateCapacityProvider
+request its recorded inputs become (validated against botocore's ECS model), least-privilege IAM
+and a closed security group; bad options register nothing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from components import sizing
+from components.capacity.managed_instances_pool import (
+    TYPE_TOKEN,
+    ManagedInstancesPool,
+    ManagedInstancesPoolArgs,
+    ManagedInstancesPoolError,
+)
+from components.sizing import instance_types as ir
+from components.specs import managed_instances as mi
+from components.specs.managed_instances import ManagedInstancesArgs
+from tests.aws_shapes import validate_shape
+from tools.recording import Recording, run_function
+
+CP = "aws:ecs/capacityProvider:CapacityProvider"
+ROLE = "aws:iam/role:Role"
+ATTACH = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+INLINE = "aws:iam/rolePolicy:RolePolicy"
+SG = "aws:ec2/securityGroup:SecurityGroup"
+SUBNETS = ["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"]
+
+
+def requirements(arch: str = "llama-3.1-8b") -> ir.InstanceRequirements:
+    need = sizing.gpu_memory_need(arch, max_model_len=8192, max_concurrent_sequences=16)
+    choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("m", need)])
+    assert choice is not None, problems
+    return ir.managed_instance_requirements(choice)
+
+
+def pool_args(**overrides: Any) -> ManagedInstancesPoolArgs:
+    base = ManagedInstancesPoolArgs(
+        cluster_name="inference-cluster-5d6e7f8",
+        vpc_id="vpc-0123456789abcdef0",
+        subnet_ids=SUBNETS,
+        requirements=requirements(),
+        tags={"team": "ml"},
+    )
+    return replace(base, **overrides)
+
+
+def record(args: ManagedInstancesPoolArgs | None = None) -> Recording:
+    return run_function(lambda: ManagedInstancesPool("inference-gpu-mi", args or pool_args()))
+
+
+def create_capacity_provider_request(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The API request a recorded aws.ecs.CapacityProvider becomes: the provider sends the
+    auto-name and turns the tag map into a list; every other member maps by name (the
+    shape-directed normaliser reconciles `vcpuCount`/`vCpuCount`, `storageSizeGib`/`...GiB`)."""
+    request = {k: v for k, v in inputs.items() if k not in ("tags", "tagsAll")}
+    request["name"] = f"{name}-1a2b3c4"
+    tags = inputs.get("tags") or {}
+    if tags:
+        request["tags"] = [{"key": k, "value": v} for k, v in tags.items()]
+    return request
+
+
+def test_registers_roles_profile_sg_and_provider():
+    rec = record()
+    assert rec.one(TYPE_TOKEN).name == "inference-gpu-mi"
+    types = sorted(r.type for r in rec.resources if r.custom)
+    assert types.count(ROLE) == 2 and types.count(ATTACH) == 2 and types.count(INLINE) == 1
+    assert types.count(SG) == 1 and types.count(CP) == 1
+    assert not rec.by_type("aws:autoscaling/group:Group")
+    assert not rec.by_type("aws:ec2/launchTemplate:LaunchTemplate")
+
+
+def test_capacity_provider_request_is_what_ecs_accepts():
+    rec = record()
+    cp = rec.one(CP)
+    api = validate_shape(
+        "ecs", "CreateCapacityProvider", create_capacity_provider_request(cp.name, cp.inputs)
+    )
+    assert api["cluster"] == "inference-cluster-5d6e7f8"
+    template = api["managedInstancesProvider"]["instanceLaunchTemplate"]
+    assert template["networkConfiguration"]["subnets"] == SUBNETS
+    assert template["storageConfiguration"] == {"storageSizeGiB": 200}
+    assert template["monitoring"] == "DETAILED"
+    req = template["instanceRequirements"]
+    assert req["allowedInstanceTypes"] == ["g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge"]
+    assert req["acceleratorNames"] == ["l40s"]
+    assert req["vCpuCount"] == {"min": 4, "max": 16}
+    assert api["managedInstancesProvider"]["propagateTags"] == "CAPACITY_PROVIDER"
+    assert api["tags"] == [{"key": "team", "value": "ml"}]
+
+
+def test_recorded_inputs_equal_the_pure_request():
+    """The component and `create_capacity_provider_request` describe the same request."""
+    args = pool_args(options=ManagedInstancesArgs(capacity_option_type="SPOT", monitoring="BASIC"))
+    rec = record(args)
+    cp = rec.one(CP)
+    recorded = validate_shape(
+        "ecs", "CreateCapacityProvider", create_capacity_provider_request(cp.name, cp.inputs)
+    )
+    provider = recorded["managedInstancesProvider"]
+    template = provider["instanceLaunchTemplate"]
+    pure = mi.create_capacity_provider_request(
+        recorded["name"],
+        recorded["cluster"],
+        infrastructure_role_arn=provider["infrastructureRoleArn"],
+        instance_profile_arn=template["ec2InstanceProfileArn"],
+        subnets=template["networkConfiguration"]["subnets"],
+        security_groups=template["networkConfiguration"]["securityGroups"],
+        requirements=args.requirements,
+        args=args.options,
+        tags=dict(args.tags),
+    )
+    assert validate_shape("ecs", "CreateCapacityProvider", pure) == recorded
+
+
+def test_iam_is_least_privilege():
+    rec = record()
+    roles = {r.name: json.loads(r.inputs["assumeRolePolicy"]) for r in rec.by_type(ROLE)}
+    assert roles["inference-gpu-mi-infra-role"]["Statement"][0]["Principal"] == {
+        "Service": "ecs.amazonaws.com"
+    }
+    assert roles["inference-gpu-mi-instance-role"]["Statement"][0]["Principal"] == {
+        "Service": "ec2.amazonaws.com"
+    }
+    attached = sorted(r.inputs["policyArn"].rsplit("/", 1)[-1] for r in rec.by_type(ATTACH))
+    assert attached == sorted([mi.INFRASTRUCTURE_POLICY, mi.INSTANCE_POLICY])
+    [inline] = rec.by_type(INLINE)
+    [statement] = json.loads(inline.inputs["policy"])["Statement"]
+    assert statement["Action"] == "iam:PassRole"
+    assert ":role/inference-gpu-mi-instance-role-" in statement["Resource"]
+    assert statement["Condition"] == {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}
+
+
+def test_provider_waits_for_its_grants():
+    rec = record()
+    deps = rec.one(CP).dependencies
+    for kind in (ATTACH, INLINE):
+        for r in rec.by_type(kind):
+            assert r.urn in deps
+
+
+def test_security_group_has_no_ingress_and_only_https_egress():
+    sg = record().one(SG)
+    assert sg.inputs.get("ingress", []) == []
+    [egress] = sg.inputs["egress"]
+    assert (egress["fromPort"], egress["toPort"], egress["protocol"]) == (443, 443, "tcp")
+
+
+def test_optional_blocks():
+    args = pool_args(
+        options=ManagedInstancesArgs(
+            capacity_option_type="RESERVED",
+            reservation_preference="RESERVATIONS_FIRST",
+            scale_in_after_seconds=None,
+            auto_repair=False,
+            propagate_tags=False,
+        ),
+        tags={},
+    )
+    cp = record(args).one(CP)
+    api = validate_shape(
+        "ecs", "CreateCapacityProvider", create_capacity_provider_request(cp.name, cp.inputs)
+    )
+    provider = api["managedInstancesProvider"]
+    assert "infrastructureOptimization" not in provider
+    assert provider["autoRepairConfiguration"] == {"actionsStatus": "DISABLED"}
+    assert provider["propagateTags"] == "NONE"
+    assert provider["instanceLaunchTemplate"]["capacityReservations"] == {
+        "reservationPreference": "RESERVATIONS_FIRST"
+    }
+    assert "tags" not in api
+
+
+def test_bad_options_register_nothing():
+    errors: list[ManagedInstancesPoolError] = []
+
+    def program() -> None:
+        try:
+            ManagedInstancesPool("p", pool_args(options=ManagedInstancesArgs(storage_gib=0)))
+        except ManagedInstancesPoolError as exc:
+            errors.append(exc)
+
+    rec = run_function(program)
+    assert rec.resources == []
+    assert errors[0].problems[0][0] == "storageGib"
+
+
+@pytest.mark.parametrize("arch", ["llama-3.2-1b", "mistral-7b", "qwen2.5-14b"])
+def test_requirements_for_other_models_validate(arch):
+    cp = record(pool_args(requirements=requirements(arch))).one(CP)
+    validate_shape(
+        "ecs", "CreateCapacityProvider", create_capacity_provider_request(cp.name, cp.inputs)
+    )

@@ -1,0 +1,124 @@
+"""The agents reference stack end to end through the config loader and the plan: the gateway's
+routes, listener priority and ALB settings, the workers, and the bad configs of issue 17, each one
+error naming its config path with nothing planned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
+from components.plan import build_plan
+from contracts import litellm
+from tests.foundation.conftest import DELETE, mutate, reference
+
+
+def plan_of(raw: dict, stack: str = "agents"):
+    return build_plan(load_stack_config(raw, stack), stack, region="us-east-1")
+
+
+def issues_of(raw: dict) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as info:
+        plan_of(raw)
+    return [(i.path, i.message) for i in info.value.issues]
+
+
+def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None:
+    plan = plan_of(reference("agents"))
+    assert plan.gateway is not None
+    routes = {r.model_name: r.target for r in plan.gateway.spec.routes}
+    assert set(routes) == {"llama-3.1-8b", "qwen", "llama-neuron"}
+    assert routes["qwen"].api_base == "http://qwen.inference-agents:8000/v1"
+    assert [b.model_name for b in plan.gateway.spec.bedrock] == ["claude-haiku"]
+    # One priority pair after the services', and the ALB may reach the proxy port.
+    service_priorities = {m.priority for m in plan.models.values()}
+    assert plan.gateway.priority > max(service_priorities)
+    assert litellm.PORT in plan.endpoint.target_ports
+    # Bedrock's 600 s and qwen's 600 s generations are what the ALB must keep open.
+    assert plan.idle_timeout.seconds >= 600
+    assert plan.gateway.deregistration is not None
+    assert plan.gateway.deregistration.seconds >= plan.gateway.spec.longest_request_seconds
+    assert plan.service_connect_namespace == "inference-agents"
+    assert set(plan.workers) == {"summarise"}
+    assert "gateway" in plan.decisions() and "worker summarise" in plan.decisions()
+
+
+def test_stacks_without_gateway_have_no_private_routes() -> None:
+    plan = plan_of(reference("dev"), "dev")
+    assert plan.gateway is None and plan.service_connect_namespace is None
+    assert litellm.PORT not in plan.endpoint.target_ports
+
+
+def test_gateway_route_to_a_model_that_does_not_exist() -> None:
+    raw = mutate(reference("agents"), "gateway.routes", {"big": "llama-70b", "chat": "llama"})
+    assert issues_of(raw) == [
+        (
+            "platform.gateway.routes.big",
+            "routes to model service 'llama-70b', which does not exist (model services: llama, "
+            "llama-neuron, qwen); name a key of platform.models",
+        )
+    ]
+
+
+def test_worker_whose_job_exceeds_the_sqs_visibility_limit() -> None:
+    raw = mutate(reference("agents"), "workers.summarise.maxJobSeconds", 50_000)
+    (issue,) = issues_of(raw)
+    assert issue[0] == "platform.workers.summarise.maxJobSeconds"
+    assert "43200 s (12 h)" in issue[1]
+
+
+def test_bedrock_models_without_a_region() -> None:
+    raw = mutate(reference("agents"), "gateway.bedrock.region", DELETE)
+    (issue,) = issues_of(raw)
+    assert issue[0] == "platform.gateway.bedrock.region"
+
+
+def test_workers_need_the_gateway() -> None:
+    raw = mutate(reference("agents"), "gateway", DELETE)
+    assert ("platform.workers.summarise", "a worker calls models through the gateway") in [
+        (p, m.split(" (")[0]) for p, m in issues_of(raw)
+    ]
+
+
+def test_gateway_path_taken_by_a_service() -> None:
+    raw = mutate(reference("agents"), "gateway.path", "qwen")
+    assert [p for p, _ in issues_of(raw)] == ["platform.gateway.path"]
+
+
+def test_plaintext_master_key_is_a_schema_error_with_its_path() -> None:
+    raw = mutate(reference("agents"), "gateway.masterKeySecretArn", "sk-1234")
+    assert [p for p, _ in issues_of(raw)] == ["platform.gateway.masterKeySecretArn"]
+
+
+def test_agents_with_the_database_passes_the_provider_and_api_checks() -> None:
+    """The optional Aurora database (off in the reference stack) previews clean too: every
+    resource's request and name pass the fidelity checks (DESIGN §9)."""
+    from tools.fidelity import check_resources
+    from tools.preview import project_name
+    from tools.recording import run_program, stack_config_values
+
+    raw = mutate(
+        reference("agents"),
+        "gateway.database",
+        {
+            "enabled": True,
+            "saltKeySecretArn": (
+                "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCdEf"
+            ),
+        },
+    )
+    root = Path(__file__).resolve().parents[2]
+    stack_file = yaml.safe_load((root / "Pulumi.agents.yaml").read_text())
+    stack_file["config"]["ecs-inference:platform"] = raw
+    rec = run_program(
+        root,
+        project=project_name(root),
+        stack="agents",
+        config=stack_config_values(stack_file),
+    )
+    types = {r.type for r in rec.resources}
+    assert {"aws:rds/cluster:Cluster", "aws:rds/clusterInstance:ClusterInstance"} <= types
+    assert check_resources(rec.resources) == []

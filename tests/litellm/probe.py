@@ -1,0 +1,131 @@
+"""Load gateway configs with the pinned LiteLLM's own parser; run by the LiteLLM venv's Python.
+
+stdin: a JSON list of cases, each `{"yaml": <config text>, "env": {name: value}}`. For each case,
+with every outbound connection blocked (a config that needs the network to load is a failure):
+
+1. the YAML is parsed as LiteLLM parses it (`yaml.safe_load`) and validated against LiteLLM's
+   documented schema of config.yaml (`litellm.proxy._types.ConfigYAML`);
+2. each `model_list` entry is validated as a router `Deployment`, and LiteLLM resolves its
+   provider (`get_llm_provider`) and, for `hosted_vllm`, the URL it would call;
+3. the proxy's own loader (`ProxyConfig.load_config`) loads the file as `litellm --config` does,
+   with `env` set, building the real `Router`;
+4. with database variables in `env`, LiteLLM's CLI-side URL assembly
+   (`DatabaseURLSettings.apply_to_env`) builds DATABASE_URL from them.
+
+stdout (last line): a JSON list of reports, one per case: `error` (the exception text) or what
+LiteLLM understood: model names, provider and URL per deployment, the resolved master key and
+key header, router settings, the assembled database URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import tempfile
+from typing import Any
+
+
+def _blocked(*_args: object, **_kwargs: object) -> None:
+    raise OSError("network access blocked: the config must load offline")
+
+
+def _block_network() -> None:
+    socket.socket.connect = _blocked  # type: ignore[method-assign]
+    socket.socket.connect_ex = _blocked  # type: ignore[method-assign]
+    socket.create_connection = _blocked  # type: ignore[assignment]
+    socket.getaddrinfo = _blocked  # type: ignore[assignment]
+
+
+def _load(case: dict[str, Any]) -> dict[str, Any]:
+    import yaml
+    from litellm import get_llm_provider
+    from litellm.llms.hosted_vllm.chat.transformation import HostedVLLMChatConfig
+    from litellm.proxy import proxy_server
+    from litellm.proxy._types import ConfigYAML
+    from litellm.types.router import Deployment
+
+    raw = yaml.safe_load(case["yaml"])
+    ConfigYAML.model_validate(raw)
+    deployments = []
+    for entry in raw.get("model_list") or []:
+        Deployment.model_validate(entry)
+        params = entry["litellm_params"]
+        model, provider, _, _ = get_llm_provider(
+            model=params["model"], api_base=params.get("api_base")
+        )
+        url = None
+        if provider == "hosted_vllm":
+            url = HostedVLLMChatConfig().get_complete_url(
+                api_base=params.get("api_base"),
+                api_key=params.get("api_key"),
+                model=model,
+                optional_params={},
+                litellm_params={},
+                stream=True,
+            )
+        deployments.append(
+            {"model_name": entry["model_name"], "provider": provider, "model": model, "url": url}
+        )
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
+        handle.write(case["yaml"])
+        path = handle.name
+    try:
+        router, model_list, general = asyncio.run(
+            proxy_server.ProxyConfig().load_config(router=None, config_file_path=path)
+        )
+    finally:
+        os.unlink(path)
+    loaded = [
+        {
+            "model_name": m["model_name"],
+            "model": m["litellm_params"].get("model"),
+            "api_base": m["litellm_params"].get("api_base"),
+            "aws_region_name": m["litellm_params"].get("aws_region_name"),
+            "timeout": m["litellm_params"].get("timeout"),
+        }
+        for m in model_list or []
+    ]
+    database_url = None
+    if os.environ.get("DATABASE_HOST"):
+        from litellm.proxy.db.db_url_settings import DatabaseURLSettings
+
+        DatabaseURLSettings.from_env().apply_to_env()
+        database_url = os.environ.get("DATABASE_URL")
+    return {
+        "model_names": sorted(router.get_model_names()) if router is not None else [],
+        "deployments": deployments,
+        "loaded": loaded,
+        "master_key": proxy_server.master_key,
+        "key_header": general.get("litellm_key_header_name"),
+        "routing_strategy": router.routing_strategy if router is not None else None,
+        "num_retries": router.num_retries if router is not None else None,
+        "database_url": database_url,
+    }
+
+
+def main() -> int:
+    cases = json.loads(sys.stdin.read())
+    _block_network()
+    # LiteLLM fetches its model cost map from GitHub at import unless told to use the bundled one.
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    reports = []
+    for case in cases:
+        saved = dict(os.environ)
+        os.environ.update(case.get("env", {}))
+        try:
+            reports.append(_load(case))
+        except Exception as exc:  # report, so one bad case does not hide the others
+            reports.append({"error": f"{type(exc).__name__}: {exc}"})
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    print(json.dumps(reports))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
