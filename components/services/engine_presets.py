@@ -33,9 +33,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from components import sizing
-from components.sizing import instance_types
-from components.sizing.catalog import InstanceType
-from components.sizing.instance_types import DeclaredDemand, DeclaredFit
 from contracts import aws_limits, flag_table
 from contracts import custom as custom_contract
 from contracts import sglang as sglang_contract
@@ -776,30 +773,3 @@ def engine_fit(
         )
     except sizing.SizingError as exc:
         raise PresetError(f"{where}: the {engine} model does not fit: {exc}") from None
-
-
-def declared_fit(
-    where: str,
-    model: str,
-    accelerator_memory_gib: float,
-    devices: int,
-    instance: InstanceType,
-    utilization: float = 0.9,
-    *,
-    key: Literal["gpus", "neuronDevices"] = "gpus",
-) -> DeclaredFit:
-    """Check a declared `acceleratorMemoryGiB` split over `devices` against `instance` (a catalog
-    instance type). Raises PresetError naming `<where>.custom.<key>` or
-    `<where>.custom.acceleratorMemoryGiB`."""
-    demand = DeclaredDemand(
-        model,
-        instance.accelerator,
-        accelerator_memory_gib,
-        devices,
-        utilization,
-        key,
-    )
-    try:
-        return instance_types.declared_fit(demand, instance)
-    except instance_types.DeclaredFitError as exc:
-        raise PresetError(f"{where}.custom.{exc.key}: {exc}") from None

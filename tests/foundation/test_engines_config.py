@@ -9,12 +9,8 @@ from components import sizing
 from components.config.issues import ConfigError
 from components.config.schema import load_stack_config
 from components.plan import build_plan
-from components.services.engine_presets import (
-    CustomLaunch,
-    DeclaredFit,
-    SglangLaunch,
-    TgiLaunch,
-)
+from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
+from components.sizing.instance_types import DeclaredFit
 from components.specs.weights import EfsWeights
 from tests.foundation.test_config import DELETE, mutate, reference
 
