@@ -1,11 +1,15 @@
 """ecs-inference: load the stack config, plan, build the platform, export what callers need."""
 
 import pulumi
+import pulumi_aws as aws
 
+from components import cost
 from components.config.issues import ConfigError
 from components.config.schema import load_stack_config
+from components.network import INTERFACE_ENDPOINT_SERVICES
 from components.plan import PLATFORM_NAME, build_plan
 from components.platform import InferencePlatform
+from components.specs.operations import alarm_metric_count
 
 try:
     plan = build_plan(
@@ -13,6 +17,9 @@ try:
             pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
         ),
         pulumi.get_stack(),
+        # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
+        # setting, else what the provider resolves (AWS_REGION of the deploying shell).
+        region=pulumi.Config("aws").get("region") or aws.get_region().region,
         project=pulumi.get_project(),
     )
 except ConfigError as error:
@@ -41,6 +48,16 @@ if platform.workers:
     pulumi.export("queueUrls", {name: w.queue_url for name, w in platform.workers.items()})
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())
+# $/h and $/month at minimum, steady and maximum scale (`pulumi stack output cost`; the preview
+# prints it and the pull-request workflow diffs it against the base branch).
+pulumi.export(
+    "cost",
+    cost.estimate(
+        plan,
+        interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES),
+        alarms_metrics=alarm_metric_count(plan.alarm_specs()),
+    ).to_json(),
+)
 if platform.images is not None:
     # The digest references this stack built and runs (images.build: true).
     pulumi.export("images", platform.images.references)

@@ -10,7 +10,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 BENCHMARKS = (
     [sys.executable, "-m", "bench.preview_bench"],
+    [sys.executable, "-m", "bench.policy_bench"],
     [sys.executable, "bench/reranker_bench.py"],
+    [sys.executable, "-m", "bench.metrics_sidecar_bench"],
 )
 
 

@@ -24,6 +24,8 @@ class ClusterArgs:
     """Log ECS Exec sessions to CloudWatch."""
     exec_log_retention_days: int = 365
     """Retention of the ECS Exec log group."""
+    exec_log_group_name: str | None = None
+    """Name of that log group (the task roles are scoped to it); None: auto-named."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -40,6 +42,7 @@ class Cluster(pulumi.ComponentResource):
         if args.execute_command_logging:
             self.exec_log_group = aws.cloudwatch.LogGroup(
                 f"{name}-exec",
+                name=args.exec_log_group_name,
                 retention_in_days=args.exec_log_retention_days,
                 opts=child,
             )
@@ -47,7 +50,10 @@ class Cluster(pulumi.ComponentResource):
                 execute_command_configuration=aws.ecs.ClusterConfigurationExecuteCommandConfigurationArgs(
                     logging="OVERRIDE",
                     log_configuration=aws.ecs.ClusterConfigurationExecuteCommandConfigurationLogConfigurationArgs(
-                        cloud_watch_log_group_name=self.exec_log_group.name,
+                        # The explicit name when given (known at preview; the task roles are
+                        # scoped to it); the cluster depends on the group either way.
+                        cloud_watch_log_group_name=args.exec_log_group_name
+                        or self.exec_log_group.name,
                         cloud_watch_encryption_enabled=False,
                     ),
                 )
@@ -59,7 +65,12 @@ class Cluster(pulumi.ComponentResource):
                 aws.ecs.ClusterSettingArgs(name="containerInsights", value=args.container_insights)
             ],
             configuration=configuration,
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=[self.exec_log_group] if self.exec_log_group else []
+                ),
+            ),
         )
         self.name = self.cluster.name
         self.arn = self.cluster.arn

@@ -34,6 +34,8 @@ _ECR_IMAGE = re.compile(
 _ECR_HOST_HINT = re.compile(r"^\d{12}\.dkr[.-]ecr")
 _BUCKET = aws_limits.S3_BUCKET_NAME
 _SECRET_ARN = aws_limits.SECRETS_MANAGER_ARN
+# A KMS key ARN (not an alias: IAM matches kms:Decrypt against the key ARN the request uses).
+KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 _LOG_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*]+$")
 
 
@@ -103,12 +105,29 @@ def secret_policy_arn(value_from: str) -> str:
     return arn
 
 
+def kms_decrypt_statement(sid: str, key_arns: Iterable[str], via_service: str) -> dict[str, Any]:
+    """kms:Decrypt on exactly `key_arns`, and only when `via_service` (e.g.
+    `s3.eu-west-1.amazonaws.com`) calls KMS on the role's behalf."""
+    keys = sorted(set(key_arns))
+    bad = [k for k in keys if not KMS_KEY_ARN.match(k)]
+    if bad or not keys:
+        raise PolicyArgumentError(f"{bad or keys!r}: need KMS key ARNs (arn:...:kms:...:key/<id>)")
+    return {
+        "Sid": sid,
+        "Effect": "Allow",
+        "Action": "kms:Decrypt",
+        "Resource": keys,
+        "Condition": {"StringEquals": {"kms:ViaService": via_service}},
+    }
+
+
 def execution_role_policy(
     *,
     log_group_arn: str,
     secret_arns: Iterable[str] = (),
     image: str | None = None,
     partition: str = "aws",
+    secret_kms_key_arns: Iterable[str] = (),
 ) -> str:
     """Inline policy of a task's execution role.
 
@@ -117,7 +136,9 @@ def execution_role_policy(
       values, see `secret_policy_arn`; default none: no statement);
     - when `image` (default None) is in ECR: ecr:GetAuthorizationToken (an account-level call,
       AWS only accepts Resource "*") and the three layer-pull actions on that one repository.
-      Images from other registries need no IAM permission to pull.
+      Images from other registries need no IAM permission to pull;
+    - with `secret_kms_key_arns` (default none): kms:Decrypt on those customer-managed keys,
+      through Secrets Manager of the log group's region only.
 
     No wildcard ARN is accepted: a `*` in a secret ARN would read other secrets.
     """
@@ -144,6 +165,14 @@ def execution_role_policy(
                 "Resource": secrets,
             }
         )
+    kms_keys = list(secret_kms_key_arns)
+    if kms_keys:
+        region = log_group_arn.split(":")[3]
+        statements.append(
+            kms_decrypt_statement(
+                "DecryptContainerSecrets", kms_keys, f"secretsmanager.{region}.amazonaws.com"
+            )
+        )
     repository = ecr_repository_arn(image, partition) if image else None
     if repository:
         statements += [
@@ -167,6 +196,50 @@ def execution_role_policy(
     return _document(statements)
 
 
+# What the SSM agent ECS injects into a task needs for an ECS Exec session; AWS documents these
+# with Resource "*" (the channels have no ARN).
+ECS_EXEC_ACTIONS = (
+    "ssmmessages:CreateControlChannel",
+    "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel",
+    "ssmmessages:OpenDataChannel",
+)
+
+
+def ecs_exec_policy(log_group_arn: str | None = None) -> str:
+    """Task role policy for ECS Exec: the ssmmessages channels, and with `log_group_arn`
+    (default None: sessions not logged) writing the session transcript to that one group
+    (the agent in the task writes it with the task role)."""
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "EcsExecChannels",
+            "Effect": "Allow",
+            "Action": list(ECS_EXEC_ACTIONS),
+            "Resource": "*",
+        }
+    ]
+    if log_group_arn is not None:
+        if not _LOG_GROUP_ARN.match(log_group_arn):
+            raise PolicyArgumentError(f"log_group_arn {log_group_arn!r} must be one log group")
+        group = log_group_arn.removesuffix(":*")
+        statements += [
+            {
+                "Sid": "EcsExecDescribeLogGroups",
+                "Effect": "Allow",
+                # Account-level list call: AWS accepts no narrower resource.
+                "Action": "logs:DescribeLogGroups",
+                "Resource": "*",
+            },
+            {
+                "Sid": "EcsExecSessionLog",
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"],
+                "Resource": [group, f"{group}:log-stream:*"],
+            },
+        ]
+    return _document(statements)
+
+
 def partition_of(region: str) -> str:
     """The AWS partition a region belongs to."""
     if region.startswith("cn-"):
@@ -184,14 +257,22 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     return bucket, prefix.strip("/")
 
 
-def s3_read_policy(bucket: str, prefix: str, *, partition: str = "aws") -> str:
+def s3_read_policy(
+    bucket: str,
+    prefix: str,
+    *,
+    partition: str = "aws",
+    kms_key_arn: str | None = None,
+    region: str | None = None,
+) -> str:
     """Task role policy: read the objects under one S3 prefix, and list only that prefix.
 
     `prefix` is given without leading/trailing slash ("models/llama"); the empty prefix means
     the whole bucket (a bucket dedicated to one model). `s3:ListBucket` is a bucket-level action,
     so it is scoped with the `s3:prefix` condition (the prefix itself and everything under it);
     `s3:GetObject` (which also covers HEAD and ranged GETs used by the streamer) is scoped to
-    the object ARNs under the prefix. `partition` default "aws".
+    the object ARNs under the prefix. `partition` default "aws". With `kms_key_arn` (default
+    None: SSE-S3 objects need no KMS permission) kms:Decrypt on that key through S3 of `region`.
     """
     if not _BUCKET.match(bucket):
         raise PolicyArgumentError(f"bucket {bucket!r} is not an S3 bucket name")
@@ -210,17 +291,22 @@ def s3_read_policy(bucket: str, prefix: str, *, partition: str = "aws") -> str:
     }
     if prefix:
         list_statement["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}
-    return _document(
-        [
-            {
-                "Sid": "ReadWeights",
-                "Effect": "Allow",
-                "Action": "s3:GetObject",
-                "Resource": objects,
-            },
-            list_statement,
-        ]
-    )
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ReadWeights",
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": objects,
+        },
+        list_statement,
+    ]
+    if kms_key_arn is not None:
+        if region is None:
+            raise PolicyArgumentError("a KMS key for the weights needs the bucket's region")
+        statements.append(
+            kms_decrypt_statement("DecryptWeights", [kms_key_arn], f"s3.{region}.amazonaws.com")
+        )
+    return _document(statements)
 
 
 def _parts(prefix: str) -> Sequence[str]:

@@ -159,7 +159,8 @@ def validate_image_builds(args: ImageBuildsArgs) -> None:
             else set(IMAGE_PLATFORMS.get(image, ()))
         )
         if not allowed:
-            raise ImageBuildError(f"unknown image {image!r} (known: vllm, neuron, reranker)")
+            known = ", ".join(sorted({*IMAGE_PLATFORMS, "reranker"}))
+            raise ImageBuildError(f"unknown image {image!r} (known: {known})")
         if not platforms or not set(platforms) <= allowed:
             raise ImageBuildError(
                 f"image {image!r} builds for {sorted(allowed)}, got {list(platforms)}"

@@ -49,6 +49,7 @@ from components.sizing.instance_types import (
 from components.specs import gateway as gateway_specs
 from components.specs import images as image_build
 from components.specs import managed_instances
+from components.specs import operations as ops_specs
 from components.specs import weights as efs
 from components.specs import worker as worker_specs
 from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
@@ -63,7 +64,7 @@ from components.specs.service import (
     validate_reranker,
 )
 from components.specs.service_connect import private_host
-from contracts import aws_limits, flag_table, litellm
+from contracts import flag_table, litellm
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -81,6 +82,9 @@ HOST_MEMORY_RESERVE_FRACTION = 0.10
 # Default re-ranker need when neither a size nor a need is given (a MiniLM-class cross-encoder
 # with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for request bursts).
 DEFAULT_RERANKER_NEED_MIB, DEFAULT_RERANKER_NEED_VCPU = 2048, 1.0
+# Added to a service's longest request for its deregistration delay: the last response bytes,
+# the client's read of them, and the ALB noticing the target is idle.
+DEREGISTRATION_MARGIN_SECONDS = 15
 # vLLM's engine core and tensor-parallel workers exchange tensors through /dev/shm.
 SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
 
@@ -98,6 +102,13 @@ class PoolPlan:
     types: PoolTypes
     ami_parameter: str | None
     """SSM parameter of the ECS-optimized AMI; None on Managed Instances (ECS picks the OS)."""
+    host_telemetry: bool = True
+    """The CloudWatch agent on the pool's instances (Auto Scaling group pools only: Managed
+    Instances run no user data)."""
+    image_pull_behavior: Literal["default", "prefer-cached"] = "prefer-cached"
+    prepull_images: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Decisions about the pool as a whole (pull behaviour, shared capacity, ENIs)."""
 
     @property
     def instance(self) -> catalog.InstanceType:
@@ -116,7 +127,12 @@ class PoolPlan:
     def spec(self) -> PoolSpec:
         """What the Auto Scaling group pool component builds."""
         assert isinstance(self.config, PoolConfig), "a Managed Instances pool has no PoolSpec"
-        return pool_spec(self.config, self.types.chosen)
+        return replace(
+            pool_spec(self.config, self.types.chosen),
+            host_telemetry_pool=self.name if self.host_telemetry else None,
+            image_pull_behavior=self.image_pull_behavior,
+            prepull_images=self.prepull_images,
+        )
 
     @property
     def managed_options(self) -> ManagedInstancesArgs:
@@ -139,7 +155,7 @@ class PoolPlan:
                 "re-warms its models); idle hosts are kept "
                 f"{self.managed_options.scale_in_after_seconds} s",
             ]
-            return lines
+            return [*lines, *self.notes]
         lines.append(f"AMI from SSM {self.ami_parameter}")
         mixed = self.spec.mixed
         if mixed is not None:
@@ -150,16 +166,18 @@ class PoolPlan:
                 f"{mixed.spot_allocation_strategy}, capacity rebalance "
                 f"{'on' if mixed.capacity_rebalance else 'off'}"
             )
-        return lines
+        return [*lines, *self.notes]
 
 
 @dataclass(frozen=True)
 class DeployPlan:
-    """ECS deployment percentages chosen for the pool's headroom."""
+    """ECS deployment percentages chosen for the pool's headroom, and what they do at each
+    count autoscaling can reach (`steps`)."""
 
     minimum_healthy_percent: int
     maximum_percent: int
     note: str
+    steps: tuple[sizing.DeployStep, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,6 +200,13 @@ class ModelPlan:
     deploy: DeployPlan
     weights_bucket: str | None
     weights_prefix: str | None
+    scaling: ops_specs.ScalingPolicySpec
+    """Target tracking (engine load, KV cache or ALB requests) with its cooldowns and note."""
+    metrics_sidecar: bool = True
+    metrics_image: str | None = None
+    """None with `metrics_sidecar`: the stack's own build (images.build)."""
+    execute_command: bool = False
+    execute_command_logging: bool = True
     tasks_per_instance: int = 1
     """The fewest copies any of the pool's types holds (what capacity planning relies on)."""
     efs: efs.EfsWeights | None = None
@@ -236,8 +261,8 @@ class ModelPlan:
             min_count=cfg.min_count,
             max_count=cfg.max_count,
             target_requests_per_target=cfg.autoscaling.target_requests_per_target,
-            scale_out_cooldown=cfg.autoscaling.scale_out_cooldown_seconds,
-            scale_in_cooldown=cfg.autoscaling.scale_in_cooldown_seconds,
+            scale_out_cooldown=self.scaling.scale_out_cooldown,
+            scale_in_cooldown=self.scaling.scale_in_cooldown,
             health_check_grace_period_seconds=self.grace.seconds,
             deregistration_delay_seconds=self.deregistration.seconds,
             deployment_minimum_healthy_percent=self.deploy.minimum_healthy_percent,
@@ -245,7 +270,18 @@ class ModelPlan:
             one_task_per_instance=self.one_task_per_instance,
             environment=dict(cfg.environment),
             secrets=dict(cfg.secrets),
+            weights_kms_key_arn=cfg.kms_key_arns.weights,
+            secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
+            execute_command=self.execute_command,
+            execute_command_logging=self.execute_command_logging,
             log_retention_days=cfg.log_retention_days,
+            # ALBRequestCountPerTarget needs the target group's label, known only at deploy
+            # time: the component builds that one from target_requests_per_target.
+            scaling_configuration=(
+                None if self.scaling.metric == "albRequests" else self.scaling.configuration
+            ),
+            metrics_sidecar=self.metrics_sidecar,
+            metrics_image=self.metrics_image,
         )
 
 
@@ -260,10 +296,28 @@ class RerankerPlan:
     model_bucket: str
     model_prefix: str
     idle_timeout_seconds: int
+    metrics_sidecar: bool = True
+    metrics_image: str | None = None
+    """None with `metrics_sidecar`: the stack's own build (images.build)."""
+    execute_command: bool = False
+    execute_command_logging: bool = True
 
     @property
     def port(self) -> int:
         return reranker_contract.PORT
+
+    @property
+    def admission(self) -> reranker_contract.AdmissionLimits:
+        """The image contract's work limits for this task size (stated for a MiniLM-L6 model;
+        the service re-derives them for the model it serves)."""
+        drain = self.config.environment.get(reranker_contract.ENV_DRAIN_TIMEOUT_SECONDS, "")
+        return reranker_contract.admission_limits(
+            self.size.cpu / 1024,
+            request_timeout_seconds=self.config.max_request_seconds,
+            drain_timeout_seconds=int(drain)
+            if drain.isdigit() and int(drain) > 0
+            else reranker_contract.DRAIN_TIMEOUT_SECONDS,
+        )
 
     @property
     def spec(self) -> RerankerSpec:
@@ -286,9 +340,20 @@ class RerankerPlan:
             scaling_target=cfg.scaling_target,
             deregistration_delay_seconds=self.deregistration.seconds,
             alb_idle_timeout_seconds=self.idle_timeout_seconds,
-            environment=dict(cfg.environment),
+            # The service bounds each request (and its admission) by the same maxRequestSeconds
+            # the ALB idle timeout and the deregistration delay are derived from.
+            environment={
+                reranker_contract.ENV_REQUEST_TIMEOUT_SECONDS: str(cfg.max_request_seconds),
+                **cfg.environment,
+            },
             secrets=dict(cfg.secrets),
+            weights_kms_key_arn=cfg.kms_key_arns.weights,
+            secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
+            execute_command=self.execute_command,
+            execute_command_logging=self.execute_command_logging,
             log_retention_days=cfg.log_retention_days,
+            metrics_sidecar=self.metrics_sidecar,
+            metrics_image=self.metrics_image,
         )
 
 
@@ -312,6 +377,49 @@ class Plan:
     service_connect_namespace: str | None = None
     """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
 
+    def alarm_specs(self, stack: str = "stack") -> list[ops_specs.AlarmSpec]:
+        """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
+        settings = self.alarm_settings()
+        alarms: list[ops_specs.AlarmSpec] = []
+        services: list[tuple[str, str, int, bool]] = []
+        for m in self.models.values():
+            services.append((m.name, m.config.engine, m.config.min_count, m.metrics_sidecar))
+        for r in self.rerankers.values():
+            services.append((r.name, "reranker", r.config.min_count, r.metrics_sidecar))
+        for name, kind, min_count, engine_metrics in services:
+            alarms += ops_specs.service_alarms(
+                stack=stack,
+                service=name,
+                kind=kind,
+                load_balancer="app/alb/0",
+                target_group="targetgroup/tg/0",
+                cluster_name="cluster",
+                ecs_service_name=name,
+                min_count=min_count,
+                settings=settings,
+                engine_metrics=engine_metrics,
+            )
+        for name, pool in self.pools.items():
+            # The GPU memory alarm reads the host agent's metrics (Auto Scaling group pools).
+            if pool.host_telemetry and pool.kind != "managed":
+                alarms += ops_specs.pool_alarms(
+                    stack=stack, pool=name, kind=pool.kind, settings=settings
+                )
+        return alarms
+
+    def alarm_settings(self) -> ops_specs.AlarmSettings:
+        a = self.config.operations.alarms
+        return ops_specs.AlarmSettings(
+            target_5xx_percent=a.target_5xx_percent,
+            ttft_p99_seconds=a.ttft_p99_seconds,
+            pending_minutes=a.pending_minutes,
+            gpu_memory_percent=a.gpu_memory_percent,
+        )
+
+    def alarm_keys(self) -> list[str]:
+        """Distinct alarm kinds the stack creates, in first-seen order."""
+        return list(dict.fromkeys(a.key for a in self.alarm_specs()))
+
     def decisions(self) -> dict[str, list[str]]:
         """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
         out: dict[str, list[str]] = {"endpoint": [self.idle_timeout.summary()]}
@@ -323,13 +431,52 @@ class Plan:
                 f"task reservation {m.task_cpu} CPU units / {m.task_memory_mib} MiB"
                 + (f", shared memory {m.shm_size_mib} MiB" if m.shm_size_mib else ""),
                 m.grace.summary(),
+                *(
+                    [m.grace.warm_start_summary()]
+                    if m.image is not None and m.image in self.pools[m.pool.name].prepull_images
+                    else []
+                ),
                 m.deregistration.summary(),
                 m.deploy.note,
                 *([m.weights_note] if m.weights_note else []),
+                m.scaling.note,
                 *m.spot_notes,
             ]
+            if m.metrics_sidecar:
+                out[f"model {name}"].append(_METRICS_NOTE)
         for name, r in self.rerankers.items():
-            out[f"reranker {name}"] = [r.size.summary(), r.deregistration.summary()]
+            out[f"reranker {name}"] = [
+                r.size.summary(),
+                r.deregistration.summary(),
+                r.admission.summary(),
+            ]
+            if r.metrics_sidecar:
+                out[f"reranker {name}"].append(_METRICS_NOTE)
+        ops = self.config.operations
+        for name, pool in self.pools.items():
+            if pool.host_telemetry:
+                out[f"pool {name}"].append(
+                    "host telemetry: CloudWatch agent "
+                    f"{ops_specs.CLOUDWATCH_AGENT_VERSION} "
+                    + (
+                        "nvidia_smi (utilisation, memory, temperature, power)"
+                        if pool.kind == "gpu"
+                        else "scraping neuron-monitor (NeuronCore utilisation, device memory, "
+                        "errors)"
+                    )
+                    + f" every {ops_specs.HOST_TELEMETRY_INTERVAL_SECONDS} s, per Stack/Pool"
+                )
+        alarms = self.alarm_keys()
+        subscribers = len(ops.alarm_subscriptions)
+        out["operations"] = [
+            f"alarms ({len(alarms)}) to an encrypted SNS topic with {subscribers} "
+            f"subscription(s): {', '.join(alarms)}; circuit-breaker rollbacks by an EventBridge "
+            "rule on ECS deployment state changes",
+        ]
+        if ops.dashboard:
+            out["operations"].append(
+                "dashboard: one per stack (models, re-rankers, pools, endpoint)"
+            )
         if self.gateway is not None:
             out["gateway"] = self.gateway.decisions()
         for name, w in self.workers.items():
@@ -342,6 +489,13 @@ class Plan:
         return out
 
 
+_METRICS_NOTE = (
+    "metrics: sidecar (non-essential, after the engine) publishes the engine's /metrics as "
+    "CloudWatch EMF every 15 s, namespace ECSInference, per Stack/Service and per task; "
+    "EngineUp = 0 when the engine stops answering"
+)
+# Stands for the ALB/target-group label in an albRequests spec; the component uses the real one.
+_ALB_LABEL_PLACEHOLDER = "app/alb/0/targetgroup/tg/0"
 # Placeholder until build_plan has seen every service on the pool; never reaches a resource.
 _UNDECIDED = DeployPlan(100, 200, "deploy: undecided")
 MANAGED_INSTANCES_DEPLOY = DeployPlan(
@@ -353,37 +507,57 @@ MANAGED_INSTANCES_DEPLOY = DeployPlan(
 
 
 def choose_deploy(
-    min_count: int, max_count: int, tasks_per_instance: int, capacity_instances: int
+    min_count: int,
+    max_count: int,
+    tasks_per_instance: int,
+    capacity_instances: int,
+    desired_count: int | None = None,
 ) -> DeployPlan:
-    """Deployment percentages with which a rolling deploy makes progress at every task count
-    autoscaling may reach (min_count..max_count).
+    """Deployment percentages that let a rolling deploy (and managed draining, which follows the
+    same percentages) progress at EVERY task count autoscaling may reach (min_count..max_count),
+    stopping as few running tasks as possible.
 
-    Prefer a surge (min 100 %, max 200 %: no capacity lost during the deploy) when, even at
-    max_count, the pool can still place one more task. Otherwise replace in place (max 100 %),
-    stopping at most one task of the smallest count at a time; for a single task that means a
-    short outage, stated in the note so a reviewer sees it in the preview. `capacity_instances`
-    is how many instances of the pool this service may occupy: its own steady-state instances
-    plus the pool's free ones.
+    `capacity_instances` is how many of the pool's instances this service can have while every
+    other service on the pool runs at its maxCount. Surge (min 100 %, max 200 %) when even at
+    max_count one more task fits. Otherwise the highest minimum healthy percent with which
+    every count still progresses (a free slot, or one old task stopped first), with max 200 %
+    where lower counts have room to surge into and 100 % where none has. The note states, for
+    the smallest, desired and largest count, how many tasks run at once, how many wait in
+    PROVISIONING and how many stop early; it never promises more than the smallest count keeps.
     """
-    headroom = sizing.deploy_headroom(max_count, tasks_per_instance, 100, 200, capacity_instances)
-    if headroom.can_surge:
-        return DeployPlan(100, 200, f"deploy: surge (min 100 %, max 200 %); {headroom.summary()}")
-    smallest = max(min_count, 1)
-    if smallest > 1:
-        min_healthy = math.floor(100 * (smallest - 1) / smallest)
-        return DeployPlan(
-            min_healthy,
-            100,
-            f"deploy: no instance headroom at {max_count} task(s), so replace in place "
-            f"(min {min_healthy} %, max 100 %: at most one task of {smallest} down at a time)",
+    slots = capacity_instances * tasks_per_instance
+    low, high = max(min_count, 1), max(max_count, 1)
+    counts = range(low, high + 1)
+    if slots > high:
+        minimum, maximum = 100, 200
+    else:
+        maximum = 200 if slots > low else 100
+        minimum = next(
+            p
+            for p in range(99, -1, -1)
+            if all(sizing.deploy_step(n, p, maximum, slots).progresses for n in counts)
         )
-    return DeployPlan(
-        0,
-        100,
-        "deploy: WARNING the pool has no room for another copy at the maximum task count, so a "
-        "deploy stops a running task first (min 0 %, max 100 %; with one task that is an "
-        "outage); raise the pool's maxSize by one to deploy without downtime",
+    steps = tuple(sizing.deploy_step(n, minimum, maximum, slots) for n in counts)
+    shown = sorted({low, high, desired_count or low} & set(counts))
+    worst = max(step.stopped_at_once for step in steps)
+    how = (
+        "surge"
+        if minimum == 100
+        else "replace in place"
+        if maximum == 100
+        else "surge where the pool has room, else replace in place"
     )
+    note = (
+        f"deploy and managed draining: {how} (min {minimum} %, max {maximum} %); the pool "
+        f"holds {slots} task(s) of this service with the others at their maxCount; "
+        + "; ".join(steps[n - low].summary() for n in shown)
+    )
+    if worst and worst >= low:
+        note = (
+            f"{note}. WARNING: at up to {worst} stopped at once a deploy can leave no task "
+            "serving (an outage); raise the pool's maxSize to deploy without one"
+        )
+    return DeployPlan(minimum, maximum, note, steps)
 
 
 def mixed_args(cfg: PoolConfig, chosen: tuple[str, ...]) -> MixedInstancesArgs | None:
@@ -589,7 +763,14 @@ def _pool_plans(
         if problems or choice is None:
             continue
         ami = None if kind == "managed" else catalog.ECS_AMI_SSM_PARAMETERS[accel]
-        pools[name] = PoolPlan(name, kind, pool, choice, ami)
+        pools[name] = PoolPlan(
+            name,
+            kind,
+            pool,
+            choice,
+            ami,
+            host_telemetry=cfg.operations.host_telemetry and kind != "managed",
+        )
     return pools
 
 
@@ -607,6 +788,7 @@ def _model_plan(
     priority: int,
     idle: sizing.IdleTimeout,
     region: str | None,
+    stack: str,
 ) -> ModelPlan:
     """Size one model on its pool's chosen types (one device layout on all of them). The deploy
     strategy depends on every service sharing the pool, so `build_plan` decides it afterwards."""
@@ -618,7 +800,7 @@ def _model_plan(
     fit = fits[pool.instance.name].fit
     if model.engine in ("sglang", "tgi", "custom"):
         return _preset_model_plan(
-            name, model, demand, pool, fit, (cpu, memory), cfg, image, served, priority, idle
+            name, model, demand, pool, fit, (cpu, memory), cfg, image, served, priority, idle, stack
         )
     assert model.weights_uri is not None  # vllm and neuron: required by the schema
     if isinstance(demand, GpuDemand):
@@ -679,11 +861,37 @@ def _model_plan(
         override=model.health_check_grace_period_seconds,
     )
     bucket, prefix = iam.split_s3_uri(model.weights_uri)
+    scaling_cfg = model.autoscaling
+    try:
+        scaling = ops_specs.engine_scaling_policy(
+            stack=stack,
+            service=name,
+            engine=model.engine,
+            # The batch the engine runs at once: --max-num-seqs, or the Neuron artifact's batch.
+            max_concurrency=(
+                model.max_concurrent_sequences if model.neuron is None else model.neuron.batch_size
+            ),
+            grace_seconds=grace.seconds,
+            metric=scaling_cfg.metric,
+            target_utilization=scaling_cfg.target_utilization,
+            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
+            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
+            # albRequests: the label is the component's (deploy-time ARNs); this one only
+            # lets the spec state the policy.
+            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
+            requests_per_target=scaling_cfg.target_requests_per_target,
+            where=f"platform.models.{name}.autoscaling",
+        )
+    except ops_specs.ObservabilityError as exc:
+        raise sizing.SizingError(str(exc)) from None
     return ModelPlan(
         name=name,
         config=model,
         pool=pool,
         image=image,
+        scaling=scaling,
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
         launch=launch,
         fit=fit,
         priority=priority,
@@ -693,11 +901,13 @@ def _model_plan(
         neuron_devices=devices,
         shm_size_mib=shm,
         one_task_per_instance=model.engine == "neuron",
-        deregistration=_deregistration(model.max_generation_seconds, idle),
+        deregistration=_deregistration(model.max_generation_seconds),
         grace=grace,
         deploy=_UNDECIDED,
         weights_bucket=bucket,
         weights_prefix=prefix,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
         tasks_per_instance=pool.types.tasks_per_instance(name),
     )
 
@@ -748,6 +958,7 @@ def _preset_model_plan(
     served: str,
     priority: int,
     idle: sizing.IdleTimeout,
+    stack: str,
 ) -> ModelPlan:
     """SGLang, TGI and custom services on the fit their pool chose (`_demand` says how each is
     sized), then the launch (`components.services.engine_presets`); every error names its
@@ -828,11 +1039,41 @@ def _preset_model_plan(
         warmup_seconds=presets.warmup_seconds(launch),
         override=model.health_check_grace_period_seconds,
     )
+    # The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and
+    # re-ranker families only: these engines run without it and scale on ALB requests (the
+    # schema refuses an explicit engineLoad or kvCache for them).
+    scaling_cfg = model.autoscaling
+    try:
+        scaling = ops_specs.engine_scaling_policy(
+            stack=stack,
+            service=name,
+            engine=model.engine,
+            max_concurrency=model.max_concurrent_sequences,
+            grace_seconds=grace.seconds,
+            metric="albRequests",
+            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
+            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
+            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
+            requests_per_target=scaling_cfg.target_requests_per_target,
+            where=f"{where}.autoscaling",
+        )
+    except ops_specs.ObservabilityError as exc:
+        raise sizing.SizingError(str(exc)) from None
+    scaling = replace(
+        scaling,
+        note=f"{scaling.note}; engine {model.engine}: no metrics sidecar (it scrapes only the "
+        "vLLM, Neuron and re-ranker metric families), so no engine-load scaling",
+    )
     return ModelPlan(
         name=name,
         config=model,
         pool=pool,
         image=image,
+        scaling=scaling,
+        metrics_sidecar=False,
+        metrics_image=None,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
         launch=launch,
         fit=fit,
         priority=priority,
@@ -843,7 +1084,7 @@ def _preset_model_plan(
         # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there).
         shm_size_mib=_shm_size(devices, memory) if on_gpu and not pool.managed else 0,
         one_task_per_instance=not on_gpu,
-        deregistration=_deregistration(model.max_generation_seconds, idle),
+        deregistration=_deregistration(model.max_generation_seconds),
         grace=grace,
         deploy=_UNDECIDED,
         weights_bucket=bucket,
@@ -859,13 +1100,13 @@ def _sglang_kv_dtype(kv_cache_dtype: str) -> str:
     return {"fp8": "fp8_e4m3", "bf16": "bfloat16", "fp16": "auto"}.get(kv_cache_dtype, "auto")
 
 
-def _deregistration(own_seconds: int, idle: sizing.IdleTimeout) -> sizing.DeregistrationDelay:
-    """At least the service's own longest request, raised to the ALB idle timeout (ELB maximum
-    3600 s): a connection the ALB still holds open may be mid-stream for that long, and ELB ends
-    deregistration as soon as a target has no request in flight, so the longer bound costs a
-    drained task nothing."""
-    ceiling = min(idle.seconds, aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
-    return sizing.deregistration_delay(own_seconds, margin=max(0, ceiling - own_seconds))
+def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
+    """The service's own longest request plus `DEREGISTRATION_MARGIN_SECONDS`, never the ALB-wide
+    idle timeout: ELB ends deregistration early only when a target has no request in flight AND
+    no open connection, and the ALB keeps idle keep-alive connections to targets (which hold them
+    for the idle timeout + 5 s), so in practice every deploy, scale-in and managed-draining step
+    waits out the whole delay while the task and its GPU host stay billed."""
+    return sizing.deregistration_delay(own_seconds, margin=DEREGISTRATION_MARGIN_SECONDS)
 
 
 def _vllm_dtype(dtype: str) -> str:
@@ -894,12 +1135,16 @@ def _reranker_plan(
         name=name,
         config=rr,
         image=image,
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
         size=size,
         priority=priority,
-        deregistration=_deregistration(rr.max_request_seconds, idle),
+        deregistration=_deregistration(rr.max_request_seconds),
         model_bucket=bucket,
         model_prefix=prefix,
         idle_timeout_seconds=idle.seconds,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
     )
 
 
@@ -971,7 +1216,15 @@ def build_plan(
             continue  # already reported against the pool or the model
         try:
             models[name] = _model_plan(
-                name, model, demands[name], pool, config, priorities[name], idle, region
+                name,
+                model,
+                demands[name],
+                pool,
+                config,
+                priorities[name],
+                idle,
+                region,
+                stack or "stack",
             )
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
@@ -980,7 +1233,8 @@ def build_plan(
             path, _, message = str(exc).partition(": ")
             issues.append(ConfigIssue(path, message))
 
-    # Deploy headroom is a property of the pool: every service on it shares its maxSize.
+    # The pool is shared: its maxSize must hold every service on it at maxCount at once, and a
+    # deploy of one service only has what the others leave at their maxCount.
     for pool in pools.values():
         on_pool = [m for m in models.values() if m.pool.name == pool.name]
         if not isinstance(pool.config, PoolConfig):
@@ -988,38 +1242,69 @@ def build_plan(
             for m in on_pool:
                 models[m.name] = replace(m, deploy=MANAGED_INSTANCES_DEPLOY)
             continue
-        needs = {m.name: math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool}
-        steady = sum(needs.values())
+        at_max = {m.name: math.ceil(m.config.max_count / m.tasks_per_instance) for m in on_pool}
+        steady = sum(math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool)
         section = pool.section
         if steady > pool.config.max_size:
             issues.append(
                 ConfigIssue(
                     f"platform.{section}.{pool.name}.maxSize",
-                    f"the services on this pool ({', '.join(needs)}) need {steady} instance(s) at "
-                    f"their desired counts but maxSize is {pool.config.max_size}; raise maxSize "
-                    "or lower desiredCount",
+                    f"the services on this pool ({', '.join(at_max)}) need {steady} "
+                    f"instance(s) at their desired counts but maxSize is "
+                    f"{pool.config.max_size}; raise maxSize or lower desiredCount",
                 )
             )
             continue
-        free = pool.config.max_size - steady
-        for m in on_pool:
-            try:
-                deploy = choose_deploy(
-                    m.config.min_count,
-                    m.config.max_count,
-                    m.tasks_per_instance,
-                    needs[m.name] + free,
-                )
-            except sizing.SizingError as exc:
-                # maxCount beyond what the pool can ever hold: a config error, not a traceback.
+        total = sum(at_max.values())
+        if total > pool.config.max_size:
+            pool_path = f"platform.{section}.{pool.name}.maxSize"
+            if len(on_pool) == 1:
+                (only,) = on_pool
                 issues.append(
                     ConfigIssue(
-                        f"platform.models.{m.name}.maxCount",
-                        f"{exc}; lower maxCount or raise platform.{section}.{pool.name}.maxSize",
+                        f"platform.models.{only.name}.maxCount",
+                        f"maxCount {only.config.max_count} needs {total} instance(s) at "
+                        f"{only.tasks_per_instance} task(s) per instance but {pool_path} is "
+                        f"{pool.config.max_size}; tasks beyond it would wait in PROVISIONING "
+                        "forever: lower maxCount or raise maxSize",
                     )
                 )
-                continue
+            else:
+                issues.append(
+                    ConfigIssue(
+                        pool_path,
+                        f"the services on this pool ("
+                        f"{', '.join(f'{n} {at_max[n]}' for n in at_max)} instance(s) at their "
+                        f"maxCount) need {total} instance(s) together but maxSize is "
+                        f"{pool.config.max_size}; tasks beyond it would wait in PROVISIONING "
+                        "forever: raise maxSize or lower the services' maxCount",
+                    )
+                )
+            continue
+        if len(on_pool) > 1:
+            note = (
+                f"shared by {', '.join(at_max)}: {total} of {pool.config.max_size} instance(s) "
+                "with every service at its maxCount"
+            )
+            pools[pool.name] = replace(pool, notes=(*pool.notes, note))
+        eni_notes, eni_issue = _eni_check(pool, on_pool)
+        if eni_issue is not None:
+            issues.append(eni_issue)
+            continue
+        pools[pool.name] = replace(pools[pool.name], notes=(*pools[pool.name].notes, *eni_notes))
+        for m in on_pool:
+            others = total - at_max[m.name]
+            deploy = choose_deploy(
+                m.config.min_count,
+                m.config.max_count,
+                m.tasks_per_instance,
+                pool.config.max_size - others,
+                m.config.desired_count,
+            )
             models[m.name] = replace(m, deploy=deploy)
+
+    for name, pool in pools.items():
+        pools[name] = _pull_behavior(pool, [m for m in models.values() if m.pool.name == name])
 
     rerankers: dict[str, RerankerPlan] = {}
     for name, rr in config.rerankers.items():
@@ -1052,6 +1337,13 @@ def build_plan(
     )
     issues += worker_issues
 
+    subscriptions = [
+        ops_specs.Subscription(sub.protocol, sub.endpoint)
+        for sub in config.operations.alarm_subscriptions
+    ]
+    issues += [
+        ConfigIssue(path, message) for path, message in ops_specs.check_subscriptions(subscriptions)
+    ]
     builds = _image_builds(config, issues)
     endpoint = _endpoint_spec(config, idle, models, rerankers, project, stack)
     issues += endpoint_arg_issues(endpoint)
@@ -1131,8 +1423,69 @@ def _gateway_plan(
     return replace(
         plan,
         priority=priority,
-        deregistration=_deregistration(plan.spec.longest_request_seconds, idle),
+        deregistration=_deregistration(plan.spec.longest_request_seconds),
     )
+
+
+def _eni_check(pool: PoolPlan, on_pool: list[ModelPlan]) -> tuple[list[str], ConfigIssue | None]:
+    """awsvpc gives every task its own ENI: an instance that can hold several tasks must have
+    that many interfaces on its default network card besides its own (without trunking, which
+    the stack does not enable). One line per chosen type that holds more than one task."""
+    if not on_pool or pool.kind != "gpu":
+        return [], None  # Neuron tasks run one per instance (distinctInstance)
+    smallest = min(m.gpu_count for m in on_pool)
+    notes: list[str] = []
+    for inst in pool.types.instances:
+        tasks = inst.accelerator_count // smallest
+        if tasks <= 1:
+            continue
+        limit = catalog.awsvpc_task_limit(inst.name)
+        if tasks > limit:
+            return notes, ConfigIssue(
+                f"platform.{pool.section}.{pool.name}",
+                f"{inst.name} can hold {tasks} tasks of {smallest} GPU(s) but its default network "
+                f"card takes only {limit} awsvpc task ENI(s) besides its own "
+                f"({catalog.DEFAULT_CARD_ENIS[inst.name]} interfaces); the tasks beyond them "
+                "would never place: use a type with more interfaces, larger tasks, or enable "
+                "ECS awsvpc trunking and raise the limit in the catalog",
+            )
+        notes.append(
+            f"awsvpc ENIs on {inst.name}: up to {tasks} task(s) of {smallest} GPU(s) need {tasks} "
+            f"of the {limit} task ENIs its default network card takes without trunking"
+        )
+    return notes, None
+
+
+def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:
+    """prefer-cached only when every image the pool runs is a digest (the stack's own builds
+    always are); a mutable tag re-pushed later would otherwise keep running stale on every host
+    that cached it. Managed Instances pools have no agent settings of ours: unchanged."""
+    if pool.managed:
+        return pool
+    if isinstance(pool.config, PoolConfig) and pool.config.warm_pool is not None:
+        images = tuple(sorted({m.image for m in on_pool if m.image is not None}))
+        built = sorted(m.name for m in on_pool if m.image is None)
+        note = (
+            f"warm pool pre-pulls {len(images)} image(s) while its instances initialise "
+            "(ECR login with the instance role, then the group stops them)"
+            + (f"; not the stack-built image(s) of {', '.join(built)}" if built else "")
+        )
+        pool = replace(pool, prepull_images=images, notes=(*pool.notes, note))
+    tagged = sorted(
+        f"{m.name} ({m.image})"
+        for m in on_pool
+        if m.image is not None and not image_build.is_digest_reference(m.image)
+    )
+    if not tagged:
+        note = "image pull behaviour prefer-cached: every image on the pool is pinned by digest"
+        return replace(pool, image_pull_behavior="prefer-cached", notes=(*pool.notes, note))
+    note = (
+        f"image pull behaviour default, not prefer-cached: {', '.join(tagged)} "
+        f"{'is a mutable tag' if len(tagged) == 1 else 'are mutable tags'}, which a host would "
+        "keep running stale after a re-push; pin them by digest (<repository>@sha256:<digest>, "
+        "what the CI deploys) to start tasks from the cached image"
+    )
+    return replace(pool, image_pull_behavior="default", notes=(*pool.notes, note))
 
 
 def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, tuple[str, ...]]:
@@ -1178,6 +1531,7 @@ def _endpoint_spec(
         access_logs=ep.access_logs,
         access_log_retention_days=ep.access_log_retention_days,
         hosted_zone_id=ep.hosted_zone_id,
+        protect=config.protect,
         auth=AuthSpec(
             existing_user_pool_id=auth.existing_user_pool_id,
             existing_user_pool_domain=auth.existing_user_pool_domain,
@@ -1185,5 +1539,6 @@ def _endpoint_spec(
             api_scopes=tuple(auth.api_scopes),
             session_timeout_seconds=auth.session_timeout_seconds,
             access_token_validity_minutes=auth.access_token_validity_minutes,
+            protect=config.protect,
         ),
     )

@@ -34,8 +34,9 @@ from components.cluster import Cluster, ClusterArgs
 from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
+from components.operations import Operations, OperationsArgs, ServiceWatch
 from components.plan import Plan, pool_resource_name
-from components.services.base import EfsAccess, ServiceWiring
+from components.services.base import EfsAccess, ServiceWiring, exec_log_group_name
 from components.services.gateway import (
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -47,6 +48,7 @@ from components.services.model import ModelService, ModelServiceArgs
 from components.services.reranker import FargateReranker, FargateRerankerArgs
 from components.services.worker import QueueWorker, QueueWorkerArgs
 from components.specs.gateway import GatewayPlan
+from components.specs.operations import Subscription
 from components.specs.service_connect import Namespace, private_host
 from components.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 from contracts import litellm
@@ -110,7 +112,10 @@ class InferencePlatform(pulumi.ComponentResource):
             f"{name}-ecs",
             ClusterArgs(
                 container_insights=cfg.cluster.container_insights,
-                execute_command_logging=cfg.cluster.execute_command_logging,
+                # Session logging only exists where ECS Exec is switched on.
+                execute_command_logging=cfg.cluster.execute_command
+                and cfg.cluster.execute_command_logging,
+                exec_log_group_name=exec_log_group_name(),
             ),
             opts=child,
         )
@@ -207,6 +212,11 @@ class InferencePlatform(pulumi.ComponentResource):
                     image=_image(m.image, m.config.engine, built_images),
                     capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
                     weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
+                    metrics_image=(
+                        _image(m.metrics_image, "metrics", built_images)
+                        if m.metrics_sidecar
+                        else None
+                    ),
                 ),
                 opts=child,
             )
@@ -220,11 +230,63 @@ class InferencePlatform(pulumi.ComponentResource):
                     r.spec,
                     **wired,
                     image=_image(r.image, "reranker", built_images),
+                    metrics_image=(
+                        _image(r.metrics_image, "metrics", built_images)
+                        if r.metrics_sidecar
+                        else None
+                    ),
                 ),
                 opts=child,
             )
             for r in plan.rerankers.values()
         }
+        ops = cfg.operations
+        self.operations = Operations(
+            f"{name}-ops",
+            OperationsArgs(
+                cluster_name=self.cluster.name,
+                cluster_arn=self.cluster.arn,
+                load_balancer_arn_suffix=self.endpoint.load_balancer.arn_suffix,
+                services=[
+                    *(
+                        ServiceWatch(
+                            service=m.name,
+                            kind=m.config.engine,
+                            min_count=m.config.min_count,
+                            target_group_arn_suffix=self.models[m.name].target_group.arn_suffix,
+                            ecs_service_name=self.models[m.name].service.name,
+                            pool=m.pool.name,
+                            engine_metrics=m.metrics_sidecar,
+                        )
+                        for m in plan.models.values()
+                    ),
+                    *(
+                        ServiceWatch(
+                            service=r.name,
+                            kind="reranker",
+                            min_count=r.config.min_count,
+                            target_group_arn_suffix=self.rerankers[r.name].target_group.arn_suffix,
+                            ecs_service_name=self.rerankers[r.name].service.name,
+                            engine_metrics=r.metrics_sidecar,
+                        )
+                        for r in plan.rerankers.values()
+                    ),
+                ],
+                # Pool panels and the GPU memory alarm read the host agent's metrics.
+                gpu_pools=[
+                    n for n, p in plan.pools.items() if p.kind == "gpu" and p.host_telemetry
+                ],
+                neuron_pools=[
+                    n for n, p in plan.pools.items() if p.kind == "neuron" and p.host_telemetry
+                ],
+                alarm_settings=plan.alarm_settings(),
+                subscriptions=[
+                    Subscription(sub.protocol, sub.endpoint) for sub in ops.alarm_subscriptions
+                ],
+                dashboard=ops.dashboard,
+            ),
+            opts=child,
+        )
         self.gateway: LiteLLMGateway | None = None
         self.gateway_database: GatewayDatabase | None = None
         self.workers: dict[str, QueueWorker] = {}

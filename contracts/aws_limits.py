@@ -240,6 +240,9 @@ SQS_ATTRIBUTE_RANGES = {
 # CloudWatch: at most 10 metric queries per alarm; 500 widgets per dashboard.
 ALARM_METRIC_QUERIES_MAX = 10
 DASHBOARD_MAX_WIDGETS = 500
+# KMS ScheduleKeyDeletion: a pending-deletion window of 7-30 days (the provider sends the key's
+# deletionWindowInDays only when the key is destroyed).
+KMS_DELETION_WINDOW_DAYS = (7, 30)
 
 # What pulumi-aws does when a type declares no autoname rule of its own: every resource whose
 # Terraform schema has an input `name` is autonamed with at most 255 characters

@@ -27,5 +27,11 @@ ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
 ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
 """huggingface_hub: `1` forbids any hub request (weights must come from S3)."""
 
+ENV_REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
+"""The stack's region, set in every container (model and re-ranker) from the provider's region.
+Tasks run with ECS_AWSVPC_BLOCK_IMDS, so no SDK inside them (boto3, vLLM's S3 utilities, the
+Run:ai streamer) can ask IMDS for the region: without these they fall back to us-east-1 or the
+global endpoint and stream weights across regions. Services may not set them themselves."""
+
 COMMON_READS = (ENV_SERVED_MODEL_NAME, ENV_PORT, ENV_SSE_KEEPALIVE_SECONDS, ENV_EXTRA_ARGS)
 """The ENGINE_* variables both entrypoints read."""

@@ -35,3 +35,8 @@ READS = (
 
 ENV_NEURON_RT_VISIBLE_CORES = "NEURON_RT_VISIBLE_CORES"
 """Neuron runtime: the NeuronCores the process may use (`0-3`)."""
+
+TASK_CAPABILITIES = ("IPC_LOCK",)
+"""Linux capabilities the Neuron container adds (`linuxParameters.capabilities.add`), as in AWS's
+ECS Neuron task-definition example: the Neuron runtime pins host memory for device DMA, and
+CAP_IPC_LOCK lets it lock more than RLIMIT_MEMLOCK, so no memlock ulimit is set besides."""

@@ -42,5 +42,7 @@ shows up as sporadic 502s, so it is set above the idle timeout."""
 ENV_NO_USAGE_STATS = "VLLM_NO_USAGE_STATS"
 """`1` disables usage reporting to vLLM's collector (private subnets, no phoning home)."""
 ENV_API_KEY = "VLLM_API_KEY"
-"""Bearer key required on `/v1/*` when set. Inject it from Secrets Manager through the
-container's `secrets`, never `environment` (the policy pack flags plaintext secrets)."""
+"""NEVER set by this stack, and rejected in a model's `environment` and `secrets`: when set,
+vLLM requires `Authorization: Bearer <that key>` on `/v1/*`, but the ALB authenticates callers
+itself and forwards their `Authorization: Bearer <Cognito JWT>` header unchanged, so vLLM would
+answer 401 to every request. Authentication is the ALB's (jwt-validation, Cognito)."""

@@ -46,6 +46,7 @@ from contracts.aws_limits import (
     EFS_ACCESS_POINT_PATH_MAX_DEPTH,
     IAM_ROLE_SESSION_DURATION_RANGE,
     IMDS_HOP_LIMIT_RANGE,
+    KMS_DELETION_WINDOW_DAYS,
     MANAGED_POLICIES_PER_ROLE,
     MANAGED_POLICY_MAX_CHARS,
     ROLE_INLINE_POLICIES_MAX_CHARS,
@@ -2436,6 +2437,81 @@ def _db_cluster_instance(i: Inputs, name: str | None) -> list[ApiRequest]:
                     "DBSubnetGroupName": i.get("dbSubnetGroupName"),
                     "PubliclyAccessible": i.get("publiclyAccessible"),
                     "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# the alarm topic's key, policy and subscriptions (components/operations.py)
+# --------------------------------------------------------------------------------------------
+
+
+@maps("aws:kms/key:Key")
+def _kms_key(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "kms",
+            "CreateKey",
+            drop_none(
+                {
+                    "Policy": i.get("policy"),
+                    "Description": i.get("description"),
+                    "KeyUsage": i.get("keyUsage"),
+                    "KeySpec": i.get("customerMasterKeySpec"),
+                    "MultiRegion": i.get("multiRegion"),
+                    "BypassPolicyLockoutSafetyCheck": i.get("bypassPolicyLockoutSafetyCheck"),
+                    "Tags": tags(i.get("tags"), "TagKey", "TagValue"),
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:kms/key:Key")
+def _kms_key_limits(i: Inputs, _name: str | None) -> Iterable[str]:
+    window = i.get("deletionWindowInDays")
+    lo, hi = KMS_DELETION_WINDOW_DAYS
+    if isinstance(window, (int, float)) and not lo <= window <= hi:
+        yield f"deletionWindowInDays {as_int(window)} must be {lo}-{hi}"
+    yield from policy_problems(i.get("policy"), "resource")
+
+
+@maps("aws:sns/topicPolicy:TopicPolicy")
+def _sns_topic_policy(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "sns",
+            "SetTopicAttributes",
+            drop_none(
+                {
+                    "TopicArn": i.get("arn"),
+                    "AttributeName": "Policy",
+                    "AttributeValue": i.get("policy"),
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:sns/topicPolicy:TopicPolicy")
+def _sns_topic_policy_grammar(i: Inputs, _name: str | None) -> Iterable[str]:
+    yield from policy_problems(i.get("policy"), "resource")
+
+
+@maps("aws:sns/topicSubscription:TopicSubscription")
+def _sns_subscription(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "sns",
+            "Subscribe",
+            drop_none(
+                {
+                    "TopicArn": i.get("topic"),
+                    "Protocol": i.get("protocol"),
+                    "Endpoint": i.get("endpoint"),
+                    "ReturnSubscriptionArn": True,
                 }
             ),
         )

@@ -100,7 +100,26 @@ KEY_INPUTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("target", "targetTrackingScalingPolicyConfiguration.targetValue"),
         ("out s", "targetTrackingScalingPolicyConfiguration.scaleOutCooldown"),
         ("in s", "targetTrackingScalingPolicyConfiguration.scaleInCooldown"),
+        (
+            "metric",
+            "targetTrackingScalingPolicyConfiguration.predefinedMetricSpecification"
+            ".predefinedMetricType",
+        ),
+        (
+            "math",
+            "targetTrackingScalingPolicyConfiguration.customizedMetricSpecification.metrics.2"
+            ".expression",
+        ),
     ),
+    "aws:cloudwatch/metricAlarm:MetricAlarm": (
+        ("metric", "metricName"),
+        ("math", "metricQueries.2.expression"),
+        ("threshold", "threshold"),
+        ("periods", "evaluationPeriods"),
+    ),
+    "aws:cloudwatch/eventRule:EventRule": (("name", "name"),),
+    "aws:cloudwatch/dashboard:Dashboard": (("name", "dashboardName"),),
+    "aws:sns/topic:Topic": (("kms", "kmsMasterKeyId"),),
 }
 
 
@@ -137,6 +156,7 @@ class PreviewResult:
                 for r in self.resources
             ],
             "outputs": self.outputs,
+            "cost": self.outputs.get("cost"),
             "policy": [asdict(v) for v in self.violations],
             "findings": [asdict(f) for f in self.findings],
             "timings": self.timings,
@@ -354,6 +374,40 @@ def render_decisions(outputs: dict[str, Any]) -> list[str]:
     return lines
 
 
+def render_cost(outputs: dict[str, Any]) -> list[str]:
+    """The program's `cost` output (components/cost.py `to_json`) as a table: one row per
+    category, a column per scale point."""
+    doc = outputs.get("cost")
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict):
+        return []
+    points = [p for p in ("minimum", "steady", "maximum") if p in doc["points"]]
+    categories: list[str] = []
+    for p in points:
+        categories += [c for c in doc["points"][p].get("byCategory", {}) if c not in categories]
+    lines = [f"  {'':<22}" + "".join(f"{p:>14}" for p in points)]
+    for c in categories:
+        cells = [doc["points"][p].get("byCategory", {}).get(c, 0.0) for p in points]
+        lines.append(
+            f"  {c:<22}" + "".join(f"{'$' + format(v, '.3f'):>14}" for v in cells) + "  /h"
+        )
+    for label, key, fmt in (
+        ("total per hour", "usdPerHour", ".2f"),
+        ("total per month", "usdPerMonth", ",.0f"),
+    ):
+        cells = [doc["points"][p].get(key, 0.0) for p in points]
+        lines.append(f"  {label:<22}" + "".join(f"{'$' + format(v, fmt):>14}" for v in cells))
+    if doc.get("excursionToMaximumUsd") is not None:
+        lines.append(
+            f"  one excursion to maximum costs at least ${doc['excursionToMaximumUsd']:.2f} more: "
+            f"extra instances stay {doc.get('scaleInLagMinutes', 15)} min after the load falls"
+        )
+    lines += [f"  note: {n}" for n in doc.get("notes", [])]
+    lines += [f"  assumption: {a}" for a in doc.get("assumptions", [])]
+    if doc.get("pricesAsOf"):
+        lines.append(f"  prices as of {doc['pricesAsOf']}: {doc.get('pricesSource', '')}")
+    return lines
+
+
 def render_policy(violations: list[Any]) -> list[str]:
     if not violations:
         return ["  no violations"]
@@ -425,7 +479,10 @@ def render_text(result: PreviewResult) -> str:
     decisions = render_decisions(result.outputs)
     if decisions:
         out += ["", "Decisions:", *decisions]
-    plain_outputs = {k: v for k, v in result.outputs.items() if k != "decisions"}
+    cost = render_cost(result.outputs)
+    if cost:
+        out += ["", "Cost (USD, on-demand list prices):", *cost]
+    plain_outputs = {k: v for k, v in result.outputs.items() if k not in ("decisions", "cost")}
     if plain_outputs:
         out += ["", "Outputs:"]
         out += [

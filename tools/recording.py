@@ -73,6 +73,8 @@ class RecordedResource:
     property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)
     """What the mocks answered (ids, ARNs, autonames): lets checks join resources by ARN."""
+    retain_on_delete: bool = False
+    """The `retainOnDelete` resource option: `pulumi destroy` leaves the resource in AWS."""
 
 
 @dataclass
@@ -379,6 +381,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     provider=request.provider or None,
                     property_dependencies=prop_deps,
                     outputs=plain(json_format.MessageToDict(response.object)),
+                    retain_on_delete=bool(request.retainOnDelete),
                 )
             )
         return response

@@ -43,6 +43,7 @@ import pulumi_aws as aws
 from components.sizing import catalog
 from components.sizing.catalog import Accelerator, InstanceType
 from components.specs.mixed_instances import SPOT_AGENT_SETTINGS, MixedInstancesArgs
+from components.specs.operations import host_telemetry_policy, host_telemetry_user_data
 from components.specs.pool import (
     KIND_LABEL,
     PoolArgumentError,
@@ -91,11 +92,13 @@ def ecs_agent_settings(
     warm_pool: bool,
     container_stop_timeout_seconds: int = 120,
     image_minimum_cleanup_age_hours: int = 24,
+    image_pull_behavior: str = "prefer-cached",
     spot: bool = False,
 ) -> dict[str, str]:
     """The /etc/ecs/ecs.config entries of a pool's instances, in file order.
 
-    Defaults: stop timeout 120 s, images kept at least 24 h after their pull, no Spot.
+    Defaults: stop timeout 120 s, images kept at least 24 h after their pull, pull behaviour
+    prefer-cached (the plan chooses `default` for a pool that runs a mutable tag), no Spot.
     """
     if not _CLUSTER_NAME.fullmatch(cluster_name):
         # Also keeps the value from breaking out of the heredoc in `ecs_user_data`.
@@ -111,9 +114,9 @@ def ecs_agent_settings(
     # linuxParameters.devices, which needs no agent setting (the Neuron AMI loads the driver).
     settings.update(
         {
-            # A multi-GB CUDA/Neuron image already on the volume is reused instead of pulled
-            # again on every task start; tags are pinned by the config, so the cache is safe.
-            "ECS_IMAGE_PULL_BEHAVIOR": "prefer-cached",
+            # prefer-cached: a multi-GB CUDA/Neuron image already on the volume is reused
+            # instead of pulled again on every task start; safe only for digest references.
+            "ECS_IMAGE_PULL_BEHAVIOR": image_pull_behavior,
             # Unused images stay at least this long, so a crashed task, a scale-in/out on the
             # same host or a circuit-breaker rollback finds its image on disk. Cleanup stays on
             # so months of deploys cannot fill the root volume.
@@ -133,6 +136,10 @@ def ecs_agent_settings(
             ),
         }
     )
+    # Images the warm-pool initialisation pre-pulled with `docker pull` are untracked by the
+    # agent; its untracked-image cleanup (agent config DeleteNonECSImagesEnabled) defaults to
+    # false, stated here so the pre-pulled images stay until a task uses (and tracks) them.
+    settings["ECS_ENABLE_UNTRACKED_IMAGE_CLEANUP"] = "false"
     if warm_pool:
         # Without it an instance registers with the cluster while parked in the warm pool and
         # ECS places tasks on a host that is about to stop (agent >= 1.59.0).
@@ -151,12 +158,21 @@ def ecs_user_data(
     warm_pool: bool,
     container_stop_timeout_seconds: int = 120,
     image_minimum_cleanup_age_hours: int = 24,
+    image_pull_behavior: str = "prefer-cached",
     spot: bool = False,
+    prepull_images: Sequence[str] = (),
+    region: str | None = None,
 ) -> str:
     """The instance user data (a shell script) that writes /etc/ecs/ecs.config.
 
     The ECS-optimized AMI starts the agent after cloud-init has run the user data, so the file
     is complete before the agent reads it. Same defaults as `ecs_agent_settings`.
+
+    With a warm pool and `prepull_images` (default none; `region` then required), an instance
+    that is initialising INTO the warm pool (IMDS target lifecycle state `Warmed:*`) logs in to
+    each ECR registry with the instance role and `docker pull`s every image, then completes the
+    `PREPULL_HOOK` launch lifecycle action, after which the group stops it; an instance
+    launching straight into service completes the action at once and its agent pulls as usual.
     """
     settings = ecs_agent_settings(
         cluster_name,
@@ -164,16 +180,73 @@ def ecs_user_data(
         warm_pool=warm_pool,
         container_stop_timeout_seconds=container_stop_timeout_seconds,
         image_minimum_cleanup_age_hours=image_minimum_cleanup_age_hours,
+        image_pull_behavior=image_pull_behavior,
         spot=spot,
     )
     body = "\n".join(f"{key}={value}" for key, value in settings.items())
-    return (
+    script = (
         "#!/bin/bash\n"
         "set -euo pipefail\n"
         "mkdir -p /etc/ecs\n"
         "cat <<'EOF' >> /etc/ecs/ecs.config\n"
         f"{body}\n"
         "EOF\n"
+    )
+    if warm_pool and prepull_images:
+        if region is None or not _REGION.fullmatch(region):
+            raise ValueError(f"pre-pulling images needs the stack's region, got {region!r}")
+        script += prepull_script(prepull_images, region)
+    return script
+
+
+# Name of the launch lifecycle hook that holds a warm-pool instance until its images are pulled.
+PREPULL_HOOK = "prepull-images"
+# How long the group waits for the hook before it continues anyway (a stuck pull must not keep
+# the instance out of the warm pool forever): a 20 GB image at 100 MiB/s takes under 4 minutes.
+PREPULL_HOOK_TIMEOUT_SECONDS = 1800
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
+_IMAGE_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
+
+
+def prepull_script(images: Sequence[str], region: str) -> str:
+    """The user-data tail of `ecs_user_data` that pre-pulls `images` on warm-pool initialisation.
+
+    It runs detached (systemd-run) so cloud-init, and with it docker and the ECS agent, are not
+    held up; IMDSv2 only (hop limit 1 allows the host itself)."""
+    bad = [i for i in images if not _IMAGE_REFERENCE.fullmatch(i)]
+    if bad:
+        raise ValueError(f"image references {bad!r} cannot be pre-pulled safely")
+    registries = sorted({i.split("/", 1)[0] for i in images if ".dkr.ecr." in i.split("/", 1)[0]})
+    logins = "".join(
+        f"  aws ecr get-login-password --region {region} | docker login --username AWS "
+        f"--password-stdin {r}\n"
+        for r in registries
+    )
+    pulls = "".join(f"  docker pull {i}\n" for i in sorted(set(images)))
+    return (
+        "cat <<'PREPULL' > /usr/local/sbin/ecs-inference-prepull\n"
+        "#!/bin/bash\n"
+        "set -uo pipefail\n"
+        'imds() { curl -fsS -H "X-aws-ec2-metadata-token: $token" '
+        '"http://169.254.169.254/latest/$1"; }\n'
+        'token=$(curl -fsS -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 300" '
+        "http://169.254.169.254/latest/api/token)\n"
+        "instance=$(imds meta-data/instance-id)\n"
+        "state=$(imds meta-data/autoscaling/target-lifecycle-state || echo unknown)\n"
+        'if [[ "$state" == Warmed:* ]]; then\n'
+        "  until docker info >/dev/null 2>&1; do sleep 5; done\n"
+        f"{logins}{pulls}"
+        "fi\n"
+        f"group=$(aws autoscaling describe-auto-scaling-instances --region {region} "
+        '--instance-ids "$instance" --query "AutoScalingInstances[0].AutoScalingGroupName" '
+        "--output text)\n"
+        f"aws autoscaling complete-lifecycle-action --region {region} "
+        f'--lifecycle-hook-name {PREPULL_HOOK} --auto-scaling-group-name "$group" '
+        '--instance-id "$instance" --lifecycle-action-result CONTINUE\n'
+        "PREPULL\n"
+        "chmod 0755 /usr/local/sbin/ecs-inference-prepull\n"
+        "systemd-run --unit=ecs-inference-prepull --no-block "
+        "/usr/local/sbin/ecs-inference-prepull\n"
     )
 
 
@@ -281,6 +354,32 @@ class AcceleratorPool(pulumi.ComponentResource):
             )
             for policy in instance_policies(args.ssm_access)
         ]
+        self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
+        if self.prepulls:
+            # The pre-pull script finds its group and completes its launch hook. Resource "*":
+            # the group's ARN embeds an id only known after the group (which needs this role)
+            # exists; completing a hook only lets an instance end its own wait early.
+            aws.iam.RolePolicy(
+                f"{name}-prepull",
+                role=self.instance_role.id,
+                policy=json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Sid": "CompletePrepullHook",
+                                "Effect": "Allow",
+                                "Action": [
+                                    "autoscaling:CompleteLifecycleAction",
+                                    "autoscaling:DescribeAutoScalingInstances",
+                                ],
+                                "Resource": "*",
+                            }
+                        ],
+                    }
+                ),
+                opts=child,
+            )
         self.instance_profile = aws.iam.InstanceProfile(
             f"{name}-instance-profile", role=self.instance_role.name, opts=child
         )
@@ -316,18 +415,40 @@ class AcceleratorPool(pulumi.ComponentResource):
                 name=catalog.ECS_AMI_SSM_PARAMETERS[self.ACCELERATOR],
                 opts=pulumi.InvokeOutputOptions(parent=self),
             ).insecure_value
-        user_data = pulumi.Output.from_input(args.cluster_name).apply(
-            lambda cluster: encode_user_data(
-                ecs_user_data(
-                    cluster,
-                    accelerator=self.ACCELERATOR,
-                    warm_pool=args.warm_pool is not None,
-                    container_stop_timeout_seconds=args.container_stop_timeout_seconds,
-                    image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
-                    spot=mixed is not None and mixed.uses_spot,
-                )
+        self.telemetry_policy: aws.iam.RolePolicy | None = None
+        self.telemetry_log_group: aws.cloudwatch.LogGroup | None = None
+        if args.host_telemetry_pool:
+            self.telemetry_policy, self.telemetry_log_group = _telemetry_resources(
+                self, name, args.host_telemetry_pool
             )
-        )
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+
+        def script(values: list[str]) -> str:
+            cluster, region_name = values
+            text = ecs_user_data(
+                cluster,
+                accelerator=self.ACCELERATOR,
+                warm_pool=args.warm_pool is not None,
+                container_stop_timeout_seconds=args.container_stop_timeout_seconds,
+                image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
+                image_pull_behavior=args.image_pull_behavior,
+                spot=mixed is not None and mixed.uses_spot,
+                prepull_images=args.prepull_images,
+                region=region_name,
+            )
+            if args.host_telemetry_pool:
+                # Appended after ecs.config is written: an agent install that fails cannot keep
+                # the instance from joining the cluster (the snippet only logs its failure).
+                text += host_telemetry_user_data(
+                    stack=pulumi.get_stack(),
+                    pool=args.host_telemetry_pool,
+                    kind="gpu" if self.ACCELERATOR == "nvidia" else "neuron",
+                    region=region_name,
+                    log_group=host_log_group_name(args.host_telemetry_pool),
+                )
+            return encode_user_data(text)
+
+        user_data = pulumi.Output.all(args.cluster_name, region).apply(script)
         types = args.instance_types or (self.instance.name,)
         # With a mixed instances policy the group's overrides name the types.
         name_tags = {"Name": name if mixed is not None else f"{name}-{self.instance.name}"}
@@ -434,6 +555,18 @@ class AcceleratorPool(pulumi.ComponentResource):
             protect_from_scale_in=True,
             health_check_type="EC2",
             warm_pool=warm_pool_args,
+            # Holds a launching instance until its pre-pull completed (warm pool) or was skipped
+            # (straight into service), see `prepull_script`.
+            initial_lifecycle_hooks=[
+                aws.autoscaling.GroupInitialLifecycleHookArgs(
+                    name=PREPULL_HOOK,
+                    lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
+                    heartbeat_timeout=PREPULL_HOOK_TIMEOUT_SECONDS,
+                    default_result="CONTINUE",
+                )
+            ]
+            if self.prepulls
+            else None,
             instance_refresh=instance_refresh,
             # Deleting the pool must not wait for protected instances that nothing unprotects
             # once the capacity provider is gone; services (and their tasks) are deleted first
@@ -497,6 +630,47 @@ class AcceleratorPool(pulumi.ComponentResource):
 # (`/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id`) on inf2/trn1.
 # No GPU support flag: Neuron devices are not an ECS resource type, so the model's task maps
 # /dev/neuronN through linuxParameters.devices and placement keeps one task per device set.
+
+
+def _telemetry_resources(
+    pool: AcceleratorPool, name: str, telemetry_pool: str
+) -> tuple[aws.iam.RolePolicy, aws.cloudwatch.LogGroup | None]:
+    """The agent's least-privilege grant on the instance role (and the Neuron EMF log group)."""
+    child = pulumi.ResourceOptions(parent=pool)
+    if pool.ACCELERATOR == "nvidia":
+        document = json.dumps(host_telemetry_policy(kind="gpu"))
+        return (
+            aws.iam.RolePolicy(
+                f"{name}-telemetry", role=pool.instance_role.id, policy=document, opts=child
+            ),
+            None,
+        )
+    group = aws.cloudwatch.LogGroup(
+        f"{name}-host-metrics",
+        name=host_log_group_name(telemetry_pool),
+        retention_in_days=HOST_LOG_RETENTION_DAYS,
+        opts=child,
+    )
+    policy = aws.iam.RolePolicy(
+        f"{name}-telemetry",
+        role=pool.instance_role.id,
+        policy=group.arn.apply(
+            lambda arn: json.dumps(host_telemetry_policy(kind="neuron", log_group_arn=arn))
+        ),
+        opts=child,
+    )
+    return policy, group
+
+
+# The EMF lines are only the carrier of Neuron host metrics (CloudWatch keeps the metrics 15
+# months regardless); a week of raw lines is enough to debug the pipeline.
+HOST_LOG_RETENTION_DAYS = 7
+
+
+def host_log_group_name(pool: str) -> str:
+    """`/<project>/<stack>/hosts/<pool>`: where Neuron hosts' EMF lands (GPU hosts use
+    PutMetricData and write no log)."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/hosts/{pool}"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -40,9 +40,13 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components.config.issues import ConfigError, ConfigIssue
+from components.iam import KMS_KEY_ARN
 from components.specs import managed_instances
 from components.specs.weights import EfsConfigError, parse_efs_uri
 from contracts import aws_limits, litellm
+from contracts.engine import ENV_REGION_VARIABLES
+from contracts.metrics import METRICS_BY_KIND
+from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 
 ROOT = "platform"
 
@@ -165,12 +169,16 @@ class NetworkConfig(_Section):
 
 
 class ClusterConfig(_Section):
-    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec audit logging on."""
+    """The ECS cluster. Defaults: enhanced Container Insights, ECS Exec off."""
 
     container_insights: Literal["enhanced", "enabled", "disabled"] = "enhanced"
     """Container Insights level; `enhanced` adds per-task and per-container metrics."""
+    execute_command: bool = False
+    """ECS Exec (`aws ecs execute-command`) into every service's tasks: the services enable it,
+    the task roles get the ssmmessages channels and may write the session log. Off: no shell
+    into a serving container at all."""
     execute_command_logging: bool = True
-    """Log ECS Exec sessions (who ran what in a GPU task) to CloudWatch."""
+    """With `executeCommand`: log every session (who ran what in a task) to CloudWatch."""
 
 
 class AuthConfig(_Section):
@@ -304,6 +312,9 @@ class ImagesConfig(_Section):
     """Image for `engine: sglang` services (built from images/sglang)."""
     tgi: Image | None = None
     """Image for `engine: tgi` services (built from images/tgi)."""
+    metrics: Image | None = None
+    """Metrics sidecar image, run next to every model and re-ranker (built from images/metrics,
+    for x86_64 and ARM64). Needed unless `operations.metricsSidecar` is false."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -471,22 +482,32 @@ class NeuronCompileConfig(_Section):
 
 
 class AutoscalingConfig(_Section):
-    """Target tracking on ALBRequestCountPerTarget.
+    """Target tracking on the engine's own load.
 
-    Defaults: 30 requests per target per minute, scale out after 60 s, scale in after 300 s
-    (scale out fast: a late GPU task hurts latency; scale in slow: a warm GPU task is expensive
-    to re-warm)."""
+    Defaults: `engineLoad` (requests waiting + running per task, from the metrics sidecar) at
+    80 % of `maxConcurrentSequences`; scale-out cooldown = the health-check grace period (a new
+    task serves only after it), scale-in cooldown at least twice that and at least 300 s. Scale
+    out fast (a late task costs latency), scale in slow (a warm model is expensive to reload).
+    """
 
+    metric: Literal["engineLoad", "kvCache", "albRequests"] = "engineLoad"
+    """`engineLoad`: requests waiting + running per task (metric math) against the batch the
+    engine runs at once; `kvCache`: KV-cache usage per task (long contexts fill memory before
+    the batch); `albRequests`: ALBRequestCountPerTarget (blind to tokens per request). The
+    first two need the metrics sidecar (`operations.metricsSidecar`)."""
+    target_utilization: float = Field(0.8, gt=0, le=1)
+    """Share of the engine's capacity (batch size or KV cache) at which to add a task."""
     target_requests_per_target: float = Field(30.0, gt=0)
-    """ALBRequestCountPerTarget target (requests per task per minute)."""
-    scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
-    """Wait after a scale-out before the next one."""
+    """`albRequests` target (requests per task per minute)."""
+    scale_out_cooldown_seconds: int | None = Field(None, ge=0, le=3600)
+    """Wait after a scale-out before the next one; default the health-check grace period."""
     scale_in_cooldown_seconds: int = Field(300, ge=0, le=86_400)
-    """Wait after a scale-in; must be >= the scale-out cooldown."""
+    """Least wait after a scale-in (raised to twice the scale-out cooldown)."""
 
     @model_validator(mode="after")
     def _asymmetric(self) -> AutoscalingConfig:
-        if self.scale_in_cooldown_seconds < self.scale_out_cooldown_seconds:
+        out = self.scale_out_cooldown_seconds
+        if out is not None and self.scale_in_cooldown_seconds < out:
             raise ValueError(
                 "scaleInCooldownSeconds must be >= scaleOutCooldownSeconds: scale out fast, "
                 "scale in slow"
@@ -509,6 +530,45 @@ class StartupConfig(_Section):
     """Engine warm-up after the weights are loaded (graph capture, compilation cache)."""
 
 
+class KmsKeysConfig(_Section):
+    """Customer-managed KMS keys a service's data is encrypted with (default none: SSE-S3
+    objects and secrets under the AWS-managed key need no KMS permission)."""
+
+    weights: str | None = None
+    """Key ARN of the weights' (or re-ranker model's) SSE-KMS objects: the task role gets
+    kms:Decrypt on it, through S3 only."""
+    secrets: list[str] = Field(default_factory=list)
+    """Key ARNs of the `secrets`: the execution role gets kms:Decrypt on them, through Secrets
+    Manager only."""
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, arn: str | None) -> str | None:
+        if arn is not None and not KMS_KEY_ARN.match(arn):
+            raise ValueError(
+                f"must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+            )
+        return arn
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, arns: list[str]) -> list[str]:
+        for arn in arns:
+            if not KMS_KEY_ARN.match(arn):
+                raise ValueError(
+                    f"must be KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+                )
+        return arns
+
+
+def _vllm_api_key_message(section: str) -> str:
+    return (
+        f"{section}.{VLLM_API_KEY} would make vLLM reject every request: the ALB forwards the "
+        "caller's Cognito token as `Authorization: Bearer`, which is not that key. Remove it; "
+        "the ALB already authenticates every request"
+    )
+
+
 class _ServiceBase(_Section):
     image: Image | None = None
     """Container image; default: the engine's entry in `images`, else the stack's own build
@@ -516,7 +576,8 @@ class _ServiceBase(_Section):
     desired_count: int = Field(1, ge=0, le=1000)
     """Tasks at deploy time (autoscaling moves it within min..max)."""
     min_count: int = Field(1, ge=0, le=1000)
-    """Autoscaling lower bound."""
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
     max_count: int = Field(2, ge=1, le=1000)
     """Autoscaling upper bound."""
     environment: dict[str, str] = Field(default_factory=dict)
@@ -525,6 +586,8 @@ class _ServiceBase(_Section):
     """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
     log_retention_days: int = Field(30, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS))
     """CloudWatch log retention."""
+    kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
+    """Customer-managed KMS keys of the weights bucket and of `secrets`."""
 
     @field_validator("environment")
     @classmethod
@@ -532,6 +595,13 @@ class _ServiceBase(_Section):
         for name in values:
             if not ENV_NAME_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if name == VLLM_API_KEY:
+                raise ValueError(_vllm_api_key_message("environment"))
+            if name in ENV_REGION_VARIABLES:
+                raise ValueError(
+                    f"{name!r} is set by the stack to its own region (aws:region) in every "
+                    "container; remove it here"
+                )
             if SECRET_NAME_HINT.search(name):
                 raise ValueError(
                     f"{name!r} looks like a credential: put its Secrets Manager ARN under "
@@ -549,8 +619,21 @@ class _ServiceBase(_Section):
                 raise ValueError(f"{name}: must be a Secrets Manager secret ARN, got {arn!r}")
         return values
 
+    # Whether the service's scaling metric has data with zero tasks (a queue backlog does; a
+    # per-task metric such as ALBRequestCountPerTarget or average CPU does not).
+    SCALES_FROM_ZERO: ClassVar[bool] = False
+
     @model_validator(mode="after")
     def _counts(self) -> _ServiceBase:
+        if self.min_count == 0 and not self.SCALES_FROM_ZERO:
+            # Target tracking on a per-task metric (ALBRequestCountPerTarget, the service's
+            # average CPU) has no data points with zero tasks, so the alarm that would scale
+            # out never fires: a service at 0 stays at 0 while requests get 503s.
+            raise ValueError(
+                "minCount 0 is not supported: target tracking scales on a per-task metric, "
+                "which has no data with zero tasks, so the service could never scale back out; "
+                "use minCount 1 or more"
+            )
         if not self.min_count <= self.desired_count <= self.max_count:
             raise ValueError(
                 f"need minCount <= desiredCount <= maxCount, got {self.min_count} <= "
@@ -721,6 +804,10 @@ class ModelConfig(_ServiceBase):
             )
         if self.engine != "neuron" and self.neuron is not None:
             raise ValueError("`neuron` settings only apply to engine neuron")
+        if VLLM_API_KEY in self.secrets:
+            # vLLM and Neuron serve through vLLM, which then demands its own bearer key; the
+            # other engines never read it, so the name there is a mistake either way.
+            raise ValueError(_vllm_api_key_message("secrets"))
         if self.engine == "neuron" and self.tensor_parallel_size is not None:
             raise ValueError("engine neuron takes its tp degree from `neuron.tpDegree`")
         if self.tensor_parallel_size is not None and self.tensor_parallel_size & (
@@ -771,7 +858,8 @@ class RerankerConfig(_ServiceBase):
     desired_count: int = Field(2, ge=0, le=1000)
     """Tasks at deploy time."""
     min_count: int = Field(1, ge=0, le=1000)
-    """Autoscaling lower bound."""
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
     max_count: int = Field(4, ge=1, le=1000)
     """Autoscaling upper bound."""
     scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
@@ -896,6 +984,8 @@ class WorkerConfig(_ServiceBase):
     DLQ, 4 days retention, scale to zero after 15 idle minutes.
     """
 
+    SCALES_FROM_ZERO: ClassVar[bool] = True  # the queue's backlog exists with zero tasks
+
     image: Image | None = None
     """The worker's image (pinned by tag or digest). Required."""
     max_job_seconds: int = Field(ge=1)
@@ -935,6 +1025,48 @@ class WorkerConfig(_ServiceBase):
         return self
 
 
+class AlarmsConfig(_Section):
+    """Thresholds of the paging alarms. Defaults: target 5xx above 5 % of requests, TTFT p99
+    above 10 s, a task pending 15 minutes, GPU memory above 95 %."""
+
+    target_5xx_percent: float = Field(5.0, gt=0, le=100)
+    """Share of requests the engines answer 5xx (3 of 5 minutes) that pages."""
+    ttft_p99_seconds: float = Field(10.0, gt=0, le=3600)
+    """Time to first token p99 of the slowest task (3 of 5 minutes) that pages."""
+    pending_minutes: int = Field(15, ge=1, le=1440)
+    """Minutes a task may wait for capacity before it pages."""
+    gpu_memory_percent: float = Field(95.0, gt=0, le=100)
+    """GPU memory use (5 minutes) that pages."""
+
+
+class SubscriptionConfig(_Section):
+    """One alarm recipient."""
+
+    protocol: Literal["email", "email-json", "https", "sms"]
+    """SNS protocol (e-mail subscriptions must be confirmed by the recipient)."""
+    endpoint: str
+    """E-mail address, https:// URL or E.164 phone number."""
+
+
+class OperationsConfig(_Section):
+    """Day-2 operations. Defaults: the metrics sidecar in every task, the CloudWatch agent on
+    every pool instance, one dashboard, alarms with the default thresholds to an SNS topic with
+    no subscriptions (add them here or subscribe later)."""
+
+    metrics_sidecar: bool = True
+    """Run the metrics sidecar (images/metrics) next to every engine; engine-load scaling and
+    the engine alarms need it."""
+    host_telemetry: bool = True
+    """CloudWatch agent on the pool instances: nvidia-smi metrics on GPU hosts, neuron-monitor
+    on Inferentia/Trainium hosts."""
+    dashboard: bool = True
+    """One CloudWatch dashboard for the stack."""
+    alarms: AlarmsConfig = Field(default_factory=lambda: AlarmsConfig.model_validate({}))
+    """Alarm thresholds."""
+    alarm_subscriptions: list[SubscriptionConfig] = Field(default_factory=list, max_length=50)
+    """Who the alarm topic notifies."""
+
+
 class StackConfig(_Section):
     """Everything one stack deploys. Only `endpoint` is required; pools and services are maps
     keyed by short names. Tags for every resource come from the provider's own
@@ -960,14 +1092,35 @@ class StackConfig(_Section):
     """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
     weight_stores: dict[Name, WeightStoreConfig] = Field(default_factory=dict)
     """Stack-managed EFS file systems for weights, by name (`weightsUri: efs://<name>/...`)."""
+    operations: OperationsConfig = Field(
+        default_factory=lambda: OperationsConfig.model_validate({})
+    )
+    """Metrics, host telemetry, dashboard and alarms."""
     gateway: GatewayConfig | None = None
     """The AI gateway (LiteLLM) in front of every model and optional Bedrock models; default
     none."""
     workers: dict[Name, WorkerConfig] = Field(default_factory=dict)
     """Queue workers on Fargate, by name; they call models through the gateway."""
+    protect: bool = True
+    """Keep what cannot be recreated when the stack is destroyed: on (prod), the Cognito user
+    pool has deletion protection and, like the ALB access-log bucket, is retained by `pulumi
+    destroy` (left in the account, dropped from the state); off (dev), both are deleted, the
+    bucket with its logs."""
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]
+
+    def metrics_sidecar_services(self) -> list[str]:
+        """Services that run the metrics sidecar: with `operations.metricsSidecar`, every
+        re-ranker and every model whose engine the sidecar can scrape (`contracts.metrics`
+        knows the vLLM and Neuron families; SGLang, TGI and custom engines name theirs
+        differently, so they run without it and scale on ALB requests)."""
+        if not self.operations.metrics_sidecar:
+            return []
+        return [
+            *(n for n, m in self.models.items() if m.engine in METRICS_BY_KIND),
+            *self.rerankers,
+        ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -1098,6 +1251,38 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                     "no image: set `image` here or `images.reranker`, or `images.build: true`",
                 )
             )
+    if cfg.metrics_sidecar_services() and not cfg.images.build and cfg.images.metrics is None:
+        issues.append(
+            ConfigIssue(
+                f"{ROOT}.images.metrics",
+                "the metrics sidecar needs an image: set `images.metrics`, or `images.build: "
+                "true`, or turn it off with `operations.metricsSidecar: false`",
+            )
+        )
+    for name, model in cfg.models.items():
+        if model.engine not in METRICS_BY_KIND and (
+            "metric" in model.autoscaling.model_fields_set
+            and model.autoscaling.metric != "albRequests"
+        ):
+            issues.append(
+                ConfigIssue(
+                    f"{ROOT}.models.{name}.autoscaling.metric",
+                    f"{model.autoscaling.metric} scaling reads engine metrics the metrics sidecar "
+                    f"cannot scrape from engine {model.engine} (it knows the vLLM and Neuron "
+                    "families); set `albRequests`, the default for this engine",
+                )
+            )
+    if not cfg.operations.metrics_sidecar:
+        for name, model in cfg.models.items():
+            if model.engine in METRICS_BY_KIND and model.autoscaling.metric != "albRequests":
+                issues.append(
+                    ConfigIssue(
+                        f"{ROOT}.models.{name}.autoscaling.metric",
+                        f"{model.autoscaling.metric} scaling reads the engine's metrics, which "
+                        "the metrics sidecar publishes; set `albRequests` or turn "
+                        "`operations.metricsSidecar` on",
+                    )
+                )
     if cfg.images.build and not images_to_build(cfg):
         issues.append(
             ConfigIssue(
@@ -1165,6 +1350,8 @@ def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
     for name, rr in cfg.rerankers.items():
         if rr.image is None and cfg.images.reranker is None:
             users.setdefault("reranker", []).append(name)
+    if cfg.images.metrics is None and cfg.metrics_sidecar_services():
+        users["metrics"] = cfg.metrics_sidecar_services()
     return users
 
 

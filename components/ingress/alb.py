@@ -375,7 +375,15 @@ class Endpoint(pulumi.ComponentResource):
         region: pulumi.Output[str],
         account_id: pulumi.Output[str],
     ) -> list[pulumi.Resource]:
-        bucket = aws.s3.Bucket(f"{name}-logs", opts=child)
+        bucket = aws.s3.Bucket(
+            f"{name}-logs",
+            # S3 deletes only empty buckets: an unprotected (dev) stack empties it on destroy; a
+            # protected one keeps bucket and logs (audit evidence) in the account.
+            force_destroy=not args.protect,
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(retain_on_delete=args.protect)
+            ),
+        )
         self.access_log_bucket = bucket
         ownership = aws.s3.BucketOwnershipControls(
             f"{name}-logs-ownership",

@@ -118,8 +118,12 @@ class CognitoAuth:
                         )
                     ]
                 ),
-                deletion_protection="ACTIVE",
-                opts=child,
+                deletion_protection="ACTIVE" if auth.protect else "INACTIVE",
+                # Retained (not deleted) by `pulumi destroy` when protected: its users and
+                # their MFA devices cannot be recreated.
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(retain_on_delete=auth.protect)
+                ),
             )
             self.user_pool_domain_resource = aws.cognito.UserPoolDomain(
                 f"{name}-auth-domain",

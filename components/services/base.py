@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -23,7 +23,7 @@ from pulumi import Input, Output
 
 from components import iam
 from components.specs import weights as weights_spec
-from components.specs.service import ServiceSpecFields
+from components.specs.operations import target_tracking_args
 from components.specs.service_connect import (
     APP_PROTOCOL,
     PORT_NAME,
@@ -33,6 +33,7 @@ from components.specs.service_connect import (
     timeouts,
 )
 from contracts.aws_limits import ELBV2_NAME, fitted_name
+from contracts.engine import ENV_REGION_VARIABLES
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
@@ -81,12 +82,48 @@ class ServiceWiring:
     (`<service>.<namespace>:<port>`); default None (not reachable by Service Connect)."""
 
 
-class ServiceArgs(ServiceSpecFields, Protocol):
+class ServiceArgs(Protocol):
     """What `LoadBalancedService` reads from `ModelServiceArgs` and `FargateRerankerArgs`: the
-    spec fields both share plus the `ServiceWiring` fields (read-only: frozen dataclasses)."""
+    `ServiceSpec` fields (documented there) plus the `ServiceWiring` fields, read-only."""
 
     @property
+    def service(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
     def image(self) -> Input[str]: ...
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+    @property
+    def scale_out_cooldown(self) -> int: ...
+    @property
+    def scale_in_cooldown(self) -> int: ...
+    @property
+    def health_check_grace_period_seconds(self) -> int: ...
+    @property
+    def deregistration_delay_seconds(self) -> int: ...
+    @property
+    def deployment_minimum_healthy_percent(self) -> int: ...
+    @property
+    def deployment_maximum_percent(self) -> int: ...
+    @property
+    def environment(self) -> Mapping[str, str]: ...
+    @property
+    def secrets(self) -> Mapping[str, str]: ...
+    @property
+    def log_retention_days(self) -> int: ...
+    @property
+    def weights_kms_key_arn(self) -> str | None: ...
+    @property
+    def secrets_kms_key_arns(self) -> tuple[str, ...]: ...
+    @property
+    def execute_command(self) -> bool: ...
+    @property
+    def execute_command_logging(self) -> bool: ...
     @property
     def cluster_arn(self) -> Input[str]: ...
     @property
@@ -129,6 +166,11 @@ def aws_context(parent: pulumi.Resource) -> AwsContext:
 def log_group_name(service: str) -> str:
     """`/ecs-inference/<stack>/<service>`: stable and findable by operators."""
     return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
+
+
+def exec_log_group_name() -> str:
+    """`/ecs-inference/<stack>/ecs-exec`: the cluster's ECS Exec session log."""
+    return f"/{pulumi.get_project()}/{pulumi.get_stack()}/ecs-exec"
 
 
 def task_family(service: str) -> str:
@@ -175,6 +217,10 @@ def service_roles(
     prefix: str | None,
     parent: pulumi.Resource,
     efs: EfsAccess | None = None,
+    weights_kms_key_arn: str | None = None,
+    secrets_kms_key_arns: Sequence[str] = (),
+    execute_command: bool = False,
+    execute_command_logging: bool = True,
 ) -> ServiceRoles:
     """Execution role (image pull, this log group, exactly these secrets) and task role (read one
     S3 prefix), each trusting only ecs-tasks of this account and region."""
@@ -200,6 +246,7 @@ def service_roles(
                 secret_arns=secret_arns,
                 image=a[3],
                 partition=a[0],
+                secret_kms_key_arns=secrets_kms_key_arns,
             )
         ),
         opts=child,
@@ -219,8 +266,14 @@ def service_roles(
         task_policy = aws.iam.RolePolicy(
             f"{name}-task",
             role=task_role.id,
-            policy=ctx.partition.apply(
-                lambda p: iam.s3_read_policy(bucket, prefix or "", partition=p)
+            policy=Output.all(ctx.partition, ctx.region).apply(
+                lambda a: iam.s3_read_policy(
+                    bucket,
+                    prefix or "",
+                    partition=a[0],
+                    kms_key_arn=weights_kms_key_arn,
+                    region=a[1],
+                )
             ),
             opts=child,
         )
@@ -234,6 +287,19 @@ def service_roles(
                         "Version": "2012-10-17",
                         "Statement": [weights_spec.task_role_statement(a[0], a[1])],
                     }
+                )
+            ),
+            opts=child,
+        )
+    if execute_command:
+        aws.iam.RolePolicy(
+            f"{name}-exec",
+            role=task_role.id,
+            policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                lambda a: iam.ecs_exec_policy(
+                    f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{exec_log_group_name()}"
+                    if execute_command_logging
+                    else None
                 )
             ),
             opts=child,
@@ -399,6 +465,7 @@ def service_scaling(
     scale_out_cooldown: int,
     scale_in_cooldown: int,
     parent: pulumi.Resource,
+    configuration: Mapping[str, Any] | None = None,
 ) -> tuple[aws.appautoscaling.Target, aws.appautoscaling.Policy]:
     """Application Auto Scaling target (min..max tasks) and one target-tracking policy.
 
@@ -425,8 +492,15 @@ def service_scaling(
         service_namespace=ECS_SERVICE_NAMESPACE,
         scalable_dimension=ECS_SCALABLE_DIMENSION,
         resource_id=resource_id,
+        # A customized-metric `configuration` (engine load with metric math, from
+        # components.specs.operations) replaces the predefined metric when given.
         target_tracking_scaling_policy_configuration=(
-            aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+            cast(
+                "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
+                target_tracking_args(configuration),
+            )
+            if configuration is not None
+            else aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
                 target_value=float(target_value),
                 predefined_metric_specification=(
                     aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
@@ -497,12 +571,15 @@ def serving_container(
 ) -> dict[str, Any]:
     """The keys every serving container starts with, in this order (the JSON of the task
     definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
-    nofile limit. Callers add command, secrets, devices and `linuxParameters`."""
+    nofile limit. Callers add command, secrets, devices and `linuxParameters`. The stack's
+    `region` is also set as AWS_REGION and AWS_DEFAULT_REGION (`contracts.engine`)."""
     return {
         "name": name,
         "image": image,
         "essential": True,
-        "environment": environment,
+        "environment": environment_list(
+            environment, {variable: region for variable in ENV_REGION_VARIABLES}
+        ),
         "portMappings": port_mappings,
         "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
         "stopTimeout": stop_timeout_seconds,
@@ -533,6 +610,11 @@ class TaskSpec:
     health_check_interval_seconds: int = 15
     efs: EfsAccess | None = None
     """Weights on EFS (default None): the volume, the role's mount right, the client group."""
+    sidecar: Callable[[str, str], dict[str, Any]] | None = None
+    """`sidecar(region, sidecar_image)`: a further container (the metrics sidecar); default
+    None, no sidecar."""
+    sidecar_image: Input[str] | None = None
+    """Its image (an Output when the stack builds it)."""
 
 
 @dataclass(frozen=True)
@@ -566,6 +648,7 @@ class LoadBalancedService(pulumi.ComponentResource):
         placement: PlacementSpec,
         scaling_metric: str,
         scaling_target: float,
+        scaling_configuration: Mapping[str, Any] | None = None,
     ) -> None:
         """Create the resources in dependency order and register the component's outputs.
 
@@ -588,17 +671,26 @@ class LoadBalancedService(pulumi.ComponentResource):
             prefix=prefix,
             parent=self,
             efs=task.efs,
+            weights_kms_key_arn=args.weights_kms_key_arn,
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            execute_command=args.execute_command,
+            execute_command_logging=args.execute_command_logging,
         )
         self.execution_role = roles.execution_role
         self.task_role = roles.task_role
         service_connect = args.service_connect_namespace is not None
-        self.container_definitions = Output.all(ctx.region, args.image).apply(
-            lambda a: json.dumps(
-                with_app_protocol(task.container_definitions(a[0], a[1]))
-                if service_connect
-                else task.container_definitions(a[0], a[1])
-            )
-        )
+
+        def definitions(a: list[Any]) -> str:
+            containers = task.container_definitions(a[0], a[1])
+            if service_connect:
+                containers = with_app_protocol(containers)
+            if task.sidecar is not None:
+                containers = [*containers, task.sidecar(a[0], a[2])]
+            return json.dumps(containers)
+
+        self.container_definitions = Output.all(
+            ctx.region, args.image, task.sidecar_image or ""
+        ).apply(definitions)
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",
             family=task_family(args.service),
@@ -649,6 +741,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             cluster=args.cluster_arn,
             task_definition=self.task_definition.arn,
             desired_count=args.desired_count,
+            enable_execute_command=args.execute_command,
             capacity_provider_strategies=[
                 aws.ecs.ServiceCapacityProviderStrategyArgs(
                     capacity_provider=placement.capacity_provider, weight=1, base=0
@@ -717,6 +810,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             scale_out_cooldown=args.scale_out_cooldown,
             scale_in_cooldown=args.scale_in_cooldown,
             parent=self,
+            configuration=scaling_configuration,
         )
         self.register_outputs(
             {

@@ -37,6 +37,7 @@ from contracts import aws_limits, flag_table
 from contracts import custom as custom_contract
 from contracts import sglang as sglang_contract
 from contracts import tgi as tgi_contract
+from contracts.engine import ENV_REGION_VARIABLES
 
 ALB_IDLE_TIMEOUT_MAX = aws_limits.ALB_IDLE_TIMEOUT_RANGE[1]
 KEEPALIVE_MARGIN_SECONDS = 5
@@ -584,7 +585,7 @@ Launch = SglangLaunch | TgiLaunch | CustomLaunch
 
 def container_environment(launch: Launch, aws_region: str | None = None) -> list[dict[str, str]]:
     """The container definition's `environment` (sorted by name; secrets go in `secrets`)."""
-    region = {"AWS_REGION": aws_region, "AWS_DEFAULT_REGION": aws_region}
+    region = {variable: aws_region for variable in ENV_REGION_VARIABLES}
     if isinstance(launch, SglangLaunch):
         c = sglang_contract
         return _env(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_aws as aws
@@ -45,6 +45,7 @@ from components.services.base import (
     ServiceWiring,
     TaskSpec,
     environment_list,
+    log_configuration,
     log_group_name,
     secrets_list,
     serving_container,
@@ -52,11 +53,13 @@ from components.services.base import (
 from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from components.services.engines import NeuronLaunch, VllmLaunch
 from components.specs import weights as weights_spec
+from components.specs.operations import metrics_sidecar_container
 from components.specs.service import (
     ModelServiceSpec,
     resolve_neuron_devices,
     validate_model_service,
 )
+from contracts import neuron as neuron_contract
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -74,6 +77,8 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
     """The pool's capacity provider."""
     weights_efs: EfsAccess | None = None
     """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
+    metrics_image: Input[str] | None = None
+    """Metrics sidecar image (reference or the stack's build); needed with `metrics_sidecar`."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,6 +146,9 @@ def model_container_definitions(
             {"hostPath": path, "containerPath": path, "permissions": ["read", "write"]}
             for path in neuron_devices
         ]
+        # AWS's ECS Neuron task-definition example (developer guide, "Example Neuron task
+        # definitions", manual device specification) adds IPC_LOCK next to the devices.
+        linux["capabilities"] = {"add": list(neuron_contract.TASK_CAPABILITIES)}
     container["linuxParameters"] = linux
     return [container]
 
@@ -169,6 +177,18 @@ class ModelService(LoadBalancedService):
         )
         if (args.efs_file_system is not None) != (args.weights_efs is not None):
             raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
+        # The sidecar's scrape spec knows the vLLM families (the Neuron image serves through
+        # vLLM too); the plan turns it off for SGLang, TGI and custom engines.
+        metrics_kind: Literal["vllm", "neuron"] = "vllm"
+        metrics_port = launch.port
+        if isinstance(launch, NeuronLaunch):
+            # The engine itself on loopback, not the keep-alive proxy.
+            metrics_kind, metrics_port = "neuron", launch.upstream_port or launch.port
+        elif args.metrics_sidecar and not isinstance(launch, VllmLaunch):
+            raise ValueError(
+                f"{where}: the metrics sidecar scrapes vLLM and Neuron engines only; "
+                "turn metrics_sidecar off for this engine"
+            )
         group_name = log_group_name(args.service)
         self._create_service(
             name,
@@ -201,6 +221,24 @@ class ModelService(LoadBalancedService):
                     else presets.health_path(launch)
                 ),
                 efs=args.weights_efs,
+                sidecar=(
+                    (
+                        lambda region, image: metrics_sidecar_container(
+                            region=region,
+                            kind=metrics_kind,
+                            stack=pulumi.get_stack(),
+                            service=args.service,
+                            image=image,
+                            port=metrics_port,
+                            engine_container=CONTAINER_NAME,
+                            log_configuration=log_configuration(group_name, region, args.service),
+                            startup_grace_seconds=args.health_check_grace_period_seconds,
+                        )
+                    )
+                    if args.metrics_sidecar
+                    else None
+                ),
+                sidecar_image=args.metrics_image if args.metrics_sidecar else None,
             ),
             placement=PlacementSpec(
                 capacity_provider=args.capacity_provider_name,
@@ -220,4 +258,5 @@ class ModelService(LoadBalancedService):
             ),
             scaling_metric=TARGET_TRACKING_METRIC,
             scaling_target=args.target_requests_per_target,
+            scaling_configuration=args.scaling_configuration,
         )

@@ -35,10 +35,12 @@ from components.services.base import (
     ServiceWiring,
     TaskSpec,
     environment_list,
+    log_configuration,
     log_group_name,
     secrets_list,
     serving_container,
 )
+from components.specs.operations import metrics_sidecar_container
 from components.specs.service import RerankerSpec, reranker_environment, validate_reranker
 from images.reranker import contract
 
@@ -54,6 +56,8 @@ class FargateRerankerArgs(RerankerSpec, ServiceWiring):
 
     image: Input[str]
     """Image reference, or the digest reference of the stack's own build."""
+    metrics_image: Input[str] | None = None
+    """Metrics sidecar image (reference or the stack's build); needed with `metrics_sidecar`."""
 
 
 def reranker_container_definitions(
@@ -138,6 +142,24 @@ class FargateReranker(LoadBalancedService):
                 # Re-rank requests take milliseconds: detect a dead task faster than a model
                 # server.
                 health_check_interval_seconds=10,
+                sidecar=(
+                    (
+                        lambda region, image: metrics_sidecar_container(
+                            region=region,
+                            kind="reranker",
+                            stack=pulumi.get_stack(),
+                            service=args.service,
+                            image=image,
+                            port=contract.PORT,
+                            engine_container=CONTAINER_NAME,
+                            log_configuration=log_configuration(group_name, region, args.service),
+                            startup_grace_seconds=args.health_check_grace_period_seconds,
+                        )
+                    )
+                    if args.metrics_sidecar
+                    else None
+                ),
+                sidecar_image=args.metrics_image if args.metrics_sidecar else None,
             ),
             # The FARGATE capacity provider (not launch_type) so FARGATE_SPOT can be mixed in
             # later without replacing the service; the cluster must have it associated.

@@ -28,7 +28,7 @@ from components.sizing.gpu import (
     gpu_memory_need,
     tp_allowed,
 )
-from components.sizing.headroom import DeployHeadroom, deploy_headroom
+from components.sizing.headroom import DeployHeadroom, DeployStep, deploy_headroom, deploy_step
 from components.sizing.memory import (
     GIB,
     SizingError,
@@ -49,6 +49,7 @@ from components.sizing.timeouts import (
 __all__ = [
     "GIB",
     "DeployHeadroom",
+    "DeployStep",
     "DeregistrationDelay",
     "FargateSize",
     "GpuFit",
@@ -62,6 +63,7 @@ __all__ = [
     "cheapest_fitting",
     "choose_tensor_parallel",
     "deploy_headroom",
+    "deploy_step",
     "deregistration_delay",
     "describe_fargate_memory",
     "fargate_size",

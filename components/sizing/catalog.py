@@ -221,6 +221,32 @@ _INSTANCES: tuple[InstanceType, ...] = (
 #: Every catalogued instance type, by name.
 INSTANCE_TYPES: dict[str, InstanceType] = {i.name: i for i in _INSTANCES}
 
+# Network interfaces the DEFAULT network card (index 0) of each type takes: EC2
+# DescribeInstanceTypes `NetworkInfo.NetworkCards[DefaultNetworkCardIndex]
+# .MaximumNetworkInterfaces`, as generated into aws/amazon-vpc-resource-controller-k8s
+# pkg/aws/vpc/limits.go (generated 2026-03-20). ECS attaches awsvpc task ENIs to the default card,
+# so on multi-card types (g6e.24xlarge and up, p4d, p5, trn1.32xlarge) only that card's share
+# counts. ECS awsvpc trunking (the `awsvpcTrunking` account setting, which this stack does not
+# enable) raises the limit per ECS's own table; it is not catalogued.
+DEFAULT_CARD_ENIS: dict[str, int] = {
+    "g5.xlarge": 4, "g5.2xlarge": 4, "g5.4xlarge": 8, "g5.8xlarge": 8, "g5.16xlarge": 8,
+    "g5.12xlarge": 15, "g5.24xlarge": 15, "g5.48xlarge": 7,
+    "g6.xlarge": 4, "g6.2xlarge": 4, "g6.4xlarge": 8, "g6.8xlarge": 8, "g6.16xlarge": 15,
+    "g6.12xlarge": 8, "g6.24xlarge": 15, "g6.48xlarge": 15,
+    "g6e.xlarge": 4, "g6e.2xlarge": 4, "g6e.4xlarge": 8, "g6e.8xlarge": 8, "g6e.16xlarge": 15,
+    "g6e.12xlarge": 10, "g6e.24xlarge": 10, "g6e.48xlarge": 10,
+    "p4d.24xlarge": 15, "p4de.24xlarge": 15,
+    "p5.4xlarge": 4, "p5.48xlarge": 2, "p5e.48xlarge": 2,
+    "inf2.xlarge": 4, "inf2.8xlarge": 8, "inf2.24xlarge": 15, "inf2.48xlarge": 15,
+    "trn1.2xlarge": 4, "trn1.32xlarge": 5,
+}  # fmt: skip
+
+
+def awsvpc_task_limit(instance_type: str) -> int:
+    """awsvpc tasks one instance can run without ENI trunking: its default network card's
+    interfaces minus the primary ENI the instance itself uses."""
+    return DEFAULT_CARD_ENIS[instance_type] - 1
+
 
 def _lookup_failure(kind: str, name: str, known: list[str]) -> tuple[str, tuple[str, ...]]:
     close = tuple(difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6))

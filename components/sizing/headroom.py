@@ -110,3 +110,57 @@ def deploy_headroom(
         can_surge=can_surge,
         can_replace_in_place=can_replace,
     )
+
+
+@dataclass(frozen=True)
+class DeployStep:
+    """A rolling deploy of one service at one task count, on the slots its pool leaves it."""
+
+    tasks: int
+    """The steady count when the deploy starts."""
+    slots: int
+    """Tasks of this service the pool can hold (its instances x tasks per instance)."""
+    wanted: int
+    """Tasks ECS starts towards: floor(tasks x maximumPercent / 100)."""
+    stopped_at_once: int
+    """Old tasks ECS may stop before replacements are healthy: tasks - ceil(tasks x min %)."""
+
+    @property
+    def running_peak(self) -> int:
+        """The most tasks that can run at once during the deploy."""
+        return min(self.wanted, self.slots)
+
+    @property
+    def provisioning(self) -> int:
+        """New tasks ECS starts that find no instance and wait in PROVISIONING (managed scaling
+        cannot grow the group beyond maxSize)."""
+        return self.wanted - self.running_peak
+
+    @property
+    def progresses(self) -> bool:
+        """A new task can start (a free slot) or an old one may stop first."""
+        return self.slots > self.tasks or self.stopped_at_once > 0
+
+    def summary(self) -> str:
+        parts = [f"at {self.tasks} task(s): up to {self.running_peak} run at once"]
+        if self.provisioning:
+            parts.append(f"{self.provisioning} wait in PROVISIONING (pool full)")
+        parts.append(
+            f"{self.stopped_at_once} stopped before their replacements are healthy"
+            if self.stopped_at_once
+            else "none stopped early"
+        )
+        parts.append("progresses" if self.progresses else "STALLS")
+        return ", ".join(parts)
+
+
+def deploy_step(
+    tasks: int, minimum_healthy_percent: int, maximum_percent: int, slots: int
+) -> DeployStep:
+    """What ECS does in a rolling deploy of `tasks` tasks with these percentages when the pool
+    can hold `slots` tasks of the service (ECS keeps ceil(tasks x min / 100) running and starts
+    up to floor(tasks x max / 100) in all)."""
+    n = positive_int(tasks, "tasks")
+    keep = math.ceil(n * minimum_healthy_percent / 100)
+    wanted = max(math.floor(n * maximum_percent / 100), n)
+    return DeployStep(n, non_negative_int(slots, "slots"), wanted, n - keep)

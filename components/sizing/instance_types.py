@@ -495,7 +495,8 @@ def choose_pool_types(
                 )
             )
             return None, problems
-        chosen, dropped = fitting, {}
+        chosen: list[str] = list(fitting)
+        dropped: dict[str, str] = {}
         source: Literal["instanceTypes", "sizing"] = "instanceTypes"
     else:
         if not fitting:

@@ -100,15 +100,10 @@ class DeregistrationDelay:
     max_generation_seconds: int
 
     def summary(self) -> str:
-        if self.seconds > self.max_generation_seconds:
-            return (
-                f"deregistration delay {self.seconds} s (covers the service's "
-                f"{self.max_generation_seconds} s longest request and every connection the ALB "
-                "may still hold open)"
-            )
         return (
-            f"deregistration delay {self.seconds} s (covers a {self.max_generation_seconds} s "
-            "generation in flight when the task is deregistered)"
+            f"deregistration delay {self.seconds} s (the service's {self.max_generation_seconds} s "
+            f"longest request + {self.seconds - self.max_generation_seconds} s; a deploy or "
+            "scale-in waits this long per task, then a stream still open is cut)"
         )
 
 
@@ -138,6 +133,22 @@ class GracePeriod:
     warmup_seconds: float
     safety_factor: float
     overridden: bool
+
+    @property
+    def warm_start_seconds(self) -> int:
+        """The estimate with the image already on the host (pre-pulled by a warm pool)."""
+        return math.ceil((self.weight_load_seconds + self.warmup_seconds) * self.safety_factor)
+
+    def warm_start_summary(self) -> str:
+        """The decision line for a task that starts on a warm-pool instance."""
+        if self.overridden:
+            return "warm start: image pre-pulled by the warm pool (grace period overridden)"
+        return (
+            f"warm start: image pre-pulled by the warm pool, so about {self.warm_start_seconds} s "
+            f"(weight load {self.weight_load_seconds:.0f} s + warm-up {self.warmup_seconds:.0f} s"
+            f", x {self.safety_factor:g}); the grace period keeps the cold {self.seconds} s, as "
+            "a scale-out beyond the warm pool starts cold"
+        )
 
     def summary(self) -> str:
         if self.overridden:

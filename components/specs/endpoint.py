@@ -51,6 +51,8 @@ class AuthSpec:
     """Browser session on the ALB."""
     access_token_validity_minutes: int = 60
     """Lifetime of API and browser access tokens."""
+    protect: bool = True
+    """A new pool gets deletion protection and is retained by `pulumi destroy`."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,9 @@ class EndpointSpec:
     """Cognito settings."""
     hosted_zone_id: str | None = None
     """Route 53 zone for an alias A record of domain_name; None: the caller manages DNS."""
+    protect: bool = True
+    """The access-log bucket is retained by `pulumi destroy`; False: force-destroyed with its
+    logs."""
 
 
 def is_int(value: object) -> bool:

@@ -6,6 +6,7 @@ that use each image; the component (`components.images.ImageBuilds`) builds and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from images.reranker import contract as reranker_contract
@@ -25,6 +26,9 @@ IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
     "neuron": ("linux/amd64",),
     "sglang": ("linux/amd64",),
     "tgi": ("linux/amd64",),
+    # The metrics sidecar runs next to the engines (x86_64 hosts) and next to re-rankers on
+    # Fargate ARM64 or X86_64: one multi-platform index serves both.
+    "metrics": ("linux/amd64", "linux/arm64"),
 }
 # The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
 # use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
@@ -44,3 +48,11 @@ def reranker_platforms(architectures: Sequence[str]) -> tuple[str, ...]:
     if unknown:
         raise ImageBuildError(f"no Docker platform for cpuArchitecture {sorted(unknown)}")
     return tuple(sorted(RERANKER_PLATFORMS[a] for a in archs))
+
+
+_DIGEST_REFERENCE = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
+def is_digest_reference(image: str) -> bool:
+    """Whether `image` names one immutable manifest (`repo@sha256:<64 hex>`) rather than a tag."""
+    return _DIGEST_REFERENCE.search(image) is not None

@@ -102,12 +102,23 @@ class PoolSpec:
     """ECS_CONTAINER_STOP_TIMEOUT: SIGTERM-to-SIGKILL for containers without a stopTimeout."""
     image_minimum_cleanup_age_hours: int = 24
     """ECS_IMAGE_MINIMUM_CLEANUP_AGE: an unused image stays cached this long after its pull."""
+    prepull_images: tuple[str, ...] = ()
+    """Images a warm-pool instance pulls while it initialises (those of every service placed on
+    the pool, by digest where known); ignored without a warm pool."""
+    image_pull_behavior: Literal["default", "prefer-cached"] = "prefer-cached"
+    """ECS_IMAGE_PULL_BEHAVIOR. `prefer-cached` only when every image placed on the pool is
+    pinned by digest: with a mutable tag a host would keep running the image it cached first
+    after the tag is re-pushed. `default` pulls at each task start (layers already on the
+    host are not downloaded again)."""
     ssm_access: bool = True
     """Attach AmazonSSMManagedInstanceCore (Session Manager shell, no SSH port or key pair)."""
     instance_refresh: bool = False
     """Roll instances (launch before terminate) when the launch template changes."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Extra tags on the ASG (propagated to instances); provider default tags still apply."""
+    host_telemetry_pool: str | None = None
+    """Run the CloudWatch agent (nvidia-smi or neuron-monitor metrics) with this pool name as
+    its Pool dimension; None: no host telemetry."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal
 
 from components import iam, sizing
 from components.config.schema import NAME_PATTERN
@@ -52,51 +52,62 @@ RERANKER_MANAGED_ENV = (
 )
 
 
-class ServiceSpecFields(Protocol):
-    """The fields `ModelServiceSpec` and `RerankerSpec` share (same names, same meaning)."""
-
-    @property
-    def service(self) -> str: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def image(self) -> object: ...
-    @property
-    def desired_count(self) -> int: ...
-    @property
-    def min_count(self) -> int: ...
-    @property
-    def max_count(self) -> int: ...
-    @property
-    def scale_out_cooldown(self) -> int: ...
-    @property
-    def scale_in_cooldown(self) -> int: ...
-    @property
-    def health_check_grace_period_seconds(self) -> int: ...
-    @property
-    def deregistration_delay_seconds(self) -> int: ...
-    @property
-    def deployment_minimum_healthy_percent(self) -> int: ...
-    @property
-    def deployment_maximum_percent(self) -> int: ...
-    @property
-    def environment(self) -> Mapping[str, str]: ...
-    @property
-    def secrets(self) -> Mapping[str, str]: ...
-    @property
-    def log_retention_days(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class ModelServiceSpec:
-    """One LLM service (vLLM on a GPU pool or optimum-neuron on an Inferentia pool)."""
+@dataclass(frozen=True, kw_only=True)
+class ServiceSpec:
+    """What every load-balanced service (model or re-ranker) is made of; the subclasses add their
+    own fields and defaults."""
 
     service: str
     """Short name: the URL path `/<service>/`, log group and task family."""
     priority: int
     """First of the service's two listener rule priorities (1-50000, unique on the listener)."""
     image: str | None
-    """Image reference; None: the stack's own build of the engine's image (images.build)."""
+    """Image reference; None: the stack's own build of the service's image (images.build)."""
+    desired_count: int = 1
+    """Tasks at deploy time."""
+    min_count: int = 1
+    """Autoscaling minimum."""
+    max_count: int = 2
+    """Autoscaling maximum."""
+    scale_out_cooldown: int = 60
+    """Seconds between scale-outs (at most scale_in_cooldown: scale out fast, in slow)."""
+    scale_in_cooldown: int = 300
+    """Seconds between scale-ins."""
+    health_check_grace_period_seconds: int = 600
+    """Time ECS ignores failing health checks after a task starts (image pull + load)."""
+    deregistration_delay_seconds: int = 300
+    """At least the longest request (0-3600)."""
+    deployment_minimum_healthy_percent: int = 100
+    """ECS rolling deploy lower bound."""
+    deployment_maximum_percent: int = 200
+    """ECS rolling deploy upper bound."""
+    stop_timeout_seconds: int = 120
+    """SIGTERM-to-SIGKILL for in-flight requests."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Extra plain variables (may not override the ones the service sets itself)."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
+    metrics_sidecar: bool = False
+    """Run the metrics sidecar (image `metrics_image`) next to the serving container."""
+    metrics_image: str | None = None
+    """Sidecar image; None with `metrics_sidecar`: the stack's own build."""
+    weights_kms_key_arn: str | None = None
+    """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
+    secrets_kms_key_arns: tuple[str, ...] = ()
+    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
+    execute_command: bool = False
+    """ECS Exec into the tasks (the cluster's `executeCommand`)."""
+    execute_command_logging: bool = True
+    """With execute_command: the task role may write the cluster's session log."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelServiceSpec(ServiceSpec):
+    """One LLM service: vLLM, SGLang or TGI on a GPU pool, optimum-neuron on an Inferentia pool,
+    or a custom engine."""
+
     launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
     """How the engine starts (environment, command, port)."""
     weights_bucket: str | None
@@ -114,36 +125,10 @@ class ModelServiceSpec:
     """Neuron: exactly the launch's num_devices distinct /dev/neuronN paths; () maps 0..N-1."""
     shm_size_mib: int = 0
     """`/dev/shm` size (NCCL between tensor-parallel GPUs); 0 keeps Docker's."""
-    desired_count: int = 1
-    """Tasks at deploy time."""
-    min_count: int = 1
-    """Autoscaling minimum."""
-    max_count: int = 2
-    """Autoscaling maximum."""
     target_requests_per_target: float = 30.0
     """Requests per task per minute the scaling policy tracks."""
-    scale_out_cooldown: int = 60
-    """Seconds between scale-outs (at most scale_in_cooldown)."""
-    scale_in_cooldown: int = 300
-    """Seconds between scale-ins."""
-    health_check_grace_period_seconds: int = 600
-    """Image pull + weight load + warm-up."""
-    deregistration_delay_seconds: int = 300
-    """At least the longest generation (0-3600)."""
-    deployment_minimum_healthy_percent: int = 100
-    """ECS rolling deploy lower bound."""
-    deployment_maximum_percent: int = 200
-    """ECS rolling deploy upper bound."""
     one_task_per_instance: bool = False
     """distinctInstance placement; required for Neuron (mapped device paths are fixed)."""
-    stop_timeout_seconds: int = 120
-    """SIGTERM-to-SIGKILL for in-flight streams (2-3600; else the agent's 30 s default)."""
-    environment: Mapping[str, str] = field(default_factory=dict)
-    """Extra plain variables (may not override engine-managed ones)."""
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
-    log_retention_days: int = 30
-    """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
     efs_file_system: str | None = None
     """Weights on EFS: a `weightStores` name or an existing file system id."""
     efs_path: str | None = None
@@ -152,18 +137,16 @@ class ModelServiceSpec:
     """What the task definition declares: EC2 on an Auto Scaling group pool, MANAGED_INSTANCES
     on a Managed Instances pool (ECS then refuses sharedMemorySize, ipcMode and the other
     parameters of `contracts.aws_limits.MANAGED_INSTANCES_INVALID_TASK_PARAMETERS`)."""
+    scaling_configuration: Mapping[str, Any] | None = None
+    """Target tracking on the engine's load (API-shaped TargetTrackingScalingPolicyConfiguration
+    from `components.specs.operations`); None: ALBRequestCountPerTarget at
+    `target_requests_per_target`."""
 
 
-@dataclass(frozen=True)
-class RerankerSpec:
-    """One CPU cross-encoder re-ranker on Fargate."""
+@dataclass(frozen=True, kw_only=True)
+class RerankerSpec(ServiceSpec):
+    """One CPU cross-encoder re-ranker on Fargate (no scarce capacity: bigger defaults)."""
 
-    service: str
-    """Short name: the URL path `/<service>/`, log group and task family."""
-    priority: int
-    """First of the service's two listener rule priorities (1-50000)."""
-    image: str | None
-    """Image reference; None: the stack's own build of the re-ranker image (images.build)."""
     model_bucket: str
     """S3 bucket of the exported ONNX model and tokenizer."""
     model_prefix: str
@@ -176,38 +159,19 @@ class RerankerSpec:
     """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
     platform_version: str = "LATEST"
     """Fargate platform version."""
-    desired_count: int = 2
-    """Tasks at deploy time."""
-    min_count: int = 1
-    """Autoscaling minimum."""
-    max_count: int = 4
-    """Autoscaling maximum."""
     scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
     """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization."""
     scaling_target: float = 100.0
     """Requests per task per minute, or CPU percent."""
-    scale_out_cooldown: int = 60
-    """Seconds between scale-outs."""
-    scale_in_cooldown: int = 300
-    """Seconds between scale-ins."""
-    health_check_grace_period_seconds: int = 120
-    """At least the image's startup time (S3 staging, ONNX session creation) plus the pull."""
-    deregistration_delay_seconds: int = 30
-    """At least the longest re-rank request."""
-    deployment_minimum_healthy_percent: int = 100
-    """ECS rolling deploy lower bound."""
-    deployment_maximum_percent: int = 200
-    """ECS rolling deploy upper bound (Fargate capacity is not scarce: full surge)."""
-    stop_timeout_seconds: int = contract.STOP_TIMEOUT_SECONDS
-    """SIGTERM-to-SIGKILL (2-120 on Fargate, above the service's drain timeout)."""
     alb_idle_timeout_seconds: int = 60
     """The endpoint's idle timeout; the service's keep-alive is set above it."""
-    environment: Mapping[str, str] = field(default_factory=dict)
-    """Overrides of the contract's variables (unknown names are rejected)."""
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    """Env name -> Secrets Manager ARN."""
-    log_retention_days: int = 30
-    """CloudWatch Logs retention."""
+    # Fargate capacity is not scarce and the image starts in about a minute (S3 staging, ONNX
+    # session), so a re-ranker runs more copies with shorter timeouts than a model.
+    desired_count: int = 2
+    max_count: int = 4
+    health_check_grace_period_seconds: int = 120
+    deregistration_delay_seconds: int = 30
+    stop_timeout_seconds: int = contract.STOP_TIMEOUT_SECONDS
 
 
 def _deferred(value: object) -> bool:
@@ -231,7 +195,7 @@ def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -
     return value
 
 
-def validate_common(where: str, args: ServiceSpecFields, managed_env: Sequence[str]) -> None:
+def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -> None:
     """Checks every load-balanced service shares (ModelService and FargateReranker), on the
     arguments they share; `managed_env` names the variables the service sets itself."""
     service, image, secrets = args.service, args.image, args.secrets

@@ -3,8 +3,10 @@
 
 Steps (task environment names in `contracts/engine.py` and `contracts/neuron.py`):
 1. Stage the artifact `ENGINE_ARTIFACT_URI` (an `optimum-cli export neuron` output directory
-   on S3) to `ENGINE_MODEL_DIR` with boto3; files already present with the same size are kept,
-   so a restarted task on a host volume does not download again.
+   on S3) to `ENGINE_MODEL_DIR` with boto3. That directory is in the container's own writable
+   layer (the task mounts no volume), so every new task stages the artifact afresh; files
+   already present with the same size are skipped only when the entrypoint runs again inside
+   the same container.
 2. Check the artifact's `neuron_config.json` (written by optimum-neuron's `NeuronConfig`)
    against `ENGINE_BATCH_SIZE`, `ENGINE_SEQUENCE_LENGTH`, `ENGINE_TP_DEGREE` and, when set,
    `ENGINE_NEURON_TARGET`; also that the compiled graph (`model.pt`) and the weights are there.

@@ -15,11 +15,16 @@ What the task definition must do:
 - set KEEP_ALIVE_SECONDS above the ALB idle timeout (else the ALB reuses a closed connection
   and clients see sporadic 502s);
 - use a health-check grace period of at least `STARTUP_GRACE_SECONDS` (S3 staging + load);
-- size memory for the resident model: `MIN_MEMORY_MIB` covers MiniLM-class models.
+- size memory for the resident model: `MIN_MEMORY_MIB` covers MiniLM-class models;
+- set REQUEST_TIMEOUT_SECONDS to the service's request bound (the ALB idle timeout and the target
+  group's deregistration delay are derived from the same bound); admission is then limited by
+  `admission_limits` so admitted work finishes within it and within the drain.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
@@ -38,6 +43,17 @@ STOP_TIMEOUT_SECONDS: Final[int] = 30
 #: How long the service waits for in-flight requests after SIGTERM before exiting (< stop timeout,
 #: leaving headroom for process exit before ECS escalates to SIGKILL).
 DRAIN_TIMEOUT_SECONDS: Final[int] = 20
+#: Longest a request may take, queueing included (stack config `maxRequestSeconds` sets it).
+REQUEST_TIMEOUT_SECONDS: Final[int] = 30
+#: Sustained fp32 GFLOP/s one vCPU delivers on this encoder workload. Conservative for Fargate
+#: ARM64 (Graviton2: 2 NEON FMA pipes x 4 fp32 lanes x 2.5 GHz = 40 GFLOP/s peak, of which BERT
+#: inference sustains ~60 %); x86 hosts with AVX-512 are 2-4x faster, so the limits derived from
+#: it err towards refusing early (429) rather than timing out late.
+GFLOPS_PER_VCPU: Final[float] = 25.0
+#: Share of min(request timeout, drain timeout) that admitted work may fill. Half, because fair
+#: scheduling lets a newer small request overtake an older large one (at most one budget more),
+#: and the per-vCPU rate is an estimate.
+WORK_HEADROOM: Final[float] = 0.5
 #: Minimum health-check grace period: S3 staging of a ~90 MB model plus ONNX session creation.
 STARTUP_GRACE_SECONDS: Final[int] = 60
 #: Memory floor (MiB) for a MiniLM-class model: weights, ORT arenas, Python and the web stack.
@@ -54,7 +70,11 @@ ENV_MODEL_NAME: Final[str] = "MODEL_NAME"
 ENV_MAX_BATCH: Final[str] = "MAX_BATCH"
 ENV_MAX_BATCH_TOKENS: Final[str] = "MAX_BATCH_TOKENS"
 ENV_BATCH_WINDOW_MS: Final[str] = "BATCH_WINDOW_MS"
-ENV_QUEUE_LIMIT: Final[str] = "QUEUE_LIMIT"
+ENV_QUEUE_TOKENS: Final[str] = "QUEUE_TOKENS"
+ENV_MAX_REQUEST_TOKENS: Final[str] = "MAX_REQUEST_TOKENS"
+ENV_SCHEDULE_TOKENS: Final[str] = "SCHEDULE_TOKENS"
+ENV_REQUEST_TIMEOUT_SECONDS: Final[str] = "REQUEST_TIMEOUT_SECONDS"
+ENV_GFLOPS_PER_VCPU: Final[str] = "GFLOPS_PER_VCPU"
 ENV_MAX_DOCUMENTS: Final[str] = "MAX_DOCUMENTS"
 ENV_MAX_DOCUMENT_CHARS: Final[str] = "MAX_DOCUMENT_CHARS"
 ENV_MAX_QUERY_CHARS: Final[str] = "MAX_QUERY_CHARS"
@@ -67,8 +87,10 @@ ENV_LOG_LEVEL: Final[str] = "LOG_LEVEL"
 
 #: Every variable the service reads, with the default used when it is unset. An empty default
 #: means "not set": MODEL_S3_URI empty serves whatever is already in MODEL_DIR (baked in or
-#: mounted); MAX_LENGTH empty takes the model's own limit from reranker.json; INTRA_OP_THREADS 0
-#: means "the vCPUs this task was given" (cgroup quota aware) for INFERENCE_THREADS.
+#: mounted); MAX_LENGTH empty takes the model's own limit from reranker.json; INFERENCE_THREADS 0
+#: means "the vCPUs this task was given" (cgroup quota aware); QUEUE_TOKENS and
+#: MAX_REQUEST_TOKENS empty are derived by `admission_limits` from those vCPUs, the served
+#: model's shape, GFLOPS_PER_VCPU and the two timeouts.
 ENV_DEFAULTS: Final[MappingProxyType[str, str]] = MappingProxyType(
     {
         ENV_PORT: str(PORT),
@@ -82,7 +104,16 @@ ENV_DEFAULTS: Final[MappingProxyType[str, str]] = MappingProxyType(
         # 1024-8192 by 10-35% (fp32 and int8); 128 was no better.
         ENV_MAX_BATCH_TOKENS: "256",
         ENV_BATCH_WINDOW_MS: "2",
-        ENV_QUEUE_LIMIT: "2048",
+        # Work tokens (see `EncoderShape.work_tokens`) admitted but not yet scored, and the most
+        # one request may carry; empty: derived by `admission_limits`.
+        ENV_QUEUE_TOKENS: "",
+        ENV_MAX_REQUEST_TOKENS: "",
+        # Work tokens per scheduling round: between rounds the scheduler re-picks the request
+        # nearest to done (so a small request never waits behind a whole large one); ~0.3 s of
+        # work on 2 vCPUs, large enough that length sorting still keeps padding low.
+        ENV_SCHEDULE_TOKENS: "4096",
+        ENV_REQUEST_TIMEOUT_SECONDS: str(REQUEST_TIMEOUT_SECONDS),
+        ENV_GFLOPS_PER_VCPU: str(GFLOPS_PER_VCPU),
         ENV_MAX_DOCUMENTS: "1000",
         ENV_MAX_DOCUMENT_CHARS: "20000",
         ENV_MAX_QUERY_CHARS: "2000",
@@ -130,3 +161,116 @@ def container_environment(overrides: dict[str, str] | None = None) -> list[dict[
             f"got {merged[ENV_MODEL_VARIANT]!r}"
         )
     return [{"name": k, "value": v} for k, v in sorted(merged.items()) if v != ""]
+
+
+@dataclass(frozen=True)
+class EncoderShape:
+    """The dimensions of a BERT-class encoder that decide its cost per token."""
+
+    hidden: int
+    layers: int
+    intermediate: int
+
+    def sequence_flops(self, length: int) -> float:
+        """Useful multiply-add FLOPs (2 per MAC) of one sequence of `length` tokens.
+
+        Per layer and token: QKV + output projections (4h^2 MACs) and the FFN (2h*ff MACs),
+        plus attention scores and weighted sum (2*L*h MACs, growing with the length).
+        Embeddings, layer norms and the head are under 1 % and ignored.
+        """
+        dense = 2.0 * length * (4 * self.hidden**2 + 2 * self.hidden * self.intermediate)
+        attention = 4.0 * length * length * self.hidden
+        return self.layers * (dense + attention)
+
+    @property
+    def flops_per_work_token(self) -> float:
+        """FLOPs of one token with no attention cost: the unit of `work_tokens`."""
+        return 2.0 * self.layers * (4 * self.hidden**2 + 2 * self.hidden * self.intermediate)
+
+    def work_tokens(self, length: int) -> float:
+        """Cost of one sequence in work tokens: `length` plus its attention's share.
+
+        For MiniLM-L6 a 512-token pair costs 626 work tokens, a 120-token pair 126.
+        """
+        return self.sequence_flops(length) / self.flops_per_work_token
+
+
+#: all-MiniLM-L6-v2 / ms-marco-MiniLM-L-6: the shape the default limits are stated for.
+REFERENCE_ENCODER: Final[EncoderShape] = EncoderShape(hidden=384, layers=6, intermediate=1536)
+
+
+@dataclass(frozen=True)
+class AdmissionLimits:
+    """How much work one task admits; see `admission_limits`."""
+
+    vcpus: float
+    tokens_per_second: float
+    budget_seconds: float
+    queue_tokens: int
+    request_tokens: int
+    request_timeout_seconds: float
+    drain_timeout_seconds: float
+
+    def summary(self) -> str:
+        """One line for the plan's decisions."""
+        return (
+            f"admission: <= {self.queue_tokens} work tokens queued and <= {self.request_tokens} "
+            f"per request (~{self.tokens_per_second:.0f} tokens/s on {self.vcpus:g} vCPU x "
+            f"{self.budget_seconds:g} s = {WORK_HEADROOM:g} x min(request timeout "
+            f"{self.request_timeout_seconds:g} s, drain {self.drain_timeout_seconds:g} s)); "
+            "more is refused with 429 + Retry-After, a larger request with 413"
+        )
+
+    def environment(self) -> dict[str, str]:
+        """The container variables that carry these limits to the service."""
+        return {
+            ENV_QUEUE_TOKENS: str(self.queue_tokens),
+            ENV_MAX_REQUEST_TOKENS: str(self.request_tokens),
+            ENV_REQUEST_TIMEOUT_SECONDS: f"{self.request_timeout_seconds:g}",
+            ENV_DRAIN_TIMEOUT_SECONDS: f"{self.drain_timeout_seconds:g}",
+        }
+
+
+def admission_limits(
+    vcpus: float,
+    *,
+    request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS,
+    drain_timeout_seconds: float = DRAIN_TIMEOUT_SECONDS,
+    gflops_per_vcpu: float = GFLOPS_PER_VCPU,
+    encoder: EncoderShape = REFERENCE_ENCODER,
+) -> AdmissionLimits:
+    """Admission limits of a task with `vcpus`, so admitted work finishes in time.
+
+    Everything admitted (the queue) must be scored within WORK_HEADROOM x the shorter of the
+    request timeout and the drain timeout: then a SIGTERM never strands admitted work, and no
+    admitted request outlives its own timeout (nor the ALB's, derived from it). One request may
+    carry the whole queue (so any admissible request succeeds on an idle task). Defaults: the
+    contract's 30 s request and 20 s drain timeouts, 25 GFLOP/s per vCPU, MiniLM-L6's shape.
+    """
+    if not (vcpus > 0 and gflops_per_vcpu > 0):
+        raise ValueError(f"vcpus ({vcpus}) and gflops_per_vcpu ({gflops_per_vcpu}) must be > 0")
+    if not (request_timeout_seconds > 0 and drain_timeout_seconds > 0):
+        raise ValueError(
+            f"timeouts must be > 0, got request {request_timeout_seconds}, "
+            f"drain {drain_timeout_seconds}"
+        )
+    rate = vcpus * gflops_per_vcpu * 1e9 / encoder.flops_per_work_token
+    budget = WORK_HEADROOM * min(request_timeout_seconds, drain_timeout_seconds)
+    # At least one maximal 512-token pair must fit, or the service could not serve anything.
+    queue = max(math.ceil(encoder.work_tokens(512)), math.floor(rate * budget))
+    return AdmissionLimits(
+        vcpus=vcpus,
+        tokens_per_second=rate,
+        budget_seconds=budget,
+        queue_tokens=queue,
+        request_tokens=queue,
+        request_timeout_seconds=request_timeout_seconds,
+        drain_timeout_seconds=drain_timeout_seconds,
+    )
+
+
+def retry_after_seconds(pending_tokens: float, tokens_per_second: float, cap: int = 30) -> int:
+    """Seconds a refused client should wait: time to clear the backlog, within [1, cap]."""
+    if tokens_per_second <= 0:
+        return cap
+    return int(min(cap, max(1, math.ceil(pending_tokens / tokens_per_second))))

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from . import deployment, exposure, fargate, secrets, streaming
+from . import deployment, exposure, fargate, notes, secrets, streaming
 
 
 def all_policies() -> list[Policy]:
-    """Every policy of the pack, mandatory ones first."""
+    """Every policy of the pack, mandatory ones first; ``guardrail-notes`` last (it reports
+    what the others left behind in the same ``AnalyzeStack`` call)."""
     return [
         *fargate.POLICIES,
         *exposure.POLICIES,
         *streaming.POLICIES,
         *deployment.POLICIES,
         *secrets.POLICIES,
+        *notes.POLICIES,
     ]

@@ -192,6 +192,9 @@ def _strategy_providers(service, providers) -> list:
     return [cp for cp in providers if str(get(cp.props, "name", "")) in names]
 
 
+_HEADROOM_TYPES = SERVICE | AUTOSCALING_GROUP
+
+
 def _check_headroom(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
@@ -202,7 +205,7 @@ def _check_headroom(
     for service in of_types(args.resources, SERVICE):
         with unknowns.guard():
             tasks = linked(service, "taskDefinition", TASK_DEFINITION)
-            if not any(accelerator_needs(t.props) for t in tasks):
+            if not any(accelerator_needs(t.props, t.resource_type) for t in tasks):
                 continue
             desired, maximum = service_deploy_settings(service.resource_type, service.props)
             steady, peak = deploy_peak_instances(desired, maximum, per_instance)
@@ -222,7 +225,9 @@ def _check_headroom(
                 continue
             steady_total = sum(steady for _, steady, _, _ in members)
             for service, steady, peak, maximum in members:
-                if is_exempt(config, service) or is_exempt(config, asg):
+                if is_exempt(config, service, _HEADROOM_TYPES) or is_exempt(
+                    config, asg, _HEADROOM_TYPES
+                ):
                     continue
                 needed = steady_total - steady + peak
                 if needed > max_size:
@@ -244,6 +249,7 @@ gpu_deploy_headroom = stack_rule(
         "maximum and are not checked."
     ),
     level=EnforcementLevel.ADVISORY,
+    types=_HEADROOM_TYPES,
     schema=_HEADROOM_SCHEMA,
     check=_check_headroom,
 )

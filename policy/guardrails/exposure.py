@@ -1,213 +1,377 @@
-"""Exposure rules: no unauthenticated model endpoint reachable from the internet.
+"""Exposure rules: nothing the internet can reach without authenticating.
 
 A self-hosted model server (vLLM, TGI, Triton, Ollama, ...) has no authentication of its own,
-so "never expose a raw model API to the internet unauthenticated" is enforced at every way a
-stack can make one reachable:
+so "never expose a raw model API to the internet unauthenticated" is judged on *reachability*
+(``reachability.Model``): from every internet entry point, along the routes the stack
+declares, to what serves. Three rules read the one model:
 
-* an internet-facing ALB whose listener (default actions) or listener rule forwards before an
-  ``authenticate-cognito`` / ``authenticate-oidc`` / ``jwt-validation`` action;
-* an internet-facing NLB with a listener on a serving port (an NLB cannot authenticate);
-* an ECS service whose tasks get a public IP (every container port is then one security group
-  rule away from the internet);
-* a security group rule open to ``0.0.0.0/0`` or ``::/0`` on a serving port.
+* ``no-unauthenticated-internet-path``: a route from an entry point (internet-facing ALB / NLB
+  / GWLB listener or rule, classic ELB, API Gateway route or method, CloudFront distribution,
+  public App Runner or ECS Express service, Lambda function URL) to something that serves, on
+  which nothing authenticates;
+* ``no-internet-ingress-to-unauthenticated-target``: a security group whose ingress admits the
+  internet (any port, CIDRs and stack prefix lists added up) attached to what serves
+  unauthenticated traffic: tasks, instances, a load balancer on an unauthenticated route;
+* ``no-reachable-public-ip``: a task, instance, launch template or Auto Scaling group that gets
+  a public IP behind a security group that admits the internet.
 
-Deliberate exceptions are listed by resource name or URN in ``exemptResources``.
+``scope`` (``all`` by default) can narrow the three rules to routes that reach a model:
+``model-serving`` keeps them mandatory only for accelerators, known serving images or model
+ports, or resources tagged ``ml:serving=true``; every other finding becomes an advisory note.
 """
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ResourceValidationArgs,
-    StackValidationArgs,
-)
+from collections.abc import Iterable
+from typing import Any
 
+from pulumi_policy import EnforcementLevel, StackValidationArgs
+
+from .reachability import (
+    Leg,
+    Model,
+    asg_security_groups,
+    describe_ports,
+    model_serving,
+    public_ip,
+    task_serves_model,
+)
 from .resources import (
+    APP_RUNNER,
+    AUTOSCALING_GROUP,
+    CLASSIC_ELB,
+    DEFAULT_SECURITY_GROUP,
+    DISTRIBUTION,
     EXEMPT_SCHEMA,
+    EXPRESS_SERVICE,
+    FUNCTION_URL,
+    HTTP_API,
+    HTTP_INTEGRATION,
+    HTTP_ROUTE,
     INGRESS_RULE,
+    INSTANCE,
+    LAUNCH_CONFIGURATION,
+    LAUNCH_TEMPLATE,
     LISTENER,
     LISTENER_RULE,
     LOAD_BALANCER,
+    NETWORK_INTERFACE,
+    REST_INTEGRATION,
+    REST_METHOD,
     SECURITY_GROUP,
     SERVICE,
+    TARGET_GROUP,
+    TASK_SET,
+    VPC_ORIGIN,
     UnknownCollector,
-    as_number,
-    forwards_without_auth,
+    as_bool,
     get,
     is_exempt,
-    lb_is_internet_facing,
-    lb_type,
-    linked,
-    listener_actions,
-    open_ingress,
-    service_assigns_public_ip,
 )
-from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
+from .rules import Config, Report, stack_rule
 
-#: Ports model servers and their UIs listen on: HTTP(S) 80/443/8443, vLLM/TGI/FastAPI 8000,
-#: Triton 8000-8002, TorchServe/TGI 8080, TF Serving 8500/8501, Jupyter 8888, Flask/MLflow 5000,
-#: Gradio 7860, Open WebUI/Node 3000, MinIO/generic 9000, Ollama 11434, gRPC 50051.
-DEFAULT_SERVING_PORTS = [
-    80,
-    443,
-    3000,
+#: Ports model servers and their UIs listen on: vLLM/TGI/Triton 8000-8002, TorchServe/TGI
+#: 8080, TF Serving 8500/8501, Gradio 7860, Ollama 11434, SGLang 30000, Ray dashboard 8265,
+#: MLflow/Flask 5000, Jupyter 8888, gRPC 50051.
+DEFAULT_MODEL_PORTS = [
     5000,
     7860,
     8000,
     8001,
     8002,
     8080,
-    8443,
+    8265,
     8500,
     8501,
     8888,
-    9000,
     11434,
+    30000,
     50051,
 ]
 
-SERVING_PORTS_SCHEMA = {
+SCOPE_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "enum": ["all", "model-serving"],
+    "default": "all",
+    "description": (
+        "all: every unauthenticated internet route is a violation. model-serving: only routes "
+        "that reach an accelerator task or instance, a known model-serving image, a model "
+        "port, or a resource tagged ml:serving=true; other findings become advisory notes."
+    ),
+}
+MODEL_PORTS_SCHEMA: dict[str, Any] = {
     "type": "array",
     "items": {"type": "integer", "minimum": 0, "maximum": 65535},
-    "default": DEFAULT_SERVING_PORTS,
-    "description": "Ports that count as model-serving ports.",
+    "default": DEFAULT_MODEL_PORTS,
+    "description": (
+        "Ports that mark a model server: they select routes under scope model-serving and "
+        "name the finding a model port; any open port counts as exposure."
+    ),
+}
+_SCHEMA = {
+    "scope": SCOPE_SCHEMA,
+    "modelPorts": MODEL_PORTS_SCHEMA,
+    "exemptResources": EXEMPT_SCHEMA,
 }
 
-_PORTS_AND_EXEMPT = {"servingPorts": SERVING_PORTS_SCHEMA, "exemptResources": EXEMPT_SCHEMA}
+PATH_TYPES = (
+    LOAD_BALANCER
+    | LISTENER
+    | LISTENER_RULE
+    | TARGET_GROUP
+    | CLASSIC_ELB
+    | HTTP_API
+    | HTTP_ROUTE
+    | HTTP_INTEGRATION
+    | REST_METHOD
+    | REST_INTEGRATION
+    | DISTRIBUTION
+    | VPC_ORIGIN
+    | APP_RUNNER
+    | EXPRESS_SERVICE
+    | FUNCTION_URL
+    | SERVICE
+    | TASK_SET
+)
+SG_TYPES = SECURITY_GROUP | DEFAULT_SECURITY_GROUP | INGRESS_RULE
+COMPUTE_TYPES = (
+    SERVICE | TASK_SET | INSTANCE | LAUNCH_TEMPLATE | LAUNCH_CONFIGURATION | AUTOSCALING_GROUP
+)
 
 
-def _load_balancers_of(resource) -> list:
-    """The load balancer(s) a listener or listener rule belongs to."""
-    if resource.resource_type in LISTENER_RULE:
-        listeners = linked(resource, "listenerArn", LISTENER)
-        return [lb for ln in listeners for lb in linked(ln, "loadBalancerArn", LOAD_BALANCER)]
-    return linked(resource, "loadBalancerArn", LOAD_BALANCER)
+def _label(resource: Any) -> str:
+    return f"{str(resource.resource_type).rsplit(':', 1)[-1]} {resource.name!r}"
 
 
-def _check_listener_auth(
+def _exempt(config: Config, resources: Iterable[Any], own: frozenset[str]) -> bool:
+    return any(is_exempt(config, r, own) for r in resources)
+
+
+def _in_scope(config: Config, serving: bool) -> bool:
+    return config["scope"] == "all" or serving
+
+
+# --- unauthenticated routes ------------------------------------------------------------------
+
+
+def _check_paths(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    def judge(resource) -> None:
-        public_albs = [
-            lb
-            for lb in _load_balancers_of(resource)
-            if not is_exempt(config, lb)
-            and lb_type(lb.resource_type, lb.props) == "application"
-            and lb_is_internet_facing(lb.resource_type, lb.props)
-        ]
-        if not public_albs:
-            return
-        if forwards_without_auth(listener_actions(resource.resource_type, resource.props)):
-            kind = "listener rule" if resource.resource_type in LISTENER_RULE else "listener"
-            report(
-                f"{kind} {resource.name!r} on internet-facing ALB {public_albs[0].name!r} "
-                "forwards to targets without an authenticate-cognito, authenticate-oidc or "
-                "jwt-validation action first.",
-                resource.urn,
+    model = Model(args.resources, unknowns)
+    ports = {int(p) for p in config["modelPorts"]}
+    by_front: dict[str, list[tuple[Any, Leg]]] = {}
+    for entry, leg in model.entry_legs():
+        if leg.auth is None:
+            by_front.setdefault(leg.front.urn, []).append((entry, leg))
+    for legs in by_front.values():
+        with unknowns.guard():
+            kept = [
+                (entry, leg)
+                for entry, leg in legs
+                if not _exempt(config, (entry, *leg.hops, *leg.via, *leg.ends), PATH_TYPES)
+            ]
+            if not kept:
+                continue
+            front = kept[0][1].front
+            serving = config["scope"] == "all" or any(
+                model_serving(model, leg, ports) for _, leg in kept
             )
+            routes = "; ".join(dict.fromkeys(" -> ".join(leg.chain) for _, leg in kept[:3]))
+            ends = [e for _, leg in kept for e in leg.ends]
+            served = (
+                ", ".join(dict.fromkeys(_label(e) for e in ends)) or "targets outside the stack"
+            )
+            message = (
+                f"{_label(front)} lets the internet reach {served} without authentication "
+                f"({routes})."
+            )
+            if _in_scope(config, serving):
+                report(message, front.urn)
+            else:
+                unknowns.note(f"outside scope model-serving: {message}", front.urn)
 
-    judge_each(args.resources, LISTENER | LISTENER_RULE, config, unknowns, judge)
 
-
-no_unauthenticated_internet_listener = stack_rule(
-    name="no-unauthenticated-internet-listener",
+no_unauthenticated_internet_path = stack_rule(
+    name="no-unauthenticated-internet-path",
     description=(
-        "Every listener default action and listener rule of an internet-facing ALB that forwards "
-        "to targets must authenticate first (authenticate-cognito for browsers, jwt-validation "
-        "or authenticate-oidc for API clients). Fix: add the authenticate action with a lower "
-        "order than the forward, make the ALB internal, or list a reviewed exception in "
-        "exemptResources."
+        "Every route from the internet (internet-facing ALB/NLB/GWLB listener or rule, classic "
+        "ELB, API Gateway route or method, CloudFront distribution, public App Runner or ECS "
+        "Express service, Lambda function URL) to something that serves must authenticate "
+        "first: an authenticate-cognito / authenticate-oidc action that denies or "
+        "authenticates unauthenticated requests, jwt-validation, mutual TLS verify, an API "
+        "Gateway authorizer, or signed requests / a viewer-request function on CloudFront. "
+        "Fix: add the authentication at the front, make the load balancer internal, or list "
+        "a reviewed exception in exemptResources."
     ),
     level=EnforcementLevel.MANDATORY,
-    schema=EXEMPT_ONLY,
-    check=_check_listener_auth,
+    types=PATH_TYPES,
+    schema=_SCHEMA,
+    check=_check_paths,
 )
 
 
-def _check_public_nlb(
+# --- security groups by attachment -------------------------------------------------------------
+
+
+def _check_security_groups(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    ports = {int(p) for p in config["servingPorts"]}
-
-    def judge(listener) -> None:
-        for lb in linked(listener, "loadBalancerArn", LOAD_BALANCER):
-            if is_exempt(config, lb) or lb_type(lb.resource_type, lb.props) != "network":
+    model = Model(args.resources, unknowns)
+    ports = {int(p) for p in config["modelPorts"]}
+    for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP):
+        with unknowns.guard():
+            ranges, holders = model.internet_ports(sg)
+            if not ranges:
                 continue
-            if not lb_is_internet_facing(lb.resource_type, lb.props):
+            shown = describe_ports(ranges)
+            attached = model.attachments(sg)
+            if _exempt(config, (sg, *holders, *(r for _, r in attached)), SG_TYPES):
                 continue
-            port = as_number(get(listener.props, "port"))
-            if port is not None and int(port) in ports:
-                report(
-                    f"internet-facing NLB {lb.name!r} listens on serving port {int(port)} "
-                    f"(listener {listener.name!r}); an NLB cannot authenticate callers.",
-                    listener.urn,
+            if not attached:
+                unknowns.note(
+                    f"cannot verify: security group {sg.name!r} admits the internet on port(s) "
+                    f"{shown} but is attached to nothing in this stack.",
+                    sg.urn,
                 )
+                continue
+            exposed, serving_tasks = _exposed_attachments(model, attached, unknowns, sg)
+            if not exposed:
+                continue
+            model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
+            serving = config["scope"] == "all" or bool(model_ports)
+            serving = serving or any(
+                task_serves_model(td, ports)
+                for task in serving_tasks
+                for td in model.task_definitions(task)
+            )
+            kind = (
+                f" including model port(s) {', '.join(map(str, model_ports[:6]))}"
+                if model_ports
+                else ""
+            )
+            message = (
+                f"security group {sg.name!r} admits the internet on port(s) {shown}{kind} and is "
+                f"attached to {', '.join(exposed)}, which serve(s) it without authentication."
+            )
+            for holder in holders:
+                if _in_scope(config, serving):
+                    report(message, holder.urn)
+                else:
+                    unknowns.note(f"outside scope model-serving: {message}", holder.urn)
 
-    judge_each(args.resources, LISTENER, config, unknowns, judge)
+
+def _exposed_attachments(
+    model: Model, attached: list[tuple[str, Any]], unknowns: UnknownCollector, sg: Any
+) -> tuple[list[str], list[Any]]:
+    """(labels of the attachments that serve the internet, the ECS services / task sets among
+    them, whose task definitions decide scope model-serving)."""
+    exposed: list[str] = []
+    tasks: list[Any] = []
+    for kind, resource in attached:
+        if kind in {"task", "instance"}:
+            exposed.append(_label(resource))
+            if resource.resource_type in SERVICE | TASK_SET:
+                tasks.append(resource)
+        elif kind == "lb":
+            if resource.resource_type in CLASSIC_ELB:
+                if not as_bool(get(resource.props, "internal", False)):
+                    exposed.append(_label(resource))
+            elif resource.urn in model.unauthenticated_lbs():
+                exposed.append(_label(resource))
+        elif kind == "other":
+            unknowns.note(
+                f"cannot verify: security group {sg.name!r} admits the internet and is attached "
+                f"to {resource.resource_type} {resource.name!r}, which this pack does not judge.",
+                sg.urn,
+            )
+    return exposed, tasks
 
 
-no_internet_facing_nlb = stack_rule(
-    name="no-internet-facing-nlb-on-serving-port",
+no_internet_ingress_to_unauthenticated_target = stack_rule(
+    name="no-internet-ingress-to-unauthenticated-target",
     description=(
-        "An internet-facing Network Load Balancer must not listen on a model-serving port: NLBs "
-        "pass TCP straight to the model server, which has no authentication. Fix: make the NLB "
-        "internal (reach it over VPC peering / PrivateLink), or front the service with an ALB "
-        "that authenticates."
+        "A security group whose ingress admits the internet (0.0.0.0/0, ::/0, or CIDRs and "
+        "prefix-list entries that add up to it; any port) must not be attached to something "
+        "that serves unauthenticated traffic: ECS tasks, EC2 instances / launch templates, an "
+        "NLB or classic ELB, an ALB with an unauthenticated route. An ALB whose every route "
+        "authenticates may be open; interface VPC endpoint groups are not exposure. Fix: admit "
+        "only the load balancer's security group or your clients' CIDRs."
     ),
     level=EnforcementLevel.MANDATORY,
-    schema=_PORTS_AND_EXEMPT,
-    check=_check_public_nlb,
+    types=SG_TYPES,
+    schema=_SCHEMA,
+    check=_check_security_groups,
 )
 
 
-def _check_public_ip(args: ResourceValidationArgs, config: Config, report: Report) -> None:
-    if service_assigns_public_ip(args.resource_type, args.props):
-        report(
-            "The service's tasks get a public IP (assignPublicIp); they are reachable from the "
-            "internet on every port their security groups allow."
-        )
+# --- public IPs -------------------------------------------------------------------------------
 
 
-no_public_ip_on_serving_task = resource_rule(
-    name="no-public-ip-on-serving-task",
+def _check_public_ips(
+    args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
+) -> None:
+    model = Model(args.resources, unknowns)
+    ports = {int(p) for p in config["modelPorts"]}
+    defaults = model.of(DEFAULT_SECURITY_GROUP)
+    for resource in model.of(COMPUTE_TYPES | NETWORK_INTERFACE):
+        with unknowns.guard():
+            why = public_ip(model, resource)
+            if why is None:
+                continue
+            if resource.resource_type in AUTOSCALING_GROUP:
+                sgs = asg_security_groups(model, resource)
+            else:
+                sgs = model.security_groups_of(resource)
+            if sgs is None:
+                if not defaults:
+                    unknowns.note(
+                        f"cannot verify: {_label(resource)} gets a public IP ({why}) and uses "
+                        "its VPC's default security group, which is not declared in this stack.",
+                        resource.urn,
+                    )
+                    continue
+                sgs = defaults
+            open_groups = [(sg, model.internet_ports(sg)[0]) for sg in sgs]
+            open_groups = [(sg, r) for sg, r in open_groups if r]
+            if not open_groups:
+                continue
+            if _exempt(config, (resource, *(sg for sg, _ in open_groups)), COMPUTE_TYPES):
+                continue
+            serving = config["scope"] == "all" or any(
+                lo <= p <= hi for _, r in open_groups for lo, hi in r for p in ports
+            )
+            serving = serving or (
+                resource.resource_type in SERVICE | TASK_SET
+                and any(task_serves_model(td, ports) for td in model.task_definitions(resource))
+            )
+            detail = "; ".join(f"{sg.name!r} on {describe_ports(r)}" for sg, r in open_groups)
+            message = (
+                f"{_label(resource)} gets a public IP ({why}) and its security group(s) admit "
+                f"the internet ({detail}): it is reachable without authentication."
+            )
+            if _in_scope(config, serving):
+                report(message, resource.urn)
+            else:
+                unknowns.note(f"outside scope model-serving: {message}", resource.urn)
+
+
+no_reachable_public_ip = stack_rule(
+    name="no-reachable-public-ip",
     description=(
-        "ECS services must not give their tasks public IPs. Fix: set assignPublicIp to false / "
-        "DISABLED, run tasks in private subnets and pull images through a NAT gateway or the "
-        "ECR, S3 and CloudWatch Logs VPC endpoints; expose them only through an "
-        "authenticating load balancer."
+        "ECS tasks, EC2 instances, launch templates and Auto Scaling groups must not get a "
+        "public IP (assignPublicIp, associatePublicIpAddress, an elastic IP, a subnet that maps "
+        "public IPs, the default VPC) behind a security group that admits the internet. Fix: "
+        "run them in private subnets (pull through NAT or VPC endpoints) and expose them only "
+        "through an authenticating load balancer."
     ),
     level=EnforcementLevel.MANDATORY,
-    types=SERVICE,
-    schema=EXEMPT_ONLY,
-    check=_check_public_ip,
-)
-
-
-def _check_open_ingress(args: ResourceValidationArgs, config: Config, report: Report) -> None:
-    ports = sorted({int(p) for p in config["servingPorts"]})
-    for cidr, low, high in open_ingress(args.resource_type, args.props):
-        hit = [p for p in ports if low <= p <= high]
-        if hit:
-            shown = ", ".join(map(str, hit[:8])) + (", ..." if len(hit) > 8 else "")
-            report(f"Ingress from {cidr} on ports {low}-{high} opens serving port(s) {shown}.")
-
-
-no_internet_ingress_on_serving_port = resource_rule(
-    name="no-internet-ingress-on-serving-port",
-    description=(
-        "Security groups must not allow ingress from 0.0.0.0/0 or ::/0 on a model-serving port. "
-        "Fix: allow only the load balancer's security group or your clients' CIDRs, or list a "
-        "reviewed exception in exemptResources."
-    ),
-    level=EnforcementLevel.MANDATORY,
-    types=SECURITY_GROUP | INGRESS_RULE,
-    schema=_PORTS_AND_EXEMPT,
-    check=_check_open_ingress,
+    types=COMPUTE_TYPES,
+    schema=_SCHEMA,
+    check=_check_public_ips,
 )
 
 POLICIES = [
-    no_unauthenticated_internet_listener,
-    no_internet_facing_nlb,
-    no_public_ip_on_serving_task,
-    no_internet_ingress_on_serving_port,
+    no_unauthenticated_internet_path,
+    no_internet_ingress_to_unauthenticated_target,
+    no_reachable_public_ip,
 ]

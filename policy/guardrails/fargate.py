@@ -18,16 +18,27 @@ from pulumi_policy import (
     ResourceValidationArgs,
     StackValidationArgs,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from . import aws_limits
+from .launches import ClusterDefaults, batch_containers, ec2_only, launches
+from .reachability import Model
 from .resources import (
+    BATCH_JOB_DEFINITION,
+    EVENT_RULE_NATIVE,
+    EVENT_TARGET,
+    SCHEDULE,
     SERVICE,
     TASK_DEFINITION,
+    TASK_SET,
     UnknownCollector,
     accelerator_needs,
+    as_bool,
+    as_list,
     fargate_rejections,
     get,
     get_path,
+    is_exempt,
     is_fargate_compatible,
     linked,
     parse_cpu_units,
@@ -86,11 +97,34 @@ def platform_version_ok(version: Any) -> bool:
 
 
 def _check_no_host_features(args: ResourceValidationArgs, config: Config, report: Report) -> None:
+    if args.resource_type in BATCH_JOB_DEFINITION:
+        _check_batch_job(args, report)
+        return
     if not is_fargate_compatible(args.props):
         return
-    found = fargate_rejections(args.props)
+    found = fargate_rejections(args.props, args.resource_type)
     if found:
-        report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.")
+        report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.", None)
+
+
+def _check_batch_job(args: ResourceValidationArgs, report: Report) -> None:
+    """AWS Batch on Fargate offers no GPUs or devices: a FARGATE job definition asking for
+    them never runs (Batch rejects it or the job stays RUNNABLE)."""
+    platforms = [str(p).upper() for p in as_list(get(args.props, "platformCapabilities"))]
+    if "FARGATE" not in platforms:
+        return
+    found: list[str] = []
+    for name, container in batch_containers(args.props):
+        for req in as_list(get(container, "resourceRequirements")):
+            kind = str(get(req, "type", ""))
+            if kind.upper() == "GPU":
+                found.append(f"{name} resourceRequirements GPU={get(req, 'value')}")
+        for device in as_list(get_path(container, "linuxParameters", "devices")):
+            found.append(f"{name} maps device {get(device, 'hostPath', '?')}")
+        if as_bool(get(container, "privileged", False)):
+            found.append(f"{name} privileged")
+    if found:
+        report(f"Batch job definition on FARGATE asks for: {'; '.join(found)}.", None)
 
 
 no_host_features_on_fargate = resource_rule(
@@ -98,44 +132,77 @@ no_host_features_on_fargate = resource_rule(
     description=(
         "A task definition that Fargate can run (requiresCompatibilities includes FARGATE) must "
         "not ask for GPUs, Neuron or other devices, privileged mode, ipcMode, placement "
-        "constraints or docker volume configuration. Fix: run accelerated work on an EC2 "
-        "capacity provider (GPU/Inferentia ASG) and drop FARGATE from requiresCompatibilities, "
-        "or remove the host-only parameter."
+        "constraints or docker volume configuration; nor may an AWS Batch job definition on "
+        "FARGATE ask for a GPU, devices or privileged mode. Fix: run accelerated work on an "
+        "EC2 capacity provider (GPU/Inferentia ASG) and drop FARGATE from "
+        "requiresCompatibilities / platformCapabilities, or remove the host-only parameter."
     ),
     level=EnforcementLevel.MANDATORY,
-    types=TASK_DEFINITION,
+    types=TASK_DEFINITION | BATCH_JOB_DEFINITION,
     schema=EXEMPT_ONLY,
     check=_check_no_host_features,
 )
 
 
+def _needs_when_known(task) -> list[str] | None:
+    """Accelerator needs of an EC2-only task definition, None while its containers are
+    unknown: being EC2-only already decides the verdict, the needs only word it."""
+    try:
+        return accelerator_needs(task.props, task.resource_type)
+    except UnknownValueError:
+        return None
+
+
+_LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE
+
+
 def _check_no_gpu_service(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    def judge(service) -> None:
-        if not service_runs_on_fargate(service.resource_type, service.props):
-            return
-        for task in linked(service, "taskDefinition", TASK_DEFINITION):
-            needs = accelerator_needs(task.props)
-            if needs:
-                report(
-                    f"Fargate service {service.name!r} runs task definition {task.name!r}, "
-                    f"which needs an accelerator host: {'; '.join(needs)}.",
-                    service.urn,
-                )
+    model = Model(args.resources, unknowns)
+    defaults = ClusterDefaults(model)
 
-    judge_each(args.resources, SERVICE, config, unknowns, judge)
+    def judge(launcher) -> None:
+        for launch in launches(launcher):
+            if not launch.on_fargate(defaults):
+                continue
+            for task in launch.task_definitions(model):
+                if is_exempt(config, task, unknowns.own_types):
+                    continue
+                needs = _needs_when_known(task) if ec2_only(task.props) else None
+                if needs is None and not ec2_only(task.props):
+                    needs = accelerator_needs(task.props, task.resource_type)
+                if needs:
+                    report(
+                        f"{launch.label} runs task definition {task.name!r} on Fargate "
+                        f"({launch.why}), which needs an accelerator host: {'; '.join(needs)}.",
+                        launcher.urn,
+                    )
+                elif ec2_only(task.props):
+                    report(
+                        f"{launch.label} runs on Fargate ({launch.why}) but task definition "
+                        f"{task.name!r} is EC2-only (requiresCompatibilities "
+                        f"{list(as_list(get(task.props, 'requiresCompatibilities')))}); Fargate "
+                        "rejects it, and EC2-only task definitions carry what Fargate cannot "
+                        "place (GPUs, devices).",
+                        launcher.urn,
+                    )
+
+    judge_each(args.resources, _LAUNCHERS, config, unknowns, judge)
 
 
 no_gpu_task_on_fargate_service = stack_rule(
     name="no-gpu-task-on-fargate-service",
     description=(
-        "A service that runs on Fargate (launchType FARGATE, or a FARGATE / FARGATE_SPOT "
-        "capacity provider in its strategy) must not run a task definition that needs a GPU, "
-        "Elastic Inference or mapped devices (Neuron). Fix: put the service on the GPU or "
+        "Nothing may launch a task that needs a GPU, Elastic Inference or mapped devices "
+        "(Neuron), or an EC2-only task definition, on Fargate: ECS services and task sets "
+        "(launchType FARGATE, a FARGATE / FARGATE_SPOT capacity provider, or none and a "
+        "cluster whose default strategy in this stack is Fargate), EventBridge rule targets "
+        "and EventBridge Scheduler schedules that run ECS tasks. Fix: use the GPU or "
         "Inferentia capacity provider of an EC2 Auto Scaling group."
     ),
     level=EnforcementLevel.MANDATORY,
+    types=_LAUNCHERS | TASK_DEFINITION,
     schema=EXEMPT_ONLY,
     check=_check_no_gpu_service,
 )
@@ -155,7 +222,7 @@ def _check_grid(args: ResourceValidationArgs, config: Config, report: Report) ->
         suffix = (
             f" Smallest size with that memory: cpu {hint[0]}, memory {hint[1]}." if hint else ""
         )
-        report(f"{problem}.{suffix}")
+        report(f"{problem}.{suffix}", None)
 
 
 fargate_task_size_on_grid = resource_rule(
@@ -202,6 +269,7 @@ fargate_platform_version = stack_rule(
         "the service's platformVersion to LATEST (or 1.4.0+), or use a smaller task size."
     ),
     level=EnforcementLevel.MANDATORY,
+    types=SERVICE | TASK_DEFINITION,
     schema=EXEMPT_ONLY,
     check=_check_platform,
 )

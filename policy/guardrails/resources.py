@@ -29,6 +29,9 @@ from typing import Any
 from pulumi_policy.proxy import UnknownValueError
 
 from . import aws_limits
+from .exemptions import EXEMPT_SCHEMA, matching_entries
+
+__all__ = ["EXEMPT_SCHEMA"]
 
 # --- type families ---------------------------------------------------------------------------
 
@@ -82,8 +85,72 @@ AUTOSCALING_GROUP = frozenset(
     {"aws:autoscaling/group:Group", "aws-native:autoscaling:AutoScalingGroup"}
 )
 
-#: ALB actions that authenticate the caller before any later action runs.
-AUTH_ACTIONS = frozenset({"authenticate-cognito", "authenticate-oidc", "jwt-validation"})
+CLUSTER = frozenset({"aws:ecs/cluster:Cluster", "aws-native:ecs:Cluster"})
+CLUSTER_CAPACITY_PROVIDERS = frozenset(
+    {
+        "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders",
+        "aws-native:ecs:ClusterCapacityProviderAssociations",
+    }
+)
+TASK_SET = frozenset({"aws:ecs/taskSet:TaskSet", "aws-native:ecs:TaskSet"})
+EXPRESS_SERVICE = frozenset(
+    {"aws:ecs/expressGatewayService:ExpressGatewayService", "aws-native:ecs:ExpressGatewayService"}
+)
+EVENT_TARGET = frozenset({"aws:cloudwatch/eventTarget:EventTarget"})
+EVENT_RULE_NATIVE = frozenset({"aws-native:events:Rule"})
+SCHEDULE = frozenset({"aws:scheduler/schedule:Schedule", "aws-native:scheduler:Schedule"})
+BATCH_JOB_DEFINITION = frozenset(
+    {"aws:batch/jobDefinition:JobDefinition", "aws-native:batch:JobDefinition"}
+)
+CLASSIC_ELB = frozenset({"aws:elb/loadBalancer:LoadBalancer"})
+TG_ATTACHMENT = frozenset(
+    {
+        "aws:lb/targetGroupAttachment:TargetGroupAttachment",
+        "aws:alb/targetGroupAttachment:TargetGroupAttachment",
+    }
+)
+HTTP_API = frozenset({"aws:apigatewayv2/api:Api", "aws-native:apigatewayv2:Api"})
+HTTP_ROUTE = frozenset({"aws:apigatewayv2/route:Route", "aws-native:apigatewayv2:Route"})
+HTTP_INTEGRATION = frozenset(
+    {"aws:apigatewayv2/integration:Integration", "aws-native:apigatewayv2:Integration"}
+)
+HTTP_VPC_LINK = frozenset({"aws:apigatewayv2/vpcLink:VpcLink", "aws-native:apigatewayv2:VpcLink"})
+REST_API = frozenset({"aws:apigateway/restApi:RestApi", "aws-native:apigateway:RestApi"})
+REST_METHOD = frozenset({"aws:apigateway/method:Method", "aws-native:apigateway:Method"})
+REST_INTEGRATION = frozenset({"aws:apigateway/integration:Integration"})
+REST_VPC_LINK = frozenset({"aws:apigateway/vpcLink:VpcLink", "aws-native:apigateway:VpcLink"})
+DISTRIBUTION = frozenset(
+    {"aws:cloudfront/distribution:Distribution", "aws-native:cloudfront:Distribution"}
+)
+VPC_ORIGIN = frozenset({"aws:cloudfront/vpcOrigin:VpcOrigin", "aws-native:cloudfront:VpcOrigin"})
+APP_RUNNER = frozenset({"aws:apprunner/service:Service", "aws-native:apprunner:Service"})
+FUNCTION_URL = frozenset({"aws:lambda/functionUrl:FunctionUrl", "aws-native:lambda:Url"})
+FUNCTION = frozenset({"aws:lambda/function:Function", "aws-native:lambda:Function"})
+INSTANCE = frozenset({"aws:ec2/instance:Instance", "aws-native:ec2:Instance"})
+LAUNCH_TEMPLATE = frozenset(
+    {"aws:ec2/launchTemplate:LaunchTemplate", "aws-native:ec2:LaunchTemplate"}
+)
+LAUNCH_CONFIGURATION = frozenset(
+    {
+        "aws:ec2/launchConfiguration:LaunchConfiguration",
+        "aws-native:autoscaling:LaunchConfiguration",
+    }
+)
+NETWORK_INTERFACE = frozenset(
+    {"aws:ec2/networkInterface:NetworkInterface", "aws-native:ec2:NetworkInterface"}
+)
+SUBNET = frozenset({"aws:ec2/subnet:Subnet", "aws-native:ec2:Subnet"})
+EIP = frozenset({"aws:ec2/eip:Eip", "aws-native:ec2:Eip"})
+EIP_ASSOCIATION = frozenset(
+    {"aws:ec2/eipAssociation:EipAssociation", "aws-native:ec2:EipAssociation"}
+)
+VPC_ENDPOINT = frozenset({"aws:ec2/vpcEndpoint:VpcEndpoint", "aws-native:ec2:VpcEndpoint"})
+PREFIX_LIST = frozenset(
+    {"aws:ec2/managedPrefixList:ManagedPrefixList", "aws-native:ec2:PrefixList"}
+)
+PREFIX_LIST_ENTRY = frozenset({"aws:ec2/managedPrefixListEntry:ManagedPrefixListEntry"})
+DEFAULT_SECURITY_GROUP = frozenset({"aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"})
+
 #: Capacity providers that place tasks on Fargate.
 FARGATE_CAPACITY_PROVIDERS = frozenset({"FARGATE", "FARGATE_SPOT"})
 
@@ -200,14 +267,16 @@ def is_fargate_compatible(props: Mapping[str, Any]) -> bool:
     return any(str(c).upper() == "FARGATE" for c in as_list(get(props, "requiresCompatibilities")))
 
 
-def accelerator_needs(props: Mapping[str, Any]) -> list[str]:
+def accelerator_needs(props: Mapping[str, Any], resource_type: str = "") -> list[str]:
     """Why a task definition needs an accelerator host: GPUs, Elastic Inference or devices.
 
     Neuron (Inferentia/Trainium) is not an ECS resource type: a Neuron task maps ``/dev/neuronN``
     through ``linuxParameters.devices``, so any mapped device counts as a host accelerator.
+    Task-level ``inferenceAccelerators`` exists only in the CloudFormation shape (pulumi-aws 7
+    removed the argument), so it is read for aws-native resources only.
     """
     reasons: list[str] = []
-    if as_list(get(props, "inferenceAccelerators")):
+    if is_native(resource_type) and as_list(get(props, "inferenceAccelerators")):
         reasons.append("task inferenceAccelerators")
     for container in container_definitions(props):
         name = get(container, "name", "?")
@@ -222,13 +291,13 @@ def accelerator_needs(props: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def fargate_rejections(props: Mapping[str, Any]) -> list[str]:
+def fargate_rejections(props: Mapping[str, Any], resource_type: str = "") -> list[str]:
     """Task-definition parameters that Fargate rejects (AWS: "not valid in Fargate tasks").
 
     The documented list is gpu, privileged, ipcMode, devices, placementConstraints and
     dockerVolumeConfiguration; Elastic Inference accelerators are not offered on Fargate either.
     """
-    found = accelerator_needs(props)
+    found = accelerator_needs(props, resource_type)
     if get(props, "ipcMode") is not None:
         found.append(f"ipcMode={get(props, 'ipcMode')}")
     if as_list(get(props, "placementConstraints")):
@@ -279,15 +348,6 @@ def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> lis
         except UnknownValueError:
             names.append(None)
     return names
-
-
-def service_assigns_public_ip(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """``assignPublicIp`` true (aws) or ENABLED (aws-native ``awsvpcConfiguration``)."""
-    if is_native(resource_type):
-        value = get_path(props, "networkConfiguration", "awsvpcConfiguration", "assignPublicIp")
-    else:
-        value = get_path(props, "networkConfiguration", "assignPublicIp")
-    return as_bool(value) if value is not None else False
 
 
 def service_uses_awsvpc(resource_type: str, props: Mapping[str, Any]) -> bool:
@@ -371,91 +431,6 @@ def tg_target_type(props: Mapping[str, Any]) -> str:
     return str(get(props, "targetType", "instance")).lower()
 
 
-def listener_actions(resource_type: str, props: Mapping[str, Any]) -> Sequence[Any]:
-    """``defaultActions`` of a listener, ``actions`` of a listener rule."""
-    key = "actions" if resource_type in LISTENER_RULE else "defaultActions"
-    return as_list(get(props, key))
-
-
-def forwards_without_auth(actions: Sequence[Any]) -> bool:
-    """True when a ``forward`` action runs before any authenticate / jwt-validation action.
-
-    ALB runs actions in ascending ``order`` (an action without one keeps its list position,
-    which is what ELB assigns), so the first forward must come after an authenticating action.
-    """
-    keyed = []
-    for index, action in enumerate(actions):
-        order = as_number(get(action, "order"))
-        keyed.append((order if order is not None else float(index + 1), index, action))
-    authenticated = False
-    for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1])):
-        kind = str(get(action, "type", "")).lower()
-        if kind in AUTH_ACTIONS:
-            authenticated = True
-        elif kind == "forward" and not authenticated:
-            return True
-    return False
-
-
-# --- security groups -------------------------------------------------------------------------
-
-OPEN_CIDRS = frozenset({"0.0.0.0/0", "::/0"})
-
-
-def _port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int]:
-    """Port range covered by a rule; protocol ``-1`` / ``all`` opens every port."""
-    proto = str(protocol).lower()
-    if proto in {"-1", "all"}:
-        return (0, 65535)
-    if proto not in {"tcp", "udp", "6", "17"}:  # ICMP and others carry no TCP/UDP ports
-        return (1, 0)
-    low, high = as_number(from_port), as_number(to_port)
-    if low is None and high is None:
-        return (0, 65535)
-    low = low if low is not None else high
-    high = high if high is not None else low
-    assert low is not None and high is not None  # at least one bound was given
-    return (int(low), int(high))
-
-
-def open_ingress(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, int, int]]:
-    """(open CIDR, from port, to port) for every ingress entry open to the whole internet.
-
-    Shapes: aws SecurityGroup ``ingress`` (cidrBlocks/ipv6CidrBlocks, protocol), aws-native
-    SecurityGroup ``securityGroupIngress`` (cidrIp/cidrIpv6, ipProtocol), aws
-    SecurityGroupRule (``type`` ingress), aws vpc SecurityGroupIngressRule (cidrIpv4/cidrIpv6,
-    ipProtocol) and aws-native SecurityGroupIngress (cidrIp/cidrIpv6, ipProtocol).
-    """
-    if resource_type == "aws:ec2/securityGroup:SecurityGroup":
-        entries, cidr_keys, proto = as_list(get(props, "ingress")), _AWS_CIDRS, "protocol"
-    elif resource_type == "aws-native:ec2:SecurityGroup":
-        entries = as_list(get(props, "securityGroupIngress"))
-        cidr_keys, proto = ("cidrIp", "cidrIpv6"), "ipProtocol"
-    elif resource_type == "aws:ec2/securityGroupRule:SecurityGroupRule":
-        if str(get(props, "type", "")).lower() != "ingress":
-            return []
-        entries, cidr_keys, proto = (props,), _AWS_CIDRS, "protocol"
-    elif resource_type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
-        entries, cidr_keys, proto = (props,), ("cidrIpv4", "cidrIpv6"), "ipProtocol"
-    elif resource_type == "aws-native:ec2:SecurityGroupIngress":
-        entries, cidr_keys, proto = (props,), ("cidrIp", "cidrIpv6"), "ipProtocol"
-    else:
-        return []
-    found = []
-    for entry in entries:
-        cidrs = [c for key in cidr_keys for c in as_list(get(entry, key)) if c in OPEN_CIDRS]
-        if not cidrs:
-            continue
-        low, high = _port_range(
-            get(entry, proto, "tcp"), get(entry, "fromPort"), get(entry, "toPort")
-        )
-        found.extend((cidr, low, high) for cidr in cidrs)
-    return found
-
-
-_AWS_CIDRS = ("cidrBlocks", "ipv6CidrBlocks")
-
-
 # --- stack correlation -----------------------------------------------------------------------
 
 
@@ -484,15 +459,20 @@ def of_types(resources: Iterable[Any], types: Iterable[str]) -> list[Any]:
 
 
 class UnknownCollector:
-    """Lets a stack policy judge every resource before reporting an unknown.
+    """Lets a stack policy judge every resource before reporting an unknown, and collects the
+    advisories it leaves for ``guardrail-notes``.
 
     ``with collector.guard(): ...`` wraps the judgement of *one* resource; an
     ``UnknownValueError`` there only skips that resource. ``collector.reraise()`` at the end
     re-raises the first one so pulumi_policy still emits its advisory preview note.
+    ``collector.note(message, urn)`` records an advisory ("cannot verify ...").
+    ``own_types`` are the types the policy judges (bare-name exemptions match only those).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, own_types: frozenset[str] | None = None) -> None:
         self.first: UnknownValueError | None = None
+        self.notes: list[tuple[str, str | None]] = []
+        self.own_types = own_types
 
     @contextmanager
     def guard(self) -> Iterator[None]:
@@ -503,6 +483,11 @@ class UnknownCollector:
             if self.first is None:
                 self.first = error
 
+    def note(self, message: str, urn: str | None) -> None:
+        """An advisory for ``guardrail-notes`` to report against ``urn`` (once per text)."""
+        if (message, urn) not in self.notes:
+            self.notes.append((message, urn))
+
     def reraise(self) -> None:
         """Re-raise the first unknown seen, if any."""
         if self.first is not None:
@@ -510,13 +495,6 @@ class UnknownCollector:
 
 
 # --- config ----------------------------------------------------------------------------------
-
-EXEMPT_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "string"},
-    "default": [],
-    "description": "Resource names or URNs this policy skips (deliberate, reviewed exceptions).",
-}
 
 
 def config_with_defaults(args: Any, schema_properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -529,10 +507,13 @@ def config_with_defaults(args: Any, schema_properties: Mapping[str, Any]) -> dic
     return config
 
 
-def is_exempt(config: Mapping[str, Any], resource: Any) -> bool:
-    """True when the resource's name or URN is listed in ``exemptResources``."""
-    exempt = set(config.get("exemptResources") or ())
-    return bool(exempt) and (resource.name in exempt or resource.urn in exempt)
+def is_exempt(config: Mapping[str, Any], resource: Any, own_types: Iterable[str] | None) -> bool:
+    """True when an ``exemptResources`` entry names the resource (see ``exemptions``);
+    ``own_types``: the policy's types, the only ones a bare name matches (None: any)."""
+    if not config.get("exemptResources"):
+        return False
+    own = frozenset(own_types) if own_types is not None else None
+    return bool(matching_entries(config, resource, own))
 
 
 def ceil_div(numerator: float, denominator: float) -> int:

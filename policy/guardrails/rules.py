@@ -1,11 +1,13 @@
 """The scaffolding every guardrail rule shares: config defaults, exemptions, unknown values.
 
-Every rule of the pack takes an ``exemptResources`` list, fills its config from the schema
-defaults (the Pulumi CLI sends them, other drivers may not) and must behave the same way on
-values that are unknown during preview: a resource rule lets ``UnknownValueError`` through
-(pulumi_policy turns it into an advisory note), a stack rule judges every other resource first
-and then re-raises the first unknown. Written once here, the rule modules say only what they
-judge, and a rule cannot forget the exemption check or swallow an unknown.
+Every rule of the pack takes an ``exemptResources`` list (scoped: see ``exemptions``), fills
+its config from the schema defaults (the Pulumi CLI sends them, other drivers may not) and must
+behave the same way on values that are unknown during preview: a resource rule lets
+``UnknownValueError`` through (pulumi_policy turns it into an advisory note), a stack rule
+judges every other resource first and then re-raises the first unknown. A stack rule's
+"cannot verify" advisories go to ``guardrail-notes`` (see ``exemptions``). Written once here,
+the rule modules say only what they judge, and a rule cannot forget the exemption check,
+swallow an unknown or drop a note.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from . import exemptions
 from .resources import EXEMPT_SCHEMA, UnknownCollector, config_with_defaults, is_exempt, of_types
 
 EXEMPT_ONLY: dict[str, Any] = {"exemptResources": EXEMPT_SCHEMA}
@@ -59,7 +62,8 @@ def resource_rule(
         if args.resource_type not in wanted:
             return
         config = config_with_defaults(args, schema)
-        if is_exempt(config, args):
+        exemptions.register(name, config, wanted)
+        if is_exempt(config, args, wanted):
             return
         check(args, config, cast(Report, report))
 
@@ -77,16 +81,24 @@ def stack_rule(
     name: str,
     description: str,
     level: EnforcementLevel,
+    types: Iterable[str],
     schema: Mapping[str, Any],
     check: StackCheck,
 ) -> StackValidationPolicy:
-    """A stack policy that runs ``check(args, config, report, unknowns)`` and afterwards
-    re-raises the first unknown value ``unknowns`` collected (see `judge_each`)."""
+    """A stack policy that runs ``check(args, config, report, unknowns)``, hands the notes
+    ``unknowns`` collected to ``guardrail-notes`` and re-raises the first unknown value it
+    collected (see `judge_each`). ``types`` are the types the policy judges: a bare name in
+    ``exemptResources`` matches only those."""
+    own = frozenset(types)
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         config = config_with_defaults(args, schema)
-        unknowns = UnknownCollector()
-        check(args, config, cast(Report, report), unknowns)
+        exemptions.register(name, config, own)
+        unknowns = UnknownCollector(own)
+        try:
+            check(args, config, cast(Report, report), unknowns)
+        finally:
+            exemptions.set_notes(name, unknowns.notes)
         unknowns.reraise()
 
     return StackValidationPolicy(
@@ -108,7 +120,7 @@ def judge_each(
     """``judge(resource)`` for each resource of ``types`` not listed in ``exemptResources``; an
     unknown value met while judging one resource skips only that resource."""
     for resource in of_types(resources, types):
-        if is_exempt(config, resource):
+        if is_exempt(config, resource, unknowns.own_types):
             continue
         with unknowns.guard():
             judge(resource)

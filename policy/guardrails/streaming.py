@@ -149,10 +149,14 @@ deregistration_delay_vs_idle_timeout = stack_rule(
         "A target group behind an ALB should drain at least as long as the ALB keeps streams "
         "open (its idle timeout, capped at ELB's 3600 s maximum, minus toleranceSeconds). Fix: "
         "raise deregistrationDelay (aws) or deregistration_delay.timeout_seconds (aws-native) "
-        "to cover the longest generation; it costs nothing for short requests, because ELB "
-        "completes deregistration at once when a target has no in-flight requests."
+        "to cover the longest generation. A long delay is not free: ELB ends deregistration "
+        "early only when a target has no in-flight requests and no open connections, and the "
+        "ALB keeps idle keep-alive connections, so deploys and scale-in usually wait it out in "
+        "full; a service whose longest request is known to be shorter (ecs-inference sizes "
+        "each delay from it) is expected to show up here as advisory."
     ),
     level=EnforcementLevel.ADVISORY,
+    types=TARGET_GROUP,
     schema=_DEREG_SCHEMA,
     check=_check_deregistration,
 )
@@ -176,7 +180,7 @@ def _check_target_type(
             return
         for tg in groups:
             target_type = tg_target_type(tg.props)
-            if target_type != "ip" and not is_exempt(config, tg):
+            if target_type != "ip" and not is_exempt(config, tg, SERVICE | TARGET_GROUP):
                 report(
                     f"awsvpc service {service.name!r} registers in target group {tg.name!r} "
                     f"of target type {target_type!r}; awsvpc tasks are addressed by ENI IP.",
@@ -193,6 +197,7 @@ target_type_ip_for_awsvpc = stack_rule(
         "Fix: set targetType to ip on the target group."
     ),
     level=EnforcementLevel.ADVISORY,
+    types=SERVICE | TARGET_GROUP,
     schema=EXEMPT_ONLY,
     check=_check_target_type,
 )

@@ -84,7 +84,9 @@ def pull_statement(rec: Recording, role: str) -> dict[str, Any]:
 
 def test_one_locked_down_repository_per_image(built: Recording) -> None:
     repos = {r.inputs["name"]: r.inputs for r in built.by_type(REPO)}
-    assert sorted(repos) == [f"ecs-inference/build/{i}" for i in ("neuron", "reranker", "vllm")]
+    assert sorted(repos) == [
+        f"ecs-inference/build/{i}" for i in ("metrics", "neuron", "reranker", "vllm")
+    ]
     for inputs in repos.values():
         # Immutable tags except the build cache, which every build overwrites.
         assert inputs["imageTagMutability"] == "IMMUTABLE_WITH_EXCLUSION"
@@ -189,12 +191,16 @@ def test_nothing_is_built_when_the_flag_is_off(tmp_path: Path) -> None:
     rec = run_stack(stack, tmp_path, "nobuild")
     assert rec.by_type(REPO) == [] and rec.by_type(IMAGE) == []
     assert "aws:ecr/getAuthorizationToken:getAuthorizationToken" not in rec.invokes
-    images = {c["image"] for c in containers(rec).values()}
+    images = {
+        c["image"]
+        for r in rec.by_type("aws:ecs/taskDefinition:TaskDefinition")
+        for c in json.loads(r.inputs["containerDefinitions"])
+    }
     # every task runs a configured reference (the stack also names engines no service of dev
     # uses, so that a preview and CI's deploy refer to the same repositories)
     configured = platform(stack)["images"]
     assert images <= set(configured.values())
-    assert {configured[k] for k in ("vllm", "neuron", "reranker")} == images
+    assert {configured[k] for k in ("vllm", "neuron", "reranker", "metrics")} == images
 
 
 def test_explicit_references_win_and_only_the_rest_is_built(tmp_path: Path) -> None:
@@ -203,8 +209,12 @@ def test_explicit_references_win_and_only_the_rest_is_built(tmp_path: Path) -> N
     own = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/reranker:1.2.3"
     platform(stack)["rerankers"]["rerank"]["image"] = own
     rec = run_stack(stack, tmp_path)
-    assert [r.inputs["name"] for r in rec.by_type(REPO)] == ["ecs-inference/build/neuron"]
-    assert len(rec.by_type(IMAGE)) == 1
+    # the metrics sidecar has no reference either: it is built too
+    assert sorted(r.inputs["name"] for r in rec.by_type(REPO)) == [
+        "ecs-inference/build/metrics",
+        "ecs-inference/build/neuron",
+    ]
+    assert len(rec.by_type(IMAGE)) == 2
     found = containers(rec)
     assert found["inference-llama-task"]["image"] == vllm
     assert found["inference-rerank-task"]["image"] == own
@@ -229,6 +239,7 @@ def test_images_to_build_lists_the_services_per_image() -> None:
         "vllm": ["llama"],
         "neuron": ["llama-neuron"],
         "reranker": ["rerank"],
+        "metrics": ["llama", "llama-neuron", "rerank"],
     }
     off = load_stack_config(platform(copy.deepcopy(read_stack_file(ROOT, "dev"))), "dev")
     assert images_to_build(off) == {}
@@ -273,7 +284,7 @@ def test_platforms_match_the_deploy_workflow_matrix() -> None:
     workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
     matrix = workflow["jobs"]["images"]["strategy"]["matrix"]["include"]
     ci = {entry["image"]: entry["platform"] for entry in matrix}
-    expected = {name: platforms[0] for name, platforms in image_specs.IMAGE_PLATFORMS.items()}
+    expected = {name: ",".join(plats) for name, plats in image_specs.IMAGE_PLATFORMS.items()}
     expected["reranker"] = image_specs.DEFAULT_RERANKER_PLATFORM
     assert ci == expected
 
@@ -344,7 +355,9 @@ def test_component_rejects_repository_prefixes_ecr_would_refuse(prefix: str) -> 
 def test_stack_names_become_lowercase_repository_paths(tmp_path: Path) -> None:
     rec = run_stack(dev_stack(build=True), tmp_path, "Build_QA")
     names = sorted(r.inputs["name"] for r in rec.by_type(REPO))
-    assert names == [f"ecs-inference/build_qa/{i}" for i in ("neuron", "reranker", "vllm")]
+    assert names == [
+        f"ecs-inference/build_qa/{i}" for i in ("metrics", "neuron", "reranker", "vllm")
+    ]
 
 
 def test_unknown_reranker_architecture_is_rejected() -> None:

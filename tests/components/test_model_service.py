@@ -97,7 +97,7 @@ def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
         "health_check_grace_period_seconds": 900,
         "deregistration_delay_seconds": 300,
         "environment": {"VLLM_LOGGING_LEVEL": "INFO"},
-        "secrets": {"VLLM_API_KEY": SECRET},
+        "secrets": {"ENGINE_LICENSE_KEY": SECRET},
     }
     settings.update(overrides)
     return ModelServiceArgs(**settings)
@@ -144,7 +144,7 @@ def test_vllm_container_definition() -> None:
         shm_size_mib=16_384,
         stop_timeout_seconds=120,
         environment={"VLLM_LOGGING_LEVEL": "INFO"},
-        secrets={"VLLM_API_KEY": SECRET},
+        secrets={"ENGINE_LICENSE_KEY": SECRET},
     )
     validate_named_shape("ecs", "ContainerDefinition", container)
     assert container["name"] == CONTAINER_NAME
@@ -163,8 +163,8 @@ def test_vllm_container_definition() -> None:
     assert env[engines.ENV_TENSOR_PARALLEL_SIZE] == "2"
     assert [e["name"] for e in container["environment"]] == sorted(env)
     # the key travels as a secret reference, never as a plain value
-    assert "VLLM_API_KEY" not in env
-    assert container["secrets"] == [{"name": "VLLM_API_KEY", "valueFrom": SECRET}]
+    assert "ENGINE_LICENSE_KEY" not in env
+    assert container["secrets"] == [{"name": "ENGINE_LICENSE_KEY", "valueFrom": SECRET}]
     assert container["logConfiguration"] == {
         "logDriver": "awslogs",
         "options": {

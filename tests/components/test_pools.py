@@ -163,6 +163,7 @@ def test_gpu_agent_settings() -> None:
         "ECS_ENABLE_TASK_IAM_ROLE": "true",
         "ECS_AWSVPC_BLOCK_IMDS": "true",
         "ECS_AVAILABLE_LOGGING_DRIVERS": '["json-file","awslogs"]',
+        "ECS_ENABLE_UNTRACKED_IMAGE_CLEANUP": "false",
     }
 
 

@@ -39,6 +39,8 @@ PURE = [
     "components.specs.weights",
     "components.sizing.weights",
     "components.iam",
+    "components.specs.operations",
+    "components.cost",
 ]
 
 
@@ -77,7 +79,7 @@ def _imports(path: Path) -> set[str]:
 
 
 COMPONENT_DIRS = ("capacity", "ingress", "services")
-COMPONENT_FILES = ("cluster.py", "network.py", "images.py")
+COMPONENT_FILES = ("cluster.py", "network.py", "images.py", "operations.py")
 
 
 def component_modules() -> list[Path]:
@@ -104,6 +106,7 @@ COMPONENT_MODULES = (
     "components.network",
     "components.cluster",
     "components.images",
+    "components.operations",
     "components.services.model",
     "components.services.base",
     "components.services.reranker",

@@ -110,7 +110,7 @@ def test_reranker_cheapest_size_for_a_need() -> None:
     ("min_count", "max_count", "tpi", "capacity", "expected"),
     [
         (1, 1, 1, 2, (100, 200)),  # room for one more instance: surge
-        (1, 2, 1, 2, (0, 100)),  # at 2 tasks the pool is full; 1 task is the floor: outage
+        (1, 2, 1, 2, (50, 200)),  # surge at 1 task; at 2 the pool is full: one replaced at a time
         (2, 2, 1, 2, (50, 100)),  # no room at 2: replace one at a time
         (4, 4, 1, 4, (75, 100)),
         (1, 1, 1, 1, (0, 100)),  # single task, no room: downtime, stated

@@ -109,7 +109,10 @@ def test_task_definitions_carry_sizing_and_validate_against_ecs(stack: str) -> N
         task = tasks[f"inference-{name}-task"]
         request = register_task_definition_request(task)
         validate_shape("ecs", "RegisterTaskDefinition", request)
-        (container,) = request["containerDefinitions"]
+        container, *others = request["containerDefinitions"]
+        # The engine first; the only other container is the non-essential metrics sidecar.
+        assert [c["name"] for c in others] == (["metrics"] if m.metrics_sidecar else [])
+        assert all(c["essential"] is False for c in others)
         assert "FARGATE" not in task["requiresCompatibilities"]
         assert task["networkMode"] == "awsvpc"
         gpus = [r for r in container.get("resourceRequirements", []) if r["type"] == "GPU"]

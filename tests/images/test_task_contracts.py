@@ -39,6 +39,7 @@ from components.plan import PLATFORM_NAME
 from components.services import engines
 from contracts import neuron as neuron_contract
 from contracts import vllm as vllm_contract
+from contracts.engine import ENV_REGION_VARIABLES
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
 from tools.recording import RecordedResource, Recording, run_program, stack_config_values
@@ -56,6 +57,8 @@ STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulum
 # Variables read by software other than the entrypoint and vLLM itself.
 HUB_VARIABLES = frozenset({"HF_HUB_OFFLINE"})  # huggingface_hub
 NEURON_RUNTIME_VARIABLES = frozenset({"NEURON_RT_VISIBLE_CORES"})  # Neuron runtime
+# The stack's region, set in every container for the AWS SDKs (boto3, the Run:ai streamer).
+SDK_VARIABLES = frozenset(ENV_REGION_VARIABLES)
 
 
 def _load_module(name: str, path: Path) -> Any:
@@ -304,7 +307,7 @@ def _check_names_are_read(d: Deployed, entrypoint: Path, vllm_release: engine_fl
     engine_names = {n for n in names if n.startswith("ENGINE_")}
     assert engine_names <= reads, f"not read by the entrypoint: {sorted(engine_names - reads)}"
     others = names - engine_names
-    known = vllm_variables(vllm_release) | HUB_VARIABLES
+    known = vllm_variables(vllm_release) | HUB_VARIABLES | SDK_VARIABLES
     if d.kind == "neuron":
         known |= NEURON_RUNTIME_VARIABLES
     assert others <= known, f"read by neither the entrypoint nor the engine: {others - known}"
@@ -406,7 +409,7 @@ def test_reranker_task_matches_the_image_contract(stack, service):
     assert dockerfile_entrypoint("reranker") == ["python", "-m", "app"]
     assert "entryPoint" not in d.container and not d.container.get("command")
 
-    unknown = d.variable_names - set(c.ENV_DEFAULTS)
+    unknown = d.variable_names - set(c.ENV_DEFAULTS) - SDK_VARIABLES
     assert not unknown, f"not in the image contract: {sorted(unknown)}"
     settings = reranker_settings(d.environment)
     assert settings["model_s3_uri"] == d.config["modelUri"]
@@ -469,3 +472,6 @@ def test_images_are_built_for_the_architecture_their_tasks_run_on(stack):
             "cpuArchitecture", "X86_64"
         )
         assert platforms[kind] == _DOCKER_PLATFORM[arch], f"{stack}/{service}"
+        # The metrics sidecar runs in every task: its build covers each task's architecture.
+        if any(c["name"] == "metrics" for c in d.containers):
+            assert _DOCKER_PLATFORM[arch] in platforms["metrics"].split(","), f"{stack}/{service}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.policy.conftest import POLICY_DIR
-from tests.policy.policy_stacks import RERANKER, aws_baseline, container_json, found
+from tests.policy.policy_stacks import RERANKER, SG, UNKNOWN, aws_baseline, container_json, found
 from tools.analyzer_client import (
     PolicyConfigError,
     PolicyPackProcess,
@@ -23,8 +23,8 @@ CONFIG = {
         "enforcementLevel": "mandatory",
         "minIdleTimeoutSeconds": 1000,
     },
-    "no-public-ip-on-serving-task": "advisory",
-    "no-internet-ingress-on-serving-port": {"exemptResources": ["alb-sg"]},
+    "no-reachable-public-ip": "advisory",
+    "no-internet-ingress-to-unauthenticated-target": {"exemptResources": ["task-sg"]},
     "health-check-grace-period": {"minGracePeriodSeconds": 300},
 }
 
@@ -40,12 +40,10 @@ def test_info_reports_levels_and_thresholds_after_config(configured):
     idle = policies["alb-idle-timeout-for-streaming"]
     assert idle["enforcementLevel"] == "mandatory"
     assert idle["config"]["minIdleTimeoutSeconds"] == 1000
-    assert policies["no-public-ip-on-serving-task"]["enforcementLevel"] == "advisory"
+    assert policies["no-reachable-public-ip"]["enforcementLevel"] == "advisory"
     assert policies["fargate-task-size-on-grid"]["enforcementLevel"] == "mandatory"
-    assert policies["no-internet-ingress-on-serving-port"]["config"]["servingPorts"][:2] == [
-        80,
-        443,
-    ]
+    sg_rule = policies["no-internet-ingress-to-unauthenticated-target"]["config"]
+    assert sg_rule["scope"] == "all" and 30000 in sg_rule["modelPorts"]
     assert configured.info()["version"] == "0.1.0"  # PulumiPolicy.yaml wins, as in the CLI
 
 
@@ -56,16 +54,82 @@ def test_raised_threshold_and_level(configured):
     assert found(violations, level="advisory") == {("health-check-grace-period", "rerank")}
 
 
-def test_lowered_level_and_exemption(configured):
-    stack = aws_baseline().copy()
-    stack.set("rerank", networkConfiguration={"subnets": ["a"], "assignPublicIp": True})
-    stack.set(
-        "alb-sg",
-        ingress=[{"protocol": "-1", "fromPort": 0.0, "toPort": 0.0, "cidrBlocks": ["0.0.0.0/0"]}],
+def _open_task_sg(stack, public_ip: bool):
+    """Attach a security group open to the internet on every port to the re-ranker."""
+    stack.add(
+        SG,
+        "task-sg",
+        {
+            "ingress": [
+                {"protocol": "-1", "fromPort": 0.0, "toPort": 0.0, "cidrBlocks": ["0.0.0.0/0"]}
+            ]
+        },
     )
-    violations = configured.analyze(stack)
-    assert ("no-public-ip-on-serving-task", "rerank") in found(violations, level="advisory")
-    assert not any(v.policy_name == "no-internet-ingress-on-serving-port" for v in violations)
+    stack.set(
+        "rerank",
+        networkConfiguration={
+            "subnets": ["a"],
+            "assignPublicIp": public_ip,
+            "securityGroups": [UNKNOWN],
+        },
+    )
+    deps = {
+        **stack["rerank"].property_dependencies,
+        "networkConfiguration": (stack["task-sg"].urn,),
+    }
+    stack.replace("rerank", property_dependencies=deps)
+    return stack
+
+
+def test_lowered_level_and_exemption(configured):
+    violations = configured.analyze(_open_task_sg(aws_baseline().copy(), public_ip=True))
+    assert ("no-reachable-public-ip", "rerank") in found(violations, level="advisory")
+    policy = "no-internet-ingress-to-unauthenticated-target"
+    assert not any(v.policy_name == policy for v in violations)
+    # The exemption is reported, so it stays visible.
+    notes = [v for v in violations if v.policy_name == "guardrail-notes"]
+    assert any(policy in v.message and "task-sg" in v.message for v in notes)
+
+
+def test_bare_name_exemption_does_not_leak_to_other_types():
+    # "rerank" names a service; the security group rule judges security groups only.
+    config = {"no-internet-ingress-to-unauthenticated-target": {"exemptResources": ["rerank"]}}
+    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+        violations = process.analyze(_open_task_sg(aws_baseline().copy(), public_ip=False))
+    assert found(violations, level="mandatory") == {
+        ("no-internet-ingress-to-unauthenticated-target", "task-sg")
+    }
+
+
+def test_scope_model_serving_turns_other_routes_into_notes():
+    # A public ALB forwarding without authentication to a plain web app (no accelerator, no
+    # serving image or port) is mandatory under scope all and a note under model-serving.
+    stack = aws_baseline().copy().set("alb", internal=False)
+    stack.set(
+        "rerank-route", actions=[{"type": "forward", "order": 1.0, "targetGroupArn": UNKNOWN}]
+    )
+    stack.set("rerank-tg", port=3001.0)
+    web = {
+        **RERANKER,
+        "image": "public.ecr.aws/nginx/nginx:1.27",
+        "portMappings": [{"containerPort": 3001.0}],
+    }
+    stack.set("rerank-td", containerDefinitions=container_json(web))
+    path = "no-unauthenticated-internet-path"
+    config = {path: {"scope": "model-serving"}}
+    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+        violations = process.analyze(stack)
+    assert found(violations, level="mandatory") == set()
+    assert any(
+        v.policy_name == "guardrail-notes" and "outside scope model-serving" in v.message
+        for v in violations
+    )
+    with PolicyPackProcess(POLICY_DIR) as process:
+        assert found(process.analyze(stack), level="mandatory") == {(path, "rerank-route")}
+    # The model route stays mandatory under model-serving.
+    stack.set("llm-api", actions=[{"type": "forward", "order": 1.0, "targetGroupArn": UNKNOWN}])
+    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+        assert found(process.analyze(stack), level="mandatory") == {(path, "llm-api")}
 
 
 def test_all_disabled_then_one_enabled():
@@ -92,7 +156,10 @@ def test_all_disabled_then_one_enabled():
             {"alb-idle-timeout-for-streaming": {"minIdleTimeoutSeconds": 5000}},
             "less than or equal to 4000",
         ),
-        ({"no-internet-ingress-on-serving-port": {"servingPorts": ["http"]}}, "servingPorts.0"),
+        (
+            {"no-internet-ingress-to-unauthenticated-target": {"modelPorts": ["http"]}},
+            "modelPorts.0",
+        ),
     ],
 )
 def test_config_outside_the_schema_is_rejected_before_analysis(config, message):

@@ -6,8 +6,6 @@ import pytest
 from guardrails.deployment import deploy_peak_instances
 from guardrails.fargate import cheapest_size_for, grid_problem, platform_version_ok
 from guardrails.resources import (
-    forwards_without_auth,
-    open_ingress,
     parse_cpu_units,
     parse_memory_mib,
 )
@@ -74,26 +72,6 @@ def test_parse_units(raw, cpu, mem):
 def test_platform_versions():
     assert platform_version_ok(None) and platform_version_ok("LATEST")
     assert platform_version_ok("1.4.0") and not platform_version_ok("1.3.0")
-
-
-def test_forward_order_decides():
-    auth, fwd = {"type": "authenticate-oidc", "order": 1}, {"type": "forward", "order": 2}
-    assert not forwards_without_auth([auth, fwd])
-    assert not forwards_without_auth([fwd | {"order": 5}, auth])
-    assert forwards_without_auth([auth | {"order": 3}, fwd])
-    assert forwards_without_auth([{"type": "forward"}])
-    assert not forwards_without_auth([{"type": "redirect"}, {"type": "fixed-response"}])
-
-
-def test_open_ingress_shapes():
-    sg = "aws:ec2/securityGroup:SecurityGroup"
-    assert open_ingress(sg, {"ingress": [{"protocol": "-1", "cidrBlocks": ["0.0.0.0/0"]}]}) == [
-        ("0.0.0.0/0", 0, 65535)
-    ]
-    assert open_ingress(sg, {"ingress": [{"protocol": "tcp", "cidrBlocks": ["10.0.0.0/8"]}]}) == []
-    rule = "aws:ec2/securityGroupRule:SecurityGroupRule"
-    egress = {"type": "egress", "protocol": "tcp", "cidrBlocks": ["0.0.0.0/0"], "fromPort": 443}
-    assert open_ingress(rule, egress) == []
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,10 @@ EXPECTED_MANDATORY = {
     ("no-accelerators-or-host-features-on-fargate", "gpu-on-fargate"),
     ("fargate-task-size-on-grid", "gpu-on-fargate"),
     ("no-gpu-task-on-fargate-service", "gpu-service"),
-    ("no-public-ip-on-serving-task", "gpu-service"),
-    ("no-internet-ingress-on-serving-port", "model-sg"),
-    ("no-unauthenticated-internet-listener", "http"),
-    ("no-internet-facing-nlb-on-serving-port", "tcp-8000"),
+    ("no-reachable-public-ip", "gpu-service"),
+    ("no-internet-ingress-to-unauthenticated-target", "model-sg"),
+    ("no-unauthenticated-internet-path", "http"),
+    ("no-unauthenticated-internet-path", "tcp-8000"),
     ("fargate-platform-version-for-large-tasks", "big-service"),
 }
 

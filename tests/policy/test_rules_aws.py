@@ -15,6 +15,7 @@ from tests.policy.policy_stacks import (
     LB,
     LISTENER,
     RERANKER,
+    SG,
     SG_RULE,
     UNKNOWN,
     VLLM,
@@ -44,17 +45,63 @@ def _llm_env(*env) -> Callable[[Stack], None]:
     return change
 
 
-def _add_public_nlb(port: float, internal: bool = False) -> Callable[[Stack], None]:
+def _add_public_nlb(
+    port: float, internal: bool = False, forwards: bool = True
+) -> Callable[[Stack], None]:
+    """An NLB listener on ``port`` forwarding (or not) to the re-ranker's target group."""
+
     def change(s: Stack) -> None:
         s.add(LB, "nlb", {"internal": internal, "loadBalancerType": "network"})
+        actions = [forward(1.0)] if forwards else []
+        refs = {"loadBalancerArn": "nlb", **({"defaultActions": "rerank-tg"} if forwards else {})}
         s.add(
             LISTENER,
             "nlb-tcp",
-            {"loadBalancerArn": UNKNOWN, "port": port, "protocol": "TCP", "defaultActions": []},
-            refs={"loadBalancerArn": "nlb"},
+            {
+                "loadBalancerArn": UNKNOWN,
+                "port": port,
+                "protocol": "TCP",
+                "defaultActions": actions,
+            },
+            refs=refs,
         )
 
     return change
+
+
+def _task_sg(
+    *ingress: dict, public_ip: bool = False, rule: dict | None = None
+) -> Callable[[Stack], None]:
+    """A security group ``task-sg`` (inline ``ingress``, or a standalone ``rule``) attached to
+    the re-ranker's tasks."""
+
+    def change(s: Stack) -> None:
+        s.add(SG, "task-sg", {"vpcId": UNKNOWN, "ingress": list(ingress)})
+        if rule is not None:
+            s.add(
+                SG_RULE,
+                "task-rule",
+                {"type": "ingress", "securityGroupId": UNKNOWN, **rule},
+                refs={"securityGroupId": "task-sg"},
+            )
+        s.set(
+            "rerank",
+            networkConfiguration={
+                "subnets": ["a"],
+                "assignPublicIp": public_ip,
+                "securityGroups": [UNKNOWN],
+            },
+        )
+        deps = dict(s["rerank"].property_dependencies)
+        deps["networkConfiguration"] = (s["task-sg"].urn,)
+        s.replace("rerank", property_dependencies=deps)
+
+    return change
+
+
+def _open(port: float, cidr: str = "0.0.0.0/0") -> dict:
+    key = "ipv6CidrBlocks" if ":" in cidr else "cidrBlocks"
+    return {"protocol": "tcp", "fromPort": port, "toPort": port, key: [cidr]}
 
 
 def _fargate_spot_llm(s: Stack) -> None:
@@ -78,9 +125,10 @@ HOST = "no-accelerators-or-host-features-on-fargate"
 ON_FARGATE = "no-gpu-task-on-fargate-service"
 GRID = "fargate-task-size-on-grid"
 PLATFORM = "fargate-platform-version-for-large-tasks"
-PUBLIC_IP = "no-public-ip-on-serving-task"
-INGRESS = "no-internet-ingress-on-serving-port"
-NLB = "no-internet-facing-nlb-on-serving-port"
+PUBLIC_IP = "no-reachable-public-ip"
+INGRESS = "no-internet-ingress-to-unauthenticated-target"
+AUTH = "no-unauthenticated-internet-path"
+NOTES = "guardrail-notes"
 
 VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
     # no accelerators or host features on Fargate, no GPU task on a Fargate service
@@ -124,39 +172,35 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
     ),
     "platform-1.3-large-task": (_large_rerank("1.3.0"), {(PLATFORM, "rerank")}),
     # unauthenticated internet-facing endpoints
-    "public-ip": (
+    "public-ip-open-sg": (
+        _task_sg(_open(8080.0), public_ip=True),
+        {(PUBLIC_IP, "rerank"), (INGRESS, "task-sg")},
+    ),
+    "public-ip-default-sg-cannot-verify": (
         lambda s: s.set("rerank", networkConfiguration={"subnets": ["a"], "assignPublicIp": True}),
-        {(PUBLIC_IP, "rerank")},
+        {(NOTES, "rerank")},
     ),
-    "sg-inline-open-443": (
-        lambda s: s.set(
-            "alb-sg",
-            ingress=[
-                {"protocol": "tcp", "fromPort": 443.0, "toPort": 443.0, "cidrBlocks": ["0.0.0.0/0"]}
-            ],
+    "task-sg-open-any-port": (_task_sg(_open(22.0)), {(INGRESS, "task-sg")}),
+    "task-sg-open-ipv6-model-port": (_task_sg(_open(8080.0, "::/0")), {(INGRESS, "task-sg")}),
+    "task-sg-rule-all-ports": (
+        _task_sg(
+            rule={"protocol": "-1", "fromPort": 0.0, "toPort": 0.0, "cidrBlocks": ["0.0.0.0/0"]}
         ),
-        {(INGRESS, "alb-sg")},
+        {(INGRESS, "task-rule")},
     ),
-    "sg-ingress-rule-open-8000": (
+    "sg-ingress-rule-unknown-group": (
         lambda s: s.set("task-from-alb", cidrIpv4="0.0.0.0/0", referencedSecurityGroupId=...),
-        {(INGRESS, "task-from-alb")},
+        {(NOTES, "task-from-alb")},
     ),
-    "sg-rule-all-ports-ipv6": (
-        lambda s: s.add(
-            SG_RULE,
-            "all-v6",
-            {
-                "type": "ingress",
-                "protocol": "-1",
-                "fromPort": 0.0,
-                "toPort": 0.0,
-                "ipv6CidrBlocks": ["::/0"],
-                "securityGroupId": UNKNOWN,
-            },
+    "public-nlb-any-port": (_add_public_nlb(9443.0), {(AUTH, "nlb-tcp")}),
+    "public-alb-open-sg-forward-without-auth": (
+        lambda s: (
+            s.set("alb", internal=False),
+            s.set("alb-sg", ingress=[_open(443.0)]),
+            s.set("llm-browser", actions=[forward(1.0)]),
         ),
-        {(INGRESS, "all-v6")},
+        {(AUTH, "llm-browser"), (INGRESS, "alb-sg")},
     ),
-    "public-nlb-serving-port": (_add_public_nlb(8000.0), {(NLB, "nlb-tcp")}),
     # advisories
     "idle-timeout-short": (
         lambda s: s.set("alb", idleTimeout=120.0),
@@ -233,12 +277,17 @@ def test_one_change_one_violation(pack, variant):
     assert all(p in mandatory for p, _ in expected if p in MANDATORY)
 
 
-MANDATORY = {HOST, ON_FARGATE, GRID, PLATFORM, PUBLIC_IP, INGRESS, NLB}
-MANDATORY.add("no-unauthenticated-internet-listener")
+MANDATORY = {HOST, ON_FARGATE, GRID, PLATFORM, PUBLIC_IP, INGRESS, AUTH}
 
 COMPLIANT_CHANGES: dict[str, Callable[[Stack], None]] = {
     "internal-nlb-serving-port": _add_public_nlb(8000.0, internal=True),
-    "public-nlb-ssh-port": _add_public_nlb(22.0),
+    "public-nlb-without-forward": _add_public_nlb(8000.0, forwards=False),
+    "public-ip-closed-sg": _task_sg(_open(8080.0, "10.0.0.0/8"), public_ip=True),
+    "internal-alb-sg-open-443": lambda s: s.set("alb-sg", ingress=[_open(443.0)]),
+    "public-authenticated-alb-sg-open-443": lambda s: (
+        s.set("alb", internal=False),
+        s.set("alb-sg", ingress=[_open(443.0), _open(443.0, "::/0")]),
+    ),
     "sg-open-on-ssh-only": lambda s: s.set(
         "alb-sg",
         ingress=[
@@ -303,9 +352,6 @@ def test_internet_facing_alb_with_auth_everywhere_is_compliant(pack):
     assert pack.analyze(_public()) == []
 
 
-AUTH = "no-unauthenticated-internet-listener"
-
-
 @pytest.mark.parametrize(
     ("name", "actions"),
     [
@@ -324,7 +370,19 @@ def test_public_rule_forwarding_without_auth(pack, name, actions):
 
 def test_public_listener_default_forward_without_auth(pack):
     stack = _public().set("https", defaultActions=[forward(1.0)])
+    deps = {**stack["https"].property_dependencies, "defaultActions": (stack["llm-tg"].urn,)}
+    stack.replace("https", property_dependencies=deps)
     assert found(pack.analyze(stack)) == {(AUTH, "https")}
+
+
+def test_forward_to_an_untraceable_target_group_is_judged_and_noted(pack):
+    # The target group ARN is unknown and no dependency says which group it is: the route is
+    # still unauthenticated (a violation), and the pack says what it could not follow.
+    stack = _public().set("https", defaultActions=[forward(1.0)])
+    violations = pack.analyze(stack)
+    assert found(violations) == {(AUTH, "https"), (NOTES, "https")}
+    note = next(v for v in violations if v.policy_name == NOTES)
+    assert "cannot verify" in note.message and "defaultActions" in note.message
 
 
 def test_internal_alb_may_forward_without_auth(pack):

@@ -14,6 +14,7 @@ import pytest
 
 from tests.policy.policy_stacks import (
     N_INGRESS,
+    N_SG,
     RERANKER,
     UNKNOWN,
     VLLM,
@@ -29,6 +30,35 @@ def test_native_baseline_is_compliant(pack):
 
 def _rerank(**changes) -> Callable[[Stack], None]:
     return lambda s: s.set("n-rerank-td", containerDefinitions=[{**RERANKER, **changes}])
+
+
+PATH = "no-unauthenticated-internet-path"
+SG = "no-internet-ingress-to-unauthenticated-target"
+PIP = "no-reachable-public-ip"
+NOTES = "guardrail-notes"
+
+
+def _open_task_sg(port: float, public_ip: str = "DISABLED", **cidr) -> Callable[[Stack], None]:
+    """A security group open to ``cidr`` on ``port``, attached to the re-ranker's tasks."""
+
+    def change(s: Stack) -> None:
+        rule = {"ipProtocol": "tcp", "fromPort": port, "toPort": port, **cidr}
+        s.add(N_SG, "n-task-sg", {"groupDescription": "tasks", "securityGroupIngress": [rule]})
+        s.set(
+            "n-rerank",
+            networkConfiguration={
+                "awsvpcConfiguration": {
+                    "subnets": ["a"],
+                    "assignPublicIp": public_ip,
+                    "securityGroups": [UNKNOWN],
+                }
+            },
+        )
+        deps = dict(s["n-rerank"].property_dependencies)
+        deps["networkConfiguration"] = (s["n-task-sg"].urn,)
+        s.replace("n-rerank", property_dependencies=deps)
+
+    return change
 
 
 def _public_alb(s: Stack) -> None:
@@ -69,27 +99,29 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
         lambda s: s.set("n-rerank-td", memory="1 GB"),
         {("fargate-task-size-on-grid", "n-rerank-td")},
     ),
-    "public-ip-enabled": (
+    "public-ip-enabled-open-sg": (
+        _open_task_sg(8080.0, "ENABLED", cidrIp="0.0.0.0/0"),
+        {(PIP, "n-rerank"), (SG, "n-task-sg")},
+    ),
+    "public-ip-enabled-no-security-group": (
         lambda s: s.set(
             "n-rerank",
             networkConfiguration={
                 "awsvpcConfiguration": {"subnets": ["a"], "assignPublicIp": "ENABLED"}
             },
         ),
-        {("no-public-ip-on-serving-task", "n-rerank")},
+        {(NOTES, "n-rerank")},
     ),
-    "public-alb-forward-without-auth": (
-        _public_alb_forward_only,
-        {("no-unauthenticated-internet-listener", "n-llm-api")},
-    ),
-    "sg-open-8000": (
+    "task-sg-open-ipv6": (_open_task_sg(8080.0, cidrIpv6="::/0"), {(SG, "n-task-sg")}),
+    "public-alb-forward-without-auth": (_public_alb_forward_only, {(PATH, "n-llm-api")}),
+    "sg-open-8000-attached-to-nothing": (
         lambda s: s.set(
             "n-alb-sg",
             securityGroupIngress=[
                 {"ipProtocol": "tcp", "fromPort": 8000.0, "toPort": 8000.0, "cidrIp": "0.0.0.0/0"}
             ],
         ),
-        {("no-internet-ingress-on-serving-port", "n-alb-sg")},
+        {(NOTES, "n-alb-sg")},
     ),
     "sg-ingress-ollama-ipv6": (
         lambda s: s.add(
@@ -103,7 +135,7 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
                 "cidrIpv6": "::/0",
             },
         ),
-        {("no-internet-ingress-on-serving-port", "n-ollama")},
+        {(NOTES, "n-ollama")},
     ),
     "idle-timeout-attribute-60": (
         lambda s: s.set(

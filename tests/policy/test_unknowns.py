@@ -65,9 +65,9 @@ def test_one_unknown_does_not_hide_other_stack_violations(pack):
     )
     violations = pack.analyze(stack)
     mandatory = found(violations, level="mandatory")
-    assert mandatory == {("no-unauthenticated-internet-listener", "public-http")}
+    assert mandatory == {("no-unauthenticated-internet-path", "public-http")}
     notes = _notes(violations)
-    assert [v.policy_name for v in notes] == ["no-unauthenticated-internet-listener"]
+    assert [v.policy_name for v in notes] == ["no-unauthenticated-internet-path"]
     assert ".internal" in notes[0].message
 
 
@@ -82,7 +82,7 @@ def test_unknown_cidrs_and_numbers_do_not_crash(pack):
     violations = pack.analyze(stack)
     assert violations == _notes(violations)
     assert {v.policy_name for v in violations} == {
-        "no-internet-ingress-on-serving-port",
+        "no-internet-ingress-to-unauthenticated-target",
         "alb-idle-timeout-for-streaming",
         "deregistration-delay-covers-streams",
         "fargate-task-size-on-grid",

@@ -193,6 +193,14 @@ BAD_INPUTS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
         "Gateway endpoint",
     ),
     ("aws:ec2/vpcEndpoint:VpcEndpoint", _set("vpcEndpointType", "Bridge"), "Bridge"),
+    # day-2 operations (components/operations.py)
+    ("aws:cloudwatch/metricAlarm:MetricAlarm", _set("comparisonOperator", "Bigger"), "Bigger"),
+    ("aws:cloudwatch/dashboard:Dashboard", _set("dashboardBody", "{}"), "widgets"),
+    ("aws:cloudwatch/eventRule:EventRule", _set("state", "SOMETIMES"), "SOMETIMES"),
+    ("aws:cloudwatch/eventTarget:EventTarget", _set("rule", "r" * 65), "Rule"),
+    ("aws:sns/topic:Topic", _set("fifoTopic", True), "FIFO"),
+    ("aws:sns/topicPolicy:TopicPolicy", _set("policy", "{not json"), "not valid JSON"),
+    ("aws:kms/key:Key", _set("deletionWindowInDays", 3.0), "must be 7-30"),
 ]
 
 

@@ -59,6 +59,11 @@ class ModelInfo:
             variants=dict(doc.get("variants", {"fp32": c.MODEL_VARIANTS["fp32"]})),
         )
 
+    @property
+    def shape(self) -> c.EncoderShape:
+        """The encoder's cost shape (for admission in work tokens and FLOP accounting)."""
+        return c.EncoderShape(self.hidden_size, self.num_layers, self.intermediate_size)
+
 
 def plan_chunks(
     lengths_desc: Sequence[int] | np.ndarray,
@@ -89,18 +94,10 @@ def plan_chunks(
 
 
 def encoder_flops(lengths: Sequence[int], hidden: int, layers: int, intermediate: int) -> float:
-    """Useful (unpadded) multiply-add FLOPs of a BERT encoder over sequences of these lengths.
-
-    Per layer and token: QKV + output projections (4h^2) and the FFN (2h*ff) as 2 FLOPs per MAC,
-    plus attention scores and weighted sum (2 * L * h MACs per token). Embedding lookups, layer
-    norms and the tiny head are ignored (<1%).
-    """
-    total = 0.0
-    for length in lengths:
-        dense = 2.0 * length * (4 * hidden * hidden + 2 * hidden * intermediate)
-        attention = 2.0 * 2.0 * length * length * hidden
-        total += layers * (dense + attention)
-    return total
+    """Useful (unpadded) FLOPs of a BERT encoder over sequences of these lengths
+    (`contract.EncoderShape.sequence_flops` summed)."""
+    shape = c.EncoderShape(hidden=hidden, layers=layers, intermediate=intermediate)
+    return sum(shape.sequence_flops(int(n)) for n in lengths)
 
 
 def activate(logits: np.ndarray, activation: str) -> np.ndarray:
@@ -192,12 +189,16 @@ class Engine:
         self, pairs: Sequence[tuple[str, str]], stats: BatchStats | None = None
     ) -> np.ndarray:
         """Return one relevance score per pair, in input order."""
+        return self.score_encoded(self.tokenize(pairs), stats)
+
+    def score_encoded(self, encodings: Sequence, stats: BatchStats | None = None) -> np.ndarray:
+        """Return one relevance score per encoding from `tokenize`, in input order."""
         t0 = time.perf_counter()
-        encodings = self.tokenize(pairs)
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(pairs))
+        n_pairs = len(encodings)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=n_pairs)
         order = np.argsort(-lengths, kind="stable")
         sorted_lengths = lengths[order]
-        logits = np.empty(len(pairs), dtype=np.float32)
+        logits = np.empty(n_pairs, dtype=np.float32)
 
         def run(span: tuple[int, int]) -> int:
             start, end = span
@@ -224,7 +225,7 @@ class Engine:
             padded_sizes = [run(span) for span in chunks]
         runs, padded = len(chunks), sum(padded_sizes)
         if stats is not None:
-            stats.pairs += len(pairs)
+            stats.pairs += n_pairs
             stats.runs += runs
             stats.real_tokens += int(lengths.sum())
             stats.padded_tokens += padded

@@ -9,7 +9,12 @@ batch worker, and the process exits 0 before ECS's stop timeout escalates to SIG
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import json
 import logging
+import math
+import re
 import threading
 import time
 import uuid
@@ -31,13 +36,18 @@ from prometheus_client import (
     generate_latest,
 )
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.batcher import MicroBatcher, OverloadedError
 from app.engine import BatchStats, Engine
-from app.settings import Settings, available_cpus
+from app.settings import Settings, available_cpus, available_vcpus
 from app.staging import missing_files, stage_from_s3
 
 LOG = logging.getLogger("reranker")
+#: UTF-16 surrogates: valid in JSON escapes ("\\ud800") and in a Python str, but not Unicode
+#: scalar values, so they cannot be UTF-8 encoded and the tokenizer raises on them. They are the
+#: only code points a str can hold that the tokenizer cannot take.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class DocumentObject(BaseModel):
@@ -58,9 +68,22 @@ class RerankRequest(BaseModel):
     model: str | None = None
 
 
+def _invalid_code_point(text: str) -> str | None:
+    match = _SURROGATE.search(text)
+    if match is None:
+        return None
+    return (
+        f"holds the lone UTF-16 surrogate U+{ord(match.group()):04X} at character "
+        f"{match.start()}, which is not a Unicode character; send valid UTF-8 text"
+    )
+
+
 def request_problems(req: RerankRequest, settings: Settings) -> list[str]:
     """Return the human-readable reasons `req` is unacceptable (empty when it is fine)."""
     problems = []
+    bad_query = _invalid_code_point(req.query)
+    if bad_query:
+        problems.append(f"query {bad_query}")
     if not req.query.strip():
         problems.append("query must not be empty")
     elif len(req.query) > settings.max_query_chars:
@@ -82,9 +105,40 @@ def request_problems(req: RerankRequest, settings: Settings) -> list[str]:
                     f"the limit is {settings.max_document_chars}"
                 )
                 break
+            bad = _invalid_code_point(text)
+            if bad:
+                problems.append(f"documents[{i}] {bad}")
+                break
     if req.model and req.model != settings.model_name:
         problems.append(f"unknown model {req.model!r}; this service serves {settings.model_name!r}")
     return problems
+
+
+def split_advice(costs: Sequence[float], limit: float) -> str:
+    """How to split a request whose documents cost `costs` work tokens so each part is <= limit.
+
+    The advice is a document count k such that every run of k consecutive documents fits, so
+    cutting the request in order into parts of k documents always works.
+    """
+    if max(costs) > limit:
+        worst = max(range(len(costs)), key=lambda i: costs[i])
+        return (
+            f"documents[{worst}] alone costs {costs[worst]:.0f}: send shorter documents "
+            "(or a smaller max length)"
+        )
+    prefix = list(itertools.accumulate(costs, initial=0.0))
+
+    def fits(k: int) -> bool:
+        return all(prefix[i + k] - prefix[i] <= limit for i in range(len(costs) - k + 1))
+
+    lo, hi = 1, len(costs)  # fits(1) holds; find the largest k that fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return (
+        f"split it into at least {math.ceil(len(costs) / lo)} requests of at most {lo} "
+        "documents each, in order, and merge the rankings"
+    )
 
 
 def rank(scores: np.ndarray, top_n: int | None) -> list[int]:
@@ -131,7 +185,9 @@ class Metrics:
         self.padded_tokens = Counter(
             "reranker_padded_tokens_total", "Tokens fed to the model incl. padding", registry=r
         )
-        self.pending = Gauge("reranker_queue_pairs", "Pairs admitted, not yet scored", registry=r)
+        self.pending = Gauge(
+            "reranker_queue_work_tokens", "Work tokens admitted, not yet scored", registry=r
+        )
         self.in_flight = Gauge("reranker_in_flight_requests", "Requests in progress", registry=r)
         self.ready = Gauge("reranker_ready", "1 once the model is loaded", registry=r)
 
@@ -142,13 +198,37 @@ class State:
     def __init__(self) -> None:
         self.engine: Engine | None = None
         self.batcher: MicroBatcher | None = None
+        self.limits: c.AdmissionLimits | None = None
         self.error: str | None = None
         self.draining = False
         self.loaded = threading.Event()
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"message": message}, status_code=status, headers=headers)
+def _error(
+    code: int, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    """Every error the service answers has this one shape: `{"message": ..., ...}`."""
+    return JSONResponse({"message": message, **extra}, status_code=code, headers=headers)
+
+
+def _validation_message(err: dict[str, Any]) -> str:
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+    if err.get("type") == "json_invalid":
+        ctx = err.get("ctx") or {}
+        return f"request body is not valid JSON: {ctx.get('error', err.get('msg'))}" + (
+            f" at character {loc}" if loc else ""
+        )
+    return f"{loc or 'body'}: {err.get('msg', 'invalid')}"
+
+
+def _untokenizable(engine: Engine, pairs: list[tuple[str, str]]) -> tuple[int, str]:
+    """The first pair the tokenizer rejects on its own, and why (-1 if none does alone)."""
+    for i, pair in enumerate(pairs):
+        try:
+            engine.tokenize([pair])
+        except Exception as exc:
+            return i, f"{type(exc).__name__}: {exc}"
+    return -1, "the tokenizer rejected the batch"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -175,10 +255,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 max_batch_tokens=settings.max_batch_tokens,
             )
             engine.score([("warm up", "the first run allocates ORT arenas")])
+            limits = settings.admission(min(float(threads), available_vcpus()), engine.info.shape)
 
-            def score(pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+            def score(encodings: Sequence[Any]) -> np.ndarray:
                 stats = BatchStats()
-                out = engine.score(pairs, stats)
+                out = engine.score_encoded(encodings, stats)
                 metrics.tokens.inc(stats.real_tokens)
                 metrics.padded_tokens.inc(stats.padded_tokens)
                 return out
@@ -193,13 +274,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             batcher = MicroBatcher(
                 score,
                 max_batch=settings.max_batch,
+                schedule_tokens=settings.schedule_tokens,
                 window_s=settings.batch_window_s,
-                queue_limit=settings.queue_limit,
+                queue_tokens=limits.queue_tokens,
+                tokens_per_second=limits.tokens_per_second,
+                max_wait_s=limits.budget_seconds,
                 on_batch=on_batch,
             )
             batcher.start()
-            metrics.pending.set_function(lambda: batcher.pending_pairs)
-            state.engine, state.batcher = engine, batcher
+            metrics.pending.set_function(lambda: batcher.pending_tokens)
+            state.engine, state.limits, state.batcher = engine, limits, batcher
             metrics.ready.set(1)
             LOG.info(
                 "model ready: %s (%s, max_length=%d, %d threads, parallelism=%s)",
@@ -209,6 +293,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 threads,
                 settings.parallelism,
             )
+            LOG.info("%s", limits.summary())
         except Exception as exc:  # surfaced through /health so the ALB never routes here
             LOG.exception("model load failed")
             state.error = f"{type(exc).__name__}: {exc}"
@@ -233,24 +318,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-            details.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
-        metrics.requests.labels("422").inc()
-        return JSONResponse(
-            {"message": "invalid request: " + "; ".join(details), "detail": details},
-            status_code=422,
-        )
+        details = [_validation_message(err) for err in exc.errors()]
+        status = 400 if any(e.get("type") == "json_invalid" for e in exc.errors()) else 422
+        metrics.requests.labels(str(status)).inc()
+        return _error(status, "invalid request: " + "; ".join(details), detail=details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # 404/405 from routing and 400 from body parsing (e.g. JSON nested too deeply).
+        message = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        if exc.status_code == 400 and "parsing the body" in message:
+            message = "request body could not be parsed as JSON (malformed or nested too deeply)"
+        return _error(exc.status_code, message, dict(exc.headers or {}) or None)
+
+    @app.exception_handler(Exception)
+    async def crashed(_: Request, exc: Exception) -> JSONResponse:
+        LOG.exception("unhandled error")
+        metrics.requests.labels("500").inc()
+        return _error(500, f"internal error: {type(exc).__name__}")
 
     @app.get(c.HEALTH_PATH)
     async def health() -> JSONResponse:
         if state.error:
-            return JSONResponse({"status": "failed", "error": state.error}, status_code=503)
+            return _error(
+                503, f"model failed to load: {state.error}", status="failed", error=state.error
+            )
         if state.batcher is None:
-            return JSONResponse({"status": "loading"}, status_code=503)
+            return _error(503, "model is loading", {"Retry-After": "5"}, status="loading")
         if state.draining:
-            return JSONResponse({"status": "draining"}, status_code=503)
+            return _error(503, "shutting down", status="draining")
         return JSONResponse({"status": "ok", "model": settings.model_name})
 
     @app.get(c.METRICS_PATH)
@@ -272,20 +368,48 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _rerank(req: RerankRequest) -> JSONResponse:
         problems = request_problems(req, settings)
         if problems:
-            return JSONResponse(
-                {"message": "; ".join(problems), "detail": problems}, status_code=422
-            )
-        batcher = state.batcher
-        if batcher is None:
+            return _error(422, "; ".join(problems), detail=problems)
+        batcher, engine, limits = state.batcher, state.engine, state.limits
+        if batcher is None or engine is None or limits is None:
             return _error(503, state.error or "model is loading", {"Retry-After": "5"})
+        if state.draining:
+            return _error(503, "shutting down", {"Retry-After": "1"})
         texts = [d if isinstance(d, str) else d.text for d in req.documents]
+        pairs = [(req.query, t) for t in texts]
         try:
-            scores = await batcher.submit([(req.query, t) for t in texts])
+            encodings = await asyncio.to_thread(engine.tokenize, pairs)
+        except Exception:
+            index, reason = await asyncio.to_thread(_untokenizable, engine, pairs)
+            return _error(422, f"documents[{index}] cannot be tokenized: {reason}")
+        shape = engine.info.shape
+        costs = [shape.work_tokens(len(e.ids)) for e in encodings]
+        total = sum(costs)
+        if total > limits.request_tokens:
+            return _error(
+                413,
+                f"request too large: {len(texts)} documents are {total:.0f} work tokens "
+                f"(tokens plus attention cost, after truncation to {engine.max_length}); this "
+                f"service scores at most {limits.request_tokens} per request within its "
+                f"{limits.budget_seconds:g} s work budget: "
+                + split_advice(costs, limits.request_tokens),
+            )
+        try:
+            scores = await asyncio.wait_for(
+                batcher.submit(encodings, costs), settings.request_timeout_s
+            )
         except OverloadedError as exc:
             return _error(
                 429,
-                f"server busy: {exc.pending} pairs queued; retry after {exc.retry_after}s",
+                f"server busy: {exc.pending:.0f} work tokens queued; retry after "
+                f"{exc.retry_after}s",
                 {"Retry-After": str(exc.retry_after)},
+            )
+        except TimeoutError:
+            return _error(
+                503,
+                f"not scored within the service's request timeout of "
+                f"{settings.request_timeout_s:g} s; retry later",
+                {"Retry-After": "1"},
             )
         results: list[dict[str, Any]] = []
         for i in rank(scores, req.top_n):

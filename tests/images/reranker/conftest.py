@@ -159,7 +159,6 @@ def server(tiny_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
             "MAX_DOCUMENTS": "64",
             "MAX_DOCUMENT_CHARS": "4000",
             "MAX_QUERY_CHARS": "500",
-            "QUEUE_LIMIT": "4096",
             "MODEL_NAME": "tiny-ce",
         },
         log,

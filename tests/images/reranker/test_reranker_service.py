@@ -41,6 +41,15 @@ def _reference_scores(model_dir, bundle, query, documents):
     return np.asarray(model.predict([(query, d) for d in documents]), dtype=np.float64)
 
 
+def _work_tokens(bundle, body):
+    """What the service charges for `body` (its own engine and the contract's cost model)."""
+    from app.engine import Engine
+
+    engine = Engine(bundle)
+    encodings = engine.tokenize([(body["query"], d) for d in body["documents"]])
+    return sum(engine.info.shape.work_tokens(len(e.ids)) for e in encodings)
+
+
 def _post(server, body, timeout=30.0):
     return httpx.post(server.url + "/v1/rerank", json=body, timeout=timeout)
 
@@ -55,7 +64,7 @@ def test_health_and_metrics(server):
     for name in (
         "reranker_request_seconds_bucket",
         "reranker_batch_pairs_bucket",
-        "reranker_queue_pairs",
+        "reranker_queue_work_tokens",
         "reranker_padded_tokens_total",
     ):
         assert name in text
@@ -127,18 +136,18 @@ def test_bad_input_is_422_with_a_clear_message(server, body, message):
 
 
 def test_overload_answers_429_with_retry_after(server_factory, tiny_bundle):
-    # A 500 ms collection window keeps the first request's 64 pairs queued while the others
-    # arrive; with room for 64 pairs every concurrent request beyond the first must be refused.
+    # A 500 ms collection window keeps the first request's pairs queued while the others
+    # arrive; with room for about one request's work tokens, the rest must be refused.
+    body = {"query": QUERY, "documents": DOCUMENTS * 5 + DOCUMENTS[:4]}  # 64 documents
     srv = server_factory(
         {
             "MODEL_DIR": str(tiny_bundle),
-            "QUEUE_LIMIT": "64",
+            "QUEUE_TOKENS": str(int(1.5 * _work_tokens(tiny_bundle, body))),
             "MAX_DOCUMENTS": "64",
             "BATCH_WINDOW_MS": "500",
             "MAX_BATCH": "65536",
         }
     )
-    body = {"query": QUERY, "documents": DOCUMENTS * 5 + DOCUMENTS[:4]}  # 64 documents
 
     async def burst():
         async with httpx.AsyncClient(timeout=30) as client:
@@ -152,7 +161,7 @@ def test_overload_answers_429_with_retry_after(server_factory, tiny_bundle):
     for r in responses:
         if r.status_code == 429:
             assert int(r.headers["Retry-After"]) >= 1
-            assert "server busy" in r.json()["message"]
+            assert "server busy" in r.json()["message"] and "work tokens" in r.json()["message"]
     # Once the backlog clears the same request is served again.
     assert httpx.post(srv.url + "/v1/rerank", json=body, timeout=30).status_code == 200
     metrics = httpx.get(srv.url + "/metrics").text
@@ -228,3 +237,77 @@ def test_int8_variant_serves_close_scores(server_factory, tiny_bundle, tiny_cros
     expected = _reference_scores(tiny_cross_encoder, tiny_bundle, QUERY, DOCUMENTS)
     # int8 is approximate by design: close, not equal (the benchmark reports rank agreement).
     assert np.max(np.abs(got - expected)) < 0.05
+
+
+def test_a_poisoned_request_fails_alone_and_every_valid_one_is_served(server_factory, tiny_bundle):
+    # A long collection window merges all of them into one batch unless the poison is caught.
+    srv = server_factory(
+        {"MODEL_DIR": str(tiny_bundle), "BATCH_WINDOW_MS": "300", "MAX_BATCH": "65536"}
+    )
+    poisoned = [*DOCUMENTS[:3], "tail \ud800 of a split emoji", *DOCUMENTS[3:6]]
+    raw = json.dumps({"query": QUERY, "documents": poisoned})  # "\ud800" stays a JSON escape
+    assert "\\ud800" in raw
+
+    async def burst():
+        async with httpx.AsyncClient(timeout=30) as client:
+            valid = [
+                client.post(
+                    srv.url + "/v1/rerank", json={"query": f"{QUERY} {i}", "documents": DOCUMENTS}
+                )
+                for i in range(8)
+            ]
+            bad = client.post(
+                srv.url + "/v1/rerank",
+                content=raw.encode(),
+                headers={"content-type": "application/json"},
+            )
+            return await asyncio.gather(bad, *valid)
+
+    bad, *valid = asyncio.run(burst())
+    assert [r.status_code for r in valid] == [200] * 8
+    assert all(len(r.json()["results"]) == len(DOCUMENTS) for r in valid)
+    assert bad.status_code == 422, bad.text
+    assert "documents[3]" in bad.json()["message"] and "U+D800" in bad.json()["message"]
+
+
+def test_an_oversized_request_gets_413_saying_how_to_split_it(server_factory, tiny_bundle):
+    srv = server_factory(
+        {"MODEL_DIR": str(tiny_bundle), "QUEUE_TOKENS": "4000", "MAX_REQUEST_TOKENS": "1000"}
+    )
+    r = _post(srv, {"query": QUERY, "documents": DOCUMENTS * 4})
+    assert r.status_code == 413, r.text
+    message = r.json()["message"]
+    m = re.search(r"at least (\d+) requests of at most (\d+) documents", message)
+    assert m, message
+    # Following the advice works.
+    per_request = int(m.group(2))
+    docs = DOCUMENTS * 4
+    for start in range(0, len(docs), per_request):
+        part = _post(srv, {"query": QUERY, "documents": docs[start : start + per_request]})
+        assert part.status_code == 200, part.text
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content", "status", "message"),
+    [
+        ("GET", "/v1/rerank", None, 405, "Method Not Allowed"),
+        ("POST", "/v2/nothing", b"{}", 404, "Not Found"),
+        ("POST", "/v1/rerank", b"query=q&documents=a", 400, "not valid JSON"),
+        ("POST", "/v1/rerank", b'{"query": "q", "documents": ["a",', 400, "not valid JSON"),
+        ("POST", "/v1/rerank", b"[" * 100_000 + b"]" * 100_000, 400, "JSON"),
+        ("POST", "/v1/rerank", b'{"query": "q"}', 422, "documents: Field required"),
+    ],
+)
+def test_every_error_has_one_json_shape_with_a_message(
+    server, method, path, content, status, message
+):
+    r = httpx.request(
+        method,
+        server.url + path,
+        content=content,
+        headers={"content-type": "application/json"},
+        timeout=30,
+    )
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert isinstance(body.get("message"), str) and message in body["message"], body

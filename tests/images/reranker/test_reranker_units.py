@@ -7,17 +7,22 @@ import asyncio
 import io
 import itertools
 import json
+import math
+import re
 import threading
 from pathlib import Path
 
 import contract
 import numpy as np
 import pytest
-from app.batcher import Admission, MicroBatcher, OverloadedError, retry_after_seconds
+from app.batcher import Admission, Job, MicroBatcher, OverloadedError, plan_round
 from app.engine import activate, encoder_flops, plan_chunks
-from app.server import RerankRequest, rank, request_problems
-from app.settings import Settings, cgroup_cpu_limit
+from app.server import RerankRequest, rank, request_problems, split_advice
+from app.settings import Settings, cgroup_cpu_limit, cgroup_cpu_quota
 from app.staging import MARKER, local_path, missing_files, parse_s3_uri, stage_from_s3
+from contract import retry_after_seconds
+from hypothesis import given
+from hypothesis import strategies as st
 
 # --- contract ---------------------------------------------------------------------------------
 
@@ -35,7 +40,7 @@ def test_contract_is_stdlib_only_and_importable_by_the_pulumi_program():
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     }
-    assert imported <= {"__future__", "types", "typing"}, imported
+    assert imported <= {"__future__", "dataclasses", "math", "types", "typing"}, imported
     from images.reranker import contract as via_package  # how components/ imports it
 
     assert via_package.ENV_DEFAULTS == contract.ENV_DEFAULTS
@@ -72,8 +77,9 @@ def test_settings_defaults_and_errors():
     assert s.batch_window_s == pytest.approx(0.005)
     assert s.max_length == 256 and s.model_dir == Path("/opt/model")
     assert Settings.from_env({}).max_length is None
-    with pytest.raises(ValueError, match="QUEUE_LIMIT"):
-        Settings.from_env({"QUEUE_LIMIT": "10", "MAX_DOCUMENTS": "100"})
+    with pytest.raises(ValueError, match="MAX_REQUEST_TOKENS"):
+        Settings.from_env({"QUEUE_TOKENS": "1000", "MAX_REQUEST_TOKENS": "2000"})
+    assert s.queue_tokens is None and s.request_timeout_s == contract.REQUEST_TIMEOUT_SECONDS
     with pytest.raises(ValueError, match="s3://"):
         Settings.from_env({"MODEL_S3_URI": "https://bucket/model"})
     with pytest.raises(ValueError, match="PORT"):
@@ -94,6 +100,12 @@ def test_settings_defaults_and_errors():
 )
 def test_cgroup_cpu_limit(cpu_max, online, expected):
     assert cgroup_cpu_limit(cpu_max, online) == expected
+    assert math.ceil(cgroup_cpu_quota(cpu_max, online)) == expected
+
+
+def test_cgroup_cpu_quota_keeps_fractions():
+    assert cgroup_cpu_quota("25000 100000", 2) == 0.25
+    assert cgroup_cpu_quota("max 100000", 2) == 2.0
 
 
 # --- engine math ------------------------------------------------------------------------------
@@ -167,7 +179,7 @@ def test_retry_after_seconds_bounds():
 
 
 def test_admission_limits_backlog_but_admits_on_idle():
-    a = Admission(limit=100)
+    a = Admission(limit=100, tokens_per_second=50.0)
     a.acquire(150)  # idle server: a large request must still be served
     with pytest.raises(OverloadedError) as err:
         a.acquire(1)
@@ -177,8 +189,9 @@ def test_admission_limits_backlog_but_admits_on_idle():
     a.acquire(40)
     with pytest.raises(OverloadedError):
         a.acquire(1)
+    assert a.rate == 50.0  # nominal until measured
     a.observe(100, 0.5)
-    assert a.pairs_per_second == pytest.approx(200.0)
+    assert a.rate == pytest.approx(200.0)
 
 
 def test_micro_batcher_merges_concurrent_requests_and_returns_each_slice():
@@ -190,7 +203,7 @@ def test_micro_batcher_merges_concurrent_requests_and_returns_each_slice():
         calls.append(len(pairs))
         return np.array([float(len(d)) for _, d in pairs])
 
-    batcher = MicroBatcher(score, max_batch=1000, window_s=0.05, queue_limit=1000)
+    batcher = MicroBatcher(score, max_batch=1000, window_s=0.05, queue_tokens=1000)
     batcher.start()
 
     async def main():
@@ -207,7 +220,7 @@ def test_micro_batcher_merges_concurrent_requests_and_returns_each_slice():
         batcher.stop(5)
     assert [r.tolist() for r in results] == [[float(i + 1)] * (i + 1) for i in range(5)]
     assert calls == [15]  # one merged batch of 1+2+3+4+5 pairs
-    assert batcher.pending_pairs == 0
+    assert batcher.pending_tokens == 0
 
 
 def test_micro_batcher_refuses_when_backlog_full_and_propagates_errors():
@@ -219,7 +232,7 @@ def test_micro_batcher_refuses_when_backlog_full_and_propagates_errors():
             raise RuntimeError("engine failure")
         return np.zeros(len(pairs))
 
-    batcher = MicroBatcher(score, max_batch=8, window_s=0.0, queue_limit=10)
+    batcher = MicroBatcher(score, max_batch=8, window_s=0.0, queue_tokens=10)
     batcher.start()
 
     async def main():
@@ -236,7 +249,7 @@ def test_micro_batcher_refuses_when_backlog_full_and_propagates_errors():
         asyncio.run(main())
     finally:
         batcher.stop(5)
-    assert batcher.pending_pairs == 0
+    assert batcher.pending_tokens == 0
 
 
 # --- S3 staging ---------------------------------------------------------------------------------
@@ -323,3 +336,230 @@ def test_engine_matches_itself_across_chunking(tiny_bundle):
             parallel.close()
     with pytest.raises(ValueError, match="parallelism"):
         Engine(tiny_bundle, "fp32", parallelism="gpu")
+
+
+# --- admission limits (contract) --------------------------------------------------------------
+
+
+@given(
+    vcpus=st.sampled_from([0.25, 0.5, 1, 2, 4, 8, 16]),
+    request_timeout=st.floats(1, 600),
+    drain=st.floats(1, 110),
+    gflops=st.floats(1, 500),
+    hidden=st.sampled_from([128, 256, 384, 768, 1024]),
+    layers=st.integers(1, 24),
+)
+def test_admitted_work_fits_the_drain_and_the_request_timeout(
+    vcpus, request_timeout, drain, gflops, hidden, layers
+):
+    shape = contract.EncoderShape(hidden=hidden, layers=layers, intermediate=4 * hidden)
+    limits = contract.admission_limits(
+        vcpus,
+        request_timeout_seconds=request_timeout,
+        drain_timeout_seconds=drain,
+        gflops_per_vcpu=gflops,
+        encoder=shape,
+    )
+    one_long_pair = shape.work_tokens(512)
+    assert limits.request_tokens <= limits.queue_tokens
+    assert limits.queue_tokens >= one_long_pair  # something can always be served
+    # The whole admitted backlog takes at most half of the shorter deadline at the stated rate
+    # (unless even one maximal pair needs more, which is then the floor).
+    seconds = limits.queue_tokens / limits.tokens_per_second
+    if limits.queue_tokens > one_long_pair + 1:
+        assert seconds <= contract.WORK_HEADROOM * min(request_timeout, drain) + 1e-9
+    # Twice the vCPUs, (at least nearly) twice the admitted work.
+    doubled = contract.admission_limits(
+        vcpus * 2,
+        request_timeout_seconds=request_timeout,
+        drain_timeout_seconds=drain,
+        gflops_per_vcpu=gflops,
+        encoder=shape,
+    )
+    assert doubled.queue_tokens >= limits.queue_tokens
+
+
+def test_admission_limits_default_task_and_environment():
+    limits = contract.admission_limits(2)
+    # A 2-vCPU task with the 30 s request and 20 s drain timeouts: 10 s of work admitted.
+    assert limits.budget_seconds == 10
+    assert limits.queue_tokens == pytest.approx(limits.tokens_per_second * 10, abs=1)
+    env = limits.environment()
+    assert env["QUEUE_TOKENS"] == str(limits.queue_tokens)
+    assert set(env) <= set(contract.ENV_DEFAULTS)
+    assert "429" in limits.summary() and "413" in limits.summary()
+    # The issue's worst case: 1000 documents of 512 tokens is far above one request's share.
+    assert 1000 * contract.REFERENCE_ENCODER.work_tokens(512) > 10 * limits.request_tokens
+    with pytest.raises(ValueError, match="vcpus"):
+        contract.admission_limits(0)
+    with pytest.raises(ValueError, match="timeouts"):
+        contract.admission_limits(1, drain_timeout_seconds=0)
+
+
+def test_work_tokens_count_attention():
+    shape = contract.REFERENCE_ENCODER
+    assert shape.work_tokens(120) == pytest.approx(120 * (1 + 120 / (2 * 384 + 1536)))
+    assert shape.work_tokens(512) / 512 > shape.work_tokens(64) / 64 > 1
+    assert encoder_flops([64, 512], 384, 6, 1536) == pytest.approx(
+        shape.sequence_flops(64) + shape.sequence_flops(512)
+    )
+
+
+def test_settings_admission_derives_then_applies_overrides():
+    shape = contract.REFERENCE_ENCODER
+    derived = Settings.from_env({}).admission(2, shape)
+    assert derived == contract.admission_limits(2)
+    pinned = Settings.from_env({"QUEUE_TOKENS": "5000", "MAX_REQUEST_TOKENS": "800"})
+    limits = pinned.admission(2, shape)
+    assert (limits.queue_tokens, limits.request_tokens) == (5000, 800)
+    # Only a queue given: a request may still use all of it.
+    assert Settings.from_env({"QUEUE_TOKENS": "900"}).admission(2, shape).request_tokens == 900
+
+
+@given(
+    costs=st.lists(st.floats(1, 700), min_size=1, max_size=300),
+    limit=st.floats(700, 20_000),
+)
+def test_split_advice_names_a_split_that_always_fits(costs, limit):
+    advice = split_advice(costs, limit)
+    m = re.search(r"at least (\d+) requests of at most (\d+) documents", advice)
+    assert m, advice
+    parts, k = int(m.group(1)), int(m.group(2))
+    chunks = [costs[i : i + k] for i in range(0, len(costs), k)]
+    assert len(chunks) == parts
+    assert all(sum(chunk) <= limit + 1e-6 for chunk in chunks)
+    if k < len(costs):  # and k is the largest such count
+        assert any(sum(costs[i : i + k + 1]) > limit for i in range(len(costs) - k))
+
+
+def test_split_advice_when_one_document_is_too_large():
+    assert "documents[1] alone costs 900" in split_advice([10.0, 900.0, 5.0], 800)
+
+
+def test_request_problems_reject_lone_surrogates_naming_the_index():
+    s = Settings.from_env({})
+
+    def problems(**body):
+        return " | ".join(request_problems(RerankRequest(**body), s))
+
+    assert "documents[2] holds the lone UTF-16 surrogate U+D800" in problems(
+        query="q", documents=["a", "b", "bad \ud800 text"]
+    )
+    assert "documents[0] holds the lone UTF-16 surrogate U+DFFF" in problems(
+        query="q", documents=[{"text": "\udfff"}]
+    )
+    assert "query holds the lone" in problems(query="q\udc00", documents=["a"])
+    # Astral characters (valid surrogate *pairs* in JSON) are real characters and fine.
+    assert problems(query="q", documents=["emoji \U0001f600", "\ufffe nonchar"]) == ""
+
+
+# --- fair scheduling ------------------------------------------------------------------------------
+
+
+def _job(n: int, enqueued: float, cost: float = 1.0) -> Job:
+    loop = asyncio.new_event_loop()
+    try:
+        return Job(list(range(n)), [cost] * n, loop.create_future(), loop, enqueued=enqueued)
+    finally:
+        loop.close()
+
+
+def test_plan_round_prefers_the_job_nearest_to_done_and_respects_the_budget():
+    big, small = _job(100, enqueued=0.0), _job(20, enqueued=0.01)
+    slices = plan_round([big, small], now=0.5, max_wait_s=10, budget=50, max_items=1000)
+    assert [(s.job, s.start, s.end) for s in slices] == [(small, 0, 20), (big, 0, 30)]
+    assert sum(s.cost for s in slices) == 50
+    # A job larger than the budget still makes progress alone.
+    huge = _job(3, enqueued=0.0, cost=500.0)
+    assert [(s.start, s.end) for s in plan_round([huge], 0.0, 10, 50, 10)] == [(0, 1)]
+    # max_items caps a round.
+    assert sum(s.end - s.start for s in plan_round([big, small], 0.0, 10, 10_000, 64)) == 64
+
+
+def test_plan_round_ages_an_old_large_job_ahead_of_newer_small_ones():
+    old_big, new_small = _job(100, enqueued=0.0), _job(5, enqueued=2.0)
+    first = plan_round([old_big, new_small], now=2.5, max_wait_s=3, budget=10, max_items=1000)
+    assert first[0].job is new_small  # the big job has waited 2.5 s < 3 s: still overtaken
+    first = plan_round([old_big, new_small], now=3.0, max_wait_s=3, budget=10, max_items=1000)
+    assert first[0].job is old_big  # overdue: ahead of everything younger
+    older_big = _job(100, enqueued=-1.0)
+    first = plan_round([old_big, older_big], now=9, max_wait_s=3, budget=10, max_items=1000)
+    assert first[0].job is older_big  # overdue jobs in arrival order
+
+
+def test_small_requests_are_not_held_behind_large_ones_under_mixed_load():
+    """p50 of 20-pair requests is well below that of 100-pair ones sent at the same time.
+
+    The scorer takes time proportional to its pairs (like the engine), so the outcome depends
+    only on the order the scheduler picks, not on this machine's speed.
+    """
+    import time
+
+    def score(items):
+        time.sleep(0.0004 * len(items))
+        return np.array([float(x) for x in items])
+
+    batcher = MicroBatcher(
+        score,
+        max_batch=256,
+        schedule_tokens=32,
+        window_s=0.0,
+        queue_tokens=10**6,
+        tokens_per_second=2500.0,
+    )
+    batcher.start()
+
+    async def timed(n: int, delay: float) -> tuple[int, float]:
+        await asyncio.sleep(delay)
+        t0 = time.perf_counter()
+        out = await batcher.submit(list(range(n)))
+        assert out.tolist() == [float(x) for x in range(n)]
+        return n, time.perf_counter() - t0
+
+    async def main():
+        # Waves of 4 large + 4 small requests, each wave arriving while the last is in flight.
+        sizes = [100, 20] * 4
+        tasks = [
+            timed(n, wave * 0.05 + i * 0.001) for wave in range(4) for i, n in enumerate(sizes)
+        ]
+        return await asyncio.gather(*tasks)
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        batcher.stop(10)
+    small = float(np.median([t for n, t in results if n == 20]))
+    large = float(np.median([t for n, t in results if n == 100]))
+    assert small < 0.5 * large, (small, large)
+
+
+def test_a_failing_merged_batch_fails_only_the_culprit():
+    gate = threading.Event()
+    calls: list[int] = []
+
+    def score(items):
+        gate.wait(5)
+        calls.append(len(items))
+        if "poison" in items:
+            raise ValueError("tokenizer-like failure")
+        return np.array([float(len(x)) for x in items])
+
+    batcher = MicroBatcher(score, max_batch=1000, window_s=0.05, queue_tokens=1000)
+    batcher.start()
+
+    async def main():
+        bodies = [["a", "bb"], ["ccc", "poison"], ["dddd"], ["e"] * 3]
+        tasks = [asyncio.create_task(batcher.submit(b)) for b in bodies]
+        await asyncio.sleep(0.02)
+        gate.set()
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        batcher.stop(5)
+    assert isinstance(results[1], ValueError)
+    assert [r.tolist() for i, r in enumerate(results) if i != 1] == [[1.0, 2.0], [4.0], [1.0] * 3]
+    assert calls[0] == 8  # merged first, then each request alone
+    assert sorted(calls[1:]) == [1, 2, 2, 3]
+    assert batcher.pending_tokens == 0

@@ -1,0 +1,557 @@
+"""What a stack costs per hour and per month at minimum scale, steady state (desired counts) and
+maximum scale, broken down by pool instances, warm-pool EBS, Fargate tasks, NAT gateways, the
+ALB, interface endpoints, log ingestion and CloudWatch monitoring.
+
+Pure (no Pulumi). `estimate(plan, ...)` reads a validated plan; `estimate_inputs` takes plain
+inputs (what the tests and the PR workflow's diff use). Every price is in `PRICES` (one dated
+table with its source); instance prices are the catalog's (`components.sizing.catalog`, same source
+note), so there is exactly one number per fact.
+
+What it is not: a bill. Data transfer between AZs, S3 requests, ECR storage, Cognito MAUs and
+the ALB's access-log bucket are left out (small next to accelerator hours, or traffic-shaped);
+the assumptions that are in are listed with the estimate, and the preview prints them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from components.sizing import catalog
+from contracts import metrics as metrics_contract
+
+HOURS_PER_MONTH = 730
+"""AWS's convention for monthly prices (8,760 h / 12)."""
+
+PRICES_AS_OF = "2025-06"
+PRICES_SOURCE = (
+    "AWS list prices, us-east-1, Linux On-Demand: aws.amazon.com/{fargate,vpc,"
+    "elasticloadbalancing,ebs,cloudwatch}/pricing; instances from components/sizing/catalog.py "
+    "(same region, mirrored by instances.vantage.sh after the June 2025 P4/P5 reduction). Other "
+    "regions cost more or less; re-check before budgeting."
+)
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD. `*_hour` per hour, `*_gb` per GB (10^9 bytes, as AWS bills), `*_month` per month."""
+
+    fargate_x86_vcpu_hour: float = 0.04048
+    fargate_x86_gb_hour: float = 0.004445
+    fargate_arm_vcpu_hour: float = catalog.FARGATE_ARM64_USD_PER_VCPU_HOUR
+    fargate_arm_gb_hour: float = catalog.FARGATE_ARM64_USD_PER_GB_HOUR
+    nat_gateway_hour: float = 0.045
+    nat_gateway_gb: float = 0.045
+    alb_hour: float = 0.0225
+    alb_lcu_hour: float = 0.008
+    interface_endpoint_az_hour: float = 0.01
+    ebs_gp3_gb_month: float = 0.08
+    logs_ingestion_gb: float = 0.50
+    custom_metric_month: float = 0.30
+    """First 10,000 metrics; EMF-extracted metrics are custom metrics, billed per hour used."""
+    alarm_metric_month: float = 0.10
+    """Standard-resolution alarm, per metric it evaluates (metric-math alarms pay per metric)."""
+    dashboard_month: float = 3.00
+    """Per dashboard beyond the account's first three (counted as paid here)."""
+    kms_key_month: float = 1.00
+    """Customer-managed KMS key (the alarm topic's); requests are within the free tier."""
+
+
+PRICES = Prices()
+
+GPU_SCALE_IN_LAG_MINUTES = 15
+"""ECS managed scaling removes an instance only after its CapacityProviderReservation alarm has
+been below target for 15 one-minute periods, and then drains it: every excursion to maximum
+keeps the extra instances at least this long after the load is gone (seed, autoscaling)."""
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Usage the estimate cannot know. Defaults (stated in every estimate):
+    - `engine_log_bytes_per_task_hour` 1,000,000: an engine's own stdout (vLLM logs a stats
+      line every 10 s, ~300 B, and an access line per request, ~200 B: ~1 request/s);
+    - `emf_bytes_per_scrape` 1,400: one metrics-sidecar line with every vLLM metric plus
+      CloudWatch Logs' 26 B per-event overhead (measured: 1,226 B for the sidecar on a real
+      vLLM 0.33 exposition with long stack/service names; tests/ops/test_cost.py keeps the
+      figure within 1x-1.5x of the measurement), one per
+      `metrics_contract.DEFAULT_INTERVAL_SECONDS`;
+    - `nat_gb_per_hour` 0.05: with VPC endpoints, images, weights and AWS APIs bypass NAT; what
+      is left is OS updates and the odd external call (~36 GB/month);
+    - `alb_lcu` 1.0: LLM traffic is long-lived low-byte streams; one LCU is 3,000 active
+      connections, 25 new connections/s or 1 GB/h.
+    """
+
+    engine_log_bytes_per_task_hour: int = 1_000_000
+    emf_bytes_per_scrape: int = 1_400
+    nat_gb_per_hour: float = 0.05
+    alb_lcu: float = 1.0
+
+    def describe(self) -> list[str]:
+        scrapes = 3600 // metrics_contract.DEFAULT_INTERVAL_SECONDS
+        return [
+            f"log ingestion per task: {self.engine_log_bytes_per_task_hour / 1e6:g} MB/h of "
+            f"engine output + {scrapes} metric lines/h of {self.emf_bytes_per_scrape} B "
+            f"(= {self.task_log_gb_per_hour() * 1000:.2f} MB/h)",
+            f"NAT data processed: {self.nat_gb_per_hour:g} GB/h (VPC endpoints carry images, "
+            "weights and AWS APIs)",
+            f"ALB: {self.alb_lcu:g} LCU",
+            "no data transfer, S3 requests, ECR storage or Cognito users",
+        ]
+
+    def task_log_gb_per_hour(self) -> float:
+        scrapes = 3600 / metrics_contract.DEFAULT_INTERVAL_SECONDS
+        return (self.engine_log_bytes_per_task_hour + scrapes * self.emf_bytes_per_scrape) / 1e9
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs
+# ------------------------------------------------------------------------------------------------
+
+Point = Literal["minimum", "steady", "maximum"]
+POINTS: tuple[Point, ...] = ("minimum", "steady", "maximum")
+
+
+@dataclass(frozen=True)
+class Counts:
+    minimum: int
+    steady: int
+    maximum: int
+
+    def at(self, point: Point) -> int:
+        return getattr(self, point)
+
+
+@dataclass(frozen=True)
+class ServiceOnPool:
+    name: str
+    counts: Counts
+    tasks_per_instance: int
+    metric_kind: str | None  # contracts.metrics kind (vllm | neuron); None: no metrics sidecar
+
+
+@dataclass(frozen=True)
+class PoolInput:
+    name: str
+    kind: Literal["gpu", "neuron"]
+    instance_type: str
+    usd_per_hour: float
+    min_size: int
+    max_size: int
+    target_capacity_percent: int
+    root_volume_gib: int
+    services: Sequence[ServiceOnPool] = ()
+    warm_min_size: int | None = None
+    """None: no warm pool."""
+    warm_max_prepared: int | None = None
+    warm_state: Literal["Stopped", "Running"] = "Stopped"
+    gpus_per_instance: int = 0
+    scale_in_lag_minutes: float = 15.0
+    """How long an instance outlives its last task: ECS managed scaling's 15 minutes on an
+    Auto Scaling group pool, `scaleInAfterSeconds` on a Managed Instances pool."""
+    managed: bool = False
+    """A Managed Instances pool (ECS places instances; no ASG bounds, no warm pool)."""
+
+
+@dataclass(frozen=True)
+class FargateInput:
+    name: str
+    cpu: int
+    memory_mib: int
+    architecture: Literal["ARM64", "X86_64"]
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class NetworkInput:
+    nat_gateways: int
+    availability_zones: int
+    interface_endpoints: int
+    """Interface endpoint services (0 when VPC endpoints are off); each has one ENI per AZ."""
+
+
+@dataclass(frozen=True)
+class StackInput:
+    pools: Sequence[PoolInput]
+    fargate: Sequence[FargateInput]
+    network: NetworkInput
+    alarms_metrics: int = 0
+    """Metrics evaluated by the stack's alarms (a metric-math alarm counts each metric)."""
+    dashboards: int = 1
+    kms_keys: int = 1
+    """The alarm topic's key."""
+
+
+# ------------------------------------------------------------------------------------------------
+# the estimate
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    category: str
+    item: str
+    quantity: float
+    unit: str
+    usd_per_hour: float
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    point: Point
+    lines: tuple[Line, ...]
+
+    @property
+    def usd_per_hour(self) -> float:
+        return sum(line.usd_per_hour for line in self.lines)
+
+    @property
+    def usd_per_month(self) -> float:
+        return self.usd_per_hour * HOURS_PER_MONTH
+
+    def by_category(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for line in self.lines:
+            out[line.category] = out.get(line.category, 0.0) + line.usd_per_hour
+        return out
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    points: tuple[CostPoint, ...]
+    excursion_usd: float
+    """Least one excursion from steady to maximum costs: the extra instances for the
+    `GPU_SCALE_IN_LAG_MINUTES` they stay after the load is gone."""
+    assumptions: tuple[str, ...]
+    prices_as_of: str = PRICES_AS_OF
+    prices_source: str = PRICES_SOURCE
+    notes: tuple[str, ...] = field(default=())
+
+    def point(self, name: Point) -> CostPoint:
+        return next(p for p in self.points if p.point == name)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON: per point the total, per category and the lines; rounded to cents/1000."""
+        return {
+            "currency": "USD",
+            "hoursPerMonth": HOURS_PER_MONTH,
+            "pricesAsOf": self.prices_as_of,
+            "pricesSource": self.prices_source,
+            "points": {
+                p.point: {
+                    "usdPerHour": round(p.usd_per_hour, 4),
+                    "usdPerMonth": round(p.usd_per_month, 2),
+                    "byCategory": {k: round(v, 4) for k, v in p.by_category().items()},
+                    "lines": [
+                        {**asdict(line), "usd_per_hour": round(line.usd_per_hour, 5)}
+                        for line in p.lines
+                    ],
+                }
+                for p in self.points
+            },
+            "scaleInLagMinutes": GPU_SCALE_IN_LAG_MINUTES,
+            "excursionToMaximumUsd": round(self.excursion_usd, 2),
+            "assumptions": list(self.assumptions),
+            "notes": list(self.notes),
+        }
+
+
+def pool_instances(pool: PoolInput, point: Point) -> int:
+    """In-service instances of `pool` at `point`: what the services' tasks need, spread as
+    managed scaling does (target capacity below 100 % keeps spare instances), within the ASG's
+    min and max."""
+    needed = sum(
+        math.ceil(s.counts.at(point) / max(s.tasks_per_instance, 1)) for s in pool.services
+    )
+    with_spare = math.ceil(needed * 100 / pool.target_capacity_percent) if needed else 0
+    return min(max(with_spare, pool.min_size), pool.max_size)
+
+
+def warm_instances(pool: PoolInput, in_service: int) -> int:
+    """Warm-pool size as EC2 Auto Scaling sizes it: MaxGroupPreparedCapacity (default: the
+    group's max size) minus the in-service instances, at least the warm pool's MinSize."""
+    if pool.warm_min_size is None:
+        return 0
+    prepared = pool.warm_max_prepared if pool.warm_max_prepared is not None else pool.max_size
+    return max(prepared - in_service, pool.warm_min_size, 0)
+
+
+def _ebs_hour(gib: float, prices: Prices) -> float:
+    # gp3 is billed per GB-month of provisioned size; a GiB root volume is 1.074 GB.
+    return gib * 1.073741824 * prices.ebs_gp3_gb_month / HOURS_PER_MONTH
+
+
+def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumptions) -> CostPoint:
+    lines: list[Line] = []
+    tasks = 0
+    metric_series = 0
+    for pool in stack.pools:
+        n = pool_instances(pool, point)
+        lines.append(
+            Line(
+                "pool instances",
+                f"{pool.name}: {pool.instance_type}",
+                n,
+                "instances",
+                n * pool.usd_per_hour,
+            )
+        )
+        warm = warm_instances(pool, n)
+        lines.append(Line("pool EBS", f"{pool.name}: root gp3", n, "volumes",
+                          n * _ebs_hour(pool.root_volume_gib, prices)))  # fmt: skip
+        if warm:
+            running = pool.warm_state == "Running"
+            lines.append(
+                Line(
+                    "warm pool",
+                    f"{pool.name}: {warm} {pool.warm_state.lower()} "
+                    + ("(billed as instances)" if running else "(EBS only)"),
+                    warm,
+                    "instances",
+                    warm
+                    * (
+                        _ebs_hour(pool.root_volume_gib, prices)
+                        + (pool.usd_per_hour if running else 0.0)
+                    ),
+                )
+            )
+        for s in pool.services:
+            count = s.counts.at(point)
+            tasks += count
+            metric_series += count * _engine_series(s.metric_kind)
+        # host metrics: per GPU (the agent's own series) + the Stack/Pool rollup
+        per_host = len(metrics_contract.NVIDIA_MEASUREMENTS)
+        if pool.kind == "gpu":
+            metric_series += n * pool.gpus_per_instance * per_host + per_host
+        else:
+            metric_series += len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
+    for f in stack.fargate:
+        count = f.counts.at(point)
+        tasks += count
+        metric_series += count * len(metrics_contract.published_names("reranker"))
+        vcpu, gb = f.cpu / 1024, f.memory_mib / 1024
+        if f.architecture == "ARM64":
+            rate = vcpu * prices.fargate_arm_vcpu_hour + gb * prices.fargate_arm_gb_hour
+        else:
+            rate = vcpu * prices.fargate_x86_vcpu_hour + gb * prices.fargate_x86_gb_hour
+        lines.append(
+            Line(
+                "Fargate tasks",
+                f"{f.name}: {vcpu:g} vCPU / {gb:g} GB {f.architecture}",
+                count,
+                "tasks",
+                count * rate,
+            )
+        )
+    net = stack.network
+    lines.append(
+        Line(
+            "NAT gateways",
+            f"{net.nat_gateways} gateway(s) + {assumptions.nat_gb_per_hour:g} GB/h",
+            net.nat_gateways,
+            "gateways",
+            net.nat_gateways * prices.nat_gateway_hour
+            + assumptions.nat_gb_per_hour * prices.nat_gateway_gb,
+        )
+    )
+    lines.append(
+        Line(
+            "load balancer",
+            f"ALB + {assumptions.alb_lcu:g} LCU",
+            1,
+            "ALB",
+            prices.alb_hour + assumptions.alb_lcu * prices.alb_lcu_hour,
+        )
+    )
+    enis = net.interface_endpoints * net.availability_zones
+    if enis:
+        lines.append(
+            Line(
+                "VPC endpoints",
+                f"{net.interface_endpoints} interface endpoints x {net.availability_zones} AZs",
+                enis,
+                "endpoint-AZs",
+                enis * prices.interface_endpoint_az_hour,
+            )
+        )
+    lines.append(
+        Line(
+            "log ingestion",
+            f"{tasks} task(s)",
+            tasks,
+            "tasks",
+            tasks * assumptions.task_log_gb_per_hour() * prices.logs_ingestion_gb,
+        )
+    )
+    # service-level series exist all the time; per-task series while their task does
+    metric_series += sum(
+        _engine_series(s.metric_kind) for p in stack.pools for s in p.services
+    ) + len(stack.fargate) * len(metrics_contract.published_names("reranker"))
+    lines.append(
+        Line(
+            "monitoring",
+            f"{metric_series} metrics, {stack.alarms_metrics} alarm metrics, "
+            f"{stack.dashboards} dashboard, {stack.kms_keys} KMS key",
+            metric_series,
+            "metrics",
+            (
+                metric_series * prices.custom_metric_month
+                + stack.alarms_metrics * prices.alarm_metric_month
+                + stack.dashboards * prices.dashboard_month
+                + stack.kms_keys * prices.kms_key_month
+            )
+            / HOURS_PER_MONTH,
+        )
+    )
+    return CostPoint(point, tuple(lines))
+
+
+def estimate_inputs(
+    stack: StackInput,
+    *,
+    prices: Prices = PRICES,
+    assumptions: Assumptions | None = None,
+) -> CostEstimate:
+    """The three points, the excursion cost and the stated assumptions for `stack`."""
+    assumptions = assumptions or Assumptions()
+    points = tuple(_point(stack, p, prices, assumptions) for p in POINTS)
+    excursion = 0.0
+    notes: list[str] = []
+    for pool in stack.pools:
+        extra = pool_instances(pool, "maximum") - pool_instances(pool, "steady")
+        excursion += extra * pool.usd_per_hour * pool.scale_in_lag_minutes / 60
+        usable = pool_instances(pool, "maximum")
+        if pool.managed:
+            notes.append(
+                f"pool {pool.name}: Managed Instances; the ECS management fee per instance-hour "
+                "is not included, and instances are priced as On-Demand "
+                f"{pool.instance_type}"
+            )
+        elif pool.max_size > usable:
+            notes.append(
+                f"pool {pool.name}: maxSize {pool.max_size} but the services use at most "
+                f"{usable}; the rest is deploy headroom (a surge deploy may run up to "
+                f"${(pool.max_size - usable) * pool.usd_per_hour:.2f}/h more while it lasts)"
+            )
+    return CostEstimate(points, excursion, tuple(assumptions.describe()), notes=tuple(notes))
+
+
+def estimate(
+    plan: Any,
+    *,
+    interface_endpoints: int,
+    alarms_metrics: int = 0,
+    prices: Prices = PRICES,
+    assumptions: Assumptions | None = None,
+) -> CostEstimate:
+    """The estimate of a validated plan (`components.plan.Plan`); `interface_endpoints`: the
+    number of interface endpoint services the network creates (0 when they are off)."""
+    return estimate_inputs(
+        stack_input(plan, interface_endpoints=interface_endpoints, alarms_metrics=alarms_metrics),
+        prices=prices,
+        assumptions=assumptions,
+    )
+
+
+def _engine_series(kind: str | None) -> int:
+    """Series the metrics sidecar publishes per task of an engine (none without the sidecar)."""
+    return 0 if kind is None else len(metrics_contract.published_names(kind))
+
+
+def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0) -> StackInput:
+    """Plain inputs from a plan (the only place that reads the plan's layout)."""
+    cfg = plan.config
+    pools: list[PoolInput] = []
+    for name, pool in plan.pools.items():
+        services = [
+            ServiceOnPool(
+                mp.name,
+                Counts(mp.config.min_count, mp.config.desired_count, mp.config.max_count),
+                mp.fit.tasks_per_instance,
+                mp.config.engine if mp.metrics_sidecar else None,
+            )
+            for mp in plan.models.values()
+            if mp.pool.name == name
+        ]
+        if pool.kind == "managed":
+            # No ASG: ECS launches what the tasks need and nothing else; the upper bound is
+            # what the services' maximum counts need.
+            needed = sum(
+                math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services
+            )
+            lag = pool.config.scale_in_after_seconds
+            pools.append(
+                PoolInput(
+                    name=name,
+                    kind="gpu" if pool.instance.is_gpu else "neuron",
+                    instance_type=pool.instance.name,
+                    usd_per_hour=pool.instance.on_demand_usd_hour,
+                    min_size=0,
+                    max_size=max(needed, 1),
+                    target_capacity_percent=100,
+                    root_volume_gib=pool.config.storage_gib,
+                    services=services,
+                    gpus_per_instance=pool.instance.accelerator_count
+                    if pool.instance.is_gpu
+                    else 0,
+                    scale_in_lag_minutes=(lag if lag is not None and lag > 0 else 0) / 60,
+                    managed=True,
+                )
+            )
+            continue
+        warm = pool.config.warm_pool
+        pools.append(
+            PoolInput(
+                name=name,
+                kind=pool.kind,
+                instance_type=pool.instance.name,
+                usd_per_hour=pool.instance.on_demand_usd_hour,
+                min_size=pool.config.min_size,
+                max_size=pool.config.max_size,
+                target_capacity_percent=pool.config.target_capacity_percent,
+                root_volume_gib=pool.config.root_volume_gib,
+                services=services,
+                warm_min_size=None if warm is None else warm.min_size,
+                warm_max_prepared=None if warm is None else warm.max_group_prepared_capacity,
+                warm_state="Stopped" if warm is None else warm.state,
+                gpus_per_instance=pool.instance.accelerator_count if pool.kind == "gpu" else 0,
+            )
+        )
+    fargate = [
+        FargateInput(
+            name,
+            r.size.cpu,
+            r.size.memory_mib,
+            r.config.cpu_architecture,
+            Counts(r.config.min_count, r.config.desired_count, r.config.max_count),
+        )
+        for name, r in plan.rerankers.items()
+    ]
+    network = cfg.network
+    azs = network.az_count
+    return StackInput(
+        pools=pools,
+        fargate=fargate,
+        network=NetworkInput(
+            nat_gateways=1 if network.nat_gateways == "single" else azs,
+            availability_zones=azs,
+            interface_endpoints=interface_endpoints if network.vpc_endpoints else 0,
+        ),
+        alarms_metrics=alarms_metrics,
+    )
+
+
+def diff(base: dict[str, Any] | None, head: dict[str, Any] | None) -> dict[str, Any]:
+    """Per point: base and head $/month and the change, from two `to_json()` documents (either
+    may be None: a stack added or removed, or a base without cost output)."""
+    out: dict[str, Any] = {}
+    for point in POINTS:
+        b = (base or {}).get("points", {}).get(point, {}).get("usdPerMonth")
+        h = (head or {}).get("points", {}).get(point, {}).get("usdPerMonth")
+        out[point] = {
+            "base": b,
+            "head": h,
+            "change": None if b is None or h is None else round(h - b, 2),
+        }
+    return out

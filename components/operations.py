@@ -1,0 +1,404 @@
+"""Operations: the stack's alarm topic, paging alarms, deployment-rollback rule and dashboard.
+
+Creates, from the specs in `components.specs.operations` (where every threshold, name and shape is
+decided and tested against botocore):
+- a KMS key (rotation on) and an SNS topic encrypted with it, whose key policy and topic policy
+  let only CloudWatch alarms of this stack and the rollback rule publish (an AWS-managed
+  `alias/aws/sns` key cannot be used: its key policy does not admit the CloudWatch and
+  EventBridge service principals, so every alarm notification would fail);
+- one subscription per configured endpoint;
+- the alarms of every service and GPU pool, with the topic as alarm and OK action;
+- the EventBridge rule for circuit-breaker rollbacks of this stack's cluster, targeting the topic;
+- the stack's dashboard.
+
+The specs are built once with placeholder values for what is known only at deploy time (ARN
+suffixes, generated names); `_resolve` swaps the placeholders for the Outputs, so alarm names and
+shapes are fixed at preview and only dimension values wait for the cloud.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input, Output
+
+from components.specs import operations as obs
+
+TOKEN = "ecs-inference:operations:Operations"
+
+
+@dataclass(frozen=True)
+class ServiceWatch:
+    """One load-balanced service to watch. `target_group_arn_suffix` and `ecs_service_name` are
+    Outputs of the service component; `pool` is None for Fargate re-rankers."""
+
+    service: str
+    kind: str
+    """The model's engine (vllm, neuron, sglang, tgi, custom) or `reranker`."""
+    min_count: int
+    target_group_arn_suffix: Input[str]
+    ecs_service_name: Input[str]
+    pool: str | None = None
+    engine_metrics: bool = True
+    """The task runs the metrics sidecar (the engine alarms read its series)."""
+
+
+@dataclass(frozen=True)
+class OperationsArgs:
+    """Inputs of `Operations`. Required: `cluster_name`, `cluster_arn`,
+    `load_balancer_arn_suffix`. Defaults: no services or pools, `AlarmSettings()` thresholds,
+    no subscriptions (the topic exists; subscribe later), a dashboard."""
+
+    cluster_name: Input[str]
+    cluster_arn: Input[str]
+    load_balancer_arn_suffix: Input[str]
+    services: Sequence[ServiceWatch] = ()
+    gpu_pools: Sequence[str] = ()
+    neuron_pools: Sequence[str] = ()
+    alarm_settings: obs.AlarmSettings = field(default_factory=obs.AlarmSettings)
+    subscriptions: Sequence[obs.Subscription] = ()
+    dashboard: bool = True
+
+
+# Placeholders that stand for deploy-time values inside the specs (never reach AWS).
+_LB = "app/placeholder-lb/0000000000000000"
+_CLUSTER = "placeholder-cluster"
+_CLUSTER_ARN = "arn:aws:ecs:us-east-1:000000000000:cluster/placeholder-cluster"
+
+
+def _tg(i: int) -> str:
+    return f"targetgroup/placeholder-{i}/0000000000000000"
+
+
+def _svc(i: int) -> str:
+    return f"placeholder-service-{i}"
+
+
+def _resolve(value: Any, outputs: Mapping[str, Input[str]]) -> Any:
+    """`value` with every placeholder string replaced by its Output (recursively)."""
+    if isinstance(value, str):
+        return outputs.get(value, value)
+    if isinstance(value, Mapping):
+        return {k: _resolve(v, outputs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, outputs) for v in value]
+    return value
+
+
+def _dimensions(dims: Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:
+    return {d["Name"]: d["Value"] for d in dims} if dims else None
+
+
+def metric_alarm_args(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A PutMetricAlarm request (PascalCase, as the specs build it) as `aws.cloudwatch.MetricAlarm`
+    keyword arguments."""
+    out: dict[str, Any] = {
+        "name": request["AlarmName"],
+        "alarm_description": request.get("AlarmDescription"),
+        "actions_enabled": request.get("ActionsEnabled", True),
+        "evaluation_periods": request["EvaluationPeriods"],
+        "datapoints_to_alarm": request.get("DatapointsToAlarm"),
+        "threshold": request["Threshold"],
+        "comparison_operator": request["ComparisonOperator"],
+        "treat_missing_data": request.get("TreatMissingData"),
+    }
+    if "MetricName" in request:
+        out.update(
+            metric_name=request["MetricName"],
+            namespace=request["Namespace"],
+            statistic=request.get("Statistic"),
+            period=request["Period"],
+            dimensions=_dimensions(request.get("Dimensions")),
+            unit=request.get("Unit"),
+        )
+    if "Metrics" in request:
+        queries = []
+        for q in request["Metrics"]:
+            query: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", False)}
+            if "Expression" in q:
+                query["expression"] = q["Expression"]
+            if "Label" in q:
+                query["label"] = q["Label"]
+            if "MetricStat" in q:
+                stat = q["MetricStat"]
+                metric = stat["Metric"]
+                query["metric"] = {
+                    "metric_name": metric["MetricName"],
+                    "namespace": metric["Namespace"],
+                    "dimensions": _dimensions(metric.get("Dimensions")),
+                    "period": stat["Period"],
+                    "stat": stat["Stat"],
+                }
+            queries.append(query)
+        out["metric_queries"] = queries
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def key_policy(partition: str, account: str) -> str:
+    """The alarm topic's KMS key policy: the account administers it; CloudWatch and EventBridge
+    of this account may encrypt messages for the topic."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "AccountAdministers",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": f"arn:{partition}:iam::{account}:root"},
+                    "Action": "kms:*",
+                    "Resource": "*",
+                },
+                {
+                    "Sid": "AlarmsAndRulesPublish",
+                    "Effect": "Allow",
+                    "Principal": {"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
+                    "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                    "Resource": "*",
+                    "Condition": {"StringEquals": {"aws:SourceAccount": account}},
+                },
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def topic_policy(
+    topic_arn: str, rule_arn: str, partition: str, region: str, account: str, stack: str
+) -> str:
+    """Who may publish to the alarm topic: this stack's alarms and its rollback rule only (the
+    account keeps managing it)."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "AccountManages",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": f"arn:{partition}:iam::{account}:root"},
+                    "Action": [
+                        "sns:GetTopicAttributes",
+                        "sns:SetTopicAttributes",
+                        "sns:Subscribe",
+                        "sns:ListSubscriptionsByTopic",
+                        "sns:Publish",
+                    ],
+                    "Resource": topic_arn,
+                },
+                {
+                    "Sid": "StackAlarmsPublish",
+                    "Effect": "Allow",
+                    "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                    "Action": "sns:Publish",
+                    "Resource": topic_arn,
+                    "Condition": {
+                        "ArnLike": {
+                            "aws:SourceArn": f"arn:{partition}:cloudwatch:{region}:{account}:"
+                            f"alarm:{stack}-*"
+                        },
+                        "StringEquals": {"aws:SourceAccount": account},
+                    },
+                },
+                {
+                    "Sid": "RollbackRulePublishes",
+                    "Effect": "Allow",
+                    "Principal": {"Service": "events.amazonaws.com"},
+                    "Action": "sns:Publish",
+                    "Resource": topic_arn,
+                    "Condition": {"ArnEquals": {"aws:SourceArn": rule_arn}},
+                },
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | str, obs.AlarmSpec]]:
+    """Every alarm of the stack, with placeholders for deploy-time values (so its names, count
+    and shapes are known at preview)."""
+    out: list[tuple[ServiceWatch | str, obs.AlarmSpec]] = []
+    for i, s in enumerate(args.services):
+        for spec in obs.service_alarms(
+            stack=stack,
+            service=s.service,
+            kind=s.kind,
+            load_balancer=_LB,
+            target_group=_tg(i),
+            cluster_name=_CLUSTER,
+            ecs_service_name=_svc(i),
+            min_count=s.min_count,
+            settings=args.alarm_settings,
+            engine_metrics=s.engine_metrics,
+        ):
+            out.append((s, spec))
+    for pool in args.gpu_pools:
+        for spec in obs.pool_alarms(
+            stack=stack, pool=pool, kind="gpu", settings=args.alarm_settings
+        ):
+            out.append((pool, spec))
+    return out
+
+
+class Operations(pulumi.ComponentResource):
+    """Attributes: `key`, `topic`, `topic_policy`, `subscriptions`, `alarms` (key -> alarm),
+    `rollback_rule`, `rollback_target`, `dashboard` (None when off)."""
+
+    def __init__(
+        self, name: str, args: OperationsArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        problems = obs.check_subscriptions(args.subscriptions)
+        if problems:
+            raise obs.ObservabilityError("; ".join(f"{p}: {m}" for p, m in problems))
+        stack = pulumi.get_stack()
+        # Everything that can be refused is decided now, with placeholders, before anything is
+        # registered: alarm names and thresholds, the rule name, the dashboard's limits.
+        specs = alarm_specs(args, stack)
+        obs.deployment_rollback_rule(stack, _CLUSTER_ARN)
+        if args.dashboard:
+            placeholders = {_LB: _LB, _CLUSTER: _CLUSTER}
+            for i in range(len(args.services)):
+                placeholders[_tg(i)] = _tg(i)
+                placeholders[_svc(i)] = _svc(i)
+            obs.dashboard_body(
+                _dashboard_inputs(
+                    args, stack, "us-east-1", [s.name for _, s in specs], placeholders
+                )
+            )
+        super().__init__(TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        account = aws.get_caller_identity_output(opts=invoke).account_id
+        region = aws.get_region_output(opts=invoke).region
+
+        self.key = aws.kms.Key(
+            f"{name}-alarms",
+            description=f"{stack}: encrypts the alarm topic",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=Output.all(partition, account).apply(lambda v: key_policy(v[0], v[1])),
+            opts=child,
+        )
+        self.topic = aws.sns.Topic(
+            f"{name}-alarms",
+            display_name=f"{stack} alarms"[:100],
+            kms_master_key_id=self.key.arn,
+            opts=child,
+        )
+        self.subscriptions = [
+            aws.sns.TopicSubscription(
+                f"{name}-alarms-{i}",
+                topic=self.topic.arn,
+                protocol=sub.protocol,
+                endpoint=sub.endpoint,
+                opts=child,
+            )
+            for i, sub in enumerate(args.subscriptions)
+        ]
+
+        outputs: dict[str, Input[str]] = {
+            _LB: args.load_balancer_arn_suffix,
+            _CLUSTER: args.cluster_name,
+        }
+        for i, s in enumerate(args.services):
+            outputs[_tg(i)] = s.target_group_arn_suffix
+            outputs[_svc(i)] = s.ecs_service_name
+        self.alarms: dict[str, aws.cloudwatch.MetricAlarm] = {}
+        for subject, spec in specs:
+            label = subject.service if isinstance(subject, ServiceWatch) else subject
+            alarm_args = _resolve(metric_alarm_args(spec.request), outputs)
+            self.alarms[spec.name] = aws.cloudwatch.MetricAlarm(
+                f"{name}-{label}-{spec.key}",
+                alarm_actions=[self.topic.arn],
+                ok_actions=[self.topic.arn],
+                opts=child,
+                **alarm_args,
+            )
+
+        rule = obs.deployment_rollback_rule(stack, _CLUSTER_ARN)
+        pattern = Output.from_input(args.cluster_arn).apply(
+            lambda arn: obs.deployment_rollback_rule(stack, arn)["EventPattern"]
+        )
+        self.rollback_rule = aws.cloudwatch.EventRule(
+            f"{name}-rollback",
+            name=rule["Name"],
+            description=rule["Description"],
+            event_pattern=pattern,
+            state=rule["State"],
+            opts=child,
+        )
+        self.rollback_target = aws.cloudwatch.EventTarget(
+            f"{name}-rollback",
+            # The name is fixed (known at preview); the dependency keeps the order.
+            rule=rule["Name"],
+            arn=self.topic.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.rollback_rule]),
+        )
+        self.topic_policy = aws.sns.TopicPolicy(
+            f"{name}-alarms",
+            arn=self.topic.arn,
+            policy=Output.all(
+                self.topic.arn, self.rollback_rule.arn, partition, region, account
+            ).apply(lambda v: topic_policy(v[0], v[1], v[2], v[3], v[4], stack)),
+            opts=child,
+        )
+
+        self.dashboard: aws.cloudwatch.Dashboard | None = None
+        if args.dashboard:
+            names = list(self.alarms)
+            alarm_arns = Output.all(partition, region, account).apply(
+                lambda v: [f"arn:{v[0]}:cloudwatch:{v[1]}:{v[2]}:alarm:{n}" for n in names]
+            )
+            keys = list(outputs)
+            body = Output.all(region, alarm_arns, *[outputs[k] for k in keys]).apply(
+                lambda v: obs.dashboard_body(
+                    _dashboard_inputs(args, stack, v[0], v[1], dict(zip(keys, v[2:], strict=True)))
+                )
+            )
+            self.dashboard = aws.cloudwatch.Dashboard(
+                f"{name}-dashboard",
+                dashboard_name=obs.dashboard_name(stack),
+                dashboard_body=body,
+                opts=child,
+            )
+        self.register_outputs({"topicArn": self.topic.arn})
+
+
+def _dashboard_inputs(
+    args: OperationsArgs,
+    stack: str,
+    region: str,
+    alarm_arns: Sequence[str],
+    values: Mapping[str, str],
+) -> obs.DashboardInputs:
+    models: list[obs.ModelPanel] = []
+    rerankers: list[obs.RerankerPanel] = []
+    for i, s in enumerate(args.services):
+        if s.kind == "reranker":
+            rerankers.append(obs.RerankerPanel(s.service, values[_tg(i)], values[_svc(i)]))
+        else:
+            models.append(
+                obs.ModelPanel(
+                    s.service,
+                    s.kind,
+                    s.pool or "",
+                    values[_tg(i)],
+                    values[_svc(i)],
+                    engine_metrics=s.engine_metrics,
+                )
+            )
+    return obs.DashboardInputs(
+        stack=stack,
+        region=region,
+        cluster_name=values[_CLUSTER],
+        load_balancer=values[_LB],
+        models=models,
+        rerankers=rerankers,
+        gpu_pools=list(args.gpu_pools),
+        neuron_pools=list(args.neuron_pools),
+        alarm_arns=list(alarm_arns),
+    )

@@ -1,0 +1,31 @@
+"""The plan states the re-ranker's admission limits and hands the service its request timeout.
+
+The limits come from the image contract's pure `admission_limits` for the planned Fargate size
+and the service's `maxRequestSeconds`, the same bound the ALB idle timeout and deregistration
+delay are derived from.
+"""
+
+from __future__ import annotations
+
+from components.plan import build_plan
+from images.reranker import contract
+from tests.foundation.conftest import mutate, reference
+
+
+def _plan(raw: dict, stack: str = "dev"):
+    from components.config.schema import load_stack_config
+
+    return build_plan(load_stack_config(raw, stack))
+
+
+def test_plan_states_admission_limits_derived_from_task_size_and_request_timeout():
+    raw = reference("dev")
+    name = next(iter(raw["rerankers"]))
+    for seconds in (10, 45):
+        changed = mutate(raw, f"rerankers.{name}.maxRequestSeconds", seconds)
+        plan = _plan(changed)
+        r = plan.rerankers[name]
+        expected = contract.admission_limits(r.size.cpu / 1024, request_timeout_seconds=seconds)
+        assert r.admission == expected
+        assert expected.summary() in plan.decisions()[f"reranker {name}"]
+        assert r.spec.environment[contract.ENV_REQUEST_TIMEOUT_SECONDS] == str(seconds)

@@ -1,0 +1,211 @@
+"""The cost estimate: hand-checked figures, the scale points' order for any config, the reference
+stacks through the real plan and the preview, and the assumptions kept honest by measurement."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components import cost
+from components.config.schema import load_stack_config
+from components.network import INTERFACE_ENDPOINT_SERVICES
+from components.plan import build_plan
+from components.sizing import catalog
+from contracts import metrics as contract
+
+REPO = Path(__file__).resolve().parents[2]
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
+
+
+def _pool(**kw) -> cost.PoolInput:
+    args = dict(
+        name="l40s",
+        kind="gpu",
+        instance_type="g6e.xlarge",
+        usd_per_hour=catalog.instance("g6e.xlarge").on_demand_usd_hour,
+        min_size=0,
+        max_size=5,
+        target_capacity_percent=100,
+        root_volume_gib=200,
+        services=[cost.ServiceOnPool("llama", cost.Counts(1, 2, 4), 1, "vllm")],
+        gpus_per_instance=1,
+    )
+    args.update(kw)
+    return cost.PoolInput(**args)  # type: ignore[arg-type]
+
+
+def _stack(pools=None, fargate=None, **net) -> cost.StackInput:
+    network = dict(nat_gateways=1, availability_zones=2, interface_endpoints=7)
+    network.update(net)
+    return cost.StackInput(
+        pools=pools if pools is not None else [_pool()],
+        fargate=fargate
+        if fargate is not None
+        else [cost.FargateInput("rerank", 2048, 4096, "ARM64", cost.Counts(1, 1, 2))],
+        network=cost.NetworkInput(**network),
+    )
+
+
+def _line(point: cost.CostPoint, category: str) -> float:
+    return point.by_category()[category]
+
+
+def test_hand_checked_figures():
+    est = cost.estimate_inputs(_stack())
+    steady = est.point("steady")
+    assert _line(steady, "pool instances") == pytest.approx(2 * 1.861)
+    gp3_hour = 200 * 1.073741824 * 0.08 / 730
+    assert _line(steady, "pool EBS") == pytest.approx(2 * gp3_hour)
+    assert _line(steady, "Fargate tasks") == pytest.approx(2 * 0.03238 + 4 * 0.00356)
+    assert _line(steady, "NAT gateways") == pytest.approx(0.045 + 0.05 * 0.045)
+    assert _line(steady, "load balancer") == pytest.approx(0.0225 + 0.008)
+    assert _line(steady, "VPC endpoints") == pytest.approx(7 * 2 * 0.01)
+    assert steady.usd_per_month == pytest.approx(steady.usd_per_hour * 730)
+    assert sum(line.usd_per_hour for line in steady.lines) == pytest.approx(steady.usd_per_hour)
+    # one excursion 2 -> 4 instances keeps 2 extra for 15 minutes
+    assert est.excursion_usd == pytest.approx(2 * 1.861 * 15 / 60)
+
+
+def test_target_capacity_below_100_keeps_spare_instances_within_max():
+    half = _pool(target_capacity_percent=50)
+    assert cost.pool_instances(half, "steady") == 4  # 2 needed / 50 %
+    assert cost.pool_instances(half, "maximum") == 5  # 8 wanted, maxSize 5
+    assert cost.pool_instances(_pool(min_size=3), "minimum") == 3  # minSize holds instances
+
+
+def test_tasks_per_instance_pack_instances():
+    packed = _pool(services=[cost.ServiceOnPool("s", cost.Counts(1, 3, 7), 4, "vllm")])
+    assert [cost.pool_instances(packed, p) for p in cost.POINTS] == [1, 1, 2]
+
+
+def test_warm_pool_stopped_costs_ebs_and_running_costs_instances():
+    stopped = _pool(warm_min_size=1, warm_max_prepared=None)
+    assert cost.warm_instances(stopped, 2) == 3  # maxSize 5 - 2 in service
+    assert cost.warm_instances(stopped, 5) == 1  # never below the warm pool's MinSize
+    est = cost.estimate_inputs(_stack(pools=[stopped]))
+    gp3_hour = 200 * 1.073741824 * 0.08 / 730
+    assert _line(est.point("steady"), "warm pool") == pytest.approx(3 * gp3_hour)
+    running = _pool(warm_min_size=1, warm_max_prepared=3, warm_state="Running")
+    est = cost.estimate_inputs(_stack(pools=[running]))
+    assert _line(est.point("steady"), "warm pool") == pytest.approx(1 * (1.861 + gp3_hour))
+
+
+def test_nat_per_az_and_no_endpoints():
+    est = cost.estimate_inputs(_stack(nat_gateways=3, availability_zones=3, interface_endpoints=0))
+    steady = est.point("steady")
+    assert _line(steady, "NAT gateways") == pytest.approx(3 * 0.045 + 0.05 * 0.045)
+    assert "VPC endpoints" not in steady.by_category()
+
+
+counts = st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(1, 40)).map(sorted)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    model_counts=st.lists(counts, min_size=0, max_size=3),
+    reranker_counts=st.lists(counts, min_size=0, max_size=2),
+    tpi=st.integers(1, 8),
+    target=st.integers(1, 100),
+    sizes=st.tuples(st.integers(0, 10), st.integers(1, 60)).map(sorted),
+    warm=st.one_of(st.none(), st.integers(0, 5)),
+    arch=st.sampled_from(["ARM64", "X86_64"]),
+)
+def test_minimum_le_steady_le_maximum_for_any_config(
+    model_counts, reranker_counts, tpi, target, sizes, warm, arch
+):
+    pool = _pool(
+        min_size=sizes[0],
+        max_size=max(sizes[1], 1),
+        target_capacity_percent=target,
+        services=[
+            cost.ServiceOnPool(f"m{i}", cost.Counts(*c), tpi, "vllm")
+            for i, c in enumerate(model_counts)
+        ],
+        warm_min_size=warm,
+    )
+    fargate = [
+        cost.FargateInput(f"r{i}", 1024, 2048, arch, cost.Counts(*c))
+        for i, c in enumerate(reranker_counts)
+    ]
+    est = cost.estimate_inputs(_stack(pools=[pool], fargate=fargate))
+    lo, mid, hi = (est.point(p) for p in cost.POINTS)
+    for category in ("pool instances", "Fargate tasks", "log ingestion"):
+        values = [p.by_category().get(category, 0.0) for p in (lo, mid, hi)]
+        assert values[0] <= values[1] + 1e-9 <= values[2] + 2e-9, category
+    for p in (lo, mid, hi):
+        instances = cost.pool_instances(pool, p.point)
+        assert pool.min_size <= instances <= pool.max_size
+        assert math.isfinite(p.usd_per_hour) and p.usd_per_hour > 0
+    assert est.excursion_usd >= 0
+    json.dumps(est.to_json(), allow_nan=False)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_reference_stacks_through_the_real_plan(stack):
+    data = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
+    plan = build_plan(load_stack_config(data["ecs-inference:platform"], stack), stack)
+    est = cost.estimate(plan, interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES))
+    doc = est.to_json()
+    assert set(doc["points"]) == {"minimum", "steady", "maximum"}
+    steady = est.point("steady")
+    for name, pool in plan.pools.items():
+        line = next(li for li in steady.lines if li.item.startswith(f"{name}:"))
+        assert pool.instance.name in line.item
+    assert doc["pricesAsOf"] == cost.PRICES_AS_OF and "us-east-1" in doc["pricesSource"]
+    assert any("log ingestion" in a for a in doc["assumptions"])
+    assert doc["points"]["maximum"]["usdPerMonth"] >= doc["points"]["steady"]["usdPerMonth"]
+
+
+def test_emf_line_assumption_matches_the_sidecar_s_real_output():
+    """The log-ingestion assumption per scrape is the measured sidecar line + CloudWatch Logs'
+    26-byte event overhead, within 1x-1.5x (so the cost neither hides nor invents log cost)."""
+    from tests.ops.engine_metrics import FakeEngine
+    from tests.ops.test_metrics_sidecar import _spec, sidecar
+    from tools import engine_flags
+
+    engine = FakeEngine(engine_flags.VLLM_GPU, model="llama-3-1-70b-instruct")
+    spec = _spec("vllm")
+    deriver = sidecar.Deriver(spec)
+    deriver.derive(sidecar.parse_exposition(engine.text()))
+    engine.set("vllm:num_requests_waiting", 13)
+    engine.set("vllm:num_requests_running", 64)
+    engine.set("vllm:kv_cache_usage_perc", 0.7345129)
+    for name, amount in (
+        ("vllm:prompt_tokens", 1234567),
+        ("vllm:generation_tokens", 234567),
+        ("vllm:request_success", 871),
+        ("vllm:num_preemptions", 3),
+    ):
+        engine.inc(name, amount)
+    for name, values in (
+        ("vllm:time_to_first_token_seconds", [0.1234, 2.71]),
+        ("vllm:inter_token_latency_seconds", [0.0123, 0.21]),
+        ("vllm:e2e_request_latency_seconds", [12.3, 45.6]),
+    ):
+        engine.observe(name, values * 50)
+    values = {contract.ENGINE_UP: 1.0, **deriver.derive(sidecar.parse_exposition(engine.text()))}
+    assert set(values) == set(contract.published_names("vllm"))  # the full line
+    dims = {"Stack": "production-eu-west", "Service": "llama-70b-instruct", "Task": "f" * 32}
+    line = json.dumps(sidecar.emf_document(spec, values, dims, 1_764_500_000_000),
+                      separators=(",", ":"))  # fmt: skip
+    measured = len(line.encode()) + 26
+    assumed = cost.Assumptions().emf_bytes_per_scrape
+    assert measured <= assumed <= 1.5 * measured, (measured, assumed)
+
+
+def test_diff_per_point_handles_missing_sides():
+    head = cost.estimate_inputs(_stack()).to_json()
+    base = cost.estimate_inputs(_stack(nat_gateways=2)).to_json()
+    d = cost.diff(base, head)
+    assert d["steady"]["change"] == pytest.approx(-0.045 * 730, abs=0.02)
+    assert cost.diff(None, head)["steady"] == {
+        "base": None,
+        "head": head["points"]["steady"]["usdPerMonth"],
+        "change": None,
+    }

