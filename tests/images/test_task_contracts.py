@@ -64,6 +64,8 @@ SDK_VARIABLES = frozenset(ENV_REGION_VARIABLES)
 def _load_module(name: str, path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    # dataclasses resolve string annotations through sys.modules[cls.__module__].
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
