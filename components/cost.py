@@ -128,7 +128,7 @@ class ServiceOnPool:
     name: str
     counts: Counts
     tasks_per_instance: int
-    metric_kind: str  # contracts.metrics kind: vllm | neuron
+    metric_kind: str | None  # contracts.metrics kind (vllm | neuron); None: no metrics sidecar
 
 
 @dataclass(frozen=True)
@@ -319,7 +319,7 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
         for s in pool.services:
             count = s.counts.at(point)
             tasks += count
-            metric_series += count * len(metrics_contract.published_names(s.metric_kind))
+            metric_series += count * _engine_series(s.metric_kind)
         # host metrics: per GPU (the agent's own series) + the Stack/Pool rollup
         per_host = len(metrics_contract.NVIDIA_MEASUREMENTS)
         if pool.kind == "gpu":
@@ -386,9 +386,7 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
     )
     # service-level series exist all the time; per-task series while their task does
     metric_series += sum(
-        len(metrics_contract.published_names(s.metric_kind))
-        for p in stack.pools
-        for s in p.services
+        _engine_series(s.metric_kind) for p in stack.pools for s in p.services
     ) + len(stack.fargate) * len(metrics_contract.published_names("reranker"))
     lines.append(
         Line(
@@ -456,6 +454,11 @@ def estimate(
     )
 
 
+def _engine_series(kind: str | None) -> int:
+    """Series the metrics sidecar publishes per task of an engine (none without the sidecar)."""
+    return 0 if kind is None else len(metrics_contract.published_names(kind))
+
+
 def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
     cfg = plan.config
@@ -466,7 +469,7 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
                 mp.name,
                 Counts(mp.config.min_count, mp.config.desired_count, mp.config.max_count),
                 mp.fit.tasks_per_instance,
-                mp.config.engine,
+                mp.config.engine if mp.metrics_sidecar else None,
             )
             for mp in plan.models.values()
             if mp.pool.name == name

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -38,7 +38,8 @@ class ServiceWatch:
     Outputs of the service component; `pool` is None for Fargate re-rankers."""
 
     service: str
-    kind: Literal["vllm", "neuron", "reranker"]
+    kind: str
+    """The model's engine (vllm, neuron, sglang, tgi, custom) or `reranker`."""
     min_count: int
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]
@@ -381,7 +382,14 @@ def _dashboard_inputs(
             rerankers.append(obs.RerankerPanel(s.service, values[_tg(i)], values[_svc(i)]))
         else:
             models.append(
-                obs.ModelPanel(s.service, s.kind, s.pool or "", values[_tg(i)], values[_svc(i)])
+                obs.ModelPanel(
+                    s.service,
+                    s.kind,
+                    s.pool or "",
+                    values[_tg(i)],
+                    values[_svc(i)],
+                    engine_metrics=s.engine_metrics,
+                )
             )
     return obs.DashboardInputs(
         stack=stack,

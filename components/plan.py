@@ -24,13 +24,33 @@ from components.config.schema import (
     StackConfig,
     images_to_build,
 )
-from components.services.engines import EngineLaunchError, NeuronLaunch, VllmLaunch
+from components.services import engine_presets as presets
+from components.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
+from components.services.engines import (
+    NEURON_FLAG_TABLE,
+    NEURON_MANAGED_FLAGS,
+    VLLM_FLAG_TABLE,
+    VLLM_MANAGED_FLAGS,
+    EngineLaunchError,
+    NeuronLaunch,
+    VllmLaunch,
+)
 from components.sizing import catalog, instance_types
-from components.sizing.instance_types import Demand, GpuDemand, NeuronDemand, PoolTypes
+from components.sizing import weights as weight_load
+from components.sizing.instance_types import (
+    DeclaredDemand,
+    DeclaredFit,
+    DeclaredFitError,
+    Demand,
+    GpuDemand,
+    NeuronDemand,
+    PoolTypes,
+)
 from components.specs import gateway as gateway_specs
 from components.specs import images as image_build
 from components.specs import managed_instances
 from components.specs import operations as ops_specs
+from components.specs import weights as efs
 from components.specs import worker as worker_specs
 from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
 from components.specs.managed_instances import ManagedInstancesArgs
@@ -44,7 +64,7 @@ from components.specs.service import (
     validate_reranker,
 )
 from components.specs.service_connect import private_host
-from contracts import litellm
+from contracts import flag_table, litellm
 from images.reranker import contract as reranker_contract
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -166,8 +186,8 @@ class ModelPlan:
     config: ModelConfig
     pool: PoolPlan
     image: str | None  # None: built by the stack (images.build), see Plan.builds
-    launch: VllmLaunch | NeuronLaunch
-    fit: sizing.GpuFit | sizing.NeuronFit
+    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
+    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit
     priority: int
     task_cpu: int
     task_memory_mib: int
@@ -178,8 +198,8 @@ class ModelPlan:
     deregistration: sizing.DeregistrationDelay
     grace: sizing.GracePeriod
     deploy: DeployPlan
-    weights_bucket: str
-    weights_prefix: str
+    weights_bucket: str | None
+    weights_prefix: str | None
     scaling: ops_specs.ScalingPolicySpec
     """Target tracking (engine load, KV cache or ALB requests) with its cooldowns and note."""
     metrics_sidecar: bool = True
@@ -189,6 +209,10 @@ class ModelPlan:
     execute_command_logging: bool = True
     tasks_per_instance: int = 1
     """The fewest copies any of the pool's types holds (what capacity planning relies on)."""
+    efs: efs.EfsWeights | None = None
+    """Weights on EFS: the file system (store name or id) and directory; None: S3 or none."""
+    weights_note: str | None = None
+    """The weight-load estimate line (EFS against S3), when the weights are on EFS."""
 
     @property
     def port(self) -> int:
@@ -226,6 +250,8 @@ class ModelPlan:
             launch=self.launch,
             weights_bucket=self.weights_bucket,
             weights_prefix=self.weights_prefix,
+            efs_file_system=self.efs.file_system if self.efs else None,
+            efs_path=self.efs.path if self.efs else None,
             task_cpu=self.task_cpu,
             task_memory_mib=self.task_memory_mib,
             gpu_count=self.gpu_count,
@@ -355,10 +381,9 @@ class Plan:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
         settings = self.alarm_settings()
         alarms: list[ops_specs.AlarmSpec] = []
-        services: list[tuple[str, Literal["vllm", "neuron", "reranker"], int, bool]] = []
+        services: list[tuple[str, str, int, bool]] = []
         for m in self.models.values():
-            engine: Literal["vllm", "neuron"] = "vllm" if m.config.engine == "vllm" else "neuron"
-            services.append((m.name, engine, m.config.min_count, m.metrics_sidecar))
+            services.append((m.name, m.config.engine, m.config.min_count, m.metrics_sidecar))
         for r in self.rerankers.values():
             services.append((r.name, "reranker", r.config.min_count, r.metrics_sidecar))
         for name, kind, min_count, engine_metrics in services:
@@ -413,6 +438,7 @@ class Plan:
                 ),
                 m.deregistration.summary(),
                 m.deploy.note,
+                *([m.weights_note] if m.weights_note else []),
                 m.scaling.note,
                 *m.spot_notes,
             ]
@@ -593,20 +619,41 @@ def pool_resource_name(platform_name: str, pool: str) -> str:
 
 
 def _demand(name: str, model: ModelConfig) -> Demand:
-    """What `model` needs from an instance type (the VRAM method or the Neuron artifact)."""
+    """What `model` needs from an instance type: the VRAM method (vLLM, SGLang, TGI, and a
+    custom GPU service sized by its architecture, its GPU count fixed to `custom.gpus`), the
+    Neuron artifact, or a custom service's declared accelerator memory. Raises `PresetError`
+    (path first) for a custom service that gives neither."""
     params = model.parameters
     explicit = params.model_dump(exclude_none=True) if params else {}
-    if model.engine == "vllm":
+    custom = model.custom
+    sized = model.architecture is not None or bool(explicit)
+    if model.engine in ("vllm", "sglang", "tgi") or (custom and custom.gpus and sized):
         need = sizing.gpu_memory_need(
             model.architecture,
             dtype=model.dtype,
             kv_cache_dtype=model.kv_cache_dtype,
-            max_model_len=model.context_length,
+            max_model_len=model.context_length if model.engine == "vllm" else model.max_model_len,
             max_concurrent_sequences=model.max_concurrent_sequences,
             overhead_fraction=model.memory_overhead_fraction,
             **explicit,
         )
-        return GpuDemand(name, need, model.gpu_memory_utilization, model.tensor_parallel_size)
+        pinned = custom.gpus if custom is not None else model.tensor_parallel_size
+        return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
+    if custom is not None:
+        if custom.accelerator_memory_gib is None:
+            raise PresetError(
+                f"platform.models.{name}.custom.acceleratorMemoryGiB: a custom service is sized "
+                "from its architecture (GPU only) or its declared accelerator memory; give one"
+            )
+        return DeclaredDemand(
+            name,
+            "nvidia" if custom.gpus else "neuron",
+            custom.accelerator_memory_gib,
+            custom.gpus or custom.neuron_devices,
+            model.gpu_memory_utilization,
+            "gpus" if custom.gpus else "neuronDevices",
+            model.served_model_name or name,
+        )
     assert model.neuron is not None
     return NeuronDemand(
         name,
@@ -617,6 +664,16 @@ def _demand(name: str, model: ModelConfig) -> Demand:
         model.dtype,
         model.memory_overhead_fraction,
     )
+
+
+def _fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
+    """A model that does not fit its pool's one type, reported against the setting to change."""
+    where = f"platform.models.{demand.model}"
+    if isinstance(exc, DeclaredFitError):
+        return ConfigIssue(f"{where}.custom.{exc.key}", str(exc))
+    if model.engine in ("vllm", "neuron"):
+        return ConfigIssue(where, str(exc))
+    return ConfigIssue(where, f"the {model.engine} model does not fit: {exc}")
 
 
 def _pool_sections(
@@ -662,7 +719,7 @@ def _pool_plans(
                         instance_types.fit_on(demand, inst)
                         kept.append(demand)
                     except sizing.SizingError as exc:
-                        issues.append(ConfigIssue(f"platform.models.{demand.model}", str(exc)))
+                        issues.append(_fit_issue(demand, cfg.models[demand.model], exc))
                 on_pool = kept
         listed = [single] if single is not None else pool.instance_types
         if not problems and listed is None and not on_pool:
@@ -735,12 +792,17 @@ def _model_plan(
 ) -> ModelPlan:
     """Size one model on its pool's chosen types (one device layout on all of them). The deploy
     strategy depends on every service sharing the pool, so `build_plan` decides it afterwards."""
-    image = model.image or getattr(cfg.images, model.engine)
+    image = model.image or (None if model.engine == "custom" else getattr(cfg.images, model.engine))
     served = model.served_model_name or name
     fits = pool.types.fits[name]
     # The task must place on every chosen type: the smallest share of CPU and memory.
     cpu, memory = instance_types.task_reservation(fits.values(), HOST_MEMORY_RESERVE_FRACTION)
     fit = fits[pool.instance.name].fit
+    if model.engine in ("sglang", "tgi", "custom"):
+        return _preset_model_plan(
+            name, model, demand, pool, fit, (cpu, memory), cfg, image, served, priority, idle, stack
+        )
+    assert model.weights_uri is not None  # vllm and neuron: required by the schema
     if isinstance(demand, GpuDemand):
         assert isinstance(fit, sizing.GpuFit)
         launch: VllmLaunch | NeuronLaunch = VllmLaunch(
@@ -755,6 +817,12 @@ def _model_plan(
             quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
+            extra_args=presets.check_extra_args(
+                f"platform.models.{name}",
+                model.extra_args,
+                flag_table.load(VLLM_FLAG_TABLE),
+                VLLM_MANAGED_FLAGS,
+            ),
         )
         # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the
         # plan refuses tensor parallelism on it).
@@ -762,7 +830,7 @@ def _model_plan(
         gpu_count, devices = fit.tp_size, ()
         weights_gib = demand.need.weights_gib
     else:
-        assert isinstance(fit, sizing.NeuronFit)
+        assert isinstance(fit, sizing.NeuronFit) and isinstance(demand, NeuronDemand)
         family = pool.instance.family
         launch = NeuronLaunch(
             served_model_name=served,
@@ -774,6 +842,12 @@ def _model_plan(
             target=family if family in ("inf2", "trn1") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
+            extra_args=presets.check_extra_args(
+                f"platform.models.{name}",
+                model.extra_args,
+                flag_table.load(NEURON_FLAG_TABLE),
+                NEURON_MANAGED_FLAGS,
+            ),
         )
         gpu_count, devices, shm = 0, tuple(fit.device_paths), 0
         weights_gib = fit.weights_gib
@@ -836,6 +910,194 @@ def _model_plan(
         execute_command_logging=cfg.cluster.execute_command_logging,
         tasks_per_instance=pool.types.tasks_per_instance(name),
     )
+
+
+def _weights(
+    name: str, model: ModelConfig, cfg: StackConfig, need_gib: float
+) -> tuple[str | None, str | None, efs.EfsWeights | None, str | None, str | None, float]:
+    """Where the weights are: (bucket, prefix, EFS location, the URI the engine reads, the
+    load-estimate note, the weight-load rate in MiB/s for the grace period)."""
+    uri = model.weights_uri
+    rate = model.startup.weight_load_mib_per_second
+    if uri is None:
+        return None, None, None, None, None, rate
+    if not uri.startswith(efs.SCHEME):
+        bucket, prefix = iam.split_s3_uri(uri)
+        return bucket, prefix, None, uri, None, rate
+    location = efs.parse_efs_uri(uri, f"platform.models.{name}.weightsUri", list(cfg.weight_stores))
+    store = cfg.weight_stores.get(location.file_system)
+    # The catalog has no network figures, so the estimate covers the storage side: EFS's
+    # per-client and per-file-system limits against the engine's S3 path.
+    compared = weight_load.compare(
+        max(need_gib, 0.001),
+        engine_streams_from_s3=model.engine == "sglang",
+        instance_network_gbps=None,
+        concurrent_tasks=max(1, model.desired_count),
+        efs_throughput_mode=store.throughput_mode if store else "elastic",
+        efs_provisioned_mib_per_second=store.provisioned_mib_per_second if store else None,
+    )
+    return (
+        None,
+        None,
+        location,
+        efs.container_path(name),
+        compared.summary(),
+        (compared.efs.mib_per_second),
+    )
+
+
+def _preset_model_plan(
+    name: str,
+    model: ModelConfig,
+    demand: Demand,
+    pool: PoolPlan,
+    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit,
+    reservation: tuple[int, int],
+    cfg: StackConfig,
+    image: str | None,
+    served: str,
+    priority: int,
+    idle: sizing.IdleTimeout,
+    stack: str,
+) -> ModelPlan:
+    """SGLang, TGI and custom services on the fit their pool chose (`_demand` says how each is
+    sized), then the launch (`components.services.engine_presets`); every error names its
+    config path. The presets' images take the region from the task's own metadata."""
+    where = f"platform.models.{name}"
+    custom = model.custom
+    if isinstance(fit, DeclaredFit):
+        assert isinstance(demand, DeclaredDemand)
+        devices, need_gib = fit.devices, demand.accelerator_memory_gib
+    else:
+        assert isinstance(fit, sizing.GpuFit) and isinstance(demand, GpuDemand)
+        devices, need_gib = fit.tp_size, demand.need.weights_gib
+    bucket, prefix, location, engine_uri, note, load_rate = _weights(name, model, cfg, need_gib)
+    launch: SglangLaunch | TgiLaunch | CustomLaunch
+    if model.engine == "sglang":
+        assert engine_uri is not None and model.max_model_len is not None
+        launch = SglangLaunch(
+            where,
+            served,
+            engine_uri,
+            context_length=model.max_model_len,
+            tensor_parallel_size=devices,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            overhead_fraction=model.memory_overhead_fraction,
+            max_running_requests=model.max_concurrent_sequences,
+            # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
+            keepalive_seconds=max(1, min(15, idle.seconds // 2)),
+            dtype=_vllm_dtype(model.dtype),
+            kv_cache_dtype=_sglang_kv_dtype(model.kv_cache_dtype),
+            quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
+            alb_idle_timeout_seconds=idle.seconds,
+            extra_args=tuple(model.extra_args),
+        )
+    elif model.engine == "tgi":
+        assert engine_uri is not None and model.max_model_len is not None
+        launch = TgiLaunch.from_plan(
+            where,
+            served,
+            engine_uri,
+            context_length=model.max_model_len,
+            tensor_parallel_size=devices,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            max_concurrent_sequences=model.max_concurrent_sequences,
+            dtype=model.dtype,
+            kv_cache_dtype=model.kv_cache_dtype,
+            alb_idle_timeout_seconds=idle.seconds,
+            max_input_tokens=model.max_input_tokens,
+            extra_args=model.extra_args,
+        )
+    else:
+        assert custom is not None and model.image is not None
+        launch = CustomLaunch(
+            where,
+            model.image,
+            served,
+            command=tuple(custom.command),
+            port=custom.port,
+            health_path=custom.health_path,
+            gpus=custom.gpus,
+            neuron_devices=custom.neuron_devices,
+            accelerator_memory_gib=custom.accelerator_memory_gib,
+            weights_uri=engine_uri,
+            environment=dict(model.environment),
+            secrets=dict(model.secrets),
+            sse_keepalive_seconds=custom.sse_keep_alive_seconds,
+            max_generation_seconds=model.max_generation_seconds,
+            alb_idle_timeout_seconds=idle.seconds,
+            warmup_seconds=float(custom.warmup_seconds),
+            settings_path=f"{where}.custom",
+        )
+    on_gpu = pool.kind != "neuron"
+    cpu, memory = reservation
+    grace = sizing.health_check_grace_period(
+        model.startup.image_gib,
+        need_gib,
+        image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
+        weight_load_mib_per_second=load_rate,
+        warmup_seconds=presets.warmup_seconds(launch),
+        override=model.health_check_grace_period_seconds,
+    )
+    # The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and
+    # re-ranker families only: these engines run without it and scale on ALB requests (the
+    # schema refuses an explicit engineLoad or kvCache for them).
+    scaling_cfg = model.autoscaling
+    try:
+        scaling = ops_specs.engine_scaling_policy(
+            stack=stack,
+            service=name,
+            engine=model.engine,
+            max_concurrency=model.max_concurrent_sequences,
+            grace_seconds=grace.seconds,
+            metric="albRequests",
+            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
+            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
+            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
+            requests_per_target=scaling_cfg.target_requests_per_target,
+            where=f"{where}.autoscaling",
+        )
+    except ops_specs.ObservabilityError as exc:
+        raise sizing.SizingError(str(exc)) from None
+    scaling = replace(
+        scaling,
+        note=f"{scaling.note}; engine {model.engine}: no metrics sidecar (it scrapes only the "
+        "vLLM, Neuron and re-ranker metric families), so no engine-load scaling",
+    )
+    return ModelPlan(
+        name=name,
+        config=model,
+        pool=pool,
+        image=image,
+        scaling=scaling,
+        metrics_sidecar=False,
+        metrics_image=None,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
+        launch=launch,
+        fit=fit,
+        priority=priority,
+        task_cpu=cpu,
+        task_memory_mib=memory,
+        gpu_count=devices if on_gpu else 0,
+        neuron_devices=(tuple(f"/dev/neuron{i}" for i in range(devices)) if not on_gpu else ()),
+        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there).
+        shm_size_mib=_shm_size(devices, memory) if on_gpu and not pool.managed else 0,
+        one_task_per_instance=not on_gpu,
+        deregistration=_deregistration(model.max_generation_seconds),
+        grace=grace,
+        deploy=_UNDECIDED,
+        weights_bucket=bucket,
+        weights_prefix=prefix,
+        tasks_per_instance=pool.types.tasks_per_instance(name),
+        efs=location,
+        weights_note=note,
+    )
+
+
+def _sglang_kv_dtype(kv_cache_dtype: str) -> str:
+    """SGLang's `--kv-cache-dtype` for the config's engine-neutral name."""
+    return {"fp8": "fp8_e4m3", "bf16": "bfloat16", "fp16": "auto"}.get(kv_cache_dtype, "auto")
 
 
 def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
@@ -911,6 +1173,9 @@ def build_plan(
             demands[name] = _demand(name, model)
         except sizing.SizingError as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
+        except PresetError as exc:
+            path, _, message = str(exc).partition(": ")
+            issues.append(ConfigIssue(path, message))
     pools = _pool_plans(config, platform_name, demands, issues)
     services = config.service_names()
     routed = [*services, *([config.gateway.path] if config.gateway is not None else [])]
@@ -963,6 +1228,10 @@ def build_plan(
             )
         except (sizing.SizingError, EngineLaunchError) as exc:
             issues.append(ConfigIssue(f"platform.models.{name}", str(exc)))
+        except PresetError as exc:
+            # The message starts with the config path of the setting to fix.
+            path, _, message = str(exc).partition(": ")
+            issues.append(ConfigIssue(path, message))
 
     # The pool is shared: its maxSize must hold every service on it at maxCount at once, and a
     # deploy of one service only has what the others leave at their maxCount.
@@ -1101,6 +1370,17 @@ def service_connect_namespace(platform_name: str, stack: str | None) -> str:
     return f"{platform_name}-{stack}".lower() if stack else platform_name
 
 
+#: LiteLLM provider per engine: vLLM's own (optimum-neuron serves vLLM's API), else the
+#: generic OpenAI-compatible one (SGLang and TGI serve /v1/chat/completions).
+_GATEWAY_PROVIDER: dict[str, str] = {
+    "vllm": "hosted_vllm",
+    "neuron": "hosted_vllm",
+    "sglang": "openai",
+    "tgi": "openai",
+    "custom": "openai",
+}
+
+
 def _gateway_plan(
     config: StackConfig,
     models: dict[str, ModelPlan],
@@ -1121,6 +1401,9 @@ def _gateway_plan(
             host=private_host(name, namespace),
             port=m.port,
             timeout_seconds=m.config.max_generation_seconds,
+            provider=_GATEWAY_PROVIDER[m.config.engine],
+            # A custom image's API is its own: routed only when gateway.routes names it.
+            routed_by_default=m.config.engine != "custom",
         )
         for name, m in models.items()
     }

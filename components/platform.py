@@ -36,7 +36,7 @@ from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
 from components.operations import Operations, OperationsArgs, ServiceWatch
 from components.plan import Plan, pool_resource_name
-from components.services.base import ServiceWiring, exec_log_group_name
+from components.services.base import EfsAccess, ServiceWiring, exec_log_group_name
 from components.services.gateway import (
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -50,6 +50,7 @@ from components.services.worker import QueueWorker, QueueWorkerArgs
 from components.specs.gateway import GatewayPlan
 from components.specs.operations import Subscription
 from components.specs.service_connect import Namespace, private_host
+from components.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 from contracts import litellm
 
 _Args = TypeVar("_Args")
@@ -179,6 +180,7 @@ class InferencePlatform(pulumi.ComponentResource):
             service_depends_on=(self.capacity_providers,),
         )
         wired = {f.name: getattr(wiring, f.name) for f in fields(wiring)}
+        self.weight_stores = self._weight_stores(name, plan)
 
         # Private routes: the namespace, and the gateway's group before the model services,
         # which admit it (the gateway's own rules are standalone resources, see gateway.py).
@@ -209,6 +211,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     **{**wired, **model_wiring},
                     image=_image(m.image, m.config.engine, built_images),
                     capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
+                    weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
                     metrics_image=(
                         _image(m.metrics_image, "metrics", built_images)
                         if m.metrics_sidecar
@@ -296,6 +299,49 @@ class InferencePlatform(pulumi.ComponentResource):
                 "clusterName": self.cluster.name,
                 "endpointDns": self.endpoint.dns_name,
             }
+        )
+
+    def _weight_stores(self, name: str, plan: Plan) -> dict[str, WeightFileSystem]:
+        """One WeightFileSystem per `weightStores` entry, and per existing file system (by id)
+        a model reads weights from (mount targets and access points only)."""
+        # Every configured store exists (weights are copied into it before a model uses it);
+        # an existing file system named by id gets mount targets only when a model reads it.
+        users: dict[str, dict[str, str]] = {store: {} for store in plan.config.weight_stores}
+        for m in plan.models.values():
+            if m.efs is not None:
+                users.setdefault(m.efs.file_system, {})[m.name] = m.efs.path
+        stores: dict[str, WeightFileSystem] = {}
+        for fs_name, access_points in sorted(users.items()):
+            store = plan.config.weight_stores.get(fs_name)
+            stores[fs_name] = WeightFileSystem(
+                f"{name}-{fs_name}",
+                WeightFileSystemArgs(
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=self.network.private_subnet_ids,
+                    # awsx creates one private subnet per Availability Zone
+                    subnet_count=plan.config.network.az_count,
+                    access_points=access_points,
+                    throughput_mode=store.throughput_mode if store else "elastic",
+                    provisioned_mib_per_second=(
+                        store.provisioned_mib_per_second if store else None
+                    ),
+                    existing_file_system_id=None if store else fs_name,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        return stores
+
+    def _efs_access(self, model: str, file_system: str | None) -> EfsAccess | None:
+        """The EFS wiring of one model's task, or None when its weights are not on EFS."""
+        if file_system is None:
+            return None
+        store = self.weight_stores[file_system]
+        point = store.access_points[model]
+        return EfsAccess(
+            volume=task_volume(model, store.file_system_id, point.id),
+            file_system_arn=store.file_system_arn,
+            access_point_arn=point.arn,
+            client_security_group_id=store.client_security_group.id,
         )
 
     def _routes(self, plan: Plan) -> Namespace:

@@ -34,6 +34,30 @@ ALB_IDLE_TIMEOUT_DEFAULT = 60
 TARGET_GROUP_DEREGISTRATION_DELAY_MAX = 3600
 # Listener rule priorities: 1-50000 (CreateRule).
 LISTENER_RULE_PRIORITY_MAX = 50_000
+# Target group HealthCheckPath: 1-1024 characters, starting with "/" (CreateTargetGroup).
+HEALTH_CHECK_PATH_MAX = 1024
+
+# --------------------------------------------------------------------------------------------
+# Amazon EFS (weight stores) and S3 request rates
+# --------------------------------------------------------------------------------------------
+
+NFS_PORT = 2049
+# CreateAccessPoint RootDirectory.Path: at most 100 characters and four subdirectories.
+EFS_ACCESS_POINT_PATH_MAX = 100
+EFS_ACCESS_POINT_PATH_MAX_DEPTH = 4
+# CreateFileSystem ProvisionedThroughputInMibps: 1-3414 MiB/s (upper bound Region-dependent).
+EFS_PROVISIONED_MIBPS_RANGE = (1, 3414)
+# "Amazon EFS performance specifications" (EFS User Guide, read 2026-11-30), General Purpose,
+# Regional: Elastic 1,500 MiB/s read per client and 20-60 GiB/s read per file system (low end
+# kept); Provisioned 500 MiB/s per client, 3-10 GiB/s per file system, reads metered at 1/3.
+EFS_ELASTIC_CLIENT_READ_MIBPS = 1500.0
+EFS_ELASTIC_FS_READ_GIBPS = 20.0
+EFS_PROVISIONED_CLIENT_READ_MIBPS = 500.0
+EFS_PROVISIONED_FS_READ_GIBPS = 3.0
+EFS_PROVISIONED_READ_MULTIPLIER = 3.0
+# S3 performance guidelines (read 2026-11-30): at least 5,500 GET/HEAD per second per
+# partitioned prefix.
+S3_GET_PER_PREFIX_PER_SECOND = 5500
 
 # --------------------------------------------------------------------------------------------
 # ECS and Fargate

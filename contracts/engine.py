@@ -1,8 +1,8 @@
-"""What both model-serving images (vLLM and Neuron) share with the task definitions.
+"""What the model-serving images (vLLM, Neuron, SGLang, TGI) share with the task definitions.
 
-`components/services/engines.py` writes these variables into the task definition; the image
-entrypoints (`images/vllm/entrypoint.py`, `images/neuron/entrypoint.py`) read them. Image-specific
-names are in `contracts/vllm.py` and `contracts/neuron.py`.
+`components/services/engines.py` and `components/services/engine_presets.py` write these
+variables into the task definition; the image entrypoints (`images/<engine>/entrypoint.py`) read
+them. Image-specific names are in `contracts/vllm.py`, `neuron.py`, `sglang.py` and `tgi.py`.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from contracts.aws_limits import (
     COGNITO_DOMAIN_RESERVED_WORDS,
     CONDITION_VALUES_PER_RULE,
     DASHBOARD_MAX_WIDGETS,
+    EFS_ACCESS_POINT_PATH_MAX_DEPTH,
     IAM_ROLE_SESSION_DURATION_RANGE,
     IMDS_HOP_LIMIT_RANGE,
     KMS_DELETION_WINDOW_DAYS,
@@ -2159,6 +2160,81 @@ def _efs_mount_target(i: Inputs, _name: str | None) -> list[ApiRequest]:
                     "SubnetId": i.get("subnetId"),
                     "IpAddress": i.get("ipAddress"),
                     "SecurityGroups": i.get("securityGroups"),
+                }
+            ),
+        )
+    ]
+
+
+@maps("aws:efs/accessPoint:AccessPoint")
+def _efs_access_point(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    posix = single(i.get("posixUser")) or {}
+    root = single(i.get("rootDirectory")) or {}
+    info = single(root.get("creationInfo")) or {}
+    return [
+        ApiRequest(
+            "efs",
+            "CreateAccessPoint",
+            drop_none(
+                {
+                    # The provider sends an idempotency token of its own.
+                    "ClientToken": "pulumi-access-point",
+                    "FileSystemId": i.get("fileSystemId"),
+                    "Tags": tags(i.get("tags")),
+                    "PosixUser": drop_none(
+                        {
+                            "Uid": as_int(posix.get("uid")),
+                            "Gid": as_int(posix.get("gid")),
+                            "SecondaryGids": posix.get("secondaryGids"),
+                        }
+                    )
+                    or None,
+                    "RootDirectory": drop_none(
+                        {
+                            "Path": root.get("path"),
+                            "CreationInfo": drop_none(
+                                {
+                                    "OwnerUid": as_int(info.get("ownerUid")),
+                                    "OwnerGid": as_int(info.get("ownerGid")),
+                                    "Permissions": info.get("permissions"),
+                                }
+                            )
+                            or None,
+                        }
+                    )
+                    or None,
+                }
+            ),
+        )
+    ]
+
+
+@rule("aws:efs/accessPoint:AccessPoint")
+def _efs_access_point_limits(i: Inputs, _name: str | None) -> Iterable[str]:
+    # CreateAccessPoint: the root path has at most four subdirectories (its length, 100, is in
+    # botocore's model).
+    root = single(i.get("rootDirectory")) or {}
+    path = root.get("path")
+    if isinstance(path, str) and path != UNKNOWN:
+        depth = len([p for p in path.split("/") if p])
+        if depth > EFS_ACCESS_POINT_PATH_MAX_DEPTH:
+            yield (
+                f"rootDirectory.path {path!r} has {depth} directories; EFS allows at most "
+                f"{EFS_ACCESS_POINT_PATH_MAX_DEPTH}"
+            )
+
+
+@maps("aws:efs/fileSystemPolicy:FileSystemPolicy")
+def _efs_policy(i: Inputs, _name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "efs",
+            "PutFileSystemPolicy",
+            drop_none(
+                {
+                    "FileSystemId": i.get("fileSystemId"),
+                    "Policy": i.get("policy"),
+                    "BypassPolicyLockoutSafetyCheck": i.get("bypassPolicyLockoutSafetyCheck"),
                 }
             ),
         )

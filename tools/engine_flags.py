@@ -61,8 +61,11 @@ OPTIMUM_NEURON = EngineRelease("optimum-neuron", "0.4.5")
 """optimum-neuron release run on Inferentia/Trainium pools; must match the Neuron DLC tag."""
 VLLM_NEURON = EngineRelease("vllm", "0.11.0")
 """vLLM release that optimum-neuron 0.4.5 pins (`Requires-Dist: vllm==0.11.0; extra == "vllm"`)."""
+SGLANG = EngineRelease("sglang", "0.5.23")
+"""SGLang release of the SGLang GPU image (base `lmsysorg/sglang:v0.5.23`); its flags are read
+by `tools/engine_tables.py`."""
 
-ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON)
+ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON, SGLANG)
 
 
 class EngineSourceUnavailableError(RuntimeError):
@@ -166,6 +169,8 @@ class Flag:
     """Values the field's `Literal` type lists even when argparse lets any string through
     (vLLM validates those later, at engine start, which is exactly what must not happen on a
     GPU instance)."""
+    many: bool = False
+    """`nargs="+"`/`"*"`: every following token up to the next option is one of its values."""
 
 
 @dataclass
@@ -236,12 +241,17 @@ class FlagSet:
             else:
                 found.append(f"{owner.name}: {option} needs a value")
                 continue
-            if flag.choices is not None and value not in flag.choices:
-                found.append(f"{owner.name}: {option} {value!r} not in {list(flag.choices)}")
-            elif flag.known_values is not None and value not in flag.known_values:
-                found.append(
-                    f"{owner.name}: {option} {value!r} not among {list(flag.known_values)}"
-                )
+            values = [value]
+            while flag.many and i < len(argv) and not argv[i].startswith("-"):
+                values.append(argv[i])
+                i += 1
+            for value in values:
+                if flag.choices is not None and value not in flag.choices:
+                    found.append(f"{owner.name}: {option} {value!r} not in {list(flag.choices)}")
+                elif flag.known_values is not None and value not in flag.known_values:
+                    found.append(
+                        f"{owner.name}: {option} {value!r} not among {list(flag.known_values)}"
+                    )
         return found
 
 
@@ -658,10 +668,20 @@ def vllm_http_routes(root: Path) -> frozenset[tuple[str, str]]:
 def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]:
     """Return the problems the pinned engine would find in `argv` (empty list: accepted).
 
-    Understands `vllm serve ...` (vLLM 0.33.0) and `optimum-cli neuron serve ...`
-    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0).
+    Understands `vllm serve ...` (vLLM 0.33.0), `optimum-cli neuron serve ...`
+    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0), `python3 -m
+    sglang.launch_server ...` (SGLang 0.5.23, read from its wheel) and
+    `text-generation-launcher ...` (TGI, the committed table of its launcher's flags).
     """
     argv = list(argv)
+    if argv[1:3] == ["-m", "sglang.launch_server"]:
+        from tools.engine_tables import sglang_serve_flags  # imports this module
+
+        return sglang_serve_flags(source_root(SGLANG, cache_dir)).problems(argv[3:])
+    if argv[:1] == ["text-generation-launcher"]:
+        from contracts import flag_table, tgi
+
+        return flag_table.load(tgi.FLAG_TABLE).problems(argv[1:])
     if argv[:2] == ["vllm", "serve"]:
         return vllm_serve_flags(source_root(VLLM_GPU, cache_dir)).problems(argv[2:])
     if argv[:3] == ["optimum-cli", "neuron", "serve"]:
@@ -688,4 +708,7 @@ def main(args: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a script (`python tools/engine_flags.py`): the SGLang/TGI checks import the
+    # repository's `tools` and `contracts` packages.
+    sys.path.insert(0, str(REPO_ROOT))
     sys.exit(main())

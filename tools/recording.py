@@ -138,6 +138,9 @@ _ID_PREFIXES = {
     "aws:ec2/volume:Volume": "vol-",
     "aws:ec2/ami:Ami": "ami-",
     "aws:ec2/placementGroup:PlacementGroup": "pg-",
+    "aws:efs/fileSystem:FileSystem": "fs-",
+    "aws:efs/accessPoint:AccessPoint": "fsap-",
+    "aws:efs/mountTarget:MountTarget": "fsmt-",
 }
 # Types whose id is their physical name.
 _ID_IS_NAME = {
@@ -215,6 +218,12 @@ def _arn(type_: str, region: str, physical: str, resource_id: str) -> str:
             f"arn:aws:cloudwatch:{region}:{acct}:alarm:{physical}"
         ),
         "aws:ecr/repository:Repository": f"arn:aws:ecr:{region}:{acct}:repository/{physical}",
+        "aws:efs/fileSystem:FileSystem": (
+            f"arn:aws:elasticfilesystem:{region}:{acct}:file-system/{resource_id}"
+        ),
+        "aws:efs/accessPoint:AccessPoint": (
+            f"arn:aws:elasticfilesystem:{region}:{acct}:access-point/{resource_id}"
+        ),
     }
     if type_ in specific:
         return specific[type_]

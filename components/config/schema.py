@@ -42,8 +42,10 @@ from pydantic.alias_generators import to_camel
 from components.config.issues import ConfigError, ConfigIssue
 from components.iam import KMS_KEY_ARN
 from components.specs import managed_instances
+from components.specs.weights import EfsConfigError, parse_efs_uri
 from contracts import aws_limits, litellm
 from contracts.engine import ENV_REGION_VARIABLES
+from contracts.metrics import METRICS_BY_KIND
 from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 
 ROOT = "platform"
@@ -91,8 +93,21 @@ def _image(value: str) -> str:
     return value
 
 
+def _weights_uri(value: str) -> str:
+    if value.startswith("efs://"):
+        # The file system and path are resolved against `weightStores` by check_references.
+        return value
+    if not S3_URI_PATTERN.match(value):
+        raise ValueError(
+            "must be an S3 URI like s3://my-bucket/models/llama-3.1-8b/ or an EFS location "
+            "like efs://<file-system>/models/llama-3.1-8b"
+        )
+    return value
+
+
 Name = Annotated[str, AfterValidator(_name)]
 S3Uri = Annotated[str, AfterValidator(_s3_uri)]
+WeightsUri = Annotated[str, AfterValidator(_weights_uri)]
 Image = Annotated[str, AfterValidator(_image)]
 
 
@@ -293,6 +308,10 @@ class ImagesConfig(_Section):
     """Image for `engine: neuron` services (built from images/neuron)."""
     reranker: Image | None = None
     """Image for re-rankers (built from images/reranker)."""
+    sglang: Image | None = None
+    """Image for `engine: sglang` services (built from images/sglang)."""
+    tgi: Image | None = None
+    """Image for `engine: tgi` services (built from images/tgi)."""
     metrics: Image | None = None
     """Metrics sidecar image, run next to every model and re-ranker (built from images/metrics,
     for x86_64 and ARM64). Needed unless `operations.metricsSidecar` is false."""
@@ -623,21 +642,79 @@ class _ServiceBase(_Section):
         return self
 
 
+class CustomEngineConfig(_Section):
+    """A bring-your-own serving image (`engine: custom`); the contract it must meet is in
+    docs/engines.md. Defaults: the image's own command, port 8000, `/health`, 120 s warm-up, no
+    SSE keep-alive declared."""
+
+    command: list[str] = Field(default_factory=list)
+    """Container command (exec form); default: the image's CMD."""
+    port: int = Field(8000, ge=1024, le=65535)
+    """Port the image listens on (all interfaces); non-root, so 1024 or above."""
+    health_path: str = Field("/health", min_length=1, max_length=aws_limits.HEALTH_CHECK_PATH_MAX)
+    """Path that answers 200 once the image can serve (the ALB's health check)."""
+    gpus: int = Field(0, ge=0, le=16)
+    """GPUs the task reserves (on a gpuPools pool); give this or `neuronDevices`."""
+    neuron_devices: int = Field(0, ge=0, le=16)
+    """Neuron devices mapped into the task (on a neuronPools pool)."""
+    accelerator_memory_gib: float | None = Field(None, gt=0, alias="acceleratorMemoryGiB")
+    """The model's whole accelerator-memory need, when no `architecture`/`parameters` sizes it."""
+    sse_keep_alive_seconds: int | None = Field(None, ge=1)
+    """Longest silence the image allows itself during a stream; unset: none, so the endpoint's
+    idle timeout must cover `maxGenerationSeconds`."""
+    warmup_seconds: int = Field(120, ge=0, le=3600)
+    """Time from weights loaded to ready (grace-period input)."""
+
+
+class WeightStoreConfig(_Section):
+    """A stack-managed EFS file system for model weights (`weightsUri: efs://<name>/<path>`):
+    encrypted, General Purpose, mount targets in the private subnets, an access point per model.
+    Defaults: Elastic throughput."""
+
+    throughput_mode: Literal["elastic", "provisioned"] = "elastic"
+    """Elastic scales reads with demand (billed per GiB read); provisioned fixes a rate."""
+    provisioned_mib_per_second: float | None = Field(None, ge=1, le=3414)
+    """Required with throughputMode provisioned; reads get up to three times this."""
+
+    @model_validator(mode="after")
+    def _provisioned(self) -> WeightStoreConfig:
+        if (self.throughput_mode == "provisioned") != (self.provisioned_mib_per_second is not None):
+            raise ValueError(
+                "give provisionedMibPerSecond exactly when throughputMode is provisioned"
+            )
+        return self
+
+
+GPU_ENGINES = ("vllm", "sglang", "tgi")
+"""Engines that run on a gpuPools pool (custom: when it declares gpus)."""
+
+
 class ModelConfig(_ServiceBase):
-    """An LLM served by vLLM on a GPU pool or optimum-neuron on an Inferentia pool.
+    """An LLM served by vLLM, SGLang or TGI on a GPU pool, optimum-neuron on an Inferentia pool,
+    or your own image (`custom`).
 
     Defaults: bf16 weights, KV cache in the model dtype, 16 concurrent sequences, 90 % GPU memory
     utilisation, 300 s longest generation, 1..2 tasks.
     """
 
-    engine: Literal["vllm", "neuron"]
-    """`vllm` on a GPU pool or `neuron` (optimum-neuron) on an Inferentia/Trainium pool."""
+    engine: Literal["vllm", "neuron", "sglang", "tgi", "custom"]
+    """`vllm`, `sglang` or `tgi` on a GPU pool, `neuron` (optimum-neuron) on an
+    Inferentia/Trainium pool, or `custom` (your image, settings under `custom`)."""
     pool: Name
-    """Key of a `gpuPools` or `managedInstancePools` entry (vllm) or a `neuronPools` entry
-    (neuron)."""
-    weights_uri: S3Uri
-    """S3 prefix with the weights (vllm: safetensors + config/tokenizer; neuron: the
-    precompiled artifact). Streamed at start; nothing is downloaded from a model hub."""
+    """Key of a `gpuPools` or `managedInstancePools` entry (vllm, sglang, tgi, custom with gpus)
+    or a `neuronPools` entry (neuron, custom with neuronDevices)."""
+    weights_uri: WeightsUri | None = None
+    """Where the weights are: an S3 prefix (vllm, sglang: streamed; tgi: staged to disk; neuron:
+    the precompiled artifact) or `efs://<file-system>/<path>` (sglang, tgi, custom: read in place
+    from a `weightStores` file system or an existing one by id). Required except for custom.
+    Nothing is downloaded from a model hub."""
+    extra_args: list[str] = Field(default_factory=list)
+    """Extra engine flags (not for custom), each checked against the pinned release's real
+    flags; flags the platform sets from the service's own settings are refused."""
+    max_input_tokens: int | None = Field(None, gt=0)
+    """tgi: longest prompt; default maxModelLen - 1."""
+    custom: CustomEngineConfig | None = None
+    """Required for engine custom: how the image runs."""
     architecture: str | None = None
     """Catalog id of a known architecture (e.g. llama-3.1-8b)."""
     parameters: ArchitectureConfig | None = None
@@ -674,8 +751,41 @@ class ModelConfig(_ServiceBase):
 
     @model_validator(mode="after")
     def _engine_fields(self) -> ModelConfig:
-        if self.architecture is None and self.parameters is None:
-            raise ValueError("give `architecture` (a catalog id) or `parameters` (explicit shape)")
+        declared = self.custom is not None and self.custom.accelerator_memory_gib is not None
+        if self.architecture is None and self.parameters is None and not declared:
+            raise ValueError(
+                "give `architecture` (a catalog id) or `parameters` (explicit shape)"
+                + (" or `custom.acceleratorMemoryGiB`" if self.engine == "custom" else "")
+            )
+        if self.engine == "custom":
+            if self.custom is None:
+                raise ValueError(
+                    "engine custom needs `custom: {port, healthPath, gpus or neuronDevices, ...}`"
+                )
+            if self.image is None:
+                raise ValueError("engine custom needs `image` (your serving image)")
+            if bool(self.custom.gpus) == bool(self.custom.neuron_devices):
+                raise ValueError(
+                    "engine custom needs exactly one of custom.gpus, custom.neuronDevices"
+                )
+        elif self.custom is not None:
+            raise ValueError("`custom` settings only apply to engine custom")
+        elif self.weights_uri is None:
+            raise ValueError(f"engine {self.engine} needs `weightsUri`")
+        if self.extra_args and self.engine == "custom":
+            raise ValueError("`extraArgs` does not apply to engine custom: set `custom.command`")
+        if self.max_input_tokens is not None and self.engine != "tgi":
+            raise ValueError("`maxInputTokens` applies to engine tgi")
+        efs = self.weights_uri is not None and self.weights_uri.startswith("efs://")
+        if efs and self.engine in ("vllm", "neuron"):
+            raise ValueError(
+                f"engine {self.engine} loads weights from S3 only; use an s3:// weightsUri "
+                "or engine sglang/tgi/custom for EFS"
+            )
+        if self.engine in ("sglang", "tgi") and self.max_model_len is None:
+            raise ValueError(
+                f"engine {self.engine} needs `maxModelLen` (longest prompt + completion)"
+            )
         if self.engine == "neuron" and self.neuron is None:
             raise ValueError(
                 "engine neuron needs `neuron: {batchSize, sequenceLength, tpDegree}` matching "
@@ -692,10 +802,11 @@ class ModelConfig(_ServiceBase):
                 f"maxModelLen ({self.max_model_len}) exceeds the compiled neuron.sequenceLength "
                 f"({self.neuron.sequence_length}); recompile the artifact or lower maxModelLen"
             )
-        if self.engine == "vllm" and self.neuron is not None:
+        if self.engine != "neuron" and self.neuron is not None:
             raise ValueError("`neuron` settings only apply to engine neuron")
         if VLLM_API_KEY in self.secrets:
-            # Both engines serve through vLLM, which then demands its own bearer key.
+            # vLLM and Neuron serve through vLLM, which then demands its own bearer key; the
+            # other engines never read it, so the name there is a mistake either way.
             raise ValueError(_vllm_api_key_message("secrets"))
         if self.engine == "neuron" and self.tensor_parallel_size is not None:
             raise ValueError("engine neuron takes its tp degree from `neuron.tpDegree`")
@@ -710,8 +821,16 @@ class ModelConfig(_ServiceBase):
         """Tokens per sequence the service is sized for."""
         if self.max_model_len is not None:
             return self.max_model_len
-        assert self.neuron is not None  # guaranteed by _engine_fields
+        if self.neuron is None:
+            raise ValueError(f"engine {self.engine} has no maxModelLen")
         return self.neuron.sequence_length
+
+    @property
+    def on_gpu(self) -> bool:
+        """Runs on a gpuPools pool (else a neuronPools pool)."""
+        if self.engine == "custom":
+            return self.custom is not None and self.custom.gpus > 0
+        return self.engine in GPU_ENGINES
 
 
 class RerankerConfig(_ServiceBase):
@@ -971,6 +1090,8 @@ class StackConfig(_Section):
     """LLM services, by name (the name is the URL path prefix)."""
     rerankers: dict[Name, RerankerConfig] = Field(default_factory=dict)
     """Fargate cross-encoder re-rankers, by name (also the URL path prefix)."""
+    weight_stores: dict[Name, WeightStoreConfig] = Field(default_factory=dict)
+    """Stack-managed EFS file systems for weights, by name (`weightsUri: efs://<name>/...`)."""
     operations: OperationsConfig = Field(
         default_factory=lambda: OperationsConfig.model_validate({})
     )
@@ -988,6 +1109,18 @@ class StackConfig(_Section):
 
     def service_names(self) -> list[str]:
         return [*self.models, *self.rerankers]
+
+    def metrics_sidecar_services(self) -> list[str]:
+        """Services that run the metrics sidecar: with `operations.metricsSidecar`, every
+        re-ranker and every model whose engine the sidecar can scrape (`contracts.metrics`
+        knows the vLLM and Neuron families; SGLang, TGI and custom engines name theirs
+        differently, so they run without it and scale on ALB requests)."""
+        if not self.operations.metrics_sidecar:
+            return []
+        return [
+            *(n for n, m in self.models.items() if m.engine in METRICS_BY_KIND),
+            *self.rerankers,
+        ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -1070,9 +1203,17 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
     """Cross-section checks: pools exist and match the engine, names unique, images given."""
     issues: list[ConfigIssue] = []
     for name, model in cfg.models.items():
-        vllm = model.engine == "vllm"
-        section = "gpuPools or managedInstancePools" if vllm else "neuronPools"
-        pools = [*cfg.gpu_pools, *cfg.managed_instance_pools] if vllm else [*cfg.neuron_pools]
+        gpu = model.on_gpu
+        section = "gpuPools or managedInstancePools" if gpu else "neuronPools"
+        pools = [*cfg.gpu_pools, *cfg.managed_instance_pools] if gpu else [*cfg.neuron_pools]
+        if model.weights_uri is not None and model.weights_uri.startswith("efs://"):
+            try:
+                parse_efs_uri(
+                    model.weights_uri, f"{ROOT}.models.{name}.weightsUri", list(cfg.weight_stores)
+                )
+            except EfsConfigError as exc:
+                path, _, message = str(exc).partition(": ")
+                issues.append(ConfigIssue(path, message))
         if model.pool not in pools:
             known = ", ".join(sorted(pools)) or "none defined"
             issues.append(
@@ -1085,6 +1226,7 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
         if (
             not cfg.images.build
             and model.image is None
+            and model.engine != "custom"
             and getattr(cfg.images, model.engine) is None
         ):
             issues.append(
@@ -1109,13 +1251,7 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                     "no image: set `image` here or `images.reranker`, or `images.build: true`",
                 )
             )
-    services = cfg.service_names()
-    if (
-        cfg.operations.metrics_sidecar
-        and services
-        and not cfg.images.build
-        and cfg.images.metrics is None
-    ):
+    if cfg.metrics_sidecar_services() and not cfg.images.build and cfg.images.metrics is None:
         issues.append(
             ConfigIssue(
                 f"{ROOT}.images.metrics",
@@ -1123,9 +1259,22 @@ def check_references(cfg: StackConfig) -> list[ConfigIssue]:
                 "true`, or turn it off with `operations.metricsSidecar: false`",
             )
         )
+    for name, model in cfg.models.items():
+        if model.engine not in METRICS_BY_KIND and (
+            "metric" in model.autoscaling.model_fields_set
+            and model.autoscaling.metric != "albRequests"
+        ):
+            issues.append(
+                ConfigIssue(
+                    f"{ROOT}.models.{name}.autoscaling.metric",
+                    f"{model.autoscaling.metric} scaling reads engine metrics the metrics sidecar "
+                    f"cannot scrape from engine {model.engine} (it knows the vLLM and Neuron "
+                    "families); set `albRequests`, the default for this engine",
+                )
+            )
     if not cfg.operations.metrics_sidecar:
         for name, model in cfg.models.items():
-            if model.autoscaling.metric != "albRequests":
+            if model.engine in METRICS_BY_KIND and model.autoscaling.metric != "albRequests":
                 issues.append(
                     ConfigIssue(
                         f"{ROOT}.models.{name}.autoscaling.metric",
@@ -1194,13 +1343,15 @@ def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
         return {}
     users: dict[str, list[str]] = {}
     for name, model in cfg.models.items():
+        if model.engine == "custom":
+            continue  # a custom service always names its own image
         if model.image is None and getattr(cfg.images, model.engine) is None:
             users.setdefault(model.engine, []).append(name)
     for name, rr in cfg.rerankers.items():
         if rr.image is None and cfg.images.reranker is None:
             users.setdefault("reranker", []).append(name)
-    if cfg.operations.metrics_sidecar and cfg.images.metrics is None and cfg.service_names():
-        users["metrics"] = cfg.service_names()
+    if cfg.images.metrics is None and cfg.metrics_sidecar_services():
+        users["metrics"] = cfg.metrics_sidecar_services()
     return users
 
 

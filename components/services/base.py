@@ -22,6 +22,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.specs import weights as weights_spec
 from components.specs.operations import target_tracking_args
 from components.specs.service_connect import (
     APP_PROTOCOL,
@@ -187,7 +188,22 @@ class ServiceRoles:
     execution_role: aws.iam.Role
     execution_policy: aws.iam.RolePolicy
     task_role: aws.iam.Role
-    task_policy: aws.iam.RolePolicy
+    task_policy: aws.iam.RolePolicy | None
+    """None when the container reads no weights (a custom image without `weightsUri`)."""
+
+
+@dataclass(frozen=True)
+class EfsAccess:
+    """Weights on EFS: what the task mounts and the task role may mount."""
+
+    volume: aws.ecs.TaskDefinitionVolumeArgs
+    """The task definition volume (TLS and IAM authorisation through the access point)."""
+    file_system_arn: Input[str]
+    """File system the task role may mount (read only)."""
+    access_point_arn: Input[str] | None
+    """The only access point it may mount through (None: the file system's root path)."""
+    client_security_group_id: Input[str]
+    """The group the file system's mount targets admit NFS from."""
 
 
 def service_roles(
@@ -197,9 +213,10 @@ def service_roles(
     log_group: str,
     image: Input[str],
     secrets: Mapping[str, str],
-    bucket: str,
-    prefix: str,
+    bucket: str | None,
+    prefix: str | None,
     parent: pulumi.Resource,
+    efs: EfsAccess | None = None,
     weights_kms_key_arn: str | None = None,
     secrets_kms_key_arns: Sequence[str] = (),
     execute_command: bool = False,
@@ -234,22 +251,46 @@ def service_roles(
         ),
         opts=child,
     )
+    if bucket is not None:
+        s3_prefix = (prefix or "").strip("/")
+        description = f"Serving container: read s3://{bucket}/{s3_prefix} only"
+    elif efs is not None:
+        description = "Serving container: mount its weights on EFS read-only"
+    else:
+        description = "Serving container: no AWS access"
     task_role = aws.iam.Role(
-        f"{name}-task",
-        description=f"Serving container: read s3://{bucket}/{prefix.strip('/')} only",
-        assume_role_policy=trust,
-        opts=child,
+        f"{name}-task", description=description, assume_role_policy=trust, opts=child
     )
-    task_policy = aws.iam.RolePolicy(
-        f"{name}-task",
-        role=task_role.id,
-        policy=Output.all(ctx.partition, ctx.region).apply(
-            lambda a: iam.s3_read_policy(
-                bucket, prefix, partition=a[0], kms_key_arn=weights_kms_key_arn, region=a[1]
-            )
-        ),
-        opts=child,
-    )
+    task_policy: aws.iam.RolePolicy | None = None
+    if bucket is not None:
+        task_policy = aws.iam.RolePolicy(
+            f"{name}-task",
+            role=task_role.id,
+            policy=Output.all(ctx.partition, ctx.region).apply(
+                lambda a: iam.s3_read_policy(
+                    bucket,
+                    prefix or "",
+                    partition=a[0],
+                    kms_key_arn=weights_kms_key_arn,
+                    region=a[1],
+                )
+            ),
+            opts=child,
+        )
+    elif efs is not None:
+        task_policy = aws.iam.RolePolicy(
+            f"{name}-task",
+            role=task_role.id,
+            policy=Output.all(efs.file_system_arn, efs.access_point_arn).apply(
+                lambda a: json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [weights_spec.task_role_statement(a[0], a[1])],
+                    }
+                )
+            ),
+            opts=child,
+        )
     if execute_command:
         aws.iam.RolePolicy(
             f"{name}-exec",
@@ -567,6 +608,8 @@ class TaskSpec:
     health_path: str
     runtime_platform: aws.ecs.TaskDefinitionRuntimePlatformArgs | None = None
     health_check_interval_seconds: int = 15
+    efs: EfsAccess | None = None
+    """Weights on EFS (default None): the volume, the role's mount right, the client group."""
     sidecar: Callable[[str, str], dict[str, Any]] | None = None
     """`sidecar(region, sidecar_image)`: a further container (the metrics sidecar); default
     None, no sidecar."""
@@ -599,8 +642,8 @@ class LoadBalancedService(pulumi.ComponentResource):
         name: str,
         args: ServiceArgs,
         *,
-        bucket: str,
-        prefix: str,
+        bucket: str | None,
+        prefix: str | None,
         task: TaskSpec,
         placement: PlacementSpec,
         scaling_metric: str,
@@ -627,6 +670,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             bucket=bucket,
             prefix=prefix,
             parent=self,
+            efs=task.efs,
             weights_kms_key_arn=args.weights_kms_key_arn,
             secrets_kms_key_arns=args.secrets_kms_key_arns,
             execute_command=args.execute_command,
@@ -658,10 +702,15 @@ class LoadBalancedService(pulumi.ComponentResource):
             execution_role_arn=roles.execution_role.arn,
             task_role_arn=roles.task_role.arn,
             container_definitions=self.container_definitions,
+            volumes=[task.efs.volume] if task.efs else None,
             # The execution role needs its policy before the first task pulls and logs.
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[self.log_group, roles.execution_policy, roles.task_policy],
+                depends_on=[
+                    self.log_group,
+                    roles.execution_policy,
+                    *([roles.task_policy] if roles.task_policy else []),
+                ],
             ),
         )
         self.security_group = task_security_group(
@@ -701,7 +750,10 @@ class LoadBalancedService(pulumi.ComponentResource):
             platform_version=placement.platform_version,
             network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
                 subnets=args.subnet_ids,
-                security_groups=[self.security_group.id],
+                security_groups=[
+                    self.security_group.id,
+                    *([task.efs.client_security_group_id] if task.efs else []),
+                ],
                 assign_public_ip=False,
             ),
             load_balancers=[

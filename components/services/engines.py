@@ -82,6 +82,11 @@ OPTIMUM_NEURON_VERSION = "0.4.5"
 NEURON_VLLM_VERSION = "0.11.0"
 """vLLM release optimum-neuron 0.4.5 runs on (its `vllm==0.11.0` extra); flags forwarded to it
 must exist there."""
+VLLM_FLAG_TABLE = f"vllm-{VLLM_VERSION}"
+"""The committed flags of `vllm serve` (`contracts/flags/<name>.json`, from the wheel)."""
+NEURON_FLAG_TABLE = f"optimum-neuron-{OPTIMUM_NEURON_VERSION}"
+"""The committed flags of `optimum-cli neuron serve` and the vLLM flags it forwards."""
+
 
 KEEPALIVE_MARGIN_SECONDS = 5
 """Target keep-alive exceeds the ALB idle timeout by this much."""
@@ -133,6 +138,12 @@ _NEURON_MANAGED_FLAGS = frozenset(
         "--trust-remote-code",
     }
 )
+
+
+VLLM_MANAGED_FLAGS = _VLLM_MANAGED_FLAGS
+"""Flags the vLLM launch sets itself; `extraArgs` may not."""
+NEURON_MANAGED_FLAGS = _NEURON_MANAGED_FLAGS
+"""Flags the Neuron launch sets itself; `extraArgs` may not."""
 
 
 class EngineLaunchError(ValueError):

@@ -29,15 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
+from components.services import engine_presets as presets
 from components.services import engines
 from components.services.base import (
     TARGET_TRACKING_METRIC,
+    EfsAccess,
     LoadBalancedService,
     PlacementSpec,
     ServiceWiring,
@@ -48,7 +50,9 @@ from components.services.base import (
     secrets_list,
     serving_container,
 )
+from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from components.services.engines import NeuronLaunch, VllmLaunch
+from components.specs import weights as weights_spec
 from components.specs.operations import metrics_sidecar_container
 from components.specs.service import (
     ModelServiceSpec,
@@ -71,6 +75,8 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
     """Image reference, or the digest reference of the stack's own build."""
     capacity_provider_name: Input[str]
     """The pool's capacity provider."""
+    weights_efs: EfsAccess | None = None
+    """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
     metrics_image: Input[str] | None = None
     """Metrics sidecar image (reference or the stack's build); needed with `metrics_sidecar`."""
 
@@ -83,7 +89,7 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
 def model_container_definitions(
     *,
     image: str,
-    launch: VllmLaunch | NeuronLaunch,
+    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch,
     log_group_name: str,
     region: str,
     stream_prefix: str,
@@ -93,6 +99,7 @@ def model_container_definitions(
     stop_timeout_seconds: int = 120,
     environment: Mapping[str, str] | None = None,
     secrets: Mapping[str, str] | None = None,
+    efs_model: str | None = None,
 ) -> list[dict[str, Any]]:
     """The task's container definitions (a one-item list) for an EC2 model server.
 
@@ -101,21 +108,28 @@ def model_container_definitions(
     group's `/health` check decides, and a second check would restart a task the ALB still
     drains.
     """
+    if isinstance(launch, (VllmLaunch, NeuronLaunch)):
+        managed = engines.container_environment(launch)
+        ports = engines.port_mappings(launch)
+        command = engines.container_command(launch)
+    else:
+        managed = presets.container_environment(launch, region)
+        ports = presets.port_mappings(launch)
+        command = presets.container_command(launch)
     container = serving_container(
         name=CONTAINER_NAME,
         image=image,
-        environment=environment_list(
-            engines.container_environment(launch), dict(environment or {})
-        ),
-        port_mappings=engines.port_mappings(launch),
+        environment=environment_list(managed, dict(environment or {})),
+        port_mappings=ports,
         log_group_name=log_group_name,
         region=region,
         stream_prefix=stream_prefix,
         stop_timeout_seconds=stop_timeout_seconds,
     )
-    command = engines.container_command(launch)
     if command:
         container["command"] = command
+    if efs_model is not None:
+        container["mountPoints"] = [weights_spec.mount_point(efs_model)]
     if secrets:
         container["secrets"] = secrets_list(secrets)
     # An init process reaps the engine's worker processes (vLLM spawns one per GPU, the Neuron
@@ -159,8 +173,22 @@ class ModelService(LoadBalancedService):
         devices = (
             resolve_neuron_devices(where, launch, args.neuron_devices)
             if isinstance(launch, NeuronLaunch)
-            else []
+            else list(args.neuron_devices)
         )
+        if (args.efs_file_system is not None) != (args.weights_efs is not None):
+            raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
+        # The sidecar's scrape spec knows the vLLM families (the Neuron image serves through
+        # vLLM too); the plan turns it off for SGLang, TGI and custom engines.
+        metrics_kind: Literal["vllm", "neuron"] = "vllm"
+        metrics_port = launch.port
+        if isinstance(launch, NeuronLaunch):
+            # The engine itself on loopback, not the keep-alive proxy.
+            metrics_kind, metrics_port = "neuron", launch.upstream_port or launch.port
+        elif args.metrics_sidecar and not isinstance(launch, VllmLaunch):
+            raise ValueError(
+                f"{where}: the metrics sidecar scrapes vLLM and Neuron engines only; "
+                "turn metrics_sidecar off for this engine"
+            )
         group_name = log_group_name(args.service)
         self._create_service(
             name,
@@ -180,25 +208,28 @@ class ModelService(LoadBalancedService):
                     stop_timeout_seconds=args.stop_timeout_seconds,
                     environment=args.environment,
                     secrets=args.secrets,
+                    efs_model=args.service if args.weights_efs is not None else None,
                 ),
                 compatibility=args.compatibility,
                 cpu=args.task_cpu,
                 memory_mib=args.task_memory_mib,
                 container_name=CONTAINER_NAME,
                 port=launch.port,
-                health_path=engines.HEALTH_PATH,
+                health_path=(
+                    engines.HEALTH_PATH
+                    if isinstance(launch, (VllmLaunch, NeuronLaunch))
+                    else presets.health_path(launch)
+                ),
+                efs=args.weights_efs,
                 sidecar=(
                     (
                         lambda region, image: metrics_sidecar_container(
                             region=region,
-                            kind="vllm" if isinstance(launch, VllmLaunch) else "neuron",
+                            kind=metrics_kind,
                             stack=pulumi.get_stack(),
                             service=args.service,
                             image=image,
-                            # Neuron: the engine itself on loopback, not the keep-alive proxy.
-                            port=launch.port
-                            if isinstance(launch, VllmLaunch)
-                            else (launch.upstream_port or launch.port),
+                            port=metrics_port,
                             engine_container=CONTAINER_NAME,
                             log_configuration=log_configuration(group_name, region, args.service),
                             startup_grace_seconds=args.health_check_grace_period_seconds,

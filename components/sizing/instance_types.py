@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from components import sizing
 from components.sizing import catalog
@@ -103,7 +103,93 @@ class NeuronDemand:
     accelerator: Literal["neuron"] = "neuron"
 
 
-Demand = GpuDemand | NeuronDemand
+@dataclass(frozen=True)
+class DeclaredDemand:
+    """A custom-image service sized from the accelerator memory it declares (no architecture).
+
+    The image is opaque, so nothing is derived: `devices` (custom.gpus or custom.neuronDevices)
+    is fixed, and each of them must hold its share of `accelerator_memory_gib` within
+    `utilization` of a device. key: the config key of the device count, for messages. label:
+    what the fit summary names (default None: `model`), e.g. the served model name.
+    """
+
+    model: str
+    accelerator: Accelerator
+    accelerator_memory_gib: float
+    devices: int
+    utilization: float = 0.9
+    key: Literal["gpus", "neuronDevices"] = "gpus"
+    label: str | None = None
+
+
+Demand = GpuDemand | NeuronDemand | DeclaredDemand
+
+
+@dataclass(frozen=True)
+class DeclaredFit:
+    """A declared-memory service on one instance type (see `DeclaredDemand`)."""
+
+    model: str
+    instance_name: str
+    devices: int
+    devices_on_instance: int
+    per_device_gib: float
+    usable_per_device_gib: float
+    kind: str
+
+    @property
+    def tasks_per_instance(self) -> int:
+        """Copies one instance holds: GPUs are an ECS resource (they pack); Neuron device
+        paths are fixed, so a Neuron task takes its instance."""
+        if self.kind == "neuronDevices":
+            return 1
+        return max(1, self.devices_on_instance // self.devices)
+
+    def summary(self) -> str:
+        return (
+            f"{self.model}: declared {self.per_device_gib * self.devices:g} GiB over "
+            f"{self.devices} device(s) = {self.per_device_gib:.1f} GiB each on {self.instance_name}"
+            f" ({self.usable_per_device_gib:.1f} usable each), {self.tasks_per_instance} task(s) "
+            "per instance"
+        )
+
+
+class DeclaredFitError(sizing.SizingError):
+    """A declared-memory service does not fit a type; `key` is the custom setting to change
+    (`gpus`, `neuronDevices` or `acceleratorMemoryGiB`)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def declared_fit(demand: DeclaredDemand, instance: InstanceType) -> DeclaredFit:
+    """`demand` on `instance`; raises `DeclaredFitError` when it does not fit."""
+    count = instance.accelerator_count
+    each = instance.accelerator_memory_gib
+    if demand.devices > count:
+        raise DeclaredFitError(
+            demand.key, f"{demand.devices} exceeds the {count} device(s) of {instance.name}"
+        )
+    per_device = demand.accelerator_memory_gib / demand.devices
+    usable = each * demand.utilization
+    if per_device > usable:
+        raise DeclaredFitError(
+            "acceleratorMemoryGiB",
+            f"{demand.accelerator_memory_gib:g} GiB over {demand.devices} device(s) is "
+            f"{per_device:.1f} GiB each, but {instance.name} offers {usable:.1f} usable GiB per "
+            f"device ({demand.utilization:g} of {each:g}); use more devices or a larger instance "
+            "type",
+        )
+    return DeclaredFit(
+        demand.label or demand.model,
+        instance.name,
+        demand.devices,
+        count,
+        per_device,
+        usable,
+        demand.key,
+    )
 
 
 @dataclass(frozen=True, order=True)
@@ -133,7 +219,7 @@ class TypeFit:
 
     instance: InstanceType
     layout: DeviceLayout
-    fit: sizing.GpuFit | sizing.NeuronFit
+    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit
 
     @property
     def tasks_per_instance(self) -> int:
@@ -147,6 +233,11 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
             f"{instance.name} has {instance.accelerator_name} devices, but {demand.model} needs "
             f"{'NVIDIA GPUs' if demand.accelerator == 'nvidia' else 'Neuron devices'}"
         )
+    if isinstance(demand, DeclaredDemand):
+        declared = declared_fit(demand, instance)
+        family = instance.accelerator_name if demand.accelerator == "neuron" else None
+        layout = DeviceLayout(demand.accelerator, demand.devices, demand.devices, family)
+        return TypeFit(instance, layout, declared)
     if isinstance(demand, GpuDemand):
         gpu = sizing.choose_tensor_parallel(
             demand.need,
@@ -331,19 +422,19 @@ def choose_pool_types(
                 f"at most {aws_limits.LISTED_INSTANCE_TYPES_MAX} entries, got {len(excluded)}",
             )
         )
-    # Config values arrive typed, but callers outside the plan may pass anything.
-    if max_types is not None and (
-        isinstance(max_types, bool)
-        or not isinstance(max_types, int)  # pyright: ignore[reportUnnecessaryIsInstance]
-        or max_types < 1
+    # The values come from config (YAML): a bool or a string is checked too.
+    given_types = cast(object, max_types)
+    if given_types is not None and (
+        isinstance(given_types, bool) or not isinstance(given_types, int) or given_types < 1
     ):
         problems.append(
             ("maxInstanceTypes", f"must be a whole number of at least 1, got {max_types!r}")
         )
-    if max_price_ratio is not None and (
-        isinstance(max_price_ratio, bool)
-        or not isinstance(max_price_ratio, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
-        or not max_price_ratio >= 1
+    given_ratio = cast(object, max_price_ratio)
+    if given_ratio is not None and (
+        isinstance(given_ratio, bool)
+        or not isinstance(given_ratio, (int, float))
+        or not given_ratio >= 1
     ):
         problems.append(
             ("maxPriceRatio", f"must be a number of at least 1, got {max_price_ratio!r}")
@@ -419,7 +510,8 @@ def choose_pool_types(
             if max_price_ratio is None
             else catalog.instance(fitting[0]).on_demand_usd_hour * max_price_ratio
         )
-        chosen, dropped = [], {}
+        chosen: list[str] = []
+        dropped: dict[str, str] = {}
         for name in fitting:
             key = _layout_key(fits, models, name)
             price = catalog.instance(name).on_demand_usd_hour
@@ -654,6 +746,9 @@ def managed_instance_requirements(choice: PoolTypes) -> InstanceRequirements:
         for model_fits in choice.fits.values():
             for f in model_fits.values():
                 gpu = f.fit
+                if isinstance(gpu, DeclaredFit):
+                    per_task.append(gpu.per_device_gib * gpu.devices * MIB_PER_GIB)
+                    continue
                 assert isinstance(gpu, sizing.GpuFit)
                 per_task.append(gpu.per_gpu_gib * gpu.gpus_used * MIB_PER_GIB)
         # EC2 may report device memory nominally (decimal GB) or as the driver does; the bound

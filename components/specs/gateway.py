@@ -74,13 +74,18 @@ _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
 class ServiceTarget:
     """One ECS model service as the gateway reaches it: `service` (its key under
     `platform.models`), `served_model_name` (what the engine answers to), `host` and `port` (its
-    private Service Connect address), `timeout_seconds` (its longest generation)."""
+    private Service Connect address), `timeout_seconds` (its longest generation), `provider`
+    (LiteLLM's provider prefix for its API; default `hosted_vllm`), `routed_by_default` (whether
+    the default routes, every service, include it; default True: False for a custom image, whose
+    API the platform cannot know)."""
 
     service: str
     served_model_name: str
     host: str
     port: int
     timeout_seconds: int
+    provider: str = "hosted_vllm"
+    routed_by_default: bool = True
 
     @property
     def api_base(self) -> str:
@@ -173,16 +178,18 @@ def resolve_routes(
     """The gateway's routes to ECS model services, and the problems found.
 
     `services`: every model service of the plan, by its config key. `requested`: gateway model
-    name -> service key; default None (every service, under its served model name). Problems: a
+    name -> service key; default None (every service routed by default, under its served model
+    name; an explicit route may name any service). Problems: a
     route to a service that does not exist (at `<path>.<model name>`), a model name LiteLLM would
     misread, two services under one model name (LiteLLM would load-balance two different models
     as one).
     """
     issues: list[ConfigIssue] = []
     if requested is None:
-        wanted = {t.served_model_name: key for key, t in services.items()}
+        default = {key: t for key, t in services.items() if t.routed_by_default}
+        wanted = {t.served_model_name: key for key, t in default.items()}
         owners: dict[str, list[str]] = {}
-        for key, t in services.items():
+        for key, t in default.items():
             owners.setdefault(t.served_model_name, []).append(key)
         for name, keys in owners.items():
             if len(keys) > 1:
@@ -282,8 +289,10 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
         "model_name": route.model_name,
         "litellm_params": {
             # hosted_vllm: OpenAI-compatible chat/completions against vLLM's server (also what
-            # optimum-neuron serves), with vLLM's extra sampling parameters passed through.
-            "model": f"hosted_vllm/{t.served_model_name}",
+            # optimum-neuron serves), with vLLM's extra sampling parameters passed through;
+            # openai: any other OpenAI-compatible server (SGLang, TGI's Messages API, a custom
+            # image routed explicitly).
+            "model": f"{t.provider}/{t.served_model_name}",
             "api_base": t.api_base,
             # The engines run without an API key: the service is reachable only from the ALB and
             # the gateway (security groups), so the key is a constant LiteLLM requires, not a

@@ -24,6 +24,8 @@ NAMED_CONTEXTS: Mapping[str, str] = {"contracts": "contracts"}
 IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
     "vllm": ("linux/amd64",),
     "neuron": ("linux/amd64",),
+    "sglang": ("linux/amd64",),
+    "tgi": ("linux/amd64",),
     # The metrics sidecar runs next to the engines (x86_64 hosts) and next to re-rankers on
     # Fargate ARM64 or X86_64: one multi-platform index serves both.
     "metrics": ("linux/amd64", "linux/arm64"),

@@ -191,14 +191,15 @@ def managed_instances_problems(args: ManagedInstancesArgs) -> list[tuple[str, st
 
 
 def model_problems(tensor_parallel_size: int) -> list[tuple[str, str]]:
-    """What stops a vLLM model split over `tensor_parallel_size` GPUs from running on Managed
-    Instances, as (config key relative to the model, message)."""
+    """What stops a model split over `tensor_parallel_size` GPUs (vLLM, SGLang, TGI, a custom
+    image on several GPUs) from running on Managed Instances, as (config key relative to the
+    model, message)."""
     if tensor_parallel_size > 1:
         return [
             (
                 "pool",
-                f"needs tensor parallel {tensor_parallel_size}, and vLLM's GPU workers exchange "
-                "tensors through /dev/shm, but Managed Instances tasks cannot set "
+                f"needs tensor parallel {tensor_parallel_size}, and the engine's GPU workers "
+                "exchange tensors through /dev/shm, but Managed Instances tasks cannot set "
                 "linuxParameters.sharedMemorySize or ipcMode (Docker's default /dev/shm is "
                 "64 MiB); serve it from an ASG pool, or fit it on one GPU (a larger-memory type, "
                 "fp8 weights or KV cache, a shorter maxModelLen)",

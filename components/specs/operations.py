@@ -117,7 +117,7 @@ def engine_scaling_policy(
     *,
     stack: str,
     service: str,
-    engine: Literal["vllm", "neuron"],
+    engine: str,
     max_concurrency: int,
     grace_seconds: int,
     metric: ScalingMetric = "engineLoad",
@@ -138,8 +138,14 @@ def engine_scaling_policy(
     first token grows. `kvCache`: Average KV-cache usage in percent, target
     `target_utilization` x 100. `albRequests`: ALBRequestCountPerTarget at
     `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
-    grace period, or of `scale_out_cooldown` when given.
+    grace period, or of `scale_out_cooldown` when given. `engine` is the config's engine name;
+    engines other than vllm and neuron publish nothing the sidecar reads: only `albRequests`.
     """
+    if metric != "albRequests" and engine not in ("vllm", "neuron"):
+        raise ObservabilityError(
+            f"{where}.metric {metric} reads vLLM metrics, which engine {engine} does not "
+            "publish; use albRequests"
+        )
     if not 0 < target_utilization <= 1:
         raise ObservabilityError(
             f"{where}.targetUtilization {target_utilization} must be in (0, 1]: the share of "
@@ -367,7 +373,7 @@ def service_alarms(
     *,
     stack: str,
     service: str,
-    kind: Literal["vllm", "neuron", "reranker"],
+    kind: str,
     load_balancer: str,
     target_group: str,
     cluster_name: str,
@@ -699,10 +705,13 @@ def check_subscriptions(
 @dataclass(frozen=True)
 class ModelPanel:
     service: str
-    kind: Literal["vllm", "neuron"]
+    kind: str
+    """The model's engine (vllm, neuron, sglang, tgi, custom)."""
     pool: str
     target_group: str
     ecs_service_name: str
+    engine_metrics: bool = True
+    """The task runs the metrics sidecar; without it the engine-series graphs are left out."""
 
 
 @dataclass(frozen=True)
@@ -736,6 +745,16 @@ def dashboard_name(stack: str) -> str:
             "becomes part of it)"
         )
     return name
+
+
+_ENGINE_GRAPHS = frozenset(
+    {
+        "Queue: waiting / running per task",
+        "Time to first token p50 / p99 (ms)",
+        "Tokens/s (prompt, generated)",
+    }
+)
+"""Model graphs drawn only from the metrics sidecar's series."""
 
 
 def _graph(
@@ -781,7 +800,7 @@ def dashboard_body(inputs: DashboardInputs) -> str:
     for mp in inputs.models:
         tg = ["TargetGroup", mp.target_group, "LoadBalancer", lb]
         header(f"model {mp.service} ({mp.kind}, pool {mp.pool})")
-        widgets += [
+        panels = [
             _graph(
                 "Requests (per minute) and 5xx",
                 [
@@ -844,6 +863,10 @@ def dashboard_body(inputs: DashboardInputs) -> str:
                 stat="Maximum",
             ),
         ]
+        if not mp.engine_metrics:
+            # No sidecar (engines whose metrics it cannot scrape): ALB and ECS graphs only.
+            panels = [p for p in panels if p["properties"]["title"] not in _ENGINE_GRAPHS]
+        widgets += panels
     for rp in inputs.rerankers:
         tg = ["TargetGroup", rp.target_group, "LoadBalancer", lb]
         header(f"re-ranker {rp.service}")

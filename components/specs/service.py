@@ -16,7 +16,9 @@ from typing import Any, Literal
 
 from components import iam, sizing
 from components.config.schema import NAME_PATTERN
+from components.services import engine_presets as presets
 from components.services import engines
+from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from components.services.engines import NeuronLaunch, VllmLaunch
 from components.sizing import catalog
 from contracts.aws_limits import (
@@ -103,13 +105,15 @@ class ServiceSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelServiceSpec(ServiceSpec):
-    """One LLM service (vLLM on a GPU pool or optimum-neuron on an Inferentia pool)."""
+    """One LLM service: vLLM, SGLang or TGI on a GPU pool, optimum-neuron on an Inferentia pool,
+    or a custom engine."""
 
-    launch: VllmLaunch | NeuronLaunch
+    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
     """How the engine starts (environment, command, port)."""
-    weights_bucket: str
-    """S3 bucket of the weights (vLLM) or compiled artifact (Neuron)."""
-    weights_prefix: str
+    weights_bucket: str | None
+    """S3 bucket of the weights (vLLM, SGLang, TGI) or compiled artifact (Neuron); None when
+    the weights are on EFS or a custom service declares none."""
+    weights_prefix: str | None
     """Key prefix the task role may read."""
     task_cpu: int
     """Task CPU units."""
@@ -125,6 +129,10 @@ class ModelServiceSpec(ServiceSpec):
     """Requests per task per minute the scaling policy tracks."""
     one_task_per_instance: bool = False
     """distinctInstance placement; required for Neuron (mapped device paths are fixed)."""
+    efs_file_system: str | None = None
+    """Weights on EFS: a `weightStores` name or an existing file system id."""
+    efs_path: str | None = None
+    """Weights on EFS: the model's directory (its access point's root)."""
     compatibility: Literal["EC2", "MANAGED_INSTANCES"] = "EC2"
     """What the task definition declares: EC2 on an Auto Scaling group pool, MANAGED_INSTANCES
     on a Managed Instances pool (ECS then refuses sharedMemorySize, ipcMode and the other
@@ -307,6 +315,9 @@ def resolve_neuron_devices(where: str, launch: NeuronLaunch, given: Sequence[str
 def validate_model_service(where: str, args: ModelServiceSpec) -> None:
     """All plain-value checks of a `ModelServiceSpec`; raises `ServiceArgsError`."""
     launch = args.launch
+    if isinstance(launch, (SglangLaunch, TgiLaunch, CustomLaunch)):
+        _validate_preset_service(where, args, launch)
+        return
     if not isinstance(launch, (VllmLaunch, NeuronLaunch)):
         raise ServiceArgsError(f"{where}: launch must be a VllmLaunch or NeuronLaunch")
     managed = [e["name"] for e in engines.container_environment(launch)]
@@ -354,7 +365,7 @@ def validate_model_service(where: str, args: ModelServiceSpec) -> None:
                 f"{where}: a Neuron service needs one_task_per_instance=True: devices are not "
                 "an ECS resource, so ECS would place a second task on the same devices"
             )
-    if not args.weights_bucket:
+    if not args.weights_bucket or args.weights_prefix is None:
         raise ServiceArgsError(f"{where}: weights_bucket is required")
     try:
         iam.s3_read_policy(args.weights_bucket, args.weights_prefix)
@@ -370,6 +381,46 @@ def validate_model_service(where: str, args: ModelServiceSpec) -> None:
             f"{where}: the engine reads {source} but the task role may only read "
             f"s3://{args.weights_bucket}/{wanted}"
         )
+
+
+def _validate_preset_service(
+    where: str, args: ModelServiceSpec, launch: SglangLaunch | TgiLaunch | CustomLaunch
+) -> None:
+    """The checks of an SGLang, TGI or custom service (the launch validated itself)."""
+    managed = [e["name"] for e in presets.container_environment(launch)]
+    if isinstance(launch, CustomLaunch):
+        # the user's environment is part of the launch; only the platform's names are managed
+        managed = [n for n in managed if n not in launch.environment]
+    validate_common(where, args, managed)
+    validate_scaling(
+        where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
+    )
+    _int(where, "task_cpu", args.task_cpu, 128, 196_608)
+    _int(where, "task_memory_mib", args.task_memory_mib, 128)
+    _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 2, 3600)
+    gpus = launch.gpus
+    if args.gpu_count != gpus:
+        raise ServiceArgsError(
+            f"{where}: gpu_count {args.gpu_count} must equal the launch's {gpus} GPU(s)"
+        )
+    if isinstance(launch, CustomLaunch) and launch.neuron_devices:
+        if len(args.neuron_devices) != launch.neuron_devices or not args.one_task_per_instance:
+            raise ServiceArgsError(
+                f"{where}: a Neuron custom service maps exactly its {launch.neuron_devices} "
+                "device(s) and runs one task per instance"
+            )
+    elif args.neuron_devices:
+        raise ServiceArgsError(f"{where}: neuron_devices only apply to Neuron services")
+    on_efs = args.efs_file_system is not None
+    if on_efs != (args.efs_path is not None):
+        raise ServiceArgsError(f"{where}: efs_file_system and efs_path go together")
+    if on_efs and args.weights_bucket is not None:
+        raise ServiceArgsError(f"{where}: weights are on EFS or S3, not both")
+    if args.weights_bucket is not None:
+        try:
+            iam.s3_read_policy(args.weights_bucket, args.weights_prefix or "")
+        except iam.PolicyArgumentError as exc:
+            raise ServiceArgsError(f"{where}: {exc}") from None
 
 
 def model_uri(bucket: str, prefix: str) -> str:

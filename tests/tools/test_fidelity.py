@@ -241,6 +241,17 @@ def test_every_type_the_reference_stacks_create_is_covered(dev: Recording) -> No
     assert created <= tested, created - tested
 
 
+def test_the_engines_stack_is_accepted_and_every_type_it_creates_is_covered() -> None:
+    """EFS weight stores, SG rule resources and the engine services of `Pulumi.engines.yaml`."""
+    settings = yaml.safe_load((ROOT / "Pulumi.engines.yaml").read_text())
+    engines = run_program(
+        ROOT, project="ecs-inference", stack="engines", config=stack_config_values(settings)
+    )
+    assert check_resources(engines.resources) == []
+    created = {r.type for r in engines.resources if r.custom and r.type.startswith("aws:")}
+    assert created <= set(MAPPERS), created - set(MAPPERS)
+
+
 # Types the reference stacks do not create yet (day-2 work), with a good request of their own.
 DASHBOARD = json.dumps({"widgets": [{"type": "text", "properties": {"markdown": "hi"}}]})
 OTHER_TYPES: list[tuple[str, str, dict[str, Any], Callable[[dict[str, Any]], None], str]] = [
@@ -295,6 +306,31 @@ OTHER_TYPES: list[tuple[str, str, dict[str, Any], Callable[[dict[str, Any]], Non
         {"encrypted": True},
         _set("creationToken", "t" * 65),
         "longer than the maximum 64",
+    ),
+    (
+        "aws:efs/accessPoint:AccessPoint",
+        "weights-llama",
+        {
+            "fileSystemId": "fs-0123456789abcdef0",
+            "posixUser": {"uid": 10001.0, "gid": 10001.0},
+            "rootDirectory": {"path": "/models/llama"},
+        },
+        _set("rootDirectory", {"path": "/a/b/c/d/e"}),
+        "at most 4",
+    ),
+    (
+        "aws:efs/accessPoint:AccessPoint",
+        "weights-llama",
+        {"fileSystemId": "fs-0123456789abcdef0", "rootDirectory": {"path": "/models/llama"}},
+        _set("fileSystemId", "filesystem-1"),
+        "does not match",
+    ),
+    (
+        "aws:efs/fileSystemPolicy:FileSystemPolicy",
+        "weights-tls-only",
+        {"fileSystemId": "fs-0123456789abcdef0", "policy": '{"Version": "2012-10-17"}'},
+        _set("policy", "x" * 20001),
+        "20001",
     ),
 ]
 

@@ -1,0 +1,218 @@
+"""Model weights on Amazon EFS: `efs://` URIs, a stack-managed file system, and the task side.
+
+`weightsUri: efs://<file-system>/<path>` names either an existing file system by id
+(`efs://fs-0123456789abcdef0/models/llama`) or one the stack manages, by its config name
+(`efs://weights/models/llama`). For a stack-managed one, `WeightFileSystem` creates:
+
+- the file system: encrypted at rest, General Purpose performance mode (AWS recommends it for
+  every workload; Max I/O has higher latency), Elastic throughput (reads scale to the
+  Region's per-file-system limit, billed per GiB read; see `components/weight_store.py`);
+- a file system policy that denies any access not over TLS, so transit encryption cannot be
+  switched off by a task definition; having a policy at all also replaces EFS's implicit
+  allow-everyone default, so an NFS client without IAM credentials is refused and tasks mount
+  through their task role (`iam: ENABLED`) only;
+- one mount target per private subnet (EFS allows one per Availability Zone, and the private
+  subnets are one per AZ), in a security group that admits NFS (2049) only from a *client*
+  security group; tasks that read weights attach that client group, whose only rule is NFS
+  egress to the mount targets;
+- one access point per model, rooted at the model's path, entering as the images' non-root
+  user (uid/gid 10001) and creating the directory with 0755 if missing.
+
+The task side (pure functions): an EFS volume with transit encryption and IAM authorisation
+through the model's access point, mounted read-only at `/mnt/efs/<model>`; and a task-role
+statement allowing `elasticfilesystem:ClientMount` (read only: no ClientWrite, no
+ClientRootAccess) on the file system, only through that access point and a mount target.
+
+A stack-managed file system starts empty: the weights are copied in once (DataSync from S3, or
+`aws s3 sync` from an instance that mounts the access point); the entrypoints refuse to start,
+with one log line, on a directory without `config.json` and weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input, Output
+
+from components.specs.weights import (
+    NFS_PORT,
+    POSIX_ID,
+    check_store,
+    file_system_policy,
+    volume_name,
+)
+
+TOKEN = "ecs-inference:storage:WeightFileSystem"
+
+
+def task_volume(model: str, file_system_id: Input[str], access_point_id: Input[str]) -> Any:
+    """The task definition `volumes` entry: EFS through the access point, TLS and IAM on.
+
+    An access point fixes the root directory, so `rootDirectory` is left out (ECS requires it
+    omitted or `/` when an access point is given).
+    """
+    return aws.ecs.TaskDefinitionVolumeArgs(
+        name=volume_name(model),
+        efs_volume_configuration=aws.ecs.TaskDefinitionVolumeEfsVolumeConfigurationArgs(
+            file_system_id=file_system_id,
+            transit_encryption="ENABLED",
+            authorization_config=(
+                aws.ecs.TaskDefinitionVolumeEfsVolumeConfigurationAuthorizationConfigArgs(
+                    access_point_id=access_point_id, iam="ENABLED"
+                )
+            ),
+        ),
+    )
+
+
+@dataclass
+class WeightFileSystemArgs:
+    """Inputs of `WeightFileSystem`.
+
+    Required: `vpc_id`, `subnet_ids` (the private subnets, one per Availability Zone; may be an
+    Output), `subnet_count` (how many there are: one mount target each), `access_points` (model
+    name → absolute directory on the file system).
+    Defaults: `throughput_mode` "elastic", `provisioned_mib_per_second` None (required when
+    `throughput_mode` is "provisioned"), `kms_key_id` None (the AWS-managed EFS key),
+    `tags` {}.
+    """
+
+    vpc_id: Input[str]
+    subnet_ids: Input[Sequence[str]]
+    access_points: Mapping[str, str]
+    subnet_count: int
+    throughput_mode: str = "elastic"
+    provisioned_mib_per_second: float | None = None
+    kms_key_id: Input[str] | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    existing_file_system_id: str | None = None
+    """An existing file system (`efs://fs-.../...`): the stack adds mount targets in its private
+    subnets and the access points, and creates no file system (default None: create one)."""
+
+
+class WeightFileSystem(pulumi.ComponentResource):
+    """A stack-managed EFS file system for model weights (see the module docstring)."""
+
+    client_security_group: aws.ec2.SecurityGroup
+    mount_security_group: aws.ec2.SecurityGroup
+    mount_targets: list[aws.efs.MountTarget]
+    access_points: dict[str, aws.efs.AccessPoint]
+
+    def __init__(
+        self, name: str, args: WeightFileSystemArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        check_store(
+            name,
+            subnet_count=args.subnet_count,
+            throughput_mode=args.throughput_mode,
+            provisioned_mib_per_second=args.provisioned_mib_per_second,
+            access_points=args.access_points,
+        )
+        super().__init__(TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = {**args.tags, "Name": f"{name}-weights"}
+        self.file_system: aws.efs.FileSystem | None = None
+        if args.existing_file_system_id is None:
+            self.file_system = aws.efs.FileSystem(
+                f"{name}-fs",
+                encrypted=True,
+                kms_key_id=args.kms_key_id,
+                performance_mode="generalPurpose",
+                throughput_mode=args.throughput_mode,
+                provisioned_throughput_in_mibps=args.provisioned_mib_per_second,
+                tags=tags,
+                opts=child,
+            )
+            aws.efs.FileSystemPolicy(
+                f"{name}-tls-only",
+                file_system_id=self.file_system.id,
+                policy=self.file_system.arn.apply(file_system_policy),
+                opts=child,
+            )
+            self.file_system_id: Output[str] = self.file_system.id
+            self.file_system_arn: Output[str] = self.file_system.arn
+        else:
+            invoke = pulumi.InvokeOutputOptions(parent=self)
+            existing = args.existing_file_system_id
+            self.file_system_id = Output.from_input(existing)
+            self.file_system_arn = Output.all(
+                aws.get_partition_output(opts=invoke).partition,
+                aws.get_region_output(opts=invoke).region,
+                aws.get_caller_identity_output(opts=invoke).account_id,
+            ).apply(lambda a: f"arn:{a[0]}:elasticfilesystem:{a[1]}:{a[2]}:file-system/{existing}")
+        self.mount_security_group = aws.ec2.SecurityGroup(
+            f"{name}-mounts",
+            description=f"{name} EFS mount targets: NFS from weight clients only",
+            vpc_id=args.vpc_id,
+            tags=args.tags,
+            opts=child,
+        )
+        self.client_security_group = aws.ec2.SecurityGroup(
+            f"{name}-clients",
+            description=f"tasks reading weights from {name}: NFS to its mount targets only",
+            vpc_id=args.vpc_id,
+            tags=args.tags,
+            opts=child,
+        )
+        # The rules are separate resources because each names the other group; the groups
+        # themselves declare no inline rules (the provider would then delete the separate ones
+        # on every update) and the provider removes AWS's default allow-all egress on create.
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-nfs-in",
+            security_group_id=self.mount_security_group.id,
+            referenced_security_group_id=self.client_security_group.id,
+            ip_protocol="tcp",
+            from_port=NFS_PORT,
+            to_port=NFS_PORT,
+            description="NFS from tasks that read weights",
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-nfs-out",
+            security_group_id=self.client_security_group.id,
+            referenced_security_group_id=self.mount_security_group.id,
+            ip_protocol="tcp",
+            from_port=NFS_PORT,
+            to_port=NFS_PORT,
+            description="NFS to the weight file system mount targets",
+            opts=child,
+        )
+        subnets = Output.from_input(args.subnet_ids)
+        self.mount_targets = [
+            aws.efs.MountTarget(
+                f"{name}-mount-{index}",
+                file_system_id=self.file_system_id,
+                subnet_id=subnets.apply(lambda ids, i=index: ids[i]),
+                security_groups=[self.mount_security_group.id],
+                opts=child,
+            )
+            for index in range(args.subnet_count)
+        ]
+        self.access_points = {
+            model: aws.efs.AccessPoint(
+                f"{name}-{model}",
+                file_system_id=self.file_system_id,
+                posix_user=aws.efs.AccessPointPosixUserArgs(uid=POSIX_ID, gid=POSIX_ID),
+                root_directory=aws.efs.AccessPointRootDirectoryArgs(
+                    path=path,
+                    creation_info=aws.efs.AccessPointRootDirectoryCreationInfoArgs(
+                        owner_uid=POSIX_ID, owner_gid=POSIX_ID, permissions="0755"
+                    ),
+                ),
+                tags={**args.tags, "Name": f"{name}-{model}"},
+                # a task can mount only once the mount targets exist
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.mount_targets)),
+            )
+            for model, path in sorted(args.access_points.items())
+        }
+        self.register_outputs(
+            {
+                "fileSystemId": self.file_system_id,
+                "clientSecurityGroupId": self.client_security_group.id,
+                "accessPointIds": {m: ap.id for m, ap in self.access_points.items()},
+            }
+        )

@@ -1,0 +1,134 @@
+"""The engine presets with capacity's and the gateway's features (the merge of issues 16-18):
+SGLang, TGI and custom services on Managed Instances and on pools whose types come from sizing,
+behind the LiteLLM gateway. Each combination either plans (and its requests validate against
+botocore) or fails with one issue naming the config path."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from components.config.issues import ConfigError
+from components.config.schema import load_stack_config
+from components.plan import build_plan
+from components.sizing.instance_types import DeclaredFit
+from components.specs import managed_instances
+from components.specs.gateway import litellm_config
+from tests.aws_shapes import register_task_definition_request, validate_shape
+from tests.foundation.conftest import DELETE, mutate, reference
+from tools.preview import project_name, read_stack_file
+from tools.recording import Recording, run_program, stack_config_values
+
+ROOT = Path(__file__).resolve().parents[2]
+TD = "aws:ecs/taskDefinition:TaskDefinition"
+MASTER_KEY = "arn:aws:secretsmanager:us-east-1:123456789012:secret:engines/litellm-master-AbCdEf"
+
+
+def plan_of(raw: dict):
+    return build_plan(load_stack_config(raw, "engines"), "engines", region="us-east-1")
+
+
+def issues_of(raw: dict) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as info:
+        plan_of(raw)
+    return [(i.path, i.message) for i in info.value.issues]
+
+
+def combined() -> dict:
+    """The engines stack with a Managed Instances pool (types from sizing) serving the one-GPU
+    TGI and custom services, and the gateway in front of every model."""
+    raw = mutate(reference("engines"), "managedInstancePools", {"mi": {"storageGib": 200}})
+    raw = mutate(raw, "models.mistral.pool", "mi")
+    raw = mutate(raw, "models.triton.pool", "mi")
+    return mutate(raw, "gateway", {"masterKeySecretArn": MASTER_KEY})
+
+
+def test_one_gpu_presets_run_on_managed_instances() -> None:
+    plan = plan_of(combined())
+    pool = plan.pools["mi"]
+    assert pool.managed and pool.types.source == "sizing"
+    for name in ("mistral", "triton"):
+        m = plan.models[name]
+        assert m.spec.compatibility == "MANAGED_INSTANCES"
+        assert m.shm_size_mib == 0 and m.gpu_count == 1
+        assert m.tasks_per_instance == pool.types.tasks_per_instance(name)
+    # the declared-memory service is fitted on the pool's cheapest chosen type
+    triton = plan.models["triton"]
+    assert isinstance(triton.fit, DeclaredFit)
+    assert triton.fit.instance_name == pool.types.chosen[0]
+    # instanceRequirements cover the declared memory of the custom service
+    need = pool.requirements.accelerator_total_memory_mib_min
+    assert need is not None and need >= 36 * 1024 * 0.99
+
+
+def test_tensor_parallel_preset_on_managed_instances_names_the_pool() -> None:
+    raw = mutate(combined(), "models.qwen.pool", "mi")
+    issues = issues_of(raw)
+    assert any(p == "platform.models.qwen.pool" and "Managed Instances" in m for p, m in issues), (
+        issues
+    )
+
+
+def test_a_declared_service_that_fits_no_single_type_names_its_setting() -> None:
+    raw = mutate(reference("engines"), "models.triton.custom.acceleratorMemoryGiB", 60)
+    issues = issues_of(raw)
+    assert any(p == "platform.models.triton.custom.acceleratorMemoryGiB" for p, _ in issues), issues
+    # more GPUs than the type has: the device count is the setting to change
+    raw = mutate(reference("engines"), "models.triton.custom.gpus", 8)
+    issues = issues_of(raw)
+    assert any(p == "platform.models.triton.custom.gpus" for p, _ in issues), issues
+
+
+def test_presets_take_their_types_from_sizing() -> None:
+    raw = mutate(reference("engines"), "gpuPools.l40s.instanceType", DELETE)
+    raw = mutate(raw, "gpuPools.l40s.instanceTypes", ["g6e.12xlarge", "g6e.24xlarge"])
+    plan = plan_of(raw)
+    layouts = plan.pools["l40s"].types.layouts
+    assert layouts["qwen"].devices_per_task == 4 and layouts["triton"].devices_per_task == 1
+    assert plan.models["qwen"].launch.tensor_parallel_size == 4  # type: ignore[union-attr]
+
+
+def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -> None:
+    plan = plan_of(combined())
+    assert plan.gateway is not None
+    routes = {r.target.service: r for r in plan.gateway.spec.routes}
+    # a custom image's API is its own: not routed by default
+    assert set(routes) == {"llama", "qwen", "mistral"}
+    entries = {
+        e["model_info"]["id"]: e["litellm_params"]["model"]
+        for e in litellm_config(plan.gateway.spec)["model_list"]
+        if "model_info" in e
+    }
+    assert entries["ecs-llama"].startswith("hosted_vllm/")
+    assert entries["ecs-qwen"].startswith("openai/") and entries["ecs-mistral"] == (
+        "openai/mistral"
+    )
+    # naming it under gateway.routes asserts its image serves OpenAI's /v1 API
+    named = mutate(combined(), "gateway.routes", {"gemma-9b": "triton", "qwen": "qwen"})
+    plan = plan_of(named)
+    assert plan.gateway is not None
+    targets = {r.model_name: r.target for r in plan.gateway.spec.routes}
+    assert targets["gemma-9b"].api_base == "http://triton.inference-engines:8000/v1"
+
+
+@cache
+def recorded() -> Recording:
+    settings = read_stack_file(ROOT, "engines")
+    settings["config"]["ecs-inference:platform"] = combined()
+    return run_program(
+        ROOT, project=project_name(ROOT), stack="engines", config=stack_config_values(settings)
+    )
+
+
+def test_combined_stack_task_definitions_are_valid_requests() -> None:
+    rec = recorded()
+    managed = 0
+    for task in rec.by_type(TD):
+        request = register_task_definition_request(task.inputs)
+        validate_shape("ecs", "RegisterTaskDefinition", request)
+        if task.inputs.get("requiresCompatibilities") == ["MANAGED_INSTANCES"]:
+            managed += 1
+            assert managed_instances.task_definition_problems(request) == [], task.name
+    assert managed == 2

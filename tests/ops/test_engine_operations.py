@@ -1,0 +1,83 @@
+"""Day-2 operations for the SGLang, TGI and custom engines (engines x operations merge).
+
+The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and re-ranker
+families only: the other engines run without it, scale on ALBRequestCountPerTarget, need no
+metrics image, and still get the region variables and their pools' warm-pool pre-pull.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.config.schema import images_to_build, load_stack_config
+from components.services.engine_presets import container_environment
+from contracts.engine import ENV_REGION_VARIABLES
+from contracts.metrics import METRICS_BY_KIND
+from tests.ops.test_wiring import KEY, config_error, plan_of, stack_file
+
+PRESET_ENGINES = ("sglang", "tgi", "custom")
+
+
+def engines_raw() -> dict[str, Any]:
+    return copy.deepcopy(stack_file("engines")["config"][KEY])
+
+
+def test_sidecar_and_scaling_follow_what_the_sidecar_can_scrape():
+    plan = plan_of(engines_raw())
+    engines = {m.config.engine for m in plan.models.values()}
+    assert set(PRESET_ENGINES) <= engines  # the stack exercises every preset engine
+    for m in plan.models.values():
+        scraped = m.config.engine in METRICS_BY_KIND
+        assert m.metrics_sidecar is scraped, m.name
+        assert m.spec.metrics_sidecar is scraped
+        if not scraped:
+            assert m.scaling.metric == "albRequests"
+            assert m.spec.scaling_configuration is None  # the component's ALB policy
+            assert f"engine {m.config.engine}: no metrics sidecar" in m.scaling.note
+
+
+@pytest.mark.parametrize("metric", ["engineLoad", "kvCache"])
+def test_explicit_engine_metric_scaling_on_a_preset_engine_names_the_path(metric):
+    raw = engines_raw()
+    name = next(n for n, m in raw["models"].items() if m["engine"] == "sglang")
+    raw["models"][name]["autoscaling"] = {"metric": metric}
+    message = config_error(raw)
+    assert f"platform.models.{name}.autoscaling.metric" in message
+    assert "albRequests" in message
+
+
+def test_no_metrics_image_needed_when_no_service_can_run_the_sidecar():
+    raw = engines_raw()
+    raw["models"] = {n: m for n, m in raw["models"].items() if m["engine"] in PRESET_ENGINES}
+    raw.pop("rerankers", None)
+    raw.get("images", {}).pop("metrics", None)
+    cfg = load_stack_config(raw, "qa")
+    assert cfg.metrics_sidecar_services() == []
+    plan_of(raw)  # no `images.metrics` issue
+    raw["images"]["build"] = True
+    raw["images"].pop("sglang")  # built by the stack: the build then has something to do
+    assert set(images_to_build(load_stack_config(raw, "qa"))) == {"sglang"}
+
+
+def test_preset_containers_get_the_stack_region():
+    plan = plan_of(engines_raw())
+    for m in plan.models.values():
+        if m.config.engine in PRESET_ENGINES:
+            env = {e["name"]: e["value"] for e in container_environment(m.launch, "eu-west-3")}  # type: ignore[arg-type]
+            assert {v: env.get(v) for v in ENV_REGION_VARIABLES} == {
+                v: "eu-west-3" for v in ENV_REGION_VARIABLES
+            }
+
+
+def test_warm_pool_pre_pulls_the_preset_engines_images():
+    raw = engines_raw()
+    pool = next(iter(raw["gpuPools"]))
+    raw["gpuPools"][pool]["warmPool"] = {"minSize": 1, "state": "Stopped"}
+    plan = plan_of(raw)
+    on_pool = [m for m in plan.models.values() if m.pool.name == pool]
+    expected = {m.image for m in on_pool if m.image is not None}
+    assert any(m.config.engine in PRESET_ENGINES for m in on_pool if m.image is not None)
+    assert set(plan.pools[pool].prepull_images) == expected
