@@ -495,8 +495,8 @@ def choose_pool_types(
                 )
             )
             return None, problems
-        chosen: list[str] = list(fitting)
-        dropped: dict[str, str] = {}
+        chosen = list(fitting)
+        dropped = {}
         source: Literal["instanceTypes", "sizing"] = "instanceTypes"
     else:
         if not fitting:
