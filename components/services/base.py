@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -23,7 +23,7 @@ from pulumi import Input, Output
 
 from components import iam
 from components.specs import weights as weights_spec
-from components.specs.operations import target_tracking_args
+from components.specs.operations import metrics_sidecar_container, target_tracking_args
 from components.specs.service_connect import (
     APP_PROTOCOL,
     PORT_NAME,
@@ -819,3 +819,35 @@ class LoadBalancedService(pulumi.ComponentResource):
                 "taskDefinitionArn": self.task_definition.arn,
             }
         )
+
+
+def metrics_sidecar_fields(
+    args: ServiceArgs,
+    *,
+    enabled: bool,
+    image: Input[str] | None,
+    kind: Literal["vllm", "neuron", "reranker"],
+    port: int,
+    engine_container: str,
+    log_group: str,
+) -> dict[str, Any]:
+    """`TaskSpec` keywords for the metrics sidecar (`sidecar`, `sidecar_image`) of one service;
+    both None when `enabled` is false. The sidecar logs through the service's own log group and
+    waits out the same health-check grace period as the engine it scrapes."""
+    if not enabled:
+        return {"sidecar": None, "sidecar_image": None}
+
+    def sidecar(region: str, sidecar_image: str) -> dict[str, Any]:
+        return metrics_sidecar_container(
+            region=region,
+            kind=kind,
+            stack=pulumi.get_stack(),
+            service=args.service,
+            image=sidecar_image,
+            port=port,
+            engine_container=engine_container,
+            log_configuration=log_configuration(log_group, region, args.service),
+            startup_grace_seconds=args.health_check_grace_period_seconds,
+        )
+
+    return {"sidecar": sidecar, "sidecar_image": image}

@@ -45,15 +45,14 @@ from components.services.base import (
     ServiceWiring,
     TaskSpec,
     environment_list,
-    log_configuration,
     log_group_name,
+    metrics_sidecar_fields,
     secrets_list,
     serving_container,
 )
 from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from components.services.engines import NeuronLaunch, VllmLaunch
 from components.specs import weights as weights_spec
-from components.specs.operations import metrics_sidecar_container
 from components.specs.service import (
     ModelServiceSpec,
     resolve_neuron_devices,
@@ -221,24 +220,15 @@ class ModelService(LoadBalancedService):
                     else presets.health_path(launch)
                 ),
                 efs=args.weights_efs,
-                sidecar=(
-                    (
-                        lambda region, image: metrics_sidecar_container(
-                            region=region,
-                            kind=metrics_kind,
-                            stack=pulumi.get_stack(),
-                            service=args.service,
-                            image=image,
-                            port=metrics_port,
-                            engine_container=CONTAINER_NAME,
-                            log_configuration=log_configuration(group_name, region, args.service),
-                            startup_grace_seconds=args.health_check_grace_period_seconds,
-                        )
-                    )
-                    if args.metrics_sidecar
-                    else None
+                **metrics_sidecar_fields(
+                    args,
+                    enabled=args.metrics_sidecar,
+                    image=args.metrics_image,
+                    kind=metrics_kind,
+                    port=metrics_port,
+                    engine_container=CONTAINER_NAME,
+                    log_group=group_name,
                 ),
-                sidecar_image=args.metrics_image if args.metrics_sidecar else None,
             ),
             placement=PlacementSpec(
                 capacity_provider=args.capacity_provider_name,

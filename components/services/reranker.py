@@ -35,12 +35,11 @@ from components.services.base import (
     ServiceWiring,
     TaskSpec,
     environment_list,
-    log_configuration,
     log_group_name,
+    metrics_sidecar_fields,
     secrets_list,
     serving_container,
 )
-from components.specs.operations import metrics_sidecar_container
 from components.specs.service import RerankerSpec, reranker_environment, validate_reranker
 from images.reranker import contract
 
@@ -142,24 +141,15 @@ class FargateReranker(LoadBalancedService):
                 # Re-rank requests take milliseconds: detect a dead task faster than a model
                 # server.
                 health_check_interval_seconds=10,
-                sidecar=(
-                    (
-                        lambda region, image: metrics_sidecar_container(
-                            region=region,
-                            kind="reranker",
-                            stack=pulumi.get_stack(),
-                            service=args.service,
-                            image=image,
-                            port=contract.PORT,
-                            engine_container=CONTAINER_NAME,
-                            log_configuration=log_configuration(group_name, region, args.service),
-                            startup_grace_seconds=args.health_check_grace_period_seconds,
-                        )
-                    )
-                    if args.metrics_sidecar
-                    else None
+                **metrics_sidecar_fields(
+                    args,
+                    enabled=args.metrics_sidecar,
+                    image=args.metrics_image,
+                    kind="reranker",
+                    port=contract.PORT,
+                    engine_container=CONTAINER_NAME,
+                    log_group=group_name,
                 ),
-                sidecar_image=args.metrics_image if args.metrics_sidecar else None,
             ),
             # The FARGATE capacity provider (not launch_type) so FARGATE_SPOT can be mixed in
             # later without replacing the service; the cluster must have it associated.
