@@ -178,7 +178,9 @@ def reference_problems(cell: str, *, tests: bool) -> tuple[int, list[str]]:
 def test_the_page_has_a_table_per_seed_and_unique_ids() -> None:
     assert {r.seed for r in ROWS} == set(SEEDS), "each seed needs its own table"
     ids = [r.id for r in ROWS]
-    assert len(ids) == len(set(ids)), f"duplicate row ids: {sorted(i for i in ids if ids.count(i) > 1)}"
+    assert len(ids) == len(set(ids)), (
+        f"duplicate row ids: {sorted(i for i in ids if ids.count(i) > 1)}"
+    )
     for seed in SEEDS:
         assert sum(r.seed == seed for r in ROWS) >= 10, f"{seed}: too few rules for the seed"
 
@@ -186,10 +188,14 @@ def test_the_page_has_a_table_per_seed_and_unique_ids() -> None:
 def test_every_status_is_known_and_every_reason_says_why() -> None:
     for row in ROWS:
         match = STATUS.match(row.status)
-        assert match, f"{row.id}: status {row.status!r} is not enforced / n/a: why / routed: area: what"
+        assert match, (
+            f"{row.id}: status {row.status!r} is not enforced / n/a: why / routed: area: what"
+        )
         reason = match.group("na") or match.group("what")
         if reason is not None:
-            assert len(reason.split()) >= MIN_REASON_WORDS, f"{row.id}: reason too short: {reason!r}"
+            assert len(reason.split()) >= MIN_REASON_WORDS, (
+                f"{row.id}: reason too short: {reason!r}"
+            )
 
 
 def test_the_checker_rejects_what_does_not_exist() -> None:
@@ -213,8 +219,11 @@ def test_the_checker_rejects_what_does_not_exist() -> None:
     for cell, expected in test_cases.items():
         _, problems = reference_problems(cell, tests=True)
         assert problems and expected in problems[0], (cell, problems)
-    assert reference_problems("`components/sizing/timeouts.py::GracePeriod.summary`", tests=False) == (1, [])
-    sample = f"## Seed ({SEEDS[0]})\n\n| id | rule (seed) | where | test | status |\n|---|---|---|---|---|\n"
+    assert reference_problems(
+        "`components/sizing/timeouts.py::GracePeriod.summary`", tests=False
+    ) == (1, [])
+    sample = f"## Seed ({SEEDS[0]})\n\n| id | rule (seed) | where | test | status |\n"
+    sample += "|---|---|---|---|---|\n"
     sample += "| Z1 | a `x|y` rule | `a.py` | `tests/t.py::test_a` | enforced |\n\nprose\n"
     assert parse_rows(sample) == [
         Row(SEEDS[0], "Z1", "a `x|y` rule", "`a.py`", "`tests/t.py::test_a`", "enforced")
