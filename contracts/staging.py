@@ -1,17 +1,24 @@
 """Model weights on the task's local disk: staging an S3 prefix and checking a checkpoint.
 
-Shared by the engine entrypoints that read weights from a directory (the Neuron image stages
-its precompiled artifact, the TGI image its checkpoint; SGLang and TGI read an EFS directory in
-place). The caller passes the S3 client (boto3's, which only the images install), so this module
-stays standard library only and the tests stage from a local stand-in.
+Shared by the engine entrypoints: the Neuron image stages its precompiled artifact and the TGI
+image its checkpoint; SGLang and TGI read an EFS directory in place; vLLM and SGLang stream from
+S3 with the Run:ai model streamer. The caller passes the S3 client (boto3's, which only the
+staging images install), so this module stays standard library only and the tests stage from a
+local stand-in.
 
 Python 3.10-compatible (the Neuron DLC's interpreter).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any, Protocol
+
+from contracts.envparse import ConfigError
+
+RUNAI_STREAMER = "runai_model_streamer"
+"""The Run:ai model streamer's module: `--load-format runai_streamer` (vLLM, SGLang) needs it."""
 
 
 class WeightsError(RuntimeError):
@@ -67,3 +74,13 @@ def check_weights_dir(directory: Path) -> None:
         raise WeightsError(f"{directory} has no config.json: not a model directory")
     if not any(directory.glob("*.safetensors")) and not any(directory.glob("*.bin")):
         raise WeightsError(f"{directory} has no *.safetensors or *.bin weights")
+
+
+def check_runai_streamer() -> None:
+    """Raise ConfigError unless the Run:ai model streamer is importable in this image (vLLM and
+    SGLang would otherwise fail mid-load with a traceback)."""
+    if importlib.util.find_spec(RUNAI_STREAMER) is None:
+        raise ConfigError(
+            f"{RUNAI_STREAMER} is not installed in this image; "
+            "--load-format runai_streamer cannot stream weights from S3"
+        )

@@ -44,7 +44,13 @@ from contracts.engine import (  # noqa: E402
     ENV_SERVED_MODEL_NAME,
     ENV_SSE_KEEPALIVE_SECONDS,
 )
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
 from contracts.neuron import (  # noqa: E402
     ENV_ARTIFACT_URI,
     ENV_BATCH_SIZE,
@@ -190,11 +196,6 @@ def stage(uri: str, model_dir: Path) -> int:
     import boto3  # pyright: ignore[reportMissingImports]
 
     return stage_s3_prefix(boto3.client("s3"), uri, model_dir)
-
-
-def log(message: str) -> None:
-    """One line on stderr (CloudWatch via awslogs)."""
-    print(f"entrypoint: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str]) -> int:

@@ -21,7 +21,6 @@ forwarded to SGLang; the container exits with its status. Standard library only.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -34,7 +33,13 @@ _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
 from contracts.engine import DEFAULT_SSE_KEEPALIVE_SECONDS  # noqa: E402
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
 from contracts.sglang import (  # noqa: E402
     COMMAND,
     DEFAULT_PORT,
@@ -55,7 +60,11 @@ from contracts.sglang import (  # noqa: E402
     READS,
 )
 from contracts.sse_proxy import LOOPBACK, serve_behind_proxy  # noqa: E402
-from contracts.staging import WeightsError, check_weights_dir  # noqa: E402
+from contracts.staging import (  # noqa: E402
+    WeightsError,
+    check_runai_streamer,
+    check_weights_dir,
+)
 
 __all__ = ["READS", "ConfigError", "Settings", "main"]
 
@@ -141,18 +150,9 @@ class Settings:
 def preflight(settings: Settings) -> None:
     """Checks that only make sense inside the image (one line, not a traceback)."""
     if settings.load_format == "runai_streamer":
-        if importlib.util.find_spec("runai_model_streamer") is None:
-            raise ConfigError(
-                "runai_model_streamer is not installed in this image; "
-                "--load-format runai_streamer cannot stream weights from S3"
-            )
+        check_runai_streamer()
     else:
         check_weights_dir(Path(settings.weights))
-
-
-def log(message: str) -> None:
-    """One line on stderr (CloudWatch via awslogs)."""
-    print(f"entrypoint: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str]) -> int:

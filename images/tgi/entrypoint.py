@@ -36,7 +36,13 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
 from contracts.staging import WeightsError, check_weights_dir, stage_s3_prefix  # noqa: E402
 from contracts.tgi import (  # noqa: E402
     COMMAND,
@@ -147,11 +153,6 @@ def stage(uri: str, model_dir: Path) -> int:
     import boto3  # pyright: ignore[reportMissingImports]
 
     return stage_s3_prefix(boto3.client("s3"), uri, model_dir)
-
-
-def log(message: str) -> None:
-    """One line on stderr (CloudWatch via awslogs)."""
-    print(f"entrypoint: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str]) -> int:

@@ -6,6 +6,8 @@ call shapes: `list_objects_v2` pages of at most `page_size` keys, `download_file
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.staging import WeightsError, check_weights_dir, stage_s3_prefix
+from contracts.envparse import ConfigError
+from contracts.staging import (
+    RUNAI_STREAMER,
+    WeightsError,
+    check_runai_streamer,
+    check_weights_dir,
+    stage_s3_prefix,
+)
 
 
 class _Paginator:
@@ -145,3 +154,16 @@ def test_a_checkpoint_directory_is_accepted(tmp_path: Path, weights: str) -> Non
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / weights).write_bytes(b"\0")
     check_weights_dir(tmp_path)
+
+
+def test_streaming_from_s3_needs_the_runai_streamer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(sys.modules, RUNAI_STREAMER, raising=False)
+    if importlib.util.find_spec(RUNAI_STREAMER) is None:  # true in the project venv
+        with pytest.raises(ConfigError, match=f"{RUNAI_STREAMER} is not installed"):
+            check_runai_streamer()
+    (tmp_path / RUNAI_STREAMER).mkdir()
+    (tmp_path / RUNAI_STREAMER / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    check_runai_streamer()

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
 from contracts import sse_proxy
+from tests.images.engine_images import IMAGES, REPO, contracts_imported
 
-REPO = Path(__file__).resolve().parents[2]
+NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"
 
 INTERVAL = 0.15
 EVENTS = [
@@ -176,7 +176,10 @@ def test_interval_must_be_positive():
 
 @pytest.mark.parametrize(
     "name",
-    ["contracts/sse_proxy.py", "contracts/staging.py", "images/neuron/entrypoint.py"],
+    [
+        "images/neuron/entrypoint.py",
+        *(f"contracts/{m}.py" for m in sorted(contracts_imported(NEURON_ENTRYPOINT))),
+    ],
 )
 def test_neuron_image_code_parses_as_python_3_10(name):
     # The Neuron DLC runs Python 3.10 (tag ...-py310-...); the test suite runs 3.11.
