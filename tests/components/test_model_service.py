@@ -39,6 +39,7 @@ from tests.components.conftest import (
     FakeRouter,
     check_service_children,
 )
+from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -274,17 +275,10 @@ def test_cluster_name_from_arn() -> None:
 
 
 def test_invalid_arguments_register_nothing() -> None:
-    registered: list[str] = []
-
-    def program() -> None:
-        try:
-            ModelService("llama", vllm_args(gpu_count=4))
-        except ServiceArgsError as exc:
-            registered.append(str(exc))
-
-    rec = run_function(program)
-    assert registered and "gpu_count 4" in registered[0]
-    assert rec.resources == []
+    error, _ = refused_before_registering(
+        lambda: ModelService("llama", vllm_args(gpu_count=4)), ServiceArgsError
+    )
+    assert "gpu_count 4" in str(error)
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from tests.components.conftest import (
     FakeRouter,
     check_service_children,
 )
+from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:FargateReranker"
@@ -146,17 +147,10 @@ def test_valid_size_is_returned() -> None:
 
 
 def test_invalid_arguments_register_nothing() -> None:
-    errors: list[str] = []
-
-    def program() -> None:
-        try:
-            FargateReranker("rr", reranker_args(memory_mib=3000))
-        except ServiceArgsError as exc:
-            errors.append(str(exc))
-
-    rec = run_function(program)
-    assert errors and "memory 3000" in errors[0]
-    assert rec.resources == []
+    error, _ = refused_before_registering(
+        lambda: FargateReranker("rr", reranker_args(memory_mib=3000)), ServiceArgsError
+    )
+    assert "memory 3000" in str(error)
 
 
 # --------------------------------------------------------------------------------------------
