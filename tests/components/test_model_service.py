@@ -38,6 +38,7 @@ from tests.components.conftest import (
     LB_SUFFIX,
     FakeRouter,
     check_service_children,
+    service_wiring,
 )
 from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
@@ -75,12 +76,7 @@ def neuron_launch(**overrides: Any) -> NeuronLaunch:
 
 def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
     settings: dict[str, Any] = {
-        "cluster_arn": CLUSTER_ARN,
-        "vpc_id": "vpc-0abc",
-        "subnet_ids": ["subnet-a", "subnet-b"],
-        "alb_security_group_id": "sg-alb",
-        "load_balancer_arn_suffix": LB_SUFFIX,
-        "router": router or FakeRouter(),
+        **service_wiring(router),
         "service": "llama",
         "priority": 10,
         "image": IMAGE,

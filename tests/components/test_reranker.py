@@ -23,10 +23,10 @@ from tests.aws_shapes import (
     validate_shape,
 )
 from tests.components.conftest import (
-    CLUSTER_ARN,
     LB_SUFFIX,
     FakeRouter,
     check_service_children,
+    service_wiring,
 )
 from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
@@ -40,12 +40,7 @@ FARGATE_FORBIDDEN = ("privileged", "resourceRequirements", "dockerVolumeConfigur
 
 def reranker_args(router: Any = None, **overrides: Any) -> FargateRerankerArgs:
     settings: dict[str, Any] = {
-        "cluster_arn": CLUSTER_ARN,
-        "vpc_id": "vpc-0abc",
-        "subnet_ids": ["subnet-a", "subnet-b"],
-        "alb_security_group_id": "sg-alb",
-        "load_balancer_arn_suffix": LB_SUFFIX,
-        "router": router or FakeRouter(),
+        **service_wiring(router),
         "service": "rerank",
         "priority": 30,
         "image": IMAGE,
