@@ -38,11 +38,13 @@ def run_entrypoint(
 def printed_command(script: Path, env: list[dict[str, str]]) -> list[str]:
     """The argv an entrypoint prints with `--print-command` (it must exit 0)."""
     proc = run_entrypoint(script, env, "--print-command")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, f"{script.parent.name} entrypoint rejected the task: {proc.stderr}"
     return json.loads(proc.stdout)
 
 
 def value_after(argv: list[str], flag: str) -> str:
+    """The value following `flag` in `argv` (which must contain it)."""
+    assert flag in argv, f"{flag} missing from {argv}"
     return argv[argv.index(flag) + 1]
 
 
