@@ -33,18 +33,14 @@ from components.network import aws_api_egress
 from components.sizing.instance_types import InstanceRequirements
 from components.specs import managed_instances as mi
 from components.specs.managed_instances import ManagedInstancesArgs
+from components.specs.pool import PoolArgumentError
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 
 
-class ManagedInstancesPoolError(ValueError):
-    """Arguments that cannot work; `problems` are (camelCase config key, message) pairs."""
-
-    def __init__(self, pool: str, problems: Sequence[tuple[str, str]]) -> None:
-        self.pool = pool
-        self.problems = list(problems)
-        lines = [f"pool {pool!r} is invalid:"] + [f"  - {k}: {m}" for k, m in self.problems]
-        super().__init__("\n".join(lines))
+class ManagedInstancesPoolError(PoolArgumentError):
+    """Managed Instances pool arguments that cannot work; `problems` are (camelCase config key,
+    message) pairs, as for the ASG pools."""
 
 
 @dataclass(frozen=True)
