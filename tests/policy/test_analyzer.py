@@ -157,13 +157,14 @@ def _synthetic() -> list[Policy]:
         await asyncio.sleep(0)
         report(f"{len(args.resources)} resources", None)
 
-    return [
+    policies: list[Policy] = [
         ResourceValidationPolicy(name="r-sync", description="r", validate=resource_validate),
-        ResourceValidationPolicy(name="r-remediate-only", description="m", remediate=lambda a: {}),
+        ResourceValidationPolicy(name="r-remedy", description="m", remediate=lambda _: None),
         ResourceValidationPolicy(name="r-disabled", description="d", validate=resource_validate),
         StackValidationPolicy(name="s-sync", description="s", validate=stack_validate),
         StackValidationPolicy(name="s-async", description="a", validate=stack_async),
     ]
+    return policies
 
 
 def _synthetic_stacks() -> Iterator[list[Any]]:
