@@ -1,5 +1,6 @@
 """Policy pack cost on a 1,000-resource stack: this pack against an empty pack (and the pack
-on ``main`` before the reachability model, when git can provide it), same resources, same run.
+at other git revisions, ``--against main`` by default, when git can provide them), same
+resources, same run.
 
 The stack is the policy corpus (``tests/policy/corpus.py``: every exposure and GPU-on-Fargate
 class, both providers) repeated under distinct names until it holds at least 1,000 resources,
@@ -65,11 +66,11 @@ def _renamed(case: Case, prefix: str) -> Case:
     return Case(prefix + case.title, case.expect, resources, case.notes)
 
 
-def main_pack(directory: Path) -> Path | None:
-    """The ``policy/`` directory of branch ``main`` (the pattern-matching pack), or None."""
+def pack_at(revision: str, directory: Path) -> Path | None:
+    """The ``policy/`` directory at git ``revision``, or None when git cannot provide it."""
     try:
         archive = subprocess.run(
-            ["git", "archive", "main", "policy"], cwd=REPO, capture_output=True, check=True
+            ["git", "archive", revision, "policy"], cwd=REPO, capture_output=True, check=True
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -84,14 +85,15 @@ def timed(pack: PolicyPackProcess, resources: list[Res]) -> float:
     return time.perf_counter() - start
 
 
-def run(repeats: int) -> dict[str, Any]:
+def run(repeats: int, against: list[str]) -> dict[str, Any]:
     resources = big_stack()
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "empty").mkdir()
-        packs = {"empty": empty_pack(Path(tmp) / "empty"), "v2": REPO / "policy"}
-        old = main_pack(Path(tmp) / "main")
-        if old is not None:
-            packs["main"] = old
+        packs = {"empty": empty_pack(Path(tmp) / "empty"), "this": REPO / "policy"}
+        for index, revision in enumerate(against):
+            old = pack_at(revision, Path(tmp) / f"rev{index}")
+            if old is not None:
+                packs[revision] = old
         starts: dict[str, float] = {}
         procs: dict[str, PolicyPackProcess] = {}
         for name, directory in packs.items():
@@ -139,16 +141,16 @@ def render(result: dict[str, Any]) -> str:
     ]
     for name in result["median"]:
         ratio = "1" if name == "empty" else f"{result['ratio'][name]:.2f}"
-        label = {"empty": "empty (one no-op rule)", "v2": "this pack", "main": "pack on `main`"}[
-            name
-        ]
+        label = {"empty": "empty (one no-op rule)", "this": "this pack"}.get(
+            name, f"pack at `{name}`"
+        )
         lines.append(
             f"| {label} | {result['median'][name]:.2f} | {1000 * result['median'][name] / n:.2f} "
             f"| {ratio} | {result['start'][name]:.2f} |"
         )
     lines += [
         "",
-        f"This pack: **{result['ratio']['v2']:.2f}× the empty pack** (target ≤ 2×).",
+        f"This pack: **{result['ratio']['this']:.2f}× the empty pack** (target ≤ 2×).",
         "",
     ]
     return "\n".join(lines)
@@ -157,9 +159,15 @@ def render(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--against",
+        action="append",
+        metavar="REV",
+        help="also measure the pack at this git revision (repeatable; default: main)",
+    )
     parser.add_argument("--no-record", action="store_true", help="do not append to docs/")
     args = parser.parse_args(argv)
-    report = render(run(args.repeats))
+    report = render(run(args.repeats, args.against or ["main"]))
     print(report)
     if not args.no_record:
         with RESULTS.open("a") as fh:

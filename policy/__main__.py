@@ -1,13 +1,15 @@
 """Entry point the Pulumi CLI runs for this policy pack (``pulumi preview --policy-pack policy``).
 
-It only builds the ``PolicyPack``: constructing it starts the analyzer gRPC server, prints its
-port on stdout and blocks, so nothing may import this module. The rules live in ``guardrails/``.
+It only serves the ``PolicyPack``: that starts the analyzer gRPC server, prints its port on
+stdout and blocks, so nothing may import this module. The rules live in ``guardrails/``; the
+server decodes each request once for all of them (``guardrails/analyzer.py``).
 """
 
 from guardrails import all_policies
-from pulumi_policy import EnforcementLevel, PolicyPack
+from guardrails.analyzer import serve
+from pulumi_policy import EnforcementLevel
 
-PolicyPack(
+serve(
     name="ecs-inference-guardrails",
     enforcement_level=EnforcementLevel.ADVISORY,
     policies=all_policies(),

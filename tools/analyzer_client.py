@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -274,6 +274,61 @@ def _provider_urn(reference: str | None) -> str | None:
     if not reference:
         return None
     return reference.rsplit("::", 1)[0] if reference.count("::") > 3 else reference
+
+
+def _provider(resource: Any, by_urn: Mapping[str, Any]) -> Any:
+    urn = _provider_urn(getattr(resource, "provider", None))
+    provider = by_urn.get(urn) if urn else None
+    if provider is None:
+        return None
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=provider.type,
+        properties=_struct(provider.inputs),
+        urn=provider.urn,
+        name=provider.name,
+    )
+
+
+def analyze_requests(resources: Sequence[Any]) -> list[Any]:
+    """The ``Analyze`` requests for ``resources`` (see :meth:`PolicyPackProcess.analyze`),
+    one per resource, in order."""
+    by_urn = {r.urn: r for r in resources}
+    requests = []
+    for resource in resources:
+        request = analyzer_pb2.AnalyzeRequest(
+            type=resource.type,
+            properties=_struct(resource.inputs),
+            urn=resource.urn,
+            name=resource.name,
+            options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""),
+        )
+        provider = _provider(resource, by_urn)
+        if provider is not None:
+            request.provider.CopyFrom(provider)
+        requests.append(request)
+    return requests
+
+
+def analyze_stack_request(resources: Sequence[Any]) -> Any:
+    """The ``AnalyzeStack`` request for ``resources`` (see :meth:`PolicyPackProcess.analyze`)."""
+    by_urn = {r.urn: r for r in resources}
+    stack_request = analyzer_pb2.AnalyzeStackRequest()
+    for resource in resources:
+        item = stack_request.resources.add()
+        item.type = resource.type
+        item.urn = resource.urn
+        item.name = resource.name
+        item.properties.CopyFrom(_struct(resource.inputs))
+        item.options.CopyFrom(analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""))
+        item.parent = resource.parent or ""
+        item.dependencies.extend(resource.dependencies or ())
+        for key, urns in (getattr(resource, "property_dependencies", None) or {}).items():
+            if urns:
+                item.propertyDependencies[key].urns.extend(urns)
+        provider = _provider(resource, by_urn)
+        if provider is not None:
+            item.provider.CopyFrom(provider)
+    return stack_request
 
 
 # --- the pack process ------------------------------------------------------------------------
@@ -529,56 +584,14 @@ class PolicyPackProcess:
         dependencies, provider`` and optionally ``property_dependencies`` (registration order).
         """
         resources = list(resources)
-        by_urn = {r.urn: r for r in resources}
         violations: list[PolicyViolation] = []
-        for resource in resources:
-            request = analyzer_pb2.AnalyzeRequest(
-                type=resource.type,
-                properties=_struct(resource.inputs),
-                urn=resource.urn,
-                name=resource.name,
-                options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""),
-            )
-            provider = self._provider(resource, by_urn)
-            if provider is not None:
-                request.provider.CopyFrom(provider)
+        for resource, request in zip(resources, analyze_requests(resources), strict=True):
             reply = self._call("Analyze", request)
             # The engine reports resource diagnostics against the analyzed resource's URN.
             violations.extend(self._convert(reply, "resource", resource.urn))
-        stack_request = analyzer_pb2.AnalyzeStackRequest()
-        for resource in resources:
-            item = stack_request.resources.add()
-            item.type = resource.type
-            item.urn = resource.urn
-            item.name = resource.name
-            item.properties.CopyFrom(_struct(resource.inputs))
-            item.options.CopyFrom(
-                analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or "")
-            )
-            item.parent = resource.parent or ""
-            item.dependencies.extend(resource.dependencies or ())
-            for key, urns in (getattr(resource, "property_dependencies", None) or {}).items():
-                if urns:
-                    item.propertyDependencies[key].urns.extend(urns)
-            provider = self._provider(resource, by_urn)
-            if provider is not None:
-                item.provider.CopyFrom(provider)
-        reply = self._call("AnalyzeStack", stack_request)
+        reply = self._call("AnalyzeStack", analyze_stack_request(resources))
         violations.extend(self._convert(reply, "stack", None))
         return violations
-
-    @staticmethod
-    def _provider(resource: Any, by_urn: Mapping[str, Any]):
-        urn = _provider_urn(getattr(resource, "provider", None))
-        provider = by_urn.get(urn) if urn else None
-        if provider is None:
-            return None
-        return analyzer_pb2.AnalyzerProviderResource(
-            type=provider.type,
-            properties=_struct(provider.inputs),
-            urn=provider.urn,
-            name=provider.name,
-        )
 
     @staticmethod
     def _convert(reply: Any, stage: str, urn: str | None) -> list[PolicyViolation]:

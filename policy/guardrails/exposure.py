@@ -157,7 +157,7 @@ def _in_scope(config: Config, serving: bool) -> bool:
 def _check_paths(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    model = Model(args.resources, unknowns)
+    model = Model.of_stack(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
     by_front: dict[str, list[tuple[Any, Leg]]] = {}
     for entry, leg in model.entry_legs():
@@ -216,7 +216,7 @@ no_unauthenticated_internet_path = stack_rule(
 def _check_security_groups(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    model = Model(args.resources, unknowns)
+    model = Model.of_stack(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
     for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP):
         with unknowns.guard():
@@ -310,7 +310,7 @@ no_internet_ingress_to_unauthenticated_target = stack_rule(
 def _check_public_ips(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    model = Model(args.resources, unknowns)
+    model = Model.of_stack(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
     defaults = model.of(DEFAULT_SECURITY_GROUP)
     for resource in model.of(COMPUTE_TYPES | NETWORK_INTERFACE):

@@ -159,7 +159,7 @@ _LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE
 def _check_no_gpu_service(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
-    model = Model(args.resources, unknowns)
+    model = Model.of_stack(args.resources, unknowns)
     defaults = ClusterDefaults(model)
 
     def judge(launcher) -> None:

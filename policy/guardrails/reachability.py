@@ -39,6 +39,7 @@ import functools
 import ipaddress
 import itertools
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,7 @@ from .resources import (
     TG_ATTACHMENT,
     VPC_ENDPOINT,
     VPC_ORIGIN,
+    NoteRelay,
     UnknownCollector,
     accelerator_needs,
     as_bool,
@@ -396,15 +398,22 @@ def _label(resource: Resource) -> str:
     return f"{kind} {resource.name!r}"
 
 
+# The last model built, per analyzer thread, with the resource list it models (held so that
+# the list's identity cannot be reused by another list while the model is cached).
+_LAST_MODEL = threading.local()
+
+
 class Model:
     """The reachability model of one stack (built lazily; every answer is cached).
 
-    ``notes`` (an ``UnknownCollector``) receives the "cannot verify" advisories.
+    ``notes`` (an ``UnknownCollector``) receives the "cannot verify" advisories. Stack rules
+    get their model from :meth:`of_stack`, which shares one model among the rules of one
+    ``AnalyzeStack`` call.
     """
 
     def __init__(self, resources: Iterable[Resource], notes: UnknownCollector) -> None:
         self.resources = list(resources)
-        self.notes = notes
+        self.notes = NoteRelay(notes)
         self.by_urn = {r.urn: r for r in self.resources}
         self._by_type: dict[str, list[Resource]] = {}
         for r in self.resources:
@@ -515,9 +524,26 @@ class Model:
         )
 
     def _memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        """``compute()``, once; a rule that reuses the answer also gets the notes and unknowns
+        the computation left (see ``NoteRelay``)."""
+        return self.notes.memo(self._cache, key, compute)
+
+    @classmethod
+    def of_stack(cls, resources: list[Resource], notes: UnknownCollector) -> Model:
+        """The model of ``resources`` for a rule whose advisories go to ``notes``.
+
+        The pack's analyzer hands every stack rule of one ``AnalyzeStack`` the same resource
+        list (``analyzer.DecodeOnceServicer``), so the model is built once for that list and
+        only its collector changes from rule to rule. Another list (another call, or the SDK's
+        own servicer, which builds a list per rule) gets a new model.
+        """
+        last: tuple[list[Resource], Model] | None = getattr(_LAST_MODEL, "value", None)
+        if last is not None and last[0] is resources:
+            last[1].notes.retarget(notes)
+            return last[1]
+        model = cls(resources, notes)
+        _LAST_MODEL.value = (resources, model)
+        return model
 
     # --- load balancers ------------------------------------------------------------------
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
@@ -472,6 +473,7 @@ class UnknownCollector:
     def __init__(self, own_types: frozenset[str] | None = None) -> None:
         self.first: UnknownValueError | None = None
         self.notes: list[tuple[str, str | None]] = []
+        self._noted: set[tuple[str, str | None]] = set()
         self.own_types = own_types
 
     @contextmanager
@@ -480,18 +482,117 @@ class UnknownCollector:
         try:
             yield
         except UnknownValueError as error:
-            if self.first is None:
-                self.first = error
+            self.unknown(error)
+
+    def unknown(self, error: UnknownValueError) -> None:
+        """An unknown value that skipped one judgement (the first one is re-raised)."""
+        if self.first is None:
+            self.first = error
 
     def note(self, message: str, urn: str | None) -> None:
         """An advisory for ``guardrail-notes`` to report against ``urn`` (once per text)."""
-        if (message, urn) not in self.notes:
+        if (message, urn) not in self._noted:
+            self._noted.add((message, urn))
             self.notes.append((message, urn))
 
     def reraise(self) -> None:
         """Re-raise the first unknown seen, if any."""
         if self.first is not None:
             raise self.first
+
+
+#: What a judgement left in its rule's collector: a note (message, URN) or an unknown value.
+Effect = tuple[str, str | None] | UnknownValueError
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """In a recording: "here the computation used the memoised answer ``key``"."""
+
+    key: Any
+
+
+class NoteRelay:
+    """The collector of answers several stack rules share (``reachability.Model``).
+
+    It has an :class:`UnknownCollector`'s ``note`` / ``guard`` / ``unknown`` and forwards them
+    to ``target``, the collector of the rule using the answers now (``retarget``). A rule must
+    end with the same notes and first unknown whether it computed an answer itself or found
+    it computed by an earlier rule, so :meth:`memo` records what each computation forwarded
+    (and which other answers it used) and forwards it again, once, to each later target.
+    """
+
+    def __init__(self, target: UnknownCollector) -> None:
+        self.target = target
+        self._recordings: list[list[Effect | _Answer]] = []
+        self._effects: dict[Any, tuple[Effect | _Answer, ...]] = {}
+        self._delivered: set[Any] = set()  # answers whose effects ``target`` already has
+
+    def retarget(self, target: UnknownCollector) -> None:
+        """Forward to ``target`` from now on (the next rule)."""
+        self.target = target
+        self._delivered = set()
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """As :meth:`UnknownCollector.guard`."""
+        try:
+            yield
+        except UnknownValueError as error:
+            self.unknown(error)
+
+    def unknown(self, error: UnknownValueError) -> None:
+        """As :meth:`UnknownCollector.unknown`."""
+        self._forward(error)
+
+    def note(self, message: str, urn: str | None) -> None:
+        """As :meth:`UnknownCollector.note`."""
+        self._forward((message, urn))
+
+    def memo(self, cache: dict[Any, Any], key: Any, compute: Callable[[], Any]) -> Any:
+        """``cache[key]``, computing it first if needed; the current target gets the notes and
+        unknowns the computation forwarded. A computation that raises is not cached (the next
+        use computes again, as without sharing)."""
+        outer = self._recordings[-1] if self._recordings else None
+        if key in cache:
+            self._deliver(key)
+        else:
+            effects: list[Effect | _Answer] = []
+            self._recordings.append(effects)
+            try:
+                cache[key] = compute()
+            except BaseException:
+                if outer is not None:
+                    outer.extend(effects)
+                raise
+            finally:
+                self._recordings.pop()
+            self._effects[key] = tuple(effects)
+            self._delivered.add(key)
+        if outer is not None:
+            outer.append(_Answer(key))
+        return cache[key]
+
+    def _deliver(self, key: Any) -> None:
+        if key in self._delivered:
+            return  # the target has them; they would change nothing (notes are kept once)
+        self._delivered.add(key)
+        for effect in self._effects[key]:
+            if isinstance(effect, _Answer):
+                self._deliver(effect.key)
+            else:
+                self._apply(effect)
+
+    def _forward(self, effect: Effect) -> None:
+        if self._recordings:
+            self._recordings[-1].append(effect)
+        self._apply(effect)
+
+    def _apply(self, effect: Effect) -> None:
+        if isinstance(effect, UnknownValueError):
+            self.target.unknown(effect)
+        else:
+            self.target.note(*effect)
 
 
 # --- config ----------------------------------------------------------------------------------
