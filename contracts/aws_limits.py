@@ -69,6 +69,11 @@ ECS_GRACE_PERIOD_MAX = 2_147_483_647
 FARGATE_STOP_TIMEOUT_MAX = 120
 # Task sizes at or above this many CPU units need Fargate Linux platform version 1.4.0 or later.
 FARGATE_PLATFORM_1_4_MIN_CPU = 8192
+# Fargate's default nofile soft and hard limits, and the most a task definition may raise them to
+# (ECS developer guide, "Task definition parameters for Fargate", ulimits). A Python service with
+# many concurrent upstream HTTP connections reaches the default sooner than its CPU limit.
+FARGATE_NOFILE_DEFAULT = 65_535
+FARGATE_NOFILE_MAX = 1_048_576
 
 
 def _gib_steps(start_gib: int, stop_gib: int, step_gib: int) -> tuple[int, ...]:

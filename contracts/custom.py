@@ -13,7 +13,8 @@ What the image must do:
 - if it streams (SSE), write something at least every `sseKeepAliveSeconds` during a stream, or
   declare none and accept that the ALB idle timeout is raised to the longest generation;
 - read weights from `$ENGINE_WEIGHTS_URI` (S3 prefix or EFS directory) if it has any, never from
-  a model hub (the task has no route to one);
+  a model hub at start (tasks can reach the internet on 443 through the NAT gateway, but the
+  config refuses hub credentials and hub-online switches, `engine.HUB_TOKEN_VARIABLES`);
 - stop within the container stop timeout after SIGTERM, finishing in-flight requests first.
 """
 

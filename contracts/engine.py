@@ -26,6 +26,12 @@ ENV_EXTRA_ARGS = "ENGINE_EXTRA_ARGS"
 
 ENV_HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
 """huggingface_hub: `1` forbids any hub request (weights must come from S3)."""
+HUB_OFFLINE_VARIABLES = (ENV_HF_HUB_OFFLINE, "TRANSFORMERS_OFFLINE")
+"""Switches of huggingface_hub / transformers that, set to anything but `1`, allow hub downloads."""
+HUB_TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+"""Hugging Face Hub credentials. A serving container never needs one: weights are staged in S3
+or EFS (seed 000: "Never pull weights from Hugging Face at every task start — egress cost, rate
+limits, cold-start"); with one, an image would download from the hub at every task start."""
 
 ENV_REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 """The stack's region, set in every container (model and re-ranker) from the provider's region.

@@ -44,7 +44,7 @@ from components.iam import KMS_KEY_ARN
 from components.specs import managed_instances
 from components.specs.weights import EfsConfigError, parse_efs_uri
 from contracts import aws_limits, litellm
-from contracts.engine import ENV_REGION_VARIABLES
+from contracts.engine import ENV_REGION_VARIABLES, HUB_OFFLINE_VARIABLES, HUB_TOKEN_VARIABLES
 from contracts.metrics import METRICS_BY_KIND
 from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 
@@ -569,6 +569,18 @@ def _vllm_api_key_message(section: str) -> str:
     )
 
 
+def _model_hub_message(section: str, name: str) -> str | None:
+    """Why `section.name` would let a serving container download weights at start, or None."""
+    if name not in HUB_TOKEN_VARIABLES:
+        return None
+    return (
+        f"{name} is a Hugging Face Hub credential: it would let the container download weights "
+        "from the hub at every task start (egress cost, rate limits, minutes of cold start). "
+        f"Remove it from `{section}`, stage the weights in S3 or EFS and point `weightsUri` (a "
+        "re-ranker's `modelUri`) at them; the serving images run with HF_HUB_OFFLINE=1"
+    )
+
+
 class _ServiceBase(_Section):
     image: Image | None = None
     """Container image; default: the engine's entry in `images`, else the stack's own build
@@ -589,12 +601,25 @@ class _ServiceBase(_Section):
     kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
     """Customer-managed KMS keys of the weights bucket and of `secrets`."""
 
+    # Whether the service serves a model it loads at start (models, re-rankers): such a service
+    # may not carry a model hub credential or turn the hub back on.
+    SERVES_MODEL: ClassVar[bool] = False
+
     @field_validator("environment")
     @classmethod
     def _env(cls, values: dict[str, str]) -> dict[str, str]:
-        for name in values:
+        for name, value in values.items():
             if not ENV_NAME_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if cls.SERVES_MODEL and (hub := _model_hub_message("environment", name)):
+                raise ValueError(hub)
+            if cls.SERVES_MODEL and name in HUB_OFFLINE_VARIABLES and value != "1":
+                raise ValueError(
+                    f"{name}={value!r} would let the container download weights from the "
+                    "Hugging Face Hub at every task start; remove it (the serving images run "
+                    "with HF_HUB_OFFLINE=1) and stage the weights in S3 or EFS (`weightsUri`, a "
+                    "re-ranker's `modelUri`)"
+                )
             if name == VLLM_API_KEY:
                 raise ValueError(_vllm_api_key_message("environment"))
             if name in ENV_REGION_VARIABLES:
@@ -615,6 +640,8 @@ class _ServiceBase(_Section):
         for name, arn in values.items():
             if not ENV_NAME_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if cls.SERVES_MODEL and (hub := _model_hub_message("secrets", name)):
+                raise ValueError(hub)
             if not SECRET_ARN_PATTERN.match(arn):
                 raise ValueError(f"{name}: must be a Secrets Manager secret ARN, got {arn!r}")
         return values
@@ -696,6 +723,8 @@ class ModelConfig(_ServiceBase):
     Defaults: bf16 weights, KV cache in the model dtype, 16 concurrent sequences, 90 % GPU memory
     utilisation, 300 s longest generation, 1..2 tasks.
     """
+
+    SERVES_MODEL: ClassVar[bool] = True
 
     engine: Literal["vllm", "neuron", "sglang", "tgi", "custom"]
     """`vllm`, `sglang` or `tgi` on a GPU pool, `neuron` (optimum-neuron) on an
@@ -840,6 +869,8 @@ class RerankerConfig(_ServiceBase):
     (`needMemoryMib`, `needVcpu`) and the cheapest valid size is chosen. Defaults: ARM64,
     need 2 GiB and 1 vCPU, 2..4 tasks, scale on 100 requests per target.
     """
+
+    SERVES_MODEL: ClassVar[bool] = True
 
     model_uri: S3Uri
     """S3 prefix with the exported ONNX model and tokenizer (staged into the task at start)."""

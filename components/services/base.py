@@ -33,13 +33,15 @@ from components.specs.service_connect import (
     private_host,
     timeouts,
 )
-from contracts.aws_limits import ELBV2_NAME, fitted_name
+from contracts.aws_limits import ELBV2_NAME, FARGATE_NOFILE_DEFAULT, fitted_name
 from contracts.engine import ENV_REGION_VARIABLES
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
 ECS_SCALABLE_DIMENSION = "ecs:service:DesiredCount"
-NOFILE_LIMIT = 65535
+# Fargate's default, stated in every serving container so a host (EC2) or platform change
+# cannot lower it below what a server holding many upstream connections needs.
+NOFILE_LIMIT = FARGATE_NOFILE_DEFAULT
 """Open files per container: one per client stream and upstream connection, plus the engine's
 own (tokenizer, shards, NCCL sockets). Docker's default 1024 runs out under load."""
 

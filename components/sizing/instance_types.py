@@ -198,8 +198,12 @@ class DeviceLayout:
 
     devices_per_task: GPUs reserved (tensor parallel size) or Neuron devices mapped.
     tp: tensor parallel size (GPU) or the artifact's tp degree (Neuron).
-    device_family: the chip a Neuron artifact was compiled for (`Inferentia2`, `Trainium`);
-        None for GPUs, where one CUDA image serves every NVIDIA type.
+    device_family: the accelerator model every type of the pool must share: the chip a Neuron
+        artifact was compiled for (`Inferentia2`, `Trainium`), or the GPU (`A10G`, `L4`,
+        `L40S`, ...). One CUDA image would run on any NVIDIA type, but a pool is one capacity
+        provider that a service's strategy routes to ("one ASG per GPU type", seed 000): mixing
+        GPUs of different speed behind one target-tracking policy makes the per-task load each
+        task can carry, and so the scaling target, depend on which GPU a task landed on.
     """
 
     accelerator: Accelerator
@@ -210,7 +214,8 @@ class DeviceLayout:
     def describe(self) -> str:
         if self.accelerator == "neuron":
             return f"tp degree {self.tp} on {self.devices_per_task} {self.device_family} device(s)"
-        return f"tensor parallel {self.tp} ({self.devices_per_task} GPU(s) per task)"
+        gpus = f"{self.devices_per_task} {self.device_family} GPU(s)"
+        return f"tensor parallel {self.tp} ({gpus} per task)"
 
 
 @dataclass(frozen=True)
@@ -235,8 +240,9 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
         )
     if isinstance(demand, DeclaredDemand):
         declared = declared_fit(demand, instance)
-        family = instance.accelerator_name if demand.accelerator == "neuron" else None
-        layout = DeviceLayout(demand.accelerator, demand.devices, demand.devices, family)
+        layout = DeviceLayout(
+            demand.accelerator, demand.devices, demand.devices, instance.accelerator_name
+        )
         return TypeFit(instance, layout, declared)
     if isinstance(demand, GpuDemand):
         gpu = sizing.choose_tensor_parallel(
@@ -245,7 +251,11 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
             demand.gpu_memory_utilization,
             tensor_parallel_size=demand.tensor_parallel_size,
         )
-        return TypeFit(instance, DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size), gpu)
+        return TypeFit(
+            instance,
+            DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, instance.accelerator_name),
+            gpu,
+        )
     neuron = sizing.neuron_fit(
         demand.tp_degree,
         demand.batch_size,
@@ -280,7 +290,11 @@ def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
         if not found:
             return None
         gpu = found[0]
-        return TypeFit(instance, DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size), gpu)
+        return TypeFit(
+            instance,
+            DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, instance.accelerator_name),
+            gpu,
+        )
     try:
         return fit_on(demand, instance)
     except sizing.SizingError:

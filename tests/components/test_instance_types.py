@@ -104,7 +104,7 @@ def test_derived_list_keeps_the_cheapest_layout_and_price_band():
     assert choice.chosen == ("g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge")
     assert "different device layout" in choice.dropped["g6.12xlarge"]
     assert "maxPriceRatio" in choice.dropped["g6e.8xlarge"]
-    assert choice.layouts["llama"] == ir.DeviceLayout("nvidia", 1, 1)
+    assert choice.layouts["llama"] == ir.DeviceLayout("nvidia", 1, 1, "L40S")
     assert choice.source == "sizing"
     assert choice.fitting[0] == "g6e.xlarge"
 
@@ -113,14 +113,16 @@ def test_derived_list_without_price_band_and_with_cap():
     demand = gpu("llama", "llama-3.1-8b", **LLAMA_8B)
     choice, _ = ir.choose_pool_types("nvidia", [demand], max_price_ratio=None, max_types=5)
     assert choice is not None
+    # p5.4xlarge (one H100) also fits with tp 1, but is another GPU: not in an L40S pool.
     assert choice.chosen == (
         "g6e.xlarge",
         "g6e.2xlarge",
         "g6e.4xlarge",
         "g6e.8xlarge",
-        "p5.4xlarge",
+        "g6e.16xlarge",
     )
-    assert choice.dropped["g6e.16xlarge"] == "beyond maxInstanceTypes (5)"
+    assert "different device layout" in choice.dropped["p5.4xlarge"]
+    assert "H100" in choice.dropped["p5.4xlarge"]
 
 
 def test_exclusions_take_wildcards():
@@ -199,14 +201,41 @@ def test_explicit_list_with_disagreeing_layouts_proposes_the_split():
 
 
 def test_pinned_tensor_parallel_makes_layouts_agree():
+    # Unpinned, llama fits one L40S on the 4-GPU g6e.12xlarge and the 8-GPU g6e.48xlarge alike;
+    # pinned to 2, both types give it the same two GPUs.
     demand = gpu("llama", "llama-3.1-8b", tensor_parallel_size=2, **LLAMA_8B)
-    choice, problems = ir.choose_pool_types(
-        "nvidia", [demand], ["g6e.12xlarge", "g6.12xlarge", "g5.12xlarge"]
-    )
+    choice, problems = ir.choose_pool_types("nvidia", [demand], ["g6e.12xlarge", "g6e.48xlarge"])
     assert problems == []
     assert choice is not None
-    assert choice.layouts["llama"] == ir.DeviceLayout("nvidia", 2, 2)
+    assert choice.layouts["llama"] == ir.DeviceLayout("nvidia", 2, 2, "L40S")
     assert choice.tasks_per_instance("llama") == 2
+
+
+def test_one_pool_holds_one_gpu_model():
+    """Seed 000: "one ASG per GPU type". Types whose GPUs differ give even the same tensor
+    parallel size a different per-task speed, so a list mixing them is refused with the split
+    by GPU, and a list from sizing keeps only the cheapest type's GPU."""
+    demand = gpu("llama", "llama-3.1-8b", tensor_parallel_size=2, **LLAMA_8B)
+    mixed = ["g6e.12xlarge", "g6.12xlarge", "g5.12xlarge"]
+    choice, problems = ir.choose_pool_types("nvidia", [demand], mixed)
+    assert choice is None
+    [(key, message)] = problems
+    assert key == "instanceTypes"
+    for name, chip in (("g6e.12xlarge", "L40S"), ("g6.12xlarge", "L4"), ("g5.12xlarge", "A10G")):
+        assert f"[{name}] (llama tensor parallel 2 (2 {chip} GPU(s) per task))" in message
+    for model, kwargs in (
+        ("llama-3.1-8b", LLAMA_8B),
+        ("llama-3.1-8b", {**LLAMA_8B, "max_concurrent_sequences": 64}),
+        ("mistral-7b", {"max_model_len": 4096, "max_concurrent_sequences": 8}),
+    ):
+        for excluded in ([], ["g6e.*"], ["g6e.*", "g6.*"]):
+            derived, found = ir.choose_pool_types(
+                "nvidia", [gpu("m", model, **kwargs)], max_price_ratio=None, excluded=excluded
+            )
+            assert found == [] and derived is not None
+            chips = {catalog.instance(name).accelerator_name for name in derived.chosen}
+            assert len(chips) == 1, (model, excluded, derived.chosen)
+            assert derived.layouts["m"].device_family in chips
 
 
 def test_several_models_must_agree_each():
@@ -303,11 +332,11 @@ def test_requirements_for_gpu_pool():
 
 def test_requirements_omit_names_ecs_cannot_express():
     demand = gpu("llama", "llama-3.1-8b", **LLAMA_8B)
-    choice, _ = ir.choose_pool_types("nvidia", [demand], ["p5e.48xlarge", "p5.48xlarge"])
+    choice, _ = ir.choose_pool_types("nvidia", [demand], ["p5e.48xlarge"])
     assert choice is not None
     api = ir.managed_instance_requirements(choice).to_api()
     assert "acceleratorNames" not in api  # h200 is not an ECS AcceleratorName
-    assert api["allowedInstanceTypes"] == ["p5e.48xlarge", "p5.48xlarge"]
+    assert api["allowedInstanceTypes"] == ["p5e.48xlarge"]
     validate_named_shape("ecs", "InstanceRequirementsRequest", api)
 
 

@@ -4,7 +4,14 @@ import re
 
 import pytest
 
-from contracts.aws_limits import ELBV2_NAME, NAME_HASH_CHARS, fitted_name
+from contracts.aws_limits import (
+    ELBV2_NAME,
+    FARGATE_NOFILE_DEFAULT,
+    FARGATE_NOFILE_MAX,
+    NAME_HASH_CHARS,
+    fitted_name,
+)
+from tests.aws_shapes import validate_named_shape
 
 # The longest logical target-group name the schema allows: platform prefix + a 21-char service.
 LONGEST = "inference-" + "a" * 19 + "-b" + "-tg"
@@ -40,3 +47,17 @@ def test_no_hyphen_left_dangling_before_the_hash():
     # Truncation that lands on a hyphen must not produce "--" or a leading hyphen.
     name = fitted_name("inference-abcdefghijkl-m-tg", ELBV2_NAME, scope="p/s")
     assert name is not None and "--" not in name and not name.startswith("-")
+
+
+def test_nofile_limits_are_fargates():
+    """Seed 003: Fargate's nofile default is 65535 soft and hard, raisable to 1048576; every
+    serving container states the default (a Python server with many upstream connections
+    reports the ceiling as connection errors), as a ulimit ECS's API accepts."""
+    from components.services import base  # Pulumi-backed: imported only by this test
+
+    assert (FARGATE_NOFILE_DEFAULT, FARGATE_NOFILE_MAX) == (65_535, 1_048_576)
+    assert base.NOFILE_LIMIT == FARGATE_NOFILE_DEFAULT <= FARGATE_NOFILE_MAX
+    ulimit = {"name": "nofile", "softLimit": base.NOFILE_LIMIT, "hardLimit": base.NOFILE_LIMIT}
+    validate_named_shape("ecs", "Ulimit", ulimit)
+    with pytest.raises(AssertionError):
+        validate_named_shape("ecs", "Ulimit", {**ulimit, "name": "openfiles"})

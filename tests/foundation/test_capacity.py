@@ -301,6 +301,8 @@ def test_pool_config_space(listed, excluded, base, pct, strategy, warm, managed_
     assert strategy != "lowest-price" or spec.mixed is None or not spec.mixed.uses_spot
     # one layout per model on every chosen type, and the task places on each of them
     for pool in plan.pools.values():
+        # one GPU (or Neuron chip) model per pool: seed 000's "one ASG per GPU type"
+        assert len({catalog.instance(n).accelerator_name for n in pool.types.chosen}) == 1
         for model, fits in pool.types.fits.items():
             assert {f.layout for f in fits.values()} == {pool.types.layouts[model]}
             m = plan.models[model]

@@ -67,7 +67,7 @@ BAD = [
     (
         "plaintext credential",
         "models.llama.environment",
-        {"HF_TOKEN": "hf_abc"},
+        {"DB_PASSWORD": "hunter2"},
         "platform.models.llama.environment",
         "Secrets Manager",
     ),

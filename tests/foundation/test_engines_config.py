@@ -123,7 +123,7 @@ def test_engines_stack_plans_every_engine() -> None:
         ),
         (
             "models.triton.environment",
-            {"HF_TOKEN": "x"},
+            {"TRITON_API_TOKEN": "x"},
             "platform.models.triton.environment",
             "looks like a credential",
         ),
