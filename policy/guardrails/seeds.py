@@ -196,11 +196,12 @@ def hub_downloads(container: Mapping[str, Any]) -> list[str]:
         model_id = hub_model_id(environment[name])
         if model_id:
             reasons.append(f"{name}={model_id}")
-    for key in ("entryPoint", "command"):
-        for flag, value in _flag_values(as_list(get(container, key))):
-            model_id = hub_model_id(value)
-            if model_id:
-                reasons.append(f"{flag} {model_id}")
+    # The process's argv is the entry point followed by the command (``vllm serve`` + model).
+    argv = [*as_list(get(container, "entryPoint")), *as_list(get(container, "command"))]
+    for flag, value in _flag_values(argv):
+        model_id = hub_model_id(value)
+        if model_id:
+            reasons.append(f"{flag} {model_id}")
     secrets = _variables(container, "secrets")
     for name in HUB_TOKEN_VARIABLES:
         if name in environment or name in secrets:
@@ -374,13 +375,14 @@ class PullNetwork:
             if table.urn in self._unknown_routes:
                 found = found.merge(Egress(unknown=f"route table {table.name!r} routes unknown"))
             for props in self._routes.get(table.urn, []):
-                found = found.merge(self._route(props, None, native=False))
+                found = found.merge(self._route(props, table, None))
             for route in self._route_resources.get(table.urn, []):
-                native = is_native(route.resource_type)
-                found = found.merge(self._route(route.props, route, native=native))
+                found = found.merge(self._route(route.props, route, route))
         return found
 
-    def _route(self, props: Mapping[str, Any], route: Resource | None, *, native: bool) -> Egress:
+    def _route(self, props: Mapping[str, Any], owner: Resource, route: Resource | None) -> Egress:
+        """One route's egress; ``route`` is the Route resource, None for an inline route of
+        the route table ``owner``."""
         cidr_key = "cidrBlock" if route is None else "destinationCidrBlock"
         try:
             destination = get(props, cidr_key)
@@ -397,12 +399,15 @@ class PullNetwork:
         if not present(props, "gatewayId"):
             return Egress()
         gateway = _known(props, "gatewayId")
-        if isinstance(gateway, str):
-            if gateway.startswith("igw-"):
-                return Egress(igw=True)
-            return Egress() if gateway == "local" else Egress(other=True)
-        if route is not None:
-            deps = (route.property_dependencies or {}).get("gatewayId") or []
+        if gateway == "local":
+            return Egress()
+        if isinstance(gateway, str) and (
+            gateway.startswith("igw-") or self.model.lookup(gateway, INTERNET_GATEWAY)
+        ):
+            return Egress(igw=True)
+        if gateway is None:  # unknown at preview: the engine recorded what it depends on
+            holder, key = (owner, "routes") if route is None else (route, "gatewayId")
+            deps = (holder.property_dependencies or {}).get(key) or []
             if any(d.resource_type in INTERNET_GATEWAY for d in deps):
                 return Egress(igw=True)
         return Egress(other=True)  # a gateway this rule cannot name (VPN, or unknown)
@@ -558,7 +563,16 @@ class RolePolicies:
     naming the role. Built once per rule run, only when a CPU-scaled service asks."""
 
     def __init__(self, model: Model) -> None:
+        self.model = model
         self.docs: dict[str, list[Callable[[], Any]]] = {}
+        # Role policies name their role by name (aws ``role``, aws-native ``roleName``); the
+        # shared identity index knows aws ``name`` but not aws-native ``roleName``.
+        self._by_name: dict[str, list[Resource]] = {}
+        for role in _of(model, ROLE):
+            for key in ("name", "roleName"):
+                value = _known(role.props, key)
+                if isinstance(value, str) and value:
+                    self._by_name.setdefault(value, []).append(role)
         for role in _of(model, ROLE):
             key = "policies" if is_native(role.resource_type) else "inlinePolicies"
             field = "policyDocument" if is_native(role.resource_type) else "policy"
@@ -567,13 +581,11 @@ class RolePolicies:
                     self._add(role, lambda i=item, f=field: get(i, f))
         for rp in _of(model, ROLE_POLICY):
             native = is_native(rp.resource_type)
-            for role in model.refs(
-                rp, "roleName" if native else "role", ROLE, silent_external=True
-            ):
+            for role in self._roles(rp, "roleName" if native else "role"):
                 field = "policyDocument" if native else "policy"
                 self._add(role, lambda r=rp, f=field: get(r.props, f))
         for attachment in _of(model, ROLE_POLICY_ATTACHMENT):
-            roles = model.refs(attachment, "role", ROLE, silent_external=True)
+            roles = self._roles(attachment, "role")
             managed = model.refs(attachment, "policyArn", MANAGED_POLICY, silent_external=True)
             for role in roles:
                 for policy in managed:
@@ -581,8 +593,15 @@ class RolePolicies:
         for policy in _of(model, MANAGED_POLICY):
             if not is_native(policy.resource_type):
                 continue
-            for role in model.refs(policy, "roles", ROLE, silent_external=True):
+            for role in self._roles(policy, "roles"):
                 self._add(role, lambda p=policy: get(p.props, "policyDocument"))
+
+    def _roles(self, resource: Resource, key: str) -> list[Resource]:
+        found = self.model.refs(resource, key, ROLE, silent_external=True)
+        if found:
+            return found
+        names = as_list(_known(resource.props, key))
+        return [r for n in names if isinstance(n, str) for r in self._by_name.get(n, ())]
 
     def _add(self, role: Resource, read: Callable[[], Any]) -> None:
         self.docs.setdefault(role.urn, []).append(read)
@@ -633,11 +652,15 @@ class ServiceScaling:
                     for s in self._services(dep, ("resourceId",)):
                         found[s.urn] = s
             value = _known(resource.props, key)
-            if isinstance(value, str):
-                match = _SERVICE_RESOURCE_ID.match(value)
-                if match:
-                    for s in self._names.get(match.group(1), ()):
-                        found[s.urn] = s
+            if not isinstance(value, str):
+                continue
+            match = _SERVICE_RESOURCE_ID.match(value)
+            if match:
+                for s in self._names.get(match.group(1), ()):
+                    found[s.urn] = s
+            for target in self.model.lookup(value, SCALABLE_TARGET):
+                for s in self._services(target, ("resourceId",)):
+                    found[s.urn] = s
         return list(found.values())
 
 
