@@ -45,6 +45,26 @@ def test_seed_corpus_case(pack, title, literal):
         assert text in notes, notes
 
 
+#: The corpus cases docs/seed-rules.md cites, judged again by name (both ways each).
+EXAMPLES = (
+    "seed-aws-hub-vllm-serve-positional",
+    "seed-native-hub-image-names-org-and-tag",
+    "seed-aws-fargate-spot-task-without-compatibilities",
+    "seed-aws-pull-no-egress",
+    "seed-native-pull-endpoints-without-s3",
+    "seed-aws-pull-main-route-table",
+    "seed-aws-pull-external-subnets",
+    "seed-aws-queue-worker-cpu-only",
+    "seed-native-queue-worker-cpu-only-standalone-policy",
+)
+
+
+@pytest.mark.parametrize("title", EXAMPLES)
+def test_seed_example(pack, title):
+    for literal in (False, True):
+        test_seed_corpus_case(pack, title, literal)
+
+
 def test_seed_corpus_covers_every_rule_both_verdicts_and_providers():
     cases = list(CASES.values())
     for policy in SEED_POLICIES:
