@@ -45,6 +45,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
 
+from . import tags
 from .resources import (
     APP_RUNNER,
     AUTOSCALING_GROUP,
@@ -1406,7 +1407,7 @@ SERVING_IMAGE = re.compile(
     re.IGNORECASE,
 )
 GPU_INSTANCE = re.compile(r"^(p\d|g\d|inf\d|trn\d|dl\d)", re.IGNORECASE)
-SERVING_TAG = "ml:serving"
+SERVING_TAG = tags.SERVING
 
 
 def model_serving(model: Model, leg: Leg, model_ports: set[int]) -> bool:
@@ -1464,8 +1465,8 @@ def _model_serving(model: Model, leg: Leg, model_ports: set[int]) -> bool:
 
 
 def _tagged(resource: Resource) -> bool:
-    tags = tags_of(resource.props)
-    return str(tags.get(SERVING_TAG, "")).lower() == "true"
+    found = tags_of(resource.props)
+    return str(found.get(SERVING_TAG, "")).lower() == "true"
 
 
 def _instance_type(resource: Resource) -> Any:
