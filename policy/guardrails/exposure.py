@@ -176,7 +176,7 @@ def _check_paths(
             serving = config["scope"] == "all" or any(
                 model_serving(model, leg, ports) for _, leg in kept
             )
-            routes = "; ".join(dict.fromkeys(" -> ".join(leg.chain) for _, leg in kept[:3]))
+            routes = "; ".join(list(dict.fromkeys(" -> ".join(leg.chain) for _, leg in kept))[:5])
             ends = [e for _, leg in kept for e in leg.ends]
             served = (
                 ", ".join(dict.fromkeys(_label(e) for e in ends)) or "targets outside the stack"
@@ -239,10 +239,18 @@ def _check_security_groups(
                 continue
             model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
             serving = config["scope"] == "all" or bool(model_ports)
+            behind = _service_connect_behind(model, serving_tasks)
             serving = serving or any(
                 task_serves_model(td, ports)
-                for task in serving_tasks
+                for task in (*serving_tasks, *behind)
                 for td in model.task_definitions(task)
+            )
+            # A load balancer is in scope when one of its unauthenticated routes is.
+            lbs = {r.urn for kind, r in attached if kind == "lb"}
+            serving = serving or any(
+                model_serving(model, leg, ports)
+                for _, leg in model.entry_legs()
+                if leg.auth is None and any(v.urn in lbs for v in leg.via)
             )
             kind = (
                 f" including model port(s) {', '.join(map(str, model_ports[:6]))}"
@@ -251,7 +259,8 @@ def _check_security_groups(
             )
             message = (
                 f"security group {sg.name!r} admits the internet on port(s) {shown}{kind} and is "
-                f"attached to {', '.join(exposed)}, which serve(s) it without authentication."
+                f"attached to {', '.join(exposed)}, which serve(s) it without authentication"
+                f"{_service_connect_words(model, serving_tasks)}."
             )
             for holder in holders:
                 if _in_scope(config, serving):
@@ -340,19 +349,45 @@ def _check_public_ips(
             serving = config["scope"] == "all" or any(
                 lo <= p <= hi for _, r in open_groups for lo, hi in r for p in ports
             )
-            serving = serving or (
-                resource.resource_type in SERVICE | TASK_SET
-                and any(task_serves_model(td, ports) for td in model.task_definitions(resource))
+            tasks = [resource] if resource.resource_type in SERVICE | TASK_SET else []
+            serving = serving or any(
+                task_serves_model(td, ports)
+                for task in (*tasks, *_service_connect_behind(model, tasks))
+                for td in model.task_definitions(task)
             )
             detail = "; ".join(f"{sg.name!r} on {describe_ports(r)}" for sg, r in open_groups)
             message = (
                 f"{_label(resource)} gets a public IP ({why}) and its security group(s) admit "
-                f"the internet ({detail}): it is reachable without authentication."
+                f"the internet ({detail}): it is reachable without authentication"
+                f"{_service_connect_words(model, tasks)}."
             )
             if _in_scope(config, serving):
                 report(message, resource.urn)
             else:
                 unknowns.note(f"outside scope model-serving: {message}", resource.urn)
+
+
+def _service_connect_behind(model: Model, tasks: Iterable[Any]) -> list[Any]:
+    """The Service Connect servers the given ECS services reach (see ``Model``)."""
+    found: dict[str, Any] = {}
+    for task in tasks:
+        if task.resource_type in SERVICE:
+            for server, _ in model.service_connect_servers(task):
+                found.setdefault(server.urn, server)
+    return list(found.values())
+
+
+def _service_connect_words(model: Model, tasks: Iterable[Any]) -> str:
+    """``, and through Service Connect ...`` naming client and servers (empty when none)."""
+    parts = [
+        f"{_label(task)} -> {alias} ({_label(server)})"
+        for task in tasks
+        if task.resource_type in SERVICE
+        for server, alias in model.service_connect_servers(task)
+    ]
+    if not parts:
+        return ""
+    return ", and through Service Connect so are the servers it calls: " + "; ".join(parts[:5])
 
 
 no_reachable_public_ip = stack_rule(

@@ -50,6 +50,7 @@ from .resources import (
     APP_RUNNER,
     AUTOSCALING_GROUP,
     CLASSIC_ELB,
+    CLUSTER,
     DEFAULT_SECURITY_GROUP,
     DISTRIBUTION,
     EIP,
@@ -77,6 +78,7 @@ from .resources import (
     REST_VPC_LINK,
     SECURITY_GROUP,
     SERVICE,
+    SERVICE_DISCOVERY_NAMESPACE,
     SUBNET,
     TARGET_GROUP,
     TASK_DEFINITION,
@@ -756,8 +758,116 @@ class Model:
             steps.append(lambda u=url: self._url_entry(u))
         for step in steps:
             with self.notes.guard():
-                found.extend(list(step()))
+                found.extend(self._through_service_connect(list(step())))
         return found
+
+    # --- ECS Service Connect ----------------------------------------------------------------
+
+    def _through_service_connect(
+        self, legs: list[tuple[Resource, Leg]]
+    ) -> list[tuple[Resource, Leg]]:
+        """``legs`` plus, for each route ending at an ECS service that takes part in Service
+        Connect, one route on to every server of its namespace: the client's Envoy proxy
+        resolves their aliases, so what reaches the client reaches them, past no further auth.
+        """
+        out = list(legs)
+        for entry, leg in legs:
+            for client in leg.ends:
+                if client.resource_type not in SERVICE:
+                    continue
+                for server, alias in self.service_connect_servers(client):
+                    if any(server.urn == h.urn for h in (*leg.hops, *leg.ends)):
+                        continue
+                    out.append(
+                        (
+                            entry,
+                            Leg(
+                                leg.front,
+                                leg.auth,
+                                (*leg.chain, f"Service Connect {alias}", _label(server)),
+                                (server,),
+                                leg.via,
+                                (*leg.hops, client, server),
+                            ),
+                        )
+                    )
+        return out
+
+    def service_connect_servers(self, client: Resource) -> list[tuple[Resource, str]]:
+        """(server, alias) for every Service Connect server ``client`` reaches: each other
+        service of its namespace that publishes a port. Empty when ``client`` does not take
+        part; "cannot verify" when its namespace cannot be told."""
+        key = self._service_connect_namespace(client, judged=True)
+        if key is None:
+            return []
+        table = self._memo("sc_namespaces", self._service_connect_table)
+        return [(s, alias) for s, alias in table.get(key, []) if s.urn != client.urn]
+
+    def _service_connect_table(self) -> dict[str, list[tuple[Resource, str]]]:
+        table: dict[str, list[tuple[Resource, str]]] = {}
+        for service in self.of(SERVICE):
+            try:
+                key = self._service_connect_namespace(service, judged=False)
+                aliases = _service_connect_aliases(service) if key is not None else []
+            except UnknownValueError:  # a server that cannot be told is left out, not guessed
+                continue
+            if key is not None and aliases:
+                table.setdefault(key, []).append((service, ", ".join(aliases)))
+        return table
+
+    def _service_connect_namespace(self, service: Resource, *, judged: bool) -> str | None:
+        """The namespace a service's Service Connect uses (its own ``namespace``, else its
+        cluster's ``serviceConnectDefaults``) as a namespace resource URN or the literal ARN /
+        name; None when Service Connect is off. ``judged``: leave a "cannot verify" note when
+        the namespace is unknown (only for a client the internet reaches)."""
+        block = get(service.props, "serviceConnectConfiguration")
+        if not isinstance(block, Mapping) or not as_bool(get(block, "enabled", False)):
+            return None
+        if present(block, "namespace"):
+            return self._namespace_key(
+                service, "serviceConnectConfiguration", block, judged, "namespace"
+            )
+        for cluster in self.refs(service, "cluster", CLUSTER, silent_external=True):
+            defaults = get(cluster.props, "serviceConnectDefaults")
+            if isinstance(defaults, Mapping) and present(defaults, "namespace"):
+                return self._namespace_key(
+                    cluster, "serviceConnectDefaults", defaults, judged, "namespace"
+                )
+        if judged:
+            self.note(
+                service,
+                "serviceConnectConfiguration",
+                "enables Service Connect without a namespace, and no cluster of this stack "
+                "gives it a default one",
+                "which Service Connect servers it reaches",
+            )
+        return None
+
+    def _namespace_key(
+        self, holder: Resource, prop: str, block: Mapping[str, Any], judged: bool, key: str
+    ) -> str | None:
+        deps = [
+            d
+            for d in (getattr(holder, "property_dependencies", None) or {}).get(prop) or ()
+            if d.resource_type in SERVICE_DISCOVERY_NAMESPACE
+        ]
+        if deps:
+            return deps[0].urn
+        try:
+            value = get(block, key)
+        except UnknownValueError:
+            if judged:
+                self.note(
+                    holder,
+                    prop,
+                    "names a namespace unknown at preview, and no dependency records which",
+                    "which Service Connect servers it reaches",
+                )
+            return None
+        if not isinstance(value, str) or not value:
+            return None
+        found = self.lookup(value, SERVICE_DISCOVERY_NAMESPACE)
+        return found[0].urn if found else f"namespace:{value}"
 
     def _lb_entry(self, lb: Resource) -> Iterator[tuple[Resource, Leg]]:
         if lb_is_internet_facing(lb.resource_type, lb.props):
@@ -1224,6 +1334,23 @@ class Model:
             "unauth_lbs",
             lambda: {lb.urn for _, leg in self.entry_legs() if leg.auth is None for lb in leg.via},
         )
+
+
+def _service_connect_aliases(service: Resource) -> list[str]:
+    """How clients address a Service Connect server: ``dnsName:port`` of each client alias,
+    else its discovery name or port name (empty for a client-only service)."""
+    native = is_native(service.resource_type)
+    block = get(service.props, "serviceConnectConfiguration")
+    out: list[str] = []
+    for published in as_list(get(block, "services")):
+        aliases = as_list(get(published, "clientAliases" if native else "clientAlias"))
+        named = [
+            f"{get(a, 'dnsName', get(published, 'discoveryName', get(published, 'portName')))}"
+            f":{int(as_number(get(a, 'port')) or 0)}"
+            for a in aliases
+        ]
+        out += named or [str(get(published, "discoveryName", get(published, "portName", "?")))]
+    return out
 
 
 def _prepend(front: Resource, hop: Resource, auth: str | None, leg: Leg) -> Leg:
