@@ -1759,6 +1759,9 @@ def cases() -> list[Case]:
         *_silence_cases(),
         *_service_connect_cases(),
     ]
+    from tests.policy import corpus_hunt  # its cases build on the helpers above
+
+    found += corpus_hunt.cases()
     names = [c.title for c in found]
     assert len(names) == len(set(names)), "duplicate corpus titles"
     return found
