@@ -218,59 +218,85 @@ def _check_security_groups(
 ) -> None:
     model = Model(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
-    for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP):
+    groups: list[tuple[str, str, Any]] = [
+        (sg.urn, repr(sg.name), sg) for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP)
+    ]
+    with unknowns.guard():
+        groups += [
+            (key, f"{key.split(':', 1)[1]!r} (outside this stack)", None)
+            for key in model.external_groups()
+        ]
+    for key, name, sg in groups:
         with unknowns.guard():
-            ranges, holders = model.internet_ports(sg)
-            if not ranges:
-                continue
-            shown = describe_ports(ranges)
-            attached = model.attachments(sg)
-            if _exempt(config, (sg, *holders, *(r for _, r in attached)), SG_TYPES):
-                continue
-            if not attached:
-                unknowns.note(
-                    f"cannot verify: security group {sg.name!r} admits the internet on port(s) "
-                    f"{shown} but is attached to nothing in this stack.",
-                    sg.urn,
-                )
-                continue
-            exposed, serving_tasks = _exposed_attachments(model, attached, unknowns, sg)
-            if not exposed:
-                continue
-            model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
-            serving = config["scope"] == "all" or bool(model_ports)
-            behind = _service_connect_behind(model, serving_tasks)
-            serving = serving or any(
-                task_serves_model(td, ports)
-                for task in (*serving_tasks, *behind)
-                for td in model.task_definitions(task)
-            )
-            # A load balancer is in scope when one of its unauthenticated routes is.
-            lbs = {r.urn for kind, r in attached if kind == "lb"}
-            serving = serving or any(
-                model_serving(model, leg, ports)
-                for _, leg in model.entry_legs()
-                if leg.auth is None and any(v.urn in lbs for v in leg.via)
-            )
-            kind = (
-                f" including model port(s) {', '.join(map(str, model_ports[:6]))}"
-                if model_ports
-                else ""
-            )
-            message = (
-                f"security group {sg.name!r} admits the internet on port(s) {shown}{kind} and is "
-                f"attached to {', '.join(exposed)}, which serve(s) it without authentication"
-                f"{_service_connect_words(model, serving_tasks)}."
-            )
-            for holder in holders:
-                if _in_scope(config, serving):
-                    report(message, holder.urn)
-                else:
-                    unknowns.note(f"outside scope model-serving: {message}", holder.urn)
+            _judge_group(model, config, report, unknowns, ports, key, name, sg)
+
+
+def _judge_group(
+    model: Model,
+    config: Config,
+    report: Report,
+    unknowns: UnknownCollector,
+    ports: set[int],
+    key: str,
+    name: str,
+    sg: Any,
+) -> None:
+    """Judge one security group (``sg`` None: a group outside the stack, known by its id, that
+    the stack's rules open and the stack's resources use)."""
+    ranges, holders = model.internet_ports_of(key)
+    if not ranges:
+        return
+    shown = describe_ports(ranges)
+    attached = model.attachments_of(key)
+    anchor = sg if sg is not None else holders[0]
+    if _exempt(
+        config, (*([sg] if sg is not None else []), *holders, *(r for _, r in attached)), SG_TYPES
+    ):
+        return
+    if not attached:
+        unknowns.note(
+            f"cannot verify: security group {name} admits the internet on port(s) "
+            f"{shown} but is attached to nothing in this stack.",
+            anchor.urn,
+        )
+        return
+    exposed, serving_tasks = _exposed_attachments(model, attached, unknowns, name, anchor)
+    if not exposed:
+        return
+    model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
+    serving = config["scope"] == "all" or bool(model_ports)
+    behind = _service_connect_behind(model, serving_tasks)
+    serving = serving or any(
+        task_serves_model(td, ports)
+        for task in (*serving_tasks, *behind)
+        for td in model.task_definitions(task)
+    )
+    # A load balancer is in scope when one of its unauthenticated routes is.
+    lbs = {r.urn for kind, r in attached if kind == "lb"}
+    serving = serving or any(
+        model_serving(model, leg, ports)
+        for _, leg in model.entry_legs()
+        if leg.auth is None and any(v.urn in lbs for v in leg.via)
+    )
+    kind = f" including model port(s) {', '.join(map(str, model_ports[:6]))}" if model_ports else ""
+    message = (
+        f"security group {name} admits the internet on port(s) {shown}{kind} and is "
+        f"attached to {', '.join(exposed)}, which serve(s) it without authentication"
+        f"{_service_connect_words(model, serving_tasks)}."
+    )
+    for holder in holders:
+        if _in_scope(config, serving):
+            report(message, holder.urn)
+        else:
+            unknowns.note(f"outside scope model-serving: {message}", holder.urn)
 
 
 def _exposed_attachments(
-    model: Model, attached: list[tuple[str, Any]], unknowns: UnknownCollector, sg: Any
+    model: Model,
+    attached: list[tuple[str, Any]],
+    unknowns: UnknownCollector,
+    name: str,
+    anchor: Any,
 ) -> tuple[list[str], list[Any]]:
     """(labels of the attachments that serve the internet, the ECS services / task sets among
     them, whose task definitions decide scope model-serving)."""
@@ -289,9 +315,9 @@ def _exposed_attachments(
                 exposed.append(_label(resource))
         elif kind == "other":
             unknowns.note(
-                f"cannot verify: security group {sg.name!r} admits the internet and is attached "
+                f"cannot verify: security group {name} admits the internet and is attached "
                 f"to {resource.resource_type} {resource.name!r}, which this pack does not judge.",
-                sg.urn,
+                anchor.urn,
             )
     return exposed, tasks
 

@@ -200,7 +200,9 @@ def public_share(cidr: str) -> bool:
 def port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int] | None:
     """Port range an ingress covers; protocol ``-1`` / ``all`` is every port, ICMP and other
     port-less protocols None (they carry no service traffic)."""
-    proto = str(protocol).lower()
+    number = as_number(protocol)
+    # A program may register the protocol as a number (-1.0, 6.0): compare its integer form.
+    proto = str(int(number)) if number is not None else str(protocol).lower()
     if proto in {"-1", "all"}:
         return (0, 65535)
     if proto not in {"tcp", "udp", "6", "17"}:
@@ -1204,8 +1206,14 @@ class Model:
             )
             for sg in groups:
                 table.setdefault(sg.urn, []).append(item)
-            if not groups and covers_internet(item.cidrs):
-                table.setdefault(rule.urn, []).append(item)
+            if not groups:
+                # A group outside the stack, named by its id: judged under that id, so a
+                # resource of the stack that names the same id is attached to it.
+                literal = _known(rule.props, key)
+                if isinstance(literal, str) and literal:
+                    table.setdefault(external_group(literal), []).append(item)
+                elif covers_internet(item.cidrs):
+                    table.setdefault(rule.urn, []).append(item)
         return table
 
     def _ingress_item(
@@ -1260,14 +1268,20 @@ class Model:
     def internet_ports(self, sg: Resource) -> tuple[list[tuple[int, int]], list[Resource]]:
         """(port ranges on which ``sg`` admits the internet, the resources holding that
         ingress). CIDRs of different permissions on the same port add up."""
-        return self._memo(
-            ("internet", sg.urn), lambda: _internet_ports(self.ingress().get(sg.urn, []))
-        )
+        return self.internet_ports_of(sg.urn)
+
+    def internet_ports_of(self, key: str) -> tuple[list[tuple[int, int]], list[Resource]]:
+        """``internet_ports`` by group URN or ``external_group`` key."""
+        return self._memo(("internet", key), lambda: _internet_ports(self.ingress().get(key, [])))
 
     def attachments(self, sg: Resource) -> list[tuple[str, Resource]]:
         """(kind, resource) for everything ``sg`` is attached to."""
+        return self.attachments_of(sg.urn)
+
+    def attachments_of(self, key: str) -> list[tuple[str, Resource]]:
+        """``attachments`` by group URN or ``external_group`` key."""
         table = self._memo("attach", self._attachment_table)
-        return table.get(sg.urn, [])
+        return table.get(key, [])
 
     def _attachment_table(self) -> dict[str, list[tuple[str, Resource]]]:
         table: dict[str, dict[str, tuple[str, Resource]]] = {}
@@ -1290,7 +1304,23 @@ class Model:
                 resource, key, sgs, values=values, what="which security groups it uses"
             ):
                 table.setdefault(sg.urn, {})[resource.urn] = (kind, resource)
+            try:
+                named = [v for v in values() if isinstance(v, str) and v]
+            except UnknownValueError:  # refs() has left the "cannot verify" note
+                named = []
+            for value in named:
+                if not self.lookup(value, sgs):
+                    table.setdefault(external_group(value), {})[resource.urn] = (kind, resource)
         return {k: list(v.values()) for k, v in table.items()}
+
+    def external_groups(self) -> list[str]:
+        """Keys (``external_group(id)``) of groups outside the stack that a rule of the stack
+        opens to the internet."""
+        return [
+            key
+            for key in self.ingress()
+            if key.startswith(_EXTERNAL_GROUP) and self.internet_ports_of(key)[0]
+        ]
 
     def security_groups_of(self, resource: Resource) -> list[Resource] | None:
         """Security groups attached to a compute resource; None when it names none (it then
@@ -1334,6 +1364,15 @@ class Model:
             "unauth_lbs",
             lambda: {lb.urn for _, leg in self.entry_legs() if leg.auth is None for lb in leg.via},
         )
+
+
+_EXTERNAL_GROUP = "security-group-outside-stack:"
+
+
+def external_group(group_id: str) -> str:
+    """The key under which a security group outside the stack, named by ``group_id``, is
+    judged (its ingress from the stack's rules, its attachments from the stack's resources)."""
+    return _EXTERNAL_GROUP + group_id
 
 
 def _service_connect_aliases(service: Resource) -> list[str]:

@@ -114,6 +114,14 @@ def _sgs() -> Iterator[Case]:
         expect={(SG, "task-sg")},
     )
     yield sg_task_case(
+        "aws-hunt-sg-numeric-protocol-all",
+        False,
+        rules=[("tcp", 1, 1, ["10.0.0.0/8"])],
+        extra=_numeric_protocol,
+        expect={(SG, "task-sg")},
+    )
+    yield from _external_groups()
+    yield sg_task_case(
         "aws-hunt-sg-ipv6-upper-half-only",
         False,
         rules=[("tcp", 30000, 30000, ["8000::/1"])],
@@ -150,6 +158,62 @@ def _sgs() -> Iterator[Case]:
         extra=prefix_rule,
         expect={(SG, "pl-rule")},
     )
+
+
+def _numeric_protocol(case: Case) -> None:
+    # A program that writes protocol=-1 (a number) registers -1.0: all traffic.
+    case.resources[0][2]["ingress"] = [
+        {"protocol": -1.0, "fromPort": 0.0, "toPort": 0.0, "cidrBlocks": ["0.0.0.0/0"]}
+    ]
+
+
+def _external_groups() -> Iterator[Case]:
+    """A group outside the stack, named by its id only: a standalone rule of this stack opens
+    it to the internet and a service of this stack runs in it."""
+    for native in (False, True):
+        p = "native" if native else "aws"
+        t = types(native)
+        case = Case(f"{p}-hunt-external-group-opened-by-rule", {(SG, "open-rule")})
+        case.add(t["TD"], "td", td_inputs(native, gpu=False, fargate=True, port=8000))
+        svc = service_inputs(native, td="td")
+        network = svc["networkConfiguration"]
+        (network["awsvpcConfiguration"] if native else network)["securityGroups"] = [
+            "sg-0123456789abcdef0"
+        ]
+        case.add(t["SVC"], "svc", svc)
+        if native:
+            case.add(
+                "aws-native:ec2:SecurityGroupIngress",
+                "open-rule",
+                {
+                    "groupId": "sg-0123456789abcdef0",
+                    "ipProtocol": "tcp",
+                    "fromPort": 8000.0,
+                    "toPort": 8000.0,
+                    "cidrIp": "0.0.0.0/0",
+                },
+            )
+        else:
+            case.add(
+                A_SG_IN,
+                "open-rule",
+                {
+                    "securityGroupId": "sg-0123456789abcdef0",
+                    "ipProtocol": "tcp",
+                    "fromPort": 8000.0,
+                    "toPort": 8000.0,
+                    "cidrIpv4": "0.0.0.0/0",
+                },
+            )
+        yield case
+        # The same rule opening a different external group: nothing of the stack runs in it.
+        other = Case(f"{p}-hunt-external-group-rule-elsewhere", set(), notes=("cannot verify",))
+        for type_, name, inputs in case.resources:
+            inputs = json.loads(json.dumps(inputs, default=str)) if name == "open-rule" else inputs
+            if name == "open-rule":
+                inputs["groupId" if native else "securityGroupId"] = "sg-0fedcba9876543210"
+            other.add(type_, name, inputs)
+        yield other
 
 
 def _nlbs() -> Iterator[Case]:
