@@ -915,7 +915,10 @@ class Model:
                 found.append(asg)
         for service in self.of(SERVICE):
             deps = (service.property_dependencies or {}).get("loadBalancers") or []
-            if any(d.urn == elb.urn for d in deps):
+            names = {
+                _known(lb, "elbName") for lb in as_list(_known(service.props, "loadBalancers"))
+            }
+            if any(d.urn == elb.urn for d in deps) or (name and name in names):
                 found.append(service)
         return found
 
@@ -1711,11 +1714,47 @@ def public_ip(model: Model, resource: Resource) -> str | None:
         return "associatePublicIpAddress" if value is not None and as_bool(value) else None
     if rtype in AUTOSCALING_GROUP:
         key = "vpcZoneIdentifiers" if not native else "vpcZoneIdentifier"
+        if not present(props, key):
+            # Availability zones only: instances launch in the default VPC's subnets, which
+            # assign public IPs, unless every template of the stack it uses says otherwise.
+            templates = _asg_templates(model, resource)
+            if templates and not all(_template_public_ip(t) is False for t in templates):
+                return f"no {key} (the default VPC's subnets assign public IPs)"
+            return None
         for s in model.refs(resource, key, SUBNET, silent_external=True):
             if model.subnet_public(s):
                 return f"subnet {s.name!r} maps public IPs on launch"
         return None
     return None
+
+
+def _asg_templates(model: Model, asg: Resource) -> list[Resource]:
+    """The stack's launch templates / configurations an Auto Scaling group launches from."""
+    native = is_native(asg.resource_type)
+    found: dict[str, Resource] = {}
+    for key, types in (
+        ("launchTemplate", LAUNCH_TEMPLATE),
+        ("mixedInstancesPolicy", LAUNCH_TEMPLATE),
+        ("launchConfiguration" if not native else "launchConfigurationName", LAUNCH_CONFIGURATION),
+    ):
+        for template in model.refs(asg, key, types, silent_external=True):
+            found.setdefault(template.urn, template)
+    return list(found.values())
+
+
+def _template_public_ip(template: Resource) -> bool | None:
+    """A launch template's / configuration's explicit public IP setting (None: unset)."""
+    props = template.props
+    if template.resource_type in LAUNCH_CONFIGURATION:
+        value = get(props, "associatePublicIpAddress")
+        return None if value is None else as_bool(value)
+    if is_native(template.resource_type):
+        interfaces = as_list(get_path(props, "launchTemplateData", "networkInterfaces"))
+    else:
+        interfaces = as_list(get(props, "networkInterfaces"))
+    values = [get(nic, "associatePublicIpAddress") for nic in interfaces]
+    known = [as_bool(v) for v in values if v is not None]
+    return any(known) if known else None
 
 
 def asg_security_groups(model: Model, asg: Resource) -> list[Resource] | None:

@@ -38,12 +38,15 @@ from typing import Any
 from tests.policy.corpus import (
     A_API,
     A_APPRUNNER,
+    A_ASG,
     A_BATCH,
     A_CF,
+    A_ELB,
     A_EVENT_TARGET,
     A_EXPRESS,
     A_FUNCTION,
     A_INTEGRATION,
+    A_LT,
     A_METHOD,
     A_PL,
     A_REST,
@@ -51,8 +54,11 @@ from tests.policy.corpus import (
     A_REST_LINK,
     A_REST_RESOURCE,
     A_ROUTE,
+    A_SG,
     A_SG_IN,
     A_SUBNET,
+    A_SVC,
+    A_TD,
     GPU,
     HOST,
     IMAGE_VLLM,
@@ -698,6 +704,81 @@ def _front_doors() -> Iterator[Case]:
     yield case
 
 
+def _default_vpc_groups() -> Iterator[Case]:
+    """Auto Scaling groups given availability zones only launch in the default VPC, whose
+    subnets assign public IPs, unless the template turns them off."""
+    for public, expect in (
+        (None, {(SG, "lt-sg"), (PIP, "asg")}),
+        ("false", {(SG, "lt-sg")}),
+    ):
+        title = "default" if public is None else "template-says-no"
+        case = Case(f"aws-hunt-asg-availability-zones-only-{title}", expect)
+        case.add(A_SG, "lt-sg", sg_inputs(False, ("tcp", 11434, 11434, ["0.0.0.0/0"])))
+        lt: dict[str, Any] = {"imageId": "ami-0123456789abcdef0", "instanceType": "g5.xlarge"}
+        if public is None:
+            lt["vpcSecurityGroupIds"] = [Ref("lt-sg", "id")]
+        else:
+            lt["networkInterfaces"] = [
+                {
+                    "deviceIndex": 0.0,
+                    "associatePublicIpAddress": public,
+                    "securityGroups": [Ref("lt-sg", "id")],
+                }
+            ]
+        case.add(A_LT, "lt", lt)
+        case.add(
+            A_ASG,
+            "asg",
+            {
+                "maxSize": 2.0,
+                "minSize": 1.0,
+                "availabilityZones": ["us-east-1a", "us-east-1b"],
+                "launchTemplate": {"id": Ref("lt", "id"), "version": "$Latest"},
+            },
+        )
+        yield case
+
+
+def _classic_to_service() -> Iterator[Case]:
+    """A classic ELB in front of an ECS service (``loadBalancers[].elbName``): under scope
+    model-serving the vLLM service behind it counts (see test_hunt_scope)."""
+    case = Case("aws-hunt-classic-elb-to-ecs-service", {(PATH, "classic")})
+    case.add(
+        A_ELB,
+        "classic",
+        {
+            "name": "llm-classic",
+            "subnets": ["subnet-a"],
+            "listeners": [
+                {
+                    "instancePort": 8000.0,
+                    "instanceProtocol": "http",
+                    "lbPort": 80.0,
+                    "lbProtocol": "http",
+                }
+            ],
+        },
+    )
+    case.add(A_TD, "td", td_inputs(False, gpu=True, fargate=False))
+    svc = service_inputs(False, td="td", launch_type="EC2")
+    svc["loadBalancers"] = [
+        {"elbName": Ref("classic", "name"), "containerName": "model", "containerPort": 8000.0}
+    ]
+    svc.pop("networkConfiguration")
+    case.add(A_SVC, "svc", svc)
+    yield case
+
+
 def cases() -> list[Case]:
     """Every hunting case."""
-    return [*_sgs(), *_nlbs(), *_albs(), *_apis(), *_cloudfront(), *_launches(), *_front_doors()]
+    return [
+        *_sgs(),
+        *_nlbs(),
+        *_albs(),
+        *_apis(),
+        *_cloudfront(),
+        *_launches(),
+        *_front_doors(),
+        *_default_vpc_groups(),
+        *_classic_to_service(),
+    ]
