@@ -97,3 +97,21 @@ def test_model_serving_scope_on_a_route_to_a_client(scoped_pack, native, change,
     settings = {"front": "open", **change}
     case = service_connect_case("scoped-route", native, expect=set(), **settings)
     assert found(scoped_pack.analyze(build(case)), level="mandatory") == expect
+
+
+@PROVIDERS
+def test_unknown_namespace_of_a_reachable_client_cannot_be_verified(pack, native):
+    """A namespace unknown at preview with no recorded dependency: the client's own exposure
+    stands, and what it reaches through Service Connect is a "cannot verify" note."""
+    case = service_connect_case(
+        "unknown-ns", native, client_public_ip=True, client_open=True, expect=set()
+    )
+    stack = build(case)
+    deps = dict(stack["gateway"].property_dependencies)
+    deps.pop("serviceConnectConfiguration")
+    stack.replace("gateway", property_dependencies=deps)
+    violations = pack.analyze(stack)
+    assert found(violations, level="mandatory") == {(PIP, "gateway"), (SG, "gw-sg")}
+    notes = _messages(violations, "guardrail-notes")
+    assert "cannot verify which Service Connect servers it reaches" in notes, notes
+    assert "serviceConnectConfiguration" in notes, notes
