@@ -265,6 +265,7 @@ class ModelPlan:
             scale_in_cooldown=self.scaling.scale_in_cooldown,
             health_check_grace_period_seconds=self.grace.seconds,
             deregistration_delay_seconds=self.deregistration.seconds,
+            max_request_seconds=self.deregistration.max_generation_seconds,
             deployment_minimum_healthy_percent=self.deploy.minimum_healthy_percent,
             deployment_maximum_percent=self.deploy.maximum_percent,
             one_task_per_instance=self.one_task_per_instance,
@@ -339,6 +340,7 @@ class RerankerPlan:
             scaling_metric=cfg.scaling_metric,
             scaling_target=cfg.scaling_target,
             deregistration_delay_seconds=self.deregistration.seconds,
+            max_request_seconds=self.deregistration.max_generation_seconds,
             alb_idle_timeout_seconds=self.idle_timeout_seconds,
             # The service bounds each request (and its admission) by the same maxRequestSeconds
             # the ALB idle timeout and the deregistration delay are derived from.

@@ -302,6 +302,7 @@ class LiteLLMGateway(pulumi.ComponentResource):
             port=GATEWAY_PORT,
             health_path=HEALTH_PATH,
             deregistration_delay_seconds=args.deregistration_delay_seconds,
+            max_request_seconds=args.spec.longest_request_seconds,
             interval_seconds=10,
             parent=self,
         )
