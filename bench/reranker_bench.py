@@ -403,21 +403,63 @@ async def drive(
         return time.perf_counter() - t0, latencies, rankings
 
 
-def torch_reference(ce_dir: Path, requests: dict[str, list[dict]]) -> dict[tuple[str, int], list]:
-    """Rankings of CrossEncoder.predict (torch, in-process) for every request of every mix."""
+def torch_reference(
+    ce_dir: Path, requests: dict[str, list[dict]], keys: set[tuple[str, int]]
+) -> dict[tuple[str, int], list]:
+    """Rankings of CrossEncoder.predict (torch, in-process) for the requests named by `keys`."""
     from sentence_transformers import CrossEncoder
 
     model = CrossEncoder(str(ce_dir), max_length=MAX_LENGTH, device="cpu")
     out = {}
-    for mix, reqs in requests.items():
-        for i, body in enumerate(reqs):
-            scores = np.asarray(
-                model.predict(
-                    [(body["query"], d) for d in body["documents"]], show_progress_bar=False
-                )
-            )
-            out[(mix, i)] = np.argsort(-scores, kind="stable").tolist()
+    for mix, i in sorted(keys):
+        body = requests[mix][i]
+        pairs = [(body["query"], d) for d in body["documents"]]
+        scores = np.asarray(model.predict(pairs, show_progress_bar=False))
+        out[(mix, i)] = np.argsort(-scores, kind="stable").tolist()
     return out
+
+
+# --- sizing the run ------------------------------------------------------------------------------
+
+#: Fewest requests per cell at concurrency 1, 4, 16: a multiple of len(DOC_COUNTS) (every size
+#: equally often) and at least the concurrency (every client has a request).
+MIN_CELLS = {1: 3, 4: 6, 16: 18}
+#: Margin on the calibrated estimate: concurrency, short pairs (less efficient per FLOP than the
+#: calibration's realistic ones) and a neighbour's burst all cost more than the estimate says.
+PLAN_MARGIN = 1.25
+
+
+def run_seconds(
+    cells: dict[int, int], seconds_per_pair: float, pair_cost: dict[str, float], repeats: int
+) -> float:
+    """Estimated seconds to run every cell `repeats` times on every target.
+
+    `seconds_per_pair` is the sum over targets of their calibrated seconds per realistic pair;
+    `pair_cost` is each mix's FLOPs per pair relative to the realistic mix.
+    """
+    docs = float(np.mean(DOC_COUNTS))
+    pairs = sum(n * docs for n in cells.values())
+    return PLAN_MARGIN * repeats * pairs * seconds_per_pair * sum(pair_cost.values())
+
+
+def plan_cells(
+    levels: Sequence[int],
+    seconds_per_pair: float,
+    pair_cost: dict[str, float],
+    repeats: int,
+    budget_s: float,
+) -> dict[int, int]:
+    """Requests per cell so that every repeat of every cell fits in `budget_s` seconds.
+
+    Every concurrency gets the same factor over MIN_CELLS (rounded down to whole multiples of
+    len(DOC_COUNTS)): more requests per cell average out more of the host's noise. When even
+    MIN_CELLS does not fit, MIN_CELLS is returned and the run's budget stops it early.
+    """
+    smallest = {c: MIN_CELLS[c] for c in levels}
+    estimate = run_seconds(smallest, seconds_per_pair, pair_cost, repeats)
+    factor = max(1.0, budget_s / estimate) if estimate > 0 else 1.0
+    step = len(DOC_COUNTS)
+    return {c: max(n, step * int(n * factor / step)) for c, n in smallest.items()}
 
 
 # --- statistics and report -----------------------------------------------------------------------
@@ -459,7 +501,7 @@ def render_mix(
     peak: float,
 ) -> str:
     """Markdown tables for one mix: throughput with ratios, then latency, RSS and agreement."""
-    ours = next(t for t in targets if t.name == OURS)
+    ours = next((t for t in targets if t.name == OURS), None)
     head = "| target | " + " | ".join(
         f"pairs/s c={c} (min-max) | ours / it c={c}" for c in CONCURRENCY
     )
@@ -472,7 +514,7 @@ def render_mix(
                 row += ["-", "-"]
                 continue
             med, lo, hi = median_range([x.pairs_per_s for x in cells])
-            mine = ours.cells.get((mix, c), [])
+            mine = ours.cells.get((mix, c), []) if ours else []
             # Ratio per repeat (same repeat, adjacent in time), then the median of the ratios.
             ratios = [a.pairs_per_s / b.pairs_per_s for a, b in zip(mine, cells, strict=False)]
             rm, rlo, rhi = median_range(ratios) if ratios else (float("nan"),) * 3
@@ -481,28 +523,36 @@ def render_mix(
     sizes = DOC_COUNTS
     lines += [
         "",
-        "| target | p50 ms c=1 (" + " / ".join(map(str, sizes)) + " docs) | p50 ms c=16 | "
-        "p99 ms c=16 | peak RSS | top-10 identical | top-10 overlap |",
-        "|---|---|---|---|---|---|---|",
+        "| target | peak RSS | top-10 identical | top-10 overlap |",
+        "|---|---|---|---|",
     ]
     for t in targets:
-        one = percentiles_by_size(t.cells.get((mix, 1), []))
-        many = percentiles_by_size(t.cells.get((mix, 16), []))
-
-        def fmt(d: dict, i: int) -> str:
-            return " / ".join(f"{d[n][i]:.0f}" if n in d else "-" for n in sizes)
-
         same, overlap = top10_agreement(
             {k: v for k, v in reference.items() if k[0] == mix},
             {k: v for k, v in t.rankings.items() if k[0] == mix},
         )
         lines.append(
-            f"| {t.name} | {fmt(one, 0)} | {fmt(many, 0)} | {fmt(many, 1)} "
-            f"| {t.rss_peak / 2**30:.2f} GB | {same * 100:.0f}% | {overlap * 100:.1f}% |"
+            f"| {t.name} | {t.rss_peak / 2**30:.2f} GB | {same * 100:.0f}% | {overlap * 100:.1f}% |"
         )
+    lines += [
+        "",
+        "Latency per request size, ms, p50 / p99 over every request of every repeat:",
+        "",
+        "| target | c | " + " | ".join(f"{n} docs" for n in sizes) + " |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
+    for t in targets:
+        for c in CONCURRENCY:
+            by_size = percentiles_by_size(t.cells.get((mix, c), []))
+            if not by_size:
+                continue
+            row = [
+                f"{by_size[n][0]:.0f} / {by_size[n][1]:.0f}" if n in by_size else "-" for n in sizes
+            ]
+            lines.append(f"| {t.name} | {c} | " + " | ".join(row) + " |")
     utilisation = []
     for c in CONCURRENCY:
-        cells = ours.cells.get((mix, c), [])
+        cells = ours.cells.get((mix, c), []) if ours else []
         if cells:
             med = median_range([x.pairs_per_s for x in cells])[0]
             utilisation.append(f"c={c} {100 * med * useful_flops_per_pair / peak:.0f} %")
@@ -569,6 +619,9 @@ def build_targets(
                     # the backlog cap is lifted here (a shared, overloaded host would otherwise
                     # turn c=16 into 429s; that path is tested in tests/images/reranker).
                     "QUEUE_TOKENS": str(10**9),
+                    # Likewise no peer times a request out: on a loaded host a 100-document
+                    # request overtaken by smaller ones (fair scheduling) can outlast 30 s.
+                    "REQUEST_TIMEOUT_SECONDS": "900",
                 },
             )
         )
@@ -630,14 +683,20 @@ def build_targets(
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--mixes", default="realistic,short")
     parser.add_argument("--targets", default="", help="comma-separated target names (all)")
     parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=45.0,
+        help="wall time of the whole run: sizes the cells and stops starting repeats (45)",
+    )
+    parser.add_argument(
         "--cells",
-        default="3,6,16",
-        help="requests per cell at concurrency 1, 4, 16 (each at least its concurrency)",
+        default="",
+        help="requests per cell at concurrency 1, 4, 16, instead of sizing them to the budget",
     )
     parser.add_argument(
         "--concurrency",
@@ -666,8 +725,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import prepare
 
-    counts = [int(x) for x in args.cells.split(",")]
-    per_cell = {c: max(c, n) for c, n in zip(CONCURRENCY, counts, strict=True)}
+    budget_s = 60.0 * args.budget_minutes
     with tempfile.TemporaryDirectory(prefix="reranker-bench-") as tmp:
         work = Path(tmp)
         log("building cross-encoder, ONNX bundle and plain export ...")
@@ -677,56 +735,105 @@ def main(argv: list[str] | None = None) -> int:
         export_dir = onnx_export_dir(ce_dir, work / "export")
         infinity_onnx = infinity_onnx_dir(export_dir, work / "infinity-onnx")
         words = vocabulary_words(bundle / "tokenizer.json")
-        # One fixed request set per (mix, concurrency); every target gets the very same.
-        requests = {
-            mix: make_requests(words, mix, sum(per_cell.values()), SEED + i)
-            for i, mix in enumerate(mixes)
-        }
-        cells_of = {}
-        for mix in mixes:
-            offset = 0
-            for c in CONCURRENCY:
-                cells_of[(mix, c)] = list(enumerate(requests[mix]))[offset : offset + per_cell[c]]
-                offset += per_cell[c]
-        warmup = make_requests(words, "realistic", 3, SEED - 1)
-        lengths = {mix: pair_lengths(bundle / "tokenizer.json", requests[mix]) for mix in mixes}
         from app.engine import encoder_flops
 
-        flops_per_pair = {
-            mix: encoder_flops(
-                lengths[mix], doc["hidden_size"], doc["num_layers"], doc["intermediate_size"]
-            )
-            / len(lengths[mix])
-            for mix in mixes
-        }
+        def flops_per_pair(reqs: Sequence[dict]) -> float:
+            lengths = pair_lengths(bundle / "tokenizer.json", reqs)
+            shape = (doc["hidden_size"], doc["num_layers"], doc["intermediate_size"])
+            return encoder_flops(lengths, *shape) / len(lengths)
+
         threads = os.cpu_count() or 1
         log("measuring GEMM peak ...")
         peaks = [gemm_peak(threads)]
         wanted = {t for t in args.targets.split(",") if t}
         targets, skipped = build_targets(bundle, ce_dir, export_dir, infinity_onnx, wanted, log)
         running: list[Target] = []
+        # Calibration: one request of every size of the realistic mix, after an untimed
+        # warm-up request, on every target; it sizes the cells (see plan_cells).
+        warmup = make_requests(words, "realistic", 1, SEED - 1)
+        calibration = make_requests(words, "realistic", len(DOC_COUNTS), SEED - 2)
+        seconds_per_pair = 0.0
         try:
             for t in targets:
                 log(f"starting {t.name} ...")
                 try:
                     t.start(work)
                     asyncio.run(drive(t, list(enumerate(warmup)), 1))
+                    seconds, lat, _ = asyncio.run(drive(t, list(enumerate(calibration)), 1))
                     running.append(t)
-                except RuntimeError as exc:
+                except Exception as exc:  # a peer that cannot start is reported, not fatal
                     skipped.append(f"{t.name}: {str(exc)[:300]}")
                     t.stop()
-            # Concurrency outermost, so that under a deadline every finished concurrency has
-            # all its repeats (interleaved over the targets) rather than all of them one.
-            repeats_done = {}
+                    continue
+                pairs = sum(n for n, _ in lat)
+                seconds_per_pair += seconds / pairs
+                log(f"  {t.name}: {pairs / seconds:.1f} pairs/s at c=1 (calibration)")
+            if not any(t.name == OURS for t in running):
+                raise SystemExit(f"{OURS} did not start: {skipped}")
+            # The mixes' relative cost per pair, from sample requests of each.
+            reference_flops = flops_per_pair(calibration)
+            pair_cost = {
+                mix: flops_per_pair(make_requests(words, mix, 30, SEED + 100)) / reference_flops
+                for mix in mixes
+            }
+            elapsed = time.perf_counter() - started
+            # What is left of the budget, less the end: a second GEMM peak, stopping targets.
+            measure_s = budget_s - elapsed - 60.0
+            if args.cells:
+                counts = [int(x) for x in args.cells.split(",")]
+                per_cell = {c: max(c, n) for c, n in zip(CONCURRENCY, counts, strict=True)}
+                per_cell = {c: per_cell[c] for c in levels}
+            else:
+                per_cell = plan_cells(levels, seconds_per_pair, pair_cost, args.repeats, measure_s)
+            estimate = run_seconds(per_cell, seconds_per_pair, pair_cost, args.repeats)
+            plan_note = (
+                f"cells sized from a calibration (one realistic request of each size per target, "
+                f"c=1: {seconds_per_pair * 1e3:.0f} ms a pair summed over targets): estimated "
+                f"{estimate / 60:.1f} min for {args.repeats} repeats (x{PLAN_MARGIN:g} margin) "
+                f"against {max(0.0, measure_s) / 60:.1f} min left of the "
+                f"{args.budget_minutes:g}-minute budget"
+            )
+            log(plan_note + "; requests per cell " + json.dumps(per_cell))
+            # One fixed request set per (mix, concurrency); every target gets the very same.
+            requests = {
+                mix: make_requests(words, mix, sum(per_cell.values()), SEED + i)
+                for i, mix in enumerate(mixes)
+            }
+            cells_of = {}
+            for mix in mixes:
+                offset = 0
+                for c in levels:
+                    cells_of[(mix, c)] = list(enumerate(requests[mix]))[
+                        offset : offset + per_cell[c]
+                    ]
+                    offset += per_cell[c]
+            lengths = {mix: pair_lengths(bundle / "tokenizer.json", requests[mix]) for mix in mixes}
+            repeats_done: dict[tuple[str, int], int] = {}
+            stopped = ""
+            # Mix, then concurrency, outermost, so that a run stopped early has every repeat
+            # (interleaved over the targets) of the cells it finished, the realistic mix first.
             for mix in mixes:
                 for c in levels:
+                    one_repeat = run_seconds({c: per_cell[c]}, seconds_per_pair, pair_cost, 1)
+                    one_repeat *= pair_cost[mix] / sum(pair_cost.values())
                     for rep in range(args.repeats):
                         if past(args.deadline):
+                            stopped = f"stopped at the {args.deadline} UTC deadline"
+                            break
+                        if time.perf_counter() - started + one_repeat + 60.0 > budget_s:
+                            stopped = f"stopped by the {args.budget_minutes:g}-minute budget"
                             break
                         shift = rep % len(running)
                         order = running[shift:] + running[:shift]
                         for t in order:
-                            seconds, lat, ranks = asyncio.run(drive(t, cells_of[(mix, c)], c))
+                            try:
+                                seconds, lat, ranks = asyncio.run(drive(t, cells_of[(mix, c)], c))
+                            except Exception as exc:  # a peer crashing must not lose the run
+                                log(f"  {t.name} failed: {exc}")
+                                skipped.append(f"{t.name}: failed at {mix} c={c}: {exc}"[:300])
+                                running.remove(t)
+                                t.stop()
+                                continue
                             pairs = sum(n for n, _ in lat)
                             t.cells.setdefault((mix, c), []).append(Cell(pairs / seconds, lat))
                             t.rankings.update({(mix, i): r for i, r in ranks.items()})
@@ -735,21 +842,32 @@ def main(argv: list[str] | None = None) -> int:
                         log(
                             f"  {mix} c={c} repeat {rep + 1}/{args.repeats}: "
                             + ", ".join(
-                                f"{t.name} {t.cells[(mix, c)][-1].pairs_per_s:.1f}" for t in order
+                                f"{t.name} {t.cells[(mix, c)][-1].pairs_per_s:.1f}"
+                                for t in order
+                                if t in running
                             )
                         )
         finally:
-            for t in running:
+            for t in targets:
                 t.stop()
         log("measuring GEMM peak again ...")
         peaks.append(gemm_peak(threads))
-        baseline = next((t for t in running if t.name == "torch baseline"), None)
-        if baseline is not None:
+        baseline = next((t for t in targets if t.name == "torch baseline"), None)
+        ranked = {k for t in targets for k in t.rankings}
+        if baseline is not None and ranked <= set(baseline.rankings):
             # The baseline server *is* CrossEncoder.predict (same weights and max_length).
             reference = dict(baseline.rankings)
         else:
             log("torch reference rankings ...")
-            reference = torch_reference(ce_dir, requests)
+            reference = torch_reference(ce_dir, requests, ranked)
+        useful_flops = {
+            mix: encoder_flops(
+                lengths[mix], doc["hidden_size"], doc["num_layers"], doc["intermediate_size"]
+            )
+            / len(lengths[mix])
+            for mix in mixes
+        }
+    measured = [t for t in targets if t.cells]
     peak_by_lib = {k: max(p[k] for p in peaks) for k in peaks[0]}
     peak = max(peak_by_lib.values())
     load_after = os.getloadavg()
@@ -757,7 +875,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = [
         f"### {mix} mix: {np.mean(lengths[mix]):.0f} tokens a pair (min {min(lengths[mix])}, "
         f"max {max(lengths[mix])})\n\n"
-        + render_mix(mix, running, reference, flops_per_pair[mix], peak)
+        + render_mix(mix, measured, reference, useful_flops[mix], peak)
         for mix in mixes
     ]
     notes = [
@@ -766,11 +884,11 @@ def main(argv: list[str] | None = None) -> int:
         "run are what count)",
         "- repeats per cell (target order rotated each repeat): "
         + ", ".join(f"{m} c={c}: {n}" for (m, c), n in repeats_done.items())
-        + (f" (stopped at the {args.deadline} UTC deadline)" if past(args.deadline) else "")
+        + (f" ({stopped})" if stopped else "")
         + "; requests per cell "
         + ", ".join(f"c={c}: {n}" for c, n in per_cell.items())
         + f" (1 query x {' / '.join(map(str, DOC_COUNTS))} documents); medians with min-max; "
-        "'ours / it' is the median of per-repeat ratios",
+        "'ours / it' is the median of per-repeat ratios; " + plan_note,
         "- fp32 GEMM peak (2048^3, fastest at start and end): "
         + ", ".join(f"{k} {v / 1e9:.0f} GFLOP/s" for k, v in peak_by_lib.items())
         + f"; start {max(peaks[0].values()) / 1e9:.0f}, end {max(peaks[-1].values()) / 1e9:.0f}",
@@ -784,7 +902,9 @@ def main(argv: list[str] | None = None) -> int:
     notes += [f"- not run: {s}" for s in skipped]
     notes.append(
         f"- reproduce: `.venv/bin/python bench/reranker_bench.py --repeats {args.repeats} "
-        f"--mixes {','.join(mixes)} --cells {args.cells}` "
+        f"--mixes {','.join(mixes)} --budget-minutes {args.budget_minutes:g}"
+        + (f" --cells {args.cells}" if args.cells else "")
+        + "` "
         f"(took {time.perf_counter() - started:.0f}s)"
     )
     text = "\n\n".join(sections) + "\n\n" + "\n".join(notes) + "\n"
@@ -803,7 +923,7 @@ def main(argv: list[str] | None = None) -> int:
             for c in CONCURRENCY
             if (mix, c) in t.cells
         }
-        for t in running
+        for t in measured
     }
     print(json.dumps(summary))
     return 0

