@@ -287,23 +287,50 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def tree_rss_bytes(pid: int) -> int:
-    """Resident memory of a process and its descendants (Linux /proc)."""
-    total, stack, seen = 0, [pid], set()
+def process_tree(pid: int) -> list[int]:
+    """A process and its live descendants (Linux /proc)."""
+    found, stack = [], [pid]
     while stack:
         p = stack.pop()
-        if p in seen:
+        if p in found:
             continue
-        seen.add(p)
+        found.append(p)
+        try:
+            for task in Path(f"/proc/{p}/task").iterdir():
+                stack.extend(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Resident memory of a process and its descendants."""
+    total = 0
+    for p in process_tree(pid):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1]) * 1024
-            for task in Path(f"/proc/{p}/task").iterdir():
-                children = (task / "children").read_text().split()
-                stack.extend(int(c) for c in children)
         except OSError:
             continue
+    return total
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) a process and its descendants have used.
+
+    Pairs per CPU-second is what a shared host cannot distort the way it distorts pairs per
+    second: under load the scheduler shares the cores per runnable thread, so a target running
+    8 threads gets several times the CPU of one running 2, and wall-clock ratios measure that.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for p in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
     return total
 
 
@@ -313,6 +340,10 @@ class Cell:
 
     pairs_per_s: float
     latencies: list[tuple[int, float]]
+    #: CPU seconds the target used during the cell per wall second (vCPUs kept busy).
+    cpu_busy: float = float("nan")
+    #: Pairs scored per CPU second the target used.
+    pairs_per_cpu_s: float = float("nan")
 
 
 @dataclass
@@ -360,6 +391,11 @@ class Target:
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"{self.name} did not become healthy in {timeout:.0f}s")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None, f"{self.name} is not running"
+        return self.proc.pid
 
     def sample_rss(self) -> None:
         if self.proc is not None:
@@ -519,6 +555,33 @@ def render_mix(
             ratios = [a.pairs_per_s / b.pairs_per_s for a, b in zip(mine, cells, strict=False)]
             rm, rlo, rhi = median_range(ratios) if ratios else (float("nan"),) * 3
             row += [f"{med:.1f} ({lo:.1f}-{hi:.1f})", f"{rm:.2f}x ({rlo:.2f}-{rhi:.2f})"]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "Work per CPU-second (insensitive to how a shared host splits its cores between targets) "
+        "and vCPUs each target kept busy, medians over the repeats:",
+        "",
+        "| target | "
+        + " | ".join(f"pairs/CPU-s c={c} | ours / it c={c} | vCPUs busy c={c}" for c in CONCURRENCY)
+        + " |",
+        "|---" * (1 + 3 * len(CONCURRENCY)) + "|",
+    ]
+    for t in targets:
+        row = [t.name]
+        for c in CONCURRENCY:
+            cells = t.cells.get((mix, c), [])
+            mine = ours.cells.get((mix, c), []) if ours else []
+            if not cells:
+                row += ["-", "-", "-"]
+                continue
+            ratios = [
+                a.pairs_per_cpu_s / b.pairs_per_cpu_s for a, b in zip(mine, cells, strict=False)
+            ]
+            row += [
+                f"{median_range([x.pairs_per_cpu_s for x in cells])[0]:.1f}",
+                f"{median_range(ratios)[0]:.2f}x" if ratios else "-",
+                f"{median_range([x.cpu_busy for x in cells])[0]:.2f}",
+            ]
         lines.append("| " + " | ".join(row) + " |")
     sizes = DOC_COUNTS
     lines += [
@@ -827,7 +890,9 @@ def main(argv: list[str] | None = None) -> int:
                         order = running[shift:] + running[:shift]
                         for t in order:
                             try:
+                                cpu0 = tree_cpu_seconds(t.pid)
                                 seconds, lat, ranks = asyncio.run(drive(t, cells_of[(mix, c)], c))
+                                cpu = tree_cpu_seconds(t.pid) - cpu0
                             except Exception as exc:  # a peer crashing must not lose the run
                                 log(f"  {t.name} failed: {exc}")
                                 skipped.append(f"{t.name}: failed at {mix} c={c}: {exc}"[:300])
@@ -835,7 +900,8 @@ def main(argv: list[str] | None = None) -> int:
                                 t.stop()
                                 continue
                             pairs = sum(n for n, _ in lat)
-                            t.cells.setdefault((mix, c), []).append(Cell(pairs / seconds, lat))
+                            cell = Cell(pairs / seconds, lat, cpu / seconds, pairs / max(cpu, 0.01))
+                            t.cells.setdefault((mix, c), []).append(cell)
                             t.rankings.update({(mix, i): r for i, r in ranks.items()})
                             t.sample_rss()
                         repeats_done[(mix, c)] = rep + 1

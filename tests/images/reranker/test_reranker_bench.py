@@ -64,6 +64,53 @@ def test_deadline_and_rss_helpers():
     assert rb.tree_rss_bytes(os.getpid()) > 10 * 2**20
 
 
+def test_cpu_seconds_count_the_process_tree():
+    import subprocess
+
+    # A child that burns 0.5 s of CPU (its own clock, so a loaded host only makes it slower)
+    # once told to: the parent's tree time grows by what the child used.
+    burn = (
+        "import sys, time\nsys.stdin.readline()\nt = time.process_time()\n"
+        "while time.process_time() - t < 0.5: pass\nprint('done', flush=True)\nsys.stdin.readline()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.pid in rb.process_tree(os.getpid())
+        before = rb.tree_cpu_seconds(os.getpid())
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "done"
+        grown = rb.tree_cpu_seconds(os.getpid()) - before
+        assert grown >= 0.45, grown
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_report_has_throughput_cpu_efficiency_latency_and_agreement():
+    ours = rb.Target(rb.OURS, [], {})
+    peer = rb.Target("peer", [], {})
+    for rep in range(3):
+        ours.cells.setdefault(("realistic", 1), []).append(
+            rb.Cell(10.0 + rep, [(20, 0.1), (100, 0.5)], 1.9, 6.0)
+        )
+        peer.cells.setdefault(("realistic", 1), []).append(
+            rb.Cell(5.0, [(20, 0.3), (100, 1.5)], 1.0, 3.0)
+        )
+    ours.rankings = {("realistic", 0): list(range(20))}
+    peer.rankings = {("realistic", 0): [1, 0, *range(2, 20)]}
+    ref = {("realistic", 0): list(range(20))}
+    text = rb.render_mix("realistic", [ours, peer], ref, 1.0e9, 100.0e9)
+    assert "| peer | 5.0 (5.0-5.0) | 2.20x (2.00-2.40) |" in text
+    assert "| peer | 3.0 | 2.00x | 1.00 |" in text
+    assert "| peer | 1 | 300 / 300 | - | 1500 / 1500 |" in text
+    assert "| peer | 0.00 GB | 0% | 100.0% |" in text
+    assert "c=1 11 %" in text
+
+
 @pytest.mark.parametrize("name", ["infinity", "st-onnx", "fastembed"])
 def test_peer_virtualenvs_are_fully_pinned(name):
     lines = [
