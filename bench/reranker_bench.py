@@ -20,13 +20,20 @@ ratios measured side by side mean much):
   pair: 20-200 word documents); requests are 1 query x 20, 50 or 100 documents.
 - cells: concurrency 1, 4 and 16 clients; each repeat runs every cell on every target, the
   target order rotating between repeats (drift in machine speed then hits all alike); results
-  are medians over the repeats with min-max, p50/p99 latency per request size and peak RSS.
+  are medians over the repeats with min-max, pairs per CPU-second and vCPUs kept busy, p50/p99
+  latency per request size and concurrency, and peak RSS.
+- sizing: after an untimed warm-up, every target scores one realistic request of each size;
+  from those rates the cells get as many requests (at least 3 / 6 / 18) as fit the
+  --budget-minutes (45) with a 1.25x margin, and no repeat starts that the budget (or
+  --deadline HH:MM UTC) could not finish: the report then says what ran.
 - peak: the fastest of numpy, torch (MKL) and ONNX Runtime on a 2048^3 fp32 GEMM, measured at
   the start and at the end; % of peak counts only useful (unpadded) encoder FLOPs.
-- agreement: each target's top-10 against torch CrossEncoder.predict run in-process.
+- agreement: each target's top-10 against torch CrossEncoder.predict (the baseline server, or
+  in-process when it did not run).
 
-Run: .venv/bin/python bench/reranker_bench.py [--repeats 5] [--mixes realistic,short]
-     [--targets ...] [--no-write]
+Run: .venv/bin/python bench/reranker_bench.py [--budget-minutes 45] [--repeats 5]
+     [--mixes realistic,short] [--concurrency 1,4,16] [--targets ...] [--cells ...]
+     [--deadline HH:MM] [--no-write]
 Prints the tables and appends a dated section to docs/benchmarks.md.
 """
 

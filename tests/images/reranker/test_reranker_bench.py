@@ -183,3 +183,16 @@ def test_cells_are_sized_to_the_budget():
     slow = rb.plan_cells(levels, 0.1, cost, 5, 40 * 60)
     fast = rb.plan_cells(levels, 0.02, cost, 5, 40 * 60)
     assert all(fast[c] >= slow[c] for c in levels) and fast != slow
+
+
+def test_settings_ab_variants_parse_to_environments():
+    import reranker_settings_ab as ab
+
+    assert ab.parse_variant("default=") == ("default", {})
+    assert ab.parse_variant("big=SCHEDULE_TOKENS=16384,PARALLELISM=intra") == (
+        "big",
+        {"SCHEDULE_TOKENS": "16384", "PARALLELISM": "intra"},
+    )
+    for bad in ("=X=1", "x=NOVALUE", "x==1"):
+        with pytest.raises(ValueError, match="variant"):
+            ab.parse_variant(bad)
