@@ -1027,7 +1027,10 @@ class WorkerConfig(_ServiceBase):
 
 class AlarmsConfig(_Section):
     """Thresholds of the paging alarms. Defaults: target 5xx above 5 % of requests, TTFT p99
-    above 10 s, a task pending 15 minutes, GPU memory above 95 %."""
+    above 10 s, a task pending (or a Fargate service short of its desired count) 15 minutes, GPU
+    memory above 95 %, the gateway's memory above 90 %. The gateway's and the workers' other
+    thresholds derive from their own settings (longest route, CPU target, acceptable latency,
+    backlog target)."""
 
     target_5xx_percent: float = Field(5.0, gt=0, le=100)
     """Share of requests the engines answer 5xx (3 of 5 minutes) that pages."""
@@ -1037,6 +1040,8 @@ class AlarmsConfig(_Section):
     """Minutes a task may wait for capacity before it pages."""
     gpu_memory_percent: float = Field(95.0, gt=0, le=100)
     """GPU memory use (5 minutes) that pages."""
+    gateway_memory_percent: float = Field(90.0, gt=0, le=100)
+    """The gateway's memory use, in % of its task size (5 minutes), that pages."""
 
 
 class SubscriptionConfig(_Section):

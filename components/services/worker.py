@@ -364,7 +364,8 @@ def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlar
 
 
 class QueueWorker(pulumi.ComponentResource):
-    """One queue worker. Attributes: `queue`, `dead_letter_queue`, `log_group`,
+    """One queue worker. Attributes: `queue_name`, `dead_letter_queue_name` (fixed, known at
+    preview), `queue`, `dead_letter_queue`, `log_group`,
     `execution_role`, `task_role`, `security_group`, `task_definition`, `service`,
     `scaling_target`, `backlog_policy`, `from_zero_policy`, `to_zero_policy`, `from_zero_alarm`,
     `to_zero_alarm`, `scaling` (the `WorkerScaling` with the resources' names)."""
@@ -375,6 +376,7 @@ class QueueWorker(pulumi.ComponentResource):
         validate_worker(args)
         queue_name, dlq_name = queue_names(args.worker)
         super().__init__(TOKEN, name, None, opts)
+        self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
 
