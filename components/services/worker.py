@@ -42,6 +42,7 @@ from components.services.base import (
     secrets_list,
     task_family,
 )
+from components.services.security_rules import PortRule, https_to_aws
 from components.specs.service_connect import Namespace
 from components.specs.worker import (
     SQS_RETENTION_MAX,
@@ -475,30 +476,20 @@ class QueueWorker(pulumi.ComponentResource):
             opts=child,
         )
 
-        egress = [
-            aws.ec2.SecurityGroupEgressArgs(
-                description="HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)",
-                protocol="tcp",
-                from_port=443,
-                to_port=443,
-                cidr_blocks=["0.0.0.0/0"],
-            )
-        ]
+        egress = [https_to_aws("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
         if args.gateway_security_group_id is not None:
             egress.append(
-                aws.ec2.SecurityGroupEgressArgs(
-                    description="The gateway (Service Connect)",
-                    protocol="tcp",
-                    from_port=args.gateway_port,
-                    to_port=args.gateway_port,
-                    security_groups=[args.gateway_security_group_id],
+                PortRule(
+                    args.gateway_port,
+                    "The gateway (Service Connect)",
+                    group=args.gateway_security_group_id,
                 )
             )
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-tasks",
             description=f"Worker {args.worker}: no ingress; HTTPS and the gateway out",
             vpc_id=args.vpc_id,
-            egress=egress,
+            egress=[rule.inline_egress() for rule in egress],
             opts=child,
         )
 

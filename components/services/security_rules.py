@@ -1,0 +1,81 @@
+"""Security-group rules of the gateway and the workers: one TCP port to (or from) a CIDR or a
+security group, written once and emitted as an inline argument or as a standalone rule resource.
+
+The two forms exist because of how the groups are wired: a worker's group is self-contained
+(inline egress), while the gateway's group has standalone rules only (the model services' groups
+admit it and it reaches them, which inline rules could only express as a cycle; mixing inline and
+standalone rules on one group makes the provider remove one or the other on every update).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input
+
+HTTPS_PORT = 443
+ANY_IPV4 = "0.0.0.0/0"
+"""AWS APIs are reached over 443 through the VPC endpoints or the NAT gateway; their addresses
+are not a fixed CIDR, so HTTPS egress is open by address and closed by port."""
+
+
+@dataclass(frozen=True)
+class PortRule:
+    """TCP `port` to a `cidr` or a security `group` (exactly one), with a `description`."""
+
+    port: int
+    description: str
+    cidr: str | None = None
+    group: Input[str] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.cidr is None) == (self.group is None):
+            raise ValueError(f"rule {self.description!r}: give a CIDR or a security group")
+        if not 1 <= self.port <= 65535:
+            raise ValueError(f"rule {self.description!r}: port {self.port} outside 1-65535")
+
+    def inline_egress(self) -> aws.ec2.SecurityGroupEgressArgs:
+        """The rule as an inline `egress` entry of `aws.ec2.SecurityGroup`."""
+        return aws.ec2.SecurityGroupEgressArgs(
+            description=self.description,
+            protocol="tcp",
+            from_port=self.port,
+            to_port=self.port,
+            cidr_blocks=None if self.cidr is None else [self.cidr],
+            security_groups=None if self.group is None else [self.group],
+        )
+
+    def standalone(
+        self,
+        name: str,
+        *,
+        security_group_id: Input[str],
+        direction: Literal["ingress", "egress"],
+        parent: pulumi.Resource,
+    ) -> pulumi.CustomResource:
+        """The rule as its own `aws.vpc.SecurityGroupIngressRule` / `EgressRule` resource."""
+        rule = (
+            aws.vpc.SecurityGroupIngressRule
+            if direction == "ingress"
+            else aws.vpc.SecurityGroupEgressRule
+        )
+        return rule(
+            name,
+            security_group_id=security_group_id,
+            cidr_ipv4=self.cidr,
+            referenced_security_group_id=self.group,
+            ip_protocol="tcp",
+            from_port=self.port,
+            to_port=self.port,
+            description=self.description,
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+
+
+def https_to_aws(description: str) -> PortRule:
+    """HTTPS out to AWS APIs (VPC endpoints or NAT): every task needs it for ECR, logs and
+    secrets, plus what its role may call."""
+    return PortRule(HTTPS_PORT, description, cidr=ANY_IPV4)
