@@ -464,6 +464,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     retention_seconds=wc.retention_seconds,
                     idle_minutes=wc.idle_minutes,
                     kms_key_id=wc.kms_key_id,
+                    result_queue=wc.result_queue,
                     environment=dict(wc.environment),
                     secrets=dict(wc.secrets),
                     log_retention_days=wc.log_retention_days,

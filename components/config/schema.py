@@ -1017,6 +1017,9 @@ class WorkerConfig(_ServiceBase):
     """Minutes with nothing waiting or in flight before scaling to zero."""
     kms_key_id: str | None = None
     """KMS key for queue encryption; default SQS-managed keys (SSE-SQS)."""
+    result_queue: bool = False
+    """Create a result queue (`<queue>-results`, encrypted like the work queue) that the worker
+    may send to (`RESULT_QUEUE_URL`); default none (images/worker then logs each result)."""
 
     @model_validator(mode="after")
     def _worker(self) -> WorkerConfig:
