@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from tests.foundation.conftest import mutate, reference
 from tests.ops.test_operations_component import put_metric_alarm_request
 from tools.recording import ACCOUNT_ID, run_function
 
+ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "arn:aws:sns:us-east-1:123456789012:agents-alarms"
 LB = "app/inference-edge-alb/0123456789abcdef"
 TG = "targetgroup/inference-gateway-tg/0123456789abcdef"
@@ -350,3 +352,31 @@ def test_every_stack_alarm_name_is_unique():
     plan = _plan()
     names = [a.name for a in plan.alarm_specs("agents")]
     assert len(names) == len(set(names))
+
+
+def test_the_mermaid_diagram_shows_the_alarms_and_the_dashboard_watching_gateway_and_worker():
+    from tools.preview import render_mermaid, run_preview
+
+    result = run_preview("agents", program_dir=ROOT, policy_pack=None)
+    assert result.ok, result.error
+    diagram = render_mermaid(result.resources)
+    node = {r.urn: r for r in result.resources}
+    ids = {r.urn: f"n{i}" for i, r in enumerate(sorted(result.resources, key=lambda r: r.urn))}
+
+    def node_of(type_: str, suffix: str) -> str:
+        (urn,) = [u for u, r in node.items() if r.type == type_ and r.name.endswith(suffix)]
+        return ids[urn]
+
+    ops = node_of("ecs-inference:operations:Operations", "-ops")
+    dashboard = node_of("aws:cloudwatch/dashboard:Dashboard", "-dashboard")
+    gateway = node_of("aws:ecs/service:Service", "gateway-service")
+    worker = node_of("aws:ecs/service:Service", "summarise-service")
+    alarms = sum(
+        1
+        for r in result.resources
+        if r.type == "aws:cloudwatch/metricAlarm:MetricAlarm" and r.parent.endswith("-ops")
+    )
+    assert f'{ops}_alarms["{alarms} MetricAlarms"]' in diagram
+    for service in (gateway, worker):
+        assert f"{service} --> {dashboard}" in diagram
+        assert f"{ops}_alarms -.-> {service}" in diagram
