@@ -49,6 +49,20 @@ class NetworkArgs:
     """Services that get an interface endpoint (private subnets reach them without NAT)."""
 
 
+def aws_api_egress() -> aws.ec2.SecurityGroupEgressArgs:
+    """The egress rule of a task or container instance that only calls AWS APIs: HTTPS (443)
+    anywhere, which in private subnets means the VPC endpoints or the NAT gateway."""
+    # The ECS agent, ECR, S3, CloudWatch, STS, Secrets Manager and SSM are all HTTPS APIs. DNS
+    # (VPC resolver), NTP (169.254.169.123) and IMDS are not filtered by security groups.
+    return aws.ec2.SecurityGroupEgressArgs(
+        description="HTTPS to AWS APIs (VPC endpoints or NAT)",
+        protocol="tcp",
+        from_port=443,
+        to_port=443,
+        cidr_blocks=["0.0.0.0/0"],
+    )
+
+
 def endpoint_service_name(region: str, service: str) -> str:
     """`com.amazonaws.<region>.<service>`, the service name of a VPC endpoint."""
     return f"com.amazonaws.{region}.{service}"

@@ -883,29 +883,17 @@ def _model_plan(
         override=model.health_check_grace_period_seconds,
     )
     bucket, prefix = iam.split_s3_uri(model.weights_uri)
-    scaling_cfg = model.autoscaling
-    try:
-        scaling = ops_specs.engine_scaling_policy(
-            stack=stack,
-            service=name,
-            engine=model.engine,
-            # The batch the engine runs at once: --max-num-seqs, or the Neuron artifact's batch.
-            max_concurrency=(
-                model.max_concurrent_sequences if model.neuron is None else model.neuron.batch_size
-            ),
-            grace_seconds=grace.seconds,
-            metric=scaling_cfg.metric,
-            target_utilization=scaling_cfg.target_utilization,
-            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
-            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
-            # albRequests: the label is the component's (deploy-time ARNs); this one only
-            # lets the spec state the policy.
-            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
-            requests_per_target=scaling_cfg.target_requests_per_target,
-            where=f"platform.models.{name}.autoscaling",
-        )
-    except ops_specs.ObservabilityError as exc:
-        raise sizing.SizingError(str(exc)) from None
+    scaling = _engine_scaling(
+        stack,
+        name,
+        model,
+        # The batch the engine runs at once: --max-num-seqs, or the Neuron artifact's batch.
+        max_concurrency=(
+            model.max_concurrent_sequences if model.neuron is None else model.neuron.batch_size
+        ),
+        grace_seconds=grace.seconds,
+        metric=model.autoscaling.metric,
+    )
     return ModelPlan(
         name=name,
         config=model,
@@ -932,6 +920,39 @@ def _model_plan(
         execute_command_logging=cfg.cluster.execute_command_logging,
         tasks_per_instance=pool.types.tasks_per_instance(name),
     )
+
+
+def _engine_scaling(
+    stack: str,
+    name: str,
+    model: ModelConfig,
+    *,
+    max_concurrency: int,
+    grace_seconds: int,
+    metric: ops_specs.ScalingMetric,
+) -> ops_specs.ScalingPolicySpec:
+    """The target-tracking policy of model service `name` on `metric`, with the rest of its
+    `autoscaling` config; a policy AWS would refuse is a SizingError naming the config path."""
+    scaling_cfg = model.autoscaling
+    try:
+        return ops_specs.engine_scaling_policy(
+            stack=stack,
+            service=name,
+            engine=model.engine,
+            max_concurrency=max_concurrency,
+            grace_seconds=grace_seconds,
+            metric=metric,
+            target_utilization=scaling_cfg.target_utilization,
+            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
+            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
+            # albRequests: the label is the component's (deploy-time ARNs); this one only
+            # lets the spec state the policy.
+            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
+            requests_per_target=scaling_cfg.target_requests_per_target,
+            where=f"platform.models.{name}.autoscaling",
+        )
+    except ops_specs.ObservabilityError as exc:
+        raise sizing.SizingError(str(exc)) from None
 
 
 def _weights(
@@ -1064,23 +1085,14 @@ def _preset_model_plan(
     # The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and
     # re-ranker families only: these engines run without it and scale on ALB requests (the
     # schema refuses an explicit engineLoad or kvCache for them).
-    scaling_cfg = model.autoscaling
-    try:
-        scaling = ops_specs.engine_scaling_policy(
-            stack=stack,
-            service=name,
-            engine=model.engine,
-            max_concurrency=model.max_concurrent_sequences,
-            grace_seconds=grace.seconds,
-            metric="albRequests",
-            scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
-            scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
-            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
-            requests_per_target=scaling_cfg.target_requests_per_target,
-            where=f"{where}.autoscaling",
-        )
-    except ops_specs.ObservabilityError as exc:
-        raise sizing.SizingError(str(exc)) from None
+    scaling = _engine_scaling(
+        stack,
+        name,
+        model,
+        max_concurrency=model.max_concurrent_sequences,
+        grace_seconds=grace.seconds,
+        metric="albRequests",
+    )
     scaling = replace(
         scaling,
         note=f"{scaling.note}; engine {model.engine}: no metrics sidecar (it scrapes only the "

@@ -1,7 +1,7 @@
 """Reading a task environment in the image entrypoints: one error type, one line per problem.
 
-Both engine entrypoints validate their environment with these before building the engine's
-command line; an invalid variable exits 2 with one `entrypoint:` line naming it. Python 3.10
+The engine entrypoints validate their environment with these before building the engine's
+command line; an invalid variable exits 2 with one `entrypoint:` line (`log`) naming it. Python 3.10
 compatible (the Neuron image's interpreter).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 
 
@@ -46,3 +47,8 @@ def string_list(env: Mapping[str, str], name: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{name} must be a JSON list of strings")
     return value
+
+
+def log(message: str) -> None:
+    """One `entrypoint: <message>` line on stderr (CloudWatch via awslogs)."""
+    print(f"entrypoint: {message}", file=sys.stderr, flush=True)

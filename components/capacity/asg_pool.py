@@ -40,6 +40,7 @@ from typing import ClassVar
 import pulumi
 import pulumi_aws as aws
 
+from components.network import aws_api_egress
 from components.sizing import catalog
 from components.sizing.catalog import Accelerator, InstanceType
 from components.specs.mixed_instances import SPOT_AGENT_SETTINGS, MixedInstancesArgs
@@ -391,17 +392,7 @@ class AcceleratorPool(pulumi.ComponentResource):
             # Tasks use awsvpc ENIs with their own security groups; nothing connects to the
             # host itself (Session Manager is an outbound channel).
             ingress=[],
-            # The agent, ECR, S3, CloudWatch and SSM are all HTTPS APIs. DNS (VPC resolver),
-            # NTP (169.254.169.123) and IMDS are not filtered by security groups.
-            egress=[
-                aws.ec2.SecurityGroupEgressArgs(
-                    description="HTTPS to AWS APIs (VPC endpoints or NAT)",
-                    protocol="tcp",
-                    from_port=443,
-                    to_port=443,
-                    cidr_blocks=["0.0.0.0/0"],
-                )
-            ],
+            egress=[aws_api_egress()],
             opts=child,
         )
 

@@ -29,21 +29,18 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from components.network import aws_api_egress
 from components.sizing.instance_types import InstanceRequirements
 from components.specs import managed_instances as mi
 from components.specs.managed_instances import ManagedInstancesArgs
+from components.specs.pool import PoolArgumentError
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 
 
-class ManagedInstancesPoolError(ValueError):
-    """Arguments that cannot work; `problems` are (camelCase config key, message) pairs."""
-
-    def __init__(self, pool: str, problems: Sequence[tuple[str, str]]) -> None:
-        self.pool = pool
-        self.problems = list(problems)
-        lines = [f"pool {pool!r} is invalid:"] + [f"  - {k}: {m}" for k, m in self.problems]
-        super().__init__("\n".join(lines))
+class ManagedInstancesPoolError(PoolArgumentError):
+    """Managed Instances pool arguments that cannot work; `problems` are (camelCase config key,
+    message) pairs, as for the ASG pools."""
 
 
 @dataclass(frozen=True)
@@ -204,17 +201,7 @@ class ManagedInstancesPool(pulumi.ComponentResource):
             vpc_id=args.vpc_id,
             # Tasks use awsvpc ENIs with their own security groups; nothing connects to the host.
             ingress=[],
-            # The agent, ECR, S3 and CloudWatch are HTTPS APIs; DNS, NTP and IMDS are not
-            # filtered by security groups.
-            egress=[
-                aws.ec2.SecurityGroupEgressArgs(
-                    description="HTTPS to AWS APIs (VPC endpoints or NAT)",
-                    protocol="tcp",
-                    from_port=443,
-                    to_port=443,
-                    cidr_blocks=["0.0.0.0/0"],
-                )
-            ],
+            egress=[aws_api_egress()],
             opts=child,
         )
 

@@ -22,6 +22,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.network import aws_api_egress
 from components.specs import weights as weights_spec
 from components.specs.operations import metrics_sidecar_container, target_tracking_args
 from components.specs.service_connect import (
@@ -347,15 +348,7 @@ def task_security_group(
                 for client in client_security_group_ids
             ),
         ],
-        egress=[
-            aws.ec2.SecurityGroupEgressArgs(
-                description="HTTPS to AWS APIs (VPC endpoints or NAT)",
-                protocol="tcp",
-                from_port=443,
-                to_port=443,
-                cidr_blocks=["0.0.0.0/0"],
-            )
-        ],
+        egress=[aws_api_egress()],
         opts=pulumi.ResourceOptions(parent=parent),
     )
 

@@ -14,7 +14,7 @@ Steps (task environment names in `contracts/engine.py` and `contracts/neuron.py`
    `neuron_config.json` optimum-neuron loads the compiled model; without one it would search
    the hub cache or export (compile) the model, which must not happen on a serving instance.
 3. Run `optimum-cli neuron serve` (vLLM 0.11.0 + the optimum-neuron plugin) on loopback
-   `ENGINE_UPSTREAM_PORT`, and the SSE keep-alive proxy (`sse_proxy.py`) on `ENGINE_PORT`.
+   `ENGINE_UPSTREAM_PORT`, and the SSE keep-alive proxy (`contracts/sse_proxy.py`) on `ENGINE_PORT`.
    SIGTERM from ECS is forwarded to the engine; the container exits with the engine's status.
 
 Usage: `entrypoint.py`, `entrypoint.py --print-command` (print the engine argv as JSON), or
@@ -25,11 +25,8 @@ imported only to stage); Python 3.10-compatible (the Neuron DLC's interpreter).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,7 +44,13 @@ from contracts.engine import (  # noqa: E402
     ENV_SERVED_MODEL_NAME,
     ENV_SSE_KEEPALIVE_SECONDS,
 )
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
 from contracts.neuron import (  # noqa: E402
     ENV_ARTIFACT_URI,
     ENV_BATCH_SIZE,
@@ -57,6 +60,8 @@ from contracts.neuron import (  # noqa: E402
     ENV_TP_DEGREE,
     ENV_UPSTREAM_PORT,
 )
+from contracts.sse_proxy import LOOPBACK, serve_behind_proxy  # noqa: E402
+from contracts.staging import WeightsError, stage_s3_prefix  # noqa: E402
 
 NEURON_CONFIG_FILE = "neuron_config.json"
 """optimum-neuron's `NEURON_CONFIG_NAME`: the export's compile settings."""
@@ -66,7 +71,6 @@ CHECKPOINT_DIR = "checkpoint"
 """`NxDPreTrainedModel.CHECKPOINT_DIR`: pre-sharded weights saved by the export."""
 SERIALIZED_KEY = "NxDNeuronConfig"
 """The only NeuronConfig class optimum-neuron's vLLM backend serves (decoder models, NxD)."""
-LOOPBACK = "127.0.0.1"
 
 
 class ArtifactMismatchError(RuntimeError):
@@ -191,48 +195,7 @@ def stage(uri: str, model_dir: Path) -> int:
     # The image installs a pinned boto3; imported here so the tests need none.
     import boto3  # pyright: ignore[reportMissingImports]
 
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    prefix = prefix.rstrip("/") + "/" if prefix else ""
-    s3 = boto3.client("s3")
-    fetched = 0
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for obj in page.get("Contents", []):
-            relative = obj["Key"][len(prefix) :]
-            if not relative or relative.endswith("/"):
-                continue
-            target = (model_dir / relative).resolve()
-            if model_dir.resolve() not in target.parents:
-                raise ArtifactMismatchError(f"object key {obj['Key']!r} escapes {model_dir}")
-            if target.is_file() and target.stat().st_size == obj["Size"]:
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            s3.download_file(bucket, obj["Key"], str(target))
-            fetched += 1
-    return fetched
-
-
-async def _serve(settings: Settings, command: list[str]) -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from sse_proxy import KeepAliveProxy
-
-    engine = subprocess.Popen(command)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, engine.send_signal, sig)
-    proxy = KeepAliveProxy(LOOPBACK, settings.upstream_port, settings.keepalive_seconds)
-    # awsvpc: the task ENI is the only interface the ALB reaches; bind all of them.
-    server = await proxy.serve("0.0.0.0", settings.port)
-    try:
-        status = await loop.run_in_executor(None, engine.wait)
-    finally:
-        server.close()
-    # A signal death (negative status) becomes the shell convention 128 + signal number.
-    return 128 - status if status < 0 else status
-
-
-def log(message: str) -> None:
-    """One line on stderr (CloudWatch via awslogs)."""
-    print(f"entrypoint: {message}", file=sys.stderr, flush=True)
+    return stage_s3_prefix(boto3.client("s3"), uri, model_dir)
 
 
 def main(argv: list[str]) -> int:
@@ -256,11 +219,13 @@ def main(argv: list[str]) -> int:
     except ConfigError as exc:
         log(str(exc))
         return 2
-    except ArtifactMismatchError as exc:
+    except (ArtifactMismatchError, WeightsError) as exc:
         log(str(exc))
         return 1
     log(f"exec {json.dumps(command)} behind keep-alive proxy on :{settings.port}")
-    return asyncio.run(_serve(settings, command))
+    return serve_behind_proxy(
+        command, settings.port, settings.upstream_port, settings.keepalive_seconds
+    )
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
 The ECS task definition only sets environment variables (names in `contracts/engine.py` and
 `contracts/sglang.py`);
 this script validates them, builds the `python3 -m sglang.launch_server` command line, runs
-SGLang 0.5.23 on loopback and the SSE keep-alive proxy (`sse_proxy.py`, the Neuron image's) on
-the service port: SGLang's event streams have no keep-alive comments of their own.
+SGLang 0.5.23 on loopback and the SSE keep-alive proxy (`contracts/sse_proxy.py`, shared with
+the Neuron image) on the service port: SGLang's event streams have no keep-alive comments of
+their own.
 
 Weights: `ENGINE_WEIGHTS_URI` is either `s3://bucket/prefix/` — streamed into GPU memory with the
 Run:ai model streamer (`--load-format runai_streamer`; SGLang copies config and tokenizer from
@@ -20,12 +21,8 @@ forwarded to SGLang; the container exits with its status. Standard library only.
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import json
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,7 +33,13 @@ _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
 from contracts.engine import DEFAULT_SSE_KEEPALIVE_SECONDS  # noqa: E402
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
 from contracts.sglang import (  # noqa: E402
     COMMAND,
     DEFAULT_PORT,
@@ -56,15 +59,16 @@ from contracts.sglang import (  # noqa: E402
     ENV_WEIGHTS_URI,
     READS,
 )
+from contracts.sse_proxy import LOOPBACK, serve_behind_proxy  # noqa: E402
+from contracts.staging import (  # noqa: E402
+    WeightsError,
+    check_runai_streamer,
+    check_weights_dir,
+)
 
 __all__ = ["READS", "ConfigError", "Settings", "main"]
 
-LOOPBACK = "127.0.0.1"
 MASK = "***"
-
-
-class WeightsError(RuntimeError):
-    """The weights directory cannot be served (exit 1)."""
 
 
 class Settings:
@@ -143,53 +147,12 @@ class Settings:
         return argv + self.extra_args
 
 
-def check_weights_dir(directory: Path) -> None:
-    """Raise WeightsError unless `directory` (an EFS path) holds a servable checkpoint."""
-    if not directory.is_dir():
-        raise WeightsError(
-            f"{directory} does not exist: the EFS volume is not mounted there or the path in "
-            "weightsUri is wrong"
-        )
-    if not (directory / "config.json").is_file():
-        raise WeightsError(f"{directory} has no config.json: not a model directory")
-    if not any(directory.glob("*.safetensors")) and not any(directory.glob("*.bin")):
-        raise WeightsError(f"{directory} has no *.safetensors or *.bin weights")
-
-
 def preflight(settings: Settings) -> None:
     """Checks that only make sense inside the image (one line, not a traceback)."""
     if settings.load_format == "runai_streamer":
-        if importlib.util.find_spec("runai_model_streamer") is None:
-            raise ConfigError(
-                "runai_model_streamer is not installed in this image; "
-                "--load-format runai_streamer cannot stream weights from S3"
-            )
+        check_runai_streamer()
     else:
         check_weights_dir(Path(settings.weights))
-
-
-async def _serve(settings: Settings, command: list[str]) -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from sse_proxy import KeepAliveProxy
-
-    engine = subprocess.Popen(command)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, engine.send_signal, sig)
-    proxy = KeepAliveProxy(LOOPBACK, settings.upstream_port, settings.keepalive_seconds)
-    # awsvpc: the task ENI is the only interface the ALB reaches; bind all of them.
-    server = await proxy.serve("0.0.0.0", settings.port)
-    try:
-        status = await loop.run_in_executor(None, engine.wait)
-    finally:
-        server.close()
-    # A signal death (negative status) becomes the shell convention 128 + signal number.
-    return 128 - status if status < 0 else status
-
-
-def log(message: str) -> None:
-    """One line on stderr (CloudWatch via awslogs)."""
-    print(f"entrypoint: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -212,7 +175,9 @@ def main(argv: list[str]) -> int:
         f"exec {json.dumps(settings.command(mask_secrets=True))} behind keep-alive proxy "
         f"on :{settings.port}"
     )
-    return asyncio.run(_serve(settings, settings.command()))
+    return serve_behind_proxy(
+        settings.command(), settings.port, settings.upstream_port, settings.keepalive_seconds
+    )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,14 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE if (_HERE / "contracts").is_dir() else _HERE.parents[1]))
 
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
+from contracts.staging import WeightsError, check_weights_dir, stage_s3_prefix  # noqa: E402
 from contracts.tgi import (  # noqa: E402
     COMMAND,
     DEFAULT_MODEL_ROOT,
@@ -58,10 +65,6 @@ from contracts.tgi import (  # noqa: E402
 )
 
 __all__ = ["READS", "ConfigError", "Settings", "main"]
-
-
-class WeightsError(RuntimeError):
-    """The weights cannot be served (exit 1)."""
 
 
 class Settings:
@@ -144,49 +147,12 @@ class Settings:
         return argv + self.extra_args
 
 
-def check_weights_dir(directory: Path) -> None:
-    """Raise WeightsError unless `directory` holds a checkpoint TGI can load offline."""
-    if not directory.is_dir():
-        raise WeightsError(
-            f"{directory} does not exist: the EFS volume is not mounted there or the path in "
-            "weightsUri is wrong"
-        )
-    if not (directory / "config.json").is_file():
-        raise WeightsError(f"{directory} has no config.json: not a model directory")
-    if not any(directory.glob("*.safetensors")) and not any(directory.glob("*.bin")):
-        # TGI would try to download or convert weights from the hub, which this image forbids.
-        raise WeightsError(f"{directory} has no *.safetensors or *.bin weights")
-
-
 def stage(uri: str, model_dir: Path) -> int:
     """Download every object under the S3 prefix `uri` into `model_dir`; return files fetched."""
     # the image installs a pinned boto3; imported here so tests (and pyright) need none
     import boto3  # pyright: ignore[reportMissingImports]
 
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    prefix = prefix.rstrip("/") + "/" if prefix else ""
-    s3 = boto3.client("s3")
-    fetched = 0
-    root = model_dir.resolve()
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for obj in page.get("Contents", []):
-            relative = obj["Key"][len(prefix) :]
-            if not relative or relative.endswith("/"):
-                continue
-            target = (model_dir / relative).resolve()
-            if root not in target.parents:
-                raise WeightsError(f"object key {obj['Key']!r} escapes {model_dir}")
-            if target.is_file() and target.stat().st_size == obj["Size"]:
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            s3.download_file(bucket, obj["Key"], str(target))
-            fetched += 1
-    return fetched
-
-
-def log(message: str) -> None:
-    """One line on stderr (CloudWatch via awslogs)."""
-    print(f"entrypoint: {message}", file=sys.stderr, flush=True)
+    return stage_s3_prefix(boto3.client("s3"), uri, model_dir)
 
 
 def main(argv: list[str]) -> int:

@@ -15,7 +15,6 @@ environment is invalid. Standard library only: runs on the base image's Python.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -36,7 +35,14 @@ from contracts.engine import (  # noqa: E402
     ENV_SSE_KEEPALIVE_SECONDS,
     HEALTH_PATH,
 )
-from contracts.envparse import ConfigError, positive_int, required, string_list  # noqa: E402
+from contracts.envparse import (  # noqa: E402
+    ConfigError,
+    log,
+    positive_int,
+    required,
+    string_list,
+)
+from contracts.staging import check_runai_streamer  # noqa: E402
 from contracts.vllm import (  # noqa: E402
     ENV_DTYPE,
     ENV_GPU_MEMORY_UTILIZATION,
@@ -105,15 +111,6 @@ def build_command(env: Mapping[str, str]) -> list[str]:
     return argv + string_list(env, ENV_EXTRA_ARGS)
 
 
-def preflight() -> None:
-    """Checks that only make sense inside the image (fail with one line, not a traceback)."""
-    if importlib.util.find_spec("runai_model_streamer") is None:
-        raise ConfigError(
-            "runai_model_streamer is not installed in this image; "
-            "--load-format runai_streamer cannot stream weights from S3"
-        )
-
-
 def main(argv: list[str]) -> int:
     """Validate the environment, then print or exec the vLLM command."""
     try:
@@ -123,11 +120,11 @@ def main(argv: list[str]) -> int:
             return 0
         if argv[1:]:
             raise ConfigError(f"unexpected arguments {argv[1:]} (only --print-command)")
-        preflight()
+        check_runai_streamer()
     except ConfigError as exc:
-        print(f"entrypoint: {exc}", file=sys.stderr)
+        log(str(exc))
         return 2
-    print(f"entrypoint: exec {json.dumps(command)}", file=sys.stderr, flush=True)
+    log(f"exec {json.dumps(command)}")
     os.execvp(command[0], command)
     return 0  # not reached
 

@@ -18,6 +18,20 @@ LISTENER_ARN = f"arn:aws:elasticloadbalancing:us-east-1:{ACCOUNT_ID}:listener/ap
 LB_SUFFIX = "app/dev-alb/0123456789abcdef"
 
 
+def service_wiring(router: Any = None) -> dict[str, Any]:
+    """The arguments a load-balanced service takes from around it (cluster, VPC, private
+    subnets, ALB security group and ARN suffix, the endpoint's router; a new FakeRouter when
+    `router` is None), for the args builders of the service tests."""
+    return {
+        "cluster_arn": CLUSTER_ARN,
+        "vpc_id": "vpc-0abc",
+        "subnet_ids": ["subnet-a", "subnet-b"],
+        "alb_security_group_id": "sg-alb",
+        "load_balancer_arn_suffix": LB_SUFFIX,
+        "router": router or FakeRouter(),
+    }
+
+
 class FakeRouter:
     """Stands in for the Endpoint: records calls and creates one listener rule per call."""
 

@@ -37,6 +37,7 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
+from tests.mock_runtime import refused_before_registering
 from tools.recording import RecordedResource, Recording, run_function
 
 DOMAIN = "models.dev.example.internal"
@@ -217,18 +218,11 @@ def test_internet_facing_endpoint_may_admit_the_internet() -> None:
 
 
 def test_invalid_args_register_nothing() -> None:
-    errors: list[ConfigError] = []
-
-    def program() -> None:
-        try:
-            Endpoint("ep", make_args(idle_timeout_seconds=5000, self_signed_certificate=False))
-        except ConfigError as exc:
-            errors.append(exc)
-
-    rec = run_function(program)
-    assert rec.resources == []
-    assert len(errors) == 1
-    assert {i.path for i in errors[0].issues} == {
+    error, _ = refused_before_registering(
+        lambda: Endpoint("ep", make_args(idle_timeout_seconds=5000, self_signed_certificate=False)),
+        ConfigError,
+    )
+    assert {i.path for i in error.issues} == {
         "platform.endpoint.idleTimeoutSeconds",
         "platform.endpoint.certificateArn",
     }

@@ -21,6 +21,7 @@ from components.sizing import instance_types as ir
 from components.specs import managed_instances as mi
 from components.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import validate_shape
+from tests.mock_runtime import refused_before_registering
 from tools.recording import Recording, run_function
 
 CP = "aws:ecs/capacityProvider:CapacityProvider"
@@ -177,17 +178,11 @@ def test_optional_blocks():
 
 
 def test_bad_options_register_nothing():
-    errors: list[ManagedInstancesPoolError] = []
-
-    def program() -> None:
-        try:
-            ManagedInstancesPool("p", pool_args(options=ManagedInstancesArgs(storage_gib=0)))
-        except ManagedInstancesPoolError as exc:
-            errors.append(exc)
-
-    rec = run_function(program)
-    assert rec.resources == []
-    assert errors[0].problems[0][0] == "storageGib"
+    error, _ = refused_before_registering(
+        lambda: ManagedInstancesPool("p", pool_args(options=ManagedInstancesArgs(storage_gib=0))),
+        ManagedInstancesPoolError,
+    )
+    assert error.problems[0][0] == "storageGib"
 
 
 @pytest.mark.parametrize("arch", ["llama-3.2-1b", "mistral-7b", "qwen2.5-14b"])

@@ -38,7 +38,9 @@ from tests.components.conftest import (
     LB_SUFFIX,
     FakeRouter,
     check_service_children,
+    service_wiring,
 )
+from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -74,12 +76,7 @@ def neuron_launch(**overrides: Any) -> NeuronLaunch:
 
 def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
     settings: dict[str, Any] = {
-        "cluster_arn": CLUSTER_ARN,
-        "vpc_id": "vpc-0abc",
-        "subnet_ids": ["subnet-a", "subnet-b"],
-        "alb_security_group_id": "sg-alb",
-        "load_balancer_arn_suffix": LB_SUFFIX,
-        "router": router or FakeRouter(),
+        **service_wiring(router),
         "service": "llama",
         "priority": 10,
         "image": IMAGE,
@@ -274,17 +271,10 @@ def test_cluster_name_from_arn() -> None:
 
 
 def test_invalid_arguments_register_nothing() -> None:
-    registered: list[str] = []
-
-    def program() -> None:
-        try:
-            ModelService("llama", vllm_args(gpu_count=4))
-        except ServiceArgsError as exc:
-            registered.append(str(exc))
-
-    rec = run_function(program)
-    assert registered and "gpu_count 4" in registered[0]
-    assert rec.resources == []
+    error, _ = refused_before_registering(
+        lambda: ModelService("llama", vllm_args(gpu_count=4)), ServiceArgsError
+    )
+    assert "gpu_count 4" in str(error)
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from components.capacity.asg_pool import (
 from components.cluster import Cluster, ClusterArgs
 from components.sizing import catalog
 from components.specs.pool import pool_problems
+from tests.mock_runtime import refused_before_registering
 from tools import recording
 from tools.recording import Recording, run_function
 
@@ -207,18 +208,13 @@ def test_cluster_name_is_validated(bad: str) -> None:
 
 
 def test_wrong_kind_fails_before_any_resource() -> None:
-    errors: list[PoolArgumentError] = []
-
-    def program() -> None:
-        with pytest.raises(PoolArgumentError) as info:
-            InferentiaPool("neuron", neuron_args(instance_type="g6e.xlarge"))
-        errors.append(info.value)
-
-    rec = run_function(program)
-    assert rec.resources == []
+    error, rec = refused_before_registering(
+        lambda: InferentiaPool("neuron", neuron_args(instance_type="g6e.xlarge")),
+        PoolArgumentError,
+    )
     assert rec.invokes == []
-    assert errors[0].problems[0][0] == "instanceType"
-    assert "g6e.xlarge" in str(errors[0]) and "GpuAsgPool" in str(errors[0])
+    assert error.problems[0][0] == "instanceType"
+    assert "g6e.xlarge" in str(error) and "GpuAsgPool" in str(error)
 
 
 @pytest.mark.parametrize(

@@ -23,11 +23,12 @@ from tests.aws_shapes import (
     validate_shape,
 )
 from tests.components.conftest import (
-    CLUSTER_ARN,
     LB_SUFFIX,
     FakeRouter,
     check_service_children,
+    service_wiring,
 )
+from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:FargateReranker"
@@ -39,12 +40,7 @@ FARGATE_FORBIDDEN = ("privileged", "resourceRequirements", "dockerVolumeConfigur
 
 def reranker_args(router: Any = None, **overrides: Any) -> FargateRerankerArgs:
     settings: dict[str, Any] = {
-        "cluster_arn": CLUSTER_ARN,
-        "vpc_id": "vpc-0abc",
-        "subnet_ids": ["subnet-a", "subnet-b"],
-        "alb_security_group_id": "sg-alb",
-        "load_balancer_arn_suffix": LB_SUFFIX,
-        "router": router or FakeRouter(),
+        **service_wiring(router),
         "service": "rerank",
         "priority": 30,
         "image": IMAGE,
@@ -146,17 +142,10 @@ def test_valid_size_is_returned() -> None:
 
 
 def test_invalid_arguments_register_nothing() -> None:
-    errors: list[str] = []
-
-    def program() -> None:
-        try:
-            FargateReranker("rr", reranker_args(memory_mib=3000))
-        except ServiceArgsError as exc:
-            errors.append(str(exc))
-
-    rec = run_function(program)
-    assert errors and "memory 3000" in errors[0]
-    assert rec.resources == []
+    error, _ = refused_before_registering(
+        lambda: FargateReranker("rr", reranker_args(memory_mib=3000)), ServiceArgsError
+    )
+    assert "memory 3000" in str(error)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 import components.storage as storage
 from components.specs import weights as efs
 from tests.aws_shapes import validate_named_shape, validate_shape
+from tests.mock_runtime import refused_before_registering
 from tools.recording import run_function
 
 WHERE = "platform.models.chat.weightsUri"
@@ -176,32 +177,31 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
     assert component.name == "weights"
 
 
-def test_provisioned_throughput_is_validated_before_anything_exists():
-    errors: list[Exception] = []
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"throughput_mode": "provisioned"},
+            "platform.weightStores.weights.provisionedMibPerSecond",
+        ),
+        (
+            {"throughput_mode": "bursting", "provisioned_mib_per_second": None},
+            "platform.weightStores.weights.throughputMode",
+        ),
+        ({"access_points": {"x": "/a/../b"}}, "no '..'"),
+        ({"subnet_ids": [], "subnet_count": 0}, "at least one private subnet"),
+    ],
+)
+def test_bad_settings_are_refused_before_anything_exists(overrides, message):
+    error, _ = refused_before_registering(
+        lambda: storage.WeightFileSystem("weights", args(**overrides)), efs.EfsConfigError
+    )
+    assert message in str(error)
+    if message.startswith("platform."):
+        assert str(error).startswith(message)
 
-    def program():
-        with pytest.raises(efs.EfsConfigError) as caught:
-            storage.WeightFileSystem("weights", args(throughput_mode="provisioned"))
-        errors.append(caught.value)
-        with pytest.raises(efs.EfsConfigError) as caught:
-            storage.WeightFileSystem(
-                "weights", args(throughput_mode="bursting", provisioned_mib_per_second=None)
-            )
-        errors.append(caught.value)
-        with pytest.raises(efs.EfsConfigError) as caught:
-            storage.WeightFileSystem("weights", args(access_points={"x": "/a/../b"}))
-        errors.append(caught.value)
-        with pytest.raises(efs.EfsConfigError) as caught:
-            storage.WeightFileSystem("weights", args(subnet_ids=[], subnet_count=0))
-        errors.append(caught.value)
 
-    rec = run_function(program)
-    assert rec.resources == []
-    messages = [str(e) for e in errors]
-    assert messages[0].startswith("platform.weightStores.weights.provisionedMibPerSecond")
-    assert messages[1].startswith("platform.weightStores.weights.throughputMode")
-    assert "no '..'" in messages[2]
-    assert "at least one private subnet" in messages[3]
+def test_provisioned_throughput_reaches_the_request():
     rec = run_function(
         lambda: storage.WeightFileSystem(
             "weights", args(throughput_mode="provisioned", provisioned_mib_per_second=256)

@@ -1,11 +1,17 @@
-"""Helpers the foundation tests share: the reference stacks' config and edits of it."""
+"""Helpers the foundation tests share: the reference stacks' config, edits of it, and the plan
+(or the config issues) of an edited config."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
 
+import pytest
 import yaml
+
+from components.config.issues import ConfigError, ConfigIssue
+from components.config.schema import load_stack_config
+from components.plan import Plan, build_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,3 +36,15 @@ def mutate(raw: dict, path: str, value: object) -> dict:
 
 
 DELETE = object()
+
+
+def plan_of(raw: dict, stack: str) -> Plan:
+    """The plan of the platform config `raw` as stack `stack`, in us-east-1."""
+    return build_plan(load_stack_config(raw, stack), stack, region="us-east-1")
+
+
+def issues_of(raw: dict, stack: str) -> list[ConfigIssue]:
+    """The issues planning `raw` as stack `stack` reports; fails if it plans."""
+    with pytest.raises(ConfigError) as info:
+        plan_of(raw, stack)
+    return info.value.issues

@@ -16,15 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.plan import build_plan
 from components.sizing import catalog
 from components.specs import managed_instances
 from contracts import aws_limits
 from tests.aws_shapes import register_task_definition_request, validate_shape
-from tests.foundation.conftest import mutate, reference
+from tests.foundation.conftest import issues_of, mutate, plan_of, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
+
+STACK = "prod"
 
 ROOT = Path(__file__).resolve().parents[2]
 ASG = "aws:autoscaling/group:Group"
@@ -32,16 +32,6 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 CP = "aws:ecs/capacityProvider:CapacityProvider"
 TD = "aws:ecs/taskDefinition:TaskDefinition"
 CCP = "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"
-
-
-def plan_of(raw: dict, stack: str = "prod"):
-    return build_plan(load_stack_config(raw, stack), stack, region="us-east-1")
-
-
-def issues_of(raw: dict, stack: str = "prod") -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as info:
-        plan_of(raw, stack)
-    return [(i.path, i.message) for i in info.value.issues]
 
 
 @cache
@@ -63,7 +53,7 @@ def named(rec: Recording, type_: str, name: str):
 
 
 def test_prod_plan_uses_both_new_kinds_of_pool():
-    plan = plan_of(reference("prod"))
+    plan = plan_of(reference("prod"), STACK)
     managed = plan.pools["l40s"]
     assert managed.managed and managed.types.source == "sizing"
     assert managed.types.chosen[0] == "g6e.xlarge"
@@ -94,7 +84,7 @@ def test_managed_instances_pool_request_and_task():
     assert allowed[0] == "g6e.xlarge" and not any(t.startswith("p5") for t in allowed)
     # the cluster association lists it with the ASG pools
     association = rec.one(CCP).inputs["capacityProviders"]
-    assert len(association) == len(plan_of(reference("prod")).pools) + 2  # + FARGATE(_SPOT)
+    assert len(association) == len(plan_of(reference("prod"), STACK).pools) + 2  # + FARGATE(_SPOT)
     task = named(rec, TD, "inference-llama-8b-task")
     assert task.inputs["requiresCompatibilities"] == ["MANAGED_INSTANCES"]
     task_request = register_task_definition_request(task.inputs)
@@ -140,7 +130,7 @@ def test_mixed_pool_request_user_data_and_no_warm_pool():
     assert distribution["OnDemandPercentageAboveBaseCapacity"] == 0
     assert distribution["SpotAllocationStrategy"] in aws_limits.ASG_SPOT_ALLOCATION_STRATEGIES
     assert api["CapacityRebalance"] is True
-    plan = plan_of(reference("prod"))
+    plan = plan_of(reference("prod"), STACK)
     overrides = api["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"]
     assert [o["InstanceType"] for o in overrides] == list(plan.pools["l40s-4x"].types.chosen)
     lt = named(rec, LT, "inference-l40s-4x-lt")
@@ -234,31 +224,31 @@ def test_bad_combinations_name_the_path(edits, path, fragment):
     raw = reference("prod")
     for key, value in edits.items():
         raw = mutate(raw, key, value)
-    found = issues_of(raw)
-    assert any(p == path and fragment in m for p, m in found), found
-    assert all(p.startswith("platform.") for p, _ in found)
+    found = issues_of(raw, STACK)
+    assert any(i.path == path and fragment in i.message for i in found), found
+    assert all(i.path.startswith("platform.") for i in found)
 
 
 def test_single_instance_type_misfit_is_still_the_models_problem():
     raw = mutate(reference("prod"), f"{MIXED}.instanceType", "g6.xlarge")
     raw = mutate(raw, f"{MIXED}.onDemandPercentageAboveBaseCapacity", 100)
-    found = issues_of(raw)
-    assert [p for p, _ in found] == ["platform.models.qwen-32b"]
-    assert "cheapest catalog types that fit" in found[0][1]
+    found = issues_of(raw, STACK)
+    assert [i.path for i in found] == ["platform.models.qwen-32b"]
+    assert "cheapest catalog types that fit" in found[0].message
 
 
 def test_warm_pool_with_types_from_sizing_keeps_only_the_cheapest():
     raw = mutate(reference("prod"), f"{MIXED}.onDemandPercentageAboveBaseCapacity", 100)
     raw = mutate(raw, f"{MIXED}.warmPool", {"minSize": 1})
-    pool = plan_of(raw).pools["l40s-4x"]
+    pool = plan_of(raw, STACK).pools["l40s-4x"]
     assert pool.types.chosen == ("g6e.12xlarge",)
     assert pool.spec.mixed is None and pool.spec.warm_pool is not None
 
 
 def test_a_pool_without_models_or_types_says_what_to_do():
     raw = mutate(reference("prod"), "gpuPools.spare", {"maxSize": 2})
-    found = issues_of(raw)
-    assert "platform.gpuPools.spare.instanceTypes" in [p for p, _ in found], found
+    found = issues_of(raw, STACK)
+    assert "platform.gpuPools.spare.instanceTypes" in [i.path for i in found], found
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +288,7 @@ def test_pool_config_space(listed, excluded, base, pct, strategy, warm, managed_
     if managed_types is not None:
         raw = mutate(raw, f"{MANAGED}.instanceTypes", managed_types)
     try:
-        plan = plan_of(raw)
+        plan = plan_of(raw, STACK)
     except ConfigError as exc:
         # every failure names a config path the user can edit, never a traceback
         assert exc.issues and all(i.path.startswith("platform.") for i in exc.issues)

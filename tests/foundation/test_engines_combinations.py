@@ -8,32 +8,19 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import pytest
-
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.plan import build_plan
 from components.sizing.instance_types import DeclaredFit
 from components.specs import managed_instances
 from components.specs.gateway import litellm_config
 from tests.aws_shapes import register_task_definition_request, validate_shape
-from tests.foundation.conftest import DELETE, mutate, reference
+from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
+
+STACK = "engines"
 
 ROOT = Path(__file__).resolve().parents[2]
 TD = "aws:ecs/taskDefinition:TaskDefinition"
 MASTER_KEY = "arn:aws:secretsmanager:us-east-1:123456789012:secret:engines/litellm-master-AbCdEf"
-
-
-def plan_of(raw: dict):
-    return build_plan(load_stack_config(raw, "engines"), "engines", region="us-east-1")
-
-
-def issues_of(raw: dict) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as info:
-        plan_of(raw)
-    return [(i.path, i.message) for i in info.value.issues]
 
 
 def combined() -> dict:
@@ -46,7 +33,7 @@ def combined() -> dict:
 
 
 def test_one_gpu_presets_run_on_managed_instances() -> None:
-    plan = plan_of(combined())
+    plan = plan_of(combined(), STACK)
     pool = plan.pools["mi"]
     assert pool.managed and pool.types.source == "sizing"
     for name in ("mistral", "triton"):
@@ -65,33 +52,35 @@ def test_one_gpu_presets_run_on_managed_instances() -> None:
 
 def test_tensor_parallel_preset_on_managed_instances_names_the_pool() -> None:
     raw = mutate(combined(), "models.qwen.pool", "mi")
-    issues = issues_of(raw)
-    assert any(p == "platform.models.qwen.pool" and "Managed Instances" in m for p, m in issues), (
-        issues
-    )
+    issues = issues_of(raw, STACK)
+    assert any(
+        i.path == "platform.models.qwen.pool" and "Managed Instances" in i.message for i in issues
+    ), issues
 
 
 def test_a_declared_service_that_fits_no_single_type_names_its_setting() -> None:
     raw = mutate(reference("engines"), "models.triton.custom.acceleratorMemoryGiB", 60)
-    issues = issues_of(raw)
-    assert any(p == "platform.models.triton.custom.acceleratorMemoryGiB" for p, _ in issues), issues
+    issues = issues_of(raw, STACK)
+    assert any(i.path == "platform.models.triton.custom.acceleratorMemoryGiB" for i in issues), (
+        issues
+    )
     # more GPUs than the type has: the device count is the setting to change
     raw = mutate(reference("engines"), "models.triton.custom.gpus", 8)
-    issues = issues_of(raw)
-    assert any(p == "platform.models.triton.custom.gpus" for p, _ in issues), issues
+    issues = issues_of(raw, STACK)
+    assert any(i.path == "platform.models.triton.custom.gpus" for i in issues), issues
 
 
 def test_presets_take_their_types_from_sizing() -> None:
     raw = mutate(reference("engines"), "gpuPools.l40s.instanceType", DELETE)
     raw = mutate(raw, "gpuPools.l40s.instanceTypes", ["g6e.12xlarge", "g6e.24xlarge"])
-    plan = plan_of(raw)
+    plan = plan_of(raw, STACK)
     layouts = plan.pools["l40s"].types.layouts
     assert layouts["qwen"].devices_per_task == 4 and layouts["triton"].devices_per_task == 1
     assert plan.models["qwen"].launch.tensor_parallel_size == 4  # type: ignore[union-attr]
 
 
 def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -> None:
-    plan = plan_of(combined())
+    plan = plan_of(combined(), STACK)
     assert plan.gateway is not None
     routes = {r.target.service: r for r in plan.gateway.spec.routes}
     # a custom image's API is its own: not routed by default
@@ -107,7 +96,7 @@ def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -
     )
     # naming it under gateway.routes asserts its image serves OpenAI's /v1 API
     named = mutate(combined(), "gateway.routes", {"gemma-9b": "triton", "qwen": "qwen"})
-    plan = plan_of(named)
+    plan = plan_of(named, STACK)
     assert plan.gateway is not None
     targets = {r.model_name: r.target for r in plan.gateway.spec.routes}
     assert targets["gemma-9b"].api_base == "http://triton.inference-engines:8000/v1"

@@ -12,21 +12,13 @@ from components.plan import build_plan
 from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from components.sizing.instance_types import DeclaredFit
 from components.specs.weights import EfsWeights
-from tests.foundation.test_config import DELETE, mutate, reference
+from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 
-
-def plan_of(raw: dict):
-    return build_plan(load_stack_config(raw, "engines"), "engines", region="us-east-1")
-
-
-def issues_of(raw: dict) -> list:
-    with pytest.raises(ConfigError) as info:
-        plan_of(raw)
-    return info.value.issues
+STACK = "engines"
 
 
 def test_engines_stack_plans_every_engine() -> None:
-    plan = plan_of(reference("engines"))
+    plan = plan_of(reference("engines"), STACK)
     qwen, mistral, triton = (plan.models[n] for n in ("qwen", "mistral", "triton"))
     assert isinstance(qwen.launch, SglangLaunch)
     assert qwen.efs == EfsWeights("weights", "/models/qwen2.5-14b-instruct")
@@ -150,7 +142,7 @@ def test_engines_stack_plans_every_engine() -> None:
     ],
 )
 def test_bad_engine_configs_name_the_path(key, value, path, fragment) -> None:
-    issues = issues_of(mutate(reference("engines"), key, value))
+    issues = issues_of(mutate(reference("engines"), key, value), STACK)
     matching = [i for i in issues if i.path == path]
     assert matching, [(i.path, i.message) for i in issues]
     assert any(fragment in i.message for i in matching), [i.message for i in matching]
@@ -160,7 +152,7 @@ def test_efs_weights_from_an_existing_file_system_by_id() -> None:
     raw = mutate(
         reference("engines"), "models.qwen.weightsUri", "efs://fs-0123456789abcdef0/models/qwen"
     )
-    plan = plan_of(raw)
+    plan = plan_of(raw, STACK)
     assert plan.models["qwen"].efs == EfsWeights("fs-0123456789abcdef0", "/models/qwen")
 
 
@@ -180,7 +172,7 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
             "custom": {"neuronDevices": 2, "acceleratorMemoryGiB": 40, "sseKeepAliveSeconds": 10},
         },
     )
-    plan = plan_of(raw)
+    plan = plan_of(raw, STACK)
     m = plan.models["custom-nrn"]
     assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_devices == 2
     assert m.neuron_devices == ("/dev/neuron0", "/dev/neuron1")
@@ -188,7 +180,7 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
     assert isinstance(m.fit, DeclaredFit) and m.fit.tasks_per_instance == 1
     # a GPU pool is the wrong kind for it
     wrong = mutate(raw, "models.custom-nrn.pool", "l40s")
-    issues = issues_of(wrong)
+    issues = issues_of(wrong, STACK)
     assert any(
         i.path == "platform.models.custom-nrn.pool" and "neuronPools" in i.message for i in issues
     ), [(i.path, i.message) for i in issues]
@@ -196,7 +188,7 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
 
 def test_valid_extra_args_reach_vllm_and_neuron_launches() -> None:
     raw = mutate(reference("engines"), "models.llama.extraArgs", ["--enforce-eager", "--seed=7"])
-    plan = plan_of(raw)
+    plan = plan_of(raw, STACK)
     assert plan.models["llama"].launch.extra_args == ("--enforce-eager", "--seed=7")
     dev = mutate(reference("dev"), "models.llama-neuron.extraArgs", ["--no-such-neuron-flag"])
     with pytest.raises(ConfigError) as info:

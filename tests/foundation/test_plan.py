@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.plan import build_plan, choose_deploy
+from components.plan import choose_deploy
 from components.services.engines import NeuronLaunch, VllmLaunch
-from tests.foundation.conftest import DELETE, mutate, reference
+from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 
-
-def plan_of(raw: dict, stack: str = "dev"):
-    return build_plan(load_stack_config(raw, stack), stack, region="us-east-1")
-
-
-def issues_of(raw: dict) -> list:
-    with pytest.raises(ConfigError) as info:
-        plan_of(raw)
-    return info.value.issues
+STACK = "dev"
 
 
 def test_dev_plan_decisions() -> None:
-    plan = plan_of(reference("dev"))
+    plan = plan_of(reference("dev"), STACK)
     llama = plan.models["llama"]
     assert isinstance(llama.launch, VllmLaunch)
     assert llama.gpu_count == llama.launch.tensor_parallel_size == 1
@@ -53,7 +43,7 @@ def test_prod_70b_long_context_needs_all_eight_gpus() -> None:
 
 def test_model_that_does_not_fit_names_numbers_and_cheaper_types() -> None:
     raw = mutate(reference("dev"), "models.llama.architecture", "llama-3.1-70b")
-    issues = issues_of(raw)
+    issues = issues_of(raw, STACK)
     assert len(issues) == 1 and issues[0].path == "platform.models.llama"
     msg = issues[0].message
     assert "GiB" in msg and "g6e.xlarge" in msg
@@ -61,26 +51,28 @@ def test_model_that_does_not_fit_names_numbers_and_cheaper_types() -> None:
 
 
 def test_gpu_type_in_neuron_pool_is_rejected() -> None:
-    issues = issues_of(mutate(reference("dev"), "neuronPools.inf2.instanceType", "g6e.xlarge"))
+    issues = issues_of(
+        mutate(reference("dev"), "neuronPools.inf2.instanceType", "g6e.xlarge"), STACK
+    )
     assert [i.path for i in issues] == ["platform.neuronPools.inf2.instanceType"]
     assert "NVIDIA" in issues[0].message and "GpuAsgPool" in issues[0].message
 
 
 def test_unknown_instance_type() -> None:
-    issues = issues_of(mutate(reference("dev"), "gpuPools.l40s.instanceType", "g9.xlarge"))
+    issues = issues_of(mutate(reference("dev"), "gpuPools.l40s.instanceType", "g9.xlarge"), STACK)
     assert [i.path for i in issues] == ["platform.gpuPools.l40s.instanceType"]
 
 
 def test_pool_too_small_for_desired_counts() -> None:
     raw = mutate(reference("dev"), "models.llama.desiredCount", 4)
     raw = mutate(raw, "models.llama.maxCount", 4)
-    issues = issues_of(raw)
+    issues = issues_of(raw, STACK)
     assert [i.path for i in issues] == ["platform.gpuPools.l40s.maxSize"]
     assert "4 instance(s)" in issues[0].message
 
 
 def test_idle_timeout_override_shorter_than_generation() -> None:
-    issues = issues_of(mutate(reference("dev"), "endpoint.idleTimeoutSeconds", 60))
+    issues = issues_of(mutate(reference("dev"), "endpoint.idleTimeoutSeconds", 60), STACK)
     assert [i.path for i in issues] == ["platform.endpoint.idleTimeoutSeconds"]
 
 
@@ -88,12 +80,12 @@ def test_reranker_need_that_fits_no_grid_size() -> None:
     raw = mutate(reference("dev"), "rerankers.rerank.cpu", DELETE)
     raw = mutate(raw, "rerankers.rerank.memoryMib", DELETE)
     raw = mutate(raw, "rerankers.rerank.needMemoryMib", 300_000)
-    issues = issues_of(raw)
+    issues = issues_of(raw, STACK)
     assert [i.path for i in issues] == ["platform.rerankers.rerank"]
 
 
 def test_reranker_off_grid_exact_size() -> None:
-    issues = issues_of(mutate(reference("dev"), "rerankers.rerank.memoryMib", 20480))
+    issues = issues_of(mutate(reference("dev"), "rerankers.rerank.memoryMib", 20480), STACK)
     assert [i.path for i in issues] == ["platform.rerankers.rerank"]
     assert "2048" in issues[0].message
 
@@ -102,7 +94,7 @@ def test_reranker_cheapest_size_for_a_need() -> None:
     raw = mutate(reference("dev"), "rerankers.rerank.cpu", DELETE)
     raw = mutate(raw, "rerankers.rerank.memoryMib", DELETE)
     raw = mutate(raw, "rerankers.rerank.needMemoryMib", 12 * 1024)
-    size = plan_of(raw).rerankers["rerank"].size
+    size = plan_of(raw, STACK).rerankers["rerank"].size
     assert (size.cpu, size.memory_mib) == (2048, 12288)  # 12 GB starts at 2 vCPU
 
 
@@ -128,6 +120,6 @@ def test_choose_deploy(min_count, max_count, tpi, capacity, expected) -> None:
 def test_more_services_than_alb_rules_allow() -> None:
     raw = reference("dev")
     raw["rerankers"] = {f"rr{i}": {"modelUri": "s3://bucket-x/m/"} for i in range(50)}
-    issues = issues_of(raw)
+    issues = issues_of(raw, STACK)
     assert [i.path for i in issues] == ["platform.models"]
     assert "at most 50 services" in issues[0].message

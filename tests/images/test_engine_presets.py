@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,39 +24,18 @@ from contracts import custom as custom_contract
 from contracts import flag_table
 from contracts import sglang as sglang_contract
 from contracts import tgi as tgi_contract
+from tests.images.engine_images import (
+    IMAGES,
+    REPO,
+    printed_command,
+    run_entrypoint,
+    value_after,
+)
 from tools import engine_flags, engine_tables
 
-REPO = Path(__file__).resolve().parents[2]
-SGLANG_ENTRYPOINT = REPO / "images" / "sglang" / "entrypoint.py"
-TGI_ENTRYPOINT = REPO / "images" / "tgi" / "entrypoint.py"
-HADOLINT = REPO / ".venv" / "bin" / "hadolint"
+SGLANG_ENTRYPOINT = IMAGES / "sglang" / "entrypoint.py"
+TGI_ENTRYPOINT = IMAGES / "tgi" / "entrypoint.py"
 WHERE = "platform.models.chat"
-
-
-def run_entrypoint(
-    script: Path, env: list[dict[str, str]], *args: str
-) -> subprocess.CompletedProcess[str]:
-    """Run an entrypoint with only the task environment (plus PATH) set."""
-    clean = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    clean |= {item["name"]: item["value"] for item in env}
-    return subprocess.run(
-        [sys.executable, str(script), *args],
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-
-
-def printed(script: Path, env: list[dict[str, str]]) -> list[str]:
-    proc = run_entrypoint(script, env, "--print-command")
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-def value_after(argv: list[str], flag: str) -> str:
-    return argv[argv.index(flag) + 1]
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +108,7 @@ TGI_CASES = [
 
 @pytest.mark.parametrize("launch", SGLANG_CASES, ids=lambda launch: launch.served_model_name)
 def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flags):
-    argv = printed(SGLANG_ENTRYPOINT, presets.container_environment(launch))
+    argv = printed_command(SGLANG_ENTRYPOINT, presets.container_environment(launch))
     assert argv[:3] == list(sglang_contract.COMMAND)
     flags = argv[3:]
     assert sglang_wheel_flags.problems(flags) == []
@@ -156,10 +133,10 @@ def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flag
 
 
 def test_check_command_front_door_covers_sglang_and_tgi():
-    sglang_argv = printed(SGLANG_ENTRYPOINT, presets.container_environment(SGLANG_CASES[1]))
+    sglang_argv = printed_command(SGLANG_ENTRYPOINT, presets.container_environment(SGLANG_CASES[1]))
     assert engine_flags.check_command(sglang_argv) == []
     assert engine_flags.check_command([*sglang_argv, "--no-such"]) != []
-    tgi_argv = printed(TGI_ENTRYPOINT, presets.container_environment(TGI_CASES[1]))
+    tgi_argv = printed_command(TGI_ENTRYPOINT, presets.container_environment(TGI_CASES[1]))
     assert engine_flags.check_command(tgi_argv) == []
     assert engine_flags.check_command([*tgi_argv, "--served-model-name", "x"]) != []
 
@@ -223,11 +200,6 @@ def test_sglang_streams_have_no_keepalive_of_their_own_so_the_proxy_is_needed():
     assert ": keep-alive" not in entrypoints and "keep_alive(" not in entrypoints
 
 
-def test_sglang_proxy_is_the_neuron_proxy():
-    neuron = (REPO / "images" / "neuron" / "sse_proxy.py").read_bytes()
-    assert (REPO / "images" / "sglang" / "sse_proxy.py").read_bytes() == neuron
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tp=st.sampled_from([1, 2, 4, 8]),
@@ -274,7 +246,7 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
 
 @pytest.mark.parametrize("launch", TGI_CASES, ids=lambda launch: launch.served_model_name)
 def test_tgi_command_uses_only_flags_the_launcher_defines(launch):
-    argv = printed(TGI_ENTRYPOINT, presets.container_environment(launch))
+    argv = printed_command(TGI_ENTRYPOINT, presets.container_environment(launch))
     assert argv[0] == tgi_contract.COMMAND[0]
     assert flag_table.load(tgi_contract.FLAG_TABLE).problems(argv[1:]) == []
     assert value_after(argv, "--num-shard") == str(launch.num_shard)
@@ -726,7 +698,8 @@ def test_tgi_entrypoint_execs_the_printed_command_on_an_efs_directory(tmp_path):
     (model / "model.safetensors").write_bytes(b"\0" * 8)
     ran = run_entrypoint(TGI_ENTRYPOINT, env)
     assert ran.returncode == 0, ran.stderr
-    assert ["text-generation-launcher", *json.loads(ran.stdout)] == printed(TGI_ENTRYPOINT, env)
+    execed = ["text-generation-launcher", *json.loads(ran.stdout)]
+    assert execed == printed_command(TGI_ENTRYPOINT, env)
 
 
 def test_sglang_api_key_is_passed_but_never_printed():
@@ -768,24 +741,6 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
 # --- Dockerfiles ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("image", ["sglang", "tgi"])
-def test_dockerfile_passes_hadolint(image):
-    dockerfile = REPO / "images" / image / "Dockerfile"
-    proc = subprocess.run(
-        [str(HADOLINT), "--no-color", str(dockerfile)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    # any ignored rule carries its reason on the lines above
-    lines = dockerfile.read_text().splitlines()
-    for number, line in enumerate(lines):
-        if "hadolint ignore" in line:
-            assert lines[number - 1].lstrip().startswith("#") and len(lines[number - 1]) > 20
-
-
 @pytest.mark.parametrize(
     ("image", "contract", "version"),
     [
@@ -803,15 +758,3 @@ def test_dockerfile_pins_the_checked_engine_release(image, contract, version):
     assert users and users[-1] not in ("root", "0")
     assert f"EXPOSE {contract.DEFAULT_PORT}" in text
     assert "HF_HUB_OFFLINE=1" in text
-    local = re.findall(r"^COPY --chmod=\S+ ((?:\S+\.py ?)+) /opt/ecs-inference/", text, re.M)
-    for name in " ".join(local).split():
-        assert (REPO / "images" / image / name).is_file()
-    (shared,) = re.findall(
-        r"^COPY --from=contracts --chmod=\S+ ((?:\S+\.py ?)+) /opt/ecs-inference/contracts/",
-        text,
-        re.M,
-    )
-    entrypoint = (REPO / "images" / image / "entrypoint.py").read_text()
-    imported = set(re.findall(r"^from contracts\.(\w+) import", entrypoint, re.M))
-    needed = {"__init__"} | imported | {"engine"}  # the engine contracts import contracts.engine
-    assert {n.removesuffix(".py") for n in shared.split()} == needed

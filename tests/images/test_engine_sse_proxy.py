@@ -1,4 +1,4 @@
-"""The Neuron image's SSE keep-alive proxy, over real loopback sockets.
+"""The SSE keep-alive proxy of the Neuron and SGLang images, over real loopback sockets.
 
 A fake engine (asyncio, HTTP/1.1 like uvicorn: chunked event streams, Content-Length JSON)
 sits behind the real proxy; a raw-socket client plays the ALB, reusing one connection.
@@ -7,17 +7,14 @@ sits behind the real proxy; a raw-socket client plays the ALB, reusing one conne
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-PROXY_PATH = Path(__file__).resolve().parents[2] / "images" / "neuron" / "sse_proxy.py"
-_spec = importlib.util.spec_from_file_location("neuron_sse_proxy", PROXY_PATH)
-assert _spec is not None and _spec.loader is not None
-sse_proxy = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sse_proxy)
+from contracts import sse_proxy
+from tests.images.engine_images import IMAGES, REPO, contracts_imported
+
+NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"
 
 INTERVAL = 0.15
 EVENTS = [
@@ -177,11 +174,17 @@ def test_interval_must_be_positive():
         sse_proxy.KeepAliveProxy("127.0.0.1", 1, 0)
 
 
-@pytest.mark.parametrize("name", ["sse_proxy.py", "entrypoint.py"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "images/neuron/entrypoint.py",
+        *(f"contracts/{m}.py" for m in sorted(contracts_imported(NEURON_ENTRYPOINT))),
+    ],
+)
 def test_neuron_image_code_parses_as_python_3_10(name):
     # The Neuron DLC runs Python 3.10 (tag ...-py310-...); the test suite runs 3.11.
     import ast
 
-    source = (PROXY_PATH.parent / name).read_text()
+    source = (REPO / name).read_text()
     ast.parse(source, feature_version=(3, 10))
     assert "TaskGroup" not in source and "asyncio.timeout(" not in source  # 3.11-only APIs

@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -24,38 +23,21 @@ from components.services import engines
 from contracts import engine as engine_contract
 from contracts import neuron as neuron_contract
 from contracts import vllm as vllm_contract
+from tests.images.engine_images import (
+    ENGINE_IMAGES,
+    IMAGES,
+    REPO,
+    assert_hadolint_clean,
+    contracts_imported,
+    dockerfile_copies,
+    printed_command,
+    run_entrypoint,
+    value_after,
+)
 from tools import engine_flags
 
-REPO = Path(__file__).resolve().parents[2]
-VLLM_ENTRYPOINT = REPO / "images" / "vllm" / "entrypoint.py"
-NEURON_ENTRYPOINT = REPO / "images" / "neuron" / "entrypoint.py"
-HADOLINT = REPO / ".venv" / "bin" / "hadolint"
-
-
-def run_entrypoint(
-    script: Path, env: list[dict[str, str]], *args: str
-) -> subprocess.CompletedProcess[str]:
-    """Run an entrypoint with only the task environment (plus PATH) set."""
-    clean = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    clean |= {item["name"]: item["value"] for item in env}
-    return subprocess.run(
-        [sys.executable, str(script), *args],
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-
-
-def printed_command(script: Path, env: list[dict[str, str]]) -> list[str]:
-    proc = run_entrypoint(script, env, "--print-command")
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-def value_after(argv: list[str], flag: str) -> str:
-    return argv[argv.index(flag) + 1]
+VLLM_ENTRYPOINT = IMAGES / "vllm" / "entrypoint.py"
+NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"
 
 
 @pytest.fixture(scope="module")
@@ -534,22 +516,20 @@ def test_incomplete_artifacts_refuse_to_start(tmp_path, optimum_source):
 # --- Dockerfiles ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("image", ["vllm", "neuron"])
+@pytest.mark.parametrize("image", ENGINE_IMAGES)
 def test_dockerfile_passes_hadolint(image):
-    dockerfile = REPO / "images" / image / "Dockerfile"
-    proc = subprocess.run(
-        [str(HADOLINT), "--no-color", str(dockerfile)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    # any ignored rule must carry its reason on the line above
-    lines = dockerfile.read_text().splitlines()
-    for number, line in enumerate(lines):
-        if "hadolint ignore" in line:
-            assert lines[number - 1].lstrip().startswith("#") and len(lines[number - 1]) > 20
+    assert_hadolint_clean(IMAGES / image / "Dockerfile")
+
+
+@pytest.mark.parametrize("image", ENGINE_IMAGES)
+def test_dockerfile_copies_the_entrypoint_and_exactly_the_contracts_it_imports(image):
+    """The entrypoint comes from the image's own context; what it imports from `contracts/`
+    (the keep-alive proxy and the weight staging included, transitively) comes from the one
+    `contracts` named context, so no image carries a copy of shared code."""
+    local, shared = dockerfile_copies(image)
+    assert local == {"entrypoint.py"}
+    assert sorted(p.name for p in (IMAGES / image).glob("*.py")) == ["entrypoint.py"]
+    assert shared == contracts_imported(IMAGES / image / "entrypoint.py")
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,6 @@ use); task definitions are validated against ECS's RegisterTaskDefinition reques
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -21,29 +17,14 @@ from contracts import flag_table
 from contracts import sglang as sglang_contract
 from contracts import tgi as tgi_contract
 from tests.aws_shapes import validate_shape
+from tests.images.engine_images import REPO, printed_command
 from tests.images.test_task_contracts import deployed, recording
 
-REPO = Path(__file__).resolve().parents[2]
 STACK = "engines"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 SG = "aws:ec2/securityGroup:SecurityGroup"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 ACCESS_POINT = "aws:efs/accessPoint:AccessPoint"
-
-
-def printed_argv(script: Path, environment: list[dict[str, str]]) -> list[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    env |= {e["name"]: e["value"] for e in environment}
-    proc = subprocess.run(
-        [sys.executable, str(script), "--print-command"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 @pytest.mark.parametrize(
@@ -55,7 +36,7 @@ def printed_argv(script: Path, environment: list[dict[str, str]]) -> list[str]:
 )
 def test_engine_tasks_start_the_engine_with_flags_it_accepts(service, script, table):
     d = deployed(STACK, service)
-    argv = printed_argv(script, d.container["environment"])
+    argv = printed_command(script, d.container["environment"])
     first_flag = next(i for i, a in enumerate(argv) if a.startswith("--"))
     assert flag_table.load(table).problems(argv[first_flag:]) == []
     assert d.target_group.inputs["healthCheck"]["path"] == "/health"

@@ -41,6 +41,7 @@ from components.specs.images import EXAMPLE_IMAGES
 from contracts import neuron as neuron_contract
 from contracts import vllm as vllm_contract
 from contracts.engine import ENV_REGION_VARIABLES
+from tests.images.engine_images import printed_command, value_after
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
 from tools.recording import RecordedResource, Recording, run_program, stack_config_values
@@ -218,25 +219,6 @@ def deployed(stack: str, service: str) -> Deployed:
     )
 
 
-def print_command(script: Path, environment: dict[str, str]) -> list[str]:
-    """Run an entrypoint with exactly the task's environment (plus PATH); its argv."""
-    proc = subprocess.run(
-        [sys.executable, str(script), "--print-command"],
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **environment},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, f"{script.parent.name} entrypoint rejected the task: {proc.stderr}"
-    return json.loads(proc.stdout)
-
-
-def value_after(argv: list[str], flag: str) -> str:
-    assert flag in argv, f"{flag} missing from {argv}"
-    return argv[argv.index(flag) + 1]
-
-
 @functools.cache
 def vllm_variables(release: engine_flags.EngineRelease) -> frozenset[str]:
     return frozenset(engine_flags.vllm_env_vars(engine_flags.source_root(release)))
@@ -340,7 +322,7 @@ def test_model_task_runs_what_its_image_entrypoint_expects(stack, service):
     d = deployed(stack, service)
     assert d.container["image"] == d.image
     entrypoint = _check_engine_image_runs_the_entrypoint(d)
-    argv = print_command(entrypoint, d.environment)
+    argv = printed_command(entrypoint, d.container["environment"])
     assert value_after(argv, "--served-model-name") == d.config.get("servedModelName", service)
     _check_keepalives(d)
 

@@ -4,8 +4,8 @@ Why: the ALB closes a connection on which no byte moved for its idle timeout. vL
 the server optimum-neuron 0.4.5 runs — and SGLang 0.5.23 write nothing while a request waits in
 the queue or during a long prefill, and have no keep-alive option (vLLM 0.33.0 added
 `--sse-keep-alive-interval`). The Neuron and SGLang entrypoints therefore run the engine on
-loopback and this proxy on the service port. The two images carry byte-identical copies of
-this file (each image's build context is its own directory); a test keeps them identical.
+loopback and this proxy on the service port (`serve_behind_proxy`). Both images copy this one
+file from the `contracts` named build context, like the contracts their entrypoints read.
 
 What it does: forwards each request to the upstream on a fresh loopback connection; relays
 the response; when the response is `text/event-stream` and nothing arrived from upstream for
@@ -22,8 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Sequence
 
+LOOPBACK = "127.0.0.1"
+"""Where the engine listens: only the proxy may reach it."""
 KEEPALIVE_COMMENT = b": keep-alive\n\n"
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -302,3 +306,32 @@ class KeepAliveProxy:
             pending.cancel()
             with contextlib.suppress(BaseException):
                 await pending
+
+
+async def _serve_engine(
+    command: Sequence[str], port: int, upstream_port: int, interval: float
+) -> int:
+    engine = subprocess.Popen(list(command))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, engine.send_signal, sig)
+    proxy = KeepAliveProxy(LOOPBACK, upstream_port, interval)
+    # awsvpc: the task ENI is the only interface the ALB reaches; bind all of them.
+    server = await proxy.serve("0.0.0.0", port)
+    try:
+        status = await loop.run_in_executor(None, engine.wait)
+    finally:
+        server.close()
+    # A signal death (negative status) becomes the shell convention 128 + signal number.
+    return 128 - status if status < 0 else status
+
+
+def serve_behind_proxy(
+    command: Sequence[str], port: int, upstream_port: int, interval: float
+) -> int:
+    """Run the engine `command` (listening on `LOOPBACK:upstream_port`) and this proxy on
+    `port` until the engine exits; return its exit status.
+
+    SIGTERM and SIGINT (ECS stopping the task) are forwarded to the engine, which drains and
+    exits; the proxy stops with it."""
+    return asyncio.run(_serve_engine(command, port, upstream_port, interval))
