@@ -30,6 +30,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.network import PortRule, aws_api_rule
 from components.services.base import (
     Router,
     aws_context,
@@ -42,7 +43,6 @@ from components.services.base import (
     task_family,
 )
 from components.services.gateway_db import DatabaseOutputs
-from components.services.security_rules import PortRule, https_to_aws
 from components.specs.gateway import (
     GATEWAY_PORT,
     HEALTH_PATH,
@@ -206,7 +206,7 @@ class LiteLLMGateway(pulumi.ComponentResource):
         self.rules: list[pulumi.CustomResource] = []
 
         self.admit("alb", args.alb_security_group_id, "ALB to the proxy (requests, health)")
-        self._egress("https", https_to_aws("HTTPS to AWS APIs and Bedrock"))
+        self._egress("https", aws_api_rule("HTTPS to AWS APIs and Bedrock"))
         for service, model in sorted(args.models.items()):
             self._egress(
                 f"model-{service}",

@@ -32,6 +32,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.network import PortRule, aws_api_rule
 from components.services.base import (
     ECS_SCALABLE_DIMENSION,
     ECS_SERVICE_NAMESPACE,
@@ -43,7 +44,6 @@ from components.services.base import (
     secrets_list,
     task_family,
 )
-from components.services.security_rules import PortRule, https_to_aws
 from components.specs.service_connect import Namespace
 from components.specs.worker import (
     SQS_RETENTION_MAX,
@@ -522,7 +522,7 @@ class QueueWorker(pulumi.ComponentResource):
             opts=child,
         )
 
-        egress = [https_to_aws("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
+        egress = [aws_api_rule("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
         if args.gateway_security_group_id is not None:
             egress.append(
                 PortRule(

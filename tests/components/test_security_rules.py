@@ -1,11 +1,12 @@
-"""The gateway's and the workers' security-group rules: one body, two forms, same meaning."""
+"""Security-group rule bodies (`components.network.PortRule`): one body, inline or standalone,
+same meaning; the AWS-API egress every task and instance gets is one of them."""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
-from components.services.security_rules import ANY_IPV4, HTTPS_PORT, PortRule, https_to_aws
+from components.network import ANY_IPV4, HTTPS_PORT, PortRule, aws_api_egress, aws_api_rule
 from tools.recording import run_function
 
 
@@ -19,7 +20,7 @@ def test_a_rule_needs_exactly_one_peer_and_a_real_port():
 
 
 def test_inline_and_standalone_forms_say_the_same():
-    https = https_to_aws("HTTPS out")
+    https = aws_api_rule("HTTPS out")
     gateway = PortRule(4000, "the gateway", group="sg-0123456789abcdef0")
     inline = [https.inline_egress(), gateway.inline_egress()]
     assert (inline[0].from_port, inline[0].to_port, inline[0].cidr_blocks) == (
@@ -28,6 +29,9 @@ def test_inline_and_standalone_forms_say_the_same():
         [ANY_IPV4],
     )
     assert inline[1].security_groups == ["sg-0123456789abcdef0"] and inline[1].cidr_blocks is None
+    # Tasks and instances that only call AWS get the same rule, with its default description.
+    shared = aws_api_egress()
+    assert (shared.from_port, shared.cidr_blocks) == (HTTPS_PORT, [ANY_IPV4])
 
     def program() -> None:
         parent = pulumi.ComponentResource("test:index:Parent", "p")
