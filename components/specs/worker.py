@@ -315,7 +315,10 @@ def from_zero_steps(target: float, max_count: int) -> tuple[Step, ...]:
         last = i == len(capacities) - 1
         # A visible count v needs `capacity` tasks while v <= capacity * target; messages are
         # whole, so the band ends below floor(capacity * target) + 1 (offset by the threshold).
-        upper = None if last else float(math.floor(capacity * target) + 1 - FROM_ZERO_THRESHOLD)
+        # (+1e-9: a target derived in floating point, 1.9999999999999432, means 2 per task.)
+        upper = (
+            None if last else float(math.floor(capacity * target + 1e-9) + 1 - FROM_ZERO_THRESHOLD)
+        )
         if upper is not None and upper <= lower:
             continue  # empty band (target below 1 message per task): the next one covers it
         steps.append(Step(lower, upper, capacity))
