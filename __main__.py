@@ -46,6 +46,9 @@ if platform.gateway is not None and plan.gateway is not None:
     pulumi.export("gatewayUrl", platform.endpoint.service_url(plan.gateway.config.path))
 if platform.workers:
     pulumi.export("queueUrls", {name: w.queue_url for name, w in platform.workers.items()})
+    results = {n: w.result_queue.url for n, w in platform.workers.items() if w.result_queue}
+    if results:
+        pulumi.export("resultQueueUrls", results)
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
 pulumi.export("decisions", plan.decisions())
 # $/h and $/month at minimum, steady and maximum scale (`pulumi stack output cost`; the preview

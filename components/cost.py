@@ -156,11 +156,16 @@ class PoolInput:
 
 @dataclass(frozen=True)
 class FargateInput:
+    """A Fargate service: a re-ranker, the AI gateway or a queue worker."""
+
     name: str
     cpu: int
     memory_mib: int
     architecture: Literal["ARM64", "X86_64"]
     counts: Counts
+    metric_kind: str | None = "reranker"
+    """contracts.metrics kind of its metrics sidecar; None: no sidecar (the gateway, workers,
+    a re-ranker with `operations.metricsSidecar` off)."""
 
 
 @dataclass(frozen=True)
@@ -326,10 +331,14 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
             metric_series += n * pool.gpus_per_instance * per_host + per_host
         else:
             metric_series += len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
+    plain_tasks = 0
     for f in stack.fargate:
         count = f.counts.at(point)
-        tasks += count
-        metric_series += count * len(metrics_contract.published_names("reranker"))
+        if f.metric_kind is None:
+            plain_tasks += count
+        else:
+            tasks += count
+        metric_series += count * _engine_series(f.metric_kind)
         vcpu, gb = f.cpu / 1024, f.memory_mib / 1024
         if f.architecture == "ARM64":
             rate = vcpu * prices.fargate_arm_vcpu_hour + gb * prices.fargate_arm_gb_hour
@@ -375,19 +384,23 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
                 enis * prices.interface_endpoint_az_hour,
             )
         )
+    # Tasks without the metrics sidecar write their own output only (no EMF lines).
+    plain_gb = assumptions.engine_log_bytes_per_task_hour / 1e9
     lines.append(
         Line(
             "log ingestion",
-            f"{tasks} task(s)",
-            tasks,
+            f"{tasks} task(s)"
+            + (f" + {plain_tasks} without the metrics sidecar" if plain_tasks else ""),
+            tasks + plain_tasks,
             "tasks",
-            tasks * assumptions.task_log_gb_per_hour() * prices.logs_ingestion_gb,
+            (tasks * assumptions.task_log_gb_per_hour() + plain_tasks * plain_gb)
+            * prices.logs_ingestion_gb,
         )
     )
     # service-level series exist all the time; per-task series while their task does
     metric_series += sum(
         _engine_series(s.metric_kind) for p in stack.pools for s in p.services
-    ) + len(stack.fargate) * len(metrics_contract.published_names("reranker"))
+    ) + sum(_engine_series(f.metric_kind) for f in stack.fargate)
     lines.append(
         Line(
             "monitoring",
@@ -525,9 +538,35 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
             r.size.memory_mib,
             r.config.cpu_architecture,
             Counts(r.config.min_count, r.config.desired_count, r.config.max_count),
+            "reranker" if r.metrics_sidecar else None,
         )
         for name, r in plan.rerankers.items()
     ]
+    # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's
+    # minimum is usually 0 tasks (it scales to zero on an empty queue).
+    if plan.gateway is not None:
+        gw = plan.gateway
+        fargate.append(
+            FargateInput(
+                f"gateway {gw.config.path}",
+                gw.size.cpu,
+                gw.size.memory_mib,
+                gw.config.cpu_architecture,
+                Counts(gw.config.min_count, gw.config.desired_count, gw.config.max_count),
+                None,
+            )
+        )
+    for name, w in plan.workers.items():
+        fargate.append(
+            FargateInput(
+                f"worker {name}",
+                w.size.cpu,
+                w.size.memory_mib,
+                w.config.cpu_architecture,
+                Counts(w.config.min_count, w.config.desired_count, w.config.max_count),
+                None,
+            )
+        )
     network = cfg.network
     azs = network.az_count
     return StackInput(

@@ -7,7 +7,8 @@ decided and tested against botocore):
   `alias/aws/sns` key cannot be used: its key policy does not admit the CloudWatch and
   EventBridge service principals, so every alarm notification would fail);
 - one subscription per configured endpoint;
-- the alarms of every service and GPU pool, with the topic as alarm and OK action;
+- the alarms of every service, GPU pool, the gateway and every queue worker, with the topic as
+  alarm and OK action;
 - the EventBridge rule for circuit-breaker rollbacks of this stack's cluster, targeting the topic;
 - the stack's dashboard.
 
@@ -28,6 +29,8 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components.specs import operations as obs
+from components.specs.gateway import GatewayPlan
+from components.specs.worker import WorkerPlan
 
 TOKEN = "ecs-inference:operations:Operations"
 
@@ -49,9 +52,30 @@ class ServiceWatch:
 
 
 @dataclass(frozen=True)
+class GatewayWatch:
+    """The AI gateway to watch: its plan (thresholds) and the service component's Outputs."""
+
+    plan: GatewayPlan
+    target_group_arn_suffix: Input[str]
+    ecs_service_name: Input[str]
+
+
+@dataclass(frozen=True)
+class WorkerWatch:
+    """A queue worker to watch: its plan (thresholds), its queues' fixed names and the ECS
+    service name (an Output)."""
+
+    plan: WorkerPlan
+    queue_name: str
+    dead_letter_queue_name: str
+    ecs_service_name: Input[str]
+
+
+@dataclass(frozen=True)
 class OperationsArgs:
     """Inputs of `Operations`. Required: `cluster_name`, `cluster_arn`,
-    `load_balancer_arn_suffix`. Defaults: no services or pools, `AlarmSettings()` thresholds,
+    `load_balancer_arn_suffix`. Defaults: no services, pools, gateway or workers,
+    `AlarmSettings()` thresholds,
     no subscriptions (the topic exists; subscribe later), a dashboard."""
 
     cluster_name: Input[str]
@@ -60,6 +84,8 @@ class OperationsArgs:
     services: Sequence[ServiceWatch] = ()
     gpu_pools: Sequence[str] = ()
     neuron_pools: Sequence[str] = ()
+    gateway: GatewayWatch | None = None
+    workers: Sequence[WorkerWatch] = ()
     alarm_settings: obs.AlarmSettings = field(default_factory=obs.AlarmSettings)
     subscriptions: Sequence[obs.Subscription] = ()
     dashboard: bool = True
@@ -71,12 +97,36 @@ _CLUSTER = "placeholder-cluster"
 _CLUSTER_ARN = "arn:aws:ecs:us-east-1:000000000000:cluster/placeholder-cluster"
 
 
-def _tg(i: int) -> str:
+_GATEWAY = "gateway"
+
+
+def _tg(i: int | str) -> str:
     return f"targetgroup/placeholder-{i}/0000000000000000"
 
 
-def _svc(i: int) -> str:
+def _svc(i: int | str) -> str:
     return f"placeholder-service-{i}"
+
+
+def _worker_svc(i: int) -> str:
+    return _svc(f"worker-{i}")
+
+
+def _placeholder_outputs(args: OperationsArgs) -> dict[str, Input[str]]:
+    """Placeholder -> the Output it stands for."""
+    outputs: dict[str, Input[str]] = {
+        _LB: args.load_balancer_arn_suffix,
+        _CLUSTER: args.cluster_name,
+    }
+    for i, s in enumerate(args.services):
+        outputs[_tg(i)] = s.target_group_arn_suffix
+        outputs[_svc(i)] = s.ecs_service_name
+    if args.gateway is not None:
+        outputs[_tg(_GATEWAY)] = args.gateway.target_group_arn_suffix
+        outputs[_svc(_GATEWAY)] = args.gateway.ecs_service_name
+    for i, w in enumerate(args.workers):
+        outputs[_worker_svc(i)] = w.ecs_service_name
+    return outputs
 
 
 def _resolve(value: Any, outputs: Mapping[str, Input[str]]) -> Any:
@@ -112,6 +162,7 @@ def metric_alarm_args(request: Mapping[str, Any]) -> dict[str, Any]:
             metric_name=request["MetricName"],
             namespace=request["Namespace"],
             statistic=request.get("Statistic"),
+            extended_statistic=request.get("ExtendedStatistic"),
             period=request["Period"],
             dimensions=_dimensions(request.get("Dimensions")),
             unit=request.get("Unit"),
@@ -240,6 +291,27 @@ def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | s
             stack=stack, pool=pool, kind="gpu", settings=args.alarm_settings
         ):
             out.append((pool, spec))
+    if args.gateway is not None:
+        gw = args.gateway.plan
+        for spec in gw.alarms(
+            stack=stack,
+            load_balancer=_LB,
+            target_group=_tg(_GATEWAY),
+            cluster_name=_CLUSTER,
+            ecs_service_name=_svc(_GATEWAY),
+            settings=args.alarm_settings,
+        ):
+            out.append((gw.config.path, spec))
+    for i, w in enumerate(args.workers):
+        for spec in w.plan.alarms(
+            stack=stack,
+            queue_name=w.queue_name,
+            dead_letter_queue_name=w.dead_letter_queue_name,
+            cluster_name=_CLUSTER,
+            ecs_service_name=_worker_svc(i),
+            settings=args.alarm_settings,
+        ):
+            out.append((f"worker-{w.plan.name}", spec))
     return out
 
 
@@ -259,10 +331,7 @@ class Operations(pulumi.ComponentResource):
         specs = alarm_specs(args, stack)
         obs.deployment_rollback_rule(stack, _CLUSTER_ARN)
         if args.dashboard:
-            placeholders = {_LB: _LB, _CLUSTER: _CLUSTER}
-            for i in range(len(args.services)):
-                placeholders[_tg(i)] = _tg(i)
-                placeholders[_svc(i)] = _svc(i)
+            placeholders = {k: k for k in _placeholder_outputs(args)}
             obs.dashboard_body(
                 _dashboard_inputs(
                     args, stack, "us-east-1", [s.name for _, s in specs], placeholders
@@ -300,13 +369,7 @@ class Operations(pulumi.ComponentResource):
             for i, sub in enumerate(args.subscriptions)
         ]
 
-        outputs: dict[str, Input[str]] = {
-            _LB: args.load_balancer_arn_suffix,
-            _CLUSTER: args.cluster_name,
-        }
-        for i, s in enumerate(args.services):
-            outputs[_tg(i)] = s.target_group_arn_suffix
-            outputs[_svc(i)] = s.ecs_service_name
+        outputs = _placeholder_outputs(args)
         self.alarms: dict[str, aws.cloudwatch.MetricAlarm] = {}
         for subject, spec in specs:
             label = subject.service if isinstance(subject, ServiceWatch) else subject
@@ -391,6 +454,27 @@ def _dashboard_inputs(
                     engine_metrics=s.engine_metrics,
                 )
             )
+    gateway = None
+    if args.gateway is not None:
+        gw = args.gateway.plan
+        gateway = obs.GatewayPanel(
+            gw.config.path,
+            values[_tg(_GATEWAY)],
+            values[_svc(_GATEWAY)],
+            longest_request_seconds=gw.spec.longest_request_seconds,
+            target_cpu_percent=gw.config.target_cpu_percent,
+        )
+    workers = [
+        obs.WorkerPanel(
+            w.plan.name,
+            w.queue_name,
+            w.dead_letter_queue_name,
+            values[_worker_svc(i)],
+            queue_age_seconds=w.plan.queue_age_alarm_seconds,
+            backlog_target=w.plan.target,
+        )
+        for i, w in enumerate(args.workers)
+    ]
     return obs.DashboardInputs(
         stack=stack,
         region=region,
@@ -398,6 +482,8 @@ def _dashboard_inputs(
         load_balancer=values[_LB],
         models=models,
         rerankers=rerankers,
+        gateway=gateway,
+        workers=workers,
         gpu_pools=list(args.gpu_pools),
         neuron_pools=list(args.neuron_pools),
         alarm_arns=list(alarm_arns),

@@ -265,6 +265,7 @@ class ModelPlan:
             scale_in_cooldown=self.scaling.scale_in_cooldown,
             health_check_grace_period_seconds=self.grace.seconds,
             deregistration_delay_seconds=self.deregistration.seconds,
+            max_request_seconds=self.deregistration.max_generation_seconds,
             deployment_minimum_healthy_percent=self.deploy.minimum_healthy_percent,
             deployment_maximum_percent=self.deploy.maximum_percent,
             one_task_per_instance=self.one_task_per_instance,
@@ -339,6 +340,7 @@ class RerankerPlan:
             scaling_metric=cfg.scaling_metric,
             scaling_target=cfg.scaling_target,
             deregistration_delay_seconds=self.deregistration.seconds,
+            max_request_seconds=self.deregistration.max_generation_seconds,
             alb_idle_timeout_seconds=self.idle_timeout_seconds,
             # The service bounds each request (and its admission) by the same maxRequestSeconds
             # the ALB idle timeout and the deregistration delay are derived from.
@@ -405,6 +407,24 @@ class Plan:
                 alarms += ops_specs.pool_alarms(
                     stack=stack, pool=name, kind=pool.kind, settings=settings
                 )
+        if self.gateway is not None:
+            alarms += self.gateway.alarms(
+                stack=stack,
+                load_balancer="app/alb/0",
+                target_group="targetgroup/tg/0",
+                cluster_name="cluster",
+                ecs_service_name=self.gateway.config.path,
+                settings=settings,
+            )
+        for name, w in self.workers.items():
+            alarms += w.alarms(
+                stack=stack,
+                queue_name=name,
+                dead_letter_queue_name=f"{name}-dlq",
+                cluster_name="cluster",
+                ecs_service_name=name,
+                settings=settings,
+            )
         return alarms
 
     def alarm_settings(self) -> ops_specs.AlarmSettings:
@@ -414,6 +434,7 @@ class Plan:
             ttft_p99_seconds=a.ttft_p99_seconds,
             pending_minutes=a.pending_minutes,
             gpu_memory_percent=a.gpu_memory_percent,
+            gateway_memory_percent=a.gateway_memory_percent,
         )
 
     def alarm_keys(self) -> list[str]:
@@ -475,7 +496,10 @@ class Plan:
         ]
         if ops.dashboard:
             out["operations"].append(
-                "dashboard: one per stack (models, re-rankers, pools, endpoint)"
+                "dashboard: one per stack (models, re-rankers, "
+                + ("gateway, " if self.gateway is not None else "")
+                + ("workers, " if self.workers else "")
+                + "pools, endpoint)"
             )
         if self.gateway is not None:
             out["gateway"] = self.gateway.decisions()

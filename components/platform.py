@@ -34,7 +34,13 @@ from components.cluster import Cluster, ClusterArgs
 from components.images import ImageBuilds, ImageBuildsArgs
 from components.ingress.alb import Endpoint, EndpointArgs
 from components.network import Network, NetworkArgs
-from components.operations import Operations, OperationsArgs, ServiceWatch
+from components.operations import (
+    GatewayWatch,
+    Operations,
+    OperationsArgs,
+    ServiceWatch,
+    WorkerWatch,
+)
 from components.plan import Plan, pool_resource_name
 from components.services.base import EfsAccess, ServiceWiring, exec_log_group_name
 from components.services.gateway import (
@@ -240,6 +246,12 @@ class InferencePlatform(pulumi.ComponentResource):
             )
             for r in plan.rerankers.values()
         }
+        self.gateway: LiteLLMGateway | None = None
+        self.gateway_database: GatewayDatabase | None = None
+        self.workers: dict[str, QueueWorker] = {}
+        if plan.gateway is not None:
+            self._build_gateway(name, plan, plan.gateway, wiring)
+        # After the gateway and workers: their alarms and dashboard rows watch them too.
         ops = cfg.operations
         self.operations = Operations(
             f"{name}-ops",
@@ -279,6 +291,22 @@ class InferencePlatform(pulumi.ComponentResource):
                 neuron_pools=[
                     n for n, p in plan.pools.items() if p.kind == "neuron" and p.host_telemetry
                 ],
+                gateway=None
+                if self.gateway is None or plan.gateway is None
+                else GatewayWatch(
+                    plan.gateway,
+                    target_group_arn_suffix=self.gateway.target_group.arn_suffix,
+                    ecs_service_name=self.gateway.service.name,
+                ),
+                workers=[
+                    WorkerWatch(
+                        plan.workers[n],
+                        queue_name=w.queue_name,
+                        dead_letter_queue_name=w.dead_letter_queue_name,
+                        ecs_service_name=w.service.name,
+                    )
+                    for n, w in self.workers.items()
+                ],
                 alarm_settings=plan.alarm_settings(),
                 subscriptions=[
                     Subscription(sub.protocol, sub.endpoint) for sub in ops.alarm_subscriptions
@@ -287,11 +315,6 @@ class InferencePlatform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.gateway: LiteLLMGateway | None = None
-        self.gateway_database: GatewayDatabase | None = None
-        self.workers: dict[str, QueueWorker] = {}
-        if plan.gateway is not None:
-            self._build_gateway(name, plan, plan.gateway, wiring)
 
         self.register_outputs(
             {
@@ -441,6 +464,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     retention_seconds=wc.retention_seconds,
                     idle_minutes=wc.idle_minutes,
                     kms_key_id=wc.kms_key_id,
+                    result_queue=wc.result_queue,
                     environment=dict(wc.environment),
                     secrets=dict(wc.secrets),
                     log_retention_days=wc.log_retention_days,

@@ -438,19 +438,37 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
         "aws:servicediscovery/httpNamespace:HttpNamespace",
         "aws:sqs/queue:Queue",
         "aws:rds/cluster:Cluster",
+        # day 2: what watches the services (its edges: the services and target groups it reads)
+        "aws:cloudwatch/dashboard:Dashboard",
+        "aws:sns/topic:Topic",
     }
+    alarm = "aws:cloudwatch/metricAlarm:MetricAlarm"
     # Ids by URN order, not registration order (which varies with async resolution), so the
     # diagram diffs cleanly between runs.
     resources = sorted(resources, key=lambda r: r.urn)
     ids = {r.urn: f"n{i}" for i, r in enumerate(resources)}
     lines = ["flowchart TD"]
     by_urn = {r.urn: r for r in resources}
+    alarm_edges: set[tuple[str, str]] = set()
     for r in resources:
         if not r.custom and r.type != "awsx:ec2:Vpc":
             lines.append(f'  subgraph {ids[r.urn]}["{r.type.split(":")[-1]} {r.name}"]')
             for kid in resources:
                 if kid.parent == r.urn and kid.type in shown:
                     lines.append(f'    {ids[kid.urn]}["{kid.type.split(":")[-1]}<br/>{kid.name}"]')
+            # Alarms as one node per component (a stack has dozens), pointing at what they
+            # notify (the alarm topic) when it is drawn.
+            alarms = [kid for kid in resources if kid.parent == r.urn and kid.type == alarm]
+            if alarms:
+                node = f"{ids[r.urn]}_alarms"
+                lines.append(f'    {node}["{len(alarms)} MetricAlarms"]')
+                notified = {
+                    dep
+                    for a in alarms
+                    for dep in a.dependencies
+                    if dep in by_urn and by_urn[dep].type in shown
+                }
+                alarm_edges.update((node, ids[dep]) for dep in notified)
             lines.append("  end")
     edges = {
         (ids[dep], ids[r.urn])
@@ -460,6 +478,7 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
         if dep in by_urn and by_urn[dep].type in shown
     }
     lines += [f"  {a} --> {b}" for a, b in sorted(edges)]
+    lines += [f"  {a} -.-> {b}" for a, b in sorted(alarm_edges)]
     return "\n".join(lines)
 
 

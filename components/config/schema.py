@@ -1048,6 +1048,9 @@ class WorkerConfig(_ServiceBase):
     """Minutes with nothing waiting or in flight before scaling to zero."""
     kms_key_id: str | None = None
     """KMS key for queue encryption; default SQS-managed keys (SSE-SQS)."""
+    result_queue: bool = False
+    """Create a result queue (`<queue>-results`, encrypted like the work queue) that the worker
+    may send to (`RESULT_QUEUE_URL`); default none (images/worker then logs each result)."""
 
     @model_validator(mode="after")
     def _worker(self) -> WorkerConfig:
@@ -1058,7 +1061,10 @@ class WorkerConfig(_ServiceBase):
 
 class AlarmsConfig(_Section):
     """Thresholds of the paging alarms. Defaults: target 5xx above 5 % of requests, TTFT p99
-    above 10 s, a task pending 15 minutes, GPU memory above 95 %."""
+    above 10 s, a task pending (or a Fargate service short of its desired count) 15 minutes, GPU
+    memory above 95 %, the gateway's memory above 90 %. The gateway's and the workers' other
+    thresholds derive from their own settings (longest route, CPU target, acceptable latency,
+    backlog target)."""
 
     target_5xx_percent: float = Field(5.0, gt=0, le=100)
     """Share of requests the engines answer 5xx (3 of 5 minutes) that pages."""
@@ -1068,6 +1074,8 @@ class AlarmsConfig(_Section):
     """Minutes a task may wait for capacity before it pages."""
     gpu_memory_percent: float = Field(95.0, gt=0, le=100)
     """GPU memory use (5 minutes) that pages."""
+    gateway_memory_percent: float = Field(90.0, gt=0, le=100)
+    """The gateway's memory use, in % of its task size (5 minutes), that pages."""
 
 
 class SubscriptionConfig(_Section):

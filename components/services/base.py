@@ -35,6 +35,7 @@ from components.specs.service_connect import (
 )
 from contracts.aws_limits import ELBV2_NAME, FARGATE_NOFILE_DEFAULT, fitted_name
 from contracts.engine import ENV_REGION_VARIABLES
+from contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"
@@ -109,6 +110,8 @@ class ServiceArgs(Protocol):
     def health_check_grace_period_seconds(self) -> int: ...
     @property
     def deregistration_delay_seconds(self) -> int: ...
+    @property
+    def max_request_seconds(self) -> int | None: ...
     @property
     def deployment_minimum_healthy_percent(self) -> int: ...
     @property
@@ -409,12 +412,16 @@ def ip_target_group(
     deregistration_delay_seconds: int,
     parent: pulumi.Resource,
     interval_seconds: int = 15,
+    max_request_seconds: int | None = None,
 ) -> aws.lb.TargetGroup:
     """An ip target group (awsvpc tasks are addressed by ENI IP) for one service.
 
     Least-outstanding-requests balancing: LLM requests differ in length by orders of magnitude,
     so round robin piles streams onto one task. Two good checks make a task healthy, three bad
     ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
+    `max_request_seconds` (default None: untagged) is the service's longest request, the value
+    its deregistration delay was derived from; it is tagged `contracts.tags.MAX_REQUEST_SECONDS`
+    so the policy pack checks the delay against it instead of the ALB-wide idle timeout.
     """
     logical = f"{name}-tg"
     return aws.lb.TargetGroup(
@@ -427,6 +434,9 @@ def ip_target_group(
         port=port,
         vpc_id=vpc_id,
         deregistration_delay=deregistration_delay_seconds,
+        tags=None
+        if max_request_seconds is None
+        else {MAX_REQUEST_SECONDS_TAG: str(max_request_seconds)},
         load_balancing_algorithm_type="least_outstanding_requests",
         health_check=aws.lb.TargetGroupHealthCheckArgs(
             enabled=True,
@@ -723,6 +733,7 @@ class LoadBalancedService(pulumi.ComponentResource):
             port=task.port,
             health_path=task.health_path,
             deregistration_delay_seconds=args.deregistration_delay_seconds,
+            max_request_seconds=args.max_request_seconds,
             interval_seconds=task.health_check_interval_seconds,
             parent=self,
         )

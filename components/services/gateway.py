@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.network import PortRule, aws_api_rule
 from components.services.base import (
     Router,
     aws_context,
@@ -205,20 +206,20 @@ class LiteLLMGateway(pulumi.ComponentResource):
         self.rules: list[pulumi.CustomResource] = []
 
         self.admit("alb", args.alb_security_group_id, "ALB to the proxy (requests, health)")
-        self._egress("https", cidr="0.0.0.0/0", port=443, what="HTTPS to AWS APIs and Bedrock")
+        self._egress("https", aws_api_rule("HTTPS to AWS APIs and Bedrock"))
         for service, model in sorted(args.models.items()):
             self._egress(
                 f"model-{service}",
-                group=model.security_group_id,
-                port=model.port,
-                what=f"model service {service}",
+                PortRule(model.port, f"model service {service}", group=model.security_group_id),
             )
         if args.database_security_group_id is not None:
             self._egress(
                 "database",
-                group=args.database_security_group_id,
-                port=POSTGRES_PORT,
-                what="LiteLLM database (PostgreSQL)",
+                PortRule(
+                    POSTGRES_PORT,
+                    "LiteLLM database (PostgreSQL)",
+                    group=args.database_security_group_id,
+                ),
             )
 
         group = log_group_name(args.path)
@@ -302,6 +303,7 @@ class LiteLLMGateway(pulumi.ComponentResource):
             port=GATEWAY_PORT,
             health_path=HEALTH_PATH,
             deregistration_delay_seconds=args.deregistration_delay_seconds,
+            max_request_seconds=args.spec.longest_request_seconds,
             interval_seconds=10,
             parent=self,
         )
@@ -388,39 +390,20 @@ class LiteLLMGateway(pulumi.ComponentResource):
 
     def admit(self, client: str, security_group_id: Input[str], what: str) -> None:
         """Allow `security_group_id` (a client's tasks) to reach the proxy port."""
-        self.rules.append(
-            aws.vpc.SecurityGroupIngressRule(
-                f"{self._name}-from-{client}",
-                security_group_id=self._sg.id,
-                referenced_security_group_id=security_group_id,
-                ip_protocol="tcp",
-                from_port=GATEWAY_PORT,
-                to_port=GATEWAY_PORT,
-                description=what,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-        )
+        self._rule(f"from-{client}", PortRule(GATEWAY_PORT, what, group=security_group_id))
 
-    def _egress(
-        self,
-        label: str,
-        *,
-        port: int,
-        what: str,
-        cidr: str | None = None,
-        group: Input[str] | None = None,
+    def _egress(self, label: str, rule: PortRule) -> None:
+        self._rule(f"to-{label}", rule, direction="egress")
+
+    def _rule(
+        self, label: str, rule: PortRule, direction: Literal["ingress", "egress"] = "ingress"
     ) -> None:
         self.rules.append(
-            aws.vpc.SecurityGroupEgressRule(
-                f"{self._name}-to-{label}",
+            rule.standalone(
+                f"{self._name}-{label}",
                 security_group_id=self._sg.id,
-                cidr_ipv4=cidr,
-                referenced_security_group_id=group,
-                ip_protocol="tcp",
-                from_port=port,
-                to_port=port,
-                description=what,
-                opts=pulumi.ResourceOptions(parent=self),
+                direction=direction,
+                parent=self,
             )
         )
 

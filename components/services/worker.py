@@ -1,17 +1,18 @@
 """QueueWorker: a Fargate service that works through its own SQS queue and scales on backlog.
 
 Creates, all children of the component:
-- a dead-letter queue (14 days retention) and the work queue (visibility timeout from the
-  longest job, long polling, redrive to the DLQ after `max_receive_count` receives), both with
-  server-side encryption, a queue policy that refuses requests without TLS, and a redrive-allow
-  policy so only this queue may use the DLQ;
+- a dead-letter queue (14 days retention), the work queue (visibility timeout from the
+  longest job, long polling, redrive to the DLQ after `max_receive_count` receives) and, when
+  asked, a result queue, all with server-side encryption and a queue policy that refuses
+  requests without TLS, and a redrive-allow policy so only this queue may use the DLQ;
 - a log group, an execution role (image pull, its log group, exactly the container's secrets) and
-  a task role that may only receive/delete/extend messages of its queue and set ECS task scale-in
-  protection on tasks of its cluster;
+  a task role that may only receive/delete/extend messages of its queue, send to its result
+  queue, and set ECS task scale-in protection on tasks of its cluster;
 - a security group with no ingress (a worker pulls its work) and egress only to HTTPS (AWS APIs)
   and to the gateway's port;
 - a FARGATE task definition (ARM64 by default) whose container gets `QUEUE_URL`, `GATEWAY_URL`,
-  `VISIBILITY_TIMEOUT_SECONDS` and `TASK_PROTECTION_MINUTES`, and the service in private subnets
+  `VISIBILITY_TIMEOUT_SECONDS`, `TASK_PROTECTION_MINUTES`, `WORKER_CONCURRENCY` and, with a
+  result queue, `RESULT_QUEUE_URL`, and the service in private subnets
   without a public IP, a Service Connect client of the gateway's namespace when given;
 - the scalable target and the three policies of `components.specs.worker` (target tracking on
   backlog per task, steps out of zero and in to zero) with their two CloudWatch alarms. The
@@ -31,6 +32,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from components import iam
+from components.network import PortRule, aws_api_rule
 from components.services.base import (
     ECS_SCALABLE_DIMENSION,
     ECS_SERVICE_NAMESPACE,
@@ -58,12 +60,14 @@ ENV_GATEWAY_URL = "GATEWAY_URL"
 ENV_VISIBILITY_TIMEOUT = "VISIBILITY_TIMEOUT_SECONDS"
 ENV_TASK_PROTECTION_MINUTES = "TASK_PROTECTION_MINUTES"
 ENV_CONCURRENCY = "WORKER_CONCURRENCY"
+ENV_RESULT_QUEUE_URL = "RESULT_QUEUE_URL"
 MANAGED_ENV = (
     ENV_QUEUE_URL,
     ENV_GATEWAY_URL,
     ENV_VISIBILITY_TIMEOUT,
     ENV_TASK_PROTECTION_MINUTES,
     ENV_CONCURRENCY,
+    ENV_RESULT_QUEUE_URL,
 )
 # SIGTERM to SIGKILL: Fargate's maximum, so a worker can finish or hand back (ChangeMessage-
 # Visibility 0) the message it holds; scale-in protection keeps long jobs from getting here.
@@ -95,7 +99,8 @@ class QueueWorkerArgs:
     `gateway_port` 4000; `service_connect_namespace` None (no Service Connect);
     `cpu_architecture` "ARM64"; `desired_count` 0, `min_count` 0, `max_count` 10; `concurrency` 1;
     `max_receive_count` 3; `retention_seconds` 345600 (4 days); `idle_minutes` 15;
-    `kms_key_id` None (SSE-SQS); `environment` {}, `secrets` {}; `log_retention_days` 30;
+    `kms_key_id` None (SSE-SQS); `result_queue` False (no result queue); `environment` {},
+    `secrets` {}; `log_retention_days` 30;
     `service_depends_on` () (the cluster's capacity provider association with FARGATE).
     """
 
@@ -121,6 +126,7 @@ class QueueWorkerArgs:
     retention_seconds: int = 345_600
     idle_minutes: int = 15
     kms_key_id: str | None = None
+    result_queue: bool = False
     environment: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     log_retention_days: int = 30
@@ -151,12 +157,13 @@ def validate_worker(args: QueueWorkerArgs) -> None:
         raise WorkerArgsError(f"{where}: task protection cannot cover the visibility timeout")
 
 
-def queue_names(worker: str) -> tuple[str, str]:
-    """(work queue, dead-letter queue) names: `<project>-<stack>-<worker>[-dlq]`. Fixed names,
-    so the queue URL and its metrics' QueueName are known at preview (the container definition
-    and the alarms show them) and unique per stack in an account and region."""
+def queue_names(worker: str) -> tuple[str, str, str]:
+    """(work queue, dead-letter queue, result queue) names: `<project>-<stack>-<worker>[-dlq|
+    -results]`. Fixed names, so the queue URLs and their metrics' QueueName are known at preview
+    (the container definition and the alarms show them) and unique per stack in an account and
+    region."""
     base = f"{pulumi.get_project()}-{pulumi.get_stack()}-{worker}"
-    names = (base, f"{base}-dlq")
+    names = (base, f"{base}-dlq", f"{base}-results")
     rule = name_rule("aws:sqs/queue:Queue")
     assert rule is not None
     for n in names:
@@ -181,29 +188,41 @@ def task_protection_minutes(visibility_timeout_seconds: int) -> int:
 
 
 def worker_task_policy(
-    *, queue_arn: str, cluster_name: str, region: str, account_id: str, partition: str = "aws"
+    *,
+    queue_arn: str,
+    cluster_name: str,
+    region: str,
+    account_id: str,
+    partition: str = "aws",
+    result_queue_arn: str | None = None,
 ) -> str:
-    """The task role's policy: its own queue's consumer actions, and task scale-in protection on
-    tasks of its cluster (ECS authorises UpdateTaskProtection on the task ARN)."""
-    return json.dumps(
+    """The task role's policy: its own queue's consumer actions, task scale-in protection on
+    tasks of its cluster (ECS authorises UpdateTaskProtection on the task ARN) and, with a
+    result queue (`result_queue_arn`, default None), SendMessage to it only."""
+    statements: list[dict[str, Any]] = [
         {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "ConsumeOwnQueue",
-                    "Effect": "Allow",
-                    "Action": list(QUEUE_ACTIONS),
-                    "Resource": queue_arn,
-                },
-                {
-                    "Sid": "ProtectOwnTasksWhileWorking",
-                    "Effect": "Allow",
-                    "Action": list(TASK_PROTECTION_ACTIONS),
-                    "Resource": f"arn:{partition}:ecs:{region}:{account_id}:task/{cluster_name}/*",
-                },
-            ],
-        }
-    )
+            "Sid": "ConsumeOwnQueue",
+            "Effect": "Allow",
+            "Action": list(QUEUE_ACTIONS),
+            "Resource": queue_arn,
+        },
+        {
+            "Sid": "ProtectOwnTasksWhileWorking",
+            "Effect": "Allow",
+            "Action": list(TASK_PROTECTION_ACTIONS),
+            "Resource": f"arn:{partition}:ecs:{region}:{account_id}:task/{cluster_name}/*",
+        },
+    ]
+    if result_queue_arn is not None:
+        statements.append(
+            {
+                "Sid": "SendOwnResults",
+                "Effect": "Allow",
+                "Action": "sqs:SendMessage",
+                "Resource": result_queue_arn,
+            }
+        )
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
 def tls_only_queue_policy(queue_arn: str) -> str:
@@ -233,9 +252,11 @@ def worker_container_definitions(
     args: QueueWorkerArgs,
     log_group: str,
     region: str,
+    result_queue_url: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The worker's one container: the user's image with the managed variables, secrets by
-    reference, non-blocking awslogs, Fargate's longest stop timeout, tini as PID 1."""
+    """The worker's one container: the user's image with the managed variables (the result
+    queue's URL when there is one; default none), secrets by reference, non-blocking awslogs,
+    Fargate's longest stop timeout, tini as PID 1."""
     managed = [
         {"name": ENV_QUEUE_URL, "value": queue_url},
         {"name": ENV_GATEWAY_URL, "value": gateway_url},
@@ -246,6 +267,8 @@ def worker_container_definitions(
         },
         {"name": ENV_CONCURRENCY, "value": str(args.concurrency)},
     ]
+    if result_queue_url is not None:
+        managed.append({"name": ENV_RESULT_QUEUE_URL, "value": result_queue_url})
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
         "image": image,
@@ -364,7 +387,8 @@ def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlar
 
 
 class QueueWorker(pulumi.ComponentResource):
-    """One queue worker. Attributes: `queue`, `dead_letter_queue`, `log_group`,
+    """One queue worker. Attributes: `queue_name`, `dead_letter_queue_name` (fixed, known at
+    preview), `queue`, `dead_letter_queue`, `result_queue` (None unless asked), `log_group`,
     `execution_role`, `task_role`, `security_group`, `task_definition`, `service`,
     `scaling_target`, `backlog_policy`, `from_zero_policy`, `to_zero_policy`, `from_zero_alarm`,
     `to_zero_alarm`, `scaling` (the `WorkerScaling` with the resources' names)."""
@@ -373,8 +397,9 @@ class QueueWorker(pulumi.ComponentResource):
         self, name: str, args: QueueWorkerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         validate_worker(args)
-        queue_name, dlq_name = queue_names(args.worker)
+        queue_name, dlq_name, results_name = queue_names(args.worker)
         super().__init__(TOKEN, name, None, opts)
+        self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
 
@@ -416,6 +441,20 @@ class QueueWorker(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        self.result_queue: aws.sqs.Queue | None = None
+        if args.result_queue:
+            self.result_queue = aws.sqs.Queue(
+                f"{name}-results",
+                name=results_name,
+                # Results wait for their reader as long as the work waited for the worker.
+                message_retention_seconds=int(attrs["MessageRetentionPeriod"]),
+                sqs_managed_sse_enabled=args.kms_key_id is None,
+                kms_master_key_id=args.kms_key_id,
+                opts=child,
+            )
+        queues = [("queue", self.queue), ("dlq", self.dead_letter_queue)]
+        if self.result_queue is not None:
+            queues.append(("results", self.result_queue))
         self.queue_policies = [
             aws.sqs.QueuePolicy(
                 f"{name}-{role}-tls",
@@ -423,7 +462,7 @@ class QueueWorker(pulumi.ComponentResource):
                 policy=q.arn.apply(tls_only_queue_policy),
                 opts=child,
             )
-            for role, q in (("queue", self.queue), ("dlq", self.dead_letter_queue))
+            for role, q in queues
         ]
 
         group = log_group_name(args.worker)
@@ -464,39 +503,39 @@ class QueueWorker(pulumi.ComponentResource):
             f"{name}-task",
             role=self.task_role.id,
             policy=Output.all(
-                self.queue.arn, cluster_name, ctx.region, ctx.account_id, ctx.partition
+                self.queue.arn,
+                cluster_name,
+                ctx.region,
+                ctx.account_id,
+                ctx.partition,
+                None if self.result_queue is None else self.result_queue.arn,
             ).apply(
                 lambda a: worker_task_policy(
-                    queue_arn=a[0], cluster_name=a[1], region=a[2], account_id=a[3], partition=a[4]
+                    queue_arn=a[0],
+                    cluster_name=a[1],
+                    region=a[2],
+                    account_id=a[3],
+                    partition=a[4],
+                    result_queue_arn=a[5],
                 )
             ),
             opts=child,
         )
 
-        egress = [
-            aws.ec2.SecurityGroupEgressArgs(
-                description="HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)",
-                protocol="tcp",
-                from_port=443,
-                to_port=443,
-                cidr_blocks=["0.0.0.0/0"],
-            )
-        ]
+        egress = [aws_api_rule("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
         if args.gateway_security_group_id is not None:
             egress.append(
-                aws.ec2.SecurityGroupEgressArgs(
-                    description="The gateway (Service Connect)",
-                    protocol="tcp",
-                    from_port=args.gateway_port,
-                    to_port=args.gateway_port,
-                    security_groups=[args.gateway_security_group_id],
+                PortRule(
+                    args.gateway_port,
+                    "The gateway (Service Connect)",
+                    group=args.gateway_security_group_id,
                 )
             )
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-tasks",
             description=f"Worker {args.worker}: no ingress; HTTPS and the gateway out",
             vpc_id=args.vpc_id,
-            egress=egress,
+            egress=[rule.inline_egress() for rule in egress],
             opts=child,
         )
 
@@ -516,6 +555,11 @@ class QueueWorker(pulumi.ComponentResource):
                     args=args,
                     log_group=group,
                     region=a[2],
+                    result_queue_url=queue_url(
+                        results_name, region=a[2], account_id=a[3], dns_suffix=a[4]
+                    )
+                    if args.result_queue
+                    else None,
                 )
             )
         )
@@ -638,13 +682,14 @@ class QueueWorker(pulumi.ComponentResource):
             self.to_zero_alarm = self._alarm(
                 f"{name}-to-zero", self.scaling.to_zero_alarm(), self.to_zero_policy
             )
-        self.register_outputs(
-            {
-                "queueUrl": self.queue.url,
-                "deadLetterQueueUrl": self.dead_letter_queue.url,
-                "serviceName": self.service.name,
-            }
-        )
+        outputs: dict[str, Any] = {
+            "queueUrl": self.queue.url,
+            "deadLetterQueueUrl": self.dead_letter_queue.url,
+            "serviceName": self.service.name,
+        }
+        if self.result_queue is not None:
+            outputs["resultQueueUrl"] = self.result_queue.url
+        self.register_outputs(outputs)
 
     def _alarm(
         self, name: str, alarm: Mapping[str, Any], policy: aws.appautoscaling.Policy

@@ -34,6 +34,7 @@ import yaml
 from components import sizing
 from components.config.issues import ConfigIssue
 from components.config.schema import GatewayConfig
+from components.specs import operations as ops
 from contracts import litellm
 from contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
 
@@ -497,7 +498,43 @@ class GatewayPlan:
             if self.spec.database
             else "database: off (the master key is the only LiteLLM key; no budgets)"
         )
+        lines.append(self.alarm_note())
         return lines
+
+    def alarms(
+        self,
+        *,
+        stack: str,
+        load_balancer: str,
+        target_group: str,
+        cluster_name: str,
+        ecs_service_name: str,
+        settings: ops.AlarmSettings,
+    ) -> list[ops.AlarmSpec]:
+        """The gateway's paging alarms, thresholds from its config and routes."""
+        return ops.gateway_alarms(
+            stack=stack,
+            service=self.config.path,
+            load_balancer=load_balancer,
+            target_group=target_group,
+            cluster_name=cluster_name,
+            ecs_service_name=ecs_service_name,
+            min_count=self.config.min_count,
+            max_count=self.config.max_count,
+            target_cpu_percent=self.config.target_cpu_percent,
+            longest_request_seconds=self.spec.longest_request_seconds,
+            settings=settings,
+        )
+
+    def alarm_note(self) -> str:
+        cfg = self.config
+        return (
+            f"alarms: p99 response time at {self.spec.longest_request_seconds} s (the longest "
+            f"route's timeout); CPU above the {cfg.target_cpu_percent:g} % scaling target for 10 "
+            f"min at maxCount {cfg.max_count}; memory, unhealthy targets (LiteLLM's "
+            f"{litellm.HEALTH_PATH}), target 5xx, tasks below desired"
+            + "; dashboard row: requests/5xx, response time, targets, CPU/memory, tasks"
+        )
 
 
 def plan_gateway(

@@ -17,6 +17,11 @@ IMAGES_DIR = "images"
 # Named build contexts every image gets (`COPY --from=<name>` in a Dockerfile): the stdlib-only
 # contracts the images share with the program, read from the repository, never copied by hand.
 NAMED_CONTEXTS: Mapping[str, str] = {"contracts": "contracts"}
+EXAMPLE_IMAGES: tuple[str, ...] = ("worker",)
+"""Images under `images/` that are examples for users to copy, not platform images: no
+`images.<name>` config key, not built by `images.build` or by CI, no digest fed to the stacks
+(a queue worker's image is the user's own, `workers.<name>.image`; `images/worker` is where it
+starts). Linted and tested like the others."""
 
 
 # GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from contracts import litellm
 from contracts import metrics as m
 from contracts.aws_limits import DASHBOARD_MAX_WIDGETS
 from contracts.engine import ENV_REGION_VARIABLES
@@ -294,13 +295,15 @@ def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class AlarmSettings:
     """Thresholds of the paging alarms. Defaults: target 5xx above 5 % of requests for 3 of 5
-    minutes; TTFT p99 above 10 s for 3 of 5 minutes; a task pending 15 minutes; GPU memory
-    above 95 % for 5 minutes."""
+    minutes; TTFT p99 above 10 s for 3 of 5 minutes; a task pending (or a Fargate service short of
+    its desired count) 15 minutes; GPU memory above 95 % for 5 minutes; the gateway's memory
+    above 90 % for 5 minutes."""
 
     target_5xx_percent: float = 5.0
     ttft_p99_seconds: float = 10.0
     pending_minutes: int = 15
     gpu_memory_percent: float = 95.0
+    gateway_memory_percent: float = 90.0
 
 
 @dataclass(frozen=True)
@@ -390,89 +393,13 @@ def service_alarms(
     Insights' PendingTaskCount (needs `cluster.containerInsights` on). The engine alarms (TTFT,
     engine down) read the metrics sidecar's series: left out when `engine_metrics` is False.
     """
-    alb = _dims(LoadBalancer=load_balancer, TargetGroup=target_group)
-    out: list[AlarmSpec] = []
-    if min_count >= 1:
-        out.append(
-            AlarmSpec(
-                "no-healthy-targets",
-                _alarm(
-                    alarm_name(stack, service, "no-healthy-targets"),
-                    f"{service}: no healthy target behind the load balancer for 3 minutes; "
-                    "every request gets a 503.",
-                    evaluation_periods=3,
-                    datapoints=3,
-                    threshold=1,
-                    comparison="LessThanThreshold",
-                    # No datapoint at all means no target registered either.
-                    missing="breaching",
-                    metric={
-                        "Namespace": "AWS/ApplicationELB",
-                        "MetricName": "HealthyHostCount",
-                        "Dimensions": alb,
-                        "Statistic": "Minimum",
-                    },
-                ),
-                "no task of the service passes the target group's health check: clients get 503",
-                "check the service's events and stopped tasks (`aws ecs describe-services`); "
-                "tasks pending means no capacity (see tasks-pending), tasks stopping means the "
-                "engine fails to start (read the engine's log stream)",
-            )
-        )
-    pct = settings.target_5xx_percent
-    if not 0 < pct <= 100:
-        raise ObservabilityError(f"alarms.target5xxPercent {pct} must be in (0, 100]")
-    out.append(
-        AlarmSpec(
-            "target-5xx",
-            _alarm(
-                alarm_name(stack, service, "target-5xx"),
-                f"{service}: more than {pct:g} % of requests answered 5xx by the targets in 3 "
-                "of 5 minutes.",
-                evaluation_periods=5,
-                datapoints=3,
-                threshold=pct,
-                comparison="GreaterThanThreshold",
-                missing="notBreaching",
-                metrics=[
-                    {
-                        "Id": "errors",
-                        "MetricStat": {
-                            "Metric": {
-                                "Namespace": "AWS/ApplicationELB",
-                                "MetricName": "HTTPCode_Target_5XX_Count",
-                                "Dimensions": alb,
-                            },
-                            "Period": 60,
-                            "Stat": "Sum",
-                        },
-                        "ReturnData": False,
-                    },
-                    {
-                        "Id": "requests",
-                        "MetricStat": {
-                            "Metric": {
-                                "Namespace": "AWS/ApplicationELB",
-                                "MetricName": "RequestCount",
-                                "Dimensions": alb,
-                            },
-                            "Period": 60,
-                            "Stat": "Sum",
-                        },
-                        "ReturnData": False,
-                    },
-                    {
-                        "Id": "rate",
-                        "Expression": "100 * FILL(errors, 0) / requests",
-                        "Label": "target 5xx (% of requests)",
-                        "ReturnData": True,
-                    },
-                ],
-            ),
-            f"more than {pct:g} % of the requests the engine answered were 5xx",
-            "read the engine's log stream for the errors; a rollout in progress may be the "
-            "cause (the circuit breaker rolls a failing one back)",
-        )
+    out = _target_group_alarms(
+        stack=stack,
+        service=service,
+        load_balancer=load_balancer,
+        target_group=target_group,
+        min_count=min_count,
+        settings=settings,
     )
     if kind in ("vllm", "neuron") and engine_metrics:
         bound_ms = settings.ttft_p99_seconds * 1000
@@ -560,6 +487,104 @@ def service_alarms(
     return out
 
 
+def _target_group_alarms(
+    *,
+    stack: str,
+    service: str,
+    load_balancer: str,
+    target_group: str,
+    min_count: int,
+    settings: AlarmSettings,
+) -> list[AlarmSpec]:
+    """No healthy target (left out when `min_count` is 0) and target 5xx share: every
+    load-balanced service's (models, re-rankers, the gateway)."""
+    alb = _dims(LoadBalancer=load_balancer, TargetGroup=target_group)
+    out: list[AlarmSpec] = []
+    if min_count >= 1:
+        out.append(
+            AlarmSpec(
+                "no-healthy-targets",
+                _alarm(
+                    alarm_name(stack, service, "no-healthy-targets"),
+                    f"{service}: no healthy target behind the load balancer for 3 minutes; "
+                    "every request gets a 503.",
+                    evaluation_periods=3,
+                    datapoints=3,
+                    threshold=1,
+                    comparison="LessThanThreshold",
+                    # No datapoint at all means no target registered either.
+                    missing="breaching",
+                    metric={
+                        "Namespace": "AWS/ApplicationELB",
+                        "MetricName": "HealthyHostCount",
+                        "Dimensions": alb,
+                        "Statistic": "Minimum",
+                    },
+                ),
+                "no task of the service passes the target group's health check: clients get 503",
+                "check the service's events and stopped tasks (`aws ecs describe-services`); "
+                "tasks pending means no capacity (see tasks-pending), tasks stopping means the "
+                "engine fails to start (read the engine's log stream)",
+            )
+        )
+    pct = settings.target_5xx_percent
+    if not 0 < pct <= 100:
+        raise ObservabilityError(f"alarms.target5xxPercent {pct} must be in (0, 100]")
+    out.append(
+        AlarmSpec(
+            "target-5xx",
+            _alarm(
+                alarm_name(stack, service, "target-5xx"),
+                f"{service}: more than {pct:g} % of requests answered 5xx by the targets in 3 "
+                "of 5 minutes.",
+                evaluation_periods=5,
+                datapoints=3,
+                threshold=pct,
+                comparison="GreaterThanThreshold",
+                missing="notBreaching",
+                metrics=[
+                    {
+                        "Id": "errors",
+                        "MetricStat": {
+                            "Metric": {
+                                "Namespace": "AWS/ApplicationELB",
+                                "MetricName": "HTTPCode_Target_5XX_Count",
+                                "Dimensions": alb,
+                            },
+                            "Period": 60,
+                            "Stat": "Sum",
+                        },
+                        "ReturnData": False,
+                    },
+                    {
+                        "Id": "requests",
+                        "MetricStat": {
+                            "Metric": {
+                                "Namespace": "AWS/ApplicationELB",
+                                "MetricName": "RequestCount",
+                                "Dimensions": alb,
+                            },
+                            "Period": 60,
+                            "Stat": "Sum",
+                        },
+                        "ReturnData": False,
+                    },
+                    {
+                        "Id": "rate",
+                        "Expression": "100 * FILL(errors, 0) / requests",
+                        "Label": "target 5xx (% of requests)",
+                        "ReturnData": True,
+                    },
+                ],
+            ),
+            f"more than {pct:g} % of the requests the engine answered were 5xx",
+            "read the engine's log stream for the errors; a rollout in progress may be the "
+            "cause (the circuit breaker rolls a failing one back)",
+        )
+    )
+    return out
+
+
 def pool_alarms(
     *, stack: str, pool: str, kind: Literal["gpu", "neuron"], settings: AlarmSettings
 ) -> list[AlarmSpec]:
@@ -621,6 +646,366 @@ def pool_alarms(
             "look for a second process on the GPU (nvidia-smi via ECS Exec) or lower "
             "gpuMemoryUtilization; an out-of-memory engine restarts its task",
         )
+    ]
+
+
+def _ci_metric(name: str, cluster_name: str, ecs_service_name: str) -> dict[str, Any]:
+    return {
+        "Namespace": "ECS/ContainerInsights",
+        "MetricName": name,
+        "Dimensions": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
+    }
+
+
+def _ecs_metric(name: str, cluster_name: str, ecs_service_name: str) -> dict[str, Any]:
+    return {
+        "Namespace": "AWS/ECS",
+        "MetricName": name,
+        "Dimensions": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
+    }
+
+
+def _stat(query_id: str, metric: dict[str, Any], stat: str) -> dict[str, Any]:
+    return {
+        "Id": query_id,
+        "MetricStat": {"Metric": metric, "Period": 60, "Stat": stat},
+        "ReturnData": False,
+    }
+
+
+def _expression(expression: str, label: str) -> dict[str, Any]:
+    return {"Id": "signal", "Expression": expression, "Label": label, "ReturnData": True}
+
+
+def _tasks_below_desired(
+    stack: str, subject: str, cluster_name: str, ecs_service_name: str, minutes: int
+) -> AlarmSpec:
+    """Running tasks below the desired count for `minutes` (Container Insights)."""
+    if not 1 <= minutes <= 1440:
+        raise ObservabilityError(f"alarms.pendingMinutes {minutes} must be 1-1440")
+    return AlarmSpec(
+        "tasks-below-desired",
+        _alarm(
+            alarm_name(stack, subject, "tasks-below-desired"),
+            f"{subject}: fewer tasks running than desired for {minutes} minutes.",
+            evaluation_periods=minutes,
+            datapoints=minutes,
+            threshold=0,
+            comparison="GreaterThanThreshold",
+            missing="notBreaching",
+            metrics=[
+                _stat(
+                    "desired",
+                    _ci_metric("DesiredTaskCount", cluster_name, ecs_service_name),
+                    "Minimum",
+                ),
+                _stat(
+                    "running",
+                    _ci_metric("RunningTaskCount", cluster_name, ecs_service_name),
+                    "Maximum",
+                ),
+                _expression("desired - FILL(running, 0)", "tasks short of the desired count"),
+            ],
+        ),
+        f"a Fargate service has run fewer tasks than desired for {minutes} minutes: its tasks "
+        "fail to start or stop soon after",
+        "read the service's events and its stopped tasks' reason (`aws ecs describe-tasks`): "
+        "image pull (tag, ECR endpoint), a secret the execution role cannot read, Fargate "
+        "capacity or ENI limits in the subnets, or the container exiting",
+    )
+
+
+def gateway_alarms(
+    *,
+    stack: str,
+    service: str,
+    load_balancer: str,
+    target_group: str,
+    cluster_name: str,
+    ecs_service_name: str,
+    min_count: int,
+    max_count: int,
+    target_cpu_percent: float,
+    longest_request_seconds: int,
+    settings: AlarmSettings = AlarmSettings(),
+) -> list[AlarmSpec]:
+    """The AI gateway's paging alarms (`service` is its path).
+
+    As every load-balanced service: no healthy target (when `min_count` >= 1) and target 5xx
+    share. Its own: a task failing LiteLLM's liveness route (`UnHealthyHostCount` >= 1 for 5
+    minutes); p99 `TargetResponseTime` at the longest route's timeout (`longest_request_seconds`,
+    what LiteLLM waits for a model before it gives up: requests are being cut); CPU above the
+    scaling target (`target_cpu_percent`) for 10 minutes while at `max_count` tasks (scaling
+    has nothing left to add); memory above `settings.gateway_memory_percent` for 5 minutes (a
+    Fargate task that runs out is killed with every stream on it); tasks below the desired count
+    for `settings.pending_minutes`.
+    """
+    if max_count < 1 or not 0 < target_cpu_percent <= 100:
+        raise ObservabilityError(
+            f"gateway: max count {max_count} must be >= 1 and target CPU {target_cpu_percent} "
+            "in (0, 100]"
+        )
+    if longest_request_seconds < 1:
+        raise ObservabilityError("gateway: the longest route timeout must be >= 1 s")
+    memory = settings.gateway_memory_percent
+    if not 0 < memory <= 100:
+        raise ObservabilityError(f"alarms.gatewayMemoryPercent {memory} must be in (0, 100]")
+    alb = _dims(LoadBalancer=load_balancer, TargetGroup=target_group)
+    out = _target_group_alarms(
+        stack=stack,
+        service=service,
+        load_balancer=load_balancer,
+        target_group=target_group,
+        min_count=min_count,
+        settings=settings,
+    )
+    out.append(
+        AlarmSpec(
+            "unhealthy-targets",
+            _alarm(
+                alarm_name(stack, service, "unhealthy-targets"),
+                f"{service}: a task has failed LiteLLM's liveness route "
+                f"({litellm.HEALTH_PATH}) for 5 minutes.",
+                evaluation_periods=5,
+                datapoints=5,
+                threshold=1,
+                comparison="GreaterThanOrEqualToThreshold",
+                missing="notBreaching",
+                metric={
+                    "Namespace": "AWS/ApplicationELB",
+                    "MetricName": "UnHealthyHostCount",
+                    "Dimensions": alb,
+                    "Statistic": "Maximum",
+                },
+            ),
+            "a gateway task has failed LiteLLM's liveness route for 5 minutes (the others carry "
+            "its share)",
+            "read the task's log stream (config load errors, the database unreachable, out of "
+            "memory); ECS replaces a task the target group marks unhealthy, so a repeating "
+            "alarm means every new task fails the same way",
+        )
+    )
+    out.append(
+        AlarmSpec(
+            "response-time-p99",
+            _alarm(
+                alarm_name(stack, service, "response-time-p99"),
+                f"{service}: p99 time to response at {longest_request_seconds} s (the longest "
+                "route's timeout) in 3 of 5 minutes.",
+                evaluation_periods=5,
+                datapoints=3,
+                threshold=longest_request_seconds,
+                comparison="GreaterThanOrEqualToThreshold",
+                missing="notBreaching",
+                metric={
+                    "Namespace": "AWS/ApplicationELB",
+                    "MetricName": "TargetResponseTime",
+                    "Dimensions": alb,
+                    "ExtendedStatistic": "p99",
+                    "Unit": "Seconds",
+                },
+            ),
+            "the slowest 1 % of gateway requests reach the longest route's timeout before "
+            "LiteLLM answers (the first token of a stream, the whole answer otherwise): "
+            "requests are being cut",
+            "look at the model rows: requests waiting (too few tasks, or at maxCount) or a "
+            "model that stopped answering; Bedrock throttling shows in the gateway's log stream",
+        )
+    )
+    out.append(
+        AlarmSpec(
+            "cpu-at-max",
+            _alarm(
+                alarm_name(stack, service, "cpu-at-max"),
+                f"{service}: average CPU above the {target_cpu_percent:g} % scaling target for 10 "
+                f"minutes with all {max_count} tasks running.",
+                evaluation_periods=10,
+                datapoints=10,
+                threshold=target_cpu_percent,
+                comparison="GreaterThanThreshold",
+                missing="notBreaching",
+                metrics=[
+                    _stat(
+                        "cpu",
+                        _ecs_metric("CPUUtilization", cluster_name, ecs_service_name),
+                        "Average",
+                    ),
+                    _stat(
+                        "running",
+                        _ci_metric("RunningTaskCount", cluster_name, ecs_service_name),
+                        "Average",
+                    ),
+                    _expression(
+                        f"IF(FILL(running, 0) >= {max_count}, cpu, 0)",
+                        "CPU (%) while at the maximum task count",
+                    ),
+                ],
+            ),
+            "the gateway is above its CPU scaling target at maxCount: scaling has nothing left "
+            "to add and latency grows",
+            "raise `gateway.maxCount` (or its cpu); a sudden rise with flat traffic points at "
+            "retries (a failing model) in the log stream",
+        )
+    )
+    out.append(
+        AlarmSpec(
+            "memory-high",
+            _alarm(
+                alarm_name(stack, service, "memory-high"),
+                f"{service}: memory above {memory:g} % of the task size for 5 minutes.",
+                evaluation_periods=5,
+                datapoints=5,
+                threshold=memory,
+                comparison="GreaterThanThreshold",
+                missing="notBreaching",
+                metric={
+                    **_ecs_metric("MemoryUtilization", cluster_name, ecs_service_name),
+                    "Statistic": "Maximum",
+                },
+            ),
+            f"the gateway's tasks use more than {memory:g} % of their memory: a task that runs "
+            "out is killed with every stream on it",
+            "raise `gateway.memoryMib` (on the Fargate grid); steady growth with flat traffic "
+            "is a leak: a deploy restarts the tasks",
+        )
+    )
+    out.append(
+        _tasks_below_desired(
+            stack, service, cluster_name, ecs_service_name, settings.pending_minutes
+        )
+    )
+    return out
+
+
+def queue_age_threshold_seconds(acceptable_latency_seconds: float, max_job_seconds: int) -> int:
+    """How old a worker's oldest message may get: SQS ages a message from its enqueue until
+    its delete, so a job that waited the acceptable latency and then ran the longest job is
+    this old; beyond it, work is late."""
+    return math.ceil(acceptable_latency_seconds + max_job_seconds)
+
+
+def worker_alarms(
+    *,
+    stack: str,
+    worker: str,
+    queue_name: str,
+    dead_letter_queue_name: str,
+    cluster_name: str,
+    ecs_service_name: str,
+    acceptable_latency_seconds: float,
+    max_job_seconds: int,
+    backlog_target: float,
+    max_count: int,
+    max_receive_count: int,
+    settings: AlarmSettings = AlarmSettings(),
+) -> list[AlarmSpec]:
+    """A queue worker's paging alarms.
+
+    - `queue-age`: the oldest message older than `acceptable_latency_seconds` +
+      `max_job_seconds` for 3 minutes (SQS ages a message from its enqueue until its delete,
+      so a job that waited the acceptable latency and ran the longest job is that old: beyond
+      it, work is late);
+    - `dlq-depth`: a message in the dead-letter queue (a job failed `max_receive_count` times);
+    - `backlog-at-max`: backlog per task above `backlog_target` while all `max_count` tasks
+      run, for as long as the acceptable latency (at least 3 minutes): work arrives faster
+      than the maximum can do it;
+    - `tasks-below-desired`: fewer tasks running than desired for `settings.pending_minutes`.
+    """
+    if acceptable_latency_seconds <= 0 or max_job_seconds < 1 or backlog_target <= 0:
+        raise ObservabilityError(
+            f"worker {worker}: acceptable latency, job time and backlog target must be positive"
+        )
+    if max_count < 1 or max_receive_count < 1:
+        raise ObservabilityError(f"worker {worker}: max count and receives must be >= 1")
+    age = queue_age_threshold_seconds(acceptable_latency_seconds, max_job_seconds)
+    sustained = min(max(3, math.ceil(acceptable_latency_seconds / 60)), 1440)
+
+    def sqs(name: str, queue: str) -> dict[str, Any]:
+        return {
+            "Namespace": "AWS/SQS",
+            "MetricName": name,
+            "Dimensions": _dims(QueueName=queue),
+        }
+
+    return [
+        AlarmSpec(
+            "queue-age",
+            _alarm(
+                alarm_name(stack, worker, "queue-age"),
+                f"{worker}: the oldest message is older than {age} s (acceptable latency "
+                f"{acceptable_latency_seconds:g} s + longest job {max_job_seconds} s) for 3 "
+                "minutes.",
+                evaluation_periods=3,
+                datapoints=3,
+                threshold=age,
+                comparison="GreaterThanThreshold",
+                missing="notBreaching",
+                metric={
+                    **sqs("ApproximateAgeOfOldestMessage", queue_name),
+                    "Statistic": "Maximum",
+                },
+            ),
+            "the oldest job has waited longer than the acceptable latency plus the longest job: "
+            "work is late",
+            "look at the worker's row: tasks at maxCount (see backlog-at-max), tasks short of "
+            "desired (they fail to start), or jobs that keep failing and return to the queue "
+            "(the worker's log stream)",
+        ),
+        AlarmSpec(
+            "dlq-depth",
+            _alarm(
+                alarm_name(stack, worker, "dlq-depth"),
+                f"{worker}: a message reached the dead-letter queue (its job failed "
+                f"{max_receive_count} times).",
+                evaluation_periods=1,
+                datapoints=1,
+                threshold=1,
+                comparison="GreaterThanOrEqualToThreshold",
+                missing="notBreaching",
+                metric={
+                    **sqs("ApproximateNumberOfMessagesVisible", dead_letter_queue_name),
+                    "Statistic": "Maximum",
+                },
+            ),
+            "a job failed maxReceiveCount times and was moved to the dead-letter queue; it will "
+            "not be retried by itself",
+            "read the worker's log stream for the failure; fix it, then redrive the DLQ "
+            "(`aws sqs start-message-move-task --source-arn <dlq arn>`) or delete the messages",
+        ),
+        AlarmSpec(
+            "backlog-at-max",
+            _alarm(
+                alarm_name(stack, worker, "backlog-at-max"),
+                f"{worker}: more than {backlog_target:g} messages per task with all {max_count} "
+                f"tasks running for {sustained} minutes.",
+                evaluation_periods=sustained,
+                datapoints=sustained,
+                threshold=backlog_target,
+                comparison="GreaterThanThreshold",
+                missing="notBreaching",
+                metrics=[
+                    _stat(
+                        "visible", sqs("ApproximateNumberOfMessagesVisible", queue_name), "Maximum"
+                    ),
+                    _stat(
+                        "running",
+                        _ci_metric("RunningTaskCount", cluster_name, ecs_service_name),
+                        "Average",
+                    ),
+                    _expression(
+                        f"IF(FILL(running, 0) >= {max_count}, visible / FILL(running, 1), 0)",
+                        "messages waiting per task while at the maximum task count",
+                    ),
+                ],
+            ),
+            "the backlog per task stays above the scaling target with every task running: work "
+            "arrives faster than maxCount tasks finish it",
+            "raise `maxCount` or `concurrency`, or make jobs shorter; check that the gateway "
+            "and the models behind it keep up (their rows)",
+        ),
+        _tasks_below_desired(
+            stack, worker, cluster_name, ecs_service_name, settings.pending_minutes
+        ),
     ]
 
 
@@ -722,6 +1107,30 @@ class RerankerPanel:
 
 
 @dataclass(frozen=True)
+class GatewayPanel:
+    """The AI gateway's row: `service` is its path; `longest_request_seconds` and
+    `target_cpu_percent` are drawn as the alarm and scaling lines."""
+
+    service: str
+    target_group: str
+    ecs_service_name: str
+    longest_request_seconds: int
+    target_cpu_percent: float
+
+
+@dataclass(frozen=True)
+class WorkerPanel:
+    """A queue worker's row; `queue_age_seconds` and `backlog_target` are drawn as lines."""
+
+    worker: str
+    queue_name: str
+    dead_letter_queue_name: str
+    ecs_service_name: str
+    queue_age_seconds: float
+    backlog_target: float
+
+
+@dataclass(frozen=True)
 class DashboardInputs:
     """What the dashboard shows. ARN suffixes for the ALB and target groups, names for the
     cluster and services (known only at deploy time: the component applies over Outputs)."""
@@ -732,6 +1141,8 @@ class DashboardInputs:
     load_balancer: str
     models: Sequence[ModelPanel] = ()
     rerankers: Sequence[RerankerPanel] = ()
+    gateway: GatewayPanel | None = None
+    workers: Sequence[WorkerPanel] = ()
     gpu_pools: Sequence[str] = ()
     neuron_pools: Sequence[str] = ()
     alarm_arns: Sequence[str] = field(default_factory=tuple)
@@ -909,6 +1320,10 @@ def dashboard_body(inputs: DashboardInputs) -> str:
                 r,
             ),
         ]
+    if inputs.gateway is not None:
+        widgets += _gateway_row(inputs, inputs.gateway, header)
+    for wp in inputs.workers:
+        widgets += _worker_row(inputs, wp, header)
     for pool in inputs.gpu_pools:
         header(f"GPU pool {pool}")
         dims = [m.DIM_STACK, s, m.DIM_POOL, pool]
@@ -1013,6 +1428,143 @@ def dashboard_body(inputs: DashboardInputs) -> str:
             f"{DASHBOARD_BODY_MAX_BYTES}"
         )
     return body
+
+
+def _line(label: str, value: float) -> dict[str, Any]:
+    return {"annotations": {"horizontal": [{"label": label, "value": float(value)}]}}
+
+
+def _tasks_graph(inputs: DashboardInputs, ecs_service_name: str) -> dict[str, Any]:
+    return _graph(
+        "Tasks: running / desired",
+        [
+            [
+                "ECS/ContainerInsights",
+                name,
+                "ClusterName",
+                inputs.cluster_name,
+                "ServiceName",
+                ecs_service_name,
+            ]
+            for name in ("RunningTaskCount", "DesiredTaskCount")
+        ],
+        inputs.region,
+        stat="Maximum",
+    )
+
+
+def _gateway_row(
+    inputs: DashboardInputs, gp: GatewayPanel, header: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Requests and 5xx, response time against the longest route's timeout, targets (LiteLLM's
+    liveness), CPU and memory against the scaling target, tasks."""
+    r, lb = inputs.region, inputs.load_balancer
+    tg = ["TargetGroup", gp.target_group, "LoadBalancer", lb]
+    ecs = ["ClusterName", inputs.cluster_name, "ServiceName", gp.ecs_service_name]
+    header(f"gateway {gp.service} (LiteLLM)")
+    return [
+        _graph(
+            "Requests (per minute) and 5xx",
+            [
+                ["AWS/ApplicationELB", "RequestCount", *tg, {"stat": "Sum"}],
+                ["AWS/ApplicationELB", "HTTPCode_Target_5XX_Count", *tg, {"stat": "Sum"}],
+                ["AWS/ApplicationELB", "HTTPCode_Target_4XX_Count", *tg, {"stat": "Sum"}],
+            ],
+            r,
+        ),
+        _graph(
+            "Response time p50 / p99 (s)",
+            [
+                ["AWS/ApplicationELB", "TargetResponseTime", *tg, {"stat": "p50"}],
+                ["AWS/ApplicationELB", "TargetResponseTime", *tg, {"stat": "p99"}],
+            ],
+            r,
+            **_line("longest route timeout", gp.longest_request_seconds),
+        ),
+        _graph(
+            "Healthy / unhealthy targets (LiteLLM liveness)",
+            [
+                ["AWS/ApplicationELB", "HealthyHostCount", *tg, {"stat": "Minimum"}],
+                ["AWS/ApplicationELB", "UnHealthyHostCount", *tg, {"stat": "Maximum"}],
+            ],
+            r,
+        ),
+        _graph(
+            "CPU / memory (%)",
+            [
+                ["AWS/ECS", "CPUUtilization", *ecs],
+                ["AWS/ECS", "MemoryUtilization", *ecs, {"stat": "Maximum"}],
+            ],
+            r,
+            **_line("CPU scaling target", gp.target_cpu_percent),
+        ),
+        _tasks_graph(inputs, gp.ecs_service_name),
+    ]
+
+
+def _worker_row(
+    inputs: DashboardInputs, wp: WorkerPanel, header: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Queue depth, age of the oldest message against its alarm, backlog per task against the
+    scaling target, the dead-letter queue, tasks."""
+    r = inputs.region
+    queue = ["QueueName", wp.queue_name]
+    running = [
+        "ECS/ContainerInsights",
+        "RunningTaskCount",
+        "ClusterName",
+        inputs.cluster_name,
+        "ServiceName",
+        wp.ecs_service_name,
+    ]
+    header(f"worker {wp.worker}")
+    return [
+        _graph(
+            "Queue: visible / in flight",
+            [
+                ["AWS/SQS", "ApproximateNumberOfMessagesVisible", *queue],
+                ["AWS/SQS", "ApproximateNumberOfMessagesNotVisible", *queue],
+            ],
+            r,
+            stat="Maximum",
+        ),
+        _graph(
+            "Age of the oldest message (s)",
+            [["AWS/SQS", "ApproximateAgeOfOldestMessage", *queue]],
+            r,
+            stat="Maximum",
+            **_line("queue-age alarm", wp.queue_age_seconds),
+        ),
+        _graph(
+            "Backlog per task",
+            [
+                [
+                    "AWS/SQS",
+                    "ApproximateNumberOfMessagesVisible",
+                    *queue,
+                    {"id": "visible", "visible": False, "stat": "Maximum"},
+                ],
+                [*running, {"id": "running", "visible": False, "stat": "Average"}],
+                [{"expression": "visible / running", "label": "messages per task"}],
+            ],
+            r,
+            **_line("scaling target", wp.backlog_target),
+        ),
+        _graph(
+            "Dead-letter queue (messages)",
+            [
+                [
+                    "AWS/SQS",
+                    "ApproximateNumberOfMessagesVisible",
+                    "QueueName",
+                    wp.dead_letter_queue_name,
+                ]
+            ],
+            r,
+            stat="Maximum",
+        ),
+        _tasks_graph(inputs, wp.ecs_service_name),
+    ]
 
 
 # ------------------------------------------------------------------------------------------------

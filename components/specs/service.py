@@ -77,6 +77,9 @@ class ServiceSpec:
     """Time ECS ignores failing health checks after a task starts (image pull + load)."""
     deregistration_delay_seconds: int = 300
     """At least the longest request (0-3600)."""
+    max_request_seconds: int | None = None
+    """The longest request (a whole stream) the deregistration delay was derived from, tagged on
+    the target group for the policy pack; None: not stated (untagged)."""
     deployment_minimum_healthy_percent: int = 100
     """ECS rolling deploy lower bound."""
     deployment_maximum_percent: int = 200
@@ -231,6 +234,16 @@ def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -
         0,
         TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
     )
+    longest = args.max_request_seconds
+    if longest is not None:
+        _int(where, "max_request_seconds", longest, 1, TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
+        if delay < longest:
+            # ECS waits out the delay before SIGTERM: a shorter one cuts the longest streams on
+            # every deploy and scale-in.
+            raise ServiceArgsError(
+                f"{where}: deregistration_delay_seconds {delay} is shorter than "
+                f"max_request_seconds {longest}; raise the delay to at least the longest request"
+            )
     grace = args.health_check_grace_period_seconds
     _int(where, "health_check_grace_period_seconds", grace, 0, ECS_GRACE_PERIOD_MAX)
     low = args.deployment_minimum_healthy_percent

@@ -40,6 +40,7 @@ from typing import Any, Generic, TypeVar
 from components import sizing
 from components.config.issues import ConfigIssue
 from components.config.schema import WorkerConfig
+from components.specs import operations as ops
 from contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,
@@ -314,7 +315,10 @@ def from_zero_steps(target: float, max_count: int) -> tuple[Step, ...]:
         last = i == len(capacities) - 1
         # A visible count v needs `capacity` tasks while v <= capacity * target; messages are
         # whole, so the band ends below floor(capacity * target) + 1 (offset by the threshold).
-        upper = None if last else float(math.floor(capacity * target) + 1 - FROM_ZERO_THRESHOLD)
+        # (+1e-9: a target derived in floating point, 1.9999999999999432, means 2 per task.)
+        upper = (
+            None if last else float(math.floor(capacity * target + 1e-9) + 1 - FROM_ZERO_THRESHOLD)
+        )
         if upper is not None and upper <= lower:
             continue  # empty band (target below 1 message per task): the next one covers it
         steps.append(Step(lower, upper, capacity))
@@ -562,7 +566,46 @@ class WorkerPlan:
                 if self.config.min_count == 0
                 else f"never below {self.config.min_count}"
             ),
+            f"alarms: oldest message older than {self.queue_age_alarm_seconds} s "
+            f"({self.config.acceptable_latency_seconds:g} s acceptable latency + "
+            f"{self.config.max_job_seconds} s longest job); a message in the dead-letter queue "
+            f"(a job failed {self.config.max_receive_count} times); backlog per task above "
+            f"{self.target:g} at maxCount {self.config.max_count}; tasks below desired; "
+            "dashboard row: queue, oldest message, backlog per task, DLQ, tasks",
         ]
+
+    @property
+    def queue_age_alarm_seconds(self) -> int:
+        """The queue-age alarm's threshold (see `operations.worker_alarms`)."""
+        return ops.queue_age_threshold_seconds(
+            self.config.acceptable_latency_seconds, self.config.max_job_seconds
+        )
+
+    def alarms(
+        self,
+        *,
+        stack: str,
+        queue_name: str,
+        dead_letter_queue_name: str,
+        cluster_name: str,
+        ecs_service_name: str,
+        settings: ops.AlarmSettings,
+    ) -> list[ops.AlarmSpec]:
+        """The worker's paging alarms, thresholds from its config and scaling target."""
+        return ops.worker_alarms(
+            stack=stack,
+            worker=self.name,
+            queue_name=queue_name,
+            dead_letter_queue_name=dead_letter_queue_name,
+            cluster_name=cluster_name,
+            ecs_service_name=ecs_service_name,
+            acceptable_latency_seconds=self.config.acceptable_latency_seconds,
+            max_job_seconds=self.config.max_job_seconds,
+            backlog_target=self.target,
+            max_count=self.config.max_count,
+            max_receive_count=self.config.max_receive_count,
+            settings=settings,
+        )
 
 
 def plan_workers(

@@ -176,7 +176,7 @@ def _check_paths(
             serving = config["scope"] == "all" or any(
                 model_serving(model, leg, ports) for _, leg in kept
             )
-            routes = "; ".join(dict.fromkeys(" -> ".join(leg.chain) for _, leg in kept[:3]))
+            routes = "; ".join(list(dict.fromkeys(" -> ".join(leg.chain) for _, leg in kept))[:5])
             ends = [e for _, leg in kept for e in leg.ends]
             served = (
                 ", ".join(dict.fromkeys(_label(e) for e in ends)) or "targets outside the stack"
@@ -218,50 +218,85 @@ def _check_security_groups(
 ) -> None:
     model = Model.of_stack(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
-    for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP):
+    groups: list[tuple[str, str, Any]] = [
+        (sg.urn, repr(sg.name), sg) for sg in model.of(SECURITY_GROUP | DEFAULT_SECURITY_GROUP)
+    ]
+    with unknowns.guard():
+        groups += [
+            (key, f"{key.split(':', 1)[1]!r} (outside this stack)", None)
+            for key in model.external_groups()
+        ]
+    for key, name, sg in groups:
         with unknowns.guard():
-            ranges, holders = model.internet_ports(sg)
-            if not ranges:
-                continue
-            shown = describe_ports(ranges)
-            attached = model.attachments(sg)
-            if _exempt(config, (sg, *holders, *(r for _, r in attached)), SG_TYPES):
-                continue
-            if not attached:
-                unknowns.note(
-                    f"cannot verify: security group {sg.name!r} admits the internet on port(s) "
-                    f"{shown} but is attached to nothing in this stack.",
-                    sg.urn,
-                )
-                continue
-            exposed, serving_tasks = _exposed_attachments(model, attached, unknowns, sg)
-            if not exposed:
-                continue
-            model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
-            serving = config["scope"] == "all" or bool(model_ports)
-            serving = serving or any(
-                task_serves_model(td, ports)
-                for task in serving_tasks
-                for td in model.task_definitions(task)
-            )
-            kind = (
-                f" including model port(s) {', '.join(map(str, model_ports[:6]))}"
-                if model_ports
-                else ""
-            )
-            message = (
-                f"security group {sg.name!r} admits the internet on port(s) {shown}{kind} and is "
-                f"attached to {', '.join(exposed)}, which serve(s) it without authentication."
-            )
-            for holder in holders:
-                if _in_scope(config, serving):
-                    report(message, holder.urn)
-                else:
-                    unknowns.note(f"outside scope model-serving: {message}", holder.urn)
+            _judge_group(model, config, report, unknowns, ports, key, name, sg)
+
+
+def _judge_group(
+    model: Model,
+    config: Config,
+    report: Report,
+    unknowns: UnknownCollector,
+    ports: set[int],
+    key: str,
+    name: str,
+    sg: Any,
+) -> None:
+    """Judge one security group (``sg`` None: a group outside the stack, known by its id, that
+    the stack's rules open and the stack's resources use)."""
+    ranges, holders = model.internet_ports_of(key)
+    if not ranges:
+        return
+    shown = describe_ports(ranges)
+    attached = model.attachments_of(key)
+    anchor = sg if sg is not None else holders[0]
+    if _exempt(
+        config, (*([sg] if sg is not None else []), *holders, *(r for _, r in attached)), SG_TYPES
+    ):
+        return
+    if not attached:
+        unknowns.note(
+            f"cannot verify: security group {name} admits the internet on port(s) "
+            f"{shown} but is attached to nothing in this stack.",
+            anchor.urn,
+        )
+        return
+    exposed, serving_tasks = _exposed_attachments(model, attached, unknowns, name, anchor)
+    if not exposed:
+        return
+    model_ports = sorted(p for p in ports if any(lo <= p <= hi for lo, hi in ranges))
+    serving = config["scope"] == "all" or bool(model_ports)
+    behind = _service_connect_behind(model, serving_tasks)
+    serving = serving or any(
+        task_serves_model(td, ports)
+        for task in (*serving_tasks, *behind)
+        for td in model.task_definitions(task)
+    )
+    # A load balancer is in scope when one of its unauthenticated routes is.
+    lbs = {r.urn for kind, r in attached if kind == "lb"}
+    serving = serving or any(
+        model_serving(model, leg, ports)
+        for _, leg in model.entry_legs()
+        if leg.auth is None and any(v.urn in lbs for v in leg.via)
+    )
+    kind = f" including model port(s) {', '.join(map(str, model_ports[:6]))}" if model_ports else ""
+    message = (
+        f"security group {name} admits the internet on port(s) {shown}{kind} and is "
+        f"attached to {', '.join(exposed)}, which serve(s) it without authentication"
+        f"{_service_connect_words(model, serving_tasks)}."
+    )
+    for holder in holders:
+        if _in_scope(config, serving):
+            report(message, holder.urn)
+        else:
+            unknowns.note(f"outside scope model-serving: {message}", holder.urn)
 
 
 def _exposed_attachments(
-    model: Model, attached: list[tuple[str, Any]], unknowns: UnknownCollector, sg: Any
+    model: Model,
+    attached: list[tuple[str, Any]],
+    unknowns: UnknownCollector,
+    name: str,
+    anchor: Any,
 ) -> tuple[list[str], list[Any]]:
     """(labels of the attachments that serve the internet, the ECS services / task sets among
     them, whose task definitions decide scope model-serving)."""
@@ -280,9 +315,9 @@ def _exposed_attachments(
                 exposed.append(_label(resource))
         elif kind == "other":
             unknowns.note(
-                f"cannot verify: security group {sg.name!r} admits the internet and is attached "
+                f"cannot verify: security group {name} admits the internet and is attached "
                 f"to {resource.resource_type} {resource.name!r}, which this pack does not judge.",
-                sg.urn,
+                anchor.urn,
             )
     return exposed, tasks
 
@@ -340,19 +375,45 @@ def _check_public_ips(
             serving = config["scope"] == "all" or any(
                 lo <= p <= hi for _, r in open_groups for lo, hi in r for p in ports
             )
-            serving = serving or (
-                resource.resource_type in SERVICE | TASK_SET
-                and any(task_serves_model(td, ports) for td in model.task_definitions(resource))
+            tasks = [resource] if resource.resource_type in SERVICE | TASK_SET else []
+            serving = serving or any(
+                task_serves_model(td, ports)
+                for task in (*tasks, *_service_connect_behind(model, tasks))
+                for td in model.task_definitions(task)
             )
             detail = "; ".join(f"{sg.name!r} on {describe_ports(r)}" for sg, r in open_groups)
             message = (
                 f"{_label(resource)} gets a public IP ({why}) and its security group(s) admit "
-                f"the internet ({detail}): it is reachable without authentication."
+                f"the internet ({detail}): it is reachable without authentication"
+                f"{_service_connect_words(model, tasks)}."
             )
             if _in_scope(config, serving):
                 report(message, resource.urn)
             else:
                 unknowns.note(f"outside scope model-serving: {message}", resource.urn)
+
+
+def _service_connect_behind(model: Model, tasks: Iterable[Any]) -> list[Any]:
+    """The Service Connect servers the given ECS services reach (see ``Model``)."""
+    found: dict[str, Any] = {}
+    for task in tasks:
+        if task.resource_type in SERVICE:
+            for server, _ in model.service_connect_servers(task):
+                found.setdefault(server.urn, server)
+    return list(found.values())
+
+
+def _service_connect_words(model: Model, tasks: Iterable[Any]) -> str:
+    """``, and through Service Connect ...`` naming client and servers (empty when none)."""
+    parts = [
+        f"{_label(task)} -> {alias} ({_label(server)})"
+        for task in tasks
+        if task.resource_type in SERVICE
+        for server, alias in model.service_connect_servers(task)
+    ]
+    if not parts:
+        return ""
+    return ", and through Service Connect so are the servers it calls: " + "; ".join(parts[:5])
 
 
 no_reachable_public_ip = stack_rule(

@@ -46,10 +46,12 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
 
+from . import tags
 from .resources import (
     APP_RUNNER,
     AUTOSCALING_GROUP,
     CLASSIC_ELB,
+    CLUSTER,
     DEFAULT_SECURITY_GROUP,
     DISTRIBUTION,
     EIP,
@@ -77,6 +79,7 @@ from .resources import (
     REST_VPC_LINK,
     SECURITY_GROUP,
     SERVICE,
+    SERVICE_DISCOVERY_NAMESPACE,
     SUBNET,
     TARGET_GROUP,
     TASK_DEFINITION,
@@ -199,7 +202,9 @@ def public_share(cidr: str) -> bool:
 def port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int] | None:
     """Port range an ingress covers; protocol ``-1`` / ``all`` is every port, ICMP and other
     port-less protocols None (they carry no service traffic)."""
-    proto = str(protocol).lower()
+    number = as_number(protocol)
+    # A program may register the protocol as a number (-1.0, 6.0): compare its integer form.
+    proto = str(int(number)) if number is not None else str(protocol).lower()
     if proto in {"-1", "all"}:
         return (0, 65535)
     if proto not in {"tcp", "udp", "6", "17"}:
@@ -781,8 +786,116 @@ class Model:
             steps.append(lambda u=url: self._url_entry(u))
         for step in steps:
             with self.notes.guard():
-                found.extend(list(step()))
+                found.extend(self._through_service_connect(list(step())))
         return found
+
+    # --- ECS Service Connect ----------------------------------------------------------------
+
+    def _through_service_connect(
+        self, legs: list[tuple[Resource, Leg]]
+    ) -> list[tuple[Resource, Leg]]:
+        """``legs`` plus, for each route ending at an ECS service that takes part in Service
+        Connect, one route on to every server of its namespace: the client's Envoy proxy
+        resolves their aliases, so what reaches the client reaches them, past no further auth.
+        """
+        out = list(legs)
+        for entry, leg in legs:
+            for client in leg.ends:
+                if client.resource_type not in SERVICE:
+                    continue
+                for server, alias in self.service_connect_servers(client):
+                    if any(server.urn == h.urn for h in (*leg.hops, *leg.ends)):
+                        continue
+                    out.append(
+                        (
+                            entry,
+                            Leg(
+                                leg.front,
+                                leg.auth,
+                                (*leg.chain, f"Service Connect {alias}", _label(server)),
+                                (server,),
+                                leg.via,
+                                (*leg.hops, client, server),
+                            ),
+                        )
+                    )
+        return out
+
+    def service_connect_servers(self, client: Resource) -> list[tuple[Resource, str]]:
+        """(server, alias) for every Service Connect server ``client`` reaches: each other
+        service of its namespace that publishes a port. Empty when ``client`` does not take
+        part; "cannot verify" when its namespace cannot be told."""
+        key = self._service_connect_namespace(client, judged=True)
+        if key is None:
+            return []
+        table = self._memo("sc_namespaces", self._service_connect_table)
+        return [(s, alias) for s, alias in table.get(key, []) if s.urn != client.urn]
+
+    def _service_connect_table(self) -> dict[str, list[tuple[Resource, str]]]:
+        table: dict[str, list[tuple[Resource, str]]] = {}
+        for service in self.of(SERVICE):
+            try:
+                key = self._service_connect_namespace(service, judged=False)
+                aliases = _service_connect_aliases(service) if key is not None else []
+            except UnknownValueError:  # a server that cannot be told is left out, not guessed
+                continue
+            if key is not None and aliases:
+                table.setdefault(key, []).append((service, ", ".join(aliases)))
+        return table
+
+    def _service_connect_namespace(self, service: Resource, *, judged: bool) -> str | None:
+        """The namespace a service's Service Connect uses (its own ``namespace``, else its
+        cluster's ``serviceConnectDefaults``) as a namespace resource URN or the literal ARN /
+        name; None when Service Connect is off. ``judged``: leave a "cannot verify" note when
+        the namespace is unknown (only for a client the internet reaches)."""
+        block = get(service.props, "serviceConnectConfiguration")
+        if not isinstance(block, Mapping) or not as_bool(get(block, "enabled", False)):
+            return None
+        if present(block, "namespace"):
+            return self._namespace_key(
+                service, "serviceConnectConfiguration", block, judged, "namespace"
+            )
+        for cluster in self.refs(service, "cluster", CLUSTER, silent_external=True):
+            defaults = get(cluster.props, "serviceConnectDefaults")
+            if isinstance(defaults, Mapping) and present(defaults, "namespace"):
+                return self._namespace_key(
+                    cluster, "serviceConnectDefaults", defaults, judged, "namespace"
+                )
+        if judged:
+            self.note(
+                service,
+                "serviceConnectConfiguration",
+                "enables Service Connect without a namespace, and no cluster of this stack "
+                "gives it a default one",
+                "which Service Connect servers it reaches",
+            )
+        return None
+
+    def _namespace_key(
+        self, holder: Resource, prop: str, block: Mapping[str, Any], judged: bool, key: str
+    ) -> str | None:
+        deps = [
+            d
+            for d in (getattr(holder, "property_dependencies", None) or {}).get(prop) or ()
+            if d.resource_type in SERVICE_DISCOVERY_NAMESPACE
+        ]
+        if deps:
+            return deps[0].urn
+        try:
+            value = get(block, key)
+        except UnknownValueError:
+            if judged:
+                self.note(
+                    holder,
+                    prop,
+                    "names a namespace unknown at preview, and no dependency records which",
+                    "which Service Connect servers it reaches",
+                )
+            return None
+        if not isinstance(value, str) or not value:
+            return None
+        found = self.lookup(value, SERVICE_DISCOVERY_NAMESPACE)
+        return found[0].urn if found else f"namespace:{value}"
 
     def _lb_entry(self, lb: Resource) -> Iterator[tuple[Resource, Leg]]:
         if lb_is_internet_facing(lb.resource_type, lb.props):
@@ -828,7 +941,10 @@ class Model:
                 found.append(asg)
         for service in self.of(SERVICE):
             deps = (service.property_dependencies or {}).get("loadBalancers") or []
-            if any(d.urn == elb.urn for d in deps):
+            names = {
+                _known(lb, "elbName") for lb in as_list(_known(service.props, "loadBalancers"))
+            }
+            if any(d.urn == elb.urn for d in deps) or (name and name in names):
                 found.append(service)
         return found
 
@@ -1119,8 +1235,14 @@ class Model:
             )
             for sg in groups:
                 table.setdefault(sg.urn, []).append(item)
-            if not groups and covers_internet(item.cidrs):
-                table.setdefault(rule.urn, []).append(item)
+            if not groups:
+                # A group outside the stack, named by its id: judged under that id, so a
+                # resource of the stack that names the same id is attached to it.
+                literal = _known(rule.props, key)
+                if isinstance(literal, str) and literal:
+                    table.setdefault(external_group(literal), []).append(item)
+                elif covers_internet(item.cidrs):
+                    table.setdefault(rule.urn, []).append(item)
         return table
 
     def _ingress_item(
@@ -1175,14 +1297,20 @@ class Model:
     def internet_ports(self, sg: Resource) -> tuple[list[tuple[int, int]], list[Resource]]:
         """(port ranges on which ``sg`` admits the internet, the resources holding that
         ingress). CIDRs of different permissions on the same port add up."""
-        return self._memo(
-            ("internet", sg.urn), lambda: _internet_ports(self.ingress().get(sg.urn, []))
-        )
+        return self.internet_ports_of(sg.urn)
+
+    def internet_ports_of(self, key: str) -> tuple[list[tuple[int, int]], list[Resource]]:
+        """``internet_ports`` by group URN or ``external_group`` key."""
+        return self._memo(("internet", key), lambda: _internet_ports(self.ingress().get(key, [])))
 
     def attachments(self, sg: Resource) -> list[tuple[str, Resource]]:
         """(kind, resource) for everything ``sg`` is attached to."""
+        return self.attachments_of(sg.urn)
+
+    def attachments_of(self, key: str) -> list[tuple[str, Resource]]:
+        """``attachments`` by group URN or ``external_group`` key."""
         table = self._memo("attach", self._attachment_table)
-        return table.get(sg.urn, [])
+        return table.get(key, [])
 
     def _attachment_table(self) -> dict[str, list[tuple[str, Resource]]]:
         table: dict[str, dict[str, tuple[str, Resource]]] = {}
@@ -1205,7 +1333,23 @@ class Model:
                 resource, key, sgs, values=values, what="which security groups it uses"
             ):
                 table.setdefault(sg.urn, {})[resource.urn] = (kind, resource)
+            try:
+                named = [v for v in values() if isinstance(v, str) and v]
+            except UnknownValueError:  # refs() has left the "cannot verify" note
+                named = []
+            for value in named:
+                if not self.lookup(value, sgs):
+                    table.setdefault(external_group(value), {})[resource.urn] = (kind, resource)
         return {k: list(v.values()) for k, v in table.items()}
+
+    def external_groups(self) -> list[str]:
+        """Keys (``external_group(id)``) of groups outside the stack that a rule of the stack
+        opens to the internet."""
+        return [
+            key
+            for key in self.ingress()
+            if key.startswith(_EXTERNAL_GROUP) and self.internet_ports_of(key)[0]
+        ]
 
     def security_groups_of(self, resource: Resource) -> list[Resource] | None:
         """Security groups attached to a compute resource; None when it names none (it then
@@ -1249,6 +1393,32 @@ class Model:
             "unauth_lbs",
             lambda: {lb.urn for _, leg in self.entry_legs() if leg.auth is None for lb in leg.via},
         )
+
+
+_EXTERNAL_GROUP = "security-group-outside-stack:"
+
+
+def external_group(group_id: str) -> str:
+    """The key under which a security group outside the stack, named by ``group_id``, is
+    judged (its ingress from the stack's rules, its attachments from the stack's resources)."""
+    return _EXTERNAL_GROUP + group_id
+
+
+def _service_connect_aliases(service: Resource) -> list[str]:
+    """How clients address a Service Connect server: ``dnsName:port`` of each client alias,
+    else its discovery name or port name (empty for a client-only service)."""
+    native = is_native(service.resource_type)
+    block = get(service.props, "serviceConnectConfiguration")
+    out: list[str] = []
+    for published in as_list(get(block, "services")):
+        aliases = as_list(get(published, "clientAliases" if native else "clientAlias"))
+        named = [
+            f"{get(a, 'dnsName', get(published, 'discoveryName', get(published, 'portName')))}"
+            f":{int(as_number(get(a, 'port')) or 0)}"
+            for a in aliases
+        ]
+        out += named or [str(get(published, "discoveryName", get(published, "portName", "?")))]
+    return out
 
 
 def _prepend(front: Resource, hop: Resource, auth: str | None, leg: Leg) -> Leg:
@@ -1432,7 +1602,7 @@ SERVING_IMAGE = re.compile(
     re.IGNORECASE,
 )
 GPU_INSTANCE = re.compile(r"^(p\d|g\d|inf\d|trn\d|dl\d)", re.IGNORECASE)
-SERVING_TAG = "ml:serving"
+SERVING_TAG = tags.SERVING
 
 
 def model_serving(model: Model, leg: Leg, model_ports: set[int]) -> bool:
@@ -1490,8 +1660,8 @@ def _model_serving(model: Model, leg: Leg, model_ports: set[int]) -> bool:
 
 
 def _tagged(resource: Resource) -> bool:
-    tags = tags_of(resource.props)
-    return str(tags.get(SERVING_TAG, "")).lower() == "true"
+    found = tags_of(resource.props)
+    return str(found.get(SERVING_TAG, "")).lower() == "true"
 
 
 def _instance_type(resource: Resource) -> Any:
@@ -1570,11 +1740,47 @@ def public_ip(model: Model, resource: Resource) -> str | None:
         return "associatePublicIpAddress" if value is not None and as_bool(value) else None
     if rtype in AUTOSCALING_GROUP:
         key = "vpcZoneIdentifiers" if not native else "vpcZoneIdentifier"
+        if not present(props, key):
+            # Availability zones only: instances launch in the default VPC's subnets, which
+            # assign public IPs, unless every template of the stack it uses says otherwise.
+            templates = _asg_templates(model, resource)
+            if templates and not all(_template_public_ip(t) is False for t in templates):
+                return f"no {key} (the default VPC's subnets assign public IPs)"
+            return None
         for s in model.refs(resource, key, SUBNET, silent_external=True):
             if model.subnet_public(s):
                 return f"subnet {s.name!r} maps public IPs on launch"
         return None
     return None
+
+
+def _asg_templates(model: Model, asg: Resource) -> list[Resource]:
+    """The stack's launch templates / configurations an Auto Scaling group launches from."""
+    native = is_native(asg.resource_type)
+    found: dict[str, Resource] = {}
+    for key, types in (
+        ("launchTemplate", LAUNCH_TEMPLATE),
+        ("mixedInstancesPolicy", LAUNCH_TEMPLATE),
+        ("launchConfiguration" if not native else "launchConfigurationName", LAUNCH_CONFIGURATION),
+    ):
+        for template in model.refs(asg, key, types, silent_external=True):
+            found.setdefault(template.urn, template)
+    return list(found.values())
+
+
+def _template_public_ip(template: Resource) -> bool | None:
+    """A launch template's / configuration's explicit public IP setting (None: unset)."""
+    props = template.props
+    if template.resource_type in LAUNCH_CONFIGURATION:
+        value = get(props, "associatePublicIpAddress")
+        return None if value is None else as_bool(value)
+    if is_native(template.resource_type):
+        interfaces = as_list(get_path(props, "launchTemplateData", "networkInterfaces"))
+    else:
+        interfaces = as_list(get(props, "networkInterfaces"))
+    values = [get(nic, "associatePublicIpAddress") for nic in interfaces]
+    known = [as_bool(v) for v in values if v is not None]
+    return any(known) if known else None
 
 
 def asg_security_groups(model: Model, asg: Resource) -> list[Resource] | None:

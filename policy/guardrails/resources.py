@@ -151,6 +151,15 @@ PREFIX_LIST = frozenset(
 )
 PREFIX_LIST_ENTRY = frozenset({"aws:ec2/managedPrefixListEntry:ManagedPrefixListEntry"})
 DEFAULT_SECURITY_GROUP = frozenset({"aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"})
+#: Cloud Map namespaces (Service Connect publishes its servers' aliases in one).
+SERVICE_DISCOVERY_NAMESPACE = frozenset(
+    {
+        "aws:servicediscovery/httpNamespace:HttpNamespace",
+        "aws:servicediscovery/privateDnsNamespace:PrivateDnsNamespace",
+        "aws-native:servicediscovery:HttpNamespace",
+        "aws-native:servicediscovery:PrivateDnsNamespace",
+    }
+)
 
 #: Capacity providers that place tasks on Fargate.
 FARGATE_CAPACITY_PROVIDERS = frozenset({"FARGATE", "FARGATE_SPOT"})

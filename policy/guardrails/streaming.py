@@ -4,8 +4,10 @@ An LLM streams a response over one long HTTP connection. The ALB severs a connec
 idle for longer than its idle timeout (default 60 s, configurable 1-4000 s), which is the
 classic "streaming works in dev, breaks in prod" failure. When a task is replaced, ECS
 deregisters it and waits out the target group's deregistration delay before SIGTERM; a delay
-shorter than the generations the ALB was sized for cuts in-flight streams on every deploy and
-scale-in. Tasks in awsvpc mode are addressed by their ENI, so their target group must use
+shorter than the service's longest request cuts in-flight streams on every deploy and scale-in.
+The longest request is what the target group's ``ml:max-request-seconds`` tag states (the owner
+knows it: ecs-inference derives each delay from it), else what the ALB's idle timeout was sized
+for. Tasks in awsvpc mode are addressed by their ENI, so their target group must use
 target type ``ip`` (ECS rejects ``instance`` target groups for awsvpc services).
 """
 
@@ -17,7 +19,8 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from . import aws_limits
+from . import aws_limits, tags
+from .reachability import tags_of
 from .resources import (
     EXEMPT_SCHEMA,
     LISTENER,
@@ -27,6 +30,7 @@ from .resources import (
     TARGET_GROUP,
     TASK_DEFINITION,
     UnknownCollector,
+    as_number,
     get,
     is_exempt,
     lb_idle_timeout,
@@ -41,6 +45,8 @@ from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack
 
 #: ELB's upper bound for a target group deregistration delay.
 MAX_DEREGISTRATION_DELAY = float(aws_limits.TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
+#: Target group tag stating the longest request of the service behind it (seconds).
+MAX_REQUEST_TAG = tags.MAX_REQUEST_SECONDS
 
 _IDLE_SCHEMA = {
     "minIdleTimeoutSeconds": {
@@ -116,6 +122,13 @@ def _albs_by_target_group(resources) -> dict[str, list]:
     return routes
 
 
+def _stated_longest_request(tg) -> float | None:
+    """The target group's ``ml:max-request-seconds`` tag as seconds; None when absent or not a
+    non-negative number (the rule then falls back to the ALB idle timeout)."""
+    value = as_number(tags_of(tg.props).get(MAX_REQUEST_TAG))
+    return value if value is not None and value >= 0 else None
+
+
 def _check_deregistration(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
@@ -128,15 +141,28 @@ def _check_deregistration(
         albs = routes.get(tg.urn, [])
         if not albs:
             return
+        delay = tg_deregistration_delay(tg.resource_type, tg.props)
+        stated = _stated_longest_request(tg)
+        if stated is not None:
+            # The owner states what the delay must cover: the service's own longest request.
+            if delay < stated:
+                report(
+                    f"target group {tg.name!r} drains for {delay:g} s but its tag "
+                    f"{MAX_REQUEST_TAG}={stated:g} says requests last up to {stated:g} s; "
+                    f"deploys and scale-in cut streams longer than {delay:g} s (expected at "
+                    f"least {stated:g} s).",
+                    tg.urn,
+                )
+            return
         alb = max(albs, key=lambda lb: lb_idle_timeout(lb.resource_type, lb.props))
         idle = lb_idle_timeout(alb.resource_type, alb.props)
         needed = min(idle, MAX_DEREGISTRATION_DELAY) - tolerance
-        delay = tg_deregistration_delay(tg.resource_type, tg.props)
         if delay < needed:
             report(
                 f"target group {tg.name!r} drains for {delay:g} s but ALB {alb.name!r} keeps "
                 f"streams open for up to {idle:g} s idle; deploys and scale-in cut streams "
-                f"longer than {delay:g} s (expected at least {needed:g} s).",
+                f"longer than {delay:g} s (expected at least {needed:g} s, or tag the group "
+                f"{MAX_REQUEST_TAG}=<the service's longest request in seconds>).",
                 tg.urn,
             )
 
@@ -146,14 +172,16 @@ def _check_deregistration(
 deregistration_delay_vs_idle_timeout = stack_rule(
     name="deregistration-delay-covers-streams",
     description=(
-        "A target group behind an ALB should drain at least as long as the ALB keeps streams "
-        "open (its idle timeout, capped at ELB's 3600 s maximum, minus toleranceSeconds). Fix: "
-        "raise deregistrationDelay (aws) or deregistration_delay.timeout_seconds (aws-native) "
-        "to cover the longest generation. A long delay is not free: ELB ends deregistration "
-        "early only when a target has no in-flight requests and no open connections, and the "
-        "ALB keeps idle keep-alive connections, so deploys and scale-in usually wait it out in "
-        "full; a service whose longest request is known to be shorter (ecs-inference sizes "
-        "each delay from it) is expected to show up here as advisory."
+        "A target group behind an ALB should drain at least as long as its longest request: "
+        "the value of its ml:max-request-seconds tag when the owner states it, otherwise as "
+        "long as the ALB keeps streams open (its idle timeout, capped at ELB's 3600 s maximum, "
+        "minus toleranceSeconds). Fix: raise deregistrationDelay (aws) or "
+        "deregistration_delay.timeout_seconds (aws-native) to cover the longest request, or, "
+        "when the service's requests are known to be shorter than the ALB's idle timeout, tag "
+        "the group ml:max-request-seconds with that length. A long delay is not free: ELB ends "
+        "deregistration early only when a target has no in-flight requests and no open "
+        "connections, and the ALB keeps idle keep-alive connections, so deploys and scale-in "
+        "usually wait it out in full."
     ),
     level=EnforcementLevel.ADVISORY,
     types=TARGET_GROUP,

@@ -28,6 +28,7 @@ from components.specs.service import (
     check_deploy_progress,
     validate_model_service,
 )
+from contracts.tags import MAX_REQUEST_SECONDS
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,
@@ -93,6 +94,7 @@ def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
         "max_count": 4,
         "health_check_grace_period_seconds": 900,
         "deregistration_delay_seconds": 300,
+        "max_request_seconds": 285,
         "environment": {"VLLM_LOGGING_LEVEL": "INFO"},
         "secrets": {"ENGINE_LICENSE_KEY": SECRET},
     }
@@ -218,6 +220,8 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
         (vllm_args, {"deployment_maximum_percent": 100}, "could never replace a task"),
         (vllm_args, {"deployment_minimum_healthy_percent": 101}, "outside 0-100"),
         (vllm_args, {"deregistration_delay_seconds": 3601}, "outside 0-3600"),
+        (vllm_args, {"max_request_seconds": 301}, "shorter than max_request_seconds 301"),
+        (vllm_args, {"max_request_seconds": 0}, "max_request_seconds 0 outside 1-3600"),
         (vllm_args, {"log_retention_days": 10}, "not a CloudWatch retention value"),
         (vllm_args, {"priority": 0}, "priority 0 outside 1-50000"),
         (vllm_args, {"service": "Llama"}, "lowercase"),
@@ -397,6 +401,8 @@ def test_target_group(vllm_rec) -> None:
     assert tg["protocol"] == "HTTP"
     assert tg["port"] == 8000.0
     assert tg["deregistrationDelay"] == 300.0
+    # What the delay covers, for the policy pack's deregistration-delay-covers-streams.
+    assert tg["tags"] == {MAX_REQUEST_SECONDS: "285"}
     assert tg["loadBalancingAlgorithmType"] == "least_outstanding_requests"
     hc = tg["healthCheck"]
     assert hc["path"] == engines.HEALTH_PATH == "/health"
@@ -419,6 +425,7 @@ def test_target_group(vllm_rec) -> None:
             "HealthyThresholdCount": hc["healthyThreshold"],
             "UnhealthyThresholdCount": hc["unhealthyThreshold"],
             "Matcher": {"HttpCode": hc["matcher"]},
+            "Tags": [{"Key": k, "Value": v} for k, v in tg["tags"].items()],
         },
     )
     assert hc["timeout"] < hc["interval"]

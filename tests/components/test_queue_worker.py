@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from components.services.worker import (
+    ENV_RESULT_QUEUE_URL,
     MANAGED_ENV,
     QUEUE_ACTIONS,
     QueueWorker,
@@ -99,6 +100,34 @@ def test_queue_and_dlq_are_encrypted_with_redrive(rec: Recording):
     assert len(rec.by_type("aws:sqs/redriveAllowPolicy:RedriveAllowPolicy")) == 1
 
 
+def test_a_result_queue_is_encrypted_tls_only_and_the_only_place_the_task_may_send():
+    rec = run_function(
+        lambda: QueueWorker("dev-summarise", worker_args(result_queue=True)), stack="dev"
+    )
+    results = rec.one("aws:sqs/queue:Queue", "-results").inputs
+    assert results["name"] == "ecs-inference-dev-summarise-results"
+    assert results["sqsManagedSseEnabled"] is True
+    validate_shape(
+        "sqs",
+        "CreateQueue",
+        {
+            "QueueName": results["name"],
+            "Attributes": {"MessageRetentionPeriod": str(_int(results["messageRetentionSeconds"]))},
+        },
+    )
+    assert len(rec.by_type("aws:sqs/queuePolicy:QueuePolicy")) == 3
+    (container,) = json.loads(rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs[
+        "containerDefinitions"])  # fmt: skip
+    env = {e["name"]: e["value"] for e in container["environment"]}
+    assert env[ENV_RESULT_QUEUE_URL] == (
+        f"https://sqs.us-east-1.amazonaws.com/{ACCOUNT_ID}/ecs-inference-dev-summarise-results"
+    )
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-task").inputs["policy"])
+    send = [s for s in policy["Statement"] if "sqs:SendMessage" in json.dumps(s["Action"])]
+    assert len(send) == 1 and send[0]["Action"] == "sqs:SendMessage"
+    assert send[0]["Resource"] != "*"
+
+
 def test_task_definition_is_fargate_arm64_with_the_managed_variables(rec: Recording):
     task = rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs
     assert task["requiresCompatibilities"] == ["FARGATE"]
@@ -107,7 +136,8 @@ def test_task_definition_is_fargate_arm64_with_the_managed_variables(rec: Record
     validate_shape("ecs", "RegisterTaskDefinition", request)
     (container,) = json.loads(task["containerDefinitions"])
     env = {e["name"]: e["value"] for e in container["environment"]}
-    assert set(MANAGED_ENV) <= set(env)
+    assert set(MANAGED_ENV) - {ENV_RESULT_QUEUE_URL} <= set(env)
+    assert ENV_RESULT_QUEUE_URL not in env  # no result queue unless asked
     assert env["GATEWAY_URL"] == "http://gateway.inference:4000"
     # Known at preview: the queue has a fixed, per-stack name.
     assert env["QUEUE_URL"] == (

@@ -19,6 +19,7 @@ from components.config.issues import ConfigError
 from components.config.schema import ModelConfig, load_stack_config
 from components.plan import build_plan, choose_deploy
 from components.sizing import catalog, deploy_step
+from contracts.tags import MAX_REQUEST_SECONDS
 from tests.foundation.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
@@ -153,6 +154,12 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
         tg = groups[f"inference-{name}-tg"]
         delay = int(tg["deregistrationDelay"])
         assert delay == m.deregistration.seconds < planned.idle_timeout.seconds
+        # ... tagged with the longest request it covers, which the policy pack checks it against
+        assert tg["tags"][MAX_REQUEST_SECONDS] == str(m.config.max_generation_seconds)
+    for name, r in planned.rerankers.items():
+        tg = groups[f"inference-{name}-tg"]
+        assert tg["tags"][MAX_REQUEST_SECONDS] == str(r.config.max_request_seconds)
+        assert int(tg["deregistrationDelay"]) >= r.config.max_request_seconds
 
 
 # -- item 10: Neuron containers as AWS's ECS Neuron example has them -------------------------

@@ -35,6 +35,32 @@ def test_readme_explains_every_alarm_the_stack_can_raise():
         keys |= {a.key for a in alarms}
     gpu = obs.pool_alarms(stack="s", pool="p", kind="gpu", settings=obs.AlarmSettings())
     keys |= {a.key for a in gpu}
+    gateway = obs.gateway_alarms(
+        stack="s",
+        service="g",
+        load_balancer="app/a/1",
+        target_group="targetgroup/g/1",
+        cluster_name="c",
+        ecs_service_name="g",
+        min_count=1,
+        max_count=2,
+        target_cpu_percent=60,
+        longest_request_seconds=300,
+    )
+    worker = obs.worker_alarms(
+        stack="s",
+        worker="w",
+        queue_name="q",
+        dead_letter_queue_name="q-dlq",
+        cluster_name="c",
+        ecs_service_name="w",
+        acceptable_latency_seconds=60,
+        max_job_seconds=30,
+        backlog_target=2,
+        max_count=4,
+        max_receive_count=3,
+    )
+    keys |= {a.key for a in [*gateway, *worker]}
     rule = obs.deployment_rollback_rule("s", "arn:aws:ecs:us-east-1:123456789012:cluster/c")
     keys.add(rule["Name"].removeprefix("s-"))
     rows = {line.split("|")[1].strip().split("`")[1] for line in section.splitlines()

@@ -1446,6 +1446,162 @@ def _front_door_cases() -> Iterator[Case]:
 
 N_SUBNET = "aws-native:ec2:Subnet"
 
+# --- ECS Service Connect ---------------------------------------------------------------------
+
+A_NS = "aws:servicediscovery/httpNamespace:HttpNamespace"
+N_NS = "aws-native:servicediscovery:HttpNamespace"
+IMAGE_GATEWAY = "ghcr.io/berriai/litellm:main-v1.108.7"
+
+
+def service_connect_block(
+    native: bool, namespace: str | None, alias: tuple[str, int] | None = None
+) -> dict[str, Any]:
+    """``serviceConnectConfiguration``: a client (``alias`` None) or a server publishing
+    ``dnsName:port`` under port name ``http``; ``namespace`` None: the cluster's default."""
+    block: dict[str, Any] = {"enabled": True}
+    if namespace is not None:
+        block["namespace"] = Ref(namespace)
+    if alias is not None:
+        dns, port = alias
+        aliases = [{"dnsName": dns, "port": float(port)}]
+        block["services"] = [
+            {
+                "portName": "http",
+                "discoveryName": dns.split(".", 1)[0],
+                ("clientAliases" if native else "clientAlias"): aliases,
+            }
+        ]
+    return block
+
+
+def service_connect_case(
+    title: str,
+    native: bool,
+    *,
+    expect: set[tuple[str, str]],
+    client_public_ip: bool = False,
+    client_open: bool = False,
+    front: str | None = None,
+    client_namespace: str | None = "ns",
+    server_namespace: str = "ns",
+    server_open: bool = False,
+) -> Case:
+    """A vLLM server (EC2, GPU) published by Service Connect as ``llm.internal:8000`` in
+    namespace ``server_namespace``, its group admitting nobody from the internet (``server_open``:
+    8000 from anywhere), and a LiteLLM-like client ``gateway`` (Fargate, port 4000) in
+    ``client_namespace`` (None: the cluster's default, ``ns``). The client gets a public IP,
+    a group open on 4000, or an internet-facing ALB in front (``front``: ``open`` forwards,
+    ``jwt`` validates first)."""
+    t = types(native)
+    ns_type = N_NS if native else A_NS
+    case = Case(title, expect)
+    for ns in dict.fromkeys(("ns", server_namespace)):
+        case.add(ns_type, ns, {"name": f"{ns}.internal"})
+    cluster = None
+    if client_namespace is None:
+        cluster = "cluster"
+        defaults = {"serviceConnectDefaults": {"namespace": Ref("ns")}}
+        case.add(
+            N_CLUSTER if native else A_CLUSTER,
+            "cluster",
+            {"clusterName": "llm", **defaults} if native else {"name": "llm", **defaults},
+        )
+    rules = [("tcp", 8000, 8000, ["0.0.0.0/0"])] if server_open else []
+    case.add(t["SG"], "model-sg", sg_inputs(native, *rules))
+    case.add(t["TD"], "model-td", td_inputs(native, gpu=True, fargate=False))
+    server = service_inputs(native, td="model-td", sgs=("model-sg",), launch_type="EC2")
+    server["serviceConnectConfiguration"] = service_connect_block(
+        native, server_namespace, ("llm.internal", 8000)
+    )
+    case.add(t["SVC"], "model", server)
+    rules = [("tcp", 4000, 4000, ["0.0.0.0/0", "::/0"])] if client_open else []
+    case.add(t["SG"], "gw-sg", sg_inputs(native, *rules))
+    case.add(
+        t["TD"],
+        "gw-td",
+        td_inputs(native, gpu=False, fargate=True, port=4000, image=IMAGE_GATEWAY),
+    )
+    if front is not None:
+        case.add(t["SG"], "alb-sg", sg_inputs(native, ("tcp", 443, 443, ["0.0.0.0/0"])))
+        case.add(t["LB"], "alb", lb_inputs(native, public=True, sgs=("alb-sg",)))
+        case.add(t["TG"], "gw-tg", tg_inputs(4000))
+        actions = [forward(native, "gw-tg", 1.0)]
+        if front == "jwt":
+            actions = [jwt(native), forward(native, "gw-tg")]
+        case.add(
+            t["LISTENER"],
+            "https",
+            {
+                "loadBalancerArn": Ref("alb"),
+                "port": 443.0,
+                "protocol": "HTTPS",
+                "defaultActions": actions,
+            },
+        )
+    client = service_inputs(
+        native,
+        td="gw-td",
+        tg="gw-tg" if front is not None else None,
+        sgs=("gw-sg",),
+        public_ip=client_public_ip,
+        port=4000,
+        cluster=cluster,
+    )
+    client["serviceConnectConfiguration"] = service_connect_block(native, client_namespace)
+    case.add(t["SVC"], "gateway", client)
+    return case
+
+
+def _service_connect_cases() -> Iterator[Case]:
+    for native in (False, True):
+        p = "native" if native else "aws"
+        exposed = {(PIP, "gateway"), (SG, "gw-sg")}
+        yield service_connect_case(
+            f"{p}-sc-public-client-reaches-server",
+            native,
+            client_public_ip=True,
+            client_open=True,
+            expect=exposed,
+        )
+        yield service_connect_case(
+            f"{p}-sc-public-client-cluster-default-namespace",
+            native,
+            client_public_ip=True,
+            client_open=True,
+            client_namespace=None,
+            expect=exposed,
+        )
+        yield service_connect_case(
+            f"{p}-sc-public-client-other-namespace",
+            native,
+            client_public_ip=True,
+            client_open=True,
+            server_namespace="other",
+            expect=exposed,
+        )
+        yield service_connect_case(
+            f"{p}-sc-open-alb-to-client",
+            native,
+            front="open",
+            expect={(PATH, "https"), (SG, "alb-sg")},
+        )
+        yield service_connect_case(
+            f"{p}-sc-authenticated-alb-to-client", native, front="jwt", expect=set()
+        )
+        yield service_connect_case(f"{p}-sc-namespace-only-client", native, expect=set())
+        yield service_connect_case(
+            f"{p}-sc-private-client-public-ip-closed-group",
+            native,
+            client_public_ip=True,
+            expect=set(),
+        )
+        yield service_connect_case(
+            f"{p}-sc-server-group-open-on-service-connect-port",
+            native,
+            server_open=True,
+            expect={(SG, "model-sg")},
+        )
+
 
 def _instance_cases() -> Iterator[Case]:
     for native in (False, True):
@@ -1601,7 +1757,11 @@ def cases() -> list[Case]:
         *_front_door_cases(),
         *_instance_cases(),
         *_silence_cases(),
+        *_service_connect_cases(),
     ]
+    from tests.policy import corpus_hunt  # its cases build on the helpers above
+
+    found += corpus_hunt.cases()
     names = [c.title for c in found]
     assert len(names) == len(set(names)), "duplicate corpus titles"
     return found

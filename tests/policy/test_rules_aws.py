@@ -255,6 +255,26 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
         lambda s: s.set("rerank-tg", deregistrationDelay=...),
         {("deregistration-delay-covers-streams", "rerank-tg")},
     ),
+    # The owner states the service's longest request: a 45 s delay behind a 900 s ALB is right
+    # for a 30 s re-ranker, and wrong for one whose requests last 60 s.
+    "deregistration-covers-stated-longest-request": (
+        lambda s: s.set(
+            "rerank-tg", deregistrationDelay=45.0, tags={"ml:max-request-seconds": "30"}
+        ),
+        set(),
+    ),
+    "deregistration-below-stated-longest-request": (
+        lambda s: s.set(
+            "rerank-tg", deregistrationDelay=45.0, tags={"ml:max-request-seconds": "60"}
+        ),
+        {("deregistration-delay-covers-streams", "rerank-tg")},
+    ),
+    "deregistration-unreadable-tag-falls-back-to-idle-timeout": (
+        lambda s: s.set(
+            "rerank-tg", deregistrationDelay=45.0, tags={"ml:max-request-seconds": "long"}
+        ),
+        {("deregistration-delay-covers-streams", "rerank-tg")},
+    ),
     "target-type-instance": (
         lambda s: s.set("rerank-tg", targetType="instance"),
         {("target-type-ip-for-awsvpc", "rerank-tg")},

@@ -152,6 +152,22 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
         ),
         {("deregistration-delay-covers-streams", "n-llm-tg")},
     ),
+    "deregistration-attribute-30-stated-20": (
+        lambda s: s.set(
+            "n-llm-tg",
+            targetGroupAttributes=[{"key": "deregistration_delay.timeout_seconds", "value": "30"}],
+            tags=[{"key": "ml:max-request-seconds", "value": "20"}],
+        ),
+        set(),
+    ),
+    "deregistration-attribute-30-stated-120": (
+        lambda s: s.set(
+            "n-llm-tg",
+            targetGroupAttributes=[{"key": "deregistration_delay.timeout_seconds", "value": "30"}],
+            tags=[{"key": "ml:max-request-seconds", "value": "120"}],
+        ),
+        {("deregistration-delay-covers-streams", "n-llm-tg")},
+    ),
     "target-type-instance": (
         lambda s: s.set("n-llm-tg", targetType="instance"),
         {("target-type-ip-for-awsvpc", "n-llm-tg")},

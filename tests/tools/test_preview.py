@@ -16,12 +16,19 @@ from tools.preview import EXIT_CONFIG, EXIT_OK, EXIT_VIOLATIONS, run_preview
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "agents", "engines"])
 def test_reference_stacks_preview_clean(stack: str) -> None:
     result = run_preview(stack)
     assert result.error is None
     assert result.exit_code == EXIT_OK
     assert not [v for v in result.violations if v.enforcement_level == "mandatory"]
+    # Every target group states its service's longest request and drains at least that long
+    # (agents: the gateway and the models behind it through Service Connect pass the exposure
+    # rules too).
+    drains = [
+        v for v in result.violations if v.policy_name == "deregistration-delay-covers-streams"
+    ]
+    assert not drains, [v.message for v in drains]
     types = {r.type for r in result.resources}
     assert "ecs-inference:index:InferencePlatform" in types
     assert "aws:ecs/cluster:Cluster" in types

