@@ -128,7 +128,7 @@ HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 # leading ``/``, ``.`` or ``~`` (paths). Image references (``org/image:tag``) carry a tag.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: First segments of relative paths that engines treat as local directories, never repo ids.
-_LOCAL_ROOTS = frozenset(
+LOCAL_ROOTS = frozenset(
     {"mnt", "opt", "models", "model", "data", "tmp", "var", "srv", "home", "weights", "cache"}
 )
 
@@ -146,7 +146,7 @@ def hub_model_id(value: Any) -> str | None:
     text = value.strip()
     if not _HUB_ID.match(text):
         return None
-    if text.split("/", 1)[0].lower() in _LOCAL_ROOTS:
+    if text.split("/", 1)[0].lower() in LOCAL_ROOTS:
         return None
     return text
 
