@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from . import deployment, exposure, fargate, notes, secrets, streaming
+from . import deployment, exposure, fargate, notes, secrets, seeds, streaming
 
 
 def all_policies() -> list[Policy]:
@@ -20,5 +20,6 @@ def all_policies() -> list[Policy]:
         *streaming.POLICIES,
         *deployment.POLICIES,
         *secrets.POLICIES,
+        *seeds.POLICIES,
         *notes.POLICIES,
     ]

@@ -128,6 +128,8 @@ POLICY = "aws:appautoscaling/policy:Policy"
 ASG = "aws:autoscaling/group:Group"
 CP = "aws:ecs/capacityProvider:CapacityProvider"
 
+#: The engines load staged weights and never reach the hub (no-hub-weights-at-task-start).
+HUB_OFFLINE = {"name": "HF_HUB_OFFLINE", "value": "1"}
 VLLM = {
     "name": "vllm",
     "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:0.9",
@@ -137,6 +139,7 @@ VLLM = {
     "environment": [
         {"name": "MAX_NUM_BATCHED_TOKENS", "value": "8192"},
         {"name": "TOKENIZERS_PARALLELISM", "value": "false"},
+        HUB_OFFLINE,
     ],
     "secrets": [{"name": "HF_TOKEN", "valueFrom": "arn:aws:secretsmanager:us-east-1:1:secret:hf"}],
 }

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.policy.policy_stacks import (
+    HUB_OFFLINE,
     LB,
     LISTENER,
     RERANKER,
@@ -40,7 +41,10 @@ def _rerank_container(**changes) -> Callable[[Stack], None]:
 
 def _llm_env(*env) -> Callable[[Stack], None]:
     def change(s: Stack) -> None:
-        s.set("llm-td", containerDefinitions=container_json({**VLLM, "environment": list(env)}))
+        s.set(
+            "llm-td",
+            containerDefinitions=container_json({**VLLM, "environment": [*env, HUB_OFFLINE]}),
+        )
 
     return change
 

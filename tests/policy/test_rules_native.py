@@ -13,6 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.policy.policy_stacks import (
+    HUB_OFFLINE,
     N_INGRESS,
     N_SG,
     RERANKER,
@@ -194,7 +195,10 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
         lambda s: s.set(
             "n-llm-td",
             containerDefinitions=[
-                {**VLLM, "environment": [{"name": "DB_PASSWORD", "value": "hunter2"}]}
+                {
+                    **VLLM,
+                    "environment": [{"name": "DB_PASSWORD", "value": "hunter2"}, HUB_OFFLINE],
+                }
             ],
         ),
         {("no-plaintext-secrets-in-environment", "n-llm-td")},
