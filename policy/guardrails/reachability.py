@@ -420,9 +420,10 @@ class Model:
         self.resources = list(resources)
         self.notes = NoteRelay(notes)
         self.by_urn = {r.urn: r for r in self.resources}
-        self._by_type: dict[str, list[Resource]] = {}
-        for r in self.resources:
-            self._by_type.setdefault(r.resource_type, []).append(r)
+        # (registration position, resource) per type: `of` reads a few types of a big stack.
+        self._by_type: dict[str, list[tuple[int, Resource]]] = {}
+        for position, r in enumerate(self.resources):
+            self._by_type.setdefault(r.resource_type, []).append((position, r))
         self._index: dict[str, list[Resource]] | None = None
         self._cache: dict[Any, Any] = {}
 
@@ -430,8 +431,9 @@ class Model:
 
     def of(self, types: Iterable[str]) -> list[Resource]:
         """Resources of ``types`` in registration order."""
-        wanted = frozenset(types)
-        return [r for r in self.resources if r.resource_type in wanted]
+        found = [entry for t in frozenset(types) for entry in self._by_type.get(t, ())]
+        found.sort(key=lambda entry: entry[0])
+        return [r for _, r in found]
 
     def _identity_index(self) -> dict[str, list[Resource]]:
         if self._index is None:

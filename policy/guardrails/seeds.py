@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -82,12 +82,6 @@ MANAGED_POLICY = frozenset({"aws:iam/policy:Policy", "aws-native:iam:ManagedPoli
 SCALABLE_TARGET = frozenset(
     {"aws:appautoscaling/target:Target", "aws-native:applicationautoscaling:ScalableTarget"}
 )
-
-
-def _of(model: Model, types: Iterable[str]) -> list[Resource]:
-    """Resources of ``types`` from the model's per-type index (no scan of the stack)."""
-    by_type: Mapping[str, list[Resource]] = model._by_type  # pyright: ignore[reportPrivateUsage]
-    return [r for t in types for r in by_type.get(t, ())]
 
 
 def _known(props: Mapping[str, Any], key: str) -> Any:
@@ -262,7 +256,7 @@ def _check_declares_fargate(
                     launcher.urn,
                 )
 
-    judge_each(_of(model, _LAUNCHERS), _LAUNCHERS, config, unknowns, judge)
+    judge_each(model.of(_LAUNCHERS), _LAUNCHERS, config, unknowns, judge)
 
 
 fargate_task_definition_requires_fargate = stack_rule(
@@ -328,7 +322,7 @@ class PullNetwork:
     def __init__(self, model: Model) -> None:
         self.model = model
         self._tables_of_subnet: dict[str, list[Resource] | None] = {}
-        for assoc in _of(model, ROUTE_TABLE_ASSOCIATION):
+        for assoc in model.of(ROUTE_TABLE_ASSOCIATION):
             subnets = model.refs(assoc, "subnetId", SUBNET, silent_external=True)
             tables = model.refs(
                 assoc,
@@ -345,7 +339,7 @@ class PullNetwork:
                     known.extend(tables)
         self._routes: dict[str, list[Mapping[str, Any]]] = {}
         self._unknown_routes: set[str] = set()
-        for table in _of(model, ROUTE_TABLE):
+        for table in model.of(ROUTE_TABLE):
             try:
                 routes = as_list(get(table.props, "routes"))
             except UnknownValueError:
@@ -353,12 +347,12 @@ class PullNetwork:
                 continue
             self._routes[table.urn] = [r for r in routes if isinstance(r, Mapping)]
         self._route_resources: dict[str, list[Resource]] = {}
-        for route in _of(model, ROUTE):
+        for route in model.of(ROUTE):
             for table in model.refs(
                 route, "routeTableId", ROUTE_TABLE, what="which route table it extends"
             ):
                 self._route_resources.setdefault(table.urn, []).append(route)
-        self.endpoints = _of(model, VPC_ENDPOINT)
+        self.endpoints = model.of(VPC_ENDPOINT)
 
     def egress(self, subnet: Resource) -> Egress:
         """The egress routes of ``subnet``'s route tables."""
@@ -502,7 +496,7 @@ def _check_pull_path(
                 service.urn,
             )
 
-    judge_each(_of(model, SERVICE), SERVICE, config, unknowns, judge)
+    judge_each(model.of(SERVICE), SERVICE, config, unknowns, judge)
 
 
 fargate_image_pull_path = stack_rule(
@@ -568,29 +562,29 @@ class RolePolicies:
         # Role policies name their role by name (aws ``role``, aws-native ``roleName``); the
         # shared identity index knows aws ``name`` but not aws-native ``roleName``.
         self._by_name: dict[str, list[Resource]] = {}
-        for role in _of(model, ROLE):
+        for role in model.of(ROLE):
             for key in ("name", "roleName"):
                 value = _known(role.props, key)
                 if isinstance(value, str) and value:
                     self._by_name.setdefault(value, []).append(role)
-        for role in _of(model, ROLE):
+        for role in model.of(ROLE):
             key = "policies" if is_native(role.resource_type) else "inlinePolicies"
             field = "policyDocument" if is_native(role.resource_type) else "policy"
             for item in as_list(_known(role.props, key)):
                 if isinstance(item, Mapping):
                     self._add(role, lambda i=item, f=field: get(i, f))
-        for rp in _of(model, ROLE_POLICY):
+        for rp in model.of(ROLE_POLICY):
             native = is_native(rp.resource_type)
             for role in self._roles(rp, "roleName" if native else "role"):
                 field = "policyDocument" if native else "policy"
                 self._add(role, lambda r=rp, f=field: get(r.props, f))
-        for attachment in _of(model, ROLE_POLICY_ATTACHMENT):
+        for attachment in model.of(ROLE_POLICY_ATTACHMENT):
             roles = self._roles(attachment, "role")
             managed = model.refs(attachment, "policyArn", MANAGED_POLICY, silent_external=True)
             for role in roles:
                 for policy in managed:
                     self._add(role, lambda p=policy: get(p.props, "policy"))
-        for policy in _of(model, MANAGED_POLICY):
+        for policy in model.of(MANAGED_POLICY):
             if not is_native(policy.resource_type):
                 continue
             for role in self._roles(policy, "roles"):
@@ -630,11 +624,11 @@ class ServiceScaling:
         self.policies: dict[str, list[Resource]] = {}
         self.unlinked: list[Resource] = []
         names: dict[str, list[Resource]] = {}
-        for service in _of(model, SERVICE):
+        for service in model.of(SERVICE):
             for name in {str(_known(service.props, "name") or ""), str(service.name)} - {""}:
                 names.setdefault(name, []).append(service)
         self._names = names
-        for policy in _of(model, SCALING_POLICY):
+        for policy in model.of(SCALING_POLICY):
             services = self._services(policy, ("resourceId", "scalingTargetId"))
             if not services:
                 self.unlinked.append(policy)
@@ -686,7 +680,7 @@ def _check_queue_scaling(
     args: StackValidationArgs, config: Config, report: Report, unknowns: UnknownCollector
 ) -> None:
     model = Model.of_stack(args.resources, unknowns)
-    if not _of(model, SCALING_POLICY):
+    if not model.of(SCALING_POLICY):
         return
     scaling = ServiceScaling(model)
     roles: list[RolePolicies] = []
@@ -729,7 +723,7 @@ def _check_queue_scaling(
             service.urn,
         )
 
-    judge_each(_of(model, SERVICE), SERVICE, config, unknowns, judge)
+    judge_each(model.of(SERVICE), SERVICE, config, unknowns, judge)
 
 
 queue_workers_scale_on_backlog = stack_rule(
