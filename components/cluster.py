@@ -79,7 +79,11 @@ class Cluster(pulumi.ComponentResource):
     def associate_capacity_providers(
         self, providers: Sequence[aws.ecs.CapacityProvider], *, fargate: bool
     ) -> aws.ecs.ClusterCapacityProviders:
-        """Associate every capacity provider with this cluster, in ONE resource.
+        """Associate every Auto Scaling group capacity provider with this cluster, in ONE resource.
+
+        Managed Instances providers do not belong here: they are created inside their cluster
+        (`CapacityProvider.cluster`), and PutClusterCapacityProviders rejects them with
+        InvalidParameterException.
 
         A cluster has exactly one capacity-provider association (a second
         `ClusterCapacityProviders` would overwrite the first on every `up`), so call this once

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contracts import aws_limits
@@ -124,19 +124,21 @@ def kms_decrypt_statement(sid: str, key_arns: Iterable[str], via_service: str) -
 def execution_role_policy(
     *,
     log_group_arn: str,
-    secret_arns: Iterable[str] = (),
-    image: str | None = None,
+    containers: Sequence[Mapping[str, Any]],
     partition: str = "aws",
     secret_kms_key_arns: Iterable[str] = (),
 ) -> str:
-    """Inline policy of a task's execution role.
+    """Inline policy of a task's execution role, derived from the task's container definitions.
 
+    The ECS agent (or Fargate) pulls every container's image and resolves every container's
+    `secrets` with this role before any container starts, sidecars included, so the grants come
+    from `containers` (the list the task definition registers), never from one image:
     - logs:CreateLogStream / PutLogEvents on the streams of `log_group_arn` only;
-    - secretsmanager:GetSecretValue on exactly the secrets of `secret_arns` (ECS `valueFrom`
-      values, see `secret_policy_arn`; default none: no statement);
-    - when `image` (default None) is in ECR: ecr:GetAuthorizationToken (an account-level call,
-      AWS only accepts Resource "*") and the three layer-pull actions on that one repository.
-      Images from other registries need no IAM permission to pull;
+    - secretsmanager:GetSecretValue on exactly the secrets the containers' `secrets[].valueFrom`
+      name (see `secret_policy_arn`; none: no statement);
+    - for every image in ECR: ecr:GetAuthorizationToken (an account-level call, AWS only
+      accepts Resource "*") and the three layer-pull actions on those repositories. Images from
+      other registries need no IAM permission to pull;
     - with `secret_kms_key_arns` (default none): kms:Decrypt on those customer-managed keys,
       through Secrets Manager of the log group's region only.
 
@@ -155,7 +157,13 @@ def execution_role_policy(
             "Resource": f"{group}:log-stream:*",
         }
     ]
-    secrets = sorted({secret_policy_arn(arn) for arn in secret_arns})
+    secrets = sorted(
+        {
+            secret_policy_arn(entry["valueFrom"])
+            for container in containers
+            for entry in container.get("secrets") or ()
+        }
+    )
     if secrets:
         statements.append(
             {
@@ -173,8 +181,10 @@ def execution_role_policy(
                 "DecryptContainerSecrets", kms_keys, f"secretsmanager.{region}.amazonaws.com"
             )
         )
-    repository = ecr_repository_arn(image, partition) if image else None
-    if repository:
+    repositories = sorted(
+        {arn for c in containers if (arn := ecr_repository_arn(c["image"], partition))}
+    )
+    if repositories:
         statements += [
             {
                 "Sid": "EcrAuthToken",
@@ -190,7 +200,7 @@ def execution_role_policy(
                     "ecr:BatchGetImage",
                     "ecr:GetDownloadUrlForLayer",
                 ],
-                "Resource": repository,
+                "Resource": repositories,
             },
         ]
     return _document(statements)

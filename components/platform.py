@@ -155,9 +155,17 @@ class InferencePlatform(pulumi.ComponentResource):
                 subnet_ids=self.network.private_subnet_ids,
             )
             self.pools[pool_name] = component(pool_resource_name(name, pool_name), args, opts=child)
-        # One association per cluster, listing every pool plus Fargate for the re-rankers.
+        # One association per cluster: every ASG pool plus Fargate for the re-rankers. A
+        # Managed Instances provider is created inside its cluster, and PutClusterCapacityProviders
+        # refuses it ("Cannot associate Managed Instances capacity provider to clusters using
+        # this API"), so it is left out; its services depend on the provider itself.
         self.capacity_providers = self.cluster.associate_capacity_providers(
-            [p.capacity_provider for p in self.pools.values()], fargate=True
+            [
+                p.capacity_provider
+                for p in self.pools.values()
+                if not isinstance(p, ManagedInstancesPool)
+            ],
+            fargate=True,
         )
         self.endpoint = Endpoint(
             f"{name}-edge",

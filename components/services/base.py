@@ -212,12 +212,40 @@ class EfsAccess:
     """The group the file system's mount targets admit NFS from."""
 
 
+def execution_role_policy(
+    name: str,
+    *,
+    role: aws.iam.Role,
+    ctx: AwsContext,
+    log_group: str,
+    container_definitions: Output[str],
+    parent: pulumi.Resource,
+    secrets_kms_key_arns: Sequence[str] = (),
+) -> aws.iam.RolePolicy:
+    """The execution role's inline policy (`iam.execution_role_policy`), scoped to the images,
+    secrets and log group that `container_definitions` (the task definition's JSON) names, so a
+    container added to the task (a sidecar) is granted its pull in the same place."""
+    return aws.iam.RolePolicy(
+        f"{name}-execution",
+        role=role.id,
+        policy=Output.all(ctx.partition, ctx.region, ctx.account_id, container_definitions).apply(
+            lambda a: iam.execution_role_policy(
+                log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
+                containers=json.loads(a[3]),
+                partition=a[0],
+                secret_kms_key_arns=secrets_kms_key_arns,
+            )
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
 def service_roles(
     name: str,
     *,
     ctx: AwsContext,
     log_group: str,
-    image: Input[str],
+    container_definitions: Output[str],
     secrets: Mapping[str, str],
     bucket: str | None,
     prefix: str | None,
@@ -228,34 +256,30 @@ def service_roles(
     execute_command: bool = False,
     execute_command_logging: bool = True,
 ) -> ServiceRoles:
-    """Execution role (image pull, this log group, exactly these secrets) and task role (read one
-    S3 prefix), each trusting only ecs-tasks of this account and region."""
+    """Execution role (pull every container's image, this log group, exactly the containers'
+    secrets, all read from `container_definitions`, the task definition's JSON) and task role
+    (read one S3 prefix), each trusting only ecs-tasks of this account and region. `secrets` are
+    checked here, before any resource exists, so a bad ARN fails the plan, not an apply."""
     child = pulumi.ResourceOptions(parent=parent)
     trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
         lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
     )
-    secret_arns = [iam.secret_policy_arn(v) for v in secrets.values()]
+    for value_from in secrets.values():
+        iam.secret_policy_arn(value_from)
     execution_role = aws.iam.Role(
         f"{name}-execution",
         description="ECS agent: pull the image, write logs, read the container's secrets",
         assume_role_policy=trust,
         opts=child,
     )
-    execution_policy = aws.iam.RolePolicy(
-        f"{name}-execution",
-        role=execution_role.id,
-        # `image` may be an Output (the stack's own build): the pull statement is scoped to the
-        # repository of the reference the task definition actually names.
-        policy=Output.all(ctx.partition, ctx.region, ctx.account_id, image).apply(
-            lambda a: iam.execution_role_policy(
-                log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
-                secret_arns=secret_arns,
-                image=a[3],
-                partition=a[0],
-                secret_kms_key_arns=secrets_kms_key_arns,
-            )
-        ),
-        opts=child,
+    execution_policy = execution_role_policy(
+        name,
+        role=execution_role,
+        ctx=ctx,
+        log_group=log_group,
+        container_definitions=container_definitions,
+        secrets_kms_key_arns=secrets_kms_key_arns,
+        parent=parent,
     )
     if bucket is not None:
         s3_prefix = (prefix or "").strip("/")
@@ -666,23 +690,6 @@ class LoadBalancedService(pulumi.ComponentResource):
         self.log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs", name=group_name, retention_in_days=args.log_retention_days, opts=child
         )
-        roles = service_roles(
-            name,
-            ctx=ctx,
-            log_group=group_name,
-            image=args.image,
-            secrets=args.secrets,
-            bucket=bucket,
-            prefix=prefix,
-            parent=self,
-            efs=task.efs,
-            weights_kms_key_arn=args.weights_kms_key_arn,
-            secrets_kms_key_arns=args.secrets_kms_key_arns,
-            execute_command=args.execute_command,
-            execute_command_logging=args.execute_command_logging,
-        )
-        self.execution_role = roles.execution_role
-        self.task_role = roles.task_role
         service_connect = args.service_connect_namespace is not None
 
         def definitions(a: list[Any]) -> str:
@@ -696,6 +703,24 @@ class LoadBalancedService(pulumi.ComponentResource):
         self.container_definitions = Output.all(
             ctx.region, args.image, task.sidecar_image or ""
         ).apply(definitions)
+        roles = service_roles(
+            name,
+            ctx=ctx,
+            log_group=group_name,
+            container_definitions=self.container_definitions,
+            secrets=args.secrets,
+            bucket=bucket,
+            prefix=prefix,
+            parent=self,
+            efs=task.efs,
+            weights_kms_key_arn=args.weights_kms_key_arn,
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            execute_command=args.execute_command,
+            execute_command_logging=args.execute_command_logging,
+        )
+        self.execution_role = roles.execution_role
+        self.task_role = roles.task_role
+
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",
             family=task_family(args.service),

@@ -35,6 +35,7 @@ from components.services.base import (
     Router,
     aws_context,
     environment_list,
+    execution_role_policy,
     ip_target_group,
     log_configuration,
     log_group_name,
@@ -236,28 +237,13 @@ class LiteLLMGateway(pulumi.ComponentResource):
             assume_role_policy=trust,
             opts=child,
         )
-        execution_policy = aws.iam.RolePolicy(
-            f"{name}-execution",
-            role=self.execution_role.id,
-            policy=Output.all(
-                ctx.partition, ctx.region, ctx.account_id, args.image, environment
-            ).apply(
-                lambda a: iam.execution_role_policy(
-                    log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{group}",
-                    secret_arns=sorted({iam.secret_policy_arn(v) for v in a[4].secrets.values()}),
-                    image=a[3],
-                    partition=a[0],
-                )
-            ),
-            opts=child,
-        )
         self.task_role = aws.iam.Role(
             f"{name}-task",
             description="LiteLLM: invoke exactly the configured Bedrock models",
             assume_role_policy=trust,
             opts=child,
         )
-        depends: list[pulumi.Resource] = [self.log_group, execution_policy]
+        depends: list[pulumi.Resource] = [self.log_group]
         if args.spec.bedrock:
             bedrock = args.spec.bedrock
             task_policy = aws.iam.RolePolicy(
@@ -282,6 +268,15 @@ class LiteLLMGateway(pulumi.ComponentResource):
                 )
             )
         )
+        execution_policy = execution_role_policy(
+            name,
+            role=self.execution_role,
+            ctx=ctx,
+            log_group=group,
+            container_definitions=self.container_definitions,
+            parent=self,
+        )
+        depends.append(execution_policy)
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",
             family=task_family(args.path),

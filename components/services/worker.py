@@ -39,6 +39,7 @@ from components.services.base import (
     aws_context,
     cluster_name_from_arn,
     environment_list,
+    execution_role_policy,
     log_configuration,
     log_group_name,
     secrets_list,
@@ -478,20 +479,8 @@ class QueueWorker(pulumi.ComponentResource):
             assume_role_policy=trust,
             opts=child,
         )
-        secret_arns = [iam.secret_policy_arn(v) for v in args.secrets.values()]
-        execution_policy = aws.iam.RolePolicy(
-            f"{name}-execution",
-            role=self.execution_role.id,
-            policy=Output.all(ctx.partition, ctx.region, ctx.account_id, args.image).apply(
-                lambda a: iam.execution_role_policy(
-                    log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{group}",
-                    secret_arns=secret_arns,
-                    image=a[3],
-                    partition=a[0],
-                )
-            ),
-            opts=child,
-        )
+        for value_from in args.secrets.values():
+            iam.secret_policy_arn(value_from)  # a bad ARN fails here, before any resource
         self.task_role = aws.iam.Role(
             f"{name}-task",
             description=f"Worker {args.worker}: its own queue and task protection only",
@@ -562,6 +551,14 @@ class QueueWorker(pulumi.ComponentResource):
                     else None,
                 )
             )
+        )
+        execution_policy = execution_role_policy(
+            name,
+            role=self.execution_role,
+            ctx=ctx,
+            log_group=group,
+            container_definitions=self.container_definitions,
+            parent=self,
         )
         self.task_definition = aws.ecs.TaskDefinition(
             f"{name}-task",

@@ -83,8 +83,15 @@ def test_s3_read_policy_rejects_broadening_input(bucket: str, prefix: str, messa
 def test_execution_role_policy_exact_statements() -> None:
     document = iam.execution_role_policy(
         log_group_arn=LOG_GROUP,
-        secret_arns=[SECRET, f"{SECRET}:password::"],
-        image=ECR_IMAGE,
+        containers=[
+            {
+                "image": ECR_IMAGE,
+                "secrets": [
+                    {"name": "A", "valueFrom": SECRET},
+                    {"name": "B", "valueFrom": f"{SECRET}:password::"},
+                ],
+            }
+        ],
     )
     assert statements(document) == [
         {
@@ -114,13 +121,36 @@ def test_execution_role_policy_exact_statements() -> None:
                 "ecr:BatchGetImage",
                 "ecr:GetDownloadUrlForLayer",
             ],
-            "Resource": f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/team/vllm",
+            "Resource": [f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/team/vllm"],
         },
     ]
 
 
+def test_execution_role_policy_pulls_every_container_image_and_reads_every_secret() -> None:
+    """ECS pulls every container's image and resolves every container's secrets with the
+    execution role before the task starts: a sidecar's repository and secret are granted too."""
+    sidecar = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/ecs-inference/metrics:v1"
+    other_secret = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:sidecar-AbCdEf"
+    document = iam.execution_role_policy(
+        log_group_arn=LOG_GROUP,
+        containers=[
+            {"image": ECR_IMAGE},
+            {"image": sidecar, "secrets": [{"name": "S", "valueFrom": other_secret}]},
+            {"image": "public.ecr.aws/aws-observability/aws-otel-collector:v0.40.0"},
+        ],
+    )
+    by_sid = {s["Sid"]: s for s in statements(document)}
+    assert by_sid["PullImage"]["Resource"] == [
+        f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/ecs-inference/metrics",
+        f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/team/vllm",
+    ]
+    assert by_sid["ReadContainerSecrets"]["Resource"] == [other_secret]
+
+
 def test_execution_role_policy_without_secrets_or_ecr_image() -> None:
-    document = iam.execution_role_policy(log_group_arn=LOG_GROUP, image="vllm/vllm-openai:v0.33.0")
+    document = iam.execution_role_policy(
+        log_group_arn=LOG_GROUP, containers=[{"image": "vllm/vllm-openai:v0.33.0"}]
+    )
     assert [s["Sid"] for s in statements(document)] == ["WriteOwnLogGroup"]
     # the only "*" resource anywhere is ECR's account-level auth token call
     assert '"*"' not in document
@@ -137,12 +167,17 @@ def test_execution_role_policy_without_secrets_or_ecr_image() -> None:
 )
 def test_execution_role_policy_rejects_wildcard_or_foreign_secrets(arn: str) -> None:
     with pytest.raises(iam.PolicyArgumentError, match="Secrets Manager secret ARN"):
-        iam.execution_role_policy(log_group_arn=LOG_GROUP, secret_arns=[arn])
+        iam.execution_role_policy(
+            log_group_arn=LOG_GROUP,
+            containers=[{"image": ECR_IMAGE, "secrets": [{"name": "S", "valueFrom": arn}]}],
+        )
 
 
 def test_execution_role_policy_rejects_wildcard_log_group() -> None:
     with pytest.raises(iam.PolicyArgumentError, match="one log group"):
-        iam.execution_role_policy(log_group_arn=f"arn:aws:logs:us-east-1:{ACCOUNT}:log-group:*")
+        iam.execution_role_policy(
+            log_group_arn=f"arn:aws:logs:us-east-1:{ACCOUNT}:log-group:*", containers=[]
+        )
 
 
 @pytest.mark.parametrize(

@@ -482,9 +482,9 @@ def test_iam_roles_scoped_exactly(vllm_rec) -> None:
     assert execution["WriteOwnLogGroup"]["Resource"] == (
         f"arn:aws:logs:us-east-1:{ACCOUNT_ID}:log-group:/ecs-inference/dev/llama:log-stream:*"
     )
-    assert (
-        execution["PullImage"]["Resource"] == f"arn:aws:ecr:us-east-1:{ACCOUNT_ID}:repository/vllm"
-    )
+    assert execution["PullImage"]["Resource"] == [
+        f"arn:aws:ecr:us-east-1:{ACCOUNT_ID}:repository/vllm"
+    ]
     roles = rec.by_type("aws:iam/role:Role")
     assert len(roles) == 2
     for role in roles:

@@ -82,9 +82,12 @@ def test_managed_instances_pool_request_and_task():
         "allowedInstanceTypes"
     ]
     assert allowed[0] == "g6e.xlarge" and not any(t.startswith("p5") for t in allowed)
-    # the cluster association lists it with the ASG pools
+    # the cluster association lists the ASG pools but not this cluster-scoped provider, which
+    # PutClusterCapacityProviders refuses
     association = rec.one(CCP).inputs["capacityProviders"]
-    assert len(association) == len(plan_of(reference("prod"), STACK).pools) + 2  # + FARGATE(_SPOT)
+    asg_pools = [p for p in plan_of(reference("prod"), STACK).pools.values() if not p.managed]
+    assert len(association) == len(asg_pools) + 2  # + FARGATE(_SPOT)
+    assert cp.outputs["name"] not in association
     task = named(rec, TD, "inference-llama-8b-task")
     assert task.inputs["requiresCompatibilities"] == ["MANAGED_INSTANCES"]
     task_request = register_task_definition_request(task.inputs)
