@@ -166,8 +166,9 @@ def test_services_run_the_pushed_digest_and_pull_only_from_its_repository(
     statement = pull_statement(built, f"inference-{task}")
     repository_arn = built.one(REPO, f"-images-{image}")
     # its own image's repository, and each sidecar's (the metrics image), nothing else
-    assert f"arn:aws:ecr:{REGION}:{ACCOUNT_ID}:repository/ecs-inference/build/{image}" in (
-        statement["Resource"]
+    assert (
+        f"arn:aws:ecr:{REGION}:{ACCOUNT_ID}:repository/ecs-inference/build/{image}"
+        in (statement["Resource"])
     )
     registered = json.loads(task_def_of(built, task).inputs["containerDefinitions"])
     assert len(statement["Resource"]) == len({c["image"].split("@")[0] for c in registered})
