@@ -24,9 +24,10 @@ What the task definition must do:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 #: Container port the service listens on (all interfaces; awsvpc gives the task its own ENI).
 PORT: Final[int] = 8080
@@ -274,3 +275,13 @@ def retry_after_seconds(pending_tokens: float, tokens_per_second: float, cap: in
     if tokens_per_second <= 0:
         return cap
     return int(min(cap, max(1, math.ceil(pending_tokens / tokens_per_second))))
+
+
+def aws_calls(environment: Mapping[str, str]) -> tuple[Any, ...]:
+    """The calls the service makes with the task role (`contracts.aws_calls`): staging the model
+    under `MODEL_S3_URI` (ListObjectsV2 with its prefix, GetObject on its files); nothing without
+    one. The preview's runtime rehearsal checks them against the task role."""
+    # Imported here: the image ships this file alone and never calls this function.
+    from contracts.aws_calls import s3_prefix_reads
+
+    return s3_prefix_reads(environment.get(ENV_MODEL_S3_URI, ""), "stage the re-ranking model")

@@ -1,0 +1,35 @@
+"""Every image contract that declares the AWS calls its containers make (`aws_calls`).
+
+Each entry maps a container's environment to its calls; a contract whose signature variables
+are absent returns none, so every contract is asked about every container. A container of an
+image no contract describes (a public image of another program) makes no declared call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from contracts import engine, litellm, metrics, worker
+from contracts.aws_calls import AwsCall
+from images.reranker import contract as reranker
+from tools.rehearsal.tasks import ContainerCalls
+
+
+def _litellm(environment: Mapping[str, str]) -> Sequence[AwsCall]:
+    return litellm.aws_calls(environment, _load_yaml)
+
+
+def _load_yaml(text: str) -> Any:
+    return yaml.safe_load(text)
+
+
+CONTRACTS: tuple[ContainerCalls, ...] = (
+    engine.aws_calls,
+    reranker.aws_calls,
+    worker.aws_calls,
+    metrics.aws_calls,
+    _litellm,
+)
