@@ -48,14 +48,19 @@ def test_hand_written_stack_passes_with_every_grant(tmp_path: Path) -> None:
     assert result.exit_code == EXIT_OK, result.error
 
 
-@pytest.mark.parametrize(
-    ("drop", "call", "resource"),
-    [
-        ("repository", "ecr:BatchGetImage", f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/shop/log-shipper"),
-        ("secret", "secretsmanager:GetSecretValue", f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:shop/db-password-"),
-        ("log-group", "logs:CreateLogStream", f"arn:aws:logs:us-east-1:{ACCOUNT}:log-group:/shop/app:log-stream:shop/"),
-    ],
-)  # fmt: skip
+REGION_ACCOUNT = f"us-east-1:{ACCOUNT}"
+MISSING = [
+    (
+        "repository",
+        "ecr:BatchGetImage",
+        f"arn:aws:ecr:{REGION_ACCOUNT}:repository/shop/log-shipper",
+    ),
+    ("secret", "secretsmanager:GetSecretValue", f"arn:aws:secretsmanager:{REGION_ACCOUNT}:secret:"),
+    ("log-group", "logs:CreateLogStream", f"arn:aws:logs:{REGION_ACCOUNT}:log-group:/shop/app:"),
+]
+
+
+@pytest.mark.parametrize(("drop", "call", "resource"), MISSING)
 def test_a_missing_execution_grant_fails_naming_call_and_resource(
     tmp_path: Path, drop: str, call: str, resource: str
 ) -> None:
@@ -90,33 +95,52 @@ def test_a_sidecar_left_out_of_the_execution_role_fails_the_preview(
     assert all("\n" not in f.message for f in result.findings)
 
 
-def _allow(action: Any, resource: Any, **extra: Any) -> dict[str, Any]:
-    return {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": action, "Resource": resource, **extra}]}  # fmt: skip
+KEY = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+MODEL = "arn:aws:bedrock:us-east-1::foundation-model/anthropic.x"
+NAMESPACE_A = {"StringEquals": {"cloudwatch:namespace": "A"}}
+
+
+def statement(effect: str = "Allow", **fields: Any) -> dict[str, Any]:
+    return {"Effect": effect, **fields}
+
+
+def policy(*statements: dict[str, Any]) -> dict[str, Any]:
+    return {"Version": "2012-10-17", "Statement": list(statements)}
+
+
+def allow(action: Any, resource: Any, **extra: Any) -> dict[str, Any]:
+    return policy(statement(Action=action, Resource=resource, **extra))
+
+
+def key_policy(principal: dict[str, str], action: str) -> dict[str, Any]:
+    return policy(statement(Principal=principal, Action=action, Resource="*"))
 
 
 CASES = [
     # (what, identity policy, action, resource, context, resource policy, allowed)
-    ("actions match case-insensitively", _allow("ecr:BatchGetImage", "*"), "ecr:batchgetimage",
-     f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/x", {}, None, True),
-    ("NotResource excludes", {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "NotResource": "arn:aws:s3:::secret/*"}]},
+    ("actions match case-insensitively", allow("ecr:BatchGetImage", "*"), "ecr:batchgetimage",
+     f"arn:aws:ecr:{REGION_ACCOUNT}:repository/x", {}, None, True),
+    ("NotResource excludes",
+     policy(statement(Action="s3:GetObject", NotResource="arn:aws:s3:::secret/*")),
      "s3:GetObject", "arn:aws:s3:::secret/k", {}, None, False),
-    ("an unmet condition only skips its statement", {"Version": "2012-10-17", "Statement": [
-        _allow("cloudwatch:PutMetricData", "*", Condition={"StringEquals": {"cloudwatch:namespace": "A"}})["Statement"][0],
-        _allow("cloudwatch:PutMetricData", "*")["Statement"][0]]},
+    ("an unmet condition only skips its statement",
+     policy(statement(Action="cloudwatch:PutMetricData", Resource="*", Condition=NAMESPACE_A),
+            statement(Action="cloudwatch:PutMetricData", Resource="*")),
      "cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": "B"}, None, True),
-    ("a condition on the namespace", _allow("cloudwatch:PutMetricData", "*", Condition={"StringEquals": {"cloudwatch:namespace": "A"}}),
+    ("a condition on the namespace",
+     allow("cloudwatch:PutMetricData", "*", Condition=NAMESPACE_A),
      "cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": "B"}, None, False),
-    ("an explicit NotAction deny wins", {"Version": "2012-10-17", "Statement": [
-        _allow("s3:*", "*")["Statement"][0], {"Effect": "Deny", "NotAction": "s3:GetObject", "Resource": "*"}]},
+    ("an explicit NotAction deny wins",
+     policy(statement(Action="s3:*", Resource="*"),
+            statement("Deny", NotAction="s3:GetObject", Resource="*")),
      "s3:PutObject", "arn:aws:s3:::b/k", {}, None, False),
-    ("a KMS key needs its key policy", _allow("kms:Decrypt", "*"), "kms:Decrypt",
-     f"arn:aws:kms:us-east-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab", {},
-     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "logs.amazonaws.com"}, "Action": "kms:Decrypt", "Resource": "*"}]}, False),
-    ("a key policy delegating to the account", _allow("kms:Decrypt", "*"), "kms:Decrypt",
-     f"arn:aws:kms:us-east-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab", {},
-     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}, "Action": "kms:*", "Resource": "*"}]}, True),
-    ("wildcards in actions and ARNs", _allow("bedrock:InvokeModel*", "arn:aws:bedrock:us-?ast-1::foundation-model/*"),
-     "bedrock:InvokeModelWithResponseStream", "arn:aws:bedrock:us-east-1::foundation-model/anthropic.x", {}, None, True),
+    ("a KMS key needs its key policy", allow("kms:Decrypt", "*"), "kms:Decrypt", KEY, {},
+     key_policy({"Service": "logs.amazonaws.com"}, "kms:Decrypt"), False),
+    ("a key policy delegating to the account", allow("kms:Decrypt", "*"), "kms:Decrypt", KEY, {},
+     key_policy({"AWS": f"arn:aws:iam::{ACCOUNT}:root"}, "kms:*"), True),
+    ("wildcards in actions and ARNs",
+     allow("bedrock:InvokeModel*", "arn:aws:bedrock:us-?ast-1::foundation-model/*"),
+     "bedrock:InvokeModelWithResponseStream", MODEL, {}, None, True),
 ]  # fmt: skip
 
 
@@ -140,7 +164,7 @@ def test_the_evaluator_follows_iam_evaluation_logic(
 
 
 def test_the_evaluator_refuses_an_action_aws_does_not_have(iam_evaluator: Evaluator) -> None:
-    request = Request(ROLE, "ecr:BatchGetImages", "*", ACCOUNT, (("p", _allow("*", "*")),))
+    request = Request(ROLE, "ecr:BatchGetImages", "*", ACCOUNT, (("p", allow("*", "*")),))
     (decision,) = iam_evaluator.decide([request])
     assert decision.decision == "Error" and not decision.allowed
 
