@@ -7,7 +7,7 @@ them. Image-specific names are in `contracts/vllm.py`, `neuron.py`, `sglang.py` 
 
 from __future__ import annotations
 
-from contracts.aws_calls import AwsCall, Environment, s3_prefix_reads
+from .aws_calls import AwsCall, Environment, s3_prefix_reads
 
 HEALTH_PATH = "/health"
 """Health path of both engines (vLLM's `/health`: 200 once the engine is ready); the neuron

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from contracts import bedrock
-from contracts.aws_calls import AwsCall, Environment
+from . import bedrock
+from .aws_calls import AwsCall, Environment
 
 VERSION = "1.108.7"
 """The pinned LiteLLM release: the newest whose `proxy` extra installs from the package index

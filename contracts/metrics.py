@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Final, Literal
 
-from contracts.aws_calls import AwsCall
+from .aws_calls import AwsCall
 
 NAMESPACE: Final[str] = "ECSInference"
 """CloudWatch namespace of everything the sidecar publishes (custom namespaces may not start

@@ -3,8 +3,8 @@ entrypoint reads."""
 
 from __future__ import annotations
 
-from contracts import engine
-from contracts.engine import COMMON_READS
+from . import engine
+from .engine import COMMON_READS
 
 ENV_ARTIFACT_URI = engine.ENV_ARTIFACT_URI
 """`s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""

@@ -17,8 +17,8 @@ Facts about SGLang 0.5.23 this contract relies on (read from the PyPI wheel):
 
 from __future__ import annotations
 
-from contracts import engine
-from contracts.engine import (
+from . import engine
+from .engine import (
     COMMON_READS,
     DEFAULT_PORT,
     ENV_EXTRA_ARGS,

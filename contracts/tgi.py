@@ -23,8 +23,8 @@ huggingface/text-generation-inference) this contract relies on:
 
 from __future__ import annotations
 
-from contracts import engine
-from contracts.engine import (
+from . import engine
+from .engine import (
     DEFAULT_PORT,
     ENV_EXTRA_ARGS,
     ENV_HF_HUB_OFFLINE,

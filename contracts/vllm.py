@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contracts import engine
-from contracts.engine import COMMON_READS
+from . import engine
+from .engine import COMMON_READS
 
 ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""

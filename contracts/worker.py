@@ -5,7 +5,7 @@ role. Stdlib only; the worker image ships its own file and reads the same names.
 
 from __future__ import annotations
 
-from contracts.aws_calls import AwsCall, Environment, has_all, sqs_queue_arn
+from .aws_calls import AwsCall, Environment, has_all, sqs_queue_arn
 
 CONTAINER_NAME = "worker"
 ENV_QUEUE_URL = "QUEUE_URL"

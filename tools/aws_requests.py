@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     ALARM_METRIC_QUERIES_MAX,
     ALB_CLIENT_KEEP_ALIVE_RANGE,
     ALB_IDLE_TIMEOUT_RANGE,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components import iam
+from ecs_inference import iam
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import Evaluator, Request, evaluator
 

@@ -12,9 +12,8 @@ from typing import Any
 
 import yaml
 
-from contracts import engine, litellm, metrics, worker
-from contracts.aws_calls import AwsCall
-from images.reranker import contract as reranker
+from ecs_inference.contracts import engine, litellm, metrics, reranker, worker
+from ecs_inference.contracts.aws_calls import AwsCall
 from tools.rehearsal.tasks import ContainerCalls
 
 

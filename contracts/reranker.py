@@ -281,7 +281,7 @@ def aws_calls(environment: Mapping[str, str]) -> tuple[Any, ...]:
     """The calls the service makes with the task role (`contracts.aws_calls`): staging the model
     under `MODEL_S3_URI` (ListObjectsV2 with its prefix, GetObject on its files); nothing without
     one. The preview's runtime rehearsal checks them against the task role."""
-    # Imported here: the image ships this file alone and never calls this function.
-    from contracts.aws_calls import s3_prefix_reads
+    # Imported here: the image ships this file without aws_calls.py and never calls this.
+    from .aws_calls import s3_prefix_reads
 
     return s3_prefix_reads(environment.get(ENV_MODEL_S3_URI, ""), "stage the re-ranking model")
