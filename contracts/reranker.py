@@ -24,10 +24,9 @@ What the task definition must do:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 #: Container port the service listens on (all interfaces; awsvpc gives the task its own ENI).
 PORT: Final[int] = 8080
@@ -65,6 +64,10 @@ CPU_ARCHITECTURE: Final[str] = "ARM64"
 # Environment variable names (the keys of ENV_DEFAULTS).
 ENV_PORT: Final[str] = "PORT"
 ENV_MODEL_S3_URI: Final[str] = "MODEL_S3_URI"
+S3_PREFIX_READS: Final[tuple[str, ...]] = (ENV_MODEL_S3_URI,)
+"""The service's only AWS calls: staging the `s3://` prefix these variables name with the task
+role (ListObjectsV2 on its prefix, GetObject on its files; `contracts.aws_calls`). Data, not a
+function, because the image ships this file alone."""
 ENV_MODEL_DIR: Final[str] = "MODEL_DIR"
 ENV_MODEL_VARIANT: Final[str] = "MODEL_VARIANT"
 ENV_MODEL_NAME: Final[str] = "MODEL_NAME"
@@ -275,13 +278,3 @@ def retry_after_seconds(pending_tokens: float, tokens_per_second: float, cap: in
     if tokens_per_second <= 0:
         return cap
     return int(min(cap, max(1, math.ceil(pending_tokens / tokens_per_second))))
-
-
-def aws_calls(environment: Mapping[str, str]) -> tuple[Any, ...]:
-    """The calls the service makes with the task role (`contracts.aws_calls`): staging the model
-    under `MODEL_S3_URI` (ListObjectsV2 with its prefix, GetObject on its files); nothing without
-    one. The preview's runtime rehearsal checks them against the task role."""
-    # Imported here: the image ships this file without aws_calls.py and never calls this.
-    from .aws_calls import s3_prefix_reads
-
-    return s3_prefix_reads(environment.get(ENV_MODEL_S3_URI, ""), "stage the re-ranking model")

@@ -4,6 +4,7 @@ evaluator, on the reference stacks, a hand-written program and the regressions i
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ecs_inference import iam
+from ecs_inference import iam, platform
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import Evaluator, Request, evaluator
 
@@ -174,3 +175,22 @@ def test_aws_managed_policies_come_from_the_pinned_data(iam_evaluator: Evaluator
     assert docs["NoSuchPolicy"] is None
     actions = json.dumps(docs["AmazonECSTaskExecutionRolePolicy"])
     assert "ecr:BatchGetImage" in actions and "logs:PutLogEvents" in actions
+
+
+def test_a_managed_instances_provider_in_the_association_fails_the_preview(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 24 item 1 reintroduced: every pool's provider in the cluster's one association,
+    the Managed Instances one included (PutClusterCapacityProviders refuses it)."""
+    managed = platform.ManagedInstancesPool
+
+    def no_pool_is_managed(obj: object, cls: Any) -> bool:
+        return False if cls is managed else builtins.isinstance(obj, cls)
+
+    monkeypatch.setattr(platform, "isinstance", no_pool_is_managed, raising=False)
+    result = run_preview("prod", policy_pack=None)
+    assert result.exit_code == EXIT_REJECTED
+    (finding,) = [f for f in result.findings if f.check == "constraint"]
+    assert finding.type == "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"
+    assert "Managed Instances provider inference-l40s-capacity" in finding.message
+    assert "botocore ecs PutClusterCapacityProviders" in finding.message

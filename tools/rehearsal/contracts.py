@@ -13,8 +13,16 @@ from typing import Any
 import yaml
 
 from ecs_inference.contracts import engine, litellm, metrics, reranker, worker
-from ecs_inference.contracts.aws_calls import AwsCall
+from ecs_inference.contracts.aws_calls import AwsCall, s3_prefix_reads
 from tools.rehearsal.tasks import ContainerCalls
+
+
+def _reranker(environment: Mapping[str, str]) -> Sequence[AwsCall]:
+    return [
+        call
+        for name in reranker.S3_PREFIX_READS
+        for call in s3_prefix_reads(environment.get(name, ""), "stage the re-ranking model")
+    ]
 
 
 def _litellm(environment: Mapping[str, str]) -> Sequence[AwsCall]:
@@ -27,7 +35,7 @@ def _load_yaml(text: str) -> Any:
 
 CONTRACTS: tuple[ContainerCalls, ...] = (
     engine.aws_calls,
-    reranker.aws_calls,
+    _reranker,
     worker.aws_calls,
     metrics.aws_calls,
     _litellm,

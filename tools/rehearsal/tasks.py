@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ecs_inference.iam import PolicyArgumentError, ecr_repository_arn
 from ecs_inference.contracts.aws_calls import AwsCall
+from ecs_inference.iam import PolicyArgumentError, ecr_repository_arn
 from tools.aws_requests import Resource
 from tools.aws_shapes import UNKNOWN
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
