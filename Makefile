@@ -6,7 +6,7 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt)
+REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt) pyproject.toml
 STACK ?= dev
 ARGS ?=
 
@@ -36,7 +36,14 @@ engines: $(STAMP)
 ## hadolint on every Dockerfile under images/; actionlint on the workflows with
 ## the pinned ShellCheck on their `run:` scripts. actionlint's pyflakes integration is off: no
 ## step uses `shell: python`, and a pyflakes that happens to be on PATH must not change the result.
+# basedpyright cannot follow the editable install's import hook, so it reads `ecs_inference` from
+# links to the package's folders (contracts/ included, as pyproject.toml maps it).
+TYPING := $(VENV)/typing/ecs_inference
+
 lint: $(STAMP)
+	@rm -rf $(VENV)/typing && mkdir -p $(TYPING)
+	@for entry in components/*; do ln -s "$(CURDIR)/$$entry" $(TYPING)/; done
+	@ln -s "$(CURDIR)/contracts" $(TYPING)/contracts
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/basedpyright

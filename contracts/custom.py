@@ -20,7 +20,7 @@ What the image must do:
 
 from __future__ import annotations
 
-from contracts import aws_limits, engine
+from . import aws_limits, engine
 
 ENV_PORT = engine.ENV_PORT
 """Port the platform routes to (the container port mapping and target group port)."""

@@ -3,7 +3,7 @@ entrypoint reads."""
 
 from __future__ import annotations
 
-from contracts.engine import COMMON_READS
+from .engine import COMMON_READS
 
 ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
 """`s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""

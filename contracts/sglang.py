@@ -17,7 +17,7 @@ Facts about SGLang 0.5.23 this contract relies on (read from the PyPI wheel):
 
 from __future__ import annotations
 
-from contracts.engine import (
+from .engine import (
     COMMON_READS,
     DEFAULT_PORT,
     ENV_EXTRA_ARGS,

@@ -23,7 +23,7 @@ huggingface/text-generation-inference) this contract relies on:
 
 from __future__ import annotations
 
-from contracts.engine import (
+from .engine import (
     DEFAULT_PORT,
     ENV_EXTRA_ARGS,
     ENV_HF_HUB_OFFLINE,

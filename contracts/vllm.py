@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contracts.engine import COMMON_READS
+from .engine import COMMON_READS
 
 ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
 """`s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""

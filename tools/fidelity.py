@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     AUTONAME_RANDOM_CHARS,
     AUTONAME_SEPARATOR,
     NAME_PREFIX_SUFFIX_CHARS,

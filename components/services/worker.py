@@ -31,9 +31,10 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components import iam
-from components.network import PortRule, aws_api_rule
-from components.services.base import (
+from ecs_inference import iam
+from ecs_inference.contracts.aws_limits import name_rule
+from ecs_inference.network import PortRule, aws_api_rule
+from ecs_inference.services.base import (
     ECS_SCALABLE_DIMENSION,
     ECS_SERVICE_NAMESPACE,
     aws_context,
@@ -45,14 +46,13 @@ from components.services.base import (
     secrets_list,
     task_family,
 )
-from components.specs.service_connect import Namespace
-from components.specs.worker import (
+from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.specs.worker import (
     SQS_RETENTION_MAX,
     TASK_PROTECTION_MAX_MINUTES,
     WorkerScaling,
     queue_attributes,
 )
-from contracts.aws_limits import name_rule
 
 TOKEN = "ecs-inference:workers:QueueWorker"
 CONTAINER_NAME = "worker"

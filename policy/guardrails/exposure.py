@@ -31,10 +31,17 @@ from .reachability import (
     Leg,
     Model,
     asg_security_groups,
+    attachments,
     describe_ports,
+    entry_legs,
+    external_groups,
+    internet_ports,
     model_serving,
     public_ip,
+    security_groups_of,
+    service_connect_servers,
     task_serves_model,
+    unauthenticated_lbs,
 )
 from .resources import (
     APP_RUNNER,
@@ -160,7 +167,7 @@ def _check_paths(
     model = Model.of_stack(args.resources, unknowns)
     ports = {int(p) for p in config["modelPorts"]}
     by_front: dict[str, list[tuple[Any, Leg]]] = {}
-    for entry, leg in model.entry_legs():
+    for entry, leg in entry_legs(model):
         if leg.auth is None:
             by_front.setdefault(leg.front.urn, []).append((entry, leg))
     for legs in by_front.values():
@@ -224,7 +231,7 @@ def _check_security_groups(
     with unknowns.guard():
         groups += [
             (key, f"{key.split(':', 1)[1]!r} (outside this stack)", None)
-            for key in model.external_groups()
+            for key in external_groups(model)
         ]
     for key, name, sg in groups:
         with unknowns.guard():
@@ -243,11 +250,11 @@ def _judge_group(
 ) -> None:
     """Judge one security group (``sg`` None: a group outside the stack, known by its id, that
     the stack's rules open and the stack's resources use)."""
-    ranges, holders = model.internet_ports_of(key)
+    ranges, holders = internet_ports(model, key)
     if not ranges:
         return
     shown = describe_ports(ranges)
-    attached = model.attachments_of(key)
+    attached = attachments(model, key)
     anchor = sg if sg is not None else holders[0]
     if _exempt(
         config, (*([sg] if sg is not None else []), *holders, *(r for _, r in attached)), SG_TYPES
@@ -275,7 +282,7 @@ def _judge_group(
     lbs = {r.urn for kind, r in attached if kind == "lb"}
     serving = serving or any(
         model_serving(model, leg, ports)
-        for _, leg in model.entry_legs()
+        for _, leg in entry_legs(model)
         if leg.auth is None and any(v.urn in lbs for v in leg.via)
     )
     kind = f" including model port(s) {', '.join(map(str, model_ports[:6]))}" if model_ports else ""
@@ -311,7 +318,7 @@ def _exposed_attachments(
             if resource.resource_type in CLASSIC_ELB:
                 if not as_bool(get(resource.props, "internal", False)):
                     exposed.append(_label(resource))
-            elif resource.urn in model.unauthenticated_lbs():
+            elif resource.urn in unauthenticated_lbs(model):
                 exposed.append(_label(resource))
         elif kind == "other":
             unknowns.note(
@@ -356,7 +363,7 @@ def _check_public_ips(
             if resource.resource_type in AUTOSCALING_GROUP:
                 sgs = asg_security_groups(model, resource)
             else:
-                sgs = model.security_groups_of(resource)
+                sgs = security_groups_of(model, resource)
             if sgs is None:
                 if not defaults:
                     unknowns.note(
@@ -366,7 +373,7 @@ def _check_public_ips(
                     )
                     continue
                 sgs = defaults
-            open_groups = [(sg, model.internet_ports(sg)[0]) for sg in sgs]
+            open_groups = [(sg, internet_ports(model, sg.urn)[0]) for sg in sgs]
             open_groups = [(sg, r) for sg, r in open_groups if r]
             if not open_groups:
                 continue
@@ -398,7 +405,7 @@ def _service_connect_behind(model: Model, tasks: Iterable[Any]) -> list[Any]:
     found: dict[str, Any] = {}
     for task in tasks:
         if task.resource_type in SERVICE:
-            for server, _ in model.service_connect_servers(task):
+            for server, _ in service_connect_servers(model, task):
                 found.setdefault(server.urn, server)
     return list(found.values())
 
@@ -409,7 +416,7 @@ def _service_connect_words(model: Model, tasks: Iterable[Any]) -> str:
         f"{_label(task)} -> {alias} ({_label(server)})"
         for task in tasks
         if task.resource_type in SERVICE
-        for server, alias in model.service_connect_servers(task)
+        for server, alias in service_connect_servers(model, task)
     ]
     if not parts:
         return ""

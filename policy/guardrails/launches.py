@@ -34,6 +34,9 @@ from .resources import (
 
 Resource = Any
 
+#: Every type that launches ECS tasks.
+LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE
+
 
 def _provider_names(items: Iterable[Any]) -> list[str | None]:
     """Capacity provider names of a strategy; None where unknown. FARGATE and FARGATE_SPOT are

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError
+from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
 
 from . import aws_limits
 from .exemptions import EXEMPT_SCHEMA, matching_entries
@@ -161,6 +161,28 @@ SERVICE_DISCOVERY_NAMESPACE = frozenset(
     }
 )
 
+# Networks and IAM: the image pull path and queue workers follow these.
+VPC = frozenset({"aws:ec2/vpc:Vpc", "aws-native:ec2:VPC"})
+ROUTE_TABLE = frozenset({"aws:ec2/routeTable:RouteTable", "aws-native:ec2:RouteTable"})
+ROUTE = frozenset({"aws:ec2/route:Route", "aws-native:ec2:Route"})
+ROUTE_TABLE_ASSOCIATION = frozenset(
+    {
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+        "aws-native:ec2:SubnetRouteTableAssociation",
+    }
+)
+INTERNET_GATEWAY = frozenset(
+    {"aws:ec2/internetGateway:InternetGateway", "aws-native:ec2:InternetGateway"}
+)
+NAT_GATEWAY = frozenset({"aws:ec2/natGateway:NatGateway", "aws-native:ec2:NatGateway"})
+ROLE = frozenset({"aws:iam/role:Role", "aws-native:iam:Role"})
+ROLE_POLICY = frozenset({"aws:iam/rolePolicy:RolePolicy", "aws-native:iam:RolePolicy"})
+ROLE_POLICY_ATTACHMENT = frozenset({"aws:iam/rolePolicyAttachment:RolePolicyAttachment"})
+MANAGED_POLICY = frozenset({"aws:iam/policy:Policy", "aws-native:iam:ManagedPolicy"})
+SCALABLE_TARGET = frozenset(
+    {"aws:appautoscaling/target:Target", "aws-native:applicationautoscaling:ScalableTarget"}
+)
+
 #: Capacity providers that place tasks on Fargate.
 FARGATE_CAPACITY_PROVIDERS = frozenset({"FARGATE", "FARGATE_SPOT"})
 
@@ -233,6 +255,53 @@ def attribute(props: Mapping[str, Any], list_key: str, name: str) -> Any:
         if get(item, "key") == name:
             return get(item, "value")
     return None
+
+
+def strings(value: Any) -> list[str]:
+    """Every string in a (nested) input value; reading an unknown raises."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for key in value for s in strings(value[key])]
+    if isinstance(value, Sequence):  # lists arrive as the proxy's Sequence, not list
+        return [s for item in value for s in strings(item)]
+    return []
+
+
+def present(props: Any, key: str) -> bool:
+    """Whether ``key`` is set (possibly to a value unknown at preview), without reading it.
+
+    The unknown-checking proxy raises on ``in`` too (``Mapping.__contains__`` reads the
+    value), so this looks at the proxied dict itself, which pulumi_policy exposes as
+    ``proxy["__target"]`` (pulumi-policy 1.21, pinned).
+    """
+    if not isinstance(props, Mapping):
+        return False
+    raw = props["__target"] if isinstance(props, _DictProxy) else props
+    return raw.get(key) is not None
+
+
+def known(props: Mapping[str, Any], key: str) -> Any:
+    """``props[key]`` or None when absent or unknown at preview. Only for reads where an
+    unknown value simply cannot be used (an identity to match, a name to index by)."""
+    try:
+        return get(props, key)
+    except UnknownValueError:
+        return None
+
+
+def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
+    """Tags as a dict: aws ``tags`` map, aws-native ``[{key, value}]`` list."""
+    raw = get(props, "tags")
+    if isinstance(raw, Mapping):
+        return {str(k): str(raw[k]) for k in raw}
+    out: dict[str, str] = {}
+    for item in as_list(raw):
+        if isinstance(item, Mapping) and get(item, "key") is not None:
+            out[str(get(item, "key"))] = str(get(item, "value", ""))
+    return out
 
 
 # --- ECS task definitions --------------------------------------------------------------------

@@ -20,7 +20,6 @@ from pulumi_policy import (
 )
 
 from . import aws_limits, tags
-from .reachability import tags_of
 from .resources import (
     EXEMPT_SCHEMA,
     LISTENER,
@@ -38,6 +37,7 @@ from .resources import (
     linked,
     of_types,
     service_uses_awsvpc,
+    tags_of,
     tg_deregistration_delay,
     tg_target_type,
 )

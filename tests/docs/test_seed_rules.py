@@ -119,7 +119,7 @@ def resolve(path: str, dotted: str) -> str | None:
 @functools.cache
 def policy_rule_names() -> frozenset[str]:
     names: set[str] = set()
-    for module in sorted((ROOT / "policy" / "guardrails").glob("*.py")):
+    for module in sorted((ROOT / "policy" / "guardrails").rglob("*.py")):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue

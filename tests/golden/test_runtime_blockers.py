@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from components import iam
+from ecs_inference import iam
 from tools.preview import PreviewResult, run_preview
 
 ROOT = Path(__file__).resolve().parents[2]

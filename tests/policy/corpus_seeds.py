@@ -1,5 +1,6 @@
-"""Corpus stacks for the four seed advisories (``guardrails/seeds.py``), good and bad, in both
-providers' shapes; ``build`` (``corpus.py``) turns each into preview records and literal ones.
+"""Corpus stacks for the four seed advisories (``guardrails/containers.py``, ``fargate/``,
+``deployment.py``), good and bad, in both providers' shapes; ``build`` (``corpus.py``) turns
+each into preview records and literal ones.
 
 ``advisory`` is the exact set of ``(policy, resource name)`` pairs the four seed rules report;
 ``notes`` are substrings that must appear among ``guardrail-notes``.

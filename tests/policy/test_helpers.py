@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from guardrails.containers import DEFAULT_MARKERS, looks_secret
 from guardrails.deployment import deploy_peak_instances
 from guardrails.fargate import cheapest_size_for, grid_problem, platform_version_ok
 from guardrails.resources import (
     parse_cpu_units,
     parse_memory_mib,
 )
-from guardrails.secrets import DEFAULT_MARKERS, looks_secret
 
 GB = 1024
 

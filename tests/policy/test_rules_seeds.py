@@ -1,4 +1,5 @@
-"""The four seed advisories (``guardrails/seeds.py``) against the real pack.
+"""The four seed advisories (``guardrails/containers.py``, ``fargate/``, ``deployment.py``)
+against the real pack.
 
 The seed corpus (``corpus_seeds.py``) is judged both as a preview records it and literally: the
 seed rules' findings must be exactly the listed (policy, resource) pairs, nothing mandatory

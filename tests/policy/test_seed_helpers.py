@@ -1,9 +1,11 @@
-"""Pure helpers of ``guardrails/seeds.py``: what counts as a hub model id, which commands and
-environments fetch weights from the hub, which policy documents make a queue consumer."""
+"""Pure helpers of the seed rules (``guardrails/containers.py``, ``deployment.py``): what counts
+as a hub model id, which commands and environments fetch weights from the hub, which policy
+documents make a queue consumer."""
 
 from __future__ import annotations
 
-from guardrails.seeds import LOCAL_ROOTS, allows_receive, hub_downloads, hub_model_id
+from guardrails.containers import LOCAL_ROOTS, hub_downloads, hub_model_id
+from guardrails.deployment import allows_receive
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
-from contracts.aws_limits import ALARM_METRIC_QUERIES_MAX, DASHBOARD_MAX_WIDGETS
+from ecs_inference.contracts.aws_limits import ALARM_METRIC_QUERIES_MAX, DASHBOARD_MAX_WIDGETS
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,

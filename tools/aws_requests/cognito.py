@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from contracts.aws_limits import COGNITO_DOMAIN_RESERVED_WORDS
+from ecs_inference.contracts.aws_limits import COGNITO_DOMAIN_RESERVED_WORDS
 from tools.aws_requests.registry import ApiRequest, Inputs, drop_none, known, maps, rule
 from tools.aws_shapes import create_user_pool_client_request, create_user_pool_request
 

@@ -9,7 +9,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contracts.aws_limits import IMDS_HOP_LIMIT_RANGE, RULES_PER_SECURITY_GROUP, USER_DATA_MAX_BYTES
+from ecs_inference.contracts.aws_limits import (
+    IMDS_HOP_LIMIT_RANGE,
+    RULES_PER_SECURITY_GROUP,
+    USER_DATA_MAX_BYTES,
+)
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,

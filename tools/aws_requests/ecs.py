@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from contracts.aws_limits import EFS_ACCESS_POINT_PATH_MAX_DEPTH
+from ecs_inference.contracts.aws_limits import EFS_ACCESS_POINT_PATH_MAX_DEPTH
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,

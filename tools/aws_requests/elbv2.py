@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     ALB_CLIENT_KEEP_ALIVE_RANGE,
     ALB_IDLE_TIMEOUT_RANGE,
     CONDITION_VALUES_PER_RULE,

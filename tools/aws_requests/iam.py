@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     IAM_ROLE_SESSION_DURATION_RANGE,
     MANAGED_POLICIES_PER_ROLE,
     MANAGED_POLICY_MAX_CHARS,

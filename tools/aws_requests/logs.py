@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from contracts.aws_limits import CLOUDWATCH_LOG_RETENTION_DAYS
+from ecs_inference.contracts.aws_limits import CLOUDWATCH_LOG_RETENTION_DAYS
 from tools.aws_requests.registry import ApiRequest, Inputs, as_int, drop_none, maps, rule
 
 

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contracts.aws_limits import BUCKET_POLICY_MAX_BYTES
+from ecs_inference.contracts.aws_limits import BUCKET_POLICY_MAX_BYTES
 from tools.aws_requests.iam import policy_problems
 from tools.aws_requests.registry import ApiRequest, Inputs, drop_none, known, maps, rule, single
 

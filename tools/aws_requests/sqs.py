@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from contracts.aws_limits import SQS_ATTRIBUTE_RANGES
+from ecs_inference.contracts.aws_limits import SQS_ATTRIBUTE_RANGES
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,

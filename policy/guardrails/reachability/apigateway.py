@@ -1,0 +1,197 @@
+"""API Gateway front doors: HTTP / WebSocket APIs (v2) and REST APIs (v1).
+
+HTTP: every route, and a quick-create API's ``target`` (a ``$default`` route without an
+authorizer) -> integration (``target: integrations/<id>``) -> ``VPC_LINK`` to a listener ARN
+(followed), or to a Cloud Map service / a listener outside the stack (the route enters the VPC:
+judged, noted); Lambda integrations reach the function; an HTTP URL on one of the stack's load
+balancers (DNS name) is followed; any other URL is already public and adds no route. REST:
+every method of an API that is not ``PRIVATE`` -> the integration of the same API, resource and
+HTTP method -> ``VPC_LINK`` -> VPC link ``targetArns`` -> NLB -> its routes. A route or method
+is authenticated by any authorization type but ``NONE`` (JWT, Lambda ``CUSTOM``, ``AWS_IAM``,
+``COGNITO_USER_POOLS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
+
+from ..resources import (
+    FUNCTION,
+    HTTP_INTEGRATION,
+    LISTENER,
+    LOAD_BALANCER,
+    REST_API,
+    REST_INTEGRATION,
+    REST_VPC_LINK,
+    as_list,
+    get,
+    get_path,
+    is_native,
+    known,
+    present,
+)
+from .elb import lb_legs, listener_legs
+from .index import Entry, Leg, Model, Resource, label, prepend
+
+
+def quick_create_entry(model: Model, api: Resource) -> Iterator[Entry]:
+    """A quick-create HTTP API: a ``$default`` route to its target, no authorizer."""
+    if present(api.props, "target"):
+        yield from _integration_target(
+            model, api, api, None, "target", lambda: get(api.props, "target")
+        )
+
+
+def route_entry(model: Model, route: Resource) -> Iterator[Entry]:
+    """An HTTP / WebSocket API route: its integration, authenticated by its authorizer."""
+    auth_type = str(get(route.props, "authorizationType", "NONE")).upper()
+    auth = None if auth_type == "NONE" else f"{auth_type} authorizer on {label(route)}"
+    integrations = model.refs(
+        route, "target", HTTP_INTEGRATION, what="which integration it invokes"
+    )
+    for integration in integrations:
+        yield from _http_integration(model, route, integration, auth)
+
+
+def method_entry(model: Model, method: Resource) -> Iterator[Entry]:
+    """A REST API method of an API that is not private: its integration."""
+    if _rest_api_private(model, method):
+        return
+    native = is_native(method.resource_type)
+    kind = str(get(method.props, "authorizationType" if native else "authorization", "NONE"))
+    auth = None if kind.upper() == "NONE" else f"{kind} authorizer on {label(method)}"
+    if native:
+        inline = get(method.props, "integration")
+        if inline is not None:
+            yield from _rest_integration(model, method, method, inline, auth, "integration")
+        return
+    for integration in _rest_integrations_of(model, method):
+        yield from _rest_integration(model, method, integration, integration.props, auth, "")
+
+
+def _rest_api_private(model: Model, method: Resource) -> bool:
+    for api in model.refs(
+        method,
+        "restApi" if not is_native(method.resource_type) else "restApiId",
+        REST_API,
+        silent_external=True,
+    ):
+        types = get_path(api.props, "endpointConfiguration", "types")
+        if [str(t).upper() for t in as_list(types)] == ["PRIVATE"]:
+            return True
+    return False
+
+
+def _rest_integrations_of(model: Model, method: Resource) -> list[Resource]:
+    """REST integrations of the same API, resource and HTTP method as ``method``."""
+    found = []
+    verb = str(get(method.props, "httpMethod", "")).upper()
+    for integration in model.of(REST_INTEGRATION):
+        if str(get(integration.props, "httpMethod", "")).upper() != verb:
+            continue
+        deps = integration.property_dependencies or {}
+        if any(d.urn == method.urn for d in deps.get("httpMethod") or ()):
+            found.append(integration)
+            continue
+        same = True
+        for key in ("restApi", "resourceId"):
+            theirs = {d.urn for d in deps.get(key) or ()}
+            ours = {d.urn for d in (method.property_dependencies or {}).get(key) or ()}
+            if theirs or ours:
+                same = same and theirs == ours
+            else:
+                same = same and known(integration.props, key) == known(method.props, key)
+        if same:
+            found.append(integration)
+    return found
+
+
+def _http_integration(
+    model: Model, front: Resource, integration: Resource, auth: str | None
+) -> Iterator[Entry]:
+    props = integration.props
+    if str(get(props, "connectionType", "INTERNET")).upper() == "VPC_LINK":
+        # A listener ARN (ALB / NLB) or a Cloud Map service: either way the route enters the
+        # VPC; only a listener of this stack can be followed further.
+        listeners = model.refs(
+            integration, "integrationUri", LISTENER, what="what the VPC link reaches"
+        )
+        for listener in listeners:
+            for leg in listener_legs(model, listener):
+                yield front, prepend(front, integration, auth, leg)
+        if not listeners:
+            chain = (label(front), label(integration))
+            yield front, Leg(front, auth, chain, (), (), (front, integration))
+        return
+    yield from _integration_target(
+        model, front, integration, auth, "integrationUri", lambda: get(props, "integrationUri")
+    )
+
+
+def _rest_integration(
+    model: Model,
+    front: Resource,
+    holder: Resource,
+    props: Mapping[str, Any],
+    auth: str | None,
+    prefix: str,
+) -> Iterator[Entry]:
+    if str(get(props, "connectionType", "INTERNET")).upper() == "VPC_LINK":
+        key = prefix or "connectionId"
+        links = model.refs(
+            holder,
+            key,
+            REST_VPC_LINK,
+            values=lambda: [get(props, "connectionId")],
+            what="which VPC link it uses",
+        )
+        reached = False
+        for link in links:
+            for nlb in model.refs(link, "targetArns", LOAD_BALANCER, what="which NLB it reaches"):
+                reached = True
+                for leg in lb_legs(model, nlb):
+                    yield front, prepend(front, link, auth, leg)
+        if not reached:
+            yield front, Leg(front, auth, (label(front),), (), (), (front,))
+        return
+    if str(get(props, "type", "")).upper() in {"MOCK"}:
+        return
+    yield from _integration_target(
+        model, front, holder, auth, prefix or "uri", lambda: get(props, "uri")
+    )
+
+
+def _integration_target(
+    model: Model,
+    front: Resource,
+    holder: Resource,
+    auth: str | None,
+    prop: str,
+    value: Callable[[], Any],
+) -> Iterator[Entry]:
+    """A Lambda function or a URL on one of the stack's load balancers; an outside URL is
+    already public and adds no route into the stack, an outside function does."""
+    targets = model.refs(
+        holder, prop, FUNCTION | LOAD_BALANCER, values=lambda: [value()], silent_external=True
+    )
+    for target in targets:
+        if target.resource_type in LOAD_BALANCER:
+            for leg in lb_legs(model, target):
+                yield front, prepend(front, holder, auth, leg)
+        else:
+            chain = (label(front), label(target))
+            yield front, Leg(front, auth, chain, (target,), (), (front, target))
+    if targets:
+        return
+    try:
+        literal = value()
+    except UnknownValueError:  # refs() has left the "cannot verify" note
+        return
+    if isinstance(literal, str) and (":lambda:" in literal or ":function:" in literal):
+        model.note(
+            holder, prop, f"names {literal!r}, not a resource of this stack", "what it invokes"
+        )
+        yield front, Leg(front, auth, (label(front),), (), (), (front,))

@@ -1,0 +1,317 @@
+"""Elastic Load Balancing front doors: ELBv2 load balancers (application, network, gateway) and
+classic ELBs.
+
+Routes: listener -> default actions, and every listener rule on it -> forward target groups
+(``targetGroupArn``, ``forward.targetGroups[]``, aws-native ``forwardConfig``) -> what the
+group sends to: ECS services and task sets, target group attachments (instances, Lambda
+functions, ALBs), aws-native inline ``targets``, Auto Scaling groups. An ``alb``-type target
+group leads to that ALB's listener on the group's port, so NLB -> ALB routes are followed to the
+ALB's own actions. A route is authenticated when the listener verifies mutual TLS, or when an
+authenticating action (``authenticate-cognito`` / ``authenticate-oidc`` that denies or
+authenticates, ``jwt-validation``) runs before the forward; redirect and fixed-response
+actions end a route. A classic ELB cannot authenticate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..resources import (
+    AUTOSCALING_GROUP,
+    FUNCTION,
+    INSTANCE,
+    LISTENER,
+    LISTENER_RULE,
+    LOAD_BALANCER,
+    SERVICE,
+    TARGET_GROUP,
+    TASK_SET,
+    TG_ATTACHMENT,
+    as_bool,
+    as_list,
+    as_number,
+    get,
+    get_path,
+    is_native,
+    known,
+    lb_is_internet_facing,
+    strings,
+)
+from .index import Entry, Leg, Model, Resource, label
+
+# --- listeners and rules ----------------------------------------------------------------------
+
+
+def listeners_of(model: Model, lb: Resource) -> list[Resource]:
+    """Listeners on ``lb``."""
+    return model.memo("listeners", lambda: _listener_table(model)).get(lb.urn, [])
+
+
+def _listener_table(model: Model) -> dict[str, list[Resource]]:
+    table: dict[str, list[Resource]] = {}
+    for listener in model.of(LISTENER):
+        for lb in model.refs(
+            listener, "loadBalancerArn", LOAD_BALANCER, what="which load balancer serves it"
+        ):
+            table.setdefault(lb.urn, []).append(listener)
+    return table
+
+
+def rules_of(model: Model, listener: Resource) -> list[Resource]:
+    """Listener rules on ``listener``."""
+    return model.memo("rules", lambda: _rule_table(model)).get(listener.urn, [])
+
+
+def _rule_table(model: Model) -> dict[str, list[Resource]]:
+    table: dict[str, list[Resource]] = {}
+    for rule in model.of(LISTENER_RULE):
+        for listener in model.refs(rule, "listenerArn", LISTENER, what="which listener it is on"):
+            table.setdefault(listener.urn, []).append(rule)
+    return table
+
+
+def index_listeners(model: Model) -> None:
+    """Resolve every listener's load balancer and every rule's listener once, so that a
+    listener on a load balancer outside the stack is noted even when no route reaches it."""
+    model.memo("listeners", lambda: _listener_table(model))
+    model.memo("rules", lambda: _rule_table(model))
+
+
+def lb_of_listener(model: Model, listener: Resource) -> list[Resource]:
+    """The load balancer(s) a listener is on."""
+    return [
+        lb
+        for lb in model.of(LOAD_BALANCER)
+        if any(ln.urn == listener.urn for ln in listeners_of(model, lb))
+    ]
+
+
+def _mtls_verify(listener: Resource) -> bool:
+    mode = get_path(listener.props, "mutualAuthentication", "mode")
+    return str(mode or "").lower() == "verify"
+
+
+def _ordered(actions: Sequence[Any]) -> list[Any]:
+    """Actions in the order ALB runs them: ascending ``order``, list position when unset."""
+    keyed = []
+    for index, action in enumerate(actions):
+        order = as_number(get(action, "order"))
+        keyed.append((order if order is not None else float(index + 1), index, action))
+    return [action for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1]))]
+
+
+def _authenticates(action: Any, kind: str, native: bool) -> str | None:
+    """How an authenticate action treats anonymous requests (None: it lets them through)."""
+    if kind == "jwt-validation":
+        return "jwt-validation"
+    block = "authenticateCognito" if kind.endswith("cognito") else "authenticateOidc"
+    block += "Config" if native else ""
+    on_unauth = str(
+        get_path(action, block, "onUnauthenticatedRequest", default="authenticate")
+    ).lower()
+    return None if on_unauth == "allow" else f"{kind} ({on_unauth})"
+
+
+def action_chain(model: Model, front: Resource) -> tuple[bool, str | None, list[Resource]]:
+    """(forwards?, what authenticates first, target groups) for a listener / rule.
+
+    The route is authenticated only when an authenticating action runs before the forward.
+    """
+    native = is_native(front.resource_type)
+    key = "actions" if front.resource_type in LISTENER_RULE else "defaultActions"
+    actions = as_list(get(front.props, key))
+    auth: str | None = None
+    for action in _ordered(actions):
+        kind = str(get(action, "type", "")).lower()
+        if kind in {"authenticate-cognito", "authenticate-oidc", "jwt-validation"}:
+            how = _authenticates(action, kind, native)
+            if how is not None and auth is None:
+                auth = f"{how} on {label(front)}"
+        elif kind == "forward":
+            groups = model.refs(
+                front,
+                key,
+                TARGET_GROUP,
+                values=lambda: _forward_targets(actions, native),
+                what="where it forwards",
+            )
+            return True, auth, groups
+        elif kind in {"redirect", "fixed-response"}:
+            return False, auth, []
+    return False, auth, []
+
+
+def _forward_targets(actions: Sequence[Any], native: bool) -> list[Any]:
+    values: list[Any] = []
+    for action in actions:
+        if str(get(action, "type", "")).lower() != "forward":
+            continue
+        values.append(get(action, "targetGroupArn"))
+        block = get(action, "forwardConfig" if native else "forward")
+        for group in as_list(get(block, "targetGroups") if block is not None else None):
+            values.append(get(group, "targetGroupArn" if native else "arn"))
+    return values
+
+
+# --- routes -----------------------------------------------------------------------------------
+
+
+def lb_legs(
+    model: Model, lb: Resource, port: int | None = None, seen: frozenset[str] = frozenset()
+) -> list[Leg]:
+    """Every route through ``lb`` (only listeners on ``port`` when given)."""
+    if lb.urn in seen:
+        return []
+    key = ("lb_legs", lb.urn, port, seen)
+    return model.memo(key, lambda: list(_lb_legs(model, lb, port, seen | {lb.urn})))
+
+
+def _lb_legs(model: Model, lb: Resource, port: int | None, seen: frozenset[str]) -> Iterator[Leg]:
+    for listener in listeners_of(model, lb):
+        lport = as_number(get(listener.props, "port"))
+        if port is not None and lport is not None and int(lport) != port:
+            continue
+        yield from listener_legs(model, listener, lb, seen)
+
+
+def listener_legs(
+    model: Model,
+    listener: Resource,
+    lb: Resource | None = None,
+    seen: frozenset[str] = frozenset(),
+) -> list[Leg]:
+    """Every route through one listener (its default actions and its rules)."""
+    lbs = [lb] if lb is not None else lb_of_listener(model, listener)
+    mtls = "mutual TLS verify on " + label(listener) if _mtls_verify(listener) else None
+    legs: list[Leg] = []
+    for front in [listener, *rules_of(model, listener)]:
+        forwards, auth, groups = action_chain(model, front)
+        if not forwards:
+            continue
+        auth = mtls or auth
+        head = tuple(label(x) for x in (*lbs, front))
+        if not groups:
+            legs.append(Leg(front, auth, head, (), tuple(lbs), (front,)))
+        for tg in groups:
+            for sub in tg_legs(model, tg, seen):
+                legs.append(
+                    Leg(
+                        front,
+                        auth or sub.auth,
+                        head + sub.chain,
+                        sub.ends,
+                        tuple(lbs) + sub.via,
+                        (front, *sub.hops),
+                    )
+                )
+    return legs
+
+
+def tg_legs(model: Model, tg: Resource, seen: frozenset[str] = frozenset()) -> list[Leg]:
+    """Routes from a target group to what serves (through ALBs for ``alb`` groups)."""
+    legs: list[Leg] = []
+    plain: list[Resource] = []
+    for backend in backends(model, tg):
+        if backend.resource_type in LOAD_BALANCER:
+            port = as_number(get(tg.props, "port"))
+            for sub in lb_legs(model, backend, int(port) if port is not None else None, seen):
+                legs.append(
+                    Leg(
+                        sub.front,
+                        sub.auth,
+                        (label(tg), *sub.chain),
+                        sub.ends,
+                        sub.via,
+                        (tg, *sub.hops),
+                    )
+                )
+        else:
+            plain.append(backend)
+    if plain or not legs:
+        ends = tuple(plain) if plain else (tg,)
+        legs.append(Leg(tg, None, (label(tg), *(label(e) for e in plain)), ends, (), (tg, *plain)))
+    return legs
+
+
+def backends(model: Model, tg: Resource) -> list[Resource]:
+    """What a target group sends traffic to: ECS services / task sets, attached instances,
+    Lambda functions or ALBs, Auto Scaling groups."""
+    return model.memo("backends", lambda: _backend_table(model)).get(tg.urn, [])
+
+
+def _backend_table(model: Model) -> dict[str, list[Resource]]:
+    table: dict[str, dict[str, Resource]] = {}
+
+    def add(tg: Resource, backend: Resource) -> None:
+        table.setdefault(tg.urn, {})[backend.urn] = backend
+
+    for service in model.of(SERVICE | TASK_SET):
+        groups = model.refs(
+            service,
+            "loadBalancers",
+            TARGET_GROUP,
+            values=lambda s=service: [
+                get(lb, "targetGroupArn") for lb in as_list(get(s.props, "loadBalancers"))
+            ],
+            silent_external=True,
+        )
+        for tg in groups:
+            add(tg, service)
+    targets = INSTANCE | FUNCTION | LOAD_BALANCER
+    for attachment in model.of(TG_ATTACHMENT):
+        groups = model.refs(attachment, "targetGroupArn", TARGET_GROUP, silent_external=True)
+        found = model.refs(attachment, "targetId", targets, silent_external=True)
+        for tg in groups:
+            for target in found:
+                add(tg, target)
+    for tg in model.of(TARGET_GROUP):
+        if is_native(tg.resource_type):
+            ids = model.refs(
+                tg,
+                "targets",
+                targets,
+                values=lambda t=tg: [get(x, "id") for x in as_list(get(t.props, "targets"))],
+                silent_external=True,
+            )
+            for target in ids:
+                add(tg, target)
+    for asg in model.of(AUTOSCALING_GROUP):
+        for tg in model.refs(asg, "targetGroupArns", TARGET_GROUP, silent_external=True):
+            add(tg, asg)
+    return {k: list(v.values()) for k, v in table.items()}
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+
+def lb_entry(model: Model, lb: Resource) -> Iterator[Entry]:
+    """An internet-facing ELBv2 load balancer: every route through it."""
+    if lb_is_internet_facing(lb.resource_type, lb.props):
+        for leg in lb_legs(model, lb):
+            yield lb, leg
+
+
+def classic_entry(model: Model, elb: Resource) -> Iterator[Entry]:
+    """An internet-facing classic ELB with listeners: one route to its instances, Auto Scaling
+    groups and ECS services (it cannot authenticate)."""
+    if not as_bool(get(elb.props, "internal", False)) and as_list(get(elb.props, "listeners")):
+        ends = _classic_backends(model, elb)
+        yield elb, Leg(elb, None, (label(elb),), tuple(ends), (elb,), (elb,))
+
+
+def _classic_backends(model: Model, elb: Resource) -> list[Resource]:
+    found = model.refs(elb, "instances", INSTANCE, silent_external=True)
+    name = known(elb.props, "name")
+    for asg in model.of(AUTOSCALING_GROUP):
+        deps = (asg.property_dependencies or {}).get("loadBalancers") or []
+        if any(d.urn == elb.urn for d in deps) or (
+            name and name in strings(known(asg.props, "loadBalancers"))
+        ):
+            found.append(asg)
+    for service in model.of(SERVICE):
+        deps = (service.property_dependencies or {}).get("loadBalancers") or []
+        names = {known(lb, "elbName") for lb in as_list(known(service.props, "loadBalancers"))}
+        if any(d.urn == elb.urn for d in deps) or (name and name in names):
+            found.append(service)
+    return found
