@@ -56,7 +56,7 @@ model_sg = aws.ec2.SecurityGroup(
 # internal defaults to false: this ALB is internet-facing.
 alb = aws.lb.LoadBalancer("public-alb", subnets=PUBLIC_SUBNETS, security_groups=[model_sg.id])
 target_group = aws.lb.TargetGroup(
-    "model-tg", port=8000, protocol="HTTP", vpc_id=VPC_ID, target_type="instance"
+    "model-tg", port=8000, protocol="HTTP", vpc_id=VPC_ID, target_type="ip"
 )
 aws.lb.Listener(
     "http",
