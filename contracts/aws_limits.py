@@ -105,8 +105,8 @@ CLOUDWATCH_LOG_RETENTION_DAYS = frozenset(
      2922, 3288, 3653}
 )  # fmt: skip
 
-# gp3 (EBS volume types): 1 GiB to 16 TiB, 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS per GiB and
-# 0.25 MiB/s of throughput per provisioned IOPS.
+# gp3 (EBS volume types): 1 GiB to 16 TiB, 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS
+# per GiB and 0.25 MiB/s of throughput per provisioned IOPS.
 GP3_SIZE_GIB_RANGE = (1, 16_384)
 GP3_IOPS_RANGE = (3000, 16000)
 GP3_THROUGHPUT_RANGE = (125, 1000)
