@@ -29,8 +29,8 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference.specs import operations as obs
-from ecs_inference.specs.gateway import GatewayPlan
-from ecs_inference.specs.worker import WorkerPlan
+from ecs_inference.specs.gateway import GatewayServiceSpec
+from ecs_inference.specs.worker import WorkerSpec
 
 TOKEN = "ecs-inference:operations:Operations"
 
@@ -53,19 +53,19 @@ class ServiceWatch:
 
 @dataclass(frozen=True)
 class GatewayWatch:
-    """The AI gateway to watch: its plan (thresholds) and the service component's Outputs."""
+    """The AI gateway to watch: its spec (thresholds) and the service component's Outputs."""
 
-    plan: GatewayPlan
+    spec: GatewayServiceSpec
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]
 
 
 @dataclass(frozen=True)
 class WorkerWatch:
-    """A queue worker to watch: its plan (thresholds), its queues' fixed names and the ECS
+    """A queue worker to watch: its spec (thresholds), its queues' fixed names and the ECS
     service name (an Output)."""
 
-    plan: WorkerPlan
+    spec: WorkerSpec
     queue_name: str
     dead_letter_queue_name: str
     ecs_service_name: Input[str]
@@ -292,26 +292,37 @@ def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | s
         ):
             out.append((pool, spec))
     if args.gateway is not None:
-        gw = args.gateway.plan
-        for spec in gw.alarms(
+        gw = args.gateway.spec
+        for spec in obs.gateway_alarms(
             stack=stack,
+            service=gw.path,
             load_balancer=_LB,
             target_group=_tg(_GATEWAY),
             cluster_name=_CLUSTER,
             ecs_service_name=_svc(_GATEWAY),
+            min_count=gw.min_count,
+            max_count=gw.max_count,
+            target_cpu_percent=gw.target_cpu_percent,
+            longest_request_seconds=gw.proxy.longest_request_seconds,
             settings=args.alarm_settings,
         ):
-            out.append((gw.config.path, spec))
+            out.append((gw.path, spec))
     for i, w in enumerate(args.workers):
-        for spec in w.plan.alarms(
+        for spec in obs.worker_alarms(
             stack=stack,
+            worker=w.spec.worker,
             queue_name=w.queue_name,
             dead_letter_queue_name=w.dead_letter_queue_name,
             cluster_name=_CLUSTER,
             ecs_service_name=_worker_svc(i),
+            acceptable_latency_seconds=w.spec.acceptable_latency_seconds,
+            max_job_seconds=w.spec.max_job_seconds,
+            backlog_target=w.spec.backlog_target,
+            max_count=w.spec.max_count,
+            max_receive_count=w.spec.max_receive_count,
             settings=args.alarm_settings,
         ):
-            out.append((f"worker-{w.plan.name}", spec))
+            out.append((f"worker-{w.spec.worker}", spec))
     return out
 
 
@@ -456,22 +467,24 @@ def _dashboard_inputs(
             )
     gateway = None
     if args.gateway is not None:
-        gw = args.gateway.plan
+        gw = args.gateway.spec
         gateway = obs.GatewayPanel(
-            gw.config.path,
+            gw.path,
             values[_tg(_GATEWAY)],
             values[_svc(_GATEWAY)],
-            longest_request_seconds=gw.spec.longest_request_seconds,
-            target_cpu_percent=gw.config.target_cpu_percent,
+            longest_request_seconds=gw.proxy.longest_request_seconds,
+            target_cpu_percent=gw.target_cpu_percent,
         )
     workers = [
         obs.WorkerPanel(
-            w.plan.name,
+            w.spec.worker,
             w.queue_name,
             w.dead_letter_queue_name,
             values[_worker_svc(i)],
-            queue_age_seconds=w.plan.queue_age_alarm_seconds,
-            backlog_target=w.plan.target,
+            queue_age_seconds=obs.queue_age_threshold_seconds(
+                w.spec.acceptable_latency_seconds, w.spec.max_job_seconds
+            ),
+            backlog_target=w.spec.backlog_target,
         )
         for i, w in enumerate(args.workers)
     ]

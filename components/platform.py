@@ -31,7 +31,6 @@ from ecs_inference.capacity.managed_instances_pool import (
     ManagedInstancesPoolArgs,
 )
 from ecs_inference.cluster import Cluster, ClusterArgs
-from ecs_inference.contracts import litellm
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.network import Network, NetworkArgs
@@ -42,7 +41,8 @@ from ecs_inference.operations import (
     ServiceWatch,
     WorkerWatch,
 )
-from ecs_inference.plan import Plan, pool_resource_name
+from ecs_inference.plan import Plan
+from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.services.base import EfsAccess, ServiceWiring, exec_log_group_name
 from ecs_inference.services.gateway import (
     LiteLLMGateway,
@@ -54,9 +54,8 @@ from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseAr
 from ecs_inference.services.model import ModelService, ModelServiceArgs
 from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
-from ecs_inference.specs.gateway import GatewayPlan
-from ecs_inference.specs.operations import Subscription
-from ecs_inference.specs.service_connect import Namespace, private_host
+from ecs_inference.specs.gateway import GatewayServiceSpec
+from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
 _Args = TypeVar("_Args")
@@ -69,9 +68,12 @@ def with_wiring(cls: type[_Args], spec: Any, **wiring: Any) -> _Args:
     return cls(**{**values, **wiring})
 
 
-def _image(image: str | None, built: str, built_images: Mapping[str, pulumi.Input[str]]):
+def _image(image: str | None, built: str | None, built_images: Mapping[str, pulumi.Input[str]]):
     """The configured reference, else the digest reference of the stack's build of `built`."""
-    return image if image is not None else built_images[built]
+    if image is not None:
+        return image
+    assert built is not None, "the plan names the build of every service without an image"
+    return built_images[built]
 
 
 class InferencePlatform(pulumi.ComponentResource):
@@ -126,35 +128,37 @@ class InferencePlatform(pulumi.ComponentResource):
             opts=child,
         )
         self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
-        for pool_name, pool in plan.pools.items():
-            if pool.managed:
-                self.pools[pool_name] = ManagedInstancesPool(
-                    pool_resource_name(name, pool_name),
-                    ManagedInstancesPoolArgs(
-                        # Managed Instances providers belong to one cluster (required by the
-                        # provider for this kind).
-                        cluster_name=self.cluster.name,
-                        vpc_id=self.network.vpc_id,
-                        subnet_ids=self.network.private_subnet_ids,
-                        requirements=pool.requirements,
-                        options=pool.managed_options,
-                    ),
-                    opts=child,
-                )
-                continue
+        for kind, section in (("gpu", plan.gpu_pools), ("neuron", plan.neuron_pools)):
             component, args_cls = (
                 (GpuAsgPool, GpuAsgPoolArgs)
-                if pool.kind == "gpu"
+                if kind == "gpu"
                 else (InferentiaPool, InferentiaPoolArgs)
             )
-            args: PoolArgs = with_wiring(
-                args_cls,
-                pool.spec,
-                cluster_name=self.cluster.name,
-                vpc_id=self.network.vpc_id,
-                subnet_ids=self.network.private_subnet_ids,
+            for pool_name, spec in section.items():
+                args: PoolArgs = with_wiring(
+                    args_cls,
+                    spec,
+                    cluster_name=self.cluster.name,
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=self.network.private_subnet_ids,
+                )
+                self.pools[pool_name] = component(
+                    pool_resource_name(name, pool_name), args, opts=child
+                )
+        for pool_name, managed in plan.managed_instance_pools.items():
+            self.pools[pool_name] = ManagedInstancesPool(
+                pool_resource_name(name, pool_name),
+                ManagedInstancesPoolArgs(
+                    # Managed Instances providers belong to one cluster (required by the
+                    # provider for this kind).
+                    cluster_name=self.cluster.name,
+                    vpc_id=self.network.vpc_id,
+                    subnet_ids=self.network.private_subnet_ids,
+                    requirements=managed.requirements,
+                    options=managed.options,
+                ),
+                opts=child,
             )
-            self.pools[pool_name] = component(pool_resource_name(name, pool_name), args, opts=child)
         # One association per cluster: every ASG pool plus Fargate for the re-rankers. A
         # Managed Instances provider is created inside its cluster, and PutClusterCapacityProviders
         # refuses it ("Cannot associate Managed Instances capacity provider to clusters using
@@ -217,15 +221,15 @@ class InferencePlatform(pulumi.ComponentResource):
                 "service_connect_namespace": self._routes(plan),
             }
         self.models: dict[str, ModelService] = {
-            m.name: ModelService(
-                f"{name}-{m.name}",
+            svc: ModelService(
+                f"{name}-{svc}",
                 with_wiring(
                     ModelServiceArgs,
-                    m.spec,
+                    m,
                     **{**wired, **model_wiring},
-                    image=_image(m.image, m.config.engine, built_images),
-                    capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
-                    weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
+                    image=_image(m.image, plan.built_images.get(svc), built_images),
+                    capacity_provider_name=self.pools[plan.model_pools[svc]].capacity_provider_name,
+                    weights_efs=self._efs_access(svc, m.efs_file_system),
                     metrics_image=(
                         _image(m.metrics_image, "metrics", built_images)
                         if m.metrics_sidecar
@@ -234,16 +238,16 @@ class InferencePlatform(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-            for m in plan.models.values()
+            for svc, m in plan.models.items()
         }
         self.rerankers: dict[str, FargateReranker] = {
-            r.name: FargateReranker(
-                f"{name}-{r.name}",
+            svc: FargateReranker(
+                f"{name}-{svc}",
                 with_wiring(
                     FargateRerankerArgs,
-                    r.spec,
+                    r,
                     **wired,
-                    image=_image(r.image, "reranker", built_images),
+                    image=_image(r.image, plan.built_images.get(svc), built_images),
                     metrics_image=(
                         _image(r.metrics_image, "metrics", built_images)
                         if r.metrics_sidecar
@@ -252,7 +256,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-            for r in plan.rerankers.values()
+            for svc, r in plan.rerankers.items()
         }
         self.gateway: LiteLLMGateway | None = None
         self.gateway_database: GatewayDatabase | None = None
@@ -260,7 +264,6 @@ class InferencePlatform(pulumi.ComponentResource):
         if plan.gateway is not None:
             self._build_gateway(name, plan, plan.gateway, wiring)
         # After the gateway and workers: their alarms and dashboard rows watch them too.
-        ops = cfg.operations
         self.operations = Operations(
             f"{name}-ops",
             OperationsArgs(
@@ -270,34 +273,32 @@ class InferencePlatform(pulumi.ComponentResource):
                 services=[
                     *(
                         ServiceWatch(
-                            service=m.name,
-                            kind=m.config.engine,
-                            min_count=m.config.min_count,
-                            target_group_arn_suffix=self.models[m.name].target_group.arn_suffix,
-                            ecs_service_name=self.models[m.name].service.name,
-                            pool=m.pool.name,
+                            service=svc,
+                            kind=cfg.models[svc].engine,
+                            min_count=m.min_count,
+                            target_group_arn_suffix=self.models[svc].target_group.arn_suffix,
+                            ecs_service_name=self.models[svc].service.name,
+                            pool=plan.model_pools[svc],
                             engine_metrics=m.metrics_sidecar,
                         )
-                        for m in plan.models.values()
+                        for svc, m in plan.models.items()
                     ),
                     *(
                         ServiceWatch(
-                            service=r.name,
+                            service=svc,
                             kind="reranker",
-                            min_count=r.config.min_count,
-                            target_group_arn_suffix=self.rerankers[r.name].target_group.arn_suffix,
-                            ecs_service_name=self.rerankers[r.name].service.name,
+                            min_count=r.min_count,
+                            target_group_arn_suffix=self.rerankers[svc].target_group.arn_suffix,
+                            ecs_service_name=self.rerankers[svc].service.name,
                             engine_metrics=r.metrics_sidecar,
                         )
-                        for r in plan.rerankers.values()
+                        for svc, r in plan.rerankers.items()
                     ),
                 ],
                 # Pool panels and the GPU memory alarm read the host agent's metrics.
-                gpu_pools=[
-                    n for n, p in plan.pools.items() if p.kind == "gpu" and p.host_telemetry
-                ],
+                gpu_pools=[n for n, kind in plan.host_telemetry_pools.items() if kind == "gpu"],
                 neuron_pools=[
-                    n for n, p in plan.pools.items() if p.kind == "neuron" and p.host_telemetry
+                    n for n, kind in plan.host_telemetry_pools.items() if kind == "neuron"
                 ],
                 gateway=None
                 if self.gateway is None or plan.gateway is None
@@ -315,11 +316,9 @@ class InferencePlatform(pulumi.ComponentResource):
                     )
                     for n, w in self.workers.items()
                 ],
-                alarm_settings=plan.alarm_settings(),
-                subscriptions=[
-                    Subscription(sub.protocol, sub.endpoint) for sub in ops.alarm_subscriptions
-                ],
-                dashboard=ops.dashboard,
+                alarm_settings=plan.alarm_settings,
+                subscriptions=list(plan.subscriptions),
+                dashboard=cfg.operations.dashboard,
             ),
             opts=child,
         )
@@ -333,34 +332,23 @@ class InferencePlatform(pulumi.ComponentResource):
         )
 
     def _weight_stores(self, name: str, plan: Plan) -> dict[str, WeightFileSystem]:
-        """One WeightFileSystem per `weightStores` entry, and per existing file system (by id)
-        a model reads weights from (mount targets and access points only)."""
-        # Every configured store exists (weights are copied into it before a model uses it);
-        # an existing file system named by id gets mount targets only when a model reads it.
-        users: dict[str, dict[str, str]] = {store: {} for store in plan.config.weight_stores}
-        for m in plan.models.values():
-            if m.efs is not None:
-                users.setdefault(m.efs.file_system, {})[m.name] = m.efs.path
-        stores: dict[str, WeightFileSystem] = {}
-        for fs_name, access_points in sorted(users.items()):
-            store = plan.config.weight_stores.get(fs_name)
-            stores[fs_name] = WeightFileSystem(
+        """One WeightFileSystem per EFS file system the plan mounts weights from."""
+        return {
+            fs_name: WeightFileSystem(
                 f"{name}-{fs_name}",
                 WeightFileSystemArgs(
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
-                    # awsx creates one private subnet per Availability Zone
-                    subnet_count=plan.config.network.az_count,
-                    access_points=access_points,
-                    throughput_mode=store.throughput_mode if store else "elastic",
-                    provisioned_mib_per_second=(
-                        store.provisioned_mib_per_second if store else None
-                    ),
-                    existing_file_system_id=None if store else fs_name,
+                    subnet_count=store.subnet_count,
+                    access_points=dict(store.access_points),
+                    throughput_mode=store.throughput_mode,
+                    provisioned_mib_per_second=store.provisioned_mib_per_second,
+                    existing_file_system_id=store.existing_file_system_id,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-        return stores
+            for fs_name, store in plan.weight_stores.items()
+        }
 
     def _efs_access(self, model: str, file_system: str | None) -> EfsAccess | None:
         """The EFS wiring of one model's task, or None when its weights are not on EFS."""
@@ -379,42 +367,42 @@ class InferencePlatform(pulumi.ComponentResource):
         assert self.namespace is not None and plan.service_connect_namespace is not None
         return Namespace(plan.service_connect_namespace, self.namespace.arn)
 
-    def _build_gateway(self, name: str, plan: Plan, gw: GatewayPlan, wiring: ServiceWiring) -> None:
+    def _build_gateway(
+        self, name: str, plan: Plan, gw: GatewayServiceSpec, wiring: ServiceWiring
+    ) -> None:
         """The database (when on), the gateway, then the workers that call it."""
         assert self.namespace is not None and self.gateway_security_group is not None
         child = pulumi.ResourceOptions(parent=self)
-        cfg = gw.config
         database = None
-        if cfg.database.enabled:
+        if gw.database is not None:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
                 GatewayDatabaseArgs(
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
                     gateway_security_group_id=self.gateway_security_group.id,
-                    min_capacity_acu=cfg.database.min_capacity_acu,
-                    max_capacity_acu=cfg.database.max_capacity_acu,
+                    min_capacity_acu=gw.database.min_capacity_acu,
+                    max_capacity_acu=gw.database.max_capacity_acu,
                 ),
                 opts=child,
             )
             database = self.gateway_database.endpoint()
-        assert cfg.image is not None  # the schema's default is the pinned release
         self.gateway = LiteLLMGateway(
             f"{name}-gateway",
             LiteLLMGatewayArgs(
-                spec=gw.spec,
-                master_key_secret_arn=cfg.master_key_secret_arn,
-                salt_key_secret_arn=cfg.database.salt_key_secret_arn,
+                spec=gw.proxy,
+                master_key_secret_arn=gw.master_key_secret_arn,
+                salt_key_secret_arn=gw.salt_key_secret_arn,
                 database=database,
                 database_security_group_id=None
                 if self.gateway_database is None
                 else self.gateway_database.security_group.id,
-                path=cfg.path,
+                path=gw.path,
                 priority=gw.priority,
-                image=cfg.image,
-                cpu=gw.size.cpu,
-                memory_mib=gw.size.memory_mib,
-                cpu_architecture=cfg.cpu_architecture,
+                image=gw.image,
+                cpu=gw.cpu,
+                memory_mib=gw.memory_mib,
+                cpu_architecture=gw.cpu_architecture,
                 cluster_arn=wiring.cluster_arn,
                 vpc_id=wiring.vpc_id,
                 subnet_ids=wiring.subnet_ids,
@@ -423,18 +411,19 @@ class InferencePlatform(pulumi.ComponentResource):
                 router=wiring.router,
                 service_connect_namespace=self._routes(plan),
                 models={
-                    svc: ModelEndpoint(self.models[svc].security_group.id, plan.models[svc].port)
-                    for svc in sorted({r.target.service for r in gw.spec.routes})
+                    svc: ModelEndpoint(
+                        self.models[svc].security_group.id, plan.models[svc].launch.port
+                    )
+                    for svc in sorted({r.target.service for r in gw.proxy.routes})
                 },
-                desired_count=cfg.desired_count,
-                min_count=cfg.min_count,
-                max_count=cfg.max_count,
-                target_cpu_percent=cfg.target_cpu_percent,
-                deregistration_delay_seconds=gw.deregistration.seconds
-                if gw.deregistration is not None
-                else gw.spec.longest_request_seconds,
-                extra_environment=dict(cfg.environment),
-                log_retention_days=cfg.log_retention_days,
+                desired_count=gw.desired_count,
+                min_count=gw.min_count,
+                max_count=gw.max_count,
+                target_cpu_percent=gw.target_cpu_percent,
+                deregistration_delay_seconds=gw.deregistration_delay_seconds,
+                health_check_grace_period_seconds=gw.health_check_grace_period_seconds,
+                extra_environment=dict(gw.environment),
+                log_retention_days=gw.log_retention_days,
                 # A Service Connect client resolves only the servers that exist at its start.
                 service_depends_on=(
                     *wiring.service_depends_on,
@@ -444,38 +433,36 @@ class InferencePlatform(pulumi.ComponentResource):
             opts=child,
         )
         routes = self._routes(plan)
-        gateway_url = f"http://{private_host(cfg.path, routes.name)}:{litellm.PORT}"
         for worker_name, w in plan.workers.items():
-            wc = w.config
-            assert wc.image is not None  # required by the schema
             worker = QueueWorker(
                 f"{name}-{worker_name}",
                 QueueWorkerArgs(
-                    worker=worker_name,
-                    image=wc.image,
+                    worker=w.worker,
+                    image=w.image,
                     cluster_arn=wiring.cluster_arn,
                     vpc_id=wiring.vpc_id,
                     subnet_ids=wiring.subnet_ids,
-                    gateway_url=gateway_url,
+                    gateway_url=w.gateway_url,
                     gateway_security_group_id=self.gateway_security_group.id,
+                    gateway_port=w.gateway_port,
                     service_connect_namespace=routes,
-                    visibility_timeout_seconds=w.visibility.seconds,
-                    backlog_target=w.target,
-                    cpu=w.size.cpu,
-                    memory_mib=w.size.memory_mib,
-                    cpu_architecture=wc.cpu_architecture,
-                    desired_count=wc.desired_count,
-                    min_count=wc.min_count,
-                    max_count=wc.max_count,
-                    concurrency=wc.concurrency,
-                    max_receive_count=wc.max_receive_count,
-                    retention_seconds=wc.retention_seconds,
-                    idle_minutes=wc.idle_minutes,
-                    kms_key_id=wc.kms_key_id,
-                    result_queue=wc.result_queue,
-                    environment=dict(wc.environment),
-                    secrets=dict(wc.secrets),
-                    log_retention_days=wc.log_retention_days,
+                    visibility_timeout_seconds=w.visibility_timeout_seconds,
+                    backlog_target=w.backlog_target,
+                    cpu=w.cpu,
+                    memory_mib=w.memory_mib,
+                    cpu_architecture=w.cpu_architecture,
+                    desired_count=w.desired_count,
+                    min_count=w.min_count,
+                    max_count=w.max_count,
+                    concurrency=w.concurrency,
+                    max_receive_count=w.max_receive_count,
+                    retention_seconds=w.retention_seconds,
+                    idle_minutes=w.idle_minutes,
+                    kms_key_id=w.kms_key_id,
+                    result_queue=w.result_queue,
+                    environment=dict(w.environment),
+                    secrets=dict(w.secrets),
+                    log_retention_days=w.log_retention_days,
                     service_depends_on=(*wiring.service_depends_on, self.gateway.service),
                 ),
                 opts=child,

@@ -34,12 +34,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ecs_inference import sizing
-from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.config.workers import WorkerConfig
+from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,
@@ -49,7 +47,7 @@ from ecs_inference.contracts.aws_limits import (
     STEP_ADJUSTMENTS_MAX,
     TASK_PROTECTION_MAX_MINUTES,
 )
-from ecs_inference.specs import operations as ops
+from ecs_inference.specs.service import CpuArchitecture
 
 __all__ = [
     "SQS_RETENTION_MAX",
@@ -68,84 +66,57 @@ METRIC_PERIOD_SECONDS = 60
 """SQS and Container Insights both publish at 1-minute resolution."""
 
 
-class WorkerScalingError(ValueError):
-    """A worker setting AWS would refuse or that cannot work; `.issue` names the config path."""
+@dataclass(frozen=True, kw_only=True)
+class WorkerSpec:
+    """One queue worker: its Fargate task, its queues and its backlog scaling, as plain values."""
 
-    def __init__(self, issue: ConfigIssue) -> None:
-        self.issue = issue
-        super().__init__(str(issue))
-
-
-@dataclass(frozen=True)
-class VisibilityTimeout:
-    """The queue's visibility timeout: `seconds` = longest job + margin."""
-
-    seconds: int
-    job_seconds: int
-    margin_seconds: int
-
-    def summary(self) -> str:
-        return (
-            f"visibility timeout {self.seconds} s (longest job {self.job_seconds} s + "
-            f"{self.margin_seconds} s for receive, delete and retries of those calls)"
-        )
-
-
-def visibility_timeout(max_job_seconds: int, *, path: str) -> VisibilityTimeout:
-    """Visibility timeout for a worker whose longest job takes `max_job_seconds`.
-
-    A message becomes visible again (and another task starts the same job) when the timeout
-    ends before the delete, so it covers the longest job plus max(30 s, 10 %) for the receive,
-    the delete and their retries. Raises `WorkerScalingError` at `path` when that exceeds SQS's
-    12 h maximum or the job time is not positive.
-    """
-    if max_job_seconds < 1:
-        raise WorkerScalingError(
-            ConfigIssue(path, f"the longest job must take at least 1 s, got {max_job_seconds}")
-        )
-    margin = max(30, math.ceil(max_job_seconds * 0.10))
-    total = max_job_seconds + margin
-    if total > SQS_VISIBILITY_TIMEOUT_MAX:
-        raise WorkerScalingError(
-            ConfigIssue(
-                path,
-                f"a job of {max_job_seconds} s needs a visibility timeout of {total} s "
-                f"({max_job_seconds} s + {margin} s margin), above SQS's maximum of "
-                f"{SQS_VISIBILITY_TIMEOUT_MAX} s (12 h); no message can stay hidden longer, so "
-                "split the job into steps that each finish within "
-                f"{_longest_job_within(SQS_VISIBILITY_TIMEOUT_MAX)} s",
-            )
-        )
-    return VisibilityTimeout(total, max_job_seconds, margin)
-
-
-def _longest_job_within(limit: int) -> int:
-    """The longest job whose visibility timeout (job + margin) still fits `limit`."""
-    job = math.floor(limit / 1.10)
-    while job + max(30, math.ceil(job * 0.10)) > limit:
-        job -= 1
-    return job
-
-
-def backlog_target(
-    acceptable_latency_seconds: float,
-    job_seconds: float,
-    concurrency: int = 1,
-    *,
-    path: str,
-) -> float:
-    """Target backlog per task: messages a task may have waiting so that the last starts within
-    `acceptable_latency_seconds`, given `job_seconds` per job and `concurrency` jobs per task
-    (default 1). Raises `WorkerScalingError` at `path` for non-positive inputs."""
-    if job_seconds <= 0 or acceptable_latency_seconds <= 0 or concurrency < 1:
-        raise WorkerScalingError(
-            ConfigIssue(
-                path,
-                "acceptable latency and job time must be positive and concurrency at least 1 "
-                f"(got {acceptable_latency_seconds}, {job_seconds}, {concurrency})",
-            )
-        )
-    return acceptable_latency_seconds / job_seconds * concurrency
+    worker: str
+    """Its name: the queue's, the task family's, the ECS service's."""
+    image: str
+    """The worker's image (the user's own, pinned by tag or digest)."""
+    gateway_url: str
+    """The AI gateway's private Service Connect URL (`GATEWAY_URL`)."""
+    visibility_timeout_seconds: int
+    """The queue's visibility timeout: the longest job plus a margin."""
+    backlog_target: float
+    """Messages waiting per running task at which target tracking holds the count."""
+    acceptable_latency_seconds: float
+    """How long a job may wait before it starts (the scaling target's and the queue-age
+    alarm's base)."""
+    max_job_seconds: int
+    """The longest job (the visibility timeout's and the queue-age alarm's base)."""
+    cpu: int = 256
+    """Fargate CPU units (a pair on the Fargate grid with memory_mib)."""
+    memory_mib: int = 512
+    """Fargate memory."""
+    cpu_architecture: CpuArchitecture = "ARM64"
+    """Fargate CPU architecture (X86_64 needs an amd64 image)."""
+    gateway_port: int = litellm.PORT
+    """The gateway's port (the task's only egress besides HTTPS)."""
+    desired_count: int = 0
+    """Tasks at deploy time; the queue decides afterwards."""
+    min_count: int = 0
+    """Autoscaling minimum; 0 scales to zero on an empty queue."""
+    max_count: int = 10
+    """Autoscaling maximum."""
+    concurrency: int = 1
+    """Jobs one task works on at once."""
+    max_receive_count: int = 3
+    """Receives before a message moves to the dead-letter queue."""
+    retention_seconds: int = 345_600
+    """How long an unprocessed message is kept: SQS's own default, 4 days."""
+    idle_minutes: int = 15
+    """Minutes with nothing waiting or in flight before scaling to zero."""
+    kms_key_id: str | None = None
+    """KMS key of the queues; None: SQS-managed keys (SSE-SQS)."""
+    result_queue: bool = False
+    """A result queue the worker may send to (`RESULT_QUEUE_URL`)."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Plain variables of the worker's container."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Env name -> Secrets Manager ARN, injected by ECS at start."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention."""
 
 
 def queue_attributes(
@@ -534,122 +505,3 @@ def desired_count(
 
 def _clamp(scaling: WorkerScaling, count: int) -> int:
     return max(scaling.min_count, min(scaling.max_count, count))
-
-
-# --------------------------------------------------------------------------------------------
-# plan
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkerPlan:
-    """One validated worker: its queue's `visibility`, the backlog-per-task `target`, `size`."""
-
-    name: str
-    config: WorkerConfig
-    visibility: VisibilityTimeout
-    target: float
-    size: sizing.FargateSize
-
-    def decisions(self) -> list[str]:
-        steps = from_zero_steps(self.target, self.config.max_count)
-        return [
-            self.size.summary(),
-            self.visibility.summary(),
-            f"scale on backlog per task (visible / running) at {self.target:g} messages "
-            f"({self.config.acceptable_latency_seconds:g} s acceptable latency / "
-            f"{self.config.job_seconds:g} s per job x {self.config.concurrency}), "
-            f"{self.config.min_count}-{self.config.max_count} tasks; out of zero in "
-            f"{len(steps)} step(s); "
-            + (
-                f"to zero after {self.config.idle_minutes} min with nothing waiting or in flight"
-                if self.config.min_count == 0
-                else f"never below {self.config.min_count}"
-            ),
-            f"alarms: oldest message older than {self.queue_age_alarm_seconds} s "
-            f"({self.config.acceptable_latency_seconds:g} s acceptable latency + "
-            f"{self.config.max_job_seconds} s longest job); a message in the dead-letter queue "
-            f"(a job failed {self.config.max_receive_count} times); backlog per task above "
-            f"{self.target:g} at maxCount {self.config.max_count}; tasks below desired; "
-            "dashboard row: queue, oldest message, backlog per task, DLQ, tasks",
-        ]
-
-    @property
-    def queue_age_alarm_seconds(self) -> int:
-        """The queue-age alarm's threshold (see `operations.worker_alarms`)."""
-        return ops.queue_age_threshold_seconds(
-            self.config.acceptable_latency_seconds, self.config.max_job_seconds
-        )
-
-    def alarms(
-        self,
-        *,
-        stack: str,
-        queue_name: str,
-        dead_letter_queue_name: str,
-        cluster_name: str,
-        ecs_service_name: str,
-        settings: ops.AlarmSettings,
-    ) -> list[ops.AlarmSpec]:
-        """The worker's paging alarms, thresholds from its config and scaling target."""
-        return ops.worker_alarms(
-            stack=stack,
-            worker=self.name,
-            queue_name=queue_name,
-            dead_letter_queue_name=dead_letter_queue_name,
-            cluster_name=cluster_name,
-            ecs_service_name=ecs_service_name,
-            acceptable_latency_seconds=self.config.acceptable_latency_seconds,
-            max_job_seconds=self.config.max_job_seconds,
-            backlog_target=self.target,
-            max_count=self.config.max_count,
-            max_receive_count=self.config.max_receive_count,
-            settings=settings,
-        )
-
-
-def plan_workers(
-    workers: Mapping[str, WorkerConfig], *, has_gateway: bool
-) -> tuple[dict[str, WorkerPlan], list[ConfigIssue]]:
-    """Queue and scaling decisions of every worker, and the problems found."""
-    plans: dict[str, WorkerPlan] = {}
-    issues: list[ConfigIssue] = []
-    for name, cfg in workers.items():
-        base = f"platform.workers.{name}"
-        found: list[ConfigIssue] = []
-        if not has_gateway:
-            found.append(
-                ConfigIssue(
-                    base,
-                    "a worker calls models through the gateway (GATEWAY_URL): configure "
-                    "platform.gateway",
-                )
-            )
-        if cfg.job_seconds > cfg.max_job_seconds:
-            found.append(
-                ConfigIssue(
-                    f"{base}.jobSeconds",
-                    f"the typical job ({cfg.job_seconds:g} s) is longer than maxJobSeconds "
-                    f"({cfg.max_job_seconds} s)",
-                )
-            )
-        visibility = target = size = None
-        try:
-            visibility = visibility_timeout(cfg.max_job_seconds, path=f"{base}.maxJobSeconds")
-            target = backlog_target(
-                cfg.acceptable_latency_seconds,
-                cfg.job_seconds,
-                cfg.concurrency,
-                path=f"{base}.acceptableLatencySeconds",
-            )
-        except WorkerScalingError as exc:
-            found.append(exc.issue)
-        try:
-            size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
-        except sizing.SizingError as exc:
-            found.append(ConfigIssue(f"{base}.cpu", str(exc)))
-        if found or visibility is None or target is None or size is None:
-            issues += found
-            continue
-        plans[name] = WorkerPlan(name, cfg, visibility, target, size)
-    return plans, issues
