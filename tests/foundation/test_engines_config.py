@@ -7,7 +7,7 @@ import pytest
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.engines.custom import CustomLaunch
 from ecs_inference.engines.sglang import SglangLaunch
 from ecs_inference.engines.tgi import TgiLaunch
