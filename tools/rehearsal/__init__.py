@@ -103,12 +103,14 @@ def rehearse(
     resources: Sequence[Resource], region: str, account_id: str, iam: Evaluator | None = None
 ) -> Rehearsal:
     """The whole rehearsal of a recorded program run."""
+    from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
     from tools.rehearsal.tasks import task_checks
 
     model = StackModel(resources, region, account_id)
-    out = evaluate(model, task_checks(model, CONTRACTS), iam or evaluator())
+    checks = [*task_checks(model, CONTRACTS), *lifecycle_checks(model)]
+    out = evaluate(model, checks, iam or evaluator())
     out.findings[:0] = [
         Finding(r.type, r.name, "constraint", f'{message}; AWS: "{c.quote}" ({c.source})')
         for c, r, message in violations(model)
