@@ -12,19 +12,17 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import flag_table
+from ecs_inference.engines import Launch
+from ecs_inference.engines import neuron as neuron_engine
+from ecs_inference.engines import vllm as vllm_engine
+from ecs_inference.engines.base import EngineLaunchError, PresetError, check_extra_args
+from ecs_inference.engines.custom import CustomLaunch
+from ecs_inference.engines.neuron import NeuronLaunch
+from ecs_inference.engines.sglang import SglangLaunch, kv_cache_dtype_flag
+from ecs_inference.engines.tgi import TgiLaunch
+from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
-from ecs_inference.services import engine_presets as presets
-from ecs_inference.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
-from ecs_inference.services.engines import (
-    NEURON_FLAG_TABLE,
-    NEURON_MANAGED_FLAGS,
-    VLLM_FLAG_TABLE,
-    VLLM_MANAGED_FLAGS,
-    EngineLaunchError,
-    NeuronLaunch,
-    VllmLaunch,
-)
 from ecs_inference.sizing import instance_types
 from ecs_inference.sizing import weights as weight_load
 from ecs_inference.sizing.headroom import DeployChoice
@@ -49,7 +47,6 @@ SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
 # Stands for the ALB/target-group label in an albRequests spec; the component uses the real one.
 _ALB_LABEL_PLACEHOLDER = "app/alb/0/targetgroup/tg/0"
 
-Launch = VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
 UNDECIDED_DEPLOY = DeployChoice(100, 200, "deploy: undecided")
 
 
@@ -244,11 +241,6 @@ def _vllm_dtype(dtype: str) -> str:
     return {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(dtype, "auto")
 
 
-def _sglang_kv_dtype(kv_cache_dtype: str) -> str:
-    """SGLang's `--kv-cache-dtype` for the config's engine-neutral name."""
-    return {"fp8": "fp8_e4m3", "bf16": "bfloat16", "fp16": "auto"}.get(kv_cache_dtype, "auto")
-
-
 def _quantization(dtype: str) -> str | None:
     return dtype if dtype in ("awq", "gptq", "fp8") else None
 
@@ -270,11 +262,11 @@ def _vllm(
         quantization=_quantization(model.dtype),
         alb_idle_timeout_seconds=m.idle_timeout_seconds,
         aws_region=m.region,
-        extra_args=presets.check_extra_args(
+        extra_args=check_extra_args(
             f"platform.models.{m.name}",
             model.extra_args,
-            flag_table.load(VLLM_FLAG_TABLE),
-            VLLM_MANAGED_FLAGS,
+            flag_table.load(vllm_engine.FLAG_TABLE),
+            vllm_engine.MANAGED_FLAGS,
         ),
     )
     # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
@@ -307,11 +299,11 @@ def _neuron(m: ModelInputs, fit: sizing.NeuronFit, weights: _Weights, sidecar: b
         target=family if family in ("inf2", "trn1") else None,
         alb_idle_timeout_seconds=m.idle_timeout_seconds,
         aws_region=m.region,
-        extra_args=presets.check_extra_args(
+        extra_args=check_extra_args(
             f"platform.models.{m.name}",
             model.extra_args,
-            flag_table.load(NEURON_FLAG_TABLE),
-            NEURON_MANAGED_FLAGS,
+            flag_table.load(neuron_engine.FLAG_TABLE),
+            neuron_engine.MANAGED_FLAGS,
         ),
     )
     return _Engine(
@@ -330,8 +322,8 @@ def _neuron(m: ModelInputs, fit: sizing.NeuronFit, weights: _Weights, sidecar: b
 def _preset_launch(
     m: ModelInputs, devices: int, weights: _Weights
 ) -> SglangLaunch | TgiLaunch | CustomLaunch:
-    """SGLang, TGI and custom launches (`components.services.engine_presets`); every error
-    names its config path. Their images take the region from the task's own metadata."""
+    """SGLang, TGI and custom launches (`components.engines`); every error names its config
+    path. Their images take the region from the task's own metadata."""
     model, where = m.model, f"platform.models.{m.name}"
     served = model.served_model_name or m.name
     idle = m.idle_timeout_seconds
@@ -349,7 +341,7 @@ def _preset_launch(
             # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
             keepalive_seconds=max(1, min(15, idle // 2)),
             dtype=_vllm_dtype(model.dtype),
-            kv_cache_dtype=_sglang_kv_dtype(model.kv_cache_dtype),
+            kv_cache_dtype=kv_cache_dtype_flag(model.kv_cache_dtype),
             quantization=_quantization(model.dtype),
             alb_idle_timeout_seconds=idle,
             extra_args=tuple(model.extra_args),
@@ -416,7 +408,7 @@ def _preset(
         _shm_size(devices, memory) if on_gpu and m.pool.kind != "managed" else 0,
         not on_gpu,
         need_gib,
-        presets.warmup_seconds(launch),
+        launch.warmup_seconds,
         False,
         m.model.max_concurrent_sequences,
     )

@@ -7,8 +7,9 @@ import pytest
 from ecs_inference import sizing
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.load import load_stack_config
+from ecs_inference.engines.neuron import NeuronLaunch
+from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.plan.models import demands
-from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.headroom import choose_deploy
 from ecs_inference.sizing.instance_types import GpuDemand
