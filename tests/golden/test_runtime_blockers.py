@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from ecs_inference import iam
+from tests.stacks import REFERENCE_STACKS
 from tools.preview import PreviewResult, run_preview
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 
 
 def granted_repositories(document: str) -> set[str]:
