@@ -15,9 +15,10 @@ import pytest
 from ecs_inference import iam, platform
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import Evaluator, Request, evaluator
+from tests.stacks import REFERENCE_STACKS
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 HAND_WRITTEN = ROOT / "tests" / "examples" / "rehearsal"
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:sts::{ACCOUNT}:assumed-role/app/session"
