@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from ecs_inference import iam, platform
+from tests.stacks import REFERENCE_STACKS
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import Evaluator, Request, evaluator
-from tests.stacks import REFERENCE_STACKS
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = REFERENCE_STACKS
