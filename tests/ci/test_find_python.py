@@ -132,15 +132,35 @@ def test_python_that_does_not_exist(bin_dir: Path) -> None:
     assert "PYTHON=python9: no such interpreter" in result.stderr
 
 
+def _preview_prerequisites() -> list[str]:
+    """The files `.venv/.preview` depends on, as the repository's Makefile names them."""
+    assert MAKE is not None
+    listed = subprocess.run(
+        [
+            MAKE,
+            "-s",
+            "--no-print-directory",
+            "--eval",
+            "_files: ; @echo $(PREVIEW_INPUTS)",
+            "_files",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return listed.stdout.split()
+
+
 def _make(tmp_path: Path, bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The repository's Makefile and finder in a scratch directory, PATH holding only fakes."""
     (tmp_path / "tools").mkdir(exist_ok=True)
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(FINDER, tmp_path / "tools" / "find-python")
-    for name in ("requirements.txt", "requirements-preview.txt", "pyproject.toml"):
+    for name in _preview_prerequisites():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
-    (tmp_path / "policy").mkdir(exist_ok=True)
-    (tmp_path / "policy" / "requirements.txt").touch()
     assert MAKE is not None
     return subprocess.run(
         [MAKE, "--no-print-directory", *args],
