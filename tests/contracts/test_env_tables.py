@@ -28,19 +28,22 @@ def test_committed_tables_match_the_pinned_sources(extracted: dict[str, dict[str
 
 
 def test_contracts_name_the_pinned_releases() -> None:
-    assert f"vllm-{engine_flags.VLLM_GPU.version}" == vllm.ENV_TABLE
-    assert f"vllm-{engine_flags.VLLM_NEURON.version}" == neuron.ENV_TABLE
-    assert f"sglang-{engine_flags.SGLANG.version}" == sglang.ENV_TABLE
-    assert f"litellm-{LITELLM.version}" == litellm.ENV_TABLE and LITELLM.version == litellm.VERSION
+    assert f"vllm-{engine_flags.VLLM_GPU.version}" == vllm.ENVIRONMENT_TABLE
+    assert f"vllm-{engine_flags.VLLM_NEURON.version}" == neuron.ENVIRONMENT_TABLE
+    assert f"sglang-{engine_flags.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
+    assert (
+        f"litellm-{LITELLM.version}" == litellm.ENVIRONMENT_TABLE
+        and LITELLM.version == litellm.VERSION
+    )
 
 
 def test_the_names_the_stacks_set_are_read() -> None:
     assert {"LITELLM_MASTER_KEY", "LITELLM_SALT_KEY", "PORT", "DATABASE_USERNAME"} <= (
-        env_table.reads(litellm.ENV_TABLE)
+        env_table.reads(litellm.ENVIRONMENT_TABLE)
     )
-    for stem in (vllm.ENV_TABLE, neuron.ENV_TABLE):
+    for stem in (vllm.ENVIRONMENT_TABLE, neuron.ENVIRONMENT_TABLE):
         assert {vllm.ENV_HTTP_KEEPALIVE, vllm.ENV_NO_USAGE_STATS} <= env_table.reads(stem)
-    assert env_table.table(litellm.ENV_TABLE)["database_url_requires"] == [
+    assert env_table.table(litellm.ENVIRONMENT_TABLE)["database_url_requires"] == [
         "DATABASE_HOST",
         "DATABASE_USERNAME",
         "DATABASE_NAME",

@@ -40,23 +40,27 @@ def _names(container: Mapping[str, Any]) -> dict[str, str]:
 
 def _prefixed(names: Mapping[str, str]) -> Iterator[tuple[str, str]]:
     """(name, table) of every variable whose prefix names a third-party release."""
-    vllm_table = neuron.ENV_TABLE if neuron.ENV_ARTIFACT_URI in names else vllm.ENV_TABLE
+    vllm_table = (
+        neuron.ENVIRONMENT_TABLE if neuron.ENV_ARTIFACT_URI in names else vllm.ENVIRONMENT_TABLE
+    )
     for name in names:
         if name.startswith("VLLM_"):
             yield name, vllm_table
         elif name.startswith(("SGLANG_", "SGL_")):
-            yield name, sglang.ENV_TABLE
+            yield name, sglang.ENVIRONMENT_TABLE
 
 
 def _litellm(names: Mapping[str, str]) -> Iterator[str]:
     if litellm.ENV_CONFIG_YAML not in names:
         return
-    reads = env_table.reads(litellm.ENV_TABLE)
+    reads = env_table.reads(litellm.ENVIRONMENT_TABLE)
     ours = {litellm.ENV_CONFIG_YAML}
     for name in sorted(set(names) - reads - ours):
         yield f"LiteLLM {litellm.VERSION} reads no {name}"
     if any(n.startswith("DATABASE_") for n in names) and "DATABASE_URL" not in names:
-        required: list[str] = list(env_table.table(litellm.ENV_TABLE)["database_url_requires"])
+        required: list[str] = list(
+            env_table.table(litellm.ENVIRONMENT_TABLE)["database_url_requires"]
+        )
         token = names.get("IAM_TOKEN_DB_AUTH", "").strip().lower() in _TOKEN_AUTH_ON
         if token:
             # Its token path accepts either user name (pydantic AliasChoices).
