@@ -31,7 +31,6 @@ from ecs_inference.capacity.managed_instances_pool import (
     ManagedInstancesPoolArgs,
 )
 from ecs_inference.cluster import Cluster, ClusterArgs
-from ecs_inference.contracts import litellm
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.network import Network, NetworkArgs
@@ -43,7 +42,12 @@ from ecs_inference.operations import (
     WorkerWatch,
 )
 from ecs_inference.plan import Plan, pool_resource_name
-from ecs_inference.services.base import EfsAccess, ServiceWiring, exec_log_group_name
+from ecs_inference.services.base import (
+    ClusterWiring,
+    EfsAccess,
+    ServiceWiring,
+    exec_log_group_name,
+)
 from ecs_inference.services.gateway import (
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -56,7 +60,7 @@ from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import GatewayPlan
 from ecs_inference.specs.operations import Subscription
-from ecs_inference.specs.service_connect import Namespace, private_host
+from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
 _Args = TypeVar("_Args")
@@ -193,7 +197,7 @@ class InferencePlatform(pulumi.ComponentResource):
             # with yet.
             service_depends_on=(self.capacity_providers,),
         )
-        wired = {f.name: getattr(wiring, f.name) for f in fields(wiring)}
+        wired = _fields(wiring)
         self.weight_stores = self._weight_stores(name, plan)
 
         # Private routes: the namespace, and the gateway's group before the model services,
@@ -383,100 +387,58 @@ class InferencePlatform(pulumi.ComponentResource):
         """The database (when on), the gateway, then the workers that call it."""
         assert self.namespace is not None and self.gateway_security_group is not None
         child = pulumi.ResourceOptions(parent=self)
-        cfg = gw.config
-        database = None
-        if cfg.database.enabled:
+        database = gw.config.database
+        if database.enabled:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
                 GatewayDatabaseArgs(
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
                     gateway_security_group_id=self.gateway_security_group.id,
-                    min_capacity_acu=cfg.database.min_capacity_acu,
-                    max_capacity_acu=cfg.database.max_capacity_acu,
+                    min_capacity_acu=database.min_capacity_acu,
+                    max_capacity_acu=database.max_capacity_acu,
                 ),
                 opts=child,
             )
-            database = self.gateway_database.endpoint()
-        assert cfg.image is not None  # the schema's default is the pinned release
+        db = self.gateway_database
+        routes = self._routes(plan)
         self.gateway = LiteLLMGateway(
             f"{name}-gateway",
-            LiteLLMGatewayArgs(
-                spec=gw.spec,
-                master_key_secret_arn=cfg.master_key_secret_arn,
-                salt_key_secret_arn=cfg.database.salt_key_secret_arn,
-                database=database,
-                database_security_group_id=None
-                if self.gateway_database is None
-                else self.gateway_database.security_group.id,
-                path=cfg.path,
-                priority=gw.priority,
-                image=cfg.image,
-                cpu=gw.size.cpu,
-                memory_mib=gw.size.memory_mib,
-                cpu_architecture=cfg.cpu_architecture,
-                cluster_arn=wiring.cluster_arn,
-                vpc_id=wiring.vpc_id,
-                subnet_ids=wiring.subnet_ids,
+            with_wiring(
+                LiteLLMGatewayArgs,
+                gw.service_spec,
+                **{
+                    **_fields(wiring),
+                    "service_connect_namespace": routes,
+                    # A Service Connect client resolves only the servers that exist at its start.
+                    "service_depends_on": (
+                        *wiring.service_depends_on,
+                        *(m.service for m in self.models.values()),
+                    ),
+                },
                 security_group=self.gateway_security_group,
-                alb_security_group_id=wiring.alb_security_group_id,
-                router=wiring.router,
-                service_connect_namespace=self._routes(plan),
                 models={
-                    svc: ModelEndpoint(self.models[svc].security_group.id, plan.models[svc].port)
+                    svc: ModelEndpoint(self.models[svc].security_group.id, self.models[svc].port)
                     for svc in sorted({r.target.service for r in gw.spec.routes})
                 },
-                desired_count=cfg.desired_count,
-                min_count=cfg.min_count,
-                max_count=cfg.max_count,
-                target_cpu_percent=cfg.target_cpu_percent,
-                deregistration_delay_seconds=gw.deregistration.seconds
-                if gw.deregistration is not None
-                else gw.spec.longest_request_seconds,
-                extra_environment=dict(cfg.environment),
-                log_retention_days=cfg.log_retention_days,
-                # A Service Connect client resolves only the servers that exist at its start.
-                service_depends_on=(
-                    *wiring.service_depends_on,
-                    *(m.service for m in self.models.values()),
-                ),
+                database=None if db is None else db.endpoint(),
+                database_security_group_id=None if db is None else db.security_group.id,
             ),
             opts=child,
         )
-        routes = self._routes(plan)
-        gateway_url = f"http://{private_host(cfg.path, routes.name)}:{litellm.PORT}"
         for worker_name, w in plan.workers.items():
-            wc = w.config
-            assert wc.image is not None  # required by the schema
             worker = QueueWorker(
                 f"{name}-{worker_name}",
-                QueueWorkerArgs(
-                    worker=worker_name,
-                    image=wc.image,
-                    cluster_arn=wiring.cluster_arn,
-                    vpc_id=wiring.vpc_id,
-                    subnet_ids=wiring.subnet_ids,
-                    gateway_url=gateway_url,
+                with_wiring(
+                    QueueWorkerArgs,
+                    w.spec,
+                    **{
+                        **_fields(wiring, ClusterWiring),
+                        "service_depends_on": (*wiring.service_depends_on, self.gateway.service),
+                    },
+                    gateway_url=self.gateway.private_url,
                     gateway_security_group_id=self.gateway_security_group.id,
                     service_connect_namespace=routes,
-                    visibility_timeout_seconds=w.visibility.seconds,
-                    backlog_target=w.target,
-                    cpu=w.size.cpu,
-                    memory_mib=w.size.memory_mib,
-                    cpu_architecture=wc.cpu_architecture,
-                    desired_count=wc.desired_count,
-                    min_count=wc.min_count,
-                    max_count=wc.max_count,
-                    concurrency=wc.concurrency,
-                    max_receive_count=wc.max_receive_count,
-                    retention_seconds=wc.retention_seconds,
-                    idle_minutes=wc.idle_minutes,
-                    kms_key_id=wc.kms_key_id,
-                    result_queue=wc.result_queue,
-                    environment=dict(wc.environment),
-                    secrets=dict(wc.secrets),
-                    log_retention_days=wc.log_retention_days,
-                    service_depends_on=(*wiring.service_depends_on, self.gateway.service),
                 ),
                 opts=child,
             )
@@ -484,3 +446,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"worker-{worker_name}", worker.security_group.id, f"worker {worker_name}"
             )
             self.workers[worker_name] = worker
+
+
+def _fields(wiring: ClusterWiring, kind: type[ClusterWiring] | None = None) -> dict[str, Any]:
+    """`wiring`'s fields (those of `kind` only, when given) as keywords."""
+    return {f.name: getattr(wiring, f.name) for f in fields(kind or wiring)}

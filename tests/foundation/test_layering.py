@@ -36,6 +36,7 @@ PURE = [
     "ecs_inference.sizing.catalog",
     "ecs_inference.services.engines",
     "ecs_inference.services.engine_presets",
+    "ecs_inference.services.containers",
     "ecs_inference.specs.weights",
     "ecs_inference.sizing.weights",
     "ecs_inference.iam",
