@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -725,7 +725,7 @@ def service_connect_server(
 def metrics_sidecar(
     spec: ServiceSpec,
     *,
-    kind: Literal["vllm", "neuron", "reranker"],
+    kind: str,
     port: int,
     engine_container: str,
     log_group: str,

@@ -1,12 +1,11 @@
-"""ModelService: one LLM served by vLLM, SGLang, TGI or a custom engine on a GPU pool, or by
-optimum-neuron on an Inferentia pool.
+"""ModelService: one LLM served by a registered engine (`components.engines`) on a pool.
 
-On top of `PoolService` it adds the engine's container (environment, command and port from the
-launch; GPU `resourceRequirements` equal to the tensor parallel size, or the Neuron devices
+On top of `PoolService` it adds the engine's container (environment, command, port and health
+path from the engine's launch, whatever the engine; GPU `resourceRequirements` equal to the tensor parallel size, or the Neuron devices
 mapped through `linuxParameters.devices`, since Neuron devices are not an ECS resource type;
 shared memory for NCCL; no container health check: the ALB's decides), a task role that can
 only read the weights (one S3 prefix, or an EFS access point), the metrics sidecar for engines
-whose metrics it knows, and target tracking on the engine's load or ALBRequestCountPerTarget.
+whose metric families it knows (`Launch.metrics_target`), and target tracking on the engine's load or ALBRequestCountPerTarget.
 The container definition is a plain function, tested without mocks.
 """
 
@@ -14,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pulumi
 from pulumi import Input
 
 from ecs_inference.contracts import neuron as neuron_contract
-from ecs_inference.services import engine_presets as presets
-from ecs_inference.services import engines
+from ecs_inference.engines import Launch
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     Balancing,
@@ -32,10 +30,8 @@ from ecs_inference.services.base import (
 )
 from ecs_inference.services.containers import environment_list, secrets_list, serving_container
 from ecs_inference.services.ec2 import PoolService, pool_placement
-from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
-from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from ecs_inference.specs import weights as weights_spec
-from ecs_inference.specs.service import ModelServiceSpec, resolve_neuron_devices
+from ecs_inference.specs.service import ModelServiceSpec
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -65,7 +61,7 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
 def model_container_definitions(
     *,
     image: str,
-    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch,
+    launch: Launch,
     log_group_name: str,
     region: str,
     stream_prefix: str,
@@ -84,19 +80,12 @@ def model_container_definitions(
     group's `/health` check decides, and a second check would restart a task the ALB still
     drains.
     """
-    if isinstance(launch, (VllmLaunch, NeuronLaunch)):
-        managed = engines.container_environment(launch)
-        ports = engines.port_mappings(launch)
-        command = engines.container_command(launch)
-    else:
-        managed = presets.container_environment(launch, region)
-        ports = presets.port_mappings(launch)
-        command = presets.container_command(launch)
+    command = launch.container_command()
     container = serving_container(
         name=CONTAINER_NAME,
         image=image,
-        environment=environment_list(managed, dict(environment or {})),
-        port_mappings=ports,
+        environment=environment_list(launch.container_environment(region), dict(environment or {})),
+        port_mappings=launch.port_mappings(),
         log_group_name=log_group_name,
         region=region,
         stream_prefix=stream_prefix,
@@ -147,21 +136,13 @@ class ModelService(PoolService):
         launch = args.launch
         if (args.efs_file_system is not None) != (args.weights_efs is not None):
             raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
-        devices = (
-            resolve_neuron_devices(where, launch, args.neuron_devices)
-            if isinstance(launch, NeuronLaunch)
-            else list(args.neuron_devices)
-        )
-        # The sidecar's scrape spec knows the vLLM families (the Neuron image serves through
-        # vLLM too); the plan turns it off for SGLang, TGI and custom engines.
-        metrics_kind: Literal["vllm", "neuron"] = "vllm"
-        metrics_port = launch.port
-        if isinstance(launch, NeuronLaunch):
-            # The engine itself on loopback, not the keep-alive proxy.
-            metrics_kind, metrics_port = "neuron", launch.upstream_port or launch.port
-        elif args.metrics_sidecar and not isinstance(launch, VllmLaunch):
+        devices = launch.device_paths(where, args.neuron_devices)
+        # The sidecar's scrape spec knows only some engines' metric families; the plan turns
+        # it off for the others.
+        metrics = launch.metrics_target()
+        if args.metrics_sidecar and metrics is None:
             raise ValueError(
-                f"{where}: the metrics sidecar scrapes vLLM and Neuron engines only; "
+                f"{where}: the metrics sidecar knows none of this engine's metric families; "
                 "turn metrics_sidecar off for this engine"
             )
         super().__init__(TOKEN, name, opts)
@@ -169,8 +150,8 @@ class ModelService(PoolService):
         group = self._logs(args.service, args.log_retention_days)
         sidecar = metrics_sidecar(
             args,
-            kind=metrics_kind,
-            port=metrics_port,
+            kind=metrics.kind if metrics is not None else "",
+            port=metrics.port if metrics is not None else launch.port,
             engine_container=CONTAINER_NAME,
             log_group=group,
         )
@@ -213,15 +194,10 @@ class ModelService(PoolService):
             secrets_kms_key_arns=args.secrets_kms_key_arns,
             exec_logging=args.execute_command_logging if args.execute_command else None,
         )
-        health_path = (
-            engines.HEALTH_PATH
-            if isinstance(launch, (VllmLaunch, NeuronLaunch))
-            else presets.health_path(launch)
-        )
         self._serve(
             args,
             args,
-            balancing=Balancing(CONTAINER_NAME, launch.port, health_path),
+            balancing=Balancing(CONTAINER_NAME, launch.port, launch.health_path),
             placement=pool_placement(
                 args.capacity_provider_name, one_task_per_instance=args.one_task_per_instance
             ),
