@@ -1,11 +1,12 @@
 """ModelService: one LLM served by a registered engine (`components.engines`) on a pool.
 
 On top of `PoolService` it adds the engine's container (environment, command, port and health
-path from the engine's launch, whatever the engine; GPU `resourceRequirements` equal to the tensor parallel size, or the Neuron devices
-mapped through `linuxParameters.devices`, since Neuron devices are not an ECS resource type;
-shared memory for NCCL; no container health check: the ALB's decides), a task role that can
-only read the weights (one S3 prefix, or an EFS access point), the metrics sidecar for engines
-whose metric families it knows (`Launch.metrics_target`), and target tracking on the engine's load or ALBRequestCountPerTarget.
+path from the engine's launch, whatever the engine; GPU `resourceRequirements` equal to the
+launch's GPUs, or the Neuron devices mapped through `linuxParameters.devices`, since Neuron
+devices are not an ECS resource type; shared memory for NCCL; no container health check: the
+ALB's decides), a task role that can only read the weights (one S3 prefix, or an EFS access
+point), the metrics sidecar for engines whose metric families it knows
+(`Launch.metrics_target`), and target tracking on the engine's load or ALBRequestCountPerTarget.
 The container definition is a plain function, tested without mocks.
 """
 
