@@ -29,8 +29,8 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference.specs import operations as obs
-from ecs_inference.specs.gateway import GatewayServiceSpec
-from ecs_inference.specs.worker import WorkerSpec
+from ecs_inference.specs.gateway import LiteLLMGatewaySpec
+from ecs_inference.specs.worker import QueueWorkerSpec
 
 TOKEN = "ecs-inference:operations:Operations"
 
@@ -55,20 +55,24 @@ class ServiceWatch:
 class GatewayWatch:
     """The AI gateway to watch: its spec (thresholds) and the service component's Outputs."""
 
-    spec: GatewayServiceSpec
+    spec: LiteLLMGatewaySpec
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]
 
 
 @dataclass(frozen=True)
 class WorkerWatch:
-    """A queue worker to watch: its spec (thresholds), its queues' fixed names and the ECS
-    service name (an Output)."""
+    """A queue worker to watch: its spec (thresholds), its queues' fixed names, the ECS service
+    name (an Output), and the job timings the queue-age alarm judges against."""
 
-    spec: WorkerSpec
+    spec: QueueWorkerSpec
     queue_name: str
     dead_letter_queue_name: str
     ecs_service_name: Input[str]
+    acceptable_latency_seconds: float
+    """How long a job may wait before it starts."""
+    max_job_seconds: int
+    """The longest job."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +307,7 @@ def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | s
             min_count=gw.min_count,
             max_count=gw.max_count,
             target_cpu_percent=gw.target_cpu_percent,
-            longest_request_seconds=gw.proxy.longest_request_seconds,
+            longest_request_seconds=gw.litellm.longest_request_seconds,
             settings=args.alarm_settings,
         ):
             out.append((gw.path, spec))
@@ -315,8 +319,8 @@ def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | s
             dead_letter_queue_name=w.dead_letter_queue_name,
             cluster_name=_CLUSTER,
             ecs_service_name=_worker_svc(i),
-            acceptable_latency_seconds=w.spec.acceptable_latency_seconds,
-            max_job_seconds=w.spec.max_job_seconds,
+            acceptable_latency_seconds=w.acceptable_latency_seconds,
+            max_job_seconds=w.max_job_seconds,
             backlog_target=w.spec.backlog_target,
             max_count=w.spec.max_count,
             max_receive_count=w.spec.max_receive_count,
@@ -472,7 +476,7 @@ def _dashboard_inputs(
             gw.path,
             values[_tg(_GATEWAY)],
             values[_svc(_GATEWAY)],
-            longest_request_seconds=gw.proxy.longest_request_seconds,
+            longest_request_seconds=gw.litellm.longest_request_seconds,
             target_cpu_percent=gw.target_cpu_percent,
         )
     workers = [
@@ -482,7 +486,7 @@ def _dashboard_inputs(
             w.dead_letter_queue_name,
             values[_worker_svc(i)],
             queue_age_seconds=obs.queue_age_threshold_seconds(
-                w.spec.acceptable_latency_seconds, w.spec.max_job_seconds
+                w.acceptable_latency_seconds, w.max_job_seconds
             ),
             backlog_target=w.spec.backlog_target,
         )

@@ -18,8 +18,8 @@ from ecs_inference.specs.gateway import (
     REGION,
     BedrockRoute,
     GatewayDatabaseSpec,
-    GatewayServiceSpec,
     GatewaySpec,
+    LiteLLMGatewaySpec,
     ModelRoute,
     ServiceTarget,
 )
@@ -164,7 +164,7 @@ def gateway_service(
     service_names: Sequence[str],
     priority: int = 1,
     trusted_proxy_ranges: Sequence[str] = (),
-) -> tuple[GatewayServiceSpec | None, list[str], list[ConfigIssue]]:
+) -> tuple[LiteLLMGatewaySpec | None, list[str], list[ConfigIssue]]:
     """The gateway's spec, its decision lines and the problems found. `targets`: every model
     service as the gateway reaches it; `service_names`: every service with an ALB path (the
     gateway's path must differ); `priority`: the first of its listener rules;
@@ -202,10 +202,9 @@ def gateway_service(
         database=cfg.database.enabled,
         trusted_proxy_ranges=tuple(trusted_proxy_ranges),
     )
-    db = cfg.database
     assert cfg.image is not None  # the config's default is the pinned release
-    spec = GatewayServiceSpec(
-        proxy=proxy,
+    spec = LiteLLMGatewaySpec(
+        litellm=proxy,
         master_key_secret_arn=cfg.master_key_secret_arn,
         priority=priority,
         path=cfg.path,
@@ -218,19 +217,22 @@ def gateway_service(
         max_count=cfg.max_count,
         target_cpu_percent=cfg.target_cpu_percent,
         deregistration_delay_seconds=deregistration(proxy.longest_request_seconds).seconds,
-        environment=dict(cfg.environment),
+        extra_environment=dict(cfg.environment),
         log_retention_days=cfg.log_retention_days,
-        database=GatewayDatabaseSpec(db.min_capacity_acu, db.max_capacity_acu)
-        if db.enabled
-        else None,
-        salt_key_secret_arn=db.salt_key_secret_arn,
+        salt_key_secret_arn=cfg.database.salt_key_secret_arn,
     )
     return spec, _decisions(spec, size), []
 
 
-def _decisions(spec: GatewayServiceSpec, size: sizing.FargateSize) -> list[str]:
+def gateway_database(cfg: GatewayConfig) -> GatewayDatabaseSpec | None:
+    """LiteLLM's database when the gateway's config turns it on."""
+    db = cfg.database
+    return GatewayDatabaseSpec(db.min_capacity_acu, db.max_capacity_acu) if db.enabled else None
+
+
+def _decisions(spec: LiteLLMGatewaySpec, size: sizing.FargateSize) -> list[str]:
     """The gateway's decision lines: size, routes, Bedrock, database, alarms."""
-    proxy = spec.proxy
+    proxy = spec.litellm
     routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in proxy.routes)
     lines = [f"LiteLLM proxy on {size.summary()}", f"routes: {routes or 'none'}"]
     if proxy.bedrock:
@@ -259,7 +261,7 @@ def plan_gateway(
     namespace: str,
     priority: int,
     issues: Issues,
-) -> tuple[GatewayServiceSpec | None, list[str]]:
+) -> tuple[LiteLLMGatewaySpec | None, list[str]]:
     """The gateway's spec and decisions, routed to the planned models at their Service Connect
     addresses; routes to a model that failed its own checks are left out (that model's problem
     is reported)."""

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.specs import operations as ops_specs
-from ecs_inference.specs.gateway import GatewayServiceSpec
+from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
-from ecs_inference.specs.worker import WorkerSpec
+from ecs_inference.specs.worker import QueueWorkerSpec
 
 _LOAD_BALANCER = "app/alb/0"
 _TARGET_GROUP = "targetgroup/tg/0"
@@ -45,8 +45,8 @@ def alarm_specs(
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerSpec],
     telemetry_pools: Sequence[str],
-    gateway: GatewayServiceSpec | None,
-    workers: Mapping[str, WorkerSpec],
+    gateway: LiteLLMGatewaySpec | None,
+    workers: Mapping[str, QueueWorkerSpec],
     stack: str,
 ) -> list[ops_specs.AlarmSpec]:
     """The alarms the stack creates; `telemetry_pools`: the GPU pools whose hosts run the
@@ -83,7 +83,7 @@ def alarm_specs(
             min_count=gateway.min_count,
             max_count=gateway.max_count,
             target_cpu_percent=gateway.target_cpu_percent,
-            longest_request_seconds=gateway.proxy.longest_request_seconds,
+            longest_request_seconds=gateway.litellm.longest_request_seconds,
             settings=settings,
         )
     for name, w in workers.items():
@@ -94,8 +94,8 @@ def alarm_specs(
             dead_letter_queue_name=f"{name}-dlq",
             cluster_name=_CLUSTER,
             ecs_service_name=name,
-            acceptable_latency_seconds=w.acceptable_latency_seconds,
-            max_job_seconds=w.max_job_seconds,
+            acceptable_latency_seconds=cfg.workers[name].acceptable_latency_seconds,
+            max_job_seconds=cfg.workers[name].max_job_seconds,
             backlog_target=w.backlog_target,
             max_count=w.max_count,
             max_receive_count=w.max_receive_count,

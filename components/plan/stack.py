@@ -26,13 +26,13 @@ from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.endpoint import EndpointSpec
-from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayServiceSpec
+from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.operations import AlarmSettings, AlarmSpec, Subscription
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.specs.weights import WeightStoreSpec
-from ecs_inference.specs.worker import WorkerSpec
+from ecs_inference.specs.worker import QueueWorkerSpec
 
 PLATFORM_NAME = "inference"
 """Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -54,8 +54,10 @@ class Plan:
     model_pools: Mapping[str, str]
     """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerSpec]
-    gateway: GatewayServiceSpec | None
-    workers: Mapping[str, WorkerSpec]
+    gateway: LiteLLMGatewaySpec | None
+    gateway_database: GatewayDatabaseSpec | None
+    """LiteLLM's database, when the gateway has one."""
+    workers: Mapping[str, QueueWorkerSpec]
     weight_stores: Mapping[str, WeightStoreSpec]
     """EFS file systems of weights, by `weightStores` name or existing file system id."""
     builds: Mapping[str, tuple[str, ...]]
@@ -187,7 +189,7 @@ def build_plan(
     gateway_spec, gateway_lines = gateway.plan_gateway(
         config, model_specs, namespace or "", gateway_priority, issues
     )
-    worker_specs, worker_lines = workers.plan_workers(config, namespace or "", issues)
+    worker_specs, worker_lines = workers.plan_workers(config, issues)
     subscriptions = operations.subscriptions(config, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
@@ -218,6 +220,7 @@ def build_plan(
         model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,
+        gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
         workers=worker_specs,
         weight_stores=weight_stores.plan_weight_stores(config, model_specs),
         builds=builds,

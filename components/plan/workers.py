@@ -15,11 +15,9 @@ from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.workers import WorkerConfig
-from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.specs import operations as ops
-from ecs_inference.specs.service_connect import private_host
-from ecs_inference.specs.worker import WorkerSpec, from_zero_steps
+from ecs_inference.specs.worker import QueueWorkerSpec, from_zero_steps
 
 
 class WorkerScalingError(ValueError):
@@ -145,23 +143,20 @@ def _checked(
 
 
 def worker_service(
-    name: str, cfg: WorkerConfig, *, gateway_url: str | None
-) -> tuple[WorkerSpec | None, list[str], list[ConfigIssue]]:
-    """The worker's spec, its decision lines and the problems found; `gateway_url`: the
-    gateway's private URL (None: the stack has no gateway, which a worker needs)."""
-    checked, found = _checked(name, cfg, gateway_url is not None)
-    if checked is None or gateway_url is None:
+    name: str, cfg: WorkerConfig, *, has_gateway: bool
+) -> tuple[QueueWorkerSpec | None, list[str], list[ConfigIssue]]:
+    """The worker's spec, its decision lines and the problems found; a worker calls models
+    through the gateway, so a stack without one (`has_gateway` False) cannot run it."""
+    checked, found = _checked(name, cfg, has_gateway)
+    if checked is None:
         return None, [], found
     visibility, target, size = checked
     assert cfg.image is not None  # required by the config
-    spec = WorkerSpec(
+    spec = QueueWorkerSpec(
         worker=name,
         image=cfg.image,
-        gateway_url=gateway_url,
         visibility_timeout_seconds=visibility.seconds,
         backlog_target=target,
-        acceptable_latency_seconds=cfg.acceptable_latency_seconds,
-        max_job_seconds=cfg.max_job_seconds,
         cpu=size.cpu,
         memory_mib=size.memory_mib,
         cpu_architecture=cfg.cpu_architecture,
@@ -182,18 +177,19 @@ def worker_service(
 
 
 def _decisions(
-    spec: WorkerSpec, cfg: WorkerConfig, visibility: VisibilityTimeout, size: sizing.FargateSize
+    spec: QueueWorkerSpec,
+    cfg: WorkerConfig,
+    visibility: VisibilityTimeout,
+    size: sizing.FargateSize,
 ) -> list[str]:
     target = spec.backlog_target
     steps = from_zero_steps(target, spec.max_count)
-    queue_age = ops.queue_age_threshold_seconds(
-        spec.acceptable_latency_seconds, spec.max_job_seconds
-    )
+    queue_age = ops.queue_age_threshold_seconds(cfg.acceptable_latency_seconds, cfg.max_job_seconds)
     return [
         size.summary(),
         visibility.summary(),
         f"scale on backlog per task (visible / running) at {target:g} messages "
-        f"({spec.acceptable_latency_seconds:g} s acceptable latency / "
+        f"({cfg.acceptable_latency_seconds:g} s acceptable latency / "
         f"{cfg.job_seconds:g} s per job x {spec.concurrency}), "
         f"{spec.min_count}-{spec.max_count} tasks; out of zero in {len(steps)} step(s); "
         + (
@@ -202,30 +198,22 @@ def _decisions(
             else f"never below {spec.min_count}"
         ),
         f"alarms: oldest message older than {queue_age} s "
-        f"({spec.acceptable_latency_seconds:g} s acceptable latency + "
-        f"{spec.max_job_seconds} s longest job); a message in the dead-letter queue "
+        f"({cfg.acceptable_latency_seconds:g} s acceptable latency + "
+        f"{cfg.max_job_seconds} s longest job); a message in the dead-letter queue "
         f"(a job failed {spec.max_receive_count} times); backlog per task above "
         f"{target:g} at maxCount {spec.max_count}; tasks below desired; "
         "dashboard row: queue, oldest message, backlog per task, DLQ, tasks",
     ]
 
 
-def gateway_url(cfg: StackConfig, namespace: str) -> str | None:
-    """The gateway's private URL the workers call, or None without a gateway."""
-    if cfg.gateway is None:
-        return None
-    return f"http://{private_host(cfg.gateway.path, namespace)}:{litellm.PORT}"
-
-
 def plan_workers(
-    cfg: StackConfig, namespace: str, issues: Issues
-) -> tuple[dict[str, WorkerSpec], dict[str, list[str]]]:
+    cfg: StackConfig, issues: Issues
+) -> tuple[dict[str, QueueWorkerSpec], dict[str, list[str]]]:
     """Every worker's spec and decisions."""
-    url = gateway_url(cfg, namespace)
-    specs: dict[str, WorkerSpec] = {}
+    specs: dict[str, QueueWorkerSpec] = {}
     decisions: dict[str, list[str]] = {}
     for name, worker in cfg.workers.items():
-        spec, lines, found = worker_service(name, worker, gateway_url=url)
+        spec, lines, found = worker_service(name, worker, has_gateway=cfg.gateway is not None)
         issues.extend(found)
         if spec is not None:
             specs[name] = spec

@@ -14,8 +14,9 @@ these are pure functions from plan-like values to
   salt key), which the task definition maps through `secrets`, never `environment`;
 - `bedrock_invoke_policy(...)`: the task role's IAM document, `bedrock:InvokeModel*` on exactly
   the configured models;
-- `GatewayServiceSpec`: the gateway service itself (its proxy config, image, size, counts,
-  keys), what the plan builds and the component adds its wiring to.
+- `LiteLLMGatewaySpec`: the gateway service itself (its LiteLLM config, image, size, counts,
+  keys), and `GatewayDatabaseSpec`, its database: what the plan builds and the components add
+  their wiring to.
 
 The generated config is checked in the tests by LiteLLM's own parser from the pinned release
 (`LITELLM_VERSION`), which must match the image the gateway runs.
@@ -33,6 +34,7 @@ import yaml
 
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+from ecs_inference.contracts.litellm import IMAGE as LITELLM_IMAGE
 from ecs_inference.specs.service import CpuArchitecture
 
 LITELLM_VERSION = litellm.VERSION
@@ -358,43 +360,43 @@ class GatewayDatabaseSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayServiceSpec:
-    """The AI gateway: LiteLLM's proxy on Fargate behind the endpoint, on its own path."""
+class LiteLLMGatewaySpec:
+    """The AI gateway's service as plain values: what `services.gateway.LiteLLMGateway` builds
+    besides its wiring."""
 
-    proxy: GatewaySpec
-    """What the proxy's generated config holds (routes, Bedrock models, database switch)."""
+    litellm: GatewaySpec
+    """What the LiteLLM config holds: routes, Bedrock models, the database switch."""
     master_key_secret_arn: str
-    """Secrets Manager secret of LITELLM_MASTER_KEY, injected as a container secret."""
+    """Secrets Manager secret of LITELLM_MASTER_KEY."""
     priority: int
     """First of its two listener rule priorities."""
     path: str = "gateway"
-    """ALB path prefix and Service Connect name."""
-    image: str = litellm.IMAGE
-    """The proxy image: the pinned release's."""
+    """ALB path prefix (`/<path>/*`) and Service Connect name."""
+    image: str = LITELLM_IMAGE
+    """LiteLLM proxy image: the pinned release's."""
     cpu: int = 1024
-    """Fargate CPU units (a pair on the Fargate grid with memory_mib)."""
+    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
     memory_mib: int = 2048
-    """Fargate memory."""
+    """Fargate memory in MiB."""
+    salt_key_secret_arn: str | None = None
+    """Secret of LITELLM_SALT_KEY (with the database); None: none."""
     cpu_architecture: CpuArchitecture = "ARM64"
-    """Fargate CPU architecture."""
+    """ARM64 or X86_64."""
     desired_count: int = 2
-    """Tasks at deploy time: two, one per AZ."""
+    """Tasks at creation (two: one per AZ)."""
     min_count: int = 2
-    """Autoscaling minimum."""
+    """Autoscaling lower bound."""
     max_count: int = 4
-    """Autoscaling maximum."""
+    """Autoscaling upper bound."""
     target_cpu_percent: float = 60.0
-    """Target tracking on average CPU (the proxy is async I/O; CPU follows request rate)."""
+    """Target tracking on average CPU, in percent (the proxy is async I/O; CPU follows request
+    rate)."""
     deregistration_delay_seconds: int = 300
     """At least the longest route's timeout."""
     health_check_grace_period_seconds: int = 120
     """Imports and config load take seconds; with the database, LiteLLM migrates its schema
     first."""
-    environment: Mapping[str, str] = field(default_factory=dict)
-    """Extra plain variables of the proxy container."""
+    extra_environment: Mapping[str, str] = field(default_factory=dict)
+    """Extra plain variables (not the ones the component sets)."""
     log_retention_days: int = 30
-    """CloudWatch Logs retention."""
-    database: GatewayDatabaseSpec | None = None
-    """LiteLLM's database; None: none (the master key is the only key)."""
-    salt_key_secret_arn: str | None = None
-    """With the database: the secret of LITELLM_SALT_KEY, which encrypts stored credentials."""
+    """CloudWatch Logs retention in days."""

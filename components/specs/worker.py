@@ -37,7 +37,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,
@@ -67,56 +66,48 @@ METRIC_PERIOD_SECONDS = 60
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkerSpec:
-    """One queue worker: its Fargate task, its queues and its backlog scaling, as plain values."""
+class QueueWorkerSpec:
+    """One queue worker as plain values: what `services.worker.QueueWorker` builds besides its
+    wiring."""
 
     worker: str
-    """Its name: the queue's, the task family's, the ECS service's."""
+    """The worker's name: its queues, log group and task family."""
     image: str
-    """The worker's image (the user's own, pinned by tag or digest)."""
-    gateway_url: str
-    """The AI gateway's private Service Connect URL (`GATEWAY_URL`)."""
+    """The worker's image (pinned by tag or digest)."""
     visibility_timeout_seconds: int
     """The queue's visibility timeout: the longest job plus a margin."""
     backlog_target: float
     """Messages waiting per running task at which target tracking holds the count."""
-    acceptable_latency_seconds: float
-    """How long a job may wait before it starts (the scaling target's and the queue-age
-    alarm's base)."""
-    max_job_seconds: int
-    """The longest job (the visibility timeout's and the queue-age alarm's base)."""
     cpu: int = 256
-    """Fargate CPU units (a pair on the Fargate grid with memory_mib)."""
+    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
     memory_mib: int = 512
-    """Fargate memory."""
+    """Fargate memory in MiB."""
     cpu_architecture: CpuArchitecture = "ARM64"
-    """Fargate CPU architecture (X86_64 needs an amd64 image)."""
-    gateway_port: int = litellm.PORT
-    """The gateway's port (the task's only egress besides HTTPS)."""
+    """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
     desired_count: int = 0
-    """Tasks at deploy time; the queue decides afterwards."""
+    """Tasks at creation (the scaling policies own the count afterwards)."""
     min_count: int = 0
-    """Autoscaling minimum; 0 scales to zero on an empty queue."""
+    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
     max_count: int = 10
-    """Autoscaling maximum."""
+    """Autoscaling upper bound."""
     concurrency: int = 1
-    """Jobs one task works on at once."""
+    """Jobs a task works on at once (`WORKER_CONCURRENCY`)."""
     max_receive_count: int = 3
     """Receives before a message moves to the dead-letter queue."""
     retention_seconds: int = 345_600
-    """How long an unprocessed message is kept: SQS's own default, 4 days."""
+    """How long the queue keeps a message, in seconds (SQS's default, 4 days)."""
     idle_minutes: int = 15
     """Minutes with nothing waiting or in flight before scaling to zero."""
     kms_key_id: str | None = None
-    """KMS key of the queues; None: SQS-managed keys (SSE-SQS)."""
+    """KMS key of the queues; None: SQS-managed encryption."""
     result_queue: bool = False
-    """A result queue the worker may send to (`RESULT_QUEUE_URL`)."""
+    """Create a result queue (`RESULT_QUEUE_URL`)."""
     environment: Mapping[str, str] = field(default_factory=dict)
-    """Plain variables of the worker's container."""
+    """Extra plain variables (not the ones the component sets)."""
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Env name -> Secrets Manager ARN, injected by ECS at start."""
     log_retention_days: int = 30
-    """CloudWatch Logs retention."""
+    """CloudWatch Logs retention in days."""
 
 
 def queue_attributes(

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
-from ecs_inference.plan.gateway import gateway_service
+from ecs_inference.plan.gateway import gateway_database, gateway_service
 from ecs_inference.plan.workers import worker_service
 from ecs_inference.specs.gateway import ServiceTarget
 
@@ -19,7 +19,6 @@ TARGETS = {
     "llama": ServiceTarget("llama", "llama-3.1-8b", "llama.inference", 8000, 300),
     "qwen": ServiceTarget("qwen", "qwen", "qwen.inference", 8000, 600),
 }
-GATEWAY_URL = "http://gateway.inference-dev:4000"
 WORKER = {
     "image": "111122223333.dkr.ecr.us-east-1.amazonaws.com/summarise:1.4.0",
     "maxJobSeconds": 900,
@@ -37,7 +36,7 @@ def test_defaults_route_every_model_on_arm64_with_the_pinned_image():
     assert not issues and spec is not None
     assert spec.image == DEFAULT_GATEWAY_IMAGE
     assert spec.cpu_architecture == "ARM64"
-    assert [r.model_name for r in spec.proxy.routes] == ["llama-3.1-8b", "qwen"]
+    assert [r.model_name for r in spec.litellm.routes] == ["llama-3.1-8b", "qwen"]
     assert (spec.cpu, spec.memory_mib) == (1024, 2048)
     assert any("database: off" in line for line in lines)
 
@@ -84,33 +83,34 @@ def test_schema_refuses_plaintext_keys_missing_salt_and_typos(raw, needle):
 def test_database_option_with_salt_is_accepted():
     cfg = gateway(database={"enabled": True, "saltKeySecretArn": SALT})
     spec, _, issues = gateway_service(cfg, TARGETS, service_names=[])
-    assert not issues and spec is not None and spec.proxy.database
-    assert spec.database is not None and spec.salt_key_secret_arn == SALT
+    assert not issues and spec is not None and spec.litellm.database
+    assert spec.salt_key_secret_arn == SALT
+    database = gateway_database(cfg)
+    assert database is not None and database.max_capacity_acu >= database.min_capacity_acu
 
 
 def test_worker_plan_derives_visibility_and_target():
     spec, lines, issues = worker_service(
-        "summarise", WorkerConfig.model_validate(WORKER), gateway_url=GATEWAY_URL
+        "summarise", WorkerConfig.model_validate(WORKER), has_gateway=True
     )
     assert not issues and spec is not None
     assert spec.visibility_timeout_seconds == 990
     assert spec.backlog_target == 10.0
     assert (spec.cpu, spec.memory_mib) == (256, 512)
-    assert spec.gateway_url == GATEWAY_URL
     text = " ".join(lines)
     assert "990 s" in text and "at 10 messages" in text and "to zero after 15 min" in text
 
 
 def test_worker_whose_job_exceeds_the_sqs_visibility_limit():
     cfg = WorkerConfig.model_validate({**WORKER, "maxJobSeconds": 50_000})
-    _, _, issues = worker_service("summarise", cfg, gateway_url=GATEWAY_URL)
+    _, _, issues = worker_service("summarise", cfg, has_gateway=True)
     assert [i.path for i in issues] == ["platform.workers.summarise.maxJobSeconds"]
     assert "43200" in issues[0].message
 
 
 def test_worker_problems_are_all_reported_with_their_paths():
     cfg = WorkerConfig.model_validate({**WORKER, "jobSeconds": 1000, "cpu": 256, "memoryMib": 4096})
-    _, _, issues = worker_service("w", cfg, gateway_url=None)
+    _, _, issues = worker_service("w", cfg, has_gateway=False)
     assert sorted(i.path for i in issues) == [
         "platform.workers.w",
         "platform.workers.w.cpu",

@@ -270,6 +270,7 @@ def test_operations_component_registers_gateway_and_worker_alarms_with_real_dime
     plan = _plan()
     assert plan.gateway is not None
     worker = plan.workers["summarise"]
+    cfg = plan.config.workers["summarise"]
 
     def program() -> None:
         Operations(
@@ -279,7 +280,16 @@ def test_operations_component_registers_gateway_and_worker_alarms_with_real_dime
                 cluster_arn=CLUSTER_ARN,
                 load_balancer_arn_suffix=LB,
                 gateway=GatewayWatch(plan.gateway, TG, "gateway-svc-1a2b3c4"),  # type: ignore[arg-type]
-                workers=[WorkerWatch(worker, "q-summarise", "q-summarise-dlq", "summarise-svc")],
+                workers=[
+                    WorkerWatch(
+                        worker,
+                        "q-summarise",
+                        "q-summarise-dlq",
+                        "summarise-svc",
+                        acceptable_latency_seconds=cfg.acceptable_latency_seconds,
+                        max_job_seconds=cfg.max_job_seconds,
+                    )
+                ],
                 alarm_settings=plan.alarm_settings,
             ),
         )
