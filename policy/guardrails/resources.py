@@ -103,6 +103,10 @@ SCHEDULE = frozenset({"aws:scheduler/schedule:Schedule", "aws-native:scheduler:S
 BATCH_JOB_DEFINITION = frozenset(
     {"aws:batch/jobDefinition:JobDefinition", "aws-native:batch:JobDefinition"}
 )
+PIPE = frozenset({"aws:pipes/pipe:Pipe", "aws-native:pipes:Pipe"})
+STATE_MACHINE = frozenset(
+    {"aws:sfn/stateMachine:StateMachine", "aws-native:stepfunctions:StateMachine"}
+)
 CLASSIC_ELB = frozenset({"aws:elb/loadBalancer:LoadBalancer"})
 TG_ATTACHMENT = frozenset(
     {
@@ -151,6 +155,30 @@ PREFIX_LIST = frozenset(
 )
 PREFIX_LIST_ENTRY = frozenset({"aws:ec2/managedPrefixListEntry:ManagedPrefixListEntry"})
 DEFAULT_SECURITY_GROUP = frozenset({"aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"})
+# Global Accelerator: standard (any endpoint type) and custom routing (VPC subnets).
+GA_ACCELERATOR = frozenset(
+    {
+        "aws:globalaccelerator/accelerator:Accelerator",
+        "aws-native:globalaccelerator:Accelerator",
+        "aws:globalaccelerator/customRoutingAccelerator:CustomRoutingAccelerator",
+    }
+)
+GA_LISTENER = frozenset(
+    {
+        "aws:globalaccelerator/listener:Listener",
+        "aws-native:globalaccelerator:Listener",
+        "aws:globalaccelerator/customRoutingListener:CustomRoutingListener",
+    }
+)
+GA_ENDPOINT_GROUP = frozenset(
+    {
+        "aws:globalaccelerator/endpointGroup:EndpointGroup",
+        "aws-native:globalaccelerator:EndpointGroup",
+    }
+)
+GA_CUSTOM_ENDPOINT_GROUP = frozenset(
+    {"aws:globalaccelerator/customRoutingEndpointGroup:CustomRoutingEndpointGroup"}
+)
 #: Cloud Map namespaces (Service Connect publishes its servers' aliases in one).
 SERVICE_DISCOVERY_NAMESPACE = frozenset(
     {
@@ -292,6 +320,28 @@ def known(props: Mapping[str, Any], key: str) -> Any:
         return None
 
 
+def stored(props: Mapping[str, Any], key: str, default: Any = None, resource: Any = None) -> Any:
+    """An Optional+Computed attribute as the engine shows it, or ``default`` when unset.
+
+    The engine sends a stack rule the resources' outputs: on a first preview an attribute the
+    program did not set is unknown, and after ``up`` it holds what the provider stores ("" for a
+    capacity-provider service's ``launchType``). Both mean "unset": AWS applies its default. A
+    value unknown because the program set it from another resource's output is not unset: when
+    ``resource`` is given and the engine recorded a dependency for ``key``, the unknown value is
+    raised (top-level keys only carry dependencies).
+    """
+    try:
+        value = props[key]
+    except KeyError:
+        return default
+    except UnknownValueError:
+        deps = (getattr(resource, "property_dependencies", None) or {}).get(key)
+        if deps:
+            raise
+        return default
+    return default if value is None or value == "" else value
+
+
 def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
     """Tags as a dict: aws ``tags`` map, aws-native ``[{key, value}]`` list."""
     raw = get(props, "tags")
@@ -346,8 +396,13 @@ def is_fargate_compatible(props: Mapping[str, Any]) -> bool:
     return any(str(c).upper() == "FARGATE" for c in as_list(get(props, "requiresCompatibilities")))
 
 
+#: Container resource requirement types that reserve an accelerator on the host.
+ACCELERATOR_RESOURCE_TYPES = frozenset({"GPU", "INFERENCEACCELERATOR", "NEURONDEVICE"})
+
+
 def accelerator_needs(props: Mapping[str, Any], resource_type: str = "") -> list[str]:
-    """Why a task definition needs an accelerator host: GPUs, Elastic Inference or devices.
+    """Why a task definition needs an accelerator host: GPUs, Elastic Inference, Neuron devices
+    (the ``NeuronDevice`` resource type of Managed Instances) or mapped devices.
 
     Neuron (Inferentia/Trainium) is not an ECS resource type: a Neuron task maps ``/dev/neuronN``
     through ``linuxParameters.devices``, so any mapped device counts as a host accelerator.
@@ -361,33 +416,13 @@ def accelerator_needs(props: Mapping[str, Any], resource_type: str = "") -> list
         name = get(container, "name", "?")
         for req in as_list(get(container, "resourceRequirements")):
             kind = str(get(req, "type", ""))
-            if kind.upper() in {"GPU", "INFERENCEACCELERATOR"}:
+            if kind.upper() in ACCELERATOR_RESOURCE_TYPES:
                 reasons.append(
                     f"container {name!r} resourceRequirements {kind}={get(req, 'value')}"
                 )
         for device in as_list(get_path(container, "linuxParameters", "devices")):
             reasons.append(f"container {name!r} maps device {get(device, 'hostPath', '?')}")
     return reasons
-
-
-def fargate_rejections(props: Mapping[str, Any], resource_type: str = "") -> list[str]:
-    """Task-definition parameters that Fargate rejects (AWS: "not valid in Fargate tasks").
-
-    The documented list is gpu, privileged, ipcMode, devices, placementConstraints and
-    dockerVolumeConfiguration; Elastic Inference accelerators are not offered on Fargate either.
-    """
-    found = accelerator_needs(props, resource_type)
-    if get(props, "ipcMode") is not None:
-        found.append(f"ipcMode={get(props, 'ipcMode')}")
-    if as_list(get(props, "placementConstraints")):
-        found.append("placementConstraints")
-    for volume in as_list(get(props, "volumes")):
-        if get(volume, "dockerVolumeConfiguration") is not None:
-            found.append(f"volume {get(volume, 'name', '?')!r} dockerVolumeConfiguration")
-    for container in container_definitions(props):
-        if as_bool(get(container, "privileged", False)):
-            found.append(f"container {get(container, 'name', '?')!r} privileged")
-    return found
 
 
 # --- ECS services ----------------------------------------------------------------------------
@@ -397,20 +432,6 @@ def capacity_provider_strategy(resource_type: str, props: Mapping[str, Any]) -> 
     """Strategy items: ``capacityProviderStrategies`` (aws) / ``capacityProviderStrategy``."""
     key = "capacityProviderStrategy" if is_native(resource_type) else "capacityProviderStrategies"
     return as_list(get(props, key))
-
-
-def service_runs_on_fargate(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """Launch type FARGATE, or a FARGATE / FARGATE_SPOT provider in the service's strategy.
-
-    A service with neither uses the cluster's default strategy, which a policy cannot see
-    from the service alone; it is judged by its task definition's compatibilities instead.
-    """
-    if str(get(props, "launchType", "")).upper() == "FARGATE":
-        return True
-    return any(
-        str(name).upper() in FARGATE_CAPACITY_PROVIDERS
-        for name in strategy_provider_names(resource_type, props)
-    )
 
 
 def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> list[str | None]:
@@ -472,11 +493,15 @@ def lb_type(resource_type: str, props: Mapping[str, Any]) -> str:
     return str(get(props, key, "application")).lower()
 
 
-def lb_is_internet_facing(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """Both providers default to internet-facing: ``internal`` false / ``scheme`` unset."""
+def lb_is_internet_facing(
+    resource_type: str, props: Mapping[str, Any], resource: Any = None
+) -> bool:
+    """Both providers default to internet-facing: ``internal`` false / ``scheme`` unset (an
+    attribute the engine shows unknown on a first preview, and stored after ``up``)."""
     if is_native(resource_type):
-        return str(get(props, "scheme", "internet-facing")).lower() == "internet-facing"
-    return not as_bool(get(props, "internal", False))
+        scheme = stored(props, "scheme", "internet-facing", resource)
+        return str(scheme).lower() == "internet-facing"
+    return not as_bool(stored(props, "internal", False, resource))
 
 
 #: AWS default ALB connection idle timeout, used when a stack leaves it unset.

@@ -144,21 +144,21 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
         _rerank_container(linuxParameters=NEURON),
         {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
     ),
-    "fargate-privileged": (_rerank_container(privileged=True), {(HOST, "rerank-td")}),
-    "fargate-ipc-mode": (lambda s: s.set("rerank-td", ipcMode="host"), {(HOST, "rerank-td")}),
+    "fargate-privileged": (_rerank_container(privileged=True), {(HOST, "rerank-td"), (ON_FARGATE, "rerank")}),
+    "fargate-ipc-mode": (lambda s: s.set("rerank-td", ipcMode="host"), {(HOST, "rerank-td"), (ON_FARGATE, "rerank")}),
     "fargate-placement": (
         lambda s: s.set(
             "rerank-td",
             placementConstraints=[{"type": "memberOf", "expression": "attribute:x == y"}],
         ),
-        {(HOST, "rerank-td")},
+        {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
     ),
     "fargate-docker-volume": (
         lambda s: s.set(
             "rerank-td",
             volumes=[{"name": "cache", "dockerVolumeConfiguration": {"scope": "task"}}],
         ),
-        {(HOST, "rerank-td")},
+        {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
     ),
     "gpu-service-launch-type-fargate": (
         lambda s: s.set("llm", launchType="FARGATE", capacityProviderStrategies=...),

@@ -287,7 +287,7 @@ def _backend_table(model: Model) -> dict[str, list[Resource]]:
 
 def lb_entry(model: Model, lb: Resource) -> Iterator[Entry]:
     """An internet-facing ELBv2 load balancer: every route through it."""
-    if lb_is_internet_facing(lb.resource_type, lb.props):
+    if lb_is_internet_facing(lb.resource_type, lb.props, lb):
         for leg in lb_legs(model, lb):
             yield lb, leg
 
