@@ -191,6 +191,12 @@ SERVICE_DISCOVERY_NAMESPACE = frozenset(
 
 # Networks and IAM: the image pull path and queue workers follow these.
 VPC = frozenset({"aws:ec2/vpc:Vpc", "aws-native:ec2:VPC"})
+VPC_CIDR_ASSOCIATION = frozenset(
+    {
+        "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation",
+        "aws-native:ec2:VpcCidrBlock",
+    }
+)
 ROUTE_TABLE = frozenset({"aws:ec2/routeTable:RouteTable", "aws-native:ec2:RouteTable"})
 ROUTE = frozenset({"aws:ec2/route:Route", "aws-native:ec2:Route"})
 ROUTE_TABLE_ASSOCIATION = frozenset(
