@@ -150,7 +150,7 @@ def _service(resource: Resource) -> list[Launch]:
             lambda: _provider_names(as_list(stored(props, key, None, resource))),
             lambda: get(props, "taskDefinition"),
             "taskDefinition",
-            lambda: get(props, "cluster"),
+            lambda: stored(props, "cluster", None, resource),
             "cluster",
         )
     ]

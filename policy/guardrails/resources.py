@@ -348,6 +348,28 @@ def stored(props: Mapping[str, Any], key: str, default: Any = None, resource: An
     return default if value is None or value == "" else value
 
 
+def stored_path(props: Any, *keys: str, default: Any = None, resource: Any = None) -> Any:
+    """Nested :func:`stored` (``resource`` applies to the top-level key only)."""
+    current: Any = props
+    for index, key in enumerate(keys):
+        if not isinstance(current, Mapping):
+            return default
+        current = stored(current, key, None, resource if index == 0 else None)
+        if current is None:
+            return default
+    return current
+
+
+def is_set(props: Mapping[str, Any], key: str, resource: Any = None) -> bool:
+    """Whether an Optional+Computed attribute is set, in every engine view: a known value, or
+    a value unknown because the program set it from another resource's output (see
+    :func:`stored`)."""
+    try:
+        return stored(props, key, None, resource) is not None
+    except UnknownValueError:
+        return True
+
+
 def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
     """Tags as a dict: aws ``tags`` map, aws-native ``[{key, value}]`` list."""
     raw = get(props, "tags")
@@ -581,22 +603,25 @@ class UnknownCollector:
 
     def __init__(self, own_types: frozenset[str] | None = None) -> None:
         self.first: UnknownValueError | None = None
+        self.skipped: list[tuple[Any, UnknownValueError]] = []
         self.notes: list[tuple[str, str | None]] = []
         self._noted: set[tuple[str, str | None]] = set()
         self.own_types = own_types
 
     @contextmanager
-    def guard(self) -> Iterator[None]:
+    def guard(self, resource: Any = None) -> Iterator[None]:
         """Judge one resource; an unknown value skips just that resource."""
         try:
             yield
         except UnknownValueError as error:
-            self.unknown(error)
+            self.unknown(error, resource)
 
-    def unknown(self, error: UnknownValueError) -> None:
-        """An unknown value that skipped one judgement (the first one is re-raised)."""
+    def unknown(self, error: UnknownValueError, resource: Any = None) -> None:
+        """An unknown value that skipped one judgement (the first one is re-raised), with the
+        resource being judged when known."""
         if self.first is None:
             self.first = error
+        self.skipped.append((resource, error))
 
     def note(self, message: str, urn: str | None) -> None:
         """An advisory for ``guardrail-notes`` to report against ``urn`` (once per text)."""
@@ -608,6 +633,21 @@ class UnknownCollector:
         """Re-raise the first unknown seen, if any."""
         if self.first is not None:
             raise self.first
+
+    def undecided(self) -> list[tuple[str, str | None]]:
+        """Every judgement this collector could not make, as (message, URN): its "cannot
+        verify" notes and the unknown values that skipped a resource."""
+        found = [(m, urn) for m, urn in self.notes if m.startswith("cannot verify")]
+        for resource, error in self.skipped:
+            what = (
+                f"{resource.resource_type} {resource.name!r}"
+                if resource is not None
+                else "a resource"
+            )
+            found.append(
+                (f"cannot verify: {what} {error.message}.", getattr(resource, "urn", None))
+            )
+        return list(dict.fromkeys(found))
 
 
 #: What a judgement left in its rule's collector: a note (message, URN) or an unknown value.

@@ -40,7 +40,7 @@ def _refusals_when_known(task: Resource) -> list[str] | None:
     """What Fargate refuses in an EC2-only task definition, None while its containers are
     unknown: being EC2-only already decides the verdict, the refusals only word it."""
     try:
-        return task_refusals(task.props, task.resource_type)
+        return task_refusals(task.props, task.resource_type, task)
     except UnknownValueError:
         return None
 
@@ -72,7 +72,7 @@ def _judge_task(launch: Launch, task: Resource, report: Report) -> None:
     compat = list(as_list(get(task.props, "requiresCompatibilities")))
     refused = _refusals_when_known(task) if ec2_only(task.props) else None
     if refused is None and not ec2_only(task.props):
-        refused = task_refusals(task.props, task.resource_type)
+        refused = task_refusals(task.props, task.resource_type, task)
     head = f"{launch.label} runs task definition {task.name!r} on Fargate ({launch.why})"
     if refused:
         report(f"{head}, which Fargate refuses: {'; '.join(refused)}.", launch.resource.urn)

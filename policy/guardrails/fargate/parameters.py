@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import aws_limits
-from ..resources import get, is_native
+from ..resources import get, is_native, stored
 
 #: pulumi-aws names that differ from the request's: path prefix -> pulumi-aws path prefix.
 _AWS_PATHS = {"volumes[].host.sourcePath": "volumes[].hostPath"}
@@ -39,8 +39,12 @@ def _parsed(value: Any) -> Any:
     return value
 
 
-def _walk(node: Any, steps: Sequence[str], where: str) -> Iterator[tuple[str, Any]]:
-    """(where, value) for each value at ``steps`` under ``node`` (None where absent)."""
+def _walk(
+    node: Any, steps: Sequence[str], where: str, resource: Any = None
+) -> Iterator[tuple[str, Any]]:
+    """(where, value) for each value at ``steps`` under ``node`` (None where absent). With
+    ``resource`` (a stack rule reading outputs), the top-level read is ``stored``: an
+    Optional+Computed attribute the program did not set (``networkMode``) is unset."""
     if not steps:
         yield where, node
         return
@@ -48,7 +52,7 @@ def _walk(node: Any, steps: Sequence[str], where: str) -> Iterator[tuple[str, An
     if not isinstance(node, Mapping):
         return
     key = head.removesuffix("[]")
-    value = get(node, key)
+    value = stored(node, key, None, resource) if resource is not None else get(node, key)
     if rest or head.endswith("[]"):
         value = _parsed(value)
     if not head.endswith("[]"):
@@ -120,23 +124,26 @@ def _refusals(
     resource_type: str,
     table: Mapping[str, tuple[tuple[Any, ...], tuple[str, ...]]],
     defaults: Mapping[str, str],
+    resource: Any = None,
 ) -> list[str]:
     found: list[str] = []
     for path, (accepted, _) in table.items():
-        for where, value in _walk(props, _steps(path, resource_type), ""):
+        for where, value in _walk(props, _steps(path, resource_type), "", resource):
             problem = _check(where, value, accepted, defaults.get(path))
             if problem:
                 found.append(problem)
     return found
 
 
-def task_refusals(props: Mapping[str, Any], resource_type: str) -> list[str]:
-    """What Fargate refuses in an ECS task definition (empty: nothing)."""
+def task_refusals(props: Mapping[str, Any], resource_type: str, resource: Any = None) -> list[str]:
+    """What Fargate refuses in an ECS task definition (empty: nothing). ``resource``: the
+    task definition as a stack rule sees it (outputs; see ``_walk``)."""
     return _refusals(
         props,
         resource_type,
         aws_limits.FARGATE_TASK_PARAMETERS,
         aws_limits.FARGATE_TASK_PARAMETER_DEFAULTS,
+        resource,
     )
 
 

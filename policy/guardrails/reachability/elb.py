@@ -37,10 +37,11 @@ from ..resources import (
     as_list,
     as_number,
     get,
-    get_path,
     is_native,
     known,
     lb_is_internet_facing,
+    stored,
+    stored_path,
     strings,
 )
 from .addresses import only_private
@@ -94,7 +95,7 @@ def lb_of_listener(model: Model, listener: Resource) -> list[Resource]:
 
 
 def _mtls_verify(listener: Resource) -> bool:
-    mode = get_path(listener.props, "mutualAuthentication", "mode")
+    mode = stored_path(listener.props, "mutualAuthentication", "mode", resource=listener)
     return str(mode or "").lower() == "verify"
 
 
@@ -102,7 +103,7 @@ def _ordered(actions: Sequence[Any]) -> list[Any]:
     """Actions in the order ALB runs them: ascending ``order``, list position when unset."""
     keyed = []
     for index, action in enumerate(actions):
-        order = as_number(get(action, "order"))
+        order = as_number(stored(action, "order"))
         keyed.append((order if order is not None else float(index + 1), index, action))
     return [action for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1]))]
 
@@ -113,9 +114,8 @@ def _authenticates(action: Any, kind: str, native: bool) -> str | None:
         return "jwt-validation"
     block = "authenticateCognito" if kind.endswith("cognito") else "authenticateOidc"
     block += "Config" if native else ""
-    on_unauth = str(
-        get_path(action, block, "onUnauthenticatedRequest", default="authenticate")
-    ).lower()
+    on_unauth = str(stored_path(action, block, "onUnauthenticatedRequest", default="authenticate"))
+    on_unauth = on_unauth.lower()
     return None if on_unauth == "allow" else f"{kind} ({on_unauth})"
 
 
@@ -251,7 +251,7 @@ def _lb_legs(
     model: Model, lb: Resource, port: int | None, seen: frozenset[str], direct: bool
 ) -> Iterator[Leg]:
     for listener in listeners_of(model, lb):
-        lport = as_number(get(listener.props, "port"))
+        lport = as_number(stored(listener.props, "port", None, listener))
         if port is not None and lport is not None and int(lport) != port:
             continue
         yield from listener_legs(model, listener, lb, seen, direct=direct)

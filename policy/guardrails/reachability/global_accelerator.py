@@ -124,7 +124,7 @@ def _target_legs(model: Model, target: Resource, reaches: Callable[[int], bool])
     if target.resource_type in LOAD_BALANCER:
         legs: list[Leg] = []
         for listener in listeners_of(model, target):
-            port = as_number(get(listener.props, "port"))
+            port = as_number(stored(listener.props, "port", None, listener))
             if port is None or reaches(int(port)):
                 legs += listener_legs(model, listener, target)
         return legs

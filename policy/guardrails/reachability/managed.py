@@ -11,16 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..resources import FUNCTION, SUBNET, as_bool, as_list, get, get_path, is_native
+from ..resources import FUNCTION, SUBNET, as_bool, as_list, get, is_native, stored, stored_path
 from .index import Entry, Leg, Model, Resource, label, subnet_public
 
 
 def app_runner_entry(model: Model, service: Resource) -> Iterator[Entry]:
     """A publicly accessible App Runner service (the default)."""
-    public = get_path(
-        service.props, "networkConfiguration", "ingressConfiguration", "isPubliclyAccessible"
+    public = stored_path(
+        service.props,
+        "networkConfiguration",
+        "ingressConfiguration",
+        "isPubliclyAccessible",
+        default=True,
+        resource=service,
     )
-    if public is None or as_bool(public):
+    if as_bool(public):
         yield service, Leg(service, None, (label(service),), (service,), (), (service,))
 
 
@@ -47,12 +52,8 @@ def url_entry(model: Model, url: Resource) -> Iterator[Entry]:
 def _express_public(model: Model, service: Resource) -> bool:
     """ECS Express creates an internet-facing ALB when its subnets are public; without a
     network configuration it uses the default VPC's (public) subnets."""
-    if is_native(service.resource_type):
-        config = [get(service.props, "networkConfiguration")]
-        key = "networkConfiguration"
-    else:
-        config = list(as_list(get(service.props, "networkConfigurations")))
-        key = "networkConfigurations"
+    key = "networkConfiguration" if is_native(service.resource_type) else "networkConfigurations"
+    config = list(as_list(stored(service.props, key, None, service)))
     subnets = model.refs_or_none(
         service,
         key,
