@@ -179,6 +179,17 @@ GA_ENDPOINT_GROUP = frozenset(
 GA_CUSTOM_ENDPOINT_GROUP = frozenset(
     {"aws:globalaccelerator/customRoutingEndpointGroup:CustomRoutingEndpointGroup"}
 )
+BEANSTALK_ENVIRONMENT = frozenset(
+    {"aws:elasticbeanstalk/environment:Environment", "aws-native:elasticbeanstalk:Environment"}
+)
+LIGHTSAIL_CONTAINERS = frozenset(
+    {
+        "aws:lightsail/containerServiceDeploymentVersion:ContainerServiceDeploymentVersion",
+        "aws-native:lightsail:Container",
+    }
+)
+LIGHTSAIL_INSTANCE = frozenset({"aws:lightsail/instance:Instance", "aws-native:lightsail:Instance"})
+LIGHTSAIL_PUBLIC_PORTS = frozenset({"aws:lightsail/instancePublicPorts:InstancePublicPorts"})
 #: Cloud Map namespaces (Service Connect publishes its servers' aliases in one).
 SERVICE_DISCOVERY_NAMESPACE = frozenset(
     {

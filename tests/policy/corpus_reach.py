@@ -8,6 +8,9 @@ providers' shapes (custom routing accelerators exist in pulumi-aws only).
   accelerator (good); custom routing to a subnet holding a GPU instance (bad), disabled (good);
 * load balancers that leave their scheme, action orders and listener port unset (bad without
   authentication, good with it): a first preview shows them unknown;
+* WebSocket APIs, authenticated by the ``$connect`` route's authorizer or not at all; public
+  and internal Elastic Beanstalk environments, a worker one; Lightsail container endpoints and
+  instance firewalls (default, office-only, a model port open);
 * listener rule conditions on an internet-facing ALB whose default action validates JWTs: a
   forward-only rule for ``sourceIp`` 10.0.0.0/8 (good: no internet client has that source
   address), for the stack's own VPC range (good), for a public range (bad), for
@@ -22,13 +25,22 @@ from collections.abc import Iterator
 from typing import Any
 
 from tests.policy.corpus import (
+    A_API,
+    A_FUNCTION,
     A_INSTANCE,
+    A_INTEGRATION,
+    A_ROUTE,
     A_SUBNET,
     A_VPC_ORIGIN,
+    N_API,
+    N_FUNCTION,
     N_INSTANCE,
+    N_INTEGRATION,
+    N_ROUTE,
     N_VPC_ORIGIN,
     PATH,
     Case,
+    IntegrationTarget,
     Ref,
     forward,
     jwt,
@@ -53,6 +65,15 @@ A_VPC = "aws:ec2/vpc:Vpc"
 N_VPC = "aws-native:ec2:VPC"
 N_SUBNET = "aws-native:ec2:Subnet"
 A_CF = "aws:cloudfront/distribution:Distribution"
+A_BEANSTALK = "aws:elasticbeanstalk/environment:Environment"
+N_BEANSTALK = "aws-native:elasticbeanstalk:Environment"
+A_LIGHTSAIL_DEPLOYMENT = (
+    "aws:lightsail/containerServiceDeploymentVersion:ContainerServiceDeploymentVersion"
+)
+N_LIGHTSAIL_CONTAINER = "aws-native:lightsail:Container"
+A_LIGHTSAIL_INSTANCE = "aws:lightsail/instance:Instance"
+N_LIGHTSAIL_INSTANCE = "aws-native:lightsail:Instance"
+A_LIGHTSAIL_PORTS = "aws:lightsail/instancePublicPorts:InstancePublicPorts"
 N_CF = "aws-native:cloudfront:Distribution"
 
 
@@ -334,6 +355,129 @@ def _defaults_cases() -> Iterator[Case]:
             yield case
 
 
+def _websocket_cases() -> Iterator[Case]:
+    """A WebSocket API authenticates when a client connects (the ``$connect`` route's
+    authorizer); its other routes take none."""
+    for native in (False, True):
+        p = "native" if native else "aws"
+        for connect_auth, expect in (
+            ("CUSTOM", set()),
+            ("NONE", {(PATH, "connect"), (PATH, "send")}),
+        ):
+            case = Case(f"websocket-{p}-connect-{connect_auth.lower()}", expect)
+            case.add(N_FUNCTION if native else A_FUNCTION, "fn", {"runtime": "python3.12"})
+            api = {"protocolType": "WEBSOCKET", "routeSelectionExpression": "$request.body.action"}
+            case.add(N_API if native else A_API, "api", api)
+            case.add(
+                N_INTEGRATION if native else A_INTEGRATION,
+                "integration",
+                {
+                    "apiId": Ref("api", "id"),
+                    "integrationType": "AWS_PROXY",
+                    "integrationUri": Ref("fn"),
+                },
+            )
+            for name, key, auth in (
+                ("connect", "$connect", connect_auth),
+                ("send", "sendmessage", "NONE"),
+            ):
+                route = {
+                    "apiId": Ref("api", "id"),
+                    "routeKey": key,
+                    "authorizationType": auth,
+                    "target": IntegrationTarget("integration"),
+                }
+                case.add(N_ROUTE if native else A_ROUTE, name, route)
+            yield case
+
+
+def _managed_cases() -> Iterator[Case]:
+    """Elastic Beanstalk and Lightsail: AWS creates the load balancer, instance or endpoint."""
+    for native in (False, True):
+        p = "native" if native else "aws"
+        key, name = ("optionSettings", "optionName") if native else ("settings", "name")
+        env_type = N_BEANSTALK if native else A_BEANSTALK
+        for scheme, expect in (("public", {(PATH, "env")}), ("internal", set())):
+            setting = {"namespace": "aws:ec2:vpc", name: "ELBScheme", "value": scheme}
+            env = {"applicationName" if native else "application": "models", key: [setting]}
+            yield Case(f"beanstalk-{p}-{scheme}", expect).add(env_type, "env", env)
+        worker = {"applicationName" if native else "application": "jobs"}
+        worker["tier"] = {"name": "Worker", "type": "SQS/HTTP"} if native else "Worker"
+        yield Case(f"beanstalk-{p}-worker", set()).add(env_type, "env", worker)
+        container = {"containerName": "model", "containerPort": 8000, "healthCheck": {}}
+        if native:
+            deployment = {
+                "serviceName": "models",
+                "power": "large",
+                "scale": 1,
+                "containerServiceDeployment": {
+                    "containers": [{"containerName": "model", "image": "vllm/vllm-openai:v0.9.2"}],
+                    "publicEndpoint": container,
+                },
+            }
+            yield Case(f"lightsail-{p}-public-endpoint", {(PATH, "deploy")}).add(
+                N_LIGHTSAIL_CONTAINER, "deploy", deployment
+            )
+            private = {
+                **deployment,
+                "containerServiceDeployment": {
+                    "containers": deployment["containerServiceDeployment"]["containers"]
+                },
+            }
+            yield Case(f"lightsail-{p}-no-endpoint", set()).add(
+                N_LIGHTSAIL_CONTAINER, "deploy", private
+            )
+        else:
+            deployment = {
+                "serviceName": "models",
+                "containers": [{"containerName": "model", "image": "vllm/vllm-openai:v0.9.2"}],
+                "publicEndpoint": container,
+            }
+            yield Case(f"lightsail-{p}-public-endpoint", {(PATH, "deploy")}).add(
+                A_LIGHTSAIL_DEPLOYMENT, "deploy", deployment
+            )
+            private = {k: v for k, v in deployment.items() if k != "publicEndpoint"}
+            yield Case(f"lightsail-{p}-no-endpoint", set()).add(
+                A_LIGHTSAIL_DEPLOYMENT, "deploy", private
+            )
+        instance = {
+            "blueprintId": "ubuntu_22_04",
+            "bundleId": "medium_3_0",
+            "availabilityZone": "us-east-1a",
+        }
+        yield Case(f"lightsail-{p}-instance-default-firewall", {(PATH, "vm")}).add(
+            N_LIGHTSAIL_INSTANCE if native else A_LIGHTSAIL_INSTANCE, "vm", instance
+        )
+        office = [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrs": ["198.51.100.0/24"]}]
+        case = Case(f"lightsail-{p}-instance-office-only", set())
+        if native:
+            case.add(N_LIGHTSAIL_INSTANCE, "vm", {**instance, "networking": {"ports": office}})
+        else:
+            case.add(A_LIGHTSAIL_INSTANCE, "vm", {**instance, "name": "vm"})
+            case.add(
+                A_LIGHTSAIL_PORTS,
+                "vm-ports",
+                {"instanceName": Ref("vm", "name"), "portInfos": office},
+            )
+        yield case
+        if not native:
+            open_ports = [{"protocol": "tcp", "fromPort": 8000, "toPort": 8000}]
+            case = Case("lightsail-aws-instance-model-port-open", {(PATH, "vm-ports")})
+            case.add(A_LIGHTSAIL_INSTANCE, "vm", {**instance, "name": "vm"})
+            case.add(
+                A_LIGHTSAIL_PORTS,
+                "vm-ports",
+                {"instanceName": Ref("vm", "name"), "portInfos": open_ports},
+            )
+            yield case
+
+
 def cases() -> list[Case]:
     """Every case of this module."""
-    return [*_ga_cases(), *_condition_cases(), *_defaults_cases()]
+    return [
+        *_ga_cases(),
+        *_condition_cases(),
+        *_defaults_cases(),
+        *_websocket_cases(),
+        *_managed_cases(),
+    ]

@@ -9,7 +9,8 @@ doors is one module, listed in :data:`FRONT_DOORS`:
 * ``apigateway``: HTTP / WebSocket routes, quick-create APIs and REST methods -> integration ->
   VPC link -> listener / NLB, a load balancer's DNS name, or a Lambda function;
 * ``cloudfront``: distributions -> VPC origin or load-balancer origin;
-* ``managed``: public App Runner and ECS Express services, Lambda function URLs without IAM;
+* ``managed``: public App Runner and ECS Express services, Lambda function URLs without IAM,
+  public Elastic Beanstalk environments, Lightsail container endpoints and instance firewalls;
 * ``global_accelerator``: accelerators (standard and custom routing) -> listener -> endpoint
   group -> load balancer (internal ones too), instance, Elastic IP, or a subnet's instances.
 
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable
 
 from ..resources import (
     APP_RUNNER,
+    BEANSTALK_ENVIRONMENT,
     CLASSIC_ELB,
     DISTRIBUTION,
     EXPRESS_SERVICE,
@@ -35,6 +37,8 @@ from ..resources import (
     GA_ACCELERATOR,
     HTTP_API,
     HTTP_ROUTE,
+    LIGHTSAIL_CONTAINERS,
+    LIGHTSAIL_INSTANCE,
     LOAD_BALANCER,
     REST_METHOD,
 )
@@ -86,6 +90,9 @@ FRONT_DOORS: tuple[tuple[frozenset[str], FrontDoor], ...] = (
     (EXPRESS_SERVICE, managed.express_entry),
     (FUNCTION_URL, managed.url_entry),
     (GA_ACCELERATOR, global_accelerator.accelerator_entry),
+    (BEANSTALK_ENVIRONMENT, managed.beanstalk_entry),
+    (LIGHTSAIL_CONTAINERS, managed.lightsail_container_entry),
+    (LIGHTSAIL_INSTANCE, managed.lightsail_instance_entry),
 )
 
 
