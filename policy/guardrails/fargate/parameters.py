@@ -83,18 +83,27 @@ def _is_set(value: Any) -> bool:
     return True
 
 
-def _shown(value: Any) -> str:
+def _plain(value: Any) -> Any:
+    """A proxied value as plain JSON-able data (for messages)."""
     if isinstance(value, Mapping):
-        return json.dumps({k: value[k] for k in value}, sort_keys=True, default=str)[:80]
+        return {str(k): _plain(value[k]) for k in value}
     if isinstance(value, Sequence) and not isinstance(value, str):
-        items = [
-            f"{get(v, 'type')}={get(v, 'value')}"
-            if isinstance(v, Mapping) and get(v, "type") is not None
-            else str(v)
-            for v in value
-        ]
-        return ", ".join(items)[:80]
-    return str(value)
+        return [_plain(v) for v in value]
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value in a message: ``GPU=1`` for resource requirements, else JSON."""
+    plain = _plain(value)
+    if (
+        isinstance(plain, list)
+        and plain
+        and all(isinstance(v, dict) and "type" in v for v in plain)
+    ):
+        return ", ".join(f"{v['type']}={v.get('value')}" for v in plain)[:80]
+    if isinstance(plain, (dict, list)):
+        return json.dumps(plain, sort_keys=True, default=str)[:80]
+    return str(plain)
 
 
 def _accepted(value: Any, accepted: tuple[Any, ...]) -> bool:
