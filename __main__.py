@@ -3,13 +3,13 @@
 import pulumi
 import pulumi_aws as aws
 
-from components import cost
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.network import INTERFACE_ENDPOINT_SERVICES
-from components.plan import PLATFORM_NAME, build_plan
-from components.platform import InferencePlatform
-from components.specs.operations import alarm_metric_count
+from ecs_inference import cost
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
+from ecs_inference.plan import PLATFORM_NAME, build_plan
+from ecs_inference.platform import InferencePlatform
+from ecs_inference.specs.operations import alarm_metric_count
 
 try:
     plan = build_plan(

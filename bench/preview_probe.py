@@ -96,7 +96,7 @@ def dump_resources(resources, path: Path) -> None:
 def run_real(
     stack: str, stack_file: Path | None, resources: Path | None, dump: Path | None
 ) -> dict:
-    import components.platform  # noqa: F401
+    import ecs_inference.platform  # noqa: F401
     from tools.analyzer_client import PolicyPackProcess
     from tools.fidelity import check_resources
     from tools.preview import project_name, read_stack_file

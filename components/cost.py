@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from components.sizing import catalog
-from contracts import metrics as metrics_contract
+from ecs_inference.contracts import metrics as metrics_contract
+from ecs_inference.sizing import catalog
 
 HOURS_PER_MONTH = 730
 """AWS's convention for monthly prices (8,760 h / 12)."""

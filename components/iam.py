@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 ECS_TASKS_PRINCIPAL = "ecs-tasks.amazonaws.com"
 """Service principal that assumes task and execution roles (EC2 and Fargate alike)."""

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
-from components.specs.images import (
+from ecs_inference.specs.images import (
     IMAGE_PLATFORMS,
     IMAGES_DIR,
     NAMED_CONTEXTS,

@@ -28,9 +28,9 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components.specs import operations as obs
-from components.specs.gateway import GatewayPlan
-from components.specs.worker import WorkerPlan
+from ecs_inference.specs import operations as obs
+from ecs_inference.specs.gateway import GatewayPlan
+from ecs_inference.specs.worker import WorkerPlan
 
 TOKEN = "ecs-inference:operations:Operations"
 

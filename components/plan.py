@@ -14,9 +14,9 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from components import iam, sizing
-from components.config.issues import ConfigError, ConfigIssue
-from components.config.schema import (
+from ecs_inference import iam, sizing
+from ecs_inference.config.issues import ConfigError, ConfigIssue
+from ecs_inference.config.schema import (
     ManagedInstancePoolConfig,
     ModelConfig,
     PoolConfig,
@@ -24,9 +24,11 @@ from components.config.schema import (
     StackConfig,
     images_to_build,
 )
-from components.services import engine_presets as presets
-from components.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
-from components.services.engines import (
+from ecs_inference.contracts import flag_table, litellm
+from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.services import engine_presets as presets
+from ecs_inference.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
+from ecs_inference.services.engines import (
     NEURON_FLAG_TABLE,
     NEURON_MANAGED_FLAGS,
     VLLM_FLAG_TABLE,
@@ -35,9 +37,9 @@ from components.services.engines import (
     NeuronLaunch,
     VllmLaunch,
 )
-from components.sizing import catalog, instance_types
-from components.sizing import weights as weight_load
-from components.sizing.instance_types import (
+from ecs_inference.sizing import catalog, instance_types
+from ecs_inference.sizing import weights as weight_load
+from ecs_inference.sizing.instance_types import (
     DeclaredDemand,
     DeclaredFit,
     DeclaredFitError,
@@ -46,26 +48,24 @@ from components.sizing.instance_types import (
     NeuronDemand,
     PoolTypes,
 )
-from components.specs import gateway as gateway_specs
-from components.specs import images as image_build
-from components.specs import managed_instances
-from components.specs import operations as ops_specs
-from components.specs import weights as efs
-from components.specs import worker as worker_specs
-from components.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
-from components.specs.managed_instances import ManagedInstancesArgs
-from components.specs.mixed_instances import MixedInstancesArgs, spot_interruption_notes
-from components.specs.pool import PoolSpec, WarmPoolSpec, pool_problems, provider_name_problems
-from components.specs.service import (
+from ecs_inference.specs import gateway as gateway_specs
+from ecs_inference.specs import images as image_build
+from ecs_inference.specs import managed_instances
+from ecs_inference.specs import operations as ops_specs
+from ecs_inference.specs import weights as efs
+from ecs_inference.specs import worker as worker_specs
+from ecs_inference.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
+from ecs_inference.specs.managed_instances import ManagedInstancesArgs
+from ecs_inference.specs.mixed_instances import MixedInstancesArgs, spot_interruption_notes
+from ecs_inference.specs.pool import PoolSpec, WarmPoolSpec, pool_problems, provider_name_problems
+from ecs_inference.specs.service import (
     ModelServiceSpec,
     RerankerSpec,
     ServiceArgsError,
     validate_model_service,
     validate_reranker,
 )
-from components.specs.service_connect import private_host
-from contracts import flag_table, litellm
-from images.reranker import contract as reranker_contract
+from ecs_inference.specs.service_connect import private_host
 
 # Name of the InferencePlatform component; pool, service and capacity-provider names derive
 # from it.

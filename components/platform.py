@@ -19,45 +19,45 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_aws as aws
 
-from components.capacity.asg_pool import (
+from ecs_inference.capacity.asg_pool import (
     GpuAsgPool,
     GpuAsgPoolArgs,
     InferentiaPool,
     InferentiaPoolArgs,
     PoolArgs,
 )
-from components.capacity.managed_instances_pool import (
+from ecs_inference.capacity.managed_instances_pool import (
     ManagedInstancesPool,
     ManagedInstancesPoolArgs,
 )
-from components.cluster import Cluster, ClusterArgs
-from components.images import ImageBuilds, ImageBuildsArgs
-from components.ingress.alb import Endpoint, EndpointArgs
-from components.network import Network, NetworkArgs
-from components.operations import (
+from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.contracts import litellm
+from ecs_inference.images import ImageBuilds, ImageBuildsArgs
+from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+from ecs_inference.network import Network, NetworkArgs
+from ecs_inference.operations import (
     GatewayWatch,
     Operations,
     OperationsArgs,
     ServiceWatch,
     WorkerWatch,
 )
-from components.plan import Plan, pool_resource_name
-from components.services.base import EfsAccess, ServiceWiring, exec_log_group_name
-from components.services.gateway import (
+from ecs_inference.plan import Plan, pool_resource_name
+from ecs_inference.services.base import EfsAccess, ServiceWiring, exec_log_group_name
+from ecs_inference.services.gateway import (
     LiteLLMGateway,
     LiteLLMGatewayArgs,
     ModelEndpoint,
     gateway_security_group,
 )
-from components.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
-from components.services.model import ModelService, ModelServiceArgs
-from components.services.reranker import FargateReranker, FargateRerankerArgs
-from components.services.worker import QueueWorker, QueueWorkerArgs
-from components.specs.gateway import GatewayPlan
-from components.specs.operations import Subscription
-from components.specs.service_connect import Namespace, private_host
-from components.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
-from contracts import litellm
+from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
+from ecs_inference.services.model import ModelService, ModelServiceArgs
+from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
+from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
+from ecs_inference.specs.gateway import GatewayPlan
+from ecs_inference.specs.operations import Subscription
+from ecs_inference.specs.service_connect import Namespace, private_host
+from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
 _Args = TypeVar("_Args")
 

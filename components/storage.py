@@ -38,7 +38,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components.specs.weights import (
+from ecs_inference.specs.weights import (
     NFS_PORT,
     POSIX_ID,
     check_store,

@@ -365,7 +365,7 @@ MANAGED_INSTANCES_INVALID_TASK_PARAMETERS = (
 MANAGED_INSTANCES_PASSABLE_ROLE_PREFIX = "ecsInstanceRole"
 
 # --------------------------------------------------------------------------------------------
-# What the offline preview checks beyond botocore's models (tools/aws_requests.py; sources in
+# What the offline preview checks beyond botocore's models (tools/aws_requests/; sources in
 # docs/fidelity.md)
 # --------------------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any, Protocol
 
-from contracts.envparse import ConfigError
+from .envparse import ConfigError
 
 RUNAI_STREAMER = "runai_model_streamer"
 """The Run:ai model streamer's module: `--load-format runai_streamer` (vLLM, SGLang) needs it."""

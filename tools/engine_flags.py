@@ -679,7 +679,7 @@ def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]
 
         return sglang_serve_flags(source_root(SGLANG, cache_dir)).problems(argv[3:])
     if argv[:1] == ["text-generation-launcher"]:
-        from contracts import flag_table, tgi
+        from ecs_inference.contracts import flag_table, tgi
 
         return flag_table.load(tgi.FLAG_TABLE).problems(argv[1:])
     if argv[:2] == ["vllm", "serve"]:

@@ -6,7 +6,7 @@ Three layers, run over every recorded resource after the program has run under m
    characters, or the provider's autoname `<logical>-<7 random>`, checked against the type's
    `NameRule` (contracts/aws_limits.py `NAME_RULES`);
 2. the AWS API requests each resource becomes, validated against botocore's models, plus the
-   AWS rules botocore cannot express (tools/aws_requests.py);
+   AWS rules botocore cannot express (tools/aws_requests/);
 3. the rules that span resources (listener priorities, quotas, per-role policy totals).
 
 Each finding names the resource and, when a stack config value made it, the config path to
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     AUTONAME_RANDOM_CHARS,
     AUTONAME_SEPARATOR,
     NAME_PREFIX_SUFFIX_CHARS,

@@ -270,8 +270,8 @@ def stack_comparisons(
     summaries: Sequence[FamilySummary], stack: str, stack_file: Path | None = None
 ) -> list[Comparison]:
     """Compare each model service of `stack` that has measured pulls with its own estimate."""
-    from components.config.schema import load_stack_config
-    from components.plan import build_plan
+    from ecs_inference.config.schema import load_stack_config
+    from ecs_inference.plan import build_plan
 
     path = stack_file or ROOT / f"Pulumi.{stack}.yaml"
     project = str(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["name"])

@@ -35,7 +35,7 @@ from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from contracts.aws_limits import name_rule
+from ecs_inference.contracts.aws_limits import name_rule
 from tools.fidelity import simulate_name
 from tools.lookups import LOOKUPS
 

@@ -40,12 +40,12 @@ from typing import ClassVar
 import pulumi
 import pulumi_aws as aws
 
-from components.network import aws_api_egress
-from components.sizing import catalog
-from components.sizing.catalog import Accelerator, InstanceType
-from components.specs.mixed_instances import SPOT_AGENT_SETTINGS, MixedInstancesArgs
-from components.specs.operations import host_telemetry_policy, host_telemetry_user_data
-from components.specs.pool import (
+from ecs_inference.network import aws_api_egress
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.catalog import Accelerator, InstanceType
+from ecs_inference.specs.mixed_instances import SPOT_AGENT_SETTINGS, MixedInstancesArgs
+from ecs_inference.specs.operations import host_telemetry_policy, host_telemetry_user_data
+from ecs_inference.specs.pool import (
     KIND_LABEL,
     PoolArgumentError,
     PoolSpec,

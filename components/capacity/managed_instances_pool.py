@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.network import aws_api_egress
-from components.sizing.instance_types import InstanceRequirements
-from components.specs import managed_instances as mi
-from components.specs.managed_instances import ManagedInstancesArgs
-from components.specs.pool import PoolArgumentError
+from ecs_inference.network import aws_api_egress
+from ecs_inference.sizing.instance_types import InstanceRequirements
+from ecs_inference.specs import managed_instances as mi
+from ecs_inference.specs.managed_instances import ManagedInstancesArgs
+from ecs_inference.specs.pool import PoolArgumentError
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 

@@ -39,14 +39,18 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components.config.issues import ConfigError, ConfigIssue
-from components.iam import KMS_KEY_ARN
-from components.specs import managed_instances
-from components.specs.weights import EfsConfigError, parse_efs_uri
-from contracts import aws_limits, litellm
-from contracts.engine import ENV_REGION_VARIABLES, HUB_OFFLINE_VARIABLES, HUB_TOKEN_VARIABLES
-from contracts.metrics import METRICS_BY_KIND
-from contracts.vllm import ENV_API_KEY as VLLM_API_KEY
+from ecs_inference.config.issues import ConfigError, ConfigIssue
+from ecs_inference.contracts import aws_limits, litellm
+from ecs_inference.contracts.engine import (
+    ENV_REGION_VARIABLES,
+    HUB_OFFLINE_VARIABLES,
+    HUB_TOKEN_VARIABLES,
+)
+from ecs_inference.contracts.metrics import METRICS_BY_KIND
+from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
+from ecs_inference.iam import KMS_KEY_ARN
+from ecs_inference.specs import managed_instances
+from ecs_inference.specs.weights import EfsConfigError, parse_efs_uri
 
 ROOT = "platform"
 

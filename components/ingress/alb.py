@@ -39,18 +39,18 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_tls as tls
 
-from components.iam import partition_of
-from components.ingress.auth import CognitoAuth
-from components.ingress.routes import authenticated_rules, check_service
-from components.services.base import stack_scope
-from components.specs.endpoint import (
+from ecs_inference.contracts.aws_limits import ELBV2_NAME, fitted_name
+from ecs_inference.iam import partition_of
+from ecs_inference.ingress.auth import CognitoAuth
+from ecs_inference.ingress.routes import authenticated_rules, check_service
+from ecs_inference.services.base import stack_scope
+from ecs_inference.specs.endpoint import (
     MAX_RULE_PRIORITY,
     AuthSpec,
     EndpointSpec,
     in_range,
     validate_endpoint_args,
 )
-from contracts.aws_limits import ELBV2_NAME, fitted_name
 
 # Where ELB delivers access logs inside the bucket (the prefix must not contain "AWSLogs").
 ACCESS_LOG_PREFIX = "alb"

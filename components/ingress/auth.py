@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components.iam import partition_of
-from components.specs.endpoint import AuthSpec
+from ecs_inference.iam import partition_of
+from ecs_inference.specs.endpoint import AuthSpec
 
 
 def cognito_issuer(region: str, user_pool_id: str) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.ingress.auth import CognitoAuth
-from components.specs.endpoint import NAME_PATTERN
+from ecs_inference.ingress.auth import CognitoAuth
+from ecs_inference.specs.endpoint import NAME_PATTERN
 
 
 def service_path_patterns(service: str) -> list[str]:

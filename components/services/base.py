@@ -21,11 +21,14 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components import iam
-from components.network import aws_api_egress
-from components.specs import weights as weights_spec
-from components.specs.operations import metrics_sidecar_container, target_tracking_args
-from components.specs.service_connect import (
+from ecs_inference import iam
+from ecs_inference.contracts.aws_limits import ELBV2_NAME, FARGATE_NOFILE_DEFAULT, fitted_name
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
+from ecs_inference.network import aws_api_egress
+from ecs_inference.specs import weights as weights_spec
+from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
+from ecs_inference.specs.service_connect import (
     APP_PROTOCOL,
     PORT_NAME,
     Namespace,
@@ -33,9 +36,6 @@ from components.specs.service_connect import (
     private_host,
     timeouts,
 )
-from contracts.aws_limits import ELBV2_NAME, FARGATE_NOFILE_DEFAULT, fitted_name
-from contracts.engine import ENV_REGION_VARIABLES
-from contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 
 TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
 ECS_SERVICE_NAMESPACE = "ecs"

@@ -32,12 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components import sizing
-from contracts import aws_limits, flag_table
-from contracts import custom as custom_contract
-from contracts import sglang as sglang_contract
-from contracts import tgi as tgi_contract
-from contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference import sizing
+from ecs_inference.contracts import aws_limits, flag_table
+from ecs_inference.contracts import custom as custom_contract
+from ecs_inference.contracts import sglang as sglang_contract
+from ecs_inference.contracts import tgi as tgi_contract
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 
 ALB_IDLE_TIMEOUT_MAX = aws_limits.ALB_IDLE_TIMEOUT_RANGE[1]
 KEEPALIVE_MARGIN_SECONDS = 5

@@ -35,11 +35,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from components.sizing.catalog import NEURON_CORES_PER_DEVICE
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 # The task environment both images read is stated once, in contracts/ (the images copy it).
-from contracts.engine import (
+from ecs_inference.contracts.engine import (
     DEFAULT_PORT,
     DEFAULT_SSE_KEEPALIVE_SECONDS,
     ENV_EXTRA_ARGS,
@@ -48,8 +47,8 @@ from contracts.engine import (
     ENV_SERVED_MODEL_NAME,
     ENV_SSE_KEEPALIVE_SECONDS,
 )
-from contracts.engine import HEALTH_PATH as HEALTH_PATH
-from contracts.neuron import (
+from ecs_inference.contracts.engine import HEALTH_PATH as HEALTH_PATH
+from ecs_inference.contracts.neuron import (
     ENV_ARTIFACT_URI,
     ENV_BATCH_SIZE,
     ENV_MODEL_DIR,
@@ -59,8 +58,8 @@ from contracts.neuron import (
     ENV_TP_DEGREE,
     ENV_UPSTREAM_PORT,
 )
-from contracts.vllm import ENV_API_KEY as ENV_API_KEY
-from contracts.vllm import (
+from ecs_inference.contracts.vllm import ENV_API_KEY as ENV_API_KEY
+from ecs_inference.contracts.vllm import (
     ENV_DTYPE,
     ENV_GPU_MEMORY_UTILIZATION,
     ENV_KV_CACHE_DTYPE,
@@ -70,8 +69,9 @@ from contracts.vllm import (
     ENV_TENSOR_PARALLEL_SIZE,
     ENV_WEIGHTS_URI,
 )
-from contracts.vllm import ENV_HTTP_KEEPALIVE as ENV_VLLM_HTTP_KEEPALIVE
-from contracts.vllm import ENV_NO_USAGE_STATS as ENV_VLLM_NO_USAGE_STATS
+from ecs_inference.contracts.vllm import ENV_HTTP_KEEPALIVE as ENV_VLLM_HTTP_KEEPALIVE
+from ecs_inference.contracts.vllm import ENV_NO_USAGE_STATS as ENV_VLLM_NO_USAGE_STATS
+from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
 
 VLLM_VERSION = "0.33.0"
 """vLLM release of the GPU image (base `vllm/vllm-openai:v0.33.0`)."""

@@ -29,9 +29,9 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components import iam
-from components.network import PortRule, aws_api_rule
-from components.services.base import (
+from ecs_inference import iam
+from ecs_inference.network import PortRule, aws_api_rule
+from ecs_inference.services.base import (
     Router,
     aws_context,
     environment_list,
@@ -43,8 +43,8 @@ from components.services.base import (
     service_scaling,
     task_family,
 )
-from components.services.gateway_db import DatabaseOutputs
-from components.specs.gateway import (
+from ecs_inference.services.gateway_db import DatabaseOutputs
+from ecs_inference.specs.gateway import (
     GATEWAY_PORT,
     HEALTH_PATH,
     DatabaseEndpoint,
@@ -53,7 +53,7 @@ from components.specs.gateway import (
     bedrock_invoke_policy,
     gateway_container_env,
 )
-from components.specs.service_connect import Namespace, port_mapping, private_host, timeouts
+from ecs_inference.specs.service_connect import Namespace, port_mapping, private_host, timeouts
 
 TOKEN = "ecs-inference:serving:LiteLLMGateway"
 CONTAINER_NAME = "litellm"

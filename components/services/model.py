@@ -35,9 +35,10 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
-from components.services import engine_presets as presets
-from components.services import engines
-from components.services.base import (
+from ecs_inference.contracts import neuron as neuron_contract
+from ecs_inference.services import engine_presets as presets
+from ecs_inference.services import engines
+from ecs_inference.services.base import (
     TARGET_TRACKING_METRIC,
     EfsAccess,
     LoadBalancedService,
@@ -50,15 +51,14 @@ from components.services.base import (
     secrets_list,
     serving_container,
 )
-from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
-from components.services.engines import NeuronLaunch, VllmLaunch
-from components.specs import weights as weights_spec
-from components.specs.service import (
+from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
+from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
+from ecs_inference.specs import weights as weights_spec
+from ecs_inference.specs.service import (
     ModelServiceSpec,
     resolve_neuron_devices,
     validate_model_service,
 )
-from contracts import neuron as neuron_contract
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"

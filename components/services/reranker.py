@@ -5,7 +5,7 @@ warm, ARM64 cheaper), so unlike the model services it needs no capacity pool. Cr
 - a log group with retention, an execution role (image pull, this log group, exactly the
   container's secrets) and a task role that can only read the model prefix in S3;
 - a FARGATE task definition (awsvpc, ARM64 by default, cpu/memory on the Fargate grid) whose
-  container follows the image's contract (`images/reranker/contract.py`: port, health path,
+  container follows the image's contract (`contracts/reranker.py`: port, health path,
   environment names, stop timeout within Fargate's 120 s cap), with the nofile ulimit raised
   and nothing Fargate rejects (no GPU, devices, privileged mode or placement constraints);
 - a task security group (ALB only in, HTTPS only out: ECR, S3 and logs through the VPC
@@ -28,7 +28,8 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
-from components.services.base import (
+from ecs_inference.contracts import reranker as contract
+from ecs_inference.services.base import (
     TARGET_TRACKING_METRIC,
     LoadBalancedService,
     PlacementSpec,
@@ -40,8 +41,7 @@ from components.services.base import (
     secrets_list,
     serving_container,
 )
-from components.specs.service import RerankerSpec, reranker_environment, validate_reranker
-from images.reranker import contract
+from ecs_inference.specs.service import RerankerSpec, reranker_environment, validate_reranker
 
 TOKEN = "ecs-inference:serving:FargateReranker"
 CONTAINER_NAME = "reranker"

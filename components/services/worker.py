@@ -31,9 +31,19 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from components import iam
-from components.network import PortRule, aws_api_rule
-from components.services.base import (
+from ecs_inference import iam
+from ecs_inference.contracts.aws_limits import name_rule
+from ecs_inference.contracts.worker import (
+    CONTAINER_NAME,
+    ENV_CONCURRENCY,
+    ENV_GATEWAY_URL,
+    ENV_QUEUE_URL,
+    ENV_RESULT_QUEUE_URL,
+    ENV_TASK_PROTECTION_MINUTES,
+    ENV_VISIBILITY_TIMEOUT,
+)
+from ecs_inference.network import PortRule, aws_api_rule
+from ecs_inference.services.base import (
     ECS_SCALABLE_DIMENSION,
     ECS_SERVICE_NAMESPACE,
     aws_context,
@@ -45,23 +55,15 @@ from components.services.base import (
     secrets_list,
     task_family,
 )
-from components.specs.service_connect import Namespace
-from components.specs.worker import (
+from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.specs.worker import (
     SQS_RETENTION_MAX,
     TASK_PROTECTION_MAX_MINUTES,
     WorkerScaling,
     queue_attributes,
 )
-from contracts.aws_limits import name_rule
 
 TOKEN = "ecs-inference:workers:QueueWorker"
-CONTAINER_NAME = "worker"
-ENV_QUEUE_URL = "QUEUE_URL"
-ENV_GATEWAY_URL = "GATEWAY_URL"
-ENV_VISIBILITY_TIMEOUT = "VISIBILITY_TIMEOUT_SECONDS"
-ENV_TASK_PROTECTION_MINUTES = "TASK_PROTECTION_MINUTES"
-ENV_CONCURRENCY = "WORKER_CONCURRENCY"
-ENV_RESULT_QUEUE_URL = "RESULT_QUEUE_URL"
 MANAGED_ENV = (
     ENV_QUEUE_URL,
     ENV_GATEWAY_URL,

@@ -19,8 +19,8 @@ What is sized here, one module each (this package re-exports their public functi
 Units: memory in GiB (2**30 bytes) throughout, except Fargate memory, which ECS takes in MiB.
 """
 
-from components.sizing.fargate import FargateSize, describe_fargate_memory, fargate_size
-from components.sizing.gpu import (
+from ecs_inference.sizing.fargate import FargateSize, describe_fargate_memory, fargate_size
+from ecs_inference.sizing.gpu import (
     GpuFit,
     MemoryNeed,
     cheapest_fitting,
@@ -28,16 +28,16 @@ from components.sizing.gpu import (
     gpu_memory_need,
     tp_allowed,
 )
-from components.sizing.headroom import DeployHeadroom, DeployStep, deploy_headroom, deploy_step
-from components.sizing.memory import (
+from ecs_inference.sizing.headroom import DeployHeadroom, DeployStep, deploy_headroom, deploy_step
+from ecs_inference.sizing.memory import (
     GIB,
     SizingError,
     bytes_per_param,
     kv_cache_bytes,
     resolve_architecture,
 )
-from components.sizing.neuron import NeuronFit, neuron_fit
-from components.sizing.timeouts import (
+from ecs_inference.sizing.neuron import NeuronFit, neuron_fit
+from ecs_inference.sizing.timeouts import (
     DeregistrationDelay,
     GracePeriod,
     IdleTimeout,

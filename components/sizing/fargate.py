@@ -5,12 +5,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from components.sizing import catalog
-from components.sizing.memory import SizingError, non_negative, positive_int
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     FARGATE_PLATFORM_1_4_MIN_CPU,
     FARGATE_TASK_SIZES,
 )
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.memory import SizingError, non_negative, positive_int
 
 # --------------------------------------------------------------------------------------------
 # Fargate

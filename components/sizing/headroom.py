@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.sizing.memory import SizingError, non_negative, non_negative_int, positive_int
+from ecs_inference.sizing.memory import SizingError, non_negative, non_negative_int, positive_int
 
 # --------------------------------------------------------------------------------------------
 # Rolling-deploy headroom

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from components import sizing
-from components.sizing import catalog
-from components.sizing.catalog import Accelerator, InstanceType, ModelArchitecture
-from contracts import aws_limits
+from ecs_inference import sizing
+from ecs_inference.contracts import aws_limits
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.catalog import Accelerator, InstanceType, ModelArchitecture
 
 MIB_PER_GIB = 1024
 

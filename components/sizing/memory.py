@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.sizing import catalog
-from components.sizing.catalog import ModelArchitecture
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.catalog import ModelArchitecture
 
 GIB = 2**30
 

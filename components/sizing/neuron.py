@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.sizing import catalog
-from components.sizing.catalog import InstanceType, ModelArchitecture
-from components.sizing.memory import (
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
+from ecs_inference.sizing.memory import (
     GIB,
     SizingError,
     bytes_per_param,

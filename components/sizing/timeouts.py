@@ -6,13 +6,13 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from components.sizing.memory import SizingError, non_negative, positive_int
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     ALB_IDLE_TIMEOUT_DEFAULT,
     ALB_IDLE_TIMEOUT_RANGE,
     ECS_GRACE_PERIOD_MAX,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
+from ecs_inference.sizing.memory import SizingError, non_negative, positive_int
 
 # --------------------------------------------------------------------------------------------
 # Timeouts

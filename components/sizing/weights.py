@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 Source = Literal["s3-stream", "s3-stage", "efs"]
 ThroughputMode = Literal["elastic", "provisioned"]

@@ -12,9 +12,9 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from components.config.issues import ConfigError, ConfigIssue
-from components.config.schema import NAME_PATTERN
-from contracts import aws_limits
+from ecs_inference.config.issues import ConfigError, ConfigIssue
+from ecs_inference.config.schema import NAME_PATTERN
+from ecs_inference.contracts import aws_limits
 
 __all__ = ["NAME_PATTERN"]
 

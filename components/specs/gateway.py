@@ -31,12 +31,12 @@ from typing import Any, Literal
 
 import yaml
 
-from components import sizing
-from components.config.issues import ConfigIssue
-from components.config.schema import GatewayConfig
-from components.specs import operations as ops
-from contracts import litellm
-from contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+from ecs_inference import sizing
+from ecs_inference.config.issues import ConfigIssue
+from ecs_inference.config.schema import GatewayConfig
+from ecs_inference.contracts import litellm
+from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+from ecs_inference.specs import operations as ops
 
 LITELLM_VERSION = litellm.VERSION
 GATEWAY_PORT = litellm.PORT

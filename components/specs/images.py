@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from images.reranker import contract as reranker_contract
+from ecs_inference.contracts import reranker as reranker_contract
 
 # Build contexts, relative to the Pulumi project directory (the program's working directory), so
 # the recorded inputs do not depend on where the repository is checked out.

@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from components.sizing.instance_types import InstanceRequirements
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
+from ecs_inference.sizing.instance_types import InstanceRequirements
 
 COMPATIBILITY = aws_limits.MANAGED_INSTANCES_COMPATIBILITY
 MONITORING_OPTIONS = aws_limits.MANAGED_INSTANCES_MONITORING

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 MAX_INSTANCE_TYPES_PER_GROUP = aws_limits.ASG_INSTANCE_TYPES_MAX
 SPOT_INTERRUPTION_NOTICE_SECONDS = aws_limits.SPOT_INTERRUPTION_NOTICE_SECONDS

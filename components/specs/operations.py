@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contracts import litellm
-from contracts import metrics as m
-from contracts.aws_limits import DASHBOARD_MAX_WIDGETS
-from contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.contracts import litellm
+from ecs_inference.contracts import metrics as m
+from ecs_inference.contracts.aws_limits import DASHBOARD_MAX_WIDGETS
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
 SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")

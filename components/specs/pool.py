@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from components.sizing import catalog
-from components.sizing.catalog import Accelerator
-from components.specs.mixed_instances import MixedInstancesArgs, mixed_instances_problems
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     GP3_IOPS_RANGE,
     GP3_MAX_IOPS_PER_GIB,
     GP3_MAX_MIBPS_PER_IOPS,
     GP3_THROUGHPUT_RANGE,
 )
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.catalog import Accelerator
+from ecs_inference.specs.mixed_instances import MixedInstancesArgs, mixed_instances_problems
 
 #: The AL2023 ECS AMIs ship a 30 GiB root snapshot; a smaller volume fails at launch.
 MIN_ROOT_VOLUME_GIB = 30

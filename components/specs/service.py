@@ -14,14 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from components import iam, sizing
-from components.config.schema import NAME_PATTERN
-from components.services import engine_presets as presets
-from components.services import engines
-from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
-from components.services.engines import NeuronLaunch, VllmLaunch
-from components.sizing import catalog
-from contracts.aws_limits import (
+from ecs_inference import iam, sizing
+from ecs_inference.config.schema import NAME_PATTERN
+from ecs_inference.contracts import reranker as contract
+from ecs_inference.contracts.aws_limits import (
     ALB_IDLE_TIMEOUT_RANGE,
     CLOUDWATCH_LOG_RETENTION_DAYS,
     ECS_GRACE_PERIOD_MAX,
@@ -29,7 +25,11 @@ from contracts.aws_limits import (
     LISTENER_RULE_PRIORITY_MAX,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
-from images.reranker import contract
+from ecs_inference.services import engine_presets as presets
+from ecs_inference.services import engines
+from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
+from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
+from ecs_inference.sizing import catalog
 
 NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
 # The config's service-name rule: the name becomes the URL path, log group and family.

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     SERVICE_CONNECT_DEFAULT_IDLE_SECONDS,
     SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS,
 )

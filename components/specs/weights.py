@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 SCHEME = "efs://"
 NFS_PORT = aws_limits.NFS_PORT

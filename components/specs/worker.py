@@ -37,11 +37,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from components import sizing
-from components.config.issues import ConfigIssue
-from components.config.schema import WorkerConfig
-from components.specs import operations as ops
-from contracts.aws_limits import (
+from ecs_inference import sizing
+from ecs_inference.config.issues import ConfigIssue
+from ecs_inference.config.schema import WorkerConfig
+from ecs_inference.contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,
     SQS_RETENTION_MAX,
@@ -50,6 +49,7 @@ from contracts.aws_limits import (
     STEP_ADJUSTMENTS_MAX,
     TASK_PROTECTION_MAX_MINUTES,
 )
+from ecs_inference.specs import operations as ops
 
 __all__ = [
     "SQS_RETENTION_MAX",

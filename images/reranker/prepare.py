@@ -27,11 +27,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+# The repository root, for the stdlib contracts the service shares (contracts/reranker.py).
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-from contract import MODEL_CONFIG_FILE, MODEL_VARIANTS, TOKENIZER_FILE  # noqa: E402
+from contracts.reranker import MODEL_CONFIG_FILE, MODEL_VARIANTS, TOKENIZER_FILE  # noqa: E402
 
 LOG = logging.getLogger("reranker.prepare")
 #: Opset 17 has LayerNormalization as a standard op; ORT 1.16+ runs it everywhere we deploy.

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.schema import IMAGE_PATTERN, ImagesConfig
-from components.specs.images import EXAMPLE_IMAGES
+from ecs_inference.config.schema import IMAGE_PATTERN, ImagesConfig
+from ecs_inference.specs.images import EXAMPLE_IMAGES
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.sizing import catalog
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
+from ecs_inference.sizing import catalog
 
 # name: (accelerator, count, marketing GB each, vCPU, memory GiB, NeuronCores)
 PUBLISHED_INSTANCE_FACTS = {

@@ -16,8 +16,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.config.issues import ConfigError
-from components.ingress.alb import (
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.ingress.alb import (
     ELB_LOG_DELIVERY_SERVICE,
     AuthArgs,
     Endpoint,
@@ -25,9 +25,9 @@ from components.ingress.alb import (
     access_log_bucket_policy,
     security_group_rules,
 )
-from components.ingress.auth import cognito_token_url
-from components.ingress.routes import service_url_rewrite
-from components.specs.endpoint import endpoint_arg_issues
+from ecs_inference.ingress.auth import cognito_token_url
+from ecs_inference.ingress.routes import service_url_rewrite
+from ecs_inference.specs.endpoint import endpoint_arg_issues
 from tests.aws_shapes import (
     ShapeError,
     create_listener_request,
@@ -337,7 +337,7 @@ def test_alb_is_internal_with_derived_idle_timeout_and_logs(dev: Recording) -> N
 
 
 def test_wires_to_the_network_component() -> None:
-    from components.network import Network, NetworkArgs
+    from ecs_inference.network import Network, NetworkArgs
 
     def program() -> None:
         net = Network("net", NetworkArgs())

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pulumi import Output
 
-from components.services.gateway import (
+from ecs_inference.services.gateway import (
     CONFIG_FILE,
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -16,8 +16,8 @@ from components.services.gateway import (
     entrypoint,
     gateway_security_group,
 )
-from components.services.gateway_db import DatabaseOutputs
-from components.specs.gateway import (
+from ecs_inference.services.gateway_db import DatabaseOutputs
+from ecs_inference.specs.gateway import (
     GATEWAY_PORT,
     HEALTH_PATH,
     GatewaySpec,
@@ -25,7 +25,7 @@ from components.specs.gateway import (
     bedrock_routes,
     resolve_routes,
 )
-from components.specs.service_connect import Namespace
+from ecs_inference.specs.service_connect import Namespace
 from tests.aws_shapes import (
     UNKNOWN,
     register_task_definition_request,

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.specs.gateway import (
+from ecs_inference.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
     ENV_DATABASE_PASSWORD,
     ENV_DATABASE_USER,

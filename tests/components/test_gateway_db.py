@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
+from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
 from tests.aws_shapes import UNKNOWN, validate_shape
 from tools.recording import Recording, run_function
 

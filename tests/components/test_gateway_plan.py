@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from components.config.schema import GatewayConfig, WorkerConfig
-from components.specs.gateway import ServiceTarget, plan_gateway
-from components.specs.worker import plan_workers
-from contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
+from ecs_inference.config.schema import GatewayConfig, WorkerConfig
+from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
+from ecs_inference.specs.gateway import ServiceTarget, plan_gateway
+from ecs_inference.specs.worker import plan_workers
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components import iam
+from ecs_inference import iam
 
 ACCOUNT = "123456789012"
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:vllm-api-key-AbCdEf"

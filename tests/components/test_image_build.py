@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components import images as image_build
-from components.config.issues import ConfigError
-from components.config.schema import images_to_build, load_stack_config
-from components.plan import build_plan
-from components.specs import images as image_specs
+from ecs_inference import images as image_build
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import images_to_build, load_stack_config
+from ecs_inference.plan import build_plan
+from ecs_inference.specs import images as image_specs
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values

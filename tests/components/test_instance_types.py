@@ -12,11 +12,11 @@ from botocore.model import Shape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import sizing
-from components.sizing import catalog
-from components.sizing import instance_types as ir
-from components.sizing.instance_types import GpuDemand, NeuronDemand
-from contracts import aws_limits
+from ecs_inference import sizing
+from ecs_inference.contracts import aws_limits
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing import instance_types as ir
+from ecs_inference.sizing.instance_types import GpuDemand, NeuronDemand
 from tests.aws_shapes import ShapeError, named_shape, validate_named_shape
 
 

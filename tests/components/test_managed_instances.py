@@ -14,11 +14,11 @@ from botocore.model import Shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import sizing
-from components.sizing import catalog
-from components.sizing import instance_types as ir
-from components.specs import managed_instances as mi
-from components.specs.managed_instances import ManagedInstancesArgs
+from ecs_inference import sizing
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing import instance_types as ir
+from ecs_inference.specs import managed_instances as mi
+from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 

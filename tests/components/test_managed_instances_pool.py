@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from components import sizing
-from components.capacity.managed_instances_pool import (
+from ecs_inference import sizing
+from ecs_inference.capacity.managed_instances_pool import (
     TYPE_TOKEN,
     ManagedInstancesPool,
     ManagedInstancesPoolArgs,
     ManagedInstancesPoolError,
 )
-from components.sizing import instance_types as ir
-from components.specs import managed_instances as mi
-from components.specs.managed_instances import ManagedInstancesArgs
+from ecs_inference.sizing import instance_types as ir
+from ecs_inference.specs import managed_instances as mi
+from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import validate_shape
 from tests.mock_runtime import refused_before_registering
 from tools.recording import Recording, run_function

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.capacity.asg_pool import ecs_agent_settings
-from components.specs import mixed_instances as mi
-from components.specs.mixed_instances import MixedInstancesArgs
+from ecs_inference.capacity.asg_pool import ecs_agent_settings
+from ecs_inference.specs import mixed_instances as mi
+from ecs_inference.specs.mixed_instances import MixedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 TYPES = ["g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge"]

@@ -14,21 +14,21 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components.services import engines
-from components.services.base import cluster_name_from_arn
-from components.services.engines import NeuronLaunch, VllmLaunch
-from components.services.model import (
+from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
+from ecs_inference.services import engines
+from ecs_inference.services.base import cluster_name_from_arn
+from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
+from ecs_inference.services.model import (
     CONTAINER_NAME,
     ModelService,
     ModelServiceArgs,
     model_container_definitions,
 )
-from components.specs.service import (
+from ecs_inference.specs.service import (
     ServiceArgsError,
     check_deploy_progress,
     validate_model_service,
 )
-from contracts.tags import MAX_REQUEST_SECONDS
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,
@@ -530,7 +530,7 @@ def test_args_are_frozen() -> None:
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
     """Against the real `Endpoint.route`: both of its rules (bearer and browser) forward to this
     service's target group, and the ECS service waits for both."""
-    from components.ingress.alb import Endpoint, EndpointArgs
+    from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 
     def program() -> None:
         endpoint = Endpoint(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from components.capacity.asg_pool import (
+from ecs_inference.capacity.asg_pool import (
     ECS_INSTANCE_POLICY,
     SSM_INSTANCE_POLICY,
     GpuAsgPool,
@@ -28,9 +28,9 @@ from components.capacity.asg_pool import (
     ecs_user_data,
     encode_user_data,
 )
-from components.cluster import Cluster, ClusterArgs
-from components.sizing import catalog
-from components.specs.pool import pool_problems
+from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.sizing import catalog
+from ecs_inference.specs.pool import pool_problems
 from tests.mock_runtime import refused_before_registering
 from tools import recording
 from tools.recording import Recording, run_function

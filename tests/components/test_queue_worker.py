@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from components.services.worker import (
+from ecs_inference.services.worker import (
     ENV_RESULT_QUEUE_URL,
     MANAGED_ENV,
     QUEUE_ACTIONS,
@@ -21,8 +21,8 @@ from components.services.worker import (
     WorkerArgsError,
     task_protection_minutes,
 )
-from components.specs.service_connect import Namespace
-from components.specs.worker import WorkerScaling
+from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.specs.worker import WorkerScaling
 from tests.aws_shapes import UNKNOWN, register_task_definition_request, validate_shape
 from tests.components.conftest import CLUSTER_ARN
 from tools.recording import ACCOUNT_ID, Recording, run_function

@@ -9,14 +9,14 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components.services.reranker import (
+from ecs_inference.contracts import reranker as contract
+from ecs_inference.services.reranker import (
     CONTAINER_NAME,
     FargateReranker,
     FargateRerankerArgs,
     reranker_container_definitions,
 )
-from components.specs.service import ServiceArgsError, reranker_environment, validate_reranker
-from images.reranker import contract
+from ecs_inference.specs.service import ServiceArgsError, reranker_environment, validate_reranker
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,

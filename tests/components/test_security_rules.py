@@ -6,7 +6,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.network import ANY_IPV4, HTTPS_PORT, PortRule, aws_api_egress, aws_api_rule
+from ecs_inference.network import ANY_IPV4, HTTPS_PORT, PortRule, aws_api_egress, aws_api_rule
 from tools.recording import run_function
 
 

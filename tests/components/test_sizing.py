@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from components import sizing
-from components.sizing import SizingError, catalog
-from components.sizing.catalog import ModelArchitecture
-from contracts import aws_limits
+from ecs_inference import sizing
+from ecs_inference.contracts import aws_limits
+from ecs_inference.sizing import SizingError, catalog
+from ecs_inference.sizing.catalog import ModelArchitecture
 
 GIB = 2**30
 GB = 10**9

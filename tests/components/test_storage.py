@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-import components.storage as storage
-from components.specs import weights as efs
+import ecs_inference.storage as storage
+from ecs_inference.specs import weights as efs
 from tests.aws_shapes import validate_named_shape, validate_shape
 from tests.mock_runtime import refused_before_registering
 from tools.recording import run_function

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.sizing import weights as ws
+from ecs_inference.sizing import weights as ws
 
 
 def test_network_bound_instances_tie_and_keep_s3():

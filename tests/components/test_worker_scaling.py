@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from components.specs.worker import (
+from ecs_inference.specs.worker import (
     FROM_ZERO_THRESHOLD,
     SQS_VISIBILITY_TIMEOUT_MAX,
     STEP_ADJUSTMENTS_MAX,

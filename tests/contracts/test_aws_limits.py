@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     ELBV2_NAME,
     FARGATE_NOFILE_DEFAULT,
     FARGATE_NOFILE_MAX,
@@ -53,7 +53,7 @@ def test_nofile_limits_are_fargates():
     """Seed 003: Fargate's nofile default is 65535 soft and hard, raisable to 1048576; every
     serving container states the default (a Python server with many upstream connections
     reports the ceiling as connection errors), as a ulimit ECS's API accepts."""
-    from components.services import base  # Pulumi-backed: imported only by this test
+    from ecs_inference.services import base  # Pulumi-backed: imported only by this test
 
     assert (FARGATE_NOFILE_DEFAULT, FARGATE_NOFILE_MAX) == (65_535, 1_048_576)
     assert base.NOFILE_LIMIT == FARGATE_NOFILE_DEFAULT <= FARGATE_NOFILE_MAX

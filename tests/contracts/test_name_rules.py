@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from contracts.aws_limits import (
+from ecs_inference.contracts.aws_limits import (
     AUTONAME_RANDOM_CHARS,
     AUTONAME_SEPARATOR,
     NAME_RULES,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from contracts import tags
+from ecs_inference.contracts import tags
 from tests.contracts.test_policy_limits import ROOT, load, public_values
 
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.envparse import ConfigError
-from contracts.staging import (
+from ecs_inference.contracts.envparse import ConfigError
+from ecs_inference.contracts.staging import (
     RUNAI_STREAMER,
     WeightsError,
     check_runai_streamer,

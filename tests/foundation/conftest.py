@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.issues import ConfigError, ConfigIssue
-from components.config.schema import load_stack_config
-from components.plan import Plan, build_plan
+from ecs_inference.config.issues import ConfigError, ConfigIssue
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.plan import Plan, build_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.config.issues import ConfigError
-from components.sizing import catalog
-from components.specs import managed_instances
-from contracts import aws_limits
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.contracts import aws_limits
+from ecs_inference.sizing import catalog
+from ecs_inference.specs import managed_instances
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tests.foundation.conftest import issues_of, mutate, plan_of, reference
 from tools.preview import project_name, read_stack_file

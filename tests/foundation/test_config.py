@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from components.config.issues import ConfigError
-from components.config.schema import StackConfig, load_stack_config
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import StackConfig, load_stack_config
 from tests.foundation.conftest import DELETE, mutate, reference
 
 ROOT = Path(__file__).resolve().parents[2]

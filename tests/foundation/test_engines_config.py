@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from components import sizing
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.plan import build_plan
-from components.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
-from components.sizing.instance_types import DeclaredFit
-from components.specs.weights import EfsWeights
+from ecs_inference import sizing
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.plan import build_plan
+from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
+from ecs_inference.sizing.instance_types import DeclaredFit
+from ecs_inference.specs.weights import EfsWeights
 from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 
 STACK = "engines"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.plan import build_plan
-from contracts import litellm
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.contracts import litellm
+from ecs_inference.plan import build_plan
 from tests.foundation.conftest import DELETE, mutate, reference
 
 

@@ -27,20 +27,20 @@ def loaded_modules(module: str) -> set[str]:
 
 
 PURE = [
-    "components.plan",
-    "components.specs.endpoint",
-    "components.specs.images",
-    "components.specs.pool",
-    "components.specs.service",
-    "components.sizing",
-    "components.sizing.catalog",
-    "components.services.engines",
-    "components.services.engine_presets",
-    "components.specs.weights",
-    "components.sizing.weights",
-    "components.iam",
-    "components.specs.operations",
-    "components.cost",
+    "ecs_inference.plan",
+    "ecs_inference.specs.endpoint",
+    "ecs_inference.specs.images",
+    "ecs_inference.specs.pool",
+    "ecs_inference.specs.service",
+    "ecs_inference.sizing",
+    "ecs_inference.sizing.catalog",
+    "ecs_inference.services.engines",
+    "ecs_inference.services.engine_presets",
+    "ecs_inference.specs.weights",
+    "ecs_inference.sizing.weights",
+    "ecs_inference.iam",
+    "ecs_inference.specs.operations",
+    "ecs_inference.cost",
 ]
 
 
@@ -94,22 +94,22 @@ def test_components_never_read_the_config_schema_or_the_plan(path: Path) -> None
     bad = {
         m
         for m in _imports(path)
-        if m.startswith(("components.config", "components.plan", "components.platform"))
+        if m.startswith(("ecs_inference.config", "ecs_inference.plan", "ecs_inference.platform"))
     }
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
 COMPONENT_MODULES = (
-    "components.capacity.",
-    "components.ingress.",
-    "components.platform",
-    "components.network",
-    "components.cluster",
-    "components.images",
-    "components.operations",
-    "components.services.model",
-    "components.services.base",
-    "components.services.reranker",
+    "ecs_inference.capacity.",
+    "ecs_inference.ingress.",
+    "ecs_inference.platform",
+    "ecs_inference.network",
+    "ecs_inference.cluster",
+    "ecs_inference.images",
+    "ecs_inference.operations",
+    "ecs_inference.services.model",
+    "ecs_inference.services.base",
+    "ecs_inference.services.reranker",
 )
 
 
@@ -117,3 +117,55 @@ def test_specs_and_plan_import_no_component() -> None:
     for path in [ROOT / "components/plan.py", *sorted((ROOT / "components/specs").glob("*.py"))]:
         bad = {m for m in _imports(path) if m.startswith(COMPONENT_MODULES)}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+PROGRAM_TREES = ("components", "contracts", "tools", "tests", "bench", "__main__.py")
+
+
+def _python_files(*trees: str) -> list[Path]:
+    out: list[Path] = []
+    for tree in trees:
+        path = ROOT / tree
+        out += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    return [p for p in out if "__pycache__" not in p.parts]
+
+
+def test_one_import_name_for_the_package() -> None:
+    """The program, its tools and tests import the components as `ecs_inference` (their installed
+    name), never by folder (`components`, a top-level `contracts`): a module loaded under two
+    names is two modules, with two copies of every class and table. The re-ranker service's own
+    tests import `contracts` as the service does in its image (/srv/contracts)."""
+    service_tests = ROOT / "tests" / "images" / "reranker"
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _python_files(*PROGRAM_TREES)
+        for name in _imports(path)
+        if name.split(".")[0] == "components"
+        or (name.split(".")[0] == "contracts" and service_tests not in path.parents)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_contracts_import_themselves_relatively() -> None:
+    """contracts/ is `ecs_inference.contracts` when installed and a top-level `contracts` in the
+    images (their Dockerfiles copy it): only relative imports work under both names."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _python_files("contracts")
+        for name in _imports(path)
+        if name.split(".")[0] in ("contracts", "ecs_inference")
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_pyproject_installs_every_package_folder() -> None:
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = {folder: package for package, folder in setuptools["package-dir"].items()}
+    found = set()
+    for folder, package in roots.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            relative = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((package, *relative)))
+    assert found == set(setuptools["packages"]), "pyproject.toml [tool.setuptools] packages"

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from contracts.engine import HUB_OFFLINE_VARIABLES, HUB_TOKEN_VARIABLES
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.contracts.engine import HUB_OFFLINE_VARIABLES, HUB_TOKEN_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hub-token-AbCdEf"

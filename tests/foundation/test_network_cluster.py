@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.cluster import Cluster, ClusterArgs
-from components.network import INTERFACE_ENDPOINT_SERVICES, Network, NetworkArgs
+from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES, Network, NetworkArgs
 from tools.recording import run_function
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.plan import choose_deploy
-from components.services.engines import NeuronLaunch, VllmLaunch
+from ecs_inference.plan import choose_deploy
+from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 
 STACK = "dev"

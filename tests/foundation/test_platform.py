@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.config.schema import load_stack_config
-from components.plan import build_plan
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.plan import build_plan
 from tests.aws_shapes import (
     create_listener_request,
     create_rule_request,

@@ -14,12 +14,12 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from components.capacity.asg_pool import ecs_user_data
-from components.config.issues import ConfigError
-from components.config.schema import ModelConfig, load_stack_config
-from components.plan import build_plan, choose_deploy
-from components.sizing import catalog, deploy_step
-from contracts.tags import MAX_REQUEST_SECONDS
+from ecs_inference.capacity.asg_pool import ecs_user_data
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import ModelConfig, load_stack_config
+from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
+from ecs_inference.plan import build_plan, choose_deploy
+from ecs_inference.sizing import catalog, deploy_step
 from tests.foundation.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values

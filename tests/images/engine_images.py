@@ -71,9 +71,11 @@ def contracts_imported(script: Path) -> set[str]:
     pending = [script]
     while pending:
         for node in ast.walk(ast.parse(pending.pop().read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                # `from contracts import engine` names modules; `from contracts.engine import X`
-                modules = [f"{node.module}.{a.name}" for a in node.names] + [node.module]
+            if isinstance(node, ast.ImportFrom) and node.level <= 1:
+                # `from contracts import engine` names modules, `from contracts.engine import X`
+                # one; inside contracts/ the same imports are relative (`from .engine import X`)
+                base = "contracts." * node.level + (node.module or "")
+                modules = [f"{base.rstrip('.')}.{a.name}" for a in node.names] + [base]
             elif isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
             else:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from components.services import engines
+from ecs_inference.services import engines
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = REPO / "images" / "neuron" / "entrypoint.py"

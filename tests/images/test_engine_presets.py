@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.services import engine_presets as presets
-from components.services import engines
-from contracts import custom as custom_contract
-from contracts import flag_table
-from contracts import sglang as sglang_contract
-from contracts import tgi as tgi_contract
+from ecs_inference.contracts import custom as custom_contract
+from ecs_inference.contracts import flag_table
+from ecs_inference.contracts import sglang as sglang_contract
+from ecs_inference.contracts import tgi as tgi_contract
+from ecs_inference.services import engine_presets as presets
+from ecs_inference.services import engines
 from tests.images.engine_images import (
     IMAGES,
     REPO,
@@ -474,7 +474,7 @@ def test_valid_extra_args_reach_the_engine_unchanged():
 
 
 def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
-    from components import sizing
+    from ecs_inference import sizing
 
     need = sizing.gpu_memory_need(
         "llama-3.1-70b", dtype="bf16", max_model_len=8192, max_concurrent_sequences=16

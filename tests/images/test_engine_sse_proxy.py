@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from contracts import sse_proxy
+from ecs_inference.contracts import sse_proxy
 from tests.images.engine_images import IMAGES, REPO, contracts_imported
 
 NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"

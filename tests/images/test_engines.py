@@ -19,10 +19,10 @@ from types import ModuleType
 
 import pytest
 
-from components.services import engines
-from contracts import engine as engine_contract
-from contracts import neuron as neuron_contract
-from contracts import vllm as vllm_contract
+from ecs_inference.contracts import engine as engine_contract
+from ecs_inference.contracts import neuron as neuron_contract
+from ecs_inference.contracts import vllm as vllm_contract
+from ecs_inference.services import engines
 from tests.images.engine_images import (
     ENGINE_IMAGES,
     IMAGES,
@@ -242,7 +242,9 @@ def _reads(script: Path, contract: ModuleType) -> set[str]:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    names = {name for module, name in imported if module == contract.__name__}
+    # the images import the copied `contracts` package, the program `ecs_inference.contracts`
+    copied = contract.__name__.removeprefix("ecs_inference.")
+    names = {name for module, name in imported if module == copied}
     assert names, f"{script} does not read its environment names from {contract.__name__}"
     own = {n for n in names if n.startswith("ENV_")}
     shared = {n for module, n in imported if module == "contracts.engine" and n.startswith("ENV_")}

@@ -9,7 +9,7 @@ checked against the image it runs, from the image's side:
   `ENGINE_*` name is one the entrypoint reads and every other name one the engine release reads;
   the port the entrypoint serves on is the container port, the service's load-balancer port and
   the target group's port; the target group health-checks the engine's health path.
-- re-ranker: the same against `images/reranker/contract.py` and the service's own settings parser
+- re-ranker: the same against `contracts/reranker.py` and the service's own settings parser
   (`app/settings.py`), plus the Fargate CPU architecture the image is built for.
 A stack with no task definition at all fails, as does a model or re-ranker in the stack config
 without exactly one task definition, service and target group.
@@ -35,12 +35,12 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan import PLATFORM_NAME
-from components.services import engines
-from components.specs.images import EXAMPLE_IMAGES
-from contracts import neuron as neuron_contract
-from contracts import vllm as vllm_contract
-from contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.contracts import neuron as neuron_contract
+from ecs_inference.contracts import vllm as vllm_contract
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.plan import PLATFORM_NAME
+from ecs_inference.services import engines
+from ecs_inference.specs.images import EXAMPLE_IMAGES
 from tests.images.engine_images import printed_command, value_after
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
@@ -72,7 +72,7 @@ def _load_module(name: str, path: Path) -> Any:
     return module
 
 
-reranker_contract = _load_module("reranker_contract_under_test", RERANKER_DIR / "contract.py")
+reranker_contract = _load_module("reranker_contract_under_test", REPO / "contracts" / "reranker.py")
 neuron_entrypoint = _load_module(
     "neuron_entrypoint_under_test", IMAGES / "neuron" / "entrypoint.py"
 )
@@ -376,7 +376,12 @@ def reranker_settings(environment: dict[str, str]) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-c", _SETTINGS_PROBE],
         cwd=RERANKER_DIR,
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **environment},
+        # the image has /srv/contracts beside /srv/app; here contracts/ is at the repository root
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(REPO),
+            **environment,
+        },
         capture_output=True,
         text=True,
         timeout=30,

@@ -12,12 +12,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import cost
-from components.config.schema import load_stack_config
-from components.network import INTERFACE_ENDPOINT_SERVICES
-from components.plan import build_plan
-from components.sizing import catalog
-from contracts import metrics as contract
+from ecs_inference import cost
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.contracts import metrics as contract
+from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
+from ecs_inference.plan import build_plan
+from ecs_inference.sizing import catalog
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from components.config.schema import images_to_build, load_stack_config
-from components.services.engine_presets import container_environment
-from contracts.engine import ENV_REGION_VARIABLES
-from contracts.metrics import METRICS_BY_KIND
+from ecs_inference.config.schema import images_to_build, load_stack_config
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.contracts.metrics import METRICS_BY_KIND
+from ecs_inference.services.engine_presets import container_environment
 from tests.ops.test_wiring import KEY, config_error, plan_of, stack_file
 
 PRESET_ENGINES = ("sglang", "tgi", "custom")

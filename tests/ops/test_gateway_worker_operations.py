@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import cost
-from components.config.schema import load_stack_config
-from components.operations import GatewayWatch, Operations, OperationsArgs, WorkerWatch
-from components.plan import Plan, build_plan
-from components.specs import operations as obs
-from contracts import litellm
+from ecs_inference import cost
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.contracts import litellm
+from ecs_inference.operations import GatewayWatch, Operations, OperationsArgs, WorkerWatch
+from ecs_inference.plan import Plan, build_plan
+from ecs_inference.specs import operations as obs
 from tests.aws_shapes import validate_named_shape, validate_shape
 from tests.foundation.conftest import mutate, reference
 from tests.ops.test_operations_component import put_metric_alarm_request

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from contracts import metrics as contract
+from ecs_inference.contracts import metrics as contract
 
 SERVER = Path(__file__).resolve().parents[2] / "images" / "reranker" / "app" / "server.py"
 _KINDS = {"Counter": "counter", "Gauge": "gauge", "Histogram": "histogram"}

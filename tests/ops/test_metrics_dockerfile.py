@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.specs import operations as obs
+from ecs_inference.specs import operations as obs
 
 IMAGE_DIR = Path(__file__).resolve().parents[2] / "images" / "metrics"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts import metrics as contract
+from ecs_inference.contracts import metrics as contract
 from tests.ops.engine_metrics import FakeEngine, bucket_bounds, families
 from tools import engine_flags
 

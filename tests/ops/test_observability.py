@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.specs import operations as obs
-from contracts import metrics as m
+from ecs_inference.contracts import metrics as m
+from ecs_inference.specs import operations as obs
 from tests.aws_shapes import ShapeError, validate_named_shape, validate_shape
 
 CLUSTER_ARN = "arn:aws:ecs:us-east-1:123456789012:cluster/inference-cluster-0a1b2c3"

@@ -9,15 +9,15 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.operations import (
+from ecs_inference.contracts import metrics as m
+from ecs_inference.operations import (
     Operations,
     OperationsArgs,
     ServiceWatch,
     metric_alarm_args,
 )
-from components.specs import operations as obs
-from components.specs.operations import target_tracking_args
-from contracts import metrics as m
+from ecs_inference.specs import operations as obs
+from ecs_inference.specs.operations import target_tracking_args
 from tests.aws_shapes import validate_shape
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
@@ -130,7 +130,7 @@ def test_every_alarm_is_a_valid_request_with_real_dimensions(rec):
     alarms = rec.by_type(ALARM)
     expected = {
         spec.name
-        for _, spec in __import__("components.operations", fromlist=["x"]).alarm_specs(
+        for _, spec in __import__("ecs_inference.operations", fromlist=["x"]).alarm_specs(
             _args(), "prod"
         )
     }

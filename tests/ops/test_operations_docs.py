@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.specs import operations as obs
-from contracts import metrics as m
+from ecs_inference.contracts import metrics as m
+from ecs_inference.specs import operations as obs
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()

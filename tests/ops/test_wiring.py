@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.issues import ConfigError
-from components.config.schema import load_stack_config
-from components.plan import build_plan
-from contracts import metrics as m
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.schema import load_stack_config
+from ecs_inference.contracts import metrics as m
+from ecs_inference.plan import build_plan
 from tools.preview import run_preview
 from tools.recording import RecordedResource
 

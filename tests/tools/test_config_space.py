@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.sizing import catalog
+from ecs_inference.sizing import catalog
 from tools.preview import EXIT_CONFIG, EXIT_OK, run_preview
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from contracts.aws_limits import NAME_RULES, ROLE_INLINE_POLICIES_MAX_CHARS, RULES_PER_ALB
+from ecs_inference.contracts.aws_limits import (
+    NAME_RULES,
+    ROLE_INLINE_POLICIES_MAX_CHARS,
+    RULES_PER_ALB,
+)
 from tools.aws_requests import (
     MAPPERS,
     policy_problems,

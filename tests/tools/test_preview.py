@@ -171,7 +171,7 @@ def test_policy_pack_config_can_downgrade_a_mandatory_rule(tmp_path: Path) -> No
 def test_longest_names_the_schema_accepts_fit_elbv2_limits(tmp_path: Path) -> None:
     """Every pool and service name at the schema's 21-character maximum: the target-group and
     load-balancer names pulumi-aws would send (explicit, or `<logical>-<7 random>`) fit 32."""
-    from contracts.aws_limits import AUTONAME_RANDOM_CHARS, ELBV2_NAME
+    from ecs_inference.contracts.aws_limits import AUTONAME_RANDOM_CHARS, ELBV2_NAME
 
     platform = dev_platform()
     renames = {"l40s": "g" * 20 + "1", "inf2": "n" * 20 + "2"}

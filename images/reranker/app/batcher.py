@@ -30,8 +30,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import contract as c
 import numpy as np
+
+from contracts import reranker as c
 
 LOG = logging.getLogger("reranker.batcher")
 

@@ -21,8 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import contract as c
 import numpy as np
+
+from contracts import reranker as c
 
 #: Within a chunk, stop adding (shorter) pairs once they would carry more than this share of
 #: padding relative to the chunk's longest pair; a new, shorter chunk is cheaper then.

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import contract as c
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -42,6 +41,7 @@ from app.batcher import MicroBatcher, OverloadedError
 from app.engine import BatchStats, Engine
 from app.settings import Settings, available_cpus, available_vcpus
 from app.staging import missing_files, stage_from_s3
+from contracts import reranker as c
 
 LOG = logging.getLogger("reranker")
 #: UTF-16 surrogates: valid in JSON escapes ("\\ud800") and in a Python str, but not Unicode

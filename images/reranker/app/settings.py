@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import contract as c
+from contracts import reranker as c
 
 
 def _int(env: Mapping[str, str], name: str, lo: int, hi: int) -> int:

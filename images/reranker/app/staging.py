@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import contract as c
+from contracts import reranker as c
 
 LOG = logging.getLogger("reranker.staging")
 MARKER = ".staged"

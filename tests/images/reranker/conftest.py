@@ -106,6 +106,8 @@ def start_server(env: dict[str, str], log: Path, expect_ready: bool = True) -> S
         "LOG_LEVEL": "info",
         "INFERENCE_THREADS": "2",
         "PYTHONUNBUFFERED": "1",
+        # the image has /srv/contracts beside /srv/app; here contracts/ is at the repository root
+        "PYTHONPATH": str(ROOT),
         **env,
     }
     fh = open(log, "wb")  # noqa: SIM115 - the child keeps writing after this function returns

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import contract
 import pytest
+
+from contracts import reranker as contract
 
 IMAGE_DIR = Path(__file__).resolve().parents[3] / "images" / "reranker"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"

@@ -7,13 +7,13 @@ delay are derived from.
 
 from __future__ import annotations
 
-from components.plan import build_plan
-from images.reranker import contract
+from ecs_inference.contracts import reranker as contract
+from ecs_inference.plan import build_plan
 from tests.foundation.conftest import mutate, reference
 
 
 def _plan(raw: dict, stack: str = "dev"):
-    from components.config.schema import load_stack_config
+    from ecs_inference.config.schema import load_stack_config
 
     return build_plan(load_stack_config(raw, stack))
 

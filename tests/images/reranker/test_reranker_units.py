@@ -12,7 +12,6 @@ import re
 import threading
 from pathlib import Path
 
-import contract
 import numpy as np
 import pytest
 from app.batcher import Admission, Job, MicroBatcher, OverloadedError, plan_round
@@ -20,9 +19,11 @@ from app.engine import activate, encoder_flops, plan_chunks
 from app.server import RerankRequest, rank, request_problems, split_advice
 from app.settings import Settings, cgroup_cpu_limit, cgroup_cpu_quota
 from app.staging import MARKER, local_path, missing_files, parse_s3_uri, stage_from_s3
-from contract import retry_after_seconds
 from hypothesis import given
 from hypothesis import strategies as st
+
+from contracts import reranker as contract
+from contracts.reranker import retry_after_seconds
 
 # --- contract ---------------------------------------------------------------------------------
 
@@ -41,7 +42,7 @@ def test_contract_is_stdlib_only_and_importable_by_the_pulumi_program():
         for alias in node.names
     }
     assert imported <= {"__future__", "dataclasses", "math", "types", "typing"}, imported
-    from images.reranker import contract as via_package  # how components/ imports it
+    from ecs_inference.contracts import reranker as via_package  # how components/ imports it
 
     assert via_package.ENV_DEFAULTS == contract.ENV_DEFAULTS
 

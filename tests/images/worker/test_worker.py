@@ -27,8 +27,8 @@ import botocore.session
 import pytest
 from botocore.stub import Stubber
 
-from components.services import worker as worker_component
-from contracts import litellm
+from ecs_inference.contracts import litellm
+from ecs_inference.services import worker as worker_component
 from tests.aws_shapes import validate_shape
 
 ROOT = Path(__file__).resolve().parents[3]
