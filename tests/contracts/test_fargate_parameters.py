@@ -14,7 +14,7 @@ from functools import cache
 import botocore.session
 import pytest
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 
 #: A sentence that says Fargate refuses or limits something.
 _REFUSAL = re.compile(
@@ -28,11 +28,12 @@ _REFUSAL = re.compile(
 _SCOPE = re.compile(r"fargate|awsvpc", re.IGNORECASE)
 
 #: Documented Fargate sentences that are not a parameter Fargate refuses, and why.
+_GRID = "required and on the grid: fargate-task-size-on-grid"
 NOT_REFUSALS = {
-    "ecs:RegisterTaskDefinitionRequest.cpu": "required and on the grid: fargate-task-size-on-grid",
-    "ecs:RegisterTaskDefinitionRequest.memory": "required and on the grid: fargate-task-size-on-grid",
-    "ecs:TaskDefinition.cpu": "required and on the grid: fargate-task-size-on-grid",
-    "ecs:TaskDefinition.memory": "required and on the grid: fargate-task-size-on-grid",
+    "ecs:RegisterTaskDefinitionRequest.cpu": _GRID,
+    "ecs:RegisterTaskDefinitionRequest.memory": _GRID,
+    "ecs:TaskDefinition.cpu": _GRID,
+    "ecs:TaskDefinition.memory": _GRID,
     "ecs:LinuxParameters.capabilities": "supported; what may be added is KernelCapabilities.add",
     "ecs:TaskDefinition.requiresAttributes": "computed by ECS, not part of a registration",
     "ecs:PortMapping.containerPortRange": "valid in awsvpc, the mode Fargate uses",

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from contracts import aws_limits
+from ecs_inference.contracts import aws_limits
 from tests.policy.corpus import (
     A_BATCH,
     A_CLUSTER,
