@@ -194,7 +194,9 @@ def _event_rule(resource: Resource) -> list[Launch]:
 
 def _schedule(resource: Resource) -> list[Launch]:
     target = get(resource.props, "target")
-    block = get(target, "ecsParameters") if target is not None else None
+    if target is None:
+        return []
+    block = get(target, "ecsParameters")
     if block is None:
         return []
     return [_nested(resource, block, _strategy_key(resource), "target", lambda: get(target, "arn"))]

@@ -94,7 +94,7 @@ def resource_rule(
         try:
             check(args, config, cast(Report, report))
         except UnknownValueError as error:  # fail-closed: undecided is a violation
-            report(f"cannot verify: {args.resource_type} {args.name!r} {error.message}.")
+            report(f"cannot verify: {args.resource_type} {args.name!r} {error.message}.", None)
 
     return ResourceValidationPolicy(
         name=name,

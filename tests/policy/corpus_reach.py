@@ -77,6 +77,20 @@ A_LIGHTSAIL_PORTS = "aws:lightsail/instancePublicPorts:InstancePublicPorts"
 N_CF = "aws-native:cloudfront:Distribution"
 
 
+def _gpu_service(case: Case, native: bool) -> None:
+    """A vLLM task definition on EC2 and its service behind target group ``tg``."""
+    t = types(native)
+    case.add(t["TD"], "td", td_inputs(native, gpu=True, fargate=False))
+    service = {
+        "taskDefinition": Ref("td"),
+        "launchType": "EC2",
+        "loadBalancers": [
+            {"targetGroupArn": Ref("tg"), "containerName": "model", "containerPort": 8000.0}
+        ],
+    }
+    case.add(t["SVC"], "svc", service)
+
+
 def _internal_alb(
     case: Case, native: bool, actions: list[dict[str, Any]], kind: str = "application"
 ):
@@ -95,18 +109,7 @@ def _internal_alb(
             "defaultActions": actions,
         },
     )
-    case.add(t["TD"], "td", td_inputs(native, gpu=True, fargate=False))
-    case.add(
-        t["SVC"],
-        "svc",
-        {
-            "taskDefinition": Ref("td"),
-            "launchType": "EC2",
-            "loadBalancers": [
-                {"targetGroupArn": Ref("tg"), "containerName": "model", "containerPort": 8000.0}
-            ],
-        },
-    )
+    _gpu_service(case, native)
 
 
 def _accelerator(
@@ -261,18 +264,7 @@ def _conditioned_alb(case: Case, native: bool, conditions: list[Any], *, public:
             "conditions": conditions,
         },
     )
-    case.add(t["TD"], "td", td_inputs(native, gpu=True, fargate=False))
-    case.add(
-        t["SVC"],
-        "svc",
-        {
-            "taskDefinition": Ref("td"),
-            "launchType": "EC2",
-            "loadBalancers": [
-                {"targetGroupArn": Ref("tg"), "containerName": "model", "containerPort": 8000.0}
-            ],
-        },
-    )
+    _gpu_service(case, native)
 
 
 def _condition_cases() -> Iterator[Case]:
@@ -336,22 +328,7 @@ def _defaults_cases() -> Iterator[Case]:
             case.add(
                 t["LISTENER"], "listener", {"loadBalancerArn": Ref("lb"), "defaultActions": actions}
             )
-            case.add(t["TD"], "td", td_inputs(native, gpu=True, fargate=False))
-            case.add(
-                t["SVC"],
-                "svc",
-                {
-                    "taskDefinition": Ref("td"),
-                    "launchType": "EC2",
-                    "loadBalancers": [
-                        {
-                            "targetGroupArn": Ref("tg"),
-                            "containerName": "model",
-                            "containerPort": 8000.0,
-                        }
-                    ],
-                },
-            )
+            _gpu_service(case, native)
             yield case
 
 

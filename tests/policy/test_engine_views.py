@@ -52,6 +52,12 @@ def _gpu_on_fargate_strategy(launch_type: Any):
     return stack
 
 
+def _launch_type_from_an_output(stack) -> None:
+    """``llm``'s launchType set from another resource's output (a recorded dependency)."""
+    deps = {"taskDefinition": (stack["llm-td"].urn,), "launchType": (stack["gpu-cp"].urn,)}
+    stack.replace("llm", property_dependencies=deps)
+
+
 @pytest.mark.parametrize("view", ["update", "new", "state"])
 @pytest.mark.parametrize("launch_type", [..., UNKNOWN, ""], ids=["unset", "unknown", "empty"])
 def test_gpu_service_on_a_fargate_strategy_is_rejected_in_every_view(pack, launch_type, view):
@@ -64,13 +70,7 @@ def test_a_launch_type_set_from_an_output_is_not_taken_for_unset(pack):
     """Unknown with a recorded dependency: the program set it; the pack says it cannot see
     it rather than decide from the strategy."""
     stack = _gpu_on_fargate_strategy(UNKNOWN)
-    stack.replace(
-        "llm",
-        property_dependencies={
-            "taskDefinition": (stack["llm-td"].urn,),
-            "launchType": (stack["gpu-cp"].urn,),
-        },
-    )
+    _launch_type_from_an_output(stack)
     violations = pack.analyze(stack)
     assert (GPU_RULE, "llm") not in found(violations, level="mandatory")
     assert any(v.policy_name == GPU_RULE and ".launchType" in v.message for v in violations)
@@ -113,13 +113,7 @@ def test_unknowns_fail_closed_makes_cannot_verify_mandatory(unknowns):
     from tools.analyzer_client import PolicyPackProcess
 
     stack = _gpu_on_fargate_strategy(UNKNOWN)
-    stack.replace(
-        "llm",
-        property_dependencies={
-            "taskDefinition": (stack["llm-td"].urn,),
-            "launchType": (stack["gpu-cp"].urn,),
-        },
-    )
+    _launch_type_from_an_output(stack)
     config = {GPU_RULE: {"unknowns": unknowns}}
     with PolicyPackProcess(POLICY_DIR, config=config) as process:
         mandatory = found(process.analyze(stack), level="mandatory")
