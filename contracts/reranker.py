@@ -59,7 +59,7 @@ STARTUP_GRACE_SECONDS: Final[int] = 60
 #: Memory floor (MiB) for a MiniLM-class model: weights, ORT arenas, Python and the web stack.
 MIN_MEMORY_MIB: Final[int] = 1024
 #: The image is built for this Fargate `runtimePlatform.cpuArchitecture`.
-CPU_ARCHITECTURE: Final[str] = "ARM64"
+CPU_ARCHITECTURE: Final = "ARM64"
 
 # Environment variable names (the keys of ENV_DEFAULTS).
 ENV_PORT: Final[str] = "PORT"
