@@ -1,11 +1,15 @@
 """Offline preview: `pulumi preview --policy-pack policy` without the CLI, plugins or AWS.
 
-    python -m tools.preview [--stack dev] [--json] [--mermaid] [--policy-pack-config cfg.json]
+    python -m tools.preview [--stack dev] [--view new --view update] [--json] [--mermaid]
+                            [--policy-pack-config cfg.json]
+    python -m tools.preview --state exported.json   # audit a deployed stack
 
 Runs the real `__main__.py` under the SDK's mock runtime with the config of `Pulumi.<stack>.yaml`
 (tools/recording.py), starts the real policy pack as a subprocess and drives it over the analyzer
-gRPC protocol as the CLI does (tools/analyzer_client.py), then prints the resource tree with the
-key decisions and the policy report.
+gRPC protocol as the CLI does (tools/analyzer_client.py), in each engine view (tools/views:
+`new`, `update`, `state`; `new` and `update` by default), then prints the resource tree with the
+key decisions and the policy report. `--state` runs no program: it audits the output of
+`pulumi stack export` as `pulumi policy analyze --file` does.
 
 Exit codes (also in the README):
   0  clean (advisory policy findings allowed)
@@ -25,6 +29,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +47,8 @@ from tools.recording import (
     run_program,
     stack_config_values,
 )
+from tools.views import DEFAULT_VIEWS, VIEWS
+from tools.views.engine import EngineStack, from_recording
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -137,6 +144,8 @@ class PreviewResult:
     timings: dict[str, float] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     """What the provider or AWS would reject (tools/fidelity.py)."""
+    views: tuple[str, ...] = ()
+    """The engine views the policy pack ran in (each violation names its own)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -159,6 +168,7 @@ class PreviewResult:
             "cost": self.outputs.get("cost"),
             "policy": [asdict(v) for v in self.violations],
             "findings": [asdict(f) for f in self.findings],
+            "views": list(self.views),
             "timings": self.timings,
         }
 
@@ -227,20 +237,24 @@ def run_preview(
     policy_pack: Path | None = REPO / "policy",
     policy_config: dict[str, Any] | None = None,
     stack_file: Path | None = None,
+    views: Sequence[str] = DEFAULT_VIEWS,
 ) -> PreviewResult:
-    """Run the program under mocks and the policy pack over gRPC; never raises for user errors."""
+    """Run the program under mocks and the policy pack over gRPC in each of `views` (default
+    `new` and `update`); never raises for user errors. The tree, outputs and fidelity checks
+    are those of `update`, where every value a request carries is known, as when it is sent."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     try:
         settings = read_stack_file(program_dir, stack, stack_file)
         config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
         config_values = stack_config_values({"config": config})
-        recording: Recording = run_program(
-            program_dir,
-            project=project_name(program_dir),
-            stack=stack,
-            config=config_values,
-        )
+        project = project_name(program_dir)
+        recordings: dict[str, Recording] = {
+            "update": _run(program_dir, project, stack, config_values, "update")
+        }
+        if policy_pack is not None and "new" in views:
+            recordings["new"] = _run(program_dir, project, stack, config_values, "new")
+        recording = recordings["update"]
     except StackFileError as exc:
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
     except pulumi.RunError as exc:
@@ -278,28 +292,113 @@ def run_preview(
 
     violations: list[Any] = []
     if policy_pack is not None:
-        from tools.analyzer_client import PolicyConfigError, PolicyPackError, PolicyPackProcess
-
         start = time.perf_counter()
+        engine_stacks = [
+            from_recording(
+                recordings["new" if view == "new" else "update"],
+                view,
+                project=project,
+                stack=stack,
+                config=config_values,
+            )
+            for view in views
+        ]
         try:
-            with PolicyPackProcess(policy_pack, config=policy_config) as pack:
-                violations = pack.analyze(recording.resources)
-        except (PolicyConfigError, PolicyPackError) as exc:
-            # A policy config that breaks a rule's schema, or a pack that does not start, is a
-            # configuration error of the run, reported like one.
-            return PreviewResult(stack, False, EXIT_CONFIG, error=f"policy pack: {exc}")
+            violations = analyze_views(engine_stacks, policy_pack, policy_config)
+        except PolicyRunError as exc:
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
         timings["policy"] = time.perf_counter() - start
+    return _verdict(
+        PreviewResult(
+            stack,
+            ok=True,
+            exit_code=EXIT_OK,
+            resources=recording.resources,
+            outputs=recording.outputs,
+            violations=violations,
+            timings=timings,
+            views=tuple(views) if policy_pack is not None else (),
+        )
+    )
 
-    mandatory = [v for v in violations if v.enforcement_level == "mandatory"]
-    code = EXIT_VIOLATIONS if mandatory else EXIT_OK
-    return PreviewResult(
-        stack,
-        ok=not mandatory,
-        exit_code=code,
-        resources=recording.resources,
-        outputs=recording.outputs,
-        violations=violations,
-        timings=timings,
+
+def _run(
+    program_dir: Path, project: str, stack: str, config: dict[str, str], view: str
+) -> Recording:
+    return run_program(program_dir, project=project, stack=stack, config=config, view=view)
+
+
+class PolicyRunError(Exception):
+    """The policy config breaks a rule's schema, or the pack does not start: a configuration
+    error of the run."""
+
+
+def analyze_views(
+    stacks: Sequence[EngineStack], policy_pack: Path, policy_config: dict[str, Any] | None
+) -> list[Any]:
+    """Every violation of the pack in each stack view, in view order. Views of the same dry
+    run share one pack process (the engine configures a pack once per run)."""
+    from tools.analyzer_client import PolicyConfigError, PolicyPackError, PolicyPackProcess
+
+    violations: list[Any] = []
+    for dry_run in (True, False):
+        group = [s for s in stacks if s.dry_run == dry_run]
+        if not group:
+            continue
+        first = group[0]
+        try:
+            with PolicyPackProcess(
+                policy_pack,
+                config=policy_config,
+                stack=first.stack,
+                project=first.project,
+                dry_run=dry_run,
+                stack_config=first.config,
+            ) as pack:
+                for engine_stack in group:
+                    violations += pack.analyze_view(engine_stack)
+        except (PolicyConfigError, PolicyPackError) as exc:
+            raise PolicyRunError(f"policy pack: {exc}") from None
+    order = {s.view: n for n, s in enumerate(stacks)}
+    return sorted(violations, key=lambda v: order[v.view])
+
+
+def _verdict(result: PreviewResult) -> PreviewResult:
+    """`result` with its exit code: 1 when any view has a mandatory violation."""
+    mandatory = [v for v in result.violations if v.enforcement_level == "mandatory"]
+    result.ok = not mandatory
+    result.exit_code = EXIT_VIOLATIONS if mandatory else EXIT_OK
+    return result
+
+
+def run_audit(
+    state_file: Path,
+    *,
+    policy_pack: Path = REPO / "policy",
+    policy_config: dict[str, Any] | None = None,
+) -> PreviewResult:
+    """Audit an exported stack (`pulumi stack export`) as `deploy.AnalyzeSnapshot` does: no
+    program run, Analyze on the stored inputs, AnalyzeStack on the stored outputs."""
+    from tools.views.state_file import StateFileError, read_state
+
+    try:
+        snapshot = read_state(state_file)
+    except StateFileError as exc:
+        return PreviewResult("unknown", False, EXIT_CONFIG, error=str(exc))
+    start = time.perf_counter()
+    try:
+        violations = analyze_views([snapshot], policy_pack, policy_config)
+    except PolicyRunError as exc:
+        return PreviewResult(snapshot.stack, False, EXIT_CONFIG, error=str(exc))
+    return _verdict(
+        PreviewResult(
+            snapshot.stack,
+            ok=True,
+            exit_code=EXIT_OK,
+            violations=violations,
+            timings={"policy": time.perf_counter() - start},
+            views=("state",),
+        )
     )
 
 
@@ -408,6 +507,37 @@ def render_cost(outputs: dict[str, Any]) -> list[str]:
     return lines
 
 
+def render_views(result: PreviewResult) -> list[str]:
+    """The policy report of each view, and the mandatory verdicts that differ between views
+    (a rule that decides differently on a first preview than on the deployed stack)."""
+    lines: list[str] = []
+    verdicts: dict[str, set[tuple[str, str | None]]] = {}
+    for view in result.views:
+        found = [v for v in result.violations if v.view == view]
+        verdicts[view] = {
+            (v.policy_name, v.urn) for v in found if v.enforcement_level == "mandatory"
+        }
+        lines += ["", f"Policy report ({view}: {VIEW_MEANING[view]}):", *render_policy(found)]
+    every = set.union(*verdicts.values()) if verdicts else set()
+    differ = sorted(
+        (p, u or "") for p, u in every if any((p, u) not in v for v in verdicts.values())
+    )
+    if differ:
+        lines += ["", "Mandatory verdicts that differ between views:"]
+        for policy, urn in differ:
+            where = urn.split("::")[-1] if urn else "(stack)"
+            seen = [view for view, v in verdicts.items() if (policy, urn or None) in v]
+            lines.append(f"  {policy} — {where}: only in {', '.join(seen)}")
+    return lines
+
+
+VIEW_MEANING = {
+    "new": "first preview of a new stack",
+    "update": "preview of the deployed stack",
+    "state": "the deployed stack's stored state",
+}
+
+
 def render_policy(violations: list[Any]) -> list[str]:
     if not violations:
         return ["  no violations"]
@@ -492,6 +622,8 @@ def render_text(result: PreviewResult) -> str:
         )
         out += [result.error, "", tail]
         return "\n".join(out)
+    if not result.resources and result.views == ("state",):
+        out[0] = f"Audit of the exported state of stack '{result.stack}' (no program run)"
     custom = sum(1 for r in result.resources if r.custom)
     out.append(f"Resources ({custom} to create, {len(result.resources) - custom} components):")
     out += render_tree(result.resources)
@@ -508,10 +640,14 @@ def render_text(result: PreviewResult) -> str:
             f"  {k}: {_fmt(v) if v == UNKNOWN else json.dumps(v) if not isinstance(v, str) else v}"
             for k, v in plain_outputs.items()
         ]
-    out += ["", "Policy report:", *render_policy(result.violations)]
+    if result.views:
+        out += render_views(result)
+    else:
+        out += ["", "Policy report:", *render_policy(result.violations)]
     mandatory = sum(1 for v in result.violations if v.enforcement_level == "mandatory")
     advisory = sum(1 for v in result.violations if v.enforcement_level == "advisory")
-    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s)."]
+    across = f" across {len(result.views)} views" if len(result.views) > 1 else ""
+    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
     if mandatory:
         out.append("Preview FAILED: mandatory policy violations (a real `pulumi up` would stop).")
     return "\n".join(out)
@@ -542,6 +678,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stack-file", type=Path, help="read config from this file instead of Pulumi.<stack>.yaml"
     )
+    parser.add_argument(
+        "--view",
+        action="append",
+        choices=VIEWS,
+        help="engine view to run the pack in (repeatable); default: " + " and ".join(DEFAULT_VIEWS),
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        help="audit this `pulumi stack export` file instead of running a program",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid diagram too")
     args = parser.parse_args(argv)
@@ -556,13 +703,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--policy-pack-config: {exc}", file=sys.stderr)
             return EXIT_CONFIG
 
-    result = run_preview(
-        args.stack,
-        program_dir=args.cwd.resolve(),
-        policy_pack=None if args.no_policy else args.policy_pack.resolve(),
-        policy_config=policy_config,
-        stack_file=args.stack_file,
-    )
+    if args.state is not None:
+        result = run_audit(
+            args.state, policy_pack=args.policy_pack.resolve(), policy_config=policy_config
+        )
+    else:
+        result = run_preview(
+            args.stack,
+            program_dir=args.cwd.resolve(),
+            policy_pack=None if args.no_policy else args.policy_pack.resolve(),
+            policy_config=policy_config,
+            stack_file=args.stack_file,
+            views=tuple(dict.fromkeys(args.view or DEFAULT_VIEWS)),
+        )
     if args.json:
         doc = result.to_json()
         if args.mermaid:
