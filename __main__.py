@@ -5,7 +5,7 @@ import pulumi_aws as aws
 
 from ecs_inference import cost
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
 from ecs_inference.plan import PLATFORM_NAME, build_plan
 from ecs_inference.platform import InferencePlatform

@@ -16,14 +16,10 @@ from typing import Literal
 
 from ecs_inference import iam, sizing
 from ecs_inference.config.issues import ConfigError, ConfigIssue
-from ecs_inference.config.schema import (
-    ManagedInstancePoolConfig,
-    ModelConfig,
-    PoolConfig,
-    RerankerConfig,
-    StackConfig,
-    images_to_build,
-)
+from ecs_inference.config.models import ModelConfig
+from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
+from ecs_inference.config.rerankers import RerankerConfig
+from ecs_inference.config.stack import StackConfig, images_to_build
 from ecs_inference.contracts import flag_table, litellm
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.services import engine_presets as presets
@@ -79,9 +75,6 @@ RULES_PER_SERVICE = 2
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.
 HOST_MEMORY_RESERVE_FRACTION = 0.10
-# Default re-ranker need when neither a size nor a need is given (a MiniLM-class cross-encoder
-# with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for request bursts).
-DEFAULT_RERANKER_NEED_MIB, DEFAULT_RERANKER_NEED_VCPU = 2048, 1.0
 # Added to a service's longest request for its deregistration delay: the last response bytes,
 # the client's read of them, and the ALB noticing the target is idle.
 DEREGISTRATION_MARGIN_SECONDS = 15
@@ -1156,10 +1149,7 @@ def _reranker_plan(
     if rr.cpu is not None:
         size = sizing.fargate_size(rr.cpu, rr.memory_mib)
     else:
-        size = sizing.fargate_size(
-            need_memory_mib=rr.need_memory_mib or DEFAULT_RERANKER_NEED_MIB,
-            need_vcpu=rr.need_vcpu or DEFAULT_RERANKER_NEED_VCPU,
-        )
+        size = sizing.fargate_size(need_memory_mib=rr.need_memory_mib, need_vcpu=rr.need_vcpu)
     if size.needs_platform_1_4 and rr.platform_version not in ("LATEST", "1.4.0"):
         raise sizing.SizingError(
             f"{size.cpu // 1024} vCPU Fargate tasks need platform version 1.4.0 or LATEST, "

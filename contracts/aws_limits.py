@@ -105,8 +105,9 @@ CLOUDWATCH_LOG_RETENTION_DAYS = frozenset(
      2922, 3288, 3653}
 )  # fmt: skip
 
-# gp3 (EBS volume types): 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS per GiB and
-# 0.25 MiB/s of throughput per provisioned IOPS.
+# gp3 (EBS volume types): 1 GiB to 16 TiB, 3,000-16,000 IOPS, 125-1,000 MiB/s, at most 500 IOPS
+# per GiB and 0.25 MiB/s of throughput per provisioned IOPS.
+GP3_SIZE_GIB_RANGE = (1, 16_384)
 GP3_IOPS_RANGE = (3000, 16000)
 GP3_THROUGHPUT_RANGE = (125, 1000)
 GP3_MAX_IOPS_PER_GIB = 500
@@ -234,6 +235,8 @@ BUCKET_POLICY_MAX_BYTES = 20_480
 COGNITO_DOMAIN_RESERVED_WORDS = ("aws", "amazon", "cognito")
 # Inbound, and separately outbound, rules per VPC security group (default quota).
 RULES_PER_SECURITY_GROUP = 60
+# Aurora Serverless v2 capacity: at most 256 ACUs (RDS ServerlessV2ScalingConfiguration).
+AURORA_SERVERLESS_V2_ACU_MAX = 256
 # SQS CreateQueue attribute ranges.
 SQS_ATTRIBUTE_RANGES = {
     "delaySeconds": (0, 900),

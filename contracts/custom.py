@@ -26,7 +26,7 @@ ENV_PORT = engine.ENV_PORT
 """Port the platform routes to (the container port mapping and target group port)."""
 ENV_SERVED_MODEL_NAME = engine.ENV_SERVED_MODEL_NAME
 """The service's model id (what clients send as the OpenAI `model`, if the API is OpenAI's)."""
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """Set when the service declares weights: `s3://bucket/prefix/` (the task role may read exactly
 that prefix) or an absolute directory on the task's EFS mount."""
 ENV_MAX_GENERATION_SECONDS = "ENGINE_MAX_GENERATION_SECONDS"

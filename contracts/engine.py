@@ -7,6 +7,8 @@ them. Image-specific names are in `contracts/vllm.py`, `neuron.py`, `sglang.py` 
 
 from __future__ import annotations
 
+from .aws_calls import AwsCall, Environment, s3_prefix_reads
+
 HEALTH_PATH = "/health"
 """Health path of both engines (vLLM's `/health`: 200 once the engine is ready); the neuron
 proxy forwards it unchanged so the target group sees the engine's own answer."""
@@ -41,3 +43,19 @@ global endpoint and stream weights across regions. Services may not set them the
 
 COMMON_READS = (ENV_SERVED_MODEL_NAME, ENV_PORT, ENV_SSE_KEEPALIVE_SECONDS, ENV_EXTRA_ARGS)
 """The ENGINE_* variables both entrypoints read."""
+
+ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+"""Where the vLLM, SGLang, TGI and custom images find their weights: `s3://bucket/prefix/`
+(streamed or staged with the task role) or a directory on the task's EFS mount."""
+ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
+"""`s3://bucket/prefix/` of the Neuron image's precompiled model, staged with the task role."""
+
+
+def aws_calls(environment: Environment) -> tuple[AwsCall, ...]:
+    """The engine images' calls: reading the weights (or the Neuron artifact) under their S3
+    prefix with the task role; nothing for weights on EFS (the mount is checked instead)."""
+    return tuple(
+        call
+        for name in (ENV_WEIGHTS_URI, ENV_ARTIFACT_URI)
+        for call in s3_prefix_reads(environment.get(name, ""), "the model weights")
+    )

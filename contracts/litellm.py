@@ -7,6 +7,12 @@ generated configs with this exact release's own parser.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from . import bedrock
+from .aws_calls import AwsCall, Environment
+
 VERSION = "1.108.7"
 """The pinned LiteLLM release: the newest whose `proxy` extra installs from the package index
 (later ones pin `litellm-enterprise`/`litellm-proxy-extras` builds, or a `litellm-proxy` package,
@@ -41,3 +47,43 @@ ROUTING_STRATEGIES = (
     "usage-based-routing-v2",
 )
 """LiteLLM router strategies (`litellm.types.litellm_params.RoutingStrategyName`)."""
+
+BEDROCK_PREFIX = "bedrock/"
+"""LiteLLM's provider prefix for Amazon Bedrock (`bedrock/<model id>`; `bedrock/converse/...`
+and `bedrock/invoke/...` pick the API)."""
+BEDROCK_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
+"""What LiteLLM calls Bedrock with (InvokeModel/Converse, and their streaming forms, are
+authorised as these two actions)."""
+
+
+def bedrock_model(model: str) -> str | None:
+    """The Bedrock model id of a `litellm_params.model` (None: another provider)."""
+    if not model.startswith(BEDROCK_PREFIX):
+        return None
+    rest = model.removeprefix(BEDROCK_PREFIX)
+    for route in ("converse/", "invoke/"):
+        rest = rest.removeprefix(route)
+    return rest
+
+
+def aws_calls(environment: Environment, load_config: Callable[[str], Any]) -> tuple[AwsCall, ...]:
+    """The proxy's calls with the task role: invoking every Bedrock model of its config
+    (`ENV_CONFIG_YAML`, parsed with `load_config`), streamed and not, on the ARNs
+    `contracts.bedrock.invoke_resources` names. Models of other providers take no IAM."""
+    text = environment.get(ENV_CONFIG_YAML)
+    if not text:
+        return ()
+    config = load_config(text) or {}
+    calls: list[AwsCall] = []
+    for entry in config.get("model_list") or ():
+        params = entry.get("litellm_params") or {}
+        model_id = bedrock_model(str(params.get("model", "")))
+        region = params.get("aws_region_name") or environment.get("AWS_REGION")
+        if model_id is None or not region:
+            continue
+        for resource in bedrock.invoke_resources(model_id, str(region)):
+            calls += [
+                AwsCall(action, resource, f"serve {entry.get('model_name')} from Bedrock")
+                for action in BEDROCK_ACTIONS
+            ]
+    return tuple(calls)

@@ -26,8 +26,11 @@ the sidecar sums (or averages, see `aggregate`) over them, so a task publishes o
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Final, Literal
+
+from .aws_calls import AwsCall
 
 NAMESPACE: Final[str] = "ECSInference"
 """CloudWatch namespace of everything the sidecar publishes (custom namespaces may not start
@@ -251,3 +254,11 @@ NEURON_MONITOR_FAMILIES: Final[tuple[str, ...]] = (
     NEURON_DEVICE_MEMORY_USED,
     NEURON_EXECUTION_ERRORS,
 )
+
+
+def aws_calls(environment: Mapping[str, str]) -> tuple[AwsCall, ...]:
+    """The sidecar makes no AWS call: it prints EMF lines to stdout, the awslogs driver ships
+    them with the execution role (checked with the task's log configuration) and CloudWatch
+    extracts the metrics. No PutMetricData, so its task role needs nothing for it."""
+    del environment
+    return ()

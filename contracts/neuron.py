@@ -3,9 +3,10 @@ entrypoint reads."""
 
 from __future__ import annotations
 
+from . import engine
 from .engine import COMMON_READS
 
-ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
+ENV_ARTIFACT_URI = engine.ENV_ARTIFACT_URI
 """`s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""
 ENV_MODEL_DIR = "ENGINE_MODEL_DIR"
 """Local directory the artifact is staged to before serving."""

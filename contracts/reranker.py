@@ -59,11 +59,15 @@ STARTUP_GRACE_SECONDS: Final[int] = 60
 #: Memory floor (MiB) for a MiniLM-class model: weights, ORT arenas, Python and the web stack.
 MIN_MEMORY_MIB: Final[int] = 1024
 #: The image is built for this Fargate `runtimePlatform.cpuArchitecture`.
-CPU_ARCHITECTURE: Final[str] = "ARM64"
+CPU_ARCHITECTURE: Final = "ARM64"
 
 # Environment variable names (the keys of ENV_DEFAULTS).
 ENV_PORT: Final[str] = "PORT"
 ENV_MODEL_S3_URI: Final[str] = "MODEL_S3_URI"
+S3_PREFIX_READS: Final[tuple[str, ...]] = (ENV_MODEL_S3_URI,)
+"""The service's only AWS calls: staging the `s3://` prefix these variables name with the task
+role (ListObjectsV2 on its prefix, GetObject on its files; `contracts.aws_calls`). Data, not a
+function, because the image ships this file alone."""
 ENV_MODEL_DIR: Final[str] = "MODEL_DIR"
 ENV_MODEL_VARIANT: Final[str] = "MODEL_VARIANT"
 ENV_MODEL_NAME: Final[str] = "MODEL_NAME"

@@ -17,6 +17,7 @@ Facts about SGLang 0.5.23 this contract relies on (read from the PyPI wheel):
 
 from __future__ import annotations
 
+from . import engine
 from .engine import (
     COMMON_READS,
     DEFAULT_PORT,
@@ -57,7 +58,7 @@ captured by default in 0.5.x."""
 # port, SSE keep-alive seconds, extra args) ---------------------------------------------------
 ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
 """Loopback port of SGLang behind the proxy (default port + 1)."""
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` (streamed with the Run:ai streamer) or an absolute directory on the
 task's EFS mount (read in place)."""
 ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"

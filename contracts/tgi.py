@@ -23,6 +23,7 @@ huggingface/text-generation-inference) this contract relies on:
 
 from __future__ import annotations
 
+from . import engine
 from .engine import (
     DEFAULT_PORT,
     ENV_EXTRA_ARGS,
@@ -62,7 +63,7 @@ DEFAULT_MODEL_ROOT = "/models"
 
 # --- environment the entrypoint reads (besides contracts.engine's served name, port and extra
 # args; the served name names the staging directory, hence the id `/v1/models` reports) -------
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` (staged to `ENGINE_MODEL_ROOT`) or an absolute EFS directory."""
 ENV_MODEL_ROOT = "ENGINE_MODEL_ROOT"
 """Local directory S3 weights are staged under (default `/models`)."""

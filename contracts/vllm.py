@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from . import engine
 from .engine import COMMON_READS
 
-ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
+ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""
 ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"
 """GPUs the model is sharded over (equals the task's GPU resourceRequirement)."""

@@ -19,7 +19,9 @@ Exit codes (also in the README):
   3  the program raised, or asked a lookup the offline preview cannot answer (one line names
      the lookup or the program line and the cause)
   4  the provider or AWS would reject a resource the program declares, not caused by config
-     (tools/fidelity.py: naming, request shapes, AWS rules; each finding names the resource)
+     (tools/fidelity.py: naming, request shapes, AWS rules; each finding names the resource), or
+     the runtime rehearsal finds a task that would not start, a call its role may not make or an
+     instance that would not join (tools/rehearsal/; one line each)
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import yaml
 from tools.aws_requests import Finding
 from tools.fidelity import check_resources
 from tools.recording import (
+    ACCOUNT_ID,
     UNKNOWN,
     RecordedResource,
     Recording,
@@ -47,6 +50,8 @@ from tools.recording import (
     run_program,
     stack_config_values,
 )
+from tools.rehearsal import rehearse
+from tools.rehearsal.iam import EvaluatorUnavailableError, prestart
 from tools.views import DEFAULT_VIEWS, VIEWS
 from tools.views.engine import EngineStack, from_recording
 
@@ -143,7 +148,9 @@ class PreviewResult:
     violations: list[Any] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
-    """What the provider or AWS would reject (tools/fidelity.py)."""
+    """What the provider or AWS would reject (tools/fidelity.py, tools/rehearsal/)."""
+    notes: list[str] = field(default_factory=list)
+    """What the runtime rehearsal could not check during preview (values known after apply)."""
     views: tuple[str, ...] = ()
     """The engine views the policy pack ran in (each violation names its own)."""
 
@@ -169,6 +176,7 @@ class PreviewResult:
             "policy": [asdict(v) for v in self.violations],
             "findings": [asdict(f) for f in self.findings],
             "views": list(self.views),
+            "notes": self.notes,
             "timings": self.timings,
         }
 
@@ -244,6 +252,7 @@ def run_preview(
     are those of `update`, where every value a request carries is known, as when it is sent."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
+    prestart()  # the IAM evaluator starts while the program runs
     try:
         settings = read_stack_file(program_dir, stack, stack_file)
         config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
@@ -290,6 +299,33 @@ def run_preview(
             findings=findings,
         )
 
+    start = time.perf_counter()
+    try:
+        rehearsal = rehearse(
+            recording.resources, config_values.get("aws:region") or "us-east-1", ACCOUNT_ID
+        )
+    except EvaluatorUnavailableError as exc:
+        return PreviewResult(stack, False, EXIT_PROGRAM, error=f"runtime rehearsal: {exc}")
+    timings["rehearsal"] = time.perf_counter() - start
+    if rehearsal.findings:
+        noun = "problem" if len(rehearsal.findings) == 1 else "problems"
+        lines = [
+            f"the runtime rehearsal found what AWS would refuse once the stack exists "
+            f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
+        ]
+        lines += [f"  - {f}" for f in rehearsal.findings]
+        return PreviewResult(
+            stack,
+            False,
+            EXIT_REJECTED,
+            error="\n".join(lines),
+            resources=recording.resources,
+            outputs=recording.outputs,
+            timings=timings,
+            findings=rehearsal.findings,
+            notes=rehearsal.notes,
+        )
+
     violations: list[Any] = []
     if policy_pack is not None:
         start = time.perf_counter()
@@ -317,6 +353,7 @@ def run_preview(
             outputs=recording.outputs,
             violations=violations,
             timings=timings,
+            notes=rehearsal.notes,
             views=tuple(views) if policy_pack is not None else (),
         )
     )
@@ -640,6 +677,9 @@ def render_text(result: PreviewResult) -> str:
             f"  {k}: {_fmt(v) if v == UNKNOWN else json.dumps(v) if not isinstance(v, str) else v}"
             for k, v in plain_outputs.items()
         ]
+    if result.notes:
+        out += ["", "Runtime rehearsal could not check (known after apply):"]
+        out += [f"  - {n}" for n in result.notes]
     if result.views:
         out += render_views(result)
     else:

@@ -270,7 +270,7 @@ def stack_comparisons(
     summaries: Sequence[FamilySummary], stack: str, stack_file: Path | None = None
 ) -> list[Comparison]:
     """Compare each model service of `stack` that has measured pulls with its own estimate."""
-    from ecs_inference.config.schema import load_stack_config
+    from ecs_inference.config.load import load_stack_config
     from ecs_inference.plan import build_plan
 
     path = stack_file or ROOT / f"Pulumi.{stack}.yaml"

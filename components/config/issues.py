@@ -2,12 +2,15 @@
 
 `ConfigError` carries every problem found in a stack's configuration at once, each problem as
 `ConfigIssue(path, message)` where `path` is the config path the user must edit
-(`platform.models.llama.maxModelLen`). `__main__.py` turns it into `pulumi.RunError` (which the
-Pulumi CLI prints without a stack trace) and the offline preview prints it and exits 2.
+(`platform.models.llama.maxModelLen`). `Issues` collects them: loading the config and each plan
+section add to one, and it raises them together, so a run reports every problem it can see.
+`__main__.py` turns the error into `pulumi.RunError` (which the Pulumi CLI prints without a stack
+trace) and the offline preview prints it and exits 2.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 
@@ -25,7 +28,7 @@ class ConfigIssue:
 class ConfigError(Exception):
     """The stack configuration is invalid; no resource has been (or will be) registered."""
 
-    def __init__(self, issues: list[ConfigIssue] | ConfigIssue, stack: str | None = None):
+    def __init__(self, issues: Iterable[ConfigIssue] | ConfigIssue, stack: str | None = None):
         self.issues = [issues] if isinstance(issues, ConfigIssue) else list(issues)
         self.stack = stack
         super().__init__(self.render())
@@ -36,3 +39,27 @@ class ConfigError(Exception):
         lines = [f"invalid configuration{where} ({len(self.issues)} {noun}):"]
         lines += [f"  - {issue}" for issue in self.issues]
         return "\n".join(lines)
+
+
+class Issues:
+    """The problems one run has found so far, in the order found."""
+
+    def __init__(self, found: Iterable[ConfigIssue] = ()) -> None:
+        self._found: list[ConfigIssue] = list(found)
+
+    def add(self, path: str, message: str) -> None:
+        self._found.append(ConfigIssue(path, message))
+
+    def extend(self, issues: Iterable[ConfigIssue]) -> None:
+        self._found.extend(issues)
+
+    def __iter__(self) -> Iterator[ConfigIssue]:
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def raise_if_any(self, stack: str | None = None) -> None:
+        """Raise one `ConfigError` with every problem found; return when there is none."""
+        if self._found:
+            raise ConfigError(self._found, stack)

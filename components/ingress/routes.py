@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.ingress.auth import CognitoAuth
-from ecs_inference.specs.endpoint import NAME_PATTERN
+from ecs_inference.specs.names import NAME_PATTERN
 
 
 def service_path_patterns(service: str) -> list[str]:

@@ -33,6 +33,15 @@ from pulumi import Input, Output
 
 from ecs_inference import iam
 from ecs_inference.contracts.aws_limits import name_rule
+from ecs_inference.contracts.worker import (
+    CONTAINER_NAME,
+    ENV_CONCURRENCY,
+    ENV_GATEWAY_URL,
+    ENV_QUEUE_URL,
+    ENV_RESULT_QUEUE_URL,
+    ENV_TASK_PROTECTION_MINUTES,
+    ENV_VISIBILITY_TIMEOUT,
+)
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     ECS_SCALABLE_DIMENSION,
@@ -55,13 +64,6 @@ from ecs_inference.specs.worker import (
 )
 
 TOKEN = "ecs-inference:workers:QueueWorker"
-CONTAINER_NAME = "worker"
-ENV_QUEUE_URL = "QUEUE_URL"
-ENV_GATEWAY_URL = "GATEWAY_URL"
-ENV_VISIBILITY_TIMEOUT = "VISIBILITY_TIMEOUT_SECONDS"
-ENV_TASK_PROTECTION_MINUTES = "TASK_PROTECTION_MINUTES"
-ENV_CONCURRENCY = "WORKER_CONCURRENCY"
-ENV_RESULT_QUEUE_URL = "RESULT_QUEUE_URL"
 MANAGED_ENV = (
     ENV_QUEUE_URL,
     ENV_GATEWAY_URL,

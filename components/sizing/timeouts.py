@@ -164,9 +164,9 @@ def health_check_grace_period(
     image_gib: float,
     weights_gib: float,
     *,
-    image_pull_mib_per_second: float = 100.0,
-    weight_load_mib_per_second: float = 500.0,
-    warmup_seconds: float = 120.0,
+    image_pull_mib_per_second: float,
+    weight_load_mib_per_second: float,
+    warmup_seconds: float,
     safety_factor: float = 1.5,
     cap_seconds: int = 3600,
     override: int | None = None,
@@ -174,15 +174,12 @@ def health_check_grace_period(
     """ECS health-check grace period: how long a new task may fail health checks while loading.
 
     Estimate for a cold instance (the worst case a scale-out meets; prefer-cached pulls make warm
-    instances faster): image pull at ``image_pull_mib_per_second`` (default 100 MiB/s: on the
-    EC2 launch type the whole image is downloaded and its layers decompressed, single-threaded
-    per layer, before the container starts) + weight load at ``weight_load_mib_per_second``
-    (default 500 MiB/s: streaming from S3 through the gateway endpoint into accelerator
-    memory) + ``warmup_seconds`` (default 120 s: engine memory profiling, CUDA-graph capture or
-    Neuron model load, first request), times ``safety_factor`` (default 1.5). An estimate
-    above ``cap_seconds`` (default 3600 s) is an error: such a model needs a warm pool or faster
-    storage, or an explicit ``override`` (default None), which may be 0 up to ECS's maximum of
-    2147483647 s.
+    instances faster): the image pulled at ``image_pull_mib_per_second``, the weights loaded at
+    ``weight_load_mib_per_second``, then ``warmup_seconds``, all times ``safety_factor``
+    (default 1.5). An estimate above ``cap_seconds`` (default 3600 s) is an error: such a model
+    needs a warm pool or faster storage, or an explicit ``override`` (default None), which may be
+    0 up to ECS's maximum of 2147483647 s. The rates' and warm-up's defaults and their reasons
+    are the config's (`platform.models.<name>.startup`).
     """
     if override is not None:
         # Config values arrive typed, but callers outside the plan may pass anything.

@@ -13,10 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ecs_inference.config.issues import ConfigError, ConfigIssue
-from ecs_inference.config.schema import NAME_PATTERN
 from ecs_inference.contracts import aws_limits
-
-__all__ = ["NAME_PATTERN"]
 
 CONFIG_PATH = "platform.endpoint"
 

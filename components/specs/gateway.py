@@ -32,8 +32,8 @@ from typing import Any, Literal
 import yaml
 
 from ecs_inference import sizing
+from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.config.schema import GatewayConfig
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
 from ecs_inference.specs import operations as ops

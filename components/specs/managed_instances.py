@@ -114,30 +114,27 @@ def unsupported_option_problems(options: Mapping[str, Any]) -> list[tuple[str, s
 
 @dataclass(frozen=True)
 class ManagedInstancesArgs:
-    """Options of a Managed Instances capacity provider.
-
-    storage_gib: data volume of each instance (image layers and container storage). Default 200:
-        CUDA serving images are 10-20 GB compressed and ECS keeps the previous one for rollback.
-    monitoring: "BASIC" or "DETAILED" (one-minute EC2 metrics). Default "DETAILED".
-    capacity_option_type: "ON_DEMAND", "SPOT" or "RESERVED". Default "ON_DEMAND". Changing it
-        replaces the capacity provider.
-    reservation_preference: with RESERVED, how Capacity Reservations are used. Default None.
-    reservation_group_arn: with RESERVATIONS_ONLY, the reservation resource group. Default None.
-    scale_in_after_seconds: how long an idle instance is kept before ECS optimises it away
-        (-1 never, 0-3600). Default 1800: a GPU host that already pulled a multi-GB image is worth
-        keeping for a burst that returns within half an hour.
-    auto_repair: let ECS replace instances it detects as unhealthy. Default True.
-    propagate_tags: copy the capacity provider's tags to the instances. Default True.
-    """
+    """Options of a Managed Instances capacity provider."""
 
     storage_gib: int = 200
+    """Data volume of each instance (image layers and container storage): CUDA serving images
+    are 10-20 GB compressed and ECS keeps the previous one for rollback."""
     monitoring: Literal["BASIC", "DETAILED"] = "DETAILED"
+    """EC2 monitoring; DETAILED publishes one-minute metrics."""
     capacity_option_type: Literal["ON_DEMAND", "SPOT", "RESERVED"] = "ON_DEMAND"
+    """How instances are bought; changing it replaces the capacity provider."""
     reservation_preference: str | None = None
+    """With RESERVED, how Capacity Reservations are used."""
     reservation_group_arn: str | None = None
+    """With RESERVATIONS_ONLY, the reservation resource group."""
     scale_in_after_seconds: int | None = 1800
+    """How long an idle instance is kept before ECS optimises it away (-1 never, 0-3600): a GPU
+    host that already pulled a multi-GB image is worth keeping for a burst that returns within
+    half an hour."""
     auto_repair: bool = True
+    """Let ECS replace instances it detects as unhealthy."""
     propagate_tags: bool = True
+    """Copy the capacity provider's tags to the instances."""
 
 
 def _whole(value: object, low: int, high: int, what: str) -> str | None:

@@ -64,29 +64,26 @@ SPOT_AGENT_SETTINGS: Mapping[str, str] = {"ECS_ENABLE_SPOT_INSTANCE_DRAINING": "
 
 @dataclass(frozen=True)
 class MixedInstancesArgs:
-    """How a group buys its instances across several types.
-
-    on_demand_base_capacity: instances always bought On-Demand before any Spot. Default 1, so the
-        first replica of every service on the pool survives a Spot reclaim.
-    on_demand_percentage_above_base: On-Demand share of the capacity above the base, 0-100.
-        Default 100 (no Spot: several types only widen where capacity can be found).
-    spot_allocation_strategy: default "price-capacity-optimized" (pools with the most spare
-        capacity, then the cheapest of those: fewer interruptions than lowest price for a small
-        premium). "capacity-optimized-prioritized" follows the type order where capacity allows.
-    on_demand_allocation_strategy: default "prioritized": the type order, i.e. cheapest fitting
-        type first when the list comes from sizing.
-    capacity_rebalance: launch a replacement on a Spot rebalance recommendation, before the
-        interruption notice. Default True.
-    spot_max_price: maximum Spot price in USD per hour, or None (default) to cap at the
-        On-Demand price, which AWS recommends.
-    """
+    """How a group buys its instances across several types."""
 
     on_demand_base_capacity: int = 1
+    """Instances always bought On-Demand before any Spot; one keeps the first replica of every
+    service on the pool through a Spot reclaim."""
     on_demand_percentage_above_base: int = 100
+    """On-Demand share (0-100) of the capacity above the base; at 100 (no Spot) several types
+    only widen where capacity can be found."""
     spot_allocation_strategy: str = "price-capacity-optimized"
+    """Spot pools with the most spare capacity, then the cheapest of those (fewer interruptions
+    than lowest price for a small premium); "capacity-optimized-prioritized" follows the type
+    order where capacity allows."""
     on_demand_allocation_strategy: str = "prioritized"
+    """The type order, i.e. the cheapest fitting type first when the list comes from sizing."""
     capacity_rebalance: bool = True
+    """Launch a replacement on a Spot rebalance recommendation, before the interruption
+    notice."""
     spot_max_price: str | None = None
+    """Maximum Spot price in USD per hour; None caps it at the On-Demand price, as AWS
+    recommends."""
 
     @property
     def uses_spot(self) -> bool:

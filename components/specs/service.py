@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ecs_inference import iam, sizing
-from ecs_inference.config.schema import NAME_PATTERN
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.contracts.aws_limits import (
     ALB_IDLE_TIMEOUT_RANGE,
@@ -30,17 +29,17 @@ from ecs_inference.services import engines
 from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from ecs_inference.sizing import catalog
+from ecs_inference.specs.names import NAME_PATTERN
 
 NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
-# The config's service-name rule: the name becomes the URL path, log group and family.
-SERVICE_NAME = NAME_PATTERN
 
 
 class ServiceArgsError(ValueError):
     """Plain service arguments are inconsistent; the message names the argument and values."""
 
 
-CPU_ARCHITECTURES = ("ARM64", "X86_64")
+CpuArchitecture = Literal["ARM64", "X86_64"]
+CPU_ARCHITECTURES: tuple[CpuArchitecture, ...] = ("ARM64", "X86_64")
 KEEPALIVE_MARGIN_SECONDS = 5
 """The service keeps idle connections this much longer than the ALB does (else 502s)."""
 
@@ -158,7 +157,7 @@ class RerankerSpec(ServiceSpec):
     """Task CPU units (a pair on the Fargate grid with memory_mib)."""
     memory_mib: int
     """Task memory."""
-    cpu_architecture: str = contract.CPU_ARCHITECTURE
+    cpu_architecture: CpuArchitecture = contract.CPU_ARCHITECTURE
     """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
     platform_version: str = "LATEST"
     """Fargate platform version."""
@@ -203,7 +202,7 @@ def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -
     arguments they share; `managed_env` names the variables the service sets itself."""
     service, image, secrets = args.service, args.image, args.secrets
     min_count, max_count, desired_count = args.min_count, args.max_count, args.desired_count
-    if not isinstance(service, str) or not SERVICE_NAME.match(service):
+    if not isinstance(service, str) or not NAME_PATTERN.match(service):
         raise ServiceArgsError(
             f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
         )

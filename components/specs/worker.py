@@ -39,7 +39,7 @@ from typing import Any, Generic, TypeVar
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.config.schema import WorkerConfig
+from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,

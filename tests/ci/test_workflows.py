@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ecs_inference.config.schema import IMAGE_PATTERN, ImagesConfig
+from ecs_inference.config.base import IMAGE_PATTERN
+from ecs_inference.config.images import ImagesConfig
 from ecs_inference.specs.images import EXAMPLE_IMAGES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from ecs_inference.config.schema import GatewayConfig, WorkerConfig
+from ecs_inference.config.gateway import GatewayConfig
+from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.specs.gateway import ServiceTarget, plan_gateway
 from ecs_inference.specs.worker import plan_workers
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ecs_inference.config.schema import GatewayConfig, WorkerConfig
+from ecs_inference.config.gateway import GatewayConfig
+from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
 from ecs_inference.specs.gateway import ServiceTarget, plan_gateway
 from ecs_inference.specs.worker import plan_workers

@@ -631,9 +631,17 @@ def test_deregistration_delay_above_alb_maximum():
         sizing.deregistration_delay(3590, margin=30)
 
 
+# The config's startup defaults: 100 MiB/s image pull, 500 MiB/s weight load, 120 s warm-up.
+COLD_START = {
+    "image_pull_mib_per_second": 100.0,
+    "weight_load_mib_per_second": 500.0,
+    "warmup_seconds": 120,
+}
+
+
 def test_grace_period_estimate():
     # 10 GiB at 100 MiB/s = 102.4 s; 15 GiB at 500 MiB/s = 30.72 s; + 120 s; x 1.5 = 379.68
-    result = sizing.health_check_grace_period(10, 15)
+    result = sizing.health_check_grace_period(10, 15, **COLD_START)
     assert result.seconds == 380
     assert result.image_pull_seconds == pytest.approx(102.4)
     assert result.weight_load_seconds == pytest.approx(30.72)
@@ -655,7 +663,7 @@ def test_grace_period_estimate():
     ],
 )
 def test_grace_period_variants(kwargs, seconds):
-    assert sizing.health_check_grace_period(10, 15, **kwargs).seconds == seconds
+    assert sizing.health_check_grace_period(10, 15, **(COLD_START | kwargs)).seconds == seconds
 
 
 @pytest.mark.parametrize(
@@ -671,7 +679,7 @@ def test_grace_period_variants(kwargs, seconds):
 )
 def test_grace_period_errors(args, kwargs, message):
     with pytest.raises(SizingError, match=re.escape(message)):
-        sizing.health_check_grace_period(*args, **kwargs)
+        sizing.health_check_grace_period(*args, **(COLD_START | kwargs))
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ecs_inference.config.issues import ConfigError, ConfigIssue
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.plan import Plan, build_plan
 
 ROOT = Path(__file__).resolve().parents[2]

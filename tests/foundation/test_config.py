@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import StackConfig, load_stack_config
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.config.stack import StackConfig
 from tests.foundation.conftest import DELETE, mutate, reference
 
 ROOT = Path(__file__).resolve().parents[2]

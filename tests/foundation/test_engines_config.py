@@ -7,7 +7,7 @@ import pytest
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.plan import build_plan
 from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from ecs_inference.sizing.instance_types import DeclaredFit

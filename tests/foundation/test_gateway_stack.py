@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
 from ecs_inference.plan import build_plan
 from tests.foundation.conftest import DELETE, mutate, reference

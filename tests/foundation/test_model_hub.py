@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts.engine import HUB_OFFLINE_VARIABLES, HUB_TOKEN_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]

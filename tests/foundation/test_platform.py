@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.plan import build_plan
 from tests.aws_shapes import (
     create_listener_request,

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from ecs_inference.capacity.asg_pool import ecs_user_data
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.schema import ModelConfig, load_stack_config
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.config.models import ModelConfig
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.plan import build_plan, choose_deploy
 from ecs_inference.sizing import catalog, deploy_step

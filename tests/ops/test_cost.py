@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_inference import cost
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import metrics as contract
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
 from ecs_inference.plan import build_plan

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ecs_inference.config.schema import images_to_build, load_stack_config
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.config.stack import images_to_build
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.contracts.metrics import METRICS_BY_KIND
 from ecs_inference.services.engine_presets import container_environment

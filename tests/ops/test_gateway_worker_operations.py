@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_inference import cost
-from ecs_inference.config.schema import load_stack_config
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
 from ecs_inference.operations import GatewayWatch, Operations, OperationsArgs, WorkerWatch
 from ecs_inference.plan import Plan, build_plan

@@ -23,6 +23,28 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:latest"
 
 cluster = aws.ecs.Cluster("insecure")
 
+# Insecure as it is, its tasks must be able to start: Fargate pulls from ECR with this role.
+execution_role = aws.iam.Role(
+    "task-execution",
+    assume_role_policy=json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        }
+    ),
+)
+aws.iam.RolePolicyAttachment(
+    "task-execution-policy",
+    role=execution_role.name,
+    policy_arn="arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy",
+)
+
 # Open to the whole internet on the model server's port.
 model_sg = aws.ec2.SecurityGroup(
     "model-sg",
@@ -34,7 +56,7 @@ model_sg = aws.ec2.SecurityGroup(
 # internal defaults to false: this ALB is internet-facing.
 alb = aws.lb.LoadBalancer("public-alb", subnets=PUBLIC_SUBNETS, security_groups=[model_sg.id])
 target_group = aws.lb.TargetGroup(
-    "model-tg", port=8000, protocol="HTTP", vpc_id=VPC_ID, target_type="instance"
+    "model-tg", port=8000, protocol="HTTP", vpc_id=VPC_ID, target_type="ip"
 )
 aws.lb.Listener(
     "http",
@@ -61,6 +83,7 @@ gpu_task = aws.ecs.TaskDefinition(
     family="gpu-on-fargate",
     requires_compatibilities=["FARGATE"],
     network_mode="awsvpc",
+    execution_role_arn=execution_role.arn,
     cpu="1024",
     memory="1536",
     container_definitions=json.dumps(
@@ -97,6 +120,7 @@ big_task = aws.ecs.TaskDefinition(
     family="big-cpu",
     requires_compatibilities=["FARGATE"],
     network_mode="awsvpc",
+    execution_role_arn=execution_role.arn,
     cpu="8192",
     memory="16384",
     container_definitions=json.dumps([{"name": "app", "image": IMAGE, "essential": True}]),

@@ -13,7 +13,7 @@ from tests.foundation.conftest import mutate, reference
 
 
 def _plan(raw: dict, stack: str = "dev"):
-    from ecs_inference.config.schema import load_stack_config
+    from ecs_inference.config.load import load_stack_config
 
     return build_plan(load_stack_config(raw, stack))
 

@@ -35,6 +35,27 @@ clients = aws.ec2.SecurityGroup(
         }
     ],
 )
+# Fargate pulls the image from ECR with the task's execution role.
+execution = aws.iam.Role(
+    "rerank-execution",
+    assume_role_policy=json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        }
+    ),
+)
+aws.iam.RolePolicyAttachment(
+    "rerank-execution",
+    role=execution.name,
+    policy_arn="arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy",
+)
 task = aws.ecs.TaskDefinition(
     "rerank",
     family="rerank",
@@ -42,6 +63,7 @@ task = aws.ecs.TaskDefinition(
     memory="2048",
     network_mode="awsvpc",
     requires_compatibilities=["FARGATE"],
+    execution_role_arn=execution.arn,
     container_definitions=json.dumps(
         [
             {

@@ -1,0 +1,77 @@
+"""What every config section shares: camelCase keys, unknown keys refused, frozen values, and the
+value types several sections use (short names, S3 URIs, pinned images, secret ARNs).
+
+Field docstrings document each key; tools/config_reference.py reads them from the sections'
+source into the README. (pydantic's use_attribute_docstrings would do the same at import, parsing
+the sources on every `pulumi up`; the reference is built offline instead.) A key's default is
+written once: where the component's spec states it, the key names the spec's field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from ecs_inference.contracts import aws_limits
+from ecs_inference.specs.names import NAME_PATTERN
+
+ROOT = "platform"
+"""The structured stack setting `ecs-inference:platform`: the first part of every config path."""
+
+S3_URI_PATTERN = aws_limits.S3_URI
+SECRET_ARN_PATTERN = aws_limits.SECRETS_MANAGER_ARN
+IMAGE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$")
+
+
+def _name(value: str) -> str:
+    if not NAME_PATTERN.match(value):
+        raise ValueError(
+            "must be 2-21 characters of lowercase letters, digits and '-', starting with a "
+            "letter (it becomes part of resource names and the URL path)"
+        )
+    return value
+
+
+def _s3_uri(value: str) -> str:
+    if not S3_URI_PATTERN.match(value):
+        raise ValueError("must be an S3 URI like s3://my-bucket/models/llama-3.1-8b/")
+    return value
+
+
+def _image(value: str) -> str:
+    if ":latest" in value or (":" not in value.rsplit("/", 1)[-1] and "@" not in value):
+        raise ValueError(
+            "must be pinned by tag or digest (for example "
+            "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0); 'latest' is not "
+            "reproducible"
+        )
+    if not IMAGE_PATTERN.match(value):
+        raise ValueError("is not a valid image reference")
+    return value
+
+
+def secret_arn(value: str | None) -> str | None:
+    """`value` if it is a Secrets Manager secret ARN (or None); else the reason, raised."""
+    if value is not None and not SECRET_ARN_PATTERN.match(value):
+        raise ValueError(f"must be a Secrets Manager secret ARN, got {value!r}")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_name)]
+S3Uri = Annotated[str, AfterValidator(_s3_uri)]
+Image = Annotated[str, AfterValidator(_image)]
+
+
+class Section(BaseModel):
+    """Base of every config section: camelCase keys, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        str_strip_whitespace=True,
+    )

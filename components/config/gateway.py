@@ -1,0 +1,92 @@
+"""`platform.gateway`: the AI gateway (LiteLLM's proxy on Fargate), its Bedrock routes and its
+database."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ecs_inference.config.base import Image, Name, Section, secret_arn
+from ecs_inference.config.services import MAX_TASKS, ServiceConfig
+from ecs_inference.contracts import aws_limits, litellm
+
+_ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX
+
+
+class BedrockConfig(Section):
+    """Amazon Bedrock models the gateway also routes to."""
+
+    region: str | None = None
+    """Region whose Bedrock endpoint serves the models (model access is granted per region).
+    Required when `models` is not empty."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Gateway model name -> Bedrock model id (`anthropic.claude-3-5-haiku-20241022-v1:0`) or
+    system inference profile id (`us.anthropic...`). The task role may invoke exactly these."""
+
+
+class GatewayDatabaseConfig(Section):
+    """LiteLLM's PostgreSQL (Aurora Serverless v2, private subnets): virtual keys, per-team
+    budgets and rate limits, spend logs."""
+
+    enabled: bool = False
+    """Create the database and point LiteLLM at it."""
+    min_capacity_acu: float = Field(default=0.5, ge=0, le=_ACU_MAX)
+    """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle)."""
+    max_capacity_acu: float = Field(default=4.0, ge=1, le=_ACU_MAX)
+    """Aurora Serverless v2 maximum capacity (ACUs)."""
+    salt_key_secret_arn: str | None = None
+    """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
+    rotate it). Required when enabled."""
+
+    @field_validator("salt_key_secret_arn")
+    @classmethod
+    def _salt(cls, value: str | None) -> str | None:
+        return secret_arn(value)
+
+    @model_validator(mode="after")
+    def _needs_salt(self) -> GatewayDatabaseConfig:
+        if self.enabled and self.salt_key_secret_arn is None:
+            raise ValueError("enabled needs `saltKeySecretArn` (LiteLLM's LITELLM_SALT_KEY)")
+        if self.min_capacity_acu > self.max_capacity_acu:
+            raise ValueError("minCapacityAcu must not exceed maxCapacityAcu")
+        return self
+
+
+class GatewayConfig(ServiceConfig):
+    """LiteLLM's proxy on Fargate: one OpenAI-compatible endpoint for every model service (and
+    optional Bedrock models), behind the same ALB and authentication on its own path."""
+
+    image: Image | None = litellm.IMAGE
+    """LiteLLM proxy image: the pinned release's (`LITELLM_VERSION`) unless set."""
+    path: Name = "gateway"
+    """ALB path prefix (`/<path>/v1/chat/completions`); must not be a service name."""
+    master_key_secret_arn: str
+    """Secrets Manager secret holding LITELLM_MASTER_KEY (`sk-...`), the admin key clients send
+    in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`)."""
+    routes: dict[str, str] | None = None
+    """Gateway model name -> model service key; unset: every model service under its served
+    model name."""
+    bedrock: BedrockConfig = Field(default_factory=BedrockConfig)
+    """Bedrock models routed next to the stack's own."""
+    database: GatewayDatabaseConfig = Field(default_factory=GatewayDatabaseConfig)
+    """LiteLLM's database."""
+    cpu: int = 1024
+    """Fargate CPU units (with memoryMib, on the Fargate grid)."""
+    memory_mib: int = 2048
+    """Fargate memory in MiB."""
+    cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    """Fargate CPU architecture."""
+    desired_count: int = Field(2, ge=0, le=MAX_TASKS)
+    """Tasks at deploy time (two: one per AZ)."""
+    min_count: int = Field(2, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound."""
+    max_count: int = Field(4, ge=1, le=MAX_TASKS)
+    """Autoscaling upper bound."""
+    target_cpu_percent: float = Field(60.0, ge=10, le=90)
+    """Target tracking on average CPU (the proxy is async I/O; CPU follows request rate)."""
+
+    @field_validator("master_key_secret_arn")
+    @classmethod
+    def _master(cls, value: str) -> str:
+        return secret_arn(value) or value

@@ -1,0 +1,171 @@
+"""What every service section shares (`models`, `rerankers`, `gateway`, `workers`): image,
+counts, environment and secrets, log retention, customer-managed KMS keys, and the rules that keep
+credentials out of plain environment and model hubs out of serving containers."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from pydantic import Field, field_validator, model_validator
+
+from ecs_inference.config.base import SECRET_ARN_PATTERN, Image, Section
+from ecs_inference.contracts import aws_limits
+from ecs_inference.contracts.engine import (
+    ENV_REGION_VARIABLES,
+    HUB_OFFLINE_VARIABLES,
+    HUB_TOKEN_VARIABLES,
+)
+from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
+from ecs_inference.iam import KMS_KEY_ARN
+from ecs_inference.specs.service import ServiceSpec
+
+ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+# Environment names that look like credentials must come from Secrets Manager instead.
+SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+# The project's own bound on task counts: far above any service's need, low enough to catch a
+# typo.
+MAX_TASKS = 1000
+
+
+class KmsKeysConfig(Section):
+    """Customer-managed KMS keys a service's data is encrypted with (none: SSE-S3 objects and
+    secrets under the AWS-managed key need no KMS permission)."""
+
+    weights: str | None = None
+    """Key ARN of the weights' (or re-ranker model's) SSE-KMS objects: the task role gets
+    kms:Decrypt on it, through S3 only."""
+    secrets: list[str] = Field(default_factory=list)
+    """Key ARNs of the `secrets`: the execution role gets kms:Decrypt on them, through Secrets
+    Manager only."""
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, arn: str | None) -> str | None:
+        if arn is not None and not KMS_KEY_ARN.match(arn):
+            raise ValueError(
+                f"must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+            )
+        return arn
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, arns: list[str]) -> list[str]:
+        for arn in arns:
+            if not KMS_KEY_ARN.match(arn):
+                raise ValueError(
+                    f"must be KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+                )
+        return arns
+
+
+def vllm_api_key_message(section: str) -> str:
+    return (
+        f"{section}.{VLLM_API_KEY} would make vLLM reject every request: the ALB forwards the "
+        "caller's Cognito token as `Authorization: Bearer`, which is not that key. Remove it; "
+        "the ALB already authenticates every request"
+    )
+
+
+def _model_hub_message(section: str, name: str) -> str | None:
+    """Why `section.name` would let a serving container download weights at start, or None."""
+    if name not in HUB_TOKEN_VARIABLES:
+        return None
+    return (
+        f"{name} is a Hugging Face Hub credential: it would let the container download weights "
+        "from the hub at every task start (egress cost, rate limits, minutes of cold start). "
+        f"Remove it from `{section}`, stage the weights in S3 or EFS and point `weightsUri` (a "
+        "re-ranker's `modelUri`) at them; the serving images run with HF_HUB_OFFLINE=1"
+    )
+
+
+class ServiceConfig(Section):
+    """The keys every service section has."""
+
+    image: Image | None = None
+    """Container image; unset: the engine's entry in `images`, else the stack's own build
+    (`images.build`)."""
+    desired_count: int = Field(ServiceSpec.desired_count, ge=0, le=MAX_TASKS)
+    """Tasks at deploy time (autoscaling moves it within min..max)."""
+    min_count: int = Field(ServiceSpec.min_count, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
+    tasks (target tracking on a per-task metric has no data then)."""
+    max_count: int = Field(ServiceSpec.max_count, ge=1, le=MAX_TASKS)
+    """Autoscaling upper bound."""
+    environment: dict[str, str] = Field(default_factory=dict)
+    """Plain settings for the container. Credentials are rejected here: use `secrets`."""
+    secrets: dict[str, str] = Field(default_factory=dict)
+    """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
+    log_retention_days: int = Field(
+        ServiceSpec.log_retention_days, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS)
+    )
+    """CloudWatch log retention."""
+    kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
+    """Customer-managed KMS keys of the weights bucket and of `secrets`."""
+
+    # Whether the service serves a model it loads at start (models, re-rankers): such a service
+    # may not carry a model hub credential or turn the hub back on.
+    SERVES_MODEL: ClassVar[bool] = False
+
+    @field_validator("environment")
+    @classmethod
+    def _env(cls, values: dict[str, str]) -> dict[str, str]:
+        for name, value in values.items():
+            if not ENV_NAME_PATTERN.match(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+            if cls.SERVES_MODEL and (hub := _model_hub_message("environment", name)):
+                raise ValueError(hub)
+            if cls.SERVES_MODEL and name in HUB_OFFLINE_VARIABLES and value != "1":
+                raise ValueError(
+                    f"{name}={value!r} would let the container download weights from the "
+                    "Hugging Face Hub at every task start; remove it (the serving images run "
+                    "with HF_HUB_OFFLINE=1) and stage the weights in S3 or EFS (`weightsUri`, a "
+                    "re-ranker's `modelUri`)"
+                )
+            if name == VLLM_API_KEY:
+                raise ValueError(vllm_api_key_message("environment"))
+            if name in ENV_REGION_VARIABLES:
+                raise ValueError(
+                    f"{name!r} is set by the stack to its own region (aws:region) in every "
+                    "container; remove it here"
+                )
+            if SECRET_NAME_HINT.search(name):
+                raise ValueError(
+                    f"{name!r} looks like a credential: put its Secrets Manager ARN under "
+                    "`secrets` instead of a plain value"
+                )
+        return values
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, values: dict[str, str]) -> dict[str, str]:
+        for name, arn in values.items():
+            if not ENV_NAME_PATTERN.match(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+            if cls.SERVES_MODEL and (hub := _model_hub_message("secrets", name)):
+                raise ValueError(hub)
+            if not SECRET_ARN_PATTERN.match(arn):
+                raise ValueError(f"{name}: must be a Secrets Manager secret ARN, got {arn!r}")
+        return values
+
+    # Whether the service's scaling metric has data with zero tasks (a queue backlog does; a
+    # per-task metric such as ALBRequestCountPerTarget or average CPU does not).
+    SCALES_FROM_ZERO: ClassVar[bool] = False
+
+    @model_validator(mode="after")
+    def _counts(self) -> ServiceConfig:
+        if self.min_count == 0 and not self.SCALES_FROM_ZERO:
+            # Target tracking on a per-task metric (ALBRequestCountPerTarget, the service's
+            # average CPU) has no data points with zero tasks, so the alarm that would scale
+            # out never fires: a service at 0 stays at 0 while requests get 503s.
+            raise ValueError(
+                "minCount 0 is not supported: target tracking scales on a per-task metric, "
+                "which has no data with zero tasks, so the service could never scale back out; "
+                "use minCount 1 or more"
+            )
+        if not self.min_count <= self.desired_count <= self.max_count:
+            raise ValueError(
+                f"need minCount <= desiredCount <= maxCount, got {self.min_count} <= "
+                f"{self.desired_count} <= {self.max_count}"
+            )
+        return self

@@ -1,0 +1,63 @@
+"""`platform.workers`: queue workers on Fargate that call models through the gateway."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from ecs_inference.config.base import Image
+from ecs_inference.config.services import MAX_TASKS, ServiceConfig
+from ecs_inference.contracts import aws_limits
+
+_RECEIVES = aws_limits.SQS_MAX_RECEIVE_COUNT_RANGE
+_RETENTION = (aws_limits.SQS_RETENTION_MIN, aws_limits.SQS_RETENTION_MAX)
+
+
+class WorkerConfig(ServiceConfig):
+    """A queue worker on Fargate: the user's image takes jobs from its own SQS queue (with a
+    dead-letter queue) and calls models through the gateway (`GATEWAY_URL`, `QUEUE_URL`
+    injected). It scales on backlog per task, to zero when the queue is empty."""
+
+    SCALES_FROM_ZERO: ClassVar[bool] = True  # the queue's backlog exists with zero tasks
+
+    image: Image | None = None
+    """The worker's image (pinned by tag or digest). Required."""
+    max_job_seconds: int = Field(ge=1)
+    """Longest job; the queue's visibility timeout is derived from it (SQS allows at most 12 h
+    in total)."""
+    job_seconds: float = Field(gt=0)
+    """Typical time per job (sets the backlog a task may hold)."""
+    acceptable_latency_seconds: float = Field(gt=0)
+    """How long a job may wait before it starts; with jobSeconds it sets the scaling target."""
+    concurrency: int = Field(1, ge=1, le=1000)
+    """Jobs one task works on at once."""
+    cpu: int = 256
+    """Fargate CPU units (with memoryMib, on the Fargate grid)."""
+    memory_mib: int = 512
+    """Fargate memory in MiB."""
+    cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    """Fargate CPU architecture (X86_64 needs an amd64 image)."""
+    desired_count: int = Field(0, ge=0, le=MAX_TASKS)
+    """Tasks at deploy time; the queue decides afterwards."""
+    min_count: int = Field(0, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
+    max_count: int = Field(10, ge=1, le=MAX_TASKS)
+    """Autoscaling upper bound."""
+    max_receive_count: int = Field(3, ge=_RECEIVES[0], le=_RECEIVES[1])
+    """Receives before a message moves to the dead-letter queue."""
+    retention_seconds: int = Field(345_600, ge=_RETENTION[0], le=_RETENTION[1])
+    """How long an unprocessed message is kept (the DLQ keeps messages 14 days)."""
+    idle_minutes: int = Field(15, ge=1, le=1440)
+    """Minutes with nothing waiting or in flight before scaling to zero."""
+    kms_key_id: str | None = None
+    """KMS key for queue encryption; unset: SQS-managed keys (SSE-SQS)."""
+    result_queue: bool = False
+    """Create a result queue (`<queue>-results`, encrypted like the work queue) that the worker
+    may send to (`RESULT_QUEUE_URL`); off: none (images/worker then logs each result)."""
+
+    @model_validator(mode="after")
+    def _worker(self) -> WorkerConfig:
+        if self.image is None:
+            raise ValueError("a worker needs `image`: its own image, pinned by tag or digest")
+        return self

@@ -1,0 +1,116 @@
+"""The runtime rehearsal (DESIGN §13): what AWS does with the stack once `up` has created it.
+
+A request AWS accepts can still give a service that never serves. After the fidelity checks,
+the preview rehearses, over the recorded resources of any program:
+- every task start on its launch type (`tasks.py`): image pulls, secrets, log streams, EFS
+  mounts, and the calls each image's contract declares (`contracts/aws_calls.py`);
+- what AWS services do with the stack's roles and resource policies (`services.py`): the
+  container instance role's agent and user-data calls, the Managed Instances infrastructure
+  role, ALB access-log delivery, CloudWatch alarms and EventBridge publishing to SNS;
+- each pool's instance life cycle through its lifecycle hooks and warm pool (`boot.py`);
+- the constraints AWS documents for an operation beyond its request shape
+  (`constraints.py`).
+Every IAM question goes to a real evaluator (`iam.py`). A denied call, a refused constraint or a
+lifecycle hook nothing completes is a finding (the preview exits 4); what cannot be known
+during preview is a note, never a pass in silence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from tools.aws_requests import Finding, Resource
+from tools.aws_shapes import UNKNOWN
+from tools.rehearsal.calls import Call, Refusal, Unverified
+from tools.rehearsal.iam import Decision, Evaluator, Request, evaluator
+from tools.rehearsal.model import StackModel, unknown_policies
+
+CHECK = "runtime"
+"""The `check` of every rehearsal finding."""
+
+
+@dataclass
+class Rehearsal:
+    """What the rehearsal found."""
+
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Checks the preview cannot make (values unknown until deploy, roles outside the stack)."""
+    evaluated: int = 0
+    """Distinct AWS calls sent to the IAM evaluator."""
+
+
+def _finding(subject: Resource, message: str) -> Finding:
+    return Finding(subject.type, subject.name, CHECK, message)
+
+
+def _denied(call: Call, decision: Decision) -> Finding:
+    actor = f"role {call.role.label}" if call.role is not None else call.principal
+    return _finding(
+        call.subject,
+        f"{call.who}: {call.action} on {call.resource} is denied to {actor} "
+        f"({decision.reason()}); needed to {call.why}",
+    )
+
+
+def evaluate(
+    model: StackModel, checks: Iterable[Call | Unverified | Refusal], iam: Evaluator
+) -> Rehearsal:
+    """Send every call to the evaluator once; refusals and denials become findings."""
+    out = Rehearsal()
+    calls: list[Call] = []
+    for check in checks:
+        if isinstance(check, Refusal):
+            out.findings.append(_finding(check.subject, f"{check.who}: {check.message}"))
+        elif isinstance(check, Unverified):
+            out.notes.append(f"{check.subject.name}: {check.who}: cannot verify: {check.reason}")
+        else:
+            calls.append(check)
+    managed = iam.managed_policies(sorted({n for r in model.roles for n in r.managed}))
+    pending: dict[str, tuple[Call, Request]] = {}
+    for call in calls:
+        identity = model.policies(call.role, managed) if call.role is not None else []
+        unknown = unknown_policies(identity)
+        if unknown or call.resource_policy == UNKNOWN:
+            what = ", ".join(unknown) or "the resource policy"
+            out.notes.append(
+                f"{call.subject.name}: {call.who}: cannot verify {call.action}: "
+                f"{what} unknown at preview"
+            )
+            continue
+        request = Request(
+            call.principal,
+            call.action,
+            call.resource,
+            call.account_id or model.account_id,
+            tuple(identity),
+            call.resource_policy,
+            dict(call.context),
+        )
+        key = json.dumps([call.who, request.to_json()], sort_keys=True, default=str)
+        pending.setdefault(key, (call, request))
+    decisions = iam.decide([request for _, request in pending.values()])
+    out.evaluated = len(decisions)
+    for (call, _), decision in zip(pending.values(), decisions, strict=True):
+        if not decision.allowed:
+            out.findings.append(_denied(call, decision))
+    return out
+
+
+def rehearse(
+    resources: Sequence[Resource], region: str, account_id: str, iam: Evaluator | None = None
+) -> Rehearsal:
+    """The whole rehearsal of a recorded program run."""
+    from tools.rehearsal.constraints import violations
+    from tools.rehearsal.contracts import CONTRACTS
+    from tools.rehearsal.tasks import task_checks
+
+    model = StackModel(resources, region, account_id)
+    out = evaluate(model, task_checks(model, CONTRACTS), iam or evaluator())
+    out.findings[:0] = [
+        Finding(r.type, r.name, "constraint", f'{message}; AWS: "{c.quote}" ({c.source})')
+        for c, r, message in violations(model)
+    ]
+    return out
