@@ -317,12 +317,18 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.view = view
         self.default_tags = default_tags or {}
         self.invokes: list[str] = []
+        self.warnings: list[str] = []
+        self.component_outputs: dict[str, dict[str, Any]] = {}
+        """Outputs of remote components whose children were registered here, by name."""
 
     # -- resources ---------------------------------------------------------------------------
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         typ, name = args.typ, args.name
         if typ == "awsx:ec2:Vpc":
-            return None, self._vpc_outputs(name, args.inputs)
+            constructed = self.component_outputs.pop(name, None)
+            return None, constructed if constructed is not None else self._vpc_outputs(
+                name, args.inputs
+            )
         if not args.custom:
             return None, {}
         resource_id, identity = self.identity(args)
@@ -417,6 +423,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
             ],
         }
 
+    def zones(self, count: int) -> list[str]:
+        """The region's first `count` zone names, as awsx's `getAvailabilityZones` lookup
+        answers them."""
+        token = "aws:index/getAvailabilityZones:getAvailabilityZones"
+        self.invokes.append(token)
+        return list(LOOKUPS[token]({}, self.region)["names"])[:count]
+
     # -- invokes -----------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         token = args.token
@@ -432,6 +445,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
+        self.recording_mocks = mocks
         self.recorded: list[RecordedResource] = []
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -443,6 +457,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return "urn:pulumi:" + "::".join([get_stack(), get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        vpc_children: list[RecordedResource] = []
+        if request.type == "awsx:ec2:Vpc" and request.remote:
+            urn = self.make_urn(request.parent, request.type, request.name)
+            vpc_children = self._construct_vpc(urn, request)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             inputs = plain(json_format.MessageToDict(request.object))
@@ -466,7 +484,104 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     version=request.version or None,
                 )
             )
+        self.recorded += vpc_children
         return response
+
+    def _construct_vpc(self, urn: str, request: Any) -> list[RecordedResource]:
+        """What the awsx provider registers for this Vpc (tools/awsx_vpc.py); the component's
+        outputs then are its children's ids. Layouts the emulation does not cover keep the
+        component alone, with a warning."""
+        from tools import awsx_vpc
+
+        inputs = plain(json_format.MessageToDict(request.object))
+        reason = awsx_vpc.unsupported(inputs)
+        if reason is not None:
+            self.recording_mocks.warnings.append(
+                f"awsx:ec2:Vpc {request.name}: its subnets, routes and gateways are not "
+                f"emulated for {reason}; the pack and the checks do not see them"
+            )
+            return []
+        zones = list(inputs.get("availabilityZoneNames") or []) or self.recording_mocks.zones(
+            int(inputs.get("numberOfAvailabilityZones") or 3)
+        )
+        built = construct(self, urn, awsx_vpc.children(request.name, inputs, zones))
+        self.recording_mocks.component_outputs[request.name] = awsx_vpc.component_outputs(
+            request.name, built.outputs
+        )
+        return built.records
+
+
+@dataclass
+class Constructed:
+    """What a remote component's provider registered: the records, and each child's outputs
+    by (type, name)."""
+
+    records: list[RecordedResource] = field(default_factory=list)
+    outputs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+
+def construct(monitor: RecordingMonitor, component_urn: str, children: list[Any]) -> Constructed:
+    """Register a remote component's children (tools/awsx_vpc.py `Child`) as its provider
+    would: references to earlier children resolved to their outputs in the mocks' view,
+    recorded as property dependencies; the provider's SDK names its own default provider."""
+    from tools.awsx_vpc import AWS_SDK_VERSION, Ref
+
+    mocks = monitor.recording_mocks
+    built = Constructed()
+    urns: dict[tuple[str, str], str] = {}
+
+    def resolve(value: Any, refs: list[str]) -> Any:
+        if isinstance(value, Ref):
+            refs.append(urns[(value.type, value.name)])
+            known = built.outputs[(value.type, value.name)].get(value.attr, UNKNOWN)
+            return _DROPPED if value.dropped_when_known and known != UNKNOWN else known
+        if isinstance(value, dict):
+            resolved = {k: resolve(v, refs) for k, v in value.items()}
+            return {k: v for k, v in resolved.items() if v is not _DROPPED}
+        if isinstance(value, list):
+            return [resolve(v, refs) for v in value]
+        return value
+
+    for child in children:
+        parent = urns[child.parent] if child.parent else component_urn
+        urn = monitor.make_urn(parent, child.type, child.name)
+        inputs: dict[str, Any] = {}
+        prop_deps: dict[str, tuple[str, ...]] = {}
+        for key, value in child.inputs.items():
+            refs: list[str] = []
+            resolved = resolve(value, refs)
+            if resolved is not _DROPPED:
+                inputs[key] = resolved
+            prop_deps[key] = tuple(dict.fromkeys(refs))
+        args = pulumi.runtime.MockResourceArgs(
+            typ=child.type, name=child.name, inputs=inputs, custom=True
+        )
+        resource_id, outputs = mocks.new_resource(args)
+        outputs = {**outputs, "id": resource_id or UNKNOWN}
+        urns[(child.type, child.name)] = urn
+        built.outputs[(child.type, child.name)] = outputs
+        depends = [urns[d] for d in child.depends_on]
+        built.records.append(
+            RecordedResource(
+                type=child.type,
+                name=child.name,
+                urn=urn,
+                custom=True,
+                inputs=inputs,
+                parent=parent,
+                dependencies=tuple(
+                    dict.fromkeys([*depends, *(u for v in prop_deps.values() for u in v)])
+                ),
+                provider=None,
+                property_dependencies=prop_deps,
+                outputs=outputs,
+                version=AWS_SDK_VERSION,
+            )
+        )
+    return built
+
+
+_DROPPED = object()
 
 
 class _WarningCollector(logging.Handler):
@@ -590,7 +705,7 @@ def run_function(
         resources=list(monitor.recorded),
         outputs=outputs,
         invokes=list(mocks.invokes),
-        warnings=list(collector.messages),
+        warnings=list(collector.messages) + mocks.warnings,
     )
 
 

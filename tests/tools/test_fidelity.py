@@ -92,6 +92,19 @@ BUCKET_POLICY_NO_PRINCIPAL = _policy(
 
 # (type, mutation, a fragment of the expected complaint)
 BAD_INPUTS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    # The awsx VPC's children (tools/awsx_vpc.py).
+    ("aws:ec2/vpc:Vpc", _set("cidrBlock", "10.0.0.0/8"), "between /16 and /28"),
+    ("aws:ec2/subnet:Subnet", _set("cidrBlock", "10.40.0.0/29"), "between /16 and /28"),
+    ("aws:ec2/routeTable:RouteTable", _set("vpcId", 5.0), "Invalid type"),
+    (
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+        _set("gatewayId", "igw-0123456789abcdef0"),
+        "exactly one of subnetId, gatewayId",
+    ),
+    ("aws:ec2/route:Route", _set("natGatewayId", "nat-0123456789abcdef0"), "exactly one target"),
+    ("aws:ec2/internetGateway:InternetGateway", _set("vpcId", 5.0), "Invalid type"),
+    ("aws:ec2/natGateway:NatGateway", _set("connectivityType", "outward"), "ConnectivityType"),
+    ("aws:ec2/eip:Eip", _set("domain", "public"), "Domain"),
     ("aws:lb/loadBalancer:LoadBalancer", _set("idleTimeout", 5000.0), "outside 1-4000"),
     ("aws:lb/loadBalancer:LoadBalancer", _set("loadBalancerType", "layer7"), "layer7"),
     ("aws:lb/targetGroup:TargetGroup", _set("healthCheck.interval", 301.0), "Interval"),

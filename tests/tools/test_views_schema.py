@@ -29,6 +29,8 @@ TERRAFORM = {
     "aws:lb/loadBalancer:LoadBalancer": "aws_lb",
     "aws:alb/loadBalancer:LoadBalancer": "aws_lb",
     "aws:ec2/launchTemplate:LaunchTemplate": "aws_launch_template",
+    "aws:ec2/eip:Eip": "aws_eip",
+    "aws:ec2/vpc:Vpc": "aws_vpc",
 }
 # botocore service of each AWS SDK enum package the fixture's constants come from.
 ENUM_SERVICES = {"ecs/service.go": "ecs", "elbv2/load_balancer.go": "elbv2"}

@@ -22,7 +22,7 @@ from pulumi.runtime.rpc import UNKNOWN
 
 from ecs_inference.contracts.aws_limits import name_rule
 from tools.views.provider_schema import TypeSchema, schema_of
-from tools.views.tf_facts import Fact, facts_of, stored_applies
+from tools.views.tf_facts import SAME_AS_ID, Fact, facts_of, stored_applies
 
 VIEWS = ("new", "update", "state")
 """`new`: the first preview of a new stack; `update`: a preview of the deployed stack;
@@ -150,7 +150,8 @@ def planned_outputs(
         outputs.setdefault(key, value)
     for fact in facts:
         if stored_applies(fact, checked) and "." not in fact.path:
-            outputs.setdefault(fact.path, copy.deepcopy(fact.stored))
+            stored = identity.get("id") if fact.stored == SAME_AS_ID else fact.stored
+            outputs.setdefault(fact.path, copy.deepcopy(stored))
     return outputs
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _MISSING: Any = object()
+SAME_AS_ID = "<the resource id>"
+"""A `stored` value that is the resource's own id."""
 
 SOURCES = {
     "service.go": (
@@ -39,6 +41,14 @@ SOURCES = {
         "hashicorp/terraform-provider-aws internal/service/ec2/ec2_launch_template.go: the read "
         "sets latest_version and default_version from DescribeLaunchTemplates "
         "(LatestVersionNumber, DefaultVersionNumber); CreateLaunchTemplate creates version 1"
+    ),
+    "ec2_eip.go": (
+        "hashicorp/terraform-provider-aws internal/service/ec2/ec2_eip.go: the id of a VPC "
+        "address is its allocation id, and the read sets allocation_id from DescribeAddresses"
+    ),
+    "vpc.go": (
+        "hashicorp/terraform-provider-aws internal/service/ec2/vpc_.go: without an IPv6 "
+        'association the read sets ipv6_cidr_block to nil, which the state holds as ""'
     ),
     "tags": (
         "hashicorp/terraform-provider-aws internal/verify/diff.go SetTagsDiff: tags_all is the "
@@ -61,6 +71,8 @@ class Fact:
     stored: Any = _MISSING
     only_with: str | None = None
     """`stored` holds only when this top-level input is given."""
+    unless: tuple[str, ...] = ()
+    """`stored` holds only when none of these top-level inputs is given."""
 
     @property
     def has_default(self) -> bool:
@@ -93,6 +105,14 @@ FACTS: tuple[Fact, ...] = (
     Fact(SERVICE, "launchType", "service.go", stored="", only_with="capacityProviderStrategies"),
     # `d.Set(names.AttrTriggers, d.Get(names.AttrTriggers))`: an empty map when not set.
     Fact(SERVICE, "triggers", "service.go", stored={}),
+    Fact("aws:ec2/eip:Eip", "allocationId", "ec2_eip.go", stored=SAME_AS_ID),
+    Fact(
+        "aws:ec2/vpc:Vpc",
+        "ipv6CidrBlock",
+        "vpc.go",
+        stored="",
+        unless=("assignGeneratedIpv6CidrBlock", "ipv6IpamPoolId"),
+    ),
     Fact(LAUNCH_TEMPLATE, "latestVersion", "ec2_launch_template.go", stored=1),
     Fact(LAUNCH_TEMPLATE, "defaultVersion", "ec2_launch_template.go", stored=1),
     *(
@@ -134,4 +154,6 @@ def facts_of(type_: str) -> tuple[Fact, ...]:
 
 def stored_applies(fact: Fact, inputs: Mapping[str, Any]) -> bool:
     """Whether `fact.stored` is what the state holds for a resource with `inputs`."""
-    return fact.has_stored and (fact.only_with is None or bool(inputs.get(fact.only_with)))
+    if not fact.has_stored or any(inputs.get(key) for key in fact.unless):
+        return False
+    return fact.only_with is None or bool(inputs.get(fact.only_with))
