@@ -22,17 +22,15 @@ from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig, images_to_build
 from ecs_inference.contracts import flag_table, litellm
 from ecs_inference.contracts import reranker as reranker_contract
-from ecs_inference.services import engine_presets as presets
-from ecs_inference.services.engine_presets import CustomLaunch, PresetError, SglangLaunch, TgiLaunch
-from ecs_inference.services.engines import (
-    NEURON_FLAG_TABLE,
-    NEURON_MANAGED_FLAGS,
-    VLLM_FLAG_TABLE,
-    VLLM_MANAGED_FLAGS,
-    EngineLaunchError,
-    NeuronLaunch,
-    VllmLaunch,
-)
+from ecs_inference.engines import Launch
+from ecs_inference.engines import neuron as neuron_engine
+from ecs_inference.engines import vllm as vllm_engine
+from ecs_inference.engines.base import EngineLaunchError, PresetError, check_extra_args
+from ecs_inference.engines.custom import CustomLaunch
+from ecs_inference.engines.neuron import NeuronLaunch
+from ecs_inference.engines.sglang import SglangLaunch, kv_cache_dtype_flag
+from ecs_inference.engines.tgi import TgiLaunch
+from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing import weights as weight_load
 from ecs_inference.sizing.instance_types import (
@@ -179,7 +177,7 @@ class ModelPlan:
     config: ModelConfig
     pool: PoolPlan
     image: str | None  # None: built by the stack (images.build), see Plan.builds
-    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
+    launch: Launch
     fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit
     priority: int
     task_cpu: int
@@ -834,11 +832,11 @@ def _model_plan(
             quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
-            extra_args=presets.check_extra_args(
+            extra_args=check_extra_args(
                 f"platform.models.{name}",
                 model.extra_args,
-                flag_table.load(VLLM_FLAG_TABLE),
-                VLLM_MANAGED_FLAGS,
+                flag_table.load(vllm_engine.FLAG_TABLE),
+                vllm_engine.MANAGED_FLAGS,
             ),
         )
         # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the
@@ -859,11 +857,11 @@ def _model_plan(
             target=family if family in ("inf2", "trn1") else None,
             alb_idle_timeout_seconds=idle.seconds,
             aws_region=region,
-            extra_args=presets.check_extra_args(
+            extra_args=check_extra_args(
                 f"platform.models.{name}",
                 model.extra_args,
-                flag_table.load(NEURON_FLAG_TABLE),
-                NEURON_MANAGED_FLAGS,
+                flag_table.load(neuron_engine.FLAG_TABLE),
+                neuron_engine.MANAGED_FLAGS,
             ),
         )
         gpu_count, devices, shm = 0, tuple(fit.device_paths), 0
@@ -999,7 +997,7 @@ def _preset_model_plan(
     stack: str,
 ) -> ModelPlan:
     """SGLang, TGI and custom services on the fit their pool chose (`_demand` says how each is
-    sized), then the launch (`components.services.engine_presets`); every error names its
+    sized), then the launch (`components.engines`); every error names its
     config path. The presets' images take the region from the task's own metadata."""
     where = f"platform.models.{name}"
     custom = model.custom
@@ -1025,7 +1023,7 @@ def _preset_model_plan(
             # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
             keepalive_seconds=max(1, min(15, idle.seconds // 2)),
             dtype=_vllm_dtype(model.dtype),
-            kv_cache_dtype=_sglang_kv_dtype(model.kv_cache_dtype),
+            kv_cache_dtype=kv_cache_dtype_flag(model.kv_cache_dtype),
             quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
             alb_idle_timeout_seconds=idle.seconds,
             extra_args=tuple(model.extra_args),
@@ -1074,7 +1072,7 @@ def _preset_model_plan(
         need_gib,
         image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
         weight_load_mib_per_second=load_rate,
-        warmup_seconds=presets.warmup_seconds(launch),
+        warmup_seconds=launch.warmup_seconds,
         override=model.health_check_grace_period_seconds,
     )
     # The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and
@@ -1122,11 +1120,6 @@ def _preset_model_plan(
         efs=location,
         weights_note=note,
     )
-
-
-def _sglang_kv_dtype(kv_cache_dtype: str) -> str:
-    """SGLang's `--kv-cache-dtype` for the config's engine-neutral name."""
-    return {"fp8": "fp8_e4m3", "bf16": "bfloat16", "fp16": "auto"}.get(kv_cache_dtype, "auto")
 
 
 def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:

@@ -1,8 +1,8 @@
-"""What the model-serving images (vLLM, Neuron, SGLang, TGI) share with the task definitions.
+"""What the model-serving images share with the task definitions.
 
-`components/services/engines.py` and `components/services/engine_presets.py` write these
-variables into the task definition; the image entrypoints (`images/<engine>/entrypoint.py`) read
-them. Image-specific names are in `contracts/vllm.py`, `neuron.py`, `sglang.py` and `tgi.py`.
+The engine modules (`components/engines/<engine>.py`) write these variables into the task
+definition; the image entrypoints (`images/<engine>/entrypoint.py`) read them. Image-specific
+names are in each image's own contract (`contracts/<engine>.py`).
 """
 
 from __future__ import annotations

@@ -31,12 +31,15 @@ ENV_CONFIG_YAML = "LITELLM_CONFIG_YAML"
 ENV_MASTER_KEY = "LITELLM_MASTER_KEY"
 ENV_SALT_KEY = "LITELLM_SALT_KEY"
 """Encrypts credentials LiteLLM stores in its database; must never change once set."""
-# With the database on, LiteLLM's CLI assembles DATABASE_URL from these (percent-encoding the
-# password), so the RDS-managed secret's JSON keys map without building a URL.
+# With the database on and no DATABASE_URL, LiteLLM's CLI assembles one from these
+# (`litellm.proxy.utils.construct_database_url_from_env_vars`, percent-encoding the user and
+# password): it needs host, username and name, and reads the user as DATABASE_USERNAME only
+# (DATABASE_USER is read by its IAM-token path alone), so a missing one leaves the proxy
+# without a database while it runs. It reads no port: the URL takes Postgres' default.
 ENV_DATABASE_HOST = "DATABASE_HOST"
 ENV_DATABASE_PORT = "DATABASE_PORT"
 ENV_DATABASE_NAME = "DATABASE_NAME"
-ENV_DATABASE_USER = "DATABASE_USER"
+ENV_DATABASE_USERNAME = "DATABASE_USERNAME"
 ENV_DATABASE_PASSWORD = "DATABASE_PASSWORD"
 ROUTING_STRATEGIES = (
     "simple-shuffle",

@@ -209,11 +209,22 @@ _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 _IMAGE_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
 
 
-def prepull_script(images: Sequence[str], region: str) -> str:
-    """The user-data tail of `ecs_user_data` that pre-pulls `images` on warm-pool initialisation.
+PREPULL_UNIT = "ecs-inference-prepull.service"
+"""The systemd unit that runs the pre-pull script and completes `PREPULL_HOOK` on every boot."""
 
-    It runs detached (systemd-run) so cloud-init, and with it docker and the ECS agent, are not
-    held up; IMDSv2 only (hop limit 1 allows the host itself)."""
+
+def prepull_script(images: Sequence[str], region: str) -> str:
+    """The user-data tail of `ecs_user_data` that pre-pulls `images` on warm-pool initialisation
+    and completes `PREPULL_HOOK` on every launch transition.
+
+    A launch hook pauses an instance both entering the warm pool (`Warmed:Pending:Wait`) and
+    leaving it (`Pending:Wait`), but cloud-init runs user data on the first boot only. So the
+    script is an enabled systemd unit, started on every boot (`--now --no-block`: this boot too,
+    without holding up cloud-init, docker or the agent): entering the pool it pulls, then
+    completes; started from a Stopped pool (a later boot, target state InService) it completes
+    at once; in a Running pool it stays up after entering and completes again when the target
+    state turns InService, since that instance does not boot again. IMDSv2 only (hop limit 1
+    allows the host itself)."""
     bad = [i for i in images if not _IMAGE_REFERENCE.fullmatch(i)]
     if bad:
         raise ValueError(f"image references {bad!r} cannot be pre-pulled safely")
@@ -228,12 +239,20 @@ def prepull_script(images: Sequence[str], region: str) -> str:
         "cat <<'PREPULL' > /usr/local/sbin/ecs-inference-prepull\n"
         "#!/bin/bash\n"
         "set -uo pipefail\n"
-        'imds() { curl -fsS -H "X-aws-ec2-metadata-token: $token" '
-        '"http://169.254.169.254/latest/$1"; }\n'
-        'token=$(curl -fsS -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 300" '
-        "http://169.254.169.254/latest/api/token)\n"
+        "imds() {\n"
+        "  local token\n"
+        '  token=$(curl -fsS -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 300" '
+        "http://169.254.169.254/latest/api/token) &&\n"
+        '    curl -fsS -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/$1"\n'
+        "}\n"
+        "target() { imds meta-data/autoscaling/target-lifecycle-state || echo unknown; }\n"
+        "complete_hook() {\n"
+        f"  aws autoscaling complete-lifecycle-action --region {region} "
+        f'--lifecycle-hook-name {PREPULL_HOOK} --auto-scaling-group-name "$group" '
+        '--instance-id "$instance" --lifecycle-action-result CONTINUE\n'
+        "}\n"
+        "state=$(target)\n"
         "instance=$(imds meta-data/instance-id)\n"
-        "state=$(imds meta-data/autoscaling/target-lifecycle-state || echo unknown)\n"
         'if [[ "$state" == Warmed:* ]]; then\n'
         "  until docker info >/dev/null 2>&1; do sleep 5; done\n"
         f"{logins}{pulls}"
@@ -241,13 +260,26 @@ def prepull_script(images: Sequence[str], region: str) -> str:
         f"group=$(aws autoscaling describe-auto-scaling-instances --region {region} "
         '--instance-ids "$instance" --query "AutoScalingInstances[0].AutoScalingGroupName" '
         "--output text)\n"
-        f"aws autoscaling complete-lifecycle-action --region {region} "
-        f'--lifecycle-hook-name {PREPULL_HOOK} --auto-scaling-group-name "$group" '
-        '--instance-id "$instance" --lifecycle-action-result CONTINUE\n'
+        "complete_hook\n"
+        'if [[ "$state" == Warmed:Running ]]; then\n'
+        '  until [[ "$(target)" == InService ]]; do sleep 5; done\n'
+        "  complete_hook\n"
+        "fi\n"
         "PREPULL\n"
         "chmod 0755 /usr/local/sbin/ecs-inference-prepull\n"
-        "systemd-run --unit=ecs-inference-prepull --no-block "
-        "/usr/local/sbin/ecs-inference-prepull\n"
+        f"cat <<'UNIT' > /etc/systemd/system/{PREPULL_UNIT}\n"
+        "[Unit]\n"
+        "Description=ecs-inference: pre-pull images into the warm pool, complete the launch hook\n"
+        "Wants=network-online.target\n"
+        "After=network-online.target\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        "ExecStart=/usr/local/sbin/ecs-inference-prepull\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+        "UNIT\n"
+        "systemctl daemon-reload\n"
+        f"systemctl enable --now --no-block {PREPULL_UNIT}\n"
     )
 
 

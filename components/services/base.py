@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -857,7 +857,7 @@ def metrics_sidecar_fields(
     *,
     enabled: bool,
     image: Input[str] | None,
-    kind: Literal["vllm", "neuron", "reranker"],
+    kind: str,
     port: int,
     engine_container: str,
     log_group: str,

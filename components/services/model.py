@@ -1,13 +1,13 @@
-"""ModelService: one LLM served by vLLM (GPU pool) or optimum-neuron (Inferentia pool) on ECS.
+"""ModelService: one LLM served by a registered engine (`components.engines`) on ECS.
 
 Creates, for one service behind the authenticated Endpoint:
 - a log group with retention;
 - an execution role (pull the image from its ECR repository, write this log group, read exactly
   the container's Secrets Manager secrets) and a task role that can only read the weights
   prefix in S3 (documents in `components.iam`);
-- an EC2 task definition in awsvpc mode whose single container is launched as
-  `services.engines` describes (environment, command, port), with GPU `resourceRequirements`
-  equal to the tensor parallel size (vLLM) or the Neuron devices mapped through
+- an EC2 task definition in awsvpc mode whose single container is launched as the engine's
+  launch describes (environment, command, port), with GPU `resourceRequirements`
+  equal to the launch's GPUs or the Neuron devices mapped through
   `linuxParameters.devices` (Neuron devices are not an ECS resource type), shared memory for
   NCCL, no container health check (the ALB's health check decides);
 - a task security group admitting only the ALB on the container port, egress HTTPS only;
@@ -29,15 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
 from ecs_inference.contracts import neuron as neuron_contract
-from ecs_inference.services import engine_presets as presets
-from ecs_inference.services import engines
+from ecs_inference.engines import Launch
 from ecs_inference.services.base import (
     TARGET_TRACKING_METRIC,
     EfsAccess,
@@ -51,14 +50,8 @@ from ecs_inference.services.base import (
     secrets_list,
     serving_container,
 )
-from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
-from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from ecs_inference.specs import weights as weights_spec
-from ecs_inference.specs.service import (
-    ModelServiceSpec,
-    resolve_neuron_devices,
-    validate_model_service,
-)
+from ecs_inference.specs.service import ModelServiceSpec, validate_model_service
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -88,7 +81,7 @@ class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
 def model_container_definitions(
     *,
     image: str,
-    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch,
+    launch: Launch,
     log_group_name: str,
     region: str,
     stream_prefix: str,
@@ -107,19 +100,12 @@ def model_container_definitions(
     group's `/health` check decides, and a second check would restart a task the ALB still
     drains.
     """
-    if isinstance(launch, (VllmLaunch, NeuronLaunch)):
-        managed = engines.container_environment(launch)
-        ports = engines.port_mappings(launch)
-        command = engines.container_command(launch)
-    else:
-        managed = presets.container_environment(launch, region)
-        ports = presets.port_mappings(launch)
-        command = presets.container_command(launch)
+    command = launch.container_command()
     container = serving_container(
         name=CONTAINER_NAME,
         image=image,
-        environment=environment_list(managed, dict(environment or {})),
-        port_mappings=ports,
+        environment=environment_list(launch.container_environment(region), dict(environment or {})),
+        port_mappings=launch.port_mappings(),
         log_group_name=log_group_name,
         region=region,
         stream_prefix=stream_prefix,
@@ -169,26 +155,29 @@ class ModelService(LoadBalancedService):
         validate_model_service(where, args)
         super().__init__(TOKEN, name, None, opts)
         launch = args.launch
-        devices = (
-            resolve_neuron_devices(where, launch, args.neuron_devices)
-            if isinstance(launch, NeuronLaunch)
-            else list(args.neuron_devices)
-        )
+        devices = launch.device_paths(where, args.neuron_devices)
         if (args.efs_file_system is not None) != (args.weights_efs is not None):
             raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
-        # The sidecar's scrape spec knows the vLLM families (the Neuron image serves through
-        # vLLM too); the plan turns it off for SGLang, TGI and custom engines.
-        metrics_kind: Literal["vllm", "neuron"] = "vllm"
-        metrics_port = launch.port
-        if isinstance(launch, NeuronLaunch):
-            # The engine itself on loopback, not the keep-alive proxy.
-            metrics_kind, metrics_port = "neuron", launch.upstream_port or launch.port
-        elif args.metrics_sidecar and not isinstance(launch, VllmLaunch):
+        # The sidecar's scrape spec knows only some engines' metric families; the plan turns
+        # it off for the others.
+        metrics = launch.metrics_target()
+        if args.metrics_sidecar and metrics is None:
             raise ValueError(
-                f"{where}: the metrics sidecar scrapes vLLM and Neuron engines only; "
+                f"{where}: the metrics sidecar knows none of this engine's metric families; "
                 "turn metrics_sidecar off for this engine"
             )
         group_name = log_group_name(args.service)
+        sidecar: dict[str, Any] = {"sidecar": None, "sidecar_image": None}
+        if metrics is not None:
+            sidecar = metrics_sidecar_fields(
+                args,
+                enabled=args.metrics_sidecar,
+                image=args.metrics_image,
+                kind=metrics.kind,
+                port=metrics.port,
+                engine_container=CONTAINER_NAME,
+                log_group=group_name,
+            )
         self._create_service(
             name,
             args,
@@ -214,21 +203,9 @@ class ModelService(LoadBalancedService):
                 memory_mib=args.task_memory_mib,
                 container_name=CONTAINER_NAME,
                 port=launch.port,
-                health_path=(
-                    engines.HEALTH_PATH
-                    if isinstance(launch, (VllmLaunch, NeuronLaunch))
-                    else presets.health_path(launch)
-                ),
+                health_path=launch.health_path,
                 efs=args.weights_efs,
-                **metrics_sidecar_fields(
-                    args,
-                    enabled=args.metrics_sidecar,
-                    image=args.metrics_image,
-                    kind=metrics_kind,
-                    port=metrics_port,
-                    engine_container=CONTAINER_NAME,
-                    log_group=group_name,
-                ),
+                **sidecar,
             ),
             placement=PlacementSpec(
                 capacity_provider=args.capacity_provider_name,

@@ -47,7 +47,7 @@ ENV_SALT_KEY = litellm.ENV_SALT_KEY
 ENV_DATABASE_HOST = litellm.ENV_DATABASE_HOST
 ENV_DATABASE_PORT = litellm.ENV_DATABASE_PORT
 ENV_DATABASE_NAME = litellm.ENV_DATABASE_NAME
-ENV_DATABASE_USER = litellm.ENV_DATABASE_USER
+ENV_DATABASE_USERNAME = litellm.ENV_DATABASE_USERNAME
 ENV_DATABASE_PASSWORD = litellm.ENV_DATABASE_PASSWORD
 
 BEDROCK_TIMEOUT_SECONDS = 600
@@ -410,7 +410,7 @@ def gateway_container_env(
         # ECS reads one JSON key of a secret with `<arn>:<json-key>::` (version stage and id
         # empty: the current version).
         secrets |= {
-            ENV_DATABASE_USER: f"{database.secret_arn}:username::",
+            ENV_DATABASE_USERNAME: f"{database.secret_arn}:username::",
             ENV_DATABASE_PASSWORD: f"{database.secret_arn}:password::",
             ENV_SALT_KEY: salt_key_secret_arn,
         }

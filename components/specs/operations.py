@@ -1788,7 +1788,7 @@ SIDECAR_USER = "10002:10002"
 
 def metrics_sidecar_container(
     *,
-    kind: Literal["vllm", "neuron", "reranker"],
+    kind: str,
     stack: str,
     service: str,
     image: str,

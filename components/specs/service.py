@@ -24,14 +24,9 @@ from ecs_inference.contracts.aws_limits import (
     LISTENER_RULE_PRIORITY_MAX,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
-from ecs_inference.services import engine_presets as presets
-from ecs_inference.services import engines
-from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
-from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
-from ecs_inference.sizing import catalog
+from ecs_inference.engines import Launch
+from ecs_inference.engines.base import TaskArgsError
 from ecs_inference.specs.names import NAME_PATTERN
-
-NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
 
 
 class ServiceArgsError(ValueError):
@@ -107,14 +102,13 @@ class ServiceSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelServiceSpec(ServiceSpec):
-    """One LLM service: vLLM, SGLang or TGI on a GPU pool, optimum-neuron on an Inferentia pool,
-    or a custom engine."""
+    """One LLM service on a GPU or Inferentia pool, run by a registered engine."""
 
-    launch: VllmLaunch | NeuronLaunch | SglangLaunch | TgiLaunch | CustomLaunch
-    """How the engine starts (environment, command, port)."""
+    launch: Launch
+    """How the engine starts (environment, command, port); `components.engines`."""
     weights_bucket: str | None
-    """S3 bucket of the weights (vLLM, SGLang, TGI) or compiled artifact (Neuron); None when
-    the weights are on EFS or a custom service declares none."""
+    """S3 bucket of the weights or compiled artifact; None when the weights are on EFS or the
+    service declares none."""
     weights_prefix: str | None
     """Key prefix the task role may read."""
     task_cpu: int
@@ -122,9 +116,9 @@ class ModelServiceSpec(ServiceSpec):
     task_memory_mib: int
     """Task memory on the instance."""
     gpu_count: int = 0
-    """vLLM: GPUs to reserve; must equal the launch's tensor parallel size."""
+    """GPUs to reserve; must equal the launch's."""
     neuron_devices: tuple[str, ...] = ()
-    """Neuron: exactly the launch's num_devices distinct /dev/neuronN paths; () maps 0..N-1."""
+    """Exactly the launch's Neuron devices, distinct /dev/neuronN paths; () maps 0..N-1."""
     shm_size_mib: int = 0
     """`/dev/shm` size (NCCL between tensor-parallel GPUs); 0 keeps Docker's."""
     target_requests_per_target: float = 30.0
@@ -304,36 +298,10 @@ def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -
         )
 
 
-def resolve_neuron_devices(where: str, launch: NeuronLaunch, given: Sequence[str]) -> list[str]:
-    """The device paths a Neuron task maps: `given`, checked, or `/dev/neuron0..N-1`."""
-    wanted = launch.num_devices or 0
-    if not given:
-        return [f"/dev/neuron{i}" for i in range(wanted)]
-    paths = list(given)
-    for path in paths:
-        if not NEURON_DEVICE.match(path):
-            raise ServiceArgsError(f"{where}: neuron device {path!r} is not /dev/neuronN")
-    if len(set(paths)) != len(paths):
-        raise ServiceArgsError(f"{where}: neuron_devices {paths} repeats a device")
-    if len(paths) != wanted:
-        raise ServiceArgsError(
-            f"{where}: tp degree {launch.tp_degree} needs {wanted} Neuron device(s) "
-            f"({catalog.NEURON_CORES_PER_DEVICE} NeuronCores each), neuron_devices gives "
-            f"{len(paths)}"
-        )
-    return paths
-
-
 def validate_model_service(where: str, args: ModelServiceSpec) -> None:
     """All plain-value checks of a `ModelServiceSpec`; raises `ServiceArgsError`."""
     launch = args.launch
-    if isinstance(launch, (SglangLaunch, TgiLaunch, CustomLaunch)):
-        _validate_preset_service(where, args, launch)
-        return
-    if not isinstance(launch, (VllmLaunch, NeuronLaunch)):
-        raise ServiceArgsError(f"{where}: launch must be a VllmLaunch or NeuronLaunch")
-    managed = [e["name"] for e in engines.container_environment(launch)]
-    validate_common(where, args, managed)
+    validate_common(where, args, launch.managed_environment())
     validate_scaling(
         where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
     )
@@ -356,83 +324,10 @@ def validate_model_service(where: str, args: ModelServiceSpec) -> None:
     # before SIGTERM anyway (ECS waits out the target group's deregistration delay first).
     _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 2, 3600)
     _int(where, "gpu_count", args.gpu_count, 0)
-    if isinstance(launch, VllmLaunch):
-        if args.gpu_count != launch.tensor_parallel_size:
-            raise ServiceArgsError(
-                f"{where}: gpu_count {args.gpu_count} must equal the tensor parallel size "
-                f"{launch.tensor_parallel_size} (vLLM shards the model over exactly that many "
-                "GPUs, and ECS must reserve them)"
-            )
-        if args.neuron_devices:
-            raise ServiceArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
-    else:
-        if args.gpu_count:
-            raise ServiceArgsError(
-                f"{where}: gpu_count {args.gpu_count} given for a Neuron model; Neuron "
-                "devices are mapped through neuron_devices"
-            )
-        resolve_neuron_devices(where, launch, args.neuron_devices)
-        if not args.one_task_per_instance:
-            raise ServiceArgsError(
-                f"{where}: a Neuron service needs one_task_per_instance=True: devices are not "
-                "an ECS resource, so ECS would place a second task on the same devices"
-            )
-    if not args.weights_bucket or args.weights_prefix is None:
-        raise ServiceArgsError(f"{where}: weights_bucket is required")
     try:
-        iam.s3_read_policy(args.weights_bucket, args.weights_prefix)
-    except iam.PolicyArgumentError as exc:
-        raise ServiceArgsError(f"{where}: {exc}") from None
-    source = launch.weights_uri if isinstance(launch, VllmLaunch) else launch.artifact_uri
-    bucket, prefix = iam.split_s3_uri(source)
-    wanted = args.weights_prefix.strip("/")
-    if bucket != args.weights_bucket or not (
-        wanted == "" or prefix == wanted or prefix.startswith(wanted + "/")
-    ):
-        raise ServiceArgsError(
-            f"{where}: the engine reads {source} but the task role may only read "
-            f"s3://{args.weights_bucket}/{wanted}"
-        )
-
-
-def _validate_preset_service(
-    where: str, args: ModelServiceSpec, launch: SglangLaunch | TgiLaunch | CustomLaunch
-) -> None:
-    """The checks of an SGLang, TGI or custom service (the launch validated itself)."""
-    managed = [e["name"] for e in presets.container_environment(launch)]
-    if isinstance(launch, CustomLaunch):
-        # the user's environment is part of the launch; only the platform's names are managed
-        managed = [n for n in managed if n not in launch.environment]
-    validate_common(where, args, managed)
-    validate_scaling(
-        where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
-    )
-    _int(where, "task_cpu", args.task_cpu, 128, 196_608)
-    _int(where, "task_memory_mib", args.task_memory_mib, 128)
-    _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 2, 3600)
-    gpus = launch.gpus
-    if args.gpu_count != gpus:
-        raise ServiceArgsError(
-            f"{where}: gpu_count {args.gpu_count} must equal the launch's {gpus} GPU(s)"
-        )
-    if isinstance(launch, CustomLaunch) and launch.neuron_devices:
-        if len(args.neuron_devices) != launch.neuron_devices or not args.one_task_per_instance:
-            raise ServiceArgsError(
-                f"{where}: a Neuron custom service maps exactly its {launch.neuron_devices} "
-                "device(s) and runs one task per instance"
-            )
-    elif args.neuron_devices:
-        raise ServiceArgsError(f"{where}: neuron_devices only apply to Neuron services")
-    on_efs = args.efs_file_system is not None
-    if on_efs != (args.efs_path is not None):
-        raise ServiceArgsError(f"{where}: efs_file_system and efs_path go together")
-    if on_efs and args.weights_bucket is not None:
-        raise ServiceArgsError(f"{where}: weights are on EFS or S3, not both")
-    if args.weights_bucket is not None:
-        try:
-            iam.s3_read_policy(args.weights_bucket, args.weights_prefix or "")
-        except iam.PolicyArgumentError as exc:
-            raise ServiceArgsError(f"{where}: {exc}") from None
+        launch.check_task(where, args)
+    except TaskArgsError as exc:
+        raise ServiceArgsError(str(exc)) from None
 
 
 def model_uri(bucket: str, prefix: str) -> str:

@@ -14,10 +14,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ecs_inference.services.gateway_db import POSTGRES_PORT
 from ecs_inference.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
     ENV_DATABASE_PASSWORD,
-    ENV_DATABASE_USER,
+    ENV_DATABASE_USERNAME,
     ENV_MASTER_KEY,
     ENV_SALT_KEY,
     KEY_HEADER,
@@ -238,7 +239,7 @@ def test_secrets_travel_by_reference_and_the_config_by_environment():
     )
     assert env.secrets == {
         ENV_MASTER_KEY: MASTER_ARN,
-        ENV_DATABASE_USER: f"{DB_SECRET_ARN}:username::",
+        ENV_DATABASE_USERNAME: f"{DB_SECRET_ARN}:username::",
         ENV_DATABASE_PASSWORD: f"{DB_SECRET_ARN}:password::",
         ENV_SALT_KEY: SALT_ARN,
     }
@@ -299,7 +300,7 @@ def test_generated_configs_load_in_the_pinned_litellm():
                 "env": {
                     ENV_MASTER_KEY: "sk-db",
                     **{k: v for k, v in db_env.items() if k.startswith("DATABASE_")},
-                    ENV_DATABASE_USER: "litellm_admin",
+                    ENV_DATABASE_USERNAME: "litellm_admin",
                     ENV_DATABASE_PASSWORD: "p@ss/w:rd#1",
                 },
             },
@@ -327,7 +328,9 @@ def test_generated_configs_load_in_the_pinned_litellm():
     assert second["master_key"] == "sk-db"
     url = second["database_url"]
     assert url.startswith("postgresql://litellm_admin:")
-    assert re.search(r"@gw\.cluster-abc\.eu-west-1\.rds\.amazonaws\.com:5432/litellm", url)
+    # LiteLLM's password path writes no port: the cluster listens on Postgres' default.
+    assert re.search(r"@gw\.cluster-abc\.eu-west-1\.rds\.amazonaws\.com/litellm$", url)
+    assert POSTGRES_PORT == 5432
     assert "p%40ss%2Fw%3Ard%231" in url  # percent-encoded by LiteLLM, not by us
 
     # The probe is able to fail: a malformed deployment is rejected by LiteLLM's schema.

@@ -14,10 +14,13 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
+from ecs_inference.contracts import engine as engine_contract
+from ecs_inference.contracts import neuron as neuron_contract
+from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
-from ecs_inference.services import engines
+from ecs_inference.engines.neuron import NeuronLaunch
+from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.services.base import cluster_name_from_arn
-from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from ecs_inference.services.model import (
     CONTAINER_NAME,
     ModelService,
@@ -152,14 +155,14 @@ def test_vllm_container_definition() -> None:
     assert container["linuxParameters"] == {"initProcessEnabled": True, "sharedMemorySize": 16_384}
     assert {"name": "memlock", "softLimit": -1, "hardLimit": -1} in container["ulimits"]
     assert {"name": "nofile", "softLimit": 65535, "hardLimit": 65535} in container["ulimits"]
-    assert container["portMappings"] == engines.port_mappings(launch)
+    assert container["portMappings"] == launch.port_mappings()
     assert container["stopTimeout"] == 120
     assert "healthCheck" not in container
     env = {e["name"]: e["value"] for e in container["environment"]}
-    for entry in engines.container_environment(launch):
+    for entry in launch.container_environment():
         assert env[entry["name"]] == entry["value"]
     assert env["VLLM_LOGGING_LEVEL"] == "INFO"
-    assert env[engines.ENV_TENSOR_PARALLEL_SIZE] == "2"
+    assert env[vllm_contract.ENV_TENSOR_PARALLEL_SIZE] == "2"
     assert [e["name"] for e in container["environment"]] == sorted(env)
     # the key travels as a secret reference, never as a plain value
     assert "ENGINE_LICENSE_KEY" not in env
@@ -192,7 +195,7 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
     assert container["linuxParameters"]["devices"] == [
         {"hostPath": d, "containerPath": d, "permissions": ["read", "write"]} for d in devices
     ]
-    assert container["linuxParameters"]["devices"] == engines.neuron_devices(launch)
+    assert container["linuxParameters"]["devices"] == launch.device_mappings()
     assert "sharedMemorySize" not in container["linuxParameters"]
     assert [u["name"] for u in container["ulimits"]] == ["nofile"]
     assert "healthCheck" not in container and "secrets" not in container
@@ -405,7 +408,7 @@ def test_target_group(vllm_rec) -> None:
     assert tg["tags"] == {MAX_REQUEST_SECONDS: "285"}
     assert tg["loadBalancingAlgorithmType"] == "least_outstanding_requests"
     hc = tg["healthCheck"]
-    assert hc["path"] == engines.HEALTH_PATH == "/health"
+    assert hc["path"] == engine_contract.HEALTH_PATH == "/health"
     assert hc["matcher"] == "200"
     validate_shape(
         "elbv2",
@@ -512,8 +515,8 @@ def test_neuron_service_places_one_task_per_instance(neuron_rec) -> None:
         "/dev/neuron1",
     ]
     env = {e["name"]: e["value"] for e in container["environment"]}
-    assert env[engines.ENV_TP_DEGREE] == "4"
-    assert env[engines.ENV_BATCH_SIZE] == "4"
+    assert env[neuron_contract.ENV_TP_DEGREE] == "4"
+    assert env[neuron_contract.ENV_BATCH_SIZE] == "4"
     policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-task").inputs["policy"])[
         "Statement"
     ][0]

@@ -8,8 +8,10 @@ import pytest
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
+from ecs_inference.engines.custom import CustomLaunch
+from ecs_inference.engines.sglang import SglangLaunch
+from ecs_inference.engines.tgi import TgiLaunch
 from ecs_inference.plan import build_plan
-from ecs_inference.services.engine_presets import CustomLaunch, SglangLaunch, TgiLaunch
 from ecs_inference.sizing.instance_types import DeclaredFit
 from ecs_inference.specs.weights import EfsWeights
 from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ecs_inference.engines.neuron import NeuronLaunch
+from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.plan import choose_deploy
-from ecs_inference.services.engines import NeuronLaunch, VllmLaunch
 from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 
 STACK = "dev"

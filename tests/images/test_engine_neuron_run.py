@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from ecs_inference.services import engines
+from ecs_inference.engines import neuron as neuron_engine
+from ecs_inference.engines.neuron import NeuronLaunch
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = REPO / "images" / "neuron" / "entrypoint.py"
@@ -112,7 +113,7 @@ def write_artifact(root: Path, batch_size: int) -> None:
                 "target": "trn1",
                 "checkpoint_id": None,
                 "_serialized_key": "NxDNeuronConfig",
-                "optimum_neuron_version": engines.OPTIMUM_NEURON_VERSION,
+                "optimum_neuron_version": neuron_engine.OPTIMUM_NEURON_VERSION,
                 "neuronxcc_version": "2.21.33363.0",
             }
         )
@@ -139,7 +140,7 @@ def start(world: dict[str, object], batch_size: int) -> tuple[subprocess.Popen[s
     tmp: Path = world["tmp"]  # type: ignore[assignment]
     write_artifact(tmp / "s3" / "models-bucket" / "neuron" / "llama", batch_size)
     port = free_port()
-    launch = engines.NeuronLaunch(
+    launch = NeuronLaunch(
         "llama",
         "s3://models-bucket/neuron/llama/",
         batch_size=4,
@@ -151,7 +152,7 @@ def start(world: dict[str, object], batch_size: int) -> tuple[subprocess.Popen[s
         port=port,
         upstream_port=free_port(),
     )
-    env = {item["name"]: item["value"] for item in engines.container_environment(launch)}
+    env = {item["name"]: item["value"] for item in launch.container_environment()}
     env |= {
         "PATH": f"{world['bin']}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(world["fakes"]),

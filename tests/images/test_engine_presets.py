@@ -22,8 +22,13 @@ from ecs_inference.contracts import custom as custom_contract
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as sglang_contract
 from ecs_inference.contracts import tgi as tgi_contract
-from ecs_inference.services import engine_presets as presets
-from ecs_inference.services import engines
+from ecs_inference.engines import Launch
+from ecs_inference.engines import neuron as neuron_engine
+from ecs_inference.engines import vllm as vllm_engine
+from ecs_inference.engines.base import PresetError, engine_fit
+from ecs_inference.engines.custom import CustomLaunch
+from ecs_inference.engines.sglang import SglangLaunch
+from ecs_inference.engines.tgi import TgiLaunch
 from tests.images.engine_images import (
     IMAGES,
     REPO,
@@ -44,8 +49,8 @@ def sglang_wheel_flags() -> engine_flags.FlagSet:
 
 
 SGLANG_CASES = [
-    presets.SglangLaunch(WHERE, "qwen-7b", "s3://models-bucket/qwen-7b/", context_length=8192),
-    presets.SglangLaunch(
+    SglangLaunch(WHERE, "qwen-7b", "s3://models-bucket/qwen-7b/", context_length=8192),
+    SglangLaunch(
         "platform.models.big",
         "llama-70b",
         "s3://models-bucket/meta/llama-70b",
@@ -62,7 +67,7 @@ SGLANG_CASES = [
         port=9000,
         extra_args=("--enable-metrics", "--chunked-prefill-size", "4096"),
     ),
-    presets.SglangLaunch(
+    SglangLaunch(
         "platform.models.efs",
         "mistral-efs",
         "/mnt/efs/weights/mistral-7b",
@@ -73,8 +78,8 @@ SGLANG_CASES = [
 ]
 
 TGI_CASES = [
-    presets.TgiLaunch(WHERE, "llama-8b", "s3://models-bucket/llama-8b/", max_total_tokens=8192),
-    presets.TgiLaunch.from_plan(
+    TgiLaunch(WHERE, "llama-8b", "s3://models-bucket/llama-8b/", max_total_tokens=8192),
+    TgiLaunch.from_plan(
         "platform.models.tgi",
         "mixtral",
         "s3://models-bucket/mixtral/",
@@ -88,7 +93,7 @@ TGI_CASES = [
         max_input_tokens=12000,
         extra_args=["--max-batch-prefill-tokens", "16384", "--disable-grammar-support"],
     ),
-    presets.TgiLaunch.from_plan(
+    TgiLaunch.from_plan(
         "platform.models.tgiefs",
         "gemma",
         "/mnt/efs/gemma-9b",
@@ -108,7 +113,7 @@ TGI_CASES = [
 
 @pytest.mark.parametrize("launch", SGLANG_CASES, ids=lambda launch: launch.served_model_name)
 def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flags):
-    argv = printed_command(SGLANG_ENTRYPOINT, presets.container_environment(launch))
+    argv = printed_command(SGLANG_ENTRYPOINT, launch.container_environment())
     assert argv[:3] == list(sglang_contract.COMMAND)
     flags = argv[3:]
     assert sglang_wheel_flags.problems(flags) == []
@@ -133,10 +138,10 @@ def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flag
 
 
 def test_check_command_front_door_covers_sglang_and_tgi():
-    sglang_argv = printed_command(SGLANG_ENTRYPOINT, presets.container_environment(SGLANG_CASES[1]))
+    sglang_argv = printed_command(SGLANG_ENTRYPOINT, SGLANG_CASES[1].container_environment())
     assert engine_flags.check_command(sglang_argv) == []
     assert engine_flags.check_command([*sglang_argv, "--no-such"]) != []
-    tgi_argv = printed_command(TGI_ENTRYPOINT, presets.container_environment(TGI_CASES[1]))
+    tgi_argv = printed_command(TGI_ENTRYPOINT, TGI_CASES[1].container_environment())
     assert engine_flags.check_command(tgi_argv) == []
     assert engine_flags.check_command([*tgi_argv, "--served-model-name", "x"]) != []
 
@@ -152,8 +157,8 @@ def test_committed_sglang_table_is_what_the_wheel_defines():
 @pytest.mark.parametrize(
     ("name", "extract"),
     [
-        (engines.VLLM_FLAG_TABLE, engine_tables.vllm_table),
-        (engines.NEURON_FLAG_TABLE, engine_tables.neuron_table),
+        (vllm_engine.FLAG_TABLE, engine_tables.vllm_table),
+        (neuron_engine.FLAG_TABLE, engine_tables.neuron_table),
     ],
 )
 def test_committed_vllm_and_neuron_tables_are_what_the_wheels_define(name, extract):
@@ -212,7 +217,7 @@ def test_sglang_streams_have_no_keepalive_of_their_own_so_the_proxy_is_needed():
 def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
     tp, context, util, overhead, seqs, idle
 ):
-    launch = presets.SglangLaunch(
+    launch = SglangLaunch(
         WHERE,
         "m",
         "s3://bucket/m/",
@@ -227,7 +232,7 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
     assert 0 < launch.mem_fraction_static < 1
     # the static pool never exceeds what the sizing reserved for weights + KV cache
     assert launch.mem_fraction_static * (1 + overhead) <= util + 1e-9
-    env = {e["name"]: e["value"] for e in presets.container_environment(launch)}
+    env = {e["name"]: e["value"] for e in launch.container_environment()}
     argv = [
         "--tp-size",
         env[sglang_contract.ENV_TENSOR_PARALLEL_SIZE],
@@ -246,7 +251,7 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
 
 @pytest.mark.parametrize("launch", TGI_CASES, ids=lambda launch: launch.served_model_name)
 def test_tgi_command_uses_only_flags_the_launcher_defines(launch):
-    argv = printed_command(TGI_ENTRYPOINT, presets.container_environment(launch))
+    argv = printed_command(TGI_ENTRYPOINT, launch.container_environment())
     assert argv[0] == tgi_contract.COMMAND[0]
     assert flag_table.load(tgi_contract.FLAG_TABLE).problems(argv[1:]) == []
     assert value_after(argv, "--num-shard") == str(launch.num_shard)
@@ -288,7 +293,7 @@ def test_task_environment_cannot_be_read_as_a_tgi_launcher_flag():
     launcher_vars = {row["env"] for row in table["flags"] if row["env"]}
     assert {"MODEL_ID", "PORT", "HOSTNAME", "API_KEY"} <= launcher_vars
     for launch in TGI_CASES:
-        names = {e["name"] for e in presets.container_environment(launch)}
+        names = {e["name"] for e in launch.container_environment()}
         assert not names & launcher_vars
     # the API key is the one launcher variable the task sets on purpose, from `secrets`
     assert tgi_contract.ENV_API_KEY in launcher_vars
@@ -339,11 +344,11 @@ def test_tgi_reader_follows_clap_derive_rules():
 
 def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
     with pytest.raises(
-        presets.PresetError,
+        PresetError,
         match=r"^platform\.models\.chat\.engine: TGI sends SSE keep-alives every 15 s",
     ):
-        presets.TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=29)
-    presets.TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=30)
+        TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=29)
+    TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=30)
 
 
 # --- what a bad config gets ---------------------------------------------------------------------
@@ -353,86 +358,84 @@ def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
     ("factory", "path", "fragment"),
     [
         (
-            lambda: presets.SglangLaunch(
+            lambda: SglangLaunch(
                 WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--no-such-flag", "1")
             ),
             "platform.models.chat.extraArgs",
             "sglang 0.5.23 has no flag --no-such-flag",
         ),
         (
-            lambda: presets.SglangLaunch(
+            lambda: SglangLaunch(
                 WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--tensor-parallel-size", "2")
             ),
             "platform.models.chat.extraArgs",
             "set by the platform",
         ),
         (
-            lambda: presets.SglangLaunch(
+            lambda: SglangLaunch(
                 WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--load-format", "tensorizer")
             ),
             "platform.models.chat.extraArgs",
             "set by the platform",
         ),
         (
-            lambda: presets.SglangLaunch(
+            lambda: SglangLaunch(
                 WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--cuda-graph-backend-decode", "x")
             ),
             "platform.models.chat.extraArgs",
             "not one of",
         ),
         (
-            lambda: presets.SglangLaunch(
+            lambda: SglangLaunch(
                 WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--enable-metrics=yes",)
             ),
             "platform.models.chat.extraArgs",
             "switch and takes no value",
         ),
         (
-            lambda: presets.SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("fast",)),
+            lambda: SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("fast",)),
             "platform.models.chat.extraArgs",
             "must start with a --flag",
         ),
         (
-            lambda: presets.SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, tensor_parallel_size=3),
+            lambda: SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, tensor_parallel_size=3),
             "platform.models.chat.tensorParallelSize",
             "power of two",
         ),
         (
-            lambda: presets.SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, kv_cache_dtype="int3"),
+            lambda: SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, kv_cache_dtype="int3"),
             "platform.models.chat.kvCacheDtype",
             "not an SGLang --kv-cache-dtype value",
         ),
         (
-            lambda: presets.SglangLaunch(WHERE, "m", "efs://fs/models", 4096),
+            lambda: SglangLaunch(WHERE, "m", "efs://fs/models", 4096),
             "platform.models.chat.weightsUri",
             "s3://bucket/prefix/ or efs://",
         ),
         (
-            lambda: presets.TgiLaunch(
+            lambda: TgiLaunch(
                 WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--served-model-name", "x")
             ),
             "platform.models.chat.extraArgs",
             "text-generation-inference 3.3.7 has no flag --served-model-name",
         ),
         (
-            lambda: presets.TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("-p", "80")),
+            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("-p", "80")),
             "platform.models.chat.extraArgs",
             "must start with a --flag",
         ),
         (
-            lambda: presets.TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, max_input_tokens=4096),
+            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, max_input_tokens=4096),
             "platform.models.chat.maxInputTokens",
             "must be below maxModelLen 4096",
         ),
         (
-            lambda: presets.TgiLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, num_shard=2, quantize="exl2"
-            ),
+            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, num_shard=2, quantize="exl2"),
             "platform.models.chat.quantization",
             "cannot shard exl2",
         ),
         (
-            lambda: presets.TgiLaunch.from_plan(
+            lambda: TgiLaunch.from_plan(
                 WHERE,
                 "m",
                 "s3://bkt/m/",
@@ -448,14 +451,14 @@ def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
             "no TGI equivalent",
         ),
         (
-            lambda: presets.TgiLaunch(WHERE, "org/model", "s3://bkt/m/", 4096),
+            lambda: TgiLaunch(WHERE, "org/model", "s3://bkt/m/", 4096),
             "platform.models.chat.servedModelName",
             "one path component",
         ),
     ],
 )
 def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
-    with pytest.raises(presets.PresetError) as caught:
+    with pytest.raises(PresetError) as caught:
         factory()
     message = str(caught.value)
     assert message.startswith(path + ":"), message
@@ -468,8 +471,8 @@ def test_valid_extra_args_reach_the_engine_unchanged():
     negatable = sorted(o for o, f in table.flags.items() if f.negatable and o.startswith("--"))
     assert negatable, "SGLang 0.5.23 has BooleanOptionalAction flags"
     extra = ("--lora-paths", "a=/p/a", "b=/p/b", "--enable-lora", "--no-" + negatable[0][2:])
-    launch = presets.SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=extra)
-    env = {e["name"]: e["value"] for e in presets.container_environment(launch)}
+    launch = SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=extra)
+    env = {e["name"]: e["value"] for e in launch.container_environment()}
     assert json.loads(env[sglang_contract.ENV_EXTRA_ARGS]) == list(extra)
 
 
@@ -479,13 +482,13 @@ def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
     need = sizing.gpu_memory_need(
         "llama-3.1-70b", dtype="bf16", max_model_len=8192, max_concurrent_sequences=16
     )
-    with pytest.raises(presets.PresetError) as caught:
-        presets.engine_fit(WHERE, "tgi", need, "g6e.xlarge", 0.9)
+    with pytest.raises(PresetError) as caught:
+        engine_fit(WHERE, "tgi", need, "g6e.xlarge", 0.9)
     message = str(caught.value)
     assert message.startswith(f"{WHERE}: the tgi model does not fit: ")
     assert "GiB" in message and "g6e.xlarge" in message
-    fit = presets.engine_fit(WHERE, "tgi", need, "g6e.48xlarge", 0.9)
-    launch = presets.TgiLaunch.from_plan(
+    fit = engine_fit(WHERE, "tgi", need, "g6e.48xlarge", 0.9)
+    launch = TgiLaunch.from_plan(
         WHERE,
         "llama-70b",
         "s3://bkt/llama-70b/",
@@ -507,7 +510,7 @@ SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:triton-key-AbCdEf
 
 
 def test_custom_launch_sets_the_platform_contract():
-    launch = presets.CustomLaunch(
+    launch = CustomLaunch(
         "platform.models.triton",
         IMAGE,
         "reranker-xl",
@@ -522,35 +525,33 @@ def test_custom_launch_sets_the_platform_contract():
         sse_keepalive_seconds=10,
         alb_idle_timeout_seconds=120,
     )
-    env = {e["name"]: e["value"] for e in presets.container_environment(launch, "us-east-1")}
+    env = {e["name"]: e["value"] for e in launch.container_environment("us-east-1")}
     assert env[custom_contract.ENV_PORT] == "8080"
     assert env[custom_contract.ENV_WEIGHTS_URI] == "/mnt/efs/repo"
     assert env["LOG_VERBOSE"] == "1"
     assert env["AWS_REGION"] == "us-east-1"
     assert "TRITON_API_KEY" not in env
-    assert presets.container_secrets(launch) == [{"name": "TRITON_API_KEY", "valueFrom": SECRET}]
-    assert presets.container_command(launch) == list(launch.command)
-    assert presets.health_path(launch) == "/v2/health/ready"
-    assert presets.gpu_resource_requirements(launch) == [{"type": "GPU", "value": "2"}]
-    assert presets.custom_accelerator_fit(launch, 24.0, 4, "g6.12xlarge") == 15.0
-    with pytest.raises(
-        presets.PresetError, match=r"^platform\.models\.triton\.acceleratorMemoryGiB"
-    ):
-        presets.custom_accelerator_fit(launch, 16.0, 4, "small")
-    with pytest.raises(presets.PresetError, match=r"^platform\.models\.triton\.gpus: 2 exceeds"):
-        presets.custom_accelerator_fit(launch, 80.0, 1, "one-gpu")
+    assert launch.container_secrets() == [{"name": "TRITON_API_KEY", "valueFrom": SECRET}]
+    assert launch.container_command() == list(launch.command)
+    assert launch.health_path == "/v2/health/ready"
+    assert launch.gpus == 2
+    assert launch.accelerator_fit(24.0, 4, "g6.12xlarge") == 15.0
+    with pytest.raises(PresetError, match=r"^platform\.models\.triton\.acceleratorMemoryGiB"):
+        launch.accelerator_fit(16.0, 4, "small")
+    with pytest.raises(PresetError, match=r"^platform\.models\.triton\.gpus: 2 exceeds"):
+        launch.accelerator_fit(80.0, 1, "one-gpu")
 
 
 def test_custom_neuron_service_maps_devices_and_cores():
-    launch = presets.CustomLaunch(WHERE, IMAGE, "m", neuron_devices=3, alb_idle_timeout_seconds=300)
-    env = {e["name"]: e["value"] for e in presets.container_environment(launch)}
+    launch = CustomLaunch(WHERE, IMAGE, "m", neuron_devices=3, alb_idle_timeout_seconds=300)
+    env = {e["name"]: e["value"] for e in launch.container_environment()}
     assert env[custom_contract.ENV_NEURON_VISIBLE_CORES] == "0-5"
-    assert [d["hostPath"] for d in presets.neuron_devices(launch)] == [
+    assert [d["hostPath"] for d in launch.device_mappings()] == [
         "/dev/neuron0",
         "/dev/neuron1",
         "/dev/neuron2",
     ]
-    assert presets.gpu_resource_requirements(launch) == []
+    assert launch.gpus == 0
 
 
 @pytest.mark.parametrize(
@@ -587,8 +588,8 @@ def test_bad_custom_settings_fail_with_the_config_path(kwargs, path, fragment):
         "served_model_name": "m",
         "alb_idle_timeout_seconds": 300,
     }
-    with pytest.raises(presets.PresetError) as caught:
-        presets.CustomLaunch(**(base | kwargs))
+    with pytest.raises(PresetError) as caught:
+        CustomLaunch(**(base | kwargs))
     assert str(caught.value).startswith(f"{WHERE}.{path}:"), str(caught.value)
     assert fragment in str(caught.value)
 
@@ -607,14 +608,12 @@ def test_environment_names_are_exactly_what_the_entrypoints_read():
     ):
         reads = _reads(script, contract)
         for launch in launches:
-            names = [e["name"] for e in presets.container_environment(launch)]
+            names = [e["name"] for e in launch.container_environment()]
             assert len(names) == len(set(names))
             engine_names = {n for n in names if n.startswith("ENGINE_")}
             assert engine_names <= reads
         full = {
-            n
-            for launch in launches
-            for n in (e["name"] for e in presets.container_environment(launch))
+            n for launch in launches for n in (e["name"] for e in launch.container_environment())
         }
         # everything the entrypoint reads is written by some launch, except what only the
         # operator sets (the API key comes from `secrets`; the staging root has a default)
@@ -685,9 +684,9 @@ def test_tgi_entrypoint_execs_the_printed_command_on_an_efs_directory(tmp_path):
     launcher = bin_dir / "text-generation-launcher"
     launcher.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     launcher.chmod(0o755)
-    launch = presets.TgiLaunch(WHERE, "gemma", str(model), 4096)
+    launch = TgiLaunch(WHERE, "gemma", str(model), 4096)
     env = [
-        *presets.container_environment(launch),
+        *launch.container_environment(),
         {"name": "PATH", "value": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
     ]
     empty = run_entrypoint(TGI_ENTRYPOINT, env)
@@ -704,7 +703,7 @@ def test_tgi_entrypoint_execs_the_printed_command_on_an_efs_directory(tmp_path):
 
 def test_sglang_api_key_is_passed_but_never_printed():
     launch = SGLANG_CASES[0]
-    env = [*presets.container_environment(launch), {"name": "ENGINE_API_KEY", "value": "s3cr3t"}]
+    env = [*launch.container_environment(), {"name": "ENGINE_API_KEY", "value": "s3cr3t"}]
     proc = run_entrypoint(SGLANG_ENTRYPOINT, env, "--print-command")
     assert proc.returncode == 0
     assert "s3cr3t" not in proc.stdout
@@ -714,27 +713,29 @@ def test_sglang_api_key_is_passed_but_never_printed():
 def test_container_definition_parts_validate_against_the_ecs_api_shape():
     from tests.aws_shapes import validate_named_shape
 
-    cases: list[presets.Launch] = [
+    cases: list[Launch] = [
         *SGLANG_CASES,
         *TGI_CASES,
-        presets.CustomLaunch(
+        CustomLaunch(
             WHERE, IMAGE, "m", gpus=1, secrets={"K": SECRET}, alb_idle_timeout_seconds=300
         ),
-        presets.CustomLaunch(WHERE, IMAGE, "m", neuron_devices=2, alb_idle_timeout_seconds=300),
+        CustomLaunch(WHERE, IMAGE, "m", neuron_devices=2, alb_idle_timeout_seconds=300),
     ]
     for launch in cases:
         container: dict[str, object] = {
             "name": "model",
             "image": IMAGE,
-            "environment": presets.container_environment(launch, "eu-west-1"),
-            "portMappings": presets.port_mappings(launch),
-            "command": presets.container_command(launch),
-            "resourceRequirements": presets.gpu_resource_requirements(launch),
+            "environment": launch.container_environment("eu-west-1"),
+            "portMappings": launch.port_mappings(),
+            "command": launch.container_command(),
+            "resourceRequirements": (
+                [{"type": "GPU", "value": str(launch.gpus)}] if launch.gpus else []
+            ),
         }
-        if isinstance(launch, presets.CustomLaunch):
-            container["secrets"] = presets.container_secrets(launch)
+        if isinstance(launch, CustomLaunch):
+            container["secrets"] = launch.container_secrets()
             if launch.neuron_devices:
-                container["linuxParameters"] = {"devices": presets.neuron_devices(launch)}
+                container["linuxParameters"] = {"devices": launch.device_mappings()}
         validate_named_shape("ecs", "ContainerDefinition", container)
 
 

@@ -22,7 +22,11 @@ import pytest
 from ecs_inference.contracts import engine as engine_contract
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.contracts import vllm as vllm_contract
-from ecs_inference.services import engines
+from ecs_inference.engines import neuron as neuron_engine
+from ecs_inference.engines import vllm as vllm_engine
+from ecs_inference.engines.base import EngineLaunchError
+from ecs_inference.engines.neuron import NeuronLaunch
+from ecs_inference.engines.vllm import VllmLaunch
 from tests.images.engine_images import (
     ENGINE_IMAGES,
     IMAGES,
@@ -57,8 +61,8 @@ def neuron_flags() -> tuple[engine_flags.FlagSet, engine_flags.FlagSet]:
 
 
 VLLM_CASES = [
-    engines.VllmLaunch("llama-3-8b", "s3://models-bucket/llama-3-8b/", max_model_len=8192),
-    engines.VllmLaunch(
+    VllmLaunch("llama-3-8b", "s3://models-bucket/llama-3-8b/", max_model_len=8192),
+    VllmLaunch(
         "llama-3-70b",
         "s3://models-bucket/meta/llama-3-70b",
         max_model_len=32768,
@@ -71,7 +75,7 @@ VLLM_CASES = [
         alb_idle_timeout_seconds=900,
         aws_region="eu-west-1",
     ),
-    engines.VllmLaunch(
+    VllmLaunch(
         "qwen-awq",
         "s3://models-bucket/qwen/awq/",
         max_model_len=4096,
@@ -81,7 +85,7 @@ VLLM_CASES = [
         port=9000,
         extra_args=("--enable-prefix-caching", "--max-num-batched-tokens", "8192"),
     ),
-    engines.VllmLaunch(
+    VllmLaunch(
         "mistral",
         "s3://models-bucket/mistral/",
         max_model_len=16384,
@@ -92,10 +96,8 @@ VLLM_CASES = [
 ]
 
 NEURON_CASES = [
-    engines.NeuronLaunch(
-        "llama-3-8b-inf2", "s3://models-bucket/neuron/llama-3-8b/", 4, 4096, tp_degree=2
-    ),
-    engines.NeuronLaunch(
+    NeuronLaunch("llama-3-8b-inf2", "s3://models-bucket/neuron/llama-3-8b/", 4, 4096, tp_degree=2),
+    NeuronLaunch(
         "llama-3-70b-inf2",
         "s3://models-bucket/neuron/llama-3-70b",
         batch_size=8,
@@ -106,7 +108,7 @@ NEURON_CASES = [
         alb_idle_timeout_seconds=600,
         aws_region="us-east-2",
     ),
-    engines.NeuronLaunch(
+    NeuronLaunch(
         "mistral-trn1",
         "s3://models-bucket/neuron/mistral/",
         batch_size=1,
@@ -122,7 +124,7 @@ NEURON_CASES = [
 
 @pytest.mark.parametrize("launch", VLLM_CASES, ids=lambda c: c.served_model_name)
 def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
-    argv = printed_command(VLLM_ENTRYPOINT, engines.container_environment(launch))
+    argv = printed_command(VLLM_ENTRYPOINT, launch.container_environment())
     assert argv[:2] == ["vllm", "serve"]
     assert vllm_gpu_flags.problems(argv[2:]) == []
     # the values the task asked for are the values the engine gets
@@ -143,7 +145,7 @@ def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
 @pytest.mark.parametrize("launch", NEURON_CASES, ids=lambda c: c.served_model_name)
 def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_flags):
     own, forwarded = neuron_flags
-    argv = printed_command(NEURON_ENTRYPOINT, engines.container_environment(launch))
+    argv = printed_command(NEURON_ENTRYPOINT, launch.container_environment())
     assert argv[:3] == ["optimum-cli", "neuron", "serve"]
     assert own.problems(argv[3:], fallback=forwarded) == []
     assert value_after(argv, "--model") == launch.model_dir
@@ -158,8 +160,8 @@ def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_fl
 
 
 def test_check_command_front_door_covers_both_engines():
-    vllm_argv = printed_command(VLLM_ENTRYPOINT, engines.container_environment(VLLM_CASES[1]))
-    neuron_argv = printed_command(NEURON_ENTRYPOINT, engines.container_environment(NEURON_CASES[1]))
+    vllm_argv = printed_command(VLLM_ENTRYPOINT, VLLM_CASES[1].container_environment())
+    neuron_argv = printed_command(NEURON_ENTRYPOINT, NEURON_CASES[1].container_environment())
     assert engine_flags.check_command(vllm_argv) == []
     assert engine_flags.check_command(neuron_argv) == []
     assert engine_flags.check_command(["tgi", "serve"]) != []
@@ -205,22 +207,27 @@ def test_flag_reader_sees_the_parsers_real_size(vllm_gpu_flags, neuron_flags):
 def test_environment_names_are_exactly_what_the_entrypoints_read():
     vllm_reads = _reads(VLLM_ENTRYPOINT, vllm_contract)
     neuron_reads = _reads(NEURON_ENTRYPOINT, neuron_contract)
-    full_vllm = engines.VllmLaunch(
+    full_vllm = VllmLaunch(
         "m", "s3://bkt/p/", max_model_len=1024, quantization="awq", extra_args=("--seed", "1")
     )
-    full_neuron = engines.NeuronLaunch(
+    full_neuron = NeuronLaunch(
         "m", "s3://bkt/p/", 1, 1024, 2, target="inf2", extra_args=("--seed", "1")
     )
     for launch, reads in ((full_vllm, vllm_reads), (full_neuron, neuron_reads)):
-        names = [item["name"] for item in engines.container_environment(launch)]
+        names = [item["name"] for item in launch.container_environment()]
         assert len(names) == len(set(names))
         assert {n for n in names if n.startswith("ENGINE_")} == reads
     # optional settings are omitted, never sent empty
-    minimal = engines.container_environment(engines.VllmLaunch("m", "s3://bkt/p/", 1024))
+    minimal = (VllmLaunch("m", "s3://bkt/p/", 1024)).container_environment()
     assert all(item["value"] != "" for item in minimal)
     assert {i["name"] for i in minimal} >= vllm_reads - {"ENGINE_QUANTIZATION", "ENGINE_EXTRA_ARGS"}
-    # every constant in engines.py names a variable some consumer reads
-    declared = {v for k, v in vars(engines).items() if k.startswith("ENV_")}
+    # every variable the two contracts name is one some consumer reads
+    declared = {
+        v
+        for contract in (engine_contract, vllm_contract, neuron_contract)
+        for k, v in vars(contract).items()
+        if k.startswith("ENV_") and isinstance(v, str)
+    }
     engine_read = {n for n in declared if not n.startswith("ENGINE_")}
     assert {n for n in declared if n.startswith("ENGINE_")} == vllm_reads | neuron_reads
     assert engine_read == {
@@ -261,46 +268,46 @@ def test_vllm_variables_exist_in_the_pinned_releases(release):
     produced = {
         item["name"]
         for launch in (*VLLM_CASES, *NEURON_CASES)
-        for item in engines.container_environment(launch)
+        for item in launch.container_environment()
         if item["name"].startswith("VLLM_")
     }
-    assert produced | {engines.ENV_API_KEY} <= known
+    assert produced | {vllm_contract.ENV_API_KEY} <= known
 
 
 def test_keepalives_fit_inside_the_alb_idle_timeout():
     for launch in (*VLLM_CASES, *NEURON_CASES):
-        env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
+        env = {i["name"]: i["value"] for i in launch.container_environment()}
         idle = launch.alb_idle_timeout_seconds
-        assert 2 * int(env[engines.ENV_SSE_KEEPALIVE_SECONDS]) <= idle
-        assert int(env[engines.ENV_VLLM_HTTP_KEEPALIVE]) > idle
-        assert env[engines.ENV_HF_HUB_OFFLINE] == "1"
+        assert 2 * int(env[engine_contract.ENV_SSE_KEEPALIVE_SECONDS]) <= idle
+        assert int(env[vllm_contract.ENV_HTTP_KEEPALIVE]) > idle
+        assert env[engine_contract.ENV_HF_HUB_OFFLINE] == "1"
 
 
 @pytest.mark.parametrize(
     ("factory", "fragment"),
     [
-        (lambda: engines.VllmLaunch("m", "https://x/y", 1024), "weights_uri"),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1024, tensor_parallel_size=3), "power of"),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 0), "max_model_len"),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, gpu_memory_utilization=1.5), "(0, 1]"),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, dtype="fp7"), "dtype"),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, keepalive_seconds=40), "half the ALB"),
+        (lambda: VllmLaunch("m", "https://x/y", 1024), "weights_uri"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 1024, tensor_parallel_size=3), "power of"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 0), "max_model_len"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 1, gpu_memory_utilization=1.5), "(0, 1]"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 1, dtype="fp7"), "dtype"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 1, keepalive_seconds=40), "half the ALB"),
         (
-            lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, alb_idle_timeout_seconds=5000),
+            lambda: VllmLaunch("m", "s3://bkt/p", 1, alb_idle_timeout_seconds=5000),
             "1-4000",
         ),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--port", "1")), "--port"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--port", "1")), "--port"),
         (
-            lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--max_model_len=2",)),
+            lambda: VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--max_model_len=2",)),
             "max",
         ),
-        (lambda: engines.VllmLaunch("m", "s3://bkt/p", 1, extra_args=("x",)), "start with"),
-        (lambda: engines.VllmLaunch("bad name", "s3://bkt/p", 1), "served_model_name"),
-        (lambda: engines.NeuronLaunch("m", "s3://bkt/p", 1, 1, 4, num_devices=1), "NeuronCores"),
-        (lambda: engines.NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, target="inf1"), "target"),
-        (lambda: engines.NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, upstream_port=8000), "upstream"),
+        (lambda: VllmLaunch("m", "s3://bkt/p", 1, extra_args=("x",)), "start with"),
+        (lambda: VllmLaunch("bad name", "s3://bkt/p", 1), "served_model_name"),
+        (lambda: NeuronLaunch("m", "s3://bkt/p", 1, 1, 4, num_devices=1), "NeuronCores"),
+        (lambda: NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, target="inf1"), "target"),
+        (lambda: NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, upstream_port=8000), "upstream"),
         (
-            lambda: engines.NeuronLaunch(
+            lambda: NeuronLaunch(
                 "m", "s3://bkt/p", 1, 1, 1, extra_args=("--allow-non-cached-model",)
             ),
             "allow-non-cached",
@@ -308,29 +315,25 @@ def test_keepalives_fit_inside_the_alb_idle_timeout():
     ],
 )
 def test_invalid_launch_settings_name_the_field(factory, fragment):
-    with pytest.raises(engines.EngineLaunchError, match=re.escape(fragment)):
+    with pytest.raises(EngineLaunchError, match=re.escape(fragment)):
         factory()
 
 
 def test_neuron_devices_and_cores_follow_tp_degree():
-    launch = engines.NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=6)
+    launch = NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=6)
     assert launch.num_devices == 3
-    assert [d["hostPath"] for d in engines.neuron_devices(launch)] == [
+    assert [d["hostPath"] for d in launch.device_mappings()] == [
         "/dev/neuron0",
         "/dev/neuron1",
         "/dev/neuron2",
     ]
-    env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
-    assert env[engines.ENV_NEURON_RT_VISIBLE_CORES] == "0-5"
-    single = engines.NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=1)
-    assert {"name": "NEURON_RT_VISIBLE_CORES", "value": "0"} in engines.container_environment(
-        single
-    )
-    assert engines.port_mappings(launch) == [
-        {"containerPort": 8000, "protocol": "tcp", "name": "http"}
-    ]
-    assert engines.container_command(launch) == []
-    assert engines.VllmLaunch("m", "s3://bkt/p", 1, tensor_parallel_size=4).gpus == 4
+    env = {i["name"]: i["value"] for i in launch.container_environment()}
+    assert env[neuron_contract.ENV_NEURON_RT_VISIBLE_CORES] == "0-5"
+    single = NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=1)
+    assert {"name": "NEURON_RT_VISIBLE_CORES", "value": "0"} in single.container_environment()
+    assert launch.port_mappings() == [{"containerPort": 8000, "protocol": "tcp", "name": "http"}]
+    assert launch.container_command() == []
+    assert VllmLaunch("m", "s3://bkt/p", 1, tensor_parallel_size=4).gpus == 4
 
 
 @pytest.mark.parametrize(
@@ -407,7 +410,7 @@ def test_artifact_layout_constants_match_optimum_neuron(optimum_source):
         == neuron_entrypoint.CHECKPOINT_DIR
     )
     version = _class_constant(pkg / "version.py", None, "__version__")
-    assert version == engines.OPTIMUM_NEURON_VERSION
+    assert version == neuron_engine.OPTIMUM_NEURON_VERSION
 
 
 def _nxd_config_attributes(optimum_source: Path) -> list[str]:
@@ -442,7 +445,7 @@ def make_artifact(root: Path, optimum_source: Path, **compiled: object) -> Path:
         "continuous_batching": True,
         "target": "trn1",  # what an export on inf2 records (INSTANCE_VALUE_MAP)
         "_serialized_key": "NxDNeuronConfig",
-        "optimum_neuron_version": engines.OPTIMUM_NEURON_VERSION,
+        "optimum_neuron_version": neuron_engine.OPTIMUM_NEURON_VERSION,
         "neuronxcc_version": "2.21.33363.0",
     }
     config |= compiled
@@ -458,8 +461,8 @@ def make_artifact(root: Path, optimum_source: Path, **compiled: object) -> Path:
 def neuron_env(**overrides: object) -> list[dict[str, str]]:
     settings = {"batch_size": 4, "sequence_length": 4096, "tp_degree": 2, "target": "inf2"}
     settings |= overrides
-    launch = engines.NeuronLaunch("llama", "s3://models/llama-neuron/", **settings)
-    return engines.container_environment(launch)
+    launch = NeuronLaunch("llama", "s3://models/llama-neuron/", **settings)
+    return launch.container_environment()
 
 
 def test_matching_artifact_passes(tmp_path, optimum_source):
@@ -537,12 +540,12 @@ def test_dockerfile_copies_the_entrypoint_and_exactly_the_contracts_it_imports(i
 @pytest.mark.parametrize(
     ("image", "base", "version"),
     [
-        ("vllm", f"FROM {engines.VLLM_BASE_IMAGE}", engines.VLLM_VERSION),
+        ("vllm", f"FROM {vllm_engine.BASE_IMAGE}", vllm_engine.VERSION),
         (
             "neuron",
             "huggingface-vllm-inference-neuronx:"
-            f"{engines.NEURON_VLLM_VERSION}-optimum{engines.OPTIMUM_NEURON_VERSION}-",
-            engines.OPTIMUM_NEURON_VERSION,
+            f"{neuron_engine.VLLM_VERSION}-optimum{neuron_engine.OPTIMUM_NEURON_VERSION}-",
+            neuron_engine.OPTIMUM_NEURON_VERSION,
         ),
     ],
 )
@@ -556,19 +559,19 @@ def test_dockerfile_pins_the_checked_engine_release(image, base, version):
     users = re.findall(r"^USER\s+(\S+)", text, flags=re.MULTILINE)
     assert users and users[-1] not in ("root", "0")
     assert 'ENTRYPOINT ["python3", "/opt/ecs-inference/entrypoint.py"]' in text
-    assert f"EXPOSE {engines.DEFAULT_PORT}" in text
+    assert f"EXPOSE {engine_contract.DEFAULT_PORT}" in text
 
 
 def test_pinned_releases_agree_between_contract_and_flag_tool():
-    assert engine_flags.VLLM_GPU.version == engines.VLLM_VERSION
-    assert engine_flags.OPTIMUM_NEURON.version == engines.OPTIMUM_NEURON_VERSION
-    assert engine_flags.VLLM_NEURON.version == engines.NEURON_VLLM_VERSION
+    assert engine_flags.VLLM_GPU.version == vllm_engine.VERSION
+    assert engine_flags.OPTIMUM_NEURON.version == neuron_engine.OPTIMUM_NEURON_VERSION
+    assert engine_flags.VLLM_NEURON.version == neuron_engine.VLLM_VERSION
     metadata = (
         engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
-        / f"optimum_neuron-{engines.OPTIMUM_NEURON_VERSION}.dist-info"
+        / f"optimum_neuron-{neuron_engine.OPTIMUM_NEURON_VERSION}.dist-info"
         / "METADATA"
     ).read_text()
-    assert f'Requires-Dist: vllm=={engines.NEURON_VLLM_VERSION}; extra == "vllm"' in metadata
+    assert f'Requires-Dist: vllm=={neuron_engine.VLLM_VERSION}; extra == "vllm"' in metadata
 
 
 def test_neuron_targets_follow_optimum_neuron_normalisation(optimum_source):
@@ -581,9 +584,9 @@ def test_neuron_targets_follow_optimum_neuron_normalisation(optimum_source):
         and getattr(node.targets[0], "id", "") == "INSTANCE_VALUE_MAP"
     )
     for family in ("inf2", "trn1", "trn1n"):
-        launch = engines.NeuronLaunch("m", "s3://bkt/p/", 1, 128, 2, target=family)
-        env = {i["name"]: i["value"] for i in engines.container_environment(launch)}
-        assert env[engines.ENV_NEURON_TARGET] == mapping[family]
+        launch = NeuronLaunch("m", "s3://bkt/p/", 1, 128, 2, target=family)
+        env = {i["name"]: i["value"] for i in launch.container_environment()}
+        assert env[neuron_contract.ENV_NEURON_TARGET] == mapping[family]
 
 
 def test_missing_engine_wheel_fails_loudly(tmp_path, monkeypatch):
@@ -600,7 +603,7 @@ def test_missing_engine_wheel_fails_loudly(tmp_path, monkeypatch):
 )
 def test_health_and_openai_paths_exist_in_both_engines(release):
     routes = engine_flags.vllm_http_routes(engine_flags.source_root(release))
-    assert ("GET", engines.HEALTH_PATH) in routes
+    assert ("GET", engine_contract.HEALTH_PATH) in routes
     assert {("POST", "/v1/completions"), ("POST", "/v1/chat/completions")} <= routes
     assert ("GET", "/v1/models") in routes
 
@@ -615,12 +618,12 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
         container = {
             "name": "model",
             "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1",
-            "environment": engines.container_environment(launch),
-            "portMappings": engines.port_mappings(launch),
-            "command": engines.container_command(launch),
+            "environment": launch.container_environment(),
+            "portMappings": launch.port_mappings(),
+            "command": launch.container_command(),
         }
-        if isinstance(launch, engines.NeuronLaunch):
-            container["linuxParameters"] = {"devices": engines.neuron_devices(launch)}
+        if isinstance(launch, NeuronLaunch):
+            container["linuxParameters"] = {"devices": launch.device_mappings()}
         request = {"family": "f", "containerDefinitions": [container]}
         report = ParamValidator().validate(request, shape)
         assert not report.has_errors(), report.generate_report()
@@ -635,7 +638,7 @@ def test_vllm_entrypoint_execs_exactly_the_printed_command(tmp_path):
     fake_vllm = bin_dir / "vllm"
     fake_vllm.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     fake_vllm.chmod(0o755)
-    env = engines.container_environment(VLLM_CASES[2])
+    env = VLLM_CASES[2].container_environment()
     printed = printed_command(VLLM_ENTRYPOINT, env)
     env = [*env, {"name": "PATH", "value": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}]
 

@@ -35,11 +35,11 @@ from typing import Any
 import pytest
 import yaml
 
+from ecs_inference.contracts import engine as engine_contract
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.plan import PLATFORM_NAME
-from ecs_inference.services import engines
 from ecs_inference.specs.images import EXAMPLE_IMAGES
 from tests.images.engine_images import printed_command, value_after
 from tools import engine_flags
@@ -313,8 +313,8 @@ def _check_keepalives(d: Deployed):
     # An SSE comment resets the ALB idle timer; the target must outlive the ALB's reuse of a
     # kept-alive connection.
     env = d.environment
-    assert 2 * int(env[engines.ENV_SSE_KEEPALIVE_SECONDS]) <= d.alb_idle_timeout
-    assert int(env[engines.ENV_VLLM_HTTP_KEEPALIVE]) > d.alb_idle_timeout
+    assert 2 * int(env[engine_contract.ENV_SSE_KEEPALIVE_SECONDS]) <= d.alb_idle_timeout
+    assert int(env[vllm_contract.ENV_HTTP_KEEPALIVE]) > d.alb_idle_timeout
 
 
 @pytest.mark.parametrize(("stack", "service"), MODEL_CASES)
@@ -354,7 +354,7 @@ def test_model_task_runs_what_its_image_entrypoint_expects(stack, service):
         assert value_after(argv, "--host") == "127.0.0.1"
         assert int(value_after(argv, "--port")) == settings.upstream_port != settings.port
         # The proxy forwards every path unchanged, so the health path is the engine's own.
-        health = engines.HEALTH_PATH
+        health = engine_contract.HEALTH_PATH
         assert health in engine_get_routes(engine_flags.VLLM_NEURON)
         _check_port_and_health(d, settings.port, health)
 

@@ -9,8 +9,10 @@ with every outbound connection blocked (a config that needs the network to load 
    provider (`get_llm_provider`) and, for `hosted_vllm`, the URL it would call;
 3. the proxy's own loader (`ProxyConfig.load_config`) loads the file as `litellm --config` does,
    with `env` set, building the real `Router`;
-4. with database variables in `env`, LiteLLM's CLI-side URL assembly
-   (`DatabaseURLSettings.apply_to_env`) builds DATABASE_URL from them.
+4. with database variables in `env`, LiteLLM's CLI-side URL assembly builds DATABASE_URL from
+   them as `litellm.proxy.proxy_cli.run_server` does: with a token-auth toggle on, the writer URL
+   of `DatabaseURLSettings`; then, when DATABASE_URL is still unset, the password path's
+   `construct_database_url_from_env_vars` (which needs host, username and name).
 
 stdout (last line): a JSON list of reports, one per case: `error` (the exception text) or what
 LiteLLM understood: model names, provider and URL per deployment, the resolved master key and
@@ -91,10 +93,7 @@ def _load(case: dict[str, Any]) -> dict[str, Any]:
     ]
     database_url = None
     if os.environ.get("DATABASE_HOST"):
-        from litellm.proxy.db.db_url_settings import DatabaseURLSettings
-
-        DatabaseURLSettings.from_env().apply_to_env()
-        database_url = os.environ.get("DATABASE_URL")
+        database_url = _cli_database_url()
     return {
         "model_names": sorted(router.get_model_names()) if router is not None else [],
         "deployments": deployments,
@@ -105,6 +104,29 @@ def _load(case: dict[str, Any]) -> dict[str, Any]:
         "num_retries": router.num_retries if router is not None else None,
         "database_url": database_url,
     }
+
+
+def _cli_database_url() -> str | None:
+    """DATABASE_URL as the CLI's start-up leaves it (`proxy_cli.run_server`, in its order)."""
+    from litellm.proxy.db.db_url_settings import DatabaseURLSettings
+    from litellm.proxy.db.token_auth import (
+        AZURE_POSTGRESQL_AUTH_ENV_VAR,
+        IAM_TOKEN_DB_AUTH_ENV_VAR,
+        token_auth_flag_enabled,
+    )
+    from litellm.proxy.utils import construct_database_url_from_env_vars
+
+    token_auth = any(
+        token_auth_flag_enabled(os.getenv(name), env_var=name)
+        for name in (IAM_TOKEN_DB_AUTH_ENV_VAR, AZURE_POSTGRESQL_AUTH_ENV_VAR)
+    )
+    if token_auth:
+        DatabaseURLSettings.from_env().apply_writer_url_to_env()
+    if os.getenv("DATABASE_URL") is None:
+        url = construct_database_url_from_env_vars()
+        if url is not None:
+            os.environ["DATABASE_URL"] = url
+    return os.environ.get("DATABASE_URL")
 
 
 def main() -> int:

@@ -16,7 +16,6 @@ from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import images_to_build
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.contracts.metrics import METRICS_BY_KIND
-from ecs_inference.services.engine_presets import container_environment
 from tests.ops.test_wiring import KEY, config_error, plan_of, stack_file
 
 PRESET_ENGINES = ("sglang", "tgi", "custom")
@@ -67,7 +66,7 @@ def test_preset_containers_get_the_stack_region():
     plan = plan_of(engines_raw())
     for m in plan.models.values():
         if m.config.engine in PRESET_ENGINES:
-            env = {e["name"]: e["value"] for e in container_environment(m.launch, "eu-west-3")}  # type: ignore[arg-type]
+            env = {e["name"]: e["value"] for e in m.launch.container_environment("eu-west-3")}
             assert {v: env.get(v) for v in ENV_REGION_VARIABLES} == {
                 v: "eu-west-3" for v in ENV_REGION_VARIABLES
             }

@@ -71,7 +71,11 @@ def evaluate(
     managed = iam.managed_policies(sorted({n for r in model.roles for n in r.managed}))
     pending: dict[str, tuple[Call, Request]] = {}
     for call in calls:
-        identity = model.policies(call.role, managed) if call.role is not None else []
+        identity = (
+            model.policies(call.role, managed)
+            if call.role is not None
+            else list(call.identity_policies)
+        )
         unknown = unknown_policies(identity)
         if unknown or call.resource_policy == UNKNOWN:
             what = ", ".join(unknown) or "the resource policy"
@@ -103,12 +107,15 @@ def rehearse(
     resources: Sequence[Resource], region: str, account_id: str, iam: Evaluator | None = None
 ) -> Rehearsal:
     """The whole rehearsal of a recorded program run."""
+    from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
+    from tools.rehearsal.services import service_checks
     from tools.rehearsal.tasks import task_checks
 
     model = StackModel(resources, region, account_id)
-    out = evaluate(model, task_checks(model, CONTRACTS), iam or evaluator())
+    checks = [*task_checks(model, CONTRACTS), *service_checks(model), *lifecycle_checks(model)]
+    out = evaluate(model, checks, iam or evaluator())
     out.findings[:0] = [
         Finding(r.type, r.name, "constraint", f'{message}; AWS: "{c.quote}" ({c.source})')
         for c, r, message in violations(model)

@@ -32,6 +32,8 @@ class Call:
     resource_policy: Any = None
     context: Mapping[str, str | list[str]] = field(default_factory=dict)
     account_id: str = ""
+    identity_policies: tuple[tuple[str, Any], ...] = ()
+    """Policies of a principal outside the stack (an AWS-owned account), when `role` is None."""
 
 
 @dataclass(frozen=True)

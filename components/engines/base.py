@@ -1,0 +1,473 @@
+"""What every engine module provides, and the checks the engines share.
+
+An engine module (`vllm.py`, `neuron.py`, ...) defines a frozen launch dataclass (how its image
+is started: validated on construction, every error naming the setting to fix) and an `Engine`
+subclass that the plan asks for everything else; `components.engines` finds the modules and
+registers them by name. Pure code: no Pulumi import.
+
+The container contract each launch writes (the `ENGINE_*` environment its image's entrypoint
+reads) lives in `contracts/<engine>.py`, which the images copy; the launches refer to it.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from ecs_inference import iam, sizing
+from ecs_inference.contracts import aws_limits, flag_table
+
+KEEPALIVE_MARGIN_SECONDS = 5
+"""A target's own HTTP keep-alive outlasts the ALB idle timeout by this much (else 502s)."""
+
+S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
+_MOUNT_PATH = re.compile(r"^/[A-Za-z0-9._\-/]*$")
+_SERVED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}")
+NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
+
+
+class EngineLaunchError(ValueError):
+    """A launch setting is invalid; the message names the field and the offending value."""
+
+
+class PresetError(ValueError):
+    """A launch setting is invalid; the message starts with the config path to fix."""
+
+
+class TaskArgsError(ValueError):
+    """A model service's task settings disagree with its launch; the message starts with the
+    service (`where`)."""
+
+
+# --------------------------------------------------------------------------------------------
+# what components and specs read from a launch
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetricsTarget:
+    """What the metrics sidecar scrapes: a `contracts.metrics` family on a loopback port."""
+
+    kind: str
+    """Scrape-spec family (`contracts.metrics.METRICS_BY_KIND` key)."""
+    port: int
+    """Port of the engine's Prometheus `/metrics` inside the task."""
+
+
+class TaskShape(Protocol):
+    """The task settings of a model service an engine checks against its launch
+    (`components.specs.service.ModelServiceSpec` has them)."""
+
+    @property
+    def gpu_count(self) -> int: ...
+    @property
+    def neuron_devices(self) -> tuple[str, ...]: ...
+    @property
+    def one_task_per_instance(self) -> bool: ...
+    @property
+    def weights_bucket(self) -> str | None: ...
+    @property
+    def weights_prefix(self) -> str | None: ...
+    @property
+    def efs_file_system(self) -> str | None: ...
+    @property
+    def efs_path(self) -> str | None: ...
+
+
+class Launch(Protocol):
+    """How one model server starts: what the task definition's serving container gets.
+
+    Every engine's launch dataclass has these; the model service component reads nothing else,
+    so it never needs to know which engine it runs.
+    """
+
+    @property
+    def served_model_name(self) -> str:
+        """Model id clients send in the OpenAI `model` field."""
+        ...
+
+    @property
+    def port(self) -> int:
+        """Container port the ALB targets."""
+        ...
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the task reserves (`resourceRequirements` GPU); 0 for none."""
+        ...
+
+    @property
+    def neuron_device_count(self) -> int:
+        """Neuron devices the task maps (`linuxParameters.devices`); 0 for none."""
+        ...
+
+    @property
+    def health_path(self) -> str:
+        """Path the target group's health check requests."""
+        ...
+
+    @property
+    def sse_keepalive_seconds(self) -> int | None:
+        """Interval of the SSE keep-alive the service sends while a stream is silent (None:
+        it sends none, so the ALB idle timeout must cover the longest generation)."""
+        ...
+
+    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
+        """The container's `environment`, sorted by name; `region` is the stack's (None: left
+        out, or the launch's own where it carries one)."""
+        ...
+
+    def container_command(self) -> list[str]:
+        """The container's `command` (empty: the image's ENTRYPOINT reads the environment)."""
+        ...
+
+    def managed_environment(self) -> list[str]:
+        """Variables the platform sets from the launch; a service's own `environment` and
+        `secrets` may not set them."""
+        ...
+
+    def port_mappings(self) -> list[dict[str, object]]:
+        """The container's `portMappings` (awsvpc: containerPort only)."""
+        ...
+
+    def metrics_target(self) -> MetricsTarget | None:
+        """What the metrics sidecar scrapes; None when it knows none of the engine's families."""
+        ...
+
+    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
+        """The Neuron device paths the task maps: `given` checked against the launch, or
+        `/dev/neuron0..N-1` when none are given. Raises `TaskArgsError`."""
+        ...
+
+    def check_task(self, where: str, task: TaskShape) -> None:
+        """The engine's own checks of the task settings (accelerators reserved, where the
+        weights are read from). Raises `TaskArgsError`."""
+        ...
+
+
+# --------------------------------------------------------------------------------------------
+# shared container pieces
+# --------------------------------------------------------------------------------------------
+
+
+def env_list(pairs: Mapping[str, str | None]) -> list[dict[str, str]]:
+    """ECS `environment` entries sorted by name; None values are left out."""
+    return [{"name": k, "value": v} for k, v in sorted(pairs.items()) if v is not None]
+
+
+def extra_args_json(extra_args: Sequence[str]) -> str | None:
+    """`ENGINE_EXTRA_ARGS`: a JSON list, or None (unset) when there are none."""
+    return json.dumps(list(extra_args)) if extra_args else None
+
+
+def port_mappings(port: int) -> list[dict[str, object]]:
+    """`portMappings` for awsvpc networking (containerPort only; hostPort equals it)."""
+    return [{"containerPort": port, "protocol": "tcp", "name": "http"}]
+
+
+def neuron_device_mappings(count: int) -> list[dict[str, object]]:
+    """`linuxParameters.devices` mapping `/dev/neuron0..count-1` read-write.
+
+    Neuron devices are not an ECS resource type; the task maps them and the service places one
+    task per instance (distinctInstance) so devices are never shared.
+    """
+    return [
+        {
+            "hostPath": f"/dev/neuron{i}",
+            "containerPath": f"/dev/neuron{i}",
+            "permissions": ["read", "write"],
+        }
+        for i in range(count)
+    ]
+
+
+def visible_cores(cores: int) -> str:
+    """`NEURON_RT_VISIBLE_CORES` for the first `cores` NeuronCores (`0`, `0-3`)."""
+    return f"0-{cores - 1}" if cores > 1 else "0"
+
+
+class LaunchDefaults(abc.ABC):
+    """What most launches share: a launch dataclass inherits these and overrides what differs
+    (no Neuron devices, no command, one `http` port, no scrape target, every variable of its
+    environment managed)."""
+
+    port: int
+
+    @abc.abstractmethod
+    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
+        """The container's `environment`, sorted by name."""
+
+    @property
+    def neuron_device_count(self) -> int:
+        """No Neuron devices."""
+        return 0
+
+    def container_command(self) -> list[str]:
+        """Empty: the image's ENTRYPOINT reads the environment and its CMD is reset."""
+        return []
+
+    def managed_environment(self) -> list[str]:
+        """Every variable of the launch's environment."""
+        return [e["name"] for e in self.container_environment()]
+
+    def port_mappings(self) -> list[dict[str, object]]:
+        """`portMappings` for awsvpc (containerPort only)."""
+        return port_mappings(self.port)
+
+    def metrics_target(self) -> MetricsTarget | None:
+        """None: the metrics sidecar knows none of the engine's families."""
+        return None
+
+    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
+        """None: a service without Neuron devices."""
+        return no_devices(where, given)
+
+
+# --------------------------------------------------------------------------------------------
+# shared launch checks (path-first messages)
+# --------------------------------------------------------------------------------------------
+
+
+def fail(where: str, key: str, message: str) -> PresetError:
+    """A `PresetError` for config path `where.key`."""
+    return PresetError(f"{where}.{key}: {message}")
+
+
+def pos_int(where: str, key: str, value: object) -> int:
+    """`value` as a positive integer, else a `PresetError` at `where.key`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise fail(where, key, f"must be a positive integer, got {value!r}")
+    return value
+
+
+def check_served_name(where: str, name: str) -> None:
+    """1-128 characters of letters, digits and ._:/- (a path component and a flag value)."""
+    if not isinstance(name, str) or not _SERVED_NAME.fullmatch(name):
+        raise fail(
+            where,
+            "servedModelName",
+            f"{name!r} must be 1-128 characters of letters, digits and ._:/- (it is a path "
+            "component and a flag value)",
+        )
+
+
+def check_port(where: str, key: str, port: object) -> int:
+    """An unprivileged port, 1024-65535 (the images run as non-root)."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
+        raise fail(where, key, f"{port!r} must be an unprivileged port 1024-65535 (non-root)")
+    return port
+
+
+def check_weights_uri(where: str, uri: str) -> str:
+    """Accept `s3://bucket/prefix` or an absolute path on the task's EFS mount.
+
+    The config's `efs://<file-system>/<path>` form is resolved to the mount path before the
+    launch is built (the mount point is the platform's, not the user's, choice).
+    """
+    if isinstance(uri, str) and S3_URI.match(uri):
+        return uri
+    if isinstance(uri, str) and _MOUNT_PATH.match(uri) and ".." not in uri.split("/"):
+        return uri
+    raise fail(
+        where, "weightsUri", f"{uri!r} must be s3://bucket/prefix/ or efs://<file-system>/<path>"
+    )
+
+
+def keepalive_for(
+    where: str, idle_timeout_seconds: int, keepalive_seconds: int | None
+) -> int | None:
+    """Check an SSE keep-alive interval against the ALB idle timeout (None: none sent).
+
+    "Well inside" the timeout means at least two keep-alives fit in one idle period, so one
+    delayed write (GC pause, event-loop stall during a long prefill) does not cost the stream.
+    """
+    low, high = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+    if isinstance(idle_timeout_seconds, bool) or not low <= idle_timeout_seconds <= high:
+        raise fail(
+            where,
+            "albIdleTimeoutSeconds",
+            f"{idle_timeout_seconds!r} outside the ALB range 1-{high}",
+        )
+    if keepalive_seconds is None:
+        return None
+    pos_int(where, "sseKeepAliveSeconds", keepalive_seconds)
+    if keepalive_seconds > idle_timeout_seconds // 2:
+        raise fail(
+            where,
+            "sseKeepAliveSeconds",
+            f"{keepalive_seconds} s must be at most half the ALB idle timeout "
+            f"({idle_timeout_seconds // 2} s of {idle_timeout_seconds} s)",
+        )
+    return keepalive_seconds
+
+
+def check_extra_args(
+    where: str,
+    extra_args: Sequence[str],
+    table: flag_table.FlagTable,
+    managed: frozenset[str],
+) -> tuple[str, ...]:
+    """Validate `extraArgs` against the engine's real flags; return them as a tuple.
+
+    Rejects: non-strings and multi-line items; a first item that is not a `--flag`; flags the
+    pinned release does not have, values outside a flag's choices, a switch given a value or a
+    valued flag given none (as the engine's parser would, at container start); and flags the
+    launch controls, including their aliases (`--tensor-parallel-size` is `--tp-size`).
+    """
+    path = f"{where}.extraArgs"
+    if isinstance(extra_args, str) or not all(isinstance(a, str) for a in extra_args):
+        raise PresetError(f"{path}: must be a list of strings")
+    args = tuple(extra_args)
+    for arg in args:
+        if not arg.strip() or "\n" in arg or "\x00" in arg:
+            raise PresetError(f"{path}: contains an empty or multi-line item")
+    if args and not args[0].startswith("--"):
+        raise PresetError(f"{path}: must start with a --flag, got {args[0]!r}")
+    for arg in args:
+        if not arg.startswith("--"):
+            continue
+        option = arg.split("=", 1)[0]
+        known = table.lookup(option)
+        aliases = set(known.options) if known is not None else {option}
+        if option.startswith("--no-"):
+            aliases.add("--" + option[5:])
+        if aliases & managed:
+            raise PresetError(
+                f"{path}: {option} is set by the platform from the service's own settings; "
+                "set the dedicated field instead"
+            )
+    problems = table.problems(args)
+    if problems:
+        raise PresetError(
+            f"{path}: {'; '.join(problems)} (flags of {table.engine} {table.version}: "
+            f"{table.source})"
+        )
+    return args
+
+
+# --------------------------------------------------------------------------------------------
+# shared task checks
+# --------------------------------------------------------------------------------------------
+
+
+def check_gpus_match(where: str, task: TaskShape, gpus: int) -> None:
+    """The task reserves exactly the launch's GPUs."""
+    if task.gpu_count != gpus:
+        raise TaskArgsError(
+            f"{where}: gpu_count {task.gpu_count} must equal the launch's {gpus} GPU(s)"
+        )
+
+
+def check_gpu_service(where: str, task: TaskShape, gpus: int) -> None:
+    """A GPU service with weights on S3 or EFS: exactly `gpus` reserved, no Neuron devices."""
+    check_gpus_match(where, task, gpus)
+    no_devices(where, task.neuron_devices)
+    check_weights_store(where, task)
+
+
+def check_s3_source(where: str, task: TaskShape, source: str) -> None:
+    """The weights come from S3, and the task role may read the prefix the engine reads."""
+    if not task.weights_bucket or task.weights_prefix is None:
+        raise TaskArgsError(f"{where}: weights_bucket is required")
+    try:
+        iam.s3_read_policy(task.weights_bucket, task.weights_prefix)
+    except iam.PolicyArgumentError as exc:
+        raise TaskArgsError(f"{where}: {exc}") from None
+    bucket, prefix = iam.split_s3_uri(source)
+    wanted = task.weights_prefix.strip("/")
+    if bucket != task.weights_bucket or not (
+        wanted == "" or prefix == wanted or prefix.startswith(wanted + "/")
+    ):
+        raise TaskArgsError(
+            f"{where}: the engine reads {source} but the task role may only read "
+            f"s3://{task.weights_bucket}/{wanted}"
+        )
+
+
+def check_weights_store(where: str, task: TaskShape) -> None:
+    """Weights on EFS (file system and path together) or in S3 (a readable prefix), not both;
+    or none at all."""
+    on_efs = task.efs_file_system is not None
+    if on_efs != (task.efs_path is not None):
+        raise TaskArgsError(f"{where}: efs_file_system and efs_path go together")
+    if on_efs and task.weights_bucket is not None:
+        raise TaskArgsError(f"{where}: weights are on EFS or S3, not both")
+    if task.weights_bucket is not None:
+        try:
+            iam.s3_read_policy(task.weights_bucket, task.weights_prefix or "")
+        except iam.PolicyArgumentError as exc:
+            raise TaskArgsError(f"{where}: {exc}") from None
+
+
+def no_devices(where: str, given: Sequence[str]) -> list[str]:
+    """`device_paths` of a launch that maps no Neuron device: none may be given."""
+    if given:
+        raise TaskArgsError(f"{where}: neuron_devices only apply to Neuron services")
+    return []
+
+
+def checked_device_paths(where: str, wanted: int, given: Sequence[str], need: str) -> list[str]:
+    """`given` Neuron device paths, checked (`/dev/neuronN`, distinct, exactly `wanted`), or
+    `/dev/neuron0..wanted-1` when none are given. `need` says why `wanted` are needed."""
+    if not given:
+        return [f"/dev/neuron{i}" for i in range(wanted)]
+    paths = list(given)
+    for path in paths:
+        if not NEURON_DEVICE.match(path):
+            raise TaskArgsError(f"{where}: neuron device {path!r} is not /dev/neuronN")
+    if len(set(paths)) != len(paths):
+        raise TaskArgsError(f"{where}: neuron_devices {paths} repeats a device")
+    if len(paths) != wanted:
+        raise TaskArgsError(f"{where}: {need}, neuron_devices gives {len(paths)}")
+    return paths
+
+
+def engine_fit(
+    where: str,
+    engine: str,
+    need: sizing.MemoryNeed,
+    instance_type: str,
+    gpu_memory_utilization: float,
+    tensor_parallel_size: int | None = None,
+) -> sizing.GpuFit:
+    """The VRAM method for a GPU service of `engine`, failing with its config path.
+
+    One method serves all engines because each caps the same quantity: SGLang's static pool
+    (`utilization / (1 + overhead)`) holds weights + KV and leaves the overhead to activations;
+    TGI's `--cuda-memory-fraction` caps weights + KV + overhead like vLLM's utilisation.
+    `tensor_parallel_size` (default None: choose) pins the number of GPUs.
+    """
+    try:
+        return sizing.choose_tensor_parallel(
+            need,
+            instance_type,
+            gpu_memory_utilization,
+            tensor_parallel_size=tensor_parallel_size,
+        )
+    except sizing.SizingError as exc:
+        raise PresetError(f"{where}: the {engine} model does not fit: {exc}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# the engine
+# --------------------------------------------------------------------------------------------
+
+
+class Engine(abc.ABC):
+    """One serving engine, as the plan, the components, operations and cost ask for it.
+
+    A subclass lives in the engine's module and is registered under `name` (the value of a
+    model's `engine` setting).
+    """
+
+    name: ClassVar[str]
+    """The `engine` value that selects it (`platform.models.<name>.engine`)."""
+
+    @property
+    @abc.abstractmethod
+    def launch_type(self) -> type[Launch]:
+        """The launch dataclass its services run with."""

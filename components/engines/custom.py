@@ -1,0 +1,291 @@
+"""Bring-your-own serving image (`engine: custom`): your image, run as it is.
+
+The platform derives everything around the container as for the built-in engines (capacity,
+sizing, auth, idle timeout, deregistration delay, grace period, autoscaling) and tells the
+container what it needs through the environment of `contracts/custom.py`; `docs/engines.md`
+states the contract for image authors. The service declares its port, health path, GPUs or
+Neuron devices, keep-alive and warm-up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ecs_inference.contracts import custom as contract
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.engines.base import (
+    Engine,
+    LaunchDefaults,
+    TaskArgsError,
+    TaskShape,
+    check_gpus_match,
+    check_port,
+    check_served_name,
+    check_weights_store,
+    check_weights_uri,
+    env_list,
+    fail,
+    keepalive_for,
+    neuron_device_mappings,
+    no_devices,
+    pos_int,
+    visible_cores,
+)
+from ecs_inference.engines.registry import register
+from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$")
+
+
+@dataclass(frozen=True)
+class CustomLaunch(LaunchDefaults):
+    """A bring-your-own serving image (`engine: custom`). Validated on construction.
+
+    Required: `where`, `image` (pinned by tag or digest), `served_model_name`.
+    Defaults: `command` () (the image's own CMD), `port` 8000, `health_path` "/health",
+    `gpus` 0 and `neuron_devices` 0 (at most one of them non-zero; both 0 is a CPU service),
+    `accelerator_memory_gib` None (sizing then needs `architecture`/`parameters`),
+    `weights_uri` None, `environment` {}, `secrets` {} (name → Secrets Manager ARN),
+    `sse_keepalive_seconds` None (the image sends none: the ALB idle timeout must then cover
+    `max_generation_seconds`), `max_generation_seconds` 300, `alb_idle_timeout_seconds` 60,
+    `warmup_seconds` 120, `settings_path` None (the config path of the block holding the
+    image's own settings — command, port, healthPath, gpus, neuronDevices,
+    acceleratorMemoryGiB, sseKeepAliveSeconds, warmupSeconds — for error messages; None: `where`).
+    """
+
+    where: str
+    image: str
+    served_model_name: str
+    command: tuple[str, ...] = ()
+    port: int = contract.DEFAULT_PORT
+    health_path: str = contract.DEFAULT_HEALTH_PATH
+    gpus: int = 0
+    neuron_devices: int = 0
+    accelerator_memory_gib: float | None = None
+    weights_uri: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    sse_keepalive_seconds: int | None = None
+    max_generation_seconds: int = 300
+    alb_idle_timeout_seconds: int = 60
+    warmup_seconds: float = contract.DEFAULT_WARMUP_SECONDS
+    settings_path: str | None = None
+
+    def __post_init__(self) -> None:
+        where = self.where
+        block = self.settings_path or where
+        image = self.image
+        if (
+            not isinstance(image, str)
+            or not _IMAGE.match(image)
+            or ":latest" in image
+            or (":" not in image.rsplit("/", 1)[-1] and "@" not in image)
+        ):
+            raise fail(where, "image", f"{image!r} must be an image pinned by tag or digest")
+        check_served_name(where, self.served_model_name)
+        if isinstance(self.command, str) or not all(isinstance(c, str) for c in self.command):
+            raise fail(block, "command", "must be a list of strings (exec form, no shell)")
+        object.__setattr__(self, "command", tuple(self.command))
+        check_port(block, "port", self.port)
+        path = self.health_path
+        if (
+            not isinstance(path, str)
+            or not path.startswith("/")
+            or len(path) > contract.HEALTH_PATH_MAX_LENGTH
+            or any(c.isspace() or c in "?#" for c in path)
+        ):
+            raise fail(
+                block,
+                "healthPath",
+                f"{path!r} must be an absolute path of at most "
+                f"{contract.HEALTH_PATH_MAX_LENGTH} characters without query or spaces "
+                "(the ALB health check requests exactly it)",
+            )
+        for key in ("gpus", "neuronDevices"):
+            value = self.gpus if key == "gpus" else self.neuron_devices
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise fail(block, key, f"must be a whole number >= 0, got {value!r}")
+        if self.gpus and self.neuron_devices:
+            raise fail(block, "gpus", "give GPUs or Neuron devices, not both (one pool type)")
+        if self.accelerator_memory_gib is not None:
+            if isinstance(self.accelerator_memory_gib, bool) or not (
+                isinstance(self.accelerator_memory_gib, (int, float))
+                and self.accelerator_memory_gib > 0
+            ):
+                raise fail(
+                    block,
+                    "acceleratorMemoryGiB",
+                    f"must be > 0, got {self.accelerator_memory_gib!r}",
+                )
+            if not self.gpus and not self.neuron_devices:
+                raise fail(
+                    block, "acceleratorMemoryGiB", "is only meaningful with gpus or neuronDevices"
+                )
+        if self.weights_uri is not None:
+            check_weights_uri(where, self.weights_uri)
+        self._check_environment()
+        pos_int(where, "maxGenerationSeconds", self.max_generation_seconds)
+        keepalive_for(block, self.alb_idle_timeout_seconds, self.sse_keepalive_seconds)
+        if self.sse_keepalive_seconds is None and (
+            self.alb_idle_timeout_seconds < self.max_generation_seconds
+        ):
+            raise fail(
+                block,
+                "sseKeepAliveSeconds",
+                f"not set, so a stream may be silent for its whole {self.max_generation_seconds}"
+                f" s, longer than the ALB idle timeout of {self.alb_idle_timeout_seconds} s; "
+                "declare the image's keep-alive interval or raise the endpoint's idle timeout",
+            )
+        if self.warmup_seconds < 0:
+            raise fail(block, "warmupSeconds", f"must be >= 0, got {self.warmup_seconds!r}")
+
+    def _check_environment(self) -> None:
+        where = self.where
+        for key, values in (("environment", self.environment), ("secrets", self.secrets)):
+            if not isinstance(values, Mapping):
+                raise fail(where, key, "must be a mapping of NAME: value")
+            for name, value in values.items():
+                if not isinstance(name, str) or not _ENV_NAME.match(name):
+                    raise fail(where, f"{key}.{name}", "is not a valid environment name")
+                if name in contract.PLATFORM_ENV or name.startswith(contract.RESERVED_ENV_PREFIXES):
+                    raise fail(
+                        where,
+                        f"{key}.{name}",
+                        "is reserved: the platform or ECS sets it (ENGINE_*, AWS_*, ECS_*)",
+                    )
+                if not isinstance(value, str):
+                    raise fail(where, f"{key}.{name}", "must be a string")
+                if key == "secrets" and not _SECRET_ARN.match(value):
+                    raise fail(
+                        where, f"secrets.{name}", f"must be a Secrets Manager ARN, got {value!r}"
+                    )
+                if key == "environment" and any(
+                    marker in name.upper() for marker in contract.SECRET_NAME_MARKERS
+                ):
+                    raise fail(
+                        where,
+                        f"environment.{name}",
+                        "looks like a credential: put its Secrets Manager ARN under `secrets`",
+                    )
+        both = set(self.environment) & set(self.secrets)
+        if both:
+            raise fail(where, "secrets", f"{sorted(both)} also set in environment")
+
+    @property
+    def accelerator(self) -> Literal["gpu", "neuron", "none"]:
+        """Which pool type the service needs."""
+        if self.gpus:
+            return "gpu"
+        return "neuron" if self.neuron_devices else "none"
+
+    @property
+    def neuron_device_count(self) -> int:
+        """Neuron devices the task maps (`neuron_devices`)."""
+        return self.neuron_devices
+
+    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
+        """The container's `environment`: the service's own, then the platform's contract
+        (sorted; secrets go in `secrets`)."""
+        cores = self.neuron_devices * NEURON_CORES_PER_DEVICE
+        platform: dict[str, str | None] = {
+            contract.ENV_PORT: str(self.port),
+            contract.ENV_SERVED_MODEL_NAME: self.served_model_name,
+            contract.ENV_WEIGHTS_URI: self.weights_uri,
+            contract.ENV_MAX_GENERATION_SECONDS: str(self.max_generation_seconds),
+            contract.ENV_NEURON_VISIBLE_CORES: visible_cores(cores) if cores else None,
+            **{variable: region for variable in ENV_REGION_VARIABLES},
+        }
+        return env_list({**self.environment, **platform})
+
+    def container_secrets(self) -> list[dict[str, str]]:
+        """The container's `secrets` (`valueFrom` Secrets Manager ARNs)."""
+        return [{"name": k, "valueFrom": v} for k, v in sorted(self.secrets.items())]
+
+    def container_command(self) -> list[str]:
+        """The service's own `command` (exec form), or empty for the image's CMD."""
+        return list(self.command)
+
+    def managed_environment(self) -> list[str]:
+        """The platform's variables: the service's own `environment` is part of the launch."""
+        return [n for n in super().managed_environment() if n not in self.environment]
+
+    def device_mappings(self) -> list[dict[str, object]]:
+        """`linuxParameters.devices` for a Neuron image: `/dev/neuron0..N-1`."""
+        return neuron_device_mappings(self.neuron_devices)
+
+    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
+        """`given` as the plan mapped them (checked by `check_task`)."""
+        if not self.neuron_devices:
+            return no_devices(where, given)
+        return list(given)
+
+    def check_task(self, where: str, task: TaskShape) -> None:
+        """GPUs reserved as declared; exactly the declared Neuron devices, one task per
+        instance; weights (if any) on S3 or EFS."""
+        check_gpus_match(where, task, self.gpus)
+        if self.neuron_devices:
+            if len(task.neuron_devices) != self.neuron_devices or not task.one_task_per_instance:
+                raise TaskArgsError(
+                    f"{where}: a Neuron custom service maps exactly its {self.neuron_devices} "
+                    "device(s) and runs one task per instance"
+                )
+        else:
+            no_devices(where, task.neuron_devices)
+        check_weights_store(where, task)
+
+    def accelerator_fit(
+        self,
+        accelerator_memory_gib_each: float,
+        accelerators_on_instance: int,
+        instance_name: str,
+        utilization: float = 0.9,
+    ) -> float:
+        """Check the declared `acceleratorMemoryGiB` against one instance type.
+
+        The declared figure is the whole model's need (weights + KV + overhead, as the VRAM
+        method sums it), split evenly over the task's GPUs or Neuron devices. Returns the GiB
+        per device; raises PresetError naming the config path when it does not fit in
+        `utilization` (default 0.9) of each device, or the task asks for more devices than the
+        instance has.
+        """
+        devices = self.gpus or self.neuron_devices
+        key = "gpus" if self.gpus else "neuronDevices"
+        block = self.settings_path or self.where
+        if not devices or self.accelerator_memory_gib is None:
+            raise fail(block, "acceleratorMemoryGiB", "needs gpus or neuronDevices and a value")
+        if devices > accelerators_on_instance:
+            raise fail(
+                block,
+                key,
+                f"{devices} exceeds the {accelerators_on_instance} device(s) of {instance_name}",
+            )
+        per_device = self.accelerator_memory_gib / devices
+        usable = accelerator_memory_gib_each * utilization
+        if per_device > usable:
+            raise fail(
+                block,
+                "acceleratorMemoryGiB",
+                f"{self.accelerator_memory_gib:g} GiB over {devices} device(s) is "
+                f"{per_device:.1f} GiB each, but {instance_name} offers {usable:.1f} usable GiB "
+                f"per device ({utilization:g} of {accelerator_memory_gib_each:g}); use more "
+                "devices or a larger instance type",
+            )
+        return per_device
+
+
+class Custom(Engine):
+    """The `custom` engine."""
+
+    name = "custom"
+
+    @property
+    def launch_type(self) -> type[CustomLaunch]:
+        return CustomLaunch
+
+
+ENGINE = register(Custom())

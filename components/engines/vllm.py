@@ -1,0 +1,323 @@
+"""vLLM 0.33.0 on NVIDIA GPUs (`vllm serve`, image `images/vllm`).
+
+Weights stream from S3 with the Run:ai model streamer (`--load-format runai_streamer`, model
+`s3://bucket/prefix/`); vLLM itself pulls the small config/tokenizer files from the same prefix,
+so nothing comes from a model hub (`HF_HUB_OFFLINE=1` makes any accidental hub lookup fail fast
+instead of downloading). vLLM 0.33.0 sends SSE keep-alive comments itself
+(`--sse-keep-alive-interval`).
+
+Why keep-alives at all: an ALB closes a connection on which no byte moved for its idle timeout
+(1–4000 s). A long prefill, a queued request or a slow generation can be silent for longer than
+that; an SSE comment line is ignored by clients but resets the timer.
+
+The task environment the image reads is `contracts/vllm.py`; `images/vllm/entrypoint.py` turns it
+into the command line, and the tests check every flag against the pinned release's own argument
+definitions (`tools/engine_flags.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ecs_inference.contracts import aws_limits
+from ecs_inference.contracts.engine import (
+    DEFAULT_PORT,
+    DEFAULT_SSE_KEEPALIVE_SECONDS,
+    ENV_EXTRA_ARGS,
+    ENV_HF_HUB_OFFLINE,
+    ENV_PORT,
+    ENV_SERVED_MODEL_NAME,
+    ENV_SSE_KEEPALIVE_SECONDS,
+    HEALTH_PATH,
+)
+from ecs_inference.contracts.vllm import (
+    ENV_DTYPE,
+    ENV_GPU_MEMORY_UTILIZATION,
+    ENV_HTTP_KEEPALIVE,
+    ENV_KV_CACHE_DTYPE,
+    ENV_MAX_MODEL_LEN,
+    ENV_MAX_NUM_SEQS,
+    ENV_NO_USAGE_STATS,
+    ENV_QUANTIZATION,
+    ENV_TENSOR_PARALLEL_SIZE,
+    ENV_WEIGHTS_URI,
+)
+from ecs_inference.engines.base import (
+    KEEPALIVE_MARGIN_SECONDS,
+    Engine,
+    EngineLaunchError,
+    LaunchDefaults,
+    MetricsTarget,
+    TaskArgsError,
+    TaskShape,
+    check_s3_source,
+    env_list,
+    extra_args_json,
+)
+from ecs_inference.engines.registry import register
+
+VERSION = "0.33.0"
+"""vLLM release of the GPU image (base `vllm/vllm-openai:v0.33.0`)."""
+BASE_IMAGE = f"vllm/vllm-openai:v{VERSION}"
+"""Pinned upstream image the GPU Dockerfile builds on."""
+FLAG_TABLE = f"vllm-{VERSION}"
+"""The committed flags of `vllm serve` (`contracts/flags/<name>.json`, from the wheel)."""
+METRICS_KIND = "vllm"
+"""The sidecar's scrape spec of vLLM's Prometheus families (`contracts.metrics`)."""
+
+DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
+"""The `--dtype` values vLLM takes."""
+
+MANAGED_FLAGS = frozenset(
+    {
+        "--model",
+        "--served-model-name",
+        "--load-format",
+        "--tensor-parallel-size",
+        "-tp",
+        "--max-model-len",
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--quantization",
+        "-q",
+        "--sse-keep-alive-interval",
+        "--host",
+        "--port",
+        "--download-dir",
+        "--trust-remote-code",
+    }
+)
+"""Flags the vLLM launch sets itself; `extraArgs` may not."""
+
+
+def check_managed_flags(extra_args: tuple[str, ...], managed: frozenset[str], where: str) -> None:
+    """`extra_args` is a list of strings, starts with a `--flag` and sets none of `managed`
+    (nor its `--no-` form)."""
+    if isinstance(extra_args, str) or not all(isinstance(a, str) for a in extra_args):
+        raise EngineLaunchError(f"{where}.extra_args must be a list of strings")
+    for arg in extra_args:
+        if not arg.strip() or "\n" in arg or "\x00" in arg:
+            raise EngineLaunchError(f"{where}.extra_args contains an empty or multi-line item")
+        if arg.startswith("-"):
+            option = arg.split("=", 1)[0].replace("_", "-")
+            if option in managed or option.removeprefix("--no-") in {
+                m.removeprefix("--") for m in managed
+            }:
+                raise EngineLaunchError(
+                    f"{where}.extra_args sets {option}, which the launch already controls; "
+                    "set the dedicated field instead"
+                )
+    if extra_args and not extra_args[0].startswith("--"):
+        raise EngineLaunchError(
+            f"{where}.extra_args must start with a --flag, got {extra_args[0]!r}"
+        )
+
+
+class ServerSettings(Protocol):
+    """The settings every vLLM-served image shares (this one and the Neuron image, which runs
+    vLLM 0.11.0 under optimum-neuron)."""
+
+    @property
+    def served_model_name(self) -> str: ...
+    @property
+    def keepalive_seconds(self) -> int: ...
+    @property
+    def alb_idle_timeout_seconds(self) -> int: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def aws_region(self) -> str | None: ...
+    @property
+    def extra_args(self) -> tuple[str, ...]: ...
+
+
+def check_server(
+    where: str, launch: ServerSettings, uri_field: str, uri: str, positive: dict[str, int]
+) -> None:
+    """The checks every vLLM-served launch shares, in order: the served name, the ALB idle
+    timeout and keep-alive, the port, the S3 URI in `uri_field` and the `positive` integers."""
+    served_model_name = launch.served_model_name
+    keepalive_seconds = launch.keepalive_seconds
+    port = launch.port
+    idle_timeout = launch.alb_idle_timeout_seconds
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}", served_model_name):
+        raise EngineLaunchError(
+            f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
+            "letters, digits and ._:/-"
+        )
+    idle_min, idle_max = aws_limits.ALB_IDLE_TIMEOUT_RANGE
+    if not idle_min <= idle_timeout <= idle_max:
+        raise EngineLaunchError(
+            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range "
+            f"{idle_min}-{idle_max}"
+        )
+    # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
+    # (GC pause, event-loop stall during a long prefill) does not cost the stream.
+    if not 1 <= keepalive_seconds <= idle_timeout // 2:
+        raise EngineLaunchError(
+            f"{where}.keepalive_seconds {keepalive_seconds} must be between 1 and half the "
+            f"ALB idle timeout ({idle_timeout // 2} s of {idle_timeout} s)"
+        )
+    if not 1024 <= port <= 65535:
+        raise EngineLaunchError(f"{where}.port {port} must be an unprivileged port 1024-65535")
+    if not aws_limits.S3_URI.match(uri):
+        raise EngineLaunchError(f"{where}.{uri_field} {uri!r} must be an s3://bucket/prefix/ URI")
+    for name, value in positive.items():
+        positive_int(where, name, value)
+
+
+def positive_int(where: str, name: str, value: int) -> None:
+    """`value` is a positive integer, else an `EngineLaunchError` naming `where.name`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EngineLaunchError(f"{where}.{name} must be a positive integer, got {value!r}")
+
+
+def server_environment(launch: ServerSettings) -> dict[str, str | None]:
+    """The variables every vLLM-served image reads (None: unset)."""
+    return {
+        ENV_SERVED_MODEL_NAME: launch.served_model_name,
+        ENV_PORT: str(launch.port),
+        ENV_SSE_KEEPALIVE_SECONDS: str(launch.keepalive_seconds),
+        ENV_EXTRA_ARGS: extra_args_json(launch.extra_args),
+        ENV_HF_HUB_OFFLINE: "1",
+        ENV_NO_USAGE_STATS: "1",
+        ENV_HTTP_KEEPALIVE: str(launch.alb_idle_timeout_seconds + KEEPALIVE_MARGIN_SECONDS),
+        "AWS_REGION": launch.aws_region,
+        "AWS_DEFAULT_REGION": launch.aws_region,
+    }
+
+
+class ServerDefaults(LaunchDefaults):
+    """What every vLLM-served launch shares besides `LaunchDefaults`."""
+
+    keepalive_seconds: int
+
+    @property
+    def health_path(self) -> str:
+        """vLLM's `/health`: 200 once the engine is ready (a keep-alive proxy in front of it
+        forwards it unchanged)."""
+        return HEALTH_PATH
+
+    @property
+    def sse_keepalive_seconds(self) -> int | None:
+        """vLLM's own `--sse-keep-alive-interval`, or the keep-alive proxy's."""
+        return self.keepalive_seconds
+
+
+@dataclass(frozen=True)
+class VllmLaunch(ServerDefaults):
+    """Settings of one vLLM (GPU) model server. Validated on construction."""
+
+    served_model_name: str
+    """Model id clients send in the OpenAI `model` field."""
+    weights_uri: str
+    """`s3://bucket/prefix/` with safetensors weights, config.json and tokenizer files."""
+    max_model_len: int
+    """Context length (prompt + generation) the KV cache is sized for."""
+    tensor_parallel_size: int = 1
+    """GPUs the model is sharded over."""
+    gpu_memory_utilization: float = 0.9
+    """Fraction of each GPU's memory vLLM may use."""
+    max_num_seqs: int = 256
+    """Maximum concurrent sequences."""
+    dtype: str = "auto"
+    """Weight/activation dtype vLLM takes (`auto`, `bfloat16`, ...)."""
+    kv_cache_dtype: str = "auto"
+    """KV cache dtype."""
+    quantization: str | None = None
+    """Quantization method; None: none or auto-detected."""
+    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
+    """SSE keep-alive interval; at most half the ALB idle timeout."""
+    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
+    """The endpoint's idle timeout (pass the real value); the HTTP keep-alive is set above it."""
+    port: int = DEFAULT_PORT
+    """Container port."""
+    aws_region: str | None = None
+    """Region of the weights bucket for the S3 streamer; None: the SDK's own resolution."""
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+    """Extra `vllm serve` flags; flags the fields above control are rejected."""
+
+    def __post_init__(self) -> None:
+        where = "VllmLaunch"
+        object.__setattr__(self, "extra_args", tuple(self.extra_args))
+        check_server(
+            where,
+            self,
+            "weights_uri",
+            self.weights_uri,
+            {
+                "max_model_len": self.max_model_len,
+                "tensor_parallel_size": self.tensor_parallel_size,
+                "max_num_seqs": self.max_num_seqs,
+            },
+        )
+        tp = self.tensor_parallel_size
+        if tp & (tp - 1):
+            raise EngineLaunchError(f"{where}.tensor_parallel_size {tp} must be a power of two")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise EngineLaunchError(
+                f"{where}.gpu_memory_utilization {self.gpu_memory_utilization} must be in (0, 1]"
+            )
+        if self.dtype not in DTYPES:
+            raise EngineLaunchError(f"{where}.dtype {self.dtype!r} not one of {DTYPES}")
+        for name in ("kv_cache_dtype", "quantization"):
+            value = getattr(self, name)
+            if value is not None and not re.fullmatch(r"[a-z0-9_\-]+", value):
+                raise EngineLaunchError(f"{where}.{name} {value!r} is not a method name")
+        check_managed_flags(self.extra_args, MANAGED_FLAGS, where)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the task must reserve (`resourceRequirements` type GPU)."""
+        return self.tensor_parallel_size
+
+    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
+        """The container's `environment` (sorted; no secrets). The region is the launch's own
+        (`aws_region`), so `region` is not read."""
+        del region
+        return env_list(
+            server_environment(self)
+            | {
+                ENV_WEIGHTS_URI: self.weights_uri,
+                ENV_TENSOR_PARALLEL_SIZE: str(self.tensor_parallel_size),
+                ENV_MAX_MODEL_LEN: str(self.max_model_len),
+                ENV_GPU_MEMORY_UTILIZATION: repr(float(self.gpu_memory_utilization)),
+                ENV_MAX_NUM_SEQS: str(self.max_num_seqs),
+                ENV_DTYPE: self.dtype,
+                ENV_KV_CACHE_DTYPE: self.kv_cache_dtype,
+                ENV_QUANTIZATION: self.quantization,
+            }
+        )
+
+    def metrics_target(self) -> MetricsTarget | None:
+        """vLLM's `/metrics` on the serving port."""
+        return MetricsTarget(METRICS_KIND, self.port)
+
+    def check_task(self, where: str, task: TaskShape) -> None:
+        """GPUs reserved = tensor parallel size; weights read from the task role's S3 prefix."""
+        if task.gpu_count != self.tensor_parallel_size:
+            raise TaskArgsError(
+                f"{where}: gpu_count {task.gpu_count} must equal the tensor parallel size "
+                f"{self.tensor_parallel_size} (vLLM shards the model over exactly that many "
+                "GPUs, and ECS must reserve them)"
+            )
+        if task.neuron_devices:
+            raise TaskArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
+        check_s3_source(where, task, self.weights_uri)
+
+
+class Vllm(Engine):
+    """The `vllm` engine."""
+
+    name = "vllm"
+
+    @property
+    def launch_type(self) -> type[VllmLaunch]:
+        return VllmLaunch
+
+
+ENGINE = register(Vllm())
