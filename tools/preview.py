@@ -766,7 +766,18 @@ def main(argv: list[str] | None = None) -> int:
         print(render_text(result), file=sys.stderr if failed else sys.stdout)
         if args.mermaid and result.resources:
             print("\n```mermaid\n" + render_mermaid(result.resources) + "\n```")
+    _close_event_loop()
     return result.exit_code
+
+
+def _close_event_loop() -> None:
+    """Close the fresh loop the mock runtime leaves set (tools/recording.py), so no loop is
+    left for the interpreter's exit to collect half torn down."""
+    import asyncio
+    import contextlib
+
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_event_loop_policy().get_event_loop().close()
 
 
 if __name__ == "__main__":
