@@ -389,6 +389,7 @@ class PolicyPackProcess:
         organization: str = "organization",
         dry_run: bool = True,
         stack_config: Mapping[str, str] | None = None,
+        configure_stack: bool = True,
         startup_timeout: float = 60.0,
         rpc_timeout: float = 120.0,
     ) -> None:
@@ -398,6 +399,9 @@ class PolicyPackProcess:
         self.stack, self.project, self.organization = stack, project, organization
         self.dry_run = dry_run
         self.stack_config = dict(stack_config or {})
+        # `pulumi policy analyze` (AnalyzeSnapshot) loads packs without analyzer options: no
+        # ConfigureStack and no PULUMI_STACK/PROJECT/DRY_RUN (plugin.NewPolicyAnalyzer, opts nil).
+        self.configure_stack = configure_stack
         self.startup_timeout = startup_timeout
         self.rpc_timeout = rpc_timeout
         self._process: subprocess.Popen[bytes] | None = None
@@ -422,14 +426,15 @@ class PolicyPackProcess:
         if not main.is_file():
             raise PolicyPackError(f"{self.pack_dir}: not a Python policy pack (no __main__.py)")
         env = dict(os.environ)
-        env.update(
-            {
-                "PULUMI_PROJECT": self.project,
-                "PULUMI_STACK": self.stack,
-                "PULUMI_ORGANIZATION": self.organization,
-                "PULUMI_DRY_RUN": "true" if self.dry_run else "false",
-            }
-        )
+        if self.configure_stack:
+            env.update(
+                {
+                    "PULUMI_PROJECT": self.project,
+                    "PULUMI_STACK": self.stack,
+                    "PULUMI_ORGANIZATION": self.organization,
+                    "PULUMI_DRY_RUN": "true" if self.dry_run else "false",
+                }
+            )
         # Lives as long as the process (closed in close()), so no with-block.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         self._process = subprocess.Popen(
@@ -531,7 +536,8 @@ class PolicyPackProcess:
         )
         assert self._stub is not None, "policy pack not started"
         try:
-            self._stub.ConfigureStack(request, timeout=self.rpc_timeout)
+            if self.configure_stack:
+                self._stub.ConfigureStack(request, timeout=self.rpc_timeout)
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.UNIMPLEMENTED:
                 raise PolicyPackError(f"ConfigureStack failed: {error.details()}") from None

@@ -54,6 +54,7 @@ from tools.rehearsal import rehearse
 from tools.rehearsal.iam import EvaluatorUnavailableError, prestart
 from tools.views import DEFAULT_VIEWS, VIEWS
 from tools.views.engine import EngineStack, from_recording
+from tools.views.packs import PackPool, PolicyRunError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -255,92 +256,111 @@ def run_preview(
     prestart()  # the IAM evaluator starts while the program runs
     try:
         settings = read_stack_file(program_dir, stack, stack_file)
-        config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
-        config_values = stack_config_values({"config": config})
-        project = project_name(program_dir)
-        recordings: dict[str, Recording] = {
-            "update": _run(program_dir, project, stack, config_values, "update")
-        }
-        if policy_pack is not None and "new" in views:
-            recordings["new"] = _run(program_dir, project, stack, config_values, "new")
-        recording = recordings["update"]
     except StackFileError as exc:
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-    except pulumi.RunError as exc:
-        # The program reports invalid configuration as RunError before registering anything.
-        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-    except Exception as exc:  # any other failure of the program: reported as one line
-        if type(exc).__name__ == "ConfigError":
-            # A component's own argument check (components/errors.py ConfigError): the config
-            # paths are in the message, nothing is half-created.
-            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-        return PreviewResult(stack, False, EXIT_PROGRAM, error=_program_error(exc, program_dir))
-    timings["program"] = time.perf_counter() - start
+    config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
+    config_values = stack_config_values({"config": config})
+    project = project_name(program_dir)
+    # The packs start while the program runs (tools/views/packs.py).
+    packs = (
+        PackPool(
+            policy_pack,
+            policy_config,
+            views=views,
+            project=project,
+            stack=stack,
+            config=config_values,
+        )
+        if policy_pack is not None
+        else None
+    )
+    try:
+        run = _ProgramRun(program_dir, project, stack, config_values)
+        failed = run.run(("new", "update") if packs is not None and "new" in views else ("update",))
+        timings["program"] = time.perf_counter() - start
+        return failed or _checked(run, packs, views, timings)
+    finally:
+        if packs is not None:
+            packs.close()
 
+
+class _ProgramRun:
+    """The program under the mocks of each view it is run in."""
+
+    def __init__(self, program_dir: Path, project: str, stack: str, config: dict[str, str]):
+        self.program_dir, self.project, self.stack, self.config = (
+            program_dir,
+            project,
+            stack,
+            config,
+        )
+        self.recordings: dict[str, Recording] = {}
+
+    def run(self, views: Sequence[str]) -> PreviewResult | None:
+        """Run under each view's mocks (`update` first); the failure, if the program fails."""
+        stack = self.stack
+        try:
+            for view in sorted(views, key=lambda v: v != "update"):
+                self.recordings[view] = run_program(
+                    self.program_dir,
+                    project=self.project,
+                    stack=stack,
+                    config=self.config,
+                    view=view,
+                )
+        except pulumi.RunError as exc:
+            # The program reports invalid configuration as RunError before registering anything.
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+        except Exception as exc:  # any other failure of the program: reported as one line
+            if type(exc).__name__ == "ConfigError":
+                # A component's own argument check (components/errors.py ConfigError): the
+                # config paths are in the message, nothing is half-created.
+                return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+            return PreviewResult(
+                stack, False, EXIT_PROGRAM, error=_program_error(exc, self.program_dir)
+            )
+        return None
+
+    def engine_stacks(self, views: Sequence[str]) -> list[EngineStack]:
+        """Each view as the engine sends it (`state` from the `update` run: its answers are
+        the stored outputs)."""
+        return [
+            from_recording(
+                self.recordings["new" if view == "new" else "update"],
+                view,
+                project=self.project,
+                stack=self.stack,
+                config=self.config,
+            )
+            for view in views
+        ]
+
+
+def _checked(
+    run: _ProgramRun, packs: PackPool | None, views: Sequence[str], timings: dict[str, float]
+) -> PreviewResult:
+    """The fidelity checks, the runtime rehearsal and the policy pack on a program run."""
+    stack, recording = run.stack, run.recordings["update"]
     start = time.perf_counter()
-    findings = check_resources(recording.resources, config_values)
+    findings = check_resources(recording.resources, run.config)
     timings["fidelity"] = time.perf_counter() - start
     if findings:
-        from_config = any(f.config_paths for f in findings)
-        noun = "problem" if len(findings) == 1 else "problems"
-        lines = [
-            f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
-            "`pulumi up` would stop):"
-        ]
-        lines += [f"  - {f}" for f in findings]
-        return PreviewResult(
-            stack,
-            False,
-            EXIT_CONFIG if from_config else EXIT_REJECTED,
-            error="\n".join(lines),
-            resources=recording.resources,
-            outputs=recording.outputs,
-            timings=timings,
-            findings=findings,
-        )
-
+        return _rejected(stack, recording, timings, findings)
     start = time.perf_counter()
     try:
         rehearsal = rehearse(
-            recording.resources, config_values.get("aws:region") or "us-east-1", ACCOUNT_ID
+            recording.resources, run.config.get("aws:region") or "us-east-1", ACCOUNT_ID
         )
     except EvaluatorUnavailableError as exc:
         return PreviewResult(stack, False, EXIT_PROGRAM, error=f"runtime rehearsal: {exc}")
     timings["rehearsal"] = time.perf_counter() - start
     if rehearsal.findings:
-        noun = "problem" if len(rehearsal.findings) == 1 else "problems"
-        lines = [
-            f"the runtime rehearsal found what AWS would refuse once the stack exists "
-            f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
-        ]
-        lines += [f"  - {f}" for f in rehearsal.findings]
-        return PreviewResult(
-            stack,
-            False,
-            EXIT_REJECTED,
-            error="\n".join(lines),
-            resources=recording.resources,
-            outputs=recording.outputs,
-            timings=timings,
-            findings=rehearsal.findings,
-            notes=rehearsal.notes,
-        )
-
+        return _rehearsal_failed(stack, recording, timings, rehearsal)
     violations: list[Any] = []
-    if policy_pack is not None:
+    if packs is not None:
         start = time.perf_counter()
-        engine_stacks = [
-            from_recording(
-                recordings["new" if view == "new" else "update"],
-                view,
-                project=project,
-                stack=stack,
-                config=config_values,
-            )
-            for view in views
-        ]
         try:
-            violations = analyze_views(engine_stacks, policy_pack, policy_config)
+            violations = packs.analyze(run.engine_stacks(views))
         except PolicyRunError as exc:
             return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
         timings["policy"] = time.perf_counter() - start
@@ -354,50 +374,53 @@ def run_preview(
             violations=violations,
             timings=timings,
             notes=rehearsal.notes,
-            views=tuple(views) if policy_pack is not None else (),
+            views=tuple(views) if packs is not None else (),
         )
     )
 
 
-def _run(
-    program_dir: Path, project: str, stack: str, config: dict[str, str], view: str
-) -> Recording:
-    return run_program(program_dir, project=project, stack=stack, config=config, view=view)
+def _rejected(
+    stack: str, recording: Recording, timings: dict[str, float], findings: list[Finding]
+) -> PreviewResult:
+    from_config = any(f.config_paths for f in findings)
+    noun = "problem" if len(findings) == 1 else "problems"
+    lines = [
+        f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
+        "`pulumi up` would stop):"
+    ]
+    lines += [f"  - {f}" for f in findings]
+    return PreviewResult(
+        stack,
+        False,
+        EXIT_CONFIG if from_config else EXIT_REJECTED,
+        error="\n".join(lines),
+        resources=recording.resources,
+        outputs=recording.outputs,
+        timings=timings,
+        findings=findings,
+    )
 
 
-class PolicyRunError(Exception):
-    """The policy config breaks a rule's schema, or the pack does not start: a configuration
-    error of the run."""
-
-
-def analyze_views(
-    stacks: Sequence[EngineStack], policy_pack: Path, policy_config: dict[str, Any] | None
-) -> list[Any]:
-    """Every violation of the pack in each stack view, in view order. Views of the same dry
-    run share one pack process (the engine configures a pack once per run)."""
-    from tools.analyzer_client import PolicyConfigError, PolicyPackError, PolicyPackProcess
-
-    violations: list[Any] = []
-    for dry_run in (True, False):
-        group = [s for s in stacks if s.dry_run == dry_run]
-        if not group:
-            continue
-        first = group[0]
-        try:
-            with PolicyPackProcess(
-                policy_pack,
-                config=policy_config,
-                stack=first.stack,
-                project=first.project,
-                dry_run=dry_run,
-                stack_config=first.config,
-            ) as pack:
-                for engine_stack in group:
-                    violations += pack.analyze_view(engine_stack)
-        except (PolicyConfigError, PolicyPackError) as exc:
-            raise PolicyRunError(f"policy pack: {exc}") from None
-    order = {s.view: n for n, s in enumerate(stacks)}
-    return sorted(violations, key=lambda v: order[v.view])
+def _rehearsal_failed(
+    stack: str, recording: Recording, timings: dict[str, float], rehearsal: Any
+) -> PreviewResult:
+    noun = "problem" if len(rehearsal.findings) == 1 else "problems"
+    lines = [
+        f"the runtime rehearsal found what AWS would refuse once the stack exists "
+        f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
+    ]
+    lines += [f"  - {f}" for f in rehearsal.findings]
+    return PreviewResult(
+        stack,
+        False,
+        EXIT_REJECTED,
+        error="\n".join(lines),
+        resources=recording.resources,
+        outputs=recording.outputs,
+        timings=timings,
+        findings=rehearsal.findings,
+        notes=rehearsal.notes,
+    )
 
 
 def _verdict(result: PreviewResult) -> PreviewResult:
@@ -424,7 +447,15 @@ def run_audit(
         return PreviewResult("unknown", False, EXIT_CONFIG, error=str(exc))
     start = time.perf_counter()
     try:
-        violations = analyze_views([snapshot], policy_pack, policy_config)
+        with PackPool(
+            policy_pack,
+            policy_config,
+            views=("state",),
+            project=snapshot.project,
+            stack=snapshot.stack,
+            config=snapshot.config,
+        ) as packs:
+            violations = packs.analyze([snapshot])
     except PolicyRunError as exc:
         return PreviewResult(snapshot.stack, False, EXIT_CONFIG, error=str(exc))
     return _verdict(

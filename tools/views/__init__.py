@@ -79,7 +79,8 @@ def run_pack(
     pack: Any = None,
 ) -> list[Any]:
     """Run the policy pack on `source` (see `engine_stack`) in `view`, as the engine would:
-    ConfigureStack with the stack, project, config and dry-run flag of the view, then
+    ConfigureStack with the stack, project, config and dry-run flag of a preview (`new`,
+    `update`; `state` is analysed unconfigured, as `pulumi policy analyze` does), then
     Analyze on the checked inputs and AnalyzeStack on the outputs. Returns the
     `tools.analyzer_client.PolicyViolation`s in the order the pack gave them.
 
@@ -99,5 +100,6 @@ def run_pack(
         project=engine.project,
         dry_run=engine.dry_run,
         stack_config=engine.config,
+        configure_stack=engine.dry_run,
     ) as process:
         return process.analyze_view(engine)
