@@ -108,3 +108,23 @@ def test_a_logs_bucket_under_a_kms_key_is_refused(prod: PreviewResult) -> None:
     resources = edited(prod, encryption, "inference-edge-logs-encryption", kms)
     (finding,) = rehearse(resources, "us-east-1", ACCOUNT_ID).findings
     assert "ELB access logs need SSE-S3" in finding.message
+
+
+def test_a_worker_key_the_gateway_refuses_fails_the_rehearsal() -> None:
+    """A program of its own wiring a worker to a database-less gateway with another key."""
+    agents = run_preview("agents", policy_pack=None)
+    assert agents.ok, agents.error
+    other = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/other-key-AbCdEf"
+
+    def other_key(inputs: dict[str, Any]) -> None:
+        containers = json.loads(inputs["containerDefinitions"])
+        for secret in containers[0]["secrets"]:
+            if secret["name"] == "GATEWAY_API_KEY":
+                secret["valueFrom"] = other
+        inputs["containerDefinitions"] = json.dumps(containers)
+
+    task = "aws:ecs/taskDefinition:TaskDefinition"
+    resources = edited(agents, task, "inference-summarise-task", other_key)
+    messages = [f.message for f in rehearse(resources, "us-east-1", ACCOUNT_ID).findings]
+    assert any("container worker: GATEWAY_API_KEY is " + other in m for m in messages), messages
+    assert any("every job would get 401" in m for m in messages)
