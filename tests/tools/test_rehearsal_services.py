@@ -128,3 +128,22 @@ def test_a_worker_key_the_gateway_refuses_fails_the_rehearsal() -> None:
     messages = [f.message for f in rehearse(resources, "us-east-1", ACCOUNT_ID).findings]
     assert any("container worker: GATEWAY_API_KEY is " + other in m for m in messages), messages
     assert any("every job would get 401" in m for m in messages)
+
+
+def test_a_profile_grant_missing_a_destination_region_fails_the_rehearsal() -> None:
+    """Calling through an inference profile is authorised on the profile and on the model in
+    the Region the profile picks: a grant without one of them fails at some request."""
+    agents = run_preview("agents", policy_pack=None)
+    west = "arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0"
+
+    def without_west(inputs: dict[str, Any]) -> None:
+        doc = json.loads(inputs["policy"])
+        doc["Statement"][0]["Resource"].remove(west)
+        inputs["policy"] = json.dumps(doc)
+
+    resources = edited(agents, POLICY, "inference-gateway-bedrock", without_west)
+    messages = [f.message for f in rehearse(resources, "us-east-1", ACCOUNT_ID).findings]
+    assert messages and all(f"on {west} is denied" in m for m in messages), messages
+    assert all(
+        "container litellm" in m and "serve claude-haiku from Bedrock" in m for m in messages
+    )
