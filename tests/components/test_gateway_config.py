@@ -11,11 +11,10 @@ import re
 
 import pytest
 import yaml
-
-from ecs_inference.contracts.bedrock import PROFILE_GEOGRAPHIES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ecs_inference.contracts.bedrock import PROFILE_GEOGRAPHIES
 from ecs_inference.services.gateway_db import POSTGRES_PORT
 from ecs_inference.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
