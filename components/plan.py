@@ -1358,7 +1358,7 @@ def build_plan(
         if config.gateway is None
         else worker_specs.GatewayKeys(
             config.gateway.master_key_secret_arn,
-            database=config.gateway.database is not None and config.gateway.database.enabled,
+            database=config.gateway.database.enabled,
         ),
     )
     issues += worker_issues
