@@ -9,7 +9,7 @@ from ecs_inference import sizing
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.contracts import litellm
+from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.plan.services import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
@@ -148,13 +148,30 @@ def bedrock_routes(
                 ConfigIssue(
                     where,
                     f"{model_id!r} is not a Bedrock model id (provider.model-version:revision, "
-                    "e.g. anthropic.claude-3-5-haiku-20241022-v1:0, optionally with an inference "
+                    "e.g. anthropic.claude-haiku-4-5-20251001-v1:0, optionally with an inference "
                     f"profile prefix {'/'.join(BEDROCK_PROFILE_PREFIXES)})",
                 )
             )
+        elif (problem := bedrock_model_problem(model_id, region)) is not None:
+            issues.append(ConfigIssue(where, problem))
         elif region is not None:
             routes.append(BedrockRoute(name, model_id, region))
     return tuple(routes), issues
+
+
+def bedrock_model_problem(model_id: str, region: str | None) -> str | None:
+    """Why Bedrock would refuse to invoke `model_id` (None: it would not): a retired model, or
+    one it serves only through an inference profile (`contracts/bedrock.py`, with sources)."""
+    model = bedrock.foundation_model_id(model_id)
+    if model in bedrock.RETIRED:
+        end, successor = bedrock.RETIRED[model]
+        return f"{model} reached its Bedrock end of life on {end}: use {successor}"
+    if model_id in bedrock.PROFILES_ONLY and region is not None:
+        return (
+            f"Bedrock does not invoke {model_id} on demand ({bedrock.PROFILES_ONLY[model_id]}): "
+            f"name its inference profile, {bedrock.profile_for(model_id, region)}"
+        )
+    return None
 
 
 def gateway_service(

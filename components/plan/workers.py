@@ -16,6 +16,7 @@ from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
+from ecs_inference.contracts.worker import ENV_API_KEY
 from ecs_inference.specs import operations as ops
 from ecs_inference.specs.worker import QueueWorkerSpec, from_zero_steps
 
@@ -100,13 +101,38 @@ def backlog_target(
     return acceptable_latency_seconds / job_seconds * concurrency
 
 
+@dataclass(frozen=True)
+class GatewayKeys:
+    """The keys the gateway accepts: its master key's secret, and with a `database` the virtual
+    keys stored there as well (without one, LiteLLM knows no key but the master key)."""
+
+    master_key_secret_arn: str
+    database: bool = False
+
+
+def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
+    """A worker key the gateway would refuse: without a database, any but the master key."""
+    given = cfg.secrets.get(ENV_API_KEY)
+    if keys.database or given is None or given == keys.master_key_secret_arn:
+        return None
+    return ConfigIssue(
+        f"platform.workers.{name}.secrets.{ENV_API_KEY}",
+        f"the gateway has no database, so it accepts no key but its master key "
+        f"(platform.gateway.masterKeySecretArn); {given} would get 401 on every job: leave "
+        f"{ENV_API_KEY} unset (the platform passes the master key) or enable "
+        "platform.gateway.database and issue the worker a virtual key",
+    )
+
+
 def _checked(
-    name: str, cfg: WorkerConfig, has_gateway: bool
+    name: str, cfg: WorkerConfig, gateway: GatewayKeys | None
 ) -> tuple[tuple[VisibilityTimeout, float, sizing.FargateSize] | None, list[ConfigIssue]]:
     """The worker's visibility timeout, backlog target and size, or every problem found."""
     base = f"platform.workers.{name}"
     found: list[ConfigIssue] = []
-    if not has_gateway:
+    if gateway is not None and (key := api_key_issue(name, cfg, gateway)):
+        found.append(key)
+    if gateway is None:
         found.append(
             ConfigIssue(
                 base,
@@ -143,15 +169,18 @@ def _checked(
 
 
 def worker_service(
-    name: str, cfg: WorkerConfig, *, has_gateway: bool
+    name: str, cfg: WorkerConfig, *, gateway: GatewayKeys | None
 ) -> tuple[QueueWorkerSpec | None, list[str], list[ConfigIssue]]:
-    """The worker's spec, its decision lines and the problems found; a worker calls models
-    through the gateway, so a stack without one (`has_gateway` False) cannot run it."""
-    checked, found = _checked(name, cfg, has_gateway)
-    if checked is None:
+    """The worker's spec, its decision lines and the problems found. A worker calls models
+    through the gateway (None: the stack has none, so it cannot run); one without its own
+    `GATEWAY_API_KEY` gets the gateway's master key."""
+    checked, found = _checked(name, cfg, gateway)
+    if checked is None or gateway is None:
         return None, [], found
     visibility, target, size = checked
     assert cfg.image is not None  # required by the config
+    secrets = dict(cfg.secrets)
+    secrets.setdefault(ENV_API_KEY, gateway.master_key_secret_arn)
     spec = QueueWorkerSpec(
         worker=name,
         image=cfg.image,
@@ -170,7 +199,7 @@ def worker_service(
         kms_key_id=cfg.kms_key_id,
         result_queue=cfg.result_queue,
         environment=dict(cfg.environment),
-        secrets=dict(cfg.secrets),
+        secrets=secrets,
         log_retention_days=cfg.log_retention_days,
     )
     return spec, _decisions(spec, cfg, visibility, size), []
@@ -210,10 +239,12 @@ def plan_workers(
     cfg: StackConfig, issues: Issues
 ) -> tuple[dict[str, QueueWorkerSpec], dict[str, list[str]]]:
     """Every worker's spec and decisions."""
+    gw = cfg.gateway
+    keys = None if gw is None else GatewayKeys(gw.master_key_secret_arn, gw.database.enabled)
     specs: dict[str, QueueWorkerSpec] = {}
     decisions: dict[str, list[str]] = {}
     for name, worker in cfg.workers.items():
-        spec, lines, found = worker_service(name, worker, has_gateway=cfg.gateway is not None)
+        spec, lines, found = worker_service(name, worker, gateway=keys)
         issues.extend(found)
         if spec is not None:
             specs[name] = spec

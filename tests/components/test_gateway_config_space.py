@@ -10,15 +10,16 @@ from pydantic import ValidationError
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.plan.gateway import gateway_service
-from ecs_inference.plan.workers import worker_service
+from ecs_inference.plan.workers import GatewayKeys, worker_service
 from ecs_inference.specs.gateway import ServiceTarget
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"
+KEYS = GatewayKeys(MASTER)
 names = st.from_regex(r"[a-z][a-z0-9-]{0,12}[a-z0-9]", fullmatch=True)
 model_ids = st.sampled_from(
     [
-        "anthropic.claude-3-5-haiku-20241022-v1:0",
+        "amazon.nova-lite-v1:0",
         "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
         "meta.llama3-1-70b-instruct-v1:0",
         "not a model",
@@ -93,7 +94,7 @@ def test_any_accepted_worker_plans_or_names_its_paths(raws, has_gateway):
             continue
     specs, issues = {}, []
     for name, cfg in workers.items():
-        spec, _, found = worker_service(name, cfg, has_gateway=has_gateway)
+        spec, _, found = worker_service(name, cfg, gateway=KEYS if has_gateway else None)
         issues += found
         if spec is not None:
             specs[name] = spec

@@ -10,11 +10,12 @@ from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
 from ecs_inference.plan.gateway import gateway_database, gateway_service
-from ecs_inference.plan.workers import worker_service
+from ecs_inference.plan.workers import GatewayKeys, worker_service
 from ecs_inference.specs.gateway import ServiceTarget
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"
+KEYS = GatewayKeys(MASTER)
 TARGETS = {
     "llama": ServiceTarget("llama", "llama-3.1-8b", "llama.inference", 8000, 300),
     "qwen": ServiceTarget("qwen", "qwen", "qwen.inference", 8000, 600),
@@ -49,7 +50,7 @@ def test_route_to_a_model_that_does_not_exist():
 
 
 def test_bedrock_models_without_a_region():
-    cfg = gateway(bedrock={"models": {"haiku": "anthropic.claude-3-5-haiku-20241022-v1:0"}})
+    cfg = gateway(bedrock={"models": {"haiku": "amazon.nova-lite-v1:0"}})
     _, _, issues = gateway_service(cfg, TARGETS, service_names=["llama", "qwen"])
     assert [i.path for i in issues] == ["platform.gateway.bedrock.region"]
 
@@ -91,7 +92,7 @@ def test_database_option_with_salt_is_accepted():
 
 def test_worker_plan_derives_visibility_and_target():
     spec, lines, issues = worker_service(
-        "summarise", WorkerConfig.model_validate(WORKER), has_gateway=True
+        "summarise", WorkerConfig.model_validate(WORKER), gateway=KEYS
     )
     assert not issues and spec is not None
     assert spec.visibility_timeout_seconds == 990
@@ -103,14 +104,14 @@ def test_worker_plan_derives_visibility_and_target():
 
 def test_worker_whose_job_exceeds_the_sqs_visibility_limit():
     cfg = WorkerConfig.model_validate({**WORKER, "maxJobSeconds": 50_000})
-    _, _, issues = worker_service("summarise", cfg, has_gateway=True)
+    _, _, issues = worker_service("summarise", cfg, gateway=KEYS)
     assert [i.path for i in issues] == ["platform.workers.summarise.maxJobSeconds"]
     assert "43200" in issues[0].message
 
 
 def test_worker_problems_are_all_reported_with_their_paths():
     cfg = WorkerConfig.model_validate({**WORKER, "jobSeconds": 1000, "cpu": 256, "memoryMib": 4096})
-    _, _, issues = worker_service("w", cfg, has_gateway=False)
+    _, _, issues = worker_service("w", cfg, gateway=None)
     assert sorted(i.path for i in issues) == [
         "platform.workers.w",
         "platform.workers.w.cpu",
