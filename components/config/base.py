@@ -14,6 +14,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails, InitErrorDetails
 
 from ecs_inference.contracts import aws_limits
 from ecs_inference.specs.names import NAME_PATTERN
@@ -75,3 +76,27 @@ class Section(BaseModel):
         populate_by_name=True,
         str_strip_whitespace=True,
     )
+
+    @classmethod
+    def registered_keys(cls) -> dict[str, type[BaseModel] | None]:
+        """Keys the section takes besides its fields, from what is registered at validation
+        time (an engine's settings): key -> its schema when it is a section, else None."""
+        return {}
+
+
+def error_details(error: ErrorDetails, prefix: tuple[str | int, ...] = ()) -> InitErrorDetails:
+    """A validation error of a nested schema, re-raised at `prefix` within its section (for
+    sections that validate some keys with a schema of their own)."""
+    details: InitErrorDetails = {
+        "type": error["type"],
+        "loc": (*prefix, *error["loc"]),
+        "input": error["input"],
+    }
+    if "ctx" in error:
+        details["ctx"] = error["ctx"]
+    return details
+
+
+def value_error(message: str) -> InitErrorDetails:
+    """A `ValueError`-style validation error (`message`) at the section itself."""
+    return {"type": "value_error", "loc": (), "input": None, "ctx": {"error": ValueError(message)}}

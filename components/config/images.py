@@ -2,31 +2,83 @@
 
 from __future__ import annotations
 
-from ecs_inference.config.base import Image, Section
+from collections.abc import Mapping
+from typing import Any, cast
+
+from pydantic import (
+    BaseModel,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
+
+from ecs_inference import engines
+from ecs_inference.config.base import Image, Section, error_details
+
+_IMAGE = TypeAdapter(Image)
+
+
+def engine_image_keys() -> tuple[str, ...]:
+    """The `images.<engine>` keys: every registered engine with a default image."""
+    return tuple(e.name for e in engines.registered() if e.default_image)
 
 
 class ImagesConfig(Section):
     """Default container images per engine; a service may override with its own `image`.
 
     Pin by tag or digest (CI feeds digests from the image build). With `build: true` the stack
-    builds and pushes the images its services need instead (see `build`)."""
+    builds and pushes the images its services need instead (see `build`). Each engine with an
+    image under `images/<engine>` has its key here (`images.<engine>`, built from that
+    directory)."""
 
     build: bool = False
     """Build the images from this repository's `images/<engine>/` and push them to ECR
     repositories the stack owns (needs Docker with buildx where `pulumi up` runs); false: CI
     builds and feeds digests. An explicit reference still wins: a service's own `image`, then
-    `images.vllm`/`neuron`/`reranker`; only images no service gets that way are built."""
+    `images.<engine>`/`reranker`; only images no service gets that way are built."""
 
-    vllm: Image | None = None
-    """Image for `engine: vllm` services (built from images/vllm)."""
-    neuron: Image | None = None
-    """Image for `engine: neuron` services (built from images/neuron)."""
     reranker: Image | None = None
     """Image for re-rankers (built from images/reranker)."""
-    sglang: Image | None = None
-    """Image for `engine: sglang` services (built from images/sglang)."""
-    tgi: Image | None = None
-    """Image for `engine: tgi` services (built from images/tgi)."""
     metrics: Image | None = None
     """Metrics sidecar image, run next to every model and re-ranker (built from images/metrics,
     for x86_64 and ARM64). Needed unless `operations.metricsSidecar` is false."""
+
+    _engine_images: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _engine_keys(cls, data: Any, handler: ModelWrapValidatorHandler[ImagesConfig]) -> Any:
+        """`images.<engine>` keys, each a pinned image."""
+        if not isinstance(data, Mapping):
+            return handler(data)
+        rest = dict(cast("Mapping[str, Any]", data))
+        found: dict[str, str] = {}
+        errors: list[InitErrorDetails] = []
+        for key in engine_image_keys():
+            value = rest.pop(key, None)
+            if value is None:
+                continue
+            try:
+                found[key] = _IMAGE.validate_python(value)
+            except ValidationError as exc:
+                errors += [error_details(e, (key,)) for e in exc.errors()]
+        try:
+            images = handler(rest)
+        except ValidationError as exc:
+            errors += [error_details(e) for e in exc.errors()]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        images._engine_images = found
+        return images
+
+    @classmethod
+    def registered_keys(cls) -> dict[str, type[BaseModel] | None]:
+        """`images.<engine>` of every registered engine with a default image."""
+        return dict.fromkeys(engine_image_keys())
+
+    def for_engine(self, engine: str) -> str | None:
+        """`images.<engine>`: the default image of the engine's services; None: unset."""
+        return self._engine_images.get(engine)
