@@ -12,7 +12,6 @@ registers nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -24,14 +23,12 @@ from ecs_inference.capacity.asg_pool import (
     GpuAsgPoolArgs,
     InferentiaPool,
     InferentiaPoolArgs,
-    PoolArgs,
 )
 from ecs_inference.capacity.managed_instances_pool import (
     ManagedInstancesPool,
     ManagedInstancesPoolArgs,
 )
 from ecs_inference.cluster import Cluster, ClusterArgs
-from ecs_inference.contracts import litellm
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.network import Network, NetworkArgs
@@ -43,7 +40,12 @@ from ecs_inference.operations import (
     WorkerWatch,
 )
 from ecs_inference.plan import Plan, pool_resource_name
-from ecs_inference.services.base import EfsAccess, ServiceWiring, exec_log_group_name
+from ecs_inference.services.base import (
+    ClusterWiring,
+    EfsAccess,
+    ServiceWiring,
+    exec_log_group_name,
+)
 from ecs_inference.services.gateway import (
     LiteLLMGateway,
     LiteLLMGatewayArgs,
@@ -56,7 +58,7 @@ from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import GatewayPlan
 from ecs_inference.specs.operations import Subscription
-from ecs_inference.specs.service_connect import Namespace, private_host
+from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
 _Args = TypeVar("_Args")
@@ -69,16 +71,13 @@ def with_wiring(cls: type[_Args], spec: Any, **wiring: Any) -> _Args:
     return cls(**{**values, **wiring})
 
 
-def _image(image: str | None, built: str, built_images: Mapping[str, pulumi.Input[str]]):
-    """The configured reference, else the digest reference of the stack's build of `built`."""
-    return image if image is not None else built_images[built]
-
-
 class InferencePlatform(pulumi.ComponentResource):
-    """Everything one stack deploys. Attributes: `images` (ImageBuilds, or None unless
-    `images.build`), `network`, `cluster`, `pools` (by pool name),
-    `capacity_providers` (the cluster association), `endpoint`, `models` and `rerankers` (by
-    service name), `plan`."""
+    """Everything one stack deploys. Attributes: `plan`, `images` (ImageBuilds, or None unless
+    `images.build`), `network`, `cluster`, `pools` (by pool name), `capacity_providers` (the
+    cluster association), `endpoint`, `weight_stores` (by store), `namespace` and
+    `gateway_security_group` (None without the gateway), `models` and `rerankers` (by service
+    name), `gateway` and `gateway_database` (None unless configured), `workers` (by name),
+    `operations`."""
 
     def __init__(
         self,
@@ -87,86 +86,12 @@ class InferencePlatform(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("ecs-inference:index:InferencePlatform", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        cfg = plan.config
+        self._name = name
+        self._child = pulumi.ResourceOptions(parent=self)
         self.plan = plan
-        self.images: ImageBuilds | None = None
-        if plan.builds:
-            self.images = ImageBuilds(
-                f"{name}-images",
-                ImageBuildsArgs(
-                    images=plan.builds,
-                    # ECR names are lowercase; Pulumi stack names need not be.
-                    repository_prefix=f"{pulumi.get_project()}/{pulumi.get_stack()}".lower(),
-                ),
-                opts=child,
-            )
-        built_images = dict(self.images.references) if self.images else {}
-
-        self.network = Network(
-            f"{name}-net",
-            NetworkArgs(
-                cidr_block=cfg.network.cidr_block,
-                az_count=cfg.network.availability_zones,
-                az_names=cfg.network.availability_zone_names,
-                nat_per_az=cfg.network.nat_gateways == "perAz",
-                vpc_endpoints=cfg.network.vpc_endpoints,
-            ),
-            opts=child,
-        )
-        self.cluster = Cluster(
-            f"{name}-ecs",
-            ClusterArgs(
-                container_insights=cfg.cluster.container_insights,
-                # Session logging only exists where ECS Exec is switched on.
-                execute_command_logging=cfg.cluster.execute_command
-                and cfg.cluster.execute_command_logging,
-                exec_log_group_name=exec_log_group_name(),
-            ),
-            opts=child,
-        )
-        self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
-        for pool_name, pool in plan.pools.items():
-            if pool.managed:
-                self.pools[pool_name] = ManagedInstancesPool(
-                    pool_resource_name(name, pool_name),
-                    ManagedInstancesPoolArgs(
-                        # Managed Instances providers belong to one cluster (required by the
-                        # provider for this kind).
-                        cluster_name=self.cluster.name,
-                        vpc_id=self.network.vpc_id,
-                        subnet_ids=self.network.private_subnet_ids,
-                        requirements=pool.requirements,
-                        options=pool.managed_options,
-                    ),
-                    opts=child,
-                )
-                continue
-            component, args_cls = (
-                (GpuAsgPool, GpuAsgPoolArgs)
-                if pool.kind == "gpu"
-                else (InferentiaPool, InferentiaPoolArgs)
-            )
-            args: PoolArgs = with_wiring(
-                args_cls,
-                pool.spec,
-                cluster_name=self.cluster.name,
-                vpc_id=self.network.vpc_id,
-                subnet_ids=self.network.private_subnet_ids,
-            )
-            self.pools[pool_name] = component(pool_resource_name(name, pool_name), args, opts=child)
-        # One association per cluster: every ASG pool plus Fargate for the re-rankers. A
-        # Managed Instances provider is created inside its cluster, and PutClusterCapacityProviders
-        # refuses it ("Cannot associate Managed Instances capacity provider to clusters using
-        # this API"), so it is left out; its services depend on the provider itself.
-        self.capacity_providers = self.cluster.associate_capacity_providers(
-            [
-                p.capacity_provider
-                for p in self.pools.values()
-                if not isinstance(p, ManagedInstancesPool)
-            ],
-            fargate=True,
-        )
+        self._images(plan)
+        self._foundation(plan)
+        self._pools(plan)
         self.endpoint = Endpoint(
             f"{name}-edge",
             with_wiring(
@@ -179,9 +104,8 @@ class InferencePlatform(pulumi.ComponentResource):
                     else self.network.private_subnet_ids
                 ),
             ),
-            opts=child,
+            opts=self._child,
         )
-
         wiring = ServiceWiring(
             cluster_arn=self.cluster.arn,
             vpc_id=self.network.vpc_id,
@@ -193,76 +117,173 @@ class InferencePlatform(pulumi.ComponentResource):
             # with yet.
             service_depends_on=(self.capacity_providers,),
         )
-        wired = {f.name: getattr(wiring, f.name) for f in fields(wiring)}
         self.weight_stores = self._weight_stores(name, plan)
-
-        # Private routes: the namespace, and the gateway's group before the model services,
-        # which admit it (the gateway's own rules are standalone resources, see gateway.py).
-        self.namespace: aws.servicediscovery.HttpNamespace | None = None
-        if plan.service_connect_namespace is not None:
-            self.namespace = aws.servicediscovery.HttpNamespace(
-                f"{name}-routes",
-                name=plan.service_connect_namespace,
-                description="Private service-to-service routes (ECS Service Connect)",
-                opts=child,
-            )
-        self.gateway_security_group: aws.ec2.SecurityGroup | None = None
-        model_wiring: dict[str, Any] = {}
-        if plan.gateway is not None and self.namespace is not None:
-            self.gateway_security_group = gateway_security_group(
-                f"{name}-gateway", vpc_id=self.network.vpc_id, opts=child
-            )
-            model_wiring = {
-                "client_security_group_ids": (self.gateway_security_group.id,),
-                "service_connect_namespace": self._routes(plan),
-            }
-        self.models: dict[str, ModelService] = {
-            m.name: ModelService(
-                f"{name}-{m.name}",
-                with_wiring(
-                    ModelServiceArgs,
-                    m.spec,
-                    **{**wired, **model_wiring},
-                    image=_image(m.image, m.config.engine, built_images),
-                    capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
-                    weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
-                    metrics_image=(
-                        _image(m.metrics_image, "metrics", built_images)
-                        if m.metrics_sidecar
-                        else None
-                    ),
-                ),
-                opts=child,
-            )
-            for m in plan.models.values()
-        }
-        self.rerankers: dict[str, FargateReranker] = {
-            r.name: FargateReranker(
-                f"{name}-{r.name}",
-                with_wiring(
-                    FargateRerankerArgs,
-                    r.spec,
-                    **wired,
-                    image=_image(r.image, "reranker", built_images),
-                    metrics_image=(
-                        _image(r.metrics_image, "metrics", built_images)
-                        if r.metrics_sidecar
-                        else None
-                    ),
-                ),
-                opts=child,
-            )
-            for r in plan.rerankers.values()
-        }
+        self._private_routes(plan)
+        self._services(plan, wiring)
         self.gateway: LiteLLMGateway | None = None
         self.gateway_database: GatewayDatabase | None = None
         self.workers: dict[str, QueueWorker] = {}
         if plan.gateway is not None:
             self._build_gateway(name, plan, plan.gateway, wiring)
         # After the gateway and workers: their alarms and dashboard rows watch them too.
-        ops = cfg.operations
+        self._operations(plan)
+        self.register_outputs(
+            {
+                "vpcId": self.network.vpc_id,
+                "clusterName": self.cluster.name,
+                "endpointDns": self.endpoint.dns_name,
+            }
+        )
+
+    def _images(self, plan: Plan) -> None:
+        """The stack's own image builds (`images.build`), and the references of what it built."""
+        self.images: ImageBuilds | None = None
+        if plan.builds:
+            self.images = ImageBuilds(
+                f"{self._name}-images",
+                ImageBuildsArgs(
+                    images=plan.builds,
+                    # ECR names are lowercase; Pulumi stack names need not be.
+                    repository_prefix=f"{pulumi.get_project()}/{pulumi.get_stack()}".lower(),
+                ),
+                opts=self._child,
+            )
+        self._built: dict[str, pulumi.Input[str]] = (
+            dict(self.images.references) if self.images else {}
+        )
+
+    def _image(self, image: str | None, built: str) -> pulumi.Input[str]:
+        """The configured reference, else the digest reference of the stack's build of `built`."""
+        return image if image is not None else self._built[built]
+
+    def _foundation(self, plan: Plan) -> None:
+        network, cluster = plan.config.network, plan.config.cluster
+        self.network = Network(
+            f"{self._name}-net",
+            NetworkArgs(
+                cidr_block=network.cidr_block,
+                az_count=network.availability_zones,
+                az_names=network.availability_zone_names,
+                nat_per_az=network.nat_gateways == "perAz",
+                vpc_endpoints=network.vpc_endpoints,
+            ),
+            opts=self._child,
+        )
+        self.cluster = Cluster(
+            f"{self._name}-ecs",
+            ClusterArgs(
+                container_insights=cluster.container_insights,
+                # Session logging only exists where ECS Exec is switched on.
+                execute_command_logging=cluster.execute_command and cluster.execute_command_logging,
+                exec_log_group_name=exec_log_group_name(),
+            ),
+            opts=self._child,
+        )
+
+    def _pools(self, plan: Plan) -> None:
+        """Every pool, then the cluster's one capacity provider association."""
+        self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
+        placed = {
+            "cluster_name": self.cluster.name,
+            "vpc_id": self.network.vpc_id,
+            "subnet_ids": self.network.private_subnet_ids,
+        }
+        for pool_name, pool in plan.pools.items():
+            resource_name = pool_resource_name(self._name, pool_name)
+            if pool.managed:
+                self.pools[pool_name] = ManagedInstancesPool(
+                    resource_name,
+                    # Managed Instances providers belong to one cluster (required by the
+                    # provider for this kind).
+                    ManagedInstancesPoolArgs(
+                        **placed, requirements=pool.requirements, options=pool.managed_options
+                    ),
+                    opts=self._child,
+                )
+            elif pool.kind == "gpu":
+                args = with_wiring(GpuAsgPoolArgs, pool.spec, **placed)
+                self.pools[pool_name] = GpuAsgPool(resource_name, args, opts=self._child)
+            else:
+                args = with_wiring(InferentiaPoolArgs, pool.spec, **placed)
+                self.pools[pool_name] = InferentiaPool(resource_name, args, opts=self._child)
+        # One association per cluster: every ASG pool plus Fargate for the re-rankers. A
+        # Managed Instances provider is created inside its cluster, and PutClusterCapacityProviders
+        # refuses it ("Cannot associate Managed Instances capacity provider to clusters using
+        # this API"), so it is left out; its services depend on the provider itself.
+        self.capacity_providers = self.cluster.associate_capacity_providers(
+            [
+                p.capacity_provider
+                for p in self.pools.values()
+                if not isinstance(p, ManagedInstancesPool)
+            ],
+            fargate=True,
+        )
+
+    def _private_routes(self, plan: Plan) -> None:
+        """The Service Connect namespace, and the gateway's group before the model services,
+        which admit it (the gateway's own rules are standalone resources, see gateway.py)."""
+        self.namespace: aws.servicediscovery.HttpNamespace | None = None
+        if plan.service_connect_namespace is not None:
+            self.namespace = aws.servicediscovery.HttpNamespace(
+                f"{self._name}-routes",
+                name=plan.service_connect_namespace,
+                description="Private service-to-service routes (ECS Service Connect)",
+                opts=self._child,
+            )
+        self.gateway_security_group: aws.ec2.SecurityGroup | None = None
+        if plan.gateway is not None and self.namespace is not None:
+            self.gateway_security_group = gateway_security_group(
+                f"{self._name}-gateway", vpc_id=self.network.vpc_id, opts=self._child
+            )
+
+    def _services(self, plan: Plan, wiring: ServiceWiring) -> None:
+        """Every model service on its pool and every re-ranker on Fargate."""
+        wired = _fields(wiring)
+        model_wiring: dict[str, Any] = {}
+        if self.gateway_security_group is not None:
+            model_wiring = {
+                "client_security_group_ids": (self.gateway_security_group.id,),
+                "service_connect_namespace": self._routes(plan),
+            }
+        self.models: dict[str, ModelService] = {
+            m.name: ModelService(
+                f"{self._name}-{m.name}",
+                with_wiring(
+                    ModelServiceArgs,
+                    m.spec,
+                    **{**wired, **model_wiring},
+                    image=self._image(m.image, m.config.engine),
+                    capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
+                    weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
+                    metrics_image=self._image(m.metrics_image, "metrics")
+                    if m.metrics_sidecar
+                    else None,
+                ),
+                opts=self._child,
+            )
+            for m in plan.models.values()
+        }
+        self.rerankers: dict[str, FargateReranker] = {
+            r.name: FargateReranker(
+                f"{self._name}-{r.name}",
+                with_wiring(
+                    FargateRerankerArgs,
+                    r.spec,
+                    **wired,
+                    image=self._image(r.image, "reranker"),
+                    metrics_image=self._image(r.metrics_image, "metrics")
+                    if r.metrics_sidecar
+                    else None,
+                ),
+                opts=self._child,
+            )
+            for r in plan.rerankers.values()
+        }
+
+    def _operations(self, plan: Plan) -> None:
+        ops = plan.config.operations
         self.operations = Operations(
-            f"{name}-ops",
+            f"{self._name}-ops",
             OperationsArgs(
                 cluster_name=self.cluster.name,
                 cluster_arn=self.cluster.arn,
@@ -321,15 +342,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 ],
                 dashboard=ops.dashboard,
             ),
-            opts=child,
-        )
-
-        self.register_outputs(
-            {
-                "vpcId": self.network.vpc_id,
-                "clusterName": self.cluster.name,
-                "endpointDns": self.endpoint.dns_name,
-            }
+            opts=self._child,
         )
 
     def _weight_stores(self, name: str, plan: Plan) -> dict[str, WeightFileSystem]:
@@ -383,100 +396,58 @@ class InferencePlatform(pulumi.ComponentResource):
         """The database (when on), the gateway, then the workers that call it."""
         assert self.namespace is not None and self.gateway_security_group is not None
         child = pulumi.ResourceOptions(parent=self)
-        cfg = gw.config
-        database = None
-        if cfg.database.enabled:
+        database = gw.config.database
+        if database.enabled:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
                 GatewayDatabaseArgs(
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
                     gateway_security_group_id=self.gateway_security_group.id,
-                    min_capacity_acu=cfg.database.min_capacity_acu,
-                    max_capacity_acu=cfg.database.max_capacity_acu,
+                    min_capacity_acu=database.min_capacity_acu,
+                    max_capacity_acu=database.max_capacity_acu,
                 ),
                 opts=child,
             )
-            database = self.gateway_database.endpoint()
-        assert cfg.image is not None  # the schema's default is the pinned release
+        db = self.gateway_database
+        routes = self._routes(plan)
         self.gateway = LiteLLMGateway(
             f"{name}-gateway",
-            LiteLLMGatewayArgs(
-                spec=gw.spec,
-                master_key_secret_arn=cfg.master_key_secret_arn,
-                salt_key_secret_arn=cfg.database.salt_key_secret_arn,
-                database=database,
-                database_security_group_id=None
-                if self.gateway_database is None
-                else self.gateway_database.security_group.id,
-                path=cfg.path,
-                priority=gw.priority,
-                image=cfg.image,
-                cpu=gw.size.cpu,
-                memory_mib=gw.size.memory_mib,
-                cpu_architecture=cfg.cpu_architecture,
-                cluster_arn=wiring.cluster_arn,
-                vpc_id=wiring.vpc_id,
-                subnet_ids=wiring.subnet_ids,
+            with_wiring(
+                LiteLLMGatewayArgs,
+                gw.service_spec,
+                **{
+                    **_fields(wiring),
+                    "service_connect_namespace": routes,
+                    # A Service Connect client resolves only the servers that exist at its start.
+                    "service_depends_on": (
+                        *wiring.service_depends_on,
+                        *(m.service for m in self.models.values()),
+                    ),
+                },
                 security_group=self.gateway_security_group,
-                alb_security_group_id=wiring.alb_security_group_id,
-                router=wiring.router,
-                service_connect_namespace=self._routes(plan),
                 models={
-                    svc: ModelEndpoint(self.models[svc].security_group.id, plan.models[svc].port)
+                    svc: ModelEndpoint(self.models[svc].security_group.id, self.models[svc].port)
                     for svc in sorted({r.target.service for r in gw.spec.routes})
                 },
-                desired_count=cfg.desired_count,
-                min_count=cfg.min_count,
-                max_count=cfg.max_count,
-                target_cpu_percent=cfg.target_cpu_percent,
-                deregistration_delay_seconds=gw.deregistration.seconds
-                if gw.deregistration is not None
-                else gw.spec.longest_request_seconds,
-                extra_environment=dict(cfg.environment),
-                log_retention_days=cfg.log_retention_days,
-                # A Service Connect client resolves only the servers that exist at its start.
-                service_depends_on=(
-                    *wiring.service_depends_on,
-                    *(m.service for m in self.models.values()),
-                ),
+                database=None if db is None else db.endpoint(),
+                database_security_group_id=None if db is None else db.security_group.id,
             ),
             opts=child,
         )
-        routes = self._routes(plan)
-        gateway_url = f"http://{private_host(cfg.path, routes.name)}:{litellm.PORT}"
         for worker_name, w in plan.workers.items():
-            wc = w.config
-            assert wc.image is not None  # required by the schema
             worker = QueueWorker(
                 f"{name}-{worker_name}",
-                QueueWorkerArgs(
-                    worker=worker_name,
-                    image=wc.image,
-                    cluster_arn=wiring.cluster_arn,
-                    vpc_id=wiring.vpc_id,
-                    subnet_ids=wiring.subnet_ids,
-                    gateway_url=gateway_url,
+                with_wiring(
+                    QueueWorkerArgs,
+                    w.spec,
+                    **{
+                        **_fields(wiring, ClusterWiring),
+                        "service_depends_on": (*wiring.service_depends_on, self.gateway.service),
+                    },
+                    gateway_url=self.gateway.private_url,
                     gateway_security_group_id=self.gateway_security_group.id,
                     service_connect_namespace=routes,
-                    visibility_timeout_seconds=w.visibility.seconds,
-                    backlog_target=w.target,
-                    cpu=w.size.cpu,
-                    memory_mib=w.size.memory_mib,
-                    cpu_architecture=wc.cpu_architecture,
-                    desired_count=wc.desired_count,
-                    min_count=wc.min_count,
-                    max_count=wc.max_count,
-                    concurrency=wc.concurrency,
-                    max_receive_count=wc.max_receive_count,
-                    retention_seconds=wc.retention_seconds,
-                    idle_minutes=wc.idle_minutes,
-                    kms_key_id=wc.kms_key_id,
-                    result_queue=wc.result_queue,
-                    environment=dict(wc.environment),
-                    secrets=dict(wc.secrets),
-                    log_retention_days=wc.log_retention_days,
-                    service_depends_on=(*wiring.service_depends_on, self.gateway.service),
                 ),
                 opts=child,
             )
@@ -484,3 +455,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"worker-{worker_name}", worker.security_group.id, f"worker {worker_name}"
             )
             self.workers[worker_name] = worker
+
+
+def _fields(wiring: ClusterWiring, kind: type[ClusterWiring] | None = None) -> dict[str, Any]:
+    """`wiring`'s fields (those of `kind` only, when given) as keywords."""
+    return {f.name: getattr(wiring, f.name) for f in fields(kind or wiring)}

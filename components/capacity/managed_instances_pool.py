@@ -18,7 +18,8 @@ of ours (what that rules out is in `components.specs.managed_instances`). The co
   propagation of `ManagedInstancesArgs`.
 
 The cluster association is `Cluster.associate_capacity_providers`, as for ASG pools.
-Plain arguments are checked by `managed_instances_problems` before any resource exists.
+The options' checks (`specs.managed_instances.managed_instances_problems`) are the plan's; the
+component does not repeat them.
 """
 
 from __future__ import annotations
@@ -33,14 +34,8 @@ from ecs_inference.network import aws_api_egress
 from ecs_inference.sizing.instance_types import InstanceRequirements
 from ecs_inference.specs import managed_instances as mi
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs
-from ecs_inference.specs.pool import PoolArgumentError
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
-
-
-class ManagedInstancesPoolError(PoolArgumentError):
-    """Managed Instances pool arguments that cannot work; `problems` are (camelCase config key,
-    message) pairs, as for the ASG pools."""
 
 
 @dataclass(frozen=True)
@@ -150,9 +145,6 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         args: ManagedInstancesPoolArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        problems = mi.managed_instances_problems(args.options)
-        if problems:
-            raise ManagedInstancesPoolError(name, problems)
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition

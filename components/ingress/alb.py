@@ -49,7 +49,6 @@ from ecs_inference.specs.endpoint import (
     AuthSpec,
     EndpointSpec,
     in_range,
-    validate_endpoint_args,
 )
 
 # Where ELB delivers access logs inside the bucket (the prefix must not contain "AWSLogs").
@@ -210,7 +209,6 @@ class Endpoint(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        validate_endpoint_args(args)
         super().__init__("ecs-inference:ingress:Endpoint", name, None, opts)
         self._name = name
         self._args = args

@@ -1,20 +1,23 @@
-"""The load-balanced ECS service both serving components are: ModelService and FargateReranker.
+"""`EcsService`: the resource sequence every ECS service component is built from.
 
-A model on EC2 GPU/Inferentia capacity and a cross-encoder on Fargate differ in their task
-(container, compatibilities, sizes) and in where ECS places it, but around that task they are
-the same service: a log group with retention, execution and task roles scoped to that log
-group, image, secrets and one S3 prefix, a task security group open only to the ALB, an ip
-target group, the endpoint's listener rules, an ECS service that waits for those rules, and
-target-tracking autoscaling. `LoadBalancedService._create_service` builds that sequence once;
-each component passes what differs. The single resources (roles, security group, target group,
-autoscaling) are public functions here too.
+A model on EC2 or Managed Instances capacity, a re-ranker, the AI gateway and a queue worker on
+Fargate differ in their containers, their task role's grants and where ECS places them; around
+that they are the same service: a log group with retention, an execution role whose policy is
+derived from the task's containers (every image pull, secret and the log group), a task role
+trusting only ecs-tasks of this account and region, a task definition that waits for those
+grants, an ECS service with a rolling-back circuit breaker that autoscaling owns the count of,
+and an Application Auto Scaling target. A load-balanced service adds a task security group open
+only to the ALB, an ip target group and the endpoint's listener rules, and waits for the rules.
+
+Each step is one method, called in dependency order by the concrete component; the launch kinds
+(`services.fargate.FargateService`, `services.ec2.PoolService`) fix what their kind decides.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 import pulumi
@@ -22,14 +25,14 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference import iam
-from ecs_inference.contracts.aws_limits import ELBV2_NAME, FARGATE_NOFILE_DEFAULT, fitted_name
-from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.contracts.aws_limits import ELBV2_NAME, fitted_name
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
+from ecs_inference.services.containers import log_configuration, with_app_protocol
 from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
+from ecs_inference.specs.service import ServiceSpec
 from ecs_inference.specs.service_connect import (
-    APP_PROTOCOL,
     PORT_NAME,
     Namespace,
     discovery_name,
@@ -37,14 +40,11 @@ from ecs_inference.specs.service_connect import (
     timeouts,
 )
 
-TARGET_TRACKING_METRIC = "ALBRequestCountPerTarget"
+ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
+CPU_METRIC = "ECSServiceAverageCPUUtilization"
 ECS_SERVICE_NAMESPACE = "ecs"
 ECS_SCALABLE_DIMENSION = "ecs:service:DesiredCount"
-# Fargate's default, stated in every serving container so a host (EC2) or platform change
-# cannot lower it below what a server holding many upstream connections needs.
-NOFILE_LIMIT = FARGATE_NOFILE_DEFAULT
-"""Open files per container: one per client stream and upstream connection, plus the engine's
-own (tokenizer, shards, NCCL sockets). Docker's default 1024 runs out under load."""
+EXECUTION_ROLE_DESCRIPTION = "ECS agent: pull the image, write logs, read the container's secrets"
 
 
 class Router(Protocol):
@@ -61,8 +61,8 @@ class Router(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ServiceWiring:
-    """What every load-balanced service takes from the rest of the platform (Outputs)."""
+class ClusterWiring:
+    """What every service takes from the cluster and network around it (Outputs)."""
 
     cluster_arn: Input[str]
     """The ECS cluster."""
@@ -70,84 +70,27 @@ class ServiceWiring:
     """VPC of the task security group."""
     subnet_ids: Input[Sequence[str]]
     """PRIVATE subnets of the tasks."""
+    service_depends_on: Sequence[pulumi.Resource] = ()
+    """What the ECS service waits for, e.g. the cluster's capacity provider association (ECS
+    rejects a strategy naming a provider the cluster is not associated with yet); default
+    none."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceWiring(ClusterWiring):
+    """What a load-balanced service takes from the endpoint besides the cluster (Outputs)."""
+
     alb_security_group_id: Input[str]
-    """The only source the task security group admits."""
+    """The only source the task security group admits besides `client_security_group_ids`."""
     load_balancer_arn_suffix: Input[str]
     """For the ALBRequestCountPerTarget scaling metric."""
     router: Router
     """The endpoint: attaches the target group under `/<service>/` (`route`)."""
-    service_depends_on: Sequence[pulumi.Resource] = ()
-    """What the ECS service waits for, e.g. the cluster's capacity provider association (ECS
-    rejects a strategy naming a provider the cluster is not associated with yet)."""
     client_security_group_ids: Sequence[Input[str]] = ()
     """Other groups admitted to the serving port besides the ALB (the AI gateway); default none."""
     service_connect_namespace: Namespace | None = None
     """Cloud Map namespace in which the service is a Service Connect server
     (`<service>.<namespace>:<port>`); default None (not reachable by Service Connect)."""
-
-
-class ServiceArgs(Protocol):
-    """What `LoadBalancedService` reads from `ModelServiceArgs` and `FargateRerankerArgs`: the
-    `ServiceSpec` fields (documented there) plus the `ServiceWiring` fields, read-only."""
-
-    @property
-    def service(self) -> str: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def image(self) -> Input[str]: ...
-    @property
-    def desired_count(self) -> int: ...
-    @property
-    def min_count(self) -> int: ...
-    @property
-    def max_count(self) -> int: ...
-    @property
-    def scale_out_cooldown(self) -> int: ...
-    @property
-    def scale_in_cooldown(self) -> int: ...
-    @property
-    def health_check_grace_period_seconds(self) -> int: ...
-    @property
-    def deregistration_delay_seconds(self) -> int: ...
-    @property
-    def max_request_seconds(self) -> int | None: ...
-    @property
-    def deployment_minimum_healthy_percent(self) -> int: ...
-    @property
-    def deployment_maximum_percent(self) -> int: ...
-    @property
-    def environment(self) -> Mapping[str, str]: ...
-    @property
-    def secrets(self) -> Mapping[str, str]: ...
-    @property
-    def log_retention_days(self) -> int: ...
-    @property
-    def weights_kms_key_arn(self) -> str | None: ...
-    @property
-    def secrets_kms_key_arns(self) -> tuple[str, ...]: ...
-    @property
-    def execute_command(self) -> bool: ...
-    @property
-    def execute_command_logging(self) -> bool: ...
-    @property
-    def cluster_arn(self) -> Input[str]: ...
-    @property
-    def vpc_id(self) -> Input[str]: ...
-    @property
-    def subnet_ids(self) -> Input[Sequence[str]]: ...
-    @property
-    def alb_security_group_id(self) -> Input[str]: ...
-    @property
-    def load_balancer_arn_suffix(self) -> Input[str]: ...
-    @property
-    def router(self) -> Router: ...
-    @property
-    def service_depends_on(self) -> Sequence[pulumi.Resource]: ...
-    @property
-    def client_security_group_ids(self) -> Sequence[Input[str]]: ...
-    @property
-    def service_connect_namespace(self) -> Namespace | None: ...
 
 
 @dataclass(frozen=True)
@@ -189,13 +132,16 @@ def stack_scope() -> str:
     return f"{pulumi.get_project()}/{pulumi.get_stack()}"
 
 
-@dataclass(frozen=True)
-class ServiceRoles:
-    execution_role: aws.iam.Role
-    execution_policy: aws.iam.RolePolicy
-    task_role: aws.iam.Role
-    task_policy: aws.iam.RolePolicy | None
-    """None when the container reads no weights (a custom image without `weightsUri`)."""
+def cluster_name_from_arn(cluster: str) -> str:
+    """`arn:aws:ecs:<region>:<account>:cluster/<name>` (or a bare name) -> `<name>`."""
+    return cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
+
+
+def log_group_arn(ctx: AwsContext, group: str) -> Output[str]:
+    """The ARN of log group `group` in the provider's account and region."""
+    return Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+        lambda a: f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{group}"
+    )
 
 
 @dataclass(frozen=True)
@@ -212,196 +158,545 @@ class EfsAccess:
     """The group the file system's mount targets admit NFS from."""
 
 
-def execution_role_policy(
-    name: str,
-    *,
-    role: aws.iam.Role,
-    ctx: AwsContext,
-    log_group: str,
-    container_definitions: Output[str],
-    parent: pulumi.Resource,
-    secrets_kms_key_arns: Sequence[str] = (),
-) -> aws.iam.RolePolicy:
-    """The execution role's inline policy (`iam.execution_role_policy`), scoped to the images,
-    secrets and log group that `container_definitions` (the task definition's JSON) names, so a
-    container added to the task (a sidecar) is granted its pull in the same place."""
-    return aws.iam.RolePolicy(
-        f"{name}-execution",
-        role=role.id,
-        policy=Output.all(ctx.partition, ctx.region, ctx.account_id, container_definitions).apply(
-            lambda a: iam.execution_role_policy(
-                log_group_arn=f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{log_group}",
-                containers=json.loads(a[3]),
-                partition=a[0],
-                secret_kms_key_arns=secrets_kms_key_arns,
-            )
-        ),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+@dataclass(frozen=True)
+class TaskRole:
+    """The task role of one service: its `description` and its inline `policies` (logical-name
+    suffix -> policy document), all of which the task definition waits for."""
+
+    description: str
+    policies: Mapping[str, Input[str]] = field(default_factory=dict)
 
 
-def service_roles(
-    name: str,
-    *,
-    ctx: AwsContext,
-    log_group: str,
-    container_definitions: Output[str],
-    secrets: Mapping[str, str],
-    bucket: str | None,
-    prefix: str | None,
-    parent: pulumi.Resource,
-    efs: EfsAccess | None = None,
-    weights_kms_key_arn: str | None = None,
-    secrets_kms_key_arns: Sequence[str] = (),
-    execute_command: bool = False,
-    execute_command_logging: bool = True,
-) -> ServiceRoles:
-    """Execution role (pull every container's image, this log group, exactly the containers'
-    secrets, all read from `container_definitions`, the task definition's JSON) and task role
-    (read one S3 prefix), each trusting only ecs-tasks of this account and region. `secrets` are
-    checked here, before any resource exists, so a bad ARN fails the plan, not an apply."""
-    child = pulumi.ResourceOptions(parent=parent)
-    trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
-        lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
-    )
-    for value_from in secrets.values():
-        iam.secret_policy_arn(value_from)
-    execution_role = aws.iam.Role(
-        f"{name}-execution",
-        description="ECS agent: pull the image, write logs, read the container's secrets",
-        assume_role_policy=trust,
-        opts=child,
-    )
-    execution_policy = execution_role_policy(
-        name,
-        role=execution_role,
-        ctx=ctx,
-        log_group=log_group,
-        container_definitions=container_definitions,
-        secrets_kms_key_arns=secrets_kms_key_arns,
-        parent=parent,
-    )
-    if bucket is not None:
-        s3_prefix = (prefix or "").strip("/")
-        description = f"Serving container: read s3://{bucket}/{s3_prefix} only"
-    elif efs is not None:
-        description = "Serving container: mount its weights on EFS read-only"
-    else:
-        description = "Serving container: no AWS access"
-    task_role = aws.iam.Role(
-        f"{name}-task", description=description, assume_role_policy=trust, opts=child
-    )
-    task_policy: aws.iam.RolePolicy | None = None
-    if bucket is not None:
-        task_policy = aws.iam.RolePolicy(
-            f"{name}-task",
-            role=task_role.id,
-            policy=Output.all(ctx.partition, ctx.region).apply(
-                lambda a: iam.s3_read_policy(
-                    bucket,
-                    prefix or "",
-                    partition=a[0],
-                    kms_key_arn=weights_kms_key_arn,
-                    region=a[1],
-                )
-            ),
-            opts=child,
-        )
-    elif efs is not None:
-        task_policy = aws.iam.RolePolicy(
-            f"{name}-task",
-            role=task_role.id,
-            policy=Output.all(efs.file_system_arn, efs.access_point_arn).apply(
-                lambda a: json.dumps(
-                    {
-                        "Version": "2012-10-17",
-                        "Statement": [weights_spec.task_role_statement(a[0], a[1])],
-                    }
-                )
-            ),
-            opts=child,
-        )
-    if execute_command:
-        aws.iam.RolePolicy(
-            f"{name}-exec",
-            role=task_role.id,
-            policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
-                lambda a: iam.ecs_exec_policy(
-                    f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{exec_log_group_name()}"
-                    if execute_command_logging
-                    else None
-                )
-            ),
-            opts=child,
-        )
-    return ServiceRoles(execution_role, execution_policy, task_role, task_policy)
+@dataclass(frozen=True, kw_only=True)
+class Deployment:
+    """How the ECS service rolls out and what it waits for.
 
-
-def task_security_group(
-    name: str,
-    *,
-    vpc_id: Input[str],
-    alb_security_group_id: Input[str],
-    port: int,
-    service: str,
-    parent: pulumi.Resource,
-    client_security_group_ids: Sequence[Input[str]] = (),
-) -> aws.ec2.SecurityGroup:
-    """Ingress only from the ALB (and `client_security_group_ids`, default none: the AI gateway)
-    on the container port; egress HTTPS only.
-
-    Tasks reach S3 (weights, ECR layers), ECR, STS, Logs and Secrets Manager over 443, through
-    the VPC endpoints or the NAT gateway. DNS to the VPC resolver is not subject to security
-    groups, so no port 53 rule is needed.
+    `desired_count` at creation (autoscaling owns it afterwards); `minimum_healthy_percent` and
+    `maximum_percent` default 100 and 200 (a surge); `grace_seconds` the health-check grace
+    period (default None: unset, for a service without a load balancer); `execute_command`
+    default None (unset); `depends_on` what the service waits for besides the listener rules.
     """
-    return aws.ec2.SecurityGroup(
-        f"{name}-tasks",
-        description=f"{service} tasks: traffic from the ALB only",
-        vpc_id=vpc_id,
-        ingress=[
-            aws.ec2.SecurityGroupIngressArgs(
-                description="ALB to the serving port (requests and health checks)",
+
+    desired_count: int
+    minimum_healthy_percent: int = 100
+    maximum_percent: int = 200
+    grace_seconds: int | None = None
+    execute_command: bool | None = None
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placement:
+    """Where ECS runs the tasks: `capacity_provider` (the pool's, or "FARGATE"); optional
+    (default None, unset): `platform_version` (Fargate only), `constraints` and `strategies`
+    (EC2 and Managed Instances only)."""
+
+    capacity_provider: Input[str]
+    platform_version: str | None = None
+    constraints: Sequence[aws.ecs.ServicePlacementConstraintArgs] | None = None
+    strategies: Sequence[aws.ecs.ServiceOrderedPlacementStrategyArgs] | None = None
+
+
+@dataclass(frozen=True)
+class Balancing:
+    """The load balancer's view of a service: the container and `port` its target group
+    registers, the group's `health_path` and check `interval_seconds`."""
+
+    container_name: str
+    port: int
+    health_path: str
+    interval_seconds: int = 15
+
+
+class EcsService(pulumi.ComponentResource):
+    """Base of every service component. After the steps: `log_group`, `execution_role`,
+    `task_role`, `container_definitions` (Output of the JSON string), `task_definition`,
+    `security_group`, `service`, `scaling_target`; load-balanced services also `target_group`,
+    `listener_rules`, `scaling_policy`."""
+
+    log_group: aws.cloudwatch.LogGroup
+    execution_role: aws.iam.Role
+    task_role: aws.iam.Role
+    container_definitions: Output[str]
+    task_definition: aws.ecs.TaskDefinition
+    security_group: aws.ec2.SecurityGroup
+    service: aws.ecs.Service
+    scaling_target: aws.appautoscaling.Target
+    target_group: aws.lb.TargetGroup
+    listener_rules: list[Any]
+    scaling_policy: aws.appautoscaling.Policy
+
+    def __init__(self, token: str, name: str, opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(token, name, None, opts)
+        self._name = name
+        self._child = pulumi.ResourceOptions(parent=self)
+        self._ctx = aws_context(self)
+
+    # -- task ---------------------------------------------------------------------------------
+
+    def _logs(self, service: str, retention_days: int) -> str:
+        """The service's log group (`log_group_name`); returns its name."""
+        group = self._log_group_name = log_group_name(service)
+        self.log_group = aws.cloudwatch.LogGroup(
+            f"{self._name}-logs", name=group, retention_in_days=retention_days, opts=self._child
+        )
+        return group
+
+    def _containers(
+        self,
+        render: Callable[[list[Any]], list[dict[str, Any]]],
+        *values: Input[Any],
+        service_connect: bool = False,
+    ) -> Output[str]:
+        """`container_definitions`: `render(region, *values)` as JSON (the region and the built
+        images are Outputs). With `service_connect`, named ports declare their HTTP protocol."""
+
+        def definitions(resolved: list[Any]) -> str:
+            containers = render(resolved)
+            return json.dumps(with_app_protocol(containers) if service_connect else containers)
+
+        self.container_definitions = Output.all(self._ctx.region, *values).apply(definitions)
+        return self.container_definitions
+
+    def _task(
+        self,
+        *,
+        service: str,
+        compatibility: str,
+        cpu: int,
+        memory_mib: int,
+        task_role: TaskRole,
+        runtime_platform: aws.ecs.TaskDefinitionRuntimePlatformArgs | None = None,
+        volumes: Sequence[aws.ecs.TaskDefinitionVolumeArgs] | None = None,
+        secrets_kms_key_arns: Sequence[str] = (),
+        execution_description: str = EXECUTION_ROLE_DESCRIPTION,
+        exec_logging: bool | None = None,
+    ) -> None:
+        """Execution role (its policy derived from `container_definitions`: every image pull,
+        every secret, this log group; `secrets_kms_key_arns` default none), the task role with
+        its policies, and the task definition, which waits for all of them. `exec_logging`
+        default None: no ECS Exec; else the task role may open Exec channels, and with True
+        write the cluster's session log."""
+        name, ctx, child = self._name, self._ctx, self._child
+        trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
+            lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
+        )
+        self.execution_role = aws.iam.Role(
+            f"{name}-execution",
+            description=execution_description,
+            assume_role_policy=trust,
+            opts=child,
+        )
+        execution_policy = aws.iam.RolePolicy(
+            f"{name}-execution",
+            role=self.execution_role.id,
+            policy=Output.all(
+                ctx.partition, log_group_arn(ctx, self._log_group_name), self.container_definitions
+            ).apply(
+                lambda a: iam.execution_role_policy(
+                    log_group_arn=a[1],
+                    containers=json.loads(a[2]),
+                    partition=a[0],
+                    secret_kms_key_arns=secrets_kms_key_arns,
+                )
+            ),
+            opts=child,
+        )
+        self.task_role = aws.iam.Role(
+            f"{name}-task", description=task_role.description, assume_role_policy=trust, opts=child
+        )
+        self.task_policies = [
+            aws.iam.RolePolicy(f"{name}-{suffix}", role=self.task_role.id, policy=doc, opts=child)
+            for suffix, doc in task_role.policies.items()
+        ]
+        self.task_definition = aws.ecs.TaskDefinition(
+            f"{name}-task",
+            family=task_family(service),
+            requires_compatibilities=[compatibility],
+            network_mode="awsvpc",
+            cpu=str(cpu),
+            memory=str(memory_mib),
+            runtime_platform=runtime_platform,
+            execution_role_arn=self.execution_role.arn,
+            task_role_arn=self.task_role.arn,
+            container_definitions=self.container_definitions,
+            volumes=volumes,
+            # The execution role needs its policy before the first task pulls and logs.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.log_group, execution_policy, *self.task_policies]
+            ),
+        )
+        if exec_logging is not None:
+            self._exec_policy(exec_logging)
+
+    def _exec_policy(self, logging: bool) -> aws.iam.RolePolicy:
+        # Not among the policies the task definition waits for: a task starts without Exec, and
+        # the agent in it reads the task role's credentials when a session opens.
+        logs = log_group_arn(self._ctx, exec_log_group_name()) if logging else None
+        return aws.iam.RolePolicy(
+            f"{self._name}-exec",
+            role=self.task_role.id,
+            policy=Output.from_input(logs).apply(iam.ecs_exec_policy),
+            opts=self._child,
+        )
+
+    # -- load balancing -----------------------------------------------------------------------
+
+    def _task_security_group(
+        self, wiring: ServiceWiring, *, service: str, port: int
+    ) -> aws.ec2.SecurityGroup:
+        """Ingress only from the ALB (and `wiring.client_security_group_ids`: the AI gateway) on
+        the container port; egress HTTPS only.
+
+        Tasks reach S3 (weights, ECR layers), ECR, STS, Logs and Secrets Manager over 443,
+        through the VPC endpoints or the NAT gateway. DNS to the VPC resolver is not subject to
+        security groups, so no port 53 rule is needed.
+        """
+
+        def ingress(description: str, group: Input[str]) -> aws.ec2.SecurityGroupIngressArgs:
+            return aws.ec2.SecurityGroupIngressArgs(
+                description=description,
                 protocol="tcp",
                 from_port=port,
                 to_port=port,
-                security_groups=[alb_security_group_id],
+                security_groups=[group],
+            )
+
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{self._name}-tasks",
+            description=f"{service} tasks: traffic from the ALB only",
+            vpc_id=wiring.vpc_id,
+            ingress=[
+                ingress(
+                    "ALB to the serving port (requests and health checks)",
+                    wiring.alb_security_group_id,
+                ),
+                *(
+                    ingress("Private route (Service Connect) from a client of the service", g)
+                    for g in wiring.client_security_group_ids
+                ),
+            ],
+            egress=[aws_api_egress()],
+            opts=self._child,
+        )
+        return self.security_group
+
+    def _target_group(
+        self,
+        *,
+        vpc_id: Input[str],
+        balancing: Balancing,
+        deregistration_delay_seconds: int,
+        max_request_seconds: int | None = None,
+    ) -> aws.lb.TargetGroup:
+        """An ip target group (awsvpc tasks are addressed by ENI IP).
+
+        Least-outstanding-requests balancing: LLM requests differ in length by orders of
+        magnitude, so round robin piles streams onto one task. Two good checks make a task
+        healthy, three bad ones unhealthy. `max_request_seconds` (default None: untagged) is the
+        service's longest request, the value its deregistration delay was derived from; it is
+        tagged `contracts.tags.MAX_REQUEST_SECONDS` so the policy pack checks the delay against
+        it instead of the ALB-wide idle timeout.
+        """
+        logical, port = f"{self._name}-tg", balancing.port
+        self.target_group = aws.lb.TargetGroup(
+            logical,
+            # Target-group names are capped at 32 characters, so a long service name cannot take
+            # the provider's `<logical>-<7 random>` autoname: such names get a stable short one.
+            name=fitted_name(logical, ELBV2_NAME, scope=stack_scope(), salt=f"ip/HTTP/{port}"),
+            target_type="ip",
+            protocol="HTTP",
+            port=port,
+            vpc_id=vpc_id,
+            deregistration_delay=deregistration_delay_seconds,
+            tags=None
+            if max_request_seconds is None
+            else {MAX_REQUEST_SECONDS_TAG: str(max_request_seconds)},
+            load_balancing_algorithm_type="least_outstanding_requests",
+            health_check=aws.lb.TargetGroupHealthCheckArgs(
+                enabled=True,
+                protocol="HTTP",
+                port="traffic-port",
+                path=balancing.health_path,
+                matcher="200",
+                interval=balancing.interval_seconds,
+                timeout=5,
+                healthy_threshold=2,
+                unhealthy_threshold=3,
             ),
-            *(
-                aws.ec2.SecurityGroupIngressArgs(
-                    description="Private route (Service Connect) from a client of the service",
-                    protocol="tcp",
-                    from_port=port,
-                    to_port=port,
-                    security_groups=[client],
+            opts=self._child,
+        )
+        return self.target_group
+
+    def _routes(self, router: Router, service: str, priority: int) -> list[Any]:
+        """The endpoint's listener rules for `/<service>/*` (`priority` is the first of two)."""
+        self.listener_rules = list(
+            router.route(service, target_group_arn=self.target_group.arn, priority=priority)
+        )
+        return self.listener_rules
+
+    # -- service ------------------------------------------------------------------------------
+
+    def _service(
+        self,
+        *,
+        cluster_arn: Input[str],
+        subnet_ids: Input[Sequence[str]],
+        security_groups: Sequence[Input[str]],
+        placement: Placement,
+        deployment: Deployment,
+        balancing: Balancing | None = None,
+        service_connect: aws.ecs.ServiceServiceConnectConfigurationArgs | None = None,
+    ) -> aws.ecs.Service:
+        """The ECS service in private subnets without a public IP, with a circuit breaker that
+        rolls back; with `balancing`, registered in `target_group` and created after the
+        listener rules (ECS rejects a target group that belongs to no load balancer)."""
+        self.service = aws.ecs.Service(
+            f"{self._name}-service",
+            cluster=cluster_arn,
+            task_definition=self.task_definition.arn,
+            desired_count=deployment.desired_count,
+            enable_execute_command=deployment.execute_command,
+            capacity_provider_strategies=[
+                aws.ecs.ServiceCapacityProviderStrategyArgs(
+                    capacity_provider=placement.capacity_provider, weight=1, base=0
                 )
-                for client in client_security_group_ids
+            ],
+            platform_version=placement.platform_version,
+            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
+                subnets=subnet_ids, security_groups=list(security_groups), assign_public_ip=False
             ),
-        ],
-        egress=[aws_api_egress()],
-        opts=pulumi.ResourceOptions(parent=parent),
+            load_balancers=None
+            if balancing is None
+            else [
+                aws.ecs.ServiceLoadBalancerArgs(
+                    target_group_arn=self.target_group.arn,
+                    container_name=balancing.container_name,
+                    container_port=balancing.port,
+                )
+            ],
+            service_connect_configuration=service_connect,
+            health_check_grace_period_seconds=deployment.grace_seconds,
+            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
+                enable=True, rollback=True
+            ),
+            deployment_minimum_healthy_percent=deployment.minimum_healthy_percent,
+            deployment_maximum_percent=deployment.maximum_percent,
+            placement_constraints=placement.constraints,
+            ordered_placement_strategies=placement.strategies,
+            enable_ecs_managed_tags=True,
+            propagate_tags="SERVICE",
+            # Model load takes minutes (S3 staging, weights, warm-up); `pulumi up` must not block
+            # on steady state (the circuit breaker owns rollback).
+            wait_for_steady_state=False,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[
+                    *(self.listener_rules if balancing is not None else ()),
+                    *deployment.depends_on,
+                ],
+                # Autoscaling owns the running count after creation.
+                ignore_changes=["desiredCount"],
+            ),
+        )
+        return self.service
+
+    # -- scaling ------------------------------------------------------------------------------
+
+    def _scalable(
+        self, cluster_arn: Input[str], min_count: int, max_count: int
+    ) -> dict[str, Input[str]]:
+        """The Application Auto Scaling target (min..max tasks); returns the keywords every
+        policy on it repeats (plain values, not the target's outputs, unknown during preview, so
+        a preview and the policy pack see whole policies)."""
+        resource_id = Output.all(Output.from_input(cluster_arn), self.service.name).apply(
+            lambda a: f"service/{cluster_name_from_arn(a[0])}/{a[1]}"
+        )
+        common: dict[str, Input[str]] = {
+            "service_namespace": ECS_SERVICE_NAMESPACE,
+            "scalable_dimension": ECS_SCALABLE_DIMENSION,
+            "resource_id": resource_id,
+        }
+        self.scaling_target = aws.appautoscaling.Target(
+            f"{self._name}-scaling",
+            min_capacity=min_count,
+            max_capacity=max_count,
+            opts=self._child,
+            **common,  # pyright: ignore[reportArgumentType]
+        )
+        return common
+
+    def _target_tracking(
+        self,
+        cluster_arn: Input[str],
+        *,
+        min_count: int,
+        max_count: int,
+        configuration: aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs
+        | Mapping[str, Any],
+    ) -> aws.appautoscaling.Policy:
+        """The scalable target and one target-tracking policy; `configuration` is the provider's
+        arguments, or a customized-metric TargetTrackingScalingPolicyConfiguration in the API's
+        shape (engine load with metric math, from `components.specs.operations`)."""
+        common = self._scalable(cluster_arn, min_count, max_count)
+        self.scaling_policy = aws.appautoscaling.Policy(
+            f"{self._name}-scaling",
+            policy_type="TargetTrackingScaling",
+            target_tracking_scaling_policy_configuration=(
+                cast(
+                    "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
+                    target_tracking_args(configuration),
+                )
+                if isinstance(configuration, Mapping)
+                else configuration
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target]),
+            **common,  # pyright: ignore[reportArgumentType]
+        )
+        return self.scaling_policy
+
+    # -- the load-balanced service of a ServiceSpec (models and re-rankers) -----------------
+
+    def _serve(
+        self,
+        spec: ServiceSpec,
+        wiring: ServiceWiring,
+        *,
+        balancing: Balancing,
+        placement: Placement,
+        scaling_metric: str,
+        scaling_target: float,
+        scaling_configuration: Mapping[str, Any] | None = None,
+        extra_security_groups: Sequence[Input[str]] = (),
+    ) -> None:
+        """Security group, target group and listener rules, the service and its target tracking
+        (on `scaling_configuration` when given, else on the predefined `scaling_metric` at
+        `scaling_target`), then the component's outputs. The task must exist."""
+        self._task_security_group(wiring, service=spec.service, port=balancing.port)
+        self._target_group(
+            vpc_id=wiring.vpc_id,
+            balancing=balancing,
+            deregistration_delay_seconds=spec.deregistration_delay_seconds,
+            max_request_seconds=spec.max_request_seconds,
+        )
+        self._routes(wiring.router, spec.service, spec.priority)
+        namespace = wiring.service_connect_namespace
+        self._service(
+            cluster_arn=wiring.cluster_arn,
+            subnet_ids=wiring.subnet_ids,
+            security_groups=[self.security_group.id, *extra_security_groups],
+            placement=placement,
+            deployment=Deployment(
+                desired_count=spec.desired_count,
+                minimum_healthy_percent=spec.deployment_minimum_healthy_percent,
+                maximum_percent=spec.deployment_maximum_percent,
+                grace_seconds=spec.health_check_grace_period_seconds,
+                execute_command=spec.execute_command,
+                depends_on=wiring.service_depends_on,
+            ),
+            balancing=balancing,
+            service_connect=None
+            if namespace is None
+            else service_connect_server(
+                service=spec.service,
+                namespace=namespace,
+                port=balancing.port,
+                # At least the longest request the service allows (deregistration covers it).
+                longest_request_seconds=spec.deregistration_delay_seconds,
+            ),
+        )
+        self._target_tracking(
+            wiring.cluster_arn,
+            min_count=spec.min_count,
+            max_count=spec.max_count,
+            configuration=scaling_configuration
+            or predefined_tracking(
+                scaling_metric,
+                scaling_target,
+                scale_out_cooldown=spec.scale_out_cooldown,
+                scale_in_cooldown=spec.scale_in_cooldown,
+                resource_label=alb_request_count_label(
+                    wiring.load_balancer_arn_suffix, self.target_group.arn_suffix
+                )
+                if scaling_metric == ALB_REQUESTS_METRIC
+                else None,
+            ),
+        )
+        self.register_outputs(
+            {
+                "serviceName": self.service.name,
+                "targetGroupArn": self.target_group.arn,
+                "taskDefinitionArn": self.task_definition.arn,
+            }
+        )
+
+
+def weights_task_role(
+    ctx: AwsContext,
+    *,
+    bucket: str | None,
+    prefix: str | None,
+    efs: EfsAccess | None = None,
+    kms_key_arn: str | None = None,
+) -> TaskRole:
+    """The task role of a serving container: read one S3 prefix (`bucket`/`prefix`, decrypting
+    with `kms_key_arn` through S3 when given), or mount its weights on `efs` read-only, or
+    nothing (a custom image without weights)."""
+    if bucket is not None:
+        policy = Output.all(ctx.partition, ctx.region).apply(
+            lambda a: iam.s3_read_policy(
+                bucket, prefix or "", partition=a[0], kms_key_arn=kms_key_arn, region=a[1]
+            )
+        )
+        s3_prefix = (prefix or "").strip("/")
+        return TaskRole(f"Serving container: read s3://{bucket}/{s3_prefix} only", {"task": policy})
+    if efs is not None:
+        policy = Output.all(efs.file_system_arn, efs.access_point_arn).apply(
+            lambda a: json.dumps(
+                {"Version": "2012-10-17", "Statement": [weights_spec.task_role_statement(*a)]}
+            )
+        )
+        return TaskRole("Serving container: mount its weights on EFS read-only", {"task": policy})
+    return TaskRole("Serving container: no AWS access")
+
+
+def predefined_tracking(
+    metric: str,
+    target_value: float,
+    *,
+    scale_out_cooldown: int,
+    scale_in_cooldown: int,
+    resource_label: Input[str] | None = None,
+) -> aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs:
+    """Target tracking on a predefined ECS metric (`resource_label` for ALB requests only)."""
+    tt = aws.appautoscaling
+    return tt.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+        target_value=float(target_value),
+        predefined_metric_specification=(
+            tt.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
+                predefined_metric_type=metric,
+                **({} if resource_label is None else {"resource_label": resource_label}),
+            )
+        ),
+        scale_out_cooldown=scale_out_cooldown,
+        scale_in_cooldown=scale_in_cooldown,
+        disable_scale_in=False,
     )
 
 
-def with_app_protocol(containers: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Container definitions whose named port mappings declare `appProtocol: http`: Service
-    Connect proxies such a port as HTTP (per-request timeouts, HTTP metrics); without it the port
-    is TCP and ECS refuses a per-request timeout."""
-    return [
-        {
-            **c,
-            "portMappings": [
-                {**m, "appProtocol": APP_PROTOCOL} if "name" in m else m
-                for m in c.get("portMappings", [])
-            ],
-        }
-        if c.get("portMappings")
-        else c
-        for c in containers
-    ]
+def alb_request_count_label(
+    load_balancer_arn_suffix: Input[str], target_group_arn_suffix: Input[str]
+) -> Output[str]:
+    """ALBRequestCountPerTarget's resource label: `app/<lb>/<id>/targetgroup/<tg>/<id>`."""
+    return Output.concat(load_balancer_arn_suffix, "/", target_group_arn_suffix)
 
 
 def service_connect_server(
-    *, service: str, namespace: Namespace, port: int, longest_request_seconds: int
+    *,
+    service: str,
+    namespace: Namespace,
+    port: int,
+    longest_request_seconds: int,
 ) -> aws.ecs.ServiceServiceConnectConfigurationArgs:
     """The ECS service's Service Connect settings as a server at `<service>.<namespace>:<port>`
     (`components.specs.service_connect.server_configuration`, as provider arguments)."""
@@ -427,458 +722,33 @@ def service_connect_server(
     )
 
 
-def ip_target_group(
-    name: str,
+def metrics_sidecar(
+    spec: ServiceSpec,
     *,
-    vpc_id: Input[str],
-    port: int,
-    health_path: str,
-    deregistration_delay_seconds: int,
-    parent: pulumi.Resource,
-    interval_seconds: int = 15,
-    max_request_seconds: int | None = None,
-) -> aws.lb.TargetGroup:
-    """An ip target group (awsvpc tasks are addressed by ENI IP) for one service.
-
-    Least-outstanding-requests balancing: LLM requests differ in length by orders of magnitude,
-    so round robin piles streams onto one task. Two good checks make a task healthy, three bad
-    ones (45 s at the default 15 s interval) unhealthy; `interval_seconds` default 15.
-    `max_request_seconds` (default None: untagged) is the service's longest request, the value
-    its deregistration delay was derived from; it is tagged `contracts.tags.MAX_REQUEST_SECONDS`
-    so the policy pack checks the delay against it instead of the ALB-wide idle timeout.
-    """
-    logical = f"{name}-tg"
-    return aws.lb.TargetGroup(
-        logical,
-        # Target-group names are capped at 32 characters, so a long service name cannot take the
-        # provider's `<logical>-<7 random>` autoname: such names get a stable shortened one.
-        name=fitted_name(logical, ELBV2_NAME, scope=stack_scope(), salt=f"ip/HTTP/{port}"),
-        target_type="ip",
-        protocol="HTTP",
-        port=port,
-        vpc_id=vpc_id,
-        deregistration_delay=deregistration_delay_seconds,
-        tags=None
-        if max_request_seconds is None
-        else {MAX_REQUEST_SECONDS_TAG: str(max_request_seconds)},
-        load_balancing_algorithm_type="least_outstanding_requests",
-        health_check=aws.lb.TargetGroupHealthCheckArgs(
-            enabled=True,
-            protocol="HTTP",
-            port="traffic-port",
-            path=health_path,
-            matcher="200",
-            interval=interval_seconds,
-            timeout=5,
-            healthy_threshold=2,
-            unhealthy_threshold=3,
-        ),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-
-
-def cluster_name_from_arn(cluster: str) -> str:
-    """`arn:aws:ecs:<region>:<account>:cluster/<name>` (or a bare name) -> `<name>`."""
-    return cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
-
-
-def service_scaling(
-    name: str,
-    *,
-    cluster_arn: Input[str],
-    service: aws.ecs.Service,
-    min_count: int,
-    max_count: int,
-    metric: dict[str, Any],
-    target_value: float,
-    scale_out_cooldown: int,
-    scale_in_cooldown: int,
-    parent: pulumi.Resource,
-    configuration: Mapping[str, Any] | None = None,
-) -> tuple[aws.appautoscaling.Target, aws.appautoscaling.Policy]:
-    """Application Auto Scaling target (min..max tasks) and one target-tracking policy.
-
-    `metric` is `{"predefined_metric_type": ..., "resource_label": ...}` (label only for ALB).
-    """
-    child = pulumi.ResourceOptions(parent=parent)
-    resource_id = Output.all(Output.from_input(cluster_arn), service.name).apply(
-        lambda a: f"service/{cluster_name_from_arn(a[0])}/{a[1]}"
-    )
-    target = aws.appautoscaling.Target(
-        f"{name}-scaling",
-        service_namespace=ECS_SERVICE_NAMESPACE,
-        scalable_dimension=ECS_SCALABLE_DIMENSION,
-        resource_id=resource_id,
-        min_capacity=min_count,
-        max_capacity=max_count,
-        opts=child,
-    )
-    policy = aws.appautoscaling.Policy(
-        f"{name}-scaling",
-        policy_type="TargetTrackingScaling",
-        # The same plain values (not the target's outputs, unknown during preview) so a
-        # preview and the policy pack see the whole policy; depends_on keeps the order.
-        service_namespace=ECS_SERVICE_NAMESPACE,
-        scalable_dimension=ECS_SCALABLE_DIMENSION,
-        resource_id=resource_id,
-        # A customized-metric `configuration` (engine load with metric math, from
-        # components.specs.operations) replaces the predefined metric when given.
-        target_tracking_scaling_policy_configuration=(
-            cast(
-                "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
-                target_tracking_args(configuration),
-            )
-            if configuration is not None
-            else aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
-                target_value=float(target_value),
-                predefined_metric_specification=(
-                    aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationPredefinedMetricSpecificationArgs(
-                        **metric
-                    )
-                ),
-                scale_out_cooldown=scale_out_cooldown,
-                scale_in_cooldown=scale_in_cooldown,
-                disable_scale_in=False,
-            )
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[target]),
-    )
-    return target, policy
-
-
-def alb_request_count_label(
-    load_balancer_arn_suffix: Input[str], target_group_arn_suffix: Input[str]
-) -> Output[str]:
-    """ALBRequestCountPerTarget's resource label: `app/<lb>/<id>/targetgroup/<tg>/<id>`."""
-    return Output.concat(load_balancer_arn_suffix, "/", target_group_arn_suffix)
-
-
-# --------------------------------------------------------------------------------------------
-# container definition pieces both services use (pure)
-# --------------------------------------------------------------------------------------------
-
-
-def log_configuration(log_group_name: str, region: str, stream_prefix: str) -> dict[str, Any]:
-    """awslogs driver settings. Non-blocking mode: a CloudWatch hiccup must not stall stdout
-    writes of the serving process (and with it token streams); the buffer absorbs bursts."""
-    return {
-        "logDriver": "awslogs",
-        "options": {
-            "awslogs-group": log_group_name,
-            "awslogs-region": region,
-            "awslogs-stream-prefix": stream_prefix,
-            "mode": "non-blocking",
-            "max-buffer-size": "25m",
-        },
-    }
-
-
-def environment_list(
-    managed: Sequence[Mapping[str, str]], extra: Mapping[str, str]
-) -> list[dict[str, str]]:
-    """`managed` name/value entries plus `extra`, sorted by name (stable task definition diffs)."""
-    merged = {e["name"]: e["value"] for e in managed}
-    merged.update(extra)
-    return [{"name": k, "value": merged[k]} for k in sorted(merged)]
-
-
-def secrets_list(secrets: Mapping[str, str]) -> list[dict[str, str]]:
-    """ECS `secrets` entries: the agent resolves each `valueFrom` with the execution role."""
-    return [{"name": k, "valueFrom": secrets[k]} for k in sorted(secrets)]
-
-
-def serving_container(
-    *,
-    name: str,
-    image: str,
-    environment: list[dict[str, str]],
-    port_mappings: list[dict[str, Any]],
-    log_group_name: str,
-    region: str,
-    stream_prefix: str,
-    stop_timeout_seconds: int,
-) -> dict[str, Any]:
-    """The keys every serving container starts with, in this order (the JSON of the task
-    definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
-    nofile limit. Callers add command, secrets, devices and `linuxParameters`. The stack's
-    `region` is also set as AWS_REGION and AWS_DEFAULT_REGION (`contracts.engine`)."""
-    return {
-        "name": name,
-        "image": image,
-        "essential": True,
-        "environment": environment_list(
-            environment, {variable: region for variable in ENV_REGION_VARIABLES}
-        ),
-        "portMappings": port_mappings,
-        "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
-        "stopTimeout": stop_timeout_seconds,
-        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
-    }
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """What differs between the two services' tasks.
-
-    `container_definitions(region, image)` returns the container list (the region, and the image
-    when the stack builds it, are Outputs, so the JSON is built inside `apply`); `compatibility` is
-    "EC2" or "FARGATE"; `cpu` (CPU units) and `memory_mib` are task-level; `runtime_platform`
-    default None (unset: Linux on the instance's own architecture); `container_name` and `port` are
-    what the target group registers; `health_path` is the target group's check;
-    `health_check_interval_seconds` default 15.
-    """
-
-    container_definitions: Callable[[str, str], list[dict[str, Any]]]
-    compatibility: str
-    cpu: int
-    memory_mib: int
-    container_name: str
-    port: int
-    health_path: str
-    runtime_platform: aws.ecs.TaskDefinitionRuntimePlatformArgs | None = None
-    health_check_interval_seconds: int = 15
-    efs: EfsAccess | None = None
-    """Weights on EFS (default None): the volume, the role's mount right, the client group."""
-    sidecar: Callable[[str, str], dict[str, Any]] | None = None
-    """`sidecar(region, sidecar_image)`: a further container (the metrics sidecar); default
-    None, no sidecar."""
-    sidecar_image: Input[str] | None = None
-    """Its image (an Output when the stack builds it)."""
-
-
-@dataclass(frozen=True)
-class PlacementSpec:
-    """Where ECS runs the tasks: `capacity_provider` (the pool's, or "FARGATE"); optional
-    (default None, unset): `platform_version` (Fargate only), `placement_constraints` and
-    `ordered_placement_strategies` (EC2 only)."""
-
-    capacity_provider: Input[str]
-    platform_version: str | None = None
-    placement_constraints: Sequence[aws.ecs.ServicePlacementConstraintArgs] | None = None
-    ordered_placement_strategies: Sequence[aws.ecs.ServiceOrderedPlacementStrategyArgs] | None = (
-        None
-    )
-
-
-class LoadBalancedService(pulumi.ComponentResource):
-    """Base of the serving components. After `_create_service` it has: `log_group`,
-    `execution_role`, `task_role`, `container_definitions` (Output of the JSON string),
-    `task_definition`, `security_group`, `target_group`, `listener_rules`, `service`,
-    `scaling_target`, `scaling_policy`."""
-
-    def _create_service(
-        self,
-        name: str,
-        args: ServiceArgs,
-        *,
-        bucket: str | None,
-        prefix: str | None,
-        task: TaskSpec,
-        placement: PlacementSpec,
-        scaling_metric: str,
-        scaling_target: float,
-        scaling_configuration: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Create the resources in dependency order and register the component's outputs.
-
-        `bucket`/`prefix`: the only S3 location the task role may read. `scaling_metric`: a
-        predefined ECS metric type; ALBRequestCountPerTarget gets its target group label.
-        """
-        child = pulumi.ResourceOptions(parent=self)
-        ctx = aws_context(self)
-        group_name = log_group_name(args.service)
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs", name=group_name, retention_in_days=args.log_retention_days, opts=child
-        )
-        service_connect = args.service_connect_namespace is not None
-
-        def definitions(a: list[Any]) -> str:
-            containers = task.container_definitions(a[0], a[1])
-            if service_connect:
-                containers = with_app_protocol(containers)
-            if task.sidecar is not None:
-                containers = [*containers, task.sidecar(a[0], a[2])]
-            return json.dumps(containers)
-
-        self.container_definitions = Output.all(
-            ctx.region, args.image, task.sidecar_image or ""
-        ).apply(definitions)
-        roles = service_roles(
-            name,
-            ctx=ctx,
-            log_group=group_name,
-            container_definitions=self.container_definitions,
-            secrets=args.secrets,
-            bucket=bucket,
-            prefix=prefix,
-            parent=self,
-            efs=task.efs,
-            weights_kms_key_arn=args.weights_kms_key_arn,
-            secrets_kms_key_arns=args.secrets_kms_key_arns,
-            execute_command=args.execute_command,
-            execute_command_logging=args.execute_command_logging,
-        )
-        self.execution_role = roles.execution_role
-        self.task_role = roles.task_role
-
-        self.task_definition = aws.ecs.TaskDefinition(
-            f"{name}-task",
-            family=task_family(args.service),
-            requires_compatibilities=[task.compatibility],
-            network_mode="awsvpc",
-            cpu=str(task.cpu),
-            memory=str(task.memory_mib),
-            runtime_platform=task.runtime_platform,
-            execution_role_arn=roles.execution_role.arn,
-            task_role_arn=roles.task_role.arn,
-            container_definitions=self.container_definitions,
-            volumes=[task.efs.volume] if task.efs else None,
-            # The execution role needs its policy before the first task pulls and logs.
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[
-                    self.log_group,
-                    roles.execution_policy,
-                    *([roles.task_policy] if roles.task_policy else []),
-                ],
-            ),
-        )
-        self.security_group = task_security_group(
-            name,
-            vpc_id=args.vpc_id,
-            alb_security_group_id=args.alb_security_group_id,
-            port=task.port,
-            service=args.service,
-            parent=self,
-            client_security_group_ids=args.client_security_group_ids,
-        )
-        self.target_group = ip_target_group(
-            name,
-            vpc_id=args.vpc_id,
-            port=task.port,
-            health_path=task.health_path,
-            deregistration_delay_seconds=args.deregistration_delay_seconds,
-            max_request_seconds=args.max_request_seconds,
-            interval_seconds=task.health_check_interval_seconds,
-            parent=self,
-        )
-        self.listener_rules = list(
-            args.router.route(
-                args.service, target_group_arn=self.target_group.arn, priority=args.priority
-            )
-        )
-        self.service = aws.ecs.Service(
-            f"{name}-service",
-            cluster=args.cluster_arn,
-            task_definition=self.task_definition.arn,
-            desired_count=args.desired_count,
-            enable_execute_command=args.execute_command,
-            capacity_provider_strategies=[
-                aws.ecs.ServiceCapacityProviderStrategyArgs(
-                    capacity_provider=placement.capacity_provider, weight=1, base=0
-                )
-            ],
-            platform_version=placement.platform_version,
-            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
-                subnets=args.subnet_ids,
-                security_groups=[
-                    self.security_group.id,
-                    *([task.efs.client_security_group_id] if task.efs else []),
-                ],
-                assign_public_ip=False,
-            ),
-            load_balancers=[
-                aws.ecs.ServiceLoadBalancerArgs(
-                    target_group_arn=self.target_group.arn,
-                    container_name=task.container_name,
-                    container_port=task.port,
-                )
-            ],
-            service_connect_configuration=None
-            if args.service_connect_namespace is None
-            else service_connect_server(
-                service=args.service,
-                namespace=args.service_connect_namespace,
-                port=task.port,
-                # At least the longest request the service allows (deregistration covers it).
-                longest_request_seconds=args.deregistration_delay_seconds,
-            ),
-            health_check_grace_period_seconds=args.health_check_grace_period_seconds,
-            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
-                enable=True, rollback=True
-            ),
-            deployment_minimum_healthy_percent=args.deployment_minimum_healthy_percent,
-            deployment_maximum_percent=args.deployment_maximum_percent,
-            placement_constraints=placement.placement_constraints,
-            ordered_placement_strategies=placement.ordered_placement_strategies,
-            enable_ecs_managed_tags=True,
-            propagate_tags="SERVICE",
-            # Model load takes minutes (S3 staging, weights, warm-up); `pulumi up` must not block
-            # on steady state (the circuit breaker owns rollback).
-            wait_for_steady_state=False,
-            # ECS rejects a target group that belongs to no load balancer: wait for the rules
-            # (and for the cluster's capacity provider association, via service_depends_on).
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[*self.listener_rules, *args.service_depends_on],
-                # Autoscaling owns the running count after creation.
-                ignore_changes=["desiredCount"],
-            ),
-        )
-        metric: dict[str, Any] = {"predefined_metric_type": scaling_metric}
-        if scaling_metric == TARGET_TRACKING_METRIC:
-            metric["resource_label"] = alb_request_count_label(
-                args.load_balancer_arn_suffix, self.target_group.arn_suffix
-            )
-        self.scaling_target, self.scaling_policy = service_scaling(
-            name,
-            cluster_arn=args.cluster_arn,
-            service=self.service,
-            min_count=args.min_count,
-            max_count=args.max_count,
-            metric=metric,
-            target_value=scaling_target,
-            scale_out_cooldown=args.scale_out_cooldown,
-            scale_in_cooldown=args.scale_in_cooldown,
-            parent=self,
-            configuration=scaling_configuration,
-        )
-        self.register_outputs(
-            {
-                "serviceName": self.service.name,
-                "targetGroupArn": self.target_group.arn,
-                "taskDefinitionArn": self.task_definition.arn,
-            }
-        )
-
-
-def metrics_sidecar_fields(
-    args: ServiceArgs,
-    *,
-    enabled: bool,
-    image: Input[str] | None,
     kind: str,
     port: int,
     engine_container: str,
     log_group: str,
-) -> dict[str, Any]:
-    """`TaskSpec` keywords for the metrics sidecar (`sidecar`, `sidecar_image`) of one service;
-    both None when `enabled` is false. The sidecar logs through the service's own log group and
-    waits out the same health-check grace period as the engine it scrapes."""
-    if not enabled:
-        return {"sidecar": None, "sidecar_image": None}
+) -> Callable[[str, str], list[dict[str, Any]]]:
+    """`render(region, sidecar_image)`: the metrics sidecar's container, as a list (empty when
+    `spec.metrics_sidecar` is off). It logs through the service's own log group and waits out
+    the same health-check grace period as the engine it scrapes."""
 
-    def sidecar(region: str, sidecar_image: str) -> dict[str, Any]:
-        return metrics_sidecar_container(
-            region=region,
-            kind=kind,
-            stack=pulumi.get_stack(),
-            service=args.service,
-            image=sidecar_image,
-            port=port,
-            engine_container=engine_container,
-            log_configuration=log_configuration(log_group, region, args.service),
-            startup_grace_seconds=args.health_check_grace_period_seconds,
-        )
+    def render(region: str, image: str) -> list[dict[str, Any]]:
+        if not spec.metrics_sidecar:
+            return []
+        return [
+            metrics_sidecar_container(
+                region=region,
+                kind=kind,
+                stack=pulumi.get_stack(),
+                service=spec.service,
+                image=image,
+                port=port,
+                engine_container=engine_container,
+                log_configuration=log_configuration(log_group, region, spec.service),
+                startup_grace_seconds=spec.health_check_grace_period_seconds,
+            )
+        ]
 
-    return {"sidecar": sidecar, "sidecar_image": image}
+    return render

@@ -1,28 +1,13 @@
-"""ModelService: one LLM served by a registered engine (`components.engines`) on ECS.
+"""ModelService: one LLM served by a registered engine (`components.engines`) on a pool.
 
-Creates, for one service behind the authenticated Endpoint:
-- a log group with retention;
-- an execution role (pull the image from its ECR repository, write this log group, read exactly
-  the container's Secrets Manager secrets) and a task role that can only read the weights
-  prefix in S3 (documents in `components.iam`);
-- an EC2 task definition in awsvpc mode whose single container is launched as the engine's
-  launch describes (environment, command, port), with GPU `resourceRequirements`
-  equal to the launch's GPUs or the Neuron devices mapped through
-  `linuxParameters.devices` (Neuron devices are not an ECS resource type), shared memory for
-  NCCL, no container health check (the ALB's health check decides);
-- a task security group admitting only the ALB on the container port, egress HTTPS only;
-- an ip target group health-checking the engine's `/health`, with a deregistration delay that
-  lets the longest stream finish, and the endpoint's listener rules for it (`router.route`);
-- the ECS service on the pool's capacity provider, created after the rules attach the target
-  group to the ALB (ECS rejects a target group that belongs to no load balancer), with a
-  circuit breaker that rolls back, a grace period covering image pull + weight load + warm-up;
-- target-tracking autoscaling on ALBRequestCountPerTarget (scale out fast, scale in slow).
-
-All numbers arrive already decided by the plan (`components.plan`); this module validates
-their consistency before creating anything. Pure parts (validation, the container definition)
-are plain functions tested without mocks. The resource sequence around the task, shared with
-`FargateReranker`, is `components._ecs_service.LoadBalancedService`; the argument checks and
-container pieces both services share (`validate_common`, `log_configuration`, ...) live here.
+On top of `PoolService` it adds the engine's container (environment, command, port and health
+path from the engine's launch, whatever the engine; GPU `resourceRequirements` equal to the
+launch's GPUs, or the Neuron devices mapped through `linuxParameters.devices`, since Neuron
+devices are not an ECS resource type; shared memory for NCCL; no container health check: the
+ALB's decides), a task role that can only read the weights (one S3 prefix, or an EFS access
+point), the metrics sidecar for engines whose metric families it knows
+(`Launch.metrics_target`), and target tracking on the engine's load or ALBRequestCountPerTarget.
+The container definition is a plain function, tested without mocks.
 """
 
 from __future__ import annotations
@@ -32,26 +17,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_aws as aws
 from pulumi import Input
 
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.engines import Launch
 from ecs_inference.services.base import (
-    TARGET_TRACKING_METRIC,
+    ALB_REQUESTS_METRIC,
+    Balancing,
     EfsAccess,
-    LoadBalancedService,
-    PlacementSpec,
     ServiceWiring,
-    TaskSpec,
-    environment_list,
-    log_group_name,
-    metrics_sidecar_fields,
-    secrets_list,
-    serving_container,
+    metrics_sidecar,
+    weights_task_role,
 )
+from ecs_inference.services.containers import environment_list, secrets_list, serving_container
+from ecs_inference.services.ec2 import PoolService, pool_placement
 from ecs_inference.specs import weights as weights_spec
-from ecs_inference.specs.service import ModelServiceSpec, validate_model_service
+from ecs_inference.specs.service import ModelServiceSpec
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -143,21 +124,20 @@ def model_container_definitions(
 # --------------------------------------------------------------------------------------------
 
 
-class ModelService(LoadBalancedService):
-    """One model behind the endpoint. Attributes: `log_group`, `execution_role`, `task_role`,
-    `task_definition`, `security_group`, `target_group`, `listener_rules`, `service`,
-    `scaling_target`, `scaling_policy`, `container_definitions` (Output of the JSON string)."""
+class ModelService(PoolService):
+    """One model behind the endpoint. Attributes: `port` (the engine's), `log_group`,
+    `execution_role`, `task_role`, `task_definition`, `security_group`, `target_group`,
+    `listener_rules`, `service`, `scaling_target`, `scaling_policy`, `container_definitions`
+    (Output of the JSON string)."""
 
     def __init__(
         self, name: str, args: ModelServiceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         where = f"ModelService {args.service!r}"
-        validate_model_service(where, args)
-        super().__init__(TOKEN, name, None, opts)
         launch = args.launch
-        devices = launch.device_paths(where, args.neuron_devices)
         if (args.efs_file_system is not None) != (args.weights_efs is not None):
             raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
+        devices = launch.device_paths(where, args.neuron_devices)
         # The sidecar's scrape spec knows only some engines' metric families; the plan turns
         # it off for the others.
         metrics = launch.metrics_target()
@@ -166,29 +146,23 @@ class ModelService(LoadBalancedService):
                 f"{where}: the metrics sidecar knows none of this engine's metric families; "
                 "turn metrics_sidecar off for this engine"
             )
-        group_name = log_group_name(args.service)
-        sidecar: dict[str, Any] = {"sidecar": None, "sidecar_image": None}
-        if metrics is not None:
-            sidecar = metrics_sidecar_fields(
-                args,
-                enabled=args.metrics_sidecar,
-                image=args.metrics_image,
-                kind=metrics.kind,
-                port=metrics.port,
-                engine_container=CONTAINER_NAME,
-                log_group=group_name,
-            )
-        self._create_service(
-            name,
+        super().__init__(TOKEN, name, opts)
+        self.port = launch.port
+        group = self._logs(args.service, args.log_retention_days)
+        sidecar = metrics_sidecar(
             args,
-            bucket=args.weights_bucket,
-            prefix=args.weights_prefix,
-            task=TaskSpec(
-                container_definitions=lambda region, image: model_container_definitions(
-                    image=image,
+            kind=metrics.kind if metrics is not None else "",
+            port=metrics.port if metrics is not None else launch.port,
+            engine_container=CONTAINER_NAME,
+            log_group=group,
+        )
+        self._containers(
+            lambda a: [
+                *model_container_definitions(
+                    image=a[1],
                     launch=launch,
-                    log_group_name=group_name,
-                    region=region,
+                    log_group_name=group,
+                    region=a[0],
                     stream_prefix=args.service,
                     gpu_count=args.gpu_count,
                     neuron_devices=devices,
@@ -198,32 +172,38 @@ class ModelService(LoadBalancedService):
                     secrets=args.secrets,
                     efs_model=args.service if args.weights_efs is not None else None,
                 ),
-                compatibility=args.compatibility,
-                cpu=args.task_cpu,
-                memory_mib=args.task_memory_mib,
-                container_name=CONTAINER_NAME,
-                port=launch.port,
-                health_path=launch.health_path,
-                efs=args.weights_efs,
-                **sidecar,
+                *sidecar(a[0], a[2]),
+            ],
+            args.image,
+            args.metrics_image or "",
+            service_connect=args.service_connect_namespace is not None,
+        )
+        efs = args.weights_efs
+        self._pool_task(
+            service=args.service,
+            compatibility=args.compatibility,
+            cpu=args.task_cpu,
+            memory_mib=args.task_memory_mib,
+            task_role=weights_task_role(
+                self._ctx,
+                bucket=args.weights_bucket,
+                prefix=args.weights_prefix,
+                efs=efs,
+                kms_key_arn=args.weights_kms_key_arn,
             ),
-            placement=PlacementSpec(
-                capacity_provider=args.capacity_provider_name,
-                placement_constraints=(
-                    [aws.ecs.ServicePlacementConstraintArgs(type="distinctInstance")]
-                    if args.one_task_per_instance
-                    else None
-                ),
-                # Spread over AZs first (an AZ outage keeps capacity), then pack each instance's
-                # memory so scarce accelerator instances are filled before new ones start.
-                ordered_placement_strategies=[
-                    aws.ecs.ServiceOrderedPlacementStrategyArgs(
-                        type="spread", field="attribute:ecs.availability-zone"
-                    ),
-                    aws.ecs.ServiceOrderedPlacementStrategyArgs(type="binpack", field="memory"),
-                ],
+            volumes=[efs.volume] if efs else None,
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            exec_logging=args.execute_command_logging if args.execute_command else None,
+        )
+        self._serve(
+            args,
+            args,
+            balancing=Balancing(CONTAINER_NAME, launch.port, launch.health_path),
+            placement=pool_placement(
+                args.capacity_provider_name, one_task_per_instance=args.one_task_per_instance
             ),
-            scaling_metric=TARGET_TRACKING_METRIC,
+            scaling_metric=ALB_REQUESTS_METRIC,
             scaling_target=args.target_requests_per_target,
             scaling_configuration=args.scaling_configuration,
+            extra_security_groups=[efs.client_security_group_id] if efs else (),
         )

@@ -1,21 +1,12 @@
 """FargateReranker: a CPU cross-encoder re-ranker on Fargate behind the authenticated Endpoint.
 
 Re-ranking with a MiniLM-class cross-encoder is CPU work that fits Fargate (no instance to keep
-warm, ARM64 cheaper), so unlike the model services it needs no capacity pool. Creates:
-- a log group with retention, an execution role (image pull, this log group, exactly the
-  container's secrets) and a task role that can only read the model prefix in S3;
-- a FARGATE task definition (awsvpc, ARM64 by default, cpu/memory on the Fargate grid) whose
-  container follows the image's contract (`contracts/reranker.py`: port, health path,
-  environment names, stop timeout within Fargate's 120 s cap), with the nofile ulimit raised
-  and nothing Fargate rejects (no GPU, devices, privileged mode or placement constraints);
-- a task security group (ALB only in, HTTPS only out: ECR, S3 and logs through the VPC
-  endpoints or NAT), an ip target group on `/health`, the endpoint's listener rules;
-- the service on the FARGATE capacity provider in private subnets without a public IP, with a
-  rolling-back circuit breaker, created after the rules attach its target group to the ALB;
-- target tracking on ALB requests per target or on average CPU.
-
-Sizes and counts are plan-derived; this module re-checks them (grid, contract minimums) before
-creating anything.
+warm, ARM64 cheaper), so unlike the model services it needs no capacity pool. On top of
+`FargateService` it adds its container, per the image's contract (`contracts/reranker.py`:
+port, health path, environment names, stop timeout within Fargate's 120 s cap), with nothing
+Fargate rejects (no GPU, devices, privileged mode or placement constraints); a task role that
+can only read the model prefix in S3; the metrics sidecar when asked; and target tracking on
+ALB requests per target or on average CPU.
 """
 
 from __future__ import annotations
@@ -25,27 +16,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_aws as aws
 from pulumi import Input
 
+from ecs_inference import sizing
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.services.base import (
-    TARGET_TRACKING_METRIC,
-    LoadBalancedService,
-    PlacementSpec,
+    ALB_REQUESTS_METRIC,
+    CPU_METRIC,
+    Balancing,
     ServiceWiring,
-    TaskSpec,
-    environment_list,
-    log_group_name,
-    metrics_sidecar_fields,
-    secrets_list,
-    serving_container,
+    metrics_sidecar,
+    weights_task_role,
 )
-from ecs_inference.specs.service import RerankerSpec, reranker_environment, validate_reranker
+from ecs_inference.services.containers import environment_list, secrets_list, serving_container
+from ecs_inference.services.fargate import FargateService, fargate_placement
+from ecs_inference.specs.service import RerankerSpec, reranker_environment
 
 TOKEN = "ecs-inference:serving:FargateReranker"
 CONTAINER_NAME = "reranker"
-CPU_METRIC = "ECSServiceAverageCPUUtilization"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,19 +82,18 @@ def reranker_container_definitions(
     return [container]
 
 
-class FargateReranker(LoadBalancedService):
-    """One re-ranker service on Fargate. Attributes: `size` (the validated `FargateSize`),
-    `log_group`, `execution_role`, `task_role`, `task_definition`, `security_group`,
-    `target_group`, `listener_rules`, `service`, `scaling_target`, `scaling_policy`,
-    `container_definitions` (Output of the JSON string)."""
+class FargateReranker(FargateService):
+    """One re-ranker service on Fargate. Attributes: `size` (its `FargateSize`), `log_group`,
+    `execution_role`, `task_role`, `task_definition`, `security_group`, `target_group`,
+    `listener_rules`, `service`, `scaling_target`, `scaling_policy`, `container_definitions`
+    (Output of the JSON string)."""
 
     def __init__(
         self, name: str, args: FargateRerankerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        where = f"FargateReranker {args.service!r}"
-        self.size = validate_reranker(where, args)
-        super().__init__(TOKEN, name, None, opts)
-        group_name = log_group_name(args.service)
+        super().__init__(TOKEN, name, opts)
+        self.size = sizing.fargate_size(args.cpu, args.memory_mib)
+        group = self._logs(args.service, args.log_retention_days)
         environment = reranker_environment(
             service=args.service,
             bucket=args.model_bucket,
@@ -114,48 +101,50 @@ class FargateReranker(LoadBalancedService):
             alb_idle_timeout_seconds=args.alb_idle_timeout_seconds,
             overrides=args.environment,
         )
-        self._create_service(
-            name,
+        sidecar = metrics_sidecar(
             args,
-            bucket=args.model_bucket,
-            prefix=args.model_prefix,
-            task=TaskSpec(
-                container_definitions=lambda region, image: reranker_container_definitions(
-                    image=image,
+            kind="reranker",
+            port=contract.PORT,
+            engine_container=CONTAINER_NAME,
+            log_group=group,
+        )
+        self._containers(
+            lambda a: [
+                *reranker_container_definitions(
+                    image=a[1],
                     environment=environment,
-                    log_group_name=group_name,
-                    region=region,
+                    log_group_name=group,
+                    region=a[0],
                     stream_prefix=args.service,
                     stop_timeout_seconds=args.stop_timeout_seconds,
                     secrets=args.secrets,
                 ),
-                compatibility="FARGATE",
-                cpu=self.size.cpu,
-                memory_mib=self.size.memory_mib,
-                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                    cpu_architecture=args.cpu_architecture, operating_system_family="LINUX"
-                ),
-                container_name=CONTAINER_NAME,
-                port=contract.PORT,
-                health_path=contract.HEALTH_PATH,
-                # Re-rank requests take milliseconds: detect a dead task faster than a model
-                # server.
-                health_check_interval_seconds=10,
-                **metrics_sidecar_fields(
-                    args,
-                    enabled=args.metrics_sidecar,
-                    image=args.metrics_image,
-                    kind="reranker",
-                    port=contract.PORT,
-                    engine_container=CONTAINER_NAME,
-                    log_group=group_name,
-                ),
+                *sidecar(a[0], a[2]),
+            ],
+            args.image,
+            args.metrics_image or "",
+            service_connect=args.service_connect_namespace is not None,
+        )
+        self._fargate_task(
+            service=args.service,
+            cpu=self.size.cpu,
+            memory_mib=self.size.memory_mib,
+            cpu_architecture=args.cpu_architecture,
+            task_role=weights_task_role(
+                self._ctx,
+                bucket=args.model_bucket,
+                prefix=args.model_prefix,
+                kms_key_arn=args.weights_kms_key_arn,
             ),
-            # The FARGATE capacity provider (not launch_type) so FARGATE_SPOT can be mixed in
-            # later without replacing the service; the cluster must have it associated.
-            placement=PlacementSpec(
-                capacity_provider="FARGATE", platform_version=args.platform_version
-            ),
-            scaling_metric=CPU_METRIC if args.scaling_metric == "cpu" else TARGET_TRACKING_METRIC,
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            exec_logging=args.execute_command_logging if args.execute_command else None,
+        )
+        self._serve(
+            args,
+            args,
+            # Re-rank requests take milliseconds: detect a dead task faster than a model server.
+            balancing=Balancing(CONTAINER_NAME, contract.PORT, contract.HEALTH_PATH, 10),
+            placement=fargate_placement(args.platform_version),
+            scaling_metric=CPU_METRIC if args.scaling_metric == "cpu" else ALB_REQUESTS_METRIC,
             scaling_target=args.scaling_target,
         )

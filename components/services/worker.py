@@ -1,37 +1,36 @@
 """QueueWorker: a Fargate service that works through its own SQS queue and scales on backlog.
 
-Creates, all children of the component:
+On top of `FargateService` (log group, roles, task definition, service, scalable target) it adds:
 - a dead-letter queue (14 days retention), the work queue (visibility timeout from the
   longest job, long polling, redrive to the DLQ after `max_receive_count` receives) and, when
   asked, a result queue, all with server-side encryption and a queue policy that refuses
   requests without TLS, and a redrive-allow policy so only this queue may use the DLQ;
-- a log group, an execution role (image pull, its log group, exactly the container's secrets) and
-  a task role that may only receive/delete/extend messages of its queue, send to its result
+- a task role that may only receive/delete/extend messages of its queue, send to its result
   queue, and set ECS task scale-in protection on tasks of its cluster;
 - a security group with no ingress (a worker pulls its work) and egress only to HTTPS (AWS APIs)
   and to the gateway's port;
-- a FARGATE task definition (ARM64 by default) whose container gets `QUEUE_URL`, `GATEWAY_URL`,
-  `VISIBILITY_TIMEOUT_SECONDS`, `TASK_PROTECTION_MINUTES`, `WORKER_CONCURRENCY` and, with a
-  result queue, `RESULT_QUEUE_URL`, and the service in private subnets
-  without a public IP, a Service Connect client of the gateway's namespace when given;
-- the scalable target and the three policies of `components.specs.worker` (target tracking on
-  backlog per task, steps out of zero and in to zero) with their two CloudWatch alarms. The
-  request-shaped values from that module are converted here, unchanged, into provider arguments.
+- its container, which gets `QUEUE_URL`, `GATEWAY_URL`, `VISIBILITY_TIMEOUT_SECONDS`,
+  `TASK_PROTECTION_MINUTES`, `WORKER_CONCURRENCY` and, with a result queue, `RESULT_QUEUE_URL`;
+  the service is a Service Connect client of the gateway's namespace when given, with no load
+  balancer;
+- the three policies of `components.specs.worker` (target tracking on backlog per task, steps
+  out of zero and in to zero) with their two CloudWatch alarms. The request-shaped values from
+  that module are converted here, unchanged, into provider arguments.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from ecs_inference import iam
+from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import name_rule
 from ecs_inference.contracts.worker import (
     CONTAINER_NAME,
@@ -43,22 +42,14 @@ from ecs_inference.contracts.worker import (
     ENV_VISIBILITY_TIMEOUT,
 )
 from ecs_inference.network import PortRule, aws_api_rule
-from ecs_inference.services.base import (
-    ECS_SCALABLE_DIMENSION,
-    ECS_SERVICE_NAMESPACE,
-    aws_context,
-    cluster_name_from_arn,
-    environment_list,
-    execution_role_policy,
-    log_configuration,
-    log_group_name,
-    secrets_list,
-    task_family,
-)
+from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
+from ecs_inference.services.containers import environment_list, log_configuration, secrets_list
+from ecs_inference.services.fargate import FargateService
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.specs.worker import (
     SQS_RETENTION_MAX,
     TASK_PROTECTION_MAX_MINUTES,
+    QueueWorkerSpec,
     WorkerScaling,
     queue_attributes,
 )
@@ -90,50 +81,19 @@ class WorkerArgsError(ValueError):
     """Plain worker arguments AWS would refuse; the message names the argument."""
 
 
-@dataclass(frozen=True)
-class QueueWorkerArgs:
-    """Inputs of `QueueWorker`; sizes, counts and timeouts are plan-derived.
+@dataclass(frozen=True, kw_only=True)
+class QueueWorkerArgs(QueueWorkerSpec, ClusterWiring):
+    """Inputs of `QueueWorker`: its spec (`components.specs.worker.QueueWorkerSpec`, built by
+    the plan) plus the wiring below and the cluster's (`ClusterWiring`)."""
 
-    Required: `worker` (its name), `image`, `cluster_arn`, `vpc_id`, `subnet_ids` (private),
-    `gateway_url`, `visibility_timeout_seconds` (from the longest job), `backlog_target`
-    (messages per task), `cpu` and `memory_mib` (on the Fargate grid).
-
-    Optional (defaults): `gateway_security_group_id` None (no egress rule to it),
-    `gateway_port` 4000; `service_connect_namespace` None (no Service Connect);
-    `cpu_architecture` "ARM64"; `desired_count` 0, `min_count` 0, `max_count` 10; `concurrency` 1;
-    `max_receive_count` 3; `retention_seconds` 345600 (4 days); `idle_minutes` 15;
-    `kms_key_id` None (SSE-SQS); `result_queue` False (no result queue); `environment` {},
-    `secrets` {}; `log_retention_days` 30;
-    `service_depends_on` () (the cluster's capacity provider association with FARGATE).
-    """
-
-    worker: str
-    image: Input[str]
-    cluster_arn: Input[str]
-    vpc_id: Input[str]
-    subnet_ids: Input[Sequence[str]]
     gateway_url: Input[str]
-    visibility_timeout_seconds: int
-    backlog_target: float
-    cpu: int
-    memory_mib: int
+    """The gateway's private URL (`GATEWAY_URL`), e.g. `LiteLLMGateway.private_url`."""
     gateway_security_group_id: Input[str] | None = None
-    gateway_port: int = 4000
+    """The gateway tasks' group; None: no egress rule to it."""
+    gateway_port: int = litellm.PORT
+    """The gateway's port (LiteLLM's)."""
     service_connect_namespace: Namespace | None = None
-    cpu_architecture: str = "ARM64"
-    desired_count: int = 0
-    min_count: int = 0
-    max_count: int = 10
-    concurrency: int = 1
-    max_receive_count: int = 3
-    retention_seconds: int = 345_600
-    idle_minutes: int = 15
-    kms_key_id: str | None = None
-    result_queue: bool = False
-    environment: Mapping[str, str] = field(default_factory=dict)
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    log_retention_days: int = 30
-    service_depends_on: Sequence[pulumi.Resource] = ()
+    """Namespace whose Service Connect names the worker resolves; None: no Service Connect."""
 
 
 def validate_worker(args: QueueWorkerArgs) -> None:
@@ -389,31 +349,100 @@ def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlar
     return out
 
 
-class QueueWorker(pulumi.ComponentResource):
+class QueueWorker(FargateService):
     """One queue worker. Attributes: `queue_name`, `dead_letter_queue_name` (fixed, known at
-    preview), `queue`, `dead_letter_queue`, `result_queue` (None unless asked), `log_group`,
-    `execution_role`, `task_role`, `security_group`, `task_definition`, `service`,
-    `scaling_target`, `backlog_policy`, `from_zero_policy`, `to_zero_policy`, `from_zero_alarm`,
-    `to_zero_alarm`, `scaling` (the `WorkerScaling` with the resources' names)."""
+    preview), `queue_url` (Output, known at preview), `queue`, `dead_letter_queue`,
+    `result_queue` (None unless asked), `queue_policies`, `log_group`, `execution_role`,
+    `task_role`, `security_group`, `task_definition`, `service`, `scaling_target`,
+    `backlog_policy`, `from_zero_policy`, `to_zero_policy`, `from_zero_alarm`, `to_zero_alarm`
+    (None when the worker never scales to zero), `scaling` (the `WorkerScaling` with the
+    resources' names)."""
 
     def __init__(
         self, name: str, args: QueueWorkerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         validate_worker(args)
         queue_name, dlq_name, results_name = queue_names(args.worker)
-        super().__init__(TOKEN, name, None, opts)
+        super().__init__(TOKEN, name, opts)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
-        child = pulumi.ResourceOptions(parent=self)
-        ctx = aws_context(self)
+        self._queues(args, queue_name, dlq_name, results_name)
+        group = self._logs(args.worker, args.log_retention_days)
+        dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        ctx = self._ctx
 
+        def url(queue: str, a: list[str]) -> str:
+            return queue_url(queue, region=a[0], account_id=a[1], dns_suffix=a[2])
+
+        self.queue_url = Output.all(ctx.region, ctx.account_id, dns_suffix.dns_suffix).apply(
+            lambda a: url(queue_name, a)
+        )
+        self._containers(
+            lambda a: worker_container_definitions(
+                image=a[1],
+                queue_url=url(queue_name, [a[0], a[3], a[4]]),
+                gateway_url=a[2],
+                args=args,
+                log_group=group,
+                region=a[0],
+                result_queue_url=url(results_name, [a[0], a[3], a[4]])
+                if args.result_queue
+                else None,
+            ),
+            args.image,
+            args.gateway_url,
+            ctx.account_id,
+            dns_suffix.dns_suffix,
+        )
+        cluster_name = Output.from_input(args.cluster_arn).apply(cluster_name_from_arn)
+        self._fargate_task(
+            service=args.worker,
+            cpu=args.cpu,
+            memory_mib=args.memory_mib,
+            cpu_architecture=args.cpu_architecture,
+            task_role=TaskRole(
+                f"Worker {args.worker}: its own queue and task protection only",
+                {"task": self._task_policy(cluster_name)},
+            ),
+        )
+        self._fargate_service(
+            args,
+            security_groups=[self._worker_security_group(args).id],
+            deployment=Deployment(
+                desired_count=args.desired_count,
+                # Tasks poll the queue as soon as they start.
+                depends_on=[self.queue, *args.service_depends_on],
+            ),
+            service_connect=None
+            if args.service_connect_namespace is None
+            else aws.ecs.ServiceServiceConnectConfigurationArgs(
+                enabled=True, namespace=args.service_connect_namespace.arn
+            ),
+        )
+        self._scaling_policies(args, queue_name, cluster_name)
+        outputs: dict[str, Any] = {
+            "queueUrl": self.queue.url,
+            "deadLetterQueueUrl": self.dead_letter_queue.url,
+            "serviceName": self.service.name,
+        }
+        if self.result_queue is not None:
+            outputs["resultQueueUrl"] = self.result_queue.url
+        self.register_outputs(outputs)
+
+    def _queues(self, args: QueueWorkerArgs, queue: str, dlq: str, results: str) -> None:
+        """The dead-letter queue, the work queue redriving to it, the result queue when asked,
+        and a TLS-only policy on each."""
+        name, child = self._name, self._child
+        encryption: dict[str, Any] = {
+            "sqs_managed_sse_enabled": args.kms_key_id is None,
+            "kms_master_key_id": args.kms_key_id,
+        }
         self.dead_letter_queue = aws.sqs.Queue(
             f"{name}-dlq",
-            name=dlq_name,
+            name=dlq,
             # A message's age counts from its first enqueue, so the DLQ keeps it longest.
             message_retention_seconds=SQS_RETENTION_MAX,
-            sqs_managed_sse_enabled=args.kms_key_id is None,
-            kms_master_key_id=args.kms_key_id,
             opts=child,
+            **encryption,
         )
         attrs = queue_attributes(
             visibility_timeout_seconds=args.visibility_timeout_seconds,
@@ -423,18 +452,17 @@ class QueueWorker(pulumi.ComponentResource):
         )
         self.queue = aws.sqs.Queue(
             f"{name}-queue",
-            name=queue_name,
+            name=queue,
             visibility_timeout_seconds=int(attrs["VisibilityTimeout"]),
             message_retention_seconds=int(attrs["MessageRetentionPeriod"]),
             receive_wait_time_seconds=int(attrs["ReceiveMessageWaitTimeSeconds"]),
-            sqs_managed_sse_enabled=args.kms_key_id is None,
-            kms_master_key_id=args.kms_key_id,
             redrive_policy=self.dead_letter_queue.arn.apply(
                 lambda arn: json.dumps(
                     {"deadLetterTargetArn": arn, "maxReceiveCount": args.max_receive_count}
                 )
             ),
             opts=child,
+            **encryption,
         )
         self.redrive_allow_policy = aws.sqs.RedriveAllowPolicy(
             f"{name}-dlq-sources",
@@ -448,12 +476,11 @@ class QueueWorker(pulumi.ComponentResource):
         if args.result_queue:
             self.result_queue = aws.sqs.Queue(
                 f"{name}-results",
-                name=results_name,
+                name=results,
                 # Results wait for their reader as long as the work waited for the worker.
                 message_retention_seconds=int(attrs["MessageRetentionPeriod"]),
-                sqs_managed_sse_enabled=args.kms_key_id is None,
-                kms_master_key_id=args.kms_key_id,
                 opts=child,
+                **encryption,
             )
         queues = [("queue", self.queue), ("dlq", self.dead_letter_queue)]
         if self.result_queue is not None:
@@ -468,51 +495,27 @@ class QueueWorker(pulumi.ComponentResource):
             for role, q in queues
         ]
 
-        group = log_group_name(args.worker)
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs", name=group, retention_in_days=args.log_retention_days, opts=child
-        )
-        trust = Output.all(ctx.account_id, ctx.region, ctx.partition).apply(
-            lambda a: iam.assume_role_policy(account_id=a[0], region=a[1], partition=a[2])
-        )
-        self.execution_role = aws.iam.Role(
-            f"{name}-execution",
-            description="ECS agent: pull the image, write logs, read the container's secrets",
-            assume_role_policy=trust,
-            opts=child,
-        )
-        for value_from in args.secrets.values():
-            iam.secret_policy_arn(value_from)  # a bad ARN fails here, before any resource
-        self.task_role = aws.iam.Role(
-            f"{name}-task",
-            description=f"Worker {args.worker}: its own queue and task protection only",
-            assume_role_policy=trust,
-            opts=child,
-        )
-        cluster_name = Output.from_input(args.cluster_arn).apply(cluster_name_from_arn)
-        task_policy = aws.iam.RolePolicy(
-            f"{name}-task",
-            role=self.task_role.id,
-            policy=Output.all(
-                self.queue.arn,
-                cluster_name,
-                ctx.region,
-                ctx.account_id,
-                ctx.partition,
-                None if self.result_queue is None else self.result_queue.arn,
-            ).apply(
-                lambda a: worker_task_policy(
-                    queue_arn=a[0],
-                    cluster_name=a[1],
-                    region=a[2],
-                    account_id=a[3],
-                    partition=a[4],
-                    result_queue_arn=a[5],
-                )
-            ),
-            opts=child,
+    def _task_policy(self, cluster_name: Output[str]) -> Output[str]:
+        ctx = self._ctx
+        return Output.all(
+            self.queue.arn,
+            cluster_name,
+            ctx.region,
+            ctx.account_id,
+            ctx.partition,
+            None if self.result_queue is None else self.result_queue.arn,
+        ).apply(
+            lambda a: worker_task_policy(
+                queue_arn=a[0],
+                cluster_name=a[1],
+                region=a[2],
+                account_id=a[3],
+                partition=a[4],
+                result_queue_arn=a[5],
+            )
         )
 
+    def _worker_security_group(self, args: QueueWorkerArgs) -> aws.ec2.SecurityGroup:
         egress = [aws_api_rule("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
         if args.gateway_security_group_id is not None:
             egress.append(
@@ -523,99 +526,20 @@ class QueueWorker(pulumi.ComponentResource):
                 )
             )
         self.security_group = aws.ec2.SecurityGroup(
-            f"{name}-tasks",
+            f"{self._name}-tasks",
             description=f"Worker {args.worker}: no ingress; HTTPS and the gateway out",
             vpc_id=args.vpc_id,
             egress=[rule.inline_egress() for rule in egress],
-            opts=child,
+            opts=self._child,
         )
+        return self.security_group
 
-        dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        self.queue_url = Output.all(ctx.region, ctx.account_id, dns_suffix.dns_suffix).apply(
-            lambda a: queue_url(queue_name, region=a[0], account_id=a[1], dns_suffix=a[2])
-        )
-        """The queue's URL, known at preview (fixed name)."""
-        self.container_definitions = Output.all(
-            args.image, args.gateway_url, ctx.region, ctx.account_id, dns_suffix.dns_suffix
-        ).apply(
-            lambda a: json.dumps(
-                worker_container_definitions(
-                    image=a[0],
-                    queue_url=queue_url(queue_name, region=a[2], account_id=a[3], dns_suffix=a[4]),
-                    gateway_url=a[1],
-                    args=args,
-                    log_group=group,
-                    region=a[2],
-                    result_queue_url=queue_url(
-                        results_name, region=a[2], account_id=a[3], dns_suffix=a[4]
-                    )
-                    if args.result_queue
-                    else None,
-                )
-            )
-        )
-        execution_policy = execution_role_policy(
-            name,
-            role=self.execution_role,
-            ctx=ctx,
-            log_group=group,
-            container_definitions=self.container_definitions,
-            parent=self,
-        )
-        self.task_definition = aws.ecs.TaskDefinition(
-            f"{name}-task",
-            family=task_family(args.worker),
-            requires_compatibilities=["FARGATE"],
-            network_mode="awsvpc",
-            cpu=str(args.cpu),
-            memory=str(args.memory_mib),
-            runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                cpu_architecture=args.cpu_architecture, operating_system_family="LINUX"
-            ),
-            execution_role_arn=self.execution_role.arn,
-            task_role_arn=self.task_role.arn,
-            container_definitions=self.container_definitions,
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.log_group, execution_policy, task_policy]
-            ),
-        )
-        self.service = aws.ecs.Service(
-            f"{name}-service",
-            cluster=args.cluster_arn,
-            task_definition=self.task_definition.arn,
-            desired_count=args.desired_count,
-            capacity_provider_strategies=[
-                aws.ecs.ServiceCapacityProviderStrategyArgs(
-                    capacity_provider="FARGATE", weight=1, base=0
-                )
-            ],
-            network_configuration=aws.ecs.ServiceNetworkConfigurationArgs(
-                subnets=args.subnet_ids,
-                security_groups=[self.security_group.id],
-                assign_public_ip=False,
-            ),
-            service_connect_configuration=None
-            if args.service_connect_namespace is None
-            else aws.ecs.ServiceServiceConnectConfigurationArgs(
-                enabled=True, namespace=args.service_connect_namespace.arn
-            ),
-            deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
-                enable=True, rollback=True
-            ),
-            deployment_minimum_healthy_percent=100,
-            deployment_maximum_percent=200,
-            enable_ecs_managed_tags=True,
-            propagate_tags="SERVICE",
-            wait_for_steady_state=False,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                # Tasks poll the queue as soon as they start.
-                depends_on=[self.queue, *args.service_depends_on],
-                # The queue owns the running count after creation.
-                ignore_changes=["desiredCount"],
-            ),
-        )
-
+    def _scaling_policies(
+        self, args: QueueWorkerArgs, queue_name: str, cluster_name: Output[str]
+    ) -> None:
+        """The scalable target, target tracking on backlog per task, the step out of zero and,
+        when the worker may scale to zero, the step in to zero, each step with its alarm."""
+        name = self._name
         self.scaling = WorkerScaling(
             queue_name=Output.from_input(queue_name),
             cluster_name=cluster_name,
@@ -625,24 +549,18 @@ class QueueWorker(pulumi.ComponentResource):
             max_count=args.max_count,
             idle_minutes=args.idle_minutes,
         )
-        resource_id = Output.all(cluster_name, self.service.name).apply(
-            lambda a: f"service/{a[0]}/{a[1]}"
-        )
-        self.scaling_target = aws.appautoscaling.Target(
-            f"{name}-scaling",
-            service_namespace=ECS_SERVICE_NAMESPACE,
-            scalable_dimension=ECS_SCALABLE_DIMENSION,
-            resource_id=resource_id,
-            min_capacity=args.min_count,
-            max_capacity=args.max_count,
-            opts=child,
-        )
+        common = self._scalable(args.cluster_arn, args.min_count, args.max_count)
         after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])
-        common = {
-            "service_namespace": ECS_SERVICE_NAMESPACE,
-            "scalable_dimension": ECS_SCALABLE_DIMENSION,
-            "resource_id": resource_id,
-        }
+
+        def step_policy(role: str, config: Mapping[str, Any]) -> aws.appautoscaling.Policy:
+            return aws.appautoscaling.Policy(
+                f"{name}-{role}",
+                policy_type="StepScaling",
+                step_scaling_policy_configuration=step_scaling_args(config),
+                opts=after_target,
+                **common,  # pyright: ignore[reportArgumentType]
+            )
+
         self.backlog_policy = aws.appautoscaling.Policy(
             f"{name}-backlog",
             policy_type="TargetTrackingScaling",
@@ -650,45 +568,23 @@ class QueueWorker(pulumi.ComponentResource):
                 self.scaling.target_tracking_configuration()
             ),
             opts=after_target,
-            **common,
+            **common,  # pyright: ignore[reportArgumentType]
         )
-        self.from_zero_policy = aws.appautoscaling.Policy(
-            f"{name}-from-zero",
-            policy_type="StepScaling",
-            step_scaling_policy_configuration=step_scaling_args(
-                self.scaling.from_zero_policy_configuration()
-            ),
-            opts=after_target,
-            **common,
+        self.from_zero_policy = step_policy(
+            "from-zero", self.scaling.from_zero_policy_configuration()
         )
         self.from_zero_alarm = self._alarm(
-            f"{name}-from-zero",
-            self.scaling.from_zero_alarm(),
-            self.from_zero_policy,
+            f"{name}-from-zero", self.scaling.from_zero_alarm(), self.from_zero_policy
         )
         self.to_zero_policy: aws.appautoscaling.Policy | None = None
         self.to_zero_alarm: aws.cloudwatch.MetricAlarm | None = None
         if self.scaling.scales_to_zero:
-            self.to_zero_policy = aws.appautoscaling.Policy(
-                f"{name}-to-zero",
-                policy_type="StepScaling",
-                step_scaling_policy_configuration=step_scaling_args(
-                    self.scaling.to_zero_policy_configuration()
-                ),
-                opts=after_target,
-                **common,
+            self.to_zero_policy = step_policy(
+                "to-zero", self.scaling.to_zero_policy_configuration()
             )
             self.to_zero_alarm = self._alarm(
                 f"{name}-to-zero", self.scaling.to_zero_alarm(), self.to_zero_policy
             )
-        outputs: dict[str, Any] = {
-            "queueUrl": self.queue.url,
-            "deadLetterQueueUrl": self.dead_letter_queue.url,
-            "serviceName": self.service.name,
-        }
-        if self.result_queue is not None:
-            outputs["resultQueueUrl"] = self.result_queue.url
-        self.register_outputs(outputs)
 
     def _alarm(
         self, name: str, alarm: Mapping[str, Any], policy: aws.appautoscaling.Policy

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
@@ -469,6 +469,48 @@ def bedrock_invoke_policy(
 # --------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class LiteLLMGatewaySpec:
+    """The AI gateway's service as plain values: what `services.gateway.LiteLLMGateway` builds
+    besides its wiring (`GatewayPlan.service_spec` derives it from the config)."""
+
+    litellm: GatewaySpec
+    """What the LiteLLM config holds: routes, Bedrock models, the database switch."""
+    path: str
+    """ALB path prefix (`/<path>/*`) and Service Connect name."""
+    priority: int
+    """First of its two listener rule priorities."""
+    image: str
+    """LiteLLM proxy image."""
+    master_key_secret_arn: str
+    """Secrets Manager secret of LITELLM_MASTER_KEY."""
+    cpu: int
+    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
+    memory_mib: int
+    """Fargate memory in MiB."""
+    salt_key_secret_arn: str | None = None
+    """Secret of LITELLM_SALT_KEY (with the database); None: none."""
+    cpu_architecture: str = "ARM64"
+    """ARM64 or X86_64."""
+    desired_count: int = 2
+    """Tasks at creation (two: one per AZ)."""
+    min_count: int = 2
+    """Autoscaling lower bound."""
+    max_count: int = 4
+    """Autoscaling upper bound."""
+    target_cpu_percent: float = 60.0
+    """Target tracking on average CPU, in percent."""
+    deregistration_delay_seconds: int = 300
+    """At least the longest route's timeout."""
+    health_check_grace_period_seconds: int = 120
+    """Imports and config load take seconds; with the database, LiteLLM migrates its schema
+    first."""
+    extra_environment: Mapping[str, str] = field(default_factory=dict)
+    """Extra plain variables (not the ones the component sets)."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention in days."""
+
+
 @dataclass(frozen=True)
 class GatewayPlan:
     """The validated gateway: `spec` (what its LiteLLM config holds), its Fargate `size`, its
@@ -479,6 +521,32 @@ class GatewayPlan:
     size: sizing.FargateSize
     priority: int = 0
     deregistration: sizing.DeregistrationDelay | None = None
+
+    @property
+    def service_spec(self) -> LiteLLMGatewaySpec:
+        """What the LiteLLMGateway component builds."""
+        c = self.config
+        assert c.image is not None  # the schema's default is the pinned release
+        return LiteLLMGatewaySpec(
+            litellm=self.spec,
+            path=c.path,
+            priority=self.priority,
+            image=c.image,
+            master_key_secret_arn=c.master_key_secret_arn,
+            salt_key_secret_arn=c.database.salt_key_secret_arn,
+            cpu=self.size.cpu,
+            memory_mib=self.size.memory_mib,
+            cpu_architecture=c.cpu_architecture,
+            desired_count=c.desired_count,
+            min_count=c.min_count,
+            max_count=c.max_count,
+            target_cpu_percent=c.target_cpu_percent,
+            deregistration_delay_seconds=self.deregistration.seconds
+            if self.deregistration is not None
+            else self.spec.longest_request_seconds,
+            extra_environment=dict(c.environment),
+            log_retention_days=c.log_retention_days,
+        )
 
     def decisions(self) -> list[str]:
         routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in self.spec.routes)

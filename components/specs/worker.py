@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ecs_inference import sizing
@@ -541,6 +541,51 @@ def _clamp(scaling: WorkerScaling, count: int) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class QueueWorkerSpec:
+    """One queue worker as plain values: what `services.worker.QueueWorker` builds besides its
+    wiring (`WorkerPlan.spec` derives it from the config)."""
+
+    worker: str
+    """The worker's name: its queues, log group and task family."""
+    image: str
+    """The worker's image (pinned by tag or digest)."""
+    visibility_timeout_seconds: int
+    """The queue's visibility timeout (`visibility_timeout`: the longest job plus a margin)."""
+    backlog_target: float
+    """Messages per task target tracking holds (`backlog_target`)."""
+    cpu: int
+    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
+    memory_mib: int
+    """Fargate memory in MiB."""
+    cpu_architecture: str = "ARM64"
+    """ARM64 or X86_64."""
+    desired_count: int = 0
+    """Tasks at creation (the scaling policies own the count afterwards)."""
+    min_count: int = 0
+    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
+    max_count: int = 10
+    """Autoscaling upper bound."""
+    concurrency: int = 1
+    """Jobs a task works on at once (`WORKER_CONCURRENCY`)."""
+    max_receive_count: int = 3
+    """Receives before a message moves to the dead-letter queue."""
+    retention_seconds: int = 345_600
+    """How long the queue keeps a message, in seconds (SQS's default, 4 days)."""
+    idle_minutes: int = 15
+    """Minutes with nothing waiting or in flight before scaling to zero."""
+    kms_key_id: str | None = None
+    """KMS key of the queues; None: SQS-managed encryption."""
+    result_queue: bool = False
+    """Create a result queue (`RESULT_QUEUE_URL`)."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Extra plain variables (not the ones the component sets)."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Env name -> Secrets Manager ARN, injected by ECS at start."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention in days."""
+
+
 @dataclass(frozen=True)
 class WorkerPlan:
     """One validated worker: its queue's `visibility`, the backlog-per-task `target`, `size`."""
@@ -550,6 +595,33 @@ class WorkerPlan:
     visibility: VisibilityTimeout
     target: float
     size: sizing.FargateSize
+
+    @property
+    def spec(self) -> QueueWorkerSpec:
+        """What the QueueWorker component builds."""
+        c = self.config
+        assert c.image is not None  # required by the schema
+        return QueueWorkerSpec(
+            worker=self.name,
+            image=c.image,
+            visibility_timeout_seconds=self.visibility.seconds,
+            backlog_target=self.target,
+            cpu=self.size.cpu,
+            memory_mib=self.size.memory_mib,
+            cpu_architecture=c.cpu_architecture,
+            desired_count=c.desired_count,
+            min_count=c.min_count,
+            max_count=c.max_count,
+            concurrency=c.concurrency,
+            max_receive_count=c.max_receive_count,
+            retention_seconds=c.retention_seconds,
+            idle_minutes=c.idle_minutes,
+            kms_key_id=c.kms_key_id,
+            result_queue=c.result_queue,
+            environment=dict(c.environment),
+            secrets=dict(c.secrets),
+            log_retention_days=c.log_retention_days,
+        )
 
     def decisions(self) -> list[str]:
         steps = from_zero_steps(self.target, self.config.max_count)

@@ -16,7 +16,6 @@ from typing import Any
 import pulumi
 import pytest
 
-from ecs_inference.config.issues import ConfigError
 from ecs_inference.ingress.alb import (
     ELB_LOG_DELIVERY_SERVICE,
     AuthArgs,
@@ -37,7 +36,6 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.mock_runtime import refused_before_registering
 from tools.recording import RecordedResource, Recording, run_function
 
 DOMAIN = "models.dev.example.internal"
@@ -215,17 +213,6 @@ def test_each_mistake_yields_one_issue_naming_its_path(
 
 def test_internet_facing_endpoint_may_admit_the_internet() -> None:
     assert endpoint_arg_issues(make_args(internet_facing=True, allowed_cidrs=("0.0.0.0/0",))) == []
-
-
-def test_invalid_args_register_nothing() -> None:
-    error, _ = refused_before_registering(
-        lambda: Endpoint("ep", make_args(idle_timeout_seconds=5000, self_signed_certificate=False)),
-        ConfigError,
-    )
-    assert {i.path for i in error.issues} == {
-        "platform.endpoint.idleTimeoutSeconds",
-        "platform.endpoint.certificateArn",
-    }
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.components.conftest import CLUSTER_ARN, FakeRouter
+from tests.components.conftest import CLUSTER_ARN, LB_SUFFIX, FakeRouter
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/master-AbCdEf"
@@ -63,7 +63,7 @@ def program(database: bool = False, bedrock: bool = True, **overrides: Any):
         s = spec(database, bedrock)
         sg = gateway_security_group("gw", vpc_id="vpc-0abc")
         settings: dict[str, Any] = {
-            "spec": s,
+            "litellm": s,
             "master_key_secret_arn": SECRET,
             "salt_key_secret_arn": SALT if database else None,
             "database": DatabaseOutputs(
@@ -81,6 +81,7 @@ def program(database: bool = False, bedrock: bool = True, **overrides: Any):
             "subnet_ids": ["subnet-a", "subnet-b"],
             "security_group": sg,
             "alb_security_group_id": "sg-alb",
+            "load_balancer_arn_suffix": LB_SUFFIX,
             "router": FakeRouter(),
             "service_connect_namespace": NAMESPACE,
             "models": {

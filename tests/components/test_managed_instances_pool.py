@@ -15,13 +15,11 @@ from ecs_inference.capacity.managed_instances_pool import (
     TYPE_TOKEN,
     ManagedInstancesPool,
     ManagedInstancesPoolArgs,
-    ManagedInstancesPoolError,
 )
 from ecs_inference.sizing import instance_types as ir
 from ecs_inference.specs import managed_instances as mi
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import validate_shape
-from tests.mock_runtime import refused_before_registering
 from tools.recording import Recording, run_function
 
 CP = "aws:ecs/capacityProvider:CapacityProvider"
@@ -175,14 +173,6 @@ def test_optional_blocks():
         "reservationPreference": "RESERVATIONS_FIRST"
     }
     assert "tags" not in api
-
-
-def test_bad_options_register_nothing():
-    error, _ = refused_before_registering(
-        lambda: ManagedInstancesPool("p", pool_args(options=ManagedInstancesArgs(storage_gib=0))),
-        ManagedInstancesPoolError,
-    )
-    assert error.problems[0][0] == "storageGib"
 
 
 @pytest.mark.parametrize("arch", ["llama-3.2-1b", "mistral-7b", "qwen2.5-14b"])

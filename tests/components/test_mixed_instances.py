@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecs_inference.capacity.asg_pool import ecs_agent_settings
+from ecs_inference.capacity.user_data import ecs_agent_settings
 from ecs_inference.specs import mixed_instances as mi
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape

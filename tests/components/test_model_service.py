@@ -44,7 +44,6 @@ from tests.components.conftest import (
     check_service_children,
     service_wiring,
 )
-from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -275,13 +274,6 @@ def test_deploy_progress_at_every_reachable_count(low, high, counts, ok) -> None
 def test_cluster_name_from_arn() -> None:
     assert cluster_name_from_arn(CLUSTER_ARN) == "inference"
     assert cluster_name_from_arn("inference") == "inference"
-
-
-def test_invalid_arguments_register_nothing() -> None:
-    error, _ = refused_before_registering(
-        lambda: ModelService("llama", vllm_args(gpu_count=4)), ServiceArgsError
-    )
-    assert "gpu_count 4" in str(error)
 
 
 # --------------------------------------------------------------------------------------------

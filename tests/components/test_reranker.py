@@ -28,7 +28,6 @@ from tests.components.conftest import (
     check_service_children,
     service_wiring,
 )
-from tests.mock_runtime import refused_before_registering
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 TOKEN = "ecs-inference:serving:FargateReranker"
@@ -139,13 +138,6 @@ def test_invalid_arguments_are_rejected(overrides: dict[str, Any], message: str)
 def test_valid_size_is_returned() -> None:
     size = validate_reranker("r", reranker_args(cpu=8192, memory_mib=16384))
     assert (size.cpu, size.memory_mib, size.needs_platform_1_4) == (8192, 16384, True)
-
-
-def test_invalid_arguments_register_nothing() -> None:
-    error, _ = refused_before_registering(
-        lambda: FargateReranker("rr", reranker_args(memory_mib=3000)), ServiceArgsError
-    )
-    assert "memory 3000" in str(error)
 
 
 # --------------------------------------------------------------------------------------------

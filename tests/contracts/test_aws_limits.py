@@ -53,11 +53,12 @@ def test_nofile_limits_are_fargates():
     """Seed 003: Fargate's nofile default is 65535 soft and hard, raisable to 1048576; every
     serving container states the default (a Python server with many upstream connections
     reports the ceiling as connection errors), as a ulimit ECS's API accepts."""
-    from ecs_inference.services import base  # Pulumi-backed: imported only by this test
+    from ecs_inference.services import containers
 
     assert (FARGATE_NOFILE_DEFAULT, FARGATE_NOFILE_MAX) == (65_535, 1_048_576)
-    assert base.NOFILE_LIMIT == FARGATE_NOFILE_DEFAULT <= FARGATE_NOFILE_MAX
-    ulimit = {"name": "nofile", "softLimit": base.NOFILE_LIMIT, "hardLimit": base.NOFILE_LIMIT}
+    assert containers.NOFILE_LIMIT == FARGATE_NOFILE_DEFAULT <= FARGATE_NOFILE_MAX
+    limit = containers.NOFILE_LIMIT
+    ulimit = {"name": "nofile", "softLimit": limit, "hardLimit": limit}
     validate_named_shape("ecs", "Ulimit", ulimit)
     with pytest.raises(AssertionError):
         validate_named_shape("ecs", "Ulimit", {**ulimit, "name": "openfiles"})

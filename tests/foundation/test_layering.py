@@ -35,6 +35,7 @@ PURE = [
     "ecs_inference.sizing",
     "ecs_inference.sizing.catalog",
     "ecs_inference.engines",
+    "ecs_inference.services.containers",
     "ecs_inference.specs.weights",
     "ecs_inference.sizing.weights",
     "ecs_inference.iam",

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ecs_inference.capacity.asg_pool import ecs_user_data
+from ecs_inference.capacity.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.models import ModelConfig

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_inference.capacity import asg_pool
+from ecs_inference.capacity import user_data as scripts
 from tools.preview import EXIT_REJECTED, run_preview
 from tools.rehearsal.boot import completed_hooks, watchers
 from tools.rehearsal.userdata import Boots, scan
@@ -98,16 +98,16 @@ def test_a_first_boot_only_hook_script_fails_the_preview(monkeypatch: pytest.Mon
     """Issue 24 item 3 reintroduced: the hook-completing script started from the user data with
     systemd-run, which runs on the first boot only; a Stopped warm instance started on scale-out
     waits out the heartbeat."""
-    original = asg_pool.prepull_script
+    original = scripts.prepull_script
 
     def first_boot_only(images: list[str], region: str) -> str:
         text = original(images, region)
-        enable = f"systemctl enable --now --no-block {asg_pool.PREPULL_UNIT}\n"
+        enable = f"systemctl enable --now --no-block {scripts.PREPULL_UNIT}\n"
         return text.replace(
             enable, "systemd-run --no-block /usr/local/sbin/ecs-inference-prepull\n"
         )
 
-    monkeypatch.setattr(asg_pool, "prepull_script", first_boot_only)
+    monkeypatch.setattr(scripts, "prepull_script", first_boot_only)
     result = run_preview("prod", policy_pack=None)
     assert result.exit_code == EXIT_REJECTED
     (finding,) = [f for f in result.findings if "lifecycle hook" in f.message]
@@ -117,12 +117,12 @@ def test_a_first_boot_only_hook_script_fails_the_preview(monkeypatch: pytest.Mon
 
 
 def test_a_running_pool_needs_a_script_that_waits_for_service() -> None:
-    text = asg_pool.prepull_script([IMAGE], "us-east-1")
+    text = scripts.prepull_script([IMAGE], "us-east-1")
     assert "until" in text
     body = text.replace('  until [[ "$(target)" == InService ]]; do sleep 5; done\n', "")
     boots, without = Boots.of("#!/bin/bash\n" + text), Boots.of("#!/bin/bash\n" + body)
-    assert asg_pool.PREPULL_HOOK in completed_hooks(watchers(boots.first))
-    assert asg_pool.PREPULL_HOOK not in completed_hooks(watchers(without.first))
+    assert scripts.PREPULL_HOOK in completed_hooks(watchers(boots.first))
+    assert scripts.PREPULL_HOOK not in completed_hooks(watchers(without.first))
 
 
 # -- the real pre-pull script, run --------------------------------------------------------------
@@ -143,7 +143,7 @@ esac
 
 def run_prepull(tmp_path: Path, states: list[str]) -> list[str]:
     """Run the pool's pre-pull script with IMDS answering `states` in turn (the last repeats)."""
-    files = scan(asg_pool.prepull_script([IMAGE], "us-east-1")).files
+    files = scan(scripts.prepull_script([IMAGE], "us-east-1")).files
     script = tmp_path / "prepull"
     script.write_text(files["/usr/local/sbin/ecs-inference-prepull"])
     bin_dir = tmp_path / "bin"
@@ -175,7 +175,7 @@ def test_entering_a_stopped_pool_pulls_then_completes(tmp_path: Path) -> None:
     (done,) = [i for i, c in enumerate(calls) if "complete-lifecycle-action" in c]
     assert pulls and max(pulls) < done
     assert "--auto-scaling-group-name my-group --instance-id i-0123456789abcdef0" in calls[done]
-    assert f"--lifecycle-hook-name {asg_pool.PREPULL_HOOK}" in calls[done]
+    assert f"--lifecycle-hook-name {scripts.PREPULL_HOOK}" in calls[done]
 
 
 def test_a_start_into_service_completes_without_pulling(tmp_path: Path) -> None:

@@ -1,220 +1,34 @@
-"""GpuAsgPool, InferentiaPool and the cluster's capacity-provider association.
-
-Pure parts (argument checks, ECS agent settings, user data) are tested directly; the components
-run under the recording mock runtime and the tests assert on the inputs the engine would receive
-(camelCase keys, numbers as floats).
+"""GpuAsgPool, InferentiaPool and the cluster's capacity-provider association, under the recording
+mock runtime: the tests assert on the inputs the engine would receive (camelCase keys, numbers as
+floats).
 """
 
 from __future__ import annotations
 
-import base64
 import json
-from dataclasses import replace
-from typing import Any
 
 import pytest
 
-from ecs_inference.capacity.asg_pool import (
-    ECS_INSTANCE_POLICY,
-    SSM_INSTANCE_POLICY,
-    GpuAsgPool,
-    GpuAsgPoolArgs,
-    InferentiaPool,
-    InferentiaPoolArgs,
-    PoolArgs,
-    PoolArgumentError,
-    WarmPoolArgs,
-    ecs_agent_settings,
-    ecs_user_data,
-    encode_user_data,
-)
+from ecs_inference.capacity.asg_pool import GpuAsgPool, InferentiaPool, PoolArgs
+from ecs_inference.capacity.instance_role import ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY
 from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.sizing import catalog
-from ecs_inference.specs.pool import pool_problems
-from tests.mock_runtime import refused_before_registering
+from ecs_inference.specs.pool import WarmPoolSpec
+from tests.capacity.conftest import (
+    ASG,
+    ATTACH,
+    CCP,
+    CP,
+    LT,
+    SG,
+    SUBNETS,
+    ecs_config,
+    gpu_args,
+    neuron_args,
+    user_data,
+)
 from tools import recording
 from tools.recording import Recording, run_function
-
-LT = "aws:ec2/launchTemplate:LaunchTemplate"
-ASG = "aws:autoscaling/group:Group"
-CP = "aws:ecs/capacityProvider:CapacityProvider"
-CCP = "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"
-SG = "aws:ec2/securityGroup:SecurityGroup"
-ATTACH = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-SUBNETS = ["subnet-0aaa", "subnet-0bbb"]
-
-
-def gpu_args(**overrides: Any) -> GpuAsgPoolArgs:
-    base = GpuAsgPoolArgs(
-        cluster_name="inference",
-        vpc_id="vpc-0123",
-        subnet_ids=SUBNETS,
-        instance_type="g6e.xlarge",
-    )
-    return replace(base, **overrides)
-
-
-def neuron_args(**overrides: Any) -> InferentiaPoolArgs:
-    base = InferentiaPoolArgs(
-        cluster_name="inference",
-        vpc_id="vpc-0123",
-        subnet_ids=SUBNETS,
-        instance_type="inf2.xlarge",
-    )
-    return replace(base, **overrides)
-
-
-@pytest.fixture
-def ssm_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Names passed to aws:ssm/getParameter, captured from the recording mocks."""
-    names: list[str] = []
-    original = recording.RecordingMocks.call
-
-    def call(self, args):
-        if args.token == "aws:ssm/getParameter:getParameter":
-            names.append(args.args["name"])
-        return original(self, args)
-
-    monkeypatch.setattr(recording.RecordingMocks, "call", call)
-    return names
-
-
-def user_data(rec: Recording) -> str:
-    return base64.b64decode(rec.one(LT).inputs["userData"]).decode()
-
-
-def ecs_config(script: str) -> dict[str, str]:
-    body = script.split("cat <<'EOF' >> /etc/ecs/ecs.config\n", 1)[1].split("\nEOF\n", 1)[0]
-    return dict(line.split("=", 1) for line in body.splitlines())
-
-
-# --------------------------------------------------------------------------------------------
-# pure: argument checks
-# --------------------------------------------------------------------------------------------
-
-
-def test_valid_args_have_no_problems() -> None:
-    assert pool_problems("gpu-l40s", gpu_args(), "nvidia") == []
-    assert pool_problems("neuron", neuron_args(instance_type="trn1.2xlarge"), "neuron") == []
-    warm = WarmPoolArgs(min_size=2, max_group_prepared_capacity=4, state="Running")
-    assert pool_problems("gpu", gpu_args(warm_pool=warm), "nvidia") == []
-
-
-@pytest.mark.parametrize(
-    ("name", "args", "accelerator", "key", "fragment"),
-    [
-        ("neuron", neuron_args(instance_type="g6e.xlarge"), "neuron", "instanceType",
-         "g6e.xlarge has NVIDIA GPU accelerators, but an InferentiaPool needs"),
-        ("gpu", gpu_args(instance_type="inf2.xlarge"), "nvidia", "instanceType",
-         "put it in an InferentiaPool instead"),
-        ("gpu", gpu_args(instance_type="g6e.xlarg"), "nvidia", "instanceType",
-         "did you mean g6e.xlarge"),
-        ("gpu", gpu_args(min_size=3, max_size=2), "nvidia", "minSize",
-         "minSize (3) must not exceed maxSize (2)"),
-        ("gpu", gpu_args(max_size=0), "nvidia", "maxSize", "between 1 and 1000"),
-        ("gpu", gpu_args(root_volume_gib=20), "nvidia", "rootVolumeGib", "root snapshot is 30"),
-        ("gpu", gpu_args(root_volume_gib=30, root_volume_iops=16000), "nvidia",
-         "rootVolumeIops", "needs at least 32 GiB"),
-        ("gpu", gpu_args(root_volume_iops=3000, root_volume_throughput=1000), "nvidia",
-         "rootVolumeThroughput", "needs at least 4000 IOPS"),
-        ("gpu", gpu_args(root_volume_throughput=2000), "nvidia", "rootVolumeThroughput",
-         "between 125 and 1000"),
-        ("gpu", gpu_args(target_capacity_percent=0), "nvidia", "targetCapacityPercent",
-         "between 1 and 100"),
-        ("gpu", gpu_args(ami_id="ubuntu"), "nvidia", "amiId", "must be an AMI id"),
-        ("gpu", gpu_args(warm_pool=WarmPoolArgs(reuse_on_scale_in=True)), "nvidia",
-         "warmPool.reuseOnScaleIn", "ECS does not allow"),
-        ("gpu", gpu_args(warm_pool=WarmPoolArgs(state="Hibernated")), "nvidia",
-         "warmPool.state", "use Stopped"),
-        ("gpu", gpu_args(warm_pool=WarmPoolArgs(min_size=3, max_group_prepared_capacity=2)),
-         "nvidia", "warmPool.maxGroupPreparedCapacity", "below the warm pool minSize (3)"),
-        ("ecs-gpu", gpu_args(), "nvidia", "name", "ECS rejects"),
-        ("FargatePool", gpu_args(), "nvidia", "name", "ECS rejects"),
-        ("gpu pool", gpu_args(), "nvidia", "name", "letters, digits"),
-    ],
-)  # fmt: skip
-def test_problems_name_the_key_and_say_why(
-    name: str, args: PoolArgs, accelerator: catalog.Accelerator, key: str, fragment: str
-) -> None:
-    problems = pool_problems(name, args, accelerator)
-    assert [k for k, _ in problems] == [key]
-    assert fragment in problems[0][1]
-
-
-def test_all_problems_reported_at_once() -> None:
-    args = gpu_args(instance_type="inf2.xlarge", min_size=5, max_size=1, root_volume_gib=10)
-    keys = [k for k, _ in pool_problems("gpu", args, "nvidia")]
-    assert keys == ["instanceType", "minSize", "rootVolumeGib"]
-
-
-# --------------------------------------------------------------------------------------------
-# pure: ECS agent settings and user data
-# --------------------------------------------------------------------------------------------
-
-
-def test_gpu_agent_settings() -> None:
-    settings = ecs_agent_settings("prod-ecs", accelerator="nvidia", warm_pool=False)
-    assert settings == {
-        "ECS_CLUSTER": "prod-ecs",
-        "ECS_ENABLE_GPU_SUPPORT": "true",
-        "ECS_IMAGE_PULL_BEHAVIOR": "prefer-cached",
-        "ECS_IMAGE_MINIMUM_CLEANUP_AGE": "24h",
-        "ECS_IMAGE_CLEANUP_INTERVAL": "1h",
-        "ECS_CONTAINER_STOP_TIMEOUT": "120s",
-        "ECS_ENABLE_TASK_IAM_ROLE": "true",
-        "ECS_AWSVPC_BLOCK_IMDS": "true",
-        "ECS_AVAILABLE_LOGGING_DRIVERS": '["json-file","awslogs"]',
-        "ECS_ENABLE_UNTRACKED_IMAGE_CLEANUP": "false",
-    }
-
-
-def test_neuron_settings_have_no_gpu_flag_and_warm_pool_adds_check() -> None:
-    settings = ecs_agent_settings(
-        "c",
-        accelerator="neuron",
-        warm_pool=True,
-        container_stop_timeout_seconds=300,
-        image_minimum_cleanup_age_hours=72,
-    )
-    assert "ECS_ENABLE_GPU_SUPPORT" not in settings
-    assert settings["ECS_WARM_POOLS_CHECK"] == "true"
-    assert settings["ECS_CONTAINER_STOP_TIMEOUT"] == "300s"
-    assert settings["ECS_IMAGE_MINIMUM_CLEANUP_AGE"] == "72h"
-    assert "ECS_WARM_POOLS_CHECK" not in ecs_agent_settings(
-        "c", accelerator="neuron", warm_pool=False
-    )
-
-
-def test_user_data_is_a_script_writing_ecs_config() -> None:
-    script = ecs_user_data("prod-ecs", accelerator="nvidia", warm_pool=True)
-    assert script.startswith("#!/bin/bash\nset -euo pipefail\n")
-    # quoted heredoc: nothing in the values is expanded by the shell
-    assert "cat <<'EOF' >> /etc/ecs/ecs.config\n" in script
-    assert ecs_config(script) == ecs_agent_settings(
-        "prod-ecs", accelerator="nvidia", warm_pool=True
-    )
-    assert base64.b64decode(encode_user_data(script)).decode() == script
-
-
-@pytest.mark.parametrize("bad", ["", "a b", "c\n", "x\nEOF\nrm -rf /", "c$(id)", "n" * 256])
-def test_cluster_name_is_validated(bad: str) -> None:
-    with pytest.raises(ValueError, match="ECS cluster name"):
-        ecs_user_data(bad, accelerator="nvidia", warm_pool=False)
-
-
-# --------------------------------------------------------------------------------------------
-# components under mocks
-# --------------------------------------------------------------------------------------------
-
-
-def test_wrong_kind_fails_before_any_resource() -> None:
-    error, rec = refused_before_registering(
-        lambda: InferentiaPool("neuron", neuron_args(instance_type="g6e.xlarge")),
-        PoolArgumentError,
-    )
-    assert rec.invokes == []
-    assert error.problems[0][0] == "instanceType"
-    assert "g6e.xlarge" in str(error) and "GpuAsgPool" in str(error)
 
 
 @pytest.mark.parametrize(
@@ -302,7 +116,7 @@ def test_gpu_user_data_in_the_launch_template() -> None:
 
 
 def test_neuron_user_data_with_warm_pool() -> None:
-    rec = run_function(lambda: InferentiaPool("nrn", neuron_args(warm_pool=WarmPoolArgs())))
+    rec = run_function(lambda: InferentiaPool("nrn", neuron_args(warm_pool=WarmPoolSpec())))
     config = ecs_config(user_data(rec))
     assert config["ECS_CLUSTER"] == "inference"
     assert "ECS_ENABLE_GPU_SUPPORT" not in config
@@ -344,7 +158,7 @@ def test_auto_scaling_group() -> None:
 
 
 def test_warm_pool_present() -> None:
-    warm = WarmPoolArgs(min_size=2, max_group_prepared_capacity=3, state="Stopped")
+    warm = WarmPoolSpec(min_size=2, max_group_prepared_capacity=3, state="Stopped")
     pools: list[GpuAsgPool] = []
     rec = run_function(lambda: pools.append(GpuAsgPool("gpu", gpu_args(warm_pool=warm))))
     assert rec.one(ASG).inputs["warmPool"] == {

@@ -1,0 +1,63 @@
+"""The instance role of a pool's instances (pure documents and names).
+
+The ECS agent registers, polls, pulls from ECR and writes logs with AWS's managed policy for
+container instances; Session Manager is optional; a pool that pre-pulls images in its warm pool
+may complete its own launch lifecycle hook.
+"""
+
+from __future__ import annotations
+
+import json
+
+#: AWS-managed policies the instance role may carry, by name (partition filled in at deploy).
+ECS_INSTANCE_POLICY = "service-role/AmazonEC2ContainerServiceforEC2Role"
+SSM_INSTANCE_POLICY = "AmazonSSMManagedInstanceCore"
+
+
+def instance_assume_role_policy() -> str:
+    """Trust policy letting EC2 instances assume the role (through the instance profile)."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "ec2.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        }
+    )
+
+
+def managed_policy_arn(partition: str, policy: str) -> str:
+    """ARN of an AWS-managed IAM policy, e.g. `arn:aws:iam::aws:policy/AmazonSSM...`."""
+    return f"arn:{partition}:iam::aws:policy/{policy}"
+
+
+def instance_policies(ssm_access: bool) -> tuple[str, ...]:
+    """AWS-managed policies of the instance role: what the ECS agent needs (register, poll,
+    pull from ECR, write logs), plus Session Manager when `ssm_access`."""
+    return (ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY) if ssm_access else (ECS_INSTANCE_POLICY,)
+
+
+def prepull_hook_policy() -> str:
+    """What the pre-pull script needs: find its group and complete its launch hook. Resource
+    "*": the group's ARN embeds an id only known after the group (which needs this role)
+    exists; completing a hook only lets an instance end its own wait early."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "CompletePrepullHook",
+                    "Effect": "Allow",
+                    "Action": [
+                        "autoscaling:CompleteLifecycleAction",
+                        "autoscaling:DescribeAutoScalingInstances",
+                    ],
+                    "Resource": "*",
+                }
+            ],
+        }
+    )
