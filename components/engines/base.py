@@ -440,8 +440,9 @@ def engine_fit(
 ) -> sizing.GpuFit:
     """The VRAM method for a GPU service of `engine`, failing with its config path.
 
-    One method serves all engines because each caps the same quantity (each engine's module says
-    how its memory flag maps to the sizing's utilisation). `tensor_parallel_size` (default None: choose) pins the number of GPUs.
+    One method serves all engines because each caps the same quantity (each engine's module
+    says how its memory flag maps to the sizing's utilisation). `tensor_parallel_size`
+    (default None: choose) pins the number of GPUs.
     """
     try:
         return sizing.choose_tensor_parallel(
