@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -16,7 +15,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails
 
 from ecs_inference import engines
-from ecs_inference.config.base import Image, Section, error_details
+from ecs_inference.config.base import Image, Section, error_details, validate_taking
 
 _IMAGE = TypeAdapter(Image)
 
@@ -24,6 +23,21 @@ _IMAGE = TypeAdapter(Image)
 def engine_image_keys() -> tuple[str, ...]:
     """The `images.<engine>` keys: every registered engine with a default image."""
     return tuple(e.name for e in engines.registered() if e.default_image)
+
+
+def _take_engine_images(rest: dict[str, Any]) -> tuple[dict[str, str], list[InitErrorDetails]]:
+    """The `images.<engine>` keys out of `rest`, validated."""
+    found: dict[str, str] = {}
+    errors: list[InitErrorDetails] = []
+    for key in engine_image_keys():
+        value = rest.pop(key, None)
+        if value is None:
+            continue
+        try:
+            found[key] = _IMAGE.validate_python(value)
+        except ValidationError as exc:
+            errors += [error_details(e, (key,)) for e in exc.errors()]
+    return found, errors
 
 
 class ImagesConfig(Section):
@@ -52,26 +66,8 @@ class ImagesConfig(Section):
     @classmethod
     def _engine_keys(cls, data: Any, handler: ModelWrapValidatorHandler[ImagesConfig]) -> Any:
         """`images.<engine>` keys, each a pinned image."""
-        if not isinstance(data, Mapping):
-            return handler(data)
-        rest = dict(cast("Mapping[str, Any]", data))
-        found: dict[str, str] = {}
-        errors: list[InitErrorDetails] = []
-        for key in engine_image_keys():
-            value = rest.pop(key, None)
-            if value is None:
-                continue
-            try:
-                found[key] = _IMAGE.validate_python(value)
-            except ValidationError as exc:
-                errors += [error_details(e, (key,)) for e in exc.errors()]
-        try:
-            images = handler(rest)
-        except ValidationError as exc:
-            errors += [error_details(e) for e in exc.errors()]
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        images._engine_images = found
+        images, found = validate_taking(cls.__name__, data, handler, _take_engine_images)
+        images._engine_images = found or {}
         return images
 
     @classmethod

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal, cast
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -22,6 +22,7 @@ from ecs_inference.config.base import (
     Name,
     Section,
     error_details,
+    validate_taking,
     value_error,
 )
 from ecs_inference.config.services import ServiceConfig, vllm_api_key_message
@@ -181,20 +182,11 @@ class ModelConfig(ServiceConfig):
     @classmethod
     def _engine_fields(cls, data: Any, handler: ModelWrapValidatorHandler[ModelConfig]) -> Any:
         """The engine's own settings, validated by its schema, then the engine's rules."""
-        if not isinstance(data, Mapping):
-            return handler(data)
-        rest = dict(cast("Mapping[str, Any]", data))
-        engine = _engine_named(rest.get("engine"))
-        settings, errors = _engine_settings(rest, engine)
-        try:
-            model = handler(rest)
-        except ValidationError as exc:
-            errors += [error_details(e) for e in exc.errors()]
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        assert engine is not None  # a model with an unknown engine failed above
-        model._engine_settings = settings
-        engine.check_config(model)
+        model, settings = validate_taking(cls.__name__, data, handler, _take_engine_settings)
+        if not isinstance(settings, _Taken):
+            return model
+        model._engine_settings = settings.settings
+        settings.engine.check_config(model)
         if VLLM_API_KEY in model.secrets:
             # vLLM-served engines then demand their own bearer key; the other engines never
             # read it, so the name there is a mistake either way.
@@ -249,11 +241,24 @@ def engine_keys() -> dict[str, Engine]:
     return keys
 
 
+@dataclass(frozen=True)
+class _Taken:
+    engine: Engine
+    settings: Section | None
+
+
+def _take_engine_settings(rest: dict[str, Any]) -> tuple[_Taken | None, list[InitErrorDetails]]:
+    """Take the engine-owned keys out of `rest`; validate the model's engine's with its schema.
+    Another engine's key is an error (when the model's engine is known)."""
+    engine = _engine_named(rest.get("engine"))
+    settings, errors = _engine_settings(rest, engine)
+    return (_Taken(engine, settings) if engine is not None else None), errors
+
+
 def _engine_settings(
     rest: dict[str, Any], engine: Engine | None
 ) -> tuple[Section | None, list[InitErrorDetails]]:
-    """Take the engine-owned keys out of `rest`; validate the model's engine's with its schema.
-    Another engine's key is an error (when the model's engine is known)."""
+    """The model's engine's settings, validated, and the errors of every engine-owned key."""
     own: dict[str, Any] = {}
     errors: list[InitErrorDetails] = []
     for key, owner in engine_keys().items():
