@@ -18,9 +18,10 @@ from ecs_inference.contracts import metrics as contract
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
 from ecs_inference.plan import build_plan
 from ecs_inference.sizing import catalog
+from tests.stacks import REFERENCE_STACKS
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 
 
 def _pool(**kw) -> cost.PoolInput:
