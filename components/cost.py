@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.sizing import catalog
@@ -138,7 +139,7 @@ class ServiceOnPool:
     name: str
     counts: Counts
     tasks_per_instance: int
-    metric_kind: str | None  # contracts.metrics kind (vllm | neuron); None: no metrics sidecar
+    metric_kind: str | None  # contracts.metrics kind (Engine.metrics_kind); None: no sidecar
 
 
 @dataclass(frozen=True)
@@ -502,7 +503,9 @@ def _pool_services(plan: Plan, pool: str, instance: catalog.InstanceType) -> lis
                 name,
                 Counts(m.min_count, m.desired_count, m.max_count),
                 per_instance,
-                plan.config.models[name].engine if m.metrics_sidecar else None,
+                engines.get(plan.config.models[name].engine).metrics_kind
+                if m.metrics_sidecar
+                else None,
             )
         )
     return out

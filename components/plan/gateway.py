@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ecs_inference import sizing
+from ecs_inference import engines, sizing
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
@@ -25,16 +25,6 @@ from ecs_inference.specs.gateway import (
 )
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.specs.service_connect import private_host
-
-#: LiteLLM provider per engine: vLLM's own (optimum-neuron serves vLLM's API), else the
-#: generic OpenAI-compatible one (SGLang and TGI serve /v1/chat/completions).
-_GATEWAY_PROVIDER: dict[str, str] = {
-    "vllm": "hosted_vllm",
-    "neuron": "hosted_vllm",
-    "sglang": "openai",
-    "tgi": "openai",
-    "custom": "openai",
-}
 
 
 def service_connect_namespace(platform_name: str, stack: str | None) -> str:
@@ -292,9 +282,8 @@ def plan_gateway(
             host=private_host(name, namespace),
             port=m.launch.port,
             timeout_seconds=cfg.models[name].max_generation_seconds,
-            provider=_GATEWAY_PROVIDER[cfg.models[name].engine],
-            # A custom image's API is its own: routed only when gateway.routes names it.
-            routed_by_default=cfg.models[name].engine != "custom",
+            provider=engines.get(cfg.models[name].engine).gateway_provider,
+            routed_by_default=engines.get(cfg.models[name].engine).routed_by_default,
         )
         for name, m in models.items()
     }

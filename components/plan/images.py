@@ -11,9 +11,9 @@ from ecs_inference.specs import images as image_build
 def plan_builds(
     cfg: StackConfig, issues: Issues
 ) -> tuple[dict[str, tuple[str, ...]], dict[str, str], dict[str, list[str]]]:
-    """(image -> Docker platforms, service -> the build it runs, decisions). vLLM and Neuron
-    build for x86_64, the re-ranker for every Fargate cpuArchitecture of the services that run
-    the built image; the metrics sidecar's build is every sidecar's."""
+    """(image -> Docker platforms, service -> the build it runs, decisions). The engines' and the
+    metrics sidecar's platforms are `image_build.image_platforms()`'s, the re-ranker's every
+    Fargate cpuArchitecture of the services that run the built image."""
     builds: dict[str, tuple[str, ...]] = {}
     built: dict[str, str] = {}
     for image, users in images_to_build(cfg).items():
@@ -26,7 +26,7 @@ def plan_builds(
             except image_build.ImageBuildError as exc:
                 issues.add("platform.images.build", str(exc))
         else:
-            builds[image] = image_build.IMAGE_PLATFORMS[image]
+            builds[image] = image_build.image_platforms()[image]
     decisions = {
         f"image {image}": [
             f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "

@@ -7,32 +7,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ecs_inference import iam, sizing
+from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.contracts import flag_table
-from ecs_inference.engines import Launch
-from ecs_inference.engines import neuron as neuron_engine
-from ecs_inference.engines import vllm as vllm_engine
-from ecs_inference.engines.base import EngineLaunchError, PresetError, check_extra_args
-from ecs_inference.engines.custom import CustomLaunch
-from ecs_inference.engines.neuron import NeuronLaunch
-from ecs_inference.engines.sglang import SglangLaunch, kv_cache_dtype_flag
-from ecs_inference.engines.tgi import TgiLaunch
-from ecs_inference.engines.vllm import VllmLaunch
+from ecs_inference.engines import Engine, Launch
+from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import instance_types
 from ecs_inference.sizing import weights as weight_load
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.sizing.instance_types import (
-    DeclaredDemand,
-    DeclaredFit,
-    Demand,
-    GpuDemand,
-    NeuronDemand,
-)
+from ecs_inference.sizing.instance_types import DeclaredDemand, DeclaredFit, Demand, GpuDemand
 from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs import weights as efs
 from ecs_inference.specs.mixed_instances import spot_interruption_notes
@@ -70,60 +56,17 @@ def demands(cfg: StackConfig, issues: Issues) -> dict[str, Demand]:
 
 
 def _demand(name: str, model: ModelConfig) -> Demand:
-    """What `model` needs from an instance type: the VRAM method (vLLM, SGLang, TGI, and a
-    custom GPU service sized by its architecture, its GPU count fixed to `custom.gpus`), the
-    Neuron artifact, or a custom service's declared accelerator memory. Raises `PresetError`
-    (path first) for a custom service that gives neither."""
-    params = model.parameters
-    explicit = params.model_dump(exclude_none=True) if params else {}
-    custom = model.custom
-    sized = model.architecture is not None or bool(explicit)
-    if model.engine in ("vllm", "sglang", "tgi") or (custom and custom.gpus and sized):
-        need = sizing.gpu_memory_need(
-            model.architecture,
-            dtype=model.dtype,
-            kv_cache_dtype=model.kv_cache_dtype,
-            max_model_len=model.context_length if model.engine == "vllm" else model.max_model_len,
-            max_concurrent_sequences=model.max_concurrent_sequences,
-            overhead_fraction=model.memory_overhead_fraction,
-            **explicit,
-        )
-        pinned = custom.gpus if custom is not None else model.tensor_parallel_size
-        return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
-    if custom is not None:
-        if custom.accelerator_memory_gib is None:
-            raise PresetError(
-                f"platform.models.{name}.custom.acceleratorMemoryGiB: a custom service is sized "
-                "from its architecture (GPU only) or its declared accelerator memory; give one"
-            )
-        return DeclaredDemand(
-            name,
-            "nvidia" if custom.gpus else "neuron",
-            custom.accelerator_memory_gib,
-            custom.gpus or custom.neuron_devices,
-            model.gpu_memory_utilization,
-            "gpus" if custom.gpus else "neuronDevices",
-            model.served_model_name or name,
-        )
-    assert model.neuron is not None
-    return NeuronDemand(
-        name,
-        sizing.resolve_architecture(model.architecture, **explicit),
-        model.neuron.tp_degree,
-        model.neuron.batch_size,
-        model.neuron.sequence_length,
-        model.dtype,
-        model.memory_overhead_fraction,
-    )
+    """What `model` needs from an instance type, as its engine sizes it (`Engine.demand`).
+    Raises `sizing.SizingError`, or `PresetError` (path first)."""
+    return engines.get(model.engine).demand(name, model)
 
 
 def configured_image(cfg: StackConfig, model: ModelConfig) -> str | None:
     """The model's image reference: its own, else its engine's in `images`; None: the stack's
     own build (images.build)."""
-    if model.image is not None or model.engine == "custom":
+    if model.image is not None or not engines.get(model.engine).default_image:
         return model.image
-    image: str | None = getattr(cfg.images, model.engine)
-    return image
+    return cfg.images.for_engine(model.engine)
 
 
 def placed(cfg: StackConfig, pools: Mapping[str, PoolChoice]) -> dict[str, list[Placed]]:
@@ -199,7 +142,7 @@ def _weights(name: str, model: ModelConfig, cfg: StackConfig, need_gib: float) -
     # per-client and per-file-system limits against the engine's S3 path.
     compared = weight_load.compare(
         max(need_gib, 0.001),
-        engine_streams_from_s3=model.engine == "sglang",
+        engine_streams_from_s3=engines.get(model.engine).streams_from_s3,
         instance_network_gbps=None,
         concurrent_tasks=max(1, model.desired_count),
         efs_throughput_mode=store.throughput_mode if store else "elastic",
@@ -215,222 +158,39 @@ def _weights(name: str, model: ModelConfig, cfg: StackConfig, need_gib: float) -
     )
 
 
-@dataclass(frozen=True)
-class _Engine:
-    """What the engine decides about the task: its launch, devices, warm-up and metrics."""
-
-    launch: Launch
-    gpu_count: int
-    neuron_devices: tuple[str, ...]
-    shm_size_mib: int
-    one_task_per_instance: bool
-    weights_gib: float
-    warmup_seconds: float
-    metrics_sidecar: bool
-    max_concurrency: int
-    """The batch the engine runs at once (the engine-load scaling target's base)."""
-
-
 def _shm_size(tp_size: int, task_memory_mib: int) -> int:
     wanted = SHM_SINGLE_GPU_MIB + SHM_PER_EXTRA_GPU_MIB * (tp_size - 1)
     return min(wanted, SHM_MAX_MIB, task_memory_mib // 4)
 
 
-def _vllm_dtype(dtype: str) -> str:
-    """The `--dtype` vLLM takes: activations dtype; quantised weights keep auto."""
-    return {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(dtype, "auto")
-
-
-def _quantization(dtype: str) -> str | None:
-    return dtype if dtype in ("awq", "gptq", "fp8") else None
-
-
-def _vllm(
-    m: ModelInputs, fit: sizing.GpuFit, weights: _Weights, memory: int, sidecar: bool
-) -> _Engine:
-    model = m.model
-    assert isinstance(m.demand, GpuDemand) and weights.engine_uri is not None
-    launch = VllmLaunch(
-        served_model_name=model.served_model_name or m.name,
-        weights_uri=weights.engine_uri,
-        max_model_len=model.context_length,
-        tensor_parallel_size=fit.tp_size,
-        gpu_memory_utilization=model.gpu_memory_utilization,
-        max_num_seqs=model.max_concurrent_sequences,
-        dtype=_vllm_dtype(model.dtype),
-        kv_cache_dtype=model.kv_cache_dtype,
-        quantization=_quantization(model.dtype),
-        alb_idle_timeout_seconds=m.idle_timeout_seconds,
-        aws_region=m.region,
-        extra_args=check_extra_args(
-            f"platform.models.{m.name}",
-            model.extra_args,
-            flag_table.load(vllm_engine.FLAG_TABLE),
-            vllm_engine.MANAGED_FLAGS,
-        ),
-    )
-    # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
-    # refuses tensor parallelism on it).
-    shm = 0 if m.pool.kind == "managed" else _shm_size(fit.tp_size, memory)
-    return _Engine(
-        launch,
-        fit.tp_size,
-        (),
-        shm,
-        False,
-        m.demand.need.weights_gib,
-        model.startup.warmup_seconds,
-        sidecar,
-        model.max_concurrent_sequences,
-    )
-
-
-def _neuron(m: ModelInputs, fit: sizing.NeuronFit, weights: _Weights, sidecar: bool) -> _Engine:
-    model = m.model
-    assert isinstance(m.demand, NeuronDemand) and weights.engine_uri is not None
-    family = m.pool.types.cheapest.family
-    launch = NeuronLaunch(
-        served_model_name=model.served_model_name or m.name,
-        artifact_uri=weights.engine_uri,
-        batch_size=m.demand.batch_size,
-        sequence_length=m.demand.sequence_length,
-        tp_degree=m.demand.tp_degree,
-        num_devices=fit.devices_mapped,
-        target=family if family in ("inf2", "trn1") else None,
-        alb_idle_timeout_seconds=m.idle_timeout_seconds,
-        aws_region=m.region,
-        extra_args=check_extra_args(
-            f"platform.models.{m.name}",
-            model.extra_args,
-            flag_table.load(neuron_engine.FLAG_TABLE),
-            neuron_engine.MANAGED_FLAGS,
-        ),
-    )
-    return _Engine(
-        launch,
-        0,
-        tuple(fit.device_paths),
-        0,
-        True,
-        fit.weights_gib,
-        model.startup.warmup_seconds,
-        sidecar,
-        m.demand.batch_size,
-    )
-
-
-def _preset_launch(
-    m: ModelInputs, devices: int, weights: _Weights
-) -> SglangLaunch | TgiLaunch | CustomLaunch:
-    """SGLang, TGI and custom launches (`components.engines`); every error names its config
-    path. Their images take the region from the task's own metadata."""
-    model, where = m.model, f"platform.models.{m.name}"
-    served = model.served_model_name or m.name
-    idle = m.idle_timeout_seconds
-    if model.engine == "sglang":
-        assert weights.engine_uri is not None and model.max_model_len is not None
-        return SglangLaunch(
-            where,
-            served,
-            weights.engine_uri,
-            context_length=model.max_model_len,
-            tensor_parallel_size=devices,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            overhead_fraction=model.memory_overhead_fraction,
-            max_running_requests=model.max_concurrent_sequences,
-            # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
-            keepalive_seconds=max(1, min(15, idle // 2)),
-            dtype=_vllm_dtype(model.dtype),
-            kv_cache_dtype=kv_cache_dtype_flag(model.kv_cache_dtype),
-            quantization=_quantization(model.dtype),
-            alb_idle_timeout_seconds=idle,
-            extra_args=tuple(model.extra_args),
-        )
-    if model.engine == "tgi":
-        assert weights.engine_uri is not None and model.max_model_len is not None
-        return TgiLaunch.from_plan(
-            where,
-            served,
-            weights.engine_uri,
-            context_length=model.max_model_len,
-            tensor_parallel_size=devices,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            max_concurrent_sequences=model.max_concurrent_sequences,
-            dtype=model.dtype,
-            kv_cache_dtype=model.kv_cache_dtype,
-            alb_idle_timeout_seconds=idle,
-            max_input_tokens=model.max_input_tokens,
-            extra_args=model.extra_args,
-        )
-    custom = model.custom
-    assert custom is not None and model.image is not None
-    return CustomLaunch(
-        where,
-        model.image,
-        served,
-        command=tuple(custom.command),
-        port=custom.port,
-        health_path=custom.health_path,
-        gpus=custom.gpus,
-        neuron_devices=custom.neuron_devices,
-        accelerator_memory_gib=custom.accelerator_memory_gib,
-        weights_uri=weights.engine_uri,
-        environment=dict(model.environment),
-        secrets=dict(model.secrets),
-        sse_keepalive_seconds=custom.sse_keep_alive_seconds,
-        max_generation_seconds=model.max_generation_seconds,
-        alb_idle_timeout_seconds=idle,
-        warmup_seconds=float(custom.warmup_seconds),
-        settings_path=f"{where}.custom",
-    )
-
-
-def _preset(
-    m: ModelInputs, fit: sizing.GpuFit | DeclaredFit, weights: _Weights, memory: int
-) -> _Engine:
-    """SGLang, TGI and custom services on the fit their pool chose (`_demand` says how each is
-    sized). The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and
-    re-ranker families only: these engines run without it and scale on ALB requests (the config
-    refuses an explicit engineLoad or kvCache for them)."""
-    if isinstance(fit, DeclaredFit):
-        assert isinstance(m.demand, DeclaredDemand)
-        devices, need_gib = fit.devices, m.demand.accelerator_memory_gib
-    else:
-        assert isinstance(m.demand, GpuDemand)
-        devices, need_gib = fit.tp_size, m.demand.need.weights_gib
-    launch = _preset_launch(m, devices, weights)
-    on_gpu = m.pool.kind != "neuron"
-    return _Engine(
-        launch,
-        devices if on_gpu else 0,
-        () if on_gpu else tuple(f"/dev/neuron{i}" for i in range(devices)),
-        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there).
-        _shm_size(devices, memory) if on_gpu and m.pool.kind != "managed" else 0,
-        not on_gpu,
-        need_gib,
-        launch.warmup_seconds,
-        False,
-        m.model.max_concurrent_sequences,
-    )
+def _weights_gib(demand: Demand, fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> float:
+    """The weights a task loads (GiB): the VRAM method's, the Neuron artifact's, or the
+    declared accelerator memory."""
+    if isinstance(fit, sizing.NeuronFit):
+        return fit.weights_gib
+    if isinstance(demand, DeclaredDemand):
+        return demand.accelerator_memory_gib
+    assert isinstance(demand, GpuDemand)
+    return demand.need.weights_gib
 
 
 def _engine_scaling(
-    m: ModelInputs, engine: _Engine, grace_seconds: int
+    m: ModelInputs, engine: Engine, grace_seconds: int
 ) -> ops_specs.ScalingPolicySpec:
     """The target-tracking policy of the service, with the rest of its `autoscaling` config; a
-    policy AWS would refuse is a SizingError naming the config path. Engines the metrics
-    sidecar cannot scrape scale on ALB requests."""
+    policy AWS would refuse is a SizingError naming the config path. An engine the metrics
+    sidecar cannot scrape scales on ALB requests (the config refuses an explicit engineLoad or
+    kvCache for it)."""
     scaling = m.model.autoscaling
-    scraped = m.model.engine in ("vllm", "neuron")
-    metric = scaling.metric if scraped else "albRequests"
+    scraped = engine.metrics_kind is not None
     try:
         policy = ops_specs.engine_scaling_policy(
             stack=m.stack,
             service=m.name,
             engine=m.model.engine,
-            max_concurrency=engine.max_concurrency,
+            max_concurrency=engine.max_concurrency(m.model),
             grace_seconds=grace_seconds,
-            metric=metric,
+            metric=scaling.metric if scraped else "albRequests",
             target_utilization=scaling.target_utilization,
             scale_in_floor=scaling.scale_in_cooldown_seconds,
             scale_out_cooldown=scaling.scale_out_cooldown_seconds,
@@ -451,23 +211,6 @@ def _engine_scaling(
     )
 
 
-def _engine(
-    m: ModelInputs,
-    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit,
-    weights: _Weights,
-    memory: int,
-    cfg: StackConfig,
-) -> _Engine:
-    if m.model.engine == "vllm":
-        assert isinstance(fit, sizing.GpuFit)
-        return _vllm(m, fit, weights, memory, cfg.operations.metrics_sidecar)
-    if m.model.engine == "neuron":
-        assert isinstance(fit, sizing.NeuronFit)
-        return _neuron(m, fit, weights, cfg.operations.metrics_sidecar)
-    assert not isinstance(fit, sizing.NeuronFit)
-    return _preset(m, fit, weights, memory)
-
-
 def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, list[str]]:
     """The service's spec and decision lines. Raises `sizing.SizingError`, `EngineLaunchError`
     or `PresetError` for what cannot work (the caller names the path)."""
@@ -476,37 +219,53 @@ def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, l
     # The task must place on every chosen type: the smallest share of CPU and memory.
     cpu, memory = instance_types.task_reservation(fits.values(), HOST_MEMORY_RESERVE_FRACTION)
     fit = fits[m.pool.types.cheapest.name].fit
-    need = m.demand.need.weights_gib if isinstance(m.demand, GpuDemand) else 0.0
-    if isinstance(m.demand, DeclaredDemand):
-        need = m.demand.accelerator_memory_gib
-    weights = _weights(m.name, model, cfg, need)
-    engine = _engine(m, fit, weights, memory, cfg)
+    engine = engines.get(model.engine)
+    need_gib = _weights_gib(m.demand, fit)
+    weights = _weights(m.name, model, cfg, need_gib)
+    launch: Launch = engine.launch(
+        LaunchInputs(
+            name=m.name,
+            model=model,
+            demand=m.demand,
+            fit=fit,
+            weights_uri=weights.engine_uri,
+            instance_family=m.pool.types.cheapest.family,
+            idle_timeout_seconds=m.idle_timeout_seconds,
+            region=m.region,
+        )
+    )
     grace = sizing.health_check_grace_period(
         model.startup.image_gib,
-        engine.weights_gib,
+        need_gib,
         image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
         weight_load_mib_per_second=weights.load_mib_per_second,
-        warmup_seconds=engine.warmup_seconds,
+        warmup_seconds=engine.warmup_seconds(model),
         override=model.health_check_grace_period_seconds,
     )
     scaling = _engine_scaling(m, engine, grace.seconds)
     delay = deregistration(model.max_generation_seconds)
     image = configured_image(cfg, model)
+    scraped = engine.metrics_kind is not None
+    sidecar = cfg.operations.metrics_sidecar and scraped
+    gpus = launch.gpus
+    # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
+    # refuses tensor parallelism on it).
+    shm = _shm_size(gpus, memory) if gpus and m.pool.kind != "managed" else 0
     spec = ModelServiceSpec(
         compatibility="MANAGED_INSTANCES" if m.pool.kind == "managed" else "EC2",
         service=m.name,
         priority=m.priority,
         image=image,
-        launch=engine.launch,
+        launch=launch,
         weights_bucket=weights.bucket,
         weights_prefix=weights.prefix,
         efs_file_system=weights.efs.file_system if weights.efs else None,
         efs_path=weights.efs.path if weights.efs else None,
         task_cpu=cpu,
         task_memory_mib=memory,
-        gpu_count=engine.gpu_count,
-        neuron_devices=engine.neuron_devices,
-        shm_size_mib=engine.shm_size_mib,
+        gpu_count=gpus,
+        neuron_devices=tuple(f"/dev/neuron{i}" for i in range(launch.neuron_device_count)),
+        shm_size_mib=shm,
         desired_count=model.desired_count,
         min_count=model.min_count,
         max_count=model.max_count,
@@ -518,7 +277,8 @@ def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, l
         max_request_seconds=delay.max_generation_seconds,
         deployment_minimum_healthy_percent=m.deploy.minimum_healthy_percent,
         deployment_maximum_percent=m.deploy.maximum_percent,
-        one_task_per_instance=engine.one_task_per_instance,
+        # Neuron devices are not an ECS resource: a second task would map the same ones.
+        one_task_per_instance=launch.neuron_device_count > 0,
         environment=dict(model.environment),
         secrets=dict(model.secrets),
         weights_kms_key_arn=model.kms_key_arns.weights,
@@ -529,14 +289,14 @@ def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, l
         # ALBRequestCountPerTarget needs the target group's label, known only at deploy
         # time: the component builds that one from target_requests_per_target.
         scaling_configuration=None if scaling.metric == "albRequests" else scaling.configuration,
-        metrics_sidecar=engine.metrics_sidecar,
-        metrics_image=cfg.images.metrics if engine.metrics_sidecar else None,
+        metrics_sidecar=sidecar,
+        metrics_image=cfg.images.metrics if scraped else None,
     )
     prepulled = m.pool_spec is not None and image in m.pool_spec.prepull_images
     lines = [
         fit.summary(),
         f"task reservation {cpu} CPU units / {memory} MiB"
-        + (f", shared memory {engine.shm_size_mib} MiB" if engine.shm_size_mib else ""),
+        + (f", shared memory {shm} MiB" if shm else ""),
         grace.summary(),
         *([grace.warm_start_summary()] if prepulled else []),
         delay.summary(),
@@ -544,7 +304,7 @@ def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, l
         *([weights.note] if weights.note else []),
         scaling.note,
         *_spot_notes(m, spec),
-        *([METRICS_NOTE] if engine.metrics_sidecar else []),
+        *([METRICS_NOTE] if sidecar else []),
     ]
     return spec, lines
 

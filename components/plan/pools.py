@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ecs_inference import sizing
+from ecs_inference import engines, sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
@@ -149,9 +149,10 @@ def _pool_sections(
 def fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
     """A model that does not fit its pool's one type, reported against the setting to change."""
     where = f"platform.models.{demand.model}"
+    engine = engines.get(model.engine)
     if isinstance(exc, instance_types.DeclaredFitError):
-        return ConfigIssue(f"{where}.custom.{exc.key}", str(exc))
-    if model.engine in ("vllm", "neuron"):
+        return ConfigIssue(f"{where}.{engine.settings_key}.{exc.key}", str(exc))
+    if not engine.names_itself_when_too_big:
         return ConfigIssue(where, str(exc))
     return ConfigIssue(where, f"the {model.engine} model does not fit: {exc}")
 
