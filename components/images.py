@@ -171,6 +171,13 @@ class ImageBuilds(pulumi.ComponentResource):
     """Repositories and builds. Attributes: `repositories` and `images` (by image name),
     `references` (image name -> Output of `<repository-url>@sha256:<digest>`)."""
 
+    repositories: dict[str, aws.ecr.Repository]
+    """ECR repository per image."""
+    images: dict[str, docker_build.Image]
+    """The build per image."""
+    references: dict[str, pulumi.Output[str]]
+    """The digest reference per image (what the tasks run)."""
+
     def __init__(
         self, name: str, args: ImageBuildsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:

@@ -132,9 +132,24 @@ def endpoint_service_name(region: str, service: str) -> str:
 
 
 class Network(pulumi.ComponentResource):
-    """A VPC with private subnets, NAT and VPC endpoints. Attributes: `vpc`, `vpc_id`,
-    `private_subnet_ids`, `public_subnet_ids`, `cidr_block`, `endpoint_security_group`,
-    `s3_endpoint`, `interface_endpoints`."""
+    """A VPC with private subnets, NAT and VPC endpoints."""
+
+    vpc: awsx.ec2.Vpc
+    """The awsx VPC (subnets, route tables, NAT gateways)."""
+    vpc_id: pulumi.Output[str]
+    """The VPC id."""
+    cidr_block: str
+    """The VPC CIDR."""
+    private_subnet_ids: pulumi.Output[list[str]]
+    """One private subnet per AZ: every task and instance."""
+    public_subnet_ids: pulumi.Output[list[str]]
+    """One public subnet per AZ: NAT gateways and an internet-facing ALB only."""
+    endpoint_security_group: aws.ec2.SecurityGroup | None
+    """HTTPS from inside the VPC to the interface endpoints; None without endpoints."""
+    s3_endpoint: aws.ec2.VpcEndpoint | None
+    """The S3 gateway endpoint; None without endpoints."""
+    interface_endpoints: dict[str, aws.ec2.VpcEndpoint]
+    """Interface endpoints by service (`ecr.api`, `logs`, ...)."""
 
     def __init__(
         self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None

@@ -72,12 +72,40 @@ def with_wiring(cls: type[_Args], spec: Any, **wiring: Any) -> _Args:
 
 
 class InferencePlatform(pulumi.ComponentResource):
-    """Everything one stack deploys. Attributes: `plan`, `images` (ImageBuilds, or None unless
-    `images.build`), `network`, `cluster`, `pools` (by pool name), `capacity_providers` (the
-    cluster association), `endpoint`, `weight_stores` (by store), `namespace` and
-    `gateway_security_group` (None without the gateway), `models` and `rerankers` (by service
-    name), `gateway` and `gateway_database` (None unless configured), `workers` (by name),
-    `operations`."""
+    """Everything one stack deploys, from one validated plan."""
+
+    plan: Plan
+    """The plan it was built from."""
+    images: ImageBuilds | None
+    """The stack's own builds; None unless `images.build`."""
+    network: Network
+    """The VPC."""
+    cluster: Cluster
+    """The ECS cluster."""
+    pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool]
+    """Pools by name."""
+    capacity_providers: aws.ecs.ClusterCapacityProviders
+    """The cluster's provider association."""
+    endpoint: Endpoint
+    """The authenticated ALB."""
+    weight_stores: dict[str, WeightFileSystem]
+    """EFS weight stores by name (or file system id)."""
+    namespace: aws.servicediscovery.HttpNamespace | None
+    """The Service Connect namespace; None without gateway or workers."""
+    gateway_security_group: aws.ec2.SecurityGroup | None
+    """The gateway tasks' group; None without the gateway."""
+    models: dict[str, ModelService]
+    """Model services by name."""
+    rerankers: dict[str, FargateReranker]
+    """Re-rankers by name."""
+    gateway: LiteLLMGateway | None
+    """The AI gateway; None unless configured."""
+    gateway_database: GatewayDatabase | None
+    """Its database; None unless on."""
+    workers: dict[str, QueueWorker]
+    """Queue workers by name."""
+    operations: Operations
+    """Alarms, rollback rule, dashboard."""
 
     def __init__(
         self,
