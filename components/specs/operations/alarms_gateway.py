@@ -198,7 +198,7 @@ def _gateway_memory_high(c: _GatewayAlarmInputs) -> AlarmSpec:
         "memory-high",
         _alarm(
             alarm_name(c.stack, c.service, "memory-high"),
-            f"{c.service}: c.memory above {c.memory:g} % of the task size for 5 minutes.",
+            f"{c.service}: memory above {c.memory:g} % of the task size for 5 minutes.",
             evaluation_periods=5,
             datapoints=5,
             threshold=c.memory,
@@ -209,7 +209,7 @@ def _gateway_memory_high(c: _GatewayAlarmInputs) -> AlarmSpec:
                 "Statistic": "Maximum",
             },
         ),
-        f"the gateway's tasks use more than {c.memory:g} % of their c.memory: a task that runs "
+        f"the gateway's tasks use more than {c.memory:g} % of their memory: a task that runs "
         "out is killed with every stream on it",
         "raise `gateway.memoryMib` (on the Fargate grid); steady growth with flat traffic "
         "is a leak: a deploy restarts the tasks",

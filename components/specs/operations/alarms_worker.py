@@ -156,7 +156,7 @@ def _worker_dlq_depth(c: _WorkerAlarmInputs) -> AlarmSpec:
         "a job failed maxReceiveCount times and was moved to the dead-letter queue; it will "
         "not be retried by itself",
         "read the worker's log stream for the failure; fix it, then redrive the DLQ "
-        "(`aws c.sqs start-message-move-task --source-arn <dlq arn>`) or delete the messages",
+        "(`aws sqs start-message-move-task --source-arn <dlq arn>`) or delete the messages",
     )
 
 
