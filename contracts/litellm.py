@@ -18,6 +18,9 @@ VERSION = "1.108.7"
 (later ones pin `litellm-enterprise`/`litellm-proxy-extras` builds, or a `litellm-proxy` package,
 that the index does not have)."""
 IMAGE = f"ghcr.io/berriai/litellm:main-v{VERSION}"
+ENVIRONMENT_TABLE = f"litellm-{VERSION}"
+"""The release's environment names (`contracts/env_table.py`): every variable the gateway's
+container sets, but the entry point's own, must be one."""
 """LiteLLM's published multi-arch proxy image of that release."""
 PORT = 4000
 """The proxy's default listen port (`litellm --port`, env `PORT`)."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 from . import engine
 from .engine import COMMON_READS
 
+ENVIRONMENT_TABLE = "vllm-0.11.0"
+"""The vLLM release optimum-neuron 0.4.5 runs: `VLLM_*` variables must be its names."""
 ENV_ARTIFACT_URI = engine.ENV_ARTIFACT_URI
 """`s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""
 ENV_MODEL_DIR = "ENGINE_MODEL_DIR"

@@ -58,6 +58,8 @@ captured by default in 0.5.x."""
 # port, SSE keep-alive seconds, extra args) ---------------------------------------------------
 ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
 """Loopback port of SGLang behind the proxy (default port + 1)."""
+ENVIRONMENT_TABLE = "sglang-0.5.23"
+"""The release whose environment names `SGLANG_*` variables must be."""
 ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` (streamed with the Run:ai streamer) or an absolute directory on the
 task's EFS mount (read in place)."""

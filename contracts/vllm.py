@@ -5,6 +5,8 @@ from __future__ import annotations
 from . import engine
 from .engine import COMMON_READS
 
+ENVIRONMENT_TABLE = "vllm-0.33.0"
+"""The release whose environment names `VLLM_*` variables must be (`contracts/env_table.py`)."""
 ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""
 ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"

@@ -301,6 +301,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
             )
             outputs["zoneId"] = "Z35SXDOTRQ7X7K"  # us-east-1 ALB hosted zone shape
             outputs["arnSuffix"] = outputs["arn"].split(":loadbalancer/", 1)[1]
+        if typ == "aws:rds/cluster:Cluster":
+            outputs.update(self._rds_cluster_outputs(physical, args.inputs))
         if typ == "aws:lb/targetGroup:TargetGroup":
             outputs["arnSuffix"] = "targetgroup/" + outputs["arn"].split(":targetgroup/", 1)[1]
         if typ == "aws:ecr/repository:Repository":
@@ -323,6 +325,30 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["digest"] = digest
             outputs["ref"] = f"{tags[0]}@{digest}" if tags else ""
         return resource_id, outputs
+
+    def _rds_cluster_outputs(self, physical: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """What RDS answers once the cluster exists, in its real shape: the writer endpoint and,
+        with `manageMasterUserPassword`, the RDS-managed secret (`rds!cluster-<uuid>`), so the
+        task definitions built from them are known at preview, as the load balancer's DNS name
+        is."""
+        host = (
+            f"{physical}.cluster-{_stable_hex(physical, length=12)}.{self.region}.rds.amazonaws.com"
+        )
+        out: dict[str, Any] = {"endpoint": host}
+        if inputs.get("manageMasterUserPassword"):
+            secret = (
+                f"rds!cluster-{_uuid('rds', physical)}-{_stable_hex(physical, 'secret', length=6)}"
+            )
+            arn = f"arn:aws:secretsmanager:{self.region}:{ACCOUNT_ID}:secret:{secret}"
+            out["masterUserSecrets"] = [
+                {
+                    "secretArn": arn,
+                    "secretStatus": "active",
+                    "kmsKeyId": inputs.get("masterUserSecretKmsKeyId")
+                    or f"arn:aws:kms:{self.region}:{ACCOUNT_ID}:key/{_uuid('aws/secretsmanager')}",
+                }
+            ]
+        return out
 
     def _vpc_outputs(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         count = len(inputs.get("availabilityZoneNames") or []) or int(

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ecs_inference import iam, platform
+from ecs_inference.specs import gateway as gateway_spec
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import Evaluator, Request, evaluator
 
@@ -21,6 +23,7 @@ STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulum
 HAND_WRITTEN = ROOT / "tests" / "examples" / "rehearsal"
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:sts::{ACCOUNT}:assumed-role/app/session"
+TD = "aws:ecs/taskDefinition:TaskDefinition"
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +197,39 @@ def test_a_managed_instances_provider_in_the_association_fails_the_preview(
     assert finding.type == "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"
     assert "Managed Instances provider inference-l40s-capacity" in finding.message
     assert "botocore ecs PutClusterCapacityProviders" in finding.message
+
+
+def _agents_with_database(tmp_path: Path) -> Path:
+    stack_file = yaml.safe_load((ROOT / "Pulumi.agents.yaml").read_text())
+    stack_file["config"]["ecs-inference:platform"]["gateway"]["database"] = {
+        "enabled": True,
+        "saltKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCd",
+    }
+    path = tmp_path / "Pulumi.agents-db.yaml"
+    path.write_text(yaml.safe_dump(stack_file))
+    return path
+
+
+def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
+    result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
+    assert result.exit_code == EXIT_OK, result.error
+    gateway = next(
+        r
+        for r in result.resources
+        if r.type == TD and r.inputs.get("family", "").endswith("gateway")
+    )
+    (container,) = json.loads(gateway.inputs["containerDefinitions"])
+    assert {s["name"] for s in container["secrets"]} >= {"DATABASE_USERNAME", "DATABASE_PASSWORD"}
+
+
+def test_a_database_user_litellm_does_not_read_fails_the_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24 item 4 reintroduced: the user name as DATABASE_USER, which LiteLLM's
+    construct_database_url_from_env_vars does not read; the proxy would run without a database."""
+    monkeypatch.setattr(gateway_spec, "ENV_DATABASE_USERNAME", "DATABASE_USER")
+    result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
+    assert result.exit_code == EXIT_REJECTED
+    (finding,) = result.findings
+    assert "container litellm: LiteLLM 1.108.7 builds DATABASE_URL only from" in finding.message
+    assert "DATABASE_USERNAME not set" in finding.message

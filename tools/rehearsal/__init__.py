@@ -110,11 +110,17 @@ def rehearse(
     from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
+    from tools.rehearsal.environment import environment_checks
     from tools.rehearsal.services import service_checks
     from tools.rehearsal.tasks import task_checks
 
     model = StackModel(resources, region, account_id)
-    checks = [*task_checks(model, CONTRACTS), *service_checks(model), *lifecycle_checks(model)]
+    checks = [
+        *task_checks(model, CONTRACTS),
+        *environment_checks(model),
+        *service_checks(model),
+        *lifecycle_checks(model),
+    ]
     out = evaluate(model, checks, iam or evaluator())
     out.findings[:0] = [
         Finding(r.type, r.name, "constraint", f'{message}; AWS: "{c.quote}" ({c.source})')

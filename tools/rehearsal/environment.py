@@ -1,0 +1,93 @@
+"""Third-party images get only environment variables their pinned release reads.
+
+A variable the release does not read is ignored in silence: the proxy starts without its
+database, the engine with a default. The names each release reads are committed tables
+extracted from its source (`tools/env_tables.py`, `contracts/env/`):
+- `VLLM_*` variables must be vLLM's (0.33.0 on GPU; 0.11.0, the release optimum-neuron runs,
+  in a Neuron container), `SGLANG_*` SGLang's;
+- the LiteLLM container (its contract's `LITELLM_CONFIG_YAML`) gets only names LiteLLM reads,
+  and with a database, all the names its CLI needs to build DATABASE_URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm
+from tools.rehearsal.calls import Refusal
+from tools.rehearsal.model import TASK_DEFINITION, StackModel, listify
+
+_TOKEN_AUTH_ON = {"1", "on", "t", "true", "y", "yes"}
+
+
+def _names(container: Mapping[str, Any]) -> dict[str, str]:
+    """Environment and secret names of a container (secrets map to "" : set at start)."""
+    out = {
+        str(e.get("name")): str(e.get("value"))
+        for e in listify(container.get("environment"))
+        if isinstance(e, Mapping)
+    }
+    out.update(
+        {
+            str(s.get("name")): ""
+            for s in listify(container.get("secrets"))
+            if isinstance(s, Mapping)
+        }
+    )
+    return out
+
+
+def _prefixed(names: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """(name, table) of every variable whose prefix names a third-party release."""
+    vllm_table = (
+        neuron.ENVIRONMENT_TABLE if neuron.ENV_ARTIFACT_URI in names else vllm.ENVIRONMENT_TABLE
+    )
+    for name in names:
+        if name.startswith("VLLM_"):
+            yield name, vllm_table
+        elif name.startswith(("SGLANG_", "SGL_")):
+            yield name, sglang.ENVIRONMENT_TABLE
+
+
+def _litellm(names: Mapping[str, str]) -> Iterator[str]:
+    if litellm.ENV_CONFIG_YAML not in names:
+        return
+    reads = env_table.reads(litellm.ENVIRONMENT_TABLE)
+    ours = {litellm.ENV_CONFIG_YAML}
+    for name in sorted(set(names) - reads - ours):
+        yield f"LiteLLM {litellm.VERSION} reads no {name}"
+    if any(n.startswith("DATABASE_") for n in names) and "DATABASE_URL" not in names:
+        required: list[str] = list(
+            env_table.table(litellm.ENVIRONMENT_TABLE)["database_url_requires"]
+        )
+        token = names.get("IAM_TOKEN_DB_AUTH", "").strip().lower() in _TOKEN_AUTH_ON
+        if token:
+            # Its token path accepts either user name (pydantic AliasChoices).
+            aliases = {"DATABASE_USERNAME": ("DATABASE_USER", "DATABASE_USERNAME")}
+            missing = [r for r in required if not any(a in names for a in aliases.get(r, (r,)))]
+        else:
+            missing = [r for r in required if r not in names]
+        if missing:
+            yield (
+                f"LiteLLM {litellm.VERSION} builds DATABASE_URL only from "
+                f"{', '.join(required)}; {', '.join(missing)} not set, so the proxy runs "
+                "without its database"
+            )
+
+
+def environment_checks(model: StackModel) -> Iterator[Refusal]:
+    for task in model.of(TASK_DEFINITION):
+        for container in model.containers(task) or ():
+            names = _names(container)
+            who = (
+                f"task {task.inputs.get('family') or task.name}, container {container.get('name')}"
+            )
+            for name, stem in _prefixed(names):
+                if name not in env_table.reads(stem):
+                    yield Refusal(task, who, f"{stem} reads no {name} (a misspelt variable?)")
+            for problem in _litellm(names):
+                yield Refusal(task, who, problem)
+
+
+__all__: Sequence[str] = ["environment_checks"]
