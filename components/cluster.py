@@ -46,7 +46,7 @@ class Cluster(pulumi.ComponentResource):
         super().__init__("ecs-inference:compute:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        self.exec_log_group: aws.cloudwatch.LogGroup | None = None
+        self.exec_log_group = None
         configuration = None
         if args.execute_command_logging:
             self.exec_log_group = aws.cloudwatch.LogGroup(

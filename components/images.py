@@ -190,9 +190,9 @@ class ImageBuilds(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         invoke = pulumi.InvokeOutputOptions(parent=self)
         region = aws.get_region_output(opts=invoke).region
-        self.repositories: dict[str, aws.ecr.Repository] = {}
-        self.images: dict[str, docker_build.Image] = {}
-        self.references: dict[str, pulumi.Output[str]] = {}
+        self.repositories = {}
+        self.images = {}
+        self.references = {}
         for image, platforms in sorted(args.images.items()):
             repo = aws.ecr.Repository(
                 f"{name}-{image}",

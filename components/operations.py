@@ -381,7 +381,7 @@ class Operations(pulumi.ComponentResource):
         ]
 
         outputs = _placeholder_outputs(args)
-        self.alarms: dict[str, aws.cloudwatch.MetricAlarm] = {}
+        self.alarms = {}
         for label, spec in specs:
             alarm_args = _resolve(metric_alarm_args(spec.request), outputs)
             self.alarms[spec.name] = aws.cloudwatch.MetricAlarm(
@@ -420,7 +420,7 @@ class Operations(pulumi.ComponentResource):
             opts=child,
         )
 
-        self.dashboard: aws.cloudwatch.Dashboard | None = None
+        self.dashboard = None
         if args.dashboard:
             names = list(self.alarms)
             alarm_arns = Output.all(partition, region, account).apply(

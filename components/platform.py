@@ -148,9 +148,9 @@ class InferencePlatform(pulumi.ComponentResource):
         self.weight_stores = self._weight_stores(name, plan)
         self._private_routes(plan)
         self._services(plan, wiring)
-        self.gateway: LiteLLMGateway | None = None
-        self.gateway_database: GatewayDatabase | None = None
-        self.workers: dict[str, QueueWorker] = {}
+        self.gateway = None
+        self.gateway_database = None
+        self.workers = {}
         if plan.gateway is not None:
             self._build_gateway(name, plan, plan.gateway, wiring)
         # After the gateway and workers: their alarms and dashboard rows watch them too.
@@ -165,7 +165,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _images(self, plan: Plan) -> None:
         """The stack's own image builds (`images.build`), and the references of what it built."""
-        self.images: ImageBuilds | None = None
+        self.images = None
         if plan.builds:
             self.images = ImageBuilds(
                 f"{self._name}-images",
@@ -210,7 +210,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _pools(self, plan: Plan) -> None:
         """Every pool, then the cluster's one capacity provider association."""
-        self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
+        self.pools = {}
         placed = {
             "cluster_name": self.cluster.name,
             "vpc_id": self.network.vpc_id,
@@ -250,7 +250,7 @@ class InferencePlatform(pulumi.ComponentResource):
     def _private_routes(self, plan: Plan) -> None:
         """The Service Connect namespace, and the gateway's group before the model services,
         which admit it (the gateway's own rules are standalone resources, see gateway.py)."""
-        self.namespace: aws.servicediscovery.HttpNamespace | None = None
+        self.namespace = None
         if plan.service_connect_namespace is not None:
             self.namespace = aws.servicediscovery.HttpNamespace(
                 f"{self._name}-routes",
@@ -258,7 +258,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 description="Private service-to-service routes (ECS Service Connect)",
                 opts=self._child,
             )
-        self.gateway_security_group: aws.ec2.SecurityGroup | None = None
+        self.gateway_security_group = None
         if plan.gateway is not None and self.namespace is not None:
             self.gateway_security_group = gateway_security_group(
                 f"{self._name}-gateway", vpc_id=self.network.vpc_id, opts=self._child
@@ -273,7 +273,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 "client_security_group_ids": (self.gateway_security_group.id,),
                 "service_connect_namespace": self._routes(plan),
             }
-        self.models: dict[str, ModelService] = {
+        self.models = {
             m.name: ModelService(
                 f"{self._name}-{m.name}",
                 with_wiring(
@@ -291,7 +291,7 @@ class InferencePlatform(pulumi.ComponentResource):
             )
             for m in plan.models.values()
         }
-        self.rerankers: dict[str, FargateReranker] = {
+        self.rerankers = {
             r.name: FargateReranker(
                 f"{self._name}-{r.name}",
                 with_wiring(

@@ -125,7 +125,7 @@ class WeightFileSystem(pulumi.ComponentResource):
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "Name": f"{name}-weights"}
-        self.file_system: aws.efs.FileSystem | None = None
+        self.file_system = None
         if args.existing_file_system_id is None:
             self.file_system = aws.efs.FileSystem(
                 f"{name}-fs",
@@ -143,8 +143,8 @@ class WeightFileSystem(pulumi.ComponentResource):
                 policy=self.file_system.arn.apply(file_system_policy),
                 opts=child,
             )
-            self.file_system_id: Output[str] = self.file_system.id
-            self.file_system_arn: Output[str] = self.file_system.arn
+            self.file_system_id = self.file_system.id
+            self.file_system_arn = self.file_system.arn
         else:
             invoke = pulumi.InvokeOutputOptions(parent=self)
             existing = args.existing_file_system_id

@@ -144,7 +144,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         super().__init__(self.TYPE_TOKEN, name, None, opts)
         self._name = name
         self._child = pulumi.ResourceOptions(parent=self)
-        self.instance: InstanceType = catalog.instance(args.instance_type)
+        self.instance = catalog.instance(args.instance_type)
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
@@ -157,8 +157,8 @@ class AcceleratorPool(pulumi.ComponentResource):
             egress=[aws_api_egress()],
             opts=self._child,
         )
-        self.telemetry_policy: aws.iam.RolePolicy | None = None
-        self.telemetry_log_group: aws.cloudwatch.LogGroup | None = None
+        self.telemetry_policy = None
+        self.telemetry_log_group = None
         if args.host_telemetry_pool:
             self.telemetry_policy, self.telemetry_log_group = _telemetry_resources(
                 self, name, args.host_telemetry_pool
@@ -362,9 +362,7 @@ class AcceleratorPool(pulumi.ComponentResource):
                 ignore_changes=["desiredCapacity"],
             ),
         )
-        self.warm_pool: pulumi.Output | None = (
-            self.auto_scaling_group.warm_pool if args.warm_pool is not None else None
-        )
+        self.warm_pool = self.auto_scaling_group.warm_pool if args.warm_pool is not None else None
 
     def _capacity_provider(self, args: PoolArgs) -> None:
         # The provider's auto-name is "<name>-capacity-<hex>"; the plan checked the prefix.

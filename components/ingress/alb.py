@@ -275,8 +275,8 @@ class Endpoint(pulumi.ComponentResource):
         self.browser_client = self.auth.browser_client
         self.api_client = self.auth.api_client
         self.api_client_id = self.auth.api_client_id
-        self.access_log_bucket: aws.s3.Bucket | None = None
-        self.access_log_bucket_policy: aws.s3.BucketPolicy | None = None
+        self.access_log_bucket = None
+        self.access_log_bucket_policy = None
         log_dependencies: list[pulumi.Resource] = []
         if args.access_logs:
             log_dependencies = self._access_log_bucket(name, args, child, region, account_id)
@@ -286,7 +286,7 @@ class Endpoint(pulumi.ComponentResource):
 
         # Cognito's callback and the certificate both name domain_name: the record makes that
         # name reach this ALB (an alias, so no extra query cost and it follows the ALB's IPs).
-        self.dns_record: aws.route53.Record | None = None
+        self.dns_record = None
         if args.hosted_zone_id:
             self.dns_record = aws.route53.Record(
                 f"{name}-dns",

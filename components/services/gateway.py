@@ -166,7 +166,7 @@ class LiteLLMGateway(FargateService):
         super().__init__(TOKEN, name, opts)
         self.private_url = f"http://{private_host(args.path, namespace.name)}:{GATEWAY_PORT}"
         self.security_group = args.security_group
-        self.rules: list[pulumi.CustomResource] = []
+        self.rules = []
         self._security_group_rules(args)
         group = self._logs(args.path, args.log_retention_days)
         self._containers(

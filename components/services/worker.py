@@ -495,7 +495,7 @@ class QueueWorker(FargateService):
             ),
             opts=child,
         )
-        self.result_queue: aws.sqs.Queue | None = None
+        self.result_queue = None
         if args.result_queue:
             self.result_queue = aws.sqs.Queue(
                 f"{name}-results",
@@ -599,8 +599,8 @@ class QueueWorker(FargateService):
         self.from_zero_alarm = self._alarm(
             f"{name}-from-zero", self.scaling.from_zero_alarm(), self.from_zero_policy
         )
-        self.to_zero_policy: aws.appautoscaling.Policy | None = None
-        self.to_zero_alarm: aws.cloudwatch.MetricAlarm | None = None
+        self.to_zero_policy = None
+        self.to_zero_alarm = None
         if self.scaling.scales_to_zero:
             self.to_zero_policy = step_policy(
                 "to-zero", self.scaling.to_zero_policy_configuration()
