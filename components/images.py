@@ -173,8 +173,8 @@ class ImageBuilds(pulumi.ComponentResource):
 
     repositories: dict[str, aws.ecr.Repository]
     """ECR repository per image."""
-    images: dict[str, docker_build.Image]
-    """The build per image."""
+    images: dict[str, pulumi.CustomResource]
+    """The build per image (`pulumi_docker_build.Image`, imported only when the stack builds)."""
     references: dict[str, pulumi.Output[str]]
     """The digest reference per image (what the tasks run)."""
 

@@ -19,7 +19,7 @@ from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
 from ecs_inference.plan import build_plan
 from ecs_inference.sizing import catalog
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
 
 

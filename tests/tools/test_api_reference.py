@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import typing
 
 import pytest
 
@@ -43,3 +44,11 @@ def test_tokens_follow_the_convention() -> None:
         module = importlib.import_module(entry.module)
         token = ref.token(module, getattr(module, entry.component))
         assert token.startswith("ecs-inference:") and token.count(":") == 2, token
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_output_annotations_resolve_at_run_time(name: str) -> None:
+    """Pulumi reads a resource class's annotations (`typing.get_type_hints`) when it registers
+    one: a name imported only for type checking fails the program."""
+    entry = ENTRIES[name]
+    typing.get_type_hints(getattr(importlib.import_module(entry.module), entry.component))
