@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
+import sys
 import typing
 
+import pulumi
 import pytest
 
 from tools import api_reference as ref
@@ -48,7 +51,16 @@ def test_tokens_follow_the_convention() -> None:
 
 @pytest.mark.parametrize("name", sorted(ENTRIES))
 def test_output_annotations_resolve_at_run_time(name: str) -> None:
-    """Pulumi reads a resource class's annotations (`typing.get_type_hints`) when it registers
-    one: a name imported only for type checking fails the program."""
+    """Pulumi resolves a resource class's own annotations in its module's globals when it
+    registers one (`pulumi._types.resource_types`): a name imported only for type checking
+    would fail the program."""
     entry = ENTRIES[name]
-    typing.get_type_hints(getattr(importlib.import_module(entry.module), entry.component))
+    component = getattr(importlib.import_module(entry.module), entry.component)
+    for klass in component.__mro__:
+        if klass.__module__.startswith("ecs_inference"):
+            own = type(klass.__name__, (), {"__annotations__": inspect.get_annotations(klass)})
+            typing.get_type_hints(
+                own,
+                globalns=vars(sys.modules[klass.__module__]),
+                localns={"Output": pulumi.Output, "T": type(None)},
+            )
