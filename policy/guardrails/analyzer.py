@@ -20,8 +20,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from inspect import isawaitable
+from pathlib import Path
 from typing import Any, cast
 
+import yaml
 from google.protobuf import json_format
 from pulumi.runtime import proto
 from pulumi_policy import (
@@ -196,8 +198,26 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
         return resources
 
 
+MANIFEST = Path(__file__).resolve().parents[1] / "PulumiPolicy.yaml"
+
+
+def manifest_version(manifest: Path = MANIFEST) -> str:
+    """The pack's version as ``PulumiPolicy.yaml`` states it (what the CLI publishes)."""
+    version = (yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}).get("version")
+    if not version:
+        raise ValueError(f"{manifest}: no version")
+    return str(version)
+
+
 def serve(**pack: Any) -> None:
     """``PolicyPack(**pack)`` served by :class:`DecodeOnceServicer` (blocks, as PolicyPack
-    does). PolicyPack builds its servicer from the module's global name, hence the swap."""
-    sdk._PolicyAnalyzerServicer = DecodeOnceServicer  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+    does). PolicyPack builds its servicer from the module's global name, hence the swap; it
+    also hands the servicer a fixed "0.0.1" for Python packs, so the swap passes the manifest's
+    version instead, which the pack's own diagnostics (``<pack>@v<version>``) then name."""
+    version = manifest_version()
+
+    def servicer(name: str, _sdk_version: str, *rest: Any) -> DecodeOnceServicer:
+        return DecodeOnceServicer(name, version, *rest)
+
+    sdk._PolicyAnalyzerServicer = servicer  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
     PolicyPack(**pack)

@@ -21,11 +21,12 @@ import yaml
 from ecs_inference.config.base import IMAGE_PATTERN
 from ecs_inference.config.images import ImagesConfig
 from ecs_inference.specs.images import EXAMPLE_IMAGES
+from tests.stacks import REFERENCE_STACKS
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = REPO / ".venv" / "bin"
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 # Platform images (the examples users copy are neither built by CI nor deployed).
 IMAGES = sorted(
     p.parent.name
@@ -175,6 +176,21 @@ def test_every_action_is_pinned_to_a_major_version_or_commit():
 
 def test_reference_stacks_exist():
     assert {"dev", "prod"} <= set(STACKS)
+    missing = [stack for stack in STACKS if not (REPO / f"Pulumi.{stack}.yaml").is_file()]
+    assert not missing, f"tests/stacks.py names stacks without a stack file: {missing}"
+
+
+def test_pull_requests_preview_every_stack_on_every_supported_python():
+    job = load("pull-request.yml")["jobs"]["preview-pythons"]
+    assert job["strategy"]["matrix"]["python"] == ["3.11", "3.12", "3.13"]
+    (setup,) = [s for s in steps(job) if uses(s, "actions/setup-python")]
+    assert setup["with"]["python-version"] == "${{ matrix.python }}"
+    (run,) = [s for s in steps(job) if "make -s preview" in s.get("run", "")]
+    # The runner's own python3.12 would come first: the job names setup-python's interpreter.
+    assert run["env"]["PYTHON"] == f"${{{{ steps.{setup['id']}.outputs.python-path }}}}"
+    assert 'PYTHON="$PYTHON"' in run["run"]
+    previewed = re.search(r"for stack in ([\w ]+); do", run["run"]).group(1).split()
+    assert sorted(previewed) == STACKS
 
 
 def test_pull_requests_preview_every_stack_with_the_policy_pack_and_comment():

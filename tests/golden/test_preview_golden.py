@@ -21,11 +21,12 @@ from typing import Any
 
 import pytest
 
+from tests.stacks import REFERENCE_STACKS
 from tools.preview import run_preview
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 
 
 def snapshot(stack: str) -> dict[str, Any]:

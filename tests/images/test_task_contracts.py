@@ -42,6 +42,7 @@ from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.plan import PLATFORM_NAME
 from ecs_inference.specs.images import EXAMPLE_IMAGES
 from tests.images.engine_images import printed_command, value_after
+from tests.stacks import REFERENCE_STACKS
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
 from tools.recording import RecordedResource, Recording, run_program, stack_config_values
@@ -54,7 +55,7 @@ TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 SERVICE = "aws:ecs/service:Service"
 TARGET_GROUP = "aws:lb/targetGroup:TargetGroup"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 
 # Variables read by software other than the entrypoint and vLLM itself.
 HUB_VARIABLES = frozenset({"HF_HUB_OFFLINE"})  # huggingface_hub

@@ -15,11 +15,12 @@ import yaml
 
 from ecs_inference import iam, platform
 from ecs_inference.specs import gateway as gateway_spec
+from tests.stacks import REFERENCE_STACKS
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import Evaluator, Request, evaluator
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = REFERENCE_STACKS
 HAND_WRITTEN = ROOT / "tests" / "examples" / "rehearsal"
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:sts::{ACCOUNT}:assumed-role/app/session"

@@ -114,6 +114,10 @@ def request_problems(req: RerankRequest, settings: Settings) -> list[str]:
     return problems
 
 
+_ROUNDING = 1e-6
+"""Work tokens a prefix-sum difference may be off by through float rounding."""
+
+
 def split_advice(costs: Sequence[float], limit: float) -> str:
     """How to split a request whose documents cost `costs` work tokens so each part is <= limit.
 
@@ -129,7 +133,11 @@ def split_advice(costs: Sequence[float], limit: float) -> str:
     prefix = list(itertools.accumulate(costs, initial=0.0))
 
     def fits(k: int) -> bool:
-        return all(prefix[i + k] - prefix[i] <= limit for i in range(len(costs) - k + 1))
+        # A difference of prefix sums can exceed the run's own sum by a rounding step
+        # (1.9 + 100 + 700 + 700 - 1.9 > 1500), which would refuse a run that fits.
+        return all(
+            prefix[i + k] - prefix[i] <= limit + _ROUNDING for i in range(len(costs) - k + 1)
+        )
 
     lo, hi = 1, len(costs)  # fits(1) holds; find the largest k that fits
     while lo < hi:
