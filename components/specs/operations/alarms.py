@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
 from ecs_inference.specs.operations.errors import ObservabilityError
 
@@ -99,6 +100,15 @@ def _alarm(
     return request
 
 
+def _publishes_llm_latency(kind: str) -> bool:
+    """Whether a service of `kind` (an engine name, or `reranker`) publishes time to first token
+    through the metrics sidecar (its engine's scrape family has it)."""
+    if kind not in engines.names():
+        return False
+    family = engines.get(kind).metrics_kind
+    return family is not None and m.TTFT_P99 in m.published_names(family)
+
+
 def service_alarms(
     *,
     stack: str,
@@ -128,7 +138,7 @@ def service_alarms(
         min_count=min_count,
         settings=settings,
     )
-    if kind in ("vllm", "neuron") and engine_metrics:
+    if engine_metrics and _publishes_llm_latency(kind):
         bound_ms = settings.ttft_p99_seconds * 1000
         if not bound_ms > 0:
             raise ObservabilityError("alarms.ttftP99Seconds must be positive")

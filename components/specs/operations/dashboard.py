@@ -25,7 +25,7 @@ DASHBOARD_WIDGETS_MAX = DASHBOARD_MAX_WIDGETS
 class ModelPanel:
     service: str
     kind: str
-    """The model's engine (vllm, neuron, sglang, tgi, custom)."""
+    """The model's engine (its registry name)."""
     pool: str
     target_group: str
     ecs_service_name: str

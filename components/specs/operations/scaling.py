@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
 from ecs_inference.specs.operations.errors import ObservabilityError
 
@@ -142,9 +143,11 @@ def engine_scaling_policy(
     `target_utilization` x 100. `albRequests`: ALBRequestCountPerTarget at
     `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
     grace period, or of `scale_out_cooldown` when given. `engine` is the config's engine name;
-    engines other than vllm and neuron publish nothing the sidecar reads: only `albRequests`.
+    an engine without a scrape family (`Engine.metrics_kind`) publishes nothing the sidecar
+    reads: only `albRequests`.
     """
-    if metric != "albRequests" and engine not in ("vllm", "neuron"):
+    serving = engines.get(engine)
+    if metric != "albRequests" and serving.metrics_kind is None:
         raise ObservabilityError(
             f"{where}.metric {metric} reads vLLM metrics, which engine {engine} does not "
             "publish; use albRequests"
@@ -199,7 +202,7 @@ def engine_scaling_policy(
         granularity = (
             f"; on Neuron the KV cache is allocated per whole sequence, so this moves in steps "
             f"of {100 / max_concurrency:.0f} % (1 of {max_concurrency})"
-            if engine == "neuron"
+            if serving.kv_cache_per_sequence
             else ""
         )
         note = (
