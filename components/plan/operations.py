@@ -51,57 +51,48 @@ def alarm_specs(
 ) -> list[ops_specs.AlarmSpec]:
     """The alarms the stack creates; `telemetry_pools`: the GPU pools whose hosts run the
     CloudWatch agent (the GPU memory alarm reads its metrics)."""
-    settings = alarm_settings(cfg)
-    services = [
-        (n, cfg.models[n].engine, m.min_count, m.metrics_sidecar) for n, m in models.items()
+    return [
+        spec
+        for _, spec in ops_specs.stack_alarms(
+            stack=stack,
+            settings=alarm_settings(cfg),
+            load_balancer=_LOAD_BALANCER,
+            cluster_name=_CLUSTER,
+            services=[
+                ops_specs.ServiceSubject(
+                    n,
+                    cfg.models[n].engine,
+                    m.min_count,
+                    _TARGET_GROUP,
+                    n,
+                    engine_metrics=m.metrics_sidecar,
+                )
+                for n, m in models.items()
+            ]
+            + [
+                ops_specs.ServiceSubject(
+                    n, "reranker", r.min_count, _TARGET_GROUP, n, engine_metrics=r.metrics_sidecar
+                )
+                for n, r in rerankers.items()
+            ],
+            gpu_pools=telemetry_pools,
+            gateway=None
+            if gateway is None
+            else ops_specs.GatewaySubject(gateway.path, gateway, _TARGET_GROUP, gateway.path),
+            workers=[
+                ops_specs.WorkerSubject(
+                    name,
+                    w,
+                    cfg.workers[name].acceptable_latency_seconds,
+                    cfg.workers[name].max_job_seconds,
+                    name,
+                    f"{name}-dlq",
+                    name,
+                )
+                for name, w in workers.items()
+            ],
+        )
     ]
-    services += [(n, "reranker", r.min_count, r.metrics_sidecar) for n, r in rerankers.items()]
-    alarms: list[ops_specs.AlarmSpec] = []
-    for name, kind, min_count, engine_metrics in services:
-        alarms += ops_specs.service_alarms(
-            stack=stack,
-            service=name,
-            kind=kind,
-            load_balancer=_LOAD_BALANCER,
-            target_group=_TARGET_GROUP,
-            cluster_name=_CLUSTER,
-            ecs_service_name=name,
-            min_count=min_count,
-            settings=settings,
-            engine_metrics=engine_metrics,
-        )
-    for pool in telemetry_pools:
-        alarms += ops_specs.pool_alarms(stack=stack, pool=pool, kind="gpu", settings=settings)
-    if gateway is not None:
-        alarms += ops_specs.gateway_alarms(
-            stack=stack,
-            service=gateway.path,
-            load_balancer=_LOAD_BALANCER,
-            target_group=_TARGET_GROUP,
-            cluster_name=_CLUSTER,
-            ecs_service_name=gateway.path,
-            min_count=gateway.min_count,
-            max_count=gateway.max_count,
-            target_cpu_percent=gateway.target_cpu_percent,
-            longest_request_seconds=gateway.litellm.longest_request_seconds,
-            settings=settings,
-        )
-    for name, w in workers.items():
-        alarms += ops_specs.worker_alarms(
-            stack=stack,
-            worker=name,
-            queue_name=name,
-            dead_letter_queue_name=f"{name}-dlq",
-            cluster_name=_CLUSTER,
-            ecs_service_name=name,
-            acceptable_latency_seconds=cfg.workers[name].acceptable_latency_seconds,
-            max_job_seconds=cfg.workers[name].max_job_seconds,
-            backlog_target=w.backlog_target,
-            max_count=w.max_count,
-            max_receive_count=w.max_receive_count,
-            settings=settings,
-        )
-    return alarms
 
 
 def decisions(
