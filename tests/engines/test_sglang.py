@@ -1,37 +1,32 @@
-"""SGLang, TGI and custom presets: plan values → task environment → entrypoint argv → real flags.
-
-The entrypoints run as subprocesses on exactly the environment `components/engine_presets.py`
-produces; the argv they print is checked against the committed flag tables and, for SGLang,
-against the flags read afresh from the pinned wheel (`tools/engine_tables.py`), so the table, the
-presets and the engine cannot drift apart. Without the SGLang wheel (no network, no bootstrap
-prefetch) the wheel tests error: they never skip.
+"""The SGLang engine (`components/engines/sglang.py`): plan values → task environment →
+entrypoint argv → real flags, checked against the committed flag table and, afresh, against the
+flags read from the pinned wheel (`tools/engine_tables.py`), so the table, the launch and the
+engine cannot drift apart; and what its image shares with the TGI image. Without the SGLang wheel
+(no network, no bootstrap prefetch) the wheel tests error: they never skip.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecs_inference.contracts import custom as custom_contract
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as sglang_contract
 from ecs_inference.contracts import tgi as tgi_contract
 from ecs_inference.engines import Launch
-from ecs_inference.engines import neuron as neuron_engine
-from ecs_inference.engines import vllm as vllm_engine
-from ecs_inference.engines.base import PresetError, engine_fit
+from ecs_inference.engines.base import PresetError
 from ecs_inference.engines.custom import CustomLaunch
 from ecs_inference.engines.sglang import SglangLaunch
-from ecs_inference.engines.tgi import TgiLaunch
+from tests.engines.test_custom import IMAGE, SECRET
+from tests.engines.test_tgi import TGI_CASES, TGI_ENTRYPOINT
 from tests.images.engine_images import (
     IMAGES,
     REPO,
+    entrypoint_reads,
     printed_command,
     run_entrypoint,
     value_after,
@@ -39,13 +34,9 @@ from tests.images.engine_images import (
 from tools import engine_flags, engine_tables
 
 SGLANG_ENTRYPOINT = IMAGES / "sglang" / "entrypoint.py"
-TGI_ENTRYPOINT = IMAGES / "tgi" / "entrypoint.py"
+
+
 WHERE = "platform.models.chat"
-
-
-@pytest.fixture(scope="module")
-def sglang_wheel_flags() -> engine_flags.FlagSet:
-    return engine_tables.sglang_serve_flags(engine_flags.source_root(engine_flags.SGLANG))
 
 
 SGLANG_CASES = [
@@ -76,39 +67,6 @@ SGLANG_CASES = [
         extra_args=("--cuda-graph-backend-decode=disabled", "--log-requests"),
     ),
 ]
-
-TGI_CASES = [
-    TgiLaunch(WHERE, "llama-8b", "s3://models-bucket/llama-8b/", max_total_tokens=8192),
-    TgiLaunch.from_plan(
-        "platform.models.tgi",
-        "mixtral",
-        "s3://models-bucket/mixtral/",
-        context_length=16384,
-        tensor_parallel_size=4,
-        gpu_memory_utilization=0.93,
-        max_concurrent_sequences=48,
-        dtype="awq",
-        kv_cache_dtype="fp8",
-        alb_idle_timeout_seconds=600,
-        max_input_tokens=12000,
-        extra_args=["--max-batch-prefill-tokens", "16384", "--disable-grammar-support"],
-    ),
-    TgiLaunch.from_plan(
-        "platform.models.tgiefs",
-        "gemma",
-        "/mnt/efs/gemma-9b",
-        context_length=4096,
-        tensor_parallel_size=1,
-        gpu_memory_utilization=0.9,
-        max_concurrent_sequences=8,
-        dtype="bf16",
-        kv_cache_dtype="auto",
-        alb_idle_timeout_seconds=60,
-    ),
-]
-
-
-# --- SGLang ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("launch", SGLANG_CASES, ids=lambda launch: launch.served_model_name)
@@ -152,22 +110,6 @@ def test_committed_sglang_table_is_what_the_wheel_defines():
     )
     assert committed == engine_tables.sglang_table()
     assert committed["version"] == sglang_contract.SGLANG_VERSION == engine_flags.SGLANG.version
-
-
-@pytest.mark.parametrize(
-    ("name", "extract"),
-    [
-        (vllm_engine.FLAG_TABLE, engine_tables.vllm_table),
-        (neuron_engine.FLAG_TABLE, engine_tables.neuron_table),
-    ],
-)
-def test_committed_vllm_and_neuron_tables_are_what_the_wheels_define(name, extract):
-    committed = json.loads((REPO / "contracts" / "flags" / f"{name}.json").read_text())
-    assert committed == extract()
-    table = flag_table.load(name)
-    # vLLM's parser normalises underscores, and Literal-typed values are enforced
-    assert table.lookup("--max_model_len") is table.lookup("--max-model-len") is not None
-    assert table.problems(["--kv-cache-dtype", "fp7"]) != []
 
 
 def test_sglang_reader_sees_the_parsers_real_size(sglang_wheel_flags):
@@ -246,114 +188,6 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
     assert flag_table.load(sglang_contract.FLAG_TABLE).problems(argv) == []
 
 
-# --- TGI -----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("launch", TGI_CASES, ids=lambda launch: launch.served_model_name)
-def test_tgi_command_uses_only_flags_the_launcher_defines(launch):
-    argv = printed_command(TGI_ENTRYPOINT, launch.container_environment())
-    assert argv[0] == tgi_contract.COMMAND[0]
-    assert flag_table.load(tgi_contract.FLAG_TABLE).problems(argv[1:]) == []
-    assert value_after(argv, "--num-shard") == str(launch.num_shard)
-    assert value_after(argv, "--max-total-tokens") == str(launch.max_total_tokens)
-    assert int(value_after(argv, "--max-input-tokens")) < launch.max_total_tokens
-    assert float(value_after(argv, "--cuda-memory-fraction")) == launch.cuda_memory_fraction
-    assert value_after(argv, "--hostname") == "0.0.0.0"
-    assert value_after(argv, "--port") == str(launch.port)
-    assert value_after(argv, "--usage-stats") == "off"
-    if launch.weights_uri.startswith("s3://"):
-        assert value_after(argv, "--model-id") == f"/models/{launch.served_model_name}"
-    else:
-        assert value_after(argv, "--model-id") == launch.weights_uri
-    assert argv[len(argv) - len(launch.extra_args) :] == list(launch.extra_args)
-
-
-def test_tgi_table_records_its_source_tag_and_commit():
-    table = json.loads(
-        (REPO / "contracts" / "flags" / f"{tgi_contract.FLAG_TABLE}.json").read_text()
-    )
-    assert table["version"] == tgi_contract.TGI_VERSION
-    assert f"v{tgi_contract.TGI_VERSION}" in table["source"]
-    assert tgi_contract.TGI_TAG_COMMIT in table["source"]
-    assert "launcher/src/main.rs" in table["source"]
-    # every managed flag the contract names exists in the launcher (a rename would show here)
-    loaded = flag_table.load(tgi_contract.FLAG_TABLE)
-    assert all(loaded.lookup(f) is not None for f in tgi_contract.MANAGED_FLAGS)
-    assert all(
-        flag_table.load(sglang_contract.FLAG_TABLE).lookup(f) is not None
-        for f in sglang_contract.MANAGED_FLAGS
-    )
-
-
-def test_task_environment_cannot_be_read_as_a_tgi_launcher_flag():
-    """The launcher reads every flag from an upper-case variable (`PORT`, `MODEL_ID`)."""
-    table = json.loads(
-        (REPO / "contracts" / "flags" / f"{tgi_contract.FLAG_TABLE}.json").read_text()
-    )
-    launcher_vars = {row["env"] for row in table["flags"] if row["env"]}
-    assert {"MODEL_ID", "PORT", "HOSTNAME", "API_KEY"} <= launcher_vars
-    for launch in TGI_CASES:
-        names = {e["name"] for e in launch.container_environment()}
-        assert not names & launcher_vars
-    # the API key is the one launcher variable the task sets on purpose, from `secrets`
-    assert tgi_contract.ENV_API_KEY in launcher_vars
-
-
-TGI_SOURCE = """
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Mode {
-    Fast,
-    VerySlow,
-    #[clap(name = "x_y")]
-    XY,
-}
-
-#[derive(Parser, Debug)]
-struct Args {
-    /// docs
-    #[clap(default_value = "m", long, env)]
-    model_id: String,
-    #[clap(long, env, value_enum)]
-    mode: Option<Mode>,
-    // commented_out: u32,
-    #[clap(long, env)]
-    flag_switch: bool,
-    #[clap(long, env)]
-    maybe: Option<bool>,
-    #[clap(default_value = "3000", long, short, env)]
-    port: u16,
-    #[clap(long = "renamed-thing", env = "OTHER_VAR")]
-    thing: Vec<String>,
-    not_a_flag: usize,
-}
-"""
-
-
-def test_tgi_reader_follows_clap_derive_rules():
-    rows = {tuple(r["options"]): r for r in engine_tables.tgi_launcher_flags(TGI_SOURCE)}
-    assert rows[("--model-id",)]["takes_value"] and rows[("--model-id",)]["env"] == "MODEL_ID"
-    assert rows[("--mode",)]["choices"] == ["fast", "very-slow", "x_y"]
-    assert rows[("--flag-switch",)]["takes_value"] is False
-    assert rows[("--maybe",)]["choices"] == ["true", "false"]
-    assert rows[("--port", "-p")]["takes_value"]
-    assert rows[("--renamed-thing",)]["env"] == "OTHER_VAR"
-    assert not any("--not-a-flag" in options for options in rows)
-    with pytest.raises(LookupError, match="struct Args"):
-        engine_tables.tgi_launcher_flags("fn main() {}")
-
-
-def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
-    with pytest.raises(
-        PresetError,
-        match=r"^platform\.models\.chat\.engine: TGI sends SSE keep-alives every 15 s",
-    ):
-        TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=29)
-    TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=30)
-
-
-# --- what a bad config gets ---------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("factory", "path", "fragment"),
     [
@@ -412,49 +246,6 @@ def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
             "platform.models.chat.weightsUri",
             "s3://bucket/prefix/ or efs://",
         ),
-        (
-            lambda: TgiLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--served-model-name", "x")
-            ),
-            "platform.models.chat.extraArgs",
-            "text-generation-inference 3.3.7 has no flag --served-model-name",
-        ),
-        (
-            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("-p", "80")),
-            "platform.models.chat.extraArgs",
-            "must start with a --flag",
-        ),
-        (
-            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, max_input_tokens=4096),
-            "platform.models.chat.maxInputTokens",
-            "must be below maxModelLen 4096",
-        ),
-        (
-            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, num_shard=2, quantize="exl2"),
-            "platform.models.chat.quantization",
-            "cannot shard exl2",
-        ),
-        (
-            lambda: TgiLaunch.from_plan(
-                WHERE,
-                "m",
-                "s3://bkt/m/",
-                context_length=4096,
-                tensor_parallel_size=1,
-                gpu_memory_utilization=0.9,
-                max_concurrent_sequences=4,
-                dtype="int4",
-                kv_cache_dtype="auto",
-                alb_idle_timeout_seconds=60,
-            ),
-            "platform.models.chat.dtype",
-            "no TGI equivalent",
-        ),
-        (
-            lambda: TgiLaunch(WHERE, "org/model", "s3://bkt/m/", 4096),
-            "platform.models.chat.servedModelName",
-            "one path component",
-        ),
     ],
 )
 def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
@@ -476,137 +267,15 @@ def test_valid_extra_args_reach_the_engine_unchanged():
     assert json.loads(env[sglang_contract.ENV_EXTRA_ARGS]) == list(extra)
 
 
-def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
-    from ecs_inference import sizing
-
-    need = sizing.gpu_memory_need(
-        "llama-3.1-70b", dtype="bf16", max_model_len=8192, max_concurrent_sequences=16
-    )
-    with pytest.raises(PresetError) as caught:
-        engine_fit(WHERE, "tgi", need, "g6e.xlarge", 0.9)
-    message = str(caught.value)
-    assert message.startswith(f"{WHERE}: the tgi model does not fit: ")
-    assert "GiB" in message and "g6e.xlarge" in message
-    fit = engine_fit(WHERE, "tgi", need, "g6e.48xlarge", 0.9)
-    launch = TgiLaunch.from_plan(
-        WHERE,
-        "llama-70b",
-        "s3://bkt/llama-70b/",
-        context_length=8192,
-        tensor_parallel_size=fit.tp_size,
-        gpu_memory_utilization=0.9,
-        max_concurrent_sequences=16,
-        dtype="bf16",
-        kv_cache_dtype="auto",
-        alb_idle_timeout_seconds=300,
-    )
-    assert launch.gpus == fit.tp_size >= 4
-
-
-# --- custom --------------------------------------------------------------------------------------
-
-IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/triton:24.10"
-SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:triton-key-AbCdEf"
-
-
-def test_custom_launch_sets_the_platform_contract():
-    launch = CustomLaunch(
-        "platform.models.triton",
-        IMAGE,
-        "reranker-xl",
-        command=("tritonserver", "--model-repository=/mnt/efs/repo", "--http-port=8080"),
-        port=8080,
-        health_path="/v2/health/ready",
-        gpus=2,
-        accelerator_memory_gib=30,
-        weights_uri="/mnt/efs/repo",
-        environment={"LOG_VERBOSE": "1"},
-        secrets={"TRITON_API_KEY": SECRET},
-        sse_keepalive_seconds=10,
-        alb_idle_timeout_seconds=120,
-    )
-    env = {e["name"]: e["value"] for e in launch.container_environment("us-east-1")}
-    assert env[custom_contract.ENV_PORT] == "8080"
-    assert env[custom_contract.ENV_WEIGHTS_URI] == "/mnt/efs/repo"
-    assert env["LOG_VERBOSE"] == "1"
-    assert env["AWS_REGION"] == "us-east-1"
-    assert "TRITON_API_KEY" not in env
-    assert launch.container_secrets() == [{"name": "TRITON_API_KEY", "valueFrom": SECRET}]
-    assert launch.container_command() == list(launch.command)
-    assert launch.health_path == "/v2/health/ready"
-    assert launch.gpus == 2
-    assert launch.accelerator_fit(24.0, 4, "g6.12xlarge") == 15.0
-    with pytest.raises(PresetError, match=r"^platform\.models\.triton\.acceleratorMemoryGiB"):
-        launch.accelerator_fit(16.0, 4, "small")
-    with pytest.raises(PresetError, match=r"^platform\.models\.triton\.gpus: 2 exceeds"):
-        launch.accelerator_fit(80.0, 1, "one-gpu")
-
-
-def test_custom_neuron_service_maps_devices_and_cores():
-    launch = CustomLaunch(WHERE, IMAGE, "m", neuron_devices=3, alb_idle_timeout_seconds=300)
-    env = {e["name"]: e["value"] for e in launch.container_environment()}
-    assert env[custom_contract.ENV_NEURON_VISIBLE_CORES] == "0-5"
-    assert [d["hostPath"] for d in launch.device_mappings()] == [
-        "/dev/neuron0",
-        "/dev/neuron1",
-        "/dev/neuron2",
-    ]
-    assert launch.gpus == 0
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "path", "fragment"),
-    [
-        ({"image": "triton:latest"}, "image", "pinned"),
-        ({"image": "triton"}, "image", "pinned"),
-        ({"health_path": "health"}, "healthPath", "absolute path"),
-        ({"health_path": "/h?x=1"}, "healthPath", "without query"),
-        ({"port": 80}, "port", "unprivileged"),
-        ({"gpus": 1, "neuron_devices": 1}, "gpus", "not both"),
-        ({"accelerator_memory_gib": 10.0}, "acceleratorMemoryGiB", "only meaningful"),
-        ({"environment": {"ENGINE_PORT": "1"}}, "environment.ENGINE_PORT", "reserved"),
-        ({"environment": {"AWS_REGION": "x"}}, "environment.AWS_REGION", "reserved"),
-        ({"environment": {"HF_TOKEN": "x"}}, "environment.HF_TOKEN", "credential"),
-        ({"secrets": {"K": "plain"}}, "secrets.K", "Secrets Manager ARN"),
-        (
-            {"alb_idle_timeout_seconds": 60, "max_generation_seconds": 600},
-            "sseKeepAliveSeconds",
-            "longer than the ALB idle timeout",
-        ),
-        (
-            {"sse_keepalive_seconds": 40, "alb_idle_timeout_seconds": 60},
-            "sseKeepAliveSeconds",
-            "at most half",
-        ),
-        ({"command": "serve --port 1"}, "command", "list of strings"),
-    ],
-)
-def test_bad_custom_settings_fail_with_the_config_path(kwargs, path, fragment):
-    base = {
-        "where": WHERE,
-        "image": IMAGE,
-        "served_model_name": "m",
-        "alb_idle_timeout_seconds": 300,
-    }
-    with pytest.raises(PresetError) as caught:
-        CustomLaunch(**(base | kwargs))
-    assert str(caught.value).startswith(f"{WHERE}.{path}:"), str(caught.value)
-    assert fragment in str(caught.value)
-
-
-# --- entrypoints ---------------------------------------------------------------------------------
-
-
 def test_environment_names_are_exactly_what_the_entrypoints_read():
     """Each entrypoint imports its names from its contract (the image copies contracts/), and
     the task environment the presets write sets exactly those ENGINE_* names."""
-    from tests.images.test_engines import _reads
 
     for script, contract, launches in (
         (SGLANG_ENTRYPOINT, sglang_contract, SGLANG_CASES),
         (TGI_ENTRYPOINT, tgi_contract, TGI_CASES),
     ):
-        reads = _reads(script, contract)
+        reads = entrypoint_reads(script, contract)
         for launch in launches:
             names = [e["name"] for e in launch.container_environment()]
             assert len(names) == len(set(names))
@@ -675,32 +344,6 @@ def test_entrypoints_reject_a_bad_environment_in_one_line(script, env, status, m
     assert len(lines) == 1 and lines[0].startswith("entrypoint: ") and message in lines[0]
 
 
-def test_tgi_entrypoint_execs_the_printed_command_on_an_efs_directory(tmp_path):
-    """Run mode on an EFS-style directory: check it, then exec a launcher stand-in."""
-    model = tmp_path / "efs" / "gemma"
-    model.mkdir(parents=True)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    launcher = bin_dir / "text-generation-launcher"
-    launcher.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
-    launcher.chmod(0o755)
-    launch = TgiLaunch(WHERE, "gemma", str(model), 4096)
-    env = [
-        *launch.container_environment(),
-        {"name": "PATH", "value": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
-    ]
-    empty = run_entrypoint(TGI_ENTRYPOINT, env)
-    assert empty.returncode == 1 and "has no config.json" in empty.stderr
-    (model / "config.json").write_text("{}")
-    no_weights = run_entrypoint(TGI_ENTRYPOINT, env)
-    assert no_weights.returncode == 1 and "no *.safetensors" in no_weights.stderr
-    (model / "model.safetensors").write_bytes(b"\0" * 8)
-    ran = run_entrypoint(TGI_ENTRYPOINT, env)
-    assert ran.returncode == 0, ran.stderr
-    execed = ["text-generation-launcher", *json.loads(ran.stdout)]
-    assert execed == printed_command(TGI_ENTRYPOINT, env)
-
-
 def test_sglang_api_key_is_passed_but_never_printed():
     launch = SGLANG_CASES[0]
     env = [*launch.container_environment(), {"name": "ENGINE_API_KEY", "value": "s3cr3t"}]
@@ -737,9 +380,6 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
             if launch.neuron_devices:
                 container["linuxParameters"] = {"devices": launch.device_mappings()}
         validate_named_shape("ecs", "ContainerDefinition", container)
-
-
-# --- Dockerfiles ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
