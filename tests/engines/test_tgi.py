@@ -16,6 +16,7 @@ from ecs_inference.contracts import sglang as sglang_contract
 from ecs_inference.contracts import tgi as tgi_contract
 from ecs_inference.engines.base import PresetError, engine_fit
 from ecs_inference.engines.tgi import TgiLaunch
+from tests.engines.checks import fails_at
 from tests.images.engine_images import (
     IMAGES,
     REPO,
@@ -213,12 +214,7 @@ def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
     ],
 )
 def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
-    with pytest.raises(PresetError) as caught:
-        factory()
-    message = str(caught.value)
-    assert message.startswith(path + ":"), message
-    assert fragment in message
-    assert "\n" not in message
+    fails_at(factory, path, fragment)
 
 
 def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
