@@ -26,6 +26,7 @@ from ecs_inference.contracts import litellm
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import DASHBOARD_MAX_WIDGETS
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.specs.names import derived_name
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
 SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
@@ -1012,11 +1013,9 @@ def worker_alarms(
 def deployment_rollback_rule(stack: str, cluster_arn: str) -> dict[str, Any]:
     """PutRule for ECS "deployment failed" events of this stack's cluster: the circuit breaker
     rolled a deployment back (`SERVICE_DEPLOYMENT_FAILED`), routed to the alarm topic."""
-    name = f"{stack}-ecs-deployment-rollback"
-    if not RULE_NAME.match(name):
-        raise ObservabilityError(
-            f"EventBridge rule name {name!r} must be 1-64 of letters, digits, '.', '-', '_'"
-        )
+    suffix = "-ecs-deployment-rollback"
+    # EventBridge rule names are at most 64 characters: a long stack name is cut (and hashed).
+    name = derived_name(stack, invalid="[^A-Za-z0-9._-]", max_length=64 - len(suffix)) + suffix
     pattern = {
         "source": ["aws.ecs"],
         "detail-type": ["ECS Deployment State Change"],
@@ -1149,13 +1148,8 @@ class DashboardInputs:
 
 
 def dashboard_name(stack: str) -> str:
-    name = f"ecs-inference-{stack}"
-    if not DASHBOARD_NAME.match(name):
-        raise ObservabilityError(
-            f"dashboard name {name!r}: only letters, digits, '-' and '_' (the stack name "
-            "becomes part of it)"
-        )
-    return name
+    """`ecs-inference-<stack>`, valid for any stack name (a '.' is not; see `derived_name`)."""
+    return derived_name(f"ecs-inference-{stack}", invalid="[^A-Za-z0-9_-]", max_length=255)
 
 
 _ENGINE_GRAPHS = frozenset(
