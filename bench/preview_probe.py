@@ -3,7 +3,8 @@
     python -m bench.preview_probe real  --stack prod [--stack-file F] [--resources F.json]
     python -m bench.preview_probe floor --resources F.json
 
-`real` runs the project's preview (program under mocks + the real policy pack over gRPC). With
+`real` runs the project's preview (program under mocks + the real policy pack over gRPC) in the
+engine views `--views` names (default `update`: one view; `new,update` is `make preview`). With
 `--resources` (a dump of an earlier run) it first imports the provider modules that run used, so
 that pulumi_aws's lazy per-service imports count as import time rather than program time.
 `floor` re-registers the same resources — same types, names, parents and inputs, through the
@@ -94,39 +95,34 @@ def dump_resources(resources, path: Path) -> None:
 
 
 def run_real(
-    stack: str, stack_file: Path | None, resources: Path | None, dump: Path | None
+    stack: str,
+    stack_file: Path | None,
+    resources: Path | None,
+    dump: Path | None,
+    views: tuple[str, ...],
 ) -> dict:
     import ecs_inference.platform  # noqa: F401
-    from tools.analyzer_client import PolicyPackProcess
-    from tools.fidelity import check_resources
-    from tools.preview import project_name, read_stack_file
-    from tools.recording import run_program, stack_config_values
+    from tools.preview import run_preview
 
     if resources is not None:
         load_provider_modules({r["type"] for r in json.loads(resources.read_text())})
     t_import = time.perf_counter()
-    settings = read_stack_file(REPO, stack, stack_file)
-    rec = run_program(
-        REPO, project=project_name(REPO), stack=stack, config=stack_config_values(settings)
-    )
-    t_program = time.perf_counter()
-    # The preview's naming, request and AWS-rule checks (tools/fidelity.py): real work the
-    # floor does not do, so it is timed as its own part.
-    findings = check_resources(rec.resources, stack_config_values(settings))
-    t_fidelity = time.perf_counter()
-    with PolicyPackProcess(REPO / "policy") as pack:
-        violations = pack.analyze(rec.resources)
-    t_policy = time.perf_counter()
+    # What `make preview` runs: the program under each view's mocks, the naming, request and
+    # AWS-rule checks (real work the floor does not do, timed as its own part) and the pack.
+    result = run_preview(stack, program_dir=REPO, stack_file=stack_file, views=views)
+    if result.error:
+        raise SystemExit(result.error)
     if dump:
-        dump_resources(rec.resources, dump)
+        dump_resources(result.resources, dump)
     return {
         "import": t_import - _T0,
-        "program": t_program - t_import,
-        "fidelity": t_fidelity - t_program,
-        "findings": len(findings),
-        "policy": t_policy - t_fidelity,
-        "resources": len(rec.resources),
-        "violations": len(violations),
+        "program": result.timings["program"],
+        "fidelity": result.timings["fidelity"],
+        "findings": len(result.findings),
+        "policy": result.timings["policy"],
+        "resources": len(result.resources),
+        "violations": len(result.violations),
+        "views": list(views),
     }
 
 
@@ -212,10 +208,14 @@ def main() -> None:
     parser.add_argument("--stack-file", type=Path)
     parser.add_argument("--dump-resources", type=Path)
     parser.add_argument("--resources", type=Path)
+    parser.add_argument(
+        "--views", default="update", help="engine views, comma-separated (real only)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     if args.mode == "real":
-        result = run_real(args.stack, args.stack_file, args.resources, args.dump_resources)
+        views = tuple(args.views.split(","))
+        result = run_real(args.stack, args.stack_file, args.resources, args.dump_resources, views)
     else:
         result = run_floor(args.resources)
     print(json.dumps(result))

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ecs_inference.contracts import metrics as metrics_contract
+from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.sizing import catalog
 
 HOURS_PER_MONTH = 730
@@ -48,6 +49,10 @@ class Prices:
     alb_lcu_hour: float = 0.008
     interface_endpoint_az_hour: float = 0.01
     ebs_gp3_gb_month: float = 0.08
+    ebs_gp3_iops_month: float = 0.005
+    """Per provisioned IOPS-month above the 3,000 every gp3 volume includes."""
+    ebs_gp3_mibps_month: float = 0.04
+    """Per provisioned MiB/s-month of throughput above the included 125 MiB/s."""
     logs_ingestion_gb: float = 0.50
     custom_metric_month: float = 0.30
     """First 10,000 metrics; EMF-extracted metrics are custom metrics, billed per hour used."""
@@ -142,6 +147,10 @@ class PoolInput:
     target_capacity_percent: int
     root_volume_gib: int
     services: Sequence[ServiceOnPool] = ()
+    root_volume_iops: int = GP3_BASELINE_IOPS
+    """Provisioned gp3 IOPS of each root volume (default: the free 3,000)."""
+    root_volume_mibps: int = GP3_BASELINE_MIBPS
+    """Provisioned gp3 throughput of each root volume, MiB/s (default: the free 125)."""
     warm_min_size: int | None = None
     """None: no warm pool."""
     warm_max_prepared: int | None = None
@@ -282,9 +291,14 @@ def warm_instances(pool: PoolInput, in_service: int) -> int:
     return max(prepared - in_service, pool.warm_min_size, 0)
 
 
-def _ebs_hour(gib: float, prices: Prices) -> float:
-    # gp3 is billed per GB-month of provisioned size; a GiB root volume is 1.074 GB.
-    return gib * 1.073741824 * prices.ebs_gp3_gb_month / HOURS_PER_MONTH
+def _ebs_hour(pool: PoolInput, prices: Prices) -> float:
+    """One root volume per hour: gp3 bills its provisioned size per GB-month (a GiB is 1.074
+    GB), and the IOPS and throughput provisioned above the baseline every volume includes
+    (3,000 IOPS, 125 MiB/s) per IOPS-month and MiB/s-month (Amazon EBS pricing, gp3)."""
+    size = pool.root_volume_gib * 1.073741824 * prices.ebs_gp3_gb_month
+    iops = max(pool.root_volume_iops - GP3_BASELINE_IOPS, 0) * prices.ebs_gp3_iops_month
+    mibps = max(pool.root_volume_mibps - GP3_BASELINE_MIBPS, 0) * prices.ebs_gp3_mibps_month
+    return (size + iops + mibps) / HOURS_PER_MONTH
 
 
 def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumptions) -> CostPoint:
@@ -304,7 +318,7 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
         )
         warm = warm_instances(pool, n)
         lines.append(Line("pool EBS", f"{pool.name}: root gp3", n, "volumes",
-                          n * _ebs_hour(pool.root_volume_gib, prices)))  # fmt: skip
+                          n * _ebs_hour(pool, prices)))  # fmt: skip
         if warm:
             running = pool.warm_state == "Running"
             lines.append(
@@ -314,11 +328,7 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
                     + ("(billed as instances)" if running else "(EBS only)"),
                     warm,
                     "instances",
-                    warm
-                    * (
-                        _ebs_hour(pool.root_volume_gib, prices)
-                        + (pool.usd_per_hour if running else 0.0)
-                    ),
+                    warm * (_ebs_hour(pool, prices) + (pool.usd_per_hour if running else 0.0)),
                 )
             )
         for s in pool.services:
@@ -524,6 +534,9 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
                 max_size=pool.config.max_size,
                 target_capacity_percent=pool.config.target_capacity_percent,
                 root_volume_gib=pool.config.root_volume_gib,
+                # What the launch template provisions (the pool's spec), not a config copy.
+                root_volume_iops=pool.spec.root_volume_iops,
+                root_volume_mibps=pool.spec.root_volume_throughput,
                 services=services,
                 warm_min_size=None if warm is None else warm.min_size,
                 warm_max_prepared=None if warm is None else warm.max_group_prepared_capacity,

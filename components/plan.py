@@ -1357,7 +1357,14 @@ def build_plan(
         namespace = service_connect_namespace(platform_name, stack)
     gateway = _gateway_plan(config, models, namespace or "", priority, idle, issues)
     workers, worker_issues = worker_specs.plan_workers(
-        config.workers, has_gateway=config.gateway is not None
+        config.workers,
+        has_gateway=config.gateway is not None,
+        gateway_keys=None
+        if config.gateway is None
+        else worker_specs.GatewayKeys(
+            config.gateway.master_key_secret_arn,
+            database=config.gateway.database.enabled,
+        ),
     )
     issues += worker_issues
 

@@ -110,6 +110,10 @@ CLOUDWATCH_LOG_RETENTION_DAYS = frozenset(
 GP3_SIZE_GIB_RANGE = (1, 16_384)
 GP3_IOPS_RANGE = (3000, 16000)
 GP3_THROUGHPUT_RANGE = (125, 1000)
+GP3_BASELINE_IOPS = GP3_IOPS_RANGE[0]
+"""IOPS every gp3 volume includes at no charge (Amazon EBS pricing)."""
+GP3_BASELINE_MIBPS = GP3_THROUGHPUT_RANGE[0]
+"""Throughput (MiB/s) every gp3 volume includes at no charge."""
 GP3_MAX_IOPS_PER_GIB = 500
 GP3_MAX_MIBPS_PER_IOPS = 0.25
 

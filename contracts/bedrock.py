@@ -9,6 +9,42 @@ in the source Region, and on the foundation model in the destination Region the 
 
 from __future__ import annotations
 
+PROFILES_ONLY: dict[str, str] = {
+    "anthropic.claude-3-5-sonnet-20240620-v1:0": "refused on demand in us-east-2 "
+    "(aws-samples/bedrock-access-gateway#73, 2024-11-22)",
+    "anthropic.claude-3-5-sonnet-20241022-v2:0": "refused on demand in us-east-1 "
+    "(stackblitz-labs/bolt.diy#1102, 2025-01-15; qnabot-on-aws#836, 2025-10-02)",
+    "anthropic.claude-3-7-sonnet-20250219-v1:0": "refused on demand (cline/cline#1952, 2025-02-25)",
+    "anthropic.claude-3-opus-20240229-v1:0": "refused on demand (aws-samples/bedrock-chat#508, "
+    "2024-08-28)",
+    "anthropic.claude-sonnet-4-5-20250929-v1:0": "refused on demand (Laisky/one-api#245, "
+    "2025-10-16)",
+    "anthropic.claude-haiku-4-5-20251001-v1:0": "refused on demand (Laisky/one-api#245, "
+    "2025-10-16)",
+}
+"""Foundation models Bedrock refuses to invoke on demand ("Invocation of model ID ... with
+on-demand throughput isn't supported. Retry your request with the ID or ARN of an inference
+profile"), with the evidence and its date: they are invoked through a system inference profile
+(`<geography>.<model id>`) instead."""
+
+RETIRED: dict[str, tuple[str, str]] = {
+    "anthropic.claude-3-5-haiku-20241022-v1:0": (
+        '2026-06-19 (AWS model card "Claude 3.5 Haiku": lifecycle Legacy, checked 2026-12-01)',
+        "anthropic.claude-haiku-4-5-20251001-v1:0",
+    ),
+}
+"""Models past their Bedrock end-of-life date, with the source and the successor to use."""
+
+REGION_GEOGRAPHIES: dict[str, str] = {
+    "us-gov-": "us-gov",
+    "us-": "us",
+    "ca-": "ca",
+    "eu-": "eu",
+    "ap-northeast-1": "jp",
+    "ap-": "apac",
+}
+"""The geography whose profile a source Region invokes (longest prefix first)."""
+
 PROFILE_GEOGRAPHIES: dict[str, tuple[str, ...]] = {
     "us": ("us-east-1", "us-east-2", "us-west-2"),
     "us-gov": ("us-gov-east-1", "us-gov-west-1"),
@@ -29,7 +65,17 @@ PROFILE_GEOGRAPHIES: dict[str, tuple[str, ...]] = {
     "global": (),
 }
 """Destination Regions of the system inference profiles by geography prefix (empty: every
-commercial Region, as AWS documents the global profiles)."""
+commercial Region, as AWS documents the global profiles). Amazon Bedrock user guide, "Supported
+Regions and models for inference profiles" (checked 2026-12-01); a profile may route to fewer
+Regions from some source Regions, never to others."""
+
+
+def profile_for(model_id: str, region: str) -> str:
+    """The system inference profile id that invokes `model_id` from `region`."""
+    geography = next(
+        (g for prefix, g in REGION_GEOGRAPHIES.items() if region.startswith(prefix)), "global"
+    )
+    return f"{geography}.{model_id}"
 
 
 def profile_geography(model_id: str) -> str | None:

@@ -10,12 +10,15 @@ CLI does, and this module repeats (pulumi ``pkg/engine`` + ``sdk/go/common/resou
    enforcement level, then the pack's initial config, then the ``--policy-pack-config`` file
    (whose ``"all"`` key sets every level first); validate each policy's properties against its
    schema; ``Configure`` with the result (always, when the pack supports config);
-5. ``Analyze`` once per registered resource, in registration order, with its *inputs*,
-   ``options.parent`` and (when it was recorded) its explicit provider. The engine does this for
-   every registration: custom resources, components and provider resources alike;
-6. ``AnalyzeStack`` once with every resource, its parent, dependencies and property
-   dependencies (the CLI sends outputs; during preview a custom resource's outputs are its
-   inputs plus unknowns, so the inputs are sent here).
+5. ``Analyze`` once per registered resource, in registration order, with its inputs, its
+   resource options and its provider resource. The engine does this for every registration:
+   the root stack, custom resources, components and provider resources alike;
+6. ``AnalyzeStack`` once with every resource's outputs, parent, dependencies and property
+   dependencies.
+
+:meth:`PolicyPackProcess.analyze_view` sends a stack as the engine builds it
+(``tools.views.engine``: checked inputs, outputs, default providers, the root stack);
+:meth:`PolicyPackProcess.analyze` sends records as given (inputs for both calls).
 
 Unknown values travel as the engine's unknown sentinel string
 (``pulumi.runtime.rpc.UNKNOWN``), which pulumi_policy turns into ``UnknownValueError`` inside a
@@ -24,6 +27,7 @@ rule. A diagnostic at level ``remediate`` is reported as ``mandatory``, as the e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import selectors
@@ -79,6 +83,8 @@ class PolicyViolation:
     enforcement_level: str
     urn: str | None
     stage: str
+    view: str = ""
+    """The engine view it was found in (tools.views), when the caller names one."""
 
 
 # --- config ----------------------------------------------------------------------------------
@@ -276,6 +282,26 @@ def _provider_urn(reference: str | None) -> str | None:
     return reference.rsplit("::", 1)[0] if reference.count("::") > 3 else reference
 
 
+def _options(resource: Any) -> Any:
+    """The analyzer's resource options of a record (only ``parent`` when it has no
+    ``options``)."""
+    options = getattr(resource, "options", None)
+    message = analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or "")
+    if options is None:
+        return message
+    message.protect = options.protect
+    message.ignoreChanges.extend(options.ignore_changes)
+    if options.delete_before_replace is not None:
+        message.deleteBeforeReplace = options.delete_before_replace
+        message.deleteBeforeReplaceDefined = True
+    message.additionalSecretOutputs.extend(options.additional_secret_outputs)
+    message.aliases.extend(options.aliases)
+    create, update, delete = options.custom_timeouts
+    message.customTimeouts.create, message.customTimeouts.update = create, update
+    message.customTimeouts.delete = delete
+    return message
+
+
 def _provider(resource: Any, by_urn: Mapping[str, Any]) -> Any:
     urn = _provider_urn(getattr(resource, "provider", None))
     provider = by_urn.get(urn) if urn else None
@@ -300,7 +326,7 @@ def analyze_requests(resources: Sequence[Any]) -> list[Any]:
             properties=_struct(resource.inputs),
             urn=resource.urn,
             name=resource.name,
-            options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""),
+            options=_options(resource),
         )
         provider = _provider(resource, by_urn)
         if provider is not None:
@@ -309,8 +335,9 @@ def analyze_requests(resources: Sequence[Any]) -> list[Any]:
     return requests
 
 
-def analyze_stack_request(resources: Sequence[Any]) -> Any:
-    """The ``AnalyzeStack`` request for ``resources`` (see :meth:`PolicyPackProcess.analyze`)."""
+def analyze_stack_request(resources: Sequence[Any], *, outputs: bool = False) -> Any:
+    """The ``AnalyzeStack`` request for ``resources`` (see :meth:`PolicyPackProcess.analyze`):
+    each one's ``outputs`` when ``outputs`` is set, else its ``inputs``."""
     by_urn = {r.urn: r for r in resources}
     stack_request = analyzer_pb2.AnalyzeStackRequest()
     for resource in resources:
@@ -318,8 +345,8 @@ def analyze_stack_request(resources: Sequence[Any]) -> Any:
         item.type = resource.type
         item.urn = resource.urn
         item.name = resource.name
-        item.properties.CopyFrom(_struct(resource.inputs))
-        item.options.CopyFrom(analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""))
+        item.properties.CopyFrom(_struct(resource.outputs if outputs else resource.inputs))
+        item.options.CopyFrom(_options(resource))
         item.parent = resource.parent or ""
         item.dependencies.extend(resource.dependencies or ())
         for key, urns in (getattr(resource, "property_dependencies", None) or {}).items():
@@ -361,6 +388,8 @@ class PolicyPackProcess:
         project: str = "ecs-inference",
         organization: str = "organization",
         dry_run: bool = True,
+        stack_config: Mapping[str, str] | None = None,
+        configure_stack: bool = True,
         startup_timeout: float = 60.0,
         rpc_timeout: float = 120.0,
     ) -> None:
@@ -369,6 +398,10 @@ class PolicyPackProcess:
         self.config = dict(config) if config else None
         self.stack, self.project, self.organization = stack, project, organization
         self.dry_run = dry_run
+        self.stack_config = dict(stack_config or {})
+        # `pulumi policy analyze` (AnalyzeSnapshot) loads packs without analyzer options: no
+        # ConfigureStack and no PULUMI_STACK/PROJECT/DRY_RUN (plugin.NewPolicyAnalyzer, opts nil).
+        self.configure_stack = configure_stack
         self.startup_timeout = startup_timeout
         self.rpc_timeout = rpc_timeout
         self._process: subprocess.Popen[bytes] | None = None
@@ -393,14 +426,15 @@ class PolicyPackProcess:
         if not main.is_file():
             raise PolicyPackError(f"{self.pack_dir}: not a Python policy pack (no __main__.py)")
         env = dict(os.environ)
-        env.update(
-            {
-                "PULUMI_PROJECT": self.project,
-                "PULUMI_STACK": self.stack,
-                "PULUMI_ORGANIZATION": self.organization,
-                "PULUMI_DRY_RUN": "true" if self.dry_run else "false",
-            }
-        )
+        if self.configure_stack:
+            env.update(
+                {
+                    "PULUMI_PROJECT": self.project,
+                    "PULUMI_STACK": self.stack,
+                    "PULUMI_ORGANIZATION": self.organization,
+                    "PULUMI_DRY_RUN": "true" if self.dry_run else "false",
+                }
+            )
         # Lives as long as the process (closed in close()), so no with-block.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         self._process = subprocess.Popen(
@@ -498,10 +532,12 @@ class PolicyPackProcess:
             project=self.project,
             organization=self.organization,
             dry_run=self.dry_run,
+            config=self.stack_config,
         )
         assert self._stub is not None, "policy pack not started"
         try:
-            self._stub.ConfigureStack(request, timeout=self.rpc_timeout)
+            if self.configure_stack:
+                self._stub.ConfigureStack(request, timeout=self.rpc_timeout)
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.UNIMPLEMENTED:
                 raise PolicyPackError(f"ConfigureStack failed: {error.details()}") from None
@@ -577,11 +613,13 @@ class PolicyPackProcess:
         assert self._info is not None, "policy pack not started"
         return self._info
 
-    def analyze(self, resources: Iterable[Any]) -> list[PolicyViolation]:
+    def analyze(self, resources: Iterable[Any], *, outputs: bool = False) -> list[PolicyViolation]:
         """Analyze each resource, then AnalyzeStack; every diagnostic, in the order returned.
 
         ``resources`` are objects with ``type, name, urn, custom, inputs, parent,
-        dependencies, provider`` and optionally ``property_dependencies`` (registration order).
+        dependencies, provider`` and optionally ``property_dependencies`` and ``options``
+        (registration order). AnalyzeStack gets each one's ``outputs`` when ``outputs`` is
+        set, else its ``inputs``.
         """
         resources = list(resources)
         violations: list[PolicyViolation] = []
@@ -589,9 +627,16 @@ class PolicyPackProcess:
             reply = self._call("Analyze", request)
             # The engine reports resource diagnostics against the analyzed resource's URN.
             violations.extend(self._convert(reply, "resource", resource.urn))
-        reply = self._call("AnalyzeStack", analyze_stack_request(resources))
+        reply = self._call("AnalyzeStack", analyze_stack_request(resources, outputs=outputs))
         violations.extend(self._convert(reply, "stack", None))
         return violations
+
+    def analyze_view(self, stack: Any) -> list[PolicyViolation]:
+        """Analyze a ``tools.views.engine.EngineStack`` as the engine does: Analyze on each
+        resource's checked inputs, AnalyzeStack on the outputs. Each violation names the
+        stack's view."""
+        found = self.analyze(stack.resources, outputs=True)
+        return [dataclasses.replace(v, view=stack.view) for v in found]
 
     @staticmethod
     def _convert(reply: Any, stage: str, urn: str | None) -> list[PolicyViolation]:

@@ -184,6 +184,29 @@ def quotas_from_config(tree: Mapping[str, Any]) -> dict[str, int]:
 # the whole check
 # --------------------------------------------------------------------------------------------
 
+
+def _default_tags(stack_config: Mapping[str, Any]) -> dict[str, str]:
+    from tools.recording import provider_default_tags
+
+    return provider_default_tags({k: str(v) for k, v in stack_config.items()})
+
+
+def with_default_tags(
+    type_: str, inputs: Mapping[str, Any], default_tags: Mapping[str, str]
+) -> Mapping[str, Any]:
+    """The inputs with the tags the provider sends: its `defaultTags` under the resource's own
+    (terraform-provider-aws `getTagsIn`, the merge `tagsAll` holds), for types that take tags."""
+    from tools.views.provider_schema import schema_of
+
+    schema = schema_of(type_)
+    if not default_tags or schema is None or "tagsAll" not in schema.present:
+        return inputs
+    tags = inputs.get("tags")
+    if tags == UNKNOWN:
+        return inputs
+    return {**inputs, "tags": {**default_tags, **dict(tags or {})}}
+
+
 # Names the checks are about; a finding on one of these is attributed to config by name.
 _NAME_CHECK = "name"
 
@@ -193,11 +216,13 @@ def check_resources(
 ) -> list[Finding]:
     """Every naming, request and rule problem of a recorded program run."""
     tree = config_tree(stack_config or {})
+    default_tags = _default_tags(stack_config or {})
     findings: list[Finding] = []
     names: dict[str, str | None] = {}
     for r in resources:
         if not r.type.startswith("aws:"):
             continue
+        inputs = with_default_tags(r.type, r.inputs, default_tags)
         outcome = simulate_name(r.type, r.name, r.inputs)
         names[r.urn] = outcome.name if outcome.name != UNKNOWN else None
         for problem in outcome.problems:
@@ -205,7 +230,7 @@ def check_resources(
         # A name the provider could not make is reported once, above, not again as a request
         # without its required name.
         physical = UNKNOWN if outcome.name is None and outcome.problems else outcome.name
-        for problem in resource_problems(r.type, r.inputs, physical):
+        for problem in resource_problems(r.type, inputs, physical):
             findings.append(Finding(r.type, r.name, "request", problem))
     for r, problem in stack_problems(resources, quotas_from_config(tree)):
         findings.append(Finding(r.type, r.name, "request", problem))

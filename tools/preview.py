@@ -1,11 +1,15 @@
 """Offline preview: `pulumi preview --policy-pack policy` without the CLI, plugins or AWS.
 
-    python -m tools.preview [--stack dev] [--json] [--mermaid] [--policy-pack-config cfg.json]
+    python -m tools.preview [--stack dev] [--view new --view update] [--json] [--mermaid]
+                            [--policy-pack-config cfg.json]
+    python -m tools.preview --state exported.json   # audit a deployed stack
 
 Runs the real `__main__.py` under the SDK's mock runtime with the config of `Pulumi.<stack>.yaml`
 (tools/recording.py), starts the real policy pack as a subprocess and drives it over the analyzer
-gRPC protocol as the CLI does (tools/analyzer_client.py), then prints the resource tree with the
-key decisions and the policy report.
+gRPC protocol as the CLI does (tools/analyzer_client.py), in each engine view (tools/views:
+`new`, `update`, `state`; `new` and `update` by default), then prints the resource tree with the
+key decisions and the policy report. `--state` runs no program: it audits the output of
+`pulumi stack export` as `pulumi policy analyze --file` does.
 
 Exit codes (also in the README):
   0  clean (advisory policy findings allowed)
@@ -27,6 +31,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +52,9 @@ from tools.recording import (
 )
 from tools.rehearsal import rehearse
 from tools.rehearsal.iam import EvaluatorUnavailableError, prestart
+from tools.views import DEFAULT_VIEWS, VIEWS
+from tools.views.engine import EngineStack, from_recording
+from tools.views.packs import PackPool, PolicyRunError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -144,6 +152,8 @@ class PreviewResult:
     """What the provider or AWS would reject (tools/fidelity.py, tools/rehearsal/)."""
     notes: list[str] = field(default_factory=list)
     """What the runtime rehearsal could not check during preview (values known after apply)."""
+    views: tuple[str, ...] = ()
+    """The engine views the policy pack ran in (each violation names its own)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -166,6 +176,7 @@ class PreviewResult:
             "cost": self.outputs.get("cost"),
             "policy": [asdict(v) for v in self.violations],
             "findings": [asdict(f) for f in self.findings],
+            "views": list(self.views),
             "notes": self.notes,
             "timings": self.timings,
         }
@@ -235,108 +246,227 @@ def run_preview(
     policy_pack: Path | None = REPO / "policy",
     policy_config: dict[str, Any] | None = None,
     stack_file: Path | None = None,
+    views: Sequence[str] = DEFAULT_VIEWS,
 ) -> PreviewResult:
-    """Run the program under mocks and the policy pack over gRPC; never raises for user errors."""
+    """Run the program under mocks and the policy pack over gRPC in each of `views` (default
+    `new` and `update`); never raises for user errors. The tree, outputs and fidelity checks
+    are those of `update`, where every value a request carries is known, as when it is sent."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     prestart()  # the IAM evaluator starts while the program runs
     try:
         settings = read_stack_file(program_dir, stack, stack_file)
-        config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
-        config_values = stack_config_values({"config": config})
-        recording: Recording = run_program(
-            program_dir,
-            project=project_name(program_dir),
+    except StackFileError as exc:
+        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+    config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
+    config_values = stack_config_values({"config": config})
+    project = project_name(program_dir)
+    # The packs start while the program runs (tools/views/packs.py).
+    packs = (
+        PackPool(
+            policy_pack,
+            policy_config,
+            views=views,
+            project=project,
             stack=stack,
             config=config_values,
         )
-    except StackFileError as exc:
-        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-    except pulumi.RunError as exc:
-        # The program reports invalid configuration as RunError before registering anything.
-        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-    except Exception as exc:  # any other failure of the program: reported as one line
-        if type(exc).__name__ == "ConfigError":
-            # A component's own argument check (components/errors.py ConfigError): the config
-            # paths are in the message, nothing is half-created.
-            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-        return PreviewResult(stack, False, EXIT_PROGRAM, error=_program_error(exc, program_dir))
-    timings["program"] = time.perf_counter() - start
+        if policy_pack is not None
+        else None
+    )
+    try:
+        run = _ProgramRun(program_dir, project, stack, config_values)
+        failed = run.run(("new", "update") if packs is not None and "new" in views else ("update",))
+        timings["program"] = time.perf_counter() - start
+        return failed or _checked(run, packs, views, timings)
+    finally:
+        if packs is not None:
+            packs.close()
 
+
+class _ProgramRun:
+    """The program under the mocks of each view it is run in."""
+
+    def __init__(self, program_dir: Path, project: str, stack: str, config: dict[str, str]):
+        self.program_dir, self.project, self.stack, self.config = (
+            program_dir,
+            project,
+            stack,
+            config,
+        )
+        self.recordings: dict[str, Recording] = {}
+
+    def run(self, views: Sequence[str]) -> PreviewResult | None:
+        """Run under each view's mocks (`update` first); the failure, if the program fails."""
+        stack = self.stack
+        try:
+            for view in sorted(views, key=lambda v: v != "update"):
+                self.recordings[view] = run_program(
+                    self.program_dir,
+                    project=self.project,
+                    stack=stack,
+                    config=self.config,
+                    view=view,
+                )
+        except pulumi.RunError as exc:
+            # The program reports invalid configuration as RunError before registering anything.
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+        except Exception as exc:  # any other failure of the program: reported as one line
+            if type(exc).__name__ == "ConfigError":
+                # A component's own argument check (components/errors.py ConfigError): the
+                # config paths are in the message, nothing is half-created.
+                return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+            return PreviewResult(
+                stack, False, EXIT_PROGRAM, error=_program_error(exc, self.program_dir)
+            )
+        return None
+
+    def engine_stacks(self, views: Sequence[str]) -> list[EngineStack]:
+        """Each view as the engine sends it (`state` from the `update` run: its answers are
+        the stored outputs)."""
+        return [
+            from_recording(
+                self.recordings["new" if view == "new" else "update"],
+                view,
+                project=self.project,
+                stack=self.stack,
+                config=self.config,
+            )
+            for view in views
+        ]
+
+
+def _checked(
+    run: _ProgramRun, packs: PackPool | None, views: Sequence[str], timings: dict[str, float]
+) -> PreviewResult:
+    """The fidelity checks, the runtime rehearsal and the policy pack on a program run."""
+    stack, recording = run.stack, run.recordings["update"]
     start = time.perf_counter()
-    findings = check_resources(recording.resources, config_values)
+    findings = check_resources(recording.resources, run.config)
     timings["fidelity"] = time.perf_counter() - start
     if findings:
-        from_config = any(f.config_paths for f in findings)
-        noun = "problem" if len(findings) == 1 else "problems"
-        lines = [
-            f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
-            "`pulumi up` would stop):"
-        ]
-        lines += [f"  - {f}" for f in findings]
-        return PreviewResult(
-            stack,
-            False,
-            EXIT_CONFIG if from_config else EXIT_REJECTED,
-            error="\n".join(lines),
-            resources=recording.resources,
-            outputs=recording.outputs,
-            timings=timings,
-            findings=findings,
-        )
-
+        return _rejected(stack, recording, timings, findings)
     start = time.perf_counter()
     try:
         rehearsal = rehearse(
-            recording.resources, config_values.get("aws:region") or "us-east-1", ACCOUNT_ID
+            recording.resources, run.config.get("aws:region") or "us-east-1", ACCOUNT_ID
         )
     except EvaluatorUnavailableError as exc:
         return PreviewResult(stack, False, EXIT_PROGRAM, error=f"runtime rehearsal: {exc}")
     timings["rehearsal"] = time.perf_counter() - start
     if rehearsal.findings:
-        noun = "problem" if len(rehearsal.findings) == 1 else "problems"
-        lines = [
-            f"the runtime rehearsal found what AWS would refuse once the stack exists "
-            f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
-        ]
-        lines += [f"  - {f}" for f in rehearsal.findings]
-        return PreviewResult(
-            stack,
-            False,
-            EXIT_REJECTED,
-            error="\n".join(lines),
-            resources=recording.resources,
-            outputs=recording.outputs,
-            timings=timings,
-            findings=rehearsal.findings,
-            notes=rehearsal.notes,
-        )
-
+        return _rehearsal_failed(stack, recording, timings, rehearsal)
     violations: list[Any] = []
-    if policy_pack is not None:
-        from tools.analyzer_client import PolicyConfigError, PolicyPackError, PolicyPackProcess
-
+    if packs is not None:
         start = time.perf_counter()
         try:
-            with PolicyPackProcess(policy_pack, config=policy_config) as pack:
-                violations = pack.analyze(recording.resources)
-        except (PolicyConfigError, PolicyPackError) as exc:
-            # A policy config that breaks a rule's schema, or a pack that does not start, is a
-            # configuration error of the run, reported like one.
-            return PreviewResult(stack, False, EXIT_CONFIG, error=f"policy pack: {exc}")
+            violations = packs.analyze(run.engine_stacks(views))
+        except PolicyRunError as exc:
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
         timings["policy"] = time.perf_counter() - start
+    return _verdict(
+        PreviewResult(
+            stack,
+            ok=True,
+            exit_code=EXIT_OK,
+            resources=recording.resources,
+            outputs=recording.outputs,
+            violations=violations,
+            timings=timings,
+            notes=rehearsal.notes,
+            views=tuple(views) if packs is not None else (),
+        )
+    )
 
-    mandatory = [v for v in violations if v.enforcement_level == "mandatory"]
-    code = EXIT_VIOLATIONS if mandatory else EXIT_OK
+
+def _rejected(
+    stack: str, recording: Recording, timings: dict[str, float], findings: list[Finding]
+) -> PreviewResult:
+    from_config = any(f.config_paths for f in findings)
+    noun = "problem" if len(findings) == 1 else "problems"
+    lines = [
+        f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
+        "`pulumi up` would stop):"
+    ]
+    lines += [f"  - {f}" for f in findings]
     return PreviewResult(
         stack,
-        ok=not mandatory,
-        exit_code=code,
+        False,
+        EXIT_CONFIG if from_config else EXIT_REJECTED,
+        error="\n".join(lines),
         resources=recording.resources,
         outputs=recording.outputs,
-        violations=violations,
         timings=timings,
+        findings=findings,
+    )
+
+
+def _rehearsal_failed(
+    stack: str, recording: Recording, timings: dict[str, float], rehearsal: Any
+) -> PreviewResult:
+    noun = "problem" if len(rehearsal.findings) == 1 else "problems"
+    lines = [
+        f"the runtime rehearsal found what AWS would refuse once the stack exists "
+        f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
+    ]
+    lines += [f"  - {f}" for f in rehearsal.findings]
+    return PreviewResult(
+        stack,
+        False,
+        EXIT_REJECTED,
+        error="\n".join(lines),
+        resources=recording.resources,
+        outputs=recording.outputs,
+        timings=timings,
+        findings=rehearsal.findings,
         notes=rehearsal.notes,
+    )
+
+
+def _verdict(result: PreviewResult) -> PreviewResult:
+    """`result` with its exit code: 1 when any view has a mandatory violation."""
+    mandatory = [v for v in result.violations if v.enforcement_level == "mandatory"]
+    result.ok = not mandatory
+    result.exit_code = EXIT_VIOLATIONS if mandatory else EXIT_OK
+    return result
+
+
+def run_audit(
+    state_file: Path,
+    *,
+    policy_pack: Path = REPO / "policy",
+    policy_config: dict[str, Any] | None = None,
+) -> PreviewResult:
+    """Audit an exported stack (`pulumi stack export`) as `deploy.AnalyzeSnapshot` does: no
+    program run, Analyze on the stored inputs, AnalyzeStack on the stored outputs."""
+    from tools.views.state_file import StateFileError, read_state
+
+    try:
+        snapshot = read_state(state_file)
+    except StateFileError as exc:
+        return PreviewResult("unknown", False, EXIT_CONFIG, error=str(exc))
+    start = time.perf_counter()
+    try:
+        with PackPool(
+            policy_pack,
+            policy_config,
+            views=("state",),
+            project=snapshot.project,
+            stack=snapshot.stack,
+            config=snapshot.config,
+        ) as packs:
+            violations = packs.analyze([snapshot])
+    except PolicyRunError as exc:
+        return PreviewResult(snapshot.stack, False, EXIT_CONFIG, error=str(exc))
+    return _verdict(
+        PreviewResult(
+            snapshot.stack,
+            ok=True,
+            exit_code=EXIT_OK,
+            violations=violations,
+            timings={"policy": time.perf_counter() - start},
+            views=("state",),
+        )
     )
 
 
@@ -445,6 +575,37 @@ def render_cost(outputs: dict[str, Any]) -> list[str]:
     return lines
 
 
+def render_views(result: PreviewResult) -> list[str]:
+    """The policy report of each view, and the mandatory verdicts that differ between views
+    (a rule that decides differently on a first preview than on the deployed stack)."""
+    lines: list[str] = []
+    verdicts: dict[str, set[tuple[str, str | None]]] = {}
+    for view in result.views:
+        found = [v for v in result.violations if v.view == view]
+        verdicts[view] = {
+            (v.policy_name, v.urn) for v in found if v.enforcement_level == "mandatory"
+        }
+        lines += ["", f"Policy report ({view}: {VIEW_MEANING[view]}):", *render_policy(found)]
+    every = set.union(*verdicts.values()) if verdicts else set()
+    differ = sorted(
+        (p, u or "") for p, u in every if any((p, u) not in v for v in verdicts.values())
+    )
+    if differ:
+        lines += ["", "Mandatory verdicts that differ between views:"]
+        for policy, urn in differ:
+            where = urn.split("::")[-1] if urn else "(stack)"
+            seen = [view for view, v in verdicts.items() if (policy, urn or None) in v]
+            lines.append(f"  {policy} — {where}: only in {', '.join(seen)}")
+    return lines
+
+
+VIEW_MEANING = {
+    "new": "first preview of a new stack",
+    "update": "preview of the deployed stack",
+    "state": "the deployed stack's stored state",
+}
+
+
 def render_policy(violations: list[Any]) -> list[str]:
     if not violations:
         return ["  no violations"]
@@ -529,6 +690,8 @@ def render_text(result: PreviewResult) -> str:
         )
         out += [result.error, "", tail]
         return "\n".join(out)
+    if not result.resources and result.views == ("state",):
+        out[0] = f"Audit of the exported state of stack '{result.stack}' (no program run)"
     custom = sum(1 for r in result.resources if r.custom)
     out.append(f"Resources ({custom} to create, {len(result.resources) - custom} components):")
     out += render_tree(result.resources)
@@ -548,10 +711,14 @@ def render_text(result: PreviewResult) -> str:
     if result.notes:
         out += ["", "Runtime rehearsal could not check (known after apply):"]
         out += [f"  - {n}" for n in result.notes]
-    out += ["", "Policy report:", *render_policy(result.violations)]
+    if result.views:
+        out += render_views(result)
+    else:
+        out += ["", "Policy report:", *render_policy(result.violations)]
     mandatory = sum(1 for v in result.violations if v.enforcement_level == "mandatory")
     advisory = sum(1 for v in result.violations if v.enforcement_level == "advisory")
-    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s)."]
+    across = f" across {len(result.views)} views" if len(result.views) > 1 else ""
+    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
     if mandatory:
         out.append("Preview FAILED: mandatory policy violations (a real `pulumi up` would stop).")
     return "\n".join(out)
@@ -582,6 +749,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stack-file", type=Path, help="read config from this file instead of Pulumi.<stack>.yaml"
     )
+    parser.add_argument(
+        "--view",
+        action="append",
+        choices=VIEWS,
+        help="engine view to run the pack in (repeatable); default: " + " and ".join(DEFAULT_VIEWS),
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        help="audit this `pulumi stack export` file instead of running a program",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--mermaid", action="store_true", help="print a Mermaid diagram too")
     args = parser.parse_args(argv)
@@ -596,13 +774,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--policy-pack-config: {exc}", file=sys.stderr)
             return EXIT_CONFIG
 
-    result = run_preview(
-        args.stack,
-        program_dir=args.cwd.resolve(),
-        policy_pack=None if args.no_policy else args.policy_pack.resolve(),
-        policy_config=policy_config,
-        stack_file=args.stack_file,
-    )
+    if args.state is not None:
+        result = run_audit(
+            args.state, policy_pack=args.policy_pack.resolve(), policy_config=policy_config
+        )
+    else:
+        result = run_preview(
+            args.stack,
+            program_dir=args.cwd.resolve(),
+            policy_pack=None if args.no_policy else args.policy_pack.resolve(),
+            policy_config=policy_config,
+            stack_file=args.stack_file,
+            views=tuple(dict.fromkeys(args.view or DEFAULT_VIEWS)),
+        )
     if args.json:
         doc = result.to_json()
         if args.mermaid:
@@ -613,7 +797,18 @@ def main(argv: list[str] | None = None) -> int:
         print(render_text(result), file=sys.stderr if failed else sys.stdout)
         if args.mermaid and result.resources:
             print("\n```mermaid\n" + render_mermaid(result.resources) + "\n```")
+    _close_event_loop()
     return result.exit_code
+
+
+def _close_event_loop() -> None:
+    """Close the fresh loop the mock runtime leaves set (tools/recording.py), so no loop is
+    left for the interpreter's exit to collect half torn down."""
+    import asyncio
+    import contextlib
+
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_event_loop_policy().get_event_loop().close()
 
 
 if __name__ == "__main__":

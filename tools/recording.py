@@ -32,12 +32,14 @@ from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.proto import source_pb2
+from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from ecs_inference.contracts.aws_limits import name_rule
 from tools.fidelity import simulate_name
 from tools.lookups import LOOKUPS
+from tools.views.shape import checked_inputs, planned_outputs
 
 UNKNOWN = rpc.UNKNOWN
 ACCOUNT_ID = "123456789012"
@@ -75,6 +77,59 @@ class RecordedResource:
     """What the mocks answered (ids, ARNs, autonames): lets checks join resources by ARN."""
     retain_on_delete: bool = False
     """The `retainOnDelete` resource option: `pulumi destroy` leaves the resource in AWS."""
+    options: ResourceOptions = field(default_factory=lambda: ResourceOptions())
+    """The resource options the engine passes on to a policy pack."""
+    version: str | None = None
+    """The provider version the SDK asks for (it names the default provider)."""
+
+
+@dataclass(frozen=True)
+class ResourceOptions:
+    """The resource options of a registration that the analyzer protocol carries."""
+
+    protect: bool = False
+    ignore_changes: tuple[str, ...] = ()
+    delete_before_replace: bool | None = None
+    """None: not set (the provider decides)."""
+    additional_secret_outputs: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    """Alias URNs."""
+    custom_timeouts: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """(create, update, delete) in seconds (0: not set), as the engine parses the SDK's
+    duration strings ("10m")."""
+
+    @classmethod
+    def of(cls, request: Any) -> ResourceOptions:
+        """The options of a `RegisterResourceRequest`."""
+        timeouts = request.customTimeouts
+        return cls(
+            protect=bool(request.protect),
+            ignore_changes=tuple(request.ignoreChanges),
+            delete_before_replace=(
+                bool(request.deleteBeforeReplace) if request.deleteBeforeReplaceDefined else None
+            ),
+            additional_secret_outputs=tuple(request.additionalSecretOutputs),
+            aliases=tuple(request.aliasURNs),
+            custom_timeouts=(
+                go_duration_seconds(timeouts.create),
+                go_duration_seconds(timeouts.update),
+                go_duration_seconds(timeouts.delete),
+            ),
+        )
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def go_duration_seconds(text: str) -> float:
+    """Seconds in a Go duration string ("1h30m", "90s"; "" is 0), as `time.ParseDuration`."""
+    if not text:
+        return 0.0
+    parts = _DURATION_PART.findall(text)
+    if "".join(n + u for n, u in parts) != text.lstrip("+"):
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
 
 
 @dataclass
@@ -251,19 +306,41 @@ def _resource_id(type_: str, name: str, physical: str) -> str:
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
-    """Answers what a preview cannot know; everything else is left unknown."""
+    """Answers as the provider would in `view` (tools/views/shape.py `VIEWS`): in `new` only
+    what a plan knows (inputs, defaults, autonames), ids and computed outputs unknown; in
+    `update` and `state` what the deployed stack holds (ids, ARNs, names of the real shape)."""
 
-    def __init__(self, region: str) -> None:
+    def __init__(
+        self, region: str, view: str = "update", default_tags: dict[str, str] | None = None
+    ) -> None:
         self.region = region
+        self.view = view
+        self.default_tags = default_tags or {}
         self.invokes: list[str] = []
+        self.warnings: list[str] = []
+        self.component_outputs: dict[str, dict[str, Any]] = {}
+        """Outputs of remote components whose children were registered here, by name."""
 
     # -- resources ---------------------------------------------------------------------------
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         typ, name = args.typ, args.name
         if typ == "awsx:ec2:Vpc":
-            return None, self._vpc_outputs(name, args.inputs)
+            constructed = self.component_outputs.pop(name, None)
+            return None, constructed if constructed is not None else self._vpc_outputs(
+                name, args.inputs
+            )
         if not args.custom:
             return None, {}
+        resource_id, identity = self.identity(args)
+        checked = checked_inputs(typ, name, plain(args.inputs))
+        outputs = planned_outputs(
+            self.view, typ, checked, {"id": resource_id, **identity}, default_tags=self.default_tags
+        )
+        return (None if self.view == "new" else resource_id), outputs
+
+    def identity(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        """The id and the identity outputs (ARN, names, DNS names) a created resource has."""
+        typ, name = args.typ, args.name
         outputs: dict[str, Any] = {}
         # The name the provider would give it (explicit, prefix + 26, or `<name>-<7 random>`);
         # where that fails, tools/fidelity.py reports it and the run goes on with a stand-in.
@@ -354,6 +431,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
         count = len(inputs.get("availabilityZoneNames") or []) or int(
             inputs.get("numberOfAvailabilityZones") or 3
         )
+        if self.view == "new":
+            # awsx's outputs are the ids of the subnets and the VPC it creates: unknown in the
+            # plan, one per zone.
+            return {
+                "vpcId": UNKNOWN,
+                "privateSubnetIds": [UNKNOWN] * count,
+                "publicSubnetIds": [UNKNOWN] * count,
+            }
         return {
             "vpcId": f"vpc-{_stable_hex(name, length=17)}",
             "privateSubnetIds": [
@@ -363,6 +448,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
                 f"subnet-{_stable_hex(name, 'public', str(i), length=17)}" for i in range(count)
             ],
         }
+
+    def zones(self, count: int) -> list[str]:
+        """The region's first `count` zone names, as awsx's `getAvailabilityZones` lookup
+        answers them."""
+        token = "aws:index/getAvailabilityZones:getAvailabilityZones"
+        self.invokes.append(token)
+        return list(LOOKUPS[token]({}, self.region)["names"])[:count]
 
     # -- invokes -----------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -379,16 +471,22 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
+        self.recording_mocks = mocks
         self.recorded: list[RecordedResource] = []
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
-        # The engine leaves the root stack out of a child's qualified type; so do we, so that
-        # URNs read the same as in `pulumi preview`.
-        if parent.split("::")[2:3] == ["pulumi:pulumi:Stack"]:
-            parent = ""
-        return super().make_urn(parent, type_, name)
+        # As the engine's `Deployment.generateURN`: a child's type is qualified by its parent's
+        # whole qualified type, except the root stack's.
+        qualified = parent.split("::")[2] if parent else ""
+        if qualified and qualified != "pulumi:pulumi:Stack":
+            type_ = f"{qualified}${type_}"
+        return "urn:pulumi:" + "::".join([get_stack(), get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        vpc_children: list[RecordedResource] = []
+        if request.type == "awsx:ec2:Vpc" and request.remote:
+            urn = self.make_urn(request.parent, request.type, request.name)
+            vpc_children = self._construct_vpc(urn, request)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             inputs = plain(json_format.MessageToDict(request.object))
@@ -408,9 +506,108 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     property_dependencies=prop_deps,
                     outputs=plain(json_format.MessageToDict(response.object)),
                     retain_on_delete=bool(request.retainOnDelete),
+                    options=ResourceOptions.of(request),
+                    version=request.version or None,
                 )
             )
+        self.recorded += vpc_children
         return response
+
+    def _construct_vpc(self, urn: str, request: Any) -> list[RecordedResource]:
+        """What the awsx provider registers for this Vpc (tools/awsx_vpc.py); the component's
+        outputs then are its children's ids. Layouts the emulation does not cover keep the
+        component alone, with a warning."""
+        from tools import awsx_vpc
+
+        inputs = plain(json_format.MessageToDict(request.object))
+        reason = awsx_vpc.unsupported(inputs)
+        if reason is not None:
+            self.recording_mocks.warnings.append(
+                f"awsx:ec2:Vpc {request.name}: its subnets, routes and gateways are not "
+                f"emulated for {reason}; the pack and the checks do not see them"
+            )
+            return []
+        zones = list(inputs.get("availabilityZoneNames") or []) or self.recording_mocks.zones(
+            int(inputs.get("numberOfAvailabilityZones") or 3)
+        )
+        built = construct(self, urn, awsx_vpc.children(request.name, inputs, zones))
+        self.recording_mocks.component_outputs[request.name] = awsx_vpc.component_outputs(
+            request.name, built.outputs
+        )
+        return built.records
+
+
+@dataclass
+class Constructed:
+    """What a remote component's provider registered: the records, and each child's outputs
+    by (type, name)."""
+
+    records: list[RecordedResource] = field(default_factory=list)
+    outputs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+
+def construct(monitor: RecordingMonitor, component_urn: str, children: list[Any]) -> Constructed:
+    """Register a remote component's children (tools/awsx_vpc.py `Child`) as its provider
+    would: references to earlier children resolved to their outputs in the mocks' view,
+    recorded as property dependencies; the provider's SDK names its own default provider."""
+    from tools.awsx_vpc import AWS_SDK_VERSION, Ref
+
+    mocks = monitor.recording_mocks
+    built = Constructed()
+    urns: dict[tuple[str, str], str] = {}
+
+    def resolve(value: Any, refs: list[str]) -> Any:
+        if isinstance(value, Ref):
+            refs.append(urns[(value.type, value.name)])
+            known = built.outputs[(value.type, value.name)].get(value.attr, UNKNOWN)
+            return _DROPPED if value.dropped_when_known and known != UNKNOWN else known
+        if isinstance(value, dict):
+            resolved = {k: resolve(v, refs) for k, v in value.items()}
+            return {k: v for k, v in resolved.items() if v is not _DROPPED}
+        if isinstance(value, list):
+            return [resolve(v, refs) for v in value]
+        return value
+
+    for child in children:
+        parent = urns[child.parent] if child.parent else component_urn
+        urn = monitor.make_urn(parent, child.type, child.name)
+        inputs: dict[str, Any] = {}
+        prop_deps: dict[str, tuple[str, ...]] = {}
+        for key, value in child.inputs.items():
+            refs: list[str] = []
+            resolved = resolve(value, refs)
+            if resolved is not _DROPPED:
+                inputs[key] = resolved
+            prop_deps[key] = tuple(dict.fromkeys(refs))
+        args = pulumi.runtime.MockResourceArgs(
+            typ=child.type, name=child.name, inputs=inputs, custom=True
+        )
+        resource_id, outputs = mocks.new_resource(args)
+        outputs = {**outputs, "id": resource_id or UNKNOWN}
+        urns[(child.type, child.name)] = urn
+        built.outputs[(child.type, child.name)] = outputs
+        depends = [urns[d] for d in child.depends_on]
+        built.records.append(
+            RecordedResource(
+                type=child.type,
+                name=child.name,
+                urn=urn,
+                custom=True,
+                inputs=inputs,
+                parent=parent,
+                dependencies=tuple(
+                    dict.fromkeys([*depends, *(u for v in prop_deps.values() for u in v)])
+                ),
+                provider=None,
+                property_dependencies=prop_deps,
+                outputs=outputs,
+                version=AWS_SDK_VERSION,
+            )
+        )
+    return built
+
+
+_DROPPED = object()
 
 
 class _WarningCollector(logging.Handler):
@@ -420,6 +617,19 @@ class _WarningCollector(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+def provider_default_tags(config: dict[str, str], package: str = "aws") -> dict[str, str]:
+    """The `<package>:defaultTags` config's `tags` (what the provider merges into `tagsAll`)."""
+    raw = config.get(f"{package}:defaultTags")
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {}
+    tags = value.get("tags") if isinstance(value, dict) else None
+    return {str(k): str(v) for k, v in tags.items()} if isinstance(tags, dict) else {}
 
 
 def stack_config_values(stack_file: dict[str, Any]) -> dict[str, str]:
@@ -437,6 +647,7 @@ def run_program(
     project: str,
     stack: str,
     config: dict[str, str],
+    view: str = "update",
 ) -> Recording:
     """Run `<program_dir>/__main__.py` under recording mocks, in preview mode.
 
@@ -455,6 +666,7 @@ def run_program(
             project=project,
             stack=stack,
             config=config,
+            view=view,
         )
     finally:
         sys.path[:] = saved_path
@@ -467,9 +679,14 @@ def run_function(
     project: str = "ecs-inference",
     stack: str = "test",
     config: dict[str, str] | None = None,
+    view: str = "update",
 ) -> Recording:
     """Run `program` (a function that declares resources) under recording mocks, in preview
-    mode, and return what it registered. Tests of single components use this directly."""
+    mode, and return what it registered. Tests of single components use this directly.
+
+    `view` is what the mocks answer (tools/views/shape.py `VIEWS`; default "update": the
+    deployed stack's ids, ARNs and names; "new": a first preview, ids and computed outputs
+    unknown)."""
     config = dict(config or {})
     region = config.get("aws:region") or "us-east-1"
     # The SDK drives its RPCs on the thread's current event loop. Each run gets a fresh one, so
@@ -477,7 +694,7 @@ def run_function(
     # `asyncio.run` elsewhere in the same process) closed or unset the previous loop.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    mocks = RecordingMocks(region)
+    mocks = RecordingMocks(region, view, provider_default_tags(config))
     monitor = RecordingMonitor(mocks)
     set_all_config(config)
     pulumi_settings.ROOT.set(None)
@@ -514,7 +731,7 @@ def run_function(
         resources=list(monitor.recorded),
         outputs=outputs,
         invokes=list(mocks.invokes),
-        warnings=list(collector.messages),
+        warnings=list(collector.messages) + mocks.warnings,
     )
 
 

@@ -21,7 +21,7 @@ class BedrockConfig(Section):
     """Region whose Bedrock endpoint serves the models (model access is granted per region).
     Required when `models` is not empty."""
     models: dict[str, str] = Field(default_factory=dict)
-    """Gateway model name -> Bedrock model id (`anthropic.claude-3-5-haiku-20241022-v1:0`) or
+    """Gateway model name -> Bedrock model id (`amazon.nova-lite-v1:0`) or
     system inference profile id (`us.anthropic...`). The task role may invoke exactly these."""
 
 

@@ -34,7 +34,7 @@ import yaml
 from ecs_inference import sizing
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.contracts import litellm
+from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
 from ecs_inference.specs import operations as ops
 
@@ -61,8 +61,8 @@ ROUTING_STRATEGIES = litellm.ROUTING_STRATEGIES
 BEDROCK_INVOKE_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
 # A system inference profile id is a geography prefix plus a foundation model id; invoking it
 # routes to the model in any region of that geography, so IAM needs the profile and the model.
-BEDROCK_PROFILE_PREFIXES = ("us", "us-gov", "eu", "apac", "jp", "au", "ca", "global")
-# provider.model[-version][:revision], e.g. anthropic.claude-3-5-haiku-20241022-v1:0 (the
+BEDROCK_PROFILE_PREFIXES = tuple(bedrock.PROFILE_GEOGRAPHIES)
+# provider.model[-version][:revision], e.g. anthropic.claude-haiku-4-5-20251001-v1:0 (the
 # foundation-model branch of bedrock-runtime's modelId pattern, made strict: ids only, no ARNs).
 _BEDROCK_MODEL_ID = re.compile(r"^[a-z0-9-]{1,63}\.[a-z0-9-]{1,63}(?:[.:][a-z0-9-]{1,63}){0,3}$")
 _REGION = re.compile(r"^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d$")
@@ -113,12 +113,12 @@ class BedrockRoute:
 
     @property
     def is_inference_profile(self) -> bool:
-        return self.model_id.split(".", 1)[0] in BEDROCK_PROFILE_PREFIXES
+        return bedrock.profile_geography(self.model_id) is not None
 
     @property
     def foundation_model_id(self) -> str:
         """The model behind an inference profile (the id itself for a foundation model)."""
-        return self.model_id.split(".", 1)[1] if self.is_inference_profile else self.model_id
+        return bedrock.foundation_model_id(self.model_id)
 
 
 @dataclass(frozen=True)
@@ -275,13 +275,30 @@ def bedrock_routes(
                 ConfigIssue(
                     where,
                     f"{model_id!r} is not a Bedrock model id (provider.model-version:revision, "
-                    "e.g. anthropic.claude-3-5-haiku-20241022-v1:0, optionally with an inference "
+                    "e.g. anthropic.claude-haiku-4-5-20251001-v1:0, optionally with an inference "
                     f"profile prefix {'/'.join(BEDROCK_PROFILE_PREFIXES)})",
                 )
             )
+        elif (problem := bedrock_model_problem(model_id, region)) is not None:
+            issues.append(ConfigIssue(where, problem))
         elif region is not None:
             routes.append(BedrockRoute(name, model_id, region))
     return tuple(routes), issues
+
+
+def bedrock_model_problem(model_id: str, region: str | None) -> str | None:
+    """Why Bedrock would refuse to invoke `model_id` (None: it would not): a retired model, or
+    one it serves only through an inference profile (`contracts/bedrock.py`, with sources)."""
+    model = bedrock.foundation_model_id(model_id)
+    if model in bedrock.RETIRED:
+        end, successor = bedrock.RETIRED[model]
+        return f"{model} reached its Bedrock end of life on {end}: use {successor}"
+    if model_id in bedrock.PROFILES_ONLY and region is not None:
+        return (
+            f"Bedrock does not invoke {model_id} on demand ({bedrock.PROFILES_ONLY[model_id]}): "
+            f"name its inference profile, {bedrock.profile_for(model_id, region)}"
+        )
+    return None
 
 
 def _model_entry(route: ModelRoute) -> dict[str, Any]:
@@ -420,20 +437,15 @@ def gateway_container_env(
 def bedrock_model_arns(
     route: BedrockRoute, *, partition: str = "aws", account_id: str | None = None
 ) -> list[str]:
-    """The ARNs `bedrock:InvokeModel*` must allow for one route.
-
-    A foundation model: its ARN in the route's region. A system inference profile: the profile
-    in the route's region (needs `account_id`) and the foundation model in every region the
-    profile may route to (the profile decides the region at request time, so `*`).
-    """
-    model_arn = f"arn:{partition}:bedrock:{{region}}::foundation-model/{route.foundation_model_id}"
-    if not route.is_inference_profile:
-        return [model_arn.format(region=route.region)]
-    if account_id is None:
+    """The ARNs `bedrock:InvokeModel*` must allow for one route (`contracts.bedrock`
+    `invoke_resources`): a foundation model in the route's region; for a system inference
+    profile, the profile in the route's region (needs `account_id`) and the foundation model in
+    every Region the profile routes to."""
+    if route.is_inference_profile and account_id is None:
         raise ValueError(f"inference profile {route.model_id!r} needs the account id for its ARN")
     return [
-        f"arn:{partition}:bedrock:{route.region}:{account_id}:inference-profile/{route.model_id}",
-        model_arn.format(region="*"),
+        arn.format(partition=partition, account=account_id)
+        for arn in bedrock.invoke_resources(route.model_id, route.region)
     ]
 
 

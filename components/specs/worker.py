@@ -49,6 +49,7 @@ from ecs_inference.contracts.aws_limits import (
     STEP_ADJUSTMENTS_MAX,
     TASK_PROTECTION_MAX_MINUTES,
 )
+from ecs_inference.contracts.worker import ENV_API_KEY
 from ecs_inference.specs import operations as ops
 
 __all__ = [
@@ -595,6 +596,8 @@ class WorkerPlan:
     visibility: VisibilityTimeout
     target: float
     size: sizing.FargateSize
+    gateway_master_key_secret_arn: str | None = None
+    """The gateway's master key, passed as `GATEWAY_API_KEY` unless the worker names its own."""
 
     @property
     def spec(self) -> QueueWorkerSpec:
@@ -619,9 +622,17 @@ class WorkerPlan:
             kms_key_id=c.kms_key_id,
             result_queue=c.result_queue,
             environment=dict(c.environment),
-            secrets=dict(c.secrets),
+            secrets=self.secrets,
             log_retention_days=c.log_retention_days,
         )
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        """The worker's secrets, with the key it presents to the gateway."""
+        out = dict(self.config.secrets)
+        if ENV_API_KEY not in out and self.gateway_master_key_secret_arn is not None:
+            out[ENV_API_KEY] = self.gateway_master_key_secret_arn
+        return out
 
     def decisions(self) -> list[str]:
         steps = from_zero_steps(self.target, self.config.max_count)
@@ -680,15 +691,45 @@ class WorkerPlan:
         )
 
 
+@dataclass(frozen=True)
+class GatewayKeys:
+    """The keys the gateway accepts: its master key's secret, and with a `database` the virtual
+    keys stored there as well (without one, LiteLLM knows no key but the master key)."""
+
+    master_key_secret_arn: str
+    database: bool = False
+
+
+def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
+    """A worker key the gateway would refuse: without a database, any but the master key."""
+    given = cfg.secrets.get(ENV_API_KEY)
+    if keys.database or given is None or given == keys.master_key_secret_arn:
+        return None
+    return ConfigIssue(
+        f"platform.workers.{name}.secrets.{ENV_API_KEY}",
+        f"the gateway has no database, so it accepts no key but its master key "
+        f"(platform.gateway.masterKeySecretArn); {given} would get 401 on every job: leave "
+        f"{ENV_API_KEY} unset (the platform passes the master key) or enable "
+        "platform.gateway.database and issue the worker a virtual key",
+    )
+
+
 def plan_workers(
-    workers: Mapping[str, WorkerConfig], *, has_gateway: bool
+    workers: Mapping[str, WorkerConfig],
+    *,
+    has_gateway: bool,
+    gateway_keys: GatewayKeys | None = None,
 ) -> tuple[dict[str, WorkerPlan], list[ConfigIssue]]:
-    """Queue and scaling decisions of every worker, and the problems found."""
+    """Queue and scaling decisions of every worker, and the problems found. With
+    `gateway_keys` (default None: no gateway), a worker without its own `GATEWAY_API_KEY` gets
+    the gateway's master key."""
     plans: dict[str, WorkerPlan] = {}
     issues: list[ConfigIssue] = []
     for name, cfg in workers.items():
         base = f"platform.workers.{name}"
         found: list[ConfigIssue] = []
+        if gateway_keys is not None and (key := api_key_issue(name, cfg, gateway_keys)):
+            found.append(key)
         if not has_gateway:
             found.append(
                 ConfigIssue(
@@ -723,5 +764,6 @@ def plan_workers(
         if found or visibility is None or target is None or size is None:
             issues += found
             continue
-        plans[name] = WorkerPlan(name, cfg, visibility, target, size)
+        master = gateway_keys.master_key_secret_arn if gateway_keys is not None else None
+        plans[name] = WorkerPlan(name, cfg, visibility, target, size, master)
     return plans, issues

@@ -52,9 +52,7 @@ NAMESPACE = Namespace(
 
 def spec(database: bool = False, bedrock: bool = True) -> GatewaySpec:
     routes, _ = resolve_routes(TARGETS)
-    bed, _ = bedrock_routes(
-        {"haiku": "anthropic.claude-3-5-haiku-20241022-v1:0"} if bedrock else {}, "us-east-1"
-    )
+    bed, _ = bedrock_routes({"haiku": "amazon.nova-lite-v1:0"} if bedrock else {}, "us-east-1")
     return GatewaySpec(routes=routes, bedrock=bed, database=database)
 
 
@@ -196,7 +194,7 @@ def test_task_role_invokes_exactly_the_bedrock_models(rec: Recording):
     policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-bedrock").inputs["policy"])
     (statement,) = policy["Statement"]
     assert statement["Resource"] == [
-        "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0"
+        "arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0"
     ]
 
 

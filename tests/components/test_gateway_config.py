@@ -14,6 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ecs_inference.contracts.bedrock import PROFILE_GEOGRAPHIES
 from ecs_inference.services.gateway_db import POSTGRES_PORT
 from ecs_inference.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
@@ -154,7 +155,7 @@ def test_any_set_of_services_yields_one_route_each_and_no_secret(ports, timeout)
 
 
 def test_bedrock_models_without_a_region_name_the_region_path():
-    routes, issues = bedrock_routes({"claude": "anthropic.claude-3-5-haiku-20241022-v1:0"}, None)
+    routes, issues = bedrock_routes({"claude": "amazon.nova-lite-v1:0"}, None)
     assert routes == ()
     assert [i.path for i in issues] == ["platform.gateway.bedrock.region"]
     assert "no region" in issues[0].message
@@ -167,8 +168,8 @@ def test_no_bedrock_models_need_no_region():
 @pytest.mark.parametrize(
     ("model_id", "ok"),
     [
-        ("anthropic.claude-3-5-haiku-20241022-v1:0", True),
-        ("us.anthropic.claude-3-5-haiku-20241022-v1:0", True),
+        ("amazon.nova-lite-v1:0", True),
+        ("us.anthropic.claude-haiku-4-5-20251001-v1:0", True),
         ("amazon.titan-text-express-v1", True),
         ("meta.llama3-1-70b-instruct-v1:0", True),
         ("claude", False),
@@ -197,28 +198,30 @@ def test_bedrock_names_may_not_shadow_a_route_and_regions_are_checked():
 
 
 def test_bedrock_route_entry_uses_the_task_role_and_its_region():
-    spec = spec_for(bedrock={"haiku": "anthropic.claude-3-5-haiku-20241022-v1:0"})
+    spec = spec_for(bedrock={"haiku": "amazon.nova-lite-v1:0"})
     entry = litellm_config(spec)["model_list"][-1]
     assert entry["model_name"] == "haiku"
-    assert entry["litellm_params"]["model"] == "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0"
+    assert entry["litellm_params"]["model"] == "bedrock/amazon.nova-lite-v1:0"
     assert entry["litellm_params"]["aws_region_name"] == "eu-west-1"
     assert not {"aws_access_key_id", "aws_secret_access_key"} & set(entry["litellm_params"])
 
 
 def test_bedrock_policy_allows_invoke_on_exactly_the_configured_models():
     routes = (
-        BedrockRoute("haiku", "anthropic.claude-3-5-haiku-20241022-v1:0", "eu-west-1"),
+        BedrockRoute("haiku", "amazon.nova-lite-v1:0", "eu-west-1"),
         BedrockRoute("sonnet", "eu.anthropic.claude-3-7-sonnet-20250219-v1:0", "eu-west-1"),
     )
     doc = json.loads(bedrock_invoke_policy(routes, account_id="111122223333"))
     (statement,) = doc["Statement"]
     assert statement["Action"] == list(BEDROCK_INVOKE_ACTIONS)
+    sonnet = "anthropic.claude-3-7-sonnet-20250219-v1:0"
+    # The profile, and the model in every Region the EU profile routes to, no other Region.
     assert statement["Resource"] == [
-        "arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
-        "arn:aws:bedrock:eu-west-1:111122223333:inference-profile/"
-        "eu.anthropic.claude-3-7-sonnet-20250219-v1:0",
-        "arn:aws:bedrock:*::foundation-model/anthropic.claude-3-7-sonnet-20250219-v1:0",
+        "arn:aws:bedrock:eu-west-1::foundation-model/amazon.nova-lite-v1:0",
+        f"arn:aws:bedrock:eu-west-1:111122223333:inference-profile/eu.{sonnet}",
+        *(f"arn:aws:bedrock:{r}::foundation-model/{sonnet}" for r in PROFILE_GEOGRAPHIES["eu"]),
     ]
+    assert not any(":bedrock:*:" in arn for arn in statement["Resource"])
     assert "*" not in statement["Action"] and all(":*" not in a for a in statement["Action"])
     with pytest.raises(ValueError, match="account id"):
         bedrock_model_arns(routes[1])
@@ -284,7 +287,7 @@ def test_lock_file_pins_the_release_the_generator_targets():
 def test_generated_configs_load_in_the_pinned_litellm():
     from tests.litellm.venv import run_probe
 
-    plain = spec_for(bedrock={"haiku": "us.anthropic.claude-3-5-haiku-20241022-v1:0"})
+    plain = spec_for(bedrock={"haiku": "us.anthropic.claude-haiku-4-5-20251001-v1:0"})
     with_db = spec_for(database=True)
     db = DatabaseEndpoint("gw.cluster-abc.eu-west-1.rds.amazonaws.com", 5432, "litellm", "arn")
     db_env = gateway_container_env(
@@ -335,3 +338,26 @@ def test_generated_configs_load_in_the_pinned_litellm():
 
     # The probe is able to fail: a malformed deployment is rejected by LiteLLM's schema.
     assert "error" in third
+
+
+@pytest.mark.parametrize(
+    ("model_id", "region", "expected"),
+    [
+        ("anthropic.claude-haiku-4-5-20251001-v1:0", "us-east-1", "us.anthropic.claude-haiku-4-5"),
+        ("anthropic.claude-sonnet-4-5-20250929-v1:0", "eu-west-1", "eu.anthropic.claude-sonnet-4"),
+        ("anthropic.claude-3-5-sonnet-20241022-v2:0", "ap-northeast-1", "jp.anthropic.claude-3-5"),
+        ("anthropic.claude-3-5-haiku-20241022-v1:0", "us-east-1", "end of life on 2026-06-19"),
+        ("us.anthropic.claude-3-5-haiku-20241022-v1:0", "us-east-1", "end of life"),
+    ],
+)
+def test_bedrock_models_invoked_only_through_a_profile_or_retired_are_refused(
+    model_id: str, region: str, expected: str
+) -> None:
+    """Issue 24 item 7: Bedrock refuses these on demand ("Invocation of model ID ... with
+    on-demand throughput isn't supported"); the error names the profile to use."""
+    _, issues = bedrock_routes({"m": model_id}, region)
+    (issue,) = issues
+    assert issue.path == "platform.gateway.bedrock.models.m"
+    assert expected in issue.message
+    profile = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert bedrock_routes({"m": profile}, "us-east-1")[1] == []

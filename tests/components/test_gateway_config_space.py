@@ -17,7 +17,7 @@ SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"
 names = st.from_regex(r"[a-z][a-z0-9-]{0,12}[a-z0-9]", fullmatch=True)
 model_ids = st.sampled_from(
     [
-        "anthropic.claude-3-5-haiku-20241022-v1:0",
+        "amazon.nova-lite-v1:0",
         "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
         "meta.llama3-1-70b-instruct-v1:0",
         "not a model",

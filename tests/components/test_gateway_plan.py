@@ -48,7 +48,7 @@ def test_route_to_a_model_that_does_not_exist():
 
 
 def test_bedrock_models_without_a_region():
-    cfg = gateway(bedrock={"models": {"haiku": "anthropic.claude-3-5-haiku-20241022-v1:0"}})
+    cfg = gateway(bedrock={"models": {"haiku": "amazon.nova-lite-v1:0"}})
     _, issues = plan_gateway(cfg, TARGETS, service_names=["llama", "qwen"])
     assert [i.path for i in issues] == ["platform.gateway.bedrock.region"]
 

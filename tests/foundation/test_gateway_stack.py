@@ -122,3 +122,25 @@ def test_agents_with_the_database_passes_the_provider_and_api_checks() -> None:
     types = {r.type for r in rec.resources}
     assert {"aws:rds/cluster:Cluster", "aws:rds/clusterInstance:ClusterInstance"} <= types
     assert check_resources(rec.resources) == []
+
+
+OTHER_KEY = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/summarise-key-GhIjKl"
+
+
+def test_a_worker_key_the_gateway_refuses_is_a_config_error() -> None:
+    """Issue 24 item 6: without a database the gateway accepts only its master key, so any
+    other GATEWAY_API_KEY gets 401 on every job."""
+    raw = mutate(reference("agents"), "workers.summarise.secrets", {"GATEWAY_API_KEY": OTHER_KEY})
+    (issue,) = issues_of(raw)
+    assert issue[0] == "platform.workers.summarise.secrets.GATEWAY_API_KEY"
+    assert "accepts no key but its master key" in issue[1]
+
+
+def test_a_worker_gets_the_master_key_and_may_use_its_own_with_a_database() -> None:
+    master = reference("agents")["gateway"]["masterKeySecretArn"]
+    plan = plan_of(reference("agents"))
+    assert plan.workers["summarise"].spec.secrets["GATEWAY_API_KEY"] == master
+    raw = mutate(reference("agents"), "workers.summarise.secrets", {"GATEWAY_API_KEY": OTHER_KEY})
+    salt = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCdEf"
+    raw = mutate(raw, "gateway.database", {"enabled": True, "saltKeySecretArn": salt})
+    assert plan_of(raw).workers["summarise"].spec.secrets["GATEWAY_API_KEY"] == OTHER_KEY

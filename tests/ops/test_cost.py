@@ -210,3 +210,28 @@ def test_diff_per_point_handles_missing_sides():
         "head": head["points"]["steady"]["usdPerMonth"],
         "change": None,
     }
+
+
+def test_gp3_iops_and_throughput_above_the_baseline_are_billed():
+    """gp3 includes 3,000 IOPS and 125 MiB/s; what a pool provisions above is billed per
+    IOPS-month and MiB/s-month (issue 24 item 8: prod's l40s-8x volumes were under-costed ~2x)."""
+    fast = _pool(root_volume_gib=500, root_volume_iops=6000, root_volume_mibps=1000)
+    size = 500 * 1.073741824 * 0.08
+    extra = (6000 - 3000) * 0.005 + (1000 - 125) * 0.04
+    est = cost.estimate_inputs(_stack(pools=[fast]))
+    assert _line(est.point("steady"), "pool EBS") == pytest.approx(2 * (size + extra) / 730)
+    assert (size + extra) / size == pytest.approx(2.16, abs=0.01)
+
+
+def test_prod_costs_its_provisioned_volume_performance():
+    from tools.preview import run_preview
+
+    doc = run_preview("prod", policy_pack=None).outputs["cost"]
+    lines = [
+        line
+        for line in doc["points"]["minimum"]["lines"]
+        if line["category"] == "pool EBS" and line["item"].startswith("l40s-8x")
+    ]
+    (line,) = lines
+    per_volume_month = line["usd_per_hour"] / line["quantity"] * 730
+    assert per_volume_month == pytest.approx(500 * 1.073741824 * 0.08 + 15 + 35, abs=0.01)

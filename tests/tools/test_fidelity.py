@@ -36,7 +36,7 @@ from tools.fidelity import (
     simulate_name,
 )
 from tools.preview import EXIT_CONFIG, EXIT_OK, EXIT_REJECTED, run_preview
-from tools.recording import UNKNOWN, Recording, run_program, stack_config_values
+from tools.recording import UNKNOWN, Recording, run_function, run_program, stack_config_values
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +92,19 @@ BUCKET_POLICY_NO_PRINCIPAL = _policy(
 
 # (type, mutation, a fragment of the expected complaint)
 BAD_INPUTS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    # The awsx VPC's children (tools/awsx_vpc.py).
+    ("aws:ec2/vpc:Vpc", _set("cidrBlock", "10.0.0.0/8"), "between /16 and /28"),
+    ("aws:ec2/subnet:Subnet", _set("cidrBlock", "10.40.0.0/29"), "between /16 and /28"),
+    ("aws:ec2/routeTable:RouteTable", _set("vpcId", 5.0), "Invalid type"),
+    (
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+        _set("gatewayId", "igw-0123456789abcdef0"),
+        "exactly one of subnetId, gatewayId",
+    ),
+    ("aws:ec2/route:Route", _set("natGatewayId", "nat-0123456789abcdef0"), "exactly one target"),
+    ("aws:ec2/internetGateway:InternetGateway", _set("vpcId", 5.0), "Invalid type"),
+    ("aws:ec2/natGateway:NatGateway", _set("connectivityType", "outward"), "ConnectivityType"),
+    ("aws:ec2/eip:Eip", _set("domain", "public"), "Domain"),
     ("aws:lb/loadBalancer:LoadBalancer", _set("idleTimeout", 5000.0), "outside 1-4000"),
     ("aws:lb/loadBalancer:LoadBalancer", _set("loadBalancerType", "layer7"), "layer7"),
     ("aws:lb/targetGroup:TargetGroup", _set("healthCheck.interval", 301.0), "Interval"),
@@ -571,3 +584,34 @@ def test_docs_list_every_checked_type_and_every_exit_code() -> None:
     assert codes == {0, 1, 2, 3, 4}
     for code in codes:
         assert re.search(rf"^\| {code} \| \S", readme, re.M), code
+
+
+def test_the_providers_default_tags_count_toward_each_resources_tag_limit() -> None:
+    """pulumi-aws sends the provider's defaultTags merged under the resource's own tags
+    (`tagsAll`), so 45 default tags and 10 of the role's own exceed IAM's 50."""
+
+    def program() -> None:
+        import pulumi_aws as aws
+
+        aws.iam.Role(
+            "r",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            ),
+            tags={f"own{n}": "x" for n in range(10)},
+        )
+
+    default = json.dumps({"tags": {f"org{n}": "y" for n in range(45)}})
+    config = {"aws:region": "us-east-1", "aws:defaultTags": default}
+    rec = run_function(program, stack="dev", config=config)
+    assert any("Tags" in f.message for f in check_resources(rec.resources, config))
+    assert check_resources(rec.resources, {"aws:region": "us-east-1"}) == []

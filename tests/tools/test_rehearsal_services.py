@@ -108,3 +108,42 @@ def test_a_logs_bucket_under_a_kms_key_is_refused(prod: PreviewResult) -> None:
     resources = edited(prod, encryption, "inference-edge-logs-encryption", kms)
     (finding,) = rehearse(resources, "us-east-1", ACCOUNT_ID).findings
     assert "ELB access logs need SSE-S3" in finding.message
+
+
+def test_a_worker_key_the_gateway_refuses_fails_the_rehearsal() -> None:
+    """A program of its own wiring a worker to a database-less gateway with another key."""
+    agents = run_preview("agents", policy_pack=None)
+    assert agents.ok, agents.error
+    other = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/other-key-AbCdEf"
+
+    def other_key(inputs: dict[str, Any]) -> None:
+        containers = json.loads(inputs["containerDefinitions"])
+        for secret in containers[0]["secrets"]:
+            if secret["name"] == "GATEWAY_API_KEY":
+                secret["valueFrom"] = other
+        inputs["containerDefinitions"] = json.dumps(containers)
+
+    task = "aws:ecs/taskDefinition:TaskDefinition"
+    resources = edited(agents, task, "inference-summarise-task", other_key)
+    messages = [f.message for f in rehearse(resources, "us-east-1", ACCOUNT_ID).findings]
+    assert any("container worker: GATEWAY_API_KEY is " + other in m for m in messages), messages
+    assert any("every job would get 401" in m for m in messages)
+
+
+def test_a_profile_grant_missing_a_destination_region_fails_the_rehearsal() -> None:
+    """Calling through an inference profile is authorised on the profile and on the model in
+    the Region the profile picks: a grant without one of them fails at some request."""
+    agents = run_preview("agents", policy_pack=None)
+    west = "arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0"
+
+    def without_west(inputs: dict[str, Any]) -> None:
+        doc = json.loads(inputs["policy"])
+        doc["Statement"][0]["Resource"].remove(west)
+        inputs["policy"] = json.dumps(doc)
+
+    resources = edited(agents, POLICY, "inference-gateway-bedrock", without_west)
+    messages = [f.message for f in rehearse(resources, "us-east-1", ACCOUNT_ID).findings]
+    assert messages and all(f"on {west} is denied" in m for m in messages), messages
+    assert all(
+        "container litellm" in m and "serve claude-haiku from Bedrock" in m for m in messages
+    )

@@ -47,6 +47,7 @@ from tools.aws_requests import (  # noqa: F401
     servicediscovery,
     sns,
     sqs,
+    vpc,
 )
 from tools.aws_requests.iam import policy_chars, policy_problems
 from tools.aws_requests.registry import (

@@ -6,7 +6,9 @@ extracted from its source (`tools/env_tables.py`, `contracts/env/`):
 - `VLLM_*` variables must be vLLM's (0.33.0 on GPU; 0.11.0, the release optimum-neuron runs,
   in a Neuron container), `SGLANG_*` SGLang's;
 - the LiteLLM container (its contract's `LITELLM_CONFIG_YAML`) gets only names LiteLLM reads,
-  and with a database, all the names its CLI needs to build DATABASE_URL.
+  and with a database, all the names its CLI needs to build DATABASE_URL;
+- a queue worker presents a key the gateway accepts: without a database, LiteLLM accepts no
+  key but its master key.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm
+from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm, worker
 from tools.rehearsal.calls import Refusal
 from tools.rehearsal.model import TASK_DEFINITION, StackModel, listify
 
@@ -76,7 +78,44 @@ def _litellm(names: Mapping[str, str]) -> Iterator[str]:
             )
 
 
+def _value_from(container: Mapping[str, Any], name: str) -> str | None:
+    for secret in listify(container.get("secrets")):
+        if isinstance(secret, Mapping) and secret.get("name") == name:
+            return str(secret.get("valueFrom"))
+    return None
+
+
+def _gateway_keys(model: StackModel) -> set[str] | None:
+    """The keys the stack's LiteLLM gateways accept (their master keys' secrets), or None when
+    one has a database (virtual keys, which the preview cannot see) or there is no gateway."""
+    keys: set[str] = set()
+    for task in model.of(TASK_DEFINITION):
+        for container in model.containers(task) or ():
+            names = _names(container)
+            if litellm.ENV_CONFIG_YAML not in names:
+                continue
+            if any(n.startswith("DATABASE_") for n in names):
+                return None
+            if (master := _value_from(container, litellm.ENV_MASTER_KEY)) is not None:
+                keys.add(master)
+    return keys or None
+
+
+def _worker_key(container: Mapping[str, Any], keys: set[str] | None) -> str | None:
+    names = _names(container)
+    if keys is None or not all(names.get(n) for n in worker.SIGNATURE):
+        return None
+    key = _value_from(container, worker.ENV_API_KEY)
+    if key in keys:
+        return None
+    return (
+        f"{worker.ENV_API_KEY} is {key or 'not set'}, but the gateway has no database and "
+        "accepts only its master key: every job would get 401"
+    )
+
+
 def environment_checks(model: StackModel) -> Iterator[Refusal]:
+    keys = _gateway_keys(model)
     for task in model.of(TASK_DEFINITION):
         for container in model.containers(task) or ():
             names = _names(container)
@@ -87,6 +126,8 @@ def environment_checks(model: StackModel) -> Iterator[Refusal]:
                 if name not in env_table.reads(stem):
                     yield Refusal(task, who, f"{stem} reads no {name} (a misspelt variable?)")
             for problem in _litellm(names):
+                yield Refusal(task, who, problem)
+            if (problem := _worker_key(container, keys)) is not None:
                 yield Refusal(task, who, problem)
 
 
