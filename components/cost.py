@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.sizing import catalog
@@ -133,7 +134,7 @@ class ServiceOnPool:
     name: str
     counts: Counts
     tasks_per_instance: int
-    metric_kind: str | None  # contracts.metrics kind (vllm | neuron); None: no metrics sidecar
+    metric_kind: str | None  # contracts.metrics kind (Engine.metrics_kind); None: no sidecar
 
 
 @dataclass(frozen=True)
@@ -492,7 +493,7 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
                 mp.name,
                 Counts(mp.config.min_count, mp.config.desired_count, mp.config.max_count),
                 mp.fit.tasks_per_instance,
-                mp.config.engine if mp.metrics_sidecar else None,
+                engines.get(mp.config.engine).metrics_kind if mp.metrics_sidecar else None,
             )
             for mp in plan.models.values()
             if mp.pool.name == name

@@ -14,7 +14,7 @@ reranker):
 - `references[image]`: `<repository-url>@sha256:<digest>`, what the task definitions run and
   what the execution role's ECR pull statement is scoped to (iam.ecr_repository_arn).
 
-The platforms are decided here once (`IMAGE_PLATFORMS`, `RERANKER_PLATFORMS`) and the deploy
+The platforms are decided once (`image_platforms`, `RERANKER_PLATFORMS`) and the deploy
 workflow's build matrix is tested against them. Needs a Docker daemon with buildx where `pulumi
 up` runs; builds are skipped on preview (the Dockerfiles are linted by `make lint`).
 """
@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference import engines
 from ecs_inference.specs.images import (
-    IMAGE_PLATFORMS,
     IMAGES_DIR,
     NAMED_CONTEXTS,
     RERANKER_PLATFORMS,
     ImageBuildError,
+    image_platforms,
 )
 
 if TYPE_CHECKING:
@@ -46,9 +47,6 @@ if TYPE_CHECKING:
 TOKEN = "ecs-inference:delivery:ImageBuilds"
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# The AWS Deep Learning Containers account images/neuron/Dockerfile pulls its base from; the
-# Dockerfile's DLC_REGION build argument is set to the stack's region so one login covers it.
-DLC_ACCOUNT = "763104351884"
 CACHE_TAG = "buildcache"
 TAG_PREFIX = "ctx-"
 DEFAULT_KEEP_IMAGES = 10
@@ -156,10 +154,10 @@ def validate_image_builds(args: ImageBuildsArgs) -> None:
         allowed = (
             set(RERANKER_PLATFORMS.values())
             if image == "reranker"
-            else set(IMAGE_PLATFORMS.get(image, ()))
+            else set(image_platforms().get(image, ()))
         )
         if not allowed:
-            known = ", ".join(sorted({*IMAGE_PLATFORMS, "reranker"}))
+            known = ", ".join(sorted({*image_platforms(), "reranker"}))
             raise ImageBuildError(f"unknown image {image!r} (known: {known})")
         if not platforms or not set(platforms) <= allowed:
             raise ImageBuildError(
@@ -216,8 +214,9 @@ class ImageBuilds(pulumi.ComponentResource):
             )
             registries = [_registry(repo.registry_id, invoke)]
             build_args: dict[str, pulumi.Input[str]] = {}
-            if image == "neuron":
-                registries.append(_registry(DLC_ACCOUNT, invoke))
+            base_account = _base_image_account(image)
+            if base_account is not None:
+                registries.append(_registry(base_account, invoke))
                 build_args["DLC_REGION"] = region
             tag = f"{TAG_PREFIX}{context_digest(image, platforms)[:16]}"
             cache = repo.repository_url.apply(lambda url: f"{url}:{CACHE_TAG}")
@@ -263,6 +262,14 @@ class ImageBuilds(pulumi.ComponentResource):
                 lambda a: digest_reference(a[0], a[1])
             )
         self.register_outputs({f"{k}Image": v for k, v in self.references.items()})
+
+
+def _base_image_account(image: str) -> str | None:
+    """The account of the ECR registry an engine image's Dockerfile builds FROM (the build logs
+    in to it; its DLC_REGION build argument is the stack's region so one login covers it)."""
+    if image not in engines.names():
+        return None
+    return engines.get(image).base_image_account
 
 
 def _registry(

@@ -42,7 +42,7 @@ class ServiceWatch:
 
     service: str
     kind: str
-    """The model's engine (vllm, neuron, sglang, tgi, custom) or `reranker`."""
+    """The model's engine (its registry name) or `reranker`."""
     min_count: int
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]

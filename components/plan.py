@@ -14,23 +14,16 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from ecs_inference import iam, sizing
+from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig, images_to_build
-from ecs_inference.contracts import flag_table, litellm
+from ecs_inference.contracts import litellm
 from ecs_inference.contracts import reranker as reranker_contract
-from ecs_inference.engines import Launch
-from ecs_inference.engines import neuron as neuron_engine
-from ecs_inference.engines import vllm as vllm_engine
-from ecs_inference.engines.base import EngineLaunchError, PresetError, check_extra_args
-from ecs_inference.engines.custom import CustomLaunch
-from ecs_inference.engines.neuron import NeuronLaunch
-from ecs_inference.engines.sglang import SglangLaunch, kv_cache_dtype_flag
-from ecs_inference.engines.tgi import TgiLaunch
-from ecs_inference.engines.vllm import VllmLaunch
+from ecs_inference.engines import Engine, Launch
+from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing import weights as weight_load
 from ecs_inference.sizing.instance_types import (
@@ -39,7 +32,6 @@ from ecs_inference.sizing.instance_types import (
     DeclaredFitError,
     Demand,
     GpuDemand,
-    NeuronDemand,
     PoolTypes,
 )
 from ecs_inference.specs import gateway as gateway_specs
@@ -639,59 +631,18 @@ def pool_resource_name(platform_name: str, pool: str) -> str:
 
 
 def _demand(name: str, model: ModelConfig) -> Demand:
-    """What `model` needs from an instance type: the VRAM method (vLLM, SGLang, TGI, and a
-    custom GPU service sized by its architecture, its GPU count fixed to `custom.gpus`), the
-    Neuron artifact, or a custom service's declared accelerator memory. Raises `PresetError`
-    (path first) for a custom service that gives neither."""
-    params = model.parameters
-    explicit = params.model_dump(exclude_none=True) if params else {}
-    custom = model.custom
-    sized = model.architecture is not None or bool(explicit)
-    if model.engine in ("vllm", "sglang", "tgi") or (custom and custom.gpus and sized):
-        need = sizing.gpu_memory_need(
-            model.architecture,
-            dtype=model.dtype,
-            kv_cache_dtype=model.kv_cache_dtype,
-            max_model_len=model.context_length if model.engine == "vllm" else model.max_model_len,
-            max_concurrent_sequences=model.max_concurrent_sequences,
-            overhead_fraction=model.memory_overhead_fraction,
-            **explicit,
-        )
-        pinned = custom.gpus if custom is not None else model.tensor_parallel_size
-        return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
-    if custom is not None:
-        if custom.accelerator_memory_gib is None:
-            raise PresetError(
-                f"platform.models.{name}.custom.acceleratorMemoryGiB: a custom service is sized "
-                "from its architecture (GPU only) or its declared accelerator memory; give one"
-            )
-        return DeclaredDemand(
-            name,
-            "nvidia" if custom.gpus else "neuron",
-            custom.accelerator_memory_gib,
-            custom.gpus or custom.neuron_devices,
-            model.gpu_memory_utilization,
-            "gpus" if custom.gpus else "neuronDevices",
-            model.served_model_name or name,
-        )
-    assert model.neuron is not None
-    return NeuronDemand(
-        name,
-        sizing.resolve_architecture(model.architecture, **explicit),
-        model.neuron.tp_degree,
-        model.neuron.batch_size,
-        model.neuron.sequence_length,
-        model.dtype,
-        model.memory_overhead_fraction,
-    )
+    """What `model` needs from an instance type, as its engine sizes it (`Engine.demand`).
+    Raises `sizing.SizingError`, or `PresetError` (path first)."""
+    return engines.get(model.engine).demand(name, model)
 
 
 def _fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
     """A model that does not fit its pool's one type, reported against the setting to change."""
     where = f"platform.models.{demand.model}"
+    engine = engines.get(model.engine)
     if isinstance(exc, DeclaredFitError):
-        return ConfigIssue(f"{where}.custom.{exc.key}", str(exc))
-    if model.engine in ("vllm", "neuron"):
+        return ConfigIssue(f"{where}.{engine.settings_key}.{exc.key}", str(exc))
+    if not engine.names_itself_when_too_big:
         return ConfigIssue(where, str(exc))
     return ConfigIssue(where, f"the {model.engine} model does not fit: {exc}")
 
@@ -810,105 +761,62 @@ def _model_plan(
     region: str | None,
     stack: str,
 ) -> ModelPlan:
-    """Size one model on its pool's chosen types (one device layout on all of them). The deploy
+    """Size one model on its pool's chosen types (one device layout on all of them) and build
+    its engine's launch (`Engine.launch`); every error names its config path. The deploy
     strategy depends on every service sharing the pool, so `build_plan` decides it afterwards."""
-    image = model.image or (None if model.engine == "custom" else getattr(cfg.images, model.engine))
-    served = model.served_model_name or name
+    engine = engines.get(model.engine)
+    image = model.image
+    if image is None and engine.default_image:
+        image = cfg.images.for_engine(engine.name)
     fits = pool.types.fits[name]
     # The task must place on every chosen type: the smallest share of CPU and memory.
     cpu, memory = instance_types.task_reservation(fits.values(), HOST_MEMORY_RESERVE_FRACTION)
     fit = fits[pool.instance.name].fit
-    if model.engine in ("sglang", "tgi", "custom"):
-        return _preset_model_plan(
-            name, model, demand, pool, fit, (cpu, memory), cfg, image, served, priority, idle, stack
+    need_gib = _weights_gib(demand, fit)
+    bucket, prefix, location, engine_uri, note, load_rate = _weights(name, model, cfg, need_gib)
+    launch = engine.launch(
+        LaunchInputs(
+            name=name,
+            model=model,
+            demand=demand,
+            fit=fit,
+            weights_uri=engine_uri,
+            instance_family=pool.instance.family,
+            idle_timeout_seconds=idle.seconds,
+            region=region,
         )
-    assert model.weights_uri is not None  # vllm and neuron: required by the schema
-    if isinstance(demand, GpuDemand):
-        assert isinstance(fit, sizing.GpuFit)
-        launch: VllmLaunch | NeuronLaunch = VllmLaunch(
-            served_model_name=served,
-            weights_uri=model.weights_uri,
-            max_model_len=model.context_length,
-            tensor_parallel_size=fit.tp_size,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            max_num_seqs=model.max_concurrent_sequences,
-            dtype=_vllm_dtype(model.dtype),
-            kv_cache_dtype=model.kv_cache_dtype,
-            quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
-            alb_idle_timeout_seconds=idle.seconds,
-            aws_region=region,
-            extra_args=check_extra_args(
-                f"platform.models.{name}",
-                model.extra_args,
-                flag_table.load(vllm_engine.FLAG_TABLE),
-                vllm_engine.MANAGED_FLAGS,
-            ),
-        )
-        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the
-        # plan refuses tensor parallelism on it).
-        shm = 0 if pool.managed else _shm_size(fit.tp_size, memory)
-        gpu_count, devices = fit.tp_size, ()
-        weights_gib = demand.need.weights_gib
-    else:
-        assert isinstance(fit, sizing.NeuronFit) and isinstance(demand, NeuronDemand)
-        family = pool.instance.family
-        launch = NeuronLaunch(
-            served_model_name=served,
-            artifact_uri=model.weights_uri,
-            batch_size=demand.batch_size,
-            sequence_length=demand.sequence_length,
-            tp_degree=demand.tp_degree,
-            num_devices=fit.devices_mapped,
-            target=family if family in ("inf2", "trn1") else None,
-            alb_idle_timeout_seconds=idle.seconds,
-            aws_region=region,
-            extra_args=check_extra_args(
-                f"platform.models.{name}",
-                model.extra_args,
-                flag_table.load(neuron_engine.FLAG_TABLE),
-                neuron_engine.MANAGED_FLAGS,
-            ),
-        )
-        gpu_count, devices, shm = 0, tuple(fit.device_paths), 0
-        weights_gib = fit.weights_gib
-
+    )
     grace = sizing.health_check_grace_period(
         model.startup.image_gib,
-        weights_gib,
+        need_gib,
         image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
-        weight_load_mib_per_second=model.startup.weight_load_mib_per_second,
-        warmup_seconds=model.startup.warmup_seconds,
+        weight_load_mib_per_second=load_rate,
+        warmup_seconds=engine.warmup_seconds(model),
         override=model.health_check_grace_period_seconds,
     )
-    bucket, prefix = iam.split_s3_uri(model.weights_uri)
-    scaling = _engine_scaling(
-        stack,
-        name,
-        model,
-        # The batch the engine runs at once: --max-num-seqs, or the Neuron artifact's batch.
-        max_concurrency=(
-            model.max_concurrent_sequences if model.neuron is None else model.neuron.batch_size
-        ),
-        grace_seconds=grace.seconds,
-        metric=model.autoscaling.metric,
-    )
+    scraped = engine.metrics_kind is not None
+    sidecar = cfg.operations.metrics_sidecar and scraped
+    gpus = launch.gpus
     return ModelPlan(
         name=name,
         config=model,
         pool=pool,
         image=image,
-        scaling=scaling,
-        metrics_sidecar=cfg.operations.metrics_sidecar,
-        metrics_image=cfg.images.metrics,
+        scaling=_engine_scaling(stack, name, model, engine, grace_seconds=grace.seconds),
+        metrics_sidecar=sidecar,
+        metrics_image=cfg.images.metrics if scraped else None,
         launch=launch,
         fit=fit,
         priority=priority,
         task_cpu=cpu,
         task_memory_mib=memory,
-        gpu_count=gpu_count,
-        neuron_devices=devices,
-        shm_size_mib=shm,
-        one_task_per_instance=model.engine == "neuron",
+        gpu_count=gpus,
+        neuron_devices=tuple(f"/dev/neuron{i}" for i in range(launch.neuron_device_count)),
+        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
+        # refuses tensor parallelism on it).
+        shm_size_mib=_shm_size(gpus, memory) if gpus and not pool.managed else 0,
+        # Neuron devices are not an ECS resource: a second task would map the same ones.
+        one_task_per_instance=launch.neuron_device_count > 0,
         deregistration=_deregistration(model.max_generation_seconds),
         grace=grace,
         deploy=_UNDECIDED,
@@ -917,29 +825,39 @@ def _model_plan(
         execute_command=cfg.cluster.execute_command,
         execute_command_logging=cfg.cluster.execute_command_logging,
         tasks_per_instance=pool.types.tasks_per_instance(name),
+        efs=location,
+        weights_note=note,
     )
 
 
+def _weights_gib(demand: Demand, fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> float:
+    """The weights a task loads (GiB): the VRAM method's, the Neuron artifact's, or the
+    declared accelerator memory."""
+    if isinstance(fit, sizing.NeuronFit):
+        return fit.weights_gib
+    if isinstance(demand, DeclaredDemand):
+        return demand.accelerator_memory_gib
+    assert isinstance(demand, GpuDemand)
+    return demand.need.weights_gib
+
+
 def _engine_scaling(
-    stack: str,
-    name: str,
-    model: ModelConfig,
-    *,
-    max_concurrency: int,
-    grace_seconds: int,
-    metric: ops_specs.ScalingMetric,
+    stack: str, name: str, model: ModelConfig, engine: Engine, *, grace_seconds: int
 ) -> ops_specs.ScalingPolicySpec:
-    """The target-tracking policy of model service `name` on `metric`, with the rest of its
-    `autoscaling` config; a policy AWS would refuse is a SizingError naming the config path."""
+    """The target-tracking policy of model service `name`, with the rest of its `autoscaling`
+    config; a policy AWS would refuse is a SizingError naming the config path. An engine the
+    metrics sidecar cannot scrape scales on ALB requests (the config refuses an explicit
+    engineLoad or kvCache for it)."""
     scaling_cfg = model.autoscaling
+    scraped = engine.metrics_kind is not None
     try:
-        return ops_specs.engine_scaling_policy(
+        policy = ops_specs.engine_scaling_policy(
             stack=stack,
             service=name,
             engine=model.engine,
-            max_concurrency=max_concurrency,
+            max_concurrency=engine.max_concurrency(model),
             grace_seconds=grace_seconds,
-            metric=metric,
+            metric=scaling_cfg.metric if scraped else "albRequests",
             target_utilization=scaling_cfg.target_utilization,
             scale_in_floor=scaling_cfg.scale_in_cooldown_seconds,
             scale_out_cooldown=scaling_cfg.scale_out_cooldown_seconds,
@@ -951,6 +869,13 @@ def _engine_scaling(
         )
     except ops_specs.ObservabilityError as exc:
         raise sizing.SizingError(str(exc)) from None
+    if scraped:
+        return policy
+    return replace(
+        policy,
+        note=f"{policy.note}; engine {model.engine}: no metrics sidecar (it scrapes only the "
+        "vLLM, Neuron and re-ranker metric families), so no engine-load scaling",
+    )
 
 
 def _weights(
@@ -971,7 +896,7 @@ def _weights(
     # per-client and per-file-system limits against the engine's S3 path.
     compared = weight_load.compare(
         max(need_gib, 0.001),
-        engine_streams_from_s3=model.engine == "sglang",
+        engine_streams_from_s3=engines.get(model.engine).streams_from_s3,
         instance_network_gbps=None,
         concurrent_tasks=max(1, model.desired_count),
         efs_throughput_mode=store.throughput_mode if store else "elastic",
@@ -987,146 +912,6 @@ def _weights(
     )
 
 
-def _preset_model_plan(
-    name: str,
-    model: ModelConfig,
-    demand: Demand,
-    pool: PoolPlan,
-    fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit,
-    reservation: tuple[int, int],
-    cfg: StackConfig,
-    image: str | None,
-    served: str,
-    priority: int,
-    idle: sizing.IdleTimeout,
-    stack: str,
-) -> ModelPlan:
-    """SGLang, TGI and custom services on the fit their pool chose (`_demand` says how each is
-    sized), then the launch (`components.engines`); every error names its
-    config path. The presets' images take the region from the task's own metadata."""
-    where = f"platform.models.{name}"
-    custom = model.custom
-    if isinstance(fit, DeclaredFit):
-        assert isinstance(demand, DeclaredDemand)
-        devices, need_gib = fit.devices, demand.accelerator_memory_gib
-    else:
-        assert isinstance(fit, sizing.GpuFit) and isinstance(demand, GpuDemand)
-        devices, need_gib = fit.tp_size, demand.need.weights_gib
-    bucket, prefix, location, engine_uri, note, load_rate = _weights(name, model, cfg, need_gib)
-    launch: SglangLaunch | TgiLaunch | CustomLaunch
-    if model.engine == "sglang":
-        assert engine_uri is not None and model.max_model_len is not None
-        launch = SglangLaunch(
-            where,
-            served,
-            engine_uri,
-            context_length=model.max_model_len,
-            tensor_parallel_size=devices,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            overhead_fraction=model.memory_overhead_fraction,
-            max_running_requests=model.max_concurrent_sequences,
-            # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
-            keepalive_seconds=max(1, min(15, idle.seconds // 2)),
-            dtype=_vllm_dtype(model.dtype),
-            kv_cache_dtype=kv_cache_dtype_flag(model.kv_cache_dtype),
-            quantization=model.dtype if model.dtype in ("awq", "gptq", "fp8") else None,
-            alb_idle_timeout_seconds=idle.seconds,
-            extra_args=tuple(model.extra_args),
-        )
-    elif model.engine == "tgi":
-        assert engine_uri is not None and model.max_model_len is not None
-        launch = TgiLaunch.from_plan(
-            where,
-            served,
-            engine_uri,
-            context_length=model.max_model_len,
-            tensor_parallel_size=devices,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            max_concurrent_sequences=model.max_concurrent_sequences,
-            dtype=model.dtype,
-            kv_cache_dtype=model.kv_cache_dtype,
-            alb_idle_timeout_seconds=idle.seconds,
-            max_input_tokens=model.max_input_tokens,
-            extra_args=model.extra_args,
-        )
-    else:
-        assert custom is not None and model.image is not None
-        launch = CustomLaunch(
-            where,
-            model.image,
-            served,
-            command=tuple(custom.command),
-            port=custom.port,
-            health_path=custom.health_path,
-            gpus=custom.gpus,
-            neuron_devices=custom.neuron_devices,
-            accelerator_memory_gib=custom.accelerator_memory_gib,
-            weights_uri=engine_uri,
-            environment=dict(model.environment),
-            secrets=dict(model.secrets),
-            sse_keepalive_seconds=custom.sse_keep_alive_seconds,
-            max_generation_seconds=model.max_generation_seconds,
-            alb_idle_timeout_seconds=idle.seconds,
-            warmup_seconds=float(custom.warmup_seconds),
-            settings_path=f"{where}.custom",
-        )
-    on_gpu = pool.kind != "neuron"
-    cpu, memory = reservation
-    grace = sizing.health_check_grace_period(
-        model.startup.image_gib,
-        need_gib,
-        image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
-        weight_load_mib_per_second=load_rate,
-        warmup_seconds=launch.warmup_seconds,
-        override=model.health_check_grace_period_seconds,
-    )
-    # The metrics sidecar's scrape spec (`contracts.metrics`) knows the vLLM, Neuron and
-    # re-ranker families only: these engines run without it and scale on ALB requests (the
-    # schema refuses an explicit engineLoad or kvCache for them).
-    scaling = _engine_scaling(
-        stack,
-        name,
-        model,
-        max_concurrency=model.max_concurrent_sequences,
-        grace_seconds=grace.seconds,
-        metric="albRequests",
-    )
-    scaling = replace(
-        scaling,
-        note=f"{scaling.note}; engine {model.engine}: no metrics sidecar (it scrapes only the "
-        "vLLM, Neuron and re-ranker metric families), so no engine-load scaling",
-    )
-    return ModelPlan(
-        name=name,
-        config=model,
-        pool=pool,
-        image=image,
-        scaling=scaling,
-        metrics_sidecar=False,
-        metrics_image=None,
-        execute_command=cfg.cluster.execute_command,
-        execute_command_logging=cfg.cluster.execute_command_logging,
-        launch=launch,
-        fit=fit,
-        priority=priority,
-        task_cpu=cpu,
-        task_memory_mib=memory,
-        gpu_count=devices if on_gpu else 0,
-        neuron_devices=(tuple(f"/dev/neuron{i}" for i in range(devices)) if not on_gpu else ()),
-        # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there).
-        shm_size_mib=_shm_size(devices, memory) if on_gpu and not pool.managed else 0,
-        one_task_per_instance=not on_gpu,
-        deregistration=_deregistration(model.max_generation_seconds),
-        grace=grace,
-        deploy=_UNDECIDED,
-        weights_bucket=bucket,
-        weights_prefix=prefix,
-        tasks_per_instance=pool.types.tasks_per_instance(name),
-        efs=location,
-        weights_note=note,
-    )
-
-
 def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
     """The service's own longest request plus `DEREGISTRATION_MARGIN_SECONDS`, never the ALB-wide
     idle timeout: ELB ends deregistration early only when a target has no request in flight AND
@@ -1134,11 +919,6 @@ def _deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
     for the idle timeout + 5 s), so in practice every deploy, scale-in and managed-draining step
     waits out the whole delay while the task and its GPU host stay billed."""
     return sizing.deregistration_delay(own_seconds, margin=DEREGISTRATION_MARGIN_SECONDS)
-
-
-def _vllm_dtype(dtype: str) -> str:
-    """The `--dtype` vLLM takes: activations dtype; quantised weights keep auto."""
-    return {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(dtype, "auto")
 
 
 def _reranker_plan(
@@ -1401,17 +1181,6 @@ def service_connect_namespace(platform_name: str, stack: str | None) -> str:
     return f"{platform_name}-{stack}".lower() if stack else platform_name
 
 
-#: LiteLLM provider per engine: vLLM's own (optimum-neuron serves vLLM's API), else the
-#: generic OpenAI-compatible one (SGLang and TGI serve /v1/chat/completions).
-_GATEWAY_PROVIDER: dict[str, str] = {
-    "vllm": "hosted_vllm",
-    "neuron": "hosted_vllm",
-    "sglang": "openai",
-    "tgi": "openai",
-    "custom": "openai",
-}
-
-
 def _gateway_plan(
     config: StackConfig,
     models: dict[str, ModelPlan],
@@ -1432,9 +1201,8 @@ def _gateway_plan(
             host=private_host(name, namespace),
             port=m.port,
             timeout_seconds=m.config.max_generation_seconds,
-            provider=_GATEWAY_PROVIDER[m.config.engine],
-            # A custom image's API is its own: routed only when gateway.routes names it.
-            routed_by_default=m.config.engine != "custom",
+            provider=engines.get(m.config.engine).gateway_provider,
+            routed_by_default=engines.get(m.config.engine).routed_by_default,
         )
         for name, m in models.items()
     }
@@ -1520,8 +1288,9 @@ def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:
 
 
 def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, tuple[str, ...]]:
-    """Images to build (`images.build`) and their platforms: vLLM and Neuron for x86_64, the
-    re-ranker for every Fargate cpuArchitecture of the services that run the built image."""
+    """Images to build (`images.build`) and their platforms: the engines' and the metrics
+    sidecar's as `image_build.image_platforms` says, the re-ranker for every Fargate
+    cpuArchitecture of the services that run the built image."""
     builds: dict[str, tuple[str, ...]] = {}
     for image, users in images_to_build(config).items():
         if image == "reranker":
@@ -1531,7 +1300,7 @@ def _image_builds(config: StackConfig, issues: list[ConfigIssue]) -> dict[str, t
             except image_build.ImageBuildError as exc:
                 issues.append(ConfigIssue("platform.images.build", str(exc)))
         else:
-            builds[image] = image_build.IMAGE_PLATFORMS[image]
+            builds[image] = image_build.image_platforms()[image]
     return builds
 
 

@@ -45,7 +45,7 @@ COMMON_READS = (ENV_SERVED_MODEL_NAME, ENV_PORT, ENV_SSE_KEEPALIVE_SECONDS, ENV_
 """The ENGINE_* variables both entrypoints read."""
 
 ENV_WEIGHTS_URI = "ENGINE_WEIGHTS_URI"
-"""Where the vLLM, SGLang, TGI and custom images find their weights: `s3://bucket/prefix/`
+"""Where the engine images (and custom images) find their weights: `s3://bucket/prefix/`
 (streamed or staged with the task role) or a directory on the task's EFS mount."""
 ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
 """`s3://bucket/prefix/` of the Neuron image's precompiled model, staged with the task role."""

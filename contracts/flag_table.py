@@ -1,7 +1,7 @@
 """An engine's command-line flags as committed under `contracts/flags/`, and what it rejects.
 
 The tables are extracted from the engines' real argument definitions by `tools/engine_tables.py`
-(SGLang: its PyPI wheel; TGI: `launcher/src/main.rs` of the pinned tag) and read here with the
+(a PyPI wheel, or a launcher's source at the pinned tag) and read here with the
 standard library, so a preview can reject a flag the pinned engine does not know without the
 engine's sources on disk. Standard library only.
 """
@@ -101,7 +101,7 @@ class FlagTable:
 
 @cache
 def load(engine_file: str) -> FlagTable:
-    """Load `contracts/flags/<engine_file>.json` (e.g. `sglang-0.5.23`)."""
+    """Load `contracts/flags/<engine_file>.json` (e.g. `vllm-0.33.0`)."""
     raw = json.loads((TABLE_DIR / f"{engine_file}.json").read_text(encoding="utf-8"))
     flags: dict[str, TableFlag] = {}
     for row in raw["flags"]:

@@ -1,11 +1,12 @@
 """Minimal HTTP/1.1 reverse proxy that keeps idle Server-Sent-Event streams alive.
 
-Why: the ALB closes a connection on which no byte moved for its idle timeout. vLLM 0.11.0 —
-the server optimum-neuron 0.4.5 runs — and SGLang 0.5.23 write nothing while a request waits in
-the queue or during a long prefill, and have no keep-alive option (vLLM 0.33.0 added
-`--sse-keep-alive-interval`). The Neuron and SGLang entrypoints therefore run the engine on
-loopback and this proxy on the service port (`serve_behind_proxy`). Both images copy this one
-file from the `contracts` named build context, like the contracts their entrypoints read.
+Why: the ALB closes a connection on which no byte moved for its idle timeout. Some engines —
+vLLM 0.11.0, the server optimum-neuron 0.4.5 runs, among them — write nothing while a request
+waits in the queue or during a long prefill, and have no keep-alive option (vLLM 0.33.0 added
+`--sse-keep-alive-interval`); each engine's module (`components/engines/`) says whether its image
+needs this proxy. Their entrypoints run the engine on loopback and this proxy on the service
+port (`serve_behind_proxy`). The images copy this one file from the `contracts` named build
+context, like the contracts their entrypoints read.
 
 What it does: forwards each request to the upstream on a fresh loopback connection; relays
 the response; when the response is `text/event-stream` and nothing arrived from upstream for

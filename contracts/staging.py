@@ -1,8 +1,8 @@
 """Model weights on the task's local disk: staging an S3 prefix and checking a checkpoint.
 
 Shared by the engine entrypoints: the Neuron image stages its precompiled artifact and the TGI
-image its checkpoint; SGLang and TGI read an EFS directory in place; vLLM and SGLang stream from
-S3 with the Run:ai model streamer. The caller passes the S3 client (boto3's, which only the
+image its checkpoint; images that read EFS read a directory in place; streaming images read S3
+with the Run:ai model streamer. The caller passes the S3 client (boto3's, which only the
 staging images install), so this module stays standard library only and the tests stage from a
 local stand-in.
 
@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from .envparse import ConfigError
 
 RUNAI_STREAMER = "runai_model_streamer"
-"""The Run:ai model streamer's module: `--load-format runai_streamer` (vLLM, SGLang) needs it."""
+"""The Run:ai model streamer's module: `--load-format runai_streamer` needs it."""
 
 
 class WeightsError(RuntimeError):
@@ -77,8 +77,8 @@ def check_weights_dir(directory: Path) -> None:
 
 
 def check_runai_streamer() -> None:
-    """Raise ConfigError unless the Run:ai model streamer is importable in this image (vLLM and
-    SGLang would otherwise fail mid-load with a traceback)."""
+    """Raise ConfigError unless the Run:ai model streamer is importable in this image (a
+    streaming engine would otherwise fail mid-load with a traceback)."""
     if importlib.util.find_spec(RUNAI_STREAMER) is None:
         raise ConfigError(
             f"{RUNAI_STREAMER} is not installed in this image; "

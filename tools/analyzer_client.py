@@ -556,7 +556,13 @@ class PolicyPackProcess:
             request.policyConfig[name].enforcementLevel = _LEVEL_TO_PROTO[level]
             request.policyConfig[name].properties.update(_plain(entry["properties"]))
         if reconciled:
-            self._call("Configure", request)
+            try:
+                self._stub.Configure(request, timeout=self.rpc_timeout)
+            except grpc.RpcError as error:  # the pack refused it: the CLI's wording
+                raise PolicyConfigError(
+                    f"configuring policy pack {info['name']!r} at {str(self.pack_dir)!r}: "
+                    f"{error.details()}"
+                ) from None
         for policy in info["policies"]:
             if policy["name"] in reconciled:
                 policy["enforcementLevel"] = reconciled[policy["name"]]["enforcementLevel"]

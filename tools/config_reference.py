@@ -24,6 +24,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from ecs_inference import engines
+from ecs_inference.config.images import ImagesConfig, engine_image_keys
+from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.stack import StackConfig
 
 REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
@@ -120,14 +123,49 @@ def rows(model: type[BaseModel], prefix: str) -> list[str]:
         key = f"{prefix}.{field.alias or name}"
         sub, suffix = _model_of(field.annotation)
         description = " ".join(_doc(model, name).split())
-        out.append(
-            f"| `{key}{suffix}` | {_type_name(field.annotation)} | {_default(field)} "
-            f"| {description} |"
-        )
+        kind = _type_name(field.annotation)
+        if model is ModelConfig and name == "engine":
+            kind = " \\| ".join(f"`{n}`" for n in engines.names())
+        out.append(f"| `{key}{suffix}` | {kind} | {_default(field)} | {description} |")
         if sub is not None:
             nested.append((sub, key + suffix))
+    out += _engine_rows(model, prefix, nested)
     for sub, key in nested:
         out += rows(sub, key)
+    return out
+
+
+def _engine_rows(
+    model: type[BaseModel], prefix: str, nested: list[tuple[type[BaseModel], str]]
+) -> list[str]:
+    """The keys registered engines add to a section: each engine's image in `images`, and its
+    own settings in a model (a section, appended to `nested`, or keys of the model itself)."""
+    out: list[str] = []
+    if model is ImagesConfig:
+        for name in engine_image_keys():
+            out.append(
+                f"| `{prefix}.{name}` | str | — | Image for `engine: {name}` services (built "
+                f"from images/{name}). |"
+            )
+    if model is not ModelConfig:
+        return out
+    for engine in engines.registered():
+        schema = engine.settings_model
+        if schema is None:
+            continue
+        if engine.settings_key is None:
+            for name, field in schema.model_fields.items():
+                description = " ".join(_doc(schema, name).split())
+                out.append(
+                    f"| `{prefix}.{field.alias or name}` | {_type_name(field.annotation)} "
+                    f"| {_default(field)} | {description} |"
+                )
+            continue
+        key = f"{prefix}.{engine.settings_key}"
+        need = "Required for" if engine.settings_required else "Only for"
+        description = " ".join((inspect.getdoc(schema) or "").split())
+        out.append(f"| `{key}` | section | — | {need} engine {engine.name}: {description} |")
+        nested.append((schema, key))
     return out
 
 

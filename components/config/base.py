@@ -10,13 +10,18 @@ written once: where the component's spec states it, the key names the spec's fie
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, TypeVar, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails, InitErrorDetails
 
 from ecs_inference.contracts import aws_limits
 from ecs_inference.specs.names import NAME_PATTERN
+
+S = TypeVar("S")
+T = TypeVar("T")
 
 ROOT = "platform"
 """The structured stack setting `ecs-inference:platform`: the first part of every config path."""
@@ -75,3 +80,51 @@ class Section(BaseModel):
         populate_by_name=True,
         str_strip_whitespace=True,
     )
+
+    @classmethod
+    def registered_keys(cls) -> dict[str, type[BaseModel] | None]:
+        """Keys the section takes besides its fields, from what is registered at validation
+        time (an engine's settings): key -> its schema when it is a section, else None."""
+        return {}
+
+
+def error_details(error: ErrorDetails, prefix: tuple[str | int, ...] = ()) -> InitErrorDetails:
+    """A validation error of a nested schema, re-raised at `prefix` within its section (for
+    sections that validate some keys with a schema of their own)."""
+    details: InitErrorDetails = {
+        "type": error["type"],
+        "loc": (*prefix, *error["loc"]),
+        "input": error["input"],
+    }
+    if "ctx" in error:
+        details["ctx"] = error["ctx"]
+    return details
+
+
+def value_error(message: str) -> InitErrorDetails:
+    """A `ValueError`-style validation error (`message`) at the section itself."""
+    return {"type": "value_error", "loc": (), "input": None, "ctx": {"error": ValueError(message)}}
+
+
+def validate_taking(
+    title: str,
+    data: Any,
+    handler: Callable[[Any], S],
+    take: Callable[[dict[str, Any]], tuple[T, list[InitErrorDetails]]],
+) -> tuple[S, T | None]:
+    """Run a wrap validator's `handler` on `data` without the keys `take` removes and validates
+    itself (registered keys a section cannot declare as fields); every error of both, at its
+    config path, is raised together. Returns the section and what `take` made of its keys
+    (None when `data` is not a mapping)."""
+    if not isinstance(data, Mapping):
+        return handler(data), None
+    rest = dict(cast("Mapping[str, Any]", data))
+    taken, errors = take(rest)
+    try:
+        section = handler(rest)
+    except ValidationError as exc:
+        errors = [*errors, *(error_details(e) for e in exc.errors())]
+        raise ValidationError.from_exception_data(title, errors) from None
+    if errors:
+        raise ValidationError.from_exception_data(title, errors)
+    return section, taken

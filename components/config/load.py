@@ -7,12 +7,14 @@ pool?) run in the plan, also before any resource.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
-from ecs_inference.config.base import ROOT
+from ecs_inference.config.base import ROOT, Section
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.pools import managed_instance_option_issues
 from ecs_inference.config.stack import StackConfig, check_references
@@ -33,24 +35,28 @@ def _path(loc: tuple[Any, ...]) -> str:
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     """Keys valid at the parent of `loc`, by walking the schema (for 'unknown key' hints)."""
     model: Any = StackConfig
+    keyed = False  # the last step was a map: this item is one of its keys
     for item in loc[:-1]:
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            field = next(
-                (f for n, f in model.model_fields.items() if item in (n, f.alias)),
-                None,
-            )
-            if field is None:
-                return []
-            model = field.annotation
+        if keyed:
+            keyed = False
+            continue
+        if not (isinstance(model, type) and issubclass(model, Section)):
+            return []
+        field = next((f for n, f in model.model_fields.items() if item in (n, f.alias)), None)
+        model = field.annotation if field is not None else model.registered_keys().get(str(item))
+        keyed = typing.get_origin(model) is dict
         # unwrap dict[Name, X] / X | None to X
-        args = getattr(model, "__args__", ())
+        args = typing.get_args(model)
         if args:
             model = next(
                 (a for a in reversed(args) if isinstance(a, type) and issubclass(a, BaseModel)),
                 model,
             )
     if isinstance(model, type) and issubclass(model, BaseModel):
-        return sorted(f.alias or n for n, f in model.model_fields.items())
+        keys = {f.alias or n for n, f in model.model_fields.items()}
+        if issubclass(model, Section):
+            keys |= {k for k in model.registered_keys() if k == to_camel(k)}
+        return sorted(keys)
     return []
 
 

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
-from ecs_inference.config.base import S3_URI_PATTERN, Name, Section
+from ecs_inference import engines
+from ecs_inference.config.base import (
+    S3_URI_PATTERN,
+    Name,
+    Section,
+    error_details,
+    validate_taking,
+    value_error,
+)
 from ecs_inference.config.services import ServiceConfig, vllm_api_key_message
-from ecs_inference.contracts import aws_limits
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
+from ecs_inference.engines import Engine
 from ecs_inference.specs.service import ModelServiceSpec
 
 
@@ -43,17 +61,6 @@ class ArchitectureConfig(Section):
     """Dimension of each attention head."""
     max_position_embeddings: int | None = Field(None, gt=0)
     """Longest context the model supports; maxModelLen may not exceed it."""
-
-
-class NeuronCompileConfig(Section):
-    """The shape the Neuron artifact was compiled for; serving must match it exactly."""
-
-    batch_size: int = Field(gt=0, le=256)
-    """Batch size the artifact was compiled for."""
-    sequence_length: int = Field(gt=0, le=1_048_576)
-    """Sequence length the artifact was compiled for."""
-    tp_degree: int = Field(gt=0, le=64)
-    """Tensor parallel degree (NeuronCores) the artifact was compiled for."""
 
 
 class AutoscalingConfig(Section):
@@ -105,57 +112,38 @@ class StartupConfig(Section):
     Neuron model load, first request)."""
 
 
-class CustomEngineConfig(Section):
-    """A bring-your-own serving image (`engine: custom`); the contract it must meet is in
-    docs/engines.md."""
-
-    command: list[str] = Field(default_factory=list)
-    """Container command (exec form); empty: the image's CMD."""
-    port: int = Field(8000, ge=1024, le=65535)
-    """Port the image listens on (all interfaces); non-root, so 1024 or above."""
-    health_path: str = Field("/health", min_length=1, max_length=aws_limits.HEALTH_CHECK_PATH_MAX)
-    """Path that answers 200 once the image can serve (the ALB's health check)."""
-    gpus: int = Field(0, ge=0, le=16)
-    """GPUs the task reserves (on a gpuPools pool); give this or `neuronDevices`."""
-    neuron_devices: int = Field(0, ge=0, le=16)
-    """Neuron devices mapped into the task (on a neuronPools pool)."""
-    accelerator_memory_gib: float | None = Field(None, gt=0, alias="acceleratorMemoryGiB")
-    """The model's whole accelerator-memory need, when no `architecture`/`parameters` sizes it."""
-    sse_keep_alive_seconds: int | None = Field(None, ge=1)
-    """Longest silence the image allows itself during a stream; unset: none, so the endpoint's
-    idle timeout must cover `maxGenerationSeconds`."""
-    warmup_seconds: int = Field(120, ge=0, le=3600)
-    """Time from weights loaded to ready (grace-period input)."""
+def _registered(value: str) -> str:
+    if value not in engines.names():
+        raise ValueError(f"must be one of {', '.join(engines.names())} (got {value!r})")
+    return value
 
 
-GPU_ENGINES = ("vllm", "sglang", "tgi")
-"""Engines that run on a gpuPools pool (custom: when it declares gpus)."""
+EngineName = Annotated[str, AfterValidator(_registered)]
+"""A registered engine's name (`components.engines.names()`)."""
 
 
 class ModelConfig(ServiceConfig):
-    """An LLM served by vLLM, SGLang or TGI on a GPU pool, optimum-neuron on an Inferentia pool,
-    or your own image (`custom`)."""
+    """An LLM served by one of the registered engines (`components.engines`, docs/engines.md)
+    on a GPU or Inferentia/Trainium pool. The engine's own settings (its section, or its own
+    keys) are validated by the engine's schema."""
 
     SERVES_MODEL: ClassVar[bool] = True
 
-    engine: Literal["vllm", "neuron", "sglang", "tgi", "custom"]
-    """`vllm`, `sglang` or `tgi` on a GPU pool, `neuron` (optimum-neuron) on an
-    Inferentia/Trainium pool, or `custom` (your image, settings under `custom`)."""
+    engine: EngineName
+    """The serving engine (docs/engines.md): it decides the pool kind, the image and the
+    settings below that apply."""
     pool: Name
-    """Key of a `gpuPools` or `managedInstancePools` entry (vllm, sglang, tgi, custom with gpus)
-    or a `neuronPools` entry (neuron, custom with neuronDevices)."""
+    """Key of a `gpuPools` or `managedInstancePools` entry (GPU engines) or a `neuronPools`
+    entry (Neuron engines)."""
     weights_uri: WeightsUri | None = None
-    """Where the weights are: an S3 prefix (vllm, sglang: streamed; tgi: staged to disk; neuron:
-    the precompiled artifact) or `efs://<file-system>/<path>` (sglang, tgi, custom: read in place
-    from a `weightStores` file system or an existing one by id). Required except for custom.
-    Nothing is downloaded from a model hub."""
+    """Where the weights are: an S3 prefix (streamed, or staged to disk, as the engine reads it;
+    for a Neuron engine the precompiled artifact) or `efs://<file-system>/<path>` (engines that
+    read EFS: in place, from a `weightStores` file system or an existing one by id). Required
+    unless the engine says otherwise. Nothing is downloaded from a model hub."""
     extra_args: list[str] = Field(default_factory=list)
-    """Extra engine flags (not for custom), each checked against the pinned release's real
-    flags; flags the platform sets from the service's own settings are refused."""
-    max_input_tokens: int | None = Field(None, gt=0)
-    """tgi: longest prompt; unset: maxModelLen - 1."""
-    custom: CustomEngineConfig | None = None
-    """Required for engine custom: how the image runs."""
+    """Extra engine flags (engines with a flag table), each checked against the pinned
+    release's real flags; flags the platform sets from the service's own settings are
+    refused."""
     architecture: str | None = None
     """Catalog id of a known architecture (e.g. llama-3.1-8b)."""
     parameters: ArchitectureConfig | None = None
@@ -167,18 +155,16 @@ class ModelConfig(ServiceConfig):
     kv_cache_dtype: Literal["auto", "fp8", "fp16", "bf16"] = "auto"
     """KV cache dtype; `auto` = 16-bit activations."""
     max_model_len: int | None = Field(None, gt=0, le=1_048_576)
-    """Longest prompt + completion in tokens. Required for vllm; for neuron it defaults to
-    (and may not exceed) the compiled `neuron.sequenceLength`."""
+    """Longest prompt + completion in tokens. Required by most engines; a Neuron artifact's
+    defaults to (and may not exceed) its compiled sequence length."""
     max_concurrent_sequences: int = Field(16, gt=0, le=4096)
     """Sequences in flight per task (vLLM --max-num-seqs); sizes the KV cache."""
     gpu_memory_utilization: float = Field(0.9, gt=0.3, le=0.98)
     """Fraction of each GPU's memory vLLM may use."""
     tensor_parallel_size: int | None = Field(None, gt=0, le=64)
-    """Override of the derived tensor parallel size (vllm)."""
+    """Override of the derived tensor parallel size (GPU engines)."""
     memory_overhead_fraction: float = Field(0.15, ge=0.05, le=0.5)
     """Activations/CUDA context/fragmentation headroom on weights + KV cache."""
-    neuron: NeuronCompileConfig | None = None
-    """Required for engine neuron: the compiled batch size, sequence length and tp degree."""
     max_generation_seconds: int = Field(300, ge=1, le=3600)
     """Longest request (prompt + streamed completion) the service must keep open."""
     health_check_grace_period_seconds: int | None = Field(None, ge=0, le=7200)
@@ -190,85 +176,110 @@ class ModelConfig(ServiceConfig):
     )
     """Target tracking on the engine's load or on ALB requests per target."""
 
-    @model_validator(mode="after")
-    def _engine_fields(self) -> ModelConfig:
-        declared = self.custom is not None and self.custom.accelerator_memory_gib is not None
-        if self.architecture is None and self.parameters is None and not declared:
-            raise ValueError(
-                "give `architecture` (a catalog id) or `parameters` (explicit shape)"
-                + (" or `custom.acceleratorMemoryGiB`" if self.engine == "custom" else "")
-            )
-        if self.engine == "custom":
-            if self.custom is None:
-                raise ValueError(
-                    "engine custom needs `custom: {port, healthPath, gpus or neuronDevices, ...}`"
-                )
-            if self.image is None:
-                raise ValueError("engine custom needs `image` (your serving image)")
-            if bool(self.custom.gpus) == bool(self.custom.neuron_devices):
-                raise ValueError(
-                    "engine custom needs exactly one of custom.gpus, custom.neuronDevices"
-                )
-        elif self.custom is not None:
-            raise ValueError("`custom` settings only apply to engine custom")
-        elif self.weights_uri is None:
-            raise ValueError(f"engine {self.engine} needs `weightsUri`")
-        if self.extra_args and self.engine == "custom":
-            raise ValueError("`extraArgs` does not apply to engine custom: set `custom.command`")
-        if self.max_input_tokens is not None and self.engine != "tgi":
-            raise ValueError("`maxInputTokens` applies to engine tgi")
-        efs = self.weights_uri is not None and self.weights_uri.startswith("efs://")
-        if efs and self.engine in ("vllm", "neuron"):
-            raise ValueError(
-                f"engine {self.engine} loads weights from S3 only; use an s3:// weightsUri "
-                "or engine sglang/tgi/custom for EFS"
-            )
-        if self.engine in ("sglang", "tgi") and self.max_model_len is None:
-            raise ValueError(
-                f"engine {self.engine} needs `maxModelLen` (longest prompt + completion)"
-            )
-        if self.engine == "neuron" and self.neuron is None:
-            raise ValueError(
-                "engine neuron needs `neuron: {batchSize, sequenceLength, tpDegree}` matching "
-                "the precompiled artifact"
-            )
-        if self.engine == "vllm" and self.max_model_len is None:
-            raise ValueError("engine vllm needs `maxModelLen` (longest prompt + completion)")
-        if (
-            self.neuron is not None
-            and self.max_model_len is not None
-            and self.max_model_len > self.neuron.sequence_length
-        ):
-            raise ValueError(
-                f"maxModelLen ({self.max_model_len}) exceeds the compiled neuron.sequenceLength "
-                f"({self.neuron.sequence_length}); recompile the artifact or lower maxModelLen"
-            )
-        if self.engine != "neuron" and self.neuron is not None:
-            raise ValueError("`neuron` settings only apply to engine neuron")
-        if VLLM_API_KEY in self.secrets:
-            # vLLM and Neuron serve through vLLM, which then demands its own bearer key; the
-            # other engines never read it, so the name there is a mistake either way.
+    _engine_settings: Section | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _engine_fields(cls, data: Any, handler: ModelWrapValidatorHandler[ModelConfig]) -> Any:
+        """The engine's own settings, validated by its schema, then the engine's rules."""
+        model, settings = validate_taking(cls.__name__, data, handler, _take_engine_settings)
+        if not isinstance(settings, _Taken):
+            return model
+        model._engine_settings = settings.settings
+        settings.engine.check_config(model)
+        if VLLM_API_KEY in model.secrets:
+            # vLLM-served engines then demand their own bearer key; the other engines never
+            # read it, so the name there is a mistake either way.
             raise ValueError(vllm_api_key_message("secrets"))
-        if self.engine == "neuron" and self.tensor_parallel_size is not None:
-            raise ValueError("engine neuron takes its tp degree from `neuron.tpDegree`")
-        if self.tensor_parallel_size is not None and self.tensor_parallel_size & (
-            self.tensor_parallel_size - 1
-        ):
+        tp = model.tensor_parallel_size
+        if tp is not None and tp & (tp - 1):
             raise ValueError("tensorParallelSize must be a power of two")
-        return self
+        return model
+
+    @classmethod
+    def registered_keys(cls) -> dict[str, type[BaseModel] | None]:
+        """Every registered engine's own keys: its section (with its schema) or its keys."""
+        return {
+            key: engine.settings_model if engine.settings_key == key else None
+            for key, engine in engine_keys().items()
+        }
+
+    @property
+    def engine_settings(self) -> Section | None:
+        """The engine's own settings (its `settings_model`), or None when it has none."""
+        return self._engine_settings
 
     @property
     def context_length(self) -> int:
         """Tokens per sequence the service is sized for."""
-        if self.max_model_len is not None:
-            return self.max_model_len
-        if self.neuron is None:
-            raise ValueError(f"engine {self.engine} has no maxModelLen")
-        return self.neuron.sequence_length
+        return engines.get(self.engine).context_length(self)
 
     @property
     def on_gpu(self) -> bool:
-        """Runs on a gpuPools pool (else a neuronPools pool)."""
-        if self.engine == "custom":
-            return self.custom is not None and self.custom.gpus > 0
-        return self.engine in GPU_ENGINES
+        """Runs on a gpuPools or managedInstancePools pool (else a neuronPools pool)."""
+        return engines.get(self.engine).accelerator(self) == "gpu"
+
+
+def _engine_named(value: object) -> Engine | None:
+    return engines.get(value) if isinstance(value, str) and value in engines.names() else None
+
+
+def engine_keys() -> dict[str, Engine]:
+    """Model keys that belong to one engine: its section's key, or its own top-level keys (by
+    config name and field name)."""
+    keys: dict[str, Engine] = {}
+    for engine in engines.registered():
+        schema = engine.settings_model
+        if schema is None:
+            continue
+        if engine.settings_key is not None:
+            keys[engine.settings_key] = engine
+            continue
+        for name, field in schema.model_fields.items():
+            keys[name] = engine
+            keys[field.alias or name] = engine
+    return keys
+
+
+@dataclass(frozen=True)
+class _Taken:
+    engine: Engine
+    settings: Section | None
+
+
+def _take_engine_settings(rest: dict[str, Any]) -> tuple[_Taken | None, list[InitErrorDetails]]:
+    """Take the engine-owned keys out of `rest`; validate the model's engine's with its schema.
+    Another engine's key is an error (when the model's engine is known)."""
+    engine = _engine_named(rest.get("engine"))
+    settings, errors = _engine_settings(rest, engine)
+    return (_Taken(engine, settings) if engine is not None else None), errors
+
+
+def _engine_settings(
+    rest: dict[str, Any], engine: Engine | None
+) -> tuple[Section | None, list[InitErrorDetails]]:
+    """The model's engine's settings, validated, and the errors of every engine-owned key."""
+    own: dict[str, Any] = {}
+    errors: list[InitErrorDetails] = []
+    for key, owner in engine_keys().items():
+        if key not in rest:
+            continue
+        value = rest.pop(key)
+        if owner is engine:
+            own[key] = value
+        elif engine is not None:
+            what = "settings only apply" if owner.settings_key else "applies"
+            errors.append(value_error(f"`{key}` {what} to engine {owner.name}"))
+    schema = engine.settings_model if engine is not None else None
+    if engine is None or schema is None:
+        return None, errors
+    loc: tuple[str, ...] = ()
+    raw: Any = own
+    if engine.settings_key is not None:
+        raw, loc = own.get(engine.settings_key), (engine.settings_key,)
+        if raw is None:
+            return None, errors
+    try:
+        return schema.model_validate(raw), errors
+    except ValidationError as exc:
+        return None, errors + [error_details(e, loc) for e in exc.errors()]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ecs_inference import engines
 from ecs_inference.config.base import ROOT, Name, Section
 from ecs_inference.config.cluster import ClusterConfig
 from ecs_inference.config.endpoint import EndpointConfig
@@ -35,7 +36,6 @@ from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.weight_stores import WeightStoreConfig
 from ecs_inference.config.workers import WorkerConfig
-from ecs_inference.contracts.metrics import METRICS_BY_KIND
 from ecs_inference.specs.weights import EfsConfigError, parse_efs_uri
 
 
@@ -84,15 +84,11 @@ class StackConfig(Section):
 
     def metrics_sidecar_services(self) -> list[str]:
         """Services that run the metrics sidecar: with `operations.metricsSidecar`, every
-        re-ranker and every model whose engine the sidecar can scrape (`contracts.metrics`
-        knows the vLLM and Neuron families; SGLang, TGI and custom engines name theirs
-        differently, so they run without it and scale on ALB requests)."""
+        re-ranker and every model whose engine has a scrape family (`Engine.metrics_kind`;
+        the others run without it and scale on ALB requests)."""
         if not self.operations.metrics_sidecar:
             return []
-        return [
-            *(n for n, m in self.models.items() if m.engine in METRICS_BY_KIND),
-            *self.rerankers,
-        ]
+        return [*(n for n, m in self.models.items() if _scraped(m)), *self.rerankers]
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,8 +150,8 @@ def _model_references(cfg: StackConfig, name: str, model: ModelConfig, issues: I
     if (
         not cfg.images.build
         and model.image is None
-        and model.engine != "custom"
-        and getattr(cfg.images, model.engine) is None
+        and engines.get(model.engine).default_image
+        and cfg.images.for_engine(model.engine) is None
     ):
         issues.add(
             f"{ROOT}.models.{name}.image",
@@ -166,21 +162,22 @@ def _model_references(cfg: StackConfig, name: str, model: ModelConfig, issues: I
 def _scaling_metrics(cfg: StackConfig, issues: Issues) -> None:
     """Engine-load and KV-cache scaling read what the metrics sidecar publishes: only for the
     engines it can scrape, and only with the sidecar on."""
+    scraped = ", ".join(e.name for e in engines.registered() if e.metrics_kind is not None)
     for name, model in cfg.models.items():
-        if model.engine not in METRICS_BY_KIND and (
+        if not _scraped(model) and (
             "metric" in model.autoscaling.model_fields_set
             and model.autoscaling.metric != "albRequests"
         ):
             issues.add(
                 f"{ROOT}.models.{name}.autoscaling.metric",
                 f"{model.autoscaling.metric} scaling reads engine metrics the metrics sidecar "
-                f"cannot scrape from engine {model.engine} (it knows the vLLM and Neuron "
-                "families); set `albRequests`, the default for this engine",
+                f"cannot scrape from engine {model.engine} (it knows those of {scraped}); set "
+                "`albRequests`, the default for this engine",
             )
     if cfg.operations.metrics_sidecar:
         return
     for name, model in cfg.models.items():
-        if model.engine in METRICS_BY_KIND and model.autoscaling.metric != "albRequests":
+        if _scraped(model) and model.autoscaling.metric != "albRequests":
             issues.add(
                 f"{ROOT}.models.{name}.autoscaling.metric",
                 f"{model.autoscaling.metric} scaling reads the engine's metrics, which the "
@@ -208,17 +205,23 @@ def _pool_name_clashes(cfg: StackConfig, issues: Issues) -> None:
                 seen[pool] = section
 
 
+def _scraped(model: ModelConfig) -> bool:
+    """Whether the metrics sidecar knows the model's engine's metric families."""
+    return engines.get(model.engine).metrics_kind is not None
+
+
 def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
-    """With `images.build`, the images the stack must build: image name (`vllm`, `neuron`,
-    `reranker`) -> the services that run it (those without their own `image` and without an
-    `images.<engine>` reference). Empty when `images.build` is false."""
+    """With `images.build`, the images the stack must build: image name (an engine's, as
+    `images/<engine>`, or `reranker`, `metrics`) -> the services that run it (those without
+    their own `image` and without an `images.<engine>` reference). Empty when `images.build`
+    is false."""
     if not cfg.images.build:
         return {}
     users: dict[str, list[str]] = {}
     for name, model in cfg.models.items():
-        if model.engine == "custom":
-            continue  # a custom service always names its own image
-        if model.image is None and getattr(cfg.images, model.engine) is None:
+        if not engines.get(model.engine).default_image:
+            continue  # its services always name their own image
+        if model.image is None and cfg.images.for_engine(model.engine) is None:
             users.setdefault(model.engine, []).append(name)
     for name, rr in cfg.rerankers.items():
         if rr.image is None and cfg.images.reranker is None:

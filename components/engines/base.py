@@ -16,10 +16,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, Literal, Protocol
+
+from pydantic import BaseModel
 
 from ecs_inference import iam, sizing
+from ecs_inference.config.base import Section
 from ecs_inference.contracts import aws_limits, flag_table
+from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 
 KEEPALIVE_MARGIN_SECONDS = 5
 """A target's own HTTP keep-alive outlasts the ALB idle timeout by this much (else 502s)."""
@@ -436,10 +440,9 @@ def engine_fit(
 ) -> sizing.GpuFit:
     """The VRAM method for a GPU service of `engine`, failing with its config path.
 
-    One method serves all engines because each caps the same quantity: SGLang's static pool
-    (`utilization / (1 + overhead)`) holds weights + KV and leaves the overhead to activations;
-    TGI's `--cuda-memory-fraction` caps weights + KV + overhead like vLLM's utilisation.
-    `tensor_parallel_size` (default None: choose) pins the number of GPUs.
+    One method serves all engines because each caps the same quantity (each engine's module
+    says how its memory flag maps to the sizing's utilisation). `tensor_parallel_size`
+    (default None: choose) pins the number of GPUs.
     """
     try:
         return sizing.choose_tensor_parallel(
@@ -456,18 +459,272 @@ def engine_fit(
 # the engine
 # --------------------------------------------------------------------------------------------
 
+Fit = sizing.GpuFit | sizing.NeuronFit | DeclaredFit
+"""How a model fits one instance type: the VRAM method, a Neuron artifact, or declared memory."""
+
+
+class StartupSettings(Protocol):
+    """The grace-period inputs an engine reads (`models.<name>.startup`)."""
+
+    @property
+    def warmup_seconds(self) -> float: ...
+
+
+class ModelSettings(Protocol):
+    """What an engine reads from a model's config (`components.config.models.ModelSettings`)."""
+
+    @property
+    def engine(self) -> str: ...
+    @property
+    def engine_settings(self) -> Section | None: ...
+    @property
+    def image(self) -> str | None: ...
+    @property
+    def served_model_name(self) -> str | None: ...
+    @property
+    def weights_uri(self) -> str | None: ...
+    @property
+    def extra_args(self) -> Sequence[str]: ...
+    @property
+    def architecture(self) -> str | None: ...
+    @property
+    def parameters(self) -> BaseModel | None: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def kv_cache_dtype(self) -> str: ...
+    @property
+    def max_model_len(self) -> int | None: ...
+    @property
+    def max_concurrent_sequences(self) -> int: ...
+    @property
+    def gpu_memory_utilization(self) -> float: ...
+    @property
+    def tensor_parallel_size(self) -> int | None: ...
+    @property
+    def memory_overhead_fraction(self) -> float: ...
+    @property
+    def max_generation_seconds(self) -> int: ...
+    @property
+    def environment(self) -> Mapping[str, str]: ...
+    @property
+    def secrets(self) -> Mapping[str, str]: ...
+    @property
+    def startup(self) -> StartupSettings: ...
+
+
+@dataclass(frozen=True)
+class LaunchInputs:
+    """What an engine's launch is built from: the plan's decisions for one model service."""
+
+    name: str
+    """The service key (`platform.models.<name>`)."""
+    model: ModelSettings
+    """The model's config (`ModelConfig`)."""
+    demand: Demand
+    """What the model needs from an instance type (`Engine.demand`)."""
+    fit: Fit
+    """How it fits the pool's cheapest chosen type (every chosen type has the same layout)."""
+    weights_uri: str | None
+    """What the engine reads: the S3 URI, or the EFS mount path in the container; None when
+    the service declares no weights."""
+    instance_family: str
+    """Family of the pool's cheapest chosen type (`g6e`, `inf2`, ...)."""
+    idle_timeout_seconds: int
+    """The endpoint's idle timeout."""
+    region: str | None
+    """The stack's region, for engines that stream from S3 with it; None: the SDK's own."""
+
+    @property
+    def where(self) -> str:
+        """Config path of the model (`platform.models.<name>`), for error messages."""
+        return f"platform.models.{self.name}"
+
+    @property
+    def served_model_name(self) -> str:
+        """The model id clients send: `servedModelName`, default the service key."""
+        return self.model.served_model_name or self.name
+
+    @property
+    def accelerators(self) -> int:
+        """GPUs (tensor parallel size) or Neuron devices the fit gives a task."""
+        fit = self.fit
+        if isinstance(fit, sizing.GpuFit):
+            return fit.tp_size
+        if isinstance(fit, sizing.NeuronFit):
+            return fit.devices_mapped
+        return fit.devices
+
+
+def gpu_demand(name: str, model: ModelSettings, pinned: int | None) -> GpuDemand:
+    """The VRAM method's demand of a GPU service (`pinned`: a fixed GPU count, None: choose)."""
+    params = model.parameters
+    need = sizing.gpu_memory_need(
+        model.architecture,
+        dtype=model.dtype,
+        kv_cache_dtype=model.kv_cache_dtype,
+        max_model_len=model.max_model_len,
+        max_concurrent_sequences=model.max_concurrent_sequences,
+        overhead_fraction=model.memory_overhead_fraction,
+        **(params.model_dump(exclude_none=True) if params else {}),
+    )
+    return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
+
+
+def torch_dtype(dtype: str) -> str:
+    """The `--dtype` torch-based engines take for the config's weight dtype: the activations'
+    dtype; quantised weights keep `auto`."""
+    return {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(dtype, "auto")
+
+
+def quantization_method(dtype: str) -> str | None:
+    """The quantisation method a quantised weight dtype names (`awq`, `gptq`, `fp8`), else None."""
+    return dtype if dtype in ("awq", "gptq", "fp8") else None
+
+
+def sized(model: ModelSettings) -> bool:
+    """Whether the model's shape is given (`architecture` or `parameters`)."""
+    params = model.parameters
+    return model.architecture is not None or bool(
+        params.model_dump(exclude_none=True) if params else {}
+    )
+
 
 class Engine(abc.ABC):
-    """One serving engine, as the plan, the components, operations and cost ask for it.
+    """One serving engine, as the config, the plan, operations and cost ask for it.
 
     A subclass lives in the engine's module and is registered under `name` (the value of a
-    model's `engine` setting).
+    model's `engine` setting). The class attributes state facts; the methods decide.
     """
 
     name: ClassVar[str]
     """The `engine` value that selects it (`platform.models.<name>.engine`)."""
+    description: ClassVar[str]
+    """One line for the configuration reference (what it is, which accelerators)."""
+    settings_key: ClassVar[str | None] = None
+    """The model key of the engine's own section (`custom`, `neuron`); None: its settings, if
+    any, are keys of the model itself."""
+    settings_model: ClassVar[type[Section] | None] = None
+    """Schema of the engine's own settings; None: it has none."""
+    settings_required: ClassVar[str | None] = None
+    """With a section: why it is required (the message when it is missing); None: optional."""
+    default_image: ClassVar[bool] = True
+    """Whether `images.<name>` gives a default image (built from `images/<name>`); else every
+    service names its own `image`."""
+    image_platforms: ClassVar[tuple[str, ...]] = ("linux/amd64",)
+    """Docker platforms the stack builds its image for (GPU and Neuron hosts are x86_64)."""
+    base_image_account: ClassVar[str | None] = None
+    """AWS account of a private ECR registry the image's Dockerfile builds FROM (an AWS Deep
+    Learning Container), which the build logs in to; None: a public base."""
+    needs_weights: ClassVar[bool] = True
+    """Whether `weightsUri` is required."""
+    reads_efs: ClassVar[bool] = True
+    """Whether the weights may be on EFS (`efs://...`), read in place; else S3 only."""
+    streams_from_s3: ClassVar[bool] = False
+    """Whether S3 weights stream into accelerator memory (else they are staged on disk first):
+    the weight-load estimate compares EFS against this path."""
+    needs_max_model_len: ClassVar[bool] = True
+    """Whether `maxModelLen` is required."""
+    takes_extra_args: ClassVar[bool] = True
+    """Whether `extraArgs` applies; else `extra_args_refused` says why."""
+    extra_args_refused: ClassVar[str] = ""
+    """The message when `extraArgs` is given to an engine that takes none."""
+    takes_tensor_parallel_size: ClassVar[bool] = True
+    """Whether `tensorParallelSize` applies; else `tensor_parallel_refused` says why."""
+    tensor_parallel_refused: ClassVar[str] = ""
+    """The message when `tensorParallelSize` is given to an engine that takes none."""
+    metrics_kind: ClassVar[str | None] = None
+    """The metrics sidecar's scrape family (`contracts.metrics.METRICS_BY_KIND` key); None: the
+    sidecar knows none of the engine's metrics, so the service runs without it and scales on
+    ALB requests."""
+    kv_cache_per_sequence: ClassVar[bool] = False
+    """Whether the engine allocates the KV cache per whole sequence (KV-cache usage then moves
+    in steps of one sequence)."""
+    gateway_provider: ClassVar[str] = "openai"
+    """LiteLLM provider the gateway routes to it with (any OpenAI-compatible server: `openai`)."""
+    routed_by_default: ClassVar[bool] = True
+    """Whether the gateway routes to its services unless `gateway.routes` says otherwise."""
+    names_itself_when_too_big: ClassVar[bool] = True
+    """Whether a model that does not fit its pool is reported as "the <engine> model does not
+    fit: ..." (else the sizing message alone)."""
 
-    @property
+    def settings(self, model: ModelSettings) -> Section | None:
+        """The model's validated engine settings (`settings_model`), or None."""
+        return model.engine_settings
+
+    def check_config(self, model: ModelSettings) -> None:
+        """The engine's rules on a model's config, beyond its keys' own shapes; raises
+        ValueError with the message the config error shows. Subclasses add their own after
+        these."""
+        if (
+            model.architecture is None
+            and model.parameters is None
+            and not (self.declares_memory(model))
+        ):
+            raise ValueError(
+                "give `architecture` (a catalog id) or `parameters` (explicit shape)"
+                + self.sizing_alternative()
+            )
+        if self.settings_required and self.settings(model) is None:
+            raise ValueError(self.settings_required)
+        if self.needs_weights and model.weights_uri is None:
+            raise ValueError(f"engine {self.name} needs `weightsUri`")
+        if model.extra_args and not self.takes_extra_args:
+            raise ValueError(self.extra_args_refused)
+        if (
+            model.weights_uri is not None
+            and model.weights_uri.startswith("efs://")
+            and not self.reads_efs
+        ):
+            raise ValueError(
+                f"engine {self.name} loads weights from S3 only; use an s3:// weightsUri or an "
+                "engine that reads EFS"
+            )
+        if self.needs_max_model_len and model.max_model_len is None:
+            raise ValueError(
+                f"engine {self.name} needs `maxModelLen` (longest prompt + completion)"
+            )
+        if model.tensor_parallel_size is not None and not self.takes_tensor_parallel_size:
+            raise ValueError(self.tensor_parallel_refused)
+
+    def declares_memory(self, model: ModelSettings) -> bool:
+        """Whether the model declares its accelerator memory instead of a shape (no engine
+        but `custom` lets it)."""
+        del model
+        return False
+
+    def sizing_alternative(self) -> str:
+        """What the "give architecture or parameters" message adds (another way to size)."""
+        return ""
+
+    def accelerator(self, model: ModelSettings) -> Literal["gpu", "neuron"]:
+        """The pool kind the model runs on: GPU (gpuPools, managedInstancePools) or Neuron
+        (neuronPools)."""
+        del model
+        return "gpu"
+
+    def context_length(self, model: ModelSettings) -> int:
+        """Tokens per sequence the service is sized for: `maxModelLen`."""
+        if model.max_model_len is None:
+            raise ValueError(f"engine {self.name} has no maxModelLen")
+        return model.max_model_len
+
+    def demand(self, name: str, model: ModelSettings) -> Demand:
+        """What the model needs from an instance type: by default the VRAM method on GPUs,
+        `tensorParallelSize` pinning the GPU count. Raises `sizing.SizingError`, or
+        `PresetError` (path first) for settings that cannot be sized."""
+        return gpu_demand(name, model, model.tensor_parallel_size)
+
     @abc.abstractmethod
-    def launch_type(self) -> type[Launch]:
-        """The launch dataclass its services run with."""
+    def launch(self, inputs: LaunchInputs) -> Launch:
+        """The service's launch (validated on construction). Raises `EngineLaunchError` (field
+        first) or `PresetError` (config path first)."""
+
+    def warmup_seconds(self, model: ModelSettings) -> float:
+        """Grace-period input: warm-up after the weights are loaded (`startup.warmupSeconds`)."""
+        return float(model.startup.warmup_seconds)
+
+    def max_concurrency(self, model: ModelSettings) -> int:
+        """The batch the engine runs at once (the engine-load scaling target's base):
+        `maxConcurrentSequences`."""
+        return model.max_concurrent_sequences

@@ -14,11 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pydantic import Field
+
+from ecs_inference.config.base import Section
 from ecs_inference.contracts import custom as contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
     LaunchDefaults,
+    LaunchInputs,
+    ModelSettings,
+    PresetError,
     TaskArgsError,
     TaskShape,
     check_gpus_match,
@@ -28,14 +34,17 @@ from ecs_inference.engines.base import (
     check_weights_uri,
     env_list,
     fail,
+    gpu_demand,
     keepalive_for,
     neuron_device_mappings,
     no_devices,
     pos_int,
+    sized,
     visible_cores,
 )
 from ecs_inference.engines.registry import register
 from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
+from ecs_inference.sizing.instance_types import DeclaredDemand, Demand
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
@@ -278,14 +287,127 @@ class CustomLaunch(LaunchDefaults):
         return per_device
 
 
+class CustomEngineConfig(Section):
+    """A bring-your-own serving image (`engine: custom`); the contract it must meet is in
+    docs/engines.md."""
+
+    command: list[str] = Field(default_factory=list)
+    """Container command (exec form); empty: the image's CMD."""
+    port: int = Field(contract.DEFAULT_PORT, ge=contract.MIN_PORT, le=contract.MAX_PORT)
+    """Port the image listens on (all interfaces); non-root, so 1024 or above."""
+    health_path: str = Field(
+        contract.DEFAULT_HEALTH_PATH, min_length=1, max_length=contract.HEALTH_PATH_MAX_LENGTH
+    )
+    """Path that answers 200 once the image can serve (the ALB's health check)."""
+    gpus: int = Field(0, ge=0, le=16)
+    """GPUs the task reserves (on a gpuPools pool); give this or `neuronDevices`."""
+    neuron_devices: int = Field(0, ge=0, le=16)
+    """Neuron devices mapped into the task (on a neuronPools pool)."""
+    accelerator_memory_gib: float | None = Field(None, gt=0, alias="acceleratorMemoryGiB")
+    """The model's whole accelerator-memory need, when no `architecture`/`parameters` sizes it."""
+    sse_keep_alive_seconds: int | None = Field(None, ge=1)
+    """Longest silence the image allows itself during a stream; unset: none, so the endpoint's
+    idle timeout must cover `maxGenerationSeconds`."""
+    warmup_seconds: int = Field(int(contract.DEFAULT_WARMUP_SECONDS), ge=0, le=3600)
+    """Time from weights loaded to ready (grace-period input)."""
+
+
 class Custom(Engine):
-    """The `custom` engine."""
+    """Your own image, on GPUs or Neuron devices, with the platform's contract around it."""
 
     name = "custom"
+    description = "your own image (settings under `custom`)"
+    settings_key = "custom"
+    settings_model = CustomEngineConfig
+    settings_required = (
+        "engine custom needs `custom: {port, healthPath, gpus or neuronDevices, ...}`"
+    )
+    default_image = False
+    needs_weights = False
+    needs_max_model_len = False
+    takes_extra_args = False
+    extra_args_refused = "`extraArgs` does not apply to engine custom: set `custom.command`"
+    # A custom image's API is its own: routed only when gateway.routes names it.
+    routed_by_default = False
 
-    @property
-    def launch_type(self) -> type[CustomLaunch]:
-        return CustomLaunch
+    def own(self, model: ModelSettings) -> CustomEngineConfig:
+        """The model's `custom` section (required)."""
+        settings = self.settings(model)
+        assert isinstance(settings, CustomEngineConfig)
+        return settings
+
+    def check_config(self, model: ModelSettings) -> None:
+        """The base rules, then: an image, and exactly one kind of accelerator."""
+        super().check_config(model)
+        if model.image is None:
+            raise ValueError("engine custom needs `image` (your serving image)")
+        own = self.own(model)
+        if bool(own.gpus) == bool(own.neuron_devices):
+            raise ValueError("engine custom needs exactly one of custom.gpus, custom.neuronDevices")
+
+    def declares_memory(self, model: ModelSettings) -> bool:
+        """`custom.acceleratorMemoryGiB` sizes it instead of a shape."""
+        settings = self.settings(model)
+        return isinstance(settings, CustomEngineConfig) and (
+            settings.accelerator_memory_gib is not None
+        )
+
+    def sizing_alternative(self) -> str:
+        return " or `custom.acceleratorMemoryGiB`"
+
+    def accelerator(self, model: ModelSettings) -> Literal["gpu", "neuron"]:
+        """GPUs with `custom.gpus`, else Neuron devices."""
+        return "gpu" if self.own(model).gpus else "neuron"
+
+    def demand(self, name: str, model: ModelSettings) -> Demand:
+        """The VRAM method with its GPU count fixed to `custom.gpus` when a shape is given,
+        else the declared accelerator memory. Raises `PresetError` when it gives neither."""
+        own = self.own(model)
+        if own.gpus and sized(model):
+            return gpu_demand(name, model, own.gpus)
+        if own.accelerator_memory_gib is None:
+            raise PresetError(
+                f"platform.models.{name}.custom.acceleratorMemoryGiB: a custom service is sized "
+                "from its architecture (GPU only) or its declared accelerator memory; give one"
+            )
+        return DeclaredDemand(
+            name,
+            "nvidia" if own.gpus else "neuron",
+            own.accelerator_memory_gib,
+            own.gpus or own.neuron_devices,
+            model.gpu_memory_utilization,
+            "gpus" if own.gpus else "neuronDevices",
+            model.served_model_name or name,
+        )
+
+    def launch(self, inputs: LaunchInputs) -> CustomLaunch:
+        """The image as declared; every error names its config path."""
+        model = inputs.model
+        own = self.own(model)
+        assert model.image is not None
+        return CustomLaunch(
+            inputs.where,
+            model.image,
+            inputs.served_model_name,
+            command=tuple(own.command),
+            port=own.port,
+            health_path=own.health_path,
+            gpus=own.gpus,
+            neuron_devices=own.neuron_devices,
+            accelerator_memory_gib=own.accelerator_memory_gib,
+            weights_uri=inputs.weights_uri,
+            environment=dict(model.environment),
+            secrets=dict(model.secrets),
+            sse_keepalive_seconds=own.sse_keep_alive_seconds,
+            max_generation_seconds=model.max_generation_seconds,
+            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
+            warmup_seconds=float(own.warmup_seconds),
+            settings_path=f"{inputs.where}.custom",
+        )
+
+    def warmup_seconds(self, model: ModelSettings) -> float:
+        """`custom.warmupSeconds`."""
+        return float(self.own(model).warmup_seconds)
 
 
 ENGINE = register(Custom())

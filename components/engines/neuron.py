@@ -17,8 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from ecs_inference.contracts import aws_limits
+from pydantic import Field
+
+from ecs_inference import sizing
+from ecs_inference.config.base import Section
+from ecs_inference.contracts import aws_limits, flag_table
 from ecs_inference.contracts.engine import DEFAULT_PORT, DEFAULT_SSE_KEEPALIVE_SECONDS
 from ecs_inference.contracts.neuron import (
     ENV_ARTIFACT_URI,
@@ -33,9 +38,12 @@ from ecs_inference.contracts.neuron import (
 from ecs_inference.engines.base import (
     Engine,
     EngineLaunchError,
+    LaunchInputs,
     MetricsTarget,
+    ModelSettings,
     TaskArgsError,
     TaskShape,
+    check_extra_args,
     check_s3_source,
     checked_device_paths,
     env_list,
@@ -51,6 +59,7 @@ from ecs_inference.engines.vllm import (
     server_environment,
 )
 from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
+from ecs_inference.sizing.instance_types import Demand, NeuronDemand
 
 OPTIMUM_NEURON_VERSION = "0.4.5"
 """optimum-neuron release of the Neuron image (AWS DLC `huggingface-vllm-inference-neuronx`)."""
@@ -230,14 +239,106 @@ class NeuronLaunch(ServerDefaults):
         check_s3_source(where, task, self.artifact_uri)
 
 
+class NeuronCompileConfig(Section):
+    """The shape the Neuron artifact was compiled for; serving must match it exactly."""
+
+    batch_size: int = Field(gt=0, le=256)
+    """Batch size the artifact was compiled for."""
+    sequence_length: int = Field(gt=0, le=1_048_576)
+    """Sequence length the artifact was compiled for."""
+    tp_degree: int = Field(gt=0, le=64)
+    """Tensor parallel degree (NeuronCores) the artifact was compiled for."""
+
+
 class Neuron(Engine):
-    """The `neuron` engine."""
+    """optimum-neuron on Inferentia2/Trainium; the precompiled artifact staged from S3."""
 
     name = "neuron"
+    description = "optimum-neuron on an Inferentia/Trainium pool (image images/neuron)"
+    # The AWS Deep Learning Containers account images/neuron/Dockerfile builds FROM.
+    base_image_account = "763104351884"
+    settings_key = "neuron"
+    settings_model = NeuronCompileConfig
+    settings_required = (
+        "engine neuron needs `neuron: {batchSize, sequenceLength, tpDegree}` matching the "
+        "precompiled artifact"
+    )
+    reads_efs = False
+    needs_max_model_len = False
+    takes_tensor_parallel_size = False
+    tensor_parallel_refused = "engine neuron takes its tp degree from `neuron.tpDegree`"
+    metrics_kind = METRICS_KIND
+    kv_cache_per_sequence = True
+    # optimum-neuron serves vLLM's OpenAI API.
+    gateway_provider = "hosted_vllm"
+    names_itself_when_too_big = False
 
-    @property
-    def launch_type(self) -> type[NeuronLaunch]:
-        return NeuronLaunch
+    def compiled(self, model: ModelSettings) -> NeuronCompileConfig:
+        """The model's `neuron` section (required)."""
+        settings = self.settings(model)
+        assert isinstance(settings, NeuronCompileConfig)
+        return settings
+
+    def check_config(self, model: ModelSettings) -> None:
+        """The base rules, then: `maxModelLen` within the compiled sequence length."""
+        super().check_config(model)
+        compiled = self.compiled(model)
+        if model.max_model_len is not None and model.max_model_len > compiled.sequence_length:
+            raise ValueError(
+                f"maxModelLen ({model.max_model_len}) exceeds the compiled neuron.sequenceLength "
+                f"({compiled.sequence_length}); recompile the artifact or lower maxModelLen"
+            )
+
+    def accelerator(self, model: ModelSettings) -> Literal["gpu", "neuron"]:
+        """Inferentia/Trainium."""
+        del model
+        return "neuron"
+
+    def context_length(self, model: ModelSettings) -> int:
+        """`maxModelLen`, default the compiled sequence length."""
+        if model.max_model_len is not None:
+            return model.max_model_len
+        return self.compiled(model).sequence_length
+
+    def demand(self, name: str, model: ModelSettings) -> Demand:
+        """The precompiled artifact's NeuronCores and memory."""
+        params = model.parameters
+        compiled = self.compiled(model)
+        return NeuronDemand(
+            name,
+            sizing.resolve_architecture(
+                model.architecture, **(params.model_dump(exclude_none=True) if params else {})
+            ),
+            compiled.tp_degree,
+            compiled.batch_size,
+            compiled.sequence_length,
+            model.dtype,
+            model.memory_overhead_fraction,
+        )
+
+    def launch(self, inputs: LaunchInputs) -> NeuronLaunch:
+        """optimum-neuron on the devices the fit maps, checked against the compiled shape."""
+        demand, fit, family = inputs.demand, inputs.fit, inputs.instance_family
+        assert isinstance(demand, NeuronDemand) and isinstance(fit, sizing.NeuronFit)
+        assert inputs.weights_uri is not None
+        return NeuronLaunch(
+            served_model_name=inputs.served_model_name,
+            artifact_uri=inputs.weights_uri,
+            batch_size=demand.batch_size,
+            sequence_length=demand.sequence_length,
+            tp_degree=demand.tp_degree,
+            num_devices=fit.devices_mapped,
+            target=family if family in ("inf2", "trn1") else None,
+            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
+            aws_region=inputs.region,
+            extra_args=check_extra_args(
+                inputs.where, inputs.model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
+            ),
+        )
+
+    def max_concurrency(self, model: ModelSettings) -> int:
+        """The compiled batch size."""
+        return self.compiled(model).batch_size
 
 
 ENGINE = register(Neuron())

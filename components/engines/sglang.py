@@ -21,6 +21,8 @@ from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
     LaunchDefaults,
+    LaunchInputs,
+    ModelSettings,
     PresetError,
     TaskShape,
     check_extra_args,
@@ -33,6 +35,8 @@ from ecs_inference.engines.base import (
     fail,
     keepalive_for,
     pos_int,
+    quantization_method,
+    torch_dtype,
 )
 from ecs_inference.engines.registry import register
 
@@ -143,11 +147,6 @@ class SglangLaunch(LaunchDefaults):
         """The keep-alive proxy's interval."""
         return self.keepalive_seconds
 
-    @property
-    def warmup_seconds(self) -> float:
-        """Grace-period input: warm-up after the weights are in GPU memory."""
-        return contract.WARMUP_SECONDS
-
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment` (sorted; secrets go in `secrets`)."""
         return env_list(
@@ -176,13 +175,38 @@ class SglangLaunch(LaunchDefaults):
 
 
 class Sglang(Engine):
-    """The `sglang` engine."""
+    """SGLang on NVIDIA GPUs; weights streamed from S3 or read from EFS."""
 
     name = "sglang"
+    description = "SGLang on a GPU pool (image images/sglang)"
+    streams_from_s3 = True
 
-    @property
-    def launch_type(self) -> type[SglangLaunch]:
-        return SglangLaunch
+    def launch(self, inputs: LaunchInputs) -> SglangLaunch:
+        """SGLang on the GPUs the fit chose; every error names its config path."""
+        model, idle = inputs.model, inputs.idle_timeout_seconds
+        assert inputs.weights_uri is not None
+        return SglangLaunch(
+            inputs.where,
+            inputs.served_model_name,
+            inputs.weights_uri,
+            context_length=self.context_length(model),
+            tensor_parallel_size=inputs.accelerators,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            overhead_fraction=model.memory_overhead_fraction,
+            max_running_requests=model.max_concurrent_sequences,
+            # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
+            keepalive_seconds=max(1, min(15, idle // 2)),
+            dtype=torch_dtype(model.dtype),
+            kv_cache_dtype=kv_cache_dtype_flag(model.kv_cache_dtype),
+            quantization=quantization_method(model.dtype),
+            alb_idle_timeout_seconds=idle,
+            extra_args=tuple(model.extra_args),
+        )
+
+    def warmup_seconds(self, model: ModelSettings) -> float:
+        """Memory profiling and CUDA-graph capture for decode and prefill batch sizes."""
+        del model
+        return contract.WARMUP_SECONDS
 
 
 ENGINE = register(Sglang())

@@ -15,12 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pydantic import Field
+
+from ecs_inference.config.base import Section
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import tgi as contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
     LaunchDefaults,
+    LaunchInputs,
+    ModelSettings,
     TaskShape,
     check_extra_args,
     check_gpu_service,
@@ -191,11 +196,6 @@ class TgiLaunch(LaunchDefaults):
         """TGI's router sends keep-alives at a fixed interval."""
         return contract.SSE_KEEPALIVE_SECONDS
 
-    @property
-    def warmup_seconds(self) -> float:
-        """Grace-period input: warm-up after the weights are in GPU memory."""
-        return contract.WARMUP_SECONDS
-
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment` (sorted; secrets go in `secrets`)."""
         return env_list(
@@ -222,14 +222,44 @@ class TgiLaunch(LaunchDefaults):
         check_gpu_service(where, task, self.gpus)
 
 
+class TgiSettings(Section):
+    """TGI's own keys, beside the model's others."""
+
+    max_input_tokens: int | None = Field(None, gt=0)
+    """tgi: longest prompt; unset: maxModelLen - 1."""
+
+
 class Tgi(Engine):
-    """The `tgi` engine."""
+    """Text Generation Inference on NVIDIA GPUs; weights staged from S3 or read from EFS."""
 
     name = "tgi"
+    description = "Text Generation Inference on a GPU pool (image images/tgi)"
+    settings_model = TgiSettings
 
-    @property
-    def launch_type(self) -> type[TgiLaunch]:
-        return TgiLaunch
+    def launch(self, inputs: LaunchInputs) -> TgiLaunch:
+        """TGI on the GPUs the fit chose; every error names its config path."""
+        model = inputs.model
+        settings = self.settings(model)
+        assert inputs.weights_uri is not None and isinstance(settings, TgiSettings)
+        return TgiLaunch.from_plan(
+            inputs.where,
+            inputs.served_model_name,
+            inputs.weights_uri,
+            context_length=self.context_length(model),
+            tensor_parallel_size=inputs.accelerators,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            max_concurrent_sequences=model.max_concurrent_sequences,
+            dtype=model.dtype,
+            kv_cache_dtype=model.kv_cache_dtype,
+            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
+            max_input_tokens=settings.max_input_tokens,
+            extra_args=model.extra_args,
+        )
+
+    def warmup_seconds(self, model: ModelSettings) -> float:
+        """A prefill at `--max-batch-prefill-tokens` to size the KV cache, then CUDA graphs."""
+        del model
+        return contract.WARMUP_SECONDS
 
 
 ENGINE = register(Tgi())

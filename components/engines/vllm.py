@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ecs_inference.contracts import aws_limits
+from ecs_inference import sizing
+from ecs_inference.contracts import aws_limits, flag_table
 from ecs_inference.contracts.engine import (
     DEFAULT_PORT,
     DEFAULT_SSE_KEEPALIVE_SECONDS,
@@ -49,12 +50,16 @@ from ecs_inference.engines.base import (
     Engine,
     EngineLaunchError,
     LaunchDefaults,
+    LaunchInputs,
     MetricsTarget,
     TaskArgsError,
     TaskShape,
+    check_extra_args,
     check_s3_source,
     env_list,
     extra_args_json,
+    quantization_method,
+    torch_dtype,
 )
 from ecs_inference.engines.registry import register
 
@@ -311,13 +316,36 @@ class VllmLaunch(ServerDefaults):
 
 
 class Vllm(Engine):
-    """The `vllm` engine."""
+    """vLLM on NVIDIA GPUs; weights streamed from S3."""
 
     name = "vllm"
+    description = "vLLM on a GPU pool (image images/vllm)"
+    reads_efs = False
+    streams_from_s3 = True
+    metrics_kind = METRICS_KIND
+    gateway_provider = "hosted_vllm"
+    names_itself_when_too_big = False
 
-    @property
-    def launch_type(self) -> type[VllmLaunch]:
-        return VllmLaunch
+    def launch(self, inputs: LaunchInputs) -> VllmLaunch:
+        """vLLM on the GPUs the fit chose, its flags checked against the pinned release."""
+        model, fit = inputs.model, inputs.fit
+        assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
+        return VllmLaunch(
+            served_model_name=inputs.served_model_name,
+            weights_uri=inputs.weights_uri,
+            max_model_len=self.context_length(model),
+            tensor_parallel_size=fit.tp_size,
+            gpu_memory_utilization=model.gpu_memory_utilization,
+            max_num_seqs=model.max_concurrent_sequences,
+            dtype=torch_dtype(model.dtype),
+            kv_cache_dtype=model.kv_cache_dtype,
+            quantization=quantization_method(model.dtype),
+            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
+            aws_region=inputs.region,
+            extra_args=check_extra_args(
+                inputs.where, model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
+            ),
+        )
 
 
 ENGINE = register(Vllm())

@@ -2,8 +2,9 @@
 
 Pure functions (no Pulumi). Three ways to get weights into a task, compared on the same inputs:
 
-- `s3-stream`: the engine streams safetensors from S3 straight into accelerator memory (vLLM and
-  SGLang with the Run:ai model streamer). One pass over the network, nothing on disk.
+- `s3-stream`: the engine streams safetensors from S3 straight into accelerator memory (engines
+  whose `Engine.streams_from_s3`, with the Run:ai model streamer). One pass over the network,
+  nothing on disk.
 - `s3-stage`: the entrypoint downloads the prefix to the instance's disk, then the engine reads
   it back (TGI, which has no object-store loader; also the Neuron artifact). Two passes; the
   download is bounded by the root volume's write throughput too.

@@ -308,8 +308,8 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
         "litellm_params": {
             # hosted_vllm: OpenAI-compatible chat/completions against vLLM's server (also what
             # optimum-neuron serves), with vLLM's extra sampling parameters passed through;
-            # openai: any other OpenAI-compatible server (SGLang, TGI's Messages API, a custom
-            # image routed explicitly).
+            # openai: any other OpenAI-compatible server (the other engines, a custom image
+            # routed explicitly).
             "model": f"{t.provider}/{t.served_model_name}",
             "api_base": t.api_base,
             # The engines run without an API key: the service is reachable only from the ALB and

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ecs_inference import engines
 from ecs_inference.contracts import reranker as reranker_contract
 
 # Build contexts, relative to the Pulumi project directory (the program's working directory), so
@@ -24,17 +25,21 @@ EXAMPLE_IMAGES: tuple[str, ...] = ("worker",)
 starts). Linted and tested like the others."""
 
 
-# GPU instances (g5/g6/g6e/p4/p5), the vLLM CUDA wheels, inf2/trn1 and the Neuron DLC base are
-# all x86_64; these images cannot run elsewhere.
-IMAGE_PLATFORMS: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("linux/amd64",),
-    "neuron": ("linux/amd64",),
-    "sglang": ("linux/amd64",),
-    "tgi": ("linux/amd64",),
-    # The metrics sidecar runs next to the engines (x86_64 hosts) and next to re-rankers on
-    # Fargate ARM64 or X86_64: one multi-platform index serves both.
-    "metrics": ("linux/amd64", "linux/arm64"),
-}
+# The metrics sidecar runs next to the engines (x86_64 hosts) and next to re-rankers on Fargate
+# ARM64 or X86_64: one multi-platform index serves both.
+_OWN_PLATFORMS: Mapping[str, tuple[str, ...]] = {"metrics": ("linux/amd64", "linux/arm64")}
+
+
+def image_platforms() -> dict[str, tuple[str, ...]]:
+    """Image -> Docker platforms, for every image the stack may build besides the re-ranker:
+    each registered engine's that ships one (`Engine.image_platforms`), and the metrics
+    sidecar's."""
+    return {
+        **{e.name: e.image_platforms for e in engines.registered() if e.default_image},
+        **_OWN_PLATFORMS,
+    }
+
+
 # The re-ranker image is plain Python: it is built for each Fargate cpuArchitecture its services
 # use (a multi-platform index when both are used). The default is contract.CPU_ARCHITECTURE.
 RERANKER_PLATFORMS: Mapping[str, str] = {"ARM64": "linux/arm64", "X86_64": "linux/amd64"}

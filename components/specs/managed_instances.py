@@ -188,7 +188,7 @@ def managed_instances_problems(args: ManagedInstancesArgs) -> list[tuple[str, st
 
 
 def model_problems(tensor_parallel_size: int) -> list[tuple[str, str]]:
-    """What stops a model split over `tensor_parallel_size` GPUs (vLLM, SGLang, TGI, a custom
+    """What stops a model split over `tensor_parallel_size` GPUs (any GPU engine, a custom
     image on several GPUs) from running on Managed Instances, as (config key relative to the
     model, message)."""
     if tensor_parallel_size > 1:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ecs_inference import engines
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import DASHBOARD_MAX_WIDGETS
@@ -141,9 +142,11 @@ def engine_scaling_policy(
     `target_utilization` x 100. `albRequests`: ALBRequestCountPerTarget at
     `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
     grace period, or of `scale_out_cooldown` when given. `engine` is the config's engine name;
-    engines other than vllm and neuron publish nothing the sidecar reads: only `albRequests`.
+    an engine without a scrape family (`Engine.metrics_kind`) publishes nothing the sidecar
+    reads: only `albRequests`.
     """
-    if metric != "albRequests" and engine not in ("vllm", "neuron"):
+    serving = engines.get(engine)
+    if metric != "albRequests" and serving.metrics_kind is None:
         raise ObservabilityError(
             f"{where}.metric {metric} reads vLLM metrics, which engine {engine} does not "
             "publish; use albRequests"
@@ -205,7 +208,7 @@ def engine_scaling_policy(
         granularity = (
             f"; on Neuron the KV cache is allocated per whole sequence, so this moves in steps "
             f"of {100 / max_concurrency:.0f} % (1 of {max_concurrency})"
-            if engine == "neuron"
+            if serving.kv_cache_per_sequence
             else ""
         )
         note = (
@@ -373,6 +376,15 @@ def _alarm(
     return request
 
 
+def _publishes_llm_latency(kind: str) -> bool:
+    """Whether a service of `kind` (an engine name, or `reranker`) publishes time to first token
+    through the metrics sidecar (its engine's scrape family has it)."""
+    if kind not in engines.names():
+        return False
+    family = engines.get(kind).metrics_kind
+    return family is not None and m.TTFT_P99 in m.published_names(family)
+
+
 def service_alarms(
     *,
     stack: str,
@@ -402,7 +414,7 @@ def service_alarms(
         min_count=min_count,
         settings=settings,
     )
-    if kind in ("vllm", "neuron") and engine_metrics:
+    if engine_metrics and _publishes_llm_latency(kind):
         bound_ms = settings.ttft_p99_seconds * 1000
         if not bound_ms > 0:
             raise ObservabilityError("alarms.ttftP99Seconds must be positive")
@@ -1090,7 +1102,7 @@ def check_subscriptions(
 class ModelPanel:
     service: str
     kind: str
-    """The model's engine (vllm, neuron, sglang, tgi, custom)."""
+    """The model's engine (its registry name)."""
     pool: str
     target_group: str
     ecs_service_name: str

@@ -23,6 +23,7 @@ from inspect import isawaitable
 from pathlib import Path
 from typing import Any, cast
 
+import grpc
 import yaml
 from google.protobuf import json_format
 from pulumi.runtime import proto
@@ -111,6 +112,16 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
             response.not_applicable.append(
                 proto.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
             )
+
+    def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC method name)
+        """The SDK's Configure, after refusing what names nothing of this pack (see
+        `config_problems`): the Pulumi CLI checks each policy's config against its schema but
+        lets an unknown policy or key through (its schema conversion keeps only ``properties``
+        and ``required``), so a typo would silently keep the default."""
+        problems = config_problems(self._policies(), request.policyConfig)
+        if problems:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(problems))
+        return super().Configure(request, context)
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802 (gRPC method name)
         self._configure_runtime_settings()
@@ -207,6 +218,28 @@ def manifest_version(manifest: Path = MANIFEST) -> str:
     if not version:
         raise ValueError(f"{manifest}: no version")
     return str(version)
+
+
+def config_problems(policies: list[Policy], config: Any) -> list[str]:
+    """What a ``Configure`` request names that this pack does not have, worded as the CLI
+    words schema errors (``<policy>: <problem>``): a policy the pack does not have, a key
+    outside a policy's schema, or config keys under ``all`` (which sets only levels)."""
+    known = {p.name: p for p in policies}
+    problems: list[str] = []
+    for name in sorted(config):
+        keys = sorted(json_format.MessageToDict(config[name].properties))
+        if name == "all":
+            problems += [f"all: {key}: 'all' sets only enforcementLevel" for key in keys]
+            continue
+        policy = known.get(name)
+        if policy is None:
+            problems.append(f"{name}: no such policy in this pack (see GetAnalyzerInfo)")
+            continue
+        schema = policy.config_schema.properties if policy.config_schema else {}
+        problems += [
+            f"{name}: Additional property {key} is not allowed" for key in keys if key not in schema
+        ]
+    return problems
 
 
 def serve(**pack: Any) -> None:

@@ -46,12 +46,17 @@ from .reachability import (
 from .resources import (
     APP_RUNNER,
     AUTOSCALING_GROUP,
+    BEANSTALK_ENVIRONMENT,
     CLASSIC_ELB,
     DEFAULT_SECURITY_GROUP,
     DISTRIBUTION,
     EXEMPT_SCHEMA,
     EXPRESS_SERVICE,
     FUNCTION_URL,
+    GA_ACCELERATOR,
+    GA_CUSTOM_ENDPOINT_GROUP,
+    GA_ENDPOINT_GROUP,
+    GA_LISTENER,
     HTTP_API,
     HTTP_INTEGRATION,
     HTTP_ROUTE,
@@ -59,6 +64,9 @@ from .resources import (
     INSTANCE,
     LAUNCH_CONFIGURATION,
     LAUNCH_TEMPLATE,
+    LIGHTSAIL_CONTAINERS,
+    LIGHTSAIL_INSTANCE,
+    LIGHTSAIL_PUBLIC_PORTS,
     LISTENER,
     LISTENER_RULE,
     LOAD_BALANCER,
@@ -137,6 +145,14 @@ PATH_TYPES = (
     | APP_RUNNER
     | EXPRESS_SERVICE
     | FUNCTION_URL
+    | GA_ACCELERATOR
+    | BEANSTALK_ENVIRONMENT
+    | LIGHTSAIL_CONTAINERS
+    | LIGHTSAIL_INSTANCE
+    | LIGHTSAIL_PUBLIC_PORTS
+    | GA_LISTENER
+    | GA_ENDPOINT_GROUP
+    | GA_CUSTOM_ENDPOINT_GROUP
     | SERVICE
     | TASK_SET
 )
@@ -202,8 +218,9 @@ no_unauthenticated_internet_path = stack_rule(
     name="no-unauthenticated-internet-path",
     description=(
         "Every route from the internet (internet-facing ALB/NLB/GWLB listener or rule, classic "
-        "ELB, API Gateway route or method, CloudFront distribution, public App Runner or ECS "
-        "Express service, Lambda function URL) to something that serves must authenticate "
+        "ELB, API Gateway route or method, CloudFront distribution, Global Accelerator, public "
+        "App Runner, ECS Express, Elastic Beanstalk or Lightsail service, Lambda function URL) "
+        "to something that serves must authenticate "
         "first: an authenticate-cognito / authenticate-oidc action that denies or "
         "authenticates unauthenticated requests, jwt-validation, mutual TLS verify, an API "
         "Gateway authorizer, or signed requests / a viewer-request function on CloudFront. "

@@ -1,21 +1,29 @@
 """Every way a stack launches ECS tasks, and whether that launch lands on Fargate.
 
-A task definition is only half the question "does this GPU task run on Fargate?"; the other
-half is whatever launches it. Besides services, ECS runs tasks for task sets (external /
-CodeDeploy deployments), EventBridge rule targets and EventBridge Scheduler schedules. Each
-one lands on Fargate by ``launchType: FARGATE``, by a FARGATE / FARGATE_SPOT capacity provider
-in its strategy, or, with neither, by the cluster's default capacity provider strategy (which
-the stack may set through ``ClusterCapacityProviders`` or the cluster itself).
+A task definition is only half the question "does this task run on Fargate?"; the other half is
+whatever launches it: ECS services and task sets, EventBridge rule targets, EventBridge
+Scheduler schedules, EventBridge Pipes with an ECS target, and Step Functions state machines
+whose states run ECS tasks (``step_functions``). Each lands on Fargate by ``launchType:
+FARGATE``, by a FARGATE / FARGATE_SPOT capacity provider in its strategy, or, with neither, by
+the cluster's default capacity provider strategy (which the stack may set through
+``ClusterCapacityProviders`` or the cluster itself).
+
+The engine shows a stack rule the launchers' outputs: an unset ``launchType`` is unknown on a
+first preview and "" after ``up`` (``resources.stored``), so the strategy decides then, and the
+cluster's default when both are unset. A launch whose launch type or strategy is only known at
+run time (a Step Functions field set from the state's input) cannot be told: ``Launch.runtime``
+names the state and the field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
+from . import step_functions
 from .reachability import Model
 from .resources import (
     CLUSTER,
@@ -23,77 +31,87 @@ from .resources import (
     EVENT_RULE_NATIVE,
     EVENT_TARGET,
     FARGATE_CAPACITY_PROVIDERS,
+    PIPE,
     SCHEDULE,
     SERVICE,
+    STATE_MACHINE,
     TASK_DEFINITION,
     TASK_SET,
     as_list,
     get,
     is_native,
+    stored,
 )
 
 Resource = Any
 
 #: Every type that launches ECS tasks.
-LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE
+LAUNCHERS = SERVICE | TASK_SET | EVENT_TARGET | EVENT_RULE_NATIVE | SCHEDULE | PIPE | STATE_MACHINE
 
 
-def _provider_names(items: Iterable[Any]) -> list[str | None]:
+def _provider_names(items: Sequence[Any], key: str = "capacityProvider") -> list[str | None]:
     """Capacity provider names of a strategy; None where unknown. FARGATE and FARGATE_SPOT are
     built-in literal names, so an unknown name is one of the stack's own (EC2) providers:
     only this read tolerates an unknown value."""
     names: list[str | None] = []
     for item in items:
         try:
-            value = get(item, "capacityProvider")
+            value = get(item, key) if isinstance(item, Mapping) else None
         except UnknownValueError:
             value = None
         names.append(None if value is None else str(value))
     return names
 
 
+def _fargate(names: Sequence[str | None]) -> bool:
+    return any(n is not None and n.upper() in FARGATE_CAPACITY_PROVIDERS for n in names)
+
+
 @dataclass(frozen=True)
 class Launch:
     """One way ``resource`` launches ECS tasks.
 
-    ``block`` holds the launch settings (the resource's props, or the nested ``ecsTarget`` /
-    ``ecsParameters``); ``task_key`` / ``cluster_key`` are the top-level inputs holding the
-    task definition and cluster references (property dependencies are recorded per top-level
-    input).
+    ``launch_type`` and ``strategy`` read the launch settings (None / empty when unset);
+    ``task_value`` / ``cluster_value`` read the task definition and cluster references, held
+    in the top-level inputs ``task_key`` / ``cluster_key`` (the engine records property
+    dependencies per top-level input). ``runtime`` says which launch field is only known at
+    run time (the launch cannot be told), ``task_runtime`` the same of the task definition;
+    ``where`` names the part of ``resource`` that launches (a Step Functions state).
     """
 
     resource: Resource
-    block: Mapping[str, Any]
+    launch_type: Callable[[], Any]
+    strategy: Callable[[], list[str | None]]
     task_value: Callable[[], Any]
     task_key: str
     cluster_value: Callable[[], Any]
     cluster_key: str
-    strategy_key: str
+    where: str = ""
+    runtime: str | None = None
+    task_runtime: str | None = None
 
     @property
     def label(self) -> str:
         kind = str(self.resource.resource_type).rsplit(":", 1)[-1]
-        return f"{kind} {self.resource.name!r}"
+        return f"{kind} {self.resource.name!r}{self.where}"
 
     @property
     def why(self) -> str:
-        launch_type = get(self.block, "launchType")
-        if launch_type is not None:
-            return f"launchType {launch_type}"
-        return "capacity provider strategy"
+        launch_type = self.launch_type()
+        return f"launchType {launch_type}" if launch_type else "capacity provider strategy"
 
     def on_fargate(self, defaults: ClusterDefaults) -> bool:
         """Launch type FARGATE, a Fargate provider in the strategy, or (neither set) a
-        cluster whose default strategy in this stack is Fargate."""
-        launch_type = get(self.block, "launchType")
-        if launch_type is not None:
+        cluster whose default strategy in this stack is Fargate. False for a run-time launch
+        (see ``runtime``)."""
+        if self.runtime is not None:
+            return False
+        launch_type = self.launch_type()
+        if launch_type:
             return str(launch_type).upper() == "FARGATE"
-        strategy = as_list(get(self.block, self.strategy_key))
-        if strategy:
-            return any(
-                n is not None and n.upper() in FARGATE_CAPACITY_PROVIDERS
-                for n in _provider_names(strategy)
-            )
+        names = self.strategy()
+        if names:
+            return _fargate(names)
         return defaults.fargate(self)
 
     def task_definitions(self, model: Model) -> list[Resource]:
@@ -108,73 +126,144 @@ class Launch:
 
 
 def launches(resource: Resource) -> list[Launch]:
-    """The task launches a service, task set, EventBridge target / rule or schedule makes."""
+    """The task launches a service, task set, EventBridge target / rule, schedule, pipe or
+    state machine makes."""
     rtype = resource.resource_type
-    props = resource.props
-    native = is_native(rtype)
-    strategy = "capacityProviderStrategy" if native else "capacityProviderStrategies"
-    if rtype in SERVICE | TASK_SET:
-        return [
-            Launch(
-                resource,
-                props,
-                lambda: get(props, "taskDefinition"),
-                "taskDefinition",
-                lambda: get(props, "cluster"),
-                "cluster",
-                strategy,
-            )
-        ]
-    if rtype in EVENT_TARGET:
-        block = get(props, "ecsTarget")
-        if block is None:
-            return []
-        return [
-            Launch(
-                resource,
-                block,
-                lambda: get(block, "taskDefinitionArn"),
-                "ecsTarget",
-                lambda: get(props, "arn"),
-                "arn",
-                "capacityProviderStrategies",
-            )
-        ]
-    if rtype in EVENT_RULE_NATIVE:
-        found = []
-        for target in as_list(get(props, "targets")):
-            block = get(target, "ecsParameters")
-            if block is None:
-                continue
-            found.append(
-                Launch(
-                    resource,
-                    block,
-                    lambda b=block: get(b, "taskDefinitionArn"),
-                    "targets",
-                    lambda t=target: get(t, "arn"),
-                    "targets",
-                    "capacityProviderStrategy",
-                )
-            )
-        return found
-    if rtype in SCHEDULE:
-        target = get(props, "target")
-        block = get(target, "ecsParameters") if target is not None else None
-        if block is None:
-            return []
-        return [
-            Launch(
-                resource,
-                block,
-                lambda: get(block, "taskDefinitionArn"),
-                "target",
-                lambda: get(target, "arn") if target is not None else None,
-                "target",
-                strategy,
-            )
-        ]
+    for types, reader in _READERS:
+        if rtype in types:
+            return reader(resource)
     return []
+
+
+def _strategy_key(resource: Resource) -> str:
+    native = is_native(resource.resource_type)
+    return "capacityProviderStrategy" if native else "capacityProviderStrategies"
+
+
+def _service(resource: Resource) -> list[Launch]:
+    props = resource.props
+    key = _strategy_key(resource)
+    return [
+        Launch(
+            resource,
+            lambda: stored(props, "launchType", None, resource),
+            lambda: _provider_names(as_list(stored(props, key, None, resource))),
+            lambda: get(props, "taskDefinition"),
+            "taskDefinition",
+            lambda: stored(props, "cluster", None, resource),
+            "cluster",
+        )
+    ]
+
+
+def _nested(
+    resource: Resource, block: Mapping[str, Any], strategy_key: str, task_key: str, cluster: Any
+) -> Launch:
+    """A launch whose settings sit in a nested block (``ecsTarget``, ``ecsParameters``...)."""
+    return Launch(
+        resource,
+        lambda: stored(block, "launchType"),
+        lambda: _provider_names(as_list(stored(block, strategy_key))),
+        lambda: get(block, "taskDefinitionArn"),
+        task_key,
+        cluster,
+        task_key,
+    )
+
+
+def _event_target(resource: Resource) -> list[Launch]:
+    props = resource.props
+    block = get(props, "ecsTarget")
+    if block is None:
+        return []
+    launch = _nested(
+        resource, block, "capacityProviderStrategies", "ecsTarget", lambda: get(props, "arn")
+    )
+    return [launch]
+
+
+def _event_rule(resource: Resource) -> list[Launch]:
+    found = []
+    for target in as_list(get(resource.props, "targets")):
+        block = get(target, "ecsParameters")
+        if block is not None:
+            cluster = lambda t=target: get(t, "arn")  # noqa: E731 (bound per target)
+            found.append(_nested(resource, block, "capacityProviderStrategy", "targets", cluster))
+    return found
+
+
+def _schedule(resource: Resource) -> list[Launch]:
+    target = get(resource.props, "target")
+    if target is None:
+        return []
+    block = get(target, "ecsParameters")
+    if block is None:
+        return []
+    return [_nested(resource, block, _strategy_key(resource), "target", lambda: get(target, "arn"))]
+
+
+def _pipe(resource: Resource) -> list[Launch]:
+    props = resource.props
+    block = get(props, "targetParameters")
+    block = get(block, "ecsTaskParameters") if block is not None else None
+    if block is None:
+        return []
+    launch = _nested(
+        resource, block, _strategy_key(resource), "targetParameters", lambda: get(props, "target")
+    )
+    return [launch]
+
+
+def _state_machine(resource: Resource) -> list[Launch]:
+    props = resource.props
+    key, definition = _definition(resource)
+    substitutions = (
+        get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
+    )
+    parsed = step_functions.parse(definition, substitutions)
+    return [_state_launch(resource, key, state) for state in step_functions.ecs_states(parsed)]
+
+
+def _definition(resource: Resource) -> tuple[str, Any]:
+    """(input key, definition) of a state machine: pulumi-aws ``definition`` (JSON string),
+    aws-native ``definitionString`` or ``definition`` (an object)."""
+    props = resource.props
+    if not is_native(resource.resource_type):
+        return "definition", get(props, "definition")
+    text = get(props, "definitionString")
+    if text is not None:
+        return "definitionString", text
+    return "definition", get(props, "definition")
+
+
+def _state_launch(resource: Resource, key: str, state: step_functions.EcsState) -> Launch:
+    launch_type, runtime = state.field("LaunchType")
+    strategy, strategy_runtime = state.field("CapacityProviderStrategy")
+    task, task_runtime = state.field("TaskDefinition")
+    cluster, _ = state.field("Cluster")
+    runtime = runtime or (strategy_runtime if not launch_type else None)
+    return Launch(
+        resource,
+        lambda: launch_type or None,
+        lambda: _provider_names(as_list(strategy), "CapacityProvider"),
+        lambda: None if task_runtime else task,
+        key,
+        lambda: cluster,
+        key,
+        where=f" state {state.name!r}",
+        runtime=runtime,
+        task_runtime=task_runtime,
+    )
+
+
+_READERS: tuple[tuple[frozenset[str], Callable[[Resource], list[Launch]]], ...] = (
+    (SERVICE | TASK_SET, _service),
+    (EVENT_TARGET, _event_target),
+    (EVENT_RULE_NATIVE, _event_rule),
+    (SCHEDULE, _schedule),
+    (PIPE, _pipe),
+    (STATE_MACHINE, _state_machine),
+)
 
 
 class ClusterDefaults:
@@ -188,27 +277,17 @@ class ClusterDefaults:
         if self._fargate is None:
             table: dict[str, bool] = {}
             for cluster in self.model.of(CLUSTER):
-                key = (
-                    "defaultCapacityProviderStrategy"
-                    if is_native(cluster.resource_type)
-                    else ("defaultCapacityProviderStrategies")
-                )
-                if _has_fargate(as_list(get(cluster.props, key))):
+                if _fargate(_provider_names(as_list(get(cluster.props, _default_key(cluster))))):
                     table[cluster.urn] = True
             for assoc in self.model.of(CLUSTER_CAPACITY_PROVIDERS):
                 native = is_native(assoc.resource_type)
-                key = (
-                    "defaultCapacityProviderStrategy"
-                    if native
-                    else ("defaultCapacityProviderStrategies")
-                )
                 clusters = self.model.refs(
                     assoc,
                     "cluster" if native else "clusterName",
                     CLUSTER,
                     what="which cluster's default strategy it sets",
                 )
-                fargate = _has_fargate(as_list(get(assoc.props, key)))
+                fargate = _fargate(_provider_names(as_list(get(assoc.props, _default_key(assoc)))))
                 for cluster in clusters:
                     table[cluster.urn] = table.get(cluster.urn, False) or fargate
             self._fargate = table
@@ -229,41 +308,12 @@ class ClusterDefaults:
         return any(table.get(c.urn, False) for c in clusters)
 
 
-def _has_fargate(strategy: Sequence[Any]) -> bool:
-    return any(
-        n is not None and n.upper() in FARGATE_CAPACITY_PROVIDERS for n in _provider_names(strategy)
-    )
+def _default_key(resource: Resource) -> str:
+    native = is_native(resource.resource_type)
+    return "defaultCapacityProviderStrategy" if native else "defaultCapacityProviderStrategies"
 
 
 def ec2_only(props: Mapping[str, Any]) -> bool:
     """A task definition whose ``requiresCompatibilities`` is set and excludes FARGATE."""
     compat = [str(c).upper() for c in as_list(get(props, "requiresCompatibilities"))]
     return bool(compat) and "FARGATE" not in compat
-
-
-def batch_containers(props: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(label, container) for an AWS Batch job definition: ``containerProperties`` and the
-    containers of ``ecsProperties.taskProperties`` (JSON strings in pulumi-aws, objects in
-    aws-native)."""
-    found: list[tuple[str, Mapping[str, Any]]] = []
-    container = _json(get(props, "containerProperties"))
-    if isinstance(container, Mapping):
-        found.append(("containerProperties", container))
-    ecs = _json(get(props, "ecsProperties"))
-    if isinstance(ecs, Mapping):
-        for task in as_list(get(ecs, "taskProperties")):
-            for item in as_list(get(task, "containers")):
-                if isinstance(item, Mapping):
-                    found.append((f"container {get(item, 'name', '?')!r}", item))
-    return found
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        import json
-
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value

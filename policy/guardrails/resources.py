@@ -103,6 +103,10 @@ SCHEDULE = frozenset({"aws:scheduler/schedule:Schedule", "aws-native:scheduler:S
 BATCH_JOB_DEFINITION = frozenset(
     {"aws:batch/jobDefinition:JobDefinition", "aws-native:batch:JobDefinition"}
 )
+PIPE = frozenset({"aws:pipes/pipe:Pipe", "aws-native:pipes:Pipe"})
+STATE_MACHINE = frozenset(
+    {"aws:sfn/stateMachine:StateMachine", "aws-native:stepfunctions:StateMachine"}
+)
 CLASSIC_ELB = frozenset({"aws:elb/loadBalancer:LoadBalancer"})
 TG_ATTACHMENT = frozenset(
     {
@@ -151,6 +155,41 @@ PREFIX_LIST = frozenset(
 )
 PREFIX_LIST_ENTRY = frozenset({"aws:ec2/managedPrefixListEntry:ManagedPrefixListEntry"})
 DEFAULT_SECURITY_GROUP = frozenset({"aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"})
+# Global Accelerator: standard (any endpoint type) and custom routing (VPC subnets).
+GA_ACCELERATOR = frozenset(
+    {
+        "aws:globalaccelerator/accelerator:Accelerator",
+        "aws-native:globalaccelerator:Accelerator",
+        "aws:globalaccelerator/customRoutingAccelerator:CustomRoutingAccelerator",
+    }
+)
+GA_LISTENER = frozenset(
+    {
+        "aws:globalaccelerator/listener:Listener",
+        "aws-native:globalaccelerator:Listener",
+        "aws:globalaccelerator/customRoutingListener:CustomRoutingListener",
+    }
+)
+GA_ENDPOINT_GROUP = frozenset(
+    {
+        "aws:globalaccelerator/endpointGroup:EndpointGroup",
+        "aws-native:globalaccelerator:EndpointGroup",
+    }
+)
+GA_CUSTOM_ENDPOINT_GROUP = frozenset(
+    {"aws:globalaccelerator/customRoutingEndpointGroup:CustomRoutingEndpointGroup"}
+)
+BEANSTALK_ENVIRONMENT = frozenset(
+    {"aws:elasticbeanstalk/environment:Environment", "aws-native:elasticbeanstalk:Environment"}
+)
+LIGHTSAIL_CONTAINERS = frozenset(
+    {
+        "aws:lightsail/containerServiceDeploymentVersion:ContainerServiceDeploymentVersion",
+        "aws-native:lightsail:Container",
+    }
+)
+LIGHTSAIL_INSTANCE = frozenset({"aws:lightsail/instance:Instance", "aws-native:lightsail:Instance"})
+LIGHTSAIL_PUBLIC_PORTS = frozenset({"aws:lightsail/instancePublicPorts:InstancePublicPorts"})
 #: Cloud Map namespaces (Service Connect publishes its servers' aliases in one).
 SERVICE_DISCOVERY_NAMESPACE = frozenset(
     {
@@ -163,6 +202,12 @@ SERVICE_DISCOVERY_NAMESPACE = frozenset(
 
 # Networks and IAM: the image pull path and queue workers follow these.
 VPC = frozenset({"aws:ec2/vpc:Vpc", "aws-native:ec2:VPC"})
+VPC_CIDR_ASSOCIATION = frozenset(
+    {
+        "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation",
+        "aws-native:ec2:VpcCidrBlock",
+    }
+)
 ROUTE_TABLE = frozenset({"aws:ec2/routeTable:RouteTable", "aws-native:ec2:RouteTable"})
 ROUTE = frozenset({"aws:ec2/route:Route", "aws-native:ec2:Route"})
 ROUTE_TABLE_ASSOCIATION = frozenset(
@@ -292,6 +337,50 @@ def known(props: Mapping[str, Any], key: str) -> Any:
         return None
 
 
+def stored(props: Mapping[str, Any], key: str, default: Any = None, resource: Any = None) -> Any:
+    """An Optional+Computed attribute as the engine shows it, or ``default`` when unset.
+
+    The engine sends a stack rule the resources' outputs: on a first preview an attribute the
+    program did not set is unknown, and after ``up`` it holds what the provider stores ("" for a
+    capacity-provider service's ``launchType``). Both mean "unset": AWS applies its default. A
+    value unknown because the program set it from another resource's output is not unset: when
+    ``resource`` is given and the engine recorded a dependency for ``key``, the unknown value is
+    raised (top-level keys only carry dependencies).
+    """
+    try:
+        value = props[key]
+    except KeyError:
+        return default
+    except UnknownValueError:
+        deps = (getattr(resource, "property_dependencies", None) or {}).get(key)
+        if deps:
+            raise
+        return default
+    return default if value is None or value == "" else value
+
+
+def stored_path(props: Any, *keys: str, default: Any = None, resource: Any = None) -> Any:
+    """Nested :func:`stored` (``resource`` applies to the top-level key only)."""
+    current: Any = props
+    for index, key in enumerate(keys):
+        if not isinstance(current, Mapping):
+            return default
+        current = stored(current, key, None, resource if index == 0 else None)
+        if current is None:
+            return default
+    return current
+
+
+def is_set(props: Mapping[str, Any], key: str, resource: Any = None) -> bool:
+    """Whether an Optional+Computed attribute is set, in every engine view: a known value, or
+    a value unknown because the program set it from another resource's output (see
+    :func:`stored`)."""
+    try:
+        return stored(props, key, None, resource) is not None
+    except UnknownValueError:
+        return True
+
+
 def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
     """Tags as a dict: aws ``tags`` map, aws-native ``[{key, value}]`` list."""
     raw = get(props, "tags")
@@ -346,8 +435,13 @@ def is_fargate_compatible(props: Mapping[str, Any]) -> bool:
     return any(str(c).upper() == "FARGATE" for c in as_list(get(props, "requiresCompatibilities")))
 
 
+#: Container resource requirement types that reserve an accelerator on the host.
+ACCELERATOR_RESOURCE_TYPES = frozenset({"GPU", "INFERENCEACCELERATOR", "NEURONDEVICE"})
+
+
 def accelerator_needs(props: Mapping[str, Any], resource_type: str = "") -> list[str]:
-    """Why a task definition needs an accelerator host: GPUs, Elastic Inference or devices.
+    """Why a task definition needs an accelerator host: GPUs, Elastic Inference, Neuron devices
+    (the ``NeuronDevice`` resource type of Managed Instances) or mapped devices.
 
     Neuron (Inferentia/Trainium) is not an ECS resource type: a Neuron task maps ``/dev/neuronN``
     through ``linuxParameters.devices``, so any mapped device counts as a host accelerator.
@@ -361,33 +455,13 @@ def accelerator_needs(props: Mapping[str, Any], resource_type: str = "") -> list
         name = get(container, "name", "?")
         for req in as_list(get(container, "resourceRequirements")):
             kind = str(get(req, "type", ""))
-            if kind.upper() in {"GPU", "INFERENCEACCELERATOR"}:
+            if kind.upper() in ACCELERATOR_RESOURCE_TYPES:
                 reasons.append(
                     f"container {name!r} resourceRequirements {kind}={get(req, 'value')}"
                 )
         for device in as_list(get_path(container, "linuxParameters", "devices")):
             reasons.append(f"container {name!r} maps device {get(device, 'hostPath', '?')}")
     return reasons
-
-
-def fargate_rejections(props: Mapping[str, Any], resource_type: str = "") -> list[str]:
-    """Task-definition parameters that Fargate rejects (AWS: "not valid in Fargate tasks").
-
-    The documented list is gpu, privileged, ipcMode, devices, placementConstraints and
-    dockerVolumeConfiguration; Elastic Inference accelerators are not offered on Fargate either.
-    """
-    found = accelerator_needs(props, resource_type)
-    if get(props, "ipcMode") is not None:
-        found.append(f"ipcMode={get(props, 'ipcMode')}")
-    if as_list(get(props, "placementConstraints")):
-        found.append("placementConstraints")
-    for volume in as_list(get(props, "volumes")):
-        if get(volume, "dockerVolumeConfiguration") is not None:
-            found.append(f"volume {get(volume, 'name', '?')!r} dockerVolumeConfiguration")
-    for container in container_definitions(props):
-        if as_bool(get(container, "privileged", False)):
-            found.append(f"container {get(container, 'name', '?')!r} privileged")
-    return found
 
 
 # --- ECS services ----------------------------------------------------------------------------
@@ -397,20 +471,6 @@ def capacity_provider_strategy(resource_type: str, props: Mapping[str, Any]) -> 
     """Strategy items: ``capacityProviderStrategies`` (aws) / ``capacityProviderStrategy``."""
     key = "capacityProviderStrategy" if is_native(resource_type) else "capacityProviderStrategies"
     return as_list(get(props, key))
-
-
-def service_runs_on_fargate(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """Launch type FARGATE, or a FARGATE / FARGATE_SPOT provider in the service's strategy.
-
-    A service with neither uses the cluster's default strategy, which a policy cannot see
-    from the service alone; it is judged by its task definition's compatibilities instead.
-    """
-    if str(get(props, "launchType", "")).upper() == "FARGATE":
-        return True
-    return any(
-        str(name).upper() in FARGATE_CAPACITY_PROVIDERS
-        for name in strategy_provider_names(resource_type, props)
-    )
 
 
 def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> list[str | None]:
@@ -472,11 +532,15 @@ def lb_type(resource_type: str, props: Mapping[str, Any]) -> str:
     return str(get(props, key, "application")).lower()
 
 
-def lb_is_internet_facing(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """Both providers default to internet-facing: ``internal`` false / ``scheme`` unset."""
+def lb_is_internet_facing(
+    resource_type: str, props: Mapping[str, Any], resource: Any = None
+) -> bool:
+    """Both providers default to internet-facing: ``internal`` false / ``scheme`` unset (an
+    attribute the engine shows unknown on a first preview, and stored after ``up``)."""
     if is_native(resource_type):
-        return str(get(props, "scheme", "internet-facing")).lower() == "internet-facing"
-    return not as_bool(get(props, "internal", False))
+        scheme = stored(props, "scheme", "internet-facing", resource)
+        return str(scheme).lower() == "internet-facing"
+    return not as_bool(stored(props, "internal", False, resource))
 
 
 #: AWS default ALB connection idle timeout, used when a stack leaves it unset.
@@ -550,22 +614,25 @@ class UnknownCollector:
 
     def __init__(self, own_types: frozenset[str] | None = None) -> None:
         self.first: UnknownValueError | None = None
+        self.skipped: list[tuple[Any, UnknownValueError]] = []
         self.notes: list[tuple[str, str | None]] = []
         self._noted: set[tuple[str, str | None]] = set()
         self.own_types = own_types
 
     @contextmanager
-    def guard(self) -> Iterator[None]:
+    def guard(self, resource: Any = None) -> Iterator[None]:
         """Judge one resource; an unknown value skips just that resource."""
         try:
             yield
         except UnknownValueError as error:
-            self.unknown(error)
+            self.unknown(error, resource)
 
-    def unknown(self, error: UnknownValueError) -> None:
-        """An unknown value that skipped one judgement (the first one is re-raised)."""
+    def unknown(self, error: UnknownValueError, resource: Any = None) -> None:
+        """An unknown value that skipped one judgement (the first one is re-raised), with the
+        resource being judged when known."""
         if self.first is None:
             self.first = error
+        self.skipped.append((resource, error))
 
     def note(self, message: str, urn: str | None) -> None:
         """An advisory for ``guardrail-notes`` to report against ``urn`` (once per text)."""
@@ -577,6 +644,21 @@ class UnknownCollector:
         """Re-raise the first unknown seen, if any."""
         if self.first is not None:
             raise self.first
+
+    def undecided(self) -> list[tuple[str, str | None]]:
+        """Every judgement this collector could not make, as (message, URN): its "cannot
+        verify" notes and the unknown values that skipped a resource."""
+        found = [(m, urn) for m, urn in self.notes if m.startswith("cannot verify")]
+        for resource, error in self.skipped:
+            what = (
+                f"{resource.resource_type} {resource.name!r}"
+                if resource is not None
+                else "a resource"
+            )
+            found.append(
+                (f"cannot verify: {what} {error.message}.", getattr(resource, "urn", None))
+            )
+        return list(dict.fromkeys(found))
 
 
 #: What a judgement left in its rule's collector: a note (message, URN) or an unknown value.

@@ -24,12 +24,34 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from . import exemptions
 from .resources import EXEMPT_SCHEMA, UnknownCollector, config_with_defaults, is_exempt, of_types
 
+UNKNOWNS_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "enum": ["advisory", "fail-closed"],
+    "default": "advisory",
+    "description": (
+        "What the policy does where it cannot decide (a value unknown at preview, a reference "
+        "outside the stack): advisory reports a 'cannot verify' note; fail-closed reports it "
+        "at the policy's own level, so a mandatory policy fails the preview."
+    ),
+}
 EXEMPT_ONLY: dict[str, Any] = {"exemptResources": EXEMPT_SCHEMA}
-"""Config schema of a rule whose only setting is ``exemptResources``."""
+"""Config schema of a rule whose only setting is ``exemptResources`` (every rule also takes
+``unknowns``)."""
+
+
+def _with_unknowns(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {**schema, "unknowns": UNKNOWNS_SCHEMA}
+
+
+def fail_closed(config: Mapping[str, Any]) -> bool:
+    """Whether the policy reports what it cannot decide at its own level."""
+    return config.get("unknowns") == "fail-closed"
+
 
 Config = dict[str, Any]
 
@@ -57,6 +79,7 @@ def resource_rule(
     """A resource policy that runs ``check(args, config, report)`` only on resources of
     ``types`` that ``exemptResources`` does not list; ``config`` has the schema defaults."""
     wanted = frozenset(types)
+    schema = _with_unknowns(schema)
 
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if args.resource_type not in wanted:
@@ -65,7 +88,13 @@ def resource_rule(
         exemptions.register(name, config, wanted)
         if is_exempt(config, args, wanted):
             return
-        check(args, config, cast(Report, report))
+        if not fail_closed(config):
+            check(args, config, cast(Report, report))
+            return
+        try:
+            check(args, config, cast(Report, report))
+        except UnknownValueError as error:  # fail-closed: undecided is a violation
+            report(f"cannot verify: {args.resource_type} {args.name!r} {error.message}.", None)
 
     return ResourceValidationPolicy(
         name=name,
@@ -90,15 +119,22 @@ def stack_rule(
     collected (see `judge_each`). ``types`` are the types the policy judges: a bare name in
     ``exemptResources`` matches only those."""
     own = frozenset(types)
+    schema = _with_unknowns(schema)
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         config = config_with_defaults(args, schema)
         exemptions.register(name, config, own)
         unknowns = UnknownCollector(own)
+        undecided: list[tuple[str, str | None]] = []
         try:
             check(args, config, cast(Report, report), unknowns)
+            undecided = unknowns.undecided() if fail_closed(config) else []
         finally:
-            exemptions.set_notes(name, unknowns.notes)
+            exemptions.set_notes(name, [n for n in unknowns.notes if n not in undecided])
+        if fail_closed(config):
+            for message, urn in undecided:
+                report(message, urn)
+            return
         unknowns.reraise()
 
     return StackValidationPolicy(
@@ -122,5 +158,5 @@ def judge_each(
     for resource in of_types(resources, types):
         if is_exempt(config, resource, unknowns.own_types):
             continue
-        with unknowns.guard():
+        with unknowns.guard(resource):
             judge(resource)

@@ -274,7 +274,9 @@ def test_every_image_is_built_and_its_digest_fed_to_every_stack():
     ]
     keys = re.findall(r"--path ecs-inference:platform\.images\.(\w+) ", config_step["run"])
     # Every image reference key (`build` is the switch for the stack's own builds, not an image).
-    references = sorted(f for f in ImagesConfig.model_fields if f != "build")
+    references = sorted(
+        [*(f for f in ImagesConfig.model_fields if f != "build"), *ImagesConfig.registered_keys()]
+    )
     assert sorted(keys) == IMAGES == references
 
 

@@ -126,7 +126,7 @@ def test_model_names_litellm_would_misread_are_refused(name):
 service_keys = st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.dictionaries(service_keys, st.integers(1, 65535), min_size=1, max_size=12),
     st.integers(1, 4000),

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ecs_inference import engines
 from ecs_inference import images as image_build
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
@@ -144,7 +145,8 @@ def test_images_build_from_the_repository_for_their_platform_and_push(
     if image == "neuron":
         # The base image comes from the AWS Deep Learning Containers registry in the stack's
         # region, which the DLC_REGION build argument selects.
-        expected.append(f"{image_build.DLC_ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com")
+        base_account = engines.get("neuron").base_image_account
+        expected.append(f"{base_account}.dkr.ecr.{REGION}.amazonaws.com")
         assert inputs["buildArgs"] == {"DLC_REGION": REGION}
     else:
         assert "buildArgs" not in inputs
@@ -296,7 +298,7 @@ def test_platforms_match_the_deploy_workflow_matrix() -> None:
     workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
     matrix = workflow["jobs"]["images"]["strategy"]["matrix"]["include"]
     ci = {entry["image"]: entry["platform"] for entry in matrix}
-    expected = {name: ",".join(plats) for name, plats in image_specs.IMAGE_PLATFORMS.items()}
+    expected = {name: ",".join(plats) for name, plats in image_specs.image_platforms().items()}
     expected["reranker"] = image_specs.DEFAULT_RERANKER_PLATFORM
     assert ci == expected
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.engines.neuron import NeuronCompileConfig
 from tests.foundation.conftest import DELETE, mutate, reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,4 +175,6 @@ def test_neuron_model_len_defaults_to_compiled_sequence_length() -> None:
     cfg = load_stack_config(reference("dev"), "dev")
     model = cfg.models["llama-neuron"]
     assert model.max_model_len is None
-    assert model.context_length == model.neuron.sequence_length
+    compiled = model.engine_settings
+    assert isinstance(compiled, NeuronCompileConfig)
+    assert model.context_length == compiled.sequence_length

@@ -1759,9 +1759,13 @@ def cases() -> list[Case]:
         *_silence_cases(),
         *_service_connect_cases(),
     ]
-    from tests.policy import corpus_hunt  # its cases build on the helpers above
+    from tests.policy import (  # their cases build on the helpers above
+        corpus_fargate,
+        corpus_hunt,
+        corpus_reach,
+    )
 
-    found += corpus_hunt.cases()
+    found += corpus_hunt.cases() + corpus_fargate.cases() + corpus_reach.cases()
     names = [c.title for c in found]
     assert len(names) == len(set(names)), "duplicate corpus titles"
     return found

@@ -25,6 +25,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import (
     EnforcementLevel,
     Policy,
+    PolicyConfigSchema,
     ResourceValidationPolicy,
     StackValidationPolicy,
 )
@@ -161,7 +162,12 @@ def _synthetic() -> list[Policy]:
         ResourceValidationPolicy(name="r-sync", description="r", validate=resource_validate),
         ResourceValidationPolicy(name="r-remedy", description="m", remediate=lambda _: None),
         ResourceValidationPolicy(name="r-disabled", description="d", validate=resource_validate),
-        StackValidationPolicy(name="s-sync", description="s", validate=stack_validate),
+        StackValidationPolicy(
+            name="s-sync",
+            description="s",
+            validate=stack_validate,
+            config_schema=PolicyConfigSchema(properties={"x": {"type": "integer"}}),
+        ),
         StackValidationPolicy(name="s-async", description="a", validate=stack_async),
     ]
     return policies

@@ -6,6 +6,8 @@ the CLI does (schema defaults, then ``all``, then per-policy entries) before ``C
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.policy.conftest import POLICY_DIR
@@ -160,11 +162,33 @@ def test_all_disabled_then_one_enabled():
             {"no-internet-ingress-to-unauthenticated-target": {"modelPorts": ["http"]}},
             "modelPorts.0",
         ),
+        # What names nothing of the pack: the pack refuses it in Configure (the CLI itself
+        # lets an unknown policy or key through), so the CLI and the preview stop alike.
+        (
+            {"no-unauthenticated-internet-listener": "mandatory"},
+            "no-unauthenticated-internet-listener: no such policy in this pack",
+        ),
+        (
+            {"alb-idle-timeout-for-streaming": {"minIdleTimeout": 900}},
+            "alb-idle-timeout-for-streaming: Additional property minIdleTimeout is not allowed",
+        ),
+        (
+            {"all": {"enforcementLevel": "mandatory", "unknowns": "fail-closed"}},
+            "all: unknowns: 'all' sets only enforcementLevel",
+        ),
     ],
 )
 def test_config_outside_the_schema_is_rejected_before_analysis(config, message):
-    with pytest.raises(PolicyConfigError, match=message.replace(".", r"\.")):
+    with pytest.raises(PolicyConfigError, match=re.escape(message)):
         PolicyPackProcess(POLICY_DIR, config=config).start()
+
+
+def test_a_valid_config_naming_every_policy_is_accepted():
+    with PolicyPackProcess(POLICY_DIR) as process:
+        names = [p["name"] for p in process.info()["policies"]]
+    config = {"all": "advisory", **{name: {"enforcementLevel": "mandatory"} for name in names}}
+    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+        assert {p["enforcementLevel"] for p in process.info()["policies"]} == {"mandatory"}
 
 
 # --- the config file -------------------------------------------------------------------------

@@ -127,6 +127,8 @@ GPU = [{"type": "GPU", "value": "1"}]
 NEURON = {"devices": [{"hostPath": "/dev/neuron0", "containerPath": "/dev/neuron0"}]}
 HOST = "no-accelerators-or-host-features-on-fargate"
 ON_FARGATE = "no-gpu-task-on-fargate-service"
+#: A Fargate-refused parameter on the re-ranker: its task definition and the service running it.
+RERANK_REFUSED = {(HOST, "rerank-td"), (ON_FARGATE, "rerank")}
 GRID = "fargate-task-size-on-grid"
 PLATFORM = "fargate-platform-version-for-large-tasks"
 PUBLIC_IP = "no-reachable-public-ip"
@@ -138,27 +140,33 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
     # no accelerators or host features on Fargate, no GPU task on a Fargate service
     "fargate-gpu": (
         _rerank_container(resourceRequirements=GPU),
-        {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
+        RERANK_REFUSED,
     ),
     "fargate-neuron-device": (
         _rerank_container(linuxParameters=NEURON),
-        {(HOST, "rerank-td"), (ON_FARGATE, "rerank")},
+        RERANK_REFUSED,
     ),
-    "fargate-privileged": (_rerank_container(privileged=True), {(HOST, "rerank-td")}),
-    "fargate-ipc-mode": (lambda s: s.set("rerank-td", ipcMode="host"), {(HOST, "rerank-td")}),
+    "fargate-privileged": (
+        _rerank_container(privileged=True),
+        RERANK_REFUSED,
+    ),
+    "fargate-ipc-mode": (
+        lambda s: s.set("rerank-td", ipcMode="host"),
+        RERANK_REFUSED,
+    ),
     "fargate-placement": (
         lambda s: s.set(
             "rerank-td",
             placementConstraints=[{"type": "memberOf", "expression": "attribute:x == y"}],
         ),
-        {(HOST, "rerank-td")},
+        RERANK_REFUSED,
     ),
     "fargate-docker-volume": (
         lambda s: s.set(
             "rerank-td",
             volumes=[{"name": "cache", "dockerVolumeConfiguration": {"scope": "task"}}],
         ),
-        {(HOST, "rerank-td")},
+        RERANK_REFUSED,
     ),
     "gpu-service-launch-type-fargate": (
         lambda s: s.set("llm", launchType="FARGATE", capacityProviderStrategies=...),

@@ -81,7 +81,10 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
     ),
     "fargate-privileged": (
         _rerank(privileged=True),
-        {("no-accelerators-or-host-features-on-fargate", "n-rerank-td")},
+        {
+            ("no-accelerators-or-host-features-on-fargate", "n-rerank-td"),
+            ("no-gpu-task-on-fargate-service", "n-rerank"),
+        },
     ),
     "fargate-inference-accelerator": (
         lambda s: s.set(

@@ -55,7 +55,10 @@ def test_unknown_arns_resolve_through_property_dependencies(pack):
 
 
 def test_one_unknown_does_not_hide_other_stack_violations(pack):
+    # ``internal`` set from another resource's output (a dependency is recorded): truly unknown.
     stack = aws_baseline().copy().set("alb", internal=UNKNOWN)
+    deps = {**stack["alb"].property_dependencies, "internal": (stack["alb-sg"].urn,)}
+    stack.replace("alb", property_dependencies=deps)
     stack.add(LB, "public-alb", {"internal": False, "idleTimeout": 900.0})
     stack.add(
         LISTENER,

@@ -2,8 +2,9 @@
 
 Resource rules on a task definition that Fargate can run (``requiresCompatibilities`` includes
 FARGATE; ECS then validates it for Fargate at registration) and on AWS Batch job definitions
-for the FARGATE platform. Fargate hides the host, so anything that needs the host is rejected;
-CPU and memory come from a fixed grid that RegisterTaskDefinition enforces.
+for the FARGATE platform. Fargate hides the host, so anything that needs the host is rejected
+(``parameters``: AWS's own lists); CPU and memory come from a fixed grid that
+RegisterTaskDefinition enforces.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, ResourceValidationArgs
 
 from .. import aws_limits
-from ..launches import batch_containers
 from ..resources import (
     BATCH_JOB_DEFINITION,
     TASK_DEFINITION,
-    as_bool,
     as_list,
-    fargate_rejections,
     get,
     get_path,
     is_fargate_compatible,
@@ -27,6 +25,7 @@ from ..resources import (
     parse_memory_mib,
 )
 from ..rules import EXEMPT_ONLY, Config, Report, resource_rule
+from .parameters import job_refusals, task_refusals
 
 #: Linux Fargate task sizes: CPU units -> allowed memory in MiB (AWS Fargate task size table).
 FARGATE_GRID: dict[int, tuple[int, ...]] = aws_limits.FARGATE_TASK_SIZES
@@ -76,42 +75,28 @@ def platform_version_ok(version: Any) -> bool:
 
 def _check_no_host_features(args: ResourceValidationArgs, config: Config, report: Report) -> None:
     if args.resource_type in BATCH_JOB_DEFINITION:
-        _check_batch_job(args, report)
+        platforms = [str(p).upper() for p in as_list(get(args.props, "platformCapabilities"))]
+        if "FARGATE" in platforms:
+            found = job_refusals(args.props, args.resource_type)
+            if found:
+                report(f"Batch job definition on FARGATE asks for: {'; '.join(found)}.", None)
         return
-    if not is_fargate_compatible(args.props):
-        return
-    found = fargate_rejections(args.props, args.resource_type)
-    if found:
-        report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.", None)
-
-
-def _check_batch_job(args: ResourceValidationArgs, report: Report) -> None:
-    """AWS Batch on Fargate offers no GPUs or devices: a FARGATE job definition asking for
-    them never runs (Batch rejects it or the job stays RUNNABLE)."""
-    platforms = [str(p).upper() for p in as_list(get(args.props, "platformCapabilities"))]
-    if "FARGATE" not in platforms:
-        return
-    found: list[str] = []
-    for name, container in batch_containers(args.props):
-        for req in as_list(get(container, "resourceRequirements")):
-            kind = str(get(req, "type", ""))
-            if kind.upper() == "GPU":
-                found.append(f"{name} resourceRequirements GPU={get(req, 'value')}")
-        for device in as_list(get_path(container, "linuxParameters", "devices")):
-            found.append(f"{name} maps device {get(device, 'hostPath', '?')}")
-        if as_bool(get(container, "privileged", False)):
-            found.append(f"{name} privileged")
-    if found:
-        report(f"Batch job definition on FARGATE asks for: {'; '.join(found)}.", None)
+    if is_fargate_compatible(args.props):
+        found = task_refusals(args.props, args.resource_type)
+        if found:
+            report(f"Fargate-compatible task definition asks for: {'; '.join(found)}.", None)
 
 
 no_host_features_on_fargate = resource_rule(
     name="no-accelerators-or-host-features-on-fargate",
     description=(
         "A task definition that Fargate can run (requiresCompatibilities includes FARGATE) must "
-        "not ask for GPUs, Neuron or other devices, privileged mode, ipcMode, placement "
-        "constraints or docker volume configuration; nor may an AWS Batch job definition on "
-        "FARGATE ask for a GPU, devices or privileged mode. Fix: run accelerated work on an "
+        "not ask for anything Fargate refuses (GPUs, Neuron or other devices, privileged mode, "
+        "ipcMode, a pidMode or networkMode other than task / awsvpc, sharedMemorySize, tmpfs, "
+        "swap, capabilities other than SYS_PTRACE, host or docker volumes, placement "
+        "constraints, DNS / hosts / links settings; docs/policy.md lists the table and its "
+        "sources); nor may an AWS Batch job definition on FARGATE (GPUs, devices, privileged "
+        "mode, ulimits, host volumes, multinode). Fix: run accelerated work on an "
         "EC2 capacity provider (GPU/Inferentia ASG) and drop FARGATE from "
         "requiresCompatibilities / platformCapabilities, or remove the host-only parameter."
     ),

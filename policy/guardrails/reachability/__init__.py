@@ -9,7 +9,10 @@ doors is one module, listed in :data:`FRONT_DOORS`:
 * ``apigateway``: HTTP / WebSocket routes, quick-create APIs and REST methods -> integration ->
   VPC link -> listener / NLB, a load balancer's DNS name, or a Lambda function;
 * ``cloudfront``: distributions -> VPC origin or load-balancer origin;
-* ``managed``: public App Runner and ECS Express services, Lambda function URLs without IAM.
+* ``managed``: public App Runner and ECS Express services, Lambda function URLs without IAM,
+  public Elastic Beanstalk environments, Lightsail container endpoints and instance firewalls;
+* ``global_accelerator``: accelerators (standard and custom routing) -> listener -> endpoint
+  group -> load balancer (internal ones too), instance, Elastic IP, or a subnet's instances.
 
 A path is authenticated when the first thing on it that can refuse a request does (each
 family's docstring says what counts there); authentication anywhere upstream covers the rest of
@@ -26,16 +29,20 @@ from collections.abc import Callable, Iterable
 
 from ..resources import (
     APP_RUNNER,
+    BEANSTALK_ENVIRONMENT,
     CLASSIC_ELB,
     DISTRIBUTION,
     EXPRESS_SERVICE,
     FUNCTION_URL,
+    GA_ACCELERATOR,
     HTTP_API,
     HTTP_ROUTE,
+    LIGHTSAIL_CONTAINERS,
+    LIGHTSAIL_INSTANCE,
     LOAD_BALANCER,
     REST_METHOD,
 )
-from . import apigateway, cloudfront, elb, managed
+from . import apigateway, cloudfront, elb, global_accelerator, managed
 from .addresses import covers_internet, describe_ports, port_range, public_share
 from .index import Entry, Leg, Model, Resource
 from .public_ips import asg_security_groups, public_ip
@@ -82,6 +89,10 @@ FRONT_DOORS: tuple[tuple[frozenset[str], FrontDoor], ...] = (
     (APP_RUNNER, managed.app_runner_entry),
     (EXPRESS_SERVICE, managed.express_entry),
     (FUNCTION_URL, managed.url_entry),
+    (GA_ACCELERATOR, global_accelerator.accelerator_entry),
+    (BEANSTALK_ENVIRONMENT, managed.beanstalk_entry),
+    (LIGHTSAIL_CONTAINERS, managed.lightsail_container_entry),
+    (LIGHTSAIL_INSTANCE, managed.lightsail_instance_entry),
 )
 
 

@@ -136,3 +136,20 @@ def port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int] |
 def describe_ports(ranges: Iterable[tuple[int, int]]) -> str:
     """``80, 443, 8000-8002`` for a set of port ranges."""
     return ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in sorted(set(ranges)))
+
+
+def only_private(cidrs: Iterable[str], owned: Iterable[str] = ()) -> bool:
+    """True when every CIDR holds no public address or lies within the ``owned`` ranges (the
+    stack's own VPC and subnet ranges): no client on the internet has a source address there.
+    False for an empty list or a value that is not a CIDR."""
+    nets = [n for n in (_network(str(c)) for c in owned) if n is not None]
+    values = list(cidrs)
+    for cidr in values:
+        net = _network(str(cidr))
+        if net is None:
+            return False
+        if public_share(str(cidr)) and not _covers(
+            [n for n in nets if n.version == net.version], net
+        ):
+            return False
+    return bool(values)

@@ -20,7 +20,9 @@ from pulumi_policy.proxy import UnknownValueError
 
 from ..resources import (
     FUNCTION,
+    HTTP_API,
     HTTP_INTEGRATION,
+    HTTP_ROUTE,
     LISTENER,
     LOAD_BALANCER,
     REST_API,
@@ -46,14 +48,36 @@ def quick_create_entry(model: Model, api: Resource) -> Iterator[Entry]:
 
 
 def route_entry(model: Model, route: Resource) -> Iterator[Entry]:
-    """An HTTP / WebSocket API route: its integration, authenticated by its authorizer."""
-    auth_type = str(get(route.props, "authorizationType", "NONE")).upper()
-    auth = None if auth_type == "NONE" else f"{auth_type} authorizer on {label(route)}"
+    """An HTTP / WebSocket API route: its integration, authenticated by its authorizer (on a
+    WebSocket API, the ``$connect`` route's: a client authenticates once, when it connects,
+    and API Gateway accepts an authorizer on no other route)."""
+    auth = _route_auth(_connect_route(model, route) or route)
     integrations = model.refs(
         route, "target", HTTP_INTEGRATION, what="which integration it invokes"
     )
     for integration in integrations:
         yield from _http_integration(model, route, integration, auth)
+
+
+def _route_auth(route: Resource) -> str | None:
+    auth_type = str(get(route.props, "authorizationType", "NONE")).upper()
+    return None if auth_type == "NONE" else f"{auth_type} authorizer on {label(route)}"
+
+
+def _connect_route(model: Model, route: Resource) -> Resource | None:
+    """The ``$connect`` route of ``route``'s API when that API is a WebSocket API (None: an
+    HTTP API, an API outside the stack, or no ``$connect`` route: connecting is then open)."""
+    apis = model.refs(route, "apiId", HTTP_API, silent_external=True)
+    if not any(str(get(a.props, "protocolType", "")).upper() == "WEBSOCKET" for a in apis):
+        return None
+    if get(route.props, "routeKey") == "$connect":
+        return route
+    for other in model.of(HTTP_ROUTE):
+        if get(other.props, "routeKey") == "$connect" and any(
+            a in model.refs(other, "apiId", HTTP_API, silent_external=True) for a in apis
+        ):
+            return other
+    return None
 
 
 def method_entry(model: Model, method: Resource) -> Iterator[Entry]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pulumi_policy.proxy import UnknownValueError
+
 from ..resources import (
     AUTOSCALING_GROUP,
     FUNCTION,
@@ -25,19 +27,24 @@ from ..resources import (
     LISTENER_RULE,
     LOAD_BALANCER,
     SERVICE,
+    SUBNET,
     TARGET_GROUP,
     TASK_SET,
     TG_ATTACHMENT,
+    VPC,
+    VPC_CIDR_ASSOCIATION,
     as_bool,
     as_list,
     as_number,
     get,
-    get_path,
     is_native,
     known,
     lb_is_internet_facing,
+    stored,
+    stored_path,
     strings,
 )
+from .addresses import only_private
 from .index import Entry, Leg, Model, Resource, label
 
 # --- listeners and rules ----------------------------------------------------------------------
@@ -88,7 +95,7 @@ def lb_of_listener(model: Model, listener: Resource) -> list[Resource]:
 
 
 def _mtls_verify(listener: Resource) -> bool:
-    mode = get_path(listener.props, "mutualAuthentication", "mode")
+    mode = stored_path(listener.props, "mutualAuthentication", "mode", resource=listener)
     return str(mode or "").lower() == "verify"
 
 
@@ -96,7 +103,7 @@ def _ordered(actions: Sequence[Any]) -> list[Any]:
     """Actions in the order ALB runs them: ascending ``order``, list position when unset."""
     keyed = []
     for index, action in enumerate(actions):
-        order = as_number(get(action, "order"))
+        order = as_number(stored(action, "order"))
         keyed.append((order if order is not None else float(index + 1), index, action))
     return [action for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1]))]
 
@@ -107,9 +114,8 @@ def _authenticates(action: Any, kind: str, native: bool) -> str | None:
         return "jwt-validation"
     block = "authenticateCognito" if kind.endswith("cognito") else "authenticateOidc"
     block += "Config" if native else ""
-    on_unauth = str(
-        get_path(action, block, "onUnauthenticatedRequest", default="authenticate")
-    ).lower()
+    on_unauth = str(stored_path(action, block, "onUnauthenticatedRequest", default="authenticate"))
+    on_unauth = on_unauth.lower()
     return None if on_unauth == "allow" else f"{kind} ({on_unauth})"
 
 
@@ -154,25 +160,101 @@ def _forward_targets(actions: Sequence[Any], native: bool) -> list[Any]:
     return values
 
 
+# --- rule conditions --------------------------------------------------------------------------
+
+#: Resources whose address ranges are the stack's own (a rule admitting only them admits no
+#: internet client): their CIDR attributes.
+_OWNED_RANGES = {
+    "cidrBlock": VPC | SUBNET | VPC_CIDR_ASSOCIATION,
+    "ipv6CidrBlock": VPC | SUBNET | VPC_CIDR_ASSOCIATION,
+}
+
+
+def private_sources_only(model: Model, rule: Resource) -> bool:
+    """Whether a listener rule's ``source-ip`` condition admits only addresses no internet
+    client has: private and special-purpose ranges, or the stack's own VPC / subnet ranges.
+
+    ``sourceIp`` matches the connection's own source address, so it restricts who connects
+    (a header condition, ``X-Forwarded-For`` included, is written by the client and never
+    does). Conditions are ANDed, so one such condition is enough. Values unknown at preview
+    are the stack's own ranges when the engine recorded a dependency on a VPC or subnet;
+    otherwise the rule cannot be told and is noted (and not counted as a route).
+    """
+    for condition in as_list(get(rule.props, "conditions")):
+        try:
+            values = _source_ips(rule, condition)
+        except UnknownValueError:
+            deps = (rule.property_dependencies or {}).get("conditions") or ()
+            if any(d.resource_type in VPC | SUBNET | VPC_CIDR_ASSOCIATION for d in deps):
+                return True
+            model.note(
+                rule,
+                "conditions",
+                "has a source-ip condition unknown at preview; the rule is not counted as a "
+                "route from the internet",
+                "who can match it",
+            )
+            return True
+        if values is not None and only_private(values, _owned_ranges(model)):
+            return True
+    return False
+
+
+def _source_ips(rule: Resource, condition: Any) -> list[str] | None:
+    """The CIDRs of a source-ip condition (None: another kind of condition)."""
+    if is_native(rule.resource_type):
+        block = get(condition, "sourceIpConfig")
+        if block is None and str(get(condition, "field", "")).lower() != "source-ip":
+            return None
+        values = get(block, "values") if block is not None else get(condition, "values")
+    else:
+        block = get(condition, "sourceIp")
+        if block is None:
+            return None
+        values = get(block, "values")
+    return [str(v) for v in as_list(values)]
+
+
+def _owned_ranges(model: Model) -> tuple[str, ...]:
+    def compute() -> tuple[str, ...]:
+        found: list[str] = []
+        for key, types in _OWNED_RANGES.items():
+            for resource in model.of(types):
+                value = known(resource.props, key)
+                if isinstance(value, str) and value:
+                    found.append(value)
+        return tuple(found)
+
+    return model.memo("owned_ranges", compute)
+
+
 # --- routes -----------------------------------------------------------------------------------
 
 
 def lb_legs(
-    model: Model, lb: Resource, port: int | None = None, seen: frozenset[str] = frozenset()
+    model: Model,
+    lb: Resource,
+    port: int | None = None,
+    seen: frozenset[str] = frozenset(),
+    *,
+    direct: bool = False,
 ) -> list[Leg]:
-    """Every route through ``lb`` (only listeners on ``port`` when given)."""
+    """Every route through ``lb`` (only listeners on ``port`` when given). ``direct``: the
+    internet connects to ``lb`` itself, so a rule's source addresses are the clients' own."""
     if lb.urn in seen:
         return []
-    key = ("lb_legs", lb.urn, port, seen)
-    return model.memo(key, lambda: list(_lb_legs(model, lb, port, seen | {lb.urn})))
+    key = ("lb_legs", lb.urn, port, seen, direct)
+    return model.memo(key, lambda: list(_lb_legs(model, lb, port, seen | {lb.urn}, direct)))
 
 
-def _lb_legs(model: Model, lb: Resource, port: int | None, seen: frozenset[str]) -> Iterator[Leg]:
+def _lb_legs(
+    model: Model, lb: Resource, port: int | None, seen: frozenset[str], direct: bool
+) -> Iterator[Leg]:
     for listener in listeners_of(model, lb):
-        lport = as_number(get(listener.props, "port"))
+        lport = as_number(stored(listener.props, "port", None, listener))
         if port is not None and lport is not None and int(lport) != port:
             continue
-        yield from listener_legs(model, listener, lb, seen)
+        yield from listener_legs(model, listener, lb, seen, direct=direct)
 
 
 def listener_legs(
@@ -180,12 +262,17 @@ def listener_legs(
     listener: Resource,
     lb: Resource | None = None,
     seen: frozenset[str] = frozenset(),
+    *,
+    direct: bool = False,
 ) -> list[Leg]:
-    """Every route through one listener (its default actions and its rules)."""
+    """Every route through one listener (its default actions and its rules; a rule that only
+    private sources can match is no route when the internet connects directly)."""
     lbs = [lb] if lb is not None else lb_of_listener(model, listener)
     mtls = "mutual TLS verify on " + label(listener) if _mtls_verify(listener) else None
     legs: list[Leg] = []
     for front in [listener, *rules_of(model, listener)]:
+        if direct and front is not listener and private_sources_only(model, front):
+            continue
         forwards, auth, groups = action_chain(model, front)
         if not forwards:
             continue
@@ -287,8 +374,8 @@ def _backend_table(model: Model) -> dict[str, list[Resource]]:
 
 def lb_entry(model: Model, lb: Resource) -> Iterator[Entry]:
     """An internet-facing ELBv2 load balancer: every route through it."""
-    if lb_is_internet_facing(lb.resource_type, lb.props):
-        for leg in lb_legs(model, lb):
+    if lb_is_internet_facing(lb.resource_type, lb.props, lb):
+        for leg in lb_legs(model, lb, direct=True):
             yield lb, leg
 
 

@@ -27,7 +27,8 @@ from ..resources import (
     get,
     get_path,
     is_native,
-    present,
+    is_set,
+    stored,
 )
 from .index import Model, Resource, subnet_public
 from .security_groups import security_groups_of
@@ -71,12 +72,12 @@ def _instance_public_ip(model: Model, instance: Resource) -> str | None:
     interfaces = (
         as_list(get(props, "networkInterfaces")) if is_native(instance.resource_type) else ()
     )
-    explicit = get(props, "associatePublicIpAddress")
+    explicit = stored(props, "associatePublicIpAddress", None, instance)
     for nic in interfaces:
         explicit = get(nic, "associatePublicIpAddress", explicit)
     if explicit is not None:
         return "associatePublicIpAddress" if as_bool(explicit) else None
-    if not present(props, "subnetId") and not interfaces:
+    if not is_set(props, "subnetId", instance) and not interfaces:
         return "no subnetId (the default VPC's subnets assign public IPs)"
     for s in model.refs(instance, "subnetId", SUBNET, silent_external=True):
         if subnet_public(s):
@@ -86,7 +87,7 @@ def _instance_public_ip(model: Model, instance: Resource) -> str | None:
 
 def _asg_public_ip(model: Model, asg: Resource) -> str | None:
     key = "vpcZoneIdentifier" if is_native(asg.resource_type) else "vpcZoneIdentifiers"
-    if not present(asg.props, key):
+    if not is_set(asg.props, key, asg):
         # Availability zones only: instances launch in the default VPC's subnets, which
         # assign public IPs, unless every template of the stack it uses says otherwise.
         templates = _asg_templates(model, asg)

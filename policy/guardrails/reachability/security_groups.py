@@ -40,6 +40,7 @@ from ..resources import (
     is_native,
     known,
     present,
+    stored,
 )
 from .addresses import covers_internet, port_range, public_share
 from .index import Model, Resource
@@ -85,7 +86,7 @@ def _ingress_table(model: Model) -> dict[str, list[Ingress]]:
     table: dict[str, list[Ingress]] = {}
     for sg in model.of(GROUPS):
         inline_key = "securityGroupIngress" if is_native(sg.resource_type) else "ingress"
-        for entry in as_list(get(sg.props, inline_key)):
+        for entry in as_list(stored(sg.props, inline_key, None, sg)):
             item = _ingress_item(model, sg, entry, inline_key)
             if item is not None:
                 table.setdefault(sg.urn, []).append(item)
@@ -307,7 +308,15 @@ def _attachment_spec(
         return None
     kind, key, paths = spec
     props = resource.props
-    return kind, key, lambda: [g for path in paths for g in _walk(props, path)]
+
+    def groups() -> list[Any]:
+        # The top-level input is Optional+Computed on several types (an instance's groups):
+        # unset, unknown on a first preview or as stored after up, all mean "none named".
+        return [
+            g for path in paths for g in _walk(stored(props, path[0], None, resource), path[1:])
+        ]
+
+    return kind, key, groups
 
 
 def attachments(model: Model, key: str) -> list[tuple[str, Resource]]:

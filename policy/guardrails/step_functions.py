@@ -1,0 +1,97 @@
+"""The ECS tasks a Step Functions state machine runs, read from its Amazon States Language.
+
+A ``Task`` state whose ``Resource`` is the ECS integration (``arn:<partition>:states:::ecs:runTask``
+with or without ``.sync`` / ``.waitForTaskToken``, or the SDK integration
+``...:aws-sdk:ecs:runTask``) calls RunTask with its ``Parameters`` (JSONPath states) or
+``Arguments`` (JSONata states). States nest in ``Parallel`` branches and ``Map`` processors
+(``ItemProcessor``, or the older ``Iterator``). A field is a run-time value when JSONPath names it
+``<Field>.$`` or JSONata writes it as ``{% ... %}``: the pack then cannot tell the launch and says
+so, naming the state and the field. Definitions arrive as a JSON string (pulumi-aws
+``definition``, aws-native ``definitionString``), a YAML string, or an object (aws-native
+``definition``); ``${name}`` placeholders are filled from aws-native ``definitionSubstitutions``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+_ECS_RUN_TASK = re.compile(
+    r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"
+)
+_SUBSTITUTION = re.compile(r"\$\{([A-Za-z0-9_.-]+)\}")
+
+
+@dataclass(frozen=True)
+class EcsState:
+    """One state that runs an ECS task: its name, its RunTask parameters (plain values), and
+    whether they are written in JSONata."""
+
+    name: str
+    parameters: Mapping[str, Any] | None
+    jsonata: bool
+    whole: str | None = None  # the run-time expression when all of the parameters are one
+
+    def field(self, key: str) -> tuple[Any, str | None]:
+        """(the field's value, None) or (None, how it is set at run time)."""
+        if self.whole is not None:
+            return None, f"Arguments = {self.whole}"
+        params = self.parameters or {}
+        if f"{key}.$" in params:
+            return None, f"{key}.$ = {params[f'{key}.$']}"
+        value = params.get(key)
+        if self.jsonata and isinstance(value, str) and value.strip().startswith("{%"):
+            return None, f"{key} = {value}"
+        return value, None
+
+
+def parse(definition: Any, substitutions: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """A definition as a mapping ({} when it is neither JSON, YAML nor an object)."""
+    if isinstance(definition, str):
+        text = definition
+        if substitutions:
+            text = _SUBSTITUTION.sub(lambda m: str(substitutions.get(m.group(1), m.group(0))), text)
+        try:
+            value = json.loads(text)
+        except ValueError:
+            try:
+                value = yaml.safe_load(text)
+            except yaml.YAMLError:
+                return {}
+        return value if isinstance(value, Mapping) else {}
+    return definition if isinstance(definition, Mapping) else {}
+
+
+def ecs_states(definition: Mapping[str, Any]) -> Iterator[EcsState]:
+    """Every state of the definition (nested ones included) that runs an ECS task."""
+    top = str(definition.get("QueryLanguage", "JSONPath")).upper() == "JSONATA"
+    yield from _walk(definition.get("States"), top)
+
+
+def _walk(states: Any, jsonata: bool) -> Iterator[EcsState]:
+    if not isinstance(states, Mapping):
+        return
+    for name, state in states.items():
+        if not isinstance(state, Mapping):
+            continue
+        language = state.get("QueryLanguage")
+        here = jsonata if language is None else str(language).upper() == "JSONATA"
+        for branch in state.get("Branches") or ():
+            if isinstance(branch, Mapping):
+                yield from _walk(branch.get("States"), here)
+        for key in ("ItemProcessor", "Iterator"):
+            inner = state.get(key)
+            if isinstance(inner, Mapping):
+                yield from _walk(inner.get("States"), here)
+        if state.get("Type") != "Task" or not _ECS_RUN_TASK.match(str(state.get("Resource", ""))):
+            continue
+        params = state.get("Arguments" if here else "Parameters")
+        if isinstance(params, str):
+            yield EcsState(str(name), None, here, whole=params)
+        else:
+            yield EcsState(str(name), params if isinstance(params, Mapping) else {}, here)
