@@ -80,8 +80,8 @@ from .resources import (
     VPC_ORIGIN,
     UnknownCollector,
     as_bool,
-    get,
     is_exempt,
+    stored,
 )
 from .rules import Config, Report, stack_rule
 
@@ -333,7 +333,7 @@ def _exposed_attachments(
                 tasks.append(resource)
         elif kind == "lb":
             if resource.resource_type in CLASSIC_ELB:
-                if not as_bool(get(resource.props, "internal", False)):
+                if not as_bool(stored(resource.props, "internal", False, resource)):
                     exposed.append(_label(resource))
             elif resource.urn in unauthenticated_lbs(model):
                 exposed.append(_label(resource))

@@ -28,6 +28,7 @@ from ..resources import (
     get,
     is_exempt,
     parse_cpu_units,
+    stored,
 )
 from ..rules import EXEMPT_ONLY, Config, Report, judge_each, stack_rule
 from .parameters import task_refusals
@@ -125,7 +126,7 @@ def _check_platform(
     defaults = ClusterDefaults(model)
 
     def judge(service: Resource) -> None:
-        version = get(service.props, "platformVersion")
+        version = stored(service.props, "platformVersion", None, service)
         if platform_version_ok(version):
             return
         for launch, task in _fargate_launches(model, defaults, service, unknowns):

@@ -30,10 +30,10 @@ from ..resources import (
     REST_VPC_LINK,
     as_list,
     get,
-    get_path,
     is_native,
     known,
     present,
+    stored_path,
 )
 from .elb import lb_legs, listener_legs
 from .index import Entry, Leg, Model, Resource, label, prepend
@@ -103,7 +103,7 @@ def _rest_api_private(model: Model, method: Resource) -> bool:
         REST_API,
         silent_external=True,
     ):
-        types = get_path(api.props, "endpointConfiguration", "types")
+        types = stored_path(api.props, "endpointConfiguration", "types", resource=api)
         if [str(t).upper() for t in as_list(types)] == ["PRIVATE"]:
             return True
     return False

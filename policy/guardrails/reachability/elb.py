@@ -382,7 +382,8 @@ def lb_entry(model: Model, lb: Resource) -> Iterator[Entry]:
 def classic_entry(model: Model, elb: Resource) -> Iterator[Entry]:
     """An internet-facing classic ELB with listeners: one route to its instances, Auto Scaling
     groups and ECS services (it cannot authenticate)."""
-    if not as_bool(get(elb.props, "internal", False)) and as_list(get(elb.props, "listeners")):
+    internal = as_bool(stored(elb.props, "internal", False, elb))
+    if not internal and as_list(get(elb.props, "listeners")):
         ends = _classic_backends(model, elb)
         yield elb, Leg(elb, None, (label(elb),), tuple(ends), (elb,), (elb,))
 
