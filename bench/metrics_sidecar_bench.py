@@ -23,7 +23,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from ecs_inference.contracts import metrics as contract
-from tests.ops.engine_metrics import FakeEngine
+from tests.operations.engine_metrics import FakeEngine
 from tools import engine_flags
 
 REPO = Path(__file__).resolve().parent.parent

@@ -29,7 +29,16 @@ class ClusterArgs:
 
 
 class Cluster(pulumi.ComponentResource):
-    """An ECS cluster. Attributes: `cluster`, `name`, `arn`, `exec_log_group`."""
+    """An ECS cluster; `associate_capacity_providers` makes its one provider association."""
+
+    cluster: aws.ecs.Cluster
+    """The ECS cluster."""
+    name: pulumi.Output[str]
+    """Its name."""
+    arn: pulumi.Output[str]
+    """Its ARN."""
+    exec_log_group: aws.cloudwatch.LogGroup | None
+    """The ECS Exec session log; None without session logging."""
 
     def __init__(
         self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -37,7 +46,7 @@ class Cluster(pulumi.ComponentResource):
         super().__init__("ecs-inference:compute:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        self.exec_log_group: aws.cloudwatch.LogGroup | None = None
+        self.exec_log_group = None
         configuration = None
         if args.execute_command_logging:
             self.exec_log_group = aws.cloudwatch.LogGroup(

@@ -80,7 +80,7 @@ class Assumptions:
       line every 10 s, ~300 B, and an access line per request, ~200 B: ~1 request/s);
     - `emf_bytes_per_scrape` 1,400: one metrics-sidecar line with every vLLM metric plus
       CloudWatch Logs' 26 B per-event overhead (measured: 1,226 B for the sidecar on a real
-      vLLM 0.33 exposition with long stack/service names; tests/ops/test_cost.py keeps the
+      vLLM 0.33 exposition with long stack/service names; tests/test_cost.py keeps the
       figure within 1x-1.5x of the measurement), one per
       `metrics_contract.DEFAULT_INTERVAL_SECONDS`;
     - `nat_gb_per_hour` 0.05: with VPC endpoints, images, weights and AWS APIs bypass NAT; what

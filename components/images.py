@@ -169,6 +169,13 @@ class ImageBuilds(pulumi.ComponentResource):
     """Repositories and builds. Attributes: `repositories` and `images` (by image name),
     `references` (image name -> Output of `<repository-url>@sha256:<digest>`)."""
 
+    repositories: dict[str, aws.ecr.Repository]
+    """ECR repository per image."""
+    images: dict[str, pulumi.CustomResource]
+    """The build per image (`pulumi_docker_build.Image`, imported only when the stack builds)."""
+    references: dict[str, pulumi.Output[str]]
+    """The digest reference per image (what the tasks run)."""
+
     def __init__(
         self, name: str, args: ImageBuildsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
@@ -181,9 +188,9 @@ class ImageBuilds(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         invoke = pulumi.InvokeOutputOptions(parent=self)
         region = aws.get_region_output(opts=invoke).region
-        self.repositories: dict[str, aws.ecr.Repository] = {}
-        self.images: dict[str, docker_build.Image] = {}
-        self.references: dict[str, pulumi.Output[str]] = {}
+        self.repositories = {}
+        self.images = {}
+        self.references = {}
         for image, platforms in sorted(args.images.items()):
             repo = aws.ecr.Repository(
                 f"{name}-{image}",

@@ -10,6 +10,7 @@ security group that admits HTTPS from inside the VPC only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -132,9 +133,24 @@ def endpoint_service_name(region: str, service: str) -> str:
 
 
 class Network(pulumi.ComponentResource):
-    """A VPC with private subnets, NAT and VPC endpoints. Attributes: `vpc`, `vpc_id`,
-    `private_subnet_ids`, `public_subnet_ids`, `cidr_block`, `endpoint_security_group`,
-    `s3_endpoint`, `interface_endpoints`."""
+    """A VPC with private subnets, NAT and VPC endpoints."""
+
+    vpc: awsx.ec2.Vpc
+    """The awsx VPC (subnets, route tables, NAT gateways)."""
+    vpc_id: pulumi.Output[str]
+    """The VPC id."""
+    cidr_block: str
+    """The VPC CIDR."""
+    private_subnet_ids: pulumi.Output[Sequence[str]]
+    """One private subnet per AZ: every task and instance."""
+    public_subnet_ids: pulumi.Output[Sequence[str]]
+    """One public subnet per AZ: NAT gateways and an internet-facing ALB only."""
+    endpoint_security_group: aws.ec2.SecurityGroup | None
+    """HTTPS from inside the VPC to the interface endpoints; None without endpoints."""
+    s3_endpoint: aws.ec2.VpcEndpoint | None
+    """The S3 gateway endpoint; None without endpoints."""
+    interface_endpoints: dict[str, aws.ec2.VpcEndpoint]
+    """Interface endpoints by service (`ecr.api`, `logs`, ...)."""
 
     def __init__(
         self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None
@@ -163,9 +179,9 @@ class Network(pulumi.ComponentResource):
         self.vpc_id = self.vpc.vpc_id
         self.private_subnet_ids = self.vpc.private_subnet_ids
         self.public_subnet_ids = self.vpc.public_subnet_ids
-        self.endpoint_security_group: aws.ec2.SecurityGroup | None = None
-        self.s3_endpoint: aws.ec2.VpcEndpoint | None = None
-        self.interface_endpoints: dict[str, aws.ec2.VpcEndpoint] = {}
+        self.endpoint_security_group = None
+        self.s3_endpoint = None
+        self.interface_endpoints = {}
 
         if args.vpc_endpoints:
             self._endpoints(name, args, child)

@@ -73,22 +73,30 @@ class WorkerWatch:
 
 @dataclass(frozen=True)
 class OperationsArgs:
-    """Inputs of `Operations`. Required: `cluster_name`, `cluster_arn`,
-    `load_balancer_arn_suffix`. Defaults: no services, pools, gateway or workers,
-    `AlarmSettings()` thresholds,
-    no subscriptions (the topic exists; subscribe later), a dashboard."""
+    """Inputs of `Operations`: what to watch (with its components' Outputs) and where alarms go."""
 
     cluster_name: Input[str]
+    """The ECS cluster (alarm dimensions)."""
     cluster_arn: Input[str]
+    """The ECS cluster (the rollback rule's event pattern)."""
     load_balancer_arn_suffix: Input[str]
+    """The ALB (alarm and dashboard dimensions)."""
     services: Sequence[ServiceWatch] = ()
+    """Model and re-ranker services to watch."""
     gpu_pools: Sequence[str] = ()
+    """GPU pools running host telemetry (their panels and GPU memory alarm)."""
     neuron_pools: Sequence[str] = ()
+    """Neuron pools running host telemetry (their panels)."""
     gateway: GatewayWatch | None = None
+    """The AI gateway to watch; None: none."""
     workers: Sequence[WorkerWatch] = ()
+    """Queue workers to watch."""
     alarm_settings: obs.AlarmSettings = field(default_factory=obs.AlarmSettings)
+    """Alarm thresholds."""
     subscriptions: Sequence[obs.Subscription] = ()
+    """Alarm topic subscriptions (none: the topic exists, subscribe later)."""
     dashboard: bool = True
+    """Create the stack's dashboard."""
 
 
 # Placeholders that stand for deploy-time values inside the specs (never reach AWS).
@@ -268,56 +276,59 @@ def topic_policy(
     )
 
 
-def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[ServiceWatch | str, obs.AlarmSpec]]:
-    """Every alarm of the stack, with placeholders for deploy-time values (so its names, count
-    and shapes are known at preview)."""
-    out: list[tuple[ServiceWatch | str, obs.AlarmSpec]] = []
-    for i, s in enumerate(args.services):
-        for spec in obs.service_alarms(
-            stack=stack,
-            service=s.service,
-            kind=s.kind,
-            load_balancer=_LB,
-            target_group=_tg(i),
-            cluster_name=_CLUSTER,
-            ecs_service_name=_svc(i),
-            min_count=s.min_count,
-            settings=args.alarm_settings,
-            engine_metrics=s.engine_metrics,
-        ):
-            out.append((s, spec))
-    for pool in args.gpu_pools:
-        for spec in obs.pool_alarms(
-            stack=stack, pool=pool, kind="gpu", settings=args.alarm_settings
-        ):
-            out.append((pool, spec))
-    if args.gateway is not None:
-        gw = args.gateway.plan
-        for spec in gw.alarms(
-            stack=stack,
-            load_balancer=_LB,
-            target_group=_tg(_GATEWAY),
-            cluster_name=_CLUSTER,
-            ecs_service_name=_svc(_GATEWAY),
-            settings=args.alarm_settings,
-        ):
-            out.append((gw.config.path, spec))
-    for i, w in enumerate(args.workers):
-        for spec in w.plan.alarms(
-            stack=stack,
-            queue_name=w.queue_name,
-            dead_letter_queue_name=w.dead_letter_queue_name,
-            cluster_name=_CLUSTER,
-            ecs_service_name=_worker_svc(i),
-            settings=args.alarm_settings,
-        ):
-            out.append((f"worker-{w.plan.name}", spec))
-    return out
+def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[str, obs.AlarmSpec]]:
+    """Every alarm of the stack with the label of its subject (`obs.stack_alarms`), with
+    placeholders for deploy-time values, so its names, count and shapes are known at preview."""
+    gateway = args.gateway
+    return obs.stack_alarms(
+        stack=stack,
+        settings=args.alarm_settings,
+        load_balancer=_LB,
+        cluster_name=_CLUSTER,
+        services=[
+            obs.ServiceSubject(
+                s.service, s.kind, s.min_count, _tg(i), _svc(i), engine_metrics=s.engine_metrics
+            )
+            for i, s in enumerate(args.services)
+        ],
+        gpu_pools=args.gpu_pools,
+        gateway=None
+        if gateway is None
+        else obs.GatewaySubject(
+            gateway.plan.config.path, gateway.plan, _tg(_GATEWAY), _svc(_GATEWAY)
+        ),
+        workers=[
+            obs.WorkerSubject(
+                f"worker-{w.plan.name}",
+                w.plan,
+                w.queue_name,
+                w.dead_letter_queue_name,
+                _worker_svc(i),
+            )
+            for i, w in enumerate(args.workers)
+        ],
+    )
 
 
 class Operations(pulumi.ComponentResource):
-    """Attributes: `key`, `topic`, `topic_policy`, `subscriptions`, `alarms` (key -> alarm),
-    `rollback_rule`, `rollback_target`, `dashboard` (None when off)."""
+    """The stack's alarm topic, paging alarms, rollback rule and dashboard."""
+
+    key: aws.kms.Key
+    """Encrypts the alarm topic (CloudWatch and EventBridge may use it)."""
+    topic: aws.sns.Topic
+    """The alarm topic."""
+    topic_policy: aws.sns.TopicPolicy
+    """Only this stack's alarms and rollback rule publish."""
+    subscriptions: list[aws.sns.TopicSubscription]
+    """One per configured subscription."""
+    alarms: dict[str, aws.cloudwatch.MetricAlarm]
+    """The paging alarms by name."""
+    rollback_rule: aws.cloudwatch.EventRule
+    """Circuit-breaker rollbacks of this stack's cluster."""
+    rollback_target: aws.cloudwatch.EventTarget
+    """The rule's target: the topic."""
+    dashboard: aws.cloudwatch.Dashboard | None
+    """The stack's dashboard; None when off."""
 
     def __init__(
         self, name: str, args: OperationsArgs, opts: pulumi.ResourceOptions | None = None
@@ -370,9 +381,8 @@ class Operations(pulumi.ComponentResource):
         ]
 
         outputs = _placeholder_outputs(args)
-        self.alarms: dict[str, aws.cloudwatch.MetricAlarm] = {}
-        for subject, spec in specs:
-            label = subject.service if isinstance(subject, ServiceWatch) else subject
+        self.alarms = {}
+        for label, spec in specs:
             alarm_args = _resolve(metric_alarm_args(spec.request), outputs)
             self.alarms[spec.name] = aws.cloudwatch.MetricAlarm(
                 f"{name}-{label}-{spec.key}",
@@ -410,7 +420,7 @@ class Operations(pulumi.ComponentResource):
             opts=child,
         )
 
-        self.dashboard: aws.cloudwatch.Dashboard | None = None
+        self.dashboard = None
         if args.dashboard:
             names = list(self.alarms)
             alarm_arns = Output.all(partition, region, account).apply(

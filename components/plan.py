@@ -368,52 +368,45 @@ class Plan:
     """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
 
     def alarm_specs(self, stack: str = "stack") -> list[ops_specs.AlarmSpec]:
-        """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
-        settings = self.alarm_settings()
-        alarms: list[ops_specs.AlarmSpec] = []
-        services: list[tuple[str, str, int, bool]] = []
-        for m in self.models.values():
-            services.append((m.name, m.config.engine, m.config.min_count, m.metrics_sidecar))
-        for r in self.rerankers.values():
-            services.append((r.name, "reranker", r.config.min_count, r.metrics_sidecar))
-        for name, kind, min_count, engine_metrics in services:
-            alarms += ops_specs.service_alarms(
+        """The alarms the stack creates (`ops_specs.stack_alarms`, deploy-time dimension values
+        left as placeholders)."""
+        services = [
+            ops_specs.ServiceSubject(
+                m.name, m.config.engine, m.config.min_count, "targetgroup/tg/0", m.name,
+                engine_metrics=m.metrics_sidecar,
+            )
+            for m in self.models.values()
+        ] + [
+            ops_specs.ServiceSubject(
+                r.name, "reranker", r.config.min_count, "targetgroup/tg/0", r.name,
+                engine_metrics=r.metrics_sidecar,
+            )
+            for r in self.rerankers.values()
+        ]  # fmt: skip
+        gateway = self.gateway
+        return [
+            spec
+            for _, spec in ops_specs.stack_alarms(
                 stack=stack,
-                service=name,
-                kind=kind,
+                settings=self.alarm_settings(),
                 load_balancer="app/alb/0",
-                target_group="targetgroup/tg/0",
                 cluster_name="cluster",
-                ecs_service_name=name,
-                min_count=min_count,
-                settings=settings,
-                engine_metrics=engine_metrics,
+                services=services,
+                # The GPU memory alarm reads the host agent's metrics (Auto Scaling group pools).
+                gpu_pools=[
+                    n for n, p in self.pools.items() if p.host_telemetry and p.kind == "gpu"
+                ],
+                gateway=None
+                if gateway is None
+                else ops_specs.GatewaySubject(
+                    gateway.config.path, gateway, "targetgroup/tg/0", gateway.config.path
+                ),
+                workers=[
+                    ops_specs.WorkerSubject(name, w, name, f"{name}-dlq", name)
+                    for name, w in self.workers.items()
+                ],
             )
-        for name, pool in self.pools.items():
-            # The GPU memory alarm reads the host agent's metrics (Auto Scaling group pools).
-            if pool.host_telemetry and pool.kind != "managed":
-                alarms += ops_specs.pool_alarms(
-                    stack=stack, pool=name, kind=pool.kind, settings=settings
-                )
-        if self.gateway is not None:
-            alarms += self.gateway.alarms(
-                stack=stack,
-                load_balancer="app/alb/0",
-                target_group="targetgroup/tg/0",
-                cluster_name="cluster",
-                ecs_service_name=self.gateway.config.path,
-                settings=settings,
-            )
-        for name, w in self.workers.items():
-            alarms += w.alarms(
-                stack=stack,
-                queue_name=name,
-                dead_letter_queue_name=f"{name}-dlq",
-                cluster_name="cluster",
-                ecs_service_name=name,
-                settings=settings,
-            )
-        return alarms
+        ]
 
     def alarm_settings(self) -> ops_specs.AlarmSettings:
         a = self.config.operations.alarms

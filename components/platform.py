@@ -72,12 +72,40 @@ def with_wiring(cls: type[_Args], spec: Any, **wiring: Any) -> _Args:
 
 
 class InferencePlatform(pulumi.ComponentResource):
-    """Everything one stack deploys. Attributes: `plan`, `images` (ImageBuilds, or None unless
-    `images.build`), `network`, `cluster`, `pools` (by pool name), `capacity_providers` (the
-    cluster association), `endpoint`, `weight_stores` (by store), `namespace` and
-    `gateway_security_group` (None without the gateway), `models` and `rerankers` (by service
-    name), `gateway` and `gateway_database` (None unless configured), `workers` (by name),
-    `operations`."""
+    """Everything one stack deploys, from one validated plan."""
+
+    plan: Plan
+    """The plan it was built from."""
+    images: ImageBuilds | None
+    """The stack's own builds; None unless `images.build`."""
+    network: Network
+    """The VPC."""
+    cluster: Cluster
+    """The ECS cluster."""
+    pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool]
+    """Pools by name."""
+    capacity_providers: aws.ecs.ClusterCapacityProviders
+    """The cluster's provider association."""
+    endpoint: Endpoint
+    """The authenticated ALB."""
+    weight_stores: dict[str, WeightFileSystem]
+    """EFS weight stores by name (or file system id)."""
+    namespace: aws.servicediscovery.HttpNamespace | None
+    """The Service Connect namespace; None without gateway or workers."""
+    gateway_security_group: aws.ec2.SecurityGroup | None
+    """The gateway tasks' group; None without the gateway."""
+    models: dict[str, ModelService]
+    """Model services by name."""
+    rerankers: dict[str, FargateReranker]
+    """Re-rankers by name."""
+    gateway: LiteLLMGateway | None
+    """The AI gateway; None unless configured."""
+    gateway_database: GatewayDatabase | None
+    """Its database; None unless on."""
+    workers: dict[str, QueueWorker]
+    """Queue workers by name."""
+    operations: Operations
+    """Alarms, rollback rule, dashboard."""
 
     def __init__(
         self,
@@ -120,9 +148,9 @@ class InferencePlatform(pulumi.ComponentResource):
         self.weight_stores = self._weight_stores(name, plan)
         self._private_routes(plan)
         self._services(plan, wiring)
-        self.gateway: LiteLLMGateway | None = None
-        self.gateway_database: GatewayDatabase | None = None
-        self.workers: dict[str, QueueWorker] = {}
+        self.gateway = None
+        self.gateway_database = None
+        self.workers = {}
         if plan.gateway is not None:
             self._build_gateway(name, plan, plan.gateway, wiring)
         # After the gateway and workers: their alarms and dashboard rows watch them too.
@@ -137,7 +165,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _images(self, plan: Plan) -> None:
         """The stack's own image builds (`images.build`), and the references of what it built."""
-        self.images: ImageBuilds | None = None
+        self.images = None
         if plan.builds:
             self.images = ImageBuilds(
                 f"{self._name}-images",
@@ -182,7 +210,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _pools(self, plan: Plan) -> None:
         """Every pool, then the cluster's one capacity provider association."""
-        self.pools: dict[str, GpuAsgPool | InferentiaPool | ManagedInstancesPool] = {}
+        self.pools = {}
         placed = {
             "cluster_name": self.cluster.name,
             "vpc_id": self.network.vpc_id,
@@ -222,7 +250,7 @@ class InferencePlatform(pulumi.ComponentResource):
     def _private_routes(self, plan: Plan) -> None:
         """The Service Connect namespace, and the gateway's group before the model services,
         which admit it (the gateway's own rules are standalone resources, see gateway.py)."""
-        self.namespace: aws.servicediscovery.HttpNamespace | None = None
+        self.namespace = None
         if plan.service_connect_namespace is not None:
             self.namespace = aws.servicediscovery.HttpNamespace(
                 f"{self._name}-routes",
@@ -230,7 +258,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 description="Private service-to-service routes (ECS Service Connect)",
                 opts=self._child,
             )
-        self.gateway_security_group: aws.ec2.SecurityGroup | None = None
+        self.gateway_security_group = None
         if plan.gateway is not None and self.namespace is not None:
             self.gateway_security_group = gateway_security_group(
                 f"{self._name}-gateway", vpc_id=self.network.vpc_id, opts=self._child
@@ -245,7 +273,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 "client_security_group_ids": (self.gateway_security_group.id,),
                 "service_connect_namespace": self._routes(plan),
             }
-        self.models: dict[str, ModelService] = {
+        self.models = {
             m.name: ModelService(
                 f"{self._name}-{m.name}",
                 with_wiring(
@@ -263,7 +291,7 @@ class InferencePlatform(pulumi.ComponentResource):
             )
             for m in plan.models.values()
         }
-        self.rerankers: dict[str, FargateReranker] = {
+        self.rerankers = {
             r.name: FargateReranker(
                 f"{self._name}-{r.name}",
                 with_wiring(

@@ -71,24 +71,24 @@ def task_volume(model: str, file_system_id: Input[str], access_point_id: Input[s
 
 @dataclass
 class WeightFileSystemArgs:
-    """Inputs of `WeightFileSystem`.
-
-    Required: `vpc_id`, `subnet_ids` (the private subnets, one per Availability Zone; may be an
-    Output), `subnet_count` (how many there are: one mount target each), `access_points` (model
-    name → absolute directory on the file system).
-    Defaults: `throughput_mode` "elastic", `provisioned_mib_per_second` None (required when
-    `throughput_mode` is "provisioned"), `kms_key_id` None (the AWS-managed EFS key),
-    `tags` {}.
-    """
+    """Inputs of `WeightFileSystem`."""
 
     vpc_id: Input[str]
+    """VPC of the mount targets' security groups."""
     subnet_ids: Input[Sequence[str]]
+    """The private subnets, one per Availability Zone (may be an Output)."""
     access_points: Mapping[str, str]
+    """Model name -> absolute directory on the file system (one access point each)."""
     subnet_count: int
+    """How many private subnets there are: one mount target each."""
     throughput_mode: str = "elastic"
+    """"elastic", "bursting" or "provisioned"."""
     provisioned_mib_per_second: float | None = None
+    """Provisioned throughput in MiB/s; required with "provisioned"."""
     kms_key_id: Input[str] | None = None
+    """KMS key of the file system; None: the AWS-managed EFS key."""
     tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags on the file system."""
     existing_file_system_id: str | None = None
     """An existing file system (`efs://fs-.../...`): the stack adds mount targets in its private
     subnets and the access points, and creates no file system (default None: create one)."""
@@ -97,10 +97,20 @@ class WeightFileSystemArgs:
 class WeightFileSystem(pulumi.ComponentResource):
     """A stack-managed EFS file system for model weights (see the module docstring)."""
 
+    file_system: aws.efs.FileSystem | None
+    """The new file system; None for an existing one."""
+    file_system_id: Output[str]
+    """Its id."""
+    file_system_arn: Output[str]
+    """Its ARN (the task role mounts it)."""
     client_security_group: aws.ec2.SecurityGroup
+    """Tasks that mount the weights join this group."""
     mount_security_group: aws.ec2.SecurityGroup
+    """The mount targets' group: NFS from the client group only."""
     mount_targets: list[aws.efs.MountTarget]
+    """One per private subnet."""
     access_points: dict[str, aws.efs.AccessPoint]
+    """One per model, rooted at its directory."""
 
     def __init__(
         self, name: str, args: WeightFileSystemArgs, opts: pulumi.ResourceOptions | None = None
@@ -115,7 +125,7 @@ class WeightFileSystem(pulumi.ComponentResource):
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "Name": f"{name}-weights"}
-        self.file_system: aws.efs.FileSystem | None = None
+        self.file_system = None
         if args.existing_file_system_id is None:
             self.file_system = aws.efs.FileSystem(
                 f"{name}-fs",
@@ -133,8 +143,8 @@ class WeightFileSystem(pulumi.ComponentResource):
                 policy=self.file_system.arn.apply(file_system_policy),
                 opts=child,
             )
-            self.file_system_id: Output[str] = self.file_system.id
-            self.file_system_arn: Output[str] = self.file_system.arn
+            self.file_system_id = self.file_system.id
+            self.file_system_arn = self.file_system.arn
         else:
             invoke = pulumi.InvokeOutputOptions(parent=self)
             existing = args.existing_file_system_id

@@ -6,7 +6,7 @@ Stdlib only. Three parties read it and nothing else:
   environment (`ENV_SPEC`), so the image knows no engine and needs no rebuild when a name moves;
 - the Pulumi side (scaling policies, alarms, the dashboard) refers to the published names below;
 - the re-ranker service (`images/reranker`, owned separately) must keep exposing the
-  `reranker_*` families named here; `tests/ops/test_metrics_contract.py` reads its source.
+  `reranker_*` families named here; `tests/operations/test_metrics_contract.py` reads its source.
 
 Where the names come from (checked against the pinned sources in `.cache/engines`, see
 `tools/engine_flags.py`; the tests parse them again, so a rename in a new pin fails a test):
@@ -220,7 +220,7 @@ def scrape_spec(kind: str) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-# --- accelerator hosts (the CloudWatch agent on the instances; components/specs/operations.py) --
+# --- accelerator hosts (the CloudWatch agent on the instances; specs/operations/telemetry.py) ---
 HOST_NAMESPACE: Final[str] = "ECSInference/Hosts"
 """Namespace of the host telemetry; the instance role may PutMetricData into this one only."""
 DIM_POOL: Final[str] = "Pool"

@@ -106,14 +106,34 @@ def mixed_instances_policy_args(
 
 
 class AcceleratorPool(pulumi.ComponentResource):
-    """Base of `GpuAsgPool` and `InferentiaPool`; subclasses set `TYPE_TOKEN` and `ACCELERATOR`.
+    """Base of `GpuAsgPool` and `InferentiaPool`; subclasses set `TYPE_TOKEN` and `ACCELERATOR`."""
 
-    Attributes: `instance` (catalog InstanceType), `instance_role`,
-    `instance_policy_attachments`, `instance_profile`, `security_group`, `telemetry_policy` and
-    `telemetry_log_group` (None without host telemetry; the log group on Neuron pools only),
-    `launch_template`, `auto_scaling_group`, `warm_pool` (the group's warm pool output, or
-    None), `capacity_provider`, `capacity_provider_name`.
-    """
+    instance: InstanceType
+    """The catalog entry of `instance_type`."""
+    prepulls: bool
+    """Warm-pool instances pre-pull images (and hold their launch hook until done)."""
+    instance_role: aws.iam.Role
+    """The container instances' role."""
+    instance_policy_attachments: list[aws.iam.RolePolicyAttachment]
+    """Its AWS-managed policies (ECS agent, optionally Session Manager)."""
+    instance_profile: aws.iam.InstanceProfile
+    """The role's instance profile."""
+    security_group: aws.ec2.SecurityGroup
+    """The hosts' group: no ingress, HTTPS egress."""
+    telemetry_policy: aws.iam.RolePolicy | None
+    """The host telemetry agent's grant; None without host telemetry."""
+    telemetry_log_group: aws.cloudwatch.LogGroup | None
+    """Where Neuron hosts' EMF lands; None on GPU pools and without host telemetry."""
+    launch_template: aws.ec2.LaunchTemplate
+    """AMI, IMDSv2, root volume, user data."""
+    auto_scaling_group: aws.autoscaling.Group
+    """The group (scale-in protected; ECS owns its desired capacity)."""
+    warm_pool: pulumi.Output | None
+    """The group's warm pool output; None without a warm pool."""
+    capacity_provider: aws.ecs.CapacityProvider
+    """The pool as an ECS capacity provider (managed scaling, termination protection, draining)."""
+    capacity_provider_name: pulumi.Output[str]
+    """Its name, for a service's capacity provider strategy."""
 
     TYPE_TOKEN: ClassVar[str]
     ACCELERATOR: ClassVar[Accelerator]
@@ -124,7 +144,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         super().__init__(self.TYPE_TOKEN, name, None, opts)
         self._name = name
         self._child = pulumi.ResourceOptions(parent=self)
-        self.instance: InstanceType = catalog.instance(args.instance_type)
+        self.instance = catalog.instance(args.instance_type)
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
@@ -137,8 +157,8 @@ class AcceleratorPool(pulumi.ComponentResource):
             egress=[aws_api_egress()],
             opts=self._child,
         )
-        self.telemetry_policy: aws.iam.RolePolicy | None = None
-        self.telemetry_log_group: aws.cloudwatch.LogGroup | None = None
+        self.telemetry_policy = None
+        self.telemetry_log_group = None
         if args.host_telemetry_pool:
             self.telemetry_policy, self.telemetry_log_group = _telemetry_resources(
                 self, name, args.host_telemetry_pool
@@ -342,9 +362,7 @@ class AcceleratorPool(pulumi.ComponentResource):
                 ignore_changes=["desiredCapacity"],
             ),
         )
-        self.warm_pool: pulumi.Output | None = (
-            self.auto_scaling_group.warm_pool if args.warm_pool is not None else None
-        )
+        self.warm_pool = self.auto_scaling_group.warm_pool if args.warm_pool is not None else None
 
     def _capacity_provider(self, args: PoolArgs) -> None:
         # The provider's auto-name is "<name>-capacity-<hex>"; the plan checked the prefix.

@@ -40,26 +40,21 @@ TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 
 @dataclass(frozen=True)
 class ManagedInstancesPoolArgs:
-    """Inputs of `ManagedInstancesPool`. Required: cluster_name, vpc_id, subnet_ids,
-    requirements.
-
-    cluster_name: the ECS cluster the capacity provider belongs to.
-    vpc_id: VPC of the instance security group.
-    subnet_ids: PRIVATE subnets the instances launch in.
-    requirements: the `instanceRequirements`, from
-        `instance_requirements.managed_instance_requirements` (allowed types and envelope).
-    options: data volume, monitoring, purchase option, scale-in delay, auto repair and tag
-        propagation. Default `ManagedInstancesArgs()` (200 GiB, DETAILED, ON_DEMAND, 1800 s).
-    tags: tags on the capacity provider, copied to the instances when options.propagate_tags.
-        Default none; provider default tags still apply.
-    """
+    """Inputs of `ManagedInstancesPool`: the pool's requirements and options plus its wiring."""
 
     cluster_name: pulumi.Input[str]
+    """The ECS cluster the capacity provider belongs to."""
     vpc_id: pulumi.Input[str]
+    """VPC of the instance security group."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """PRIVATE subnets the instances launch in."""
     requirements: InstanceRequirements
+    """The `instanceRequirements` (allowed types and envelope), from `sizing.instance_types`."""
     options: ManagedInstancesArgs = field(default_factory=ManagedInstancesArgs)
+    """Data volume, monitoring, purchase option, scale-in delay, auto repair and tag propagation."""
     tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags on the capacity provider, copied to the instances when `options.propagate_tags`
+    (provider default tags still apply)."""
 
 
 # The provider's input TypedDicts (snake_case keys), named once: their generated names run past
@@ -133,11 +128,20 @@ def provider_input(
 
 
 class ManagedInstancesPool(pulumi.ComponentResource):
-    """Accelerator capacity from ECS Managed Instances.
+    """Accelerator capacity from ECS Managed Instances."""
 
-    Attributes: `infrastructure_role`, `instance_role`, `instance_profile`, `security_group`,
-    `capacity_provider`, `capacity_provider_name`.
-    """
+    instance_role: aws.iam.Role
+    """The ECS agent's role on the instances."""
+    instance_profile: aws.iam.InstanceProfile
+    """Its instance profile."""
+    infrastructure_role: aws.iam.Role
+    """The role ECS launches and manages the instances with."""
+    security_group: aws.ec2.SecurityGroup
+    """The instances' group: no ingress, HTTPS egress."""
+    capacity_provider: aws.ecs.CapacityProvider
+    """The Managed Instances capacity provider (in its cluster)."""
+    capacity_provider_name: pulumi.Output[str]
+    """Its name, for a service's capacity provider strategy."""
 
     def __init__(
         self,

@@ -196,15 +196,56 @@ def access_log_bucket_policy(
 
 
 class Endpoint(pulumi.ComponentResource):
-    """The authenticated ALB in front of every service.
+    """The authenticated ALB in front of every service; `route` attaches a service."""
 
-    Attributes: `load_balancer`, `security_group`, `https_listener`, `http_listener`,
-    `certificate` (the imported ACM certificate or None), `certificate_arn`, `user_pool` (None
-    for an existing pool), `user_pool_id`, `user_pool_arn`, `user_pool_domain`,
-    `user_pool_domain_resource` (None for an existing pool), `browser_client`, `api_client`,
-    `resource_server`, `api_scopes`, `issuer`, `jwks_uri`, `token_url`, `api_client_id`,
-    `access_log_bucket` and `access_log_bucket_policy` (None without access logs), `dns_name`.
-    """
+    certificate_arn: pulumi.Output[str]
+    """The HTTPS listener's certificate (given, or the imported self-signed one)."""
+    certificate: aws.acm.Certificate | None
+    """The imported self-signed certificate; None with `certificate_arn`."""
+    auth: CognitoAuth
+    """The Cognito side (its attributes are repeated below)."""
+    user_pool: aws.cognito.UserPool | None
+    """The new user pool; None for an existing pool."""
+    user_pool_domain_resource: aws.cognito.UserPoolDomain | None
+    """Its hosted domain; None for an existing pool."""
+    user_pool_id: pulumi.Output[str]
+    """The user pool's id."""
+    user_pool_arn: pulumi.Output[str]
+    """The user pool's ARN."""
+    user_pool_domain: pulumi.Output[str]
+    """The hosted domain (prefix or custom FQDN)."""
+    issuer: pulumi.Output[str]
+    """The tokens' issuer (jwt-validation checks it)."""
+    jwks_uri: pulumi.Output[str]
+    """The pool's signing keys."""
+    token_url: pulumi.Output[str]
+    """The OAuth2 token endpoint (client-credentials grant)."""
+    api_scopes: list[str]
+    """Full scope strings of the API client."""
+    resource_server: aws.cognito.ResourceServer
+    """The API's resource server."""
+    browser_client: aws.cognito.UserPoolClient
+    """The ALB's code-grant client (browsers)."""
+    api_client: aws.cognito.UserPoolClient
+    """The client-credentials client (programs)."""
+    api_client_id: pulumi.Output[str]
+    """Its id."""
+    access_log_bucket: aws.s3.Bucket | None
+    """The access logs; None without access logs."""
+    access_log_bucket_policy: aws.s3.BucketPolicy | None
+    """ELB log delivery into it; None without access logs."""
+    security_group: aws.ec2.SecurityGroup
+    """Clients on 443/80 in; the IdP and the targets out."""
+    load_balancer: aws.lb.LoadBalancer
+    """The ALB."""
+    dns_name: pulumi.Output[str]
+    """Its DNS name."""
+    https_listener: aws.lb.Listener
+    """HTTPS (TLS 1.3 policy); only the services' rules forward."""
+    http_listener: aws.lb.Listener
+    """HTTP, redirecting to HTTPS."""
+    dns_record: aws.route53.Record | None
+    """Alias of `domain_name`; None without `hosted_zone_id`."""
 
     def __init__(
         self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None
@@ -234,12 +275,50 @@ class Endpoint(pulumi.ComponentResource):
         self.browser_client = self.auth.browser_client
         self.api_client = self.auth.api_client
         self.api_client_id = self.auth.api_client_id
-        self.access_log_bucket: aws.s3.Bucket | None = None
-        self.access_log_bucket_policy: aws.s3.BucketPolicy | None = None
+        self.access_log_bucket = None
+        self.access_log_bucket_policy = None
         log_dependencies: list[pulumi.Resource] = []
         if args.access_logs:
             log_dependencies = self._access_log_bucket(name, args, child, region, account_id)
 
+        self._load_balancer(name, args, log_dependencies)
+        self._listeners(name, args)
+
+        # Cognito's callback and the certificate both name domain_name: the record makes that
+        # name reach this ALB (an alias, so no extra query cost and it follows the ALB's IPs).
+        self.dns_record = None
+        if args.hosted_zone_id:
+            self.dns_record = aws.route53.Record(
+                f"{name}-dns",
+                zone_id=args.hosted_zone_id,
+                name=args.domain_name,
+                type="A",
+                aliases=[
+                    aws.route53.RecordAliasArgs(
+                        name=self.load_balancer.dns_name,
+                        zone_id=self.load_balancer.zone_id,
+                        evaluate_target_health=True,
+                    )
+                ],
+                opts=child,
+            )
+
+        self.register_outputs(
+            {
+                "dnsName": self.dns_name,
+                "certificateArn": self.certificate_arn,
+                "userPoolId": self.user_pool_id,
+                "issuer": self.issuer,
+                "tokenUrl": self.token_url,
+                "apiClientId": self.api_client_id,
+            }
+        )
+
+    def _load_balancer(
+        self, name: str, args: EndpointArgs, log_dependencies: list[pulumi.Resource]
+    ) -> None:
+        """The ALB's security group and the ALB itself."""
+        child = pulumi.ResourceOptions(parent=self)
         ingress, egress = security_group_rules(args.allowed_cidrs, args.vpc_cidr, args.target_ports)
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-alb-sg",
@@ -271,6 +350,10 @@ class Endpoint(pulumi.ComponentResource):
         )
         self.dns_name = self.load_balancer.dns_name
 
+    def _listeners(self, name: str, args: EndpointArgs) -> None:
+        """HTTPS (only the services' rules forward; anything else is 404) and HTTP redirecting
+        to HTTPS."""
+        child = pulumi.ResourceOptions(parent=self)
         self.https_listener = aws.lb.Listener(
             f"{name}-https",
             load_balancer_arn=self.load_balancer.arn,
@@ -305,36 +388,6 @@ class Endpoint(pulumi.ComponentResource):
                 )
             ],
             opts=child,
-        )
-
-        # Cognito's callback and the certificate both name domain_name: the record makes that
-        # name reach this ALB (an alias, so no extra query cost and it follows the ALB's IPs).
-        self.dns_record: aws.route53.Record | None = None
-        if args.hosted_zone_id:
-            self.dns_record = aws.route53.Record(
-                f"{name}-dns",
-                zone_id=args.hosted_zone_id,
-                name=args.domain_name,
-                type="A",
-                aliases=[
-                    aws.route53.RecordAliasArgs(
-                        name=self.load_balancer.dns_name,
-                        zone_id=self.load_balancer.zone_id,
-                        evaluate_target_health=True,
-                    )
-                ],
-                opts=child,
-            )
-
-        self.register_outputs(
-            {
-                "dnsName": self.dns_name,
-                "certificateArn": self.certificate_arn,
-                "userPoolId": self.user_pool_id,
-                "issuer": self.issuer,
-                "tokenUrl": self.token_url,
-                "apiClientId": self.api_client_id,
-            }
         )
 
     # -- certificate -------------------------------------------------------------------------

@@ -77,6 +77,42 @@ class CognitoAuth:
         account_id: pulumi.Output[str],
     ) -> None:
         child = pulumi.ResourceOptions(parent=owner)
+        domain = self._user_pool(owner, name, auth, region, account_id)
+        self.user_pool_domain = pulumi.Output.from_input(domain)
+        self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
+            lambda rp: cognito_issuer(rp[0], rp[1])
+        )
+        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
+        self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
+
+        identifier = resource_server_identifier(domain_name)
+        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
+        self.resource_server = aws.cognito.ResourceServer(
+            f"{name}-api",
+            identifier=identifier,
+            name=f"{name} inference API",
+            scopes=[
+                aws.cognito.ResourceServerScopeArgs(
+                    scope_name=scope, scope_description=f"{scope} the inference services"
+                )
+                for scope in auth.api_scopes
+            ],
+            user_pool_id=self.user_pool_id,
+            opts=child,
+        )
+        self._clients(owner, name, auth, domain_name)
+        self.api_client_id = self.api_client.id
+
+    def _user_pool(
+        self,
+        owner: pulumi.Resource,
+        name: str,
+        auth: AuthSpec,
+        region: pulumi.Output[str],
+        account_id: pulumi.Output[str],
+    ) -> str:
+        """The existing pool, or a new one with its hosted domain; returns the domain."""
+        child = pulumi.ResourceOptions(parent=owner)
         self.user_pool: aws.cognito.UserPool | None = None
         self.user_pool_domain_resource: aws.cognito.UserPoolDomain | None = None
         if auth.existing_user_pool_id:
@@ -133,28 +169,10 @@ class CognitoAuth:
             )
             self.user_pool_id = self.user_pool.id
             self.user_pool_arn = self.user_pool.arn
-        self.user_pool_domain = pulumi.Output.from_input(domain)
-        self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
-            lambda rp: cognito_issuer(rp[0], rp[1])
-        )
-        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
-        self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
+        return domain
 
-        identifier = resource_server_identifier(domain_name)
-        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
-        self.resource_server = aws.cognito.ResourceServer(
-            f"{name}-api",
-            identifier=identifier,
-            name=f"{name} inference API",
-            scopes=[
-                aws.cognito.ResourceServerScopeArgs(
-                    scope_name=scope, scope_description=f"{scope} the inference services"
-                )
-                for scope in auth.api_scopes
-            ],
-            user_pool_id=self.user_pool_id,
-            opts=child,
-        )
+    def _clients(self, owner: pulumi.Resource, name: str, auth: AuthSpec, domain_name: str) -> None:
+        """The ALB's code-grant client (browsers) and the client-credentials client (programs)."""
         minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
             access_token="minutes", id_token="minutes", refresh_token="days"
         )
@@ -199,7 +217,6 @@ class CognitoAuth:
                 parent=owner, depends_on=[self.resource_server, *self.domain_dependencies()]
             ),
         )
-        self.api_client_id = self.api_client.id
 
     def domain_dependencies(self) -> list[pulumi.Resource]:
         return [self.user_pool_domain_resource] if self.user_pool_domain_resource else []

@@ -212,22 +212,32 @@ class Balancing:
 
 
 class EcsService(pulumi.ComponentResource):
-    """Base of every service component. After the steps: `log_group`, `execution_role`,
-    `task_role`, `container_definitions` (Output of the JSON string), `task_definition`,
-    `security_group`, `service`, `scaling_target`; load-balanced services also `target_group`,
-    `listener_rules`, `scaling_policy`."""
+    """Base of every service component: the resources its steps create."""
 
     log_group: aws.cloudwatch.LogGroup
-    execution_role: aws.iam.Role
-    task_role: aws.iam.Role
+    """`/<project>/<stack>/<service>`, every container's awslogs."""
     container_definitions: Output[str]
+    """The task definition's containers (JSON)."""
+    execution_role: aws.iam.Role
+    """The ECS agent's role: pulls, secrets and logs of exactly these containers."""
+    task_role: aws.iam.Role
+    """The containers' role."""
+    task_policies: list[aws.iam.RolePolicy]
+    """The task role's inline policies the task definition waits for."""
     task_definition: aws.ecs.TaskDefinition
+    """awsvpc, the task-level CPU and memory."""
     security_group: aws.ec2.SecurityGroup
-    service: aws.ecs.Service
-    scaling_target: aws.appautoscaling.Target
+    """The tasks' group."""
     target_group: aws.lb.TargetGroup
+    """The ip target group (load-balanced services)."""
     listener_rules: list[Any]
+    """The endpoint's listener rules for the service (load-balanced services)."""
+    service: aws.ecs.Service
+    """The ECS service (circuit breaker with rollback; autoscaling owns its count)."""
+    scaling_target: aws.appautoscaling.Target
+    """Its scalable target (min..max tasks)."""
     scaling_policy: aws.appautoscaling.Policy
+    """Its target-tracking policy (load-balanced services)."""
 
     def __init__(self, token: str, name: str, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(token, name, None, opts)

@@ -137,10 +137,12 @@ def gateway_container_definitions(
 
 
 class LiteLLMGateway(FargateService):
-    """The AI gateway. Attributes: `private_url` (`http://<path>.<namespace>:4000`, what workers
-    call), `log_group`, `execution_role`, `task_role`, `task_definition`, `security_group`,
-    `target_group`, `listener_rules`, `service`, `scaling_target`, `scaling_policy`, `rules`
-    (the security group's standalone rules)."""
+    """The AI gateway on Fargate; outputs as `EcsService`, `security_group` the one given."""
+
+    private_url: str
+    """`http://<path>.<namespace>:4000`, what queue workers call."""
+    rules: list[pulumi.CustomResource]
+    """The security group's standalone rules."""
 
     def __init__(
         self, name: str, args: LiteLLMGatewayArgs, opts: pulumi.ResourceOptions | None = None
@@ -164,7 +166,7 @@ class LiteLLMGateway(FargateService):
         super().__init__(TOKEN, name, opts)
         self.private_url = f"http://{private_host(args.path, namespace.name)}:{GATEWAY_PORT}"
         self.security_group = args.security_group
-        self.rules: list[pulumi.CustomResource] = []
+        self.rules = []
         self._security_group_rules(args)
         group = self._logs(args.path, args.log_retention_days)
         self._containers(

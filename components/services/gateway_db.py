@@ -36,21 +36,24 @@ ACU_RANGE = (0.0, 256.0)
 
 @dataclass(frozen=True)
 class GatewayDatabaseArgs:
-    """Inputs of `GatewayDatabase`.
-
-    Required: `vpc_id`, `subnet_ids` (private), `gateway_security_group_id`. Optional (defaults):
-    `min_capacity_acu` 0.5, `max_capacity_acu` 4; `engine_version` "16.6" (supports auto-pause
-    at 0 ACU); `backup_retention_days` 7; `deletion_protection` True.
-    """
+    """Inputs of `GatewayDatabase`."""
 
     vpc_id: Input[str]
+    """VPC of the database security group."""
     subnet_ids: Input[Sequence[str]]
+    """PRIVATE subnets of the cluster."""
     gateway_security_group_id: Input[str]
+    """The only group admitted to PostgreSQL (the gateway's tasks)."""
     min_capacity_acu: float = 0.5
+    """Serverless v2 minimum capacity, in ACUs (0: auto-pause)."""
     max_capacity_acu: float = 4.0
+    """Serverless v2 maximum capacity, in ACUs."""
     engine_version: str = "16.6"
+    """Aurora PostgreSQL version (16.6 supports auto-pause at 0 ACU)."""
     backup_retention_days: int = 7
+    """Automated backups kept, in days."""
     deletion_protection: bool = True
+    """RDS refuses to delete the cluster until this is turned off."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,15 @@ def rds_identifier(name: str) -> str:
 
 class GatewayDatabase(pulumi.ComponentResource):
     """Attributes: `subnet_group`, `security_group`, `cluster`, `instance`."""
+
+    subnet_group: aws.rds.SubnetGroup
+    """The private subnets of the cluster."""
+    security_group: aws.ec2.SecurityGroup
+    """PostgreSQL from the gateway's tasks only."""
+    cluster: aws.rds.Cluster
+    """The Aurora Serverless v2 PostgreSQL cluster (managed master secret)."""
+    instance: aws.rds.ClusterInstance
+    """Its serverless writer."""
 
     def __init__(
         self, name: str, args: GatewayDatabaseArgs, opts: pulumi.ResourceOptions | None = None

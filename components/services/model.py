@@ -125,10 +125,10 @@ def model_container_definitions(
 
 
 class ModelService(PoolService):
-    """One model behind the endpoint. Attributes: `port` (the engine's), `log_group`,
-    `execution_role`, `task_role`, `task_definition`, `security_group`, `target_group`,
-    `listener_rules`, `service`, `scaling_target`, `scaling_policy`, `container_definitions`
-    (Output of the JSON string)."""
+    """One model behind the endpoint, on a pool's capacity provider; outputs as `EcsService`."""
+
+    port: int
+    """The engine's serving port (what the target group and the gateway reach)."""
 
     def __init__(
         self, name: str, args: ModelServiceArgs, opts: pulumi.ResourceOptions | None = None

@@ -83,10 +83,10 @@ def reranker_container_definitions(
 
 
 class FargateReranker(FargateService):
-    """One re-ranker service on Fargate. Attributes: `size` (its `FargateSize`), `log_group`,
-    `execution_role`, `task_role`, `task_definition`, `security_group`, `target_group`,
-    `listener_rules`, `service`, `scaling_target`, `scaling_policy`, `container_definitions`
-    (Output of the JSON string)."""
+    """One re-ranker service on Fargate; outputs as `EcsService`."""
+
+    size: sizing.FargateSize
+    """The task's cell of the Fargate grid."""
 
     def __init__(
         self, name: str, args: FargateRerankerArgs, opts: pulumi.ResourceOptions | None = None

@@ -350,13 +350,36 @@ def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlar
 
 
 class QueueWorker(FargateService):
-    """One queue worker. Attributes: `queue_name`, `dead_letter_queue_name` (fixed, known at
-    preview), `queue_url` (Output, known at preview), `queue`, `dead_letter_queue`,
-    `result_queue` (None unless asked), `queue_policies`, `log_group`, `execution_role`,
-    `task_role`, `security_group`, `task_definition`, `service`, `scaling_target`,
-    `backlog_policy`, `from_zero_policy`, `to_zero_policy`, `from_zero_alarm`, `to_zero_alarm`
-    (None when the worker never scales to zero), `scaling` (the `WorkerScaling` with the
-    resources' names)."""
+    """One queue worker on Fargate; outputs as `EcsService` (no load balancer) and below."""
+
+    queue_name: str
+    """The work queue's fixed name (known at preview)."""
+    dead_letter_queue_name: str
+    """The dead-letter queue's fixed name."""
+    queue_url: Output[str]
+    """The work queue's URL (known at preview)."""
+    queue: aws.sqs.Queue
+    """The work queue."""
+    dead_letter_queue: aws.sqs.Queue
+    """Its dead-letter queue."""
+    redrive_allow_policy: aws.sqs.RedriveAllowPolicy
+    """Only the work queue may use the DLQ."""
+    result_queue: aws.sqs.Queue | None
+    """The result queue; None unless asked."""
+    queue_policies: list[aws.sqs.QueuePolicy]
+    """TLS-only policy per queue."""
+    scaling: WorkerScaling
+    """The scaling policies as API values, with the resources' names."""
+    backlog_policy: aws.appautoscaling.Policy
+    """Target tracking on backlog per task."""
+    from_zero_policy: aws.appautoscaling.Policy
+    """The step out of zero tasks."""
+    from_zero_alarm: aws.cloudwatch.MetricAlarm
+    """Its alarm (visible messages while no task runs)."""
+    to_zero_policy: aws.appautoscaling.Policy | None
+    """The step to zero; None when `min_count` > 0."""
+    to_zero_alarm: aws.cloudwatch.MetricAlarm | None
+    """Its alarm (nothing waiting or in flight); None when `min_count` > 0."""
 
     def __init__(
         self, name: str, args: QueueWorkerArgs, opts: pulumi.ResourceOptions | None = None
@@ -472,7 +495,7 @@ class QueueWorker(FargateService):
             ),
             opts=child,
         )
-        self.result_queue: aws.sqs.Queue | None = None
+        self.result_queue = None
         if args.result_queue:
             self.result_queue = aws.sqs.Queue(
                 f"{name}-results",
@@ -576,8 +599,8 @@ class QueueWorker(FargateService):
         self.from_zero_alarm = self._alarm(
             f"{name}-from-zero", self.scaling.from_zero_alarm(), self.from_zero_policy
         )
-        self.to_zero_policy: aws.appautoscaling.Policy | None = None
-        self.to_zero_alarm: aws.cloudwatch.MetricAlarm | None = None
+        self.to_zero_policy = None
+        self.to_zero_alarm = None
         if self.scaling.scales_to_zero:
             self.to_zero_policy = step_policy(
                 "to-zero", self.scaling.to_zero_policy_configuration()

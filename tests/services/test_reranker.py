@@ -22,7 +22,7 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.components.conftest import (
+from tests.services.conftest import (
     LB_SUFFIX,
     FakeRouter,
     check_service_children,

@@ -20,7 +20,7 @@ from ecs_inference.plan import build_plan
 from ecs_inference.sizing import catalog
 from tests.stacks import REFERENCE_STACKS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 STACKS = REFERENCE_STACKS
 
 
@@ -166,8 +166,8 @@ def test_reference_stacks_through_the_real_plan(stack):
 def test_emf_line_assumption_matches_the_sidecar_s_real_output():
     """The log-ingestion assumption per scrape is the measured sidecar line + CloudWatch Logs'
     26-byte event overhead, within 1x-1.5x (so the cost neither hides nor invents log cost)."""
-    from tests.ops.engine_metrics import FakeEngine
-    from tests.ops.test_metrics_sidecar import _spec, sidecar
+    from tests.operations.engine_metrics import FakeEngine
+    from tests.operations.test_metrics_sidecar import _spec, sidecar
     from tools import engine_flags
 
     engine = FakeEngine(engine_flags.VLLM_GPU, model="llama-3-1-70b-instruct")

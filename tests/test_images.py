@@ -30,7 +30,7 @@ from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 REGION = "us-east-1"
 REGISTRY = f"{ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
 PLATFORM_KEY = "ecs-inference:platform"

@@ -1,5 +1,5 @@
 """Issue 12: production defects that the preview alone never showed. Each test fails without its
-fix; they run the reference stacks under the mock runtime (`tests/foundation/test_platform.py`)
+fix; they run the reference stacks under the mock runtime (`tests/platform/test_platform.py`)
 or the plan on configs built for the purpose."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ecs_inference.config.models import ModelConfig
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.plan import build_plan, choose_deploy
 from ecs_inference.sizing import catalog, deploy_step
-from tests.foundation.test_platform import ROOT, recorded
+from tests.platform.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
 

@@ -37,7 +37,7 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.components.conftest import (
+from tests.services.conftest import (
     CLUSTER_ARN,
     LB_SUFFIX,
     FakeRouter,

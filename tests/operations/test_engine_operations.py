@@ -16,7 +16,7 @@ from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import images_to_build
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.contracts.metrics import METRICS_BY_KIND
-from tests.ops.test_wiring import KEY, config_error, plan_of, stack_file
+from tests.operations.test_wiring import KEY, config_error, plan_of, stack_file
 
 PRESET_ENGINES = ("sglang", "tgi", "custom")
 

@@ -24,7 +24,7 @@ from ecs_inference.services.worker import (
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.specs.worker import WorkerScaling
 from tests.aws_shapes import UNKNOWN, register_task_definition_request, validate_shape
-from tests.components.conftest import CLUSTER_ARN
+from tests.services.conftest import CLUSTER_ARN
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/summarise:1.4.0"

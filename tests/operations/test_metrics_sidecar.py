@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_inference.contracts import metrics as contract
-from tests.ops.engine_metrics import FakeEngine, bucket_bounds, families
+from tests.operations.engine_metrics import FakeEngine, bucket_bounds, families
 from tools import engine_flags
 
 ROOT = Path(__file__).resolve().parents[2]

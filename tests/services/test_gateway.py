@@ -32,7 +32,7 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
-from tests.components.conftest import CLUSTER_ARN, LB_SUFFIX, FakeRouter
+from tests.services.conftest import CLUSTER_ARN, LB_SUFFIX, FakeRouter
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/master-AbCdEf"

@@ -472,7 +472,7 @@ def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
     assert json.loads(env[m.ENV_SPEC]) == json.loads(m.scrape_spec(kind))
     assert env[m.ENV_STARTUP_GRACE_SECONDS] == "380"
     # what the sidecar itself accepts
-    from tests.ops.test_metrics_sidecar import sidecar
+    from tests.operations.test_metrics_sidecar import sidecar
 
     car = sidecar.from_environment(env)
     assert car.service == "llama" and car.startup_grace == 380

@@ -1,0 +1,273 @@
+"""Scaling on the engine's load (pure): the target-tracking policy of an LLM service.
+
+Why not ALBRequestCountPerTarget by default: one LLM request may be 20 tokens or 20,000; a
+request count says little about load. The engine knows: requests running (in the batch) and
+waiting (queued). Their sum per task against the batch size the engine was launched with
+(`maxConcurrentSequences`, or the Neuron batch size) is the load signal; KV-cache usage is the
+alternative for long-context traffic, where memory fills before the batch does. Every builder
+returns the AWS API request's own shape (PascalCase, as botocore spells it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ecs_inference import engines
+from ecs_inference.contracts import metrics as m
+from ecs_inference.specs.operations.errors import ObservabilityError
+
+ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
+SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
+
+
+# Application Auto Scaling: cooldowns are seconds; a target-tracking policy name is 1-256 chars.
+COOLDOWN_MAX_SECONDS = 86_400
+
+
+# Target tracking's own alarms (AWS-managed): scale out after 3 one-minute periods above the
+# target, scale in after 15 below it. Stated in the decision text; not configurable.
+TT_SCALE_OUT_MINUTES, TT_SCALE_IN_MINUTES = 3, 15
+
+
+@dataclass(frozen=True)
+class ScalingPolicySpec:
+    """A target-tracking policy: `configuration` is the API's
+    TargetTrackingScalingPolicyConfiguration; `note` explains the target and cooldowns."""
+
+    metric: ScalingMetric
+    target_value: float
+    scale_out_cooldown: int
+    scale_in_cooldown: int
+    configuration: dict[str, Any]
+    note: str
+
+    def request(self, policy_name: str, resource_id: str) -> dict[str, Any]:
+        """The PutScalingPolicy request for an ECS service (`service/<cluster>/<service>`)."""
+        return {
+            "PolicyName": policy_name,
+            "ServiceNamespace": "ecs",
+            "ResourceId": resource_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": self.configuration,
+        }
+
+
+def service_metric(name: str, stack: str, service: str, stat: str = "Average") -> dict[str, Any]:
+    """A TargetTrackingMetricStat / MetricStat of a sidecar metric, per service."""
+    return {
+        "Metric": {
+            "Namespace": m.NAMESPACE,
+            "MetricName": name,
+            "Dimensions": [
+                {"Name": m.DIM_STACK, "Value": stack},
+                {"Name": m.DIM_SERVICE, "Value": service},
+            ],
+        },
+        "Stat": stat,
+    }
+
+
+def scaling_cooldowns(grace_seconds: int, scale_in_floor: int) -> tuple[int, int]:
+    """(scale-out, scale-in) cooldowns from the health-check grace period.
+
+    Scale-out: the grace period (a new task serves only after image pull, weight load and
+    warm-up; until then the load it will take still shows on the others, and counting it twice
+    would over-scale; target tracking still scales out further within the cooldown when the
+    load asks for more than what is already starting). Scale-in: at least twice that (a removed
+    warm task costs a full reload if the load returns), and never below `scale_in_floor`.
+    """
+    out = min(max(grace_seconds, 0), COOLDOWN_MAX_SECONDS)
+    return out, min(max(2 * out, scale_in_floor, out), COOLDOWN_MAX_SECONDS)
+
+
+def engine_load_queries(stack: str, service: str) -> list[dict[str, Any]]:
+    """Metric math for `engineLoad`: requests waiting + running per task."""
+    return [
+        {
+            "Id": "waiting",
+            "MetricStat": service_metric(m.REQUESTS_WAITING, stack, service),
+            "ReturnData": False,
+        },
+        {
+            "Id": "running",
+            "MetricStat": service_metric(m.REQUESTS_RUNNING, stack, service),
+            "ReturnData": False,
+        },
+        {
+            "Id": "load",
+            "Expression": "waiting + running",
+            "Label": "requests waiting + running per task",
+            "ReturnData": True,
+        },
+    ]
+
+
+def kv_cache_queries(stack: str, service: str) -> list[dict[str, Any]]:
+    """The metric of `kvCache`: KV-cache usage per task, in percent."""
+    return [
+        {
+            "Id": "kv",
+            "MetricStat": service_metric(m.KV_CACHE_USAGE, stack, service),
+            "Label": "KV-cache usage per task (%)",
+            "ReturnData": True,
+        }
+    ]
+
+
+def engine_scaling_policy(
+    *,
+    stack: str,
+    service: str,
+    engine: str,
+    max_concurrency: int,
+    grace_seconds: int,
+    metric: ScalingMetric = "engineLoad",
+    target_utilization: float = 0.8,
+    scale_in_floor: int = 300,
+    scale_out_cooldown: int | None = None,
+    alb_resource_label: str | None = None,
+    requests_per_target: float = 30.0,
+    where: str = "autoscaling",
+) -> ScalingPolicySpec:
+    """The target-tracking policy of one LLM service.
+
+    `engineLoad` (default): customized metric with metric math, (requests waiting + running)
+    per task = the Average over the service's tasks of each task's samples, so a task still
+    loading (publishing nothing) neither dilutes nor inflates it; target =
+    `target_utilization` (default 0.8) x `max_concurrency` (the batch the engine runs at once):
+    at the target the batch still has room, above `max_concurrency` requests queue and time to
+    first token grows. `kvCache`: Average KV-cache usage in percent, target
+    `target_utilization` x 100. `albRequests`: ALBRequestCountPerTarget at
+    `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
+    grace period, or of `scale_out_cooldown` when given. `engine` is the config's engine name;
+    an engine without a scrape family (`Engine.metrics_kind`) publishes nothing the sidecar
+    reads: only `albRequests`.
+    """
+    serving = engines.get(engine)
+    if metric != "albRequests" and serving.metrics_kind is None:
+        raise ObservabilityError(
+            f"{where}.metric {metric} reads vLLM metrics, which engine {engine} does not "
+            "publish; use albRequests"
+        )
+    if not 0 < target_utilization <= 1:
+        raise ObservabilityError(
+            f"{where}.targetUtilization {target_utilization} must be in (0, 1]: the share of "
+            "the engine's capacity at which to add a task"
+        )
+    if max_concurrency < 1:
+        raise ObservabilityError(f"{where}: max concurrency {max_concurrency} must be >= 1")
+    out, scale_in = scaling_cooldowns(
+        grace_seconds if scale_out_cooldown is None else scale_out_cooldown, scale_in_floor
+    )
+    why = (
+        f"= the {grace_seconds} s a new task needs to serve"
+        if scale_out_cooldown is None
+        else "configured"
+    )
+    timing = (
+        f"scale out after {TT_SCALE_OUT_MINUTES} min above the target, cooldown {out} s "
+        f"({why}); scale in after {TT_SCALE_IN_MINUTES} min below it, cooldown {scale_in} s"
+    )
+    base: dict[str, Any] = {
+        "ScaleOutCooldown": out,
+        "ScaleInCooldown": scale_in,
+        "DisableScaleIn": False,
+    }
+    if metric == "albRequests":
+        if not alb_resource_label:
+            raise ObservabilityError(f"{where}: albRequests needs the ALB resource label")
+        if not requests_per_target > 0:
+            raise ObservabilityError(
+                f"{where}.targetRequestsPerTarget {requests_per_target} must be positive"
+            )
+        config = {
+            **base,
+            "TargetValue": float(requests_per_target),
+            "PredefinedMetricSpecification": {
+                "PredefinedMetricType": "ALBRequestCountPerTarget",
+                "ResourceLabel": alb_resource_label,
+            },
+        }
+        note = (
+            f"scaling: ALBRequestCountPerTarget {requests_per_target:g} requests per task per "
+            f"minute (request count, blind to tokens per request); {timing}"
+        )
+        return ScalingPolicySpec(metric, float(requests_per_target), out, scale_in, config, note)
+    if metric == "kvCache":
+        target = round(100.0 * target_utilization, 2)
+        queries = kv_cache_queries(stack, service)
+        granularity = (
+            f"; on Neuron the KV cache is allocated per whole sequence, so this moves in steps "
+            f"of {100 / max_concurrency:.0f} % (1 of {max_concurrency})"
+            if serving.kv_cache_per_sequence
+            else ""
+        )
+        note = (
+            f"scaling: KV-cache usage per task, target {target:g} % ({target_utilization:.0%} "
+            f"of the cache){granularity}; {timing}"
+        )
+    else:
+        target = round(max_concurrency * target_utilization, 2)
+        queries = engine_load_queries(stack, service)
+        note = (
+            f"scaling: requests waiting + running per task (metric math), target {target:g} = "
+            f"{target_utilization:.0%} of the {max_concurrency} sequences the engine batches "
+            f"at once (above {max_concurrency} requests queue and time to first token grows); "
+            f"{timing}"
+        )
+    config = {
+        **base,
+        "TargetValue": float(target),
+        "CustomizedMetricSpecification": {"Metrics": queries},
+    }
+    return ScalingPolicySpec(metric, float(target), out, scale_in, config, note)
+
+
+def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
+    """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
+    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes."""
+    out: dict[str, Any] = {
+        "target_value": configuration["TargetValue"],
+        "scale_out_cooldown": configuration["ScaleOutCooldown"],
+        "scale_in_cooldown": configuration["ScaleInCooldown"],
+        "disable_scale_in": configuration.get("DisableScaleIn", False),
+    }
+    predefined = configuration.get("PredefinedMetricSpecification")
+    if predefined:
+        out["predefined_metric_specification"] = {
+            "predefined_metric_type": predefined["PredefinedMetricType"],
+            "resource_label": predefined.get("ResourceLabel"),
+        }
+    custom = configuration.get("CustomizedMetricSpecification")
+    if custom:
+        metrics = []
+        for q in custom["Metrics"]:
+            item: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", True)}
+            if "Expression" in q:
+                item["expression"] = q["Expression"]
+            if "Label" in q:
+                item["label"] = q["Label"]
+            if "MetricStat" in q:
+                stat = q["MetricStat"]
+                item["metric_stat"] = {
+                    "metric": {
+                        "metric_name": stat["Metric"]["MetricName"],
+                        "namespace": stat["Metric"]["Namespace"],
+                        "dimensions": [
+                            {"name": d["Name"], "value": d["Value"]}
+                            for d in stat["Metric"].get("Dimensions", [])
+                        ],
+                    },
+                    "stat": stat["Stat"],
+                }
+            metrics.append(item)
+        out["customized_metric_specification"] = {"metrics": metrics}
+    return out
+
+
+def scaling_decisions(specs: Mapping[str, ScalingPolicySpec]) -> dict[str, list[str]]:
+    """service -> the scaling line of its decisions."""
+    return {service: [spec.note] for service, spec in specs.items()}

@@ -1,0 +1,130 @@
+"""One model on a GPU pool behind the authenticated endpoint, in a VPC and an ECS cluster this
+program makes itself, from the `ecs_inference` components (`pip install ecs-inference`).
+
+What `InferencePlatform` decides from a stack's config (sizes, timeouts, the instance type) is
+written here by hand, and checked with the same functions the plan runs before any resource
+exists: the components themselves take their arguments as given.
+
+    python -m tools.preview --cwd examples/gpu-endpoint     # offline, in the repository
+"""
+
+import pulumi
+import pulumi_aws as aws
+
+from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
+from ecs_inference.engines.vllm import VllmLaunch
+from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+from ecs_inference.services.model import ModelService, ModelServiceArgs
+from ecs_inference.specs.endpoint import AuthSpec, validate_endpoint_args
+from ecs_inference.specs.pool import PoolArgumentError, pool_problems
+from ecs_inference.specs.service import validate_model_service
+
+CIDR = "10.60.0.0/16"
+MODEL = "llama"
+WEIGHTS = "s3://example-model-weights/models/llama-3.1-8b-instruct/"
+# The longest generation a client may wait for, in seconds: the ALB's idle timeout and the
+# service's deregistration delay must both outlast it.
+LONGEST_GENERATION_SECONDS = 600
+
+account = aws.get_caller_identity().account_id
+region = aws.get_region().region
+zones = aws.get_availability_zones(state="available").names[:2]
+
+# -- the program's own network and cluster ----------------------------------------------------
+vpc = aws.ec2.Vpc("vpc", cidr_block=CIDR, enable_dns_hostnames=True, enable_dns_support=True)
+subnets = [
+    aws.ec2.Subnet(
+        f"private-{i}", vpc_id=vpc.id, cidr_block=f"10.60.{i * 16}.0/20", availability_zone=zone
+    )
+    for i, zone in enumerate(zones)
+]
+routes = aws.ec2.RouteTable("private", vpc_id=vpc.id)
+for i, subnet in enumerate(subnets):
+    aws.ec2.RouteTableAssociation(f"private-{i}", subnet_id=subnet.id, route_table_id=routes.id)
+# Weights and image layers come from S3 without a NAT hop.
+aws.ec2.VpcEndpoint(
+    "s3",
+    vpc_id=vpc.id,
+    service_name=f"com.amazonaws.{region}.s3",
+    vpc_endpoint_type="Gateway",
+    route_table_ids=[routes.id],
+)
+cluster = aws.ecs.Cluster(
+    "cluster", settings=[aws.ecs.ClusterSettingArgs(name="containerInsights", value="enhanced")]
+)
+subnet_ids = [s.id for s in subnets]
+
+# -- a GPU pool ---------------------------------------------------------------------------------
+pool_args = GpuAsgPoolArgs(
+    instance_type="g6e.xlarge",
+    max_size=2,
+    cluster_name=cluster.name,
+    vpc_id=vpc.id,
+    subnet_ids=subnet_ids,
+)
+if problems := pool_problems("gpu", pool_args, "nvidia"):
+    raise PoolArgumentError("gpu", problems)
+pool = GpuAsgPool("gpu", pool_args)
+association = aws.ecs.ClusterCapacityProviders(
+    "capacity",
+    cluster_name=cluster.name,
+    capacity_providers=[pool.capacity_provider.name],
+)
+
+# -- the endpoint -----------------------------------------------------------------------------
+idle_timeout = LONGEST_GENERATION_SECONDS + 60
+endpoint_args = EndpointArgs(
+    vpc_cidr=CIDR,
+    domain_name="models.example.internal",
+    allowed_cidrs=(CIDR,),
+    idle_timeout_seconds=idle_timeout,
+    target_ports=(8000,),
+    self_signed_certificate=True,
+    access_logs=False,
+    protect=False,
+    auth=AuthSpec(domain_prefix=f"gpu-endpoint-{account}", protect=False),
+    vpc_id=vpc.id,
+    subnet_ids=subnet_ids,
+)
+validate_endpoint_args(endpoint_args)
+endpoint = Endpoint("edge", endpoint_args)
+
+# -- the model service ------------------------------------------------------------------------
+model_args = ModelServiceArgs(
+    service=MODEL,
+    priority=100,
+    image=f"{account}.dkr.ecr.{region}.amazonaws.com/vllm:0.33.0",
+    launch=VllmLaunch(
+        served_model_name=MODEL,
+        weights_uri=WEIGHTS,
+        max_model_len=8192,
+        max_num_seqs=16,
+        alb_idle_timeout_seconds=idle_timeout,
+        aws_region=region,
+    ),
+    weights_bucket="example-model-weights",
+    weights_prefix="models/llama-3.1-8b-instruct",
+    # g6e.xlarge: 4 vCPU, 32 GiB; the task leaves the agent and the OS their share.
+    task_cpu=3072,
+    task_memory_mib=26_624,
+    gpu_count=1,
+    shm_size_mib=2048,
+    max_count=2,
+    deregistration_delay_seconds=LONGEST_GENERATION_SECONDS + 15,
+    max_request_seconds=LONGEST_GENERATION_SECONDS,
+    cluster_arn=cluster.arn,
+    vpc_id=vpc.id,
+    subnet_ids=subnet_ids,
+    alb_security_group_id=endpoint.security_group.id,
+    load_balancer_arn_suffix=endpoint.load_balancer.arn_suffix,
+    router=endpoint,
+    capacity_provider_name=pool.capacity_provider_name,
+    service_depends_on=[association],
+)
+validate_model_service(f"ModelService {MODEL!r}", model_args)
+service = ModelService(MODEL, model_args)
+
+pulumi.export("url", pulumi.Output.concat("https://models.example.internal/", MODEL, "/v1"))
+pulumi.export("tokenUrl", endpoint.token_url)
+pulumi.export("apiClientId", endpoint.api_client_id)
+pulumi.export("serviceName", service.service.name)

@@ -1,0 +1,95 @@
+"""`pip install .` into a fresh venv: `ecs_inference` imports from outside the repository, every
+module of it loads, and the example program previews with the installed package.
+
+Offline: the wheel is built once from the working tree (no build isolation, no index), installed
+with `--no-deps`, and the venv sees the project's installed dependencies through a path entry
+(the repository .venv's site-packages, whose editable finder it does not run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "gpu-endpoint"
+
+
+def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("install")
+    wheels = root / "wheels"
+    _run(
+        sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+        "--quiet", "-w", wheels, ROOT, cwd=root,
+    )  # fmt: skip
+    (wheel,) = wheels.glob("ecs_inference-*.whl")
+    venv = root / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=root)
+    python = venv / "bin" / "python"
+    _run(python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheel, cwd=root)
+    site = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=root)
+    (Path(site.strip()) / "project-dependencies.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n"
+    )
+    return venv
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {**env, **extra}
+
+
+def test_every_module_imports_from_the_installed_package(venv: Path, tmp_path: Path) -> None:
+    code = (
+        "import importlib, json, pkgutil, ecs_inference\n"
+        "found = pkgutil.walk_packages(ecs_inference.__path__, 'ecs_inference.')\n"
+        "names = [m.name for m in found]\n"
+        "for name in names: importlib.import_module(name)\n"
+        "from ecs_inference.contracts import flag_table\n"
+        "print(json.dumps({'file': ecs_inference.__file__, 'modules': names}))\n"
+    )
+    out = json.loads(_run(venv / "bin" / "python", "-c", code, cwd=tmp_path, env=_clean_env()))
+    assert Path(out["file"]).is_relative_to(venv), out["file"]
+    modules = set(out["modules"])
+    for name in (
+        "ecs_inference.platform",
+        "ecs_inference.capacity.asg_pool",
+        "ecs_inference.services.model",
+        "ecs_inference.ingress.alb",
+        "ecs_inference.contracts.aws_limits",
+    ):
+        assert name in modules
+
+
+def test_the_example_previews_with_the_installed_package(venv: Path, tmp_path: Path) -> None:
+    python = venv / "bin" / "python"
+    env = _clean_env(PYTHONPATH=str(ROOT))  # the offline preview (tools/), not the package
+    where = _run(
+        python, "-c", "import ecs_inference; print(ecs_inference.__file__)", cwd=tmp_path, env=env
+    )
+    assert Path(where.strip()).is_relative_to(venv)
+    out = _run(
+        python, "-m", "tools.preview", "--cwd", EXAMPLE, "--no-policy", "--json",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    types = {r["type"] for r in json.loads(out)["resources"]}
+    assert {
+        "ecs-inference:compute:GpuAsgPool",
+        "ecs-inference:serving:ModelService",
+        "ecs-inference:ingress:Endpoint",
+    } <= types
