@@ -40,7 +40,12 @@ from ecs_inference.specs import managed_instances
 from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs import weights as efs
 from ecs_inference.specs import worker as worker_specs
-from ecs_inference.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
+from ecs_inference.specs.endpoint import (
+    AuthSpec,
+    EndpointSpec,
+    default_domain_prefix,
+    endpoint_arg_issues,
+)
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs, spot_interruption_notes
 from ecs_inference.specs.pool import PoolSpec, WarmPoolSpec, pool_problems, provider_name_problems
@@ -1305,7 +1310,7 @@ def _endpoint_spec(
     ports = {m.port for m in models.values()} | {r.port for r in rerankers.values()}
     if config.gateway is not None:
         ports.add(litellm.PORT)
-    default_prefix = "-".join(p for p in (project, stack) if p) or AuthSpec.domain_prefix
+    default_prefix = default_domain_prefix(project, stack)
     return EndpointSpec(
         vpc_cidr=config.network.cidr_block,
         domain_name=ep.domain_name,
