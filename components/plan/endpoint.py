@@ -9,7 +9,12 @@ from ecs_inference import sizing
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.specs import gateway as gateway_specs
-from ecs_inference.specs.endpoint import AuthSpec, EndpointSpec, endpoint_arg_issues
+from ecs_inference.specs.endpoint import (
+    AuthSpec,
+    EndpointSpec,
+    default_domain_prefix,
+    endpoint_arg_issues,
+)
 
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
 # them by 10 leaves room for hand-added rules between services.
@@ -62,7 +67,7 @@ def endpoint_spec(
     """The endpoint's spec: `ports` are the container ports of every routed service."""
     ep = cfg.endpoint
     auth = ep.auth
-    default_prefix = "-".join(p for p in (project, stack) if p) or AuthSpec.domain_prefix
+    default_prefix = default_domain_prefix(project, stack)
     spec = EndpointSpec(
         vpc_cidr=cfg.network.cidr_block,
         domain_name=ep.domain_name,

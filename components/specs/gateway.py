@@ -47,7 +47,6 @@ ENV_DATABASE_HOST = litellm.ENV_DATABASE_HOST
 ENV_DATABASE_PORT = litellm.ENV_DATABASE_PORT
 ENV_DATABASE_NAME = litellm.ENV_DATABASE_NAME
 ENV_DATABASE_USERNAME = litellm.ENV_DATABASE_USERNAME
-ENV_DATABASE_PASSWORD = litellm.ENV_DATABASE_PASSWORD
 
 BEDROCK_TIMEOUT_SECONDS = 600
 """Longest Bedrock request the gateway keeps open (the ALB idle timeout covers it)."""
@@ -241,21 +240,24 @@ def render_litellm_config(spec: GatewaySpec) -> str:
 @dataclass(frozen=True)
 class DatabaseEndpoint:
     """LiteLLM's PostgreSQL: `host` and `port` of the writer endpoint, `name` of the database,
-    `secret_arn` of the RDS-managed master secret (JSON with `username` and `password`)."""
+    `secret_arn` of the RDS-managed master secret, `cluster_arn` (the Data API's resource)."""
 
     host: str
     port: int
     name: str
     secret_arn: str
+    cluster_arn: str
 
 
 @dataclass(frozen=True)
 class GatewayEnvironment:
     """`environment` (plain) and `secrets` (env name -> Secrets Manager `valueFrom`) of the
-    gateway container."""
+    gateway container; with the database, `bootstrap`: the environment of the init container
+    that creates LiteLLM's IAM login role (`contracts.litellm.BOOTSTRAP_SCRIPT`)."""
 
     environment: dict[str, str]
     secrets: dict[str, str]
+    bootstrap: dict[str, str] | None = None
 
 
 def gateway_container_env(
@@ -286,20 +288,57 @@ def gateway_container_env(
         )
     environment = {config_yaml_env: text, "PORT": str(GATEWAY_PORT)}
     secrets = {ENV_MASTER_KEY: master_key_secret_arn}
-    if database is not None and salt_key_secret_arn is not None:
-        environment |= {
-            ENV_DATABASE_HOST: database.host,
-            ENV_DATABASE_PORT: str(database.port),
-            ENV_DATABASE_NAME: database.name,
-        }
-        # ECS reads one JSON key of a secret with `<arn>:<json-key>::` (version stage and id
-        # empty: the current version).
-        secrets |= {
-            ENV_DATABASE_USERNAME: f"{database.secret_arn}:username::",
-            ENV_DATABASE_PASSWORD: f"{database.secret_arn}:password::",
-            ENV_SALT_KEY: salt_key_secret_arn,
-        }
-    return GatewayEnvironment(environment, secrets)
+    if database is None or salt_key_secret_arn is None:
+        return GatewayEnvironment(environment, secrets)
+    # RDS IAM authentication: LiteLLM mints a token from the task role and renews it before it
+    # lapses; ECS resolves `secrets` only at task start, so a password from the RDS-managed
+    # secret would go stale at its first rotation (every 7 days by default).
+    environment |= {
+        ENV_DATABASE_HOST: database.host,
+        ENV_DATABASE_PORT: str(database.port),
+        ENV_DATABASE_NAME: database.name,
+        ENV_DATABASE_USERNAME: litellm.DATABASE_IAM_USER,
+        litellm.ENV_IAM_TOKEN_DB_AUTH: "true",
+        litellm.ENV_DATABASE_SSLMODE: "require",
+    }
+    secrets[ENV_SALT_KEY] = salt_key_secret_arn
+    bootstrap = {
+        litellm.ENV_BOOTSTRAP_CLUSTER_ARN: database.cluster_arn,
+        litellm.ENV_BOOTSTRAP_SECRET_ARN: database.secret_arn,
+        litellm.ENV_BOOTSTRAP_DATABASE: database.name,
+        litellm.ENV_BOOTSTRAP_USER: litellm.DATABASE_IAM_USER,
+    }
+    return GatewayEnvironment(environment, secrets, bootstrap)
+
+
+def database_access_policy(
+    database: DatabaseEndpoint, *, resource_id: str, region: str, account_id: str, partition: str
+) -> str:
+    """The gateway task role's database policy (JSON): log in as LiteLLM's IAM user
+    (`rds-db:connect` on `dbuser:<cluster resource id>/<user>`), and for the bootstrap container
+    the RDS Data API on the cluster plus the master secret the Data API reads for it."""
+    user = f"arn:{partition}:rds-db:{region}:{account_id}:dbuser:{resource_id}/"
+    statements = [
+        {
+            "Sid": "ConnectAsLiteLLM",
+            "Effect": "Allow",
+            "Action": "rds-db:connect",
+            "Resource": user + litellm.DATABASE_IAM_USER,
+        },
+        {
+            "Sid": "BootstrapThroughDataApi",
+            "Effect": "Allow",
+            "Action": "rds-data:ExecuteStatement",
+            "Resource": database.cluster_arn,
+        },
+        {
+            "Sid": "DataApiReadsTheMasterSecret",
+            "Effect": "Allow",
+            "Action": "secretsmanager:GetSecretValue",
+            "Resource": database.secret_arn,
+        },
+    ]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
 def bedrock_model_arns(

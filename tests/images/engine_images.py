@@ -10,6 +10,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+from ecs_inference.contracts import engine as engine_contract
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = REPO / "images"
@@ -104,3 +107,24 @@ def dockerfile_copies(image: str) -> tuple[set[str], set[str]]:
         set(" ".join(local).split()),
         {name.removesuffix(".py") for name in " ".join(shared).split()},
     )
+
+
+def entrypoint_reads(script: Path, contract: ModuleType) -> set[str]:
+    """The ENGINE_* variables an entrypoint reads: its contract's `READS`, which the entrypoint
+    imports (the image copies contracts/), so the two cannot drift."""
+    tree = ast.parse(script.read_text())
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    # the images import the copied `contracts` package, the program `ecs_inference.contracts`
+    copied = contract.__name__.removeprefix("ecs_inference.")
+    names = {name for module, name in imported if module == copied}
+    assert names, f"{script} does not read its environment names from {contract.__name__}"
+    own = {n for n in names if n.startswith("ENV_")}
+    shared = {n for module, n in imported if module == "contracts.engine" and n.startswith("ENV_")}
+    values = {getattr(contract, n) for n in own} | {getattr(engine_contract, n) for n in shared}
+    assert values == set(contract.READS), f"{script} reads {values}, contract {contract.READS}"
+    return set(contract.READS)

@@ -3,7 +3,7 @@
 Stand-ins, so no AWS, Neuron device or engine is needed: a `boto3` module on PYTHONPATH that
 serves a local directory as the bucket, and an `optimum-cli` on PATH that records its argv and
 answers like vLLM's server (a `/health` route and a slow SSE completion). Everything else —
-environment from `components/engines.py`, staging, the artifact check, the subprocess, signal
+environment from `components/engines/neuron.py`, staging, the artifact check, the subprocess, signal
 forwarding and the keep-alive proxy — is the real code.
 """
 

@@ -1,25 +1,25 @@
-"""The engine launch contract: task environment → image entrypoint → flags the engines accept.
+"""The vLLM engine (`components/engines/vllm.py`): launch → task environment → the image's
+entrypoint → flags vLLM 0.33.0 accepts; and what every vLLM-served launch shares (the Neuron
+image serves vLLM 0.11.0), checked on both.
 
-The entrypoints run as subprocesses on exactly the environment `components/engines.py`
-produces; the argv they print is checked against the argparse definitions read from the
-pinned vLLM / optimum-neuron wheels (`tools/engine_flags.py`). Without the wheels (no network
-and no bootstrap prefetch) these tests error: they never skip.
+The entrypoints run as subprocesses on exactly the environment the launches produce; the argv
+they print is checked against the argparse definitions read from the pinned wheels
+(`tools/engine_flags.py`). Without the wheels (no network and no bootstrap prefetch) these
+tests error: they never skip.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import os
 import re
 import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from ecs_inference.contracts import engine as engine_contract
+from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.engines import neuron as neuron_engine
@@ -27,37 +27,18 @@ from ecs_inference.engines import vllm as vllm_engine
 from ecs_inference.engines.base import EngineLaunchError
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
+from tests.engines.test_neuron import NEURON_CASES, NEURON_ENTRYPOINT
 from tests.images.engine_images import (
-    ENGINE_IMAGES,
     IMAGES,
     REPO,
-    assert_hadolint_clean,
-    contracts_imported,
-    dockerfile_copies,
+    entrypoint_reads,
     printed_command,
     run_entrypoint,
     value_after,
 )
-from tools import engine_flags
+from tools import engine_flags, engine_tables
 
 VLLM_ENTRYPOINT = IMAGES / "vllm" / "entrypoint.py"
-NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"
-
-
-@pytest.fixture(scope="module")
-def vllm_gpu_flags() -> engine_flags.FlagSet:
-    return engine_flags.vllm_serve_flags(engine_flags.source_root(engine_flags.VLLM_GPU))
-
-
-@pytest.fixture(scope="module")
-def neuron_flags() -> tuple[engine_flags.FlagSet, engine_flags.FlagSet]:
-    own = engine_flags.optimum_neuron_serve_flags(
-        engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
-    )
-    forwarded = engine_flags.vllm_serve_flags(
-        engine_flags.source_root(engine_flags.VLLM_NEURON), "vllm 0.11.0"
-    )
-    return own, forwarded
 
 
 VLLM_CASES = [
@@ -95,32 +76,6 @@ VLLM_CASES = [
     ),
 ]
 
-NEURON_CASES = [
-    NeuronLaunch("llama-3-8b-inf2", "s3://models-bucket/neuron/llama-3-8b/", 4, 4096, tp_degree=2),
-    NeuronLaunch(
-        "llama-3-70b-inf2",
-        "s3://models-bucket/neuron/llama-3-70b",
-        batch_size=8,
-        sequence_length=8192,
-        tp_degree=24,
-        target="inf2",
-        keepalive_seconds=30,
-        alb_idle_timeout_seconds=600,
-        aws_region="us-east-2",
-    ),
-    NeuronLaunch(
-        "mistral-trn1",
-        "s3://models-bucket/neuron/mistral/",
-        batch_size=1,
-        sequence_length=2048,
-        tp_degree=1,
-        model_dir="/mnt/nvme/model",
-        port=8080,
-        upstream_port=18080,
-        extra_args=("--max-log-len", "200", "--disable-log-stats"),
-    ),
-]
-
 
 @pytest.mark.parametrize("launch", VLLM_CASES, ids=lambda c: c.served_model_name)
 def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
@@ -140,23 +95,6 @@ def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
     assert value_after(argv, "--port") == str(launch.port)
     assert ("--quantization" in argv) == (launch.quantization is not None)
     assert argv[len(argv) - len(launch.extra_args) :] == list(launch.extra_args)
-
-
-@pytest.mark.parametrize("launch", NEURON_CASES, ids=lambda c: c.served_model_name)
-def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_flags):
-    own, forwarded = neuron_flags
-    argv = printed_command(NEURON_ENTRYPOINT, launch.container_environment())
-    assert argv[:3] == ["optimum-cli", "neuron", "serve"]
-    assert own.problems(argv[3:], fallback=forwarded) == []
-    assert value_after(argv, "--model") == launch.model_dir
-    assert value_after(argv, "--batch-size") == str(launch.batch_size)
-    assert value_after(argv, "--sequence-length") == str(launch.sequence_length)
-    assert value_after(argv, "--tensor-parallel-size") == str(launch.tp_degree)
-    # the engine listens on loopback behind the keep-alive proxy, which owns the service port
-    assert value_after(argv, "--port") == str(launch.upstream_port) != str(launch.port)
-    assert value_after(argv, "--host") == "127.0.0.1"
-    # optimum-cli must never be allowed to compile a model that has no matching export
-    assert "--allow-non-cached-model" not in argv and "--allow_non_cached_model" not in argv
 
 
 def test_check_command_front_door_covers_both_engines():
@@ -204,9 +142,25 @@ def test_flag_reader_sees_the_parsers_real_size(vllm_gpu_flags, neuron_flags):
     }
 
 
+@pytest.mark.parametrize(
+    ("name", "extract"),
+    [
+        (vllm_engine.FLAG_TABLE, engine_tables.vllm_table),
+        (neuron_engine.FLAG_TABLE, engine_tables.neuron_table),
+    ],
+)
+def test_committed_vllm_and_neuron_tables_are_what_the_wheels_define(name, extract):
+    committed = json.loads((REPO / "contracts" / "flags" / f"{name}.json").read_text())
+    assert committed == extract()
+    table = flag_table.load(name)
+    # vLLM's parser normalises underscores, and Literal-typed values are enforced
+    assert table.lookup("--max_model_len") is table.lookup("--max-model-len") is not None
+    assert table.problems(["--kv-cache-dtype", "fp7"]) != []
+
+
 def test_environment_names_are_exactly_what_the_entrypoints_read():
-    vllm_reads = _reads(VLLM_ENTRYPOINT, vllm_contract)
-    neuron_reads = _reads(NEURON_ENTRYPOINT, neuron_contract)
+    vllm_reads = entrypoint_reads(VLLM_ENTRYPOINT, vllm_contract)
+    neuron_reads = entrypoint_reads(NEURON_ENTRYPOINT, neuron_contract)
     full_vllm = VllmLaunch(
         "m", "s3://bkt/p/", max_model_len=1024, quantization="awq", extra_args=("--seed", "1")
     )
@@ -237,27 +191,6 @@ def test_environment_names_are_exactly_what_the_entrypoints_read():
         "VLLM_API_KEY",
         "NEURON_RT_VISIBLE_CORES",
     }
-
-
-def _reads(script: Path, contract: ModuleType) -> set[str]:
-    """The ENGINE_* variables an entrypoint reads: its contract's `READS`, which the entrypoint
-    imports (the image copies contracts/), so the two cannot drift."""
-    tree = ast.parse(script.read_text())
-    imported = {
-        (node.module, alias.name)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
-    # the images import the copied `contracts` package, the program `ecs_inference.contracts`
-    copied = contract.__name__.removeprefix("ecs_inference.")
-    names = {name for module, name in imported if module == copied}
-    assert names, f"{script} does not read its environment names from {contract.__name__}"
-    own = {n for n in names if n.startswith("ENV_")}
-    shared = {n for module, n in imported if module == "contracts.engine" and n.startswith("ENV_")}
-    values = {getattr(contract, n) for n in own} | {getattr(engine_contract, n) for n in shared}
-    assert values == set(contract.READS), f"{script} reads {values}, contract {contract.READS}"
-    return set(contract.READS)
 
 
 @pytest.mark.parametrize(
@@ -319,23 +252,6 @@ def test_invalid_launch_settings_name_the_field(factory, fragment):
         factory()
 
 
-def test_neuron_devices_and_cores_follow_tp_degree():
-    launch = NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=6)
-    assert launch.num_devices == 3
-    assert [d["hostPath"] for d in launch.device_mappings()] == [
-        "/dev/neuron0",
-        "/dev/neuron1",
-        "/dev/neuron2",
-    ]
-    env = {i["name"]: i["value"] for i in launch.container_environment()}
-    assert env[neuron_contract.ENV_NEURON_RT_VISIBLE_CORES] == "0-5"
-    single = NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=1)
-    assert {"name": "NEURON_RT_VISIBLE_CORES", "value": "0"} in single.container_environment()
-    assert launch.port_mappings() == [{"containerPort": 8000, "protocol": "tcp", "name": "http"}]
-    assert launch.container_command() == []
-    assert VllmLaunch("m", "s3://bkt/p", 1, tensor_parallel_size=4).gpus == 4
-
-
 @pytest.mark.parametrize(
     ("script", "env", "message"),
     [
@@ -368,173 +284,6 @@ def test_entrypoints_reject_a_bad_environment_in_one_line(script, env, message):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("entrypoint: ")
     assert message in lines[0]
-
-
-# --- the Neuron artifact check, on artifacts shaped like real optimum-neuron exports -------------
-
-
-@pytest.fixture(scope="module")
-def optimum_source() -> Path:
-    return engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
-
-
-def _class_constant(path: Path, class_name: str | None, name: str) -> str:
-    tree = ast.parse(path.read_text())
-    body = tree.body
-    if class_name is not None:
-        body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
-        body = body.body
-    for node in body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
-            return node.value.value
-    raise AssertionError(f"{name} not in {path}")
-
-
-def test_artifact_layout_constants_match_optimum_neuron(optimum_source):
-    spec = importlib.util.spec_from_file_location("neuron_entrypoint", NEURON_ENTRYPOINT)
-    assert spec is not None and spec.loader is not None
-    neuron_entrypoint = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(neuron_entrypoint)
-    pkg = optimum_source / "optimum" / "neuron"
-    assert (
-        _class_constant(pkg / "configuration_utils.py", None, "NEURON_CONFIG_NAME")
-        == neuron_entrypoint.NEURON_CONFIG_FILE
-    )
-    pretrained = pkg / "models" / "inference" / "backend" / "pretrained_model.py"
-    assert (
-        _class_constant(pretrained, "NxDPreTrainedModel", "COMPILED_MODEL_FILE_NAME")
-        == neuron_entrypoint.COMPILED_MODEL_FILE
-    )
-    assert (
-        _class_constant(pretrained, "NxDPreTrainedModel", "CHECKPOINT_DIR")
-        == neuron_entrypoint.CHECKPOINT_DIR
-    )
-    version = _class_constant(pkg / "version.py", None, "__version__")
-    assert version == neuron_engine.OPTIMUM_NEURON_VERSION
-
-
-def _nxd_config_attributes(optimum_source: Path) -> list[str]:
-    """Attributes `NxDNeuronConfig.__init__` sets: the keys its JSON serialisation holds."""
-    path = optimum_source / "optimum/neuron/models/inference/backend/config.py"
-    cls = next(
-        n
-        for n in ast.parse(path.read_text()).body
-        if isinstance(n, ast.ClassDef) and n.name == "NxDNeuronConfig"
-    )
-    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-    return [
-        t.attr
-        for node in ast.walk(init)
-        if isinstance(node, ast.Assign)
-        for t in node.targets
-        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "self"
-    ]
-
-
-def make_artifact(root: Path, optimum_source: Path, **compiled: object) -> Path:
-    """A directory laid out like `optimum-cli export neuron` output (graphs are dummies)."""
-    attributes = _nxd_config_attributes(optimum_source)
-    assert {"batch_size", "sequence_length", "tp_degree", "target"} <= set(attributes)
-    config: dict[str, object] = dict.fromkeys(attributes)
-    config |= {
-        "checkpoint_id": "meta-llama/Llama-3.1-8B-Instruct",
-        "batch_size": 4,
-        "sequence_length": 4096,
-        "tp_degree": 2,
-        "torch_dtype": "bfloat16",
-        "continuous_batching": True,
-        "target": "trn1",  # what an export on inf2 records (INSTANCE_VALUE_MAP)
-        "_serialized_key": "NxDNeuronConfig",
-        "optimum_neuron_version": neuron_engine.OPTIMUM_NEURON_VERSION,
-        "neuronxcc_version": "2.21.33363.0",
-    }
-    config |= compiled
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "neuron_config.json").write_text(json.dumps(config, indent=2))
-    (root / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    (root / "model.pt").write_bytes(b"\0")
-    (root / "checkpoint").mkdir(exist_ok=True)
-    (root / "checkpoint" / "tp0_sharded_checkpoint.safetensors").write_bytes(b"\0")
-    return root
-
-
-def neuron_env(**overrides: object) -> list[dict[str, str]]:
-    settings = {"batch_size": 4, "sequence_length": 4096, "tp_degree": 2, "target": "inf2"}
-    settings |= overrides
-    launch = NeuronLaunch("llama", "s3://models/llama-neuron/", **settings)
-    return launch.container_environment()
-
-
-def test_matching_artifact_passes(tmp_path, optimum_source):
-    artifact = make_artifact(tmp_path / "a", optimum_source)
-    proc = run_entrypoint(NEURON_ENTRYPOINT, neuron_env(), "--check-artifact", str(artifact))
-    assert proc.returncode == 0, proc.stderr
-    assert "matches the configured compilation" in proc.stderr
-
-
-@pytest.mark.parametrize(
-    ("compiled", "configured", "expected"),
-    [
-        (
-            {"batch_size": 8},
-            {},
-            "compiled for batch_size=8, sequence_length=4096, tp_degree=2 but the service is "
-            "configured for batch_size=4, sequence_length=4096, tp_degree=2",
-        ),
-        ({}, {"sequence_length": 8192}, "configured for batch_size=4, sequence_length=8192"),
-        ({"tp_degree": 8}, {}, "compiled for batch_size=4, sequence_length=4096, tp_degree=8"),
-        ({"target": "trn2"}, {}, "compiled for target 'trn2'"),
-        ({"_serialized_key": "TrainingNeuronConfig"}, {}, "serves NxDNeuronConfig"),
-    ],
-)
-def test_mismatched_artifact_refuses_to_start(
-    tmp_path, optimum_source, compiled, configured, expected
-):
-    artifact = make_artifact(tmp_path / "a", optimum_source, **compiled)
-    proc = run_entrypoint(
-        NEURON_ENTRYPOINT, neuron_env(**configured), "--check-artifact", str(artifact)
-    )
-    assert proc.returncode == 1
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("entrypoint: artifact s3://models/")
-    assert expected in lines[0]
-
-
-def test_incomplete_artifacts_refuse_to_start(tmp_path, optimum_source):
-    no_config = make_artifact(tmp_path / "a", optimum_source)
-    (no_config / "neuron_config.json").unlink()
-    no_graph = make_artifact(tmp_path / "b", optimum_source)
-    (no_graph / "model.pt").unlink()
-    no_weights = make_artifact(tmp_path / "c", optimum_source)
-    (no_weights / "checkpoint" / "tp0_sharded_checkpoint.safetensors").unlink()
-    (no_weights / "checkpoint").rmdir()
-    for artifact, expected in (
-        (no_config, "would be compiled on this instance"),
-        (no_graph, "no compiled graph model.pt"),
-        (no_weights, "downloaded from the hub ('meta-llama/Llama-3.1-8B-Instruct')"),
-    ):
-        proc = run_entrypoint(NEURON_ENTRYPOINT, neuron_env(), "--check-artifact", str(artifact))
-        assert proc.returncode == 1, artifact
-        assert expected in proc.stderr
-
-
-# --- Dockerfiles ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("image", ENGINE_IMAGES)
-def test_dockerfile_passes_hadolint(image):
-    assert_hadolint_clean(IMAGES / image / "Dockerfile")
-
-
-@pytest.mark.parametrize("image", ENGINE_IMAGES)
-def test_dockerfile_copies_the_entrypoint_and_exactly_the_contracts_it_imports(image):
-    """The entrypoint comes from the image's own context; what it imports from `contracts/`
-    (the keep-alive proxy and the weight staging included, transitively) comes from the one
-    `contracts` named context, so no image carries a copy of shared code."""
-    local, shared = dockerfile_copies(image)
-    assert local == {"entrypoint.py"}
-    assert sorted(p.name for p in (IMAGES / image).glob("*.py")) == ["entrypoint.py"]
-    assert shared == contracts_imported(IMAGES / image / "entrypoint.py")
 
 
 @pytest.mark.parametrize(
@@ -572,21 +321,6 @@ def test_pinned_releases_agree_between_contract_and_flag_tool():
         / "METADATA"
     ).read_text()
     assert f'Requires-Dist: vllm=={neuron_engine.VLLM_VERSION}; extra == "vllm"' in metadata
-
-
-def test_neuron_targets_follow_optimum_neuron_normalisation(optimum_source):
-    path = optimum_source / "optimum/neuron/utils/instance.py"
-    tree = ast.parse(path.read_text())
-    mapping = next(
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and getattr(node.targets[0], "id", "") == "INSTANCE_VALUE_MAP"
-    )
-    for family in ("inf2", "trn1", "trn1n"):
-        launch = NeuronLaunch("m", "s3://bkt/p/", 1, 128, 2, target=family)
-        env = {i["name"]: i["value"] for i in launch.container_environment()}
-        assert env[neuron_contract.ENV_NEURON_TARGET] == mapping[family]
 
 
 def test_missing_engine_wheel_fails_loudly(tmp_path, monkeypatch):

@@ -1,0 +1,145 @@
+"""A synthetic engine, `synth`, registered only by the tests that ask for it.
+
+It is everything an engine module declares (its contract, launch, settings section, sizing,
+scrape family, warm-up) in one test-only module, so that registering it shows a new engine
+reaching config, plan, the model service's task definition, operations and cost without an
+edit anywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from ecs_inference import engines, sizing
+from ecs_inference.config.base import Section
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.engines.base import (
+    Engine,
+    LaunchDefaults,
+    LaunchInputs,
+    MetricsTarget,
+    ModelSettings,
+    TaskShape,
+    check_gpu_service,
+    check_port,
+    check_served_name,
+    check_weights_uri,
+    env_list,
+    pos_int,
+)
+
+NAME = "synth"
+"""The `engine` value (a name nothing outside this module knows)."""
+
+# --- its image's contract (a real engine keeps this in contracts/<engine>.py) -------------------
+ENV_PORT = "SYNTH_PORT"
+ENV_MODEL = "SYNTH_MODEL"
+ENV_WEIGHTS = "SYNTH_WEIGHTS"
+ENV_CONTEXT = "SYNTH_CONTEXT"
+ENV_GPUS = "SYNTH_GPUS"
+ENV_GREETING = "SYNTH_GREETING"
+HEALTH_PATH = "/synth/ready"
+COMMAND = ("synth-serve", "--from-env")
+PORT = 9100
+WARMUP_SECONDS = 42.0
+
+
+class SynthSettings(Section):
+    """The synthetic engine's own section (`models.<name>.synth`)."""
+
+    greeting: str = Field("hello", min_length=1, max_length=32)
+    """What the server says first."""
+
+
+@dataclass(frozen=True)
+class SynthLaunch(LaunchDefaults):
+    """One synthetic model server on GPUs."""
+
+    where: str
+    served_model_name: str
+    weights_uri: str
+    context_length: int
+    gpus: int
+    greeting: str
+    alb_idle_timeout_seconds: int
+    port: int = PORT
+
+    def __post_init__(self) -> None:
+        check_served_name(self.where, self.served_model_name)
+        check_weights_uri(self.where, self.weights_uri)
+        pos_int(self.where, "maxModelLen", self.context_length)
+        pos_int(self.where, "gpus", self.gpus)
+        check_port(self.where, "port", self.port)
+
+    @property
+    def health_path(self) -> str:
+        return HEALTH_PATH
+
+    @property
+    def sse_keepalive_seconds(self) -> int | None:
+        return min(15, self.alb_idle_timeout_seconds // 2)
+
+    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
+        return env_list(
+            {
+                ENV_PORT: str(self.port),
+                ENV_MODEL: self.served_model_name,
+                ENV_WEIGHTS: self.weights_uri,
+                ENV_CONTEXT: str(self.context_length),
+                ENV_GPUS: str(self.gpus),
+                ENV_GREETING: self.greeting,
+                **{variable: region for variable in ENV_REGION_VARIABLES},
+            }
+        )
+
+    def container_command(self) -> list[str]:
+        return list(COMMAND)
+
+    def metrics_target(self) -> MetricsTarget | None:
+        # It serves vLLM's Prometheus families, so the sidecar scrapes it as vLLM.
+        return MetricsTarget("vllm", self.port)
+
+    def check_task(self, where: str, task: TaskShape) -> None:
+        check_gpu_service(where, task, self.gpus)
+
+
+class Synth(Engine):
+    """The synthetic engine: GPUs, weights streamed from S3, vLLM's metric families."""
+
+    name = NAME
+    description = "a synthetic engine for the registry's tests"
+    settings_key = NAME
+    settings_model = SynthSettings
+    streams_from_s3 = True
+    metrics_kind = "vllm"
+
+    def launch(self, inputs: LaunchInputs) -> SynthLaunch:
+        fit, settings = inputs.fit, self.settings(inputs.model)
+        assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
+        return SynthLaunch(
+            where=inputs.where,
+            served_model_name=inputs.served_model_name,
+            weights_uri=inputs.weights_uri,
+            context_length=self.context_length(inputs.model),
+            gpus=fit.tp_size,
+            greeting=settings.greeting if isinstance(settings, SynthSettings) else "hello",
+            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
+        )
+
+    def warmup_seconds(self, model: ModelSettings) -> float:
+        del model
+        return WARMUP_SECONDS
+
+
+@contextmanager
+def registered() -> Iterator[Synth]:
+    """The synthetic engine, registered for the duration of the block."""
+    engine = engines.register(Synth())
+    try:
+        yield engine
+    finally:
+        engines.unregister(NAME)
