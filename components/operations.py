@@ -337,9 +337,6 @@ class Operations(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: OperationsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        problems = obs.check_subscriptions(args.subscriptions)
-        if problems:
-            raise obs.ObservabilityError("; ".join(f"{p}: {m}" for p, m in problems))
         stack = pulumi.get_stack()
         # Everything that can be refused is decided now, with placeholders, before anything is
         # registered: alarm names and thresholds, the rule name, the dashboard's limits.

@@ -425,12 +425,12 @@ class InferencePlatform(pulumi.ComponentResource):
         if database is not None:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
-                GatewayDatabaseArgs(
+                with_wiring(
+                    GatewayDatabaseArgs,
+                    database,
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
                     gateway_security_group_id=self.gateway_security_group.id,
-                    min_capacity_acu=database.min_capacity_acu,
-                    max_capacity_acu=database.max_capacity_acu,
                 ),
                 opts=child,
             )

@@ -41,7 +41,6 @@ from pulumi import Input, Output
 from ecs_inference.specs.weights import (
     NFS_PORT,
     POSIX_ID,
-    check_store,
     file_system_policy,
     volume_name,
 )
@@ -115,13 +114,6 @@ class WeightFileSystem(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: WeightFileSystemArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        check_store(
-            name,
-            subnet_count=args.subnet_count,
-            throughput_mode=args.throughput_mode,
-            provisioned_mib_per_second=args.provisioned_mib_per_second,
-            access_points=args.access_points,
-        )
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "Name": f"{name}-weights"}

@@ -168,7 +168,8 @@ def build_plan(
 
     `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
     resolution inside the container). `project` and `stack` name the Cognito domain prefix when
-    the config sets none (`<project>-<stack>`).
+    the config sets none (`<project>-<stack>`) and the workers' queues (checked when both are
+    given).
     """
     issues = Issues()
     idle = endpoint.idle_timeout(config, issues)
@@ -189,7 +190,9 @@ def build_plan(
     gateway_spec, gateway_lines = gateway.plan_gateway(
         config, model_specs, namespace or "", gateway_priority, issues
     )
-    worker_specs, worker_lines = workers.plan_workers(config, issues)
+    worker_specs, worker_lines = workers.plan_workers(
+        config, issues, None if project is None or stack is None else (project, stack)
+    )
     subscriptions = operations.subscriptions(config, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
