@@ -484,7 +484,7 @@ class Plan:
         for image, platforms in self.builds.items():
             out[f"image {image}"] = [
                 f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
-                "pushed to the stack's ECR repository, run by digest"
+                "pushed to the stack's ECR repository, run by its content tag"
             ]
         return out
 
@@ -1244,9 +1244,10 @@ def _eni_check(pool: PoolPlan, on_pool: list[ModelPlan]) -> tuple[list[str], Con
 
 
 def _pull_behavior(pool: PoolPlan, on_pool: list[ModelPlan]) -> PoolPlan:
-    """prefer-cached only when every image the pool runs is a digest (the stack's own builds
-    always are); a mutable tag re-pushed later would otherwise keep running stale on every host
-    that cached it. Managed Instances pools have no agent settings of ours: unchanged."""
+    """prefer-cached only when every image the pool runs is a digest, or a stack's own build
+    (its content tag is immutable in its repository); a mutable tag re-pushed later would
+    otherwise keep running stale on every host that cached it. Managed Instances pools have no
+    agent settings of ours: unchanged."""
     if pool.managed:
         return pool
     if isinstance(pool.config, PoolConfig) and pool.config.warm_pool is not None:
