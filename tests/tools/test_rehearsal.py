@@ -16,8 +16,11 @@ import yaml
 from tests.stacks import REFERENCE_STACKS
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
+from tools.recording import RecordedResource
 from tools.rehearsal.calls import TASK_ID
 from tools.rehearsal.iam import Evaluator, Request, evaluator
+from tools.rehearsal.model import StackModel
+from tools.rehearsal.secrets import stale_password
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = REFERENCE_STACKS
@@ -205,3 +208,27 @@ def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
     ]
     (policy,) = policies
     assert ":dbuser:cluster-" in policy and "rds-data:ExecuteStatement" in policy
+
+
+RDS_SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:rds!cluster-1234-AbCdEf"
+
+
+@pytest.mark.parametrize(
+    ("value_from", "stale"),
+    [
+        (RDS_SECRET, True),
+        (f"{RDS_SECRET}:password::", True),
+        (f"{RDS_SECRET}:username::", False),
+        (f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:app/key-AbCdEf", False),
+        ("/app/parameter", False),
+    ],
+)
+def test_a_password_from_a_secret_rds_rotates_goes_stale(value_from: str, stale: bool) -> None:
+    """ECS injects a secret once, at start; RDS rotates the master user secret it manages."""
+    db = RecordedResource(
+        "aws:rds/cluster:Cluster", "db", "urn:db", True, {"manageMasterUserPassword": True},
+        None, (), None, outputs={"masterUserSecrets": [{"secretArn": RDS_SECRET}]},
+    )  # fmt: skip
+    reason = stale_password(StackModel([db], "us-east-1", ACCOUNT), value_from)
+    assert (reason is not None) is stale, reason
+    assert reason is None or "master user secret RDS manages for db" in reason

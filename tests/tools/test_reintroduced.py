@@ -155,3 +155,39 @@ def test_a_database_user_litellm_does_not_read_fails(
     assert line.startswith("aws:ecs/taskDefinition:TaskDefinition 'inference-gateway-task'"), line
     assert "task ecs-inference-agents-gateway, container litellm: LiteLLM 1.108.7 builds" in line
     assert "DATABASE_USERNAME not set" in line
+
+
+def test_a_database_password_from_the_rotating_secret_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The gateway's database login by password, its user and password injected from the
+    secret RDS manages (names LiteLLM does read): ECS resolves them at task start only, so the
+    running gateway loses its database at the first rotation, 7 days after deploy by default."""
+    container_env = gateway_service.gateway_container_env
+
+    def password_login(spec: Any, **kw: Any) -> Any:
+        env = container_env(spec, **kw)
+        db = kw.get("database")
+        if db is None:
+            return env
+        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
+        secrets = {
+            **env.secrets,
+            "DATABASE_USERNAME": f"{db.secret_arn}:username::",
+            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
+        }
+        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
+
+    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
+    stack_file = _agents_with_database(tmp_path)
+    code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
+    assert code == EXIT_REJECTED
+    (line,) = lines
+    assert line.startswith("aws:ecs/taskDefinition:TaskDefinition 'inference-gateway-task'"), line
+    assert "task ecs-inference-agents-gateway on FARGATE, container litellm: " in line
+    assert (
+        "secret DATABASE_PASSWORD: arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!"
+        in line
+    )
+    assert "is the master user secret RDS manages for inference-gateway-db" in line
+    assert "ECS reads secrets only at task start" in line
