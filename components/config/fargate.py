@@ -21,7 +21,7 @@ config before the schema validates it, so each is reported once, beside every ot
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -68,7 +68,7 @@ MODEL_KEYS: Mapping[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _rules(parameters: Iterable[str]) -> str:
+def _rules(parameters: Sequence[str]) -> str:
     """What Fargate accepts at each of `parameters`, grouped by rule."""
     refused = [p for p in parameters if not fargate.PARAMETERS[p][0]]
     clauses = [f"does not support {', '.join(refused)}"] if refused else []

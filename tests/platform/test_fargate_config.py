@@ -42,7 +42,6 @@ from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.specs.worker import QueueWorkerSpec
 from tests.foundation.conftest import mutate, plan_of, reference
 from tests.policy.corpus_fargate import VALUES
-from tools.aws_requests import resource_problems
 from tools.aws_shapes import register_task_definition_request
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
@@ -306,9 +305,6 @@ def test_every_fargate_task_definition_satisfies_the_whole_table(which: str) -> 
     assert len(tasks) == len(raw["rerankers"]) + 1 + len(raw["workers"])
     for _, name, request in tasks:
         assert fargate.task_refusals(request) == [], name
-        # ... and the preview's request checks agree
-        inputs = recorded(which).one(TD, name).inputs
-        assert not [p for p in resource_problems(TD, inputs, None) if "Fargate" in p], name
 
 
 def _table_values(request: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
@@ -554,15 +550,3 @@ def test_the_plan_names_the_key_that_set_a_refused_value(monkeypatch: pytest.Mon
         "platform.rerankers.rr.maxRequestSeconds",
         "platform.rerankers.rr2.maxRequestSeconds",
     ]
-
-
-def test_the_preview_refuses_a_fargate_task_definition_carrying_the_table() -> None:
-    task = next(t for t in recorded("defaults").by_type(TD) if t.name == "inference-rr-task")
-    inputs = copy.deepcopy(task.inputs)
-    containers = json.loads(inputs["containerDefinitions"])
-    containers[0]["linuxParameters"]["sharedMemorySize"] = 2048
-    inputs["containerDefinitions"] = json.dumps(containers)
-    problems = resource_problems(TD, inputs, None)
-    assert any("linuxParameters.sharedMemorySize" in p for p in problems), problems
-    ec2 = {**inputs, "requiresCompatibilities": ["EC2"]}
-    assert not any("sharedMemorySize" in p for p in resource_problems(TD, ec2, None))

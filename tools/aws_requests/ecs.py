@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
-from ecs_inference.specs.fargate import task_refusals
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,
@@ -240,8 +239,3 @@ def _task_definition_limits(i: Inputs, _name: str | None) -> Iterable[str]:
             yield f"container name {dup!r} is used {count} times"
     if not any(c.get("essential", True) for c in containers if isinstance(c, Mapping)):
         yield "at least one container must be essential"
-    compatibilities = i.get("requiresCompatibilities")
-    if isinstance(compatibilities, list) and "FARGATE" in compatibilities:
-        # RegisterTaskDefinition refuses a FARGATE task definition carrying any of the table.
-        request = register_task_definition_request(i)
-        yield from (str(r) for r in task_refusals(request) if known(r.value) or r.value is None)
