@@ -42,6 +42,11 @@ venv: $(VENV)/.dev
 preview: $(VENV)/.preview
 	$(PY) -m tools.preview --stack $(STACK) $(ARGS)
 
+## make new-stack NAME=<stack> [REGION=eu-west-1]: Pulumi.<stack>.yaml from Pulumi.example.yaml
+new-stack: $(VENV)/.preview
+	@test -n "$(NAME)" || { echo "usage: make new-stack NAME=<stack> [REGION=<aws region>]" >&2; exit 2; }
+	$(PY) -m tools.new_stack "$(NAME)" $(if $(REGION),--region "$(REGION)")
+
 ## make test: the whole suite (components, policy pack over gRPC, tools, images)
 ## The engine flag tests read vLLM's and optimum-neuron's real argument definitions from their
 ## pinned wheels: fetched once from PyPI into .cache/engines (about 760 MiB, ~20 s), then reused.

@@ -44,6 +44,15 @@ ENV_DATABASE_PORT = "DATABASE_PORT"
 ENV_DATABASE_NAME = "DATABASE_NAME"
 ENV_DATABASE_USERNAME = "DATABASE_USERNAME"
 ENV_DATABASE_PASSWORD = "DATABASE_PASSWORD"
+ENV_IAM_TOKEN_DB_AUTH = "IAM_TOKEN_DB_AUTH"
+"""`true`: LiteLLM connects with an RDS IAM token minted from the task role's credentials
+(`litellm.proxy.db.token_auth`) and mints a new one before it lapses (`PrismaClient`'s token
+refresh loop), so no password reaches the task and nothing goes stale when RDS rotates the
+master secret (ECS resolves `secrets` only at task start)."""
+ENV_DATABASE_SSLMODE = "DATABASE_SSLMODE"
+"""libpq `sslmode` of the assembled URL: `require`, which RDS IAM authentication needs."""
+DATABASE_IAM_USER = "litellm"
+"""The PostgreSQL role LiteLLM logs in as with IAM tokens (granted `rds_iam`)."""
 ROUTING_STRATEGIES = (
     "simple-shuffle",
     "least-busy",
@@ -93,3 +102,84 @@ def aws_calls(environment: Environment, load_config: Callable[[str], Any]) -> tu
                 for action in BEDROCK_ACTIONS
             ]
     return tuple(calls)
+
+
+# --- the database bootstrap: an init container creating LiteLLM's IAM role --------------------
+BOOTSTRAP_CONTAINER = "db-bootstrap"
+ENV_BOOTSTRAP_CLUSTER_ARN = "BOOTSTRAP_CLUSTER_ARN"
+ENV_BOOTSTRAP_SECRET_ARN = "BOOTSTRAP_SECRET_ARN"
+ENV_BOOTSTRAP_DATABASE = "BOOTSTRAP_DATABASE"
+ENV_BOOTSTRAP_USER = "BOOTSTRAP_USER"
+BOOTSTRAP_SIGNATURE = (ENV_BOOTSTRAP_CLUSTER_ARN, ENV_BOOTSTRAP_SECRET_ARN, ENV_BOOTSTRAP_USER)
+
+
+def bootstrap_statements(user: str, database: str) -> tuple[str, ...]:
+    """Idempotent SQL that lets `user` log in with IAM tokens and own LiteLLM's tables: a
+    login role granted `rds_iam` ("Creating a database account using IAM authentication",
+    Aurora user guide), all privileges on `database` and its public schema (PostgreSQL 15+ no
+    longer lets every role create in `public`)."""
+    if not (user.isidentifier() and database.isidentifier()):
+        raise ValueError(f"{user!r} and {database!r} must be plain SQL identifiers")
+    return (
+        f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{user}') "
+        f"THEN CREATE ROLE {user} LOGIN; END IF; END $$",
+        f"GRANT rds_iam TO {user}",
+        f"GRANT ALL PRIVILEGES ON DATABASE {database} TO {user}",
+        f"GRANT ALL ON SCHEMA public TO {user}",
+    )
+
+
+BOOTSTRAP_SCRIPT = """\
+import json, os, sys, time
+import boto3
+client = boto3.client("rds-data")
+statements = json.loads(sys.argv[1])
+deadline = time.monotonic() + 600
+for sql in statements:
+    while True:
+        try:
+            client.execute_statement(
+                resourceArn=os.environ["BOOTSTRAP_CLUSTER_ARN"],
+                secretArn=os.environ["BOOTSTRAP_SECRET_ARN"],
+                database=os.environ["BOOTSTRAP_DATABASE"],
+                sql=sql,
+            )
+            break
+        except client.exceptions.DatabaseResumingException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(10)
+print("db-bootstrap: role", os.environ["BOOTSTRAP_USER"], "ready", flush=True)
+"""
+"""Run by the bootstrap container (`python -c BOOTSTRAP_SCRIPT '<json statements>'`, the LiteLLM
+image's own Python and boto3) through the RDS Data API: the Data API reads the RDS-managed
+master secret itself at every call, so a rotated password never matters, and the task holds
+no database password. A paused Serverless v2 cluster answers DatabaseResumingException while it
+resumes: the script retries for up to 10 minutes."""
+
+
+def bootstrap_aws_calls(environment: Environment) -> tuple[AwsCall, ...]:
+    """The bootstrap container's calls with the task role: the Data API on the cluster, and the
+    master secret the Data API reads on the caller's behalf."""
+    if not all(environment.get(n) for n in BOOTSTRAP_SIGNATURE):
+        return ()
+    why = f"create the {environment[ENV_BOOTSTRAP_USER]} role through the RDS Data API"
+    return (
+        AwsCall("rds-data:ExecuteStatement", environment[ENV_BOOTSTRAP_CLUSTER_ARN], why),
+        AwsCall("secretsmanager:GetSecretValue", environment[ENV_BOOTSTRAP_SECRET_ARN], why),
+    )
+
+
+def database_aws_calls(environment: Environment) -> tuple[AwsCall, ...]:
+    """LiteLLM's IAM-token login (`rds-db:connect` on its database user), when it is on; the
+    cluster's resource id (`{db_resource_id}`) is the rehearsal's to fill in."""
+    if environment.get(ENV_IAM_TOKEN_DB_AUTH, "").lower() != "true":
+        return ()
+    user = environment.get(ENV_DATABASE_USERNAME, "")
+    return (
+        AwsCall(
+            "rds-db:connect",
+            f"arn:{{partition}}:rds-db:{{region}}:{{account}}:dbuser:{{db_resource_id}}/{user}",
+            f"log in to the database as {user} with an IAM token",
+        ),
+    )

@@ -273,6 +273,10 @@ def _arn(type_: str, region: str, physical: str, resource_id: str) -> str:
             f"arn:aws:cloudwatch:{region}:{acct}:alarm:{physical}"
         ),
         "aws:ecr/repository:Repository": f"arn:aws:ecr:{region}:{acct}:repository/{physical}",
+        # RDS ARNs separate the resource type with a colon (`cluster:<id>`, `db:<id>`).
+        "aws:rds/cluster:Cluster": f"arn:aws:rds:{region}:{acct}:cluster:{physical}",
+        "aws:rds/clusterInstance:ClusterInstance": f"arn:aws:rds:{region}:{acct}:db:{physical}",
+        "aws:rds/subnetGroup:SubnetGroup": f"arn:aws:rds:{region}:{acct}:subgrp:{physical}",
         "aws:efs/fileSystem:FileSystem": (
             f"arn:aws:elasticfilesystem:{region}:{acct}:file-system/{resource_id}"
         ),
@@ -404,14 +408,16 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return resource_id, outputs
 
     def _rds_cluster_outputs(self, physical: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        """What RDS answers once the cluster exists, in its real shape: the writer endpoint and,
+        """What RDS answers once the cluster exists, in its real shape: the writer endpoint, the
+        resource id IAM database authentication names (`cluster-<26 characters>`) and,
         with `manageMasterUserPassword`, the RDS-managed secret (`rds!cluster-<uuid>`), so the
         task definitions built from them are known at preview, as the load balancer's DNS name
         is."""
         host = (
             f"{physical}.cluster-{_stable_hex(physical, length=12)}.{self.region}.rds.amazonaws.com"
         )
-        out: dict[str, Any] = {"endpoint": host}
+        resource = hashlib.sha256(f"rds\0{physical}".encode()).hexdigest().upper()[:26]
+        out: dict[str, Any] = {"endpoint": host, "clusterResourceId": f"cluster-{resource}"}
         if inputs.get("manageMasterUserPassword"):
             secret = (
                 f"rds!cluster-{_uuid('rds', physical)}-{_stable_hex(physical, 'secret', length=6)}"

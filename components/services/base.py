@@ -30,6 +30,7 @@ from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECO
 from ecs_inference.network import aws_api_egress
 from ecs_inference.services.containers import log_configuration, with_app_protocol
 from ecs_inference.specs import weights as weights_spec
+from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
 from ecs_inference.specs.service import ServiceSpec
 from ecs_inference.specs.service_connect import (
@@ -123,8 +124,10 @@ def exec_log_group_name() -> str:
 
 
 def task_family(service: str) -> str:
-    """Task definition family, unique per project, stack and service."""
-    return f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
+    """Task definition family, unique per project, stack and service (letters, digits, '-' and
+    '_', at most 255: a stack name with '.' is made valid, see `derived_name`)."""
+    text = f"{pulumi.get_project()}-{pulumi.get_stack()}-{service}"
+    return derived_name(text, invalid="[^A-Za-z0-9_-]", max_length=255)
 
 
 def stack_scope() -> str:

@@ -18,6 +18,7 @@ On top of `FargateService` (log group, roles, task definition, service, target t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -26,6 +27,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference.contracts import litellm as litellm_contract
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     CPU_METRIC,
@@ -46,6 +48,7 @@ from ecs_inference.specs.gateway import (
     GatewayEnvironment,
     LiteLLMGatewaySpec,
     bedrock_invoke_policy,
+    database_access_policy,
     gateway_container_env,
 )
 from ecs_inference.specs.service_connect import port_mapping, private_host
@@ -117,23 +120,53 @@ def gateway_container_definitions(
     log_group: str,
     region: str,
 ) -> list[dict[str, Any]]:
-    """The proxy's one container: generated config and settings as plain variables, keys and
-    database credentials as secrets, the named HTTP port Service Connect refers to."""
+    """The proxy's container: generated config and settings as plain variables, keys as
+    secrets, the named HTTP port Service Connect refers to; with the database, the bootstrap
+    init container before it (the proxy starts once it exited 0)."""
     managed = [{"name": k, "value": v} for k, v in environment.environment.items()]
-    return [
-        {
-            "name": CONTAINER_NAME,
-            "image": image,
-            "essential": True,
-            "entryPoint": entrypoint(),
-            "environment": environment_list(managed, extra_environment),
-            "secrets": secrets_list(environment.secrets),
-            "portMappings": [port_mapping(GATEWAY_PORT)],
-            "logConfiguration": log_configuration(log_group, region, path),
-            "stopTimeout": STOP_TIMEOUT_SECONDS,
-            "linuxParameters": {"initProcessEnabled": True},
-        }
+    # Fargate tasks have no instance metadata to ask: LiteLLM's RDS token client needs the
+    # region named ("AWS region not set: set AWS_REGION_NAME or AWS_REGION").
+    managed += [{"name": n, "value": region} for n in ("AWS_REGION", "AWS_DEFAULT_REGION")]
+    proxy: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": image,
+        "essential": True,
+        "entryPoint": entrypoint(),
+        "environment": environment_list(managed, extra_environment),
+        "secrets": secrets_list(environment.secrets),
+        "portMappings": [port_mapping(GATEWAY_PORT)],
+        "logConfiguration": log_configuration(log_group, region, path),
+        "stopTimeout": STOP_TIMEOUT_SECONDS,
+        "linuxParameters": {"initProcessEnabled": True},
+    }
+    if environment.bootstrap is None:
+        return [proxy]
+    bootstrap = environment.bootstrap
+    statements = litellm_contract.bootstrap_statements(
+        bootstrap[litellm_contract.ENV_BOOTSTRAP_USER],
+        bootstrap[litellm_contract.ENV_BOOTSTRAP_DATABASE],
+    )
+    init = {
+        "name": litellm_contract.BOOTSTRAP_CONTAINER,
+        "image": image,
+        "essential": False,
+        # The LiteLLM image's Python and boto3 run the script (no image of our own to pull).
+        "entryPoint": [
+            "python3",
+            "-c",
+            litellm_contract.BOOTSTRAP_SCRIPT,
+            json.dumps(list(statements)),
+        ],
+        "environment": environment_list(
+            [{"name": k, "value": v} for k, v in bootstrap.items()],
+            {"AWS_REGION": region, "AWS_DEFAULT_REGION": region},
+        ),
+        "logConfiguration": log_configuration(log_group, region, path),
+    }
+    proxy["dependsOn"] = [
+        {"containerName": litellm_contract.BOOTSTRAP_CONTAINER, "condition": "SUCCESS"}
     ]
+    return [init, proxy]
 
 
 class LiteLLMGateway(FargateService):
@@ -154,7 +187,8 @@ class LiteLLMGateway(FargateService):
         # exists; the real environment is built when the database's endpoint is known.
         placeholder = None
         if args.database is not None:
-            placeholder = DatabaseEndpoint("host", args.database.port, args.database.name, "arn")
+            db = args.database
+            placeholder = DatabaseEndpoint("host", db.port, db.name, "secret-arn", "cluster-arn")
         planned = gateway_container_env(
             args.litellm,
             master_key_secret_arn=args.master_key_secret_arn,
@@ -246,14 +280,26 @@ class LiteLLMGateway(FargateService):
 
     def _bedrock_role(self, args: LiteLLMGatewayArgs) -> TaskRole:
         description = "LiteLLM: invoke exactly the configured Bedrock models"
-        bedrock = args.litellm.bedrock
-        if not bedrock:
-            return TaskRole(description)
         ctx = self._ctx
-        policy = Output.all(ctx.partition, ctx.account_id).apply(
-            lambda a: bedrock_invoke_policy(bedrock, partition=a[0], account_id=a[1])
-        )
-        return TaskRole(description, {"bedrock": policy})
+        policies: dict[str, Input[str]] = {}
+        if args.litellm.bedrock:
+            bedrock = args.litellm.bedrock
+            policies["bedrock"] = Output.all(ctx.partition, ctx.account_id).apply(
+                lambda a: bedrock_invoke_policy(bedrock, partition=a[0], account_id=a[1])
+            )
+        db = args.database
+        if db is not None:
+            description += "; log in to its database with IAM tokens"
+            policies["database"] = Output.all(
+                db.host, db.secret_arn, db.cluster_arn, db.resource_id,
+                ctx.region, ctx.account_id, ctx.partition,
+            ).apply(
+                lambda a: database_access_policy(
+                    DatabaseEndpoint(a[0], db.port, db.name, a[1], a[2]),
+                    resource_id=a[3], region=a[4], account_id=a[5], partition=a[6],
+                )
+            )  # fmt: skip
+        return TaskRole(description, policies)
 
     def admit(self, client: str, security_group_id: Input[str], what: str) -> None:
         """Allow `security_group_id` (a client's tasks) to reach the proxy port."""
@@ -286,11 +332,11 @@ def _environment(args: LiteLLMGatewayArgs) -> Output[GatewayEnvironment]:
                 salt_key_secret_arn=args.salt_key_secret_arn,
             )
         )
-    return Output.all(db.host, db.secret_arn).apply(
+    return Output.all(db.host, db.secret_arn, db.cluster_arn).apply(
         lambda a: gateway_container_env(
             args.litellm,
             master_key_secret_arn=args.master_key_secret_arn,
             salt_key_secret_arn=args.salt_key_secret_arn,
-            database=DatabaseEndpoint(a[0], db.port, db.name, a[1]),
+            database=DatabaseEndpoint(a[0], db.port, db.name, a[1], a[2]),
         )
     )

@@ -58,12 +58,15 @@ class GatewayDatabaseArgs:
 
 @dataclass(frozen=True)
 class DatabaseOutputs:
-    """The gateway's view of the database: host, port, name, managed secret ARN."""
+    """The gateway's view of the database: host, port, name, managed secret ARN, the cluster's
+    ARN (the Data API's resource) and resource id (IAM's `rds-db:connect` resource)."""
 
     host: Output[str]
     port: int
     name: str
     secret_arn: Output[str]
+    cluster_arn: Output[str]
+    resource_id: Output[str]
 
 
 def rds_identifier(name: str) -> str:
@@ -134,7 +137,10 @@ class GatewayDatabase(pulumi.ComponentResource):
             database_name=DATABASE_NAME,
             master_username=MASTER_USERNAME,
             manage_master_user_password=True,
+            # LiteLLM logs in with IAM tokens, so nothing goes stale when RDS rotates the master
+            # secret; the gateway's bootstrap creates that login through the Data API.
             iam_database_authentication_enabled=True,
+            enable_http_endpoint=True,
             storage_encrypted=True,
             db_subnet_group_name=self.subnet_group.name,
             vpc_security_group_ids=[self.security_group.id],
@@ -171,6 +177,8 @@ class GatewayDatabase(pulumi.ComponentResource):
             port=POSTGRES_PORT,
             name=DATABASE_NAME,
             secret_arn=self.cluster.master_user_secrets.apply(_managed_secret_arn),
+            cluster_arn=self.cluster.arn,
+            resource_id=self.cluster.cluster_resource_id,
         )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.contracts import aws_limits
+from ecs_inference.specs.names import derived_name
 
 CONFIG_PATH = "platform.endpoint"
 
@@ -27,6 +28,18 @@ DOMAIN_PATTERN = re.compile(r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\
 # hyphen, and no reserved words.
 COGNITO_PREFIX_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 COGNITO_RESERVED_WORDS = aws_limits.COGNITO_DOMAIN_RESERVED_WORDS
+
+
+def default_domain_prefix(project: str | None, stack: str | None) -> str:
+    """The Cognito hosted-domain prefix when `domainPrefix` is not set: `<project>-<stack>`, made
+    valid for any stack name Pulumi accepts (lowercase, no '_' or '.', no reserved word, at most
+    63 characters; a hash of the original keeps a changed name distinct, see `derived_name`)."""
+    text = "-".join(p for p in (project, stack) if p) or AuthSpec.domain_prefix
+    return derived_name(
+        text, invalid="[^a-z0-9-]", lower=True, max_length=63, reserved=COGNITO_RESERVED_WORDS
+    )
+
+
 USER_POOL_ID_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d_[0-9a-zA-Z]+$")
 # Cognito resource-server scope names: printable ASCII without space, '"', '/' and '\'.
 SCOPE_NAME_PATTERN = re.compile(r"^[\x21\x23-\x2e\x30-\x5b\x5d-\x7e]{1,256}$")

@@ -15,10 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecs_inference.contracts.bedrock import PROFILE_GEOGRAPHIES
-from ecs_inference.services.gateway_db import POSTGRES_PORT
+from ecs_inference.plan.gateway import bedrock_routes, resolve_routes
 from ecs_inference.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
-    ENV_DATABASE_PASSWORD,
     ENV_DATABASE_USERNAME,
     ENV_MASTER_KEY,
     ENV_SALT_KEY,
@@ -30,15 +29,15 @@ from ecs_inference.specs.gateway import (
     ServiceTarget,
     bedrock_invoke_policy,
     bedrock_model_arns,
-    bedrock_routes,
     gateway_container_env,
     litellm_config,
     render_litellm_config,
-    resolve_routes,
 )
 from tests.aws_shapes import validate_shape
 
 MASTER_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:gateway/master-AbCdEf"
+DB_HOST = "gw.cluster-abc.eu-west-1.rds.amazonaws.com"
+DB_CLUSTER_ARN = "arn:aws:rds:eu-west-1:111122223333:cluster:gw"
 SALT_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:gateway/salt-GhIjKl"
 DB_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:rds!cluster-1a2b-MnOpQr"
 
@@ -236,15 +235,21 @@ def test_bedrock_policy_allows_invoke_on_exactly_the_configured_models():
 
 def test_secrets_travel_by_reference_and_the_config_by_environment():
     spec = spec_for(database=True)
-    db = DatabaseEndpoint("gw.cluster-abc.eu-west-1.rds.amazonaws.com", 5432, "db", DB_SECRET_ARN)
+    db = DatabaseEndpoint(DB_HOST, 5432, "db", DB_SECRET_ARN, DB_CLUSTER_ARN)
     env = gateway_container_env(
         spec, master_key_secret_arn=MASTER_ARN, salt_key_secret_arn=SALT_ARN, database=db
     )
-    assert env.secrets == {
-        ENV_MASTER_KEY: MASTER_ARN,
-        ENV_DATABASE_USERNAME: f"{DB_SECRET_ARN}:username::",
-        ENV_DATABASE_PASSWORD: f"{DB_SECRET_ARN}:password::",
-        ENV_SALT_KEY: SALT_ARN,
+    # No database password reaches the task: LiteLLM logs in with IAM tokens it renews, so
+    # nothing goes stale when RDS rotates the master secret (issue 24 item 5).
+    assert env.secrets == {ENV_MASTER_KEY: MASTER_ARN, ENV_SALT_KEY: SALT_ARN}
+    assert env.environment[ENV_DATABASE_USERNAME] == "litellm"
+    assert env.environment["IAM_TOKEN_DB_AUTH"] == "true"
+    assert env.environment["DATABASE_SSLMODE"] == "require"
+    assert env.bootstrap == {
+        "BOOTSTRAP_CLUSTER_ARN": DB_CLUSTER_ARN,
+        "BOOTSTRAP_SECRET_ARN": DB_SECRET_ARN,
+        "BOOTSTRAP_DATABASE": "db",
+        "BOOTSTRAP_USER": "litellm",
     }
     assert not set(env.secrets) & set(env.environment)
     assert all("secretsmanager" not in v for v in env.environment.values())
@@ -265,7 +270,7 @@ def test_a_config_too_large_for_the_task_definition_is_refused():
 def test_database_and_spec_must_agree():
     with pytest.raises(ValueError, match="exactly when"):
         gateway_container_env(spec_for(database=True), master_key_secret_arn=MASTER_ARN)
-    db = DatabaseEndpoint("h", 5432, "litellm", DB_SECRET_ARN)
+    db = DatabaseEndpoint("h", 5432, "litellm", DB_SECRET_ARN, DB_CLUSTER_ARN)
     with pytest.raises(ValueError, match="salt key"):
         gateway_container_env(
             spec_for(database=True), master_key_secret_arn=MASTER_ARN, database=db
@@ -289,7 +294,7 @@ def test_generated_configs_load_in_the_pinned_litellm():
 
     plain = spec_for(bedrock={"haiku": "us.anthropic.claude-haiku-4-5-20251001-v1:0"})
     with_db = spec_for(database=True)
-    db = DatabaseEndpoint("gw.cluster-abc.eu-west-1.rds.amazonaws.com", 5432, "litellm", "arn")
+    db = DatabaseEndpoint(DB_HOST, 5432, "litellm", DB_SECRET_ARN, DB_CLUSTER_ARN)
     db_env = gateway_container_env(
         with_db, master_key_secret_arn=MASTER_ARN, salt_key_secret_arn=SALT_ARN, database=db
     ).environment
@@ -302,9 +307,12 @@ def test_generated_configs_load_in_the_pinned_litellm():
                 "yaml": db_env["LITELLM_CONFIG_YAML"],
                 "env": {
                     ENV_MASTER_KEY: "sk-db",
-                    **{k: v for k, v in db_env.items() if k.startswith("DATABASE_")},
-                    ENV_DATABASE_USERNAME: "litellm_admin",
-                    ENV_DATABASE_PASSWORD: "p@ss/w:rd#1",
+                    **{k: v for k, v in db_env.items() if k != "LITELLM_CONFIG_YAML"},
+                    # Set in the proxy container (gateway_container_definitions).
+                    "AWS_REGION": "eu-west-1",
+                    # The task role's credentials; the token is signed locally, no call made.
+                    "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+                    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                 },
             },
             {"yaml": yaml.safe_dump(broken), "env": {ENV_MASTER_KEY: "sk-x"}},
@@ -330,11 +338,11 @@ def test_generated_configs_load_in_the_pinned_litellm():
     assert "error" not in second, second.get("error")
     assert second["master_key"] == "sk-db"
     url = second["database_url"]
-    assert url.startswith("postgresql://litellm_admin:")
-    # LiteLLM's password path writes no port: the cluster listens on Postgres' default.
-    assert re.search(r"@gw\.cluster-abc\.eu-west-1\.rds\.amazonaws\.com/litellm$", url)
-    assert POSTGRES_PORT == 5432
-    assert "p%40ss%2Fw%3Ard%231" in url  # percent-encoded by LiteLLM, not by us
+    # LiteLLM's IAM path: the user, a freshly minted RDS token as the password, host and port.
+    assert url.startswith("postgresql://litellm:")
+    assert "X-Amz-Signature" in url and "Action%3Dconnect" in url
+    assert re.search(r"@gw\.cluster-abc\.eu-west-1\.rds\.amazonaws\.com:5432/litellm\b", url)
+    assert "sslmode=require" in url
 
     # The probe is able to fail: a malformed deployment is rejected by LiteLLM's schema.
     assert "error" in third

@@ -46,7 +46,7 @@ def test_seed_corpus_case(pack, title, literal):
         assert text in notes, notes
 
 
-#: The corpus cases docs/seed-rules.md cites, judged again by name (both ways each).
+#: The corpus cases docs/operational-rules.md cites, judged again by name (both ways each).
 EXAMPLES = (
     "seed-aws-hub-vllm-serve-positional",
     "seed-native-hub-image-names-org-and-tag",

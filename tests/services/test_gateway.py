@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pulumi import Output
 
+from ecs_inference.plan.gateway import bedrock_routes, resolve_routes
 from ecs_inference.services.gateway import (
     CONFIG_FILE,
     LiteLLMGateway,
@@ -22,8 +23,6 @@ from ecs_inference.specs.gateway import (
     HEALTH_PATH,
     GatewaySpec,
     ServiceTarget,
-    bedrock_routes,
-    resolve_routes,
 )
 from ecs_inference.specs.service_connect import Namespace
 from tests.aws_shapes import (
@@ -37,6 +36,7 @@ from tools.recording import ACCOUNT_ID, Recording, run_function
 
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/master-AbCdEf"
 SALT = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/salt-AbCdEf"
+DB_CLUSTER = "arn:aws:rds:us-east-1:123456789012:cluster:gw"
 DB_SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:rds!cluster-1-AbCdEf"
 IMAGE = "ghcr.io/berriai/litellm:main-v1.108.7"
 TARGETS = {
@@ -65,7 +65,12 @@ def program(database: bool = False, bedrock: bool = True, **overrides: Any):
             "master_key_secret_arn": SECRET,
             "salt_key_secret_arn": SALT if database else None,
             "database": DatabaseOutputs(
-                Output.from_input("db.internal"), 5432, "litellm", Output.from_input(DB_SECRET)
+                Output.from_input("db.internal"),
+                5432,
+                "litellm",
+                Output.from_input(DB_SECRET),
+                Output.from_input(DB_CLUSTER),
+                Output.from_input("cluster-ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
             )
             if database
             else None,
@@ -203,16 +208,28 @@ def test_without_bedrock_the_task_role_has_no_policy():
     assert [p.name for p in rec.by_type("aws:iam/rolePolicy:RolePolicy")] == ["gw-execution"]
 
 
-def test_database_adds_its_secrets_and_egress():
+def test_database_logs_in_with_iam_tokens_after_its_bootstrap():
+    """Issue 24 item 5: no password from the rotating RDS secret reaches the proxy; a bootstrap
+    container creates LiteLLM's IAM login through the Data API before the proxy starts."""
     rec = run_function(program(database=True))
-    (container,) = json.loads(
+    bootstrap, proxy = json.loads(
         rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs["containerDefinitions"]
     )
-    secrets = {s["name"]: s["valueFrom"] for s in container["secrets"]}
-    assert secrets["DATABASE_PASSWORD"] == f"{DB_SECRET}:password::"
+    assert not any(s["name"].startswith("DATABASE_") for s in proxy["secrets"])
+    assert proxy["dependsOn"] == [{"containerName": "db-bootstrap", "condition": "SUCCESS"}]
+    assert bootstrap["entryPoint"][:2] == ["python3", "-c"]
+    statements = json.loads(bootstrap["entryPoint"][3])
+    assert "GRANT rds_iam TO litellm" in statements
     execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
     (read,) = [s for s in execution["Statement"] if "secretsmanager:GetSecretValue" in s["Action"]]
-    assert sorted(read["Resource"]) == sorted([DB_SECRET, SALT, SECRET])
+    assert sorted(read["Resource"]) == sorted([SALT, SECRET])
+    task = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-database").inputs["policy"])
+    by_sid = {s["Sid"]: s for s in task["Statement"]}
+    assert by_sid["ConnectAsLiteLLM"]["Resource"] == (
+        "arn:aws:rds-db:us-east-1:123456789012:dbuser:cluster-ABCDEFGHIJKLMNOPQRSTUVWXYZ/litellm"
+    )
+    assert by_sid["BootstrapThroughDataApi"]["Resource"] == DB_CLUSTER
+    assert by_sid["DataApiReadsTheMasterSecret"]["Resource"] == DB_SECRET
     egress = rec.by_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
     assert ("sg-db", 5432) in {
         (r.inputs.get("referencedSecurityGroupId"), r.inputs["fromPort"]) for r in egress

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from ecs_inference.contracts import litellm
 from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
 from tests.aws_shapes import UNKNOWN, validate_shape
 from tools.recording import Recording, run_function
@@ -82,3 +89,60 @@ def test_bad_capacity_or_retention_is_refused_before_anything_exists(overrides):
             errors.append(str(exc))
 
     assert run_function(program).resources == [] and errors
+
+
+FAKE_BOTO3 = """
+import json, os
+class DatabaseResumingException(Exception):
+    pass
+class _Exceptions:
+    DatabaseResumingException = DatabaseResumingException
+class _Client:
+    exceptions = _Exceptions
+    def __init__(self):
+        self.resuming = int(os.environ.get("FAKE_RESUMING", "0"))
+    def execute_statement(self, **kw):
+        if self.resuming:
+            self.resuming -= 1
+            raise DatabaseResumingException("resuming")
+        with open(os.environ["FAKE_CALLS"], "a") as f:
+            f.write(json.dumps(kw) + "\\n")
+def client(name):
+    assert name == "rds-data"
+    return _Client()
+"""
+
+
+def run_bootstrap(tmp_path: Path, resuming: int) -> list[dict[str, str]]:
+    """Run the real bootstrap script with a stand-in boto3 and time.sleep."""
+    (tmp_path / "boto3.py").write_text(FAKE_BOTO3)
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep = lambda s: None\n")
+    statements = litellm.bootstrap_statements("litellm", "litellm")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tmp_path),
+        "FAKE_CALLS": str(tmp_path / "calls"),
+        "FAKE_RESUMING": str(resuming),
+        "BOOTSTRAP_CLUSTER_ARN": "arn:aws:rds:us-east-1:123456789012:cluster:gw",
+        "BOOTSTRAP_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!c-AbCdEf",
+        "BOOTSTRAP_DATABASE": "litellm",
+        "BOOTSTRAP_USER": "litellm",
+    }
+    argv = [sys.executable, "-c", litellm.BOOTSTRAP_SCRIPT, json.dumps(list(statements))]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "db-bootstrap: role litellm ready" in proc.stdout
+    lines = (tmp_path / "calls").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_the_bootstrap_runs_every_statement_through_the_data_api(tmp_path: Path) -> None:
+    calls = run_bootstrap(tmp_path, resuming=2)
+    assert [c["sql"] for c in calls] == list(litellm.bootstrap_statements("litellm", "litellm"))
+    assert {c["resourceArn"] for c in calls} == {"arn:aws:rds:us-east-1:123456789012:cluster:gw"}
+    assert all(c["database"] == "litellm" and c["secretArn"].startswith("arn:") for c in calls)
+
+
+def test_bootstrap_statements_refuse_anything_but_identifiers() -> None:
+    with pytest.raises(ValueError, match="identifiers"):
+        litellm.bootstrap_statements("litellm; DROP ROLE x", "litellm")

@@ -5,6 +5,7 @@ evaluator, on the reference stacks, a hand-written program and the regressions i
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from ecs_inference import iam, platform
-from ecs_inference.specs import gateway as gateway_spec
+from ecs_inference.services import gateway as gateway_service
 from tests.stacks import REFERENCE_STACKS
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.rehearsal.iam import (
@@ -245,25 +246,53 @@ def _agents_with_database(tmp_path: Path) -> Path:
 
 
 def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
+    """Issue 24 item 5: LiteLLM logs in with IAM tokens it renews (no password from the
+    rotating RDS secret), after a bootstrap container created that login through the Data
+    API; the rehearsal checks `rds-db:connect`, the Data API and the secret it reads."""
     result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
     assert result.exit_code == EXIT_OK, result.error
-    gateway = next(
-        r
-        for r in result.resources
-        if r.type == TD and r.inputs.get("family", "").endswith("gateway")
-    )
-    (container,) = json.loads(gateway.inputs["containerDefinitions"])
-    assert {s["name"] for s in container["secrets"]} >= {"DATABASE_USERNAME", "DATABASE_PASSWORD"}
+    tasks = [r for r in result.resources if r.type == TD]
+    (gateway,) = [r for r in tasks if r.inputs["family"].endswith("gateway")]
+    bootstrap, proxy = json.loads(gateway.inputs["containerDefinitions"])
+    assert bootstrap["name"] == "db-bootstrap" and bootstrap["essential"] is False
+    assert proxy["dependsOn"] == [{"containerName": "db-bootstrap", "condition": "SUCCESS"}]
+    env = {e["name"]: e["value"] for e in proxy["environment"]}
+    assert env["IAM_TOKEN_DB_AUTH"] == "true" and env["DATABASE_USERNAME"] == "litellm"
+    assert not any(s["name"].startswith("DATABASE_") for s in proxy["secrets"])
+    policies = [
+        r.inputs["policy"] for r in result.resources if r.name == "inference-gateway-database"
+    ]
+    (policy,) = policies
+    assert ":dbuser:cluster-" in policy and "rds-data:ExecuteStatement" in policy
 
 
 def test_a_database_user_litellm_does_not_read_fails_the_preview(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 24 item 4 reintroduced: the user name as DATABASE_USER, which LiteLLM's
+    """Issue 24 item 4 reintroduced: the password login of before (user and password from the
+    RDS-managed secret) with the user as DATABASE_USER, which LiteLLM's
     construct_database_url_from_env_vars does not read; the proxy would run without a database."""
-    monkeypatch.setattr(gateway_spec, "ENV_DATABASE_USERNAME", "DATABASE_USER")
+    original = gateway_service.gateway_container_env
+
+    def password_login(spec: Any, **kw: Any) -> Any:
+        env = original(spec, **kw)
+        db = kw.get("database")
+        if db is None:
+            return env
+        plain = {k: v for k, v in env.environment.items() if k not in DROPPED}
+        secrets = {
+            **env.secrets,
+            "DATABASE_USER": f"{db.secret_arn}:username::",
+            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
+        }
+        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
+
+    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
     result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
     assert result.exit_code == EXIT_REJECTED
-    (finding,) = result.findings
+    (finding,) = [f for f in result.findings if "DATABASE_URL" in f.message]
     assert "container litellm: LiteLLM 1.108.7 builds DATABASE_URL only from" in finding.message
     assert "DATABASE_USERNAME not set" in finding.message
+
+
+DROPPED = ("DATABASE_USERNAME", "IAM_TOKEN_DB_AUTH", "DATABASE_SSLMODE")

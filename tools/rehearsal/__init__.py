@@ -7,7 +7,8 @@ the preview rehearses, over the recorded resources of any program:
 - what AWS services do with the stack's roles and resource policies (`services.py`): the
   container instance role's agent and user-data calls, the Managed Instances infrastructure
   role, ALB access-log delivery, CloudWatch alarms and EventBridge publishing to SNS;
-- each pool's instance life cycle through its lifecycle hooks and warm pool (`boot.py`);
+- each pool's instance life cycle through its lifecycle hooks and warm pool (`boot.py`), and
+  the CloudWatch agent its user data configures (`agent.py`);
 - the constraints AWS documents for an operation beyond its request shape
   (`constraints.py`).
 Every IAM question goes to a real evaluator (`iam.py`). A denied call, a refused constraint or a
@@ -107,6 +108,7 @@ def rehearse(
     resources: Sequence[Resource], region: str, account_id: str, iam: Evaluator | None = None
 ) -> Rehearsal:
     """The whole rehearsal of a recorded program run."""
+    from tools.rehearsal.agent import agent_checks
     from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
@@ -120,6 +122,7 @@ def rehearse(
         *environment_checks(model),
         *service_checks(model),
         *lifecycle_checks(model),
+        *agent_checks(model),
     ]
     out = evaluate(model, checks, iam or evaluator())
     out.findings[:0] = [

@@ -26,7 +26,7 @@ def _reranker(environment: Mapping[str, str]) -> Sequence[AwsCall]:
 
 
 def _litellm(environment: Mapping[str, str]) -> Sequence[AwsCall]:
-    return litellm.aws_calls(environment, _load_yaml)
+    return [*litellm.aws_calls(environment, _load_yaml), *litellm.database_aws_calls(environment)]
 
 
 def _load_yaml(text: str) -> Any:
@@ -39,4 +39,5 @@ CONTRACTS: tuple[ContainerCalls, ...] = (
     worker.aws_calls,
     metrics.aws_calls,
     _litellm,
+    litellm.bootstrap_aws_calls,
 )

@@ -246,7 +246,12 @@ class TaskStart:
             yield self.call(role, self.who(name), action, f"{arn}:log-stream:{stream}", why)
 
     # -- the containers, with the task role -------------------------------------------------
-    def task_calls(self, name: str, calls: Sequence[AwsCall], what: str) -> Iterator[Check]:
+    def task_calls(
+        self, name: str, calls: Sequence[AwsCall], what: str, **values: str
+    ) -> Iterator[Check]:
+        """The container's own `calls` with the task role; `values` fill placeholders beyond
+        partition, region, account, cluster and task (a call whose placeholder has no value is
+        noted, not guessed)."""
         if not calls:
             return
         if self.task_role is None:
@@ -257,13 +262,19 @@ class TaskStart:
             return
         cluster = self.cluster_name()
         for aws_call in calls:
-            bound = aws_call.bound(
-                partition=self.model.partition,
-                region=self.model.region,
-                account=self.model.account_id,
-                cluster=cluster,
-                task=TASK_ID,
-            )
+            try:
+                bound = aws_call.bound(
+                    partition=self.model.partition,
+                    region=self.model.region,
+                    account=self.model.account_id,
+                    cluster=cluster,
+                    task=TASK_ID,
+                    **values,
+                )
+            except KeyError as missing:
+                why = f"{aws_call.action}: {missing} unknown at preview"
+                yield Unverified(self.task, self.who(name), why)
+                continue
             yield self.call(
                 self.task_role,
                 self.who(name),
@@ -280,7 +291,21 @@ class TaskStart:
             if isinstance(e, Mapping) and known(e.get("value"))
         }
         calls = [call for contract in self.contracts for call in contract(environment)]
-        yield from self.task_calls(name, calls, "make the calls its image's contract declares")
+        values = {}
+        if (resource := self.database_resource_id(environment.get("DATABASE_HOST"))) is not None:
+            values["db_resource_id"] = resource
+        yield from self.task_calls(
+            name, calls, "make the calls its image's contract declares", **values
+        )
+
+    def database_resource_id(self, host: str | None) -> str | None:
+        """The resource id of the stack's Aurora cluster whose endpoint is `host`."""
+        for cluster in self.model.of("aws:rds/cluster:Cluster"):
+            outputs = getattr(cluster, "outputs", None) or {}
+            if host is not None and outputs.get("endpoint") == host:
+                resource = outputs.get("clusterResourceId")
+                return str(resource) if known(resource) else None
+        return None
 
     def exec_session(self) -> Iterator[Check]:
         calls = [AwsCall(a, "*", "open an ECS Exec session") for a in ECS_EXEC_CHANNELS]

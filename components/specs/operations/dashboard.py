@@ -12,6 +12,7 @@ from typing import Any
 
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import DASHBOARD_MAX_WIDGETS
+from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations.errors import ObservabilityError
 
 # PutDashboard: name of letters, digits, '-' and '_' up to 255; body at most 1 MB (UTF-8); the
@@ -83,13 +84,8 @@ class DashboardInputs:
 
 
 def dashboard_name(stack: str) -> str:
-    name = f"ecs-inference-{stack}"
-    if not DASHBOARD_NAME.match(name):
-        raise ObservabilityError(
-            f"dashboard name {name!r}: only letters, digits, '-' and '_' (the stack name "
-            "becomes part of it)"
-        )
-    return name
+    """`ecs-inference-<stack>`, valid for any stack name (a '.' is not; see `derived_name`)."""
+    return derived_name(f"ecs-inference-{stack}", invalid="[^A-Za-z0-9_-]", max_length=255)
 
 
 _ENGINE_GRAPHS = frozenset(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations.errors import ObservabilityError
 
 # EventBridge rule names: 1-64 of [.-_A-Za-z0-9].
@@ -20,11 +21,9 @@ SNS_PROTOCOLS = ("email", "email-json", "https", "sms")
 def deployment_rollback_rule(stack: str, cluster_arn: str) -> dict[str, Any]:
     """PutRule for ECS "deployment failed" events of this stack's cluster: the circuit breaker
     rolled a deployment back (`SERVICE_DEPLOYMENT_FAILED`), routed to the alarm topic."""
-    name = f"{stack}-ecs-deployment-rollback"
-    if not RULE_NAME.match(name):
-        raise ObservabilityError(
-            f"EventBridge rule name {name!r} must be 1-64 of letters, digits, '.', '-', '_'"
-        )
+    suffix = "-ecs-deployment-rollback"
+    # EventBridge rule names are at most 64 characters: a long stack name is cut (and hashed).
+    name = derived_name(stack, invalid="[^A-Za-z0-9._-]", max_length=64 - len(suffix)) + suffix
     pattern = {
         "source": ["aws.ecs"],
         "detail-type": ["ECS Deployment State Change"],

@@ -1,6 +1,6 @@
-"""docs/seed-rules.md stays true: every reference resolves and every rule is enforced and tested.
+"""docs/operational-rules.md stays true: every reference resolves, every rule enforced and tested.
 
-The page maps each operational rule of the two seed documents to where the project enforces it
+The page maps each operational rule of the two source documents to where the project enforces it
 and the test that proves it. References are checked by parsing source (AST), never by importing
 it, so the check is cheap and cannot start a Pulumi program or the policy pack:
 
@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "seed-rules.md"
+DOC = ROOT / "docs" / "operational-rules.md"
 SEEDS = ("000_371d302ea2a77197.txt", "003_71fd4e32fc143db8.txt")
-COLUMNS = ("id", "rule (seed)", "where", "test", "status")
+COLUMNS = ("id", "rule (source)", "where", "test", "status")
 STATUS = re.compile(r"^(enforced|n/a: (?P<na>.+)|routed: (?P<area>[^:]+): (?P<what>.+))$")
 MIN_REASON_WORDS = 8
 CODE = re.compile(r"`([^`]+)`")
@@ -222,7 +222,7 @@ def test_the_checker_rejects_what_does_not_exist() -> None:
     assert reference_problems(
         "`components/sizing/timeouts.py::GracePeriod.summary`", tests=False
     ) == (1, [])
-    sample = f"## Seed ({SEEDS[0]})\n\n| id | rule (seed) | where | test | status |\n"
+    sample = f"## Rules ({SEEDS[0]})\n\n| id | rule (source) | where | test | status |\n"
     sample += "|---|---|---|---|---|\n"
     sample += "| Z1 | a `x|y` rule | `a.py` | `tests/t.py::test_a` | enforced |\n\nprose\n"
     assert parse_rows(sample) == [
