@@ -34,6 +34,7 @@ from ecs_inference.specs.network import (
     EndpointFacts,
     ExistingNetworkSpec,
     NetworkFacts,
+    NetworkLookup,
     Route,
     RouteTableFacts,
     SubnetFacts,
@@ -377,10 +378,16 @@ def _table(table: aws.ec2.GetRouteTableResult) -> RouteTableFacts:
     return RouteTableFacts(str(table.id), tuple(_route(r) for r in table.routes))
 
 
-def discover(existing: ExistingNetworkConfig, issues: Issues) -> NetworkFacts | None:
+def discover(existing: ExistingNetworkConfig) -> NetworkLookup:
     """What AWS says about `existing` (the VPC, its subnets, the route tables they use, the
-    endpoints the config names), read with the data sources; a lookup that fails is an issue at
-    the id's config path. None when the VPC itself cannot be read."""
+    endpoints the config names), read with the data sources, and each lookup that failed as an
+    issue at the id's config path."""
+    issues = Issues()
+    facts = _discover(existing, issues)
+    return NetworkLookup(facts, tuple(issues))
+
+
+def _discover(existing: ExistingNetworkConfig, issues: Issues) -> NetworkFacts | None:
     try:
         vpc = aws.ec2.get_vpc(id=existing.vpc_id)
     except Exception as exc:  # the data source's own error: the VPC does not exist here

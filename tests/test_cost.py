@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from ecs_inference import cost
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import metrics as contract
-from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
 from ecs_inference.plan import build_plan
 from ecs_inference.sizing import catalog
 from tests.stacks import REFERENCE_STACKS
@@ -151,7 +150,7 @@ def test_minimum_le_steady_le_maximum_for_any_config(
 def test_reference_stacks_through_the_real_plan(stack):
     data = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
     plan = build_plan(load_stack_config(data["ecs-inference:platform"], stack), stack)
-    est = cost.estimate(plan, interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES))
+    est = cost.estimate(plan)
     doc = est.to_json()
     assert set(doc["points"]) == {"minimum", "steady", "maximum"}
     steady = est.point("steady")

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from ecs_inference.config.issues import Issues
+from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.contracts.aws_limits import ALB_MIN_AVAILABILITY_ZONES
 
 CONFIG_PATH = "platform.network"
@@ -173,6 +173,16 @@ class NetworkFacts:
         return None if table is None else self.route_tables.get(table)
 
 
+@dataclass(frozen=True)
+class NetworkLookup:
+    """What `components.network.discover` read about an existing VPC."""
+
+    facts: NetworkFacts | None
+    """None when the VPC itself could not be read."""
+    unreadable: tuple[ConfigIssue, ...] = ()
+    """Each lookup that failed, as an issue at the id's config path."""
+
+
 class ExistingNetworkSettings(Protocol):
     """What `network.existing` says (`components.config.network.ExistingNetworkConfig`)."""
 
@@ -232,6 +242,25 @@ class ExistingNetworkSpec:
     gateway_route_table_ids: tuple[str, ...] = ()
     """Route tables of the S3 gateway endpoint to create; empty: none is created."""
     availability_zones: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """The plan's network: what the rest of the stack wires to and what it costs."""
+
+    cidr_block: str
+    """The VPC's CIDR (created: `network.cidrBlock`; existing: the VPC's primary CIDR), which the
+    ALB's and the gateway's rules admit."""
+    availability_zones: int
+    """Zones of the task subnets (EFS mount targets and interface endpoints take one each)."""
+    nat_gateways: int
+    """The stack's own NAT gateways (0 in an existing VPC: its NAT is the network team's)."""
+    interface_endpoints: int
+    """Interface endpoint services the stack creates."""
+    existing: ExistingNetworkSpec | None = None
+    """The existing VPC's wiring; None: the stack creates its VPC."""
+    region: str | None = None
+    """The region, for the endpoints' service names in an existing VPC."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -329,7 +358,7 @@ def _check_private(
 
 
 def _existing_endpoints(
-    check: _Check, region: str
+    check: _Check, region: str | None
 ) -> tuple[dict[str, EndpointFacts], set[str]]:
     """The named endpoints that are what they claim, by service; and the services named
     `shared`."""
@@ -343,10 +372,14 @@ def _existing_endpoints(
         endpoint = check.facts.endpoints.get(endpoint_id)
         if endpoint is None:
             continue  # unreadable: already reported by the lookup
-        expected = endpoint_service_name(region, service)
+        # Without the region (left to the provider), the service's own suffix.
+        expected = endpoint_service_name(region or "<region>", service)
         kind = "Gateway" if service == GATEWAY_SERVICE else "Interface"
         problems = []
-        if endpoint.service_name != expected:
+        if not (
+            endpoint.service_name == expected
+            or (region is None and endpoint.service_name.endswith(f".{service}"))
+        ):
             problems.append(f"it is an endpoint of {endpoint.service_name}, not {expected}")
         if endpoint.vpc_id != check.facts.vpc_id:
             problems.append(f"it is in {endpoint.vpc_id}, not in {check.facts.vpc_id}")
@@ -469,7 +502,7 @@ def plan_existing_network(
     config: ExistingNetworkSettings,
     facts: NetworkFacts,
     needs: NetworkNeeds,
-    region: str,
+    region: str | None,
     issues: Issues,
 ) -> tuple[ExistingNetworkSpec, list[str]]:
     """The checks above, every problem added to `issues` (config paths under
