@@ -212,7 +212,7 @@ class Network(pulumi.ComponentResource):
         self.load_balancer_subnet_ids = self.private_subnet_ids
         self.zone_subnet_ids = self.private_subnet_ids
         if args.vpc_endpoints:
-            self._endpoints(name, args, child)
+            self._endpoints(name, self.vpc, args, child)
 
     def _existing(
         self,
@@ -305,7 +305,9 @@ class Network(pulumi.ComponentResource):
                 opts=child,
             )
 
-    def _endpoints(self, name: str, args: NetworkArgs, child: pulumi.ResourceOptions) -> None:
+    def _endpoints(
+        self, name: str, vpc: awsx.ec2.Vpc, args: NetworkArgs, child: pulumi.ResourceOptions
+    ) -> None:
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         # The awsx VPC creates the private route tables as its own children; looking them up
         # with depends_on=vpc waits until they exist (unknown during the first preview).
@@ -319,7 +321,7 @@ class Network(pulumi.ComponentResource):
                     values=self.private_subnet_ids,  # pyright: ignore[reportArgumentType]
                 )
             ],
-            opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.vpc]),
+            opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[vpc]),
         )
         self.s3_endpoint = aws.ec2.VpcEndpoint(
             f"{name}-s3",

@@ -123,9 +123,7 @@ def _normalized(kind: str, item: Mapping[str, Any]) -> dict[str, Any]:
     """A described resource with every nested field the data source returns."""
     out = dict(item)
     if kind == "routeTables":
-        out["routes"] = [
-            {f: "" for f in ROUTE_FIELDS} | dict(r) for r in item.get("routes") or ()
-        ]
+        out["routes"] = [{f: "" for f in ROUTE_FIELDS} | dict(r) for r in item.get("routes") or ()]
         out["associations"] = [
             {"gatewayId": "", "main": False, "routeTableAssociationId": "", "subnetId": ""}
             | dict(a)
@@ -278,11 +276,7 @@ class World:
             # What the data source does (terraform-provider-aws vpc_route_table_data_source.go).
             raise DescriptionError(
                 "lookup aws:ec2/getRouteTable:getRouteTable: "
-                + (
-                    "query returned no results"
-                    if not found
-                    else "multiple Route Tables matched"
-                )
+                + ("query returned no results" if not found else "multiple Route Tables matched")
                 + f" among the route tables {SETTING} describes (asked: {dict(args)})"
             )
         return dict(found[0])

@@ -37,6 +37,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from ecs_inference.contracts.aws_limits import name_rule
+from tools.described import SETTING as DESCRIBED_SETTING
 from tools.described import World
 from tools.fidelity import simulate_name
 from tools.lookups import LOOKUPS
@@ -729,8 +730,11 @@ def run_function(
     # `asyncio.run` elsewhere in the same process) closed or unset the previous loop.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    # The caller's world collects the ids nothing described, also when the program fails.
-    world = world if world is not None else World(region)
+    # The caller's world collects the ids nothing described, also when the program fails;
+    # without one, the stack config's own descriptions.
+    if world is None:
+        raw = config.get(DESCRIBED_SETTING)
+        world = World.parse(json.loads(raw) if raw else None, region, "stack config")
     mocks = RecordingMocks(region, view, provider_default_tags(config), world)
     monitor = RecordingMonitor(mocks)
     set_all_config(config)

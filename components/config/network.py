@@ -100,7 +100,7 @@ class NetworkConfig(Section):
     """S3 gateway + ECR/logs/STS/Secrets Manager/SSM interface endpoints (in an existing VPC:
     those it lacks)."""
     existing: ExistingNetworkConfig | None = None
-    """Run in this existing VPC instead of creating one; see `ExistingNetworkConfig`."""
+    """Run in this existing VPC instead of creating one (docs/network.md)."""
 
     @field_validator("cidr_block")
     @classmethod

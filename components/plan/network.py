@@ -52,9 +52,7 @@ def plan_network(
             )
         # The other sections still plan (against a stand-in CIDR) to report their problems.
         return NetworkSpec(network.cidr_block, 0, 0, 0), []
-    spec, lines = plan_existing_network(
-        network.existing, facts, network_needs(cfg), region, issues
-    )
+    spec, lines = plan_existing_network(network.existing, facts, network_needs(cfg), region, issues)
     return NetworkSpec(
         cidr_block=facts.cidr_block,
         availability_zones=len(spec.availability_zones),

@@ -140,8 +140,7 @@ def test_operations_and_cost_count_it(synth) -> None:
     assert {"ttft-p99", "engine-down", "target-5xx"} <= alarms
     without = plan_of(reference(STACK), STACK)
     metrics = {
-        name: cost.estimate(p).point("steady")
-        for name, p in (("with", plan), ("without", without))
+        name: cost.estimate(p).point("steady") for name, p in (("with", plan), ("without", without))
     }
     series = {
         name: next(li.quantity for li in point.lines if li.category == "monitoring")
