@@ -6,7 +6,7 @@ import pulumi_aws as aws
 from ecs_inference import cost
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.network import discover
+from ecs_inference.existing_network import discover
 from ecs_inference.plan import PLATFORM_NAME, build_plan
 from ecs_inference.platform import InferencePlatform
 from ecs_inference.specs.operations import alarm_metric_count

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.network import discover
+from ecs_inference.existing_network import discover
 from ecs_inference.plan import Plan, build_plan
 from ecs_inference.specs.network import NetworkLookup
 from tools.described import SETTING, World

@@ -383,7 +383,10 @@ def _checked(
     start = time.perf_counter()
     try:
         rehearsal = rehearse(
-            recording.resources, run.config.get("aws:region") or "us-east-1", ACCOUNT_ID
+            recording.resources,
+            run.config.get("aws:region") or "us-east-1",
+            ACCOUNT_ID,
+            lookups=recording.lookups,
         )
     except EvaluatorUnavailableError as exc:
         return PreviewResult(stack, False, EXIT_PROGRAM, error=f"runtime rehearsal: {exc}")
