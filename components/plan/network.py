@@ -10,6 +10,7 @@ from ecs_inference.specs.network import (
     NetworkLookup,
     NetworkNeeds,
     NetworkSpec,
+    VpcSpec,
     plan_existing_network,
 )
 
@@ -43,6 +44,15 @@ def plan_network(
             availability_zones=zones,
             nat_gateways=1 if network.nat_gateways == "single" else zones,
             interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES) if network.vpc_endpoints else 0,
+            vpc=VpcSpec(
+                cidr_block=network.cidr_block,
+                az_count=network.availability_zones,
+                az_names=tuple(network.availability_zone_names)
+                if network.availability_zone_names
+                else None,
+                nat_per_az=network.nat_gateways == "perAz",
+                vpc_endpoints=network.vpc_endpoints,
+            ),
         ), []
     if facts is None:
         if lookup is None:
@@ -60,4 +70,5 @@ def plan_network(
         interface_endpoints=len(spec.interface_services),
         existing=spec,
         region=region,
+        vpc=VpcSpec(vpc_endpoints=network.vpc_endpoints, existing=spec, region=region),
     ), lines
