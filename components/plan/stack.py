@@ -12,6 +12,7 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.plan import (
     endpoint,
+    fargate,
     gateway,
     images,
     models,
@@ -190,6 +191,7 @@ def build_plan(
         config, model_specs, namespace or "", gateway_priority, issues
     )
     worker_specs, worker_lines = workers.plan_workers(config, issues)
+    fargate.check_services(reranker_specs, gateway_spec, worker_specs, issues)
     subscriptions = operations.subscriptions(config, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
