@@ -8,20 +8,50 @@ from __future__ import annotations
 import copy
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
-if TYPE_CHECKING:
-    from tools.recording import Recording
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.existing_network import discover
+from ecs_inference.plan import Plan, build_plan
+from ecs_inference.specs.network import NetworkLookup
+from tools.described import SETTING, World
+from tools.recording import Recording, run_function, run_program, stack_config_values
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod"]
+REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod", "shared-vpc"]
 
 
 def stack_file(stack: str) -> Path:
     """The stack file of a reference stack."""
     return ROOT / f"Pulumi.{stack}.yaml"
+
+
+def network_lookup(stack: str) -> NetworkLookup | None:
+    """What the program's lookups read about the stack's `network.existing` (None without one),
+    answered from its `preview:lookups` as the offline preview answers them."""
+    data = yaml.safe_load(stack_file(stack).read_text())["config"]
+    existing = load_stack_config(data["ecs-inference:platform"], stack).network.existing
+    if existing is None:
+        return None
+    region = str(data.get("aws:region") or "us-east-1")
+    world = World.parse(data.get(SETTING), region, stack_file(stack).name)
+    found: list[NetworkLookup] = []
+    run_function(
+        lambda: found.append(discover(existing)), config={"aws:region": region}, world=world
+    )
+    return found[0]
+
+
+def reference_plan(stack: str) -> Plan:
+    """The plan of a reference stack, as the program makes it (the existing VPC read first)."""
+    data = yaml.safe_load(stack_file(stack).read_text())["config"]
+    return build_plan(
+        load_stack_config(data["ecs-inference:platform"], stack),
+        stack,
+        region=data.get("aws:region"),
+        network_lookup=network_lookup(stack),
+    )
 
 
 BUILD = "build"
@@ -32,7 +62,6 @@ BUILD = "build"
 def stack_config(stack: str) -> dict[str, str]:
     """The config values of a reference stack, or of `BUILD`."""
     from tools.preview import read_stack_file
-    from tools.recording import stack_config_values
 
     if stack != BUILD:
         return stack_config_values(read_stack_file(ROOT, stack))
@@ -46,8 +75,6 @@ def stack_config(stack: str) -> dict[str, str]:
 def recorded(stack: str, view: str) -> Recording:
     """The program run of `stack` (a reference stack or `BUILD`) under the mocks of `view`,
     once per test process."""
-    from tools.recording import run_program
-
     return run_program(
         ROOT, project="ecs-inference", stack=stack, config=stack_config(stack), view=view
     )
