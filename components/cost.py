@@ -71,6 +71,12 @@ class Prices:
     """Per dashboard beyond the account's first three (counted as paid here)."""
     kms_key_month: float = 1.00
     """Customer-managed KMS key (the alarm topic's); requests are within the free tier."""
+    internet_transfer_out_gb: float = 0.09
+    """Data transfer out to the internet, first 10 TB/month tier (aws.amazon.com/ec2/pricing/
+    on-demand, data transfer). ECR bills an image pulled into another region at this rate
+    ("at Internet Data Transfer rates on both sides of the transfer"; inbound is free): the
+    cross-region image advisory's price (`components.plan.image_regions`), not an estimate
+    line (pulls are traffic-shaped)."""
 
 
 PRICES = Prices()
