@@ -359,7 +359,8 @@ def test_every_stack_alarm_name_is_unique():
 
 
 def test_the_mermaid_diagram_shows_the_alarms_and_the_dashboard_watching_gateway_and_worker():
-    from tools.preview import render_mermaid, run_preview
+    from tools.preview import run_preview
+    from tools.preview_report import render_mermaid
 
     result = run_preview("agents", program_dir=ROOT, policy_pack=None)
     assert result.ok, result.error
