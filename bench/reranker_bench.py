@@ -678,6 +678,8 @@ def build_targets(
                 OURS,
                 [py, "-m", "app"],
                 {
+                    # The image puts contracts/ beside app/ (/srv); here the repository's.
+                    "PYTHONPATH": str(ROOT),
                     "MODEL_DIR": str(bundle),
                     "MAX_LENGTH": str(MAX_LENGTH),
                     "LOG_LEVEL": "warning",
@@ -700,7 +702,7 @@ def build_targets(
             Target(
                 "torch baseline",
                 [py, str(ROOT / "bench" / "reranker_baseline_server.py")],
-                {"MODEL_DIR": str(ce_dir), "MAX_LENGTH": str(MAX_LENGTH)},
+                {"PYTHONPATH": str(ROOT), "MODEL_DIR": str(ce_dir), "MAX_LENGTH": str(MAX_LENGTH)},
             )
         )
     # infinity is started through its CLI module with the venv's interpreter rather than its
