@@ -979,6 +979,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- reproduce: `.venv/bin/python bench/reranker_bench.py --repeats {args.repeats} "
         f"--mixes {','.join(mixes)} --budget-minutes {args.budget_minutes:g}"
         + (f" --cells {args.cells}" if args.cells else "")
+        + (f" --concurrency {args.concurrency}" if levels != list(CONCURRENCY) else "")
+        + (f" --targets '{args.targets}'" if args.targets else "")
         + "` "
         f"(took {time.perf_counter() - started:.0f}s)"
     )
