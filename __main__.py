@@ -6,21 +6,25 @@ import pulumi_aws as aws
 from ecs_inference import cost
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
+from ecs_inference.existing_network import discover
 from ecs_inference.plan import PLATFORM_NAME, build_plan
 from ecs_inference.platform import InferencePlatform
 from ecs_inference.specs.operations import alarm_metric_count
 
 try:
+    config = load_stack_config(
+        pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
+    )
+    existing = config.network.existing
     plan = build_plan(
-        load_stack_config(
-            pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
-        ),
+        config,
         pulumi.get_stack(),
         # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
         # setting, else what the provider resolves (AWS_REGION of the deploying shell).
         region=pulumi.Config("aws").get("region") or aws.get_region().region,
         project=pulumi.get_project(),
+        # An existing VPC is read before the plan, which checks it.
+        network_lookup=discover(existing) if existing is not None else None,
     )
 except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.
@@ -57,7 +61,6 @@ pulumi.export(
     "cost",
     cost.estimate(
         plan,
-        interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES),
         alarms_metrics=alarm_metric_count(plan.alarm_specs()),
     ).to_json(),
 )

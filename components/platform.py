@@ -129,7 +129,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 subnet_ids=(
                     self.network.public_subnet_ids
                     if plan.endpoint.internet_facing
-                    else self.network.private_subnet_ids
+                    else self.network.load_balancer_subnet_ids
                 ),
             ),
             opts=self._child,
@@ -197,6 +197,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 az_names=network.availability_zone_names,
                 nat_per_az=network.nat_gateways == "perAz",
                 vpc_endpoints=network.vpc_endpoints,
+                existing=plan.network.existing,
+                region=plan.network.region,
             ),
             opts=self._child,
         )
@@ -263,7 +265,12 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{self._name}-routes",
                 name=plan.service_connect_namespace,
                 description="Private service-to-service routes (ECS Service Connect)",
-                opts=self._child,
+                # The description forces a replacement, which would collide with the namespace of
+                # the same name (and cannot delete it first: the services are in it); it is only
+                # a label, so a changed one is not applied.
+                opts=pulumi.ResourceOptions.merge(
+                    self._child, pulumi.ResourceOptions(ignore_changes=["description"])
+                ),
             )
         self.gateway_security_group = None
         if plan.gateway is not None and self.namespace is not None:
@@ -386,7 +393,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{name}-{fs_name}",
                 WeightFileSystemArgs(
                     vpc_id=self.network.vpc_id,
-                    subnet_ids=self.network.private_subnet_ids,
+                    subnet_ids=self.network.zone_subnet_ids,
                     subnet_count=store.subnet_count,
                     access_points=dict(store.access_points),
                     throughput_mode=store.throughput_mode,

@@ -7,8 +7,11 @@ values against these; the offline preview checks what was registered against the
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 # pulumi-aws autonames a resource `<logical name>-<7 random characters>` (provider/resources.go:
 # `tfbridge.AutoName(...)`, `AutoNameOptions{Separator: "-", Randlen: 7}`).
@@ -26,6 +29,10 @@ NAME_HASH_CHARS = 8
 # Elastic Load Balancing (Application Load Balancer)
 # --------------------------------------------------------------------------------------------
 
+# An Application Load Balancer needs subnets in at least two Availability Zones and takes at most
+# one subnet per zone (ELB CreateLoadBalancer: "You must specify subnets from at least two
+# Availability Zones"; "You can specify only one subnet per Availability Zone").
+ALB_MIN_AVAILABILITY_ZONES = 2
 # ALB attribute idle_timeout.timeout_seconds: 1-4000 s, 60 s when unset (ELB user guide,
 # "Connection idle timeout"). An SSE stream silent for longer is cut mid-answer.
 ALB_IDLE_TIMEOUT_RANGE = (1, 4000)
@@ -439,6 +446,19 @@ ACM_CERTIFICATE_ARN = re.compile(
 SECRETS_MANAGER_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
 
 
+def _ec2_id(prefix: str) -> re.Pattern[str]:
+    # EC2 ids: the type's prefix and 8 hexadecimal digits (resources created before 2016-2018)
+    # or 17 (every id issued since; EC2 "Resource IDs", longer IDs).
+    return re.compile(rf"^{prefix}-(?:[0-9a-f]{{8}}|[0-9a-f]{{17}})$")
+
+
+# Ids of an existing network the configuration may name.
+VPC_ID = _ec2_id("vpc")
+SUBNET_ID = _ec2_id("subnet")
+VPC_ENDPOINT_ID = _ec2_id("vpce")
+PREFIX_LIST_ID = _ec2_id("pl")
+
+
 @dataclass(frozen=True)
 class NameRule:
     """The provider's and the API's rule for one resource type's physical name.
@@ -733,6 +753,24 @@ def fitted_name(logical: str, rule: NameRule, *, scope: str, salt: str = "") -> 
     if not re.match(rule.pattern, name):  # pragma: no cover - the construction above guarantees it
         raise ValueError(f"fitted name {name!r} breaks {rule}")
     return name
+
+
+def replacement_salt(forcing: Mapping[str, Any]) -> str:
+    """The `salt` of `fitted_name` for a resource whose replace-forcing inputs (camelCase, the
+    name itself left out) are `forcing`: canonical JSON, keys sorted and whole numbers as
+    integers (the engine carries every number as a float, so a recorded 8000.0 and the
+    program's 8000 salt alike)."""
+
+    def canonical(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, Mapping):
+            return {k: canonical(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [canonical(v) for v in value]
+        return value
+
+    return json.dumps(canonical(dict(forcing)), sort_keys=True, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,12 +5,76 @@ it, so adding one breaks nothing."""
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
+import yaml
+
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.existing_network import discover
+from ecs_inference.plan import Plan, build_plan
+from ecs_inference.specs.network import NetworkLookup
+from tools.described import SETTING, World
+from tools.recording import Recording, run_function, run_program, stack_config_values
+
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod"]
+REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod", "shared-vpc"]
 
 
 def stack_file(stack: str) -> Path:
     """The stack file of a reference stack."""
     return ROOT / f"Pulumi.{stack}.yaml"
+
+
+def network_lookup(stack: str) -> NetworkLookup | None:
+    """What the program's lookups read about the stack's `network.existing` (None without one),
+    answered from its `preview:lookups` as the offline preview answers them."""
+    data = yaml.safe_load(stack_file(stack).read_text())["config"]
+    existing = load_stack_config(data["ecs-inference:platform"], stack).network.existing
+    if existing is None:
+        return None
+    region = str(data.get("aws:region") or "us-east-1")
+    world = World.parse(data.get(SETTING), region, stack_file(stack).name)
+    found: list[NetworkLookup] = []
+    run_function(
+        lambda: found.append(discover(existing)), config={"aws:region": region}, world=world
+    )
+    return found[0]
+
+
+def reference_plan(stack: str) -> Plan:
+    """The plan of a reference stack, as the program makes it (the existing VPC read first)."""
+    data = yaml.safe_load(stack_file(stack).read_text())["config"]
+    return build_plan(
+        load_stack_config(data["ecs-inference:platform"], stack),
+        stack,
+        region=data.get("aws:region"),
+        network_lookup=network_lookup(stack),
+    )
+
+
+BUILD = "build"
+"""The dev stack with `images.build: true` (the stack builds and pushes its own images)."""
+
+
+@functools.cache
+def stack_config(stack: str) -> dict[str, str]:
+    """The config values of a reference stack, or of `BUILD`."""
+    from tools.preview import read_stack_file
+
+    if stack != BUILD:
+        return stack_config_values(read_stack_file(ROOT, stack))
+    settings = copy.deepcopy(read_stack_file(ROOT, "dev"))
+    settings["config"]["ecs-inference:platform"]["images"] = {"build": True}
+    # Through YAML, as a stack file would be read.
+    return stack_config_values(yaml.safe_load(yaml.safe_dump(settings)))
+
+
+@functools.cache
+def recorded(stack: str, view: str) -> Recording:
+    """The program run of `stack` (a reference stack or `BUILD`) under the mocks of `view`,
+    once per test process."""
+    return run_program(
+        ROOT, project="ecs-inference", stack=stack, config=stack_config(stack), view=view
+    )

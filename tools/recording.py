@@ -37,6 +37,8 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from ecs_inference.contracts.aws_limits import name_rule
+from tools.described import SETTING as DESCRIBED_SETTING
+from tools.described import World
 from tools.fidelity import simulate_name
 from tools.lookups import LOOKUPS
 from tools.views.shape import checked_inputs, planned_outputs
@@ -58,6 +60,15 @@ class UnansweredLookupError(Exception):
             f"lookup {token}: the offline preview has no answer for this data source (add one "
             "of the real shape to tools/lookups.py)"
         )
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One data-source call and the answer the offline preview gave."""
+
+    token: str
+    args: dict[str, Any]
+    answer: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,11 @@ class Recording:
     outputs: dict[str, Any] = field(default_factory=dict)
     invokes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    lookups: list[Lookup] = field(default_factory=list)
+    """Every data-source answer the program got, in order (the runtime rehearsal reads the
+    existing network's subnets, route tables and endpoints from them)."""
+    derived: list[str] = field(default_factory=list)
+    """Ids the program looked up that the stack's `preview:lookups` does not describe."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -315,12 +331,18 @@ class RecordingMocks(pulumi.runtime.Mocks):
     `update` and `state` what the deployed stack holds (ids, ARNs, names of the real shape)."""
 
     def __init__(
-        self, region: str, view: str = "update", default_tags: dict[str, str] | None = None
+        self,
+        region: str,
+        view: str = "update",
+        default_tags: dict[str, str] | None = None,
+        world: World | None = None,
     ) -> None:
         self.region = region
         self.view = view
         self.default_tags = default_tags or {}
+        self.world = world or World(region)
         self.invokes: list[str] = []
+        self.lookups: list[Lookup] = []
         self.warnings: list[str] = []
         self.component_outputs: dict[str, dict[str, Any]] = {}
         """Outputs of remote components whose children were registered here, by name."""
@@ -470,10 +492,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         token = args.token
         self.invokes.append(token)
-        answer = LOOKUPS.get(token)
-        if answer is not None:
-            return answer(args.args, self.region)
-        raise UnansweredLookupError(token)
+        described = self.world.answer(token, args.args)
+        if described is None:
+            answer = LOOKUPS.get(token)
+            if answer is None:
+                raise UnansweredLookupError(token)
+            described = answer(args.args, self.region)
+        self.lookups.append(Lookup(token, plain(dict(args.args)), described))
+        return described
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -483,6 +509,33 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recording_mocks = mocks
         self.recorded: list[RecordedResource] = []
+        self._thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def _ensure_thread_loop(self) -> None:
+        # The SDK's monitor runs on executor threads and gives each its own event loop, which
+        # nothing closes; this one creates them instead, so `close_thread_loops` can.
+        try:
+            asyncio.get_event_loop()
+        except RuntimeError:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self._thread_loops.append(loop)
+
+    def close_thread_loops(self) -> None:
+        """Close the executor threads' loops once the run is over (unclosed, they are left to
+        the cyclic collector; see `_replace_event_loop`)."""
+        for loop in self._thread_loops:
+            if not loop.is_running():
+                loop.close()
+        self._thread_loops.clear()
+
+    def Invoke(self, request):  # noqa: N802 (gRPC method name)
+        self._ensure_thread_loop()
+        return super().Invoke(request)
+
+    def ReadResource(self, request):  # noqa: N802 (gRPC method name)
+        self._ensure_thread_loop()
+        return super().ReadResource(request)
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # As the engine's `Deployment.generateURN`: a child's type is qualified by its parent's
@@ -493,6 +546,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return "urn:pulumi:" + "::".join([get_stack(), get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        self._ensure_thread_loop()
         vpc_children: list[RecordedResource] = []
         if request.type == "awsx:ec2:Vpc" and request.remote:
             urn = self.make_urn(request.parent, request.type, request.name)
@@ -658,8 +712,10 @@ def run_program(
     stack: str,
     config: dict[str, str],
     view: str = "update",
+    world: World | None = None,
 ) -> Recording:
-    """Run `<program_dir>/__main__.py` under recording mocks, in preview mode.
+    """Run `<program_dir>/__main__.py` under recording mocks, in preview mode; `world`: the
+    resources the stack file describes for the lookups (tools/described.py).
 
     Raises whatever the program raises (the caller decides how to report it). The program's
     directory is put first on sys.path and made the working directory, as the Python language
@@ -677,6 +733,7 @@ def run_program(
             stack=stack,
             config=config,
             view=view,
+            world=world,
         )
     finally:
         sys.path[:] = saved_path
@@ -690,6 +747,7 @@ def run_function(
     stack: str = "test",
     config: dict[str, str] | None = None,
     view: str = "update",
+    world: World | None = None,
 ) -> Recording:
     """Run `program` (a function that declares resources) under recording mocks, in preview
     mode, and return what it registered. Tests of single components use this directly.
@@ -702,9 +760,13 @@ def run_function(
     # The SDK drives its RPCs on the thread's current event loop. Each run gets a fresh one, so
     # a run never inherits callbacks from another, nor fails because something else (an
     # `asyncio.run` elsewhere in the same process) closed or unset the previous loop.
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    mocks = RecordingMocks(region, view, provider_default_tags(config))
+    loop = _replace_event_loop()
+    # The caller's world collects the ids nothing described, also when the program fails;
+    # without one, the stack config's own descriptions.
+    if world is None:
+        raw = config.get(DESCRIBED_SETTING)
+        world = World.parse(json.loads(raw) if raw else None, region, "stack config")
+    mocks = RecordingMocks(region, view, provider_default_tags(config), world)
     monitor = RecordingMonitor(mocks)
     set_all_config(config)
     pulumi_settings.ROOT.set(None)
@@ -735,14 +797,32 @@ def run_function(
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
+        monitor.close_thread_loops()
         # Leave a usable loop behind, as a fresh interpreter would have.
-        asyncio.set_event_loop(asyncio.new_event_loop())
+        _replace_event_loop()
     return Recording(
         resources=list(monitor.recorded),
         outputs=outputs,
         invokes=list(mocks.invokes),
         warnings=list(collector.messages) + mocks.warnings,
+        lookups=list(mocks.lookups),
+        derived=list(dict.fromkeys(world.derived)),
     )
+
+
+def _replace_event_loop() -> asyncio.AbstractEventLoop:
+    """Set a fresh event loop on this thread, closing the idle one it replaces: an unclosed loop
+    sits in a reference cycle, and the cyclic collector may finalize its self-pipe socket before
+    the loop, whose `__del__` then prints "Exception ignored ... Invalid file descriptor"."""
+    try:
+        previous = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:  # a thread other than the main one, with no loop set
+        previous = None
+    if previous is not None and not previous.is_running() and not previous.is_closed():
+        previous.close()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
 
 
 def _no_stack_trace() -> source_pb2.StackTrace:

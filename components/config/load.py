@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ecs_inference.config.base import ROOT, Section
+from ecs_inference.config.fargate import fargate_key_issues
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.pools import managed_instance_option_issues
 from ecs_inference.config.stack import StackConfig, check_references
@@ -115,7 +116,8 @@ def load_stack_config(raw: object, stack: str | None = None) -> StackConfig:
             ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}"), stack
         )
     raw, unsupported = managed_instance_option_issues(raw)
-    issues = Issues(unsupported)
+    raw, refused = fargate_key_issues(raw)
+    issues = Issues([*unsupported, *refused])
     try:
         cfg = StackConfig.model_validate(raw)
     except ValidationError as exc:
