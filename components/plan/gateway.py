@@ -22,6 +22,7 @@ from ecs_inference.specs.gateway import (
     LiteLLMGatewaySpec,
     ModelRoute,
     ServiceTarget,
+    managed_names,
 )
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.specs.service_connect import private_host
@@ -201,14 +202,15 @@ def gateway_service(
     except sizing.SizingError as exc:
         issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
         size = None
-    if issues or size is None:
-        return None, [], issues
     proxy = GatewaySpec(
         routes=routes,
         bedrock=bedrock,
         database=cfg.database.enabled,
         trusted_proxy_ranges=tuple(trusted_proxy_ranges),
     )
+    issues += _managed_name_issues(cfg, proxy, base)
+    if issues or size is None:
+        return None, [], issues
     assert cfg.image is not None  # the config's default is the pinned release
     spec = LiteLLMGatewaySpec(
         litellm=proxy,
@@ -225,10 +227,26 @@ def gateway_service(
         target_cpu_percent=cfg.target_cpu_percent,
         deregistration_delay_seconds=deregistration(proxy.longest_request_seconds).seconds,
         extra_environment=dict(cfg.environment),
+        extra_secrets=dict(cfg.secrets),
+        secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
         log_retention_days=cfg.log_retention_days,
         salt_key_secret_arn=cfg.database.salt_key_secret_arn,
     )
     return spec, _decisions(spec, size), []
+
+
+def _managed_name_issues(cfg: GatewayConfig, proxy: GatewaySpec, base: str) -> list[ConfigIssue]:
+    """`environment` and `secrets` names the component sets itself (`managed_names`)."""
+    managed = managed_names(proxy, database=proxy.database)
+    return [
+        ConfigIssue(
+            f"{base}.{section}.{name}",
+            f"{name} is set by the gateway itself (its config, port, keys, database and region); "
+            "remove it here",
+        )
+        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
+        for name in sorted(set(names) & managed)
+    ]
 
 
 def gateway_database(cfg: GatewayConfig) -> GatewayDatabaseSpec | None:
