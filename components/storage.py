@@ -6,7 +6,7 @@
 
 - the file system: encrypted at rest, General Purpose performance mode (AWS recommends it for
   every workload; Max I/O has higher latency), Elastic throughput (reads scale to the
-  Region's per-file-system limit, billed per GiB read; see `components/weight_store.py`);
+  Region's per-file-system limit, billed per GiB read; see `components/sizing/weights.py`);
 - a file system policy that denies any access not over TLS, so transit encryption cannot be
   switched off by a task definition; having a policy at all also replaces EFS's implicit
   allow-everyone default, so an NFS client without IAM credentials is refused and tasks mount

@@ -327,8 +327,8 @@ class _ProgramRun:
             return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc) + _derived(world))
         except Exception as exc:  # any other failure of the program: reported as one line
             if type(exc).__name__ == "ConfigError":
-                # A component's own argument check (components/errors.py ConfigError): the
-                # config paths are in the message, nothing is half-created.
+                # A check raised from the program (components/config/issues.py ConfigError):
+                # the config paths are in the message, nothing is half-created.
                 return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc) + _derived(world))
             return PreviewResult(
                 stack, False, EXIT_PROGRAM, error=_program_error(exc, self.program_dir)

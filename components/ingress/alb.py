@@ -47,7 +47,6 @@ from ecs_inference.ingress.routes import authenticated_rules, check_service
 from ecs_inference.services.base import replacement_name
 from ecs_inference.specs.endpoint import (
     MAX_RULE_PRIORITY,
-    AuthSpec,
     EndpointSpec,
     in_range,
 )
@@ -100,10 +99,6 @@ class EndpointArgs(EndpointSpec):
     """The VPC of the ALB and its security group."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Private subnets (public ones when internet_facing), at least two AZs."""
-
-
-# Name kept for callers that build endpoints directly.
-AuthArgs = AuthSpec
 
 
 def security_group_rules(

@@ -1,8 +1,8 @@
 """Which instance types a pool may use, derived from the sizing of the models placed on it.
 
-A pool is no longer pinned to one instance type: it may list several (an ASG mixed instances
-policy, or the `allowedInstanceTypes` of an ECS Managed Instances capacity provider) or take
-"any catalog type that fits, cheapest first" from sizing. Several types are only safe when the
+A pool may list several instance types (an ASG mixed instances policy, or the
+`allowedInstanceTypes` of an ECS Managed Instances capacity provider) or take "any catalog type
+that fits, cheapest first" from sizing. Several types are only safe when the
 task definition, which is ONE for all of them, is right on each:
 
 - every type must hold every model placed on the pool (the VRAM method, the Neuron fit);

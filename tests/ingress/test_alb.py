@@ -18,7 +18,6 @@ import pytest
 
 from ecs_inference.ingress.alb import (
     ELB_LOG_DELIVERY_SERVICE,
-    AuthArgs,
     Endpoint,
     EndpointArgs,
     access_log_bucket_policy,
@@ -26,7 +25,7 @@ from ecs_inference.ingress.alb import (
 )
 from ecs_inference.ingress.auth import cognito_token_url
 from ecs_inference.ingress.routes import service_url_rewrite
-from ecs_inference.specs.endpoint import endpoint_arg_issues
+from ecs_inference.specs.endpoint import AuthSpec, endpoint_arg_issues
 from tests.aws_shapes import (
     ShapeError,
     create_listener_request,
@@ -106,7 +105,7 @@ def prod() -> Recording:
         make_args(
             certificate_arn=ACM_ARN,
             self_signed_certificate=False,
-            auth=AuthArgs(
+            auth=AuthSpec(
                 existing_user_pool_id=EXISTING_POOL,
                 existing_user_pool_domain="login.example.com",
                 api_scopes=("invoke", "admin"),
@@ -168,31 +167,31 @@ def test_valid_args_have_no_issues() -> None:
         ),
         ({"access_log_retention_days": 0}, "platform.endpoint.accessLogRetentionDays", "positive"),
         (
-            {"auth": AuthArgs(existing_user_pool_id=EXISTING_POOL)},
+            {"auth": AuthSpec(existing_user_pool_id=EXISTING_POOL)},
             "platform.endpoint.auth.existingUserPoolId",
             "together",
         ),
         (
-            {"auth": AuthArgs(existing_user_pool_id="pool", existing_user_pool_domain="x")},
+            {"auth": AuthSpec(existing_user_pool_id="pool", existing_user_pool_domain="x")},
             "platform.endpoint.auth.existingUserPoolId",
             "not a user pool id",
         ),
-        ({"auth": AuthArgs(domain_prefix="-bad")}, "platform.endpoint.auth.domainPrefix", "'-'"),
+        ({"auth": AuthSpec(domain_prefix="-bad")}, "platform.endpoint.auth.domainPrefix", "'-'"),
         (
-            {"auth": AuthArgs(domain_prefix="my-cognito-login")},
+            {"auth": AuthSpec(domain_prefix="my-cognito-login")},
             "platform.endpoint.auth.domainPrefix",
             "reserved",
         ),
-        ({"auth": AuthArgs(api_scopes=())}, "platform.endpoint.auth.apiScopes", "at least one"),
-        ({"auth": AuthArgs(api_scopes=("a b",))}, "platform.endpoint.auth.apiScopes", "valid"),
-        ({"auth": AuthArgs(api_scopes=("x", "x"))}, "platform.endpoint.auth.apiScopes", "twice"),
+        ({"auth": AuthSpec(api_scopes=())}, "platform.endpoint.auth.apiScopes", "at least one"),
+        ({"auth": AuthSpec(api_scopes=("a b",))}, "platform.endpoint.auth.apiScopes", "valid"),
+        ({"auth": AuthSpec(api_scopes=("x", "x"))}, "platform.endpoint.auth.apiScopes", "twice"),
         (
-            {"auth": AuthArgs(session_timeout_seconds=0)},
+            {"auth": AuthSpec(session_timeout_seconds=0)},
             "platform.endpoint.auth.sessionTimeoutSeconds",
             "integer from 60",
         ),
         (
-            {"auth": AuthArgs(access_token_validity_minutes=4)},
+            {"auth": AuthSpec(access_token_validity_minutes=4)},
             "platform.endpoint.auth.accessTokenValidityMinutes",
             "integer from 5",
         ),

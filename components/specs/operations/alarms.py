@@ -22,16 +22,18 @@ ALARM_EVALUATION_MAX_SECONDS = 86_400
 
 @dataclass(frozen=True)
 class AlarmSettings:
-    """Thresholds of the paging alarms. Defaults: target 5xx above 5 % of requests for 3 of 5
-    minutes; TTFT p99 above 10 s for 3 of 5 minutes; a task pending (or a Fargate service short of
-    its desired count) 15 minutes; GPU memory above 95 % for 5 minutes; the gateway's memory
-    above 90 % for 5 minutes."""
+    """Thresholds of the paging alarms."""
 
     target_5xx_percent: float = 5.0
+    """Target 5xx share of requests, in percent, for 3 of 5 minutes."""
     ttft_p99_seconds: float = 10.0
+    """Time to first token p99, in seconds, for 3 of 5 minutes."""
     pending_minutes: int = 15
+    """Minutes a task may stay pending (or a Fargate service short of its desired count)."""
     gpu_memory_percent: float = 95.0
+    """GPU memory used, in percent, for 5 minutes."""
     gateway_memory_percent: float = 90.0
+    """The gateway's memory used, in percent, for 5 minutes."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Service settings, parsed once from the environment named in `contract.py`.
+"""Service settings, parsed once from the environment named in `contracts/reranker.py`.
 
 Parsing is a pure function of a mapping (`Settings.from_env(os.environ)`), so tests and the
 benchmark build settings without touching the process environment, and a bad value fails at
@@ -44,7 +44,7 @@ def _optional_int(env: Mapping[str, str], name: str, lo: int, hi: int) -> int | 
 
 @dataclass(frozen=True)
 class Settings:
-    """Runtime settings; every field's default is `contract.ENV_DEFAULTS`."""
+    """Runtime settings; every field's default is `contracts.reranker.ENV_DEFAULTS`."""
 
     port: int
     model_s3_uri: str
