@@ -9,8 +9,8 @@ guessing (`instance_usd_per_hour` returns None).
 Source (`SOURCE`): SkyPilot's AWS catalog, the `Price` column (Linux On-Demand, USD per hour;
 one row per availability zone, the same price in every zone of a region), as stored at
 `SOURCE_COMMIT` and read on `PRICES_READ_ON`. Its us-east-1 rows equal the catalog's figures for
-every g5, g6, g6e, inf2 and trn1 type (tests/components/test_regional_prices.py checks them
-against the excerpt kept in tests/components/fixtures/skypilot_vms_excerpt.csv), which is why those
+every g5, g6, g6e, inf2 and trn1 type (tests/sizing/test_regional_prices.py checks them
+against the excerpt kept in tests/sizing/fixtures/skypilot_vms_excerpt.csv), which is why those
 families are taken from it. Left out on purpose:
 
 - p4d, p4de, p5, p5e: the source's us-east-1 rows (p4d.24xlarge $32.7726, p5.48xlarge $98.32)

@@ -211,8 +211,8 @@ def test_the_checker_rejects_what_does_not_exist() -> None:
         _, problems = reference_problems(cell, tests=False)
         assert problems and expected in problems[0], (cell, problems)
     test_cases = {
-        "`tests/components/test_sizing.py::test_no_such_test`": "has no 'test_no_such_test'",
-        "`tests/components/test_sizing.py::helper`": "does not name a test function",
+        "`tests/sizing/test_sizing.py::test_no_such_test`": "has no 'test_no_such_test'",
+        "`tests/sizing/test_sizing.py::helper`": "does not name a test function",
         "`components/sizing/gpu.py::cheapest_fitting`": "not a test reference",
         "`tests/policy/test_rules_aws.py::test_one_change_one_violation[no-such-id]`": "no-such-id",
     }

@@ -18,7 +18,7 @@ from ecs_inference.plan import PLATFORM_NAME
 from ecs_inference.plan import models as plan_models
 from ecs_inference.sizing.instance_types import GpuDemand
 from tests.engines import synthetic
-from tests.foundation.conftest import issues_of, mutate, plan_of, reference
+from tests.stack_config import issues_of, mutate, plan_of, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
 

@@ -12,7 +12,7 @@ from ecs_inference.sizing.instance_types import DeclaredFit
 from ecs_inference.specs import managed_instances
 from ecs_inference.specs.gateway import litellm_config
 from tests.aws_shapes import register_task_definition_request, validate_shape
-from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, pool_choices, reference
+from tests.stack_config import DELETE, issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
 

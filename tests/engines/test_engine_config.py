@@ -13,7 +13,7 @@ from ecs_inference.engines.sglang import SglangLaunch
 from ecs_inference.engines.tgi import TgiLaunch
 from ecs_inference.plan import build_plan
 from ecs_inference.sizing.instance_types import DeclaredFit
-from tests.foundation.conftest import (
+from tests.stack_config import (
     DELETE,
     issues_of,
     mutate,

@@ -22,8 +22,8 @@ from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs,
 from ecs_inference.plan import Plan, build_plan
 from ecs_inference.specs import operations as obs
 from tests.aws_shapes import validate_named_shape, validate_shape
-from tests.foundation.conftest import mutate, reference
 from tests.operations.test_operations_component import put_metric_alarm_request
+from tests.stack_config import mutate, reference
 from tools.recording import ACCOUNT_ID, run_function
 
 ROOT = Path(__file__).resolve().parents[2]

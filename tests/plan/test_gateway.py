@@ -8,7 +8,7 @@ import pytest
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
-from tests.foundation.conftest import issues_of, mutate, plan_of, reference
+from tests.stack_config import issues_of, mutate, plan_of, reference
 
 STACK = "agents"
 KEY = "arn:aws:kms:us-east-1:123456789012:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789"

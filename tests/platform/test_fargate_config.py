@@ -40,8 +40,8 @@ from ecs_inference.specs import fargate
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.specs.worker import QueueWorkerSpec
-from tests.foundation.conftest import mutate, plan_of, reference
 from tests.policy.corpus_fargate import VALUES
+from tests.stack_config import mutate, plan_of, reference
 from tools.aws_shapes import register_task_definition_request
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values

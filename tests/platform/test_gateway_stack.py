@@ -14,7 +14,7 @@ from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
 from ecs_inference.plan import build_plan
-from tests.foundation.conftest import DELETE, mutate, reference
+from tests.stack_config import DELETE, mutate, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
 

@@ -20,7 +20,7 @@ from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing import catalog
 from ecs_inference.specs import managed_instances
 from tests.aws_shapes import register_task_definition_request, validate_shape
-from tests.foundation.conftest import issues_of, mutate, plan_of, pool_choices, reference
+from tests.stack_config import issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
 

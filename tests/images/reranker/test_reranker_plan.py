@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.plan import build_plan
-from tests.foundation.conftest import mutate, reference
+from tests.stack_config import mutate, reference
 
 
 def _plan(raw: dict, stack: str = "dev"):

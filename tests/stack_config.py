@@ -13,7 +13,7 @@ from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan, models, pools
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def reference(stack: str) -> dict:

@@ -11,7 +11,7 @@ from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.engines.neuron import NeuronCompileConfig
-from tests.foundation.conftest import DELETE, mutate, reference
+from tests.stack_config import DELETE, mutate, reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from google.protobuf import empty_pb2
 
 from tools.analyzer_client import PolicyPackProcess
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 

@@ -13,7 +13,7 @@ from ecs_inference.plan.models import demands
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.headroom import choose_deploy
 from ecs_inference.sizing.instance_types import GpuDemand
-from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
+from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
 STACK = "dev"
 

@@ -1,5 +1,5 @@
 """The regional price table against its source (components/sizing/regional_prices.py): the kept
-excerpt of SkyPilot's AWS catalog (tests/components/fixtures/skypilot_vms_excerpt.csv)."""
+excerpt of SkyPilot's AWS catalog (tests/sizing/fixtures/skypilot_vms_excerpt.csv)."""
 
 from __future__ import annotations
 
