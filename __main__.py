@@ -2,25 +2,34 @@
 
 import pulumi
 import pulumi_aws as aws
+from pulumi.runtime.config import is_config_secret
 
 from ecs_inference import cost
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.load import load_stack_config
+from ecs_inference.config.load import plan_stack
+from ecs_inference.config.stack_file import PLATFORM_KEY, program_stack_file
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
 from ecs_inference.plan import PLATFORM_NAME, build_plan
 from ecs_inference.platform import InferencePlatform
 from ecs_inference.specs.operations import alarm_metric_count
 
+stack = pulumi.get_stack()
 try:
-    plan = build_plan(
-        load_stack_config(
-            pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
+    plan = plan_stack(
+        pulumi.Config("ecs-inference").get_object("platform"),
+        stack,
+        lambda config: build_plan(
+            config,
+            stack,
+            # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
+            # setting, else what the provider resolves (AWS_REGION of the deploying shell).
+            region=pulumi.Config("aws").get("region") or aws.get_region().region,
+            project=pulumi.get_project(),
         ),
-        pulumi.get_stack(),
-        # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
-        # setting, else what the provider resolves (AWS_REGION of the deploying shell).
-        region=pulumi.Config("aws").get("region") or aws.get_region().region,
-        project=pulumi.get_project(),
+        # The stack file names the line of each problem and which values were set with
+        # `--secret` (the CLI marks the structured key secret as a whole).
+        source=program_stack_file(stack),
+        key_secret=is_config_secret(PLATFORM_KEY),
     )
 except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.

@@ -19,7 +19,7 @@ import os
 import re
 import runpy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from ecs_inference.config.stack_file import STACK_FILE_ENV
 from ecs_inference.contracts.aws_limits import name_rule
 from tools.fidelity import simulate_name
 from tools.lookups import LOOKUPS
@@ -654,16 +655,23 @@ def run_program(
     stack: str,
     config: dict[str, str],
     view: str = "update",
+    secret_keys: Sequence[str] = (),
+    stack_file: Path | None = None,
 ) -> Recording:
     """Run `<program_dir>/__main__.py` under recording mocks, in preview mode.
 
     Raises whatever the program raises (the caller decides how to report it). The program's
     directory is put first on sys.path and made the working directory, as the Python language
-    host does.
+    host does. `secret_keys` are the config keys the CLI would mark secret (default none);
+    `stack_file` the file the config came from when it is not `Pulumi.<stack>.yaml` there
+    (the program reads it for line numbers and `--secret` paths).
     """
     program_dir = program_dir.resolve()
     saved_path = list(sys.path)
     saved_cwd = os.getcwd()
+    saved_env = os.environ.pop(STACK_FILE_ENV, None)
+    if stack_file is not None:
+        os.environ[STACK_FILE_ENV] = str(stack_file.resolve())
     sys.path.insert(0, str(program_dir))
     os.chdir(program_dir)
     try:
@@ -673,10 +681,14 @@ def run_program(
             stack=stack,
             config=config,
             view=view,
+            secret_keys=secret_keys,
         )
     finally:
         sys.path[:] = saved_path
         os.chdir(saved_cwd)
+        os.environ.pop(STACK_FILE_ENV, None)
+        if saved_env is not None:
+            os.environ[STACK_FILE_ENV] = saved_env
 
 
 def run_function(
@@ -686,9 +698,11 @@ def run_function(
     stack: str = "test",
     config: dict[str, str] | None = None,
     view: str = "update",
+    secret_keys: Sequence[str] = (),
 ) -> Recording:
     """Run `program` (a function that declares resources) under recording mocks, in preview
     mode, and return what it registered. Tests of single components use this directly.
+    `secret_keys`: the config keys the CLI would mark secret (default none).
 
     `view` is what the mocks answer (tools/views/shape.py `VIEWS`; default "update": the
     deployed stack's ids, ARNs and names; "new": a first preview, ids and computed outputs
@@ -702,7 +716,7 @@ def run_function(
     asyncio.set_event_loop(loop)
     mocks = RecordingMocks(region, view, provider_default_tags(config))
     monitor = RecordingMonitor(mocks)
-    set_all_config(config)
+    set_all_config(config, list(secret_keys))
     pulumi_settings.ROOT.set(None)
     collector = _WarningCollector()
     logger = logging.getLogger(f"ecs-inference.preview.{stack}")
