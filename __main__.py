@@ -52,14 +52,14 @@ pulumi.export(
 if platform.gateway is not None and plan.gateway is not None:
     # One OpenAI-compatible endpoint for every model (`<url>v1/chat/completions`); LiteLLM's key
     # goes in `x-litellm-api-key`, the JWT in `Authorization`.
-    pulumi.export("gatewayUrl", platform.endpoint.service_url(plan.gateway.config.path))
+    pulumi.export("gatewayUrl", platform.endpoint.service_url(plan.gateway.path))
 if platform.workers:
     pulumi.export("queueUrls", {name: w.queue_url for name, w in platform.workers.items()})
     results = {n: w.result_queue.url for n, w in platform.workers.items() if w.result_queue}
     if results:
         pulumi.export("resultQueueUrls", results)
 # The sizing and timeout decisions, so `pulumi stack output decisions` answers "why this size?".
-pulumi.export("decisions", plan.decisions())
+pulumi.export("decisions", plan.decisions)
 # $/h and $/month at minimum, steady and maximum scale (`pulumi stack output cost`; the preview
 # prints it and the pull-request workflow diffs it against the base branch).
 pulumi.export(

@@ -17,12 +17,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.sizing import catalog
+from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
+from ecs_inference.specs.pool import PoolSpec
+
+if TYPE_CHECKING:
+    from ecs_inference.plan import Plan
 
 HOURS_PER_MONTH = 730
 """AWS's convention for monthly prices (8,760 h / 12)."""
@@ -462,7 +467,7 @@ def estimate_inputs(
 
 
 def estimate(
-    plan: Any,
+    plan: Plan,
     *,
     interface_endpoints: int,
     alarms_metrics: int = 0,
@@ -483,75 +488,86 @@ def _engine_series(kind: str | None) -> int:
     return 0 if kind is None else len(metrics_contract.published_names(kind))
 
 
-def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0) -> StackInput:
-    """Plain inputs from a plan (the only place that reads the plan's layout)."""
-    cfg = plan.config
-    pools: list[PoolInput] = []
-    for name, pool in plan.pools.items():
-        services = [
-            ServiceOnPool(
-                mp.name,
-                Counts(mp.config.min_count, mp.config.desired_count, mp.config.max_count),
-                mp.fit.tasks_per_instance,
-                engines.get(mp.config.engine).metrics_kind if mp.metrics_sidecar else None,
-            )
-            for mp in plan.models.values()
-            if mp.pool.name == name
-        ]
-        if pool.kind == "managed":
-            # No ASG: ECS launches what the tasks need and nothing else; the upper bound is
-            # what the services' maximum counts need.
-            needed = sum(
-                math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services
-            )
-            lag = pool.config.scale_in_after_seconds
-            pools.append(
-                PoolInput(
-                    name=name,
-                    kind="gpu" if pool.instance.is_gpu else "neuron",
-                    instance_type=pool.instance.name,
-                    usd_per_hour=pool.instance.on_demand_usd_hour,
-                    min_size=0,
-                    max_size=max(needed, 1),
-                    target_capacity_percent=100,
-                    root_volume_gib=pool.config.storage_gib,
-                    services=services,
-                    gpus_per_instance=pool.instance.accelerator_count
-                    if pool.instance.is_gpu
-                    else 0,
-                    scale_in_lag_minutes=(lag if lag is not None and lag > 0 else 0) / 60,
-                    managed=True,
-                )
-            )
+def _pool_services(plan: Plan, pool: str, instance: catalog.InstanceType) -> list[ServiceOnPool]:
+    """The model services on `pool`, with the copies of each its cheapest type holds (GPUs pack;
+    a Neuron task takes its instance)."""
+    out: list[ServiceOnPool] = []
+    for name, m in plan.models.items():
+        if plan.model_pools[name] != pool:
             continue
-        warm = pool.config.warm_pool
-        pools.append(
-            PoolInput(
-                name=name,
-                kind=pool.kind,
-                instance_type=pool.instance.name,
-                usd_per_hour=pool.instance.on_demand_usd_hour,
-                min_size=pool.config.min_size,
-                max_size=pool.config.max_size,
-                target_capacity_percent=pool.config.target_capacity_percent,
-                root_volume_gib=pool.config.root_volume_gib,
-                # What the launch template provisions (the pool's spec), not a config copy.
-                root_volume_iops=pool.spec.root_volume_iops,
-                root_volume_mibps=pool.spec.root_volume_throughput,
-                services=services,
-                warm_min_size=None if warm is None else warm.min_size,
-                warm_max_prepared=None if warm is None else warm.max_group_prepared_capacity,
-                warm_state="Stopped" if warm is None else warm.state,
-                gpus_per_instance=pool.instance.accelerator_count if pool.kind == "gpu" else 0,
+        per_instance = (
+            1 if m.one_task_per_instance else max(1, instance.accelerator_count // m.gpu_count)
+        )
+        out.append(
+            ServiceOnPool(
+                name,
+                Counts(m.min_count, m.desired_count, m.max_count),
+                per_instance,
+                engines.get(plan.config.models[name].engine).metrics_kind
+                if m.metrics_sidecar
+                else None,
             )
         )
+    return out
+
+
+def _asg_pool(plan: Plan, name: str, spec: PoolSpec, kind: Literal["gpu", "neuron"]) -> PoolInput:
+    instance = catalog.instance(spec.instance_type)
+    warm = spec.warm_pool
+    return PoolInput(
+        name=name,
+        kind=kind,
+        instance_type=instance.name,
+        usd_per_hour=instance.on_demand_usd_hour,
+        min_size=spec.min_size,
+        max_size=spec.max_size,
+        target_capacity_percent=spec.target_capacity_percent,
+        root_volume_gib=spec.root_volume_gib,
+        root_volume_iops=spec.root_volume_iops,
+        root_volume_mibps=spec.root_volume_throughput,
+        services=_pool_services(plan, name, instance),
+        warm_min_size=None if warm is None else warm.min_size,
+        warm_max_prepared=None if warm is None else warm.max_group_prepared_capacity,
+        warm_state="Running" if warm is not None and warm.state == "Running" else "Stopped",
+        gpus_per_instance=instance.accelerator_count if kind == "gpu" else 0,
+    )
+
+
+def _managed_pool(plan: Plan, name: str, spec: ManagedInstancesPoolSpec) -> PoolInput:
+    """No ASG: ECS launches what the tasks need and nothing else; the upper bound is what the
+    services' maximum counts need."""
+    instance = catalog.instance(spec.requirements.allowed_instance_types[0])
+    services = _pool_services(plan, name, instance)
+    needed = sum(math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services)
+    lag = spec.options.scale_in_after_seconds
+    return PoolInput(
+        name=name,
+        kind="gpu" if instance.is_gpu else "neuron",
+        instance_type=instance.name,
+        usd_per_hour=instance.on_demand_usd_hour,
+        min_size=0,
+        max_size=max(needed, 1),
+        target_capacity_percent=100,
+        root_volume_gib=spec.options.storage_gib,
+        services=services,
+        gpus_per_instance=instance.accelerator_count if instance.is_gpu else 0,
+        scale_in_lag_minutes=(lag if lag is not None and lag > 0 else 0) / 60,
+        managed=True,
+    )
+
+
+def stack_input(plan: Plan, *, interface_endpoints: int, alarms_metrics: int = 0) -> StackInput:
+    """Plain inputs from a plan (the only place that reads the plan's layout)."""
+    pools = [_asg_pool(plan, n, p, "gpu") for n, p in plan.gpu_pools.items()]
+    pools += [_asg_pool(plan, n, p, "neuron") for n, p in plan.neuron_pools.items()]
+    pools += [_managed_pool(plan, n, p) for n, p in plan.managed_instance_pools.items()]
     fargate = [
         FargateInput(
             name,
-            r.size.cpu,
-            r.size.memory_mib,
-            r.config.cpu_architecture,
-            Counts(r.config.min_count, r.config.desired_count, r.config.max_count),
+            r.cpu,
+            r.memory_mib,
+            r.cpu_architecture,
+            Counts(r.min_count, r.desired_count, r.max_count),
             "reranker" if r.metrics_sidecar else None,
         )
         for name, r in plan.rerankers.items()
@@ -562,11 +578,11 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
         gw = plan.gateway
         fargate.append(
             FargateInput(
-                f"gateway {gw.config.path}",
-                gw.size.cpu,
-                gw.size.memory_mib,
-                gw.config.cpu_architecture,
-                Counts(gw.config.min_count, gw.config.desired_count, gw.config.max_count),
+                f"gateway {gw.path}",
+                gw.cpu,
+                gw.memory_mib,
+                gw.cpu_architecture,
+                Counts(gw.min_count, gw.desired_count, gw.max_count),
                 None,
             )
         )
@@ -574,14 +590,14 @@ def stack_input(plan: Any, *, interface_endpoints: int, alarms_metrics: int = 0)
         fargate.append(
             FargateInput(
                 f"worker {name}",
-                w.size.cpu,
-                w.size.memory_mib,
-                w.config.cpu_architecture,
-                Counts(w.config.min_count, w.config.desired_count, w.config.max_count),
+                w.cpu,
+                w.memory_mib,
+                w.cpu_architecture,
+                Counts(w.min_count, w.desired_count, w.max_count),
                 None,
             )
         )
-    network = cfg.network
+    network = plan.config.network
     azs = network.az_count
     return StackInput(
         pools=pools,

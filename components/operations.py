@@ -29,8 +29,8 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference.specs import operations as obs
-from ecs_inference.specs.gateway import GatewayPlan
-from ecs_inference.specs.worker import WorkerPlan
+from ecs_inference.specs.gateway import LiteLLMGatewaySpec
+from ecs_inference.specs.worker import QueueWorkerSpec
 
 TOKEN = "ecs-inference:operations:Operations"
 
@@ -53,22 +53,26 @@ class ServiceWatch:
 
 @dataclass(frozen=True)
 class GatewayWatch:
-    """The AI gateway to watch: its plan (thresholds) and the service component's Outputs."""
+    """The AI gateway to watch: its spec (thresholds) and the service component's Outputs."""
 
-    plan: GatewayPlan
+    spec: LiteLLMGatewaySpec
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]
 
 
 @dataclass(frozen=True)
 class WorkerWatch:
-    """A queue worker to watch: its plan (thresholds), its queues' fixed names and the ECS
-    service name (an Output)."""
+    """A queue worker to watch: its spec (thresholds), its queues' fixed names, the ECS service
+    name (an Output), and the job timings the queue-age alarm judges against."""
 
-    plan: WorkerPlan
+    spec: QueueWorkerSpec
     queue_name: str
     dead_letter_queue_name: str
     ecs_service_name: Input[str]
+    acceptable_latency_seconds: float
+    """How long a job may wait before it starts."""
+    max_job_seconds: int
+    """The longest job."""
 
 
 @dataclass(frozen=True)
@@ -294,13 +298,13 @@ def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[str, obs.AlarmSp
         gpu_pools=args.gpu_pools,
         gateway=None
         if gateway is None
-        else obs.GatewaySubject(
-            gateway.plan.config.path, gateway.plan, _tg(_GATEWAY), _svc(_GATEWAY)
-        ),
+        else obs.GatewaySubject(gateway.spec.path, gateway.spec, _tg(_GATEWAY), _svc(_GATEWAY)),
         workers=[
             obs.WorkerSubject(
-                f"worker-{w.plan.name}",
-                w.plan,
+                f"worker-{w.spec.worker}",
+                w.spec,
+                w.acceptable_latency_seconds,
+                w.max_job_seconds,
                 w.queue_name,
                 w.dead_letter_queue_name,
                 _worker_svc(i),
@@ -466,22 +470,24 @@ def _dashboard_inputs(
             )
     gateway = None
     if args.gateway is not None:
-        gw = args.gateway.plan
+        gw = args.gateway.spec
         gateway = obs.GatewayPanel(
-            gw.config.path,
+            gw.path,
             values[_tg(_GATEWAY)],
             values[_svc(_GATEWAY)],
-            longest_request_seconds=gw.spec.longest_request_seconds,
-            target_cpu_percent=gw.config.target_cpu_percent,
+            longest_request_seconds=gw.litellm.longest_request_seconds,
+            target_cpu_percent=gw.target_cpu_percent,
         )
     workers = [
         obs.WorkerPanel(
-            w.plan.name,
+            w.spec.worker,
             w.queue_name,
             w.dead_letter_queue_name,
             values[_worker_svc(i)],
-            queue_age_seconds=w.plan.queue_age_alarm_seconds,
-            backlog_target=w.plan.target,
+            queue_age_seconds=obs.queue_age_threshold_seconds(
+                w.acceptable_latency_seconds, w.max_job_seconds
+            ),
+            backlog_target=w.spec.backlog_target,
         )
         for i, w in enumerate(args.workers)
     ]

@@ -39,7 +39,8 @@ from ecs_inference.operations import (
     ServiceWatch,
     WorkerWatch,
 )
-from ecs_inference.plan import Plan, pool_resource_name
+from ecs_inference.plan import Plan
+from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.services.base import (
     ClusterWiring,
     EfsAccess,
@@ -56,8 +57,7 @@ from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseAr
 from ecs_inference.services.model import ModelService, ModelServiceArgs
 from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
-from ecs_inference.specs.gateway import GatewayPlan
-from ecs_inference.specs.operations import Subscription
+from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
@@ -180,9 +180,12 @@ class InferencePlatform(pulumi.ComponentResource):
             dict(self.images.references) if self.images else {}
         )
 
-    def _image(self, image: str | None, built: str) -> pulumi.Input[str]:
+    def _image(self, image: str | None, built: str | None) -> pulumi.Input[str]:
         """The configured reference, else the digest reference of the stack's build of `built`."""
-        return image if image is not None else self._built[built]
+        if image is not None:
+            return image
+        assert built is not None, "the plan names the build of every service without an image"
+        return self._built[built]
 
     def _foundation(self, plan: Plan) -> None:
         network, cluster = plan.config.network, plan.config.cluster
@@ -216,24 +219,28 @@ class InferencePlatform(pulumi.ComponentResource):
             "vpc_id": self.network.vpc_id,
             "subnet_ids": self.network.private_subnet_ids,
         }
-        for pool_name, pool in plan.pools.items():
-            resource_name = pool_resource_name(self._name, pool_name)
-            if pool.managed:
-                self.pools[pool_name] = ManagedInstancesPool(
-                    resource_name,
-                    # Managed Instances providers belong to one cluster (required by the
-                    # provider for this kind).
-                    ManagedInstancesPoolArgs(
-                        **placed, requirements=pool.requirements, options=pool.managed_options
-                    ),
-                    opts=self._child,
-                )
-            elif pool.kind == "gpu":
-                args = with_wiring(GpuAsgPoolArgs, pool.spec, **placed)
-                self.pools[pool_name] = GpuAsgPool(resource_name, args, opts=self._child)
-            else:
-                args = with_wiring(InferentiaPoolArgs, pool.spec, **placed)
-                self.pools[pool_name] = InferentiaPool(resource_name, args, opts=self._child)
+        for pool_name, spec in plan.gpu_pools.items():
+            self.pools[pool_name] = GpuAsgPool(
+                pool_resource_name(self._name, pool_name),
+                with_wiring(GpuAsgPoolArgs, spec, **placed),
+                opts=self._child,
+            )
+        for pool_name, spec in plan.neuron_pools.items():
+            self.pools[pool_name] = InferentiaPool(
+                pool_resource_name(self._name, pool_name),
+                with_wiring(InferentiaPoolArgs, spec, **placed),
+                opts=self._child,
+            )
+        for pool_name, managed in plan.managed_instance_pools.items():
+            self.pools[pool_name] = ManagedInstancesPool(
+                pool_resource_name(self._name, pool_name),
+                # Managed Instances providers belong to one cluster (required by the provider
+                # for this kind).
+                ManagedInstancesPoolArgs(
+                    **placed, requirements=managed.requirements, options=managed.options
+                ),
+                opts=self._child,
+            )
         # One association per cluster: every ASG pool plus Fargate for the re-rankers. A
         # Managed Instances provider is created inside its cluster, and PutClusterCapacityProviders
         # refuses it ("Cannot associate Managed Instances capacity provider to clusters using
@@ -274,42 +281,41 @@ class InferencePlatform(pulumi.ComponentResource):
                 "service_connect_namespace": self._routes(plan),
             }
         self.models = {
-            m.name: ModelService(
-                f"{self._name}-{m.name}",
+            svc: ModelService(
+                f"{self._name}-{svc}",
                 with_wiring(
                     ModelServiceArgs,
-                    m.spec,
+                    m,
                     **{**wired, **model_wiring},
-                    image=self._image(m.image, m.config.engine),
-                    capacity_provider_name=self.pools[m.pool.name].capacity_provider_name,
-                    weights_efs=self._efs_access(m.name, m.efs.file_system if m.efs else None),
+                    image=self._image(m.image, plan.built_images.get(svc)),
+                    capacity_provider_name=self.pools[plan.model_pools[svc]].capacity_provider_name,
+                    weights_efs=self._efs_access(svc, m.efs_file_system),
                     metrics_image=self._image(m.metrics_image, "metrics")
                     if m.metrics_sidecar
                     else None,
                 ),
                 opts=self._child,
             )
-            for m in plan.models.values()
+            for svc, m in plan.models.items()
         }
         self.rerankers = {
-            r.name: FargateReranker(
-                f"{self._name}-{r.name}",
+            svc: FargateReranker(
+                f"{self._name}-{svc}",
                 with_wiring(
                     FargateRerankerArgs,
-                    r.spec,
+                    r,
                     **wired,
-                    image=self._image(r.image, "reranker"),
+                    image=self._image(r.image, plan.built_images.get(svc)),
                     metrics_image=self._image(r.metrics_image, "metrics")
                     if r.metrics_sidecar
                     else None,
                 ),
                 opts=self._child,
             )
-            for r in plan.rerankers.values()
+            for svc, r in plan.rerankers.items()
         }
 
     def _operations(self, plan: Plan) -> None:
-        ops = plan.config.operations
         self.operations = Operations(
             f"{self._name}-ops",
             OperationsArgs(
@@ -319,34 +325,32 @@ class InferencePlatform(pulumi.ComponentResource):
                 services=[
                     *(
                         ServiceWatch(
-                            service=m.name,
-                            kind=m.config.engine,
-                            min_count=m.config.min_count,
-                            target_group_arn_suffix=self.models[m.name].target_group.arn_suffix,
-                            ecs_service_name=self.models[m.name].service.name,
-                            pool=m.pool.name,
+                            service=svc,
+                            kind=plan.config.models[svc].engine,
+                            min_count=m.min_count,
+                            target_group_arn_suffix=self.models[svc].target_group.arn_suffix,
+                            ecs_service_name=self.models[svc].service.name,
+                            pool=plan.model_pools[svc],
                             engine_metrics=m.metrics_sidecar,
                         )
-                        for m in plan.models.values()
+                        for svc, m in plan.models.items()
                     ),
                     *(
                         ServiceWatch(
-                            service=r.name,
+                            service=svc,
                             kind="reranker",
-                            min_count=r.config.min_count,
-                            target_group_arn_suffix=self.rerankers[r.name].target_group.arn_suffix,
-                            ecs_service_name=self.rerankers[r.name].service.name,
+                            min_count=r.min_count,
+                            target_group_arn_suffix=self.rerankers[svc].target_group.arn_suffix,
+                            ecs_service_name=self.rerankers[svc].service.name,
                             engine_metrics=r.metrics_sidecar,
                         )
-                        for r in plan.rerankers.values()
+                        for svc, r in plan.rerankers.items()
                     ),
                 ],
                 # Pool panels and the GPU memory alarm read the host agent's metrics.
-                gpu_pools=[
-                    n for n, p in plan.pools.items() if p.kind == "gpu" and p.host_telemetry
-                ],
+                gpu_pools=[n for n, kind in plan.host_telemetry_pools.items() if kind == "gpu"],
                 neuron_pools=[
-                    n for n, p in plan.pools.items() if p.kind == "neuron" and p.host_telemetry
+                    n for n, kind in plan.host_telemetry_pools.items() if kind == "neuron"
                 ],
                 gateway=None
                 if self.gateway is None or plan.gateway is None
@@ -361,47 +365,38 @@ class InferencePlatform(pulumi.ComponentResource):
                         queue_name=w.queue_name,
                         dead_letter_queue_name=w.dead_letter_queue_name,
                         ecs_service_name=w.service.name,
+                        acceptable_latency_seconds=plan.config.workers[
+                            n
+                        ].acceptable_latency_seconds,
+                        max_job_seconds=plan.config.workers[n].max_job_seconds,
                     )
                     for n, w in self.workers.items()
                 ],
-                alarm_settings=plan.alarm_settings(),
-                subscriptions=[
-                    Subscription(sub.protocol, sub.endpoint) for sub in ops.alarm_subscriptions
-                ],
-                dashboard=ops.dashboard,
+                alarm_settings=plan.alarm_settings,
+                subscriptions=list(plan.subscriptions),
+                dashboard=plan.config.operations.dashboard,
             ),
             opts=self._child,
         )
 
     def _weight_stores(self, name: str, plan: Plan) -> dict[str, WeightFileSystem]:
-        """One WeightFileSystem per `weightStores` entry, and per existing file system (by id)
-        a model reads weights from (mount targets and access points only)."""
-        # Every configured store exists (weights are copied into it before a model uses it);
-        # an existing file system named by id gets mount targets only when a model reads it.
-        users: dict[str, dict[str, str]] = {store: {} for store in plan.config.weight_stores}
-        for m in plan.models.values():
-            if m.efs is not None:
-                users.setdefault(m.efs.file_system, {})[m.name] = m.efs.path
-        stores: dict[str, WeightFileSystem] = {}
-        for fs_name, access_points in sorted(users.items()):
-            store = plan.config.weight_stores.get(fs_name)
-            stores[fs_name] = WeightFileSystem(
+        """One WeightFileSystem per EFS file system the plan mounts weights from."""
+        return {
+            fs_name: WeightFileSystem(
                 f"{name}-{fs_name}",
                 WeightFileSystemArgs(
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
-                    # awsx creates one private subnet per Availability Zone
-                    subnet_count=plan.config.network.az_count,
-                    access_points=access_points,
-                    throughput_mode=store.throughput_mode if store else "elastic",
-                    provisioned_mib_per_second=(
-                        store.provisioned_mib_per_second if store else None
-                    ),
-                    existing_file_system_id=None if store else fs_name,
+                    subnet_count=store.subnet_count,
+                    access_points=dict(store.access_points),
+                    throughput_mode=store.throughput_mode,
+                    provisioned_mib_per_second=store.provisioned_mib_per_second,
+                    existing_file_system_id=store.existing_file_system_id,
                 ),
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=self._child,
             )
-        return stores
+            for fs_name, store in plan.weight_stores.items()
+        }
 
     def _efs_access(self, model: str, file_system: str | None) -> EfsAccess | None:
         """The EFS wiring of one model's task, or None when its weights are not on EFS."""
@@ -420,12 +415,14 @@ class InferencePlatform(pulumi.ComponentResource):
         assert self.namespace is not None and plan.service_connect_namespace is not None
         return Namespace(plan.service_connect_namespace, self.namespace.arn)
 
-    def _build_gateway(self, name: str, plan: Plan, gw: GatewayPlan, wiring: ServiceWiring) -> None:
+    def _build_gateway(
+        self, name: str, plan: Plan, gw: LiteLLMGatewaySpec, wiring: ServiceWiring
+    ) -> None:
         """The database (when on), the gateway, then the workers that call it."""
         assert self.namespace is not None and self.gateway_security_group is not None
         child = pulumi.ResourceOptions(parent=self)
-        database = gw.config.database
-        if database.enabled:
+        database = plan.gateway_database
+        if database is not None:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
                 GatewayDatabaseArgs(
@@ -443,7 +440,7 @@ class InferencePlatform(pulumi.ComponentResource):
             f"{name}-gateway",
             with_wiring(
                 LiteLLMGatewayArgs,
-                gw.service_spec,
+                gw,
                 **{
                     **_fields(wiring),
                     "service_connect_namespace": routes,
@@ -456,7 +453,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 security_group=self.gateway_security_group,
                 models={
                     svc: ModelEndpoint(self.models[svc].security_group.id, self.models[svc].port)
-                    for svc in sorted({r.target.service for r in gw.spec.routes})
+                    for svc in sorted({r.target.service for r in gw.litellm.routes})
                 },
                 database=None if db is None else db.endpoint(),
                 database_security_group_id=None if db is None else db.security_group.id,
@@ -468,7 +465,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{name}-{worker_name}",
                 with_wiring(
                     QueueWorkerArgs,
-                    w.spec,
+                    w,
                     **{
                         **_fields(wiring, ClusterWiring),
                         "service_depends_on": (*wiring.service_depends_on, self.gateway.service),

@@ -155,9 +155,12 @@ def test_reference_stacks_through_the_real_plan(stack):
     doc = est.to_json()
     assert set(doc["points"]) == {"minimum", "steady", "maximum"}
     steady = est.point("steady")
-    for name, pool in plan.pools.items():
+    cheapest = {n: p.instance_type for n, p in {**plan.gpu_pools, **plan.neuron_pools}.items()}
+    for name, p in plan.managed_instance_pools.items():
+        cheapest[name] = p.requirements.allowed_instance_types[0]
+    for name, instance in cheapest.items():
         line = next(li for li in steady.lines if li.item.startswith(f"{name}:"))
-        assert pool.instance.name in line.item
+        assert instance in line.item
     assert doc["pricesAsOf"] == cost.PRICES_AS_OF and "us-east-1" in doc["pricesSource"]
     assert any("log ingestion" in a for a in doc["assumptions"])
     assert doc["points"]["maximum"]["usdPerMonth"] >= doc["points"]["steady"]["usdPerMonth"]

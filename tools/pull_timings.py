@@ -272,6 +272,7 @@ def stack_comparisons(
     """Compare each model service of `stack` that has measured pulls with its own estimate."""
     from ecs_inference.config.load import load_stack_config
     from ecs_inference.plan import build_plan
+    from ecs_inference.sizing.timeouts import image_pull_seconds
 
     path = stack_file or ROOT / f"Pulumi.{stack}.yaml"
     project = str(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["name"])
@@ -280,19 +281,23 @@ def stack_comparisons(
     plan = build_plan(load_stack_config(settings.get(f"{project}:platform"), stack), stack, region)
     measured = {s.family: s.pull for s in summaries if s.pull is not None}
     found: list[Comparison] = []
-    for name, model in plan.models.items():
+    for name, spec in plan.models.items():
         pull = measured.get(f"{project}-{stack}-{name}")
-        if pull is None or model.grace.overridden:
+        model = plan.config.models[name]
+        if pull is None or model.health_check_grace_period_seconds is not None:
             continue
+        startup = model.startup
         found.append(
             compare_with_estimate(
                 name,
                 f"platform.models.{name}",
                 pull,
-                image_gib=model.config.startup.image_gib,
-                configured_mib_per_second=model.config.startup.image_pull_mib_per_second,
-                estimated_pull_seconds=model.grace.image_pull_seconds,
-                grace_period_seconds=model.grace.seconds,
+                image_gib=startup.image_gib,
+                configured_mib_per_second=startup.image_pull_mib_per_second,
+                estimated_pull_seconds=image_pull_seconds(
+                    startup.image_gib, startup.image_pull_mib_per_second
+                ),
+                grace_period_seconds=spec.health_check_grace_period_seconds,
             )
         )
     return found

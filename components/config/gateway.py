@@ -3,13 +3,13 @@ database."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import Image, Name, Section, secret_arn
 from ecs_inference.config.services import MAX_TASKS, ServiceConfig
-from ecs_inference.contracts import aws_limits, litellm
+from ecs_inference.contracts import aws_limits
+from ecs_inference.specs.gateway import GatewayDatabaseSpec, LiteLLMGatewaySpec
+from ecs_inference.specs.service import CpuArchitecture
 
 _ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX
 
@@ -31,9 +31,9 @@ class GatewayDatabaseConfig(Section):
 
     enabled: bool = False
     """Create the database and point LiteLLM at it."""
-    min_capacity_acu: float = Field(default=0.5, ge=0, le=_ACU_MAX)
+    min_capacity_acu: float = Field(default=GatewayDatabaseSpec.min_capacity_acu, ge=0, le=_ACU_MAX)
     """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle)."""
-    max_capacity_acu: float = Field(default=4.0, ge=1, le=_ACU_MAX)
+    max_capacity_acu: float = Field(default=GatewayDatabaseSpec.max_capacity_acu, ge=1, le=_ACU_MAX)
     """Aurora Serverless v2 maximum capacity (ACUs)."""
     salt_key_secret_arn: str | None = None
     """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
@@ -57,9 +57,9 @@ class GatewayConfig(ServiceConfig):
     """LiteLLM's proxy on Fargate: one OpenAI-compatible endpoint for every model service (and
     optional Bedrock models), behind the same ALB and authentication on its own path."""
 
-    image: Image | None = litellm.IMAGE
+    image: Image | None = LiteLLMGatewaySpec.image
     """LiteLLM proxy image: the pinned release's (`LITELLM_VERSION`) unless set."""
-    path: Name = "gateway"
+    path: Name = LiteLLMGatewaySpec.path
     """ALB path prefix (`/<path>/v1/chat/completions`); must not be a service name."""
     master_key_secret_arn: str
     """Secrets Manager secret holding LITELLM_MASTER_KEY (`sk-...`), the admin key clients send
@@ -71,19 +71,19 @@ class GatewayConfig(ServiceConfig):
     """Bedrock models routed next to the stack's own."""
     database: GatewayDatabaseConfig = Field(default_factory=GatewayDatabaseConfig)
     """LiteLLM's database."""
-    cpu: int = 1024
+    cpu: int = LiteLLMGatewaySpec.cpu
     """Fargate CPU units (with memoryMib, on the Fargate grid)."""
-    memory_mib: int = 2048
+    memory_mib: int = LiteLLMGatewaySpec.memory_mib
     """Fargate memory in MiB."""
-    cpu_architecture: Literal["ARM64", "X86_64"] = "ARM64"
+    cpu_architecture: CpuArchitecture = LiteLLMGatewaySpec.cpu_architecture
     """Fargate CPU architecture."""
-    desired_count: int = Field(2, ge=0, le=MAX_TASKS)
+    desired_count: int = Field(LiteLLMGatewaySpec.desired_count, ge=0, le=MAX_TASKS)
     """Tasks at deploy time (two: one per AZ)."""
-    min_count: int = Field(2, ge=0, le=MAX_TASKS)
+    min_count: int = Field(LiteLLMGatewaySpec.min_count, ge=0, le=MAX_TASKS)
     """Autoscaling lower bound."""
-    max_count: int = Field(4, ge=1, le=MAX_TASKS)
+    max_count: int = Field(LiteLLMGatewaySpec.max_count, ge=1, le=MAX_TASKS)
     """Autoscaling upper bound."""
-    target_cpu_percent: float = Field(60.0, ge=10, le=90)
+    target_cpu_percent: float = Field(LiteLLMGatewaySpec.target_cpu_percent, ge=10, le=90)
     """Target tracking on average CPU (the proxy is async I/O; CPU follows request rate)."""
 
     @field_validator("master_key_secret_arn")

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import aws_limits
+from ecs_inference.specs.weights import WeightStoreSpec
 
 _PROVISIONED = aws_limits.EFS_PROVISIONED_MIBPS_RANGE
 
@@ -17,7 +18,7 @@ class WeightStoreConfig(Section):
     encrypted, General Purpose, mount targets in the private subnets, an access point per
     model."""
 
-    throughput_mode: Literal["elastic", "provisioned"] = "elastic"
+    throughput_mode: Literal["elastic", "provisioned"] = WeightStoreSpec.throughput_mode
     """Elastic scales reads with demand (billed per GiB read); provisioned fixes a rate."""
     provisioned_mib_per_second: float | None = Field(None, ge=_PROVISIONED[0], le=_PROVISIONED[1])
     """Required with throughputMode provisioned; reads get up to three times this."""

@@ -28,7 +28,14 @@ from ecs_inference.sizing.gpu import (
     gpu_memory_need,
     tp_allowed,
 )
-from ecs_inference.sizing.headroom import DeployHeadroom, DeployStep, deploy_headroom, deploy_step
+from ecs_inference.sizing.headroom import (
+    DeployChoice,
+    DeployHeadroom,
+    DeployStep,
+    choose_deploy,
+    deploy_headroom,
+    deploy_step,
+)
 from ecs_inference.sizing.memory import (
     GIB,
     SizingError,
@@ -48,6 +55,7 @@ from ecs_inference.sizing.timeouts import (
 
 __all__ = [
     "GIB",
+    "DeployChoice",
     "DeployHeadroom",
     "DeployStep",
     "DeregistrationDelay",
@@ -61,6 +69,7 @@ __all__ = [
     "alb_idle_timeout",
     "bytes_per_param",
     "cheapest_fitting",
+    "choose_deploy",
     "choose_tensor_parallel",
     "deploy_headroom",
     "deploy_step",

@@ -1,4 +1,5 @@
-"""Rolling-deploy headroom on an accelerator Auto Scaling group."""
+"""Rolling-deploy headroom on an accelerator Auto Scaling group, and the deployment percentages
+that let a service deploy at every count its pool allows."""
 
 from __future__ import annotations
 
@@ -164,3 +165,68 @@ def deploy_step(
     keep = math.ceil(n * minimum_healthy_percent / 100)
     wanted = max(math.floor(n * maximum_percent / 100), n)
     return DeployStep(n, non_negative_int(slots, "slots"), wanted, n - keep)
+
+
+@dataclass(frozen=True)
+class DeployChoice:
+    """ECS deployment percentages chosen for the pool's headroom, and what they do at each
+    count autoscaling can reach (`steps`)."""
+
+    minimum_healthy_percent: int
+    maximum_percent: int
+    note: str
+    steps: tuple[DeployStep, ...] = ()
+
+
+def choose_deploy(
+    min_count: int,
+    max_count: int,
+    tasks_per_instance: int,
+    capacity_instances: int,
+    desired_count: int | None = None,
+) -> DeployChoice:
+    """Deployment percentages that let a rolling deploy (and managed draining, which follows the
+    same percentages) progress at EVERY task count autoscaling may reach (min_count..max_count),
+    stopping as few running tasks as possible.
+
+    `capacity_instances` is how many of the pool's instances this service can have while every
+    other service on the pool runs at its maxCount. Surge (min 100 %, max 200 %) when even at
+    max_count one more task fits. Otherwise the highest minimum healthy percent with which
+    every count still progresses (a free slot, or one old task stopped first), with max 200 %
+    where lower counts have room to surge into and 100 % where none has. The note states, for
+    the smallest, desired and largest count, how many tasks run at once, how many wait in
+    PROVISIONING and how many stop early; it never promises more than the smallest count keeps.
+    """
+    slots = capacity_instances * tasks_per_instance
+    low, high = max(min_count, 1), max(max_count, 1)
+    counts = range(low, high + 1)
+    if slots > high:
+        minimum, maximum = 100, 200
+    else:
+        maximum = 200 if slots > low else 100
+        minimum = next(
+            p
+            for p in range(99, -1, -1)
+            if all(deploy_step(n, p, maximum, slots).progresses for n in counts)
+        )
+    steps = tuple(deploy_step(n, minimum, maximum, slots) for n in counts)
+    shown = sorted({low, high, desired_count or low} & set(counts))
+    worst = max(step.stopped_at_once for step in steps)
+    how = (
+        "surge"
+        if minimum == 100
+        else "replace in place"
+        if maximum == 100
+        else "surge where the pool has room, else replace in place"
+    )
+    note = (
+        f"deploy and managed draining: {how} (min {minimum} %, max {maximum} %); the pool "
+        f"holds {slots} task(s) of this service with the others at their maxCount; "
+        + "; ".join(steps[n - low].summary() for n in shown)
+    )
+    if worst and worst >= low:
+        note = (
+            f"{note}. WARNING: at up to {worst} stopped at once a deploy can leave no task "
+            "serving (an outage); raise the pool's maxSize to deploy without one"
+        )
+    return DeployChoice(minimum, maximum, note, steps)

@@ -160,6 +160,11 @@ class GracePeriod:
         )
 
 
+def image_pull_seconds(image_gib: float, mib_per_second: float) -> float:
+    """Seconds to pull and extract an image of `image_gib` at `mib_per_second`."""
+    return image_gib * 1024 / mib_per_second
+
+
 def health_check_grace_period(
     image_gib: float,
     weights_gib: float,
@@ -203,7 +208,7 @@ def health_check_grace_period(
     factor = non_negative(safety_factor, "safety_factor")
     if factor < 1:
         raise SizingError(f"safety_factor must be at least 1, got {safety_factor!r}")
-    pull_s = image * 1024 / pull_rate
+    pull_s = image_pull_seconds(image, pull_rate)
     load_s = weights * 1024 / load_rate
     estimate = math.ceil((pull_s + load_s + warmup) * factor)
     if estimate > cap_seconds:

@@ -14,8 +14,9 @@ these are pure functions from plan-like values to
   salt key), which the task definition maps through `secrets`, never `environment`;
 - `bedrock_invoke_policy(...)`: the task role's IAM document, `bedrock:InvokeModel*` on exactly
   the configured models;
-- `resolve_routes(...)`, `bedrock_routes(...)`: the config checks (routes to models that do not
-  exist, name clashes, Bedrock without a region), each problem a `ConfigIssue` with its path.
+- `LiteLLMGatewaySpec`: the gateway service itself (its LiteLLM config, image, size, counts,
+  keys), and `GatewayDatabaseSpec`, its database: what the plan builds and the components add
+  their wiring to.
 
 The generated config is checked in the tests by LiteLLM's own parser from the pinned release
 (`LITELLM_VERSION`), which must match the image the gateway runs.
@@ -31,12 +32,10 @@ from typing import Any, Literal
 
 import yaml
 
-from ecs_inference import sizing
-from ecs_inference.config.gateway import GatewayConfig
-from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
-from ecs_inference.specs import operations as ops
+from ecs_inference.contracts.litellm import IMAGE as LITELLM_IMAGE
+from ecs_inference.specs.service import CpuArchitecture
 
 LITELLM_VERSION = litellm.VERSION
 GATEWAY_PORT = litellm.PORT
@@ -63,11 +62,11 @@ BEDROCK_INVOKE_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithRespons
 BEDROCK_PROFILE_PREFIXES = tuple(bedrock.PROFILE_GEOGRAPHIES)
 # provider.model[-version][:revision], e.g. anthropic.claude-haiku-4-5-20251001-v1:0 (the
 # foundation-model branch of bedrock-runtime's modelId pattern, made strict: ids only, no ARNs).
-_BEDROCK_MODEL_ID = re.compile(r"^[a-z0-9-]{1,63}\.[a-z0-9-]{1,63}(?:[.:][a-z0-9-]{1,63}){0,3}$")
-_REGION = re.compile(r"^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d$")
+BEDROCK_MODEL_ID = re.compile(r"^[a-z0-9-]{1,63}\.[a-z0-9-]{1,63}(?:[.:][a-z0-9-]{1,63}){0,3}$")
+REGION = re.compile(r"^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d$")
 # LiteLLM model names are matched literally against the `model` field of requests; keep them to
 # characters that survive URLs, headers and YAML without quoting surprises.
-_MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -167,137 +166,6 @@ class GatewaySpec:
 def env_ref(name: str) -> str:
     """LiteLLM's reference to an environment variable (resolved at proxy start-up)."""
     return f"os.environ/{name}"
-
-
-def resolve_routes(
-    services: Mapping[str, ServiceTarget],
-    requested: Mapping[str, str] | None = None,
-    *,
-    path: str = "platform.gateway.routes",
-) -> tuple[tuple[ModelRoute, ...], list[ConfigIssue]]:
-    """The gateway's routes to ECS model services, and the problems found.
-
-    `services`: every model service of the plan, by its config key. `requested`: gateway model
-    name -> service key; default None (every service routed by default, under its served model
-    name; an explicit route may name any service). Problems: a
-    route to a service that does not exist (at `<path>.<model name>`), a model name LiteLLM would
-    misread, two services under one model name (LiteLLM would load-balance two different models
-    as one).
-    """
-    issues: list[ConfigIssue] = []
-    if requested is None:
-        default = {key: t for key, t in services.items() if t.routed_by_default}
-        wanted = {t.served_model_name: key for key, t in default.items()}
-        owners: dict[str, list[str]] = {}
-        for key, t in default.items():
-            owners.setdefault(t.served_model_name, []).append(key)
-        for name, keys in owners.items():
-            if len(keys) > 1:
-                issues.append(
-                    ConfigIssue(
-                        path,
-                        f"services {', '.join(sorted(keys))} all serve the model name {name!r}; "
-                        "the gateway would balance requests across different models: give them "
-                        "distinct servedModelName values or list routes explicitly",
-                    )
-                )
-    else:
-        wanted = dict(requested)
-    routes: list[ModelRoute] = []
-    for model_name, key in wanted.items():
-        where = f"{path}.{model_name}"
-        if not _MODEL_NAME.match(model_name):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"model name {model_name!r} must start with a letter or digit and use only "
-                    "letters, digits and . _ : / - (at most 128 characters)",
-                )
-            )
-            continue
-        target = services.get(key)
-        if target is None:
-            known = ", ".join(sorted(services)) or "none"
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"routes to model service {key!r}, which does not exist (model services: "
-                    f"{known}); name a key of platform.models",
-                )
-            )
-            continue
-        routes.append(ModelRoute(model_name, target))
-    return tuple(routes), issues
-
-
-def bedrock_routes(
-    models: Mapping[str, str],
-    region: str | None,
-    *,
-    taken: Sequence[str] = (),
-    path: str = "platform.gateway.bedrock",
-) -> tuple[tuple[BedrockRoute, ...], list[ConfigIssue]]:
-    """Bedrock routes (gateway model name -> model id, all in `region`) and the problems found:
-    models without a region, an invalid region or model id, a name already `taken` by a route."""
-    issues: list[ConfigIssue] = []
-    if not models:
-        return (), issues
-    if region is None:
-        issues.append(
-            ConfigIssue(
-                f"{path}.region",
-                "Bedrock models are configured but no region is set: set the region whose "
-                "Bedrock endpoint serves them (model access is granted per region)",
-            )
-        )
-    elif not _REGION.match(region):
-        issues.append(
-            ConfigIssue(f"{path}.region", f"{region!r} is not an AWS region name (us-east-1)")
-        )
-    routes: list[BedrockRoute] = []
-    for name, model_id in models.items():
-        where = f"{path}.models.{name}"
-        if not _MODEL_NAME.match(name):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"model name {name!r} must start with a letter or digit and use only letters, "
-                    "digits and . _ : / - (at most 128 characters)",
-                )
-            )
-        elif name in taken:
-            issues.append(
-                ConfigIssue(where, f"model name {name!r} is already a route to a model service")
-            )
-        elif not _BEDROCK_MODEL_ID.match(model_id):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"{model_id!r} is not a Bedrock model id (provider.model-version:revision, "
-                    "e.g. anthropic.claude-haiku-4-5-20251001-v1:0, optionally with an inference "
-                    f"profile prefix {'/'.join(BEDROCK_PROFILE_PREFIXES)})",
-                )
-            )
-        elif (problem := bedrock_model_problem(model_id, region)) is not None:
-            issues.append(ConfigIssue(where, problem))
-        elif region is not None:
-            routes.append(BedrockRoute(name, model_id, region))
-    return tuple(routes), issues
-
-
-def bedrock_model_problem(model_id: str, region: str | None) -> str | None:
-    """Why Bedrock would refuse to invoke `model_id` (None: it would not): a retired model, or
-    one it serves only through an inference profile (`contracts/bedrock.py`, with sources)."""
-    model = bedrock.foundation_model_id(model_id)
-    if model in bedrock.RETIRED:
-        end, successor = bedrock.RETIRED[model]
-        return f"{model} reached its Bedrock end of life on {end}: use {successor}"
-    if model_id in bedrock.PROFILES_ONLY and region is not None:
-        return (
-            f"Bedrock does not invoke {model_id} on demand ({bedrock.PROFILES_ONLY[model_id]}): "
-            f"name its inference profile, {bedrock.profile_for(model_id, region)}"
-        )
-    return None
 
 
 def _model_entry(route: ModelRoute) -> dict[str, Any]:
@@ -515,33 +383,38 @@ def bedrock_invoke_policy(
     )
 
 
-# --------------------------------------------------------------------------------------------
-# plan
-# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GatewayDatabaseSpec:
+    """LiteLLM's PostgreSQL, Aurora Serverless v2 in the private subnets."""
+
+    min_capacity_acu: float = 0.5
+    """Minimum capacity in ACUs; 0 lets the cluster pause when idle."""
+    max_capacity_acu: float = 4.0
+    """Maximum capacity in ACUs."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class LiteLLMGatewaySpec:
     """The AI gateway's service as plain values: what `services.gateway.LiteLLMGateway` builds
-    besides its wiring (`GatewayPlan.service_spec` derives it from the config)."""
+    besides its wiring."""
 
     litellm: GatewaySpec
     """What the LiteLLM config holds: routes, Bedrock models, the database switch."""
-    path: str
-    """ALB path prefix (`/<path>/*`) and Service Connect name."""
-    priority: int
-    """First of its two listener rule priorities."""
-    image: str
-    """LiteLLM proxy image."""
     master_key_secret_arn: str
     """Secrets Manager secret of LITELLM_MASTER_KEY."""
-    cpu: int
+    priority: int
+    """First of its two listener rule priorities."""
+    path: str = "gateway"
+    """ALB path prefix (`/<path>/*`) and Service Connect name."""
+    image: str = LITELLM_IMAGE
+    """LiteLLM proxy image: the pinned release's."""
+    cpu: int = 1024
     """Fargate CPU units (a pair on the grid with `memory_mib`)."""
-    memory_mib: int
+    memory_mib: int = 2048
     """Fargate memory in MiB."""
     salt_key_secret_arn: str | None = None
     """Secret of LITELLM_SALT_KEY (with the database); None: none."""
-    cpu_architecture: str = "ARM64"
+    cpu_architecture: CpuArchitecture = "ARM64"
     """ARM64 or X86_64."""
     desired_count: int = 2
     """Tasks at creation (two: one per AZ)."""
@@ -550,7 +423,8 @@ class LiteLLMGatewaySpec:
     max_count: int = 4
     """Autoscaling upper bound."""
     target_cpu_percent: float = 60.0
-    """Target tracking on average CPU, in percent."""
+    """Target tracking on average CPU, in percent (the proxy is async I/O; CPU follows request
+    rate)."""
     deregistration_delay_seconds: int = 300
     """At least the longest route's timeout."""
     health_check_grace_period_seconds: int = 120
@@ -560,143 +434,3 @@ class LiteLLMGatewaySpec:
     """Extra plain variables (not the ones the component sets)."""
     log_retention_days: int = 30
     """CloudWatch Logs retention in days."""
-
-
-@dataclass(frozen=True)
-class GatewayPlan:
-    """The validated gateway: `spec` (what its LiteLLM config holds), its Fargate `size`, its
-    listener rule `priority` and target group `deregistration` (set by the stack's plan)."""
-
-    config: GatewayConfig
-    spec: GatewaySpec
-    size: sizing.FargateSize
-    priority: int = 0
-    deregistration: sizing.DeregistrationDelay | None = None
-
-    @property
-    def service_spec(self) -> LiteLLMGatewaySpec:
-        """What the LiteLLMGateway component builds."""
-        c = self.config
-        assert c.image is not None  # the schema's default is the pinned release
-        return LiteLLMGatewaySpec(
-            litellm=self.spec,
-            path=c.path,
-            priority=self.priority,
-            image=c.image,
-            master_key_secret_arn=c.master_key_secret_arn,
-            salt_key_secret_arn=c.database.salt_key_secret_arn,
-            cpu=self.size.cpu,
-            memory_mib=self.size.memory_mib,
-            cpu_architecture=c.cpu_architecture,
-            desired_count=c.desired_count,
-            min_count=c.min_count,
-            max_count=c.max_count,
-            target_cpu_percent=c.target_cpu_percent,
-            deregistration_delay_seconds=self.deregistration.seconds
-            if self.deregistration is not None
-            else self.spec.longest_request_seconds,
-            extra_environment=dict(c.environment),
-            log_retention_days=c.log_retention_days,
-        )
-
-    def decisions(self) -> list[str]:
-        routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in self.spec.routes)
-        lines = [
-            f"LiteLLM proxy on {self.size.summary()}",
-            f"routes: {routes or 'none'}",
-        ]
-        if self.spec.bedrock:
-            lines.append(
-                "Bedrock: "
-                + ", ".join(
-                    f"{b.model_name} -> {b.model_id} ({b.region})" for b in self.spec.bedrock
-                )
-            )
-        lines.append(
-            "database: Aurora Serverless v2 PostgreSQL (virtual keys, budgets, rate limits)"
-            if self.spec.database
-            else "database: off (the master key is the only LiteLLM key; no budgets)"
-        )
-        lines.append(self.alarm_note())
-        return lines
-
-    def alarms(
-        self,
-        *,
-        stack: str,
-        load_balancer: str,
-        target_group: str,
-        cluster_name: str,
-        ecs_service_name: str,
-        settings: ops.AlarmSettings,
-    ) -> list[ops.AlarmSpec]:
-        """The gateway's paging alarms, thresholds from its config and routes."""
-        return ops.gateway_alarms(
-            stack=stack,
-            service=self.config.path,
-            load_balancer=load_balancer,
-            target_group=target_group,
-            cluster_name=cluster_name,
-            ecs_service_name=ecs_service_name,
-            min_count=self.config.min_count,
-            max_count=self.config.max_count,
-            target_cpu_percent=self.config.target_cpu_percent,
-            longest_request_seconds=self.spec.longest_request_seconds,
-            settings=settings,
-        )
-
-    def alarm_note(self) -> str:
-        cfg = self.config
-        return (
-            f"alarms: p99 response time at {self.spec.longest_request_seconds} s (the longest "
-            f"route's timeout); CPU above the {cfg.target_cpu_percent:g} % scaling target for 10 "
-            f"min at maxCount {cfg.max_count}; memory, unhealthy targets (LiteLLM's "
-            f"{litellm.HEALTH_PATH}), target 5xx, tasks below desired"
-            + "; dashboard row: requests/5xx, response time, targets, CPU/memory, tasks"
-        )
-
-
-def plan_gateway(
-    cfg: GatewayConfig,
-    targets: Mapping[str, ServiceTarget],
-    *,
-    service_names: Sequence[str],
-    trusted_proxy_ranges: Sequence[str] = (),
-) -> tuple[GatewayPlan | None, list[ConfigIssue]]:
-    """Routes, Bedrock models and size of the gateway. `targets`: every model service as the
-    gateway reaches it; `service_names`: every service with an ALB path (the gateway's path must
-    differ); `trusted_proxy_ranges`: the VPC's CIDRs (where the ALB is)."""
-    base = "platform.gateway"
-    routes, issues = resolve_routes(targets, cfg.routes, path=f"{base}.routes")
-    bedrock, more = bedrock_routes(
-        cfg.bedrock.models,
-        cfg.bedrock.region,
-        taken=[r.model_name for r in routes],
-        path=f"{base}.bedrock",
-    )
-    issues += more
-    if cfg.path in service_names:
-        issues.append(
-            ConfigIssue(
-                f"{base}.path",
-                f"{cfg.path!r} is already the path of a service; choose another path prefix",
-            )
-        )
-    if not routes and not bedrock and not issues:
-        issues.append(
-            ConfigIssue(base, "the gateway routes to nothing: add a model service or Bedrock model")
-        )
-    try:
-        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
-    except sizing.SizingError as exc:
-        issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
-        size = None
-    if issues or size is None:
-        return None, issues
-    spec = GatewaySpec(
-        routes=routes,
-        bedrock=bedrock,
-        database=cfg.database.enabled,
-        trusted_proxy_ranges=tuple(trusted_proxy_ranges),
-    )
-    return GatewayPlan(cfg, spec, size), []

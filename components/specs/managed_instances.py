@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ecs_inference.contracts import aws_limits
@@ -135,6 +135,17 @@ class ManagedInstancesArgs:
     """Let ECS replace instances it detects as unhealthy."""
     propagate_tags: bool = True
     """Copy the capacity provider's tags to the instances."""
+
+
+@dataclass(frozen=True)
+class ManagedInstancesPoolSpec:
+    """One Managed Instances capacity provider: the instance requirements sizing chose, and the
+    provider's options."""
+
+    requirements: InstanceRequirements
+    """The `instanceRequirements` (allowed types and their envelope)."""
+    options: ManagedInstancesArgs = field(default_factory=ManagedInstancesArgs)
+    """Data volume, monitoring, purchase option, scale-in delay, repair, tag propagation."""
 
 
 def _whole(value: object, low: int, high: int, what: str) -> str | None:

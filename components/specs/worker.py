@@ -37,9 +37,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ecs_inference import sizing
-from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import (
     SQS_LONG_POLL_MAX,
     SQS_MAX_RECEIVE_COUNT_RANGE,
@@ -49,8 +46,7 @@ from ecs_inference.contracts.aws_limits import (
     STEP_ADJUSTMENTS_MAX,
     TASK_PROTECTION_MAX_MINUTES,
 )
-from ecs_inference.contracts.worker import ENV_API_KEY
-from ecs_inference.specs import operations as ops
+from ecs_inference.specs.service import CpuArchitecture
 
 __all__ = [
     "SQS_RETENTION_MAX",
@@ -69,84 +65,49 @@ METRIC_PERIOD_SECONDS = 60
 """SQS and Container Insights both publish at 1-minute resolution."""
 
 
-class WorkerScalingError(ValueError):
-    """A worker setting AWS would refuse or that cannot work; `.issue` names the config path."""
+@dataclass(frozen=True, kw_only=True)
+class QueueWorkerSpec:
+    """One queue worker as plain values: what `services.worker.QueueWorker` builds besides its
+    wiring."""
 
-    def __init__(self, issue: ConfigIssue) -> None:
-        self.issue = issue
-        super().__init__(str(issue))
-
-
-@dataclass(frozen=True)
-class VisibilityTimeout:
-    """The queue's visibility timeout: `seconds` = longest job + margin."""
-
-    seconds: int
-    job_seconds: int
-    margin_seconds: int
-
-    def summary(self) -> str:
-        return (
-            f"visibility timeout {self.seconds} s (longest job {self.job_seconds} s + "
-            f"{self.margin_seconds} s for receive, delete and retries of those calls)"
-        )
-
-
-def visibility_timeout(max_job_seconds: int, *, path: str) -> VisibilityTimeout:
-    """Visibility timeout for a worker whose longest job takes `max_job_seconds`.
-
-    A message becomes visible again (and another task starts the same job) when the timeout
-    ends before the delete, so it covers the longest job plus max(30 s, 10 %) for the receive,
-    the delete and their retries. Raises `WorkerScalingError` at `path` when that exceeds SQS's
-    12 h maximum or the job time is not positive.
-    """
-    if max_job_seconds < 1:
-        raise WorkerScalingError(
-            ConfigIssue(path, f"the longest job must take at least 1 s, got {max_job_seconds}")
-        )
-    margin = max(30, math.ceil(max_job_seconds * 0.10))
-    total = max_job_seconds + margin
-    if total > SQS_VISIBILITY_TIMEOUT_MAX:
-        raise WorkerScalingError(
-            ConfigIssue(
-                path,
-                f"a job of {max_job_seconds} s needs a visibility timeout of {total} s "
-                f"({max_job_seconds} s + {margin} s margin), above SQS's maximum of "
-                f"{SQS_VISIBILITY_TIMEOUT_MAX} s (12 h); no message can stay hidden longer, so "
-                "split the job into steps that each finish within "
-                f"{_longest_job_within(SQS_VISIBILITY_TIMEOUT_MAX)} s",
-            )
-        )
-    return VisibilityTimeout(total, max_job_seconds, margin)
-
-
-def _longest_job_within(limit: int) -> int:
-    """The longest job whose visibility timeout (job + margin) still fits `limit`."""
-    job = math.floor(limit / 1.10)
-    while job + max(30, math.ceil(job * 0.10)) > limit:
-        job -= 1
-    return job
-
-
-def backlog_target(
-    acceptable_latency_seconds: float,
-    job_seconds: float,
-    concurrency: int = 1,
-    *,
-    path: str,
-) -> float:
-    """Target backlog per task: messages a task may have waiting so that the last starts within
-    `acceptable_latency_seconds`, given `job_seconds` per job and `concurrency` jobs per task
-    (default 1). Raises `WorkerScalingError` at `path` for non-positive inputs."""
-    if job_seconds <= 0 or acceptable_latency_seconds <= 0 or concurrency < 1:
-        raise WorkerScalingError(
-            ConfigIssue(
-                path,
-                "acceptable latency and job time must be positive and concurrency at least 1 "
-                f"(got {acceptable_latency_seconds}, {job_seconds}, {concurrency})",
-            )
-        )
-    return acceptable_latency_seconds / job_seconds * concurrency
+    worker: str
+    """The worker's name: its queues, log group and task family."""
+    image: str
+    """The worker's image (pinned by tag or digest)."""
+    visibility_timeout_seconds: int
+    """The queue's visibility timeout: the longest job plus a margin."""
+    backlog_target: float
+    """Messages waiting per running task at which target tracking holds the count."""
+    cpu: int = 256
+    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
+    memory_mib: int = 512
+    """Fargate memory in MiB."""
+    cpu_architecture: CpuArchitecture = "ARM64"
+    """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
+    desired_count: int = 0
+    """Tasks at creation (the scaling policies own the count afterwards)."""
+    min_count: int = 0
+    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
+    max_count: int = 10
+    """Autoscaling upper bound."""
+    concurrency: int = 1
+    """Jobs a task works on at once (`WORKER_CONCURRENCY`)."""
+    max_receive_count: int = 3
+    """Receives before a message moves to the dead-letter queue."""
+    retention_seconds: int = 345_600
+    """How long the queue keeps a message, in seconds (SQS's default, 4 days)."""
+    idle_minutes: int = 15
+    """Minutes with nothing waiting or in flight before scaling to zero."""
+    kms_key_id: str | None = None
+    """KMS key of the queues; None: SQS-managed encryption."""
+    result_queue: bool = False
+    """Create a result queue (`RESULT_QUEUE_URL`)."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Extra plain variables (not the ones the component sets)."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Env name -> Secrets Manager ARN, injected by ECS at start."""
+    log_retention_days: int = 30
+    """CloudWatch Logs retention in days."""
 
 
 def queue_attributes(
@@ -535,235 +496,3 @@ def desired_count(
 
 def _clamp(scaling: WorkerScaling, count: int) -> int:
     return max(scaling.min_count, min(scaling.max_count, count))
-
-
-# --------------------------------------------------------------------------------------------
-# plan
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class QueueWorkerSpec:
-    """One queue worker as plain values: what `services.worker.QueueWorker` builds besides its
-    wiring (`WorkerPlan.spec` derives it from the config)."""
-
-    worker: str
-    """The worker's name: its queues, log group and task family."""
-    image: str
-    """The worker's image (pinned by tag or digest)."""
-    visibility_timeout_seconds: int
-    """The queue's visibility timeout (`visibility_timeout`: the longest job plus a margin)."""
-    backlog_target: float
-    """Messages per task target tracking holds (`backlog_target`)."""
-    cpu: int
-    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
-    memory_mib: int
-    """Fargate memory in MiB."""
-    cpu_architecture: str = "ARM64"
-    """ARM64 or X86_64."""
-    desired_count: int = 0
-    """Tasks at creation (the scaling policies own the count afterwards)."""
-    min_count: int = 0
-    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
-    max_count: int = 10
-    """Autoscaling upper bound."""
-    concurrency: int = 1
-    """Jobs a task works on at once (`WORKER_CONCURRENCY`)."""
-    max_receive_count: int = 3
-    """Receives before a message moves to the dead-letter queue."""
-    retention_seconds: int = 345_600
-    """How long the queue keeps a message, in seconds (SQS's default, 4 days)."""
-    idle_minutes: int = 15
-    """Minutes with nothing waiting or in flight before scaling to zero."""
-    kms_key_id: str | None = None
-    """KMS key of the queues; None: SQS-managed encryption."""
-    result_queue: bool = False
-    """Create a result queue (`RESULT_QUEUE_URL`)."""
-    environment: Mapping[str, str] = field(default_factory=dict)
-    """Extra plain variables (not the ones the component sets)."""
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    """Env name -> Secrets Manager ARN, injected by ECS at start."""
-    log_retention_days: int = 30
-    """CloudWatch Logs retention in days."""
-
-
-@dataclass(frozen=True)
-class WorkerPlan:
-    """One validated worker: its queue's `visibility`, the backlog-per-task `target`, `size`."""
-
-    name: str
-    config: WorkerConfig
-    visibility: VisibilityTimeout
-    target: float
-    size: sizing.FargateSize
-    gateway_master_key_secret_arn: str | None = None
-    """The gateway's master key, passed as `GATEWAY_API_KEY` unless the worker names its own."""
-
-    @property
-    def spec(self) -> QueueWorkerSpec:
-        """What the QueueWorker component builds."""
-        c = self.config
-        assert c.image is not None  # required by the schema
-        return QueueWorkerSpec(
-            worker=self.name,
-            image=c.image,
-            visibility_timeout_seconds=self.visibility.seconds,
-            backlog_target=self.target,
-            cpu=self.size.cpu,
-            memory_mib=self.size.memory_mib,
-            cpu_architecture=c.cpu_architecture,
-            desired_count=c.desired_count,
-            min_count=c.min_count,
-            max_count=c.max_count,
-            concurrency=c.concurrency,
-            max_receive_count=c.max_receive_count,
-            retention_seconds=c.retention_seconds,
-            idle_minutes=c.idle_minutes,
-            kms_key_id=c.kms_key_id,
-            result_queue=c.result_queue,
-            environment=dict(c.environment),
-            secrets=self.secrets,
-            log_retention_days=c.log_retention_days,
-        )
-
-    @property
-    def secrets(self) -> dict[str, str]:
-        """The worker's secrets, with the key it presents to the gateway."""
-        out = dict(self.config.secrets)
-        if ENV_API_KEY not in out and self.gateway_master_key_secret_arn is not None:
-            out[ENV_API_KEY] = self.gateway_master_key_secret_arn
-        return out
-
-    def decisions(self) -> list[str]:
-        steps = from_zero_steps(self.target, self.config.max_count)
-        return [
-            self.size.summary(),
-            self.visibility.summary(),
-            f"scale on backlog per task (visible / running) at {self.target:g} messages "
-            f"({self.config.acceptable_latency_seconds:g} s acceptable latency / "
-            f"{self.config.job_seconds:g} s per job x {self.config.concurrency}), "
-            f"{self.config.min_count}-{self.config.max_count} tasks; out of zero in "
-            f"{len(steps)} step(s); "
-            + (
-                f"to zero after {self.config.idle_minutes} min with nothing waiting or in flight"
-                if self.config.min_count == 0
-                else f"never below {self.config.min_count}"
-            ),
-            f"alarms: oldest message older than {self.queue_age_alarm_seconds} s "
-            f"({self.config.acceptable_latency_seconds:g} s acceptable latency + "
-            f"{self.config.max_job_seconds} s longest job); a message in the dead-letter queue "
-            f"(a job failed {self.config.max_receive_count} times); backlog per task above "
-            f"{self.target:g} at maxCount {self.config.max_count}; tasks below desired; "
-            "dashboard row: queue, oldest message, backlog per task, DLQ, tasks",
-        ]
-
-    @property
-    def queue_age_alarm_seconds(self) -> int:
-        """The queue-age alarm's threshold (see `operations.worker_alarms`)."""
-        return ops.queue_age_threshold_seconds(
-            self.config.acceptable_latency_seconds, self.config.max_job_seconds
-        )
-
-    def alarms(
-        self,
-        *,
-        stack: str,
-        queue_name: str,
-        dead_letter_queue_name: str,
-        cluster_name: str,
-        ecs_service_name: str,
-        settings: ops.AlarmSettings,
-    ) -> list[ops.AlarmSpec]:
-        """The worker's paging alarms, thresholds from its config and scaling target."""
-        return ops.worker_alarms(
-            stack=stack,
-            worker=self.name,
-            queue_name=queue_name,
-            dead_letter_queue_name=dead_letter_queue_name,
-            cluster_name=cluster_name,
-            ecs_service_name=ecs_service_name,
-            acceptable_latency_seconds=self.config.acceptable_latency_seconds,
-            max_job_seconds=self.config.max_job_seconds,
-            backlog_target=self.target,
-            max_count=self.config.max_count,
-            max_receive_count=self.config.max_receive_count,
-            settings=settings,
-        )
-
-
-@dataclass(frozen=True)
-class GatewayKeys:
-    """The keys the gateway accepts: its master key's secret, and with a `database` the virtual
-    keys stored there as well (without one, LiteLLM knows no key but the master key)."""
-
-    master_key_secret_arn: str
-    database: bool = False
-
-
-def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
-    """A worker key the gateway would refuse: without a database, any but the master key."""
-    given = cfg.secrets.get(ENV_API_KEY)
-    if keys.database or given is None or given == keys.master_key_secret_arn:
-        return None
-    return ConfigIssue(
-        f"platform.workers.{name}.secrets.{ENV_API_KEY}",
-        f"the gateway has no database, so it accepts no key but its master key "
-        f"(platform.gateway.masterKeySecretArn); {given} would get 401 on every job: leave "
-        f"{ENV_API_KEY} unset (the platform passes the master key) or enable "
-        "platform.gateway.database and issue the worker a virtual key",
-    )
-
-
-def plan_workers(
-    workers: Mapping[str, WorkerConfig],
-    *,
-    has_gateway: bool,
-    gateway_keys: GatewayKeys | None = None,
-) -> tuple[dict[str, WorkerPlan], list[ConfigIssue]]:
-    """Queue and scaling decisions of every worker, and the problems found. With
-    `gateway_keys` (default None: no gateway), a worker without its own `GATEWAY_API_KEY` gets
-    the gateway's master key."""
-    plans: dict[str, WorkerPlan] = {}
-    issues: list[ConfigIssue] = []
-    for name, cfg in workers.items():
-        base = f"platform.workers.{name}"
-        found: list[ConfigIssue] = []
-        if gateway_keys is not None and (key := api_key_issue(name, cfg, gateway_keys)):
-            found.append(key)
-        if not has_gateway:
-            found.append(
-                ConfigIssue(
-                    base,
-                    "a worker calls models through the gateway (GATEWAY_URL): configure "
-                    "platform.gateway",
-                )
-            )
-        if cfg.job_seconds > cfg.max_job_seconds:
-            found.append(
-                ConfigIssue(
-                    f"{base}.jobSeconds",
-                    f"the typical job ({cfg.job_seconds:g} s) is longer than maxJobSeconds "
-                    f"({cfg.max_job_seconds} s)",
-                )
-            )
-        visibility = target = size = None
-        try:
-            visibility = visibility_timeout(cfg.max_job_seconds, path=f"{base}.maxJobSeconds")
-            target = backlog_target(
-                cfg.acceptable_latency_seconds,
-                cfg.job_seconds,
-                cfg.concurrency,
-                path=f"{base}.acceptableLatencySeconds",
-            )
-        except WorkerScalingError as exc:
-            found.append(exc.issue)
-        try:
-            size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
-        except sizing.SizingError as exc:
-            found.append(ConfigIssue(f"{base}.cpu", str(exc)))
-        if found or visibility is None or target is None or size is None:
-            issues += found
-            continue
-        master = gateway_keys.master_key_secret_arn if gateway_keys is not None else None
-        plans[name] = WorkerPlan(name, cfg, visibility, target, size, master)
-    return plans, issues

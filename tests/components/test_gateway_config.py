@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecs_inference.contracts.bedrock import PROFILE_GEOGRAPHIES
+from ecs_inference.plan.gateway import bedrock_routes, resolve_routes
 from ecs_inference.specs.gateway import (
     BEDROCK_INVOKE_ACTIONS,
     ENV_DATABASE_USERNAME,
@@ -28,11 +29,9 @@ from ecs_inference.specs.gateway import (
     ServiceTarget,
     bedrock_invoke_policy,
     bedrock_model_arns,
-    bedrock_routes,
     gateway_container_env,
     litellm_config,
     render_litellm_config,
-    resolve_routes,
 )
 from tests.aws_shapes import validate_shape
 

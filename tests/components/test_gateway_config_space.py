@@ -9,11 +9,13 @@ from pydantic import ValidationError
 
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.workers import WorkerConfig
-from ecs_inference.specs.gateway import ServiceTarget, plan_gateway
-from ecs_inference.specs.worker import plan_workers
+from ecs_inference.plan.gateway import gateway_service
+from ecs_inference.plan.workers import GatewayKeys, worker_service
+from ecs_inference.specs.gateway import ServiceTarget
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"
+KEYS = GatewayKeys(MASTER)
 names = st.from_regex(r"[a-z][a-z0-9-]{0,12}[a-z0-9]", fullmatch=True)
 model_ids = st.sampled_from(
     [
@@ -56,14 +58,14 @@ def test_any_accepted_gateway_plans_or_names_its_paths(raw, services):
     except ValidationError:
         return  # the schema's own errors carry their paths (components.config)
     targets = {s: ServiceTarget(s, s, f"{s}.inference", 8000, 300) for s in services}
-    plan, issues = plan_gateway(cfg, targets, service_names=services)
-    assert (plan is None) == bool(issues)
+    spec, _, issues = gateway_service(cfg, targets, service_names=services)
+    assert (spec is None) == bool(issues)
     for issue in issues:
         assert issue.path == "platform.gateway" or issue.path.startswith("platform.gateway.")
         assert issue.message
-    if plan is not None:
-        assert {r.target.service for r in plan.spec.routes} <= set(services)
-        assert plan.spec.database == cfg.database.enabled
+    if spec is not None:
+        assert {r.target.service for r in spec.litellm.routes} <= set(services)
+        assert spec.litellm.database == cfg.database.enabled
 
 
 @st.composite
@@ -90,10 +92,15 @@ def test_any_accepted_worker_plans_or_names_its_paths(raws, has_gateway):
             workers[name] = WorkerConfig.model_validate(raw)
         except ValidationError:
             continue
-    plans, issues = plan_workers(workers, has_gateway=has_gateway)
-    assert set(plans) | {i.path.split(".")[2] for i in issues} == set(workers)
+    specs, issues = {}, []
+    for name, cfg in workers.items():
+        spec, _, found = worker_service(name, cfg, gateway=KEYS if has_gateway else None)
+        issues += found
+        if spec is not None:
+            specs[name] = spec
+    assert set(specs) | {i.path.split(".")[2] for i in issues} == set(workers)
     for issue in issues:
         assert issue.path.startswith("platform.workers.")
-    for plan in plans.values():
-        assert plan.config.max_job_seconds < plan.visibility.seconds <= 43_200
-        assert plan.target > 0
+    for spec in specs.values():
+        assert workers[spec.worker].max_job_seconds < spec.visibility_timeout_seconds <= 43_200
+        assert spec.backlog_target > 0

@@ -16,19 +16,17 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from ecs_inference.plan.workers import WorkerScalingError, backlog_target, visibility_timeout
 from ecs_inference.specs.worker import (
     FROM_ZERO_THRESHOLD,
     SQS_VISIBILITY_TIMEOUT_MAX,
     STEP_ADJUSTMENTS_MAX,
     TO_ZERO_THRESHOLD,
     WorkerScaling,
-    WorkerScalingError,
-    backlog_target,
     desired_count,
     from_zero_steps,
     queue_attributes,
     step_capacity,
-    visibility_timeout,
 )
 from tests.aws_shapes import validate_shape
 

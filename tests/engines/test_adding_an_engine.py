@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from ecs_inference import cost, engines
-from ecs_inference.config.issues import ConfigError
+from ecs_inference import cost, engines, sizing
+from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.plan import PLATFORM_NAME
+from ecs_inference.plan import models as plan_models
+from ecs_inference.sizing.instance_types import GpuDemand
 from tests.engines import synthetic
 from tests.foundation.conftest import issues_of, mutate, plan_of, reference
 from tools.preview import project_name, read_stack_file
@@ -92,12 +94,16 @@ def test_the_plan_builds_its_launch_and_sizes_it(synth) -> None:
     m = plan.models[SERVICE]
     assert isinstance(m.launch, synthetic.SynthLaunch) and m.launch.greeting == "hi"
     assert m.image == IMAGE
-    assert m.gpu_count == m.launch.gpus == m.fit.tp_size  # type: ignore[union-attr]
+    demand = plan_models.demands(plan.config, Issues())[SERVICE]
+    assert isinstance(demand, GpuDemand)
+    fit = sizing.choose_tensor_parallel(demand.need, plan.gpu_pools["l40s"].instance_type)
+    assert m.gpu_count == m.launch.gpus == fit.tp_size  # type: ignore[union-attr]
     assert m.neuron_devices == () and not m.one_task_per_instance
-    assert m.grace.warmup_seconds == synthetic.WARMUP_SECONDS
+    lines = plan.decisions[f"model {SERVICE}"]
+    assert any(f"warm-up {synthetic.WARMUP_SECONDS:.0f} s" in line for line in lines), lines
     # it declares a scrape family: the sidecar runs and it scales on its load
-    assert m.metrics_sidecar and m.scaling.metric == "engineLoad"
-    assert m.spec.launch is m.launch
+    load = m.scaling_configuration["CustomizedMetricSpecification"]["Metrics"][-1]  # type: ignore[index]
+    assert m.metrics_sidecar and load["Label"] == "requests waiting + running per task"
 
 
 @pytest.fixture

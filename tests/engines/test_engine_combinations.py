@@ -12,7 +12,7 @@ from ecs_inference.sizing.instance_types import DeclaredFit
 from ecs_inference.specs import managed_instances
 from ecs_inference.specs.gateway import litellm_config
 from tests.aws_shapes import register_task_definition_request, validate_shape
-from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
+from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
 
@@ -34,17 +34,18 @@ def combined() -> dict:
 
 def test_one_gpu_presets_run_on_managed_instances() -> None:
     plan = plan_of(combined(), STACK)
-    pool = plan.pools["mi"]
-    assert pool.managed and pool.types.source == "sizing"
+    pool = plan.managed_instance_pools["mi"]
+    types = pool_choices(combined(), STACK)["mi"].types
+    assert types.source == "sizing" and pool.requirements.allowed_instance_types == types.chosen
     for name in ("mistral", "triton"):
         m = plan.models[name]
-        assert m.spec.compatibility == "MANAGED_INSTANCES"
+        assert plan.model_pools[name] == "mi" and m.compatibility == "MANAGED_INSTANCES"
         assert m.shm_size_mib == 0 and m.gpu_count == 1
-        assert m.tasks_per_instance == pool.types.tasks_per_instance(name)
     # the declared-memory service is fitted on the pool's cheapest chosen type
-    triton = plan.models["triton"]
-    assert isinstance(triton.fit, DeclaredFit)
-    assert triton.fit.instance_name == pool.types.chosen[0]
+    fit = types.fits["triton"][types.chosen[0]].fit
+    assert isinstance(fit, DeclaredFit)
+    assert fit.instance_name == types.chosen[0]
+    assert fit.summary() in plan.decisions["model triton"]
     # instanceRequirements cover the declared memory of the custom service
     need = pool.requirements.accelerator_total_memory_mib_min
     assert need is not None and need >= 36 * 1024 * 0.99
@@ -74,7 +75,7 @@ def test_presets_take_their_types_from_sizing() -> None:
     raw = mutate(reference("engines"), "gpuPools.l40s.instanceType", DELETE)
     raw = mutate(raw, "gpuPools.l40s.instanceTypes", ["g6e.12xlarge", "g6e.24xlarge"])
     plan = plan_of(raw, STACK)
-    layouts = plan.pools["l40s"].types.layouts
+    layouts = pool_choices(raw, STACK)["l40s"].types.layouts
     assert layouts["qwen"].devices_per_task == 4 and layouts["triton"].devices_per_task == 1
     assert plan.models["qwen"].launch.tensor_parallel_size == 4  # type: ignore[union-attr]
 
@@ -82,12 +83,12 @@ def test_presets_take_their_types_from_sizing() -> None:
 def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -> None:
     plan = plan_of(combined(), STACK)
     assert plan.gateway is not None
-    routes = {r.target.service: r for r in plan.gateway.spec.routes}
+    routes = {r.target.service: r for r in plan.gateway.litellm.routes}
     # a custom image's API is its own: not routed by default
     assert set(routes) == {"llama", "qwen", "mistral"}
     entries = {
         e["model_info"]["id"]: e["litellm_params"]["model"]
-        for e in litellm_config(plan.gateway.spec)["model_list"]
+        for e in litellm_config(plan.gateway.litellm)["model_list"]
         if "model_info" in e
     }
     assert entries["ecs-llama"].startswith("hosted_vllm/")
@@ -98,7 +99,7 @@ def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -
     named = mutate(combined(), "gateway.routes", {"gemma-9b": "triton", "qwen": "qwen"})
     plan = plan_of(named, STACK)
     assert plan.gateway is not None
-    targets = {r.model_name: r.target for r in plan.gateway.spec.routes}
+    targets = {r.model_name: r.target for r in plan.gateway.litellm.routes}
     assert targets["gemma-9b"].api_base == "http://triton.inference-engines:8000/v1"
 
 

@@ -13,32 +13,44 @@ from ecs_inference.engines.sglang import SglangLaunch
 from ecs_inference.engines.tgi import TgiLaunch
 from ecs_inference.plan import build_plan
 from ecs_inference.sizing.instance_types import DeclaredFit
-from ecs_inference.specs.weights import EfsWeights
-from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
+from tests.foundation.conftest import (
+    DELETE,
+    issues_of,
+    mutate,
+    plan_of,
+    pool_choices,
+    reference,
+)
 
 STACK = "engines"
 
 
 def test_engines_stack_plans_every_engine() -> None:
     plan = plan_of(reference("engines"), STACK)
+    fits = {
+        m: f["g6e.12xlarge"].fit
+        for m, f in pool_choices(reference("engines"), STACK)["l40s"].types.fits.items()
+    }
     qwen, mistral, triton = (plan.models[n] for n in ("qwen", "mistral", "triton"))
     assert isinstance(qwen.launch, SglangLaunch)
-    assert qwen.efs == EfsWeights("weights", "/models/qwen2.5-14b-instruct")
+    assert (qwen.efs_file_system, qwen.efs_path) == ("weights", "/models/qwen2.5-14b-instruct")
     assert qwen.launch.weights_uri == "/mnt/efs/qwen"
-    assert qwen.weights_bucket is None and qwen.weights_note is not None
-    assert isinstance(qwen.fit, sizing.GpuFit)
-    assert qwen.gpu_count == qwen.launch.tensor_parallel_size == qwen.fit.tp_size
+    assert qwen.weights_bucket is None
+    assert any(line.startswith("weights: efs:") for line in plan.decisions["model qwen"])
+    assert isinstance(fits["qwen"], sizing.GpuFit)
+    assert qwen.gpu_count == qwen.launch.tensor_parallel_size == fits["qwen"].tp_size
     assert isinstance(mistral.launch, TgiLaunch)
     assert mistral.launch.weights_uri.startswith("s3://")
     assert mistral.launch.max_input_tokens == mistral.launch.max_total_tokens - 1
-    assert isinstance(triton.launch, CustomLaunch) and isinstance(triton.fit, DeclaredFit)
+    assert isinstance(triton.launch, CustomLaunch) and isinstance(fits["triton"], DeclaredFit)
     assert triton.gpu_count == 1 and triton.launch.health_path == "/v2/health/ready"
     assert (triton.weights_bucket, triton.weights_prefix) == (
         "example-engines-models",
         "gemma-2-9b-trtllm",
     )
     # warm-up inputs differ per engine and reach the grace period
-    assert qwen.grace.warmup_seconds == 180 and mistral.grace.warmup_seconds == 150
+    assert any("warm-up 180 s" in line for line in plan.decisions["model qwen"])
+    assert any("warm-up 150 s" in line for line in plan.decisions["model mistral"])
 
 
 @pytest.mark.parametrize(
@@ -154,8 +166,8 @@ def test_efs_weights_from_an_existing_file_system_by_id() -> None:
     raw = mutate(
         reference("engines"), "models.qwen.weightsUri", "efs://fs-0123456789abcdef0/models/qwen"
     )
-    plan = plan_of(raw, STACK)
-    assert plan.models["qwen"].efs == EfsWeights("fs-0123456789abcdef0", "/models/qwen")
+    qwen = plan_of(raw, STACK).models["qwen"]
+    assert (qwen.efs_file_system, qwen.efs_path) == ("fs-0123456789abcdef0", "/models/qwen")
 
 
 def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> None:
@@ -179,7 +191,8 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
     assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_devices == 2
     assert m.neuron_devices == ("/dev/neuron0", "/dev/neuron1")
     assert m.gpu_count == 0 and m.one_task_per_instance
-    assert isinstance(m.fit, DeclaredFit) and m.fit.tasks_per_instance == 1
+    fit = pool_choices(raw, STACK)["inf2"].types.fits["custom-nrn"]["inf2.24xlarge"].fit
+    assert isinstance(fit, DeclaredFit) and fit.tasks_per_instance == 1
     # a GPU pool is the wrong kind for it
     wrong = mutate(raw, "models.custom-nrn.pool", "l40s")
     issues = issues_of(wrong, STACK)

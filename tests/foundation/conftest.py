@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ecs_inference.config.issues import ConfigError, ConfigIssue
+from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.plan import Plan, build_plan
+from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan, models, pools
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,3 +48,12 @@ def issues_of(raw: dict, stack: str) -> list[ConfigIssue]:
     with pytest.raises(ConfigError) as info:
         plan_of(raw, stack)
     return info.value.issues
+
+
+def pool_choices(raw: dict, stack: str) -> dict[str, pools.PoolChoice]:
+    """The instance types the plan's pools section chooses for `raw` (which must plan)."""
+    cfg = load_stack_config(raw, stack)
+    issues = Issues()
+    found = pools.choose_pools(cfg, PLATFORM_NAME, models.demands(cfg, issues), issues)
+    assert not list(issues), list(issues)
+    return found

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from ecs_inference import sizing
+from ecs_inference.config.issues import Issues
+from ecs_inference.config.load import load_stack_config
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from ecs_inference.plan import choose_deploy
+from ecs_inference.plan.models import demands
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.headroom import choose_deploy
+from ecs_inference.sizing.instance_types import GpuDemand
 from tests.foundation.conftest import DELETE, issues_of, mutate, plan_of, reference
 
 STACK = "dev"
@@ -17,10 +23,11 @@ def test_dev_plan_decisions() -> None:
     llama = plan.models["llama"]
     assert isinstance(llama.launch, VllmLaunch)
     assert llama.gpu_count == llama.launch.tensor_parallel_size == 1
-    assert llama.launch.alb_idle_timeout_seconds == plan.idle_timeout.seconds
-    assert plan.idle_timeout.seconds >= 300
-    assert llama.deregistration.seconds >= 300
-    assert (llama.deploy.minimum_healthy_percent, llama.deploy.maximum_percent) == (100, 200)
+    assert llama.launch.alb_idle_timeout_seconds == plan.endpoint.idle_timeout_seconds
+    assert plan.endpoint.idle_timeout_seconds >= 300
+    assert llama.deregistration_delay_seconds >= 300
+    deploy = (llama.deployment_minimum_healthy_percent, llama.deployment_maximum_percent)
+    assert deploy == (100, 200)
     neuron = plan.models["llama-neuron"]
     assert isinstance(neuron.launch, NeuronLaunch)
     assert neuron.neuron_devices == ("/dev/neuron0",) and neuron.one_task_per_instance
@@ -28,8 +35,8 @@ def test_dev_plan_decisions() -> None:
         "example-dev-models",
         "llama-3.1-8b-neuron-bs4-seq4096-tp2",
     )
-    assert plan.rerankers["rerank"].size.cpu == 2048
-    decisions = plan.decisions()
+    assert plan.rerankers["rerank"].cpu == 2048
+    decisions = plan.decisions
     assert {"endpoint", "model llama", "model llama-neuron", "reranker rerank"} <= set(decisions)
 
 
@@ -38,7 +45,13 @@ def test_prod_70b_long_context_needs_all_eight_gpus() -> None:
     big = plan.models["llama-70b"]
     assert big.gpu_count == 8 and big.launch.tensor_parallel_size == 8
     # weights alone (~131 GiB) would fit 4 L40S; the KV cache at 32k context is what needs 8
-    assert big.fit.need.weights_gib < 4 * big.fit.usable_per_gpu_gib
+    demand = demands(load_stack_config(reference("prod"), "prod"), Issues())["llama-70b"]
+    assert isinstance(demand, GpuDemand)
+    fit = sizing.choose_tensor_parallel(
+        demand.need, catalog.instance("g6e.48xlarge"), demand.gpu_memory_utilization
+    )
+    assert fit.tp_size == 8
+    assert demand.need.weights_gib < 4 * fit.usable_per_gpu_gib
     assert big.shm_size_mib > 2048
 
 
@@ -95,8 +108,8 @@ def test_reranker_cheapest_size_for_a_need() -> None:
     raw = mutate(reference("dev"), "rerankers.rerank.cpu", DELETE)
     raw = mutate(raw, "rerankers.rerank.memoryMib", DELETE)
     raw = mutate(raw, "rerankers.rerank.needMemoryMib", 12 * 1024)
-    size = plan_of(raw, STACK).rerankers["rerank"].size
-    assert (size.cpu, size.memory_mib) == (2048, 12288)  # 12 GB starts at 2 vCPU
+    spec = plan_of(raw, STACK).rerankers["rerank"]
+    assert (spec.cpu, spec.memory_mib) == (2048, 12288)  # 12 GB starts at 2 vCPU
 
 
 @pytest.mark.parametrize(

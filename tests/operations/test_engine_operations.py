@@ -27,16 +27,16 @@ def engines_raw() -> dict[str, Any]:
 
 def test_sidecar_and_scaling_follow_what_the_sidecar_can_scrape():
     plan = plan_of(engines_raw())
-    engines = {m.config.engine for m in plan.models.values()}
-    assert set(PRESET_ENGINES) <= engines  # the stack exercises every preset engine
-    for m in plan.models.values():
-        scraped = m.config.engine in METRICS_BY_KIND
-        assert m.metrics_sidecar is scraped, m.name
-        assert m.spec.metrics_sidecar is scraped
+    engines = {name: plan.config.models[name].engine for name in plan.models}
+    assert set(PRESET_ENGINES) <= set(engines.values())  # the stack exercises every preset engine
+    for name, m in plan.models.items():
+        scraped = engines[name] in METRICS_BY_KIND
+        assert m.metrics_sidecar is scraped, name
         if not scraped:
-            assert m.scaling.metric == "albRequests"
-            assert m.spec.scaling_configuration is None  # the component's ALB policy
-            assert f"engine {m.config.engine}: no metrics sidecar" in m.scaling.note
+            assert m.scaling_configuration is None  # the component's ALB policy
+            (scaling,) = [s for s in plan.decisions[f"model {name}"] if s.startswith("scaling:")]
+            assert scaling.startswith("scaling: ALBRequestCountPerTarget")
+            assert f"engine {engines[name]}: no metrics sidecar" in scaling
 
 
 @pytest.mark.parametrize("metric", ["engineLoad", "kvCache"])
@@ -64,8 +64,8 @@ def test_no_metrics_image_needed_when_no_service_can_run_the_sidecar():
 
 def test_preset_containers_get_the_stack_region():
     plan = plan_of(engines_raw())
-    for m in plan.models.values():
-        if m.config.engine in PRESET_ENGINES:
+    for name, m in plan.models.items():
+        if plan.config.models[name].engine in PRESET_ENGINES:
             env = {e["name"]: e["value"] for e in m.launch.container_environment("eu-west-3")}
             assert {v: env.get(v) for v in ENV_REGION_VARIABLES} == {
                 v: "eu-west-3" for v in ENV_REGION_VARIABLES
@@ -77,7 +77,8 @@ def test_warm_pool_pre_pulls_the_preset_engines_images():
     pool = next(iter(raw["gpuPools"]))
     raw["gpuPools"][pool]["warmPool"] = {"minSize": 1, "state": "Stopped"}
     plan = plan_of(raw)
-    on_pool = [m for m in plan.models.values() if m.pool.name == pool]
-    expected = {m.image for m in on_pool if m.image is not None}
-    assert any(m.config.engine in PRESET_ENGINES for m in on_pool if m.image is not None)
-    assert set(plan.pools[pool].prepull_images) == expected
+    on_pool = [n for n in plan.models if plan.model_pools[n] == pool]
+    expected = {plan.models[n].image for n in on_pool if plan.models[n].image is not None}
+    engines = {plan.config.models[n].engine for n in on_pool if plan.models[n].image is not None}
+    assert engines & set(PRESET_ENGINES)
+    assert set(plan.gpu_pools[pool].prepull_images) == expected

@@ -270,6 +270,7 @@ def test_operations_component_registers_gateway_and_worker_alarms_with_real_dime
     plan = _plan()
     assert plan.gateway is not None
     worker = plan.workers["summarise"]
+    cfg = plan.config.workers["summarise"]
 
     def program() -> None:
         Operations(
@@ -279,8 +280,17 @@ def test_operations_component_registers_gateway_and_worker_alarms_with_real_dime
                 cluster_arn=CLUSTER_ARN,
                 load_balancer_arn_suffix=LB,
                 gateway=GatewayWatch(plan.gateway, TG, "gateway-svc-1a2b3c4"),  # type: ignore[arg-type]
-                workers=[WorkerWatch(worker, "q-summarise", "q-summarise-dlq", "summarise-svc")],
-                alarm_settings=plan.alarm_settings(),
+                workers=[
+                    WorkerWatch(
+                        worker,
+                        "q-summarise",
+                        "q-summarise-dlq",
+                        "summarise-svc",
+                        acceptable_latency_seconds=cfg.acceptable_latency_seconds,
+                        max_job_seconds=cfg.max_job_seconds,
+                    )
+                ],
+                alarm_settings=plan.alarm_settings,
             ),
         )
 
@@ -311,7 +321,7 @@ def test_operations_component_registers_gateway_and_worker_alarms_with_real_dime
 def test_plan_states_the_derived_thresholds_and_counts_the_fargate_tasks():
     raw = mutate(reference("agents"), "workers.summarise.acceptableLatencySeconds", 120)
     plan = _plan(raw)
-    decisions = plan.decisions()
+    decisions = plan.decisions
     worker_text = " ".join(decisions["worker summarise"])
     assert "older than 1020 s (120 s acceptable latency + 900 s longest job)" in worker_text
     assert "backlog per task above 2 at maxCount 8" in worker_text

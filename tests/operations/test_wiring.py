@@ -60,20 +60,19 @@ def test_scaling_target_follows_the_engine_batch_and_settings():
     model["maxConcurrentSequences"] = 12
     model["autoscaling"] = {"targetUtilization": 0.5, "scaleInCooldownSeconds": 3000}
     plan = plan_of(raw)
-    llama = plan.models["llama"]
-    assert llama.scaling.target_value == 6.0
-    assert llama.scaling.scale_out_cooldown == llama.grace.seconds
-    assert llama.scaling.scale_in_cooldown == 3000
-    spec = llama.spec
+    spec = plan.models["llama"]
     assert spec.scaling_configuration is not None
     assert spec.scaling_configuration["TargetValue"] == 6.0
-    assert (spec.scale_out_cooldown, spec.scale_in_cooldown) == (llama.grace.seconds, 3000)
+    grace = spec.health_check_grace_period_seconds
+    assert (spec.scale_out_cooldown, spec.scale_in_cooldown) == (grace, 3000)
+    assert spec.scaling_configuration["ScaleOutCooldown"] == grace
+    assert spec.scaling_configuration["ScaleInCooldown"] == 3000
     # Neuron: the artifact's batch size is the engine's concurrency
-    neuron = plan.models["llama-neuron"]
+    neuron = plan.models["llama-neuron"].scaling_configuration
     batch = raw["models"]["llama-neuron"]["neuron"]["batchSize"]
-    assert neuron.scaling.target_value == pytest.approx(0.8 * batch)
+    assert neuron is not None and neuron["TargetValue"] == pytest.approx(0.8 * batch)
     assert any(
-        line.startswith("scaling: requests waiting") for line in plan.decisions()["model llama"]
+        line.startswith("scaling: requests waiting") for line in plan.decisions["model llama"]
     )
 
 
@@ -86,12 +85,12 @@ def test_kv_cache_and_alb_request_options():
         "scaleOutCooldownSeconds": 90,
     }
     plan = plan_of(raw)
-    kv = plan.models["llama"].spec.scaling_configuration
+    kv = plan.models["llama"].scaling_configuration
     assert kv is not None and kv["TargetValue"] == 70.0
     alb = plan.models["llama-neuron"]
-    assert alb.spec.scaling_configuration is None  # the component's predefined ALB metric
-    assert alb.spec.target_requests_per_target == 12
-    assert (alb.spec.scale_out_cooldown, alb.spec.scale_in_cooldown) == (90, 300)
+    assert alb.scaling_configuration is None  # the component's predefined ALB metric
+    assert alb.target_requests_per_target == 12
+    assert (alb.scale_out_cooldown, alb.scale_in_cooldown) == (90, 300)
 
 
 def test_engine_scaling_without_the_sidecar_is_a_config_error_with_its_path():
@@ -102,8 +101,8 @@ def test_engine_scaling_without_the_sidecar_is_a_config_error_with_its_path():
     for model in raw["models"].values():
         model["autoscaling"] = {"metric": "albRequests"}
     plan = plan_of(raw)
-    assert not any(mp.spec.metrics_sidecar for mp in plan.models.values())
-    assert "metrics:" not in json.dumps(plan.decisions())
+    assert not any(m.metrics_sidecar for m in plan.models.values())
+    assert "metrics:" not in json.dumps(plan.decisions)
 
 
 def test_missing_sidecar_image_and_bad_subscriptions_name_their_paths():

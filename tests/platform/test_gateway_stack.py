@@ -29,21 +29,21 @@ def issues_of(raw: dict) -> list[tuple[str, str]]:
 def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None:
     plan = plan_of(reference("agents"))
     assert plan.gateway is not None
-    routes = {r.model_name: r.target for r in plan.gateway.spec.routes}
+    routes = {r.model_name: r.target for r in plan.gateway.litellm.routes}
     assert set(routes) == {"llama-3.1-8b", "qwen", "llama-neuron"}
     assert routes["qwen"].api_base == "http://qwen.inference-agents:8000/v1"
-    assert [b.model_name for b in plan.gateway.spec.bedrock] == ["claude-haiku"]
+    assert [b.model_name for b in plan.gateway.litellm.bedrock] == ["claude-haiku"]
     # One priority pair after the services', and the ALB may reach the proxy port.
     service_priorities = {m.priority for m in plan.models.values()}
     assert plan.gateway.priority > max(service_priorities)
     assert litellm.PORT in plan.endpoint.target_ports
     # Bedrock's 600 s and qwen's 600 s generations are what the ALB must keep open.
-    assert plan.idle_timeout.seconds >= 600
-    assert plan.gateway.deregistration is not None
-    assert plan.gateway.deregistration.seconds >= plan.gateway.spec.longest_request_seconds
+    assert plan.endpoint.idle_timeout_seconds >= 600
+    longest = plan.gateway.litellm.longest_request_seconds
+    assert plan.gateway.deregistration_delay_seconds >= longest
     assert plan.service_connect_namespace == "inference-agents"
     assert set(plan.workers) == {"summarise"}
-    assert "gateway" in plan.decisions() and "worker summarise" in plan.decisions()
+    assert "gateway" in plan.decisions and "worker summarise" in plan.decisions
 
 
 def test_stacks_without_gateway_have_no_private_routes() -> None:
@@ -139,8 +139,8 @@ def test_a_worker_key_the_gateway_refuses_is_a_config_error() -> None:
 def test_a_worker_gets_the_master_key_and_may_use_its_own_with_a_database() -> None:
     master = reference("agents")["gateway"]["masterKeySecretArn"]
     plan = plan_of(reference("agents"))
-    assert plan.workers["summarise"].spec.secrets["GATEWAY_API_KEY"] == master
+    assert plan.workers["summarise"].secrets["GATEWAY_API_KEY"] == master
     raw = mutate(reference("agents"), "workers.summarise.secrets", {"GATEWAY_API_KEY": OTHER_KEY})
     salt = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCdEf"
     raw = mutate(raw, "gateway.database", {"enabled": True, "saltKeySecretArn": salt})
-    assert plan_of(raw).workers["summarise"].spec.secrets["GATEWAY_API_KEY"] == OTHER_KEY
+    assert plan_of(raw).workers["summarise"].secrets["GATEWAY_API_KEY"] == OTHER_KEY

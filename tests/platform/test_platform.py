@@ -71,9 +71,9 @@ def test_alb_is_internal_with_the_derived_idle_timeout(stack: str) -> None:
     plan = planned(stack)
     (alb,) = by_name(recorded(stack), "aws:lb/loadBalancer:LoadBalancer").values()
     assert alb["internal"] is True
-    assert alb["idleTimeout"] == plan.idle_timeout.seconds
+    assert alb["idleTimeout"] == plan.endpoint.idle_timeout_seconds
     longest = max(m.max_generation_seconds for m in plan.config.models.values())
-    assert plan.idle_timeout.seconds > longest
+    assert plan.endpoint.idle_timeout_seconds > longest
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -82,20 +82,23 @@ def test_timeouts_derive_from_service_settings_and_keepalive_is_inside_idle(stac
     rec = recorded(stack)
     tgs = by_name(rec, "aws:lb/targetGroup:TargetGroup")
     services = by_name(rec, "aws:ecs/service:Service")
-    idle = plan.idle_timeout.seconds
+    idle = plan.endpoint.idle_timeout_seconds
     for name, m in plan.models.items():
+        model = plan.config.models[name]
         tg = tgs[f"inference-{name}-tg"]
         assert tg["targetType"] == "ip" and tg["healthCheck"]["path"] == "/health"
-        assert tg["deregistrationDelay"] >= m.config.max_generation_seconds
+        assert tg["deregistrationDelay"] >= model.max_generation_seconds
         service = services[f"inference-{name}-service"]
-        assert service["healthCheckGracePeriodSeconds"] == m.grace.seconds
-        startup = m.config.startup
-        assert m.grace.seconds >= startup.warmup_seconds + startup.image_gib * 1024 / (
+        grace = m.health_check_grace_period_seconds
+        assert service["healthCheckGracePeriodSeconds"] == grace
+        startup = model.startup
+        assert grace >= startup.warmup_seconds + startup.image_gib * 1024 / (
             startup.image_pull_mib_per_second
         )
         assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
-        assert service["deploymentMinimumHealthyPercent"] == m.deploy.minimum_healthy_percent
-        assert service["deploymentMaximumPercent"] == m.deploy.maximum_percent
+        low, high = m.deployment_minimum_healthy_percent, m.deployment_maximum_percent
+        assert service["deploymentMinimumHealthyPercent"] == low
+        assert service["deploymentMaximumPercent"] == high
         assert service["networkConfiguration"]["assignPublicIp"] is False
         # the engine sends SSE keep-alives well inside the idle timeout
         assert 0 < m.launch.keepalive_seconds <= idle / 2
@@ -117,7 +120,7 @@ def test_task_definitions_carry_sizing_and_validate_against_ecs(stack: str) -> N
         assert task["networkMode"] == "awsvpc"
         gpus = [r for r in container.get("resourceRequirements", []) if r["type"] == "GPU"]
         devices = container.get("linuxParameters", {}).get("devices", [])
-        if m.config.engine == "vllm":
+        if plan.config.models[name].engine == "vllm":
             assert gpus == [{"type": "GPU", "value": str(m.launch.tensor_parallel_size)}]
             # Managed Instances refuses sharedMemorySize: shm_size_mib is 0 there.
             linux = container.get("linuxParameters", {})
@@ -132,8 +135,9 @@ def test_task_definitions_carry_sizing_and_validate_against_ecs(stack: str) -> N
         task = tasks[f"inference-{name}-task"]
         validate_shape("ecs", "RegisterTaskDefinition", register_task_definition_request(task))
         assert task["requiresCompatibilities"] == ["FARGATE"]
-        assert (int(task["cpu"]), int(task["memory"])) == (r.size.cpu, r.size.memory_mib)
-        assert task["runtimePlatform"]["cpuArchitecture"] == r.config.cpu_architecture
+        assert (int(task["cpu"]), int(task["memory"])) == (r.cpu, r.memory_mib)
+        assert task["runtimePlatform"]["cpuArchitecture"] == r.cpu_architecture
+        assert r.cpu_architecture == plan.config.rerankers[name].cpu_architecture
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -149,11 +153,14 @@ def test_services_run_on_their_pool_and_wait_for_the_association(stack: str) -> 
     plan = planned(stack)
     association = rec.one("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders")
     providers = {r.name: r for r in rec.by_type("aws:ecs/capacityProvider:CapacityProvider")}
-    assert len(providers) == len(plan.pools)
-    for name, m in plan.models.items():
+    pools = [*plan.gpu_pools, *plan.neuron_pools, *plan.managed_instance_pools]
+    assert len(providers) == len(pools)
+    for name in plan.models:
         service = rec.one("aws:ecs/service:Service", f"inference-{name}-service")
         (strategy,) = service.inputs["capacityProviderStrategies"]
-        assert strategy["capacityProvider"].startswith(f"inference-{m.pool.name}-capacity")
+        pool = plan.model_pools[name]
+        assert pool == plan.config.models[name].pool
+        assert strategy["capacityProvider"].startswith(f"inference-{pool}-capacity")
         assert association.urn in service.dependencies
     for name in plan.rerankers:
         service = rec.one("aws:ecs/service:Service", f"inference-{name}-service")

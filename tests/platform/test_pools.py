@@ -20,7 +20,7 @@ from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing import catalog
 from ecs_inference.specs import managed_instances
 from tests.aws_shapes import register_task_definition_request, validate_shape
-from tests.foundation.conftest import issues_of, mutate, plan_of, reference
+from tests.foundation.conftest import issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file
 from tools.recording import Recording, run_program, stack_config_values
 
@@ -54,21 +54,22 @@ def named(rec: Recording, type_: str, name: str):
 
 def test_prod_plan_uses_both_new_kinds_of_pool():
     plan = plan_of(reference("prod"), STACK)
-    managed = plan.pools["l40s"]
-    assert managed.managed and managed.types.source == "sizing"
-    assert managed.types.chosen[0] == "g6e.xlarge"
-    mixed = plan.pools["l40s-4x"]
-    assert not mixed.managed and len(mixed.types.chosen) > 1
-    assert mixed.spec.mixed is not None and mixed.spec.mixed.uses_spot
-    qwen = plan.models["qwen-32b"]
+    choices = pool_choices(reference("prod"), STACK)
+    managed = plan.managed_instance_pools["l40s"]
+    assert choices["l40s"].types.source == "sizing"
+    assert managed.requirements.allowed_instance_types[0] == "g6e.xlarge"
+    mixed = plan.gpu_pools["l40s-4x"]
+    assert len(choices["l40s-4x"].types.chosen) > 1
+    assert mixed.instance_types == choices["l40s-4x"].types.chosen
+    assert mixed.mixed is not None and mixed.mixed.uses_spot
     # the decisions explain the choice and the Spot trade-off
-    pool_lines = "\n".join(plan.decisions()["pool l40s-4x"])
+    pool_lines = "\n".join(plan.decisions["pool l40s-4x"])
     assert "types that fit every model" in pool_lines and "chosen (from sizing" in pool_lines
-    model_lines = "\n".join(plan.decisions()[f"model {qwen.name}"])
+    model_lines = "\n".join(plan.decisions["model qwen-32b"])
     assert "120 s notice" in model_lines and "On-Demand instances" in model_lines
     llama = plan.models["llama-8b"]
-    assert llama.spec.compatibility == "MANAGED_INSTANCES" and llama.shm_size_mib == 0
-    assert "no group maximum" in llama.deploy.note
+    assert llama.compatibility == "MANAGED_INSTANCES" and llama.shm_size_mib == 0
+    assert any("no group maximum" in line for line in plan.decisions["model llama-8b"])
 
 
 def test_managed_instances_pool_request_and_task():
@@ -85,7 +86,8 @@ def test_managed_instances_pool_request_and_task():
     # the cluster association lists the ASG pools but not this cluster-scoped provider, which
     # PutClusterCapacityProviders refuses
     association = rec.one(CCP).inputs["capacityProviders"]
-    asg_pools = [p for p in plan_of(reference("prod"), STACK).pools.values() if not p.managed]
+    plan = plan_of(reference("prod"), STACK)
+    asg_pools = [*plan.gpu_pools, *plan.neuron_pools]
     assert len(association) == len(asg_pools) + 2  # + FARGATE(_SPOT)
     assert cp.outputs["name"] not in association
     task = named(rec, TD, "inference-llama-8b-task")
@@ -135,7 +137,7 @@ def test_mixed_pool_request_user_data_and_no_warm_pool():
     assert api["CapacityRebalance"] is True
     plan = plan_of(reference("prod"), STACK)
     overrides = api["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"]
-    assert [o["InstanceType"] for o in overrides] == list(plan.pools["l40s-4x"].types.chosen)
+    assert [o["InstanceType"] for o in overrides] == list(plan.gpu_pools["l40s-4x"].instance_types)
     lt = named(rec, LT, "inference-l40s-4x-lt")
     assert "instanceType" not in lt.inputs  # the overrides name the types
     user_data = base64.b64decode(lt.inputs["userData"]).decode()
@@ -243,9 +245,9 @@ def test_single_instance_type_misfit_is_still_the_models_problem():
 def test_warm_pool_with_types_from_sizing_keeps_only_the_cheapest():
     raw = mutate(reference("prod"), f"{MIXED}.onDemandPercentageAboveBaseCapacity", 100)
     raw = mutate(raw, f"{MIXED}.warmPool", {"minSize": 1})
-    pool = plan_of(raw, STACK).pools["l40s-4x"]
-    assert pool.types.chosen == ("g6e.12xlarge",)
-    assert pool.spec.mixed is None and pool.spec.warm_pool is not None
+    pool = plan_of(raw, STACK).gpu_pools["l40s-4x"]
+    assert (pool.instance_type, pool.instance_types) == ("g6e.12xlarge", ())
+    assert pool.mixed is None and pool.warm_pool is not None
 
 
 def test_a_pool_without_models_or_types_says_what_to_do():
@@ -296,14 +298,13 @@ def test_pool_config_space(listed, excluded, base, pct, strategy, warm, managed_
         # every failure names a config path the user can edit, never a traceback
         assert exc.issues and all(i.path.startswith("platform.") for i in exc.issues)
         return
-    mixed_pool = plan.pools["l40s-4x"]
-    spec = mixed_pool.spec
+    spec = plan.gpu_pools["l40s-4x"]
     # AWS's rule holds for every accepted config: no warm pool with Spot or several types
     if spec.warm_pool is not None:
-        assert spec.mixed is None and len(mixed_pool.types.chosen) == 1
+        assert spec.mixed is None and not spec.instance_types
     assert strategy != "lowest-price" or spec.mixed is None or not spec.mixed.uses_spot
     # one layout per model on every chosen type, and the task places on each of them
-    for pool in plan.pools.values():
+    for pool in pool_choices(raw, STACK).values():
         # one GPU (or Neuron chip) model per pool: seed 000's "one ASG per GPU type"
         assert len({catalog.instance(n).accelerator_name for n in pool.types.chosen}) == 1
         for model, fits in pool.types.fits.items():
@@ -313,7 +314,7 @@ def test_pool_config_space(listed, excluded, base, pct, strategy, warm, managed_
                 per = f.tasks_per_instance
                 assert m.task_cpu * per <= f.instance.vcpu * 1024
                 assert m.task_memory_mib * per <= f.instance.memory_gib * 1024
-    managed = plan.pools["l40s"]
+    managed = plan.managed_instance_pools["l40s"]
     request = {
         "name": "p",
         "cluster": "c",
@@ -327,4 +328,4 @@ def test_pool_config_space(listed, excluded, base, pct, strategy, warm, managed_
         },
     }
     validate_shape("ecs", "CreateCapacityProvider", request)
-    json.dumps(plan.decisions())  # decisions are exportable
+    json.dumps(plan.decisions)  # decisions are exportable

@@ -15,12 +15,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ecs_inference.capacity.user_data import ecs_user_data
-from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.models import ModelConfig
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
-from ecs_inference.plan import build_plan, choose_deploy
+from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
 from ecs_inference.sizing import catalog, deploy_step
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
 from tests.platform.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values
@@ -129,6 +130,19 @@ def _plan(platform: dict, stack: str = "dev", region: str = "us-east-1"):
     return build_plan(load_stack_config(platform, stack), stack, region)
 
 
+def _deploys(platform: dict, stack: str = "dev") -> dict[str, DeployChoice]:
+    """Each model's deploy, as the pools section of the plan decides it."""
+    cfg = load_stack_config(platform, stack)
+    issues = Issues()
+    choices = pools.choose_pools(cfg, PLATFORM_NAME, models.demands(cfg, issues), issues)
+    placed = models.placed(cfg, choices)
+    found: dict[str, DeployChoice] = {}
+    for name, choice in choices.items():
+        found |= pools.share(choice, placed[name], issues)[0]
+    assert not list(issues), list(issues)
+    return found
+
+
 def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     _, data = _stack_file("prod")
     platform = data["config"]["ecs-inference:platform"]
@@ -136,17 +150,18 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     platform["models"]["qwen-32b"]["maxGenerationSeconds"] = 45
     platform["rerankers"]["rerank"]["maxRequestSeconds"] = 7
     plan = _plan(platform, "prod")
-    assert plan.idle_timeout.seconds >= 1800
+    idle = plan.endpoint.idle_timeout_seconds
+    assert idle >= 1800
     own = {
         "llama-70b": 1800,
         "qwen-32b": 45,
         "llama-8b": ModelConfig.model_fields["max_generation_seconds"].default,
     }
     for name, seconds in own.items():
-        delay = plan.models[name].deregistration.seconds
+        delay = plan.models[name].deregistration_delay_seconds
         assert seconds < delay <= seconds + 60, (name, delay)
-        assert delay < plan.idle_timeout.seconds or seconds + 60 >= plan.idle_timeout.seconds
-    assert 7 < plan.rerankers["rerank"].deregistration.seconds <= 67
+        assert delay < idle or seconds + 60 >= idle
+    assert 7 < plan.rerankers["rerank"].deregistration_delay_seconds <= 67
     # and the target group gets exactly that
     rec = recorded("prod")
     groups = {r.name: r.inputs for r in rec.by_type("aws:lb/targetGroup:TargetGroup")}
@@ -154,13 +169,15 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     for name, m in planned.models.items():
         tg = groups[f"inference-{name}-tg"]
         delay = int(tg["deregistrationDelay"])
-        assert delay == m.deregistration.seconds < planned.idle_timeout.seconds
+        assert delay == m.deregistration_delay_seconds < planned.endpoint.idle_timeout_seconds
         # ... tagged with the longest request it covers, which the policy pack checks it against
-        assert tg["tags"][MAX_REQUEST_SECONDS] == str(m.config.max_generation_seconds)
-    for name, r in planned.rerankers.items():
+        longest = planned.config.models[name].max_generation_seconds
+        assert tg["tags"][MAX_REQUEST_SECONDS] == str(longest)
+    for name in planned.rerankers:
         tg = groups[f"inference-{name}-tg"]
-        assert tg["tags"][MAX_REQUEST_SECONDS] == str(r.config.max_request_seconds)
-        assert int(tg["deregistrationDelay"]) >= r.config.max_request_seconds
+        longest = planned.config.rerankers[name].max_request_seconds
+        assert tg["tags"][MAX_REQUEST_SECONDS] == str(longest)
+        assert int(tg["deregistrationDelay"]) >= longest
 
 
 # -- item 10: Neuron containers as AWS's ECS Neuron example has them -------------------------
@@ -323,9 +340,10 @@ def test_one_tagged_image_makes_its_pool_pull_default() -> None:
     platform = data["config"]["ecs-inference:platform"]
     platform["models"]["qwen-32b"]["image"] = "public.ecr.aws/acme/vllm:v1.2"
     plan = _plan(platform, "prod")
-    assert plan.pools["l40s-4x"].spec.image_pull_behavior == "default"
-    assert plan.pools["l40s-8x"].spec.image_pull_behavior == "prefer-cached"
-    assert any("qwen-32b (public.ecr.aws/acme/vllm:v1.2)" in n for n in plan.pools["l40s-4x"].notes)
+    assert plan.gpu_pools["l40s-4x"].image_pull_behavior == "default"
+    assert plan.gpu_pools["l40s-8x"].image_pull_behavior == "prefer-cached"
+    notes = plan.decisions["pool l40s-4x"]
+    assert any("qwen-32b (public.ecr.aws/acme/vllm:v1.2)" in n for n in notes)
 
 
 # -- items 2, 5, 6: deploys at every count, shared pools, decisions that tell the truth -------
@@ -369,7 +387,7 @@ def test_an_autoscaled_service_stops_at_most_one_task_at_any_count() -> None:
     # The issue's case: min 2, max 6 on a pool of exactly 6 single-GPU instances.
     platform = _dev_with(desiredCount=2, minCount=2, maxCount=6)
     platform["gpuPools"]["l40s"]["maxSize"] = 6
-    deploy = _plan(platform).models["llama"].deploy
+    deploy = _deploys(platform)["llama"]
     assert [s.tasks for s in deploy.steps] == [2, 3, 4, 5, 6]
     assert max(s.stopped_at_once for s in deploy.steps) == 1
     assert all(s.progresses for s in deploy.steps)
@@ -385,25 +403,27 @@ def test_a_shared_pool_is_checked_as_a_whole() -> None:
     issues = [i for i in err.value.issues if i.path == "platform.gpuPools.l40s.maxSize"]
     assert issues and "5 instance(s) together" in issues[0].message
     platform["gpuPools"]["l40s"]["maxSize"] = 6
-    plan = _plan(platform)
+    plan, deploys = _plan(platform), _deploys(platform)
     # each service deploys into what the other leaves at its maxCount: 6 - 2 and 6 - 3
-    assert plan.models["llama"].deploy.steps[0].slots == 4
-    assert plan.models["llama-b"].deploy.steps[0].slots == 3
-    assert any("shared by llama, llama-b" in n for n in plan.pools["l40s"].notes)
+    assert deploys["llama"].steps[0].slots == 4
+    assert deploys["llama-b"].steps[0].slots == 3
+    assert any("shared by llama, llama-b" in n for n in plan.decisions["pool l40s"])
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_decisions_never_claim_a_peak_the_pool_cannot_hold(stack: str) -> None:
-    plan = _plan(_stack_file(stack)[1]["config"]["ecs-inference:platform"], stack)
-    for m in plan.models.values():
-        for step in m.deploy.steps:
+    platform = _stack_file(stack)[1]["config"]["ecs-inference:platform"]
+    plan, deploys = _plan(platform, stack), _deploys(platform, stack)
+    for name in plan.models:
+        for step in deploys[name].steps:
             assert step.running_peak <= step.slots
             assert step.running_peak + step.provisioning == step.wanted
-        lines = plan.decisions()[f"model {m.name}"]
+        lines = plan.decisions[f"model {name}"]
+        assert deploys[name].note in lines
         assert not any("peaks at" in line for line in lines), lines
     if stack == "dev":
         # desired 1 on a pool of 3: a deploy at maxCount 2 wants 4, runs 3, 1 waits
-        note = plan.models["llama"].deploy.note
+        note = deploys["llama"].note
         assert "at 2 task(s): up to 3 run at once, 1 wait in PROVISIONING" in note
 
 
@@ -414,7 +434,7 @@ def test_eni_limit_is_reported_when_an_instance_holds_several_tasks() -> None:
     platform = _dev_with(maxCount=2)
     platform["gpuPools"]["l40s"]["instanceType"] = "g6e.12xlarge"  # 4 GPUs, 10 ENIs on card 0
     plan = _plan(platform)
-    notes = plan.pools["l40s"].decisions()
+    notes = plan.decisions["pool l40s"]
     assert any(
         "awsvpc ENIs on g6e.12xlarge: up to 4 task(s)" in n and "9 task ENIs" in n for n in notes
     )
@@ -432,8 +452,9 @@ def test_eni_limit_below_the_tasks_an_instance_holds_is_a_config_error() -> None
 def test_single_task_instances_need_no_eni_note() -> None:
     for stack in STACKS:
         plan = _plan(_stack_file(stack)[1]["config"]["ecs-inference:platform"], stack)
-        for name, pool in plan.pools.items():
-            assert not any("awsvpc ENIs" in n for n in pool.notes), (stack, name)
+        for name in [*plan.gpu_pools, *plan.neuron_pools, *plan.managed_instance_pools]:
+            notes = plan.decisions[f"pool {name}"]
+            assert not any("awsvpc ENIs" in n for n in notes), (stack, name)
 
 
 def test_every_catalogued_type_has_its_eni_limit() -> None:
@@ -501,9 +522,8 @@ def test_generated_user_data_passes_shellcheck(tmp_path) -> None:
 
 def test_warm_start_decision_counts_the_pull_as_done() -> None:
     plan = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
-    lines = plan.decisions()["model llama-70b"]
-    grace = plan.models["llama-70b"].grace
-    assert grace.warm_start_seconds < grace.seconds
-    assert any(f"about {grace.warm_start_seconds} s" in line for line in lines)
+    lines = plan.decisions["model llama-70b"]
+    (warm,) = [int(m[1]) for line in lines if (m := re.search(r"about (\d+) s", line))]
+    assert warm < plan.models["llama-70b"].health_check_grace_period_seconds
     # models on pools without a warm pool get no warm-start line
-    assert not any("warm start" in line for line in plan.decisions()["model qwen-32b"])
+    assert not any("warm start" in line for line in plan.decisions["model qwen-32b"])

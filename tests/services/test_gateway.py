@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pulumi import Output
 
+from ecs_inference.plan.gateway import bedrock_routes, resolve_routes
 from ecs_inference.services.gateway import (
     CONFIG_FILE,
     LiteLLMGateway,
@@ -22,8 +23,6 @@ from ecs_inference.specs.gateway import (
     HEALTH_PATH,
     GatewaySpec,
     ServiceTarget,
-    bedrock_routes,
-    resolve_routes,
 )
 from ecs_inference.specs.service_connect import Namespace
 from tests.aws_shapes import (

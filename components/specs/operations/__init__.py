@@ -1,6 +1,6 @@
 """Day-2 operations as pure specs, one module per subject: `scaling` (engine-load target
-tracking), `alarms` (the paging alarms and `stack_alarms`, the one table of who gets which; the
-gateway's and the workers' own in `alarms_gateway` and `alarms_worker`), `notifications`
+tracking), `alarms` (the paging alarms; the gateway's and the workers' own in `alarms_gateway`
+and `alarms_worker`), `table` (`stack_alarms`, the one table of who gets which), `notifications`
 (the rollback rule, subscriptions), `dashboard`, `telemetry` (the accelerator hosts' agent) and
 `sidecar` (the metrics sidecar's container).
 
@@ -16,18 +16,12 @@ from ecs_inference.specs.operations.alarms import (
     ALARM_NAME_MAX,
     AlarmSettings,
     AlarmSpec,
-    GatewayAlarms,
-    GatewaySubject,
-    ServiceSubject,
-    WorkerAlarms,
-    WorkerSubject,
     alarm_metric_count,
     alarm_name,
     alarm_table,
     isfinite_number,
     pool_alarms,
     service_alarms,
-    stack_alarms,
 )
 from ecs_inference.specs.operations.alarms_gateway import (
     gateway_alarms,
@@ -77,6 +71,12 @@ from ecs_inference.specs.operations.sidecar import (
     SIDECAR_USER,
     metrics_sidecar_container,
 )
+from ecs_inference.specs.operations.table import (
+    GatewaySubject,
+    ServiceSubject,
+    WorkerSubject,
+    stack_alarms,
+)
 from ecs_inference.specs.operations.telemetry import (
     AGENT_CONFIG_PATH,
     CLOUDWATCH_AGENT_VERSION,
@@ -110,7 +110,6 @@ __all__ = [
     "AlarmSettings",
     "AlarmSpec",
     "DashboardInputs",
-    "GatewayAlarms",
     "GatewayPanel",
     "GatewaySubject",
     "ModelPanel",
@@ -120,7 +119,6 @@ __all__ = [
     "ScalingPolicySpec",
     "ServiceSubject",
     "Subscription",
-    "WorkerAlarms",
     "WorkerPanel",
     "WorkerSubject",
     "alarm_metric_count",

@@ -1,6 +1,6 @@
-"""The paging alarms (pure): each subject's PutMetricAlarm requests, and `stack_alarms`, the one
-table of which subjects get which alarms (the plan counts it, the Operations component creates
-it). Thresholds come from config (`AlarmSettings`) or from the subject's own decisions.
+"""The paging alarms (pure): each service's and pool's PutMetricAlarm requests (the gateway's and
+the workers' in `alarms_gateway` and `alarms_worker`; which subject gets which in `table`).
+Thresholds come from config (`AlarmSettings`) or from the subject's own decisions.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
@@ -473,130 +473,3 @@ def alarm_metric_count(alarms: Sequence[AlarmSpec]) -> int:
         queries = alarm.request.get("Metrics")
         total += sum(1 for q in queries if "MetricStat" in q) if queries else 1
     return total
-
-
-# ------------------------------------------------------------------------------------------------
-# the stack's table: which subject gets which alarms
-# ------------------------------------------------------------------------------------------------
-
-
-class GatewayAlarms(Protocol):
-    """What builds the gateway's alarms (`specs.gateway.GatewayPlan`)."""
-
-    def alarms(
-        self,
-        *,
-        stack: str,
-        load_balancer: str,
-        target_group: str,
-        cluster_name: str,
-        ecs_service_name: str,
-        settings: AlarmSettings,
-    ) -> list[AlarmSpec]: ...
-
-
-class WorkerAlarms(Protocol):
-    """What builds a queue worker's alarms (`specs.worker.WorkerPlan`)."""
-
-    def alarms(
-        self,
-        *,
-        stack: str,
-        queue_name: str,
-        dead_letter_queue_name: str,
-        cluster_name: str,
-        ecs_service_name: str,
-        settings: AlarmSettings,
-    ) -> list[AlarmSpec]: ...
-
-
-@dataclass(frozen=True)
-class ServiceSubject:
-    """A model or re-ranker service to watch: `kind` is the engine or `reranker`; the target
-    group's ARN suffix and the ECS service name are the alarms' dimensions."""
-
-    service: str
-    kind: str
-    min_count: int
-    target_group: str
-    ecs_service_name: str
-    engine_metrics: bool = True
-
-
-@dataclass(frozen=True)
-class GatewaySubject:
-    """The AI gateway to watch under `label` (its path)."""
-
-    label: str
-    builder: GatewayAlarms
-    target_group: str
-    ecs_service_name: str
-
-
-@dataclass(frozen=True)
-class WorkerSubject:
-    """A queue worker to watch under `label`, with its queues' names."""
-
-    label: str
-    builder: WorkerAlarms
-    queue_name: str
-    dead_letter_queue_name: str
-    ecs_service_name: str
-
-
-def stack_alarms(
-    *,
-    stack: str,
-    settings: AlarmSettings,
-    load_balancer: str,
-    cluster_name: str,
-    services: Sequence[ServiceSubject] = (),
-    gpu_pools: Sequence[str] = (),
-    gateway: GatewaySubject | None = None,
-    workers: Sequence[WorkerSubject] = (),
-) -> list[tuple[str, AlarmSpec]]:
-    """Every alarm of a stack with the label of the subject it watches: the one table of which
-    subject gets which alarms, for the plan (which counts and names them) and the Operations
-    component (which creates them, with placeholders for the deploy-time dimensions). GPU pools
-    are those whose hosts run the CloudWatch agent."""
-    out: list[tuple[str, AlarmSpec]] = []
-    for s in services:
-        specs = service_alarms(
-            stack=stack,
-            service=s.service,
-            kind=s.kind,
-            load_balancer=load_balancer,
-            target_group=s.target_group,
-            cluster_name=cluster_name,
-            ecs_service_name=s.ecs_service_name,
-            min_count=s.min_count,
-            settings=settings,
-            engine_metrics=s.engine_metrics,
-        )
-        out += [(s.service, spec) for spec in specs]
-    for pool in gpu_pools:
-        out += [
-            (pool, spec)
-            for spec in pool_alarms(stack=stack, pool=pool, kind="gpu", settings=settings)
-        ]
-    if gateway is not None:
-        specs = gateway.builder.alarms(
-            stack=stack,
-            load_balancer=load_balancer,
-            target_group=gateway.target_group,
-            cluster_name=cluster_name,
-            ecs_service_name=gateway.ecs_service_name,
-            settings=settings,
-        )
-        out += [(gateway.label, spec) for spec in specs]
-    for w in workers:
-        specs = w.builder.alarms(
-            stack=stack,
-            queue_name=w.queue_name,
-            dead_letter_queue_name=w.dead_letter_queue_name,
-            cluster_name=cluster_name,
-            ecs_service_name=w.ecs_service_name,
-            settings=settings,
-        )
-        out += [(w.label, spec) for spec in specs]
-    return out

@@ -1,0 +1,106 @@
+"""The re-rankers' plan: each one's Fargate size (exact, or the cheapest for its need), its
+deregistration delay and the spec its component builds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ecs_inference import iam, sizing
+from ecs_inference.config.issues import Issues
+from ecs_inference.config.rerankers import RerankerConfig
+from ecs_inference.config.stack import StackConfig
+from ecs_inference.contracts import reranker as contract
+from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.specs.service import RerankerSpec, ServiceArgsError, validate_reranker
+
+
+def _size(rr: RerankerConfig) -> sizing.FargateSize:
+    if rr.cpu is not None:
+        size = sizing.fargate_size(rr.cpu, rr.memory_mib)
+    else:
+        size = sizing.fargate_size(need_memory_mib=rr.need_memory_mib, need_vcpu=rr.need_vcpu)
+    if size.needs_platform_1_4 and rr.platform_version not in ("LATEST", "1.4.0"):
+        raise sizing.SizingError(
+            f"{size.cpu // 1024} vCPU Fargate tasks need platform version 1.4.0 or LATEST, "
+            f"got {rr.platform_version!r}"
+        )
+    return size
+
+
+def _admission(rr: RerankerConfig, size: sizing.FargateSize) -> contract.AdmissionLimits:
+    """The image contract's work limits for this task size (stated for a MiniLM-L6 model; the
+    service re-derives them for the model it serves)."""
+    drain = rr.environment.get(contract.ENV_DRAIN_TIMEOUT_SECONDS, "")
+    return contract.admission_limits(
+        size.cpu / 1024,
+        request_timeout_seconds=rr.max_request_seconds,
+        drain_timeout_seconds=int(drain)
+        if drain.isdigit() and int(drain) > 0
+        else contract.DRAIN_TIMEOUT_SECONDS,
+    )
+
+
+def reranker_service(
+    name: str, rr: RerankerConfig, cfg: StackConfig, priority: int, idle_timeout_seconds: int
+) -> tuple[RerankerSpec, list[str]]:
+    """The re-ranker's spec and decision lines; raises `sizing.SizingError`."""
+    size = _size(rr)
+    delay = deregistration(rr.max_request_seconds)
+    bucket, prefix = iam.split_s3_uri(rr.model_uri)
+    sidecar = cfg.operations.metrics_sidecar
+    spec = RerankerSpec(
+        service=name,
+        priority=priority,
+        image=rr.image or cfg.images.reranker,
+        model_bucket=bucket,
+        model_prefix=prefix,
+        cpu=size.cpu,
+        memory_mib=size.memory_mib,
+        cpu_architecture=rr.cpu_architecture,
+        platform_version=rr.platform_version,
+        desired_count=rr.desired_count,
+        min_count=rr.min_count,
+        max_count=rr.max_count,
+        scaling_metric=rr.scaling_metric,
+        scaling_target=rr.scaling_target,
+        deregistration_delay_seconds=delay.seconds,
+        max_request_seconds=delay.max_generation_seconds,
+        alb_idle_timeout_seconds=idle_timeout_seconds,
+        # The service bounds each request (and its admission) by the same maxRequestSeconds
+        # the ALB idle timeout and the deregistration delay are derived from.
+        environment={contract.ENV_REQUEST_TIMEOUT_SECONDS: str(rr.max_request_seconds)}
+        | dict(rr.environment),
+        secrets=dict(rr.secrets),
+        weights_kms_key_arn=rr.kms_key_arns.weights,
+        secrets_kms_key_arns=tuple(rr.kms_key_arns.secrets),
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
+        log_retention_days=rr.log_retention_days,
+        metrics_sidecar=sidecar,
+        metrics_image=cfg.images.metrics,
+    )
+    lines = [size.summary(), delay.summary(), _admission(rr, size).summary()]
+    return spec, [*lines, *([METRICS_NOTE] if sidecar else [])]
+
+
+def plan_rerankers(
+    cfg: StackConfig, priorities: Mapping[str, int], idle_timeout_seconds: int, issues: Issues
+) -> tuple[dict[str, RerankerSpec], dict[str, list[str]]]:
+    """Every re-ranker's spec, checked as its component would check it, and its decisions."""
+    specs: dict[str, RerankerSpec] = {}
+    decisions: dict[str, list[str]] = {}
+    for name, rr in cfg.rerankers.items():
+        path = f"platform.rerankers.{name}"
+        try:
+            spec, lines = reranker_service(name, rr, cfg, priorities[name], idle_timeout_seconds)
+        except sizing.SizingError as exc:
+            issues.add(path, str(exc))
+            continue
+        try:
+            validate_reranker(path, spec)
+        except (ServiceArgsError, ValueError) as exc:
+            issues.extend([service_issue(path, exc)])
+            continue
+        specs[name] = spec
+        decisions[f"reranker {name}"] = lines
+    return specs, decisions

@@ -1,0 +1,32 @@
+"""What the plan's service sections (models, re-rankers, the gateway) decide alike: how long a
+task deregisters, and how a spec check's error becomes a config issue."""
+
+from __future__ import annotations
+
+from ecs_inference import sizing
+from ecs_inference.config.issues import ConfigIssue
+
+DEREGISTRATION_MARGIN_SECONDS = 15
+"""Added to a service's longest request for its deregistration delay: the last response bytes,
+the client's read of them, and the ALB noticing the target is idle."""
+
+METRICS_NOTE = (
+    "metrics: sidecar (non-essential, after the engine) publishes the engine's /metrics as "
+    "CloudWatch EMF every 15 s, namespace ECSInference, per Stack/Service and per task; "
+    "EngineUp = 0 when the engine stops answering"
+)
+
+
+def deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
+    """The service's own longest request plus `DEREGISTRATION_MARGIN_SECONDS`, never the ALB-wide
+    idle timeout: ELB ends deregistration early only when a target has no request in flight AND
+    no open connection, and the ALB keeps idle keep-alive connections to targets (which hold them
+    for the idle timeout + 5 s), so in practice every deploy, scale-in and managed-draining step
+    waits out the whole delay while the task and its GPU host stay billed."""
+    return sizing.deregistration_delay(own_seconds, margin=DEREGISTRATION_MARGIN_SECONDS)
+
+
+def service_issue(path: str, exc: ValueError) -> ConfigIssue:
+    """A spec check's error (`<where>: <message>`) as the issue at `path`."""
+    message = str(exc)
+    return ConfigIssue(path, message.split(": ", 1)[1] if message.startswith(path) else message)

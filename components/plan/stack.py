@@ -1,0 +1,232 @@
+"""The stack's plan: every section's spec, composed in the order the sections depend on each
+other (the endpoint's idle timeout and rule priorities, the pools' types, the models on them,
+the re-rankers, the gateway and its workers, the images to build, the endpoint's spec)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ecs_inference.config.issues import Issues
+from ecs_inference.config.stack import StackConfig
+from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.plan import (
+    endpoint,
+    gateway,
+    images,
+    models,
+    operations,
+    pools,
+    rerankers,
+    weight_stores,
+    workers,
+)
+from ecs_inference.plan.models import UNDECIDED_DEPLOY, ModelInputs
+from ecs_inference.plan.pools import Placed, PoolChoice
+from ecs_inference.sizing.headroom import DeployChoice
+from ecs_inference.sizing.instance_types import Demand
+from ecs_inference.specs.endpoint import EndpointSpec
+from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
+from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
+from ecs_inference.specs.operations import AlarmSettings, AlarmSpec, Subscription
+from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.weights import WeightStoreSpec
+from ecs_inference.specs.worker import QueueWorkerSpec
+
+PLATFORM_NAME = "inference"
+"""Name of the InferencePlatform component; pool, service and capacity-provider names derive
+from it."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated config and the spec of every component it makes, with the decisions behind
+    them. The pools are kept by config section (the section decides the component)."""
+
+    config: StackConfig
+    """The validated config (network and cluster map onto their components as they are)."""
+    endpoint: EndpointSpec
+    gpu_pools: Mapping[str, PoolSpec]
+    neuron_pools: Mapping[str, PoolSpec]
+    managed_instance_pools: Mapping[str, ManagedInstancesPoolSpec]
+    models: Mapping[str, ModelServiceSpec]
+    model_pools: Mapping[str, str]
+    """Model service -> the pool it runs on."""
+    rerankers: Mapping[str, RerankerSpec]
+    gateway: LiteLLMGatewaySpec | None
+    gateway_database: GatewayDatabaseSpec | None
+    """LiteLLM's database, when the gateway has one."""
+    workers: Mapping[str, QueueWorkerSpec]
+    weight_stores: Mapping[str, WeightStoreSpec]
+    """EFS file systems of weights, by `weightStores` name or existing file system id."""
+    builds: Mapping[str, tuple[str, ...]]
+    """Images the stack builds (`images.build`): image name -> Docker platforms."""
+    built_images: Mapping[str, str]
+    """Service -> the stack's own build it runs (services without an image reference)."""
+    service_connect_namespace: str | None
+    """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
+    alarm_settings: AlarmSettings
+    subscriptions: tuple[Subscription, ...]
+    decisions: Mapping[str, list[str]]
+    """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
+
+    @property
+    def host_telemetry_pools(self) -> dict[str, str]:
+        """Pool -> its accelerator kind (`gpu`, `neuron`), for pools whose hosts run the
+        CloudWatch agent."""
+        return {
+            **{n: "gpu" for n, p in self.gpu_pools.items() if p.host_telemetry_pool},
+            **{n: "neuron" for n, p in self.neuron_pools.items() if p.host_telemetry_pool},
+        }
+
+    def alarm_specs(self, stack: str = "stack") -> list[AlarmSpec]:
+        """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
+        gpu = [n for n, kind in self.host_telemetry_pools.items() if kind == "gpu"]
+        return operations.alarm_specs(
+            self.config, self.models, self.rerankers, gpu, self.gateway, self.workers, stack
+        )
+
+    def alarm_keys(self) -> list[str]:
+        """Distinct alarm kinds the stack creates, in first-seen order."""
+        return list(dict.fromkeys(a.key for a in self.alarm_specs()))
+
+
+@dataclass(frozen=True)
+class _Pools:
+    gpu: dict[str, PoolSpec]
+    neuron: dict[str, PoolSpec]
+    managed: dict[str, ManagedInstancesPoolSpec]
+    decisions: dict[str, list[str]]
+
+
+def _pool_specs(
+    cfg: StackConfig,
+    choices: Mapping[str, PoolChoice],
+    placed: Mapping[str, list[Placed]],
+    issues: Issues,
+) -> tuple[_Pools, dict[str, dict[str, DeployChoice]]]:
+    """Every pool's spec once its models are placed, and each model's deploy."""
+    out = _Pools({}, {}, {}, {})
+    deploys: dict[str, dict[str, DeployChoice]] = {}
+    telemetry = cfg.operations.host_telemetry
+    for name, choice in choices.items():
+        on_pool = placed[name]
+        deploys[name], notes = pools.share(choice, on_pool, issues)
+        if choice.kind == "managed":
+            out.managed[name], lines = pools.managed_pool_spec(choice)
+        else:
+            spec, lines = pools.asg_pool_spec(choice, on_pool, notes, telemetry)
+            (out.gpu if choice.kind == "gpu" else out.neuron)[name] = spec
+        out.decisions[f"pool {name}"] = lines
+    return out, deploys
+
+
+def _model_specs(
+    cfg: StackConfig,
+    demands: Mapping[str, Demand],
+    choices: Mapping[str, PoolChoice],
+    specs: _Pools,
+    deploys: Mapping[str, Mapping[str, DeployChoice]],
+    context: tuple[dict[str, int], int, str | None, str],
+    issues: Issues,
+) -> tuple[dict[str, ModelServiceSpec], dict[str, list[str]]]:
+    """Every model's spec and decisions, on the types its pool chose."""
+    priorities, idle, region, stack = context
+    found: dict[str, ModelServiceSpec] = {}
+    lines: dict[str, list[str]] = {}
+    for name, model in cfg.models.items():
+        pool = choices.get(model.pool)
+        if pool is None or name not in pool.types.fits:
+            continue  # already reported against the pool or the model
+        inputs = ModelInputs(
+            name=name,
+            model=model,
+            demand=demands[name],
+            pool=pool,
+            pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
+            deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
+            priority=priorities[name],
+            idle_timeout_seconds=idle,
+            region=region,
+            stack=stack,
+        )
+        planned = models.plan_model(inputs, cfg, issues)
+        if planned is not None:
+            found[name], lines[f"model {name}"] = planned
+    return found, lines
+
+
+def build_plan(
+    config: StackConfig,
+    stack: str | None = None,
+    region: str | None = None,
+    platform_name: str = PLATFORM_NAME,
+    project: str | None = None,
+) -> Plan:
+    """Derive every decision from `config`; raise `ConfigError` listing all problems.
+
+    `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
+    resolution inside the container). `project` and `stack` name the Cognito domain prefix when
+    the config sets none (`<project>-<stack>`).
+    """
+    issues = Issues()
+    idle = endpoint.idle_timeout(config, issues)
+    priorities, gateway_priority = endpoint.rule_priorities(config, issues)
+    demands = models.demands(config, issues)
+    choices = pools.choose_pools(config, platform_name, demands, issues)
+    pool_specs, deploys = _pool_specs(config, choices, models.placed(config, choices), issues)
+    context = (priorities, idle.seconds, region, stack or "stack")
+    model_specs, model_lines = _model_specs(
+        config, demands, choices, pool_specs, deploys, context, issues
+    )
+    reranker_specs, reranker_lines = rerankers.plan_rerankers(
+        config, priorities, idle.seconds, issues
+    )
+    namespace = None
+    if config.gateway is not None or config.workers:
+        namespace = gateway.service_connect_namespace(platform_name, stack)
+    gateway_spec, gateway_lines = gateway.plan_gateway(
+        config, model_specs, namespace or "", gateway_priority, issues
+    )
+    worker_specs, worker_lines = workers.plan_workers(config, issues)
+    subscriptions = operations.subscriptions(config, issues)
+    builds, built_images, image_lines = images.plan_builds(config, issues)
+    ports = [m.launch.port for m in model_specs.values()]
+    ports += [reranker_contract.PORT] * bool(reranker_specs) + [GATEWAY_PORT] * bool(gateway_spec)
+    endpoint_spec = endpoint.endpoint_spec(config, idle, ports, project, stack, issues)
+    issues.raise_if_any(stack)
+    telemetry = [n for n, p in pool_specs.gpu.items() if p.host_telemetry_pool]
+    alarms = operations.alarm_specs(
+        config, model_specs, reranker_specs, telemetry, gateway_spec, worker_specs, "stack"
+    )
+    decisions = {
+        "endpoint": [idle.summary()],
+        **pool_specs.decisions,
+        **model_lines,
+        **reranker_lines,
+        "operations": operations.decisions(config, alarms, bool(gateway_spec), bool(worker_specs)),
+        **({"gateway": gateway_lines} if gateway_spec is not None else {}),
+        **worker_lines,
+        **image_lines,
+    }
+    return Plan(
+        config=config,
+        endpoint=endpoint_spec,
+        gpu_pools=pool_specs.gpu,
+        neuron_pools=pool_specs.neuron,
+        managed_instance_pools=pool_specs.managed,
+        models=model_specs,
+        model_pools={name: config.models[name].pool for name in model_specs},
+        rerankers=reranker_specs,
+        gateway=gateway_spec,
+        gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
+        workers=worker_specs,
+        weight_stores=weight_stores.plan_weight_stores(config, model_specs),
+        builds=builds,
+        built_images=built_images,
+        service_connect_namespace=namespace,
+        alarm_settings=operations.alarm_settings(config),
+        subscriptions=tuple(subscriptions),
+        decisions=decisions,
+    )

@@ -1,0 +1,252 @@
+"""The queue workers' plan: each worker's visibility timeout, backlog scaling target and Fargate
+size, checked against SQS's and Fargate's limits, and the spec its component builds.
+
+The target: with `acceptable latency / time per job` (x jobs a task works on at once) messages
+waiting per task, the last one starts within the acceptable latency (AWS's "scaling based on
+Amazon SQS"; `components.specs.worker` has the policies).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ecs_inference import sizing
+from ecs_inference.config.issues import ConfigIssue, Issues
+from ecs_inference.config.stack import StackConfig
+from ecs_inference.config.workers import WorkerConfig
+from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
+from ecs_inference.contracts.worker import ENV_API_KEY
+from ecs_inference.specs import operations as ops
+from ecs_inference.specs.worker import QueueWorkerSpec, from_zero_steps
+
+
+class WorkerScalingError(ValueError):
+    """A worker setting AWS would refuse or that cannot work; `.issue` names the config path."""
+
+    def __init__(self, issue: ConfigIssue) -> None:
+        self.issue = issue
+        super().__init__(str(issue))
+
+
+@dataclass(frozen=True)
+class VisibilityTimeout:
+    """The queue's visibility timeout: `seconds` = longest job + margin."""
+
+    seconds: int
+    job_seconds: int
+    margin_seconds: int
+
+    def summary(self) -> str:
+        return (
+            f"visibility timeout {self.seconds} s (longest job {self.job_seconds} s + "
+            f"{self.margin_seconds} s for receive, delete and retries of those calls)"
+        )
+
+
+def visibility_timeout(max_job_seconds: int, *, path: str) -> VisibilityTimeout:
+    """Visibility timeout for a worker whose longest job takes `max_job_seconds`.
+
+    A message becomes visible again (and another task starts the same job) when the timeout
+    ends before the delete, so it covers the longest job plus max(30 s, 10 %) for the receive,
+    the delete and their retries. Raises `WorkerScalingError` at `path` when that exceeds SQS's
+    12 h maximum or the job time is not positive.
+    """
+    if max_job_seconds < 1:
+        raise WorkerScalingError(
+            ConfigIssue(path, f"the longest job must take at least 1 s, got {max_job_seconds}")
+        )
+    margin = max(30, math.ceil(max_job_seconds * 0.10))
+    total = max_job_seconds + margin
+    if total > SQS_VISIBILITY_TIMEOUT_MAX:
+        raise WorkerScalingError(
+            ConfigIssue(
+                path,
+                f"a job of {max_job_seconds} s needs a visibility timeout of {total} s "
+                f"({max_job_seconds} s + {margin} s margin), above SQS's maximum of "
+                f"{SQS_VISIBILITY_TIMEOUT_MAX} s (12 h); no message can stay hidden longer, so "
+                "split the job into steps that each finish within "
+                f"{_longest_job_within(SQS_VISIBILITY_TIMEOUT_MAX)} s",
+            )
+        )
+    return VisibilityTimeout(total, max_job_seconds, margin)
+
+
+def _longest_job_within(limit: int) -> int:
+    """The longest job whose visibility timeout (job + margin) still fits `limit`."""
+    job = math.floor(limit / 1.10)
+    while job + max(30, math.ceil(job * 0.10)) > limit:
+        job -= 1
+    return job
+
+
+def backlog_target(
+    acceptable_latency_seconds: float,
+    job_seconds: float,
+    concurrency: int = 1,
+    *,
+    path: str,
+) -> float:
+    """Target backlog per task: messages a task may have waiting so that the last starts within
+    `acceptable_latency_seconds`, given `job_seconds` per job and `concurrency` jobs per task
+    (default 1). Raises `WorkerScalingError` at `path` for non-positive inputs."""
+    if job_seconds <= 0 or acceptable_latency_seconds <= 0 or concurrency < 1:
+        raise WorkerScalingError(
+            ConfigIssue(
+                path,
+                "acceptable latency and job time must be positive and concurrency at least 1 "
+                f"(got {acceptable_latency_seconds}, {job_seconds}, {concurrency})",
+            )
+        )
+    return acceptable_latency_seconds / job_seconds * concurrency
+
+
+@dataclass(frozen=True)
+class GatewayKeys:
+    """The keys the gateway accepts: its master key's secret, and with a `database` the virtual
+    keys stored there as well (without one, LiteLLM knows no key but the master key)."""
+
+    master_key_secret_arn: str
+    database: bool = False
+
+
+def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
+    """A worker key the gateway would refuse: without a database, any but the master key."""
+    given = cfg.secrets.get(ENV_API_KEY)
+    if keys.database or given is None or given == keys.master_key_secret_arn:
+        return None
+    return ConfigIssue(
+        f"platform.workers.{name}.secrets.{ENV_API_KEY}",
+        f"the gateway has no database, so it accepts no key but its master key "
+        f"(platform.gateway.masterKeySecretArn); {given} would get 401 on every job: leave "
+        f"{ENV_API_KEY} unset (the platform passes the master key) or enable "
+        "platform.gateway.database and issue the worker a virtual key",
+    )
+
+
+def _checked(
+    name: str, cfg: WorkerConfig, gateway: GatewayKeys | None
+) -> tuple[tuple[VisibilityTimeout, float, sizing.FargateSize] | None, list[ConfigIssue]]:
+    """The worker's visibility timeout, backlog target and size, or every problem found."""
+    base = f"platform.workers.{name}"
+    found: list[ConfigIssue] = []
+    if gateway is not None and (key := api_key_issue(name, cfg, gateway)):
+        found.append(key)
+    if gateway is None:
+        found.append(
+            ConfigIssue(
+                base,
+                "a worker calls models through the gateway (GATEWAY_URL): configure "
+                "platform.gateway",
+            )
+        )
+    if cfg.job_seconds > cfg.max_job_seconds:
+        found.append(
+            ConfigIssue(
+                f"{base}.jobSeconds",
+                f"the typical job ({cfg.job_seconds:g} s) is longer than maxJobSeconds "
+                f"({cfg.max_job_seconds} s)",
+            )
+        )
+    visibility = target = size = None
+    try:
+        visibility = visibility_timeout(cfg.max_job_seconds, path=f"{base}.maxJobSeconds")
+        target = backlog_target(
+            cfg.acceptable_latency_seconds,
+            cfg.job_seconds,
+            cfg.concurrency,
+            path=f"{base}.acceptableLatencySeconds",
+        )
+    except WorkerScalingError as exc:
+        found.append(exc.issue)
+    try:
+        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
+    except sizing.SizingError as exc:
+        found.append(ConfigIssue(f"{base}.cpu", str(exc)))
+    if found or visibility is None or target is None or size is None:
+        return None, found
+    return (visibility, target, size), []
+
+
+def worker_service(
+    name: str, cfg: WorkerConfig, *, gateway: GatewayKeys | None
+) -> tuple[QueueWorkerSpec | None, list[str], list[ConfigIssue]]:
+    """The worker's spec, its decision lines and the problems found. A worker calls models
+    through the gateway (None: the stack has none, so it cannot run); one without its own
+    `GATEWAY_API_KEY` gets the gateway's master key."""
+    checked, found = _checked(name, cfg, gateway)
+    if checked is None or gateway is None:
+        return None, [], found
+    visibility, target, size = checked
+    assert cfg.image is not None  # required by the config
+    secrets = dict(cfg.secrets)
+    secrets.setdefault(ENV_API_KEY, gateway.master_key_secret_arn)
+    spec = QueueWorkerSpec(
+        worker=name,
+        image=cfg.image,
+        visibility_timeout_seconds=visibility.seconds,
+        backlog_target=target,
+        cpu=size.cpu,
+        memory_mib=size.memory_mib,
+        cpu_architecture=cfg.cpu_architecture,
+        desired_count=cfg.desired_count,
+        min_count=cfg.min_count,
+        max_count=cfg.max_count,
+        concurrency=cfg.concurrency,
+        max_receive_count=cfg.max_receive_count,
+        retention_seconds=cfg.retention_seconds,
+        idle_minutes=cfg.idle_minutes,
+        kms_key_id=cfg.kms_key_id,
+        result_queue=cfg.result_queue,
+        environment=dict(cfg.environment),
+        secrets=secrets,
+        log_retention_days=cfg.log_retention_days,
+    )
+    return spec, _decisions(spec, cfg, visibility, size), []
+
+
+def _decisions(
+    spec: QueueWorkerSpec,
+    cfg: WorkerConfig,
+    visibility: VisibilityTimeout,
+    size: sizing.FargateSize,
+) -> list[str]:
+    target = spec.backlog_target
+    steps = from_zero_steps(target, spec.max_count)
+    queue_age = ops.queue_age_threshold_seconds(cfg.acceptable_latency_seconds, cfg.max_job_seconds)
+    return [
+        size.summary(),
+        visibility.summary(),
+        f"scale on backlog per task (visible / running) at {target:g} messages "
+        f"({cfg.acceptable_latency_seconds:g} s acceptable latency / "
+        f"{cfg.job_seconds:g} s per job x {spec.concurrency}), "
+        f"{spec.min_count}-{spec.max_count} tasks; out of zero in {len(steps)} step(s); "
+        + (
+            f"to zero after {spec.idle_minutes} min with nothing waiting or in flight"
+            if spec.min_count == 0
+            else f"never below {spec.min_count}"
+        ),
+        f"alarms: oldest message older than {queue_age} s "
+        f"({cfg.acceptable_latency_seconds:g} s acceptable latency + "
+        f"{cfg.max_job_seconds} s longest job); a message in the dead-letter queue "
+        f"(a job failed {spec.max_receive_count} times); backlog per task above "
+        f"{target:g} at maxCount {spec.max_count}; tasks below desired; "
+        "dashboard row: queue, oldest message, backlog per task, DLQ, tasks",
+    ]
+
+
+def plan_workers(
+    cfg: StackConfig, issues: Issues
+) -> tuple[dict[str, QueueWorkerSpec], dict[str, list[str]]]:
+    """Every worker's spec and decisions."""
+    gw = cfg.gateway
+    keys = None if gw is None else GatewayKeys(gw.master_key_secret_arn, gw.database.enabled)
+    specs: dict[str, QueueWorkerSpec] = {}
+    decisions: dict[str, list[str]] = {}
+    for name, worker in cfg.workers.items():
+        spec, lines, found = worker_service(name, worker, gateway=keys)
+        issues.extend(found)
+        if spec is not None:
+            specs[name] = spec
+            decisions[f"worker {name}"] = lines
+    return specs, decisions
