@@ -82,6 +82,8 @@ class RecordedResource:
     """The resource options the engine passes on to a policy pack."""
     version: str | None = None
     """The provider version the SDK asks for (it names the default provider)."""
+    secret_inputs: tuple[str, ...] = ()
+    """Inputs the program sent as secrets (`Output.secret`), by name."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,10 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and value.get(_SIG_KEY) == _SECRET_SIG
 
 
 def _stable_hex(*parts: str, length: int = 8) -> str:
@@ -496,7 +502,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             vpc_children = self._construct_vpc(urn, request)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            inputs = plain(json_format.MessageToDict(request.object))
+            wire = json_format.MessageToDict(request.object)
+            inputs = plain(wire)
             prop_deps = {
                 key: tuple(deps.urns) for key, deps in request.propertyDependencies.items()
             }
@@ -515,6 +522,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     options=ResourceOptions.of(request),
                     version=request.version or None,
+                    secret_inputs=tuple(sorted(k for k, v in wire.items() if _is_secret(v))),
                 )
             )
         self.recorded += vpc_children

@@ -20,7 +20,6 @@ from typing import Any
 from ecs_inference.config.base import ROOT, SECRET_ARN_PATTERN
 from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.config.stack_file import MISSING, PLATFORM_KEY, Secure, StackFile
-from ecs_inference.contracts import aws_limits
 
 SERVICE_SECTIONS = ("models", "rerankers", "workers")
 """The map sections whose entries are services with `secrets` (the gateway is one section)."""
@@ -90,23 +89,6 @@ def slot(path: str) -> SecretSlot | None:
 def cli_path(path: str) -> str:
     """`platform.gateway.masterKey` as `pulumi config set --path` names it."""
     return PLATFORM_KEY + path[len(ROOT) :] if path.split(".")[0] == ROOT else path
-
-
-def secret_value_issue(value: str) -> str | None:
-    """Why `value` cannot be a secret's value, or None."""
-    if value.startswith("arn:"):
-        return (
-            "looks like an ARN but is not a Secrets Manager secret ARN "
-            "(arn:aws:secretsmanager:<region>:<account>:secret:<name>)"
-        )
-    if not value:
-        return "is empty"
-    if len(value) > aws_limits.SECRETS_MANAGER_SECRET_STRING_MAX:
-        return (
-            f"is {len(value)} characters; a Secrets Manager secret holds at most "
-            f"{aws_limits.SECRETS_MANAGER_SECRET_STRING_MAX}"
-        )
-    return None
 
 
 def misplaced(path: str) -> ConfigIssue:

@@ -10,6 +10,7 @@ from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
+from ecs_inference.plan.secrets import secret_ref, secret_refs
 from ecs_inference.plan.services import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
@@ -17,11 +18,13 @@ from ecs_inference.specs.gateway import (
     MODEL_NAME,
     REGION,
     BedrockRoute,
+    DatabaseEndpoint,
     GatewayDatabaseSpec,
     GatewaySpec,
     LiteLLMGatewaySpec,
     ModelRoute,
     ServiceTarget,
+    gateway_container_env,
 )
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.specs.service_connect import private_host
@@ -212,7 +215,9 @@ def gateway_service(
     assert cfg.image is not None  # the config's default is the pinned release
     spec = LiteLLMGatewaySpec(
         litellm=proxy,
-        master_key_secret_arn=cfg.master_key_secret_arn,
+        master_key_secret_arn=secret_ref(
+            cfg.master_key_path, cfg.master_key or cfg.master_key_secret_arn or ""
+        ),
         priority=priority,
         path=cfg.path,
         image=cfg.image,
@@ -226,9 +231,53 @@ def gateway_service(
         deregistration_delay_seconds=deregistration(proxy.longest_request_seconds).seconds,
         extra_environment=dict(cfg.environment),
         log_retention_days=cfg.log_retention_days,
-        salt_key_secret_arn=cfg.database.salt_key_secret_arn,
+        salt_key_secret_arn=_salt_key_ref(cfg),
+        extra_secrets=secret_refs("platform.gateway", cfg.secrets),
     )
+    clashes = _managed_name_issues(cfg, spec)
+    if clashes:
+        return None, [], clashes
     return spec, _decisions(spec, size), []
+
+
+def _managed_name_issues(cfg: GatewayConfig, spec: LiteLLMGatewaySpec) -> list[ConfigIssue]:
+    """Variables of `environment` or `secrets` that the gateway's container sets itself."""
+    placeholder = DatabaseEndpoint("host", 5432, "litellm", "secret", "cluster")
+    try:
+        env = gateway_container_env(
+            spec.litellm,
+            master_key_secret_arn=spec.master_key_secret_arn,
+            salt_key_secret_arn=spec.salt_key_secret_arn,
+            database=placeholder if spec.litellm.database else None,
+        )
+    except ValueError:
+        return []  # the component reports a config it cannot carry
+    managed = {*env.environment, *env.secrets, *(env.bootstrap or {})}
+    issues = []
+    for key, names in (("environment", cfg.environment), ("secrets", cfg.secrets)):
+        issues += [
+            ConfigIssue(
+                f"platform.gateway.{key}.{name}",
+                f"{name} is set by the stack in the gateway's container; remove it here",
+            )
+            for name in sorted(set(names) & managed)
+        ]
+    issues += [
+        ConfigIssue(
+            f"platform.gateway.secrets.{name}",
+            f"{name} is also in `environment`; keep one",
+        )
+        for name in sorted(set(cfg.secrets) & set(cfg.environment))
+    ]
+    return issues
+
+
+def _salt_key_ref(cfg: GatewayConfig) -> str | None:
+    """What the container's `secrets` names for LITELLM_SALT_KEY; None: no salt key."""
+    db = cfg.database
+    if db.salt_key is not None:
+        return secret_ref("platform.gateway.database.saltKey", db.salt_key)
+    return db.salt_key_secret_arn
 
 
 def gateway_database(cfg: GatewayConfig) -> GatewayDatabaseSpec | None:

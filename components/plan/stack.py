@@ -5,7 +5,7 @@ the re-rankers, the gateway and its workers, the images to build, the endpoint's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
@@ -18,6 +18,7 @@ from ecs_inference.plan import (
     operations,
     pools,
     rerankers,
+    secrets,
     weight_stores,
     workers,
 )
@@ -30,6 +31,7 @@ from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteL
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.operations import AlarmSettings, AlarmSpec, Subscription
 from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.specs.weights import WeightStoreSpec
 from ecs_inference.specs.worker import QueueWorkerSpec
@@ -70,6 +72,9 @@ class Plan:
     subscriptions: tuple[Subscription, ...]
     decisions: Mapping[str, list[str]]
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
+    stack_secrets: Mapping[str, StackSecret] = field(default_factory=dict)
+    """Secret values of the config the stack stores in Secrets Manager itself, by config
+    path; the specs name them by reference (`components.specs.secrets`)."""
 
     @property
     def host_telemetry_pools(self) -> dict[str, str]:
@@ -229,4 +234,5 @@ def build_plan(
         alarm_settings=operations.alarm_settings(config),
         subscriptions=tuple(subscriptions),
         decisions=decisions,
+        stack_secrets=secrets.stack_secrets(config),
     )

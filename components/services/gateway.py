@@ -117,6 +117,7 @@ def gateway_container_definitions(
     environment: GatewayEnvironment,
     extra_environment: Mapping[str, str],
     path: str,
+    extra_secrets: Mapping[str, str] | None = None,
     log_group: str,
     region: str,
 ) -> list[dict[str, Any]]:
@@ -133,7 +134,7 @@ def gateway_container_definitions(
         "essential": True,
         "entryPoint": entrypoint(),
         "environment": environment_list(managed, extra_environment),
-        "secrets": secrets_list(environment.secrets),
+        "secrets": secrets_list({**(extra_secrets or {}), **environment.secrets}),
         "portMappings": [port_mapping(GATEWAY_PORT)],
         "logConfiguration": log_configuration(log_group, region, path),
         "stopTimeout": STOP_TIMEOUT_SECONDS,
@@ -195,8 +196,11 @@ class LiteLLMGateway(FargateService):
             salt_key_secret_arn=args.salt_key_secret_arn,
             database=placeholder,
         )
-        if set(args.extra_environment) & (set(planned.environment) | set(planned.secrets)):
+        managed = set(planned.environment) | set(planned.secrets)
+        if set(args.extra_environment) & managed:
             raise ValueError(f"LiteLLMGateway {name!r}: extra_environment overrides managed names")
+        if set(args.extra_secrets) & (managed | set(args.extra_environment)):
+            raise ValueError(f"LiteLLMGateway {name!r}: extra_secrets overrides other names")
         super().__init__(TOKEN, name, opts)
         self.private_url = f"http://{private_host(args.path, namespace.name)}:{GATEWAY_PORT}"
         self.security_group = args.security_group
@@ -208,12 +212,14 @@ class LiteLLMGateway(FargateService):
                 image=a[1],
                 environment=a[2],
                 extra_environment=args.extra_environment,
+                extra_secrets=args.extra_secrets,
                 path=args.path,
                 log_group=group,
                 region=a[0],
             ),
             args.image,
             _environment(args),
+            secret_arns=args.stack_secret_arns,
         )
         self._fargate_task(
             service=args.path,

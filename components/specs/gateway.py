@@ -432,5 +432,8 @@ class LiteLLMGatewaySpec:
     first."""
     extra_environment: Mapping[str, str] = field(default_factory=dict)
     """Extra plain variables (not the ones the component sets)."""
+    extra_secrets: Mapping[str, str] = field(default_factory=dict)
+    """Further secrets of the proxy (`gateway.secrets`): env name -> Secrets Manager ARN or
+    the reference of the stack's own secret (`components.specs.secrets`); default none."""
     log_retention_days: int = 30
     """CloudWatch Logs retention in days."""
