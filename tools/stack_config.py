@@ -216,7 +216,11 @@ def _environment_note(
     ]
     standing_in = " and ".join(g for g in given if g)
     checked = check_stack_config(config.get(PLATFORM_KEY), stack)
-    missing = [i.path for i in checked.issues if "required but missing" in i.message]
+    missing = [
+        f"{i.path} ({i.message.split(':')[0].split(';')[0]})"
+        for i in checked.issues
+        if "required but missing" in i.message
+    ]
     if config.get(PLATFORM_KEY) is None:
         missing = [PLATFORM_KEY]
     unresolved = (

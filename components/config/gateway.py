@@ -59,8 +59,9 @@ class GatewayDatabaseConfig(Section):
             raise ValueError("set `saltKey` or `saltKeySecretArn`, not both")
         if self.enabled and self.salt_key is None and self.salt_key_secret_arn is None:
             raise ValueError(
-                "enabled needs LiteLLM's LITELLM_SALT_KEY: `saltKey` (set with `pulumi config "
-                "set --secret`) or `saltKeySecretArn`"
+                "with `enabled`, LiteLLM's salt key is required but missing: set `saltKey` "
+                "(LITELLM_SALT_KEY itself, with `pulumi config set --secret`) or "
+                "`saltKeySecretArn`"
             )
         if self.min_capacity_acu > self.max_capacity_acu:
             raise ValueError("minCapacityAcu must not exceed maxCapacityAcu")
@@ -119,10 +120,13 @@ class GatewayConfig(ServiceConfig):
 
     @model_validator(mode="after")
     def _one_master_key(self) -> GatewayConfig:
-        if (self.master_key is None) == (self.master_key_secret_arn is None):
+        if self.master_key is not None and self.master_key_secret_arn is not None:
+            raise ValueError("set `masterKey` or `masterKeySecretArn`, not both")
+        if self.master_key is None and self.master_key_secret_arn is None:
             raise ValueError(
-                "set exactly one of `masterKey` (LITELLM_MASTER_KEY itself, with `pulumi config "
-                "set --secret`) or `masterKeySecretArn` (a Secrets Manager secret holding it)"
+                "LiteLLM's master key is required but missing: set `masterKey` "
+                "(LITELLM_MASTER_KEY itself, with `pulumi config set --secret`) or "
+                "`masterKeySecretArn` (a Secrets Manager secret holding it)"
             )
         return self
 

@@ -350,7 +350,7 @@ def check_stack_config(
     stack: str | None = None,
     *,
     source: StackFile | None = None,
-    key_secret: bool | None = None,
+    key_secret: bool = False,
 ) -> Checked:
     """Check the raw `ecs-inference:platform` value: the stack file's issues, the schema's, the
     references across sections; `config` is what is left to plan.
@@ -358,7 +358,7 @@ def check_stack_config(
     `raw` is what `pulumi.Config("ecs-inference").get_object("platform")` returns (a dict), or
     None when the key is absent. `source` is the stack file it came from (lines, duplicate
     keys, values set with `--secret`; default none), `key_secret` whether the CLI marked the
-    key secret (default unknown).
+    key secret (default not: a secret value in it was written in plain text).
     """
     checked = Checked(stack, source)
     for issue in source.issues if source is not None else ():
@@ -373,13 +373,11 @@ def check_stack_config(
             )
         )
         return checked
+    if source is not None and ROOT in source.secure:
+        checked.add(secrets.misplaced(ROOT))
+        return checked
     if not isinstance(raw, dict):
-        secure = source is not None and ROOT in source.secure
-        checked.add(
-            secrets.misplaced(ROOT)
-            if secure
-            else ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}")
-        )
+        checked.add(ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}"))
         return checked
     data, unsupported = managed_instance_option_issues(copy.deepcopy(raw))
     recovery = _Recovery(checked, data)
@@ -410,7 +408,7 @@ def load_stack_config(
     stack: str | None = None,
     *,
     source: StackFile | None = None,
-    key_secret: bool | None = None,
+    key_secret: bool = False,
 ) -> StackConfig:
     """Validate the raw `ecs-inference:platform` value (see `check_stack_config`); raise one
     `ConfigError` listing all issues."""
@@ -426,7 +424,7 @@ def plan_stack(
     build: Callable[[StackConfig], P],
     *,
     source: StackFile | None = None,
-    key_secret: bool | None = None,
+    key_secret: bool = False,
 ) -> P:
     """`build(config)` (the plan) of the checked config; raise one `ConfigError` with every
     issue of every layer: the stack file's, the schema's and those `build` raises (a

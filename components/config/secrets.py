@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ecs_inference.config.base import ROOT, SECRET_ARN_PATTERN
+from ecs_inference.config.base import ROOT
 from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.config.stack_file import MISSING, PLATFORM_KEY, Secure, StackFile
 
@@ -45,8 +45,9 @@ class SecretSlot:
     """The value is a credential, refused in plain text (an alarm recipient may be either)."""
 
     def secret_value(self, value: Any) -> bool:
-        """Whether `value` here is a secret itself (not the ARN of one)."""
-        return isinstance(value, str) and not SECRET_ARN_PATTERN.match(value)
+        """Whether `value` here is a secret itself, not the ARN of one (nor a mistyped ARN,
+        which the schema refuses)."""
+        return isinstance(value, str) and not value.startswith("arn:")
 
 
 def _services(key: str) -> str:
@@ -161,13 +162,13 @@ def walk(value: Any, path: str = ROOT) -> Iterator[tuple[str, Any, Mapping[str, 
 
 
 def plaintext_issues(
-    raw: Mapping[str, Any], source: StackFile | None, key_secret: bool | None
+    raw: Mapping[str, Any], source: StackFile | None, key_secret: bool
 ) -> list[ConfigIssue]:
     """Credentials the stack was given in plain text.
 
-    `key_secret` is whether the CLI marked `ecs-inference:platform` secret (None: unknown, as
-    in a unit test): when it did not, no value in it was encrypted. When it did, the stack
-    file says which were; a value the file holds in plain text is refused.
+    `key_secret` is whether the CLI marked `ecs-inference:platform` secret: when it did not,
+    no value in it was encrypted. When it did, the stack file says which were; a value the
+    file holds in plain text is refused.
     """
     found: list[ConfigIssue] = []
     for path, value, _ in walk(raw):
@@ -180,7 +181,7 @@ def plaintext_issues(
             and source.value_at(path) not in (MISSING,)
             and not isinstance(source.value_at(path), Secure)
         )
-        if key_secret is False or plain_in_file:
+        if not key_secret or plain_in_file:
             found.append(in_plain_text(path, f" in {source.name}" if plain_in_file else ""))
     return found
 
