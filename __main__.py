@@ -5,7 +5,7 @@ import pulumi_aws as aws
 from pulumi.runtime.config import is_config_secret
 
 from ecs_inference import cost
-from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.issues import ADVISORY_PREFIX, ConfigError
 from ecs_inference.config.load import plan_stack
 from ecs_inference.config.stack_file import PLATFORM_KEY, program_stack_file
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
@@ -14,6 +14,9 @@ from ecs_inference.platform import InferencePlatform
 from ecs_inference.specs.operations import alarm_metric_count
 
 stack = pulumi.get_stack()
+# The stack file names the line of each problem and which values were set with `--secret` (the
+# CLI marks the structured key secret as a whole).
+source = program_stack_file(stack)
 try:
     plan = plan_stack(
         pulumi.Config("ecs-inference").get_object("platform"),
@@ -26,14 +29,16 @@ try:
             region=pulumi.Config("aws").get("region") or aws.get_region().region,
             project=pulumi.get_project(),
         ),
-        # The stack file names the line of each problem and which values were set with
-        # `--secret` (the CLI marks the structured key secret as a whole).
-        source=program_stack_file(stack),
+        source=source,
         key_secret=is_config_secret(PLATFORM_KEY),
     )
 except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.
     raise pulumi.RunError(str(error)) from None
+
+# Decisions that predict an outage: the CLI prints each as a warning, at its file and line.
+for advisory in plan.advisories:
+    pulumi.log.warn(f"{ADVISORY_PREFIX}{source.locate(advisory) if source else advisory}")
 
 platform = InferencePlatform(PLATFORM_NAME, plan)
 

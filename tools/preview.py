@@ -38,6 +38,7 @@ from typing import Any
 
 import pulumi
 
+from ecs_inference.config.issues import ADVISORY_PREFIX
 from ecs_inference.config.stack_file import StackFileError
 from ecs_inference.config.stack_file import read_stack_file as read_source
 from tools.aws_requests import Finding
@@ -161,6 +162,9 @@ class PreviewResult:
     """What the runtime rehearsal could not check during preview (values known after apply)."""
     views: tuple[str, ...] = ()
     """The engine views the policy pack ran in (each violation names its own)."""
+    advisories: list[str] = field(default_factory=list)
+    """The plan's predictions of an outage (`components.plan.advisories`), one line each with
+    its file and line; counted with the advisory policy findings."""
     stack_notes: list[str] = field(default_factory=list)
     """What the offline preview could not resolve in the stack's config (values set with
     `--secret`, ESC environments) and what stood in for it."""
@@ -189,6 +193,7 @@ class PreviewResult:
             "views": list(self.views),
             "notes": self.notes,
             "stackNotes": self.stack_notes,
+            "advisories": self.advisories,
             "timings": self.timings,
         }
 
@@ -268,6 +273,12 @@ def run_preview(
         timings["program"] = time.perf_counter() - start
         result = failed or _checked(run, packs, views, timings)
         result.stack_notes = settings.notes
+        if "update" in run.recordings:
+            result.advisories = [
+                w.removeprefix(ADVISORY_PREFIX)
+                for w in run.recordings["update"].warnings
+                if w.startswith(ADVISORY_PREFIX)
+            ]
         return result
     finally:
         if packs is not None:
@@ -699,6 +710,9 @@ def render_text(result: PreviewResult) -> str:
             f"  {k}: {_fmt(v) if v == UNKNOWN else json.dumps(v) if not isinstance(v, str) else v}"
             for k, v in plain_outputs.items()
         ]
+    if result.advisories:
+        out += ["", "Plan advisories (decisions that predict an outage; `pulumi up` warns too):"]
+        out += [f"  [advisory] {a}" for a in result.advisories]
     if result.notes:
         out += ["", "Runtime rehearsal could not check (known after apply):"]
         out += [f"  - {n}" for n in result.notes]
@@ -709,7 +723,15 @@ def render_text(result: PreviewResult) -> str:
     mandatory = sum(1 for v in result.violations if v.enforcement_level == "mandatory")
     advisory = sum(1 for v in result.violations if v.enforcement_level == "advisory")
     across = f" across {len(result.views)} views" if len(result.views) > 1 else ""
-    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
+    planned = len(result.advisories)
+    if planned:
+        out += [
+            "",
+            f"{mandatory} mandatory, {advisory + planned} advisory finding(s): {planned} from "
+            f"the plan, {advisory} from the policy pack{across}.",
+        ]
+    else:
+        out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
     if mandatory:
         out.append("Preview FAILED: mandatory policy violations (a real `pulumi up` would stop).")
     return "\n".join(out)

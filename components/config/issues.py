@@ -29,6 +29,16 @@ class ConfigIssue:
         return f"{at}{self.path}: {self.message}"
 
 
+@dataclass(frozen=True)
+class Advisory(ConfigIssue):
+    """A decision the stack deploys with but that predicts an outage: where to change it and
+    how. Never stops a run; the program prints it as a warning."""
+
+
+ADVISORY_PREFIX = "advisory: "
+"""How the program's warning of an advisory starts (the offline preview counts them)."""
+
+
 class ConfigError(Exception):
     """The stack configuration is invalid; no resource has been (or will be) registered."""
 

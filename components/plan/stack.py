@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ecs_inference.config.issues import Issues
+from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.plan import (
+    advisories,
     endpoint,
     gateway,
     images,
@@ -72,6 +73,8 @@ class Plan:
     subscriptions: tuple[Subscription, ...]
     decisions: Mapping[str, list[str]]
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
+    advisories: tuple[Advisory, ...] = ()
+    """Decisions that predict an outage (`components.plan.advisories`), printed as warnings."""
     stack_secrets: Mapping[str, StackSecret] = field(default_factory=dict)
     """Secret values of the config the stack stores in Secrets Manager itself, by config
     path; the specs name them by reference (`components.specs.secrets`)."""
@@ -234,5 +237,12 @@ def build_plan(
         alarm_settings=operations.alarm_settings(config),
         subscriptions=tuple(subscriptions),
         decisions=decisions,
+        advisories=(
+            *advisories.deploy_advisories(choices, deploys),
+            *advisories.spot_advisories(
+                config, choices, {**pool_specs.gpu, **pool_specs.neuron}, model_specs
+            ),
+            *advisories.single_task_advisories(config, model_specs, reranker_specs, gateway_spec),
+        ),
         stack_secrets=secrets.stack_secrets(config),
     )

@@ -279,9 +279,7 @@ class EcsService(pulumi.ComponentResource):
             return json.dumps(with_app_protocol(containers) if service_connect else containers)
 
         arns = [(secret_arns or {})[ref] for ref in refs]
-        self.container_definitions = Output.all(self._ctx.region, *values, *arns).apply(
-            definitions
-        )
+        self.container_definitions = Output.all(self._ctx.region, *values, *arns).apply(definitions)
         return self.container_definitions
 
     def _task(
