@@ -96,6 +96,9 @@ def near_miss(key: str, allowed: Iterable[str]) -> str | None:
     folded = {k.lower(): k for k in allowed}
     if key.lower() in folded:
         return folded[key.lower()]
+    longer = [k for k in allowed if len(key) >= 4 and k.lower().startswith(key.lower())]
+    if len(longer) == 1:
+        return longer[0]  # `idleTimeout` for `idleTimeoutSeconds`
     close = difflib.get_close_matches(key, allowed, n=2, cutoff=0.8)
     return close[0] if len(close) == 1 else None
 
@@ -108,7 +111,11 @@ def _message(err: Mapping[str, Any]) -> str:
         allowed = _allowed_keys(err["loc"])
         hint = f"; valid keys here: {', '.join(allowed)}" if allowed else ""
         meant = near_miss(str(err["loc"][-1]), allowed)
-        return f"unknown key; did you mean `{meant}`?{hint}" if meant else f"unknown key{hint}"
+        if meant:
+            return f"unknown key; did you mean `{meant}`?" + (
+                f" Valid keys here: {', '.join(allowed)}" if allowed else ""
+            )
+        return f"unknown key{hint}"
     msg = err["msg"]
     if msg.startswith("Value error, "):
         return msg[len("Value error, ") :]
@@ -296,7 +303,22 @@ class _Recovery:
             return True
         if err["type"] == "missing":
             loc = loc[:-1]  # the entry that lacks the key (none: a required section)
+        elif self.set_aside_named(loc, str(err.get("msg", ""))):
+            return True
         return bool(loc) and self.set_aside(loc)
+
+    def set_aside_named(self, loc: list[Any], message: str) -> bool:
+        """For a rule across an entry's keys (`allowedCidrs of an internal endpoint ...`), set
+        aside the keys its message names rather than the whole entry."""
+        entry = _at(self.data, loc)
+        if not isinstance(entry, dict):
+            return False
+        named = [k for k in entry if re.search(rf"(?<![\w`]){re.escape(str(k))}(?![\w])", message)]
+        named += [k for k in entry if f"`{k}`" in message and k not in named]
+        changed = False
+        for key in named:
+            changed = self.set_aside([*loc, key]) or changed
+        return changed
 
     def read_as_meant(self, err: Mapping[str, Any], loc: list[Any]) -> bool:
         """Read an unknown key as the known key it nearly is, when that one is not set too."""
@@ -343,6 +365,33 @@ def _dependents(raw: Mapping[str, Any], set_aside: Iterable[str]) -> set[str]:
         elif section in POOL_SECTIONS:
             out |= {f"{ROOT}.models.{m}" for m, pool in pool_of.items() if pool == name}
     return out
+
+
+def _shadowed_issues(data: dict[str, Any], source: StackFile | None) -> list[ConfigIssue]:
+    """The schema's issues in the hidden copies of duplicate keys: each copy checked in place
+    of the one read, at its own lines."""
+    found: list[ConfigIssue] = []
+    for shadow in source.shadowed if source is not None else ():
+        loc = _loc(shadow.path)
+        parent = _at(data, loc[:-1])
+        if not _under(shadow.path, ROOT) or not loc or not isinstance(parent, dict):
+            continue
+        variant = copy.deepcopy(data)
+        _at(variant, loc[:-1])[loc[-1]] = secrets.without_secure(shadow.value)
+        try:
+            StackConfig.model_validate(secrets.offline_values(variant))
+        except ValidationError as exc:
+            for err in exc.errors():
+                path = _path(tuple(err["loc"]))
+                if _under(path, shadow.path):
+                    found.append(
+                        ConfigIssue(
+                            path,
+                            f"in the copy at line {shadow.line}: {_message(err)}",
+                            shadow.where(source.name, path),
+                        )
+                    )
+    return found
 
 
 def check_stack_config(
@@ -394,7 +443,18 @@ def check_stack_config(
             recovery.set_aside(_loc(path))
     for issue in secrets.plaintext_issues(raw, source, key_secret):
         checked.add(issue)
+    for issue in _shadowed_issues(data, source):
+        checked.add(issue)
     checked.config = recovery.validate()
+    if checked.config is None and checked.issues:
+        # A required section (or key) is what is invalid: nothing is left to plan.
+        required = {
+            f"{ROOT}.{f.alias or n}" for n, f in StackConfig.model_fields.items() if f.is_required()
+        }
+        blocking = [p for p in checked.set_aside if p in required] or [ROOT]
+        checked.unchecked.append(
+            f"the plan's checks of every section ({', '.join(blocking)}: required)"
+        )
     checked.dependents = _dependents(raw, checked.set_aside)
     if checked.config is not None:
         found = Issues()

@@ -47,6 +47,23 @@ class Secure:
 
 
 @dataclass(frozen=True)
+class Shadowed:
+    """The earlier copy of a duplicate key, which the later copy hides."""
+
+    path: str
+    """Its config path (the same as the copy read)."""
+    value: Any
+    line: int
+    """The line of its key."""
+    lines: Mapping[str, int] = field(default_factory=dict)
+    """The lines of the paths inside it."""
+
+    def where(self, name: str, path: str) -> str:
+        line = next((self.lines[p] for p in ancestors(path) if p in self.lines), self.line)
+        return f"{name}:{line}"
+
+
+@dataclass(frozen=True)
 class StackFile:
     """What a stack file holds, with the line of each config path."""
 
@@ -64,6 +81,9 @@ class StackFile:
     """The line of `environment:`."""
     issues: tuple[ConfigIssue, ...] = ()
     """Duplicate keys."""
+    shadowed: tuple[Shadowed, ...] = ()
+    """The copies of duplicate keys that the last copy hides (checked too, so that a typo in
+    one is not hidden by the other)."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -147,6 +167,7 @@ class _Reader:
         self.lines: dict[str, int] = {}
         self.secure: set[str] = set()
         self.issues: list[ConfigIssue] = []
+        self.shadowed: list[Shadowed] = []
 
     def value(self, node: yaml.Node, path: str | None) -> Any:
         """The node's value; `path` None outside the `config:` block (nothing recorded)."""
@@ -184,17 +205,20 @@ class _Reader:
             child = None if path is None else self._child(path, key)
             if child is not None:
                 if key in out:
-                    self.forget(child)  # the later copy is the one read
+                    self.shadow(child, out[key])  # the later copy is the one read
                 self.lines[child] = key_node.start_mark.line + 1
             out[key] = self.value(value_node, child)
         return out
 
-    def forget(self, path: str) -> None:
-        """Drop what was recorded under `path` (an earlier copy of a duplicate key)."""
+    def shadow(self, path: str, value: Any) -> None:
+        """Set aside what was recorded under `path`: an earlier copy of a duplicate key, which
+        the later one replaces."""
         below = (f"{path}.", f"{path}[")
-        for known in [p for p in self.lines if p == path or p.startswith(below)]:
+        inside = {p: line for p, line in self.lines.items() if p == path or p.startswith(below)}
+        for known in inside:
             del self.lines[known]
         self.secure -= {p for p in self.secure if p == path or p.startswith(below)}
+        self.shadowed.append(Shadowed(path, value, inside.get(path, 0), inside))
 
     def duplicate(self, key: Any, first: int, again: int, path: str | None) -> None:
         """A key given twice in one mapping (`path` its mapping's config path; None outside
@@ -265,6 +289,7 @@ def parse_stack_file(text: str, name: str) -> StackFile:
         environments,
         environment_line,
         tuple(reader.issues),
+        tuple(reader.shadowed),
     )
 
 
