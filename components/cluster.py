@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference.arns import arn_of, aws_context
+
 
 @dataclass(frozen=True)
 class ClusterArgs:
@@ -36,7 +38,8 @@ class Cluster(pulumi.ComponentResource):
     name: pulumi.Output[str]
     """Its name."""
     arn: pulumi.Output[str]
-    """Its ARN."""
+    """Its ARN, from its name (known at preview, so the services, rules and policies that name
+    the cluster are too)."""
     exec_log_group: aws.cloudwatch.LogGroup | None
     """The ECS Exec session log; None without session logging."""
 
@@ -82,7 +85,7 @@ class Cluster(pulumi.ComponentResource):
             ),
         )
         self.name = self.cluster.name
-        self.arn = self.cluster.arn
+        self.arn = arn_of(self.cluster, aws_context(self))
         self.register_outputs({"name": self.name, "arn": self.arn})
 
     def associate_capacity_providers(

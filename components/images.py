@@ -9,10 +9,19 @@ reranker):
   never be re-pointed) except the build cache tag, scan on push, AES256 encryption at rest, and
   a lifecycle policy keeping the last `keep_images` builds;
 - a docker-build `Image` built from this repository's `images/<image>/` for the platform the
-  service runs on, pushed with a content-derived tag, with the BuildKit layer cache kept in the
+  service runs on, pushed with a content-derived tag (`content_tag`: the context, the named
+  contexts, the platforms and the build arguments), with the BuildKit layer cache kept in the
   same repository (`:buildcache`, ECR needs the OCI image-manifest cache format);
-- `references[image]`: `<repository-url>@sha256:<digest>`, what the task definitions run and
-  what the execution role's ECR pull statement is scoped to (iam.ecr_repository_arn).
+- `references[image]`: `<registry>/<repository>:<content tag>`, what the task definitions run
+  and what the execution role's ECR pull statement is scoped to (iam.ecr_repository_arn).
+
+The reference is computed from the build context, the repository's name and the provider's
+account and region, never from the build's outputs, so it is known at preview, before anything
+is built: a first preview's container definitions, and the policy pack's verdicts on them, do
+not wait for the push (DESIGN §12). The tag names exactly one content (tags are immutable in
+the repository, and the tag is a hash of everything the build reads), so it pins the build as
+a digest would; ECS resolves it to the digest when it starts the first task. The reference
+still depends on the `Image` resource, so each task definition waits for its image's push.
 
 The platforms are decided once (`image_platforms`, `RERANKER_PLATFORMS`) and the deploy
 workflow's build matrix is tested against them. Needs a Docker daemon with buildx where `pulumi
@@ -27,12 +36,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pulumi
 import pulumi_aws as aws
 
 from ecs_inference import engines
+from ecs_inference.arns import aws_context, ecr_repository_uri
 from ecs_inference.specs.images import (
     IMAGES_DIR,
     NAMED_CONTEXTS,
@@ -59,16 +69,25 @@ _IGNORED_PARTS = ("__pycache__",)
 _IGNORED_SUFFIXES = (".pyc", ".onnx")
 
 
-def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT) -> str:
-    """sha256 over the build context's files and the named contexts' (path and bytes, sorted)
-    and the platforms.
+def context_digest(
+    image: str,
+    platforms: Sequence[str],
+    root: Path = _REPO_ROOT,
+    build_args: Mapping[str, str] | None = None,
+) -> str:
+    """sha256 over the build context's files and the named contexts' (path and bytes, sorted;
+    the Dockerfile is in the context), the platforms and the build arguments (default none).
 
     The image tag is derived from it: ECR tags are immutable here, so a tag must only ever name
-    one content; the same content and platforms give the same tag (no rebuild, no push)."""
+    one content; the same content, platforms and arguments give the same tag (no rebuild, no
+    push)."""
     context = root / IMAGES_DIR / image
     if not (context / "Dockerfile").is_file():
         raise ImageBuildError(f"{IMAGES_DIR}/{image}/Dockerfile does not exist")
     digest = hashlib.sha256(json.dumps(sorted(platforms)).encode())
+    if build_args:
+        # Only when there are any, so an image without arguments keeps the tag it always had.
+        digest.update(json.dumps(dict(build_args), sort_keys=True).encode() + b"\0")
     trees = [("", context)] + [(f"{name}:", root / path) for name, path in NAMED_CONTEXTS.items()]
     for label, tree in trees:
         for path in sorted(p for p in tree.rglob("*") if p.is_file()):
@@ -78,6 +97,13 @@ def context_digest(image: str, platforms: Sequence[str], root: Path = _REPO_ROOT
             name = f"{label}{rel.as_posix()}".encode()
             digest.update(name + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def content_tag(
+    image: str, platforms: Sequence[str], build_args: Mapping[str, str] | None = None
+) -> str:
+    """`ctx-<16 hex of context_digest>`: the tag a build of `image` is pushed under."""
+    return f"{TAG_PREFIX}{context_digest(image, platforms, build_args=build_args)[:16]}"
 
 
 def lifecycle_policy(keep_images: int) -> str:
@@ -116,13 +142,6 @@ def lifecycle_policy(keep_images: int) -> str:
         },
         sort_keys=True,
     )
-
-
-def digest_reference(repository_url: str, digest: str) -> str:
-    """`<repository-url>@sha256:...`: what ECS pulls; pinned to the exact build."""
-    if not digest.startswith("sha256:"):
-        raise ImageBuildError(f"{repository_url}: build produced no pushed digest ({digest!r})")
-    return f"{repository_url}@{digest}"
 
 
 @dataclass(frozen=True)
@@ -167,108 +186,130 @@ def validate_image_builds(args: ImageBuildsArgs) -> None:
 
 class ImageBuilds(pulumi.ComponentResource):
     """Repositories and builds. Attributes: `repositories` and `images` (by image name),
-    `references` (image name -> Output of `<repository-url>@sha256:<digest>`)."""
+    `references` (image name -> Output of `<registry>/<repository>:<content tag>`)."""
 
     repositories: dict[str, aws.ecr.Repository]
     """ECR repository per image."""
     images: dict[str, pulumi.CustomResource]
     """The build per image (`pulumi_docker_build.Image`, imported only when the stack builds)."""
     references: dict[str, pulumi.Output[str]]
-    """The digest reference per image (what the tasks run)."""
+    """The pushed reference per image (what the tasks run): known at preview, depending on
+    the push."""
 
     def __init__(
         self, name: str, args: ImageBuildsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        # Imported here: the plan (and every stack that does not build) needs only the pure
-        # helpers above, and the provider SDK costs ~55 ms of import on every preview.
-        import pulumi_docker_build as docker_build
-
         validate_image_builds(args)
         super().__init__(TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        invoke = pulumi.InvokeOutputOptions(parent=self)
-        region = aws.get_region_output(opts=invoke).region
+        self._name = name
+        self._child = pulumi.ResourceOptions(parent=self)
+        self._invoke = pulumi.InvokeOutputOptions(parent=self)
+        self._ctx = aws_context(self)
         self.repositories = {}
         self.images = {}
         self.references = {}
         for image, platforms in sorted(args.images.items()):
-            repo = aws.ecr.Repository(
-                f"{name}-{image}",
-                name=f"{args.repository_prefix}/{image}",
-                # Tags never move (a digest reference is what ECS runs, but a tag re-pointed
-                # under a running service would hide what is deployed), except the build cache,
-                # which every build overwrites.
-                image_tag_mutability="IMMUTABLE_WITH_EXCLUSION",
-                image_tag_mutability_exclusion_filters=[
-                    aws.ecr.RepositoryImageTagMutabilityExclusionFilterArgs(
-                        filter=CACHE_TAG, filter_type="WILDCARD"
-                    )
-                ],
-                image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
-                    scan_on_push=True
-                ),
-                encryption_configurations=[
-                    aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="AES256")
-                ],
-                force_delete=args.force_delete,
-                opts=child,
-            )
-            aws.ecr.LifecyclePolicy(
-                f"{name}-{image}",
-                repository=repo.name,
-                policy=lifecycle_policy(args.keep_images),
-                opts=child,
-            )
-            registries = [_registry(repo.registry_id, invoke)]
-            build_args: dict[str, pulumi.Input[str]] = {}
-            base_account = _base_image_account(image)
-            if base_account is not None:
-                registries.append(_registry(base_account, invoke))
-                build_args["DLC_REGION"] = region
-            tag = f"{TAG_PREFIX}{context_digest(image, platforms)[:16]}"
-            cache = repo.repository_url.apply(lambda url: f"{url}:{CACHE_TAG}")
-            built = docker_build.Image(
-                f"{name}-{image}",
-                context=docker_build.BuildContextArgs(
-                    location=f"{IMAGES_DIR}/{image}",
-                    named={
-                        ctx: docker_build.ContextArgs(location=path)
-                        for ctx, path in NAMED_CONTEXTS.items()
-                    },
-                ),
-                dockerfile=docker_build.DockerfileArgs(location=f"{IMAGES_DIR}/{image}/Dockerfile"),
-                platforms=[docker_build.Platform(p) for p in platforms],
-                push=True,
-                tags=[repo.repository_url.apply(lambda url, t=tag: f"{url}:{t}")],
-                build_args=build_args or None,
-                registries=registries,
-                cache_from=[
-                    docker_build.CacheFromArgs(
-                        registry=docker_build.CacheFromRegistryArgs(ref=cache)
-                    )
-                ],
-                # ECR only stores a cache exported as an OCI image manifest.
-                cache_to=[
-                    docker_build.CacheToArgs(
-                        registry=docker_build.CacheToRegistryArgs(
-                            ref=cache,
-                            mode=docker_build.CacheMode.MAX,
-                            image_manifest=True,
-                            oci_media_types=True,
-                        )
-                    )
-                ],
-                # Pulling a 10+ GB engine base on every preview is not worth it; hadolint
-                # checks the Dockerfiles and the build runs on `pulumi up`.
-                build_on_preview=False,
-                opts=child,
-            )
+            repo = self._repository(image, args)
             self.repositories[image] = repo
-            self.images[image] = built
-            self.references[image] = pulumi.Output.all(repo.repository_url, built.digest).apply(
-                lambda a: digest_reference(a[0], a[1])
-            )
+            self.images[image], self.references[image] = self._build(image, platforms, repo)
         self.register_outputs({f"{k}Image": v for k, v in self.references.items()})
+
+    def _repository(self, image: str, args: ImageBuildsArgs) -> aws.ecr.Repository:
+        """The image's repository and its lifecycle policy."""
+        repo = aws.ecr.Repository(
+            f"{self._name}-{image}",
+            name=f"{args.repository_prefix}/{image}",
+            # Tags never move (a tag re-pointed under a running service would hide what is
+            # deployed, and the content tag is what ECS runs), except the build cache, which
+            # every build overwrites.
+            image_tag_mutability="IMMUTABLE_WITH_EXCLUSION",
+            image_tag_mutability_exclusion_filters=[
+                aws.ecr.RepositoryImageTagMutabilityExclusionFilterArgs(
+                    filter=CACHE_TAG, filter_type="WILDCARD"
+                )
+            ],
+            image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
+                scan_on_push=True
+            ),
+            encryption_configurations=[
+                aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="AES256")
+            ],
+            force_delete=args.force_delete,
+            opts=self._child,
+        )
+        aws.ecr.LifecyclePolicy(
+            f"{self._name}-{image}",
+            repository=repo.name,
+            policy=lifecycle_policy(args.keep_images),
+            opts=self._child,
+        )
+        return repo
+
+    def _build(
+        self, image: str, platforms: Sequence[str], repo: aws.ecr.Repository
+    ) -> tuple[pulumi.CustomResource, pulumi.Output[str]]:
+        """The build of `image` pushed to `repo`, and the reference the tasks run."""
+        # Imported here: the plan (and every stack that does not build) needs only the pure
+        # helpers above, and the provider SDK costs ~55 ms of import on every preview.
+        import pulumi_docker_build as docker_build
+
+        ctx = self._ctx
+        # The repository's address from its name (what its `repositoryUrl` gets): known at
+        # preview, and depending on the repository.
+        url = pulumi.Output.all(repo.name, ctx.account_id, ctx.region, ctx.dns_suffix).apply(
+            lambda a: ecr_repository_uri(a[0], account=a[1], region=a[2], dns_suffix=a[3])
+        )
+        # The private registry's id is the account's (`registryId`).
+        registries = [_registry(ctx.account_id, self._invoke)]
+        build_args: dict[str, pulumi.Input[str]] = {}
+        base_account = _base_image_account(image)
+        if base_account is not None:
+            registries.append(_registry(base_account, self._invoke))
+            build_args["DLC_REGION"] = ctx.region
+        tag = pulumi.Output.from_input(build_args).apply(
+            # Resolved: the values are plain strings here.
+            lambda values: content_tag(image, platforms, cast("dict[str, str]", values))
+        )
+        pushed = pulumi.Output.all(url, tag).apply(lambda a: f"{a[0]}:{a[1]}")
+        cache = url.apply(lambda u: f"{u}:{CACHE_TAG}")
+        built = docker_build.Image(
+            f"{self._name}-{image}",
+            context=docker_build.BuildContextArgs(
+                location=f"{IMAGES_DIR}/{image}",
+                named={
+                    ctx_name: docker_build.ContextArgs(location=path)
+                    for ctx_name, path in NAMED_CONTEXTS.items()
+                },
+            ),
+            dockerfile=docker_build.DockerfileArgs(location=f"{IMAGES_DIR}/{image}/Dockerfile"),
+            platforms=[docker_build.Platform(p) for p in platforms],
+            push=True,
+            tags=[pushed],
+            build_args=build_args or None,
+            registries=registries,
+            cache_from=[
+                docker_build.CacheFromArgs(registry=docker_build.CacheFromRegistryArgs(ref=cache))
+            ],
+            # ECR only stores a cache exported as an OCI image manifest.
+            cache_to=[
+                docker_build.CacheToArgs(
+                    registry=docker_build.CacheToRegistryArgs(
+                        ref=cache,
+                        mode=docker_build.CacheMode.MAX,
+                        image_manifest=True,
+                        oci_media_types=True,
+                    )
+                )
+            ],
+            # Pulling a 10+ GB engine base on every preview is not worth it; hadolint checks
+            # the Dockerfiles and the build runs on `pulumi up`.
+            build_on_preview=False,
+            opts=self._child,
+        )
+        # The build's URN is known at preview (its digest is not): reading it puts the push
+        # among the reference's dependencies without making the reference unknown.
+        reference = pulumi.Output.all(pushed, built.urn).apply(lambda a: a[0])
+        return built, reference
 
 
 def _base_image_account(image: str) -> str | None:

@@ -28,11 +28,13 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference.arns import arn_of, aws_context, known_arn
 from ecs_inference.specs import operations as obs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.worker import QueueWorkerSpec
 
 TOKEN = "ecs-inference:operations:Operations"
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 
 
 @dataclass(frozen=True)
@@ -354,10 +356,8 @@ class Operations(pulumi.ComponentResource):
             )
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        invoke = pulumi.InvokeOutputOptions(parent=self)
-        partition = aws.get_partition_output(opts=invoke).partition
-        account = aws.get_caller_identity_output(opts=invoke).account_id
-        region = aws.get_region_output(opts=invoke).region
+        ctx = aws_context(self)
+        partition, account, region = ctx.partition, ctx.account_id, ctx.region
 
         self.key = aws.kms.Key(
             f"{name}-alarms",
@@ -373,10 +373,13 @@ class Operations(pulumi.ComponentResource):
             kms_master_key_id=self.key.arn,
             opts=child,
         )
+        # The topic's ARN from its name: known at preview, so the alarms' actions and the topic
+        # policy are too (the key's ARN carries an id AWS assigns, so the topic's key is not).
+        topic_arn = arn_of(self.topic, ctx)
         self.subscriptions = [
             aws.sns.TopicSubscription(
                 f"{name}-alarms-{i}",
-                topic=self.topic.arn,
+                topic=topic_arn,
                 protocol=sub.protocol,
                 endpoint=sub.endpoint,
                 opts=child,
@@ -390,8 +393,8 @@ class Operations(pulumi.ComponentResource):
             alarm_args = _resolve(metric_alarm_args(spec.request), outputs)
             self.alarms[spec.name] = aws.cloudwatch.MetricAlarm(
                 f"{name}-{label}-{spec.key}",
-                alarm_actions=[self.topic.arn],
-                ok_actions=[self.topic.arn],
+                alarm_actions=[topic_arn],
+                ok_actions=[topic_arn],
                 opts=child,
                 **alarm_args,
             )
@@ -412,14 +415,14 @@ class Operations(pulumi.ComponentResource):
             f"{name}-rollback",
             # The name is fixed (known at preview); the dependency keeps the order.
             rule=rule["Name"],
-            arn=self.topic.arn,
+            arn=topic_arn,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.rollback_rule]),
         )
         self.topic_policy = aws.sns.TopicPolicy(
             f"{name}-alarms",
-            arn=self.topic.arn,
+            arn=topic_arn,
             policy=Output.all(
-                self.topic.arn, self.rollback_rule.arn, partition, region, account
+                topic_arn, arn_of(self.rollback_rule, ctx), partition, region, account
             ).apply(lambda v: topic_policy(v[0], v[1], v[2], v[3], v[4], stack)),
             opts=child,
         )
@@ -427,9 +430,7 @@ class Operations(pulumi.ComponentResource):
         self.dashboard = None
         if args.dashboard:
             names = list(self.alarms)
-            alarm_arns = Output.all(partition, region, account).apply(
-                lambda v: [f"arn:{v[0]}:cloudwatch:{v[1]}:{v[2]}:alarm:{n}" for n in names]
-            )
+            alarm_arns = Output.all(*[known_arn(ALARM, n, ctx) for n in names])
             keys = list(outputs)
             body = Output.all(region, alarm_arns, *[outputs[k] for k in keys]).apply(
                 lambda v: obs.dashboard_body(
@@ -442,7 +443,7 @@ class Operations(pulumi.ComponentResource):
                 dashboard_body=body,
                 opts=child,
             )
-        self.register_outputs({"topicArn": self.topic.arn})
+        self.register_outputs({"topicArn": topic_arn})
 
 
 def _dashboard_inputs(

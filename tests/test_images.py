@@ -1,12 +1,13 @@
-"""`images.build: true`: the stack builds and pushes its own images and runs them by digest.
+"""`images.build: true`: the stack builds and pushes its own images and runs them by content tag.
 
 Runs the real program under the mock runtime with a stack file written to tmp_path (the dev
 stack with its image references replaced by `build: true`), and checks: one immutable, scanned,
 encrypted ECR repository with a lifecycle policy per image a service uses; a docker-build Image
 per repository with the right context, Dockerfile, platform, push and registry logins; task
-definitions naming the pushed digest; execution roles allowed to pull from exactly that
-repository. Also: nothing is built when the flag is off, explicit references win, config errors
-name their path, and the platforms agree with the deploy workflow's build matrix.
+definitions naming the pushed content tag, known on a first preview; execution roles allowed to
+pull from exactly that repository. Also: nothing is built when the flag is off, explicit
+references win, config errors name their path, and the platforms agree with the deploy
+workflow's build matrix.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ecs_inference.config.stack import images_to_build
 from ecs_inference.plan import build_plan
 from ecs_inference.specs import images as image_specs
 from tests.aws_shapes import register_task_definition_request, validate_shape
+from tools.aws_shapes import contains_unknown
 from tools.preview import project_name, read_stack_file
 from tools.recording import ACCOUNT_ID, Recording, run_program, stack_config_values
 
@@ -132,8 +134,8 @@ def test_images_build_from_the_repository_for_their_platform_and_push(
     assert inputs["buildOnPreview"] is False
     repo = f"{REGISTRY}/ecs-inference/build/{image}"
     (tag,) = inputs["tags"]
-    digest = image_build.context_digest(image, platforms)
-    assert tag == f"{repo}:ctx-{digest[:16]}"
+    build_args = {"DLC_REGION": REGION} if image == "neuron" else None
+    assert tag == f"{repo}:{image_build.content_tag(image, platforms, build_args)}"
     cache_ref = f"{repo}:{image_build.CACHE_TAG}"
     assert inputs["cacheFrom"] == [{"registry": {"ref": cache_ref}}]
     (cache_to,) = inputs["cacheTo"]
@@ -159,13 +161,13 @@ def test_images_build_from_the_repository_for_their_platform_and_push(
     ("task", "image"),
     [("llama", "vllm"), ("llama-neuron", "neuron"), ("rerank", "reranker")],
 )
-def test_services_run_the_pushed_digest_and_pull_only_from_its_repository(
+def test_services_run_the_pushed_tag_and_pull_only_from_its_repository(
     built: Recording, task: str, image: str
 ) -> None:
     container = containers(built)[f"inference-{task}-task"]
     repo = f"{REGISTRY}/ecs-inference/build/{image}"
-    assert container["image"].startswith(f"{repo}@sha256:")
-    assert len(container["image"].split("@sha256:")[1]) == 64
+    (pushed,) = built.one(IMAGE, f"-images-{image}").inputs["tags"]
+    assert container["image"] == pushed and pushed.startswith(f"{repo}:{image_build.TAG_PREFIX}")
     statement = pull_statement(built, f"inference-{task}")
     repository_arn = built.one(REPO, f"-images-{image}")
     # its own image's repository, and each sidecar's (the metrics image), nothing else
@@ -186,7 +188,7 @@ def test_the_plan_reports_what_it_builds(built: Recording) -> None:
     decisions = built.outputs["decisions"]
     assert decisions["image reranker"] == [
         "built from images/reranker for linux/arm64, pushed to the stack's ECR repository, "
-        "run by digest"
+        "run by its content tag"
     ]
     assert {"image vllm", "image neuron"} <= set(decisions)
 
@@ -230,7 +232,7 @@ def test_explicit_references_win_and_only_the_rest_is_built(tmp_path: Path) -> N
     assert found["inference-llama-task"]["image"] == vllm
     assert found["inference-rerank-task"]["image"] == own
     assert found["inference-llama-neuron-task"]["image"].startswith(
-        f"{REGISTRY}/ecs-inference/build/neuron@sha256:"
+        f"{REGISTRY}/ecs-inference/build/neuron:{image_build.TAG_PREFIX}"
     )
     assert any(
         r.endswith(":repository/team/vllm")
@@ -337,11 +339,33 @@ def test_lifecycle_policy_keeps_the_cache_first_then_the_last_builds() -> None:
         image_build.lifecycle_policy(0)
 
 
-def test_digest_reference_needs_a_pushed_digest() -> None:
-    ref = image_build.digest_reference(f"{REGISTRY}/r", "sha256:" + "a" * 64)
-    assert ref == f"{REGISTRY}/r@sha256:{'a' * 64}"
-    with pytest.raises(image_build.ImageBuildError, match="no pushed digest"):
-        image_build.digest_reference(f"{REGISTRY}/r", "")
+def test_the_content_tag_covers_the_build_arguments() -> None:
+    plain = image_build.content_tag("vllm", ["linux/amd64"])
+    # An image without build arguments keeps the tag of its context and platforms alone.
+    assert plain == f"ctx-{image_build.context_digest('vllm', ['linux/amd64'])[:16]}"
+    assert image_build.content_tag("vllm", ["linux/amd64"], {}) == plain
+    east = image_build.content_tag("neuron", ["linux/amd64"], {"DLC_REGION": "us-east-1"})
+    west = image_build.content_tag("neuron", ["linux/amd64"], {"DLC_REGION": "us-west-2"})
+    assert east != west and east != image_build.content_tag("neuron", ["linux/amd64"])
+
+
+def test_a_first_preview_knows_every_container_and_waits_for_each_push(tmp_path: Path) -> None:
+    """In the `new` view (nothing exists, the builds' digests are unknown) every container
+    definition is known, so the pack judges it; each task definition still depends on the push
+    of the images it runs."""
+    stack = dev_stack(build=True)
+    path = tmp_path / "Pulumi.build.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    config = stack_config_values(yaml.safe_load(path.read_text()))
+    rec = run_program(ROOT, project=project_name(ROOT), stack="build", config=config, view="new")
+    builds = {r.name.rsplit("-", 1)[1]: r for r in rec.by_type(IMAGE)}
+    for task in rec.by_type("aws:ecs/taskDefinition:TaskDefinition"):
+        assert not contains_unknown(task.inputs["containerDefinitions"]), task.name
+        images = [c["image"] for c in json.loads(task.inputs["containerDefinitions"])]
+        runs = [builds[i.split(":")[0].rsplit("/", 1)[1]] for i in images if "/build/" in i]
+        assert runs, f"{task.name} runs none of the stack's builds: {images}"
+        for build in runs:
+            assert build.urn in task.property_dependencies["containerDefinitions"]
 
 
 @pytest.mark.parametrize(

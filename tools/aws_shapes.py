@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any, cast
 
-from botocore.loaders import Loader
+from botocore.loaders import JSONFileLoader, Loader
 from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
 from botocore.validate import ParamValidator
 
@@ -68,11 +70,33 @@ class ShapeError(AssertionError):
 # --------------------------------------------------------------------------------------------
 
 
+class _PlainJSONFileLoader(JSONFileLoader):
+    """botocore's JSON file loader, parsing into plain dicts (ordered, as every dict is) rather
+    than OrderedDicts: the same model, read in half the time (ec2's model alone is 6 MB)."""
+
+    def _load_file(self, full_path: str, open_method: Any) -> Any:
+        if not os.path.isfile(full_path):
+            return None
+        with open_method(full_path, "rb") as fp:
+            return json.loads(fp.read())
+
+
+@functools.cache
+def _loader() -> Loader:
+    """One loader for every service, so botocore lists its data directories once."""
+    return Loader(file_loader=_PlainJSONFileLoader())
+
+
+_model_lock = threading.Lock()
+
+
 @functools.cache
 def service_model(service: str) -> ServiceModel:
     """botocore's model of `service` (the botocore name: "elbv2", "ecs", "s3", ...), cached."""
-    loader = Loader()
-    return ServiceModel(loader.load_service_model(service, "service-2"), service_name=service)
+    with _model_lock:  # botocore's loader caches are not thread-safe
+        return ServiceModel(
+            _loader().load_service_model(service, "service-2"), service_name=service
+        )
 
 
 def input_shape(service: str, operation: str) -> StructureShape:

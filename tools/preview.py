@@ -31,10 +31,11 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -51,7 +52,7 @@ from tools.recording import (
     UnansweredLookupError,
     run_program,
 )
-from tools.rehearsal import rehearse
+from tools.rehearsal import Rehearsal, rehearse
 from tools.rehearsal.iam import EvaluatorUnavailableError, prestart
 from tools.stack_config import (
     PreviewConfig,
@@ -67,6 +68,7 @@ from tools.views.packs import PackPool, PolicyRunError
 REPO = Path(__file__).resolve().parent.parent
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CONFIG, EXIT_PROGRAM, EXIT_REJECTED = 0, 1, 2, 3, 4
+_T = TypeVar("_T")
 
 # What the tree shows for each resource type: the inputs that carry a decision a reviewer
 # should see (sizing, timeouts, exposure), as (label, camelCase input path).
@@ -267,11 +269,24 @@ def run_preview(
         if policy_pack is not None
         else None
     )
+    # The rehearsal waits on the IAM evaluator (a Node process) and the pack analysis on the
+    # pack's process: both run in the background, beside the program's `new` run and the
+    # fidelity checks; their results are read in the order the checks report.
+    background = _Background(packs)
     try:
         run = _ProgramRun(program_dir, project, stack, settings)
-        failed = run.run(("new", "update") if packs is not None and "new" in views else ("update",))
+        failed = run.run(("update",))
+        if failed is None:
+            background.rehearse(run)
+            if packs is not None and "update" in views:
+                background.analyze(run, "update")
+            if packs is not None and "new" in views:
+                failed = run.run(("new",))
         timings["program"] = time.perf_counter() - start
-        result = failed or _checked(run, packs, views, timings)
+        if failed is None:
+            for view in views:
+                background.analyze(run, view)
+        result = failed or _checked(run, background, views, timings)
         result.stack_notes = settings.notes
         if "update" in run.recordings:
             result.advisories = [
@@ -281,8 +296,55 @@ def run_preview(
             ]
         return result
     finally:
+        background.close()
         if packs is not None:
             packs.close()
+
+
+class _Background:
+    """The rehearsal and the pack analysis of each view, each started once, on its own
+    thread (the pack answers one view after another, as the engine's one run does)."""
+
+    def __init__(self, packs: PackPool | None) -> None:
+        self.packs = packs
+        self._rehearsal_pool = ThreadPoolExecutor(1, thread_name_prefix="preview-rehearsal")
+        self._policy_pool = ThreadPoolExecutor(1, thread_name_prefix="preview-policy")
+        self.rehearsal: Future[Rehearsal] | None = None
+        self.policy: dict[str, Future[list[Any]]] = {}
+        self.seconds: dict[str, float] = {"rehearsal": 0.0, "policy": 0.0}
+        """Time each part took on its thread (it overlaps the main thread's work)."""
+
+    def _timed(self, part: str, work: Callable[[], _T]) -> Callable[[], _T]:
+        def timed() -> _T:
+            start = time.perf_counter()
+            try:
+                return work()
+            finally:
+                self.seconds[part] += time.perf_counter() - start
+
+        return timed
+
+    def rehearse(self, run: _ProgramRun) -> None:
+        """Start the runtime rehearsal of the `update` run."""
+        resources = run.recordings["update"].resources
+        region = run.config.get("aws:region") or "us-east-1"
+        self.rehearsal = self._rehearsal_pool.submit(
+            self._timed("rehearsal", lambda: rehearse(resources, region, ACCOUNT_ID))
+        )
+
+    def analyze(self, run: _ProgramRun, view: str) -> None:
+        """Start the pack's analysis of `view` (once; nothing without a pack)."""
+        if self.packs is None or view in self.policy:
+            return
+        packs = self.packs
+        self.policy[view] = self._policy_pool.submit(
+            self._timed("policy", lambda: packs.analyze(run.engine_stacks((view,))))
+        )
+
+    def close(self) -> None:
+        """Wait for what has started (nothing outlives the preview); drop what has not."""
+        for pool in (self._rehearsal_pool, self._policy_pool):
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _ProgramRun:
@@ -337,33 +399,33 @@ class _ProgramRun:
 
 
 def _checked(
-    run: _ProgramRun, packs: PackPool | None, views: Sequence[str], timings: dict[str, float]
+    run: _ProgramRun, background: _Background, views: Sequence[str], timings: dict[str, float]
 ) -> PreviewResult:
-    """The fidelity checks, the runtime rehearsal and the policy pack on a program run."""
+    """The fidelity checks, then the runtime rehearsal and the policy pack (started in the
+    background by `run_preview`), reported in that order: the first that fails decides."""
     stack, recording = run.stack, run.recordings["update"]
     start = time.perf_counter()
     findings = check_resources(recording.resources, run.config)
     timings["fidelity"] = time.perf_counter() - start
     if findings:
         return _rejected(stack, recording, timings, findings)
-    start = time.perf_counter()
+    assert background.rehearsal is not None
     try:
-        rehearsal = rehearse(
-            recording.resources, run.config.get("aws:region") or "us-east-1", ACCOUNT_ID
-        )
+        rehearsal = background.rehearsal.result()
     except EvaluatorUnavailableError as exc:
         return PreviewResult(stack, False, EXIT_PROGRAM, error=f"runtime rehearsal: {exc}")
-    timings["rehearsal"] = time.perf_counter() - start
+    finally:
+        timings["rehearsal"] = background.seconds["rehearsal"]
     if rehearsal.findings:
         return _rehearsal_failed(stack, recording, timings, rehearsal)
     violations: list[Any] = []
-    if packs is not None:
-        start = time.perf_counter()
+    if background.packs is not None:
         try:
-            violations = packs.analyze(run.engine_stacks(views))
+            for view in views:
+                violations += background.policy[view].result()
         except PolicyRunError as exc:
             return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-        timings["policy"] = time.perf_counter() - start
+        timings["policy"] = background.seconds["policy"]
     return _verdict(
         PreviewResult(
             stack,
@@ -374,7 +436,7 @@ def _checked(
             violations=violations,
             timings=timings,
             notes=rehearsal.notes,
-            views=tuple(views) if packs is not None else (),
+            views=tuple(views) if background.packs is not None else (),
         )
     )
 

@@ -380,6 +380,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["bucket"] = bucket
             outputs["arn"] = f"arn:aws:s3:::{bucket}"
             resource_id = bucket
+        if typ == "aws:sqs/queue:Queue":
+            # The provider's id of a queue is its URL (`CreateQueue` answers QueueUrl).
+            resource_id = f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{physical}"
+            outputs["url"] = resource_id
         if typ == "aws:cognito/userPoolClient:UserPoolClient":
             resource_id = _stable_hex(name, length=26)
         if typ == "aws:lb/loadBalancer:LoadBalancer":

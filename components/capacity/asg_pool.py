@@ -35,6 +35,7 @@ from typing import ClassVar
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.capacity.instance_role import (
     instance_assume_role_policy,
     instance_policies,
@@ -134,6 +135,8 @@ class AcceleratorPool(pulumi.ComponentResource):
     """The pool as an ECS capacity provider (managed scaling, termination protection, draining)."""
     capacity_provider_name: pulumi.Output[str]
     """Its name, for a service's capacity provider strategy."""
+    context: AwsContext
+    """The provider's partition, account and region (what the pool's ARNs are built from)."""
 
     TYPE_TOKEN: ClassVar[str]
     ACCELERATOR: ClassVar[Accelerator]
@@ -146,6 +149,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         self._child = pulumi.ResourceOptions(parent=self)
         self.instance = catalog.instance(args.instance_type)
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
+        self.context = aws_context(self)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-sg",
@@ -180,7 +184,7 @@ class AcceleratorPool(pulumi.ComponentResource):
     def _instance_role(self, args: PoolArgs) -> None:
         """The instance role with its managed policies (and the pre-pull grant), its profile."""
         name, child = self._name, self._child
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        partition = self.context.partition
         self.instance_role = aws.iam.Role(
             f"{name}-instance-role",
             description=f"ECS container instances of pool {name} ({self.instance.name})",
@@ -199,7 +203,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         if self.prepulls:
             aws.iam.RolePolicy(
                 f"{name}-prepull",
-                role=self.instance_role.id,
+                role=self.instance_role.name,
                 policy=prepull_hook_policy(),
                 opts=child,
             )
@@ -220,7 +224,7 @@ class AcceleratorPool(pulumi.ComponentResource):
 
     def _user_data(self, args: PoolArgs) -> pulumi.Output[str]:
         """`capacity.user_data` for this pool, then the host telemetry agent."""
-        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+        region = self.context.region
         mixed = args.mixed
 
         def script(values: list[str]) -> str:
@@ -259,7 +263,7 @@ class AcceleratorPool(pulumi.ComponentResource):
             image_id=self._image_id(args),
             instance_type=None if mixed is not None else self.instance.name,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
-                arn=self.instance_profile.arn
+                arn=arn_of(self.instance_profile, self.context)
             ),
             vpc_security_group_ids=[self.security_group.id],
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
@@ -442,7 +446,7 @@ def _telemetry_resources(
         document = json.dumps(host_telemetry_policy(kind="gpu"))
         return (
             aws.iam.RolePolicy(
-                f"{name}-telemetry", role=pool.instance_role.id, policy=document, opts=child
+                f"{name}-telemetry", role=pool.instance_role.name, policy=document, opts=child
             ),
             None,
         )
@@ -454,8 +458,8 @@ def _telemetry_resources(
     )
     policy = aws.iam.RolePolicy(
         f"{name}-telemetry",
-        role=pool.instance_role.id,
-        policy=group.arn.apply(
+        role=pool.instance_role.name,
+        policy=arn_of(group, pool.context).apply(
             lambda arn: json.dumps(host_telemetry_policy(kind="neuron", log_group_arn=arn))
         ),
         opts=child,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network import aws_api_egress
 from ecs_inference.sizing.instance_types import InstanceRequirements
 from ecs_inference.specs import managed_instances as mi
@@ -151,7 +152,8 @@ class ManagedInstancesPool(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        ctx = aws_context(self)
+        partition = ctx.partition
 
         def managed(policy: str) -> pulumi.Output[str]:
             return partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{policy}")
@@ -186,8 +188,8 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         )
         pass_role = aws.iam.RolePolicy(
             f"{name}-pass-instance-role",
-            role=self.infrastructure_role.id,
-            policy=self.instance_role.arn.apply(mi.pass_instance_role_policy),
+            role=self.infrastructure_role.name,
+            policy=arn_of(self.instance_role, ctx).apply(mi.pass_instance_role_policy),
             opts=child,
         )
 
@@ -206,8 +208,8 @@ class ManagedInstancesPool(pulumi.ComponentResource):
             cluster=args.cluster_name,
             managed_instances_provider=provider_input(
                 args,
-                self.infrastructure_role.arn,
-                self.instance_profile.arn,
+                arn_of(self.infrastructure_role, ctx),
+                arn_of(self.instance_profile, ctx),
                 self.security_group.id,
             ),
             tags=dict(args.tags) or None,

@@ -39,6 +39,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_tls as tls
 
+from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.contracts.aws_limits import ELBV2_NAME, fitted_name
 from ecs_inference.iam import partition_of
 from ecs_inference.ingress.auth import CognitoAuth
@@ -255,9 +256,8 @@ class Endpoint(pulumi.ComponentResource):
         self._args = args
         self._routes: dict[str, tuple[int, int]] = {}
         child = pulumi.ResourceOptions(parent=self)
-        invoke = pulumi.InvokeOutputOptions(parent=self)
-        region = aws.get_region_output(opts=invoke).region
-        account_id = aws.get_caller_identity_output(opts=invoke).account_id
+        ctx = aws_context(self)
+        region, account_id = ctx.region, ctx.account_id
 
         self.certificate_arn, self.certificate = self._certificate(name, args, child)
         self.auth = CognitoAuth(self, name, args.auth, args.domain_name, region, account_id)
@@ -279,7 +279,7 @@ class Endpoint(pulumi.ComponentResource):
         self.access_log_bucket_policy = None
         log_dependencies: list[pulumi.Resource] = []
         if args.access_logs:
-            log_dependencies = self._access_log_bucket(name, args, child, region, account_id)
+            log_dependencies = self._access_log_bucket(name, args, child, ctx)
 
         self._load_balancer(name, args, log_dependencies)
         self._listeners(name, args)
@@ -331,7 +331,7 @@ class Endpoint(pulumi.ComponentResource):
         access_logs = None
         if self.access_log_bucket is not None:
             access_logs = aws.lb.LoadBalancerAccessLogsArgs(
-                bucket=self.access_log_bucket.id, prefix=ACCESS_LOG_PREFIX, enabled=True
+                bucket=self.access_log_bucket.bucket, prefix=ACCESS_LOG_PREFIX, enabled=True
             )
         self.load_balancer = aws.lb.LoadBalancer(
             f"{name}-alb",
@@ -423,8 +423,7 @@ class Endpoint(pulumi.ComponentResource):
         name: str,
         args: EndpointArgs,
         child: pulumi.ResourceOptions,
-        region: pulumi.Output[str],
-        account_id: pulumi.Output[str],
+        ctx: AwsContext,
     ) -> list[pulumi.Resource]:
         bucket = aws.s3.Bucket(
             f"{name}-logs",
@@ -438,13 +437,13 @@ class Endpoint(pulumi.ComponentResource):
         self.access_log_bucket = bucket
         ownership = aws.s3.BucketOwnershipControls(
             f"{name}-logs-ownership",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
             opts=child,
         )
         public_block = aws.s3.BucketPublicAccessBlock(
             f"{name}-logs-public-access",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             block_public_acls=True,
             block_public_policy=True,
             ignore_public_acls=True,
@@ -454,7 +453,7 @@ class Endpoint(pulumi.ComponentResource):
         # ALB access logs support only SSE-S3 (AES256); SSE-KMS makes delivery fail silently.
         encryption = aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-logs-encryption",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             rules=[
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
@@ -466,7 +465,7 @@ class Endpoint(pulumi.ComponentResource):
         )
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-logs-lifecycle",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             rules=[
                 aws.s3.BucketLifecycleConfigurationRuleArgs(
                     id="expire-access-logs",
@@ -484,14 +483,15 @@ class Endpoint(pulumi.ComponentResource):
             ],
             opts=child,
         )
-        policy = pulumi.Output.all(bucket.arn, account_id, region).apply(
+        # The bucket's ARN from its name: known at preview, so the pack judges the policy then.
+        policy = pulumi.Output.all(arn_of(bucket, ctx), ctx.account_id, ctx.region).apply(
             lambda values: json.dumps(access_log_bucket_policy(values[0], values[1], values[2]))
         )
         # Bucket policy, public access block and ownership writes to one bucket conflict when
         # they run concurrently (S3 OperationAborted), so the policy waits for the other two.
         self.access_log_bucket_policy = aws.s3.BucketPolicy(
             f"{name}-logs-policy",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             policy=policy,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[public_block, ownership]),
         )

@@ -30,7 +30,7 @@ def plan_builds(
     decisions = {
         f"image {image}": [
             f"built from {image_build.IMAGES_DIR}/{image} for {', '.join(platforms)}, "
-            "pushed to the stack's ECR repository, run by digest"
+            "pushed to the stack's ECR repository, run by its content tag"
         ]
         for image, platforms in builds.items()
     }

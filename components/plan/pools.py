@@ -368,9 +368,9 @@ def _eni_check(pool: PoolChoice, on_pool: Sequence[Placed]) -> tuple[list[str], 
 
 def _images_on(pool: PoolChoice, on_pool: Sequence[Placed]) -> tuple[PoolSpec, list[str]]:
     """The Auto Scaling group's spec with its image handling: a warm pool pre-pulls the images
-    it knows; prefer-cached only when every image the pool runs is a digest (the stack's own
-    builds always are), since a mutable tag re-pushed later would otherwise keep running stale
-    on every host that cached it."""
+    it knows; prefer-cached only when every image the pool runs is a digest or the stack's own
+    build (its content tag is immutable in its repository), since a mutable tag re-pushed
+    later would otherwise keep running stale on every host that cached it."""
     assert isinstance(pool.config, PoolConfig)
     notes: list[str] = []
     prepull: tuple[str, ...] = ()

@@ -25,6 +25,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference import iam
+from ecs_inference.arns import AwsContext, arn_of, aws_context, known_arn
 from ecs_inference.contracts.aws_limits import ELBV2_NAME, fitted_name
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
@@ -99,25 +100,6 @@ class ServiceWiring(ClusterWiring):
     (`<service>.<namespace>:<port>`); default None (not reachable by Service Connect)."""
 
 
-@dataclass(frozen=True)
-class AwsContext:
-    """Partition, account and region of the provider, as Outputs (known during preview)."""
-
-    partition: Output[str]
-    account_id: Output[str]
-    region: Output[str]
-
-
-def aws_context(parent: pulumi.Resource) -> AwsContext:
-    """Look up partition, account and region once per component."""
-    invoke = pulumi.InvokeOutputOptions(parent=parent)
-    return AwsContext(
-        partition=aws.get_partition_output(opts=invoke).partition,
-        account_id=aws.get_caller_identity_output(opts=invoke).account_id,
-        region=aws.get_region_output(opts=invoke).region,
-    )
-
-
 def log_group_name(service: str) -> str:
     """`/ecs-inference/<stack>/<service>`: stable and findable by operators."""
     return f"/{pulumi.get_project()}/{pulumi.get_stack()}/{service}"
@@ -147,9 +129,7 @@ def cluster_name_from_arn(cluster: str) -> str:
 
 def log_group_arn(ctx: AwsContext, group: str) -> Output[str]:
     """The ARN of log group `group` in the provider's account and region."""
-    return Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
-        lambda a: f"arn:{a[0]}:logs:{a[1]}:{a[2]}:log-group:{group}"
-    )
+    return known_arn("aws:cloudwatch/logGroup:LogGroup", group, ctx)
 
 
 @dataclass(frozen=True)
@@ -313,7 +293,7 @@ class EcsService(pulumi.ComponentResource):
         )
         execution_policy = aws.iam.RolePolicy(
             f"{name}-execution",
-            role=self.execution_role.id,
+            role=self.execution_role.name,
             policy=Output.all(
                 ctx.partition, log_group_arn(ctx, self._log_group_name), self.container_definitions
             ).apply(
@@ -330,7 +310,7 @@ class EcsService(pulumi.ComponentResource):
             f"{name}-task", description=task_role.description, assume_role_policy=trust, opts=child
         )
         self.task_policies = [
-            aws.iam.RolePolicy(f"{name}-{suffix}", role=self.task_role.id, policy=doc, opts=child)
+            aws.iam.RolePolicy(f"{name}-{suffix}", role=self.task_role.name, policy=doc, opts=child)
             for suffix, doc in task_role.policies.items()
         ]
         self.task_definition = aws.ecs.TaskDefinition(
@@ -341,8 +321,8 @@ class EcsService(pulumi.ComponentResource):
             cpu=str(cpu),
             memory=str(memory_mib),
             runtime_platform=runtime_platform,
-            execution_role_arn=self.execution_role.arn,
-            task_role_arn=self.task_role.arn,
+            execution_role_arn=arn_of(self.execution_role, ctx),
+            task_role_arn=arn_of(self.task_role, ctx),
             container_definitions=self.container_definitions,
             volumes=volumes,
             # The execution role needs its policy before the first task pulls and logs.
@@ -359,7 +339,7 @@ class EcsService(pulumi.ComponentResource):
         logs = log_group_arn(self._ctx, exec_log_group_name()) if logging else None
         return aws.iam.RolePolicy(
             f"{self._name}-exec",
-            role=self.task_role.id,
+            role=self.task_role.name,
             policy=Output.from_input(logs).apply(iam.ecs_exec_policy),
             opts=self._child,
         )

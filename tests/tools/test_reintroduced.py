@@ -1,0 +1,193 @@
+"""The four defects an outside review found, each put back into the components, fail the
+preview (`python -m tools.preview`, in process so the defect can be patched in) with exit 4 and
+one line per reason naming what breaks: the task, container, call, resource and role of a
+denied call; the group, hook and transition of a hook nothing completes; the container and
+variable of an environment the image does not read; the association and provider AWS refuses.
+
+Each test is the fix's proof: the reference stacks pass the same preview
+(tests/tools/test_rehearsal.py), so the patch, and only the patch, makes the difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ecs_inference import cluster as cluster_module
+from ecs_inference import iam
+from ecs_inference.capacity import managed_instances_pool, user_data
+from ecs_inference.services import gateway as gateway_service
+from tests.tools.preview_cli import only, reasons
+from tools.preview import EXIT_REJECTED
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_managed_instances_provider_in_the_association_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The association given every pool's capacity provider, the Managed Instances one too:
+    PutClusterCapacityProviders refuses it, so `pulumi up` on prod would stop."""
+    pools: list[Any] = []
+    create_pool = managed_instances_pool.ManagedInstancesPool.__init__
+    associate = cluster_module.Cluster.associate_capacity_providers
+
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> None:
+        create_pool(self, *args, **kwargs)
+        pools.append(self)
+
+    def every_pool(self: Any, providers: Sequence[Any], *, fargate: bool) -> Any:
+        return associate(self, [*providers, *(p.capacity_provider for p in pools)], fargate=fargate)
+
+    monkeypatch.setattr(managed_instances_pool.ManagedInstancesPool, "__init__", recorded)
+    monkeypatch.setattr(cluster_module.Cluster, "associate_capacity_providers", every_pool)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    assert pools, "prod has a Managed Instances pool"
+    line = only(lines, "PutClusterCapacityProviders names Managed Instances provider")
+    assert line.startswith(
+        "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders "
+        "'inference-ecs-capacity-providers': constraint:"
+    ), line
+    assert "provider inference-l40s-capacity" in line
+    assert "(botocore ecs PutClusterCapacityProviders)" in line
+
+
+def test_a_sidecar_left_out_of_the_execution_role_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution role derived from the serving container only: ECS cannot pull the
+    metrics sidecar's image, so no task with it starts (CannotPullContainerError)."""
+    derive = iam.execution_role_policy
+
+    def first_container_only(*, containers: Sequence[Mapping[str, Any]], **kw: Any) -> str:
+        return derive(containers=list(containers)[:1], **kw)
+
+    monkeypatch.setattr(iam, "execution_role_policy", first_container_only)
+    code, lines = reasons(capsys, "--stack", "dev")
+    assert code == EXIT_REJECTED
+    repository = "arn:aws:ecr:us-east-1:123456789012:repository/ecs-inference/metrics"
+    pulls = [line for line in lines if repository in line]
+    assert pulls and len(pulls) == len(lines), lines
+    for task, launch, role in (
+        ("ecs-inference-dev-rerank", "FARGATE", "inference-rerank-execution-"),
+        ("ecs-inference-dev-llama", "EC2", "inference-llama-execution-"),
+        ("ecs-inference-dev-llama-neuron", "EC2", "inference-llama-neuron-execution-"),
+    ):
+        for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"):
+            line = only(pulls, f"task {task} on {launch}, container metrics: {action} on ")
+            assert f"{action} on {repository} is denied to role {role}" in line, line
+            assert "needed to pull 123456789012.dkr.ecr.us-east-1.amazonaws.com/" in line
+
+
+def test_a_hook_script_started_on_the_first_boot_only_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook-completing script started with systemd-run from the user data, which
+    cloud-init runs on the first boot only: a Stopped warm instance started on scale-out waits
+    out the heartbeat."""
+    prepull = user_data.prepull_script
+    enable = f"systemctl enable --now --no-block {user_data.PREPULL_UNIT}\n"
+
+    def first_boot_only(images: list[str], region: str) -> str:
+        text = prepull(images, region)
+        assert enable in text
+        return text.replace(
+            enable, "systemd-run --no-block /usr/local/sbin/ecs-inference-prepull\n"
+        )
+
+    monkeypatch.setattr(user_data, "prepull_script", first_boot_only)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    line = only(lines, "lifecycle hook")
+    assert line.startswith("aws:autoscaling/group:Group 'inference-l40s-8x-asg': runtime:"), line
+    assert f"lifecycle hook {user_data.PREPULL_HOOK} pauses the instance in Pending:Wait" in line
+    assert "on a start from the Stopped warm pool on scale-out" in line
+    assert "the instance waits out the 1800 s heartbeat" in line
+
+
+def _agents_with_database(tmp_path: Path) -> Path:
+    stack_file = yaml.safe_load((ROOT / "Pulumi.agents.yaml").read_text())
+    stack_file["config"]["ecs-inference:platform"]["gateway"]["database"] = {
+        "enabled": True,
+        "saltKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCd",
+    }
+    path = tmp_path / "Pulumi.agents-db.yaml"
+    path.write_text(yaml.safe_dump(stack_file))
+    return path
+
+
+PASSWORD_LOGIN = ("DATABASE_USERNAME", "IAM_TOKEN_DB_AUTH", "DATABASE_SSLMODE")
+"""What the IAM-token login adds to LiteLLM's environment, left out for the password login."""
+
+
+def test_a_database_user_litellm_does_not_read_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The gateway's database login as `DATABASE_USER` (from the RDS-managed secret), which
+    LiteLLM's construct_database_url_from_env_vars does not read: the proxy runs without a
+    database, so virtual keys, budgets and spend tracking silently do nothing."""
+    container_env = gateway_service.gateway_container_env
+
+    def password_login(spec: Any, **kw: Any) -> Any:
+        env = container_env(spec, **kw)
+        db = kw.get("database")
+        if db is None:
+            return env
+        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
+        secrets = {
+            **env.secrets,
+            "DATABASE_USER": f"{db.secret_arn}:username::",
+            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
+        }
+        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
+
+    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
+    stack_file = _agents_with_database(tmp_path)
+    code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
+    assert code == EXIT_REJECTED
+    line = only(lines, "DATABASE_URL")
+    assert line.startswith("aws:ecs/taskDefinition:TaskDefinition 'inference-gateway-task'"), line
+    assert "task ecs-inference-agents-gateway, container litellm: LiteLLM 1.108.7 builds" in line
+    assert "DATABASE_USERNAME not set" in line
+
+
+def test_a_database_password_from_the_rotating_secret_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The gateway's database login by password, its user and password injected from the
+    secret RDS manages (names LiteLLM does read): ECS resolves them at task start only, so the
+    running gateway loses its database at the first rotation, 7 days after deploy by default."""
+    container_env = gateway_service.gateway_container_env
+
+    def password_login(spec: Any, **kw: Any) -> Any:
+        env = container_env(spec, **kw)
+        db = kw.get("database")
+        if db is None:
+            return env
+        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
+        secrets = {
+            **env.secrets,
+            "DATABASE_USERNAME": f"{db.secret_arn}:username::",
+            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
+        }
+        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
+
+    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
+    stack_file = _agents_with_database(tmp_path)
+    code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
+    assert code == EXIT_REJECTED
+    (line,) = lines
+    assert line.startswith("aws:ecs/taskDefinition:TaskDefinition 'inference-gateway-task'"), line
+    assert "task ecs-inference-agents-gateway on FARGATE, container litellm: " in line
+    assert (
+        "secret DATABASE_PASSWORD: arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!"
+        in line
+    )
+    assert "is the master user secret RDS manages for inference-gateway-db" in line
+    assert "ECS reads secrets only at task start" in line
