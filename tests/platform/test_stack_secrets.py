@@ -33,7 +33,7 @@ def _indent(text: str, spaces: int) -> str:
 
 def secure_agents_file(tmp_path: Path) -> Path:
     """Pulumi.agents.yaml with its master key, a salt key, a model's, the gateway's and the
-    worker's secrets set with `pulumi config set --secret`."""
+    worker's secrets and an alarm webhook set with `pulumi config set --secret`."""
     text = (ROOT / "Pulumi.agents.yaml").read_text()
     assert MASTER in text
     text = text.replace(
@@ -50,6 +50,11 @@ def secure_agents_file(tmp_path: Path) -> Path:
     model = "      llama:\n        engine: vllm\n"
     assert model in text
     text = text.replace(model, model + _indent("secrets:\n" + _indent(_secure("API_TOKEN"), 2), 8))
+    text += _indent(
+        "operations:\n  alarmSubscriptions:\n    - protocol: https\n"
+        + _indent(_secure("endpoint"), 6),
+        4,
+    )
     path = tmp_path / "Pulumi.agents.yaml"
     path.write_text(text)
     return path
@@ -150,3 +155,10 @@ def test_no_value_reaches_any_other_input_and_the_requests_pass(recording) -> No
         text = json.dumps(resource.inputs)
         assert not any(p in text for p in placeholders), resource.name
     assert check_resources(recording.resources) == []
+
+
+def test_an_alarm_webhook_set_with_secret_stays_secret(recording) -> None:
+    [subscription] = recording.by_type("aws:sns/topicSubscription:TopicSubscription")
+    assert subscription.secret_inputs == ("endpoint",)
+    # The offline placeholder of the protocol's kind.
+    assert subscription.inputs["endpoint"].startswith("https://")
