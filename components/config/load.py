@@ -371,7 +371,9 @@ def _shadowed_issues(data: dict[str, Any], source: StackFile | None) -> list[Con
     """The schema's issues in the hidden copies of duplicate keys: each copy checked in place
     of the one read, at its own lines."""
     found: list[ConfigIssue] = []
-    for shadow in source.shadowed if source is not None else ():
+    if source is None:
+        return found
+    for shadow in source.shadowed:
         loc = _loc(shadow.path)
         parent = _at(data, loc[:-1])
         if not _under(shadow.path, ROOT) or not loc or not isinstance(parent, dict):

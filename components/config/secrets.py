@@ -175,14 +175,12 @@ def plaintext_issues(
         where = slot(path)
         if where is None or not where.credential or not where.secret_value(value):
             continue
-        plain_in_file = (
-            source is not None
-            and path not in source.secure
-            and source.value_at(path) not in (MISSING,)
-            and not isinstance(source.value_at(path), Secure)
-        )
-        if not key_secret or plain_in_file:
-            found.append(in_plain_text(path, f" in {source.name}" if plain_in_file else ""))
+        in_file = ""
+        if source is not None and path not in source.secure:
+            held = source.value_at(path)
+            in_file = source.name if held is not MISSING and not isinstance(held, Secure) else ""
+        if not key_secret or in_file:
+            found.append(in_plain_text(path, f" in {in_file}" if in_file else ""))
     return found
 
 

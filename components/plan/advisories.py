@@ -30,7 +30,7 @@ def deploy_advisories(
     deploys: Mapping[str, Mapping[str, DeployChoice]],
 ) -> list[Advisory]:
     """A deploy that can leave a model service with no task, against its pool's maxSize."""
-    found = []
+    found: list[Advisory] = []
     for pool, by_model in deploys.items():
         for model, deploy in by_model.items():
             if deploy.outage is not None and pool in choices:
@@ -47,7 +47,7 @@ def spot_advisories(
     models: Mapping[str, ModelServiceSpec],
 ) -> list[Advisory]:
     """What a Spot reclaim predicts for each model on a pool that buys Spot."""
-    found = []
+    found: list[Advisory] = []
     for name, spec in models.items():
         pool_name = cfg.models[name].pool
         pool, choice = pools.get(pool_name), choices.get(pool_name)
@@ -94,7 +94,7 @@ def single_task_advisories(
                 gateway.health_check_grace_period_seconds,
             )
         )
-    found = []
+    found: list[Advisory] = []
     for path, min_count, max_count, grace in services:
         if min_count != 1:
             continue

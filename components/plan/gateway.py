@@ -253,7 +253,7 @@ def _managed_name_issues(cfg: GatewayConfig, spec: LiteLLMGatewaySpec) -> list[C
     except ValueError:
         return []  # the component reports a config it cannot carry
     managed = {*env.environment, *env.secrets, *(env.bootstrap or {})}
-    issues = []
+    issues: list[ConfigIssue] = []
     for key, names in (("environment", cfg.environment), ("secrets", cfg.secrets)):
         issues += [
             ConfigIssue(

@@ -75,7 +75,7 @@ class Plan:
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
     advisories: tuple[Advisory, ...] = ()
     """Decisions that predict an outage (`components.plan.advisories`), printed as warnings."""
-    stack_secrets: Mapping[str, StackSecret] = field(default_factory=dict)
+    stack_secrets: Mapping[str, StackSecret] = field(default_factory=lambda: {})
     """Secret values of the config the stack stores in Secrets Manager itself, by config
     path; the specs name them by reference (`components.specs.secrets`)."""
 

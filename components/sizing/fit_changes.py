@@ -14,12 +14,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ecs_inference.sizing.memory import GIB, bytes_per_param, kv_cache_bytes
 
-if TYPE_CHECKING:
-    from ecs_inference.sizing.gpu import MemoryNeed
+
+class MemoryNeed(Protocol):
+    """What the changes read of `sizing.gpu.MemoryNeed`."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def kv_cache_dtype(self) -> str: ...
+    @property
+    def params_billion(self) -> float: ...
+    @property
+    def max_model_len(self) -> int: ...
+    @property
+    def max_concurrent_sequences(self) -> int: ...
+    @property
+    def overhead_fraction(self) -> float: ...
+    @property
+    def kv_cache_gib(self) -> float: ...
+
+    def kv_cache_per_gpu_gib(self, tp_size: int) -> float: ...
+
 
 QUANTISED = (("fp8", "an FP8 checkpoint"), ("awq", "an AWQ int4 checkpoint"))
 """Weight dtypes to offer, smallest saving first, with what `weightsUri` must then hold."""
