@@ -7,9 +7,10 @@ from pulumi.runtime.config import is_config_secret
 from ecs_inference import cost
 from ecs_inference.config.issues import ADVISORY_PREFIX, ConfigError
 from ecs_inference.config.load import plan_stack
+from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.stack_file import PLATFORM_KEY, program_stack_file
-from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
-from ecs_inference.plan import PLATFORM_NAME, build_plan
+from ecs_inference.existing_network import discover
+from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan
 from ecs_inference.platform import InferencePlatform
 from ecs_inference.specs.operations import alarm_metric_count
 
@@ -17,18 +18,27 @@ stack = pulumi.get_stack()
 # The stack file names the line of each problem and which values were set with `--secret` (the
 # CLI marks the structured key secret as a whole).
 source = program_stack_file(stack)
+
+
+def plan_of(config: StackConfig) -> Plan:
+    existing = config.network.existing
+    return build_plan(
+        config,
+        stack,
+        # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
+        # setting, else what the provider resolves (AWS_REGION of the deploying shell).
+        region=pulumi.Config("aws").get("region") or aws.get_region().region,
+        project=pulumi.get_project(),
+        # An existing VPC is read before the plan, which checks it.
+        network_lookup=discover(existing) if existing is not None else None,
+    )
+
+
 try:
     plan = plan_stack(
         pulumi.Config("ecs-inference").get_object("platform"),
         stack,
-        lambda config: build_plan(
-            config,
-            stack,
-            # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
-            # setting, else what the provider resolves (AWS_REGION of the deploying shell).
-            region=pulumi.Config("aws").get("region") or aws.get_region().region,
-            project=pulumi.get_project(),
-        ),
+        plan_of,
         source=source,
         key_secret=is_config_secret(PLATFORM_KEY),
     )
@@ -71,7 +81,6 @@ pulumi.export(
     "cost",
     cost.estimate(
         plan,
-        interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES),
         alarms_metrics=alarm_metric_count(plan.alarm_specs()),
     ).to_json(),
 )

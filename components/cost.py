@@ -469,15 +469,13 @@ def estimate_inputs(
 def estimate(
     plan: Plan,
     *,
-    interface_endpoints: int,
     alarms_metrics: int = 0,
     prices: Prices = PRICES,
     assumptions: Assumptions | None = None,
 ) -> CostEstimate:
-    """The estimate of a validated plan (`components.plan.Plan`); `interface_endpoints`: the
-    number of interface endpoint services the network creates (0 when they are off)."""
+    """The estimate of a validated plan (`components.plan.Plan`)."""
     return estimate_inputs(
-        stack_input(plan, interface_endpoints=interface_endpoints, alarms_metrics=alarms_metrics),
+        stack_input(plan, alarms_metrics=alarms_metrics),
         prices=prices,
         assumptions=assumptions,
     )
@@ -556,7 +554,7 @@ def _managed_pool(plan: Plan, name: str, spec: ManagedInstancesPoolSpec) -> Pool
     )
 
 
-def stack_input(plan: Plan, *, interface_endpoints: int, alarms_metrics: int = 0) -> StackInput:
+def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
     pools = [_asg_pool(plan, n, p, "gpu") for n, p in plan.gpu_pools.items()]
     pools += [_asg_pool(plan, n, p, "neuron") for n, p in plan.neuron_pools.items()]
@@ -597,15 +595,14 @@ def stack_input(plan: Plan, *, interface_endpoints: int, alarms_metrics: int = 0
                 None,
             )
         )
-    network = plan.config.network
-    azs = network.az_count
+    network = plan.network
     return StackInput(
         pools=pools,
         fargate=fargate,
         network=NetworkInput(
-            nat_gateways=1 if network.nat_gateways == "single" else azs,
-            availability_zones=azs,
-            interface_endpoints=interface_endpoints if network.vpc_endpoints else 0,
+            nat_gateways=network.nat_gateways,
+            availability_zones=network.availability_zones,
+            interface_endpoints=network.interface_endpoints,
         ),
         alarms_metrics=alarms_metrics,
     )

@@ -1,11 +1,15 @@
 """Network: the VPC every task runs in, with no public IP anywhere in the serving path.
 
-Creates an awsx VPC (public subnets only for the NAT gateways and an optional internet-facing
-ALB; private subnets for every task and instance), and VPC endpoints so that tasks in private
-subnets pull images and weights without a NAT hop: an S3 gateway endpoint (weights and the ECR
-image layers, which ECR stores in S3) and interface endpoints for ECR api/dkr, CloudWatch Logs,
-STS, Secrets Manager, SSM and SSM messages (ECS Exec). The interface endpoints get their own
-security group that admits HTTPS from inside the VPC only.
+By default creates an awsx VPC (public subnets only for the NAT gateways and an optional
+internet-facing ALB; private subnets for every task and instance), and VPC endpoints so that
+tasks in private subnets pull images and weights without a NAT hop: an S3 gateway endpoint
+(weights and the ECR image layers, which ECR stores in S3) and interface endpoints for ECR
+api/dkr, CloudWatch Logs, STS, Secrets Manager, SSM and SSM messages (ECS Exec). The interface
+endpoints get their own security group that admits HTTPS from inside the VPC only.
+
+In an existing VPC (`network.existing`, a plan's `ExistingNetworkSpec`) it creates nothing of the
+VPC: it wires the given subnets and creates only the endpoints the VPC lacks
+(`components.existing_network.discover` reads that VPC before the plan, which checks it).
 """
 
 from __future__ import annotations
@@ -19,19 +23,14 @@ import pulumi_aws as aws
 import pulumi_awsx as awsx
 from pulumi import Input
 
-# Interface endpoints a private task or container instance needs to start without a NAT hop:
-# ECR (api: auth and manifests; dkr: layers), logs (awslogs driver), STS (task role credentials
-# for the S3 streamer), Secrets Manager (container secrets), SSM + SSM messages (parameters, ECS
-# Exec). Layers themselves are served from S3, hence the gateway endpoint.
-INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = (
-    "ecr.api",
-    "ecr.dkr",
-    "logs",
-    "sts",
-    "secretsmanager",
-    "ssm",
-    "ssmmessages",
+from ecs_inference.specs.network import (
+    GATEWAY_SERVICE,
+    INTERFACE_ENDPOINT_SERVICES,
+    ExistingNetworkSpec,
+    endpoint_service_name,
 )
+
+__all__ = ["INTERFACE_ENDPOINT_SERVICES", "Network", "NetworkArgs"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +49,10 @@ class NetworkArgs:
     """Create the S3 gateway and the interface endpoints."""
     interface_services: tuple[str, ...] = field(default=INTERFACE_ENDPOINT_SERVICES)
     """Services that get an interface endpoint (private subnets reach them without NAT)."""
+    existing: ExistingNetworkSpec | None = None
+    """Run in this existing VPC (the fields above are then unused); None: create the VPC."""
+    region: str | None = None
+    """The region, for the endpoint service names in an existing VPC; None: the provider's."""
 
 
 HTTPS_PORT = 443
@@ -127,16 +130,11 @@ def aws_api_egress() -> aws.ec2.SecurityGroupEgressArgs:
     return aws_api_rule().inline_egress()
 
 
-def endpoint_service_name(region: str, service: str) -> str:
-    """`com.amazonaws.<region>.<service>`, the service name of a VPC endpoint."""
-    return f"com.amazonaws.{region}.{service}"
-
-
 class Network(pulumi.ComponentResource):
     """A VPC with private subnets, NAT and VPC endpoints."""
 
-    vpc: awsx.ec2.Vpc
-    """The awsx VPC (subnets, route tables, NAT gateways)."""
+    vpc: awsx.ec2.Vpc | None
+    """The awsx VPC (subnets, route tables, NAT gateways); None in an existing VPC."""
     vpc_id: pulumi.Output[str]
     """The VPC id."""
     cidr_block: str
@@ -145,6 +143,10 @@ class Network(pulumi.ComponentResource):
     """One private subnet per AZ: every task and instance."""
     public_subnet_ids: pulumi.Output[Sequence[str]]
     """One public subnet per AZ: NAT gateways and an internet-facing ALB only."""
+    load_balancer_subnet_ids: pulumi.Output[Sequence[str]]
+    """One subnet per AZ for the internal ALB (the private ones of a created VPC)."""
+    zone_subnet_ids: pulumi.Output[Sequence[str]]
+    """One private subnet per AZ: interface endpoints and EFS mount targets."""
     endpoint_security_group: aws.ec2.SecurityGroup | None
     """HTTPS from inside the VPC to the interface endpoints; None without endpoints."""
     s3_endpoint: aws.ec2.VpcEndpoint | None
@@ -157,7 +159,23 @@ class Network(pulumi.ComponentResource):
     ) -> None:
         super().__init__("ecs-inference:network:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        self.endpoint_security_group = None
+        self.s3_endpoint = None
+        self.interface_endpoints = {}
+        if args.existing is not None:
+            self._existing(name, args.existing, args.region, child)
+        else:
+            self._created(name, args, child)
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
+        )
 
+    def _created(self, name: str, args: NetworkArgs, child: pulumi.ResourceOptions) -> None:
+        """The awsx VPC and, unless switched off, every endpoint."""
         strategy = (
             awsx.ec2.NatGatewayStrategy.ONE_PER_AZ
             if args.nat_per_az
@@ -179,24 +197,59 @@ class Network(pulumi.ComponentResource):
         self.vpc_id = self.vpc.vpc_id
         self.private_subnet_ids = self.vpc.private_subnet_ids
         self.public_subnet_ids = self.vpc.public_subnet_ids
-        self.endpoint_security_group = None
-        self.s3_endpoint = None
-        self.interface_endpoints = {}
-
+        # awsx creates one private subnet per zone.
+        self.load_balancer_subnet_ids = self.private_subnet_ids
+        self.zone_subnet_ids = self.private_subnet_ids
         if args.vpc_endpoints:
-            self._endpoints(name, args, child)
+            self._endpoints(name, self.vpc, args, child)
 
-        self.register_outputs(
-            {
-                "vpcId": self.vpc_id,
-                "privateSubnetIds": self.private_subnet_ids,
-                "publicSubnetIds": self.public_subnet_ids,
-            }
+    def _existing(
+        self,
+        name: str,
+        spec: ExistingNetworkSpec,
+        region: str | None,
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """The existing VPC's subnets, and the endpoints it lacks (the plan decided which)."""
+        self.vpc = None
+        self.cidr_block = spec.cidr_block
+        self.vpc_id = pulumi.Output.from_input(spec.vpc_id)
+        self.private_subnet_ids = pulumi.Output.from_input(list(spec.private_subnet_ids))
+        self.public_subnet_ids = pulumi.Output.from_input(list(spec.public_subnet_ids))
+        self.load_balancer_subnet_ids = pulumi.Output.from_input(
+            list(spec.load_balancer_subnet_ids)
         )
+        self.zone_subnet_ids = pulumi.Output.from_input(list(spec.zone_subnet_ids))
+        service_region: pulumi.Input[str] = (
+            region
+            if region is not None
+            else aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+        )
+        if spec.gateway_route_table_ids:
+            self.s3_endpoint = aws.ec2.VpcEndpoint(
+                f"{name}-s3",
+                vpc_id=spec.vpc_id,
+                service_name=pulumi.Output.from_input(service_region).apply(
+                    lambda r: endpoint_service_name(r, GATEWAY_SERVICE)
+                ),
+                vpc_endpoint_type="Gateway",
+                route_table_ids=list(spec.gateway_route_table_ids),
+                opts=child,
+            )
+        if spec.interface_services:
+            self._interface_endpoints(
+                name,
+                spec.interface_services,
+                service_region,
+                self.zone_subnet_ids,
+                spec.cidr_block,
+                child,
+            )
 
-    def _endpoints(self, name: str, args: NetworkArgs, child: pulumi.ResourceOptions) -> None:
-        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
-        self.endpoint_security_group = aws.ec2.SecurityGroup(
+    def _endpoint_security_group(
+        self, name: str, cidr_block: str, child: pulumi.ResourceOptions
+    ) -> aws.ec2.SecurityGroup:
+        return aws.ec2.SecurityGroup(
             f"{name}-endpoints-sg",
             description="VPC interface endpoints: HTTPS from inside the VPC only",
             vpc_id=self.vpc_id,
@@ -206,13 +259,45 @@ class Network(pulumi.ComponentResource):
                     protocol="tcp",
                     from_port=443,
                     to_port=443,
-                    cidr_blocks=[args.cidr_block],
+                    cidr_blocks=[cidr_block],
                 )
             ],
             # Endpoints only answer; they never open connections.
             egress=[],
             opts=child,
         )
+
+    def _interface_endpoints(
+        self,
+        name: str,
+        services: Sequence[str],
+        region: pulumi.Input[str],
+        subnet_ids: pulumi.Input[Sequence[str]],
+        cidr_block: str,
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """One interface endpoint per service in `subnet_ids` (one per zone), with private DNS,
+        behind a security group admitting HTTPS from `cidr_block`."""
+        group = self._endpoint_security_group(name, cidr_block, child)
+        self.endpoint_security_group = group
+        for service in services:
+            self.interface_endpoints[service] = aws.ec2.VpcEndpoint(
+                f"{name}-{service.replace('.', '-')}",
+                vpc_id=self.vpc_id,
+                service_name=pulumi.Output.from_input(region).apply(
+                    lambda r, s=service: endpoint_service_name(r, s)
+                ),
+                vpc_endpoint_type="Interface",
+                private_dns_enabled=True,
+                subnet_ids=subnet_ids,
+                security_group_ids=[group.id],
+                opts=child,
+            )
+
+    def _endpoints(
+        self, name: str, vpc: awsx.ec2.Vpc, args: NetworkArgs, child: pulumi.ResourceOptions
+    ) -> None:
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         # The awsx VPC creates the private route tables as its own children; looking them up
         # with depends_on=vpc waits until they exist (unknown during the first preview).
         private_tables = aws.ec2.get_route_tables_output(
@@ -225,7 +310,7 @@ class Network(pulumi.ComponentResource):
                     values=self.private_subnet_ids,  # pyright: ignore[reportArgumentType]
                 )
             ],
-            opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.vpc]),
+            opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[vpc]),
         )
         self.s3_endpoint = aws.ec2.VpcEndpoint(
             f"{name}-s3",
@@ -235,14 +320,11 @@ class Network(pulumi.ComponentResource):
             route_table_ids=private_tables.ids,
             opts=child,
         )
-        for service in args.interface_services:
-            self.interface_endpoints[service] = aws.ec2.VpcEndpoint(
-                f"{name}-{service.replace('.', '-')}",
-                vpc_id=self.vpc_id,
-                service_name=region.apply(lambda r, s=service: endpoint_service_name(r, s)),
-                vpc_endpoint_type="Interface",
-                private_dns_enabled=True,
-                subnet_ids=self.private_subnet_ids,
-                security_group_ids=[self.endpoint_security_group.id],
-                opts=child,
-            )
+        self._interface_endpoints(
+            name,
+            args.interface_services,
+            region,
+            self.private_subnet_ids,
+            args.cidr_block,
+            child,
+        )

@@ -138,7 +138,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 subnet_ids=(
                     self.network.public_subnet_ids
                     if plan.endpoint.internet_facing
-                    else self.network.private_subnet_ids
+                    else self.network.load_balancer_subnet_ids
                 ),
             ),
             opts=self._child,
@@ -206,6 +206,8 @@ class InferencePlatform(pulumi.ComponentResource):
                 az_names=network.availability_zone_names,
                 nat_per_az=network.nat_gateways == "perAz",
                 vpc_endpoints=network.vpc_endpoints,
+                existing=plan.network.existing,
+                region=plan.network.region,
             ),
             opts=self._child,
         )
@@ -397,7 +399,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{name}-{fs_name}",
                 WeightFileSystemArgs(
                     vpc_id=self.network.vpc_id,
-                    subnet_ids=self.network.private_subnet_ids,
+                    subnet_ids=self.network.zone_subnet_ids,
                     subnet_count=store.subnet_count,
                     access_points=dict(store.access_points),
                     throughput_mode=store.throughput_mode,

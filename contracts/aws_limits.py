@@ -26,6 +26,10 @@ NAME_HASH_CHARS = 8
 # Elastic Load Balancing (Application Load Balancer)
 # --------------------------------------------------------------------------------------------
 
+# An Application Load Balancer needs subnets in at least two Availability Zones and takes at most
+# one subnet per zone (ELB CreateLoadBalancer: "You must specify subnets from at least two
+# Availability Zones"; "You can specify only one subnet per Availability Zone").
+ALB_MIN_AVAILABILITY_ZONES = 2
 # ALB attribute idle_timeout.timeout_seconds: 1-4000 s, 60 s when unset (ELB user guide,
 # "Connection idle timeout"). An SSE stream silent for longer is cut mid-answer.
 ALB_IDLE_TIMEOUT_RANGE = (1, 4000)
@@ -439,6 +443,19 @@ ACM_CERTIFICATE_ARN = re.compile(
 SECRETS_MANAGER_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
 # A secret's value (botocore secretsmanager SecretStringType: 1 to 65536 characters).
 SECRETS_MANAGER_SECRET_STRING_MAX = 65536
+
+
+def _ec2_id(prefix: str) -> re.Pattern[str]:
+    # EC2 ids: the type's prefix and 8 hexadecimal digits (resources created before 2016-2018)
+    # or 17 (every id issued since; EC2 "Resource IDs", longer IDs).
+    return re.compile(rf"^{prefix}-(?:[0-9a-f]{{8}}|[0-9a-f]{{17}})$")
+
+
+# Ids of an existing network the configuration may name.
+VPC_ID = _ec2_id("vpc")
+SUBNET_ID = _ec2_id("subnet")
+VPC_ENDPOINT_ID = _ec2_id("vpce")
+PREFIX_LIST_ID = _ec2_id("pl")
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,46 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.existing_network import discover
+from ecs_inference.plan import Plan, build_plan
+from ecs_inference.specs.network import NetworkLookup
+from tools.described import SETTING, World
+from tools.recording import run_function
+
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod"]
+REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod", "shared-vpc"]
 
 
 def stack_file(stack: str) -> Path:
     """The stack file of a reference stack."""
     return ROOT / f"Pulumi.{stack}.yaml"
+
+
+def network_lookup(stack: str) -> NetworkLookup | None:
+    """What the program's lookups read about the stack's `network.existing` (None without one),
+    answered from its `preview:lookups` as the offline preview answers them."""
+    data = yaml.safe_load(stack_file(stack).read_text())["config"]
+    existing = load_stack_config(data["ecs-inference:platform"], stack).network.existing
+    if existing is None:
+        return None
+    region = str(data.get("aws:region") or "us-east-1")
+    world = World.parse(data.get(SETTING), region, stack_file(stack).name)
+    found: list[NetworkLookup] = []
+    run_function(
+        lambda: found.append(discover(existing)), config={"aws:region": region}, world=world
+    )
+    return found[0]
+
+
+def reference_plan(stack: str) -> Plan:
+    """The plan of a reference stack, as the program makes it (the existing VPC read first)."""
+    data = yaml.safe_load(stack_file(stack).read_text())["config"]
+    return build_plan(
+        load_stack_config(data["ecs-inference:platform"], stack),
+        stack,
+        region=data.get("aws:region"),
+        network_lookup=network_lookup(stack),
+    )

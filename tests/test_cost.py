@@ -8,17 +8,13 @@ import math
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_inference import cost
-from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import metrics as contract
-from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES
-from ecs_inference.plan import build_plan
 from ecs_inference.sizing import catalog
-from tests.stacks import REFERENCE_STACKS
+from tests.stacks import REFERENCE_STACKS, reference_plan
 
 REPO = Path(__file__).resolve().parents[1]
 STACKS = REFERENCE_STACKS
@@ -149,9 +145,8 @@ def test_minimum_le_steady_le_maximum_for_any_config(
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_reference_stacks_through_the_real_plan(stack):
-    data = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
-    plan = build_plan(load_stack_config(data["ecs-inference:platform"], stack), stack)
-    est = cost.estimate(plan, interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES))
+    plan = reference_plan(stack)
+    est = cost.estimate(plan)
     doc = est.to_json()
     assert set(doc["points"]) == {"minimum", "steady", "maximum"}
     steady = est.point("steady")

@@ -43,6 +43,8 @@ from ecs_inference.config.issues import ADVISORY_PREFIX
 from ecs_inference.config.stack_file import StackFileError
 from ecs_inference.config.stack_file import read_stack_file as read_source
 from tools.aws_requests import Finding
+from tools.described import SETTING as LOOKUPS_SETTING
+from tools.described import DescriptionError, World
 from tools.fidelity import check_resources
 from tools.recording import (
     ACCOUNT_ID,
@@ -256,6 +258,14 @@ def run_preview(
     except (StackFileError, ValueError) as exc:
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
     project = project_name(program_dir)
+    source = (stack_file or program_dir / f"Pulumi.{stack}.yaml").name
+    config = settings.config
+    try:
+        world = World.parse(
+            config.get(LOOKUPS_SETTING), str(config.get("aws:region") or "us-east-1"), source
+        )
+    except DescriptionError as exc:
+        return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
     # The packs start while the program runs (tools/views/packs.py).
     packs = (
         PackPool(
@@ -274,7 +284,7 @@ def run_preview(
     # fidelity checks; their results are read in the order the checks report.
     background = _Background(packs)
     try:
-        run = _ProgramRun(program_dir, project, stack, settings)
+        run = _ProgramRun(program_dir, project, stack, settings, world)
         failed = run.run(("update",))
         if failed is None:
             background.rehearse(run)
@@ -326,10 +336,15 @@ class _Background:
 
     def rehearse(self, run: _ProgramRun) -> None:
         """Start the runtime rehearsal of the `update` run."""
-        resources = run.recordings["update"].resources
+        recording = run.recordings["update"]
         region = run.config.get("aws:region") or "us-east-1"
         self.rehearsal = self._rehearsal_pool.submit(
-            self._timed("rehearsal", lambda: rehearse(resources, region, ACCOUNT_ID))
+            self._timed(
+                "rehearsal",
+                lambda: rehearse(
+                    recording.resources, region, ACCOUNT_ID, lookups=recording.lookups
+                ),
+            )
         )
 
     def analyze(self, run: _ProgramRun, view: str) -> None:
@@ -350,17 +365,28 @@ class _Background:
 class _ProgramRun:
     """The program under the mocks of each view it is run in."""
 
-    def __init__(self, program_dir: Path, project: str, stack: str, settings: PreviewConfig):
+    def __init__(
+        self,
+        program_dir: Path,
+        project: str,
+        stack: str,
+        settings: PreviewConfig,
+        world: World | None = None,
+    ):
         self.program_dir, self.project, self.stack = program_dir, project, stack
         self.settings = settings
-        self.config = settings.values
+        self.config = config = settings.values
+        self.world = world or World(config.get("aws:region") or "us-east-1")
         self.recordings: dict[str, Recording] = {}
 
     def run(self, views: Sequence[str]) -> PreviewResult | None:
         """Run under each view's mocks (`update` first); the failure, if the program fails."""
         stack = self.stack
+        world = self.world
         try:
             for view in sorted(views, key=lambda v: v != "update"):
+                # Each run collects its own undescribed ids.
+                world = World(self.world.region, self.world.described)
                 self.recordings[view] = run_program(
                     self.program_dir,
                     project=self.project,
@@ -369,15 +395,16 @@ class _ProgramRun:
                     view=view,
                     secret_keys=self.settings.secret_keys,
                     stack_file=self.settings.stack_file,
+                    world=world,
                 )
         except pulumi.RunError as exc:
             # The program reports invalid configuration as RunError before registering anything.
-            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc) + _derived(world))
         except Exception as exc:  # any other failure of the program: reported as one line
             if type(exc).__name__ == "ConfigError":
                 # A component's own argument check (components/errors.py ConfigError): the
                 # config paths are in the message, nothing is half-created.
-                return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
+                return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc) + _derived(world))
             return PreviewResult(
                 stack, False, EXIT_PROGRAM, error=_program_error(exc, self.program_dir)
             )
@@ -396,6 +423,19 @@ class _ProgramRun:
             )
             for view in views
         ]
+
+
+def _derived(world: World) -> str:
+    """A refusal's footnote when it may come from a made-up answer: the ids the program looked
+    up that the stack file does not describe."""
+    ids = list(dict.fromkeys(world.derived))
+    if not ids:
+        return ""
+    return (
+        f"\nnote: {', '.join(ids)} {'is' if len(ids) == 1 else 'are'} not described under "
+        f"`{LOOKUPS_SETTING}` in the stack file, so the offline preview answered the lookups "
+        "with made-up values (docs/network.md: describing an existing network)"
+    )
 
 
 def _checked(

@@ -38,6 +38,8 @@ from pulumi.runtime.sync_await import _sync_await
 
 from ecs_inference.config.stack_file import STACK_FILE_ENV
 from ecs_inference.contracts.aws_limits import name_rule
+from tools.described import SETTING as DESCRIBED_SETTING
+from tools.described import World
 from tools.fidelity import simulate_name
 from tools.lookups import LOOKUPS
 from tools.views.shape import checked_inputs, planned_outputs
@@ -59,6 +61,15 @@ class UnansweredLookupError(Exception):
             f"lookup {token}: the offline preview has no answer for this data source (add one "
             "of the real shape to tools/lookups.py)"
         )
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One data-source call and the answer the offline preview gave."""
+
+    token: str
+    args: dict[str, Any]
+    answer: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -143,6 +154,11 @@ class Recording:
     outputs: dict[str, Any] = field(default_factory=dict)
     invokes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    lookups: list[Lookup] = field(default_factory=list)
+    """Every data-source answer the program got, in order (the runtime rehearsal reads the
+    existing network's subnets, route tables and endpoints from them)."""
+    derived: list[str] = field(default_factory=list)
+    """Ids the program looked up that the stack's `preview:lookups` does not describe."""
 
     def by_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -322,12 +338,18 @@ class RecordingMocks(pulumi.runtime.Mocks):
     `update` and `state` what the deployed stack holds (ids, ARNs, names of the real shape)."""
 
     def __init__(
-        self, region: str, view: str = "update", default_tags: dict[str, str] | None = None
+        self,
+        region: str,
+        view: str = "update",
+        default_tags: dict[str, str] | None = None,
+        world: World | None = None,
     ) -> None:
         self.region = region
         self.view = view
         self.default_tags = default_tags or {}
+        self.world = world or World(region)
         self.invokes: list[str] = []
+        self.lookups: list[Lookup] = []
         self.warnings: list[str] = []
         self.component_outputs: dict[str, dict[str, Any]] = {}
         """Outputs of remote components whose children were registered here, by name."""
@@ -477,10 +499,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         token = args.token
         self.invokes.append(token)
-        answer = LOOKUPS.get(token)
-        if answer is not None:
-            return answer(args.args, self.region)
-        raise UnansweredLookupError(token)
+        described = self.world.answer(token, args.args)
+        if described is None:
+            answer = LOOKUPS.get(token)
+            if answer is None:
+                raise UnansweredLookupError(token)
+            described = answer(args.args, self.region)
+        self.lookups.append(Lookup(token, plain(dict(args.args)), described))
+        return described
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -669,8 +695,10 @@ def run_program(
     view: str = "update",
     secret_keys: Sequence[str] = (),
     stack_file: Path | None = None,
+    world: World | None = None,
 ) -> Recording:
-    """Run `<program_dir>/__main__.py` under recording mocks, in preview mode.
+    """Run `<program_dir>/__main__.py` under recording mocks, in preview mode; `world`: the
+    resources the stack file describes for the lookups (tools/described.py).
 
     Raises whatever the program raises (the caller decides how to report it). The program's
     directory is put first on sys.path and made the working directory, as the Python language
@@ -694,6 +722,7 @@ def run_program(
             config=config,
             view=view,
             secret_keys=secret_keys,
+            world=world,
         )
     finally:
         sys.path[:] = saved_path
@@ -711,6 +740,7 @@ def run_function(
     config: dict[str, str] | None = None,
     view: str = "update",
     secret_keys: Sequence[str] = (),
+    world: World | None = None,
 ) -> Recording:
     """Run `program` (a function that declares resources) under recording mocks, in preview
     mode, and return what it registered. Tests of single components use this directly.
@@ -726,7 +756,12 @@ def run_function(
     # `asyncio.run` elsewhere in the same process) closed or unset the previous loop.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    mocks = RecordingMocks(region, view, provider_default_tags(config))
+    # The caller's world collects the ids nothing described, also when the program fails;
+    # without one, the stack config's own descriptions.
+    if world is None:
+        raw = config.get(DESCRIBED_SETTING)
+        world = World.parse(json.loads(raw) if raw else None, region, "stack config")
+    mocks = RecordingMocks(region, view, provider_default_tags(config), world)
     monitor = RecordingMonitor(mocks)
     set_all_config(config, list(secret_keys))
     pulumi_settings.ROOT.set(None)
@@ -764,6 +799,8 @@ def run_function(
         outputs=outputs,
         invokes=list(mocks.invokes),
         warnings=list(collector.messages) + mocks.warnings,
+        lookups=list(mocks.lookups),
+        derived=list(dict.fromkeys(world.derived)),
     )
 
 

@@ -41,6 +41,8 @@ class PreviewConfig:
 
     values: dict[str, str]
     """Config as the engine hands it to the language host (`ns:key` -> string or JSON)."""
+    config: dict[str, Any]
+    """The same, as values (what the preview's own settings, `preview:*`, are read from)."""
     secret_keys: list[str]
     """Keys the CLI would mark secret: those holding a `--secret` value, and those passed."""
     stack_file: Path | None = None
@@ -170,6 +172,7 @@ def preview_config(
     secret_keys = sorted({k for k, v in own.items() if _has_secure(v)} | passed)
     result = PreviewConfig(
         {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+        config,
         secret_keys,
         path,
         source,

@@ -30,6 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from ecs_inference.config import secrets
 from ecs_inference.config.base import ROOT, Section
+from ecs_inference.config.fargate import fargate_key_issues
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.pools import managed_instance_option_issues
 from ecs_inference.config.stack import StackConfig, check_references
@@ -431,8 +432,9 @@ def check_stack_config(
         checked.add(ConfigIssue(ROOT, f"must be a mapping of sections, got {type(raw).__name__}"))
         return checked
     data, unsupported = managed_instance_option_issues(copy.deepcopy(raw))
+    data, refused = fargate_key_issues(data)
     recovery = _Recovery(checked, data)
-    for issue in unsupported:
+    for issue in [*unsupported, *refused]:
         checked.add(issue)
         checked.set_aside.append(issue.path)
     for path in sorted(source.secure if source is not None else ()):

@@ -63,13 +63,15 @@ def endpoint_spec(
     project: str | None,
     stack: str | None,
     issues: Issues,
+    vpc_cidr: str,
 ) -> EndpointSpec:
-    """The endpoint's spec: `ports` are the container ports of every routed service."""
+    """The endpoint's spec: `ports` are the container ports of every routed service; `vpc_cidr`
+    the network's (the ALB's egress to its targets)."""
     ep = cfg.endpoint
     auth = ep.auth
     default_prefix = default_domain_prefix(project, stack)
     spec = EndpointSpec(
-        vpc_cidr=cfg.network.cidr_block,
+        vpc_cidr=vpc_cidr,
         domain_name=ep.domain_name,
         allowed_cidrs=tuple(ep.allowed_cidrs),
         idle_timeout_seconds=idle.seconds,

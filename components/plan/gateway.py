@@ -317,10 +317,11 @@ def plan_gateway(
     namespace: str,
     priority: int,
     issues: Issues,
+    vpc_cidr: str,
 ) -> tuple[LiteLLMGatewaySpec | None, list[str]]:
     """The gateway's spec and decisions, routed to the planned models at their Service Connect
     addresses; routes to a model that failed its own checks are left out (that model's problem
-    is reported)."""
+    is reported). `vpc_cidr`: the network's (the ALB's forwarded-for addresses come from it)."""
     gw = cfg.gateway
     if gw is None:
         return None, []
@@ -346,7 +347,7 @@ def plan_gateway(
         targets,
         service_names=cfg.service_names(),
         priority=priority,
-        trusted_proxy_ranges=(cfg.network.cidr_block,),
+        trusted_proxy_ranges=(vpc_cidr,),
     )
     issues.extend(found)
     return spec, lines

@@ -13,9 +13,11 @@ from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.plan import (
     advisories,
     endpoint,
+    fargate,
     gateway,
     images,
     models,
+    network,
     operations,
     pools,
     rerankers,
@@ -30,6 +32,7 @@ from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
+from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.operations import AlarmSettings, AlarmSpec, Subscription
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
@@ -48,7 +51,9 @@ class Plan:
     them. The pools are kept by config section (the section decides the component)."""
 
     config: StackConfig
-    """The validated config (network and cluster map onto their components as they are)."""
+    """The validated config (the cluster maps onto its component as it is)."""
+    network: NetworkSpec
+    """The VPC: created, or existing and checked."""
     endpoint: EndpointSpec
     gpu_pools: Mapping[str, PoolSpec]
     neuron_pools: Mapping[str, PoolSpec]
@@ -171,14 +176,17 @@ def build_plan(
     region: str | None = None,
     platform_name: str = PLATFORM_NAME,
     project: str | None = None,
+    network_lookup: NetworkLookup | None = None,
 ) -> Plan:
     """Derive every decision from `config`; raise `ConfigError` listing all problems.
 
     `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
     resolution inside the container). `project` and `stack` name the Cognito domain prefix when
-    the config sets none (`<project>-<stack>`).
+    the config sets none (`<project>-<stack>`). `network_lookup`: what the data sources said
+    about `network.existing` (components.network.discover); None without one.
     """
     issues = Issues()
+    network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
     idle = endpoint.idle_timeout(config, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
@@ -195,20 +203,24 @@ def build_plan(
     if config.gateway is not None or config.workers:
         namespace = gateway.service_connect_namespace(platform_name, stack)
     gateway_spec, gateway_lines = gateway.plan_gateway(
-        config, model_specs, namespace or "", gateway_priority, issues
+        config, model_specs, namespace or "", gateway_priority, issues, network_spec.cidr_block
     )
     worker_specs, worker_lines = workers.plan_workers(config, issues)
+    fargate.check_services(reranker_specs, gateway_spec, worker_specs, issues)
     subscriptions = operations.subscriptions(config, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
     ports += [reranker_contract.PORT] * bool(reranker_specs) + [GATEWAY_PORT] * bool(gateway_spec)
-    endpoint_spec = endpoint.endpoint_spec(config, idle, ports, project, stack, issues)
+    endpoint_spec = endpoint.endpoint_spec(
+        config, idle, ports, project, stack, issues, network_spec.cidr_block
+    )
     issues.raise_if_any(stack)
     telemetry = [n for n, p in pool_specs.gpu.items() if p.host_telemetry_pool]
     alarms = operations.alarm_specs(
         config, model_specs, reranker_specs, telemetry, gateway_spec, worker_specs, "stack"
     )
     decisions = {
+        **({"network": network_lines} if network_lines else {}),
         "endpoint": [idle.summary()],
         **pool_specs.decisions,
         **model_lines,
@@ -220,6 +232,7 @@ def build_plan(
     }
     return Plan(
         config=config,
+        network=network_spec,
         endpoint=endpoint_spec,
         gpu_pools=pool_specs.gpu,
         neuron_pools=pool_specs.neuron,
@@ -230,7 +243,9 @@ def build_plan(
         gateway=gateway_spec,
         gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
         workers=worker_specs,
-        weight_stores=weight_stores.plan_weight_stores(config, model_specs),
+        weight_stores=weight_stores.plan_weight_stores(
+            config, model_specs, network_spec.availability_zones
+        ),
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,

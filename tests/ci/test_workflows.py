@@ -189,7 +189,7 @@ def test_pull_requests_preview_every_stack_on_every_supported_python():
     # The runner's own python3.12 would come first: the job names setup-python's interpreter.
     assert run["env"]["PYTHON"] == f"${{{{ steps.{setup['id']}.outputs.python-path }}}}"
     assert 'PYTHON="$PYTHON"' in run["run"]
-    previewed = re.search(r"for stack in ([\w ]+); do", run["run"]).group(1).split()
+    previewed = re.search(r"for stack in ([\w -]+); do", run["run"]).group(1).split()
     assert sorted(previewed) == STACKS
 
 
@@ -219,7 +219,7 @@ def test_pull_requests_run_lint_tests_and_the_offline_preview_of_every_stack():
     runs = [s.get("run", "") for s in steps(offline)]
     assert "make lint" in runs and "make test" in runs
     previewed = {
-        m.group(1) for run in runs for m in re.finditer(r"make -s preview STACK=(\w+)", run)
+        m.group(1) for run in runs for m in re.finditer(r"make -s preview STACK=([\w-]+)", run)
     }
     assert previewed == set(STACKS)
     (summary,) = [run for run in runs if "GITHUB_STEP_SUMMARY" in run]

@@ -26,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 STACK = "engines"
 SERVICE = "toy"
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/synth-server:1.0.0"
-INTERFACE_ENDPOINTS = 7
 
 
 @pytest.fixture
@@ -141,8 +140,7 @@ def test_operations_and_cost_count_it(synth) -> None:
     assert {"ttft-p99", "engine-down", "target-5xx"} <= alarms
     without = plan_of(reference(STACK), STACK)
     metrics = {
-        name: cost.estimate(p, interface_endpoints=INTERFACE_ENDPOINTS).point("steady")
-        for name, p in (("with", plan), ("without", without))
+        name: cost.estimate(p).point("steady") for name, p in (("with", plan), ("without", without))
     }
     series = {
         name: next(li.quantity for li in point.lines if li.category == "monitoring")

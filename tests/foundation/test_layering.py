@@ -29,6 +29,7 @@ def loaded_modules(module: str) -> set[str]:
 PURE = [
     "ecs_inference.plan",
     "ecs_inference.specs.endpoint",
+    "ecs_inference.specs.network",
     "ecs_inference.specs.images",
     "ecs_inference.specs.pool",
     "ecs_inference.specs.service",

@@ -329,7 +329,7 @@ def test_plan_states_the_derived_thresholds_and_counts_the_fargate_tasks():
     keys = plan.alarm_keys()
     for key in ("queue-age", "dlq-depth", "backlog-at-max", "response-time-p99", "cpu-at-max"):
         assert key in keys
-    estimate = cost.estimate(plan, interface_endpoints=0)
+    estimate = cost.estimate(plan)
     items = {
         p.point: {line.item: line.quantity for line in p.lines if line.category == "Fargate tasks"}
         for p in estimate.points

@@ -285,11 +285,41 @@ def _pull_cases() -> Iterator[SeedCase]:
         _network(False, "seed-aws-pull-inline-no-default-route", route=None, inline=True),
         {(PULL, "svc")},
     )
-    # subnets another stack (or an awsx component) owns are not this stack's network to judge
-    case = Case("seed-aws-pull-external-subnets", set())
+    # Subnets of an existing VPC (ids, not resources): their routes are not visible, so the path
+    # is verified only by the three endpoints declared in the VPC of the service's groups.
+    for endpoints, notes in (
+        (all_three, ()),
+        (all_three[:2], ("are not this stack's, so their routes are not visible",)),
+    ):
+        title = f"seed-aws-pull-external-subnets-{len(endpoints)}-endpoints"
+        yield SeedCase(_external_subnets(title, endpoints), set(), notes=notes)
+    # no security group of the stack names the VPC: another stack's network, not judged
+    case = Case("seed-aws-pull-external-subnets-no-group", set())
     case.add(_td(False), "td", _task(False))
     case.add(_svc(False), "svc", _service(False, td="td", subnets=["subnet-0a1b2c3d"]))
     yield SeedCase(case, set())
+
+
+def _external_subnets(title: str, endpoints: tuple[str, ...]) -> Case:
+    """A Fargate service in an existing VPC's subnet, its group and ``endpoints`` in that VPC."""
+    vpc = "vpc-0a1b2c3d4e5f60718"
+    case = Case(title, set())
+    case.add("aws:ec2/securityGroup:SecurityGroup", "tasks", {"vpcId": vpc, "egress": []})
+    for suffix in endpoints:
+        case.add(
+            _t("endpoint", False),
+            f"ep-{suffix.replace('.', '-')}",
+            {
+                "vpcId": vpc,
+                "serviceName": f"com.amazonaws.us-east-1.{suffix}",
+                "vpcEndpointType": "Gateway" if suffix == "s3" else "Interface",
+            },
+        )
+    case.add(_td(False), "td", _task(False))
+    service = _service(False, td="td", subnets=["subnet-0a1b2c3d"])
+    service["networkConfiguration"]["securityGroups"] = [Ref("tasks", "id")]
+    case.add(_svc(False), "svc", service)
+    return case
 
 
 # --- B23 -----------------------------------------------------------------------------------------

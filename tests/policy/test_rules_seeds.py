@@ -54,10 +54,23 @@ EXAMPLES = (
     "seed-aws-pull-no-egress",
     "seed-native-pull-endpoints-without-s3",
     "seed-aws-pull-main-route-table",
-    "seed-aws-pull-external-subnets",
+    "seed-aws-pull-external-subnets-3-endpoints",
+    "seed-aws-pull-external-subnets-2-endpoints",
     "seed-aws-queue-worker-cpu-only",
     "seed-native-queue-worker-cpu-only-standalone-policy",
 )
+
+
+def test_outside_subnets_are_verified_by_the_endpoints_in_the_groups_vpc(pack):
+    """Subnets of an existing VPC: with ecr.api, ecr.dkr and s3 declared in the VPC of the
+    service's security group the pull path is verified (no note); with one missing, noted."""
+    for title, noted in (
+        ("seed-aws-pull-external-subnets-3-endpoints", False),
+        ("seed-aws-pull-external-subnets-2-endpoints", True),
+    ):
+        violations = pack.analyze(build(CASES[title].case))
+        notes = [v.message for v in violations if v.policy_name == NOTES]
+        assert any("can pull its image" in n for n in notes) == noted, (title, notes)
 
 
 @pytest.mark.parametrize("title", EXAMPLES)

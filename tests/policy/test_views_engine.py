@@ -12,12 +12,12 @@ import pytest
 from tests.policy.corpus import build, cases
 from tests.policy.policy_stacks import found
 from tests.policy.test_insecure_example import EXPECTED_MANDATORY
+from tests.stacks import REFERENCE_STACKS
 from tools.preview import run_preview
 from tools.views import VIEWS, run_pack
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = {c.title: c for c in cases()}
-REFERENCE_STACKS = ("dev", "prod", "agents", "engines")
 
 
 @pytest.mark.parametrize("title", sorted(CASES))

@@ -10,7 +10,9 @@ the preview rehearses, over the recorded resources of any program:
 - each pool's instance life cycle through its lifecycle hooks and warm pool (`boot.py`), and
   the CloudWatch agent its user data configures (`agent.py`);
 - the constraints AWS documents for an operation beyond its request shape
-  (`constraints.py`).
+  (`constraints.py`);
+- the image pull path of every service and instance group in subnets the program looked up (an
+  existing network, `network.py`).
 Every IAM question goes to a real evaluator (`iam.py`). A denied call, a refused constraint or a
 lifecycle hook nothing completes is a finding (the preview exits 4); what cannot be known
 during preview is a note, never a pass in silence.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tools.aws_requests import Finding, Resource
 from tools.aws_shapes import UNKNOWN
@@ -105,14 +108,21 @@ def evaluate(
 
 
 def rehearse(
-    resources: Sequence[Resource], region: str, account_id: str, iam: Evaluator | None = None
+    resources: Sequence[Resource],
+    region: str,
+    account_id: str,
+    iam: Evaluator | None = None,
+    lookups: Sequence[Any] = (),
 ) -> Rehearsal:
-    """The whole rehearsal of a recorded program run."""
+    """The whole rehearsal of a recorded program run; `lookups`: the data sources' answers the
+    program got (tools/recording.py `Lookup`), for the image pull paths through looked-up
+    subnets (`network.py`)."""
     from tools.rehearsal.agent import agent_checks
     from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
     from tools.rehearsal.environment import environment_checks
+    from tools.rehearsal.network import pull_path_findings
     from tools.rehearsal.services import service_checks
     from tools.rehearsal.tasks import task_checks
 
@@ -129,4 +139,5 @@ def rehearse(
         Finding(r.type, r.name, "constraint", f'{message}; AWS: "{c.quote}" ({c.source})')
         for c, r, message in violations(model)
     ]
+    out.findings += [_finding(r, message) for r, message in pull_path_findings(resources, lookups)]
     return out

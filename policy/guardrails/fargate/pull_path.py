@@ -3,9 +3,12 @@
 A Fargate task pulls its image through its own ENI: each of its subnets needs a ``0.0.0.0/0``
 route to a NAT gateway (or to an internet gateway with ``assignPublicIp``), or its VPC needs
 the ``ecr.api`` and ``ecr.dkr`` interface endpoints and the S3 gateway endpoint (where ECR keeps
-image layers); otherwise every task stops with ``CannotPullContainerError``. Subnets of another
-stack or a component (awsx) are not this stack's network to judge; a route table outside the
-stack, or endpoints whose VPC or service is unknown, give "cannot verify".
+image layers); otherwise every task stops with ``CannotPullContainerError``. A route table outside
+the stack, or endpoints whose VPC or service is unknown, give "cannot verify". Subnets the stack
+does not declare (an existing VPC's, named by id) show no routes: when the service's security
+groups name the VPC (an interface's groups belong to its subnet's VPC), the path is verified by
+the three endpoints the stack declares there, and "cannot verify" otherwise; without such a group
+the subnets are another stack's network, not judged.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..resources import (
     ROUTE,
     ROUTE_TABLE,
     ROUTE_TABLE_ASSOCIATION,
+    SECURITY_GROUP,
     SERVICE,
     SUBNET,
     VPC,
@@ -171,7 +175,24 @@ class PullNetwork:
     def endpoints_in(self, subnet: Resource) -> tuple[set[str], bool]:
         """(endpoint services present in ``subnet``'s VPC, whether some endpoint's VPC or
         service could not be read)."""
-        vpc = self._vpc_key(subnet, "vpcId")
+        return self.endpoints_in_vpc(self._vpc_key(subnet, "vpcId"))
+
+    def vpc_of(self, resource: Resource) -> str | None:
+        """The VPC (a resource's URN or an id) ``resource``'s ``vpcId`` names, without a note
+        when it cannot be read (a group's VPC only decides whether outside subnets are judged)."""
+        deps = (getattr(resource, "property_dependencies", None) or {}).get("vpcId") or []
+        vpcs = [d.urn for d in deps if d.resource_type in VPC]
+        if vpcs:
+            return vpcs[0]
+        value = known(resource.props, "vpcId")
+        if isinstance(value, str) and value:
+            found = self.model.lookup(value, VPC)
+            return found[0].urn if found else value
+        return None
+
+    def endpoints_in_vpc(self, vpc: str | None) -> tuple[set[str], bool]:
+        """(endpoint services present in ``vpc``, whether some endpoint's VPC or service could
+        not be read)."""
         found: set[str] = set()
         unreadable = False
         for endpoint in self.endpoints:
@@ -198,17 +219,58 @@ class PullNetwork:
         return value if isinstance(value, str) and value else None
 
 
-def _awsvpc(service: Resource) -> tuple[str, Callable[[], list[Any]], bool]:
-    """(input key, subnet values, assigns a public IP) of a service's awsvpc configuration."""
+@dataclass(frozen=True)
+class _Awsvpc:
+    """A service's awsvpc configuration, read lazily."""
+
+    subnets: Callable[[], list[Any]]
+    groups: Callable[[], list[Any]]
+    public_ip: bool
+
+
+def _awsvpc(service: Resource) -> _Awsvpc:
+    """Subnets, security groups and public IP of a service's awsvpc configuration."""
     config = get(service.props, "networkConfiguration")
     if is_native(service.resource_type):
         config = get(config, "awsvpcConfiguration") if config is not None else None
     if config is None:
-        return "networkConfiguration", lambda: [], False
+        return _Awsvpc(lambda: [], lambda: [], False)
     public = as_bool(get(config, "assignPublicIp", False)) or (
         str(get(config, "assignPublicIp", "")).upper() == "ENABLED"
     )
-    return "networkConfiguration", lambda: list(as_list(get(config, "subnets"))), public
+    return _Awsvpc(
+        lambda: list(as_list(get(config, "subnets"))),
+        lambda: list(as_list(get(config, "securityGroups"))),
+        public,
+    )
+
+
+def _judge_outside_subnets(
+    model: Model, net: PullNetwork, service: Resource, ids: list[str], unknowns: UnknownCollector
+) -> None:
+    """Subnets the stack does not declare: verified by the three endpoints in the service's VPC
+    (the VPC its security groups name), else "cannot verify" (their routes are not visible).
+    Without a group of the stack naming a VPC, another stack's network: not judged."""
+    awsvpc = _awsvpc(service)
+    groups = model.refs(
+        service, "networkConfiguration", SECURITY_GROUP, values=awsvpc.groups, silent_external=True
+    )
+    vpcs = {v for g in groups if (v := net.vpc_of(g)) is not None}
+    if not vpcs:
+        return  # no group of the stack names the VPC: not a network this stack can judge
+    present: set[str] = set()
+    for vpc in vpcs:
+        found, _ = net.endpoints_in_vpc(vpc)
+        present |= found
+    if len(present) == len(ECR_ENDPOINT_SUFFIXES):
+        return
+    missing = [s for s in ECR_ENDPOINT_SUFFIXES if s not in present]
+    unknowns.note(
+        f"cannot verify whether Fargate service {service.name!r} can pull its image: its "
+        f"subnets ({', '.join(ids[:3])}) are not this stack's, so their routes are not visible, "
+        f"and the stack declares no {', '.join(missing)} endpoint in its VPC.",
+        service.urn,
+    )
 
 
 def _check_pull_path(
@@ -221,13 +283,22 @@ def _check_pull_path(
     def judge(service: Resource) -> None:
         if not any(launch.on_fargate(defaults) for launch in launches(service)):
             return
-        key, values, public_ip = _awsvpc(service)
-        subnets = model.refs(service, key, SUBNET, values=values, silent_external=True)
-        if not subnets:
-            return  # subnets of another stack or a component: not this stack's network to judge
+        awsvpc = _awsvpc(service)
+        public_ip = awsvpc.public_ip
+        subnets = model.refs(
+            service, "networkConfiguration", SUBNET, values=awsvpc.subnets, silent_external=True
+        )
         if not network:
             network.append(PullNetwork(model))
         net = network[0]
+        if not subnets:
+            try:
+                ids = [v for v in awsvpc.subnets() if isinstance(v, str) and v]
+            except UnknownValueError:
+                return  # refs() above noted what it could not read
+            if ids:
+                _judge_outside_subnets(model, net, service, ids, unknowns)
+            return
         blocked: list[str] = []
         for subnet in subnets:
             egress = net.egress(subnet)
@@ -267,9 +338,10 @@ fargate_image_pull_path = stack_rule(
         "A Fargate service's tasks pull their image through their own ENI: each of its "
         "subnets needs a 0.0.0.0/0 route to a NAT gateway (or to an internet gateway with "
         "assignPublicIp), or its VPC needs the ecr.api and ecr.dkr interface endpoints and the "
-        "S3 gateway endpoint. Subnets from another stack or a component (awsx) are not "
-        "judged; route tables the stack does not declare give a 'cannot verify' note. Fix: add "
-        "a NAT gateway route or the three VPC endpoints."
+        "S3 gateway endpoint. Route tables the stack does not declare give a 'cannot verify' "
+        "note; subnets it does not declare (an existing VPC's) are verified by the three "
+        "endpoints declared in the VPC of the service's security groups, else noted. Fix: add a "
+        "NAT gateway route or the three VPC endpoints."
     ),
     level=EnforcementLevel.ADVISORY,
     types=SERVICE,

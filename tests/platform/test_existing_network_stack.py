@@ -1,0 +1,155 @@
+"""A stack in an existing VPC, through the real program and the offline preview: the
+`shared-vpc` reference stack plans its network from the `preview:lookups` descriptions, and each
+refusal (one zone, a public subnet, no S3 endpoint and no NAT) is one line naming the config
+path, all of them in one run."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.stacks import ROOT, stack_file
+from tools.preview import EXIT_CONFIG, EXIT_OK, run_preview
+
+STACK = "shared-vpc"
+SUBNETS = ("subnet-0a1b2c3d4e5f60a01", "subnet-0a1b2c3d4e5f60b02", "subnet-0a1b2c3d4e5f60c03")
+EXISTING = "platform.network.existing"
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, Any]:
+    return yaml.safe_load(stack_file(STACK).read_text())
+
+
+def _preview(tmp_path: Path, data: dict[str, Any]):
+    path = tmp_path / f"Pulumi.{STACK}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return run_preview(STACK, program_dir=ROOT, policy_pack=None, stack_file=path)
+
+
+def _edit(reference: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A copy of the reference stack, its `network` section and its lookups."""
+    data = copy.deepcopy(reference)
+    config = data["config"]
+    return data, config["ecs-inference:platform"]["network"], config["preview:lookups"]
+
+
+def test_reference_stack_runs_in_the_existing_vpc(tmp_path: Path, reference) -> None:
+    result = _preview(tmp_path, reference)
+    assert result.exit_code == EXIT_OK, result.error
+    types = [r.type for r in result.resources]
+    # Nothing of the VPC is created; only the endpoints it lacks.
+    for absent in ("awsx:ec2:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway"):
+        assert absent not in types
+    endpoints = {
+        r.inputs["serviceName"].rsplit(".", 1)[-1] if "ecr" not in r.inputs["serviceName"]
+        else r.inputs["serviceName"].split("eu-west-1.")[1]: r.inputs
+        for r in result.resources
+        if r.type == "aws:ec2/vpcEndpoint:VpcEndpoint"
+    }  # fmt: skip
+    assert sorted(endpoints) == ["ecr.api", "ecr.dkr", "s3"]
+    assert endpoints["s3"]["routeTableIds"] == [
+        "rtb-0a1b2c3d4e5f60a01", "rtb-0a1b2c3d4e5f60b02", "rtb-0a1b2c3d4e5f60c03"
+    ]  # fmt: skip
+    assert endpoints["ecr.api"]["subnetIds"] == list(SUBNETS)
+    alb = next(r for r in result.resources if r.type == "aws:lb/loadBalancer:LoadBalancer")
+    assert alb.inputs["subnets"] == list(SUBNETS)
+    group = next(r for r in result.resources if r.name.endswith("endpoints-sg"))
+    assert group.inputs["ingress"][0]["cidrBlocks"] == ["10.60.0.0/16"]
+    services = [r for r in result.resources if r.type == "aws:ecs/service:Service"]
+    assert {tuple(s.inputs["networkConfiguration"]["subnets"]) for s in services} == {SUBNETS}
+    assert result.outputs["vpcId"] == "vpc-0a1b2c3d4e5f60718"
+    # Two interface endpoints in three zones; the gateway endpoint is free.
+    steady = result.outputs["cost"]["points"]["steady"]["byCategory"]
+    assert steady["VPC endpoints"] == pytest.approx(2 * 3 * 0.01, abs=1e-3)
+
+
+def test_subnets_in_one_zone_are_refused(tmp_path: Path, reference) -> None:
+    data, _, lookups = _edit(reference)
+    for subnet in SUBNETS:
+        lookups["subnets"][subnet]["availabilityZone"] = "eu-west-1a"
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    assert f": {EXISTING}.privateSubnetIds: every subnet is in eu-west-1a:" in result.error
+
+
+def test_a_public_subnet_is_refused(tmp_path: Path, reference) -> None:
+    data, _, lookups = _edit(reference)
+    lookups["routeTables"]["rtb-0a1b2c3d4e5f60b02"]["routes"] = [
+        {"cidrBlock": "0.0.0.0/0", "gatewayId": "igw-0a1b2c3d4e5f60001"}
+    ]
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    assert (
+        f": {EXISTING}.privateSubnetIds[1]: subnet-0a1b2c3d4e5f60b02 is a public subnet (its "
+        "route table rtb-0a1b2c3d4e5f60b02 sends 0.0.0.0/0 to igw-0a1b2c3d4e5f60001)"
+    ) in result.error
+
+
+def test_no_s3_endpoint_and_no_nat_is_refused(tmp_path: Path, reference) -> None:
+    data, network, lookups = _edit(reference)
+    network["vpcEndpoints"] = False
+    for table in lookups["routeTables"].values():
+        table.pop("routes", None)
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    lines = [line for line in result.error.splitlines() if line.startswith("  - ")]
+    pull = [line for line in lines if "could not pull their images" in line]
+    assert len(pull) == 1
+    assert f": {EXISTING}.privateSubnetIds: {', '.join(SUBNETS)} have no NAT" in pull[0]
+    assert "no ecr.api, ecr.dkr, s3 endpoint" in pull[0]
+    # In the same run: the ALB's subnets cannot reach the identity provider either.
+    assert sum("identity provider" in line for line in lines) == len(SUBNETS)
+
+
+def test_every_problem_in_one_run(tmp_path: Path, reference) -> None:
+    data, network, lookups = _edit(reference)
+    for subnet in SUBNETS:
+        lookups["subnets"][subnet]["availabilityZone"] = "eu-west-1a"
+    lookups["subnets"][SUBNETS[2]]["mapPublicIpOnLaunch"] = True
+    network["existing"]["vpcEndpoints"]["logs"] = "vpce-0a1b2c3d4e5f6a002"  # the STS endpoint
+    # A plan problem of another section, reported in the same run.
+    data["config"]["ecs-inference:platform"]["models"]["llama"]["maxConcurrentSequences"] = 256
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    for expected in (
+        f"{EXISTING}.privateSubnetIds: every subnet is in eu-west-1a",
+        f"{EXISTING}.privateSubnetIds[2]: subnet-0a1b2c3d4e5f60c03 is a public subnet",
+        f"{EXISTING}.vpcEndpoints.logs: vpce-0a1b2c3d4e5f6a002: it is an endpoint of "
+        "com.amazonaws.eu-west-1.sts",
+        "platform.models.llama",
+    ):
+        assert expected in result.error
+
+
+def test_an_undescribed_subnet_is_named_with_the_refusal(tmp_path: Path, reference) -> None:
+    data, network, _ = _edit(reference)
+    network["existing"]["privateSubnetIds"] = ["subnet-0a1b2c3d4e5f60e05"]
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    assert "note: subnet-0a1b2c3d4e5f60e05 is not described under `preview:lookups`" in (
+        result.error
+    )
+
+
+def test_a_description_with_an_unknown_field_is_refused(tmp_path: Path, reference) -> None:
+    data, _, lookups = _edit(reference)
+    lookups["subnets"][SUBNETS[0]]["zone"] = "eu-west-1a"
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    assert result.error.startswith(
+        f"Pulumi.{STACK}.yaml: preview:lookups.subnets.{SUBNETS[0]}.zone: not a field of "
+        "aws:ec2/getSubnet:getSubnet"
+    )
+
+
+def test_keys_of_a_created_vpc_are_refused_with_an_existing_one(tmp_path: Path, reference) -> None:
+    data, network, _ = _edit(reference)
+    network["cidrBlock"] = "10.40.0.0/16"
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    assert "platform.network: cidrBlock: only for a VPC the stack creates" in result.error
