@@ -275,6 +275,8 @@ def _managed_name_issues(cfg: GatewayConfig, spec: LiteLLMGatewaySpec) -> list[C
 def _salt_key_ref(cfg: GatewayConfig) -> str | None:
     """What the container's `secrets` names for LITELLM_SALT_KEY; None: no salt key."""
     db = cfg.database
+    if not db.enabled:
+        return None
     if db.salt_key is not None:
         return secret_ref("platform.gateway.database.saltKey", db.salt_key)
     return db.salt_key_secret_arn

@@ -35,7 +35,7 @@ def stack_secrets(cfg: StackConfig) -> dict[str, StackSecret]:
         services.append((f"{ROOT}.gateway", gw.secrets))
         if gw.master_key is not None:
             found[f"{ROOT}.gateway.masterKey"] = gw.master_key
-        if gw.database.salt_key is not None:
+        if gw.database.enabled and gw.database.salt_key is not None:
             found[f"{ROOT}.gateway.database.saltKey"] = gw.database.salt_key
     for base, secrets in services:
         for name, value in secrets.items():
