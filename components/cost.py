@@ -4,8 +4,11 @@ ALB, interface endpoints, log ingestion and CloudWatch monitoring.
 
 Pure (no Pulumi). `estimate(plan, ...)` reads a validated plan; `estimate_inputs` takes plain
 inputs (what the tests and the PR workflow's diff use). Every price is in `PRICES` (one dated
-table with its source); instance prices are the catalog's (`components.sizing.catalog`, same source
-note), so there is exactly one number per fact.
+table with its source); instance prices are the catalog's in us-east-1 (`components.sizing.catalog`,
+same source note) and `components.sizing.regional_prices`' in other regions (the plan's region),
+so there is exactly one number per fact. A type without a price in the stack's region is left out
+of the total and named in the notes, never priced at another region's figure; the service
+lines outside us-east-1 are at us-east-1's prices, and the notes say so.
 
 What it is not: a bill. Data transfer between AZs, S3 requests, ECR storage, Cognito MAUs and
 the ALB's access-log bucket are left out (small next to accelerator hours, or traffic-shaped);
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
-from ecs_inference.sizing import catalog
+from ecs_inference.sizing import catalog, regional_prices
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.pool import PoolSpec
 
@@ -68,6 +71,12 @@ class Prices:
     """Per dashboard beyond the account's first three (counted as paid here)."""
     kms_key_month: float = 1.00
     """Customer-managed KMS key (the alarm topic's); requests are within the free tier."""
+    internet_transfer_out_gb: float = 0.09
+    """Data transfer out to the internet, first 10 TB/month tier (aws.amazon.com/ec2/pricing/
+    on-demand, data transfer). ECR bills an image pulled into another region at this rate
+    ("at Internet Data Transfer rates on both sides of the transfer"; inbound is free): the
+    cross-region image advisory's price (`components.plan.image_regions`), not an estimate
+    line (pulls are traffic-shaped)."""
 
 
 PRICES = Prices()
@@ -167,6 +176,9 @@ class PoolInput:
     Auto Scaling group pool, `scaleInAfterSeconds` on a Managed Instances pool."""
     managed: bool = False
     """A Managed Instances pool (ECS places instances; no ASG bounds, no warm pool)."""
+    priced: bool = True
+    """False: the price table has no On-Demand price for `instance_type` in the stack's region;
+    `usd_per_hour` is then 0 and the estimate says the pool is left out of the total."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +213,8 @@ class StackInput:
     dashboards: int = 1
     kms_keys: int = 1
     """The alarm topic's key."""
+    region: str | None = None
+    """The stack's region (`aws:region`); None: us-east-1's prices, the catalog's region."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -316,7 +330,8 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
         lines.append(
             Line(
                 "pool instances",
-                f"{pool.name}: {pool.instance_type}",
+                f"{pool.name}: {pool.instance_type}"
+                + ("" if pool.priced else f" (no {stack.region} price: not in the total)"),
                 n,
                 "instances",
                 n * pool.usd_per_hour,
@@ -463,7 +478,50 @@ def estimate_inputs(
                 f"{usable}; the rest is deploy headroom (a surge deploy may run up to "
                 f"${(pool.max_size - usable) * pool.usd_per_hour:.2f}/h more while it lasts)"
             )
-    return CostEstimate(points, excursion, tuple(assumptions.describe()), notes=tuple(notes))
+    notes += _region_notes(stack)
+    return CostEstimate(
+        points,
+        excursion,
+        tuple(assumptions.describe()),
+        prices_source=_prices_source(stack.region),
+        notes=tuple(notes),
+    )
+
+
+def _in_catalog_region(region: str | None) -> bool:
+    return region is None or region == regional_prices.CATALOG_REGION
+
+
+def _prices_source(region: str | None) -> str:
+    """`PRICES_SOURCE`, and for another region where its instance prices come from."""
+    if _in_catalog_region(region):
+        return PRICES_SOURCE
+    return (
+        f"instances in {region}: {regional_prices.SOURCE} @ "
+        f"{regional_prices.SOURCE_COMMIT[:12]} (read {regional_prices.PRICES_READ_ON}; "
+        "components/sizing/regional_prices.py), Linux On-Demand; every other line: AWS list "
+        "prices, us-east-1 (aws.amazon.com/{fargate,vpc,elasticloadbalancing,ebs,cloudwatch}"
+        "/pricing), the table has no other region's figures for them."
+    )
+
+
+def _region_notes(stack: StackInput) -> list[str]:
+    """What the estimate of a stack outside us-east-1 could not price at that region's prices."""
+    if _in_catalog_region(stack.region):
+        return []
+    notes = [
+        f"pool {p.name}: the price table has no {stack.region} On-Demand price for "
+        f"{p.instance_type} (the source lists none there: not offered, or not yet priced); "
+        "its instances are left out of the total"
+        for p in stack.pools
+        if not p.priced
+    ]
+    notes.append(
+        f"{stack.region}: Fargate, NAT gateway, ALB, interface endpoint, EBS gp3, CloudWatch "
+        f"and KMS lines are at {regional_prices.CATALOG_REGION} prices (the price table has "
+        f"no {stack.region} figures for them); instance prices are {stack.region}'s"
+    )
+    return notes
 
 
 def estimate(
@@ -509,14 +567,18 @@ def _pool_services(plan: Plan, pool: str, instance: catalog.InstanceType) -> lis
     return out
 
 
-def _asg_pool(plan: Plan, name: str, spec: PoolSpec, kind: Literal["gpu", "neuron"]) -> PoolInput:
+def _asg_pool(
+    plan: Plan, name: str, spec: PoolSpec, kind: Literal["gpu", "neuron"], region: str | None
+) -> PoolInput:
     instance = catalog.instance(spec.instance_type)
+    usd = regional_prices.instance_usd_per_hour(instance.name, region)
     warm = spec.warm_pool
     return PoolInput(
         name=name,
         kind=kind,
         instance_type=instance.name,
-        usd_per_hour=instance.on_demand_usd_hour,
+        usd_per_hour=usd or 0.0,
+        priced=usd is not None,
         min_size=spec.min_size,
         max_size=spec.max_size,
         target_capacity_percent=spec.target_capacity_percent,
@@ -531,10 +593,13 @@ def _asg_pool(plan: Plan, name: str, spec: PoolSpec, kind: Literal["gpu", "neuro
     )
 
 
-def _managed_pool(plan: Plan, name: str, spec: ManagedInstancesPoolSpec) -> PoolInput:
+def _managed_pool(
+    plan: Plan, name: str, spec: ManagedInstancesPoolSpec, region: str | None
+) -> PoolInput:
     """No ASG: ECS launches what the tasks need and nothing else; the upper bound is what the
     services' maximum counts need."""
     instance = catalog.instance(spec.requirements.allowed_instance_types[0])
+    usd = regional_prices.instance_usd_per_hour(instance.name, region)
     services = _pool_services(plan, name, instance)
     needed = sum(math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services)
     lag = spec.options.scale_in_after_seconds
@@ -542,7 +607,8 @@ def _managed_pool(plan: Plan, name: str, spec: ManagedInstancesPoolSpec) -> Pool
         name=name,
         kind="gpu" if instance.is_gpu else "neuron",
         instance_type=instance.name,
-        usd_per_hour=instance.on_demand_usd_hour,
+        usd_per_hour=usd or 0.0,
+        priced=usd is not None,
         min_size=0,
         max_size=max(needed, 1),
         target_capacity_percent=100,
@@ -556,9 +622,10 @@ def _managed_pool(plan: Plan, name: str, spec: ManagedInstancesPoolSpec) -> Pool
 
 def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
-    pools = [_asg_pool(plan, n, p, "gpu") for n, p in plan.gpu_pools.items()]
-    pools += [_asg_pool(plan, n, p, "neuron") for n, p in plan.neuron_pools.items()]
-    pools += [_managed_pool(plan, n, p) for n, p in plan.managed_instance_pools.items()]
+    region = plan.network.region
+    pools = [_asg_pool(plan, n, p, "gpu", region) for n, p in plan.gpu_pools.items()]
+    pools += [_asg_pool(plan, n, p, "neuron", region) for n, p in plan.neuron_pools.items()]
+    pools += [_managed_pool(plan, n, p, region) for n, p in plan.managed_instance_pools.items()]
     fargate = [
         FargateInput(
             name,
@@ -605,6 +672,7 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
             interface_endpoints=network.interface_endpoints,
         ),
         alarms_metrics=alarms_metrics,
+        region=region,
     )
 
 

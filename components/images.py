@@ -235,7 +235,12 @@ class ImageBuilds(pulumi.ComponentResource):
                 aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="AES256")
             ],
             force_delete=args.force_delete,
-            opts=self._child,
+            # The name is unique in the registry and a new encryption replaces the repository:
+            # the old one goes first (refused while it holds images, unless `force_delete`), and
+            # the build is replaced with it (`replace_with` below), so the new one is pushed to.
+            opts=pulumi.ResourceOptions.merge(
+                self._child, pulumi.ResourceOptions(delete_before_replace=True)
+            ),
         )
         aws.ecr.LifecyclePolicy(
             f"{self._name}-{image}",
@@ -304,7 +309,9 @@ class ImageBuilds(pulumi.ComponentResource):
             # Pulling a 10+ GB engine base on every preview is not worth it; hadolint checks
             # the Dockerfiles and the build runs on `pulumi up`.
             build_on_preview=False,
-            opts=self._child,
+            opts=pulumi.ResourceOptions.merge(
+                self._child, pulumi.ResourceOptions(replace_with=[repo])
+            ),
         )
         # The build's URN is known at preview (its digest is not): reading it puts the push
         # among the reference's dependencies without making the reference unknown.

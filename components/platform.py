@@ -274,7 +274,12 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{self._name}-routes",
                 name=plan.service_connect_namespace,
                 description="Private service-to-service routes (ECS Service Connect)",
-                opts=self._child,
+                # The description forces a replacement, which would collide with the namespace of
+                # the same name (and cannot delete it first: the services are in it); it is only
+                # a label, so a changed one is not applied.
+                opts=pulumi.ResourceOptions.merge(
+                    self._child, pulumi.ResourceOptions(ignore_changes=["description"])
+                ),
             )
         self.gateway_security_group = None
         if plan.gateway is not None and self.namespace is not None:

@@ -7,8 +7,11 @@ values against these; the offline preview checks what was registered against the
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 # pulumi-aws autonames a resource `<logical name>-<7 random characters>` (provider/resources.go:
 # `tfbridge.AutoName(...)`, `AutoNameOptions{Separator: "-", Randlen: 7}`).
@@ -752,6 +755,24 @@ def fitted_name(logical: str, rule: NameRule, *, scope: str, salt: str = "") -> 
     if not re.match(rule.pattern, name):  # pragma: no cover - the construction above guarantees it
         raise ValueError(f"fitted name {name!r} breaks {rule}")
     return name
+
+
+def replacement_salt(forcing: Mapping[str, Any]) -> str:
+    """The `salt` of `fitted_name` for a resource whose replace-forcing inputs (camelCase, the
+    name itself left out) are `forcing`: canonical JSON, keys sorted and whole numbers as
+    integers (the engine carries every number as a float, so a recorded 8000.0 and the
+    program's 8000 salt alike)."""
+
+    def canonical(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, Mapping):
+            return {k: canonical(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [canonical(v) for v in value]
+        return value
+
+    return json.dumps(canonical(dict(forcing)), sort_keys=True, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------------------------

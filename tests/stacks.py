@@ -5,6 +5,8 @@ it, so adding one breaks nothing."""
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
 import yaml
@@ -14,7 +16,7 @@ from ecs_inference.existing_network import discover
 from ecs_inference.plan import Plan, build_plan
 from ecs_inference.specs.network import NetworkLookup
 from tools.described import SETTING, World
-from tools.recording import run_function
+from tools.recording import Recording, run_function, run_program, stack_config_values
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_STACKS: list[str] = ["agents", "dev", "engines", "prod", "shared-vpc"]
@@ -49,4 +51,30 @@ def reference_plan(stack: str) -> Plan:
         stack,
         region=data.get("aws:region"),
         network_lookup=network_lookup(stack),
+    )
+
+
+BUILD = "build"
+"""The dev stack with `images.build: true` (the stack builds and pushes its own images)."""
+
+
+@functools.cache
+def stack_config(stack: str) -> dict[str, str]:
+    """The config values of a reference stack, or of `BUILD`."""
+    from tools.preview import read_stack_file
+
+    if stack != BUILD:
+        return stack_config_values(read_stack_file(ROOT, stack))
+    settings = copy.deepcopy(read_stack_file(ROOT, "dev"))
+    settings["config"]["ecs-inference:platform"]["images"] = {"build": True}
+    # Through YAML, as a stack file would be read.
+    return stack_config_values(yaml.safe_load(yaml.safe_dump(settings)))
+
+
+@functools.cache
+def recorded(stack: str, view: str) -> Recording:
+    """The program run of `stack` (a reference stack or `BUILD`) under the mocks of `view`,
+    once per test process."""
+    return run_program(
+        ROOT, project="ecs-inference", stack=stack, config=stack_config(stack), view=view
     )

@@ -3,6 +3,7 @@ stacks through the real plan and the preview, and the assumptions kept honest by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -233,3 +234,50 @@ def test_prod_costs_its_provisioned_volume_performance():
     (line,) = lines
     per_volume_month = line["usd_per_hour"] / line["quantity"] * 730
     assert per_volume_month == pytest.approx(500 * 1.073741824 * 0.08 + 15 + 35, abs=0.01)
+
+
+# ------------------------------------------------------------------------------------------------
+# regions
+# ------------------------------------------------------------------------------------------------
+
+
+def test_the_eu_west_1_reference_stack_costs_its_instances_at_eu_west_1_prices():
+    plan = reference_plan("shared-vpc")
+    assert plan.network.region == "eu-west-1"
+    est = cost.estimate(plan)
+    (line,) = [x for x in est.point("steady").lines if x.category == "pool instances"]
+    assert line.item == "a10g: g5.xlarge"
+    assert line.usd_per_hour == pytest.approx(line.quantity * 1.123)  # not us-east-1's 1.006
+    assert "eu-west-1" in est.prices_source and "skypilot-catalog" in est.prices_source
+    assert any(n.startswith("eu-west-1: Fargate, NAT gateway") for n in est.notes)
+
+
+def test_us_east_1_and_an_unset_region_keep_the_catalogs_prices_and_source():
+    for region in (None, "us-east-1"):
+        est = cost.estimate_inputs(dataclasses.replace(_stack(), region=region))
+        assert _line(est.point("steady"), "pool instances") == pytest.approx(2 * 1.861)
+        assert est.prices_source == cost.PRICES_SOURCE
+        assert not [n for n in est.notes if "price table" in n]
+
+
+def test_a_type_without_a_price_in_the_region_is_left_out_and_named():
+    # The source lists no g6e in eu-west-1: the pool's instances are not priced at us-east-1's
+    # figure, they are left out of the total, and the estimate says so.
+    plan_like = dataclasses.replace(_stack(), region="eu-west-1")
+    unpriced = dataclasses.replace(plan_like.pools[0], usd_per_hour=0.0, priced=False)
+    est = cost.estimate_inputs(dataclasses.replace(plan_like, pools=[unpriced]))
+    steady = est.point("steady")
+    (line,) = [x for x in steady.lines if x.category == "pool instances"]
+    assert line.quantity == 2 and line.usd_per_hour == 0
+    assert "no eu-west-1 price" in line.item
+    assert any("no eu-west-1 On-Demand price for g6e.xlarge" in n for n in est.notes)
+    assert est.excursion_usd == 0
+
+
+def test_stack_input_marks_a_pool_the_region_does_not_price():
+    plan = reference_plan("shared-vpc")
+    network = dataclasses.replace(plan.network, region="ap-south-2")
+    (pool,) = cost.stack_input(dataclasses.replace(plan, network=network)).pools
+    assert not pool.priced and pool.usd_per_hour == 0
+    (pool,) = cost.stack_input(plan).pools
+    assert pool.priced and pool.usd_per_hour == 1.123

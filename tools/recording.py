@@ -516,6 +516,33 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recording_mocks = mocks
         self.recorded: list[RecordedResource] = []
+        self._thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def _ensure_thread_loop(self) -> None:
+        # The SDK's monitor runs on executor threads and gives each its own event loop, which
+        # nothing closes; this one creates them instead, so `close_thread_loops` can.
+        try:
+            asyncio.get_event_loop()
+        except RuntimeError:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self._thread_loops.append(loop)
+
+    def close_thread_loops(self) -> None:
+        """Close the executor threads' loops once the run is over (unclosed, they are left to
+        the cyclic collector; see `_replace_event_loop`)."""
+        for loop in self._thread_loops:
+            if not loop.is_running():
+                loop.close()
+        self._thread_loops.clear()
+
+    def Invoke(self, request):  # noqa: N802 (gRPC method name)
+        self._ensure_thread_loop()
+        return super().Invoke(request)
+
+    def ReadResource(self, request):  # noqa: N802 (gRPC method name)
+        self._ensure_thread_loop()
+        return super().ReadResource(request)
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # As the engine's `Deployment.generateURN`: a child's type is qualified by its parent's
@@ -526,6 +553,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return "urn:pulumi:" + "::".join([get_stack(), get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        self._ensure_thread_loop()
         vpc_children: list[RecordedResource] = []
         if request.type == "awsx:ec2:Vpc" and request.remote:
             urn = self.make_urn(request.parent, request.type, request.name)
@@ -754,8 +782,7 @@ def run_function(
     # The SDK drives its RPCs on the thread's current event loop. Each run gets a fresh one, so
     # a run never inherits callbacks from another, nor fails because something else (an
     # `asyncio.run` elsewhere in the same process) closed or unset the previous loop.
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
+    loop = _replace_event_loop()
     # The caller's world collects the ids nothing described, also when the program fails;
     # without one, the stack config's own descriptions.
     if world is None:
@@ -792,8 +819,9 @@ def run_function(
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
+        monitor.close_thread_loops()
         # Leave a usable loop behind, as a fresh interpreter would have.
-        asyncio.set_event_loop(asyncio.new_event_loop())
+        _replace_event_loop()
     return Recording(
         resources=list(monitor.recorded),
         outputs=outputs,
@@ -802,6 +830,21 @@ def run_function(
         lookups=list(mocks.lookups),
         derived=list(dict.fromkeys(world.derived)),
     )
+
+
+def _replace_event_loop() -> asyncio.AbstractEventLoop:
+    """Set a fresh event loop on this thread, closing the idle one it replaces: an unclosed loop
+    sits in a reference cycle, and the cyclic collector may finalize its self-pipe socket before
+    the loop, whose `__del__` then prints "Exception ignored ... Invalid file descriptor"."""
+    try:
+        previous = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:  # a thread other than the main one, with no loop set
+        previous = None
+    if previous is not None and not previous.is_running() and not previous.is_closed():
+        previous.close()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
 
 
 def _no_stack_trace() -> source_pb2.StackTrace:

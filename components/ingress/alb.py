@@ -40,11 +40,11 @@ import pulumi_aws as aws
 import pulumi_tls as tls
 
 from ecs_inference.arns import AwsContext, arn_of, aws_context
-from ecs_inference.contracts.aws_limits import ELBV2_NAME, fitted_name
+from ecs_inference.contracts.aws_limits import ELBV2_NAME
 from ecs_inference.iam import partition_of
 from ecs_inference.ingress.auth import CognitoAuth
 from ecs_inference.ingress.routes import authenticated_rules, check_service
-from ecs_inference.services.base import stack_scope
+from ecs_inference.services.base import replacement_name
 from ecs_inference.specs.endpoint import (
     MAX_RULE_PRIORITY,
     AuthSpec,
@@ -333,12 +333,14 @@ class Endpoint(pulumi.ComponentResource):
             access_logs = aws.lb.LoadBalancerAccessLogsArgs(
                 bucket=self.access_log_bucket.bucket, prefix=ACCESS_LOG_PREFIX, enabled=True
             )
+        forcing = {"loadBalancerType": "application", "internal": not args.internet_facing}
         self.load_balancer = aws.lb.LoadBalancer(
             f"{name}-alb",
-            # Load-balancer names are capped at 32 characters like target groups.
-            name=fitted_name(f"{name}-alb", ELBV2_NAME, scope=stack_scope()),
-            load_balancer_type="application",
-            internal=not args.internet_facing,
+            # Load-balancer names are capped at 32 characters like target groups; a fitted name
+            # changes with what replaces the load balancer.
+            name=replacement_name(f"{name}-alb", ELBV2_NAME, forcing),
+            load_balancer_type=forcing["loadBalancerType"],
+            internal=forcing["internal"],
             subnets=args.subnet_ids,
             security_groups=[self.security_group.id],
             idle_timeout=args.idle_timeout_seconds,

@@ -98,7 +98,11 @@ class CognitoAuth:
                 for scope in auth.api_scopes
             ],
             user_pool_id=self.user_pool_id,
-            opts=child,
+            # The identifier is unique in its pool, and a new name replaces the server: the old
+            # one goes first, or the new one would collide with it.
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(delete_before_replace=True)
+            ),
         )
         self._clients(owner, name, auth, domain_name)
         self.api_client_id = self.api_client.id
@@ -165,7 +169,11 @@ class CognitoAuth:
                 f"{name}-auth-domain",
                 domain=domain,
                 user_pool_id=self.user_pool.id,
-                opts=child,
+                # A domain prefix is unique across AWS, and a new user pool replaces the domain:
+                # the old one goes first, or the new one would collide with it.
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(delete_before_replace=True)
+                ),
             )
             self.user_pool_id = self.user_pool.id
             self.user_pool_arn = self.user_pool.arn

@@ -43,6 +43,7 @@ def plan_network(
             availability_zones=zones,
             nat_gateways=1 if network.nat_gateways == "single" else zones,
             interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES) if network.vpc_endpoints else 0,
+            region=region,
         ), []
     if facts is None:
         if lookup is None:
@@ -51,7 +52,7 @@ def plan_network(
                 "the program did not read the existing VPC (components.network.discover)",
             )
         # The other sections still plan (against a stand-in CIDR) to report their problems.
-        return NetworkSpec(network.cidr_block, 0, 0, 0), []
+        return NetworkSpec(network.cidr_block, 0, 0, 0, region=region), []
     spec, lines = plan_existing_network(network.existing, facts, network_needs(cfg), region, issues)
     return NetworkSpec(
         cidr_block=facts.cidr_block,

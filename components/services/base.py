@@ -26,7 +26,12 @@ from pulumi import Input, Output
 
 from ecs_inference import iam
 from ecs_inference.arns import AwsContext, arn_of, aws_context, known_arn
-from ecs_inference.contracts.aws_limits import ELBV2_NAME, fitted_name
+from ecs_inference.contracts.aws_limits import (
+    ELBV2_NAME,
+    NameRule,
+    fitted_name,
+    replacement_salt,
+)
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
 from ecs_inference.services.containers import log_configuration, with_app_protocol
@@ -120,6 +125,26 @@ def task_family(service: str) -> str:
 def stack_scope() -> str:
     """`<project>/<stack>`: what keeps explicit physical names unique per stack."""
     return f"{pulumi.get_project()}/{pulumi.get_stack()}"
+
+
+def replacement_name(
+    logical: str, rule: NameRule, forcing: Mapping[str, Input[Any]]
+) -> str | Output[str] | None:
+    """The explicit physical name of `logical` (`fitted_name` in this stack's scope) when the
+    provider's autoname would not fit `rule`, else None (autonamed). Its hash covers
+    `forcing`: every input the program sets that forces a replacement (camelCase, the name
+    left out; tools/replacements.py holds them per type and tests/tools/test_explicit_names.py
+    checks each is here), so a replacement gets a new name and create-before-delete does not
+    collide with the old resource. An Output when one of them is (a VPC id)."""
+    if rule.fits_autoname(logical):
+        return None
+    scope = stack_scope()
+    # Not None: the autoname does not fit (above).
+    return Output.from_input(forcing).apply(
+        lambda values: cast(
+            str, fitted_name(logical, rule, scope=scope, salt=replacement_salt(values))
+        )
+    )
 
 
 def cluster_name_from_arn(cluster: str) -> str:
@@ -403,13 +428,20 @@ class EcsService(pulumi.ComponentResource):
         it instead of the ALB-wide idle timeout.
         """
         logical, port = f"{self._name}-tg", balancing.port
+        forcing: dict[str, Input[Any]] = {
+            "targetType": "ip",
+            "protocol": "HTTP",
+            "port": port,
+            "vpcId": vpc_id,
+        }
         self.target_group = aws.lb.TargetGroup(
             logical,
             # Target-group names are capped at 32 characters, so a long service name cannot take
-            # the provider's `<logical>-<7 random>` autoname: such names get a stable short one.
-            name=fitted_name(logical, ELBV2_NAME, scope=stack_scope(), salt=f"ip/HTTP/{port}"),
-            target_type="ip",
-            protocol="HTTP",
+            # the provider's `<logical>-<7 random>` autoname: such names get a stable short one,
+            # new whenever the group is replaced (its VPC, port, protocol or target type).
+            name=replacement_name(logical, ELBV2_NAME, forcing),
+            target_type=forcing["targetType"],
+            protocol=forcing["protocol"],
             port=port,
             vpc_id=vpc_id,
             deregistration_delay=deregistration_delay_seconds,

@@ -260,7 +260,8 @@ class NetworkSpec:
     existing: ExistingNetworkSpec | None = None
     """The existing VPC's wiring; None: the stack creates its VPC."""
     region: str | None = None
-    """The region, for the endpoints' service names in an existing VPC."""
+    """The stack's region (`aws:region`; None: left to the provider): the endpoints' service
+    names in an existing VPC, the cost estimate's prices and the images' registry region."""
 
 
 # ------------------------------------------------------------------------------------------------

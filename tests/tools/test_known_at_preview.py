@@ -17,25 +17,17 @@ Each reference stack, and the dev stack with `images.build: true`, runs under th
 
 from __future__ import annotations
 
-import copy
-import functools
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from ecs_inference.arns import ARN_FORMATS
-from tests.stacks import REFERENCE_STACKS
+from tests.stacks import BUILD, REFERENCE_STACKS, recorded, stack_config
 from tools.aws_shapes import contains_unknown
-from tools.preview import read_stack_file
-from tools.recording import RecordedResource, Recording, run_program, stack_config_values
+from tools.recording import RecordedResource, Recording
 from tools.views import run_pack
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = "build"
-"""The dev stack with `images.build: true` (its images built and pushed by the stack)."""
 STACKS = [*REFERENCE_STACKS, BUILD]
 UNKNOWN_INPUTS_AT_MOST = {
     "agents": 87,
@@ -48,21 +40,6 @@ UNKNOWN_INPUTS_AT_MOST = {
 """Custom resources with an unknown input in `new`, as measured (docs/fidelity.md)."""
 POLICY_INPUTS = ("policy", "assumeRolePolicy")
 TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
-
-
-@functools.cache
-def _config(stack: str) -> dict[str, str]:
-    if stack != BUILD:
-        return stack_config_values(read_stack_file(ROOT, stack))
-    settings = copy.deepcopy(read_stack_file(ROOT, "dev"))
-    settings["config"]["ecs-inference:platform"]["images"] = {"build": True}
-    # Through YAML, as a stack file would be read.
-    return stack_config_values(yaml.safe_load(yaml.safe_dump(settings)))
-
-
-@functools.cache
-def _run(stack: str, view: str) -> Recording:
-    return run_program(ROOT, project="ecs-inference", stack=stack, config=_config(stack), view=view)
 
 
 def _assigned_identities(update: Recording) -> dict[str, str]:
@@ -83,7 +60,7 @@ def _assigned_identities(update: Recording) -> dict[str, str]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_container_definition_is_known_on_a_first_preview(stack: str) -> None:
-    tasks = _run(stack, "new").by_type(TASK_DEFINITION)
+    tasks = recorded(stack, "new").by_type(TASK_DEFINITION)
     assert tasks
     unknown = [t.name for t in tasks if contains_unknown(t.inputs["containerDefinitions"])]
     assert unknown == []
@@ -91,7 +68,7 @@ def test_every_container_definition_is_known_on_a_first_preview(stack: str) -> N
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_policy_document_is_unknown_only_when_it_names_what_aws_assigns(stack: str) -> None:
-    new, update = _run(stack, "new"), _run(stack, "update")
+    new, update = recorded(stack, "new"), recorded(stack, "update")
     deployed = {r.urn: r for r in update.resources}
     assigned = _assigned_identities(update)
     documents = 0
@@ -119,7 +96,7 @@ def _text(document: Any) -> str:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_more_resources_have_unknown_inputs_than_measured(stack: str) -> None:
-    custom = [r for r in _run(stack, "new").resources if r.custom]
+    custom = [r for r in recorded(stack, "new").resources if r.custom]
     unknown = sorted(f"{r.type} {r.name}" for r in custom if contains_unknown(r.inputs))
     assert len(unknown) <= UNKNOWN_INPUTS_AT_MOST[stack], "\n".join(unknown)
 
@@ -134,12 +111,12 @@ def test_names_behind_computed_arns_use_the_formats_defaults(stack: str) -> None
 
     assert [
         (r.name, breaks(r))
-        for r in _run(stack, "update").resources
+        for r in recorded(stack, "update").resources
         if r.type in ARN_FORMATS and breaks(r)
     ] == []
 
 
 def test_with_its_own_builds_the_pack_runs_every_rule_on_a_first_preview() -> None:
-    violations = run_pack(_run(BUILD, "new"), "new", stack=BUILD, config=_config(BUILD))
+    violations = run_pack(recorded(BUILD, "new"), "new", stack=BUILD, config=stack_config(BUILD))
     cannot = [v.policy_name for v in violations if "during preview" in v.message]
     assert cannot == []
