@@ -678,6 +678,8 @@ def build_targets(
                 OURS,
                 [py, "-m", "app"],
                 {
+                    # The image puts contracts/ beside app/ (/srv); here the repository's.
+                    "PYTHONPATH": str(ROOT),
                     "MODEL_DIR": str(bundle),
                     "MAX_LENGTH": str(MAX_LENGTH),
                     "LOG_LEVEL": "warning",
@@ -700,7 +702,7 @@ def build_targets(
             Target(
                 "torch baseline",
                 [py, str(ROOT / "bench" / "reranker_baseline_server.py")],
-                {"MODEL_DIR": str(ce_dir), "MAX_LENGTH": str(MAX_LENGTH)},
+                {"PYTHONPATH": str(ROOT), "MODEL_DIR": str(ce_dir), "MAX_LENGTH": str(MAX_LENGTH)},
             )
         )
     # infinity is started through its CLI module with the venv's interpreter rather than its
@@ -977,6 +979,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- reproduce: `.venv/bin/python bench/reranker_bench.py --repeats {args.repeats} "
         f"--mixes {','.join(mixes)} --budget-minutes {args.budget_minutes:g}"
         + (f" --cells {args.cells}" if args.cells else "")
+        + (f" --concurrency {args.concurrency}" if levels != list(CONCURRENCY) else "")
+        + (f" --targets '{args.targets}'" if args.targets else "")
         + "` "
         f"(took {time.perf_counter() - started:.0f}s)"
     )

@@ -14,20 +14,16 @@ import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.arns import arn_of, aws_context
+from ecs_inference.specs.cluster import ClusterSpec
 
 
-@dataclass(frozen=True)
-class ClusterArgs:
-    """Inputs of `Cluster` (platform.py maps `platform.cluster` onto them)."""
+@dataclass(frozen=True, kw_only=True)
+class ClusterArgs(ClusterSpec):
+    """Inputs of `Cluster`: its spec (`components.specs.cluster.ClusterSpec`) plus the wiring
+    below."""
 
-    container_insights: str = "enhanced"
-    """Container Insights: "enhanced", "enabled" or "disabled"."""
-    execute_command_logging: bool = True
-    """Log ECS Exec sessions to CloudWatch."""
-    exec_log_retention_days: int = 365
-    """Retention of the ECS Exec log group."""
     exec_log_group_name: str | None = None
-    """Name of that log group (the task roles are scoped to it); None: auto-named."""
+    """Name of the ECS Exec log group (the task roles are scoped to it); None: auto-named."""
 
 
 class Cluster(pulumi.ComponentResource):

@@ -322,9 +322,53 @@ def _ebs_hour(pool: PoolInput, prices: Prices) -> float:
 
 
 def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumptions) -> CostPoint:
+    lines, tasks, metric_series = _pool_lines(stack, point, prices)
+    fargate, fargate_tasks, plain_tasks, fargate_series = _fargate_lines(stack, point, prices)
+    lines += fargate
+    tasks += fargate_tasks
+    metric_series += fargate_series
+    lines += _network_lines(stack.network, prices, assumptions)
+    # Tasks without the metrics sidecar write their own output only (no EMF lines).
+    plain_gb = assumptions.engine_log_bytes_per_task_hour / 1e9
+    lines.append(
+        Line(
+            "log ingestion",
+            f"{tasks} task(s)"
+            + (f" + {plain_tasks} without the metrics sidecar" if plain_tasks else ""),
+            tasks + plain_tasks,
+            "tasks",
+            (tasks * assumptions.task_log_gb_per_hour() + plain_tasks * plain_gb)
+            * prices.logs_ingestion_gb,
+        )
+    )
+    # service-level series exist all the time; per-task series while their task does
+    metric_series += sum(
+        _engine_series(s.metric_kind) for p in stack.pools for s in p.services
+    ) + sum(_engine_series(f.metric_kind) for f in stack.fargate)
+    lines.append(
+        Line(
+            "monitoring",
+            f"{metric_series} metrics, {stack.alarms_metrics} alarm metrics, "
+            f"{stack.dashboards} dashboard, {stack.kms_keys} KMS key",
+            metric_series,
+            "metrics",
+            (
+                metric_series * prices.custom_metric_month
+                + stack.alarms_metrics * prices.alarm_metric_month
+                + stack.dashboards * prices.dashboard_month
+                + stack.kms_keys * prices.kms_key_month
+            )
+            / HOURS_PER_MONTH,
+        )
+    )
+    return CostPoint(point, tuple(lines))
+
+
+def _pool_lines(stack: StackInput, point: Point, prices: Prices) -> tuple[list[Line], int, int]:
+    """The pools' instances, root volumes and warm pools at `point`, with the tasks they run and
+    the metric series those tasks and hosts publish."""
     lines: list[Line] = []
-    tasks = 0
-    metric_series = 0
+    tasks = metric_series = 0
     for pool in stack.pools:
         n = pool_instances(pool, point)
         lines.append(
@@ -362,7 +406,16 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
             metric_series += n * pool.gpus_per_instance * per_host + per_host
         else:
             metric_series += len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
-    plain_tasks = 0
+    return lines, tasks, metric_series
+
+
+def _fargate_lines(
+    stack: StackInput, point: Point, prices: Prices
+) -> tuple[list[Line], int, int, int]:
+    """The Fargate tasks at `point`: (lines, tasks with the metrics sidecar, tasks without it,
+    the metric series they publish)."""
+    lines: list[Line] = []
+    tasks = plain_tasks = metric_series = 0
     for f in stack.fargate:
         count = f.counts.at(point)
         if f.metric_kind is None:
@@ -384,8 +437,12 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
                 count * rate,
             )
         )
-    net = stack.network
-    lines.append(
+    return lines, tasks, plain_tasks, metric_series
+
+
+def _network_lines(net: NetworkInput, prices: Prices, assumptions: Assumptions) -> list[Line]:
+    """NAT gateways, the load balancer and the interface endpoints."""
+    lines = [
         Line(
             "NAT gateways",
             f"{net.nat_gateways} gateway(s) + {assumptions.nat_gb_per_hour:g} GB/h",
@@ -393,17 +450,15 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
             "gateways",
             net.nat_gateways * prices.nat_gateway_hour
             + assumptions.nat_gb_per_hour * prices.nat_gateway_gb,
-        )
-    )
-    lines.append(
+        ),
         Line(
             "load balancer",
             f"ALB + {assumptions.alb_lcu:g} LCU",
             1,
             "ALB",
             prices.alb_hour + assumptions.alb_lcu * prices.alb_lcu_hour,
-        )
-    )
+        ),
+    ]
     enis = net.interface_endpoints * net.availability_zones
     if enis:
         lines.append(
@@ -415,40 +470,7 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
                 enis * prices.interface_endpoint_az_hour,
             )
         )
-    # Tasks without the metrics sidecar write their own output only (no EMF lines).
-    plain_gb = assumptions.engine_log_bytes_per_task_hour / 1e9
-    lines.append(
-        Line(
-            "log ingestion",
-            f"{tasks} task(s)"
-            + (f" + {plain_tasks} without the metrics sidecar" if plain_tasks else ""),
-            tasks + plain_tasks,
-            "tasks",
-            (tasks * assumptions.task_log_gb_per_hour() + plain_tasks * plain_gb)
-            * prices.logs_ingestion_gb,
-        )
-    )
-    # service-level series exist all the time; per-task series while their task does
-    metric_series += sum(
-        _engine_series(s.metric_kind) for p in stack.pools for s in p.services
-    ) + sum(_engine_series(f.metric_kind) for f in stack.fargate)
-    lines.append(
-        Line(
-            "monitoring",
-            f"{metric_series} metrics, {stack.alarms_metrics} alarm metrics, "
-            f"{stack.dashboards} dashboard, {stack.kms_keys} KMS key",
-            metric_series,
-            "metrics",
-            (
-                metric_series * prices.custom_metric_month
-                + stack.alarms_metrics * prices.alarm_metric_month
-                + stack.dashboards * prices.dashboard_month
-                + stack.kms_keys * prices.kms_key_month
-            )
-            / HOURS_PER_MONTH,
-        )
-    )
-    return CostPoint(point, tuple(lines))
+    return lines
 
 
 def estimate_inputs(

@@ -15,7 +15,7 @@ VPC: it wires the given subnets and creates only the endpoints the VPC lacks
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import pulumi
@@ -27,32 +27,16 @@ from ecs_inference.specs.network import (
     GATEWAY_SERVICE,
     INTERFACE_ENDPOINT_SERVICES,
     ExistingNetworkSpec,
+    VpcSpec,
     endpoint_service_name,
 )
 
 __all__ = ["INTERFACE_ENDPOINT_SERVICES", "Network", "NetworkArgs"]
 
 
-@dataclass(frozen=True)
-class NetworkArgs:
-    """Inputs of `Network` (platform.py maps `platform.network` onto them)."""
-
-    cidr_block: str = "10.40.0.0/16"
-    """VPC CIDR."""
-    az_count: int = 2
-    """Number of AZs (ignored when az_names is given)."""
-    az_names: list[str] | None = None
-    """Explicit AZ names; None: the region's first `az_count` zones."""
-    nat_per_az: bool = False
-    """One NAT gateway per AZ instead of a single one."""
-    vpc_endpoints: bool = True
-    """Create the S3 gateway and the interface endpoints."""
-    interface_services: tuple[str, ...] = field(default=INTERFACE_ENDPOINT_SERVICES)
-    """Services that get an interface endpoint (private subnets reach them without NAT)."""
-    existing: ExistingNetworkSpec | None = None
-    """Run in this existing VPC (the fields above are then unused); None: create the VPC."""
-    region: str | None = None
-    """The region, for the endpoint service names in an existing VPC; None: the provider's."""
+@dataclass(frozen=True, kw_only=True)
+class NetworkArgs(VpcSpec):
+    """Inputs of `Network`: its spec (`components.specs.network.VpcSpec`); it needs no wiring."""
 
 
 HTTPS_PORT = 443

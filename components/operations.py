@@ -30,56 +30,33 @@ from pulumi import Input, Output
 
 from ecs_inference.arns import arn_of, aws_context, known_arn
 from ecs_inference.specs import operations as obs
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
-from ecs_inference.specs.worker import QueueWorkerSpec
+from ecs_inference.specs.operations import watch
 
 TOKEN = "ecs-inference:operations:Operations"
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 
 
 @dataclass(frozen=True)
-class ServiceWatch:
-    """One load-balanced service to watch. `target_group_arn_suffix` and `ecs_service_name` are
-    Outputs of the service component; `pool` is None for Fargate re-rankers."""
+class ServiceOutputs:
+    """What a watched service's component gives the alarms and dashboard (Outputs)."""
 
-    service: str
-    kind: str
-    """The model's engine (its registry name) or `reranker`."""
-    min_count: int
-    target_group_arn_suffix: Input[str]
-    ecs_service_name: Input[str]
-    pool: str | None = None
-    engine_metrics: bool = True
-    """The task runs the metrics sidecar (the engine alarms read its series)."""
-
-
-@dataclass(frozen=True)
-class GatewayWatch:
-    """The AI gateway to watch: its spec (thresholds) and the service component's Outputs."""
-
-    spec: LiteLLMGatewaySpec
     target_group_arn_suffix: Input[str]
     ecs_service_name: Input[str]
 
 
 @dataclass(frozen=True)
-class WorkerWatch:
-    """A queue worker to watch: its spec (thresholds), its queues' fixed names, the ECS service
-    name (an Output), and the job timings the queue-age alarm judges against."""
+class WorkerOutputs:
+    """What a watched queue worker's component gives the alarms and dashboard."""
 
-    spec: QueueWorkerSpec
-    queue_name: str
-    dead_letter_queue_name: str
+    queue_name: Input[str]
+    dead_letter_queue_name: Input[str]
     ecs_service_name: Input[str]
-    acceptable_latency_seconds: float
-    """How long a job may wait before it starts."""
-    max_job_seconds: int
-    """The longest job."""
 
 
-@dataclass(frozen=True)
-class OperationsArgs:
-    """Inputs of `Operations`: what to watch (with its components' Outputs) and where alarms go."""
+@dataclass(frozen=True, kw_only=True)
+class OperationsArgs(obs.OperationsSpec):
+    """Inputs of `Operations`: its spec (`components.specs.operations.OperationsSpec`: what to
+    watch and where the alarms go) plus the watched components' Outputs below."""
 
     cluster_name: Input[str]
     """The ECS cluster (alarm dimensions)."""
@@ -87,59 +64,33 @@ class OperationsArgs:
     """The ECS cluster (the rollback rule's event pattern)."""
     load_balancer_arn_suffix: Input[str]
     """The ALB (alarm and dashboard dimensions)."""
-    services: Sequence[ServiceWatch] = ()
-    """Model and re-ranker services to watch."""
-    gpu_pools: Sequence[str] = ()
-    """GPU pools running host telemetry (their panels and GPU memory alarm)."""
-    neuron_pools: Sequence[str] = ()
-    """Neuron pools running host telemetry (their panels)."""
-    gateway: GatewayWatch | None = None
-    """The AI gateway to watch; None: none."""
-    workers: Sequence[WorkerWatch] = ()
-    """Queue workers to watch."""
-    alarm_settings: obs.AlarmSettings = field(default_factory=obs.AlarmSettings)
-    """Alarm thresholds."""
-    subscriptions: Sequence[obs.Subscription] = ()
-    """Alarm topic subscriptions (none: the topic exists, subscribe later)."""
-    dashboard: bool = True
-    """Create the stack's dashboard."""
-
-
-# Placeholders that stand for deploy-time values inside the specs (never reach AWS).
-_LB = "app/placeholder-lb/0000000000000000"
-_CLUSTER = "placeholder-cluster"
-_CLUSTER_ARN = "arn:aws:ecs:us-east-1:000000000000:cluster/placeholder-cluster"
-
-
-_GATEWAY = "gateway"
-
-
-def _tg(i: int | str) -> str:
-    return f"targetgroup/placeholder-{i}/0000000000000000"
-
-
-def _svc(i: int | str) -> str:
-    return f"placeholder-service-{i}"
-
-
-def _worker_svc(i: int) -> str:
-    return _svc(f"worker-{i}")
+    service_outputs: Mapping[str, ServiceOutputs] = field(default_factory=dict)
+    """Each of `services`' Outputs, by service name."""
+    gateway_outputs: ServiceOutputs | None = None
+    """The gateway's Outputs (with `gateway`)."""
+    worker_outputs: Mapping[str, WorkerOutputs] = field(default_factory=dict)
+    """Each of `workers`' Outputs, by worker name."""
 
 
 def _placeholder_outputs(args: OperationsArgs) -> dict[str, Input[str]]:
-    """Placeholder -> the Output it stands for."""
+    """Placeholder (`components.specs.operations.watch`) -> the Output it stands for."""
     outputs: dict[str, Input[str]] = {
-        _LB: args.load_balancer_arn_suffix,
-        _CLUSTER: args.cluster_name,
+        watch.LOAD_BALANCER: args.load_balancer_arn_suffix,
+        watch.CLUSTER: args.cluster_name,
     }
-    for i, s in enumerate(args.services):
-        outputs[_tg(i)] = s.target_group_arn_suffix
-        outputs[_svc(i)] = s.ecs_service_name
+    subjects = [(s.service, args.service_outputs[s.service]) for s in args.services]
     if args.gateway is not None:
-        outputs[_tg(_GATEWAY)] = args.gateway.target_group_arn_suffix
-        outputs[_svc(_GATEWAY)] = args.gateway.ecs_service_name
-    for i, w in enumerate(args.workers):
-        outputs[_worker_svc(i)] = w.ecs_service_name
+        assert args.gateway_outputs is not None, "a watched gateway needs its outputs"
+        subjects.append((watch.GATEWAY_KEY, args.gateway_outputs))
+    for key, out in subjects:
+        outputs[watch.target_group(key)] = out.target_group_arn_suffix
+        outputs[watch.ecs_service(key)] = out.ecs_service_name
+    for w in args.workers:
+        name = w.spec.worker
+        out = args.worker_outputs[name]
+        outputs[watch.queue(name)] = out.queue_name
+        outputs[watch.dead_letter_queue(name)] = out.dead_letter_queue_name
+        outputs[watch.ecs_service(watch.worker_key(name))] = out.ecs_service_name
     return outputs
 
 
@@ -283,37 +234,9 @@ def topic_policy(
 
 
 def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[str, obs.AlarmSpec]]:
-    """Every alarm of the stack with the label of its subject (`obs.stack_alarms`), with
-    placeholders for deploy-time values, so its names, count and shapes are known at preview."""
-    gateway = args.gateway
-    return obs.stack_alarms(
-        stack=stack,
-        settings=args.alarm_settings,
-        load_balancer=_LB,
-        cluster_name=_CLUSTER,
-        services=[
-            obs.ServiceSubject(
-                s.service, s.kind, s.min_count, _tg(i), _svc(i), engine_metrics=s.engine_metrics
-            )
-            for i, s in enumerate(args.services)
-        ],
-        gpu_pools=args.gpu_pools,
-        gateway=None
-        if gateway is None
-        else obs.GatewaySubject(gateway.spec.path, gateway.spec, _tg(_GATEWAY), _svc(_GATEWAY)),
-        workers=[
-            obs.WorkerSubject(
-                f"worker-{w.spec.worker}",
-                w.spec,
-                w.acceptable_latency_seconds,
-                w.max_job_seconds,
-                w.queue_name,
-                w.dead_letter_queue_name,
-                _worker_svc(i),
-            )
-            for i, w in enumerate(args.workers)
-        ],
-    )
+    """Every alarm of the stack with the label of its subject, with placeholders for deploy-time
+    values (`obs.operations_alarms`), so its names, count and shapes are known at preview."""
+    return obs.operations_alarms(args, stack)
 
 
 class Operations(pulumi.ComponentResource):
@@ -339,19 +262,20 @@ class Operations(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: OperationsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        problems = obs.check_subscriptions(args.subscriptions)
-        if problems:
-            raise obs.ObservabilityError("; ".join(f"{p}: {m}" for p, m in problems))
         stack = pulumi.get_stack()
         # Everything that can be refused is decided now, with placeholders, before anything is
         # registered: alarm names and thresholds, the rule name, the dashboard's limits.
         specs = alarm_specs(args, stack)
-        obs.deployment_rollback_rule(stack, _CLUSTER_ARN)
+        obs.deployment_rollback_rule(stack, watch.CLUSTER_ARN)
         if args.dashboard:
             placeholders = {k: k for k in _placeholder_outputs(args)}
             obs.dashboard_body(
-                _dashboard_inputs(
-                    args, stack, "us-east-1", [s.name for _, s in specs], placeholders
+                obs.dashboard_inputs(
+                    args,
+                    stack=stack,
+                    region="us-east-1",
+                    alarm_arns=[s.name for _, s in specs],
+                    values=placeholders,
                 )
             )
         super().__init__(TOKEN, name, None, opts)
@@ -401,7 +325,7 @@ class Operations(pulumi.ComponentResource):
                 **alarm_args,
             )
 
-        rule = obs.deployment_rollback_rule(stack, _CLUSTER_ARN)
+        rule = obs.deployment_rollback_rule(stack, watch.CLUSTER_ARN)
         pattern = Output.from_input(args.cluster_arn).apply(
             lambda arn: obs.deployment_rollback_rule(stack, arn)["EventPattern"]
         )
@@ -436,7 +360,13 @@ class Operations(pulumi.ComponentResource):
             keys = list(outputs)
             body = Output.all(region, alarm_arns, *[outputs[k] for k in keys]).apply(
                 lambda v: obs.dashboard_body(
-                    _dashboard_inputs(args, stack, v[0], v[1], dict(zip(keys, v[2:], strict=True)))
+                    obs.dashboard_inputs(
+                        args,
+                        stack=stack,
+                        region=v[0],
+                        alarm_arns=v[1],
+                        values=dict(zip(keys, v[2:], strict=True)),
+                    )
                 )
             )
             self.dashboard = aws.cloudwatch.Dashboard(
@@ -446,64 +376,3 @@ class Operations(pulumi.ComponentResource):
                 opts=child,
             )
         self.register_outputs({"topicArn": topic_arn})
-
-
-def _dashboard_inputs(
-    args: OperationsArgs,
-    stack: str,
-    region: str,
-    alarm_arns: Sequence[str],
-    values: Mapping[str, str],
-) -> obs.DashboardInputs:
-    models: list[obs.ModelPanel] = []
-    rerankers: list[obs.RerankerPanel] = []
-    for i, s in enumerate(args.services):
-        if s.kind == "reranker":
-            rerankers.append(obs.RerankerPanel(s.service, values[_tg(i)], values[_svc(i)]))
-        else:
-            models.append(
-                obs.ModelPanel(
-                    s.service,
-                    s.kind,
-                    s.pool or "",
-                    values[_tg(i)],
-                    values[_svc(i)],
-                    engine_metrics=s.engine_metrics,
-                )
-            )
-    gateway = None
-    if args.gateway is not None:
-        gw = args.gateway.spec
-        gateway = obs.GatewayPanel(
-            gw.path,
-            values[_tg(_GATEWAY)],
-            values[_svc(_GATEWAY)],
-            longest_request_seconds=gw.litellm.longest_request_seconds,
-            target_cpu_percent=gw.target_cpu_percent,
-        )
-    workers = [
-        obs.WorkerPanel(
-            w.spec.worker,
-            w.queue_name,
-            w.dead_letter_queue_name,
-            values[_worker_svc(i)],
-            queue_age_seconds=obs.queue_age_threshold_seconds(
-                w.acceptable_latency_seconds, w.max_job_seconds
-            ),
-            backlog_target=w.spec.backlog_target,
-        )
-        for i, w in enumerate(args.workers)
-    ]
-    return obs.DashboardInputs(
-        stack=stack,
-        region=region,
-        cluster_name=values[_CLUSTER],
-        load_balancer=values[_LB],
-        models=models,
-        rerankers=rerankers,
-        gateway=gateway,
-        workers=workers,
-        gpu_pools=list(args.gpu_pools),
-        neuron_pools=list(args.neuron_pools),
-        alarm_arns=list(alarm_arns),
-    )

@@ -33,13 +33,7 @@ from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.network import Network, NetworkArgs
-from ecs_inference.operations import (
-    GatewayWatch,
-    Operations,
-    OperationsArgs,
-    ServiceWatch,
-    WorkerWatch,
-)
+from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan
 from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.services.base import (
@@ -197,28 +191,12 @@ class InferencePlatform(pulumi.ComponentResource):
         return self._built[built]
 
     def _foundation(self, plan: Plan) -> None:
-        network, cluster = plan.config.network, plan.config.cluster
         self.network = Network(
-            f"{self._name}-net",
-            NetworkArgs(
-                cidr_block=network.cidr_block,
-                az_count=network.availability_zones,
-                az_names=network.availability_zone_names,
-                nat_per_az=network.nat_gateways == "perAz",
-                vpc_endpoints=network.vpc_endpoints,
-                existing=plan.network.existing,
-                region=plan.network.region,
-            ),
-            opts=self._child,
+            f"{self._name}-net", with_wiring(NetworkArgs, plan.network.vpc), opts=self._child
         )
         self.cluster = Cluster(
             f"{self._name}-ecs",
-            ClusterArgs(
-                container_insights=cluster.container_insights,
-                # Session logging only exists where ECS Exec is switched on.
-                execute_command_logging=cluster.execute_command and cluster.execute_command_logging,
-                exec_log_group_name=exec_log_group_name(),
-            ),
+            with_wiring(ClusterArgs, plan.cluster, exec_log_group_name=exec_log_group_name()),
             opts=self._child,
         )
 
@@ -247,9 +225,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 pool_resource_name(self._name, pool_name),
                 # Managed Instances providers belong to one cluster (required by the provider
                 # for this kind).
-                ManagedInstancesPoolArgs(
-                    **placed, requirements=managed.requirements, options=managed.options
-                ),
+                with_wiring(ManagedInstancesPoolArgs, managed, **placed),
                 opts=self._child,
             )
         # One association per cluster: every ASG pool plus Fargate for the re-rankers. A
@@ -334,65 +310,27 @@ class InferencePlatform(pulumi.ComponentResource):
         }
 
     def _operations(self, plan: Plan) -> None:
+        services = {**self.models, **self.rerankers}
+        gw = self.gateway
         self.operations = Operations(
             f"{self._name}-ops",
-            OperationsArgs(
+            with_wiring(
+                OperationsArgs,
+                plan.operations,
                 cluster_name=self.cluster.name,
                 cluster_arn=self.cluster.arn,
                 load_balancer_arn_suffix=self.endpoint.load_balancer.arn_suffix,
-                services=[
-                    *(
-                        ServiceWatch(
-                            service=svc,
-                            kind=plan.config.models[svc].engine,
-                            min_count=m.min_count,
-                            target_group_arn_suffix=self.models[svc].target_group.arn_suffix,
-                            ecs_service_name=self.models[svc].service.name,
-                            pool=plan.model_pools[svc],
-                            engine_metrics=m.metrics_sidecar,
-                        )
-                        for svc, m in plan.models.items()
-                    ),
-                    *(
-                        ServiceWatch(
-                            service=svc,
-                            kind="reranker",
-                            min_count=r.min_count,
-                            target_group_arn_suffix=self.rerankers[svc].target_group.arn_suffix,
-                            ecs_service_name=self.rerankers[svc].service.name,
-                            engine_metrics=r.metrics_sidecar,
-                        )
-                        for svc, r in plan.rerankers.items()
-                    ),
-                ],
-                # Pool panels and the GPU memory alarm read the host agent's metrics.
-                gpu_pools=[n for n, kind in plan.host_telemetry_pools.items() if kind == "gpu"],
-                neuron_pools=[
-                    n for n, kind in plan.host_telemetry_pools.items() if kind == "neuron"
-                ],
-                gateway=None
-                if self.gateway is None or plan.gateway is None
-                else GatewayWatch(
-                    plan.gateway,
-                    target_group_arn_suffix=self.gateway.target_group.arn_suffix,
-                    ecs_service_name=self.gateway.service.name,
-                ),
-                workers=[
-                    WorkerWatch(
-                        plan.workers[n],
-                        queue_name=w.queue_name,
-                        dead_letter_queue_name=w.dead_letter_queue_name,
-                        ecs_service_name=w.service.name,
-                        acceptable_latency_seconds=plan.config.workers[
-                            n
-                        ].acceptable_latency_seconds,
-                        max_job_seconds=plan.config.workers[n].max_job_seconds,
-                    )
+                service_outputs={
+                    n: ServiceOutputs(c.target_group.arn_suffix, c.service.name)
+                    for n, c in services.items()
+                },
+                gateway_outputs=None
+                if gw is None
+                else ServiceOutputs(gw.target_group.arn_suffix, gw.service.name),
+                worker_outputs={
+                    n: WorkerOutputs(w.queue_name, w.dead_letter_queue_name, w.service.name)
                     for n, w in self.workers.items()
-                ],
-                alarm_settings=plan.alarm_settings,
-                subscriptions=list(plan.subscriptions),
-                dashboard=plan.config.operations.dashboard,
+                },
             ),
             opts=self._child,
         )
@@ -402,14 +340,11 @@ class InferencePlatform(pulumi.ComponentResource):
         return {
             fs_name: WeightFileSystem(
                 f"{name}-{fs_name}",
-                WeightFileSystemArgs(
+                with_wiring(
+                    WeightFileSystemArgs,
+                    store,
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.zone_subnet_ids,
-                    subnet_count=store.subnet_count,
-                    access_points=dict(store.access_points),
-                    throughput_mode=store.throughput_mode,
-                    provisioned_mib_per_second=store.provisioned_mib_per_second,
-                    existing_file_system_id=store.existing_file_system_id,
                 ),
                 opts=self._child,
             )
@@ -447,12 +382,12 @@ class InferencePlatform(pulumi.ComponentResource):
         if database is not None:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
-                GatewayDatabaseArgs(
+                with_wiring(
+                    GatewayDatabaseArgs,
+                    database,
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
                     gateway_security_group_id=self.gateway_security_group.id,
-                    min_capacity_acu=database.min_capacity_acu,
-                    max_capacity_acu=database.max_capacity_acu,
                 ),
                 opts=child,
             )

@@ -41,7 +41,7 @@ from pulumi import Input, Output
 from ecs_inference.specs.weights import (
     NFS_PORT,
     POSIX_ID,
-    check_store,
+    WeightStoreSpec,
     file_system_policy,
     volume_name,
 )
@@ -69,29 +69,19 @@ def task_volume(model: str, file_system_id: Input[str], access_point_id: Input[s
     )
 
 
-@dataclass
-class WeightFileSystemArgs:
-    """Inputs of `WeightFileSystem`."""
+@dataclass(frozen=True, kw_only=True)
+class WeightFileSystemArgs(WeightStoreSpec):
+    """Inputs of `WeightFileSystem`: its spec (`components.specs.weights.WeightStoreSpec`) plus
+    the wiring below."""
 
     vpc_id: Input[str]
     """VPC of the mount targets' security groups."""
     subnet_ids: Input[Sequence[str]]
     """The private subnets, one per Availability Zone (may be an Output)."""
-    access_points: Mapping[str, str]
-    """Model name -> absolute directory on the file system (one access point each)."""
-    subnet_count: int
-    """How many private subnets there are: one mount target each."""
-    throughput_mode: str = "elastic"
-    """"elastic", "bursting" or "provisioned"."""
-    provisioned_mib_per_second: float | None = None
-    """Provisioned throughput in MiB/s; required with "provisioned"."""
     kms_key_id: Input[str] | None = None
     """KMS key of the file system; None: the AWS-managed EFS key."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags on the file system."""
-    existing_file_system_id: str | None = None
-    """An existing file system (`efs://fs-.../...`): the stack adds mount targets in its private
-    subnets and the access points, and creates no file system (default None: create one)."""
 
 
 class WeightFileSystem(pulumi.ComponentResource):
@@ -115,13 +105,6 @@ class WeightFileSystem(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: WeightFileSystemArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        check_store(
-            name,
-            subnet_count=args.subnet_count,
-            throughput_mode=args.throughput_mode,
-            provisioned_mib_per_second=args.provisioned_mib_per_second,
-            access_points=args.access_points,
-        )
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "Name": f"{name}-weights"}

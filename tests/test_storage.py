@@ -14,7 +14,6 @@ import pytest
 import ecs_inference.storage as storage
 from ecs_inference.specs import weights as efs
 from tests.aws_shapes import validate_named_shape, validate_shape
-from tests.mock_runtime import refused_before_registering
 from tools.recording import run_function
 
 WHERE = "platform.models.chat.weightsUri"
@@ -175,30 +174,6 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
     assert "aws:SecureTransport" in policy.inputs["policy"]
     component = rec.one(storage.TOKEN)
     assert component.name == "weights"
-
-
-@pytest.mark.parametrize(
-    ("overrides", "message"),
-    [
-        (
-            {"throughput_mode": "provisioned"},
-            "platform.weightStores.weights.provisionedMibPerSecond",
-        ),
-        (
-            {"throughput_mode": "bursting", "provisioned_mib_per_second": None},
-            "platform.weightStores.weights.throughputMode",
-        ),
-        ({"access_points": {"x": "/a/../b"}}, "no '..'"),
-        ({"subnet_ids": [], "subnet_count": 0}, "at least one private subnet"),
-    ],
-)
-def test_bad_settings_are_refused_before_anything_exists(overrides, message):
-    error, _ = refused_before_registering(
-        lambda: storage.WeightFileSystem("weights", args(**overrides)), efs.EfsConfigError
-    )
-    assert message in str(error)
-    if message.startswith("platform."):
-        assert str(error).startswith(message)
 
 
 def test_provisioned_throughput_reaches_the_request():

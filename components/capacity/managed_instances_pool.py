@@ -34,14 +34,16 @@ from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network import aws_api_egress
 from ecs_inference.sizing.instance_types import InstanceRequirements
 from ecs_inference.specs import managed_instances as mi
-from ecs_inference.specs.managed_instances import ManagedInstancesArgs
+from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 
 
-@dataclass(frozen=True)
-class ManagedInstancesPoolArgs:
-    """Inputs of `ManagedInstancesPool`: the pool's requirements and options plus its wiring."""
+@dataclass(frozen=True, kw_only=True)
+class ManagedInstancesPoolArgs(ManagedInstancesPoolSpec):
+    """Inputs of `ManagedInstancesPool`: its spec (`components.specs.managed_instances.
+    ManagedInstancesPoolSpec`: the requirements sizing chose and the provider's options) plus
+    the wiring below."""
 
     cluster_name: pulumi.Input[str]
     """The ECS cluster the capacity provider belongs to."""
@@ -49,10 +51,6 @@ class ManagedInstancesPoolArgs:
     """VPC of the instance security group."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """PRIVATE subnets the instances launch in."""
-    requirements: InstanceRequirements
-    """The `instanceRequirements` (allowed types and envelope), from `sizing.instance_types`."""
-    options: ManagedInstancesArgs = field(default_factory=ManagedInstancesArgs)
-    """Data volume, monitoring, purchase option, scale-in delay, auto repair and tag propagation."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags on the capacity provider, copied to the instances when `options.propagate_tags`
     (provider default tags still apply)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -25,7 +25,7 @@ from ecs_inference.config.base import (
     validate_taking,
     value_error,
 )
-from ecs_inference.config.services import ServiceConfig, vllm_api_key_message
+from ecs_inference.config.services import ServedModelConfig, vllm_api_key_message
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.engines import Engine
 from ecs_inference.specs.service import ModelServiceSpec
@@ -122,12 +122,10 @@ EngineName = Annotated[str, AfterValidator(_registered)]
 """A registered engine's name (`components.engines.names()`)."""
 
 
-class ModelConfig(ServiceConfig):
+class ModelConfig(ServedModelConfig):
     """An LLM served by one of the registered engines (`components.engines`, docs/engines.md)
     on a GPU or Inferentia/Trainium pool. The engine's own settings (its section, or its own
     keys) are validated by the engine's schema."""
-
-    SERVES_MODEL: ClassVar[bool] = True
 
     engine: EngineName
     """The serving engine (docs/engines.md): it decides the pool kind, the image and the

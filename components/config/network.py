@@ -12,7 +12,7 @@ from pydantic.alias_generators import to_camel
 
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import aws_limits
-from ecs_inference.specs.network import ENDPOINT_SERVICES, SHARED_ENDPOINT
+from ecs_inference.specs.network import ENDPOINT_SERVICES, SHARED_ENDPOINT, VpcSpec
 
 # An ALB needs subnets in at least two zones; six covers every region's zone count.
 AVAILABILITY_ZONES_RANGE = (2, 6)
@@ -86,17 +86,17 @@ _CREATED_VPC_KEYS = ("cidr_block", "availability_zones", "availability_zone_name
 class NetworkConfig(Section):
     """The VPC: created by the stack (the default), or an existing one (`existing`)."""
 
-    cidr_block: str = "10.40.0.0/16"
+    cidr_block: str = VpcSpec.cidr_block
     """VPC CIDR (/16 to /20); subnets are carved out of it per AZ."""
     availability_zones: int = Field(
-        2, ge=AVAILABILITY_ZONES_RANGE[0], le=AVAILABILITY_ZONES_RANGE[1]
+        VpcSpec.az_count, ge=AVAILABILITY_ZONES_RANGE[0], le=AVAILABILITY_ZONES_RANGE[1]
     )
     """Number of AZs (an ALB needs subnets in at least two)."""
     availability_zone_names: list[str] | None = None
     """Explicit AZ names; overrides `availabilityZones` when given."""
     nat_gateways: Literal["single", "perAz"] = "single"
     """`single` (cheaper, one AZ is a single point of failure) or `perAz` (production)."""
-    vpc_endpoints: bool = True
+    vpc_endpoints: bool = VpcSpec.vpc_endpoints
     """S3 gateway + ECR/logs/STS/Secrets Manager/SSM interface endpoints (in an existing VPC:
     those it lacks)."""
     existing: ExistingNetworkConfig | None = None

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from ecs_inference.config.base import S3Uri
-from ecs_inference.config.services import MAX_TASKS, ServiceConfig
+from ecs_inference.config.services import MAX_TASKS, ServedModelConfig
 from ecs_inference.specs.service import RerankerSpec
 
 
-class RerankerConfig(ServiceConfig):
+class RerankerConfig(ServedModelConfig):
     """A CPU cross-encoder re-ranker on Fargate.
 
     Give `cpu` and `memoryMib` exactly (validated against the Fargate grid), or a need
     (`needMemoryMib`, `needVcpu`) and the cheapest valid size is chosen.
     """
-
-    SERVES_MODEL: ClassVar[bool] = True
 
     model_uri: S3Uri
     """S3 prefix with the exported ONNX model and tokenizer (staged into the task at start)."""

@@ -28,25 +28,13 @@ SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", 
 MAX_TASKS = 1000
 
 
-class KmsKeysConfig(Section):
-    """Customer-managed KMS keys a service's data is encrypted with (none: SSE-S3 objects and
-    secrets under the AWS-managed key need no KMS permission)."""
+class SecretKeysConfig(Section):
+    """Customer-managed KMS keys of a service's `secrets` (none: secrets under the AWS-managed
+    key need no KMS permission)."""
 
-    weights: str | None = None
-    """Key ARN of the weights' (or re-ranker model's) SSE-KMS objects: the task role gets
-    kms:Decrypt on it, through S3 only."""
     secrets: list[str] = Field(default_factory=list)
     """Key ARNs of the `secrets`: the execution role gets kms:Decrypt on them, through Secrets
     Manager only."""
-
-    @field_validator("weights")
-    @classmethod
-    def _weights(cls, arn: str | None) -> str | None:
-        if arn is not None and not KMS_KEY_ARN.match(arn):
-            raise ValueError(
-                f"must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
-            )
-        return arn
 
     @field_validator("secrets")
     @classmethod
@@ -57,6 +45,24 @@ class KmsKeysConfig(Section):
                     f"must be KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
                 )
         return arns
+
+
+class KmsKeysConfig(SecretKeysConfig):
+    """Customer-managed KMS keys a served model's data is encrypted with (none: SSE-S3 objects
+    and secrets under the AWS-managed key need no KMS permission)."""
+
+    weights: str | None = None
+    """Key ARN of the weights' (or re-ranker model's) SSE-KMS objects: the task role gets
+    kms:Decrypt on it, through S3 only."""
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, arn: str | None) -> str | None:
+        if arn is not None and not KMS_KEY_ARN.match(arn):
+            raise ValueError(
+                f"must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got {arn!r}"
+            )
+        return arn
 
 
 def vllm_api_key_message(section: str) -> str:
@@ -103,8 +109,8 @@ class ServiceConfig(Section):
         ServiceSpec.log_retention_days, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS)
     )
     """CloudWatch log retention."""
-    kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
-    """Customer-managed KMS keys of the weights bucket and of `secrets`."""
+    kms_key_arns: SecretKeysConfig = Field(default_factory=SecretKeysConfig)
+    """Customer-managed KMS keys of `secrets`."""
 
     # Whether the service serves a model it loads at start (models, re-rankers): such a service
     # may not carry a model hub credential or turn the hub back on.
@@ -177,3 +183,14 @@ class ServiceConfig(Section):
                 f"{self.desired_count} <= {self.max_count}"
             )
         return self
+
+
+class ServedModelConfig(ServiceConfig):
+    """The keys of a service that serves a model it loads at start (models, re-rankers): it may
+    not carry a model hub credential or turn the hub back on, and its weights may be under a
+    customer-managed key."""
+
+    SERVES_MODEL: ClassVar[bool] = True
+
+    kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
+    """Customer-managed KMS keys of the weights bucket and of `secrets`."""

@@ -18,13 +18,12 @@ from ecs_inference.specs.gateway import (
     MODEL_NAME,
     REGION,
     BedrockRoute,
-    DatabaseEndpoint,
     GatewayDatabaseSpec,
     GatewaySpec,
     LiteLLMGatewaySpec,
     ModelRoute,
     ServiceTarget,
-    gateway_container_env,
+    managed_names,
 )
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.specs.service_connect import private_host
@@ -204,14 +203,15 @@ def gateway_service(
     except sizing.SizingError as exc:
         issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
         size = None
-    if issues or size is None:
-        return None, [], issues
     proxy = GatewaySpec(
         routes=routes,
         bedrock=bedrock,
         database=cfg.database.enabled,
         trusted_proxy_ranges=tuple(trusted_proxy_ranges),
     )
+    issues += _managed_name_issues(cfg, proxy, base)
+    if issues or size is None:
+        return None, [], issues
     assert cfg.image is not None  # the config's default is the pinned release
     spec = LiteLLMGatewaySpec(
         litellm=proxy,
@@ -230,46 +230,12 @@ def gateway_service(
         target_cpu_percent=cfg.target_cpu_percent,
         deregistration_delay_seconds=deregistration(proxy.longest_request_seconds).seconds,
         extra_environment=dict(cfg.environment),
+        secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
         log_retention_days=cfg.log_retention_days,
         salt_key_secret_arn=_salt_key_ref(cfg),
         extra_secrets=secret_refs("platform.gateway", cfg.secrets),
     )
-    clashes = _managed_name_issues(cfg, spec)
-    if clashes:
-        return None, [], clashes
     return spec, _decisions(spec, size), []
-
-
-def _managed_name_issues(cfg: GatewayConfig, spec: LiteLLMGatewaySpec) -> list[ConfigIssue]:
-    """Variables of `environment` or `secrets` that the gateway's container sets itself."""
-    placeholder = DatabaseEndpoint("host", 5432, "litellm", "secret", "cluster")
-    try:
-        env = gateway_container_env(
-            spec.litellm,
-            master_key_secret_arn=spec.master_key_secret_arn,
-            salt_key_secret_arn=spec.salt_key_secret_arn,
-            database=placeholder if spec.litellm.database else None,
-        )
-    except ValueError:
-        return []  # the component reports a config it cannot carry
-    managed = {*env.environment, *env.secrets, *(env.bootstrap or {})}
-    issues: list[ConfigIssue] = []
-    for key, names in (("environment", cfg.environment), ("secrets", cfg.secrets)):
-        issues += [
-            ConfigIssue(
-                f"platform.gateway.{key}.{name}",
-                f"{name} is set by the stack in the gateway's container; remove it here",
-            )
-            for name in sorted(set(names) & managed)
-        ]
-    issues += [
-        ConfigIssue(
-            f"platform.gateway.secrets.{name}",
-            f"{name} is also in `environment`; keep one",
-        )
-        for name in sorted(set(cfg.secrets) & set(cfg.environment))
-    ]
-    return issues
 
 
 def _salt_key_ref(cfg: GatewayConfig) -> str | None:
@@ -280,6 +246,20 @@ def _salt_key_ref(cfg: GatewayConfig) -> str | None:
     if db.salt_key is not None:
         return secret_ref("platform.gateway.database.saltKey", db.salt_key)
     return db.salt_key_secret_arn
+
+
+def _managed_name_issues(cfg: GatewayConfig, proxy: GatewaySpec, base: str) -> list[ConfigIssue]:
+    """`environment` and `secrets` names the component sets itself (`managed_names`)."""
+    managed = managed_names(proxy, database=proxy.database)
+    return [
+        ConfigIssue(
+            f"{base}.{section}.{name}",
+            f"{name} is set by the gateway itself (its config, port, keys, database and region); "
+            "remove it here",
+        )
+        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
+        for name in sorted(set(names) & managed)
+    ]
 
 
 def gateway_database(cfg: GatewayConfig) -> GatewayDatabaseSpec | None:

@@ -10,6 +10,7 @@ from ecs_inference.specs.network import (
     NetworkLookup,
     NetworkNeeds,
     NetworkSpec,
+    VpcSpec,
     plan_existing_network,
 )
 
@@ -44,6 +45,16 @@ def plan_network(
             nat_gateways=1 if network.nat_gateways == "single" else zones,
             interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES) if network.vpc_endpoints else 0,
             region=region,
+            vpc=VpcSpec(
+                cidr_block=network.cidr_block,
+                az_count=network.availability_zones,
+                az_names=tuple(network.availability_zone_names)
+                if network.availability_zone_names
+                else None,
+                nat_per_az=network.nat_gateways == "perAz",
+                vpc_endpoints=network.vpc_endpoints,
+                region=region,
+            ),
         ), []
     if facts is None:
         if lookup is None:
@@ -61,4 +72,5 @@ def plan_network(
         interface_endpoints=len(spec.interface_services),
         existing=spec,
         region=region,
+        vpc=VpcSpec(vpc_endpoints=network.vpc_endpoints, existing=spec, region=region),
     ), lines

@@ -1,6 +1,7 @@
-"""The operations' plan: alarm thresholds and recipients, the alarms every planned service gets
-(with deploy-time dimensions left as placeholders, so their names, count and shapes are known at
-preview), and the operations' decision lines."""
+"""The operations' plan: alarm thresholds and recipients, and what the alarms and the dashboard
+watch (`OperationsSpec`, whose alarms `ops_specs.operations_alarms` lists with deploy-time
+dimensions left as placeholders, so their names, count and shapes are known at preview), and the
+operations' decision lines."""
 
 from __future__ import annotations
 
@@ -10,12 +11,9 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
+from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.specs.worker import QueueWorkerSpec
-
-_LOAD_BALANCER = "app/alb/0"
-_TARGET_GROUP = "targetgroup/tg/0"
-_CLUSTER = "cluster"
 
 
 def alarm_settings(cfg: StackConfig) -> ops_specs.AlarmSettings:
@@ -40,66 +38,50 @@ def subscriptions(cfg: StackConfig, issues: Issues) -> list[ops_specs.Subscripti
     return found
 
 
-def alarm_specs(
+def operations_spec(
     cfg: StackConfig,
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerSpec],
-    telemetry_pools: Sequence[str],
+    pools: Mapping[str, PoolSpec],
     gateway: LiteLLMGatewaySpec | None,
     workers: Mapping[str, QueueWorkerSpec],
-    stack: str,
-) -> list[ops_specs.AlarmSpec]:
-    """The alarms the stack creates; `telemetry_pools`: the GPU pools whose hosts run the
-    CloudWatch agent (the GPU memory alarm reads its metrics)."""
-    return [
-        spec
-        for _, spec in ops_specs.stack_alarms(
-            stack=stack,
-            settings=alarm_settings(cfg),
-            load_balancer=_LOAD_BALANCER,
-            cluster_name=_CLUSTER,
-            services=[
-                ops_specs.ServiceSubject(
-                    n,
-                    cfg.models[n].engine,
-                    m.min_count,
-                    _TARGET_GROUP,
-                    n,
-                    engine_metrics=m.metrics_sidecar,
-                )
-                for n, m in models.items()
-            ]
-            + [
-                ops_specs.ServiceSubject(
-                    n, "reranker", r.min_count, _TARGET_GROUP, n, engine_metrics=r.metrics_sidecar
-                )
-                for n, r in rerankers.items()
-            ],
-            gpu_pools=telemetry_pools,
-            gateway=None
-            if gateway is None
-            else ops_specs.GatewaySubject(gateway.path, gateway, _TARGET_GROUP, gateway.path),
-            workers=[
-                ops_specs.WorkerSubject(
-                    name,
-                    w,
-                    cfg.workers[name].acceptable_latency_seconds,
-                    cfg.workers[name].max_job_seconds,
-                    name,
-                    f"{name}-dlq",
-                    name,
-                )
-                for name, w in workers.items()
-            ],
+    subscriptions: Sequence[ops_specs.Subscription],
+) -> ops_specs.OperationsSpec:
+    """What the operations watch: every planned service, the pools whose hosts run the
+    CloudWatch agent (`pools`: the GPU and Neuron pools), the gateway and the workers, with the
+    alarm settings and subscriptions."""
+    services = [
+        ops_specs.WatchedService(
+            n, cfg.models[n].engine, m.min_count, cfg.models[n].pool, m.metrics_sidecar
         )
+        for n, m in models.items()
     ]
+    services += [
+        ops_specs.WatchedService(n, "reranker", r.min_count, engine_metrics=r.metrics_sidecar)
+        for n, r in rerankers.items()
+    ]
+    telemetry = {n: p for n, p in pools.items() if p.host_telemetry_pool}
+    return ops_specs.OperationsSpec(
+        services=tuple(services),
+        gpu_pools=tuple(n for n in telemetry if n in cfg.gpu_pools),
+        neuron_pools=tuple(n for n in telemetry if n in cfg.neuron_pools),
+        gateway=gateway,
+        workers=tuple(
+            ops_specs.WatchedWorker(
+                w, cfg.workers[n].acceptable_latency_seconds, cfg.workers[n].max_job_seconds
+            )
+            for n, w in workers.items()
+        ),
+        alarm_settings=alarm_settings(cfg),
+        subscriptions=tuple(subscriptions),
+        dashboard=cfg.operations.dashboard,
+    )
 
 
-def decisions(
-    cfg: StackConfig, alarms: Sequence[ops_specs.AlarmSpec], gateway: bool, workers: bool
-) -> list[str]:
+def decisions(cfg: StackConfig, spec: ops_specs.OperationsSpec) -> list[str]:
     """The operations' decision lines: the alarms and where they go, the dashboard."""
-    keys = list(dict.fromkeys(a.key for a in alarms))
+    keys = list(dict.fromkeys(a.key for _, a in ops_specs.operations_alarms(spec, "stack")))
+    gateway, workers = spec.gateway is not None, bool(spec.workers)
     ops = cfg.operations
     lines = [
         f"alarms ({len(keys)}) to an encrypted SNS topic with {len(ops.alarm_subscriptions)} "

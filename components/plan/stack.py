@@ -12,6 +12,7 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.plan import (
     advisories,
+    cluster,
     endpoint,
     fargate,
     gateway,
@@ -29,11 +30,12 @@ from ecs_inference.plan.models import UNDECIDED_DEPLOY, ModelInputs
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
+from ecs_inference.specs.cluster import ClusterSpec
 from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
-from ecs_inference.specs.operations import AlarmSettings, AlarmSpec, Subscription
+from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations_alarms
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
@@ -51,9 +53,10 @@ class Plan:
     them. The pools are kept by config section (the section decides the component)."""
 
     config: StackConfig
-    """The validated config (the cluster maps onto its component as it is)."""
+    """The validated config."""
     network: NetworkSpec
     """The VPC: created, or existing and checked."""
+    cluster: ClusterSpec
     endpoint: EndpointSpec
     gpu_pools: Mapping[str, PoolSpec]
     neuron_pools: Mapping[str, PoolSpec]
@@ -74,8 +77,8 @@ class Plan:
     """Service -> the stack's own build it runs (services without an image reference)."""
     service_connect_namespace: str | None
     """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
-    alarm_settings: AlarmSettings
-    subscriptions: tuple[Subscription, ...]
+    operations: OperationsSpec
+    """What the alarms and the dashboard watch, and where the alarms go."""
     decisions: Mapping[str, list[str]]
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
     advisories: tuple[Advisory, ...] = ()
@@ -84,21 +87,9 @@ class Plan:
     """Secret values of the config the stack stores in Secrets Manager itself, by config
     path; the specs name them by reference (`components.specs.secrets`)."""
 
-    @property
-    def host_telemetry_pools(self) -> dict[str, str]:
-        """Pool -> its accelerator kind (`gpu`, `neuron`), for pools whose hosts run the
-        CloudWatch agent."""
-        return {
-            **{n: "gpu" for n, p in self.gpu_pools.items() if p.host_telemetry_pool},
-            **{n: "neuron" for n, p in self.neuron_pools.items() if p.host_telemetry_pool},
-        }
-
     def alarm_specs(self, stack: str = "stack") -> list[AlarmSpec]:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
-        gpu = [n for n, kind in self.host_telemetry_pools.items() if kind == "gpu"]
-        return operations.alarm_specs(
-            self.config, self.models, self.rerankers, gpu, self.gateway, self.workers, stack
-        )
+        return [a for _, a in operations_alarms(self.operations, stack)]
 
     def alarm_keys(self) -> list[str]:
         """Distinct alarm kinds the stack creates, in first-seen order."""
@@ -182,8 +173,9 @@ def build_plan(
 
     `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
     resolution inside the container). `project` and `stack` name the Cognito domain prefix when
-    the config sets none (`<project>-<stack>`). `network_lookup`: what the data sources said
-    about `network.existing` (components.network.discover); None without one.
+    the config sets none (`<project>-<stack>`) and the workers' queues (checked when both are
+    given). `network_lookup`: what the data sources said about `network.existing`
+    (components.network.discover); None without one.
     """
     issues = Issues()
     network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
@@ -205,7 +197,9 @@ def build_plan(
     gateway_spec, gateway_lines = gateway.plan_gateway(
         config, model_specs, namespace or "", gateway_priority, issues, network_spec.cidr_block
     )
-    worker_specs, worker_lines = workers.plan_workers(config, issues)
+    worker_specs, worker_lines = workers.plan_workers(
+        config, issues, None if project is None or stack is None else (project, stack)
+    )
     fargate.check_services(reranker_specs, gateway_spec, worker_specs, issues)
     subscriptions = operations.subscriptions(config, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
@@ -215,9 +209,14 @@ def build_plan(
         config, idle, ports, project, stack, issues, network_spec.cidr_block
     )
     issues.raise_if_any(stack)
-    telemetry = [n for n, p in pool_specs.gpu.items() if p.host_telemetry_pool]
-    alarms = operations.alarm_specs(
-        config, model_specs, reranker_specs, telemetry, gateway_spec, worker_specs, "stack"
+    operations_spec = operations.operations_spec(
+        config,
+        model_specs,
+        reranker_specs,
+        {**pool_specs.gpu, **pool_specs.neuron},
+        gateway_spec,
+        worker_specs,
+        subscriptions,
     )
     decisions = {
         **({"network": network_lines} if network_lines else {}),
@@ -225,7 +224,7 @@ def build_plan(
         **pool_specs.decisions,
         **model_lines,
         **reranker_lines,
-        "operations": operations.decisions(config, alarms, bool(gateway_spec), bool(worker_specs)),
+        "operations": operations.decisions(config, operations_spec),
         **({"gateway": gateway_lines} if gateway_spec is not None else {}),
         **worker_lines,
         **image_lines,
@@ -233,6 +232,7 @@ def build_plan(
     return Plan(
         config=config,
         network=network_spec,
+        cluster=cluster.cluster_spec(config),
         endpoint=endpoint_spec,
         gpu_pools=pool_specs.gpu,
         neuron_pools=pool_specs.neuron,
@@ -249,8 +249,7 @@ def build_plan(
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,
-        alarm_settings=operations.alarm_settings(config),
-        subscriptions=tuple(subscriptions),
+        operations=operations_spec,
         decisions=decisions,
         advisories=(
             *advisories.deploy_advisories(choices, deploys),

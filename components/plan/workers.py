@@ -19,7 +19,12 @@ from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
 from ecs_inference.plan.secrets import secret_ref, secret_refs
 from ecs_inference.specs import operations as ops
-from ecs_inference.specs.worker import QueueWorkerSpec, from_zero_steps
+from ecs_inference.specs.worker import (
+    MANAGED_ENV,
+    QueueWorkerSpec,
+    from_zero_steps,
+    queue_name_problems,
+)
 
 
 class WorkerScalingError(ValueError):
@@ -131,12 +136,35 @@ def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssu
     )
 
 
+def name_issues(
+    name: str, cfg: WorkerConfig, project_stack: tuple[str, str] | None
+) -> list[ConfigIssue]:
+    """Variables the component sets itself (`MANAGED_ENV`), and, once the project and stack
+    are known, queue names SQS would refuse."""
+    base = f"platform.workers.{name}"
+    found = [
+        ConfigIssue(
+            f"{base}.{section}.{env}",
+            f"{env} is set by the worker's component (its queues, gateway and timings); "
+            "remove it here",
+        )
+        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
+        for env in sorted(set(names) & set(MANAGED_ENV))
+    ]
+    if project_stack is not None:
+        found += [ConfigIssue(base, p) for p in queue_name_problems(*project_stack, name)]
+    return found
+
+
 def _checked(
-    name: str, cfg: WorkerConfig, gateway: GatewayKeys | None
+    name: str,
+    cfg: WorkerConfig,
+    gateway: GatewayKeys | None,
+    project_stack: tuple[str, str] | None,
 ) -> tuple[tuple[VisibilityTimeout, float, sizing.FargateSize] | None, list[ConfigIssue]]:
     """The worker's visibility timeout, backlog target and size, or every problem found."""
     base = f"platform.workers.{name}"
-    found: list[ConfigIssue] = []
+    found = name_issues(name, cfg, project_stack)
     if gateway is not None and (key := api_key_issue(name, cfg, gateway)):
         found.append(key)
     if gateway is None:
@@ -176,12 +204,17 @@ def _checked(
 
 
 def worker_service(
-    name: str, cfg: WorkerConfig, *, gateway: GatewayKeys | None
+    name: str,
+    cfg: WorkerConfig,
+    *,
+    gateway: GatewayKeys | None,
+    project_stack: tuple[str, str] | None = None,
 ) -> tuple[QueueWorkerSpec | None, list[str], list[ConfigIssue]]:
     """The worker's spec, its decision lines and the problems found. A worker calls models
     through the gateway (None: the stack has none, so it cannot run); one without its own
-    `GATEWAY_API_KEY` gets the gateway's master key."""
-    checked, found = _checked(name, cfg, gateway)
+    `GATEWAY_API_KEY` gets the gateway's master key. `project_stack`: the Pulumi project and
+    stack its queues are named after (default None: names not checked)."""
+    checked, found = _checked(name, cfg, gateway, project_stack)
     if checked is None or gateway is None:
         return None, [], found
     visibility, target, size = checked
@@ -207,6 +240,7 @@ def worker_service(
         result_queue=cfg.result_queue,
         environment=dict(cfg.environment),
         secrets=secrets,
+        secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
         log_retention_days=cfg.log_retention_days,
     )
     return spec, _decisions(spec, cfg, visibility, size), []
@@ -243,9 +277,9 @@ def _decisions(
 
 
 def plan_workers(
-    cfg: StackConfig, issues: Issues
+    cfg: StackConfig, issues: Issues, project_stack: tuple[str, str] | None = None
 ) -> tuple[dict[str, QueueWorkerSpec], dict[str, list[str]]]:
-    """Every worker's spec and decisions."""
+    """Every worker's spec and decisions (`project_stack`: see `worker_service`)."""
     gw = cfg.gateway
     keys = None
     if gw is not None:
@@ -256,7 +290,7 @@ def plan_workers(
     specs: dict[str, QueueWorkerSpec] = {}
     decisions: dict[str, list[str]] = {}
     for name, worker in cfg.workers.items():
-        spec, lines, found = worker_service(name, worker, gateway=keys)
+        spec, lines, found = worker_service(name, worker, gateway=keys, project_stack=project_stack)
         issues.extend(found)
         if spec is not None:
             specs[name] = spec

@@ -2,8 +2,9 @@
 
 On top of `FargateService` (log group, roles, task definition, service, target tracking) it adds:
 - a task role that may invoke exactly the configured Bedrock models (no policy when there are
-  none); the execution role reads the master key and, with the database, its user, password and
-  salt key;
+  none) and, with the database, log in to it with IAM tokens; the execution role reads the master
+  key, the salt key with the database and `extra_secrets`, decrypting with
+  `secrets_kms_key_arns`;
 - standalone rules on the gateway's security group (created first by `gateway_security_group`, so
   the model services can admit it): ingress from the ALB on the proxy port, egress HTTPS (Bedrock,
   Secrets Manager, ECR, logs), the model services' ports (their groups) and PostgreSQL when the
@@ -28,6 +29,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference.contracts import litellm as litellm_contract
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     CPU_METRIC,
@@ -116,8 +118,8 @@ def gateway_container_definitions(
     image: str,
     environment: GatewayEnvironment,
     extra_environment: Mapping[str, str],
+    extra_secrets: Mapping[str, str],
     path: str,
-    extra_secrets: Mapping[str, str] | None = None,
     log_group: str,
     region: str,
 ) -> list[dict[str, Any]]:
@@ -127,14 +129,14 @@ def gateway_container_definitions(
     managed = [{"name": k, "value": v} for k, v in environment.environment.items()]
     # Fargate tasks have no instance metadata to ask: LiteLLM's RDS token client needs the
     # region named ("AWS region not set: set AWS_REGION_NAME or AWS_REGION").
-    managed += [{"name": n, "value": region} for n in ("AWS_REGION", "AWS_DEFAULT_REGION")]
+    managed += [{"name": n, "value": region} for n in ENV_REGION_VARIABLES]
     proxy: dict[str, Any] = {
         "name": CONTAINER_NAME,
         "image": image,
         "essential": True,
         "entryPoint": entrypoint(),
         "environment": environment_list(managed, extra_environment),
-        "secrets": secrets_list({**(extra_secrets or {}), **environment.secrets}),
+        "secrets": secrets_list({**environment.secrets, **extra_secrets}),
         "portMappings": [port_mapping(GATEWAY_PORT)],
         "logConfiguration": log_configuration(log_group, region, path),
         "stopTimeout": STOP_TIMEOUT_SECONDS,
@@ -184,23 +186,6 @@ class LiteLLMGateway(FargateService):
         namespace = args.service_connect_namespace
         if namespace is None:
             raise ValueError(f"LiteLLMGateway {name!r}: needs service_connect_namespace")
-        # Checked with placeholder database values now, so bad arguments fail before anything
-        # exists; the real environment is built when the database's endpoint is known.
-        placeholder = None
-        if args.database is not None:
-            db = args.database
-            placeholder = DatabaseEndpoint("host", db.port, db.name, "secret-arn", "cluster-arn")
-        planned = gateway_container_env(
-            args.litellm,
-            master_key_secret_arn=args.master_key_secret_arn,
-            salt_key_secret_arn=args.salt_key_secret_arn,
-            database=placeholder,
-        )
-        managed = set(planned.environment) | set(planned.secrets)
-        if set(args.extra_environment) & managed:
-            raise ValueError(f"LiteLLMGateway {name!r}: extra_environment overrides managed names")
-        if set(args.extra_secrets) & (managed | set(args.extra_environment)):
-            raise ValueError(f"LiteLLMGateway {name!r}: extra_secrets overrides other names")
         super().__init__(TOKEN, name, opts)
         self.private_url = f"http://{private_host(args.path, namespace.name)}:{GATEWAY_PORT}"
         self.security_group = args.security_group
@@ -227,6 +212,7 @@ class LiteLLMGateway(FargateService):
             memory_mib=args.memory_mib,
             cpu_architecture=args.cpu_architecture,
             task_role=self._bedrock_role(args),
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
             execution_description="ECS agent: pull the image, write logs, read the gateway's "
             "secrets",
         )

@@ -25,18 +25,19 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference.specs.gateway import GatewayDatabaseSpec
+
 TOKEN = "ecs-inference:gateway:GatewayDatabase"
 ENGINE = aws.rds.EngineType.AURORA_POSTGRESQL
 POSTGRES_PORT = 5432
 DATABASE_NAME = "litellm"
 MASTER_USERNAME = "litellm_admin"
-# Serverless v2 capacity bounds (ACUs): 0 (auto-pause, recent engine versions) up to 256.
-ACU_RANGE = (0.0, 256.0)
 
 
-@dataclass(frozen=True)
-class GatewayDatabaseArgs:
-    """Inputs of `GatewayDatabase`."""
+@dataclass(frozen=True, kw_only=True)
+class GatewayDatabaseArgs(GatewayDatabaseSpec):
+    """Inputs of `GatewayDatabase`: its spec (`components.specs.gateway.GatewayDatabaseSpec`)
+    plus the wiring below."""
 
     vpc_id: Input[str]
     """VPC of the database security group."""
@@ -44,16 +45,6 @@ class GatewayDatabaseArgs:
     """PRIVATE subnets of the cluster."""
     gateway_security_group_id: Input[str]
     """The only group admitted to PostgreSQL (the gateway's tasks)."""
-    min_capacity_acu: float = 0.5
-    """Serverless v2 minimum capacity, in ACUs (0: auto-pause)."""
-    max_capacity_acu: float = 4.0
-    """Serverless v2 maximum capacity, in ACUs."""
-    engine_version: str = "16.6"
-    """Aurora PostgreSQL version (16.6 supports auto-pause at 0 ACU)."""
-    backup_retention_days: int = 7
-    """Automated backups kept, in days."""
-    deletion_protection: bool = True
-    """RDS refuses to delete the cluster until this is turned off."""
 
 
 @dataclass(frozen=True)
@@ -94,14 +85,6 @@ class GatewayDatabase(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GatewayDatabaseArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        low, high = ACU_RANGE
-        if not low <= args.min_capacity_acu <= args.max_capacity_acu <= high:
-            raise ValueError(
-                f"GatewayDatabase {name!r}: need {low} <= min ACU <= max ACU <= {high}, got "
-                f"{args.min_capacity_acu}..{args.max_capacity_acu}"
-            )
-        if not 1 <= args.backup_retention_days <= 35:
-            raise ValueError(f"GatewayDatabase {name!r}: backup retention is 1-35 days")
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.subnet_group = aws.rds.SubnetGroup(

@@ -21,7 +21,6 @@ On top of `FargateService` (log group, roles, task definition, service, scalable
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,6 @@ from pulumi import Input, Output
 
 from ecs_inference.arns import arn_of
 from ecs_inference.contracts import litellm
-from ecs_inference.contracts.aws_limits import name_rule
 from ecs_inference.contracts.worker import (
     CONTAINER_NAME,
     ENV_CONCURRENCY,
@@ -49,21 +47,14 @@ from ecs_inference.services.fargate import FargateService
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.specs.worker import (
     SQS_RETENTION_MAX,
-    TASK_PROTECTION_MAX_MINUTES,
     QueueWorkerSpec,
     WorkerScaling,
     queue_attributes,
+    queue_names,
+    task_protection_minutes,
 )
 
 TOKEN = "ecs-inference:workers:QueueWorker"
-MANAGED_ENV = (
-    ENV_QUEUE_URL,
-    ENV_GATEWAY_URL,
-    ENV_VISIBILITY_TIMEOUT,
-    ENV_TASK_PROTECTION_MINUTES,
-    ENV_CONCURRENCY,
-    ENV_RESULT_QUEUE_URL,
-)
 # SIGTERM to SIGKILL: Fargate's maximum, so a worker can finish or hand back (ChangeMessage-
 # Visibility 0) the message it holds; scale-in protection keeps long jobs from getting here.
 WORKER_STOP_TIMEOUT_SECONDS = 120
@@ -76,10 +67,6 @@ QUEUE_ACTIONS = (
     "sqs:GetQueueUrl",
 )
 TASK_PROTECTION_ACTIONS = ("ecs:GetTaskProtection", "ecs:UpdateTaskProtection")
-
-
-class WorkerArgsError(ValueError):
-    """Plain worker arguments AWS would refuse; the message names the argument."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,58 +84,9 @@ class QueueWorkerArgs(QueueWorkerSpec, ClusterWiring):
     """Namespace whose Service Connect names the worker resolves; None: no Service Connect."""
 
 
-def validate_worker(args: QueueWorkerArgs) -> None:
-    """Plain-value checks before any child exists."""
-    where = f"QueueWorker {args.worker!r}"
-    try:
-        queue_attributes(
-            visibility_timeout_seconds=args.visibility_timeout_seconds,
-            retention_seconds=args.retention_seconds,
-            max_receive_count=args.max_receive_count,
-        )
-    except ValueError as exc:
-        raise WorkerArgsError(f"{where}: {exc}") from None
-    if not 0 <= args.min_count <= args.desired_count <= args.max_count or args.max_count < 1:
-        raise WorkerArgsError(
-            f"{where}: need 0 <= min_count <= desired_count <= max_count, max_count >= 1"
-        )
-    if args.backlog_target <= 0:
-        raise WorkerArgsError(f"{where}: backlog_target must be positive")
-    clash = sorted(set(args.environment) & set(MANAGED_ENV))
-    if clash or set(args.secrets) & set(MANAGED_ENV):
-        raise WorkerArgsError(f"{where}: {clash or sorted(args.secrets)} are set by the component")
-    if task_protection_minutes(args.visibility_timeout_seconds) > TASK_PROTECTION_MAX_MINUTES:
-        raise WorkerArgsError(f"{where}: task protection cannot cover the visibility timeout")
-
-
-def queue_names(worker: str) -> tuple[str, str, str]:
-    """(work queue, dead-letter queue, result queue) names: `<project>-<stack>-<worker>[-dlq|
-    -results]`. Fixed names, so the queue URLs and their metrics' QueueName are known at preview
-    (the container definition and the alarms show them) and unique per stack in an account and
-    region."""
-    base = f"{pulumi.get_project()}-{pulumi.get_stack()}-{worker}"
-    names = (base, f"{base}-dlq", f"{base}-results")
-    rule = name_rule("aws:sqs/queue:Queue")
-    assert rule is not None
-    for n in names:
-        if problems := rule.problems(n):
-            raise WorkerArgsError(
-                f"QueueWorker {worker!r}: queue name {n!r}: {'; '.join(problems)} (at most "
-                f"{rule.max_length} letters, digits, '-' or '_': shorten the project, stack or "
-                "worker name)"
-            )
-    return names
-
-
 def queue_url(name: str, *, region: str, account_id: str, dns_suffix: str) -> str:
     """The URL SQS gives a queue: `https://sqs.<region>.<dns suffix>/<account>/<name>`."""
     return f"https://sqs.{region}.{dns_suffix}/{account_id}/{name}"
-
-
-def task_protection_minutes(visibility_timeout_seconds: int) -> int:
-    """How long a worker protects itself per message: the visibility timeout, in whole minutes
-    (after that the message is someone else's anyway)."""
-    return max(1, math.ceil(visibility_timeout_seconds / 60))
 
 
 def worker_task_policy(
@@ -385,8 +323,9 @@ class QueueWorker(FargateService):
     def __init__(
         self, name: str, args: QueueWorkerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        validate_worker(args)
-        queue_name, dlq_name, results_name = queue_names(args.worker)
+        queue_name, dlq_name, results_name = queue_names(
+            pulumi.get_project(), pulumi.get_stack(), args.worker
+        )
         super().__init__(TOKEN, name, opts)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         self._queues(args, queue_name, dlq_name, results_name)
@@ -427,6 +366,7 @@ class QueueWorker(FargateService):
                 f"Worker {args.worker}: its own queue and task protection only",
                 {"task": self._task_policy(cluster_name)},
             ),
+            secrets_kms_key_arns=args.secrets_kms_key_arns,
         )
         self._fargate_service(
             args,

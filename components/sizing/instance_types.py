@@ -415,11 +415,58 @@ def choose_pool_types(
     disagrees with the others', is a problem (with the split that would work). A derived list is
     narrowed to the layout of its cheapest type, and what was left out is recorded in `dropped`.
     """
-    problems: list[tuple[str, str]] = []
     models = [d.model for d in demands]
     if len(set(models)) != len(models):
         raise ValueError(f"duplicate model names among {models}")
+    problems = _option_problems(excluded, max_types, max_price_ratio)
+    if problems:
+        return None, problems
 
+    def is_excluded(name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p.lower()) for p in excluded)
+
+    # candidates, in priority order
+    if instance_types is not None:
+        pool = _listed_types(accelerator, instance_types, is_excluded, problems)
+        if problems:
+            return None, problems
+    else:
+        pool = [i for i in candidates(accelerator) if not is_excluded(i.name)]
+    fits, misfits = _fit_all(demands, pool, explain=instance_types is not None)
+    fitting = [i.name for i in pool if i.name not in misfits]
+    if instance_types is not None:
+        problems = _listed_problems(pool, models, fits, misfits, fitting)
+        if problems:
+            return None, problems
+        chosen, dropped = list(fitting), {}
+        source: Literal["instanceTypes", "sizing"] = "instanceTypes"
+    else:
+        if not fitting:
+            return None, [
+                (_empty_key(excluded), _nothing_fits(accelerator, demands, misfits, excluded))
+            ]
+        chosen, dropped = _narrowed(fits, models, fitting, max_types, max_price_ratio)
+        source = "sizing"
+    return (
+        PoolTypes(
+            accelerator=accelerator,
+            source=source,
+            fitting=tuple(fitting),
+            chosen=tuple(chosen),
+            layouts={m: fits[m][chosen[0]].layout for m in models},
+            fits={m: {n: fits[m][n] for n in chosen} for m in models},
+            dropped=dropped,
+        ),
+        [],
+    )
+
+
+def _option_problems(
+    excluded: Sequence[str], max_types: int | None, max_price_ratio: float | None
+) -> list[tuple[str, str]]:
+    """`excludedInstanceTypes`, `maxInstanceTypes` and `maxPriceRatio` values AWS or the sizing
+    cannot use."""
+    problems: list[tuple[str, str]] = []
     for i, pattern in enumerate(excluded):
         if not INSTANCE_TYPE_PATTERN.fullmatch(pattern):
             problems.append(
@@ -453,23 +500,15 @@ def choose_pool_types(
         problems.append(
             ("maxPriceRatio", f"must be a number of at least 1, got {max_price_ratio!r}")
         )
-    if problems:
-        return None, problems
+    return problems
 
-    def is_excluded(name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p.lower()) for p in excluded)
 
-    # candidates, in priority order
-    if instance_types is not None:
-        listed = _listed_types(accelerator, instance_types, is_excluded, problems)
-        if problems:
-            return None, problems
-        pool: list[InstanceType] = listed
-    else:
-        pool = [i for i in candidates(accelerator) if not is_excluded(i.name)]
-
-    # every model on every candidate
-    fits: dict[str, dict[str, TypeFit]] = {m: {} for m in models}
+def _fit_all(
+    demands: Sequence[Demand], pool: Sequence[InstanceType], *, explain: bool
+) -> tuple[dict[str, dict[str, TypeFit]], dict[str, dict[str, str]]]:
+    """Every model on every candidate: (model -> type -> fit, type -> model -> why not). With
+    `explain` (the user listed the types) each misfit says why it cannot serve."""
+    fits: dict[str, dict[str, TypeFit]] = {d.model: {} for d in demands}
     misfits: dict[str, dict[str, str]] = {}
     for demand in demands:
         for inst in pool:
@@ -478,84 +517,82 @@ def choose_pool_types(
                 fits[demand.model][inst.name] = found
                 continue
             why = ""
-            if instance_types is not None:  # the user listed it: say why it cannot serve
+            if explain:
                 try:
                     fit_on(demand, inst)
                 except sizing.SizingError as exc:
                     why = str(exc)
             misfits.setdefault(inst.name, {})[demand.model] = why
-    fitting = [i.name for i in pool if i.name not in misfits]
+    return fits, misfits
 
-    if instance_types is not None:
-        for index, inst in enumerate(pool):
-            for model, why in misfits.get(inst.name, {}).items():
-                problems.append(
-                    (f"instanceTypes[{index}]", f"{inst.name} cannot serve {model}: {why}")
-                )
-        if problems:
-            return None, problems
-        groups: dict[tuple[DeviceLayout, ...], list[str]] = {}
-        for name in fitting:
-            groups.setdefault(_layout_key(fits, models, name), []).append(name)
-        if len(groups) > 1:
-            disagree = [m for j, m in enumerate(models) if len({key[j] for key in groups}) > 1]
-            problems.append(
-                (
-                    "instanceTypes",
-                    "the listed types disagree on the device layout "
-                    f"{', '.join(disagree)} need{'s' if len(disagree) == 1 else ''} (one task "
-                    "definition pins its GPU count / Neuron devices for every type); split the "
-                    f"pool into {_split_proposal(groups, models)}",
-                )
-            )
-            return None, problems
-        chosen = list(fitting)
-        dropped = {}
-        source: Literal["instanceTypes", "sizing"] = "instanceTypes"
-    else:
-        if not fitting:
-            problems.append(
-                (_empty_key(excluded), _nothing_fits(accelerator, demands, misfits, excluded))
-            )
-            return None, problems
-        anchor = _layout_key(fits, models, fitting[0])
-        ceiling = (
-            None
-            if max_price_ratio is None
-            else catalog.instance(fitting[0]).on_demand_usd_hour * max_price_ratio
+
+def _listed_problems(
+    pool: Sequence[InstanceType],
+    models: Sequence[str],
+    fits: Mapping[str, Mapping[str, TypeFit]],
+    misfits: Mapping[str, Mapping[str, str]],
+    fitting: Sequence[str],
+) -> list[tuple[str, str]]:
+    """An explicit list's members that cannot serve a model, or whose layouts disagree (with
+    the split that would work)."""
+    problems = [
+        (f"instanceTypes[{index}]", f"{inst.name} cannot serve {model}: {why}")
+        for index, inst in enumerate(pool)
+        for model, why in misfits.get(inst.name, {}).items()
+    ]
+    if problems:
+        return problems
+    groups: dict[tuple[DeviceLayout, ...], list[str]] = {}
+    for name in fitting:
+        groups.setdefault(_layout_key(fits, models, name), []).append(name)
+    if len(groups) <= 1:
+        return []
+    disagree = [m for j, m in enumerate(models) if len({key[j] for key in groups}) > 1]
+    return [
+        (
+            "instanceTypes",
+            "the listed types disagree on the device layout "
+            f"{', '.join(disagree)} need{'s' if len(disagree) == 1 else ''} (one task "
+            "definition pins its GPU count / Neuron devices for every type); split the "
+            f"pool into {_split_proposal(groups, models)}",
         )
-        chosen: list[str] = []
-        dropped: dict[str, str] = {}
-        for name in fitting:
-            key = _layout_key(fits, models, name)
-            price = catalog.instance(name).on_demand_usd_hour
-            if key != anchor:
-                dropped[name] = "different device layout: " + "; ".join(
-                    f"{m} {lay.describe()}" for m, lay in zip(models, key, strict=True)
-                )
-            elif ceiling is not None and price > ceiling:
-                dropped[name] = (
-                    f"~${price:.2f}/h, more than {max_price_ratio:g} x the cheapest fitting "
-                    f"{fitting[0]} (maxPriceRatio)"
-                )
-            elif max_types is not None and len(chosen) >= max_types:
-                dropped[name] = f"beyond maxInstanceTypes ({max_types})"
-            else:
-                chosen.append(name)
-        source = "sizing"
+    ]
 
-    return (
-        PoolTypes(
-            accelerator=accelerator,
-            source=source,
-            fitting=tuple(fitting),
-            chosen=tuple(chosen),
-            layouts={m: fits[m][chosen[0]].layout for m in models},
-            fits={m: {n: fits[m][n] for n in chosen} for m in models},
-            dropped=dropped,
-        ),
-        problems,
+
+def _narrowed(
+    fits: Mapping[str, Mapping[str, TypeFit]],
+    models: Sequence[str],
+    fitting: Sequence[str],
+    max_types: int | None,
+    max_price_ratio: float | None,
+) -> tuple[list[str], dict[str, str]]:
+    """A derived list narrowed to its cheapest type's layout, price ceiling and count: (chosen,
+    dropped type -> why)."""
+    anchor = _layout_key(fits, models, fitting[0])
+    ceiling = (
+        None
+        if max_price_ratio is None
+        else catalog.instance(fitting[0]).on_demand_usd_hour * max_price_ratio
     )
+    chosen: list[str] = []
+    dropped: dict[str, str] = {}
+    for name in fitting:
+        key = _layout_key(fits, models, name)
+        price = catalog.instance(name).on_demand_usd_hour
+        if key != anchor:
+            dropped[name] = "different device layout: " + "; ".join(
+                f"{m} {lay.describe()}" for m, lay in zip(models, key, strict=True)
+            )
+        elif ceiling is not None and price > ceiling:
+            dropped[name] = (
+                f"~${price:.2f}/h, more than {max_price_ratio:g} x the cheapest fitting "
+                f"{fitting[0]} (maxPriceRatio)"
+            )
+        elif max_types is not None and len(chosen) >= max_types:
+            dropped[name] = f"beyond maxInstanceTypes ({max_types})"
+        else:
+            chosen.append(name)
+    return chosen, dropped
 
 
 def _empty_key(excluded: Sequence[str]) -> str:

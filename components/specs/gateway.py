@@ -34,6 +34,7 @@ import yaml
 
 from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.contracts.litellm import IMAGE as LITELLM_IMAGE
 from ecs_inference.specs.service import CpuArchitecture
 
@@ -311,6 +312,19 @@ def gateway_container_env(
     return GatewayEnvironment(environment, secrets, bootstrap)
 
 
+def managed_names(spec: GatewaySpec, *, database: bool) -> frozenset[str]:
+    """The variables the gateway's container gets from the component (`gateway_container_env`
+    plus the region), which `extra_environment` and `extra_secrets` may not name."""
+    db = DatabaseEndpoint("host", 5432, "name", "secret-arn", "cluster-arn") if database else None
+    env = gateway_container_env(
+        spec,
+        master_key_secret_arn="master-key-arn",
+        salt_key_secret_arn="salt-key-arn" if database else None,
+        database=db,
+    )
+    return frozenset({*env.environment, *env.secrets, *ENV_REGION_VARIABLES})
+
+
 def database_access_policy(
     database: DatabaseEndpoint, *, resource_id: str, region: str, account_id: str, partition: str
 ) -> str:
@@ -388,9 +402,15 @@ class GatewayDatabaseSpec:
     """LiteLLM's PostgreSQL, Aurora Serverless v2 in the private subnets."""
 
     min_capacity_acu: float = 0.5
-    """Minimum capacity in ACUs; 0 lets the cluster pause when idle."""
+    """Serverless v2 minimum capacity in ACUs; 0 lets the cluster pause when idle."""
     max_capacity_acu: float = 4.0
-    """Maximum capacity in ACUs."""
+    """Serverless v2 maximum capacity in ACUs."""
+    engine_version: str = "16.6"
+    """Aurora PostgreSQL version (16.6 supports auto-pause at 0 ACU)."""
+    backup_retention_days: int = 7
+    """Automated backups kept, in days (RDS allows 1-35)."""
+    deletion_protection: bool = True
+    """RDS refuses to delete the cluster until this is turned off."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -431,9 +451,12 @@ class LiteLLMGatewaySpec:
     """Imports and config load take seconds; with the database, LiteLLM migrates its schema
     first."""
     extra_environment: Mapping[str, str] = field(default_factory=dict)
-    """Extra plain variables (not the ones the component sets)."""
+    """Extra plain variables (not the ones the component sets, `managed_names`)."""
     extra_secrets: Mapping[str, str] = field(default_factory=dict)
-    """Further secrets of the proxy (`gateway.secrets`): env name -> Secrets Manager ARN or
-    the reference of the stack's own secret (`components.specs.secrets`); default none."""
+    """Extra variables from Secrets Manager: env name -> secret ARN, or the reference of the
+    stack's own secret (`components.specs.secrets`; not `managed_names`)."""
+    secrets_kms_key_arns: tuple[str, ...] = ()
+    """Customer-managed KMS keys of the gateway's secrets (the master and salt keys and
+    `extra_secrets`): the execution role may decrypt with them."""
     log_retention_days: int = 30
     """CloudWatch Logs retention in days."""

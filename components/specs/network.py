@@ -244,6 +244,29 @@ class ExistingNetworkSpec:
     availability_zones: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class VpcSpec:
+    """What `components.network.Network` builds: the VPC it creates, or the existing one it
+    wires (`existing`)."""
+
+    cidr_block: str = "10.40.0.0/16"
+    """VPC CIDR; subnets are carved out of it per AZ."""
+    az_count: int = 2
+    """Number of AZs (ignored when `az_names` is given)."""
+    az_names: tuple[str, ...] | None = None
+    """Explicit AZ names; None: the region's first `az_count` zones."""
+    nat_per_az: bool = False
+    """One NAT gateway per AZ instead of a single one."""
+    vpc_endpoints: bool = True
+    """Create the S3 gateway and the interface endpoints."""
+    interface_services: tuple[str, ...] = INTERFACE_ENDPOINT_SERVICES
+    """Services that get an interface endpoint (private subnets reach them without NAT)."""
+    existing: ExistingNetworkSpec | None = None
+    """Run in this existing VPC (the fields above are then unused); None: create the VPC."""
+    region: str | None = None
+    """The region, for the endpoint service names in an existing VPC; None: the provider's."""
+
+
 @dataclass(frozen=True)
 class NetworkSpec:
     """The plan's network: what the rest of the stack wires to and what it costs."""
@@ -262,6 +285,8 @@ class NetworkSpec:
     region: str | None = None
     """The stack's region (`aws:region`; None: left to the provider): the endpoints' service
     names in an existing VPC, the cost estimate's prices and the images' registry region."""
+    vpc: VpcSpec = field(default_factory=VpcSpec)
+    """What the Network component builds."""
 
 
 # ------------------------------------------------------------------------------------------------

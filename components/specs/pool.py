@@ -157,114 +157,22 @@ def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[t
 
     Checks only plain values (never Outputs), so it runs before any resource exists.
     """
-    problems: list[tuple[str, str]] = []
-
-    def check(key: str, message: str | None) -> None:
-        if message:
-            problems.append((key, message))
-
-    problems += provider_name_problems(name)
-
-    try:
-        instance = catalog.instance(args.instance_type)
-    except catalog.CatalogLookupError as exc:
-        check("instanceType", str(exc))
-    else:
-        if instance.accelerator != accelerator:
-            wanted = (
-                catalog.gpu_instances() if accelerator == "nvidia" else catalog.neuron_instances()
-            )
-            families = sorted({i.family for i in wanted})
-            check(
-                "instanceType",
-                f"{instance.name} has {KIND_LABEL[instance.accelerator]} accelerators, but "
-                f"{_A_POOL[accelerator]} needs {KIND_LABEL[accelerator]} instances "
-                f"({', '.join(families)}); put it in {_A_POOL[instance.accelerator]} instead",
-            )
-
-    min_msg = _int_in(args.min_size, 0, 1000, "minSize")
-    max_msg = _int_in(args.max_size, 1, 1000, "maxSize")
-    check("minSize", min_msg)
-    check("maxSize", max_msg)
-    if not (min_msg or max_msg) and args.min_size > args.max_size:
-        check("minSize", f"minSize ({args.min_size}) must not exceed maxSize ({args.max_size})")
-
-    root_msg = _int_in(args.root_volume_gib, MIN_ROOT_VOLUME_GIB, 16_384, "rootVolumeGib")
-    if root_msg:
-        root_msg += f" (the ECS AMI root snapshot is {MIN_ROOT_VOLUME_GIB} GiB)"
-    check("rootVolumeGib", root_msg)
-    check(
-        "rootVolumeIops",
-        _int_in(args.root_volume_iops, *GP3_IOPS_RANGE, "rootVolumeIops"),
-    )
-    check(
-        "rootVolumeThroughput",
-        _int_in(args.root_volume_throughput, *GP3_THROUGHPUT_RANGE, "rootVolumeThroughput"),
-    )
-    keys = {k for k, _ in problems}
-    if not keys & {"rootVolumeGib", "rootVolumeIops", "rootVolumeThroughput"}:
-        if args.root_volume_iops > GP3_MAX_IOPS_PER_GIB * args.root_volume_gib:
-            check(
-                "rootVolumeIops",
-                f"gp3 allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB: "
-                f"{args.root_volume_iops} IOPS needs at least "
-                f"{-(-args.root_volume_iops // GP3_MAX_IOPS_PER_GIB)} GiB",
-            )
-        if args.root_volume_throughput > GP3_MAX_MIBPS_PER_IOPS * args.root_volume_iops:
-            check(
-                "rootVolumeThroughput",
-                f"gp3 allows at most {GP3_MAX_MIBPS_PER_IOPS} MiB/s per provisioned IOPS: "
-                f"{args.root_volume_throughput} MiB/s needs at least "
-                f"{int(args.root_volume_throughput / GP3_MAX_MIBPS_PER_IOPS)} IOPS",
-            )
-
-    check(
-        "targetCapacityPercent",
-        _int_in(args.target_capacity_percent, 1, 100, "targetCapacityPercent"),
-    )
-    check(
-        "instanceWarmupSeconds",
-        _int_in(args.instance_warmup_seconds, 0, 10_000, "instanceWarmupSeconds"),
-    )
-    check(
-        "containerStopTimeoutSeconds",
-        _int_in(args.container_stop_timeout_seconds, 1, 3600, "containerStopTimeoutSeconds"),
-    )
-    check(
-        "imageMinimumCleanupAgeHours",
-        _int_in(args.image_minimum_cleanup_age_hours, 1, 24 * 30, "imageMinimumCleanupAgeHours"),
+    problems = provider_name_problems(name)
+    problems += _instance_problems(args.instance_type, accelerator)
+    problems += _size_problems(args)
+    problems += _root_volume_problems(args)
+    problems += _checked(
+        ("targetCapacityPercent", args.target_capacity_percent, 1, 100),
+        ("instanceWarmupSeconds", args.instance_warmup_seconds, 0, 10_000),
+        ("containerStopTimeoutSeconds", args.container_stop_timeout_seconds, 1, 3600),
+        ("imageMinimumCleanupAgeHours", args.image_minimum_cleanup_age_hours, 1, 24 * 30),
     )
     if args.ami_id is not None and not re.fullmatch(r"ami-[0-9a-f]{8,17}", args.ami_id):
-        check("amiId", f"must be an AMI id like ami-0123456789abcdef0, got {args.ami_id!r}")
-
-    warm = args.warm_pool
-    if warm is not None:
-        check("warmPool.minSize", _int_in(warm.min_size, 0, 100, "warmPool.minSize"))
-        cap = warm.max_group_prepared_capacity
-        if cap is not None:
-            msg = _int_in(cap, 0, 1000, "warmPool.maxGroupPreparedCapacity")
-            if msg is None and isinstance(warm.min_size, int) and cap < warm.min_size:
-                msg = (
-                    f"maxGroupPreparedCapacity ({cap}) is below the warm pool minSize "
-                    f"({warm.min_size}); the warm pool could never hold its minimum"
-                )
-            check("warmPool.maxGroupPreparedCapacity", msg)
-        if warm.state == "Hibernated":
-            check(
-                "warmPool.state",
-                "Hibernated is not supported for accelerator pools (EC2 hibernation needs a "
-                "hibernation-enabled launch template and at most 150 GB of RAM, and does not "
-                "cover accelerated instance families); use Stopped (default) or Running",
-            )
-        elif warm.state not in ("Stopped", "Running"):
-            check("warmPool.state", f"must be Stopped or Running, got {warm.state!r}")
-        if warm.reuse_on_scale_in:
-            check(
-                "warmPool.reuseOnScaleIn",
-                "ECS does not allow returning instances to the warm pool on scale-in "
-                "(ReuseOnScaleIn) for an Auto Scaling group used by a capacity provider; set it "
-                "to false",
-            )
+        problems.append(
+            ("amiId", f"must be an AMI id like ami-0123456789abcdef0, got {args.ami_id!r}")
+        )
+    if args.warm_pool is not None:
+        problems += _warm_pool_problems(args.warm_pool)
     if args.mixed is not None or len(args.instance_types) > 1:
         # Every key here is a pool config key: `warmPool`, `instanceTypes`, the Spot options.
         problems += mixed_instances_problems(
@@ -272,5 +180,116 @@ def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[t
             args.instance_types or (args.instance_type,),
             warm_pool=args.warm_pool is not None,
             max_size=args.max_size,
+        )
+    return problems
+
+
+def _checked(*ranges: tuple[str, object, int, int]) -> list[tuple[str, str]]:
+    """(key, message) for each (key, value, low, high) whose value is not a whole number in
+    low..high."""
+    return [
+        (key, msg) for key, value, low, high in ranges if (msg := _int_in(value, low, high, key))
+    ]
+
+
+def _instance_problems(instance_type: str, accelerator: Accelerator) -> list[tuple[str, str]]:
+    """An instance type the catalog does not know, or one of the other accelerator kind."""
+    try:
+        instance = catalog.instance(instance_type)
+    except catalog.CatalogLookupError as exc:
+        return [("instanceType", str(exc))]
+    if instance.accelerator == accelerator:
+        return []
+    wanted = catalog.gpu_instances() if accelerator == "nvidia" else catalog.neuron_instances()
+    families = sorted({i.family for i in wanted})
+    return [
+        (
+            "instanceType",
+            f"{instance.name} has {KIND_LABEL[instance.accelerator]} accelerators, but "
+            f"{_A_POOL[accelerator]} needs {KIND_LABEL[accelerator]} instances "
+            f"({', '.join(families)}); put it in {_A_POOL[instance.accelerator]} instead",
+        )
+    ]
+
+
+def _size_problems(args: PoolSpec) -> list[tuple[str, str]]:
+    problems = _checked(("minSize", args.min_size, 0, 1000), ("maxSize", args.max_size, 1, 1000))
+    if not problems and args.min_size > args.max_size:
+        problems.append(
+            ("minSize", f"minSize ({args.min_size}) must not exceed maxSize ({args.max_size})")
+        )
+    return problems
+
+
+def _root_volume_problems(args: PoolSpec) -> list[tuple[str, str]]:
+    """The gp3 root volume: its size, IOPS and throughput, each in range and in proportion."""
+    problems: list[tuple[str, str]] = []
+    root_msg = _int_in(args.root_volume_gib, MIN_ROOT_VOLUME_GIB, 16_384, "rootVolumeGib")
+    if root_msg:
+        problems.append(
+            (
+                "rootVolumeGib",
+                f"{root_msg} (the ECS AMI root snapshot is {MIN_ROOT_VOLUME_GIB} GiB)",
+            )
+        )
+    problems += _checked(
+        ("rootVolumeIops", args.root_volume_iops, *GP3_IOPS_RANGE),
+        ("rootVolumeThroughput", args.root_volume_throughput, *GP3_THROUGHPUT_RANGE),
+    )
+    if problems:
+        return problems
+    if args.root_volume_iops > GP3_MAX_IOPS_PER_GIB * args.root_volume_gib:
+        problems.append(
+            (
+                "rootVolumeIops",
+                f"gp3 allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB: "
+                f"{args.root_volume_iops} IOPS needs at least "
+                f"{-(-args.root_volume_iops // GP3_MAX_IOPS_PER_GIB)} GiB",
+            )
+        )
+    if args.root_volume_throughput > GP3_MAX_MIBPS_PER_IOPS * args.root_volume_iops:
+        problems.append(
+            (
+                "rootVolumeThroughput",
+                f"gp3 allows at most {GP3_MAX_MIBPS_PER_IOPS} MiB/s per provisioned IOPS: "
+                f"{args.root_volume_throughput} MiB/s needs at least "
+                f"{int(args.root_volume_throughput / GP3_MAX_MIBPS_PER_IOPS)} IOPS",
+            )
+        )
+    return problems
+
+
+def _warm_pool_problems(warm: WarmPoolSpec) -> list[tuple[str, str]]:
+    """A warm pool ECS or EC2 would refuse for an accelerator capacity provider."""
+    problems = _checked(("warmPool.minSize", warm.min_size, 0, 100))
+    cap = warm.max_group_prepared_capacity
+    if cap is not None:
+        msg = _int_in(cap, 0, 1000, "warmPool.maxGroupPreparedCapacity")
+        if msg is None and isinstance(warm.min_size, int) and cap < warm.min_size:
+            msg = (
+                f"maxGroupPreparedCapacity ({cap}) is below the warm pool minSize "
+                f"({warm.min_size}); the warm pool could never hold its minimum"
+            )
+        if msg:
+            problems.append(("warmPool.maxGroupPreparedCapacity", msg))
+    if warm.state == "Hibernated":
+        problems.append(
+            (
+                "warmPool.state",
+                "Hibernated is not supported for accelerator pools (EC2 hibernation needs a "
+                "hibernation-enabled launch template and at most 150 GB of RAM, and does not "
+                "cover accelerated instance families); use Stopped (default) or Running",
+            )
+        )
+    elif warm.state not in ("Stopped", "Running"):
+        problems.append(("warmPool.state", f"must be Stopped or Running, got {warm.state!r}"))
+    if warm.reuse_on_scale_in:
+        problems.append(
+            (
+                "warmPool.reuseOnScaleIn",
+                "ECS does not allow returning instances to the warm pool on scale-in "
+                "(ReuseOnScaleIn) for an Auto Scaling group used by a capacity provider; set it "
+                "to false",
+            )
         )
     return problems

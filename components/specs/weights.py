@@ -237,32 +237,3 @@ def create_access_point_request(inputs: Mapping[str, Any]) -> dict[str, Any]:
                 "Permissions": info["permissions"],
             }
     return {k: v for k, v in request.items() if v is not None}
-
-
-def check_store(
-    name: str,
-    *,
-    subnet_count: int,
-    throughput_mode: str,
-    provisioned_mib_per_second: float | None,
-    access_points: Mapping[str, str],
-) -> None:
-    """Validate a weight store's plain values before any resource exists (errors name it)."""
-    where = f"platform.weightStores.{name}"
-    if not subnet_count:
-        raise EfsConfigError(f"{where}: needs at least one private subnet for a mount target")
-    if throughput_mode not in ("elastic", "provisioned"):
-        raise EfsConfigError(
-            f"{where}.throughputMode: {throughput_mode!r} must be elastic or provisioned "
-            "(bursting ties throughput to the data stored)"
-        )
-    provisioned = provisioned_mib_per_second
-    if (throughput_mode == "provisioned") != (provisioned is not None):
-        raise EfsConfigError(
-            f"{where}.provisionedMibPerSecond: give it exactly when throughputMode is provisioned"
-        )
-    low, high = aws_limits.EFS_PROVISIONED_MIBPS_RANGE
-    if provisioned is not None and not low <= provisioned <= high:
-        raise EfsConfigError(f"{where}.provisionedMibPerSecond: {provisioned} outside {low}-{high}")
-    for model, path in access_points.items():
-        parse_efs_uri(f"{SCHEME}{name}{path}", f"{where} (model {model})", [name])

@@ -45,6 +45,15 @@ from ecs_inference.contracts.aws_limits import (
     SQS_VISIBILITY_TIMEOUT_MAX,
     STEP_ADJUSTMENTS_MAX,
     TASK_PROTECTION_MAX_MINUTES,
+    name_rule,
+)
+from ecs_inference.contracts.worker import (
+    ENV_CONCURRENCY,
+    ENV_GATEWAY_URL,
+    ENV_QUEUE_URL,
+    ENV_RESULT_QUEUE_URL,
+    ENV_TASK_PROTECTION_MINUTES,
+    ENV_VISIBILITY_TIMEOUT,
 )
 from ecs_inference.specs.service import CpuArchitecture
 
@@ -105,9 +114,49 @@ class QueueWorkerSpec:
     environment: Mapping[str, str] = field(default_factory=dict)
     """Extra plain variables (not the ones the component sets)."""
     secrets: Mapping[str, str] = field(default_factory=dict)
-    """Env name -> Secrets Manager ARN, injected by ECS at start."""
+    """Env name -> Secrets Manager ARN, injected by ECS at start (not `MANAGED_ENV`)."""
+    secrets_kms_key_arns: tuple[str, ...] = ()
+    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
     log_retention_days: int = 30
     """CloudWatch Logs retention in days."""
+
+
+MANAGED_ENV = (
+    ENV_QUEUE_URL,
+    ENV_GATEWAY_URL,
+    ENV_VISIBILITY_TIMEOUT,
+    ENV_TASK_PROTECTION_MINUTES,
+    ENV_CONCURRENCY,
+    ENV_RESULT_QUEUE_URL,
+)
+"""The variables the worker's component sets; `environment` and `secrets` may not name them."""
+
+
+def task_protection_minutes(visibility_timeout_seconds: int) -> int:
+    """How long a worker protects itself per message: the visibility timeout, in whole minutes
+    (after that the message is someone else's anyway)."""
+    return max(1, math.ceil(visibility_timeout_seconds / 60))
+
+
+def queue_names(project: str, stack: str, worker: str) -> tuple[str, str, str]:
+    """(work queue, dead-letter queue, result queue) names: `<project>-<stack>-<worker>[-dlq|
+    -results]`. Fixed names, so the queue URLs and their metrics' QueueName are known at preview
+    (the container definition and the alarms show them) and unique per stack in an account and
+    region."""
+    base = f"{project}-{stack}-{worker}"
+    return base, f"{base}-dlq", f"{base}-results"
+
+
+def queue_name_problems(project: str, stack: str, worker: str) -> list[str]:
+    """Why SQS would refuse one of the worker's queue names (none: it would not)."""
+    rule = name_rule("aws:sqs/queue:Queue")
+    assert rule is not None
+    return [
+        f"queue name {n!r}: {'; '.join(problems)} (at most {rule.max_length} letters, digits, "
+        "'-' or '_': shorten the project, stack or worker name)"
+        for n in queue_names(project, stack, worker)
+        if (problems := rule.problems(n))
+    ]
 
 
 def queue_attributes(

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ecs_inference import cost
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
-from ecs_inference.operations import GatewayWatch, Operations, OperationsArgs, WorkerWatch
+from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan, build_plan
 from ecs_inference.specs import operations as obs
 from tests.aws_shapes import validate_named_shape, validate_shape
@@ -269,8 +269,7 @@ def test_dashboard_rows_for_the_gateway_and_each_worker():
 def test_operations_component_registers_gateway_and_worker_alarms_with_real_dimensions():
     plan = _plan()
     assert plan.gateway is not None
-    worker = plan.workers["summarise"]
-    cfg = plan.config.workers["summarise"]
+    ops = plan.operations
 
     def program() -> None:
         Operations(
@@ -279,18 +278,13 @@ def test_operations_component_registers_gateway_and_worker_alarms_with_real_dime
                 cluster_name=CLUSTER,
                 cluster_arn=CLUSTER_ARN,
                 load_balancer_arn_suffix=LB,
-                gateway=GatewayWatch(plan.gateway, TG, "gateway-svc-1a2b3c4"),  # type: ignore[arg-type]
-                workers=[
-                    WorkerWatch(
-                        worker,
-                        "q-summarise",
-                        "q-summarise-dlq",
-                        "summarise-svc",
-                        acceptable_latency_seconds=cfg.acceptable_latency_seconds,
-                        max_job_seconds=cfg.max_job_seconds,
-                    )
-                ],
-                alarm_settings=plan.alarm_settings,
+                gateway=ops.gateway,
+                workers=ops.workers,
+                alarm_settings=ops.alarm_settings,
+                gateway_outputs=ServiceOutputs(TG, "gateway-svc-1a2b3c4"),
+                worker_outputs={
+                    "summarise": WorkerOutputs("q-summarise", "q-summarise-dlq", "summarise-svc")
+                },
             ),
         )
 
@@ -365,7 +359,8 @@ def test_every_stack_alarm_name_is_unique():
 
 
 def test_the_mermaid_diagram_shows_the_alarms_and_the_dashboard_watching_gateway_and_worker():
-    from tools.preview import render_mermaid, run_preview
+    from tools.preview import run_preview
+    from tools.preview_report import render_mermaid
 
     result = run_preview("agents", program_dir=ROOT, policy_pack=None)
     assert result.ok, result.error

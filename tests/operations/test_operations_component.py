@@ -13,7 +13,7 @@ from ecs_inference.contracts import metrics as m
 from ecs_inference.operations import (
     Operations,
     OperationsArgs,
-    ServiceWatch,
+    ServiceOutputs,
     metric_alarm_args,
 )
 from ecs_inference.specs import operations as obs
@@ -34,16 +34,28 @@ SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
 KEY = "aws:kms/key:Key"
 
 
+def _services(
+    *entries: tuple[str, str, int, str, str, str | None],
+) -> dict[str, Any]:
+    """`services` and their `service_outputs` from (name, kind, min count, target group suffix,
+    ECS service name, pool) each."""
+    return {
+        "services": tuple(
+            obs.WatchedService(name, kind, min_count, pool)
+            for name, kind, min_count, _, _, pool in entries
+        ),
+        "service_outputs": {name: ServiceOutputs(tg, svc) for name, _, _, tg, svc, _ in entries},
+    }
+
+
 def _args(**overrides: Any) -> OperationsArgs:
     base: dict[str, Any] = {
         "cluster_name": "inference-cluster-0a1b2c3",
         "cluster_arn": CLUSTER_ARN,
         "load_balancer_arn_suffix": LB,
-        "services": [
-            ServiceWatch(
-                "llama", "vllm", 1, "targetgroup/llama-tg/0123456789abcdef", "llama-1a2b3c4", "l40s"
-            ),
-            ServiceWatch(
+        **_services(
+            ("llama", "vllm", 1, "targetgroup/llama-tg/0123456789abcdef", "llama-1a2b3c4", "l40s"),
+            (
                 "llama-neuron",
                 "neuron",
                 0,
@@ -51,16 +63,14 @@ def _args(**overrides: Any) -> OperationsArgs:
                 "ln-1a2b3c4",
                 "inf2",
             ),
-            ServiceWatch(
-                "rerank", "reranker", 1, "targetgroup/rr-tg/0123456789abcdef", "rerank-1a2b3c4"
-            ),
-        ],
-        "gpu_pools": ["l40s"],
-        "neuron_pools": ["inf2"],
-        "subscriptions": [
+            ("rerank", "reranker", 1, "targetgroup/rr-tg/0123456789abcdef", "rerank-1a2b3c4", None),
+        ),
+        "gpu_pools": ("l40s",),
+        "neuron_pools": ("inf2",),
+        "subscriptions": (
             obs.Subscription("email", "oncall@example.com"),
             obs.Subscription("https", "https://hooks.example.com/alarms"),
-        ],
+        ),
     }
     base.update(overrides)
     return OperationsArgs(**base)
@@ -209,13 +219,8 @@ def test_subscriptions_and_dashboard(rec):
     assert "placeholder" not in dashboard.inputs["dashboardBody"]
 
 
-def test_bad_input_registers_nothing():
-    bad = _args(subscriptions=[obs.Subscription("sms", "12345")])
-    with pytest.raises(
-        obs.ObservabilityError, match=r"platform\.operations\.alarmSubscriptions\[0\]\.endpoint"
-    ):
-        Operations("ops", bad)
-    many = _args(services=[ServiceWatch(f"s{i}", "vllm", 1, "tg", "svc") for i in range(80)])
+def test_a_dashboard_over_its_widget_limit_registers_nothing():
+    many = _args(**_services(*[(f"s{i}", "vllm", 1, "tg", "svc", None) for i in range(80)]))
     with pytest.raises(obs.ObservabilityError, match="widgets"):
         Operations("ops", many)
 

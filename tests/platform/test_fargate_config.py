@@ -106,13 +106,12 @@ def every_key() -> dict[str, Any]:
     }
     for model in raw["models"].values():
         model["autoscaling"] = {"metric": "albRequests"}
-    common = {
-        "logRetentionDays": 14,
-        "kmsKeyArns": {"weights": KMS, "secrets": [KMS]},
-    }
+    # A gateway or worker has no weights: only a re-ranker's (or model's) keys name them.
+    common = {"logRetentionDays": 14, "kmsKeyArns": {"secrets": [KMS]}}
     raw["rerankers"] = {
         "rr-exact": {
             **common,
+            "kmsKeyArns": {"weights": KMS, "secrets": [KMS]},
             "image": f"{REGISTRY}/team/reranker:2.1.0",
             "desiredCount": 3,
             "minCount": 2,

@@ -4,6 +4,7 @@ error naming its config path with nothing planned."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
 from ecs_inference.plan import build_plan
 from tests.foundation.conftest import DELETE, mutate, reference
+from tools.preview import project_name, read_stack_file
+from tools.recording import run_program, stack_config_values
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def plan_of(raw: dict, stack: str = "agents"):
@@ -144,3 +149,24 @@ def test_a_worker_gets_the_master_key_and_may_use_its_own_with_a_database() -> N
     salt = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCdEf"
     raw = mutate(raw, "gateway.database", {"enabled": True, "saltKeySecretArn": salt})
     assert plan_of(raw).workers["summarise"].secrets["GATEWAY_API_KEY"] == OTHER_KEY
+
+
+def test_the_gateway_and_workers_execution_roles_decrypt_with_the_keys_of_their_secrets() -> None:
+    """`kmsKeyArns.secrets` of the gateway and of a worker reach their execution roles' policies
+    (the tasks could not read a secret under a customer-managed key otherwise)."""
+    gateway_key = "arn:aws:kms:us-east-1:123456789012:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+    worker_key = "arn:aws:kms:us-east-1:123456789012:key/9f8e7d6c-5b4a-3210-fedc-ba9876543210"
+    settings = read_stack_file(ROOT, "agents")
+    raw = mutate(reference("agents"), "gateway.kmsKeyArns", {"secrets": [gateway_key]})
+    raw = mutate(raw, "workers.summarise.kmsKeyArns", {"secrets": [worker_key]})
+    settings["config"]["ecs-inference:platform"] = raw
+    rec = run_program(
+        ROOT, project=project_name(ROOT), stack="agents", config=stack_config_values(settings)
+    )
+    for suffix, key in (("gateway-execution", gateway_key), ("summarise-execution", worker_key)):
+        policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", suffix).inputs["policy"])
+        (decrypt,) = [s for s in policy["Statement"] if s["Action"] == "kms:Decrypt"]
+        assert decrypt["Resource"] == [key]
+        assert decrypt["Condition"]["StringEquals"]["kms:ViaService"] == (
+            "secretsmanager.us-east-1.amazonaws.com"
+        )

@@ -234,18 +234,3 @@ def test_database_logs_in_with_iam_tokens_after_its_bootstrap():
     assert ("sg-db", 5432) in {
         (r.inputs.get("referencedSecurityGroupId"), r.inputs["fromPort"]) for r in egress
     }
-
-
-def test_overriding_managed_variables_is_refused_before_anything_exists():
-    errors: list[str] = []
-
-    def run() -> None:
-        try:
-            program(extra_environment={"PORT": "8080"})()
-        except ValueError as exc:
-            errors.append(str(exc))
-
-    rec = run_function(run)
-    assert errors and "managed" in errors[0]
-    # Only the security group (created by the caller first) exists.
-    assert [r.type for r in rec.resources if r.custom] == ["aws:ec2/securityGroup:SecurityGroup"]

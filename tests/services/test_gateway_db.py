@@ -71,26 +71,6 @@ def test_auto_pause_only_at_zero_capacity():
     assert "secondsUntilAutoPause" not in steady["serverlessv2ScalingConfiguration"]
 
 
-@pytest.mark.parametrize(
-    "overrides",
-    [
-        {"min_capacity_acu": 8.0, "max_capacity_acu": 4.0},
-        {"max_capacity_acu": 512.0},
-        {"backup_retention_days": 0},
-    ],
-)
-def test_bad_capacity_or_retention_is_refused_before_anything_exists(overrides):
-    errors: list[str] = []
-
-    def program() -> None:
-        try:
-            GatewayDatabase("db", GatewayDatabaseArgs("vpc", ["s"], "sg", **overrides))
-        except ValueError as exc:
-            errors.append(str(exc))
-
-    assert run_function(program).resources == [] and errors
-
-
 FAKE_BOTO3 = """
 import json, os
 class DatabaseResumingException(Exception):

@@ -14,15 +14,12 @@ import pytest
 
 from ecs_inference.services.worker import (
     ENV_RESULT_QUEUE_URL,
-    MANAGED_ENV,
     QUEUE_ACTIONS,
     QueueWorker,
     QueueWorkerArgs,
-    WorkerArgsError,
-    task_protection_minutes,
 )
 from ecs_inference.specs.service_connect import Namespace
-from ecs_inference.specs.worker import WorkerScaling
+from ecs_inference.specs.worker import MANAGED_ENV, WorkerScaling, task_protection_minutes
 from tests.aws_shapes import UNKNOWN, register_task_definition_request, validate_shape
 from tests.services.conftest import CLUSTER_ARN
 from tools.recording import ACCOUNT_ID, Recording, run_function
@@ -292,24 +289,12 @@ def test_min_count_above_zero_has_no_scale_to_zero_policy():
     assert len(rec.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")) == 1
 
 
-@pytest.mark.parametrize(
-    ("overrides", "needle"),
-    [
-        ({"visibility_timeout_seconds": 50_000}, "VisibilityTimeout"),
-        ({"max_receive_count": 0}, "maxReceiveCount"),
-        ({"min_count": 2, "desired_count": 1}, "min_count"),
-        ({"environment": {"QUEUE_URL": "x"}}, "set by the component"),
-        ({"backlog_target": 0}, "backlog_target"),
-        ({"worker": "w" * 70}, "longer than the maximum 80"),
-    ],
-)
-def test_bad_arguments_fail_before_anything_is_created(overrides, needle):
-    errors: list[str] = []
-
-    def program() -> None:
-        try:
-            QueueWorker("w", worker_args(**overrides))
-        except WorkerArgsError as exc:
-            errors.append(str(exc))
-
-    assert run_function(program).resources == [] and errors
+def test_the_execution_role_decrypts_secrets_with_their_keys_only():
+    key = f"arn:aws:kms:us-east-1:{ACCOUNT_ID}:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+    rec = run_function(lambda: QueueWorker("w", worker_args(secrets_kms_key_arns=(key,))))
+    execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
+    (decrypt,) = [s for s in execution["Statement"] if s["Action"] == "kms:Decrypt"]
+    assert decrypt["Resource"] == [key]
+    assert decrypt["Condition"]["StringEquals"]["kms:ViaService"] == (
+        "secretsmanager.us-east-1.amazonaws.com"
+    )

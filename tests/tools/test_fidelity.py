@@ -615,3 +615,26 @@ def test_the_providers_default_tags_count_toward_each_resources_tag_limit() -> N
     rec = run_function(program, stack="dev", config=config)
     assert any("Tags" in f.message for f in check_resources(rec.resources, config))
     assert check_resources(rec.resources, {"aws:region": "us-east-1"}) == []
+
+
+def test_a_cached_botocore_model_is_the_parsed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The marshal cache of a parsed data file gives the same data; a changed source (size or
+    modification time) or an unreadable cache entry is parsed afresh."""
+    from tools import aws_shapes
+
+    monkeypatch.setattr(aws_shapes, "MODEL_CACHE", tmp_path / "cache")
+    source = tmp_path / "service-2.json"
+    source.write_text(json.dumps({"shapes": {"A": {"type": "string"}}, "n": [1, 2.5, None]}))
+    loader = aws_shapes._PlainJSONFileLoader()
+    first = loader.load_file(str(tmp_path / "service-2"))
+    assert first == json.loads(source.read_text())
+    (entry,) = (tmp_path / "cache").iterdir()
+    assert loader.load_file(str(tmp_path / "service-2")) == first  # read back from the entry
+    source.write_text(json.dumps({"shapes": {}}))  # another size: another key
+    assert loader.load_file(str(tmp_path / "service-2")) == {"shapes": {}}
+    for stale in (tmp_path / "cache").iterdir():
+        stale.write_bytes(b"\x00 not marshal")
+    assert loader.load_file(str(tmp_path / "service-2")) == {"shapes": {}}
+    assert entry.name.endswith(".marshal")

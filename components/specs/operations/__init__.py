@@ -1,8 +1,9 @@
 """Day-2 operations as pure specs, one module per subject: `scaling` (engine-load target
 tracking), `alarms` (the paging alarms; the gateway's and the workers' own in `alarms_gateway`
-and `alarms_worker`), `table` (`stack_alarms`, the one table of who gets which), `notifications`
-(the rollback rule, subscriptions), `dashboard`, `telemetry` (the accelerator hosts' agent) and
-`sidecar` (the metrics sidecar's container).
+and `alarms_worker`), `table` (`stack_alarms`, the one table of who gets which), `watch`
+(`OperationsSpec`: what a stack's operations cover; its alarms and dashboard with placeholders),
+`notifications` (the rollback rule, subscriptions), `dashboard`, `telemetry` (the accelerator
+hosts' agent) and `sidecar` (the metrics sidecar's container).
 
 No Pulumi import. Every builder returns plain data in the shape of the AWS API request it
 becomes (PascalCase members, as botocore's models spell them), so the tests validate them
@@ -88,6 +89,13 @@ from ecs_inference.specs.operations.telemetry import (
     host_telemetry_user_data,
     neuron_prometheus_config,
 )
+from ecs_inference.specs.operations.watch import (
+    OperationsSpec,
+    WatchedService,
+    WatchedWorker,
+    dashboard_inputs,
+    operations_alarms,
+)
 
 __all__ = [
     "AGENT_CONFIG_PATH",
@@ -114,11 +122,14 @@ __all__ = [
     "GatewaySubject",
     "ModelPanel",
     "ObservabilityError",
+    "OperationsSpec",
     "RerankerPanel",
     "ScalingMetric",
     "ScalingPolicySpec",
     "ServiceSubject",
     "Subscription",
+    "WatchedService",
+    "WatchedWorker",
     "WorkerPanel",
     "WorkerSubject",
     "alarm_metric_count",
@@ -127,6 +138,7 @@ __all__ = [
     "check_subscriptions",
     "cloudwatch_agent_config",
     "dashboard_body",
+    "dashboard_inputs",
     "dashboard_name",
     "deployment_rollback_rule",
     "engine_load_queries",
@@ -138,6 +150,7 @@ __all__ = [
     "kv_cache_queries",
     "metrics_sidecar_container",
     "neuron_prometheus_config",
+    "operations_alarms",
     "pool_alarms",
     "queue_age_threshold_seconds",
     "scaling_cooldowns",

@@ -37,11 +37,21 @@ from .tasks import PLATFORM_1_4_CPU, platform_version_ok
 Resource = Any
 
 
-def _refusals_when_known(task: Resource) -> list[str] | None:
+def _refusals(model: Model, task: Resource) -> list[str]:
+    """What Fargate refuses in ``task``, read once per stack: a task definition is judged for
+    every launch that may run it (a launcher whose task definition is a family or an unknown
+    reference may run many). A read that raises is read again (``Model.memo``)."""
+    return model.memo(
+        ("fargate-refusals", task.urn),
+        lambda: task_refusals(task.props, task.resource_type, task),
+    )
+
+
+def _refusals_when_known(model: Model, task: Resource) -> list[str] | None:
     """What Fargate refuses in an EC2-only task definition, None while its containers are
     unknown: being EC2-only already decides the verdict, the refusals only word it."""
     try:
-        return task_refusals(task.props, task.resource_type, task)
+        return _refusals(model, task)
     except UnknownValueError:
         return None
 
@@ -69,11 +79,11 @@ def _note_runtime(launch: Launch, field: str, what: str, unknowns: UnknownCollec
     )
 
 
-def _judge_task(launch: Launch, task: Resource, report: Report) -> None:
+def _judge_task(model: Model, launch: Launch, task: Resource, report: Report) -> None:
     compat = list(as_list(get(task.props, "requiresCompatibilities")))
-    refused = _refusals_when_known(task) if ec2_only(task.props) else None
+    refused = _refusals_when_known(model, task) if ec2_only(task.props) else None
     if refused is None and not ec2_only(task.props):
-        refused = task_refusals(task.props, task.resource_type, task)
+        refused = _refusals(model, task)
     head = f"{launch.label} runs task definition {task.name!r} on Fargate ({launch.why})"
     if refused:
         report(f"{head}, which Fargate refuses: {'; '.join(refused)}.", launch.resource.urn)
@@ -94,7 +104,7 @@ def _check_no_gpu_service(
     def judge(launcher: Resource) -> None:
         for launch, task in _fargate_launches(model, defaults, launcher, unknowns):
             if not is_exempt(config, task, unknowns.own_types):
-                _judge_task(launch, task, report)
+                _judge_task(model, launch, task, report)
 
     judge_each(model.of(LAUNCHERS), LAUNCHERS, config, unknowns, judge)
 

@@ -11,7 +11,7 @@ lazily: a value unknown at preview raises ``UnknownValueError`` from the read th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import aws_limits
@@ -39,30 +39,62 @@ def _parsed(value: Any) -> Any:
     return value
 
 
+_Reads = dict[tuple[int, str], tuple[Any, Any]]
+"""Reads already made while one definition is checked: (id(node), what) -> (node, value)."""
+
+
+def _read(reads: _Reads, node: Any, what: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once per node and ``what`` in one check: the table's paths share their
+    first steps (19 start at ``containerDefinitions``), so a definition's containers are read,
+    and their JSON parsed, once rather than once a path. The node is kept beside its value, so
+    its id cannot be reused while the check runs; a read that raises is not kept, so it raises
+    again, at the same path as before."""
+    entry = reads.get((id(node), what))
+    if entry is not None and entry[0] is node:
+        return entry[1]
+    value = compute()
+    reads[(id(node), what)] = (node, value)
+    return value
+
+
 def _walk(
-    node: Any, steps: Sequence[str], where: str, resource: Any = None
-) -> Iterator[tuple[str, Any]]:
-    """(where, value) for each value at ``steps`` under ``node`` (None where absent). With
-    ``resource`` (a stack rule reading outputs), the top-level read is ``stored``: an
-    Optional+Computed attribute the program did not set (``networkMode``) is unset."""
+    node: Any,
+    steps: Sequence[str],
+    where: str,
+    resource: Any,
+    reads: _Reads,
+    out: list[tuple[str, Any]],
+) -> None:
+    """Append to ``out`` (where, value) for each value at ``steps`` under ``node`` (None where
+    absent). With ``resource`` (a stack rule reading outputs), the top-level read is
+    ``stored``: an Optional+Computed attribute the program did not set (``networkMode``) is
+    unset."""
     if not steps:
-        yield where, node
+        out.append((where, node))
         return
     head, rest = steps[0], steps[1:]
     if not isinstance(node, Mapping):
         return
     key = head.removesuffix("[]")
-    value = stored(node, key, None, resource) if resource is not None else get(node, key)
-    if rest or head.endswith("[]"):
-        value = _parsed(value)
-    if not head.endswith("[]"):
-        yield from _walk(value, rest, f"{where}.{key}" if where else key)
+    listed = head.endswith("[]")
+    parse = bool(rest) or listed
+
+    def read() -> Any:
+        value = stored(node, key, None, resource) if resource is not None else get(node, key)
+        return _parsed(value) if parse else value
+
+    value = _read(reads, node, f"{key}|{parse}", read)
+    if not listed:
+        _walk(value, rest, f"{where}.{key}" if where else key, None, reads, out)
         return
     if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence):
         return
+    # Iterated each time, as before (an unknown item raises where it did); a proxied list
+    # holds its item proxies, so the reads below them are shared between paths.
     for index, item in enumerate(value):
-        label = _label(item, index)
-        yield from _walk(item, rest, f"{where}.{key}[{label}]" if where else f"{key}[{label}]")
+        label = _read(reads, item, "label", lambda: _label(item, index))  # noqa: B023
+        child = f"{where}.{key}[{label}]" if where else f"{key}[{label}]"
+        _walk(item, rest, child, None, reads, out)
 
 
 def _label(item: Any, index: int) -> str:
@@ -136,8 +168,11 @@ def _refusals(
     resource: Any = None,
 ) -> list[str]:
     found: list[str] = []
+    reads: _Reads = {}
     for path, (accepted, _) in table.items():
-        for where, value in _walk(props, _steps(path, resource_type), "", resource):
+        values: list[tuple[str, Any]] = []
+        _walk(props, _steps(path, resource_type), "", resource, reads, values)
+        for where, value in values:
             problem = _check(where, value, accepted, defaults.get(path))
             if problem:
                 found.append(problem)

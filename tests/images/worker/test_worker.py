@@ -29,6 +29,7 @@ from botocore.stub import Stubber
 
 from ecs_inference.contracts import litellm
 from ecs_inference.services import worker as worker_component
+from ecs_inference.specs import worker as worker_spec
 from tests.aws_shapes import validate_shape
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -411,7 +412,7 @@ def test_it_reads_exactly_what_the_stack_injects():
         worker_component.ENV_CONCURRENCY: "4",
         worker_component.ENV_RESULT_QUEUE_URL: RESULTS,
     }
-    assert set(env) == set(worker_component.MANAGED_ENV)
+    assert set(env) == set(worker_spec.MANAGED_ENV)
     s = w.Settings.from_env(env)
     assert (s.queue_url, s.gateway_url, s.result_queue_url) == (
         QUEUE,

@@ -1,7 +1,9 @@
 """Data flows one way: config -> plan of pure specs -> components -> resources.
 
-Each layer may import only the layers below it; these tests import each layer in a fresh
-interpreter and check which modules came with it.
+The layers are the folders: config/, plan/, specs/, sizing/ and engines/ are pure (no Pulumi
+through any import, read from the modules' imports and checked again by importing each package
+in a fresh interpreter); every other module that loads Pulumi builds resources and reads neither
+the schema nor the plan; nothing imports the images' code.
 """
 
 from __future__ import annotations
@@ -26,27 +28,9 @@ def loaded_modules(module: str) -> set[str]:
     return set(json.loads(out.stdout))
 
 
-PURE = [
-    "ecs_inference.plan",
-    "ecs_inference.specs.endpoint",
-    "ecs_inference.specs.network",
-    "ecs_inference.specs.images",
-    "ecs_inference.specs.pool",
-    "ecs_inference.specs.service",
-    "ecs_inference.sizing",
-    "ecs_inference.sizing.catalog",
-    "ecs_inference.engines",
-    "ecs_inference.services.containers",
-    "ecs_inference.specs.weights",
-    "ecs_inference.sizing.weights",
-    "ecs_inference.iam",
-    "ecs_inference.specs.operations",
-    "ecs_inference.cost",
-]
-
-
-@pytest.mark.parametrize("module", PURE)
-def test_plan_specs_and_sizing_load_no_pulumi(module: str) -> None:
+@pytest.mark.parametrize("folder", ["config", "plan", "specs", "sizing", "engines"])
+def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
+    module = f"ecs_inference.{folder}"
     pulumi = sorted(m for m in loaded_modules(module) if m.split(".")[0].startswith("pulumi"))
     assert not pulumi, f"import {module} loads {pulumi[:5]}"
 
@@ -79,47 +63,95 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-COMPONENT_DIRS = ("capacity", "ingress", "services")
-COMPONENT_FILES = ("cluster.py", "network.py", "images.py", "operations.py")
+PURE_FOLDERS = ("config", "plan", "specs", "sizing", "engines")
+"""The folders of pure code: the schema, the plan, the specs, the sizing and the engines."""
+BEFORE_THE_PLAN = {
+    "platform.py": "composes the components from the plan",
+    "existing_network.py": "reads the existing VPC the config names, for the plan to check",
+}
+"""Pulumi modules that may read the config or the plan, each with the reason."""
 
 
-def component_modules() -> list[Path]:
-    base = ROOT / "components"
-    paths = [p for d in COMPONENT_DIRS for p in sorted((base / d).glob("*.py"))]
-    return paths + [base / f for f in COMPONENT_FILES]
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT / "components").with_suffix("").parts
+    parts = parts[:-1] if parts[-1] == "__init__" else parts
+    return ".".join(("ecs_inference", *parts))
 
 
-@pytest.mark.parametrize("path", component_modules(), ids=lambda p: p.name)
-def test_components_never_read_the_config_schema_or_the_plan(path: Path) -> None:
-    """Components take (spec, wiring): the schema and the plan are layers above them."""
-    bad = {
-        m
-        for m in _imports(path)
-        if m.startswith(("ecs_inference.config", "ecs_inference.plan", "ecs_inference.platform"))
+def _folder(module: str) -> str:
+    """The folder (or top-level module) of an `ecs_inference` module."""
+    return [*module.split("."), ""][1]
+
+
+def _components_graph() -> dict[str, set[str]]:
+    """Module -> the `ecs_inference` modules and top-level packages it imports (anywhere)."""
+    graph: dict[str, set[str]] = {}
+    for path in _python_files("components"):
+        graph[_module_name(path)] = _imports(path)
+    return graph
+
+
+def _loads_pulumi(graph: dict[str, set[str]]) -> set[str]:
+    """The modules that import pulumi, directly or through another module of the package."""
+    loads = {
+        m for m, names in graph.items() if any(n.split(".")[0].startswith("pulumi") for n in names)
     }
-    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+    changed = True
+    while changed:
+        changed = False
+        for module, names in graph.items():
+            if module not in loads and any(n in loads for n in names):
+                loads.add(module)
+                changed = True
+    return loads
 
 
-COMPONENT_MODULES = (
-    "ecs_inference.capacity.",
-    "ecs_inference.ingress.",
-    "ecs_inference.platform",
-    "ecs_inference.network",
-    "ecs_inference.cluster",
-    "ecs_inference.images",
-    "ecs_inference.operations",
-    "ecs_inference.services.model",
-    "ecs_inference.services.base",
-    "ecs_inference.services.reranker",
-)
+def test_the_pure_folders_load_no_pulumi() -> None:
+    """config/, plan/, specs/, sizing/ and engines/ load no Pulumi module, through any import."""
+    graph = _components_graph()
+    loads = _loads_pulumi(graph)
+    pure = [m for m in graph if _folder(m) in PURE_FOLDERS]
+    bad = sorted(m for m in pure if m in loads)
+    assert pure and not bad, f"pure modules that load pulumi: {bad}"
 
 
-def test_specs_and_plan_import_no_component() -> None:
-    for path in sorted(
-        [*(ROOT / "components/plan").glob("*.py"), *(ROOT / "components/specs").glob("*.py")]
-    ):
-        bad = {m for m in _imports(path) if m.startswith(COMPONENT_MODULES)}
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+def test_components_never_read_the_config_schema_or_the_plan() -> None:
+    """Components take (spec, wiring): the schema and the plan are layers above every module
+    that builds resources (except those of `BEFORE_THE_PLAN`)."""
+    graph = _components_graph()
+    above = ("ecs_inference.config", "ecs_inference.plan", "ecs_inference.platform")
+    allowed = {_module_name(ROOT / "components" / f) for f in BEFORE_THE_PLAN}
+    bad = [
+        f"{module} imports {sorted(n for n in names if n.startswith(above))}"
+        for module, names in graph.items()
+        if module in _loads_pulumi(graph)
+        and module not in allowed
+        and any(n.startswith(above) for n in names)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_pure_folders_import_no_component() -> None:
+    graph = _components_graph()
+    loads = _loads_pulumi(graph)
+    bad = [
+        f"{module} imports {sorted(n for n in names if n in loads)}"
+        for module, names in graph.items()
+        if _folder(module) in PURE_FOLDERS and any(n in loads for n in names)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_components_import_nothing_from_the_images() -> None:
+    """images/ holds what runs inside the containers; the program reads their contracts from
+    contracts/, never from an image's code."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _python_files("components", "contracts")
+        for name in _imports(path)
+        if name.split(".")[0] == "images"
+    ]
+    assert not bad, "\n".join(bad)
 
 
 PROGRAM_TREES = ("components", "contracts", "tools", "tests", "bench", "__main__.py")
