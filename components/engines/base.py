@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from ecs_inference import iam, sizing
 from ecs_inference.config.base import Section
-from ecs_inference.contracts import aws_limits, flag_table
+from ecs_inference.contracts import flag_table
 from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 
 KEEPALIVE_MARGIN_SECONDS = 5
@@ -289,13 +289,6 @@ def keepalive_for(
     "Well inside" the timeout means at least two keep-alives fit in one idle period, so one
     delayed write (GC pause, event-loop stall during a long prefill) does not cost the stream.
     """
-    low, high = aws_limits.ALB_IDLE_TIMEOUT_RANGE
-    if isinstance(idle_timeout_seconds, bool) or not low <= idle_timeout_seconds <= high:
-        raise fail(
-            where,
-            "albIdleTimeoutSeconds",
-            f"{idle_timeout_seconds!r} outside the ALB range 1-{high}",
-        )
     if keepalive_seconds is None:
         return None
     pos_int(where, "sseKeepAliveSeconds", keepalive_seconds)

@@ -154,12 +154,6 @@ def check_server(
             f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
             "letters, digits and ._:/-"
         )
-    idle_min, idle_max = aws_limits.ALB_IDLE_TIMEOUT_RANGE
-    if not idle_min <= idle_timeout <= idle_max:
-        raise EngineLaunchError(
-            f"{where}.alb_idle_timeout_seconds {idle_timeout} outside the ALB range "
-            f"{idle_min}-{idle_max}"
-        )
     # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
     # (GC pause, event-loop stall during a long prefill) does not cost the stream.
     if not 1 <= keepalive_seconds <= idle_timeout // 2:

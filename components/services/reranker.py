@@ -18,7 +18,6 @@ from typing import Any
 import pulumi
 from pulumi import Input
 
-from ecs_inference import sizing
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
@@ -85,14 +84,10 @@ def reranker_container_definitions(
 class FargateReranker(FargateService):
     """One re-ranker service on Fargate; outputs as `EcsService`."""
 
-    size: sizing.FargateSize
-    """The task's cell of the Fargate grid."""
-
     def __init__(
         self, name: str, args: FargateRerankerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(TOKEN, name, opts)
-        self.size = sizing.fargate_size(args.cpu, args.memory_mib)
         group = self._logs(args.service, args.log_retention_days)
         environment = reranker_environment(
             service=args.service,
@@ -128,8 +123,8 @@ class FargateReranker(FargateService):
         )
         self._fargate_task(
             service=args.service,
-            cpu=self.size.cpu,
-            memory_mib=self.size.memory_mib,
+            cpu=args.cpu,
+            memory_mib=args.memory_mib,
             cpu_architecture=args.cpu_architecture,
             task_role=weights_task_role(
                 self._ctx,

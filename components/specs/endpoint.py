@@ -18,7 +18,6 @@ from ecs_inference.specs.names import derived_name
 
 CONFIG_PATH = "platform.endpoint"
 
-IDLE_TIMEOUT_RANGE = aws_limits.ALB_IDLE_TIMEOUT_RANGE
 MAX_RULE_PRIORITY = aws_limits.LISTENER_RULE_PRIORITY_MAX
 SESSION_TIMEOUT_RANGE = aws_limits.COGNITO_SESSION_TIMEOUT_RANGE
 ACCESS_TOKEN_MINUTES_RANGE = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
@@ -201,14 +200,6 @@ def endpoint_arg_issues(args: EndpointSpec) -> list[ConfigIssue]:
                 f"{p}.certificateArn",
                 f"{args.certificate_arn!r} is not an ACM certificate ARN "
                 "(arn:aws:acm:<region>:<account>:certificate/<id>)",
-            )
-        )
-    if not in_range(args.idle_timeout_seconds, IDLE_TIMEOUT_RANGE):
-        issues.append(
-            ConfigIssue(
-                f"{p}.idleTimeoutSeconds",
-                f"the ALB accepts {IDLE_TIMEOUT_RANGE[0]}-{IDLE_TIMEOUT_RANGE[1]} seconds "
-                f"(got {args.idle_timeout_seconds!r})",
             )
         )
     if not args.allowed_cidrs:

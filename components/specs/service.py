@@ -17,7 +17,6 @@ from typing import Any, Literal
 from ecs_inference import iam, sizing
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.contracts.aws_limits import (
-    ALB_IDLE_TIMEOUT_RANGE,
     CLOUDWATCH_LOG_RETENTION_DAYS,
     ECS_GRACE_PERIOD_MAX,
     LISTENER_RULE_PRIORITY_MAX,
@@ -403,12 +402,6 @@ def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
             f"{where}: health_check_grace_period_seconds {args.health_check_grace_period_seconds}"
             f" is below the re-ranker's startup time of {contract.STARTUP_GRACE_SECONDS} s "
             "(S3 staging + model load); ECS would stop tasks that are still loading"
-        )
-    idle_min, idle_max = ALB_IDLE_TIMEOUT_RANGE
-    if not idle_min <= args.alb_idle_timeout_seconds <= idle_max:
-        raise ServiceArgsError(
-            f"{where}: alb_idle_timeout_seconds {args.alb_idle_timeout_seconds} outside "
-            f"{idle_min}-{idle_max}"
         )
     try:
         iam.s3_read_policy(args.model_bucket, args.model_prefix)

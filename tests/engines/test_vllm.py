@@ -225,10 +225,6 @@ def test_keepalives_fit_inside_the_alb_idle_timeout():
         (lambda: VllmLaunch("m", "s3://bkt/p", 1, gpu_memory_utilization=1.5), "(0, 1]"),
         (lambda: VllmLaunch("m", "s3://bkt/p", 1, dtype="fp7"), "dtype"),
         (lambda: VllmLaunch("m", "s3://bkt/p", 1, keepalive_seconds=40), "half the ALB"),
-        (
-            lambda: VllmLaunch("m", "s3://bkt/p", 1, alb_idle_timeout_seconds=5000),
-            "1-4000",
-        ),
         (lambda: VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--port", "1")), "--port"),
         (
             lambda: VllmLaunch("m", "s3://bkt/p", 1, extra_args=("--max_model_len=2",)),

@@ -124,7 +124,6 @@ def test_container_definition_is_fargate_clean() -> None:
         ({"secrets": {"TOKEN": "plaintext"}}, "Secrets Manager secret ARN"),
         ({"model_prefix": "a/*"}, "plain key prefix"),
         ({"min_count": 3}, "min_count <= desired_count <= max_count"),
-        ({"alb_idle_timeout_seconds": 5000}, "outside 1-4000"),
     ],
 )
 def test_invalid_arguments_are_rejected(overrides: dict[str, Any], message: str) -> None:
