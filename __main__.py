@@ -2,23 +2,29 @@
 
 import pulumi
 import pulumi_aws as aws
+from pulumi.runtime.config import is_config_secret
 
 from ecs_inference import cost
-from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.load import load_stack_config
+from ecs_inference.config.issues import ADVISORY_PREFIX, ConfigError
+from ecs_inference.config.load import plan_stack
+from ecs_inference.config.stack import StackConfig
+from ecs_inference.config.stack_file import PLATFORM_KEY, program_stack_file
 from ecs_inference.existing_network import discover
-from ecs_inference.plan import PLATFORM_NAME, build_plan
+from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan
 from ecs_inference.platform import InferencePlatform
 from ecs_inference.specs.operations import alarm_metric_count
 
-try:
-    config = load_stack_config(
-        pulumi.Config("ecs-inference").get_object("platform"), pulumi.get_stack()
-    )
+stack = pulumi.get_stack()
+# The stack file names the line of each problem and which values were set with `--secret` (the
+# CLI marks the structured key secret as a whole).
+source = program_stack_file(stack)
+
+
+def plan_of(config: StackConfig) -> Plan:
     existing = config.network.existing
-    plan = build_plan(
+    return build_plan(
         config,
-        pulumi.get_stack(),
+        stack,
         # The engines' S3 clients need it (IMDS is blocked for tasks); the provider's own
         # setting, else what the provider resolves (AWS_REGION of the deploying shell).
         region=pulumi.Config("aws").get("region") or aws.get_region().region,
@@ -26,9 +32,23 @@ try:
         # An existing VPC is read before the plan, which checks it.
         network_lookup=discover(existing) if existing is not None else None,
     )
+
+
+try:
+    plan = plan_stack(
+        pulumi.Config("ecs-inference").get_object("platform"),
+        stack,
+        plan_of,
+        source=source,
+        key_secret=is_config_secret(PLATFORM_KEY),
+    )
 except ConfigError as error:
     # RunError: the CLI prints the message alone, without a Python stack trace.
     raise pulumi.RunError(str(error)) from None
+
+# Decisions that predict an outage: the CLI prints each as a warning, at its file and line.
+for advisory in plan.advisories:
+    pulumi.log.warn(f"{ADVISORY_PREFIX}{source.locate(advisory) if source else advisory}")
 
 platform = InferencePlatform(PLATFORM_NAME, plan)
 

@@ -305,7 +305,9 @@ class Operations(pulumi.ComponentResource):
                 f"{name}-alarms-{i}",
                 topic=topic_arn,
                 protocol=sub.protocol,
-                endpoint=sub.endpoint,
+                # An https recipient may carry a token in its URL, and any recipient may be set
+                # with `pulumi config set --secret`: the state keeps it encrypted.
+                endpoint=pulumi.Output.secret(sub.endpoint),
                 opts=child,
             )
             for i, sub in enumerate(args.subscriptions)

@@ -12,6 +12,7 @@ registers nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -53,6 +54,7 @@ from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.stack_secrets import StackSecrets
 from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
 
 _Args = TypeVar("_Args")
@@ -100,6 +102,8 @@ class InferencePlatform(pulumi.ComponentResource):
     """Queue workers by name."""
     operations: Operations
     """Alarms, rollback rule, dashboard."""
+    secrets: StackSecrets | None
+    """The secrets it stores for the config's secret values; None when the config has none."""
 
     def __init__(
         self,
@@ -114,6 +118,11 @@ class InferencePlatform(pulumi.ComponentResource):
         self._images(plan)
         self._foundation(plan)
         self._pools(plan)
+        self.secrets = None
+        if plan.stack_secrets:
+            self.secrets = StackSecrets(
+                f"{name}-secrets", plan.stack_secrets, pulumi.get_stack(), opts=self._child
+            )
         self.endpoint = Endpoint(
             f"{name}-edge",
             with_wiring(
@@ -271,6 +280,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     m,
                     **{**wired, **model_wiring},
                     image=self._image(m.image, plan.built_images.get(svc)),
+                    stack_secret_arns=self._secret_arns(m.secrets.values()),
                     capacity_provider_name=self.pools[plan.model_pools[svc]].capacity_provider_name,
                     weights_efs=self._efs_access(svc, m.efs_file_system),
                     metrics_image=self._image(m.metrics_image, "metrics")
@@ -289,6 +299,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     r,
                     **wired,
                     image=self._image(r.image, plan.built_images.get(svc)),
+                    stack_secret_arns=self._secret_arns(r.secrets.values()),
                     metrics_image=self._image(r.metrics_image, "metrics")
                     if r.metrics_sidecar
                     else None,
@@ -353,6 +364,10 @@ class InferencePlatform(pulumi.ComponentResource):
             client_security_group_id=store.client_security_group.id,
         )
 
+    def _secret_arns(self, refs: Iterable[str]) -> dict[str, pulumi.Output[str]]:
+        """The ARNs of the stack's own secrets among a service's `secrets` references."""
+        return {} if self.secrets is None else self.secrets.of(refs)
+
     def _routes(self, plan: Plan) -> Namespace:
         assert self.namespace is not None and plan.service_connect_namespace is not None
         return Namespace(plan.service_connect_namespace, self.namespace.arn)
@@ -399,6 +414,13 @@ class InferencePlatform(pulumi.ComponentResource):
                 },
                 database=None if db is None else db.endpoint(),
                 database_security_group_id=None if db is None else db.security_group.id,
+                stack_secret_arns=self._secret_arns(
+                    [
+                        gw.master_key_secret_arn,
+                        gw.salt_key_secret_arn or "",
+                        *gw.extra_secrets.values(),
+                    ]
+                ),
             ),
             opts=child,
         )
@@ -415,6 +437,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     gateway_url=self.gateway.private_url,
                     gateway_security_group_id=self.gateway_security_group.id,
                     service_connect_namespace=routes,
+                    stack_secret_arns=self._secret_arns(w.secrets.values()),
                 ),
                 opts=child,
             )
@@ -425,5 +448,10 @@ class InferencePlatform(pulumi.ComponentResource):
 
 
 def _fields(wiring: ClusterWiring, kind: type[ClusterWiring] | None = None) -> dict[str, Any]:
-    """`wiring`'s fields (those of `kind` only, when given) as keywords."""
-    return {f.name: getattr(wiring, f.name) for f in fields(kind or wiring)}
+    """`wiring`'s fields (those of `kind` only, when given) as keywords, but the stack's
+    secrets, which each service is given on its own (only those it names)."""
+    return {
+        f.name: getattr(wiring, f.name)
+        for f in fields(kind or wiring)
+        if f.name != "stack_secret_arns"
+    }

@@ -444,6 +444,8 @@ ACM_CERTIFICATE_ARN = re.compile(
     r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$"
 )
 SECRETS_MANAGER_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
+# A secret's value (botocore secretsmanager SecretStringType: 1 to 65536 characters).
+SECRETS_MANAGER_SECRET_STRING_MAX = 65536
 
 
 def _ec2_id(prefix: str) -> re.Pattern[str]:

@@ -32,6 +32,9 @@ consumes `Authorization`."""
 ENV_CONFIG_YAML = "LITELLM_CONFIG_YAML"
 """The generated config, written to a file by the container's entry point."""
 ENV_MASTER_KEY = "LITELLM_MASTER_KEY"
+MASTER_KEY_PREFIX = "sk-"
+"""What every LiteLLM key starts with: the proxy refuses any other as malformed
+(`user_api_key_auth`: "expected to start with 'sk-'")."""
 ENV_SALT_KEY = "LITELLM_SALT_KEY"
 """Encrypts credentials LiteLLM stores in its database; must never change once set."""
 # With the database on and no DATABASE_URL, LiteLLM's CLI assembles one from these

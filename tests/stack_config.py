@@ -1,4 +1,4 @@
-"""Helpers the foundation tests share: the reference stacks' config, edits of it, and the plan
+"""Helpers the config, plan and platform tests share: the reference stacks' config, edits of it, and the plan
 (or the config issues) of an edited config."""
 
 from __future__ import annotations
@@ -38,15 +38,18 @@ def mutate(raw: dict, path: str, value: object) -> dict:
 DELETE = object()
 
 
-def plan_of(raw: dict, stack: str) -> Plan:
-    """The plan of the platform config `raw` as stack `stack`, in us-east-1."""
-    return build_plan(load_stack_config(raw, stack), stack, region="us-east-1")
+def plan_of(raw: dict, stack: str, *, key_secret: bool = False) -> Plan:
+    """The plan of the platform config `raw` as stack `stack`, in us-east-1 (`key_secret`:
+    the CLI marked the key secret, as when a value in it was set with `--secret`)."""
+    return build_plan(
+        load_stack_config(raw, stack, key_secret=key_secret), stack, region="us-east-1"
+    )
 
 
-def issues_of(raw: dict, stack: str) -> list[ConfigIssue]:
+def issues_of(raw: dict, stack: str, *, key_secret: bool = False) -> list[ConfigIssue]:
     """The issues planning `raw` as stack `stack` reports; fails if it plans."""
     with pytest.raises(ConfigError) as info:
-        plan_of(raw, stack)
+        plan_of(raw, stack, key_secret=key_secret)
     return info.value.issues
 
 

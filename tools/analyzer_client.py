@@ -28,6 +28,7 @@ rule. A diagnostic at level ``remediate`` is reported as ``mandatory``, as the e
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 import selectors
@@ -114,32 +115,40 @@ def load_policy_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise PolicyConfigError(f"{file}: policy pack config must be a JSON object")
+    problems: list[str] = []
     for key, value in data.items():
         if isinstance(value, str):
-            _check_level(file, key, value)
+            problems += _level_problems(key, value)
         elif isinstance(value, dict):
             if "enforcementLevel" in value:
                 level = value["enforcementLevel"]
                 if not isinstance(level, str):
-                    raise PolicyConfigError(
-                        f"{file}: {key}.enforcementLevel: {level!r} is not a valid enforcement "
-                        "level; must be a string"
+                    problems.append(
+                        f"{key}.enforcementLevel: {level!r} is not a valid enforcement level; "
+                        "must be a string"
                     )
-                _check_level(file, key, level)
+                else:
+                    problems += _level_problems(key, level)
         else:
-            raise PolicyConfigError(
-                f"{file}: {key}: {json.dumps(value)} is not a valid value; must be a string or "
-                "object"
+            problems.append(
+                f"{key}: {json.dumps(value)} is not a valid value; must be a string or object"
             )
+    if len(problems) == 1:
+        raise PolicyConfigError(f"{file}: {problems[0]}")
+    if problems:
+        raise PolicyConfigError(
+            f"{file}: {len(problems)} problems:\n  " + "\n  ".join(f"{p}" for p in problems)
+        )
     return data
 
 
-def _check_level(file: Path, key: str, level: str) -> None:
-    if level not in ENFORCEMENT_LEVELS:
-        raise PolicyConfigError(
-            f"{file}: {key}: {level!r} is not a valid enforcement level "
-            f"(one of {', '.join(ENFORCEMENT_LEVELS)})"
-        )
+def _level_problems(key: str, level: str) -> list[str]:
+    if level in ENFORCEMENT_LEVELS:
+        return []
+    return [
+        f"{key}: {level!r} is not a valid enforcement level "
+        f"(one of {', '.join(ENFORCEMENT_LEVELS)})"
+    ]
 
 
 def _split(value: Any) -> tuple[str | None, dict[str, Any]]:
@@ -149,6 +158,30 @@ def _split(value: Any) -> tuple[str | None, dict[str, Any]]:
     props = dict(value or {})
     level = props.pop("enforcementLevel", None)
     return level, props
+
+
+def _unknown_names(policies: list[Mapping[str, Any]], config: Mapping[str, Any]) -> list[str]:
+    """What the config names that the pack does not have, in the pack's own wording (its
+    Configure refuses the same; here every problem of the file is reported together)."""
+    schemas = {
+        str(p["name"]): (p.get("configSchema") or {}).get("properties") or {} for p in policies
+    }
+    problems = []
+    for name, value in config.items():
+        _, props = _split(value)
+        if name == "all":
+            problems += [f"all: {key}: 'all' sets only enforcementLevel" for key in sorted(props)]
+        elif name not in schemas:
+            close = difflib.get_close_matches(name, list(schemas), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            problems.append(f"{name}: no such policy in this pack{hint}")
+        else:
+            problems += [
+                f"{name}: Additional property {key} is not allowed"
+                for key in sorted(props)
+                if key not in schemas[name]
+            ]
+    return problems
 
 
 def reconcile_config(
@@ -174,6 +207,7 @@ def reconcile_config(
             "enforcementLevel": policy["enforcementLevel"],
             "properties": props,
         }
+    errors = _unknown_names(policies, config or {})
     for layer in (initial_config, config):
         if not layer:
             continue
@@ -182,12 +216,13 @@ def reconcile_config(
             for entry in result.values():
                 entry["enforcementLevel"] = all_level
         for name, value in layer.items():
+            if name == "all" or name not in result:
+                continue  # reported above (unknown names, keys under `all`)
             level, props = _split(value)
-            entry = result.setdefault(name, {"enforcementLevel": None, "properties": {}})
+            entry = result[name]
             if level:
                 entry["enforcementLevel"] = level
             entry["properties"].update(props)
-    errors = []
     for policy in policies:
         schema = policy.get("configSchema") or {}
         properties = result[policy["name"]]["properties"]

@@ -38,8 +38,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pulumi
-import yaml
 
+from ecs_inference.config.issues import ADVISORY_PREFIX
+from ecs_inference.config.stack_file import StackFileError
+from ecs_inference.config.stack_file import read_stack_file as read_source
 from tools.aws_requests import Finding
 from tools.described import SETTING as LOOKUPS_SETTING
 from tools.described import DescriptionError, World
@@ -51,10 +53,16 @@ from tools.recording import (
     Recording,
     UnansweredLookupError,
     run_program,
-    stack_config_values,
 )
 from tools.rehearsal import Rehearsal, rehearse
 from tools.rehearsal.iam import EvaluatorUnavailableError, prestart
+from tools.stack_config import (
+    PreviewConfig,
+    offline,
+    preview_config,
+    project_name,
+    stack_file_path,
+)
 from tools.views import DEFAULT_VIEWS, VIEWS
 from tools.views.engine import EngineStack, from_recording
 from tools.views.packs import PackPool, PolicyRunError
@@ -83,6 +91,12 @@ class PreviewResult:
     """What the runtime rehearsal could not check during preview (values known after apply)."""
     views: tuple[str, ...] = ()
     """The engine views the policy pack ran in (each violation names its own)."""
+    advisories: list[str] = field(default_factory=list)
+    """The plan's predictions of an outage (`components.plan.advisories`), one line each with
+    its file and line; counted with the advisory policy findings."""
+    stack_notes: list[str] = field(default_factory=list)
+    """What the offline preview could not resolve in the stack's config (values set with
+    `--secret`, ESC environments) and what stood in for it."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,51 +121,22 @@ class PreviewResult:
             "findings": [asdict(f) for f in self.findings],
             "views": list(self.views),
             "notes": self.notes,
+            "stackNotes": self.stack_notes,
+            "advisories": self.advisories,
             "timings": self.timings,
         }
 
 
-class StackFileError(Exception):
-    """The stack file is missing or is not valid YAML."""
-
-
 def read_stack_file(program_dir: Path, stack: str, path: Path | None = None) -> dict[str, Any]:
-    explicit = path is not None
-    path = path or program_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        known = sorted(
-            p.name[len("Pulumi.") : -len(".yaml")] for p in program_dir.glob("Pulumi.*.yaml")
-        )
-        if not known and not explicit:
-            # A program checked out without any stack (`pulumi stack init` not run yet): it
-            # runs with the project's config defaults, as a fresh stack would.
-            return {"config": {}}
-        raise StackFileError(f"{path.name}: no such stack file (stacks here: {', '.join(known)})")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise StackFileError(f"{path.name}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise StackFileError(f"{path.name}: must be a mapping with a `config:` key")
+    """The stack file's document as the offline preview runs it (`--secret` values as
+    placeholders of their kind); `{"config": {}}` for a program without any stack file.
+    Raises `StackFileError` naming the file (and line)."""
+    found = stack_file_path(program_dir, stack, path)
+    if found is None:
+        return {"config": {}}
+    data = dict(read_source(found).data)
+    data["config"] = offline(data.get("config") or {})
     return data
-
-
-def project_name(program_dir: Path) -> str:
-    data = yaml.safe_load((program_dir / "Pulumi.yaml").read_text())
-    return data["name"]
-
-
-def project_config_defaults(program_dir: Path) -> dict[str, Any]:
-    """The `config:` defaults of Pulumi.yaml (`key: {default: v}`, `key: {value: v}` or
-    `key: v`), keys namespaced by the project as the CLI does for unqualified ones."""
-    data = yaml.safe_load((program_dir / "Pulumi.yaml").read_text()) or {}
-    project = data.get("name", "")
-    out: dict[str, Any] = {}
-    for key, spec in (data.get("config") or {}).items():
-        value = spec.get("default", spec.get("value")) if isinstance(spec, dict) else spec
-        if value is not None:
-            out[key if ":" in key else f"{project}:{key}"] = value
-    return out
 
 
 def _program_error(exc: BaseException, program_dir: Path) -> str:
@@ -176,21 +161,30 @@ def run_preview(
     policy_config: dict[str, Any] | None = None,
     stack_file: Path | None = None,
     views: Sequence[str] = DEFAULT_VIEWS,
+    overrides: Sequence[str] = (),
+    config_file: Path | None = None,
 ) -> PreviewResult:
     """Run the program under mocks and the policy pack over gRPC in each of `views` (default
     `new` and `update`); never raises for user errors. The tree, outputs and fidelity checks
-    are those of `update`, where every value a request carries is known, as when it is sent."""
+    are those of `update`, where every value a request carries is known, as when it is sent.
+    `overrides` (`ns:key.path=value`) and `config_file` (a `config:` block) stand in for the
+    ESC environments the stack imports (tools/stack_config.py)."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     prestart()  # the IAM evaluator starts while the program runs
     try:
-        settings = read_stack_file(program_dir, stack, stack_file)
-    except StackFileError as exc:
+        settings = preview_config(
+            program_dir,
+            stack,
+            stack_file=stack_file,
+            overrides=overrides,
+            config_file=config_file,
+        )
+    except (StackFileError, ValueError) as exc:
         return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc))
-    config = {**project_config_defaults(program_dir), **(settings.get("config") or {})}
-    config_values = stack_config_values({"config": config})
     project = project_name(program_dir)
     source = (stack_file or program_dir / f"Pulumi.{stack}.yaml").name
+    config = settings.config
     try:
         world = World.parse(
             config.get(LOOKUPS_SETTING), str(config.get("aws:region") or "us-east-1"), source
@@ -205,7 +199,7 @@ def run_preview(
             views=views,
             project=project,
             stack=stack,
-            config=config_values,
+            config=settings.values,
         )
         if policy_pack is not None
         else None
@@ -215,7 +209,7 @@ def run_preview(
     # fidelity checks; their results are read in the order the checks report.
     background = _Background(packs)
     try:
-        run = _ProgramRun(program_dir, project, stack, config_values, world)
+        run = _ProgramRun(program_dir, project, stack, settings, world)
         failed = run.run(("update",))
         if failed is None:
             background.rehearse(run)
@@ -224,11 +218,18 @@ def run_preview(
             if packs is not None and "new" in views:
                 failed = run.run(("new",))
         timings["program"] = time.perf_counter() - start
-        if failed is not None:
-            return failed
-        for view in views:
-            background.analyze(run, view)
-        return _checked(run, background, views, timings)
+        if failed is None:
+            for view in views:
+                background.analyze(run, view)
+        result = failed or _checked(run, background, views, timings)
+        result.stack_notes = settings.notes
+        if "update" in run.recordings:
+            result.advisories = [
+                w.removeprefix(ADVISORY_PREFIX)
+                for w in run.recordings["update"].warnings
+                if w.startswith(ADVISORY_PREFIX)
+            ]
+        return result
     finally:
         background.close()
         if packs is not None:
@@ -294,15 +295,12 @@ class _ProgramRun:
         program_dir: Path,
         project: str,
         stack: str,
-        config: dict[str, str],
+        settings: PreviewConfig,
         world: World | None = None,
     ):
-        self.program_dir, self.project, self.stack, self.config = (
-            program_dir,
-            project,
-            stack,
-            config,
-        )
+        self.program_dir, self.project, self.stack = program_dir, project, stack
+        self.settings = settings
+        self.config = config = settings.values
         self.world = world or World(config.get("aws:region") or "us-east-1")
         self.recordings: dict[str, Recording] = {}
 
@@ -320,6 +318,8 @@ class _ProgramRun:
                     stack=stack,
                     config=self.config,
                     view=view,
+                    secret_keys=self.settings.secret_keys,
+                    stack_file=self.settings.stack_file,
                     world=world,
                 )
         except pulumi.RunError as exc:
@@ -523,6 +523,20 @@ def main(argv: list[str] | None = None) -> int:
         "--stack-file", type=Path, help="read config from this file instead of Pulumi.<stack>.yaml"
     )
     parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NS:KEY[.PATH]=VALUE",
+        help="set one value, as `pulumi config set --path` would (repeatable; the value is "
+        "read as YAML); for values an ESC environment would set",
+    )
+    parser.add_argument(
+        "--config-file",
+        type=Path,
+        help="a YAML file with a `config:` block standing in for the ESC environments the "
+        "stack imports (the stack file's own values win)",
+    )
+    parser.add_argument(
         "--view",
         action="append",
         choices=VIEWS,
@@ -559,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
             policy_config=policy_config,
             stack_file=args.stack_file,
             views=tuple(dict.fromkeys(args.view or DEFAULT_VIEWS)),
+            overrides=args.config,
+            config_file=args.config_file,
         )
     if args.json:
         doc = result.to_json()

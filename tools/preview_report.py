@@ -295,6 +295,8 @@ def render_mermaid(resources: list[RecordedResource]) -> str:
 
 def render_text(result: PreviewResult) -> str:
     out = [f"Offline preview of stack '{result.stack}' (mock runtime, no cloud calls)", ""]
+    if result.stack_notes:
+        out += ["Stack config resolved offline:", *(f"  - {n}" for n in result.stack_notes), ""]
     if result.error:
         tail = (
             "Nothing would be created: the resources above are what the program declared."
@@ -321,6 +323,9 @@ def render_text(result: PreviewResult) -> str:
             f"  {k}: {_fmt(v) if v == UNKNOWN else json.dumps(v) if not isinstance(v, str) else v}"
             for k, v in plain_outputs.items()
         ]
+    if result.advisories:
+        out += ["", "Plan advisories (decisions that predict an outage; `pulumi up` warns too):"]
+        out += [f"  [advisory] {a}" for a in result.advisories]
     if result.notes:
         out += ["", "Runtime rehearsal could not check (known after apply):"]
         out += [f"  - {n}" for n in result.notes]
@@ -331,7 +336,15 @@ def render_text(result: PreviewResult) -> str:
     mandatory = sum(1 for v in result.violations if v.enforcement_level == "mandatory")
     advisory = sum(1 for v in result.violations if v.enforcement_level == "advisory")
     across = f" across {len(result.views)} views" if len(result.views) > 1 else ""
-    out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
+    planned = len(result.advisories)
+    if planned:
+        out += [
+            "",
+            f"{mandatory} mandatory, {advisory + planned} advisory finding(s): {planned} from "
+            f"the plan, {advisory} from the policy pack{across}.",
+        ]
+    else:
+        out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
     if mandatory:
         out.append("Preview FAILED: mandatory policy violations (a real `pulumi up` would stop).")
     return "\n".join(out)

@@ -19,7 +19,7 @@ import os
 import re
 import runpy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from ecs_inference.config.stack_file import STACK_FILE_ENV
 from ecs_inference.contracts.aws_limits import name_rule
 from tools.described import SETTING as DESCRIBED_SETTING
 from tools.described import World
@@ -92,6 +93,8 @@ class RecordedResource:
     """The resource options the engine passes on to a policy pack."""
     version: str | None = None
     """The provider version the SDK asks for (it names the default provider)."""
+    secret_inputs: tuple[str, ...] = ()
+    """Inputs the program sent as secrets (`Output.secret`), by name."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,10 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and value.get(_SIG_KEY) == _SECRET_SIG
 
 
 def _stable_hex(*parts: str, length: int = 8) -> str:
@@ -553,7 +560,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             vpc_children = self._construct_vpc(urn, request)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            inputs = plain(json_format.MessageToDict(request.object))
+            wire = json_format.MessageToDict(request.object)
+            inputs = plain(wire)
             prop_deps = {
                 key: tuple(deps.urns) for key, deps in request.propertyDependencies.items()
             }
@@ -572,6 +580,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     options=ResourceOptions.of(request),
                     version=request.version or None,
+                    secret_inputs=tuple(sorted(k for k, v in wire.items() if _is_secret(v))),
                 )
             )
         self.recorded += vpc_children
@@ -712,6 +721,8 @@ def run_program(
     stack: str,
     config: dict[str, str],
     view: str = "update",
+    secret_keys: Sequence[str] = (),
+    stack_file: Path | None = None,
     world: World | None = None,
 ) -> Recording:
     """Run `<program_dir>/__main__.py` under recording mocks, in preview mode; `world`: the
@@ -719,11 +730,16 @@ def run_program(
 
     Raises whatever the program raises (the caller decides how to report it). The program's
     directory is put first on sys.path and made the working directory, as the Python language
-    host does.
+    host does. `secret_keys` are the config keys the CLI would mark secret (default none);
+    `stack_file` the file the config came from when it is not `Pulumi.<stack>.yaml` there
+    (the program reads it for line numbers and `--secret` paths).
     """
     program_dir = program_dir.resolve()
     saved_path = list(sys.path)
     saved_cwd = os.getcwd()
+    saved_env = os.environ.pop(STACK_FILE_ENV, None)
+    if stack_file is not None:
+        os.environ[STACK_FILE_ENV] = str(stack_file.resolve())
     sys.path.insert(0, str(program_dir))
     os.chdir(program_dir)
     try:
@@ -733,11 +749,15 @@ def run_program(
             stack=stack,
             config=config,
             view=view,
+            secret_keys=secret_keys,
             world=world,
         )
     finally:
         sys.path[:] = saved_path
         os.chdir(saved_cwd)
+        os.environ.pop(STACK_FILE_ENV, None)
+        if saved_env is not None:
+            os.environ[STACK_FILE_ENV] = saved_env
 
 
 def run_function(
@@ -747,10 +767,12 @@ def run_function(
     stack: str = "test",
     config: dict[str, str] | None = None,
     view: str = "update",
+    secret_keys: Sequence[str] = (),
     world: World | None = None,
 ) -> Recording:
     """Run `program` (a function that declares resources) under recording mocks, in preview
     mode, and return what it registered. Tests of single components use this directly.
+    `secret_keys`: the config keys the CLI would mark secret (default none).
 
     `view` is what the mocks answer (tools/views/shape.py `VIEWS`; default "update": the
     deployed stack's ids, ARNs and names; "new": a first preview, ids and computed outputs
@@ -768,7 +790,7 @@ def run_function(
         world = World.parse(json.loads(raw) if raw else None, region, "stack config")
     mocks = RecordingMocks(region, view, provider_default_tags(config), world)
     monitor = RecordingMonitor(mocks)
-    set_all_config(config)
+    set_all_config(config, list(secret_keys))
     pulumi_settings.ROOT.set(None)
     collector = _WarningCollector()
     logger = logging.getLogger(f"ecs-inference.preview.{stack}")

@@ -65,6 +65,26 @@ def secret_arn(value: str | None) -> str | None:
     return value
 
 
+def secret_value(value: str | None) -> str | None:
+    """`value` if it can be a secret's value (or None); else the reason, raised. A secret value
+    may not look like an ARN: one that does is a mistyped reference."""
+    if value is None:
+        return None
+    if value.startswith("arn:"):
+        raise ValueError(
+            "looks like an ARN but is not a Secrets Manager secret ARN "
+            "(arn:aws:secretsmanager:<region>:<account>:secret:<name>)"
+        )
+    if not value:
+        raise ValueError("is empty")
+    if len(value) > aws_limits.SECRETS_MANAGER_SECRET_STRING_MAX:
+        raise ValueError(
+            f"is {len(value)} characters; a Secrets Manager secret holds at most "
+            f"{aws_limits.SECRETS_MANAGER_SECRET_STRING_MAX}"
+        )
+    return value
+
+
 Name = Annotated[str, AfterValidator(_name)]
 S3Uri = Annotated[str, AfterValidator(_s3_uri)]
 Image = Annotated[str, AfterValidator(_image)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from ecs_inference.config.base import Image, Name, Section, secret_arn
+from ecs_inference.config.base import Image, Name, Section, secret_arn, secret_value
 from ecs_inference.config.services import MAX_TASKS, ServiceConfig
-from ecs_inference.contracts import aws_limits
+from ecs_inference.contracts import aws_limits, litellm
 from ecs_inference.specs.gateway import GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.service import CpuArchitecture
 
@@ -37,17 +37,32 @@ class GatewayDatabaseConfig(Section):
     """Aurora Serverless v2 maximum capacity (ACUs)."""
     salt_key_secret_arn: str | None = None
     """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
-    rotate it). Required when enabled."""
+    rotate it). With `enabled`, this or `saltKey`."""
+    salt_key: str | None = None
+    """LITELLM_SALT_KEY itself, set with `pulumi config set --secret --path
+    'ecs-inference:platform.gateway.database.saltKey' <value>`: the stack keeps it in a Secrets
+    Manager secret of its own. With `enabled`, this or `saltKeySecretArn`."""
 
     @field_validator("salt_key_secret_arn")
     @classmethod
     def _salt(cls, value: str | None) -> str | None:
         return secret_arn(value)
 
+    @field_validator("salt_key")
+    @classmethod
+    def _salt_value(cls, value: str | None) -> str | None:
+        return secret_value(value)
+
     @model_validator(mode="after")
     def _needs_salt(self) -> GatewayDatabaseConfig:
-        if self.enabled and self.salt_key_secret_arn is None:
-            raise ValueError("enabled needs `saltKeySecretArn` (LiteLLM's LITELLM_SALT_KEY)")
+        if self.salt_key is not None and self.salt_key_secret_arn is not None:
+            raise ValueError("set `saltKey` or `saltKeySecretArn`, not both")
+        if self.enabled and self.salt_key is None and self.salt_key_secret_arn is None:
+            raise ValueError(
+                "with `enabled`, LiteLLM's salt key is required but missing: set `saltKey` "
+                "(LITELLM_SALT_KEY itself, with `pulumi config set --secret`) or "
+                "`saltKeySecretArn`"
+            )
         if self.min_capacity_acu > self.max_capacity_acu:
             raise ValueError("minCapacityAcu must not exceed maxCapacityAcu")
         return self
@@ -61,9 +76,13 @@ class GatewayConfig(ServiceConfig):
     """LiteLLM proxy image: the pinned release's (`LITELLM_VERSION`) unless set."""
     path: Name = LiteLLMGatewaySpec.path
     """ALB path prefix (`/<path>/v1/chat/completions`); must not be a service name."""
-    master_key_secret_arn: str
+    master_key_secret_arn: str | None = None
     """Secrets Manager secret holding LITELLM_MASTER_KEY (`sk-...`), the admin key clients send
-    in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`)."""
+    in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`). This or `masterKey`."""
+    master_key: str | None = None
+    """LITELLM_MASTER_KEY itself (`sk-...`), set with `pulumi config set --secret --path
+    'ecs-inference:platform.gateway.masterKey' sk-...`: the stack keeps it in a Secrets Manager
+    secret of its own. This or `masterKeySecretArn`."""
     routes: dict[str, str] | None = None
     """Gateway model name -> model service key; unset: every model service under its served
     model name."""
@@ -88,5 +107,31 @@ class GatewayConfig(ServiceConfig):
 
     @field_validator("master_key_secret_arn")
     @classmethod
-    def _master(cls, value: str) -> str:
-        return secret_arn(value) or value
+    def _master(cls, value: str | None) -> str | None:
+        return secret_arn(value)
+
+    @field_validator("master_key")
+    @classmethod
+    def _master_value(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(litellm.MASTER_KEY_PREFIX):
+            # LiteLLM refuses a key that does not start so ("expected to start with 'sk-'").
+            raise ValueError(f"must start with {litellm.MASTER_KEY_PREFIX!r}, as LiteLLM keys do")
+        return secret_value(value)
+
+    @model_validator(mode="after")
+    def _one_master_key(self) -> GatewayConfig:
+        if self.master_key is not None and self.master_key_secret_arn is not None:
+            raise ValueError("set `masterKey` or `masterKeySecretArn`, not both")
+        if self.master_key is None and self.master_key_secret_arn is None:
+            raise ValueError(
+                "LiteLLM's master key is required but missing: set `masterKey` "
+                "(LITELLM_MASTER_KEY itself, with `pulumi config set --secret`) or "
+                "`masterKeySecretArn` (a Secrets Manager secret holding it)"
+            )
+        return self
+
+    @property
+    def master_key_path(self) -> str:
+        """The config path of the master key, whichever way it is given."""
+        key = "masterKey" if self.master_key is not None else "masterKeySecretArn"
+        return f"platform.gateway.{key}"

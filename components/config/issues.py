@@ -20,17 +20,39 @@ class ConfigIssue:
 
     path: str
     message: str
+    where: str = ""
+    """The stack file and line that sets `path` (`Pulumi.dev.yaml:42`; its nearest ancestor's
+    when the key is missing), when known."""
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        at = f"{self.where}: " if self.where else ""
+        return f"{at}{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Advisory(ConfigIssue):
+    """A decision the stack deploys with but that predicts an outage: where to change it and
+    how. Never stops a run; the program prints it as a warning."""
+
+
+ADVISORY_PREFIX = "advisory: "
+"""How the program's warning of an advisory starts (the offline preview counts them)."""
 
 
 class ConfigError(Exception):
     """The stack configuration is invalid; no resource has been (or will be) registered."""
 
-    def __init__(self, issues: Iterable[ConfigIssue] | ConfigIssue, stack: str | None = None):
+    def __init__(
+        self,
+        issues: Iterable[ConfigIssue] | ConfigIssue,
+        stack: str | None = None,
+        not_checked: Iterable[str] = (),
+    ):
         self.issues = [issues] if isinstance(issues, ConfigIssue) else list(issues)
         self.stack = stack
+        self.not_checked = list(not_checked)
+        """Entries whose further checks wait for the problems above (their findings could
+        come from the parts set aside, not from what the file says)."""
         super().__init__(self.render())
 
     def render(self) -> str:
@@ -38,6 +60,11 @@ class ConfigError(Exception):
         noun = "problem" if len(self.issues) == 1 else "problems"
         lines = [f"invalid configuration{where} ({len(self.issues)} {noun}):"]
         lines += [f"  - {issue}" for issue in self.issues]
+        if self.not_checked:
+            lines.append(
+                "  Not checked further until the problems above are fixed: "
+                + ", ".join(self.not_checked)
+            )
         return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from ecs_inference.config.base import SECRET_ARN_PATTERN, Image, Section
+from ecs_inference.config.base import SECRET_ARN_PATTERN, Image, Section, secret_value
 from ecs_inference.contracts import aws_limits
 from ecs_inference.contracts.engine import (
     ENV_REGION_VARIABLES,
@@ -101,7 +101,10 @@ class ServiceConfig(Section):
     environment: dict[str, str] = Field(default_factory=dict)
     """Plain settings for the container. Credentials are rejected here: use `secrets`."""
     secrets: dict[str, str] = Field(default_factory=dict)
-    """Environment name -> Secrets Manager secret ARN, injected by ECS at start."""
+    """Environment name -> a Secrets Manager secret ARN, or the secret's value itself set with
+    `pulumi config set --secret --path 'ecs-inference:platform.<section>.<name>.secrets.<NAME>'
+    <value>` (the stack keeps it in a Secrets Manager secret of its own); injected by ECS at
+    start from Secrets Manager, never as plain environment."""
     log_retention_days: int = Field(
         ServiceSpec.log_retention_days, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS)
     )
@@ -137,8 +140,10 @@ class ServiceConfig(Section):
                 )
             if SECRET_NAME_HINT.search(name):
                 raise ValueError(
-                    f"{name!r} looks like a credential: put its Secrets Manager ARN under "
-                    "`secrets` instead of a plain value"
+                    f"{name!r} looks like a credential: remove it here and give it as this "
+                    f"service's `secrets.{name}` instead, its value set with `pulumi config "
+                    "set --secret --path` (the stack keeps it in Secrets Manager) or a Secrets "
+                    "Manager secret ARN"
                 )
         return values
 
@@ -151,7 +156,10 @@ class ServiceConfig(Section):
             if cls.SERVES_MODEL and (hub := _model_hub_message("secrets", name)):
                 raise ValueError(hub)
             if not SECRET_ARN_PATTERN.match(arn):
-                raise ValueError(f"{name}: must be a Secrets Manager secret ARN, got {arn!r}")
+                try:
+                    secret_value(arn)
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
         return values
 
     # Whether the service's scaling metric has data with zero tasks (a queue backlog does; a

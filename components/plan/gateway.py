@@ -10,6 +10,7 @@ from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
+from ecs_inference.plan.secrets import secret_ref, secret_refs
 from ecs_inference.plan.services import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
@@ -214,7 +215,9 @@ def gateway_service(
     assert cfg.image is not None  # the config's default is the pinned release
     spec = LiteLLMGatewaySpec(
         litellm=proxy,
-        master_key_secret_arn=cfg.master_key_secret_arn,
+        master_key_secret_arn=secret_ref(
+            cfg.master_key_path, cfg.master_key or cfg.master_key_secret_arn or ""
+        ),
         priority=priority,
         path=cfg.path,
         image=cfg.image,
@@ -227,12 +230,22 @@ def gateway_service(
         target_cpu_percent=cfg.target_cpu_percent,
         deregistration_delay_seconds=deregistration(proxy.longest_request_seconds).seconds,
         extra_environment=dict(cfg.environment),
-        extra_secrets=dict(cfg.secrets),
         secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
         log_retention_days=cfg.log_retention_days,
-        salt_key_secret_arn=cfg.database.salt_key_secret_arn,
+        salt_key_secret_arn=_salt_key_ref(cfg),
+        extra_secrets=secret_refs("platform.gateway", cfg.secrets),
     )
     return spec, _decisions(spec, size), []
+
+
+def _salt_key_ref(cfg: GatewayConfig) -> str | None:
+    """What the container's `secrets` names for LITELLM_SALT_KEY; None: no salt key."""
+    db = cfg.database
+    if not db.enabled:
+        return None
+    if db.salt_key is not None:
+        return secret_ref("platform.gateway.database.saltKey", db.salt_key)
+    return db.salt_key_secret_arn
 
 
 def _managed_name_issues(cfg: GatewayConfig, proxy: GatewaySpec, base: str) -> list[ConfigIssue]:

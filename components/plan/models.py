@@ -14,6 +14,7 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.plan.pools import Placed, PoolChoice
+from ecs_inference.plan.secrets import secret_refs
 from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import instance_types
 from ecs_inference.sizing import weights as weight_load
@@ -280,7 +281,7 @@ def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, l
         # Neuron devices are not an ECS resource: a second task would map the same ones.
         one_task_per_instance=launch.neuron_device_count > 0,
         environment=dict(model.environment),
-        secrets=dict(model.secrets),
+        secrets=secret_refs(f"platform.models.{m.name}", model.secrets),
         weights_kms_key_arn=model.kms_key_arns.weights,
         secrets_kms_key_arns=tuple(model.kms_key_arns.secrets),
         execute_command=cfg.cluster.execute_command,

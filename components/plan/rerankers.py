@@ -10,6 +10,7 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as contract
+from ecs_inference.plan.secrets import secret_refs
 from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.specs.service import RerankerSpec, ServiceArgsError, validate_reranker
 
@@ -70,7 +71,7 @@ def reranker_service(
         # the ALB idle timeout and the deregistration delay are derived from.
         environment={contract.ENV_REQUEST_TIMEOUT_SECONDS: str(rr.max_request_seconds)}
         | dict(rr.environment),
-        secrets=dict(rr.secrets),
+        secrets=secret_refs(f"platform.rerankers.{name}", rr.secrets),
         weights_kms_key_arn=rr.kms_key_arns.weights,
         secrets_kms_key_arns=tuple(rr.kms_key_arns.secrets),
         execute_command=cfg.cluster.execute_command,

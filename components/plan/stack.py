@@ -5,12 +5,13 @@ the re-rankers, the gateway and its workers, the images to build, the endpoint's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ecs_inference.config.issues import Issues
+from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.plan import (
+    advisories,
     cluster,
     endpoint,
     fargate,
@@ -21,6 +22,7 @@ from ecs_inference.plan import (
     operations,
     pools,
     rerankers,
+    secrets,
     weight_stores,
     workers,
 )
@@ -35,6 +37,7 @@ from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations_alarms
 from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.specs.weights import WeightStoreSpec
 from ecs_inference.specs.worker import QueueWorkerSpec
@@ -78,6 +81,11 @@ class Plan:
     """What the alarms and the dashboard watch, and where the alarms go."""
     decisions: Mapping[str, list[str]]
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
+    advisories: tuple[Advisory, ...] = ()
+    """Decisions that predict an outage (`components.plan.advisories`), printed as warnings."""
+    stack_secrets: Mapping[str, StackSecret] = field(default_factory=lambda: {})
+    """Secret values of the config the stack stores in Secrets Manager itself, by config
+    path; the specs name them by reference (`components.specs.secrets`)."""
 
     def alarm_specs(self, stack: str = "stack") -> list[AlarmSpec]:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
@@ -243,4 +251,12 @@ def build_plan(
         service_connect_namespace=namespace,
         operations=operations_spec,
         decisions=decisions,
+        advisories=(
+            *advisories.deploy_advisories(choices, deploys),
+            *advisories.spot_advisories(
+                config, choices, {**pool_specs.gpu, **pool_specs.neuron}, model_specs
+            ),
+            *advisories.single_task_advisories(config, model_specs, reranker_specs, gateway_spec),
+        ),
+        stack_secrets=secrets.stack_secrets(config),
     )

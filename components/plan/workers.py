@@ -9,7 +9,7 @@ Amazon SQS"; `components.specs.worker` has the policies).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
@@ -17,6 +17,7 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
+from ecs_inference.plan.secrets import secret_ref, secret_refs
 from ecs_inference.specs import operations as ops
 from ecs_inference.specs.worker import (
     MANAGED_ENV,
@@ -108,22 +109,28 @@ def backlog_target(
 
 @dataclass(frozen=True)
 class GatewayKeys:
-    """The keys the gateway accepts: its master key's secret, and with a `database` the virtual
-    keys stored there as well (without one, LiteLLM knows no key but the master key)."""
+    """The keys the gateway accepts: its master key, and with a `database` the virtual keys
+    stored there as well (without one, LiteLLM knows no key but the master key)."""
 
-    master_key_secret_arn: str
+    master_key_ref: str
+    """What a container's `secrets` names for the master key (an ARN or the stack's secret)."""
+    master_key_path: str = "platform.gateway.masterKeySecretArn"
+    """Where the config sets it."""
+    master_key_given: str = field(default="", repr=False)
+    """The config's value there (the secret's ARN, or the key itself)."""
     database: bool = False
 
 
 def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
     """A worker key the gateway would refuse: without a database, any but the master key."""
     given = cfg.secrets.get(ENV_API_KEY)
-    if keys.database or given is None or given == keys.master_key_secret_arn:
+    if keys.database or given is None or given == (keys.master_key_given or keys.master_key_ref):
         return None
+    shown = given if given.startswith("arn:") else "a key set with --secret"
     return ConfigIssue(
         f"platform.workers.{name}.secrets.{ENV_API_KEY}",
         f"the gateway has no database, so it accepts no key but its master key "
-        f"(platform.gateway.masterKeySecretArn); {given} would get 401 on every job: leave "
+        f"({keys.master_key_path}); {shown} would get 401 on every job: leave "
         f"{ENV_API_KEY} unset (the platform passes the master key) or enable "
         "platform.gateway.database and issue the worker a virtual key",
     )
@@ -212,8 +219,8 @@ def worker_service(
         return None, [], found
     visibility, target, size = checked
     assert cfg.image is not None  # required by the config
-    secrets = dict(cfg.secrets)
-    secrets.setdefault(ENV_API_KEY, gateway.master_key_secret_arn)
+    secrets = secret_refs(f"platform.workers.{name}", cfg.secrets)
+    secrets.setdefault(ENV_API_KEY, gateway.master_key_ref)
     spec = QueueWorkerSpec(
         worker=name,
         image=cfg.image,
@@ -274,7 +281,12 @@ def plan_workers(
 ) -> tuple[dict[str, QueueWorkerSpec], dict[str, list[str]]]:
     """Every worker's spec and decisions (`project_stack`: see `worker_service`)."""
     gw = cfg.gateway
-    keys = None if gw is None else GatewayKeys(gw.master_key_secret_arn, gw.database.enabled)
+    keys = None
+    if gw is not None:
+        given = gw.master_key or gw.master_key_secret_arn or ""
+        keys = GatewayKeys(
+            secret_ref(gw.master_key_path, given), gw.master_key_path, given, gw.database.enabled
+        )
     specs: dict[str, QueueWorkerSpec] = {}
     decisions: dict[str, list[str]] = {}
     for name, worker in cfg.workers.items():

@@ -35,6 +35,7 @@ from ecs_inference.contracts.aws_limits import (
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
 from ecs_inference.services.containers import log_configuration, with_app_protocol
+from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
@@ -81,6 +82,10 @@ class ClusterWiring:
     """What the ECS service waits for, e.g. the cluster's capacity provider association (ECS
     rejects a strategy naming a provider the cluster is not associated with yet); default
     none."""
+    stack_secret_arns: Mapping[str, Input[str]] = field(default_factory=dict)
+    """The ARNs of the secrets the stack stores itself, by reference
+    (`components.specs.secrets`): a container's `secrets` entry naming one gets its ARN;
+    default none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,15 +270,21 @@ class EcsService(pulumi.ComponentResource):
         render: Callable[[list[Any]], list[dict[str, Any]]],
         *values: Input[Any],
         service_connect: bool = False,
+        secret_arns: Mapping[str, Input[str]] | None = None,
     ) -> Output[str]:
         """`container_definitions`: `render(region, *values)` as JSON (the region and the built
-        images are Outputs). With `service_connect`, named ports declare their HTTP protocol."""
+        images are Outputs). With `service_connect`, named ports declare their HTTP protocol;
+        `secret_arns` (default none) are the stack's own secrets the containers' `secrets` name
+        by reference, each replaced by its ARN (the task definition then waits for them)."""
+        refs = sorted(secret_arns or {})
 
         def definitions(resolved: list[Any]) -> str:
-            containers = render(resolved)
+            arns = dict(zip(refs, resolved[len(resolved) - len(refs) :], strict=True))
+            containers = stack_secrets.resolve(render(resolved[: len(resolved) - len(refs)]), arns)
             return json.dumps(with_app_protocol(containers) if service_connect else containers)
 
-        self.container_definitions = Output.all(self._ctx.region, *values).apply(definitions)
+        arns = [(secret_arns or {})[ref] for ref in refs]
+        self.container_definitions = Output.all(self._ctx.region, *values, *arns).apply(definitions)
         return self.container_definitions
 
     def _task(

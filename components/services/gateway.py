@@ -204,6 +204,7 @@ class LiteLLMGateway(FargateService):
             ),
             args.image,
             _environment(args),
+            secret_arns=args.stack_secret_arns,
         )
         self._fargate_task(
             service=args.path,

@@ -177,6 +177,7 @@ class ModelService(PoolService):
             args.image,
             args.metrics_image or "",
             service_connect=args.service_connect_namespace is not None,
+            secret_arns=args.stack_secret_arns,
         )
         efs = args.weights_efs
         self._pool_task(

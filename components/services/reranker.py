@@ -119,6 +119,7 @@ class FargateReranker(FargateService):
             args.image,
             args.metrics_image or "",
             service_connect=args.service_connect_namespace is not None,
+            secret_arns=args.stack_secret_arns,
         )
         self._fargate_task(
             service=args.service,

@@ -354,6 +354,7 @@ class QueueWorker(FargateService):
             args.gateway_url,
             ctx.account_id,
             ctx.dns_suffix,
+            secret_arns=args.stack_secret_arns,
         )
         cluster_name = Output.from_input(args.cluster_arn).apply(cluster_name_from_arn)
         self._fargate_task(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
+from ecs_inference.sizing.fit_changes import FitChange, describe, fit_changes
 from ecs_inference.sizing.memory import (
     GIB,
     SizingError,
@@ -262,16 +263,18 @@ def cheapest_fitting(
     return tuple(fits[:limit])
 
 
-def _suggestions(fits: Sequence[GpuFit]) -> str:
-    if not fits:
-        return (
-            "no catalog type fits; lower max_model_len or max_concurrent_sequences, use an fp8 "
-            "KV cache, or quantise the weights"
-        )
+def _suggestions(changes: Sequence[FitChange], instance: str, fits: Sequence[GpuFit]) -> str:
+    """What to change: the model's settings that make it fit `instance` first, then the
+    cheapest catalog types that hold it as configured."""
     parts = [
         f"{f.instance.name} (tp {f.tp_size}, ~${f.instance.on_demand_usd_hour:.2f}/h)" for f in fits
     ]
-    return "cheapest catalog types that fit: " + ", ".join(parts)
+    bigger = (
+        "cheapest catalog types that fit as configured: " + ", ".join(parts)
+        if parts
+        else "no catalog type fits as configured"
+    )
+    return f"{describe(changes, instance)}; or else {bigger}"
 
 
 def choose_tensor_parallel(
@@ -319,26 +322,34 @@ def choose_tensor_parallel(
             )
         if need.per_gpu_gib(tp) > usable:
             fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
+            changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=tp)
             raise SizingError(
                 f"{need.model} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
-                f" ({need.total_gib:.1f} GiB in total) but {offer}; {_suggestions(fits)}"
+                f" ({need.total_gib:.1f} GiB in total) but {offer}; "
+                f"{_suggestions(changes, inst.name, fits)}"
             )
         return _fit_at(need, inst, tp, util)
 
     fit = _try_fit(need, inst, util, heads)
     if fit is not None:
         return fit
-    allowed = [
-        tp
-        for tp in _powers_of_two_up_to(inst.accelerator_count)
-        if tp_allowed(tp, heads, need.kv_heads)
-    ]
+    allowed = _allowed(inst, heads, need)
     best = max(allowed) if allowed else 1
     fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
+    changes = fit_changes(need, usable, allowed)
     raise SizingError(
         f"{need.model} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
         f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}), "
         f"{need.per_gpu_gib(best):.1f} GiB per GPU even at tensor parallel {best}, but {offer}"
         f" (tensor parallel sizes allowed by {heads} attention heads and {need.kv_heads} KV heads: "
-        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(fits)}"
+        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(changes, inst.name, fits)}"
     )
+
+
+def _allowed(instance: InstanceType, attention_heads: int, need: MemoryNeed) -> list[int]:
+    """The tensor parallel sizes `instance` offers that vLLM accepts for the head layout."""
+    return [
+        tp
+        for tp in _powers_of_two_up_to(instance.accelerator_count)
+        if tp_allowed(tp, attention_heads, need.kv_heads)
+    ]

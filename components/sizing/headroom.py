@@ -176,6 +176,9 @@ class DeployChoice:
     maximum_percent: int
     note: str
     steps: tuple[DeployStep, ...] = ()
+    outage: str | None = None
+    """The outage a deploy predicts (every running task stopped at once at some count), with
+    what avoids it; None: a deploy always keeps a task serving."""
 
 
 def choose_deploy(
@@ -211,7 +214,6 @@ def choose_deploy(
         )
     steps = tuple(deploy_step(n, minimum, maximum, slots) for n in counts)
     shown = sorted({low, high, desired_count or low} & set(counts))
-    worst = max(step.stopped_at_once for step in steps)
     how = (
         "surge"
         if minimum == 100
@@ -224,9 +226,18 @@ def choose_deploy(
         f"holds {slots} task(s) of this service with the others at their maxCount; "
         + "; ".join(steps[n - low].summary() for n in shown)
     )
-    if worst and worst >= low:
-        note = (
-            f"{note}. WARNING: at up to {worst} stopped at once a deploy can leave no task "
-            "serving (an outage); raise the pool's maxSize to deploy without one"
+    outage = None
+    dark = [step for step in steps if step.stopped_at_once >= step.tasks]
+    if dark:
+        # One more task's room at that count lets ECS start a replacement first.
+        room = max(
+            math.ceil((dark[0].tasks + 1) / max(tasks_per_instance, 1)) - capacity_instances, 1
         )
-    return DeployChoice(minimum, maximum, note, steps)
+        outage = (
+            f"a deploy (and managed draining) can leave no task serving, an outage: at "
+            f"{', '.join(str(s.tasks) for s in dark)} task(s) it stops every task before a "
+            f"replacement serves, because the pool holds only {slots} task(s) of this service "
+            f"with the others at their maxCount; raise the pool's maxSize by at least {room} to "
+            "deploy without one"
+        )
+    return DeployChoice(minimum, maximum, note, steps, outage)

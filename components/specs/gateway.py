@@ -453,7 +453,8 @@ class LiteLLMGatewaySpec:
     extra_environment: Mapping[str, str] = field(default_factory=dict)
     """Extra plain variables (not the ones the component sets, `managed_names`)."""
     extra_secrets: Mapping[str, str] = field(default_factory=dict)
-    """Extra variables from Secrets Manager: env name -> secret ARN (not `managed_names`)."""
+    """Extra variables from Secrets Manager: env name -> secret ARN, or the reference of the
+    stack's own secret (`components.specs.secrets`; not `managed_names`)."""
     secrets_kms_key_arns: tuple[str, ...] = ()
     """Customer-managed KMS keys of the gateway's secrets (the master and salt keys and
     `extra_secrets`): the execution role may decrypt with them."""

@@ -220,6 +220,37 @@ def on_demand_instances(args: MixedInstancesArgs, instances: int) -> int:
     return base + math.floor(above * args.on_demand_percentage_above_base / 100)
 
 
+def spot_predictions(
+    args: MixedInstancesArgs,
+    *,
+    min_count: int,
+    tasks_per_instance: int,
+    max_generation_seconds: int,
+) -> list[str]:
+    """What a Spot reclaim predicts for a service (advisories): its minimum lost, and
+    generations longer than the notice cut; none without Spot."""
+    if not args.uses_spot:
+        return []
+    notice = SPOT_INTERRUPTION_NOTICE_SECONDS
+    min_instances = math.ceil(max(min_count, 0) / max(tasks_per_instance, 1))
+    on_demand = on_demand_instances(args, min_instances)
+    found = []
+    if on_demand < min_instances:
+        found.append(
+            f"a Spot reclaim can take it below its minimum of {min_count} task(s) (an outage "
+            f"when it reclaims them all): they need {min_instances} instance(s) but only "
+            f"{on_demand} are surely On-Demand; raise onDemandBaseCapacity to {min_instances}"
+        )
+    if max_generation_seconds > notice:
+        found.append(
+            f"a Spot reclaim gives {notice} s notice, shorter than the {max_generation_seconds}"
+            " s generations the deregistration delay waits for: streams on a reclaimed host are "
+            "cut and clients must retry; keep such services on On-Demand capacity "
+            "(onDemandPercentageAboveBaseCapacity 100) or shorten maxGenerationSeconds"
+        )
+    return found
+
+
 def spot_interruption_notes(
     args: MixedInstancesArgs,
     *,
@@ -253,9 +284,8 @@ def spot_interruption_notes(
         )
     else:
         lines.append(
-            f"{service}: WARNING its minimum of {min_count} task(s) needs {min_instances} "
-            f"instance(s) but only {on_demand} are On-Demand; a Spot reclaim can take it below "
-            "the minimum (raise onDemandBaseCapacity)"
+            f"{service}: its minimum of {min_count} task(s) needs {min_instances} instance(s), "
+            f"{on_demand} of them On-Demand"
         )
     outage = instance_warmup_seconds + replacement_seconds - notice
     cut = max(0, max_generation_seconds - notice)

@@ -24,6 +24,7 @@ from ecs_inference.contracts.aws_limits import (
 )
 from ecs_inference.engines import Launch
 from ecs_inference.engines.base import TaskArgsError
+from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import NAME_PATTERN
 
 
@@ -259,6 +260,8 @@ def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -
                 raise ServiceArgsError(f"{where}: {name} is set in both environment and secrets")
             names.add(name)
     for name, arn in secrets.items():
+        if stack_secrets.is_reference(arn):
+            continue  # the stack's own secret: its ARN is the one the stack creates
         try:
             iam.secret_policy_arn(arn)
         except iam.PolicyArgumentError as exc:

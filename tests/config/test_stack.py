@@ -74,11 +74,18 @@ BAD = [
         "Secrets Manager",
     ),
     (
-        "secret not an ARN",
+        "secret in plain text",
         "models.llama.secrets",
         {"API_KEY": "plain"},
+        "platform.models.llama.secrets.API_KEY",
+        "pulumi config set --secret --path 'ecs-inference:platform.models.llama.secrets.API_KEY'",
+    ),
+    (
+        "mistyped secret ARN",
+        "models.llama.secrets",
+        {"API_KEY": "arn:aws:secretsmanager:us-east-1:123456789012:sekret:x"},
         "platform.models.llama.secrets",
-        "Secrets Manager secret ARN",
+        "API_KEY: looks like an ARN but is not a Secrets Manager secret ARN",
     ),
     (
         "neuron without compile shape",

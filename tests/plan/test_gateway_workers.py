@@ -73,7 +73,16 @@ def test_gateway_without_anything_to_route_is_refused():
         ({"masterKeySecretArn": "sk-plaintext"}, "Secrets Manager secret ARN"),
         ({"masterKeySecretArn": MASTER, "database": {"enabled": True}}, "saltKeySecretArn"),
         ({"masterKeySecretArn": MASTER, "bogus": 1}, "Extra inputs"),
-        ({}, "Field required"),
+        ({}, "master key is required but missing"),
+        ({"masterKey": "plaintext-without-prefix"}, "must start with 'sk-'"),
+        ({"masterKey": "sk-a", "masterKeySecretArn": MASTER}, "not both"),
+        (
+            {
+                "masterKey": "sk-a",
+                "database": {"enabled": True, "saltKey": "s", "saltKeySecretArn": SALT},
+            },
+            "not both",
+        ),
     ],
 )
 def test_schema_refuses_plaintext_keys_missing_salt_and_typos(raw, needle):

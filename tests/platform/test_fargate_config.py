@@ -178,8 +178,13 @@ def every_key() -> dict[str, Any]:
 def defaults() -> dict[str, Any]:
     """The agents stack with a re-ranker and a worker of required keys only, Container Insights
     at the level neither the default nor `every_key` takes: every value of every choice is in
-    one of the two configs or is the default."""
+    one of the two configs or is the default. The gateway's keys are given as the values
+    themselves (set with `--secret`), which exclude the ARNs `every_key` gives."""
     raw = copy.deepcopy(reference(STACK))
+    gateway = raw["gateway"]
+    del gateway["masterKeySecretArn"]
+    gateway["masterKey"] = "sk-agents-master-key"
+    gateway["database"] = {"enabled": True, "saltKey": "sk-agents-salt-key"}
     raw["cluster"] = {"containerInsights": "enabled"}
     raw["rerankers"] = {"rr": {"modelUri": "s3://example-agents-models/ms-marco-minilm-l6-onnx/"}}
     worker = raw["workers"]["summarise"]
@@ -197,7 +202,12 @@ def recorded(which: str) -> Recording:
     settings = read_stack_file(ROOT, STACK)
     settings["config"]["ecs-inference:platform"] = CONFIGS[which]()
     return run_program(
-        ROOT, project=project_name(ROOT), stack=STACK, config=stack_config_values(settings)
+        ROOT,
+        project=project_name(ROOT),
+        stack=STACK,
+        config=stack_config_values(settings),
+        # As the CLI marks the key when its values were set with `--secret`.
+        secret_keys=["ecs-inference:platform"],
     )
 
 
@@ -259,7 +269,10 @@ def _leaves(
 
 
 def test_the_two_configs_set_every_key_and_every_choice() -> None:
-    loaded = {which: _sections(load_stack_config(make(), STACK)) for which, make in CONFIGS.items()}
+    loaded = {
+        which: _sections(load_stack_config(make(), STACK, key_secret=True))
+        for which, make in CONFIGS.items()
+    }
     unset, unchosen = [], []
     for section, schema in _schemas().items():
         every = dict(
@@ -270,7 +283,7 @@ def test_the_two_configs_set_every_key_and_every_choice() -> None:
         for key, (info, values) in every.items():
             if not info.is_required():
                 default = info.get_default(call_default_factory=True)
-                if all(v == default for v in values):
+                if all(v == default for v in [*values, *both.get(key, [])]):
                     unset.append(f"{section}.{key}")
             choices = _choices(info.annotation)
             if choices is None:
@@ -365,7 +378,7 @@ def _service_path(section: str) -> str:
 
 def _issues(raw: dict[str, Any]) -> list[ConfigIssue]:
     with pytest.raises(ConfigError) as info:
-        load_stack_config(raw, STACK)
+        load_stack_config(raw, STACK, key_secret=True)
     return info.value.issues
 
 
@@ -519,7 +532,7 @@ def test_the_model_keys_give_a_model_what_they_say() -> None:
 
 
 def test_the_plan_reports_a_spec_default_fargate_refuses_at_the_service() -> None:
-    spec = plan_of(_base(), STACK).rerankers["rr"]
+    spec = plan_of(_base(), STACK, key_secret=True).rerankers["rr"]
     issues = Issues()
     plan_fargate.spec_issues("platform.rerankers.rr", spec, issues)
     assert list(issues) == []
@@ -543,7 +556,7 @@ def test_the_plan_names_the_key_that_set_a_refused_value(monkeypatch: pytest.Mon
     raw = mutate(_base(), "rerankers.rr.maxRequestSeconds", 300)
     raw = mutate(raw, "rerankers.rr2", {**raw["rerankers"]["rr"], "maxRequestSeconds": 200})
     with pytest.raises(ConfigError) as info:
-        plan_of(raw, STACK)
+        plan_of(raw, STACK, key_secret=True)
     paths = [i.path for i in info.value.issues]
     assert paths == [
         "platform.rerankers.rr.maxRequestSeconds",

@@ -256,3 +256,30 @@ def test_validate_schema_subset():
     assert validate_schema(schema, {"n": True}) == ["n: invalid type; expected integer, got true"]
     assert validate_schema(schema, {"n": 0}) == ["n: must be greater than or equal to 1"]
     assert validate_schema({"required": ["k"]}, {}) == ["k is required"]
+
+
+def test_every_problem_of_a_policy_config_is_reported_at_once(tmp_path):
+    """An unknown policy (with the near miss it names), an unknown key of a known policy and a
+    key under `all` are one error, not three runs."""
+    config = {
+        "all": {"unknowns": "fail-closed"},
+        "no-plaintext-secrets-in-enviroment": "advisory",
+        "alb-idle-timeout-for-streaming": {"minIdleTimeout": 900},
+    }
+    with pytest.raises(PolicyConfigError) as error:
+        PolicyPackProcess(POLICY_DIR, config=config).start()
+    message = str(error.value)
+    for part in (
+        "all: unknowns: 'all' sets only enforcementLevel",
+        "no-plaintext-secrets-in-enviroment: no such policy in this pack; did you mean "
+        "no-plaintext-secrets-in-environment?",
+        "alb-idle-timeout-for-streaming: Additional property minIdleTimeout is not allowed",
+    ):
+        assert part in message, message
+    path = tmp_path / "cfg.json"
+    path.write_text('{"a": "strict", "b": 7}')
+    with pytest.raises(PolicyConfigError) as error:
+        load_policy_config(path)
+    assert "2 problems" in str(error.value)
+    assert "'strict' is not a valid enforcement level" in str(error.value)
+    assert "b: 7 is not a valid value" in str(error.value)

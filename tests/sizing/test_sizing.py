@@ -335,13 +335,16 @@ def test_error_suggestions_are_the_three_cheapest_in_price_order():
     named = re.findall(r"([a-z0-9]+\.[0-9]*xlarge) \(tp \d+, ~\$([0-9.]+)/h\)", str(info.value))
     assert [n for n, _ in named] == ["p4d.24xlarge", "p4de.24xlarge", "g6e.48xlarge"]
     assert [n for n, _ in named] == [f.instance.name for f in sizing.cheapest_fitting(need)]
-    assert str(info.value).count(";") == 1  # one sentence: reason; suggestions
+    # One sentence: the reason; what the model's settings can do on this type; the types.
+    reason, rest = str(info.value).split("; ", 1)
+    assert "g5.xlarge offers" in reason and "or else cheapest" in rest
+    assert "\n" not in rest
 
 
 def test_nothing_in_the_catalog_fits():
     need = _explicit(1500, "bf16", len=8192, shape={"layers": 120, "attention_heads": 128})
     assert sizing.cheapest_fitting(need) == ()
-    with pytest.raises(SizingError, match="no catalog type fits; lower max_model_len"):
+    with pytest.raises(SizingError, match="no catalog type fits as configured"):
         sizing.choose_tensor_parallel(need, "p5e.48xlarge")
 
 

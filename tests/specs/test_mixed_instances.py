@@ -217,8 +217,15 @@ def test_spot_notes_warn_when_the_minimum_rides_on_spot():
         deregistration_delay_seconds=60,
         max_generation_seconds=60,
     )
-    assert any("WARNING" in n and "below the minimum" in n for n in notes)
+    assert any(
+        "its minimum of 2 task(s) needs 2 instance(s), 0 of them On-Demand" in n for n in notes
+    )
     assert not any("are cut" in n for n in notes)
+    predicted = mi.spot_predictions(
+        args, min_count=2, tasks_per_instance=1, max_generation_seconds=60
+    )
+    assert len(predicted) == 1 and "below its minimum" in predicted[0]
+    assert "raise onDemandBaseCapacity to 2" in predicted[0]
 
 
 def test_on_demand_only_note():

@@ -13,8 +13,9 @@ from pulumi.runtime.rpc import UNKNOWN
 
 from tools.analyzer_client import analyze_requests, analyze_stack_request
 from tools.aws_shapes import contains_unknown
-from tools.preview import EXIT_CONFIG, project_config_defaults, read_stack_file, run_audit
+from tools.preview import EXIT_CONFIG, read_stack_file, run_audit
 from tools.recording import Recording, run_function, run_program, stack_config_values
+from tools.stack_config import project_config_defaults
 from tools.views import run_pack
 from tools.views.engine import EngineStack, from_recording, from_records
 from tools.views.shape import checked_inputs, planned_outputs

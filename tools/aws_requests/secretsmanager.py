@@ -1,4 +1,4 @@
-"""Secrets Manager: secrets."""
+"""Secrets Manager: secrets and their values."""
 
 from __future__ import annotations
 
@@ -17,6 +17,24 @@ def _secret(i: Inputs, name: str | None) -> list[ApiRequest]:
                     "Description": i.get("description"),
                     "KmsKeyId": i.get("kmsKeyId"),
                     "Tags": tags(i.get("tags")),
+                }
+            ),
+        )
+    ]
+
+
+@maps("aws:secretsmanager/secretVersion:SecretVersion")
+def _secret_version(i: Inputs, name: str | None) -> list[ApiRequest]:
+    return [
+        ApiRequest(
+            "secretsmanager",
+            "PutSecretValue",
+            drop_none(
+                {
+                    "SecretId": i.get("secretId"),
+                    "SecretString": i.get("secretString"),
+                    "SecretBinary": i.get("secretBinary"),
+                    "VersionStages": i.get("versionStages"),
                 }
             ),
         )

@@ -60,7 +60,10 @@ def kms_key(model: StackModel, ref: Any) -> Any:
 
 
 def decrypt(model: StackModel, key_ref: Any, service: str) -> Iterator[Read | str]:
-    """kms:Decrypt through `service` on the key `key_ref` names, or why that cannot be checked."""
+    """kms:Decrypt through `service` on the key `key_ref` names, or why that cannot be checked.
+    No key (an input left unset) is the service's AWS-managed key, which needs no grant."""
+    if key_ref is None or key_ref == "":
+        return
     if not known(key_ref):
         yield "its KMS key is unknown at preview"
         return

@@ -1,0 +1,44 @@
+"""The secret values of the stack config the stack stores itself, and the references the
+specs carry for them (`components.specs.secrets`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ecs_inference.config.base import ROOT, SECRET_ARN_PATTERN
+from ecs_inference.config.stack import StackConfig
+from ecs_inference.specs.secrets import StackSecret, reference
+
+
+def secret_ref(path: str, value: str) -> str:
+    """What a container's `secrets` entry names for the value at config `path`: the value if
+    it is a Secrets Manager ARN, else the reference of the secret the stack creates for it."""
+    return value if SECRET_ARN_PATTERN.match(value) else reference(path)
+
+
+def secret_refs(base: str, secrets: Mapping[str, str]) -> dict[str, str]:
+    """A service's `secrets` (env name -> ARN or value) as references; `base` is the
+    service's config path."""
+    return {name: secret_ref(f"{base}.secrets.{name}", v) for name, v in secrets.items()}
+
+
+def stack_secrets(cfg: StackConfig) -> dict[str, StackSecret]:
+    """Every secret value the stack must store, by config path."""
+    found: dict[str, str] = {}
+    services = [
+        *((f"{ROOT}.models.{n}", m.secrets) for n, m in cfg.models.items()),
+        *((f"{ROOT}.rerankers.{n}", r.secrets) for n, r in cfg.rerankers.items()),
+        *((f"{ROOT}.workers.{n}", w.secrets) for n, w in cfg.workers.items()),
+    ]
+    if cfg.gateway is not None:
+        gw = cfg.gateway
+        services.append((f"{ROOT}.gateway", gw.secrets))
+        if gw.master_key is not None:
+            found[f"{ROOT}.gateway.masterKey"] = gw.master_key
+        if gw.database.enabled and gw.database.salt_key is not None:
+            found[f"{ROOT}.gateway.database.saltKey"] = gw.database.salt_key
+    for base, secrets in services:
+        for name, value in secrets.items():
+            if not SECRET_ARN_PATTERN.match(value):
+                found[f"{base}.secrets.{name}"] = value
+    return {path: StackSecret(path, value) for path, value in found.items()}

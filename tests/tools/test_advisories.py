@@ -1,0 +1,45 @@
+"""Decisions that predict an outage are advisory findings: named with file, line and config
+path, counted with the policy pack's advisories, and printed by the program as warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tools.preview import EXIT_OK, render_text, run_preview
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_single_task_of_a_protected_stack_and_a_full_pool_are_advisories(tmp_path: Path):
+    data = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    platform = data["config"]["ecs-inference:platform"]
+    platform["protect"] = True
+    # One task per instance and no room for another: every deploy stops it first.
+    platform["gpuPools"]["l40s"]["maxSize"] = 1
+    platform["models"]["llama"].update(minCount=1, desiredCount=1, maxCount=1)
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    lines = path.read_text().splitlines()
+    result = run_preview("dev", stack_file=path, views=("update",))
+    assert result.exit_code == EXIT_OK, result.error
+    by_path = {a.split(": ", 2)[1]: a for a in result.advisories}
+    deploy = by_path["platform.gpuPools.l40s.maxSize"]
+    assert (
+        "can leave no task serving" in deploy and "raise the pool's maxSize by at least 1" in deploy
+    )
+    line = next(i for i, t in enumerate(lines, 1) if t.strip() == "maxSize: 1")
+    assert deploy.startswith(f"Pulumi.dev.yaml:{line}: ")
+    assert "a single task in one Availability Zone" in by_path["platform.models.llama.minCount"]
+    text = render_text(result)
+    assert "Plan advisories" in text
+    pack = sum(1 for v in result.violations if v.enforcement_level == "advisory")
+    planned = len(result.advisories)
+    assert f"{planned + pack} advisory finding(s): {planned} from the plan" in text
+
+
+def test_a_stack_whose_decisions_predict_no_outage_has_none() -> None:
+    result = run_preview("dev", policy_pack=None)
+    assert result.advisories == []
+    assert "Plan advisories" not in render_text(result)
