@@ -1,5 +1,5 @@
-"""Helpers the config, plan and platform tests share: the reference stacks' config, edits of it, and the plan
-(or the config issues) of an edited config."""
+"""Helpers the config, plan and platform tests share: the reference stacks' config, edits of it,
+and the plan (or the config issues) of an edited config."""
 
 from __future__ import annotations
 
