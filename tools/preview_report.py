@@ -324,7 +324,11 @@ def render_text(result: PreviewResult) -> str:
             for k, v in plain_outputs.items()
         ]
     if result.advisories:
-        out += ["", "Plan advisories (decisions that predict an outage; `pulumi up` warns too):"]
+        out += [
+            "",
+            "Plan advisories (decisions that predict an outage or a cross-region cost; `pulumi up` "
+            "warns too):",
+        ]
         out += [f"  [advisory] {a}" for a in result.advisories]
     if result.notes:
         out += ["", "Runtime rehearsal could not check (known after apply):"]

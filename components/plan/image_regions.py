@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ecs_inference import cost
 from ecs_inference.config.base import ROOT
+from ecs_inference.config.issues import Advisory
 from ecs_inference.config.stack import StackConfig
 
 ECR_REFERENCE = re.compile(
@@ -118,3 +119,10 @@ def cross_region_images(cfg: StackConfig, region: str | None) -> list[CrossRegio
             continue
         out.append(CrossRegionImage(path, image, m["region"], tuple(users), gib))
     return out
+
+
+def advisories(cfg: StackConfig, region: str | None) -> list[Advisory]:
+    """Each cross-region image reference as an advisory at the path that sets it."""
+    if region is None:
+        return []
+    return [Advisory(c.path, c.message(region)) for c in cross_region_images(cfg, region)]

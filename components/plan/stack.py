@@ -16,6 +16,7 @@ from ecs_inference.plan import (
     endpoint,
     fargate,
     gateway,
+    image_regions,
     images,
     models,
     network,
@@ -82,7 +83,8 @@ class Plan:
     decisions: Mapping[str, list[str]]
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
     advisories: tuple[Advisory, ...] = ()
-    """Decisions that predict an outage (`components.plan.advisories`), printed as warnings."""
+    """Decisions that predict an outage (`components.plan.advisories`) and images pulled from
+    another region's registry (`components.plan.image_regions`), printed as warnings."""
     stack_secrets: Mapping[str, StackSecret] = field(default_factory=lambda: {})
     """Secret values of the config the stack stores in Secrets Manager itself, by config
     path; the specs name them by reference (`components.specs.secrets`)."""
@@ -257,6 +259,7 @@ def build_plan(
                 config, choices, {**pool_specs.gpu, **pool_specs.neuron}, model_specs
             ),
             *advisories.single_task_advisories(config, model_specs, reranker_specs, gateway_spec),
+            *image_regions.advisories(config, region),
         ),
         stack_secrets=secrets.stack_secrets(config),
     )

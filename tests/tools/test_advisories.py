@@ -43,3 +43,35 @@ def test_a_stack_whose_decisions_predict_no_outage_has_none() -> None:
     result = run_preview("dev", policy_pack=None)
     assert result.advisories == []
     assert "Plan advisories" not in render_text(result)
+
+
+def test_an_eu_west_1_stack_pulling_us_east_1_images_gets_an_advisory_per_reference(
+    tmp_path: Path,
+):
+    # The shared-vpc stack runs in eu-west-1 and names its region's replicas (stack-up.yml
+    # points a stack in another region at them); pointing two references back at us-east-1's
+    # registry makes each an advisory with its cost and fix, at the line that sets it.
+    data = yaml.safe_load((ROOT / "Pulumi.shared-vpc.yaml").read_text())
+    images = data["config"]["ecs-inference:platform"]["images"]
+    for key in ("vllm", "reranker"):
+        images[key] = images[key].replace(".eu-west-1.", ".us-east-1.")
+    path = tmp_path / "Pulumi.shared-vpc.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    lines = path.read_text().splitlines()
+    result = run_preview("shared-vpc", stack_file=path, views=("update",))
+    assert result.exit_code == EXIT_OK, result.error
+    by_path = {a.split(": ", 2)[1]: a for a in result.advisories if "registry into" in a}
+    assert set(by_path) == {"platform.images.vllm", "platform.images.reranker"}
+    vllm = by_path["platform.images.vllm"]
+    line = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("vllm: "))
+    assert vllm.startswith(f"Pulumi.shared-vpc.yaml:{line}: ")
+    assert "from us-east-1's registry into a eu-west-1 stack" in vllm
+    assert "~$0.97 per pull of this 10 GiB image" in vllm
+    assert "ECR replication rule" in vllm
+    assert "123456789012.dkr.ecr.eu-west-1.amazonaws.com/ecs-inference/vllm:v0.33.0" in vllm
+    assert "$0.09 per GB pulled" in by_path["platform.images.reranker"]
+
+
+def test_the_eu_west_1_reference_stack_has_no_cross_region_image() -> None:
+    result = run_preview("shared-vpc", policy_pack=None)
+    assert not [a for a in result.advisories if "registry into" in a]
