@@ -47,6 +47,8 @@ FLAG_TABLE = f"sglang-{SGLANG_VERSION}"
 """Name of the committed flag table (`contracts/flags/<name>.json`)."""
 COMMAND = ("python3", "-m", "sglang.launch_server")
 """The engine's launcher; flags follow."""
+SOURCE_RELEASE = ("sglang", SGLANG_VERSION)
+"""The PyPI distribution whose source the flag and environment tables are read from."""
 
 WARMUP_SECONDS = 180.0
 """Grace-period input: after weights are in GPU memory SGLang profiles memory, captures CUDA

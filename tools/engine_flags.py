@@ -61,11 +61,31 @@ OPTIMUM_NEURON = EngineRelease("optimum-neuron", "0.4.5")
 """optimum-neuron release run on Inferentia/Trainium pools; must match the Neuron DLC tag."""
 VLLM_NEURON = EngineRelease("vllm", "0.11.0")
 """vLLM release that optimum-neuron 0.4.5 pins (`Requires-Dist: vllm==0.11.0; extra == "vllm"`)."""
-SGLANG = EngineRelease("sglang", "0.5.23")
-"""SGLang release of the SGLang GPU image (base `lmsysorg/sglang:v0.5.23`); its flags are read
-by `tools/engine_tables.py`."""
 
-ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON, SGLANG)
+
+def contract_release(contract: object) -> EngineRelease:
+    """The release an engine contract names as its `SOURCE_RELEASE` (PyPI project, version):
+    the source its committed tables are read from."""
+    project, version = contract.SOURCE_RELEASE
+    return EngineRelease(project, version)
+
+
+def _contract_releases() -> tuple[EngineRelease, ...]:
+    import importlib
+    import pkgutil
+
+    from ecs_inference import contracts
+
+    modules = [
+        importlib.import_module(f"{contracts.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(contracts.__path__)
+    ]
+    return tuple(contract_release(m) for m in modules if hasattr(m, "SOURCE_RELEASE"))
+
+
+ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON, *_contract_releases())
+"""Every release whose source a check or table reads: vLLM's and optimum-neuron's argument
+definitions here, and those the engine contracts name (`SOURCE_RELEASE`)."""
 
 
 class EngineSourceUnavailableError(RuntimeError):
@@ -665,23 +685,41 @@ def vllm_http_routes(root: Path) -> frozenset[tuple[str, str]]:
 # --------------------------------------------------------------------------------------------
 
 
+def table_commands() -> dict[tuple[str, ...], str]:
+    """Command prefix -> committed flag table, for every engine contract (`contracts/<engine>.py`)
+    that declares its `COMMAND` and `FLAG_TABLE` (the tables are extracted from the pinned
+    releases and compared with them by the engines' tests)."""
+    import importlib
+    import pkgutil
+
+    from ecs_inference import contracts
+
+    found: dict[tuple[str, ...], str] = {}
+    for info in pkgutil.iter_modules(contracts.__path__):
+        module = importlib.import_module(f"{contracts.__name__}.{info.name}")
+        command, table = getattr(module, "COMMAND", None), getattr(module, "FLAG_TABLE", None)
+        if isinstance(command, tuple) and isinstance(table, str):
+            found[tuple(str(part) for part in command)] = table
+    return found
+
+
 def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]:
     """Return the problems the pinned engine would find in `argv` (empty list: accepted).
 
     Understands `vllm serve ...` (vLLM 0.33.0), `optimum-cli neuron serve ...`
-    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0), `python3 -m
-    sglang.launch_server ...` (SGLang 0.5.23, read from its wheel) and
-    `text-generation-launcher ...` (TGI, the committed table of its launcher's flags).
+    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0), both read from their wheels,
+    and the command of every engine whose contract names a committed flag table
+    (`table_commands`).
     """
     argv = list(argv)
-    if argv[1:3] == ["-m", "sglang.launch_server"]:
-        from tools.engine_tables import sglang_serve_flags  # imports this module
+    for command, table in table_commands().items():
+        # `python3 -m <module>` is the module's command under any interpreter name.
+        if tuple(argv[: len(command)]) == command or (
+            command[:1] == ("python3",) and tuple(argv[1 : len(command)]) == command[1:]
+        ):
+            from ecs_inference.contracts import flag_table
 
-        return sglang_serve_flags(source_root(SGLANG, cache_dir)).problems(argv[3:])
-    if argv[:1] == ["text-generation-launcher"]:
-        from ecs_inference.contracts import flag_table, tgi
-
-        return flag_table.load(tgi.FLAG_TABLE).problems(argv[1:])
+            return flag_table.load(table).problems(argv[len(command) :])
     if argv[:2] == ["vllm", "serve"]:
         return vllm_serve_flags(source_root(VLLM_GPU, cache_dir)).problems(argv[2:])
     if argv[:3] == ["optimum-cli", "neuron", "serve"]:
@@ -708,7 +746,7 @@ def main(args: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run as a script (`python tools/engine_flags.py`): the SGLang/TGI checks import the
+    # Run as a script (`python tools/engine_flags.py`): the table-backed checks import the
     # repository's `tools` and `contracts` packages.
     sys.path.insert(0, str(REPO_ROOT))
     sys.exit(main())

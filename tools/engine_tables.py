@@ -39,10 +39,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
+from ecs_inference.contracts import sglang as sglang_contract
 from tools.engine_flags import (
     CACHE_DIR,
     OPTIMUM_NEURON,
-    SGLANG,
     VLLM_GPU,
     VLLM_NEURON,
     Flag,
@@ -52,12 +52,15 @@ from tools.engine_flags import (
     _ParserReader,
     _type_name,
     _union_members,
+    contract_release,
     optimum_neuron_serve_flags,
     source_root,
     vllm_serve_flags,
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SGLANG = contract_release(sglang_contract)
+"""The SGLang release the tables are read from (`contracts/sglang.py` names it)."""
 TABLE_DIR = REPO_ROOT / "contracts" / "flags"
 """Where the committed flag tables live."""
 

@@ -27,17 +27,20 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ecs_inference.contracts import sglang as sglang_contract
 from tools.engine_flags import (
     CACHE_DIR,
-    SGLANG,
     VLLM_GPU,
     VLLM_NEURON,
     EngineRelease,
+    contract_release,
     source_root,
     vllm_env_vars,
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SGLANG = contract_release(sglang_contract)
+"""The SGLang release the tables are read from (`contracts/sglang.py` names it)."""
 TABLE_DIR = REPO_ROOT / "contracts" / "env"
 LITELLM = EngineRelease("litellm", "1.108.7")
 """The gateway's LiteLLM release (contracts/litellm.py VERSION)."""

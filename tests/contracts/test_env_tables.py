@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm
-from tools import engine_flags
+from tools import engine_flags, env_tables
 from tools.env_tables import LITELLM, TABLE_DIR, tables
 from tools.preview import run_preview
 from tools.recording import ACCOUNT_ID
@@ -30,7 +30,7 @@ def test_committed_tables_match_the_pinned_sources(extracted: dict[str, dict[str
 def test_contracts_name_the_pinned_releases() -> None:
     assert f"vllm-{engine_flags.VLLM_GPU.version}" == vllm.ENVIRONMENT_TABLE
     assert f"vllm-{engine_flags.VLLM_NEURON.version}" == neuron.ENVIRONMENT_TABLE
-    assert f"sglang-{engine_flags.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
+    assert f"sglang-{env_tables.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
     assert (
         f"litellm-{LITELLM.version}" == litellm.ENVIRONMENT_TABLE
         and LITELLM.version == litellm.VERSION

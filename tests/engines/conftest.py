@@ -25,4 +25,4 @@ def neuron_flags() -> tuple[engine_flags.FlagSet, engine_flags.FlagSet]:
 
 @pytest.fixture(scope="module")
 def sglang_wheel_flags() -> engine_flags.FlagSet:
-    return engine_tables.sglang_serve_flags(engine_flags.source_root(engine_flags.SGLANG))
+    return engine_tables.sglang_serve_flags(engine_flags.source_root(engine_tables.SGLANG))

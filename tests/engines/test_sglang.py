@@ -109,7 +109,7 @@ def test_committed_sglang_table_is_what_the_wheel_defines():
         (REPO / "contracts" / "flags" / f"{sglang_contract.FLAG_TABLE}.json").read_text()
     )
     assert committed == engine_tables.sglang_table()
-    assert committed["version"] == sglang_contract.SGLANG_VERSION == engine_flags.SGLANG.version
+    assert committed["version"] == sglang_contract.SGLANG_VERSION == engine_tables.SGLANG.version
 
 
 def test_sglang_reader_sees_the_parsers_real_size(sglang_wheel_flags):
@@ -129,7 +129,7 @@ def test_sglang_reader_sees_the_parsers_real_size(sglang_wheel_flags):
 
 
 def test_sglang_health_route_and_runai_loader_exist_in_the_wheel():
-    root = engine_flags.source_root(engine_flags.SGLANG)
+    root = engine_flags.source_root(engine_tables.SGLANG)
     server = (root / "sglang/srt/entrypoints/http_server.py").read_text()
     assert f'@app.get("{sglang_contract.HEALTH_PATH}")' in server
     runai = (root / "sglang/srt/utils/runai_utils.py").read_text()
@@ -139,7 +139,7 @@ def test_sglang_health_route_and_runai_loader_exist_in_the_wheel():
 
 
 def test_sglang_streams_have_no_keepalive_of_their_own_so_the_proxy_is_needed():
-    root = engine_flags.source_root(engine_flags.SGLANG)
+    root = engine_flags.source_root(engine_tables.SGLANG)
     entrypoints = "\n".join(
         p.read_text() for p in sorted((root / "sglang/srt/entrypoints").rglob("*.py"))
     )
