@@ -36,6 +36,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = REPO_ROOT / ".cache" / "engines"
@@ -63,7 +64,7 @@ VLLM_NEURON = EngineRelease("vllm", "0.11.0")
 """vLLM release that optimum-neuron 0.4.5 pins (`Requires-Dist: vllm==0.11.0; extra == "vllm"`)."""
 
 
-def contract_release(contract: object) -> EngineRelease:
+def contract_release(contract: ModuleType) -> EngineRelease:
     """The release an engine contract names as its `SOURCE_RELEASE` (PyPI project, version):
     the source its committed tables are read from."""
     project, version = contract.SOURCE_RELEASE
