@@ -132,22 +132,7 @@ def test_a_database_user_litellm_does_not_read_fails(
     """The gateway's database login as `DATABASE_USER` (from the RDS-managed secret), which
     LiteLLM's construct_database_url_from_env_vars does not read: the proxy runs without a
     database, so virtual keys, budgets and spend tracking silently do nothing."""
-    container_env = gateway_service.gateway_container_env
-
-    def password_login(spec: Any, **kw: Any) -> Any:
-        env = container_env(spec, **kw)
-        db = kw.get("database")
-        if db is None:
-            return env
-        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
-        secrets = {
-            **env.secrets,
-            "DATABASE_USER": f"{db.secret_arn}:username::",
-            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
-        }
-        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
-
-    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
+    monkeypatch.setattr(gateway_service, "gateway_container_env", _password_login("DATABASE_USER"))
     stack_file = _agents_with_database(tmp_path)
     code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
     assert code == EXIT_REJECTED
@@ -163,22 +148,9 @@ def test_a_database_password_from_the_rotating_secret_fails(
     """The gateway's database login by password, its user and password injected from the
     secret RDS manages (names LiteLLM does read): ECS resolves them at task start only, so the
     running gateway loses its database at the first rotation, 7 days after deploy by default."""
-    container_env = gateway_service.gateway_container_env
-
-    def password_login(spec: Any, **kw: Any) -> Any:
-        env = container_env(spec, **kw)
-        db = kw.get("database")
-        if db is None:
-            return env
-        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
-        secrets = {
-            **env.secrets,
-            "DATABASE_USERNAME": f"{db.secret_arn}:username::",
-            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
-        }
-        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
-
-    monkeypatch.setattr(gateway_service, "gateway_container_env", password_login)
+    monkeypatch.setattr(
+        gateway_service, "gateway_container_env", _password_login("DATABASE_USERNAME")
+    )
     stack_file = _agents_with_database(tmp_path)
     code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
     assert code == EXIT_REJECTED
@@ -191,3 +163,25 @@ def test_a_database_password_from_the_rotating_secret_fails(
     )
     assert "is the master user secret RDS manages for inference-gateway-db" in line
     assert "ECS reads secrets only at task start" in line
+
+
+def _password_login(user_variable: str) -> Any:
+    """The gateway's container env with the database login put back to a password: the user
+    (as `user_variable`) and the password injected from the RDS-managed secret, no IAM-token
+    login and no bootstrap container."""
+    container_env = gateway_service.gateway_container_env
+
+    def password_login(spec: Any, **kw: Any) -> Any:
+        env = container_env(spec, **kw)
+        db = kw.get("database")
+        if db is None:
+            return env
+        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
+        secrets = {
+            **env.secrets,
+            user_variable: f"{db.secret_arn}:username::",
+            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
+        }
+        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
+
+    return password_login
