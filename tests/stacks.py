@@ -78,3 +78,16 @@ def recorded(stack: str, view: str) -> Recording:
     return run_program(
         ROOT, project="ecs-inference", stack=stack, config=stack_config(stack), view=view
     )
+
+
+def agents_with_database(directory: Path) -> Path:
+    """A copy of the agents stack file, in `directory`, whose gateway keeps its state in a
+    database (the stack `agents-db`)."""
+    stack = yaml.safe_load(stack_file("agents").read_text())
+    stack["config"]["ecs-inference:platform"]["gateway"]["database"] = {
+        "enabled": True,
+        "saltKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCd",
+    }
+    path = directory / "Pulumi.agents-db.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    return path

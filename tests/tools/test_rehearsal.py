@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.stacks import REFERENCE_STACKS
+from tests.stacks import REFERENCE_STACKS, agents_with_database
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_OK, EXIT_REJECTED, run_preview
 from tools.recording import RecordedResource
@@ -211,22 +210,11 @@ def test_the_managed_policy_index_is_what_the_package_answers() -> None:
     assert "iam:" in json.dumps(expected["PowerUserAccess"])  # NotAction iam:* in its latest
 
 
-def _agents_with_database(tmp_path: Path) -> Path:
-    stack_file = yaml.safe_load((ROOT / "Pulumi.agents.yaml").read_text())
-    stack_file["config"]["ecs-inference:platform"]["gateway"]["database"] = {
-        "enabled": True,
-        "saltKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCd",
-    }
-    path = tmp_path / "Pulumi.agents-db.yaml"
-    path.write_text(yaml.safe_dump(stack_file))
-    return path
-
-
 def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
     """LiteLLM logs in with IAM tokens it renews (no password from the
     rotating RDS secret), after a bootstrap container created that login through the Data
     API; the rehearsal checks `rds-db:connect`, the Data API and the secret it reads."""
-    result = run_preview("agents", policy_pack=None, stack_file=_agents_with_database(tmp_path))
+    result = run_preview("agents", policy_pack=None, stack_file=agents_with_database(tmp_path))
     assert result.exit_code == EXIT_OK, result.error
     tasks = [r for r in result.resources if r.type == TD]
     (gateway,) = [r for r in tasks if r.inputs["family"].endswith("gateway")]

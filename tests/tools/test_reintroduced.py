@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from ecs_inference import cluster as cluster_module
 from ecs_inference import iam
 from ecs_inference.capacity import managed_instances_pool, user_data
 from ecs_inference.services import gateway as gateway_service
+from tests.stacks import agents_with_database
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_REJECTED
 
@@ -111,17 +111,6 @@ def test_a_hook_script_started_on_the_first_boot_only_fails(
     assert "the instance waits out the 1800 s heartbeat" in line
 
 
-def _agents_with_database(tmp_path: Path) -> Path:
-    stack_file = yaml.safe_load((ROOT / "Pulumi.agents.yaml").read_text())
-    stack_file["config"]["ecs-inference:platform"]["gateway"]["database"] = {
-        "enabled": True,
-        "saltKeySecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCd",
-    }
-    path = tmp_path / "Pulumi.agents-db.yaml"
-    path.write_text(yaml.safe_dump(stack_file))
-    return path
-
-
 PASSWORD_LOGIN = ("DATABASE_USERNAME", "IAM_TOKEN_DB_AUTH", "DATABASE_SSLMODE")
 """What the IAM-token login adds to LiteLLM's environment, left out for the password login."""
 
@@ -133,7 +122,7 @@ def test_a_database_user_litellm_does_not_read_fails(
     LiteLLM's construct_database_url_from_env_vars does not read: the proxy runs without a
     database, so virtual keys, budgets and spend tracking silently do nothing."""
     monkeypatch.setattr(gateway_service, "gateway_container_env", _password_login("DATABASE_USER"))
-    stack_file = _agents_with_database(tmp_path)
+    stack_file = agents_with_database(tmp_path)
     code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
     assert code == EXIT_REJECTED
     line = only(lines, "DATABASE_URL")
@@ -151,7 +140,7 @@ def test_a_database_password_from_the_rotating_secret_fails(
     monkeypatch.setattr(
         gateway_service, "gateway_container_env", _password_login("DATABASE_USERNAME")
     )
-    stack_file = _agents_with_database(tmp_path)
+    stack_file = agents_with_database(tmp_path)
     code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
     assert code == EXIT_REJECTED
     (line,) = lines
