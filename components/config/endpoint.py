@@ -3,19 +3,28 @@ call it (`endpoint.auth`)."""
 
 from __future__ import annotations
 
-import ipaddress
+from typing import TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import Name, Section
 from ecs_inference.contracts import aws_limits
-from ecs_inference.specs.endpoint import DOMAIN_PATTERN, AuthSpec, EndpointSpec
+from ecs_inference.specs import endpoint as rules
+from ecs_inference.specs.endpoint import AuthSpec, EndpointSpec
 
+_T = TypeVar("_T")
 _IDLE_TIMEOUT = aws_limits.ALB_IDLE_TIMEOUT_RANGE
 _SESSION = aws_limits.COGNITO_SESSION_TIMEOUT_RANGE
 _TOKEN_MINUTES = aws_limits.COGNITO_ACCESS_TOKEN_MINUTES_RANGE
 # Each service takes two listener rules; the quota is at least what one service needs.
 _RULE_QUOTA_RANGE = (2, 1000)
+
+
+def _checked(value: _T, problem: str | None) -> _T:
+    """`value`, or the validation error `problem` names."""
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 class AuthConfig(Section):
@@ -43,14 +52,25 @@ class AuthConfig(Section):
     )
     """Lifetime of access tokens issued to API callers."""
 
+    @field_validator("existing_user_pool_id")
+    @classmethod
+    def _pool_id(cls, value: str | None) -> str | None:
+        return _checked(value, rules.user_pool_id_problem(value) if value else None)
+
+    @field_validator("domain_prefix")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        return _checked(value, rules.domain_prefix_problem(value) if value is not None else None)
+
+    @field_validator("api_scopes")
+    @classmethod
+    def _scopes(cls, value: list[str]) -> list[str]:
+        return _checked(value, rules.api_scopes_problem(value))
+
     @model_validator(mode="after")
     def _existing_pool(self) -> AuthConfig:
-        if bool(self.existing_user_pool_id) != bool(self.existing_user_pool_domain):
-            raise ValueError(
-                "existingUserPoolId and existingUserPoolDomain must be given together "
-                "(the ALB needs the pool's hosted domain for the browser sign-in)"
-            )
-        return self
+        pool = (self.existing_user_pool_id, self.existing_user_pool_domain)
+        return _checked(self, rules.existing_pool_problem(*pool))
 
 
 class EndpointConfig(Section):
@@ -90,39 +110,22 @@ class EndpointConfig(Section):
     @field_validator("domain_name")
     @classmethod
     def _domain(cls, value: str) -> str:
-        if not DOMAIN_PATTERN.match(value):
-            raise ValueError("must be a lowercase DNS name like models.example.internal")
-        return value
+        return _checked(value, rules.domain_name_problem(value))
 
     @field_validator("certificate_arn")
     @classmethod
     def _cert(cls, value: str | None) -> str | None:
-        if value is not None and not aws_limits.ACM_CERTIFICATE_ARN.match(value):
-            raise ValueError(
-                "must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)"
-            )
-        return value
+        return _checked(value, rules.certificate_arn_problem(value) if value is not None else None)
 
-    @field_validator("allowed_cidrs")
+    @field_validator("ssl_policy")
     @classmethod
-    def _cidrs(cls, values: list[str]) -> list[str]:
-        for value in values:
-            try:
-                ipaddress.ip_network(value)
-            except ValueError:
-                raise ValueError(f"{value!r} is not a CIDR block like 10.0.0.0/8") from None
-        return values
+    def _ssl_policy(cls, value: str) -> str:
+        return _checked(value, rules.ssl_policy_problem(value))
 
     @model_validator(mode="after")
-    def _certificate_source(self) -> EndpointConfig:
-        if bool(self.certificate_arn) == bool(self.self_signed_certificate):
-            raise ValueError(
-                "set exactly one of certificateArn (production) or selfSignedCertificate: true "
-                "(dev only)"
-            )
-        if not self.internet_facing and any(c in ("0.0.0.0/0", "::/0") for c in self.allowed_cidrs):
-            raise ValueError(
-                "allowedCidrs of an internal endpoint should name your client networks, not "
-                "0.0.0.0/0"
-            )
+    def _certificate_and_clients(self) -> EndpointConfig:
+        source = (self.certificate_arn, self.self_signed_certificate)
+        _checked(self, rules.certificate_source_problem(*source))
+        for cidr in self.allowed_cidrs:
+            _checked(self, rules.allowed_cidr_problem(cidr, self.internet_facing))
         return self

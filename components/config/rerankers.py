@@ -25,7 +25,8 @@ class RerankerConfig(ServedModelConfig):
     memory_mib: int | None = None
     """Exact Fargate memory in MiB (with cpu)."""
     need_memory_mib: int = Field(2048, gt=0)
-    """Memory the task needs; the cheapest grid size that fits is chosen. A MiniLM-class
+    """Memory the task needs; the cheapest grid size that fits it and the image's floor
+    (`contracts/reranker.py` MIN_MEMORY_MIB) is chosen. A MiniLM-class
     cross-encoder with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for
     request bursts."""
     need_vcpu: float = Field(1.0, gt=0)

@@ -10,7 +10,6 @@ from typing import ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import SECRET_ARN_PATTERN, Image, Section, secret_value
-from ecs_inference.contracts import aws_limits
 from ecs_inference.contracts.engine import (
     ENV_REGION_VARIABLES,
     HUB_OFFLINE_VARIABLES,
@@ -18,7 +17,7 @@ from ecs_inference.contracts.engine import (
 )
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.iam import KMS_KEY_ARN
-from ecs_inference.specs.service import ServiceSpec
+from ecs_inference.specs.service import ServiceSpec, log_retention_problem
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.
@@ -105,10 +104,9 @@ class ServiceConfig(Section):
     `pulumi config set --secret --path 'ecs-inference:platform.<section>.<name>.secrets.<NAME>'
     <value>` (the stack keeps it in a Secrets Manager secret of its own); injected by ECS at
     start from Secrets Manager, never as plain environment."""
-    log_retention_days: int = Field(
-        ServiceSpec.log_retention_days, ge=1, le=max(aws_limits.CLOUDWATCH_LOG_RETENTION_DAYS)
-    )
-    """CloudWatch log retention."""
+    log_retention_days: int = ServiceSpec.log_retention_days
+    """CloudWatch log retention in days: one of the values CloudWatch Logs accepts
+    (`contracts/aws_limits.py` CLOUDWATCH_LOG_RETENTION_DAYS)."""
     kms_key_arns: SecretKeysConfig = Field(default_factory=SecretKeysConfig)
     """Customer-managed KMS keys of `secrets`."""
 
@@ -146,6 +144,13 @@ class ServiceConfig(Section):
                     "Manager secret ARN"
                 )
         return values
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, days: int) -> int:
+        if (problem := log_retention_problem(days)) is not None:
+            raise ValueError(problem)
+        return days
 
     @field_validator("secrets")
     @classmethod

@@ -13,7 +13,6 @@ from ecs_inference.specs.endpoint import (
     AuthSpec,
     EndpointSpec,
     default_domain_prefix,
-    endpoint_arg_issues,
 )
 
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
@@ -94,5 +93,4 @@ def endpoint_spec(
             protect=cfg.protect,
         ),
     )
-    issues.extend(endpoint_arg_issues(spec))
     return spec

@@ -24,7 +24,11 @@ from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs import weights as efs
 from ecs_inference.specs.mixed_instances import spot_interruption_notes
 from ecs_inference.specs.pool import PoolSpec
-from ecs_inference.specs.service import ModelServiceSpec, ServiceArgsError, validate_model_service
+from ecs_inference.specs.service import (
+    ModelServiceSpec,
+    ServiceArgsError,
+    model_service_decision_checks,
+)
 
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.
@@ -330,8 +334,7 @@ def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
 def plan_model(
     m: ModelInputs, cfg: StackConfig, issues: Issues
 ) -> tuple[ModelServiceSpec, list[str]] | None:
-    """One model service, checked as its component would check it; None (and its issues)
-    when it cannot be built."""
+    """One model service and its decisions; None (and its issues) when it cannot be built."""
     path = f"platform.models.{m.name}"
     try:
         spec, lines = model_service(m, cfg)
@@ -344,7 +347,7 @@ def plan_model(
         issues.add(where, message)
         return None
     try:
-        validate_model_service(path, spec)
+        model_service_decision_checks(path, spec)
     except (ServiceArgsError, ValueError) as exc:
         issues.extend([service_issue(path, exc)])
         return None

@@ -12,19 +12,24 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.plan.secrets import secret_refs
 from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
-from ecs_inference.specs.service import RerankerSpec, ServiceArgsError, validate_reranker
+from ecs_inference.specs.service import (
+    RerankerSpec,
+    ServiceArgsError,
+    reranker_decision_checks,
+    reranker_size_problem,
+)
 
 
 def _size(rr: RerankerConfig) -> sizing.FargateSize:
+    """The exact size, or the cheapest grid size for the need (never below the image's memory
+    floor); raises `sizing.SizingError` for a size the re-ranker cannot run on."""
     if rr.cpu is not None:
         size = sizing.fargate_size(rr.cpu, rr.memory_mib)
     else:
-        size = sizing.fargate_size(need_memory_mib=rr.need_memory_mib, need_vcpu=rr.need_vcpu)
-    if size.needs_platform_1_4 and rr.platform_version not in ("LATEST", "1.4.0"):
-        raise sizing.SizingError(
-            f"{size.cpu // 1024} vCPU Fargate tasks need platform version 1.4.0 or LATEST, "
-            f"got {rr.platform_version!r}"
-        )
+        need = max(rr.need_memory_mib, contract.MIN_MEMORY_MIB)
+        size = sizing.fargate_size(need_memory_mib=need, need_vcpu=rr.need_vcpu)
+    if (problem := reranker_size_problem(size, rr.platform_version)) is not None:
+        raise sizing.SizingError(problem)
     return size
 
 
@@ -87,7 +92,7 @@ def reranker_service(
 def plan_rerankers(
     cfg: StackConfig, priorities: Mapping[str, int], idle_timeout_seconds: int, issues: Issues
 ) -> tuple[dict[str, RerankerSpec], dict[str, list[str]]]:
-    """Every re-ranker's spec, checked as its component would check it, and its decisions."""
+    """Every re-ranker's spec and its decisions (a size that fits no Fargate task is an issue)."""
     specs: dict[str, RerankerSpec] = {}
     decisions: dict[str, list[str]] = {}
     for name, rr in cfg.rerankers.items():
@@ -98,7 +103,7 @@ def plan_rerankers(
             issues.add(path, str(exc))
             continue
         try:
-            validate_reranker(path, spec)
+            reranker_decision_checks(path, spec)
         except (ServiceArgsError, ValueError) as exc:
             issues.extend([service_issue(path, exc)])
             continue

@@ -1,5 +1,6 @@
 """What the plan's service sections (models, re-rankers, the gateway) decide alike: how long a
-task deregisters, and how a spec check's error becomes a config issue."""
+task deregisters, the note on the metrics sidecar, and how a spec check's error becomes a
+config issue."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ecs_inference.config.issues import ConfigError, ConfigIssue
@@ -107,140 +108,176 @@ def in_range(value: object, bounds: tuple[int, int]) -> bool:
     return is_int(value) and bounds[0] <= value <= bounds[1]  # type: ignore[operator]
 
 
+# Each rule below is written once: the config schema raises its message at the key's config
+# path, and `endpoint_arg_issues` reports it for a spec built by hand.
+
+
+def domain_name_problem(value: str | None) -> str | None:
+    """Why `value` cannot be the endpoint's host name, or None."""
+    if DOMAIN_PATTERN.match(value or ""):
+        return None
+    return f"{value!r} must be a lowercase DNS name like models.example.internal"
+
+
+def certificate_arn_problem(value: str) -> str | None:
+    """Why `value` is not an ACM certificate ARN, or None."""
+    if aws_limits.ACM_CERTIFICATE_ARN.match(value):
+        return None
+    return (
+        f"{value!r} is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)"
+    )
+
+
+def certificate_source_problem(certificate_arn: str | None, self_signed: bool) -> str | None:
+    """Why the certificate settings do not name exactly one source, or None."""
+    if bool(certificate_arn) != bool(self_signed):
+        return None
+    return (
+        "set exactly one of certificateArn (production) or selfSignedCertificate: true (dev only)"
+    )
+
+
+def allowed_cidr_problem(cidr: str, internet_facing: bool) -> str | None:
+    """Why `cidr` cannot admit clients to the endpoint, or None."""
+    try:
+        net = ipaddress.ip_network(cidr)
+    except ValueError:
+        return f"{cidr!r} is not a CIDR block like 10.0.0.0/8"
+    if net.prefixlen == 0 and not internet_facing:
+        return (
+            f"{cidr} admits the whole internet to an internal endpoint; name your client networks"
+        )
+    return None
+
+
+def ssl_policy_problem(value: str) -> str | None:
+    """Why `value` is not a TLS 1.3 listener policy, or None."""
+    if value.startswith("ELBSecurityPolicy-TLS13-"):
+        return None
+    return (
+        f"{value!r} is not a TLS 1.3 policy; use an ELBSecurityPolicy-TLS13-* policy such as "
+        "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    )
+
+
+def domain_prefix_problem(prefix: str | None) -> str | None:
+    """Why `prefix` cannot be a Cognito hosted-domain prefix, or None."""
+    if not COGNITO_PREFIX_PATTERN.match(prefix or ""):
+        return (
+            f"{prefix!r} must be 1-63 lowercase letters, digits or '-', not starting or ending "
+            "with '-'"
+        )
+    if any(word in (prefix or "") for word in COGNITO_RESERVED_WORDS):
+        return (
+            f"{prefix!r} may not contain {', '.join(COGNITO_RESERVED_WORDS)} (reserved by Cognito)"
+        )
+    return None
+
+
+def user_pool_id_problem(value: str) -> str | None:
+    """Why `value` is not a Cognito user pool id, or None."""
+    if USER_POOL_ID_PATTERN.match(value):
+        return None
+    return f"{value!r} is not a user pool id like us-east-1_AbCdEf123"
+
+
+def existing_pool_problem(pool_id: str | None, pool_domain: str | None) -> str | None:
+    """Why an existing pool's settings are incomplete, or None."""
+    if bool(pool_id) == bool(pool_domain):
+        return None
+    return (
+        "existingUserPoolId and existingUserPoolDomain must be given together (the ALB needs the "
+        "pool's hosted domain for the browser sign-in)"
+    )
+
+
+def api_scopes_problem(scopes: Sequence[str]) -> str | None:
+    """Why `scopes` cannot be the resource server's scopes, or None."""
+    if not scopes:
+        return "needs at least one scope"
+    bad = [s for s in scopes if not SCOPE_NAME_PATTERN.match(s)]
+    if bad:
+        return f"{bad} are not valid scope names (no spaces, quotes or slashes)"
+    if len(set(scopes)) != len(scopes):
+        return "lists a scope twice"
+    return None
+
+
+def range_problem(value: object, bounds: tuple[int, int]) -> str | None:
+    """Why `value` is not an integer within `bounds` (inclusive), or None."""
+    if in_range(value, bounds):
+        return None
+    return f"must be an integer from {bounds[0]} to {bounds[1]} (got {value!r})"
+
+
+def _found(path: str, *problems: str | None) -> list[ConfigIssue]:
+    return [ConfigIssue(path, p) for p in problems if p is not None]
+
+
 def _auth_issues(auth: AuthSpec) -> list[ConfigIssue]:
     path = f"{CONFIG_PATH}.auth"
-    issues: list[ConfigIssue] = []
-    existing = (auth.existing_user_pool_id, auth.existing_user_pool_domain)
-    if bool(existing[0]) != bool(existing[1]):
-        issues.append(
-            ConfigIssue(
-                f"{path}.existingUserPoolId",
-                "existingUserPoolId and existingUserPoolDomain must be given together (the ALB "
-                "needs the pool's hosted domain for the browser sign-in)",
-            )
-        )
-    if auth.existing_user_pool_id and not USER_POOL_ID_PATTERN.match(auth.existing_user_pool_id):
-        issues.append(
-            ConfigIssue(
-                f"{path}.existingUserPoolId",
-                f"{auth.existing_user_pool_id!r} is not a user pool id like us-east-1_AbCdEf123",
-            )
-        )
-    if not auth.existing_user_pool_id:
-        prefix = auth.domain_prefix
-        if not COGNITO_PREFIX_PATTERN.match(prefix or ""):
-            issues.append(
-                ConfigIssue(
-                    f"{path}.domainPrefix",
-                    f"{prefix!r} must be 1-63 lowercase letters, digits or '-', not starting or "
-                    "ending with '-'",
-                )
-            )
-        elif any(word in prefix for word in COGNITO_RESERVED_WORDS):
-            issues.append(
-                ConfigIssue(
-                    f"{path}.domainPrefix",
-                    f"{prefix!r} may not contain {', '.join(COGNITO_RESERVED_WORDS)} "
-                    "(reserved by Cognito)",
-                )
-            )
-    if not auth.api_scopes:
-        issues.append(ConfigIssue(f"{path}.apiScopes", "needs at least one scope"))
-    bad = [s for s in auth.api_scopes if not SCOPE_NAME_PATTERN.match(s)]
-    if bad:
-        issues.append(
-            ConfigIssue(
-                f"{path}.apiScopes",
-                f"{bad} are not valid scope names (no spaces, quotes or slashes)",
-            )
-        )
-    if len(set(auth.api_scopes)) != len(auth.api_scopes):
-        issues.append(ConfigIssue(f"{path}.apiScopes", "lists a scope twice"))
-    if not in_range(auth.session_timeout_seconds, SESSION_TIMEOUT_RANGE):
-        issues.append(
-            ConfigIssue(
-                f"{path}.sessionTimeoutSeconds",
-                f"must be an integer from {SESSION_TIMEOUT_RANGE[0]} to "
-                f"{SESSION_TIMEOUT_RANGE[1]} (got {auth.session_timeout_seconds!r})",
-            )
-        )
-    if not in_range(auth.access_token_validity_minutes, ACCESS_TOKEN_MINUTES_RANGE):
-        issues.append(
-            ConfigIssue(
-                f"{path}.accessTokenValidityMinutes",
-                f"must be an integer from {ACCESS_TOKEN_MINUTES_RANGE[0]} to "
-                f"{ACCESS_TOKEN_MINUTES_RANGE[1]} (got {auth.access_token_validity_minutes!r})",
-            )
-        )
-    return issues
+    pool_id = auth.existing_user_pool_id
+    return [
+        *_found(
+            f"{path}.existingUserPoolId",
+            existing_pool_problem(pool_id, auth.existing_user_pool_domain),
+            user_pool_id_problem(pool_id) if pool_id else None,
+        ),
+        *_found(
+            f"{path}.domainPrefix", None if pool_id else domain_prefix_problem(auth.domain_prefix)
+        ),
+        *_found(f"{path}.apiScopes", api_scopes_problem(auth.api_scopes)),
+        *_found(
+            f"{path}.sessionTimeoutSeconds",
+            range_problem(auth.session_timeout_seconds, SESSION_TIMEOUT_RANGE),
+        ),
+        *_found(
+            f"{path}.accessTokenValidityMinutes",
+            range_problem(auth.access_token_validity_minutes, ACCESS_TOKEN_MINUTES_RANGE),
+        ),
+    ]
 
 
 def endpoint_arg_issues(args: EndpointSpec) -> list[ConfigIssue]:
-    """Every problem with the plain values of `args`, as config-path issues (empty when valid)."""
+    """Every problem with the plain values of `args`, as config-path issues (empty when valid).
+
+    The plan does not call it: the config schema checks the same rules at each key, and the
+    plan derives the rest. A program that builds an `EndpointSpec` itself calls
+    `validate_endpoint_args`."""
     p = CONFIG_PATH
-    issues: list[ConfigIssue] = []
-    if not DOMAIN_PATTERN.match(args.domain_name or ""):
-        issues.append(
-            ConfigIssue(
-                f"{p}.domainName",
-                f"{args.domain_name!r} must be a lowercase DNS name like models.example.internal",
-            )
-        )
-    if bool(args.certificate_arn) == bool(args.self_signed_certificate):
-        issues.append(
-            ConfigIssue(
-                f"{p}.certificateArn",
-                "set exactly one of certificateArn (production) or selfSignedCertificate: true "
-                "(dev only)",
-            )
-        )
-    elif args.certificate_arn and not aws_limits.ACM_CERTIFICATE_ARN.match(args.certificate_arn):
-        issues.append(
-            ConfigIssue(
-                f"{p}.certificateArn",
-                f"{args.certificate_arn!r} is not an ACM certificate ARN "
-                "(arn:aws:acm:<region>:<account>:certificate/<id>)",
-            )
-        )
-    if not args.allowed_cidrs:
-        issues.append(ConfigIssue(f"{p}.allowedCidrs", "needs at least one client network"))
-    for cidr in args.allowed_cidrs:
-        try:
-            net = ipaddress.ip_network(cidr)
-        except ValueError:
-            issues.append(ConfigIssue(f"{p}.allowedCidrs", f"{cidr!r} is not a CIDR block"))
-            continue
-        if net.prefixlen == 0 and not args.internet_facing:
-            issues.append(
-                ConfigIssue(
-                    f"{p}.allowedCidrs",
-                    f"{cidr} admits the whole internet to an internal endpoint; name your client "
-                    "networks",
-                )
-            )
+    source = certificate_source_problem(args.certificate_arn, args.self_signed_certificate)
+    cert = args.certificate_arn
     try:
         ipaddress.IPv4Network(args.vpc_cidr)
+        vpc = None
     except ValueError:
-        issues.append(ConfigIssue("platform.network.cidrBlock", f"{args.vpc_cidr!r} is not a CIDR"))
+        vpc = f"{args.vpc_cidr!r} is not a CIDR"
     bad_ports = [port for port in args.target_ports if not in_range(port, (1, 65535))]
-    if bad_ports:
-        issues.append(ConfigIssue(f"{p}.targetPorts", f"{bad_ports} are not TCP ports (1-65535)"))
-    if not args.ssl_policy.startswith("ELBSecurityPolicy-TLS13-"):
-        issues.append(
-            ConfigIssue(
-                f"{p}.sslPolicy",
-                f"{args.ssl_policy!r} is not a TLS 1.3 policy; use an ELBSecurityPolicy-TLS13-* "
-                "policy such as ELBSecurityPolicy-TLS13-1-2-2021-06",
-            )
-        )
-    if not is_int(args.access_log_retention_days) or args.access_log_retention_days < 1:
-        issues.append(
-            ConfigIssue(
-                f"{p}.accessLogRetentionDays",
-                f"must be a positive number of days (got {args.access_log_retention_days!r})",
-            )
-        )
-    return issues + _auth_issues(args.auth)
+    days = args.access_log_retention_days
+    return [
+        *_found(f"{p}.domainName", domain_name_problem(args.domain_name)),
+        *_found(
+            f"{p}.certificateArn",
+            source or (certificate_arn_problem(cert) if cert else None),
+        ),
+        *_found(
+            f"{p}.allowedCidrs",
+            None if args.allowed_cidrs else "needs at least one client network",
+            *(allowed_cidr_problem(c, args.internet_facing) for c in args.allowed_cidrs),
+        ),
+        *_found("platform.network.cidrBlock", vpc),
+        *_found(
+            f"{p}.targetPorts", f"{bad_ports} are not TCP ports (1-65535)" if bad_ports else None
+        ),
+        *_found(f"{p}.sslPolicy", ssl_policy_problem(args.ssl_policy)),
+        *_found(
+            f"{p}.accessLogRetentionDays",
+            None
+            if is_int(days) and days >= 1
+            else f"must be a positive number of days (got {days!r})",
+        ),
+        *_auth_issues(args.auth),
+    ]
 
 
 def validate_endpoint_args(args: EndpointSpec) -> None:

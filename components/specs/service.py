@@ -181,6 +181,17 @@ def _deferred(value: object) -> bool:
 LOG_RETENTION_DAYS = CLOUDWATCH_LOG_RETENTION_DAYS
 
 
+def log_retention_problem(days: int) -> str | None:
+    """Why `days` is not a retention CloudWatch Logs accepts, or None (the config schema raises
+    the same message at `logRetentionDays`)."""
+    if days in LOG_RETENTION_DAYS:
+        return None
+    return (
+        f"{days} is not a CloudWatch retention value "
+        f"({', '.join(map(str, sorted(LOG_RETENTION_DAYS)))})"
+    )
+
+
 def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ServiceArgsError(f"{where}: {name} must be an integer, got {value!r}")
@@ -190,15 +201,42 @@ def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -
     return value
 
 
-def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -> None:
-    """Checks every load-balanced service shares (ModelService and FargateReranker), on the
-    arguments they share; `managed_env` names the variables the service sets itself."""
-    service, image, secrets = args.service, args.image, args.secrets
-    min_count, max_count, desired_count = args.min_count, args.max_count, args.desired_count
+def common_key_checks(where: str, args: ServiceSpec) -> None:
+    """The rules the config schema applies to each service key (`config/services.py`): a spec
+    the plan builds has passed them; a spec built by hand is checked here."""
+    service, min_count, max_count = args.service, args.min_count, args.max_count
     if not isinstance(service, str) or not NAME_PATTERN.match(service):
         raise ServiceArgsError(
             f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
         )
+    _int(where, "min_count", min_count, 0)
+    _int(where, "max_count", max_count, 1)
+    _int(where, "desired_count", args.desired_count, 0)
+    if not min_count <= args.desired_count <= max_count:
+        raise ServiceArgsError(
+            f"{where}: need min_count <= desired_count <= max_count, got {min_count} <= "
+            f"{args.desired_count} <= {max_count}"
+        )
+    if (problem := log_retention_problem(args.log_retention_days)) is not None:
+        raise ServiceArgsError(f"{where}: log_retention_days {problem}")
+    for kind, mapping in (("environment", args.environment), ("secrets", args.secrets)):
+        for name in mapping:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ServiceArgsError(f"{where}: {kind} name {name!r} is not a variable name")
+    for name, arn in args.secrets.items():
+        if stack_secrets.is_reference(arn):
+            continue  # the stack's own secret: its ARN is the one the stack creates
+        try:
+            iam.secret_policy_arn(arn)
+        except iam.PolicyArgumentError as exc:
+            raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
+
+
+def common_decision_checks(where: str, args: ServiceSpec, managed_env: Sequence[str]) -> None:
+    """What the plan decides for every service and checks here: the image it chose, the rule
+    priority, the deregistration delay against the longest request, the grace period, a deploy
+    that can make progress, and user variables against those the service sets itself."""
+    image = args.image
     _int(where, "priority", args.priority, 1, LISTENER_RULE_PRIORITY_MAX)
     # None (a spec) or an Output (its component) is the stack's own build (images.build): a
     # digest reference in the stack's ECR repository, checked when the execution role's pull
@@ -210,22 +248,8 @@ def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -
             iam.ecr_repository_arn(image)
         except iam.PolicyArgumentError as exc:
             raise ServiceArgsError(f"{where}: {exc}") from None
-    _int(where, "min_count", min_count, 0)
-    _int(where, "max_count", max_count, 1)
-    _int(where, "desired_count", desired_count, 0)
-    if not min_count <= desired_count <= max_count:
-        raise ServiceArgsError(
-            f"{where}: need min_count <= desired_count <= max_count, got {min_count} <= "
-            f"{desired_count} <= {max_count}"
-        )
     delay = args.deregistration_delay_seconds
-    _int(
-        where,
-        "deregistration_delay_seconds",
-        delay,
-        0,
-        TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
-    )
+    _int(where, "deregistration_delay_seconds", delay, 0, TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
     longest = args.max_request_seconds
     if longest is not None:
         _int(where, "max_request_seconds", longest, 1, TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
@@ -241,31 +265,15 @@ def validate_common(where: str, args: ServiceSpec, managed_env: Sequence[str]) -
     low = args.deployment_minimum_healthy_percent
     _int(where, "deployment_minimum_healthy_percent", low, 0, 100)
     high = _int(where, "deployment_maximum_percent", args.deployment_maximum_percent, 100, 200)
-    check_deploy_progress(where, low, high, min_count, max_count, desired_count)
-    if args.log_retention_days not in LOG_RETENTION_DAYS:
-        raise ServiceArgsError(
-            f"{where}: log_retention_days {args.log_retention_days} is not a CloudWatch retention "
-            f"value ({', '.join(map(str, sorted(LOG_RETENTION_DAYS)))})"
-        )
-    names = set()
-    for kind, mapping in (("environment", args.environment), ("secrets", secrets)):
+    check_deploy_progress(where, low, high, args.min_count, args.max_count, args.desired_count)
+    for kind, mapping in (("environment", args.environment), ("secrets", args.secrets)):
         for name in mapping:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise ServiceArgsError(f"{where}: {kind} name {name!r} is not a variable name")
             if name in managed_env:
                 raise ServiceArgsError(
                     f"{where}: {kind} sets {name}, which the service already controls"
                 )
-            if name in names:
-                raise ServiceArgsError(f"{where}: {name} is set in both environment and secrets")
-            names.add(name)
-    for name, arn in secrets.items():
-        if stack_secrets.is_reference(arn):
-            continue  # the stack's own secret: its ARN is the one the stack creates
-        try:
-            iam.secret_policy_arn(arn)
-        except iam.PolicyArgumentError as exc:
-            raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
+    if both := sorted(set(args.environment) & set(args.secrets)):
+        raise ServiceArgsError(f"{where}: {both[0]} is set in both environment and secrets")
 
 
 def check_deploy_progress(
@@ -300,9 +308,16 @@ def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -
 
 
 def validate_model_service(where: str, args: ModelServiceSpec) -> None:
-    """All plain-value checks of a `ModelServiceSpec`; raises `ServiceArgsError`."""
+    """All plain-value checks of a `ModelServiceSpec` built by hand; raises `ServiceArgsError`."""
+    common_key_checks(where, args)
+    model_service_decision_checks(where, args)
+
+
+def model_service_decision_checks(where: str, args: ModelServiceSpec) -> None:
+    """What the plan decides for a model service, checked: its task against its launch,
+    scaling, and what every service decides (`common_decision_checks`)."""
     launch = args.launch
-    validate_common(where, args, launch.managed_environment())
+    common_decision_checks(where, args, launch.managed_environment())
     validate_scaling(
         where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
     )
@@ -367,9 +382,8 @@ def _platform_at_least_1_4(version: str) -> bool:
 
 
 def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
-    """All plain-value checks of a `RerankerSpec`; returns the validated Fargate size."""
-    validate_common(where, args, RERANKER_MANAGED_ENV)
-    validate_scaling(where, args.scaling_target, args.scale_out_cooldown, args.scale_in_cooldown)
+    """All plain-value checks of a `RerankerSpec` built by hand; returns the Fargate size."""
+    common_key_checks(where, args)
     if args.scaling_metric not in ("requestCount", "cpu"):
         raise ServiceArgsError(
             f"{where}: scaling_metric {args.scaling_metric!r} must be 'requestCount' or 'cpu'"
@@ -379,24 +393,39 @@ def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
             f"{where}: scaling_target {args.scaling_target} for the cpu metric is a percentage "
             "(1-100)"
         )
-    try:
-        size = sizing.fargate_size(args.cpu, args.memory_mib)
-    except sizing.SizingError as exc:
-        raise ServiceArgsError(f"{where}: {exc}") from None
-    if args.memory_mib < contract.MIN_MEMORY_MIB:
-        raise ServiceArgsError(
-            f"{where}: memory_mib {args.memory_mib} is below the re-ranker's floor of "
-            f"{contract.MIN_MEMORY_MIB} MiB (resident model, ONNX Runtime arenas, web stack)"
-        )
     if args.cpu_architecture not in CPU_ARCHITECTURES:
         raise ServiceArgsError(
             f"{where}: cpu_architecture {args.cpu_architecture!r} not one of {CPU_ARCHITECTURES}"
         )
-    if size.needs_platform_1_4 and not _platform_at_least_1_4(args.platform_version):
-        raise ServiceArgsError(
-            f"{where}: cpu {args.cpu} needs Fargate platform 1.4.0 or later, got "
-            f"{args.platform_version!r}"
+    try:
+        size = sizing.fargate_size(args.cpu, args.memory_mib)
+    except sizing.SizingError as exc:
+        raise ServiceArgsError(f"{where}: {exc}") from None
+    if (problem := reranker_size_problem(size, args.platform_version)) is not None:
+        raise ServiceArgsError(f"{where}: {problem}")
+    reranker_decision_checks(where, args)
+    return size
+
+
+def reranker_size_problem(size: sizing.FargateSize, platform_version: str) -> str | None:
+    """Why a Fargate task of `size` cannot run the re-ranker on `platform_version`, or None."""
+    if size.memory_mib < contract.MIN_MEMORY_MIB:
+        return (
+            f"memory_mib {size.memory_mib} is below the re-ranker's floor of "
+            f"{contract.MIN_MEMORY_MIB} MiB (resident model, ONNX Runtime arenas, web stack)"
         )
+    if size.needs_platform_1_4 and not _platform_at_least_1_4(platform_version):
+        return f"cpu {size.cpu} needs Fargate platform 1.4.0 or later, got {platform_version!r}"
+    return None
+
+
+def reranker_decision_checks(where: str, args: RerankerSpec) -> None:
+    """What the plan decides for a re-ranker, checked: its grace period against its start, its
+    environment against the image contract, the drain inside the stop timeout, and what every
+    service decides (`common_decision_checks`). Its size is the plan's own choice, checked with
+    `reranker_size_problem` where it is made."""
+    common_decision_checks(where, args, RERANKER_MANAGED_ENV)
+    validate_scaling(where, args.scaling_target, args.scale_out_cooldown, args.scale_in_cooldown)
     if args.health_check_grace_period_seconds < contract.STARTUP_GRACE_SECONDS:
         raise ServiceArgsError(
             f"{where}: health_check_grace_period_seconds {args.health_check_grace_period_seconds}"
@@ -434,4 +463,3 @@ def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
             f"seconds below stop_timeout_seconds {args.stop_timeout_seconds} (ECS kills the "
             "container when the stop timeout ends, cutting requests still draining)"
         )
-    return size
