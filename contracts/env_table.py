@@ -7,12 +7,12 @@ before it builds DATABASE_URL.
 
 Which table judges a variable is declared by the contract modules of this package, not here, so
 adding an engine means adding its contract only. A module takes part when it declares
-- `ENVIRONMENT_TABLE`, the stem of its release's table (`sglang-0.5.23`), and
-- `ENV_PREFIXES`, the name prefixes that release owns (`("SGLANG_", "SGL_")`); optionally
+- `ENVIRONMENT_TABLE`, the stem of its release's table (`<project>-<version>`), and
+- `ENV_PREFIXES`, the name prefixes that release owns; optionally
 - `ENV_SELECTED_BY`, a variable only its containers set: the module's table then judges its
   prefixes only in a container that sets that variable, and wins there over a module without
-  one (optimum-neuron runs vLLM 0.11.0, so a Neuron container's `VLLM_*` names are 0.11.0's,
-  every other container's the GPU release's).
+  one (an image that runs an older release of another engine's library claims that library's
+  prefix for its own containers only).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Owner:
     """A contract module's claim on environment names (see the module docstring)."""
 
     contract: str
-    """The declaring module's name within this package (`sglang`)."""
+    """The declaring module's name within this package."""
     table: str
     prefixes: tuple[str, ...]
     selected_by: str | None = None
