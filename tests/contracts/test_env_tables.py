@@ -1,5 +1,6 @@
-"""Third-party environment contracts: the committed tables are what the pinned releases' sources
-read, the contracts name the pinned releases, and a misspelt variable fails the preview."""
+"""Third-party environment contracts: the contracts name the pinned releases (whose sources the
+committed tables are re-extracted from by tests/tools/test_sources.py), each engine contract
+claims its own names, and a misspelt variable fails the preview."""
 
 from __future__ import annotations
 
@@ -14,31 +15,19 @@ from typing import Any
 import pytest
 
 from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm
-from tools import engine_flags, env_tables
-from tools.env_tables import LITELLM, TABLE_DIR, tables
 from tools.preview import run_preview
 from tools.recording import ACCOUNT_ID
 from tools.rehearsal import rehearse
-
-
-@pytest.fixture(scope="module")
-def extracted() -> dict[str, dict[str, object]]:
-    return tables()
-
-
-def test_committed_tables_match_the_pinned_sources(extracted: dict[str, dict[str, object]]) -> None:
-    committed = {p.stem: json.loads(p.read_text()) for p in TABLE_DIR.glob("*.json")}
-    assert committed == extracted, "rerun `python -m tools.env_tables`"
+from tools.sources import litellm as litellm_source
+from tools.sources import sglang as sglang_source
+from tools.sources import vllm as vllm_source
 
 
 def test_contracts_name_the_pinned_releases() -> None:
-    assert f"vllm-{engine_flags.VLLM_GPU.version}" == vllm.ENVIRONMENT_TABLE
-    assert f"vllm-{engine_flags.VLLM_NEURON.version}" == neuron.ENVIRONMENT_TABLE
-    assert f"sglang-{env_tables.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
-    assert (
-        f"litellm-{LITELLM.version}" == litellm.ENVIRONMENT_TABLE
-        and LITELLM.version == litellm.VERSION
-    )
+    assert f"vllm-{vllm_source.VLLM_GPU.version}" == vllm.ENVIRONMENT_TABLE
+    assert f"vllm-{vllm_source.VLLM_NEURON.version}" == neuron.ENVIRONMENT_TABLE
+    assert f"sglang-{sglang_source.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
+    assert f"litellm-{litellm_source.LITELLM.version}" == litellm.ENVIRONMENT_TABLE
 
 
 def test_the_names_the_stacks_set_are_read() -> None:

@@ -4,8 +4,8 @@ A variable the release does not read is ignored in silence: the proxy starts wit
 database, the engine with a default. The names each release reads are committed tables
 extracted from its source (`python -m tools.sources`, `contracts/env/`):
 - a variable with a prefix an engine's contract claims (`ENV_PREFIXES`) must be one its
-  release reads; which release's table judges it is `contracts.env_table.judging_table`'s
-  to say (in a Neuron container, `VLLM_*` names are those of the vLLM optimum-neuron runs);
+  release reads; which release's table judges it (a claim may hold only in containers that
+  set a given variable, `ENV_SELECTED_BY`) is `contracts.env_table.judging_table`'s to say;
 - the LiteLLM container (its contract's `LITELLM_CONFIG_YAML`) gets only names LiteLLM reads,
   and with a database, all the names its CLI needs to build DATABASE_URL;
 - a queue worker presents a key the gateway accepts: without a database, LiteLLM accepts no
