@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ecs_inference.contracts import metrics as contract
 from tests.operations.engine_metrics import FakeEngine
-from tools import engine_flags
+from tools.sources import vllm as vllm_source
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "benchmarks.md"
@@ -42,7 +42,7 @@ def _sidecar():
 
 
 def _body(engines: int) -> str:
-    engine = FakeEngine(engine_flags.VLLM_GPU, engines=engines)
+    engine = FakeEngine(vllm_source.VLLM_GPU, engines=engines)
     for i in range(engines):
         for name in (
             "vllm:time_to_first_token_seconds",

@@ -1,14 +1,28 @@
 """The environment variables a pinned third-party release reads, from its committed table.
 
 Stdlib only. The tables under `contracts/env/` are extracted from the releases' sources by
-`tools/env_tables.py` (a test re-extracts and compares them); each holds `reads`, every name the
-release's code reads, and for LiteLLM `database_url_requires`, the names its CLI needs all of
+`python -m tools.sources` (a test re-extracts and compares them); each holds `reads`, every name
+the release's code reads, and for LiteLLM `database_url_requires`, the names its CLI needs all of
 before it builds DATABASE_URL.
+
+Which table judges a variable is declared by the contract modules of this package, not here, so
+adding an engine means adding its contract only. A module takes part when it declares
+- `ENVIRONMENT_TABLE`, the stem of its release's table (`<project>-<version>`), and
+- `ENV_PREFIXES`, the name prefixes that release owns; optionally
+- `ENV_SELECTED_BY`, a variable only its containers set: the module's table then judges its
+  prefixes only in a container that sets that variable, and wins there over a module without
+  one (an image that runs an older release of another engine's library claims that library's
+  prefix for its own containers only).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+import sys
+from collections.abc import Collection
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,3 +39,65 @@ def table(stem: str) -> dict[str, Any]:
 def reads(stem: str) -> frozenset[str]:
     """Every environment variable name the release reads."""
     return frozenset(table(stem)["reads"])
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A contract module's claim on environment names (see the module docstring)."""
+
+    contract: str
+    """The declaring module's name within this package."""
+    table: str
+    prefixes: tuple[str, ...]
+    selected_by: str | None = None
+
+
+@cache
+def owners() -> tuple[Owner, ...]:
+    """Every contract module's claim, by module name; discovered through this package's own
+    `__path__`, so it works both as `ecs_inference.contracts` and as an image's `contracts`.
+
+    Raises ValueError when two modules without `ENV_SELECTED_BY` claim overlapping prefixes
+    (or two with the same selector do): a name would then have no one table.
+    """
+    package = sys.modules[__name__.rpartition(".")[0]]
+    found: list[Owner] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        stem, prefixes = (
+            getattr(module, "ENVIRONMENT_TABLE", None),
+            getattr(module, "ENV_PREFIXES", None),
+        )
+        if isinstance(stem, str) and isinstance(prefixes, tuple):
+            selector = getattr(module, "ENV_SELECTED_BY", None)
+            found.append(Owner(info.name, stem, tuple(map(str, prefixes)), selector))
+    for i, one in enumerate(found):
+        for other in found[i + 1 :]:
+            overlap = [
+                (a, b)
+                for a in one.prefixes
+                for b in other.prefixes
+                if a.startswith(b) or b.startswith(a)
+            ]
+            if overlap and one.selected_by == other.selected_by:
+                raise ValueError(
+                    f"contracts {one.contract} and {other.contract} both claim "
+                    f"{overlap[0][0]!r}/{overlap[0][1]!r} names: give one an ENV_SELECTED_BY"
+                )
+    return tuple(found)
+
+
+def judging_table(name: str, names: Collection[str]) -> str | None:
+    """The stem of the table that judges `name` in a container setting `names` (None: no
+    contract claims its prefix). A selected claim whose selector is in `names` beats an
+    unselected one; a selected claim whose selector is absent does not apply."""
+    best: Owner | None = None
+    for owner in owners():
+        if not name.startswith(owner.prefixes):
+            continue
+        if owner.selected_by is not None:
+            if owner.selected_by in names:
+                return owner.table
+        elif best is None:
+            best = owner
+    return best.table if best is not None else None

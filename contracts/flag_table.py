@@ -1,6 +1,6 @@
 """An engine's command-line flags as committed under `contracts/flags/`, and what it rejects.
 
-The tables are extracted from the engines' real argument definitions by `tools/engine_tables.py`
+The tables are extracted from the engines' real argument definitions by `python -m tools.sources`
 (a PyPI wheel, or a launcher's source at the pinned tag) and read here with the
 standard library, so a preview can reject a flag the pinned engine does not know without the
 engine's sources on disk. Standard library only.

@@ -10,6 +10,11 @@ ENVIRONMENT_TABLE = "vllm-0.11.0"
 """The vLLM release optimum-neuron 0.4.5 runs: `VLLM_*` variables must be its names."""
 ENV_ARTIFACT_URI = engine.ENV_ARTIFACT_URI
 """`s3://bucket/prefix/` of the precompiled optimum-neuron model directory."""
+ENV_PREFIXES = ("VLLM_",)
+"""vLLM's names, judged by the table of the vLLM release optimum-neuron runs."""
+ENV_SELECTED_BY = ENV_ARTIFACT_URI
+"""Only a Neuron container sets the artifact URI, so its `VLLM_*` names are 0.11.0's
+(`contracts/env_table.py`); every other container's are the GPU release's."""
 ENV_MODEL_DIR = "ENGINE_MODEL_DIR"
 """Local directory the artifact is staged to before serving."""
 ENV_BATCH_SIZE = "ENGINE_BATCH_SIZE"

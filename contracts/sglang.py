@@ -60,8 +60,11 @@ captured by default in 0.5.x."""
 # port, SSE keep-alive seconds, extra args) ---------------------------------------------------
 ENV_UPSTREAM_PORT = "ENGINE_UPSTREAM_PORT"
 """Loopback port of SGLang behind the proxy (default port + 1)."""
-ENVIRONMENT_TABLE = "sglang-0.5.23"
-"""The release whose environment names `SGLANG_*` variables must be."""
+ENVIRONMENT_TABLE = f"sglang-{SGLANG_VERSION}"
+"""The release whose environment names the `ENV_PREFIXES` variables must be
+(`contracts/env_table.py`)."""
+ENV_PREFIXES = ("SGLANG_", "SGL_")
+"""SGLang's own names (`sglang/srt/environ.py` `Envs`): any a task sets must be in its table."""
 ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` (streamed with the Run:ai streamer) or an absolute directory on the
 task's EFS mount (read in place)."""

@@ -7,6 +7,8 @@ from .engine import COMMON_READS
 
 ENVIRONMENT_TABLE = "vllm-0.33.0"
 """The release whose environment names `VLLM_*` variables must be (`contracts/env_table.py`)."""
+ENV_PREFIXES = ("VLLM_",)
+"""vLLM's own names (`vllm/envs.py`): any a task sets must be in its table."""
 ENV_WEIGHTS_URI = engine.ENV_WEIGHTS_URI
 """`s3://bucket/prefix/` holding safetensors weights, config and tokenizer files."""
 ENV_TENSOR_PARALLEL_SIZE = "ENGINE_TENSOR_PARALLEL_SIZE"

@@ -167,9 +167,9 @@ def test_emf_line_assumption_matches_the_sidecar_s_real_output():
     26-byte event overhead, within 1x-1.5x (so the cost neither hides nor invents log cost)."""
     from tests.operations.engine_metrics import FakeEngine
     from tests.operations.test_metrics_sidecar import _spec, sidecar
-    from tools import engine_flags
+    from tools.sources import vllm as vllm_source
 
-    engine = FakeEngine(engine_flags.VLLM_GPU, model="llama-3-1-70b-instruct")
+    engine = FakeEngine(vllm_source.VLLM_GPU, model="llama-3-1-70b-instruct")
     spec = _spec("vllm")
     deriver = sidecar.Deriver(spec)
     deriver.derive(sidecar.parse_exposition(engine.text()))

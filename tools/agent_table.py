@@ -6,7 +6,7 @@ The host telemetry (`components/specs/operations/telemetry.py`) installs amazon-
 dropped or refused at start on an instance that took minutes to come up, so the names are read
 from the agent's source (aws/amazon-cloudwatch-agent, not on PyPI; through the search tool's
 repository mirror) into `contracts/agent/amazon-cloudwatch-agent-<tag>.json`, the way
-`tools/engine_tables.py` records TGI's launcher flags:
+`tools.sources` records an engine's table read from a checkout:
 
 - `nvidia_gpu_measurements`: the fields the `nvidia_smi` input sets from nvidia-smi's XML
   (`common.SetIfUsed(<type>, fields, "<name>", ...)` in `plugins/inputs/nvidia_smi/schema_v*/`);

@@ -1,27 +1,24 @@
 """Command-line flags the pinned serving engines really accept, read from their released sources.
 
-The model services launch `vllm serve` (GPU) and `optimum-cli neuron serve` (Inferentia). A flag
-that the pinned release does not know makes the container exit at start, on an accelerator
-instance that took minutes to come up, so the generated command lines are checked offline
-against the engines' own argument definitions instead of a hand-written list.
+A flag the pinned engine release does not know makes its container exit at start, on an
+accelerator instance that took minutes to come up, so the generated command lines are checked
+offline against the engines' own argument definitions instead of a hand-written list.
 
 How: the wheels of the pinned releases are fetched once with `pip download --no-deps` into
 `.cache/engines/` (git-ignored), their Python files are extracted, and the argparse calls are
 read with `ast` (nothing is imported: the engines need CUDA/Neuron stacks that a laptop or CI
-runner does not have). vLLM registers most flags from config dataclasses
-(`get_kwargs(ModelConfig)` then `add_argument("--x", **kwargs["x"])`, or a loop over all fields of
-`FrontendArgs`), so the reader follows those to the dataclass field annotations to learn whether
-a flag takes a value, is a boolean switch (`--x` / `--no-x`) and which values its `Literal` type
-allows.
+runner does not have). Flags registered from config dataclasses (`get_kwargs(ModelConfig)` then
+`add_argument("--x", **kwargs["x"])`, or a loop over all fields of a dataclass) are followed to
+the dataclass field annotations to learn whether a flag takes a value, is a boolean switch
+(`--x` / `--no-x`) and which values its `Literal` type allows.
 
-Releases:
-- vLLM 0.33.0: the GPU engine (`vllm/vllm-openai:v0.33.0`).
-- optimum-neuron 0.4.5 and the vLLM it requires (0.11.0, its `vllm` extra): the Neuron engine
-  (AWS DLC `huggingface-vllm-inference-neuronx:0.11.0-optimum0.4.5-...`). `optimum-cli neuron
-  serve` parses its own flags and forwards every unknown one to vLLM 0.11.0's server parser.
+Which releases there are, and which command each engine's parser reads, is declared by the
+upstream source modules of `tools.sources` (`TABLES`, `COMMANDS`) and by the engine contracts
+that name a committed flag table (`COMMAND`, `FLAG_TABLE`); this module names no engine.
 
-Command line: `python tools/engine_flags.py --prefetch` downloads and extracts all releases
-(the Makefile bootstrap runs it); `python tools/engine_flags.py vllm serve ...` checks an argv.
+Command line: `python tools/engine_flags.py --prefetch` downloads and extracts every release a
+table is read from (the Makefile bootstrap runs it); `python tools/engine_flags.py <engine
+command> ...` checks an argv.
 """
 
 from __future__ import annotations
@@ -56,37 +53,11 @@ class EngineRelease:
         return f"{self.project.replace('-', '_')}-{self.version}-"
 
 
-VLLM_GPU = EngineRelease("vllm", "0.33.0")
-"""vLLM release run on GPU pools; must match the `vllm/vllm-openai` base image tag."""
-OPTIMUM_NEURON = EngineRelease("optimum-neuron", "0.4.5")
-"""optimum-neuron release run on Inferentia/Trainium pools; must match the Neuron DLC tag."""
-VLLM_NEURON = EngineRelease("vllm", "0.11.0")
-"""vLLM release that optimum-neuron 0.4.5 pins (`Requires-Dist: vllm==0.11.0; extra == "vllm"`)."""
-
-
 def contract_release(contract: ModuleType) -> EngineRelease:
     """The release an engine contract names as its `SOURCE_RELEASE` (PyPI project, version):
     the source its committed tables are read from."""
     project, version = contract.SOURCE_RELEASE
     return EngineRelease(project, version)
-
-
-def _contract_releases() -> tuple[EngineRelease, ...]:
-    import importlib
-    import pkgutil
-
-    from ecs_inference import contracts
-
-    modules = [
-        importlib.import_module(f"{contracts.__name__}.{info.name}")
-        for info in pkgutil.iter_modules(contracts.__path__)
-    ]
-    return tuple(contract_release(m) for m in modules if hasattr(m, "SOURCE_RELEASE"))
-
-
-ALL_RELEASES = (VLLM_GPU, OPTIMUM_NEURON, VLLM_NEURON, *_contract_releases())
-"""Every release whose source a check or table reads: vLLM's and optimum-neuron's argument
-definitions here, and those the engine contracts name (`SOURCE_RELEASE`)."""
 
 
 class EngineSourceUnavailableError(RuntimeError):
@@ -201,7 +172,8 @@ class FlagSet:
     name: str
     flags: dict[str, Flag] = field(default_factory=dict)
     normalise_underscores: bool = False
-    """vLLM's FlexibleArgumentParser rewrites `--a_b` to `--a-b`; plain argparse does not."""
+    """The parser rewrites `--a_b` to `--a-b` (vLLM's FlexibleArgumentParser); plain argparse does
+    not."""
 
     def add(self, flag: Flag) -> None:
         """Register `flag` under each of its option strings (and `--no-x` for switches)."""
@@ -593,94 +565,6 @@ def _module_function(modules: _Modules, module: str, name: str) -> ast.FunctionD
     raise LookupError(f"{module}.{name} not found")
 
 
-_VLLM_SERVE_PARSER_MODULES = (
-    "vllm.entrypoints.common.cli_args",  # 0.3x layout
-    "vllm.entrypoints.openai.cli_args",  # 0.11 layout
-)
-
-
-def vllm_serve_flags(root: Path, name: str = "vllm serve") -> FlagSet:
-    """Flags of `vllm serve` (the OpenAI server parser `make_arg_parser`) in the tree `root`."""
-    modules = _Modules(root)
-    flag_set = FlagSet(name=name, normalise_underscores=True)
-    reader = _ParserReader(modules, flag_set)
-    for module in _VLLM_SERVE_PARSER_MODULES:
-        if modules.path(module) is not None:
-            tree = modules.tree(module)
-            assert tree is not None
-            if any(
-                isinstance(n, ast.FunctionDef) and n.name == "make_arg_parser" for n in tree.body
-            ):
-                reader.read_function(
-                    module, _module_function(modules, module, "make_arg_parser"), None
-                )
-                break
-    else:
-        raise LookupError(f"no vLLM server parser found under {root}")
-    return flag_set
-
-
-def optimum_neuron_serve_flags(root: Path) -> FlagSet:
-    """Flags `optimum-cli neuron serve` parses itself (the rest are forwarded to vLLM)."""
-    modules = _Modules(root)
-    flag_set = FlagSet(name="optimum-cli neuron serve")
-    reader = _ParserReader(modules, flag_set)
-    module = "optimum.commands.neuron.serve"
-    found = modules.resolve(module, "ServeCommand")
-    serve_module, serve = found if found is not None else (module, None)
-    if not isinstance(serve, ast.ClassDef):
-        raise LookupError(f"ServeCommand not found under {root}")
-    func = _find_method(serve, "parse_args")
-    if func is None:
-        raise LookupError("ServeCommand.parse_args not found")
-    reader.read_function(module, func, (serve_module, serve))
-    return flag_set
-
-
-def vllm_env_vars(root: Path) -> frozenset[str]:
-    """Names of the environment variables `vllm/envs.py` reads (keys of `environment_variables`)."""
-    modules = _Modules(root)
-    tree = modules.tree("vllm.envs")
-    if tree is None:
-        raise LookupError(f"vllm/envs.py not under {root}")
-    names: set[str] = set()
-    for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign):
-            target = node.targets[0]
-        if isinstance(target, ast.Name) and target.id == "environment_variables":
-            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-            if isinstance(value, ast.Dict):
-                names.update(_const_strings([k for k in value.keys if k is not None]))
-    if not names:
-        raise LookupError("environment_variables not found in vllm/envs.py")
-    return frozenset(names)
-
-
-def vllm_http_routes(root: Path) -> frozenset[tuple[str, str]]:
-    """(METHOD, path) of the FastAPI routes under `vllm/entrypoints` (`@router.get("/health")`).
-
-    Lets tests confirm the health path and the OpenAI paths the ALB routes to exist in each
-    pinned release without importing the engine.
-    """
-    routes: set[tuple[str, str]] = set()
-    for path in sorted((root / "vllm" / "entrypoints").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for decorator in node.decorator_list:
-                if (
-                    isinstance(decorator, ast.Call)
-                    and isinstance(decorator.func, ast.Attribute)
-                    and decorator.func.attr in ("get", "post", "put", "delete")
-                    and decorator.args
-                    and isinstance(decorator.args[0], ast.Constant)
-                    and isinstance(decorator.args[0].value, str)
-                ):
-                    routes.add((decorator.func.attr.upper(), decorator.args[0].value))
-    return frozenset(routes)
-
-
 # --------------------------------------------------------------------------------------------
 # Checking whole commands
 # --------------------------------------------------------------------------------------------
@@ -707,12 +591,16 @@ def table_commands() -> dict[tuple[str, ...], str]:
 def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]:
     """Return the problems the pinned engine would find in `argv` (empty list: accepted).
 
-    Understands `vllm serve ...` (vLLM 0.33.0), `optimum-cli neuron serve ...`
-    (optimum-neuron 0.4.5, unknown flags forwarded to vLLM 0.11.0), both read from their wheels,
-    and the command of every engine whose contract names a committed flag table
+    Understands every command a `tools.sources` module reads from its wheels (`COMMANDS`),
+    then the command of every engine whose contract names a committed flag table
     (`table_commands`).
     """
+    from tools.sources import commands  # imports this module
+
     argv = list(argv)
+    for command, check in commands().items():
+        if tuple(argv[: len(command)]) == command:
+            return check(argv[len(command) :], cache_dir)
     for command, table in table_commands().items():
         # `python3 -m <module>` is the module's command under any interpreter name.
         if tuple(argv[: len(command)]) == command or (
@@ -721,12 +609,6 @@ def check_command(argv: Sequence[str], cache_dir: Path = CACHE_DIR) -> list[str]
             from ecs_inference.contracts import flag_table
 
             return flag_table.load(table).problems(argv[len(command) :])
-    if argv[:2] == ["vllm", "serve"]:
-        return vllm_serve_flags(source_root(VLLM_GPU, cache_dir)).problems(argv[2:])
-    if argv[:3] == ["optimum-cli", "neuron", "serve"]:
-        own = optimum_neuron_serve_flags(source_root(OPTIMUM_NEURON, cache_dir))
-        forwarded = vllm_serve_flags(source_root(VLLM_NEURON, cache_dir), "vllm 0.11.0 (forwarded)")
-        return own.problems(argv[3:], fallback=forwarded)
     return [f"not an engine command this tool knows: {argv[:3]}"]
 
 
@@ -737,7 +619,9 @@ def main(args: Sequence[str] | None = None) -> int:
     parser.add_argument("argv", nargs=argparse.REMAINDER, help="engine command line to check")
     ns = parser.parse_args(args)
     if ns.prefetch:
-        for release in ALL_RELEASES:
+        from tools.sources import releases  # imports this module
+
+        for release in releases():
             print(source_root(release))
         return 0
     problems = check_command(ns.argv)
@@ -747,7 +631,10 @@ def main(args: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run as a script (`python tools/engine_flags.py`): the table-backed checks import the
-    # repository's `tools` and `contracts` packages.
+    # Run as a script (`python tools/engine_flags.py`): the registry lives in the repository's
+    # `tools` package, and it imports `tools.engine_flags`; running that module's `main` keeps
+    # one copy of these classes rather than a second one under `__main__`.
     sys.path.insert(0, str(REPO_ROOT))
-    sys.exit(main())
+    from tools.engine_flags import main as _main
+
+    sys.exit(_main())

@@ -1,40 +1,33 @@
-"""Third-party environment contracts: the committed tables are what the pinned releases' sources
-read, the contracts name the pinned releases, and a misspelt variable fails the preview."""
+"""Third-party environment contracts: the contracts name the pinned releases (whose sources the
+committed tables are re-extracted from by tests/tools/test_sources.py), each engine contract
+claims its own names, and a misspelt variable fails the preview."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm
-from tools import engine_flags, env_tables
-from tools.env_tables import LITELLM, TABLE_DIR, tables
 from tools.preview import run_preview
 from tools.recording import ACCOUNT_ID
 from tools.rehearsal import rehearse
-
-
-@pytest.fixture(scope="module")
-def extracted() -> dict[str, dict[str, object]]:
-    return tables()
-
-
-def test_committed_tables_match_the_pinned_sources(extracted: dict[str, dict[str, object]]) -> None:
-    committed = {p.stem: json.loads(p.read_text()) for p in TABLE_DIR.glob("*.json")}
-    assert committed == extracted, "rerun `python -m tools.env_tables`"
+from tools.sources import litellm as litellm_source
+from tools.sources import sglang as sglang_source
+from tools.sources import vllm as vllm_source
 
 
 def test_contracts_name_the_pinned_releases() -> None:
-    assert f"vllm-{engine_flags.VLLM_GPU.version}" == vllm.ENVIRONMENT_TABLE
-    assert f"vllm-{engine_flags.VLLM_NEURON.version}" == neuron.ENVIRONMENT_TABLE
-    assert f"sglang-{env_tables.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
-    assert (
-        f"litellm-{LITELLM.version}" == litellm.ENVIRONMENT_TABLE
-        and LITELLM.version == litellm.VERSION
-    )
+    assert f"vllm-{vllm_source.VLLM_GPU.version}" == vllm.ENVIRONMENT_TABLE
+    assert f"vllm-{vllm_source.VLLM_NEURON.version}" == neuron.ENVIRONMENT_TABLE
+    assert f"sglang-{sglang_source.SGLANG.version}" == sglang.ENVIRONMENT_TABLE
+    assert f"litellm-{litellm_source.LITELLM.version}" == litellm.ENVIRONMENT_TABLE
 
 
 def test_the_names_the_stacks_set_are_read() -> None:
@@ -70,3 +63,53 @@ def test_a_misspelt_engine_variable_fails_the_preview() -> None:
     out = _with_environment("engine", "VLLM_HTTP_TIMEOUT_KEEPALIVE", "335")
     (finding,) = out.findings
     assert "container engine: vllm-0.33.0 reads no VLLM_HTTP_TIMEOUT_KEEPALIVE" in finding.message
+
+
+def test_each_engine_contract_claims_its_own_names() -> None:
+    claims = {o.contract: (o.table, o.prefixes, o.selected_by) for o in env_table.owners()}
+    assert claims["vllm"] == (vllm.ENVIRONMENT_TABLE, ("VLLM_",), None)
+    assert claims["neuron"] == (neuron.ENVIRONMENT_TABLE, ("VLLM_",), neuron.ENV_ARTIFACT_URI)
+    assert claims["sglang"] == (sglang.ENVIRONMENT_TABLE, ("SGLANG_", "SGL_"), None)
+    assert "litellm" not in claims  # the gateway's whole environment is judged, not a prefix
+
+
+@pytest.mark.parametrize(
+    ("name", "others", "stem"),
+    [
+        ("VLLM_NO_USAGE_STATS", (), vllm.ENVIRONMENT_TABLE),
+        ("VLLM_NO_USAGE_STATS", (neuron.ENV_ARTIFACT_URI,), neuron.ENVIRONMENT_TABLE),
+        ("SGL_ENABLE_JIT_DEEPGEMM", (), sglang.ENVIRONMENT_TABLE),
+        ("SGLANG_TIMEOUT_KEEP_ALIVE", (neuron.ENV_ARTIFACT_URI,), sglang.ENVIRONMENT_TABLE),
+        ("HF_TOKEN", (), None),
+    ],
+)
+def test_the_claiming_contract_judges_a_name(name: str, others: tuple[str, ...], stem: str) -> None:
+    assert env_table.judging_table(name, {name, *others}) == stem
+
+
+def _package(tmp_path: Path, contracts: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run `owners()` of a copy of env_table.py in a top-level package `contracts` beside the
+    given contract modules, as an image lays the package out."""
+    package = tmp_path / "contracts"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(env_table.__file__, package / "env_table.py")
+    for name, text in contracts.items():
+        (package / f"{name}.py").write_text(text)
+    script = "from contracts import env_table; print(*env_table.owners(), sep='\\n')"
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+
+
+def test_claims_are_found_in_a_top_level_package(tmp_path: Path) -> None:
+    done = _package(tmp_path, {"alpha": 'ENVIRONMENT_TABLE = "alpha-1"\nENV_PREFIXES = ("A_",)\n'})
+    assert done.returncode == 0, done.stderr
+    assert "Owner(contract='alpha', table='alpha-1', prefixes=('A_',)" in done.stdout
+
+
+def test_two_unselected_claims_on_one_prefix_are_refused(tmp_path: Path) -> None:
+    claim = 'ENVIRONMENT_TABLE = "{0}-1"\nENV_PREFIXES = ("{1}",)\n'
+    done = _package(tmp_path, {"one": claim.format("one", "X_"), "two": claim.format("two", "X_Y")})
+    assert done.returncode != 0
+    assert "contracts one and two both claim 'X_'/'X_Y' names" in done.stderr

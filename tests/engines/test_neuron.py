@@ -24,6 +24,7 @@ from tests.images.engine_images import (
     value_after,
 )
 from tools import engine_flags
+from tools.sources import vllm as vllm_source
 
 NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"
 
@@ -91,7 +92,7 @@ def test_neuron_devices_and_cores_follow_tp_degree():
 
 @pytest.fixture(scope="module")
 def optimum_source() -> Path:
-    return engine_flags.source_root(engine_flags.OPTIMUM_NEURON)
+    return engine_flags.source_root(vllm_source.OPTIMUM_NEURON)
 
 
 def _class_constant(path: Path, class_name: str | None, name: str) -> str:

@@ -1,6 +1,6 @@
 """The SGLang engine (`components/engines/sglang.py`): plan values → task environment →
 entrypoint argv → real flags, checked against the committed flag table and, afresh, against the
-flags read from the pinned wheel (`tools/engine_tables.py`), so the table, the launch and the
+flags read from the pinned wheel (`tools/sources/sglang.py`), so the table, the launch and the
 engine cannot drift apart; and what its image shares with the TGI image. Without the SGLang wheel
 (no network, no bootstrap prefetch) the wheel tests error: they never skip.
 """
@@ -31,7 +31,8 @@ from tests.images.engine_images import (
     run_entrypoint,
     value_after,
 )
-from tools import engine_flags, engine_tables
+from tools import engine_flags
+from tools.sources import sglang as sglang_source
 
 SGLANG_ENTRYPOINT = IMAGES / "sglang" / "entrypoint.py"
 
@@ -104,12 +105,16 @@ def test_check_command_front_door_covers_sglang_and_tgi():
     assert engine_flags.check_command([*tgi_argv, "--served-model-name", "x"]) != []
 
 
-def test_committed_sglang_table_is_what_the_wheel_defines():
+def test_the_sglang_tables_are_read_from_the_contracts_release():
+    # tests/tools/test_sources.py re-extracts every table from its wheel and compares
     committed = json.loads(
         (REPO / "contracts" / "flags" / f"{sglang_contract.FLAG_TABLE}.json").read_text()
     )
-    assert committed == engine_tables.sglang_table()
-    assert committed["version"] == sglang_contract.SGLANG_VERSION == engine_tables.SGLANG.version
+    assert committed["version"] == sglang_contract.SGLANG_VERSION == sglang_source.SGLANG.version
+    assert {(t.kind, t.stem) for t in sglang_source.TABLES} == {
+        ("flags", sglang_contract.FLAG_TABLE),
+        ("env", sglang_contract.ENVIRONMENT_TABLE),
+    }
 
 
 def test_sglang_reader_sees_the_parsers_real_size(sglang_wheel_flags):
@@ -129,7 +134,7 @@ def test_sglang_reader_sees_the_parsers_real_size(sglang_wheel_flags):
 
 
 def test_sglang_health_route_and_runai_loader_exist_in_the_wheel():
-    root = engine_flags.source_root(engine_tables.SGLANG)
+    root = engine_flags.source_root(sglang_source.SGLANG)
     server = (root / "sglang/srt/entrypoints/http_server.py").read_text()
     assert f'@app.get("{sglang_contract.HEALTH_PATH}")' in server
     runai = (root / "sglang/srt/utils/runai_utils.py").read_text()
@@ -139,7 +144,7 @@ def test_sglang_health_route_and_runai_loader_exist_in_the_wheel():
 
 
 def test_sglang_streams_have_no_keepalive_of_their_own_so_the_proxy_is_needed():
-    root = engine_flags.source_root(engine_tables.SGLANG)
+    root = engine_flags.source_root(sglang_source.SGLANG)
     entrypoints = "\n".join(
         p.read_text() for p in sorted((root / "sglang/srt/entrypoints").rglob("*.py"))
     )

@@ -24,7 +24,7 @@ from tests.images.engine_images import (
     run_entrypoint,
     value_after,
 )
-from tools import engine_tables
+from tools.sources import tgi as tgi_source
 
 TGI_ENTRYPOINT = IMAGES / "tgi" / "entrypoint.py"
 
@@ -144,7 +144,7 @@ struct Args {
 
 
 def test_tgi_reader_follows_clap_derive_rules():
-    rows = {tuple(r["options"]): r for r in engine_tables.tgi_launcher_flags(TGI_SOURCE)}
+    rows = {tuple(r["options"]): r for r in tgi_source.tgi_launcher_flags(TGI_SOURCE)}
     assert rows[("--model-id",)]["takes_value"] and rows[("--model-id",)]["env"] == "MODEL_ID"
     assert rows[("--mode",)]["choices"] == ["fast", "very-slow", "x_y"]
     assert rows[("--flag-switch",)]["takes_value"] is False
@@ -153,7 +153,7 @@ def test_tgi_reader_follows_clap_derive_rules():
     assert rows[("--renamed-thing",)]["env"] == "OTHER_VAR"
     assert not any("--not-a-flag" in options for options in rows)
     with pytest.raises(LookupError, match="struct Args"):
-        engine_tables.tgi_launcher_flags("fn main() {}")
+        tgi_source.tgi_launcher_flags("fn main() {}")
 
 
 def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():

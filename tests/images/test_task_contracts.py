@@ -46,6 +46,7 @@ from tests.stacks import REFERENCE_STACKS
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
 from tools.recording import RecordedResource, Recording, run_program, stack_config_values
+from tools.sources import vllm as vllm_source
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = REPO / "images"
@@ -222,7 +223,7 @@ def deployed(stack: str, service: str) -> Deployed:
 
 @functools.cache
 def vllm_variables(release: engine_flags.EngineRelease) -> frozenset[str]:
-    return frozenset(engine_flags.vllm_env_vars(engine_flags.source_root(release)))
+    return frozenset(vllm_source.vllm_env_vars(engine_flags.source_root(release)))
 
 
 _GET_ROUTE = re.compile(r"""@(?:router|app)\.get\(\s*["']([^"']+)["']""")
@@ -328,7 +329,7 @@ def test_model_task_runs_what_its_image_entrypoint_expects(stack, service):
     _check_keepalives(d)
 
     if d.kind == "vllm":
-        _check_names_are_read(d, entrypoint, engine_flags.VLLM_GPU)
+        _check_names_are_read(d, entrypoint, vllm_source.VLLM_GPU)
         assert argv[:2] == ["vllm", "serve"]
         assert engine_flags.check_command(argv) == []
         assert value_after(argv, "--model") == d.config["weightsUri"].rstrip("/") + "/"
@@ -338,10 +339,10 @@ def test_model_task_runs_what_its_image_entrypoint_expects(stack, service):
         (gpus,) = [r for r in d.container["resourceRequirements"] if r["type"] == "GPU"]
         assert value_after(argv, "--tensor-parallel-size") == gpus["value"]
         health = _entrypoint_module(entrypoint).HEALTH_PATH
-        assert health in engine_get_routes(engine_flags.VLLM_GPU)
+        assert health in engine_get_routes(vllm_source.VLLM_GPU)
         _check_port_and_health(d, int(value_after(argv, "--port")), health)
     else:
-        _check_names_are_read(d, entrypoint, engine_flags.VLLM_NEURON)
+        _check_names_are_read(d, entrypoint, vllm_source.VLLM_NEURON)
         assert argv[:3] == ["optimum-cli", "neuron", "serve"]
         assert engine_flags.check_command(argv) == []
         neuron = d.config["neuron"]
@@ -356,7 +357,7 @@ def test_model_task_runs_what_its_image_entrypoint_expects(stack, service):
         assert int(value_after(argv, "--port")) == settings.upstream_port != settings.port
         # The proxy forwards every path unchanged, so the health path is the engine's own.
         health = engine_contract.HEALTH_PATH
-        assert health in engine_get_routes(engine_flags.VLLM_NEURON)
+        assert health in engine_get_routes(vllm_source.VLLM_NEURON)
         _check_port_and_health(d, settings.port, health)
 
 

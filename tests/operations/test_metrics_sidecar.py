@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ecs_inference.contracts import metrics as contract
 from tests.operations.engine_metrics import FakeEngine, bucket_bounds, families
-from tools import engine_flags
+from tools.sources import vllm as vllm_source
 
 ROOT = Path(__file__).resolve().parents[2]
 SIDECAR_PATH = ROOT / "images" / "metrics" / "emf_sidecar.py"
@@ -38,7 +38,7 @@ def _load_sidecar():
 
 
 sidecar = _load_sidecar()
-RELEASES = {"vllm": engine_flags.VLLM_GPU, "neuron": engine_flags.VLLM_NEURON}
+RELEASES = {"vllm": vllm_source.VLLM_GPU, "neuron": vllm_source.VLLM_NEURON}
 
 
 def _spec(kind: str):
@@ -164,7 +164,7 @@ def test_values_from_real_exposition_with_two_engines(kind):
 
 
 def test_missing_families_are_left_out_not_zeroed():
-    engine = FakeEngine(engine_flags.VLLM_GPU)
+    engine = FakeEngine(vllm_source.VLLM_GPU)
     kept = "\n".join(
         line
         for line in engine.text().splitlines()
@@ -199,17 +199,17 @@ def test_nan_and_infinite_values_are_not_published():
 def test_counter_and_histogram_resets_count_from_zero():
     spec = _spec("vllm")
     deriver = sidecar.Deriver(spec)
-    engine = FakeEngine(engine_flags.VLLM_GPU)
+    engine = FakeEngine(vllm_source.VLLM_GPU)
     engine.inc("vllm:generation_tokens", 5000)
     engine.observe("vllm:time_to_first_token_seconds", [9.0] * 50)
     deriver.derive(sidecar.parse_exposition(engine.text()))
     # the engine process restarted: a fresh registry, lower counters and buckets
-    restarted = FakeEngine(engine_flags.VLLM_GPU)
+    restarted = FakeEngine(vllm_source.VLLM_GPU)
     restarted.inc("vllm:generation_tokens", 40)
     restarted.observe("vllm:time_to_first_token_seconds", [0.05] * 3)
     values = deriver.derive(sidecar.parse_exposition(restarted.text()))
     assert values[contract.GENERATION_TOKENS] == 40
-    buckets = families(engine_flags.VLLM_GPU)["vllm:time_to_first_token_seconds"].buckets
+    buckets = families(vllm_source.VLLM_GPU)["vllm:time_to_first_token_seconds"].buckets
     assert buckets is not None
     lo, hi = bucket_bounds(buckets, 0.05)
     assert lo * 1000 <= values[contract.TTFT_P99] <= hi * 1000
@@ -355,7 +355,7 @@ def _sidecar(url: str, grace: float, clock: list[float], metadata: str | None = 
 
 
 def test_engine_up_then_down_is_published_as_zero():
-    engine = _Engine(FakeEngine(engine_flags.VLLM_GPU).text())
+    engine = _Engine(FakeEngine(vllm_source.VLLM_GPU).text())
     clock = [0.0]
     base = f"http://127.0.0.1:{engine.port}"
     car, lines, errors = _sidecar(f"{base}/metrics", grace=600, clock=clock, metadata=base)
@@ -459,7 +459,7 @@ def test_the_process_prints_emf_lines_and_exits_0_on_sigterm():
     import subprocess
     import time
 
-    engine = _Engine(FakeEngine(engine_flags.VLLM_GPU).text())
+    engine = _Engine(FakeEngine(vllm_source.VLLM_GPU).text())
     env = {
         "PATH": os.environ.get("PATH", ""),
         contract.ENV_TARGET_URL: f"http://127.0.0.1:{engine.port}/metrics",

@@ -18,9 +18,9 @@ SKIPPED_DIRS = {"__pycache__", "node_modules", "venv", ".venv"}
 
 EXEMPT = {
     "contracts/flags/*.json": "engine flag tables generated from the pinned releases' own "
-    "argument definitions (tools/engine_flags.py, tools/engine_tables.py)",
+    "argument definitions (python -m tools.sources)",
     "contracts/env/*.json": "environment-variable tables generated from the pinned releases' "
-    "sources (tools/env_tables.py)",
+    "sources (python -m tools.sources)",
     "contracts/agent/*.json": "the CloudWatch agent's schema excerpt read from its source at the "
     "pinned tag (tools/agent_table.py)",
     "tools/views/provider_outputs.json": "the provider outputs table generated from the pinned "

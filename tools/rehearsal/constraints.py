@@ -3,7 +3,7 @@
 Each entry quotes the sentence of botocore's documentation of the operation (or of one of its
 members) that states the constraint, and checks the recorded stack against it; the quote is
 checked against the pinned botocore's models by the tests, so a source cannot drift. Rules a
-single resource's request shows are the fidelity layer's (`tools/aws_requests.py` RULES,
+single resource's request shows are the fidelity layer's (`tools/aws_requests/` RULES,
 docs/fidelity.md); these need the stack: which provider a service's strategy names, which
 container a load balancer targets, which log group a cluster waits for.
 """

@@ -2,9 +2,10 @@
 
 A variable the release does not read is ignored in silence: the proxy starts without its
 database, the engine with a default. The names each release reads are committed tables
-extracted from its source (`tools/env_tables.py`, `contracts/env/`):
-- `VLLM_*` variables must be vLLM's (0.33.0 on GPU; 0.11.0, the release optimum-neuron runs,
-  in a Neuron container), `SGLANG_*` SGLang's;
+extracted from its source (`python -m tools.sources`, `contracts/env/`):
+- a variable with a prefix an engine's contract claims (`ENV_PREFIXES`) must be one its
+  release reads; which release's table judges it (a claim may hold only in containers that
+  set a given variable, `ENV_SELECTED_BY`) is `contracts.env_table.judging_table`'s to say;
 - the LiteLLM container (its contract's `LITELLM_CONFIG_YAML`) gets only names LiteLLM reads,
   and with a database, all the names its CLI needs to build DATABASE_URL;
 - a queue worker presents a key the gateway accepts: without a database, LiteLLM accepts no
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ecs_inference.contracts import env_table, litellm, neuron, sglang, vllm, worker
+from ecs_inference.contracts import env_table, litellm, worker
 from tools.rehearsal.calls import Refusal
 from tools.rehearsal.model import TASK_DEFINITION, StackModel, listify
 
@@ -41,15 +42,10 @@ def _names(container: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _prefixed(names: Mapping[str, str]) -> Iterator[tuple[str, str]]:
-    """(name, table) of every variable whose prefix names a third-party release."""
-    vllm_table = (
-        neuron.ENVIRONMENT_TABLE if neuron.ENV_ARTIFACT_URI in names else vllm.ENVIRONMENT_TABLE
-    )
+    """(name, table) of every variable whose prefix an engine's contract claims."""
     for name in names:
-        if name.startswith("VLLM_"):
-            yield name, vllm_table
-        elif name.startswith(("SGLANG_", "SGL_")):
-            yield name, sglang.ENVIRONMENT_TABLE
+        if (stem := env_table.judging_table(name, names)) is not None:
+            yield name, stem
 
 
 def _litellm(names: Mapping[str, str]) -> Iterator[str]:
