@@ -90,7 +90,9 @@ def owners() -> tuple[Owner, ...]:
 def judging_table(name: str, names: Collection[str]) -> str | None:
     """The stem of the table that judges `name` in a container setting `names` (None: no
     contract claims its prefix). A selected claim whose selector is in `names` beats an
-    unselected one; a selected claim whose selector is absent does not apply."""
+    unselected one (of two such, the module first by name wins: `owners` cannot tell statically
+    whether two selectors ever meet in one container); a selected claim whose selector is absent
+    does not apply."""
     best: Owner | None = None
     for owner in owners():
         if not name.startswith(owner.prefixes):
