@@ -263,21 +263,9 @@ class Operations(pulumi.ComponentResource):
         self, name: str, args: OperationsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         stack = pulumi.get_stack()
-        # Everything that can be refused is decided now, with placeholders, before anything is
-        # registered: alarm names and thresholds, the rule name, the dashboard's limits.
+        # Names and shapes are fixed now, with placeholders for deploy-time values; what
+        # CloudWatch would refuse of them the plan has reported (`obs.operations_problems`).
         specs = alarm_specs(args, stack)
-        obs.deployment_rollback_rule(stack, watch.CLUSTER_ARN)
-        if args.dashboard:
-            placeholders = {k: k for k in _placeholder_outputs(args)}
-            obs.dashboard_body(
-                obs.dashboard_inputs(
-                    args,
-                    stack=stack,
-                    region="us-east-1",
-                    alarm_arns=[s.name for _, s in specs],
-                    values=placeholders,
-                )
-            )
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)

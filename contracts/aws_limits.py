@@ -419,8 +419,11 @@ SQS_ATTRIBUTE_RANGES = {
     "receiveWaitTimeSeconds": (0, 20),
     "visibilityTimeoutSeconds": (0, 43_200),
 }
-# CloudWatch: at most 10 metric queries per alarm; 500 widgets per dashboard.
+# CloudWatch: at most 10 metric queries per alarm; 500 widgets per dashboard; alarm names 1-255
+# characters; EvaluationPeriods x Period may not exceed one day.
 ALARM_METRIC_QUERIES_MAX = 10
+ALARM_NAME_MAX = 255
+ALARM_EVALUATION_MAX_SECONDS = 86_400
 DASHBOARD_MAX_WIDGETS = 500
 # KMS ScheduleKeyDeletion: a pending-deletion window of 7-30 days (the provider sends the key's
 # deletionWindowInDays only when the key is destroyed).

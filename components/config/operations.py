@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from ecs_inference.config.base import Section
+from ecs_inference.contracts.aws_limits import ALARM_EVALUATION_MAX_SECONDS
 from ecs_inference.specs.operations import AlarmSettings
 
 
@@ -19,8 +20,11 @@ class AlarmsConfig(Section):
     """Share of requests the engines answer 5xx (3 of 5 minutes) that pages."""
     ttft_p99_seconds: float = Field(AlarmSettings.ttft_p99_seconds, gt=0, le=3600)
     """Time to first token p99 of the slowest task (3 of 5 minutes) that pages."""
-    pending_minutes: int = Field(AlarmSettings.pending_minutes, ge=1, le=1440)
-    """Minutes a task may wait for capacity before it pages."""
+    pending_minutes: int = Field(
+        AlarmSettings.pending_minutes, ge=1, le=ALARM_EVALUATION_MAX_SECONDS // 60
+    )
+    """Minutes a task may wait for capacity before it pages (one alarm evaluates at most a
+    day)."""
     gpu_memory_percent: float = Field(AlarmSettings.gpu_memory_percent, gt=0, le=100)
     """GPU memory use (5 minutes) that pages."""
     gateway_memory_percent: float = Field(AlarmSettings.gateway_memory_percent, gt=0, le=100)

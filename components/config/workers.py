@@ -54,8 +54,11 @@ class WorkerConfig(ServiceConfig):
         QueueWorkerSpec.retention_seconds, ge=_RETENTION[0], le=_RETENTION[1]
     )
     """How long an unprocessed message is kept (the DLQ keeps messages 14 days)."""
-    idle_minutes: int = Field(QueueWorkerSpec.idle_minutes, ge=1, le=1440)
-    """Minutes with nothing waiting or in flight before scaling to zero."""
+    idle_minutes: int = Field(
+        QueueWorkerSpec.idle_minutes, ge=1, le=aws_limits.ALARM_EVALUATION_MAX_SECONDS // 60
+    )
+    """Minutes with nothing waiting or in flight before scaling to zero (the alarm that scales
+    in evaluates at most a day)."""
     kms_key_id: str | None = None
     """KMS key for queue encryption; unset: SQS-managed keys (SSE-SQS)."""
     result_queue: bool = QueueWorkerSpec.result_queue

@@ -78,6 +78,13 @@ def operations_spec(
     )
 
 
+def check(spec: ops_specs.OperationsSpec, stack: str, issues: Issues) -> None:
+    """What CloudWatch would refuse of the alarms and the dashboard of the whole stack (a
+    dashboard has at most 500 widgets), as issues at the operations key that decides it."""
+    for path, message in ops_specs.operations_problems(spec, stack).items():
+        issues.add(path, message)
+
+
 def decisions(cfg: StackConfig, spec: ops_specs.OperationsSpec) -> list[str]:
     """The operations' decision lines: the alarms and where they go, the dashboard."""
     keys = list(dict.fromkeys(a.key for _, a in ops_specs.operations_alarms(spec, "stack")))

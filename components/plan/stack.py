@@ -220,6 +220,8 @@ def build_plan(
         worker_specs,
         subscriptions,
     )
+    operations.check(operations_spec, stack or "stack", issues)
+    issues.raise_if_any(stack)
     decisions = {
         **({"network": network_lines} if network_lines else {}),
         "endpoint": [idle.summary()],

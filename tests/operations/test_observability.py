@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from ecs_inference.contracts import metrics as m
 from ecs_inference.specs import operations as obs
 from tests.aws_shapes import ShapeError, validate_named_shape, validate_shape
+from tests.stack_config import issues_of, mutate, reference
 
 CLUSTER_ARN = "arn:aws:ecs:us-east-1:123456789012:cluster/inference-cluster-0a1b2c3"
 LB = "app/inference-edge-alb/0123456789abcdef"
@@ -184,12 +185,28 @@ def test_a_service_that_may_scale_to_zero_has_no_healthy_target_alarm():
 
 
 @pytest.mark.parametrize(
-    ("setting", "value"),
-    [("target_5xx_percent", 0), ("ttft_p99_seconds", -1), ("pending_minutes", 2000)],
+    ("key", "value"),
+    [
+        ("target5XxPercent", 0),
+        ("ttftP99Seconds", -1),
+        ("pendingMinutes", 0),
+        ("pendingMinutes", 1441),  # one alarm evaluates at most a day
+        ("gpuMemoryPercent", 101),
+        ("gatewayMemoryPercent", 0),
+    ],
 )
-def test_bad_alarm_settings_are_refused(setting, value):
-    with pytest.raises(obs.ObservabilityError):
-        _service_alarms(**{setting: value})
+def test_bad_alarm_settings_are_refused_at_their_key(key, value):
+    raw = mutate(reference("dev"), f"operations.alarms.{key}", value)
+    assert [i.path for i in issues_of(raw, "dev")] == [f"platform.operations.alarms.{key}"]
+
+
+def test_a_dashboard_over_cloudwatchs_widget_limit_is_an_issue_at_its_key():
+    raw = mutate(reference("dev"), "endpoint.listenerRuleQuota", 1000)
+    reranker = raw["rerankers"]["rerank"]
+    raw["rerankers"] |= {f"rerank-{i}": reranker for i in range(120)}
+    issues = issues_of(raw, "dev")
+    assert [i.path for i in issues] == ["platform.operations.dashboard"], issues
+    assert "500 per dashboard" in issues[0].message
 
 
 def test_an_overlong_alarm_name_fails_before_aws_does():

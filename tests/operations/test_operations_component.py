@@ -219,10 +219,12 @@ def test_subscriptions_and_dashboard(rec):
     assert "placeholder" not in dashboard.inputs["dashboardBody"]
 
 
-def test_a_dashboard_over_its_widget_limit_registers_nothing():
+def test_a_dashboard_over_its_widget_limit_is_named_before_anything_is_registered():
     many = _args(**_services(*[(f"s{i}", "vllm", 1, "tg", "svc", None) for i in range(80)]))
-    with pytest.raises(obs.ObservabilityError, match="widgets"):
-        Operations("ops", many)
+    problems = obs.operations_problems(many, "prod")
+    assert list(problems) == ["platform.operations.dashboard"]
+    assert "widgets" in problems["platform.operations.dashboard"]
+    assert obs.operations_problems(_args(), "prod") == {}
 
 
 def test_target_tracking_args_map_every_member():

@@ -95,6 +95,7 @@ from ecs_inference.specs.operations.watch import (
     WatchedWorker,
     dashboard_inputs,
     operations_alarms,
+    operations_problems,
 )
 
 __all__ = [
@@ -151,6 +152,7 @@ __all__ = [
     "metrics_sidecar_container",
     "neuron_prometheus_config",
     "operations_alarms",
+    "operations_problems",
     "pool_alarms",
     "queue_age_threshold_seconds",
     "scaling_cooldowns",

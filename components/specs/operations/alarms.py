@@ -12,12 +12,8 @@ from typing import Any, Literal
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
+from ecs_inference.contracts.aws_limits import ALARM_EVALUATION_MAX_SECONDS, ALARM_NAME_MAX
 from ecs_inference.specs.operations.errors import ObservabilityError
-
-# CloudWatch: alarm names 1-255 characters; the alarm Period for standard metrics is a multiple
-# of 60 s; EvaluationPeriods x Period may not exceed one day.
-ALARM_NAME_MAX = 255
-ALARM_EVALUATION_MAX_SECONDS = 86_400
 
 
 @dataclass(frozen=True)
@@ -142,8 +138,6 @@ def service_alarms(
     )
     if engine_metrics and _publishes_llm_latency(kind):
         bound_ms = settings.ttft_p99_seconds * 1000
-        if not bound_ms > 0:
-            raise ObservabilityError("alarms.ttftP99Seconds must be positive")
         out.append(
             AlarmSpec(
                 "ttft-p99",
@@ -197,8 +191,6 @@ def service_alarms(
             )
         )
     minutes = settings.pending_minutes
-    if not 1 <= minutes <= 1440:
-        raise ObservabilityError(f"alarms.pendingMinutes {minutes} must be 1-1440")
     out.append(
         AlarmSpec(
             "tasks-pending",
@@ -267,8 +259,6 @@ def _target_group_alarms(
             )
         )
     pct = settings.target_5xx_percent
-    if not 0 < pct <= 100:
-        raise ObservabilityError(f"alarms.target5xxPercent {pct} must be in (0, 100]")
     out.append(
         AlarmSpec(
             "target-5xx",
@@ -332,8 +322,6 @@ def pool_alarms(
     if kind != "gpu":
         return []
     pct = settings.gpu_memory_percent
-    if not 0 < pct <= 100:
-        raise ObservabilityError(f"alarms.gpuMemoryPercent {pct} must be in (0, 100]")
     dims = _dims(**{m.DIM_STACK: stack, m.DIM_POOL: pool})
     stat = {"Period": 60, "Stat": "Maximum"}
     return [
@@ -420,8 +408,6 @@ def _tasks_below_desired(
     stack: str, subject: str, cluster_name: str, ecs_service_name: str, minutes: int
 ) -> AlarmSpec:
     """Running tasks below the desired count for `minutes` (Container Insights)."""
-    if not 1 <= minutes <= 1440:
-        raise ObservabilityError(f"alarms.pendingMinutes {minutes} must be 1-1440")
     return AlarmSpec(
         "tasks-below-desired",
         _alarm(

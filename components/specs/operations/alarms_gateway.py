@@ -18,7 +18,6 @@ from ecs_inference.specs.operations.alarms import (
     _tasks_below_desired,
     alarm_name,
 )
-from ecs_inference.specs.operations.errors import ObservabilityError
 
 
 @dataclass(frozen=True)
@@ -61,16 +60,7 @@ def gateway_alarms(
     Fargate task that runs out is killed with every stream on it); tasks below the desired count
     for `settings.pending_minutes`.
     """
-    if max_count < 1 or not 0 < target_cpu_percent <= 100:
-        raise ObservabilityError(
-            f"gateway: max count {max_count} must be >= 1 and target CPU {target_cpu_percent} "
-            "in (0, 100]"
-        )
-    if longest_request_seconds < 1:
-        raise ObservabilityError("gateway: the longest route timeout must be >= 1 s")
     memory = settings.gateway_memory_percent
-    if not 0 < memory <= 100:
-        raise ObservabilityError(f"alarms.gatewayMemoryPercent {memory} must be in (0, 100]")
     c = _GatewayAlarmInputs(
         stack=stack,
         service=service,

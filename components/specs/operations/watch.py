@@ -19,7 +19,9 @@ from ecs_inference.specs.operations.dashboard import (
     ModelPanel,
     RerankerPanel,
     WorkerPanel,
+    dashboard_body,
 )
+from ecs_inference.specs.operations.errors import ObservabilityError
 from ecs_inference.specs.operations.notifications import Subscription
 from ecs_inference.specs.operations.table import (
     GatewaySubject,
@@ -214,3 +216,32 @@ def dashboard_inputs(
         neuron_pools=list(spec.neuron_pools),
         alarm_arns=list(alarm_arns),
     )
+
+
+class _Placeholders(dict[str, str]):
+    """Every placeholder stands for itself: the limits are checked before deploy time."""
+
+    def __missing__(self, key: str) -> str:
+        return key
+
+
+def operations_problems(spec: OperationsSpec, stack: str) -> dict[str, str]:
+    """What CloudWatch would refuse of the stack's alarms and dashboard (names, evaluation
+    windows, widget count, body size), by the config key that decides it; empty when none.
+    The plan calls it for its own spec; a program that builds an `OperationsSpec` by hand
+    calls it before creating `Operations`."""
+    try:
+        alarms = operations_alarms(spec, stack)
+    except ObservabilityError as exc:
+        return {"platform.operations.alarms": str(exc)}
+    if not spec.dashboard:
+        return {}
+    names = [a.name for _, a in alarms]
+    inputs = dashboard_inputs(
+        spec, stack=stack, region="us-east-1", alarm_arns=names, values=_Placeholders()
+    )
+    try:
+        dashboard_body(inputs)
+    except ObservabilityError as exc:
+        return {"platform.operations.dashboard": str(exc)}
+    return {}
