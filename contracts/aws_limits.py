@@ -424,6 +424,9 @@ SQS_ATTRIBUTE_RANGES = {
 ALARM_METRIC_QUERIES_MAX = 10
 ALARM_NAME_MAX = 255
 ALARM_EVALUATION_MAX_SECONDS = 86_400
+# Application Auto Scaling cooldowns are whole seconds with no documented maximum; a day is the
+# longest this project accepts (a longer one is always a typo).
+SCALING_COOLDOWN_MAX_SECONDS = 86_400
 DASHBOARD_MAX_WIDGETS = 500
 # KMS ScheduleKeyDeletion: a pending-deletion window of 7-30 days (the provider sends the key's
 # deletionWindowInDays only when the key is destroyed).

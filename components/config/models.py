@@ -26,6 +26,7 @@ from ecs_inference.config.base import (
     value_error,
 )
 from ecs_inference.config.services import ServedModelConfig, vllm_api_key_message
+from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.engines import Engine
 from ecs_inference.specs.service import ModelServiceSpec
@@ -81,7 +82,7 @@ class AutoscalingConfig(Section):
     """`albRequests` target (requests per task per minute)."""
     scale_out_cooldown_seconds: int | None = Field(None, ge=0, le=3600)
     """Wait after a scale-out before the next one; unset: the health-check grace period."""
-    scale_in_cooldown_seconds: int = Field(300, ge=0, le=86_400)
+    scale_in_cooldown_seconds: int = Field(300, ge=0, le=SCALING_COOLDOWN_MAX_SECONDS)
     """Least wait after a scale-in (raised to twice the scale-out cooldown)."""
 
     @model_validator(mode="after")

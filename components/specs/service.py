@@ -20,6 +20,7 @@ from ecs_inference.contracts.aws_limits import (
     CLOUDWATCH_LOG_RETENTION_DAYS,
     ECS_GRACE_PERIOD_MAX,
     LISTENER_RULE_PRIORITY_MAX,
+    SCALING_COOLDOWN_MAX_SECONDS,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
 from ecs_inference.engines import Launch
@@ -294,11 +295,11 @@ def check_deploy_progress(
 
 
 def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -> None:
-    """Target-tracking settings: positive target, cooldowns 0-86400 s, scale-out ≤ scale-in."""
+    """Target-tracking settings: positive target, cooldowns within a day, scale-out ≤ scale-in."""
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0:
         raise ServiceArgsError(f"{where}: scaling target {target!r} must be a positive number")
-    _int(where, "scale_out_cooldown", scale_out, 0, 86_400)
-    _int(where, "scale_in_cooldown", scale_in, 0, 86_400)
+    _int(where, "scale_out_cooldown", scale_out, 0, SCALING_COOLDOWN_MAX_SECONDS)
+    _int(where, "scale_in_cooldown", scale_in, 0, SCALING_COOLDOWN_MAX_SECONDS)
     if scale_out > scale_in:
         raise ServiceArgsError(
             f"{where}: scale_out_cooldown {scale_out} s exceeds scale_in_cooldown {scale_in} s; "

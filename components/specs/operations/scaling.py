@@ -16,14 +16,15 @@ from typing import Any, Literal
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
+from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
 from ecs_inference.specs.operations.errors import ObservabilityError
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
 SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
 
 
-# Application Auto Scaling: cooldowns are seconds; a target-tracking policy name is 1-256 chars.
-COOLDOWN_MAX_SECONDS = 86_400
+# Application Auto Scaling: a target-tracking policy name is 1-256 chars.
+COOLDOWN_MAX_SECONDS = SCALING_COOLDOWN_MAX_SECONDS
 
 
 # Target tracking's own alarms (AWS-managed): scale out after 3 one-minute periods above the
