@@ -22,7 +22,8 @@ instance type, or several of the same accelerator through a mixed instances poli
 
 The cluster association (one `ClusterCapacityProviders` per cluster listing every pool) lives in
 `Cluster.associate_capacity_providers`, because a cluster has exactly one such resource. The
-spec's checks (`specs.pool.pool_problems`) are the plan's; the component does not repeat them.
+plan checks the pool it decides (`specs.pool.pool_decision_problems`; a hand-built spec:
+`specs.pool.pool_problems`); the component does not repeat them.
 """
 
 from __future__ import annotations

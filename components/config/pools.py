@@ -13,6 +13,7 @@ from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing.instance_types import DEFAULT_MAX_PRICE_RATIO
 from ecs_inference.specs import managed_instances
+from ecs_inference.specs import pool as pool_spec
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs
 from ecs_inference.specs.pool import PoolSpec, WarmPoolSpec
@@ -22,9 +23,7 @@ _LISTED_TYPES = aws_limits.LISTED_INSTANCE_TYPES_MAX
 _GP3_GIB = aws_limits.GP3_SIZE_GIB_RANGE
 _MI_STORAGE = aws_limits.MANAGED_INSTANCES_STORAGE_GIB_RANGE
 _MI_SCALE_IN = aws_limits.MANAGED_INSTANCES_SCALE_IN_AFTER_RANGE
-# The project's own bound on instance counts: far above any accelerator quota, low enough to
-# catch a typo (10000 for 100).
-_MAX_INSTANCES = 1000
+_MAX_INSTANCES = pool_spec.POOL_INSTANCES_MAX
 # The root volume holds the ECS AMI's own 30 GiB plus several multi-GB serving images.
 _MIN_ROOT_VOLUME_GIB = 50
 
@@ -33,9 +32,9 @@ class WarmPoolConfig(Section):
     """Pre-initialised instances (booted, driver loaded, then parked) that join faster than new
     ones."""
 
-    min_size: int = Field(WarmPoolSpec.min_size, ge=0, le=100)
+    min_size: int = Field(WarmPoolSpec.min_size, ge=0, le=pool_spec.WARM_POOL_INSTANCES_MAX)
     """Instances kept pre-initialised in the warm pool."""
-    max_group_prepared_capacity: int | None = Field(None, ge=0, le=100)
+    max_group_prepared_capacity: int | None = Field(None, ge=0, le=_MAX_INSTANCES)
     """Cap on ASG + warm pool instances; unset: the ASG's maxSize."""
     state: Literal["Stopped", "Running"] = "Stopped"
     """State of warm instances (`Stopped` costs only the EBS volume). Hibernation does not
@@ -70,7 +69,9 @@ class PoolConfig(Section):
     """Root EBS volume; GPU/Neuron images are several GB and ECS keeps old ones until cleanup."""
     target_capacity_percent: int = Field(PoolSpec.target_capacity_percent, ge=1, le=100)
     """Capacity-provider managed scaling target; below 100 keeps spare instances."""
-    instance_warmup_seconds: int = Field(PoolSpec.instance_warmup_seconds, ge=0, le=10_000)
+    instance_warmup_seconds: int = Field(
+        PoolSpec.instance_warmup_seconds, ge=0, le=pool_spec.INSTANCE_WARMUP_MAX_SECONDS
+    )
     """Time a new instance takes before it counts toward capacity metrics."""
     warm_pool: WarmPoolConfig | None = None
     """Pre-initialised instances with the image already pulled; unset: none. Only with one

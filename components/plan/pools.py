@@ -27,7 +27,12 @@ from ecs_inference.specs import managed_instances
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs, ManagedInstancesPoolSpec
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs
 from ecs_inference.specs.operations import CLOUDWATCH_AGENT_VERSION, HOST_TELEMETRY_INTERVAL_SECONDS
-from ecs_inference.specs.pool import PoolSpec, WarmPoolSpec, pool_problems, provider_name_problems
+from ecs_inference.specs.pool import (
+    PoolSpec,
+    WarmPoolSpec,
+    pool_decision_problems,
+    provider_name_problems,
+)
 
 Kind = Literal["gpu", "neuron", "managed"]
 SECTIONS: Mapping[Kind, str] = {
@@ -167,7 +172,7 @@ def _single_type_fits(
 ) -> tuple[list[Demand], list[tuple[str, str]]]:
     """A pool of one configured type: the models that fit it (the others are their own
     problem), or the pool's problems with the type itself."""
-    problems = pool_problems(resource, pool_spec(pool), accel)
+    problems = pool_decision_problems(resource, pool_spec(pool), accel)
     if problems:
         return on_pool, problems
     assert pool.instance_type is not None
@@ -228,7 +233,7 @@ def _choose_one(
             for key, message in managed_instances.model_problems(choice.layouts[demand.model].tp):
                 issues.add(f"platform.models.{demand.model}.{key}", message)
     else:
-        problems = pool_problems(resource, pool_spec(pool, choice.chosen), accel)
+        problems = pool_decision_problems(resource, pool_spec(pool, choice.chosen), accel)
     return choice, problems
 
 

@@ -25,6 +25,11 @@ from ecs_inference.specs.mixed_instances import MixedInstancesArgs, mixed_instan
 
 #: The AL2023 ECS AMIs ship a 30 GiB root snapshot; a smaller volume fails at launch.
 MIN_ROOT_VOLUME_GIB = 30
+# The project's own bounds: far above any accelerator quota, low enough to catch a typo (10000
+# for 100). The config schema takes its bounds from here.
+POOL_INSTANCES_MAX = 1000
+WARM_POOL_INSTANCES_MAX = 100
+INSTANCE_WARMUP_MAX_SECONDS = 10_000
 
 
 # ECS rejects capacity provider names that start with these (CreateCapacityProvider API) and
@@ -153,17 +158,16 @@ def provider_name_problems(name: str) -> list[tuple[str, str]]:
 
 
 def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[tuple[str, str]]:
-    """Everything wrong with `args` for a pool of `accelerator` kind, as (config key, message).
-
-    Checks only plain values (never Outputs), so it runs before any resource exists.
+    """Everything wrong with a hand-built `args` for a pool of `accelerator` kind, as (config
+    key, message): the ranges the config schema applies to each key, then
+    `pool_decision_problems`. Checks only plain values (never Outputs), so it runs before any
+    resource exists.
     """
-    problems = provider_name_problems(name)
-    problems += _instance_problems(args.instance_type, accelerator)
-    problems += _size_problems(args)
+    problems = _size_problems(args)
     problems += _root_volume_problems(args)
     problems += _checked(
         ("targetCapacityPercent", args.target_capacity_percent, 1, 100),
-        ("instanceWarmupSeconds", args.instance_warmup_seconds, 0, 10_000),
+        ("instanceWarmupSeconds", args.instance_warmup_seconds, 0, INSTANCE_WARMUP_MAX_SECONDS),
         ("containerStopTimeoutSeconds", args.container_stop_timeout_seconds, 1, 3600),
         ("imageMinimumCleanupAgeHours", args.image_minimum_cleanup_age_hours, 1, 24 * 30),
     )
@@ -173,6 +177,19 @@ def pool_problems(name: str, args: PoolSpec, accelerator: Accelerator) -> list[t
         )
     if args.warm_pool is not None:
         problems += _warm_pool_problems(args.warm_pool)
+    return problems + pool_decision_problems(name, args, accelerator)
+
+
+def pool_decision_problems(
+    name: str, args: PoolSpec, accelerator: Accelerator
+) -> list[tuple[str, str]]:
+    """What the plan decides for a pool, checked, as (config key, message): the capacity
+    provider's name, the instance types it chose for the accelerator kind, the warm pool's cap
+    against its minimum, and the mixed instances policy of the chosen types."""
+    problems = provider_name_problems(name)
+    problems += _instance_problems(args.instance_type, accelerator)
+    if args.warm_pool is not None and (msg := _prepared_capacity_problem(args.warm_pool)):
+        problems.append(("warmPool.maxGroupPreparedCapacity", msg))
     if args.mixed is not None or len(args.instance_types) > 1:
         # Every key here is a pool config key: `warmPool`, `instanceTypes`, the Spot options.
         problems += mixed_instances_problems(
@@ -213,7 +230,10 @@ def _instance_problems(instance_type: str, accelerator: Accelerator) -> list[tup
 
 
 def _size_problems(args: PoolSpec) -> list[tuple[str, str]]:
-    problems = _checked(("minSize", args.min_size, 0, 1000), ("maxSize", args.max_size, 1, 1000))
+    problems = _checked(
+        ("minSize", args.min_size, 0, POOL_INSTANCES_MAX),
+        ("maxSize", args.max_size, 1, POOL_INSTANCES_MAX),
+    )
     if not problems and args.min_size > args.max_size:
         problems.append(
             ("minSize", f"minSize ({args.min_size}) must not exceed maxSize ({args.max_size})")
@@ -259,19 +279,24 @@ def _root_volume_problems(args: PoolSpec) -> list[tuple[str, str]]:
     return problems
 
 
+def _prepared_capacity_problem(warm: WarmPoolSpec) -> str | None:
+    """Why the warm pool's cap cannot hold its minimum, or None."""
+    cap = warm.max_group_prepared_capacity
+    if cap is None or not isinstance(warm.min_size, int) or cap >= warm.min_size:
+        return None
+    return (
+        f"maxGroupPreparedCapacity ({cap}) is below the warm pool minSize ({warm.min_size}); "
+        "the warm pool could never hold its minimum"
+    )
+
+
 def _warm_pool_problems(warm: WarmPoolSpec) -> list[tuple[str, str]]:
     """A warm pool ECS or EC2 would refuse for an accelerator capacity provider."""
-    problems = _checked(("warmPool.minSize", warm.min_size, 0, 100))
     cap = warm.max_group_prepared_capacity
-    if cap is not None:
-        msg = _int_in(cap, 0, 1000, "warmPool.maxGroupPreparedCapacity")
-        if msg is None and isinstance(warm.min_size, int) and cap < warm.min_size:
-            msg = (
-                f"maxGroupPreparedCapacity ({cap}) is below the warm pool minSize "
-                f"({warm.min_size}); the warm pool could never hold its minimum"
-            )
-        if msg:
-            problems.append(("warmPool.maxGroupPreparedCapacity", msg))
+    problems = _checked(
+        ("warmPool.minSize", warm.min_size, 0, WARM_POOL_INSTANCES_MAX),
+        *([("warmPool.maxGroupPreparedCapacity", cap, 0, POOL_INSTANCES_MAX)] if cap else []),
+    )
     if warm.state == "Hibernated":
         problems.append(
             (

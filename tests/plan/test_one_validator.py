@@ -1,10 +1,10 @@
 """The plan validates a stack's config once: the schema checks each key, the plan each decision.
 The spec checks a program that builds specs by hand calls (`validate_endpoint_args`,
-`validate_model_service`, `validate_reranker`) are not run again on the plan's own specs, so
-every spec the plan builds from a config it accepts must already pass them. Edits of the
-reference stacks, drawn from every scalar key of the endpoint, model and re-ranker schemas at
-and around their own bounds, look for a config the plan accepts and a spec check refuses: each
-would be a check the stack's path skips."""
+`validate_model_service`, `validate_reranker`, `pool_problems`) are not run again on the plan's
+own specs, so every spec the plan builds from a config it accepts must already pass them. Edits
+of the reference stacks, drawn from every scalar key of the endpoint, model, re-ranker and pool
+schemas at and around their own bounds, or removing keys, look for a config the plan accepts and
+a spec check refuses: each would be a check the stack's path skips."""
 
 from __future__ import annotations
 
@@ -21,13 +21,17 @@ from pydantic.fields import FieldInfo
 from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.models import ModelConfig
+from ecs_inference.config.pools import PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
-from ecs_inference.plan import Plan
+from ecs_inference.plan import PLATFORM_NAME, Plan
+from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.specs.endpoint import endpoint_arg_issues
+from ecs_inference.specs.pool import pool_problems
 from ecs_inference.specs.service import validate_model_service, validate_reranker
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
 STACKS = ("dev", "prod", "agents", "engines")
+CHECKED_SECTIONS = ("endpoint", "models", "rerankers", "gpuPools", "neuronPools")
 
 
 def spec_problems(plan: Plan) -> list[str]:
@@ -42,6 +46,11 @@ def spec_problems(plan: Plan) -> list[str]:
             check(where, spec)
         except ValueError as exc:
             found.append(str(exc))
+    pools = (("gpuPools", plan.gpu_pools, "nvidia"), ("neuronPools", plan.neuron_pools, "neuron"))
+    for section, specs, kind in pools:
+        for name, spec in specs.items():
+            problems = pool_problems(pool_resource_name(PLATFORM_NAME, name), spec, kind)
+            found += [f"platform.{section}.{name}.{k}: {m}" for k, m in problems]
     return found
 
 
@@ -161,6 +170,9 @@ def _checked_keys(raw: dict) -> list[tuple[str, st.SearchStrategy]]:
         keys += _keys(ModelConfig, f"models.{name}")
     for name in raw.get("rerankers", {}):
         keys += _keys(RerankerConfig, f"rerankers.{name}")
+    for section in ("gpuPools", "neuronPools"):
+        for name in raw.get(section, {}):
+            keys += _keys(PoolConfig, f"{section}.{name}")
     return keys
 
 
@@ -178,9 +190,7 @@ def edited_stack(draw: st.DrawFn) -> tuple[str, dict]:
     stack = draw(st.sampled_from(STACKS))
     raw = reference(stack)
     keys = _checked_keys(raw)
-    removable = [
-        k for k in _set_keys(raw, "") if k.split(".")[0] in ("endpoint", "models", "rerankers")
-    ]
+    removable = [k for k in _set_keys(raw, "") if k.split(".")[0] in CHECKED_SECTIONS]
     for _ in range(draw(st.integers(1, 4))):
         if draw(st.booleans()):
             path, values = draw(st.sampled_from(keys))
