@@ -1,9 +1,15 @@
 """The environment variables a pinned third-party release reads, from its committed table.
 
 Stdlib only. The tables under `contracts/env/` are extracted from the releases' sources by
-`python -m tools.sources` (a test re-extracts and compares them); each holds `reads`, every name
-the release's code reads, and for LiteLLM `database_url_requires`, the names its CLI needs all of
-before it builds DATABASE_URL.
+`python -m tools.sources` (a test re-extracts and compares them); each holds `source`, where and
+how the names were read, and `reads`, every name the release's code reads (a deprecated name it
+still falls back to included). Optionally:
+- `prefix_aliases`, `{"OLD_": "NEW_"}`: the release rewrites every `OLD_X` it finds to `NEW_X`
+  (a legacy prefix), so `OLD_X` is honoured when `NEW_X` is read;
+- `deprecated`, `{old: new}`: the deprecated names in `reads` and the name each is read as;
+- `ignored`, `{name: note}`: deprecated names the release only warns about;
+- for LiteLLM `database_url_requires`, the names its CLI needs all of before it builds
+  DATABASE_URL.
 
 Which table judges a variable is declared by the contract modules of this package, not here, so
 adding an engine means adding its contract only. A module takes part when it declares
@@ -39,6 +45,27 @@ def table(stem: str) -> dict[str, Any]:
 def reads(stem: str) -> frozenset[str]:
     """Every environment variable name the release reads."""
     return frozenset(table(stem)["reads"])
+
+
+def read_as(stem: str, name: str) -> str | None:
+    """The name the release reads a variable `name` as: `name` itself when it reads it, else
+    the name a prefix alias rewrites it to when it reads that one; None when it reads neither."""
+    known = reads(stem)
+    if name in known:
+        return name
+    if name in table(stem).get("ignored", {}):
+        return None
+    for old, new in table(stem).get("prefix_aliases", {}).items():
+        if name.startswith(old) and (alias := new + name[len(old) :]) in known:
+            return alias
+    return None
+
+
+def ignored(stem: str, name: str) -> str | None:
+    """The release's note on a deprecated variable it looks at only to warn that it ignores it
+    ("" when it gives none), or None when `name` is no such variable."""
+    note = table(stem).get("ignored", {}).get(name)
+    return None if note is None else str(note)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ def test_the_names_the_stacks_set_are_read() -> None:
     )
     for stem in (vllm.ENVIRONMENT_TABLE, neuron.ENVIRONMENT_TABLE):
         assert {vllm.ENV_HTTP_KEEPALIVE, vllm.ENV_NO_USAGE_STATS} <= env_table.reads(stem)
+    # Read through the releases' own helpers (`get_env_int`, `get_int_env_var`), not os.getenv.
+    assert "DEFAULT_NUM_WORKERS_LITELLM_PROXY" in env_table.reads(litellm.ENVIRONMENT_TABLE)
+    assert "SGLANG_TRACE_LEVEL" in env_table.reads(sglang.ENVIRONMENT_TABLE)
     assert env_table.table(litellm.ENVIRONMENT_TABLE)["database_url_requires"] == [
         "DATABASE_HOST",
         "DATABASE_USERNAME",
@@ -43,11 +46,13 @@ def test_the_names_the_stacks_set_are_read() -> None:
     ]
 
 
-def _with_environment(container: str, name: str, value: str) -> Any:
-    result = run_preview("dev", policy_pack=None)
+def _with_environment(
+    container: str, name: str, value: str, stack: str = "dev", task: str = "inference-llama-task"
+) -> Any:
+    result = run_preview(stack, policy_pack=None)
     resources = []
     for r in result.resources:
-        if r.type == "aws:ecs/taskDefinition:TaskDefinition" and r.name == "inference-llama-task":
+        if r.type == "aws:ecs/taskDefinition:TaskDefinition" and r.name == task:
             containers = json.loads(r.inputs["containerDefinitions"])
             for c in containers:
                 if c["name"] == container:
@@ -63,6 +68,51 @@ def test_a_misspelt_engine_variable_fails_the_preview() -> None:
     out = _with_environment("engine", "VLLM_HTTP_TIMEOUT_KEEPALIVE", "335")
     (finding,) = out.findings
     assert "container engine: vllm-0.33.0 reads no VLLM_HTTP_TIMEOUT_KEEPALIVE" in finding.message
+
+
+def _sglang_findings(name: str) -> list[str]:
+    """The rehearsal's findings on the engines stack's SGLang task given `name=1`."""
+    out = _with_environment("engine", name, "1", "engines", "inference-qwen-task")
+    return [f.message for f in out.findings]
+
+
+SGLANG_TABLE = env_table.table(sglang.ENVIRONMENT_TABLE)
+
+
+def test_sglang_reads_every_legacy_sgl_name_as_its_sglang_name() -> None:
+    # SGLang's environ.py rewrites SGL_X to SGLANG_X at import: the table records the rule, not
+    # a second copy of every name.
+    assert SGLANG_TABLE["prefix_aliases"] == {"SGL_": "SGLANG_"}
+    assert "SGL_ENABLE_JIT_DEEPGEMM" not in env_table.reads(sglang.ENVIRONMENT_TABLE)
+    assert "SGLANG_ENABLE_JIT_DEEPGEMM" in env_table.reads(sglang.ENVIRONMENT_TABLE)
+    assert (
+        env_table.read_as(sglang.ENVIRONMENT_TABLE, "SGL_ENABLE_JIT_DEEPGEMM")
+        == "SGLANG_ENABLE_JIT_DEEPGEMM"
+    )
+    assert _sglang_findings("SGL_ENABLE_JIT_DEEPGEMM") == []
+
+
+def test_an_sgl_name_sglang_does_not_read_under_either_prefix_is_refused() -> None:
+    assert env_table.read_as(sglang.ENVIRONMENT_TABLE, "SGL_NOT_A_VARIABLE") is None
+    (message,) = _sglang_findings("SGL_NOT_A_VARIABLE")
+    assert "sglang-0.5.23 reads no SGL_NOT_A_VARIABLE (a misspelt variable?)" in message
+
+
+def test_a_deprecated_name_sglang_still_falls_back_to_passes() -> None:
+    old = "SGLANG_OPT_SWA_RELEASE_LEAF_LOCK_AFTER_WINDOW"
+    assert SGLANG_TABLE["deprecated"][old] == "SGLANG_OPT_RELEASE_PREFILL_SWA"
+    assert old in env_table.reads(sglang.ENVIRONMENT_TABLE)
+    assert _sglang_findings(old) == []
+
+
+def test_a_deprecated_name_sglang_only_warns_about_is_refused_with_its_note() -> None:
+    name = "SGLANG_ENABLE_CP_V2"
+    assert env_table.read_as(sglang.ENVIRONMENT_TABLE, name) is None
+    (message,) = _sglang_findings(name)
+    assert (
+        f"sglang-0.5.23 only warns that {name} is deprecated and ignores it: "
+        "Strategy-based prefill context parallelism is now the only generic implementation."
+    ) in message
 
 
 def test_each_engine_contract_claims_its_own_names() -> None:

@@ -4,8 +4,10 @@ A variable the release does not read is ignored in silence: the proxy starts wit
 database, the engine with a default. The names each release reads are committed tables
 extracted from its source (`python -m tools.sources`, `contracts/env/`):
 - a variable with a prefix an engine's contract claims (`ENV_PREFIXES`) must be one its
-  release reads; which release's table judges it (a claim may hold only in containers that
-  set a given variable, `ENV_SELECTED_BY`) is `contracts.env_table.judging_table`'s to say;
+  release reads, under its own name or the one the release rewrites a legacy prefix to
+  (`contracts.env_table.read_as`), and not a deprecated one it only warns about; which
+  release's table judges it (a claim may hold only in containers that set a given variable,
+  `ENV_SELECTED_BY`) is `contracts.env_table.judging_table`'s to say;
 - the LiteLLM container (its contract's `LITELLM_CONFIG_YAML`) gets only names LiteLLM reads,
   and with a database, all the names its CLI needs to build DATABASE_URL;
 - a queue worker presents a key the gateway accepts: without a database, LiteLLM accepts no
@@ -51,10 +53,10 @@ def _prefixed(names: Mapping[str, str]) -> Iterator[tuple[str, str]]:
 def _litellm(names: Mapping[str, str]) -> Iterator[str]:
     if litellm.ENV_CONFIG_YAML not in names:
         return
-    reads = env_table.reads(litellm.ENVIRONMENT_TABLE)
-    ours = {litellm.ENV_CONFIG_YAML}
-    for name in sorted(set(names) - reads - ours):
-        yield f"LiteLLM {litellm.VERSION} reads no {name}"
+    stem, ours = litellm.ENVIRONMENT_TABLE, {litellm.ENV_CONFIG_YAML}
+    for name in sorted(set(names) - ours):
+        if env_table.read_as(stem, name) is None:
+            yield f"LiteLLM {litellm.VERSION} reads no {name}"
     if any(n.startswith("DATABASE_") for n in names) and "DATABASE_URL" not in names:
         required: list[str] = list(
             env_table.table(litellm.ENVIRONMENT_TABLE)["database_url_requires"]
@@ -119,7 +121,12 @@ def environment_checks(model: StackModel) -> Iterator[Refusal]:
                 f"task {task.inputs.get('family') or task.name}, container {container.get('name')}"
             )
             for name, stem in _prefixed(names):
-                if name not in env_table.reads(stem):
+                if env_table.read_as(stem, name) is not None:
+                    continue
+                if (note := env_table.ignored(stem, name)) is not None:
+                    why = f"{stem} only warns that {name} is deprecated and ignores it"
+                    yield Refusal(task, who, f"{why}: {note}" if note else why)
+                else:
                     yield Refusal(task, who, f"{stem} reads no {name} (a misspelt variable?)")
             for problem in _litellm(names):
                 yield Refusal(task, who, problem)

@@ -4,15 +4,23 @@ variable names in a package's Python source.
 
 What counts as an environment read (`package_reads`): `os.getenv("X")`, `os.environ.get("X")`,
 `os.environ["X"]`, `"X" in os.environ`, `get_secret*("X")` helpers, pydantic
-`Field(validation_alias="X")` and `AliasChoices("X", ...)`, click `envvar="X"`; a module-level
-string constant stands for its value. Nothing is imported: the sources are read with `ast`.
+`Field(validation_alias="X")` and `AliasChoices("X", ...)`, click `envvar="X"`; and a call of
+the package's own getters, found on its source: a module-level function that hands one of its
+parameters to a getter as the name (`get_bool_env_var("X")`, `get_env_int("X", 3)`, a factory
+whose closure reads it), or a class whose constructor keeps one that a method reads
+(`_GatedBool("X", True)`), and their subclasses. A module-level string constant stands for its
+value. Nothing is imported: the sources are read with `ast`.
+
+Not seen: a name built at run time (an f-string, a loop over a tuple of names), a getter that is
+a method, and reads in non-Python code.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -81,15 +89,38 @@ def flag_rows(flag_set: FlagSet) -> list[dict[str, object]]:
     return rows
 
 
-def env_table(release: EngineRelease, reads: frozenset[str], **extra: object) -> dict[str, object]:
-    """An environment table: the release, every name it reads (sorted), then `extra` fields."""
-    head = {"project": release.project, "version": release.version}
+def env_table(
+    release: EngineRelease, source: str, reads: Collection[str], **extra: object
+) -> dict[str, object]:
+    """An environment table: the release, where and how its names were read (`source`), every
+    name it reads (sorted), then `extra` fields."""
+    head = {"project": release.project, "version": release.version, "source": source}
     return {**head, "reads": sorted(reads), **extra}
 
 
 _MARKERS = ("environ", "getenv", "get_secret", "validation_alias", "AliasChoices", "envvar")
 """Text a module must contain to read the environment in one of the ways above."""
-_GETTERS = {"getenv", "get_secret", "get_secret_str", "get_secret_bool", "get_secret_float"}
+
+
+@dataclass(frozen=True)
+class _Getter:
+    """Where a function call takes the name of the variable it reads."""
+
+    index: int
+    """Positional index of the name argument."""
+    keyword: str
+    """Its keyword."""
+
+
+_BASE_GETTERS = {
+    "getenv": _Getter(0, "key"),
+    **{
+        f: _Getter(0, "secret_name")
+        for f in ("get_secret", "get_secret_str", "get_secret_bool", "get_secret_float")
+    },
+}
+_GENERIC = {"get", "pop", "setdefault", "getenv", "__getitem__", "__contains__"}
+"""Names no function counts as a getter under: calls of a mapping's own methods would match."""
 
 
 def literal(node: ast.AST | None) -> str | None:
@@ -116,45 +147,191 @@ def _constants(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def _reads(tree: ast.Module) -> Iterator[str]:
-    constants = _constants(tree)
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
-    def _string(node: ast.AST | None) -> str | None:
-        if isinstance(node, ast.Name):
-            return constants.get(node.id)
-        return literal(node)
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            first = _string(node.args[0]) if node.args else None
+def _argument(call: ast.Call, getter: _Getter) -> ast.AST | None:
+    if len(call.args) > getter.index:
+        return call.args[getter.index]
+    return next((k.value for k in call.keywords if k.arg == getter.keyword), None)
+
+
+def _sites(node: ast.AST, getters: dict[str, _Getter]) -> Iterator[ast.AST]:
+    """The expressions naming the variables `node` itself reads (not its children)."""
+    if isinstance(node, ast.Call):
+        name = _call_name(node)
+        getter = getters.get(name or "")
+        if name == "get" and isinstance(node.func, ast.Attribute):
+            getter = _Getter(0, "key") if _is_environ(node.func.value) else None
+        if getter is not None and (argument := _argument(node, getter)) is not None:
+            yield argument
+        if name == "AliasChoices":
+            yield from node.args
+        for keyword in node.keywords:
+            if keyword.arg in ("validation_alias", "envvar"):
+                yield keyword.value
+    elif isinstance(node, ast.Subscript) and _is_environ(node.value):
+        yield node.slice
+    elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
+        yield node.left
+
+
+def _passed(call: ast.Call) -> Iterator[tuple[int | None, str | None, ast.AST]]:
+    yield from ((i, None, a) for i, a in enumerate(call.args))
+    yield from ((None, k.arg, k.value) for k in call.keywords if k.arg is not None)
+
+
+_Passes = list[tuple[str, int | None, str | None, str]]
+"""Calls passing a parameter on: (callee, position, keyword, parameter)."""
+
+
+def _function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[_Getter | None, _Passes]:
+    """A function's own getter (it reads a parameter directly) or the calls it passes its
+    parameters to. One that also assigns `environ[p]` sets the variable (a context manager
+    that restores it reads it only to put it back): not a getter."""
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    direct: list[str] = []
+    stored: set[str] = set()
+    passes: _Passes = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            if _is_environ(node.value) and isinstance(node.slice, ast.Name):
+                stored.add(node.slice.id)
+            continue
+        direct.extend(
+            s.id for s in _sites(node, _BASE_GETTERS) if isinstance(s, ast.Name) and s.id in params
+        )
+        if isinstance(node, ast.Call) and (callee := _call_name(node)):
+            passes.extend(
+                (callee, i, k, a.id)
+                for i, k, a in _passed(node)
+                if isinstance(a, ast.Name) and a.id in params
+            )
+    direct = [p for p in direct if p not in stored]
+    if direct:
+        return _Getter(params.index(direct[0]), direct[0]), []
+    return None, [p for p in passes if p[3] not in stored]
+
+
+def _class(cls: ast.ClassDef) -> _Getter | None:
+    """A class whose constructor keeps a parameter (`self.name = name`) that a method reads as
+    a variable name (`os.environ.get(self.name)`): constructing one reads that variable."""
+    init = next(
+        (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None
+    )
+    if init is None:
+        return None
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    kept = {
+        target.attr: node.value.id
+        for node in ast.walk(init)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+        for target in node.targets
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+        and node.value.id in params
+    }
+    for node in ast.walk(cls):
+        for site in _sites(node, _BASE_GETTERS):
             if (
-                name in _GETTERS
-                or (name == "get" and isinstance(func, ast.Attribute) and _is_environ(func.value))
-            ) and first:
-                yield first
-            if name == "AliasChoices":
-                yield from (s for a in node.args if (s := _string(a)))
-            for keyword in node.keywords:
-                if keyword.arg in ("validation_alias", "envvar") and (s := _string(keyword.value)):
-                    yield s
-        elif isinstance(node, ast.Subscript) and _is_environ(node.value):
-            yield from [s] if (s := _string(node.slice)) else []
-        elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
-            yield from [s] if (s := _string(node.left)) else []
+                isinstance(site, ast.Attribute)
+                and isinstance(site.value, ast.Name)
+                and site.value.id == "self"
+                and site.attr in kept
+            ):
+                param = kept[site.attr]
+                return _Getter(params.index(param), param)
+    return None
+
+
+def _helpers(trees: list[ast.Module]) -> dict[str, _Getter]:
+    """Every getter: the base ones; each module-level function that passes one of its
+    parameters on as the name to a getter (`def get_bool_env_var(name, default):
+    os.getenv(name, default)`, also from a closure it returns), to a fixed point, so helpers of
+    helpers count; and each module-level class `_class` finds, or that inherits from one
+    without a constructor of its own. Methods are left out: their names (`get`, `__call__`) are
+    too common for a call to be known as theirs, and one false getter would make every caller
+    of it one."""
+    getters = dict(_BASE_GETTERS)
+    pending: dict[str, tuple[list[str], _Passes]] = {}
+    heirs: dict[str, list[str]] = {}
+    for tree in trees:
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                if (own := _class(node)) is not None:
+                    getters.setdefault(node.name, own)
+                elif not any(
+                    isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body
+                ):
+                    heirs[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
+                continue
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if node.name in _GENERIC or node.name in getters:
+                continue
+            own, passes = _function(node)
+            if own is not None:
+                getters[node.name] = own
+            elif passes:
+                params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+                pending.setdefault(node.name, (params, passes))
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in list(heirs.items()):
+            if (base := next((b for b in bases if b in getters), None)) is not None:
+                getters.setdefault(name, getters[base])
+                del heirs[name]
+                changed = True
+        for name, (params, passes) in list(pending.items()):
+            for callee, index, keyword, param in passes:
+                getter = getters.get(callee)
+                if getter is not None and (index == getter.index or keyword == getter.keyword):
+                    getters[name] = _Getter(params.index(param), param)
+                    del pending[name]
+                    changed = True
+                    break
+    return getters
+
+
+def _reads(tree: ast.Module, getters: dict[str, _Getter]) -> Iterator[str]:
+    constants = _constants(tree)
+    for node in ast.walk(tree):
+        for site in _sites(node, getters):
+            if isinstance(site, ast.Name) and site.id in constants:
+                yield constants[site.id]
+            elif (text := literal(site)) is not None:
+                yield text
 
 
 def package_reads(root: Path, package: str) -> frozenset[str]:
-    """Every environment variable name `package` (under `root`) reads, as listed above."""
+    """Every environment variable name `package` (under `root`) reads, as listed above.
+
+    Only modules that mention a getter are parsed: first those with a marker, then, as helpers
+    are found, those that call one, until no new module does."""
+    texts = {
+        path: path.read_text(encoding="utf-8") for path in sorted((root / package).rglob("*.py"))
+    }
+    trees: dict[Path, ast.Module | None] = {}
+    getters = dict(_BASE_GETTERS)
+    words = set(_MARKERS)
+    while True:
+        pattern = re.compile("|".join(sorted(map(re.escape, words))))
+        new = [p for p, text in texts.items() if p not in trees and pattern.search(text)]
+        if not new:
+            break
+        for path in new:
+            try:
+                trees[path] = ast.parse(texts[path])
+            except SyntaxError:
+                trees[path] = None
+        getters = _helpers([t for t in trees.values() if t is not None])
+        words |= set(getters)
     names: set[str] = set()
-    for path in sorted((root / package).rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if not any(marker in text for marker in _MARKERS):
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        names.update(n for n in _reads(tree) if n and n.replace("_", "").isalnum())
+    for tree in trees.values():
+        if tree is not None:
+            names.update(n for n in _reads(tree, getters) if n and n.replace("_", "").isalnum())
     return frozenset(names)

@@ -50,7 +50,11 @@ def database_url_requires(root: Path) -> list[str]:
 def _env(cache_dir: Path) -> dict[str, object]:
     root = source_root(LITELLM, cache_dir)
     return env_table(
-        LITELLM, package_reads(root, "litellm"), database_url_requires=database_url_requires(root)
+        LITELLM,
+        f"PyPI litellm=={LITELLM.version} wheel: every read in the litellm package; "
+        "database_url_requires from litellm/proxy/utils.py construct_database_url_from_env_vars",
+        package_reads(root, "litellm"),
+        database_url_requires=database_url_requires(root),
     )
 
 

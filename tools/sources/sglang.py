@@ -12,8 +12,13 @@ in `_INPUT_NAMESPACES`, then a few flags are added by hand. The reader below mir
 `sglang/srt/arg_groups/arg_utils.py::add_cli_args_from_dataclass` on the AST (nothing is
 imported: SGLang needs torch and CUDA).
 
-Environment: the `SGLANG_*`/`SGL_*` attributes of `sglang/srt/environ.py` `Envs` and the
-package's direct reads (`common.package_reads`).
+Environment: the attributes of `sglang/srt/environ.py` `Envs` and every read of the package
+(`common.package_reads`), plus what `environ.py` does to legacy names at import and on read
+(`sglang_environment`): an `Env*WithAlias(deprecated_name="OLD")` field reads OLD when its own
+variable is unset; `_DEPRECATED_ENVS` copies a deprecated name to its `replacement`, or only
+warns, with a note, when it has none (nothing reads the name then); and
+`_handle_deprecated_envs` rewrites every legacy `SGL_X` to `SGLANG_X` (recorded as a
+`prefix_aliases` rule, not as a copy of every name).
 
 The release is the one `contracts/sglang.py` names as its `SOURCE_RELEASE`.
 """
@@ -21,6 +26,7 @@ The release is the one `contracts/sglang.py` names as its `SOURCE_RELEASE`.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
 from ecs_inference.contracts import sglang as sglang_contract
@@ -35,7 +41,7 @@ from tools.engine_flags import (
     contract_release,
     source_root,
 )
-from tools.sources.common import Table, env_table, flag_rows, package_reads
+from tools.sources.common import Table, env_table, flag_rows, literal, package_reads
 
 SGLANG = contract_release(sglang_contract)
 """The SGLang release the tables are read from (`contracts/sglang.py` names it)."""
@@ -256,12 +262,45 @@ def sglang_serve_flags(root: Path) -> FlagSet:
     return flag_set
 
 
-def sglang_env_reads(root: Path) -> frozenset[str]:
-    """`sglang/srt/environ.py` `class Envs` attributes (each an environment variable) and the
-    package's direct reads."""
+@dataclass(frozen=True)
+class SGLangEnvironment:
+    """What `sglang/srt/environ.py` declares about the environment, besides the direct reads."""
+
+    names: frozenset[str]
+    """`class Envs` attributes, each the variable of its name, and the `deprecated_name=` each
+    `Env*WithAlias` field falls back to when its own variable is unset."""
+    deprecated: dict[str, str]
+    """Old name -> the name it is read as: the `deprecated_name=` fallbacks, and the
+    `_DEPRECATED_ENVS` entries with a `replacement` (copied to it at import)."""
+    ignored: dict[str, str]
+    """`_DEPRECATED_ENVS` entries without a replacement: SGLang warns that the variable is
+    deprecated (with the entry's note) and nothing reads it."""
+    prefix_aliases: dict[str, str]
+    """`_handle_deprecated_envs`' rewrite of a legacy prefix (`SGL_X` -> `SGLANG_X`, every name
+    not in `_DEPRECATED_ENVS`, at import, with a warning)."""
+
+
+def _keywords(call: ast.AST | None) -> dict[str, str]:
+    """The string-valued keywords of a call (implicitly concatenated strings included)."""
+    if not isinstance(call, ast.Call):
+        return {}
+    return {
+        kw.arg: kw.value.value
+        for kw in call.keywords
+        if kw.arg is not None
+        and isinstance(kw.value, ast.Constant)
+        and isinstance(kw.value.value, str)
+    }
+
+
+def sglang_environment(root: Path) -> SGLangEnvironment:
+    """Read `sglang/srt/environ.py` (`Envs`, `_DEPRECATED_ENVS`, `_handle_deprecated_envs`)."""
     tree = ast.parse((root / "sglang" / "srt" / "environ.py").read_text(encoding="utf-8"))
     names: set[str] = set()
-    for node in ast.walk(tree):
+    deprecated: dict[str, str] = {}
+    ignored: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Envs":
             for item in node.body:
                 target = item.target if isinstance(item, ast.AnnAssign) else None
@@ -269,9 +308,61 @@ def sglang_env_reads(root: Path) -> frozenset[str]:
                     target = item.targets[0]
                 if isinstance(target, ast.Name) and target.id.isupper():
                     names.add(target.id)
+                    if old := _keywords(getattr(item, "value", None)).get("deprecated_name"):
+                        names.add(old)
+                        deprecated[old] = target.id
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign):
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "_DEPRECATED_ENVS":
+            if not isinstance(value, ast.Dict):
+                raise LookupError("sglang/srt/environ.py: _DEPRECATED_ENVS is not a literal")
+            for key, entry in zip(value.keys, value.values, strict=True):
+                name = literal(key)
+                if name is None:
+                    raise LookupError("sglang/srt/environ.py: a _DEPRECATED_ENVS key is computed")
+                if (replacement := _replacement(entry)) is not None:
+                    deprecated[name] = replacement
+                else:
+                    ignored[name] = _note(entry)
+        if isinstance(node, ast.FunctionDef) and node.name == "_handle_deprecated_envs":
+            for call in ast.walk(node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "replace"
+                    and len(call.args) >= 2
+                    and (old := literal(call.args[0])) is not None
+                    and (new := literal(call.args[1])) is not None
+                ):
+                    aliases[old] = new
     if not names:
         raise LookupError("sglang/srt/environ.py: class Envs has no variables")
-    return frozenset(names | package_reads(root, "sglang"))
+    return SGLangEnvironment(frozenset(names), deprecated, ignored, aliases)
+
+
+def _replacement(entry: ast.AST) -> str | None:
+    """The `replacement` (first argument) of a `_DeprecatedEnv(...)`, None when it has none."""
+    if not isinstance(entry, ast.Call):
+        raise LookupError("sglang/srt/environ.py: a _DEPRECATED_ENVS value is not a call")
+    given = entry.args[:1] + [kw.value for kw in entry.keywords if kw.arg == "replacement"]
+    if not given or (isinstance(given[0], ast.Constant) and given[0].value is None):
+        return None
+    if (text := literal(given[0])) is None:
+        raise LookupError("sglang/srt/environ.py: a _DeprecatedEnv replacement is computed")
+    return text
+
+
+def _note(entry: ast.AST) -> str:
+    """The `note=` of a `_DeprecatedEnv(...)` (a literal or implicitly joined literals)."""
+    for kw in entry.keywords if isinstance(entry, ast.Call) else []:
+        if kw.arg == "note":
+            text = literal(kw.value)
+            if text is None:
+                raise LookupError("sglang/srt/environ.py: a _DeprecatedEnv note is computed")
+            return text
+    return ""
 
 
 def _flags(cache_dir: Path) -> dict[str, object]:
@@ -288,7 +379,21 @@ def _flags(cache_dir: Path) -> dict[str, object]:
 
 
 def _env(cache_dir: Path) -> dict[str, object]:
-    return env_table(SGLANG, sglang_env_reads(source_root(SGLANG, cache_dir)))
+    root = source_root(SGLANG, cache_dir)
+    environment = sglang_environment(root)
+    reads = environment.names | package_reads(root, "sglang") | environment.deprecated.keys()
+    # A deprecated name something still reads is read, whatever the registry warns.
+    ignored = {n: note for n, note in sorted(environment.ignored.items()) if n not in reads}
+    return env_table(
+        SGLANG,
+        f"PyPI sglang=={SGLANG.version} wheel: sglang/srt/environ.py (class Envs, the "
+        "deprecated_name= fallbacks of its Env*WithAlias fields, _DEPRECATED_ENVS, and the "
+        "prefix rewrite of _handle_deprecated_envs) and every read in the sglang package",
+        reads,
+        prefix_aliases=environment.prefix_aliases,
+        deprecated=dict(sorted(environment.deprecated.items())),
+        ignored=ignored,
+    )
 
 
 TABLES = (

@@ -170,7 +170,12 @@ def neuron_table(cache_dir: Path) -> dict[str, object]:
 def _env(release: EngineRelease) -> Table:
     def build(cache_dir: Path) -> dict[str, object]:
         root = source_root(release, cache_dir)
-        return env_table(release, vllm_env_vars(root) | package_reads(root, "vllm"))
+        return env_table(
+            release,
+            f"PyPI vllm=={release.version} wheel: the keys of vllm/envs.py "
+            "environment_variables and every read in the vllm package",
+            vllm_env_vars(root) | package_reads(root, "vllm"),
+        )
 
     return Table("env", f"vllm-{release.version}", build, (release,))
 
