@@ -159,6 +159,27 @@ def queue_name_problems(project: str, stack: str, worker: str) -> list[str]:
     ]
 
 
+def queue_attribute_problems(
+    *,
+    visibility_timeout_seconds: int,
+    retention_seconds: int = 345_600,
+    receive_wait_seconds: int = SQS_LONG_POLL_MAX,
+    max_receive_count: int = 3,
+) -> list[str]:
+    """What SQS would refuse of `queue_attributes`' values (empty: nothing)."""
+    ranges = [
+        ("VisibilityTimeout", visibility_timeout_seconds, (0, SQS_VISIBILITY_TIMEOUT_MAX)),
+        ("MessageRetentionPeriod", retention_seconds, (SQS_RETENTION_MIN, SQS_RETENTION_MAX)),
+        ("ReceiveMessageWaitTimeSeconds", receive_wait_seconds, (0, SQS_LONG_POLL_MAX)),
+        ("maxReceiveCount", max_receive_count, SQS_MAX_RECEIVE_COUNT_RANGE),
+    ]
+    return [
+        f"{name} {value} outside {low}-{high}"
+        for name, value, (low, high) in ranges
+        if not low <= value <= high
+    ]
+
+
 def queue_attributes(
     *,
     visibility_timeout_seconds: int,
@@ -172,17 +193,10 @@ def queue_attributes(
 
     Defaults: retention 4 days (SQS's default), long polling 20 s (fewer empty receives), no
     dead-letter queue (the DLQ itself), 3 receives before a message moves to the DLQ, SSE with
-    SQS-managed keys unless `kms_key_id` is given. Raises ValueError outside SQS's ranges.
+    SQS-managed keys unless `kms_key_id` is given. The values are the plan's (the schema bounds
+    retention, the plan derives the visibility timeout); `queue_attribute_problems` checks
+    values a program chose by hand.
     """
-    if not 0 <= visibility_timeout_seconds <= SQS_VISIBILITY_TIMEOUT_MAX:
-        raise ValueError(f"VisibilityTimeout {visibility_timeout_seconds} outside 0-43200")
-    if not SQS_RETENTION_MIN <= retention_seconds <= SQS_RETENTION_MAX:
-        raise ValueError(f"MessageRetentionPeriod {retention_seconds} outside 60-1209600")
-    if not 0 <= receive_wait_seconds <= SQS_LONG_POLL_MAX:
-        raise ValueError(f"ReceiveMessageWaitTimeSeconds {receive_wait_seconds} outside 0-20")
-    low, high = SQS_MAX_RECEIVE_COUNT_RANGE
-    if not low <= max_receive_count <= high:
-        raise ValueError(f"maxReceiveCount {max_receive_count} outside {low}-{high}")
     attrs = {
         "VisibilityTimeout": str(visibility_timeout_seconds),
         "MessageRetentionPeriod": str(retention_seconds),

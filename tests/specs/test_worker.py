@@ -25,6 +25,7 @@ from ecs_inference.specs.worker import (
     WorkerScaling,
     desired_count,
     from_zero_steps,
+    queue_attribute_problems,
     queue_attributes,
     step_capacity,
 )
@@ -119,8 +120,9 @@ def test_queue_and_dlq_attributes_are_requests_sqs_accepts():
     ],
 )
 def test_queue_attributes_outside_sqs_ranges_are_refused(kwargs):
-    with pytest.raises(ValueError):
-        queue_attributes(**kwargs)
+    kwargs.pop("dead_letter_arn", None)
+    assert len(queue_attribute_problems(**kwargs)) == 1
+    assert queue_attribute_problems(visibility_timeout_seconds=30) == []
 
 
 # --------------------------------------------------------------------------------------------
