@@ -1,7 +1,7 @@
 """The environment-name readers of `tools/sources` on small synthetic packages: what counts as a
 read (helpers, closures, getter classes and their subclasses, loops over literal names), what
-does not (setters, methods, mere mentions), and what SGLang's `environ.py` declares beyond its `Envs` names (fallbacks,
-deprecations, the legacy prefix rewrite)."""
+does not (setters, methods, mere mentions), and what SGLang's `environ.py` declares beyond its
+`Envs` names (fallbacks, deprecations, the legacy prefix rewrite)."""
 
 from __future__ import annotations
 
