@@ -12,6 +12,7 @@ from pydantic import (
     ModelWrapValidatorHandler,
     PrivateAttr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 from pydantic_core import InitErrorDetails
@@ -29,6 +30,7 @@ from ecs_inference.config.services import ServedModelConfig, vllm_api_key_messag
 from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.engines import Engine
+from ecs_inference.engines.base import served_name_problem
 from ecs_inference.specs.service import ModelServiceSpec
 
 
@@ -176,6 +178,13 @@ class ModelConfig(ServedModelConfig):
     """Target tracking on the engine's load or on ALB requests per target."""
 
     _engine_settings: Section | None = PrivateAttr(default=None)
+
+    @field_validator("served_model_name")
+    @classmethod
+    def _served_name(cls, value: str | None) -> str | None:
+        if value is not None and (problem := served_name_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="wrap")
     @classmethod

@@ -147,6 +147,13 @@ class Launch(Protocol):
         `/dev/neuron0..N-1` when none are given. Raises `TaskArgsError`."""
         ...
 
+    def check_settings(self) -> None:
+        """The rules the config schema applies to the keys this launch came from (served name,
+        weights URI, counts and fractions): the plan builds launches from checked keys, so only
+        a launch built by hand needs them (`specs.service.validate_model_service` calls it).
+        Raises `EngineLaunchError` or `PresetError`."""
+        ...
+
     def check_task(self, where: str, task: TaskShape) -> None:
         """The engine's own checks of the task settings (accelerators reserved, where the
         weights are read from). Raises `TaskArgsError`."""
@@ -230,6 +237,10 @@ class LaunchDefaults(abc.ABC):
         """None: a service without Neuron devices."""
         return no_devices(where, given)
 
+    def check_settings(self) -> None:
+        """Nothing beyond what construction checks."""
+        return None
+
 
 # --------------------------------------------------------------------------------------------
 # shared launch checks (path-first messages)
@@ -248,15 +259,21 @@ def pos_int(where: str, key: str, value: object) -> int:
     return value
 
 
+def served_name_problem(name: object) -> str | None:
+    """Why `name` cannot be a served model name, or None: 1-128 characters of letters, digits
+    and ._:/- (the config schema raises it at `servedModelName`)."""
+    if isinstance(name, str) and _SERVED_NAME.fullmatch(name):
+        return None
+    return (
+        f"{name!r} must be 1-128 characters of letters, digits and ._:/- (it is a path "
+        "component and a flag value)"
+    )
+
+
 def check_served_name(where: str, name: str) -> None:
-    """1-128 characters of letters, digits and ._:/- (a path component and a flag value)."""
-    if not isinstance(name, str) or not _SERVED_NAME.fullmatch(name):
-        raise fail(
-            where,
-            "servedModelName",
-            f"{name!r} must be 1-128 characters of letters, digits and ._:/- (it is a path "
-            "component and a flag value)",
-        )
+    """`served_name_problem` as a `PresetError` at `where.servedModelName`."""
+    if (problem := served_name_problem(name)) is not None:
+        raise fail(where, "servedModelName", problem)
 
 
 def check_port(where: str, key: str, port: object) -> int:

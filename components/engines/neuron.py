@@ -55,6 +55,7 @@ from ecs_inference.engines.vllm import (
     ServerDefaults,
     check_managed_flags,
     check_server,
+    check_server_settings,
     positive_int,
     server_environment,
 )
@@ -138,17 +139,8 @@ class NeuronLaunch(ServerDefaults):
     def __post_init__(self) -> None:
         where = "NeuronLaunch"
         object.__setattr__(self, "extra_args", tuple(self.extra_args))
-        check_server(
-            where,
-            self,
-            "artifact_uri",
-            self.artifact_uri,
-            {
-                "batch_size": self.batch_size,
-                "sequence_length": self.sequence_length,
-                "tp_degree": self.tp_degree,
-            },
-        )
+        check_server(where, self)
+        positive_int(where, "tp_degree", self.tp_degree)
         devices = self.num_devices
         if devices is None:
             devices = math.ceil(self.tp_degree / NEURON_CORES_PER_DEVICE)
@@ -173,6 +165,13 @@ class NeuronLaunch(ServerDefaults):
                 f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
                 f"from port {self.port}"
             )
+
+    def check_settings(self) -> None:
+        """The schema's rules on the keys this launch came from (a launch built by hand):
+        served name, artifact URI, compiled batch size and sequence length, managed flags."""
+        where = "NeuronLaunch"
+        positive = {"batch_size": self.batch_size, "sequence_length": self.sequence_length}
+        check_server_settings(where, self, "artifact_uri", self.artifact_uri, positive)
         check_managed_flags(self.extra_args, MANAGED_FLAGS, where)
 
     @property

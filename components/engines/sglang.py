@@ -93,13 +93,9 @@ class SglangLaunch(LaunchDefaults):
     def __post_init__(self) -> None:
         where = self.where
         table = flag_table.load(contract.FLAG_TABLE)
-        check_served_name(where, self.served_model_name)
-        check_weights_uri(where, self.weights_uri)
-        pos_int(where, "maxModelLen", self.context_length)
         tp = pos_int(where, "tensorParallelSize", self.tensor_parallel_size)
         if tp & (tp - 1):
             raise fail(where, "tensorParallelSize", f"{tp} must be a power of two")
-        pos_int(where, "maxConcurrentSequences", self.max_running_requests)
         keepalive_for(where, self.alb_idle_timeout_seconds, self.keepalive_seconds)
         check_port(where, "port", self.port)
         if self.upstream_port is None:
@@ -126,6 +122,14 @@ class SglangLaunch(LaunchDefaults):
             "extra_args",
             check_extra_args(where, self.extra_args, table, contract.MANAGED_FLAGS),
         )
+
+    def check_settings(self) -> None:
+        """The schema's rules on the keys this launch came from (a launch built by hand):
+        served name, weights URI, context length and concurrency."""
+        check_served_name(self.where, self.served_model_name)
+        check_weights_uri(self.where, self.weights_uri)
+        pos_int(self.where, "maxModelLen", self.context_length)
+        pos_int(self.where, "maxConcurrentSequences", self.max_running_requests)
 
     @property
     def gpus(self) -> int:

@@ -76,7 +76,6 @@ class TgiLaunch(LaunchDefaults):
     def __post_init__(self) -> None:
         where = self.where
         table = flag_table.load(contract.FLAG_TABLE)
-        check_served_name(where, self.served_model_name)
         if "/" in self.served_model_name or self.served_model_name.startswith("."):
             raise fail(
                 where,
@@ -84,13 +83,11 @@ class TgiLaunch(LaunchDefaults):
                 f"{self.served_model_name!r}: TGI reports its model directory's path, so the "
                 "served name must be one path component (no '/', not starting with '.')",
             )
-        check_weights_uri(where, self.weights_uri)
-        total = pos_int(where, "maxModelLen", self.max_total_tokens)
+        total = self.max_total_tokens
         if total < 2:
             raise fail(where, "maxModelLen", "TGI needs at least 2 tokens (prompt + one)")
-        if self.max_input_tokens is None:
-            object.__setattr__(self, "max_input_tokens", total - 1)
-        max_input = pos_int(where, "maxInputTokens", self.max_input_tokens)
+        max_input = total - 1 if self.max_input_tokens is None else self.max_input_tokens
+        object.__setattr__(self, "max_input_tokens", max_input)
         # launcher/src/main.rs: "`max_input_tokens` must be < `max_total_tokens`".
         if max_input >= total:
             raise fail(
@@ -99,11 +96,6 @@ class TgiLaunch(LaunchDefaults):
                 f"{max_input} must be below maxModelLen {total} (TGI refuses to start otherwise)",
             )
         pos_int(where, "tensorParallelSize", self.num_shard)
-        pos_int(where, "maxConcurrentSequences", self.max_concurrent_requests)
-        if not 0 < self.cuda_memory_fraction <= 1:
-            raise fail(
-                where, "gpuMemoryUtilization", f"{self.cuda_memory_fraction} must be in (0, 1]"
-            )
         keepalive_for(where, self.alb_idle_timeout_seconds, None)
         if self.alb_idle_timeout_seconds < 2 * contract.SSE_KEEPALIVE_SECONDS:
             raise fail(
@@ -131,6 +123,20 @@ class TgiLaunch(LaunchDefaults):
             "extra_args",
             check_extra_args(where, self.extra_args, table, contract.MANAGED_FLAGS),
         )
+
+    def check_settings(self) -> None:
+        """The schema's rules on the keys this launch came from (a launch built by hand):
+        served name, weights URI, token limits, concurrency and GPU memory share."""
+        where = self.where
+        check_served_name(where, self.served_model_name)
+        check_weights_uri(where, self.weights_uri)
+        pos_int(where, "maxModelLen", self.max_total_tokens)
+        pos_int(where, "maxInputTokens", self.max_input_tokens)
+        pos_int(where, "maxConcurrentSequences", self.max_concurrent_requests)
+        if not 0 < self.cuda_memory_fraction <= 1:
+            raise fail(
+                where, "gpuMemoryUtilization", f"{self.cuda_memory_fraction} must be in (0, 1]"
+            )
 
     @classmethod
     def from_plan(

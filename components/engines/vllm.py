@@ -59,6 +59,7 @@ from ecs_inference.engines.base import (
     env_list,
     extra_args_json,
     quantization_method,
+    served_name_problem,
     torch_dtype,
 )
 from ecs_inference.engines.registry import register
@@ -140,20 +141,25 @@ class ServerSettings(Protocol):
     def extra_args(self) -> tuple[str, ...]: ...
 
 
-def check_server(
+def check_server_settings(
     where: str, launch: ServerSettings, uri_field: str, uri: str, positive: dict[str, int]
 ) -> None:
-    """The checks every vLLM-served launch shares, in order: the served name, the ALB idle
-    timeout and keep-alive, the port, the S3 URI in `uri_field` and the `positive` integers."""
-    served_model_name = launch.served_model_name
+    """The schema's rules on the keys every vLLM-served launch came from: the served name, the
+    S3 URI in `uri_field` and the `positive` integers (a launch built by hand)."""
+    if (problem := served_name_problem(launch.served_model_name)) is not None:
+        raise EngineLaunchError(f"{where}.served_model_name {problem}")
+    if not aws_limits.S3_URI.match(uri):
+        raise EngineLaunchError(f"{where}.{uri_field} {uri!r} must be an s3://bucket/prefix/ URI")
+    for name, value in positive.items():
+        positive_int(where, name, value)
+
+
+def check_server(where: str, launch: ServerSettings) -> None:
+    """What every vLLM-served launch decides, checked: the keep-alive inside the ALB idle
+    timeout and the port."""
     keepalive_seconds = launch.keepalive_seconds
     port = launch.port
     idle_timeout = launch.alb_idle_timeout_seconds
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}", served_model_name):
-        raise EngineLaunchError(
-            f"{where}.served_model_name {served_model_name!r} must be 1-128 characters of "
-            "letters, digits and ._:/-"
-        )
     # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
     # (GC pause, event-loop stall during a long prefill) does not cost the stream.
     if not 1 <= keepalive_seconds <= idle_timeout // 2:
@@ -163,10 +169,6 @@ def check_server(
         )
     if not 1024 <= port <= 65535:
         raise EngineLaunchError(f"{where}.port {port} must be an unprivileged port 1024-65535")
-    if not aws_limits.S3_URI.match(uri):
-        raise EngineLaunchError(f"{where}.{uri_field} {uri!r} must be an s3://bucket/prefix/ URI")
-    for name, value in positive.items():
-        positive_int(where, name, value)
 
 
 def positive_int(where: str, name: str, value: int) -> None:
@@ -243,20 +245,18 @@ class VllmLaunch(ServerDefaults):
     def __post_init__(self) -> None:
         where = "VllmLaunch"
         object.__setattr__(self, "extra_args", tuple(self.extra_args))
-        check_server(
-            where,
-            self,
-            "weights_uri",
-            self.weights_uri,
-            {
-                "max_model_len": self.max_model_len,
-                "tensor_parallel_size": self.tensor_parallel_size,
-                "max_num_seqs": self.max_num_seqs,
-            },
-        )
+        check_server(where, self)
         tp = self.tensor_parallel_size
+        positive_int(where, "tensor_parallel_size", tp)
         if tp & (tp - 1):
             raise EngineLaunchError(f"{where}.tensor_parallel_size {tp} must be a power of two")
+
+    def check_settings(self) -> None:
+        """The schema's rules on the model keys this launch came from (a launch built by hand):
+        served name, weights URI, positive counts, GPU memory share, dtypes, managed flags."""
+        where = "VllmLaunch"
+        positive = {"max_model_len": self.max_model_len, "max_num_seqs": self.max_num_seqs}
+        check_server_settings(where, self, "weights_uri", self.weights_uri, positive)
         if not 0 < self.gpu_memory_utilization <= 1:
             raise EngineLaunchError(
                 f"{where}.gpu_memory_utilization {self.gpu_memory_utilization} must be in (0, 1]"

@@ -309,8 +309,10 @@ def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -
 
 
 def validate_model_service(where: str, args: ModelServiceSpec) -> None:
-    """All plain-value checks of a `ModelServiceSpec` built by hand; raises `ServiceArgsError`."""
+    """All plain-value checks of a `ModelServiceSpec` built by hand; raises `ServiceArgsError`
+    (or the launch's `EngineLaunchError` / `PresetError` for its own settings)."""
     common_key_checks(where, args)
+    args.launch.check_settings()
     model_service_decision_checks(where, args)
 
 
