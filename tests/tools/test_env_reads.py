@@ -1,7 +1,7 @@
 """The environment-name readers of `tools/sources` on small synthetic packages: what counts as a
-read (helpers, closures, getter classes and their subclasses), what does not (setters, methods,
-mere mentions), and what SGLang's `environ.py` declares beyond its `Envs` names (fallbacks,
-deprecations, the legacy prefix rewrite)."""
+read (helpers, closures, getter classes and their subclasses, loops over literal names), what
+does not (setters, methods, mere mentions), and what SGLang's `environ.py` declares beyond its
+`Envs` names (fallbacks, deprecations, the legacy prefix rewrite)."""
 
 from __future__ import annotations
 
@@ -80,6 +80,13 @@ HELPERS = {
         set_env_var("PKG_SET_ONLY", "1")
         if "PKG_TESTED" in os.environ:
             pass
+
+        NAMES = ("PKG_LOOP_A", "PKG_LOOP_B")
+        for name in NAMES:
+            os.environ.get(name)
+        any(os.getenv(v) for v in ("PKG_COMPREHENSION",))
+        for key in os.environ:
+            os.environ[key]
         """,
 }
 
@@ -94,6 +101,9 @@ def test_a_helper_that_passes_its_parameter_to_a_getter_reads_the_name_it_is_giv
         "PKG_CONSTANT_FLAG",
         "PKG_GATED",
         "PKG_TESTED",
+        "PKG_LOOP_A",
+        "PKG_LOOP_B",
+        "PKG_COMPREHENSION",
     }
 
 

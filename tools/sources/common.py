@@ -11,8 +11,10 @@ whose closure reads it), or a class whose constructor keeps one that a method re
 (`_GatedBool("X", True)`), and their subclasses. A module-level string constant stands for its
 value. Nothing is imported: the sources are read with `ast`.
 
-Not seen: a name built at run time (an f-string, a loop over a tuple of names), a getter that is
-a method, and reads in non-Python code.
+A loop variable over a literal sequence of names (or a module-level one) stands for each.
+
+Not seen: a name built at run time (an f-string), a getter that is a method, and reads in
+non-Python code.
 """
 
 from __future__ import annotations
@@ -297,11 +299,50 @@ def _helpers(trees: list[ast.Module]) -> dict[str, _Getter]:
     return getters
 
 
+def _strings(node: ast.AST, sequences: dict[str, list[str]]) -> list[str] | None:
+    """The strings of a literal tuple/list/set of string literals, or of a module-level name
+    bound to one; None for anything else."""
+    if isinstance(node, ast.Name):
+        return sequences.get(node.id)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        values = [literal(e) for e in node.elts]
+        return [v for v in values if v is not None] if None not in values else None
+    return None
+
+
+def _looped(tree: ast.Module) -> dict[int, list[str]]:
+    """The names a loop variable takes, by the id of each of its uses: `for name in NAMES:` and
+    comprehensions over a literal sequence of strings or a module-level one (`any(os.getenv(n)
+    for n in _DIAGNOSTICS_ENVS)`)."""
+    sequences: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and (values := _strings(node.value, {})):
+                sequences[target.id] = values
+    uses: dict[int, list[str]] = {}
+    for node in ast.walk(tree):
+        loops: list[tuple[ast.AST, ast.AST, list[ast.AST]]] = []
+        if isinstance(node, ast.For):
+            loops = [(node.target, node.iter, list(node.body))]
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            loops = [(g.target, g.iter, [node]) for g in node.generators]
+        for target, iterated, scope in loops:
+            if isinstance(target, ast.Name) and (values := _strings(iterated, sequences)):
+                for part in scope:
+                    for use in ast.walk(part):
+                        if isinstance(use, ast.Name) and use.id == target.id:
+                            uses[id(use)] = values
+    return uses
+
+
 def _reads(tree: ast.Module, getters: dict[str, _Getter]) -> Iterator[str]:
-    constants = _constants(tree)
+    constants, looped = _constants(tree), _looped(tree)
     for node in ast.walk(tree):
         for site in _sites(node, getters):
-            if isinstance(site, ast.Name) and site.id in constants:
+            if isinstance(site, ast.Name) and id(site) in looped:
+                yield from looped[id(site)]
+            elif isinstance(site, ast.Name) and site.id in constants:
                 yield constants[site.id]
             elif (text := literal(site)) is not None:
                 yield text
