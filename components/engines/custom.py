@@ -88,19 +88,10 @@ class CustomLaunch(LaunchDefaults):
     def __post_init__(self) -> None:
         where = self.where
         block = self.settings_path or where
-        image = self.image
-        if (
-            not isinstance(image, str)
-            or not _IMAGE.match(image)
-            or ":latest" in image
-            or (":" not in image.rsplit("/", 1)[-1] and "@" not in image)
-        ):
-            raise fail(where, "image", f"{image!r} must be an image pinned by tag or digest")
-        check_served_name(where, self.served_model_name)
+        # Before the tuple: a string would become its characters.
         if isinstance(self.command, str) or not all(isinstance(c, str) for c in self.command):
             raise fail(block, "command", "must be a list of strings (exec form, no shell)")
         object.__setattr__(self, "command", tuple(self.command))
-        check_port(block, "port", self.port)
         path = self.health_path
         if (
             not isinstance(path, str)
@@ -115,30 +106,13 @@ class CustomLaunch(LaunchDefaults):
                 f"{contract.HEALTH_PATH_MAX_LENGTH} characters without query or spaces "
                 "(the ALB health check requests exactly it)",
             )
-        for key in ("gpus", "neuronDevices"):
-            value = self.gpus if key == "gpus" else self.neuron_devices
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise fail(block, key, f"must be a whole number >= 0, got {value!r}")
         if self.gpus and self.neuron_devices:
             raise fail(block, "gpus", "give GPUs or Neuron devices, not both (one pool type)")
-        if self.accelerator_memory_gib is not None:
-            if isinstance(self.accelerator_memory_gib, bool) or not (
-                isinstance(self.accelerator_memory_gib, (int, float))
-                and self.accelerator_memory_gib > 0
-            ):
-                raise fail(
-                    block,
-                    "acceleratorMemoryGiB",
-                    f"must be > 0, got {self.accelerator_memory_gib!r}",
-                )
-            if not self.gpus and not self.neuron_devices:
-                raise fail(
-                    block, "acceleratorMemoryGiB", "is only meaningful with gpus or neuronDevices"
-                )
-        if self.weights_uri is not None:
-            check_weights_uri(where, self.weights_uri)
+        if self.accelerator_memory_gib is not None and not self.gpus and not self.neuron_devices:
+            raise fail(
+                block, "acceleratorMemoryGiB", "is only meaningful with gpus or neuronDevices"
+            )
         self._check_environment()
-        pos_int(where, "maxGenerationSeconds", self.max_generation_seconds)
         keepalive_for(block, self.alb_idle_timeout_seconds, self.sse_keepalive_seconds)
         if self.sse_keepalive_seconds is None and (
             self.alb_idle_timeout_seconds < self.max_generation_seconds
@@ -150,6 +124,35 @@ class CustomLaunch(LaunchDefaults):
                 f" s, longer than the ALB idle timeout of {self.alb_idle_timeout_seconds} s; "
                 "declare the image's keep-alive interval or raise the endpoint's idle timeout",
             )
+
+    def check_settings(self) -> None:
+        """The schema's rules on the keys this launch came from (a launch built by hand): a
+        pinned image, the served name, the port, the accelerator counts
+        and memory, the weights URI, the generation bound and the warm-up."""
+        where = self.where
+        block = self.settings_path or where
+        image = self.image
+        if (
+            not isinstance(image, str)
+            or not _IMAGE.match(image)
+            or ":latest" in image
+            or (":" not in image.rsplit("/", 1)[-1] and "@" not in image)
+        ):
+            raise fail(where, "image", f"{image!r} must be an image pinned by tag or digest")
+        check_served_name(where, self.served_model_name)
+        check_port(block, "port", self.port)
+        for key in ("gpus", "neuronDevices"):
+            value = self.gpus if key == "gpus" else self.neuron_devices
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise fail(block, key, f"must be a whole number >= 0, got {value!r}")
+        memory = self.accelerator_memory_gib
+        if memory is not None and (
+            isinstance(memory, bool) or not isinstance(memory, (int, float)) or memory <= 0
+        ):
+            raise fail(block, "acceleratorMemoryGiB", f"must be > 0, got {memory!r}")
+        if self.weights_uri is not None:
+            check_weights_uri(where, self.weights_uri)
+        pos_int(where, "maxGenerationSeconds", self.max_generation_seconds)
         if self.warmup_seconds < 0:
             raise fail(block, "warmupSeconds", f"must be >= 0, got {self.warmup_seconds!r}")
 

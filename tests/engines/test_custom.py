@@ -98,7 +98,8 @@ def test_bad_custom_settings_fail_with_the_config_path(kwargs, path, fragment):
         "served_model_name": "m",
         "alb_idle_timeout_seconds": 300,
     }
+    # As a launch built by hand: construction checks its decisions, check_settings its keys.
     with pytest.raises(PresetError) as caught:
-        CustomLaunch(**(base | kwargs))
+        CustomLaunch(**(base | kwargs)).check_settings()
     assert str(caught.value).startswith(f"{WHERE}.{path}:"), str(caught.value)
     assert fragment in str(caught.value)
