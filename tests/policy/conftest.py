@@ -24,3 +24,12 @@ def pack() -> Iterator[PolicyPackProcess]:
     """The real policy pack with its default config, started once for the session."""
     with PolicyPackProcess(POLICY_DIR) as process:
         yield process
+
+
+@pytest.fixture(scope="session")
+def local_pack() -> Iterator[PolicyPackProcess]:
+    """The same pack judged in this process (``pack_harness``): what rule tests use."""
+    from tests.policy.pack_harness import InProcessPack
+
+    with InProcessPack() as harness:
+        yield harness

@@ -1,0 +1,286 @@
+"""The policy pack in this process: each rule's ``validate`` called with pulumi_policy's own
+argument classes, no subprocess and no gRPC.
+
+A rule test asks what a rule decides about a stack; starting the pack and sending each resource
+over gRPC (``tools.analyzer_client``) adds nothing to that answer but time, and hides a rule's
+traceback behind an RPC error. :class:`InProcessPack` gives each rule exactly what the pack's
+gRPC servicer (``guardrails.analyzer.DecodeOnceServicer``) would give it:
+
+* ``props`` as the SDK decodes a request: the record's values put in a protobuf ``Struct`` by
+  the client's own marshalling (numbers become floats, tuples lists), then the pack's
+  ``decode`` (``deserialize_properties`` unwraps secrets, ``unknown_checking_proxy`` raises
+  ``UnknownValueError`` on the engine's unknown sentinel);
+* ``opts``, ``provider`` and the stack's resources as pulumi_policy's ``PolicyResourceOptions``,
+  ``PolicyProviderResource`` and ``PolicyResource``, linked as the servicer links them
+  (parents, dependencies and property dependencies inside the stack only);
+* enforcement levels, each policy's config, violation messages (``<description>\\n<message>``),
+  the "can't run policy ... during preview" note of an unknown value and async rules from the
+  pack's own servicer, configured by the client's own code (``PolicyPackProcess._configure``:
+  schema defaults, the pack's initial config, ``all``, then each policy's entry; a config the
+  pack refuses raises :class:`~tools.analyzer_client.PolicyConfigError` with the same words);
+* one exemption hand-over (``guardrails.exemptions``) per pack, as one analyzer process has.
+
+``tests/policy/test_harness.py`` runs stacks both ways and requires the same violations.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import grpc
+from guardrails import all_policies, exemptions
+from guardrails.analyzer import DecodeOnceServicer, decode, manifest_version
+from pulumi.runtime import proto
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyCustomTimeouts,
+    PolicyProviderResource,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from tests.policy.conftest import POLICY_DIR
+from tools.analyzer_client import (
+    PolicyPackProcess,
+    PolicyViolation,
+    _provider_urn,  # pyright: ignore[reportPrivateUsage]
+    _struct,  # pyright: ignore[reportPrivateUsage]
+)
+
+
+def served_pack() -> dict[str, Any]:
+    """The keyword arguments ``policy/__main__.py`` serves the pack with (name, description,
+    enforcement level), read from its source: importing it would start the server."""
+    tree = ast.parse((POLICY_DIR / "__main__.py").read_text(encoding="utf-8"))
+    call = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "serve"
+    )
+    pack: dict[str, Any] = {}
+    for keyword in call.keywords:
+        if keyword.arg in ("name", "description"):
+            pack[keyword.arg] = ast.literal_eval(keyword.value)
+        elif keyword.arg == "enforcement_level" and isinstance(keyword.value, ast.Attribute):
+            pack[keyword.arg] = EnforcementLevel[keyword.value.attr]
+    return pack
+
+
+class _Refused(grpc.RpcError):
+    """What ``context.abort`` raises in a real server: the client reads code and details."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class _Context:
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        raise _Refused(code, details)
+
+
+class _DirectStub:
+    """The servicer's methods with a stub's call signature (``request, timeout=``)."""
+
+    def __init__(self, servicer: DecodeOnceServicer) -> None:
+        self._servicer = servicer
+
+    def __getattr__(self, method: str) -> Any:
+        def call(request: Any, timeout: float | None = None) -> Any:
+            del timeout
+            return getattr(self._servicer, method)(request, _Context())
+
+        return call
+
+
+class InProcessPack(PolicyPackProcess):
+    """The pack's policies judged in this process; use like :class:`PolicyPackProcess`.
+
+    ``policies`` defaults to every policy ``policy/__main__.py`` serves, in its order (a test
+    of one rule may pass just that rule); ``config`` is a ``--policy-pack-config``.
+    """
+
+    def __init__(
+        self, *, config: Mapping[str, Any] | None = None, policies: list[Policy] | None = None
+    ) -> None:
+        super().__init__(POLICY_DIR, config=config)
+        served = served_pack()
+        self._policies = list(policies) if policies is not None else all_policies()
+        self._servicer = DecodeOnceServicer(
+            served["name"],
+            manifest_version(),
+            self._policies,
+            served["enforcement_level"],
+            None,
+            served["description"],
+        )
+        self._registered: dict[str, Any] = {}
+        self._notes: dict[str, Any] = {}
+
+    def start(self) -> None:
+        """Configure the pack as the client configures a started one."""
+        self._stub = _DirectStub(self._servicer)  # pyright: ignore[reportAttributeAccessIssue]
+        self._configure()
+
+    def close(self) -> None:
+        self._stub = None
+
+    def analyze(self, resources: Iterable[Any], *, outputs: bool = False) -> list[PolicyViolation]:
+        """Every resource policy on each resource, then every stack policy on the stack (its
+        ``outputs`` when ``outputs`` is set, else its inputs), as Analyze and AnalyzeStack do."""
+        if self._stub is None:
+            self.start()
+        resources = list(resources)
+        by_urn = {r.urn: r for r in resources}
+        found: list[PolicyViolation] = []
+        with self._own_exemptions():
+            for resource in resources:
+                found += self._analyze_resource(resource, by_urn)
+            found += self._analyze_stack(resources, by_urn, outputs)
+        return found
+
+    # one call each
+
+    def _stack_tags(self) -> Mapping[str, str]:
+        return self._servicer._PolicyAnalyzerServicer__stack_tags  # pyright: ignore[reportAttributeAccessIssue]
+
+    def _judging(self, kind: type) -> Iterator[tuple[Any, EnforcementLevel]]:
+        """The policies of ``kind`` that run, each with the level it reports at."""
+        for policy in self._policies:
+            level = self._servicer._get_enforcement_level(policy)  # pyright: ignore[reportPrivateUsage]
+            if level == EnforcementLevel.DISABLED or not isinstance(policy, kind):
+                continue
+            if isinstance(policy, ResourceValidationPolicy) and not policy.has_validation():
+                continue  # reported as not applicable, never as a violation
+            yield policy, EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level
+
+    def _run(self, response: Any, policy: Any, level: EnforcementLevel, args: Any) -> None:
+        report = self._servicer._create_report_violation(  # pyright: ignore[reportPrivateUsage]
+            response, policy.name, policy.description, level, policy.severity
+        )
+        self._servicer._run(response, policy, args, report)  # pyright: ignore[reportPrivateUsage]
+
+    def _config(self, policy: Policy) -> Any:
+        return self._servicer._get_policy_config(policy.name)  # pyright: ignore[reportPrivateUsage]
+
+    def _analyze_resource(self, resource: Any, by_urn: Mapping[str, Any]) -> list[PolicyViolation]:
+        response = proto.AnalyzeResponse()
+        props = decode(_struct(resource.inputs))
+        opts, provider = options_of(resource), provider_of(resource, by_urn)
+        for policy, level in self._judging(ResourceValidationPolicy):
+            args = ResourceValidationArgs(
+                resource.type,
+                props,
+                resource.urn,
+                resource.name,
+                opts,
+                provider,
+                self._config(policy),
+                self._stack_tags(),
+            )
+            self._run(response, policy, level, args)
+        return self._convert(response, "resource", resource.urn)
+
+    def _analyze_stack(
+        self, records: Sequence[Any], by_urn: Mapping[str, Any], outputs: bool
+    ) -> list[PolicyViolation]:
+        response = proto.AnalyzeResponse()
+        resources = stack_resources(records, by_urn, outputs=outputs)
+        for policy, level in self._judging(StackValidationPolicy):
+            args = StackValidationArgs(resources, self._config(policy), self._stack_tags())
+            self._run(response, policy, level, args)
+        return self._convert(response, "stack", None)
+
+    @contextmanager
+    def _own_exemptions(self) -> Iterator[None]:
+        """This pack's exemption hand-over in ``guardrails.exemptions`` while it judges (each
+        analyzer process has its own), the caller's back afterwards."""
+        shared = (exemptions._REGISTERED, exemptions._NOTES)  # pyright: ignore[reportPrivateUsage]
+        outside = [dict(state) for state in shared]
+        for state, own in zip(shared, (self._registered, self._notes), strict=True):
+            state.clear()
+            state.update(own)
+        try:
+            yield
+        finally:
+            self._registered, self._notes = (dict(state) for state in shared)
+            for state, saved in zip(shared, outside, strict=True):
+                state.clear()
+                state.update(saved)
+
+
+# --- the SDK's argument objects from a record ----------------------------------------------------
+
+
+def options_of(resource: Any) -> PolicyResourceOptions:
+    """The record's resource options as the SDK reads them from a request (``parent`` only,
+    timeouts 0, when the record has no ``options``)."""
+    parent = resource.parent or None
+    options = getattr(resource, "options", None)
+    if options is None:
+        return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent)
+    create, update, delete = (float(t) for t in options.custom_timeouts)
+    return PolicyResourceOptions(
+        options.protect,
+        list(options.ignore_changes),
+        options.delete_before_replace,
+        list(options.aliases),
+        PolicyCustomTimeouts(create, update, delete),
+        list(options.additional_secret_outputs),
+        parent,
+    )
+
+
+def provider_of(resource: Any, by_urn: Mapping[str, Any]) -> PolicyProviderResource | None:
+    """The record's provider resource, when the stack holds it (as the client sends it)."""
+    urn = _provider_urn(getattr(resource, "provider", None))
+    provider = by_urn.get(urn) if urn else None
+    if provider is None:
+        return None
+    return PolicyProviderResource(
+        provider.type, decode(_struct(provider.inputs)), provider.urn, provider.name
+    )
+
+
+def stack_resources(
+    records: Sequence[Any], by_urn: Mapping[str, Any], *, outputs: bool
+) -> list[PolicyResource]:
+    """The stack as a stack policy reads it: each record's outputs (or inputs), with parents,
+    dependencies and property dependencies linked to resources of the stack (others dropped,
+    as the SDK drops URNs its request does not hold)."""
+    resources = [
+        PolicyResource(
+            record.type,
+            decode(_struct(record.outputs if outputs else record.inputs)),
+            record.urn,
+            record.name,
+            options_of(record),
+            provider_of(record, by_urn),
+            None,
+            [],
+            {},
+        )
+        for record in records
+    ]
+    linked = {resource.urn: resource for resource in resources}
+    for record, resource in zip(records, resources, strict=True):
+        resource.parent = linked.get(record.parent or "")
+        resource.dependencies.extend(linked[d] for d in record.dependencies or () if d in linked)
+        for key, urns in (getattr(record, "property_dependencies", None) or {}).items():
+            if urns:
+                resource.property_dependencies[key] = [linked[u] for u in urns if u in linked]
+    return resources
