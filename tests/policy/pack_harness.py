@@ -166,7 +166,10 @@ class InProcessPack(PolicyPackProcess):
                 continue
             if isinstance(policy, ResourceValidationPolicy) and not policy.has_validation():
                 continue  # reported as not applicable, never as a violation
-            yield policy, EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level
+            yield (
+                policy,
+                EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level,
+            )
 
     def _run(self, response: Any, policy: Any, level: EnforcementLevel, args: Any) -> None:
         report = self._servicer._create_report_violation(  # pyright: ignore[reportPrivateUsage]
