@@ -20,9 +20,12 @@ from pulumi.runtime.proto import analyzer_pb2
 from tests.policy.conftest import POLICY_DIR
 from tests.policy.corpus import build, cases
 from tests.policy.corpus_seeds import seed_cases
+from tests.policy.families import FAMILIES
 from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import UNKNOWN, aws_baseline, found, native_baseline
 from tests.policy.test_config import CONFIG
+from tests.policy.test_families import VARIANTS as FAMILY_VARIANTS
+from tests.policy.test_families import variant_case
 from tests.policy.test_rules_aws import VARIANTS as AWS_VARIANTS
 from tests.policy.test_rules_native import VARIANTS as NATIVE_VARIANTS
 from tools.analyzer_client import PolicyPackProcess
@@ -103,10 +106,13 @@ def _one_change_stacks() -> Iterator[list[Any]]:
 
 
 def _sample(step: int = 5, *, rule_tests: bool = True) -> Iterator[list[Any]]:
-    """The rule tests' stacks (with ``rule_tests``), and every ``step``-th corpus and seed case
-    both ways."""
+    """The rule tests' stacks and the families' (with ``rule_tests``), and every ``step``-th
+    corpus and seed case both ways."""
     if rule_tests:
         yield from _one_change_stacks()
+        for native in (False, True):
+            yield from (list(build(f(native))) for f in FAMILIES.values())
+            yield from (list(build(variant_case(v, native))) for v in FAMILY_VARIANTS)
     for case in [*cases()[::step], *(s.case for s in seed_cases()[::step])]:
         for literal in (False, True):
             yield list(build(case, literal=literal))
