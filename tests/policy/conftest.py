@@ -1,4 +1,6 @@
-"""Fixtures for the policy pack tests: the real pack, started once, driven over gRPC."""
+"""Fixtures for the policy pack tests: the pack judged in this process (``local_pack``, what
+rule tests use) and the real pack started once and driven over gRPC (``pack``, for the
+protocol, the corpus and the engine views)."""
 
 from __future__ import annotations
 

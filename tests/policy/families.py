@@ -51,6 +51,8 @@ from tests.policy.corpus import (
     td_inputs,
     tg_inputs,
     types,
+    vpc_link_integration,
+    vpc_origin_endpoint,
 )
 
 AMI = "ami-0123456789abcdef0"
@@ -117,16 +119,7 @@ def api_gateway(native: bool) -> Case:
     case.add(N_API if native else A_API, "api", {"name": "llm", "protocolType": "HTTP"})
     link = {"name": "llm", "subnetIds": ["subnet-a"], "securityGroupIds": []}
     case.add(N_VPC_LINK if native else A_VPC_LINK, "link", link)
-    integration = {
-        "apiId": Ref("api", "id"),
-        "integrationType": "HTTP_PROXY",
-        "integrationMethod": "ANY",
-        "connectionType": "VPC_LINK",
-        "connectionId": Ref("link", "id"),
-        "integrationUri": Ref("https"),
-        "payloadFormatVersion": "1.0",
-    }
-    case.add(N_INTEGRATION if native else A_INTEGRATION, "integration", integration)
+    case.add(N_INTEGRATION if native else A_INTEGRATION, "integration", vpc_link_integration())
     route = {
         "apiId": Ref("api", "id"),
         "routeKey": "ANY /{proxy+}",
@@ -141,15 +134,8 @@ def cloudfront(native: bool) -> Case:
     """Distribution ``cdn`` whose default behaviour requires signed requests (a trusted key
     group), to VPC origin ``origin`` in front of the internal ALB."""
     case = model_backend(Case(f"{_shape(native)}-cloudfront", set()), native)
-    endpoint = {
-        "arn": Ref("alb"),
-        "httpPort": 80.0,
-        "httpsPort": 443.0,
-        "name": "alb",
-        "originProtocolPolicy": "https-only",
-    }
     origin_type = N_VPC_ORIGIN if native else A_VPC_ORIGIN
-    case.add(origin_type, "origin", {"vpcOriginEndpointConfig": endpoint})
+    case.add(origin_type, "origin", {"vpcOriginEndpointConfig": vpc_origin_endpoint()})
     config = {
         "enabled": True,
         "origins": [
