@@ -20,7 +20,8 @@ gRPC servicer (``guardrails.analyzer.DecodeOnceServicer``) would give it:
   pack refuses raises :class:`~tools.analyzer_client.PolicyConfigError` with the same words);
 * one exemption hand-over (``guardrails.exemptions``) per pack, as one analyzer process has.
 
-``tests/policy/test_harness.py`` runs stacks both ways and requires the same violations.
+``test_harness.py`` requires the arguments a rule gets to be the ones pulumi_policy's own servicer
+gives it; ``test_protocol.py`` runs stacks both ways and requires the same violations.
 """
 
 from __future__ import annotations
