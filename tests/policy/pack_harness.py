@@ -157,6 +157,7 @@ class InProcessPack(PolicyPackProcess):
     # one call each
 
     def _stack_tags(self) -> Mapping[str, str]:
+        """The tags ConfigureStack gave the servicer (none from this client)."""
         return self._servicer._PolicyAnalyzerServicer__stack_tags  # pyright: ignore[reportAttributeAccessIssue]
 
     def _judging(self, kind: type) -> Iterator[tuple[Any, EnforcementLevel]]:
@@ -167,12 +168,13 @@ class InProcessPack(PolicyPackProcess):
                 continue
             if isinstance(policy, ResourceValidationPolicy) and not policy.has_validation():
                 continue  # reported as not applicable, never as a violation
-            yield (
-                policy,
-                EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level,
-            )
+            if level == EnforcementLevel.REMEDIATE:  # validated and reported as mandatory
+                level = EnforcementLevel.MANDATORY
+            yield policy, level
 
     def _run(self, response: Any, policy: Any, level: EnforcementLevel, args: Any) -> None:
+        """One policy's validation through the servicer's own runner: its report wording,
+        the advisory note for an unknown value, async validations, not-applicable."""
         report = self._servicer._create_report_violation(  # pyright: ignore[reportPrivateUsage]
             response, policy.name, policy.description, level, policy.severity
         )
