@@ -26,7 +26,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer  # pyright: ignore[repo
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UnknownValueError
 
 from tests.policy.pack_harness import InProcessPack
-from tests.policy.policy_stacks import urn_of
+from tests.policy.policy_stacks import aws_baseline, urn_of
 from tools.analyzer_client import analyze_requests, analyze_stack_request
 from tools.recording import RecordedResource, ResourceOptions
 
@@ -172,3 +172,19 @@ def test_rules_get_what_the_sdks_servicer_gives_them():
     assert sdk_seen[-7][5][1]["defaultTags"] == {"tags": {"team": "ml"}}
     assert sdk_seen[-7][5][1]["token"] == "s3cr3t"
     assert sdk_seen[-1] == ("parent", ["east"], {"nested": ["east"]})
+
+
+NOTES = "guardrail-notes"
+
+
+def test_exemptions_stay_with_their_pack():
+    """Each analyzer process hands its own exemptions to guardrail-notes; two harnesses in one
+    process must too. A rule the second pack disables never re-registers there, so only a
+    hand-over of its own keeps the first pack's exemption out of the second's notes."""
+    grid = "fargate-task-size-on-grid"
+    exempting = InProcessPack(config={grid: {"exemptResources": ["rerank-td"]}})
+    disabling = InProcessPack(config={grid: "disabled"})
+    notes = [v.message for v in exempting.analyze(aws_baseline()) if v.policy_name == NOTES]
+    assert any(f"{grid}: exemption rerank-td matches" in m for m in notes), notes
+    notes = [v.message for v in disabling.analyze(aws_baseline()) if v.policy_name == NOTES]
+    assert not any(grid in m for m in notes), notes
