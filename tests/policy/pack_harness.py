@@ -6,13 +6,14 @@ over gRPC (``tools.analyzer_client``) adds nothing to that answer but time, and 
 traceback behind an RPC error. :class:`InProcessPack` gives each rule exactly what the pack's
 gRPC servicer (``guardrails.analyzer.DecodeOnceServicer``) would give it:
 
-* ``props`` as the SDK decodes a request: the record's values put in a protobuf ``Struct`` by
-  the client's own marshalling (numbers become floats, tuples lists), then the pack's
-  ``decode`` (``deserialize_properties`` unwraps secrets, ``unknown_checking_proxy`` raises
-  ``UnknownValueError`` on the engine's unknown sentinel);
-* ``opts``, ``provider`` and the stack's resources as pulumi_policy's ``PolicyResourceOptions``,
-  ``PolicyProviderResource`` and ``PolicyResource``, linked as the servicer links them
-  (parents, dependencies and property dependencies inside the stack only);
+* ``props`` as the servicer decodes a request: the record's values put in a protobuf
+  ``Struct`` by the client's own marshalling (numbers become floats, tuples lists), then the
+  pack's own ``decode`` (pulumi_policy's ``deserialize_properties`` unwraps secrets, its
+  unknown-checking proxy raises ``UnknownValueError`` on the engine's unknown sentinel);
+* ``opts`` and ``provider`` as the servicer reads them (``PolicyResourceOptions``,
+  ``PolicyProviderResource``) from what the client marshals, and the stack's resources as
+  pulumi_policy's ``PolicyResource``, linked as the servicer links them (parents, dependencies
+  and property dependencies inside the stack only);
 * enforcement levels, each policy's config, violation messages (``<description>\\n<message>``),
   the "can't run policy ... during preview" note of an unknown value and async rules from the
   pack's own servicer, configured by the client's own code (``PolicyPackProcess._configure``:
@@ -20,8 +21,9 @@ gRPC servicer (``guardrails.analyzer.DecodeOnceServicer``) would give it:
   pack refuses raises :class:`~tools.analyzer_client.PolicyConfigError` with the same words);
 * one exemption hand-over (``guardrails.exemptions``) per pack, as one analyzer process has.
 
-``test_harness.py`` requires the arguments a rule gets to be the ones pulumi_policy's own servicer
-gives it; ``test_protocol.py`` runs stacks both ways and requires the same violations.
+``test_harness.py`` requires the arguments a rule gets to be the ones the servicer builds from
+the client's requests; ``test_protocol.py`` runs stacks both ways over gRPC and requires the
+same violations.
 """
 
 from __future__ import annotations
@@ -35,13 +37,11 @@ import grpc
 from guardrails import all_policies, exemptions
 from guardrails.analyzer import DecodeOnceServicer, decode, manifest_version
 from pulumi.runtime import proto
+from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import (
     EnforcementLevel,
     Policy,
-    PolicyCustomTimeouts,
-    PolicyProviderResource,
     PolicyResource,
-    PolicyResourceOptions,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     StackValidationArgs,
@@ -52,7 +52,8 @@ from tests.policy.conftest import POLICY_DIR
 from tools.analyzer_client import (
     PolicyPackProcess,
     PolicyViolation,
-    _provider_urn,  # pyright: ignore[reportPrivateUsage]
+    _options,  # pyright: ignore[reportPrivateUsage]
+    _provider,  # pyright: ignore[reportPrivateUsage]
     _struct,  # pyright: ignore[reportPrivateUsage]
 )
 
@@ -186,7 +187,7 @@ class InProcessPack(PolicyPackProcess):
     def _analyze_resource(self, resource: Any, by_urn: Mapping[str, Any]) -> list[PolicyViolation]:
         response = proto.AnalyzeResponse()
         props = decode(_struct(resource.inputs))
-        opts, provider = options_of(resource), provider_of(resource, by_urn)
+        opts, provider = self._options_and_provider(resource, by_urn)
         for policy, level in self._judging(ResourceValidationPolicy):
             args = ResourceValidationArgs(
                 resource.type,
@@ -205,11 +206,55 @@ class InProcessPack(PolicyPackProcess):
         self, records: Sequence[Any], by_urn: Mapping[str, Any], outputs: bool
     ) -> list[PolicyViolation]:
         response = proto.AnalyzeResponse()
-        resources = stack_resources(records, by_urn, outputs=outputs)
+        resources = self._stack_resources(records, by_urn, outputs=outputs)
         for policy, level in self._judging(StackValidationPolicy):
             args = StackValidationArgs(resources, self._config(policy), self._stack_tags())
             self._run(response, policy, level, args)
         return self._convert(response, "stack", None)
+
+    def _options_and_provider(self, record: Any, by_urn: Mapping[str, Any]) -> tuple[Any, Any]:
+        """The record's resource options and provider resource, marshalled by the client as it
+        sends them and read back by the servicer's own code (``PolicyResourceOptions``,
+        ``PolicyProviderResource`` with the SDK's unknown-checking props)."""
+        request = analyzer_pb2.AnalyzeRequest(options=_options(record))
+        provider = _provider(record, by_urn)
+        if provider is not None:
+            request.provider.CopyFrom(provider)
+        servicer = self._servicer
+        return (
+            servicer._get_resource_options(request),  # pyright: ignore[reportPrivateUsage]
+            servicer._get_provider_resource(request),  # pyright: ignore[reportPrivateUsage]
+        )
+
+    def _stack_resources(
+        self, records: Sequence[Any], by_urn: Mapping[str, Any], *, outputs: bool
+    ) -> list[PolicyResource]:
+        """The stack as a stack policy reads it: each record's outputs (or inputs), with parents,
+        dependencies and property dependencies linked to resources of the stack (others dropped,
+        as the servicer drops URNs its request does not hold; empty ones the client never
+        sends)."""
+        resources = [
+            PolicyResource(
+                record.type,
+                decode(_struct(record.outputs if outputs else record.inputs)),
+                record.urn,
+                record.name,
+                *self._options_and_provider(record, by_urn),
+                None,
+                [],
+                {},
+            )
+            for record in records
+        ]
+        linked = {resource.urn: resource for resource in resources}
+        for record, resource in zip(records, resources, strict=True):
+            resource.parent = linked.get(record.parent or "")
+            deps = record.dependencies or ()
+            resource.dependencies.extend(linked[d] for d in deps if d in linked)
+            for key, urns in (getattr(record, "property_dependencies", None) or {}).items():
+                if urns:
+                    resource.property_dependencies[key] = [linked[u] for u in urns if u in linked]
+        return resources
 
     @contextmanager
     def _own_exemptions(self) -> Iterator[None]:
@@ -227,66 +272,3 @@ class InProcessPack(PolicyPackProcess):
             for state, saved in zip(shared, outside, strict=True):
                 state.clear()
                 state.update(saved)
-
-
-# --- the SDK's argument objects from a record ----------------------------------------------------
-
-
-def options_of(resource: Any) -> PolicyResourceOptions:
-    """The record's resource options as the SDK reads them from a request (``parent`` only,
-    timeouts 0, when the record has no ``options``)."""
-    parent = resource.parent or None
-    options = getattr(resource, "options", None)
-    if options is None:
-        return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent)
-    create, update, delete = (float(t) for t in options.custom_timeouts)
-    return PolicyResourceOptions(
-        options.protect,
-        list(options.ignore_changes),
-        options.delete_before_replace,
-        list(options.aliases),
-        PolicyCustomTimeouts(create, update, delete),
-        list(options.additional_secret_outputs),
-        parent,
-    )
-
-
-def provider_of(resource: Any, by_urn: Mapping[str, Any]) -> PolicyProviderResource | None:
-    """The record's provider resource, when the stack holds it (as the client sends it)."""
-    urn = _provider_urn(getattr(resource, "provider", None))
-    provider = by_urn.get(urn) if urn else None
-    if provider is None:
-        return None
-    return PolicyProviderResource(
-        provider.type, decode(_struct(provider.inputs)), provider.urn, provider.name
-    )
-
-
-def stack_resources(
-    records: Sequence[Any], by_urn: Mapping[str, Any], *, outputs: bool
-) -> list[PolicyResource]:
-    """The stack as a stack policy reads it: each record's outputs (or inputs), with parents,
-    dependencies and property dependencies linked to resources of the stack (others dropped,
-    as the SDK drops URNs its request does not hold)."""
-    resources = [
-        PolicyResource(
-            record.type,
-            decode(_struct(record.outputs if outputs else record.inputs)),
-            record.urn,
-            record.name,
-            options_of(record),
-            provider_of(record, by_urn),
-            None,
-            [],
-            {},
-        )
-        for record in records
-    ]
-    linked = {resource.urn: resource for resource in resources}
-    for record, resource in zip(records, resources, strict=True):
-        resource.parent = linked.get(record.parent or "")
-        resource.dependencies.extend(linked[d] for d in record.dependencies or () if d in linked)
-        for key, urns in (getattr(record, "property_dependencies", None) or {}).items():
-            if urns:
-                resource.property_dependencies[key] = [linked[u] for u in urns if u in linked]
-    return resources

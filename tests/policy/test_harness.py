@@ -1,12 +1,12 @@
-"""The harness (``pack_harness``) hands a rule what pulumi_policy's own servicer hands it.
+"""The harness (``pack_harness``) hands a rule what the pack's servicer hands it over gRPC.
 
 Two probe policies write down every argument they get: a resource policy its type, props (read
 through the proxy, so an unknown value shows as the error it raises), URN, name, options,
 provider and config; a stack policy each resource with its parent and dependencies. The
 records carry what the pack's rules do not read today but a rule may: every resource option
 set, a provider with properties, a secret, unknowns in nested lists, references to resources
-outside the stack. The SDK's servicer gets them as the client marshals them for gRPC; the
-harness from the records. Both must write the same.
+outside the stack. The pack's servicer (pulumi_policy's, decoding each request once) gets them
+as the client marshals them for gRPC; the harness from the records. Both must write the same.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from guardrails.analyzer import DecodeOnceServicer
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import (
     EnforcementLevel,
@@ -22,7 +23,6 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
-from pulumi_policy.policy import _PolicyAnalyzerServicer  # pyright: ignore[reportPrivateUsage]
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UnknownValueError
 
 from tests.policy.pack_harness import InProcessPack
@@ -146,32 +146,32 @@ def _records() -> list[RecordedResource]:
     return [provider, parent, thing]
 
 
-def test_rules_get_what_the_sdks_servicer_gives_them():
+def test_rules_get_what_the_servicer_gives_them():
     records = _records()
     config = {"probe-resource": {"limit": 3}}
-    sdk_seen: list[Any] = []
-    sdk = _PolicyAnalyzerServicer("probe", "1.0.0", _probes(sdk_seen), EnforcementLevel.ADVISORY)
+    served_seen: list[Any] = []
+    servicer = DecodeOnceServicer("probe", "1.0.0", _probes(served_seen), EnforcementLevel.ADVISORY)
     request = analyzer_pb2.ConfigureAnalyzerRequest()
     request.policyConfig["probe-resource"].properties.update(config["probe-resource"])
-    sdk.Configure(request, None)
+    servicer.Configure(request, None)
     for analyze in analyze_requests(records):
-        sdk.Analyze(analyze, None)
-    sdk.AnalyzeStack(analyze_stack_request(records, outputs=True), None)
+        servicer.Analyze(analyze, None)
+    servicer.AnalyzeStack(analyze_stack_request(records, outputs=True), None)
 
     harness_seen: list[Any] = []
     with InProcessPack(config=config, policies=_probes(harness_seen)) as harness:
         assert harness.analyze(records, outputs=True) == []
-    assert harness_seen == sdk_seen
+    assert harness_seen == served_seen
     # What the comparison covers: a secret unwrapped, unknowns as errors, the timeouts, the
     # provider's props, numbers as floats, the outside dependencies dropped.
-    props = sdk_seen[-7][1]
+    props = served_seen[-7][1]
     assert props["secret"] == "s3cr3t" and props["nested"]["list"][2] == {"deep": "s3cr3t"}
     assert props["unknown"] == "<string value at .unknown can't be known during preview>"
     assert props["port"] == 8000.0 and isinstance(props["port"], float)
-    assert sdk_seen[-7][4]["timeouts"] == (600.0, 0.0, 1.5)
-    assert sdk_seen[-7][5][1]["defaultTags"] == {"tags": {"team": "ml"}}
-    assert sdk_seen[-7][5][1]["token"] == "s3cr3t"
-    assert sdk_seen[-1] == ("parent", ["east"], {"nested": ["east"]})
+    assert served_seen[-7][4]["timeouts"] == (600.0, 0.0, 1.5)
+    assert served_seen[-7][5][1]["defaultTags"] == {"tags": {"team": "ml"}}
+    assert served_seen[-7][5][1]["token"] == "s3cr3t"
+    assert served_seen[-1] == ("parent", ["east"], {"nested": ["east"]})
 
 
 NOTES = "guardrail-notes"
