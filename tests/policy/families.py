@@ -11,7 +11,9 @@ front doors and hosts the exposure rules judge:
 * ``cloudfront``: a distribution whose behaviour requires signed requests, to a VPC origin
   in front of the model;
 * ``instance``: a GPU instance in a private subnet, its security group open to the VPC only;
-* ``launch-template``: a launch template without a public IP, its group open to the VPC only.
+* ``launch-template``: a launch template without a public IP, its group open to the VPC only;
+* ``auto-scaling-group``: a group in a private subnet launching from a template whose group is
+  open to the VPC only.
 
 ``model_backend`` is the model they reach: an internal ALB forwarding to an ECS service on
 EC2. A new rule's test file takes a factory, changes one thing and lists what it expects.
@@ -24,6 +26,7 @@ from typing import Any
 
 from tests.policy.corpus import (
     A_API,
+    A_ASG,
     A_CF,
     A_INSTANCE,
     A_INTEGRATION,
@@ -54,6 +57,7 @@ from tests.policy.corpus import (
     vpc_link_integration,
     vpc_origin_endpoint,
 )
+from tests.policy.policy_stacks import N_ASG
 
 AMI = "ami-0123456789abcdef0"
 VPC_ONLY = ("tcp", 8000, 8000, ["10.0.0.0/8"])
@@ -190,6 +194,35 @@ def launch_template(native: bool) -> Case:
     return case.add(A_LT, "lt", data)
 
 
+def auto_scaling_group(native: bool) -> Case:
+    """Auto Scaling group ``asg`` in private subnet ``private``, launching from template ``lt``
+    whose group ``lt-sg`` is open to the VPC."""
+    case = Case(f"{_shape(native)}-auto-scaling-group", set())
+    case.add(types(native)["SG"], "lt-sg", sg_inputs(native, VPC_ONLY))
+    subnet = {"vpcId": "vpc-0a1b", "cidrBlock": "10.0.1.0/24"}
+    case.add(N_SUBNET if native else A_SUBNET, "private", subnet)
+    template = {"imageId": AMI, "instanceType": "g5.xlarge"}
+    if native:
+        template["securityGroupIds"] = [Ref("lt-sg", "id")]
+        case.add(N_LT, "lt", {"launchTemplateData": template})
+        asg = {
+            "maxSize": "2",
+            "minSize": "1",
+            "vpcZoneIdentifier": [Ref("private", "id")],
+            "launchTemplate": {"launchTemplateId": Ref("lt", "id"), "version": "1"},
+        }
+        return case.add(N_ASG, "asg", asg)
+    template["vpcSecurityGroupIds"] = [Ref("lt-sg", "id")]
+    case.add(A_LT, "lt", template)
+    asg = {
+        "maxSize": 2.0,
+        "minSize": 1.0,
+        "vpcZoneIdentifiers": [Ref("private", "id")],
+        "launchTemplate": {"id": Ref("lt", "id"), "version": "$Latest"},
+    }
+    return case.add(A_ASG, "asg", asg)
+
+
 def _shape(native: bool) -> str:
     return "native" if native else "aws"
 
@@ -199,4 +232,5 @@ FAMILIES: dict[str, Callable[[bool], Case]] = {
     "cloudfront": cloudfront,
     "instance": instance,
     "launch-template": launch_template,
+    "auto-scaling-group": auto_scaling_group,
 }

@@ -70,6 +70,10 @@ def _public_ip(host: dict[str, Any]) -> None:
         host["networkInterfaces"] = [nic]
 
 
+def _maps_public_ips(subnet: dict[str, Any]) -> None:
+    subnet["mapPublicIpOnLaunch"] = True
+
+
 def _no_subnet(vm: dict[str, Any]) -> None:
     del vm["subnetId"]  # the default VPC's subnets give every instance a public IP
 
@@ -103,6 +107,17 @@ VARIANTS: dict[str, tuple[str, list[Change], set[tuple[str, str]]]] = {
         {(SG, "lt-sg")},
     ),
     "launch-template-public-ip-closed-group": ("launch-template", [("lt", _public_ip)], set()),
+    "asg-open-group": ("auto-scaling-group", [("lt-sg", _open_to_internet)], {(SG, "lt-sg")}),
+    "asg-public-subnet-closed-group": (
+        "auto-scaling-group",
+        [("private", _maps_public_ips)],
+        set(),
+    ),
+    "asg-public-subnet-open-group": (
+        "auto-scaling-group",
+        [("private", _maps_public_ips), ("lt-sg", _open_to_internet)],
+        {(SG, "lt-sg"), (PIP, "asg")},
+    ),
     "launch-template-public-ip-open-group": (
         "launch-template",
         [("lt", _public_ip), ("lt-sg", _open_to_internet)],
