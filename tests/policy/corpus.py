@@ -389,6 +389,30 @@ def jwt(native: bool, order: float = 1.0) -> dict[str, Any]:
     }
 
 
+def vpc_link_integration() -> dict[str, Any]:
+    """HTTP API ``api``'s proxy integration through VPC link ``link`` to listener ``https``."""
+    return {
+        "apiId": Ref("api", "id"),
+        "integrationType": "HTTP_PROXY",
+        "integrationMethod": "ANY",
+        "connectionType": "VPC_LINK",
+        "connectionId": Ref("link", "id"),
+        "integrationUri": Ref("https"),
+        "payloadFormatVersion": "1.0",
+    }
+
+
+def vpc_origin_endpoint() -> dict[str, Any]:
+    """A CloudFront VPC origin's endpoint: load balancer ``alb``, HTTPS only."""
+    return {
+        "arn": Ref("alb"),
+        "httpPort": 80.0,
+        "httpsPort": 443.0,
+        "name": "alb",
+        "originProtocolPolicy": "https-only",
+    }
+
+
 def types(native: bool):
     """The type tokens of one provider."""
     if native:
@@ -1086,15 +1110,7 @@ def _api_cases() -> Iterator[Case]:
             case.add(
                 N_INTEGRATION if native else A_INTEGRATION,
                 "integration",
-                {
-                    "apiId": Ref("api", "id"),
-                    "integrationType": "HTTP_PROXY",
-                    "integrationMethod": "ANY",
-                    "connectionType": "VPC_LINK",
-                    "connectionId": Ref("link", "id"),
-                    "integrationUri": Ref("https"),
-                    "payloadFormatVersion": "1.0",
-                },
+                vpc_link_integration(),
             )
             route: dict[str, Any] = {
                 "apiId": Ref("api", "id"),
@@ -1243,17 +1259,10 @@ def _front_door_cases() -> Iterator[Case]:
                 "svc",
                 service_inputs(native, td="td", tg="tg", sgs=("task-sg",), launch_type="EC2"),
             )
-            endpoint = {
-                "arn": Ref("alb"),
-                "httpPort": 80.0,
-                "httpsPort": 443.0,
-                "name": "alb",
-                "originProtocolPolicy": "https-only",
-            }
             case.add(
                 N_VPC_ORIGIN if native else A_VPC_ORIGIN,
                 "origin",
-                {"vpcOriginEndpointConfig": endpoint},
+                {"vpcOriginEndpointConfig": vpc_origin_endpoint()},
             )
             behavior: dict[str, Any] = {
                 "targetOriginId": "alb",
