@@ -26,6 +26,7 @@ from pulumi_policy.proxy import UnknownValueError
 from . import step_functions
 from .reachability import Model
 from .resources import (
+    UndecidableValueError,
     CLUSTER,
     CLUSTER_CAPACITY_PROVIDERS,
     EVENT_RULE_NATIVE,
@@ -57,6 +58,8 @@ def _provider_names(items: Sequence[Any], key: str = "capacityProvider") -> list
     for item in items:
         try:
             value = get(item, key) if isinstance(item, Mapping) else None
+        except UndecidableValueError:
+            raise  # a secret name may be FARGATE
         except UnknownValueError:
             value = None
         names.append(None if value is None else str(value))

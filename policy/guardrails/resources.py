@@ -27,7 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
+from pulumi_policy.proxy import (
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
+    _DictProxy,  # pyright: ignore[reportPrivateUsage]
+    _ListProxy,  # pyright: ignore[reportPrivateUsage]
+)
 
 from . import aws_limits
 from .exemptions import EXEMPT_SCHEMA, matching_entries
@@ -237,6 +242,79 @@ def is_native(resource_type: str) -> bool:
     return resource_type.startswith("aws-native:")
 
 
+# --- values present but unreadable ------------------------------------------------------------
+
+#: What the engine shows for a secret it cannot decrypt: ``pulumi policy analyze`` and a state
+#: exported without ``--show-secrets`` hold every secret as this string, whatever its type.
+REDACTED = "[secret]"
+
+
+class UndecidableValueError(UnknownValueError):
+    """A value that is set but that the pack cannot read: a secret shown as ``[secret]``, or a
+    document (container definitions, a job's properties) that does not parse.
+
+    It is an ``UnknownValueError``, so every rule treats it as it treats a value unknown at
+    preview (a note, "cannot verify" under ``unknowns: fail-closed``), except that it is never
+    read as "unset": :func:`stored` re-raises it even without a recorded dependency.
+    """
+
+    def __init__(self, props: Sequence[str], why: str) -> None:
+        super().__init__(UNKNOWN_STRING_VALUE, [str(p) for p in props])
+        self.message = f"value at .{'.'.join(str(p) for p in props)} {why}"
+
+
+_SECRET_WHY = "is a secret the pack cannot read ([secret])"
+
+
+class _ReadableDict(_DictProxy):
+    """pulumi_policy's unknown-checking mapping, raising :class:`UndecidableValueError` on a
+    ``[secret]`` value too."""
+
+    def __getitem__(self, key: Any) -> Any:
+        value = super().__getitem__(key)
+        if value == REDACTED and key != "__target":
+            path = self._DictProxy__props_acc  # pyright: ignore[reportAttributeAccessIssue]
+            raise UndecidableValueError([*path, key], _SECRET_WHY)
+        return value
+
+
+class _ReadableList(_ListProxy):
+    """The list counterpart of :class:`_ReadableDict`."""
+
+    def __getitem__(self, key: Any) -> Any:
+        value = super().__getitem__(key)
+        if value == REDACTED and key != "__target":
+            path = self._ListProxy__props_acc  # pyright: ignore[reportAttributeAccessIssue]
+            raise UndecidableValueError([*path, key], _SECRET_WHY)
+        return value
+
+
+def readable_proxy(value: Any, path: tuple[str, ...] = ()) -> Any:
+    """Deserialised properties as the rules read them: pulumi_policy's unknown-checking proxy
+    (an unknown raises ``UnknownValueError``) that also raises on ``[secret]``."""
+    if isinstance(value, list):
+        items = [readable_proxy(v, (*path, str(i))) for i, v in enumerate(value)]
+        return _ReadableList(items, list(path))
+    if isinstance(value, dict):
+        return _ReadableDict(
+            {k: readable_proxy(v, (*path, str(k))) for k, v in value.items()}, list(path)
+        )
+    return value
+
+
+def parse_document(value: Any, path: Sequence[str]) -> Any:
+    """A JSON document given as a string (pulumi-aws container definitions, Batch properties)
+    as its value; any other value as it is. A string that does not parse cannot be judged:
+    it raises :class:`UndecidableValueError` naming ``path`` (never "nothing there")."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise UndecidableValueError(path, f"is not JSON ({shown!r})") from None
+
+
 # --- plain readers ---------------------------------------------------------------------------
 
 
@@ -351,6 +429,8 @@ def stored(props: Mapping[str, Any], key: str, default: Any = None, resource: An
         value = props[key]
     except KeyError:
         return default
+    except UndecidableValueError:
+        raise  # set, but unreadable: not the provider's default
     except UnknownValueError:
         deps = (getattr(resource, "property_dependencies", None) or {}).get(key)
         if deps:
@@ -417,16 +497,15 @@ def container_definitions(props: Mapping[str, Any]) -> Sequence[Mapping[str, Any
     """Container definitions as a list of mappings with the ECS API's camelCase keys.
 
     pulumi-aws takes them as a JSON string (the RegisterTaskDefinition shape), aws-native as a
-    list of objects; an unknown string raises ``UnknownValueError``. A string that is not JSON
-    is returned as no containers (the provider itself rejects it).
+    list of objects; an unknown string raises ``UnknownValueError``, and a ``[secret]`` or a
+    string that is not a JSON list raises ``UndecidableValueError`` (never "no containers").
     """
     raw = get(props, "containerDefinitions")
     if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return ()
-        return [c for c in parsed if isinstance(c, Mapping)] if isinstance(parsed, list) else ()
+        parsed = parse_document(raw, ["containerDefinitions"])
+        if not isinstance(parsed, list):
+            raise UndecidableValueError(["containerDefinitions"], "is not a JSON list")
+        return [c for c in parsed if isinstance(c, Mapping)]
     return [c for c in as_list(raw) if isinstance(c, Mapping)]
 
 
@@ -484,6 +563,8 @@ def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> lis
     for item in capacity_provider_strategy(resource_type, props):
         try:
             names.append(get(item, "capacityProvider"))
+        except UndecidableValueError:
+            raise  # a secret name may be FARGATE
         except UnknownValueError:
             names.append(None)
     return names
