@@ -26,7 +26,6 @@ from pulumi_policy.proxy import UnknownValueError
 from . import step_functions
 from .reachability import Model
 from .resources import (
-    UndecidableValueError,
     CLUSTER,
     CLUSTER_CAPACITY_PROVIDERS,
     EVENT_RULE_NATIVE,
@@ -38,6 +37,7 @@ from .resources import (
     STATE_MACHINE,
     TASK_DEFINITION,
     TASK_SET,
+    UndecidableValueError,
     as_list,
     get,
     is_native,
@@ -86,9 +86,9 @@ class Launch:
     launch_type: Callable[[], Any]
     strategy: Callable[[], list[str | None]]
     task_value: Callable[[], Any]
-    task_key: str
+    task_key: str | tuple[str, ...]
     cluster_value: Callable[[], Any]
-    cluster_key: str
+    cluster_key: str | tuple[str, ...]
     where: str = ""
     runtime: str | None = None
     task_runtime: str | None = None
@@ -224,7 +224,9 @@ def _state_machine(resource: Resource) -> list[Launch]:
         get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
     )
     parsed = step_functions.parse(definition, substitutions)
-    return [_state_launch(resource, key, state) for state in step_functions.ecs_states(parsed)]
+    # A substituted ARN's dependency is recorded on definitionSubstitutions.
+    keys = (key, "definitionSubstitutions") if substitutions else key
+    return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]
 
 
 def _definition(resource: Resource) -> tuple[str, Any]:
@@ -239,19 +241,22 @@ def _definition(resource: Resource) -> tuple[str, Any]:
     return "definition", get(props, "definition")
 
 
-def _state_launch(resource: Resource, key: str, state: step_functions.EcsState) -> Launch:
+def _state_launch(
+    resource: Resource, key: str | tuple[str, ...], state: step_functions.EcsState
+) -> Launch:
     launch_type, runtime = state.field("LaunchType")
     strategy, strategy_runtime = state.field("CapacityProviderStrategy")
     task, task_runtime = state.field("TaskDefinition")
     cluster, _ = state.field("Cluster")
     runtime = runtime or (strategy_runtime if not launch_type else None)
+    read = step_functions.read
     return Launch(
         resource,
-        lambda: launch_type or None,
-        lambda: _provider_names(as_list(strategy), "CapacityProvider"),
-        lambda: None if task_runtime else task,
+        lambda: read(launch_type) or None,
+        lambda: _provider_names(as_list(read(strategy)), "CapacityProvider"),
+        lambda: None if task_runtime else read(task),
         key,
-        lambda: cluster,
+        lambda: read(cluster),
         key,
         where=f" state {state.name!r}",
         runtime=runtime,
@@ -297,10 +302,10 @@ class ClusterDefaults:
         return self._fargate
 
     def fargate(self, launch: Launch) -> bool:
-        """True when the launch's cluster defaults to a Fargate capacity provider."""
+        """True when the launch's cluster defaults to a Fargate capacity provider. A cluster
+        outside the stack (or none: the account's ``default`` cluster) has a default strategy
+        the pack cannot see: "cannot verify", naming the launcher."""
         table = self._table()
-        if not table:
-            return False
         clusters = self.model.refs(
             launch.resource,
             launch.cluster_key,
@@ -308,6 +313,16 @@ class ClusterDefaults:
             values=lambda: [launch.cluster_value()],
             silent_external=True,
         )
+        if not clusters:
+            key = launch.cluster_key
+            self.model.note(
+                launch.resource,
+                key if isinstance(key, str) else key[0],
+                f"names no cluster of this stack{launch.where}, and neither launchType nor a "
+                "capacity provider strategy is set: that cluster's default strategy decides",
+                "whether it launches on Fargate",
+            )
+            return False
         return any(table.get(c.urn, False) for c in clusters)
 
 

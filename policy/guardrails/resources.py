@@ -136,6 +136,7 @@ VPC_ORIGIN = frozenset({"aws:cloudfront/vpcOrigin:VpcOrigin", "aws-native:cloudf
 APP_RUNNER = frozenset({"aws:apprunner/service:Service", "aws-native:apprunner:Service"})
 FUNCTION_URL = frozenset({"aws:lambda/functionUrl:FunctionUrl", "aws-native:lambda:Url"})
 FUNCTION = frozenset({"aws:lambda/function:Function", "aws-native:lambda:Function"})
+DNS_RECORD = frozenset({"aws:route53/record:Record", "aws-native:route53:RecordSet"})
 INSTANCE = frozenset({"aws:ec2/instance:Instance", "aws-native:ec2:Instance"})
 LAUNCH_TEMPLATE = frozenset(
     {"aws:ec2/launchTemplate:LaunchTemplate", "aws-native:ec2:LaunchTemplate"}

@@ -14,9 +14,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .. import aws_limits
 from pulumi_policy.proxy import UnknownValueError
 
+from .. import aws_limits
 from ..resources import UndecidableValueError, get, is_native, parse_document, stored
 
 #: pulumi-aws names that differ from the request's: path prefix -> pulumi-aws path prefix.
