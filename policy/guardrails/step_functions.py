@@ -22,6 +22,8 @@ from typing import Any
 import yaml
 from pulumi_policy.proxy import UnknownValueError
 
+from .resources import present
+
 _ECS_RUN_TASK = re.compile(
     r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"
 )
@@ -89,7 +91,7 @@ def read(value: Any) -> Any:
 def _substituted(value: Any, substitutions: Mapping[str, Any]) -> Any:
     if isinstance(value, str):
         whole = _SUBSTITUTION.fullmatch(value)
-        if whole and whole.group(1) in substitutions:
+        if whole and present(substitutions, whole.group(1)):
             try:  # the value itself: an ARN unknown at preview stays unknown, not a string
                 return substitutions[whole.group(1)]
             except UnknownValueError as error:

@@ -265,7 +265,9 @@ class Model:
                     value = known(r.props, key)
                     if isinstance(value, str) and value:
                         index.setdefault(value, []).append(r)
-                        if key in _ADDRESS_KEYS:
+                        if key in _ADDRESS_KEYS or (
+                            key == "name" and r.resource_type in DNS_RECORD
+                        ):
                             for form in _address_forms(value):
                                 index.setdefault(form, []).append(r)
             self._index = index

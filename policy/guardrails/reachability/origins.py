@@ -97,23 +97,27 @@ def _url_legs(model: Model, url: Resource, signed: bool, seen: frozenset[str]) -
 
 def _record_targets(model: Model, record: Resource) -> list[Resource]:
     """What a Route 53 record names: its alias target or its values."""
+    props = record.props
     if is_native(record.resource_type):
         keys: tuple[str, ...] = ("aliasTarget", "resourceRecords")
-        values = [
-            get_path(record.props, "aliasTarget", "dnsName"),
-            *strings(get(record.props, "resourceRecords")),
-        ]
+
+        def values() -> list[Any]:
+            return [
+                get_path(props, "aliasTarget", "dnsName"),
+                *strings(get(props, "resourceRecords")),
+            ]
     else:
         keys = ("aliases", "records")
-        values = [
-            *(get(a, "name") for a in get(record.props, "aliases") or ()),
-            *strings(get(record.props, "records")),
-        ]
+
+        def values() -> list[Any]:
+            aliases = [get(a, "name") for a in get(props, "aliases") or ()]
+            return [*aliases, *strings(get(props, "records"))]
+
     return model.refs(
         record,
         keys,
         ADDRESSED - DNS_RECORD,
-        values=lambda: [_bare(v) for v in values if isinstance(v, str)],
+        values=lambda: [_bare(v) for v in values() if isinstance(v, str)],
         silent_external=True,
     )
 
