@@ -410,7 +410,7 @@ def _proxy_cases(native: bool) -> Iterator[Case]:
     image = {
         "imageIdentifier": "public.ecr.aws/nginx/nginx:1.27",
         "imageRepositoryType": "ECR_PUBLIC",
-        "imageConfiguration": {"port": "8080", "runtimeEnvironmentVariables": variables},
+        "imageConfiguration": {"port": "3000", "runtimeEnvironmentVariables": variables},
     }
     egress = {
         "egressType": "VPC",
