@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_policy import proxy as proxy_module
 from pulumi_policy.proxy import (
     UNKNOWN_STRING_VALUE,
     UnknownValueError,
@@ -267,27 +268,56 @@ class UndecidableValueError(UnknownValueError):
 _SECRET_WHY = "is a secret the pack cannot read ([secret])"
 
 
+#: pulumi_policy's unknown sentinels (one per type) and the redacted secret: what raises.
+_UNREADABLE = frozenset(
+    {
+        proxy_module.UNKNOWN_BOOLEAN_VALUE,
+        proxy_module.UNKNOWN_NUMBER_VALUE,
+        proxy_module.UNKNOWN_STRING_VALUE,
+        proxy_module.UNKNOWN_ARRAY_VALUE,
+        proxy_module.UNKNOWN_ASSET_VALUE,
+        proxy_module.UNKNOWN_ARCHIVE_VALUE,
+        proxy_module.UNKNOWN_OBJECT_VALUE,
+        REDACTED,
+    }
+)
+
+
+def _checked(value: Any, path: list[str], key: Any) -> Any:
+    if isinstance(value, str) and value in _UNREADABLE:
+        if value == REDACTED:
+            raise UndecidableValueError([*path, str(key)], _SECRET_WHY)
+        raise UnknownValueError(value, [*path, str(key)])
+    return value
+
+
 class _ReadableDict(_DictProxy):
-    """pulumi_policy's unknown-checking mapping, raising :class:`UndecidableValueError` on a
-    ``[secret]`` value too."""
+    """pulumi_policy's unknown-checking mapping (same errors, same ``__target``), raising
+    :class:`UndecidableValueError` on a ``[secret]`` value too."""
+
+    def __init__(self, target: dict[str, Any], path: list[str]) -> None:
+        super().__init__(target, path)
+        self._target = target
+        self._path = path
 
     def __getitem__(self, key: Any) -> Any:
-        value = super().__getitem__(key)
-        if value == REDACTED and key != "__target":
-            path = self._DictProxy__props_acc  # pyright: ignore[reportAttributeAccessIssue]
-            raise UndecidableValueError([*path, key], _SECRET_WHY)
-        return value
+        if key == "__target":
+            return self._target
+        return _checked(self._target[key], self._path, key)
 
 
 class _ReadableList(_ListProxy):
     """The list counterpart of :class:`_ReadableDict`."""
 
+    def __init__(self, target: list[Any], path: list[str]) -> None:
+        super().__init__(target, path)
+        self._target = target
+        self._path = path
+
     def __getitem__(self, key: Any) -> Any:
-        value = super().__getitem__(key)
-        if value == REDACTED and key != "__target":
-            path = self._ListProxy__props_acc  # pyright: ignore[reportAttributeAccessIssue]
-            raise UndecidableValueError([*path, key], _SECRET_WHY)
-        return value
+        if key == "__target":
+            return self._target
+        return _checked(self._target[key], self._path, key)
 
 
 def readable_proxy(value: Any, path: tuple[str, ...] = ()) -> Any:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from typing import Any
 
 import pytest
 

@@ -9,12 +9,15 @@ is still known) or a note naming the property ("can't run policy ..." or a ``gua
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.policy.conftest import POLICY_DIR
 from tests.policy.corpus import Case, build, cases
 from tests.policy.policy_stacks import Stack, aws_baseline, native_baseline
+from tools.analyzer_client import PolicyPackProcess
 
 SECRET = "[secret]"
 NOTES = "guardrail-notes"
@@ -120,3 +123,19 @@ def test_container_definitions_that_cannot_be_read_are_noted(pack, text):
         assert any(
             v.policy_name == policy and "containerDefinitions" in v.message for v in violations
         ), [v.message for v in violations]
+
+
+@pytest.fixture(scope="module")
+def closed_pack() -> Iterator[PolicyPackProcess]:
+    config = {
+        name: {"unknowns": "fail-closed"} for name in (HOST, "no-gpu-task-on-fargate-service")
+    }
+    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+        yield process
+
+
+def test_a_secret_container_definition_fails_closed(closed_pack):
+    stack = aws_baseline().copy().set("rerank-td", containerDefinitions=SECRET)
+    mandatory = [v for v in closed_pack.analyze(stack) if v.enforcement_level == "mandatory"]
+    assert {v.policy_name for v in mandatory} == {HOST, "no-gpu-task-on-fargate-service"}
+    assert all("containerDefinitions" in v.message and "[secret]" in v.message for v in mandatory)
