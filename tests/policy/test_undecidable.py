@@ -76,7 +76,7 @@ def _speaks(violations: list[Any], policy: str) -> bool:
     """A violation or a note of ``policy`` (its own advisory, or one it left for
     ``guardrail-notes``)."""
     return any(
-        v.policy_name == policy or (v.policy_name == NOTES and v.message.startswith(f"{policy}:"))
+        v.policy_name == policy or (v.policy_name == NOTES and f"\n{policy}: " in v.message)
         for v in violations
     )
 
