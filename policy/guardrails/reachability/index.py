@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError
+from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
 
 from ..resources import (
     APP_RUNNER,
@@ -258,7 +258,10 @@ class Model:
         if self._index is None:
             index: dict[str, list[Resource]] = {}
             for r in self.resources:
+                raw = r.props["__target"] if isinstance(r.props, _DictProxy) else r.props
                 for key in _IDENTITY_KEYS:
+                    if key not in raw:
+                        continue
                     own = _OWN_KEY_TYPES.get(key)
                     if own is not None and r.resource_type not in own:
                         continue
