@@ -223,7 +223,7 @@ def _state_machine(resource: Resource) -> list[Launch]:
     substitutions = (
         get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
     )
-    parsed = step_functions.parse(definition, substitutions)
+    parsed = step_functions.parse(definition, substitutions, key)
     # A substituted ARN's dependency is recorded on definitionSubstitutions.
     keys = (key, "definitionSubstitutions") if substitutions else key
     return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]

@@ -13,6 +13,7 @@ so, naming the state and the field. Definitions arrive as a JSON string (pulumi-
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -22,7 +23,7 @@ from typing import Any
 import yaml
 from pulumi_policy.proxy import UnknownValueError
 
-from .resources import present
+from .resources import UndecidableValueError, present
 
 _ECS_RUN_TASK = re.compile(
     r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"
@@ -53,8 +54,11 @@ class EcsState:
         return value, None
 
 
-def parse(definition: Any, substitutions: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
-    """A definition as a mapping ({} when it is neither JSON, YAML nor an object), with
+def parse(
+    definition: Any, substitutions: Mapping[str, Any] | None = None, key: str = "definition"
+) -> Mapping[str, Any]:
+    """A definition (the input ``key``) as a mapping ({} when it is no object; text that is
+    neither a JSON nor a YAML object raises ``UndecidableValueError``), with
     ``${name}`` replaced from ``substitutions`` in the text, or in every string of an object
     (CloudFormation substitutes the ``Definition`` object's strings as it does the text)."""
     if isinstance(definition, Mapping) and substitutions:
@@ -63,15 +67,25 @@ def parse(definition: Any, substitutions: Mapping[str, Any] | None = None) -> Ma
         text = definition
         if substitutions:
             text = _SUBSTITUTION.sub(lambda m: str(substitutions.get(m.group(1), m.group(0))), text)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            try:
-                value = yaml.safe_load(text)
-            except yaml.YAMLError:
-                return {}
-        return value if isinstance(value, Mapping) else {}
+        value = _parsed_text(text)
+        if value is None:
+            raise UndecidableValueError([key], "is neither a JSON nor a YAML object")
+        return value
     return definition if isinstance(definition, Mapping) else {}
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_text(text: str) -> Mapping[str, Any] | None:
+    """A definition's text as a mapping (None: neither JSON nor YAML of an object). Cached:
+    every rule that judges launches reads each state machine, and YAML is slow to parse."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return None
+    return value if isinstance(value, Mapping) else None
 
 
 class Unread:

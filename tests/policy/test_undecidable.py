@@ -139,3 +139,13 @@ def test_a_secret_container_definition_fails_closed(closed_pack):
     mandatory = [v for v in closed_pack.analyze(stack) if v.enforcement_level == "mandatory"]
     assert {v.policy_name for v in mandatory} == {HOST, "no-gpu-task-on-fargate-service"}
     assert all("containerDefinitions" in v.message and "[secret]" in v.message for v in mandatory)
+
+
+def test_a_state_machine_definition_that_does_not_parse_is_noted(pack):
+    title = next(
+        t for t in CORPUS if t.startswith("sfn-aws-") and t.endswith("-fargate-shared-memory")
+    )
+    stack = build(CORPUS[title]).set("sfn", definition="{ not json: [")
+    violations = pack.analyze(stack)
+    assert _speaks(violations, "no-gpu-task-on-fargate-service"), [v.message for v in violations]
+    assert any("neither a JSON nor a YAML object" in v.message for v in violations)
