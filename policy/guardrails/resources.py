@@ -19,6 +19,7 @@ before re-raising the first unknown, so one unknown ARN does not hide violations
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -27,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from pulumi_policy import proxy as proxy_module
 from pulumi_policy.proxy import (
     UNKNOWN_STRING_VALUE,
@@ -291,12 +293,12 @@ def _checked(value: Any, path: list[str], key: Any) -> Any:
     return value
 
 
-class _ReadableDict(_DictProxy):
-    """pulumi_policy's unknown-checking mapping (same errors, same ``__target``), raising
-    :class:`UndecidableValueError` on a ``[secret]`` value too."""
+class _Readable:
+    """What the readable proxies add to pulumi_policy's (same errors, same ``__target``): a
+    ``[secret]`` value raises :class:`UndecidableValueError`."""
 
-    def __init__(self, target: dict[str, Any], path: list[str]) -> None:
-        super().__init__(target, path)
+    def __init__(self, target: Any, path: list[str]) -> None:
+        super().__init__(target, path)  # pyright: ignore[reportCallIssue]
         self._target = target
         self._path = path
 
@@ -306,18 +308,12 @@ class _ReadableDict(_DictProxy):
         return _checked(self._target[key], self._path, key)
 
 
-class _ReadableList(_ListProxy):
-    """The list counterpart of :class:`_ReadableDict`."""
+class _ReadableDict(_Readable, _DictProxy):
+    """A mapping of deserialised properties."""
 
-    def __init__(self, target: list[Any], path: list[str]) -> None:
-        super().__init__(target, path)
-        self._target = target
-        self._path = path
 
-    def __getitem__(self, key: Any) -> Any:
-        if key == "__target":
-            return self._target
-        return _checked(self._target[key], self._path, key)
+class _ReadableList(_Readable, _ListProxy):
+    """A list of deserialised properties."""
 
 
 def readable_proxy(value: Any, path: tuple[str, ...] = ()) -> Any:
@@ -331,6 +327,21 @@ def readable_proxy(value: Any, path: tuple[str, ...] = ()) -> Any:
             {k: readable_proxy(v, (*path, str(k))) for k, v in value.items()}, list(path)
         )
     return value
+
+
+@functools.lru_cache(maxsize=256)
+def load_document(text: str) -> Mapping[str, Any] | None:
+    """A document's text (a state machine definition, an OpenAPI body) as a mapping: JSON,
+    else YAML; None when it is neither an object in JSON nor in YAML. Cached: every rule that
+    reads a document reads it again, and YAML is slow to parse."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return None
+    return value if isinstance(value, Mapping) else None
 
 
 def parse_document(value: Any, path: Sequence[str]) -> Any:

@@ -13,17 +13,14 @@ so, naming the state and the field. Definitions arrive as a JSON string (pulumi-
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from pulumi_policy.proxy import UnknownValueError
 
-from .resources import UndecidableValueError, present
+from .resources import UndecidableValueError, load_document, present
 
 _ECS_RUN_TASK = re.compile(
     r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"
@@ -67,25 +64,11 @@ def parse(
         text = definition
         if substitutions:
             text = _SUBSTITUTION.sub(lambda m: str(substitutions.get(m.group(1), m.group(0))), text)
-        value = _parsed_text(text)
+        value = load_document(text)
         if value is None:
             raise UndecidableValueError([key], "is neither a JSON nor a YAML object")
         return value
     return definition if isinstance(definition, Mapping) else {}
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed_text(text: str) -> Mapping[str, Any] | None:
-    """A definition's text as a mapping (None: neither JSON nor YAML of an object). Cached:
-    every rule that judges launches reads each state machine, and YAML is slow to parse."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError:
-            return None
-    return value if isinstance(value, Mapping) else None
 
 
 class Unread:

@@ -91,6 +91,15 @@ _ADDRESS_OUTPUTS = {
 }
 
 
+#: The form of each address output (``host``: a per-name number, for public IPs).
+_ADDRESS_FORMS = {
+    "functionUrl": "https://{name}0f1e2d3c.lambda-url.us-east-1.on.aws/",
+    "serviceUrl": "{name}0f1e2d3c.us-east-1.awsapprunner.com",
+    "publicIp": "203.0.113.{host}",
+    "publicDns": "ec2-203-0-113-{host}.compute-1.amazonaws.com",
+}
+
+
 def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
     """The deterministic output ``attr`` of a resource, as ``pulumi up`` would know it."""
     token = type_.rsplit(":", 1)[-1].lower()
@@ -109,14 +118,8 @@ def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
         return f"{name}-1234567890.us-east-1.elb.amazonaws.com"
     if attr == "name":
         return str(inputs.get("name") or name)
-    if attr == "functionUrl":
-        return f"https://{name}0f1e2d3c.lambda-url.us-east-1.on.aws/"
-    if attr == "serviceUrl":
-        return f"{name}0f1e2d3c.us-east-1.awsapprunner.com"
-    if attr == "publicIp":
-        return f"203.0.113.{sum(map(ord, name)) % 250 + 1}"
-    if attr == "publicDns":
-        return f"ec2-203-0-113-{sum(map(ord, name)) % 250 + 1}.compute-1.amazonaws.com"
+    if attr in _ADDRESS_FORMS:
+        return _ADDRESS_FORMS[attr].format(name=name, host=sum(map(ord, name)) % 250 + 1)
     if attr == "outputs":  # a StackReference output: the other stack's load balancer ARN
         return f"{ELB_ARN}:loadbalancer/app/{name}-shared/0123456789abcdef"
     raise ValueError(attr)

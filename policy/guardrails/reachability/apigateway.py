@@ -188,42 +188,42 @@ def rest_private(
     (pulumi-aws ``targetArn``, aws-native ``targetArns``). ``prefix``: the top-level input
     holding ``props`` (aws-native's inline ``integration``), "" when they are the holder's own."""
     if present(props, "integrationTarget"):
-        lbs = model.refs(
+        hops = [
+            (holder, lb)
+            for lb in model.refs(
+                holder,
+                prefix or "integrationTarget",
+                LOAD_BALANCER,
+                values=lambda: [get(props, "integrationTarget")],
+                what="which load balancer it reaches",
+            )
+        ]
+    else:
+        links = model.refs(
             holder,
-            prefix or "integrationTarget",
-            LOAD_BALANCER,
-            values=lambda: [get(props, "integrationTarget")],
-            what="which load balancer it reaches",
+            prefix or "connectionId",
+            REST_VPC_LINK,
+            values=lambda: [get(props, "connectionId")],
+            what="which VPC link it uses",
         )
-        for lb in lbs:
-            for leg in lb_legs(model, lb):
-                yield front, prepend(front, holder, auth, leg)
-        if not lbs:
-            yield front, Leg(front, auth, (label(front),), (), (), (front,))
-        return
-    links = model.refs(
-        holder,
-        prefix or "connectionId",
-        REST_VPC_LINK,
-        values=lambda: [get(props, "connectionId")],
-        what="which VPC link it uses",
-    )
-    reached = False
-    for link in links:
-        for nlb in model.refs(
-            link,
-            ("targetArn", "targetArns"),
-            LOAD_BALANCER,
-            values=lambda lk=link: [
-                *strings(get(lk.props, "targetArn")),
-                *strings(get(lk.props, "targetArns")),
-            ],
-            what="which NLB it reaches",
-        ):
-            reached = True
-            for leg in lb_legs(model, nlb):
-                yield front, prepend(front, link, auth, leg)
-    if not reached:
+        hops = [
+            (link, nlb)
+            for link in links
+            for nlb in model.refs(
+                link,
+                ("targetArn", "targetArns"),
+                LOAD_BALANCER,
+                values=lambda lk=link: [
+                    *strings(get(lk.props, "targetArn")),
+                    *strings(get(lk.props, "targetArns")),
+                ],
+                what="which NLB it reaches",
+            )
+        ]
+    for hop, lb in hops:
+        for leg in lb_legs(model, lb):
+            yield front, prepend(front, hop, auth, leg)
+    if not hops:  # the route enters the VPC, to something outside the stack
         yield front, Leg(front, auth, (label(front),), (), (), (front,))
 
 

@@ -19,11 +19,9 @@ has no internet entry point.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import yaml
 from pulumi_policy.proxy import UnknownValueError
 
 from ..resources import (
@@ -32,6 +30,7 @@ from ..resources import (
     REST_API,
     as_list,
     get,
+    load_document,
     present,
     stored_path,
 )
@@ -102,16 +101,7 @@ def _document(body: Any) -> Mapping[str, Any] | None:
     """The body as a mapping (aws-native takes an object; pulumi-aws JSON or YAML text)."""
     if isinstance(body, Mapping):
         return _plain(body)
-    if not isinstance(body, str):
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        try:
-            value = yaml.safe_load(body)
-        except yaml.YAMLError:
-            return None
-    return value if isinstance(value, Mapping) else None
+    return load_document(body) if isinstance(body, str) else None
 
 
 class _Unread:
