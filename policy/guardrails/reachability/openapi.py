@@ -154,7 +154,9 @@ def _schemes(document: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _authenticated(requirement: Any, schemes: Mapping[str, Any]) -> str | None:
     """What authenticates every alternative of a security requirement (None: some does not)."""
-    alternatives = [a for a in as_list(requirement)] if requirement is not None else []
+    if requirement is None or isinstance(requirement, _Unread):
+        return None  # none, or unknown at preview: judged as open, never waved through
+    alternatives = list(as_list(requirement))
     names: list[str] = []
     for alternative in alternatives:
         alternative = _mapping(alternative)
