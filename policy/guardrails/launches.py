@@ -18,7 +18,7 @@ names the state and the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
@@ -41,6 +41,7 @@ from .resources import (
     as_list,
     get,
     is_native,
+    known,
     stored,
 )
 
@@ -214,7 +215,17 @@ def _pipe(resource: Resource) -> list[Launch]:
     launch = _nested(
         resource, block, _strategy_key(resource), "targetParameters", lambda: get(props, "target")
     )
-    return [launch]
+    # Pipes fills a target parameter written as a JSON path from each event, at run time.
+    runtime, task_runtime = _dynamic(block, "launchType"), _dynamic(block, "taskDefinitionArn")
+    if task_runtime is not None:
+        launch = replace(launch, task_value=lambda: None, task_runtime=task_runtime)
+    return [replace(launch, runtime=runtime)] if runtime is not None else [launch]
+
+
+def _dynamic(block: Mapping[str, Any], key: str) -> str | None:
+    """``"<key> = $.path"`` when a Pipes target parameter is a dynamic JSON path, else None."""
+    value = known(block, key)
+    return f"{key} = {value}" if isinstance(value, str) and value.startswith("$.") else None
 
 
 def _state_machine(resource: Resource) -> list[Launch]:

@@ -467,6 +467,29 @@ def _launch_cases() -> Iterator[Case]:
         yield case
 
 
+def _pipe_cases() -> Iterator[Case]:
+    """A pipe whose task definition or launch type is a dynamic JSON path: filled from each
+    event at run time, so the pack names the field instead of guessing."""
+    for native in (False, True):
+        p = "native" if native else "aws"
+        t = types(native)
+        for field, parameters in (
+            ("task", {"taskDefinitionArn": "$.detail.taskDefinition", "launchType": "FARGATE"}),
+            ("launch-type", {"taskDefinitionArn": Ref("td"), "launchType": "$.detail.launch"}),
+        ):
+            key = next(k for k, v in parameters.items() if isinstance(v, str) and v[:2] == "$.")
+            case = Case(f"{p}-front-pipe-dynamic-{field}", set(), notes=(f"sets {key} = $.detail",))
+            case.add(t["TD"], "td", task(native, fargate=None, family="worker", **_SHM_PATH))
+            pipe = {
+                "roleArn": "arn:aws:iam::123456789012:role/pipe",
+                "source": "arn:aws:sqs:us-east-1:123456789012:jobs",
+                "target": "arn:aws:ecs:us-east-1:123456789012:cluster/batch",
+                "targetParameters": {"ecsTaskParameters": parameters},
+            }
+            case.add("aws-native:pipes:Pipe" if native else "aws:pipes/pipe:Pipe", "pipe", pipe)
+            yield case
+
+
 def cases() -> list[Case]:
     """Every case of this module."""
     found: list[Case] = []
@@ -478,4 +501,4 @@ def cases() -> list[Case]:
             *_cloudfront_address_cases(native),
             *_proxy_cases(native),
         ]
-    return [*found, *_launch_cases()]
+    return [*found, *_launch_cases(), *_pipe_cases()]
