@@ -764,9 +764,17 @@ class UnknownCollector:
             self.notes.append((message, urn))
 
     def reraise(self) -> None:
-        """Re-raise the first unknown seen, if any."""
-        if self.first is not None:
+        """Re-raise the first unknown seen, if any, naming the resource it skipped (the
+        note "can't run policy ..." then says where the unknown value is)."""
+        if self.first is None:
+            return
+        resource = next((r for r, e in self.skipped if e is self.first and r is not None), None)
+        if resource is None:
             raise self.first
+        named = Exception.__new__(type(self.first))
+        named.__dict__.update(self.first.__dict__)
+        named.message = f"{resource.resource_type} {resource.name!r}: {self.first.message}"
+        raise named
 
     def undecided(self) -> list[tuple[str, str | None]]:
         """Every judgement this collector could not make, as (message, URN): its "cannot
