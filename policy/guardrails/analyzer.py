@@ -44,7 +44,7 @@ from pulumi_policy.policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from .resources import readable_proxy
+from .values import readable_proxy
 
 
 def decode(struct: Any) -> Any:

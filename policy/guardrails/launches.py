@@ -37,13 +37,13 @@ from .resources import (
     STATE_MACHINE,
     TASK_DEFINITION,
     TASK_SET,
-    UndecidableValueError,
     as_list,
     get,
     is_native,
     known,
     stored,
 )
+from .values import UndecidableValueError
 
 Resource = Any
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
-from .resources import UndecidableValueError, load_document, present
+from .resources import present
+from .values import UndecidableValueError, load_document
 
 _ECS_RUN_TASK = re.compile(
     r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"

@@ -17,7 +17,8 @@ from typing import Any
 from pulumi_policy.proxy import UnknownValueError
 
 from .. import aws_limits
-from ..resources import UndecidableValueError, get, is_native, parse_document, stored
+from ..resources import get, is_native, stored
+from ..values import UndecidableValueError, parse_document
 
 #: pulumi-aws names that differ from the request's: path prefix -> pulumi-aws path prefix.
 _AWS_PATHS = {"volumes[].host.sourcePath": "volumes[].hostPath"}

@@ -30,10 +30,10 @@ from ..resources import (
     REST_API,
     as_list,
     get,
-    load_document,
     present,
     stored_path,
 )
+from ..values import load_document
 from .apigateway import rest_private
 from .elb import listener_legs
 from .index import Entry, Leg, Model, Resource, label
