@@ -32,6 +32,7 @@ from ecs_inference.capacity.managed_instances_pool import (
 from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+from ecs_inference.models.service import ModelService, ModelServiceArgs
 from ecs_inference.network import Network, NetworkArgs
 from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan
@@ -49,7 +50,6 @@ from ecs_inference.services.gateway import (
     gateway_security_group,
 )
 from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
-from ecs_inference.services.model import ModelService, ModelServiceArgs
 from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec

@@ -55,7 +55,7 @@ COMPONENTS = (
         "ManagedInstancesPoolArgs",
     ),
     Entry("ecs_inference.ingress.alb", "Endpoint", "EndpointArgs"),
-    Entry("ecs_inference.services.model", "ModelService", "ModelServiceArgs"),
+    Entry("ecs_inference.models.service", "ModelService", "ModelServiceArgs"),
     Entry("ecs_inference.services.reranker", "FargateReranker", "FargateRerankerArgs"),
     Entry("ecs_inference.services.gateway", "LiteLLMGateway", "LiteLLMGatewayArgs"),
     Entry("ecs_inference.services.worker", "QueueWorker", "QueueWorkerArgs"),

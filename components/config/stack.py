@@ -29,13 +29,13 @@ from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import Issues
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.network import NetworkConfig
 from ecs_inference.config.operations import OperationsConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.weight_stores import WeightStoreConfig
 from ecs_inference.config.workers import WorkerConfig
+from ecs_inference.models.input import ModelConfig
 from ecs_inference.specs.weights import EfsConfigError, parse_efs_uri
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, decide
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -27,7 +28,6 @@ from ecs_inference.plan import (
     weight_stores,
     workers,
 )
-from ecs_inference.plan.models import UNDECIDED_DEPLOY, ModelInputs
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
@@ -149,15 +149,15 @@ def _model_specs(
             name=name,
             model=model,
             demand=demands[name],
-            pool=pool,
+            types=pool.types,
+            managed=pool.kind == "managed",
             pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
             deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
             priority=priorities[name],
             idle_timeout_seconds=idle,
-            region=region,
-            stack=stack,
+            facts=models.stack_facts(cfg, model, region, stack),
         )
-        planned = models.plan_model(inputs, cfg, issues)
+        planned = decide(inputs, issues)
         if planned is not None:
             found[name], lines[f"model {name}"] = planned
     return found, lines

@@ -5,7 +5,7 @@ What the launch kind decides: the task definition declares EC2 or MANAGED_INSTAN
 task-level CPU and memory reserved on the instance, the service runs on the pool's capacity
 provider, spread over Availability Zones and packed by memory, and optionally one task per
 instance (a task that maps host devices by path). Which engine the task runs is the concrete
-component's business (`services.model.ModelService`).
+component's business (`models.service.ModelService`).
 """
 
 from __future__ import annotations

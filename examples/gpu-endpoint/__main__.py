@@ -14,7 +14,7 @@ import pulumi_aws as aws
 from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
 from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
-from ecs_inference.services.model import ModelService, ModelServiceArgs
+from ecs_inference.models.service import ModelService, ModelServiceArgs
 from ecs_inference.specs.endpoint import AuthSpec, validate_endpoint_args
 from ecs_inference.specs.pool import PoolArgumentError, pool_problems
 from ecs_inference.specs.service import validate_model_service

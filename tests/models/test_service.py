@@ -20,13 +20,13 @@ from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from ecs_inference.services.base import cluster_name_from_arn
-from ecs_inference.services.model import (
+from ecs_inference.models.service import (
     CONTAINER_NAME,
     ModelService,
     ModelServiceArgs,
     model_container_definitions,
 )
+from ecs_inference.services.base import cluster_name_from_arn
 from ecs_inference.specs.service import (
     ServiceArgsError,
     check_deploy_progress,
