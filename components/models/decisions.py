@@ -49,6 +49,12 @@ SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
 _ALB_LABEL_PLACEHOLDER = "app/alb/0/targetgroup/tg/0"
 
 UNDECIDED_DEPLOY = DeployChoice(100, 200, "deploy: undecided")
+MANAGED_INSTANCES_DEPLOY = DeployChoice(
+    100,
+    200,
+    "deploy: surge (min 100 %, max 200 %); Managed Instances has no group maximum, ECS launches "
+    "the instances the surge needs",
+)
 
 
 def model_path(name: str) -> str:
@@ -119,9 +125,6 @@ def fit_on_types(
 class StackFacts:
     """What a model service takes from stack-wide settings; the defaults are a stack file's."""
 
-    image: str | None = None
-    """The image reference (the model's own, else its engine's in `images`); None: the stack's
-    own build (`images.build`), known at deploy time."""
     weight_stores: Mapping[str, WeightStoreConfig] = field(
         default_factory=dict[str, WeightStoreConfig]
     )
@@ -159,6 +162,9 @@ class ModelInputs:
     priority: int
     idle_timeout_seconds: int
     facts: StackFacts
+    image: str | None
+    """The image reference (the model's own, else its engine's in `images`); None: the stack's
+    own build (`images.build`), known at deploy time."""
 
 
 @dataclass(frozen=True)
@@ -293,7 +299,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
     )
     scaling = _engine_scaling(m, engine, grace.seconds)
     delay = deregistration(model.max_generation_seconds)
-    image = m.facts.image
+    image = m.image
     scraped = engine.metrics_kind is not None
     sidecar = m.facts.metrics_sidecar and scraped
     gpus = launch.gpus

@@ -13,14 +13,24 @@ The container definition is a plain function, tested without mocks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import pulumi
 from pulumi import Input
 
+from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.engines import Launch
+from ecs_inference.models.decisions import (
+    MANAGED_INSTANCES_DEPLOY,
+    ModelInputs,
+    StackFacts,
+    decide,
+    fit_on_types,
+    model_path,
+)
+from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     Balancing,
@@ -31,7 +41,10 @@ from ecs_inference.services.base import (
 )
 from ecs_inference.services.containers import environment_list, secrets_list, serving_container
 from ecs_inference.services.ec2 import PoolService, pool_placement
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
+from ecs_inference.sizing.instance_types import PoolTypes
 from ecs_inference.specs import weights as weights_spec
+from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -39,19 +52,114 @@ CONTAINER_NAME = "engine"
 """Name of the serving container (the target group registers this container's port)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ModelServiceArgs(ModelServiceSpec, ServiceWiring):
-    """Inputs of `ModelService`: its spec (`components.specs.service.ModelServiceSpec`, built by
-    the plan) plus the wiring (`ServiceWiring`, the pool's capacity provider, the image)."""
+class ModelPool(Protocol):
+    """What a model service takes from its pool (`GpuAsgPool`, `InferentiaPool` or
+    `ManagedInstancesPool`)."""
 
+    @property
+    def capacity_provider_name(self) -> Input[str]:
+        """The capacity provider its tasks are placed with."""
+        ...
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        """The instance types the pool launches, in priority order."""
+        ...
+
+    @property
+    def spec(self) -> PoolSpec | None:
+        """The Auto Scaling group pool's spec; None on Managed Instances."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelWiring(ServiceWiring):
+    """What a model service takes from around it besides its input: the cluster and the endpoint
+    (`ServiceWiring`), its pool, its place behind the endpoint, its images and what the stack
+    around it decided."""
+
+    service: str | None = None
+    """The service's key (its path `/<service>/`, log group and task family); None (default):
+    the component's name. A stack names its components `<platform>-<service>`."""
+    pool: ModelPool
+    """The pool it runs on: its capacity provider, and the instance types it is sized on."""
+    priority: int
+    """Its listener rule priority on the endpoint (1-50000, unique per listener)."""
     image: Input[str]
-    """Image reference, or the digest reference of the stack's own build."""
-    capacity_provider_name: Input[str]
-    """The pool's capacity provider."""
+    """The engine image: a reference (repository in ECR, tag or digest), or the digest reference
+    of the stack's own build."""
+    idle_timeout_seconds: int | None = None
+    """The endpoint's idle timeout in seconds; None (default): the router's
+    (`Endpoint.idle_timeout_seconds`)."""
+    deploy: DeployChoice | None = None
+    """The deploy percentages; None (default): what the pool leaves the service when it is the
+    only one on it (a stack's plan decides them for every service sharing a pool)."""
+    facts: StackFacts = field(default_factory=StackFacts)
+    """What the service takes from stack-wide settings (metrics sidecar, ECS Exec, EFS weight
+    stores, region, stack name); default: a stack file's defaults."""
     weights_efs: EfsAccess | None = None
     """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
     metrics_image: Input[str] | None = None
-    """Metrics sidecar image (reference or the stack's build); needed with `metrics_sidecar`."""
+    """Metrics sidecar image (reference or the stack's build); needed with the sidecar on."""
+
+
+def _deploy(model: ModelConfig, wiring: ModelWiring, types: PoolTypes, name: str) -> DeployChoice:
+    """The wiring's deploy, else the one a pool holding this service alone leaves it."""
+    if wiring.deploy is not None:
+        return wiring.deploy
+    pool = wiring.pool.spec
+    if pool is None:
+        return MANAGED_INSTANCES_DEPLOY
+    per_instance = types.tasks_per_instance(name)
+    return choose_deploy(
+        model.min_count, model.max_count, per_instance, pool.max_size, model.desired_count
+    )
+
+
+def decide_service(
+    name: str, model: ModelConfig, wiring: ModelWiring
+) -> tuple[ModelServiceSpec, list[str]]:
+    """The service's spec and decision lines, decided from its input on its pool's instance
+    types, as a stack's plan decides them. Raises `ConfigError` with every problem, each at
+    the config path a stack file would name (`platform.models.<name>`)."""
+    issues = Issues()
+    path = model_path(name)
+    if (problem := scaling_metric_problem(model, wiring.facts.metrics_sidecar)) is not None:
+        issues.add(f"{path}.autoscaling.metric", problem)
+    fitted = fit_on_types(name, model, wiring.pool.instance_types, issues)
+    issues.raise_if_any()
+    assert fitted is not None
+    demand, types = fitted
+    idle = wiring.idle_timeout_seconds
+    if idle is None:
+        idle = wiring.router.idle_timeout_seconds
+    image = wiring.image
+    decided = decide(
+        ModelInputs(
+            name=name,
+            model=model,
+            demand=demand,
+            types=types,
+            managed=wiring.pool.spec is None,
+            pool_spec=wiring.pool.spec,
+            deploy=_deploy(model, wiring, types, name),
+            priority=wiring.priority,
+            idle_timeout_seconds=idle,
+            facts=wiring.facts,
+            # An Output is the stack's own build: its digest reference is known at deploy time.
+            image=image if isinstance(image, str) else None,
+        ),
+        issues,
+    )
+    if decided is not None and decided[0].metrics_sidecar and wiring.metrics_image is None:
+        issues.add(
+            path,
+            "the metrics sidecar needs an image: give `ModelWiring.metrics_image`, or turn it "
+            "off (`StackFacts(metrics_sidecar=False)`) and scale on `albRequests`",
+        )
+    issues.raise_if_any()
+    assert decided is not None
+    return decided
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,32 +233,43 @@ def model_container_definitions(
 
 
 class ModelService(PoolService):
-    """One model behind the endpoint, on a pool's capacity provider; outputs as `EcsService`."""
+    """One model behind the endpoint, on a pool's capacity provider; outputs as `EcsService`.
+
+    `ModelService(name, input, wiring, opts=None)`: `input` is the model's `ModelConfig` (its
+    stack-file section), `wiring` what it takes from around it (`ModelWiring`). It decides its
+    fit, task size, timeouts and scaling itself (`decide_service`), with the errors a stack
+    file gets, before it creates anything.
+    """
 
     port: int
     """The engine's serving port (what the target group and the gateway reach)."""
+    spec: ModelServiceSpec
+    """What it decided: the engine's launch, task size, devices, timeouts and deploy."""
+    decisions: list[str]
+    """The decision lines behind it (the preview prints them; a stack exports them)."""
 
     def __init__(
-        self, name: str, args: ModelServiceArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: ModelConfig,
+        wiring: ModelWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        where = f"ModelService {args.service!r}"
-        launch = args.launch
-        if (args.efs_file_system is not None) != (args.weights_efs is not None):
+        spec, self.decisions = decide_service(wiring.service or name, input, wiring)
+        self.spec = spec
+        where = f"ModelService {spec.service!r}"
+        launch = spec.launch
+        if (spec.efs_file_system is not None) != (wiring.weights_efs is not None):
             raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
-        devices = launch.device_paths(where, args.neuron_devices)
-        # The sidecar's scrape spec knows only some engines' metric families; the plan turns
-        # it off for the others.
+        devices = launch.device_paths(where, spec.neuron_devices)
+        # The sidecar's scrape spec knows only some engines' metric families; the decisions
+        # turn it off for the others.
         metrics = launch.metrics_target()
-        if args.metrics_sidecar and metrics is None:
-            raise ValueError(
-                f"{where}: the metrics sidecar knows none of this engine's metric families; "
-                "turn metrics_sidecar off for this engine"
-            )
         super().__init__(TOKEN, name, opts)
         self.port = launch.port
-        group = self._logs(args.service, args.log_retention_days)
+        group = self._logs(spec.service, spec.log_retention_days)
         sidecar = metrics_sidecar(
-            args,
+            spec,
             kind=metrics.kind if metrics is not None else "",
             port=metrics.port if metrics is not None else launch.port,
             engine_container=CONTAINER_NAME,
@@ -163,48 +282,49 @@ class ModelService(PoolService):
                     launch=launch,
                     log_group_name=group,
                     region=a[0],
-                    stream_prefix=args.service,
-                    gpu_count=args.gpu_count,
+                    stream_prefix=spec.service,
+                    gpu_count=spec.gpu_count,
                     neuron_devices=devices,
-                    shm_size_mib=args.shm_size_mib,
-                    stop_timeout_seconds=args.stop_timeout_seconds,
-                    environment=args.environment,
-                    secrets=args.secrets,
-                    efs_model=args.service if args.weights_efs is not None else None,
+                    shm_size_mib=spec.shm_size_mib,
+                    stop_timeout_seconds=spec.stop_timeout_seconds,
+                    environment=spec.environment,
+                    secrets=spec.secrets,
+                    efs_model=spec.service if wiring.weights_efs is not None else None,
                 ),
                 *sidecar(a[0], a[2]),
             ],
-            args.image,
-            args.metrics_image or "",
-            service_connect=args.service_connect_namespace is not None,
-            secret_arns=args.stack_secret_arns,
+            wiring.image,
+            wiring.metrics_image or "",
+            service_connect=wiring.service_connect_namespace is not None,
+            secret_arns=wiring.stack_secret_arns,
         )
-        efs = args.weights_efs
+        efs = wiring.weights_efs
         self._pool_task(
-            service=args.service,
-            compatibility=args.compatibility,
-            cpu=args.task_cpu,
-            memory_mib=args.task_memory_mib,
+            service=spec.service,
+            compatibility=spec.compatibility,
+            cpu=spec.task_cpu,
+            memory_mib=spec.task_memory_mib,
             task_role=weights_task_role(
                 self._ctx,
-                bucket=args.weights_bucket,
-                prefix=args.weights_prefix,
+                bucket=spec.weights_bucket,
+                prefix=spec.weights_prefix,
                 efs=efs,
-                kms_key_arn=args.weights_kms_key_arn,
+                kms_key_arn=spec.weights_kms_key_arn,
             ),
             volumes=[efs.volume] if efs else None,
-            secrets_kms_key_arns=args.secrets_kms_key_arns,
-            exec_logging=args.execute_command_logging if args.execute_command else None,
+            secrets_kms_key_arns=spec.secrets_kms_key_arns,
+            exec_logging=spec.execute_command_logging if spec.execute_command else None,
         )
         self._serve(
-            args,
-            args,
+            spec,
+            wiring,
             balancing=Balancing(CONTAINER_NAME, launch.port, launch.health_path),
             placement=pool_placement(
-                args.capacity_provider_name, one_task_per_instance=args.one_task_per_instance
+                wiring.pool.capacity_provider_name,
+                one_task_per_instance=spec.one_task_per_instance,
             ),
             scaling_metric=ALB_REQUESTS_METRIC,
-            scaling_target=args.target_requests_per_target,
-            scaling_configuration=args.scaling_configuration,
+            scaling_target=spec.target_requests_per_target,
+            scaling_configuration=spec.scaling_configuration,
             extra_security_groups=[efs.client_security_group_id] if efs else (),
         )

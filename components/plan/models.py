@@ -63,10 +63,9 @@ def placed(cfg: StackConfig, pools: Mapping[str, PoolChoice]) -> dict[str, list[
     return out
 
 
-def stack_facts(cfg: StackConfig, model: ModelConfig, region: str | None, stack: str) -> StackFacts:
+def stack_facts(cfg: StackConfig, region: str | None, stack: str) -> StackFacts:
     """What model service `model` takes from the stack's settings."""
     return StackFacts(
-        image=configured_image(cfg, model),
         weight_stores=dict(cfg.weight_stores),
         metrics_sidecar=cfg.operations.metrics_sidecar,
         metrics_image=cfg.images.metrics,

@@ -41,12 +41,6 @@ SECTIONS: Mapping[Kind, str] = {
     "neuron": "neuronPools",
     "managed": "managedInstancePools",
 }
-MANAGED_INSTANCES_DEPLOY = DeployChoice(
-    100,
-    200,
-    "deploy: surge (min 100 %, max 200 %); Managed Instances has no group maximum, ECS launches "
-    "the instances the surge needs",
-)
 
 
 @dataclass(frozen=True)
@@ -259,7 +253,7 @@ def share(
     """
     if not isinstance(pool.config, PoolConfig):
         # Managed Instances has no group maximum: ECS launches what a surge needs.
-        return {m.name: MANAGED_INSTANCES_DEPLOY for m in on_pool}, []
+        return {m.name: decisions.MANAGED_INSTANCES_DEPLOY for m in on_pool}, []
     max_size = pool.config.max_size
     at_max = {m.name: math.ceil(m.config.max_count / m.tasks_per_instance) for m in on_pool}
     steady = sum(math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool)

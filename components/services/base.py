@@ -56,7 +56,10 @@ EXECUTION_ROLE_DESCRIPTION = "ECS agent: pull the image, write logs, read the co
 
 
 class Router(Protocol):
-    """What a service needs from the endpoint: attach a target group under `/<service>/`."""
+    """What a service needs from the endpoint: attach a target group under `/<service>/`, and
+    its idle timeout in seconds."""
+
+    idle_timeout_seconds: int
 
     def route(
         self,
