@@ -144,6 +144,21 @@ class StackFacts:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """What the stack around a model service decides for it across services; the defaults are
+    those of a service alone behind its endpoint and on its pool."""
+
+    idle_timeout_seconds: int | None = None
+    """The endpoint's idle timeout in seconds (a stack: sized for every routed service); None:
+    the endpoint's own (`Endpoint.idle_timeout_seconds`)."""
+    deploy: DeployChoice | None = None
+    """The deploy percentages (a stack: what the services sharing the pool leave this one);
+    None: what a pool holding this service alone leaves it."""
+    facts: StackFacts = field(default_factory=StackFacts)
+    """What the service takes from stack-wide settings."""
+
+
+@dataclass(frozen=True)
 class ModelInputs:
     """What one model service is decided from: its input, its fit on its pool's types, what the
     stack around it decided (deploy, listener priority, idle timeout) and the stack's facts."""
@@ -156,15 +171,33 @@ class ModelInputs:
     """On a Managed Instances pool (else an Auto Scaling group pool)."""
     pool_spec: PoolSpec | None
     """The Auto Scaling group pool's spec (for the Spot notes); None on Managed Instances."""
-    deploy: DeployChoice
-    """Undecided (`UNDECIDED_DEPLOY`) when the pool cannot hold its services: the model is
-    still decided, so its own problems are reported too."""
     priority: int
-    idle_timeout_seconds: int
-    facts: StackFacts
+    """Its listener rule priority."""
+    placement: Placement
+    """What the stack decided for it, every field given. A deploy is `UNDECIDED_DEPLOY` when
+    the pool cannot hold its services: the model is still decided, so its own problems are
+    reported too."""
     image: str | None
     """The image reference (the model's own, else its engine's in `images`); None: the stack's
     own build (`images.build`), known at deploy time."""
+
+    @property
+    def idle_timeout_seconds(self) -> int:
+        value = self.placement.idle_timeout_seconds
+        if value is None:
+            raise ValueError(f"{self.name}: the placement's idle timeout is not decided")
+        return value
+
+    @property
+    def deploy(self) -> DeployChoice:
+        value = self.placement.deploy
+        if value is None:
+            raise ValueError(f"{self.name}: the placement's deploy is not decided")
+        return value
+
+    @property
+    def facts(self) -> StackFacts:
+        return self.placement.facts
 
 
 @dataclass(frozen=True)

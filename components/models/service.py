@@ -13,7 +13,7 @@ The container definition is a plain function, tested without mocks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import pulumi
@@ -25,7 +25,7 @@ from ecs_inference.engines import Launch
 from ecs_inference.models.decisions import (
     MANAGED_INSTANCES_DEPLOY,
     ModelInputs,
-    StackFacts,
+    Placement,
     decide,
     fit_on_types,
     model_path,
@@ -88,15 +88,9 @@ class ModelWiring(ServiceWiring):
     image: Input[str]
     """The engine image: a reference (repository in ECR, tag or digest), or the digest reference
     of the stack's own build."""
-    idle_timeout_seconds: int | None = None
-    """The endpoint's idle timeout in seconds; None (default): the router's
-    (`Endpoint.idle_timeout_seconds`)."""
-    deploy: DeployChoice | None = None
-    """The deploy percentages; None (default): what the pool leaves the service when it is the
-    only one on it (a stack's plan decides them for every service sharing a pool)."""
-    facts: StackFacts = field(default_factory=StackFacts)
-    """What the service takes from stack-wide settings (metrics sidecar, ECS Exec, EFS weight
-    stores, region, stack name); default: a stack file's defaults."""
+    placement: Placement = field(default_factory=Placement)
+    """What the stack around it decided (idle timeout, deploy, stack facts); default: those of
+    a service alone behind its endpoint and on its pool, with a stack file's settings."""
     weights_efs: EfsAccess | None = None
     """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
     metrics_image: Input[str] | None = None
@@ -104,9 +98,9 @@ class ModelWiring(ServiceWiring):
 
 
 def _deploy(model: ModelConfig, wiring: ModelWiring, types: PoolTypes, name: str) -> DeployChoice:
-    """The wiring's deploy, else the one a pool holding this service alone leaves it."""
-    if wiring.deploy is not None:
-        return wiring.deploy
+    """The placement's deploy, else the one a pool holding this service alone leaves it."""
+    if wiring.placement.deploy is not None:
+        return wiring.placement.deploy
     pool = wiring.pool.spec
     if pool is None:
         return MANAGED_INSTANCES_DEPLOY
@@ -124,13 +118,14 @@ def decide_service(
     the config path a stack file would name (`platform.models.<name>`)."""
     issues = Issues()
     path = model_path(name)
-    if (problem := scaling_metric_problem(model, wiring.facts.metrics_sidecar)) is not None:
+    placement = wiring.placement
+    if (problem := scaling_metric_problem(model, placement.facts.metrics_sidecar)) is not None:
         issues.add(f"{path}.autoscaling.metric", problem)
     fitted = fit_on_types(name, model, wiring.pool.instance_types, issues)
     issues.raise_if_any()
     assert fitted is not None
     demand, types = fitted
-    idle = wiring.idle_timeout_seconds
+    idle = placement.idle_timeout_seconds
     if idle is None:
         idle = wiring.router.idle_timeout_seconds
     image = wiring.image
@@ -142,10 +137,10 @@ def decide_service(
             types=types,
             managed=wiring.pool.spec is None,
             pool_spec=wiring.pool.spec,
-            deploy=_deploy(model, wiring, types, name),
             priority=wiring.priority,
-            idle_timeout_seconds=idle,
-            facts=wiring.facts,
+            placement=replace(
+                placement, idle_timeout_seconds=idle, deploy=_deploy(model, wiring, types, name)
+            ),
             # An Output is the stack's own build: its digest reference is known at deploy time.
             image=image if isinstance(image, str) else None,
         ),
@@ -155,7 +150,7 @@ def decide_service(
         issues.add(
             path,
             "the metrics sidecar needs an image: give `ModelWiring.metrics_image`, or turn it "
-            "off (`StackFacts(metrics_sidecar=False)`) and scale on `albRequests`",
+            "off (`Placement(facts=StackFacts(metrics_sidecar=False))`) and scale on `albRequests`",
         )
     issues.raise_if_any()
     assert decided is not None

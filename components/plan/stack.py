@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
-from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, decide
+from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -157,10 +157,12 @@ def _model_specs(
             types=pool.types,
             managed=pool.kind == "managed",
             pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
-            deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
             priority=priorities[name],
-            idle_timeout_seconds=idle,
-            facts=models.stack_facts(cfg, region, stack),
+            placement=Placement(
+                idle_timeout_seconds=idle,
+                deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
+                facts=models.stack_facts(cfg, region, stack),
+            ),
             image=models.configured_image(cfg, model),
         )
         planned = decide(inputs, issues)

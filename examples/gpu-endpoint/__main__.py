@@ -13,7 +13,7 @@ import pulumi_aws as aws
 
 from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
-from ecs_inference.models.decisions import StackFacts
+from ecs_inference.models.decisions import Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.specs.endpoint import AuthSpec, validate_endpoint_args
@@ -111,7 +111,7 @@ service = ModelService(
         pool=pool,
         priority=100,
         image=f"{account}.dkr.ecr.{region}.amazonaws.com/vllm:0.33.0",
-        facts=StackFacts(metrics_sidecar=False, region=region),
+        placement=Placement(facts=StackFacts(metrics_sidecar=False, region=region)),
         cluster_arn=cluster.arn,
         vpc_id=vpc.id,
         subnet_ids=subnet_ids,

@@ -20,7 +20,7 @@ from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from ecs_inference.models.decisions import StackFacts
+from ecs_inference.models.decisions import Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import (
     CONTAINER_NAME,
@@ -167,6 +167,9 @@ NEURON_INPUT: dict[str, Any] = {
 }
 
 
+FACTS = StackFacts(metrics_sidecar=False, region="us-east-1")
+
+
 def vllm_wiring(router: Any = None, **overrides: Any) -> ModelWiring:
     settings: dict[str, Any] = {
         **service_wiring(router),
@@ -174,7 +177,7 @@ def vllm_wiring(router: Any = None, **overrides: Any) -> ModelWiring:
         "pool": FakePool("dev-g6e-cp", "g6e.12xlarge"),
         "priority": 10,
         "image": IMAGE,
-        "facts": StackFacts(metrics_sidecar=False, region="us-east-1"),
+        "placement": Placement(facts=FACTS),
     }
     settings.update(overrides)
     return ModelWiring(**settings)
@@ -187,7 +190,9 @@ def neuron_wiring(router: Any = None) -> ModelWiring:
         priority=20,
         pool=FakePool("dev-inf2-cp", "inf2.24xlarge", max_size=2),
         # Stop one, then start one: no spare Neuron host needed.
-        deploy=DeployChoice(0, 100, "deploy: stop one, then start one"),
+        placement=Placement(
+            deploy=DeployChoice(0, 100, "deploy: stop one, then start one"), facts=FACTS
+        ),
     )
 
 
