@@ -282,7 +282,6 @@ class InferencePlatform(pulumi.ComponentResource):
                     **{**wired, **model_wiring},
                     service=svc,
                     pool=self.pools[plan.model_pools[svc]],
-                    priority=decided_from.priority,
                     placement=decided_from.placement,
                     image=self._image(m.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(m.secrets.values()),

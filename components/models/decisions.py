@@ -148,6 +148,8 @@ class Placement:
     """What the stack around a model service decides for it across services; the defaults are
     those of a service alone behind its endpoint and on its pool."""
 
+    priority: int
+    """Its listener rule priority on the endpoint (1-50000, unique per listener)."""
     idle_timeout_seconds: int | None = None
     """The endpoint's idle timeout in seconds (a stack: sized for every routed service); None:
     the endpoint's own (`Endpoint.idle_timeout_seconds`)."""
@@ -171,8 +173,6 @@ class ModelInputs:
     """On a Managed Instances pool (else an Auto Scaling group pool)."""
     pool_spec: PoolSpec | None
     """The Auto Scaling group pool's spec (for the Spot notes); None on Managed Instances."""
-    priority: int
-    """Its listener rule priority."""
     placement: Placement
     """What the stack decided for it, every field given. A deploy is `UNDECIDED_DEPLOY` when
     the pool cannot hold its services: the model is still decided, so its own problems are
@@ -180,6 +180,10 @@ class ModelInputs:
     image: str | None
     """The image reference (the model's own, else its engine's in `images`); None: the stack's
     own build (`images.build`), known at deploy time."""
+
+    @property
+    def priority(self) -> int:
+        return self.placement.priority
 
     @property
     def idle_timeout_seconds(self) -> int:

@@ -13,7 +13,7 @@ The container definition is a plain function, tested without mocks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import pulumi
@@ -83,14 +83,13 @@ class ModelWiring(ServiceWiring):
     the component's name. A stack names its components `<platform>-<service>`."""
     pool: ModelPool
     """The pool it runs on: its capacity provider, and the instance types it is sized on."""
-    priority: int
-    """Its listener rule priority on the endpoint (1-50000, unique per listener)."""
     image: Input[str]
     """The engine image: a reference (repository in ECR, tag or digest), or the digest reference
     of the stack's own build."""
-    placement: Placement = field(default_factory=Placement)
-    """What the stack around it decided (idle timeout, deploy, stack facts); default: those of
-    a service alone behind its endpoint and on its pool, with a stack file's settings."""
+    placement: Placement
+    """What the stack around it decides across services: its listener rule priority, and the
+    idle timeout, deploy and stack facts, which default to those of a service alone behind its
+    endpoint and on its pool, with a stack file's settings."""
     weights_efs: EfsAccess | None = None
     """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
     metrics_image: Input[str] | None = None
@@ -137,7 +136,6 @@ def decide_service(
             types=types,
             managed=wiring.pool.spec is None,
             pool_spec=wiring.pool.spec,
-            priority=wiring.priority,
             placement=replace(
                 placement, idle_timeout_seconds=idle, deploy=_deploy(model, wiring, types, name)
             ),
@@ -150,7 +148,8 @@ def decide_service(
         issues.add(
             path,
             "the metrics sidecar needs an image: give `ModelWiring.metrics_image`, or turn it "
-            "off (`Placement(facts=StackFacts(metrics_sidecar=False))`) and scale on `albRequests`",
+            "off (`Placement(..., facts=StackFacts(metrics_sidecar=False))`) and scale on "
+            "`albRequests`",
         )
     issues.raise_if_any()
     assert decided is not None

@@ -157,8 +157,8 @@ def _model_specs(
             types=pool.types,
             managed=pool.kind == "managed",
             pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
-            priority=priorities[name],
             placement=Placement(
+                priority=priorities[name],
                 idle_timeout_seconds=idle,
                 deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
                 facts=models.stack_facts(cfg, region, stack),

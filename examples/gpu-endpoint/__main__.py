@@ -109,9 +109,8 @@ service = ModelService(
     llama,
     ModelWiring(
         pool=pool,
-        priority=100,
         image=f"{account}.dkr.ecr.{region}.amazonaws.com/vllm:0.33.0",
-        placement=Placement(facts=StackFacts(metrics_sidecar=False, region=region)),
+        placement=Placement(priority=100, facts=StackFacts(metrics_sidecar=False, region=region)),
         cluster_arn=cluster.arn,
         vpc_id=vpc.id,
         subnet_ids=subnet_ids,

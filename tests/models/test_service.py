@@ -175,9 +175,8 @@ def vllm_wiring(router: Any = None, **overrides: Any) -> ModelWiring:
         **service_wiring(router),
         "service": "llama",
         "pool": FakePool("dev-g6e-cp", "g6e.12xlarge"),
-        "priority": 10,
         "image": IMAGE,
-        "placement": Placement(facts=FACTS),
+        "placement": Placement(priority=10, facts=FACTS),
     }
     settings.update(overrides)
     return ModelWiring(**settings)
@@ -187,11 +186,12 @@ def neuron_wiring(router: Any = None) -> ModelWiring:
     return vllm_wiring(
         router,
         service="mistral",
-        priority=20,
         pool=FakePool("dev-inf2-cp", "inf2.24xlarge", max_size=2),
         # Stop one, then start one: no spare Neuron host needed.
         placement=Placement(
-            deploy=DeployChoice(0, 100, "deploy: stop one, then start one"), facts=FACTS
+            priority=20,
+            deploy=DeployChoice(0, 100, "deploy: stop one, then start one"),
+            facts=FACTS,
         ),
     )
 
@@ -598,7 +598,7 @@ def test_neuron_service_places_one_task_per_instance(neuron_rec) -> None:
 def test_spec_and_wiring_are_frozen() -> None:
     for value in (vllm_spec(), vllm_wiring()):
         with pytest.raises(dataclasses.FrozenInstanceError):
-            value.priority = 3  # type: ignore[misc]
+            value.image = "other"  # type: ignore[misc]
 
 
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
