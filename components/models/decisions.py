@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
@@ -160,6 +161,16 @@ class Placement:
     """What the service takes from stack-wide settings."""
 
 
+_T = TypeVar("_T")
+
+
+def _decided(name: str, value: _T | None, what: str) -> _T:
+    """A placement value the stack (or the component, for a lone service) must have decided."""
+    if value is None:
+        raise ValueError(f"{name}: the placement's {what} is not decided")
+    return value
+
+
 @dataclass(frozen=True)
 class ModelInputs:
     """What one model service is decided from: its input, its fit on its pool's types, what the
@@ -187,17 +198,11 @@ class ModelInputs:
 
     @property
     def idle_timeout_seconds(self) -> int:
-        value = self.placement.idle_timeout_seconds
-        if value is None:
-            raise ValueError(f"{self.name}: the placement's idle timeout is not decided")
-        return value
+        return _decided(self.name, self.placement.idle_timeout_seconds, "idle timeout")
 
     @property
     def deploy(self) -> DeployChoice:
-        value = self.placement.deploy
-        if value is None:
-            raise ValueError(f"{self.name}: the placement's deploy is not decided")
-        return value
+        return _decided(self.name, self.placement.deploy, "deploy")
 
     @property
     def facts(self) -> StackFacts:

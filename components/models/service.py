@@ -1,13 +1,15 @@
 """ModelService: one LLM served by a registered engine (`components.engines`) on a pool.
 
-On top of `PoolService` it adds the engine's container (environment, command, port and health
-path from the engine's launch, whatever the engine; GPU `resourceRequirements` equal to the
-launch's GPUs, or the Neuron devices mapped through `linuxParameters.devices`, since Neuron
-devices are not an ECS resource type; shared memory for NCCL; no container health check: the
-ALB's decides), a task role that can only read the weights (one S3 prefix, or an EFS access
-point), the metrics sidecar for engines whose metric families it knows
-(`Launch.metrics_target`), and target tracking on the engine's load or ALBRequestCountPerTarget.
-The container definition is a plain function, tested without mocks.
+It decides its own fit, task size and timeouts from its input (`components.models.decisions`),
+then builds on `EcsService`: a task definition of EC2 or MANAGED_INSTANCES compatibility on
+the pool's capacity provider (spread over Availability Zones, packed by memory), the engine's
+container (environment, command, port and health path from the engine's launch, whatever the
+engine; GPU `resourceRequirements` equal to the launch's GPUs, or the Neuron devices mapped
+through `linuxParameters.devices`, since Neuron devices are not an ECS resource type; shared
+memory for NCCL; no container health check: the ALB's decides), a task role that can only read
+the weights (one S3 prefix, or an EFS access point), the metrics sidecar for engines whose
+metric families it knows (`Launch.metrics_target`), and target tracking on the engine's load or
+ALBRequestCountPerTarget. The container definition is a plain function, tested without mocks.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import pulumi
+import pulumi_aws as aws
 from pulumi import Input
 
 from ecs_inference.config.issues import Issues
@@ -34,13 +37,14 @@ from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     Balancing,
+    EcsService,
     EfsAccess,
     ServiceWiring,
     metrics_sidecar,
     weights_task_role,
 )
+from ecs_inference.services.base import Placement as TaskPlacement
 from ecs_inference.services.containers import environment_list, secrets_list, serving_container
-from ecs_inference.services.ec2 import PoolService, pool_placement
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
 from ecs_inference.sizing.instance_types import PoolTypes
 from ecs_inference.specs import weights as weights_spec
@@ -221,12 +225,30 @@ def model_container_definitions(
     return [container]
 
 
+def pool_placement(capacity_provider: Input[str], *, one_task_per_instance: bool) -> TaskPlacement:
+    """The pool's capacity provider; with `one_task_per_instance`, ECS's distinctInstance."""
+    return TaskPlacement(
+        capacity_provider=capacity_provider,
+        constraints=[aws.ecs.ServicePlacementConstraintArgs(type="distinctInstance")]
+        if one_task_per_instance
+        else None,
+        # Spread over AZs first (an AZ outage keeps capacity), then pack each instance's memory
+        # so scarce accelerator instances are filled before new ones start.
+        strategies=[
+            aws.ecs.ServiceOrderedPlacementStrategyArgs(
+                type="spread", field="attribute:ecs.availability-zone"
+            ),
+            aws.ecs.ServiceOrderedPlacementStrategyArgs(type="binpack", field="memory"),
+        ],
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # the component
 # --------------------------------------------------------------------------------------------
 
 
-class ModelService(PoolService):
+class ModelService(EcsService):
     """One model behind the endpoint, on a pool's capacity provider; outputs as `EcsService`.
 
     `ModelService(name, input, wiring, opts=None)`: `input` is the model's `ModelConfig` (its
@@ -293,7 +315,7 @@ class ModelService(PoolService):
             secret_arns=wiring.stack_secret_arns,
         )
         efs = wiring.weights_efs
-        self._pool_task(
+        self._task(
             service=spec.service,
             compatibility=spec.compatibility,
             cpu=spec.task_cpu,

@@ -9,8 +9,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from tests.stack_config import issues_of, mutate, reference
+import pytest
+
+from tests.stack_config import issues_of, mutate, plan_of, reference
 from tools.preview import EXIT_CONFIG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,14 +41,38 @@ def test_the_docs_open_with_the_quickstart_program() -> None:
     assert len(program.splitlines()) <= MAX_LINES
 
 
-def test_the_quickstart_previews_with_its_decisions() -> None:
+@pytest.fixture(scope="module")
+def previewed() -> dict[str, Any]:
     proc = preview(EXAMPLE, "--json")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    doc = json.loads(proc.stdout)
-    lines = doc["outputs"]["decisions"]["model llama"]
+    return json.loads(proc.stdout)
+
+
+def test_the_quickstart_previews_with_its_decisions(previewed: dict[str, Any]) -> None:
+    lines = previewed["outputs"]["decisions"]["model llama"]
     assert any("on g6e.xlarge: tensor parallel 1" in line for line in lines), lines
     assert any(line.startswith("task reservation") for line in lines), lines
-    assert not [f for f in doc["findings"] if f.get("enforcementLevel") == "mandatory"]
+    assert not [f for f in previewed["findings"] if f.get("enforcementLevel") == "mandatory"]
+
+
+def test_the_program_decides_as_a_stack_file(previewed: dict[str, Any]) -> None:
+    """The dev stack's llama given the program's keys, on a pool of the program's type and
+    size, is decided line for line as the program's service."""
+    raw = reference("dev")
+    raw = mutate(raw, "gpuPools.l40s", {"instanceType": "g6e.xlarge", "maxSize": 2})
+    raw = mutate(
+        raw,
+        "models.llama",
+        {
+            "engine": "vllm",
+            "pool": "l40s",
+            "architecture": "llama-3.1-8b",
+            "weightsUri": "s3://my-models/llama-3.1-8b/",
+            "maxModelLen": 8192,
+        },
+    )
+    stack = plan_of(raw, "dev").decisions["model llama"]
+    assert previewed["outputs"]["decisions"]["model llama"] == stack
 
 
 def test_a_program_over_its_gpu_fails_with_the_stack_files_message(tmp_path: Path) -> None:
