@@ -32,6 +32,7 @@ from ecs_inference.capacity.managed_instances_pool import (
 from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.network import Network, NetworkArgs
 from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan
@@ -49,7 +50,6 @@ from ecs_inference.services.gateway import (
     gateway_security_group,
 )
 from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
-from ecs_inference.services.model import ModelService, ModelServiceArgs
 from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
@@ -272,16 +272,19 @@ class InferencePlatform(pulumi.ComponentResource):
                 "client_security_group_ids": (self.gateway_security_group.id,),
                 "service_connect_namespace": self._routes(plan),
             }
-        self.models = {
-            svc: ModelService(
+        self.models = {}
+        for svc, m in plan.models.items():
+            decided_from = plan.model_inputs[svc]
+            self.models[svc] = ModelService(
                 f"{self._name}-{svc}",
-                with_wiring(
-                    ModelServiceArgs,
-                    m,
+                plan.config.models[svc],
+                ModelWiring(
                     **{**wired, **model_wiring},
+                    service=svc,
+                    pool=self.pools[plan.model_pools[svc]],
+                    placement=decided_from.placement,
                     image=self._image(m.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(m.secrets.values()),
-                    capacity_provider_name=self.pools[plan.model_pools[svc]].capacity_provider_name,
                     weights_efs=self._efs_access(svc, m.efs_file_system),
                     metrics_image=self._image(m.metrics_image, "metrics")
                     if m.metrics_sidecar
@@ -289,8 +292,6 @@ class InferencePlatform(pulumi.ComponentResource):
                 ),
                 opts=self._child,
             )
-            for svc, m in plan.models.items()
-        }
         self.rerankers = {
             svc: FargateReranker(
                 f"{self._name}-{svc}",

@@ -112,6 +112,10 @@ class AcceleratorPool(pulumi.ComponentResource):
 
     instance: InstanceType
     """The catalog entry of `instance_type`."""
+    instance_types: tuple[str, ...]
+    """Every type the group may launch, in priority order (what its services are sized on)."""
+    spec: PoolSpec
+    """What it was built from (its size, warm pool and purchase options)."""
     prepulls: bool
     """Warm-pool instances pre-pull images (and hold their launch hook until done)."""
     instance_role: aws.iam.Role
@@ -149,6 +153,8 @@ class AcceleratorPool(pulumi.ComponentResource):
         self._name = name
         self._child = pulumi.ResourceOptions(parent=self)
         self.instance = catalog.instance(args.instance_type)
+        self.instance_types = tuple(args.instance_types) or (args.instance_type,)
+        self.spec = args
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
         self.context = aws_context(self)
         self._instance_role(args)

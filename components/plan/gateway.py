@@ -10,8 +10,7 @@ from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
-from ecs_inference.plan.secrets import secret_ref, secret_refs
-from ecs_inference.plan.services import deregistration
+from ecs_inference.services.decisions import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
     BEDROCK_PROFILE_PREFIXES,
@@ -25,6 +24,7 @@ from ecs_inference.specs.gateway import (
     ServiceTarget,
     managed_names,
 )
+from ecs_inference.specs.secrets import secret_ref, secret_refs
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.specs.service_connect import private_host
 

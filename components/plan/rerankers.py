@@ -10,8 +10,8 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as contract
-from ecs_inference.plan.secrets import secret_refs
-from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service import (
     RerankerSpec,
     ServiceArgsError,

@@ -17,8 +17,8 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
-from ecs_inference.plan.secrets import secret_ref, secret_refs
 from ecs_inference.specs import operations as ops
+from ecs_inference.specs.secrets import secret_ref, secret_refs
 from ecs_inference.specs.worker import (
     MANAGED_ENV,
     QueueWorkerSpec,

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecs_inference.config.base import SECRET_ARN_PATTERN
+
 REFERENCE_PREFIX = "stack-secret:"
 
 
@@ -53,3 +55,15 @@ def resolve(containers: list[dict[str, Any]], arns: Mapping[str, str]) -> list[d
                     raise KeyError(f"no secret was created for {value_from}")
                 entry["valueFrom"] = arns[value_from]
     return containers
+
+
+def secret_ref(path: str, value: str) -> str:
+    """What a container's `secrets` entry names for the value at config `path`: the value if
+    it is a Secrets Manager ARN, else the reference of the secret the stack creates for it."""
+    return value if SECRET_ARN_PATTERN.match(value) else reference(path)
+
+
+def secret_refs(base: str, secrets: Mapping[str, str]) -> dict[str, str]:
+    """A service's `secrets` (env name -> ARN or value) as references; `base` is the
+    service's config path."""
+    return {name: secret_ref(f"{base}.secrets.{name}", v) for name, v in secrets.items()}

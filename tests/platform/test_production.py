@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from ecs_inference.capacity.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
+from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
 from ecs_inference.sizing import catalog, deploy_step
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
