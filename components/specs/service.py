@@ -423,9 +423,10 @@ def reranker_size_problem(
     all-MiniLM-L6-v2) on `platform_version`, or None."""
     if size.memory_mib < model.memory_floor_mib:
         return (
-            f"memory_mib {size.memory_mib} is below the floor of {model.memory_floor_mib} MiB "
-            f"for {model.name or model.model_type} ({model.parameters / 1e6:.0f}M parameters: "
-            "resident weights, ONNX Runtime arenas, web stack)"
+            f"memory_mib {size.memory_mib} is below the re-ranker's floor of "
+            f"{model.memory_floor_mib} MiB for {model.name or model.model_type} "
+            f"({model.parameters / 1e6:.0f}M parameters: resident weights, ONNX Runtime arenas, "
+            "web stack)"
         )
     if size.needs_platform_1_4 and not _platform_at_least_1_4(platform_version):
         return f"cpu {size.cpu} needs Fargate platform 1.4.0 or later, got {platform_version!r}"

@@ -189,6 +189,15 @@ class Engine:
         """Encode (query, document) pairs with special tokens, truncated, unpadded."""
         return self.tokenizer.encode_batch(list(pairs), add_special_tokens=True)
 
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        """Each text cut after its first `max_tokens` tokens (Cohere v2's `max_tokens_per_doc`),
+        at the character where the last kept token ends."""
+        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [
+            text if len(enc.offsets) <= max_tokens else text[: enc.offsets[max_tokens - 1][1]]
+            for text, enc in zip(texts, encodings, strict=True)
+        ]
+
     def score(
         self, pairs: Sequence[tuple[str, str]], stats: BatchStats | None = None
     ) -> np.ndarray:

@@ -18,7 +18,7 @@ import pytest
 
 from contracts import reranker as c
 from tests.images.reranker.conftest import start_server
-from tests.images.reranker.families import MAX_LENGTH, build
+from bench.encoder_families import MAX_LENGTH, build
 
 #: Largest |ONNX - torch| relevance score difference accepted (sigmoid of fp32 logits).
 SCORE_TOLERANCE = 1e-4
