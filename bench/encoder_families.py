@@ -86,11 +86,15 @@ def build(
     shape: dict[str, int] | None = None,
     max_length: int = MAX_LENGTH,
     vocab_size: int | None = None,
+    initializer_range: float = 0.2,
 ) -> Path:
     """Save a cross-encoder of `family` (a `contracts.reranker.FAMILIES` key) in `out`.
 
     Defaults: the TINY shape, MAX_LENGTH positions, the tokenizer's vocabulary size (a larger
-    `vocab_size` gives the embedding table of a real model; ids past the tokenizer's are unused).
+    `vocab_size` gives the embedding table of a real model; ids past the tokenizer's are unused),
+    weights drawn with standard deviation 0.2: wider than the usual 0.02, so a tiny model's
+    random scores spread out and rankings are well separated (a deep model wants 0.02, or its
+    activations, and so its logits, grow into the hundreds).
     """
     import torch
     import transformers as t
@@ -98,8 +102,7 @@ def build(
     layers = {
         **(shape or TINY),
         "num_labels": 1,
-        # Wider than the usual 0.02 so random scores spread out and rankings are well separated.
-        "initializer_range": 0.2,
+        "initializer_range": initializer_range,
     }
     torch.manual_seed(0)
     if family in ("bert", "electra"):

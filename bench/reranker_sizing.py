@@ -59,7 +59,7 @@ def build_bundles(work: Path) -> dict[str, Path]:
     from bench.encoder_families import build
 
     minilm = rb.build_cross_encoder(work / "minilm")
-    xlmr = build("xlm-roberta", work / "xlmr", XLMR_BASE, MAX_LENGTH, XLMR_VOCAB)
+    xlmr = build("xlm-roberta", work / "xlmr", XLMR_BASE, MAX_LENGTH, XLMR_VOCAB, 0.02)
     bundles = {}
     for name, src in (("MiniLM-L6", minilm), ("XLM-R base shape", xlmr)):
         bundles[name] = work / f"{src.name}-bundle"
