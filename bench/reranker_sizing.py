@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -84,8 +83,16 @@ def worker(bundle: Path, requests_file: Path, threads: int) -> dict[str, float]:
         seconds += time.perf_counter() - t0
         work += sum(shape.work_tokens(len(e.ids)) for e in encodings)
     engine.close()
-    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"work_tokens_per_s": work / seconds, "rss_mib": rss_mib}
+    return {"work_tokens_per_s": work / seconds, "rss_mib": peak_rss_mib()}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set since its exec (`VmHWM`; `ru_maxrss` would also count
+    the pages of the parent it was forked from)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def model_of(bundle: Path) -> c.EncoderModel:
@@ -146,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=6)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--bundles", type=Path, help="reuse minilm-bundle/ and xlmr-bundle/ prepared in this dir"
+    )
     parser.add_argument("--worker", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -153,7 +163,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        bundles = build_bundles(work)
+        if args.bundles:
+            names = ("MiniLM-L6", "XLM-R base shape")
+            bundles = dict(
+                zip(
+                    names,
+                    (args.bundles / "minilm-bundle", args.bundles / "xlmr-bundle"),
+                    strict=True,
+                )
+            )
+        else:
+            bundles = build_bundles(work)
         words = rb.vocabulary_words(bundles["MiniLM-L6"] / c.TOKENIZER_FILE)
         requests_file = work / "requests.json"
         requests_file.write_text(json.dumps(rb.make_requests(words, "realistic", args.requests, 7)))

@@ -24,17 +24,17 @@ class RerankerModelConfig(Section):
     model_type: str = _REFERENCE.model_type
     """config.json `model_type`: one of the families the image serves (`bert`, `xlm-roberta`,
     `modernbert`, `deberta-v2`, `electra`)."""
-    num_hidden_layers: int = Field(_REFERENCE.layers, ge=1, le=128)
+    num_hidden_layers: int = Field(default=_REFERENCE.layers, ge=1, le=128)
     """config.json `num_hidden_layers`."""
-    hidden_size: int = Field(_REFERENCE.hidden, ge=8, le=16384)
+    hidden_size: int = Field(default=_REFERENCE.hidden, ge=8, le=16384)
     """config.json `hidden_size`."""
-    num_attention_heads: int = Field(_REFERENCE.heads, ge=1, le=256)
+    num_attention_heads: int = Field(default=_REFERENCE.heads, ge=1, le=256)
     """config.json `num_attention_heads` (divides hiddenSize)."""
-    intermediate_size: int = Field(_REFERENCE.intermediate, ge=8, le=65536)
+    intermediate_size: int = Field(default=_REFERENCE.intermediate, ge=8, le=65536)
     """config.json `intermediate_size` (the FFN width)."""
-    vocab_size: int = Field(_REFERENCE.vocab, ge=8, le=1_000_000)
+    vocab_size: int = Field(default=_REFERENCE.vocab, ge=8, le=1_000_000)
     """config.json `vocab_size` (decides the embedding table's memory)."""
-    max_length: int = Field(_REFERENCE.max_length, ge=8, le=65536)
+    max_length: int = Field(default=_REFERENCE.max_length, ge=8, le=65536)
     """Longest input the bundle scores, tokens (reranker.json `max_length`; at most the
     model's usable positions)."""
 

@@ -322,14 +322,14 @@ def plan_gateway(
         )
         for name, m in models.items()
     }
-    for name, rr in (rerankers or {}).items():
+    for name in rerankers or {}:
         # The service answers to its key (`reranker_environment` sets MODEL_NAME to it).
         targets[name] = ServiceTarget(
             service=name,
             served_model_name=name,
             host=private_host(name, namespace),
             port=reranker_contract.PORT,
-            timeout_seconds=rr.max_request_seconds,
+            timeout_seconds=cfg.rerankers[name].max_request_seconds,
             provider=litellm.RERANK_PROVIDER,
             mode="rerank",
         )

@@ -46,7 +46,7 @@ def test_cohere_client_v2_reranks_against_the_service(server):
 
 def test_v2_max_tokens_per_doc_scores_each_document_cut_to_that_many_tokens(server):
     # Every word is one token of the WordPiece vocabulary, so the first k tokens are k words.
-    words = "the cat sat on the mat while fargate pulled the image".split()
+    words = ["the", "cat", "sat", "on", "the", "mat", "while", "fargate", "pulled", "the", "image"]
     docs = [" ".join(words), " ".join(reversed(words))]
     body = {"model": "tiny-ce", "query": QUERY, "documents": docs, "max_tokens_per_doc": 3}
     cut = _direct(server, c.RERANK_V2_PATH, body).json()["results"]

@@ -16,20 +16,49 @@ import httpx
 import numpy as np
 import pytest
 
+from bench.encoder_families import MAX_LENGTH, build
 from contracts import reranker as c
 from tests.images.reranker.conftest import start_server
-from bench.encoder_families import MAX_LENGTH, build
 
 #: Largest |ONNX - torch| relevance score difference accepted (sigmoid of fp32 logits).
 SCORE_TOLERANCE = 1e-4
-_WORDS = (
-    "the service scores every query and document pair with the model it was given while "
-    "fargate tasks pull images through private endpoints and paris is the capital of france"
-).split()
+_WORDS = [
+    "the",
+    "service",
+    "scores",
+    "every",
+    "query",
+    "and",
+    "document",
+    "pair",
+    "with",
+    "the",
+    "model",
+    "it",
+    "was",
+    "given",
+    "while",
+    "fargate",
+    "tasks",
+    "pull",
+    "images",
+    "through",
+    "private",
+    "endpoints",
+    "and",
+    "paris",
+    "is",
+    "the",
+    "capital",
+    "of",
+    "france",
+]
 QUERIES = ["what is the capital of france?", "how do fargate tasks pull images", "long"]
 # 1 to 90 words: short pairs, pairs past ModernBERT's local window, pairs cut at MAX_LENGTH.
-DOCUMENTS = [" ".join(_WORDS[i % 7 :] * (n // len(_WORDS) + 1))[: n * 6] for i, n in
-             enumerate((1, 4, 9, 15, 30, 60, 90))]
+DOCUMENTS = [
+    " ".join(_WORDS[i % 7 :] * (n // len(_WORDS) + 1))[: n * 6]
+    for i, n in enumerate((1, 4, 9, 15, 30, 60, 90))
+]
 
 
 def torch_scores(model_dir: Path, max_length: int, query: str, docs: list[str]) -> np.ndarray:
@@ -97,8 +126,10 @@ def test_each_family_scores_like_torch_in_the_engine_and_over_http(family, bundl
 
 
 def test_segment_ids_are_fed_only_to_families_that_embed_them(bundles):
-    inputs = {f: json.loads((b / c.MODEL_CONFIG_FILE).read_text())["inputs"] for f, (_, b) in
-              bundles.items()}
+    inputs = {
+        f: json.loads((b / c.MODEL_CONFIG_FILE).read_text())["inputs"]
+        for f, (_, b) in bundles.items()
+    }
     with_types = {f for f, names in inputs.items() if "token_type_ids" in names}
     assert with_types == {"bert", "electra"}
 

@@ -1,7 +1,7 @@
 """A rerank through the gateway: the pinned LiteLLM proxy, run with the config the stack generates
 for a re-ranker route (`components.specs.gateway.litellm_config`), in front of the service on
-loopback, with the gateway's auth (`x-litellm-api-key: Bearer <master key>`, as docs/gateway.md tells
-callers).
+loopback, with the gateway's auth (`x-litellm-api-key: Bearer <master key>`, as docs/gateway.md
+tells callers).
 
 The proxy runs from the pinned LiteLLM's own virtualenv (`tests/litellm/venv.py`; the test is
 skipped, with the reason, when that cannot be built).
@@ -60,10 +60,10 @@ def gateway(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         # The model cost map ships in the wheel; never fetch it.
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
+    listen = ["--host", "127.0.0.1", "--port", str(gateway_port)]
     log = open(work / "proxy.log", "wb")  # noqa: SIM115 - the child writes to it until killed
     proc = subprocess.Popen(
-        [str(python), str(VENV / "bin" / "litellm"), "--config", str(config)]
-        + ["--host", "127.0.0.1", "--port", str(gateway_port)],
+        [str(python), str(VENV / "bin" / "litellm"), "--config", str(config), *listen],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -122,4 +122,3 @@ def test_the_generated_rerank_route_is_what_the_proxy_lists(gateway):
         gateway + "/v1/models", headers={litellm.KEY_HEADER: f"Bearer {MASTER_KEY}"}, timeout=30
     ).json()
     assert [m["id"] for m in models["data"]] == ["rerank"]
-
