@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "images" / "reranker"))
 
 from bench import reranker_bench as rb  # noqa: E402
-from contracts import reranker as c  # noqa: E402
+from ecs_inference.contracts import reranker as c  # noqa: E402
 
 #: XLM-RoBERTa-base's config.json (`xlm-roberta-base`, the base of bge-reranker-base).
 XLMR_BASE = {
