@@ -264,11 +264,12 @@ class InferencePlatform(pulumi.ComponentResource):
             )
 
     def _services(self, plan: Plan, wiring: ServiceWiring) -> None:
-        """Every model service on its pool and every re-ranker on Fargate."""
+        """Every model service on its pool and every re-ranker on Fargate (with a gateway, each
+        is a Service Connect server the gateway may reach)."""
         wired = _fields(wiring)
-        model_wiring: dict[str, Any] = {}
+        gateway_wiring: dict[str, Any] = {}
         if self.gateway_security_group is not None:
-            model_wiring = {
+            gateway_wiring = {
                 "client_security_group_ids": (self.gateway_security_group.id,),
                 "service_connect_namespace": self._routes(plan),
             }
@@ -279,7 +280,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 f"{self._name}-{svc}",
                 plan.config.models[svc],
                 ModelWiring(
-                    **{**wired, **model_wiring},
+                    **{**wired, **gateway_wiring},
                     service=svc,
                     pool=self.pools[plan.model_pools[svc]],
                     placement=decided_from.placement,
@@ -298,7 +299,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 with_wiring(
                     FargateRerankerArgs,
                     r,
-                    **wired,
+                    **{**wired, **gateway_wiring},
                     image=self._image(r.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(r.secrets.values()),
                     metrics_image=self._image(r.metrics_image, "metrics")
@@ -394,6 +395,7 @@ class InferencePlatform(pulumi.ComponentResource):
             )
         db = self.gateway_database
         routes = self._routes(plan)
+        served = {**self.models, **self.rerankers}
         self.gateway = LiteLLMGateway(
             f"{name}-gateway",
             with_wiring(
@@ -406,12 +408,15 @@ class InferencePlatform(pulumi.ComponentResource):
                     "service_depends_on": (
                         *wiring.service_depends_on,
                         *(m.service for m in self.models.values()),
+                        *(r.service for r in self.rerankers.values()),
                     ),
                 },
                 security_group=self.gateway_security_group,
                 models={
-                    svc: ModelEndpoint(self.models[svc].security_group.id, self.models[svc].port)
-                    for svc in sorted({r.target.service for r in gw.litellm.routes})
+                    svc: ModelEndpoint(served[svc].security_group.id, port)
+                    for svc, port in sorted(
+                        {r.target.service: r.target.port for r in gw.litellm.routes}.items()
+                    )
                 },
                 database=None if db is None else db.endpoint(),
                 database_security_group_id=None if db is None else db.security_group.id,

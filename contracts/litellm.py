@@ -66,6 +66,12 @@ ROUTING_STRATEGIES = (
 )
 """LiteLLM router strategies (`litellm.types.litellm_params.RoutingStrategyName`)."""
 
+RERANK_PROVIDER = "cohere"
+"""LiteLLM's provider for the stack's re-rankers: Cohere's rerank API, which the re-ranker image
+serves. Given an `api_base` ending in neither `/v1/rerank` nor `/v2/rerank`, LiteLLM calls
+`<api_base>/v2/rerank` (`litellm.utils.should_use_cohere_v1_client`,
+`CohereRerankV2Config.get_complete_url`)."""
+
 BEDROCK_PREFIX = "bedrock/"
 """LiteLLM's provider prefix for Amazon Bedrock (`bedrock/<model id>`; `bedrock/converse/...`
 and `bedrock/invoke/...` pick the API)."""

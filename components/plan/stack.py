@@ -206,7 +206,13 @@ def build_plan(
     if config.gateway is not None or config.workers:
         namespace = gateway.service_connect_namespace(platform_name, stack)
     gateway_spec, gateway_lines = gateway.plan_gateway(
-        config, model_specs, namespace or "", gateway_priority, issues, network_spec.cidr_block
+        config,
+        model_specs,
+        namespace or "",
+        gateway_priority,
+        issues,
+        network_spec.cidr_block,
+        reranker_specs,
     )
     worker_specs, worker_lines = workers.plan_workers(
         config, issues, None if project is None or stack is None else (project, stack)

@@ -77,7 +77,8 @@ class ServiceTarget:
     private Service Connect address), `timeout_seconds` (its longest generation), `provider`
     (LiteLLM's provider prefix for its API; default `hosted_vllm`), `routed_by_default` (whether
     the default routes, every service, include it; default True: False for a custom image, whose
-    API the platform cannot know)."""
+    API the platform cannot know), `mode` (LiteLLM's `model_info.mode`: "chat" for a model
+    service, default; "rerank" for a re-ranker)."""
 
     service: str
     served_model_name: str
@@ -86,11 +87,15 @@ class ServiceTarget:
     timeout_seconds: int
     provider: str = "hosted_vllm"
     routed_by_default: bool = True
+    mode: Literal["chat", "rerank"] = "chat"
 
     @property
     def api_base(self) -> str:
-        """The OpenAI-compatible base URL (`/v1`: LiteLLM appends `/chat/completions`)."""
-        return f"http://{self.host}:{self.port}/v1"
+        """The base URL LiteLLM is given: a model service's OpenAI-compatible `/v1` (LiteLLM
+        appends `/chat/completions`), a re-ranker's root (LiteLLM's cohere provider appends
+        `/v2/rerank`, `contracts.litellm.RERANK_PROVIDER`)."""
+        root = f"http://{self.host}:{self.port}"
+        return root if self.mode == "rerank" else f"{root}/v1"
 
 
 @dataclass(frozen=True)
@@ -177,7 +182,7 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
             # hosted_vllm: OpenAI-compatible chat/completions against vLLM's server (also what
             # optimum-neuron serves), with vLLM's extra sampling parameters passed through;
             # openai: any other OpenAI-compatible server (the other engines, a custom image
-            # routed explicitly).
+            # routed explicitly); cohere: a re-ranker (Cohere's rerank API).
             "model": f"{t.provider}/{t.served_model_name}",
             "api_base": t.api_base,
             # The engines run without an API key: the service is reachable only from the ALB and
@@ -187,7 +192,7 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
             "timeout": t.timeout_seconds,
             "stream_timeout": t.timeout_seconds,
         },
-        "model_info": {"id": f"ecs-{t.service}", "mode": "chat"},
+        "model_info": {"id": f"ecs-{t.service}", "mode": t.mode},
     }
 
 

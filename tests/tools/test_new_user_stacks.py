@@ -75,7 +75,7 @@ EXPECTED = {
         (
             "platform.gateway.routes.big",
             ("big: llama-70b", None),
-            "routes to model service 'llama-70b', which does not exist",
+            "routes to service 'llama-70b', which does not exist",
         ),
     ],
     "prod": [
