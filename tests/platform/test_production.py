@@ -247,7 +247,9 @@ def test_kms_keys_give_scoped_decrypt_to_the_right_role() -> None:
     policies = {r.name: r.inputs["policy"] for r in rec.by_type("aws:iam/rolePolicy:RolePolicy")}
     (task,) = _kms_statements(policies["inference-llama-task"])
     assert task["Action"] == "kms:Decrypt" and task["Resource"] == [WEIGHTS_KEY]
-    assert task["Condition"] == {"StringEquals": {"kms:ViaService": "s3.eu-central-1.amazonaws.com"}}
+    assert task["Condition"] == {
+        "StringEquals": {"kms:ViaService": "s3.eu-central-1.amazonaws.com"}
+    }
     (execution,) = _kms_statements(policies["inference-llama-execution"])
     assert execution["Resource"] == [SECRETS_KEY]
     assert execution["Condition"] == {
