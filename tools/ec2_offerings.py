@@ -99,7 +99,7 @@ def render(offerings: Offerings, commit: str, read_on: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("vms_csv", type=Path, help="catalogs/v8/aws/vms.csv of the source")
     parser.add_argument("--commit", required=True, help="the source commit the file was read at")
     parser.add_argument("--read-on", required=True, help="the date it was read (YYYY-MM-DD)")

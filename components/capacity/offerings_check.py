@@ -89,4 +89,5 @@ def checked_subnet_ids(
 
         return offerings.apply(verdict)
 
-    return pulumi.Output.from_input(subnet_ids).apply(lambda ids: zones_of(list(ids))).apply(check)
+    ids = pulumi.Output.from_input(subnet_ids)
+    return ids.apply(lambda given: zones_of([str(i) for i in given])).apply(check)
