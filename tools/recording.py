@@ -827,8 +827,9 @@ def run_function(
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         # The SDK keeps every apply's task in a process-wide set until it is awaited; after a
         # failed run they belong to the loop closed below, and the next run would wait on them.
-        with pulumi_settings.SETTINGS.lock:
-            pulumi_settings.SETTINGS.outputs.clear()
+        sdk: Any = pulumi_settings.SETTINGS  # its context properties are untyped
+        with sdk.lock:
+            sdk.outputs.clear()
         loop.close()
         monitor.close_thread_loops()
         # Leave a usable loop behind, as a fresh interpreter would have.
