@@ -43,6 +43,7 @@ from ecs_inference.capacity.instance_role import (
     managed_policy_arn,
     prepull_hook_policy,
 )
+from ecs_inference.capacity.offerings_check import checked_subnet_ids
 from ecs_inference.capacity.user_data import (
     PREPULL_HOOK,
     PREPULL_HOOK_TIMEOUT_SECONDS,
@@ -330,7 +331,9 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.auto_scaling_group = aws.autoscaling.Group(
             f"{self._name}-asg",
-            vpc_zone_identifiers=args.subnet_ids,
+            vpc_zone_identifiers=checked_subnet_ids(
+                self._name, args.subnet_ids, args.instance_types or (self.instance.name,), self
+            ),
             min_size=args.min_size,
             max_size=args.max_size,
             launch_template=None if mixed is not None else template,

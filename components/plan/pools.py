@@ -179,8 +179,10 @@ def _choose_one(
     resource: str,
     demands: Mapping[str, Demand],
     issues: Issues,
+    region: str | None,
 ) -> tuple[PoolTypes | None, list[tuple[str, str]]]:
-    """The pool's chosen types and its problems, as (config key, message)."""
+    """The pool's chosen types, among those `region` offers, and its problems, as (config key,
+    message)."""
     accel: catalog.Accelerator = "neuron" if kind == "neuron" else "nvidia"
     on_pool = [demands[m] for m, model in cfg.models.items() if model.pool == name and m in demands]
     single = pool.instance_type if isinstance(pool, PoolConfig) else None
@@ -202,7 +204,13 @@ def _choose_one(
     # A warm pool allows one type only; from sizing, that is the cheapest.
     most = 1 if warm and listed is None else pool.max_instance_types
     choice, problems = instance_types.choose_pool_types(
-        accel, on_pool, listed, pool.excluded_instance_types, most, pool.max_price_ratio
+        accel,
+        on_pool,
+        listed,
+        pool.excluded_instance_types,
+        most,
+        pool.max_price_ratio,
+        region=region,
     )
     if single is not None:
         problems = [
@@ -222,14 +230,19 @@ def _choose_one(
 
 
 def choose_pools(
-    cfg: StackConfig, platform_name: str, demands: Mapping[str, Demand], issues: Issues
+    cfg: StackConfig,
+    platform_name: str,
+    demands: Mapping[str, Demand],
+    issues: Issues,
+    region: str | None = None,
 ) -> dict[str, PoolChoice]:
-    """Choose every pool's instance types for the models placed on it, then check the pool."""
+    """Choose every pool's instance types for the models placed on it, among those the stack's
+    `region` offers (None: any region), then check the pool."""
     pools: dict[str, PoolChoice] = {}
     for kind, name, pool in _pool_sections(cfg):
         base = f"platform.{SECTIONS[kind]}.{name}"
         resource = pool_resource_name(platform_name, name)
-        choice, problems = _choose_one(cfg, kind, name, pool, resource, demands, issues)
+        choice, problems = _choose_one(cfg, kind, name, pool, resource, demands, issues, region)
         for key, message in problems:
             issues.add(base if key == "name" else f"{base}.{key}", message)
         if choice is not None and not problems:

@@ -182,18 +182,19 @@ def build_plan(
 ) -> Plan:
     """Derive every decision from `config`; raise `ConfigError` listing all problems.
 
-    `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
-    resolution inside the container). `project` and `stack` name the Cognito domain prefix when
-    the config sets none (`<project>-<stack>`) and the workers' queues (checked when both are
-    given). `network_lookup`: what the data sources said about `network.existing`
-    (components.network.discover); None without one.
+    `region` is passed to the engines (S3 streaming endpoint) and picks the instance types the
+    region offers at its prices (`components.sizing.offerings`); default None (the SDK's own
+    resolution inside the container, and any region's types). `project` and `stack` name the
+    Cognito domain prefix when the config sets none (`<project>-<stack>`) and the workers' queues
+    (checked when both are given). `network_lookup`: what the data sources said about
+    `network.existing` (components.network.discover); None without one.
     """
     issues = Issues()
     network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
     idle = endpoint.idle_timeout(config, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
-    choices = pools.choose_pools(config, platform_name, demands, issues)
+    choices = pools.choose_pools(config, platform_name, demands, issues, region)
     pool_specs, deploys = _pool_specs(config, choices, models.placed(config, choices), issues)
     context = (priorities, idle.seconds, region, stack or "stack")
     model_specs, model_lines, model_inputs = _model_specs(

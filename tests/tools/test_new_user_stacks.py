@@ -81,7 +81,7 @@ EXPECTED = {
     "prod": [
         (
             "aws:region",
-            ("aws:region: eu-west-1", None),
+            ("aws:region: eu-central-1", None),
             "set at line {aws:region: us} and again at line {aws:region: eu}",
         ),
         (

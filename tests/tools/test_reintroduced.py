@@ -19,7 +19,7 @@ import pytest
 
 from ecs_inference import cluster as cluster_module
 from ecs_inference import iam
-from ecs_inference.capacity import managed_instances_pool, user_data
+from ecs_inference.capacity import ami_contents, managed_instances_pool, user_data
 from ecs_inference.services import gateway as gateway_service
 from tests.stacks import agents_with_database
 from tests.tools.preview_cli import only, reasons
@@ -174,3 +174,25 @@ def _password_login(user_variable: str) -> Any:
         return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
 
     return password_login
+
+
+def test_an_aws_call_on_an_ami_without_the_cli_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-pull script without its `awscli-2` install: the ECS-optimized AL2023 AMIs' build
+    installs no AWS CLI (capacity.ami_contents), so its ECR login and the hook completion fail
+    at boot and every launch waits out the heartbeat."""
+    prepull = user_data.prepull_script
+    install = f"  dnf install -y -q {ami_contents.AWS_CLI_PACKAGE} || sleep 10\n"
+
+    def without_cli(images: list[str], region: str) -> str:
+        text = prepull(images, region)
+        assert install in text
+        return text.replace(install, "  sleep 10\n")
+
+    monkeypatch.setattr(user_data, "prepull_script", without_cli)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    line = only(lines, "runs `aws`")
+    assert line.startswith("aws:ec2/launchTemplate:LaunchTemplate 'inference-l40s-8x-lt"), line
+    assert "ECS-optimized AL2023 GPU AMI" in line and "aws/amazon-ecs-ami@a2532d3503f2" in line

@@ -116,13 +116,14 @@ def rehearse(
 ) -> Rehearsal:
     """The whole rehearsal of a recorded program run; `lookups`: the data sources' answers the
     program got (tools/recording.py `Lookup`), for the image pull paths through looked-up
-    subnets (`network.py`)."""
+    subnets (`network.py`) and the AMI each launch template resolved (`programs.py`)."""
     from tools.rehearsal.agent import agent_checks
     from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
     from tools.rehearsal.environment import environment_checks
     from tools.rehearsal.network import pull_path_findings
+    from tools.rehearsal.programs import program_checks
     from tools.rehearsal.services import service_checks
     from tools.rehearsal.tasks import task_checks
 
@@ -132,6 +133,7 @@ def rehearse(
         *environment_checks(model),
         *service_checks(model),
         *lifecycle_checks(model),
+        *program_checks(model, lookups),
         *agent_checks(model),
     ]
     out = evaluate(model, checks, iam or evaluator())

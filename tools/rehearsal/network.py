@@ -67,10 +67,20 @@ class LookedUpNetwork:
         self.main: dict[str, str] = {}
         """VPC -> its main route table."""
         self.endpoints: list[_Endpoint] = []
+        # A subnet the stack creates is judged from its resources, even when the program also
+        # looks it up (a pool reads its subnets' zones: capacity/offerings_check.py).
+        created = {
+            str(i)
+            for r in resources
+            if r.type == "aws:ec2/subnet:Subnet"
+            for i in (getattr(r, "id", None), (getattr(r, "outputs", None) or {}).get("id"))
+            if i
+        }
         for lookup in lookups:
             answer = lookup.answer
             if lookup.token == "aws:ec2/getSubnet:getSubnet":
-                self.subnets[str(answer.get("id"))] = answer
+                if str(answer.get("id")) not in created:
+                    self.subnets[str(answer.get("id"))] = answer
             elif lookup.token == "aws:ec2/getRouteTable:getRouteTable":
                 table = str(answer.get("id") or answer.get("routeTableId"))
                 self.tables[table] = answer
