@@ -35,6 +35,7 @@ from typing import ClassVar
 
 import pulumi
 import pulumi_aws as aws
+from pulumi import Output
 
 from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.capacity.instance_role import (
@@ -122,6 +123,11 @@ class AcceleratorPool(pulumi.ComponentResource):
     """The role's instance profile."""
     security_group: aws.ec2.SecurityGroup
     """The hosts' group: no ingress, HTTPS egress."""
+    group_name: str | None
+    """The group's name when the pool names it (pre-pulling pools; else None: autonamed)."""
+    prepull_policy: aws.iam.RolePolicy | None
+    """The instance role's grant to complete its own group's launch hook; None without
+    pre-pull."""
     telemetry_policy: aws.iam.RolePolicy | None
     """The host telemetry agent's grant; None without host telemetry."""
     telemetry_log_group: aws.cloudwatch.LogGroup | None
@@ -150,6 +156,9 @@ class AcceleratorPool(pulumi.ComponentResource):
         self._child = pulumi.ResourceOptions(parent=self)
         self.instance = catalog.instance(args.instance_type)
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
+        # A pool whose instances complete their own launch hook names its group itself: the
+        # instance role's grant names the group, and must exist before the group launches.
+        self.group_name = auto_scaling_group_name(name) if self.prepulls else None
         self.context = aws_context(self)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
@@ -201,11 +210,18 @@ class AcceleratorPool(pulumi.ComponentResource):
             )
             for policy in instance_policies(args.ssm_access)
         ]
+        self.prepull_policy = None
         if self.prepulls:
-            aws.iam.RolePolicy(
+            ctx = self.context
+            group = self.group_name
+            self.prepull_policy = aws.iam.RolePolicy(
                 f"{name}-prepull",
                 role=self.instance_role.name,
-                policy=prepull_hook_policy(),
+                policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                    lambda a: prepull_hook_policy(
+                        group, partition=a[0], region=a[1], account_id=a[2]
+                    )
+                ),
                 opts=child,
             )
         self.instance_profile = aws.iam.InstanceProfile(
@@ -324,6 +340,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.auto_scaling_group = aws.autoscaling.Group(
             f"{self._name}-asg",
+            name=self.group_name,
             vpc_zone_identifiers=args.subnet_ids,
             min_size=args.min_size,
             max_size=args.max_size,
@@ -365,6 +382,7 @@ class AcceleratorPool(pulumi.ComponentResource):
                 # ECS managed scaling owns the desired capacity; resetting it on each `up` would
                 # fight cluster auto scaling (and could terminate busy instances).
                 ignore_changes=["desiredCapacity"],
+                depends_on=[self.prepull_policy] if self.prepull_policy is not None else None,
             ),
         )
         self.warm_pool = self.auto_scaling_group.warm_pool if args.warm_pool is not None else None
@@ -471,6 +489,12 @@ def _telemetry_resources(
 # The EMF lines are only the carrier of Neuron host metrics (CloudWatch keeps the metrics 15
 # months regardless); a week of raw lines is enough to debug the pipeline.
 HOST_LOG_RETENTION_DAYS = 7
+
+
+def auto_scaling_group_name(pool: str) -> str:
+    """`<project>-<stack>-<pool>`: the group name of a pool whose instance role names its own
+    group (unique per account and region, as Auto Scaling requires; at most 255 characters)."""
+    return f"{pulumi.get_project()}-{pulumi.get_stack()}-{pool}"
 
 
 def host_log_group_name(pool: str) -> str:

@@ -41,23 +41,42 @@ def instance_policies(ssm_access: bool) -> tuple[str, ...]:
     return (ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY) if ssm_access else (ECS_INSTANCE_POLICY,)
 
 
-def prepull_hook_policy() -> str:
-    """What the pre-pull script needs: find its group and complete its launch hook. Resource
-    "*": the group's ARN embeds an id only known after the group (which needs this role)
-    exists; completing a hook only lets an instance end its own wait early."""
+def auto_scaling_group_arn_pattern(
+    group_name: str, *, partition: str, region: str, account_id: str
+) -> str:
+    """The ARN IAM matches for the Auto Scaling group named `group_name`, whatever its id:
+    `arn:<partition>:autoscaling:<region>:<account>:autoScalingGroup:*:autoScalingGroupName/
+    <name>` (Service Authorization Reference, resource type `autoScalingGroup`: the group id is
+    assigned at creation, the name is the program's)."""
+    return (
+        f"arn:{partition}:autoscaling:{region}:{account_id}:autoScalingGroup:*:"
+        f"autoScalingGroupName/{group_name}"
+    )
+
+
+def prepull_hook_policy(group_name: str, *, partition: str, region: str, account_id: str) -> str:
+    """What the pre-pull script needs: find its group (`DescribeAutoScalingInstances`, a List
+    action IAM authorises only on "*") and complete the launch hook of its own group, named
+    `group_name`, and no other group of the account."""
+    group = auto_scaling_group_arn_pattern(
+        group_name, partition=partition, region=region, account_id=account_id
+    )
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
                 {
-                    "Sid": "CompletePrepullHook",
+                    "Sid": "CompleteOwnPrepullHook",
                     "Effect": "Allow",
-                    "Action": [
-                        "autoscaling:CompleteLifecycleAction",
-                        "autoscaling:DescribeAutoScalingInstances",
-                    ],
+                    "Action": "autoscaling:CompleteLifecycleAction",
+                    "Resource": group,
+                },
+                {
+                    "Sid": "FindOwnGroup",
+                    "Effect": "Allow",
+                    "Action": "autoscaling:DescribeAutoScalingInstances",
                     "Resource": "*",
-                }
+                },
             ],
         }
     )

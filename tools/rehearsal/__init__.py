@@ -59,10 +59,20 @@ def _denied(call: Call, decision: Decision) -> Finding:
     )
 
 
+def _exceeds(call: Call) -> Finding:
+    actor = f"role {call.role.label}" if call.role is not None else call.principal
+    return _finding(
+        call.subject,
+        f"{call.who}: {call.action} on {call.resource} is allowed to {actor}, which would let "
+        f"it {call.why}; {call.forbidden}",
+    )
+
+
 def evaluate(
     model: StackModel, checks: Iterable[Call | Unverified | Refusal], iam: Evaluator
 ) -> Rehearsal:
-    """Send every call to the evaluator once; refusals and denials become findings."""
+    """Send every call to the evaluator once; refusals, denials and forbidden calls allowed
+    become findings."""
     out = Rehearsal()
     calls: list[Call] = []
     for check in checks:
@@ -97,12 +107,14 @@ def evaluate(
             call.resource_policy,
             dict(call.context),
         )
-        key = json.dumps([call.who, request.to_json()], sort_keys=True, default=str)
+        key = json.dumps([call.who, call.forbidden, request.to_json()], sort_keys=True, default=str)
         pending.setdefault(key, (call, request))
     decisions = iam.decide([request for _, request in pending.values()])
     out.evaluated = len(decisions)
     for (call, _), decision in zip(pending.values(), decisions, strict=True):
-        if not decision.allowed:
+        if call.forbidden and decision.allowed:
+            out.findings.append(_exceeds(call))
+        elif not call.forbidden and not decision.allowed:
             out.findings.append(_denied(call, decision))
     return out
 

@@ -26,7 +26,6 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ecs_inference.iam import ecr_repository_arn
 from ecs_inference.ingress.alb import ELB_LOG_DELIVERY_ACCOUNTS, ELB_LOG_DELIVERY_SERVICE
 from tools.aws_requests import Resource
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
@@ -40,6 +39,7 @@ from tools.rehearsal.model import (
     known,
     listify,
 )
+from tools.rehearsal.registry import ecr_repository
 from tools.rehearsal.secrets import kms_key
 from tools.rehearsal.tasks import LAUNCH_TEMPLATE, launch_template_of
 from tools.rehearsal.userdata import Boots
@@ -141,7 +141,7 @@ def _user_data_calls(
                 if word == "aws" and i + 2 < len(words):
                     yield from _cli_call(words[i + 1], words[i + 2], group)
                 if word == "docker" and words[i + 1 : i + 2] == ["pull"] and i + 2 < len(words):
-                    repository = ecr_repository_arn(words[i + 2], model.partition)
+                    repository = ecr_repository(words[i + 2], model.partition)
                     if repository is not None:
                         yield "ecr:BatchGetImage", repository, {}
                         yield "ecr:GetDownloadUrlForLayer", repository, {}
@@ -208,6 +208,17 @@ def _cloudwatch_agent_calls(
         yield "logs:DescribeLogStreams", f"{arn}:log-stream:", {}
 
 
+ANOTHER_GROUP = "another-team-gpu-asg"
+"""A group of the same account the stack does not own (what an instance must not act on)."""
+
+
+def _another_group(model: StackModel) -> str:
+    group_id = "0f0e0d0c-0b0a-4009-8807-060504030201"
+    return model.arn(
+        "autoscaling", f"autoScalingGroup:{group_id}:autoScalingGroupName/{ANOTHER_GROUP}"
+    )
+
+
 def instance_checks(model: StackModel) -> Iterator[Check]:
     """The agent's and the user data's calls with each pool's instance role."""
     for asg in model.of(ASG):
@@ -243,6 +254,19 @@ def instance_checks(model: StackModel) -> Iterator[Check]:
                 role=role,
                 context=context,
                 account_id=model.account_id,
+            )
+        for action in sorted({a for a, r, _, _ in calls if r == str(model.output(asg, "arn"))}):
+            yield Call(
+                asg,
+                who,
+                principal,
+                action,
+                _another_group(model),
+                "continue or abandon the launches of every other group of the account",
+                role=role,
+                account_id=model.account_id,
+                forbidden="an instance acts on its own group only: allow it on "
+                "autoScalingGroup:*:autoScalingGroupName/<its group>",
             )
     for provider in model.of("aws:ecs/capacityProvider:CapacityProvider"):
         managed = provider.inputs.get("managedInstancesProvider") or {}
