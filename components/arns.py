@@ -78,6 +78,11 @@ ARN_FORMATS: dict[str, ArnFormat] = {
     "aws:cloudwatch/metricAlarm:MetricAlarm": ArnFormat(
         "cloudwatch", "alarm", "arn:${Partition}:cloudwatch:${Region}:${Account}:alarm:${AlarmName}"
     ),
+    "aws:ssm/parameter:Parameter": ArnFormat(
+        "ssm",
+        "parameter",
+        "arn:${Partition}:ssm:${Region}:${Account}:parameter/${ParameterNameWithoutLeadingSlash}",
+    ),
     "aws:cloudwatch/eventRule:EventRule": ArnFormat(
         "events",
         "rule-on-default-event-bus",
@@ -99,6 +104,8 @@ def arn(type_: str, name: str, *, partition: str, region: str = "", account: str
 
     def fill(match: re.Match[str]) -> str:
         value = fixed.get(match[1], name)
+        if match[1].endswith("WithoutLeadingSlash"):
+            value = value.removeprefix("/")
         if not value:
             raise ValueError(f"{type_}: the ARN needs {match[1]}")
         return value

@@ -7,13 +7,13 @@ from collections.abc import Mapping
 
 from ecs_inference.config.base import ROOT, SECRET_ARN_PATTERN
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.specs.secrets import StackSecret, reference
+from ecs_inference.specs.secrets import StackSecret
 
 
 def secret_ref(path: str, value: str) -> str:
     """What a container's `secrets` entry names for the value at config `path`: the value if
     it is a Secrets Manager ARN, else the reference of the secret the stack creates for it."""
-    return value if SECRET_ARN_PATTERN.match(value) else reference(path)
+    return value if SECRET_ARN_PATTERN.match(value) else StackSecret(path, value).reference
 
 
 def secret_refs(base: str, secrets: Mapping[str, str]) -> dict[str, str]:

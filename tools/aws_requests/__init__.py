@@ -44,6 +44,7 @@ from tools.aws_requests import (  # noqa: F401
     route53,
     s3,
     secretsmanager,
+    ssm,
     servicediscovery,
     sns,
     sqs,
