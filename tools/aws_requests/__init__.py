@@ -39,15 +39,16 @@ from tools.aws_requests import (  # noqa: F401
     events,
     iam,
     kms,
+    lambda_,
     logs,
     rds,
     route53,
     s3,
     secretsmanager,
-    ssm,
     servicediscovery,
     sns,
     sqs,
+    ssm,
     vpc,
 )
 from tools.aws_requests.iam import policy_chars, policy_problems

@@ -17,7 +17,9 @@ def _parameter(i: Inputs, name: str | None) -> list[ApiRequest]:
                 {
                     "Name": name,
                     "Description": i.get("description"),
-                    "Value": i.get("value") if i.get("value") is not None else i.get("insecureValue"),
+                    "Value": i.get("value")
+                    if i.get("value") is not None
+                    else i.get("insecureValue"),
                     "Type": i.get("type"),
                     "KeyId": i.get("keyId"),
                     "AllowedPattern": i.get("allowedPattern"),

@@ -4,6 +4,9 @@ A request AWS accepts can still give a service that never serves. After the fide
 the preview rehearses, over the recorded resources of any program:
 - every task start on its launch type (`tasks.py`): image pulls, secrets, log streams, EFS
   mounts, and the calls each image's contract declares (`contracts/aws_calls.py`);
+- every one-off function run `pulumi up` makes (`functions.py`): its logs and its code's calls;
+- one role per duty (`duties.py`): a task that serves requests may not read a secret it does
+  not inject, nor run SQL as a database's master user;
 - what AWS services do with the stack's roles and resource policies (`services.py`): the
   container instance role's agent and user-data calls, the Managed Instances infrastructure
   role, ALB access-log delivery, CloudWatch alarms and EventBridge publishing to SNS;
@@ -133,7 +136,9 @@ def rehearse(
     from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
+    from tools.rehearsal.duties import duty_checks
     from tools.rehearsal.environment import environment_checks
+    from tools.rehearsal.functions import function_checks
     from tools.rehearsal.network import pull_path_findings
     from tools.rehearsal.services import service_checks
     from tools.rehearsal.tasks import task_checks
@@ -141,6 +146,8 @@ def rehearse(
     model = StackModel(resources, region, account_id)
     checks = [
         *task_checks(model, tuple(CONTRACTS.values())),
+        *function_checks(model),
+        *duty_checks(model),
         *environment_checks(model),
         *service_checks(model),
         *lifecycle_checks(model),

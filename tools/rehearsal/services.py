@@ -87,6 +87,10 @@ def trust_checks(model: StackModel) -> Iterator[Check]:
         used.setdefault(("ec2.amazonaws.com", role.arn), (role, subject, None))
     for provider, infra in _infrastructure_roles(model):
         used.setdefault(("ecs.amazonaws.com", infra.arn), (infra, provider, None))
+    for function in model.of("aws:lambda/function:Function"):
+        role = model.role(function.inputs.get("role"))
+        if role is not None:
+            used.setdefault(("lambda.amazonaws.com", role.arn), (role, function, None))
     for (service, _), (role, subject, source) in used.items():
         yield _trusts(model, role, service, subject, source)
 
