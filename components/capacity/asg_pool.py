@@ -211,9 +211,8 @@ class AcceleratorPool(pulumi.ComponentResource):
             for policy in instance_policies(args.ssm_access)
         ]
         self.prepull_policy = None
-        if self.prepulls:
+        if (group := self.group_name) is not None:
             ctx = self.context
-            group = self.group_name
             self.prepull_policy = aws.iam.RolePolicy(
                 f"{name}-prepull",
                 role=self.instance_role.name,

@@ -140,8 +140,8 @@ class ServiceConfig(Section):
                 raise ValueError(
                     f"{name!r} looks like a credential: remove it here and give it as this "
                     f"service's `secrets.{name}` instead, its value set with `pulumi config "
-                    "set --secret --path` (the stack keeps it in an SSM SecureString parameter) or a Secrets "
-                    "Manager secret ARN"
+                    "set --secret --path` (the stack keeps it in an SSM SecureString "
+                    "parameter) or a Secrets Manager secret ARN"
                 )
         return values
 

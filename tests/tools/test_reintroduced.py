@@ -178,6 +178,10 @@ def _password_login(user_variable: str) -> Any:
     return password_login
 
 
+def _allow(action: str, resource: str) -> dict[str, str]:
+    return {"Effect": "Allow", "Action": action, "Resource": resource}
+
+
 def test_the_master_secret_readable_by_the_serving_gateway_fails(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -194,12 +198,12 @@ def test_the_master_secret_readable_by_the_serving_gateway_fails(
                 {
                     "Version": "2012-10-17",
                     "Statement": [
-                        {"Effect": "Allow", "Action": "rds-data:ExecuteStatement", "Resource": a[0]},
-                        {"Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": a[1]},
+                        _allow("rds-data:ExecuteStatement", a[0]),
+                        _allow("secretsmanager:GetSecretValue", a[1]),
                     ],
                 }
             )
-        )  # fmt: skip
+        )
         return role
 
     monkeypatch.setattr(gateway_service.LiteLLMGateway, "_bedrock_role", with_master_grants)

@@ -66,9 +66,9 @@ def function_checks(model: StackModel) -> Iterator[Call | Unverified | Refusal]:
         ]
         code = _code_calls(function)
         event = invocation.inputs.get("input")
-        if code is not None and not known(event):
+        if code is not None and not (known(event) and isinstance(event, str)):
             yield Unverified(function, who, "its input is unknown at preview")
-        elif code is not None:
+        elif code is not None and isinstance(event, str):
             calls += code(json.loads(event))
         for call in calls:
             yield Call(
