@@ -23,6 +23,7 @@ from ecs_inference import cluster as cluster_module
 from ecs_inference import iam
 from ecs_inference.capacity import asg_pool, managed_instances_pool, user_data
 from ecs_inference.services import gateway as gateway_service
+from ecs_inference.services import gateway_db
 from tests.stacks import agents_with_database
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_REJECTED
@@ -267,3 +268,49 @@ def test_an_image_grant_on_the_wrong_repository_fails(
     )
     assert "on arn:aws:ecr:us-east-1:123456789012:repository/ecs-inference/" in line
     assert "needed to pull 123456789012.dkr.ecr.us-east-1.amazonaws.com/" in line
+
+
+def test_a_secret_grant_on_the_wrong_action_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution role granted `ssm:GetParameter` for the stack's own secrets, where ECS
+    reads `secrets` with `ssm:GetParameters`: the task cannot start
+    (ResourceInitializationError)."""
+    read = iam.secret_read
+
+    def singular(value_from: str) -> tuple[str, str]:
+        action, resource = read(value_from)
+        return action.removesuffix("s") if action == "ssm:GetParameters" else action, resource
+
+    monkeypatch.setattr(iam, "secret_read", singular)
+    secret = "ecs-inference:platform.rerankers.rerank.secrets.API_KEY=value-1"
+    code, lines = reasons(capsys, "--stack", "dev", "--config", secret)
+    assert code == EXIT_REJECTED
+    line = only(lines, "ssm:GetParameters on ")
+    assert "task ecs-inference-dev-rerank on FARGATE, container reranker" in line
+    assert "parameter/ecs-inference/dev/rerankers/rerank/secrets/API_KEY is denied" in line
+    assert "needed to read secret API_KEY" in line
+
+
+def test_a_bootstrap_that_cannot_read_the_master_secret_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The bootstrap function's role without the master secret: the Data API reads it with the
+    caller's credentials, so every statement fails and LiteLLM never gets its login."""
+    policy = gateway_db.database_bootstrap_policy
+
+    def without_the_secret(**kw: str) -> str:
+        document = json.loads(policy(**kw))
+        document["Statement"] = [
+            s for s in document["Statement"] if s["Action"] != "secretsmanager:GetSecretValue"
+        ]
+        return json.dumps(document)
+
+    monkeypatch.setattr(gateway_db, "database_bootstrap_policy", without_the_secret)
+    stack_file = agents_with_database(tmp_path)
+    code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
+    assert code == EXIT_REJECTED
+    (line,) = lines
+    assert line.startswith("aws:lambda/function:Function 'inference-gateway-db-bootstrap'"), line
+    assert "secretsmanager:GetSecretValue on arn:aws:secretsmanager:" in line
+    assert "needed to create the litellm role through the RDS Data API" in line

@@ -47,12 +47,18 @@ def _secrets(model: StackModel) -> dict[str, tuple[str, str]]:
 
 
 def _injected(model: StackModel, containers: list[dict[str, Any]]) -> set[str]:
-    """The secrets' ARNs the containers' `secrets` name (a Secrets Manager ARN without its
-    json-key/version suffix; an SSM parameter by ARN or by name)."""
+    """The secrets' ARNs the containers' `secrets` and private registry credentials name (a
+    Secrets Manager ARN without its json-key/version suffix; an SSM parameter by ARN or name)."""
     out: set[str] = set()
     for container in containers:
-        for entry in listify(container.get("secrets")):
-            value = entry.get("valueFrom") if isinstance(entry, Mapping) else None
+        credentials = (container.get("repositoryCredentials") or {}).get("credentialsParameter")
+        values = [credentials] if isinstance(credentials, str) else []
+        values += [
+            entry.get("valueFrom")
+            for entry in listify(container.get("secrets"))
+            if isinstance(entry, Mapping)
+        ]
+        for value in values:
             if not isinstance(value, str):
                 continue
             if value.startswith("arn:") and ":secretsmanager:" in value:
