@@ -39,6 +39,7 @@ from pulumi import Output
 
 from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.capacity.instance_role import (
+    POOL_TAG,
     instance_assume_role_policy,
     instance_policies,
     managed_policy_arn,
@@ -123,8 +124,9 @@ class AcceleratorPool(pulumi.ComponentResource):
     """The role's instance profile."""
     security_group: aws.ec2.SecurityGroup
     """The hosts' group: no ingress, HTTPS egress."""
-    group_name: str | None
-    """The group's name when the pool names it (pre-pulling pools; else None: autonamed)."""
+    pool_tag: str
+    """The group's `POOL_TAG` value, `<project>/<stack>/<pool>`: what the instance role's
+    lifecycle grant is conditioned on."""
     prepull_policy: aws.iam.RolePolicy | None
     """The instance role's grant to complete its own group's launch hook; None without
     pre-pull."""
@@ -156,9 +158,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         self._child = pulumi.ResourceOptions(parent=self)
         self.instance = catalog.instance(args.instance_type)
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
-        # A pool whose instances complete their own launch hook names its group itself: the
-        # instance role's grant names the group, and must exist before the group launches.
-        self.group_name = auto_scaling_group_name(name) if self.prepulls else None
+        self.pool_tag = f"{pulumi.get_project()}/{pulumi.get_stack()}/{name}"
         self.context = aws_context(self)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
@@ -211,14 +211,18 @@ class AcceleratorPool(pulumi.ComponentResource):
             for policy in instance_policies(args.ssm_access)
         ]
         self.prepull_policy = None
-        if (group := self.group_name) is not None:
+        if self.prepulls:
             ctx = self.context
+            # The group's autoname (`<name>-asg-<7 random>`) is known only once it exists, and
+            # its instances need the grant as they boot: the grant names the autoname's prefix
+            # and the group's own tag, both known before the group.
+            group, tag = f"{name}-asg-*", self.pool_tag
             self.prepull_policy = aws.iam.RolePolicy(
                 f"{name}-prepull",
                 role=self.instance_role.name,
                 policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
                     lambda a: prepull_hook_policy(
-                        group, partition=a[0], region=a[1], account_id=a[2]
+                        group, tag, partition=a[0], region=a[1], account_id=a[2]
                     )
                 ),
                 opts=child,
@@ -331,6 +335,13 @@ class AcceleratorPool(pulumi.ComponentResource):
                 key="AmazonECSManaged", value="true", propagate_at_launch=True
             )
         )
+        if self.prepulls:
+            # What the instance role's lifecycle grant is conditioned on (on the group only).
+            asg_tags.append(
+                aws.autoscaling.GroupTagArgs(
+                    key=POOL_TAG, value=self.pool_tag, propagate_at_launch=False
+                )
+            )
         template = aws.autoscaling.GroupLaunchTemplateArgs(
             id=self.launch_template.id,
             # The concrete version (not $Latest) so a template change is an ASG diff too,
@@ -339,7 +350,6 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.auto_scaling_group = aws.autoscaling.Group(
             f"{self._name}-asg",
-            name=self.group_name,
             vpc_zone_identifiers=args.subnet_ids,
             min_size=args.min_size,
             max_size=args.max_size,
@@ -488,12 +498,6 @@ def _telemetry_resources(
 # The EMF lines are only the carrier of Neuron host metrics (CloudWatch keeps the metrics 15
 # months regardless); a week of raw lines is enough to debug the pipeline.
 HOST_LOG_RETENTION_DAYS = 7
-
-
-def auto_scaling_group_name(pool: str) -> str:
-    """`<project>-<stack>-<pool>`: the group name of a pool whose instance role names its own
-    group (unique per account and region, as Auto Scaling requires; at most 255 characters)."""
-    return f"{pulumi.get_project()}-{pulumi.get_stack()}-{pool}"
 
 
 def host_log_group_name(pool: str) -> str:

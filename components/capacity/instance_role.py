@@ -41,25 +41,23 @@ def instance_policies(ssm_access: bool) -> tuple[str, ...]:
     return (ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY) if ssm_access else (ECS_INSTANCE_POLICY,)
 
 
-def auto_scaling_group_arn_pattern(
-    group_name: str, *, partition: str, region: str, account_id: str
+POOL_TAG = "ecs-inference:pool"
+"""The tag (`<project>/<stack>/<pool>`, on the group only) that tells a pool's group from
+another stack's group of the same logical name."""
+
+
+def prepull_hook_policy(
+    group_pattern: str, pool_tag: str, *, partition: str, region: str, account_id: str
 ) -> str:
-    """The ARN IAM matches for the Auto Scaling group named `group_name`, whatever its id:
-    `arn:<partition>:autoscaling:<region>:<account>:autoScalingGroup:*:autoScalingGroupName/
-    <name>` (Service Authorization Reference, resource type `autoScalingGroup`: the group id is
-    assigned at creation, the name is the program's)."""
-    return (
-        f"arn:{partition}:autoscaling:{region}:{account_id}:autoScalingGroup:*:"
-        f"autoScalingGroupName/{group_name}"
-    )
-
-
-def prepull_hook_policy(group_name: str, *, partition: str, region: str, account_id: str) -> str:
     """What the pre-pull script needs: find its group (`DescribeAutoScalingInstances`, a List
-    action IAM authorises only on "*") and complete the launch hook of its own group, named
-    `group_name`, and no other group of the account."""
-    group = auto_scaling_group_arn_pattern(
-        group_name, partition=partition, region=region, account_id=account_id
+    action IAM authorises only on "*") and complete the launch hook of its own group and no
+    other of the account: the group ARN by name (`autoScalingGroup:*:autoScalingGroupName/
+    <group_pattern>`; the id is AWS's, Service Authorization Reference resource type
+    `autoScalingGroup`), and the group's `POOL_TAG` equal to `pool_tag`
+    (`autoscaling:ResourceTag/<key>`, a condition key of that resource type)."""
+    group = (
+        f"arn:{partition}:autoscaling:{region}:{account_id}:autoScalingGroup:*:"
+        f"autoScalingGroupName/{group_pattern}"
     )
     return json.dumps(
         {
@@ -70,6 +68,9 @@ def prepull_hook_policy(group_name: str, *, partition: str, region: str, account
                     "Effect": "Allow",
                     "Action": "autoscaling:CompleteLifecycleAction",
                     "Resource": group,
+                    "Condition": {
+                        "StringEquals": {f"autoscaling:ResourceTag/{POOL_TAG}": pool_tag}
+                    },
                 },
                 {
                     "Sid": "FindOwnGroup",

@@ -226,7 +226,7 @@ def test_complete_lifecycle_action_on_every_group_fails(
     """The pre-pull grant on Resource "*": one host could continue or abandon the launches of
     every group of the account."""
 
-    def every_group(group_name: str, **kw: str) -> str:
+    def every_group(*args: str, **kw: str) -> str:
         statement = {
             "Effect": "Allow",
             "Action": [
@@ -242,7 +242,8 @@ def test_complete_lifecycle_action_on_every_group_fails(
     assert code == EXIT_REJECTED
     line = only(lines, "autoscaling:CompleteLifecycleAction")
     assert line.startswith("aws:autoscaling/group:Group 'inference-l40s-8x-asg': runtime:"), line
-    assert "autoScalingGroupName/another-team-gpu-asg is allowed to role" in line
+    assert "autoScalingGroupName/inference-l40s-8x-asg-" in line
+    assert "-other is allowed to role inference-l40s-8x-instance-role-" in line
     assert "continue or abandon the launches of every other group of the account" in line
 
 
@@ -314,3 +315,23 @@ def test_a_bootstrap_that_cannot_read_the_master_secret_fails(
     assert line.startswith("aws:lambda/function:Function 'inference-gateway-db-bootstrap'"), line
     assert "secretsmanager:GetSecretValue on arn:aws:secretsmanager:" in line
     assert "needed to create the litellm role through the RDS Data API" in line
+
+
+def test_a_lifecycle_grant_on_the_name_alone_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-pull grant on the group's name pattern without its pool tag: the same pool of
+    another stack of this project, in the same account, matches the name too."""
+    policy = asg_pool.prepull_hook_policy
+
+    def name_only(*args: str, **kw: str) -> str:
+        document = json.loads(policy(*args, **kw))
+        for statement in document["Statement"]:
+            statement.pop("Condition", None)
+        return json.dumps(document)
+
+    monkeypatch.setattr(asg_pool, "prepull_hook_policy", name_only)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    line = only(lines, "autoscaling:CompleteLifecycleAction")
+    assert "continue or abandon the launches of every other group of the account" in line

@@ -138,12 +138,19 @@ def _user_data_calls(
 ) -> Iterator[tuple[str, str, dict[str, str]]]:
     """(action, resource, context) of every AWS call the scripts that run on any boot make."""
     group = model.output(asg, "arn")
+    # A call on the group carries its tags, which a grant may be conditioned on.
+    tags = {
+        f"{prefix}:ResourceTag/{t.get('key')}": str(t.get("value"))
+        for t in listify(asg.inputs.get("tags"))
+        if isinstance(t, Mapping) and known(t.get("value"))
+        for prefix in ("aws", "autoscaling")
+    }
     for script in boots.first + boots.later:
         for line in script.splitlines():
             words = _words(line)
             for i, word in enumerate(words):
                 if word == "aws" and i + 2 < len(words):
-                    yield from _cli_call(words[i + 1], words[i + 2], group)
+                    yield from _cli_call(words[i + 1], words[i + 2], group, tags)
                 if word == "docker" and words[i + 1 : i + 2] == ["pull"] and i + 2 < len(words):
                     repository = ecr_repository(words[i + 2], model.partition)
                     if repository is not None:
@@ -176,12 +183,15 @@ CLI_CALLS: dict[tuple[str, str], tuple[str, str]] = {
 """AWS CLI commands user data runs, as the IAM action and resource they are authorised on."""
 
 
-def _cli_call(service: str, command: str, group: Any) -> Iterator[tuple[str, str, dict[str, str]]]:
+def _cli_call(
+    service: str, command: str, group: Any, tags: dict[str, str]
+) -> Iterator[tuple[str, str, dict[str, str]]]:
     known_call = CLI_CALLS.get((service, command))
     if known_call is None:
         return
     action, resource = known_call
-    yield action, (str(group) if resource == "group" else resource), {}
+    on_group = resource == "group"
+    yield action, (str(group) if on_group else resource), (tags if on_group else {})
 
 
 def _cloudwatch_agent_calls(
@@ -212,15 +222,12 @@ def _cloudwatch_agent_calls(
         yield "logs:DescribeLogStreams", f"{arn}:log-stream:", {}
 
 
-ANOTHER_GROUP = "another-team-gpu-asg"
-"""A group of the same account the stack does not own (what an instance must not act on)."""
-
-
-def _another_group(model: StackModel) -> str:
+def _another_group(model: StackModel, asg: Resource) -> str:
+    """A group of the account the stack does not own, named like the pool's own (another
+    stack's copy of the same pool): what its instances must not act on."""
     group_id = "0f0e0d0c-0b0a-4009-8807-060504030201"
-    return model.arn(
-        "autoscaling", f"autoScalingGroup:{group_id}:autoScalingGroupName/{ANOTHER_GROUP}"
-    )
+    name = f"{model.output(asg, 'name')}-other"
+    return model.arn("autoscaling", f"autoScalingGroup:{group_id}:autoScalingGroupName/{name}")
 
 
 def instance_checks(model: StackModel) -> Iterator[Check]:
@@ -265,7 +272,7 @@ def instance_checks(model: StackModel) -> Iterator[Check]:
                 who,
                 principal,
                 action,
-                _another_group(model),
+                _another_group(model, asg),
                 "continue or abandon the launches of every other group of the account",
                 role=role,
                 account_id=model.account_id,
