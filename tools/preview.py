@@ -434,7 +434,8 @@ def _rehearsal_failed(
     noun = "problem" if len(rehearsal.findings) == 1 else "problems"
     lines = [
         f"the runtime rehearsal found what AWS would refuse once the stack exists "
-        f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
+        f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time, "
+        "or a role would hold more than its duty):"
     ]
     lines += [f"  - {f}" for f in rehearsal.findings]
     return PreviewResult(

@@ -288,6 +288,10 @@ def _arn(type_: str, region: str, physical: str, resource_id: str) -> str:
         "aws:secretsmanager/secret:Secret": (
             f"arn:aws:secretsmanager:{region}:{acct}:secret:{physical}-{h16[:6]}"
         ),
+        # A parameter's ARN drops the leading `/` of its name (SAR `parameter` resource type).
+        "aws:ssm/parameter:Parameter": (
+            f"arn:aws:ssm:{region}:{acct}:parameter/{physical.removeprefix('/')}"
+        ),
         "aws:sns/topic:Topic": f"arn:aws:sns:{region}:{acct}:{physical}",
         "aws:sqs/queue:Queue": f"arn:aws:sqs:{region}:{acct}:{physical}",
         "aws:lambda/function:Function": f"arn:aws:lambda:{region}:{acct}:function:{physical}",

@@ -4,6 +4,9 @@ A request AWS accepts can still give a service that never serves. After the fide
 the preview rehearses, over the recorded resources of any program:
 - every task start on its launch type (`tasks.py`): image pulls, secrets, log streams, EFS
   mounts, and the calls each image's contract declares (`contracts/aws_calls.py`);
+- every one-off function run `pulumi up` makes (`functions.py`): its logs and its code's calls;
+- one role per duty (`duties.py`): a task that serves requests may not read a secret it does
+  not inject, nor run SQL as a database's master user;
 - what AWS services do with the stack's roles and resource policies (`services.py`): the
   container instance role's agent and user-data calls, the Managed Instances infrastructure
   role, ALB access-log delivery, CloudWatch alarms and EventBridge publishing to SNS;
@@ -59,10 +62,20 @@ def _denied(call: Call, decision: Decision) -> Finding:
     )
 
 
+def _exceeds(call: Call) -> Finding:
+    actor = f"role {call.role.label}" if call.role is not None else call.principal
+    return _finding(
+        call.subject,
+        f"{call.who}: {call.action} on {call.resource} is allowed to {actor}, which would let "
+        f"it {call.why}; {call.forbidden}",
+    )
+
+
 def evaluate(
     model: StackModel, checks: Iterable[Call | Unverified | Refusal], iam: Evaluator
 ) -> Rehearsal:
-    """Send every call to the evaluator once; refusals and denials become findings."""
+    """Send every call to the evaluator once; refusals, denials and forbidden calls allowed
+    become findings."""
     out = Rehearsal()
     calls: list[Call] = []
     for check in checks:
@@ -97,12 +110,14 @@ def evaluate(
             call.resource_policy,
             dict(call.context),
         )
-        key = json.dumps([call.who, request.to_json()], sort_keys=True, default=str)
+        key = json.dumps([call.who, call.forbidden, request.to_json()], sort_keys=True, default=str)
         pending.setdefault(key, (call, request))
     decisions = iam.decide([request for _, request in pending.values()])
     out.evaluated = len(decisions)
     for (call, _), decision in zip(pending.values(), decisions, strict=True):
-        if not decision.allowed:
+        if call.forbidden and decision.allowed:
+            out.findings.append(_exceeds(call))
+        elif not call.forbidden and not decision.allowed:
             out.findings.append(_denied(call, decision))
     return out
 
@@ -121,7 +136,9 @@ def rehearse(
     from tools.rehearsal.boot import lifecycle_checks
     from tools.rehearsal.constraints import violations
     from tools.rehearsal.contracts import CONTRACTS
+    from tools.rehearsal.duties import duty_checks
     from tools.rehearsal.environment import environment_checks
+    from tools.rehearsal.functions import function_checks
     from tools.rehearsal.network import pull_path_findings
     from tools.rehearsal.programs import program_checks
     from tools.rehearsal.services import service_checks
@@ -130,6 +147,8 @@ def rehearse(
     model = StackModel(resources, region, account_id)
     checks = [
         *task_checks(model, tuple(CONTRACTS.values())),
+        *function_checks(model),
+        *duty_checks(model),
         *environment_checks(model),
         *service_checks(model),
         *lifecycle_checks(model),

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ecs_inference.contracts.aws_calls import AwsCall
-from ecs_inference.iam import PolicyArgumentError, ecr_repository_arn
 from tools.aws_requests import Resource
 from tools.aws_shapes import UNKNOWN
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
 from tools.rehearsal.model import SERVICE, Launch, Role, StackModel, document, known, listify
+from tools.rehearsal.registry import ImageReferenceError, ecr_repository
 from tools.rehearsal.secrets import secret_reads, stale_password
 
 Check = Call | Unverified | Refusal
@@ -164,8 +164,8 @@ class TaskStart:
         if credentials:
             yield from self.secret(name, credentials, "log in to the private registry")
         try:
-            repository = ecr_repository_arn(image, self.model.partition)
-        except PolicyArgumentError as exc:
+            repository = ecr_repository(image, self.model.partition)
+        except ImageReferenceError as exc:
             yield Refusal(self.task, self.who(name), str(exc))
             return
         if repository is None:
