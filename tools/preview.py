@@ -46,7 +46,7 @@ from tools.aws_requests import Finding
 from tools.described import SETTING as LOOKUPS_SETTING
 from tools.described import DescriptionError, World
 from tools.fidelity import check_resources
-from tools.preview_report import render_mermaid, render_text
+from tools.preview_report import rejection_outcome, render_mermaid, render_text
 from tools.recording import (
     ACCOUNT_ID,
     RecordedResource,
@@ -412,8 +412,8 @@ def _rejected(
     from_config = any(f.config_paths for f in findings)
     noun = "problem" if len(findings) == 1 else "problems"
     lines = [
-        f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
-        "`pulumi up` would stop):"
+        f"the provider or AWS would reject this stack ({len(findings)} {noun}; "
+        f"{rejection_outcome(f.check for f in findings)}):"
     ]
     lines += [f"  - {f}" for f in findings]
     return PreviewResult(

@@ -14,6 +14,7 @@ import yaml
 
 from tests.stacks import ROOT, stack_file
 from tools.preview import EXIT_CONFIG, EXIT_OK, run_preview
+from tools.recording import ACCOUNT_ID
 
 STACK = "shared-vpc"
 SUBNETS = ("subnet-0a1b2c3d4e5f60a01", "subnet-0a1b2c3d4e5f60b02", "subnet-0a1b2c3d4e5f60c03")
@@ -38,34 +39,75 @@ def _edit(reference: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], di
     return data, config["ecs-inference:platform"]["network"], config["preview:lookups"]
 
 
-def test_reference_stack_runs_in_the_existing_vpc(tmp_path: Path, reference) -> None:
-    result = _preview(tmp_path, reference)
-    assert result.exit_code == EXIT_OK, result.error
-    types = [r.type for r in result.resources]
-    # Nothing of the VPC is created; only the endpoints it lacks.
-    for absent in ("awsx:ec2:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway"):
-        assert absent not in types
-    endpoints = {
-        r.inputs["serviceName"].rsplit(".", 1)[-1] if "ecr" not in r.inputs["serviceName"]
-        else r.inputs["serviceName"].split("eu-west-1.")[1]: r.inputs
+def _endpoints(result) -> dict[str, dict[str, Any]]:
+    """The VPC endpoints the stack creates, by service suffix (`s3`, `ecr.api`)."""
+    return {
+        r.inputs["serviceName"].split("eu-west-1.", 1)[1]: r.inputs
         for r in result.resources
         if r.type == "aws:ec2/vpcEndpoint:VpcEndpoint"
-    }  # fmt: skip
+    }
+
+
+def test_reference_stack_runs_in_the_shared_vpc_as_a_participant(tmp_path: Path, reference) -> None:
+    """The VPC belongs to another account (AWS RAM): the stack creates no endpoint and touches
+    no route table, and its images, layers and weights go through the VPC's NAT."""
+    lookups = reference["config"]["preview:lookups"]
+    assert lookups["vpcs"]["vpc-0a1b2c3d4e5f60718"]["ownerId"] != ACCOUNT_ID
+    result = _preview(tmp_path, reference)
+    assert result.exit_code == EXIT_OK, result.error
+    types = {r.type for r in result.resources}
+    for absent in (
+        "awsx:ec2:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway",
+        "aws:ec2/vpcEndpoint:VpcEndpoint", "aws:ec2/route:Route", "aws:ec2/routeTable:RouteTable",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+        "aws:ec2/vpcEndpointRouteTableAssociation:VpcEndpointRouteTableAssociation",
+    ):  # fmt: skip
+        assert absent not in types
+    assert not any(r.name.endswith("endpoints-sg") for r in result.resources)
+    alb = next(r for r in result.resources if r.type == "aws:lb/loadBalancer:LoadBalancer")
+    assert alb.inputs["subnets"] == list(SUBNETS)
+    services = [r for r in result.resources if r.type == "aws:ecs/service:Service"]
+    assert {tuple(s.inputs["networkConfiguration"]["subnets"]) for s in services} == {SUBNETS}
+    assert result.outputs["vpcId"] == "vpc-0a1b2c3d4e5f60718"
+    steady = result.outputs["cost"]["points"]["steady"]["byCategory"]
+    assert not steady.get("VPC endpoints")
+
+
+def test_the_same_stack_in_the_owners_account_creates_only_the_missing_endpoints(
+    tmp_path: Path, reference
+) -> None:
+    data, _, lookups = _edit(reference)
+    lookups["vpcs"]["vpc-0a1b2c3d4e5f60718"]["ownerId"] = ACCOUNT_ID
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_OK, result.error
+    endpoints = _endpoints(result)
     assert sorted(endpoints) == ["ecr.api", "ecr.dkr", "s3"]
     assert endpoints["s3"]["routeTableIds"] == [
         "rtb-0a1b2c3d4e5f60a01", "rtb-0a1b2c3d4e5f60b02", "rtb-0a1b2c3d4e5f60c03"
     ]  # fmt: skip
     assert endpoints["ecr.api"]["subnetIds"] == list(SUBNETS)
-    alb = next(r for r in result.resources if r.type == "aws:lb/loadBalancer:LoadBalancer")
-    assert alb.inputs["subnets"] == list(SUBNETS)
     group = next(r for r in result.resources if r.name.endswith("endpoints-sg"))
     assert group.inputs["ingress"][0]["cidrBlocks"] == ["10.60.0.0/16"]
-    services = [r for r in result.resources if r.type == "aws:ecs/service:Service"]
-    assert {tuple(s.inputs["networkConfiguration"]["subnets"]) for s in services} == {SUBNETS}
-    assert result.outputs["vpcId"] == "vpc-0a1b2c3d4e5f60718"
     # Two interface endpoints in three zones; the gateway endpoint is free.
     steady = result.outputs["cost"]["points"]["steady"]["byCategory"]
     assert steady["VPC endpoints"] == pytest.approx(2 * 3 * 0.01, abs=1e-3)
+
+
+def test_a_participant_without_nat_is_told_what_to_ask_for_once_each(
+    tmp_path: Path, reference
+) -> None:
+    data, _, lookups = _edit(reference)
+    for table in lookups["routeTables"].values():
+        table.pop("routes", None)
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    lines = [line for line in result.error.splitlines() if line.startswith("  - ")]
+    asks = [line for line in lines if "Ask the network team to add" in line]
+    asked = sorted(line.split(f"{EXISTING}.vpcEndpoints.")[1].split(":")[0] for line in asks)
+    assert asked == sorted(
+        ["s3", "ecr.api", "ecr.dkr", "ecs", "ecs-agent", "ecs-telemetry", "autoscaling", "monitoring"]
+    )
+    assert not any("endpoints created" in line for line in lines)
 
 
 def test_subnets_in_one_zone_are_refused(tmp_path: Path, reference) -> None:
@@ -92,6 +134,7 @@ def test_a_public_subnet_is_refused(tmp_path: Path, reference) -> None:
 
 def test_no_s3_endpoint_and_no_nat_is_refused(tmp_path: Path, reference) -> None:
     data, network, lookups = _edit(reference)
+    lookups["vpcs"]["vpc-0a1b2c3d4e5f60718"]["ownerId"] = ACCOUNT_ID  # the owner could create them
     network["vpcEndpoints"] = False
     for table in lookups["routeTables"].values():
         table.pop("routes", None)
