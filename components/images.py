@@ -65,6 +65,7 @@ DEFAULT_KEEP_IMAGES = 10
 # ECR repository names: lowercase path components separated by `/`, `.`, `_` or `-` inside one.
 REPOSITORY_NAME = re.compile(r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 
+
 def _ignore_patterns(ignore_file: Path) -> list[str]:
     """A .dockerignore's patterns as moby's ignorefile.ReadAll reads them: one per line, `#`
     comments and blank lines dropped, whitespace trimmed, a leading `/` dropped (`!` kept)."""

@@ -365,11 +365,11 @@ def mandatory_outcome(views: Sequence[str]) -> list[str]:
             "stops nothing (the resources exist): fix the program and update the stack."
         ]
     return [
-            "Preview FAILED: mandatory policy violations. `pulumi preview --policy-pack policy` "
-            "fails, and `pulumi up --policy-pack policy` stops in its own preview before any "
-            "change; `pulumi up --skip-preview` (pulumi/actions' `command: up`) stops at a "
-            "resource policy only at that resource, after what comes before it exists, and "
-            "reports stack policies only after every change is made."
+        "Preview FAILED: mandatory policy violations. `pulumi preview --policy-pack policy` "
+        "fails, and `pulumi up --policy-pack policy` stops in its own preview before any "
+        "change; `pulumi up --skip-preview` (pulumi/actions' `command: up`) stops at a "
+        "resource policy only at that resource, after what comes before it exists, and "
+        "reports stack policies only after every change is made."
     ]
 
 

@@ -492,9 +492,7 @@ _PURPOSE: Mapping[str, str] = {
 """What each endpoint service carries for this stack (the refusals say why it is needed)."""
 
 
-def _owner_must_add(
-    check: _Check, blocked: Sequence[SubnetFacts], missing: Sequence[str]
-) -> None:
+def _owner_must_add(check: _Check, blocked: Sequence[SubnetFacts], missing: Sequence[str]) -> None:
     """A participant's subnets without a way out: one refusal per endpoint the VPC's owner must
     add (a participant can neither create it nor add a NAT route)."""
     facts = check.facts
@@ -517,7 +515,9 @@ def _owner_must_add(
         )
 
 
-def _outside_ecr_refusal(check: _Check, blocked: Sequence[SubnetFacts], needs: NetworkNeeds) -> None:
+def _outside_ecr_refusal(
+    check: _Check, blocked: Sequence[SubnetFacts], needs: NetworkNeeds
+) -> None:
     """Images from outside ECR in subnets without a way out: no VPC endpoint reaches them."""
     if not needs.outside_ecr_images:
         return
@@ -674,8 +674,13 @@ def plan_existing_network(
         lines.append(
             f"VPC owned by account {facts.owner_id}, shared with this stack's account "
             f"{facts.caller_account} (AWS RAM): no endpoint is created and no route table "
-            "changed" + (f"; without its own endpoints for {', '.join(missing)}, that traffic "
-            "goes through the VPC's NAT" if missing and not blocked else "")
+            "changed"
+            + (
+                f"; without its own endpoints for {', '.join(missing)}, that traffic "
+                "goes through the VPC's NAT"
+                if missing and not blocked
+                else ""
+            )
         )
     return spec, lines
 

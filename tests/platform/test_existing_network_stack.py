@@ -105,7 +105,16 @@ def test_a_participant_without_nat_is_told_what_to_ask_for_once_each(
     asks = [line for line in lines if "Ask the network team to add" in line]
     asked = sorted(line.split(f"{EXISTING}.vpcEndpoints.")[1].split(":")[0] for line in asks)
     assert asked == sorted(
-        ["s3", "ecr.api", "ecr.dkr", "ecs", "ecs-agent", "ecs-telemetry", "autoscaling", "monitoring"]
+        [
+            "s3",
+            "ecr.api",
+            "ecr.dkr",
+            "ecs",
+            "ecs-agent",
+            "ecs-telemetry",
+            "autoscaling",
+            "monitoring",
+        ]
     )
     assert not any("endpoints created" in line for line in lines)
 
@@ -196,3 +205,26 @@ def test_keys_of_a_created_vpc_are_refused_with_an_existing_one(tmp_path: Path, 
     result = _preview(tmp_path, data)
     assert result.exit_code == EXIT_CONFIG
     assert "platform.network: cidrBlock: only for a VPC the stack creates" in result.error
+
+
+def test_a_refusal_from_a_field_the_description_left_out_says_so(tmp_path: Path, reference) -> None:
+    """An S3 gateway described without its `routeTableIds`: the refusal prints its one fix
+    once, and a note says the description left the field out (it may not be the VPC's fault)."""
+    data, network, lookups = _edit(reference)
+    gateway = "vpce-0a1b2c3d4e5f6a009"
+    network["existing"]["vpcEndpoints"]["s3"] = gateway
+    lookups["vpcEndpoints"][gateway] = {
+        "serviceName": "com.amazonaws.eu-west-1.s3",
+        "vpcEndpointType": "Gateway",
+    }
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    assert result.error.count("modify-vpc-endpoint") == 1
+    assert (
+        f"note: the description of {gateway} under `preview:lookups` leaves out routeTableIds"
+        in result.error
+    )
+    lookups["vpcEndpoints"][gateway]["routeTableIds"] = [
+        "rtb-0a1b2c3d4e5f60a01", "rtb-0a1b2c3d4e5f60b02", "rtb-0a1b2c3d4e5f60c03"
+    ]  # fmt: skip
+    assert _preview(tmp_path, data).exit_code == EXIT_OK

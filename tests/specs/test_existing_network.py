@@ -302,7 +302,9 @@ def test_a_participant_with_nat_creates_no_endpoint_and_changes_no_route_table()
 
 def test_a_participant_without_a_way_out_is_told_what_the_network_team_must_add() -> None:
     """One refusal per missing endpoint (not per subnet), at the key that will name it."""
-    ecr = {s: _endpoint(n, s, private_dns_enabled=True) for n, s in ((1, "ecr.api"), (2, "ecr.dkr"))}
+    ecr = {
+        s: _endpoint(n, s, private_dns_enabled=True) for n, s in ((1, "ecr.api"), (2, "ecr.dkr"))
+    }
     facts = _facts(
         _subnet(1, "eu-west-1a"), _subnet(2, "eu-west-1b"), _subnet(3, "eu-west-1b"), routes=(),
         endpoints={e.id: e for e in ecr.values()}, owner_id=OWNER, caller_account=CALLER,
