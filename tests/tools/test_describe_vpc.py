@@ -80,7 +80,10 @@ def _stub(ec2: Stubber, sts: Stubber) -> None:
             "VpcId": VPC,
             "OwnerId": OWNER,
             "Associations": [{"SubnetId": s, "Main": False}],
-            "Routes": [local, {"DestinationCidrBlock": "0.0.0.0/0", "NatGatewayId": f"nat-0a1b2c3d4e5f60{z}01"}],
+            "Routes": [
+                local,
+                {"DestinationCidrBlock": "0.0.0.0/0", "NatGatewayId": f"nat-0a1b2c3d4e5f60{z}01"},
+            ],
         }
         for n, (s, z) in enumerate(zip(SUBNETS, "abc", strict=True))
     ] + [
