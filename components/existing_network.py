@@ -63,8 +63,8 @@ def _table(table: aws.ec2.GetRouteTableResult) -> RouteTableFacts:
 
 def discover(existing: ExistingNetworkConfig) -> NetworkLookup:
     """What AWS says about `existing` (the VPC and its owner, the deploying account, its subnets,
-    the route tables they use, the endpoints the config names), read with the data sources, and each lookup that failed as an
-    issue at the id's config path."""
+    the route tables they use, the endpoints the config names), read with the data sources, and
+    each lookup that failed as an issue at the id's config path."""
     issues = Issues()
     facts = _discover(existing, issues)
     return NetworkLookup(facts, tuple(issues))

@@ -198,7 +198,7 @@ def splice(text: str, block: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None, clients: tuple[Any, Any] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("stack", help="the stack whose Pulumi.<stack>.yaml names the VPC")
     parser.add_argument("--stack-file", type=Path, help="default: Pulumi.<stack>.yaml here")
     parser.add_argument("--write", action="store_true", help="write it into the stack file")
