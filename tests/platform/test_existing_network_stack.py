@@ -32,6 +32,15 @@ def _preview(tmp_path: Path, data: dict[str, Any]):
     return run_preview(STACK, program_dir=ROOT, policy_pack=None, stack_file=path)
 
 
+def _refusals_without_routes(tmp_path: Path, data: dict[str, Any]) -> list[str]:
+    """The refusal lines of `data` previewed with every route of its route tables removed."""
+    for table in data["config"]["preview:lookups"]["routeTables"].values():
+        table.pop("routes", None)
+    result = _preview(tmp_path, data)
+    assert result.exit_code == EXIT_CONFIG
+    return [line for line in result.error.splitlines() if line.startswith("  - ")]
+
+
 def _edit(reference: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """A copy of the reference stack, its `network` section and its lookups."""
     data = copy.deepcopy(reference)
@@ -96,12 +105,8 @@ def test_the_same_stack_in_the_owners_account_creates_only_the_missing_endpoints
 def test_a_participant_without_nat_is_told_what_to_ask_for_once_each(
     tmp_path: Path, reference
 ) -> None:
-    data, _, lookups = _edit(reference)
-    for table in lookups["routeTables"].values():
-        table.pop("routes", None)
-    result = _preview(tmp_path, data)
-    assert result.exit_code == EXIT_CONFIG
-    lines = [line for line in result.error.splitlines() if line.startswith("  - ")]
+    data, _, _ = _edit(reference)
+    lines = _refusals_without_routes(tmp_path, data)
     asks = [line for line in lines if "Ask the network team to add" in line]
     asked = sorted(line.split(f"{EXISTING}.vpcEndpoints.")[1].split(":")[0] for line in asks)
     assert asked == sorted(
@@ -145,11 +150,7 @@ def test_no_s3_endpoint_and_no_nat_is_refused(tmp_path: Path, reference) -> None
     data, network, lookups = _edit(reference)
     lookups["vpcs"]["vpc-0a1b2c3d4e5f60718"]["ownerId"] = ACCOUNT_ID  # the owner could create them
     network["vpcEndpoints"] = False
-    for table in lookups["routeTables"].values():
-        table.pop("routes", None)
-    result = _preview(tmp_path, data)
-    assert result.exit_code == EXIT_CONFIG
-    lines = [line for line in result.error.splitlines() if line.startswith("  - ")]
+    lines = _refusals_without_routes(tmp_path, data)
     pull = [line for line in lines if "could not pull their images" in line]
     assert len(pull) == 1
     assert f": {EXISTING}.privateSubnetIds: {', '.join(SUBNETS)} have no NAT" in pull[0]

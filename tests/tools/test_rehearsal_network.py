@@ -33,17 +33,24 @@ def _world(routes: list[dict[str, Any]], endpoints: dict[str, Any] | None = None
     )
 
 
-def _program(endpoints: tuple[str, ...]) -> None:
-    subnet = aws.ec2.get_subnet(id=SUBNET)
-    aws.ec2.get_route_table(subnet_id=SUBNET)
-    for service in endpoints:
+def _endpoints(subnet: Any, services: tuple[str, ...]) -> None:
+    """The stack's own endpoints of `services` in the subnet's VPC (interfaces with private DNS,
+    the S3 gateway on the subnet's route table)."""
+    for service in services:
         aws.ec2.VpcEndpoint(
             service.replace(".", "-"),
             vpc_id=subnet.vpc_id,
             service_name=f"com.amazonaws.us-east-1.{service}",
             vpc_endpoint_type="Gateway" if service == "s3" else "Interface",
             route_table_ids=[TABLE] if service == "s3" else None,
+            private_dns_enabled=None if service == "s3" else True,
         )
+
+
+def _program(endpoints: tuple[str, ...]) -> None:
+    subnet = aws.ec2.get_subnet(id=SUBNET)
+    aws.ec2.get_route_table(subnet_id=SUBNET)
+    _endpoints(subnet, endpoints)
     aws.ecs.Service(
         "svc",
         launch_type="FARGATE",
@@ -104,15 +111,7 @@ def _task_program(logs_endpoint: str | None) -> None:
     aws.ec2.get_route_table(subnet_id=SUBNET)
     if logs_endpoint:
         aws.ec2.get_vpc_endpoint(id=logs_endpoint)
-    for service in ("ecr.api", "ecr.dkr", "s3"):
-        aws.ec2.VpcEndpoint(
-            service.replace(".", "-"),
-            vpc_id=subnet.vpc_id,
-            service_name=f"com.amazonaws.us-east-1.{service}",
-            vpc_endpoint_type="Gateway" if service == "s3" else "Interface",
-            route_table_ids=[TABLE] if service == "s3" else None,
-            private_dns_enabled=None if service == "s3" else True,
-        )
+    _endpoints(subnet, ("ecr.api", "ecr.dkr", "s3"))
     group = aws.cloudwatch.LogGroup("app", name="/shop/app")
     role = aws.iam.Role(
         "exec",
