@@ -104,7 +104,11 @@ LOGS_POLICY_ONLY_OTHER_GROUPS = {
 }
 
 
-def _task_program(logs_endpoint: str | None) -> None:
+def _task_program(
+    logs_endpoint: str | None,
+    image: str = "123456789012.dkr.ecr.us-east-1.amazonaws.com/shop/app:1.0",
+    repository_policy: dict[str, Any] | None = None,
+) -> None:
     """A Fargate service whose image is in ECR (ECR and S3 endpoints present) and whose logs go
     to CloudWatch Logs, through the network team's `logs_endpoint` when one is named."""
     subnet = aws.ec2.get_subnet(id=SUBNET)
@@ -132,7 +136,7 @@ def _task_program(logs_endpoint: str | None) -> None:
         execution_role_arn=role.arn,
         container_definitions=json.dumps([{
             "name": "app",
-            "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/shop/app:1.0",
+            "image": image,
             "essential": True,
             "logConfiguration": {"logDriver": "awslogs", "options": {
                 "awslogs-group": "/shop/app", "awslogs-region": "us-east-1",
@@ -140,6 +144,8 @@ def _task_program(logs_endpoint: str | None) -> None:
         }]),
         opts=pulumi.ResourceOptions(depends_on=[group]),
     )  # fmt: skip
+    if repository_policy is not None:
+        aws.ecr.RepositoryPolicy("app", repository="shop/app", policy=json.dumps(repository_policy))
     aws.ecs.Service(
         "svc",
         launch_type="FARGATE",
@@ -185,3 +191,26 @@ def test_a_call_through_the_network_teams_endpoint_must_pass_its_policy() -> Non
     noted = _rehearsed(nat, {"policy": json.dumps(org)})
     assert not noted.findings
     assert any("aws:principalorgid" in n for n in noted.notes), noted.notes
+
+
+OTHER_ACCOUNT_IMAGE = "210987654321.dkr.ecr.us-east-1.amazonaws.com/shop/app:1.0"
+
+
+def _pull_rehearsed(policy: dict[str, Any] | None):
+    nat = [{"cidrBlock": "0.0.0.0/0", "natGatewayId": "nat-0a1b2c3d4e5f60a01"}]
+    rec = run_function(lambda: _task_program(None, OTHER_ACCOUNT_IMAGE, policy), world=_world(nat))
+    return rehearse(rec.resources, "us-east-1", ACCOUNT_ID, lookups=rec.lookups)
+
+
+def test_an_image_in_another_accounts_registry_needs_that_repositorys_policy() -> None:
+    unknown = _pull_rehearsed(None)
+    assert not unknown.findings
+    assert any("account 210987654321's registry" in n for n in unknown.notes), unknown.notes
+    pull = ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"]
+    admits = {"Statement": [{"Effect": "Allow", "Action": pull,
+                             "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT_ID}:root"}}]}  # fmt: skip
+    assert not _pull_rehearsed(admits).findings
+    others = {"Statement": [{**admits["Statement"][0],
+                             "Principal": {"AWS": "arn:aws:iam::999999999999:root"}}]}  # fmt: skip
+    denied = [f.message for f in _pull_rehearsed(others).findings]
+    assert denied and all("ecr:" in m and "denied" in m for m in denied), denied
