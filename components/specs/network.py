@@ -503,7 +503,7 @@ def _owner_must_add(check: _Check, blocked: Sequence[SubnetFacts], missing: Sequ
         what = (
             f"an S3 gateway endpoint on route table(s) {', '.join(tables) or 'of ' + names}"
             if service == GATEWAY_SERVICE
-            else f"a {service} interface endpoint with private DNS, in {zones}"
+            else f"an interface endpoint for {service} with private DNS, in {zones}"
         )
         check.issues.add(
             f"{EXISTING_PATH}.vpcEndpoints.{service}",

@@ -318,7 +318,7 @@ def test_a_participant_without_a_way_out_is_told_what_the_network_team_must_add(
     assert "an S3 gateway endpoint on route table(s) rtb-0a1b2c3d4e5f60a01, " in s3
     assert "ecr.api" not in " ".join(paths)
     sts = next(i for i in issues if ".vpcEndpoints.sts: " in i)
-    assert "a sts interface endpoint with private DNS, in eu-west-1a, eu-west-1b" in sts
+    assert "an interface endpoint for sts with private DNS, in eu-west-1a, eu-west-1b" in sts
 
 
 def test_an_image_from_outside_ecr_needs_a_way_out_even_with_every_endpoint() -> None:
