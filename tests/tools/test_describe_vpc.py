@@ -153,7 +153,9 @@ def test_the_description_is_what_the_preview_reads_and_it_previews_as_a_particip
     assert lookups["vpcEndpoints"]["vpce-0a1b2c3d4e5f6a001"]["policy"] == POLICY
     World.parse(lookups, "eu-west-1", path.name)  # every field is one the data sources return
 
-    result = run_preview("shared-vpc", program_dir=ROOT, policy_pack=None, stack_file=path)
+    result = run_preview(
+        "shared-vpc", program_dir=ROOT, policy_pack=None, stack_file=path, views=("update",)
+    )
     assert result.exit_code == EXIT_OK, result.error
     assert not [r for r in result.resources if r.type == "aws:ec2/vpcEndpoint:VpcEndpoint"]
 
