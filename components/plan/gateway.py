@@ -202,7 +202,7 @@ def gateway_service(
     try:
         size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     except sizing.SizingError as exc:
-        issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        issues.append(ConfigIssue(exc.at(base), str(exc)))
         size = None
     proxy = GatewaySpec(
         routes=routes,

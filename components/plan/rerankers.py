@@ -110,7 +110,7 @@ def plan_rerankers(
         try:
             spec, lines = reranker_service(name, rr, cfg, priorities[name], idle_timeout_seconds)
         except sizing.SizingError as exc:
-            issues.add(path, str(exc))
+            issues.add(exc.at(path), str(exc))
             continue
         try:
             reranker_decision_checks(path, spec)

@@ -197,7 +197,7 @@ def _checked(
     try:
         size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     except sizing.SizingError as exc:
-        found.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        found.append(ConfigIssue(exc.at(base), str(exc)))
     if found or visibility is None or target is None or size is None:
         return None, found
     return (visibility, target, size), []

@@ -47,7 +47,11 @@ EXPECTED = {
             ("maxModelLenght", None),
             "in the copy at line {llama:}: unknown key; did you mean `maxModelLen`?",
         ),
-        ("platform.images.vllm", ("vllm: vllm/vllm-openai:latest", None), "must be pinned"),
+        (
+            "platform.images.vllm",
+            ("vllm: vllm/vllm-openai:latest", None),
+            "'vllm/vllm-openai:latest' is tagged 'latest'",
+        ),
         (
             "platform.models.qwen",
             ("qwen:", None),
@@ -71,7 +75,7 @@ EXPECTED = {
             ("summarise:", None),
             "is required but missing",
         ),
-        ("platform.rerankers.rerank", ("rerank:", None), "Fargate cpu 3000 is not a valid"),
+        ("platform.rerankers.rerank.cpu", ("cpu: 3000", None), "Fargate cpu 3000 is not a valid"),
         (
             "platform.gateway.routes.big",
             ("big: llama-70b", None),

@@ -24,7 +24,7 @@ during preview is a note, never a pass in silence.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from tools.aws_shapes import UNKNOWN
 from tools.rehearsal.calls import Call, Refusal, Unverified
 from tools.rehearsal.iam import Decision, Evaluator, Request, evaluator
 from tools.rehearsal.model import StackModel, unknown_policies
+from tools.rehearsal.routes import Through, endpoint_context
 
 CHECK = "runtime"
 """The `check` of every rehearsal finding."""
@@ -72,10 +73,14 @@ def _exceeds(call: Call) -> Finding:
 
 
 def evaluate(
-    model: StackModel, checks: Iterable[Call | Unverified | Refusal], iam: Evaluator
+    model: StackModel,
+    checks: Iterable[Call | Unverified | Refusal],
+    iam: Evaluator,
+    through: Mapping[int, Through] | None = None,
 ) -> Rehearsal:
     """Send every call to the evaluator once; refusals, denials and forbidden calls allowed
-    become findings."""
+    become findings. `through`: the VPC endpoint a call goes through (by `id(call)`), whose
+    policy it must pass too."""
     out = Rehearsal()
     calls: list[Call] = []
     for check in checks:
@@ -101,6 +106,7 @@ def evaluate(
                 f"{what} unknown at preview"
             )
             continue
+        via = (through or {}).get(id(call))
         request = Request(
             call.principal,
             call.action,
@@ -108,7 +114,8 @@ def evaluate(
             call.account_id or model.account_id,
             tuple(identity),
             call.resource_policy,
-            dict(call.context),
+            {**call.context, **(endpoint_context(via) if via else {})},
+            ((via.endpoint_id, via.policy),) if via else (),
         )
         key = json.dumps([call.who, call.forbidden, request.to_json()], sort_keys=True, default=str)
         pending.setdefault(key, (call, request))
@@ -139,13 +146,14 @@ def rehearse(
     from tools.rehearsal.duties import duty_checks
     from tools.rehearsal.environment import environment_checks
     from tools.rehearsal.functions import function_checks
-    from tools.rehearsal.network import pull_path_findings
+    from tools.rehearsal.network import LookedUpNetwork, pull_path_findings
     from tools.rehearsal.programs import program_checks
+    from tools.rehearsal.routes import route_checks
     from tools.rehearsal.services import service_checks
     from tools.rehearsal.tasks import task_checks
 
     model = StackModel(resources, region, account_id)
-    checks = [
+    checks: list[Call | Unverified | Refusal] = [
         *task_checks(model, tuple(CONTRACTS.values())),
         *function_checks(model),
         *duty_checks(model),
@@ -155,7 +163,9 @@ def rehearse(
         *program_checks(model, lookups),
         *agent_checks(model),
     ]
-    out = evaluate(model, checks, iam or evaluator())
+    network = LookedUpNetwork(resources, lookups)
+    routed, through = route_checks(model, network, [c for c in checks if isinstance(c, Call)])
+    out = evaluate(model, [*checks, *routed], iam or evaluator(), through)
     out.findings[:0] = [
         Finding(r.type, r.name, "constraint", f'{message}; AWS: "{c.quote}" ({c.source})')
         for c, r, message in violations(model)

@@ -68,6 +68,15 @@ EFS_DEFAULT_POLICY = {
 """The policy EFS applies to a file system that has none ("Default EFS file system policy")."""
 
 
+def repository_policy(model: StackModel, repository_arn: str) -> Any:
+    """The policy the stack declares for the ECR repository `repository_arn`, or None."""
+    name = repository_arn.split(":repository/", 1)[-1]
+    for r in model.of("aws:ecr/repositoryPolicy:RepositoryPolicy"):
+        if r.inputs.get("repository") == name:
+            return document(r.inputs.get("policy"))
+    return None
+
+
 class TaskStart:
     """The checks of one task definition's start on one launch."""
 
@@ -151,8 +160,7 @@ class TaskStart:
             resource,
             why,
             role=role,
-            account_id=self.model.account_id,
-            **kw,
+            **{"account_id": self.model.account_id, **kw},
         )
 
     def pull(self, container: Mapping[str, Any], name: str) -> Iterator[Check]:
@@ -179,8 +187,24 @@ class TaskStart:
             return
         why = f"pull {image}"
         yield self.call(role, self.who(name), "ecr:GetAuthorizationToken", "*", why)
+        owner = repository.split(":")[4]
+        policy = None
+        if owner != self.model.account_id:
+            # Another account's repository: its own policy must admit the role as well.
+            policy = repository_policy(self.model, repository)
+            if policy is None:
+                yield Unverified(
+                    self.task,
+                    self.who(name),
+                    f"{image} is in account {owner}'s registry: the pull needs that repository's "
+                    "policy to admit this role, and the stack does not declare it",
+                )
+                return
         for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"):
-            yield self.call(role, self.who(name), action, repository, why)
+            yield self.call(
+                role, self.who(name), action, repository, why,
+                resource_policy=policy, account_id=owner,
+            )  # fmt: skip
 
     def secret(self, name: str, value_from: Any, why: str) -> Iterator[Check]:
         if self.task.inputs.get("executionRoleArn") is None:
