@@ -34,7 +34,7 @@ from ecs_inference.contracts.aws_limits import (
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
-from ecs_inference.services.containers import log_configuration, with_app_protocol
+from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.names import derived_name
@@ -785,7 +785,7 @@ def metrics_sidecar(
                 image=image,
                 port=port,
                 engine_container=engine_container,
-                log_configuration=log_configuration(log_group, region, spec.service),
+                log_group_name=log_group,
                 startup_grace_seconds=spec.health_check_grace_period_seconds,
             )
         ]

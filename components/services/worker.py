@@ -42,7 +42,7 @@ from ecs_inference.contracts.worker import (
 )
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
-from ecs_inference.services.containers import environment_list, log_configuration, secrets_list
+from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.specs.worker import (
@@ -171,18 +171,22 @@ def worker_container_definitions(
     ]
     if result_queue_url is not None:
         managed.append({"name": ENV_RESULT_QUEUE_URL, "value": result_queue_url})
-    container: dict[str, Any] = {
-        "name": CONTAINER_NAME,
-        "image": image,
-        "essential": True,
-        "environment": environment_list(managed, args.environment),
-        "logConfiguration": log_configuration(log_group, region, args.worker),
-        "stopTimeout": WORKER_STOP_TIMEOUT_SECONDS,
-        "linuxParameters": {"initProcessEnabled": True},
-    }
-    if args.secrets:
-        container["secrets"] = secrets_list(args.secrets)
-    return [container]
+    return [
+        container_definition(
+            name=CONTAINER_NAME,
+            image=image,
+            environment=managed,
+            extra_environment=args.environment,
+            region_variables=False,
+            log_group_name=log_group,
+            region=region,
+            stream_prefix=args.worker,
+            stop_timeout_seconds=WORKER_STOP_TIMEOUT_SECONDS,
+            nofile_limit=False,
+            secrets=args.secrets,
+            linux_parameters={"initProcessEnabled": True},
+        )
+    ]
 
 
 # --------------------------------------------------------------------------------------------

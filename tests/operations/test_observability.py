@@ -459,15 +459,6 @@ def test_host_iam_is_scoped_to_the_namespace_or_the_log_group():
 
 @pytest.mark.parametrize("kind", ["vllm", "neuron", "reranker"])
 def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
-    logs = {
-        "logDriver": "awslogs",
-        "options": {
-            "awslogs-group": "/ecs-inference/llama",
-            "awslogs-region": "us-east-1",
-            "awslogs-stream-prefix": "llama",
-            "mode": "non-blocking",
-        },
-    }
     container = obs.metrics_sidecar_container(
         kind=kind,
         stack="prod",
@@ -476,13 +467,16 @@ def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
         + "a" * 64,
         port=8000,
         engine_container="engine",
-        log_configuration=logs,
+        log_group_name="/ecs-inference/llama",
+        region="us-east-1",
         startup_grace_seconds=380,
     )
     validate_named_shape("ecs", "ContainerDefinition", container)
     assert container["essential"] is False
     assert container["dependsOn"] == [{"containerName": "engine", "condition": "START"}]
-    assert container["logConfiguration"] == logs  # EMF lands in the service's log group
+    # EMF lands in the service's log group
+    assert container["logConfiguration"]["options"]["awslogs-group"] == "/ecs-inference/llama"
+    assert container["logConfiguration"]["options"]["awslogs-stream-prefix"] == "llama"
     assert "portMappings" not in container
     env = {e["name"]: e["value"] for e in container["environment"]}
     assert env[m.ENV_TARGET_URL] == "http://127.0.0.1:8000/metrics"
