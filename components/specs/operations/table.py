@@ -11,11 +11,11 @@ from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.operations.alarms import (
     AlarmSettings,
     AlarmSpec,
+    gateway_alarms,
     pool_alarms,
     service_alarms,
+    worker_alarms,
 )
-from ecs_inference.specs.operations.alarms_gateway import gateway_alarms
-from ecs_inference.specs.operations.alarms_worker import worker_alarms
 from ecs_inference.specs.worker import QueueWorkerSpec
 
 

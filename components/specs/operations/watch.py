@@ -11,8 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
-from ecs_inference.specs.operations.alarms import AlarmSettings, AlarmSpec
-from ecs_inference.specs.operations.alarms_worker import queue_age_threshold_seconds
+from ecs_inference.specs.operations.alarms import (
+    AlarmSettings,
+    AlarmSpec,
+    queue_age_threshold_seconds,
+)
 from ecs_inference.specs.operations.dashboard import (
     DashboardInputs,
     GatewayPanel,
