@@ -678,10 +678,10 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
         fargate.append(
             FargateInput(
                 f"worker {name}",
-                w.cpu,
-                w.memory_mib,
-                w.cpu_architecture,
-                Counts(w.min_count, w.desired_count, w.max_count),
+                w.input.cpu,
+                w.input.memory_mib,
+                w.input.cpu_architecture,
+                Counts(w.input.min_count, w.input.desired_count, w.input.max_count),
                 None,
             )
         )

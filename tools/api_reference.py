@@ -66,7 +66,12 @@ COMPONENTS = (
     ),
     Entry("ecs_inference.services.reranker", "FargateReranker", "FargateRerankerArgs"),
     Entry("ecs_inference.services.gateway", "LiteLLMGateway", "LiteLLMGatewayArgs"),
-    Entry("ecs_inference.services.worker", "QueueWorker", "QueueWorkerArgs"),
+    Entry(
+        "ecs_inference.workers.service",
+        "QueueWorker",
+        "WorkerWiring",
+        ("ecs_inference.workers.input.WorkerConfig", "platform.workers.<name>"),
+    ),
     Entry("ecs_inference.services.gateway_db", "GatewayDatabase", "GatewayDatabaseArgs"),
     Entry("ecs_inference.storage", "WeightFileSystem", "WeightFileSystemArgs"),
     Entry("ecs_inference.images", "ImageBuilds", "ImageBuildsArgs"),

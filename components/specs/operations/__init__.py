@@ -88,7 +88,6 @@ from ecs_inference.specs.operations.telemetry import (
 from ecs_inference.specs.operations.watch import (
     OperationsSpec,
     WatchedService,
-    WatchedWorker,
     dashboard_inputs,
     operations_alarms,
     operations_problems,
@@ -126,7 +125,6 @@ __all__ = [
     "ServiceSubject",
     "Subscription",
     "WatchedService",
-    "WatchedWorker",
     "WorkerPanel",
     "WorkerSubject",
     "alarm_metric_count",
