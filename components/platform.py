@@ -54,7 +54,7 @@ from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.stack_secrets import StackSecrets
-from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
+from ecs_inference.storage.service import WeightFileSystem, WeightStoreWiring, task_volume
 from ecs_inference.workers.decisions import stack_gateway_keys
 from ecs_inference.workers.service import QueueWorker, WorkerWiring
 
@@ -343,15 +343,13 @@ class InferencePlatform(pulumi.ComponentResource):
         return {
             fs_name: WeightFileSystem(
                 f"{name}-{fs_name}",
-                with_wiring(
-                    WeightFileSystemArgs,
-                    store,
-                    vpc_id=self.network.vpc_id,
-                    subnet_ids=self.network.zone_subnet_ids,
+                store,
+                WeightStoreWiring(
+                    use=use, vpc_id=self.network.vpc_id, subnet_ids=self.network.zone_subnet_ids
                 ),
                 opts=self._child,
             )
-            for fs_name, store in plan.weight_stores.items()
+            for fs_name, (store, use) in plan.weight_stores.items()
         }
 
     def _efs_access(self, model: str, file_system: str | None) -> EfsAccess | None:

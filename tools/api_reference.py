@@ -73,7 +73,12 @@ COMPONENTS = (
         ("ecs_inference.workers.input.WorkerConfig", "platform.workers.<name>"),
     ),
     Entry("ecs_inference.services.gateway_db", "GatewayDatabase", "GatewayDatabaseArgs"),
-    Entry("ecs_inference.storage", "WeightFileSystem", "WeightFileSystemArgs"),
+    Entry(
+        "ecs_inference.storage.service",
+        "WeightFileSystem",
+        "WeightStoreWiring",
+        ("ecs_inference.storage.input.WeightStoreConfig", "platform.weightStores.<name>"),
+    ),
     Entry("ecs_inference.images", "ImageBuilds", "ImageBuildsArgs"),
     Entry("ecs_inference.operations", "Operations", "OperationsArgs"),
     Entry("ecs_inference.platform", "InferencePlatform", None),

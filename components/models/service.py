@@ -47,9 +47,9 @@ from ecs_inference.services.base import Placement as TaskPlacement
 from ecs_inference.services.containers import container_definition
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
 from ecs_inference.sizing.instance_types import PoolTypes
-from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
+from ecs_inference.storage import efs as weights_spec
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"

@@ -25,7 +25,6 @@ from ecs_inference.plan import (
     pools,
     rerankers,
     secrets,
-    weight_stores,
 )
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
@@ -39,7 +38,8 @@ from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
-from ecs_inference.specs.weights import WeightStoreSpec
+from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
+from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.decisions import WorkerDecisions, plan_workers
 
 PLATFORM_NAME = "inference"
@@ -72,7 +72,7 @@ class Plan:
     gateway_database: GatewayDatabaseSpec | None
     """LiteLLM's database, when the gateway has one."""
     workers: Mapping[str, WorkerDecisions]
-    weight_stores: Mapping[str, WeightStoreSpec]
+    weight_stores: Mapping[str, tuple[WeightStoreConfig, WeightStoreUse]]
     """EFS file systems of weights, by `weightStores` name or existing file system id."""
     builds: Mapping[str, tuple[str, ...]]
     """Images the stack builds (`images.build`): image name -> Docker platforms."""
@@ -263,9 +263,7 @@ def build_plan(
         gateway=gateway_spec,
         gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
         workers=worker_specs,
-        weight_stores=weight_stores.plan_weight_stores(
-            config, model_specs, network_spec.availability_zones
-        ),
+        weight_stores=plan_weight_stores(config, model_specs, network_spec.availability_zones),
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,

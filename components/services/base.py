@@ -36,7 +36,6 @@ from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECO
 from ecs_inference.network import aws_api_egress
 from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
 from ecs_inference.specs.service import ServiceSpec
@@ -47,6 +46,7 @@ from ecs_inference.specs.service_connect import (
     private_host,
     timeouts,
 )
+from ecs_inference.storage import efs as weights_spec
 
 ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
 CPU_METRIC = "ECSServiceAverageCPUUtilization"

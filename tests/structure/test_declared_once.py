@@ -24,7 +24,7 @@ ALLOWED = frozenset(
     {
         # pools: config/pools.py and specs/pool.py
         "capacity.asg_pool.PoolArgs ~ capacity.managed_instances_pool.ManagedInstancesPoolArgs",
-        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.WeightFileSystemArgs",
+        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.service.WeightStoreWiring",
         "config.pools.WarmPoolConfig ~ specs.pool.WarmPoolSpec",
         "config.pools.PoolConfig ~ specs.mixed_instances.MixedInstancesArgs",
         "config.pools.PoolConfig ~ specs.pool.PoolSpec",
