@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import pulumi
 
+from ecs_inference import cost, ledger
 from ecs_inference.config.issues import ADVISORY_PREFIX
 from ecs_inference.config.stack_file import StackFileError
 from ecs_inference.config.stack_file import read_stack_file as read_source
@@ -312,16 +313,19 @@ class _ProgramRun:
             for view in sorted(views, key=lambda v: v != "update"):
                 # Each run collects its own undescribed ids.
                 world = World(self.world.region, self.world.described, left_out=self.world.left_out)
-                self.recordings[view] = run_program(
-                    self.program_dir,
-                    project=self.project,
-                    stack=stack,
-                    config=self.config,
-                    view=view,
-                    secret_keys=self.settings.secret_keys,
-                    stack_file=self.settings.stack_file,
-                    world=world,
-                )
+                with ledger.collecting() as book:
+                    recording = run_program(
+                        self.program_dir,
+                        project=self.project,
+                        stack=stack,
+                        config=self.config,
+                        view=view,
+                        secret_keys=self.settings.secret_keys,
+                        stack_file=self.settings.stack_file,
+                        world=world,
+                    )
+                self.recordings[view] = recording
+                recorded_outputs(recording.outputs, book, self.config.get("aws:region"))
         except pulumi.RunError as exc:
             # The program reports invalid configuration as RunError before registering anything.
             return PreviewResult(
@@ -352,6 +356,21 @@ class _ProgramRun:
             )
             for view in views
         ]
+
+
+def recorded_outputs(outputs: dict[str, Any], book: ledger.Ledger, region: str | None) -> None:
+    """A program that exports no `decisions` or `cost` of its own gets what its components
+    recorded (`ecs_inference.ledger`): their decision lines, and the estimate of their cost
+    facts at the stack's region."""
+    if "decisions" not in outputs and book.decided:
+        outputs["decisions"] = dict(book.decided)
+    facts = book.stack_input(region)
+    if "cost" not in outputs and facts is not None:
+        outputs["cost"] = doc = cost.estimate_inputs(facts).to_json()
+        if not book.operations:
+            doc["notes"].append(
+                "no Operations component: no alarms, dashboard or alarm-topic key are counted"
+            )
 
 
 def _derived(world: World, refusal: str) -> str:

@@ -22,6 +22,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
+from ecs_inference import ledger
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.engines import Launch
@@ -273,6 +274,8 @@ class ModelService(EcsService):
     ) -> None:
         spec, self.decisions = decide_service(wiring.service or name, input, wiring)
         self.spec = spec
+        ledger.record_decisions(f"model {spec.service}", self.decisions)
+        ledger.record_model(wiring.pool, spec.service, spec, input.engine)
         where = f"ModelService {spec.service!r}"
         launch = spec.launch
         if (spec.efs_file_system is not None) != (wiring.weights_efs is not None):
