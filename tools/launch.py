@@ -1,5 +1,6 @@
 """`ecs-inference-preview`: the offline preview of a program in the current directory, from the
-installed package (`pip install 'ecs-inference[preview]'`), with no checkout of this repository.
+installed package (`pip install 'ecs-inference[preview] @ git+<repository URL>'`), with no
+checkout of this repository.
 
     ecs-inference-preview [--cwd DIR] [--stack dev] [--json] [--policy-pack DIR | --no-policy]
 
