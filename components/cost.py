@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
@@ -661,6 +661,37 @@ def managed_pool_input(
     )
 
 
+class FargateSized(Protocol):
+    """What a Fargate service's spec says of its size and counts (a re-ranker, the gateway or
+    a queue worker)."""
+
+    @property
+    def cpu(self) -> int: ...
+    @property
+    def memory_mib(self) -> int: ...
+    @property
+    def cpu_architecture(self) -> Literal["ARM64", "X86_64"]: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+
+
+def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> FargateInput:
+    """A Fargate service named `name` in the cost lines; `metric_kind`: its metrics sidecar's
+    kind, None without one."""
+    return FargateInput(
+        name,
+        spec.cpu,
+        spec.memory_mib,
+        spec.cpu_architecture,
+        Counts(spec.min_count, spec.desired_count, spec.max_count),
+        metric_kind,
+    )
+
+
 def network_input(spec: NetworkSpec) -> NetworkInput:
     """What the network costs: its own NAT gateways, zones and interface endpoint services."""
     return NetworkInput(
@@ -686,41 +717,14 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
         for n, p in plan.managed_instance_pools.items()
     ]
     fargate = [
-        FargateInput(
-            name,
-            r.cpu,
-            r.memory_mib,
-            r.cpu_architecture,
-            Counts(r.min_count, r.desired_count, r.max_count),
-            "reranker" if r.metrics_sidecar else None,
-        )
+        fargate_input(name, r, "reranker" if r.metrics_sidecar else None)
         for name, r in plan.rerankers.items()
     ]
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's
     # minimum is usually 0 tasks (it scales to zero on an empty queue).
     if plan.gateway is not None:
-        gw = plan.gateway
-        fargate.append(
-            FargateInput(
-                f"gateway {gw.path}",
-                gw.cpu,
-                gw.memory_mib,
-                gw.cpu_architecture,
-                Counts(gw.min_count, gw.desired_count, gw.max_count),
-                None,
-            )
-        )
-    for name, w in plan.workers.items():
-        fargate.append(
-            FargateInput(
-                f"worker {name}",
-                w.cpu,
-                w.memory_mib,
-                w.cpu_architecture,
-                Counts(w.min_count, w.desired_count, w.max_count),
-                None,
-            )
-        )
+        fargate.append(fargate_input(f"gateway {plan.gateway.path}", plan.gateway, None))
+    fargate += [fargate_input(f"worker {n}", w, None) for n, w in plan.workers.items()]
     return StackInput(
         pools=pools,
         fargate=fargate,

@@ -1,8 +1,9 @@
 """What the components decided and what they cost, collected while a program runs.
 
 Each component records its own decision lines and cost facts here as it is built: a model
-service its decisions and its tasks on its pool, a pool its type, bounds and volumes, the network
-its NAT gateways, zones and interface endpoints, the operations its alarms, dashboard and key.
+service its decisions and its tasks on its pool, a pool its type, bounds and volumes, a
+re-ranker, the gateway and a queue worker their Fargate size and counts, the network its NAT
+gateways, zones and interface endpoints, the operations its alarms, dashboard and key.
 The offline preview (`ecs-inference-preview`, tools/preview.py) opens a ledger around each run
 of a program and prints, for a program that exports no `decisions` or `cost` output of its own,
 what its components recorded: the lines a stack file's plan decides and the estimate
@@ -49,6 +50,8 @@ class Ledger:
     pools: dict[int, _Pool] = field(default_factory=dict[int, _Pool])
     """Pool components by `id`."""
     services: list[_Model] = field(default_factory=list[_Model])
+    fargate: list[cost.FargateInput] = field(default_factory=list[cost.FargateInput])
+    """Re-rankers, the gateway and queue workers."""
     vpc: cost.NetworkInput | None = None
     operations: list[tuple[int, bool]] = field(default_factory=list[tuple[int, bool]])
     """Per Operations component: the metrics its alarms evaluate, and whether it has a
@@ -57,7 +60,7 @@ class Ledger:
     def stack_input(self, region: str | None) -> cost.StackInput | None:
         """The cost facts of what was built (`components.cost.StackInput`) at `region`'s
         prices; None when no component recorded any."""
-        if not self.pools and self.vpc is None:
+        if not self.pools and not self.fargate and self.vpc is None:
             return None
         pools = []
         for key, pool in self.pools.items():
@@ -73,7 +76,7 @@ class Ledger:
                 pools.append(cost.asg_pool_input(pool.name, pool.spec, pool.kind, region, services))
         return cost.StackInput(
             pools=pools,
-            fargate=(),
+            fargate=list(self.fargate),
             network=self.vpc or cost.NetworkInput(0, 0, 0),
             alarms_metrics=sum(metrics for metrics, _ in self.operations),
             dashboards=sum(dashboard for _, dashboard in self.operations),
@@ -121,6 +124,12 @@ def record_model(pool: object, name: str, spec: ModelServiceSpec, engine: str) -
     """Model service `name`'s tasks on pool component `pool`."""
     if (ledger := _current()) is not None:
         ledger.services.append(_Model(id(pool), name, spec, engine))
+
+
+def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) -> None:
+    """A Fargate service named `name` in the cost lines (`metric_kind`: its sidecar's)."""
+    if (ledger := _current()) is not None:
+        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind))
 
 
 def network_spec(vpc: VpcSpec) -> NetworkSpec:

@@ -1,7 +1,7 @@
 """The components' own records (`ecs_inference.ledger`) against the stack's plan: built by the
-stack program, every reference stack's pools, model services, network and operations record the
-cost facts and the model decisions the plan computes, so a program that builds the components
-itself is previewed from the same facts."""
+stack program, every reference stack's pools, model services, re-rankers, gateway, workers,
+network and operations record the cost facts and the model decisions the plan computes, so a
+program that builds the components itself is previewed from the same facts."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ def test_the_components_record_what_the_plan_decides(stack: str) -> None:
     keys = [p.name for p in planned.pools]
     assert _by_key(list(facts.pools), keys) == {p.name: p for p in planned.pools}
     assert facts.network == planned.network
+    assert sorted(facts.fargate, key=repr) == sorted(planned.fargate, key=repr)
     assert (facts.alarms_metrics, facts.kms_keys) == (planned.alarms_metrics, planned.kms_keys)
     for name in plan.models:
         assert book.decided[f"model {name}"] == plan.decisions[f"model {name}"]
