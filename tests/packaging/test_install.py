@@ -148,6 +148,7 @@ def test_the_console_script_previews_a_program_outside_the_checkout(
     assert "Decisions:\n  model llama:\n    - llama-3.1-8b: weights 15.0 GiB" in out, out[-3000:]
     assert re.search(r"total per month +\$[\d,]+", out), out[-3000:]
     assert "the runtime rehearsal did not run" in out
+    assert "the policy pack did not run" in out  # the package ships none
     doc = json.loads(_run(venv / "bin" / "ecs-inference-preview", "--json", cwd=repo, env=env))
     assert doc["exitCode"] == 0 and doc["cost"]["points"]["steady"]["usdPerMonth"] > 0
     assert doc["outputs"]["decisions"]["model llama"]
