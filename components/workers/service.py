@@ -34,6 +34,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference import ledger
 from ecs_inference.arns import arn_of
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import litellm
@@ -365,6 +366,8 @@ class QueueWorker(FargateService):
             pulumi.get_project(), pulumi.get_stack(), worker.name
         )
         super().__init__(TOKEN, name, opts)
+        ledger.record_decisions(f"worker {worker.name}", worker.lines)
+        ledger.record_fargate(f"worker {worker.name}", input, None)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         self._queues(worker, queue_name, dlq_name, results_name)
         group = self._logs(worker.name, input.log_retention_days)
