@@ -373,6 +373,28 @@ class Model:
             return None
         return self.refs(resource, key, types, values=lambda: raw, what=what)
 
+    def referrers(
+        self, types: frozenset[str], key: str, targets: frozenset[str]
+    ) -> dict[str, list[Resource]]:
+        """Target URN -> the resources of ``types`` (in registration order) whose input ``key``
+        refers to it (as :meth:`refs` resolves it, an outside target silent), built once per
+        model: "which associations name this EIP" is then a lookup, not a scan of the stack
+        for every EIP."""
+
+        def build() -> dict[str, list[Resource]]:
+            table: dict[str, list[Resource]] = {}
+            for r in self.of(types):
+                for target in self.refs(r, key, targets, silent_external=True):
+                    table.setdefault(target.urn, []).append(r)
+            return table
+
+        return self.memo(("referrers", types, key, targets), build)
+
+    def in_order(self, resources: Iterable[Resource]) -> list[Resource]:
+        """``resources`` once each, in registration order."""
+        unique = {r.urn: r for r in resources}
+        return sorted(unique.values(), key=lambda r: self._position[r.urn])
+
     def task_definitions(self, service: Resource, what: str = "") -> list[Resource]:
         """Task definitions an ECS service / task set runs."""
         return self.refs(service, "taskDefinition", TASK_DEFINITION, what=what)
