@@ -7,7 +7,7 @@ cases sharing a name that links them, fails here."""
 from __future__ import annotations
 
 from bench.policy_bench import big_stack
-from tests.policy.corpus import cases
+from tests.policy.corpus import cases, expected
 from tests.policy.policy_stacks import found
 
 
@@ -17,7 +17,7 @@ def _expected(copies: int) -> set[tuple[str, str]]:
         for copy in range(copies)
         for index, case in enumerate(cases())
         for shape in ("p", "l")
-        for policy, name in case.expect
+        for policy, name in expected(case, "model-serving")
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.policy.conftest import POLICY_DIR
-from tests.policy.corpus import Case, build, cases
+from tests.policy.corpus import Case, build, cases, expected
 from tests.policy.policy_stacks import Stack, aws_baseline, native_baseline
 from tools.analyzer_client import PolicyPackProcess
 
@@ -99,7 +99,7 @@ def _corpus_subjects() -> list[tuple[str, str, str]]:
     seen: dict[tuple[str, str], tuple[str, str, str]] = {}
     for case in cases():
         kinds = {name: type_ for type_, name, _ in case.resources}
-        for policy, name in sorted(case.expect):
+        for policy, name in sorted(expected(case, "model-serving")):
             seen.setdefault((policy, kinds[name]), (case.title, name, policy))
     return sorted(seen.values())
 

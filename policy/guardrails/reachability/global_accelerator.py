@@ -32,6 +32,7 @@ from ..resources import (
     as_list,
     as_number,
     get,
+    is_native,
     stored,
 )
 from .elb import listener_legs, listeners_of
@@ -135,8 +136,10 @@ def _target_legs(model: Model, target: Resource, reaches: Callable[[int], bool])
 
 
 def eip_holders(model: Model, eip: Resource) -> list[Resource]:
-    """The instances an Elastic IP is on (its ``instance``, or an association of the stack)."""
-    found = model.refs(eip, "instance", INSTANCE, silent_external=True)
+    """The instances an Elastic IP is on (its ``instance``, aws-native ``instanceId``, or an
+    association of the stack)."""
+    key = "instanceId" if is_native(eip.resource_type) else "instance"
+    found = model.refs(eip, key, INSTANCE, silent_external=True)
     for assoc in model.referrers(EIP_ASSOCIATION, "allocationId", EIP).get(eip.urn, ()):
         found += model.refs(assoc, "instanceId", INSTANCE, silent_external=True)
     return found

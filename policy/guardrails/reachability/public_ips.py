@@ -63,8 +63,9 @@ def public_ip(model: Model, resource: Resource) -> str | None:
 
 def _instance_public_ip(model: Model, instance: Resource) -> str | None:
     props = instance.props
-    for eip in model.referrers(EIP, "instance", INSTANCE).get(instance.urn, ()):
-        return f"elastic IP {eip.name!r}"
+    for key in ("instance", "instanceId"):  # pulumi-aws, aws-native
+        for eip in model.referrers(EIP, key, INSTANCE).get(instance.urn, ()):
+            return f"elastic IP {eip.name!r}"
     for assoc in model.referrers(EIP_ASSOCIATION, "instanceId", INSTANCE).get(instance.urn, ()):
         return f"elastic IP association {assoc.name!r}"
     interfaces = (
