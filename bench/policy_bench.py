@@ -121,10 +121,18 @@ def pack_at(revision: str, directory: Path) -> Path | None:
     return directory / "policy"
 
 
-def timed(pack: PolicyPackProcess, resources: list[Res]) -> float:
-    start = time.perf_counter()
+def _cpu(pack: PolicyPackProcess) -> float:
+    """CPU seconds used so far by this process (the client) and by the pack's process."""
+    fields = Path(f"/proc/{pack._process.pid}/stat").read_text().rsplit(")", 1)[1].split()  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+    server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return time.process_time() + server
+
+
+def timed(pack: PolicyPackProcess, resources: list[Res]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of client and pack) of one analysis."""
+    start, cpu = time.perf_counter(), _cpu(pack)
     pack.analyze(resources)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _cpu(pack) - cpu
 
 
 def _start(packs: dict[str, Path]) -> tuple[dict[str, PolicyPackProcess], dict[str, float]]:
@@ -139,21 +147,23 @@ def _start(packs: dict[str, Path]) -> tuple[dict[str, PolicyPackProcess], dict[s
 
 def _interleaved(
     procs: dict[str, PolicyPackProcess], resources: list[Res], repeats: int
-) -> dict[str, list[float]]:
-    """Each pack's analysis times, the packs alternated within each repeat after a warm-up."""
+) -> dict[str, dict[str, list[float]]]:
+    """Each pack's analysis times ("wall", "cpu"), the packs alternated within each repeat
+    after a warm-up."""
     for proc in procs.values():  # warm-up: imports, first gRPC connection, caches
         timed(proc, resources)
-    times: dict[str, list[float]] = {name: [] for name in procs}
+    times: dict[str, dict[str, list[float]]] = {"wall": {}, "cpu": {}}
     for _ in range(repeats):
         for name, proc in procs.items():
-            times[name].append(timed(proc, resources))
+            wall, cpu = timed(proc, resources)
+            times["wall"].setdefault(name, []).append(wall)
+            times["cpu"].setdefault(name, []).append(cpu)
     return times
 
 
-def _figures(times: dict[str, list[float]], n: int) -> dict[str, Any]:
+def _figures(times: dict[str, list[float]]) -> dict[str, Any]:
     empty = times["empty"]
     return {
-        "resources": n,
         "median": {name: statistics.median(t) for name, t in times.items()},
         "range": {name: (min(t), max(t)) for name, t in times.items()},
         "ratios": {
@@ -182,12 +192,22 @@ def run(repeats: int, against: list[str], sizes: list[int]) -> dict[str, Any]:
             for position, size in enumerate(sizes):
                 resources = [r for copy in range(size) for r in corpus_copy(copy)]
                 chosen = procs if position == 0 else {k: procs[k] for k in ("empty", "this")}
-                runs.append(_figures(_interleaved(chosen, resources, repeats), len(resources)))
+                times = _interleaved(chosen, resources, repeats)
+                runs.append(
+                    {"resources": len(resources), **{m: _figures(t) for m, t in times.items()}}
+                )
                 load.append(os.getloadavg()[0])
         finally:
             for proc in procs.values():
                 proc.__exit__(None, None, None)
     return {"repeats": repeats, "start": starts, "runs": runs, "load": (min(load), max(load))}
+
+
+def _ratio(figures: dict[str, Any], name: str) -> str:
+    ratios = figures["ratios"].get(name)
+    if ratios is None:
+        return "1"
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
 
 
 def render(result: dict[str, Any]) -> str:
@@ -201,43 +221,43 @@ def render(result: dict[str, Any]) -> str:
         "preview and literal shapes, each copy renamed apart), analysed over gRPC (Analyze per "
         "resource + AnalyzeStack) by each pack in alternation, "
         f"{result['repeats']} repeats after one warm-up; load average "
-        f"{result['load'][0]:.1f}–{result['load'][1]:.1f}.",
+        f"{result['load'][0]:.1f}–{result['load'][1]:.1f}. CPU: seconds of the client and the "
+        "pack's process together (what a loaded host does not inflate).",
         "",
-        "| resources | pack | median analysis s (min–max) | per resource ms "
-        "| × empty pack: median of paired ratios (min–max) | process start s |",
-        "|---|---|---|---|---|---|",
+        "| resources | pack | median wall s (min–max) | × empty, wall: median of paired ratios "
+        "(min–max) | median CPU s (min–max) | × empty, CPU | CPU ms per resource "
+        "| process start s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for figures in result["runs"]:
-        size = figures["resources"]
-        for name, median in figures["median"].items():
-            low, high = figures["range"][name]
-            ratios = figures["ratios"].get(name)
-            ratio = (
-                "1"
-                if ratios is None
-                else f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
-            )
+    for run in result["runs"]:
+        size = run["resources"]
+        wall, cpu = run["wall"], run["cpu"]
+        for name, median in wall["median"].items():
+            low, high = wall["range"][name]
+            clow, chigh = cpu["range"][name]
             label = {"empty": "empty (one no-op rule)", "this": "this pack"}.get(
                 name, f"pack at `{name}`"
             )
             lines.append(
-                f"| {size} | {label} | {median:.2f} ({low:.2f}–{high:.2f}) "
-                f"| {1000 * median / size:.2f} | {ratio} | {result['start'][name]:.2f} |"
+                f"| {size} | {label} | {median:.2f} ({low:.2f}–{high:.2f}) | {_ratio(wall, name)} "
+                f"| {cpu['median'][name]:.2f} ({clow:.2f}–{chigh:.2f}) | {_ratio(cpu, name)} "
+                f"| {1000 * cpu['median'][name] / size:.2f} | {result['start'][name]:.2f} |"
             )
     lines += [
         "",
-        f"This pack: **{statistics.median(first['ratios']['this']):.2f}× the empty pack** "
+        f"This pack: **{statistics.median(first['wall']['ratios']['this']):.2f}× the empty pack** "
+        f"in wall time, {statistics.median(first['cpu']['ratios']['this']):.2f}× in CPU "
         "(target ≤ 1.25×).",
     ]
     if len(result["runs"]) > 1:
         extra = [
-            1000 * (f["median"]["this"] - f["median"]["empty"]) / f["resources"]
-            for f in result["runs"]
+            1000 * (r["cpu"]["median"]["this"] - r["cpu"]["median"]["empty"]) / r["resources"]
+            for r in result["runs"]
         ]
-        sizes = " / ".join(str(f["resources"]) for f in result["runs"])
+        sizes = " / ".join(str(r["resources"]) for r in result["runs"])
         shown = " / ".join(f"{e:.3f}" for e in extra)
         lines.append(
-            f"Linear: the pack's own cost (median less the empty pack's) per resource at "
+            f"Linear: the pack's own CPU (median less the empty pack's) per resource at "
             f"{sizes} resources: {shown} ms."
         )
     lines.append("")

@@ -56,6 +56,7 @@ from .resources import (
     service_circuit_breaker,
     service_deploy_settings,
     service_load_balancers,
+    stored,
     strategy_provider_names,
 )
 from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
@@ -326,9 +327,9 @@ class RolePolicies:
         for role in model.of(ROLE):
             key = "policies" if is_native(role.resource_type) else "inlinePolicies"
             field = "policyDocument" if is_native(role.resource_type) else "policy"
-            try:
-                items = as_list(get(role.props, key))
-            except UnknownValueError as error:  # unknown or [secret]: its documents too
+            try:  # Optional+Computed: unknown on a first preview when the program left it unset
+                items = as_list(stored(role.props, key, None, role))
+            except UnknownValueError as error:  # [secret], or set from another output: unread
                 self._add(role, lambda e=error: _raise(e))
                 continue
             for item in items:
