@@ -44,6 +44,7 @@ from pulumi_policy.policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
+from .reachability import Model
 from .rules import TypedResourcePolicy
 from .values import readable_struct
 
@@ -179,6 +180,7 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
         try:
             return self._analyze_stack(request)
         finally:
+            Model.release()
             if collecting:
                 gc.enable()
 

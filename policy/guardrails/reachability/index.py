@@ -248,6 +248,13 @@ class Model:
         _LAST_MODEL.value = (resources, model)
         return model
 
+    @staticmethod
+    def release() -> None:
+        """Drop the shared model (called when an ``AnalyzeStack`` call ends): it holds the
+        whole decoded stack, which would otherwise stay in the heap through the next call's
+        ``Analyze`` requests, where every full collection walks it again."""
+        _LAST_MODEL.value = None
+
     # --- lookups -------------------------------------------------------------------------
 
     def of(self, types: Iterable[str]) -> list[Resource]:
