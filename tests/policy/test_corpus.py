@@ -16,22 +16,23 @@ NOTES = "guardrail-notes"
 SCOPE_ALL = {policy: {"scope": "all"} for policy in sorted(SCOPED)}
 
 
-def _judge(pack, case: Case, literal: bool):
+def _judged(pack, title: str, literal: bool, scope: str):
+    """The violations of case ``title``, its mandatory ones exactly those of ``scope``."""
+    case: Case = CASES[title]
     violations = pack.analyze(build(case, literal=literal))
     crashes = [v for v in violations if "error" in v.message.lower() and "Traceback" in v.message]
     assert not crashes, crashes
+    mandatory = found(violations, level="mandatory")
+    assert mandatory == expected(case, scope), [v.message for v in violations]
     return violations
 
 
 @pytest.mark.parametrize("literal", [False, True], ids=["preview", "literal"])
 @pytest.mark.parametrize("title", sorted(CASES))
 def test_corpus_case(pack, title, literal):
-    case = CASES[title]
-    violations = _judge(pack, case, literal)
-    mandatory = found(violations, level="mandatory")
-    assert mandatory == expected(case, "model-serving"), [v.message for v in violations]
+    violations = _judged(pack, title, literal, "model-serving")
     notes = " ".join(v.message for v in violations if v.policy_name == NOTES)
-    for text in case.notes:
+    for text in CASES[title].notes:
         assert text in notes, notes
     if title in PUBLIC_APPS:  # what `scope: all` would reject is still shown
         assert "outside scope model-serving" in notes, notes
@@ -46,11 +47,7 @@ def pack_scope_all():
 @pytest.mark.parametrize("literal", [False, True], ids=["preview", "literal"])
 @pytest.mark.parametrize("title", sorted(CASES))
 def test_corpus_case_scope_all(pack_scope_all, title, literal):
-    case = CASES[title]
-    violations = _judge(pack_scope_all, case, literal)
-    assert found(violations, level="mandatory") == expected(case, "all"), [
-        v.message for v in violations
-    ]
+    _judged(pack_scope_all, title, literal, "all")
 
 
 def test_public_apps_are_bad_cases_of_the_corpus():
