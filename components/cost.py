@@ -724,7 +724,7 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     # minimum is usually 0 tasks (it scales to zero on an empty queue).
     if plan.gateway is not None:
         fargate.append(fargate_input(f"gateway {plan.gateway.path}", plan.gateway, None))
-    fargate += [fargate_input(f"worker {n}", w, None) for n, w in plan.workers.items()]
+    fargate += [fargate_input(f"worker {n}", w.input, None) for n, w in plan.workers.items()]
     return StackInput(
         pools=pools,
         fargate=fargate,

@@ -15,7 +15,6 @@ from typing import TypeVar
 
 from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
-from ecs_inference.config.weight_stores import WeightStoreConfig
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.models.input import ModelConfig
@@ -31,7 +30,6 @@ from ecs_inference.sizing.instance_types import (
     PoolTypes,
 )
 from ecs_inference.specs import operations as ops_specs
-from ecs_inference.specs import weights as efs
 from ecs_inference.specs.mixed_instances import spot_interruption_notes
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import secret_refs
@@ -40,6 +38,8 @@ from ecs_inference.specs.service import (
     ServiceArgsError,
     model_service_decision_checks,
 )
+from ecs_inference.storage import efs as efs
+from ecs_inference.storage.input import WeightStoreConfig
 
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.

@@ -34,9 +34,8 @@ from ecs_inference.contracts.aws_limits import (
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
-from ecs_inference.services.containers import log_configuration, with_app_protocol
+from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
 from ecs_inference.specs.service import ServiceSpec
@@ -47,6 +46,7 @@ from ecs_inference.specs.service_connect import (
     private_host,
     timeouts,
 )
+from ecs_inference.storage import efs as weights_spec
 
 ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
 CPU_METRIC = "ECSServiceAverageCPUUtilization"
@@ -785,7 +785,7 @@ def metrics_sidecar(
                 image=image,
                 port=port,
                 engine_container=engine_container,
-                log_configuration=log_configuration(log_group, region, spec.service),
+                log_group_name=log_group,
                 startup_grace_seconds=spec.health_check_grace_period_seconds,
             )
         ]

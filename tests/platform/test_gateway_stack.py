@@ -144,11 +144,11 @@ def test_a_worker_key_the_gateway_refuses_is_a_config_error() -> None:
 def test_a_worker_gets_the_master_key_and_may_use_its_own_with_a_database() -> None:
     master = reference("agents")["gateway"]["masterKeySecretArn"]
     plan = plan_of(reference("agents"))
-    assert plan.workers["summarise"].secrets["GATEWAY_API_KEY"] == master
+    assert plan.workers["summarise"].secret_refs["GATEWAY_API_KEY"] == master
     raw = mutate(reference("agents"), "workers.summarise.secrets", {"GATEWAY_API_KEY": OTHER_KEY})
     salt = "arn:aws:secretsmanager:us-east-1:123456789012:secret:agents/salt-AbCdEf"
     raw = mutate(raw, "gateway.database", {"enabled": True, "saltKeySecretArn": salt})
-    assert plan_of(raw).workers["summarise"].secrets["GATEWAY_API_KEY"] == OTHER_KEY
+    assert plan_of(raw).workers["summarise"].secret_refs["GATEWAY_API_KEY"] == OTHER_KEY
 
 
 def test_the_gateway_and_workers_execution_roles_decrypt_with_the_keys_of_their_secrets() -> None:
