@@ -174,20 +174,7 @@ def authenticated_rules(
 ) -> list[aws.lb.ListenerRule]:
     """The two listener rules of `service` (`<name>-bearer` at `priority`, `<name>-browser` at
     `priority + 1`), children of `owner` unless `opts` re-parents them."""
-    paths = aws.lb.ListenerRuleConditionArgs(
-        path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
-            values=service_path_patterns(service)
-        )
-    )
-    regex, replace = service_url_rewrite(service)
-    rewrite = aws.lb.ListenerRuleTransformArgs(
-        type="url-rewrite",
-        url_rewrite_config=aws.lb.ListenerRuleTransformUrlRewriteConfigArgs(
-            rewrite=aws.lb.ListenerRuleTransformUrlRewriteConfigRewriteArgs(
-                regex=regex, replace=replace
-            )
-        ),
-    )
+    paths, rewrite = _paths_and_rewrite(service)
     forward = aws.lb.ListenerRuleActionArgs(
         type="forward", order=2, target_group_arn=target_group_arn
     )
@@ -204,14 +191,7 @@ def authenticated_rules(
         f"{name}-bearer",
         listener_arn=listener_arn,
         priority=priority,
-        conditions=[
-            paths,
-            aws.lb.ListenerRuleConditionArgs(
-                http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
-                    http_header_name="Authorization", values=["Bearer *"]
-                )
-            ),
-        ],
+        conditions=[paths, _bearer()],
         actions=[
             jwt_validation(auth),
             forward,

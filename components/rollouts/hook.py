@@ -17,7 +17,6 @@ this function only); no resource-based permission is needed within the account.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network import aws_api_egress
 from ecs_inference.rollouts.decisions import SMOKE_LAMBDA_TIMEOUT_SECONDS
 from ecs_inference.services.base import log_group_name
-from ecs_inference.specs.rollout import LAMBDA_PRINCIPAL, smoke_hook_policy
+from ecs_inference.specs.rollout import lambda_trust_policy, smoke_hook_policy
 
 TOKEN = "ecs-inference:rollouts:SmokeHook"
 HANDLER_FILE = "smoke.py"
@@ -42,17 +41,6 @@ LOG_RETENTION_DAYS = 30
 def handler_source() -> str:
     """The hook's whole package: `smoke.py` as the repository holds it."""
     return (Path(__file__).parent / HANDLER_FILE).read_text()
-
-
-def lambda_trust(account_id: str) -> str:
-    """Lambda may assume the role for functions of this account only (confused deputy)."""
-    statement = {
-        "Effect": "Allow",
-        "Principal": {"Service": LAMBDA_PRINCIPAL},
-        "Action": "sts:AssumeRole",
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    }
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 class SmokeHook(pulumi.ComponentResource):
@@ -126,7 +114,7 @@ class SmokeHook(pulumi.ComponentResource):
         self.role = aws.iam.Role(
             f"{name}-role",
             description="Smoke hook: its logs, its client secret, its VPC interfaces",
-            assume_role_policy=ctx.account_id.apply(lambda_trust),
+            assume_role_policy=ctx.account_id.apply(lambda_trust_policy),
             opts=child,
         )
         grant = aws.iam.RolePolicy(
