@@ -135,6 +135,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     if plan.endpoint.internet_facing
                     else self.network.load_balancer_subnet_ids
                 ),
+                hook_subnet_ids=self.network.private_subnet_ids,
             ),
             opts=self._child,
         )

@@ -654,6 +654,10 @@ class Engine(abc.ABC):
     """LiteLLM provider the gateway routes to it with (any OpenAI-compatible server: `openai`)."""
     routed_by_default: ClassVar[bool] = True
     """Whether the gateway routes to its services unless `gateway.routes` says otherwise."""
+    smoke_prompt: ClassVar[str] = "Reply with the single word: ready"
+    """The smoke test's chat prompt for this engine's services before a new revision takes
+    production traffic (`rollout.smoke.prompt` overrides it): short, answerable by any
+    instruction-tuned model, and streamed through the engine's OpenAI chat endpoint."""
     names_itself_when_too_big: ClassVar[bool] = True
     """Whether a model that does not fit its pool is reported as "the <engine> model does not
     fit: ..." (else the sizing message alone)."""

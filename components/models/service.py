@@ -46,7 +46,7 @@ from ecs_inference.services.base import (
 )
 from ecs_inference.services.base import Placement as TaskPlacement
 from ecs_inference.services.containers import container_definition
-from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import PoolTypes
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
@@ -129,6 +129,14 @@ def decide_service(
     issues.raise_if_any()
     assert fitted is not None
     demand, types = fitted
+    pool = wiring.pool.spec
+    if model.rollout.native and pool is not None and placement.deploy is None:
+        # Alone on its pool (a stack checks a shared pool in its plan).
+        room = rollout_room(
+            model.rollout.strategy, model.max_count, types.tasks_per_instance(name), pool.max_size
+        )
+        if (problem := room.problem()) is not None:
+            issues.add(f"{path}.rollout.strategy", problem)
     idle = placement.idle_timeout_seconds
     if idle is None:
         idle = wiring.router.idle_timeout_seconds

@@ -200,7 +200,7 @@ def build_plan(
         config, demands, choices, pool_specs, deploys, context, issues
     )
     reranker_specs, reranker_lines = rerankers.plan_rerankers(
-        config, priorities, idle.seconds, issues
+        config, priorities, idle.seconds, issues, stack or "stack"
     )
     namespace = None
     if config.gateway is not None or config.workers:

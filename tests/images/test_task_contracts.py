@@ -199,11 +199,12 @@ def deployed(stack: str, service: str) -> Deployed:
         assert len(found) == 1, f"{stack}/{service}: expected one {type_}, got {len(found)}"
         return found[0]
 
-    task_definition, ecs_service, target_group = (
-        only(TASK_DEFINITION),
-        only(SERVICE),
-        only(TARGET_GROUP),
-    )
+    task_definition, ecs_service = only(TASK_DEFINITION), only(SERVICE)
+    # A blue/green, canary or linear service also has its alternate group (`-tg-alt`), of the
+    # same health check: the primary is the one its logical name ends the component's with.
+    (target_group,) = [
+        r for r in children if r.type == TARGET_GROUP and r.name == f"{component}-tg"
+    ]
     # The service runs this task definition behind this target group (the engine's own links).
     assert ecs_service.property_dependencies["taskDefinition"] == (task_definition.urn,)
     assert target_group.urn in ecs_service.property_dependencies["loadBalancers"]

@@ -136,8 +136,22 @@ def every_key() -> dict[str, Any]:
             "scalingMetric": "cpu",
             "scalingTarget": 70.0,
             "maxRequestSeconds": 45,
+            "rollout": {
+                "strategy": "linear",
+                "canaryPercent": 20,
+                "canaryWaitMinutes": 3,
+                "linearStepPercent": 50,
+                "linearIntervalMinutes": 2,
+                "bakeMinutes": 7,
+                "smoke": {
+                    "query": "Which document is about refunds?",
+                    "documents": ["Refunds are paid within 14 days.", "Our office opens at 9."],
+                    "maxFirstTokenSeconds": 3,
+                },
+            },
         },
         "rr-need": {
+            "rollout": {"strategy": "canary"},
             "modelUri": "s3://example-agents-models/bge-reranker-base-onnx/",
             "model": {
                 "name": "bge-reranker-base",
@@ -207,7 +221,12 @@ def defaults() -> dict[str, Any]:
     gateway["masterKey"] = "sk-agents-master-key"
     gateway["database"] = {"enabled": True, "saltKey": "sk-agents-salt-key"}
     raw["cluster"] = {"containerInsights": "enabled"}
-    raw["rerankers"] = {"rr": {"modelUri": "s3://example-agents-models/ms-marco-minilm-l6-onnx/"}}
+    raw["rerankers"] = {
+        "rr": {
+            "modelUri": "s3://example-agents-models/ms-marco-minilm-l6-onnx/",
+            "rollout": {"strategy": "blueGreen"},
+        }
+    }
     worker = raw["workers"]["summarise"]
     raw["workers"]["plain"] = {
         k: worker[k] for k in ("image", "maxJobSeconds", "jobSeconds", "acceptableLatencySeconds")
