@@ -378,3 +378,15 @@ def test_vllm_entrypoint_execs_exactly_the_printed_command(tmp_path):
     ran = run_entrypoint(VLLM_ENTRYPOINT, [*env, {"name": "PYTHONPATH", "value": str(modules)}])
     assert ran.returncode == 0, ran.stderr
     assert ["vllm", *json.loads(ran.stdout)] == printed
+
+
+def test_list_fields_take_every_value_after_one_flag(vllm_gpu_flags):
+    """vLLM registers a list-typed config field with `nargs="+"` (`collection_to_kwargs`), and
+    its `--lora-modules` action keeps only the last occurrence's list: every adapter follows
+    one flag. The extracted table must say so, or two adapters read as a stray positional."""
+    argv = ["--lora-modules", "a=/home/vllm/adapters/0", "b=/home/vllm/adapters/1"]
+    assert vllm_gpu_flags.problems(argv) == []
+    committed = flag_table.load(vllm_engine.FLAG_TABLE)
+    assert committed.problems(argv) == []
+    single = ["--max-loras", "2", "3"]
+    assert vllm_gpu_flags.problems(single) != []  # a scalar flag still takes one value
