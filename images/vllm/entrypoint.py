@@ -123,14 +123,15 @@ def lora_arguments(env: Mapping[str, str], served_name: str) -> list[str]:
     ]
 
 
-def stage_adapters(env: Mapping[str, str], s3: S3Client) -> int:
-    """Stage every adapter's S3 prefix to `ADAPTERS_DIR/<index>` with the S3 client `s3` and
+def stage_adapters(env: Mapping[str, str], s3: S3Client, root: Path = Path(ADAPTERS_DIR)) -> int:
+    """Stage every adapter's S3 prefix to `<root>/<index>` (default `ADAPTERS_DIR`, where
+    `lora_arguments` points vLLM) with the S3 client `s3` and
     check it is the adapter the service was sized for: a PEFT `adapter_config.json` whose `r`
     is the declared rank (vLLM's buffers are sized from the declared ranks). Returns the files
     fetched; raises WeightsError."""
     fetched = 0
     for i, adapter in enumerate(adapters(env)):
-        directory = Path(ADAPTERS_DIR) / str(i)
+        directory = root / str(i)
         fetched += stage_s3_prefix(s3, str(adapter["source"]), directory)
         config = directory / "adapter_config.json"
         try:
