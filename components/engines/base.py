@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -628,7 +628,7 @@ def sized(model: ModelSettings) -> bool:
     return model.architecture is not None or bool(vram_shape(params))
 
 
-def vram_shape(parameters: BaseModel | None) -> dict[str, object]:
+def vram_shape(parameters: BaseModel | None) -> dict[str, Any]:
     """The model's explicit shape (`parameters`) as the VRAM method takes it: the given fields,
     without those only the LoRA buffers read (`sizing.lora.SHAPE_FIELDS`)."""
     if parameters is None:

@@ -535,18 +535,18 @@ class Vllm(Engine):
         """The shared rules, then the adapters against the service (`VllmSettings.problems`),
         all reported together at their paths."""
         super().check_config(model)
-        settings = self.settings(model)
-        if isinstance(settings, VllmSettings) and model.weights_uri is not None:
-            problems = settings.problems(model.weights_uri, model.served_model_name)
+        if model.weights_uri is not None:
+            problems = self.lora_settings(model).problems(
+                model.weights_uri, model.served_model_name
+            )
             raise_problems(type(self).__name__, problems)
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The VRAM method's demand, with the adapters' GPU buffers (`sizing.lora`)."""
         demand = gpu_demand(name, model, model.tensor_parallel_size)
-        settings = self.settings(model)
-        if not isinstance(settings, VllmSettings):
-            return demand
-        lora = settings.lora_need(demand.need, model.architecture, model.parameters)
+        lora = self.lora_settings(model).lora_need(
+            demand.need, model.architecture, model.parameters
+        )
         if lora is None:
             return demand
         return GpuDemand(
@@ -560,6 +560,7 @@ class Vllm(Engine):
         """vLLM on the GPUs the fit chose, its flags checked against the pinned release."""
         model, fit = inputs.model, inputs.fit
         assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
+        lora = self.lora_settings(model)
         return VllmLaunch(
             served_model_name=inputs.served_model_name,
             weights_uri=inputs.weights_uri,
@@ -575,20 +576,16 @@ class Vllm(Engine):
             extra_args=check_extra_args(
                 inputs.where, model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
             ),
-            **self._lora_launch(model),
+            adapters=tuple(LoraModule(a.name, a.source, a.rank) for a in lora.adapters),
+            max_loras=lora.max_loras,
+            max_lora_rank=lora.max_lora_rank,
+            max_cpu_loras=lora.max_cpu_loras,
         )
 
-    def _lora_launch(self, model: ModelSettings) -> dict[str, object]:
-        """The launch's LoRA fields from the model's settings (none without adapters)."""
+    def lora_settings(self, model: ModelSettings) -> VllmSettings:
+        """The model's LoRA settings (vLLM's defaults and no adapter when it gives none)."""
         settings = self.settings(model)
-        if not isinstance(settings, VllmSettings) or not settings.adapters:
-            return {}
-        return {
-            "adapters": tuple(LoraModule(a.name, a.source, a.rank) for a in settings.adapters),
-            "max_loras": settings.max_loras,
-            "max_lora_rank": settings.max_lora_rank,
-            "max_cpu_loras": settings.max_cpu_loras,
-        }
+        return settings if isinstance(settings, VllmSettings) else VllmSettings.model_validate({})
 
 
 ENGINE = register(Vllm())

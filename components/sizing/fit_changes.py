@@ -39,6 +39,8 @@ class MemoryNeed(Protocol):
 
     def kv_cache_per_gpu_gib(self, tp_size: int) -> float: ...
 
+    def lora_per_gpu_gib(self, tp_size: int) -> float: ...
+
 
 QUANTISED = (("fp8", "an FP8 checkpoint"), ("awq", "an AWQ int4 checkpoint"))
 """Weight dtypes to offer, smallest saving first, with what `weightsUri` must then hold."""

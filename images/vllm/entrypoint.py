@@ -55,13 +55,13 @@ from contracts.staging import (  # noqa: E402
 )
 from contracts.vllm import (  # noqa: E402
     ADAPTERS_DIR,
+    ENV_DTYPE,
+    ENV_GPU_MEMORY_UTILIZATION,
+    ENV_KV_CACHE_DTYPE,
     ENV_LORA_ADAPTERS,
     ENV_MAX_CPU_LORAS,
     ENV_MAX_LORA_RANK,
     ENV_MAX_LORAS,
-    ENV_DTYPE,
-    ENV_GPU_MEMORY_UTILIZATION,
-    ENV_KV_CACHE_DTYPE,
     ENV_MAX_MODEL_LEN,
     ENV_MAX_NUM_SEQS,
     ENV_QUANTIZATION,
@@ -220,7 +220,8 @@ def main(argv: list[str]) -> int:
         log(str(exc))
         return 2
     if adapters(os.environ):
-        import boto3  # the base image's, which vLLM's own S3 reads use
+        # the base image's, which vLLM's own S3 reads use; imported here so tests need none
+        import boto3  # pyright: ignore[reportMissingImports]
 
         try:
             log(f"staged {stage_adapters(os.environ, boto3.client('s3'))} adapter files")

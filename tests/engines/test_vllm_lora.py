@@ -84,7 +84,9 @@ def test_rank_within_a_raised_maximum_passes_and_the_maximum_is_vllms_set() -> N
 
 
 def test_rank_set_is_the_flag_tables_choices() -> None:
-    table = json.loads((Path(flag_table.__file__).parent / "flags" / "vllm-0.33.0.json").read_text())
+    table = json.loads(
+        (Path(flag_table.__file__).parent / "flags" / "vllm-0.33.0.json").read_text()
+    )
     (row,) = [f for f in table["flags"] if f["options"] == ["--max-lora-rank"]]
     assert [int(c) for c in row["choices"]] == list(lora.MAX_LORA_RANKS)
     assert lora.DEFAULT_MAX_LORA_RANK in lora.MAX_LORA_RANKS
@@ -233,7 +235,11 @@ def test_adapter_flags_are_ones_vllm_0_33_parses(vllm_gpu_flags) -> None:
     modules = [json.loads(v) for v in argv[start : start + 2]]
     # LoRAParserAction: an item with a comma is JSON, read as LoRAModulePath(**item)
     assert modules == [
-        {"name": "llama-sql", "path": f"{vllm_contract.ADAPTERS_DIR}/0", "base_model_name": "llama"},
+        {
+            "name": "llama-sql",
+            "path": f"{vllm_contract.ADAPTERS_DIR}/0",
+            "base_model_name": "llama",
+        },
         {
             "name": "org/llama-support",
             "path": f"{vllm_contract.ADAPTERS_DIR}/1",
@@ -294,7 +300,7 @@ def test_entrypoint_refuses_an_adapter_of_another_rank_or_without_its_config(
     with pytest.raises(module.WeightsError, match="has rank 64, but the service declares rank 16"):
         module.stage_adapters(_env(), FakeS3({"models": _bucket(sql_rank=64)}), tmp_path / "a")
     bucket = {k: v for k, v in _bucket().items() if k != "adapters/support/adapter_config.json"}
-    with pytest.raises(module.WeightsError, match="no readable PEFT adapter_config.json"):
+    with pytest.raises(module.WeightsError, match=r"no readable PEFT adapter_config\.json"):
         module.stage_adapters(_env(), FakeS3({"models": bucket}), tmp_path / "b")
 
 

@@ -34,7 +34,6 @@ import sys
 import tempfile
 from typing import Any
 
-
 LOOPBACK = ("127.0.0.1", "localhost")
 
 
@@ -77,7 +76,7 @@ def _ask_standin(router: Any, port: int, names: list[str]) -> list[dict[str, Any
     received: list[dict[str, Any]] = []
 
     class StandIn(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             received.append({"path": self.path, "model": body.get("model")})
             answer = {
