@@ -25,6 +25,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 # The image copies the repository's stdlib-only contracts/ next to this file; in a checkout it
 # is two directories up.
@@ -42,6 +43,7 @@ from contracts.engine import (  # noqa: E402
 )
 from contracts.envparse import (  # noqa: E402
     ConfigError,
+    json_list,
     log,
     positive_int,
     required,
@@ -72,15 +74,9 @@ from contracts.vllm import (  # noqa: E402
 
 def adapters(env: Mapping[str, str]) -> list[dict[str, object]]:
     """`ENGINE_LORA_ADAPTERS` as a list of `{"name", "source", "rank"}` ([] when unset)."""
-    raw = env.get(ENV_LORA_ADAPTERS, "").strip()
-    if not raw:
-        return []
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{ENV_LORA_ADAPTERS} is not JSON: {exc}") from None
+    value = json_list(env, ENV_LORA_ADAPTERS)
     shape = {"name": str, "source": str, "rank": int}
-    if not isinstance(value, list) or not all(
+    if not all(
         isinstance(a, dict)
         and a.keys() == shape.keys()
         and all(isinstance(a[k], t) for k, t in shape.items())
@@ -89,10 +85,11 @@ def adapters(env: Mapping[str, str]) -> list[dict[str, object]]:
         raise ConfigError(
             f'{ENV_LORA_ADAPTERS} must be a JSON list of {{"name", "source", "rank"}}'
         )
-    for adapter in value:
+    found = cast("list[dict[str, object]]", value)
+    for adapter in found:
         if not str(adapter["source"]).startswith("s3://"):
             raise ConfigError(f"{ENV_LORA_ADAPTERS}: source {adapter['source']!r} is not s3://")
-    return value
+    return found
 
 
 def lora_arguments(env: Mapping[str, str], served_name: str) -> list[str]:

@@ -5,9 +5,7 @@ only."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,7 +21,7 @@ from ecs_inference.engines.base import TaskArgsError
 from ecs_inference.engines.vllm import LoraModule, VllmLaunch
 from ecs_inference.sizing import catalog, lora
 from tests.contracts.test_staging import FakeS3
-from tests.images.engine_images import IMAGES, printed_command, value_after
+from tests.images.engine_images import IMAGES, load_script, printed_command, value_after
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
 STACK = "agents"
@@ -263,12 +261,7 @@ def test_launch_refuses_a_rank_vllm_does_not_know_or_an_adapter_above_it() -> No
 
 
 def _entrypoint() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("vllm_entrypoint", ENTRYPOINT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["vllm_entrypoint"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("vllm_entrypoint", ENTRYPOINT)
 
 
 def _env() -> dict[str, str]:
