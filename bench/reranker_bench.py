@@ -78,8 +78,8 @@ CONCURRENCY = (1, 4, 16)
 #: so a pair is (query words + document words + 3 special tokens) long.
 MIXES = {"short": (30, 90), "realistic": (20, 200)}
 OURS = rp.FP32
-#: Held-out queries the quality gate judges int8 on (None: the whole test split).
-JUDGE_QUERIES: int | None = None
+#: Held-out queries the quality gate judges int8 on (as prepare.py by default).
+JUDGE_QUERIES: int | None = 120
 
 
 # --- model and data ------------------------------------------------------------------------------
