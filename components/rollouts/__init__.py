@@ -1,0 +1,1 @@
+"""Safe model rollouts: what a new revision must pass before it takes production traffic."""
