@@ -982,7 +982,11 @@ def main(argv: list[str] | None = None) -> int:
         + f"; start {max(peaks[0].values()) / 1e9:.0f}, end {max(peaks[-1].values()) / 1e9:.0f}",
         "- top-10 agreement is against torch CrossEncoder.predict (the baseline's rankings, else "
         "in-process) on every request",
-        f"- model: all-MiniLM-L6-v2 trained as a cross-encoder ({json.dumps(training)}), "
+        "- model: all-MiniLM-L6-v2 trained as a cross-encoder (bench/reranker_train.py: "
+        f"{training['trained']}; {training['train_queries']} training queries x (1 + "
+        f"{training['negatives']} negatives), {training['epochs']} epochs, random state "
+        f"{training['seed']}, loss {training['loss_first_last'][0]} -> "
+        f"{training['loss_first_last'][1]}), "
         f"max_length {MAX_LENGTH}; service bundle fused ops {doc['fused_operators']}; peers "
         "load the plain ONNX export or the torch weights",
     ]
