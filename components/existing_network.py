@@ -62,9 +62,9 @@ def _table(table: aws.ec2.GetRouteTableResult) -> RouteTableFacts:
 
 
 def discover(existing: ExistingNetworkConfig) -> NetworkLookup:
-    """What AWS says about `existing` (the VPC, its subnets, the route tables they use, the
-    endpoints the config names), read with the data sources, and each lookup that failed as an
-    issue at the id's config path."""
+    """What AWS says about `existing` (the VPC and its owner, the deploying account, its subnets,
+    the route tables they use, the endpoints the config names), read with the data sources, and
+    each lookup that failed as an issue at the id's config path."""
     issues = Issues()
     facts = _discover(existing, issues)
     return NetworkLookup(facts, tuple(issues))
@@ -120,7 +120,19 @@ def _discover(existing: ExistingNetworkConfig, issues: Issues) -> NetworkFacts |
         route_tables=tables,
         main_route_table_id=main,
         endpoints=_endpoints(existing, issues),
+        owner_id=str(vpc.owner_id) if vpc.owner_id else None,
+        caller_account=_caller_account(issues),
     )
+
+
+def _caller_account(issues: Issues) -> str | None:
+    """The account the stack deploys with: a VPC another account owns (AWS RAM) is the owner's
+    to route and to give endpoints."""
+    try:
+        return str(aws.get_caller_identity().account_id)
+    except Exception as exc:  # the credentials' own error
+        _unreadable(issues, f"{EXISTING_PATH}.vpcId", "the deploying account", exc)
+        return None
 
 
 def _route_tables(

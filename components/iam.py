@@ -34,6 +34,8 @@ _ECR_IMAGE = re.compile(
 _ECR_HOST_HINT = re.compile(r"^\d{12}\.dkr[.-]ecr")
 _BUCKET = aws_limits.S3_BUCKET_NAME
 _SECRET_ARN = aws_limits.SECRETS_MANAGER_ARN
+# An SSM parameter's ARN (the stack's own secrets: `components.stack_secrets`).
+_PARAMETER_ARN = re.compile(r"^arn:aws[a-z-]*:ssm:[a-z0-9-]+:\d{12}:parameter/[A-Za-z0-9_.\-/]+$")
 # A KMS key ARN (not an alias: IAM matches kms:Decrypt against the key ARN the request uses).
 KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 _LOG_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:logs:[a-z0-9-]+:\d{12}:log-group:[^*]+$")
@@ -105,6 +107,15 @@ def secret_policy_arn(value_from: str) -> str:
     return arn
 
 
+def secret_read(value_from: str) -> tuple[str, str]:
+    """(action, resource) IAM must allow the execution role for a `secrets[].valueFrom`: an SSM
+    parameter's ARN is read with `ssm:GetParameters` on that ARN, anything else must be a
+    Secrets Manager secret (`secret_policy_arn`, read with `secretsmanager:GetSecretValue`)."""
+    if _PARAMETER_ARN.match(value_from):
+        return "ssm:GetParameters", value_from
+    return "secretsmanager:GetSecretValue", secret_policy_arn(value_from)
+
+
 def kms_decrypt_statement(sid: str, key_arns: Iterable[str], via_service: str) -> dict[str, Any]:
     """kms:Decrypt on exactly `key_arns`, and only when `via_service` (e.g.
     `s3.eu-west-1.amazonaws.com`) calls KMS on the role's behalf."""
@@ -134,8 +145,8 @@ def execution_role_policy(
     `secrets` with this role before any container starts, sidecars included, so the grants come
     from `containers` (the list the task definition registers), never from one image:
     - logs:CreateLogStream / PutLogEvents on the streams of `log_group_arn` only;
-    - secretsmanager:GetSecretValue on exactly the secrets the containers' `secrets[].valueFrom`
-      name (see `secret_policy_arn`; none: no statement);
+    - secretsmanager:GetSecretValue, ssm:GetParameters on exactly the secrets and parameters
+      the containers' `secrets[].valueFrom` name (see `secret_read`; none: no statement);
     - for every image in ECR: ecr:GetAuthorizationToken (an account-level call, AWS only
       accepts Resource "*") and the three layer-pull actions on those repositories. Images from
       other registries need no IAM permission to pull;
@@ -157,22 +168,22 @@ def execution_role_policy(
             "Resource": f"{group}:log-stream:*",
         }
     ]
-    secrets = sorted(
+    reads = sorted(
         {
-            secret_policy_arn(entry["valueFrom"])
+            secret_read(entry["valueFrom"])
             for container in containers
             for entry in container.get("secrets") or ()
         }
     )
-    if secrets:
-        statements.append(
-            {
-                "Sid": "ReadContainerSecrets",
-                "Effect": "Allow",
-                "Action": "secretsmanager:GetSecretValue",
-                "Resource": secrets,
-            }
-        )
+    for action, sid in (
+        ("secretsmanager:GetSecretValue", "ReadContainerSecrets"),
+        ("ssm:GetParameters", "ReadContainerParameters"),
+    ):
+        resources = [resource for a, resource in reads if a == action]
+        if resources:
+            statements.append(
+                {"Sid": sid, "Effect": "Allow", "Action": action, "Resource": resources}
+            )
     kms_keys = list(secret_kms_key_arns)
     if kms_keys:
         region = log_group_arn.split(":")[3]

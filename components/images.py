@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -63,10 +65,64 @@ DEFAULT_KEEP_IMAGES = 10
 # ECR repository names: lowercase path components separated by `/`, `.`, `_` or `-` inside one.
 REPOSITORY_NAME = re.compile(r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 
-# Files in a context that never reach the image (.dockerignore of images/reranker, and Python
-# byte code the tests leave behind); they must not change the content tag either.
-_IGNORED_PARTS = ("__pycache__",)
-_IGNORED_SUFFIXES = (".pyc", ".onnx")
+
+def _ignore_patterns(ignore_file: Path) -> list[str]:
+    """A .dockerignore's patterns as moby's ignorefile.ReadAll reads them: one per line, `#`
+    comments and blank lines dropped, whitespace trimmed, a leading `/` dropped (`!` kept)."""
+    if not ignore_file.is_file():
+        return []
+    patterns = []
+    for line in ignore_file.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        body = line[1:].strip() if negated else line
+        body = posixpath.normpath(body).lstrip("/")
+        patterns.append(("!" if negated else "") + body)
+    return patterns
+
+
+def _pattern(pattern: str) -> re.Pattern[str]:
+    """A .dockerignore pattern as a regular expression over a slash-separated relative path:
+    filepath.Match's `*` and `?` within one segment, and `**` for any number of directories
+    (moby patternmatcher)."""
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif pattern[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif pattern[i] == "?":
+            out, i = out + "[^/]", i + 1
+        else:
+            out, i = out + re.escape(pattern[i]), i + 1
+    return re.compile(out)
+
+
+def excluded(rel: str, patterns: Sequence[str]) -> bool:
+    """Whether a .dockerignore with `patterns` keeps `rel` (a file's path in the context) out:
+    a pattern matches the path or one of its parent directories, and the last matching
+    pattern decides (`!` re-includes)."""
+    parents = [rel.rsplit("/", n)[0] for n in range(rel.count("/"), 0, -1)] + [rel]
+    out = False
+    for pattern in patterns:
+        negated = pattern.startswith("!")
+        regex = _pattern(pattern[1:] if negated else pattern)
+        if any(regex.fullmatch(p) for p in parents):
+            out = not negated
+    return out
+
+
+def _hash_tree(update: Callable[[bytes], None], tree: Path, patterns: Sequence[str]) -> None:
+    """Each file the builder sends from `tree`: its bytes, relative path and mode."""
+    for path in sorted(tree.rglob("*")):
+        rel = path.relative_to(tree).as_posix()
+        if path.is_dir() or excluded(rel, patterns):
+            continue
+        update(path.read_bytes() + rel.encode() + stat.filemode(path.lstat().st_mode).encode())
 
 
 def context_digest(
@@ -75,27 +131,31 @@ def context_digest(
     root: Path = _REPO_ROOT,
     build_args: Mapping[str, str] | None = None,
 ) -> str:
-    """sha256 over the build context's files and the named contexts' (path and bytes, sorted;
-    the Dockerfile is in the context), the platforms and the build arguments (default none).
+    """sha256 over what pulumi-docker-build hashes to decide a rebuild (its
+    provider/internal/context.go, hashBuildContext), plus the platforms and the build arguments
+    (default none): the Dockerfile's bytes; each file of the context that its .dockerignore
+    (`Dockerfile.dockerignore` first) lets through, with its bytes, relative path and mode; then
+    each named context, by name, filtered by its own root .dockerignore.
 
     The image tag is derived from it: ECR tags are immutable here, so a tag must only ever name
-    one content; the same content, platforms and arguments give the same tag (no rebuild, no
-    push)."""
+    one content; whenever the builder would rebuild, the tag changes, and what the builder
+    ignores (the Python caches every context's .dockerignore excludes) changes neither."""
     context = root / IMAGES_DIR / image
-    if not (context / "Dockerfile").is_file():
+    dockerfile = context / "Dockerfile"
+    if not dockerfile.is_file():
         raise ImageBuildError(f"{IMAGES_DIR}/{image}/Dockerfile does not exist")
     digest = hashlib.sha256(json.dumps(sorted(platforms)).encode())
     if build_args:
-        # Only when there are any, so an image without arguments keeps the tag it always had.
         digest.update(json.dumps(dict(build_args), sort_keys=True).encode() + b"\0")
-    trees = [("", context)] + [(f"{name}:", root / path) for name, path in NAMED_CONTEXTS.items()]
-    for label, tree in trees:
-        for path in sorted(p for p in tree.rglob("*") if p.is_file()):
-            rel = path.relative_to(tree)
-            if any(p in _IGNORED_PARTS for p in rel.parts) or path.suffix in _IGNORED_SUFFIXES:
-                continue
-            name = f"{label}{rel.as_posix()}".encode()
-            digest.update(name + b"\0" + path.read_bytes() + b"\0")
+    digest.update(dockerfile.read_bytes())
+    # The first ignore file that exists applies, even an empty one.
+    candidates = (context / "Dockerfile.dockerignore", context / ".dockerignore")
+    ignore_file = next((c for c in candidates if c.is_file()), candidates[-1])
+    _hash_tree(digest.update, context, _ignore_patterns(ignore_file))
+    for name in sorted(NAMED_CONTEXTS):
+        named = root / NAMED_CONTEXTS[name]
+        if named.is_dir():
+            _hash_tree(digest.update, named, _ignore_patterns(named / ".dockerignore"))
     return digest.hexdigest()
 
 

@@ -32,6 +32,7 @@ from ecs_inference.capacity.managed_instances_pool import (
 from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.network import Network, NetworkArgs
 from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan
@@ -49,7 +50,6 @@ from ecs_inference.services.gateway import (
     gateway_security_group,
 )
 from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
-from ecs_inference.services.model import ModelService, ModelServiceArgs
 from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
@@ -264,24 +264,28 @@ class InferencePlatform(pulumi.ComponentResource):
             )
 
     def _services(self, plan: Plan, wiring: ServiceWiring) -> None:
-        """Every model service on its pool and every re-ranker on Fargate."""
+        """Every model service on its pool and every re-ranker on Fargate (with a gateway, each
+        is a Service Connect server the gateway may reach)."""
         wired = _fields(wiring)
-        model_wiring: dict[str, Any] = {}
+        gateway_wiring: dict[str, Any] = {}
         if self.gateway_security_group is not None:
-            model_wiring = {
+            gateway_wiring = {
                 "client_security_group_ids": (self.gateway_security_group.id,),
                 "service_connect_namespace": self._routes(plan),
             }
-        self.models = {
-            svc: ModelService(
+        self.models = {}
+        for svc, m in plan.models.items():
+            decided_from = plan.model_inputs[svc]
+            self.models[svc] = ModelService(
                 f"{self._name}-{svc}",
-                with_wiring(
-                    ModelServiceArgs,
-                    m,
-                    **{**wired, **model_wiring},
+                plan.config.models[svc],
+                ModelWiring(
+                    **{**wired, **gateway_wiring},
+                    service=svc,
+                    pool=self.pools[plan.model_pools[svc]],
+                    placement=decided_from.placement,
                     image=self._image(m.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(m.secrets.values()),
-                    capacity_provider_name=self.pools[plan.model_pools[svc]].capacity_provider_name,
                     weights_efs=self._efs_access(svc, m.efs_file_system),
                     metrics_image=self._image(m.metrics_image, "metrics")
                     if m.metrics_sidecar
@@ -289,15 +293,13 @@ class InferencePlatform(pulumi.ComponentResource):
                 ),
                 opts=self._child,
             )
-            for svc, m in plan.models.items()
-        }
         self.rerankers = {
             svc: FargateReranker(
                 f"{self._name}-{svc}",
                 with_wiring(
                     FargateRerankerArgs,
                     r,
-                    **wired,
+                    **{**wired, **gateway_wiring},
                     image=self._image(r.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(r.secrets.values()),
                     metrics_image=self._image(r.metrics_image, "metrics")
@@ -393,6 +395,7 @@ class InferencePlatform(pulumi.ComponentResource):
             )
         db = self.gateway_database
         routes = self._routes(plan)
+        served = {**self.models, **self.rerankers}
         self.gateway = LiteLLMGateway(
             f"{name}-gateway",
             with_wiring(
@@ -405,12 +408,15 @@ class InferencePlatform(pulumi.ComponentResource):
                     "service_depends_on": (
                         *wiring.service_depends_on,
                         *(m.service for m in self.models.values()),
+                        *(r.service for r in self.rerankers.values()),
                     ),
                 },
                 security_group=self.gateway_security_group,
                 models={
-                    svc: ModelEndpoint(self.models[svc].security_group.id, self.models[svc].port)
-                    for svc in sorted({r.target.service for r in gw.litellm.routes})
+                    svc: ModelEndpoint(served[svc].security_group.id, port)
+                    for svc, port in sorted(
+                        {r.target.service: r.target.port for r in gw.litellm.routes}.items()
+                    )
                 },
                 database=None if db is None else db.endpoint(),
                 database_security_group_id=None if db is None else db.security_group.id,

@@ -467,6 +467,14 @@ VPC_ENDPOINT_ID = _ec2_id("vpce")
 PREFIX_LIST_ID = _ec2_id("pl")
 
 
+SSM_PARAMETER_NAME_MAX = 1011
+"""Longest Parameter Store name a caller may create (SSM user guide)."""
+SSM_STANDARD_PARAMETER_MAX_BYTES = 4096
+"""Largest value of a Standard-tier parameter (PutParameter `Value`: 4 KB)."""
+SSM_ADVANCED_PARAMETER_MAX_BYTES = 8192
+"""Largest value of an Advanced-tier parameter (8 KB)."""
+
+
 @dataclass(frozen=True)
 class NameRule:
     """The provider's and the API's rule for one resource type's physical name.
@@ -644,6 +652,16 @@ NAME_RULES: dict[str, NameRule] = {
     ),
     "aws:secretsmanager/secret:Secret": NameRule(
         512, r"^[A-Za-z0-9/_+=.@-]+$", source="secretsmanager NameType"
+    ),
+    # Parameter Store names (SSM user guide, "Creating Parameter Store parameters"): letters,
+    # digits and `_.-/`, at most 1011 characters of the 2048 PutParameter's Name takes (the rest
+    # is reserved by Systems Manager), not beginning with "aws" or "ssm" (case-insensitive).
+    "aws:ssm/parameter:Parameter": NameRule(
+        SSM_PARAMETER_NAME_MAX,
+        r"^[A-Za-z0-9_.\-/]+$",
+        prefix_input=None,
+        reserved_prefixes=("aws", "ssm", "/aws", "/ssm"),
+        source="ssm PutParameter Name; SSM user guide, parameter name requirements",
     ),
     "aws:ecr/repository:Repository": NameRule(
         256,

@@ -7,7 +7,8 @@ generated configs with this exact release's own parser.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import bedrock
@@ -66,6 +67,12 @@ ROUTING_STRATEGIES = (
 )
 """LiteLLM router strategies (`litellm.types.litellm_params.RoutingStrategyName`)."""
 
+RERANK_PROVIDER = "cohere"
+"""LiteLLM's provider for the stack's re-rankers: Cohere's rerank API, which the re-ranker image
+serves. Given an `api_base` ending in neither `/v1/rerank` nor `/v2/rerank`, LiteLLM calls
+`<api_base>/v2/rerank` (`litellm.utils.should_use_cohere_v1_client`,
+`CohereRerankV2Config.get_complete_url`)."""
+
 BEDROCK_PREFIX = "bedrock/"
 """LiteLLM's provider prefix for Amazon Bedrock (`bedrock/<model id>`; `bedrock/converse/...`
 and `bedrock/invoke/...` pick the API)."""
@@ -107,13 +114,21 @@ def aws_calls(environment: Environment, load_config: Callable[[str], Any]) -> tu
     return tuple(calls)
 
 
-# --- the database bootstrap: an init container creating LiteLLM's IAM role --------------------
-BOOTSTRAP_CONTAINER = "db-bootstrap"
-ENV_BOOTSTRAP_CLUSTER_ARN = "BOOTSTRAP_CLUSTER_ARN"
-ENV_BOOTSTRAP_SECRET_ARN = "BOOTSTRAP_SECRET_ARN"
-ENV_BOOTSTRAP_DATABASE = "BOOTSTRAP_DATABASE"
-ENV_BOOTSTRAP_USER = "BOOTSTRAP_USER"
-BOOTSTRAP_SIGNATURE = (ENV_BOOTSTRAP_CLUSTER_ARN, ENV_BOOTSTRAP_SECRET_ARN, ENV_BOOTSTRAP_USER)
+# --- the database bootstrap: a one-off function creating LiteLLM's IAM role ------------------
+# It runs once per change of its input, with its own role, outside the serving task: the only
+# duty that needs the master user (through the Data API, which reads the master secret with the
+# caller's credentials), so the proxy that serves requests never holds that grant.
+BOOTSTRAP_EVENT_CLUSTER = "clusterArn"
+BOOTSTRAP_EVENT_SECRET = "secretArn"
+BOOTSTRAP_EVENT_DATABASE = "database"
+BOOTSTRAP_EVENT_USER = "user"
+BOOTSTRAP_EVENT_STATEMENTS = "statements"
+BOOTSTRAP_RUNTIME = "python3.12"
+"""The Lambda runtime the handler runs on (it ships boto3, which the handler needs)."""
+BOOTSTRAP_HANDLER_FILE = "index.py"
+BOOTSTRAP_HANDLER = "index.handler"
+BOOTSTRAP_TIMEOUT_SECONDS = 900
+"""Lambda's longest run: a paused Serverless v2 cluster takes seconds to a minute to resume."""
 
 
 def bootstrap_statements(user: str, database: str) -> tuple[str, ...]:
@@ -132,44 +147,59 @@ def bootstrap_statements(user: str, database: str) -> tuple[str, ...]:
     )
 
 
-BOOTSTRAP_SCRIPT = """\
-import json, os, sys, time
+def bootstrap_event(*, cluster_arn: str, secret_arn: str, database: str, user: str) -> str:
+    """The function's input (JSON): the cluster, its master secret, and the statements."""
+    return json.dumps(
+        {
+            BOOTSTRAP_EVENT_CLUSTER: cluster_arn,
+            BOOTSTRAP_EVENT_SECRET: secret_arn,
+            BOOTSTRAP_EVENT_DATABASE: database,
+            BOOTSTRAP_EVENT_USER: user,
+            BOOTSTRAP_EVENT_STATEMENTS: list(bootstrap_statements(user, database)),
+        }
+    )
+
+
+BOOTSTRAP_HANDLER_SOURCE = """\
+import time
 import boto3
+
 client = boto3.client("rds-data")
-statements = json.loads(sys.argv[1])
-deadline = time.monotonic() + 600
-for sql in statements:
-    while True:
-        try:
-            client.execute_statement(
-                resourceArn=os.environ["BOOTSTRAP_CLUSTER_ARN"],
-                secretArn=os.environ["BOOTSTRAP_SECRET_ARN"],
-                database=os.environ["BOOTSTRAP_DATABASE"],
-                sql=sql,
-            )
-            break
-        except client.exceptions.DatabaseResumingException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(10)
-print("db-bootstrap: role", os.environ["BOOTSTRAP_USER"], "ready", flush=True)
+
+
+def handler(event, context):
+    for sql in event["statements"]:
+        while True:
+            try:
+                client.execute_statement(
+                    resourceArn=event["clusterArn"],
+                    secretArn=event["secretArn"],
+                    database=event["database"],
+                    sql=sql,
+                )
+                break
+            except client.exceptions.DatabaseResumingException:
+                # A paused Serverless v2 cluster resumes within about a minute.
+                if context.get_remaining_time_in_millis() < 30_000:
+                    raise
+                time.sleep(10)
+    print("db-bootstrap: role", event["user"], "ready", flush=True)
+    return {"user": event["user"]}
 """
-"""Run by the bootstrap container (`python -c BOOTSTRAP_SCRIPT '<json statements>'`, the LiteLLM
-image's own Python and boto3) through the RDS Data API: the Data API reads the RDS-managed
-master secret itself at every call, so a rotated password never matters, and the task holds
-no database password. A paused Serverless v2 cluster answers DatabaseResumingException while it
-resumes: the script retries for up to 10 minutes."""
+"""The function's code (`index.py`, handler `index.handler`): runs the statements through the
+RDS Data API as the master user, retrying while a paused cluster resumes."""
 
 
-def bootstrap_aws_calls(environment: Environment) -> tuple[AwsCall, ...]:
-    """The bootstrap container's calls with the task role: the Data API on the cluster, and the
-    master secret the Data API reads on the caller's behalf."""
-    if not all(environment.get(n) for n in BOOTSTRAP_SIGNATURE):
+def bootstrap_aws_calls(event: Mapping[str, Any]) -> tuple[AwsCall, ...]:
+    """The bootstrap function's calls with its role, for one `bootstrap_event`: the Data API on
+    the cluster, and the master secret the Data API reads with the caller's credentials."""
+    cluster, secret = event.get(BOOTSTRAP_EVENT_CLUSTER), event.get(BOOTSTRAP_EVENT_SECRET)
+    if not (isinstance(cluster, str) and isinstance(secret, str)):
         return ()
-    why = f"create the {environment[ENV_BOOTSTRAP_USER]} role through the RDS Data API"
+    why = f"create the {event.get(BOOTSTRAP_EVENT_USER)} role through the RDS Data API"
     return (
-        AwsCall("rds-data:ExecuteStatement", environment[ENV_BOOTSTRAP_CLUSTER_ARN], why),
-        AwsCall("secretsmanager:GetSecretValue", environment[ENV_BOOTSTRAP_SECRET_ARN], why),
+        AwsCall("rds-data:ExecuteStatement", cluster, why),
+        AwsCall("secretsmanager:GetSecretValue", secret, why),
     )
 
 

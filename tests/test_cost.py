@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ecs_inference import cost
 from ecs_inference.contracts import metrics as contract
-from ecs_inference.sizing import catalog
+from ecs_inference.sizing import catalog, offerings
 from tests.stacks import REFERENCE_STACKS, reference_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -260,24 +260,39 @@ def test_us_east_1_and_an_unset_region_keep_the_catalogs_prices_and_source():
         assert not [n for n in est.notes if "price table" in n]
 
 
-def test_a_type_without_a_price_in_the_region_is_left_out_and_named():
-    # The source lists no g6e in eu-west-1: the pool's instances are not priced at us-east-1's
-    # figure, they are left out of the total, and the estimate says so.
-    plan_like = dataclasses.replace(_stack(), region="eu-west-1")
-    unpriced = dataclasses.replace(plan_like.pools[0], usd_per_hour=0.0, priced=False)
-    est = cost.estimate_inputs(dataclasses.replace(plan_like, pools=[unpriced]))
-    steady = est.point("steady")
-    (line,) = [x for x in steady.lines if x.category == "pool instances"]
-    assert line.quantity == 2 and line.usd_per_hour == 0
-    assert "no eu-west-1 price" in line.item
-    assert any("no eu-west-1 On-Demand price for g6e.xlarge" in n for n in est.notes)
-    assert est.excursion_usd == 0
+def test_a_type_without_a_price_in_the_region_is_counted_at_a_labelled_estimate():
+    # The source offers p5e.48xlarge only through Capacity Blocks: no On-Demand price anywhere.
+    # Its instances stay in the total, at the estimate, and the line and notes say so.
+    plan_like = dataclasses.replace(_stack(), region="us-east-2")
+    usd = offerings.ranking_usd_per_hour("p5e.48xlarge", "us-east-2")
+    assert offerings.instance_usd_per_hour("p5e.48xlarge", "us-east-2") is None
+    estimated = dataclasses.replace(
+        plan_like.pools[0], instance_type="p5e.48xlarge", usd_per_hour=usd, price_estimated=True
+    )
+    est = cost.estimate_inputs(dataclasses.replace(plan_like, pools=[estimated]))
+    (line,) = [x for x in est.point("steady").lines if x.category == "pool instances"]
+    assert line.quantity == 2 and line.usd_per_hour == pytest.approx(2 * usd)
+    assert "estimated price" in line.item
+    assert any("no us-east-2 On-Demand price for p5e.48xlarge" in n for n in est.notes)
 
 
-def test_stack_input_marks_a_pool_the_region_does_not_price():
+def test_stack_input_counts_every_instance_of_a_region_without_a_price():
     plan = reference_plan("shared-vpc")
     network = dataclasses.replace(plan.network, region="ap-south-2")
     (pool,) = cost.stack_input(dataclasses.replace(plan, network=network)).pools
-    assert not pool.priced and pool.usd_per_hour == 0
+    assert pool.price_estimated and pool.usd_per_hour == offerings.ranking_usd_per_hour("g5.xlarge")
     (pool,) = cost.stack_input(plan).pools
-    assert pool.priced and pool.usd_per_hour == 1.123
+    assert not pool.price_estimated and pool.usd_per_hour == 1.123
+
+
+def test_an_eu_central_1_stack_is_costed_at_eu_central_1_prices_with_every_instance():
+    plan = reference_plan("dev", region="eu-central-1")
+    est = cost.estimate(plan)
+    lines = [x for x in est.point("steady").lines if x.category == "pool instances"]
+    assert lines and all(x.quantity > 0 for x in lines)
+    for line in lines:
+        instance_type = line.item.split(": ", 1)[1]
+        eu = offerings.instance_usd_per_hour(instance_type, "eu-central-1")
+        assert eu is not None and "estimated" not in line.item
+        assert line.usd_per_hour == pytest.approx(line.quantity * eu)
+    assert not [n for n in est.notes if "estimated" in n]

@@ -161,7 +161,7 @@ def test_execution_role_policy_without_secrets_or_ecr_image() -> None:
     [
         f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:*",
         f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:key-??????",
-        f"arn:aws:ssm:us-east-1:{ACCOUNT}:parameter/key",
+        f"arn:aws:ssm:us-east-1:{ACCOUNT}:parameter/*",
         "key-AbCdEf",
     ],
 )
@@ -171,6 +171,18 @@ def test_execution_role_policy_rejects_wildcard_or_foreign_secrets(arn: str) -> 
             log_group_arn=LOG_GROUP,
             containers=[{"image": ECR_IMAGE, "secrets": [{"name": "S", "valueFrom": arn}]}],
         )
+
+
+def test_execution_role_policy_reads_a_parameter_with_get_parameters() -> None:
+    parameter = f"arn:aws:ssm:us-east-1:{ACCOUNT}:parameter/app/dev/key"
+    document = json.loads(
+        iam.execution_role_policy(
+            log_group_arn=LOG_GROUP,
+            containers=[{"image": ECR_IMAGE, "secrets": [{"name": "S", "valueFrom": parameter}]}],
+        )
+    )
+    (read,) = [s for s in document["Statement"] if s["Sid"] == "ReadContainerParameters"]
+    assert (read["Action"], read["Resource"]) == ("ssm:GetParameters", [parameter])
 
 
 def test_execution_role_policy_rejects_wildcard_log_group() -> None:

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -305,24 +309,84 @@ def test_platforms_match_the_deploy_workflow_matrix() -> None:
     assert ci == expected
 
 
-def test_context_digest_follows_content_and_platforms(tmp_path: Path) -> None:
+def test_context_digest_follows_what_the_builder_hashes(tmp_path: Path) -> None:
+    """pulumi-docker-build rebuilds when a file its .dockerignore lets through changes, in bytes,
+    name or mode (provider/internal/context.go, hashFile); so does the tag."""
     context = tmp_path / "images" / "demo"
     context.mkdir(parents=True)
     (context / "Dockerfile").write_text("FROM scratch\n")
-    first = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
-    (context / "__pycache__").mkdir()
-    (context / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) == first
-    assert image_build.context_digest("demo", ["linux/arm64"], root=tmp_path) != first
     (context / "app.py").write_text("print(1)\n")
-    second = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
-    assert second != first
+    first = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    assert image_build.context_digest("demo", ["linux/arm64"], root=tmp_path) != first
+    # Without a .dockerignore the builder sends (and hashes) a cache: a new tag is due.
+    (context / "__pycache__").mkdir()
+    (context / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != first
+    (context / ".dockerignore").write_text("# caches\n**/__pycache__\n")
+    ignoring = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    (context / "__pycache__" / "other.pyc").write_bytes(b"\1")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) == ignoring
+    (context / "app.py").chmod(0o755)
+    executable = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    assert executable != ignoring
+    # `Dockerfile.dockerignore` wins over the context's own.
+    (context / "Dockerfile.dockerignore").write_text("")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != executable
     # the shared contracts reach the image through a named context: they change the tag too
     (tmp_path / "contracts").mkdir()
     (tmp_path / "contracts" / "engine.py").write_text("PORT = 1\n")
-    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != second
+    with_contracts = image_build.context_digest("demo", ["linux/amd64"], root=tmp_path)
+    (tmp_path / "contracts" / "engine.py").write_text("PORT = 2\n")
+    assert image_build.context_digest("demo", ["linux/amd64"], root=tmp_path) != with_contracts
     with pytest.raises(image_build.ImageBuildError, match="Dockerfile does not exist"):
         image_build.context_digest("missing", ["linux/amd64"], root=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "out"),
+    [
+        # Docker's "Dockerignore files" examples and moby patternmatcher's semantics.
+        ("*/temp*", "somedir/temporary.txt", True),
+        ("*/temp*", "temp", False),
+        ("*/*/temp*", "somedir/subdir/temporary.txt", True),
+        ("temp?", "tempa", True),
+        ("**/*.go", "a/b/c.go", True),
+        ("**/*.go", "c.go", True),
+        ("*.onnx", "model/m.onnx", False),
+        ("**/__pycache__", "app/__pycache__/x.cpython-311.pyc", True),
+        ("README.md", "docs/README.md", False),
+    ],
+)
+def test_dockerignore_patterns_match_as_docker_does(pattern: str, path: str, out: bool) -> None:
+    assert image_build.excluded(path, [pattern]) is out
+
+
+def test_a_negated_pattern_keeps_a_file() -> None:
+    assert not image_build.excluded("README-secret.md", ["*.md", "!README*.md"])
+    assert image_build.excluded("README-secret.md", ["*.md", "!README*.md", "README-secret.md"])
+
+
+def test_caches_left_behind_change_no_tag(tmp_path: Path) -> None:
+    """Every build context and named context, copied as they are, then byte-compiled the way a
+    test run leaves them (compileall writes each package's __pycache__): every tag holds."""
+    for rel in [image_specs.IMAGES_DIR, *image_specs.NAMED_CONTEXTS.values()]:
+        shutil.copytree(
+            ROOT / rel, tmp_path / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+    images = sorted(p.parent.name for p in (tmp_path / image_specs.IMAGES_DIR).glob("*/Dockerfile"))
+    before = {i: image_build.context_digest(i, ["linux/amd64"], root=tmp_path) for i in images}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tmp_path)],
+        check=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+    )
+    caches = list(tmp_path.rglob("__pycache__"))
+    assert {c.relative_to(tmp_path).parts[0] for c in caches} >= {"images", "contracts"}
+    after = {i: image_build.context_digest(i, ["linux/amd64"], root=tmp_path) for i in images}
+    assert after == before
+    # Put the defect back: a context without its .dockerignore now tags its caches.
+    (tmp_path / image_specs.IMAGES_DIR / "vllm" / ".dockerignore").unlink()
+    assert image_build.context_digest("vllm", ["linux/amd64"], root=tmp_path) != before["vllm"]
 
 
 def test_lifecycle_policy_keeps_the_cache_first_then_the_last_builds() -> None:

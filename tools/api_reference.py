@@ -37,11 +37,14 @@ SECTION = DocSection(API, BEGIN, END, "tools.api_reference")
 
 @dataclass(frozen=True)
 class Entry:
-    """One component: where it lives, its class and its Args class (None: takes a Plan)."""
+    """One component: where it lives, its class and its Args class (None: takes a Plan), or,
+    for a component taking `(name, input, wiring)`, its wiring class and its input model."""
 
     module: str
     component: str
     args: str | None
+    input: tuple[str, str] | None = None
+    """(input model, its stack-file section) of a component taking `(name, input, wiring)`."""
 
 
 COMPONENTS = (
@@ -55,7 +58,12 @@ COMPONENTS = (
         "ManagedInstancesPoolArgs",
     ),
     Entry("ecs_inference.ingress.alb", "Endpoint", "EndpointArgs"),
-    Entry("ecs_inference.services.model", "ModelService", "ModelServiceArgs"),
+    Entry(
+        "ecs_inference.models.service",
+        "ModelService",
+        "ModelWiring",
+        ("ecs_inference.models.input.ModelConfig", "platform.models.<name>"),
+    ),
     Entry("ecs_inference.services.reranker", "FargateReranker", "FargateRerankerArgs"),
     Entry("ecs_inference.services.gateway", "LiteLLMGateway", "LiteLLMGatewayArgs"),
     Entry("ecs_inference.services.worker", "QueueWorker", "QueueWorkerArgs"),
@@ -205,20 +213,33 @@ def _summary(doc: str | None) -> str:
 def render_entry(entry: Entry) -> str:
     module = importlib.import_module(entry.module)
     component = getattr(module, entry.component)
+    signature = "name, input, wiring, opts=None" if entry.input else "name, args, opts=None"
     lines = [
         f"## {entry.component}",
         "",
-        f"`{entry.module}.{entry.component}(name, args, opts=None)`, type token "
+        f"`{entry.module}.{entry.component}({signature})`, type token "
         f"`{token(module, component)}`.",
         "",
         _summary(module.__doc__),
         "",
     ]
+    if entry.input is not None:
+        model, section = entry.input
+        lines += [
+            f"**Input** `{model}`: the stack file's `{section}` section, each key with its "
+            "default, unit and bounds in [configuration.md](configuration.md) (generated from "
+            "the same model); built in Python with the snake_case names or "
+            "`model_validate({...})` with the stack file's keys, and checked by the same "
+            "validators.",
+            "",
+        ]
     if entry.args is not None:
         args = getattr(module, entry.args)
         bases = [b.__name__ for b in args.__mro__[1:] if b is not object]
         lines += [
-            f"**Args** `{entry.args}`" + (f" ({', '.join(bases)})" if bases else "") + ":",
+            f"**{'Wiring' if entry.input else 'Args'}** `{entry.args}`"
+            + (f" ({', '.join(bases)})" if bases else "")
+            + ":",
             "",
             "| field | type | default | from | meaning |",
             "|---|---|---|---|---|",
@@ -239,10 +260,16 @@ def render_entry(entry: Entry) -> str:
         "",
     ]
     errors = raised(component)
+    checks = (
+        "`ConfigError` naming every problem of its input on its pool, with a stack file's "
+        "config paths and messages, before it creates anything"
+        if entry.input
+        else "the spec's checks are the plan's (see above)"
+    )
     lines += [
         "**Raises**: "
         + (", ".join(f"`{e}`" for e in errors) if errors else "nothing of its own")
-        + "; the spec's checks are the plan's (see above).",
+        + f"; {checks}.",
         "",
     ]
     return "\n".join(lines)

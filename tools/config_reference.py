@@ -25,8 +25,8 @@ from pydantic_core import PydanticUndefined
 
 from ecs_inference import engines
 from ecs_inference.config.images import ImagesConfig, engine_image_keys
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.models.input import ModelConfig
 from tools.doc_section import DocSection
 
 REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"

@@ -119,6 +119,29 @@ _KINDS: dict[str, tuple[str, Any]] = {
 }  # fmt: skip
 
 
+CALLER = "callerIdentity"
+"""The deploying account (getCallerIdentity): a mapping of its fields, not keyed by id. Left
+out, the offline preview deploys as its own account (tools/lookups.py `ACCOUNT_ID`)."""
+CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity"
+KINDS = (CALLER, *_KINDS)
+
+
+def _caller_identity(
+    where: str, item: Any, region: str, problems: list[str]
+) -> dict[str, Any] | None:
+    shape = lookups.LOOKUPS[CALLER_TOKEN]({}, region)
+    if not isinstance(item, Mapping):
+        problems.append(f"{where}: must be a mapping of {CALLER_TOKEN}'s fields")
+        return None
+    unknown = [f"{where}.{k}: not a field of {CALLER_TOKEN} (fields: {', '.join(sorted(shape))})"
+               for k in item if k not in shape]  # fmt: skip
+    problems += unknown
+    if unknown:
+        return None
+    account = str(item.get("accountId") or shape["accountId"])
+    return shape | {"id": account, "arn": f"arn:aws:iam::{account}:user/preview"} | dict(item)
+
+
 def _normalized(kind: str, item: Mapping[str, Any]) -> dict[str, Any]:
     """A described resource with every nested field the data source returns."""
     out = dict(item)
@@ -163,6 +186,24 @@ def _default_vpc(described: dict[str, dict[str, dict[str, Any]]], raw: Mapping[s
                 item["vpcId"] = vpcs[0]
 
 
+# The fields of each kind whose preview default can decide a refusal (docs/network.md), by
+# kind; an endpoint's depend on its type.
+_DECIDING: dict[str, tuple[str, ...]] = {
+    "vpcs": ("cidrBlock",),
+    "subnets": ("availabilityZone", "cidrBlock"),
+    "routeTables": ("routes",),
+    "vpcEndpoints": ("serviceName", "vpcEndpointType"),
+}
+_DECIDING_ENDPOINT = {"Gateway": ("routeTableIds",), "Interface": ("privateDnsEnabled",)}
+
+
+def _left_out(kind: str, item: Mapping[str, Any]) -> list[str]:
+    fields = list(_DECIDING.get(kind, ()))
+    if kind == "vpcEndpoints":
+        fields += _DECIDING_ENDPOINT.get(str(item.get("vpcEndpointType") or "Gateway"), ())
+    return [f for f in fields if f not in item]
+
+
 @dataclass
 class World:
     """The described resources of one stack, by kind and id, merged over derived shapes."""
@@ -171,6 +212,8 @@ class World:
     described: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     derived: list[str] = field(default_factory=list)
     """Ids asked for by a lookup that nothing described (answered with derived values)."""
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+    """Id -> the fields its description leaves out whose default can decide a refusal."""
 
     @classmethod
     def parse(cls, value: Any, region: str, source: str) -> World:
@@ -180,12 +223,17 @@ class World:
             return cls(region)
         where = f"{source}: {SETTING}"
         if not isinstance(value, Mapping):
-            raise DescriptionError(f"{where}: must be a mapping of {', '.join(_KINDS)}")
+            raise DescriptionError(f"{where}: must be a mapping of {', '.join(KINDS)}")
         problems: list[str] = []
         described: dict[str, dict[str, dict[str, Any]]] = {}
         for kind, items in value.items():
+            if kind == CALLER:
+                caller = _caller_identity(f"{where}.{kind}", items, region, problems)
+                if caller is not None:
+                    described[CALLER] = {"": caller}
+                continue
             if kind not in _KINDS:
-                problems.append(f"{where}.{kind}: unknown kind (kinds: {', '.join(_KINDS)})")
+                problems.append(f"{where}.{kind}: unknown kind (kinds: {', '.join(KINDS)})")
                 continue
             if not isinstance(items, Mapping):
                 problems.append(f"{where}.{kind}: must map ids to their fields")
@@ -201,7 +249,14 @@ class World:
         if problems:
             raise DescriptionError("\n".join(problems))
         _default_vpc(described, value)
-        return cls(region, described)
+        left_out = {
+            str(i): fields
+            for kind, items in value.items()
+            if kind in _KINDS
+            for i, item in items.items()
+            if (fields := _left_out(kind, item))
+        }
+        return cls(region, described, left_out=left_out)
 
     def get(self, kind: str, resource_id: str, derive: Any) -> dict[str, Any]:
         """The described resource, else `derive()` (the id is recorded as derived)."""
@@ -219,6 +274,8 @@ class World:
         """The answer of `token` for `args` from the descriptions; None: not a lookup the
         descriptions answer (the derived answers of tools/lookups.py apply)."""
         region = self.region
+        if token == CALLER_TOKEN and CALLER in self.described:
+            return dict(self.described[CALLER][""])
         if token == "aws:ec2/getVpc:getVpc" and args.get("id"):
             vpc = str(args["id"])
             return self.get("vpcs", vpc, lambda: lookups.LOOKUPS[token](args, region))

@@ -57,6 +57,14 @@ def _zone_ids(region: str, count: int = 3) -> list[str]:
     return [f"{short}-az{n + 1}" for n in range(count)]
 
 
+def subnet_zone(zone_name: str, region: str) -> dict[str, str]:
+    """`availabilityZone` and `availabilityZoneId` of a subnet in `zone_name` (this preview's
+    n-th zone name is zone id `<short>-azN`)."""
+    names = _zones(region, 6)
+    n = names.index(zone_name) if zone_name in names else 0
+    return {"availabilityZone": zone_name, "availabilityZoneId": _zone_ids(region, 6)[n]}
+
+
 def _filters(args: Mapping[str, Any]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for flt in args.get("filters") or []:
@@ -260,6 +268,40 @@ def _ami_ids(args: Mapping[str, Any], region: str) -> dict[str, Any]:
 @answers("aws:ec2/getInstanceType:getInstanceType")
 def _instance_type(args: Mapping[str, Any], _region: str) -> dict[str, Any]:
     return {"instanceType": args.get("instanceType"), "id": args.get("instanceType")}
+
+
+@answers("aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings")
+def _instance_type_offerings(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """DescribeInstanceTypeOfferings from the dated offerings table
+    (components/sizing/ec2_offerings.py): one row per type and location, filtered by
+    `instance-type` and `location`; zone names are this preview's (zone id `<short>-azN` is the
+    N-th name of `_zones`)."""
+    from ecs_inference.sizing import ec2_offerings
+
+    kind = str(args.get("locationType") or "region")
+    wanted = _filters(args)
+    rows: list[tuple[str, str]] = []
+    for name, regions in sorted(ec2_offerings.OFFERINGS.items()):
+        found = regions.get(region)
+        if found is None or ("instance-type" in wanted and name not in wanted["instance-type"]):
+            continue
+        ids = found[1]
+        if kind == "region":
+            locations: tuple[str, ...] = (region,)
+        elif kind == "availability-zone":
+            names = dict(zip(_zone_ids(region, 6), _zones(region, 6), strict=True))
+            locations = tuple(names[z] for z in ids if z in names)
+        else:
+            locations = ids
+        rows += [(name, loc) for loc in locations if loc in wanted.get("location", [loc])]
+    return {
+        "id": region,
+        "filters": args.get("filters"),
+        "locationType": kind,
+        "instanceTypes": [name for name, _ in rows],
+        "locations": [loc for _, loc in rows],
+        "locationTypes": [kind] * len(rows),
+    }
 
 
 @answers("aws:ec2/getInternetGateway:getInternetGateway")

@@ -1,6 +1,6 @@
 """Write a new stack file from the commented example: `make new-stack NAME=<stack> [REGION=...]`.
 
-    python -m tools.new_stack staging --region eu-west-1
+    python -m tools.new_stack staging --region eu-central-1
 
 writes `Pulumi.staging.yaml` from `Pulumi.example.yaml` with the region (and the example images'
 ECR registry) set to `--region` and a host name of the stack's own. It writes nothing else: the

@@ -46,7 +46,7 @@ from tools.aws_requests import Finding
 from tools.described import SETTING as LOOKUPS_SETTING
 from tools.described import DescriptionError, World
 from tools.fidelity import check_resources
-from tools.preview_report import render_mermaid, render_text
+from tools.preview_report import rejection_outcome, render_mermaid, render_text
 from tools.recording import (
     ACCOUNT_ID,
     RecordedResource,
@@ -311,7 +311,7 @@ class _ProgramRun:
         try:
             for view in sorted(views, key=lambda v: v != "update"):
                 # Each run collects its own undescribed ids.
-                world = World(self.world.region, self.world.described)
+                world = World(self.world.region, self.world.described, left_out=self.world.left_out)
                 self.recordings[view] = run_program(
                     self.program_dir,
                     project=self.project,
@@ -324,12 +324,16 @@ class _ProgramRun:
                 )
         except pulumi.RunError as exc:
             # The program reports invalid configuration as RunError before registering anything.
-            return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc) + _derived(world))
+            return PreviewResult(
+                stack, False, EXIT_CONFIG, error=str(exc) + _derived(world, str(exc))
+            )
         except Exception as exc:  # any other failure of the program: reported as one line
             if type(exc).__name__ == "ConfigError":
                 # A check raised from the program (components/config/issues.py ConfigError):
                 # the config paths are in the message, nothing is half-created.
-                return PreviewResult(stack, False, EXIT_CONFIG, error=str(exc) + _derived(world))
+                return PreviewResult(
+                    stack, False, EXIT_CONFIG, error=str(exc) + _derived(world, str(exc))
+                )
             return PreviewResult(
                 stack, False, EXIT_PROGRAM, error=_program_error(exc, self.program_dir)
             )
@@ -350,17 +354,27 @@ class _ProgramRun:
         ]
 
 
-def _derived(world: World) -> str:
-    """A refusal's footnote when it may come from a made-up answer: the ids the program looked
-    up that the stack file does not describe."""
+def _derived(world: World, refusal: str) -> str:
+    """A refusal's footnotes when it may come from a made-up answer: the ids the program looked
+    up that the stack file does not describe, and, for each id the refusal names, the fields
+    the checks read that its description leaves out (answered with the preview's defaults)."""
+    notes = ""
     ids = list(dict.fromkeys(world.derived))
-    if not ids:
-        return ""
-    return (
-        f"\nnote: {', '.join(ids)} {'is' if len(ids) == 1 else 'are'} not described under "
-        f"`{LOOKUPS_SETTING}` in the stack file, so the offline preview answered the lookups "
-        "with made-up values (docs/network.md: describing an existing network)"
-    )
+    if ids:
+        notes += (
+            f"\nnote: {', '.join(ids)} {'is' if len(ids) == 1 else 'are'} not described under "
+            f"`{LOOKUPS_SETTING}` in the stack file, so the offline preview answered the lookups "
+            "with made-up values (docs/network.md: describing an existing network)"
+        )
+    for resource_id, fields in world.left_out.items():
+        if resource_id in refusal:
+            notes += (
+                f"\nnote: the description of {resource_id} under `{LOOKUPS_SETTING}` leaves out "
+                f"{', '.join(fields)}, which the checks read: the refusal may come from the "
+                "preview's default rather than from AWS (docs/network.md lists the fields; "
+                "`python -m tools.describe_vpc` writes them)"
+            )
+    return notes
 
 
 def _checked(
@@ -412,8 +426,8 @@ def _rejected(
     from_config = any(f.config_paths for f in findings)
     noun = "problem" if len(findings) == 1 else "problems"
     lines = [
-        f"the provider or AWS would reject this stack ({len(findings)} {noun}; a real "
-        "`pulumi up` would stop):"
+        f"the provider or AWS would reject this stack ({len(findings)} {noun}; "
+        f"{rejection_outcome(f.check for f in findings)}):"
     ]
     lines += [f"  - {f}" for f in findings]
     return PreviewResult(
@@ -434,7 +448,8 @@ def _rehearsal_failed(
     noun = "problem" if len(rehearsal.findings) == 1 else "problems"
     lines = [
         f"the runtime rehearsal found what AWS would refuse once the stack exists "
-        f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time):"
+        f"({len(rehearsal.findings)} {noun}; tasks would not start or would fail at run time, "
+        "or a role would hold more than its duty):"
     ]
     lines += [f"  - {f}" for f in rehearsal.findings]
     return PreviewResult(

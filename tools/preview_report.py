@@ -5,6 +5,7 @@ text (`render_text`) or as a Mermaid graph (`render_mermaid`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tools.recording import UNKNOWN, RecordedResource
@@ -350,5 +351,41 @@ def render_text(result: PreviewResult) -> str:
     else:
         out += ["", f"{mandatory} mandatory, {advisory} advisory policy finding(s){across}."]
     if mandatory:
-        out.append("Preview FAILED: mandatory policy violations (a real `pulumi up` would stop).")
+        out += mandatory_outcome(result.views)
     return "\n".join(out)
+
+
+def mandatory_outcome(views: Sequence[str]) -> list[str]:
+    """What mandatory violations do on each path that runs the pack (pulumi/pulumi
+    pkg/backend/apply.go: `pulumi up` previews first unless `--skip-preview`; the engine runs
+    stack policies, AnalyzeStack, after the last step of the operation it runs)."""
+    if tuple(views) == ("state",):
+        return [
+            "Audit FAILED: the stack's state as deployed violates mandatory policies. An audit "
+            "stops nothing (the resources exist): fix the program and update the stack."
+        ]
+    return [
+        "Preview FAILED: mandatory policy violations. `pulumi preview --policy-pack policy` "
+        "fails, and `pulumi up --policy-pack policy` stops in its own preview before any "
+        "change; `pulumi up --skip-preview` (pulumi/actions' `command: up`) stops at a "
+        "resource policy only at that resource, after what comes before it exists, and "
+        "reports stack policies only after every change is made."
+    ]
+
+
+def rejection_outcome(checks: Iterable[str]) -> str:
+    """What a real run does with findings of these kinds (`Finding.check`)."""
+    kinds = set(checks)
+    parts = []
+    if "name" in kinds:
+        parts.append("the provider refuses the names in `pulumi preview`")
+    if kinds - {"name", "runtime"}:
+        parts.append(
+            "AWS refuses the requests during `pulumi up`, at that resource, after creating what "
+            "comes before it"
+        )
+    if "runtime" in kinds:
+        parts.append(
+            "what the runtime rehearsal finds passes `pulumi up` and fails once the stack runs"
+        )
+    return "; ".join(parts)

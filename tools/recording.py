@@ -41,7 +41,7 @@ from ecs_inference.contracts.aws_limits import name_rule
 from tools.described import SETTING as DESCRIBED_SETTING
 from tools.described import World
 from tools.fidelity import simulate_name
-from tools.lookups import LOOKUPS
+from tools.lookups import LOOKUPS, subnet_zone
 from tools.views.shape import checked_inputs, planned_outputs
 
 UNKNOWN = rpc.UNKNOWN
@@ -288,6 +288,10 @@ def _arn(type_: str, region: str, physical: str, resource_id: str) -> str:
         "aws:secretsmanager/secret:Secret": (
             f"arn:aws:secretsmanager:{region}:{acct}:secret:{physical}-{h16[:6]}"
         ),
+        # A parameter's ARN drops the leading `/` of its name (SAR `parameter` resource type).
+        "aws:ssm/parameter:Parameter": (
+            f"arn:aws:ssm:{region}:{acct}:parameter/{physical.removeprefix('/')}"
+        ),
         "aws:sns/topic:Topic": f"arn:aws:sns:{region}:{acct}:{physical}",
         "aws:sqs/queue:Queue": f"arn:aws:sqs:{region}:{acct}:{physical}",
         "aws:lambda/function:Function": f"arn:aws:lambda:{region}:{acct}:function:{physical}",
@@ -350,6 +354,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.world = world or World(region)
         self.invokes: list[str] = []
         self.lookups: list[Lookup] = []
+        self.subnet_zones: dict[str, str] = {}
+        """Zone name of each subnet the program created, by id: what `getSubnet` answers."""
         self.warnings: list[str] = []
         self.component_outputs: dict[str, dict[str, Any]] = {}
         """Outputs of remote components whose children were registered here, by name."""
@@ -384,6 +390,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if rule is not None and given is not None and rule.name_input not in args.inputs:
             outputs[rule.name_input] = given
         resource_id = _resource_id(typ, name, physical)
+        if typ == "aws:ec2/subnet:Subnet" and isinstance(args.inputs.get("availabilityZone"), str):
+            self.subnet_zones[resource_id] = args.inputs["availabilityZone"]
         if typ.startswith("aws:"):
             outputs["arn"] = _arn(typ, self.region, physical, resource_id)
         if typ == "tls:index/privateKey:PrivateKey":
@@ -505,6 +513,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
             if answer is None:
                 raise UnansweredLookupError(token)
             described = answer(args.args, self.region)
+        zone = self.subnet_zones.get(str(args.args.get("id")))
+        if token == "aws:ec2/getSubnet:getSubnet" and zone is not None:
+            described = {**described, **subnet_zone(zone, self.region)}
         self.lookups.append(Lookup(token, plain(dict(args.args)), described))
         return described
 
@@ -818,6 +829,11 @@ def run_function(
             task.cancel()
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        # The SDK keeps every apply's task in a process-wide set until it is awaited; after a
+        # failed run they belong to the loop closed below, and the next run would wait on them.
+        sdk: Any = pulumi_settings.SETTINGS  # its context properties are untyped
+        with sdk.lock:
+            sdk.outputs.clear()
         loop.close()
         monitor.close_thread_loops()
         # Leave a usable loop behind, as a fresh interpreter would have.

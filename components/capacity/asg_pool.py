@@ -35,14 +35,17 @@ from typing import ClassVar
 
 import pulumi
 import pulumi_aws as aws
+from pulumi import Output
 
 from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.capacity.instance_role import (
+    POOL_TAG,
     instance_assume_role_policy,
     instance_policies,
     managed_policy_arn,
     prepull_hook_policy,
 )
+from ecs_inference.capacity.offerings_check import checked_subnet_ids
 from ecs_inference.capacity.user_data import (
     PREPULL_HOOK,
     PREPULL_HOOK_TIMEOUT_SECONDS,
@@ -112,6 +115,10 @@ class AcceleratorPool(pulumi.ComponentResource):
 
     instance: InstanceType
     """The catalog entry of `instance_type`."""
+    instance_types: tuple[str, ...]
+    """Every type the group may launch, in priority order (what its services are sized on)."""
+    spec: PoolSpec
+    """What it was built from (its size, warm pool and purchase options)."""
     prepulls: bool
     """Warm-pool instances pre-pull images (and hold their launch hook until done)."""
     instance_role: aws.iam.Role
@@ -122,6 +129,12 @@ class AcceleratorPool(pulumi.ComponentResource):
     """The role's instance profile."""
     security_group: aws.ec2.SecurityGroup
     """The hosts' group: no ingress, HTTPS egress."""
+    pool_tag: str
+    """The group's `POOL_TAG` value, `<project>/<stack>/<pool>`: what the instance role's
+    lifecycle grant is conditioned on."""
+    prepull_policy: aws.iam.RolePolicy | None
+    """The instance role's grant to complete its own group's launch hook; None without
+    pre-pull."""
     telemetry_policy: aws.iam.RolePolicy | None
     """The host telemetry agent's grant; None without host telemetry."""
     telemetry_log_group: aws.cloudwatch.LogGroup | None
@@ -149,7 +162,10 @@ class AcceleratorPool(pulumi.ComponentResource):
         self._name = name
         self._child = pulumi.ResourceOptions(parent=self)
         self.instance = catalog.instance(args.instance_type)
+        self.instance_types = tuple(args.instance_types) or (args.instance_type,)
+        self.spec = args
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
+        self.pool_tag = f"{pulumi.get_project()}/{pulumi.get_stack()}/{name}"
         self.context = aws_context(self)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
@@ -201,11 +217,21 @@ class AcceleratorPool(pulumi.ComponentResource):
             )
             for policy in instance_policies(args.ssm_access)
         ]
+        self.prepull_policy = None
         if self.prepulls:
-            aws.iam.RolePolicy(
+            ctx = self.context
+            # The group's autoname (`<name>-asg-<7 random>`) is known only once it exists, and
+            # its instances need the grant as they boot: the grant names the autoname's prefix
+            # and the group's own tag, both known before the group.
+            group, tag = f"{name}-asg-*", self.pool_tag
+            self.prepull_policy = aws.iam.RolePolicy(
                 f"{name}-prepull",
                 role=self.instance_role.name,
-                policy=prepull_hook_policy(),
+                policy=Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                    lambda a: prepull_hook_policy(
+                        group, tag, partition=a[0], region=a[1], account_id=a[2]
+                    )
+                ),
                 opts=child,
             )
         self.instance_profile = aws.iam.InstanceProfile(
@@ -316,6 +342,13 @@ class AcceleratorPool(pulumi.ComponentResource):
                 key="AmazonECSManaged", value="true", propagate_at_launch=True
             )
         )
+        if self.prepulls:
+            # What the instance role's lifecycle grant is conditioned on (on the group only).
+            asg_tags.append(
+                aws.autoscaling.GroupTagArgs(
+                    key=POOL_TAG, value=self.pool_tag, propagate_at_launch=False
+                )
+            )
         template = aws.autoscaling.GroupLaunchTemplateArgs(
             id=self.launch_template.id,
             # The concrete version (not $Latest) so a template change is an ASG diff too,
@@ -324,7 +357,9 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.auto_scaling_group = aws.autoscaling.Group(
             f"{self._name}-asg",
-            vpc_zone_identifiers=args.subnet_ids,
+            vpc_zone_identifiers=checked_subnet_ids(
+                self._name, args.subnet_ids, args.instance_types or (self.instance.name,), self
+            ),
             min_size=args.min_size,
             max_size=args.max_size,
             launch_template=None if mixed is not None else template,
@@ -365,6 +400,7 @@ class AcceleratorPool(pulumi.ComponentResource):
                 # ECS managed scaling owns the desired capacity; resetting it on each `up` would
                 # fight cluster auto scaling (and could terminate busy instances).
                 ignore_changes=["desiredCapacity"],
+                depends_on=[self.prepull_policy] if self.prepull_policy is not None else None,
             ),
         )
         self.warm_pool = self.auto_scaling_group.warm_pool if args.warm_pool is not None else None

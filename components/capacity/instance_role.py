@@ -41,23 +41,43 @@ def instance_policies(ssm_access: bool) -> tuple[str, ...]:
     return (ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY) if ssm_access else (ECS_INSTANCE_POLICY,)
 
 
-def prepull_hook_policy() -> str:
-    """What the pre-pull script needs: find its group and complete its launch hook. Resource
-    "*": the group's ARN embeds an id only known after the group (which needs this role)
-    exists; completing a hook only lets an instance end its own wait early."""
+POOL_TAG = "ecs-inference:pool"
+"""The tag (`<project>/<stack>/<pool>`, on the group only) that tells a pool's group from
+another stack's group of the same logical name."""
+
+
+def prepull_hook_policy(
+    group_pattern: str, pool_tag: str, *, partition: str, region: str, account_id: str
+) -> str:
+    """What the pre-pull script needs: find its group (`DescribeAutoScalingInstances`, a List
+    action IAM authorises only on "*") and complete the launch hook of its own group and no
+    other of the account: the group ARN by name (`autoScalingGroup:*:autoScalingGroupName/
+    <group_pattern>`; the id is AWS's, Service Authorization Reference resource type
+    `autoScalingGroup`), and the group's `POOL_TAG` equal to `pool_tag`
+    (`autoscaling:ResourceTag/<key>`, a condition key of that resource type)."""
+    group = (
+        f"arn:{partition}:autoscaling:{region}:{account_id}:autoScalingGroup:*:"
+        f"autoScalingGroupName/{group_pattern}"
+    )
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
                 {
-                    "Sid": "CompletePrepullHook",
+                    "Sid": "CompleteOwnPrepullHook",
                     "Effect": "Allow",
-                    "Action": [
-                        "autoscaling:CompleteLifecycleAction",
-                        "autoscaling:DescribeAutoScalingInstances",
-                    ],
+                    "Action": "autoscaling:CompleteLifecycleAction",
+                    "Resource": group,
+                    "Condition": {
+                        "StringEquals": {f"autoscaling:ResourceTag/{POOL_TAG}": pool_tag}
+                    },
+                },
+                {
+                    "Sid": "FindOwnGroup",
+                    "Effect": "Allow",
+                    "Action": "autoscaling:DescribeAutoScalingInstances",
                     "Resource": "*",
-                }
+                },
             ],
         }
     )

@@ -141,6 +141,10 @@ class ManagedInstancesPool(pulumi.ComponentResource):
     """The Managed Instances capacity provider (in its cluster)."""
     capacity_provider_name: pulumi.Output[str]
     """Its name, for a service's capacity provider strategy."""
+    instance_types: tuple[str, ...]
+    """The types ECS may launch, cheapest first (what its services are sized on)."""
+    spec: None = None
+    """A Managed Instances pool has no Auto Scaling group spec (no Spot notes for its services)."""
 
     def __init__(
         self,
@@ -149,6 +153,7 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
+        self.instance_types = tuple(args.requirements.allowed_instance_types)
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
         partition = ctx.partition

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from ecs_inference.capacity.ami_contents import AWS_CLI_PACKAGE
 from ecs_inference.sizing.catalog import Accelerator
 from ecs_inference.specs.mixed_instances import SPOT_AGENT_SETTINGS
 
@@ -105,10 +106,11 @@ def ecs_user_data(
     is complete before the agent reads it. Same defaults as `ecs_agent_settings`.
 
     With a warm pool and `prepull_images` (default none; `region` then required), an instance
-    that is initialising INTO the warm pool (IMDS target lifecycle state `Warmed:*`) logs in to
-    each ECR registry with the instance role and `docker pull`s every image, then completes the
-    `PREPULL_HOOK` launch lifecycle action, after which the group stops it; an instance
-    launching straight into service completes the action at once and its agent pulls as usual.
+    installs the AWS CLI when the AMI lacks it; one initialising INTO the warm pool (IMDS target
+    lifecycle state `Warmed:*`) logs in to each ECR registry with the instance role and
+    `docker pull`s every image, then completes the `PREPULL_HOOK` launch lifecycle action, after
+    which the group stops it; an instance launching straight into service completes the action
+    at once and its agent pulls as usual.
     """
     settings = ecs_agent_settings(
         cluster_name,
@@ -174,6 +176,12 @@ def prepull_script(images: Sequence[str], region: str) -> str:
         "cat <<'PREPULL' > /usr/local/sbin/ecs-inference-prepull\n"
         "#!/bin/bash\n"
         "set -uo pipefail\n"
+        # The AL2023 ECS AMIs' build installs no AWS CLI (capacity.ami_contents): install it from
+        # the AL2023 repository (S3, through the S3 gateway endpoint or NAT) when it is missing.
+        "for attempt in 1 2 3 4 5; do\n"
+        "  command -v aws >/dev/null 2>&1 && break\n"
+        f"  dnf install -y -q {AWS_CLI_PACKAGE} || sleep 10\n"
+        "done\n"
         "imds() {\n"
         "  local token\n"
         '  token=$(curl -fsS -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 300" '

@@ -10,7 +10,7 @@ written once: where the component's spec states it, the key names the spec's fie
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
@@ -46,15 +46,27 @@ def _s3_uri(value: str) -> str:
     return value
 
 
+_IMAGE_EXAMPLE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0"
+
+
 def _image(value: str) -> str:
-    if ":latest" in value or (":" not in value.rsplit("/", 1)[-1] and "@" not in value):
-        raise ValueError(
-            "must be pinned by tag or digest (for example "
-            "123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0); 'latest' is not "
-            "reproducible"
-        )
+    """A pinned image reference; each refusal says what is wrong with the value given."""
     if not IMAGE_PATTERN.match(value):
-        raise ValueError("is not a valid image reference")
+        raise ValueError(
+            f"{value!r} is not an image reference: lowercase registry/repository with a tag or "
+            f"digest, like {_IMAGE_EXAMPLE}"
+        )
+    name = value.split("@", 1)[0].rsplit("/", 1)[-1]
+    if "@" not in value and name.endswith(":latest"):
+        raise ValueError(
+            f"{value!r} is tagged 'latest', which names a different image after each push: pin "
+            f"a version tag or a digest, like {_IMAGE_EXAMPLE}"
+        )
+    if "@" not in value and ":" not in name:
+        raise ValueError(
+            f"{value!r} has no tag or digest, so it pulls 'latest': pin a version tag or a "
+            f"digest, like {_IMAGE_EXAMPLE}"
+        )
     return value
 
 
@@ -124,6 +136,19 @@ def error_details(error: ErrorDetails, prefix: tuple[str | int, ...] = ()) -> In
 def value_error(message: str) -> InitErrorDetails:
     """A `ValueError`-style validation error (`message`) at the section itself."""
     return {"type": "value_error", "loc": (), "input": None, "ctx": {"error": ValueError(message)}}
+
+
+def raise_problems(
+    title: str, problems: Sequence[tuple[tuple[str | int, ...], str | None]]
+) -> None:
+    """Raise every problem a model validator found inside its model at once, each at the deepest
+    path holding the bad value: `(loc, message)` with `loc` below the model (camelCase keys,
+    list indices); a None message is no problem. Nothing is raised without one."""
+    errors: list[InitErrorDetails] = [
+        {**value_error(message), "loc": loc} for loc, message in problems if message is not None
+    ]
+    if errors:
+        raise ValidationError.from_exception_data(title, errors)
 
 
 def validate_taking(

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
-from ecs_inference.config.base import Name, Section
+from ecs_inference.config.base import Name, Section, raise_problems
 from ecs_inference.contracts import aws_limits
 from ecs_inference.specs import endpoint as rules
 from ecs_inference.specs.endpoint import AuthSpec, EndpointSpec
@@ -126,6 +126,11 @@ class EndpointConfig(Section):
     def _certificate_and_clients(self) -> EndpointConfig:
         source = (self.certificate_arn, self.self_signed_certificate)
         _checked(self, rules.certificate_source_problem(*source))
-        for cidr in self.allowed_cidrs:
-            _checked(self, rules.allowed_cidr_problem(cidr, self.internet_facing))
+        raise_problems(
+            type(self).__name__,
+            [
+                (("allowedCidrs", i), rules.allowed_cidr_problem(cidr, self.internet_facing))
+                for i, cidr in enumerate(self.allowed_cidrs)
+            ],
+        )
         return self

@@ -40,8 +40,8 @@ class GatewayDatabaseConfig(Section):
     rotate it). With `enabled`, this or `saltKey`."""
     salt_key: str | None = None
     """LITELLM_SALT_KEY itself, set with `pulumi config set --secret --path
-    'ecs-inference:platform.gateway.database.saltKey' <value>`: the stack keeps it in a Secrets
-    Manager secret of its own. With `enabled`, this or `saltKeySecretArn`."""
+    'ecs-inference:platform.gateway.database.saltKey' <value>`: the stack keeps it in an SSM
+    SecureString parameter of its own. With `enabled`, this or `saltKeySecretArn`."""
 
     @field_validator("salt_key_secret_arn")
     @classmethod
@@ -81,8 +81,9 @@ class GatewayConfig(ServiceConfig):
     in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`). This or `masterKey`."""
     master_key: str | None = None
     """LITELLM_MASTER_KEY itself (`sk-...`), set with `pulumi config set --secret --path
-    'ecs-inference:platform.gateway.masterKey' sk-...`: the stack keeps it in a Secrets Manager
-    secret of its own. This or `masterKeySecretArn`."""
+    'ecs-inference:platform.gateway.masterKey' sk-...`: the stack keeps it in an SSM
+    SecureString parameter of its own (a new value rolls the gateway). This or
+    `masterKeySecretArn`."""
     routes: dict[str, str] | None = None
     """Gateway model name -> model service key; unset: every model service under its served
     model name."""

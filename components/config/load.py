@@ -190,6 +190,9 @@ class Checked:
     issues: list[ConfigIssue] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)
     """Config paths reset to their default or dropped so that later checks could run."""
+    unread: list[str] = field(default_factory=list)
+    """The set-aside paths that are unknown keys: the schema never read them, so no later
+    check can depend on them."""
     read_as: dict[str, str] = field(default_factory=dict)
     """Known key's path -> the near-miss key's path it was read from."""
     dependents: set[str] = field(default_factory=set)
@@ -207,7 +210,7 @@ class Checked:
         says: it lies in the entry of one (the entry's checks ran on a default; an inert key
         only covers itself), in an entry that depends on one (a model's pool), or its
         message names one (`images.vllm`)."""
-        for aside in self.set_aside:
+        for aside in self.read_set_aside():
             if _under(path, aside) or (_under(path, entry_of(aside)) and not _inert(aside)):
                 return True
             relative = aside[len(ROOT) + 1 :]
@@ -215,6 +218,10 @@ class Checked:
             if relative and (relative in message or f"`{short}`" in message):
                 return True
         return any(_under(path, entry) for entry in self.dependents)
+
+    def read_set_aside(self) -> list[str]:
+        """The set-aside paths a later check may have read (unknown keys left out)."""
+        return [p for p in self.set_aside if p not in self.unread]
 
     def later(self, issues: Iterable[ConfigIssue]) -> None:
         """A later layer's issues, but those a set-aside part may have caused."""
@@ -270,12 +277,14 @@ def _at(data: Any, loc: Iterable[Any]) -> Any:
 
 
 def _remove(data: dict[str, Any], loc: list[Any]) -> bool:
-    """Remove `loc` from `data` (a list item takes its whole list); whether it was there."""
-    while loc and isinstance(loc[-1], int):
-        loc = loc[:-1]  # indices shift: the list goes back to its default as a whole
+    """Remove `loc` from `data` (a list item alone: the list's other entries are still checked;
+    `validate` removes a round's items last index first); whether it was there."""
     if not loc:
         return False
     parent = _at(data, loc[:-1])
+    if isinstance(parent, list) and isinstance(loc[-1], int) and 0 <= loc[-1] < len(parent):
+        del parent[loc[-1]]
+        return True
     if isinstance(parent, dict) and loc[-1] in parent:
         del parent[loc[-1]]
         return True
@@ -300,8 +309,13 @@ class _Recovery:
     def recover(self, err: Mapping[str, Any]) -> bool:
         """Set aside what `err` is about; whether anything changed."""
         loc = [part for part in err["loc"] if part != "[key]"]
-        if err["type"] == "extra_forbidden" and self.read_as_meant(err, loc):
-            return True
+        if err["type"] == "extra_forbidden":
+            if self.read_as_meant(err, loc):
+                return True
+            if self.set_aside(loc):
+                self.checked.unread.append(self.checked.set_aside[-1])
+                return True
+            return False
         if err["type"] == "missing":
             loc = loc[:-1]  # the entry that lacks the key (none: a required section)
         elif self.set_aside_named(loc, str(err.get("msg", ""))):
@@ -337,12 +351,15 @@ class _Recovery:
                 return StackConfig.model_validate(self.data)
             except ValidationError as exc:
                 changed = False
-                for err in exc.errors():
+                errors = exc.errors()
+                for err in errors:
                     issue = ConfigIssue(_path(tuple(err["loc"])), _message(err))
                     if round_ == 0 or not self.checked.caused_by_set_aside(
                         issue.path, issue.message
                     ):
                         self.checked.add(issue)
+                # Last first: removing a list's later item leaves its earlier indices valid.
+                for err in reversed(errors):
                     changed = self.recover(err) or changed
                 if not changed:
                     return None
@@ -459,7 +476,7 @@ def check_stack_config(
         checked.unchecked.append(
             f"the plan's checks of every section ({', '.join(blocking)}: required)"
         )
-    checked.dependents = _dependents(raw, checked.set_aside)
+    checked.dependents = _dependents(raw, checked.read_set_aside())
     if checked.config is not None:
         found = Issues()
         check_references(checked.config, found)

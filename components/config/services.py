@@ -102,8 +102,8 @@ class ServiceConfig(Section):
     secrets: dict[str, str] = Field(default_factory=dict)
     """Environment name -> a Secrets Manager secret ARN, or the secret's value itself set with
     `pulumi config set --secret --path 'ecs-inference:platform.<section>.<name>.secrets.<NAME>'
-    <value>` (the stack keeps it in a Secrets Manager secret of its own); injected by ECS at
-    start from Secrets Manager, never as plain environment."""
+    <value>` (the stack keeps it in an SSM SecureString parameter of its own, and a new value
+    rolls the service); injected by ECS at start, never as plain environment."""
     log_retention_days: int = ServiceSpec.log_retention_days
     """CloudWatch log retention in days: one of the values CloudWatch Logs accepts
     (`contracts/aws_limits.py` CLOUDWATCH_LOG_RETENTION_DAYS)."""
@@ -140,8 +140,8 @@ class ServiceConfig(Section):
                 raise ValueError(
                     f"{name!r} looks like a credential: remove it here and give it as this "
                     f"service's `secrets.{name}` instead, its value set with `pulumi config "
-                    "set --secret --path` (the stack keeps it in Secrets Manager) or a Secrets "
-                    "Manager secret ARN"
+                    "set --secret --path` (the stack keeps it in an SSM SecureString "
+                    "parameter) or a Secrets Manager secret ARN"
                 )
         return values
 

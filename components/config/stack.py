@@ -29,13 +29,13 @@ from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import Issues
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.network import NetworkConfig
 from ecs_inference.config.operations import OperationsConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.weight_stores import WeightStoreConfig
 from ecs_inference.config.workers import WorkerConfig
+from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.specs.weights import EfsConfigError, parse_efs_uri
 
 
@@ -162,28 +162,10 @@ def _model_references(cfg: StackConfig, name: str, model: ModelConfig, issues: I
 def _scaling_metrics(cfg: StackConfig, issues: Issues) -> None:
     """Engine-load and KV-cache scaling read what the metrics sidecar publishes: only for the
     engines it can scrape, and only with the sidecar on."""
-    scraped = ", ".join(e.name for e in engines.registered() if e.metrics_kind is not None)
     for name, model in cfg.models.items():
-        if not _scraped(model) and (
-            "metric" in model.autoscaling.model_fields_set
-            and model.autoscaling.metric != "albRequests"
-        ):
-            issues.add(
-                f"{ROOT}.models.{name}.autoscaling.metric",
-                f"{model.autoscaling.metric} scaling reads engine metrics the metrics sidecar "
-                f"cannot scrape from engine {model.engine} (it knows those of {scraped}); set "
-                "`albRequests`, the default for this engine",
-            )
-    if cfg.operations.metrics_sidecar:
-        return
-    for name, model in cfg.models.items():
-        if _scraped(model) and model.autoscaling.metric != "albRequests":
-            issues.add(
-                f"{ROOT}.models.{name}.autoscaling.metric",
-                f"{model.autoscaling.metric} scaling reads the engine's metrics, which the "
-                "metrics sidecar publishes; set `albRequests` or turn `operations.metricsSidecar` "
-                "on",
-            )
+        problem = scaling_metric_problem(model, cfg.operations.metrics_sidecar)
+        if problem is not None:
+            issues.add(f"{ROOT}.models.{name}.autoscaling.metric", problem)
 
 
 def _pool_name_clashes(cfg: StackConfig, issues: Issues) -> None:

@@ -481,7 +481,7 @@ class StartupSettings(Protocol):
 
 
 class ModelSettings(Protocol):
-    """What an engine reads from a model's config (`components.config.models.ModelSettings`)."""
+    """What an engine reads from a model's config (`components.models.input.ModelConfig`)."""
 
     @property
     def engine(self) -> str: ...

@@ -232,6 +232,9 @@ class Endpoint(pulumi.ComponentResource):
     """ELB log delivery into it; None without access logs."""
     security_group: aws.ec2.SecurityGroup
     """Clients on 443/80 in; the IdP and the targets out."""
+    idle_timeout_seconds: int
+    """The load balancer's idle timeout in seconds (a routed service keeps its streams alive
+    inside it)."""
     load_balancer: aws.lb.LoadBalancer
     """The ALB."""
     dns_name: pulumi.Output[str]
@@ -250,6 +253,7 @@ class Endpoint(pulumi.ComponentResource):
         self._name = name
         self._args = args
         self._routes: dict[str, tuple[int, int]] = {}
+        self.idle_timeout_seconds = args.idle_timeout_seconds
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
         region, account_id = ctx.region, ctx.account_id

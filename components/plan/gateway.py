@@ -1,5 +1,5 @@
-"""The gateway's plan: its routes to the planned model services at their Service Connect
-addresses, its Bedrock models, its Fargate size, and the spec its component builds."""
+"""The gateway's plan: its routes to the planned model services and re-rankers at their Service
+Connect addresses, its Bedrock models, its Fargate size, and the spec its component builds."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
-from ecs_inference.plan.secrets import secret_ref, secret_refs
-from ecs_inference.plan.services import deregistration
+from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.services.decisions import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
     BEDROCK_PROFILE_PREFIXES,
@@ -25,7 +25,8 @@ from ecs_inference.specs.gateway import (
     ServiceTarget,
     managed_names,
 )
-from ecs_inference.specs.service import ModelServiceSpec
+from ecs_inference.specs.secrets import secret_ref, secret_refs
+from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.specs.service_connect import private_host
 
 
@@ -87,8 +88,8 @@ def resolve_routes(
             issues.append(
                 ConfigIssue(
                     where,
-                    f"routes to model service {key!r}, which does not exist (model services: "
-                    f"{known}); name a key of platform.models",
+                    f"routes to service {key!r}, which does not exist (services: {known}); "
+                    "name a key of platform.models or platform.rerankers",
                 )
             )
             continue
@@ -201,7 +202,7 @@ def gateway_service(
     try:
         size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     except sizing.SizingError as exc:
-        issues.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        issues.append(ConfigIssue(exc.at(base), str(exc)))
         size = None
     proxy = GatewaySpec(
         routes=routes,
@@ -300,10 +301,12 @@ def plan_gateway(
     priority: int,
     issues: Issues,
     vpc_cidr: str,
+    rerankers: Mapping[str, RerankerSpec] | None = None,
 ) -> tuple[LiteLLMGatewaySpec | None, list[str]]:
-    """The gateway's spec and decisions, routed to the planned models at their Service Connect
-    addresses; routes to a model that failed its own checks are left out (that model's problem
-    is reported). `vpc_cidr`: the network's (the ALB's forwarded-for addresses come from it)."""
+    """The gateway's spec and decisions, routed to the planned models and `rerankers` (default
+    none) at their Service Connect addresses; routes to a service that failed its own checks are
+    left out (that service's problem is reported). `vpc_cidr`: the network's (the ALB's
+    forwarded-for addresses come from it)."""
     gw = cfg.gateway
     if gw is None:
         return None, []
@@ -319,8 +322,19 @@ def plan_gateway(
         )
         for name, m in models.items()
     }
+    for name in rerankers or {}:
+        # The service answers to its key (`reranker_environment` sets MODEL_NAME to it).
+        targets[name] = ServiceTarget(
+            service=name,
+            served_model_name=name,
+            host=private_host(name, namespace),
+            port=reranker_contract.PORT,
+            timeout_seconds=cfg.rerankers[name].max_request_seconds,
+            provider=litellm.RERANK_PROVIDER,
+            mode="rerank",
+        )
     if gw.routes is not None:
-        failed = set(cfg.models) - set(models)
+        failed = (set(cfg.models) - set(models)) | (set(cfg.rerankers) - set(rerankers or {}))
         gw = gw.model_copy(
             update={"routes": {k: v for k, v in gw.routes.items() if v not in failed}}
         )

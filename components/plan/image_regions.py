@@ -76,7 +76,7 @@ class CrossRegionImage:
         )
 
 
-def _references(cfg: StackConfig) -> dict[str, tuple[str, list[str], float | None]]:
+def image_references(cfg: StackConfig) -> dict[str, tuple[str, list[str], float | None]]:
     """Config path -> (image, the services that pull it, its stated size), for every image
     reference a service of the stack runs (references no service uses are left out)."""
     found: dict[str, tuple[str, list[str], float | None]] = {}
@@ -113,7 +113,7 @@ def cross_region_images(cfg: StackConfig, region: str | None) -> list[CrossRegio
     if region is None:
         return []
     out: list[CrossRegionImage] = []
-    for path, (image, users, gib) in _references(cfg).items():
+    for path, (image, users, gib) in image_references(cfg).items():
         m = ECR_REFERENCE.match(image)
         if m is None or m["region"] == region:
             continue

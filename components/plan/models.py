@@ -1,45 +1,20 @@
-"""The model services' plan: what each model needs from an instance type, and then, on the types
-its pool chose, the service's spec: the engine's launch, the task's reservation and devices, the
-grace period, deregistration delay, deploy percentages and scaling policy."""
+"""The model services' part of the stack's plan: every model's demand (for its pool's types), the
+models placed on each pool, and the facts a service takes from the stack's settings. Each
+service's own decisions are its feature's (`ecs_inference.models.decisions`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 
-from ecs_inference import engines, iam, sizing
+from ecs_inference import engines, sizing
 from ecs_inference.config.issues import Issues
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.engines import Engine, Launch
-from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
+from ecs_inference.engines.base import PresetError
+from ecs_inference.models import decisions
+from ecs_inference.models.decisions import StackFacts
+from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan.pools import Placed, PoolChoice
-from ecs_inference.plan.secrets import secret_refs
-from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
-from ecs_inference.sizing import instance_types
-from ecs_inference.sizing import weights as weight_load
-from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.sizing.instance_types import DeclaredDemand, DeclaredFit, Demand, GpuDemand
-from ecs_inference.specs import operations as ops_specs
-from ecs_inference.specs import weights as efs
-from ecs_inference.specs.mixed_instances import spot_interruption_notes
-from ecs_inference.specs.pool import PoolSpec
-from ecs_inference.specs.service import (
-    ModelServiceSpec,
-    ServiceArgsError,
-    model_service_decision_checks,
-)
-
-# Host memory ECS and the OS keep for themselves on an accelerator instance: the task
-# reservation must stay below what the agent registers or the task never places.
-HOST_MEMORY_RESERVE_FRACTION = 0.10
-# vLLM's engine core and tensor-parallel workers exchange tensors through /dev/shm.
-SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
-# Stands for the ALB/target-group label in an albRequests spec; the component uses the real one.
-_ALB_LABEL_PLACEHOLDER = "app/alb/0/targetgroup/tg/0"
-
-UNDECIDED_DEPLOY = DeployChoice(100, 200, "deploy: undecided")
-
+from ecs_inference.sizing.instance_types import Demand
 
 # --------------------------------------------------------------------------------------------
 # what a model needs from an instance type
@@ -51,19 +26,13 @@ def demands(cfg: StackConfig, issues: Issues) -> dict[str, Demand]:
     found: dict[str, Demand] = {}
     for name, model in cfg.models.items():
         try:
-            found[name] = _demand(name, model)
+            found[name] = decisions.demand(name, model)
         except sizing.SizingError as exc:
             issues.add(f"platform.models.{name}", str(exc))
         except PresetError as exc:
             path, _, message = str(exc).partition(": ")
             issues.add(path, message)
     return found
-
-
-def _demand(name: str, model: ModelConfig) -> Demand:
-    """What `model` needs from an instance type, as its engine sizes it (`Engine.demand`).
-    Raises `sizing.SizingError`, or `PresetError` (path first)."""
-    return engines.get(model.engine).demand(name, model)
 
 
 def configured_image(cfg: StackConfig, model: ModelConfig) -> str | None:
@@ -94,261 +63,14 @@ def placed(cfg: StackConfig, pools: Mapping[str, PoolChoice]) -> dict[str, list[
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# the service
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ModelInputs:
-    """What one model service is planned from: its config, its pool (choice and spec), the
-    deploy its pool leaves it, and the stack-wide settings it depends on."""
-
-    name: str
-    model: ModelConfig
-    demand: Demand
-    pool: PoolChoice
-    pool_spec: PoolSpec | None
-    """None on a Managed Instances pool."""
-    deploy: DeployChoice
-    """Undecided (`UNDECIDED_DEPLOY`) when the pool cannot hold its services: the model is
-    still planned, so its own problems are reported too."""
-    priority: int
-    idle_timeout_seconds: int
-    region: str | None
-    stack: str
-
-
-@dataclass(frozen=True)
-class _Weights:
-    """Where the weights are and how fast they load."""
-
-    bucket: str | None
-    prefix: str | None
-    efs: efs.EfsWeights | None
-    engine_uri: str | None
-    """The URI the engine reads: the S3 URI, or the EFS mount path in the container."""
-    note: str | None
-    """The weight-load estimate (EFS against S3), when the weights are on EFS."""
-    load_mib_per_second: float
-
-
-def _weights(name: str, model: ModelConfig, cfg: StackConfig, need_gib: float) -> _Weights:
-    uri = model.weights_uri
-    rate = model.startup.weight_load_mib_per_second
-    if uri is None:
-        return _Weights(None, None, None, None, None, rate)
-    if not uri.startswith(efs.SCHEME):
-        bucket, prefix = iam.split_s3_uri(uri)
-        return _Weights(bucket, prefix, None, uri, None, rate)
-    location = efs.parse_efs_uri(uri, f"platform.models.{name}.weightsUri", list(cfg.weight_stores))
-    store = cfg.weight_stores.get(location.file_system)
-    # The catalog has no network figures, so the estimate covers the storage side: EFS's
-    # per-client and per-file-system limits against the engine's S3 path.
-    compared = weight_load.compare(
-        max(need_gib, 0.001),
-        engine_streams_from_s3=engines.get(model.engine).streams_from_s3,
-        instance_network_gbps=None,
-        concurrent_tasks=max(1, model.desired_count),
-        efs_throughput_mode=store.throughput_mode if store else "elastic",
-        efs_provisioned_mib_per_second=store.provisioned_mib_per_second if store else None,
-    )
-    return _Weights(
-        None,
-        None,
-        location,
-        efs.container_path(name),
-        compared.summary(),
-        compared.efs.mib_per_second,
-    )
-
-
-def _shm_size(tp_size: int, task_memory_mib: int) -> int:
-    wanted = SHM_SINGLE_GPU_MIB + SHM_PER_EXTRA_GPU_MIB * (tp_size - 1)
-    return min(wanted, SHM_MAX_MIB, task_memory_mib // 4)
-
-
-def _weights_gib(demand: Demand, fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> float:
-    """The weights a task loads (GiB): the VRAM method's, the Neuron artifact's, or the
-    declared accelerator memory."""
-    if isinstance(fit, sizing.NeuronFit):
-        return fit.weights_gib
-    if isinstance(demand, DeclaredDemand):
-        return demand.accelerator_memory_gib
-    assert isinstance(demand, GpuDemand)
-    return demand.need.weights_gib
-
-
-def _engine_scaling(
-    m: ModelInputs, engine: Engine, grace_seconds: int
-) -> ops_specs.ScalingPolicySpec:
-    """The target-tracking policy of the service, with the rest of its `autoscaling` config; a
-    policy AWS would refuse is a SizingError naming the config path. An engine the metrics
-    sidecar cannot scrape scales on ALB requests (the config refuses an explicit engineLoad or
-    kvCache for it)."""
-    scaling = m.model.autoscaling
-    scraped = engine.metrics_kind is not None
-    try:
-        policy = ops_specs.engine_scaling_policy(
-            stack=m.stack,
-            service=m.name,
-            engine=m.model.engine,
-            max_concurrency=engine.max_concurrency(m.model),
-            grace_seconds=grace_seconds,
-            metric=scaling.metric if scraped else "albRequests",
-            target_utilization=scaling.target_utilization,
-            scale_in_floor=scaling.scale_in_cooldown_seconds,
-            scale_out_cooldown=scaling.scale_out_cooldown_seconds,
-            # albRequests: the label is the component's (deploy-time ARNs); this one only
-            # lets the spec state the policy.
-            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
-            requests_per_target=scaling.target_requests_per_target,
-            where=f"platform.models.{m.name}.autoscaling",
-        )
-    except ops_specs.ObservabilityError as exc:
-        raise sizing.SizingError(str(exc)) from None
-    if scraped:
-        return policy
-    return replace(
-        policy,
-        note=f"{policy.note}; engine {m.model.engine}: no metrics sidecar (it scrapes only the "
-        "vLLM, Neuron and re-ranker metric families), so no engine-load scaling",
-    )
-
-
-def model_service(m: ModelInputs, cfg: StackConfig) -> tuple[ModelServiceSpec, list[str]]:
-    """The service's spec and decision lines. Raises `sizing.SizingError`, `EngineLaunchError`
-    or `PresetError` for what cannot work (the caller names the path)."""
-    model = m.model
-    fits = m.pool.types.fits[m.name]
-    # The task must place on every chosen type: the smallest share of CPU and memory.
-    cpu, memory = instance_types.task_reservation(fits.values(), HOST_MEMORY_RESERVE_FRACTION)
-    fit = fits[m.pool.types.cheapest.name].fit
-    engine = engines.get(model.engine)
-    need_gib = _weights_gib(m.demand, fit)
-    weights = _weights(m.name, model, cfg, need_gib)
-    launch: Launch = engine.launch(
-        LaunchInputs(
-            name=m.name,
-            model=model,
-            demand=m.demand,
-            fit=fit,
-            weights_uri=weights.engine_uri,
-            instance_family=m.pool.types.cheapest.family,
-            idle_timeout_seconds=m.idle_timeout_seconds,
-            region=m.region,
-        )
-    )
-    grace = sizing.health_check_grace_period(
-        model.startup.image_gib,
-        need_gib,
-        image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
-        weight_load_mib_per_second=weights.load_mib_per_second,
-        warmup_seconds=engine.warmup_seconds(model),
-        override=model.health_check_grace_period_seconds,
-    )
-    scaling = _engine_scaling(m, engine, grace.seconds)
-    delay = deregistration(model.max_generation_seconds)
-    image = configured_image(cfg, model)
-    scraped = engine.metrics_kind is not None
-    sidecar = cfg.operations.metrics_sidecar and scraped
-    gpus = launch.gpus
-    # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
-    # refuses tensor parallelism on it).
-    shm = _shm_size(gpus, memory) if gpus and m.pool.kind != "managed" else 0
-    spec = ModelServiceSpec(
-        compatibility="MANAGED_INSTANCES" if m.pool.kind == "managed" else "EC2",
-        service=m.name,
-        priority=m.priority,
-        image=image,
-        launch=launch,
-        weights_bucket=weights.bucket,
-        weights_prefix=weights.prefix,
-        efs_file_system=weights.efs.file_system if weights.efs else None,
-        efs_path=weights.efs.path if weights.efs else None,
-        task_cpu=cpu,
-        task_memory_mib=memory,
-        gpu_count=gpus,
-        neuron_devices=tuple(f"/dev/neuron{i}" for i in range(launch.neuron_device_count)),
-        shm_size_mib=shm,
-        desired_count=model.desired_count,
-        min_count=model.min_count,
-        max_count=model.max_count,
-        target_requests_per_target=model.autoscaling.target_requests_per_target,
-        scale_out_cooldown=scaling.scale_out_cooldown,
-        scale_in_cooldown=scaling.scale_in_cooldown,
-        health_check_grace_period_seconds=grace.seconds,
-        deregistration_delay_seconds=delay.seconds,
-        max_request_seconds=delay.max_generation_seconds,
-        deployment_minimum_healthy_percent=m.deploy.minimum_healthy_percent,
-        deployment_maximum_percent=m.deploy.maximum_percent,
-        # Neuron devices are not an ECS resource: a second task would map the same ones.
-        one_task_per_instance=launch.neuron_device_count > 0,
-        environment=dict(model.environment),
-        secrets=secret_refs(f"platform.models.{m.name}", model.secrets),
-        weights_kms_key_arn=model.kms_key_arns.weights,
-        secrets_kms_key_arns=tuple(model.kms_key_arns.secrets),
+def stack_facts(cfg: StackConfig, region: str | None, stack: str) -> StackFacts:
+    """What model service `model` takes from the stack's settings."""
+    return StackFacts(
+        weight_stores=dict(cfg.weight_stores),
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
         execute_command=cfg.cluster.execute_command,
         execute_command_logging=cfg.cluster.execute_command_logging,
-        log_retention_days=model.log_retention_days,
-        # ALBRequestCountPerTarget needs the target group's label, known only at deploy
-        # time: the component builds that one from target_requests_per_target.
-        scaling_configuration=None if scaling.metric == "albRequests" else scaling.configuration,
-        metrics_sidecar=sidecar,
-        metrics_image=cfg.images.metrics if scraped else None,
+        region=region,
+        stack=stack,
     )
-    prepulled = m.pool_spec is not None and image in m.pool_spec.prepull_images
-    lines = [
-        fit.summary(),
-        f"task reservation {cpu} CPU units / {memory} MiB"
-        + (f", shared memory {shm} MiB" if shm else ""),
-        grace.summary(),
-        *([grace.warm_start_summary()] if prepulled else []),
-        delay.summary(),
-        m.deploy.note,
-        *([weights.note] if weights.note else []),
-        scaling.note,
-        *_spot_notes(m, spec),
-        *([METRICS_NOTE] if sidecar else []),
-    ]
-    return spec, lines
-
-
-def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
-    """What a Spot reclaim means for this service (none when its pool buys no Spot)."""
-    pool = m.pool_spec
-    if pool is None or pool.mixed is None or not pool.mixed.uses_spot:
-        return []
-    return spot_interruption_notes(
-        pool.mixed,
-        service=m.name,
-        min_count=spec.min_count,
-        tasks_per_instance=m.pool.types.tasks_per_instance(m.name),
-        replacement_seconds=spec.health_check_grace_period_seconds,
-        instance_warmup_seconds=pool.instance_warmup_seconds,
-        deregistration_delay_seconds=spec.deregistration_delay_seconds,
-        max_generation_seconds=m.model.max_generation_seconds,
-    )
-
-
-def plan_model(
-    m: ModelInputs, cfg: StackConfig, issues: Issues
-) -> tuple[ModelServiceSpec, list[str]] | None:
-    """One model service and its decisions; None (and its issues) when it cannot be built."""
-    path = f"platform.models.{m.name}"
-    try:
-        spec, lines = model_service(m, cfg)
-    except (sizing.SizingError, EngineLaunchError) as exc:
-        issues.add(path, str(exc))
-        return None
-    except PresetError as exc:
-        # The message starts with the config path of the setting to fix.
-        where, _, message = str(exc).partition(": ")
-        issues.add(where, message)
-        return None
-    try:
-        model_service_decision_checks(path, spec)
-    except (ServiceArgsError, ValueError) as exc:
-        issues.extend([service_issue(path, exc)])
-        return None
-    return spec, lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.plan.image_regions import ECR_REFERENCE, image_references
 from ecs_inference.specs.network import (
     INTERFACE_ENDPOINT_SERVICES,
     NetworkLookup,
@@ -24,6 +25,11 @@ def network_needs(cfg: StackConfig) -> NetworkNeeds:
         workers=bool(cfg.workers),
         bedrock=gateway is not None and bool(gateway.bedrock.models),
         create_endpoints=cfg.network.vpc_endpoints,
+        outside_ecr_images={
+            path: image
+            for path, (image, _, _) in image_references(cfg).items()
+            if not ECR_REFERENCE.match(image)
+        },
     )
 
 

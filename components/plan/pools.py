@@ -14,11 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ecs_inference import engines, sizing
+from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.models import decisions
+from ecs_inference.models.input import ModelConfig
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
 from ecs_inference.sizing.instance_types import Demand, PoolTypes
@@ -40,12 +41,6 @@ SECTIONS: Mapping[Kind, str] = {
     "neuron": "neuronPools",
     "managed": "managedInstancePools",
 }
-MANAGED_INSTANCES_DEPLOY = DeployChoice(
-    100,
-    200,
-    "deploy: surge (min 100 %, max 200 %); Managed Instances has no group maximum, ECS launches "
-    "the instances the surge needs",
-)
 
 
 @dataclass(frozen=True)
@@ -151,17 +146,6 @@ def _pool_sections(
     ]
 
 
-def fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
-    """A model that does not fit its pool's one type, reported against the setting to change."""
-    where = f"platform.models.{demand.model}"
-    engine = engines.get(model.engine)
-    if isinstance(exc, instance_types.DeclaredFitError):
-        return ConfigIssue(f"{where}.{engine.settings_key}.{exc.key}", str(exc))
-    if not engine.names_itself_when_too_big:
-        return ConfigIssue(where, str(exc))
-    return ConfigIssue(where, f"the {model.engine} model does not fit: {exc}")
-
-
 def _single_type_fits(
     cfg: StackConfig,
     pool: PoolConfig,
@@ -183,7 +167,7 @@ def _single_type_fits(
             instance_types.fit_on(demand, inst)
             kept.append(demand)
         except sizing.SizingError as exc:
-            issues.extend([fit_issue(demand, cfg.models[demand.model], exc)])
+            issues.extend([decisions.fit_issue(demand, cfg.models[demand.model], exc)])
     return kept, []
 
 
@@ -195,8 +179,10 @@ def _choose_one(
     resource: str,
     demands: Mapping[str, Demand],
     issues: Issues,
+    region: str | None,
 ) -> tuple[PoolTypes | None, list[tuple[str, str]]]:
-    """The pool's chosen types and its problems, as (config key, message)."""
+    """The pool's chosen types, among those `region` offers, and its problems, as (config key,
+    message)."""
     accel: catalog.Accelerator = "neuron" if kind == "neuron" else "nvidia"
     on_pool = [demands[m] for m, model in cfg.models.items() if model.pool == name and m in demands]
     single = pool.instance_type if isinstance(pool, PoolConfig) else None
@@ -218,7 +204,13 @@ def _choose_one(
     # A warm pool allows one type only; from sizing, that is the cheapest.
     most = 1 if warm and listed is None else pool.max_instance_types
     choice, problems = instance_types.choose_pool_types(
-        accel, on_pool, listed, pool.excluded_instance_types, most, pool.max_price_ratio
+        accel,
+        on_pool,
+        listed,
+        pool.excluded_instance_types,
+        most,
+        pool.max_price_ratio,
+        region=region,
     )
     if single is not None:
         problems = [
@@ -238,14 +230,19 @@ def _choose_one(
 
 
 def choose_pools(
-    cfg: StackConfig, platform_name: str, demands: Mapping[str, Demand], issues: Issues
+    cfg: StackConfig,
+    platform_name: str,
+    demands: Mapping[str, Demand],
+    issues: Issues,
+    region: str | None = None,
 ) -> dict[str, PoolChoice]:
-    """Choose every pool's instance types for the models placed on it, then check the pool."""
+    """Choose every pool's instance types for the models placed on it, among those the stack's
+    `region` offers (None: any region), then check the pool."""
     pools: dict[str, PoolChoice] = {}
     for kind, name, pool in _pool_sections(cfg):
         base = f"platform.{SECTIONS[kind]}.{name}"
         resource = pool_resource_name(platform_name, name)
-        choice, problems = _choose_one(cfg, kind, name, pool, resource, demands, issues)
+        choice, problems = _choose_one(cfg, kind, name, pool, resource, demands, issues, region)
         for key, message in problems:
             issues.add(base if key == "name" else f"{base}.{key}", message)
         if choice is not None and not problems:
@@ -269,7 +266,7 @@ def share(
     """
     if not isinstance(pool.config, PoolConfig):
         # Managed Instances has no group maximum: ECS launches what a surge needs.
-        return {m.name: MANAGED_INSTANCES_DEPLOY for m in on_pool}, []
+        return {m.name: decisions.MANAGED_INSTANCES_DEPLOY for m in on_pool}, []
     max_size = pool.config.max_size
     at_max = {m.name: math.ceil(m.config.max_count / m.tasks_per_instance) for m in on_pool}
     steady = sum(math.ceil(m.config.desired_count / m.tasks_per_instance) for m in on_pool)

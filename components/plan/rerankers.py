@@ -10,8 +10,8 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as contract
-from ecs_inference.plan.secrets import secret_refs
-from ecs_inference.plan.services import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service import (
     RerankerSpec,
     ServiceArgsError,
@@ -21,28 +21,32 @@ from ecs_inference.specs.service import (
 
 
 def _size(rr: RerankerConfig) -> sizing.FargateSize:
-    """The exact size, or the cheapest grid size for the need (never below the image's memory
+    """The exact size, or the cheapest grid size for the need (never below the model's memory
     floor); raises `sizing.SizingError` for a size the re-ranker cannot run on."""
+    model = rr.model.encoder()
     if rr.cpu is not None:
         size = sizing.fargate_size(rr.cpu, rr.memory_mib)
     else:
-        need = max(rr.need_memory_mib, contract.MIN_MEMORY_MIB)
+        need = max(rr.need_memory_mib, model.memory_floor_mib)
         size = sizing.fargate_size(need_memory_mib=need, need_vcpu=rr.need_vcpu)
-    if (problem := reranker_size_problem(size, rr.platform_version)) is not None:
+    if (problem := reranker_size_problem(size, rr.platform_version, model)) is not None:
         raise sizing.SizingError(problem)
     return size
 
 
 def _admission(rr: RerankerConfig, size: sizing.FargateSize) -> contract.AdmissionLimits:
-    """The image contract's work limits for this task size (stated for a MiniLM-L6 model; the
-    service re-derives them for the model it serves)."""
+    """The image contract's work limits for this task size and the configured model (the
+    service derives the same from the bundle it serves)."""
     drain = rr.environment.get(contract.ENV_DRAIN_TIMEOUT_SECONDS, "")
+    model = rr.model.encoder()
     return contract.admission_limits(
         size.cpu / 1024,
         request_timeout_seconds=rr.max_request_seconds,
         drain_timeout_seconds=int(drain)
         if drain.isdigit() and int(drain) > 0
         else contract.DRAIN_TIMEOUT_SECONDS,
+        encoder=model.shape,
+        max_length=model.max_length,
     )
 
 
@@ -60,6 +64,7 @@ def reranker_service(
         image=rr.image or cfg.images.reranker,
         model_bucket=bucket,
         model_prefix=prefix,
+        model=rr.model.encoder(),
         cpu=size.cpu,
         memory_mib=size.memory_mib,
         cpu_architecture=rr.cpu_architecture,
@@ -85,7 +90,12 @@ def reranker_service(
         metrics_sidecar=sidecar,
         metrics_image=cfg.images.metrics,
     )
-    lines = [size.summary(), delay.summary(), _admission(rr, size).summary()]
+    lines = [
+        spec.model.summary(),
+        size.summary(),
+        delay.summary(),
+        _admission(rr, size).summary(),
+    ]
     return spec, [*lines, *([METRICS_NOTE] if sidecar else [])]
 
 
@@ -100,7 +110,7 @@ def plan_rerankers(
         try:
             spec, lines = reranker_service(name, rr, cfg, priorities[name], idle_timeout_seconds)
         except sizing.SizingError as exc:
-            issues.add(path, str(exc))
+            issues.add(exc.at(path), str(exc))
             continue
         try:
             reranker_decision_checks(path, spec)

@@ -3,23 +3,9 @@ specs carry for them (`components.specs.secrets`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ecs_inference.config.base import ROOT, SECRET_ARN_PATTERN
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.specs.secrets import StackSecret, reference
-
-
-def secret_ref(path: str, value: str) -> str:
-    """What a container's `secrets` entry names for the value at config `path`: the value if
-    it is a Secrets Manager ARN, else the reference of the secret the stack creates for it."""
-    return value if SECRET_ARN_PATTERN.match(value) else reference(path)
-
-
-def secret_refs(base: str, secrets: Mapping[str, str]) -> dict[str, str]:
-    """A service's `secrets` (env name -> ARN or value) as references; `base` is the
-    service's config path."""
-    return {name: secret_ref(f"{base}.secrets.{name}", v) for name, v in secrets.items()}
+from ecs_inference.specs.secrets import StackSecret
 
 
 def stack_secrets(cfg: StackConfig) -> dict[str, StackSecret]:

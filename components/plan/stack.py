@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -27,7 +28,6 @@ from ecs_inference.plan import (
     weight_stores,
     workers,
 )
-from ecs_inference.plan.models import UNDECIDED_DEPLOY, ModelInputs
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
@@ -63,6 +63,9 @@ class Plan:
     neuron_pools: Mapping[str, PoolSpec]
     managed_instance_pools: Mapping[str, ManagedInstancesPoolSpec]
     models: Mapping[str, ModelServiceSpec]
+    model_inputs: Mapping[str, ModelInputs]
+    """What each model service was decided from around it (its pool's types, deploy, listener
+    priority, idle timeout, the stack's facts): its component decides again from the same."""
     model_pools: Mapping[str, str]
     """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerSpec]
@@ -136,11 +139,13 @@ def _model_specs(
     deploys: Mapping[str, Mapping[str, DeployChoice]],
     context: tuple[dict[str, int], int, str | None, str],
     issues: Issues,
-) -> tuple[dict[str, ModelServiceSpec], dict[str, list[str]]]:
-    """Every model's spec and decisions, on the types its pool chose."""
+) -> tuple[dict[str, ModelServiceSpec], dict[str, list[str]], dict[str, ModelInputs]]:
+    """Every model's spec, decisions and what they were decided from, on the types its pool
+    chose."""
     priorities, idle, region, stack = context
     found: dict[str, ModelServiceSpec] = {}
     lines: dict[str, list[str]] = {}
+    decided_from: dict[str, ModelInputs] = {}
     for name, model in cfg.models.items():
         pool = choices.get(model.pool)
         if pool is None or name not in pool.types.fits:
@@ -149,18 +154,22 @@ def _model_specs(
             name=name,
             model=model,
             demand=demands[name],
-            pool=pool,
+            types=pool.types,
+            managed=pool.kind == "managed",
             pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
-            deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
-            priority=priorities[name],
-            idle_timeout_seconds=idle,
-            region=region,
-            stack=stack,
+            placement=Placement(
+                priority=priorities[name],
+                idle_timeout_seconds=idle,
+                deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
+                facts=models.stack_facts(cfg, region, stack),
+            ),
+            image=models.configured_image(cfg, model),
         )
-        planned = models.plan_model(inputs, cfg, issues)
+        planned = decide(inputs, issues)
         if planned is not None:
             found[name], lines[f"model {name}"] = planned
-    return found, lines
+            decided_from[name] = inputs
+    return found, lines, decided_from
 
 
 def build_plan(
@@ -173,21 +182,22 @@ def build_plan(
 ) -> Plan:
     """Derive every decision from `config`; raise `ConfigError` listing all problems.
 
-    `region` is passed to the engines (S3 streaming endpoint); default None (the SDK's own
-    resolution inside the container). `project` and `stack` name the Cognito domain prefix when
-    the config sets none (`<project>-<stack>`) and the workers' queues (checked when both are
-    given). `network_lookup`: what the data sources said about `network.existing`
-    (components.network.discover); None without one.
+    `region` is passed to the engines (S3 streaming endpoint) and picks the instance types the
+    region offers at its prices (`components.sizing.offerings`); default None (the SDK's own
+    resolution inside the container, and any region's types). `project` and `stack` name the
+    Cognito domain prefix when the config sets none (`<project>-<stack>`) and the workers' queues
+    (checked when both are given). `network_lookup`: what the data sources said about
+    `network.existing` (components.network.discover); None without one.
     """
     issues = Issues()
     network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
     idle = endpoint.idle_timeout(config, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
-    choices = pools.choose_pools(config, platform_name, demands, issues)
+    choices = pools.choose_pools(config, platform_name, demands, issues, region)
     pool_specs, deploys = _pool_specs(config, choices, models.placed(config, choices), issues)
     context = (priorities, idle.seconds, region, stack or "stack")
-    model_specs, model_lines = _model_specs(
+    model_specs, model_lines, model_inputs = _model_specs(
         config, demands, choices, pool_specs, deploys, context, issues
     )
     reranker_specs, reranker_lines = rerankers.plan_rerankers(
@@ -197,7 +207,13 @@ def build_plan(
     if config.gateway is not None or config.workers:
         namespace = gateway.service_connect_namespace(platform_name, stack)
     gateway_spec, gateway_lines = gateway.plan_gateway(
-        config, model_specs, namespace or "", gateway_priority, issues, network_spec.cidr_block
+        config,
+        model_specs,
+        namespace or "",
+        gateway_priority,
+        issues,
+        network_spec.cidr_block,
+        reranker_specs,
     )
     worker_specs, worker_lines = workers.plan_workers(
         config, issues, None if project is None or stack is None else (project, stack)
@@ -242,6 +258,7 @@ def build_plan(
         neuron_pools=pool_specs.neuron,
         managed_instance_pools=pool_specs.managed,
         models=model_specs,
+        model_inputs=model_inputs,
         model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,

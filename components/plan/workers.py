@@ -17,8 +17,8 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
-from ecs_inference.plan.secrets import secret_ref, secret_refs
 from ecs_inference.specs import operations as ops
+from ecs_inference.specs.secrets import secret_ref, secret_refs
 from ecs_inference.specs.worker import (
     MANAGED_ENV,
     QueueWorkerSpec,
@@ -197,7 +197,7 @@ def _checked(
     try:
         size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     except sizing.SizingError as exc:
-        found.append(ConfigIssue(f"{base}.cpu", str(exc)))
+        found.append(ConfigIssue(exc.at(base), str(exc)))
     if found or visibility is None or target is None or size is None:
         return None, found
     return (visibility, target, size), []

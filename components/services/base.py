@@ -10,7 +10,7 @@ and an Application Auto Scaling target. A load-balanced service adds a task secu
 only to the ALB, an ip target group and the endpoint's listener rules, and waits for the rules.
 
 Each step is one method, called in dependency order by the concrete component; the launch kinds
-(`services.fargate.FargateService`, `services.ec2.PoolService`) fix what their kind decides.
+(`services.fargate.FargateService`, `models.service.ModelService`) fix what their kind decides.
 """
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ EXECUTION_ROLE_DESCRIPTION = "ECS agent: pull the image, write logs, read the co
 
 
 class Router(Protocol):
-    """What a service needs from the endpoint: attach a target group under `/<service>/`."""
+    """What a service needs from the endpoint: attach a target group under `/<service>/`, and
+    its idle timeout in seconds."""
+
+    idle_timeout_seconds: int
 
     def route(
         self,

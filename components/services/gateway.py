@@ -19,7 +19,6 @@ On top of `FargateService` (log group, roles, task definition, service, target t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,7 +27,6 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from ecs_inference.contracts import litellm as litellm_contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
@@ -124,8 +122,8 @@ def gateway_container_definitions(
     region: str,
 ) -> list[dict[str, Any]]:
     """The proxy's container: generated config and settings as plain variables, keys as
-    secrets, the named HTTP port Service Connect refers to; with the database, the bootstrap
-    init container before it (the proxy starts once it exited 0)."""
+    secrets, the named HTTP port Service Connect refers to. With the database, LiteLLM's login
+    role exists before the gateway starts: the database's bootstrap function made it."""
     managed = [{"name": k, "value": v} for k, v in environment.environment.items()]
     # Fargate tasks have no instance metadata to ask: LiteLLM's RDS token client needs the
     # region named ("AWS region not set: set AWS_REGION_NAME or AWS_REGION").
@@ -142,34 +140,7 @@ def gateway_container_definitions(
         "stopTimeout": STOP_TIMEOUT_SECONDS,
         "linuxParameters": {"initProcessEnabled": True},
     }
-    if environment.bootstrap is None:
-        return [proxy]
-    bootstrap = environment.bootstrap
-    statements = litellm_contract.bootstrap_statements(
-        bootstrap[litellm_contract.ENV_BOOTSTRAP_USER],
-        bootstrap[litellm_contract.ENV_BOOTSTRAP_DATABASE],
-    )
-    init = {
-        "name": litellm_contract.BOOTSTRAP_CONTAINER,
-        "image": image,
-        "essential": False,
-        # The LiteLLM image's Python and boto3 run the script (no image of our own to pull).
-        "entryPoint": [
-            "python3",
-            "-c",
-            litellm_contract.BOOTSTRAP_SCRIPT,
-            json.dumps(list(statements)),
-        ],
-        "environment": environment_list(
-            [{"name": k, "value": v} for k, v in bootstrap.items()],
-            {"AWS_REGION": region, "AWS_DEFAULT_REGION": region},
-        ),
-        "logConfiguration": log_configuration(log_group, region, path),
-    }
-    proxy["dependsOn"] = [
-        {"containerName": litellm_contract.BOOTSTRAP_CONTAINER, "condition": "SUCCESS"}
-    ]
-    return [init, proxy]
+    return [proxy]
 
 
 class LiteLLMGateway(FargateService):
@@ -230,7 +201,16 @@ class LiteLLMGateway(FargateService):
             deployment=Deployment(
                 desired_count=args.desired_count,
                 grace_seconds=args.health_check_grace_period_seconds,
-                depends_on=[*self.rules, *args.service_depends_on],
+                depends_on=[
+                    *self.rules,
+                    *args.service_depends_on,
+                    # LiteLLM's login role exists before its first task starts.
+                    *(
+                        [args.database.bootstrap]
+                        if args.database and args.database.bootstrap
+                        else []
+                    ),
+                ],
             ),
             balancing=balancing,
             service_connect=service_connect_server(
@@ -283,14 +263,12 @@ class LiteLLMGateway(FargateService):
         if db is not None:
             description += "; log in to its database with IAM tokens"
             policies["database"] = Output.all(
-                db.host, db.secret_arn, db.cluster_arn, db.resource_id,
-                ctx.region, ctx.account_id, ctx.partition,
+                db.resource_id, ctx.region, ctx.account_id, ctx.partition
             ).apply(
                 lambda a: database_access_policy(
-                    DatabaseEndpoint(a[0], db.port, db.name, a[1], a[2]),
-                    resource_id=a[3], region=a[4], account_id=a[5], partition=a[6],
+                    resource_id=a[0], region=a[1], account_id=a[2], partition=a[3]
                 )
-            )  # fmt: skip
+            )
         return TaskRole(description, policies)
 
     def admit(self, client: str, security_group_id: Input[str], what: str) -> None:

@@ -9,14 +9,21 @@ virtual keys, per-team budgets and rate limits, and spend logs. Creates, as chil
   generated and rotated by RDS in Secrets Manager (`manage_master_user_password`: no password ever
   passes through the program or its state), IAM authentication on, 7 days of backups, a final
   snapshot on deletion and deletion protection;
-- one `db.serverless` writer instance.
+- one `db.serverless` writer instance;
+- the bootstrap: a Lambda function with its own role (the Data API on this cluster, the master
+  secret it reads, its log group) that creates LiteLLM's IAM login role, invoked once by
+  `pulumi up` itself (`aws.lambda.Invocation`, again only when its input changes). The master
+  user's grants stay with this one-off duty: the gateway's tasks, which serve requests, get
+  only `rds-db:connect` as LiteLLM's user.
 
 `endpoint()` gives what the gateway's container needs (`DatabaseEndpoint` fields as Outputs):
-the writer's host and port, the database name and the RDS-managed secret's ARN.
+the writer's host and port, the database name and the RDS-managed secret's ARN, and the
+bootstrap's invocation, which the gateway's service waits for.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +32,9 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from ecs_inference.specs.gateway import GatewayDatabaseSpec
+from ecs_inference.arns import arn_of, aws_context
+from ecs_inference.contracts import litellm
+from ecs_inference.specs.gateway import GatewayDatabaseSpec, database_bootstrap_policy
 
 TOKEN = "ecs-inference:gateway:GatewayDatabase"
 ENGINE = aws.rds.EngineType.AURORA_POSTGRESQL
@@ -58,6 +67,8 @@ class DatabaseOutputs:
     secret_arn: Output[str]
     cluster_arn: Output[str]
     resource_id: Output[str]
+    bootstrap: pulumi.Resource | None = None
+    """What creates LiteLLM's login role (the gateway's service waits for it)."""
 
 
 def rds_identifier(name: str) -> str:
@@ -81,6 +92,12 @@ class GatewayDatabase(pulumi.ComponentResource):
     """The Aurora Serverless v2 PostgreSQL cluster (managed master secret)."""
     instance: aws.rds.ClusterInstance
     """Its serverless writer."""
+    bootstrap_role: aws.iam.Role
+    """The bootstrap function's own role."""
+    bootstrap_function: aws.lambda_.Function
+    """Creates LiteLLM's IAM login role through the Data API."""
+    bootstrap: aws.lambda_.Invocation
+    """Its run by `pulumi up` (again when its input changes)."""
 
     def __init__(
         self, name: str, args: GatewayDatabaseArgs, opts: pulumi.ResourceOptions | None = None
@@ -121,7 +138,7 @@ class GatewayDatabase(pulumi.ComponentResource):
             master_username=MASTER_USERNAME,
             manage_master_user_password=True,
             # LiteLLM logs in with IAM tokens, so nothing goes stale when RDS rotates the master
-            # secret; the gateway's bootstrap creates that login through the Data API.
+            # secret; the bootstrap function creates that login through the Data API.
             iam_database_authentication_enabled=True,
             enable_http_endpoint=True,
             storage_encrypted=True,
@@ -151,7 +168,70 @@ class GatewayDatabase(pulumi.ComponentResource):
             publicly_accessible=False,
             opts=child,
         )
+        self._bootstrap(name, identifier)
         self.register_outputs({"endpoint": self.cluster.endpoint})
+
+    def _bootstrap(self, name: str, identifier: str) -> None:
+        """The one-off function that creates LiteLLM's login role, its role, log group and run."""
+        child = pulumi.ResourceOptions(parent=self)
+        ctx = aws_context(self)
+        function_name = f"{identifier}-bootstrap"
+        logs = aws.cloudwatch.LogGroup(
+            f"{name}-bootstrap-logs",
+            name=f"/aws/lambda/{function_name}",
+            retention_in_days=BOOTSTRAP_LOG_RETENTION_DAYS,
+            opts=child,
+        )
+        self.bootstrap_role = aws.iam.Role(
+            f"{name}-bootstrap",
+            description="LiteLLM database bootstrap: create its login role as the master user",
+            assume_role_policy=ctx.account_id.apply(_lambda_trust),
+            opts=child,
+        )
+        secret_arn = self.cluster.master_user_secrets.apply(_managed_secret_arn)
+        grant = aws.iam.RolePolicy(
+            f"{name}-bootstrap",
+            role=self.bootstrap_role.name,
+            policy=Output.all(self.cluster.arn, secret_arn, arn_of(logs, ctx)).apply(
+                lambda a: database_bootstrap_policy(
+                    cluster_arn=a[0], secret_arn=a[1], log_group_arn=a[2]
+                )
+            ),
+            opts=child,
+        )
+        self.bootstrap_function = aws.lambda_.Function(
+            f"{name}-bootstrap",
+            name=function_name,
+            description="Creates LiteLLM's IAM login role in its database (Data API)",
+            runtime=litellm.BOOTSTRAP_RUNTIME,
+            handler=litellm.BOOTSTRAP_HANDLER,
+            code=pulumi.AssetArchive(
+                {
+                    litellm.BOOTSTRAP_HANDLER_FILE: pulumi.StringAsset(
+                        litellm.BOOTSTRAP_HANDLER_SOURCE
+                    )
+                }
+            ),
+            role=self.bootstrap_role.arn,
+            timeout=litellm.BOOTSTRAP_TIMEOUT_SECONDS,
+            architectures=["arm64"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs]),
+        )
+        event = Output.all(self.cluster.arn, secret_arn).apply(
+            lambda a: litellm.bootstrap_event(
+                cluster_arn=a[0],
+                secret_arn=a[1],
+                database=DATABASE_NAME,
+                user=litellm.DATABASE_IAM_USER,
+            )
+        )
+        # The Data API answers once the writer exists; the grant must exist before the run.
+        self.bootstrap = aws.lambda_.Invocation(
+            f"{name}-bootstrap",
+            function_name=self.bootstrap_function.name,
+            input=event,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant, self.instance]),
+        )
 
     def endpoint(self) -> DatabaseOutputs:
         """Host, port, database name and the RDS-managed master secret's ARN."""
@@ -162,7 +242,23 @@ class GatewayDatabase(pulumi.ComponentResource):
             secret_arn=self.cluster.master_user_secrets.apply(_managed_secret_arn),
             cluster_arn=self.cluster.arn,
             resource_id=self.cluster.cluster_resource_id,
+            bootstrap=self.bootstrap,
         )
+
+
+BOOTSTRAP_LOG_RETENTION_DAYS = 30
+"""How long the bootstrap's runs stay readable (one line per run)."""
+
+
+def _lambda_trust(account_id: str) -> str:
+    """Lambda may assume the role for functions of this account only (confused deputy)."""
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"Service": "lambda.amazonaws.com"},
+        "Action": "sts:AssumeRole",
+        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+    }
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 def _managed_secret_arn(secrets: Sequence[aws.rds.outputs.ClusterMasterUserSecret] | None) -> str:

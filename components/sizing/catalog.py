@@ -11,7 +11,7 @@ Sources (checked when the table was written; extend only after checking the same
 - GPU memory: the total each device reports to CUDA / ``nvidia-smi`` (see the convention below);
 - model architectures: each model's ``config.json`` on its official Hugging Face repository;
 - Fargate grid: the ECS developer guide "Task size" table (and the seed document for 32 vCPU);
-- prices: us-east-1 Linux On-Demand list prices, approximate, used only to rank "cheapest".
+- prices and where each type is offered: `components.sizing.offerings` (its dated source).
 
 GPU memory convention
 ---------------------
@@ -29,6 +29,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from typing import Literal
+
+from ecs_inference.sizing import offerings
 
 Accelerator = Literal["nvidia", "neuron"]
 
@@ -66,8 +68,8 @@ class InstanceType:
     """One EC2 instance type with accelerators.
 
     ``accelerator_memory_gib`` is per device (GPU or Neuron chip), in GiB as the driver reports it;
-    ``neuron_cores`` is per instance (0 for NVIDIA types); ``on_demand_usd_hour`` is an approximate
-    us-east-1 list price used only to rank the cheapest fitting types in error messages.
+    ``neuron_cores`` is per instance (0 for NVIDIA types); ``on_demand_usd_hour`` is the us-east-1
+    On-Demand price (`offerings.ranking_usd_per_hour`), what ranks types when no region is given.
     """
 
     name: str
@@ -133,9 +135,7 @@ NEURON_CORES_PER_DEVICE = 2
 NEURON_DEVICE_MEMORY_GIB = 32.0
 
 
-def _gpu(
-    name: str, device: _Device, count: int, vcpu: int, memory_gib: int, usd: float
-) -> InstanceType:
+def _gpu(name: str, device: _Device, count: int, vcpu: int, memory_gib: int) -> InstanceType:
     return InstanceType(
         name=name,
         family=name.split(".")[0],
@@ -146,14 +146,12 @@ def _gpu(
         neuron_cores=0,
         vcpu=vcpu,
         memory_gib=memory_gib,
-        on_demand_usd_hour=usd,
+        on_demand_usd_hour=offerings.ranking_usd_per_hour(name),
         accelerator_memory_gb=device.memory_gb,
     )
 
 
-def _neuron(
-    name: str, device: _Device, chips: int, vcpu: int, memory_gib: int, usd: float
-) -> InstanceType:
+def _neuron(name: str, device: _Device, chips: int, vcpu: int, memory_gib: int) -> InstanceType:
     return InstanceType(
         name=name,
         family=name.split(".")[0],
@@ -164,58 +162,57 @@ def _neuron(
         neuron_cores=chips * NEURON_CORES_PER_DEVICE,
         vcpu=vcpu,
         memory_gib=memory_gib,
-        on_demand_usd_hour=usd,
+        on_demand_usd_hour=offerings.ranking_usd_per_hour(name),
         accelerator_memory_gb=device.memory_gb,
     )
 
 
-# Prices: us-east-1 Linux On-Demand, USD per hour, approximate (AWS pricing pages as mirrored by
-# instances.vantage.sh, after the June 2025 P4/P5 price reduction). They only order suggestions;
-# never use them for billing. p5e.48xlarge is sold mainly through Capacity Blocks and has no
-# general On-Demand list price: its figure is an estimate placed just above p5.48xlarge.
+# Each type's `on_demand_usd_hour` is its us-east-1 Linux On-Demand price from the dated offerings
+# table (`components.sizing.offerings`), or that module's labelled estimate where the source lists
+# no On-Demand price.
 _INSTANCES: tuple[InstanceType, ...] = (
     # g5: NVIDIA A10G
-    _gpu("g5.xlarge", _A10G, 1, 4, 16, 1.006),
-    _gpu("g5.2xlarge", _A10G, 1, 8, 32, 1.212),
-    _gpu("g5.4xlarge", _A10G, 1, 16, 64, 1.624),
-    _gpu("g5.8xlarge", _A10G, 1, 32, 128, 2.448),
-    _gpu("g5.16xlarge", _A10G, 1, 64, 256, 4.096),
-    _gpu("g5.12xlarge", _A10G, 4, 48, 192, 5.672),
-    _gpu("g5.24xlarge", _A10G, 4, 96, 384, 8.144),
-    _gpu("g5.48xlarge", _A10G, 8, 192, 768, 16.288),
+    _gpu("g5.xlarge", _A10G, 1, 4, 16),
+    _gpu("g5.2xlarge", _A10G, 1, 8, 32),
+    _gpu("g5.4xlarge", _A10G, 1, 16, 64),
+    _gpu("g5.8xlarge", _A10G, 1, 32, 128),
+    _gpu("g5.16xlarge", _A10G, 1, 64, 256),
+    _gpu("g5.12xlarge", _A10G, 4, 48, 192),
+    _gpu("g5.24xlarge", _A10G, 4, 96, 384),
+    _gpu("g5.48xlarge", _A10G, 8, 192, 768),
     # g6: NVIDIA L4
-    _gpu("g6.xlarge", _L4, 1, 4, 16, 0.8048),
-    _gpu("g6.2xlarge", _L4, 1, 8, 32, 0.9776),
-    _gpu("g6.4xlarge", _L4, 1, 16, 64, 1.3232),
-    _gpu("g6.8xlarge", _L4, 1, 32, 128, 2.0144),
-    _gpu("g6.16xlarge", _L4, 1, 64, 256, 3.3968),
-    _gpu("g6.12xlarge", _L4, 4, 48, 192, 4.6016),
-    _gpu("g6.24xlarge", _L4, 4, 96, 384, 6.6752),
-    _gpu("g6.48xlarge", _L4, 8, 192, 768, 13.3504),
+    _gpu("g6.xlarge", _L4, 1, 4, 16),
+    _gpu("g6.2xlarge", _L4, 1, 8, 32),
+    _gpu("g6.4xlarge", _L4, 1, 16, 64),
+    _gpu("g6.8xlarge", _L4, 1, 32, 128),
+    _gpu("g6.16xlarge", _L4, 1, 64, 256),
+    _gpu("g6.12xlarge", _L4, 4, 48, 192),
+    _gpu("g6.24xlarge", _L4, 4, 96, 384),
+    _gpu("g6.48xlarge", _L4, 8, 192, 768),
     # g6e: NVIDIA L40S
-    _gpu("g6e.xlarge", _L40S, 1, 4, 32, 1.861),
-    _gpu("g6e.2xlarge", _L40S, 1, 8, 64, 2.24208),
-    _gpu("g6e.4xlarge", _L40S, 1, 16, 128, 3.00424),
-    _gpu("g6e.8xlarge", _L40S, 1, 32, 256, 4.52856),
-    _gpu("g6e.16xlarge", _L40S, 1, 64, 512, 7.57719),
-    _gpu("g6e.12xlarge", _L40S, 4, 48, 384, 10.49264),
-    _gpu("g6e.24xlarge", _L40S, 4, 96, 768, 15.06559),
-    _gpu("g6e.48xlarge", _L40S, 8, 192, 1536, 30.13118),
+    _gpu("g6e.xlarge", _L40S, 1, 4, 32),
+    _gpu("g6e.2xlarge", _L40S, 1, 8, 64),
+    _gpu("g6e.4xlarge", _L40S, 1, 16, 128),
+    _gpu("g6e.8xlarge", _L40S, 1, 32, 256),
+    _gpu("g6e.16xlarge", _L40S, 1, 64, 512),
+    _gpu("g6e.12xlarge", _L40S, 4, 48, 384),
+    _gpu("g6e.24xlarge", _L40S, 4, 96, 768),
+    _gpu("g6e.48xlarge", _L40S, 8, 192, 1536),
     # p4d / p4de: NVIDIA A100 40 GB / 80 GB
-    _gpu("p4d.24xlarge", _A100_40, 8, 96, 1152, 21.957642),
-    _gpu("p4de.24xlarge", _A100_80, 8, 96, 1152, 27.44705),
+    _gpu("p4d.24xlarge", _A100_40, 8, 96, 1152),
+    _gpu("p4de.24xlarge", _A100_80, 8, 96, 1152),
     # p5 / p5e: NVIDIA H100 / H200 (p5.4xlarge is the single-H100 size AWS added in 2025)
-    _gpu("p5.4xlarge", _H100, 1, 16, 256, 6.88),
-    _gpu("p5.48xlarge", _H100, 8, 192, 2048, 55.04),
-    _gpu("p5e.48xlarge", _H200, 8, 192, 2048, 60.0),
+    _gpu("p5.4xlarge", _H100, 1, 16, 256),
+    _gpu("p5.48xlarge", _H100, 8, 192, 2048),
+    _gpu("p5e.48xlarge", _H200, 8, 192, 2048),
     # inf2: AWS Inferentia2 (2 NeuronCores-v2 and 32 GiB HBM per chip)
-    _neuron("inf2.xlarge", _INFERENTIA2, 1, 4, 16, 0.7582),
-    _neuron("inf2.8xlarge", _INFERENTIA2, 1, 32, 128, 1.96786),
-    _neuron("inf2.24xlarge", _INFERENTIA2, 6, 96, 384, 6.49063),
-    _neuron("inf2.48xlarge", _INFERENTIA2, 12, 192, 768, 12.98127),
+    _neuron("inf2.xlarge", _INFERENTIA2, 1, 4, 16),
+    _neuron("inf2.8xlarge", _INFERENTIA2, 1, 32, 128),
+    _neuron("inf2.24xlarge", _INFERENTIA2, 6, 96, 384),
+    _neuron("inf2.48xlarge", _INFERENTIA2, 12, 192, 768),
     # trn1: AWS Trainium (2 NeuronCores-v2 and 32 GiB HBM per chip)
-    _neuron("trn1.2xlarge", _TRAINIUM, 1, 8, 32, 1.34375),
-    _neuron("trn1.32xlarge", _TRAINIUM, 16, 128, 512, 21.50),
+    _neuron("trn1.2xlarge", _TRAINIUM, 1, 8, 32),
+    _neuron("trn1.32xlarge", _TRAINIUM, 16, 128, 512),
 )
 
 #: Every catalogued instance type, by name.

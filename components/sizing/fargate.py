@@ -83,18 +83,21 @@ def fargate_size(
         if cpu not in grid:
             raise SizingError(
                 f"Fargate cpu {cpu} is not a valid task size; valid cpu values: "
-                f"{', '.join(map(str, grid))}"
+                f"{', '.join(map(str, grid))}",
+                key="cpu",
             )
     if memory_mib is not None:
         memory_mib = positive_int(memory_mib, "Fargate memory")
         if cpu is not None and memory_mib not in grid[cpu]:
             raise SizingError(
                 f"Fargate cpu {cpu} does not accept memory {memory_mib} MiB; valid memory for cpu "
-                f"{cpu}: {describe_fargate_memory(cpu)}"
+                f"{cpu}: {describe_fargate_memory(cpu)}",
+                key="memoryMib",
             )
         if cpu is None and not any(memory_mib in mems for mems in grid.values()):
             raise SizingError(
-                f"Fargate memory {memory_mib} MiB is not on the Fargate grid for any cpu value"
+                f"Fargate memory {memory_mib} MiB is not on the Fargate grid for any cpu value",
+                key="memoryMib",
             )
     need_mem = 0 if need_memory_mib is None else non_negative(need_memory_mib, "need_memory_mib")
     need_cpu = 0.0 if need_vcpu is None else non_negative(need_vcpu, "need_vcpu")

@@ -34,7 +34,7 @@ from typing import Literal, cast
 
 from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
-from ecs_inference.sizing import catalog
+from ecs_inference.sizing import catalog, offerings
 from ecs_inference.sizing.catalog import Accelerator, InstanceType, ModelArchitecture
 
 MIB_PER_GIB = 1024
@@ -301,20 +301,23 @@ def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
         return None
 
 
-def _by_price(types: Iterable[InstanceType]) -> list[InstanceType]:
-    return sorted(types, key=lambda i: (i.on_demand_usd_hour, i.name))
+def _by_price(types: Iterable[InstanceType], region: str | None = None) -> list[InstanceType]:
+    return sorted(types, key=lambda i: (offerings.ranking_usd_per_hour(i.name, region), i.name))
 
 
-def candidates(accelerator: Accelerator) -> tuple[InstanceType, ...]:
-    """Every catalog type of `accelerator` kind, cheapest first."""
+def candidates(accelerator: Accelerator, region: str | None = None) -> tuple[InstanceType, ...]:
+    """Every catalog type of `accelerator` kind that `region` offers (None: every region),
+    cheapest there first."""
     pool = catalog.gpu_instances() if accelerator == "nvidia" else catalog.neuron_instances()
-    return tuple(_by_price(pool))
+    return tuple(_by_price((i for i in pool if offerings.offered(i.name, region)), region))
 
 
-def fitting_types(demand: Demand, among: Iterable[InstanceType] | None = None) -> list[TypeFit]:
-    """Every type (default: the catalog's of the demand's kind) that holds `demand`, cheapest
-    first: the "any type that fits" list."""
-    pool = candidates(demand.accelerator) if among is None else _by_price(among)
+def fitting_types(
+    demand: Demand, among: Iterable[InstanceType] | None = None, region: str | None = None
+) -> list[TypeFit]:
+    """Every type (default: the catalog's of the demand's kind that `region` offers) that holds
+    `demand`, cheapest first: the "any type that fits" list."""
+    pool = candidates(demand.accelerator, region) if among is None else _by_price(among, region)
     return [f for inst in pool if (f := try_fit(demand, inst)) is not None]
 
 
@@ -397,6 +400,7 @@ def choose_pool_types(
     excluded: Sequence[str] = (),
     max_types: int | None = None,
     max_price_ratio: float | None = DEFAULT_MAX_PRICE_RATIO,
+    region: str | None = None,
 ) -> tuple[PoolTypes | None, list[tuple[str, str]]]:
     """Choose the types of a pool of `accelerator` kind for the models on it.
 
@@ -409,6 +413,9 @@ def choose_pool_types(
         fitting type's (sizing-derived lists only). Default 2.0: an 8-GPU host that fits a
         one-GPU model would otherwise be a valid fallback costing 30 times the planned price
         for one task. None keeps every price.
+    region: the stack's region. Only types it offers (`offerings.offered`) are candidates, ranked
+        by its prices; a listed type it does not offer is a problem naming the regions that do.
+        Default None: every region, us-east-1 prices.
 
     Returns the choice (None when there is none) and the problems, as (config key, message).
     An explicit list is taken as the user's intent: a member that does not fit, or whose layout
@@ -427,11 +434,11 @@ def choose_pool_types(
 
     # candidates, in priority order
     if instance_types is not None:
-        pool = _listed_types(accelerator, instance_types, is_excluded, problems)
+        pool = _listed_types(accelerator, instance_types, is_excluded, problems, region)
         if problems:
             return None, problems
     else:
-        pool = [i for i in candidates(accelerator) if not is_excluded(i.name)]
+        pool = [i for i in candidates(accelerator, region) if not is_excluded(i.name)]
     fits, misfits = _fit_all(demands, pool, explain=instance_types is not None)
     fitting = [i.name for i in pool if i.name not in misfits]
     if instance_types is not None:
@@ -443,9 +450,12 @@ def choose_pool_types(
     else:
         if not fitting:
             return None, [
-                (_empty_key(excluded), _nothing_fits(accelerator, demands, misfits, excluded))
+                (
+                    _empty_key(excluded),
+                    _nothing_fits(accelerator, demands, misfits, excluded, region),
+                )
             ]
-        chosen, dropped = _narrowed(fits, models, fitting, max_types, max_price_ratio)
+        chosen, dropped = _narrowed(fits, models, fitting, max_types, max_price_ratio, region)
         source = "sizing"
     return (
         PoolTypes(
@@ -565,20 +575,18 @@ def _narrowed(
     fitting: Sequence[str],
     max_types: int | None,
     max_price_ratio: float | None,
+    region: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
-    """A derived list narrowed to its cheapest type's layout, price ceiling and count: (chosen,
-    dropped type -> why)."""
+    """A derived list narrowed to its cheapest type's layout, price ceiling (at `region`'s
+    prices) and count: (chosen, dropped type -> why)."""
     anchor = _layout_key(fits, models, fitting[0])
-    ceiling = (
-        None
-        if max_price_ratio is None
-        else catalog.instance(fitting[0]).on_demand_usd_hour * max_price_ratio
-    )
+    cheapest = offerings.ranking_usd_per_hour(fitting[0], region)
+    ceiling = None if max_price_ratio is None else cheapest * max_price_ratio
     chosen: list[str] = []
     dropped: dict[str, str] = {}
     for name in fitting:
         key = _layout_key(fits, models, name)
-        price = catalog.instance(name).on_demand_usd_hour
+        price = offerings.ranking_usd_per_hour(name, region)
         if key != anchor:
             dropped[name] = "different device layout: " + "; ".join(
                 f"{m} {lay.describe()}" for m, lay in zip(models, key, strict=True)
@@ -604,22 +612,27 @@ def _nothing_fits(
     demands: Sequence[Demand],
     misfits: Mapping[str, Mapping[str, str]],
     excluded: Sequence[str],
+    region: str | None = None,
 ) -> str:
+    kind = "GPU" if accelerator == "nvidia" else "Neuron"
+    offered_in = f" offered in {region}" if region else ""
     if not misfits:
+        if not excluded:
+            return f"no {kind} type of the catalog is offered in {region}"
         return (
-            f"excludedInstanceTypes ({', '.join(excluded)}) removes every "
-            f"{'GPU' if accelerator == 'nvidia' else 'Neuron'} type in the catalog"
+            f"excludedInstanceTypes ({', '.join(excluded)}) removes every {kind} type in the "
+            f"catalog{offered_in}"
         )
     # Name, per model, the cheapest type that would hold it alone: the pool cannot hold them all.
     hints: list[str] = []
     for demand in demands:
-        alone = fitting_types(demand)
-        where = alone[0].instance.name if alone else "no catalog type"
+        alone = fitting_types(demand, region=region)
+        where = alone[0].instance.name if alone else f"no catalog type{offered_in}"
         hints.append(f"{demand.model} fits {where}")
     hint = "; ".join(hints)
     extra = f" after excluding {', '.join(excluded)}" if excluded else ""
     return (
-        f"no catalog type{extra} holds every model on this pool ({hint}); "
+        f"no catalog type{offered_in}{extra} holds every model on this pool ({hint}); "
         "move models to separate pools or lower their memory need"
     )
 
@@ -629,6 +642,7 @@ def _listed_types(
     names: Sequence[str],
     is_excluded: Callable[[str], bool],
     problems: list[tuple[str, str]],
+    region: str | None = None,
 ) -> list[InstanceType]:
     out: list[InstanceType] = []
     seen: set[str] = set()
@@ -665,6 +679,8 @@ def _listed_types(
             problems.append((key, f"{inst.name} is listed twice"))
         elif is_excluded(inst.name):
             problems.append((key, f"{inst.name} is also matched by excludedInstanceTypes"))
+        elif region is not None and not offerings.offered(inst.name, region):
+            problems.append((key, offerings.not_offered_message(inst.name, region)))
         else:
             seen.add(inst.name)
             out.append(inst)

@@ -9,7 +9,18 @@ GIB = 2**30
 
 
 class SizingError(ValueError):
-    """A configuration that cannot work; the message is one sentence without a config path."""
+    """A configuration that cannot work; the message is one sentence without a config path.
+
+    `key`: the input key (camelCase, as the config names it) holding the bad value when one
+    does (`cpu`, `memoryMib`), so the caller reports it at that key; None: the combination."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+    def at(self, base: str) -> str:
+        """The config path of the bad value below `base` (the entry's path)."""
+        return f"{base}.{self.key}" if self.key else base
 
 
 # --------------------------------------------------------------------------------------------

@@ -77,7 +77,8 @@ class ServiceTarget:
     private Service Connect address), `timeout_seconds` (its longest generation), `provider`
     (LiteLLM's provider prefix for its API; default `hosted_vllm`), `routed_by_default` (whether
     the default routes, every service, include it; default True: False for a custom image, whose
-    API the platform cannot know)."""
+    API the platform cannot know), `mode` (LiteLLM's `model_info.mode`: "chat" for a model
+    service, default; "rerank" for a re-ranker)."""
 
     service: str
     served_model_name: str
@@ -86,11 +87,15 @@ class ServiceTarget:
     timeout_seconds: int
     provider: str = "hosted_vllm"
     routed_by_default: bool = True
+    mode: Literal["chat", "rerank"] = "chat"
 
     @property
     def api_base(self) -> str:
-        """The OpenAI-compatible base URL (`/v1`: LiteLLM appends `/chat/completions`)."""
-        return f"http://{self.host}:{self.port}/v1"
+        """The base URL LiteLLM is given: a model service's OpenAI-compatible `/v1` (LiteLLM
+        appends `/chat/completions`), a re-ranker's root (LiteLLM's cohere provider appends
+        `/v2/rerank`, `contracts.litellm.RERANK_PROVIDER`)."""
+        root = f"http://{self.host}:{self.port}"
+        return root if self.mode == "rerank" else f"{root}/v1"
 
 
 @dataclass(frozen=True)
@@ -177,7 +182,7 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
             # hosted_vllm: OpenAI-compatible chat/completions against vLLM's server (also what
             # optimum-neuron serves), with vLLM's extra sampling parameters passed through;
             # openai: any other OpenAI-compatible server (the other engines, a custom image
-            # routed explicitly).
+            # routed explicitly); cohere: a re-ranker (Cohere's rerank API).
             "model": f"{t.provider}/{t.served_model_name}",
             "api_base": t.api_base,
             # The engines run without an API key: the service is reachable only from the ALB and
@@ -187,7 +192,7 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
             "timeout": t.timeout_seconds,
             "stream_timeout": t.timeout_seconds,
         },
-        "model_info": {"id": f"ecs-{t.service}", "mode": "chat"},
+        "model_info": {"id": f"ecs-{t.service}", "mode": t.mode},
     }
 
 
@@ -252,13 +257,12 @@ class DatabaseEndpoint:
 
 @dataclass(frozen=True)
 class GatewayEnvironment:
-    """`environment` (plain) and `secrets` (env name -> Secrets Manager `valueFrom`) of the
-    gateway container; with the database, `bootstrap`: the environment of the init container
-    that creates LiteLLM's IAM login role (`contracts.litellm.BOOTSTRAP_SCRIPT`)."""
+    """`environment` (plain) and `secrets` (env name -> `valueFrom`) of the gateway container.
+    LiteLLM's database login role is created outside the gateway's task, by the database's
+    bootstrap function (`services.gateway_db`)."""
 
     environment: dict[str, str]
     secrets: dict[str, str]
-    bootstrap: dict[str, str] | None = None
 
 
 def gateway_container_env(
@@ -303,13 +307,7 @@ def gateway_container_env(
         litellm.ENV_DATABASE_SSLMODE: "require",
     }
     secrets[ENV_SALT_KEY] = salt_key_secret_arn
-    bootstrap = {
-        litellm.ENV_BOOTSTRAP_CLUSTER_ARN: database.cluster_arn,
-        litellm.ENV_BOOTSTRAP_SECRET_ARN: database.secret_arn,
-        litellm.ENV_BOOTSTRAP_DATABASE: database.name,
-        litellm.ENV_BOOTSTRAP_USER: litellm.DATABASE_IAM_USER,
-    }
-    return GatewayEnvironment(environment, secrets, bootstrap)
+    return GatewayEnvironment(environment, secrets)
 
 
 def managed_names(spec: GatewaySpec, *, database: bool) -> frozenset[str]:
@@ -326,30 +324,42 @@ def managed_names(spec: GatewaySpec, *, database: bool) -> frozenset[str]:
 
 
 def database_access_policy(
-    database: DatabaseEndpoint, *, resource_id: str, region: str, account_id: str, partition: str
+    *, resource_id: str, region: str, account_id: str, partition: str
 ) -> str:
     """The gateway task role's database policy (JSON): log in as LiteLLM's IAM user
-    (`rds-db:connect` on `dbuser:<cluster resource id>/<user>`), and for the bootstrap container
-    the RDS Data API on the cluster plus the master secret the Data API reads for it."""
+    (`rds-db:connect` on `dbuser:<cluster resource id>/<user>`) and nothing else: no master
+    secret, no Data API (the bootstrap function's duty, `database_bootstrap_policy`)."""
     user = f"arn:{partition}:rds-db:{region}:{account_id}:dbuser:{resource_id}/"
+    statement = {
+        "Sid": "ConnectAsLiteLLM",
+        "Effect": "Allow",
+        "Action": "rds-db:connect",
+        "Resource": user + litellm.DATABASE_IAM_USER,
+    }
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+
+def database_bootstrap_policy(*, cluster_arn: str, secret_arn: str, log_group_arn: str) -> str:
+    """The bootstrap function's role (JSON): the RDS Data API on the cluster, the master secret
+    the Data API reads with the caller's credentials, and its own log streams."""
     statements = [
-        {
-            "Sid": "ConnectAsLiteLLM",
-            "Effect": "Allow",
-            "Action": "rds-db:connect",
-            "Resource": user + litellm.DATABASE_IAM_USER,
-        },
         {
             "Sid": "BootstrapThroughDataApi",
             "Effect": "Allow",
             "Action": "rds-data:ExecuteStatement",
-            "Resource": database.cluster_arn,
+            "Resource": cluster_arn,
         },
         {
             "Sid": "DataApiReadsTheMasterSecret",
             "Effect": "Allow",
             "Action": "secretsmanager:GetSecretValue",
-            "Resource": database.secret_arn,
+            "Resource": secret_arn,
+        },
+        {
+            "Sid": "WriteOwnLogGroup",
+            "Effect": "Allow",
+            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+            "Resource": f"{log_group_arn}:log-stream:*",
         },
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})

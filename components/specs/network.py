@@ -15,8 +15,16 @@ config path and the fix, what would give a stack that cannot serve:
 - load-balancer subnets without egress: the ALB's authenticate actions call the identity
   provider's public endpoints;
 - named endpoints that are not what they claim (another service, another VPC, not available,
-  private DNS off, an S3 gateway not on the subnets' route tables).
-It creates only the endpoints (and their security group) the VPC lacks. No Pulumi import.
+  private DNS off, an S3 gateway not on the subnets' route tables);
+- images from outside ECR (GHCR, Docker Hub, ECR Public) pulled from subnets without a way out:
+  endpoints reach AWS services only, so such an image needs a NAT (or other) route, or an ECR
+  pull-through cache rule and the reference to its ECR copy.
+It creates only the endpoints (and their security group) the VPC lacks, and only when the stack's
+account owns the VPC: in a VPC shared through AWS RAM, "VPC owners are responsible for creating,
+managing, and deleting" route tables, gateway endpoints and interface endpoints (VPC user guide,
+"Responsibilities and permissions for owners and participants"), so a participant creates none
+and each thing its subnets lack is one refusal saying what the network team must add. No Pulumi
+import.
 """
 
 from __future__ import annotations
@@ -167,6 +175,15 @@ class NetworkFacts:
     main_route_table_id: str | None = None
     endpoints: Mapping[str, EndpointFacts] = field(default_factory=dict)
     """By endpoint id."""
+    owner_id: str | None = None
+    """The account that owns the VPC (`get_vpc`'s `owner_id`); None: not read."""
+    caller_account: str | None = None
+    """The account the stack deploys with (`get_caller_identity`); None: not read."""
+
+    @property
+    def participant(self) -> bool:
+        """The stack's account uses the VPC through AWS RAM and owns none of its routing."""
+        return bool(self.owner_id and self.caller_account and self.owner_id != self.caller_account)
 
     def table_of(self, subnet: SubnetFacts) -> RouteTableFacts | None:
         table = subnet.route_table_id or self.main_route_table_id
@@ -210,6 +227,9 @@ class NetworkNeeds:
     bedrock: bool = False
     create_endpoints: bool = True
     """`network.vpcEndpoints`: create the endpoints the VPC lacks."""
+    outside_ecr_images: Mapping[str, str] = field(default_factory=dict)
+    """Config path -> image, for each image the stack pulls from a registry other than ECR
+    (no VPC endpoint reaches it)."""
 
     def services(self, egress: bool) -> tuple[str, ...]:
         """Endpoint services the stack wants: the standard set, and where no route leads out
@@ -428,19 +448,90 @@ def _existing_endpoints(
 def _check_s3_gateway(
     check: _Check, endpoint: EndpointFacts | None, subnets: Sequence[SubnetFacts]
 ) -> None:
-    """An existing S3 gateway endpoint serves a subnet only through the subnet's route table."""
+    """An existing S3 gateway endpoint serves a subnet only through the subnet's route table:
+    one refusal for every table it lacks, with the one command that adds them."""
     if endpoint is None or endpoint.endpoint_type != "Gateway":
         return
+    lacking: dict[str, list[str]] = {}
     for subnet in subnets:
         table = check.facts.table_of(subnet)
         if table is not None and table.id not in endpoint.route_table_ids:
-            check.issues.add(
-                f"{EXISTING_PATH}.vpcEndpoints.{GATEWAY_SERVICE}",
-                f"{endpoint.id} is not on route table {table.id} of {subnet.id}: that subnet's "
-                "image layers and weights would not use it; add the route table to the endpoint "
-                f"(aws ec2 modify-vpc-endpoint --vpc-endpoint-id {endpoint.id} "
-                f"--add-route-table-ids {table.id})",
-            )
+            lacking.setdefault(table.id, []).append(subnet.id)
+    if not lacking:
+        return
+    tables = ", ".join(f"{t} (of {', '.join(s)})" for t, s in lacking.items())
+    who = _OWNER_RUNS.format(owner=check.facts.owner_id) if check.facts.participant else ""
+    check.issues.add(
+        f"{EXISTING_PATH}.vpcEndpoints.{GATEWAY_SERVICE}",
+        f"{endpoint.id} is not on route table {tables}: those subnets' image layers and weights "
+        f"would not use it; add the route tables to the endpoint{who} (aws ec2 "
+        f"modify-vpc-endpoint --vpc-endpoint-id {endpoint.id} --add-route-table-ids "
+        f"{' '.join(lacking)})",
+    )
+
+
+_OWNER_RUNS = " (the VPC's owner, account {owner}, must: a participant cannot)"
+
+_PURPOSE: Mapping[str, str] = {
+    GATEWAY_SERVICE: "weights and ECR's image layers (ECR keeps layers in S3)",
+    "ecr.api": "ECR authentication and image manifests",
+    "ecr.dkr": "ECR image layers",
+    "logs": "the tasks' awslogs driver",
+    "sts": "task role credentials",
+    "secretsmanager": "the containers' secrets",
+    "ssm": "parameters and ECS Exec",
+    "ssmmessages": "ECS Exec sessions",
+    "ecs": "the ECS agent's control calls",
+    "ecs-agent": "the ECS agent's task state",
+    "ecs-telemetry": "the ECS agent's metrics",
+    "autoscaling": "lifecycle-hook completion at boot",
+    "monitoring": "the CloudWatch agent's metrics",
+    "sqs": "the queue workers",
+    "bedrock-runtime": "the gateway's Bedrock models",
+}
+"""What each endpoint service carries for this stack (the refusals say why it is needed)."""
+
+
+def _owner_must_add(check: _Check, blocked: Sequence[SubnetFacts], missing: Sequence[str]) -> None:
+    """A participant's subnets without a way out: one refusal per endpoint the VPC's owner must
+    add (a participant can neither create it nor add a NAT route)."""
+    facts = check.facts
+    names = ", ".join(s.id for s in blocked)
+    tables = sorted({t.id for s in blocked if (t := facts.table_of(s)) is not None})
+    zones = ", ".join(sorted({s.availability_zone for s in blocked}))
+    for service in missing:
+        what = (
+            f"an S3 gateway endpoint on route table(s) {', '.join(tables) or 'of ' + names}"
+            if service == GATEWAY_SERVICE
+            else f"an interface endpoint for {service} with private DNS, in {zones}"
+        )
+        check.issues.add(
+            f"{EXISTING_PATH}.vpcEndpoints.{service}",
+            f"{facts.vpc_id} belongs to account {facts.owner_id} and this stack deploys as "
+            f"{facts.caller_account} (an AWS RAM participant, which cannot create endpoints or "
+            f"change route tables); {names} have no NAT (or other) route out, so {service} "
+            f"({_PURPOSE.get(service, service)}) is unreachable. Ask the network team to add "
+            f"{what} (or a NAT route for these subnets), then name it here",
+        )
+
+
+def _outside_ecr_refusal(
+    check: _Check, blocked: Sequence[SubnetFacts], needs: NetworkNeeds
+) -> None:
+    """Images from outside ECR in subnets without a way out: no VPC endpoint reaches them."""
+    if not needs.outside_ecr_images:
+        return
+    names = ", ".join(s.id for s in blocked)
+    route = "ask the network team for a NAT route" if check.facts.participant else "add a NAT route"
+    for path, image in needs.outside_ecr_images.items():
+        check.issues.add(
+            path,
+            f"{image} comes from a registry outside ECR, and {names} have no NAT (or other) "
+            "route out: VPC endpoints reach AWS services only, so every task would stop with "
+            f"CannotPullContainerError. {route.capitalize()} for these subnets, or create an ECR "
+            "pull-through cache rule for its registry and reference the image through it "
+            "(<account>.dkr.ecr.<region>.amazonaws.com/<prefix>/...)",
+        )
 
 
 def _check_load_balancer(
@@ -545,9 +636,13 @@ def plan_existing_network(
     blocked = [s for s in private if egress[s.id][0] not in ("nat", "other")]
     wanted = needs.services(egress=not blocked)
     missing = [s for s in wanted if s not in found and s not in shared]
-    create = missing if needs.create_endpoints else []
-    if blocked and not needs.create_endpoints and missing:
+    create = missing if needs.create_endpoints and not facts.participant else []
+    if blocked and missing and facts.participant:
+        _owner_must_add(check, blocked, missing)
+    elif blocked and missing and not needs.create_endpoints:
         _pull_path_refusal(check, blocked, missing)
+    if blocked:
+        _outside_ecr_refusal(check, blocked, needs)
     interface = tuple(s for s in create if s != GATEWAY_SERVICE)
     if interface and not (facts.dns_support and facts.dns_hostnames):
         issues.add(
@@ -574,7 +669,20 @@ def plan_existing_network(
         gateway_route_table_ids=gateway_tables,
         availability_zones=tuple(s.availability_zone for s in zoned),
     )
-    return spec, _decisions(spec, facts, egress, found, shared, missing if create else [])
+    lines = _decisions(spec, facts, egress, found, shared, missing if create else [])
+    if facts.participant:
+        lines.append(
+            f"VPC owned by account {facts.owner_id}, shared with this stack's account "
+            f"{facts.caller_account} (AWS RAM): no endpoint is created and no route table "
+            "changed"
+            + (
+                f"; without its own endpoints for {', '.join(missing)}, that traffic "
+                "goes through the VPC's NAT"
+                if missing and not blocked
+                else ""
+            )
+        )
+    return spec, lines
 
 
 def _decisions(

@@ -147,6 +147,8 @@ class RerankerSpec(ServiceSpec):
     """S3 bucket of the exported ONNX model and tokenizer."""
     model_prefix: str
     """Key prefix the task role may read."""
+    model: contract.EncoderModel = contract.REFERENCE_MODEL
+    """The served model (family and config.json facts): its memory floor bounds memory_mib."""
     cpu: int
     """Task CPU units (a pair on the Fargate grid with memory_mib)."""
     memory_mib: int
@@ -404,18 +406,27 @@ def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
         size = sizing.fargate_size(args.cpu, args.memory_mib)
     except sizing.SizingError as exc:
         raise ServiceArgsError(f"{where}: {exc}") from None
-    if (problem := reranker_size_problem(size, args.platform_version)) is not None:
+    if (problem := reranker_size_problem(size, args.platform_version, args.model)) is not None:
         raise ServiceArgsError(f"{where}: {problem}")
+    if (problem := contract.family_problem(args.model.model_type)) is not None:
+        raise ServiceArgsError(f"{where}: model: {problem}")
     reranker_decision_checks(where, args)
     return size
 
 
-def reranker_size_problem(size: sizing.FargateSize, platform_version: str) -> str | None:
-    """Why a Fargate task of `size` cannot run the re-ranker on `platform_version`, or None."""
-    if size.memory_mib < contract.MIN_MEMORY_MIB:
+def reranker_size_problem(
+    size: sizing.FargateSize,
+    platform_version: str,
+    model: contract.EncoderModel = contract.REFERENCE_MODEL,
+) -> str | None:
+    """Why a Fargate task of `size` cannot run the re-ranker serving `model` (default
+    all-MiniLM-L6-v2) on `platform_version`, or None."""
+    if size.memory_mib < model.memory_floor_mib:
         return (
             f"memory_mib {size.memory_mib} is below the re-ranker's floor of "
-            f"{contract.MIN_MEMORY_MIB} MiB (resident model, ONNX Runtime arenas, web stack)"
+            f"{model.memory_floor_mib} MiB for {model.name or model.model_type} "
+            f"({model.parameters / 1e6:.0f}M parameters: resident weights, ONNX Runtime arenas, "
+            "web stack)"
         )
     if size.needs_platform_1_4 and not _platform_at_least_1_4(platform_version):
         return f"cpu {size.cpu} needs Fargate platform 1.4.0 or later, got {platform_version!r}"

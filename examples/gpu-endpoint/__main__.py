@@ -1,9 +1,9 @@
 """One model on a GPU pool behind the authenticated endpoint, in a VPC and an ECS cluster this
 program makes itself, from the `ecs_inference` components (`pip install ecs-inference`).
 
-What `InferencePlatform` decides from a stack's config (sizes, timeouts, the instance type) is
-written here by hand, and checked with the same functions the plan runs before any resource
-exists: the components themselves take their arguments as given.
+The model service takes the stack file's model section as its input and decides its fit, task
+size and timeouts itself, as `InferencePlatform` does; the pool and the endpoint are written
+here by hand and checked with the same functions the plan runs before any resource exists.
 
     python -m tools.preview --cwd examples/gpu-endpoint     # offline, in the repository
 """
@@ -12,12 +12,12 @@ import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
-from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
-from ecs_inference.services.model import ModelService, ModelServiceArgs
+from ecs_inference.models.decisions import Placement, StackFacts
+from ecs_inference.models.input import ModelConfig
+from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.specs.endpoint import AuthSpec, validate_endpoint_args
 from ecs_inference.specs.pool import PoolArgumentError, pool_problems
-from ecs_inference.specs.service import validate_model_service
 
 CIDR = "10.60.0.0/16"
 MODEL = "llama"
@@ -90,41 +90,40 @@ validate_endpoint_args(endpoint_args)
 endpoint = Endpoint("edge", endpoint_args)
 
 # -- the model service ------------------------------------------------------------------------
-model_args = ModelServiceArgs(
-    service=MODEL,
-    priority=100,
-    image=f"{account}.dkr.ecr.{region}.amazonaws.com/vllm:0.33.0",
-    launch=VllmLaunch(
-        served_model_name=MODEL,
-        weights_uri=WEIGHTS,
-        max_model_len=8192,
-        max_num_seqs=16,
-        alb_idle_timeout_seconds=idle_timeout,
-        aws_region=region,
-    ),
-    weights_bucket="example-model-weights",
-    weights_prefix="models/llama-3.1-8b-instruct",
-    # g6e.xlarge: 4 vCPU, 32 GiB; the task leaves the agent and the OS their share.
-    task_cpu=3072,
-    task_memory_mib=26_624,
-    gpu_count=1,
-    shm_size_mib=2048,
-    max_count=2,
-    deregistration_delay_seconds=LONGEST_GENERATION_SECONDS + 15,
-    max_request_seconds=LONGEST_GENERATION_SECONDS,
-    cluster_arn=cluster.arn,
-    vpc_id=vpc.id,
-    subnet_ids=subnet_ids,
-    alb_security_group_id=endpoint.security_group.id,
-    load_balancer_arn_suffix=endpoint.load_balancer.arn_suffix,
-    router=endpoint,
-    capacity_provider_name=pool.capacity_provider_name,
-    service_depends_on=[association],
+# Its input is the stack file's `platform.models.<name>` section, with the same keys and
+# defaults; it decides its fit on the pool, task size, timeouts and scaling itself, and fails
+# with the stack file's message when, say, 64 sequences of 8192 tokens do not fit one GPU.
+llama = ModelConfig.model_validate(
+    {
+        "engine": "vllm",
+        "pool": "gpu",
+        "architecture": "llama-3.1-8b",
+        "weightsUri": WEIGHTS,
+        "maxModelLen": 8192,
+        "maxGenerationSeconds": LONGEST_GENERATION_SECONDS,
+        "autoscaling": {"metric": "albRequests"},
+    }
 )
-validate_model_service(f"ModelService {MODEL!r}", model_args)
-service = ModelService(MODEL, model_args)
+service = ModelService(
+    MODEL,
+    llama,
+    ModelWiring(
+        pool=pool,
+        image=f"{account}.dkr.ecr.{region}.amazonaws.com/vllm:0.33.0",
+        placement=Placement(priority=100, facts=StackFacts(metrics_sidecar=False, region=region)),
+        cluster_arn=cluster.arn,
+        vpc_id=vpc.id,
+        subnet_ids=subnet_ids,
+        alb_security_group_id=endpoint.security_group.id,
+        load_balancer_arn_suffix=endpoint.load_balancer.arn_suffix,
+        router=endpoint,
+        service_depends_on=[association],
+    ),
+)
 
 pulumi.export("url", pulumi.Output.concat("https://models.example.internal/", MODEL, "/v1"))
 pulumi.export("tokenUrl", endpoint.token_url)
 pulumi.export("apiClientId", endpoint.api_client_id)
 pulumi.export("serviceName", service.service.name)
+# What the service decided (fit, task size, timeouts), as a stack exports its plan's.
+pulumi.export("decisions", {f"model {MODEL}": service.decisions})

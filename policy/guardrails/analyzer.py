@@ -42,12 +42,15 @@ from pulumi_policy.policy import (
     _NotApplicableError,  # pyright: ignore[reportPrivateUsage]
     _PolicyAnalyzerServicer,  # pyright: ignore[reportPrivateUsage]
 )
-from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+from pulumi_policy.proxy import UnknownValueError
+
+from .values import readable_proxy
 
 
 def decode(struct: Any) -> Any:
-    """A request's properties as policies read them (what the SDK builds per policy)."""
-    return unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+    """A request's properties as policies read them: what the SDK builds per policy, whose
+    unknown-checking proxy here also raises on a ``[secret]`` (``resources.readable_proxy``)."""
+    return readable_proxy(deserialize_properties(json_format.MessageToDict(struct)))
 
 
 class _Once:

@@ -18,7 +18,7 @@ names the state and the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
@@ -40,8 +40,10 @@ from .resources import (
     as_list,
     get,
     is_native,
+    known,
     stored,
 )
+from .values import UndecidableValueError
 
 Resource = Any
 
@@ -57,6 +59,8 @@ def _provider_names(items: Sequence[Any], key: str = "capacityProvider") -> list
     for item in items:
         try:
             value = get(item, key) if isinstance(item, Mapping) else None
+        except UndecidableValueError:
+            raise  # a secret name may be FARGATE
         except UnknownValueError:
             value = None
         names.append(None if value is None else str(value))
@@ -83,9 +87,9 @@ class Launch:
     launch_type: Callable[[], Any]
     strategy: Callable[[], list[str | None]]
     task_value: Callable[[], Any]
-    task_key: str
+    task_key: str | tuple[str, ...]
     cluster_value: Callable[[], Any]
-    cluster_key: str
+    cluster_key: str | tuple[str, ...]
     where: str = ""
     runtime: str | None = None
     task_runtime: str | None = None
@@ -211,7 +215,17 @@ def _pipe(resource: Resource) -> list[Launch]:
     launch = _nested(
         resource, block, _strategy_key(resource), "targetParameters", lambda: get(props, "target")
     )
-    return [launch]
+    # Pipes fills a target parameter written as a JSON path from each event, at run time.
+    runtime, task_runtime = _dynamic(block, "launchType"), _dynamic(block, "taskDefinitionArn")
+    if task_runtime is not None:
+        launch = replace(launch, task_value=lambda: None, task_runtime=task_runtime)
+    return [replace(launch, runtime=runtime)] if runtime is not None else [launch]
+
+
+def _dynamic(block: Mapping[str, Any], key: str) -> str | None:
+    """``"<key> = $.path"`` when a Pipes target parameter is a dynamic JSON path, else None."""
+    value = known(block, key)
+    return f"{key} = {value}" if isinstance(value, str) and value.startswith("$.") else None
 
 
 def _state_machine(resource: Resource) -> list[Launch]:
@@ -220,8 +234,10 @@ def _state_machine(resource: Resource) -> list[Launch]:
     substitutions = (
         get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
     )
-    parsed = step_functions.parse(definition, substitutions)
-    return [_state_launch(resource, key, state) for state in step_functions.ecs_states(parsed)]
+    parsed = step_functions.parse(definition, substitutions, key)
+    # A substituted ARN's dependency is recorded on definitionSubstitutions.
+    keys = (key, "definitionSubstitutions") if substitutions else key
+    return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]
 
 
 def _definition(resource: Resource) -> tuple[str, Any]:
@@ -236,19 +252,22 @@ def _definition(resource: Resource) -> tuple[str, Any]:
     return "definition", get(props, "definition")
 
 
-def _state_launch(resource: Resource, key: str, state: step_functions.EcsState) -> Launch:
+def _state_launch(
+    resource: Resource, key: str | tuple[str, ...], state: step_functions.EcsState
+) -> Launch:
     launch_type, runtime = state.field("LaunchType")
     strategy, strategy_runtime = state.field("CapacityProviderStrategy")
     task, task_runtime = state.field("TaskDefinition")
     cluster, _ = state.field("Cluster")
     runtime = runtime or (strategy_runtime if not launch_type else None)
+    read = step_functions.read
     return Launch(
         resource,
-        lambda: launch_type or None,
-        lambda: _provider_names(as_list(strategy), "CapacityProvider"),
-        lambda: None if task_runtime else task,
+        lambda: read(launch_type) or None,
+        lambda: _provider_names(as_list(read(strategy)), "CapacityProvider"),
+        lambda: None if task_runtime else read(task),
         key,
-        lambda: cluster,
+        lambda: read(cluster),
         key,
         where=f" state {state.name!r}",
         runtime=runtime,
@@ -294,10 +313,10 @@ class ClusterDefaults:
         return self._fargate
 
     def fargate(self, launch: Launch) -> bool:
-        """True when the launch's cluster defaults to a Fargate capacity provider."""
+        """True when the launch's cluster defaults to a Fargate capacity provider. A cluster
+        outside the stack (or none: the account's ``default`` cluster) has a default strategy
+        the pack cannot see: "cannot verify", naming the launcher."""
         table = self._table()
-        if not table:
-            return False
         clusters = self.model.refs(
             launch.resource,
             launch.cluster_key,
@@ -305,6 +324,16 @@ class ClusterDefaults:
             values=lambda: [launch.cluster_value()],
             silent_external=True,
         )
+        if not clusters:
+            key = launch.cluster_key
+            self.model.note(
+                launch.resource,
+                key if isinstance(key, str) else key[0],
+                f"names no cluster of this stack{launch.where}, and neither launchType nor a "
+                "capacity provider strategy is set: that cluster's default strategy decides",
+                "whether it launches on Fargate",
+            )
+            return False
         return any(table.get(c.urn, False) for c in clusters)
 
 

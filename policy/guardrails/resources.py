@@ -19,7 +19,6 @@ before re-raising the first unknown, so one unknown ARN does not hide violations
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,6 +30,7 @@ from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore
 
 from . import aws_limits
 from .exemptions import EXEMPT_SCHEMA, matching_entries
+from .values import UndecidableValueError, parse_document
 
 __all__ = ["EXEMPT_SCHEMA"]
 
@@ -131,6 +131,7 @@ VPC_ORIGIN = frozenset({"aws:cloudfront/vpcOrigin:VpcOrigin", "aws-native:cloudf
 APP_RUNNER = frozenset({"aws:apprunner/service:Service", "aws-native:apprunner:Service"})
 FUNCTION_URL = frozenset({"aws:lambda/functionUrl:FunctionUrl", "aws-native:lambda:Url"})
 FUNCTION = frozenset({"aws:lambda/function:Function", "aws-native:lambda:Function"})
+DNS_RECORD = frozenset({"aws:route53/record:Record", "aws-native:route53:RecordSet"})
 INSTANCE = frozenset({"aws:ec2/instance:Instance", "aws-native:ec2:Instance"})
 LAUNCH_TEMPLATE = frozenset(
     {"aws:ec2/launchTemplate:LaunchTemplate", "aws-native:ec2:LaunchTemplate"}
@@ -351,6 +352,8 @@ def stored(props: Mapping[str, Any], key: str, default: Any = None, resource: An
         value = props[key]
     except KeyError:
         return default
+    except UndecidableValueError:
+        raise  # set, but unreadable: not the provider's default
     except UnknownValueError:
         deps = (getattr(resource, "property_dependencies", None) or {}).get(key)
         if deps:
@@ -417,16 +420,15 @@ def container_definitions(props: Mapping[str, Any]) -> Sequence[Mapping[str, Any
     """Container definitions as a list of mappings with the ECS API's camelCase keys.
 
     pulumi-aws takes them as a JSON string (the RegisterTaskDefinition shape), aws-native as a
-    list of objects; an unknown string raises ``UnknownValueError``. A string that is not JSON
-    is returned as no containers (the provider itself rejects it).
+    list of objects; an unknown string raises ``UnknownValueError``, and a ``[secret]`` or a
+    string that is not a JSON list raises ``UndecidableValueError`` (never "no containers").
     """
     raw = get(props, "containerDefinitions")
     if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return ()
-        return [c for c in parsed if isinstance(c, Mapping)] if isinstance(parsed, list) else ()
+        parsed = parse_document(raw, ["containerDefinitions"])
+        if not isinstance(parsed, list):
+            raise UndecidableValueError(["containerDefinitions"], "is not a JSON list")
+        return [c for c in parsed if isinstance(c, Mapping)]
     return [c for c in as_list(raw) if isinstance(c, Mapping)]
 
 
@@ -484,6 +486,8 @@ def strategy_provider_names(resource_type: str, props: Mapping[str, Any]) -> lis
     for item in capacity_provider_strategy(resource_type, props):
         try:
             names.append(get(item, "capacityProvider"))
+        except UndecidableValueError:
+            raise  # a secret name may be FARGATE
         except UnknownValueError:
             names.append(None)
     return names
@@ -641,9 +645,17 @@ class UnknownCollector:
             self.notes.append((message, urn))
 
     def reraise(self) -> None:
-        """Re-raise the first unknown seen, if any."""
-        if self.first is not None:
+        """Re-raise the first unknown seen, if any, naming the resource it skipped (the
+        note "can't run policy ..." then says where the unknown value is)."""
+        if self.first is None:
+            return
+        resource = next((r for r, e in self.skipped if e is self.first and r is not None), None)
+        if resource is None:
             raise self.first
+        named = Exception.__new__(type(self.first))
+        named.__dict__.update(self.first.__dict__)
+        named.message = f"{resource.resource_type} {resource.name!r}: {self.first.message}"
+        raise named
 
     def undecided(self) -> list[tuple[str, str | None]]:
         """Every judgement this collector could not make, as (message, URN): its "cannot

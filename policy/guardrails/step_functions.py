@@ -13,13 +13,15 @@ so, naming the state and the field. Definitions arrive as a JSON string (pulumi-
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+from pulumi_policy.proxy import UnknownValueError
+
+from .resources import present
+from .values import UndecidableValueError, load_document
 
 _ECS_RUN_TASK = re.compile(
     r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"
@@ -50,21 +52,54 @@ class EcsState:
         return value, None
 
 
-def parse(definition: Any, substitutions: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
-    """A definition as a mapping ({} when it is neither JSON, YAML nor an object)."""
+def parse(
+    definition: Any, substitutions: Mapping[str, Any] | None = None, key: str = "definition"
+) -> Mapping[str, Any]:
+    """A definition (the input ``key``) as a mapping ({} when it is no object; text that is
+    neither a JSON nor a YAML object raises ``UndecidableValueError``), with
+    ``${name}`` replaced from ``substitutions`` in the text, or in every string of an object
+    (CloudFormation substitutes the ``Definition`` object's strings as it does the text)."""
+    if isinstance(definition, Mapping) and substitutions:
+        return _substituted(definition, substitutions)
     if isinstance(definition, str):
         text = definition
         if substitutions:
             text = _SUBSTITUTION.sub(lambda m: str(substitutions.get(m.group(1), m.group(0))), text)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            try:
-                value = yaml.safe_load(text)
-            except yaml.YAMLError:
-                return {}
-        return value if isinstance(value, Mapping) else {}
+        value = load_document(text)
+        if value is None:
+            raise UndecidableValueError([key], "is neither a JSON nor a YAML object")
+        return value
     return definition if isinstance(definition, Mapping) else {}
+
+
+class Unread:
+    """A substituted value unknown at preview (or secret): raises its error when read."""
+
+    def __init__(self, error: UnknownValueError) -> None:
+        self.error = error
+
+
+def read(value: Any) -> Any:
+    """A field's value; an :class:`Unread` one raises the error that made it unreadable."""
+    if isinstance(value, Unread):
+        raise value.error
+    return value
+
+
+def _substituted(value: Any, substitutions: Mapping[str, Any]) -> Any:
+    if isinstance(value, str):
+        whole = _SUBSTITUTION.fullmatch(value)
+        if whole and present(substitutions, whole.group(1)):
+            try:  # the value itself: an ARN unknown at preview stays unknown, not a string
+                return substitutions[whole.group(1)]
+            except UnknownValueError as error:
+                return Unread(error)
+        return _SUBSTITUTION.sub(lambda m: str(substitutions.get(m.group(1), m.group(0))), value)
+    if isinstance(value, Mapping):
+        return {k: _substituted(value[k], substitutions) for k in value}
+    if isinstance(value, (list, tuple)):
+        return [_substituted(v, substitutions) for v in value]
+    return value
 
 
 def ecs_states(definition: Mapping[str, Any]) -> Iterator[EcsState]:

@@ -250,10 +250,53 @@ def test_main_deploys_every_stack_dev_first_through_environments():
     assert up["environment"] == "${{ inputs.stack }}"
     assert up["concurrency"]["group"].endswith("${{ inputs.stack }}")
     assert up["concurrency"]["cancel-in-progress"] is False
-    pulumi_steps = [s for s in steps(up) if uses(s, PULUMI_ACTION)]
-    (command,) = [s for s in pulumi_steps if "command" in s["with"]]
-    assert command["with"]["command"] == "up"
-    assert command["with"]["policyPacks"] == "policy"
+    assert_policy_gates_the_update(steps(up))
+
+
+def assert_policy_gates_the_update(job_steps: list[dict[str, Any]]) -> None:
+    """The pack runs before anything changes, on the config the update uses: a preview with the
+    pack after the images are pinned, and an update that does not skip its own preview.
+
+    pulumi/actions' `command: up` calls the Automation API's `stack.up`, which runs `pulumi up
+    --yes --skip-preview` (pulumi/pulumi sdk/nodejs/automation/stack.ts); with the preview
+    skipped the engine runs AnalyzeStack only after every step (pulumi/pulumi
+    pkg/backend/apply.go, PreviewThenPromptThenExecute)."""
+    pinned = next(i for i, s in enumerate(job_steps) if "pulumi config set" in s.get("run", ""))
+    commands = [
+        (i, s["with"]["command"])
+        for i, s in enumerate(job_steps)
+        if uses(s, PULUMI_ACTION) and "command" in s.get("with", {})
+    ]
+    assert all(command != "up" for _, command in commands), "`command: up` skips the preview"
+    gates = [
+        i
+        for i, command in commands
+        if command == "preview" and job_steps[i]["with"].get("policyPacks") == "policy"
+    ]
+    updates = [i for i, s in enumerate(job_steps) if re.search(r"\bpulumi up\b", s.get("run", ""))]
+    assert len(updates) == 1, "one `pulumi up`"
+    (update,) = updates
+    run = job_steps[update]["run"]
+    assert "--skip-preview" not in run and "--policy-pack policy" in run
+    assert [g for g in gates if pinned < g < update], "a policy preview between pinning and up"
+
+
+def test_the_gate_check_fails_on_the_skip_preview_deploy():
+    """The defect of issue 33 put back: `command: up`, or an update that skips its preview."""
+    job_steps = steps(load("stack-up.yml")["jobs"]["up"])
+    gate = next(i for i, s in enumerate(job_steps) if s.get("with", {}).get("command"))
+    as_up = [*job_steps[:gate], {**job_steps[gate], "with": {
+        **job_steps[gate]["with"], "command": "up"}}, *job_steps[gate + 1 :]]  # fmt: skip
+    with pytest.raises(AssertionError, match="skips the preview"):
+        assert_policy_gates_the_update(as_up)
+    update = next(i for i, s in enumerate(job_steps) if "pulumi up" in s.get("run", ""))
+    skipped = {**job_steps[update], "run": job_steps[update]["run"] + " --skip-preview"}
+    with pytest.raises(AssertionError):
+        assert_policy_gates_the_update([*job_steps[:update], skipped, *job_steps[update + 1 :]])
+    # The gate before the images are pinned previews another config than the update's.
+    early = [job_steps[gate], *job_steps[:gate], *job_steps[gate + 1 :]]
+    with pytest.raises(AssertionError, match="between pinning and up"):
+        assert_policy_gates_the_update(early)
 
 
 # --- images -------------------------------------------------------------------------------------

@@ -157,3 +157,58 @@ def test_a_whole_encrypted_setting_is_one_clear_issue() -> None:
     [issue] = checked.issues
     assert issue == ConfigIssue(issue.path, issue.message, "Pulumi.dev.yaml:2")
     assert "encrypt only the secret values" in issue.message
+
+
+def test_six_independent_mistakes_come_out_in_one_run_each_at_its_leaf() -> None:
+    """A typo'd key of one model, a bad CIDR entry, an image that is no reference, an instance
+    type not in the catalog, a Fargate cpu off the grid and a model too big for its GPU: six
+    problems, one run, each at the deepest path holding the value (the fit is a combination of
+    the model's keys, so it is the model's), and each message about the value given."""
+    raw = reference("dev")
+    raw = mutate(raw, "endpoint.allowedCidrs", ["10.0.0.0/8", "10.0.0.300/33"])
+    raw = mutate(raw, "images.sglang", "not an image ref")
+    raw = mutate(raw, "neuronPools.inf2.instanceType", "inf2.8xlargee")
+    raw = mutate(raw, "models.llama.maxConcurrentSequences", 4096)
+    raw = mutate(raw, "rerankers.rerank.cpu", 3000)
+    raw = mutate(raw, "models.llama.maxGenerationSecond", 300)  # beside the key it means
+    error = _all_issues(raw)
+    by_path = {i.path: i.message for i in error.issues}
+    assert sorted(by_path) == [
+        "platform.endpoint.allowedCidrs[1]",
+        "platform.images.sglang",
+        "platform.models.llama",
+        "platform.models.llama.maxGenerationSecond",
+        "platform.neuronPools.inf2.instanceType",
+        "platform.rerankers.rerank.cpu",
+    ], error
+    assert not error.not_checked
+    assert by_path["platform.endpoint.allowedCidrs[1]"].startswith("'10.0.0.300/33' is not a CIDR")
+    assert by_path["platform.images.sglang"].startswith("'not an image ref' is not an image ref")
+    assert "latest" not in by_path["platform.images.sglang"]
+    assert "needs 4727.6 GiB" in by_path["platform.models.llama"]
+
+
+@pytest.mark.parametrize(
+    ("image", "told"),
+    [
+        ("ghcr.io/berriai/litellm:latest", "is tagged 'latest'"),
+        ("ghcr.io/berriai/litellm", "has no tag or digest"),
+        ("localhost:5000/litellm", "has no tag or digest"),
+        ("Not An Image", "is not an image reference"),
+    ],
+)
+def test_an_image_refusal_describes_the_value_given(image: str, told: str) -> None:
+    error = _all_issues(mutate(reference("dev"), "images.sglang", image))
+    (issue,) = error.issues
+    assert issue.path == "platform.images.sglang"
+    assert issue.message.startswith(f"{image!r} {told}")
+
+
+def test_every_bad_entry_of_a_list_checked_by_its_section_is_reported_at_its_index() -> None:
+    raw = mutate(reference("dev"), "endpoint.allowedCidrs", ["10.0.0/8", "10.0.0.0/8", "0.0.0.0/0"])
+    error = _all_issues(raw)
+    assert _paths(error) == [
+        "platform.endpoint.allowedCidrs[0]",
+        "platform.endpoint.allowedCidrs[2]",
+    ]
+    assert "admits the whole internet" in error.issues[1].message

@@ -58,7 +58,7 @@ BAD = [
     ("one AZ", "network.availabilityZones", 1, "platform.network.availabilityZones", ">= 2"),
     ("bad nat", "network.natGateways", "many", "platform.network.natGateways", "single"),
     ("min above max", "gpuPools.l40s.minSize", 5, "platform.gpuPools.l40s", "minSize"),
-    ("unpinned image", "images.vllm", "vllm/vllm-openai:latest", "platform.images.vllm", "pinned"),
+    ("unpinned image", "images.vllm", "vllm/vllm-openai:latest", "platform.images.vllm", "pin"),
     (
         "not an s3 uri",
         "models.llama.weightsUri",
@@ -119,7 +119,7 @@ BAD = [
         "internal endpoint open to the world",
         "endpoint.allowedCidrs",
         ["0.0.0.0/0"],
-        "platform.endpoint",
+        "platform.endpoint.allowedCidrs[0]",
         "0.0.0.0/0",
     ),
     (

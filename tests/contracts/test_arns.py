@@ -45,6 +45,10 @@ def test_an_arn_is_filled_in_from_partition_region_account_and_name() -> None:
     )
     assert arn("aws:s3/bucket:Bucket", "logs", partition="aws") == "arn:aws:s3:::logs"
     assert arn("aws:iam/role:Role", "r", partition="aws", account="1") == "arn:aws:iam::1:role/r"
+    assert (
+        arn("aws:ssm/parameter:Parameter", "/a/b", partition="aws", region="r-1", account="1")
+        == "arn:aws:ssm:r-1:1:parameter/a/b"
+    )
     with pytest.raises(ValueError, match="Region"):
         arn("aws:sqs/queue:Queue", "q", partition="aws", account="1")
 
@@ -74,6 +78,7 @@ def _one_of_each() -> None:
             "alarm", comparison_operator="GreaterThanThreshold", evaluation_periods=1
         ),
         aws.cloudwatch.EventRule("rule", event_pattern="{}"),
+        aws.ssm.Parameter("parameter", name="/x/y", type="SecureString", value="v"),
     ]
     assert sorted(r.pulumi_resource_type for r in resources) == sorted(ARN_FORMATS)
     for r in resources:

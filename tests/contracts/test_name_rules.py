@@ -41,6 +41,7 @@ TOKENS = {
     "aws_cognito_resource_server": "aws:cognito/resourceServer:ResourceServer",
     "aws_appautoscaling_policy": "aws:appautoscaling/policy:Policy",
     "aws_secretsmanager_secret": "aws:secretsmanager/secret:Secret",
+    "aws_ssm_parameter": "aws:ssm/parameter:Parameter",
     "aws_ecr_repository": "aws:ecr/repository:Repository",
     "aws_sns_topic": "aws:sns/topic:Topic",
     "aws_sqs_queue": "aws:sqs/queue:Queue",

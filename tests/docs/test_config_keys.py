@@ -19,7 +19,7 @@ from tools import config_reference
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _ROW = re.compile(r"^\| `platform\.([^`]+)` \| ((?:[^|\\]|\\\|)+) \|", re.M)
-_FILE = re.compile(r"\.(py|md|ya?ml|json|toml|txt|sh)$")
+_FILE = re.compile(r"\.(py|md|ya?ml|json|toml|txt|sh|onnx)$")
 _TOKEN = re.compile(r"`([a-z][\w<>*\[\]-]*(?:\.[\w<>*\[\]-]+)+)`")
 
 

@@ -24,7 +24,11 @@ def test_image_runs_the_stdlib_sidecar_as_the_task_definition_s_user():
     (user,) = re.findall(r"^USER (\S+)$", text, re.M)
     assert user == obs.SIDECAR_USER
     assert 'ENTRYPOINT ["python", "/srv/emf_sidecar.py"]' in text
-    assert {p.name for p in IMAGE_DIR.iterdir()} == {"Dockerfile", "emf_sidecar.py"}
+    assert {p.name for p in IMAGE_DIR.iterdir()} == {
+        "Dockerfile",
+        ".dockerignore",
+        "emf_sidecar.py",
+    }
     imports = set(
         re.findall(r"^(?:from|import) (\w+)", (IMAGE_DIR / "emf_sidecar.py").read_text(), re.M)
     )

@@ -59,7 +59,8 @@ def test_gateway_path_may_not_be_a_service_and_size_must_be_on_the_grid():
     _, _, issues = gateway_service(
         gateway(path="llama", cpu=1024, memoryMib=512), TARGETS, service_names=["llama"]
     )
-    assert sorted(i.path for i in issues) == ["platform.gateway.cpu", "platform.gateway.path"]
+    # memory 512 is off the grid for cpu 1024: the memory holds the bad value
+    assert sorted(i.path for i in issues) == ["platform.gateway.memoryMib", "platform.gateway.path"]
 
 
 def test_gateway_without_anything_to_route_is_refused():
@@ -123,8 +124,8 @@ def test_worker_problems_are_all_reported_with_their_paths():
     _, _, issues = worker_service("w", cfg, gateway=None)
     assert sorted(i.path for i in issues) == [
         "platform.workers.w",
-        "platform.workers.w.cpu",
         "platform.workers.w.jobSeconds",
+        "platform.workers.w.memoryMib",
     ]
 
 

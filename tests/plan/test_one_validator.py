@@ -20,9 +20,9 @@ from pydantic.fields import FieldInfo
 
 from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.config.pools import PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
+from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, Plan
 from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.specs.endpoint import endpoint_arg_issues

@@ -100,7 +100,7 @@ def test_reranker_need_that_fits_no_grid_size() -> None:
 
 def test_reranker_off_grid_exact_size() -> None:
     issues = issues_of(mutate(reference("dev"), "rerankers.rerank.memoryMib", 20480), STACK)
-    assert [i.path for i in issues] == ["platform.rerankers.rerank"]
+    assert [i.path for i in issues] == ["platform.rerankers.rerank.memoryMib"]
     assert "2048" in issues[0].message
 
 

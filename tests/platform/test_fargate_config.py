@@ -34,8 +34,8 @@ from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
+from ecs_inference.models.service import model_container_definitions
 from ecs_inference.plan import fargate as plan_fargate
-from ecs_inference.services.model import model_container_definitions
 from ecs_inference.specs import fargate
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import RerankerSpec
@@ -118,7 +118,17 @@ def every_key() -> dict[str, Any]:
             "maxCount": 6,
             "environment": {"MODEL_VARIANT": "int8"},
             "secrets": {"API_TOKEN": _secret("rerank-token")},
-            "modelUri": "s3://example-agents-models/ms-marco-minilm-l6-onnx/",
+            "modelUri": "s3://example-agents-models/bge-reranker-large-onnx/",
+            # XLM-RoBERTa large's config.json
+            "model": {
+                "name": "bge-reranker-large",
+                "modelType": "xlm-roberta",
+                "numHiddenLayers": 24,
+                "hiddenSize": 1024,
+                "numAttentionHeads": 16,
+                "intermediateSize": 4096,
+                "vocabSize": 250002,
+            },
             "cpu": 4096,
             "memoryMib": 8192,
             "cpuArchitecture": "X86_64",
@@ -129,6 +139,17 @@ def every_key() -> dict[str, Any]:
         },
         "rr-need": {
             "modelUri": "s3://example-agents-models/bge-reranker-base-onnx/",
+            "model": {
+                "name": "bge-reranker-base",
+                "modelType": "xlm-roberta",
+                "numHiddenLayers": 12,
+                "hiddenSize": 768,
+                "numAttentionHeads": 12,
+                "intermediateSize": 3072,
+                "vocabSize": 250002,
+                # prepared with --max-length 256
+                "maxLength": 256,
+            },
             "needMemoryMib": 3072,
             "needVcpu": 2.0,
         },

@@ -62,8 +62,8 @@ def test_gateway_route_to_a_model_that_does_not_exist() -> None:
     assert issues_of(raw) == [
         (
             "platform.gateway.routes.big",
-            "routes to model service 'llama-70b', which does not exist (model services: llama, "
-            "llama-neuron, qwen); name a key of platform.models",
+            "routes to service 'llama-70b', which does not exist (services: llama, "
+            "llama-neuron, qwen); name a key of platform.models or platform.rerankers",
         )
     ]
 

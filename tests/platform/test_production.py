@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from ecs_inference.capacity.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.config.models import ModelConfig
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
+from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
 from ecs_inference.sizing import catalog, deploy_step
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
@@ -226,9 +226,9 @@ def test_protect_defaults_to_on() -> None:
 
 # -- item 12: customer-managed KMS keys -> kms:Decrypt on exactly those keys -----------------
 
-WEIGHTS_KEY = "arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"
-SECRETS_KEY = "arn:aws:kms:eu-west-1:123456789012:key/5555eeee-6666-ffff-7777-aaaa8888bbbb"
-SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hub-token-AbCdEf"
+WEIGHTS_KEY = "arn:aws:kms:eu-central-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"
+SECRETS_KEY = "arn:aws:kms:eu-central-1:123456789012:key/5555eeee-6666-ffff-7777-aaaa8888bbbb"
+SECRET = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:hub-token-AbCdEf"
 
 
 def _kms_statements(policy: str) -> list[dict]:
@@ -237,7 +237,7 @@ def _kms_statements(policy: str) -> list[dict]:
 
 def test_kms_keys_give_scoped_decrypt_to_the_right_role() -> None:
     settings = read_stack_file(ROOT, "dev")
-    settings["config"]["aws:region"] = "eu-west-1"
+    settings["config"]["aws:region"] = "eu-central-1"
     platform = settings["config"]["ecs-inference:platform"]
     platform["models"]["llama"]["kmsKeyArns"] = {"weights": WEIGHTS_KEY, "secrets": [SECRETS_KEY]}
     platform["models"]["llama"]["secrets"] = {"HUB_TOKEN": SECRET}
@@ -247,11 +247,13 @@ def test_kms_keys_give_scoped_decrypt_to_the_right_role() -> None:
     policies = {r.name: r.inputs["policy"] for r in rec.by_type("aws:iam/rolePolicy:RolePolicy")}
     (task,) = _kms_statements(policies["inference-llama-task"])
     assert task["Action"] == "kms:Decrypt" and task["Resource"] == [WEIGHTS_KEY]
-    assert task["Condition"] == {"StringEquals": {"kms:ViaService": "s3.eu-west-1.amazonaws.com"}}
+    assert task["Condition"] == {
+        "StringEquals": {"kms:ViaService": "s3.eu-central-1.amazonaws.com"}
+    }
     (execution,) = _kms_statements(policies["inference-llama-execution"])
     assert execution["Resource"] == [SECRETS_KEY]
     assert execution["Condition"] == {
-        "StringEquals": {"kms:ViaService": "secretsmanager.eu-west-1.amazonaws.com"}
+        "StringEquals": {"kms:ViaService": "secretsmanager.eu-central-1.amazonaws.com"}
     }
     # every other role stays without any KMS permission
     others = [

@@ -1,9 +1,8 @@
 """Secret values as Pulumi users write them: a stack file with `secure:` values (the gateway's
 master and salt keys, a model's, the gateway's and a worker's `secrets`) previews offline with
-placeholders, and each value stays secret end to end: one Secrets Manager secret the stack
-creates, `Output.secret` with `secretString` an additional secret output, the containers'
-`secrets` naming that secret's ARN, the execution role allowed to read exactly it, and the
-value in no other input."""
+placeholders, and each value stays secret end to end: one SSM SecureString parameter the stack
+creates, its `value` an `Output.secret`, the containers' `secrets` naming that parameter's ARN,
+the execution role allowed to read exactly it, and the value in no other input."""
 
 from __future__ import annotations
 
@@ -90,23 +89,24 @@ def _containers(rec: Recording, name: str) -> list[dict]:
     return json.loads(task.inputs["containerDefinitions"])
 
 
-def test_each_value_is_one_secret_whose_version_holds_it_as_a_secret(recording) -> None:
-    secrets = recording.by_type("aws:secretsmanager/secret:Secret")
-    versions = recording.by_type("aws:secretsmanager/secretVersion:SecretVersion")
-    assert {s.inputs["description"].split(" ")[0] for s in secrets} == PATHS
-    assert len(versions) == len(PATHS)
-    for version in versions:
-        assert version.secret_inputs == ("secretString",), version.name
-        assert "secretString" in version.options.additional_secret_outputs
+PARAMETER = "aws:ssm/parameter:Parameter"
+
+
+def test_each_value_is_one_securestring_parameter_holding_it_as_a_secret(recording) -> None:
+    parameters = recording.by_type(PARAMETER)
+    assert {p.inputs["description"].split(" ")[0] for p in parameters} == PATHS
+    for parameter in parameters:
+        assert parameter.inputs["type"] == "SecureString"
+        assert parameter.secret_inputs == ("value",), parameter.name
         # The offline placeholder of the slot's kind: LiteLLM keys start with sk-.
-        value = version.inputs["secretString"]
-        assert value.startswith("sk-") == ("Key" in version.name), version.name
+        value = parameter.inputs["value"]
+        assert value.startswith("sk-") == ("Key" in parameter.name), parameter.name
 
 
-def test_the_containers_name_the_created_secrets_and_the_role_may_read_them(recording) -> None:
+def test_the_containers_name_the_created_parameters_and_the_role_may_read_them(recording) -> None:
     arns = {
-        s.inputs["description"].split(" ")[0]: s.outputs["arn"]
-        for s in recording.by_type("aws:secretsmanager/secret:Secret")
+        p.inputs["description"].split(" ")[0]: p.outputs["arn"]
+        for p in recording.by_type(PARAMETER)
     }
     proxy = next(c for c in _containers(recording, "inference-gateway") if c["name"] == "litellm")
     by_name = {s["name"]: s["valueFrom"] for s in proxy["secrets"]}
@@ -125,7 +125,7 @@ def test_the_containers_name_the_created_secrets_and_the_role_may_read_them(reco
     ]
     policy = recording.one("aws:iam/rolePolicy:RolePolicy", "inference-gateway-execution")
     document = json.loads(policy.inputs["policy"])
-    read = next(s for s in document["Statement"] if s["Action"] == "secretsmanager:GetSecretValue")
+    read = next(s for s in document["Statement"] if s["Action"] == "ssm:GetParameters")
     assert sorted(read["Resource"]) == sorted(
         arns[p]
         for p in (
@@ -137,20 +137,15 @@ def test_the_containers_name_the_created_secrets_and_the_role_may_read_them(reco
 
 
 def test_a_task_definition_waits_for_the_values_it_reads(recording) -> None:
-    versions = {
-        v.name: v.urn for v in recording.by_type("aws:secretsmanager/secretVersion:SecretVersion")
-    }
+    parameters = {p.name: p.urn for p in recording.by_type(PARAMETER)}
     task = recording.one("aws:ecs/taskDefinition:TaskDefinition", "inference-llama-task")
-    assert versions["inference-secrets-models-llama-secrets-API_TOKEN"] in task.dependencies
+    assert parameters["inference-secrets-models-llama-secrets-API_TOKEN"] in task.dependencies
 
 
 def test_no_value_reaches_any_other_input_and_the_requests_pass(recording) -> None:
-    placeholders = {
-        v.inputs["secretString"]
-        for v in recording.by_type("aws:secretsmanager/secretVersion:SecretVersion")
-    }
+    placeholders = {p.inputs["value"] for p in recording.by_type(PARAMETER)}
     for resource in recording.resources:
-        if resource.type == "aws:secretsmanager/secretVersion:SecretVersion":
+        if resource.type == PARAMETER:
             continue
         text = json.dumps(resource.inputs)
         assert not any(p in text for p in placeholders), resource.name

@@ -1,4 +1,6 @@
-"""Fixtures for the policy pack tests: the real pack, started once, driven over gRPC."""
+"""Fixtures for the policy pack tests: the pack judged in this process (``local_pack``, what
+rule tests use) and the real pack started once and driven over gRPC (``pack``, for the
+protocol, the corpus and the engine views)."""
 
 from __future__ import annotations
 
@@ -24,3 +26,12 @@ def pack() -> Iterator[PolicyPackProcess]:
     """The real policy pack with its default config, started once for the session."""
     with PolicyPackProcess(POLICY_DIR) as process:
         yield process
+
+
+@pytest.fixture(scope="session")
+def local_pack() -> Iterator[PolicyPackProcess]:
+    """The same pack judged in this process (``pack_harness``): what rule tests use."""
+    from tests.policy.pack_harness import InProcessPack
+
+    with InProcessPack() as harness:
+        yield harness

@@ -79,6 +79,27 @@ _NATIVE_KEYS = {
 }
 
 
+#: Outputs that address a resource (DNS names, URLs, public IPs), for literal stacks.
+_ADDRESS_OUTPUTS = {
+    "aws:lambda/functionUrl:FunctionUrl": ("functionUrl",),
+    "aws-native:lambda:Url": ("functionUrl",),
+    "aws:apprunner/service:Service": ("serviceUrl",),
+    "aws-native:apprunner:Service": ("serviceUrl",),
+    "aws:ec2/eip:Eip": ("publicIp", "publicDns"),
+    "aws-native:ec2:Eip": ("publicIp",),
+    "aws:ec2/instance:Instance": ("publicDns",),
+}
+
+
+#: The form of each address output (``host``: a per-name number, for public IPs).
+_ADDRESS_FORMS = {
+    "functionUrl": "https://{name}0f1e2d3c.lambda-url.us-east-1.on.aws/",
+    "serviceUrl": "{name}0f1e2d3c.us-east-1.awsapprunner.com",
+    "publicIp": "203.0.113.{host}",
+    "publicDns": "ec2-203-0-113-{host}.compute-1.amazonaws.com",
+}
+
+
 def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
     """The deterministic output ``attr`` of a resource, as ``pulumi up`` would know it."""
     token = type_.rsplit(":", 1)[-1].lower()
@@ -97,6 +118,8 @@ def identity(type_: str, name: str, inputs: dict[str, Any], attr: str) -> str:
         return f"{name}-1234567890.us-east-1.elb.amazonaws.com"
     if attr == "name":
         return str(inputs.get("name") or name)
+    if attr in _ADDRESS_FORMS:
+        return _ADDRESS_FORMS[attr].format(name=name, host=sum(map(ord, name)) % 250 + 1)
     if attr == "outputs":  # a StackReference output: the other stack's load balancer ARN
         return f"{ELB_ARN}:loadbalancer/app/{name}-shared/0123456789abcdef"
     raise ValueError(attr)
@@ -139,6 +162,8 @@ def build(case: Case, *, literal: bool = False) -> Stack:
                 resolved.setdefault(attr, identity(type_, name, inputs, attr))
             if "LoadBalancer" in type_:
                 resolved.setdefault("dnsName", identity(type_, name, inputs, "dnsName"))
+            for attr in _ADDRESS_OUTPUTS.get(type_, ()):
+                resolved.setdefault(attr, identity(type_, name, inputs, attr))
             for key, attr in _NATIVE_KEYS.get(type_, {}).items():
                 resolved.setdefault(key, identity(type_, name, inputs, attr))
         deps = tuple(dict.fromkeys(u for urns in prop_deps.values() for u in urns))
@@ -389,6 +414,30 @@ def jwt(native: bool, order: float = 1.0) -> dict[str, Any]:
     }
 
 
+def vpc_link_integration() -> dict[str, Any]:
+    """HTTP API ``api``'s proxy integration through VPC link ``link`` to listener ``https``."""
+    return {
+        "apiId": Ref("api", "id"),
+        "integrationType": "HTTP_PROXY",
+        "integrationMethod": "ANY",
+        "connectionType": "VPC_LINK",
+        "connectionId": Ref("link", "id"),
+        "integrationUri": Ref("https"),
+        "payloadFormatVersion": "1.0",
+    }
+
+
+def vpc_origin_endpoint() -> dict[str, Any]:
+    """A CloudFront VPC origin's endpoint: load balancer ``alb``, HTTPS only."""
+    return {
+        "arn": Ref("alb"),
+        "httpPort": 80.0,
+        "httpsPort": 443.0,
+        "name": "alb",
+        "originProtocolPolicy": "https-only",
+    }
+
+
 def types(native: bool):
     """The type tokens of one provider."""
     if native:
@@ -462,13 +511,15 @@ def alb_case(
     return case
 
 
-def nlb_to_alb_case(title: str, native: bool, *, alb_actions: list[dict[str, Any]], expect) -> Case:
-    """An internet-facing NLB forwarding TCP 443 to an alb-type target group whose ALB is
-    internal and forwards to the model service."""
+def nlb_to_alb_case(
+    title: str, native: bool, *, alb_actions: list[dict[str, Any]], expect, public: bool = True
+) -> Case:
+    """An NLB (internet-facing unless ``public`` is false) forwarding TCP 443 to an alb-type
+    target group whose ALB is internal and forwards to the model service."""
     t = types(native)
     case = Case(title, expect)
     case.add(t["SG"], "task-sg", sg_inputs(native))
-    case.add(t["LB"], "nlb", lb_inputs(native, public=True, kind="network"))
+    case.add(t["LB"], "nlb", lb_inputs(native, public=public, kind="network"))
     case.add(t["LB"], "alb", lb_inputs(native, public=False))
     case.add(t["TG"], "alb-tg", tg_inputs(443, "alb", "TCP"))
     if native:
@@ -1086,15 +1137,7 @@ def _api_cases() -> Iterator[Case]:
             case.add(
                 N_INTEGRATION if native else A_INTEGRATION,
                 "integration",
-                {
-                    "apiId": Ref("api", "id"),
-                    "integrationType": "HTTP_PROXY",
-                    "integrationMethod": "ANY",
-                    "connectionType": "VPC_LINK",
-                    "connectionId": Ref("link", "id"),
-                    "integrationUri": Ref("https"),
-                    "payloadFormatVersion": "1.0",
-                },
+                vpc_link_integration(),
             )
             route: dict[str, Any] = {
                 "apiId": Ref("api", "id"),
@@ -1243,17 +1286,10 @@ def _front_door_cases() -> Iterator[Case]:
                 "svc",
                 service_inputs(native, td="td", tg="tg", sgs=("task-sg",), launch_type="EC2"),
             )
-            endpoint = {
-                "arn": Ref("alb"),
-                "httpPort": 80.0,
-                "httpsPort": 443.0,
-                "name": "alb",
-                "originProtocolPolicy": "https-only",
-            }
             case.add(
                 N_VPC_ORIGIN if native else A_VPC_ORIGIN,
                 "origin",
-                {"vpcOriginEndpointConfig": endpoint},
+                {"vpcOriginEndpointConfig": vpc_origin_endpoint()},
             )
             behavior: dict[str, Any] = {
                 "targetOriginId": "alb",
@@ -1761,11 +1797,13 @@ def cases() -> list[Case]:
     ]
     from tests.policy import (  # their cases build on the helpers above
         corpus_fargate,
+        corpus_front_doors,
         corpus_hunt,
         corpus_reach,
     )
 
     found += corpus_hunt.cases() + corpus_fargate.cases() + corpus_reach.cases()
+    found += corpus_front_doors.cases()
     names = [c.title for c in found]
     assert len(names) == len(set(names)), "duplicate corpus titles"
     return found

@@ -1,7 +1,8 @@
 """Policy pack config: levels and thresholds through Configure, and the config file format.
 
-Each pack process here gets its own ``--policy-pack-config``-style config, reconciled the way
-the CLI does (schema defaults, then ``all``, then per-policy entries) before ``Configure``.
+Each pack here (judged in process, ``pack_harness``) gets its own ``--policy-pack-config``-style
+config, reconciled the way the CLI does (schema defaults, then ``all``, then per-policy entries)
+before the pack's own ``Configure``. The same config over gRPC: ``test_protocol.py``.
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ import re
 
 import pytest
 
-from tests.policy.conftest import POLICY_DIR
+from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import RERANKER, SG, UNKNOWN, aws_baseline, container_json, found
 from tools.analyzer_client import (
     PolicyConfigError,
-    PolicyPackProcess,
     load_policy_config,
     reconcile_config,
     validate_schema,
@@ -33,20 +33,8 @@ CONFIG = {
 
 @pytest.fixture(scope="module")
 def configured():
-    with PolicyPackProcess(POLICY_DIR, config=CONFIG) as process:
+    with InProcessPack(config=CONFIG) as process:
         yield process
-
-
-def test_info_reports_levels_and_thresholds_after_config(configured):
-    policies = {p["name"]: p for p in configured.info()["policies"]}
-    idle = policies["alb-idle-timeout-for-streaming"]
-    assert idle["enforcementLevel"] == "mandatory"
-    assert idle["config"]["minIdleTimeoutSeconds"] == 1000
-    assert policies["no-reachable-public-ip"]["enforcementLevel"] == "advisory"
-    assert policies["fargate-task-size-on-grid"]["enforcementLevel"] == "mandatory"
-    sg_rule = policies["no-internet-ingress-to-unauthenticated-target"]["config"]
-    assert sg_rule["scope"] == "all" and 30000 in sg_rule["modelPorts"]
-    assert configured.info()["version"] == "0.1.0"  # PulumiPolicy.yaml wins, as in the CLI
 
 
 def test_raised_threshold_and_level(configured):
@@ -96,7 +84,7 @@ def test_lowered_level_and_exemption(configured):
 def test_bare_name_exemption_does_not_leak_to_other_types():
     # "rerank" names a service; the security group rule judges security groups only.
     config = {"no-internet-ingress-to-unauthenticated-target": {"exemptResources": ["rerank"]}}
-    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+    with InProcessPack(config=config) as process:
         violations = process.analyze(_open_task_sg(aws_baseline().copy(), public_ip=False))
     assert found(violations, level="mandatory") == {
         ("no-internet-ingress-to-unauthenticated-target", "task-sg")
@@ -119,18 +107,18 @@ def test_scope_model_serving_turns_other_routes_into_notes():
     stack.set("rerank-td", containerDefinitions=container_json(web))
     path = "no-unauthenticated-internet-path"
     config = {path: {"scope": "model-serving"}}
-    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+    with InProcessPack(config=config) as process:
         violations = process.analyze(stack)
     assert found(violations, level="mandatory") == set()
     assert any(
         v.policy_name == "guardrail-notes" and "outside scope model-serving" in v.message
         for v in violations
     )
-    with PolicyPackProcess(POLICY_DIR) as process:
+    with InProcessPack() as process:
         assert found(process.analyze(stack), level="mandatory") == {(path, "rerank-route")}
     # The model route stays mandatory under model-serving.
     stack.set("llm-api", actions=[{"type": "forward", "order": 1.0, "targetGroupArn": UNKNOWN}])
-    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+    with InProcessPack(config=config) as process:
         assert found(process.analyze(stack), level="mandatory") == {(path, "llm-api")}
 
 
@@ -143,7 +131,7 @@ def test_all_disabled_then_one_enabled():
             {**RERANKER, "resourceRequirements": [{"type": "GPU", "value": "1"}]}
         ),
     )
-    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+    with InProcessPack(config=config) as process:
         assert found(process.analyze(stack)) == {("fargate-task-size-on-grid", "rerank-td")}
 
 
@@ -180,14 +168,14 @@ def test_all_disabled_then_one_enabled():
 )
 def test_config_outside_the_schema_is_rejected_before_analysis(config, message):
     with pytest.raises(PolicyConfigError, match=re.escape(message)):
-        PolicyPackProcess(POLICY_DIR, config=config).start()
+        InProcessPack(config=config).start()
 
 
 def test_a_valid_config_naming_every_policy_is_accepted():
-    with PolicyPackProcess(POLICY_DIR) as process:
+    with InProcessPack() as process:
         names = [p["name"] for p in process.info()["policies"]]
     config = {"all": "advisory", **{name: {"enforcementLevel": "mandatory"} for name in names}}
-    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+    with InProcessPack(config=config) as process:
         assert {p["enforcementLevel"] for p in process.info()["policies"]} == {"mandatory"}
 
 
@@ -267,7 +255,7 @@ def test_every_problem_of_a_policy_config_is_reported_at_once(tmp_path):
         "alb-idle-timeout-for-streaming": {"minIdleTimeout": 900},
     }
     with pytest.raises(PolicyConfigError) as error:
-        PolicyPackProcess(POLICY_DIR, config=config).start()
+        InProcessPack(config=config).start()
     message = str(error.value)
     for part in (
         "all: unknowns: 'all' sets only enforcementLevel",

@@ -8,18 +8,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.policy.conftest import POLICY_DIR
 from tests.policy.corpus import PATH, PIP, SG, build, cases
+from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import found
-from tools.analyzer_client import PolicyPackProcess
 
 SCOPED = {name: {"scope": "model-serving"} for name in (PATH, SG, PIP)}
 CASES = {c.title: c for c in cases()}
 
 
 @pytest.fixture(scope="module")
-def scoped_pack() -> Iterator[PolicyPackProcess]:
-    with PolicyPackProcess(POLICY_DIR, config=SCOPED) as process:
+def scoped_pack() -> Iterator[InProcessPack]:
+    with InProcessPack(config=SCOPED) as process:
         yield process
 
 

@@ -1,4 +1,4 @@
-"""Every rule against the real pack over gRPC, with pulumi-aws shapes.
+"""Every rule of the pack, judged in process (``pack_harness``), with pulumi-aws shapes.
 
 The baseline stack is compliant; each variant changes one thing and must produce exactly the
 listed violations (policy name, resource name) and nothing else.
@@ -28,8 +28,8 @@ from tests.policy.policy_stacks import (
 )
 
 
-def test_baseline_is_compliant(pack):
-    assert pack.analyze(aws_baseline()) == []
+def test_baseline_is_compliant(local_pack):
+    assert local_pack.analyze(aws_baseline()) == []
 
 
 def _rerank_container(**changes) -> Callable[[Stack], None]:
@@ -299,11 +299,11 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_one_change_one_violation(pack, variant):
+def test_one_change_one_violation(local_pack, variant):
     change, expected = VARIANTS[variant]
     stack = aws_baseline().copy()
     change(stack)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == expected, [v.message for v in violations]
     mandatory = {v.policy_name for v in violations if v.enforcement_level == "mandatory"}
     assert all(p in mandatory for p, _ in expected if p in MANDATORY)
@@ -367,10 +367,10 @@ COMPLIANT_CHANGES: dict[str, Callable[[Stack], None]] = {
 
 
 @pytest.mark.parametrize("variant", sorted(COMPLIANT_CHANGES))
-def test_compliant_changes_stay_clean(pack, variant):
+def test_compliant_changes_stay_clean(local_pack, variant):
     stack = aws_baseline().copy()
     COMPLIANT_CHANGES[variant](stack)
-    assert found(pack.analyze(stack)) == set()
+    assert found(local_pack.analyze(stack)) == set()
 
 
 # --- internet-facing ALB: every forwarding listener / rule must authenticate first -----------
@@ -380,8 +380,8 @@ def _public() -> Stack:
     return aws_baseline().copy().set("alb", internal=False)
 
 
-def test_internet_facing_alb_with_auth_everywhere_is_compliant(pack):
-    assert pack.analyze(_public()) == []
+def test_internet_facing_alb_with_auth_everywhere_is_compliant(local_pack):
+    assert local_pack.analyze(_public()) == []
 
 
 @pytest.mark.parametrize(
@@ -392,40 +392,40 @@ def test_internet_facing_alb_with_auth_everywhere_is_compliant(pack):
         ("rerank-route", [{"type": "forward", "targetGroupArn": UNKNOWN}]),
     ],
 )
-def test_public_rule_forwarding_without_auth(pack, name, actions):
+def test_public_rule_forwarding_without_auth(local_pack, name, actions):
     stack = _public().set(name, actions=actions)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == {(AUTH, name)}
     assert violations[0].enforcement_level == "mandatory"
     assert violations[0].stage == "stack"
 
 
-def test_public_listener_default_forward_without_auth(pack):
+def test_public_listener_default_forward_without_auth(local_pack):
     stack = _public().set("https", defaultActions=[forward(1.0)])
     deps = {**stack["https"].property_dependencies, "defaultActions": (stack["llm-tg"].urn,)}
     stack.replace("https", property_dependencies=deps)
-    assert found(pack.analyze(stack)) == {(AUTH, "https")}
+    assert found(local_pack.analyze(stack)) == {(AUTH, "https")}
 
 
-def test_forward_to_an_untraceable_target_group_is_judged_and_noted(pack):
+def test_forward_to_an_untraceable_target_group_is_judged_and_noted(local_pack):
     # The target group ARN is unknown and no dependency says which group it is: the route is
     # still unauthenticated (a violation), and the pack says what it could not follow.
     stack = _public().set("https", defaultActions=[forward(1.0)])
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == {(AUTH, "https"), (NOTES, "https")}
     note = next(v for v in violations if v.policy_name == NOTES)
     assert "cannot verify" in note.message and "defaultActions" in note.message
 
 
-def test_internal_alb_may_forward_without_auth(pack):
+def test_internal_alb_may_forward_without_auth(local_pack):
     stack = aws_baseline().copy().set("llm-browser", actions=[forward(1.0)])
-    assert found(pack.analyze(stack)) == set()
+    assert found(local_pack.analyze(stack)) == set()
 
 
-def test_violation_messages_say_what_and_how_to_fix(pack):
+def test_violation_messages_say_what_and_how_to_fix(local_pack):
     stack = aws_baseline().copy()
     _rerank_container(resourceRequirements=GPU)(stack)
-    by_policy = {v.policy_name: v for v in pack.analyze(stack)}
+    by_policy = {v.policy_name: v for v in local_pack.analyze(stack)}
     host = by_policy[HOST]
     assert "GPU=1" in host.message and "rerank" in host.message
     assert "Fix:" in host.description

@@ -1,4 +1,4 @@
-"""The rules against pulumi-aws-native (CloudFormation) shapes, over gRPC.
+"""The rules against pulumi-aws-native (CloudFormation) shapes, judged in process.
 
 aws-native gives container definitions as a list of objects, load balancer and target group
 settings as ``{key, value}`` attribute lists, ``scheme`` instead of ``internal``,
@@ -25,8 +25,8 @@ from tests.policy.policy_stacks import (
 )
 
 
-def test_native_baseline_is_compliant(pack):
-    assert pack.analyze(native_baseline()) == []
+def test_native_baseline_is_compliant(local_pack):
+    assert local_pack.analyze(native_baseline()) == []
 
 
 def _rerank(**changes) -> Callable[[Stack], None]:
@@ -214,15 +214,15 @@ VARIANTS: dict[str, tuple[Callable[[Stack], None], set]] = {
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_native_one_change(pack, variant):
+def test_native_one_change(local_pack, variant):
     change, expected = VARIANTS[variant]
     stack = native_baseline().copy()
     change(stack)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == expected, [v.message for v in violations]
 
 
-def test_native_internet_facing_alb_with_jwt_is_compliant(pack):
+def test_native_internet_facing_alb_with_jwt_is_compliant(local_pack):
     stack = native_baseline().copy()
     _public_alb(stack)
-    assert found(pack.analyze(stack)) == set()
+    assert found(local_pack.analyze(stack)) == set()

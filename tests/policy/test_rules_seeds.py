@@ -1,5 +1,5 @@
 """The four seed advisories (``guardrails/containers.py``, ``fargate/``, ``deployment.py``)
-against the real pack.
+judged in process (``pack_harness``).
 
 The seed corpus (``corpus_seeds.py``) is judged both as a preview records it and literally: the
 seed rules' findings must be exactly the listed (policy, resource) pairs, nothing mandatory
@@ -33,9 +33,9 @@ NOTES = "guardrail-notes"
 
 @pytest.mark.parametrize("literal", [False, True], ids=["preview", "literal"])
 @pytest.mark.parametrize("title", sorted(CASES))
-def test_seed_corpus_case(pack, title, literal):
+def test_seed_corpus_case(local_pack, title, literal):
     seed = CASES[title]
-    violations = pack.analyze(build(seed.case, literal=literal))
+    violations = local_pack.analyze(build(seed.case, literal=literal))
     messages = [v.message for v in violations]
     assert not [m for m in messages if "Traceback" in m], messages
     assert found(violations, level="mandatory") == set(), messages
@@ -61,22 +61,22 @@ EXAMPLES = (
 )
 
 
-def test_outside_subnets_are_verified_by_the_endpoints_in_the_groups_vpc(pack):
+def test_outside_subnets_are_verified_by_the_endpoints_in_the_groups_vpc(local_pack):
     """Subnets of an existing VPC: with ecr.api, ecr.dkr and s3 declared in the VPC of the
     service's security group the pull path is verified (no note); with one missing, noted."""
     for title, noted in (
         ("seed-aws-pull-external-subnets-3-endpoints", False),
         ("seed-aws-pull-external-subnets-2-endpoints", True),
     ):
-        violations = pack.analyze(build(CASES[title].case))
+        violations = local_pack.analyze(build(CASES[title].case))
         notes = [v.message for v in violations if v.policy_name == NOTES]
         assert any("can pull its image" in n for n in notes) == noted, (title, notes)
 
 
 @pytest.mark.parametrize("title", EXAMPLES)
-def test_seed_example(pack, title):
+def test_seed_example(local_pack, title):
     for literal in (False, True):
-        test_seed_corpus_case(pack, title, literal)
+        test_seed_corpus_case(local_pack, title, literal)
 
 
 def test_seed_corpus_covers_every_rule_both_verdicts_and_providers():
@@ -135,11 +135,11 @@ VARIANTS: dict[str, tuple[Callable[[Stack], object], set]] = {
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_aws_baseline_one_change(pack, variant):
+def test_aws_baseline_one_change(local_pack, variant):
     change, expected = VARIANTS[variant]
     stack = aws_baseline().copy()
     change(stack)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == expected, [v.message for v in violations]
     for v in violations:
         assert v.enforcement_level == "advisory"
@@ -165,42 +165,42 @@ NATIVE_VARIANTS: dict[str, tuple[Callable[[Stack], object], set]] = {
 
 
 @pytest.mark.parametrize("variant", sorted(NATIVE_VARIANTS))
-def test_native_baseline_one_change(pack, variant):
+def test_native_baseline_one_change(local_pack, variant):
     change, expected = NATIVE_VARIANTS[variant]
     stack = native_baseline().copy()
     change(stack)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == expected, [v.message for v in violations]
 
 
-def test_unknown_subnets_without_dependency_are_noted_not_judged(pack):
+def test_unknown_subnets_without_dependency_are_noted_not_judged(local_pack):
     stack = aws_baseline().copy()
     stack.set("rerank", networkConfiguration={"subnets": UNKNOWN, "assignPublicIp": False})
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == {(NOTES, "rerank")}
     assert any("networkConfiguration" in v.message for v in violations)
 
 
-def test_queue_worker_with_unknown_role_policy_is_noted(pack):
+def test_queue_worker_with_unknown_role_policy_is_noted(local_pack):
     seed = CASES["seed-aws-queue-worker-cpu-only"]
     stack = build(seed.case)
     role = next(r for r in stack if r.name == "task-role")
     stack.set("task-role", inlinePolicies=[{"name": "work", "policy": UNKNOWN}])
     assert role.type == "aws:iam/role:Role"
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert QUEUE not in {v.policy_name for v in violations}
     notes = " ".join(v.message for v in violations if v.policy_name == NOTES)
     assert "cannot verify whether service 'worker'" in notes
 
 
-def test_messages_name_the_cause_and_the_fix(pack):
-    violations = pack.analyze(build(CASES["seed-aws-pull-no-egress"].case))
+def test_messages_name_the_cause_and_the_fix(local_pack):
+    violations = local_pack.analyze(build(CASES["seed-aws-pull-no-egress"].case))
     pull = next(v for v in violations if v.policy_name == PULL)
     assert "private-a" in pull.message and "ecr.api" in pull.message
     assert "Fix:" in pull.description
     stack = aws_baseline().copy()
     _rerank(command=["--model-id", "BAAI/bge-reranker-v2-m3"])(stack)
-    hub = next(v for v in pack.analyze(stack) if v.policy_name == HUB)
+    hub = next(v for v in local_pack.analyze(stack) if v.policy_name == HUB)
     assert "BAAI/bge-reranker-v2-m3" in hub.message and "Fix:" in hub.description
     assert json.loads(stack["rerank-td"].inputs["containerDefinitions"])[0]["name"] == "reranker"
     assert SVC  # the baseline's service type is the one the rules judge

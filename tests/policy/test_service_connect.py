@@ -1,4 +1,4 @@
-"""Service Connect in the exposure rules (issue 17 item 2), against the real pack.
+"""Service Connect in the exposure rules (issue 17 item 2), judged in process.
 
 A Service Connect server is reachable by every client service of its namespace, past any load
 balancer and its authentication. So what reaches a client from the internet without
@@ -15,10 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.policy.conftest import POLICY_DIR
 from tests.policy.corpus import PATH, PIP, SG, build, service_connect_case
+from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import found
-from tools.analyzer_client import PolicyPackProcess
 
 SCOPED = {name: {"scope": "model-serving"} for name in (PATH, SG, PIP)}
 PROVIDERS = pytest.mark.parametrize("native", [False, True], ids=["aws", "native"])
@@ -26,9 +25,9 @@ LITERAL = pytest.mark.parametrize("literal", [False, True], ids=["preview", "lit
 
 
 @pytest.fixture(scope="module")
-def scoped_pack() -> Iterator[PolicyPackProcess]:
+def scoped_pack() -> Iterator[InProcessPack]:
     """The pack with the three exposure rules at ``scope: model-serving``."""
-    with PolicyPackProcess(POLICY_DIR, config=SCOPED) as process:
+    with InProcessPack(config=SCOPED) as process:
         yield process
 
 
@@ -38,11 +37,11 @@ def _messages(violations, policy: str) -> str:
 
 @PROVIDERS
 @LITERAL
-def test_public_client_names_the_server_it_reaches(pack, native, literal):
+def test_public_client_names_the_server_it_reaches(local_pack, native, literal):
     case = service_connect_case(
         "public-client", native, client_public_ip=True, client_open=True, expect=set()
     )
-    violations = pack.analyze(build(case, literal=literal))
+    violations = local_pack.analyze(build(case, literal=literal))
     assert found(violations, level="mandatory") == {(PIP, "gateway"), (SG, "gw-sg")}
     for policy in (PIP, SG):
         text = _messages(violations, policy)
@@ -52,9 +51,9 @@ def test_public_client_names_the_server_it_reaches(pack, native, literal):
 
 @PROVIDERS
 @LITERAL
-def test_open_route_to_client_extends_to_the_server(pack, native, literal):
+def test_open_route_to_client_extends_to_the_server(local_pack, native, literal):
     case = service_connect_case("open-alb", native, front="open", expect=set())
-    violations = pack.analyze(build(case, literal=literal))
+    violations = local_pack.analyze(build(case, literal=literal))
     assert found(violations, level="mandatory") == {(PATH, "https"), (SG, "alb-sg")}
     text = _messages(violations, PATH)
     assert "Service 'gateway'" in text and "Service 'model'" in text, text
@@ -100,7 +99,7 @@ def test_model_serving_scope_on_a_route_to_a_client(scoped_pack, native, change,
 
 
 @PROVIDERS
-def test_unknown_namespace_of_a_reachable_client_cannot_be_verified(pack, native):
+def test_unknown_namespace_of_a_reachable_client_cannot_be_verified(local_pack, native):
     """A namespace unknown at preview with no recorded dependency: the client's own exposure
     stands, and what it reaches through Service Connect is a "cannot verify" note."""
     case = service_connect_case(
@@ -110,7 +109,7 @@ def test_unknown_namespace_of_a_reachable_client_cannot_be_verified(pack, native
     deps = dict(stack["gateway"].property_dependencies)
     deps.pop("serviceConnectConfiguration")
     stack.replace("gateway", property_dependencies=deps)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations, level="mandatory") == {(PIP, "gateway"), (SG, "gw-sg")}
     notes = _messages(violations, "guardrail-notes")
     assert "cannot verify which Service Connect servers it reaches" in notes, notes

@@ -26,10 +26,10 @@ def _notes(violations):
     return [v for v in violations if NOTE in v.message]
 
 
-def test_unknown_container_definitions_give_notes_not_violations(pack):
+def test_unknown_container_definitions_give_notes_not_violations(local_pack):
     stack = aws_baseline().copy().set("llm-td", containerDefinitions=UNKNOWN)
     stack.set("rerank-td", containerDefinitions=UNKNOWN)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert violations, "the unknown values must be reported as preview notes"
     assert all(v.enforcement_level == "advisory" for v in violations)
     assert violations == _notes(violations)
@@ -40,7 +40,7 @@ def test_unknown_container_definitions_give_notes_not_violations(pack):
     }
 
 
-def test_unknown_arns_resolve_through_property_dependencies(pack):
+def test_unknown_arns_resolve_through_property_dependencies(local_pack):
     # taskDefinition is UNKNOWN in the baseline; the GPU-on-Fargate correlation must still work.
     stack = aws_baseline().copy().set("rerank-td", requiresCompatibilities=["EC2"])
     stack.set(
@@ -49,12 +49,12 @@ def test_unknown_arns_resolve_through_property_dependencies(pack):
             {**RERANKER, "resourceRequirements": [{"type": "GPU", "value": "1"}]}
         ),
     )
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert found(violations) == {("no-gpu-task-on-fargate-service", "rerank")}
     assert stack["rerank"].inputs["taskDefinition"] == UNKNOWN
 
 
-def test_one_unknown_does_not_hide_other_stack_violations(pack):
+def test_one_unknown_does_not_hide_other_stack_violations(local_pack):
     # ``internal`` set from another resource's output (a dependency is recorded): truly unknown.
     stack = aws_baseline().copy().set("alb", internal=UNKNOWN)
     deps = {**stack["alb"].property_dependencies, "internal": (stack["alb-sg"].urn,)}
@@ -66,7 +66,7 @@ def test_one_unknown_does_not_hide_other_stack_violations(pack):
         {"loadBalancerArn": UNKNOWN, "port": 80.0, "defaultActions": [forward(1.0)]},
         refs={"loadBalancerArn": "public-alb"},
     )
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     mandatory = found(violations, level="mandatory")
     assert mandatory == {("no-unauthenticated-internet-path", "public-http")}
     notes = _notes(violations)
@@ -74,7 +74,7 @@ def test_one_unknown_does_not_hide_other_stack_violations(pack):
     assert ".internal" in notes[0].message
 
 
-def test_unknown_cidrs_and_numbers_do_not_crash(pack):
+def test_unknown_cidrs_and_numbers_do_not_crash(local_pack):
     stack = aws_baseline().copy()
     stack.set(
         "alb-sg",
@@ -82,7 +82,7 @@ def test_unknown_cidrs_and_numbers_do_not_crash(pack):
     )
     stack.set("alb", idleTimeout=UNKNOWN)
     stack.set("rerank-td", cpu=UNKNOWN)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert violations == _notes(violations)
     assert {v.policy_name for v in violations} == {
         "no-internet-ingress-to-unauthenticated-target",

@@ -35,6 +35,8 @@ def service_wiring(router: Any = None) -> dict[str, Any]:
 class FakeRouter:
     """Stands in for the Endpoint: records calls and creates one listener rule per call."""
 
+    idle_timeout_seconds = 360
+
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 

@@ -208,28 +208,29 @@ def test_without_bedrock_the_task_role_has_no_policy():
     assert [p.name for p in rec.by_type("aws:iam/rolePolicy:RolePolicy")] == ["gw-execution"]
 
 
-def test_database_logs_in_with_iam_tokens_after_its_bootstrap():
-    """Issue 24 item 5: no password from the rotating RDS secret reaches the proxy; a bootstrap
-    container creates LiteLLM's IAM login through the Data API before the proxy starts."""
+def test_database_logs_in_with_iam_tokens_and_holds_no_master_grant():
+    """Issue 24 item 5, issue 33 item 4: no password from the rotating RDS secret reaches the
+    proxy, and the task that serves requests holds neither the master secret nor the Data API:
+    one container, whose task role may only log in as LiteLLM's IAM user."""
     rec = run_function(program(database=True))
-    bootstrap, proxy = json.loads(
+    (proxy,) = json.loads(
         rec.one("aws:ecs/taskDefinition:TaskDefinition").inputs["containerDefinitions"]
     )
     assert not any(s["name"].startswith("DATABASE_") for s in proxy["secrets"])
-    assert proxy["dependsOn"] == [{"containerName": "db-bootstrap", "condition": "SUCCESS"}]
-    assert bootstrap["entryPoint"][:2] == ["python3", "-c"]
-    statements = json.loads(bootstrap["entryPoint"][3])
-    assert "GRANT rds_iam TO litellm" in statements
+    assert "dependsOn" not in proxy
     execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
     (read,) = [s for s in execution["Statement"] if "secretsmanager:GetSecretValue" in s["Action"]]
     assert sorted(read["Resource"]) == sorted([SALT, SECRET])
     task = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-database").inputs["policy"])
-    by_sid = {s["Sid"]: s for s in task["Statement"]}
-    assert by_sid["ConnectAsLiteLLM"]["Resource"] == (
-        "arn:aws:rds-db:us-east-1:123456789012:dbuser:cluster-ABCDEFGHIJKLMNOPQRSTUVWXYZ/litellm"
-    )
-    assert by_sid["BootstrapThroughDataApi"]["Resource"] == DB_CLUSTER
-    assert by_sid["DataApiReadsTheMasterSecret"]["Resource"] == DB_SECRET
+    assert task["Statement"] == [
+        {
+            "Sid": "ConnectAsLiteLLM",
+            "Effect": "Allow",
+            "Action": "rds-db:connect",
+            "Resource": "arn:aws:rds-db:us-east-1:123456789012:dbuser:"
+            "cluster-ABCDEFGHIJKLMNOPQRSTUVWXYZ/litellm",
+        }
+    ]
     egress = rec.by_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
     assert ("sg-db", 5432) in {
         (r.inputs.get("referencedSecurityGroupId"), r.inputs["fromPort"]) for r in egress

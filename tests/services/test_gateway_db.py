@@ -93,27 +93,61 @@ def client(name):
 """
 
 
+RUN_HANDLER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import index
+class Context:
+    def get_remaining_time_in_millis(self):
+        return 600_000
+print(json.dumps(index.handler(json.loads(sys.argv[2]), Context())))
+"""
+
+
 def run_bootstrap(tmp_path: Path, resuming: int) -> list[dict[str, str]]:
-    """Run the real bootstrap script with a stand-in boto3 and time.sleep."""
+    """Run the real handler (as Lambda would: `index.handler(event, context)`) on the event the
+    component sends, with a stand-in boto3 and time.sleep."""
     (tmp_path / "boto3.py").write_text(FAKE_BOTO3)
     (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep = lambda s: None\n")
-    statements = litellm.bootstrap_statements("litellm", "litellm")
+    (tmp_path / litellm.BOOTSTRAP_HANDLER_FILE).write_text(litellm.BOOTSTRAP_HANDLER_SOURCE)
+    event = litellm.bootstrap_event(
+        cluster_arn="arn:aws:rds:us-east-1:123456789012:cluster:gw",
+        secret_arn="arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!c-AbCdEf",
+        database="litellm",
+        user="litellm",
+    )
     env = {
         **os.environ,
         "PYTHONPATH": str(tmp_path),
         "FAKE_CALLS": str(tmp_path / "calls"),
         "FAKE_RESUMING": str(resuming),
-        "BOOTSTRAP_CLUSTER_ARN": "arn:aws:rds:us-east-1:123456789012:cluster:gw",
-        "BOOTSTRAP_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!c-AbCdEf",
-        "BOOTSTRAP_DATABASE": "litellm",
-        "BOOTSTRAP_USER": "litellm",
     }
-    argv = [sys.executable, "-c", litellm.BOOTSTRAP_SCRIPT, json.dumps(list(statements))]
+    argv = [sys.executable, "-c", RUN_HANDLER, str(tmp_path), event]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "db-bootstrap: role litellm ready" in proc.stdout
     lines = (tmp_path / "calls").read_text().splitlines()
     return [json.loads(line) for line in lines]
+
+
+def test_the_bootstrap_is_a_one_off_function_with_its_own_role() -> None:
+    """Issue 33 item 4: the master user's grants belong to a function `pulumi up` invokes once,
+    never to the gateway's serving task."""
+    rec = record()
+    function = rec.one("aws:lambda/function:Function").inputs
+    assert function["handler"] == litellm.BOOTSTRAP_HANDLER
+    code = function["code"]["assets"][litellm.BOOTSTRAP_HANDLER_FILE]["text"]
+    assert code == litellm.BOOTSTRAP_HANDLER_SOURCE
+    invocation = rec.one("aws:lambda/invocation:Invocation").inputs
+    assert invocation["functionName"] == function["name"]
+    event = json.loads(invocation["input"])
+    assert event["statements"] == list(litellm.bootstrap_statements("litellm", "litellm"))
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    actions = {s["Sid"]: s["Action"] for s in policy["Statement"]}
+    assert actions["BootstrapThroughDataApi"] == "rds-data:ExecuteStatement"
+    assert actions["DataApiReadsTheMasterSecret"] == "secretsmanager:GetSecretValue"
+    trust = json.loads(rec.one("aws:iam/role:Role").inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Service": "lambda.amazonaws.com"}
 
 
 def test_the_bootstrap_runs_every_statement_through_the_data_api(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
-from ecs_inference.sizing import catalog
+from ecs_inference.sizing import catalog, offerings
 from ecs_inference.sizing import instance_types as ir
 from ecs_inference.sizing.instance_types import GpuDemand, NeuronDemand
 from tests.aws_shapes import ShapeError, named_shape, validate_named_shape
@@ -453,3 +453,48 @@ def test_try_fit_agrees_with_fit_on(arch, length, seqs, util, tp):
         assert (fast is None) == (slow is None), inst.name
         if fast is not None and slow is not None:
             assert fast.layout == slow.layout and fast.tasks_per_instance == slow.tasks_per_instance
+
+
+# --------------------------------------------------------------------------------------------
+# the stack's region: only what it offers, at its prices
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_region_without_the_cheapest_type_picks_another_it_offers():
+    # In us-east-1 the cheapest holder is g6e.xlarge; eu-west-1 offers no g6e and no g6.
+    demand = gpu("llama", "llama-3.1-8b", **LLAMA_8B)
+    choice, problems = ir.choose_pool_types("nvidia", [demand], region="eu-west-1")
+    assert problems == [] and choice is not None
+    assert all(offerings.offered(name, "eu-west-1") for name in choice.fitting)
+    assert not [n for n in choice.fitting if n.startswith(("g6e.", "g6."))]
+    assert choice.chosen[0] == "g5.12xlarge"
+
+
+def test_the_region_ranks_by_its_own_prices():
+    demand = gpu("llama", "llama-3.1-8b", **LLAMA_8B)
+    fits = ir.fitting_types(demand, region="eu-central-1")
+    prices = [offerings.instance_usd_per_hour(f.instance.name, "eu-central-1") for f in fits]
+    assert None not in prices and prices == sorted(cast("list[float]", prices))
+
+
+def test_a_listed_type_the_region_does_not_offer_names_where_it_is_offered():
+    demand = gpu("llama", "llama-3.1-8b", **LLAMA_8B)
+    choice, problems = ir.choose_pool_types(
+        "nvidia", [demand], ["g6e.12xlarge"], region="eu-west-1"
+    )
+    assert choice is None
+    ((key, message),) = problems
+    assert key == "instanceTypes[0]"
+    assert "not offered in eu-west-1" in message
+    assert "eu-central-1" in message and "us-east-1" in message
+    # The same list is fine where it is offered.
+    _, problems = ir.choose_pool_types("nvidia", [demand], ["g6e.12xlarge"], region="eu-central-1")
+    assert problems == []
+
+
+def test_a_type_in_one_zone_of_the_region_is_not_enough():
+    # eu-west-2 lists inf2.8xlarge in euw2-az2 only: a pool spanning two zones cannot use it.
+    demand = NeuronDemand("m", catalog.architecture("llama-3.1-8b"), 2, 4, 4096)
+    _, problems = ir.choose_pool_types("neuron", [demand], ["inf2.8xlarge"], region="eu-west-2")
+    ((key, message),) = problems
+    assert key == "instanceTypes[0]" and "1 zone (euw2-az2) only" in message

@@ -201,8 +201,8 @@ def test_existing_endpoints_are_used_not_created() -> None:
                 "vpce-0a1b2c3d4e5f6a001", f"com.amazonaws.{REGION}.s3", VPC, "Gateway",
                 route_table_ids=("rtb-0a1b2c3d4e5f60a01",),
             ),
-            "vpce-0a1b2c3d4e5f6a001 is not on route table rtb-0a1b2c3d4e5f60a02 of "
-            "subnet-0a1b2c3d4e5f60a02",
+            "vpce-0a1b2c3d4e5f6a001 is not on route table rtb-0a1b2c3d4e5f60a02 (of "
+            "subnet-0a1b2c3d4e5f60a02)",
         ),
         (
             EndpointFacts(
@@ -260,3 +260,77 @@ def test_one_subnet_per_zone_for_the_alb_and_the_endpoints() -> None:
 def test_an_internet_facing_endpoint_needs_public_subnets() -> None:
     _, _, issues = _plan(_two_zones(), NetworkNeeds(internet_facing=True))
     assert issues and issues[0].startswith("platform.network.existing.publicSubnetIds: ")
+
+
+OWNER = "210987654321"
+CALLER = "123456789012"
+
+
+def _endpoint(n: int, service: str, **kw: Any) -> EndpointFacts:
+    kind = "Gateway" if service == "s3" else "Interface"
+    return EndpointFacts(
+        f"vpce-0a1b2c3d4e5f6a00{n}", f"com.amazonaws.{REGION}.{service}", VPC, kind, **kw
+    )
+
+
+def test_an_s3_gateway_missing_from_several_tables_is_one_refusal_with_one_command() -> None:
+    s3 = _endpoint(1, "s3", route_table_ids=())
+    facts = _facts(
+        _subnet(1, "eu-west-1a"), _subnet(2, "eu-west-1b"), _subnet(3, "eu-west-1a"),
+        endpoints={s3.id: s3},
+    )  # fmt: skip
+    _, _, issues = _plan(facts, vpc_endpoints={"s3": s3.id})
+    assert len(issues) == 1
+    assert issues[0].count("modify-vpc-endpoint") == 1
+    assert issues[0].endswith(
+        "--add-route-table-ids rtb-0a1b2c3d4e5f60a01 rtb-0a1b2c3d4e5f60a02 rtb-0a1b2c3d4e5f60a03)"
+    )
+
+
+def test_a_participant_with_nat_creates_no_endpoint_and_changes_no_route_table() -> None:
+    """A VPC shared through AWS RAM: only its owner creates endpoints and edits route tables."""
+    facts = _two_zones(owner_id=OWNER, caller_account=CALLER)
+    spec, lines, issues = _plan(facts)
+    assert issues == []
+    assert spec.interface_services == () and spec.gateway_route_table_ids == ()
+    assert f"VPC owned by account {OWNER}" in lines[-1]
+    assert "traffic goes through the VPC's NAT" in lines[-1]
+    # The same VPC, owned by the deploying account: every missing endpoint is created.
+    owned, _, _ = _plan(replace(facts, caller_account=OWNER))
+    assert owned.interface_services and owned.gateway_route_table_ids
+
+
+def test_a_participant_without_a_way_out_is_told_what_the_network_team_must_add() -> None:
+    """One refusal per missing endpoint (not per subnet), at the key that will name it."""
+    ecr = {
+        s: _endpoint(n, s, private_dns_enabled=True) for n, s in ((1, "ecr.api"), (2, "ecr.dkr"))
+    }
+    facts = _facts(
+        _subnet(1, "eu-west-1a"), _subnet(2, "eu-west-1b"), _subnet(3, "eu-west-1b"), routes=(),
+        endpoints={e.id: e for e in ecr.values()}, owner_id=OWNER, caller_account=CALLER,
+    )  # fmt: skip
+    spec, _, issues = _plan(facts, vpc_endpoints={s: e.id for s, e in ecr.items()})
+    assert spec.interface_services == () and spec.gateway_route_table_ids == ()
+    paths = [i.split(": ", 1)[0] for i in issues]
+    assert len(paths) == len(set(paths))
+    s3 = next(i for i in issues if i.startswith("platform.network.existing.vpcEndpoints.s3: "))
+    assert f"belongs to account {OWNER}" in s3 and f"deploys as {CALLER}" in s3
+    assert "an S3 gateway endpoint on route table(s) rtb-0a1b2c3d4e5f60a01, " in s3
+    assert "ecr.api" not in " ".join(paths)
+    sts = next(i for i in issues if ".vpcEndpoints.sts: " in i)
+    assert "an interface endpoint for sts with private DNS, in eu-west-1a, eu-west-1b" in sts
+
+
+def test_an_image_from_outside_ecr_needs_a_way_out_even_with_every_endpoint() -> None:
+    """VPC endpoints reach AWS services only: GHCR's LiteLLM needs a NAT or a pull-through
+    cache, whoever creates the endpoints."""
+    image = "ghcr.io/berriai/litellm:main-v1.80.0"
+    needs = NetworkNeeds(outside_ecr_images={"platform.gateway.image": image})
+    spec, _, issues = _plan(_two_zones(routes=()), needs)
+    assert spec.interface_services  # the endpoints are created, and still do not reach GHCR
+    pulls = [i for i in issues if i.startswith("platform.gateway.image: ")]
+    assert len(pulls) == 1
+    assert pulls[0].startswith(f"platform.gateway.image: {image} comes from a registry outside")
+    assert "pull-through cache rule" in pulls[0]
+    _, _, with_nat = _plan(_two_zones(), needs)
+    assert with_nat == []

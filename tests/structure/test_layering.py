@@ -28,7 +28,9 @@ def loaded_modules(module: str) -> set[str]:
     return set(json.loads(out.stdout))
 
 
-@pytest.mark.parametrize("folder", ["config", "plan", "specs", "sizing", "engines"])
+@pytest.mark.parametrize(
+    "folder", ["config", "plan", "specs", "sizing", "engines", "models.input", "models.decisions"]
+)
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
     module = f"ecs_inference.{folder}"
     pulumi = sorted(m for m in loaded_modules(module) if m.split(".")[0].startswith("pulumi"))
@@ -65,6 +67,11 @@ def _imports(path: Path) -> set[str]:
 
 PURE_FOLDERS = ("config", "plan", "specs", "sizing", "engines")
 """The folders of pure code: the schema, the plan, the specs, the sizing and the engines."""
+PURE_FEATURE_MODULES = ("input", "decisions")
+"""In a feature folder (`models/`), the input model and the decisions are pure; the component
+beside them builds resources from them."""
+ERRORS = "ecs_inference.config.issues"
+"""The errors every layer raises (`ConfigError` with its config paths): not the schema."""
 BEFORE_THE_PLAN = {
     "platform.py": "composes the components from the plan",
     "existing_network.py": "reads the existing VPC the config names, for the plan to check",
@@ -81,6 +88,11 @@ def _module_name(path: Path) -> str:
 def _folder(module: str) -> str:
     """The folder (or top-level module) of an `ecs_inference` module."""
     return [*module.split("."), ""][1]
+
+
+def _pure(module: str) -> bool:
+    """A module of a pure folder, or a feature's input or decisions."""
+    return _folder(module) in PURE_FOLDERS or module.split(".")[-1] in PURE_FEATURE_MODULES
 
 
 def _components_graph() -> dict[str, set[str]]:
@@ -110,23 +122,28 @@ def test_the_pure_folders_load_no_pulumi() -> None:
     """config/, plan/, specs/, sizing/ and engines/ load no Pulumi module, through any import."""
     graph = _components_graph()
     loads = _loads_pulumi(graph)
-    pure = [m for m in graph if _folder(m) in PURE_FOLDERS]
+    pure = [m for m in graph if _pure(m)]
     bad = sorted(m for m in pure if m in loads)
     assert pure and not bad, f"pure modules that load pulumi: {bad}"
 
 
 def test_components_never_read_the_config_schema_or_the_plan() -> None:
-    """Components take (spec, wiring): the schema and the plan are layers above every module
-    that builds resources (except those of `BEFORE_THE_PLAN`)."""
+    """Components take their input and wiring (or a spec and wiring): the stack-wide schema and
+    the plan are layers above every module that builds resources (except those of
+    `BEFORE_THE_PLAN`); a feature's component reads its own feature's input and decisions."""
     graph = _components_graph()
     above = ("ecs_inference.config", "ecs_inference.plan", "ecs_inference.platform")
+
+    def stack_wide(name: str) -> bool:
+        return name.startswith(above) and not name.startswith(ERRORS)
+
     allowed = {_module_name(ROOT / "components" / f) for f in BEFORE_THE_PLAN}
     bad = [
-        f"{module} imports {sorted(n for n in names if n.startswith(above))}"
+        f"{module} imports {sorted(n for n in names if stack_wide(n))}"
         for module, names in graph.items()
         if module in _loads_pulumi(graph)
         and module not in allowed
-        and any(n.startswith(above) for n in names)
+        and any(stack_wide(n) for n in names)
     ]
     assert not bad, "\n".join(bad)
 
@@ -137,7 +154,7 @@ def test_the_pure_folders_import_no_component() -> None:
     bad = [
         f"{module} imports {sorted(n for n in names if n in loads)}"
         for module, names in graph.items()
-        if _folder(module) in PURE_FOLDERS and any(n in loads for n in names)
+        if _pure(module) and any(n in loads for n in names)
     ]
     assert not bad, "\n".join(bad)
 

@@ -47,7 +47,11 @@ EXPECTED = {
             ("maxModelLenght", None),
             "in the copy at line {llama:}: unknown key; did you mean `maxModelLen`?",
         ),
-        ("platform.images.vllm", ("vllm: vllm/vllm-openai:latest", None), "must be pinned"),
+        (
+            "platform.images.vllm",
+            ("vllm: vllm/vllm-openai:latest", None),
+            "'vllm/vllm-openai:latest' is tagged 'latest'",
+        ),
         (
             "platform.models.qwen",
             ("qwen:", None),
@@ -71,17 +75,17 @@ EXPECTED = {
             ("summarise:", None),
             "is required but missing",
         ),
-        ("platform.rerankers.rerank", ("rerank:", None), "Fargate cpu 3000 is not a valid"),
+        ("platform.rerankers.rerank.cpu", ("cpu: 3000", None), "Fargate cpu 3000 is not a valid"),
         (
             "platform.gateway.routes.big",
             ("big: llama-70b", None),
-            "routes to model service 'llama-70b', which does not exist",
+            "routes to service 'llama-70b', which does not exist",
         ),
     ],
     "prod": [
         (
             "aws:region",
-            ("aws:region: eu-west-1", None),
+            ("aws:region: eu-central-1", None),
             "set at line {aws:region: us} and again at line {aws:region: eu}",
         ),
         (

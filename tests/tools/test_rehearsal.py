@@ -211,16 +211,15 @@ def test_the_managed_policy_index_is_what_the_package_answers() -> None:
 
 
 def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
-    """LiteLLM logs in with IAM tokens it renews (no password from the
-    rotating RDS secret), after a bootstrap container created that login through the Data
-    API; the rehearsal checks `rds-db:connect`, the Data API and the secret it reads."""
+    """LiteLLM logs in with IAM tokens it renews (no password from the rotating RDS secret);
+    the login was created by the database's bootstrap function, with its own role, before the
+    gateway starts. The rehearsal checks `rds-db:connect` for the proxy, the Data API and the
+    secret it reads for the function, and that the serving task holds neither."""
     result = run_preview("agents", policy_pack=None, stack_file=agents_with_database(tmp_path))
     assert result.exit_code == EXIT_OK, result.error
     tasks = [r for r in result.resources if r.type == TD]
     (gateway,) = [r for r in tasks if r.inputs["family"].endswith("gateway")]
-    bootstrap, proxy = json.loads(gateway.inputs["containerDefinitions"])
-    assert bootstrap["name"] == "db-bootstrap" and bootstrap["essential"] is False
-    assert proxy["dependsOn"] == [{"containerName": "db-bootstrap", "condition": "SUCCESS"}]
+    (proxy,) = json.loads(gateway.inputs["containerDefinitions"])
     env = {e["name"]: e["value"] for e in proxy["environment"]}
     assert env["IAM_TOKEN_DB_AUTH"] == "true" and env["DATABASE_USERNAME"] == "litellm"
     assert not any(s["name"].startswith("DATABASE_") for s in proxy["secrets"])
@@ -228,7 +227,9 @@ def test_the_gateway_database_passes_the_rehearsal(tmp_path: Path) -> None:
         r.inputs["policy"] for r in result.resources if r.name == "inference-gateway-database"
     ]
     (policy,) = policies
-    assert ":dbuser:cluster-" in policy and "rds-data:ExecuteStatement" in policy
+    assert ":dbuser:cluster-" in policy and "rds-data" not in policy
+    (bootstrap,) = [r for r in result.resources if r.type == "aws:lambda/invocation:Invocation"]
+    assert bootstrap.inputs["functionName"].endswith("-bootstrap")
 
 
 RDS_SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:rds!cluster-1234-AbCdEf"

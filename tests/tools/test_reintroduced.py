@@ -1,4 +1,4 @@
-"""The four defects an outside review found, each put back into the components, fail the
+"""The defects outside reviews found, each put back into the components, fail the
 preview (`python -m tools.preview`, in process so the defect can be patched in) with exit 4 and
 one line per reason naming what breaks: the task, container, call, resource and role of a
 denied call; the group, hook and transition of a hook nothing completes; the container and
@@ -11,16 +11,19 @@ Each test is the fix's proof: the reference stacks pass the same preview
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 
 from ecs_inference import cluster as cluster_module
 from ecs_inference import iam
-from ecs_inference.capacity import managed_instances_pool, user_data
+from ecs_inference.capacity import ami_contents, asg_pool, managed_instances_pool, user_data
 from ecs_inference.services import gateway as gateway_service
+from ecs_inference.services import gateway_db
 from tests.stacks import agents_with_database
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_REJECTED
@@ -171,6 +174,186 @@ def _password_login(user_variable: str) -> Any:
             user_variable: f"{db.secret_arn}:username::",
             "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
         }
-        return dataclasses.replace(env, environment=plain, secrets=secrets, bootstrap=None)
+        return dataclasses.replace(env, environment=plain, secrets=secrets)
 
     return password_login
+
+
+def test_an_aws_call_on_an_ami_without_the_cli_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-pull script without its `awscli-2` install: the ECS-optimized AL2023 AMIs' build
+    installs no AWS CLI (capacity.ami_contents), so its ECR login and the hook completion fail
+    at boot and every launch waits out the heartbeat."""
+    prepull = user_data.prepull_script
+    install = f"  dnf install -y -q {ami_contents.AWS_CLI_PACKAGE} || sleep 10\n"
+
+    def without_cli(images: list[str], region: str) -> str:
+        text = prepull(images, region)
+        assert install in text
+        return text.replace(install, "  sleep 10\n")
+
+    monkeypatch.setattr(user_data, "prepull_script", without_cli)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    line = only(lines, "runs `aws`")
+    assert line.startswith("aws:ec2/launchTemplate:LaunchTemplate 'inference-l40s-8x-lt"), line
+    assert "ECS-optimized AL2023 GPU AMI" in line and "aws/amazon-ecs-ami@a2532d3503f2" in line
+
+
+def _allow(action: str, resource: str) -> dict[str, str]:
+    return {"Effect": "Allow", "Action": action, "Resource": resource}
+
+
+def test_the_master_secret_readable_by_the_serving_gateway_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The database bootstrap's grants put back on the gateway's task role (the Data API on the
+    cluster, the master secret it reads): every container of the task, the proxy that serves
+    requests included, could read the master password and run any SQL as master."""
+    task_role = gateway_service.LiteLLMGateway._bedrock_role
+
+    def with_master_grants(self: Any, args: Any) -> Any:
+        role = task_role(self, args)
+        db = args.database
+        role.policies["master"] = pulumi.Output.all(db.cluster_arn, db.secret_arn).apply(
+            lambda a: json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        _allow("rds-data:ExecuteStatement", a[0]),
+                        _allow("secretsmanager:GetSecretValue", a[1]),
+                    ],
+                }
+            )
+        )
+        return role
+
+    monkeypatch.setattr(gateway_service.LiteLLMGateway, "_bedrock_role", with_master_grants)
+    stack_file = agents_with_database(tmp_path)
+    code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
+    assert code == EXIT_REJECTED
+    assert len(lines) == 2, lines
+    read = only(lines, "secretsmanager:GetSecretValue on arn:aws:secretsmanager:")
+    assert read.startswith("aws:ecs/taskDefinition:TaskDefinition 'inference-gateway-task'"), read
+    assert "which serves requests" in read
+    assert "read the master user secret of inference-gateway-db-cluster" in read
+    sql = only(lines, "rds-data:ExecuteStatement on arn:aws:rds:")
+    assert "run any SQL as the master user of inference-gateway-db-cluster" in sql
+
+
+def test_complete_lifecycle_action_on_every_group_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-pull grant on Resource "*": one host could continue or abandon the launches of
+    every group of the account."""
+
+    def every_group(*args: str, **kw: str) -> str:
+        statement = {
+            "Effect": "Allow",
+            "Action": [
+                "autoscaling:CompleteLifecycleAction",
+                "autoscaling:DescribeAutoScalingInstances",
+            ],
+            "Resource": "*",
+        }
+        return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+    monkeypatch.setattr(asg_pool, "prepull_hook_policy", every_group)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    line = only(lines, "autoscaling:CompleteLifecycleAction")
+    assert line.startswith("aws:autoscaling/group:Group 'inference-l40s-8x-asg': runtime:"), line
+    assert "autoScalingGroupName/inference-l40s-8x-asg-" in line
+    assert "-other is allowed to role inference-l40s-8x-instance-role-" in line
+    assert "continue or abandon the launches of every other group of the account" in line
+
+
+def test_an_image_grant_on_the_wrong_repository_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution role's pull grant on a repository named with the image's tag or digest
+    (`repository/team/vllm:v1`): no such repository exists, so ECS cannot pull and no task
+    starts (CannotPullContainerError)."""
+    repository_arn = iam.ecr_repository_arn
+
+    def with_the_tag(image: str, partition: str = "aws") -> str | None:
+        arn = repository_arn(image, partition)
+        tail = image.rsplit("/", 1)[-1]
+        return None if arn is None else arn.rsplit("/", 1)[0] + "/" + tail
+
+    monkeypatch.setattr(iam, "ecr_repository_arn", with_the_tag)
+    code, lines = reasons(capsys, "--stack", "dev")
+    assert code == EXIT_REJECTED
+    assert lines and all("ecr:" in line and "is denied to role" in line for line in lines), lines
+    line = only(
+        lines, "task ecs-inference-dev-rerank on FARGATE, container reranker: ecr:BatchGetImage"
+    )
+    assert "on arn:aws:ecr:us-east-1:123456789012:repository/ecs-inference/" in line
+    assert "needed to pull 123456789012.dkr.ecr.us-east-1.amazonaws.com/" in line
+
+
+def test_a_secret_grant_on_the_wrong_action_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution role granted `ssm:GetParameter` for the stack's own secrets, where ECS
+    reads `secrets` with `ssm:GetParameters`: the task cannot start
+    (ResourceInitializationError)."""
+    read = iam.secret_read
+
+    def singular(value_from: str) -> tuple[str, str]:
+        action, resource = read(value_from)
+        return action.removesuffix("s") if action == "ssm:GetParameters" else action, resource
+
+    monkeypatch.setattr(iam, "secret_read", singular)
+    secret = "ecs-inference:platform.rerankers.rerank.secrets.API_KEY=value-1"
+    code, lines = reasons(capsys, "--stack", "dev", "--config", secret)
+    assert code == EXIT_REJECTED
+    line = only(lines, "ssm:GetParameters on ")
+    assert "task ecs-inference-dev-rerank on FARGATE, container reranker" in line
+    assert "parameter/ecs-inference/dev/rerankers/rerank/secrets/API_KEY is denied" in line
+    assert "needed to read secret API_KEY" in line
+
+
+def test_a_bootstrap_that_cannot_read_the_master_secret_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The bootstrap function's role without the master secret: the Data API reads it with the
+    caller's credentials, so every statement fails and LiteLLM never gets its login."""
+    policy = gateway_db.database_bootstrap_policy
+
+    def without_the_secret(**kw: str) -> str:
+        document = json.loads(policy(**kw))
+        document["Statement"] = [
+            s for s in document["Statement"] if s["Action"] != "secretsmanager:GetSecretValue"
+        ]
+        return json.dumps(document)
+
+    monkeypatch.setattr(gateway_db, "database_bootstrap_policy", without_the_secret)
+    stack_file = agents_with_database(tmp_path)
+    code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
+    assert code == EXIT_REJECTED
+    (line,) = lines
+    assert line.startswith("aws:lambda/function:Function 'inference-gateway-db-bootstrap'"), line
+    assert "secretsmanager:GetSecretValue on arn:aws:secretsmanager:" in line
+    assert "needed to create the litellm role through the RDS Data API" in line
+
+
+def test_a_lifecycle_grant_on_the_name_alone_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-pull grant on the group's name pattern without its pool tag: the same pool of
+    another stack of this project, in the same account, matches the name too."""
+    policy = asg_pool.prepull_hook_policy
+
+    def name_only(*args: str, **kw: str) -> str:
+        document = json.loads(policy(*args, **kw))
+        for statement in document["Statement"]:
+            statement.pop("Condition", None)
+        return json.dumps(document)
+
+    monkeypatch.setattr(asg_pool, "prepull_hook_policy", name_only)
+    code, lines = reasons(capsys, "--stack", "prod")
+    assert code == EXIT_REJECTED
+    line = only(lines, "autoscaling:CompleteLifecycleAction")
+    assert "continue or abandon the launches of every other group of the account" in line

@@ -95,7 +95,5 @@ def test_an_esc_import_is_named_with_what_it_lacks_and_how_to_pass_it(tmp_path: 
     env.write_text("config:\n  ecs-inference:platform:\n    gateway:\n      masterKey: sk-esc\n")
     result = run_preview("agents", stack_file=path, policy_pack=None, config_file=env)
     assert result.exit_code == EXIT_OK, result.error
-    versions = [
-        r for r in result.resources if r.type == "aws:secretsmanager/secretVersion:SecretVersion"
-    ]
-    assert [v.inputs["secretString"] for v in versions] == ["sk-esc"]
+    parameters = [r for r in result.resources if r.type == "aws:ssm/parameter:Parameter"]
+    assert [p.inputs["value"] for p in parameters] == ["sk-esc"]

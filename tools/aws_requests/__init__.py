@@ -39,6 +39,7 @@ from tools.aws_requests import (  # noqa: F401
     events,
     iam,
     kms,
+    lambda_,
     logs,
     rds,
     route53,
@@ -47,6 +48,7 @@ from tools.aws_requests import (  # noqa: F401
     servicediscovery,
     sns,
     sqs,
+    ssm,
     vpc,
 )
 from tools.aws_requests.iam import policy_chars, policy_problems

@@ -34,6 +34,9 @@ class Call:
     account_id: str = ""
     identity_policies: tuple[tuple[str, Any], ...] = ()
     """Policies of a principal outside the stack (an AWS-owned account), when `role` is None."""
+    forbidden: str = ""
+    """Non-empty: a call that must be DENIED (one role per duty), and why; `why` then says
+    what an allowed call would let the principal do."""
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ def _reranker(environment: Mapping[str, str]) -> Sequence[AwsCall]:
 
 
 def _litellm(environment: Mapping[str, str]) -> Sequence[AwsCall]:
-    """The proxy's calls (Bedrock, its IAM-token database login) and the database bootstrap
-    container's (the Data API); each returns nothing for a container it does not describe."""
+    """The proxy's calls (Bedrock, its IAM-token database login); each returns nothing for a
+    container it does not describe."""
     return [
         *litellm.aws_calls(environment, _load_yaml),
         *litellm.database_aws_calls(environment),
-        *litellm.bootstrap_aws_calls(environment),
     ]
 
 

@@ -64,6 +64,8 @@ class Request:
     resource_policy: Any = None
     """The resource's own policy (bucket, topic, key, trust, file system), if it has one."""
     context: Mapping[str, str | list[str]] = field(default_factory=dict)
+    endpoint_policies: tuple[tuple[str, Any], ...] = ()
+    """(endpoint id, policy) of the VPC endpoint the call goes through, when it has a policy."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -76,6 +78,10 @@ class Request:
         }
         if self.resource_policy is not None:
             out["resourcePolicy"] = self.resource_policy
+        if self.endpoint_policies:
+            out["vpcEndpointPolicies"] = [
+                {"name": n, "policy": p} for n, p in self.endpoint_policies
+            ]
         return out
 
 

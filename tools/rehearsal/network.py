@@ -17,6 +17,7 @@ has (looked up) and the endpoints the stack declares.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,10 @@ class _Endpoint:
     vpc: str
     kind: str
     route_tables: tuple[str, ...]
+    id: str = ""
+    policy: Any = None
+    """The endpoint policy (parsed), when the endpoint has one; None: full access."""
+    private_dns: bool = True
 
 
 def _suffix(service_name: Any) -> str | None:
@@ -67,10 +72,20 @@ class LookedUpNetwork:
         self.main: dict[str, str] = {}
         """VPC -> its main route table."""
         self.endpoints: list[_Endpoint] = []
+        # A subnet the stack creates is judged from its resources, even when the program also
+        # looks it up (a pool reads its subnets' zones: capacity/offerings_check.py).
+        created = {
+            str(i)
+            for r in resources
+            if r.type == "aws:ec2/subnet:Subnet"
+            for i in (getattr(r, "id", None), (getattr(r, "outputs", None) or {}).get("id"))
+            if i
+        }
         for lookup in lookups:
             answer = lookup.answer
             if lookup.token == "aws:ec2/getSubnet:getSubnet":
-                self.subnets[str(answer.get("id"))] = answer
+                if str(answer.get("id")) not in created:
+                    self.subnets[str(answer.get("id"))] = answer
             elif lookup.token == "aws:ec2/getRouteTable:getRouteTable":
                 table = str(answer.get("id") or answer.get("routeTableId"))
                 self.tables[table] = answer
@@ -87,12 +102,21 @@ class LookedUpNetwork:
         if service is None or not known(vpc):
             return
         tables = values.get("routeTableIds")
+        policy = values.get("policy")
+        if isinstance(policy, str) and policy.strip():
+            try:
+                policy = json.loads(policy)
+            except ValueError:
+                policy = None
         self.endpoints.append(
             _Endpoint(
                 service,
                 str(vpc),
                 str(values.get("vpcEndpointType") or "Gateway"),
                 tuple(str(t) for t in listify(tables) if known(t)) if known(tables) else (),
+                str(values.get("id") or ""),
+                policy if isinstance(policy, Mapping) else None,
+                values.get("privateDnsEnabled") is not False,
             )
         )
 
@@ -102,18 +126,39 @@ class LookedUpNetwork:
                 return table_id
         return self.main.get(str(self.subnets[subnet_id].get("vpcId")))
 
-    def missing(self, subnet_id: str, public_ip: bool) -> tuple[str | None, list[str]]:
-        """(its route table, what a pull from the subnet lacks); nothing when it has a way."""
-        table_id = self.table_of(subnet_id)
-        table = self.tables.get(table_id or "", {})
+    def routed_out(self, subnet_id: str, public_ip: bool) -> bool:
+        """The subnet has a default route out (a public IP for an internet gateway)."""
+        table = self.tables.get(self.table_of(subnet_id) or "", {})
         for route in table.get("routes") or ():
             if route.get("cidrBlock") != "0.0.0.0/0":
                 continue
             if any(route.get(k) for k in _TARGETS):
-                return table_id, []
+                return True
             gateway = str(route.get("gatewayId") or "")
             if gateway and (not gateway.startswith("igw-") or public_ip):
-                return table_id, []
+                return True
+        return False
+
+    def endpoint(self, subnet_id: str, service: str) -> _Endpoint | None:
+        """The endpoint a call to `service` from the subnet goes through: an interface endpoint
+        of the VPC with private DNS (its name resolves to it, NAT or not), or the S3 gateway on
+        the subnet's route table."""
+        vpc = str(self.subnets[subnet_id].get("vpcId"))
+        table = self.table_of(subnet_id)
+        for e in self.endpoints:
+            if e.vpc != vpc or e.service != service:
+                continue
+            if (e.kind == "Interface" and e.private_dns) or (
+                e.kind == "Gateway" and table in e.route_tables
+            ):
+                return e
+        return None
+
+    def missing(self, subnet_id: str, public_ip: bool) -> tuple[str | None, list[str]]:
+        """(its route table, what a pull from the subnet lacks); nothing when it has a way."""
+        table_id = self.table_of(subnet_id)
+        if self.routed_out(subnet_id, public_ip):
+            return table_id, []
         vpc = str(self.subnets[subnet_id].get("vpcId"))
         here = [e for e in self.endpoints if e.vpc == vpc]
         lacks = [s for s in INTERFACE if not any(e.service == s for e in here)]

@@ -26,7 +26,6 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ecs_inference.iam import ecr_repository_arn
 from ecs_inference.ingress.alb import ELB_LOG_DELIVERY_ACCOUNTS, ELB_LOG_DELIVERY_SERVICE
 from tools.aws_requests import Resource
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
@@ -40,6 +39,7 @@ from tools.rehearsal.model import (
     known,
     listify,
 )
+from tools.rehearsal.registry import ecr_repository
 from tools.rehearsal.secrets import kms_key
 from tools.rehearsal.tasks import LAUNCH_TEMPLATE, launch_template_of
 from tools.rehearsal.userdata import Boots
@@ -87,6 +87,10 @@ def trust_checks(model: StackModel) -> Iterator[Check]:
         used.setdefault(("ec2.amazonaws.com", role.arn), (role, subject, None))
     for provider, infra in _infrastructure_roles(model):
         used.setdefault(("ecs.amazonaws.com", infra.arn), (infra, provider, None))
+    for function in model.of("aws:lambda/function:Function"):
+        role = model.role(function.inputs.get("role"))
+        if role is not None:
+            used.setdefault(("lambda.amazonaws.com", role.arn), (role, function, None))
     for (service, _), (role, subject, source) in used.items():
         yield _trusts(model, role, service, subject, source)
 
@@ -134,14 +138,21 @@ def _user_data_calls(
 ) -> Iterator[tuple[str, str, dict[str, str]]]:
     """(action, resource, context) of every AWS call the scripts that run on any boot make."""
     group = model.output(asg, "arn")
+    # A call on the group carries its tags, which a grant may be conditioned on.
+    tags = {
+        f"{prefix}:ResourceTag/{t.get('key')}": str(t.get("value"))
+        for t in listify(asg.inputs.get("tags"))
+        if isinstance(t, Mapping) and known(t.get("value"))
+        for prefix in ("aws", "autoscaling")
+    }
     for script in boots.first + boots.later:
         for line in script.splitlines():
             words = _words(line)
             for i, word in enumerate(words):
                 if word == "aws" and i + 2 < len(words):
-                    yield from _cli_call(words[i + 1], words[i + 2], group)
+                    yield from _cli_call(words[i + 1], words[i + 2], group, tags)
                 if word == "docker" and words[i + 1 : i + 2] == ["pull"] and i + 2 < len(words):
-                    repository = ecr_repository_arn(words[i + 2], model.partition)
+                    repository = ecr_repository(words[i + 2], model.partition)
                     if repository is not None:
                         yield "ecr:BatchGetImage", repository, {}
                         yield "ecr:GetDownloadUrlForLayer", repository, {}
@@ -172,12 +183,15 @@ CLI_CALLS: dict[tuple[str, str], tuple[str, str]] = {
 """AWS CLI commands user data runs, as the IAM action and resource they are authorised on."""
 
 
-def _cli_call(service: str, command: str, group: Any) -> Iterator[tuple[str, str, dict[str, str]]]:
+def _cli_call(
+    service: str, command: str, group: Any, tags: dict[str, str]
+) -> Iterator[tuple[str, str, dict[str, str]]]:
     known_call = CLI_CALLS.get((service, command))
     if known_call is None:
         return
     action, resource = known_call
-    yield action, (str(group) if resource == "group" else resource), {}
+    on_group = resource == "group"
+    yield action, (str(group) if on_group else resource), (tags if on_group else {})
 
 
 def _cloudwatch_agent_calls(
@@ -206,6 +220,14 @@ def _cloudwatch_agent_calls(
         yield "logs:CreateLogStream", f"{arn}:log-stream:{INSTANCE_ID}", {}
         yield "logs:PutLogEvents", f"{arn}:log-stream:{INSTANCE_ID}", {}
         yield "logs:DescribeLogStreams", f"{arn}:log-stream:", {}
+
+
+def _another_group(model: StackModel, asg: Resource) -> str:
+    """A group of the account the stack does not own, named like the pool's own (another
+    stack's copy of the same pool): what its instances must not act on."""
+    group_id = "0f0e0d0c-0b0a-4009-8807-060504030201"
+    name = f"{model.output(asg, 'name')}-other"
+    return model.arn("autoscaling", f"autoScalingGroup:{group_id}:autoScalingGroupName/{name}")
 
 
 def instance_checks(model: StackModel) -> Iterator[Check]:
@@ -243,6 +265,19 @@ def instance_checks(model: StackModel) -> Iterator[Check]:
                 role=role,
                 context=context,
                 account_id=model.account_id,
+            )
+        for action in sorted({a for a, r, _, _ in calls if r == str(model.output(asg, "arn"))}):
+            yield Call(
+                asg,
+                who,
+                principal,
+                action,
+                _another_group(model, asg),
+                "continue or abandon the launches of every other group of the account",
+                role=role,
+                account_id=model.account_id,
+                forbidden="an instance acts on its own group only: allow it on "
+                "autoScalingGroup:*:autoScalingGroupName/<its group>",
             )
     for provider in model.of("aws:ecs/capacityProvider:CapacityProvider"):
         managed = provider.inputs.get("managedInstancesProvider") or {}

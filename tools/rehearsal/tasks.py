@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ecs_inference.contracts.aws_calls import AwsCall
-from ecs_inference.iam import PolicyArgumentError, ecr_repository_arn
 from tools.aws_requests import Resource
 from tools.aws_shapes import UNKNOWN
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
 from tools.rehearsal.model import SERVICE, Launch, Role, StackModel, document, known, listify
+from tools.rehearsal.registry import ImageReferenceError, ecr_repository
 from tools.rehearsal.secrets import secret_reads, stale_password
 
 Check = Call | Unverified | Refusal
@@ -66,6 +66,15 @@ EFS_DEFAULT_POLICY = {
     ],
 }
 """The policy EFS applies to a file system that has none ("Default EFS file system policy")."""
+
+
+def repository_policy(model: StackModel, repository_arn: str) -> Any:
+    """The policy the stack declares for the ECR repository `repository_arn`, or None."""
+    name = repository_arn.split(":repository/", 1)[-1]
+    for r in model.of("aws:ecr/repositoryPolicy:RepositoryPolicy"):
+        if r.inputs.get("repository") == name:
+            return document(r.inputs.get("policy"))
+    return None
 
 
 class TaskStart:
@@ -151,8 +160,7 @@ class TaskStart:
             resource,
             why,
             role=role,
-            account_id=self.model.account_id,
-            **kw,
+            **{"account_id": self.model.account_id, **kw},
         )
 
     def pull(self, container: Mapping[str, Any], name: str) -> Iterator[Check]:
@@ -164,8 +172,8 @@ class TaskStart:
         if credentials:
             yield from self.secret(name, credentials, "log in to the private registry")
         try:
-            repository = ecr_repository_arn(image, self.model.partition)
-        except PolicyArgumentError as exc:
+            repository = ecr_repository(image, self.model.partition)
+        except ImageReferenceError as exc:
             yield Refusal(self.task, self.who(name), str(exc))
             return
         if repository is None:
@@ -179,8 +187,24 @@ class TaskStart:
             return
         why = f"pull {image}"
         yield self.call(role, self.who(name), "ecr:GetAuthorizationToken", "*", why)
+        owner = repository.split(":")[4]
+        policy = None
+        if owner != self.model.account_id:
+            # Another account's repository: its own policy must admit the role as well.
+            policy = repository_policy(self.model, repository)
+            if policy is None:
+                yield Unverified(
+                    self.task,
+                    self.who(name),
+                    f"{image} is in account {owner}'s registry: the pull needs that repository's "
+                    "policy to admit this role, and the stack does not declare it",
+                )
+                return
         for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"):
-            yield self.call(role, self.who(name), action, repository, why)
+            yield self.call(
+                role, self.who(name), action, repository, why,
+                resource_policy=policy, account_id=owner,
+            )  # fmt: skip
 
     def secret(self, name: str, value_from: Any, why: str) -> Iterator[Check]:
         if self.task.inputs.get("executionRoleArn") is None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 UNIT_DIRS = ("/etc/systemd/system/", "/usr/lib/systemd/system/", "/lib/systemd/system/")
 PER_BOOT_DIR = "/var/lib/cloud/scripts/per-boot/"
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _REDIRECT = re.compile(r"(>>?)\s*(['\"]?)(/[^\s'\";|&]+)\2")
 
 
@@ -54,7 +54,7 @@ def scan(text: str) -> Script:
     while i < len(lines):
         line = lines[i]
         i += 1
-        heredoc = _HEREDOC.search(line)
+        heredoc = HEREDOC.search(line)
         if heredoc is None:
             out.lines.append(line)
             continue

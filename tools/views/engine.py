@@ -29,6 +29,7 @@ from typing import Any
 from pulumi.runtime.rpc import UNKNOWN
 
 from tools.recording import Recording, ResourceOptions, provider_default_tags
+from tools.views.service_launch import store_described_launches
 from tools.views.shape import VIEWS, checked_inputs, planned_outputs
 
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -157,6 +158,8 @@ def from_records(
                 resources.append(providers[key])
             provider = f"{providers[key].urn}::{providers[key].id}"
         resources.append(_engine_resource(record, view, provider, tags, root, planned))
+    if view != "new":
+        store_described_launches(resources)
     return EngineStack(view, project, stack, tuple(resources), config)
 
 

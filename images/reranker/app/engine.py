@@ -44,6 +44,8 @@ class ModelInfo:
     num_layers: int
     intermediate_size: int
     variants: dict[str, str]
+    pad_token_id: int = 0
+    """Id padded rows carry: RoBERTa-style models derive position ids from it."""
     #: The precision prepare.py chose (its quality gate), served for MODEL_VARIANT=auto.
     default_variant: str = "fp32"
     #: Per variant, the op counts prepare.py recorded (in the file and as ORT runs them).
@@ -63,6 +65,7 @@ class ModelInfo:
             num_layers=int(doc["num_layers"]),
             intermediate_size=int(doc["intermediate_size"]),
             variants=dict(doc.get("variants", {"fp32": c.MODEL_VARIANTS["fp32"]})),
+            pad_token_id=int(doc.get("pad_token_id", 0)),
             default_variant=str(doc.get("precision", {}).get("default", "fp32")),
             recorded_kernels=dict(doc.get("precision", {}).get("kernels", {})),
         )
@@ -203,6 +206,15 @@ class Engine:
         """Encode (query, document) pairs with special tokens, truncated, unpadded."""
         return self.tokenizer.encode_batch(list(pairs), add_special_tokens=True)
 
+    def truncate(self, texts: Sequence[str], max_tokens: int) -> list[str]:
+        """Each text cut after its first `max_tokens` tokens (Cohere v2's `max_tokens_per_doc`),
+        at the character where the last kept token ends."""
+        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [
+            text if len(enc.offsets) <= max_tokens else text[: enc.offsets[max_tokens - 1][1]]
+            for text, enc in zip(texts, encodings, strict=True)
+        ]
+
     def score(
         self, pairs: Sequence[tuple[str, str]], stats: BatchStats | None = None
     ) -> np.ndarray:
@@ -222,7 +234,7 @@ class Engine:
             start, end = span
             idx = order[start:end]
             width = int(sorted_lengths[start])
-            ids = np.zeros((end - start, width), dtype=np.int64)
+            ids = np.full((end - start, width), self.info.pad_token_id, dtype=np.int64)
             types = np.zeros_like(ids)
             mask = np.zeros_like(ids)
             for row, i in enumerate(idx):

@@ -1,4 +1,5 @@
-"""The re-ranker HTTP service: Cohere/Jina style `POST /v1/rerank`, `/health`, `/metrics`.
+"""The re-ranker HTTP service: `POST /v1/rerank` (Cohere v1 and Jina's shape), `POST /v2/rerank`
+(Cohere v2's), `/health`, `/metrics`.
 
 The model loads on a background thread after the server starts listening, so `/health` can say
 503 ("loading") while the bundle is staged from S3 and the ONNX session is built, and the ALB
@@ -66,6 +67,20 @@ class RerankRequest(BaseModel):
     top_n: int | None = Field(default=None, ge=1)
     return_documents: bool = False
     model: str | None = None
+
+
+class RerankV2Request(BaseModel):
+    """Cohere v2's request: `model` required, documents are strings, no `return_documents`;
+    `max_tokens_per_doc` cuts each document to that many tokens before pairing (Cohere's
+    default, 4096, is above every served model's max length). `relevant_spans` and `priority`
+    are ignored: one model serves every request, in admission order."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: str
+    query: str
+    documents: list[str]
+    top_n: int | None = Field(default=None, ge=1)
+    max_tokens_per_doc: int | None = Field(default=None, ge=1)
 
 
 def _invalid_code_point(text: str) -> str | None:
@@ -369,17 +384,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post(c.RERANK_PATH)
     async def rerank(req: RerankRequest) -> JSONResponse:
+        return await _measured(req)
+
+    @app.post(c.RERANK_V2_PATH)
+    async def rerank_v2(req: RerankV2Request) -> JSONResponse:
+        v1 = RerankRequest(query=req.query, documents=list(req.documents), top_n=req.top_n)
+        return await _measured(v1.model_copy(update={"model": req.model}), req.max_tokens_per_doc)
+
+    async def _measured(req: RerankRequest, max_tokens_per_doc: int | None = None) -> JSONResponse:
         t0 = time.perf_counter()
         metrics.in_flight.inc()
         try:
-            response = await _rerank(req)
+            response = await _rerank(req, max_tokens_per_doc)
         finally:
             metrics.in_flight.dec()
         metrics.requests.labels(str(response.status_code)).inc()
         metrics.latency.observe(time.perf_counter() - t0)
         return response
 
-    async def _rerank(req: RerankRequest) -> JSONResponse:
+    async def _rerank(req: RerankRequest, max_tokens_per_doc: int | None) -> JSONResponse:
         problems = request_problems(req, settings)
         if problems:
             return _error(422, "; ".join(problems), detail=problems)
@@ -389,10 +412,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if state.draining:
             return _error(503, "shutting down", {"Retry-After": "1"})
         texts = [d if isinstance(d, str) else d.text for d in req.documents]
-        pairs = [(req.query, t) for t in texts]
         try:
+            if max_tokens_per_doc is not None:
+                texts = await asyncio.to_thread(engine.truncate, texts, max_tokens_per_doc)
+            pairs = [(req.query, t) for t in texts]
             encodings = await asyncio.to_thread(engine.tokenize, pairs)
         except Exception:
+            pairs = [(req.query, t) for t in texts]
             index, reason = await asyncio.to_thread(_untokenizable, engine, pairs)
             return _error(422, f"documents[{index}] cannot be tokenized: {reason}")
         shape = engine.info.shape

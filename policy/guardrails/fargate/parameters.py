@@ -14,8 +14,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pulumi_policy.proxy import UnknownValueError
+
 from .. import aws_limits
 from ..resources import get, is_native, stored
+from ..values import UndecidableValueError, parse_document
 
 #: pulumi-aws names that differ from the request's: path prefix -> pulumi-aws path prefix.
 _AWS_PATHS = {"volumes[].host.sourcePath": "volumes[].hostPath"}
@@ -27,16 +30,6 @@ def _steps(path: str, resource_type: str) -> list[str]:
     if not is_native(resource_type):
         path = _AWS_PATHS.get(path, path)
     return path.split(".")
-
-
-def _parsed(value: Any) -> Any:
-    """A JSON string (pulumi-aws passes nested documents as strings) as its value."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
 
 
 _Reads = dict[tuple[int, str], tuple[Any, Any]]
@@ -81,14 +74,17 @@ def _walk(
 
     def read() -> Any:
         value = stored(node, key, None, resource) if resource is not None else get(node, key)
-        return _parsed(value) if parse else value
+        return parse_document(value, [where, key] if where else [key]) if parse else value
 
     value = _read(reads, node, f"{key}|{parse}", read)
     if not listed:
         _walk(value, rest, f"{where}.{key}" if where else key, None, reads, out)
         return
-    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence):
+    if value is None:
         return
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence):
+        # ECS rejects it, and what it holds cannot be told: never "nothing refused".
+        raise UndecidableValueError([where, key] if where else [key], "is not a list")
     # Iterated each time, as before (an unknown item raises where it did); a proxied list
     # holds its item proxies, so the reads below them are shared between paths.
     for index, item in enumerate(value):
@@ -167,15 +163,24 @@ def _refusals(
     defaults: Mapping[str, str],
     resource: Any = None,
 ) -> list[str]:
+    """Every refusal among the values that can be read; when there is none and some value the
+    table names could not be read (unknown, ``[secret]``, not JSON), the first such error is
+    raised: what is known is judged, and what is not is never passed as clean."""
     found: list[str] = []
     reads: _Reads = {}
+    unreadable: UnknownValueError | None = None
     for path, (accepted, _) in table.items():
         values: list[tuple[str, Any]] = []
-        _walk(props, _steps(path, resource_type), "", resource, reads, values)
+        try:
+            _walk(props, _steps(path, resource_type), "", resource, reads, values)
+        except UnknownValueError as error:
+            unreadable = unreadable or error
         for where, value in values:
             problem = _check(where, value, accepted, defaults.get(path))
             if problem:
                 found.append(problem)
+    if unreadable is not None and not found:
+        raise unreadable
     return found
 
 

@@ -7,8 +7,10 @@ doors is one module, listed in :data:`FRONT_DOORS`:
 * ``elb``: internet-facing ELBv2 load balancers (listener -> rule -> target group -> service /
   instance / Auto Scaling group / Lambda, NLB -> ALB) and classic ELBs;
 * ``apigateway``: HTTP / WebSocket routes, quick-create APIs and REST methods -> integration ->
-  VPC link -> listener / NLB, a load balancer's DNS name, or a Lambda function;
-* ``cloudfront``: distributions -> VPC origin or load-balancer origin;
+  VPC link (V1 to an NLB, V2 to an ALB / NLB) -> listener / load balancer, an address, or a
+  Lambda function; ``openapi``: the operations of an API defined by an OpenAPI ``body``;
+* ``cloudfront``: distributions -> VPC origin or an origin addressed by domain name
+  (``origins``: load balancers, instances, Elastic IPs, function URLs, App Runner, Route 53);
 * ``managed``: public App Runner and ECS Express services, Lambda function URLs without IAM,
   public Elastic Beanstalk environments, Lightsail container endpoints and instance firewalls;
 * ``global_accelerator``: accelerators (standard and custom routing) -> listener -> endpoint
@@ -40,9 +42,10 @@ from ..resources import (
     LIGHTSAIL_CONTAINERS,
     LIGHTSAIL_INSTANCE,
     LOAD_BALANCER,
+    REST_API,
     REST_METHOD,
 )
-from . import apigateway, cloudfront, elb, global_accelerator, managed
+from . import apigateway, cloudfront, elb, global_accelerator, managed, openapi
 from .addresses import covers_internet, describe_ports, port_range, public_share
 from .index import Entry, Leg, Model, Resource
 from .public_ips import asg_security_groups, public_ip
@@ -85,6 +88,7 @@ FRONT_DOORS: tuple[tuple[frozenset[str], FrontDoor], ...] = (
     (HTTP_API, apigateway.quick_create_entry),
     (HTTP_ROUTE, apigateway.route_entry),
     (REST_METHOD, apigateway.method_entry),
+    (REST_API | HTTP_API, openapi.body_entry),
     (DISTRIBUTION, cloudfront.distribution_entry),
     (APP_RUNNER, managed.app_runner_entry),
     (EXPRESS_SERVICE, managed.express_entry),

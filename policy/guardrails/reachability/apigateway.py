@@ -34,9 +34,11 @@ from ..resources import (
     known,
     present,
     stored_path,
+    strings,
 )
 from .elb import lb_legs, listener_legs
 from .index import Entry, Leg, Model, Resource, label, prepend
+from .origins import ADDRESSED, address_legs, serving_legs
 
 
 def quick_create_entry(model: Model, api: Resource) -> Iterator[Entry]:
@@ -164,28 +166,65 @@ def _rest_integration(
     prefix: str,
 ) -> Iterator[Entry]:
     if str(get(props, "connectionType", "INTERNET")).upper() == "VPC_LINK":
-        key = prefix or "connectionId"
-        links = model.refs(
-            holder,
-            key,
-            REST_VPC_LINK,
-            values=lambda: [get(props, "connectionId")],
-            what="which VPC link it uses",
-        )
-        reached = False
-        for link in links:
-            for nlb in model.refs(link, "targetArns", LOAD_BALANCER, what="which NLB it reaches"):
-                reached = True
-                for leg in lb_legs(model, nlb):
-                    yield front, prepend(front, link, auth, leg)
-        if not reached:
-            yield front, Leg(front, auth, (label(front),), (), (), (front,))
+        yield from rest_private(model, front, holder, props, auth, prefix)
         return
     if str(get(props, "type", "")).upper() in {"MOCK"}:
         return
     yield from _integration_target(
         model, front, holder, auth, prefix or "uri", lambda: get(props, "uri")
     )
+
+
+def rest_private(
+    model: Model,
+    front: Resource,
+    holder: Resource,
+    props: Mapping[str, Any],
+    auth: str | None,
+    prefix: str = "",
+) -> Iterator[Entry]:
+    """A REST private integration: to the load balancer named by ``integrationTarget`` (a VPC
+    link V2, any ALB or NLB), else through the VPC link V1 in ``connectionId`` to its NLB
+    (pulumi-aws ``targetArn``, aws-native ``targetArns``). ``prefix``: the top-level input
+    holding ``props`` (aws-native's inline ``integration``), "" when they are the holder's own."""
+    if present(props, "integrationTarget"):
+        hops = [
+            (holder, lb)
+            for lb in model.refs(
+                holder,
+                prefix or "integrationTarget",
+                LOAD_BALANCER,
+                values=lambda: [get(props, "integrationTarget")],
+                what="which load balancer it reaches",
+            )
+        ]
+    else:
+        links = model.refs(
+            holder,
+            prefix or "connectionId",
+            REST_VPC_LINK,
+            values=lambda: [get(props, "connectionId")],
+            what="which VPC link it uses",
+        )
+        hops = [
+            (link, nlb)
+            for link in links
+            for nlb in model.refs(
+                link,
+                ("targetArn", "targetArns"),
+                LOAD_BALANCER,
+                values=lambda lk=link: [
+                    *strings(get(lk.props, "targetArn")),
+                    *strings(get(lk.props, "targetArns")),
+                ],
+                what="which NLB it reaches",
+            )
+        ]
+    for hop, lb in hops:
+        for leg in lb_legs(model, lb):
+            yield front, prepend(front, hop, auth, leg)
+    if not hops:  # the route enters the VPC, to something outside the stack
+        yield front, Leg(front, auth, (label(front),), (), (), (front,))
 
 
 def _integration_target(
@@ -199,15 +238,15 @@ def _integration_target(
     """A Lambda function or a URL on one of the stack's load balancers; an outside URL is
     already public and adds no route into the stack, an outside function does."""
     targets = model.refs(
-        holder, prop, FUNCTION | LOAD_BALANCER, values=lambda: [value()], silent_external=True
+        holder, prop, FUNCTION | ADDRESSED, values=lambda: [value()], silent_external=True
     )
     for target in targets:
-        if target.resource_type in LOAD_BALANCER:
-            for leg in lb_legs(model, target):
-                yield front, prepend(front, holder, auth, leg)
+        if target.resource_type in FUNCTION:
+            legs = serving_legs(model, target)
         else:
-            chain = (label(front), label(target))
-            yield front, Leg(front, auth, chain, (target,), (), (front, target))
+            legs = address_legs(model, target)
+        for leg in legs:
+            yield front, prepend(front, holder, auth, leg)
     if targets:
         return
     try:

@@ -1,7 +1,10 @@
 """CloudFront front doors: every enabled distribution.
 
 Routes: origin ``vpcOriginConfig`` -> VPC origin -> its endpoint ARN (ALB, NLB or instance), or
-an origin whose domain name is one of the stack's load balancers; S3 origins are not compute.
+an origin whose domain name addresses a resource of the stack (``origins``: a load balancer, an
+instance's public DNS name or IP, an Elastic IP, a Lambda function URL, signed or not by an
+origin access control, an App Runner service, a Route 53 record naming one of those); S3
+origins are not compute.
 A distribution authenticates viewers only when every cache behavior requires signed URLs /
 cookies (``trustedKeyGroups``, ``trustedSigners``) or runs a viewer-request CloudFront Function
 or Lambda@Edge (the pack cannot read what the function checks; viewer-request is where edge
@@ -24,12 +27,12 @@ from ..resources import (
     is_native,
     present,
 )
-from .elb import lb_legs
-from .index import Entry, Leg, Model, Resource, label, prepend
+from .index import Entry, Model, Resource, label, prepend
+from .origins import ADDRESSED, address_legs
 
 
 def distribution_entry(model: Model, dist: Resource) -> Iterator[Entry]:
-    """An enabled distribution: every origin that is a load balancer or instance of the stack."""
+    """An enabled distribution: every origin that reaches a resource of the stack."""
     native = is_native(dist.resource_type)
     config = get(dist.props, "distributionConfig") if native else dist.props
     if config is None or not as_bool(get(config, "enabled", True)):
@@ -59,24 +62,24 @@ def distribution_entry(model: Model, dist: Resource) -> Iterator[Entry]:
             continue
         if not present(origin, "domainName") or get(origin, "s3OriginConfig") is not None:
             continue
-        lbs = model.refs(
+        targets = model.refs(
             dist,
             origins_key,
-            LOAD_BALANCER | INSTANCE,
+            ADDRESSED,
             values=lambda o=origin: [get(o, "domainName")],
             silent_external=True,
         )
-        for lb in lbs:
-            yield from _origin(model, dist, dist, lb, auth)
+        # With an origin access control CloudFront signs the request to a function URL.
+        signed = present(origin, "originAccessControlId")
+        for target in targets:
+            for leg in address_legs(model, target, signed=signed):
+                yield dist, prepend(dist, dist, auth, leg)
 
 
 def _origin(
     model: Model, dist: Resource, hop: Resource, target: Resource, auth: str | None
 ) -> Iterator[Entry]:
-    if target.resource_type in INSTANCE:
-        yield dist, Leg(dist, auth, (label(dist), label(target)), (target,), (), (dist, target))
-        return
-    for leg in lb_legs(model, target):
+    for leg in address_legs(model, target):
         yield dist, prepend(dist, hop, auth, leg)
 
 

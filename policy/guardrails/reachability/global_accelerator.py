@@ -129,12 +129,13 @@ def _target_legs(model: Model, target: Resource, reaches: Callable[[int], bool])
                 legs += listener_legs(model, listener, target)
         return legs
     if target.resource_type in EIP:
-        held = _eip_holders(model, target)
+        held = eip_holders(model, target)
         return [Leg(target, None, (label(target), *map(label, held)), tuple(held), (), (target,))]
     return [Leg(target, None, (label(target),), (target,), (), (target,))]
 
 
-def _eip_holders(model: Model, eip: Resource) -> list[Resource]:
+def eip_holders(model: Model, eip: Resource) -> list[Resource]:
+    """The instances an Elastic IP is on (its ``instance``, or an association of the stack)."""
     found = model.refs(eip, "instance", INSTANCE, silent_external=True)
     for assoc in model.of(EIP_ASSOCIATION):
         if eip in model.refs(assoc, "allocationId", EIP, silent_external=True):

@@ -18,12 +18,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError
+from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore[reportPrivateUsage]
 
 from ..resources import (
     APP_RUNNER,
+    DNS_RECORD,
     EIP,
     EXPRESS_SERVICE,
+    FUNCTION_URL,
     HTTP_API,
     HTTP_INTEGRATION,
     HTTP_VPC_LINK,
@@ -81,6 +83,10 @@ _IDENTITY_KEYS = (
     "clusterArn",
     "clusterName",
     "vpcEndpointId",
+    "publicDns",
+    "functionUrl",
+    "serviceUrl",
+    "fqdn",
 )
 
 #: For types whose own identity lives under a key that other types use for references.
@@ -102,7 +108,14 @@ _OWN_KEY_TYPES: dict[str, frozenset[str]] = {
     "groupId": SECURITY_GROUP,
     "serviceArn": SERVICE | APP_RUNNER | EXPRESS_SERVICE,
     "vpcEndpointId": VPC_ENDPOINT,
+    "publicDns": INSTANCE | EIP,
+    "functionUrl": FUNCTION_URL,
+    "serviceUrl": APP_RUNNER,
+    "fqdn": DNS_RECORD,
 }
+
+#: Identity keys whose values are DNS names or URLs: indexed lower-case, and by host too.
+_ADDRESS_KEYS = frozenset({"dnsName", "publicDns", "functionUrl", "serviceUrl", "fqdn"})
 
 #: Resources whose outputs name things outside the stack: a reference that depends on one of
 #: them is not explained by the dependency.
@@ -113,6 +126,14 @@ _TASK_DEF_ARN = re.compile(r":task-definition/([^:/]+)(?::\d+)?$")
 _LAMBDA_ARN = re.compile(r":function:([^:/]+)")
 _INVOKE_ARN = re.compile(r"/functions/(arn:[^/]+)/invocations")
 _URL_HOST = re.compile(r"^[a-z][a-z0-9+.-]*://([^/:]+)", re.IGNORECASE)
+
+
+def _address_forms(value: str) -> list[str]:
+    """A DNS name or URL as origins and integrations write it: lower-case, its host, without
+    the root dot."""
+    match = _URL_HOST.match(value)
+    host = (match.group(1) if match else value).lower().rstrip(".")
+    return [f for f in dict.fromkeys((value.lower(), host)) if f != value]
 
 
 def _alternatives(value: str) -> list[str]:
@@ -133,6 +154,8 @@ def _alternatives(value: str) -> list[str]:
     match = _URL_HOST.match(value)
     if match:
         out.append(match.group(1).lower())
+    elif "." in value and "/" not in value:
+        out.append(value.lower().rstrip(".").removeprefix("dualstack."))  # a DNS name
     return out
 
 
@@ -235,15 +258,21 @@ class Model:
         if self._index is None:
             index: dict[str, list[Resource]] = {}
             for r in self.resources:
+                raw = r.props["__target"] if isinstance(r.props, _DictProxy) else r.props
                 for key in _IDENTITY_KEYS:
+                    if key not in raw:
+                        continue
                     own = _OWN_KEY_TYPES.get(key)
                     if own is not None and r.resource_type not in own:
                         continue
                     value = known(r.props, key)
                     if isinstance(value, str) and value:
                         index.setdefault(value, []).append(r)
-                        if key == "dnsName":
-                            index.setdefault(value.lower(), []).append(r)
+                        if key in _ADDRESS_KEYS or (
+                            key == "name" and r.resource_type in DNS_RECORD
+                        ):
+                            for form in _address_forms(value):
+                                index.setdefault(form, []).append(r)
             self._index = index
         return self._index
 

@@ -1,7 +1,8 @@
 """Front doors that AWS runs for a service: App Runner, ECS Express, Lambda function URLs,
 Elastic Beanstalk environments and Lightsail.
 
-Each is its own entry point and what serves: an App Runner service with
+Each is its own entry point and what serves (App Runner services and the functions behind URLs
+also reach what their environment proxies to, see ``origins``): an App Runner service with
 ``isPubliclyAccessible`` unset or true; an ECS Express service without subnets (it uses the
 default VPC's public subnets) or with a subnet of the stack that maps public IPs (ECS Express
 then creates an internet-facing ALB); a Lambda function URL with auth type ``NONE`` (``AWS_IAM``
@@ -16,7 +17,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..resources import (
-    FUNCTION,
     LIGHTSAIL_INSTANCE,
     LIGHTSAIL_PUBLIC_PORTS,
     SUBNET,
@@ -30,6 +30,7 @@ from ..resources import (
 )
 from .addresses import covers_internet, port_range
 from .index import Entry, Leg, Model, Resource, label, subnet_public
+from .origins import address_legs, serving_legs
 
 
 def app_runner_entry(model: Model, service: Resource) -> Iterator[Entry]:
@@ -43,7 +44,8 @@ def app_runner_entry(model: Model, service: Resource) -> Iterator[Entry]:
         resource=service,
     )
     if as_bool(public):
-        yield service, Leg(service, None, (label(service),), (service,), (), (service,))
+        for leg in serving_legs(model, service):
+            yield service, leg
 
 
 def express_entry(model: Model, service: Resource) -> Iterator[Entry]:
@@ -53,17 +55,10 @@ def express_entry(model: Model, service: Resource) -> Iterator[Entry]:
 
 
 def url_entry(model: Model, url: Resource) -> Iterator[Entry]:
-    """A Lambda function URL without IAM auth: the function it invokes."""
-    native = is_native(url.resource_type)
-    if str(get(url.props, "authType" if native else "authorizationType", "")).upper() != "NONE":
-        return
-    functions = model.refs(
-        url,
-        "targetFunctionArn" if native else "functionName",
-        FUNCTION,
-        what="which function it invokes",
-    )
-    yield url, Leg(url, None, (label(url),), tuple(functions), (), (url, *functions))
+    """A Lambda function URL without IAM auth: the function it invokes, and what that function
+    proxies to (``origins``)."""
+    for leg in address_legs(model, url):
+        yield url, leg
 
 
 def _express_public(model: Model, service: Resource) -> bool:

@@ -4,7 +4,8 @@
 //   {"op": "simulate", "cases": [Case, ...]}  -> {"results": [Result, ...]}
 //   {"op": "versions"}                         -> {"versions": {package: version}}
 // A Case is iam-simulate's Simulation request: principal, action, resource, accountId,
-// context, identityPolicies [{name, policy}], resourcePolicy (optional).
+// context, identityPolicies [{name, policy}], resourcePolicy (optional), vpcEndpointPolicies
+// [{name, policy}] (optional: the endpoint the call goes through).
 // A Result: {"decision": "Allowed" | "ImplicitlyDenied" | "ExplicitlyDenied" | "Error",
 //            "denials": [...], "error": "..."}.
 import { createInterface } from 'node:readline';
@@ -26,6 +27,7 @@ async function simulate(c) {
     identityPolicies: c.identityPolicies ?? [],
     serviceControlPolicies: [],
     resourceControlPolicies: [],
+    vpcEndpointPolicies: c.vpcEndpointPolicies ?? [],
   };
   if (c.resourcePolicy) simulation.resourcePolicy = c.resourcePolicy;
   const result = await runSimulation(simulation, {});

@@ -20,14 +20,19 @@ from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from ecs_inference.services.base import cluster_name_from_arn
-from ecs_inference.services.model import (
+from ecs_inference.models.decisions import Placement, StackFacts
+from ecs_inference.models.input import ModelConfig
+from ecs_inference.models.service import (
     CONTAINER_NAME,
     ModelService,
-    ModelServiceArgs,
+    ModelWiring,
     model_container_definitions,
 )
+from ecs_inference.services.base import cluster_name_from_arn
+from ecs_inference.sizing.headroom import DeployChoice
+from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import (
+    ModelServiceSpec,
     ServiceArgsError,
     check_deploy_progress,
     validate_model_service,
@@ -77,14 +82,13 @@ def neuron_launch(**overrides: Any) -> NeuronLaunch:
     return NeuronLaunch(**settings)
 
 
-def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
+def vllm_spec(**overrides: Any) -> ModelServiceSpec:
+    """A hand-built spec (what `validate_model_service` checks)."""
     settings: dict[str, Any] = {
-        **service_wiring(router),
         "service": "llama",
         "priority": 10,
         "image": IMAGE,
         "launch": vllm_launch(),
-        "capacity_provider_name": "dev-g6e-cp",
         "weights_bucket": "weights",
         "weights_prefix": "models/llama-3.1-8b",
         "task_cpu": 44_000,
@@ -101,15 +105,14 @@ def vllm_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
         "secrets": {"ENGINE_LICENSE_KEY": SECRET},
     }
     settings.update(overrides)
-    return ModelServiceArgs(**settings)
+    return ModelServiceSpec(**settings)
 
 
-def neuron_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
+def neuron_spec(**overrides: Any) -> ModelServiceSpec:
     settings: dict[str, Any] = {
         "service": "mistral",
         "priority": 20,
         "launch": neuron_launch(),
-        "capacity_provider_name": "dev-inf2-cp",
         "weights_prefix": "neuron/mistral-7b-bs4-tp4",
         "task_cpu": 28_000,
         "task_memory_mib": 110_000,
@@ -125,7 +128,72 @@ def neuron_args(router: Any = None, **overrides: Any) -> ModelServiceArgs:
         "secrets": {},
     }
     settings.update(overrides)
-    return vllm_args(router, **settings)
+    return vllm_spec(**settings)
+
+
+class FakePool:
+    """Stands in for a pool component: its capacity provider and the types it launches."""
+
+    def __init__(self, capacity_provider_name: str, *types: str, max_size: int = 4) -> None:
+        self.capacity_provider_name = capacity_provider_name
+        self.instance_types = types
+        self.spec = PoolSpec(instance_type=types[0], max_size=max_size)
+
+
+VLLM_INPUT: dict[str, Any] = {
+    "engine": "vllm",
+    "pool": "g6e",
+    "architecture": "llama-3.1-8b",
+    "weightsUri": "s3://weights/models/llama-3.1-8b/",
+    "maxModelLen": 8192,
+    "tensorParallelSize": 2,
+    "desiredCount": 2,
+    "minCount": 1,
+    "maxCount": 4,
+    "maxGenerationSeconds": 285,
+    "autoscaling": {"metric": "albRequests"},
+    "environment": {"VLLM_LOGGING_LEVEL": "INFO"},
+    "secrets": {"ENGINE_LICENSE_KEY": SECRET},
+}
+NEURON_INPUT: dict[str, Any] = {
+    "engine": "neuron",
+    "pool": "inf2",
+    "architecture": "llama-3.1-8b",
+    "weightsUri": "s3://weights/neuron/mistral-7b-bs4-tp4/",
+    "neuron": {"batchSize": 4, "sequenceLength": 4096, "tpDegree": 4},
+    "minCount": 1,
+    "maxCount": 2,
+    "autoscaling": {"metric": "albRequests"},
+}
+
+
+FACTS = StackFacts(metrics_sidecar=False, region="us-east-1")
+
+
+def vllm_wiring(router: Any = None, **overrides: Any) -> ModelWiring:
+    settings: dict[str, Any] = {
+        **service_wiring(router),
+        "service": "llama",
+        "pool": FakePool("dev-g6e-cp", "g6e.12xlarge"),
+        "image": IMAGE,
+        "placement": Placement(priority=10, facts=FACTS),
+    }
+    settings.update(overrides)
+    return ModelWiring(**settings)
+
+
+def neuron_wiring(router: Any = None) -> ModelWiring:
+    return vllm_wiring(
+        router,
+        service="mistral",
+        pool=FakePool("dev-inf2-cp", "inf2.24xlarge", max_size=2),
+        # Stop one, then start one: no spare Neuron host needed.
+        placement=Placement(
+            priority=20,
+            deploy=DeployChoice(0, 100, "deploy: stop one, then start one"),
+            facts=FACTS,
+        ),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,47 +276,47 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
 @pytest.mark.parametrize(
     ("make", "overrides", "message"),
     [
-        (vllm_args, {"gpu_count": 1}, "gpu_count 1 must equal the tensor parallel size 2"),
-        (vllm_args, {"neuron_devices": ("/dev/neuron0",)}, "only apply to a NeuronLaunch"),
-        (neuron_args, {"gpu_count": 1}, "gpu_count 1 given for a Neuron model"),
-        (neuron_args, {"neuron_devices": ("/dev/neuron0",)}, "needs 2 Neuron device"),
-        (neuron_args, {"neuron_devices": ("/dev/nvidia0", "/dev/neuron1")}, "is not /dev/neuronN"),
-        (neuron_args, {"neuron_devices": ("/dev/neuron0", "/dev/neuron0")}, "repeats a device"),
-        (neuron_args, {"one_task_per_instance": False}, "one_task_per_instance=True"),
-        (vllm_args, {"scale_out_cooldown": 600}, "exceeds scale_in_cooldown"),
-        (vllm_args, {"target_requests_per_target": 0}, "must be a positive number"),
-        (vllm_args, {"min_count": 3}, "min_count <= desired_count <= max_count"),
-        (vllm_args, {"desired_count": 5}, "min_count <= desired_count <= max_count"),
-        (vllm_args, {"deployment_maximum_percent": 100}, "could never replace a task"),
-        (vllm_args, {"deployment_minimum_healthy_percent": 101}, "outside 0-100"),
-        (vllm_args, {"deregistration_delay_seconds": 3601}, "outside 0-3600"),
-        (vllm_args, {"max_request_seconds": 301}, "shorter than max_request_seconds 301"),
-        (vllm_args, {"max_request_seconds": 0}, "max_request_seconds 0 outside 1-3600"),
-        (vllm_args, {"log_retention_days": 10}, "not a CloudWatch retention value"),
-        (vllm_args, {"priority": 0}, "priority 0 outside 1-50000"),
-        (vllm_args, {"service": "Llama"}, "lowercase"),
-        (vllm_args, {"image": ""}, "non-empty image"),
-        (vllm_args, {"image": IMAGE.replace("vllm", "VLLM")}, "looks like an ECR image"),
-        (vllm_args, {"shm_size_mib": 400_000}, "must be below task_memory_mib"),
-        (vllm_args, {"task_cpu": 64}, "task_cpu 64 outside"),
-        (vllm_args, {"stop_timeout_seconds": 1}, "stop_timeout_seconds 1 outside"),
-        (vllm_args, {"weights_prefix": "models/other"}, "the task role may only read"),
-        (vllm_args, {"weights_bucket": "other-bucket"}, "the task role may only read"),
-        (vllm_args, {"weights_prefix": "models/*"}, "plain key prefix"),
-        (vllm_args, {"environment": {"ENGINE_MAX_MODEL_LEN": "1"}}, "already controls"),
-        (vllm_args, {"environment": {"X": "1"}, "secrets": {"X": SECRET}}, "both environment"),
-        (vllm_args, {"secrets": {"KEY": SECRET.replace("AbCdEf", "*")}}, "without wildcards"),
+        (vllm_spec, {"gpu_count": 1}, "gpu_count 1 must equal the tensor parallel size 2"),
+        (vllm_spec, {"neuron_devices": ("/dev/neuron0",)}, "only apply to a NeuronLaunch"),
+        (neuron_spec, {"gpu_count": 1}, "gpu_count 1 given for a Neuron model"),
+        (neuron_spec, {"neuron_devices": ("/dev/neuron0",)}, "needs 2 Neuron device"),
+        (neuron_spec, {"neuron_devices": ("/dev/nvidia0", "/dev/neuron1")}, "is not /dev/neuronN"),
+        (neuron_spec, {"neuron_devices": ("/dev/neuron0", "/dev/neuron0")}, "repeats a device"),
+        (neuron_spec, {"one_task_per_instance": False}, "one_task_per_instance=True"),
+        (vllm_spec, {"scale_out_cooldown": 600}, "exceeds scale_in_cooldown"),
+        (vllm_spec, {"target_requests_per_target": 0}, "must be a positive number"),
+        (vllm_spec, {"min_count": 3}, "min_count <= desired_count <= max_count"),
+        (vllm_spec, {"desired_count": 5}, "min_count <= desired_count <= max_count"),
+        (vllm_spec, {"deployment_maximum_percent": 100}, "could never replace a task"),
+        (vllm_spec, {"deployment_minimum_healthy_percent": 101}, "outside 0-100"),
+        (vllm_spec, {"deregistration_delay_seconds": 3601}, "outside 0-3600"),
+        (vllm_spec, {"max_request_seconds": 301}, "shorter than max_request_seconds 301"),
+        (vllm_spec, {"max_request_seconds": 0}, "max_request_seconds 0 outside 1-3600"),
+        (vllm_spec, {"log_retention_days": 10}, "not a CloudWatch retention value"),
+        (vllm_spec, {"priority": 0}, "priority 0 outside 1-50000"),
+        (vllm_spec, {"service": "Llama"}, "lowercase"),
+        (vllm_spec, {"image": ""}, "non-empty image"),
+        (vllm_spec, {"image": IMAGE.replace("vllm", "VLLM")}, "looks like an ECR image"),
+        (vllm_spec, {"shm_size_mib": 400_000}, "must be below task_memory_mib"),
+        (vllm_spec, {"task_cpu": 64}, "task_cpu 64 outside"),
+        (vllm_spec, {"stop_timeout_seconds": 1}, "stop_timeout_seconds 1 outside"),
+        (vllm_spec, {"weights_prefix": "models/other"}, "the task role may only read"),
+        (vllm_spec, {"weights_bucket": "other-bucket"}, "the task role may only read"),
+        (vllm_spec, {"weights_prefix": "models/*"}, "plain key prefix"),
+        (vllm_spec, {"environment": {"ENGINE_MAX_MODEL_LEN": "1"}}, "already controls"),
+        (vllm_spec, {"environment": {"X": "1"}, "secrets": {"X": SECRET}}, "both environment"),
+        (vllm_spec, {"secrets": {"KEY": SECRET.replace("AbCdEf", "*")}}, "without wildcards"),
     ],
 )
-def test_invalid_arguments_are_rejected(make, overrides, message) -> None:
+def test_invalid_specs_are_rejected(make, overrides, message) -> None:
     with pytest.raises(ServiceArgsError, match=message) as info:
         validate_model_service("ModelService 'x'", make(**overrides))
     assert str(info.value).startswith("ModelService 'x': ")
 
 
 def test_weights_prefix_may_be_a_parent_of_the_launch_uri() -> None:
-    validate_model_service("m", vllm_args(weights_prefix="models"))
-    validate_model_service("m", vllm_args(weights_prefix=""))
+    validate_model_service("m", vllm_spec(weights_prefix="models"))
+    validate_model_service("m", vllm_spec(weights_prefix=""))
 
 
 @pytest.mark.parametrize(
@@ -281,34 +349,44 @@ def test_cluster_name_from_arn() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def record(make_args) -> tuple[Recording, FakeRouter]:
+def record(raw: dict[str, Any], make_wiring) -> tuple[Recording, FakeRouter, ModelServiceSpec]:
     router = FakeRouter()
-    rec = run_function(lambda: ModelService("dev-llm", make_args(router)), stack="dev")
-    return rec, router
+    built: list[ModelService] = []
+
+    def program() -> None:
+        built.append(ModelService("dev-llm", ModelConfig.model_validate(raw), make_wiring(router)))
+
+    rec = run_function(program, stack="dev")
+    return rec, router, built[0].spec
 
 
 @pytest.fixture(scope="module")
-def vllm_rec() -> tuple[Recording, FakeRouter]:
-    return record(vllm_args)
+def vllm_rec() -> tuple[Recording, FakeRouter, ModelServiceSpec]:
+    return record(VLLM_INPUT, vllm_wiring)
 
 
 @pytest.fixture(scope="module")
-def neuron_rec() -> tuple[Recording, FakeRouter]:
-    return record(neuron_args)
+def neuron_rec() -> tuple[Recording, FakeRouter, ModelServiceSpec]:
+    return record(NEURON_INPUT, neuron_wiring)
 
 
 def test_children_parented_and_named(vllm_rec) -> None:
-    rec, _ = vllm_rec
+    rec, _, _ = vllm_rec
     check_service_children(rec, TOKEN, "dev-llm-")
 
 
 def test_vllm_task_definition(vllm_rec) -> None:
-    rec, _ = vllm_rec
+    rec, _, _ = vllm_rec
     task = rec.one("aws:ecs/taskDefinition:TaskDefinition")
     inputs = task.inputs
     assert inputs["requiresCompatibilities"] == ["EC2"]
     assert inputs["networkMode"] == "awsvpc"
-    assert (inputs["cpu"], inputs["memory"]) == ("44000", "360000")
+    # g6e.12xlarge: 48 vCPU and 384 GiB less 10 % for the agent and OS, 4 GPUs; tensor
+    # parallel 2 places two tasks per instance.
+    assert (inputs["cpu"], inputs["memory"]) == (
+        str(48 * 1024 // 2),
+        str(int(384 * 1024 * 0.9) // 2),
+    )
     assert inputs["family"] == "ecs-inference-dev-llama"
     assert ":role/dev-llm-execution-" in inputs["executionRoleArn"]
     assert ":role/dev-llm-task-" in inputs["taskRoleArn"]
@@ -316,7 +394,7 @@ def test_vllm_task_definition(vllm_rec) -> None:
     validate_shape("ecs", "RegisterTaskDefinition", request)
     [container] = request["containerDefinitions"]
     assert container["resourceRequirements"] == [{"type": "GPU", "value": "2"}]
-    assert container["linuxParameters"]["sharedMemorySize"] == 16_384
+    assert container["linuxParameters"]["sharedMemorySize"] == 2048 * 2
     assert container["logConfiguration"]["options"]["awslogs-group"] == "/ecs-inference/dev/llama"
     assert container["logConfiguration"]["options"]["awslogs-region"] == "us-east-1"
     assert "healthCheck" not in container
@@ -327,7 +405,7 @@ def test_vllm_task_definition(vllm_rec) -> None:
 
 
 def test_vllm_service(vllm_rec) -> None:
-    rec, router = vllm_rec
+    rec, router, spec = vllm_rec
     service = rec.one("aws:ecs/service:Service")
     inputs = service.inputs
     tg = rec.one("aws:lb/targetGroup:TargetGroup")
@@ -350,7 +428,7 @@ def test_vllm_service(vllm_rec) -> None:
         "containerPort": 8000.0,
     }
     assert lb["targetGroupArn"].startswith("arn:aws:elasticloadbalancing:")
-    assert inputs["healthCheckGracePeriodSeconds"] == 900.0
+    assert inputs["healthCheckGracePeriodSeconds"] == spec.health_check_grace_period_seconds
     assert inputs["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
     assert inputs["deploymentMinimumHealthyPercent"] == 100.0
     assert inputs["deploymentMaximumPercent"] == 200.0
@@ -366,7 +444,7 @@ def test_vllm_service(vllm_rec) -> None:
 
 
 def test_task_security_group_admits_only_the_alb(vllm_rec) -> None:
-    rec, _ = vllm_rec
+    rec, _, _ = vllm_rec
     sg = rec.one("aws:ec2/securityGroup:SecurityGroup")
     assert sg.inputs["vpcId"] == "vpc-0abc"
     assert sg.inputs["ingress"] == [
@@ -390,7 +468,7 @@ def test_task_security_group_admits_only_the_alb(vllm_rec) -> None:
 
 
 def test_target_group(vllm_rec) -> None:
-    rec, _ = vllm_rec
+    rec, _, _ = vllm_rec
     tg = rec.one("aws:lb/targetGroup:TargetGroup").inputs
     assert tg["targetType"] == "ip"
     assert tg["protocol"] == "HTTP"
@@ -427,7 +505,7 @@ def test_target_group(vllm_rec) -> None:
 
 
 def test_autoscaling_on_alb_requests_per_target(vllm_rec) -> None:
-    rec, _ = vllm_rec
+    rec, _, spec = vllm_rec
     tg_name = rec.one("aws:lb/targetGroup:TargetGroup").name
     target = rec.one("aws:appautoscaling/target:Target").inputs
     # service/<cluster name>/<auto-named service>
@@ -439,8 +517,9 @@ def test_autoscaling_on_alb_requests_per_target(vllm_rec) -> None:
     assert policy["resourceId"] == target["resourceId"]
     tracking = policy["targetTrackingScalingPolicyConfiguration"]
     assert tracking["targetValue"] == 30.0
-    assert tracking["scaleOutCooldown"] == 60.0
-    assert tracking["scaleInCooldown"] == 300.0
+    # scale out once a new task serves (its grace period), scale in at least twice as slow
+    assert tracking["scaleOutCooldown"] == spec.health_check_grace_period_seconds
+    assert tracking["scaleInCooldown"] >= 2 * tracking["scaleOutCooldown"]
     assert tracking["scaleOutCooldown"] < tracking["scaleInCooldown"]
     spec = tracking["predefinedMetricSpecification"]
     assert spec["predefinedMetricType"] == "ALBRequestCountPerTarget"
@@ -451,7 +530,7 @@ def test_autoscaling_on_alb_requests_per_target(vllm_rec) -> None:
 
 
 def test_iam_roles_scoped_exactly(vllm_rec) -> None:
-    rec, _ = vllm_rec
+    rec, _, _ = vllm_rec
     policies = {
         p.name: json.loads(p.inputs["policy"]) for p in rec.by_type("aws:iam/rolePolicy:RolePolicy")
     }
@@ -491,7 +570,7 @@ def test_iam_roles_scoped_exactly(vllm_rec) -> None:
 
 
 def test_neuron_service_places_one_task_per_instance(neuron_rec) -> None:
-    rec, router = neuron_rec
+    rec, router, _ = neuron_rec
     service = rec.one("aws:ecs/service:Service").inputs
     assert service["placementConstraints"] == [{"type": "distinctInstance"}]
     assert service["capacityProviderStrategies"][0]["capacityProvider"] == "dev-inf2-cp"
@@ -516,10 +595,10 @@ def test_neuron_service_places_one_task_per_instance(neuron_rec) -> None:
     assert router.calls[0]["service"] == "mistral"
 
 
-def test_args_are_frozen() -> None:
-    args = vllm_args()
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        args.priority = 3  # type: ignore[misc]
+def test_spec_and_wiring_are_frozen() -> None:
+    for value in (vllm_spec(), vllm_wiring()):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.image = "other"  # type: ignore[misc]
 
 
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
@@ -543,7 +622,8 @@ def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
         )
         ModelService(
             "dev-llm",
-            vllm_args(
+            ModelConfig.model_validate(VLLM_INPUT),
+            vllm_wiring(
                 endpoint,
                 alb_security_group_id=endpoint.security_group.id,
                 load_balancer_arn_suffix=endpoint.load_balancer.arn_suffix,
@@ -578,7 +658,11 @@ def test_service_waits_for_the_capacity_provider_association() -> None:
         association = aws.ecs.ClusterCapacityProviders(
             "assoc", cluster_name="inference", capacity_providers=["dev-g6e-cp"]
         )
-        ModelService("llm", vllm_args(service_depends_on=[association]))
+        ModelService(
+            "llm",
+            ModelConfig.model_validate(VLLM_INPUT),
+            vllm_wiring(service_depends_on=[association]),
+        )
 
     rec = run_function(program)
     association = rec.one("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders")

@@ -228,6 +228,30 @@ class ModelConfig(ServedModelConfig):
         return engines.get(self.engine).accelerator(self) == "gpu"
 
 
+def scaling_metric_problem(model: ModelConfig, metrics_sidecar: bool) -> str | None:
+    """Why the model's `autoscaling.metric` cannot work, or None: engine-load and KV-cache
+    scaling read what the metrics sidecar publishes, so only for the engines it scrapes, and only
+    with the sidecar on (`operations.metricsSidecar`)."""
+    metric = model.autoscaling.metric
+    if metric == "albRequests":
+        return None
+    if engines.get(model.engine).metrics_kind is None:
+        if "metric" not in model.autoscaling.model_fields_set:
+            return None  # the engine's default: ALB requests
+        scraped = ", ".join(e.name for e in engines.registered() if e.metrics_kind is not None)
+        return (
+            f"{metric} scaling reads engine metrics the metrics sidecar cannot scrape from engine "
+            f"{model.engine} (it knows those of {scraped}); set `albRequests`, the default for "
+            "this engine"
+        )
+    if metrics_sidecar:
+        return None
+    return (
+        f"{metric} scaling reads the engine's metrics, which the metrics sidecar publishes; set "
+        "`albRequests` or turn `operations.metricsSidecar` on"
+    )
+
+
 def _engine_named(value: object) -> Engine | None:
     return engines.get(value) if isinstance(value, str) and value in engines.names() else None
 

@@ -1,6 +1,6 @@
-"""What the plan's service sections (models, re-rankers, the gateway) decide alike: how long a
+"""What every load-balanced service (models, re-rankers, the gateway) decides alike: how long a
 task deregisters, the note on the metrics sidecar, and how a spec check's error becomes a
-config issue."""
+config issue. Pure: the plan and the components call it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,445 @@
+"""A model service's decisions, as pure functions of its input (`ModelConfig`) and the few facts
+it takes from around it: its pool's instance types, the endpoint's idle timeout, its listener
+priority and the deploy its pool leaves it.
+
+The stack's plan and a `ModelService` built directly by a program call the same functions, so
+both get the same fit check, task size, shared memory, grace period, deregistration delay and
+the same errors, at the same config path (`platform.models.<name>`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+from ecs_inference import engines, iam, sizing
+from ecs_inference.config.issues import ConfigIssue, Issues
+from ecs_inference.config.weight_stores import WeightStoreConfig
+from ecs_inference.engines import Engine, Launch
+from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
+from ecs_inference.models.input import ModelConfig
+from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.sizing import catalog, instance_types
+from ecs_inference.sizing import weights as weight_load
+from ecs_inference.sizing.headroom import DeployChoice
+from ecs_inference.sizing.instance_types import (
+    DeclaredDemand,
+    DeclaredFit,
+    Demand,
+    GpuDemand,
+    PoolTypes,
+)
+from ecs_inference.specs import operations as ops_specs
+from ecs_inference.specs import weights as efs
+from ecs_inference.specs.mixed_instances import spot_interruption_notes
+from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.secrets import secret_refs
+from ecs_inference.specs.service import (
+    ModelServiceSpec,
+    ServiceArgsError,
+    model_service_decision_checks,
+)
+
+# Host memory ECS and the OS keep for themselves on an accelerator instance: the task
+# reservation must stay below what the agent registers or the task never places.
+HOST_MEMORY_RESERVE_FRACTION = 0.10
+# vLLM's engine core and tensor-parallel workers exchange tensors through /dev/shm.
+SHM_SINGLE_GPU_MIB, SHM_PER_EXTRA_GPU_MIB, SHM_MAX_MIB = 2048, 2048, 16384
+# Stands for the ALB/target-group label in an albRequests spec; the component uses the real one.
+_ALB_LABEL_PLACEHOLDER = "app/alb/0/targetgroup/tg/0"
+
+UNDECIDED_DEPLOY = DeployChoice(100, 200, "deploy: undecided")
+MANAGED_INSTANCES_DEPLOY = DeployChoice(
+    100,
+    200,
+    "deploy: surge (min 100 %, max 200 %); Managed Instances has no group maximum, ECS launches "
+    "the instances the surge needs",
+)
+
+
+def model_path(name: str) -> str:
+    """The config path of model `name`, in a stack file and in a program's errors alike."""
+    return f"platform.models.{name}"
+
+
+# --------------------------------------------------------------------------------------------
+# fit on the pool's instance types
+# --------------------------------------------------------------------------------------------
+
+
+def demand(name: str, model: ModelConfig) -> Demand:
+    """What `model` needs from an instance type, as its engine sizes it (`Engine.demand`).
+    Raises `sizing.SizingError`, or `PresetError` (path first)."""
+    return engines.get(model.engine).demand(name, model)
+
+
+def fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
+    """A model that does not fit an instance type, reported against the setting to change."""
+    where = model_path(demand.model)
+    engine = engines.get(model.engine)
+    if isinstance(exc, instance_types.DeclaredFitError):
+        return ConfigIssue(f"{where}.{engine.settings_key}.{exc.key}", str(exc))
+    if not engine.names_itself_when_too_big:
+        return ConfigIssue(where, str(exc))
+    return ConfigIssue(where, f"the {model.engine} model does not fit: {exc}")
+
+
+def fit_on_types(
+    name: str, model: ModelConfig, types: Sequence[str], issues: Issues
+) -> tuple[Demand, PoolTypes] | None:
+    """The model's demand and its fit on each of `types` (its pool's, in priority order), the
+    check a stack's plan makes for a pool's models; None (and the issues) when it does not fit
+    every type."""
+    path = model_path(name)
+    try:
+        need = demand(name, model)
+    except sizing.SizingError as exc:
+        issues.add(path, str(exc))
+        return None
+    except PresetError as exc:
+        where, _, message = str(exc).partition(": ")
+        issues.add(where, message)
+        return None
+    fitting = True
+    for type_name in types:
+        try:
+            instance_types.fit_on(need, catalog.instance(type_name))
+        except sizing.SizingError as exc:
+            issues.extend([fit_issue(need, model, exc)])
+            fitting = False
+    if not fitting:
+        return None
+    accelerator = catalog.instance(types[0]).accelerator if types else "nvidia"
+    chosen, problems = instance_types.choose_pool_types(accelerator, [need], list(types))
+    for _, message in problems:
+        issues.add(path, message)
+    return (need, chosen) if chosen is not None and not problems else None
+
+
+# --------------------------------------------------------------------------------------------
+# the service
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackFacts:
+    """What a model service takes from stack-wide settings; the defaults are a stack file's."""
+
+    weight_stores: Mapping[str, WeightStoreConfig] = field(
+        default_factory=dict[str, WeightStoreConfig]
+    )
+    """The stack's EFS weight stores, by name (what an `efs://` weights URI names)."""
+    metrics_sidecar: bool = True
+    """`operations.metricsSidecar`: the sidecar, for engines whose metrics it knows."""
+    metrics_image: str | None = None
+    """The sidecar's image reference; None: the stack's own build."""
+    execute_command: bool = False
+    """`cluster.executeCommand`: ECS Exec into the service's tasks."""
+    execute_command_logging: bool = True
+    """`cluster.executeCommandLogging`: log ECS Exec sessions."""
+    region: str | None = None
+    """The stack's region (engines that name it in their environment); None: the provider's."""
+    stack: str = "stack"
+    """The stack's name (the dimension of the engine-load metric math)."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What the stack around a model service decides for it across services; the defaults are
+    those of a service alone behind its endpoint and on its pool."""
+
+    priority: int
+    """Its listener rule priority on the endpoint (1-50000, unique per listener)."""
+    idle_timeout_seconds: int | None = None
+    """The endpoint's idle timeout in seconds (a stack: sized for every routed service); None:
+    the endpoint's own (`Endpoint.idle_timeout_seconds`)."""
+    deploy: DeployChoice | None = None
+    """The deploy percentages (a stack: what the services sharing the pool leave this one);
+    None: what a pool holding this service alone leaves it."""
+    facts: StackFacts = field(default_factory=StackFacts)
+    """What the service takes from stack-wide settings."""
+
+
+_T = TypeVar("_T")
+
+
+def _decided(name: str, value: _T | None, what: str) -> _T:
+    """A placement value the stack (or the component, for a lone service) must have decided."""
+    if value is None:
+        raise ValueError(f"{name}: the placement's {what} is not decided")
+    return value
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """What one model service is decided from: its input, its fit on its pool's types, what the
+    stack around it decided (deploy, listener priority, idle timeout) and the stack's facts."""
+
+    name: str
+    model: ModelConfig
+    demand: Demand
+    types: PoolTypes
+    managed: bool
+    """On a Managed Instances pool (else an Auto Scaling group pool)."""
+    pool_spec: PoolSpec | None
+    """The Auto Scaling group pool's spec (for the Spot notes); None on Managed Instances."""
+    placement: Placement
+    """What the stack decided for it, every field given. A deploy is `UNDECIDED_DEPLOY` when
+    the pool cannot hold its services: the model is still decided, so its own problems are
+    reported too."""
+    image: str | None
+    """The image reference (the model's own, else its engine's in `images`); None: the stack's
+    own build (`images.build`), known at deploy time."""
+
+    @property
+    def priority(self) -> int:
+        return self.placement.priority
+
+    @property
+    def idle_timeout_seconds(self) -> int:
+        return _decided(self.name, self.placement.idle_timeout_seconds, "idle timeout")
+
+    @property
+    def deploy(self) -> DeployChoice:
+        return _decided(self.name, self.placement.deploy, "deploy")
+
+    @property
+    def facts(self) -> StackFacts:
+        return self.placement.facts
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """Where the weights are and how fast they load."""
+
+    bucket: str | None
+    prefix: str | None
+    efs: efs.EfsWeights | None
+    engine_uri: str | None
+    """The URI the engine reads: the S3 URI, or the EFS mount path in the container."""
+    note: str | None
+    """The weight-load estimate (EFS against S3), when the weights are on EFS."""
+    load_mib_per_second: float
+
+
+def _weights(
+    name: str, model: ModelConfig, stores: Mapping[str, WeightStoreConfig], need_gib: float
+) -> _Weights:
+    uri = model.weights_uri
+    rate = model.startup.weight_load_mib_per_second
+    if uri is None:
+        return _Weights(None, None, None, None, None, rate)
+    if not uri.startswith(efs.SCHEME):
+        bucket, prefix = iam.split_s3_uri(uri)
+        return _Weights(bucket, prefix, None, uri, None, rate)
+    location = efs.parse_efs_uri(uri, f"{model_path(name)}.weightsUri", list(stores))
+    store = stores.get(location.file_system)
+    # The catalog has no network figures, so the estimate covers the storage side: EFS's
+    # per-client and per-file-system limits against the engine's S3 path.
+    compared = weight_load.compare(
+        max(need_gib, 0.001),
+        engine_streams_from_s3=engines.get(model.engine).streams_from_s3,
+        instance_network_gbps=None,
+        concurrent_tasks=max(1, model.desired_count),
+        efs_throughput_mode=store.throughput_mode if store else "elastic",
+        efs_provisioned_mib_per_second=store.provisioned_mib_per_second if store else None,
+    )
+    return _Weights(
+        None,
+        None,
+        location,
+        efs.container_path(name),
+        compared.summary(),
+        compared.efs.mib_per_second,
+    )
+
+
+def _shm_size(tp_size: int, task_memory_mib: int) -> int:
+    wanted = SHM_SINGLE_GPU_MIB + SHM_PER_EXTRA_GPU_MIB * (tp_size - 1)
+    return min(wanted, SHM_MAX_MIB, task_memory_mib // 4)
+
+
+def _weights_gib(demand: Demand, fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> float:
+    """The weights a task loads (GiB): the VRAM method's, the Neuron artifact's, or the
+    declared accelerator memory."""
+    if isinstance(fit, sizing.NeuronFit):
+        return fit.weights_gib
+    if isinstance(demand, DeclaredDemand):
+        return demand.accelerator_memory_gib
+    assert isinstance(demand, GpuDemand)
+    return demand.need.weights_gib
+
+
+def _engine_scaling(
+    m: ModelInputs, engine: Engine, grace_seconds: int
+) -> ops_specs.ScalingPolicySpec:
+    """The target-tracking policy of the service, with the rest of its `autoscaling` config; a
+    policy AWS would refuse is a SizingError naming the config path. An engine the metrics
+    sidecar cannot scrape scales on ALB requests (the config refuses an explicit engineLoad or
+    kvCache for it)."""
+    scaling = m.model.autoscaling
+    scraped = engine.metrics_kind is not None
+    try:
+        policy = ops_specs.engine_scaling_policy(
+            stack=m.facts.stack,
+            service=m.name,
+            engine=m.model.engine,
+            max_concurrency=engine.max_concurrency(m.model),
+            grace_seconds=grace_seconds,
+            metric=scaling.metric if scraped else "albRequests",
+            target_utilization=scaling.target_utilization,
+            scale_in_floor=scaling.scale_in_cooldown_seconds,
+            scale_out_cooldown=scaling.scale_out_cooldown_seconds,
+            # albRequests: the label is the component's (deploy-time ARNs); this one only
+            # lets the spec state the policy.
+            alb_resource_label=_ALB_LABEL_PLACEHOLDER,
+            requests_per_target=scaling.target_requests_per_target,
+            where=f"{model_path(m.name)}.autoscaling",
+        )
+    except ops_specs.ObservabilityError as exc:
+        raise sizing.SizingError(str(exc)) from None
+    if scraped:
+        return policy
+    return replace(
+        policy,
+        note=f"{policy.note}; engine {m.model.engine}: no metrics sidecar (it scrapes only the "
+        "vLLM, Neuron and re-ranker metric families), so no engine-load scaling",
+    )
+
+
+def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
+    """The service's spec and decision lines. Raises `sizing.SizingError`, `EngineLaunchError`
+    or `PresetError` for what cannot work (the caller names the path)."""
+    model = m.model
+    fits = m.types.fits[m.name]
+    # The task must place on every chosen type: the smallest share of CPU and memory.
+    cpu, memory = instance_types.task_reservation(fits.values(), HOST_MEMORY_RESERVE_FRACTION)
+    fit = fits[m.types.cheapest.name].fit
+    engine = engines.get(model.engine)
+    need_gib = _weights_gib(m.demand, fit)
+    weights = _weights(m.name, model, m.facts.weight_stores, need_gib)
+    launch: Launch = engine.launch(
+        LaunchInputs(
+            name=m.name,
+            model=model,
+            demand=m.demand,
+            fit=fit,
+            weights_uri=weights.engine_uri,
+            instance_family=m.types.cheapest.family,
+            idle_timeout_seconds=m.idle_timeout_seconds,
+            region=m.facts.region,
+        )
+    )
+    grace = sizing.health_check_grace_period(
+        model.startup.image_gib,
+        need_gib,
+        image_pull_mib_per_second=model.startup.image_pull_mib_per_second,
+        weight_load_mib_per_second=weights.load_mib_per_second,
+        warmup_seconds=engine.warmup_seconds(model),
+        override=model.health_check_grace_period_seconds,
+    )
+    scaling = _engine_scaling(m, engine, grace.seconds)
+    delay = deregistration(model.max_generation_seconds)
+    image = m.image
+    scraped = engine.metrics_kind is not None
+    sidecar = m.facts.metrics_sidecar and scraped
+    gpus = launch.gpus
+    # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
+    # refuses tensor parallelism on it).
+    shm = _shm_size(gpus, memory) if gpus and not m.managed else 0
+    spec = ModelServiceSpec(
+        compatibility="MANAGED_INSTANCES" if m.managed else "EC2",
+        service=m.name,
+        priority=m.priority,
+        image=image,
+        launch=launch,
+        weights_bucket=weights.bucket,
+        weights_prefix=weights.prefix,
+        efs_file_system=weights.efs.file_system if weights.efs else None,
+        efs_path=weights.efs.path if weights.efs else None,
+        task_cpu=cpu,
+        task_memory_mib=memory,
+        gpu_count=gpus,
+        neuron_devices=tuple(f"/dev/neuron{i}" for i in range(launch.neuron_device_count)),
+        shm_size_mib=shm,
+        desired_count=model.desired_count,
+        min_count=model.min_count,
+        max_count=model.max_count,
+        target_requests_per_target=model.autoscaling.target_requests_per_target,
+        scale_out_cooldown=scaling.scale_out_cooldown,
+        scale_in_cooldown=scaling.scale_in_cooldown,
+        health_check_grace_period_seconds=grace.seconds,
+        deregistration_delay_seconds=delay.seconds,
+        max_request_seconds=delay.max_generation_seconds,
+        deployment_minimum_healthy_percent=m.deploy.minimum_healthy_percent,
+        deployment_maximum_percent=m.deploy.maximum_percent,
+        # Neuron devices are not an ECS resource: a second task would map the same ones.
+        one_task_per_instance=launch.neuron_device_count > 0,
+        environment=dict(model.environment),
+        secrets=secret_refs(model_path(m.name), model.secrets),
+        weights_kms_key_arn=model.kms_key_arns.weights,
+        secrets_kms_key_arns=tuple(model.kms_key_arns.secrets),
+        execute_command=m.facts.execute_command,
+        execute_command_logging=m.facts.execute_command_logging,
+        log_retention_days=model.log_retention_days,
+        # ALBRequestCountPerTarget needs the target group's label, known only at deploy
+        # time: the component builds that one from target_requests_per_target.
+        scaling_configuration=None if scaling.metric == "albRequests" else scaling.configuration,
+        metrics_sidecar=sidecar,
+        metrics_image=m.facts.metrics_image if scraped else None,
+    )
+    prepulled = m.pool_spec is not None and image in m.pool_spec.prepull_images
+    lines = [
+        fit.summary(),
+        f"task reservation {cpu} CPU units / {memory} MiB"
+        + (f", shared memory {shm} MiB" if shm else ""),
+        grace.summary(),
+        *([grace.warm_start_summary()] if prepulled else []),
+        delay.summary(),
+        m.deploy.note,
+        *([weights.note] if weights.note else []),
+        scaling.note,
+        *_spot_notes(m, spec),
+        *([METRICS_NOTE] if sidecar else []),
+    ]
+    return spec, lines
+
+
+def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
+    """What a Spot reclaim means for this service (none when its pool buys no Spot)."""
+    pool = m.pool_spec
+    if pool is None or pool.mixed is None or not pool.mixed.uses_spot:
+        return []
+    return spot_interruption_notes(
+        pool.mixed,
+        service=m.name,
+        min_count=spec.min_count,
+        tasks_per_instance=m.types.tasks_per_instance(m.name),
+        replacement_seconds=spec.health_check_grace_period_seconds,
+        instance_warmup_seconds=pool.instance_warmup_seconds,
+        deregistration_delay_seconds=spec.deregistration_delay_seconds,
+        max_generation_seconds=m.model.max_generation_seconds,
+    )
+
+
+def decide(m: ModelInputs, issues: Issues) -> tuple[ModelServiceSpec, list[str]] | None:
+    """One model service and its decision lines; None (and its issues) when it cannot be
+    built."""
+    path = model_path(m.name)
+    try:
+        spec, lines = model_service(m)
+    except (sizing.SizingError, EngineLaunchError) as exc:
+        issues.add(path, str(exc))
+        return None
+    except PresetError as exc:
+        # The message starts with the config path of the setting to fix.
+        where, _, message = str(exc).partition(": ")
+        issues.add(where, message)
+        return None
+    try:
+        model_service_decision_checks(path, spec)
+    except (ServiceArgsError, ValueError) as exc:
+        issues.extend([service_issue(path, exc)])
+        return None
+    return spec, lines

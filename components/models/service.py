@@ -1,0 +1,346 @@
+"""ModelService: one LLM served by a registered engine (`components.engines`) on a pool.
+
+It decides its own fit, task size and timeouts from its input (`components.models.decisions`),
+then builds on `EcsService`: a task definition of EC2 or MANAGED_INSTANCES compatibility on
+the pool's capacity provider (spread over Availability Zones, packed by memory), the engine's
+container (environment, command, port and health path from the engine's launch, whatever the
+engine; GPU `resourceRequirements` equal to the launch's GPUs, or the Neuron devices mapped
+through `linuxParameters.devices`, since Neuron devices are not an ECS resource type; shared
+memory for NCCL; no container health check: the ALB's decides), a task role that can only read
+the weights (one S3 prefix, or an EFS access point), the metrics sidecar for engines whose
+metric families it knows (`Launch.metrics_target`), and target tracking on the engine's load or
+ALBRequestCountPerTarget. The container definition is a plain function, tested without mocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import pulumi
+import pulumi_aws as aws
+from pulumi import Input
+
+from ecs_inference.config.issues import Issues
+from ecs_inference.contracts import neuron as neuron_contract
+from ecs_inference.engines import Launch
+from ecs_inference.models.decisions import (
+    MANAGED_INSTANCES_DEPLOY,
+    ModelInputs,
+    Placement,
+    decide,
+    fit_on_types,
+    model_path,
+)
+from ecs_inference.models.input import ModelConfig, scaling_metric_problem
+from ecs_inference.services.base import (
+    ALB_REQUESTS_METRIC,
+    Balancing,
+    EcsService,
+    EfsAccess,
+    ServiceWiring,
+    metrics_sidecar,
+    weights_task_role,
+)
+from ecs_inference.services.base import Placement as TaskPlacement
+from ecs_inference.services.containers import environment_list, secrets_list, serving_container
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
+from ecs_inference.sizing.instance_types import PoolTypes
+from ecs_inference.specs import weights as weights_spec
+from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.service import ModelServiceSpec
+
+TOKEN = "ecs-inference:serving:ModelService"
+CONTAINER_NAME = "engine"
+"""Name of the serving container (the target group registers this container's port)."""
+
+
+class ModelPool(Protocol):
+    """What a model service takes from its pool (`GpuAsgPool`, `InferentiaPool` or
+    `ManagedInstancesPool`)."""
+
+    @property
+    def capacity_provider_name(self) -> Input[str]:
+        """The capacity provider its tasks are placed with."""
+        ...
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        """The instance types the pool launches, in priority order."""
+        ...
+
+    @property
+    def spec(self) -> PoolSpec | None:
+        """The Auto Scaling group pool's spec; None on Managed Instances."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelWiring(ServiceWiring):
+    """What a model service takes from around it besides its input: the cluster and the endpoint
+    (`ServiceWiring`), its pool, its place behind the endpoint, its images and what the stack
+    around it decided."""
+
+    service: str | None = None
+    """The service's key (its path `/<service>/`, log group and task family); None (default):
+    the component's name. A stack names its components `<platform>-<service>`."""
+    pool: ModelPool
+    """The pool it runs on: its capacity provider, and the instance types it is sized on."""
+    image: Input[str]
+    """The engine image: a reference (repository in ECR, tag or digest), or the digest reference
+    of the stack's own build."""
+    placement: Placement
+    """What the stack around it decides across services: its listener rule priority, and the
+    idle timeout, deploy and stack facts, which default to those of a service alone behind its
+    endpoint and on its pool, with a stack file's settings."""
+    weights_efs: EfsAccess | None = None
+    """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
+    metrics_image: Input[str] | None = None
+    """Metrics sidecar image (reference or the stack's build); needed with the sidecar on."""
+
+
+def _deploy(model: ModelConfig, wiring: ModelWiring, types: PoolTypes, name: str) -> DeployChoice:
+    """The placement's deploy, else the one a pool holding this service alone leaves it."""
+    if wiring.placement.deploy is not None:
+        return wiring.placement.deploy
+    pool = wiring.pool.spec
+    if pool is None:
+        return MANAGED_INSTANCES_DEPLOY
+    per_instance = types.tasks_per_instance(name)
+    return choose_deploy(
+        model.min_count, model.max_count, per_instance, pool.max_size, model.desired_count
+    )
+
+
+def decide_service(
+    name: str, model: ModelConfig, wiring: ModelWiring
+) -> tuple[ModelServiceSpec, list[str]]:
+    """The service's spec and decision lines, decided from its input on its pool's instance
+    types, as a stack's plan decides them. Raises `ConfigError` with every problem, each at
+    the config path a stack file would name (`platform.models.<name>`)."""
+    issues = Issues()
+    path = model_path(name)
+    placement = wiring.placement
+    if (problem := scaling_metric_problem(model, placement.facts.metrics_sidecar)) is not None:
+        issues.add(f"{path}.autoscaling.metric", problem)
+    fitted = fit_on_types(name, model, wiring.pool.instance_types, issues)
+    issues.raise_if_any()
+    assert fitted is not None
+    demand, types = fitted
+    idle = placement.idle_timeout_seconds
+    if idle is None:
+        idle = wiring.router.idle_timeout_seconds
+    image = wiring.image
+    decided = decide(
+        ModelInputs(
+            name=name,
+            model=model,
+            demand=demand,
+            types=types,
+            managed=wiring.pool.spec is None,
+            pool_spec=wiring.pool.spec,
+            placement=replace(
+                placement, idle_timeout_seconds=idle, deploy=_deploy(model, wiring, types, name)
+            ),
+            # An Output is the stack's own build: its digest reference is known at deploy time.
+            image=image if isinstance(image, str) else None,
+        ),
+        issues,
+    )
+    if decided is not None and decided[0].metrics_sidecar and wiring.metrics_image is None:
+        issues.add(
+            path,
+            "the metrics sidecar needs an image: give `ModelWiring.metrics_image`, or turn it "
+            "off (`Placement(..., facts=StackFacts(metrics_sidecar=False))`) and scale on "
+            "`albRequests`",
+        )
+    issues.raise_if_any()
+    assert decided is not None
+    return decided
+
+
+# --------------------------------------------------------------------------------------------
+# container definition (pure)
+# --------------------------------------------------------------------------------------------
+
+
+def model_container_definitions(
+    *,
+    image: str,
+    launch: Launch,
+    log_group_name: str,
+    region: str,
+    stream_prefix: str,
+    gpu_count: int = 0,
+    neuron_devices: Sequence[str] = (),
+    shm_size_mib: int = 0,
+    stop_timeout_seconds: int = 120,
+    environment: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+    efs_model: str | None = None,
+) -> list[dict[str, Any]]:
+    """The task's container definitions (a one-item list) for an EC2 model server.
+
+    Defaults: no GPU, no Neuron devices, Docker's /dev/shm, 120 s stop timeout, no extra
+    environment or secrets. There is deliberately no container `healthCheck`: the target
+    group's `/health` check decides, and a second check would restart a task the ALB still
+    drains.
+    """
+    command = launch.container_command()
+    container = serving_container(
+        name=CONTAINER_NAME,
+        image=image,
+        environment=environment_list(launch.container_environment(region), dict(environment or {})),
+        port_mappings=launch.port_mappings(),
+        log_group_name=log_group_name,
+        region=region,
+        stream_prefix=stream_prefix,
+        stop_timeout_seconds=stop_timeout_seconds,
+    )
+    if command:
+        container["command"] = command
+    if efs_model is not None:
+        container["mountPoints"] = [weights_spec.mount_point(efs_model)]
+    if secrets:
+        container["secrets"] = secrets_list(secrets)
+    # An init process reaps the engine's worker processes (vLLM spawns one per GPU, the Neuron
+    # entrypoint runs engine + proxy) and forwards SIGTERM so draining starts on stop.
+    linux: dict[str, Any] = {"initProcessEnabled": True}
+    if gpu_count:
+        container["resourceRequirements"] = [{"type": "GPU", "value": str(gpu_count)}]
+        # NCCL and CUDA IPC pin host memory; a capped memlock makes NCCL fail or fall back.
+        container["ulimits"].append({"name": "memlock", "softLimit": -1, "hardLimit": -1})
+    if shm_size_mib:
+        linux["sharedMemorySize"] = shm_size_mib
+    if neuron_devices:
+        linux["devices"] = [
+            {"hostPath": path, "containerPath": path, "permissions": ["read", "write"]}
+            for path in neuron_devices
+        ]
+        # AWS's ECS Neuron task-definition example (developer guide, "Example Neuron task
+        # definitions", manual device specification) adds IPC_LOCK next to the devices.
+        linux["capabilities"] = {"add": list(neuron_contract.TASK_CAPABILITIES)}
+    container["linuxParameters"] = linux
+    return [container]
+
+
+def pool_placement(capacity_provider: Input[str], *, one_task_per_instance: bool) -> TaskPlacement:
+    """The pool's capacity provider; with `one_task_per_instance`, ECS's distinctInstance."""
+    return TaskPlacement(
+        capacity_provider=capacity_provider,
+        constraints=[aws.ecs.ServicePlacementConstraintArgs(type="distinctInstance")]
+        if one_task_per_instance
+        else None,
+        # Spread over AZs first (an AZ outage keeps capacity), then pack each instance's memory
+        # so scarce accelerator instances are filled before new ones start.
+        strategies=[
+            aws.ecs.ServiceOrderedPlacementStrategyArgs(
+                type="spread", field="attribute:ecs.availability-zone"
+            ),
+            aws.ecs.ServiceOrderedPlacementStrategyArgs(type="binpack", field="memory"),
+        ],
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the component
+# --------------------------------------------------------------------------------------------
+
+
+class ModelService(EcsService):
+    """One model behind the endpoint, on a pool's capacity provider; outputs as `EcsService`.
+
+    `ModelService(name, input, wiring, opts=None)`: `input` is the model's `ModelConfig` (its
+    stack-file section), `wiring` what it takes from around it (`ModelWiring`). It decides its
+    fit, task size, timeouts and scaling itself (`decide_service`), with the errors a stack
+    file gets, before it creates anything.
+    """
+
+    port: int
+    """The engine's serving port (what the target group and the gateway reach)."""
+    spec: ModelServiceSpec
+    """What it decided: the engine's launch, task size, devices, timeouts and deploy."""
+    decisions: list[str]
+    """The decision lines behind it (the preview prints them; a stack exports them)."""
+
+    def __init__(
+        self,
+        name: str,
+        input: ModelConfig,
+        wiring: ModelWiring,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        spec, self.decisions = decide_service(wiring.service or name, input, wiring)
+        self.spec = spec
+        where = f"ModelService {spec.service!r}"
+        launch = spec.launch
+        if (spec.efs_file_system is not None) != (wiring.weights_efs is not None):
+            raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
+        devices = launch.device_paths(where, spec.neuron_devices)
+        # The sidecar's scrape spec knows only some engines' metric families; the decisions
+        # turn it off for the others.
+        metrics = launch.metrics_target()
+        super().__init__(TOKEN, name, opts)
+        self.port = launch.port
+        group = self._logs(spec.service, spec.log_retention_days)
+        sidecar = metrics_sidecar(
+            spec,
+            kind=metrics.kind if metrics is not None else "",
+            port=metrics.port if metrics is not None else launch.port,
+            engine_container=CONTAINER_NAME,
+            log_group=group,
+        )
+        self._containers(
+            lambda a: [
+                *model_container_definitions(
+                    image=a[1],
+                    launch=launch,
+                    log_group_name=group,
+                    region=a[0],
+                    stream_prefix=spec.service,
+                    gpu_count=spec.gpu_count,
+                    neuron_devices=devices,
+                    shm_size_mib=spec.shm_size_mib,
+                    stop_timeout_seconds=spec.stop_timeout_seconds,
+                    environment=spec.environment,
+                    secrets=spec.secrets,
+                    efs_model=spec.service if wiring.weights_efs is not None else None,
+                ),
+                *sidecar(a[0], a[2]),
+            ],
+            wiring.image,
+            wiring.metrics_image or "",
+            service_connect=wiring.service_connect_namespace is not None,
+            secret_arns=wiring.stack_secret_arns,
+        )
+        efs = wiring.weights_efs
+        self._task(
+            service=spec.service,
+            compatibility=spec.compatibility,
+            cpu=spec.task_cpu,
+            memory_mib=spec.task_memory_mib,
+            task_role=weights_task_role(
+                self._ctx,
+                bucket=spec.weights_bucket,
+                prefix=spec.weights_prefix,
+                efs=efs,
+                kms_key_arn=spec.weights_kms_key_arn,
+            ),
+            volumes=[efs.volume] if efs else None,
+            secrets_kms_key_arns=spec.secrets_kms_key_arns,
+            exec_logging=spec.execute_command_logging if spec.execute_command else None,
+        )
+        self._serve(
+            spec,
+            wiring,
+            balancing=Balancing(CONTAINER_NAME, launch.port, launch.health_path),
+            placement=pool_placement(
+                wiring.pool.capacity_provider_name,
+                one_task_per_instance=spec.one_task_per_instance,
+            ),
+            scaling_metric=ALB_REQUESTS_METRIC,
+            scaling_target=spec.target_requests_per_target,
+            scaling_configuration=spec.scaling_configuration,
+            extra_security_groups=[efs.client_security_group_id] if efs else (),
+        )

@@ -1,0 +1,224 @@
+"""Each input is declared once: no dataclass or pydantic model in the components declares 3 or
+more fields that another one (neither its base nor its subclass) declares under the same names.
+
+What is not yet moved into its feature folder is allowed below, each pair under the feature
+still to move. The test fails on a new repetition and on an allowed pair that no longer repeats,
+so the list only shrinks."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+from itertools import combinations
+
+from pydantic import BaseModel
+
+import ecs_inference
+
+LIMIT = 3
+"""Fields two classes may both declare under the same names before it is a repetition."""
+
+ALLOWED = frozenset(
+    {
+        # pools: config/pools.py and specs/pool.py
+        "capacity.asg_pool.PoolArgs ~ capacity.managed_instances_pool.ManagedInstancesPoolArgs",
+        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.WeightFileSystemArgs",
+        "config.pools.WarmPoolConfig ~ specs.pool.WarmPoolSpec",
+        "config.pools.PoolConfig ~ specs.mixed_instances.MixedInstancesArgs",
+        "config.pools.PoolConfig ~ specs.pool.PoolSpec",
+        "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
+        "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
+        # endpoint: config/endpoint.py and specs/endpoint.py
+        "config.endpoint.AuthConfig ~ specs.endpoint.AuthSpec",
+        "config.endpoint.EndpointConfig ~ specs.endpoint.EndpointSpec",
+        # gateway: config/gateway.py, specs/gateway.py and its database
+        "config.gateway.GatewayConfig ~ config.rerankers.RerankerConfig",
+        "config.gateway.GatewayConfig ~ specs.gateway.GatewaySpec",
+        "config.gateway.GatewayConfig ~ specs.gateway.LiteLLMGatewaySpec",
+        "config.gateway.GatewayConfig ~ specs.service.ServiceSpec",
+        "config.gateway.GatewayConfig ~ specs.service.RerankerSpec",
+        "config.rerankers.RerankerConfig ~ specs.gateway.LiteLLMGatewaySpec",
+        "services.gateway_db.DatabaseOutputs ~ specs.gateway.DatabaseEndpoint",
+        "specs.gateway.LiteLLMGatewaySpec ~ specs.service.ServiceSpec",
+        "specs.gateway.LiteLLMGatewaySpec ~ specs.service.RerankerSpec",
+        "specs.operations.alarms_gateway._GatewayAlarmInputs ~ specs.operations.dashboard.GatewayPanel",
+        "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.ModelPanel",
+        "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.RerankerPanel",
+        "specs.operations.dashboard.GatewayPanel ~ specs.operations.table.ServiceSubject",
+        # workers: config/workers.py, specs/worker.py and the worker alarms
+        "config.gateway.GatewayConfig ~ config.workers.WorkerConfig",
+        "config.gateway.GatewayConfig ~ specs.worker.QueueWorkerSpec",
+        "config.rerankers.RerankerConfig ~ config.workers.WorkerConfig",
+        "config.rerankers.RerankerConfig ~ specs.worker.QueueWorkerSpec",
+        "config.workers.WorkerConfig ~ specs.gateway.LiteLLMGatewaySpec",
+        "config.workers.WorkerConfig ~ specs.operations.alarms_worker._WorkerAlarmInputs",
+        "config.workers.WorkerConfig ~ specs.service.ServiceSpec",
+        "config.workers.WorkerConfig ~ specs.service.RerankerSpec",
+        "config.workers.WorkerConfig ~ specs.worker.QueueWorkerSpec",
+        "config.workers.WorkerConfig ~ specs.worker.WorkerScaling",
+        "operations.WorkerOutputs ~ specs.operations.alarms_worker._WorkerAlarmInputs",
+        "operations.WorkerOutputs ~ specs.operations.dashboard.WorkerPanel",
+        "operations.WorkerOutputs ~ specs.operations.table.WorkerSubject",
+        "specs.gateway.LiteLLMGatewaySpec ~ specs.worker.QueueWorkerSpec",
+        "specs.operations.alarms_gateway._GatewayAlarmInputs ~ specs.operations.alarms_worker._WorkerAlarmInputs",
+        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.operations.dashboard.WorkerPanel",
+        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.operations.table.WorkerSubject",
+        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.worker.QueueWorkerSpec",
+        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.worker.WorkerScaling",
+        "specs.operations.dashboard.WorkerPanel ~ specs.operations.table.WorkerSubject",
+        "specs.operations.table.GatewaySubject ~ specs.operations.table.WorkerSubject",
+        "specs.operations.table.WorkerSubject ~ specs.operations.watch.WatchedWorker",
+        "specs.service.ServiceSpec ~ specs.worker.QueueWorkerSpec",
+        "specs.service.ServiceSpec ~ specs.worker.WorkerScaling",
+        "specs.service.RerankerSpec ~ specs.worker.QueueWorkerSpec",
+        "specs.worker.QueueWorkerSpec ~ specs.worker.WorkerScaling",
+        # network: config/network.py and specs/network.py
+        "config.network.ExistingNetworkConfig ~ specs.network.ExistingNetworkSpec",
+        "config.network.NetworkConfig ~ specs.network.VpcSpec",
+        "config.network.NetworkConfig ~ specs.network.NetworkSpec",
+        "specs.network.NetworkSpec ~ specs.network.VpcSpec",
+        # operations: the alarm, dashboard and watch tables
+        "config.operations.AlarmsConfig ~ specs.operations.alarms.AlarmSettings",
+        "config.stack.StackConfig ~ plan.stack.Plan",
+        "config.stack.StackConfig ~ specs.operations.dashboard.DashboardInputs",
+        "config.stack.StackConfig ~ specs.operations.watch.OperationsSpec",
+        "plan.stack.Plan ~ specs.operations.dashboard.DashboardInputs",
+        "plan.stack.Plan ~ specs.operations.watch.OperationsSpec",
+        "specs.operations.dashboard.ModelPanel ~ specs.operations.table.ServiceSubject",
+        "specs.operations.dashboard.ModelPanel ~ specs.operations.watch.WatchedService",
+        "specs.operations.dashboard.DashboardInputs ~ specs.operations.watch.OperationsSpec",
+        "specs.operations.table.ServiceSubject ~ specs.operations.watch.WatchedService",
+        # operations: cost.py's inputs repeat the specs it prices
+        "config.pools.PoolConfig ~ cost.PoolInput",
+        "cost.PoolInput ~ specs.pool.PoolSpec",
+        "cost.FargateInput ~ cost.ServiceOnPool",
+        "cost.NetworkInput ~ specs.network.NetworkSpec",
+        # re-rankers: config/rerankers.py and specs/service.py RerankerSpec
+        "config.rerankers.RerankerConfig ~ specs.service.ServiceSpec",
+        "config.rerankers.RerankerConfig ~ specs.service.RerankerSpec",
+        "specs.operations.dashboard.ModelPanel ~ specs.operations.dashboard.RerankerPanel",
+        "specs.operations.dashboard.RerankerPanel ~ specs.operations.table.ServiceSubject",
+        # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
+        "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
+        "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",
+        "config.services.ServiceConfig ~ specs.service.ServiceSpec",
+        "config.services.ServiceConfig ~ specs.worker.QueueWorkerSpec",
+        # models: the engines' LaunchInputs (the registry's contract, docs/engines.md) repeats the decisions' inputs
+        "engines.base.LaunchInputs ~ models.decisions.ModelInputs",
+        # models: the engines' launches share no base for port, served name and idle timeout
+        "engines.custom.CustomLaunch ~ engines.neuron.NeuronLaunch",
+        "engines.custom.CustomLaunch ~ engines.sglang.SglangLaunch",
+        "engines.custom.CustomLaunch ~ engines.tgi.TgiLaunch",
+        "engines.custom.CustomLaunch ~ engines.vllm.VllmLaunch",
+        "engines.custom.CustomEngineConfig ~ engines.custom.CustomLaunch",
+        "engines.neuron.NeuronLaunch ~ engines.sglang.SglangLaunch",
+        "engines.neuron.NeuronLaunch ~ engines.tgi.TgiLaunch",
+        "engines.neuron.NeuronLaunch ~ engines.vllm.VllmLaunch",
+        "engines.neuron.NeuronCompileConfig ~ engines.neuron.NeuronLaunch",
+        "engines.sglang.SglangLaunch ~ engines.tgi.TgiLaunch",
+        "engines.sglang.SglangLaunch ~ engines.vllm.VllmLaunch",
+        "engines.tgi.TgiLaunch ~ engines.vllm.VllmLaunch",
+        # models: the engines' launches copy the input's settings (a launch read from the input)
+        "engines.custom.CustomLaunch ~ models.input.ModelConfig",
+        "engines.sglang.SglangLaunch ~ models.input.ModelConfig",
+        "engines.tgi.TgiLaunch ~ models.input.ModelConfig",
+        "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
+        # models: the custom engine's launch repeats service keys
+        "engines.custom.CustomLaunch ~ specs.service.ServiceSpec",
+        "engines.custom.CustomLaunch ~ specs.worker.QueueWorkerSpec",
+        # models: Neuron compile settings repeated by the sizing's demand and fit
+        "engines.neuron.NeuronLaunch ~ sizing.instance_types.NeuronDemand",
+        "engines.neuron.NeuronLaunch ~ sizing.neuron.NeuronFit",
+        "engines.neuron.NeuronCompileConfig ~ sizing.instance_types.NeuronDemand",
+        "engines.neuron.NeuronCompileConfig ~ sizing.neuron.NeuronFit",
+        "engines.sglang.SglangLaunch ~ sizing.gpu.MemoryNeed",
+        "engines.vllm.VllmLaunch ~ sizing.gpu.MemoryNeed",
+        # models: ModelServiceSpec, the decided spec the other plan sections (operations, gateway, cost) still read
+        "models.decisions.StackFacts ~ specs.service.ServiceSpec",
+        "models.service.ModelWiring ~ specs.service.ServiceSpec",
+        # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
+        "models.input.ArchitectureConfig ~ sizing.catalog.ModelArchitecture",
+        "models.input.ArchitectureConfig ~ sizing.gpu.MemoryNeed",
+        "models.input.ModelConfig ~ sizing.gpu.MemoryNeed",
+        # models: the sizing's demand and fit shapes (sizing to fold into models/)
+        "sizing.catalog.ModelArchitecture ~ sizing.gpu.MemoryNeed",
+        "sizing.gpu.MemoryNeed ~ sizing.instance_types.NeuronDemand",
+        "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
+        "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
+        "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
+        "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
+    }
+)
+
+
+def declaring_classes() -> dict[str, tuple[type, frozenset[str]]]:
+    """Every dataclass and pydantic model of the components (the contracts are the images'
+    own), by `module.Class`, with the fields it declares itself."""
+    found: dict[str, tuple[type, frozenset[str]]] = {}
+    for info in pkgutil.walk_packages(ecs_inference.__path__, "ecs_inference."):
+        if info.name.startswith("ecs_inference.contracts"):
+            continue
+        module = importlib.import_module(info.name)
+        for cls in vars(module).values():
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                continue
+            own = set(inspect.get_annotations(cls))
+            if dataclasses.is_dataclass(cls):
+                fields = {f.name for f in dataclasses.fields(cls)}
+            elif issubclass(cls, BaseModel):
+                fields = set(cls.model_fields)
+            else:
+                continue
+            short = f"{module.__name__.removeprefix('ecs_inference.')}.{cls.__qualname__}"
+            found[short] = (cls, frozenset(own & fields))
+    return found
+
+
+def repeated(classes: dict[str, tuple[type, frozenset[str]]]) -> dict[str, list[str]]:
+    """`a ~ b` -> the field names both declare, for every unrelated pair sharing `LIMIT`+."""
+    out: dict[str, list[str]] = {}
+    for (a, (ca, fa)), (b, (cb, fb)) in combinations(sorted(classes.items()), 2):
+        if issubclass(ca, cb) or issubclass(cb, ca):
+            continue
+        if len(shared := fa & fb) >= LIMIT:
+            out[f"{a} ~ {b}"] = sorted(shared)
+    return out
+
+
+def test_no_input_is_declared_twice() -> None:
+    found = repeated(declaring_classes())
+    new = {pair: names for pair, names in found.items() if pair not in ALLOWED}
+    assert not new, (
+        "classes declaring the same fields again (declare them once, in the feature's input, "
+        f"and read them from there): {new}"
+    )
+
+
+def test_the_allowed_list_only_shrinks() -> None:
+    stale = sorted(ALLOWED - set(repeated(declaring_classes())))
+    assert not stale, f"no longer repeated: remove from ALLOWED: {stale}"
+
+
+def test_a_repetition_is_found() -> None:
+    """The check itself: two unrelated classes with three fields of the same names."""
+
+    @dataclasses.dataclass
+    class Input:
+        cpu: int
+        memory_mib: int
+        image: str
+
+    @dataclasses.dataclass
+    class Spec:
+        cpu: int
+        memory_mib: int
+        image: str
+        family: str
+
+    classes = {"a.Input": (Input, frozenset({"cpu", "memory_mib", "image"}))}
+    classes["b.Spec"] = (Spec, frozenset({"cpu", "memory_mib", "image", "family"}))
+    assert repeated(classes) == {"a.Input ~ b.Spec": ["cpu", "image", "memory_mib"]}
+    del classes["b.Spec"]
+    assert repeated(classes) == {}
