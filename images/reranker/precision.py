@@ -18,6 +18,7 @@ into reranker.json, and the service serves that default unless MODEL_VARIANT nam
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -38,12 +39,93 @@ def graph_op_counts(model_path: Path) -> dict[str, int]:
     return dict(sorted(Counter(node.op_type for node in model.graph.node).items()))
 
 
-def quantize_int8(src: Path, dst: Path, exclude: Sequence[str] = ()) -> None:
-    """Dynamic int8 quantisation of the weights (activations quantised per run), per channel.
+@dataclass(frozen=True)
+class Int8Recipe:
+    """Which nodes of the fused fp32 graph dynamic int8 quantisation touches.
+
+    The head (pooler, classifier) always stays fp32 (`head_nodes`). Defaults: int8 weights per
+    output channel, every op type ONNX Runtime's dynamic quantiser handles (MatMul, fused
+    Attention, the embedding lookups), no encoder layer kept in fp32.
+    """
+
+    name: str
+    per_channel: bool = True
+    #: Op types quantised; empty: every type ORT's dynamic quantiser handles.
+    op_types: tuple[str, ...] = ()
+    #: The encoder's last layers kept whole in fp32 (their rounding errors reach the score
+    #: with the fewest layers left to average them out).
+    keep_last_layers: int = 0
+
+
+#: The recipes the prepare step tries, fastest (most quantised) first. The first that passes the
+#: gate on the validation split is the int8 variant; none passing: the first (explicit use only).
+RECIPES: tuple[Int8Recipe, ...] = (
+    Int8Recipe("all ops, per channel"),
+    Int8Recipe("all ops, per tensor", per_channel=False),
+    Int8Recipe("matmuls only (embeddings fp32)", op_types=("MatMul", "Attention")),
+    Int8Recipe("matmuls, last layer fp32", op_types=("MatMul", "Attention"), keep_last_layers=1),
+    Int8Recipe("matmuls, last 2 layers fp32", op_types=("MatMul", "Attention"), keep_last_layers=2),
+)
+
+#: An encoder layer's index in the node names the TorchScript exporter gives every family
+#: (`/bert/encoder/layer.5/...`, `/model/layers.21/...`).
+_LAYER = re.compile(r"/layers?\.(\d+)/")
+#: Node types the dynamic quantiser may replace (the Gemm of a head is rewritten as a MatMul).
+_QUANTISABLE = ("MatMul", "Gemm", "Attention", "EmbedLayerNormalization", "Gather")
+
+
+def node_layers(model_path: Path) -> list[tuple[str, int | None]]:
+    """(name, encoder layer) of every quantisable node, in graph order. A node whose name has
+    no layer (ORT's fused `Attention_5`) belongs to the layer of the next one that has; nodes
+    after the last layered one are the head (None)."""
+    import onnx
+
+    nodes = onnx.load(str(model_path), load_external_data=False).graph.node
+    named = [(n.name, _LAYER.search(n.name)) for n in nodes if n.op_type in _QUANTISABLE]
+    out: list[tuple[str, int | None]] = []
+    following: int | None = None
+    for name, match in reversed(named):
+        following = int(match.group(1)) if match else following
+        out.append((name, following))
+    return out[::-1]
+
+
+def head_nodes(model_path: Path) -> list[str]:
+    """Nodes after the encoder's last layer (pooler, classifier, a prediction head): tiny, and
+    the last place a rounding error could move a score, so they stay fp32. Without layer names,
+    the nodes after the last LayerNorm.
+
+    ORT's quantiser rewrites each Gemm as a MatMul named `<gemm>_MatMul` (plus an Add) before
+    it picks nodes, so both names are given.
+    """
+    import onnx
+
+    layered = node_layers(model_path)
+    if any(layer is not None for _, layer in layered):
+        names = [name for name, layer in layered if layer is None]
+    else:
+        nodes = onnx.load(str(model_path), load_external_data=False).graph.node
+        norms = [i for i, n in enumerate(nodes) if "LayerNorm" in n.op_type]
+        last = norms[-1] if norms else len(nodes)
+        names = [n.name for n in nodes[last + 1 :] if n.op_type in ("MatMul", "Gemm")]
+    return names + [f"{n}_MatMul" for n in names if n.endswith("Gemm")]
+
+
+def excluded_nodes(model_path: Path, recipe: Int8Recipe) -> list[str]:
+    """The nodes `recipe` keeps in fp32: the head, and its last encoder layers."""
+    layered = node_layers(model_path)
+    layers = sorted({layer for _, layer in layered if layer is not None})
+    kept = (
+        set(layers[len(layers) - recipe.keep_last_layers :]) if recipe.keep_last_layers else set()
+    )
+    return head_nodes(model_path) + [name for name, layer in layered if layer in kept]
+
+
+def quantize_int8(src: Path, dst: Path, recipe: Int8Recipe = RECIPES[0]) -> None:
+    """Dynamic int8 quantisation of the weights (activations quantised per run) by `recipe`.
 
     Done ahead of time because quantising at container start would add tens of seconds to every
-    Fargate task start and need the `onnx` package in the runtime image. `exclude` names nodes
-    kept in fp32.
+    Fargate task start and need the `onnx` package in the runtime image.
     """
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -54,26 +136,11 @@ def quantize_int8(src: Path, dst: Path, exclude: Sequence[str] = ()) -> None:
         str(src),
         str(dst),
         weight_type=QuantType.QInt8,
-        per_channel=True,
-        nodes_to_exclude=list(exclude),
+        per_channel=recipe.per_channel,
+        op_types_to_quantize=list(recipe.op_types) or None,
+        nodes_to_exclude=excluded_nodes(src, recipe),
         extra_options={"DefaultTensorType": TensorProto.FLOAT},
     )
-
-
-def head_nodes(model_path: Path) -> list[str]:
-    """Nodes after the encoder's last LayerNorm (pooler and classifier): tiny, and the last
-    place a rounding error could move a score, so they stay fp32.
-
-    ORT's quantiser rewrites each Gemm as a MatMul named `<gemm>_MatMul` (plus an Add) before
-    it picks nodes, so both names are given.
-    """
-    import onnx
-
-    nodes = onnx.load(str(model_path), load_external_data=False).graph.node
-    norms = [i for i, n in enumerate(nodes) if "LayerNorm" in n.op_type]
-    last = norms[-1] if norms else len(nodes)
-    names = [n.name for n in nodes[last + 1 :] if n.op_type in ("MatMul", "Gemm")]
-    return names + [f"{n}_MatMul" for n in names if n.endswith("Gemm")]
 
 
 # --- quality ------------------------------------------------------------------------------------
@@ -216,16 +283,18 @@ def optimized_op_counts(model_path: Path) -> dict[str, int]:
         return graph_op_counts(Path(opts.optimized_model_filepath))
 
 
-def held_out_queries(limit: int | None, seed: int = 0) -> list[Any]:
-    """The retrieval task's test split as ranking queries (the first `limit`; None: all)."""
+def held_out_queries(limit: int | None, part: str = "test", seed: int = 0) -> list[Any]:
+    """The retrieval task's `part` split ("validation" or "test") as ranking queries (the
+    first `limit`; None: all)."""
     import retrieval_task
 
-    _, test = retrieval_task.split(retrieval_task.all_pairs())
-    return retrieval_task.ranking_queries(test, seed, limit=limit)
+    _, validation, test = retrieval_task.split(retrieval_task.all_pairs())
+    pairs = {"validation": validation, "test": test}[part]
+    return retrieval_task.ranking_queries(pairs, seed, limit=limit)
 
 
 def bundle_scores(
-    bundle: Path, variants: Sequence[str], queries: Sequence[Any], threads: int = 1
+    bundle: Path, variants: Sequence[str], queries: Sequence[Any], threads: int = 2
 ) -> dict[str, list[list[float]]]:
     """Each variant's scores for every query, from the service's own engine on `bundle`."""
     from app.engine import Engine
@@ -242,37 +311,85 @@ def bundle_scores(
     return out
 
 
+def _judge(bundle: Path, queries: Sequence[Any], reference: list[list[float]]) -> QualityReport:
+    """The bundle's current int8 file against fp32's `reference` scores on `queries`."""
+    scores = bundle_scores(bundle, ["int8"], queries)["int8"]
+    return compare(reference, scores, [q.relevant for q in queries])
+
+
+def pick_recipe(
+    bundle: Path, judge_queries: int | None, gate: QualityGate, recipes: Sequence[Int8Recipe]
+) -> tuple[Int8Recipe, dict[str, Any]]:
+    """Quantise `bundle`'s fp32 graph by each recipe in turn, judged on the validation split
+    (never the test split, whose figures must stay an unbiased verdict); return the first
+    recipe that passes `gate` (none: the first, the fastest) and every recipe's figures. The
+    bundle's int8 file is left as the chosen recipe made it."""
+    from app.engine import ModelInfo
+
+    fp32, int8 = bundle / ModelInfo.load(bundle).variants["fp32"], bundle / "model.int8.onnx"
+    queries = held_out_queries(judge_queries, "validation")
+    reference = bundle_scores(bundle, ["fp32"], queries)["fp32"]
+    tried: dict[str, Any] = {}
+    chosen = None
+    for recipe in recipes:
+        quantize_int8(fp32, int8, recipe)
+        report = _judge(bundle, queries, reference)
+        tried[recipe.name] = {**asdict(report), "problems": gate.problems(report)}
+        if not tried[recipe.name]["problems"]:
+            chosen = recipe
+            break
+    if chosen is None:
+        chosen = recipes[0]
+        quantize_int8(fp32, int8, chosen)
+    return chosen, tried
+
+
 def choose_for_bundle(
     bundle: Path,
     files: Mapping[str, str],
     judge_queries: int | None,
     forced: str | None = None,
     gate: QualityGate | None = None,
+    recipes: Sequence[Int8Recipe] = RECIPES,
 ) -> dict[str, Any]:
-    """The `precision` record of reranker.json: every variant's ops (in the file and as ORT runs
-    them), and the default: `forced` if given; else the gate's pick among the reduced variants
-    judged on `judge_queries` held-out queries (None: the whole test split; 0: not judged, fp32).
+    """Write the int8 variant and return the `precision` record of reranker.json: the int8
+    recipe, every variant's ops (in the file and as ORT runs them), and the default.
 
-    `bundle` must already hold the tokenizer and a reranker.json the engine can load.
+    The default is `forced` if given (int8 by the first recipe, not judged); with
+    `judge_queries` 0, fp32 (not judged); else the recipe is picked on `judge_queries`
+    validation queries (`pick_recipe`; None: all) and the gate's verdict on as many test
+    queries decides whether int8 is the default. `bundle` must already hold the fp32 graph,
+    the tokenizer and a reranker.json listing both variants.
     """
     gate = gate or QualityGate()
-    record: dict[str, Any] = {
-        "kernels": {
-            name: {
-                "ops": graph_op_counts(bundle / file),
-                "ops_after_ort": optimized_op_counts(bundle / file),
-            }
-            for name, file in files.items()
+    fp32 = bundle / files["fp32"]
+    record: dict[str, Any] = {}
+    if forced is not None or judge_queries == 0 or "int8" not in files:
+        if "int8" in files:
+            quantize_int8(fp32, bundle / files["int8"], recipes[0])
+            record["int8_recipe"] = asdict(recipes[0])
+        record |= {"default": forced or "fp32", "chosen_by": "operator (not judged)"}
+        if forced is None:
+            record["chosen_by"] = "not judged"
+    else:
+        recipe, tried = pick_recipe(bundle, judge_queries, gate, recipes)
+        queries = held_out_queries(judge_queries, "test")
+        reference = bundle_scores(bundle, ["fp32"], queries)["fp32"]
+        default, verdicts = choose_default(
+            {"int8": _judge(bundle, queries, reference)}, gate, ["int8"]
+        )
+        record |= {
+            **verdicts,
+            "int8_recipe": asdict(recipe),
+            "recipes_on_validation": tried,
+            "default": default,
+            "chosen_by": "quality gate",
         }
+    record["kernels"] = {
+        name: {
+            "ops": graph_op_counts(bundle / file),
+            "ops_after_ort": optimized_op_counts(bundle / file),
+        }
+        for name, file in files.items()
     }
-    reduced = [v for v in files if v != "fp32"]
-    if forced is not None:
-        return {**record, "default": forced, "chosen_by": "operator (not judged)"}
-    if judge_queries == 0 or not reduced:
-        return {**record, "default": "fp32", "chosen_by": "not judged"}
-    queries = held_out_queries(judge_queries)
-    scores = bundle_scores(bundle, ["fp32", *reduced], queries)
-    relevant = [q.relevant for q in queries]
-    reports = {v: compare(scores["fp32"], scores[v], relevant) for v in reduced}
-    default, verdicts = choose_default(reports, gate, reduced)
-    return {**record, **verdicts, "default": default, "chosen_by": "quality gate"}
+    return record

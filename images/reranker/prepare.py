@@ -14,7 +14,7 @@ output directory is what gets uploaded to the S3 prefix named by MODEL_S3_URI:
 
 Usage:
     python images/reranker/prepare.py --model-dir ./cross-encoder --out ./bundle [--precision
-        auto|fp32|int8] [--judge-queries 120]
+        auto|fp32|int8] [--judge-queries N]
 
 The encoder families of `contracts.reranker.FAMILIES` (BERT, XLM-RoBERTa, ModernBERT,
 DeBERTa-v2/v3, ELECTRA) with a one-logit sequence-classification head are supported. Steps, in
@@ -267,8 +267,9 @@ def prepare(
 
     Defaults: fp32 only, max_length from the tokenizer (capped by the usable positions), opset
     17. With `int8`, the default variant is `default_variant` if given, else the quality gate's
-    choice on `judge_queries` held-out queries (`precision.choose_for_bundle`; 0: fp32, not
-    judged; None: the whole test split). Raises RuntimeError for a family the image does not
+    choice: the int8 recipe picked on `judge_queries` validation queries, judged on as many
+    test queries (`precision.choose_for_bundle`; 0: fp32, not judged; None: whole splits).
+    Raises RuntimeError for a family the image does not
     serve or fp32 ONNX logits that drift from torch beyond FP32_TOLERANCE.
     """
     import torch
@@ -294,10 +295,7 @@ def prepare(
     checked = export_checked(model, feeds, out_dir / MODEL_VARIANTS["fp32"], opset)
     LOG.info("fused operators: %s", checked["fused_operators"])
     variants = ["fp32"]
-    if int8:
-        fp32_file = out_dir / MODEL_VARIANTS["fp32"]
-        exclude = precision.head_nodes(fp32_file)
-        precision.quantize_int8(fp32_file, out_dir / MODEL_VARIANTS["int8"], exclude)
+    if int8:  # written by precision.choose_for_bundle, by the recipe it picks
         variants.append("int8")
     tokenizer.backend_tokenizer.save(str(out_dir / TOKENIZER_FILE))
     doc = bundle_config(cfg, length, variants, source=model_dir.name, inputs=names) | checked
@@ -320,10 +318,17 @@ def main(argv: list[str] | None = None) -> int:
         "--precision",
         choices=("auto", "fp32", "int8"),
         default="auto",
-        help="auto: also write int8 and make it the default if it passes the quality gate on "
-        "--judge-queries held-out queries; fp32: fp32 only; int8: int8 default, not judged",
+        help="auto: also write int8 (the first recipe passing the quality gate on validation "
+        "queries) and make it the default if it passes on held-out test queries; fp32: fp32 "
+        "only; int8: int8 default, not judged",
     )
-    parser.add_argument("--judge-queries", type=int, default=120, help="for auto (120)")
+    parser.add_argument(
+        "--judge-queries",
+        type=int,
+        default=None,
+        help="for auto: validation queries that pick the int8 recipe and test queries that "
+        "judge it (default: all of each split)",
+    )
     parser.add_argument("--max-length", type=int, default=None, help="default: tokenizer's")
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
     args = parser.parse_args(argv)

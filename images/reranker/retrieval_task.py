@@ -9,8 +9,10 @@ a (query, relevant passage) pair written by a person:
 - a help topic (`pydoc_data.topics`): query = the topic's title ("The "assert" statement"),
   passage = its text.
 
-Queries are split by *module* (topics count as one module), so a test query's module never
-appears in training: the split measures retrieval, not memorised vocabulary. Each query is
+Queries are split by *module* (topics count as one module) into train, validation and test,
+so a held-out query's module never appears in training: the split measures retrieval, not
+memorised vocabulary. Choices made by looking at scores (which int8 recipe to try for the
+default) use the validation split; the test split only gives the verdict. Each query is
 ranked against its own passage and `NEGATIVES` others: half from its module (hard: same
 subject, same words) and half from the rest of its split. Everything is a pure function of the
 interpreter's text and `seed`; the same interpreter gives the same task.
@@ -59,6 +61,8 @@ MAX_PER_MODULE = 40
 NEGATIVES = 29
 #: Share of modules held out for the test split.
 TEST_SHARE = 0.25
+#: Share of modules held out for the validation split (beside the test split's).
+VALIDATION_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -150,17 +154,27 @@ def all_pairs(modules: Sequence[str] = MODULES) -> list[Pair]:
     return pairs + topic_pairs()
 
 
-def in_test_split(module: str, share: float = TEST_SHARE) -> bool:
-    """Whether `module` is held out (a stable hash, so the split does not depend on order)."""
+def _position(module: str) -> float:
+    """A module's stable place in [0, 1) (a hash, so the split does not depend on order)."""
     digest = hashlib.sha256(module.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < share
+    return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def split(pairs: Sequence[Pair], share: float = TEST_SHARE) -> tuple[list[Pair], list[Pair]]:
-    """(train, test) by module."""
-    train = [p for p in pairs if not in_test_split(p.module, share)]
-    test = [p for p in pairs if in_test_split(p.module, share)]
-    return train, test
+def split_of(module: str) -> str:
+    """ "test" (the first TEST_SHARE of modules), "validation" (the next VALIDATION_SHARE) or
+    "train"."""
+    at = _position(module)
+    if at < TEST_SHARE:
+        return "test"
+    return "validation" if at < TEST_SHARE + VALIDATION_SHARE else "train"
+
+
+def split(pairs: Sequence[Pair]) -> tuple[list[Pair], list[Pair], list[Pair]]:
+    """(train, validation, test) by module."""
+    parts: dict[str, list[Pair]] = {"train": [], "validation": [], "test": []}
+    for p in pairs:
+        parts[split_of(p.module)].append(p)
+    return parts["train"], parts["validation"], parts["test"]
 
 
 def ranking_queries(

@@ -111,9 +111,10 @@ def test_cpu_flags_and_the_int8_kernel_mlas_picks():
 
 def test_retrieval_task_is_deterministic_and_split_by_module():
     pairs = retrieval_task.all_pairs()
-    train, test = retrieval_task.split(pairs)
-    assert len(train) > 400 and len(test) > 100
-    assert not {p.module for p in train} & {p.module for p in test}
+    train, validation, test = retrieval_task.split(pairs)
+    assert len(train) > 350 and len(validation) > 60 and len(test) > 100
+    modules = [{p.module for p in part} for part in (train, validation, test)]
+    assert not (modules[0] & modules[1] or modules[0] & modules[2] or modules[1] & modules[2])
     first = retrieval_task.ranking_queries(test, seed=1, limit=20)
     assert first == retrieval_task.ranking_queries(test, seed=1, limit=20)
     passages = {p.query: p.passage for p in test}
@@ -123,35 +124,106 @@ def test_retrieval_task_is_deterministic_and_split_by_module():
         assert len(set(q.candidates)) == len(q.candidates)
 
 
-def _judged(bundle: Path, out: Path, int8_file: Path) -> dict:
-    """A copy of `bundle` whose int8 variant is `int8_file`, judged on 12 held-out queries."""
-    shutil.copytree(bundle, out)
-    shutil.copy(int8_file, out / "model.int8.onnx")
-    files = json.loads((out / "reranker.json").read_text())["variants"]
-    return precision.choose_for_bundle(out, files, judge_queries=12)
+#: A recipe that quantises no op type the graph has: its "int8" file scores exactly like fp32.
+EXACT = precision.Int8Recipe("exact (nothing quantised)", op_types=("NoSuchOp",))
+#: A recipe the tests make wrong (`_other_model_as_int8`): its file is another model.
+WRONG = precision.Int8Recipe("wrong")
 
 
-def test_the_gate_ships_an_exact_variant_and_refuses_another_model(
-    tiny_bundle, tiny_cross_encoder, tmp_path
-):
+@pytest.fixture
+def other_model_onnx(tiny_cross_encoder, tmp_path) -> Path:
+    """The fp32 graph of another (re-seeded) model of the tiny cross-encoder's shape."""
     import prepare
     import torch
     from transformers import BertForSequenceClassification
 
-    exact = _judged(tiny_bundle, tmp_path / "exact", tiny_bundle / "model.onnx")
-    assert exact["default"] == "int8" and exact["chosen_by"] == "quality gate"
-    assert exact["candidates"]["int8"]["top10_identical"] == 1.0
-    # The defect put back: a "reduced precision" that is another model ranks differently.
     other_dir = tmp_path / "other-ce"
     shutil.copytree(tiny_cross_encoder, other_dir)
     torch.manual_seed(1)
     config = BertForSequenceClassification.config_class.from_pretrained(tiny_cross_encoder)
     BertForSequenceClassification(config).eval().save_pretrained(other_dir)
-    other = prepare.prepare(other_dir, tmp_path / "other-bundle")
-    assert other["precision"]["default"] == "fp32"
-    refused = _judged(tiny_bundle, tmp_path / "refused", tmp_path / "other-bundle" / "model.onnx")
+    prepare.prepare(other_dir, tmp_path / "other-bundle")
+    return tmp_path / "other-bundle" / "model.onnx"
+
+
+def _judged(bundle: Path, out: Path, recipes, other: Path, monkeypatch) -> dict:
+    """A copy of `bundle` whose int8 variant is chosen among `recipes` on 12 queries a split;
+    WRONG writes `other` as its "quantised" file (the defect a broken quantiser would be)."""
+    shutil.copytree(bundle, out)
+    real = precision.quantize_int8
+
+    def quantize(src, dst, recipe=precision.RECIPES[0]):
+        if recipe == WRONG:
+            shutil.copy(other, dst)
+        else:
+            real(src, dst, recipe)
+
+    monkeypatch.setattr(precision, "quantize_int8", quantize)
+    files = json.loads((out / "reranker.json").read_text())["variants"]
+    return precision.choose_for_bundle(out, files, judge_queries=12, recipes=recipes)
+
+
+def test_the_gate_ships_an_exact_variant_and_refuses_another_model(
+    tiny_bundle, other_model_onnx, tmp_path, monkeypatch
+):
+    exact = _judged(tiny_bundle, tmp_path / "exact", [EXACT], other_model_onnx, monkeypatch)
+    assert exact["default"] == "int8" and exact["chosen_by"] == "quality gate"
+    assert exact["candidates"]["int8"]["top10_identical"] == 1.0
+    assert exact["int8_recipe"]["name"] == EXACT.name
+    # The defect put back: a "reduced precision" that is another model ranks differently.
+    refused = _judged(tiny_bundle, tmp_path / "refused", [WRONG], other_model_onnx, monkeypatch)
     assert refused["default"] == "fp32"
     assert any("top-10" in p for p in refused["candidates"]["int8"]["problems"])
+    assert refused["recipes_on_validation"][WRONG.name]["problems"]
+
+
+def test_the_recipe_is_picked_on_validation_and_the_first_passing_one_is_kept(
+    tiny_bundle, other_model_onnx, tmp_path, monkeypatch
+):
+    record = _judged(
+        tiny_bundle, tmp_path / "b", [WRONG, EXACT, WRONG], other_model_onnx, monkeypatch
+    )
+    assert list(record["recipes_on_validation"]) == [WRONG.name, EXACT.name]
+    assert record["int8_recipe"]["name"] == EXACT.name and record["default"] == "int8"
+    # The test split's verdict is on other queries than the validation split's choice.
+    validation = {q.text for q in precision.held_out_queries(12, "validation")}
+    assert not validation & {q.text for q in precision.held_out_queries(12, "test")}
+    # None passes: the first (fastest) recipe's file stays, for explicit use only.
+    none = _judged(tiny_bundle, tmp_path / "n", [WRONG], other_model_onnx, monkeypatch)
+    assert none["int8_recipe"]["name"] == WRONG.name and none["default"] == "fp32"
+
+
+def test_recipes_keep_the_last_layers_and_the_embeddings_in_fp32(tiny_bundle, tmp_path):
+    import onnx
+
+    fp32 = tiny_bundle / "model.onnx"
+    layers = {name: layer for name, layer in precision.node_layers(fp32)}
+    assert {0, 1, None} == set(layers.values())
+    assert layers["Attention_1"] == 1  # a fused node takes the layer of the nodes after it
+    keep = precision.Int8Recipe("k", op_types=("MatMul", "Attention"), keep_last_layers=1)
+    precision.quantize_int8(fp32, tmp_path / "k.onnx", keep)
+    nodes = onnx.load(str(tmp_path / "k.onnx")).graph.node
+    ops = {n.name: n.op_type for n in nodes}
+    assert ops["/bert/encoder/layer.1/output/dense/MatMul"] == "MatMul"
+    assert ops["Attention_1"] == "Attention"
+    assert ops["EmbedLayerNormalization_0"] == "EmbedLayerNormalization"
+    assert any(n.op_type == "QAttention" for n in nodes)  # layer 0 is quantised
+    assert "/bert/encoder/layer.0/output/dense/MatMul_quant" in ops
+
+
+def test_this_onnx_runtime_has_no_bf16_gemm_on_the_cpu():
+    """Why bf16 is not offered: ORT's CPU provider has no bf16 MatMul kernel (when a version
+    adds one, this fails and bf16 can be judged like int8)."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    spec = [helper.make_tensor_value_info(n, TensorProto.BFLOAT16, [2, 2]) for n in "abc"]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["c"])], "g", spec[:2], spec[2:]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(Exception, match="NOT_IMPLEMENTED"):
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
 
 def test_prepare_records_ops_and_int8_scores_stay_close(tiny_bundle):
@@ -171,21 +243,29 @@ def test_prepare_records_ops_and_int8_scores_stay_close(tiny_bundle):
     assert precision.spearman(fp32, int8) > 0.9
 
 
-def test_training_is_seeded_and_learns(tiny_cross_encoder, tmp_path):
+def test_training_is_seeded_and_trains_only_the_top_layers(tiny_cross_encoder, tmp_path):
+    """Whether training helps is measured on the real model (docs/benchmarks.md: the trained
+    head's nDCG@10 against BM25 and the frozen bi-encoder); a 32-wide random model's loss is
+    too noisy to assert on."""
     import reranker_train
     import torch
-
-    base = str(tiny_cross_encoder)
-    a = reranker_train.build(tmp_path / "a", queries=16, epochs=6, base=base)
-    b = reranker_train.build(tmp_path / "b", queries=16, epochs=6, base=base)
-    assert a == b
-    first, last = a["loss_first_last"]
-    assert last < first
     from safetensors.torch import load_file
 
+    base = str(tiny_cross_encoder)
+    a = reranker_train.build(tmp_path / "a", queries=16, epochs=2, base=base, layers=1)
+    b = reranker_train.build(tmp_path / "b", queries=16, epochs=2, base=base, layers=1)
+    # Same model and summary; only the wall-clock time it took may differ.
+    assert {k: v for k, v in a.items() if k != "seconds"} == {
+        k: v for k, v in b.items() if k != "seconds"
+    }
     wa = load_file(str(tmp_path / "a" / "model.safetensors"))
     wb = load_file(str(tmp_path / "b" / "model.safetensors"))
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    w0 = load_file(str(tiny_cross_encoder / "model.safetensors"))
+    changed = {k for k in wa if k in w0 and not torch.equal(wa[k], w0[k])}
+    assert any(k.startswith("bert.encoder.layer.1.") for k in changed)
+    assert any(k.startswith("classifier.") for k in changed)
+    assert not any(k.startswith(("bert.encoder.layer.0.", "bert.embeddings.")) for k in changed)
 
 
 def test_int8_keeps_the_pooler_and_classifier_in_fp32(tiny_bundle):
