@@ -27,26 +27,41 @@ def _median_range(values: Sequence[float]) -> str:
     return f"{np.median(arr):.2f}x ({arr.min():.2f}-{arr.max():.2f})"
 
 
+def _verdict_row(name: str, v: Mapping[str, Any]) -> str:
+    verdict = "passes" if not v["problems"] else "refused: " + "; ".join(v["problems"])
+    return (
+        f"| {name} | {v['queries']} | {v['ndcg_reference']:.4f} | {v['ndcg_candidate']:.4f} "
+        f"| {v['ndcg_drop']:.2%} | {v['top10_identical']:.1%} | "
+        f"{v['spearman_median']:.4f} ({v['spearman_min']:.4f}) | {verdict} |"
+    )
+
+
 def quality_table(record: Mapping[str, Any]) -> str:
-    """Markdown table of each judged precision against fp32, with the gate's verdict."""
+    """Markdown tables: each int8 recipe tried on the validation split, then the chosen one's
+    verdict on the test split, with the gate's bounds."""
     gate = record.get("gate", {})
+    head = [
+        "| int8 recipe | queries | nDCG@10 fp32 | nDCG@10 | drop | top-10 identical to fp32 | "
+        "Spearman per query, median (min) | gate |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    recipe = record.get("int8_recipe", {}).get("name", "-")
     lines = [
         f"Default precision chosen by prepare.py: **{record['default']}** "
         f"({record['chosen_by']}; gate: nDCG@10 at most {gate.get('max_ndcg_drop', 0):.1%} "
         f"below fp32, top-10 identical on at least {gate.get('min_top10_identical', 0):.0%} "
-        "of queries).",
+        f"of queries). The int8 file is the recipe *{recipe}*.",
         "",
-        "| precision | queries | nDCG@10 fp32 | nDCG@10 | drop | top-10 identical to fp32 | "
-        "Spearman per query, median (min) | gate |",
-        "|---|---|---|---|---|---|---|---|",
+        "Validation split (picks the recipe: the first that passes, fastest first):",
+        "",
+        *head,
+        *(_verdict_row(n, v) for n, v in record.get("recipes_on_validation", {}).items()),
+        "",
+        "Test split (the verdict):",
+        "",
+        *head,
+        *(_verdict_row(recipe, v) for v in record.get("candidates", {}).values()),
     ]
-    for name, v in record.get("candidates", {}).items():
-        verdict = "passes" if not v["problems"] else "refused: " + "; ".join(v["problems"])
-        lines.append(
-            f"| {name} | {v['queries']} | {v['ndcg_reference']:.4f} | {v['ndcg_candidate']:.4f} "
-            f"| {v['ndcg_drop']:.2%} | {v['top10_identical']:.1%} | "
-            f"{v['spearman_median']:.4f} ({v['spearman_min']:.4f}) | {verdict} |"
-        )
     return "\n".join(lines)
 
 
