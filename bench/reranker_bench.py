@@ -52,19 +52,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-IMAGE_DIR = ROOT / "images" / "reranker"
-sys.path.insert(0, str(IMAGE_DIR))
-sys.path.insert(0, str(ROOT / "bench"))
-import reranker_precision as rp  # noqa: E402
-from reranker_bench_data import (  # noqa: E402
+import reranker_precision as rp
+from reranker_bench_data import (
     CONCURRENCY,
     DOC_COUNTS,
     JUDGE_QUERIES,
     MAX_LENGTH,
     MIXES,
     OURS,
+    ROOT,
     SEED,
     build_cross_encoder,
     gemm_peak,
@@ -75,7 +71,7 @@ from reranker_bench_data import (  # noqa: E402
     peer_venv,
     vocabulary_words,
 )
-from reranker_bench_load import (  # noqa: E402
+from reranker_bench_load import (
     PLAN_MARGIN,
     Cell,
     Target,
@@ -85,7 +81,7 @@ from reranker_bench_load import (  # noqa: E402
     torch_reference,
     tree_cpu_seconds,
 )
-from reranker_bench_report import (  # noqa: E402
+from reranker_bench_report import (
     machine_info,
     median_range,
     render_mix,

@@ -8,20 +8,15 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-IMAGE_DIR = ROOT / "images" / "reranker"
-sys.path.insert(0, str(IMAGE_DIR))
-sys.path.insert(0, str(ROOT / "bench"))
-from reranker_bench_data import (  # noqa: E402
+from reranker_bench_data import (
     DOC_COUNTS,
+    IMAGE_DIR,
     MAX_LENGTH,
 )
 

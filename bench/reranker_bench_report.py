@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-IMAGE_DIR = ROOT / "images" / "reranker"
-sys.path.insert(0, str(IMAGE_DIR))
-sys.path.insert(0, str(ROOT / "bench"))
-from reranker_bench_data import (  # noqa: E402
+from reranker_bench_data import (
     CONCURRENCY,
     DOC_COUNTS,
     OURS,
 )
-from reranker_bench_load import (  # noqa: E402
+from reranker_bench_load import (
     Cell,
     Target,
 )
