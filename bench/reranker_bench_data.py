@@ -89,14 +89,18 @@ def onnx_export_dir(ce_dir: Path, out: Path) -> Path:
     """The cross-encoder plus a plain (unfused) ONNX export, as a hub repository ships one:
     `onnx/model.onnx` (sentence-transformers), `model.onnx` (fastembed, infinity)."""
     import prepare
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     shutil.copytree(ce_dir, out)
     model = AutoModelForSequenceClassification.from_pretrained(
         str(ce_dir), attn_implementation="eager"
     ).eval()
+    length = min(MAX_LENGTH, prepare.usable_positions(model.config))
+    sample = prepare.check_feeds(
+        AutoTokenizer.from_pretrained(str(ce_dir)), prepare.input_names(model), length
+    )
     (out / "onnx").mkdir()
-    prepare.export_onnx(model, out / "onnx" / "model.onnx", prepare.DEFAULT_OPSET)
+    prepare.export_onnx(model, out / "onnx" / "model.onnx", prepare.DEFAULT_OPSET, sample)
     shutil.copy(out / "onnx" / "model.onnx", out / "model.onnx")
     return out
 

@@ -168,6 +168,25 @@ def test_infinity_gets_a_directory_with_one_root_onnx_file(tmp_path):
     ]
 
 
+def test_the_peers_plain_export_scores_like_the_service_bundle(
+    tiny_cross_encoder, tiny_bundle, tmp_path
+):
+    import onnxruntime as ort
+
+    out = rbd.onnx_export_dir(tiny_cross_encoder, tmp_path / "export")
+    feeds = {
+        "input_ids": np.array([[101, 2054, 102, 3000, 102]]),
+        "attention_mask": np.ones((1, 5), dtype=np.int64),
+        "token_type_ids": np.array([[0, 0, 0, 1, 1]]),
+    }
+    plain, fused = (
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        for path in (out / "onnx" / "model.onnx", tiny_bundle / "model.onnx")
+    )
+    np.testing.assert_allclose(plain, fused, atol=1e-4)
+    assert (out / "model.onnx").read_bytes() == (out / "onnx" / "model.onnx").read_bytes()
+
+
 def test_cells_are_sized_to_the_budget():
     cost = {"realistic": 1.0, "short": 0.55}
     levels = list(rbd.CONCURRENCY)
