@@ -20,14 +20,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.sizing import catalog, offerings
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
+from ecs_inference.specs.network import NetworkSpec
 from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.service import ModelServiceSpec
 
 if TYPE_CHECKING:
     from ecs_inference.plan import Plan
@@ -567,33 +569,47 @@ def _engine_series(kind: str | None) -> int:
     return 0 if kind is None else len(metrics_contract.published_names(kind))
 
 
+def service_on_pool(
+    name: str, spec: ModelServiceSpec, engine: str, instance: catalog.InstanceType
+) -> ServiceOnPool:
+    """Model service `name` on a pool whose cheapest type is `instance`, with the copies that
+    type holds (GPUs pack; a Neuron task takes its instance)."""
+    per_instance = (
+        1 if spec.one_task_per_instance else max(1, instance.accelerator_count // spec.gpu_count)
+    )
+    return ServiceOnPool(
+        name,
+        Counts(spec.min_count, spec.desired_count, spec.max_count),
+        per_instance,
+        engines.get(engine).metrics_kind if spec.metrics_sidecar else None,
+    )
+
+
 def _pool_services(plan: Plan, pool: str, instance: catalog.InstanceType) -> list[ServiceOnPool]:
-    """The model services on `pool`, with the copies of each its cheapest type holds (GPUs pack;
-    a Neuron task takes its instance)."""
-    out: list[ServiceOnPool] = []
-    for name, m in plan.models.items():
-        if plan.model_pools[name] != pool:
-            continue
-        per_instance = (
-            1 if m.one_task_per_instance else max(1, instance.accelerator_count // m.gpu_count)
-        )
-        out.append(
-            ServiceOnPool(
-                name,
-                Counts(m.min_count, m.desired_count, m.max_count),
-                per_instance,
-                engines.get(plan.config.models[name].engine).metrics_kind
-                if m.metrics_sidecar
-                else None,
-            )
-        )
-    return out
+    """The model services on `pool`."""
+    return [
+        service_on_pool(name, m, plan.config.models[name].engine, instance)
+        for name, m in plan.models.items()
+        if plan.model_pools[name] == pool
+    ]
 
 
-def _asg_pool(
-    plan: Plan, name: str, spec: PoolSpec, kind: Literal["gpu", "neuron"], region: str | None
+def pool_instance(spec: PoolSpec | ManagedInstancesPoolSpec) -> catalog.InstanceType:
+    """The type a pool's services are counted on: its first (cheapest chosen) type."""
+    if isinstance(spec, ManagedInstancesPoolSpec):
+        return catalog.instance(spec.requirements.allowed_instance_types[0])
+    return catalog.instance(spec.instance_type)
+
+
+def asg_pool_input(
+    name: str,
+    spec: PoolSpec,
+    kind: Literal["gpu", "neuron"],
+    region: str | None,
+    services: Sequence[ServiceOnPool],
 ) -> PoolInput:
-    instance = catalog.instance(spec.instance_type)
+    """An Auto Scaling group pool and the services it runs."""
+    instance = pool_instance(spec)
     usd = offerings.instance_usd_per_hour(instance.name, region)
     warm = spec.warm_pool
     return PoolInput(
@@ -608,7 +624,7 @@ def _asg_pool(
         root_volume_gib=spec.root_volume_gib,
         root_volume_iops=spec.root_volume_iops,
         root_volume_mibps=spec.root_volume_throughput,
-        services=_pool_services(plan, name, instance),
+        services=services,
         warm_min_size=None if warm is None else warm.min_size,
         warm_max_prepared=None if warm is None else warm.max_group_prepared_capacity,
         warm_state="Running" if warm is not None and warm.state == "Running" else "Stopped",
@@ -616,14 +632,16 @@ def _asg_pool(
     )
 
 
-def _managed_pool(
-    plan: Plan, name: str, spec: ManagedInstancesPoolSpec, region: str | None
+def managed_pool_input(
+    name: str,
+    spec: ManagedInstancesPoolSpec,
+    region: str | None,
+    services: Sequence[ServiceOnPool],
 ) -> PoolInput:
-    """No ASG: ECS launches what the tasks need and nothing else; the upper bound is what the
-    services' maximum counts need."""
-    instance = catalog.instance(spec.requirements.allowed_instance_types[0])
+    """A Managed Instances pool: no ASG, ECS launches what the tasks need and nothing else; the
+    upper bound is what the services' maximum counts need."""
+    instance = pool_instance(spec)
     usd = offerings.instance_usd_per_hour(instance.name, region)
-    services = _pool_services(plan, name, instance)
     needed = sum(math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services)
     lag = spec.options.scale_in_after_seconds
     return PoolInput(
@@ -643,57 +661,74 @@ def _managed_pool(
     )
 
 
+class FargateSized(Protocol):
+    """What a Fargate service's spec says of its size and counts (a re-ranker, the gateway or
+    a queue worker)."""
+
+    @property
+    def cpu(self) -> int: ...
+    @property
+    def memory_mib(self) -> int: ...
+    @property
+    def cpu_architecture(self) -> Literal["ARM64", "X86_64"]: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+
+
+def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> FargateInput:
+    """A Fargate service named `name` in the cost lines; `metric_kind`: its metrics sidecar's
+    kind, None without one."""
+    return FargateInput(
+        name,
+        spec.cpu,
+        spec.memory_mib,
+        spec.cpu_architecture,
+        Counts(spec.min_count, spec.desired_count, spec.max_count),
+        metric_kind,
+    )
+
+
+def network_input(spec: NetworkSpec) -> NetworkInput:
+    """What the network costs: its own NAT gateways, zones and interface endpoint services."""
+    return NetworkInput(
+        nat_gateways=spec.nat_gateways,
+        availability_zones=spec.availability_zones,
+        interface_endpoints=spec.interface_endpoints,
+    )
+
+
 def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
     region = plan.network.region
-    pools = [_asg_pool(plan, n, p, "gpu", region) for n, p in plan.gpu_pools.items()]
-    pools += [_asg_pool(plan, n, p, "neuron", region) for n, p in plan.neuron_pools.items()]
-    pools += [_managed_pool(plan, n, p, region) for n, p in plan.managed_instance_pools.items()]
+    pools = [
+        asg_pool_input(n, p, "gpu", region, _pool_services(plan, n, pool_instance(p)))
+        for n, p in plan.gpu_pools.items()
+    ]
+    pools += [
+        asg_pool_input(n, p, "neuron", region, _pool_services(plan, n, pool_instance(p)))
+        for n, p in plan.neuron_pools.items()
+    ]
+    pools += [
+        managed_pool_input(n, p, region, _pool_services(plan, n, pool_instance(p)))
+        for n, p in plan.managed_instance_pools.items()
+    ]
     fargate = [
-        FargateInput(
-            name,
-            r.cpu,
-            r.memory_mib,
-            r.cpu_architecture,
-            Counts(r.min_count, r.desired_count, r.max_count),
-            "reranker" if r.metrics_sidecar else None,
-        )
+        fargate_input(name, r, "reranker" if r.metrics_sidecar else None)
         for name, r in plan.rerankers.items()
     ]
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's
     # minimum is usually 0 tasks (it scales to zero on an empty queue).
     if plan.gateway is not None:
-        gw = plan.gateway
-        fargate.append(
-            FargateInput(
-                f"gateway {gw.path}",
-                gw.cpu,
-                gw.memory_mib,
-                gw.cpu_architecture,
-                Counts(gw.min_count, gw.desired_count, gw.max_count),
-                None,
-            )
-        )
-    for name, w in plan.workers.items():
-        fargate.append(
-            FargateInput(
-                f"worker {name}",
-                w.cpu,
-                w.memory_mib,
-                w.cpu_architecture,
-                Counts(w.min_count, w.desired_count, w.max_count),
-                None,
-            )
-        )
-    network = plan.network
+        fargate.append(fargate_input(f"gateway {plan.gateway.path}", plan.gateway, None))
+    fargate += [fargate_input(f"worker {n}", w, None) for n, w in plan.workers.items()]
     return StackInput(
         pools=pools,
         fargate=fargate,
-        network=NetworkInput(
-            nat_gateways=network.nat_gateways,
-            availability_zones=network.availability_zones,
-            interface_endpoints=network.interface_endpoints,
-        ),
+        network=network_input(plan.network),
         alarms_metrics=alarms_metrics,
         region=region,
     )

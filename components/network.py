@@ -23,6 +23,7 @@ import pulumi_aws as aws
 import pulumi_awsx as awsx
 from pulumi import Input
 
+from ecs_inference import ledger
 from ecs_inference.specs.network import (
     GATEWAY_SERVICE,
     INTERFACE_ENDPOINT_SERVICES,
@@ -142,6 +143,7 @@ class Network(pulumi.ComponentResource):
         self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("ecs-inference:network:Network", name, None, opts)
+        ledger.record_network(args)
         child = pulumi.ResourceOptions(parent=self)
         self.endpoint_security_group = None
         self.s3_endpoint = None

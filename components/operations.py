@@ -28,6 +28,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context, known_arn
 from ecs_inference.specs import operations as obs
 from ecs_inference.specs.operations import watch
@@ -267,6 +268,9 @@ class Operations(pulumi.ComponentResource):
         # CloudWatch would refuse of them the plan has reported (`obs.operations_problems`).
         specs = alarm_specs(args, stack)
         super().__init__(TOKEN, name, None, opts)
+        ledger.record_operations(
+            obs.alarm_metric_count([spec for _, spec in specs]), dashboard=args.dashboard
+        )
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
         partition, account, region = ctx.partition, ctx.account_id, ctx.region

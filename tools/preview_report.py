@@ -337,7 +337,8 @@ def render_text(result: PreviewResult) -> str:
     if result.views:
         out += render_views(result)
     else:
-        out += ["", "Policy report:", *render_policy(result.violations)]
+        # Every run of the pack names its views; none: the pack was not run.
+        out += ["", "Policy report: the policy pack did not run (`--no-policy`, or no pack given)"]
     mandatory = sum(1 for v in result.violations if v.enforcement_level == "mandatory")
     advisory = sum(1 for v in result.violations if v.enforcement_level == "advisory")
     across = f" across {len(result.views)} views" if len(result.views) > 1 else ""

@@ -37,6 +37,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Output
 
+from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.capacity.instance_role import (
     POOL_TAG,
@@ -164,6 +165,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         self.instance = catalog.instance(args.instance_type)
         self.instance_types = tuple(args.instance_types) or (args.instance_type,)
         self.spec = args
+        ledger.record_pool(self, name, args, "gpu" if self.ACCELERATOR == "nvidia" else "neuron")
         self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
         self.pool_tag = f"{pulumi.get_project()}/{pulumi.get_stack()}/{name}"
         self.context = aws_context(self)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network import aws_api_egress
 from ecs_inference.sizing.instance_types import InstanceRequirements
@@ -154,6 +155,7 @@ class ManagedInstancesPool(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.instance_types = tuple(args.requirements.allowed_instance_types)
+        ledger.record_pool(self, name, args)
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
         partition = ctx.partition

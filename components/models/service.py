@@ -22,6 +22,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input
 
+from ecs_inference import ledger
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.engines import Launch
@@ -172,7 +173,6 @@ def model_container_definitions(
     log_group_name: str,
     region: str,
     stream_prefix: str,
-    gpu_count: int = 0,
     neuron_devices: Sequence[str] = (),
     shm_size_mib: int = 0,
     stop_timeout_seconds: int = 120,
@@ -182,8 +182,9 @@ def model_container_definitions(
 ) -> list[dict[str, Any]]:
     """The task's container definitions (a one-item list) for an EC2 model server.
 
-    Defaults: no GPU, no Neuron devices, Docker's /dev/shm, 120 s stop timeout, no extra
-    environment or secrets. There is deliberately no container `healthCheck`: the target
+    The GPUs reserved are the launch's (`Launch.gpus`: the tensor parallel size the fit chose).
+    Defaults: no Neuron devices, Docker's /dev/shm, 120 s stop timeout, no extra environment or
+    secrets. There is deliberately no container `healthCheck`: the target
     group's `/health` check decides, and a second check would restart a task the ALB still
     drains.
     """
@@ -207,8 +208,8 @@ def model_container_definitions(
     # An init process reaps the engine's worker processes (vLLM spawns one per GPU, the Neuron
     # entrypoint runs engine + proxy) and forwards SIGTERM so draining starts on stop.
     linux: dict[str, Any] = {"initProcessEnabled": True}
-    if gpu_count:
-        container["resourceRequirements"] = [{"type": "GPU", "value": str(gpu_count)}]
+    if launch.gpus:
+        container["resourceRequirements"] = [{"type": "GPU", "value": str(launch.gpus)}]
         # NCCL and CUDA IPC pin host memory; a capped memlock makes NCCL fail or fall back.
         container["ulimits"].append({"name": "memlock", "softLimit": -1, "hardLimit": -1})
     if shm_size_mib:
@@ -273,6 +274,8 @@ class ModelService(EcsService):
     ) -> None:
         spec, self.decisions = decide_service(wiring.service or name, input, wiring)
         self.spec = spec
+        ledger.record_decisions(f"model {spec.service}", self.decisions)
+        ledger.record_model(wiring.pool, spec.service, spec, input.engine)
         where = f"ModelService {spec.service!r}"
         launch = spec.launch
         if (spec.efs_file_system is not None) != (wiring.weights_efs is not None):
@@ -299,7 +302,6 @@ class ModelService(EcsService):
                     log_group_name=group,
                     region=a[0],
                     stream_prefix=spec.service,
-                    gpu_count=spec.gpu_count,
                     neuron_devices=devices,
                     shm_size_mib=spec.shm_size_mib,
                     stop_timeout_seconds=spec.stop_timeout_seconds,

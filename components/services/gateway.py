@@ -27,6 +27,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference import ledger
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
@@ -158,6 +159,7 @@ class LiteLLMGateway(FargateService):
         if namespace is None:
             raise ValueError(f"LiteLLMGateway {name!r}: needs service_connect_namespace")
         super().__init__(TOKEN, name, opts)
+        ledger.record_fargate(f"gateway {args.path}", args, None)
         self.private_url = f"http://{private_host(args.path, namespace.name)}:{GATEWAY_PORT}"
         self.security_group = args.security_group
         self.rules = []

@@ -18,6 +18,7 @@ from typing import Any
 import pulumi
 from pulumi import Input
 
+from ecs_inference import ledger
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
@@ -88,6 +89,7 @@ class FargateReranker(FargateService):
         self, name: str, args: FargateRerankerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(TOKEN, name, opts)
+        ledger.record_fargate(args.service, args, "reranker" if args.metrics_sidecar else None)
         group = self._logs(args.service, args.log_retention_days)
         environment = reranker_environment(
             service=args.service,

@@ -29,6 +29,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference import ledger
 from ecs_inference.arns import arn_of
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.worker import (
@@ -327,6 +328,7 @@ class QueueWorker(FargateService):
             pulumi.get_project(), pulumi.get_stack(), args.worker
         )
         super().__init__(TOKEN, name, opts)
+        ledger.record_fargate(f"worker {args.worker}", args, None)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         self._queues(args, queue_name, dlq_name, results_name)
         group = self._logs(args.worker, args.log_retention_days)

@@ -1,4 +1,3 @@
-import pulumi
 from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
 from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
@@ -17,4 +16,3 @@ svc = ModelService("llama", llama, ModelWiring(
     image="123456789012.dkr.ecr.us-west-2.amazonaws.com/vllm:0.11.0",
     metrics_image="123456789012.dkr.ecr.us-west-2.amazonaws.com/metrics:1",
     service_depends_on=[cluster.associate_capacity_providers([pool.capacity_provider], fargate=False)]))
-pulumi.export("decisions", {"model llama": svc.decisions})

@@ -209,7 +209,6 @@ def test_vllm_container_definition() -> None:
         log_group_name="/ecs-inference/dev/llama",
         region="us-east-1",
         stream_prefix="llama",
-        gpu_count=2,
         shm_size_mib=16_384,
         stop_timeout_seconds=120,
         environment={"VLLM_LOGGING_LEVEL": "INFO"},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gpu-endpoint"
+QUICKSTART = ROOT / "examples" / "quickstart"
 
 
 def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -76,7 +78,8 @@ def test_every_module_imports_from_the_installed_package(venv: Path, tmp_path: P
     code = (
         "import importlib, json, pkgutil, ecs_inference\n"
         "found = pkgutil.walk_packages(ecs_inference.__path__, 'ecs_inference.')\n"
-        "names = [m.name for m in found]\n"
+        # The preview's tools load as `tools` through their console script (tested below).
+        "names = [m.name for m in found if not m.name.startswith('ecs_inference.preview')]\n"
         "for name in names: importlib.import_module(name)\n"
         "from ecs_inference.contracts import flag_table\n"
         "print(json.dumps({'file': ecs_inference.__file__, 'modules': names}))\n"
@@ -111,3 +114,41 @@ def test_the_example_previews_with_the_installed_package(venv: Path, tmp_path: P
         "ecs-inference:serving:ModelService",
         "ecs-inference:ingress:Endpoint",
     } <= types
+
+
+def test_the_wheel_ships_the_preview_and_its_data_tables(wheel: Path) -> None:
+    """What the installed preview reads besides code: the engines' flag and environment tables,
+    the CloudWatch agent's schema table, the provider's output table, and the console script."""
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
+    for folder in ("flags", "env", "agent"):
+        here = {p.name for p in (ROOT / "contracts" / folder).glob("*.json")}
+        prefix = f"ecs_inference/contracts/{folder}/"
+        shipped = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
+        assert here and here <= shipped, folder
+    assert "ecs_inference/preview/views/provider_outputs.json" in names
+    assert "ecs_inference/preview/launch.py" in names
+    [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    scripts = archive.read(entry_points).decode()
+    assert "ecs-inference-preview = ecs_inference.preview.launch:main" in scripts
+
+
+def test_the_console_script_previews_a_program_outside_the_checkout(
+    venv: Path, tmp_path: Path
+) -> None:
+    """A user's repository: a copy of examples/quickstart in a temporary folder, the installed
+    `ecs-inference-preview` run there with no path to this checkout; it prints the decisions
+    and the cost its components recorded."""
+    repo = tmp_path / "my-inference"
+    repo.mkdir()
+    for name in ("__main__.py", "Pulumi.yaml"):
+        (repo / name).write_text((QUICKSTART / name).read_text(encoding="utf-8"))
+    env = _clean_env()
+    out = _run(venv / "bin" / "ecs-inference-preview", cwd=repo, env=env)
+    assert "Decisions:\n  model llama:\n    - llama-3.1-8b: weights 15.0 GiB" in out, out[-3000:]
+    assert re.search(r"total per month +\$[\d,]+", out), out[-3000:]
+    assert "the runtime rehearsal did not run" in out
+    assert "the policy pack did not run" in out  # the package ships none
+    doc = json.loads(_run(venv / "bin" / "ecs-inference-preview", "--json", cwd=repo, env=env))
+    assert doc["exitCode"] == 0 and doc["cost"]["points"]["steady"]["usdPerMonth"] > 0
+    assert doc["outputs"]["decisions"]["model llama"]

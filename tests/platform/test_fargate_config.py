@@ -502,7 +502,6 @@ def _model_refusals(raw: dict[str, Any], stack: str, name: str) -> set[str]:
         log_group_name="/ecs/m",
         region="us-east-1",
         stream_prefix=name,
-        gpu_count=spec.gpu_count,
         neuron_devices=spec.launch.device_paths(where, spec.neuron_devices),
         shm_size_mib=spec.shm_size_mib,
     )

@@ -1,0 +1,161 @@
+"""What the components decided and what they cost, collected while a program runs.
+
+Each component records its own decision lines and cost facts here as it is built: a model
+service its decisions and its tasks on its pool, a pool its type, bounds and volumes, a
+re-ranker, the gateway and a queue worker their Fargate size and counts, the network its NAT
+gateways, zones and interface endpoints, the operations its alarms, dashboard and key.
+The offline preview (`ecs-inference-preview`, tools/preview.py) opens a ledger around each run
+of a program and prints, for a program that exports no `decisions` or `cost` output of its own,
+what its components recorded: the lines a stack file's plan decides and the estimate
+`components.cost` makes of the same facts. Outside an open ledger (`pulumi up`), recording does
+nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ecs_inference import cost
+from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
+from ecs_inference.specs.network import NetworkSpec, VpcSpec
+from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.service import ModelServiceSpec
+
+
+@dataclass(frozen=True)
+class _Pool:
+    name: str
+    spec: PoolSpec | ManagedInstancesPoolSpec
+    kind: Literal["gpu", "neuron"]
+
+
+@dataclass(frozen=True)
+class _Model:
+    pool: int
+    """The `id` of the pool component it runs on."""
+    name: str
+    spec: ModelServiceSpec
+    engine: str
+
+
+@dataclass
+class Ledger:
+    """One program run's records, in the order the components were built."""
+
+    decided: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """Decision lines by subject (`model <name>`), as a stack exports them."""
+    pools: dict[int, _Pool] = field(default_factory=dict[int, _Pool])
+    """Pool components by `id`."""
+    services: list[_Model] = field(default_factory=list[_Model])
+    fargate: list[cost.FargateInput] = field(default_factory=list[cost.FargateInput])
+    """Re-rankers, the gateway and queue workers."""
+    vpc: cost.NetworkInput | None = None
+    operations: list[tuple[int, bool]] = field(default_factory=list[tuple[int, bool]])
+    """Per Operations component: the metrics its alarms evaluate, and whether it has a
+    dashboard (each has one alarm-topic key)."""
+
+    def stack_input(self, region: str | None) -> cost.StackInput | None:
+        """The cost facts of what was built (`components.cost.StackInput`) at `region`'s
+        prices; None when no component recorded any."""
+        if not self.pools and not self.fargate and self.vpc is None:
+            return None
+        pools = []
+        for key, pool in self.pools.items():
+            instance = cost.pool_instance(pool.spec)
+            services = [
+                cost.service_on_pool(m.name, m.spec, m.engine, instance)
+                for m in self.services
+                if m.pool == key
+            ]
+            if isinstance(pool.spec, ManagedInstancesPoolSpec):
+                pools.append(cost.managed_pool_input(pool.name, pool.spec, region, services))
+            else:
+                pools.append(cost.asg_pool_input(pool.name, pool.spec, pool.kind, region, services))
+        return cost.StackInput(
+            pools=pools,
+            fargate=list(self.fargate),
+            network=self.vpc or cost.NetworkInput(0, 0, 0),
+            alarms_metrics=sum(metrics for metrics, _ in self.operations),
+            dashboards=sum(dashboard for _, dashboard in self.operations),
+            kms_keys=len(self.operations),
+            region=region,
+        )
+
+
+_open: list[Ledger] = []
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[Ledger]:
+    """A fresh ledger that the components built inside the block record in."""
+    ledger = Ledger()
+    _open.append(ledger)
+    try:
+        yield ledger
+    finally:
+        _open.remove(ledger)
+
+
+def _current() -> Ledger | None:
+    return _open[-1] if _open else None
+
+
+def record_decisions(subject: str, lines: Sequence[str]) -> None:
+    """`lines` decided for `subject` (`model <name>`)."""
+    if (ledger := _current()) is not None:
+        ledger.decided[subject] = list(lines)
+
+
+def record_pool(
+    pool: object,
+    name: str,
+    spec: PoolSpec | ManagedInstancesPoolSpec,
+    kind: Literal["gpu", "neuron"] = "gpu",
+) -> None:
+    """Pool component `pool`, named `name` in the cost lines."""
+    if (ledger := _current()) is not None:
+        ledger.pools[id(pool)] = _Pool(name, spec, kind)
+
+
+def record_model(pool: object, name: str, spec: ModelServiceSpec, engine: str) -> None:
+    """Model service `name`'s tasks on pool component `pool`."""
+    if (ledger := _current()) is not None:
+        ledger.services.append(_Model(id(pool), name, spec, engine))
+
+
+def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) -> None:
+    """A Fargate service named `name` in the cost lines (`metric_kind`: its sidecar's)."""
+    if (ledger := _current()) is not None:
+        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind))
+
+
+def network_spec(vpc: VpcSpec) -> NetworkSpec:
+    """What a `Network` built from `vpc` costs: a created VPC's NAT gateways (one, or one per
+    zone) and interface endpoints, or an existing VPC's missing endpoints (its NAT is not the
+    stack's)."""
+    existing = vpc.existing
+    if existing is not None:
+        zones = len(existing.availability_zones)
+        return NetworkSpec(existing.cidr_block, zones, 0, len(existing.interface_services))
+    zones = len(vpc.az_names) if vpc.az_names else vpc.az_count
+    return NetworkSpec(
+        cidr_block=vpc.cidr_block,
+        availability_zones=zones,
+        nat_gateways=zones if vpc.nat_per_az else 1,
+        interface_endpoints=len(vpc.interface_services) if vpc.vpc_endpoints else 0,
+    )
+
+
+def record_network(vpc: VpcSpec) -> None:
+    """The network built from `vpc`."""
+    if (ledger := _current()) is not None:
+        ledger.vpc = cost.network_input(network_spec(vpc))
+
+
+def record_operations(alarms_metrics: int, *, dashboard: bool) -> None:
+    """The alarms (the metrics they evaluate), the dashboard and the alarm topic's key."""
+    if (ledger := _current()) is not None:
+        ledger.operations.append((alarms_metrics, dashboard))
