@@ -18,6 +18,7 @@ SDK's own on the corpus.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from inspect import isawaitable
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, cast
 
 import grpc
 import yaml
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi_policy import (
     EnforcementLevel,
@@ -37,20 +38,21 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 from pulumi_policy import policy as sdk
-from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.policy import (
     _NotApplicableError,  # pyright: ignore[reportPrivateUsage]
     _PolicyAnalyzerServicer,  # pyright: ignore[reportPrivateUsage]
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from .values import readable_proxy
+from .reachability import Model
+from .rules import TypedResourcePolicy
+from .values import readable_struct
 
 
 def decode(struct: Any) -> Any:
     """A request's properties as policies read them: what the SDK builds per policy, whose
-    unknown-checking proxy here also raises on a ``[secret]`` (``resources.readable_proxy``)."""
-    return readable_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+    unknown-checking proxy here also raises on a ``[secret]`` (``values.readable_struct``)."""
+    return readable_struct(struct)
 
 
 class _Once:
@@ -139,6 +141,10 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
                 policy, ResourceValidationPolicy
             ):
                 continue
+            if isinstance(policy, TypedResourcePolicy) and request.type not in (
+                policy.resource_types
+            ):
+                continue  # its validate would return at once, reporting nothing
             if not policy.has_validation():
                 response.not_applicable.append(
                     proto.PolicyNotApplicable(
@@ -165,6 +171,20 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
         return response
 
     def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802 (gRPC method name)
+        # The stack's decoded properties and the rules' indexes are many small objects that
+        # live for this call only and hold no cycles: the cyclic collector would walk them
+        # again and again while they are built (a tenth of the call on a large stack) to free
+        # nothing that reference counting does not free when the call returns.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._analyze_stack(request)
+        finally:
+            Model.release()
+            if collecting:
+                gc.enable()
+
+    def _analyze_stack(self, request: Any) -> Any:
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         resources = _Once(lambda: self._stack_resources(request))
@@ -190,9 +210,9 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
         by_urn: dict[str, sdk.PolicyResource] = {}
         resources: list[sdk.PolicyResource] = []
         for item in request.resources:
-            resource = sdk.PolicyResource(
+            resource = _LazyPropsResource(
                 item.type,
-                decode(item.properties),
+                item.properties,
                 item.urn,
                 item.name,
                 self._get_resource_options(item),
@@ -210,6 +230,28 @@ class DecodeOnceServicer(_PolicyAnalyzerServicer):
             for key, deps in item.propertyDependencies.items():
                 resource.property_dependencies[key] = [by_urn[d] for d in deps.urns if d in by_urn]
         return resources
+
+
+class _LazyPropsResource(sdk.PolicyResource):
+    """The SDK's stack resource, its ``props`` decoded from the request's ``Struct`` on first
+    read: stack rules read the types they judge (``reachability.Model``), and a large stack is
+    mostly other types."""
+
+    _struct: Any = None
+    _decoded: Any = None
+
+    @property
+    def props(self) -> Any:  # pyright: ignore[reportIncompatibleVariableOverride]
+        if self._struct is not None:
+            self._decoded, self._struct = decode(self._struct), None
+        return self._decoded
+
+    @props.setter
+    def props(self, value: Any) -> None:
+        if isinstance(value, struct_pb2.Struct):
+            self._struct = value
+        else:
+            self._decoded, self._struct = value, None
 
 
 MANIFEST = Path(__file__).resolve().parents[1] / "PulumiPolicy.yaml"

@@ -56,6 +56,7 @@ from .resources import (
     service_circuit_breaker,
     service_deploy_settings,
     service_load_balancers,
+    stored,
     strategy_provider_names,
 )
 from .rules import EXEMPT_ONLY, Config, Report, judge_each, resource_rule, stack_rule
@@ -326,7 +327,12 @@ class RolePolicies:
         for role in model.of(ROLE):
             key = "policies" if is_native(role.resource_type) else "inlinePolicies"
             field = "policyDocument" if is_native(role.resource_type) else "policy"
-            for item in as_list(known(role.props, key)):
+            try:  # Optional+Computed: unknown on a first preview when the program left it unset
+                items = as_list(stored(role.props, key, None, role))
+            except UnknownValueError as error:  # [secret], or set from another output: unread
+                self._add(role, lambda e=error: _raise(e))
+                continue
+            for item in items:
                 if isinstance(item, Mapping):
                     self._add(role, lambda i=item, f=field: get(i, f))
         for rp in model.of(ROLE_POLICY):
@@ -369,6 +375,10 @@ class RolePolicies:
             if any(allows_receive(d) for d in documents):
                 return True
         return None if unknown else False
+
+
+def _raise(error: UnknownValueError) -> Any:
+    raise error
 
 
 class ServiceScaling:
@@ -442,7 +452,10 @@ def _check_queue_scaling(
     roles: list[RolePolicies] = []
 
     def judge(service: Resource) -> None:
-        if not cpu_only(scaling.policies.get(service.urn, [])):
+        policies = scaling.policies.get(service.urn, [])
+        # No policy of its own but one that names no service the pack can read: that one may
+        # be this service's, on CPU only.
+        if not (cpu_only(policies) or (not policies and scaling.unlinked)):
             return
         if not roles:
             roles.append(RolePolicies(model))

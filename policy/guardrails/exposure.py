@@ -15,9 +15,10 @@ declares, to what serves. Three rules read the one model:
 * ``no-reachable-public-ip``: a task, instance, launch template or Auto Scaling group that gets
   a public IP behind a security group that admits the internet.
 
-``scope`` (``all`` by default) can narrow the three rules to routes that reach a model:
-``model-serving`` keeps them mandatory only for accelerators, known serving images or model
-ports, or resources tagged ``ml:serving=true``; every other finding becomes an advisory note.
+``scope`` (``model-serving`` by default) narrows the three rules to routes that reach a model:
+accelerators, known serving images or model ports, resources tagged ``ml:serving=true``, or a
+target the pack cannot see; every other finding becomes an advisory note. ``all`` makes every
+finding mandatory.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .reachability import (
     model_serving,
     public_ip,
     security_groups_of,
+    servers_unknown,
     service_connect_servers,
     task_serves_model,
     unauthenticated_lbs,
@@ -107,7 +109,7 @@ DEFAULT_MODEL_PORTS = [
 SCOPE_SCHEMA: dict[str, Any] = {
     "type": "string",
     "enum": ["all", "model-serving"],
-    "default": "all",
+    "default": "model-serving",
     "description": (
         "all: every unauthenticated internet route is a violation. model-serving: only routes "
         "that reach an accelerator task or instance, a known model-serving image, a model "
@@ -295,6 +297,7 @@ def _judge_group(
         for task in (*serving_tasks, *behind)
         for td in model.task_definitions(task)
     )
+    serving = serving or _servers_unknown(model, serving_tasks)
     # A load balancer is in scope when one of its unauthenticated routes is.
     lbs = {r.urn for kind, r in attached if kind == "lb"}
     serving = serving or any(
@@ -405,6 +408,7 @@ def _check_public_ips(
                 for task in (*tasks, *_service_connect_behind(model, tasks))
                 for td in model.task_definitions(task)
             )
+            serving = serving or _servers_unknown(model, tasks)
             detail = "; ".join(f"{sg.name!r} on {describe_ports(r)}" for sg, r in open_groups)
             message = (
                 f"{_label(resource)} gets a public IP ({why}) and its security group(s) admit "
@@ -425,6 +429,11 @@ def _service_connect_behind(model: Model, tasks: Iterable[Any]) -> list[Any]:
             for server, _ in service_connect_servers(model, task):
                 found.setdefault(server.urn, server)
     return list(found.values())
+
+
+def _servers_unknown(model: Model, tasks: Iterable[Any]) -> bool:
+    """Some ECS service among ``tasks`` reaches Service Connect servers the pack cannot list."""
+    return any(t.resource_type in SERVICE and servers_unknown(model, t) for t in tasks)
 
 
 def _service_connect_words(model: Model, tasks: Iterable[Any]) -> str:

@@ -344,5 +344,10 @@ def _default_key(resource: Resource) -> str:
 
 def ec2_only(props: Mapping[str, Any]) -> bool:
     """A task definition whose ``requiresCompatibilities`` is set and excludes FARGATE."""
-    compat = [str(c).upper() for c in as_list(get(props, "requiresCompatibilities"))]
+    return excludes_fargate(as_list(get(props, "requiresCompatibilities")))
+
+
+def excludes_fargate(compatibilities: Sequence[Any]) -> bool:
+    """``requiresCompatibilities`` set, without FARGATE."""
+    compat = [str(c).upper() for c in compatibilities]
     return bool(compat) and "FARGATE" not in compat

@@ -96,13 +96,24 @@ def resource_rule(
         except UnknownValueError as error:  # fail-closed: undecided is a violation
             report(f"cannot verify: {args.resource_type} {args.name!r} {error.message}.", None)
 
-    return ResourceValidationPolicy(
+    return TypedResourcePolicy(
+        wanted,
         name=name,
         description=description,
         validate=validate,
         enforcement_level=level,
         config_schema=PolicyConfigSchema(properties=dict(schema)),
     )
+
+
+class TypedResourcePolicy(ResourceValidationPolicy):
+    """A resource policy that judges only ``resource_types`` (its ``validate`` returns at once
+    on any other type), so the analyzer need not build its arguments, nor decode the
+    resource's properties, for another type (``analyzer.DecodeOnceServicer.Analyze``)."""
+
+    def __init__(self, resource_types: frozenset[str], **policy: Any) -> None:
+        super().__init__(**policy)
+        self.resource_types = resource_types
 
 
 def stack_rule(

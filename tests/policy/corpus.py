@@ -148,6 +148,9 @@ def build(case: Case, *, literal: bool = False) -> Stack:
             return "integrations/" + identity(type_, value.name, inputs, "id")
         return value
 
+    named = {
+        ref.name for _, _, inputs in case.resources for ref in _refs(inputs) if ref.attr == "name"
+    }
     records: list[Res] = []
     for type_, name, inputs in case.resources:
         resolved: dict[str, Any] = {}
@@ -160,6 +163,8 @@ def build(case: Case, *, literal: bool = False) -> Stack:
         if literal:
             for attr in ("arn", "id"):
                 resolved.setdefault(attr, identity(type_, name, inputs, attr))
+            if name in named:  # its name output, which another resource references
+                resolved.setdefault("name", identity(type_, name, inputs, "name"))
             if "LoadBalancer" in type_:
                 resolved.setdefault("dnsName", identity(type_, name, inputs, "dnsName"))
             for attr in _ADDRESS_OUTPUTS.get(type_, ()):
@@ -179,6 +184,17 @@ def build(case: Case, *, literal: bool = False) -> Stack:
             )
         )
     return Stack(records)
+
+
+def _refs(value: Any) -> Iterator[Ref]:
+    if isinstance(value, Ref):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)
 
 
 # --- shapes -------------------------------------------------------------------------------------
@@ -1781,6 +1797,58 @@ def _silence_cases() -> Iterator[Case]:
     case = Case("aws-open-sg-attached-to-nothing", set(), notes=("attached to nothing",))
     case.add(A_SG, "orphan", sg_inputs(False, ("tcp", 8000, 8000, ["0.0.0.0/0"])))
     yield case
+
+
+#: The three exposure rules, whose ``scope`` decides which findings are mandatory.
+SCOPED = frozenset({PATH, SG, PIP})
+
+#: Bad cases whose routes reach no model (a hello-world Lambda, App Runner's sample image, SSH
+#: on a plain instance, Elastic Beanstalk and Lightsail defaults, a WebSocket API to a
+#: function, a gateway whose Service Connect namespace serves nothing): under the default
+#: ``scope: model-serving`` their exposure findings are advisories ("outside scope
+#: model-serving"); under ``scope: all`` they are mandatory (``Case.expect``).
+PUBLIC_APPS = frozenset(
+    {
+        "aws-app-runner-default-public",
+        "aws-front-http-openapi-lambda-anonymous-alternative",
+        "aws-front-http-openapi-lambda-api-key-only",
+        "aws-front-http-openapi-lambda-open",
+        "aws-front-rest-openapi-lambda-anonymous-alternative",
+        "aws-front-rest-openapi-lambda-api-key-only",
+        "aws-front-rest-openapi-lambda-open",
+        "aws-http-api-quick-create-lambda",
+        "aws-hunt-http-api-lambda-none",
+        "aws-instance-default-vpc-open-ssh",
+        "aws-lambda-url-none",
+        "aws-sc-public-client-other-namespace",
+        "beanstalk-aws-public",
+        "beanstalk-native-public",
+        "lightsail-aws-instance-default-firewall",
+        "lightsail-aws-public-endpoint",
+        "lightsail-native-instance-default-firewall",
+        "lightsail-native-public-endpoint",
+        "native-app-runner-default-public",
+        "native-front-http-openapi-lambda-anonymous-alternative",
+        "native-front-http-openapi-lambda-api-key-only",
+        "native-front-http-openapi-lambda-open",
+        "native-front-rest-openapi-lambda-anonymous-alternative",
+        "native-front-rest-openapi-lambda-api-key-only",
+        "native-front-rest-openapi-lambda-open",
+        "native-hunt-http-api-lambda-none",
+        "native-instance-default-vpc-open-ssh",
+        "native-lambda-url-none",
+        "native-sc-public-client-other-namespace",
+        "websocket-aws-connect-none",
+        "websocket-native-connect-none",
+    }
+)
+
+
+def expected(case: Case, scope: str) -> set[tuple[str, str]]:
+    """The mandatory (policy, resource) pairs of ``case`` under exposure ``scope``."""
+    if scope == "model-serving" and case.title in PUBLIC_APPS:
+        return {(policy, name) for policy, name in case.expect if policy not in SCOPED}
+    return set(case.expect)
 
 
 def cases() -> list[Case]:

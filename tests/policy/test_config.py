@@ -114,7 +114,9 @@ def test_scope_model_serving_turns_other_routes_into_notes():
         v.policy_name == "guardrail-notes" and "outside scope model-serving" in v.message
         for v in violations
     )
-    with InProcessPack() as process:
+    with InProcessPack() as process:  # model-serving is the default
+        assert found(process.analyze(stack), level="mandatory") == set()
+    with InProcessPack(config={path: {"scope": "all"}}) as process:
         assert found(process.analyze(stack), level="mandatory") == {(path, "rerank-route")}
     # The model route stays mandatory under model-serving.
     stack.set("llm-api", actions=[{"type": "forward", "order": 1.0, "targetGroupArn": UNKNOWN}])

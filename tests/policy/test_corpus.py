@@ -7,35 +7,50 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.corpus import Case, build, cases
+from tests.policy.corpus import PUBLIC_APPS, SCOPED, Case, build, cases, expected
+from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import found
 
 CASES = {c.title: c for c in cases()}
 NOTES = "guardrail-notes"
+SCOPE_ALL = {policy: {"scope": "all"} for policy in sorted(SCOPED)}
 
 
-def _judge(pack, case: Case, literal: bool):
+def _judged(pack, title: str, literal: bool, scope: str):
+    """The violations of case ``title``, its mandatory ones exactly those of ``scope``."""
+    case: Case = CASES[title]
     violations = pack.analyze(build(case, literal=literal))
     crashes = [v for v in violations if "error" in v.message.lower() and "Traceback" in v.message]
     assert not crashes, crashes
+    mandatory = found(violations, level="mandatory")
+    assert mandatory == expected(case, scope), [v.message for v in violations]
     return violations
 
 
 @pytest.mark.parametrize("literal", [False, True], ids=["preview", "literal"])
 @pytest.mark.parametrize("title", sorted(CASES))
 def test_corpus_case(pack, title, literal):
-    case = CASES[title]
-    violations = _judge(pack, case, literal)
-    mandatory = found(violations, level="mandatory")
-    assert mandatory == case.expect, [v.message for v in violations]
+    violations = _judged(pack, title, literal, "model-serving")
     notes = " ".join(v.message for v in violations if v.policy_name == NOTES)
-    for text in case.notes:
+    for text in CASES[title].notes:
         assert text in notes, notes
+    if title in PUBLIC_APPS:  # what `scope: all` would reject is still shown
+        assert "outside scope model-serving" in notes, notes
 
 
-def test_corpus_covers_both_verdicts_and_providers():
-    all_cases = list(CASES.values())
-    bad = [c for c in all_cases if c.expect]
-    good = [c for c in all_cases if not c.expect]
-    assert len(bad) >= 40 and len(good) >= 40
-    assert {c.provider for c in bad} == {"aws", "native"} == {c.provider for c in good}
+@pytest.fixture(scope="module")
+def pack_scope_all():
+    with InProcessPack(config=SCOPE_ALL) as harness:
+        yield harness
+
+
+@pytest.mark.parametrize("literal", [False, True], ids=["preview", "literal"])
+@pytest.mark.parametrize("title", sorted(CASES))
+def test_corpus_case_scope_all(pack_scope_all, title, literal):
+    _judged(pack_scope_all, title, literal, "all")
+
+
+def test_public_apps_are_bad_cases_of_the_corpus():
+    assert set(CASES) >= PUBLIC_APPS
+    for title in PUBLIC_APPS:  # each draws an exposure finding that the scope decides
+        assert {p for p, _ in CASES[title].expect} & SCOPED, title

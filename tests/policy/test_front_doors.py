@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.policy.conftest import POLICY_DIR
 from tests.policy.corpus import PATH, PIP, SG, Case, Ref, build, cases
+from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import found
-from tools.analyzer_client import PolicyPackProcess
 
 SCOPED = {name: {"scope": "model-serving"} for name in (PATH, SG, PIP)}
 CASES = {c.title: c for c in cases()}
@@ -25,8 +24,8 @@ PROXIES = [
 
 
 @pytest.fixture(scope="module")
-def scoped_pack() -> Iterator[PolicyPackProcess]:
-    with PolicyPackProcess(POLICY_DIR, config=SCOPED) as process:
+def scoped_pack() -> Iterator[InProcessPack]:
+    with InProcessPack(config=SCOPED) as process:
         yield process
 
 

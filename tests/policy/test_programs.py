@@ -29,7 +29,10 @@ PIP = "no-reachable-public-ip"
 EXPECTED = {
     "public-alb-cognito": set(),
     "endpoints-and-client-cidrs": set(),
-    "public-fargate-web": {(PATH, "web"), (SG, "web-sg"), (PIP, "app")},
+    # nginx on 80: a public web app that serves no model, so under the default scope
+    # (model-serving) its three exposure findings are advisories; test_program_scope_all
+    # shows them mandatory under scope all.
+    "public-fargate-web": set(),
     "http-api-vpc-link": {(PATH, "open")},
     "batch-and-events-fargate-gpu": {
         ("no-accelerators-or-host-features-on-fargate", "embed-fargate"),
@@ -52,6 +55,22 @@ def test_program(name):
         if v.enforcement_level == "mandatory"
     }
     assert mandatory == EXPECTED[name], [v.message for v in result.violations]
+
+
+def test_program_scope_all():
+    result = run_preview(
+        "dev",
+        program_dir=PROGRAMS / "public-fargate-web",
+        policy_pack=POLICY_DIR,
+        policy_config={p: {"scope": "all"} for p in (PATH, SG, PIP)},
+    )
+    assert result.error is None, result.error
+    mandatory = {
+        (v.policy_name, v.urn.rsplit("::", 1)[-1])
+        for v in result.violations
+        if v.enforcement_level == "mandatory"
+    }
+    assert mandatory == {(PATH, "web"), (SG, "web-sg"), (PIP, "app")}
 
 
 def _examples() -> list[Path]:

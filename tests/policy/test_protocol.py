@@ -70,7 +70,7 @@ def test_info_reports_levels_and_thresholds_after_config(configured, configured_
     assert policies["no-reachable-public-ip"]["enforcementLevel"] == "advisory"
     assert policies["fargate-task-size-on-grid"]["enforcementLevel"] == "mandatory"
     sg_rule = policies["no-internet-ingress-to-unauthenticated-target"]["config"]
-    assert sg_rule["scope"] == "all" and 30000 in sg_rule["modelPorts"]
+    assert sg_rule["scope"] == "model-serving" and 30000 in sg_rule["modelPorts"]
     assert configured.info()["version"] == "0.1.0"  # PulumiPolicy.yaml wins, as in the CLI
     assert configured_local.info() == configured.info()
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.policy.conftest import POLICY_DIR
-from tests.policy.corpus import Case, build, cases
+from tests.policy.corpus import Case, build, cases, expected
+from tests.policy.corpus_seeds import QUEUE, seed_cases
+from tests.policy.pack_harness import InProcessPack
 from tests.policy.policy_stacks import Stack, aws_baseline, native_baseline
-from tools.analyzer_client import PolicyPackProcess
 
 SECRET = "[secret]"
 NOTES = "guardrail-notes"
@@ -81,15 +81,15 @@ def _speaks(violations: list[Any], policy: str) -> bool:
     )
 
 
-def test_every_rule_has_an_all_secret_subject(pack):
-    policies = {p["name"] for p in pack.info()["policies"]} - {NOTES}
+def test_every_rule_has_an_all_secret_subject(local_pack):
+    policies = {p["name"] for p in local_pack.info()["policies"]} - {NOTES}
     judged = set().union(*SUBJECTS.values()) | {p for _, _, p in _corpus_subjects()}
-    assert judged == policies - {"queue-workers-scale-on-backlog"}
+    assert judged | ({QUEUE} if _queue_subjects() else set()) == policies
 
 
 @pytest.mark.parametrize("provider,name", sorted(SUBJECTS))
-def test_an_all_secret_resource_is_never_passed_in_silence(pack, provider, name):
-    violations = pack.analyze(_secret_everywhere(BASELINES[provider](), name))
+def test_an_all_secret_resource_is_never_passed_in_silence(local_pack, provider, name):
+    violations = local_pack.analyze(_secret_everywhere(BASELINES[provider](), name))
     for policy in sorted(SUBJECTS[provider, name]):
         assert _speaks(violations, policy), (policy, [v.message for v in violations])
 
@@ -99,26 +99,46 @@ def _corpus_subjects() -> list[tuple[str, str, str]]:
     seen: dict[tuple[str, str], tuple[str, str, str]] = {}
     for case in cases():
         kinds = {name: type_ for type_, name, _ in case.resources}
-        for policy, name in sorted(case.expect):
+        for policy, name in sorted(expected(case, "model-serving")):
             seen.setdefault((policy, kinds[name]), (case.title, name, policy))
     return sorted(seen.values())
 
 
 CORPUS = {c.title: c for c in cases()}
+SEEDS = {s.title: s for s in seed_cases()}
+
+
+def _queue_subjects() -> list[tuple[str, str]]:
+    """Each resource of a queue worker scaled on CPU only (inline and standalone role
+    policies, both providers): the service, its task definition, role, role policies,
+    scalable target and scaling policy all decide the rule's verdict."""
+    return [
+        (title, name)
+        for title, seed in sorted(SEEDS.items())
+        if any(policy == QUEUE for policy, _ in seed.advisory)
+        for _, name, _ in seed.case.resources
+    ]
+
+
+@pytest.mark.parametrize("title,name", _queue_subjects())
+def test_a_secret_part_of_a_queue_worker_is_never_passed_in_silence(local_pack, title, name):
+    stack = build(SEEDS[title].case)
+    violations = local_pack.analyze(_secret_everywhere(stack, name))
+    assert _speaks(violations, QUEUE), [v.message for v in violations]
 
 
 @pytest.mark.parametrize("title,name,policy", _corpus_subjects())
-def test_a_secret_front_or_launcher_is_never_passed_in_silence(pack, title, name, policy):
+def test_a_secret_front_or_launcher_is_never_passed_in_silence(local_pack, title, name, policy):
     case: Case = CORPUS[title]
     stack = build(case)
-    violations = pack.analyze(_secret_everywhere(stack, name))
+    violations = local_pack.analyze(_secret_everywhere(stack, name))
     assert _speaks(violations, policy), [v.message for v in violations]
 
 
 @pytest.mark.parametrize("text", ["[secret]", "not json", '{"name": "a"}'])
-def test_container_definitions_that_cannot_be_read_are_noted(pack, text):
+def test_container_definitions_that_cannot_be_read_are_noted(local_pack, text):
     stack = aws_baseline().copy().set("rerank-td", containerDefinitions=text)
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     for policy in ("no-accelerators-or-host-features-on-fargate", "no-gpu-task-on-fargate-service"):
         assert any(
             v.policy_name == policy and "containerDefinitions" in v.message for v in violations
@@ -126,11 +146,11 @@ def test_container_definitions_that_cannot_be_read_are_noted(pack, text):
 
 
 @pytest.fixture(scope="module")
-def closed_pack() -> Iterator[PolicyPackProcess]:
+def closed_pack() -> Iterator[InProcessPack]:
     config = {
         name: {"unknowns": "fail-closed"} for name in (HOST, "no-gpu-task-on-fargate-service")
     }
-    with PolicyPackProcess(POLICY_DIR, config=config) as process:
+    with InProcessPack(config=config) as process:
         yield process
 
 
@@ -141,11 +161,11 @@ def test_a_secret_container_definition_fails_closed(closed_pack):
     assert all("containerDefinitions" in v.message and "[secret]" in v.message for v in mandatory)
 
 
-def test_a_state_machine_definition_that_does_not_parse_is_noted(pack):
+def test_a_state_machine_definition_that_does_not_parse_is_noted(local_pack):
     title = next(
         t for t in CORPUS if t.startswith("sfn-aws-") and t.endswith("-fargate-shared-memory")
     )
     stack = build(CORPUS[title]).set("sfn", definition="{ not json: [")
-    violations = pack.analyze(stack)
+    violations = local_pack.analyze(stack)
     assert _speaks(violations, "no-gpu-task-on-fargate-service"), [v.message for v in violations]
     assert any("neither a JSON nor a YAML object" in v.message for v in violations)

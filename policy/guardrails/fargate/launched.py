@@ -17,7 +17,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from ..launches import LAUNCHERS, ClusterDefaults, Launch, ec2_only, launches
+from ..launches import LAUNCHERS, ClusterDefaults, Launch, excludes_fargate, launches
 from ..reachability import Model
 from ..resources import (
     SERVICE,
@@ -79,15 +79,23 @@ def _note_runtime(launch: Launch, field: str, what: str, unknowns: UnknownCollec
     )
 
 
+def _compatibilities(model: Model, task: Resource) -> list[Any]:
+    """A task definition's ``requiresCompatibilities``, read once per stack: a launcher whose
+    task definition is a family may run every revision the stack registers."""
+    return model.memo(
+        ("compatibilities", task.urn),
+        lambda: list(as_list(get(task.props, "requiresCompatibilities"))),
+    )
+
+
 def _judge_task(model: Model, launch: Launch, task: Resource, report: Report) -> None:
-    compat = list(as_list(get(task.props, "requiresCompatibilities")))
-    refused = _refusals_when_known(model, task) if ec2_only(task.props) else None
-    if refused is None and not ec2_only(task.props):
-        refused = _refusals(model, task)
+    compat = _compatibilities(model, task)
+    ec2 = excludes_fargate(compat)
+    refused = _refusals_when_known(model, task) if ec2 else _refusals(model, task)
     head = f"{launch.label} runs task definition {task.name!r} on Fargate ({launch.why})"
     if refused:
         report(f"{head}, which Fargate refuses: {'; '.join(refused)}.", launch.resource.urn)
-    elif ec2_only(task.props):
+    elif ec2:
         report(
             f"{head}, but it is EC2-only (requiresCompatibilities {compat}); Fargate rejects "
             "it, and EC2-only task definitions carry what Fargate cannot place (GPUs, devices).",
@@ -176,7 +184,7 @@ def _check_declares_fargate(
             if launch.runtime is not None or not launch.on_fargate(defaults):
                 continue
             for task in launch.task_definitions(model):
-                if as_list(get(task.props, "requiresCompatibilities")):
+                if _compatibilities(model, task):
                     continue  # FARGATE listed, or EC2-only: the mandatory Fargate rule's case
                 report(
                     f"{launch.label} runs task definition {task.name!r} on Fargate "

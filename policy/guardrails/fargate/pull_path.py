@@ -119,6 +119,7 @@ class PullNetwork:
             ):
                 self._route_resources.setdefault(table.urn, []).append(route)
         self.endpoints = model.of(VPC_ENDPOINT)
+        self._by_vpc: dict[str | None, tuple[set[str], bool]] | None = None
 
     def egress(self, subnet: Resource) -> Egress:
         """The egress routes of ``subnet``'s route tables."""
@@ -193,23 +194,27 @@ class PullNetwork:
     def endpoints_in_vpc(self, vpc: str | None) -> tuple[set[str], bool]:
         """(endpoint services present in ``vpc``, whether some endpoint's VPC or service could
         not be read)."""
-        found: set[str] = set()
-        unreadable = False
+        if self._by_vpc is None:
+            self._by_vpc = self._endpoint_table()
+        if vpc is None:
+            return set(), bool(self.endpoints)
+        found, unreadable = self._by_vpc.get(vpc, (set(), False))
+        return set(found), unreadable or self._by_vpc.get(None, (set(), False))[1]
+
+    def _endpoint_table(self) -> dict[str | None, tuple[set[str], bool]]:
+        """VPC key -> (ECR endpoint services in it, whether one's service cannot be read);
+        under None, whether some endpoint's VPC cannot be read. Once per rule run: every
+        subnet asks."""
+        table: dict[str | None, tuple[set[str], bool]] = {}
         for endpoint in self.endpoints:
             key = self._vpc_key(endpoint, "vpcId")
-            if key is None or vpc is None:
-                unreadable = True
-                continue
-            if key != vpc:
-                continue
-            service = known(endpoint.props, "serviceName")
+            found, _ = table.setdefault(key, (set(), False))
+            service = known(endpoint.props, "serviceName") if key is not None else None
             if not isinstance(service, str):
-                unreadable = True
+                table[key] = (found, True)
                 continue
-            for suffix in ECR_ENDPOINT_SUFFIXES:
-                if service.endswith("." + suffix):
-                    found.add(suffix)
-        return found, unreadable
+            found.update(s for s in ECR_ENDPOINT_SUFFIXES if service.endswith("." + s))
+        return table
 
     def _vpc_key(self, resource: Resource, prop: str) -> str | None:
         vpcs = self.model.refs(resource, prop, VPC, silent_external=True)

@@ -55,7 +55,7 @@ from .security_groups import (
     internet_ports,
     security_groups_of,
 )
-from .service_connect import service_connect_servers, through_service_connect
+from .service_connect import servers_unknown, service_connect_servers, through_service_connect
 from .serving import SERVING_TAG, model_serving, task_serves_model
 
 __all__ = [
@@ -74,6 +74,7 @@ __all__ = [
     "public_ip",
     "public_share",
     "security_groups_of",
+    "servers_unknown",
     "service_connect_servers",
     "task_serves_model",
     "unauthenticated_lbs",

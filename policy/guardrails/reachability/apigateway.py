@@ -74,12 +74,13 @@ def _connect_route(model: Model, route: Resource) -> Resource | None:
         return None
     if get(route.props, "routeKey") == "$connect":
         return route
-    for other in model.of(HTTP_ROUTE):
-        if get(other.props, "routeKey") == "$connect" and any(
-            a in model.refs(other, "apiId", HTTP_API, silent_external=True) for a in apis
-        ):
-            return other
-    return None
+    routes = model.referrers(HTTP_ROUTE, "apiId", HTTP_API)
+    connects = [
+        other
+        for other in model.in_order(r for a in apis for r in routes.get(a.urn, ()))
+        if get(other.props, "routeKey") == "$connect"
+    ]
+    return connects[0] if connects else None
 
 
 def method_entry(model: Model, method: Resource) -> Iterator[Entry]:
@@ -112,27 +113,55 @@ def _rest_api_private(model: Model, method: Resource) -> bool:
 
 
 def _rest_integrations_of(model: Model, method: Resource) -> list[Resource]:
-    """REST integrations of the same API, resource and HTTP method as ``method``."""
-    found = []
+    """REST integrations of the same API, resource and HTTP method as ``method``: one whose
+    ``httpMethod`` depends on the method, or whose ``restApi`` and ``resourceId`` are the
+    method's (the same dependencies where either records some, else the same values)."""
+    table = model.memo("rest-integrations", lambda: _RestIntegrations(model))
     verb = str(get(method.props, "httpMethod", "")).upper()
-    for integration in model.of(REST_INTEGRATION):
-        if str(get(integration.props, "httpMethod", "")).upper() != verb:
-            continue
-        deps = integration.property_dependencies or {}
-        if any(d.urn == method.urn for d in deps.get("httpMethod") or ()):
-            found.append(integration)
-            continue
-        same = True
-        for key in ("restApi", "resourceId"):
-            theirs = {d.urn for d in deps.get(key) or ()}
-            ours = {d.urn for d in (method.property_dependencies or {}).get(key) or ()}
-            if theirs or ours:
-                same = same and theirs == ours
-            else:
-                same = same and known(integration.props, key) == known(method.props, key)
-        if same:
-            found.append(integration)
-    return found
+    candidates = [
+        *table.by_method.get(method.urn, ()),
+        *table.by_place.get((verb, *_place(method)), ()),
+    ]
+    return model.in_order(i for i in candidates if table.verbs[i.urn] == verb)
+
+
+def _place(resource: Resource) -> tuple[Any, ...]:
+    """What says where a method or integration sits: per key, its recorded dependencies or,
+    without any, its value."""
+    deps = resource.property_dependencies or {}
+    place: list[Any] = []
+    for key in ("restApi", "resourceId"):
+        urns = frozenset(d.urn for d in deps.get(key) or ())
+        value = known(resource.props, key)
+        if not _hashable(value):  # an id or name is a string; anything else matches nothing
+            value = id(value)
+        place.append(("deps", urns) if urns else ("value", value))
+    return tuple(place)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+class _RestIntegrations:
+    """The stack's REST integrations by the method their ``httpMethod`` depends on and by
+    (verb, place), once per model."""
+
+    def __init__(self, model: Model) -> None:
+        self.verbs: dict[str, str] = {}
+        self.by_method: dict[str, list[Resource]] = {}
+        self.by_place: dict[tuple[Any, ...], list[Resource]] = {}
+        for integration in model.of(REST_INTEGRATION):
+            verb = str(get(integration.props, "httpMethod", "")).upper()
+            self.verbs[integration.urn] = verb
+            deps = integration.property_dependencies or {}
+            for dep in deps.get("httpMethod") or ():
+                self.by_method.setdefault(dep.urn, []).append(integration)
+            self.by_place.setdefault((verb, *_place(integration)), []).append(integration)
 
 
 def _http_integration(

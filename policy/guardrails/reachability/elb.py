@@ -391,15 +391,41 @@ def classic_entry(model: Model, elb: Resource) -> Iterator[Entry]:
 def _classic_backends(model: Model, elb: Resource) -> list[Resource]:
     found = model.refs(elb, "instances", INSTANCE, silent_external=True)
     name = known(elb.props, "name")
-    for asg in model.of(AUTOSCALING_GROUP):
-        deps = (asg.property_dependencies or {}).get("loadBalancers") or []
-        if any(d.urn == elb.urn for d in deps) or (
-            name and name in strings(known(asg.props, "loadBalancers"))
-        ):
-            found.append(asg)
-    for service in model.of(SERVICE):
-        deps = (service.property_dependencies or {}).get("loadBalancers") or []
-        names = {known(lb, "elbName") for lb in as_list(known(service.props, "loadBalancers"))}
-        if any(d.urn == elb.urn for d in deps) or (name and name in names):
-            found.append(service)
+    users = model.memo("classic-users", lambda: _ClassicUsers(model))
+    linked = users.by_dependency.get(elb.urn, [])
+    if name:
+        for urn, error in users.unreadable.items():
+            if all(u.urn != urn for u in linked):
+                raise error  # its names may include this ELB's
+        linked = [*linked, *users.by_name.get(name, ())]
+    for kind in (AUTOSCALING_GROUP, SERVICE):  # Auto Scaling groups first, then services
+        found += model.in_order(u for u in linked if u.resource_type in kind)
     return found
+
+
+class _ClassicUsers:
+    """Auto Scaling groups and ECS services by the classic ELBs their ``loadBalancers`` depend
+    on (URN) or name, once per model; ``unreadable``: those whose names are unknown."""
+
+    def __init__(self, model: Model) -> None:
+        self.by_dependency: dict[str, list[Resource]] = {}
+        self.by_name: dict[str, list[Resource]] = {}
+        self.unreadable: dict[str, UnknownValueError] = {}
+        for user in model.of(AUTOSCALING_GROUP | SERVICE):
+            for dep in (user.property_dependencies or {}).get("loadBalancers") or []:
+                self.by_dependency.setdefault(dep.urn, []).append(user)
+            try:
+                names = _classic_names(user)
+            except UnknownValueError as error:
+                self.unreadable[user.urn] = error
+                continue
+            for elb_name in names:
+                self.by_name.setdefault(elb_name, []).append(user)
+
+
+def _classic_names(user: Resource) -> set[str]:
+    if user.resource_type in AUTOSCALING_GROUP:
+        names = set(strings(known(user.props, "loadBalancers")))
+    else:
+        names = {known(lb, "elbName") for lb in as_list(known(user.props, "loadBalancers"))}
+    return {n for n in names if isinstance(n, str) and n}

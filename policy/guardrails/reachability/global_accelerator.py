@@ -32,6 +32,7 @@ from ..resources import (
     as_list,
     as_number,
     get,
+    is_native,
     stored,
 )
 from .elb import listener_legs, listeners_of
@@ -135,11 +136,12 @@ def _target_legs(model: Model, target: Resource, reaches: Callable[[int], bool])
 
 
 def eip_holders(model: Model, eip: Resource) -> list[Resource]:
-    """The instances an Elastic IP is on (its ``instance``, or an association of the stack)."""
-    found = model.refs(eip, "instance", INSTANCE, silent_external=True)
-    for assoc in model.of(EIP_ASSOCIATION):
-        if eip in model.refs(assoc, "allocationId", EIP, silent_external=True):
-            found += model.refs(assoc, "instanceId", INSTANCE, silent_external=True)
+    """The instances an Elastic IP is on (its ``instance``, aws-native ``instanceId``, or an
+    association of the stack)."""
+    key = "instanceId" if is_native(eip.resource_type) else "instance"
+    found = model.refs(eip, key, INSTANCE, silent_external=True)
+    for assoc in model.referrers(EIP_ASSOCIATION, "allocationId", EIP).get(eip.urn, ()):
+        found += model.refs(assoc, "instanceId", INSTANCE, silent_external=True)
     return found
 
 
@@ -155,14 +157,8 @@ def _custom_routing(
         ],
         what="which subnets it routes to",
     )
-    urns = {s.urn for s in subnets}
-    instances = [i for i in model.of(INSTANCE) if _in_subnets(model, i, urns)]
+    by_subnet = model.referrers(INSTANCE, "subnetId", SUBNET)
+    instances = model.in_order(i for s in subnets for i in by_subnet.get(s.urn, ()))
     chain = (label(listener), label(group), *map(label, subnets), *map(label, instances))
     hops: tuple[Any, ...] = (listener, group, *subnets)
     yield accelerator, Leg(listener, None, chain, tuple(instances), (), hops)
-
-
-def _in_subnets(model: Model, instance: Resource, subnets: set[str]) -> bool:
-    return any(
-        s.urn in subnets for s in model.refs(instance, "subnetId", SUBNET, silent_external=True)
-    )

@@ -224,9 +224,11 @@ class Model:
         self.by_urn = {r.urn: r for r in self.resources}
         # (registration position, resource) per type: `of` reads a few types of a big stack.
         self._by_type: dict[str, list[tuple[int, Resource]]] = {}
+        self._position: dict[str, int] = {}
         for position, r in enumerate(self.resources):
             self._by_type.setdefault(r.resource_type, []).append((position, r))
-        self._index: dict[str, list[Resource]] | None = None
+            self._position.setdefault(r.urn, position)
+        self._index: dict[str, dict[str, list[Resource]]] = {}
         self._cache: dict[Any, Any] = {}
 
     @classmethod
@@ -246,6 +248,13 @@ class Model:
         _LAST_MODEL.value = (resources, model)
         return model
 
+    @staticmethod
+    def release() -> None:
+        """Drop the shared model (called when an ``AnalyzeStack`` call ends): it holds the
+        whole decoded stack, which would otherwise stay in the heap through the next call's
+        ``Analyze`` requests, where every full collection walks it again."""
+        _LAST_MODEL.value = None
+
     # --- lookups -------------------------------------------------------------------------
 
     def of(self, types: Iterable[str]) -> list[Resource]:
@@ -254,38 +263,42 @@ class Model:
         found.sort(key=lambda entry: entry[0])
         return [r for _, r in found]
 
-    def _identity_index(self) -> dict[str, list[Resource]]:
-        if self._index is None:
-            index: dict[str, list[Resource]] = {}
-            for r in self.resources:
+    def _identity_index(self, rtype: str) -> dict[str, list[Resource]]:
+        """Resources of type ``rtype`` by each identity value they carry, built on the first
+        lookup of that type: a lookup reads only the types it asks for, so the properties of
+        the rest of a large stack are never decoded for it."""
+        index = self._index.get(rtype)
+        if index is None:
+            index = self._index[rtype] = {}
+            for _, r in self._by_type.get(rtype, ()):
                 raw = r.props["__target"] if isinstance(r.props, _DictProxy) else r.props
                 for key in _IDENTITY_KEYS:
                     if key not in raw:
                         continue
                     own = _OWN_KEY_TYPES.get(key)
-                    if own is not None and r.resource_type not in own:
+                    if own is not None and rtype not in own:
                         continue
                     value = known(r.props, key)
                     if isinstance(value, str) and value:
                         index.setdefault(value, []).append(r)
-                        if key in _ADDRESS_KEYS or (
-                            key == "name" and r.resource_type in DNS_RECORD
-                        ):
+                        if key in _ADDRESS_KEYS or (key == "name" and rtype in DNS_RECORD):
                             for form in _address_forms(value):
                                 index.setdefault(form, []).append(r)
-            self._index = index
-        return self._index
+        return index
 
     def lookup(self, value: str, types: frozenset[str]) -> list[Resource]:
-        """Resources of ``types`` whose identity (ARN, id, name, DNS name) is ``value``."""
-        index = self._identity_index()
+        """Resources of ``types`` whose identity (ARN, id, name, DNS name) is ``value``, in
+        registration order."""
+        indexes = [self._identity_index(t) for t in types if t in self._by_type]
         found: dict[str, Resource] = {}
         for alt in _alternatives(value):
-            for r in index.get(alt, ()):
-                if r.resource_type in types:
+            for index in indexes:
+                for r in index.get(alt, ()):
                     found.setdefault(r.urn, r)
             if found:
                 break
+        if len(found) > 1:
+            return sorted(found.values(), key=lambda r: self._position[r.urn])
         return list(found.values())
 
     def refs(
@@ -366,6 +379,28 @@ class Model:
         if not raw:
             return None
         return self.refs(resource, key, types, values=lambda: raw, what=what)
+
+    def referrers(
+        self, types: frozenset[str], key: str, targets: frozenset[str]
+    ) -> dict[str, list[Resource]]:
+        """Target URN -> the resources of ``types`` (in registration order) whose input ``key``
+        refers to it (as :meth:`refs` resolves it, an outside target silent), built once per
+        model: "which associations name this EIP" is then a lookup, not a scan of the stack
+        for every EIP."""
+
+        def build() -> dict[str, list[Resource]]:
+            table: dict[str, list[Resource]] = {}
+            for r in self.of(types):
+                for target in self.refs(r, key, targets, silent_external=True):
+                    table.setdefault(target.urn, []).append(r)
+            return table
+
+        return self.memo(("referrers", types, key, targets), build)
+
+    def in_order(self, resources: Iterable[Resource]) -> list[Resource]:
+        """``resources`` once each, in registration order."""
+        unique = {r.urn: r for r in resources}
+        return sorted(unique.values(), key=lambda r: self._position[r.urn])
 
     def task_definitions(self, service: Resource, what: str = "") -> list[Resource]:
         """Task definitions an ECS service / task set runs."""

@@ -153,11 +153,8 @@ def _lightsail_ports(
         infos = get_path(instance.props, "networking", "ports")
         holder = instance
     else:
-        holders = [
-            p
-            for p in model.of(LIGHTSAIL_PUBLIC_PORTS)
-            if instance in model.refs(p, "instanceName", LIGHTSAIL_INSTANCE, silent_external=True)
-        ]
+        ports = model.referrers(LIGHTSAIL_PUBLIC_PORTS, "instanceName", LIGHTSAIL_INSTANCE)
+        holders = ports.get(instance.urn, [])
         holder = holders[0] if holders else instance
         infos = get(holder.props, "portInfos") if holders else None
     if infos is None:

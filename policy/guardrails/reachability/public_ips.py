@@ -63,12 +63,11 @@ def public_ip(model: Model, resource: Resource) -> str | None:
 
 def _instance_public_ip(model: Model, instance: Resource) -> str | None:
     props = instance.props
-    for eip in model.of(EIP):
-        if instance in model.refs(eip, "instance", INSTANCE, silent_external=True):
+    for key in ("instance", "instanceId"):  # pulumi-aws, aws-native
+        for eip in model.referrers(EIP, key, INSTANCE).get(instance.urn, ()):
             return f"elastic IP {eip.name!r}"
-    for assoc in model.of(EIP_ASSOCIATION):
-        if instance in model.refs(assoc, "instanceId", INSTANCE, silent_external=True):
-            return f"elastic IP association {assoc.name!r}"
+    for assoc in model.referrers(EIP_ASSOCIATION, "instanceId", INSTANCE).get(instance.urn, ()):
+        return f"elastic IP association {assoc.name!r}"
     interfaces = (
         as_list(get(props, "networkInterfaces")) if is_native(instance.resource_type) else ()
     )

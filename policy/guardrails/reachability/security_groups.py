@@ -155,9 +155,8 @@ def _prefix_list_cidrs(
     cidrs: list[str] = []
     for pl in lists:
         cidrs += [str(get(e, "cidr")) for e in as_list(get(pl.props, "entries")) if get(e, "cidr")]
-        for entry in model.of(PREFIX_LIST_ENTRY):
-            if pl in model.refs(entry, "prefixListId", PREFIX_LIST, silent_external=True):
-                cidrs.append(str(get(entry.props, "cidr", "")))
+        entries = model.referrers(PREFIX_LIST_ENTRY, "prefixListId", PREFIX_LIST)
+        cidrs += [str(get(entry.props, "cidr", "")) for entry in entries.get(pl.urn, ())]
     return cidrs
 
 

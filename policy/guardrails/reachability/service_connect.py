@@ -70,6 +70,19 @@ def service_connect_servers(model: Model, client: Resource) -> list[tuple[Resour
     return [(s, alias) for s, alias in table.get(key, []) if s.urn != client.urn]
 
 
+def servers_unknown(model: Model, client: Resource) -> bool:
+    """Whether ``client`` takes part in Service Connect through a namespace the pack cannot
+    tell (unknown at preview, or none named): the servers it reaches cannot be listed, so
+    ``scope: model-serving`` judges it as if one served a model."""
+    try:
+        block = get(client.props, "serviceConnectConfiguration")
+        if not isinstance(block, Mapping) or not as_bool(get(block, "enabled", False)):
+            return False
+    except UnknownValueError:
+        return True
+    return _namespace(model, client, judged=False) is None
+
+
 def _server_table(model: Model) -> dict[str, list[tuple[Resource, str]]]:
     table: dict[str, list[tuple[Resource, str]]] = {}
     for service in model.of(SERVICE):

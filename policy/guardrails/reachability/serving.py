@@ -16,10 +16,13 @@ from pulumi_policy.proxy import UnknownValueError
 from .. import tags
 from ..resources import (
     APP_RUNNER,
+    EIP,
     EXPRESS_SERVICE,
     INSTANCE,
     LAUNCH_CONFIGURATION,
     LAUNCH_TEMPLATE,
+    LIGHTSAIL_INSTANCE,
+    LIGHTSAIL_PUBLIC_PORTS,
     SERVICE,
     TARGET_GROUP,
     TASK_SET,
@@ -32,6 +35,7 @@ from ..resources import (
     is_native,
     tags_of,
 )
+from .global_accelerator import eip_holders
 from .index import Leg, Model, Resource
 
 #: Images of model servers: vLLM, TGI / TEI, Triton, Ollama, SGLang, LMDeploy, TorchServe,
@@ -61,6 +65,8 @@ def model_serving(model: Model, leg: Leg, model_ports: set[int]) -> bool:
 
 
 def _serving(model: Model, leg: Leg, model_ports: set[int]) -> bool:
+    if not leg.ends:  # what it reaches is outside the stack or unresolved: judged, as unknown
+        return True
     return any(_serves(model, r, model_ports) for r in (*leg.hops, *leg.via, *leg.ends))
 
 
@@ -87,6 +93,18 @@ def _serves(model: Model, resource: Resource, model_ports: set[int]) -> bool:
         return (
             bool(SERVING_IMAGE.search(str(image or ""))) or (as_number(port) or -1) in model_ports
         )
+    if rtype in EIP:
+        return any(_serves(model, holder, model_ports) for holder in eip_holders(model, resource))
+    if rtype in LIGHTSAIL_PUBLIC_PORTS:
+        return any(
+            _covers(get(p, "fromPort"), get(p, "toPort"), model_ports)
+            for p in as_list(get(props, "portInfos"))
+        )
+    if rtype in LIGHTSAIL_INSTANCE and is_native(rtype):
+        return any(
+            _covers(get(p, "fromPort"), get(p, "toPort"), model_ports)
+            for p in as_list(get_path(props, "networking", "ports"))
+        )
     if rtype in EXPRESS_SERVICE:
         return any(
             SERVING_IMAGE.search(str(get(c, "image", "")))
@@ -94,6 +112,15 @@ def _serves(model: Model, resource: Resource, model_ports: set[int]) -> bool:
             for c in as_list(get(props, "primaryContainer"))
         )
     return False
+
+
+def _covers(low: Any, high: Any, model_ports: set[int]) -> bool:
+    """A port range (``low``-``high``, inclusive) that holds a model port."""
+    first, last = as_number(low), as_number(high)
+    if first is None:
+        return False
+    top = int(last if last is not None else first)
+    return any(int(first) <= port <= top for port in model_ports)
 
 
 def _tagged(resource: Resource) -> bool:
