@@ -1,7 +1,8 @@
 """`pip install .` into a fresh venv: `ecs_inference` imports from outside the repository, every
 module of it loads, and the example program previews with the installed package.
 
-Offline: the wheel is built once from the working tree (no build isolation, no index), installed
+Offline: the wheel is built once from a clean copy of the working tree (no build isolation, no
+index; setuptools reuses a stale `build/` of the checkout otherwise), installed
 with `--no-deps`, and the venv sees the project's installed dependencies through a path entry
 (the repository .venv's site-packages, whose editable finder it does not run).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -35,9 +37,14 @@ def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"
+    # What .gitignore keeps out of a clone, plus the IAM evaluator's node_modules.
+    ignored = (".venv", ".cache", ".git", "build", "*.egg-info", "__pycache__", "node_modules",
+               ".hypothesis", ".pytest_cache", ".ruff_cache", ".out", "venv")  # fmt: skip
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*ignored), symlinks=True)
     _run(
         sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-        "--quiet", "-w", root, ROOT, cwd=root,
+        "--quiet", "-w", root, source, cwd=root,
     )  # fmt: skip
     (built,) = root.glob("ecs_inference-*.whl")
     return built
