@@ -216,13 +216,13 @@ def _pipe(resource: Resource) -> list[Launch]:
         resource, block, _strategy_key(resource), "targetParameters", lambda: get(props, "target")
     )
     # Pipes fills a target parameter written as a JSON path from each event, at run time.
-    runtime, task_runtime = _dynamic(block, "launchType"), _dynamic(block, "taskDefinitionArn")
+    runtime, task_runtime = dynamic(block, "launchType"), dynamic(block, "taskDefinitionArn")
     if task_runtime is not None:
         launch = replace(launch, task_value=lambda: None, task_runtime=task_runtime)
     return [replace(launch, runtime=runtime)] if runtime is not None else [launch]
 
 
-def _dynamic(block: Mapping[str, Any], key: str) -> str | None:
+def dynamic(block: Mapping[str, Any], key: str) -> str | None:
     """``"<key> = $.path"`` when a Pipes target parameter is a dynamic JSON path, else None."""
     value = known(block, key)
     return f"{key} = {value}" if isinstance(value, str) and value.startswith("$.") else None
@@ -230,7 +230,7 @@ def _dynamic(block: Mapping[str, Any], key: str) -> str | None:
 
 def _state_machine(resource: Resource) -> list[Launch]:
     props = resource.props
-    key, definition = _definition(resource)
+    key, definition = state_machine_definition(resource)
     substitutions = (
         get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
     )
@@ -240,7 +240,7 @@ def _state_machine(resource: Resource) -> list[Launch]:
     return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]
 
 
-def _definition(resource: Resource) -> tuple[str, Any]:
+def state_machine_definition(resource: Resource) -> tuple[str, Any]:
     """(input key, definition) of a state machine: pulumi-aws ``definition`` (JSON string),
     aws-native ``definitionString`` or ``definition`` (an object)."""
     props = resource.props
