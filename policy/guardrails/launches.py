@@ -229,18 +229,25 @@ def dynamic(block: Mapping[str, Any], key: str) -> str | None:
 
 
 def _state_machine(resource: Resource) -> list[Launch]:
-    props = resource.props
-    key, definition = state_machine_definition(resource)
-    substitutions = (
-        get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
-    )
-    parsed = step_functions.parse(definition, substitutions, key)
-    # A substituted ARN's dependency is recorded on definitionSubstitutions.
-    keys = (key, "definitionSubstitutions") if substitutions else key
+    keys, parsed = state_machine(resource)
     return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]
 
 
-def state_machine_definition(resource: Resource) -> tuple[str, Any]:
+def state_machine(resource: Resource) -> tuple[str | tuple[str, ...], Mapping[str, Any]]:
+    """(the inputs that hold its references, the parsed definition) of a state machine, its
+    ``${name}`` placeholders filled from aws-native ``definitionSubstitutions``."""
+    key, definition = _definition(resource)
+    substitutions = (
+        get(resource.props, "definitionSubstitutions")
+        if is_native(resource.resource_type)
+        else None
+    )
+    parsed = step_functions.parse(definition, substitutions, key)
+    # A substituted ARN's dependency is recorded on definitionSubstitutions.
+    return ((key, "definitionSubstitutions") if substitutions else key), parsed
+
+
+def _definition(resource: Resource) -> tuple[str, Any]:
     """(input key, definition) of a state machine: pulumi-aws ``definition`` (JSON string),
     aws-native ``definitionString`` or ``definition`` (an object)."""
     props = resource.props

@@ -51,7 +51,12 @@ def _queue(native: bool) -> dict[str, Any]:
     order = [{"order": 1, "computeEnvironment": Ref("env")}]
     if native:
         return {"jobQueueName": QUEUE_NAME, "priority": 1, "computeEnvironmentOrder": order}
-    return {"name": QUEUE_NAME, "priority": 1, "state": "ENABLED", "computeEnvironmentOrders": order}
+    return {
+        "name": QUEUE_NAME,
+        "priority": 1,
+        "state": "ENABLED",
+        "computeEnvironmentOrders": order,
+    }
 
 
 def _job(native: bool, platform: str, gpu: bool) -> dict[str, Any]:
@@ -167,7 +172,9 @@ def _unknown_cases() -> Iterator[Case]:
         sfn = _stack(title, set(), native, True, "state 'Submit' sets JobDefinition.$ = $.job")
         sfn.add(N_BATCH if native else A_BATCH, "job", ec2_job)
         key = "definitionString" if native else "definition"
-        yield sfn.add(N_SFN if native else A_SFN, "launcher", {"roleArn": ROLE, key: json.dumps(state)})
+        yield sfn.add(
+            N_SFN if native else A_SFN, "launcher", {"roleArn": ROLE, key: json.dumps(state)}
+        )
         elsewhere = Case(
             f"batch-submit-{p}-event-queue-outside-stack",
             set(),

@@ -24,8 +24,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, StackValidationArgs
 
 from .. import step_functions
-from ..launches import dynamic, state_machine_definition
+from ..launches import dynamic, state_machine
 from ..reachability import Model
+from ..reachability.index import label
 from ..resources import (
     BATCH_COMPUTE_ENVIRONMENT,
     BATCH_JOB_DEFINITION,
@@ -65,8 +66,7 @@ class Submission:
 
     @property
     def label(self) -> str:
-        kind = str(self.resource.resource_type).rsplit(":", 1)[-1]
-        return f"{kind} {self.resource.name!r}{self.where}"
+        return label(self.resource) + self.where
 
 
 def submissions(resource: Resource) -> Iterator[Submission]:
@@ -101,12 +101,7 @@ def submissions(resource: Resource) -> Iterator[Submission]:
 
 
 def _states(resource: Resource) -> Iterator[Submission]:
-    key, definition = state_machine_definition(resource)
-    substitutions = (
-        get(resource.props, "definitionSubstitutions") if is_native(resource.resource_type) else None
-    )
-    parsed = step_functions.parse(definition, substitutions, key)
-    keys = (key, "definitionSubstitutions") if substitutions else key
+    keys, parsed = state_machine(resource)
     read = step_functions.read
     for state in step_functions.batch_states(parsed):
         job, job_runtime = state.field("JobDefinition")
@@ -126,8 +121,10 @@ def _fargate_queue(model: Model, queue: Resource) -> bool:
     """A job queue whose compute environments in this stack are Fargate, read once per stack."""
 
     def compute() -> bool:
-        key = "computeEnvironmentOrder" if is_native(queue.resource_type) else (
-            "computeEnvironmentOrders"
+        key = (
+            "computeEnvironmentOrder"
+            if is_native(queue.resource_type)
+            else ("computeEnvironmentOrders")
         )
         envs = model.refs(
             queue,
