@@ -139,8 +139,15 @@ def _fargate_queue(model: Model, queue: Resource) -> bool:
     return model.memo(("batch-fargate-queue", queue.urn), compute)
 
 
-def _platforms(job: Resource) -> list[str]:
-    return [str(p).upper() for p in as_list(get(job.props, "platformCapabilities"))] or ["EC2"]
+def _platforms(model: Model, job: Resource) -> list[str]:
+    """A job definition's platform capabilities (EC2 when unset), read once per stack: a
+    submitter that names a job definition by name may run every revision the stack holds."""
+    return model.memo(
+        ("batch-platforms", job.urn),
+        lambda: (
+            [str(p).upper() for p in as_list(get(job.props, "platformCapabilities"))] or ["EC2"]
+        ),
+    )
 
 
 def _judge(model: Model, sub: Submission, report: Report, unknowns: UnknownCollector) -> None:
@@ -158,7 +165,7 @@ def _judge(model: Model, sub: Submission, report: Report, unknowns: UnknownColle
         values=lambda: [sub.job()],
         what="which job definition it submits",
     )
-    ec2_jobs = [j for j in jobs if "FARGATE" not in _platforms(j)]
+    ec2_jobs = [j for j in jobs if "FARGATE" not in _platforms(model, j)]
     if not ec2_jobs:
         return  # a Fargate job definition runs on a Fargate queue; what it asks: its own rule
     queues = model.refs(
@@ -174,9 +181,9 @@ def _judge(model: Model, sub: Submission, report: Report, unknowns: UnknownColle
         for job in ec2_jobs:
             report(
                 f"{sub.label} submits job definition {job.name!r} (platformCapabilities "
-                f"{_platforms(job)}) to job queue {queue.name!r}, whose compute environments "
-                "are Fargate: Batch runs a job only on compute environments of the platform its "
-                "job definition declares, so the job never runs there.",
+                f"{_platforms(model, job)}) to job queue {queue.name!r}, whose compute "
+                "environments are Fargate: Batch runs a job only on compute environments of the "
+                "platform its job definition declares, so the job never runs there.",
                 sub.resource.urn,
             )
 
