@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ecs_inference import engines
@@ -151,6 +151,9 @@ class ServiceOnPool:
     counts: Counts
     tasks_per_instance: int
     metric_kind: str | None  # contracts.metrics kind (Engine.metrics_kind); None: no sidecar
+    rollout_minutes: int = 0
+    """Minutes a blue/green, canary or linear deployment runs a second full revision (the
+    rollout's `shift_minutes`); 0: rolling."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,8 @@ class FargateInput:
     metric_kind: str | None = "reranker"
     """contracts.metrics kind of its metrics sidecar; None: no sidecar (the gateway, workers,
     a re-ranker with `operations.metricsSidecar` off)."""
+    rollout_minutes: int = 0
+    """As `ServiceOnPool.rollout_minutes`."""
 
 
 @dataclass(frozen=True)
@@ -263,6 +268,9 @@ class CostEstimate:
     prices_as_of: str = PRICES_AS_OF
     prices_source: str = PRICES_SOURCE
     notes: tuple[str, ...] = field(default=())
+    rollouts: tuple[tuple[str, float, str], ...] = ()
+    """(service, USD, how) of one blue/green, canary or linear deployment of each such service:
+    its second revision at the steady count for the rollout's minutes."""
 
     def point(self, name: Point) -> CostPoint:
         return next(p for p in self.points if p.point == name)
@@ -288,6 +296,17 @@ class CostEstimate:
             },
             "scaleInLagMinutes": GPU_SCALE_IN_LAG_MINUTES,
             "excursionToMaximumUsd": round(self.excursion_usd, 2),
+            # Only a stack with a blue/green, canary or linear service has rollouts.
+            **(
+                {
+                    "rollouts": [
+                        {"service": n, "usd": round(usd, 2), "how": how}
+                        for n, usd, how in self.rollouts
+                    ]
+                }
+                if self.rollouts
+                else {}
+            ),
             "assumptions": list(self.assumptions),
             "notes": list(self.notes),
         }
@@ -411,6 +430,42 @@ def _pool_lines(stack: StackInput, point: Point, prices: Prices) -> tuple[list[L
     return lines, tasks, metric_series
 
 
+def _fargate_rate(f: FargateInput, prices: Prices) -> float:
+    """One task's USD per hour."""
+    vcpu, gb = f.cpu / 1024, f.memory_mib / 1024
+    if f.architecture == "ARM64":
+        return vcpu * prices.fargate_arm_vcpu_hour + gb * prices.fargate_arm_gb_hour
+    return vcpu * prices.fargate_x86_vcpu_hour + gb * prices.fargate_x86_gb_hour
+
+
+def rollout_costs(stack: StackInput, prices: Prices) -> list[tuple[str, float, str]]:
+    """One native deployment of each service that has one: the instances (or Fargate tasks) its
+    second revision adds at the steady count, for the rollout's minutes."""
+    out: list[tuple[str, float, str]] = []
+    for pool in stack.pools:
+        for s in pool.services:
+            if not s.rollout_minutes:
+                continue
+            green = s.counts.steady
+            doubled = replace(pool, services=[*pool.services, replace(s, rollout_minutes=0)])
+            extra = pool_instances(doubled, "steady") - pool_instances(pool, "steady")
+            usd = extra * pool.usd_per_hour * s.rollout_minutes / 60
+            out.append(
+                (
+                    s.name,
+                    usd,
+                    f"{green} green task(s) beside the blue ones: {extra} more {pool.instance_type}"
+                    f" for ~{s.rollout_minutes} min",
+                )
+            )
+    for f in stack.fargate:
+        if f.rollout_minutes:
+            green = f.counts.steady
+            usd = green * _fargate_rate(f, prices) * f.rollout_minutes / 60
+            out.append((f.name, usd, f"{green} green Fargate task(s) for ~{f.rollout_minutes} min"))
+    return out
+
+
 def _fargate_lines(
     stack: StackInput, point: Point, prices: Prices
 ) -> tuple[list[Line], int, int, int]:
@@ -426,10 +481,7 @@ def _fargate_lines(
             tasks += count
         metric_series += count * _engine_series(f.metric_kind)
         vcpu, gb = f.cpu / 1024, f.memory_mib / 1024
-        if f.architecture == "ARM64":
-            rate = vcpu * prices.fargate_arm_vcpu_hour + gb * prices.fargate_arm_gb_hour
-        else:
-            rate = vcpu * prices.fargate_x86_vcpu_hour + gb * prices.fargate_x86_gb_hour
+        rate = _fargate_rate(f, prices)
         lines.append(
             Line(
                 "Fargate tasks",
@@ -507,6 +559,7 @@ def estimate_inputs(
         points,
         excursion,
         tuple(assumptions.describe()),
+        rollouts=tuple(rollout_costs(stack, prices)),
         prices_source=_prices_source(stack.region),
         notes=tuple(notes),
     )
@@ -582,6 +635,7 @@ def service_on_pool(
         Counts(spec.min_count, spec.desired_count, spec.max_count),
         per_instance,
         engines.get(engine).metrics_kind if spec.metrics_sidecar else None,
+        spec.rollout.shift_minutes,
     )
 
 
@@ -679,9 +733,12 @@ class FargateSized(Protocol):
     def max_count(self) -> int: ...
 
 
-def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> FargateInput:
+def fargate_input(
+    name: str, spec: FargateSized, metric_kind: str | None, rollout_minutes: int = 0
+) -> FargateInput:
     """A Fargate service named `name` in the cost lines; `metric_kind`: its metrics sidecar's
-    kind, None without one."""
+    kind, None without one; `rollout_minutes`: a native deployment's second revision (default
+    0: rolling)."""
     return FargateInput(
         name,
         spec.cpu,
@@ -689,6 +746,7 @@ def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> Far
         spec.cpu_architecture,
         Counts(spec.min_count, spec.desired_count, spec.max_count),
         metric_kind,
+        rollout_minutes,
     )
 
 
@@ -717,14 +775,14 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
         for n, p in plan.managed_instance_pools.items()
     ]
     fargate = [
-        fargate_input(name, r, "reranker" if r.metrics_sidecar else None)
+        fargate_input(name, r, "reranker" if r.metrics_sidecar else None, r.rollout.shift_minutes)
         for name, r in plan.rerankers.items()
     ]
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's
     # minimum is usually 0 tasks (it scales to zero on an empty queue).
     if plan.gateway is not None:
         fargate.append(fargate_input(f"gateway {plan.gateway.path}", plan.gateway, None))
-    fargate += [fargate_input(f"worker {n}", w, None) for n, w in plan.workers.items()]
+    fargate += [fargate_input(f"worker {n}", w.input, None) for n, w in plan.workers.items()]
     return StackInput(
         pools=pools,
         fargate=fargate,

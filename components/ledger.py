@@ -22,6 +22,7 @@ from ecs_inference import cost
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkSpec, VpcSpec
 from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.specs.rollout import RolloutSpec
 from ecs_inference.specs.service import ModelServiceSpec
 
 
@@ -129,7 +130,10 @@ def record_model(pool: object, name: str, spec: ModelServiceSpec, engine: str) -
 def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) -> None:
     """A Fargate service named `name` in the cost lines (`metric_kind`: its sidecar's)."""
     if (ledger := _current()) is not None:
-        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind))
+        # A re-ranker's native deployment runs a second revision (the gateway and workers roll).
+        rollout = getattr(spec, "rollout", None)
+        minutes = rollout.shift_minutes if isinstance(rollout, RolloutSpec) else 0
+        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind, minutes))
 
 
 def network_spec(vpc: VpcSpec) -> NetworkSpec:

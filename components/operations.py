@@ -87,7 +87,7 @@ def _placeholder_outputs(args: OperationsArgs) -> dict[str, Input[str]]:
         outputs[watch.target_group(key)] = out.target_group_arn_suffix
         outputs[watch.ecs_service(key)] = out.ecs_service_name
     for w in args.workers:
-        name = w.spec.worker
+        name = w.name
         out = args.worker_outputs[name]
         outputs[watch.queue(name)] = out.queue_name
         outputs[watch.dead_letter_queue(name)] = out.dead_letter_queue_name

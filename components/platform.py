@@ -51,11 +51,12 @@ from ecs_inference.services.gateway import (
 )
 from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
 from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
-from ecs_inference.services.worker import QueueWorker, QueueWorkerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.stack_secrets import StackSecrets
-from ecs_inference.storage import WeightFileSystem, WeightFileSystemArgs, task_volume
+from ecs_inference.storage.service import WeightFileSystem, WeightStoreWiring, task_volume
+from ecs_inference.workers.decisions import stack_gateway_keys
+from ecs_inference.workers.service import QueueWorker, WorkerWiring
 
 _Args = TypeVar("_Args")
 
@@ -134,6 +135,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     if plan.endpoint.internet_facing
                     else self.network.load_balancer_subnet_ids
                 ),
+                hook_subnet_ids=self.network.private_subnet_ids,
             ),
             opts=self._child,
         )
@@ -342,15 +344,13 @@ class InferencePlatform(pulumi.ComponentResource):
         return {
             fs_name: WeightFileSystem(
                 f"{name}-{fs_name}",
-                with_wiring(
-                    WeightFileSystemArgs,
-                    store,
-                    vpc_id=self.network.vpc_id,
-                    subnet_ids=self.network.zone_subnet_ids,
+                store,
+                WeightStoreWiring(
+                    use=use, vpc_id=self.network.vpc_id, subnet_ids=self.network.zone_subnet_ids
                 ),
                 opts=self._child,
             )
-            for fs_name, store in plan.weight_stores.items()
+            for fs_name, (store, use) in plan.weight_stores.items()
         }
 
     def _efs_access(self, model: str, file_system: str | None) -> EfsAccess | None:
@@ -430,20 +430,23 @@ class InferencePlatform(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        keys = stack_gateway_keys(plan.config)
+        assert keys is not None
         for worker_name, w in plan.workers.items():
             worker = QueueWorker(
                 f"{name}-{worker_name}",
-                with_wiring(
-                    QueueWorkerArgs,
-                    w,
+                w.input,
+                WorkerWiring(
                     **{
                         **_fields(wiring, ClusterWiring),
                         "service_depends_on": (*wiring.service_depends_on, self.gateway.service),
                     },
+                    worker=worker_name,
                     gateway_url=self.gateway.private_url,
+                    gateway_keys=keys,
                     gateway_security_group_id=self.gateway_security_group.id,
                     service_connect_namespace=routes,
-                    stack_secret_arns=self._secret_arns(w.secrets.values()),
+                    stack_secret_arns=self._secret_arns(w.secret_refs.values()),
                 ),
                 opts=child,
             )

@@ -820,3 +820,30 @@ TASK_PROTECTION_MAX_MINUTES = 2880
 # Service Connect timeouts when unset (HTTP app protocols): 15 s per request, 300 s idle.
 SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS = 15
 SERVICE_CONNECT_DEFAULT_IDLE_SECONDS = 300
+
+# ECS native deployment strategies (API reference, DeploymentConfiguration / CanaryConfiguration /
+# LinearConfiguration, read 2026-12-03; the pulumi-aws 7.51.1 schema states the same ranges).
+ECS_DEPLOYMENT_STRATEGIES = ("ROLLING", "BLUE_GREEN", "CANARY", "LINEAR")
+ECS_BAKE_MINUTES_RANGE = (0, 1440)
+"""bakeTimeInMinutes, canaryBakeTimeInMinutes and stepBakeTimeInMinutes: 0 to 1440 minutes."""
+ECS_CANARY_PERCENT_RANGE = (0.1, 100.0)
+"""canaryPercent: multiples of 0.1 from 0.1 to 100.0 (API default 5.0)."""
+ECS_LINEAR_STEP_PERCENT_RANGE = (3.0, 100.0)
+"""stepPercent: 3.0 to 100.0 (API default 10.0)."""
+ECS_PERCENT_STEP = 0.1
+"""Traffic percentages are multiples of this."""
+ECS_HOOK_STAGES = (
+    "RECONCILE_SERVICE",
+    "PRE_SCALE_UP",
+    "POST_SCALE_UP",
+    "TEST_TRAFFIC_SHIFT",
+    "POST_TEST_TRAFFIC_SHIFT",
+    "PRE_PRODUCTION_TRAFFIC_SHIFT",
+    "PRODUCTION_TRAFFIC_SHIFT",
+    "POST_PRODUCTION_TRAFFIC_SHIFT",
+)
+"""DeploymentLifecycleHook.lifecycleStages (botocore's ecs model enum)."""
+ECS_HOOK_DEFAULT_CALLBACK_SECONDS = 30
+"""A Lambda hook answering IN_PROGRESS is invoked again after this (unless `callBackDelay`)."""
+LAMBDA_TIMEOUT_MAX_SECONDS = 900
+"""A Lambda function runs at most 15 minutes."""

@@ -182,6 +182,10 @@ def render_cost(outputs: dict[str, Any]) -> list[str]:
             f"  one excursion to maximum costs at least ${doc['excursionToMaximumUsd']:.2f} more: "
             f"extra instances stay {doc.get('scaleInLagMinutes', 15)} min after the load falls"
         )
+    lines += [
+        f"  one rollout of {r['service']} costs ~${r['usd']:.2f}: {r['how']}"
+        for r in doc.get("rollouts", [])
+    ]
     lines += [f"  note: {n}" for n in doc.get("notes", [])]
     lines += [f"  assumption: {a}" for a in doc.get("assumptions", [])]
     if doc.get("pricesAsOf"):

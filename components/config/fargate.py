@@ -30,8 +30,8 @@ from ecs_inference.config.base import ROOT
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.config.rerankers import RerankerConfig
-from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.specs import fargate
+from ecs_inference.workers.input import WorkerConfig
 
 #: The sections whose services run on Fargate: key under `platform` -> (schema, whether it is a
 #: map of named services, what one of them is called in a message).

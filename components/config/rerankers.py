@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from ecs_inference.config.base import S3Uri, Section
 from ecs_inference.config.services import MAX_TASKS, ServedModelConfig
 from ecs_inference.contracts import reranker as contract
+from ecs_inference.rollouts.input import RerankerRolloutConfig, default_reranker_rollout
 from ecs_inference.specs.service import RerankerSpec
 
 _REFERENCE = contract.REFERENCE_MODEL
@@ -77,6 +78,11 @@ class RerankerConfig(ServedModelConfig):
 
     model_uri: S3Uri
     """S3 prefix with the exported ONNX model and tokenizer (staged into the task at start)."""
+    rollout: RerankerRolloutConfig = Field(  # pyright: ignore[reportIncompatibleVariableOverride]
+        default_factory=default_reranker_rollout
+    )
+    """How a new revision replaces the old one (as a model's `rollout`); its smoke test ranks a
+    query's documents."""
     model: RerankerModelConfig = Field(default_factory=RerankerModelConfig)
     """The model at `modelUri` (its reranker.json `stack_model`): sizes admission, throughput,
     memory and the Fargate task; default all-MiniLM-L6-v2."""

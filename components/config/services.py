@@ -17,6 +17,7 @@ from ecs_inference.contracts.engine import (
 )
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.iam import KMS_KEY_ARN
+from ecs_inference.rollouts.input import RolloutConfig, default_rollout
 from ecs_inference.specs.service import ServiceSpec, log_retention_problem
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -199,3 +200,6 @@ class ServedModelConfig(ServiceConfig):
 
     kms_key_arns: KmsKeysConfig = Field(default_factory=KmsKeysConfig)
     """Customer-managed KMS keys of the weights bucket and of `secrets`."""
+    rollout: RolloutConfig = Field(default_factory=default_rollout)
+    """How a new revision replaces the old one: `rolling` (default), `blueGreen`, `canary` or
+    `linear`, with the smoke test and bake time of the last three (docs/rollouts.md)."""

@@ -33,10 +33,10 @@ from ecs_inference.config.network import NetworkConfig
 from ecs_inference.config.operations import OperationsConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
-from ecs_inference.config.weight_stores import WeightStoreConfig
-from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
-from ecs_inference.specs.weights import EfsConfigError, parse_efs_uri
+from ecs_inference.storage.efs import EfsConfigError, parse_efs_uri
+from ecs_inference.storage.input import WeightStoreConfig
+from ecs_inference.workers.input import WorkerConfig
 
 
 class StackConfig(Section):

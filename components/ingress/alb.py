@@ -43,7 +43,8 @@ from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.contracts.aws_limits import ELBV2_NAME
 from ecs_inference.iam import partition_of
 from ecs_inference.ingress.auth import CognitoAuth
-from ecs_inference.ingress.routes import authenticated_rules, check_service
+from ecs_inference.ingress.routes import authenticated_rules, check_service, rollout_rules
+from ecs_inference.rollouts.hook import SmokeHook
 from ecs_inference.services.base import replacement_name
 from ecs_inference.specs.endpoint import (
     MAX_RULE_PRIORITY,
@@ -99,6 +100,8 @@ class EndpointArgs(EndpointSpec):
     """The VPC of the ALB and its security group."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Private subnets (public ones when internet_facing), at least two AZs."""
+    hook_subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]] | None = None
+    """Private subnets of the smoke hook (`smoke_hook`); None: `subnet_ids`."""
 
 
 def security_group_rules(
@@ -245,6 +248,9 @@ class Endpoint(pulumi.ComponentResource):
     """HTTP, redirecting to HTTPS."""
     dns_record: aws.route53.Record | None
     """Alias of `domain_name`; None without `hosted_zone_id`."""
+    smoke_hook: SmokeHook | None
+    """The lifecycle hook blue/green, canary and linear services run; None without
+    `smoke_hook`."""
 
     def __init__(
         self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None
@@ -260,6 +266,15 @@ class Endpoint(pulumi.ComponentResource):
 
         self.certificate_arn, self.certificate = self._certificate(name, args, child)
         self.auth = CognitoAuth(self, name, args.auth, args.domain_name, region, account_id)
+        self.smoke_hook = None
+        if args.smoke_hook:
+            self.smoke_hook = SmokeHook(f"{name}-hook", vpc_id=args.vpc_id, opts=child)
+            self.smoke_hook.build(
+                subnet_ids=args.hook_subnet_ids or args.subnet_ids,  # pyright: ignore[reportArgumentType]
+                user_pool_id=self.auth.user_pool_id,
+                scope=self.auth.api_scopes[0],
+                depends_on=[self.auth.resource_server, *self.auth.domain_dependencies()],
+            )
         # The Cognito attributes callers read from the endpoint itself.
         self.user_pool = self.auth.user_pool
         self.user_pool_domain_resource = self.auth.user_pool_domain_resource
@@ -319,6 +334,16 @@ class Endpoint(pulumi.ComponentResource):
         """The ALB's security group and the ALB itself."""
         child = pulumi.ResourceOptions(parent=self)
         ingress, egress = security_group_rules(args.allowed_cidrs, args.vpc_cidr, args.target_ports)
+        if self.smoke_hook is not None:
+            ingress.append(
+                {
+                    "description": "HTTPS from the smoke hook (test listener rule)",
+                    "protocol": "tcp",
+                    "from_port": 443,
+                    "to_port": 443,
+                    "security_groups": [self.smoke_hook.security_group.id],
+                }
+            )
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-alb-sg",
             description="Inference ALB: clients on 443/80, egress to IdP and targets only",
@@ -499,6 +524,36 @@ class Endpoint(pulumi.ComponentResource):
         return [self.access_log_bucket_policy, encryption]
 
     # -- services ----------------------------------------------------------------------------
+    def smoke_target(
+        self, service: str, api_path: str
+    ) -> tuple[pulumi.Output[str], pulumi.Output[dict[str, Any]]]:
+        """The smoke hook's function ARN and the endpoint's part of a service's `hookDetails`:
+        the URL through the test rule (the ALB's DNS name, the certificate's name to verify),
+        the token endpoint, the hook's client and its secret, the scope."""
+        hook = self.smoke_hook
+        if hook is None:
+            raise ValueError("this endpoint has no smoke hook (EndpointArgs(..., smoke_hook=True))")
+        check_service(service)
+        ca = self.certificate.certificate_body if self.certificate is not None else None
+        details = pulumi.Output.all(
+            self.load_balancer.dns_name,
+            self.auth.token_url,
+            hook.client.id,
+            hook.secret.arn,
+            pulumi.Output.from_input(ca),
+        ).apply(
+            lambda a: {
+                "url": f"https://{a[0]}/{service}{api_path}",
+                "tlsName": self._args.domain_name,
+                "tokenUrl": a[1],
+                "clientId": a[2],
+                "clientSecretArn": a[3],
+                "scope": self.auth.api_scopes[0],
+                "caPem": a[4],
+            }
+        )
+        return hook.function.arn, details
+
     def service_url(self, service: str) -> pulumi.Output[str]:
         """`https://<domain>/<service>/`, the base URL clients use for `service`."""
         check_service(service)
@@ -511,6 +566,7 @@ class Endpoint(pulumi.ComponentResource):
         target_group_arn: pulumi.Input[str],
         priority: int,
         opts: pulumi.ResourceOptions | None = None,
+        alternate_target_group_arn: pulumi.Input[str] | None = None,
     ) -> list[aws.lb.ListenerRule]:
         """Route `/<service>` and `/<service>/*` to `target_group_arn`, authenticated.
 
@@ -518,6 +574,10 @@ class Endpoint(pulumi.ComponentResource):
         `Authorization: Bearer *` (jwt-validation, then forward) and `priority + 1` for all
         others (authenticate-cognito, then forward). Both strip the service prefix. Priorities
         must be unique across routes; `opts` may re-parent the rules (default parent: self).
+
+        With `alternate_target_group_arn` (a blue/green, canary or linear service) the two rules
+        are ECS's: the test rule at `priority` and the production (bearer) rule at `priority + 1`,
+        each forwarding to both target groups (`routes.rollout_rules`); returned [test, production].
         """
         check_service(service)
         if not in_range(priority, (1, MAX_RULE_PRIORITY - 1)):
@@ -534,7 +594,22 @@ class Endpoint(pulumi.ComponentResource):
                 f"route's ({sorted(taken)})"
             )
         self._routes[service] = (priority, priority + 1)
-
+        if alternate_target_group_arn is not None:
+            if self.smoke_hook is None:
+                raise ValueError(
+                    f"route {service!r}: a blue/green, canary or linear service needs the "
+                    "endpoint's smoke hook (EndpointArgs(..., smoke_hook=True))"
+                )
+            return rollout_rules(
+                self,
+                f"{self._name}-{service}",
+                service,
+                listener_arn=self.https_listener.arn,
+                auth=self.auth,
+                target_group_arns=(target_group_arn, alternate_target_group_arn),
+                priority=priority,
+                opts=opts,
+            )
         return authenticated_rules(
             self,
             f"{self._name}-{service}",

@@ -38,20 +38,42 @@ def check_service(service: str) -> None:
         )
 
 
-def authenticated_rules(
-    owner: pulumi.Resource,
-    name: str,
+TEST_HEADER = "x-ecs-inference-revision"
+TEST_HEADER_VALUE = "test"
+"""The header (and value) the test listener rule matches: the smoke hook sends it
+(`components.rollouts.smoke` states the same pair; tests/rollouts checks they agree)."""
+WEIGHTED_FORWARD_PATHS = ["actions[1].forward", "actions[1].targetGroupArn"]
+"""The forward action's weights on ECS's rules: ECS moves them during a deployment, so Pulumi
+must not put them back; the authenticate action (actions[0]) stays Pulumi's."""
+
+
+def jwt_validation(auth: CognitoAuth) -> aws.lb.ListenerRuleActionArgs:
+    """Bearer tokens of the pool: issuer, JWKS, an access token carrying the invoke scope."""
+    return aws.lb.ListenerRuleActionArgs(
+        type="jwt-validation",
+        order=1,
+        jwt_validation=aws.lb.ListenerRuleActionJwtValidationArgs(
+            issuer=auth.issuer,
+            jwks_endpoint=auth.jwks_uri,
+            additional_claims=[
+                # Cognito puts granted scopes in `scope`, space-separated; an API token must
+                # carry the invoke scope. Only access tokens have it.
+                aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
+                    format="space-separated-values",
+                    name="scope",
+                    values=[auth.api_scopes[0]],
+                ),
+                aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
+                    format="single-string", name="token_use", values=["access"]
+                ),
+            ],
+        ),
+    )
+
+
+def _paths_and_rewrite(
     service: str,
-    *,
-    listener_arn: pulumi.Input[str],
-    auth: CognitoAuth,
-    session_timeout_seconds: int,
-    target_group_arn: pulumi.Input[str],
-    priority: int,
-    opts: pulumi.ResourceOptions | None = None,
-) -> list[aws.lb.ListenerRule]:
-    """The two listener rules of `service` (`<name>-bearer` at `priority`, `<name>-browser` at
-    `priority + 1`), children of `owner` unless `opts` re-parents them."""
+) -> tuple[aws.lb.ListenerRuleConditionArgs, aws.lb.ListenerRuleTransformArgs]:
     paths = aws.lb.ListenerRuleConditionArgs(
         path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
             values=service_path_patterns(service)
@@ -66,6 +88,93 @@ def authenticated_rules(
             )
         ),
     )
+    return paths, rewrite
+
+
+def _bearer() -> aws.lb.ListenerRuleConditionArgs:
+    return aws.lb.ListenerRuleConditionArgs(
+        http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
+            http_header_name="Authorization", values=["Bearer *"]
+        )
+    )
+
+
+def rollout_rules(
+    owner: pulumi.Resource,
+    name: str,
+    service: str,
+    *,
+    listener_arn: pulumi.Input[str],
+    auth: CognitoAuth,
+    target_group_arns: tuple[pulumi.Input[str], pulumi.Input[str]],
+    priority: int,
+    opts: pulumi.ResourceOptions | None = None,
+) -> list[aws.lb.ListenerRule]:
+    """ECS's two rules of a blue/green, canary or linear service: `<name>-test` at `priority`
+    (the smoke hook's header) and `<name>-bearer` at `priority + 1` (production). Both
+    authenticate with jwt-validation exactly like a rolling service's bearer rule, then forward to
+    the primary and alternate target groups (weights 100/0 at creation; ECS moves them).
+
+    ECS manages one production rule per load balancer entry and swaps the groups' roles at every
+    deployment, so a second production rule would go stale: such a service has no browser
+    (authenticate-cognito) rule. Its authentication can never be lost: the weights are the only
+    part Pulumi leaves to ECS (`WEIGHTED_FORWARD_PATHS`)."""
+    paths, rewrite = _paths_and_rewrite(service)
+    primary, alternate = target_group_arns
+    forward = aws.lb.ListenerRuleActionArgs(
+        type="forward",
+        order=2,
+        forward=aws.lb.ListenerRuleActionForwardArgs(
+            target_groups=[
+                aws.lb.ListenerRuleActionForwardTargetGroupArgs(arn=primary, weight=100),
+                aws.lb.ListenerRuleActionForwardTargetGroupArgs(arn=alternate, weight=0),
+            ]
+        ),
+    )
+    deps: list[pulumi.Resource] = [auth.api_client, *auth.domain_dependencies()]
+    base = pulumi.ResourceOptions(
+        parent=owner, depends_on=deps, ignore_changes=WEIGHTED_FORWARD_PATHS
+    )
+    rule_opts = base.merge(opts) if opts is not None else base
+    test_header = aws.lb.ListenerRuleConditionArgs(
+        http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
+            http_header_name=TEST_HEADER, values=[TEST_HEADER_VALUE]
+        )
+    )
+    rules = []
+    for suffix, at, conditions in (
+        ("test", priority, [paths, _bearer(), test_header]),
+        ("bearer", priority + 1, [paths, _bearer()]),
+    ):
+        rules.append(
+            aws.lb.ListenerRule(
+                f"{name}-{suffix}",
+                listener_arn=listener_arn,
+                priority=at,
+                conditions=conditions,
+                actions=[jwt_validation(auth), forward],
+                transforms=[rewrite],
+                opts=rule_opts,
+            )
+        )
+    return rules
+
+
+def authenticated_rules(
+    owner: pulumi.Resource,
+    name: str,
+    service: str,
+    *,
+    listener_arn: pulumi.Input[str],
+    auth: CognitoAuth,
+    session_timeout_seconds: int,
+    target_group_arn: pulumi.Input[str],
+    priority: int,
+    opts: pulumi.ResourceOptions | None = None,
+) -> list[aws.lb.ListenerRule]:
+    """The two listener rules of `service` (`<name>-bearer` at `priority`, `<name>-browser` at
+    `priority + 1`), children of `owner` unless `opts` re-parents them."""
+    paths, rewrite = _paths_and_rewrite(service)
     forward = aws.lb.ListenerRuleActionArgs(
         type="forward", order=2, target_group_arn=target_group_arn
     )
@@ -82,35 +191,9 @@ def authenticated_rules(
         f"{name}-bearer",
         listener_arn=listener_arn,
         priority=priority,
-        conditions=[
-            paths,
-            aws.lb.ListenerRuleConditionArgs(
-                http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
-                    http_header_name="Authorization", values=["Bearer *"]
-                )
-            ),
-        ],
+        conditions=[paths, _bearer()],
         actions=[
-            aws.lb.ListenerRuleActionArgs(
-                type="jwt-validation",
-                order=1,
-                jwt_validation=aws.lb.ListenerRuleActionJwtValidationArgs(
-                    issuer=auth.issuer,
-                    jwks_endpoint=auth.jwks_uri,
-                    additional_claims=[
-                        # Cognito puts granted scopes in `scope`, space-separated; an API
-                        # token must carry the invoke scope. Only access tokens have it.
-                        aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
-                            format="space-separated-values",
-                            name="scope",
-                            values=[auth.api_scopes[0]],
-                        ),
-                        aws.lb.ListenerRuleActionJwtValidationAdditionalClaimArgs(
-                            format="single-string", name="token_use", values=["access"]
-                        ),
-                    ],
-                ),
-            ),
+            jwt_validation(auth),
             forward,
         ],
         transforms=[rewrite],

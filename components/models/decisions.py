@@ -15,10 +15,10 @@ from typing import TypeVar
 
 from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
-from ecs_inference.config.weight_stores import WeightStoreConfig
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.models.input import ModelConfig
+from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing import weights as weight_load
@@ -31,7 +31,6 @@ from ecs_inference.sizing.instance_types import (
     PoolTypes,
 )
 from ecs_inference.specs import operations as ops_specs
-from ecs_inference.specs import weights as efs
 from ecs_inference.specs.mixed_instances import spot_interruption_notes
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import secret_refs
@@ -40,6 +39,8 @@ from ecs_inference.specs.service import (
     ServiceArgsError,
     model_service_decision_checks,
 )
+from ecs_inference.storage import efs as efs
+from ecs_inference.storage.input import WeightStoreConfig
 
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.
@@ -142,6 +143,9 @@ class StackFacts:
     """The stack's region (engines that name it in their environment); None: the provider's."""
     stack: str = "stack"
     """The stack's name (the dimension of the engine-load metric math)."""
+    alarm_settings: ops_specs.AlarmSettings = field(default_factory=ops_specs.AlarmSettings)
+    """`operations.alarms`: thresholds of the paging alarms (the smoke test's first-token bound
+    is the time-to-first-token alarm's)."""
 
 
 @dataclass(frozen=True)
@@ -348,6 +352,20 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
     # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
     # refuses tensor parallelism on it).
     shm = _shm_size(gpus, memory) if gpus and not m.managed else 0
+    rollout, rollout_lines = decide_rollout(
+        model.rollout,
+        RolloutFacts(
+            stack=m.facts.stack,
+            watched=ops_specs.WatchedService(
+                m.name, model.engine, model.min_count, model.pool, sidecar
+            ),
+            served_model=launch.served_model_name,
+            default_prompt=engine.smoke_prompt,
+            requests_per_task_minute=model.autoscaling.target_requests_per_target,
+            startup_seconds=grace.seconds,
+            alarm_settings=m.facts.alarm_settings,
+        ),
+    )
     spec = ModelServiceSpec(
         compatibility="MANAGED_INSTANCES" if m.managed else "EC2",
         service=m.name,
@@ -356,6 +374,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         launch=launch,
         weights_bucket=weights.bucket,
         weights_prefix=weights.prefix,
+        adapter_prefixes=launch.adapter_prefixes,
         efs_file_system=weights.efs.file_system if weights.efs else None,
         efs_path=weights.efs.path if weights.efs else None,
         task_cpu=cpu,
@@ -388,22 +407,32 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         scaling_configuration=None if scaling.metric == "albRequests" else scaling.configuration,
         metrics_sidecar=sidecar,
         metrics_image=m.facts.metrics_image if scraped else None,
+        rollout=rollout,
     )
     prepulled = m.pool_spec is not None and image in m.pool_spec.prepull_images
     lines = [
         fit.summary(),
+        *_lora_lines(fit),
         f"task reservation {cpu} CPU units / {memory} MiB"
         + (f", shared memory {shm} MiB" if shm else ""),
         grace.summary(),
         *([grace.warm_start_summary()] if prepulled else []),
         delay.summary(),
         m.deploy.note,
+        *rollout_lines,
         *([weights.note] if weights.note else []),
         scaling.note,
         *_spot_notes(m, spec),
         *([METRICS_NOTE] if sidecar else []),
     ]
     return spec, lines
+
+
+def _lora_lines(fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> list[str]:
+    """What the LoRA adapters take from the GPUs (none without adapters)."""
+    if not isinstance(fit, sizing.GpuFit) or fit.need.lora is None:
+        return []
+    return [fit.need.lora.summary(fit.tp_size)]
 
 
 def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:

@@ -45,12 +45,12 @@ from ecs_inference.services.base import (
     weights_task_role,
 )
 from ecs_inference.services.base import Placement as TaskPlacement
-from ecs_inference.services.containers import environment_list, secrets_list, serving_container
-from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
+from ecs_inference.services.containers import container_definition
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import PoolTypes
-from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
+from ecs_inference.storage import efs as weights_spec
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -129,6 +129,14 @@ def decide_service(
     issues.raise_if_any()
     assert fitted is not None
     demand, types = fitted
+    pool = wiring.pool.spec
+    if model.rollout.native and pool is not None and placement.deploy is None:
+        # Alone on its pool (a stack checks a shared pool in its plan).
+        room = rollout_room(
+            model.rollout.strategy, model.max_count, types.tasks_per_instance(name), pool.max_size
+        )
+        if (problem := room.problem()) is not None:
+            issues.add(f"{path}.rollout.strategy", problem)
     idle = placement.idle_timeout_seconds
     if idle is None:
         idle = wiring.router.idle_timeout_seconds
@@ -188,30 +196,9 @@ def model_container_definitions(
     group's `/health` check decides, and a second check would restart a task the ALB still
     drains.
     """
-    command = launch.container_command()
-    container = serving_container(
-        name=CONTAINER_NAME,
-        image=image,
-        environment=environment_list(launch.container_environment(region), dict(environment or {})),
-        port_mappings=launch.port_mappings(),
-        log_group_name=log_group_name,
-        region=region,
-        stream_prefix=stream_prefix,
-        stop_timeout_seconds=stop_timeout_seconds,
-    )
-    if command:
-        container["command"] = command
-    if efs_model is not None:
-        container["mountPoints"] = [weights_spec.mount_point(efs_model)]
-    if secrets:
-        container["secrets"] = secrets_list(secrets)
     # An init process reaps the engine's worker processes (vLLM spawns one per GPU, the Neuron
     # entrypoint runs engine + proxy) and forwards SIGTERM so draining starts on stop.
     linux: dict[str, Any] = {"initProcessEnabled": True}
-    if launch.gpus:
-        container["resourceRequirements"] = [{"type": "GPU", "value": str(launch.gpus)}]
-        # NCCL and CUDA IPC pin host memory; a capped memlock makes NCCL fail or fall back.
-        container["ulimits"].append({"name": "memlock", "softLimit": -1, "hardLimit": -1})
     if shm_size_mib:
         linux["sharedMemorySize"] = shm_size_mib
     if neuron_devices:
@@ -222,8 +209,24 @@ def model_container_definitions(
         # AWS's ECS Neuron task-definition example (developer guide, "Example Neuron task
         # definitions", manual device specification) adds IPC_LOCK next to the devices.
         linux["capabilities"] = {"add": list(neuron_contract.TASK_CAPABILITIES)}
-    container["linuxParameters"] = linux
-    return [container]
+    return [
+        container_definition(
+            name=CONTAINER_NAME,
+            image=image,
+            environment=launch.container_environment(region),
+            extra_environment=environment,
+            port_mappings=launch.port_mappings(),
+            log_group_name=log_group_name,
+            region=region,
+            stream_prefix=stream_prefix,
+            stop_timeout_seconds=stop_timeout_seconds,
+            command=launch.container_command(),
+            mount_points=[weights_spec.mount_point(efs_model)] if efs_model is not None else None,
+            secrets=secrets,
+            gpu_count=launch.gpus,
+            linux_parameters=linux,
+        )
+    ]
 
 
 def pool_placement(capacity_provider: Input[str], *, one_task_per_instance: bool) -> TaskPlacement:
@@ -328,6 +331,7 @@ class ModelService(EcsService):
                 prefix=spec.weights_prefix,
                 efs=efs,
                 kms_key_arn=spec.weights_kms_key_arn,
+                adapter_prefixes=spec.adapter_prefixes,
             ),
             volumes=[efs.volume] if efs else None,
             secrets_kms_key_arns=spec.secrets_kms_key_arns,

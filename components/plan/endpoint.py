@@ -83,6 +83,7 @@ def endpoint_spec(
         access_log_retention_days=ep.access_log_retention_days,
         hosted_zone_id=ep.hosted_zone_id,
         protect=cfg.protect,
+        smoke_hook=any(s.rollout.native for s in (*cfg.models.values(), *cfg.rerankers.values())),
         auth=AuthSpec(
             existing_user_pool_id=auth.existing_user_pool_id,
             existing_user_pool_domain=auth.existing_user_pool_domain,

@@ -25,9 +25,10 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.specs import fargate
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import RerankerSpec
-from ecs_inference.specs.worker import QueueWorkerSpec
+from ecs_inference.workers.decisions import WorkerDecisions
+from ecs_inference.workers.input import WorkerConfig
 
-FargateSpec = RerankerSpec | LiteLLMGatewaySpec | QueueWorkerSpec
+FargateSpec = RerankerSpec | LiteLLMGatewaySpec | WorkerConfig
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ SPEC_PARAMETERS: Mapping[type, tuple[SpecParameter, ...]] = {
         SpecParameter("stop_timeout_seconds", "containerDefinitions[].stopTimeout", None),
     ),
     LiteLLMGatewaySpec: (),
-    QueueWorkerSpec: (),
+    WorkerConfig: (),
 }
 """Per Fargate spec type, the fields its component writes at a path of the table."""
 
@@ -71,7 +72,7 @@ def spec_issues(path: str, spec: FargateSpec, issues: Issues) -> None:
 def check_services(
     rerankers: Mapping[str, RerankerSpec],
     gateway: LiteLLMGatewaySpec | None,
-    workers: Mapping[str, QueueWorkerSpec],
+    workers: Mapping[str, WorkerDecisions],
     issues: Issues,
 ) -> None:
     """Judge every planned Fargate service's spec against the table (`spec_issues`)."""
@@ -80,4 +81,4 @@ def check_services(
     if gateway is not None:
         spec_issues(f"{ROOT}.gateway", gateway, issues)
     for name, worker in workers.items():
-        spec_issues(f"{ROOT}.workers.{name}", worker, issues)
+        spec_issues(f"{ROOT}.workers.{name}", worker.input, issues)

@@ -13,7 +13,7 @@ from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
-from ecs_inference.specs.worker import QueueWorkerSpec
+from ecs_inference.workers.decisions import WorkerDecisions
 
 
 def alarm_settings(cfg: StackConfig) -> ops_specs.AlarmSettings:
@@ -44,7 +44,7 @@ def operations_spec(
     rerankers: Mapping[str, RerankerSpec],
     pools: Mapping[str, PoolSpec],
     gateway: LiteLLMGatewaySpec | None,
-    workers: Mapping[str, QueueWorkerSpec],
+    workers: Mapping[str, WorkerDecisions],
     subscriptions: Sequence[ops_specs.Subscription],
 ) -> ops_specs.OperationsSpec:
     """What the operations watch: every planned service, the pools whose hosts run the
@@ -66,12 +66,7 @@ def operations_spec(
         gpu_pools=tuple(n for n in telemetry if n in cfg.gpu_pools),
         neuron_pools=tuple(n for n in telemetry if n in cfg.neuron_pools),
         gateway=gateway,
-        workers=tuple(
-            ops_specs.WatchedWorker(
-                w, cfg.workers[n].acceptable_latency_seconds, cfg.workers[n].max_job_seconds
-            )
-            for n, w in workers.items()
-        ),
+        workers=tuple(workers.values()),
         alarm_settings=alarm_settings(cfg),
         subscriptions=tuple(subscriptions),
         dashboard=cfg.operations.dashboard,

@@ -21,7 +21,7 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.models import decisions
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.sizing import catalog, instance_types
-from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import Demand, PoolTypes
 from ecs_inference.specs import images as image_build
 from ecs_inference.specs import managed_instances
@@ -301,7 +301,30 @@ def share(
         )
         for m in on_pool
     }
+    notes += _rollout_room(on_pool, max_size - total, at_max, issues)
     return deploys, [*notes, *eni_notes]
+
+
+def _rollout_room(
+    on_pool: Sequence[Placed], spare: int, at_max: Mapping[str, int], issues: Issues
+) -> list[str]:
+    """Each blue/green, canary or linear service's second revision, on what the others leave
+    it at their maxCount; too little is an issue at its `rollout.strategy`."""
+    notes: list[str] = []
+    for m in on_pool:
+        if not m.config.rollout.native:
+            continue
+        room = rollout_room(
+            m.config.rollout.strategy,
+            m.config.max_count,
+            m.tasks_per_instance,
+            spare + at_max[m.name],
+        )
+        if (problem := room.problem()) is not None:
+            issues.add(f"platform.models.{m.name}.rollout.strategy", problem)
+        else:
+            notes.append(f"rollout of {m.name}: {room.summary()}")
+    return notes
 
 
 def _over_capacity(

@@ -10,7 +10,10 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as contract
+from ecs_inference.plan.operations import alarm_settings
+from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.specs.operations.watch import WatchedService
 from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service import (
     RerankerSpec,
@@ -51,13 +54,34 @@ def _admission(rr: RerankerConfig, size: sizing.FargateSize) -> contract.Admissi
 
 
 def reranker_service(
-    name: str, rr: RerankerConfig, cfg: StackConfig, priority: int, idle_timeout_seconds: int
+    name: str,
+    rr: RerankerConfig,
+    cfg: StackConfig,
+    priority: int,
+    idle_timeout_seconds: int,
+    stack: str = "stack",
 ) -> tuple[RerankerSpec, list[str]]:
     """The re-ranker's spec and decision lines; raises `sizing.SizingError`."""
     size = _size(rr)
     delay = deregistration(rr.max_request_seconds)
     bucket, prefix = iam.split_s3_uri(rr.model_uri)
     sidecar = cfg.operations.metrics_sidecar
+    rollout, rollout_lines = decide_rollout(
+        rr.rollout,
+        RolloutFacts(
+            stack=stack,
+            watched=WatchedService(name, "reranker", rr.min_count, engine_metrics=sidecar),
+            served_model=rr.environment.get(
+                contract.ENV_MODEL_NAME, contract.ENV_DEFAULTS[contract.ENV_MODEL_NAME]
+            ),
+            default_prompt="",
+            requests_per_task_minute=rr.scaling_target
+            if rr.scaling_metric == "requestCount"
+            else None,
+            startup_seconds=RerankerSpec.health_check_grace_period_seconds,
+            alarm_settings=alarm_settings(cfg),
+        ),
+    )
     spec = RerankerSpec(
         service=name,
         priority=priority,
@@ -89,18 +113,24 @@ def reranker_service(
         log_retention_days=rr.log_retention_days,
         metrics_sidecar=sidecar,
         metrics_image=cfg.images.metrics,
+        rollout=rollout,
     )
     lines = [
         spec.model.summary(),
         size.summary(),
         delay.summary(),
         _admission(rr, size).summary(),
+        *rollout_lines,
     ]
     return spec, [*lines, *([METRICS_NOTE] if sidecar else [])]
 
 
 def plan_rerankers(
-    cfg: StackConfig, priorities: Mapping[str, int], idle_timeout_seconds: int, issues: Issues
+    cfg: StackConfig,
+    priorities: Mapping[str, int],
+    idle_timeout_seconds: int,
+    issues: Issues,
+    stack: str = "stack",
 ) -> tuple[dict[str, RerankerSpec], dict[str, list[str]]]:
     """Every re-ranker's spec and its decisions (a size that fits no Fargate task is an issue)."""
     specs: dict[str, RerankerSpec] = {}
@@ -108,7 +138,9 @@ def plan_rerankers(
     for name, rr in cfg.rerankers.items():
         path = f"platform.rerankers.{name}"
         try:
-            spec, lines = reranker_service(name, rr, cfg, priorities[name], idle_timeout_seconds)
+            spec, lines = reranker_service(
+                name, rr, cfg, priorities[name], idle_timeout_seconds, stack
+            )
         except sizing.SizingError as exc:
             issues.add(exc.at(path), str(exc))
             continue

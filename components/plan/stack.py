@@ -25,8 +25,6 @@ from ecs_inference.plan import (
     pools,
     rerankers,
     secrets,
-    weight_stores,
-    workers,
 )
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
@@ -40,8 +38,9 @@ from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
-from ecs_inference.specs.weights import WeightStoreSpec
-from ecs_inference.specs.worker import QueueWorkerSpec
+from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
+from ecs_inference.storage.input import WeightStoreConfig
+from ecs_inference.workers.decisions import WorkerDecisions, plan_workers
 
 PLATFORM_NAME = "inference"
 """Name of the InferencePlatform component; pool, service and capacity-provider names derive
@@ -72,8 +71,8 @@ class Plan:
     gateway: LiteLLMGatewaySpec | None
     gateway_database: GatewayDatabaseSpec | None
     """LiteLLM's database, when the gateway has one."""
-    workers: Mapping[str, QueueWorkerSpec]
-    weight_stores: Mapping[str, WeightStoreSpec]
+    workers: Mapping[str, WorkerDecisions]
+    weight_stores: Mapping[str, tuple[WeightStoreConfig, WeightStoreUse]]
     """EFS file systems of weights, by `weightStores` name or existing file system id."""
     builds: Mapping[str, tuple[str, ...]]
     """Images the stack builds (`images.build`): image name -> Docker platforms."""
@@ -201,7 +200,7 @@ def build_plan(
         config, demands, choices, pool_specs, deploys, context, issues
     )
     reranker_specs, reranker_lines = rerankers.plan_rerankers(
-        config, priorities, idle.seconds, issues
+        config, priorities, idle.seconds, issues, stack or "stack"
     )
     namespace = None
     if config.gateway is not None or config.workers:
@@ -215,7 +214,7 @@ def build_plan(
         network_spec.cidr_block,
         reranker_specs,
     )
-    worker_specs, worker_lines = workers.plan_workers(
+    worker_specs = plan_workers(
         config, issues, None if project is None or stack is None else (project, stack)
     )
     fargate.check_services(reranker_specs, gateway_spec, worker_specs, issues)
@@ -246,7 +245,7 @@ def build_plan(
         **reranker_lines,
         "operations": operations.decisions(config, operations_spec),
         **({"gateway": gateway_lines} if gateway_spec is not None else {}),
-        **worker_lines,
+        **{f"worker {n}": list(w.lines) for n, w in worker_specs.items()},
         **image_lines,
     }
     return Plan(
@@ -264,9 +263,7 @@ def build_plan(
         gateway=gateway_spec,
         gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
         workers=worker_specs,
-        weight_stores=weight_stores.plan_weight_stores(
-            config, model_specs, network_spec.availability_zones
-        ),
+        weight_stores=plan_weight_stores(config, model_specs, network_spec.availability_zones),
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,

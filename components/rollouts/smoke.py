@@ -344,6 +344,15 @@ def run(settings: SmokeSettings, secret: Callable[[str], str] | None = None) -> 
         return FAILED, str(failure)
 
 
+def aws_calls(details: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The AWS calls one run makes for these `hookDetails`, as (action, resource, why): the
+    runtime rehearsal checks the hook's role allows each (tools/rehearsal/deployments.py)."""
+    arn = details.get("clientSecretArn")
+    if not arn:
+        return []
+    return [("secretsmanager:GetSecretValue", str(arn), "read its client secret for a token")]
+
+
 def _secrets_manager_value(arn: str) -> str:
     import botocore.session  # the Lambda runtime ships it; tests pass `secret` instead
 
@@ -357,7 +366,11 @@ def handler(event: Mapping[str, Any], _context: object = None) -> dict[str, str]
     Bad settings fail the hook (ECS then rolls back) rather than letting a revision through.
     """
     try:
-        settings = SmokeSettings.from_details(event.get("hookDetails") or {})
+        details = event.get("hookDetails") or {}
+        # ECS passes the hook's JSON document; accept it still encoded too.
+        settings = SmokeSettings.from_details(
+            json.loads(details) if isinstance(details, str) else details
+        )
     except (TypeError, ValueError) as exc:
         status, reason = FAILED, f"bad hookDetails: {exc}"
     else:

@@ -34,9 +34,9 @@ from ecs_inference.contracts.aws_limits import (
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
-from ecs_inference.services.containers import log_configuration, with_app_protocol
+from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
+from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs import weights as weights_spec
 from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
 from ecs_inference.specs.service import ServiceSpec
@@ -47,6 +47,7 @@ from ecs_inference.specs.service_connect import (
     private_host,
     timeouts,
 )
+from ecs_inference.storage import efs as weights_spec
 
 ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
 CPU_METRIC = "ECSServiceAverageCPUUtilization"
@@ -68,7 +69,12 @@ class Router(Protocol):
         target_group_arn: Input[str],
         priority: int,
         opts: pulumi.ResourceOptions | None = None,
+        alternate_target_group_arn: Input[str] | None = None,
     ) -> list[Any]: ...
+
+    def smoke_target(
+        self, service: str, api_path: str
+    ) -> tuple[Output[str], Output[dict[str, Any]]]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -420,6 +426,7 @@ class EcsService(pulumi.ComponentResource):
         balancing: Balancing,
         deregistration_delay_seconds: int,
         max_request_seconds: int | None = None,
+        role: str = "tg",
     ) -> aws.lb.TargetGroup:
         """An ip target group (awsvpc tasks are addressed by ENI IP).
 
@@ -430,14 +437,14 @@ class EcsService(pulumi.ComponentResource):
         tagged `contracts.tags.MAX_REQUEST_SECONDS` so the policy pack checks the delay against
         it instead of the ALB-wide idle timeout.
         """
-        logical, port = f"{self._name}-tg", balancing.port
+        logical, port = f"{self._name}-{role}", balancing.port
         forcing: dict[str, Input[Any]] = {
             "targetType": "ip",
             "protocol": "HTTP",
             "port": port,
             "vpcId": vpc_id,
         }
-        self.target_group = aws.lb.TargetGroup(
+        group = aws.lb.TargetGroup(
             logical,
             # Target-group names are capped at 32 characters, so a long service name cannot take
             # the provider's `<logical>-<7 random>` autoname: such names get a stable short one,
@@ -465,12 +472,31 @@ class EcsService(pulumi.ComponentResource):
             ),
             opts=self._child,
         )
-        return self.target_group
+        if role == "tg":
+            self.target_group = group
+        return group
 
-    def _routes(self, router: Router, service: str, priority: int) -> list[Any]:
-        """The endpoint's listener rules for `/<service>/*` (`priority` is the first of two)."""
+    def _routes(
+        self,
+        router: Router,
+        service: str,
+        priority: int,
+        alternate: aws.lb.TargetGroup | None = None,
+    ) -> list[Any]:
+        """The endpoint's listener rules for `/<service>/*` (`priority` is the first of two);
+        with an `alternate` group, ECS's test and production rules over both groups."""
+        # Only a native rollout passes the alternate group, so a router written before them
+        # keeps working for rolling services.
+        arn = self.target_group.arn
         self.listener_rules = list(
-            router.route(service, target_group_arn=self.target_group.arn, priority=priority)
+            router.route(service, target_group_arn=arn, priority=priority)
+            if alternate is None
+            else router.route(
+                service,
+                target_group_arn=arn,
+                priority=priority,
+                alternate_target_group_arn=alternate.arn,
+            )
         )
         return self.listener_rules
 
@@ -486,10 +512,12 @@ class EcsService(pulumi.ComponentResource):
         deployment: Deployment,
         balancing: Balancing | None = None,
         service_connect: aws.ecs.ServiceServiceConnectConfigurationArgs | None = None,
+        native: NativeDeployment | None = None,
     ) -> aws.ecs.Service:
         """The ECS service in private subnets without a public IP, with a circuit breaker that
         rolls back; with `balancing`, registered in `target_group` and created after the
-        listener rules (ECS rejects a target group that belongs to no load balancer)."""
+        listener rules (ECS rejects a target group that belongs to no load balancer). With
+        `native`, ECS's blue/green, canary or linear deployment (deployment controller ECS)."""
         self.service = aws.ecs.Service(
             f"{self._name}-service",
             cluster=cluster_arn,
@@ -512,8 +540,14 @@ class EcsService(pulumi.ComponentResource):
                     target_group_arn=self.target_group.arn,
                     container_name=balancing.container_name,
                     container_port=balancing.port,
+                    advanced_configuration=None if native is None else native.advanced,
                 )
             ],
+            deployment_controller=None
+            if native is None
+            else aws.ecs.ServiceDeploymentControllerArgs(type="ECS"),
+            deployment_configuration=None if native is None else native.deployment_configuration,
+            alarms=None if native is None else native.alarms,
             service_connect_configuration=service_connect,
             health_check_grace_period_seconds=deployment.grace_seconds,
             deployment_circuit_breaker=aws.ecs.ServiceDeploymentCircuitBreakerArgs(
@@ -533,6 +567,7 @@ class EcsService(pulumi.ComponentResource):
                 depends_on=[
                     *(self.listener_rules if balancing is not None else ()),
                     *deployment.depends_on,
+                    *(native.depends_on if native is not None else ()),
                 ],
                 # Autoscaling owns the running count after creation.
                 ignore_changes=["desiredCount"],
@@ -612,13 +647,30 @@ class EcsService(pulumi.ComponentResource):
         (on `scaling_configuration` when given, else on the predefined `scaling_metric` at
         `scaling_target`), then the component's outputs. The task must exist."""
         self._task_security_group(wiring, service=spec.service, port=balancing.port)
-        self._target_group(
-            vpc_id=wiring.vpc_id,
-            balancing=balancing,
-            deregistration_delay_seconds=spec.deregistration_delay_seconds,
-            max_request_seconds=spec.max_request_seconds,
-        )
-        self._routes(wiring.router, spec.service, spec.priority)
+        groups = [
+            self._target_group(
+                vpc_id=wiring.vpc_id,
+                balancing=balancing,
+                deregistration_delay_seconds=spec.deregistration_delay_seconds,
+                max_request_seconds=spec.max_request_seconds,
+                role=role,
+            )
+            for role in (("tg", "tg-alt") if spec.rollout.native else ("tg",))
+        ]
+        alternate = groups[1] if len(groups) > 1 else None
+        self._routes(wiring.router, spec.service, spec.priority, alternate)
+        native = None
+        if alternate is not None:
+            native = native_deployment(
+                self,
+                self._name,
+                service=spec.service,
+                rollout=spec.rollout,
+                router=wiring.router,
+                ctx=self._ctx,
+                target_groups=(self.target_group, alternate),
+                rules=self.listener_rules,
+            )
         namespace = wiring.service_connect_namespace
         self._service(
             cluster_arn=wiring.cluster_arn,
@@ -643,6 +695,7 @@ class EcsService(pulumi.ComponentResource):
                 # At least the longest request the service allows (deregistration covers it).
                 longest_request_seconds=spec.deregistration_delay_seconds,
             ),
+            native=native,
         )
         self._target_tracking(
             wiring.cluster_arn,
@@ -677,18 +730,28 @@ def weights_task_role(
     prefix: str | None,
     efs: EfsAccess | None = None,
     kms_key_arn: str | None = None,
+    adapter_prefixes: Sequence[str] = (),
 ) -> TaskRole:
     """The task role of a serving container: read one S3 prefix (`bucket`/`prefix`, decrypting
-    with `kms_key_arn` through S3 when given), or mount its weights on `efs` read-only, or
-    nothing (a custom image without weights)."""
+    with `kms_key_arn` through S3 when given) and its LoRA adapters' (`adapter_prefixes` of the
+    same bucket, default none), or mount its weights on `efs` read-only, or nothing (a custom
+    image without weights)."""
     if bucket is not None:
         policy = Output.all(ctx.partition, ctx.region).apply(
             lambda a: iam.s3_read_policy(
-                bucket, prefix or "", partition=a[0], kms_key_arn=kms_key_arn, region=a[1]
+                bucket,
+                prefix or "",
+                partition=a[0],
+                kms_key_arn=kms_key_arn,
+                region=a[1],
+                extra_prefixes=adapter_prefixes,
             )
         )
         s3_prefix = (prefix or "").strip("/")
-        return TaskRole(f"Serving container: read s3://{bucket}/{s3_prefix} only", {"task": policy})
+        adapters = "".join(f", s3://{bucket}/{p.strip('/')}" for p in adapter_prefixes)
+        return TaskRole(
+            f"Serving container: read s3://{bucket}/{s3_prefix}{adapters} only", {"task": policy}
+        )
     if efs is not None:
         policy = Output.all(efs.file_system_arn, efs.access_point_arn).apply(
             lambda a: json.dumps(
@@ -785,7 +848,7 @@ def metrics_sidecar(
                 image=image,
                 port=port,
                 engine_container=engine_container,
-                log_configuration=log_configuration(log_group, region, spec.service),
+                log_group_name=log_group,
                 startup_grace_seconds=spec.health_check_grace_period_seconds,
             )
         ]

@@ -1,4 +1,5 @@
-"""Container definition pieces every service's task shares (pure: plain dicts, no Pulumi).
+"""The one container-definition builder every service and sidecar uses (pure: plain dicts, no
+Pulumi).
 
 The keys come in the order the task definition's JSON keeps, so a diff of two revisions shows
 only what changed.
@@ -49,33 +50,72 @@ def secrets_list(secrets: Mapping[str, str]) -> list[dict[str, str]]:
     return [{"name": k, "valueFrom": secrets[k]} for k in sorted(secrets)]
 
 
-def serving_container(
+def container_definition(
     *,
     name: str,
     image: str,
-    environment: list[dict[str, str]],
-    port_mappings: list[dict[str, Any]],
     log_group_name: str,
     region: str,
     stream_prefix: str,
     stop_timeout_seconds: int,
+    environment: Sequence[Mapping[str, str]] = (),
+    extra_environment: Mapping[str, str] | None = None,
+    region_variables: bool = True,
+    essential: bool = True,
+    entry_point: Sequence[str] | None = None,
+    command: Sequence[str] | None = None,
+    port_mappings: Sequence[Mapping[str, Any]] | None = None,
+    secrets: Mapping[str, str] | None = None,
+    nofile_limit: bool = True,
+    gpu_count: int = 0,
+    mount_points: Sequence[Mapping[str, Any]] | None = None,
+    linux_parameters: Mapping[str, Any] | None = None,
+    sidecar_of: str | None = None,
+    memory_reservation_mib: int | None = None,
+    user: str | None = None,
 ) -> dict[str, Any]:
-    """The keys every serving container starts with, in this order (the JSON of the task
-    definition keeps it): essential, awslogs in non-blocking mode, the stop timeout and the
-    nofile limit. Callers add command, secrets, devices and `linuxParameters`. The stack's
-    `region` is also set as AWS_REGION and AWS_DEFAULT_REGION (`contracts.engine`)."""
-    return {
+    """One ECS container definition, for every service's container and sidecar of the stack.
+
+    Always: essential (default True), `environment` name/value entries plus `extra_environment`
+    sorted by name, with the stack's `region` as AWS_REGION and AWS_DEFAULT_REGION
+    (`contracts.engine`; default on: a task cannot ask instance metadata), awslogs in non-blocking
+    mode, the stop timeout. Given only when asked (defaults off/None): entry point, command, port
+    mappings, secrets by reference (`valueFrom`, resolved by the execution role), the nofile limit
+    (default on), GPUs (`resourceRequirements`, with an unlimited memlock: NCCL and CUDA IPC pin
+    host memory), mount points, `linuxParameters`, and for a sidecar (`sidecar_of`, the container
+    it starts after) a soft memory reservation, a read-only root file system and a user.
+
+    The keys come in one fixed order, so a task definition's JSON diff shows only what changed.
+    """
+    env = dict(extra_environment or {})
+    if region_variables:
+        env.update({variable: region for variable in ENV_REGION_VARIABLES})
+    ulimits: list[dict[str, Any]] = []
+    if nofile_limit:
+        ulimits.append({"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT})
+    if gpu_count:
+        ulimits.append({"name": "memlock", "softLimit": -1, "hardLimit": -1})
+    keys: dict[str, Any] = {
         "name": name,
         "image": image,
-        "essential": True,
-        "environment": environment_list(
-            environment, {variable: region for variable in ENV_REGION_VARIABLES}
-        ),
-        "portMappings": port_mappings,
+        "essential": essential,
+        "entryPoint": list(entry_point) if entry_point else None,
+        "environment": environment_list(environment, env),
+        "memoryReservation": memory_reservation_mib,
+        "readonlyRootFilesystem": True if sidecar_of is not None else None,
+        "user": user,
+        "dependsOn": [{"containerName": sidecar_of, "condition": "START"}] if sidecar_of else None,
+        "portMappings": [dict(m) for m in port_mappings] if port_mappings is not None else None,
         "logConfiguration": log_configuration(log_group_name, region, stream_prefix),
         "stopTimeout": stop_timeout_seconds,
-        "ulimits": [{"name": "nofile", "softLimit": NOFILE_LIMIT, "hardLimit": NOFILE_LIMIT}],
+        "ulimits": ulimits or None,
+        "command": list(command) if command else None,
+        "mountPoints": [dict(m) for m in mount_points] if mount_points else None,
+        "secrets": secrets_list(secrets) if secrets else None,
+        "resourceRequirements": [{"type": "GPU", "value": str(gpu_count)}] if gpu_count else None,
+        "linuxParameters": dict(linux_parameters) if linux_parameters is not None else None,
     }
+    return {key: value for key, value in keys.items() if value is not None}
 
 
 def with_app_protocol(containers: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -28,7 +28,6 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference import ledger
-from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     CPU_METRIC,
@@ -39,7 +38,7 @@ from ecs_inference.services.base import (
     predefined_tracking,
     service_connect_server,
 )
-from ecs_inference.services.containers import environment_list, log_configuration, secrets_list
+from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
 from ecs_inference.services.gateway_db import DatabaseOutputs
 from ecs_inference.specs.gateway import (
@@ -125,23 +124,25 @@ def gateway_container_definitions(
     """The proxy's container: generated config and settings as plain variables, keys as
     secrets, the named HTTP port Service Connect refers to. With the database, LiteLLM's login
     role exists before the gateway starts: the database's bootstrap function made it."""
-    managed = [{"name": k, "value": v} for k, v in environment.environment.items()]
     # Fargate tasks have no instance metadata to ask: LiteLLM's RDS token client needs the
     # region named ("AWS region not set: set AWS_REGION_NAME or AWS_REGION").
-    managed += [{"name": n, "value": region} for n in ENV_REGION_VARIABLES]
-    proxy: dict[str, Any] = {
-        "name": CONTAINER_NAME,
-        "image": image,
-        "essential": True,
-        "entryPoint": entrypoint(),
-        "environment": environment_list(managed, extra_environment),
-        "secrets": secrets_list({**environment.secrets, **extra_secrets}),
-        "portMappings": [port_mapping(GATEWAY_PORT)],
-        "logConfiguration": log_configuration(log_group, region, path),
-        "stopTimeout": STOP_TIMEOUT_SECONDS,
-        "linuxParameters": {"initProcessEnabled": True},
-    }
-    return [proxy]
+    return [
+        container_definition(
+            name=CONTAINER_NAME,
+            image=image,
+            entry_point=entrypoint(),
+            environment=[{"name": k, "value": v} for k, v in environment.environment.items()],
+            extra_environment=extra_environment,
+            secrets={**environment.secrets, **extra_secrets},
+            port_mappings=[port_mapping(GATEWAY_PORT)],
+            log_group_name=log_group,
+            region=region,
+            stream_prefix=path,
+            stop_timeout_seconds=STOP_TIMEOUT_SECONDS,
+            nofile_limit=False,
+            linux_parameters={"initProcessEnabled": True},
+        )
+    ]
 
 
 class LiteLLMGateway(FargateService):

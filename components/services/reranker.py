@@ -28,7 +28,7 @@ from ecs_inference.services.base import (
     metrics_sidecar,
     weights_task_role,
 )
-from ecs_inference.services.containers import environment_list, secrets_list, serving_container
+from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService, fargate_placement
 from ecs_inference.specs.service import RerankerSpec, reranker_environment
 
@@ -65,21 +65,21 @@ def reranker_container_definitions(
     """
     # The nofile limit is Fargate's default already; stated so a platform change cannot lower
     # it under a service that holds one descriptor per client connection.
-    container = serving_container(
-        name=CONTAINER_NAME,
-        image=image,
-        environment=environment_list(environment, {}),
-        port_mappings=[{"containerPort": contract.PORT, "protocol": "tcp", "name": "http"}],
-        log_group_name=log_group_name,
-        region=region,
-        stream_prefix=stream_prefix,
-        stop_timeout_seconds=stop_timeout_seconds,
-    )
-    # tini as PID 1 forwards SIGTERM to uvicorn so it drains instead of being killed.
-    container["linuxParameters"] = {"initProcessEnabled": True}
-    if secrets:
-        container["secrets"] = secrets_list(secrets)
-    return [container]
+    return [
+        container_definition(
+            name=CONTAINER_NAME,
+            image=image,
+            environment=environment,
+            port_mappings=[{"containerPort": contract.PORT, "protocol": "tcp", "name": "http"}],
+            log_group_name=log_group_name,
+            region=region,
+            stream_prefix=stream_prefix,
+            stop_timeout_seconds=stop_timeout_seconds,
+            secrets=secrets,
+            # tini as PID 1 forwards SIGTERM to uvicorn so it drains instead of being killed.
+            linux_parameters={"initProcessEnabled": True},
+        )
+    ]
 
 
 class FargateReranker(FargateService):

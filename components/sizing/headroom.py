@@ -241,3 +241,63 @@ def choose_deploy(
             "deploy without one"
         )
     return DeployChoice(minimum, maximum, note, steps, outage)
+
+
+# --------------------------------------------------------------------------------------------
+# Blue/green, canary and linear: a second full revision
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RolloutRoom:
+    """Whether a pool can hold a native deployment of one service at its largest count: ECS
+    starts the green revision at the service's full count beside the blue one, whatever the
+    strategy (a canary's percentage is of traffic, not of tasks)."""
+
+    strategy: str
+    max_count: int
+    tasks_per_instance: int
+    capacity_instances: int
+    """Instances of the pool this service can have with the others at their maxCount."""
+
+    @property
+    def needed_tasks(self) -> int:
+        return 2 * self.max_count
+
+    @property
+    def needed_instances(self) -> int:
+        return math.ceil(self.needed_tasks / self.tasks_per_instance)
+
+    @property
+    def fits(self) -> bool:
+        return self.capacity_instances * self.tasks_per_instance >= self.needed_tasks
+
+    def summary(self) -> str:
+        return (
+            f"{self.strategy} at maxCount {self.max_count}: {self.max_count} green task(s) beside "
+            f"{self.max_count} blue = {self.needed_tasks} task(s) on {self.needed_instances} "
+            f"instance(s) at {self.tasks_per_instance} per instance; the pool leaves this "
+            f"service {self.capacity_instances}"
+        )
+
+    def problem(self) -> str | None:
+        if self.fits:
+            return None
+        return (
+            f"{self.summary()}: the green revision would wait in PROVISIONING and the deployment "
+            f"never shift; raise the pool's maxSize by "
+            f"{self.needed_instances - self.capacity_instances}, lower maxCount, or use the "
+            "rolling strategy"
+        )
+
+
+def rollout_room(
+    strategy: str, max_count: int, tasks_per_instance: int, capacity_instances: int
+) -> RolloutRoom:
+    """`RolloutRoom` of one service (counts validated positive)."""
+    return RolloutRoom(
+        strategy,
+        positive_int(max_count, "max_count"),
+        positive_int(tasks_per_instance, "tasks_per_instance"),
+        non_negative_int(capacity_instances, "capacity_instances"),
+    )

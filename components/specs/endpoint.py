@@ -95,6 +95,9 @@ class EndpointSpec:
     """Cognito settings."""
     hosted_zone_id: str | None = None
     """Route 53 zone for an alias A record of domain_name; None: the caller manages DNS."""
+    smoke_hook: bool = False
+    """Create the smoke hook (`components.rollouts.hook`) the blue/green, canary and linear
+    services' deployments run through the test listener rule; the ALB admits it on 443."""
     protect: bool = True
     """The access-log bucket is retained by `pulumi destroy`; False: force-destroyed with its
     logs."""

@@ -27,6 +27,7 @@ from ecs_inference.engines import Launch
 from ecs_inference.engines.base import TaskArgsError
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import NAME_PATTERN
+from ecs_inference.specs.rollout import ROLLING, RolloutSpec
 
 
 class ServiceArgsError(ValueError):
@@ -98,6 +99,8 @@ class ServiceSpec:
     """ECS Exec into the tasks (the cluster's `executeCommand`)."""
     execute_command_logging: bool = True
     """With execute_command: the task role may write the cluster's session log."""
+    rollout: RolloutSpec = ROLLING
+    """How a new revision replaces the old one (`components.rollouts`); default rolling."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +114,9 @@ class ModelServiceSpec(ServiceSpec):
     service declares none."""
     weights_prefix: str | None
     """Key prefix the task role may read."""
+    adapter_prefixes: tuple[str, ...] = ()
+    """Further key prefixes of `weights_bucket` the task role may read: the LoRA adapters the
+    engine stages (default none)."""
     task_cpu: int
     """Task CPU units."""
     task_memory_mib: int

@@ -2,7 +2,7 @@
 
 Takes jobs from its SQS queue, calls the stack's AI gateway (LiteLLM, OpenAI-compatible) for each,
 writes the result and deletes the message; everything the stack injects is read from the
-environment (the names are the QueueWorker component's, `components/services/worker.py`):
+environment (the names are the QueueWorker component's, `components/workers/service.py`):
 
 | variable | meaning |
 |---|---|

@@ -15,7 +15,7 @@ import pytest
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as sglang_contract
 from ecs_inference.contracts import tgi as tgi_contract
-from ecs_inference.specs import weights as efs
+from ecs_inference.storage import efs as efs
 from tests.aws_shapes import validate_shape
 from tests.images.engine_images import REPO, printed_command
 from tests.images.test_task_contracts import deployed, recording

@@ -459,15 +459,6 @@ def test_host_iam_is_scoped_to_the_namespace_or_the_log_group():
 
 @pytest.mark.parametrize("kind", ["vllm", "neuron", "reranker"])
 def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
-    logs = {
-        "logDriver": "awslogs",
-        "options": {
-            "awslogs-group": "/ecs-inference/llama",
-            "awslogs-region": "us-east-1",
-            "awslogs-stream-prefix": "llama",
-            "mode": "non-blocking",
-        },
-    }
     container = obs.metrics_sidecar_container(
         kind=kind,
         stack="prod",
@@ -476,13 +467,16 @@ def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
         + "a" * 64,
         port=8000,
         engine_container="engine",
-        log_configuration=logs,
+        log_group_name="/ecs-inference/llama",
+        region="us-east-1",
         startup_grace_seconds=380,
     )
     validate_named_shape("ecs", "ContainerDefinition", container)
     assert container["essential"] is False
     assert container["dependsOn"] == [{"containerName": "engine", "condition": "START"}]
-    assert container["logConfiguration"] == logs  # EMF lands in the service's log group
+    # EMF lands in the service's log group
+    assert container["logConfiguration"]["options"]["awslogs-group"] == "/ecs-inference/llama"
+    assert container["logConfiguration"]["options"]["awslogs-stream-prefix"] == "llama"
     assert "portMappings" not in container
     env = {e["name"]: e["value"] for e in container["environment"]}
     assert env[m.ENV_TARGET_URL] == "http://127.0.0.1:8000/metrics"
@@ -501,3 +495,38 @@ def test_alarm_metric_count_bills_each_metric_of_a_math_alarm():
     assert obs.alarm_metric_count([alarms["target-5xx"]]) == 2  # errors and requests
     # no-healthy-targets 1 + target-5xx 2 + ttft-p99 1 + engine-down 1 + tasks-pending 1
     assert obs.alarm_metric_count(list(alarms.values())) == 6
+
+
+def test_alarm_keys_are_stable_and_each_row_builds():
+    """Alarm names end in the row's key, which deployment alarms and runbooks name: the table
+    keeps exactly these keys, and every row renders for a subject that has every fact."""
+    from ecs_inference.specs.operations.alarms import ALARMS, build_alarms
+
+    assert set(ALARMS) == {
+        "no-healthy-targets", "target-5xx", "ttft-p99", "engine-down", "tasks-pending",
+        "gpu-memory", "unhealthy-targets", "response-time-p99", "cpu-at-max", "memory-high",
+        "tasks-below-desired", "queue-age", "dlq-depth", "backlog-at-max",
+    }  # fmt: skip
+    facts = {
+        "stack": "dev", "subject": "llama", "serving_floor": False, "engine_metrics": True,
+        "target_5xx_percent": 5.0, "ttft_p99_seconds": 10.0, "ttft_p99_ms": 10000.0,
+        "pending_minutes": 15, "gpu_memory_percent": 95.0, "gateway_memory_percent": 90.0,
+        "max_count": 4, "target_cpu_percent": 70.0, "longest_request_seconds": 600,
+        "age": 900, "acceptable_latency_seconds": 300.0, "max_job_seconds": 600,
+        "max_receive_count": 3, "backlog_target": 10.0, "sustained": 5,
+    }  # fmt: skip
+    built = build_alarms(
+        list(ALARMS),
+        facts,
+        load_balancer="app/lb/1",
+        target_group="targetgroup/tg/1",
+        cluster_name="c",
+        ecs_service_name="s",
+        queue_name="q",
+        dead_letter_queue_name="dlq",
+    )
+    # A row whose `when` fact is false is left out (no floor: no no-healthy-targets).
+    assert [a.key for a in built] == [k for k in ALARMS if k != "no-healthy-targets"]
+    assert all(a.name == f"dev-llama-{a.key}" and "{" not in a.meaning for a in built)
+    for alarm in built:
+        validate_shape("cloudwatch", "PutMetricAlarm", alarm.with_actions(TOPIC))

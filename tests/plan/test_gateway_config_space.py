@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from ecs_inference.config.gateway import GatewayConfig
-from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.plan.gateway import gateway_service
-from ecs_inference.plan.workers import GatewayKeys, worker_service
 from ecs_inference.specs.gateway import ServiceTarget
+from ecs_inference.workers.decisions import GatewayKeys, worker_service
+from ecs_inference.workers.input import WorkerConfig
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"
@@ -94,7 +94,7 @@ def test_any_accepted_worker_plans_or_names_its_paths(raws, has_gateway):
             continue
     specs, issues = {}, []
     for name, cfg in workers.items():
-        spec, _, found = worker_service(name, cfg, gateway=KEYS if has_gateway else None)
+        spec, found = worker_service(name, cfg, gateway=KEYS if has_gateway else None)
         issues += found
         if spec is not None:
             specs[name] = spec
@@ -102,5 +102,5 @@ def test_any_accepted_worker_plans_or_names_its_paths(raws, has_gateway):
     for issue in issues:
         assert issue.path.startswith("platform.workers.")
     for spec in specs.values():
-        assert workers[spec.worker].max_job_seconds < spec.visibility_timeout_seconds <= 43_200
+        assert workers[spec.name].max_job_seconds < spec.visibility_timeout_seconds <= 43_200
         assert spec.backlog_target > 0

@@ -7,11 +7,11 @@ import pytest
 from pydantic import ValidationError
 
 from ecs_inference.config.gateway import GatewayConfig
-from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
 from ecs_inference.plan.gateway import gateway_database, gateway_service
-from ecs_inference.plan.workers import GatewayKeys, worker_service
 from ecs_inference.specs.gateway import ServiceTarget
+from ecs_inference.workers.decisions import GatewayKeys, worker_service
+from ecs_inference.workers.input import WorkerConfig
 
 MASTER = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/master-AbCdEf"
 SALT = "arn:aws:secretsmanager:us-east-1:111122223333:secret:gw/salt-AbCdEf"
@@ -101,27 +101,25 @@ def test_database_option_with_salt_is_accepted():
 
 
 def test_worker_plan_derives_visibility_and_target():
-    spec, lines, issues = worker_service(
-        "summarise", WorkerConfig.model_validate(WORKER), gateway=KEYS
-    )
-    assert not issues and spec is not None
-    assert spec.visibility_timeout_seconds == 990
-    assert spec.backlog_target == 10.0
-    assert (spec.cpu, spec.memory_mib) == (256, 512)
-    text = " ".join(lines)
+    decided, issues = worker_service("summarise", WorkerConfig.model_validate(WORKER), gateway=KEYS)
+    assert not issues and decided is not None
+    assert decided.visibility_timeout_seconds == 990
+    assert decided.backlog_target == 10.0
+    assert (decided.input.cpu, decided.input.memory_mib) == (256, 512)
+    text = " ".join(decided.lines)
     assert "990 s" in text and "at 10 messages" in text and "to zero after 15 min" in text
 
 
 def test_worker_whose_job_exceeds_the_sqs_visibility_limit():
     cfg = WorkerConfig.model_validate({**WORKER, "maxJobSeconds": 50_000})
-    _, _, issues = worker_service("summarise", cfg, gateway=KEYS)
+    _, issues = worker_service("summarise", cfg, gateway=KEYS)
     assert [i.path for i in issues] == ["platform.workers.summarise.maxJobSeconds"]
     assert "43200" in issues[0].message
 
 
 def test_worker_problems_are_all_reported_with_their_paths():
     cfg = WorkerConfig.model_validate({**WORKER, "jobSeconds": 1000, "cpu": 256, "memoryMib": 4096})
-    _, _, issues = worker_service("w", cfg, gateway=None)
+    _, issues = worker_service("w", cfg, gateway=None)
     assert sorted(i.path for i in issues) == [
         "platform.workers.w",
         "platform.workers.w.jobSeconds",

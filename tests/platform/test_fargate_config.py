@@ -39,7 +39,7 @@ from ecs_inference.plan import fargate as plan_fargate
 from ecs_inference.specs import fargate
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import RerankerSpec
-from ecs_inference.specs.worker import QueueWorkerSpec
+from ecs_inference.workers.input import WorkerConfig
 from tests.policy.corpus_fargate import VALUES
 from tests.stack_config import mutate, plan_of, reference
 from tools.aws_shapes import register_task_definition_request
@@ -55,7 +55,7 @@ KMS = f"arn:aws:kms:us-east-1:{ACCOUNT_ID}:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4
 COMPONENTS: dict[str, type] = {
     "ecs-inference:serving:FargateReranker": RerankerSpec,
     "ecs-inference:serving:LiteLLMGateway": LiteLLMGatewaySpec,
-    "ecs-inference:workers:QueueWorker": QueueWorkerSpec,
+    "ecs-inference:workers:QueueWorker": WorkerConfig,
 }
 #: The stack sections besides the Fargate services' whose keys could change a Fargate task.
 STACK_SECTIONS = ("cluster", "images", "operations")
@@ -136,8 +136,22 @@ def every_key() -> dict[str, Any]:
             "scalingMetric": "cpu",
             "scalingTarget": 70.0,
             "maxRequestSeconds": 45,
+            "rollout": {
+                "strategy": "linear",
+                "canaryPercent": 20,
+                "canaryWaitMinutes": 3,
+                "linearStepPercent": 50,
+                "linearIntervalMinutes": 2,
+                "bakeMinutes": 7,
+                "smoke": {
+                    "query": "Which document is about refunds?",
+                    "documents": ["Refunds are paid within 14 days.", "Our office opens at 9."],
+                    "maxFirstTokenSeconds": 3,
+                },
+            },
         },
         "rr-need": {
+            "rollout": {"strategy": "canary"},
             "modelUri": "s3://example-agents-models/bge-reranker-base-onnx/",
             "model": {
                 "name": "bge-reranker-base",
@@ -207,7 +221,12 @@ def defaults() -> dict[str, Any]:
     gateway["masterKey"] = "sk-agents-master-key"
     gateway["database"] = {"enabled": True, "saltKey": "sk-agents-salt-key"}
     raw["cluster"] = {"containerInsights": "enabled"}
-    raw["rerankers"] = {"rr": {"modelUri": "s3://example-agents-models/ms-marco-minilm-l6-onnx/"}}
+    raw["rerankers"] = {
+        "rr": {
+            "modelUri": "s3://example-agents-models/ms-marco-minilm-l6-onnx/",
+            "rollout": {"strategy": "blueGreen"},
+        }
+    }
     worker = raw["workers"]["summarise"]
     raw["workers"]["plain"] = {
         k: worker[k] for k in ("image", "maxJobSeconds", "jobSeconds", "acceptableLatencySeconds")

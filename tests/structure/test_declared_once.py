@@ -24,7 +24,7 @@ ALLOWED = frozenset(
     {
         # pools: config/pools.py and specs/pool.py
         "capacity.asg_pool.PoolArgs ~ capacity.managed_instances_pool.ManagedInstancesPoolArgs",
-        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.WeightFileSystemArgs",
+        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.service.WeightStoreWiring",
         "config.pools.WarmPoolConfig ~ specs.pool.WarmPoolSpec",
         "config.pools.PoolConfig ~ specs.mixed_instances.MixedInstancesArgs",
         "config.pools.PoolConfig ~ specs.pool.PoolSpec",
@@ -43,37 +43,22 @@ ALLOWED = frozenset(
         "services.gateway_db.DatabaseOutputs ~ specs.gateway.DatabaseEndpoint",
         "specs.gateway.LiteLLMGatewaySpec ~ specs.service.ServiceSpec",
         "specs.gateway.LiteLLMGatewaySpec ~ specs.service.RerankerSpec",
-        "specs.operations.alarms_gateway._GatewayAlarmInputs ~ specs.operations.dashboard.GatewayPanel",
         "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.ModelPanel",
         "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.RerankerPanel",
         "specs.operations.dashboard.GatewayPanel ~ specs.operations.table.ServiceSubject",
-        # workers: config/workers.py, specs/worker.py and the worker alarms
-        "config.gateway.GatewayConfig ~ config.workers.WorkerConfig",
-        "config.gateway.GatewayConfig ~ specs.worker.QueueWorkerSpec",
-        "config.rerankers.RerankerConfig ~ config.workers.WorkerConfig",
-        "config.rerankers.RerankerConfig ~ specs.worker.QueueWorkerSpec",
-        "config.workers.WorkerConfig ~ specs.gateway.LiteLLMGatewaySpec",
-        "config.workers.WorkerConfig ~ specs.operations.alarms_worker._WorkerAlarmInputs",
-        "config.workers.WorkerConfig ~ specs.service.ServiceSpec",
-        "config.workers.WorkerConfig ~ specs.service.RerankerSpec",
-        "config.workers.WorkerConfig ~ specs.worker.QueueWorkerSpec",
-        "config.workers.WorkerConfig ~ specs.worker.WorkerScaling",
-        "operations.WorkerOutputs ~ specs.operations.alarms_worker._WorkerAlarmInputs",
+        # workers: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) the gateway's
+        # and the re-rankers' sections and specs declare too, until they move into their folders;
+        # and the scaling policies' own bounds (`WorkerScaling`, taking Outputs for its metrics)
+        "config.gateway.GatewayConfig ~ workers.input.WorkerConfig",
+        "config.rerankers.RerankerConfig ~ workers.input.WorkerConfig",
+        "specs.gateway.LiteLLMGatewaySpec ~ workers.input.WorkerConfig",
+        "specs.service.RerankerSpec ~ workers.input.WorkerConfig",
+        "specs.service.ServiceSpec ~ workers.input.WorkerConfig",
+        "specs.service.ServiceSpec ~ workers.scaling.WorkerScaling",
+        "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
         "operations.WorkerOutputs ~ specs.operations.dashboard.WorkerPanel",
         "operations.WorkerOutputs ~ specs.operations.table.WorkerSubject",
-        "specs.gateway.LiteLLMGatewaySpec ~ specs.worker.QueueWorkerSpec",
-        "specs.operations.alarms_gateway._GatewayAlarmInputs ~ specs.operations.alarms_worker._WorkerAlarmInputs",
-        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.operations.dashboard.WorkerPanel",
-        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.operations.table.WorkerSubject",
-        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.worker.QueueWorkerSpec",
-        "specs.operations.alarms_worker._WorkerAlarmInputs ~ specs.worker.WorkerScaling",
         "specs.operations.dashboard.WorkerPanel ~ specs.operations.table.WorkerSubject",
-        "specs.operations.table.GatewaySubject ~ specs.operations.table.WorkerSubject",
-        "specs.operations.table.WorkerSubject ~ specs.operations.watch.WatchedWorker",
-        "specs.service.ServiceSpec ~ specs.worker.QueueWorkerSpec",
-        "specs.service.ServiceSpec ~ specs.worker.WorkerScaling",
-        "specs.service.RerankerSpec ~ specs.worker.QueueWorkerSpec",
-        "specs.worker.QueueWorkerSpec ~ specs.worker.WorkerScaling",
         # network: config/network.py and specs/network.py
         "config.network.ExistingNetworkConfig ~ specs.network.ExistingNetworkSpec",
         "config.network.NetworkConfig ~ specs.network.VpcSpec",
@@ -104,7 +89,6 @@ ALLOWED = frozenset(
         "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
         "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",
         "config.services.ServiceConfig ~ specs.service.ServiceSpec",
-        "config.services.ServiceConfig ~ specs.worker.QueueWorkerSpec",
         # models: the engines' LaunchInputs (the registry's contract, docs/engines.md) repeats the decisions' inputs
         "engines.base.LaunchInputs ~ models.decisions.ModelInputs",
         # models: the engines' launches share no base for port, served name and idle timeout
@@ -127,7 +111,6 @@ ALLOWED = frozenset(
         "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
         # models: the custom engine's launch repeats service keys
         "engines.custom.CustomLaunch ~ specs.service.ServiceSpec",
-        "engines.custom.CustomLaunch ~ specs.worker.QueueWorkerSpec",
         # models: Neuron compile settings repeated by the sizing's demand and fit
         "engines.neuron.NeuronLaunch ~ sizing.instance_types.NeuronDemand",
         "engines.neuron.NeuronLaunch ~ sizing.neuron.NeuronFit",
@@ -148,6 +131,18 @@ ALLOWED = frozenset(
         "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
         "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
         "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
+        # LoRA (issue 35): the launch and the buffer sizing still copy the vLLM settings and
+        # the model shape; to fold into VllmSettings / MemoryNeed
+        "config.rerankers.RerankerModelConfig ~ models.input.ArchitectureConfig",
+        "config.rerankers.RerankerModelConfig ~ sizing.lora.LoraShape",
+        "engines.vllm.LoraAdapterConfig ~ engines.vllm.LoraModule",
+        "engines.vllm.VllmLaunch ~ engines.vllm.VllmSettings",
+        "engines.vllm.VllmLaunch ~ sizing.lora.LoraNeed",
+        "engines.vllm.VllmSettings ~ sizing.lora.LoraNeed",
+        "models.input.ArchitectureConfig ~ sizing.lora.LoraNeed",
+        "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
+        "sizing.catalog.ModelArchitecture ~ sizing.lora.LoraNeed",
+        "sizing.gpu.MemoryNeed ~ sizing.lora.LoraNeed",
         "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
     }
 )

@@ -33,7 +33,7 @@ UNKNOWN_INPUTS_AT_MOST = {
     "agents": 87,
     "dev": 69,
     "engines": 84,
-    "prod": 105,
+    "prod": 116,
     "shared-vpc": 27,
     BUILD: 69,
 }

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
+from tools.aws_requests.ecs_native import native_deployment_problems
 from tools.aws_requests.registry import (
     ApiRequest,
     Inputs,
+    as_int,
     drop_none,
     known,
     maps,
@@ -120,6 +123,7 @@ def _service_request(i: Inputs, name: str | None) -> dict[str, Any]:
             "minimumHealthyPercent": i.get("deploymentMinimumHealthyPercent"),
             "deploymentCircuitBreaker": breaker,
             "alarms": single(i.get("alarms")),
+            **_native_deployment(single(i.get("deploymentConfiguration"))),
         }
     )
     return drop_none(
@@ -151,6 +155,65 @@ def _service_request(i: Inputs, name: str | None) -> dict[str, Any]:
             "serviceConnectConfiguration": _service_connect(
                 single(i.get("serviceConnectConfiguration"))
             ),
+        }
+    )
+
+
+def _minutes(value: Any) -> Any:
+    """The provider takes the bake times as strings; the API as integers."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return as_int(value)
+
+
+def _native_deployment(dc: Any) -> dict[str, Any]:
+    """Pulumi's `deploymentConfiguration` block (strategy, bake, canary, linear, lifecycle
+    hooks) as CreateService's DeploymentConfiguration members."""
+    if not isinstance(dc, Mapping):
+        return {}
+    canary, linear = single(dc.get("canaryConfiguration")), single(dc.get("linearConfiguration"))
+    hooks = dc.get("lifecycleHooks")
+    return drop_none(
+        {
+            "strategy": dc.get("strategy"),
+            "bakeTimeInMinutes": _minutes(dc.get("bakeTimeInMinutes")),
+            "canaryConfiguration": drop_none(
+                {
+                    "canaryPercent": canary.get("canaryPercent"),
+                    "canaryBakeTimeInMinutes": _minutes(canary.get("canaryBakeTimeInMinutes")),
+                }
+            )
+            if isinstance(canary, Mapping)
+            else None,
+            "linearConfiguration": drop_none(
+                {
+                    "stepPercent": linear.get("stepPercent"),
+                    "stepBakeTimeInMinutes": _minutes(linear.get("stepBakeTimeInMinutes")),
+                }
+            )
+            if isinstance(linear, Mapping)
+            else None,
+            "lifecycleHooks": [_hook(h) for h in hooks if isinstance(h, Mapping)]
+            if isinstance(hooks, list)
+            else None,
+        }
+    )
+
+
+def _hook(h: Mapping[str, Any]) -> dict[str, Any]:
+    details = h.get("hookDetails")
+    if isinstance(details, str):
+        # An undecodable string stays a string: the document check refuses it.
+        with contextlib.suppress(json.JSONDecodeError):
+            details = json.loads(details)
+    return drop_none(
+        {
+            "targetType": h.get("targetType"),
+            "hookTargetArn": h.get("hookTargetArn"),
+            "roleArn": h.get("roleArn"),
+            "lifecycleStages": h.get("lifecycleStages"),
+            "hookDetails": details,
+            "timeoutConfiguration": single(h.get("timeoutConfiguration")),
         }
     )
 
@@ -199,6 +262,7 @@ def _ecs_service_limits(i: Inputs, _name: str | None) -> Iterable[str]:
         yield "launchType and capacityProviderStrategies cannot both be set"
     if i.get("networkConfiguration") is None and _awsvpc_required(i):
         yield "a Fargate service needs networkConfiguration (awsvpc)"
+    yield from native_deployment_problems(i)
 
 
 def _awsvpc_required(i: Inputs) -> bool:

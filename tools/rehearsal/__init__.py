@@ -5,6 +5,8 @@ the preview rehearses, over the recorded resources of any program:
 - every task start on its launch type (`tasks.py`): image pulls, secrets, log streams, EFS
   mounts, and the calls each image's contract declares (`contracts/aws_calls.py`);
 - every one-off function run `pulumi up` makes (`functions.py`): its logs and its code's calls;
+- every blue/green, canary or linear deployment (`deployments.py`): ECS shifting traffic with the
+  service's load balancer role, invoking the smoke hook, and the hook's run;
 - one role per duty (`duties.py`): a task that serves requests may not read a secret it does
   not inject, nor run SQL as a database's master user;
 - what AWS services do with the stack's roles and resource policies (`services.py`): the
@@ -31,6 +33,7 @@ from typing import Any
 from tools.aws_requests import Finding, Resource
 from tools.aws_shapes import UNKNOWN
 from tools.rehearsal.calls import Call, Refusal, Unverified
+from tools.rehearsal.deployments import deployment_checks
 from tools.rehearsal.iam import Decision, Evaluator, Request, evaluator
 from tools.rehearsal.model import StackModel, unknown_policies
 from tools.rehearsal.routes import Through, endpoint_context
@@ -156,6 +159,7 @@ def rehearse(
     checks: list[Call | Unverified | Refusal] = [
         *task_checks(model, tuple(CONTRACTS.values())),
         *function_checks(model),
+        *deployment_checks(model),
         *duty_checks(model),
         *environment_checks(model),
         *service_checks(model),

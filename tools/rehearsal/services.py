@@ -29,6 +29,7 @@ from typing import Any
 from ecs_inference.ingress.alb import ELB_LOG_DELIVERY_ACCOUNTS, ELB_LOG_DELIVERY_SERVICE
 from tools.aws_requests import Resource
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
+from tools.rehearsal.deployments import ecs_roles
 from tools.rehearsal.model import (
     CLUSTER,
     ROLE,
@@ -87,6 +88,8 @@ def trust_checks(model: StackModel) -> Iterator[Check]:
         used.setdefault(("ec2.amazonaws.com", role.arn), (role, subject, None))
     for provider, infra in _infrastructure_roles(model):
         used.setdefault(("ecs.amazonaws.com", infra.arn), (infra, provider, None))
+    for role, service in ecs_roles(model):
+        used.setdefault(("ecs.amazonaws.com", role.arn), (role, service, None))
     for function in model.of("aws:lambda/function:Function"):
         role = model.role(function.inputs.get("role"))
         if role is not None:

@@ -1,9 +1,9 @@
 """Day-2 operations as pure specs, one module per subject: `scaling` (engine-load target
-tracking), `alarms` (the paging alarms; the gateway's and the workers' own in `alarms_gateway`
-and `alarms_worker`), `table` (`stack_alarms`, the one table of who gets which), `watch`
-(`OperationsSpec`: what a stack's operations cover; its alarms and dashboard with placeholders),
-`notifications` (the rollback rule, subscriptions), `dashboard`, `telemetry` (the accelerator
-hosts' agent) and `sidecar` (the metrics sidecar's container).
+tracking), `alarms` (the paging alarms: one table of rows, one builder), `table`
+(`stack_alarms`, the one table of who gets which), `watch` (`OperationsSpec`: what a stack's
+operations cover; its alarms and dashboard with placeholders), `notifications` (the rollback
+rule, subscriptions), `dashboard`, `telemetry` (the accelerator hosts' agent) and `sidecar` (the
+metrics sidecar's container).
 
 No Pulumi import. Every builder returns plain data in the shape of the AWS API request it
 becomes (PascalCase members, as botocore's models spell them), so the tests validate them
@@ -20,15 +20,11 @@ from ecs_inference.specs.operations.alarms import (
     alarm_metric_count,
     alarm_name,
     alarm_table,
+    gateway_alarms,
     isfinite_number,
     pool_alarms,
-    service_alarms,
-)
-from ecs_inference.specs.operations.alarms_gateway import (
-    gateway_alarms,
-)
-from ecs_inference.specs.operations.alarms_worker import (
     queue_age_threshold_seconds,
+    service_alarms,
     worker_alarms,
 )
 from ecs_inference.specs.operations.dashboard import (
@@ -92,7 +88,6 @@ from ecs_inference.specs.operations.telemetry import (
 from ecs_inference.specs.operations.watch import (
     OperationsSpec,
     WatchedService,
-    WatchedWorker,
     dashboard_inputs,
     operations_alarms,
     operations_problems,
@@ -130,7 +125,6 @@ __all__ = [
     "ServiceSubject",
     "Subscription",
     "WatchedService",
-    "WatchedWorker",
     "WorkerPanel",
     "WorkerSubject",
     "alarm_metric_count",

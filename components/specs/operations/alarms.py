@@ -1,16 +1,21 @@
-"""The paging alarms (pure): each service's and pool's PutMetricAlarm requests (the gateway's and
-the workers' in `alarms_gateway` and `alarms_worker`; which subject gets which in `table`).
-Thresholds come from config (`AlarmSettings`) or from the subject's own decisions.
+"""The paging alarms (pure): one table of rows (`ALARMS`: metric or metric math, statistic,
+threshold, periods, dimensions, description, meaning and action), one builder (`build_alarms`)
+that turns a subject's rows into PutMetricAlarm requests, and one function per kind of subject
+(model or re-ranker service, GPU pool, gateway, queue worker) that names its rows and facts.
+Which subject gets which in `table`. Thresholds come from config (`AlarmSettings`) or from the
+subject's own decisions; an alarm's name is `<stack>-<subject>-<key>`, the row's key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ecs_inference import engines
+from ecs_inference.contracts import litellm
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import ALARM_EVALUATION_MAX_SECONDS, ALARM_NAME_MAX
 from ecs_inference.specs.operations.errors import ObservabilityError
@@ -32,15 +37,324 @@ class AlarmSettings:
     """The gateway's memory used, in percent, for 5 minutes."""
 
 
+def alarm_name(stack: str, subject: str, key: str) -> str:
+    """`<stack>-<subject>-<key>`, checked against CloudWatch's 255-character limit."""
+    name = f"{stack}-{subject}-{key}"
+    if len(name) > ALARM_NAME_MAX:
+        raise ObservabilityError(f"alarm name {name[:40]}... exceeds {ALARM_NAME_MAX} characters")
+    return name
+
+
 @dataclass(frozen=True)
-class AlarmSpec:
-    """One alarm: `request` is PutMetricAlarm without the actions (`with_actions` adds them);
-    `meaning` and `action` are what the README's operating section prints."""
+class Read:
+    """One metric an alarm reads: `dimensions` names the subject's dimension set (`alb`: its
+    load balancer and target group; `service`: Stack/Service of the metrics sidecar; `ecs`: its
+    cluster and ECS service; `queue` / `dlq`: its work and dead-letter queue; `pool`:
+    Stack/Pool of the CloudWatch agent); `stat` a statistic or a percentile (`p99`); `id` the
+    metric-math query id (default "": a single-metric alarm)."""
+
+    namespace: str
+    metric: str
+    dimensions: str
+    stat: str
+    id: str = ""
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class AlarmRow:
+    """One alarm kind. Text is a `str.format` template over the subject's facts (`subject`,
+    the thresholds, counts); `threshold`, `periods` and `datapoints` are a number or the name of
+    a fact; `when` names a fact that must be true for the subject to get it (default: always).
+    One `Read` is a single-metric alarm; several plus `expression` are metric math whose result
+    is `result_id` (default `signal`), labelled `label`. Periods are one minute."""
 
     key: str
-    request: dict[str, Any]
+    description: str
     meaning: str
     action: str
+    reads: tuple[Read, ...]
+    threshold: float | str
+    comparison: Literal[">", ">=", "<"]
+    periods: int | str
+    datapoints: int | str
+    missing: str = "notBreaching"
+    expression: str = ""
+    label: str = ""
+    result_id: str = "signal"
+    when: str = ""
+
+
+_COMPARISON = {
+    ">": "GreaterThanThreshold",
+    ">=": "GreaterThanOrEqualToThreshold",
+    "<": "LessThanThreshold",
+}
+_ALB, _CI, _ECS, _SQS = "AWS/ApplicationELB", "ECS/ContainerInsights", "AWS/ECS", "AWS/SQS"
+_RUNNING_AVERAGE = Read(_CI, "RunningTaskCount", "ecs", "Average", id="running")
+
+ALARMS: dict[str, AlarmRow] = {
+    row.key: row
+    for row in (
+        AlarmRow(
+            "no-healthy-targets",
+            "{subject}: no healthy target behind the load balancer for 3 minutes; every "
+            "request gets a 503.",
+            "no task of the service passes the target group's health check: clients get 503",
+            "check the service's events and stopped tasks (`aws ecs describe-services`); "
+            "tasks pending means no capacity (see tasks-pending), tasks stopping means the "
+            "engine fails to start (read the engine's log stream)",
+            (Read(_ALB, "HealthyHostCount", "alb", "Minimum"),),
+            threshold=1,
+            comparison="<",
+            periods=3,
+            datapoints=3,
+            # No datapoint at all means no target registered either.
+            missing="breaching",
+            # Left out for a service whose minimum is 0: no targets is then legitimate.
+            when="serving_floor",
+        ),
+        AlarmRow(
+            "target-5xx",
+            "{subject}: more than {target_5xx_percent:g} % of requests answered 5xx by the "
+            "targets in 3 of 5 minutes.",
+            "more than {target_5xx_percent:g} % of the requests the engine answered were 5xx",
+            "read the engine's log stream for the errors; a rollout in progress may be the "
+            "cause (the circuit breaker rolls a failing one back)",
+            (
+                Read(_ALB, "HTTPCode_Target_5XX_Count", "alb", "Sum", id="errors"),
+                Read(_ALB, "RequestCount", "alb", "Sum", id="requests"),
+            ),
+            threshold="target_5xx_percent",
+            comparison=">",
+            periods=5,
+            datapoints=3,
+            expression="100 * FILL(errors, 0) / requests",
+            label="target 5xx (% of requests)",
+            result_id="rate",
+        ),
+        AlarmRow(
+            "ttft-p99",
+            "{subject}: the slowest task's p99 time to first token above "
+            "{ttft_p99_seconds:g} s in 3 of 5 minutes.",
+            "users wait more than {ttft_p99_seconds:g} s for the first token",
+            "look at requests waiting and KV-cache usage on the dashboard: queueing means "
+            "too few tasks (is scaling at maxCount, or tasks pending?); a full KV cache "
+            "with few requests means long prompts (raise maxModelLen capacity or use "
+            "kvCache scaling)",
+            # Each task publishes its own p99; the worst one pages.
+            (Read(m.NAMESPACE, m.TTFT_P99, "service", "Maximum", unit="Milliseconds"),),
+            threshold="ttft_p99_ms",
+            comparison=">",
+            periods=5,
+            datapoints=3,
+            when="engine_metrics",
+        ),
+        AlarmRow(
+            "engine-down",
+            "{subject}: a task's engine stopped answering its /metrics (the metrics "
+            "sidecar publishes EngineUp = 0) for 3 minutes.",
+            "an engine process inside a running task stopped answering",
+            "the task's engine log stream says why; ECS replaces the task once the target "
+            "group marks it unhealthy",
+            (Read(m.NAMESPACE, m.ENGINE_UP, "service", "Minimum"),),
+            threshold=1,
+            comparison="<",
+            periods=3,
+            datapoints=3,
+            when="engine_metrics",
+        ),
+        AlarmRow(
+            "tasks-pending",
+            "{subject}: tasks pending for {pending_minutes} minutes: no capacity to place them.",
+            "a task has waited {pending_minutes} minutes for capacity",
+            "the pool cannot grow: at maxSize (raise it), or EC2 has no capacity for the "
+            "instance type in these AZs (check the ASG's activity), or an instance cannot "
+            "join the cluster",
+            # Container Insights' PendingTaskCount (needs `cluster.containerInsights` on).
+            (Read(_CI, "PendingTaskCount", "ecs", "Maximum"),),
+            threshold=0,
+            comparison=">",
+            periods="pending_minutes",
+            datapoints="pending_minutes",
+        ),
+        AlarmRow(
+            "gpu-memory",
+            "pool {subject}: a GPU's memory above {gpu_memory_percent:g} % for 5 minutes.",
+            "a GPU is more than {gpu_memory_percent:g} % full (vLLM reserves "
+            "gpuMemoryUtilization of it up front, so this means something beyond the "
+            "engine's own reservation)",
+            "look for a second process on the GPU (nvidia-smi via ECS Exec) or lower "
+            "gpuMemoryUtilization; an out-of-memory engine restarts its task",
+            (
+                Read(m.HOST_NAMESPACE, m.NVIDIA_MEMORY_USED, "pool", "Maximum", id="used"),
+                Read(m.HOST_NAMESPACE, m.NVIDIA_MEMORY_TOTAL, "pool", "Maximum", id="total"),
+            ),
+            threshold="gpu_memory_percent",
+            comparison=">",
+            periods=5,
+            datapoints=5,
+            expression="100 * used / total",
+            label="GPU memory used (%)",
+            result_id="pct",
+        ),
+        AlarmRow(
+            "unhealthy-targets",
+            "{subject}: a task has failed LiteLLM's liveness route "
+            f"({litellm.HEALTH_PATH}) for 5 minutes.",
+            "a gateway task has failed LiteLLM's liveness route for 5 minutes (the others "
+            "carry its share)",
+            "read the task's log stream (config load errors, the database unreachable, out "
+            "of memory); ECS replaces a task the target group marks unhealthy, so a "
+            "repeating alarm means every new task fails the same way",
+            (Read(_ALB, "UnHealthyHostCount", "alb", "Maximum"),),
+            threshold=1,
+            comparison=">=",
+            periods=5,
+            datapoints=5,
+        ),
+        AlarmRow(
+            "response-time-p99",
+            "{subject}: p99 time to response at {longest_request_seconds} s (the longest "
+            "route's timeout) in 3 of 5 minutes.",
+            "the slowest 1 % of gateway requests reach the longest route's timeout before "
+            "LiteLLM answers (the first token of a stream, the whole answer otherwise): "
+            "requests are being cut",
+            "look at the model rows: requests waiting (too few tasks, or at maxCount) or a "
+            "model that stopped answering; Bedrock throttling shows in the gateway's log "
+            "stream",
+            (Read(_ALB, "TargetResponseTime", "alb", "p99", unit="Seconds"),),
+            threshold="longest_request_seconds",
+            comparison=">=",
+            periods=5,
+            datapoints=3,
+        ),
+        AlarmRow(
+            "cpu-at-max",
+            "{subject}: average CPU above the {target_cpu_percent:g} % scaling target for 10 "
+            "minutes with all {max_count} tasks running.",
+            "the gateway is above its CPU scaling target at maxCount: scaling has nothing "
+            "left to add and latency grows",
+            "raise `gateway.maxCount` (or its cpu); a sudden rise with flat traffic points "
+            "at retries (a failing model) in the log stream",
+            (Read(_ECS, "CPUUtilization", "ecs", "Average", id="cpu"), _RUNNING_AVERAGE),
+            threshold="target_cpu_percent",
+            comparison=">",
+            periods=10,
+            datapoints=10,
+            expression="IF(FILL(running, 0) >= {max_count}, cpu, 0)",
+            label="CPU (%) while at the maximum task count",
+        ),
+        AlarmRow(
+            "memory-high",
+            "{subject}: memory above {gateway_memory_percent:g} % of the task size for 5 minutes.",
+            "the gateway's tasks use more than {gateway_memory_percent:g} % of their memory: "
+            "a task that runs out is killed with every stream on it",
+            "raise `gateway.memoryMib` (on the Fargate grid); steady growth with flat "
+            "traffic is a leak: a deploy restarts the tasks",
+            (Read(_ECS, "MemoryUtilization", "ecs", "Maximum"),),
+            threshold="gateway_memory_percent",
+            comparison=">",
+            periods=5,
+            datapoints=5,
+        ),
+        AlarmRow(
+            "tasks-below-desired",
+            "{subject}: fewer tasks running than desired for {pending_minutes} minutes.",
+            "a Fargate service has run fewer tasks than desired for {pending_minutes} minutes: "
+            "its tasks fail to start or stop soon after",
+            "read the service's events and its stopped tasks' reason (`aws ecs "
+            "describe-tasks`): image pull (tag, ECR endpoint), a secret the execution role "
+            "cannot read, Fargate capacity or ENI limits in the subnets, or the container "
+            "exiting",
+            (
+                Read(_CI, "DesiredTaskCount", "ecs", "Minimum", id="desired"),
+                Read(_CI, "RunningTaskCount", "ecs", "Maximum", id="running"),
+            ),
+            threshold=0,
+            comparison=">",
+            periods="pending_minutes",
+            datapoints="pending_minutes",
+            expression="desired - FILL(running, 0)",
+            label="tasks short of the desired count",
+        ),
+        AlarmRow(
+            "queue-age",
+            "{subject}: the oldest message is older than {age} s (acceptable latency "
+            "{acceptable_latency_seconds:g} s + longest job {max_job_seconds} s) for 3 "
+            "minutes.",
+            "the oldest job has waited longer than the acceptable latency plus the longest "
+            "job: work is late",
+            "look at the worker's row: tasks at maxCount (see backlog-at-max), tasks short of "
+            "desired (they fail to start), or jobs that keep failing and return to the queue "
+            "(the worker's log stream)",
+            (Read(_SQS, "ApproximateAgeOfOldestMessage", "queue", "Maximum"),),
+            threshold="age",
+            comparison=">",
+            periods=3,
+            datapoints=3,
+        ),
+        AlarmRow(
+            "dlq-depth",
+            "{subject}: a message reached the dead-letter queue (its job failed "
+            "{max_receive_count} times).",
+            "a job failed maxReceiveCount times and was moved to the dead-letter queue; it "
+            "will not be retried by itself",
+            "read the worker's log stream for the failure; fix it, then redrive the DLQ "
+            "(`aws sqs start-message-move-task --source-arn <dlq arn>`) or delete the "
+            "messages",
+            (Read(_SQS, "ApproximateNumberOfMessagesVisible", "dlq", "Maximum"),),
+            threshold=1,
+            comparison=">=",
+            periods=1,
+            datapoints=1,
+        ),
+        AlarmRow(
+            "backlog-at-max",
+            "{subject}: more than {backlog_target:g} messages per task with all {max_count} "
+            "tasks running for {sustained} minutes.",
+            "the backlog per task stays above the scaling target with every task running: "
+            "work arrives faster than maxCount tasks finish it",
+            "raise `maxCount` or `concurrency`, or make jobs shorter; check that the gateway "
+            "and the models behind it keep up (their rows)",
+            (
+                Read(_SQS, "ApproximateNumberOfMessagesVisible", "queue", "Maximum", id="visible"),
+                _RUNNING_AVERAGE,
+            ),
+            threshold="backlog_target",
+            comparison=">",
+            periods="sustained",
+            datapoints="sustained",
+            expression="IF(FILL(running, 0) >= {max_count}, visible / FILL(running, 1), 0)",
+            label="messages waiting per task while at the maximum task count",
+        ),
+    )
+}
+"""Every alarm kind of the stack, by key (its name's last part: keep keys stable, deployment
+alarms and runbooks refer to them by name)."""
+
+
+@dataclass(frozen=True)
+class AlarmSpec:
+    """One alarm of one subject: its row of `ALARMS`, `request` (PutMetricAlarm without the
+    actions; `with_actions` adds them) and the subject's `facts` the row's text reads; `meaning`
+    and `action` are what the README's operating section prints."""
+
+    row: AlarmRow
+    request: dict[str, Any]
+    facts: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return self.row.key
+
+    @property
+    def meaning(self) -> str:
+        return self.row.meaning.format(**self.facts)
+
+    @property
+    def action(self) -> str:
+        return self.row.action.format(**self.facts)
 
     @property
     def name(self) -> str:
@@ -50,52 +364,105 @@ class AlarmSpec:
         return {**self.request, "AlarmActions": [topic_arn], "OKActions": [topic_arn]}
 
 
-def alarm_name(stack: str, subject: str, key: str) -> str:
-    """`<stack>-<subject>-<key>`, checked against CloudWatch's 255-character limit."""
-    name = f"{stack}-{subject}-{key}"
-    if len(name) > ALARM_NAME_MAX:
-        raise ObservabilityError(f"alarm name {name[:40]}... exceeds {ALARM_NAME_MAX} characters")
-    return name
-
-
 def _dims(**values: str) -> list[dict[str, str]]:
     return [{"Name": k, "Value": v} for k, v in values.items()]
 
 
-def _alarm(
-    name: str,
-    description: str,
-    *,
-    evaluation_periods: int,
-    datapoints: int,
-    threshold: float,
-    comparison: str,
-    missing: str,
-    period: int = 60,
-    metric: dict[str, Any] | None = None,
-    metrics: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    if evaluation_periods * period > ALARM_EVALUATION_MAX_SECONDS:
+def _metric(read: Read, dimensions: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
+    return {
+        "Namespace": read.namespace,
+        "MetricName": read.metric,
+        "Dimensions": dimensions[read.dimensions],
+    }
+
+
+def _request(row: AlarmRow, facts: dict[str, Any], dimensions: dict[str, Any]) -> dict[str, Any]:
+    """The row's PutMetricAlarm request (without actions) for one subject."""
+
+    def number(value: float | str) -> Any:
+        return facts[value] if isinstance(value, str) else value
+
+    name = alarm_name(facts["stack"], facts["subject"], row.key)
+    periods, period = number(row.periods), 60
+    if periods * period > ALARM_EVALUATION_MAX_SECONDS:
         raise ObservabilityError(
-            f"{name}: {evaluation_periods} periods of {period} s exceed one day, the most "
-            "CloudWatch evaluates"
+            f"{name}: {periods} periods of {period} s exceed one day, the most CloudWatch evaluates"
         )
     request: dict[str, Any] = {
         "AlarmName": name,
-        "AlarmDescription": description[:1024],
+        "AlarmDescription": row.description.format(**facts)[:1024],
         "ActionsEnabled": True,
-        "EvaluationPeriods": evaluation_periods,
-        "DatapointsToAlarm": datapoints,
-        "Threshold": float(threshold),
-        "ComparisonOperator": comparison,
-        "TreatMissingData": missing,
+        "EvaluationPeriods": periods,
+        "DatapointsToAlarm": number(row.datapoints),
+        "Threshold": float(number(row.threshold)),
+        "ComparisonOperator": _COMPARISON[row.comparison],
+        "TreatMissingData": row.missing,
     }
-    if metric is not None:
-        request.update(metric)
+    if not row.expression:
+        [read] = row.reads
+        request.update(_metric(read, dimensions))
+        stat_key = "ExtendedStatistic" if read.stat.startswith("p") else "Statistic"
+        request[stat_key] = read.stat
+        if read.unit is not None:
+            request["Unit"] = read.unit
         request["Period"] = period
-    if metrics is not None:
-        request["Metrics"] = metrics
+        return request
+    request["Metrics"] = [
+        {
+            "Id": read.id,
+            "MetricStat": {
+                "Metric": _metric(read, dimensions),
+                "Period": period,
+                "Stat": read.stat,
+            },
+            "ReturnData": False,
+        }
+        for read in row.reads
+    ] + [
+        {
+            "Id": row.result_id,
+            "Expression": row.expression.format(**facts),
+            "Label": row.label,
+            "ReturnData": True,
+        }
+    ]
     return request
+
+
+def build_alarms(
+    keys: Sequence[str],
+    facts: dict[str, Any],
+    *,
+    load_balancer: str = "",
+    target_group: str = "",
+    cluster_name: str = "",
+    ecs_service_name: str = "",
+    queue_name: str = "",
+    dead_letter_queue_name: str = "",
+) -> list[AlarmSpec]:
+    """The alarms of `keys` (rows of `ALARMS`, in that order) for one subject: `facts` holds
+    `stack`, `subject` and every fact the rows name; the keyword arguments are the dimensions'
+    values (default "": a subject without that dimension set)."""
+    stack, subject = facts["stack"], facts["subject"]
+    dimensions = {
+        "alb": _dims(LoadBalancer=load_balancer, TargetGroup=target_group),
+        "service": _dims(**{m.DIM_STACK: stack, m.DIM_SERVICE: subject}),
+        "ecs": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
+        "queue": _dims(QueueName=queue_name),
+        "dlq": _dims(QueueName=dead_letter_queue_name),
+        "pool": _dims(**{m.DIM_STACK: stack, m.DIM_POOL: subject}),
+    }
+    out: list[AlarmSpec] = []
+    for key in keys:
+        row = ALARMS[key]
+        if row.when and not facts[row.when]:
+            continue
+        out.append(AlarmSpec(row, _request(row, facts, dimensions), facts))
+    return out
+
+
+def _settings_facts(stack: str, subject: str, settings: AlarmSettings) -> dict[str, Any]:
+    return {"stack": stack, "subject": subject, **dataclasses.asdict(settings)}
 
 
 def _publishes_llm_latency(kind: str) -> bool:
@@ -120,7 +487,7 @@ def service_alarms(
     settings: AlarmSettings = AlarmSettings(),
     engine_metrics: bool = True,
 ) -> list[AlarmSpec]:
-    """The paging alarms of one load-balanced service.
+    """The paging alarms of one load-balanced model or re-ranker service.
 
     `load_balancer` / `target_group` are the ARN suffixes (`app/...`, `targetgroup/...`) the
     AWS/ApplicationELB dimensions take. No-healthy-targets is left out for a service whose
@@ -128,190 +495,19 @@ def service_alarms(
     Insights' PendingTaskCount (needs `cluster.containerInsights` on). The engine alarms (TTFT,
     engine down) read the metrics sidecar's series: left out when `engine_metrics` is False.
     """
-    out = _target_group_alarms(
-        stack=stack,
-        service=service,
+    facts = _settings_facts(stack, service, settings)
+    facts["serving_floor"] = min_count >= 1
+    facts["engine_metrics"] = engine_metrics and _publishes_llm_latency(kind)
+    facts["ttft_p99_ms"] = settings.ttft_p99_seconds * 1000
+    keys = ("no-healthy-targets", "target-5xx", "ttft-p99", "engine-down", "tasks-pending")
+    return build_alarms(
+        keys,
+        facts,
         load_balancer=load_balancer,
         target_group=target_group,
-        min_count=min_count,
-        settings=settings,
+        cluster_name=cluster_name,
+        ecs_service_name=ecs_service_name,
     )
-    if engine_metrics and _publishes_llm_latency(kind):
-        bound_ms = settings.ttft_p99_seconds * 1000
-        out.append(
-            AlarmSpec(
-                "ttft-p99",
-                _alarm(
-                    alarm_name(stack, service, "ttft-p99"),
-                    f"{service}: the slowest task's p99 time to first token above "
-                    f"{settings.ttft_p99_seconds:g} s in 3 of 5 minutes.",
-                    evaluation_periods=5,
-                    datapoints=3,
-                    threshold=bound_ms,
-                    comparison="GreaterThanThreshold",
-                    missing="notBreaching",
-                    metric={
-                        "Namespace": m.NAMESPACE,
-                        "MetricName": m.TTFT_P99,
-                        "Dimensions": _dims(**{m.DIM_STACK: stack, m.DIM_SERVICE: service}),
-                        # Each task publishes its own p99; the worst one pages.
-                        "Statistic": "Maximum",
-                        "Unit": "Milliseconds",
-                    },
-                ),
-                f"users wait more than {settings.ttft_p99_seconds:g} s for the first token",
-                "look at requests waiting and KV-cache usage on the dashboard: queueing means "
-                "too few tasks (is scaling at maxCount, or tasks pending?); a full KV cache "
-                "with few requests means long prompts (raise maxModelLen capacity or use "
-                "kvCache scaling)",
-            )
-        )
-        out.append(
-            AlarmSpec(
-                "engine-down",
-                _alarm(
-                    alarm_name(stack, service, "engine-down"),
-                    f"{service}: a task's engine stopped answering its /metrics (the metrics "
-                    "sidecar publishes EngineUp = 0) for 3 minutes.",
-                    evaluation_periods=3,
-                    datapoints=3,
-                    threshold=1,
-                    comparison="LessThanThreshold",
-                    missing="notBreaching",
-                    metric={
-                        "Namespace": m.NAMESPACE,
-                        "MetricName": m.ENGINE_UP,
-                        "Dimensions": _dims(**{m.DIM_STACK: stack, m.DIM_SERVICE: service}),
-                        "Statistic": "Minimum",
-                    },
-                ),
-                "an engine process inside a running task stopped answering",
-                "the task's engine log stream says why; ECS replaces the task once the target "
-                "group marks it unhealthy",
-            )
-        )
-    minutes = settings.pending_minutes
-    out.append(
-        AlarmSpec(
-            "tasks-pending",
-            _alarm(
-                alarm_name(stack, service, "tasks-pending"),
-                f"{service}: tasks pending for {minutes} minutes: no capacity to place them.",
-                evaluation_periods=minutes,
-                datapoints=minutes,
-                threshold=0,
-                comparison="GreaterThanThreshold",
-                missing="notBreaching",
-                metric={
-                    "Namespace": "ECS/ContainerInsights",
-                    "MetricName": "PendingTaskCount",
-                    "Dimensions": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
-                    "Statistic": "Maximum",
-                },
-            ),
-            f"a task has waited {minutes} minutes for capacity",
-            "the pool cannot grow: at maxSize (raise it), or EC2 has no capacity for the "
-            "instance type in these AZs (check the ASG's activity), or an instance cannot "
-            "join the cluster",
-        )
-    )
-    return out
-
-
-def _target_group_alarms(
-    *,
-    stack: str,
-    service: str,
-    load_balancer: str,
-    target_group: str,
-    min_count: int,
-    settings: AlarmSettings,
-) -> list[AlarmSpec]:
-    """No healthy target (left out when `min_count` is 0) and target 5xx share: every
-    load-balanced service's (models, re-rankers, the gateway)."""
-    alb = _dims(LoadBalancer=load_balancer, TargetGroup=target_group)
-    out: list[AlarmSpec] = []
-    if min_count >= 1:
-        out.append(
-            AlarmSpec(
-                "no-healthy-targets",
-                _alarm(
-                    alarm_name(stack, service, "no-healthy-targets"),
-                    f"{service}: no healthy target behind the load balancer for 3 minutes; "
-                    "every request gets a 503.",
-                    evaluation_periods=3,
-                    datapoints=3,
-                    threshold=1,
-                    comparison="LessThanThreshold",
-                    # No datapoint at all means no target registered either.
-                    missing="breaching",
-                    metric={
-                        "Namespace": "AWS/ApplicationELB",
-                        "MetricName": "HealthyHostCount",
-                        "Dimensions": alb,
-                        "Statistic": "Minimum",
-                    },
-                ),
-                "no task of the service passes the target group's health check: clients get 503",
-                "check the service's events and stopped tasks (`aws ecs describe-services`); "
-                "tasks pending means no capacity (see tasks-pending), tasks stopping means the "
-                "engine fails to start (read the engine's log stream)",
-            )
-        )
-    pct = settings.target_5xx_percent
-    out.append(
-        AlarmSpec(
-            "target-5xx",
-            _alarm(
-                alarm_name(stack, service, "target-5xx"),
-                f"{service}: more than {pct:g} % of requests answered 5xx by the targets in 3 "
-                "of 5 minutes.",
-                evaluation_periods=5,
-                datapoints=3,
-                threshold=pct,
-                comparison="GreaterThanThreshold",
-                missing="notBreaching",
-                metrics=[
-                    {
-                        "Id": "errors",
-                        "MetricStat": {
-                            "Metric": {
-                                "Namespace": "AWS/ApplicationELB",
-                                "MetricName": "HTTPCode_Target_5XX_Count",
-                                "Dimensions": alb,
-                            },
-                            "Period": 60,
-                            "Stat": "Sum",
-                        },
-                        "ReturnData": False,
-                    },
-                    {
-                        "Id": "requests",
-                        "MetricStat": {
-                            "Metric": {
-                                "Namespace": "AWS/ApplicationELB",
-                                "MetricName": "RequestCount",
-                                "Dimensions": alb,
-                            },
-                            "Period": 60,
-                            "Stat": "Sum",
-                        },
-                        "ReturnData": False,
-                    },
-                    {
-                        "Id": "rate",
-                        "Expression": "100 * FILL(errors, 0) / requests",
-                        "Label": "target 5xx (% of requests)",
-                        "ReturnData": True,
-                    },
-                ],
-            ),
-            f"more than {pct:g} % of the requests the engine answered were 5xx",
-            "read the engine's log stream for the errors; a rollout in progress may be the "
-            "cause (the circuit breaker rolls a failing one back)",
-        )
-    )
-    return out
 
 
 def pool_alarms(
@@ -321,122 +517,115 @@ def pool_alarms(
     from the CloudWatch agent's nvidia_smi metrics, rolled up per Stack/Pool)."""
     if kind != "gpu":
         return []
-    pct = settings.gpu_memory_percent
-    dims = _dims(**{m.DIM_STACK: stack, m.DIM_POOL: pool})
-    stat = {"Period": 60, "Stat": "Maximum"}
-    return [
-        AlarmSpec(
-            "gpu-memory",
-            _alarm(
-                alarm_name(stack, pool, "gpu-memory"),
-                f"pool {pool}: a GPU's memory above {pct:g} % for 5 minutes.",
-                evaluation_periods=5,
-                datapoints=5,
-                threshold=pct,
-                comparison="GreaterThanThreshold",
-                missing="notBreaching",
-                metrics=[
-                    {
-                        "Id": "used",
-                        "MetricStat": {
-                            "Metric": {
-                                "Namespace": m.HOST_NAMESPACE,
-                                "MetricName": m.NVIDIA_MEMORY_USED,
-                                "Dimensions": dims,
-                            },
-                            **stat,
-                        },
-                        "ReturnData": False,
-                    },
-                    {
-                        "Id": "total",
-                        "MetricStat": {
-                            "Metric": {
-                                "Namespace": m.HOST_NAMESPACE,
-                                "MetricName": m.NVIDIA_MEMORY_TOTAL,
-                                "Dimensions": dims,
-                            },
-                            **stat,
-                        },
-                        "ReturnData": False,
-                    },
-                    {
-                        "Id": "pct",
-                        "Expression": "100 * used / total",
-                        "Label": "GPU memory used (%)",
-                        "ReturnData": True,
-                    },
-                ],
-            ),
-            f"a GPU is more than {pct:g} % full (vLLM reserves gpuMemoryUtilization of it up "
-            "front, so this means something beyond the engine's own reservation)",
-            "look for a second process on the GPU (nvidia-smi via ECS Exec) or lower "
-            "gpuMemoryUtilization; an out-of-memory engine restarts its task",
-        )
-    ]
+    return build_alarms(("gpu-memory",), _settings_facts(stack, pool, settings))
 
 
-def _ci_metric(name: str, cluster_name: str, ecs_service_name: str) -> dict[str, Any]:
-    return {
-        "Namespace": "ECS/ContainerInsights",
-        "MetricName": name,
-        "Dimensions": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
-    }
+def gateway_alarms(
+    *,
+    stack: str,
+    service: str,
+    load_balancer: str,
+    target_group: str,
+    cluster_name: str,
+    ecs_service_name: str,
+    min_count: int,
+    max_count: int,
+    target_cpu_percent: float,
+    longest_request_seconds: int,
+    settings: AlarmSettings = AlarmSettings(),
+) -> list[AlarmSpec]:
+    """The AI gateway's paging alarms (`service` is its path).
 
-
-def _ecs_metric(name: str, cluster_name: str, ecs_service_name: str) -> dict[str, Any]:
-    return {
-        "Namespace": "AWS/ECS",
-        "MetricName": name,
-        "Dimensions": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
-    }
-
-
-def _stat(query_id: str, metric: dict[str, Any], stat: str) -> dict[str, Any]:
-    return {
-        "Id": query_id,
-        "MetricStat": {"Metric": metric, "Period": 60, "Stat": stat},
-        "ReturnData": False,
-    }
-
-
-def _expression(expression: str, label: str) -> dict[str, Any]:
-    return {"Id": "signal", "Expression": expression, "Label": label, "ReturnData": True}
-
-
-def _tasks_below_desired(
-    stack: str, subject: str, cluster_name: str, ecs_service_name: str, minutes: int
-) -> AlarmSpec:
-    """Running tasks below the desired count for `minutes` (Container Insights)."""
-    return AlarmSpec(
+    As every load-balanced service: no healthy target (when `min_count` >= 1) and target 5xx
+    share. Its own: a task failing LiteLLM's liveness route (`UnHealthyHostCount` >= 1 for 5
+    minutes); p99 `TargetResponseTime` at the longest route's timeout (`longest_request_seconds`,
+    what LiteLLM waits for a model before it gives up: requests are being cut); CPU above the
+    scaling target (`target_cpu_percent`) for 10 minutes while at `max_count` tasks (scaling
+    has nothing left to add); memory above `settings.gateway_memory_percent` for 5 minutes (a
+    Fargate task that runs out is killed with every stream on it); tasks below the desired count
+    for `settings.pending_minutes`.
+    """
+    facts = _settings_facts(stack, service, settings)
+    facts.update(
+        serving_floor=min_count >= 1,
+        max_count=max_count,
+        target_cpu_percent=target_cpu_percent,
+        longest_request_seconds=longest_request_seconds,
+    )
+    keys = (
+        "no-healthy-targets",
+        "target-5xx",
+        "unhealthy-targets",
+        "response-time-p99",
+        "cpu-at-max",
+        "memory-high",
         "tasks-below-desired",
-        _alarm(
-            alarm_name(stack, subject, "tasks-below-desired"),
-            f"{subject}: fewer tasks running than desired for {minutes} minutes.",
-            evaluation_periods=minutes,
-            datapoints=minutes,
-            threshold=0,
-            comparison="GreaterThanThreshold",
-            missing="notBreaching",
-            metrics=[
-                _stat(
-                    "desired",
-                    _ci_metric("DesiredTaskCount", cluster_name, ecs_service_name),
-                    "Minimum",
-                ),
-                _stat(
-                    "running",
-                    _ci_metric("RunningTaskCount", cluster_name, ecs_service_name),
-                    "Maximum",
-                ),
-                _expression("desired - FILL(running, 0)", "tasks short of the desired count"),
-            ],
-        ),
-        f"a Fargate service has run fewer tasks than desired for {minutes} minutes: its tasks "
-        "fail to start or stop soon after",
-        "read the service's events and its stopped tasks' reason (`aws ecs describe-tasks`): "
-        "image pull (tag, ECR endpoint), a secret the execution role cannot read, Fargate "
-        "capacity or ENI limits in the subnets, or the container exiting",
+    )
+    return build_alarms(
+        keys,
+        facts,
+        load_balancer=load_balancer,
+        target_group=target_group,
+        cluster_name=cluster_name,
+        ecs_service_name=ecs_service_name,
+    )
+
+
+def queue_age_threshold_seconds(acceptable_latency_seconds: float, max_job_seconds: int) -> int:
+    """How old a worker's oldest message may get: SQS ages a message from its enqueue until
+    its delete, so a job that waited the acceptable latency and then ran the longest job is
+    this old; beyond it, work is late."""
+    return math.ceil(acceptable_latency_seconds + max_job_seconds)
+
+
+def worker_alarms(
+    *,
+    stack: str,
+    worker: str,
+    queue_name: str,
+    dead_letter_queue_name: str,
+    cluster_name: str,
+    ecs_service_name: str,
+    acceptable_latency_seconds: float,
+    max_job_seconds: int,
+    backlog_target: float,
+    max_count: int,
+    max_receive_count: int,
+    settings: AlarmSettings = AlarmSettings(),
+) -> list[AlarmSpec]:
+    """A queue worker's paging alarms.
+
+    - `queue-age`: the oldest message older than `acceptable_latency_seconds` +
+      `max_job_seconds` for 3 minutes (`queue_age_threshold_seconds`);
+    - `dlq-depth`: a message in the dead-letter queue (a job failed `max_receive_count` times);
+    - `backlog-at-max`: backlog per task above `backlog_target` while all `max_count` tasks
+      run, for as long as the acceptable latency (at least 3 minutes): work arrives faster
+      than the maximum can do it;
+    - `tasks-below-desired`: fewer tasks running than desired for `settings.pending_minutes`.
+    """
+    if acceptable_latency_seconds <= 0 or max_job_seconds < 1 or backlog_target <= 0:
+        raise ObservabilityError(
+            f"worker {worker}: acceptable latency, job time and backlog target must be positive"
+        )
+    if max_count < 1 or max_receive_count < 1:
+        raise ObservabilityError(f"worker {worker}: max count and receives must be >= 1")
+    facts = _settings_facts(stack, worker, settings)
+    facts.update(
+        acceptable_latency_seconds=acceptable_latency_seconds,
+        max_job_seconds=max_job_seconds,
+        backlog_target=backlog_target,
+        max_count=max_count,
+        max_receive_count=max_receive_count,
+        age=queue_age_threshold_seconds(acceptable_latency_seconds, max_job_seconds),
+        sustained=min(max(3, math.ceil(acceptable_latency_seconds / 60)), 1440),
+    )
+    return build_alarms(
+        ("queue-age", "dlq-depth", "backlog-at-max", "tasks-below-desired"),
+        facts,
+        cluster_name=cluster_name,
+        ecs_service_name=ecs_service_name,
+        queue_name=queue_name,
+        dead_letter_queue_name=dead_letter_queue_name,
     )
 
 

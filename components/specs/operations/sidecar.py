@@ -5,11 +5,10 @@ the engine's /metrics as CloudWatch EMF (`images/metrics/`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from ecs_inference.contracts import metrics as m
-from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.services.containers import container_definition
 from ecs_inference.specs.operations.errors import ObservabilityError
 
 SIDECAR_USER = "10002:10002"
@@ -24,18 +23,19 @@ def metrics_sidecar_container(
     image: str,
     port: int,
     engine_container: str,
-    log_configuration: Mapping[str, Any],
+    log_group_name: str,
+    region: str,
     startup_grace_seconds: int,
     interval_seconds: int = m.DEFAULT_INTERVAL_SECONDS,
-    region: str | None = None,
 ) -> dict[str, Any]:
     """The sidecar's ECS container definition (camelCase, as RegisterTaskDefinition takes it).
 
     Not essential (its death must not stop the model), started after the engine container
     (`dependsOn` START: it has nothing to scrape before), no port, a soft memory reservation
     (`contracts.metrics.SIDECAR_MEMORY_RESERVATION_MIB`), read-only root file system, the
-    image's non-root user, logs through the service's own awslogs configuration (the EMF lines
-    must land where CloudWatch extracts them; `log_configuration` is the engine's).
+    image's non-root user, logs through the service's own log group and stream prefix (the EMF
+    lines must land where CloudWatch extracts them; awslogs names the stream
+    <prefix>/<container>/<task id>: same group, own stream).
     """
     if not 1 <= port <= 65535:
         raise ObservabilityError(f"metrics sidecar: port {port} out of range")
@@ -46,21 +46,19 @@ def metrics_sidecar_container(
         m.ENV_SERVICE: service,
         m.ENV_INTERVAL_SECONDS: str(interval_seconds),
         m.ENV_STARTUP_GRACE_SECONDS: str(max(startup_grace_seconds, 0)),
-        # Every container of the stack gets its region (tasks cannot ask IMDS); default None
-        # leaves them out.
-        **({variable: region for variable in ENV_REGION_VARIABLES} if region else {}),
     }
-    return {
-        "name": m.SIDECAR_CONTAINER_NAME,
-        "image": image,
-        "essential": False,
-        "environment": [{"name": k, "value": env[k]} for k in sorted(env)],
-        "memoryReservation": m.SIDECAR_MEMORY_RESERVATION_MIB,
-        "readonlyRootFilesystem": True,
-        "user": SIDECAR_USER,
-        "dependsOn": [{"containerName": engine_container, "condition": "START"}],
-        # awslogs names the stream <prefix>/<container>/<task id>: same group, own stream.
-        "logConfiguration": dict(log_configuration),
+    return container_definition(
+        name=m.SIDECAR_CONTAINER_NAME,
+        image=image,
+        essential=False,
+        extra_environment=env,
+        sidecar_of=engine_container,
+        memory_reservation_mib=m.SIDECAR_MEMORY_RESERVATION_MIB,
+        user=SIDECAR_USER,
+        log_group_name=log_group_name,
+        region=region,
+        stream_prefix=service,
         # The sidecar exits 0 on SIGTERM after its current scrape (<= the scrape timeout).
-        "stopTimeout": math.ceil(m.SCRAPE_TIMEOUT_SECONDS) + 2,
-    }
+        stop_timeout_seconds=math.ceil(m.SCRAPE_TIMEOUT_SECONDS) + 2,
+        nofile_limit=False,
+    )

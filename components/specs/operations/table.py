@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.operations.alarms import (
     AlarmSettings,
     AlarmSpec,
+    gateway_alarms,
     pool_alarms,
     service_alarms,
+    worker_alarms,
 )
-from ecs_inference.specs.operations.alarms_gateway import gateway_alarms
-from ecs_inference.specs.operations.alarms_worker import worker_alarms
-from ecs_inference.specs.worker import QueueWorkerSpec
+
+if TYPE_CHECKING:
+    # Only a type here: the workers' decisions import the alarms of this package.
+    from ecs_inference.workers.decisions import WorkerDecisions
 
 
 @dataclass(frozen=True)
@@ -44,13 +48,11 @@ class GatewaySubject:
 
 @dataclass(frozen=True)
 class WorkerSubject:
-    """A queue worker to watch under `label`: its spec, its queues' names, and the job timings
-    the queue-age alarm judges against."""
+    """A queue worker to watch under `label`: its decisions (with its input: the job timings
+    the queue-age alarm judges against) and its queues' names."""
 
     label: str
-    spec: QueueWorkerSpec
-    acceptable_latency_seconds: float
-    max_job_seconds: int
+    worker: WorkerDecisions
     queue_name: str
     dead_letter_queue_name: str
     ecs_service_name: str
@@ -108,16 +110,16 @@ def stack_alarms(
     for w in workers:
         specs = worker_alarms(
             stack=stack,
-            worker=w.spec.worker,
+            worker=w.worker.name,
             queue_name=w.queue_name,
             dead_letter_queue_name=w.dead_letter_queue_name,
             cluster_name=cluster_name,
             ecs_service_name=w.ecs_service_name,
-            acceptable_latency_seconds=w.acceptable_latency_seconds,
-            max_job_seconds=w.max_job_seconds,
-            backlog_target=w.spec.backlog_target,
-            max_count=w.spec.max_count,
-            max_receive_count=w.spec.max_receive_count,
+            acceptable_latency_seconds=w.worker.input.acceptable_latency_seconds,
+            max_job_seconds=w.worker.input.max_job_seconds,
+            backlog_target=w.worker.backlog_target,
+            max_count=w.worker.input.max_count,
+            max_receive_count=w.worker.input.max_receive_count,
             settings=settings,
         )
         out += [(w.label, spec) for spec in specs]

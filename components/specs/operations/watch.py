@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
-from ecs_inference.specs.operations.alarms import AlarmSettings, AlarmSpec
-from ecs_inference.specs.operations.alarms_worker import queue_age_threshold_seconds
+from ecs_inference.specs.operations.alarms import (
+    AlarmSettings,
+    AlarmSpec,
+    queue_age_threshold_seconds,
+)
 from ecs_inference.specs.operations.dashboard import (
     DashboardInputs,
     GatewayPanel,
@@ -29,7 +33,10 @@ from ecs_inference.specs.operations.table import (
     WorkerSubject,
     stack_alarms,
 )
-from ecs_inference.specs.worker import QueueWorkerSpec
+
+if TYPE_CHECKING:
+    # Only a type here: the workers' decisions import the alarms of this package.
+    from ecs_inference.workers.decisions import WorkerDecisions
 
 
 @dataclass(frozen=True)
@@ -47,17 +54,6 @@ class WatchedService:
     """The task runs the metrics sidecar (the engine alarms and graphs read its series)."""
 
 
-@dataclass(frozen=True)
-class WatchedWorker:
-    """A queue worker: its spec and the job timings its queue-age alarm judges against."""
-
-    spec: QueueWorkerSpec
-    acceptable_latency_seconds: float
-    """How long a job may wait before it starts."""
-    max_job_seconds: int
-    """The longest job."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class OperationsSpec:
     """What the stack's alarm topic, alarms, rollback rule and dashboard cover."""
@@ -70,8 +66,8 @@ class OperationsSpec:
     """Neuron pools whose hosts run the CloudWatch agent (their panels)."""
     gateway: LiteLLMGatewaySpec | None = None
     """The AI gateway; None: none."""
-    workers: tuple[WatchedWorker, ...] = ()
-    """Queue workers."""
+    workers: tuple[WorkerDecisions, ...] = ()
+    """Queue workers (their decisions, which hold their input)."""
     alarm_settings: AlarmSettings = field(default_factory=AlarmSettings)
     """Alarm thresholds."""
     subscriptions: tuple[Subscription, ...] = ()
@@ -149,13 +145,11 @@ def operations_alarms(spec: OperationsSpec, stack: str) -> list[tuple[str, Alarm
         ),
         workers=[
             WorkerSubject(
-                worker_label(w.spec.worker),
-                w.spec,
-                w.acceptable_latency_seconds,
-                w.max_job_seconds,
-                queue(w.spec.worker),
-                dead_letter_queue(w.spec.worker),
-                ecs_service(worker_key(w.spec.worker)),
+                worker_label(w.name),
+                w,
+                queue(w.name),
+                dead_letter_queue(w.name),
+                ecs_service(worker_key(w.name)),
             )
             for w in spec.workers
         ],
@@ -192,14 +186,14 @@ def dashboard_inputs(
         )
     workers = [
         WorkerPanel(
-            w.spec.worker,
-            values[queue(w.spec.worker)],
-            values[dead_letter_queue(w.spec.worker)],
-            values[ecs_service(worker_key(w.spec.worker))],
+            w.name,
+            values[queue(w.name)],
+            values[dead_letter_queue(w.name)],
+            values[ecs_service(worker_key(w.name))],
             queue_age_seconds=queue_age_threshold_seconds(
-                w.acceptable_latency_seconds, w.max_job_seconds
+                w.input.acceptable_latency_seconds, w.input.max_job_seconds
             ),
-            backlog_target=w.spec.backlog_target,
+            backlog_target=w.backlog_target,
         )
         for w in spec.workers
     ]

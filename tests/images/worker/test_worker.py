@@ -28,8 +28,8 @@ import pytest
 from botocore.stub import Stubber
 
 from ecs_inference.contracts import litellm
-from ecs_inference.services import worker as worker_component
-from ecs_inference.specs import worker as worker_spec
+from ecs_inference.workers import queues as worker_spec
+from ecs_inference.workers import service as worker_component
 from tests.aws_shapes import validate_shape
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,18 +8,23 @@ botocore's models; the scaling policies are recorded exactly as `worker_scaling`
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from ecs_inference.services.worker import (
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.workers.decisions import GatewayKeys
+from ecs_inference.workers.input import WorkerConfig
+from ecs_inference.workers.queues import MANAGED_ENV, task_protection_minutes
+from ecs_inference.workers.scaling import WorkerScaling
+from ecs_inference.workers.service import (
     ENV_RESULT_QUEUE_URL,
     QUEUE_ACTIONS,
     QueueWorker,
-    QueueWorkerArgs,
+    WorkerWiring,
 )
-from ecs_inference.specs.service_connect import Namespace
-from ecs_inference.specs.worker import MANAGED_ENV, WorkerScaling, task_protection_minutes
 from tests.aws_shapes import UNKNOWN, register_task_definition_request, validate_shape
 from tests.services.conftest import CLUSTER_ARN
 from tools.recording import ACCOUNT_ID, Recording, run_function
@@ -33,30 +38,46 @@ NAMESPACE = Namespace(
 )
 
 
-def worker_args(**overrides: Any) -> QueueWorkerArgs:
+MASTER = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gateway-master-AbCdEf"
+
+
+def worker_input(**overrides: Any) -> WorkerConfig:
+    """A worker whose decisions are a 990 s visibility timeout (900 s job + 90 s margin) and a
+    backlog target of 10 messages per task (300 s acceptable latency / 30 s per job)."""
     settings: dict[str, Any] = {
-        "worker": "summarise",
         "image": IMAGE,
-        "cluster_arn": CLUSTER_ARN,
-        "vpc_id": "vpc-0abc",
-        "subnet_ids": ["subnet-a", "subnet-b"],
-        "gateway_url": "http://gateway.inference:4000",
-        "gateway_security_group_id": "sg-gateway",
-        "service_connect_namespace": NAMESPACE,
-        "visibility_timeout_seconds": 990,
-        "backlog_target": 10.0,
+        "max_job_seconds": 900,
+        "job_seconds": 30,
+        "acceptable_latency_seconds": 300,
         "cpu": 256,
         "memory_mib": 512,
         "max_count": 8,
         "secrets": {"UPSTREAM_TOKEN": SECRET},
     }
     settings.update(overrides)
-    return QueueWorkerArgs(**settings)
+    return WorkerConfig(**settings)
+
+
+WIRING = WorkerWiring(
+    worker="summarise",
+    cluster_arn=CLUSTER_ARN,
+    vpc_id="vpc-0abc",
+    subnet_ids=["subnet-a", "subnet-b"],
+    gateway_url="http://gateway.inference:4000",
+    gateway_keys=GatewayKeys(MASTER),
+    gateway_security_group_id="sg-gateway",
+    service_connect_namespace=NAMESPACE,
+)
+
+
+def worker(name: str = "dev-summarise", **overrides: Any) -> QueueWorker:
+    wiring = WIRING if name == "dev-summarise" else replace(WIRING, worker=None)
+    return QueueWorker(name, worker_input(**overrides), wiring)
 
 
 @pytest.fixture(scope="module")
 def rec() -> Recording:
-    return run_function(lambda: QueueWorker("dev-summarise", worker_args()), stack="dev")
+    return run_function(lambda: worker(), stack="dev")
 
 
 def known(value: Any) -> Any:
@@ -98,9 +119,7 @@ def test_queue_and_dlq_are_encrypted_with_redrive(rec: Recording):
 
 
 def test_a_result_queue_is_encrypted_tls_only_and_the_only_place_the_task_may_send():
-    rec = run_function(
-        lambda: QueueWorker("dev-summarise", worker_args(result_queue=True)), stack="dev"
-    )
+    rec = run_function(lambda: worker(result_queue=True), stack="dev")
     results = rec.one("aws:sqs/queue:Queue", "-results").inputs
     assert results["name"] == "ecs-inference-dev-summarise-results"
     assert results["sqsManagedSseEnabled"] is True
@@ -141,7 +160,11 @@ def test_task_definition_is_fargate_arm64_with_the_managed_variables(rec: Record
         f"https://sqs.us-east-1.amazonaws.com/{ACCOUNT_ID}/ecs-inference-dev-summarise"
     )
     assert env["TASK_PROTECTION_MINUTES"] == str(task_protection_minutes(990)) == "17"
-    assert container["secrets"] == [{"name": "UPSTREAM_TOKEN", "valueFrom": SECRET}]
+    # Its own secret, and the gateway's master key to call the gateway with.
+    assert container["secrets"] == [
+        {"name": "GATEWAY_API_KEY", "valueFrom": MASTER},
+        {"name": "UPSTREAM_TOKEN", "valueFrom": SECRET},
+    ]
     assert "portMappings" not in container and container["stopTimeout"] == 120
 
 
@@ -279,11 +302,11 @@ def test_task_role_reads_only_its_own_queue(rec: Recording):
     assert protection["Resource"] == f"arn:aws:ecs:us-east-1:{ACCOUNT_ID}:task/inference/*"
     execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
     secrets = [s for s in execution["Statement"] if "secretsmanager:GetSecretValue" in s["Action"]]
-    assert secrets and secrets[0]["Resource"] == [SECRET]
+    assert secrets and sorted(secrets[0]["Resource"]) == sorted([SECRET, MASTER])
 
 
 def test_min_count_above_zero_has_no_scale_to_zero_policy():
-    rec = run_function(lambda: QueueWorker("w", worker_args(min_count=1, desired_count=1)))
+    rec = run_function(lambda: worker("w", min_count=1, desired_count=1))
     names = [p.name for p in rec.by_type("aws:appautoscaling/policy:Policy")]
     assert sorted(names) == ["w-backlog", "w-from-zero"]
     assert len(rec.by_type("aws:cloudwatch/metricAlarm:MetricAlarm")) == 1
@@ -291,10 +314,18 @@ def test_min_count_above_zero_has_no_scale_to_zero_policy():
 
 def test_the_execution_role_decrypts_secrets_with_their_keys_only():
     key = f"arn:aws:kms:us-east-1:{ACCOUNT_ID}:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
-    rec = run_function(lambda: QueueWorker("w", worker_args(secrets_kms_key_arns=(key,))))
+    rec = run_function(lambda: worker("w", kms_key_arns={"secrets": [key]}))
     execution = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "-execution").inputs["policy"])
     (decrypt,) = [s for s in execution["Statement"] if s["Action"] == "kms:Decrypt"]
     assert decrypt["Resource"] == [key]
     assert decrypt["Condition"]["StringEquals"]["kms:ViaService"] == (
         "secretsmanager.us-east-1.amazonaws.com"
     )
+
+
+def test_a_program_gets_the_stack_files_errors():
+    """A worker built in a program is decided as the stack file's: a job SQS cannot hide for
+    long enough fails at the key a stack file would name, before anything is created."""
+    with pytest.raises(ConfigError) as info:
+        run_function(lambda: worker("w", max_job_seconds=43_200, job_seconds=30))
+    assert [i.path for i in info.value.issues] == ["platform.workers.w.maxJobSeconds"]

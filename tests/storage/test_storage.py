@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
-import ecs_inference.storage as storage
-from ecs_inference.specs import weights as efs
+import ecs_inference.storage.service as storage
+from ecs_inference.storage import efs as efs
+from ecs_inference.storage.decisions import WeightStoreUse
+from ecs_inference.storage.input import WeightStoreConfig
 from tests.aws_shapes import validate_named_shape, validate_shape
 from tools.recording import run_function
 
@@ -27,15 +30,16 @@ POLICY = "aws:efs/fileSystemPolicy:FileSystemPolicy"
 SUBNETS = ["subnet-0aaa1111", "subnet-0bbb2222", "subnet-0ccc3333"]
 
 
-def args(**overrides) -> storage.WeightFileSystemArgs:
-    base = storage.WeightFileSystemArgs(
-        vpc_id="vpc-0123",
-        subnet_ids=SUBNETS,
-        subnet_count=len(SUBNETS),
-        access_points={"llama": "/models/llama-8b", "mistral": "/models/mistral"},
-        tags={"stack": "test"},
+USE = WeightStoreUse({"llama": "/models/llama-8b", "mistral": "/models/mistral"}, len(SUBNETS))
+
+
+def weights(name: str = "weights", input: WeightStoreConfig | None = None, **use: Any):
+    """A WeightFileSystem of `input` (default: the section's defaults), its use `USE` with
+    `use`'s fields replaced."""
+    wiring = storage.WeightStoreWiring(
+        use=replace(USE, **use), vpc_id="vpc-0123", subnet_ids=SUBNETS, tags={"stack": "test"}
     )
-    return replace(base, **overrides)
+    return storage.WeightFileSystem(name, input or WeightStoreConfig(), wiring)
 
 
 # --- URIs --------------------------------------------------------------------------------------
@@ -134,7 +138,7 @@ def test_task_role_statement_is_read_only_and_scoped_to_the_access_point():
 
 
 def test_component_creates_an_encrypted_file_system_reachable_only_by_its_clients():
-    rec = run_function(lambda: storage.WeightFileSystem("weights", args()))
+    rec = run_function(lambda: weights())
     fs = rec.one(FS)
     assert fs.inputs["encrypted"] is True
     assert fs.inputs["performanceMode"] == "generalPurpose"
@@ -178,8 +182,8 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
 
 def test_provisioned_throughput_reaches_the_request():
     rec = run_function(
-        lambda: storage.WeightFileSystem(
-            "weights", args(throughput_mode="provisioned", provisioned_mib_per_second=256)
+        lambda: weights(
+            input=WeightStoreConfig(throughput_mode="provisioned", provisioned_mib_per_second=256)
         )
     )
     request = efs.create_file_system_request(rec.one(FS).inputs)

@@ -1,4 +1,4 @@
-"""Queue workers on Fargate: the SQS queue's settings and the scaling policies, as pure values.
+"""A queue worker's scaling policies, as pure values.
 
 A worker (`workers.<name>`) takes jobs from an SQS queue; its latency is dominated by an upstream
 model call, so it is scaled on how much work waits, not on CPU. AWS documents the metric for this
@@ -31,38 +31,12 @@ backlog table does.
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ecs_inference.contracts.aws_limits import (
-    SQS_LONG_POLL_MAX,
-    SQS_MAX_RECEIVE_COUNT_RANGE,
-    SQS_RETENTION_MAX,
-    SQS_RETENTION_MIN,
-    SQS_VISIBILITY_TIMEOUT_MAX,
-    STEP_ADJUSTMENTS_MAX,
-    TASK_PROTECTION_MAX_MINUTES,
-    name_rule,
-)
-from ecs_inference.contracts.worker import (
-    ENV_CONCURRENCY,
-    ENV_GATEWAY_URL,
-    ENV_QUEUE_URL,
-    ENV_RESULT_QUEUE_URL,
-    ENV_TASK_PROTECTION_MINUTES,
-    ENV_VISIBILITY_TIMEOUT,
-)
-from ecs_inference.specs.service import CpuArchitecture
-
-__all__ = [
-    "SQS_RETENTION_MAX",
-    "SQS_VISIBILITY_TIMEOUT_MAX",
-    "STEP_ADJUSTMENTS_MAX",
-    "TASK_PROTECTION_MAX_MINUTES",
-]
+from ecs_inference.contracts.aws_limits import STEP_ADJUSTMENTS_MAX
 
 ECS_NAMESPACE = "ecs"
 ECS_DIMENSION = "ecs:service:DesiredCount"
@@ -72,145 +46,6 @@ SQS_NAMESPACE = "AWS/SQS"
 CONTAINER_INSIGHTS_NAMESPACE = "ECS/ContainerInsights"
 METRIC_PERIOD_SECONDS = 60
 """SQS and Container Insights both publish at 1-minute resolution."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class QueueWorkerSpec:
-    """One queue worker as plain values: what `services.worker.QueueWorker` builds besides its
-    wiring."""
-
-    worker: str
-    """The worker's name: its queues, log group and task family."""
-    image: str
-    """The worker's image (pinned by tag or digest)."""
-    visibility_timeout_seconds: int
-    """The queue's visibility timeout: the longest job plus a margin."""
-    backlog_target: float
-    """Messages waiting per running task at which target tracking holds the count."""
-    cpu: int = 256
-    """Fargate CPU units (a pair on the grid with `memory_mib`)."""
-    memory_mib: int = 512
-    """Fargate memory in MiB."""
-    cpu_architecture: CpuArchitecture = "ARM64"
-    """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
-    desired_count: int = 0
-    """Tasks at creation (the scaling policies own the count afterwards)."""
-    min_count: int = 0
-    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
-    max_count: int = 10
-    """Autoscaling upper bound."""
-    concurrency: int = 1
-    """Jobs a task works on at once (`WORKER_CONCURRENCY`)."""
-    max_receive_count: int = 3
-    """Receives before a message moves to the dead-letter queue."""
-    retention_seconds: int = 345_600
-    """How long the queue keeps a message, in seconds (SQS's default, 4 days)."""
-    idle_minutes: int = 15
-    """Minutes with nothing waiting or in flight before scaling to zero."""
-    kms_key_id: str | None = None
-    """KMS key of the queues; None: SQS-managed encryption."""
-    result_queue: bool = False
-    """Create a result queue (`RESULT_QUEUE_URL`)."""
-    environment: Mapping[str, str] = field(default_factory=dict)
-    """Extra plain variables (not the ones the component sets)."""
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    """Env name -> Secrets Manager ARN, injected by ECS at start (not `MANAGED_ENV`)."""
-    secrets_kms_key_arns: tuple[str, ...] = ()
-    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
-    log_retention_days: int = 30
-    """CloudWatch Logs retention in days."""
-
-
-MANAGED_ENV = (
-    ENV_QUEUE_URL,
-    ENV_GATEWAY_URL,
-    ENV_VISIBILITY_TIMEOUT,
-    ENV_TASK_PROTECTION_MINUTES,
-    ENV_CONCURRENCY,
-    ENV_RESULT_QUEUE_URL,
-)
-"""The variables the worker's component sets; `environment` and `secrets` may not name them."""
-
-
-def task_protection_minutes(visibility_timeout_seconds: int) -> int:
-    """How long a worker protects itself per message: the visibility timeout, in whole minutes
-    (after that the message is someone else's anyway)."""
-    return max(1, math.ceil(visibility_timeout_seconds / 60))
-
-
-def queue_names(project: str, stack: str, worker: str) -> tuple[str, str, str]:
-    """(work queue, dead-letter queue, result queue) names: `<project>-<stack>-<worker>[-dlq|
-    -results]`. Fixed names, so the queue URLs and their metrics' QueueName are known at preview
-    (the container definition and the alarms show them) and unique per stack in an account and
-    region."""
-    base = f"{project}-{stack}-{worker}"
-    return base, f"{base}-dlq", f"{base}-results"
-
-
-def queue_name_problems(project: str, stack: str, worker: str) -> list[str]:
-    """Why SQS would refuse one of the worker's queue names (none: it would not)."""
-    rule = name_rule("aws:sqs/queue:Queue")
-    assert rule is not None
-    return [
-        f"queue name {n!r}: {'; '.join(problems)} (at most {rule.max_length} letters, digits, "
-        "'-' or '_': shorten the project, stack or worker name)"
-        for n in queue_names(project, stack, worker)
-        if (problems := rule.problems(n))
-    ]
-
-
-def queue_attribute_problems(
-    *,
-    visibility_timeout_seconds: int,
-    retention_seconds: int = 345_600,
-    receive_wait_seconds: int = SQS_LONG_POLL_MAX,
-    max_receive_count: int = 3,
-) -> list[str]:
-    """What SQS would refuse of `queue_attributes`' values (empty: nothing)."""
-    ranges = [
-        ("VisibilityTimeout", visibility_timeout_seconds, (0, SQS_VISIBILITY_TIMEOUT_MAX)),
-        ("MessageRetentionPeriod", retention_seconds, (SQS_RETENTION_MIN, SQS_RETENTION_MAX)),
-        ("ReceiveMessageWaitTimeSeconds", receive_wait_seconds, (0, SQS_LONG_POLL_MAX)),
-        ("maxReceiveCount", max_receive_count, SQS_MAX_RECEIVE_COUNT_RANGE),
-    ]
-    return [
-        f"{name} {value} outside {low}-{high}"
-        for name, value, (low, high) in ranges
-        if not low <= value <= high
-    ]
-
-
-def queue_attributes(
-    *,
-    visibility_timeout_seconds: int,
-    retention_seconds: int = 345_600,
-    receive_wait_seconds: int = SQS_LONG_POLL_MAX,
-    dead_letter_arn: str | None = None,
-    max_receive_count: int = 3,
-    kms_key_id: str | None = None,
-) -> dict[str, str]:
-    """CreateQueue/SetQueueAttributes `Attributes` (every value a string, as the API wants).
-
-    Defaults: retention 4 days (SQS's default), long polling 20 s (fewer empty receives), no
-    dead-letter queue (the DLQ itself), 3 receives before a message moves to the DLQ, SSE with
-    SQS-managed keys unless `kms_key_id` is given. The values are the plan's (the schema bounds
-    retention, the plan derives the visibility timeout); `queue_attribute_problems` checks
-    values a program chose by hand.
-    """
-    attrs = {
-        "VisibilityTimeout": str(visibility_timeout_seconds),
-        "MessageRetentionPeriod": str(retention_seconds),
-        "ReceiveMessageWaitTimeSeconds": str(receive_wait_seconds),
-    }
-    if kms_key_id is None:
-        attrs["SqsManagedSseEnabled"] = "true"
-    else:
-        attrs["KmsMasterKeyId"] = kms_key_id
-    if dead_letter_arn is not None:
-        attrs["RedrivePolicy"] = json.dumps(
-            {"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": max_receive_count}
-        )
-    return attrs
 
 
 # --------------------------------------------------------------------------------------------

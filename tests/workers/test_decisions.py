@@ -8,7 +8,7 @@ import pytest
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.plan import build_plan
-from ecs_inference.specs.worker import MANAGED_ENV
+from ecs_inference.workers.queues import MANAGED_ENV
 from tests.stack_config import issues_of, mutate, plan_of, reference
 
 STACK = "agents"
@@ -38,7 +38,7 @@ def test_queue_names_sqs_would_refuse_are_a_config_error() -> None:
 
 def test_the_keys_of_its_secrets_reach_its_spec() -> None:
     raw = mutate(reference(STACK), "workers.summarise.kmsKeyArns", {"secrets": [KEY]})
-    assert plan_of(raw, STACK).workers["summarise"].secrets_kms_key_arns == (KEY,)
+    assert plan_of(raw, STACK).workers["summarise"].input.kms_key_arns.secrets == [KEY]
 
 
 def test_a_worker_has_no_weights_key() -> None:

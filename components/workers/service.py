@@ -13,9 +13,14 @@ On top of `FargateService` (log group, roles, task definition, service, scalable
   `TASK_PROTECTION_MINUTES`, `WORKER_CONCURRENCY` and, with a result queue, `RESULT_QUEUE_URL`;
   the service is a Service Connect client of the gateway's namespace when given, with no load
   balancer;
-- the three policies of `components.specs.worker` (target tracking on backlog per task, steps
-  out of zero and in to zero) with their two CloudWatch alarms. The request-shaped values from
-  that module are converted here, unchanged, into provider arguments.
+- the three policies of `components.workers.scaling` (target tracking on backlog per task,
+  steps out of zero and in to zero) with their two CloudWatch alarms. The request-shaped values
+  from that module are converted here, unchanged, into provider arguments.
+
+`QueueWorker(name, input, wiring)`: `input` is the worker's `WorkerConfig` (its stack-file
+section), `wiring` what it takes from around it (`WorkerWiring`). It decides its visibility
+timeout, scaling target and size itself (`components.workers.decisions.worker_service`), with
+the errors a stack file gets, before it creates anything.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from pulumi import Input, Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of
+from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import litellm
+from ecs_inference.contracts.aws_limits import SQS_RETENTION_MAX
 from ecs_inference.contracts.worker import (
     CONTAINER_NAME,
     ENV_CONCURRENCY,
@@ -43,17 +50,13 @@ from ecs_inference.contracts.worker import (
 )
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
-from ecs_inference.services.containers import environment_list, log_configuration, secrets_list
+from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
 from ecs_inference.specs.service_connect import Namespace
-from ecs_inference.specs.worker import (
-    SQS_RETENTION_MAX,
-    QueueWorkerSpec,
-    WorkerScaling,
-    queue_attributes,
-    queue_names,
-    task_protection_minutes,
-)
+from ecs_inference.workers.decisions import GatewayKeys, WorkerDecisions, worker_service
+from ecs_inference.workers.input import WorkerConfig
+from ecs_inference.workers.queues import queue_attributes, queue_names, task_protection_minutes
+from ecs_inference.workers.scaling import WorkerScaling
 
 TOKEN = "ecs-inference:workers:QueueWorker"
 # SIGTERM to SIGKILL: Fargate's maximum, so a worker can finish or hand back (ChangeMessage-
@@ -71,18 +74,40 @@ TASK_PROTECTION_ACTIONS = ("ecs:GetTaskProtection", "ecs:UpdateTaskProtection")
 
 
 @dataclass(frozen=True, kw_only=True)
-class QueueWorkerArgs(QueueWorkerSpec, ClusterWiring):
-    """Inputs of `QueueWorker`: its spec (`components.specs.worker.QueueWorkerSpec`, built by
-    the plan) plus the wiring below and the cluster's (`ClusterWiring`)."""
+class WorkerWiring(ClusterWiring):
+    """What a queue worker takes from around it besides its input: the cluster's wiring
+    (`ClusterWiring`) and the gateway it calls."""
 
     gateway_url: Input[str]
     """The gateway's private URL (`GATEWAY_URL`), e.g. `LiteLLMGateway.private_url`."""
+    gateway_keys: GatewayKeys
+    """The keys the gateway accepts: a worker without its own `GATEWAY_API_KEY` gets the master
+    key's reference, and one the gateway would refuse is an error."""
     gateway_security_group_id: Input[str] | None = None
     """The gateway tasks' group; None: no egress rule to it."""
     gateway_port: int = litellm.PORT
     """The gateway's port (LiteLLM's)."""
     service_connect_namespace: Namespace | None = None
     """Namespace whose Service Connect names the worker resolves; None: no Service Connect."""
+    worker: str | None = None
+    """The worker's key (its queues, log group and task family); None (default): the
+    component's name. A stack names its components `<platform>-<worker>`."""
+
+
+def decide_worker(name: str, input: WorkerConfig, wiring: WorkerWiring) -> WorkerDecisions:
+    """The worker's decisions, as a stack's plan makes them; raises `ConfigError` with every
+    problem, each at the config path a stack file would name (`platform.workers.<name>`)."""
+    decided, found = worker_service(
+        name,
+        input,
+        gateway=wiring.gateway_keys,
+        project_stack=(pulumi.get_project(), pulumi.get_stack()),
+    )
+    issues = Issues()
+    issues.extend(found)
+    issues.raise_if_any()
+    assert decided is not None
+    return decided
 
 
 def queue_url(name: str, *, region: str, account_id: str, dns_suffix: str) -> str:
@@ -152,7 +177,7 @@ def worker_container_definitions(
     image: str,
     queue_url: str,
     gateway_url: str,
-    args: QueueWorkerArgs,
+    worker: WorkerDecisions,
     log_group: str,
     region: str,
     result_queue_url: str | None = None,
@@ -163,27 +188,31 @@ def worker_container_definitions(
     managed = [
         {"name": ENV_QUEUE_URL, "value": queue_url},
         {"name": ENV_GATEWAY_URL, "value": gateway_url},
-        {"name": ENV_VISIBILITY_TIMEOUT, "value": str(args.visibility_timeout_seconds)},
+        {"name": ENV_VISIBILITY_TIMEOUT, "value": str(worker.visibility_timeout_seconds)},
         {
             "name": ENV_TASK_PROTECTION_MINUTES,
-            "value": str(task_protection_minutes(args.visibility_timeout_seconds)),
+            "value": str(task_protection_minutes(worker.visibility_timeout_seconds)),
         },
-        {"name": ENV_CONCURRENCY, "value": str(args.concurrency)},
+        {"name": ENV_CONCURRENCY, "value": str(worker.input.concurrency)},
     ]
     if result_queue_url is not None:
         managed.append({"name": ENV_RESULT_QUEUE_URL, "value": result_queue_url})
-    container: dict[str, Any] = {
-        "name": CONTAINER_NAME,
-        "image": image,
-        "essential": True,
-        "environment": environment_list(managed, args.environment),
-        "logConfiguration": log_configuration(log_group, region, args.worker),
-        "stopTimeout": WORKER_STOP_TIMEOUT_SECONDS,
-        "linuxParameters": {"initProcessEnabled": True},
-    }
-    if args.secrets:
-        container["secrets"] = secrets_list(args.secrets)
-    return [container]
+    return [
+        container_definition(
+            name=CONTAINER_NAME,
+            image=image,
+            environment=managed,
+            extra_environment=worker.input.environment,
+            region_variables=False,
+            log_group_name=log_group,
+            region=region,
+            stream_prefix=worker.name,
+            stop_timeout_seconds=WORKER_STOP_TIMEOUT_SECONDS,
+            nofile_limit=False,
+            secrets=worker.secret_refs,
+            linux_parameters={"initProcessEnabled": True},
+        )
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,18 +349,28 @@ class QueueWorker(FargateService):
     """The step to zero; None when `min_count` > 0."""
     to_zero_alarm: aws.cloudwatch.MetricAlarm | None
     """Its alarm (nothing waiting or in flight); None when `min_count` > 0."""
+    decided: WorkerDecisions
+    """What it decided: visibility timeout, scaling target, secrets and the decision lines."""
 
     def __init__(
-        self, name: str, args: QueueWorkerArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: WorkerConfig,
+        wiring: WorkerWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        self.decided = worker = decide_worker(wiring.worker or name, input, wiring)
+        if input.image is None:
+            raise ValueError(f"QueueWorker {worker.name!r}: needs `image`")
         queue_name, dlq_name, results_name = queue_names(
-            pulumi.get_project(), pulumi.get_stack(), args.worker
+            pulumi.get_project(), pulumi.get_stack(), worker.name
         )
         super().__init__(TOKEN, name, opts)
-        ledger.record_fargate(f"worker {args.worker}", args, None)
+        ledger.record_decisions(f"worker {worker.name}", worker.lines)
+        ledger.record_fargate(f"worker {worker.name}", input, None)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
-        self._queues(args, queue_name, dlq_name, results_name)
-        group = self._logs(args.worker, args.log_retention_days)
+        self._queues(worker, queue_name, dlq_name, results_name)
+        group = self._logs(worker.name, input.log_retention_days)
         ctx = self._ctx
 
         def url(queue: str, a: list[str]) -> str:
@@ -345,46 +384,46 @@ class QueueWorker(FargateService):
                 image=a[1],
                 queue_url=url(queue_name, [a[0], a[3], a[4]]),
                 gateway_url=a[2],
-                args=args,
+                worker=worker,
                 log_group=group,
                 region=a[0],
                 result_queue_url=url(results_name, [a[0], a[3], a[4]])
-                if args.result_queue
+                if input.result_queue
                 else None,
             ),
-            args.image,
-            args.gateway_url,
+            input.image,
+            wiring.gateway_url,
             ctx.account_id,
             ctx.dns_suffix,
-            secret_arns=args.stack_secret_arns,
+            secret_arns=wiring.stack_secret_arns,
         )
-        cluster_name = Output.from_input(args.cluster_arn).apply(cluster_name_from_arn)
+        cluster_name = Output.from_input(wiring.cluster_arn).apply(cluster_name_from_arn)
         self._fargate_task(
-            service=args.worker,
-            cpu=args.cpu,
-            memory_mib=args.memory_mib,
-            cpu_architecture=args.cpu_architecture,
+            service=worker.name,
+            cpu=input.cpu,
+            memory_mib=input.memory_mib,
+            cpu_architecture=input.cpu_architecture,
             task_role=TaskRole(
-                f"Worker {args.worker}: its own queue and task protection only",
+                f"Worker {worker.name}: its own queue and task protection only",
                 {"task": self._task_policy(cluster_name)},
             ),
-            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
         )
         self._fargate_service(
-            args,
-            security_groups=[self._worker_security_group(args).id],
+            wiring,
+            security_groups=[self._worker_security_group(worker.name, wiring).id],
             deployment=Deployment(
-                desired_count=args.desired_count,
+                desired_count=input.desired_count,
                 # Tasks poll the queue as soon as they start.
-                depends_on=[self.queue, *args.service_depends_on],
+                depends_on=[self.queue, *wiring.service_depends_on],
             ),
             service_connect=None
-            if args.service_connect_namespace is None
+            if wiring.service_connect_namespace is None
             else aws.ecs.ServiceServiceConnectConfigurationArgs(
-                enabled=True, namespace=args.service_connect_namespace.arn
+                enabled=True, namespace=wiring.service_connect_namespace.arn
             ),
         )
-        self._scaling_policies(args, queue_name, cluster_name)
+        self._scaling_policies(worker, wiring, queue_name, cluster_name)
         outputs: dict[str, Any] = {
             "queueUrl": self.queue.url,
             "deadLetterQueueUrl": self.dead_letter_queue.url,
@@ -394,10 +433,10 @@ class QueueWorker(FargateService):
             outputs["resultQueueUrl"] = self.result_queue.url
         self.register_outputs(outputs)
 
-    def _queues(self, args: QueueWorkerArgs, queue: str, dlq: str, results: str) -> None:
+    def _queues(self, worker: WorkerDecisions, queue: str, dlq: str, results: str) -> None:
         """The dead-letter queue, the work queue redriving to it, the result queue when asked,
         and a TLS-only policy on each."""
-        name, child, ctx = self._name, self._child, self._ctx
+        name, child, ctx, args = self._name, self._child, self._ctx, worker.input
         encryption: dict[str, Any] = {
             "sqs_managed_sse_enabled": args.kms_key_id is None,
             "kms_master_key_id": args.kms_key_id,
@@ -411,7 +450,7 @@ class QueueWorker(FargateService):
             **encryption,
         )
         attrs = queue_attributes(
-            visibility_timeout_seconds=args.visibility_timeout_seconds,
+            visibility_timeout_seconds=worker.visibility_timeout_seconds,
             retention_seconds=args.retention_seconds,
             max_receive_count=args.max_receive_count,
             kms_key_id=args.kms_key_id,
@@ -488,7 +527,7 @@ class QueueWorker(FargateService):
             )
         )
 
-    def _worker_security_group(self, args: QueueWorkerArgs) -> aws.ec2.SecurityGroup:
+    def _worker_security_group(self, worker: str, args: WorkerWiring) -> aws.ec2.SecurityGroup:
         egress = [aws_api_rule("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
         if args.gateway_security_group_id is not None:
             egress.append(
@@ -500,7 +539,7 @@ class QueueWorker(FargateService):
             )
         self.security_group = aws.ec2.SecurityGroup(
             f"{self._name}-tasks",
-            description=f"Worker {args.worker}: no ingress; HTTPS and the gateway out",
+            description=f"Worker {worker}: no ingress; HTTPS and the gateway out",
             vpc_id=args.vpc_id,
             egress=[rule.inline_egress() for rule in egress],
             opts=self._child,
@@ -508,7 +547,11 @@ class QueueWorker(FargateService):
         return self.security_group
 
     def _scaling_policies(
-        self, args: QueueWorkerArgs, queue_name: str, cluster_name: Output[str]
+        self,
+        worker: WorkerDecisions,
+        wiring: WorkerWiring,
+        queue_name: str,
+        cluster_name: Output[str],
     ) -> None:
         """The scalable target, target tracking on backlog per task, the step out of zero and,
         when the worker may scale to zero, the step in to zero, each step with its alarm."""
@@ -517,12 +560,12 @@ class QueueWorker(FargateService):
             queue_name=Output.from_input(queue_name),
             cluster_name=cluster_name,
             service_name=self.service.name,
-            target=args.backlog_target,
-            min_count=args.min_count,
-            max_count=args.max_count,
-            idle_minutes=args.idle_minutes,
+            target=worker.backlog_target,
+            min_count=worker.input.min_count,
+            max_count=worker.input.max_count,
+            idle_minutes=worker.input.idle_minutes,
         )
-        common = self._scalable(args.cluster_arn, args.min_count, args.max_count)
+        common = self._scalable(wiring.cluster_arn, worker.input.min_count, worker.input.max_count)
         after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])
 
         def step_policy(role: str, config: Mapping[str, Any]) -> aws.appautoscaling.Policy:

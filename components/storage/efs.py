@@ -3,7 +3,7 @@
 `weightsUri: efs://<file-system>/<path>` names either an existing file system by id
 (`efs://fs-0123456789abcdef0/models/llama`) or one the stack manages, by its `weightStores`
 name (`efs://weights/models/llama`). The stack-managed file system itself is
-`components.storage.WeightFileSystem`.
+`components.storage.service.WeightFileSystem`.
 
 The task side: an EFS volume with transit encryption and IAM authorisation through the model's
 access point, mounted read-only at `/mnt/efs/<model>`, and a task-role statement allowing
@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ecs_inference.contracts import aws_limits
 
@@ -51,23 +51,6 @@ class EfsWeights:
     def managed(self) -> bool:
         """True when the stack creates the file system (a config name, not an `fs-` id)."""
         return not FILE_SYSTEM_ID.match(self.file_system)
-
-
-@dataclass(frozen=True)
-class WeightStoreSpec:
-    """One EFS file system the stack mounts model weights from: the stack's own, or an existing
-    one it adds mount targets and access points to."""
-
-    access_points: Mapping[str, str]
-    """Model service -> its directory on the file system (one access point each)."""
-    subnet_count: int
-    """Private subnets, one mount target each."""
-    throughput_mode: Literal["elastic", "provisioned"] = "elastic"
-    """Elastic scales reads with demand (billed per GiB read); provisioned fixes a rate."""
-    provisioned_mib_per_second: float | None = None
-    """With provisioned throughput: the rate; reads get up to three times this."""
-    existing_file_system_id: str | None = None
-    """An existing file system (`efs://fs-.../...`): no file system is created."""
 
 
 def parse_efs_uri(uri: str, where: str, file_systems: Sequence[str]) -> EfsWeights:

@@ -38,13 +38,9 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
-from ecs_inference.specs.weights import (
-    NFS_PORT,
-    POSIX_ID,
-    WeightStoreSpec,
-    file_system_policy,
-    volume_name,
-)
+from ecs_inference.storage.decisions import WeightStoreUse
+from ecs_inference.storage.efs import NFS_PORT, POSIX_ID, file_system_policy, volume_name
+from ecs_inference.storage.input import WeightStoreConfig
 
 TOKEN = "ecs-inference:storage:WeightFileSystem"
 
@@ -70,10 +66,12 @@ def task_volume(model: str, file_system_id: Input[str], access_point_id: Input[s
 
 
 @dataclass(frozen=True, kw_only=True)
-class WeightFileSystemArgs(WeightStoreSpec):
-    """Inputs of `WeightFileSystem`: its spec (`components.specs.weights.WeightStoreSpec`) plus
-    the wiring below."""
+class WeightStoreWiring:
+    """What a `WeightFileSystem` takes besides its input: who reads it (`use`, the stack's
+    decision) and the network."""
 
+    use: WeightStoreUse
+    """The model services' access points, the zones and an existing file system's id."""
     vpc_id: Input[str]
     """VPC of the mount targets' security groups."""
     subnet_ids: Input[Sequence[str]]
@@ -85,7 +83,11 @@ class WeightFileSystemArgs(WeightStoreSpec):
 
 
 class WeightFileSystem(pulumi.ComponentResource):
-    """A stack-managed EFS file system for model weights (see the module docstring)."""
+    """A stack-managed EFS file system for model weights (see the module docstring).
+
+    `WeightFileSystem(name, input, wiring, opts=None)`: `input` is the file system's
+    `WeightStoreConfig` (its stack-file section; the default for an existing file system),
+    `wiring` who reads it and the network (`WeightStoreWiring`)."""
 
     file_system: aws.efs.FileSystem | None
     """The new file system; None for an existing one."""
@@ -103,20 +105,25 @@ class WeightFileSystem(pulumi.ComponentResource):
     """One per model, rooted at its directory."""
 
     def __init__(
-        self, name: str, args: WeightFileSystemArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: WeightStoreConfig,
+        wiring: WeightStoreWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        use = wiring.use
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = {**args.tags, "Name": f"{name}-weights"}
+        tags = {**wiring.tags, "Name": f"{name}-weights"}
         self.file_system = None
-        if args.existing_file_system_id is None:
+        if use.existing_file_system_id is None:
             self.file_system = aws.efs.FileSystem(
                 f"{name}-fs",
                 encrypted=True,
-                kms_key_id=args.kms_key_id,
+                kms_key_id=wiring.kms_key_id,
                 performance_mode="generalPurpose",
-                throughput_mode=args.throughput_mode,
-                provisioned_throughput_in_mibps=args.provisioned_mib_per_second,
+                throughput_mode=input.throughput_mode,
+                provisioned_throughput_in_mibps=input.provisioned_mib_per_second,
                 tags=tags,
                 opts=child,
             )
@@ -130,7 +137,7 @@ class WeightFileSystem(pulumi.ComponentResource):
             self.file_system_arn = self.file_system.arn
         else:
             invoke = pulumi.InvokeOutputOptions(parent=self)
-            existing = args.existing_file_system_id
+            existing = use.existing_file_system_id
             self.file_system_id = Output.from_input(existing)
             self.file_system_arn = Output.all(
                 aws.get_partition_output(opts=invoke).partition,
@@ -140,15 +147,15 @@ class WeightFileSystem(pulumi.ComponentResource):
         self.mount_security_group = aws.ec2.SecurityGroup(
             f"{name}-mounts",
             description=f"{name} EFS mount targets: NFS from weight clients only",
-            vpc_id=args.vpc_id,
-            tags=args.tags,
+            vpc_id=wiring.vpc_id,
+            tags=wiring.tags,
             opts=child,
         )
         self.client_security_group = aws.ec2.SecurityGroup(
             f"{name}-clients",
             description=f"tasks reading weights from {name}: NFS to its mount targets only",
-            vpc_id=args.vpc_id,
-            tags=args.tags,
+            vpc_id=wiring.vpc_id,
+            tags=wiring.tags,
             opts=child,
         )
         # The rules are separate resources because each names the other group; the groups
@@ -174,7 +181,7 @@ class WeightFileSystem(pulumi.ComponentResource):
             description="NFS to the weight file system mount targets",
             opts=child,
         )
-        subnets = Output.from_input(args.subnet_ids)
+        subnets = Output.from_input(wiring.subnet_ids)
         self.mount_targets = [
             aws.efs.MountTarget(
                 f"{name}-mount-{index}",
@@ -183,7 +190,7 @@ class WeightFileSystem(pulumi.ComponentResource):
                 security_groups=[self.mount_security_group.id],
                 opts=child,
             )
-            for index in range(args.subnet_count)
+            for index in range(use.subnet_count)
         ]
         self.access_points = {
             model: aws.efs.AccessPoint(
@@ -196,11 +203,11 @@ class WeightFileSystem(pulumi.ComponentResource):
                         owner_uid=POSIX_ID, owner_gid=POSIX_ID, permissions="0755"
                     ),
                 ),
-                tags={**args.tags, "Name": f"{name}-{model}"},
+                tags={**wiring.tags, "Name": f"{name}-{model}"},
                 # a task can mount only once the mount targets exist
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.mount_targets)),
             )
-            for model, path in sorted(args.access_points.items())
+            for model, path in sorted(use.access_points.items())
         }
         self.register_outputs(
             {

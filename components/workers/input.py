@@ -1,4 +1,7 @@
-"""`platform.workers`: queue workers on Fargate that call models through the gateway."""
+"""`platform.workers.<name>`: a queue worker on Fargate that calls models through the gateway.
+
+`WorkerConfig` is both the stack file's section (camelCase keys) and the Python input of
+`QueueWorker`: a program that builds one gets the same validators as the stack file."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from ecs_inference.config.base import Image
 from ecs_inference.config.services import MAX_TASKS, ServiceConfig
 from ecs_inference.contracts import aws_limits
 from ecs_inference.specs.service import CpuArchitecture
-from ecs_inference.specs.worker import QueueWorkerSpec
 
 _RECEIVES = aws_limits.SQS_MAX_RECEIVE_COUNT_RANGE
 _RETENTION = (aws_limits.SQS_RETENTION_MIN, aws_limits.SQS_RETENTION_MAX)
@@ -32,36 +34,31 @@ class WorkerConfig(ServiceConfig):
     """Typical time per job (sets the backlog a task may hold)."""
     acceptable_latency_seconds: float = Field(gt=0)
     """How long a job may wait before it starts; with jobSeconds it sets the scaling target."""
-    concurrency: int = Field(QueueWorkerSpec.concurrency, ge=1, le=1000)
-    """Jobs one task works on at once."""
-    cpu: int = QueueWorkerSpec.cpu
-    """Fargate CPU units (with memoryMib, on the Fargate grid)."""
-    memory_mib: int = QueueWorkerSpec.memory_mib
-    """Fargate memory in MiB."""
-    cpu_architecture: CpuArchitecture = QueueWorkerSpec.cpu_architecture
-    """Fargate CPU architecture (X86_64 needs an amd64 image)."""
-    desired_count: int = Field(QueueWorkerSpec.desired_count, ge=0, le=MAX_TASKS)
-    """Tasks at deploy time; the queue decides afterwards."""
-    min_count: int = Field(QueueWorkerSpec.min_count, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound (0: scale to zero on an empty queue)."""
-    max_count: int = Field(QueueWorkerSpec.max_count, ge=1, le=MAX_TASKS)
-    """Autoscaling upper bound."""
-    max_receive_count: int = Field(
-        QueueWorkerSpec.max_receive_count, ge=_RECEIVES[0], le=_RECEIVES[1]
-    )
-    """Receives before a message moves to the dead-letter queue."""
-    retention_seconds: int = Field(
-        QueueWorkerSpec.retention_seconds, ge=_RETENTION[0], le=_RETENTION[1]
-    )
-    """How long an unprocessed message is kept (the DLQ keeps messages 14 days)."""
-    idle_minutes: int = Field(
-        QueueWorkerSpec.idle_minutes, ge=1, le=aws_limits.ALARM_EVALUATION_MAX_SECONDS // 60
-    )
-    """Minutes with nothing waiting or in flight before scaling to zero (the alarm that scales
-    in evaluates at most a day)."""
+    concurrency: int = Field(1, ge=1, le=1000)
+    """Jobs one task works on at once (`WORKER_CONCURRENCY`); default 1."""
+    cpu: int = 256
+    """Fargate CPU units (with memoryMib, on the Fargate grid); default 256 (0.25 vCPU)."""
+    memory_mib: int = 512
+    """Fargate memory in MiB; default 512."""
+    cpu_architecture: CpuArchitecture = "ARM64"
+    """Fargate CPU architecture (X86_64 needs an amd64 image); default ARM64."""
+    desired_count: int = Field(0, ge=0, le=MAX_TASKS)
+    """Tasks at deploy time; the queue decides afterwards; default 0."""
+    min_count: int = Field(0, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound (default 0: scale to zero on an empty queue)."""
+    max_count: int = Field(10, ge=1, le=MAX_TASKS)
+    """Autoscaling upper bound; default 10 tasks."""
+    max_receive_count: int = Field(3, ge=_RECEIVES[0], le=_RECEIVES[1])
+    """Receives before a message moves to the dead-letter queue; default 3."""
+    retention_seconds: int = Field(345_600, ge=_RETENTION[0], le=_RETENTION[1])
+    """How long an unprocessed message is kept, in seconds; default 345600 (SQS's 4 days; the
+    DLQ keeps messages 14 days)."""
+    idle_minutes: int = Field(15, ge=1, le=aws_limits.ALARM_EVALUATION_MAX_SECONDS // 60)
+    """Minutes with nothing waiting or in flight before scaling to zero; default 15 (the alarm
+    that scales in evaluates at most a day)."""
     kms_key_id: str | None = None
     """KMS key for queue encryption; unset: SQS-managed keys (SSE-SQS)."""
-    result_queue: bool = QueueWorkerSpec.result_queue
+    result_queue: bool = False
     """Create a result queue (`<queue>-results`, encrypted like the work queue) that the worker
     may send to (`RESULT_QUEUE_URL`); off: none (images/worker then logs each result)."""
 

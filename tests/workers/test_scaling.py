@@ -16,17 +16,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ecs_inference.plan.workers import WorkerScalingError, backlog_target, visibility_timeout
-from ecs_inference.specs.worker import (
+from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX, STEP_ADJUSTMENTS_MAX
+from ecs_inference.workers.decisions import WorkerScalingError, backlog_target, visibility_timeout
+from ecs_inference.workers.queues import queue_attribute_problems, queue_attributes
+from ecs_inference.workers.scaling import (
     FROM_ZERO_THRESHOLD,
-    SQS_VISIBILITY_TIMEOUT_MAX,
-    STEP_ADJUSTMENTS_MAX,
     TO_ZERO_THRESHOLD,
     WorkerScaling,
     desired_count,
     from_zero_steps,
-    queue_attribute_problems,
-    queue_attributes,
     step_capacity,
 )
 from tests.aws_shapes import validate_shape

@@ -1,30 +1,28 @@
-"""The queue workers' plan: each worker's visibility timeout, backlog scaling target and Fargate
-size, checked against SQS's and Fargate's limits, and the spec its component builds.
+"""A queue worker's decisions (pure): its visibility timeout, backlog scaling target and Fargate
+size from its input, checked against SQS's and Fargate's limits, with the gateway key it calls
+with; `QueueWorker` and the stack's plan both call `worker_service`.
 
 The target: with `acceptable latency / time per job` (x jobs a task works on at once) messages
 waiting per task, the last one starts within the acceptable latency (AWS's "scaling based on
-Amazon SQS"; `components.specs.worker` has the policies).
+Amazon SQS"; `components.workers.scaling` has the policies).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.config.workers import WorkerConfig
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
-from ecs_inference.specs import operations as ops
+from ecs_inference.specs.operations.alarms import queue_age_threshold_seconds
 from ecs_inference.specs.secrets import secret_ref, secret_refs
-from ecs_inference.specs.worker import (
-    MANAGED_ENV,
-    QueueWorkerSpec,
-    from_zero_steps,
-    queue_name_problems,
-)
+from ecs_inference.workers.input import WorkerConfig
+from ecs_inference.workers.queues import MANAGED_ENV, queue_name_problems
+from ecs_inference.workers.scaling import from_zero_steps
 
 
 class WorkerScalingError(ValueError):
@@ -121,6 +119,26 @@ class GatewayKeys:
     database: bool = False
 
 
+@dataclass(frozen=True)
+class WorkerDecisions:
+    """What a worker decides from its input (`input`, read from there): the values derived from
+    it, each a pure function of the input and the gateway's keys."""
+
+    name: str
+    """The worker's name: its queues, log group and task family."""
+    input: WorkerConfig
+    """Its input, as given."""
+    visibility_timeout_seconds: int
+    """The queue's visibility timeout: the longest job plus a margin (`visibility_timeout`)."""
+    backlog_target: float
+    """Messages waiting per running task at which target tracking holds the count."""
+    secret_refs: Mapping[str, str]
+    """The input's `secrets` as references (ARNs or the stack's own), with the gateway's
+    master key as `GATEWAY_API_KEY` unless the input names its own."""
+    lines: tuple[str, ...] = ()
+    """The decision lines (the preview prints them)."""
+
+
 def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
     """A worker key the gateway would refuse: without a database, any but the master key."""
     given = cfg.secrets.get(ENV_API_KEY)
@@ -209,90 +227,69 @@ def worker_service(
     *,
     gateway: GatewayKeys | None,
     project_stack: tuple[str, str] | None = None,
-) -> tuple[QueueWorkerSpec | None, list[str], list[ConfigIssue]]:
-    """The worker's spec, its decision lines and the problems found. A worker calls models
-    through the gateway (None: the stack has none, so it cannot run); one without its own
+) -> tuple[WorkerDecisions | None, list[ConfigIssue]]:
+    """The worker's decisions, or None and the problems found. A worker calls models through
+    the gateway (None: the stack has none, so it cannot run); one without its own
     `GATEWAY_API_KEY` gets the gateway's master key. `project_stack`: the Pulumi project and
     stack its queues are named after (default None: names not checked)."""
     checked, found = _checked(name, cfg, gateway, project_stack)
     if checked is None or gateway is None:
-        return None, [], found
+        return None, found
     visibility, target, size = checked
-    assert cfg.image is not None  # required by the config
     secrets = secret_refs(f"platform.workers.{name}", cfg.secrets)
     secrets.setdefault(ENV_API_KEY, gateway.master_key_ref)
-    spec = QueueWorkerSpec(
-        worker=name,
-        image=cfg.image,
-        visibility_timeout_seconds=visibility.seconds,
-        backlog_target=target,
-        cpu=size.cpu,
-        memory_mib=size.memory_mib,
-        cpu_architecture=cfg.cpu_architecture,
-        desired_count=cfg.desired_count,
-        min_count=cfg.min_count,
-        max_count=cfg.max_count,
-        concurrency=cfg.concurrency,
-        max_receive_count=cfg.max_receive_count,
-        retention_seconds=cfg.retention_seconds,
-        idle_minutes=cfg.idle_minutes,
-        kms_key_id=cfg.kms_key_id,
-        result_queue=cfg.result_queue,
-        environment=dict(cfg.environment),
-        secrets=secrets,
-        secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
-        log_retention_days=cfg.log_retention_days,
-    )
-    return spec, _decisions(spec, cfg, visibility, size), []
+    lines = _decisions(cfg, target, visibility, size)
+    return WorkerDecisions(name, cfg, visibility.seconds, target, secrets, tuple(lines)), []
 
 
 def _decisions(
-    spec: QueueWorkerSpec,
-    cfg: WorkerConfig,
-    visibility: VisibilityTimeout,
-    size: sizing.FargateSize,
+    cfg: WorkerConfig, target: float, visibility: VisibilityTimeout, size: sizing.FargateSize
 ) -> list[str]:
-    target = spec.backlog_target
-    steps = from_zero_steps(target, spec.max_count)
-    queue_age = ops.queue_age_threshold_seconds(cfg.acceptable_latency_seconds, cfg.max_job_seconds)
+    steps = from_zero_steps(target, cfg.max_count)
+    queue_age = queue_age_threshold_seconds(cfg.acceptable_latency_seconds, cfg.max_job_seconds)
     return [
         size.summary(),
         visibility.summary(),
         f"scale on backlog per task (visible / running) at {target:g} messages "
         f"({cfg.acceptable_latency_seconds:g} s acceptable latency / "
-        f"{cfg.job_seconds:g} s per job x {spec.concurrency}), "
-        f"{spec.min_count}-{spec.max_count} tasks; out of zero in {len(steps)} step(s); "
+        f"{cfg.job_seconds:g} s per job x {cfg.concurrency}), "
+        f"{cfg.min_count}-{cfg.max_count} tasks; out of zero in {len(steps)} step(s); "
         + (
-            f"to zero after {spec.idle_minutes} min with nothing waiting or in flight"
-            if spec.min_count == 0
-            else f"never below {spec.min_count}"
+            f"to zero after {cfg.idle_minutes} min with nothing waiting or in flight"
+            if cfg.min_count == 0
+            else f"never below {cfg.min_count}"
         ),
         f"alarms: oldest message older than {queue_age} s "
         f"({cfg.acceptable_latency_seconds:g} s acceptable latency + "
         f"{cfg.max_job_seconds} s longest job); a message in the dead-letter queue "
-        f"(a job failed {spec.max_receive_count} times); backlog per task above "
-        f"{target:g} at maxCount {spec.max_count}; tasks below desired; "
+        f"(a job failed {cfg.max_receive_count} times); backlog per task above "
+        f"{target:g} at maxCount {cfg.max_count}; tasks below desired; "
         "dashboard row: queue, oldest message, backlog per task, DLQ, tasks",
     ]
 
 
+def stack_gateway_keys(cfg: StackConfig) -> GatewayKeys | None:
+    """The keys the stack's gateway accepts; None without a gateway."""
+    gw = cfg.gateway
+    if gw is None:
+        return None
+    given = gw.master_key or gw.master_key_secret_arn or ""
+    return GatewayKeys(
+        secret_ref(gw.master_key_path, given), gw.master_key_path, given, gw.database.enabled
+    )
+
+
 def plan_workers(
     cfg: StackConfig, issues: Issues, project_stack: tuple[str, str] | None = None
-) -> tuple[dict[str, QueueWorkerSpec], dict[str, list[str]]]:
-    """Every worker's spec and decisions (`project_stack`: see `worker_service`)."""
-    gw = cfg.gateway
-    keys = None
-    if gw is not None:
-        given = gw.master_key or gw.master_key_secret_arn or ""
-        keys = GatewayKeys(
-            secret_ref(gw.master_key_path, given), gw.master_key_path, given, gw.database.enabled
-        )
-    specs: dict[str, QueueWorkerSpec] = {}
-    decisions: dict[str, list[str]] = {}
+) -> dict[str, WorkerDecisions]:
+    """Every worker's decisions (`project_stack`: see `worker_service`)."""
+    keys = stack_gateway_keys(cfg)
+    decided: dict[str, WorkerDecisions] = {}
     for name, worker in cfg.workers.items():
-        spec, lines, found = worker_service(name, worker, gateway=keys, project_stack=project_stack)
+        worker_decisions, found = worker_service(
+            name, worker, gateway=keys, project_stack=project_stack
+        )
         issues.extend(found)
-        if spec is not None:
-            specs[name] = spec
-            decisions[f"worker {name}"] = lines
-    return specs, decisions
+        if worker_decisions is not None:
+            decided[name] = worker_decisions
+    return decided

@@ -1,4 +1,7 @@
-"""`platform.weightStores`: EFS file systems the stack creates for model weights."""
+"""`platform.weightStores.<name>`: an EFS file system the stack creates for model weights.
+
+`WeightStoreConfig` is both the stack file's section (camelCase keys) and the Python input of
+`WeightFileSystem`."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ from pydantic import Field, model_validator
 
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import aws_limits
-from ecs_inference.specs.weights import WeightStoreSpec
 
 _PROVISIONED = aws_limits.EFS_PROVISIONED_MIBPS_RANGE
 
@@ -18,10 +20,12 @@ class WeightStoreConfig(Section):
     encrypted, General Purpose, mount targets in the private subnets, an access point per
     model."""
 
-    throughput_mode: Literal["elastic", "provisioned"] = WeightStoreSpec.throughput_mode
-    """Elastic scales reads with demand (billed per GiB read); provisioned fixes a rate."""
+    throughput_mode: Literal["elastic", "provisioned"] = "elastic"
+    """Elastic (default) scales reads with demand (billed per GiB read); provisioned fixes a
+    rate."""
     provisioned_mib_per_second: float | None = Field(None, ge=_PROVISIONED[0], le=_PROVISIONED[1])
-    """Required with throughputMode provisioned; reads get up to three times this."""
+    """MiB/s, required with throughputMode provisioned (default none); reads get up to three
+    times this."""
 
     @model_validator(mode="after")
     def _provisioned(self) -> WeightStoreConfig:
