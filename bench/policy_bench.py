@@ -67,7 +67,15 @@ def corpus_copy(copy: int) -> list[Res]:
 #: Inputs that name a resource in AWS (a task definition family, a cluster, a function...):
 #: one case's names are another case's too (``worker``, ``model``), and a stack does not hold
 #: two task definition families of one name, so each copy carries its own.
-NAME_INPUTS = ("family", "name", "clusterName", "functionName")
+NAME_INPUTS = (
+    "family",
+    "name",
+    "clusterName",
+    "functionName",
+    "jobDefinitionName",
+    "jobQueueName",
+    "computeEnvironmentName",
+)
 
 
 def _renamed(case: Case, prefix: str) -> Case:

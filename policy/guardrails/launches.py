@@ -216,28 +216,35 @@ def _pipe(resource: Resource) -> list[Launch]:
         resource, block, _strategy_key(resource), "targetParameters", lambda: get(props, "target")
     )
     # Pipes fills a target parameter written as a JSON path from each event, at run time.
-    runtime, task_runtime = _dynamic(block, "launchType"), _dynamic(block, "taskDefinitionArn")
+    runtime, task_runtime = dynamic(block, "launchType"), dynamic(block, "taskDefinitionArn")
     if task_runtime is not None:
         launch = replace(launch, task_value=lambda: None, task_runtime=task_runtime)
     return [replace(launch, runtime=runtime)] if runtime is not None else [launch]
 
 
-def _dynamic(block: Mapping[str, Any], key: str) -> str | None:
+def dynamic(block: Mapping[str, Any], key: str) -> str | None:
     """``"<key> = $.path"`` when a Pipes target parameter is a dynamic JSON path, else None."""
     value = known(block, key)
     return f"{key} = {value}" if isinstance(value, str) and value.startswith("$.") else None
 
 
 def _state_machine(resource: Resource) -> list[Launch]:
-    props = resource.props
+    keys, parsed = state_machine(resource)
+    return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]
+
+
+def state_machine(resource: Resource) -> tuple[str | tuple[str, ...], Mapping[str, Any]]:
+    """(the inputs that hold its references, the parsed definition) of a state machine, its
+    ``${name}`` placeholders filled from aws-native ``definitionSubstitutions``."""
     key, definition = _definition(resource)
     substitutions = (
-        get(props, "definitionSubstitutions") if is_native(resource.resource_type) else None
+        get(resource.props, "definitionSubstitutions")
+        if is_native(resource.resource_type)
+        else None
     )
     parsed = step_functions.parse(definition, substitutions, key)
     # A substituted ARN's dependency is recorded on definitionSubstitutions.
-    keys = (key, "definitionSubstitutions") if substitutions else key
-    return [_state_launch(resource, keys, state) for state in step_functions.ecs_states(parsed)]
+    return ((key, "definitionSubstitutions") if substitutions else key), parsed
 
 
 def _definition(resource: Resource) -> tuple[str, Any]:

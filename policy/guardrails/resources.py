@@ -103,6 +103,10 @@ SCHEDULE = frozenset({"aws:scheduler/schedule:Schedule", "aws-native:scheduler:S
 BATCH_JOB_DEFINITION = frozenset(
     {"aws:batch/jobDefinition:JobDefinition", "aws-native:batch:JobDefinition"}
 )
+BATCH_JOB_QUEUE = frozenset({"aws:batch/jobQueue:JobQueue", "aws-native:batch:JobQueue"})
+BATCH_COMPUTE_ENVIRONMENT = frozenset(
+    {"aws:batch/computeEnvironment:ComputeEnvironment", "aws-native:batch:ComputeEnvironment"}
+)
 PIPE = frozenset({"aws:pipes/pipe:Pipe", "aws-native:pipes:Pipe"})
 STATE_MACHINE = frozenset(
     {"aws:sfn/stateMachine:StateMachine", "aws-native:stepfunctions:StateMachine"}

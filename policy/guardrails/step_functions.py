@@ -26,6 +26,9 @@ from .values import UndecidableValueError, load_document
 _ECS_RUN_TASK = re.compile(
     r"^arn:[a-z-]+:states:::(?:aws-sdk:)?ecs:runTask(?:\.sync|\.waitForTaskToken)?$"
 )
+_BATCH_SUBMIT_JOB = re.compile(
+    r"^arn:[a-z-]+:states:::(?:aws-sdk:)?batch:submitJob(?:\.sync|\.waitForTaskToken)?$"
+)
 _SUBSTITUTION = re.compile(r"\$\{([A-Za-z0-9_.-]+)\}")
 
 
@@ -105,10 +108,18 @@ def _substituted(value: Any, substitutions: Mapping[str, Any]) -> Any:
 def ecs_states(definition: Mapping[str, Any]) -> Iterator[EcsState]:
     """Every state of the definition (nested ones included) that runs an ECS task."""
     top = str(definition.get("QueryLanguage", "JSONPath")).upper() == "JSONATA"
-    yield from _walk(definition.get("States"), top)
+    yield from _walk(definition.get("States"), top, _ECS_RUN_TASK)
 
 
-def _walk(states: Any, jsonata: bool) -> Iterator[EcsState]:
+def batch_states(definition: Mapping[str, Any]) -> Iterator[EcsState]:
+    """Every state of the definition (nested ones included) that submits an AWS Batch job
+    (``batch:submitJob``, ``.sync`` or not, or the SDK integration): its ``JobDefinition`` and
+    ``JobQueue`` are fields as a RunTask state's are."""
+    top = str(definition.get("QueryLanguage", "JSONPath")).upper() == "JSONATA"
+    yield from _walk(definition.get("States"), top, _BATCH_SUBMIT_JOB)
+
+
+def _walk(states: Any, jsonata: bool, resource: re.Pattern[str]) -> Iterator[EcsState]:
     if not isinstance(states, Mapping):
         return
     for name, state in states.items():
@@ -118,12 +129,12 @@ def _walk(states: Any, jsonata: bool) -> Iterator[EcsState]:
         here = jsonata if language is None else str(language).upper() == "JSONATA"
         for branch in state.get("Branches") or ():
             if isinstance(branch, Mapping):
-                yield from _walk(branch.get("States"), here)
+                yield from _walk(branch.get("States"), here, resource)
         for key in ("ItemProcessor", "Iterator"):
             inner = state.get(key)
             if isinstance(inner, Mapping):
-                yield from _walk(inner.get("States"), here)
-        if state.get("Type") != "Task" or not _ECS_RUN_TASK.match(str(state.get("Resource", ""))):
+                yield from _walk(inner.get("States"), here, resource)
+        if state.get("Type") != "Task" or not resource.match(str(state.get("Resource", ""))):
             continue
         params = state.get("Arguments" if here else "Parameters")
         if isinstance(params, str):

@@ -1864,6 +1864,7 @@ def cases() -> list[Case]:
         *_service_connect_cases(),
     ]
     from tests.policy import (  # their cases build on the helpers above
+        corpus_batch,
         corpus_fargate,
         corpus_front_doors,
         corpus_hunt,
@@ -1871,7 +1872,7 @@ def cases() -> list[Case]:
     )
 
     found += corpus_hunt.cases() + corpus_fargate.cases() + corpus_reach.cases()
-    found += corpus_front_doors.cases()
+    found += corpus_front_doors.cases() + corpus_batch.cases()
     names = [c.title for c in found]
     assert len(names) == len(set(names)), "duplicate corpus titles"
     return found

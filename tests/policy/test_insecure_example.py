@@ -24,6 +24,7 @@ EXPECTED_MANDATORY = {
     ("no-unauthenticated-internet-path", "http"),
     ("no-unauthenticated-internet-path", "tcp-8000"),
     ("fargate-platform-version-for-large-tasks", "big-service"),
+    ("no-ec2-batch-job-on-fargate-queue", "nightly-gpu-job"),
 }
 
 

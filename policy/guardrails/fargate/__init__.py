@@ -4,6 +4,8 @@
   Fargate rejects, and their size is on the grid;
 * ``launched``: what launches tasks on Fargate runs no accelerator task, pins a platform
   version that fits its size, and runs task definitions that declare Fargate;
+* ``batch_jobs``: what submits AWS Batch jobs to a Fargate queue submits Fargate job
+  definitions;
 * ``pull_path``: a Fargate service's subnets can pull its image.
 
 Catching these at preview turns a failed deploy (or a task that never places) into a review
@@ -12,6 +14,7 @@ comment.
 
 from __future__ import annotations
 
+from .batch_jobs import no_ec2_job_on_fargate_queue
 from .launched import (
     fargate_platform_version,
     fargate_task_definition_requires_fargate,
@@ -44,4 +47,5 @@ POLICIES = [
     fargate_platform_version,
     fargate_task_definition_requires_fargate,
     fargate_image_pull_path,
+    no_ec2_job_on_fargate_queue,
 ]

@@ -22,6 +22,9 @@ from pulumi_policy.proxy import UnknownValueError, _DictProxy  # pyright: ignore
 
 from ..resources import (
     APP_RUNNER,
+    BATCH_COMPUTE_ENVIRONMENT,
+    BATCH_JOB_DEFINITION,
+    BATCH_JOB_QUEUE,
     DNS_RECORD,
     EIP,
     EXPRESS_SERVICE,
@@ -87,6 +90,12 @@ _IDENTITY_KEYS = (
     "functionUrl",
     "serviceUrl",
     "fqdn",
+    "jobDefinitionName",
+    "jobDefinitionArn",
+    "jobQueueName",
+    "jobQueueArn",
+    "computeEnvironmentName",
+    "computeEnvironmentArn",
 )
 
 #: For types whose own identity lives under a key that other types use for references.
@@ -112,6 +121,12 @@ _OWN_KEY_TYPES: dict[str, frozenset[str]] = {
     "functionUrl": FUNCTION_URL,
     "serviceUrl": APP_RUNNER,
     "fqdn": DNS_RECORD,
+    "jobDefinitionName": BATCH_JOB_DEFINITION,
+    "jobDefinitionArn": BATCH_JOB_DEFINITION,
+    "jobQueueName": BATCH_JOB_QUEUE,
+    "jobQueueArn": BATCH_JOB_QUEUE,
+    "computeEnvironmentName": BATCH_COMPUTE_ENVIRONMENT,
+    "computeEnvironmentArn": BATCH_COMPUTE_ENVIRONMENT,
 }
 
 #: Identity keys whose values are DNS names or URLs: indexed lower-case, and by host too.
@@ -124,6 +139,11 @@ _OUTSIDE_REFERENCES = frozenset({"pulumi:pulumi:StackReference"})
 _ELB_ARN = re.compile(r":(?:loadbalancer|targetgroup)/(?:(?:app|net|gwy)/)?([^/]+)/")
 _TASK_DEF_ARN = re.compile(r":task-definition/([^:/]+)(?::\d+)?$")
 _LAMBDA_ARN = re.compile(r":function:([^:/]+)")
+#: AWS Batch ARNs: a job definition (with or without its revision), a job queue, a compute
+#: environment; references name them by ARN or by name.
+_BATCH_ARN = re.compile(
+    r":batch:[^:]*:[^:]*:(?:job-definition/([^:/]+)(?::\d+)?|(?:job-queue|compute-environment)/([^/]+))$"
+)
 _INVOKE_ARN = re.compile(r"/functions/(arn:[^/]+)/invocations")
 _URL_HOST = re.compile(r"^[a-z][a-z0-9+.-]*://([^/:]+)", re.IGNORECASE)
 
@@ -149,6 +169,9 @@ def _alternatives(value: str) -> list[str]:
         match = pattern.search(value)
         if match:
             out.append(match.group(1))
+    match = _BATCH_ARN.search(value)
+    if match:
+        out.append(match.group(1) or match.group(2))
     if ":" in value and not value.startswith("arn:") and "//" not in value:
         out.append(value.rsplit(":", 1)[0])  # task definition family:revision
     match = _URL_HOST.match(value)

@@ -10,7 +10,9 @@ is written the way a hurried stack often is, with raw pulumi-aws resources:
 * a security group open to 0.0.0.0/0 on port 8000;
 * a Fargate task definition asking for a GPU and a plaintext hub token, sized off the Fargate
   grid (1 vCPU with 1.5 GB), run by a Fargate service that gives its tasks public IPs;
-* a large (8 vCPU) Fargate task pinned to platform version 1.3.0.
+* a large (8 vCPU) Fargate task pinned to platform version 1.3.0;
+* a nightly EventBridge target that submits an EC2 GPU Batch job definition to a job queue
+  whose only compute environment is Fargate (the job never runs).
 """
 
 import json
@@ -134,4 +136,45 @@ aws.ecs.Service(
     platform_version="1.3.0",
     network_configuration={"subnets": PUBLIC_SUBNETS, "assign_public_ip": False},
     deployment_circuit_breaker={"enable": True, "rollback": True},
+)
+
+# A nightly GPU batch job sent to a queue whose compute environment is Fargate.
+fargate_env = aws.batch.ComputeEnvironment(
+    "fargate-env",
+    type="MANAGED",
+    compute_resources={
+        "type": "FARGATE",
+        "max_vcpus": 16,
+        "subnets": PUBLIC_SUBNETS,
+        "security_group_ids": [model_sg.id],
+    },
+)
+queue = aws.batch.JobQueue(
+    "fargate-queue",
+    priority=1,
+    state="ENABLED",
+    compute_environment_orders=[{"order": 1, "compute_environment": fargate_env.arn}],
+)
+gpu_job = aws.batch.JobDefinition(
+    "gpu-job",
+    type="container",
+    platform_capabilities=["EC2"],
+    container_properties=json.dumps(
+        {
+            "image": IMAGE,
+            "resourceRequirements": [
+                {"type": "VCPU", "value": "4"},
+                {"type": "MEMORY", "value": "16384"},
+                {"type": "GPU", "value": "1"},
+            ],
+        }
+    ),
+)
+nightly = aws.cloudwatch.EventRule("nightly", schedule_expression="cron(0 2 * * ? *)")
+aws.cloudwatch.EventTarget(
+    "nightly-gpu-job",
+    rule=nightly.name,
+    arn=queue.arn,
+    role_arn=execution_role.arn,
+    batch_target={"job_definition": gpu_job.arn, "job_name": "nightly-eval"},
 )
