@@ -32,6 +32,9 @@ SERVICE_READERS = {
     "no-gpu-task-on-fargate-service",
     "fargate-task-definition-requires-fargate",
     "no-reachable-public-ip",
+    # The strategy decides whether the rollout rules judge a service at all.
+    "gpu-rollout-capacity",
+    "rollout-test-rule-authenticates",
 }
 FARGATE_SERVICE = {"fargate-image-pull-path", "fargate-platform-version-for-large-tasks"}
 TARGET_GROUP = {"deregistration-delay-covers-streams", "target-type-ip-for-awsvpc"}
