@@ -1,8 +1,9 @@
 """Advisories for ECS native rollouts (deploymentConfiguration.strategy BLUE_GREEN / CANARY / LINEAR).
 
 * ``gpu-rollout-capacity``: a native strategy brings up the whole green revision beside blue
-  (AWS: canary and linear "require capacity for both revisions"; blue/green scales green to
-  100 % before shifting traffic), so a GPU service needs ``2 x desiredCount x GPUs per task``
+  (ECS developer guide, "Required resources for Amazon ECS canary deployments" and its linear
+  and blue/green pages: plan cluster capacity for both service revisions during a deployment;
+  green is scaled to the full desired count before production traffic moves), so a GPU service needs ``2 x desiredCount x GPUs per task``
   GPUs at the peak of a rollout. The capacity provider's Auto Scaling group can never give more
   than ``maxSize x GPUs per instance`` (the largest GPU count of the types it may launch). A
   ROLLING service is ``gpu-deploy-headroom``'s (its maximumPercent peak), never judged here.
