@@ -43,6 +43,7 @@ from .resources import (
     present,
     service_deploy_settings,
     service_load_balancers,
+    stored_path,
 )
 from .rules import EXEMPT_ONLY, Config, Report, judge_each, stack_rule
 
@@ -70,9 +71,14 @@ GPUS_PER_INSTANCE_TYPE: dict[str, int] = {
 }
 
 
-def rollout_strategy(props: Mapping[str, Any]) -> str:
-    """``deploymentConfiguration.strategy`` (the same path in both providers), ROLLING unset."""
-    return str(get_path(props, "deploymentConfiguration", "strategy", default="ROLLING")).upper()
+def rollout_strategy(service: Resource) -> str:
+    """``deploymentConfiguration.strategy`` (the same path in both providers), ROLLING when
+    unset (an Optional+Computed block: unknown on a first preview when the program left it
+    unset)."""
+    strategy = stored_path(
+        service.props, "deploymentConfiguration", "strategy", default="ROLLING", resource=service
+    )
+    return str(strategy).upper()
 
 
 # --- GPUs for the green fleet ----------------------------------------------------------------
@@ -111,7 +117,7 @@ def _check_capacity(
     providers = of_types(args.resources, CAPACITY_PROVIDER)
 
     def judge(service: Resource) -> None:
-        strategy = rollout_strategy(service.props)
+        strategy = rollout_strategy(service)
         if strategy not in NATIVE_STRATEGIES:
             return
         per_task = max((gpus_per_task(t) for t in model.task_definitions(service)), default=0)
@@ -218,7 +224,7 @@ def _judge_pair(model: Model, service: Resource, lb: Mapping[str, Any], report: 
         return
     if not present(advanced, "testListenerRule"):
         report(
-            f"service {service.name!r} rolls out {rollout_strategy(service.props)} without a "
+            f"service {service.name!r} rolls out {rollout_strategy(service)} without a "
             "testListenerRule: the new revision cannot be tested through an authenticated rule "
             "before it takes production traffic.",
             service.urn,
@@ -262,7 +268,7 @@ def _check_test_rule(
     model = Model.of_stack(args.resources, unknowns)
 
     def judge(service: Resource) -> None:
-        if rollout_strategy(service.props) not in NATIVE_STRATEGIES:
+        if rollout_strategy(service) not in NATIVE_STRATEGIES:
             return
         for lb in service_load_balancers(service.props):
             _judge_pair(model, service, lb, report)

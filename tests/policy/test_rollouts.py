@@ -312,3 +312,14 @@ def test_a_secret_part_of_a_rollout_is_never_passed_in_silence(local_pack, nativ
     violations = local_pack.analyze(_secret_everywhere(rollout(native), name))
     for policy in sorted(SECRET_SUBJECTS[part]):
         assert _speaks(violations, policy), (policy, [v.message for v in violations])
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["aws", "native"])
+def test_an_unset_deployment_configuration_unknown_at_preview_is_rolling(local_pack, native):
+    # A first preview shows the unset Optional+Computed block unknown: ROLLING, not undecided.
+    stack = (native_baseline() if native else aws_baseline()).copy()
+    stack.set(_names(native)["svc"], deploymentConfiguration=UNKNOWN)
+    violations = local_pack.analyze(stack)
+    assert not [v for v in violations if v.policy_name in (CAPACITY, TEST_RULE)], [
+        v.message for v in violations
+    ]
