@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
 
 from .deployment import strategy_providers
 from .reachability import Model
@@ -31,6 +32,7 @@ from .resources import (
     LAUNCH_TEMPLATE,
     LISTENER_RULE,
     SERVICE,
+    TARGET_GROUP,
     UnknownCollector,
     as_list,
     as_number,
@@ -46,6 +48,7 @@ from .resources import (
     stored_path,
 )
 from .rules import EXEMPT_ONLY, Config, Report, judge_each, stack_rule
+from .values import UndecidableValueError
 
 Resource = Any
 
@@ -61,7 +64,9 @@ GPUS_PER_INSTANCE_TYPE: dict[str, int] = {
         for family in ("g5", "g6", "g6e")
         for size in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge")
     },
-    **{f"{family}.{size}": 4 for family in ("g5", "g6", "g6e") for size in ("12xlarge", "24xlarge")},
+    **{
+        f"{family}.{size}": 4 for family in ("g5", "g6", "g6e") for size in ("12xlarge", "24xlarge")
+    },
     **{f"{family}.48xlarge": 8 for family in ("g5", "g6", "g6e")},
     "p4d.24xlarge": 8,
     "p4de.24xlarge": 8,
@@ -129,6 +134,11 @@ def _check_capacity(
             if get(cp.props, "managedInstancesProvider") is not None:
                 continue  # ECS Managed Instances: no group maximum
             for asg in model.refs(cp, "autoScalingGroupProvider", AUTOSCALING_GROUP):
+                max_size = as_number(get(asg.props, "maxSize"))
+                # An instance that can place the task at all holds at least one: a group of
+                # 2 x desiredCount instances fits whatever types it launches.
+                if max_size is not None and max_size >= 2 * desired:
+                    continue
                 _judge_group(service, strategy, desired, per_task, needed, asg, model, report)
 
     judge_each(model.of(SERVICE), SERVICE, config, unknowns, judge)
@@ -145,15 +155,18 @@ def _judge_group(
     report: Report,
 ) -> None:
     max_size = as_number(get(asg.props, "maxSize"))
-    types = [str(t) for t in _asg_instance_types(model, asg)]
-    unknown = [t for t in types if t not in GPUS_PER_INSTANCE_TYPE]
-    if max_size is None or not types or unknown:
-        why = f"instance type {unknown[0]!r} is not a GPU type the pack knows" if unknown else (
-            "its maxSize or instance type is not set"
-        )
+    try:
+        types = [str(t) for t in _asg_instance_types(model, asg)]
+        unknown = [t for t in types if t not in GPUS_PER_INSTANCE_TYPE]
+        why = f"launches {unknown[0]!r}, not a GPU type the pack knows" if unknown else ""
+    except UndecidableValueError:
+        raise  # [secret]: "can't run policy" names the property
+    except UnknownValueError:  # set from another resource's output on a first preview
+        types, why = [], "launches instance types unknown at preview"
+    if max_size is None or not types or why:
         model.notes.note(
             f"cannot verify the {strategy} rollout capacity of {service.name!r}: ASG "
-            f"{asg.name!r} {why}.",
+            f"{asg.name!r} {why or 'sets no maxSize or instance type'}.",
             service.urn,
         )
         return
@@ -207,8 +220,23 @@ def auth_signatures(rule: Resource) -> set[tuple[Any, ...]]:
             continue
         block, fields = _AUTH_KEYS[kind]
         config = get(action, block + ("Config" if native else ""))
-        found.add((kind, *(str(get(config or {}, f, "")) for f in fields)))
+        found.add((kind, *(_provider_field(rule, config or {}, f) for f in fields)))
     return found
+
+
+def _provider_field(rule: Resource, config: Mapping[str, Any], field: str) -> str:
+    """An identity provider field; unknown at preview (an output of, say, the user pool), the
+    resources the rule's actions take values from stand for it (target groups aside)."""
+    try:
+        return str(get(config, field, ""))
+    except UndecidableValueError:
+        raise
+    except UnknownValueError:
+        deps = (rule.property_dependencies or {}).get("actions") or ()
+        sources = sorted(d.urn for d in deps if d.resource_type not in TARGET_GROUP)
+        if not sources:
+            raise
+        return "output of " + ", ".join(sources)
 
 
 def _rule(model: Model, service: Resource, lb: Mapping[str, Any], key: str) -> list[Resource]:
@@ -230,8 +258,9 @@ def _judge_pair(model: Model, service: Resource, lb: Mapping[str, Any], report: 
             service.urn,
         )
         return
-    production, test = _rule(model, service, lb, "productionListenerRule"), _rule(
-        model, service, lb, "testListenerRule"
+    production, test = (
+        _rule(model, service, lb, "productionListenerRule"),
+        _rule(model, service, lb, "testListenerRule"),
     )
     if not production or not test:
         _by_dependency(model, service, report)

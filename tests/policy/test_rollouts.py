@@ -1,8 +1,8 @@
 """The native-rollout advisories (``policy/guardrails/rollouts.py``), judged in process.
 
 Each shape (pulumi-aws, aws-native) starts from the rule tests' baseline made into a compliant
-canary rollout: a 1-GPU task, 2 tasks, a g6e.xlarge (1 GPU) launch template behind an ASG of
-maxSize 4 (2 x 2 x 1 = 4 GPUs fit), and production / test listener rules that both validate the
+canary rollout: one 2-GPU task, a g6e.12xlarge (4 GPUs) launch template behind an ASG of
+maxSize 1 (2 x 1 x 2 = 4 GPUs fit), and production / test listener rules that both validate the
 same JWT. Each case changes one thing and lists exactly the (policy, resource) it expects.
 """
 
@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from guardrails.rollouts import GPUS_PER_INSTANCE_TYPE
 
 from ecs_inference.sizing import catalog
-from guardrails.rollouts import GPUS_PER_INSTANCE_TYPE
-from tests.policy.test_undecidable import _secret_everywhere, _speaks
 from tests.policy.policy_stacks import (
     N_RULE,
     RULE,
@@ -28,6 +27,7 @@ from tests.policy.policy_stacks import (
     found,
     native_baseline,
 )
+from tests.policy.test_undecidable import _secret_everywhere, _speaks
 
 CAPACITY = "gpu-rollout-capacity"
 TEST_RULE = "rollout-test-rule-authenticates"
@@ -62,13 +62,18 @@ def rollout(native: bool, strategy: str = "CANARY") -> Stack:
     s = (native_baseline() if native else aws_baseline()).copy()
     n = _names(native)
     lt_type = "aws-native:ec2:LaunchTemplate" if native else "aws:ec2/launchTemplate:LaunchTemplate"
-    lt = {"launchTemplateData": {"instanceType": "g6e.xlarge"}} if native else {
-        "instanceType": "g6e.xlarge"
-    }
+    lt = (
+        {"launchTemplateData": {"instanceType": "g6e.12xlarge"}}
+        if native
+        else {"instanceType": "g6e.12xlarge"}
+    )
     s.add(lt_type, "gpu-lt", lt)
     asg = dict(s[n["asg"]].inputs, launchTemplate={"launchTemplateId": UNKNOWN})
     s.set(n["asg"], **asg)
     s.replace(n["asg"], property_dependencies={"launchTemplate": (s["gpu-lt"].urn,)})
+    _max_size(1)(s, native)
+    _gpus_per_task(2)(s, native)
+    s.set(n["svc"], desiredCount=1.0)
     rule = N_RULE if native else RULE
     for name, arn in (("prod-rule", PROD_ARN), ("test-rule", TEST_ARN)):
         s.add(rule, name, {"arn": arn, "priority": 5.0, "actions": [_jwt(native), forward()]})
@@ -137,6 +142,16 @@ def _gpus_per_task(count: int) -> Callable[[Stack, bool], None]:
     return change
 
 
+def _instance_type(name: str) -> Callable[[Stack, bool], None]:
+    def change(s: Stack, native: bool) -> None:
+        if native:
+            s.set("gpu-lt", launchTemplateData={"instanceType": name})
+        else:
+            s.set("gpu-lt", instanceType=name)
+
+    return change
+
+
 def _max_size(value: float) -> Callable[[Stack, bool], None]:
     def change(s: Stack, native: bool) -> None:
         s.set(_names(native)["asg"], maxSize=str(int(value)) if native else value)
@@ -146,8 +161,8 @@ def _max_size(value: float) -> Callable[[Stack, bool], None]:
 
 #: case -> (change, expected (policy, resource) with "svc" standing for the GPU service)
 BAD: dict[str, tuple[Callable[[Stack, bool], None], set[tuple[str, str]]]] = {
-    "pool-too-small": (_max_size(3), {(CAPACITY, "svc")}),
-    "two-gpus-per-task": (_gpus_per_task(2), {(CAPACITY, "svc")}),
+    "three-gpus-per-task": (_gpus_per_task(3), {(CAPACITY, "svc")}),
+    "smaller-instance-type": (_instance_type("g6e.2xlarge"), {(CAPACITY, "svc")}),
     "test-rule-missing": (_advanced(testListenerRule=...), {(TEST_RULE, "svc")}),
     "test-rule-without-auth": (_set_rule("test-rule"), {(TEST_RULE, "svc")}),
     "test-rule-other-issuer": (
@@ -185,11 +200,10 @@ BAD |= {
     "test-rule-allows-anonymous": (_cognito_both(POOL, "allow"), {(TEST_RULE, "svc")}),
 }
 
+
 def _mixed_overrides(s: Stack, native: bool) -> None:
-    """Two 2-GPU tasks on a group of maxSize 2 that may launch g6e.xlarge (1 GPU) or
-    g6e.12xlarge (4): the larger type gives 2 x 4 = 8 = 2 x 2 x 2 GPUs."""
-    _gpus_per_task(2)(s, native)
-    _max_size(2)(s, native)
+    """A group of maxSize 1 that may launch g6e.xlarge (1 GPU) or g6e.12xlarge (4): the
+    larger type gives 1 x 4 = 4 = 2 x 1 x 2 GPUs."""
     overrides = [{"instanceType": "g6e.xlarge"}, {"instanceType": "g6e.12xlarge"}]
     spec = {"launchTemplateSpecification": {"launchTemplateId": UNKNOWN}, "overrides": overrides}
     asg = _names(native)["asg"]
@@ -200,7 +214,11 @@ def _mixed_overrides(s: Stack, native: bool) -> None:
 GOOD: dict[str, Callable[[Stack, bool], None]] = {
     "mixed-overrides-largest-type-fits": _mixed_overrides,
     "canary": lambda s, n: None,
-    "pool-exactly-big-enough-at-4": _max_size(4),
+    # Two instances hold blue and green whatever they are: no type is read.
+    "group-of-twice-desired-any-type": lambda s, n: (
+        _max_size(2)(s, n),
+        _instance_type("x9.huge")(s, n),
+    ),
     "cognito-same-pool": _cognito_both(POOL, "authenticate"),
     "test-rule-adds-a-second-auth": _per_native(lambda n: [_jwt(n), _cognito(n)]),
 }
@@ -238,13 +256,12 @@ def test_compliant_variants_stay_clean(local_pack, native, case):
 
 @pytest.mark.parametrize("native", [False, True], ids=["aws", "native"])
 def test_rolling_is_left_to_gpu_deploy_headroom(local_pack, native):
-    # The same too-small pool with ROLLING: only today's headroom rule speaks (maximumPercent
-    # 200: 4 tasks at the peak), never the rollout rule.
+    # A too-small pool with ROLLING: only today's headroom rule speaks (maximumPercent 200: 2
+    # instances at the peak, maxSize 1), never the rollout rule.
     stack = rollout(native, "ROLLING")
-    _max_size(3)(stack, native)
-    key = "deploymentConfiguration" if native else None
+    _gpus_per_task(3)(stack, native)
     if native:
-        deploy = dict(stack["n-llm"].inputs[key], maximumPercent=200.0)
+        deploy = dict(stack["n-llm"].inputs["deploymentConfiguration"], maximumPercent=200.0)
         stack.set("n-llm", deploymentConfiguration=deploy)
     else:
         stack.set("llm", deploymentMaximumPercent=200.0)
@@ -253,10 +270,10 @@ def test_rolling_is_left_to_gpu_deploy_headroom(local_pack, native):
 
 def test_capacity_message_names_the_numbers(local_pack):
     stack = rollout(False)
-    _max_size(3)(stack, False)
+    _gpus_per_task(3)(stack, False)
     (violation,) = local_pack.analyze(stack)
-    assert "2 x 2 task(s) x 1 GPU(s) = 4 GPUs" in violation.message
-    assert "3 x 1 = 3 GPUs" in violation.message
+    assert "2 x 1 task(s) x 3 GPU(s) = 6 GPUs" in violation.message
+    assert "1 x 4 = 4 GPUs" in violation.message
 
 
 def test_unknown_instance_type_cannot_be_verified(local_pack):
@@ -323,3 +340,31 @@ def test_an_unset_deployment_configuration_unknown_at_preview_is_rolling(local_p
     assert not [v for v in violations if v.policy_name in (CAPACITY, TEST_RULE)], [
         v.message for v in violations
     ]
+
+
+def test_instance_types_unknown_at_preview_cannot_be_verified(local_pack):
+    # A first preview: the group's mixed-instances block is set from the template's output.
+    stack = rollout(False).set("gpu-asg", launchTemplate=..., mixedInstancesPolicy=UNKNOWN)
+    stack.replace("gpu-asg", property_dependencies={"mixedInstancesPolicy": (stack["gpu-lt"].urn,)})
+    violations = local_pack.analyze(stack)
+    assert found(violations) == {(NOTES, "llm")}
+    assert "unknown at preview" in violations[0].message
+
+
+def _issuer_from(stack: Stack, rule: str, pool: str) -> None:
+    """``rule``'s issuer and JWKS endpoint unknown at preview, outputs of user pool ``pool``."""
+    stack.set(rule, actions=[_jwt(False, UNKNOWN, UNKNOWN), forward()])
+    stack.replace(rule, property_dependencies={"actions": (stack[pool].urn, stack["llm-tg"].urn)})
+
+
+@pytest.mark.parametrize(
+    ("test_pool", "expect"), [("pool", set()), ("other", {(TEST_RULE, "llm")})]
+)
+def test_an_issuer_unknown_at_preview_compares_by_its_source(local_pack, test_pool, expect):
+    stack = rollout(False)
+    for name in ("pool", "other"):
+        stack.add("aws:cognito/userPool:UserPool", name, {"name": name})
+    _issuer_from(stack, "prod-rule", "pool")
+    _issuer_from(stack, "test-rule", test_pool)
+    violations = local_pack.analyze(stack)
+    assert found(violations) == expect, [v.message for v in violations]
