@@ -4,7 +4,8 @@ Sized to finish within about a quarter of an hour on this project's 2-vCPU machi
 sessions share it: the preview benchmark with 5 paired repeats of each prod run (2 of each
 scaling stack), the pack benchmark with 5 repeats, and the re-ranker at concurrency 1 on the
 realistic mix (the mix its targets are set on) against the torch baseline and the fastest peer
-(infinity's ONNX engine), 3 repeats within a 7-minute budget (it says how many ran). The
+(infinity's ONNX engine), and the service's int8 variant with its quality gate on a trained
+head, 3 repeats within a 7-minute budget (it says how many ran). The
 re-ranker against every peer at every concurrency is its own 45-minute run
 (`bench/reranker_bench.py` with its defaults).
 """
@@ -35,7 +36,7 @@ BENCHMARKS = (
         "--cells",
         "3,6,18",
         "--targets",
-        "onnx service fp32,torch baseline,infinity onnx",
+        "onnx service fp32,onnx service int8,torch baseline,infinity onnx",
     ],
     [sys.executable, "-m", "bench.metrics_sidecar_bench"],
 )

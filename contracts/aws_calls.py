@@ -52,16 +52,17 @@ def has_all(environment: Environment, names: Sequence[str]) -> bool:
     return all(environment.get(n) for n in names)
 
 
-def s3_prefix_reads(uri: str, why: str) -> tuple[AwsCall, ...]:
+def s3_prefix_reads(uri: str, why: str, sample: str = "config.json") -> tuple[AwsCall, ...]:
     """What reading everything under `s3://bucket/prefix/` takes: ListObjectsV2 on the bucket
     with that prefix (IAM action s3:ListBucket, condition key s3:prefix) and GetObject on each
-    object (a checkpoint's `config.json` stands for them); nothing for a non-S3 location."""
+    object (the file `sample` stands for them, default a checkpoint's `config.json`); nothing
+    for a non-S3 location."""
     if not uri.startswith("s3://"):
         return ()
     bucket, _, prefix = uri.removeprefix("s3://").partition("/")
     prefix = prefix.strip("/")
     listed = f"{prefix}/" if prefix else ""
-    key = f"{listed}config.json"
+    key = f"{listed}{sample}"
     return (
         AwsCall(
             "s3:ListBucket",

@@ -7,6 +7,8 @@ names are in each image's own contract (`contracts/<engine>.py`).
 
 from __future__ import annotations
 
+import json
+
 from .aws_calls import AwsCall, Environment, s3_prefix_reads
 
 HEALTH_PATH = "/health"
@@ -51,11 +53,34 @@ ENV_ARTIFACT_URI = "ENGINE_ARTIFACT_URI"
 """`s3://bucket/prefix/` of the Neuron image's precompiled model, staged with the task role."""
 
 
+ENV_LORA_ADAPTERS = "ENGINE_LORA_ADAPTERS"
+"""LoRA adapters an engine image stages from S3 with the task role: a JSON list of objects with
+their `source` (`s3://bucket/prefix/`) among their fields (`contracts/vllm.py`)."""
+
+
 def aws_calls(environment: Environment) -> tuple[AwsCall, ...]:
     """The engine images' calls: reading the weights (or the Neuron artifact) under their S3
-    prefix with the task role; nothing for weights on EFS (the mount is checked instead)."""
-    return tuple(
+    prefix with the task role, and each LoRA adapter's prefix (its `adapter_config.json`
+    stands for its files); nothing for weights on EFS (the mount is checked instead)."""
+    weights = tuple(
         call
         for name in (ENV_WEIGHTS_URI, ENV_ARTIFACT_URI)
         for call in s3_prefix_reads(environment.get(name, ""), "the model weights")
     )
+    return weights + tuple(
+        call
+        for source in adapter_sources(environment.get(ENV_LORA_ADAPTERS, ""))
+        for call in s3_prefix_reads(source, "stage a LoRA adapter", "adapter_config.json")
+    )
+
+
+def adapter_sources(raw: str) -> list[str]:
+    """The `source` of every adapter in an `ENGINE_LORA_ADAPTERS` value (none when unset or
+    not a JSON list of objects: the entrypoint refuses that before any call)."""
+    try:
+        adapters = json.loads(raw) if raw.strip() else []
+    except ValueError:
+        return []
+    if not isinstance(adapters, list):
+        return []
+    return [str(a["source"]) for a in adapters if isinstance(a, dict) and "source" in a]

@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping
+from typing import cast
 
 
 class ConfigError(ValueError):
@@ -35,8 +36,8 @@ def positive_int(env: Mapping[str, str], name: str, default: int | None = None) 
     return int(raw)
 
 
-def string_list(env: Mapping[str, str], name: str) -> list[str]:
-    """`name` as a JSON list of strings; [] when unset."""
+def json_list(env: Mapping[str, str], name: str) -> list[object]:
+    """`name` as a JSON list; [] when unset."""
     raw = env.get(name, "").strip()
     if not raw:
         return []
@@ -44,9 +45,17 @@ def string_list(env: Mapping[str, str], name: str) -> list[str]:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{name} is not a JSON list: {exc}") from None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
+        raise ConfigError(f"{name} must be a JSON list")
+    return cast("list[object]", value)
+
+
+def string_list(env: Mapping[str, str], name: str) -> list[str]:
+    """`name` as a JSON list of strings; [] when unset."""
+    value = json_list(env, name)
+    if not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{name} must be a JSON list of strings")
-    return value
+    return cast("list[str]", value)
 
 
 def log(message: str) -> None:

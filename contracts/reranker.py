@@ -112,7 +112,9 @@ ENV_DEFAULTS: Final[MappingProxyType[str, str]] = MappingProxyType(
         ENV_PORT: str(PORT),
         ENV_MODEL_S3_URI: "",
         ENV_MODEL_DIR: "/opt/model",
-        ENV_MODEL_VARIANT: "fp32",
+        # "auto": the precision prepare.py chose for the bundle (its quality gate, recorded in
+        # reranker.json); fp32 for a bundle that records none.
+        ENV_MODEL_VARIANT: "auto",
         ENV_MODEL_NAME: "reranker",
         ENV_MAX_BATCH: "256",
         # Padded tokens per ONNX run. Small runs keep the FFN/LayerNorm activations in L2 cache;
@@ -148,10 +150,14 @@ ENV_DEFAULTS: Final[MappingProxyType[str, str]] = MappingProxyType(
     }
 )
 
-#: Allowed values of MODEL_VARIANT and the ONNX file each one loads from MODEL_DIR.
+#: The ONNX file each precision loads from MODEL_DIR.
 MODEL_VARIANTS: Final[MappingProxyType[str, str]] = MappingProxyType(
     {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 )
+#: MODEL_VARIANT value that serves the bundle's recorded default precision.
+VARIANT_AUTO: Final[str] = "auto"
+#: Allowed values of MODEL_VARIANT.
+MODEL_VARIANT_CHOICES: Final[tuple[str, ...]] = (VARIANT_AUTO, *MODEL_VARIANTS)
 #: Allowed values of PARALLELISM.
 PARALLELISM_MODES: Final[tuple[str, ...]] = ("chunks", "intra")
 #: Files prepare.py writes next to the ONNX model(s); the S3 prefix must hold the same layout.
@@ -171,9 +177,9 @@ def container_environment(overrides: dict[str, str] | None = None) -> list[dict[
             known = ", ".join(sorted(ENV_DEFAULTS))
             raise KeyError(f"unknown re-ranker environment variable {name!r}; known: {known}")
         merged[name] = str(value)
-    if merged[ENV_MODEL_VARIANT] not in MODEL_VARIANTS:
+    if merged[ENV_MODEL_VARIANT] not in MODEL_VARIANT_CHOICES:
         raise ValueError(
-            f"{ENV_MODEL_VARIANT} must be one of {sorted(MODEL_VARIANTS)}, "
+            f"{ENV_MODEL_VARIANT} must be one of {sorted(MODEL_VARIANT_CHOICES)}, "
             f"got {merged[ENV_MODEL_VARIANT]!r}"
         )
     return [{"name": k, "value": v} for k, v in sorted(merged.items()) if v != ""]

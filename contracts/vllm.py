@@ -25,6 +25,18 @@ ENV_KV_CACHE_DTYPE = "ENGINE_KV_CACHE_DTYPE"
 """KV cache dtype (`auto`, `fp8`, ...)."""
 ENV_QUANTIZATION = "ENGINE_QUANTIZATION"
 """Quantization method (`awq`, `gptq`, `fp8`, ...); unset means none/auto-detected."""
+ENV_LORA_ADAPTERS = engine.ENV_LORA_ADAPTERS
+"""LoRA adapters, a JSON list of `{"name", "source", "rank"}` (served name, `s3://` prefix,
+LoRA rank); unset: LoRA off. The entrypoint stages each prefix to `ADAPTERS_DIR/<index>` before
+vLLM starts and checks its `adapter_config.json`."""
+ENV_MAX_LORAS = "ENGINE_MAX_LORAS"
+"""Adapters in one batch (`--max-loras`); with adapters only."""
+ENV_MAX_LORA_RANK = "ENGINE_MAX_LORA_RANK"
+"""Rank of the GPU buffers every adapter must fit (`--max-lora-rank`); with adapters only."""
+ENV_MAX_CPU_LORAS = "ENGINE_MAX_CPU_LORAS"
+"""Adapters kept in host memory (`--max-cpu-loras`); with adapters only."""
+ADAPTERS_DIR = "/home/vllm/adapters"
+"""Where the entrypoint stages the adapters (the image user's home, on the task's disk)."""
 
 READS = (
     *COMMON_READS,
@@ -36,6 +48,10 @@ READS = (
     ENV_DTYPE,
     ENV_KV_CACHE_DTYPE,
     ENV_QUANTIZATION,
+    ENV_LORA_ADAPTERS,
+    ENV_MAX_LORAS,
+    ENV_MAX_LORA_RANK,
+    ENV_MAX_CPU_LORAS,
 )
 """Every ENGINE_* variable the vLLM entrypoint reads (the task must set no other)."""
 

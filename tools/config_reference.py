@@ -43,6 +43,8 @@ def _model_of(annotation: Any) -> tuple[type[BaseModel] | None, str]:
         return annotation, ""
     if origin is dict and args and isinstance(args[1], type) and issubclass(args[1], BaseModel):
         return args[1], ".<name>"
+    if origin is list and args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        return args[0], "[i]"
     if origin in (typing.Union, types.UnionType):
         for arg in args:
             model, suffix = _model_of(arg)
@@ -127,7 +129,8 @@ def rows(model: type[BaseModel], prefix: str) -> list[str]:
         kind = _type_name(field.annotation)
         if model is ModelConfig and name == "engine":
             kind = " \\| ".join(f"`{n}`" for n in engines.names())
-        out.append(f"| `{key}{suffix}` | {kind} | {_default(field)} | {description} |")
+        shown = key if suffix == "[i]" else key + suffix  # a list's row is the list itself
+        out.append(f"| `{shown}` | {kind} | {_default(field)} | {description} |")
         if sub is not None:
             nested.append((sub, key + suffix))
     out += _engine_rows(model, prefix, nested)
@@ -157,10 +160,14 @@ def _engine_rows(
         if engine.settings_key is None:
             for name, field in schema.model_fields.items():
                 description = " ".join(_doc(schema, name).split())
+                key = f"{prefix}.{field.alias or name}"
                 out.append(
-                    f"| `{prefix}.{field.alias or name}` | {_type_name(field.annotation)} "
+                    f"| `{key}` | {_type_name(field.annotation)} "
                     f"| {_default(field)} | {description} |"
                 )
+                sub, suffix = _model_of(field.annotation)
+                if sub is not None:
+                    nested.append((sub, key + suffix))
             continue
         key = f"{prefix}.{engine.settings_key}"
         need = "Required for" if engine.settings_required else "Only for"

@@ -380,6 +380,10 @@ def _flag_from_annotation(
         if "str" in names:
             return Flag(options, known_values=tuple(literals))
         return Flag(options, choices=tuple(literals) + (("None",) if "None" in names else ()))
+    if names & {"list", "set", "tuple"}:
+        # `collection_to_kwargs`: a list, set or tuple field takes `nargs="+"`; the option given
+        # twice keeps only the second list, so all values follow one option.
+        return Flag(options, many=True)
     return Flag(options)
 
 

@@ -85,8 +85,9 @@ class GatewayConfig(ServiceConfig):
     SecureString parameter of its own (a new value rolls the gateway). This or
     `masterKeySecretArn`."""
     routes: dict[str, str] | None = None
-    """Gateway model name -> model service key; unset: every model service under its served
-    model name."""
+    """Gateway model name -> model service key, or `<service>/<adapter name>` for one of a vLLM
+    service's LoRA adapters; unset: every model service under its served model name, and each
+    adapter under its own name."""
     bedrock: BedrockConfig = Field(default_factory=BedrockConfig)
     """Bedrock models routed next to the stack's own."""
     database: GatewayDatabaseConfig = Field(default_factory=GatewayDatabaseConfig)

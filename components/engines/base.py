@@ -16,13 +16,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
 from ecs_inference import iam, sizing
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import flag_table
+from ecs_inference.sizing import lora as lora_sizing
 from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 
 KEEPALIVE_MARGIN_SECONDS = 5
@@ -76,6 +77,8 @@ class TaskShape(Protocol):
     def weights_bucket(self) -> str | None: ...
     @property
     def weights_prefix(self) -> str | None: ...
+    @property
+    def adapter_prefixes(self) -> tuple[str, ...]: ...
     @property
     def efs_file_system(self) -> str | None: ...
     @property
@@ -140,6 +143,18 @@ class Launch(Protocol):
 
     def metrics_target(self) -> MetricsTarget | None:
         """What the metrics sidecar scrapes; None when it knows none of the engine's families."""
+        ...
+
+    @property
+    def adapter_prefixes(self) -> tuple[str, ...]:
+        """Key prefixes of the weights' bucket the engine also reads (its adapters), which the
+        task role must grant; () for none."""
+        ...
+
+    @property
+    def adapter_names(self) -> tuple[str, ...]:
+        """Model names the server answers to besides `served_model_name` (its LoRA adapters,
+        which the gateway routes too); () for none."""
         ...
 
     def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
@@ -232,6 +247,16 @@ class LaunchDefaults(abc.ABC):
     def metrics_target(self) -> MetricsTarget | None:
         """None: the metrics sidecar knows none of the engine's families."""
         return None
+
+    @property
+    def adapter_prefixes(self) -> tuple[str, ...]:
+        """None: the engine reads only its weights."""
+        return ()
+
+    @property
+    def adapter_names(self) -> tuple[str, ...]:
+        """None: the server answers to its served model name only."""
+        return ()
 
     def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
         """None: a service without Neuron devices."""
@@ -391,15 +416,20 @@ def check_s3_source(where: str, task: TaskShape, source: str) -> None:
         iam.s3_read_policy(task.weights_bucket, task.weights_prefix)
     except iam.PolicyArgumentError as exc:
         raise TaskArgsError(f"{where}: {exc}") from None
-    bucket, prefix = iam.split_s3_uri(source)
     wanted = task.weights_prefix.strip("/")
-    if bucket != task.weights_bucket or not (
-        wanted == "" or prefix == wanted or prefix.startswith(wanted + "/")
-    ):
+    if not s3_readable(source, task.weights_bucket, [wanted]):
         raise TaskArgsError(
             f"{where}: the engine reads {source} but the task role may only read "
             f"s3://{task.weights_bucket}/{wanted}"
         )
+
+
+def s3_readable(source: str, bucket: str | None, prefixes: Sequence[str]) -> bool:
+    """Whether a role that reads `prefixes` of `bucket` ("" the whole bucket) reads `source`."""
+    found, key = iam.split_s3_uri(source)
+    return found == bucket and any(
+        p == "" or key == p or key.startswith(p + "/") for p in (p.strip("/") for p in prefixes)
+    )
 
 
 def check_weights_store(where: str, task: TaskShape) -> None:
@@ -576,7 +606,7 @@ def gpu_demand(name: str, model: ModelSettings, pinned: int | None) -> GpuDemand
         max_model_len=model.max_model_len,
         max_concurrent_sequences=model.max_concurrent_sequences,
         overhead_fraction=model.memory_overhead_fraction,
-        **(params.model_dump(exclude_none=True) if params else {}),
+        **vram_shape(params),
     )
     return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
 
@@ -595,9 +625,15 @@ def quantization_method(dtype: str) -> str | None:
 def sized(model: ModelSettings) -> bool:
     """Whether the model's shape is given (`architecture` or `parameters`)."""
     params = model.parameters
-    return model.architecture is not None or bool(
-        params.model_dump(exclude_none=True) if params else {}
-    )
+    return model.architecture is not None or bool(vram_shape(params))
+
+
+def vram_shape(parameters: BaseModel | None) -> dict[str, Any]:
+    """The model's explicit shape (`parameters`) as the VRAM method takes it: the given fields,
+    without those only the LoRA buffers read (`sizing.lora.SHAPE_FIELDS`)."""
+    if parameters is None:
+        return {}
+    return parameters.model_dump(exclude_none=True, exclude=set(lora_sizing.SHAPE_FIELDS))
 
 
 class Engine(abc.ABC):

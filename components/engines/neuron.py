@@ -49,6 +49,7 @@ from ecs_inference.engines.base import (
     env_list,
     neuron_device_mappings,
     visible_cores,
+    vram_shape,
 )
 from ecs_inference.engines.registry import register
 from ecs_inference.engines.vllm import (
@@ -305,9 +306,7 @@ class Neuron(Engine):
         compiled = self.compiled(model)
         return NeuronDemand(
             name,
-            sizing.resolve_architecture(
-                model.architecture, **(params.model_dump(exclude_none=True) if params else {})
-            ),
+            sizing.resolve_architecture(model.architecture, **vram_shape(params)),
             compiled.tp_degree,
             compiled.batch_size,
             compiled.sequence_length,

@@ -6,6 +6,12 @@ so nothing comes from a model hub (`HF_HUB_OFFLINE=1` makes any accidental hub l
 instead of downloading). vLLM 0.33.0 sends SSE keep-alive comments itself
 (`--sse-keep-alive-interval`).
 
+LoRA adapters (`adapters`, the engine's own keys): served beside the base model under their own
+names, staged from S3 by the entrypoint before vLLM starts, their GPU buffers counted by the fit
+(`sizing.lora`). The adapter list is part of the task definition: vLLM's runtime loading
+(`/v1/load_lora_adapter`, `VLLM_ALLOW_RUNTIME_LORA_UPDATING`) is an unauthenticated admin
+endpoint on the serving port, which the ALB and the gateway would expose to every caller.
+
 Why keep-alives at all: an ALB closes a connection on which no byte moved for its idle timeout
 (1–4000 s). A long prefill, a queued request or a slow generation can be silent for longer than
 that; an SSE comment line is ignored by clients but resets the timer.
@@ -17,11 +23,15 @@ definitions (`tools/engine_flags.py`).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
-from ecs_inference import sizing
+from pydantic import Field, model_validator
+
+from ecs_inference import iam, sizing
+from ecs_inference.config.base import S3Uri, Section, raise_problems
 from ecs_inference.contracts import aws_limits, flag_table
 from ecs_inference.contracts.engine import (
     DEFAULT_PORT,
@@ -38,6 +48,10 @@ from ecs_inference.contracts.vllm import (
     ENV_GPU_MEMORY_UTILIZATION,
     ENV_HTTP_KEEPALIVE,
     ENV_KV_CACHE_DTYPE,
+    ENV_LORA_ADAPTERS,
+    ENV_MAX_CPU_LORAS,
+    ENV_MAX_LORA_RANK,
+    ENV_MAX_LORAS,
     ENV_MAX_MODEL_LEN,
     ENV_MAX_NUM_SEQS,
     ENV_NO_USAGE_STATS,
@@ -52,17 +66,22 @@ from ecs_inference.engines.base import (
     LaunchDefaults,
     LaunchInputs,
     MetricsTarget,
+    ModelSettings,
     TaskArgsError,
     TaskShape,
     check_extra_args,
     check_s3_source,
     env_list,
     extra_args_json,
+    gpu_demand,
     quantization_method,
+    s3_readable,
     served_name_problem,
     torch_dtype,
 )
 from ecs_inference.engines.registry import register
+from ecs_inference.sizing import lora as lora_sizing
+from ecs_inference.sizing.instance_types import Demand, GpuDemand
 
 VERSION = "0.33.0"
 """vLLM release of the GPU image (base `vllm/vllm-openai:v0.33.0`)."""
@@ -95,6 +114,11 @@ MANAGED_FLAGS = frozenset(
         "--port",
         "--download-dir",
         "--trust-remote-code",
+        "--enable-lora",
+        "--lora-modules",
+        "--max-loras",
+        "--max-lora-rank",
+        "--max-cpu-loras",
     }
 )
 """Flags the vLLM launch sets itself; `extraArgs` may not."""
@@ -121,6 +145,142 @@ def check_managed_flags(extra_args: tuple[str, ...], managed: frozenset[str], wh
         raise EngineLaunchError(
             f"{where}.extra_args must start with a --flag, got {extra_args[0]!r}"
         )
+
+
+MaxLoraRank = Literal[1, 8, 16, 32, 64, 128, 256, 320, 512]
+"""vLLM 0.33.0's `MaxLoRARanks` (`vllm/config/lora.py`), the `--max-lora-rank` choices;
+`lora_sizing.MAX_LORA_RANKS` is the same set, checked against the flag table by the tests."""
+
+
+class LoraAdapterConfig(Section):
+    """One LoRA adapter of the service's base model, served under its own name."""
+
+    name: str
+    """Name clients pass as `model` (and the gateway routes); 1-128 of letters, digits and
+    ._:/-, distinct from the service's servedModelName and the other adapters'."""
+    source: S3Uri
+    """S3 prefix of the PEFT adapter (`adapter_config.json` + `adapter_model.safetensors`), in
+    the weights' bucket; staged to the task's disk at start, never fetched from a hub."""
+    base_model: str
+    """The weightsUri the adapter was trained on: must equal the service's `weightsUri` (an
+    adapter applied to other weights loads but answers wrongly)."""
+    rank: int = Field(gt=0, le=max(lora_sizing.MAX_LORA_RANKS))
+    """The adapter's LoRA rank (`r` in its adapter_config.json, checked at start); at most the
+    service's maxLoraRank."""
+
+    @model_validator(mode="after")
+    def _name(self) -> LoraAdapterConfig:
+        raise_problems(type(self).__name__, [(("name",), served_name_problem(self.name))])
+        return self
+
+
+class VllmSettings(Section):
+    """vLLM's own keys, beside the model's others: LoRA adapters (docs/engines.md)."""
+
+    adapters: list[LoraAdapterConfig] = Field(default_factory=list[LoraAdapterConfig])
+    """vllm: LoRA adapters served beside the base model (default none: LoRA off). The list is
+    part of the task definition: changing it is a normal deploy of the service."""
+    max_loras: int = Field(lora_sizing.DEFAULT_MAX_LORAS, gt=0, le=256)
+    """vllm: adapters in one batch (`--max-loras`, vLLM's default 1): the GPU slots the fit
+    counts. Requests for more adapters than this wait for a slot; set it to the number of
+    adapters to serve them all at once."""
+    max_lora_rank: MaxLoraRank = lora_sizing.DEFAULT_MAX_LORA_RANK
+    """vllm: rank of each GPU slot (`--max-lora-rank`, vLLM's default 16; one of 1, 8, 16, 32,
+    64, 128, 256, 320, 512); every adapter's rank must be at most this."""
+    max_cpu_loras: int | None = Field(None, gt=0, le=4096)
+    """vllm: adapters cached in host memory (`--max-cpu-loras`); unset: maxLoras (vLLM's
+    default); at least maxLoras."""
+
+    def problems(
+        self, weights_uri: str, served_model_name: str | None
+    ) -> list[tuple[tuple[str | int, ...], str | None]]:
+        """Every problem of the adapters on a service of `weights_uri` (an S3 URI) served as
+        `served_model_name` (None: its key), each at its path below the model: a rank above
+        maxLoraRank, another base model, a source outside the weights' bucket (the task role
+        reads one bucket, with the weights' KMS key), a name taken; maxCpuLoras below
+        maxLoras."""
+        bucket = iam.split_s3_uri(weights_uri)[0]
+        taken = {served_model_name}
+        problems: list[tuple[tuple[str | int, ...], str | None]] = []
+        for i, a in enumerate(self.adapters):
+            at = ("adapters", i)
+            if a.rank > self.max_lora_rank:
+                problems.append(
+                    (
+                        (*at, "rank"),
+                        f"rank {a.rank} is above maxLoraRank {self.max_lora_rank}: vLLM sizes "
+                        "every adapter slot at maxLoraRank and refuses a larger adapter; raise "
+                        "maxLoraRank to at least the rank",
+                    )
+                )
+            if a.base_model.rstrip("/") != weights_uri.rstrip("/"):
+                problems.append(
+                    (
+                        (*at, "baseModel"),
+                        f"{a.base_model!r} is not this service's model ({weights_uri}): an "
+                        "adapter only works on the weights it was trained on; serve it from a "
+                        "service of that model",
+                    )
+                )
+            if iam.split_s3_uri(a.source)[0] != bucket:
+                problems.append(
+                    (
+                        (*at, "source"),
+                        f"must be in the weights' bucket {bucket} (the task role reads one "
+                        "bucket, with the weights' KMS key); copy the adapter there",
+                    )
+                )
+            if a.name in taken:
+                problems.append(
+                    ((*at, "name"), f"{a.name!r} is already the name of this service's model")
+                )
+            taken.add(a.name)
+        cpu = self.max_cpu_loras
+        if cpu is not None and cpu < self.max_loras:
+            problems.append(
+                (("maxCpuLoras",), f"{cpu} is below maxLoras {self.max_loras} (vLLM refuses it)")
+            )
+        return problems
+
+    def lora_need(
+        self, need: sizing.MemoryNeed, architecture: str | None, shape: object
+    ) -> lora_sizing.LoraNeed | None:
+        """The adapters' GPU buffers on `need`'s model (None without adapters); `shape`: the
+        service's `parameters` (their hiddenSize, intermediateSize, vocabSize if all given)."""
+        if not self.adapters:
+            return None
+        given = _given_lora_shape(shape)
+        return lora_sizing.LoraNeed(
+            adapters=len(self.adapters),
+            max_loras=self.max_loras,
+            max_lora_rank=self.max_lora_rank,
+            shape=lora_sizing.lora_shape(architecture, given),
+            layers=need.layers,
+            attention_heads=need.attention_heads,
+            kv_heads=need.kv_heads,
+            head_dim=need.head_dim,
+        )
+
+
+def _given_lora_shape(parameters: object) -> lora_sizing.LoraShape | None:
+    """The LoRA shape the service's `parameters` give (None unless all three are set)."""
+    values = [
+        getattr(parameters, name, None)
+        for name in ("hidden_size", "intermediate_size", "vocab_size")
+    ]
+    if any(v is None for v in values):
+        return None
+    hidden, intermediate, vocab = (int(v) for v in values)  # pyright: ignore[reportArgumentType]
+    return lora_sizing.LoraShape(hidden, intermediate, vocab)
+
+
+@dataclass(frozen=True)
+class LoraModule:
+    """One adapter as the launch passes it: served `name`, S3 `source`, LoRA `rank`."""
+
+    name: str
+    source: str
+    rank: int
 
 
 class ServerSettings(Protocol):
@@ -241,10 +401,30 @@ class VllmLaunch(ServerDefaults):
     """Region of the weights bucket for the S3 streamer; None: the SDK's own resolution."""
     extra_args: tuple[str, ...] = field(default_factory=tuple)
     """Extra `vllm serve` flags; flags the fields above control are rejected."""
+    adapters: tuple[LoraModule, ...] = ()
+    """LoRA adapters (default none: LoRA off), staged by the entrypoint."""
+    max_loras: int = lora_sizing.DEFAULT_MAX_LORAS
+    """`--max-loras` (with adapters)."""
+    max_lora_rank: int = lora_sizing.DEFAULT_MAX_LORA_RANK
+    """`--max-lora-rank` (with adapters); one of `lora_sizing.MAX_LORA_RANKS`."""
+    max_cpu_loras: int | None = None
+    """`--max-cpu-loras` (with adapters); None: max_loras."""
 
     def __post_init__(self) -> None:
         where = "VllmLaunch"
         object.__setattr__(self, "extra_args", tuple(self.extra_args))
+        object.__setattr__(self, "adapters", tuple(self.adapters))
+        if self.max_lora_rank not in lora_sizing.MAX_LORA_RANKS:
+            raise EngineLaunchError(
+                f"{where}.max_lora_rank {self.max_lora_rank} is not one of vLLM's "
+                f"{lora_sizing.MAX_LORA_RANKS}"
+            )
+        for adapter in self.adapters:
+            if not 1 <= adapter.rank <= self.max_lora_rank:
+                raise EngineLaunchError(
+                    f"{where}.adapters {adapter.name!r} rank {adapter.rank} must be between 1 "
+                    f"and max_lora_rank {self.max_lora_rank}"
+                )
         check_server(where, self)
         tp = self.tensor_parallel_size
         positive_int(where, "tensor_parallel_size", tp)
@@ -289,8 +469,31 @@ class VllmLaunch(ServerDefaults):
                 ENV_DTYPE: self.dtype,
                 ENV_KV_CACHE_DTYPE: self.kv_cache_dtype,
                 ENV_QUANTIZATION: self.quantization,
+                **self._lora_environment(),
             }
         )
+
+    def _lora_environment(self) -> dict[str, str | None]:
+        """The adapters' variables (none without adapters)."""
+        if not self.adapters:
+            return {}
+        modules = [{"name": a.name, "source": a.source, "rank": a.rank} for a in self.adapters]
+        return {
+            ENV_LORA_ADAPTERS: json.dumps(modules, separators=(",", ":")),
+            ENV_MAX_LORAS: str(self.max_loras),
+            ENV_MAX_LORA_RANK: str(self.max_lora_rank),
+            ENV_MAX_CPU_LORAS: str(self.max_cpu_loras or self.max_loras),
+        }
+
+    @property
+    def adapter_names(self) -> tuple[str, ...]:
+        """The adapters' served names."""
+        return tuple(a.name for a in self.adapters)
+
+    @property
+    def adapter_prefixes(self) -> tuple[str, ...]:
+        """The S3 key prefixes of the adapters (the task role reads them too)."""
+        return tuple(iam.split_s3_uri(a.source)[1] for a in self.adapters)
 
     def metrics_target(self) -> MetricsTarget | None:
         """vLLM's `/metrics` on the serving port."""
@@ -307,6 +510,13 @@ class VllmLaunch(ServerDefaults):
         if task.neuron_devices:
             raise TaskArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
         check_s3_source(where, task, self.weights_uri)
+        readable = [task.weights_prefix or "", *task.adapter_prefixes]
+        for adapter in self.adapters:
+            if not s3_readable(adapter.source, task.weights_bucket, readable):
+                raise TaskArgsError(
+                    f"{where}: adapter {adapter.name} is read from {adapter.source} but the task "
+                    f"role may only read s3://{task.weights_bucket}/ under {readable}"
+                )
 
 
 class Vllm(Engine):
@@ -319,11 +529,38 @@ class Vllm(Engine):
     metrics_kind = METRICS_KIND
     gateway_provider = "hosted_vllm"
     names_itself_when_too_big = False
+    settings_model = VllmSettings
+
+    def check_config(self, model: ModelSettings) -> None:
+        """The shared rules, then the adapters against the service (`VllmSettings.problems`),
+        all reported together at their paths."""
+        super().check_config(model)
+        if model.weights_uri is not None:
+            problems = self.lora_settings(model).problems(
+                model.weights_uri, model.served_model_name
+            )
+            raise_problems(type(self).__name__, problems)
+
+    def demand(self, name: str, model: ModelSettings) -> Demand:
+        """The VRAM method's demand, with the adapters' GPU buffers (`sizing.lora`)."""
+        demand = gpu_demand(name, model, model.tensor_parallel_size)
+        lora = self.lora_settings(model).lora_need(
+            demand.need, model.architecture, model.parameters
+        )
+        if lora is None:
+            return demand
+        return GpuDemand(
+            name,
+            demand.need.with_lora(lora),
+            model.gpu_memory_utilization,
+            model.tensor_parallel_size,
+        )
 
     def launch(self, inputs: LaunchInputs) -> VllmLaunch:
         """vLLM on the GPUs the fit chose, its flags checked against the pinned release."""
         model, fit = inputs.model, inputs.fit
         assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
+        lora = self.lora_settings(model)
         return VllmLaunch(
             served_model_name=inputs.served_model_name,
             weights_uri=inputs.weights_uri,
@@ -339,7 +576,16 @@ class Vllm(Engine):
             extra_args=check_extra_args(
                 inputs.where, model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
             ),
+            adapters=tuple(LoraModule(a.name, a.source, a.rank) for a in lora.adapters),
+            max_loras=lora.max_loras,
+            max_lora_rank=lora.max_lora_rank,
+            max_cpu_loras=lora.max_cpu_loras,
         )
+
+    def lora_settings(self, model: ModelSettings) -> VllmSettings:
+        """The model's LoRA settings (vLLM's defaults and no adapter when it gives none)."""
+        settings = self.settings(model)
+        return settings if isinstance(settings, VllmSettings) else VllmSettings.model_validate({})
 
 
 ENGINE = register(Vllm())

@@ -374,6 +374,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         launch=launch,
         weights_bucket=weights.bucket,
         weights_prefix=weights.prefix,
+        adapter_prefixes=launch.adapter_prefixes,
         efs_file_system=weights.efs.file_system if weights.efs else None,
         efs_path=weights.efs.path if weights.efs else None,
         task_cpu=cpu,
@@ -411,6 +412,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
     prepulled = m.pool_spec is not None and image in m.pool_spec.prepull_images
     lines = [
         fit.summary(),
+        *_lora_lines(fit),
         f"task reservation {cpu} CPU units / {memory} MiB"
         + (f", shared memory {shm} MiB" if shm else ""),
         grace.summary(),
@@ -424,6 +426,13 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         *([METRICS_NOTE] if sidecar else []),
     ]
     return spec, lines
+
+
+def _lora_lines(fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> list[str]:
+    """What the LoRA adapters take from the GPUs (none without adapters)."""
+    if not isinstance(fit, sizing.GpuFit) or fit.need.lora is None:
+        return []
+    return [fit.need.lora.summary(fit.tp_size)]
 
 
 def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:

@@ -64,6 +64,12 @@ class ArchitectureConfig(Section):
     """Dimension of each attention head."""
     max_position_embeddings: int | None = Field(None, gt=0)
     """Longest context the model supports; maxModelLen may not exceed it."""
+    hidden_size: int | None = Field(None, gt=0, le=65536)
+    """Model width (`hidden_size`); sizes LoRA buffers (vllm `adapters`) with the next two."""
+    intermediate_size: int | None = Field(None, gt=0, le=262144)
+    """MLP width (`intermediate_size`); sizes LoRA buffers."""
+    vocab_size: int | None = Field(None, gt=0, le=1_048_576)
+    """Vocabulary (`vocab_size`); sizes the embedding and lm_head LoRA buffers."""
 
 
 class AutoscalingConfig(Section):
@@ -301,7 +307,8 @@ def _engine_settings(
             own[key] = value
         elif engine is not None:
             what = "settings only apply" if owner.settings_key else "applies"
-            errors.append(value_error(f"`{key}` {what} to engine {owner.name}"))
+            message = f"`{key}` {what} to engine {owner.name}, not {engine.name}"
+            errors.append({**value_error(message), "loc": (key,)})
     schema = engine.settings_model if engine is not None else None
     if engine is None or schema is None:
         return None, errors

@@ -331,6 +331,7 @@ class ModelService(EcsService):
                 prefix=spec.weights_prefix,
                 efs=efs,
                 kms_key_arn=spec.weights_kms_key_arn,
+                adapter_prefixes=spec.adapter_prefixes,
             ),
             volumes=[efs.volume] if efs else None,
             secrets_kms_key_arns=spec.secrets_kms_key_arns,

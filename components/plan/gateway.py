@@ -4,6 +4,7 @@ Connect addresses, its Bedrock models, its Fargate size, and the spec its compon
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ecs_inference import engines, sizing
 from ecs_inference.config.gateway import GatewayConfig
@@ -95,6 +96,22 @@ def resolve_routes(
             continue
         routes.append(ModelRoute(model_name, target))
     return tuple(routes), issues
+
+
+ADAPTER_SEP = "/"
+"""A route to a LoRA adapter names `<service>/<adapter name>` (`gateway.routes`)."""
+
+
+def adapter_targets(
+    services: Mapping[str, ServiceTarget], adapters: Mapping[str, Sequence[str]]
+) -> dict[str, ServiceTarget]:
+    """A target per LoRA adapter, keyed `<service>/<adapter>`: the same service, the adapter's
+    name as the `model` vLLM answers to; routed by default like its service."""
+    return {
+        f"{key}{ADAPTER_SEP}{name}": replace(services[key], served_model_name=name, adapter=True)
+        for key, names in adapters.items()
+        for name in names
+    }
 
 
 def bedrock_routes(
@@ -322,6 +339,9 @@ def plan_gateway(
         )
         for name, m in models.items()
     }
+    targets |= adapter_targets(
+        targets, {name: m.launch.adapter_names for name, m in models.items()}
+    )
     for name in rerankers or {}:
         # The service answers to its key (`reranker_environment` sets MODEL_NAME to it).
         targets[name] = ServiceTarget(
@@ -336,7 +356,11 @@ def plan_gateway(
     if gw.routes is not None:
         failed = (set(cfg.models) - set(models)) | (set(cfg.rerankers) - set(rerankers or {}))
         gw = gw.model_copy(
-            update={"routes": {k: v for k, v in gw.routes.items() if v not in failed}}
+            update={
+                "routes": {
+                    k: v for k, v in gw.routes.items() if v.partition(ADAPTER_SEP)[0] not in failed
+                }
+            }
         )
     spec, lines, found = gateway_service(
         gw,

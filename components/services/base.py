@@ -730,18 +730,28 @@ def weights_task_role(
     prefix: str | None,
     efs: EfsAccess | None = None,
     kms_key_arn: str | None = None,
+    adapter_prefixes: Sequence[str] = (),
 ) -> TaskRole:
     """The task role of a serving container: read one S3 prefix (`bucket`/`prefix`, decrypting
-    with `kms_key_arn` through S3 when given), or mount its weights on `efs` read-only, or
-    nothing (a custom image without weights)."""
+    with `kms_key_arn` through S3 when given) and its LoRA adapters' (`adapter_prefixes` of the
+    same bucket, default none), or mount its weights on `efs` read-only, or nothing (a custom
+    image without weights)."""
     if bucket is not None:
         policy = Output.all(ctx.partition, ctx.region).apply(
             lambda a: iam.s3_read_policy(
-                bucket, prefix or "", partition=a[0], kms_key_arn=kms_key_arn, region=a[1]
+                bucket,
+                prefix or "",
+                partition=a[0],
+                kms_key_arn=kms_key_arn,
+                region=a[1],
+                extra_prefixes=adapter_prefixes,
             )
         )
         s3_prefix = (prefix or "").strip("/")
-        return TaskRole(f"Serving container: read s3://{bucket}/{s3_prefix} only", {"task": policy})
+        adapters = "".join(f", s3://{bucket}/{p.strip('/')}" for p in adapter_prefixes)
+        return TaskRole(
+            f"Serving container: read s3://{bucket}/{s3_prefix}{adapters} only", {"task": policy}
+        )
     if efs is not None:
         policy = Output.all(efs.file_system_arn, efs.access_point_arn).apply(
             lambda a: json.dumps(

@@ -39,6 +39,8 @@ class MemoryNeed(Protocol):
 
     def kv_cache_per_gpu_gib(self, tp_size: int) -> float: ...
 
+    def lora_per_gpu_gib(self, tp_size: int) -> float: ...
+
 
 QUANTISED = (("fp8", "an FP8 checkpoint"), ("awq", "an AWQ int4 checkpoint"))
 """Weight dtypes to offer, smallest saving first, with what `weightsUri` must then hold."""
@@ -79,8 +81,9 @@ class _Shape:
 
     def room_gib(self, tp: int, weight_bytes: float) -> float:
         """What one GPU has for its KV share once its weight shard is in."""
-        per_gpu = self.usable_gib / (1 + self.need.overhead_fraction)
-        return per_gpu - self.weights_gib(weight_bytes) / tp
+        # LoRA buffers are exact allocations: they come off the top, without overhead.
+        usable = self.usable_gib - self.need.lora_per_gpu_gib(tp)
+        return usable / (1 + self.need.overhead_fraction) - self.weights_gib(weight_bytes) / tp
 
     def fits(self, *, weight_bytes: float, kv_scale: float = 1.0, tokens: int) -> int | None:
         """The smallest tensor parallel size at which `tokens` (sequences × length) fit."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
 from ecs_inference.sizing.fit_changes import FitChange, describe, fit_changes
+from ecs_inference.sizing.lora import LoraNeed
 from ecs_inference.sizing.memory import (
     GIB,
     SizingError,
@@ -31,7 +32,9 @@ class MemoryNeed:
     ``weights_gib = params × bytes(dtype)``;
     ``kv_cache_gib = seqs × len × 2 (K and V) × layers × kv_heads × head_dim × bytes(kv dtype)``;
     ``overhead_gib = overhead_fraction × (weights + KV)`` for activations, the CUDA context,
-    the engine's CUDA graphs and allocator fragmentation.
+    the engine's CUDA graphs and allocator fragmentation; plus, with LoRA adapters, the
+    buffers vLLM preallocates for them on each GPU (``lora``, `sizing.lora`; None: no LoRA),
+    exact allocations without overhead. ``total_gib`` counts them at one GPU.
     """
 
     model: str
@@ -49,6 +52,15 @@ class MemoryNeed:
     kv_cache_gib: float
     overhead_gib: float
     total_gib: float
+    lora: LoraNeed | None = None
+
+    def with_lora(self, lora: LoraNeed) -> MemoryNeed:
+        """This need with `lora`'s buffers on top."""
+        return replace(self, lora=lora, total_gib=self.total_gib + lora.per_gpu_gib(1))
+
+    def lora_per_gpu_gib(self, tp_size: int) -> float:
+        """The LoRA buffers on each of ``tp_size`` GPUs (0 without LoRA)."""
+        return self.lora.per_gpu_gib(tp_size) if self.lora is not None else 0.0
 
     def kv_cache_per_gpu_gib(self, tp_size: int) -> float:
         """KV cache one GPU holds at tensor parallel ``tp_size``.
@@ -62,14 +74,22 @@ class MemoryNeed:
     def per_gpu_gib(self, tp_size: int) -> float:
         """Memory each of ``tp_size`` GPUs needs: its weight shard and KV share plus overhead."""
         shard = self.weights_gib / tp_size + self.kv_cache_per_gpu_gib(tp_size)
-        return shard * (1 + self.overhead_fraction)
+        return shard * (1 + self.overhead_fraction) + self.lora_per_gpu_gib(tp_size)
 
     def summary(self) -> str:
+        lora = self.lora
+        adapters = (
+            f" + LoRA {lora.per_gpu_gib(1):.2f} GiB ({lora.max_loras} slots x rank "
+            f"{lora.max_lora_rank})"
+            if lora is not None
+            else ""
+        )
         return (
             f"{self.model}: weights {self.weights_gib:.1f} GiB ({self.params_billion:g}B x "
             f"{self.dtype}) + KV cache {self.kv_cache_gib:.1f} GiB ({self.max_concurrent_sequences}"
             f" seqs x {self.max_model_len} tokens, {self.kv_cache_dtype}) + overhead "
-            f"{self.overhead_gib:.1f} GiB ({self.overhead_fraction:.0%}) = {self.total_gib:.1f} GiB"
+            f"{self.overhead_gib:.1f} GiB ({self.overhead_fraction:.0%}){adapters} = "
+            f"{self.total_gib:.1f} GiB"
         )
 
 
@@ -325,7 +345,7 @@ def choose_tensor_parallel(
             changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=tp)
             raise SizingError(
                 f"{need.model} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
-                f" ({need.total_gib:.1f} GiB in total) but {offer}; "
+                f" ({need.total_gib:.1f} GiB in total{_lora_part(need)}) but {offer}; "
                 f"{_suggestions(changes, inst.name, fits)}"
             )
         return _fit_at(need, inst, tp, util)
@@ -339,10 +359,22 @@ def choose_tensor_parallel(
     changes = fit_changes(need, usable, allowed)
     raise SizingError(
         f"{need.model} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
-        f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}), "
+        f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}"
+        f"{_lora_part(need)}), "
         f"{need.per_gpu_gib(best):.1f} GiB per GPU even at tensor parallel {best}, but {offer}"
         f" (tensor parallel sizes allowed by {heads} attention heads and {need.kv_heads} KV heads: "
         f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(changes, inst.name, fits)}"
+    )
+
+
+def _lora_part(need: MemoryNeed) -> str:
+    """The LoRA buffers' share of a fit error's sum (empty without LoRA)."""
+    lora = need.lora
+    if lora is None:
+        return ""
+    return (
+        f" + LoRA {lora.per_gpu_gib(1):.1f}: {lora.max_loras} adapter slots at rank "
+        f"{lora.max_lora_rank}"
     )
 
 

@@ -88,6 +88,15 @@ class ServiceTarget:
     provider: str = "hosted_vllm"
     routed_by_default: bool = True
     mode: Literal["chat", "rerank"] = "chat"
+    adapter: bool = False
+    """Whether `served_model_name` is one of the service's LoRA adapters (default False)."""
+
+    @property
+    def deployment_id(self) -> str:
+        """LiteLLM's `model_info.id`, unique per deployment: `ecs-<service>`, and
+        `ecs-<service>-<adapter>` for an adapter of it."""
+        adapter = f"-{self.served_model_name}" if self.adapter else ""
+        return f"ecs-{self.service}{adapter}"
 
     @property
     def api_base(self) -> str:
@@ -192,7 +201,7 @@ def _model_entry(route: ModelRoute) -> dict[str, Any]:
             "timeout": t.timeout_seconds,
             "stream_timeout": t.timeout_seconds,
         },
-        "model_info": {"id": f"ecs-{t.service}", "mode": t.mode},
+        "model_info": {"id": t.deployment_id, "mode": t.mode},
     }
 
 

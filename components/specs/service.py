@@ -114,6 +114,9 @@ class ModelServiceSpec(ServiceSpec):
     service declares none."""
     weights_prefix: str | None
     """Key prefix the task role may read."""
+    adapter_prefixes: tuple[str, ...] = ()
+    """Further key prefixes of `weights_bucket` the task role may read: the LoRA adapters the
+    engine stages (default none)."""
     task_cpu: int
     """Task CPU units."""
     task_memory_mib: int

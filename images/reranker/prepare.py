@@ -5,20 +5,23 @@ image carries ONNX Runtime + tokenizers only, so torch must not be needed to sta
 output directory is what gets uploaded to the S3 prefix named by MODEL_S3_URI:
 
     model.onnx        fp32, graph-fused for ONNX Runtime (attention, layer norm, GELU fusions)
-    model.int8.onnx   optional (--int8): dynamic int8 quantisation of the fused fp32 graph
+    model.int8.onnx   dynamic int8 quantisation of the fused fp32 graph (precision.py), unless
+                      --precision fp32
     tokenizer.json    the fast (Rust `tokenizers`) tokenizer, so serving needs no transformers
     reranker.json     max_length, inputs, padding id, activation and shape facts the service and
-                      benchmarks read, and `stack_model`: the `model` section of the stack file
+                      benchmarks read, `stack_model` (the `model` section of the stack file), and
+                      the default precision with the quality gate's figures (precision.py)
 
 Usage:
-    python images/reranker/prepare.py --model-dir ./my-cross-encoder --out ./bundle [--int8]
+    python images/reranker/prepare.py --model-dir ./cross-encoder --out ./bundle [--precision
+        auto|fp32|int8] [--judge-queries N]
 
 The encoder families of `contracts.reranker.FAMILIES` (BERT, XLM-RoBERTa, ModernBERT,
 DeBERTa-v2/v3, ELECTRA) with a one-logit sequence-classification head are supported. Steps, in
 order: load (transformers), export (TorchScript ONNX exporter), fuse (ONNX Runtime's transformer
 fusions, kept only when the check passes on the fused graph), check against torch, write the
-variants (fp32, optional int8), the tokenizer and reranker.json. A precision step belongs after
-the check, beside `quantize_int8`, so it works on a graph already known to match torch.
+variants (fp32, and int8 quantised from the checked fp32 graph so it starts from a graph known to
+match torch), the tokenizer, reranker.json, then the precision choice (`precision`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+import precision  # noqa: E402
 
 from contracts.reranker import (  # noqa: E402
     FAMILIES,
@@ -193,26 +198,6 @@ def optimize_onnx(
     return {k: int(v) for k, v in optimized.get_fused_operator_statistics().items() if v}
 
 
-def quantize_int8(src: Path, dst: Path) -> None:
-    """Dynamic int8 quantisation of the weights (activations quantised per batch at run time).
-
-    Done here, ahead of time, because quantising at container start would add tens of seconds to
-    every Fargate task start and need the `onnx` package in the runtime image.
-    """
-    from onnx import TensorProto
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    # Shape inference cannot type the outputs of ORT's contrib (fused) ops; every activation in
-    # this graph is fp32, so say so instead of letting the quantiser give up.
-    quantize_dynamic(
-        str(src),
-        str(dst),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        extra_options={"DefaultTensorType": TensorProto.FLOAT},
-    )
-
-
 def check_feeds(tokenizer: Any, names: list[str], max_length: int) -> dict[str, Any]:
     """The check pairs as the service feeds them: truncated (`longest_first`) to the smaller of
     `max_length` and CHECK_MAX_TOKENS, padded with the model's pad id, int64."""
@@ -275,12 +260,17 @@ def prepare(
     int8: bool = False,
     max_length: int | None = None,
     opset: int = DEFAULT_OPSET,
+    judge_queries: int | None = 0,
+    default_variant: str | None = None,
 ) -> dict:
     """Export `model_dir` into `out_dir`; return the reranker.json content written.
 
     Defaults: fp32 only, max_length from the tokenizer (capped by the usable positions), opset
-    17. Raises RuntimeError for a family the image does not serve or fp32 ONNX logits that drift
-    from torch beyond FP32_TOLERANCE.
+    17. With `int8`, the default variant is `default_variant` if given, else the quality gate's
+    choice: the int8 recipe picked on `judge_queries` validation queries, judged on as many
+    test queries (`precision.choose_for_bundle`; 0: fp32, not judged; None: whole splits).
+    Raises RuntimeError for a family the image does not
+    serve or fp32 ONNX logits that drift from torch beyond FP32_TOLERANCE.
     """
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
@@ -305,12 +295,17 @@ def prepare(
     checked = export_checked(model, feeds, out_dir / MODEL_VARIANTS["fp32"], opset)
     LOG.info("fused operators: %s", checked["fused_operators"])
     variants = ["fp32"]
-    if int8:
-        quantize_int8(out_dir / MODEL_VARIANTS["fp32"], out_dir / MODEL_VARIANTS["int8"])
+    if int8:  # written by precision.choose_for_bundle, by the recipe it picks
         variants.append("int8")
     tokenizer.backend_tokenizer.save(str(out_dir / TOKENIZER_FILE))
     doc = bundle_config(cfg, length, variants, source=model_dir.name, inputs=names) | checked
-    (out_dir / MODEL_CONFIG_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    config = out_dir / MODEL_CONFIG_FILE
+    config.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    doc["precision"] = precision.choose_for_bundle(
+        out_dir, doc["variants"], judge_queries, default_variant
+    )
+    LOG.info("default precision: %(default)s (%(chosen_by)s)", doc["precision"])
+    config.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return doc
 
 
@@ -319,13 +314,33 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model-dir", type=Path, required=True, help="HF cross-encoder dir")
     parser.add_argument("--out", type=Path, required=True, help="bundle output directory")
-    parser.add_argument("--int8", action="store_true", help="also write model.int8.onnx")
+    parser.add_argument(
+        "--precision",
+        choices=("auto", "fp32", "int8"),
+        default="auto",
+        help="auto: also write int8 (the first recipe passing the quality gate on validation "
+        "queries) and make it the default if it passes on held-out test queries; fp32: fp32 "
+        "only; int8: int8 default, not judged",
+    )
+    parser.add_argument(
+        "--judge-queries",
+        type=int,
+        default=None,
+        help="for auto: validation queries that pick the int8 recipe and test queries that "
+        "judge it (default: all of each split)",
+    )
     parser.add_argument("--max-length", type=int, default=None, help="default: tokenizer's")
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     doc = prepare(
-        args.model_dir, args.out, int8=args.int8, max_length=args.max_length, opset=args.opset
+        args.model_dir,
+        args.out,
+        int8=args.precision != "fp32",
+        max_length=args.max_length,
+        opset=args.opset,
+        judge_queries=args.judge_queries if args.precision == "auto" else 0,
+        default_variant="int8" if args.precision == "int8" else None,
     )
     print(json.dumps(doc, indent=2, sort_keys=True))
     return 0

@@ -81,8 +81,11 @@ def test_config_takes_its_section_and_image_and_refuses_them_elsewhere(synth) ->
     assert synthetic.NAME in engines.names()
 
     on_vllm = mutate(synth_raw(), f"models.llama.{synthetic.NAME}", {"greeting": "hi"})
-    (issue,) = [i for i in issues_of(on_vllm, STACK) if i.path == "platform.models.llama"]
-    assert issue.message == f"`{synthetic.NAME}` settings only apply to engine {synthetic.NAME}"
+    where = f"platform.models.llama.{synthetic.NAME}"
+    (issue,) = [i for i in issues_of(on_vllm, STACK) if i.path == where]
+    assert issue.message == (
+        f"`{synthetic.NAME}` settings only apply to engine {synthetic.NAME}, not vllm"
+    )
     bad = mutate(synth_raw(), f"models.{SERVICE}.{synthetic.NAME}.greeting", "")
     paths = {i.path for i in issues_of(bad, STACK)}
     assert paths == {f"platform.models.{SERVICE}.{synthetic.NAME}.greeting"}

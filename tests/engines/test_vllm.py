@@ -26,7 +26,7 @@ from ecs_inference.engines import neuron as neuron_engine
 from ecs_inference.engines import vllm as vllm_engine
 from ecs_inference.engines.base import EngineLaunchError
 from ecs_inference.engines.neuron import NeuronLaunch
-from ecs_inference.engines.vllm import VllmLaunch
+from ecs_inference.engines.vllm import LoraModule, VllmLaunch
 from tests.engines.test_neuron import NEURON_CASES, NEURON_ENTRYPOINT
 from tests.images.engine_images import (
     IMAGES,
@@ -157,7 +157,12 @@ def test_environment_names_are_exactly_what_the_entrypoints_read():
     vllm_reads = entrypoint_reads(VLLM_ENTRYPOINT, vllm_contract)
     neuron_reads = entrypoint_reads(NEURON_ENTRYPOINT, neuron_contract)
     full_vllm = VllmLaunch(
-        "m", "s3://bkt/p/", max_model_len=1024, quantization="awq", extra_args=("--seed", "1")
+        "m",
+        "s3://bkt/p/",
+        max_model_len=1024,
+        quantization="awq",
+        extra_args=("--seed", "1"),
+        adapters=(LoraModule("m-sql", "s3://bkt/adapters/sql/", 8),),
     )
     full_neuron = NeuronLaunch(
         "m", "s3://bkt/p/", 1, 1024, 2, target="inf2", extra_args=("--seed", "1")
@@ -169,7 +174,15 @@ def test_environment_names_are_exactly_what_the_entrypoints_read():
     # optional settings are omitted, never sent empty
     minimal = (VllmLaunch("m", "s3://bkt/p/", 1024)).container_environment()
     assert all(item["value"] != "" for item in minimal)
-    assert {i["name"] for i in minimal} >= vllm_reads - {"ENGINE_QUANTIZATION", "ENGINE_EXTRA_ARGS"}
+    lora = {
+        vllm_contract.ENV_LORA_ADAPTERS,
+        vllm_contract.ENV_MAX_LORAS,
+        vllm_contract.ENV_MAX_LORA_RANK,
+        vllm_contract.ENV_MAX_CPU_LORAS,
+    }
+    optional = {"ENGINE_QUANTIZATION", "ENGINE_EXTRA_ARGS", *lora}
+    assert {i["name"] for i in minimal} >= vllm_reads - optional
+    assert not {i["name"] for i in minimal} & lora  # LoRA off without adapters
     # every variable the two contracts name is one some consumer reads
     declared = {
         v
@@ -378,3 +391,15 @@ def test_vllm_entrypoint_execs_exactly_the_printed_command(tmp_path):
     ran = run_entrypoint(VLLM_ENTRYPOINT, [*env, {"name": "PYTHONPATH", "value": str(modules)}])
     assert ran.returncode == 0, ran.stderr
     assert ["vllm", *json.loads(ran.stdout)] == printed
+
+
+def test_list_fields_take_every_value_after_one_flag(vllm_gpu_flags):
+    """vLLM registers a list-typed config field with `nargs="+"` (`collection_to_kwargs`), and
+    its `--lora-modules` action keeps only the last occurrence's list: every adapter follows
+    one flag. The extracted table must say so, or two adapters read as a stray positional."""
+    argv = ["--lora-modules", "a=/home/vllm/adapters/0", "b=/home/vllm/adapters/1"]
+    assert vllm_gpu_flags.problems(argv) == []
+    committed = flag_table.load(vllm_engine.FLAG_TABLE)
+    assert committed.problems(argv) == []
+    single = ["--max-loras", "2", "3"]
+    assert vllm_gpu_flags.problems(single) != []  # a scalar flag still takes one value

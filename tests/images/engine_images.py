@@ -4,6 +4,7 @@ what a Dockerfile copies, lint it."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import re
@@ -107,6 +108,17 @@ def dockerfile_copies(image: str) -> tuple[set[str], set[str]]:
         set(" ".join(local).split()),
         {name.removesuffix(".py") for name in " ".join(shared).split()},
     )
+
+
+def load_script(name: str, path: Path) -> ModuleType:
+    """An image's script imported as module `name` (registered in sys.modules: dataclasses
+    resolve string annotations through it)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def entrypoint_reads(script: Path, contract: ModuleType) -> set[str]:

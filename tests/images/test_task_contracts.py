@@ -21,7 +21,6 @@ reads; no network, AWS or Pulumi CLI.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import math
 import os
@@ -41,7 +40,7 @@ from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.plan import PLATFORM_NAME
 from ecs_inference.specs.images import EXAMPLE_IMAGES
-from tests.images.engine_images import printed_command, value_after
+from tests.images.engine_images import load_script, printed_command, value_after
 from tests.stacks import REFERENCE_STACKS
 from tools import engine_flags
 from tools.preview import project_name, read_stack_file
@@ -65,24 +64,13 @@ NEURON_RUNTIME_VARIABLES = frozenset({"NEURON_RT_VISIBLE_CORES"})  # Neuron runt
 SDK_VARIABLES = frozenset(ENV_REGION_VARIABLES)
 
 
-def _load_module(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolve string annotations through sys.modules[cls.__module__].
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-reranker_contract = _load_module("reranker_contract_under_test", REPO / "contracts" / "reranker.py")
-neuron_entrypoint = _load_module(
-    "neuron_entrypoint_under_test", IMAGES / "neuron" / "entrypoint.py"
-)
+reranker_contract = load_script("reranker_contract_under_test", REPO / "contracts" / "reranker.py")
+neuron_entrypoint = load_script("neuron_entrypoint_under_test", IMAGES / "neuron" / "entrypoint.py")
 
 
 def _entrypoint_module(script: Path) -> Any:
     """The entrypoint script, imported as the image runs it (it reads contracts/)."""
-    return _load_module(f"{script.parent.name}_entrypoint_under_test", script)
+    return load_script(f"{script.parent.name}_entrypoint_under_test", script)
 
 
 def dockerfile_entrypoint(image: str) -> list[str]:

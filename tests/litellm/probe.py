@@ -14,9 +14,14 @@ with every outbound connection blocked (a config that needs the network to load 
    of `DatabaseURLSettings`; then, when DATABASE_URL is still unset, the password path's
    `construct_database_url_from_env_vars` (which needs host, username and name).
 
+5. with `requests` (model names) and `standin_port` in a case, an OpenAI-compatible stand-in
+   serves on 127.0.0.1 at that port (loopback is the only address connections may reach) and
+   the loaded router sends one chat completion per name; the report's `answered` lists, per
+   name, the `model` the stand-in received (what the engine behind the route would be asked).
+
 stdout (last line): a JSON list of reports, one per case: `error` (the exception text) or what
 LiteLLM understood: model names, provider and URL per deployment, the resolved master key and
-key header, router settings, the assembled database URL.
+key header, router settings, the assembled database URL, the stand-in's answers.
 """
 
 from __future__ import annotations
@@ -29,16 +34,87 @@ import sys
 import tempfile
 from typing import Any
 
+LOOPBACK = ("127.0.0.1", "localhost")
+
 
 def _blocked(*_args: object, **_kwargs: object) -> None:
     raise OSError("network access blocked: the config must load offline")
 
 
 def _block_network() -> None:
-    socket.socket.connect = _blocked  # type: ignore[method-assign]
-    socket.socket.connect_ex = _blocked  # type: ignore[method-assign]
-    socket.create_connection = _blocked  # type: ignore[assignment]
-    socket.getaddrinfo = _blocked  # type: ignore[assignment]
+    """Every connection fails except to the loopback stand-in."""
+    connect, connect_ex, resolve = (
+        socket.socket.connect,
+        socket.socket.connect_ex,
+        socket.getaddrinfo,
+    )
+
+    def loopback_only(original: Any) -> Any:
+        def guarded(self: socket.socket, address: Any) -> Any:
+            if isinstance(address, tuple) and address and address[0] in LOOPBACK:
+                return original(self, address)
+            return _blocked()
+
+        return guarded
+
+    def resolve_loopback(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in LOOPBACK:
+            return resolve(host, *args, **kwargs)
+        return _blocked()
+
+    socket.socket.connect = loopback_only(connect)  # type: ignore[method-assign]
+    socket.socket.connect_ex = loopback_only(connect_ex)  # type: ignore[method-assign]
+    socket.getaddrinfo = resolve_loopback  # type: ignore[assignment]
+
+
+def _ask_standin(router: Any, port: int, names: list[str]) -> list[dict[str, Any]]:
+    """Serve an OpenAI-compatible stand-in on 127.0.0.1:`port` and send one chat completion per
+    model name through `router`; return what the stand-in was asked for each."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[dict[str, Any]] = []
+
+    class StandIn(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            received.append({"path": self.path, "model": body.get("model")})
+            answer = {
+                "id": "chatcmpl-standin",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "ok"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    answered = []
+    try:
+        for name in names:
+            before = len(received)
+            router.completion(model=name, messages=[{"role": "user", "content": "hi"}])
+            asked = received[before:]
+            answered.append({"name": name, "received": asked[-1] if asked else None})
+    finally:
+        server.shutdown()
+    return answered
 
 
 def _load(case: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +170,9 @@ def _load(case: dict[str, Any]) -> dict[str, Any]:
     database_url = None
     if os.environ.get("DATABASE_HOST"):
         database_url = _cli_database_url()
+    answered = None
+    if case.get("requests") and router is not None:
+        answered = _ask_standin(router, int(case["standin_port"]), list(case["requests"]))
     return {
         "model_names": sorted(router.get_model_names()) if router is not None else [],
         "deployments": deployments,
@@ -103,6 +182,7 @@ def _load(case: dict[str, Any]) -> dict[str, Any]:
         "routing_strategy": router.routing_strategy if router is not None else None,
         "num_retries": router.num_retries if router is not None else None,
         "database_url": database_url,
+        "answered": answered,
     }
 
 

@@ -35,7 +35,9 @@ def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None
     plan = plan_of(reference("agents"))
     assert plan.gateway is not None
     routes = {r.model_name: r.target for r in plan.gateway.litellm.routes}
-    assert set(routes) == {"llama-3.1-8b", "qwen", "llama-neuron"}
+    adapters = {"llama-3.1-8b-sql", "llama-3.1-8b-support"}  # LoRA adapters of llama
+    assert set(routes) == {"llama-3.1-8b", "qwen", "llama-neuron", *adapters}
+    assert {routes[a].api_base for a in adapters} == {routes["llama-3.1-8b"].api_base}
     assert routes["qwen"].api_base == "http://qwen.inference-agents:8000/v1"
     assert [b.model_name for b in plan.gateway.litellm.bedrock] == ["claude-haiku"]
     # One priority pair after the services', and the ALB may reach the proxy port.
@@ -63,7 +65,8 @@ def test_gateway_route_to_a_model_that_does_not_exist() -> None:
         (
             "platform.gateway.routes.big",
             "routes to service 'llama-70b', which does not exist (services: llama, "
-            "llama-neuron, qwen); name a key of platform.models or platform.rerankers",
+            "llama-neuron, llama/llama-3.1-8b-sql, llama/llama-3.1-8b-support, qwen); name a "
+            "key of platform.models or platform.rerankers",
         )
     ]
 

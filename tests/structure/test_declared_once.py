@@ -131,6 +131,18 @@ ALLOWED = frozenset(
         "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
         "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
         "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
+        # LoRA (issue 35): the launch and the buffer sizing still copy the vLLM settings and
+        # the model shape; to fold into VllmSettings / MemoryNeed
+        "config.rerankers.RerankerModelConfig ~ models.input.ArchitectureConfig",
+        "config.rerankers.RerankerModelConfig ~ sizing.lora.LoraShape",
+        "engines.vllm.LoraAdapterConfig ~ engines.vllm.LoraModule",
+        "engines.vllm.VllmLaunch ~ engines.vllm.VllmSettings",
+        "engines.vllm.VllmLaunch ~ sizing.lora.LoraNeed",
+        "engines.vllm.VllmSettings ~ sizing.lora.LoraNeed",
+        "models.input.ArchitectureConfig ~ sizing.lora.LoraNeed",
+        "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
+        "sizing.catalog.ModelArchitecture ~ sizing.lora.LoraNeed",
+        "sizing.gpu.MemoryNeed ~ sizing.lora.LoraNeed",
         "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
     }
 )

@@ -76,8 +76,8 @@ def test_an_esc_import_is_named_with_what_it_lacks_and_how_to_pass_it(tmp_path: 
     result = run_preview("agents", stack_file=path, policy_pack=None)
     assert result.exit_code == EXIT_CONFIG
     [note] = result.stack_notes
-    # The agents file opens with four comment lines.
-    assert note.startswith("Pulumi.agents.yaml:5: imports ESC environment(s) acme/agents-secrets")
+    # The agents file opens with five comment lines.
+    assert note.startswith("Pulumi.agents.yaml:6: imports ESC environment(s) acme/agents-secrets")
     assert "platform.gateway (LiteLLM's master key is required but missing)" in note
     assert "--config 'ecs-inference:platform.<path>=<value>'" in note and "--config-file" in note
     text = render_text(result)

@@ -18,11 +18,12 @@ import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from app.kernels import runtime_report
 from contracts import reranker as c
 
 #: Within a chunk, stop adding (shorter) pairs once they would carry more than this share of
@@ -45,6 +46,10 @@ class ModelInfo:
     variants: dict[str, str]
     pad_token_id: int = 0
     """Id padded rows carry: RoBERTa-style models derive position ids from it."""
+    #: The precision prepare.py chose (its quality gate), served for MODEL_VARIANT=auto.
+    default_variant: str = "fp32"
+    #: Per variant, the op counts prepare.py recorded (in the file and as ORT runs them).
+    recorded_kernels: dict[str, dict] = field(default_factory=dict)
 
     @classmethod
     def load(cls, model_dir: Path) -> ModelInfo:
@@ -61,6 +66,8 @@ class ModelInfo:
             intermediate_size=int(doc["intermediate_size"]),
             variants=dict(doc.get("variants", {"fp32": c.MODEL_VARIANTS["fp32"]})),
             pad_token_id=int(doc.get("pad_token_id", 0)),
+            default_variant=str(doc.get("precision", {}).get("default", "fp32")),
+            recorded_kernels=dict(doc.get("precision", {}).get("kernels", {})),
         )
 
     @property
@@ -139,13 +146,16 @@ class Engine:
     ) -> None:
         """Load `model_dir` (see prepare.py).
 
-        Defaults: fp32, 1 thread, chunk parallelism, the model's max length, runs of <= 256 rows
-        and <= 256 padded tokens (a single longer pair still runs alone).
+        `variant` "auto" serves the bundle's recorded default. Defaults: fp32, 1 thread, chunk
+        parallelism, the model's max length, runs of <= 256 rows and <= 256 padded tokens (a
+        single longer pair still runs alone).
         """
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.info = ModelInfo.load(model_dir)
+        if variant == c.VARIANT_AUTO:
+            variant = self.info.default_variant
         if variant not in self.info.variants:
             raise ValueError(
                 f"variant {variant!r} not in {model_dir} (has {sorted(self.info.variants)})"
@@ -174,6 +184,13 @@ class Engine:
         )
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.variant = variant
+        #: What runs (providers, quantised ops, CPU flags, MLAS int8 kernel): /health, the log.
+        self.kernels = runtime_report(
+            variant,
+            self.info.recorded_kernels.get(variant, {}),
+            self.session.get_providers(),
+            ort.__version__,
+        )
         self._pool = (
             ThreadPoolExecutor(threads, thread_name_prefix="onnx-run")
             if parallelism == "chunks" and threads > 1

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.batcher import MicroBatcher, OverloadedError
-from app.engine import BatchStats, Engine
+from app.engine import BatchStats, Engine, ModelInfo
 from app.settings import Settings, available_cpus, available_vcpus
 from app.staging import missing_files, stage_from_s3
 from contracts import reranker as c
@@ -264,13 +264,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             if settings.model_s3_uri:
                 stage_from_s3(settings.model_s3_uri, settings.model_dir, settings.model_variant)
-            missing = missing_files(settings.model_dir, settings.model_variant)
+            variant = settings.model_variant
+            if variant == c.VARIANT_AUTO and not missing_files(settings.model_dir, variant):
+                variant = ModelInfo.load(settings.model_dir).default_variant
+            missing = missing_files(settings.model_dir, variant)
             if missing:
                 raise FileNotFoundError(f"{settings.model_dir} lacks {missing}")
             threads = settings.inference_threads or available_cpus()
             engine = Engine(
                 settings.model_dir,
-                settings.model_variant,
+                variant,
                 threads=threads,
                 parallelism=settings.parallelism,
                 max_length=settings.max_length,
@@ -311,12 +314,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             LOG.info(
                 "model ready: %s (%s, max_length=%d, %d threads, parallelism=%s)",
                 settings.model_dir,
-                settings.model_variant,
+                engine.variant,
                 engine.max_length,
                 threads,
                 settings.parallelism,
             )
             LOG.info("%s", limits.summary())
+            LOG.info("kernels: %s", json.dumps(engine.kernels, sort_keys=True))
         except Exception as exc:  # surfaced through /health so the ALB never routes here
             LOG.exception("model load failed")
             state.error = f"{type(exc).__name__}: {exc}"
@@ -370,7 +374,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return _error(503, "model is loading", {"Retry-After": "5"}, status="loading")
         if state.draining:
             return _error(503, "shutting down", status="draining")
-        return JSONResponse({"status": "ok", "model": settings.model_name})
+        engine = state.engine
+        kernels = engine.kernels if engine is not None else None
+        return JSONResponse({"status": "ok", "model": settings.model_name, "kernels": kernels})
 
     @app.get(c.METRICS_PATH)
     async def prometheus() -> Response:

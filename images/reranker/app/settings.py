@@ -87,9 +87,10 @@ class Settings:
         """Parse and validate settings from `env` (default: `os.environ`)."""
         env = os.environ if env is None else env
         variant = env.get(c.ENV_MODEL_VARIANT) or c.ENV_DEFAULTS[c.ENV_MODEL_VARIANT]
-        if variant not in c.MODEL_VARIANTS:
+        if variant not in c.MODEL_VARIANT_CHOICES:
             raise ValueError(
-                f"{c.ENV_MODEL_VARIANT} must be one of {sorted(c.MODEL_VARIANTS)}, got {variant!r}"
+                f"{c.ENV_MODEL_VARIANT} must be one of {sorted(c.MODEL_VARIANT_CHOICES)}, "
+                f"got {variant!r}"
             )
         s3_uri = env.get(c.ENV_MODEL_S3_URI, "").strip()
         if s3_uri and not s3_uri.startswith("s3://"):

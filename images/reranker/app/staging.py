@@ -44,8 +44,10 @@ def local_path(dest: Path, prefix: str, key: str) -> Path | None:
 
 
 def required_files(variant: str) -> tuple[str, ...]:
-    """Files MODEL_DIR must hold to serve `variant`."""
-    return (c.MODEL_VARIANTS[variant], c.TOKENIZER_FILE, c.MODEL_CONFIG_FILE)
+    """Files MODEL_DIR must hold to serve `variant` ("auto": the model file is the one
+    reranker.json names as its default, checked once that is read)."""
+    model = () if variant == c.VARIANT_AUTO else (c.MODEL_VARIANTS[variant],)
+    return (*model, c.TOKENIZER_FILE, c.MODEL_CONFIG_FILE)
 
 
 def missing_files(model_dir: Path, variant: str) -> list[str]:

@@ -89,7 +89,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, P
     for family in c.FAMILIES:
         model_dir = build(family, tmp_path_factory.mktemp(family))
         bundle = tmp_path_factory.mktemp(f"{family}-bundle")
-        prepare.prepare(model_dir, bundle)
+        prepare.prepare(model_dir, bundle, int8=True)
         made[family] = (model_dir, bundle)
     return made
 
@@ -123,6 +123,35 @@ def test_each_family_scores_like_torch_in_the_engine_and_over_http(family, bundl
     finally:
         server.proc.kill()
         server.proc.wait(10)
+
+
+@pytest.mark.parametrize("family", list(c.FAMILIES))
+def test_each_family_quantises_to_int8_keeping_its_head_and_its_rankings(family, bundles):
+    """Dynamic int8 handles each family's graph (fused or not): integer ops run, the head after
+    the last encoder layer stays fp32, and the scores stay close to fp32's. Whether int8 is
+    the default is the quality gate's call per model (test_reranker_precision.py)."""
+    import onnx
+    import precision
+    from app.engine import Engine
+    from app.kernels import QUANTISED_OPS
+
+    _, bundle = bundles[family]
+    record = json.loads((bundle / c.MODEL_CONFIG_FILE).read_text())["precision"]
+    assert record["default"] == "fp32" and record["chosen_by"] == "not judged"
+    assert set(record["kernels"]["int8"]["ops_after_ort"]) & QUANTISED_OPS
+    head = set(precision.head_nodes(bundle / c.MODEL_VARIANTS["fp32"]))
+    assert head
+    int8_nodes = onnx.load(str(bundle / c.MODEL_VARIANTS["int8"])).graph.node
+    kept = [n for n in int8_nodes if n.name in head]
+    assert kept and not {n.op_type for n in kept} & QUANTISED_OPS
+    engines = [Engine(bundle, v) for v in ("fp32", "int8")]
+    try:
+        for query in QUERIES:
+            fp32, int8 = (e.score([(query, d) for d in DOCUMENTS]) for e in engines)
+            assert np.max(np.abs(fp32 - int8)) < 0.05
+    finally:
+        for e in engines:
+            e.close()
 
 
 def test_segment_ids_are_fed_only_to_families_that_embed_them(bundles):

@@ -55,7 +55,13 @@ def _post(server, body, timeout=30.0):
 
 
 def test_health_and_metrics(server):
-    assert httpx.get(server.url + "/health").json() == {"status": "ok", "model": "tiny-ce"}
+    health = httpx.get(server.url + "/health").json()
+    assert {k: health[k] for k in ("status", "model")} == {"status": "ok", "model": "tiny-ce"}
+    # The fixture's bundle was not judged, so "auto" serves fp32: a float graph, no int8 kernel.
+    kernels = health["kernels"]
+    assert kernels["variant"] == "fp32" and kernels["providers"] == ["CPUExecutionProvider"]
+    assert kernels["quantised_ops"] == {} and kernels["int8_kernel"] is None
+    assert "kernels: " in server.output()
     _post(server, {"query": "q", "documents": ["a", "b"]}).raise_for_status()
     text = httpx.get(server.url + "/metrics").text
     assert re.search(r'^reranker_requests_total\{status="200"\} [1-9]', text, re.M)
@@ -223,7 +229,8 @@ def test_health_is_503_when_the_model_cannot_be_loaded(server_factory, tmp_path)
     srv = server_factory({"MODEL_DIR": str(tmp_path / "empty")}, expect_ready=False)
     r = httpx.get(srv.url + "/health")
     assert r.status_code == 503
-    assert r.json()["status"] == "failed" and "model.onnx" in r.json()["error"]
+    # MODEL_VARIANT=auto reads reranker.json first to know which model file it needs.
+    assert r.json()["status"] == "failed" and "reranker.json" in r.json()["error"]
     rr = _post(srv, {"query": "q", "documents": ["a"]})
     assert rr.status_code == 503
 
@@ -237,6 +244,11 @@ def test_int8_variant_serves_close_scores(server_factory, tiny_bundle, tiny_cros
     expected = _reference_scores(tiny_cross_encoder, tiny_bundle, QUERY, DOCUMENTS)
     # int8 is approximate by design: close, not equal (the benchmark reports rank agreement).
     assert np.max(np.abs(got - expected)) < 0.05
+    kernels = httpx.get(srv.url + "/health").json()["kernels"]
+    assert kernels["variant"] == "int8"
+    # Dynamic quantisation as ORT runs it: activations quantised per run, integer GEMMs.
+    assert {"DynamicQuantizeMatMul", "QAttention"} <= set(kernels["quantised_ops"])
+    assert kernels["int8_kernel"]
 
 
 def test_a_poisoned_request_fails_alone_and_every_valid_one_is_served(server_factory, tiny_bundle):
