@@ -1,12 +1,15 @@
-"""Advisories for ECS native rollouts (deploymentConfiguration.strategy BLUE_GREEN / CANARY / LINEAR).
+"""Advisories for ECS native rollouts (``deploymentConfiguration.strategy`` BLUE_GREEN, CANARY,
+LINEAR).
 
 * ``gpu-rollout-capacity``: a native strategy brings up the whole green revision beside blue
   (ECS developer guide, "Required resources for Amazon ECS canary deployments" and its linear
   and blue/green pages: plan cluster capacity for both service revisions during a deployment;
-  green is scaled to the full desired count before production traffic moves), so a GPU service needs ``2 x desiredCount x GPUs per task``
-  GPUs at the peak of a rollout. The capacity provider's Auto Scaling group can never give more
-  than ``maxSize x GPUs per instance`` (the largest GPU count of the types it may launch). A
-  ROLLING service is ``gpu-deploy-headroom``'s (its maximumPercent peak), never judged here.
+  green is scaled to the full desired count before production traffic moves), so a GPU service
+  needs ``2 x desiredCount x GPUs per task`` GPUs at the peak of a rollout. The capacity
+  provider's Auto Scaling group can never give more than ``maxSize x GPUs per instance`` (the
+  largest GPU count of the types it may launch); a group of ``2 x desiredCount`` instances
+  fits whatever it launches (a task that places at all needs at most one instance). A ROLLING
+  service is ``gpu-deploy-headroom``'s (its maximumPercent peak), never judged here.
 * ``rollout-test-rule-authenticates``: during a native rollout ECS routes the test listener
   rule to the green revision; that rule must authenticate like the production rule (the same
   authenticate action type, for jwt-validation the same issuer and JWKS endpoint, for
