@@ -29,6 +29,7 @@ from pulumi_policy.proxy import UnknownValueError
 from .deployment import strategy_providers
 from .reachability import Model
 from .reachability.elb import authenticates, ordered_actions
+from .reachability.serving import instance_type
 from .resources import (
     AUTOSCALING_GROUP,
     CAPACITY_PROVIDER,
@@ -111,10 +112,9 @@ def _asg_instance_types(model: Model, asg: Resource) -> list[Any]:
         return types
     for key in ("launchTemplate", "mixedInstancesPolicy"):
         for template in model.refs(asg, key, LAUNCH_TEMPLATE, silent_external=True):
-            if is_native(template.resource_type):
-                types.append(get_path(template.props, "launchTemplateData", "instanceType"))
-            else:
-                types.append(get(template.props, "instanceType"))
+            found = instance_type(template)
+            if found is not None:
+                types.append(found)
     return types
 
 
