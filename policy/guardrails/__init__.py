@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from . import containers, deployment, exposure, fargate, notes, streaming
+from . import containers, deployment, exposure, fargate, notes, rollouts, streaming
 
 
 def all_policies() -> list[Policy]:
@@ -19,6 +19,7 @@ def all_policies() -> list[Policy]:
         *exposure.POLICIES,
         *streaming.POLICIES,
         *deployment.POLICIES,
+        *rollouts.POLICIES,
         *containers.POLICIES,
         *notes.POLICIES,
     ]

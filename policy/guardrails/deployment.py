@@ -201,7 +201,7 @@ def deploy_peak_instances(
     return steady, ceil_div(peak_tasks, tasks_per_instance)
 
 
-def _strategy_providers(service, providers) -> list:
+def strategy_providers(service, providers) -> list:
     native = is_native(service.resource_type)
     key = "capacityProviderStrategy" if native else "capacityProviderStrategies"
     found = linked(service, key, CAPACITY_PROVIDER)
@@ -228,7 +228,7 @@ def _check_headroom(
                 continue
             desired, maximum = service_deploy_settings(service.resource_type, service.props)
             steady, peak = deploy_peak_instances(desired, maximum, per_instance)
-            for cp in _strategy_providers(service, providers):
+            for cp in strategy_providers(service, providers):
                 if get(cp.props, "managedInstancesProvider") is not None:
                     # ECS Managed Instances: no Auto Scaling group and no maximum; ECS launches
                     # the instances a deploy surge needs, so there is no headroom to check.

@@ -36,6 +36,9 @@ SERVICE_READERS = {
 FARGATE_SERVICE = {"fargate-image-pull-path", "fargate-platform-version-for-large-tasks"}
 TARGET_GROUP = {"deregistration-delay-covers-streams", "target-type-ip-for-awsvpc"}
 HEADROOM = "gpu-deploy-headroom"
+#: Read a service's deploymentConfiguration.strategy (aws-native's baseline sets the block; the
+#: pulumi-aws rollout stack's parts are in test_rollouts.py).
+ROLLOUT = {"gpu-rollout-capacity", "rollout-test-rule-authenticates"}
 
 #: The rules whose verdict on each baseline resource reads that resource's own properties
 #: (the exposure rules on front doors are judged on the corpus below: the baselines' load
@@ -54,7 +57,7 @@ SUBJECTS: dict[tuple[str, str], set[str]] = {
     ("native", "n-llm-tg"): TARGET_GROUP,
     ("native", "n-gpu-asg"): {HEADROOM},
     ("native", "n-llm-td"): TASK_READERS | {HEADROOM},
-    ("native", "n-llm"): SERVICE_READERS | {HEADROOM},
+    ("native", "n-llm"): SERVICE_READERS | {HEADROOM} | ROLLOUT,
     ("native", "n-llm-scaling"): {"scale-out-faster-than-scale-in"},
     ("native", "n-rerank-td"): TASK_READERS | {"no-gpu-task-on-fargate-service"},
     # No loadBalancers (grace period, target type) nor platformVersion (LATEST).

@@ -99,7 +99,7 @@ def _mtls_verify(listener: Resource) -> bool:
     return str(mode or "").lower() == "verify"
 
 
-def _ordered(actions: Sequence[Any]) -> list[Any]:
+def ordered_actions(actions: Sequence[Any]) -> list[Any]:
     """Actions in the order ALB runs them: ascending ``order``, list position when unset."""
     keyed = []
     for index, action in enumerate(actions):
@@ -108,7 +108,7 @@ def _ordered(actions: Sequence[Any]) -> list[Any]:
     return [action for _, _, action in sorted(keyed, key=lambda item: (item[0], item[1]))]
 
 
-def _authenticates(action: Any, kind: str, native: bool) -> str | None:
+def authenticates(action: Any, kind: str, native: bool) -> str | None:
     """How an authenticate action treats anonymous requests (None: it lets them through)."""
     if kind == "jwt-validation":
         return "jwt-validation"
@@ -128,10 +128,10 @@ def action_chain(model: Model, front: Resource) -> tuple[bool, str | None, list[
     key = "actions" if front.resource_type in LISTENER_RULE else "defaultActions"
     actions = as_list(get(front.props, key))
     auth: str | None = None
-    for action in _ordered(actions):
+    for action in ordered_actions(actions):
         kind = str(get(action, "type", "")).lower()
         if kind in {"authenticate-cognito", "authenticate-oidc", "jwt-validation"}:
-            how = _authenticates(action, kind, native)
+            how = authenticates(action, kind, native)
             if how is not None and auth is None:
                 auth = f"{how} on {label(front)}"
         elif kind == "forward":

@@ -85,7 +85,7 @@ def _serves(model: Model, resource: Resource, model_ports: set[int]) -> bool:
             for td in model.task_definitions(resource)
         )
     if rtype in INSTANCE | LAUNCH_TEMPLATE | LAUNCH_CONFIGURATION:
-        return bool(GPU_INSTANCE.match(str(_instance_type(resource) or "")))
+        return bool(GPU_INSTANCE.match(str(instance_type(resource) or "")))
     if rtype in APP_RUNNER:
         source = ("sourceConfiguration", "imageRepository")
         image = get_path(props, *source, "imageIdentifier")
@@ -128,7 +128,9 @@ def _tagged(resource: Resource) -> bool:
     return str(found.get(SERVING_TAG, "")).lower() == "true"
 
 
-def _instance_type(resource: Resource) -> Any:
+def instance_type(resource: Resource) -> Any:
+    """The ``instanceType`` of an instance, launch template (aws-native: in
+    ``launchTemplateData``) or launch configuration."""
     if resource.resource_type in LAUNCH_TEMPLATE and is_native(resource.resource_type):
         return get_path(resource.props, "launchTemplateData", "instanceType")
     return get(resource.props, "instanceType")
