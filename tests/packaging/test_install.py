@@ -98,7 +98,7 @@ def test_every_module_imports_from_the_installed_package(venv: Path, tmp_path: P
         "ecs_inference.platform",
         "ecs_inference.capacity.asg_pool",
         "ecs_inference.models.service",
-        "ecs_inference.ingress.alb",
+        "ecs_inference.endpoint.service",
         "ecs_inference.contracts.aws_limits",
     ):
         assert name in modules

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ecs_inference.ingress.auth import CognitoAuth
+from ecs_inference.endpoint.auth import CognitoAuth
 from ecs_inference.specs.names import NAME_PATTERN
 
 
@@ -100,12 +100,11 @@ def _bearer() -> aws.lb.ListenerRuleConditionArgs:
 
 
 def rollout_rules(
-    owner: pulumi.Resource,
+    auth: CognitoAuth,
     name: str,
     service: str,
     *,
     listener_arn: pulumi.Input[str],
-    auth: CognitoAuth,
     target_group_arns: tuple[pulumi.Input[str], pulumi.Input[str]],
     priority: int,
     opts: pulumi.ResourceOptions | None = None,
@@ -133,7 +132,7 @@ def rollout_rules(
     )
     deps: list[pulumi.Resource] = [auth.api_client, *auth.domain_dependencies()]
     base = pulumi.ResourceOptions(
-        parent=owner, depends_on=deps, ignore_changes=WEIGHTED_FORWARD_PATHS
+        parent=auth, depends_on=deps, ignore_changes=WEIGHTED_FORWARD_PATHS
     )
     rule_opts = base.merge(opts) if opts is not None else base
     test_header = aws.lb.ListenerRuleConditionArgs(
@@ -161,19 +160,18 @@ def rollout_rules(
 
 
 def authenticated_rules(
-    owner: pulumi.Resource,
+    auth: CognitoAuth,
     name: str,
     service: str,
     *,
     listener_arn: pulumi.Input[str],
-    auth: CognitoAuth,
     session_timeout_seconds: int,
     target_group_arn: pulumi.Input[str],
     priority: int,
     opts: pulumi.ResourceOptions | None = None,
 ) -> list[aws.lb.ListenerRule]:
     """The two listener rules of `service` (`<name>-bearer` at `priority`, `<name>-browser` at
-    `priority + 1`), children of `owner` unless `opts` re-parents them."""
+    `priority + 1`), children of `auth` (the endpoint) unless `opts` re-parents them."""
     paths, rewrite = _paths_and_rewrite(service)
     forward = aws.lb.ListenerRuleActionArgs(
         type="forward", order=2, target_group_arn=target_group_arn
@@ -184,7 +182,7 @@ def authenticated_rules(
         auth.api_client,
         *auth.domain_dependencies(),
     ]
-    base = pulumi.ResourceOptions(parent=owner, depends_on=deps)
+    base = pulumi.ResourceOptions(parent=auth, depends_on=deps)
     rule_opts = base.merge(opts) if opts is not None else base
 
     bearer = aws.lb.ListenerRule(

@@ -2,8 +2,8 @@
 server with the API scopes, a browser client (ALB authenticate-cognito) and an API client
 (client-credentials, checked by the ALB's jwt-validation).
 
-`CognitoAuth` registers its resources as children of the Endpoint (same names and parents as
-when they were created inline), so moving them here changed no URN.
+`CognitoAuth` is the Endpoint's base: its resources are the Endpoint's children and its
+attributes the Endpoint's own.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference.arns import AwsContext
+from ecs_inference.endpoint.input import AuthConfig
 from ecs_inference.iam import partition_of
-from ecs_inference.specs.endpoint import AuthSpec
 
 
 def cognito_issuer(region: str, user_pool_id: str) -> str:
@@ -61,23 +62,50 @@ def scope_identifiers(identifier: str, scopes: Sequence[str]) -> list[str]:
     return [f"{identifier}/{scope}" for scope in scopes]
 
 
-class CognitoAuth:
-    """The Cognito side of the Endpoint. Attributes: `user_pool` and `user_pool_domain_resource`
-    (None for an existing pool), `user_pool_id`, `user_pool_arn`, `user_pool_domain`, `issuer`,
-    `jwks_uri`, `token_url`, `api_scopes`, `resource_server`, `browser_client`, `api_client`,
-    `api_client_id`."""
+class CognitoAuth(pulumi.ComponentResource):
+    """The Cognito side of the Endpoint (its base class)."""
 
-    def __init__(
+    user_pool: aws.cognito.UserPool | None
+    """The new user pool; None for an existing pool."""
+    user_pool_domain_resource: aws.cognito.UserPoolDomain | None
+    """Its hosted domain; None for an existing pool."""
+    user_pool_id: pulumi.Output[str]
+    """The user pool's id."""
+    user_pool_arn: pulumi.Output[str]
+    """The user pool's ARN."""
+    user_pool_domain: pulumi.Output[str]
+    """The hosted domain (prefix or custom FQDN)."""
+    issuer: pulumi.Output[str]
+    """The tokens' issuer (jwt-validation checks it)."""
+    jwks_uri: pulumi.Output[str]
+    """The pool's signing keys."""
+    token_url: pulumi.Output[str]
+    """The OAuth2 token endpoint (client-credentials grant)."""
+    api_scopes: list[str]
+    """Full scope strings of the API client."""
+    resource_server: aws.cognito.ResourceServer
+    """The API's resource server."""
+    browser_client: aws.cognito.UserPoolClient
+    """The ALB's code-grant client (browsers)."""
+    api_client: aws.cognito.UserPoolClient
+    """The client-credentials client (programs)."""
+    api_client_id: pulumi.Output[str]
+    """Its id."""
+
+    def _cognito(
         self,
-        owner: pulumi.Resource,
         name: str,
-        auth: AuthSpec,
+        auth: AuthConfig,
         domain_name: str,
-        region: pulumi.Output[str],
-        account_id: pulumi.Output[str],
+        prefix: str,
+        protect: bool,
+        ctx: AwsContext,
     ) -> None:
-        child = pulumi.ResourceOptions(parent=owner)
-        domain = self._user_pool(owner, name, auth, region, account_id)
+        """The pool (new, with hosted domain `prefix`, or `auth`'s existing one), the resource
+        server and the two clients; a new pool is protected and retained with `protect`."""
+        child = pulumi.ResourceOptions(parent=self)
+        region = ctx.region
+        domain = self._user_pool(name, auth, prefix, protect, ctx)
         self.user_pool_domain = pulumi.Output.from_input(domain)
         self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
             lambda rp: cognito_issuer(rp[0], rp[1])
@@ -104,30 +132,25 @@ class CognitoAuth:
                 child, pulumi.ResourceOptions(delete_before_replace=True)
             ),
         )
-        self._clients(owner, name, auth, domain_name)
+        self._clients(name, auth, domain_name)
         self.api_client_id = self.api_client.id
 
     def _user_pool(
-        self,
-        owner: pulumi.Resource,
-        name: str,
-        auth: AuthSpec,
-        region: pulumi.Output[str],
-        account_id: pulumi.Output[str],
+        self, name: str, auth: AuthConfig, prefix: str, protect: bool, ctx: AwsContext
     ) -> str:
         """The existing pool, or a new one with its hosted domain; returns the domain."""
-        child = pulumi.ResourceOptions(parent=owner)
-        self.user_pool: aws.cognito.UserPool | None = None
-        self.user_pool_domain_resource: aws.cognito.UserPoolDomain | None = None
+        child = pulumi.ResourceOptions(parent=self)
+        self.user_pool = None
+        self.user_pool_domain_resource = None
         if auth.existing_user_pool_id:
             pool_id = auth.existing_user_pool_id
             domain = auth.existing_user_pool_domain or ""
             self.user_pool_id = pulumi.Output.from_input(pool_id)
-            self.user_pool_arn = pulumi.Output.all(region, account_id).apply(
+            self.user_pool_arn = pulumi.Output.all(ctx.region, ctx.account_id).apply(
                 lambda ra: user_pool_arn(ra[0], ra[1], pool_id)
             )
         else:
-            domain = auth.domain_prefix
+            domain = prefix
             self.user_pool = aws.cognito.UserPool(
                 f"{name}-users",
                 name=f"{name}-users",
@@ -158,11 +181,11 @@ class CognitoAuth:
                         )
                     ]
                 ),
-                deletion_protection="ACTIVE" if auth.protect else "INACTIVE",
+                deletion_protection="ACTIVE" if protect else "INACTIVE",
                 # Retained (not deleted) by `pulumi destroy` when protected: its users and
                 # their MFA devices cannot be recreated.
                 opts=pulumi.ResourceOptions.merge(
-                    child, pulumi.ResourceOptions(retain_on_delete=auth.protect)
+                    child, pulumi.ResourceOptions(retain_on_delete=protect)
                 ),
             )
             self.user_pool_domain_resource = aws.cognito.UserPoolDomain(
@@ -179,7 +202,7 @@ class CognitoAuth:
             self.user_pool_arn = self.user_pool.arn
         return domain
 
-    def _clients(self, owner: pulumi.Resource, name: str, auth: AuthSpec, domain_name: str) -> None:
+    def _clients(self, name: str, auth: AuthConfig, domain_name: str) -> None:
         """The ALB's code-grant client (browsers) and the client-credentials client (programs)."""
         minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
             access_token="minutes", id_token="minutes", refresh_token="days"
@@ -204,7 +227,7 @@ class CognitoAuth:
             # The ALB renews claims with the refresh token for as long as its session lasts.
             refresh_token_validity=max(1, math.ceil(auth.session_timeout_seconds / 86_400)),
             token_validity_units=minutes,
-            opts=pulumi.ResourceOptions(parent=owner, depends_on=self.domain_dependencies()),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.domain_dependencies()),
         )
         # Programs get tokens with the client-credentials grant; the scopes must exist on the
         # resource server before a client may be granted them.
@@ -222,7 +245,7 @@ class CognitoAuth:
             access_token_validity=auth.access_token_validity_minutes,
             token_validity_units=minutes,
             opts=pulumi.ResourceOptions(
-                parent=owner, depends_on=[self.resource_server, *self.domain_dependencies()]
+                parent=self, depends_on=[self.resource_server, *self.domain_dependencies()]
             ),
         )
 
