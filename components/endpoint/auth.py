@@ -9,7 +9,7 @@ attributes the Endpoint's own.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -19,47 +19,11 @@ from ecs_inference.endpoint.input import AuthConfig
 from ecs_inference.iam import partition_of
 
 
-def cognito_issuer(region: str, user_pool_id: str) -> str:
-    """The `iss` claim of tokens from `user_pool_id` (also the OIDC discovery base)."""
-    return f"https://cognito-idp.{region}.amazonaws.com/{user_pool_id}"
-
-
-def cognito_jwks_uri(issuer: str) -> str:
-    """The pool's public signing keys (what the ALB jwt-validation action fetches)."""
-    return f"{issuer}/.well-known/jwks.json"
-
-
-def cognito_domain_url(domain: str, region: str) -> str:
-    """Base URL of a pool's hosted domain: a prefix domain lives under amazoncognito.com, a
-    custom domain is its own host."""
-    if "." in domain:
-        return f"https://{domain}"
-    return f"https://{domain}.auth.{region}.amazoncognito.com"
-
-
 def cognito_token_url(domain: str, region: str) -> str:
-    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant."""
-    return f"{cognito_domain_url(domain, region)}/oauth2/token"
-
-
-def user_pool_arn(region: str, account_id: str, user_pool_id: str) -> str:
-    """ARN of a user pool known only by id (an existing pool)."""
-    return f"arn:{partition_of(region)}:cognito-idp:{region}:{account_id}:userpool/{user_pool_id}"
-
-
-def alb_callback_url(domain_name: str) -> str:
-    """Where Cognito returns the browser after sign-in: the ALB's fixed callback path."""
-    return f"https://{domain_name}/oauth2/idpresponse"
-
-
-def resource_server_identifier(domain_name: str) -> str:
-    """Identifier of the API resource server; scopes in tokens read `<identifier>/<scope>`."""
-    return f"https://{domain_name}"
-
-
-def scope_identifiers(identifier: str, scopes: Sequence[str]) -> list[str]:
-    """Full scope strings as they appear in the access token's `scope` claim."""
-    return [f"{identifier}/{scope}" for scope in scopes]
+    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant: a prefix
+    domain lives under amazoncognito.com, a custom domain is its own host."""
+    host = domain if "." in domain else f"{domain}.auth.{region}.amazoncognito.com"
+    return f"https://{host}/oauth2/token"
 
 
 class CognitoAuth(pulumi.ComponentResource):
@@ -107,14 +71,16 @@ class CognitoAuth(pulumi.ComponentResource):
         region = ctx.region
         domain = self._user_pool(name, auth, prefix, protect, ctx)
         self.user_pool_domain = pulumi.Output.from_input(domain)
+        # The tokens' `iss` claim (also the OIDC discovery base), and the keys the ALB fetches.
         self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
-            lambda rp: cognito_issuer(rp[0], rp[1])
+            lambda rp: f"https://cognito-idp.{rp[0]}.amazonaws.com/{rp[1]}"
         )
-        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
+        self.jwks_uri = self.issuer.apply(lambda issuer: f"{issuer}/.well-known/jwks.json")
         self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
 
-        identifier = resource_server_identifier(domain_name)
-        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
+        # Scopes in tokens read `<identifier>/<scope>`.
+        identifier = f"https://{domain_name}"
+        self.api_scopes = [f"{identifier}/{scope}" for scope in auth.api_scopes]
         self.resource_server = aws.cognito.ResourceServer(
             f"{name}-api",
             identifier=identifier,
@@ -147,7 +113,9 @@ class CognitoAuth(pulumi.ComponentResource):
             domain = auth.existing_user_pool_domain or ""
             self.user_pool_id = pulumi.Output.from_input(pool_id)
             self.user_pool_arn = pulumi.Output.all(ctx.region, ctx.account_id).apply(
-                lambda ra: user_pool_arn(ra[0], ra[1], pool_id)
+                lambda ra: (
+                    f"arn:{partition_of(ra[0])}:cognito-idp:{ra[0]}:{ra[1]}:userpool/{pool_id}"
+                )
             )
         else:
             domain = prefix
@@ -204,49 +172,44 @@ class CognitoAuth(pulumi.ComponentResource):
 
     def _clients(self, name: str, auth: AuthConfig, domain_name: str) -> None:
         """The ALB's code-grant client (browsers) and the client-credentials client (programs)."""
-        minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
-            access_token="minutes", id_token="minutes", refresh_token="days"
-        )
+        both: dict[str, Any] = {
+            "user_pool_id": self.user_pool_id,
+            "generate_secret": True,
+            "allowed_oauth_flows_user_pool_client": True,
+            "supported_identity_providers": ["COGNITO"],
+            "explicit_auth_flows": ["ALLOW_REFRESH_TOKEN_AUTH"],
+            "enable_token_revocation": True,
+            "access_token_validity": auth.access_token_validity_minutes,
+            "token_validity_units": aws.cognito.UserPoolClientTokenValidityUnitsArgs(
+                access_token="minutes", id_token="minutes", refresh_token="days"
+            ),
+        }
         # The ALB exchanges the authorization code with this client's secret; the callback is
         # the ALB's own fixed path on the endpoint's host name.
         self.browser_client = aws.cognito.UserPoolClient(
             f"{name}-browser",
             name=f"{name}-browser",
-            user_pool_id=self.user_pool_id,
-            generate_secret=True,
-            allowed_oauth_flows_user_pool_client=True,
             allowed_oauth_flows=["code"],
             allowed_oauth_scopes=["openid"],
-            callback_urls=[alb_callback_url(domain_name)],
-            supported_identity_providers=["COGNITO"],
-            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
+            callback_urls=[f"https://{domain_name}/oauth2/idpresponse"],
             prevent_user_existence_errors="ENABLED",
-            enable_token_revocation=True,
-            access_token_validity=auth.access_token_validity_minutes,
             id_token_validity=auth.access_token_validity_minutes,
             # The ALB renews claims with the refresh token for as long as its session lasts.
             refresh_token_validity=max(1, math.ceil(auth.session_timeout_seconds / 86_400)),
-            token_validity_units=minutes,
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.domain_dependencies()),
+            **both,
         )
         # Programs get tokens with the client-credentials grant; the scopes must exist on the
         # resource server before a client may be granted them.
         self.api_client = aws.cognito.UserPoolClient(
             f"{name}-api-client",
             name=f"{name}-api",
-            user_pool_id=self.user_pool_id,
-            generate_secret=True,
-            allowed_oauth_flows_user_pool_client=True,
             allowed_oauth_flows=["client_credentials"],
             allowed_oauth_scopes=self.api_scopes,
-            supported_identity_providers=["COGNITO"],
-            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
-            enable_token_revocation=True,
-            access_token_validity=auth.access_token_validity_minutes,
-            token_validity_units=minutes,
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[self.resource_server, *self.domain_dependencies()]
             ),
+            **both,
         )
 
     def domain_dependencies(self) -> list[pulumi.Resource]:

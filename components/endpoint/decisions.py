@@ -66,20 +66,15 @@ def default_domain_prefix(project: str | None, stack: str | None) -> str:
     )
 
 
-def longest_requests(cfg: StackConfig) -> list[int]:
-    """The longest request of every service a stack routes through its endpoint."""
+def stack_routes(cfg: StackConfig, ports: Iterable[int] = ()) -> Routes:
+    """What a stack's endpoint takes from its services; `ports` are their container ports."""
     longest = [m.max_generation_seconds for m in cfg.models.values()]
     longest += [r.max_request_seconds for r in cfg.rerankers.values()]
     if cfg.gateway is not None and cfg.gateway.bedrock.models:
         longest.append(gateway_specs.BEDROCK_TIMEOUT_SECONDS)
-    return longest
-
-
-def stack_routes(cfg: StackConfig, ports: Iterable[int]) -> Routes:
-    """What a stack's endpoint takes from its services; `ports` are their container ports."""
     return Routes(
         ports=tuple(sorted(set(ports))),
-        longest_request_seconds=tuple(longest_requests(cfg)),
+        longest_request_seconds=tuple(longest),
         smoke_hook=any(s.rollout.native for s in (*cfg.models.values(), *cfg.rerankers.values())),
     )
 

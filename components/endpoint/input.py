@@ -31,25 +31,6 @@ USER_POOL_ID_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d_[0-9a-zA-Z]+$")
 SCOPE_NAME_PATTERN = re.compile(r"^[\x21\x23-\x2e\x30-\x5b\x5d-\x7e]{1,256}$")
 
 
-def domain_prefix_problem(prefix: str) -> str | None:
-    """Why `prefix` cannot be a Cognito hosted-domain prefix, or None."""
-    if not COGNITO_PREFIX_PATTERN.match(prefix):
-        return (
-            f"{prefix!r} must be 1-63 lowercase letters, digits or '-', not starting or ending "
-            "with '-'"
-        )
-    if any(word in prefix for word in COGNITO_RESERVED_WORDS):
-        return (
-            f"{prefix!r} may not contain {', '.join(COGNITO_RESERVED_WORDS)} (reserved by Cognito)"
-        )
-    return None
-
-
-def _raise(problem: str | None) -> None:
-    if problem is not None:
-        raise ValueError(problem)
-
-
 class AuthConfig(Section):
     """Who may call the endpoint.
 
@@ -84,7 +65,16 @@ class AuthConfig(Section):
     @field_validator("domain_prefix")
     @classmethod
     def _prefix(cls, value: str | None) -> str | None:
-        _raise(domain_prefix_problem(value) if value is not None else None)
+        if value is not None and not COGNITO_PREFIX_PATTERN.match(value):
+            raise ValueError(
+                f"{value!r} must be 1-63 lowercase letters, digits or '-', not starting or "
+                "ending with '-'"
+            )
+        if value is not None and any(word in value for word in COGNITO_RESERVED_WORDS):
+            raise ValueError(
+                f"{value!r} may not contain {', '.join(COGNITO_RESERVED_WORDS)} (reserved by "
+                "Cognito)"
+            )
         return value
 
     @field_validator("api_scopes")

@@ -9,16 +9,13 @@ OpenAI-compatible paths. No rule forwards without authenticating.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.endpoint.auth import CognitoAuth
 from ecs_inference.specs.names import NAME_PATTERN
-
-
-def service_path_patterns(service: str) -> list[str]:
-    """ALB path patterns of a service: the bare prefix and everything below it."""
-    return [f"/{service}", f"/{service}/*"]
 
 
 def service_url_rewrite(service: str) -> tuple[str, str]:
@@ -71,12 +68,40 @@ def jwt_validation(auth: CognitoAuth) -> aws.lb.ListenerRuleActionArgs:
     )
 
 
-def _paths_and_rewrite(
+def _header(name: str, value: str) -> aws.lb.ListenerRuleConditionArgs:
+    return aws.lb.ListenerRuleConditionArgs(
+        http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
+            http_header_name=name, values=[value]
+        )
+    )
+
+
+def service_rules(
+    auth: CognitoAuth,
+    name: str,
     service: str,
-) -> tuple[aws.lb.ListenerRuleConditionArgs, aws.lb.ListenerRuleTransformArgs]:
+    *,
+    listener_arn: pulumi.Input[str],
+    target_group_arns: Sequence[pulumi.Input[str]],
+    priority: int,
+    session_timeout_seconds: int,
+    opts: pulumi.ResourceOptions | None = None,
+) -> list[aws.lb.ListenerRule]:
+    """The two listener rules of `service`, at `priority` and `priority + 1`, children of `auth`
+    (the endpoint) unless `opts` re-parents them.
+
+    One target group (a rolling service): `<name>-bearer` (jwt-validation) and `<name>-browser`
+    (authenticate-cognito), both forwarding to it. Two, [primary, alternate] (a blue/green,
+    canary or linear service): ECS's `<name>-test` (the smoke hook's header) and production
+    `<name>-bearer`, both with jwt-validation, forwarding to both groups (weights 100/0 at
+    creation; ECS moves them). ECS manages one production rule per load balancer entry and
+    swaps the groups' roles at every deployment, so a second production rule would go stale:
+    such a service has no browser rule. Its authentication can never be lost: the weights are
+    the only part Pulumi leaves to ECS (`WEIGHTED_FORWARD_PATHS`)."""
+    # The bare prefix and everything below it.
     paths = aws.lb.ListenerRuleConditionArgs(
         path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
-            values=service_path_patterns(service)
+            values=[f"/{service}", f"/{service}/*"]
         )
     )
     regex, replace = service_url_rewrite(service)
@@ -88,136 +113,53 @@ def _paths_and_rewrite(
             )
         ),
     )
-    return paths, rewrite
-
-
-def _bearer() -> aws.lb.ListenerRuleConditionArgs:
-    return aws.lb.ListenerRuleConditionArgs(
-        http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
-            http_header_name="Authorization", values=["Bearer *"]
+    bearer, jwt = [paths, _header("Authorization", "Bearer *")], jwt_validation(auth)
+    if len(target_group_arns) == 1:
+        forward = aws.lb.ListenerRuleActionArgs(
+            type="forward", order=2, target_group_arn=target_group_arns[0]
         )
-    )
-
-
-def rollout_rules(
-    auth: CognitoAuth,
-    name: str,
-    service: str,
-    *,
-    listener_arn: pulumi.Input[str],
-    target_group_arns: tuple[pulumi.Input[str], pulumi.Input[str]],
-    priority: int,
-    opts: pulumi.ResourceOptions | None = None,
-) -> list[aws.lb.ListenerRule]:
-    """ECS's two rules of a blue/green, canary or linear service: `<name>-test` at `priority`
-    (the smoke hook's header) and `<name>-bearer` at `priority + 1` (production). Both
-    authenticate with jwt-validation exactly like a rolling service's bearer rule, then forward to
-    the primary and alternate target groups (weights 100/0 at creation; ECS moves them).
-
-    ECS manages one production rule per load balancer entry and swaps the groups' roles at every
-    deployment, so a second production rule would go stale: such a service has no browser
-    (authenticate-cognito) rule. Its authentication can never be lost: the weights are the only
-    part Pulumi leaves to ECS (`WEIGHTED_FORWARD_PATHS`)."""
-    paths, rewrite = _paths_and_rewrite(service)
-    primary, alternate = target_group_arns
-    forward = aws.lb.ListenerRuleActionArgs(
-        type="forward",
-        order=2,
-        forward=aws.lb.ListenerRuleActionForwardArgs(
-            target_groups=[
-                aws.lb.ListenerRuleActionForwardTargetGroupArgs(arn=primary, weight=100),
-                aws.lb.ListenerRuleActionForwardTargetGroupArgs(arn=alternate, weight=0),
-            ]
-        ),
-    )
-    deps: list[pulumi.Resource] = [auth.api_client, *auth.domain_dependencies()]
-    base = pulumi.ResourceOptions(
-        parent=auth, depends_on=deps, ignore_changes=WEIGHTED_FORWARD_PATHS
-    )
-    rule_opts = base.merge(opts) if opts is not None else base
-    test_header = aws.lb.ListenerRuleConditionArgs(
-        http_header=aws.lb.ListenerRuleConditionHttpHeaderArgs(
-            http_header_name=TEST_HEADER, values=[TEST_HEADER_VALUE]
-        )
-    )
-    rules = []
-    for suffix, at, conditions in (
-        ("test", priority, [paths, _bearer(), test_header]),
-        ("bearer", priority + 1, [paths, _bearer()]),
-    ):
-        rules.append(
-            aws.lb.ListenerRule(
-                f"{name}-{suffix}",
-                listener_arn=listener_arn,
-                priority=at,
-                conditions=conditions,
-                actions=[jwt_validation(auth), forward],
-                transforms=[rewrite],
-                opts=rule_opts,
-            )
-        )
-    return rules
-
-
-def authenticated_rules(
-    auth: CognitoAuth,
-    name: str,
-    service: str,
-    *,
-    listener_arn: pulumi.Input[str],
-    session_timeout_seconds: int,
-    target_group_arn: pulumi.Input[str],
-    priority: int,
-    opts: pulumi.ResourceOptions | None = None,
-) -> list[aws.lb.ListenerRule]:
-    """The two listener rules of `service` (`<name>-bearer` at `priority`, `<name>-browser` at
-    `priority + 1`), children of `auth` (the endpoint) unless `opts` re-parents them."""
-    paths, rewrite = _paths_and_rewrite(service)
-    forward = aws.lb.ListenerRuleActionArgs(
-        type="forward", order=2, target_group_arn=target_group_arn
-    )
-    # Rules must not exist before the clients and domain their actions name.
-    deps: list[pulumi.Resource] = [
-        auth.browser_client,
-        auth.api_client,
-        *auth.domain_dependencies(),
-    ]
-    base = pulumi.ResourceOptions(parent=auth, depends_on=deps)
-    rule_opts = base.merge(opts) if opts is not None else base
-
-    bearer = aws.lb.ListenerRule(
-        f"{name}-bearer",
-        listener_arn=listener_arn,
-        priority=priority,
-        conditions=[paths, _bearer()],
-        actions=[
-            jwt_validation(auth),
-            forward,
-        ],
-        transforms=[rewrite],
-        opts=rule_opts,
-    )
-    browser = aws.lb.ListenerRule(
-        f"{name}-browser",
-        listener_arn=listener_arn,
-        priority=priority + 1,
-        conditions=[paths],
-        actions=[
-            aws.lb.ListenerRuleActionArgs(
-                type="authenticate-cognito",
-                order=1,
-                authenticate_cognito=aws.lb.ListenerRuleActionAuthenticateCognitoArgs(
-                    user_pool_arn=auth.user_pool_arn,
-                    user_pool_client_id=auth.browser_client.id,
-                    user_pool_domain=auth.user_pool_domain,
-                    scope="openid",
-                    session_timeout=session_timeout_seconds,
-                    on_unauthenticated_request="authenticate",
-                ),
+        browser = aws.lb.ListenerRuleActionArgs(
+            type="authenticate-cognito",
+            order=1,
+            authenticate_cognito=aws.lb.ListenerRuleActionAuthenticateCognitoArgs(
+                user_pool_arn=auth.user_pool_arn,
+                user_pool_client_id=auth.browser_client.id,
+                user_pool_domain=auth.user_pool_domain,
+                scope="openid",
+                session_timeout=session_timeout_seconds,
+                on_unauthenticated_request="authenticate",
             ),
-            forward,
-        ],
-        transforms=[rewrite],
-        opts=rule_opts,
-    )
-    return [bearer, browser]
+        )
+        rules = [("bearer", bearer, jwt), ("browser", [paths], browser)]
+        clients, ignore = [auth.browser_client, auth.api_client], None
+    else:
+        weighted = zip(target_group_arns, (100, 0), strict=True)
+        forward = aws.lb.ListenerRuleActionArgs(
+            type="forward",
+            order=2,
+            forward=aws.lb.ListenerRuleActionForwardArgs(
+                target_groups=[
+                    aws.lb.ListenerRuleActionForwardTargetGroupArgs(arn=arn, weight=weight)
+                    for arn, weight in weighted
+                ]
+            ),
+        )
+        test = _header(TEST_HEADER, TEST_HEADER_VALUE)
+        rules = [("test", [*bearer, test], jwt), ("bearer", bearer, jwt)]
+        clients, ignore = [auth.api_client], WEIGHTED_FORWARD_PATHS
+    # Rules must not exist before the clients and domain their actions name.
+    deps: list[pulumi.Resource] = [*clients, *auth.domain_dependencies()]
+    base = pulumi.ResourceOptions(parent=auth, depends_on=deps, ignore_changes=ignore)
+    rule_opts = base.merge(opts) if opts is not None else base
+    return [
+        aws.lb.ListenerRule(
+            f"{name}-{suffix}",
+            listener_arn=listener_arn,
+            priority=priority + i,
+            conditions=conditions,
+            actions=[first, forward],
+            transforms=[rewrite],
+            opts=rule_opts,
+        )
+        for i, (suffix, conditions, first) in enumerate(rules)
+    ]

@@ -38,7 +38,7 @@ from ecs_inference.contracts.aws_limits import ELBV2_NAME, LISTENER_RULE_PRIORIT
 from ecs_inference.endpoint.auth import CognitoAuth
 from ecs_inference.endpoint.decisions import Routes, default_domain_prefix, idle_timeout
 from ecs_inference.endpoint.input import EndpointConfig
-from ecs_inference.endpoint.routes import authenticated_rules, check_service, rollout_rules
+from ecs_inference.endpoint.routes import check_service, service_rules
 from ecs_inference.iam import partition_of
 from ecs_inference.rollouts.hook import SmokeHook
 from ecs_inference.services.base import replacement_name
@@ -104,6 +104,12 @@ class EndpointWiring:
     `pulumi destroy`; False: both are deleted (the bucket with its logs). Default True."""
 
 
+def _tcp(description: str, port: int, **peers: Any) -> dict[str, Any]:
+    """A security group rule of TCP `port` with the `peers` that are not empty."""
+    rule = {"description": description, "protocol": "tcp", "from_port": port, "to_port": port}
+    return rule | {key: value for key, value in peers.items() if value}
+
+
 def security_group_rules(
     allowed_cidrs: Sequence[str], vpc_cidr: str, target_ports: Sequence[int]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -115,38 +121,15 @@ def security_group_rules(
     """
     v4 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 4]
     v6 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 6]
-    ingress = []
-    for port, why in ((443, "HTTPS from client networks"), (80, "HTTP (redirects to HTTPS)")):
-        rule: dict[str, Any] = {
-            "description": why,
-            "protocol": "tcp",
-            "from_port": port,
-            "to_port": port,
-        }
-        if v4:
-            rule["cidr_blocks"] = v4
-        if v6:
-            rule["ipv6_cidr_blocks"] = v6
-        ingress.append(rule)
-    egress: list[dict[str, Any]] = [
-        {
-            "description": "HTTPS to the identity provider (Cognito token and JWKS endpoints)",
-            "protocol": "tcp",
-            "from_port": 443,
-            "to_port": 443,
-            "cidr_blocks": ["0.0.0.0/0"],
-        }
+    ingress = [
+        _tcp(why, port, cidr_blocks=v4, ipv6_cidr_blocks=v6)
+        for port, why in ((443, "HTTPS from client networks"), (80, "HTTP (redirects to HTTPS)"))
     ]
-    for port in sorted(set(target_ports)):
-        egress.append(
-            {
-                "description": f"targets on {port} inside the VPC",
-                "protocol": "tcp",
-                "from_port": port,
-                "to_port": port,
-                "cidr_blocks": [vpc_cidr],
-            }
-        )
+    idp = "HTTPS to the identity provider (Cognito token and JWKS endpoints)"
+    egress = [_tcp(idp, 443, cidr_blocks=["0.0.0.0/0"])] + [
+        _tcp(f"targets on {port} inside the VPC", port, cidr_blocks=[vpc_cidr])
+        for port in sorted(set(target_ports))
+    ]
     return ingress, egress
 
 
@@ -155,27 +138,23 @@ def access_log_bucket_policy(
 ) -> dict[str, Any]:
     """Bucket policy for ALB access logs: ELB log delivery may put objects under
     `<prefix>/AWSLogs/<account>/`, and any request without TLS is denied."""
+    principals: list[tuple[str, dict[str, str]]] = [
+        ("ElbLogDelivery", {"Service": ELB_LOG_DELIVERY_SERVICE})
+    ]
+    if legacy := ELB_LOG_DELIVERY_ACCOUNTS.get(region):
+        root = f"arn:{partition_of(region)}:iam::{legacy}:root"
+        principals.append(("ElbLogDeliveryRegionalAccount", {"AWS": root}))
     objects = f"{bucket_arn}/{prefix}/AWSLogs/{account_id}/*"
     statements: list[dict[str, Any]] = [
         {
-            "Sid": "ElbLogDelivery",
+            "Sid": sid,
             "Effect": "Allow",
-            "Principal": {"Service": ELB_LOG_DELIVERY_SERVICE},
+            "Principal": who,
             "Action": "s3:PutObject",
             "Resource": objects,
         }
+        for sid, who in principals
     ]
-    legacy = ELB_LOG_DELIVERY_ACCOUNTS.get(region)
-    if legacy:
-        statements.append(
-            {
-                "Sid": "ElbLogDeliveryRegionalAccount",
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:{partition_of(region)}:iam::{legacy}:root"},
-                "Action": "s3:PutObject",
-                "Resource": objects,
-            }
-        )
     statements.append(
         {
             "Sid": "DenyInsecureTransport",
@@ -306,14 +285,9 @@ class Endpoint(CognitoAuth):
             input.allowed_cidrs, wiring.vpc_cidr, wiring.routes.ports
         )
         if self.smoke_hook is not None:
+            hook = [self.smoke_hook.security_group.id]
             ingress.append(
-                {
-                    "description": "HTTPS from the smoke hook (test listener rule)",
-                    "protocol": "tcp",
-                    "from_port": 443,
-                    "to_port": 443,
-                    "security_groups": [self.smoke_hook.security_group.id],
-                }
+                _tcp("HTTPS from the smoke hook (test listener rule)", 443, security_groups=hook)
             )
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-alb-sg",
@@ -547,7 +521,7 @@ class Endpoint(CognitoAuth):
 
         With `alternate_target_group_arn` (a blue/green, canary or linear service) the two rules
         are ECS's: the test rule at `priority` and the production (bearer) rule at `priority + 1`,
-        each forwarding to both target groups (`routes.rollout_rules`); returned [test, production].
+        each forwarding to both target groups (`routes.service_rules`); returned [test, production].
         """
         check_service(service)
         top = LISTENER_RULE_PRIORITY_MAX - 1
@@ -565,28 +539,21 @@ class Endpoint(CognitoAuth):
                 f"route's ({sorted(taken)})"
             )
         self._routes[service] = (priority, priority + 1)
+        arns = [target_group_arn]
         if alternate_target_group_arn is not None:
             if self.smoke_hook is None:
                 raise ValueError(
                     f"route {service!r}: a blue/green, canary or linear service needs the "
                     "endpoint's smoke hook (EndpointWiring(routes=Routes(smoke_hook=True)))"
                 )
-            return rollout_rules(
-                self,
-                f"{self._name}-{service}",
-                service,
-                listener_arn=self.https_listener.arn,
-                target_group_arns=(target_group_arn, alternate_target_group_arn),
-                priority=priority,
-                opts=opts,
-            )
-        return authenticated_rules(
+            arns.append(alternate_target_group_arn)
+        return service_rules(
             self,
             f"{self._name}-{service}",
             service,
             listener_arn=self.https_listener.arn,
-            session_timeout_seconds=self._input.auth.session_timeout_seconds,
-            target_group_arn=target_group_arn,
-            opts=opts,
+            target_group_arns=arns,
             priority=priority,
+            session_timeout_seconds=self._input.auth.session_timeout_seconds,
+            opts=opts,
         )

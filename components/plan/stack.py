@@ -192,7 +192,8 @@ def build_plan(
     """
     issues = Issues()
     network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
-    idle = endpoint.idle_timeout(config.endpoint, endpoint.longest_requests(config), issues)
+    longest = endpoint.stack_routes(config).longest_request_seconds
+    idle = endpoint.idle_timeout(config.endpoint, longest, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)

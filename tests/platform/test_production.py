@@ -167,10 +167,11 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     rec = recorded("prod")
     groups = {r.name: r.inputs for r in rec.by_type("aws:lb/targetGroup:TargetGroup")}
     planned = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
+    idle = idle_timeout(planned.config.endpoint, planned.endpoint.longest_request_seconds).seconds
     for name, m in planned.models.items():
         tg = groups[f"inference-{name}-tg"]
         delay = int(tg["deregistrationDelay"])
-        assert delay == m.deregistration_delay_seconds < planned.endpoint.idle_timeout_seconds
+        assert delay == m.deregistration_delay_seconds < idle
         # ... tagged with the longest request it covers, which the policy pack checks it against
         longest = planned.config.models[name].max_generation_seconds
         assert tg["tags"][MAX_REQUEST_SECONDS] == str(longest)
