@@ -48,9 +48,11 @@ class AuthConfig(Section):
     api_scopes: list[Name] = Field(default_factory=lambda: ["invoke"], min_length=1)
     """Scopes of the resource server; API clients get them with the client-credentials grant,
     and jwt-validation requires the first; default ["invoke"]."""
-    session_timeout_seconds: int = Field(28_800, ge=_SESSION[0], le=_SESSION[1])
+    session_timeout_seconds: int = Field(default=28_800, ge=_SESSION[0], le=_SESSION[1])
     """Browser session length on the ALB, in seconds; default 28800 (8 h)."""
-    access_token_validity_minutes: int = Field(60, ge=_TOKEN_MINUTES[0], le=_TOKEN_MINUTES[1])
+    access_token_validity_minutes: int = Field(
+        default=60, ge=_TOKEN_MINUTES[0], le=_TOKEN_MINUTES[1]
+    )
     """Lifetime of API and browser access tokens, in minutes; default 60."""
 
     @field_validator("existing_user_pool_id")
@@ -110,7 +112,7 @@ class EndpointConfig(Section):
     internet_facing: bool = False
     """Put the ALB in public subnets (default false: internal). Every rule still authenticates
     first."""
-    idle_timeout_seconds: int | None = Field(None, ge=_IDLE_TIMEOUT[0], le=_IDLE_TIMEOUT[1])
+    idle_timeout_seconds: int | None = Field(default=None, ge=_IDLE_TIMEOUT[0], le=_IDLE_TIMEOUT[1])
     """Override of the derived idle timeout, in seconds; must still cover the longest
     generation. Default None: the longest request of the routed services + 30 s."""
     ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
@@ -118,15 +120,15 @@ class EndpointConfig(Section):
     ELBSecurityPolicy-TLS13-1-2-2021-06."""
     access_logs: bool = True
     """ALB access logs to an encrypted, private S3 bucket; default true."""
-    access_log_retention_days: int = Field(90, ge=1, le=3650)
+    access_log_retention_days: int = Field(default=90, ge=1, le=3650)
     """Days before access logs expire; default 90."""
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig.model_validate({}))
     """Cognito user pool and clients; see `AuthConfig`."""
-    hosted_zone_id: str | None = Field(None, pattern=r"^Z[A-Z0-9]{1,31}$")
+    hosted_zone_id: str | None = Field(default=None, pattern=r"^Z[A-Z0-9]{1,31}$")
     """Route 53 hosted zone (usually private) in which to create an alias record for
     `domainName` pointing at the ALB; unset: you manage DNS."""
     listener_rule_quota: int = Field(
-        aws_limits.RULES_PER_ALB, ge=_RULE_QUOTA_RANGE[0], le=_RULE_QUOTA_RANGE[1]
+        default=aws_limits.RULES_PER_ALB, ge=_RULE_QUOTA_RANGE[0], le=_RULE_QUOTA_RANGE[1]
     )
     """Your account's "Rules per Application Load Balancer" quota (default AWS's 100). Each
     service takes two rules; raise this only after the quota increase is granted."""
