@@ -27,7 +27,7 @@ from ecs_inference.specs import images as image_build
 from ecs_inference.specs import managed_instances
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs, ManagedInstancesPoolSpec
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs
-from ecs_inference.specs.operations import CLOUDWATCH_AGENT_VERSION, HOST_TELEMETRY_INTERVAL_SECONDS
+from ecs_inference.operations.telemetry import CLOUDWATCH_AGENT_VERSION, HOST_TELEMETRY_INTERVAL_SECONDS
 from ecs_inference.specs.pool import (
     PoolSpec,
     WarmPoolSpec,

@@ -9,7 +9,7 @@ from typing import Any
 
 from ecs_inference.contracts import metrics as m
 from ecs_inference.services.containers import container_definition
-from ecs_inference.specs.operations.errors import ObservabilityError
+from ecs_inference.operations.errors import ObservabilityError
 
 SIDECAR_USER = "10002:10002"
 """The image's non-root user (images/metrics/Dockerfile)."""

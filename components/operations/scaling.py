@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
-from ecs_inference.specs.operations.errors import ObservabilityError
+from ecs_inference.operations.errors import ObservabilityError
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
 SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
