@@ -278,9 +278,7 @@ def _weights_gib(demand: Demand, fit: sizing.GpuFit | sizing.NeuronFit | Declare
     return demand.need.weights_gib
 
 
-def _engine_scaling(
-    m: ModelInputs, engine: Engine, grace_seconds: int
-) -> ScalingPolicySpec:
+def _engine_scaling(m: ModelInputs, engine: Engine, grace_seconds: int) -> ScalingPolicySpec:
     """The target-tracking policy of the service, with the rest of its `autoscaling` config; a
     policy AWS would refuse is a SizingError naming the config path. An engine the metrics
     sidecar cannot scrape scales on ALB requests (the config refuses an explicit engineLoad or
@@ -359,9 +357,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         model.rollout,
         RolloutFacts(
             stack=m.facts.stack,
-            watched=WatchedService(
-                m.name, model.engine, model.min_count, model.pool, sidecar
-            ),
+            watched=WatchedService(m.name, model.engine, model.min_count, model.pool, sidecar),
             served_model=launch.served_model_name,
             default_prompt=engine.smoke_prompt,
             requests_per_task_minute=model.autoscaling.target_requests_per_target,

@@ -72,12 +72,17 @@ class _Board:
 
     def alb(self, key: str) -> list[str]:
         """A target group's dimensions (`key`: the service's placeholder subject)."""
-        tg = self.values[watch.target_group(key)]
-        return ["TargetGroup", tg, "LoadBalancer", self.values[watch.LOAD_BALANCER]]
+        return ["TargetGroup", self.value(watch.target_group(key)), *self.load_balancer()]
+
+    def value(self, placeholder: str) -> str:
+        return self.values.get(placeholder, placeholder)
+
+    def load_balancer(self) -> list[str]:
+        return ["LoadBalancer", self.value(watch.LOAD_BALANCER)]
 
     def ecs(self, key: str) -> list[str]:
-        svc = self.values[watch.ecs_service(key)]
-        return ["ClusterName", self.values[watch.CLUSTER], "ServiceName", svc]
+        svc = self.value(watch.ecs_service(key))
+        return ["ClusterName", self.value(watch.CLUSTER), "ServiceName", svc]
 
     def tasks(self, key: str, title: str, names: Sequence[str]) -> dict[str, Any]:
         metrics = [[_CI, name, *self.ecs(key)] for name in names]
@@ -92,14 +97,14 @@ def dashboard_body(
     *,
     stack: str,
     region: str,
-    values: Mapping[str, str],
+    values: Mapping[str, str] | None = None,
     alarm_arns: Sequence[str] = (),
 ) -> str:
     """The PutDashboard body (JSON): a row of widgets per model, per re-ranker, the gateway, per
     worker, per pool, and the endpoint's; an alarm status widget on top when alarms are given.
-    `values` maps each placeholder to what it stands for (the placeholders themselves to check
-    the limits before deploy time)."""
-    board = _Board(stack, region, values)
+    `values` maps each placeholder to what it stands for (default: none, the placeholders stand
+    for themselves, to check the limits before deploy time)."""
+    board = _Board(stack, region, values or {})
     widgets: list[dict[str, Any]] = []
 
     def header(text: str) -> None:
@@ -238,9 +243,7 @@ def _host(b: _Board, pool: str, *names: str, **opts: Any) -> list[Any]:
 
 def _gpu_pool_row(b: _Board, pool: str) -> list[dict[str, Any]]:
     return [
-        b.graph(
-            "GPU utilisation (%)", [_host(b, pool, m.NVIDIA_UTILIZATION)], stat="Maximum"
-        ),
+        b.graph("GPU utilisation (%)", [_host(b, pool, m.NVIDIA_UTILIZATION)], stat="Maximum"),
         b.graph(
             "GPU memory used / total (MiB)",
             [_host(b, pool, m.NVIDIA_MEMORY_USED), _host(b, pool, m.NVIDIA_MEMORY_TOTAL)],
@@ -273,20 +276,20 @@ def _neuron_pool_row(b: _Board, pool: str) -> list[dict[str, Any]]:
             ],
             stat="Maximum",
         ),
-        b.graph(
-            "Neuron execution errors", [_host(b, pool, m.NEURON_EXECUTION_ERRORS)], stat="Sum"
-        ),
+        b.graph("Neuron execution errors", [_host(b, pool, m.NEURON_EXECUTION_ERRORS)], stat="Sum"),
     ]
 
 
 def _endpoint_row(b: _Board) -> list[dict[str, Any]]:
-    lb = ["LoadBalancer", b.values[watch.LOAD_BALANCER]]
+    lb = b.load_balancer()
 
     def pair(title: str, first: str, second: str) -> dict[str, Any]:
         return b.graph(title, [[_ALB, first, *lb], [_ALB, second, *lb]], stat="Sum")
 
     return [
-        pair("4xx / 5xx from the load balancer", "HTTPCode_ELB_4XX_Count", "HTTPCode_ELB_5XX_Count"),
+        pair(
+            "4xx / 5xx from the load balancer", "HTTPCode_ELB_4XX_Count", "HTTPCode_ELB_5XX_Count"
+        ),
         # jwt-validation and authenticate-cognito refusals (401s are ELB 4xx above); the ELB
         # counts failed IdP exchanges separately.
         pair("Authentication failures", "ELBAuthFailure", "ELBAuthError"),
@@ -310,7 +313,11 @@ def _gateway_row(b: _Board, gw: LiteLLMGatewaySpec) -> list[dict[str, Any]]:
             "Requests (per minute) and 5xx",
             [
                 [_ALB, code, *tg, {"stat": "Sum"}]
-                for code in ("RequestCount", "HTTPCode_Target_5XX_Count", "HTTPCode_Target_4XX_Count")
+                for code in (
+                    "RequestCount",
+                    "HTTPCode_Target_5XX_Count",
+                    "HTTPCode_Target_4XX_Count",
+                )
             ],
         ),
         b.graph(
@@ -341,7 +348,7 @@ def _worker_row(b: _Board, w: WorkerDecisions) -> list[dict[str, Any]]:
     """Queue depth, age of the oldest message against its alarm, backlog per task against the
     scaling target, the dead-letter queue, tasks."""
     key = watch.worker_key(w.name)
-    queue = ["QueueName", b.values[watch.queue(w.name)]]
+    queue = ["QueueName", b.value(watch.queue(w.name))]
     age = queue_age_threshold_seconds(w.input.acceptable_latency_seconds, w.input.max_job_seconds)
     return [
         b.graph(
@@ -379,7 +386,14 @@ def _worker_row(b: _Board, w: WorkerDecisions) -> list[dict[str, Any]]:
         ),
         b.graph(
             "Dead-letter queue (messages)",
-            [[_SQS, "ApproximateNumberOfMessagesVisible", "QueueName", b.values[watch.dead_letter_queue(w.name)]]],
+            [
+                [
+                    _SQS,
+                    "ApproximateNumberOfMessagesVisible",
+                    "QueueName",
+                    b.value(watch.dead_letter_queue(w.name)),
+                ]
+            ],
             stat="Maximum",
         ),
         b.tasks(key, "Tasks: running / desired", _RUNNING_DESIRED),

@@ -51,13 +51,6 @@ def watch_of(
     )
 
 
-class _Placeholders(dict[str, str]):
-    """Every placeholder stands for itself: the limits are checked before deploy time."""
-
-    def __missing__(self, key: str) -> str:
-        return key
-
-
 def operations_alarms(
     input: OperationsConfig, watched: Watch, stack: str
 ) -> list[tuple[str, AlarmSpec]]:
@@ -71,9 +64,7 @@ def operations_alarms(
     if input.dashboard:
         names = [a.name for _, a in alarms]
         try:
-            dashboard_body(
-                watched, stack=stack, region="us-east-1", values=_Placeholders(), alarm_arns=names
-            )
+            dashboard_body(watched, stack=stack, region="us-east-1", alarm_arns=names)
         except ObservabilityError as exc:
             issue = ConfigIssue("platform.operations.dashboard", str(exc))
             raise ConfigError(issue, stack) from None

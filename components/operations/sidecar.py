@@ -8,8 +8,8 @@ import math
 from typing import Any
 
 from ecs_inference.contracts import metrics as m
-from ecs_inference.services.containers import container_definition
 from ecs_inference.operations.errors import ObservabilityError
+from ecs_inference.services.containers import container_definition
 
 SIDECAR_USER = "10002:10002"
 """The image's non-root user (images/metrics/Dockerfile)."""

@@ -11,6 +11,9 @@ from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
+from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
+from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
+from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -25,9 +28,6 @@ from ecs_inference.plan import (
     rerankers,
     secrets,
 )
-from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
-from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
-from ecs_inference.operations.watch import Watch
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand

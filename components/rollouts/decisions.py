@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecs_inference.contracts.aws_limits import ECS_BAKE_MINUTES_RANGE, LAMBDA_TIMEOUT_MAX_SECONDS
-from ecs_inference.rollouts.input import RerankerSmokeConfig, RolloutConfig
 from ecs_inference.operations.alarms import service_alarms
 from ecs_inference.operations.input import AlarmsConfig
 from ecs_inference.operations.watch import WatchedService
+from ecs_inference.rollouts.input import RerankerSmokeConfig, RolloutConfig
 from ecs_inference.specs.rollout import ROLLING, RolloutSpec
 
 DEPLOYMENT_ALARM_KEYS = ("target-5xx", "ttft-p99", "engine-down")

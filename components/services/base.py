@@ -34,12 +34,12 @@ from ecs_inference.contracts.aws_limits import (
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network import aws_api_egress
+from ecs_inference.operations.scaling import target_tracking_args
+from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
 from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import derived_name
-from ecs_inference.operations.scaling import target_tracking_args
-from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.specs.service import ServiceSpec
 from ecs_inference.specs.service_connect import (
     PORT_NAME,
