@@ -575,14 +575,6 @@ def stack_alarms(
     return out
 
 
-def alarm_table(alarms: Sequence[AlarmSpec]) -> list[tuple[str, str, str]]:
-    """(key, meaning, action) per distinct alarm kind, for docs and the preview."""
-    seen: dict[str, tuple[str, str, str]] = {}
-    for a in alarms:
-        seen.setdefault(a.key, (a.key, a.meaning, a.action))
-    return list(seen.values())
-
-
 def alarm_metric_count(alarms: Sequence[AlarmSpec]) -> int:
     """Metrics the alarms evaluate, as CloudWatch bills them (a metric-math alarm pays for each
     metric it reads, not for the expression)."""

@@ -17,16 +17,16 @@ class AlarmsConfig(Section):
     """Thresholds of the paging alarms. The gateway's and the workers' other thresholds derive
     from their own settings (longest route, CPU target, acceptable latency, backlog target)."""
 
-    target_5xx_percent: float = Field(5.0, gt=0, le=100)
+    target_5xx_percent: float = Field(default=5.0, gt=0, le=100)
     """Share of requests the engines answer 5xx (3 of 5 minutes) that pages."""
-    ttft_p99_seconds: float = Field(10.0, gt=0, le=3600)
+    ttft_p99_seconds: float = Field(default=10.0, gt=0, le=3600)
     """Time to first token p99 of the slowest task (3 of 5 minutes) that pages."""
-    pending_minutes: int = Field(15, ge=1, le=ALARM_EVALUATION_MAX_SECONDS // 60)
+    pending_minutes: int = Field(default=15, ge=1, le=ALARM_EVALUATION_MAX_SECONDS // 60)
     """Minutes a task may wait for capacity before it pages (one alarm evaluates at most a
     day)."""
-    gpu_memory_percent: float = Field(95.0, gt=0, le=100)
+    gpu_memory_percent: float = Field(default=95.0, gt=0, le=100)
     """GPU memory use (5 minutes) that pages."""
-    gateway_memory_percent: float = Field(90.0, gt=0, le=100)
+    gateway_memory_percent: float = Field(default=90.0, gt=0, le=100)
     """The gateway's memory use, in % of its task size (5 minutes), that pages."""
 
 

@@ -20,7 +20,6 @@ from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
 from ecs_inference.operations.errors import ObservabilityError
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
-SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
 
 
 # Application Auto Scaling: a target-tracking policy name is 1-256 chars.
@@ -56,19 +55,11 @@ class ScalingPolicySpec:
         }
 
 
-def service_metric(name: str, stack: str, service: str, stat: str = "Average") -> dict[str, Any]:
-    """A TargetTrackingMetricStat / MetricStat of a sidecar metric, per service."""
-    return {
-        "Metric": {
-            "Namespace": m.NAMESPACE,
-            "MetricName": name,
-            "Dimensions": [
-                {"Name": m.DIM_STACK, "Value": stack},
-                {"Name": m.DIM_SERVICE, "Value": service},
-            ],
-        },
-        "Stat": stat,
-    }
+def _query(id: str, metric: str, stack: str, service: str, **rest: Any) -> dict[str, Any]:
+    """A metric-math query reading a sidecar metric, per service (the Average over its tasks)."""
+    dims = [{"Name": m.DIM_STACK, "Value": stack}, {"Name": m.DIM_SERVICE, "Value": service}]
+    stat = {"Metric": {"Namespace": m.NAMESPACE, "MetricName": metric, "Dimensions": dims}}
+    return {"Id": id, "MetricStat": {**stat, "Stat": "Average"}, **rest}
 
 
 def scaling_cooldowns(grace_seconds: int, scale_in_floor: int) -> tuple[int, int]:
@@ -87,16 +78,8 @@ def scaling_cooldowns(grace_seconds: int, scale_in_floor: int) -> tuple[int, int
 def engine_load_queries(stack: str, service: str) -> list[dict[str, Any]]:
     """Metric math for `engineLoad`: requests waiting + running per task."""
     return [
-        {
-            "Id": "waiting",
-            "MetricStat": service_metric(m.REQUESTS_WAITING, stack, service),
-            "ReturnData": False,
-        },
-        {
-            "Id": "running",
-            "MetricStat": service_metric(m.REQUESTS_RUNNING, stack, service),
-            "ReturnData": False,
-        },
+        _query("waiting", m.REQUESTS_WAITING, stack, service, ReturnData=False),
+        _query("running", m.REQUESTS_RUNNING, stack, service, ReturnData=False),
         {
             "Id": "load",
             "Expression": "waiting + running",
@@ -108,14 +91,8 @@ def engine_load_queries(stack: str, service: str) -> list[dict[str, Any]]:
 
 def kv_cache_queries(stack: str, service: str) -> list[dict[str, Any]]:
     """The metric of `kvCache`: KV-cache usage per task, in percent."""
-    return [
-        {
-            "Id": "kv",
-            "MetricStat": service_metric(m.KV_CACHE_USAGE, stack, service),
-            "Label": "KV-cache usage per task (%)",
-            "ReturnData": True,
-        }
-    ]
+    label = "KV-cache usage per task (%)"
+    return [_query("kv", m.KV_CACHE_USAGE, stack, service, Label=label, ReturnData=True)]
 
 
 def engine_scaling_policy(
@@ -267,8 +244,3 @@ def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
             metrics.append(item)
         out["customized_metric_specification"] = {"metrics": metrics}
     return out
-
-
-def scaling_decisions(specs: Mapping[str, ScalingPolicySpec]) -> dict[str, list[str]]:
-    """service -> the scaling line of its decisions."""
-    return {service: [spec.note] for service, spec in specs.items()}

@@ -47,7 +47,7 @@ class Watch:
     workers: tuple[WorkerDecisions, ...] = ()
     """Queue workers (their decisions, which hold their input)."""
 
-    def pools_of(self, kind: Literal["gpu", "neuron"]) -> list[str]:
+    def pools_of(self, kind: str) -> list[str]:
         return [name for name, k in self.pools.items() if k == kind]
 
 
