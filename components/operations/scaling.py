@@ -10,9 +10,10 @@ returns the AWS API request's own shape (PascalCase, as botocore spells it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
@@ -206,41 +207,20 @@ def engine_scaling_policy(
 
 def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
     """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
-    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes."""
-    out: dict[str, Any] = {
-        "target_value": configuration["TargetValue"],
-        "scale_out_cooldown": configuration["ScaleOutCooldown"],
-        "scale_in_cooldown": configuration["ScaleInCooldown"],
-        "disable_scale_in": configuration.get("DisableScaleIn", False),
-    }
-    predefined = configuration.get("PredefinedMetricSpecification")
-    if predefined:
-        out["predefined_metric_specification"] = {
-            "predefined_metric_type": predefined["PredefinedMetricType"],
-            "resource_label": predefined.get("ResourceLabel"),
+    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes: the
+    provider names every member as the API does, in snake case."""
+    return _snake_case(configuration)
+
+
+_WORD = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _snake_case(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        members = cast("Mapping[str, Any]", value)
+        return {
+            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake_case(v) for k, v in members.items()
         }
-    custom = configuration.get("CustomizedMetricSpecification")
-    if custom:
-        metrics = []
-        for q in custom["Metrics"]:
-            item: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", True)}
-            if "Expression" in q:
-                item["expression"] = q["Expression"]
-            if "Label" in q:
-                item["label"] = q["Label"]
-            if "MetricStat" in q:
-                stat = q["MetricStat"]
-                item["metric_stat"] = {
-                    "metric": {
-                        "metric_name": stat["Metric"]["MetricName"],
-                        "namespace": stat["Metric"]["Namespace"],
-                        "dimensions": [
-                            {"name": d["Name"], "value": d["Value"]}
-                            for d in stat["Metric"].get("Dimensions", [])
-                        ],
-                    },
-                    "stat": stat["Stat"],
-                }
-            metrics.append(item)
-        out["customized_metric_specification"] = {"metrics": metrics}
-    return out
+    if isinstance(value, list):
+        return [_snake_case(v) for v in cast("list[Any]", value)]
+    return value
