@@ -39,6 +39,7 @@ from ecs_inference.operations.dashboard import dashboard_body, dashboard_name
 from ecs_inference.operations.decisions import operations_alarms
 from ecs_inference.operations.input import OperationsConfig
 from ecs_inference.operations.rollback import deployment_rollback_rule
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.operations.watch import Watch
 
 TOKEN = "ecs-inference:operations:Operations"
@@ -116,54 +117,35 @@ def _resolve(value: Any, outputs: Mapping[str, Input[str]]) -> Any:
     return value
 
 
-def _dimensions(dims: Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:
-    return {d["Name"]: d["Value"] for d in dims} if dims else None
-
-
 def metric_alarm_args(request: Mapping[str, Any]) -> dict[str, Any]:
     """A PutMetricAlarm request (PascalCase, as the specs build it) as `aws.cloudwatch.MetricAlarm`
-    keyword arguments."""
-    out: dict[str, Any] = {
-        "name": request["AlarmName"],
-        "alarm_description": request.get("AlarmDescription"),
-        "actions_enabled": request.get("ActionsEnabled", True),
-        "evaluation_periods": request["EvaluationPeriods"],
-        "datapoints_to_alarm": request.get("DatapointsToAlarm"),
-        "threshold": request["Threshold"],
-        "comparison_operator": request["ComparisonOperator"],
-        "treat_missing_data": request.get("TreatMissingData"),
-    }
-    if "MetricName" in request:
-        out.update(
-            metric_name=request["MetricName"],
-            namespace=request["Namespace"],
-            statistic=request.get("Statistic"),
-            extended_statistic=request.get("ExtendedStatistic"),
-            period=request["Period"],
-            dimensions=_dimensions(request.get("Dimensions")),
-            unit=request.get("Unit"),
-        )
-    if "Metrics" in request:
-        queries = []
-        for q in request["Metrics"]:
-            query: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", False)}
-            if "Expression" in q:
-                query["expression"] = q["Expression"]
-            if "Label" in q:
-                query["label"] = q["Label"]
-            if "MetricStat" in q:
-                stat = q["MetricStat"]
-                metric = stat["Metric"]
-                query["metric"] = {
-                    "metric_name": metric["MetricName"],
-                    "namespace": metric["Namespace"],
-                    "dimensions": _dimensions(metric.get("Dimensions")),
-                    "period": stat["Period"],
-                    "stat": stat["Stat"],
-                }
-            queries.append(query)
+    keyword arguments: each member in snake case, but for the name, the dimensions (a map) and
+    the metric math (`metric_queries`, each metric with its period and statistic)."""
+
+    def dimensions(dims: Sequence[Mapping[str, str]]) -> dict[str, str]:
+        return {d["Name"]: d["Value"] for d in dims}
+
+    special = ("AlarmName", "Dimensions", "Metrics")
+    out = snake_case({k: v for k, v in request.items() if k not in special})
+    out["name"] = request["AlarmName"]
+    if "Dimensions" in request:
+        out["dimensions"] = dimensions(request["Dimensions"])
+    queries = []
+    for q in request.get("Metrics", ()):
+        query = snake_case({k: v for k, v in q.items() if k != "MetricStat"})
+        if "MetricStat" in q:
+            stat, metric = q["MetricStat"], q["MetricStat"]["Metric"]
+            query["metric"] = {
+                "metric_name": metric["MetricName"],
+                "namespace": metric["Namespace"],
+                "dimensions": dimensions(metric["Dimensions"]),
+                "period": stat["Period"],
+                "stat": stat["Stat"],
+            }
+        queries.append(query)
+    if queries:
         out["metric_queries"] = queries
-    return {k: v for k, v in out.items() if v is not None}
+    return out
 
 
 def key_policy(partition: str, account: str) -> str:

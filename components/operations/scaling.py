@@ -209,18 +209,20 @@ def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
     """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
     `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes: the
     provider names every member as the API does, in snake case."""
-    return _snake_case(configuration)
+    return snake_case(configuration)
 
 
 _WORD = re.compile(r"(?<!^)(?=[A-Z])")
 
 
-def _snake_case(value: Any) -> Any:
+def snake_case(value: Any) -> Any:
+    """`value` with every member name of its mappings in snake case, as the provider names an
+    API request's members (`TargetValue`: `target_value`)."""
     if isinstance(value, Mapping):
         members = cast("Mapping[str, Any]", value)
         return {
-            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake_case(v) for k, v in members.items()
+            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): snake_case(v) for k, v in members.items()
         }
     if isinstance(value, list):
-        return [_snake_case(v) for v in cast("list[Any]", value)]
+        return [snake_case(v) for v in cast("list[Any]", value)]
     return value
