@@ -123,19 +123,10 @@ def engine_scaling_policy(
     `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
     grace period, or of `scale_out_cooldown` when given. `engine` is the config's engine name;
     an engine without a scrape family (`Engine.metrics_kind`) publishes nothing the sidecar
-    reads: only `albRequests`.
+    reads: only `albRequests`. The input bounds the settings and refuses another metric for such
+    an engine (`models.input.AutoscalingConfig`, `scaling_metric_problem`).
     """
     serving = engines.get(engine)
-    if metric != "albRequests" and serving.metrics_kind is None:
-        raise ObservabilityError(
-            f"{where}.metric {metric} reads vLLM metrics, which engine {engine} does not "
-            "publish; use albRequests"
-        )
-    if not 0 < target_utilization <= 1:
-        raise ObservabilityError(
-            f"{where}.targetUtilization {target_utilization} must be in (0, 1]: the share of "
-            "the engine's capacity at which to add a task"
-        )
     if max_concurrency < 1:
         raise ObservabilityError(f"{where}: max concurrency {max_concurrency} must be >= 1")
     out, scale_in = scaling_cooldowns(
@@ -158,10 +149,6 @@ def engine_scaling_policy(
     if metric == "albRequests":
         if not alb_resource_label:
             raise ObservabilityError(f"{where}: albRequests needs the ALB resource label")
-        if not requests_per_target > 0:
-            raise ObservabilityError(
-                f"{where}.targetRequestsPerTarget {requests_per_target} must be positive"
-            )
         config = {
             **base,
             "TargetValue": float(requests_per_target),

@@ -152,8 +152,10 @@ def test_scale_out_is_never_slower_than_scale_in(grace, floor, util, conc, metri
 
 @pytest.mark.parametrize("util", [0, -0.5, 1.5])
 def test_target_utilization_outside_range_names_the_setting(util):
-    with pytest.raises(ObservabilityError, match="targetUtilization"):
-        _policy(target_utilization=util)
+    key = "models.llama.autoscaling.targetUtilization"
+    assert [i.path for i in issues_of(mutate(reference("dev"), key, util), "dev")] == [
+        f"platform.{key}"
+    ]
 
 
 # ------------------------------------------------------------------------------------------------
