@@ -31,8 +31,17 @@ def loaded_modules(module: str) -> set[str]:
 @pytest.mark.parametrize(
     "folder",
     [
-        *("config", "plan", "specs", "sizing", "engines"),
-        *("models.input", "models.decisions", "endpoint.input", "endpoint.decisions"),
+        "config",
+        "plan",
+        "specs",
+        "sizing",
+        "engines",
+        "models.input",
+        "models.decisions",
+        "operations.input",
+        "operations.decisions",
+        "endpoint.input",
+        "endpoint.decisions",
     ],
 )
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
