@@ -27,14 +27,14 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from ecs_inference.config.base import Section
-from ecs_inference.config.fargate import FARGATE_SECTIONS, MODEL_KEYS
 from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
 from ecs_inference.models.service import model_container_definitions
 from ecs_inference.rerankers.decisions import RerankerDecisions
-from ecs_inference.specs import fargate
+from ecs_inference.services import fargate_table as fargate
+from ecs_inference.services.fargate_keys import FARGATE_SECTIONS, MODEL_KEYS
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.workers.input import WorkerConfig
 from tests.policy.corpus_fargate import VALUES

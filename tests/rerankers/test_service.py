@@ -27,7 +27,7 @@ from ecs_inference.rerankers.service import (
     reranker_container_definitions,
 )
 from ecs_inference.services.base import PlacedWiring
-from ecs_inference.specs.fargate import task_refusals
+from ecs_inference.services.fargate_table import task_refusals
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,

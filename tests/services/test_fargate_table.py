@@ -1,6 +1,6 @@
-"""`ecs_inference.specs.fargate`: the table of what Fargate refuses, read on RegisterTaskDefinition
-requests (container definitions as a list or as pulumi-aws's JSON string), entry by entry with
-the policy corpus's refused and accepted values."""
+"""`ecs_inference.services.fargate_table`: the table of what Fargate refuses, read on
+RegisterTaskDefinition requests (container definitions as a list or as pulumi-aws's JSON
+string), entry by entry with the policy corpus's refused and accepted values."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
-from ecs_inference.specs import fargate
+from ecs_inference.services import fargate_table as fargate
 from tests.policy.corpus_fargate import VALUES
 
 
