@@ -33,6 +33,9 @@ from ecs_inference.models.decisions import (
     fit_on_types,
     model_path,
 )
+from ecs_inference.models.decisions import (  # a program's wiring names its placement
+    Placement as Placement,
+)
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,

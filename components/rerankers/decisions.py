@@ -147,6 +147,7 @@ class RerankerDecisions:
     model_bucket: str
     """S3 bucket of the model (`modelUri`): the task role reads only its prefix."""
     model_prefix: str
+    """Key prefix of the model under `model_bucket`."""
     container_environment: Sequence[Mapping[str, str]]
     """The container's `environment` (`reranker_environment`)."""
     lines: tuple[str, ...] = ()

@@ -25,6 +25,9 @@ import pulumi
 from ecs_inference import ledger
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import reranker as contract
+from ecs_inference.models.decisions import (  # a program's wiring names its placement
+    Placement as Placement,
+)
 from ecs_inference.rerankers.decisions import (
     STOP_TIMEOUT_SECONDS,
     RerankerDecisions,

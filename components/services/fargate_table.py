@@ -105,12 +105,6 @@ class Refusal:
             return f"unset (ECS assumes {DEFAULTS.get(self.parameter)})"
         return json.dumps(self.value, sort_keys=True, default=str)[:80]
 
-    def __str__(self) -> str:
-        return (
-            f"Fargate {rule(self.parameter, self.where)}, got {self.shown()} "
-            f"({cited(self.sources)})"
-        )
-
 
 def _parsed(value: Any) -> Any:
     """A JSON string (pulumi-aws passes container definitions as one) as its value."""
