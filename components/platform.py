@@ -42,9 +42,12 @@ from ecs_inference.operations.component import (
 )
 from ecs_inference.plan import Plan
 from ecs_inference.plan.pools import pool_resource_name
+from ecs_inference.rerankers.decisions import reranker_path
+from ecs_inference.rerankers.service import FargateReranker
 from ecs_inference.services.base import (
     ClusterWiring,
     EfsAccess,
+    PlacedWiring,
     ServiceWiring,
     exec_log_group_name,
 )
@@ -55,8 +58,8 @@ from ecs_inference.services.gateway import (
     gateway_security_group,
 )
 from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
-from ecs_inference.services.reranker import FargateReranker, FargateRerankerArgs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
+from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.stack_secrets import StackSecrets
 from ecs_inference.storage.service import WeightFileSystem, WeightStoreWiring, task_volume
@@ -305,13 +308,18 @@ class InferencePlatform(pulumi.ComponentResource):
         self.rerankers = {
             svc: FargateReranker(
                 f"{self._name}-{svc}",
-                with_wiring(
-                    FargateRerankerArgs,
-                    r,
+                r.input,
+                PlacedWiring(
                     **{**wired, **gateway_wiring},
-                    image=self._image(r.image, plan.built_images.get(svc)),
-                    stack_secret_arns=self._secret_arns(r.secrets.values()),
-                    metrics_image=self._image(r.metrics_image, "metrics")
+                    service=svc,
+                    placement=r.placement,
+                    image=self._image(
+                        r.input.image or plan.config.images.reranker, plan.built_images.get(svc)
+                    ),
+                    stack_secret_arns=self._secret_arns(
+                        secret_refs(reranker_path(svc), r.input.secrets).values()
+                    ),
+                    metrics_image=self._image(r.placement.facts.metrics_image, "metrics")
                     if r.metrics_sidecar
                     else None,
                 ),

@@ -1,7 +1,7 @@
 """The components' own records (`ecs_inference.ledger`) against the stack's plan: built by the
 stack program, every reference stack's pools, model services, re-rankers, gateway, workers,
-network and operations record the cost facts and the model decisions the plan computes, so a
-program that builds the components itself is previewed from the same facts."""
+network and operations record the cost facts and the model and re-ranker decisions the plan
+computes, so a program that builds the components itself is previewed from the same facts."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ def test_the_components_record_what_the_plan_decides(stack: str) -> None:
     assert (facts.alarms_metrics, facts.kms_keys) == (planned.alarms_metrics, planned.kms_keys)
     for name in plan.models:
         assert book.decided[f"model {name}"] == plan.decisions[f"model {name}"]
+    for name in plan.rerankers:
+        assert book.decided[f"reranker {name}"] == plan.decisions[f"reranker {name}"]
 
 
 def test_nothing_is_recorded_outside_a_ledger() -> None:

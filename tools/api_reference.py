@@ -69,7 +69,12 @@ COMPONENTS = (
         "ModelWiring",
         ("ecs_inference.models.input.ModelConfig", "platform.models.<name>"),
     ),
-    Entry("ecs_inference.services.reranker", "FargateReranker", "FargateRerankerArgs"),
+    Entry(
+        "ecs_inference.rerankers.service",
+        "FargateReranker",
+        "PlacedWiring",
+        ("ecs_inference.rerankers.input.RerankerConfig", "platform.rerankers.<name>"),
+    ),
     Entry("ecs_inference.services.gateway", "LiteLLMGateway", "LiteLLMGatewayArgs"),
     Entry(
         "ecs_inference.workers.service",

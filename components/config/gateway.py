@@ -8,8 +8,8 @@ from pydantic import Field, field_validator, model_validator
 from ecs_inference.config.base import Image, Name, Section, secret_arn, secret_value
 from ecs_inference.config.services import MAX_TASKS, ServiceConfig
 from ecs_inference.contracts import aws_limits, litellm
+from ecs_inference.sizing.fargate import CpuArchitecture
 from ecs_inference.specs.gateway import GatewayDatabaseSpec, LiteLLMGatewaySpec
-from ecs_inference.specs.service import CpuArchitecture
 
 _ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX
 

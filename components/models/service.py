@@ -29,10 +29,12 @@ from ecs_inference.engines import Launch
 from ecs_inference.models.decisions import (
     MANAGED_INSTANCES_DEPLOY,
     ModelInputs,
-    Placement,
     decide,
     fit_on_types,
     model_path,
+)
+from ecs_inference.models.decisions import (  # a program's wiring names its placement
+    Placement as Placement,
 )
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.services.base import (
@@ -40,7 +42,7 @@ from ecs_inference.services.base import (
     Balancing,
     EcsService,
     EfsAccess,
-    ServiceWiring,
+    PlacedWiring,
     metrics_sidecar,
     weights_task_role,
 )
@@ -78,27 +80,15 @@ class ModelPool(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModelWiring(ServiceWiring):
-    """What a model service takes from around it besides its input: the cluster and the endpoint
-    (`ServiceWiring`), its pool, its place behind the endpoint, its images and what the stack
-    around it decided."""
+class ModelWiring(PlacedWiring):
+    """What a model service takes from around it besides its input: what every placed service
+    takes (`PlacedWiring`: the engine image, its placement), its pool and its weights' file
+    system; the placement's deploy defaults to that of a service alone on its pool."""
 
-    service: str | None = None
-    """The service's key (its path `/<service>/`, log group and task family); None (default):
-    the component's name. A stack names its components `<platform>-<service>`."""
     pool: ModelPool
     """The pool it runs on: its capacity provider, and the instance types it is sized on."""
-    image: Input[str]
-    """The engine image: a reference (repository in ECR, tag or digest), or the digest reference
-    of the stack's own build."""
-    placement: Placement
-    """What the stack around it decides across services: its listener rule priority, and the
-    idle timeout, deploy and stack facts, which default to those of a service alone behind its
-    endpoint and on its pool, with a stack file's settings."""
     weights_efs: EfsAccess | None = None
     """Weights on EFS (default None: S3, or none): volume, mount right and client group."""
-    metrics_image: Input[str] | None = None
-    """Metrics sidecar image (reference or the stack's build); needed with the sidecar on."""
 
 
 def _deploy(model: ModelConfig, wiring: ModelWiring, types: PoolTypes, name: str) -> DeployChoice:

@@ -15,16 +15,17 @@ from ecs_inference.operations.dashboard import dashboard_body
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import OperationsConfig
 from ecs_inference.operations.watch import Watch, WatchedService
+from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.pool import PoolSpec
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.workers.decisions import WorkerDecisions
 
 
 def watch_of(
     cfg: StackConfig,
     models: Mapping[str, ModelServiceSpec],
-    rerankers: Mapping[str, RerankerSpec],
+    rerankers: Mapping[str, RerankerDecisions],
     pools: Mapping[str, PoolSpec],
     gateway: LiteLLMGatewaySpec | None,
     workers: Mapping[str, WorkerDecisions],

@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from ecs_inference.config.issues import Advisory
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.plan.pools import PoolChoice
+from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.mixed_instances import spot_predictions
 from ecs_inference.specs.pool import PoolSpec
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import ModelServiceSpec
 
 
 def deploy_advisories(
@@ -71,7 +72,7 @@ def spot_advisories(
 def single_task_advisories(
     cfg: StackConfig,
     models: Mapping[str, ModelServiceSpec],
-    rerankers: Mapping[str, RerankerSpec],
+    rerankers: Mapping[str, RerankerDecisions],
     gateway: LiteLLMGatewaySpec | None,
 ) -> list[Advisory]:
     """In a production stack (`protect`), each service that may run a single task."""

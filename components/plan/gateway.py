@@ -12,6 +12,7 @@ from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.services.decisions import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
@@ -27,7 +28,7 @@ from ecs_inference.specs.gateway import (
     managed_names,
 )
 from ecs_inference.specs.secrets import secret_ref, secret_refs
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.specs.service_connect import private_host
 
 
@@ -318,7 +319,7 @@ def plan_gateway(
     priority: int,
     issues: Issues,
     vpc_cidr: str,
-    rerankers: Mapping[str, RerankerSpec] | None = None,
+    rerankers: Mapping[str, RerankerDecisions] | None = None,
 ) -> tuple[LiteLLMGatewaySpec | None, list[str]]:
     """The gateway's spec and decisions, routed to the planned models and `rerankers` (default
     none) at their Service Connect addresses; routes to a service that failed its own checks are

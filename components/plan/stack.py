@@ -20,17 +20,16 @@ from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import (
     advisories,
     cluster,
-    fargate,
     gateway,
     image_regions,
     images,
     models,
     network,
     pools,
-    rerankers,
     secrets,
 )
 from ecs_inference.plan.pools import Placed, PoolChoice
+from ecs_inference.rerankers.decisions import RerankerDecisions, decide_reranker
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.cluster import ClusterSpec
@@ -39,7 +38,7 @@ from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
 from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.decisions import WorkerDecisions, plan_workers
@@ -71,7 +70,7 @@ class Plan:
     priority, idle timeout, the stack's facts): its component decides again from the same."""
     model_pools: Mapping[str, str]
     """Model service -> the pool it runs on."""
-    rerankers: Mapping[str, RerankerSpec]
+    rerankers: Mapping[str, RerankerDecisions]
     gateway: LiteLLMGatewaySpec | None
     gateway_database: GatewayDatabaseSpec | None
     """LiteLLM's database, when the gateway has one."""
@@ -176,6 +175,21 @@ def _model_specs(
     return found, lines, decided_from
 
 
+def _rerankers(
+    cfg: StackConfig, context: tuple[dict[str, int], int, str | None, str], issues: Issues
+) -> dict[str, RerankerDecisions]:
+    """Every re-ranker's decisions, at its rule priority behind the endpoint."""
+    priorities, idle, region, stack = context
+    found: dict[str, RerankerDecisions] = {}
+    for name, rr in cfg.rerankers.items():
+        placement = Placement(priorities[name], idle, facts=models.stack_facts(cfg, region, stack))
+        decided, problems = decide_reranker(name, rr, placement, rr.image or cfg.images.reranker)
+        issues.extend(problems)
+        if decided is not None:
+            found[name] = decided
+    return found
+
+
 def build_plan(
     config: StackConfig,
     stack: str | None = None,
@@ -204,9 +218,7 @@ def build_plan(
     model_specs, model_lines, model_inputs = _model_specs(
         config, demands, choices, pool_specs, deploys, context, issues
     )
-    reranker_specs, reranker_lines = rerankers.plan_rerankers(
-        config, priorities, idle.seconds, issues, stack or "stack"
-    )
+    reranker_specs = _rerankers(config, context, issues)
     namespace = None
     if config.gateway is not None or config.workers:
         namespace = gateway.service_connect_namespace(platform_name, stack)
@@ -222,7 +234,6 @@ def build_plan(
     worker_specs = plan_workers(
         config, issues, None if project is None or stack is None else (project, stack)
     )
-    fargate.check_services(reranker_specs, gateway_spec, worker_specs, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
     ports += [reranker_contract.PORT] * bool(reranker_specs) + [GATEWAY_PORT] * bool(gateway_spec)
@@ -241,7 +252,7 @@ def build_plan(
         "endpoint": [idle.summary()],
         **pool_specs.decisions,
         **model_lines,
-        **reranker_lines,
+        **{f"reranker {n}": list(r.lines) for n, r in reranker_specs.items()},
         "operations": decision_lines(config.operations, alarms, watch),
         **({"gateway": gateway_lines} if gateway_spec is not None else {}),
         **{f"worker {n}": list(w.lines) for n, w in worker_specs.items()},

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -49,6 +49,10 @@ from ecs_inference.specs.service_connect import (
     timeouts,
 )
 from ecs_inference.storage import efs as weights_spec
+
+if TYPE_CHECKING:
+    from ecs_inference.models.decisions import Placement as ServicePlacement
+    from ecs_inference.rerankers.decisions import RerankerDecisions
 
 ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
 CPU_METRIC = "ECSServiceAverageCPUUtilization"
@@ -113,6 +117,26 @@ class ServiceWiring(ClusterWiring):
     service_connect_namespace: Namespace | None = None
     """Cloud Map namespace in which the service is a Service Connect server
     (`<service>.<namespace>:<port>`); default None (not reachable by Service Connect)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlacedWiring(ServiceWiring):
+    """What a service placed behind the endpoint (a model service, a re-ranker) takes from
+    around it besides its input: the cluster and the endpoint (`ServiceWiring`), its images and
+    what the stack around it decided."""
+
+    service: str | None = None
+    """The service's key (its path `/<service>/`, log group and task family); None (default):
+    the component's name. A stack names its components `<platform>-<service>`."""
+    image: Input[str]
+    """The serving image: a reference (repository in ECR, tag or digest), or the digest
+    reference of the stack's own build."""
+    metrics_image: Input[str] | None = None
+    """Metrics sidecar image (reference or the stack's build); needed with the sidecar on."""
+    placement: ServicePlacement
+    """What the stack around it decides across services: its listener rule priority, and the
+    idle timeout, deploy and stack facts, which default to those of a service alone behind its
+    endpoint, with a stack file's settings."""
 
 
 def log_group_name(service: str) -> str:
@@ -630,11 +654,11 @@ class EcsService(pulumi.ComponentResource):
         )
         return self.scaling_policy
 
-    # -- the load-balanced service of a ServiceSpec (models and re-rankers) -----------------
+    # -- the load-balanced service (models and re-rankers) ---------------------------------
 
     def _serve(
         self,
-        spec: ServiceSpec,
+        spec: ServiceSpec | RerankerDecisions,
         wiring: ServiceWiring,
         *,
         balancing: Balancing,
@@ -826,7 +850,7 @@ def service_connect_server(
 
 
 def metrics_sidecar(
-    spec: ServiceSpec,
+    spec: ServiceSpec | RerankerDecisions,
     *,
     kind: str,
     port: int,

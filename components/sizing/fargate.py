@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Literal
 
 from ecs_inference.contracts.aws_limits import (
     FARGATE_PLATFORM_1_4_MIN_CPU,
@@ -12,9 +13,8 @@ from ecs_inference.contracts.aws_limits import (
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.memory import SizingError, non_negative, positive_int
 
-# --------------------------------------------------------------------------------------------
-# Fargate
-# --------------------------------------------------------------------------------------------
+CpuArchitecture = Literal["ARM64", "X86_64"]
+"""A Fargate task's CPU architecture (`runtimePlatform.cpuArchitecture`)."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts.aws_limits import TASK_DEFINITION_MAX_BYTES
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.contracts.litellm import IMAGE as LITELLM_IMAGE
-from ecs_inference.specs.service import CpuArchitecture
+from ecs_inference.sizing.fargate import CpuArchitecture
 
 LITELLM_VERSION = litellm.VERSION
 GATEWAY_PORT = litellm.PORT

@@ -1,9 +1,9 @@
-"""Service specs: one model or re-ranker service as plain values, and their checks.
+"""Service specs: one model service as plain values, and its checks.
 
-`ModelServiceSpec` and `RerankerSpec` are built by the plan; `validate_model_service` and
-`validate_reranker` raise `ServiceArgsError` naming the argument and values for anything ECS, ELB
-or the image contract would reject. The components (`components.services`) add only the wiring
-(cluster, VPC, subnets, load balancer, router, the built image's digest reference).
+`ModelServiceSpec` is built by the plan; `validate_model_service` raises `ServiceArgsError`
+naming the argument and values for anything ECS, ELB or the engine would reject. The component
+(`components.models.service`) adds only the wiring (cluster, VPC, subnets, load balancer,
+router, the built image's digest reference).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ecs_inference import iam, sizing
-from ecs_inference.contracts import reranker as contract
+from ecs_inference import iam
 from ecs_inference.contracts.aws_limits import (
     CLOUDWATCH_LOG_RETENTION_DAYS,
     ECS_GRACE_PERIOD_MAX,
@@ -32,19 +31,6 @@ from ecs_inference.specs.rollout import ROLLING, RolloutSpec
 
 class ServiceArgsError(ValueError):
     """Plain service arguments are inconsistent; the message names the argument and values."""
-
-
-CpuArchitecture = Literal["ARM64", "X86_64"]
-CPU_ARCHITECTURES: tuple[CpuArchitecture, ...] = ("ARM64", "X86_64")
-KEEPALIVE_MARGIN_SECONDS = 5
-"""The service keeps idle connections this much longer than the ALB does (else 502s)."""
-
-# Variables the component sets from its own arguments; `environment` may not override them.
-RERANKER_MANAGED_ENV = (
-    contract.ENV_PORT,
-    contract.ENV_MODEL_S3_URI,
-    contract.ENV_KEEP_ALIVE_SECONDS,
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,39 +129,6 @@ class ModelServiceSpec(ServiceSpec):
     """Target tracking on the engine's load (API-shaped TargetTrackingScalingPolicyConfiguration
     from `components.operations.scaling`); None: ALBRequestCountPerTarget at
     `target_requests_per_target`."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RerankerSpec(ServiceSpec):
-    """One CPU cross-encoder re-ranker on Fargate (no scarce capacity: bigger defaults)."""
-
-    model_bucket: str
-    """S3 bucket of the exported ONNX model and tokenizer."""
-    model_prefix: str
-    """Key prefix the task role may read."""
-    model: contract.EncoderModel = contract.REFERENCE_MODEL
-    """The served model (family and config.json facts): its memory floor bounds memory_mib."""
-    cpu: int
-    """Task CPU units (a pair on the Fargate grid with memory_mib)."""
-    memory_mib: int
-    """Task memory."""
-    cpu_architecture: CpuArchitecture = contract.CPU_ARCHITECTURE
-    """ARM64 or X86_64 (X86_64 needs an amd64 image)."""
-    platform_version: str = "LATEST"
-    """Fargate platform version."""
-    scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
-    """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization."""
-    scaling_target: float = 100.0
-    """Requests per task per minute, or CPU percent."""
-    alb_idle_timeout_seconds: int = 60
-    """The endpoint's idle timeout; the service's keep-alive is set above it."""
-    # Fargate capacity is not scarce and the image starts in about a minute (S3 staging, ONNX
-    # session), so a re-ranker runs more copies with shorter timeouts than a model.
-    desired_count: int = 2
-    max_count: int = 4
-    health_check_grace_period_seconds: int = 120
-    deregistration_delay_seconds: int = 30
-    stop_timeout_seconds: int = contract.STOP_TIMEOUT_SECONDS
 
 
 def _deferred(value: object) -> bool:
@@ -355,131 +308,3 @@ def model_service_decision_checks(where: str, args: ModelServiceSpec) -> None:
         launch.check_task(where, args)
     except TaskArgsError as exc:
         raise ServiceArgsError(str(exc)) from None
-
-
-def model_uri(bucket: str, prefix: str) -> str:
-    """`s3://bucket/prefix/` (trailing slash: the service stages every object under it)."""
-    prefix = prefix.strip("/")
-    return f"s3://{bucket}/{prefix}/" if prefix else f"s3://{bucket}/"
-
-
-def reranker_environment(
-    *,
-    service: str,
-    bucket: str,
-    prefix: str,
-    alb_idle_timeout_seconds: int,
-    overrides: Mapping[str, str],
-) -> list[dict[str, str]]:
-    """The container `environment`: contract defaults, the model URI, keep-alive above the ALB
-    idle timeout, the service name as model name, then `overrides` (names checked by the
-    contract; the URI and keep-alive are rejected earlier as managed)."""
-    managed = {
-        contract.ENV_MODEL_NAME: service,
-        contract.ENV_MODEL_S3_URI: model_uri(bucket, prefix),
-        contract.ENV_KEEP_ALIVE_SECONDS: str(alb_idle_timeout_seconds + KEEPALIVE_MARGIN_SECONDS),
-    }
-    return contract.container_environment({**managed, **dict(overrides)})
-
-
-def _platform_at_least_1_4(version: str) -> bool:
-    if version == "LATEST":
-        return True
-    try:
-        parts = tuple(int(p) for p in version.split("."))
-    except ValueError:
-        return False
-    return parts >= (1, 4, 0)
-
-
-def validate_reranker(where: str, args: RerankerSpec) -> sizing.FargateSize:
-    """All plain-value checks of a `RerankerSpec` built by hand; returns the Fargate size."""
-    common_key_checks(where, args)
-    if args.scaling_metric not in ("requestCount", "cpu"):
-        raise ServiceArgsError(
-            f"{where}: scaling_metric {args.scaling_metric!r} must be 'requestCount' or 'cpu'"
-        )
-    if args.scaling_metric == "cpu" and not 1 <= args.scaling_target <= 100:
-        raise ServiceArgsError(
-            f"{where}: scaling_target {args.scaling_target} for the cpu metric is a percentage "
-            "(1-100)"
-        )
-    if args.cpu_architecture not in CPU_ARCHITECTURES:
-        raise ServiceArgsError(
-            f"{where}: cpu_architecture {args.cpu_architecture!r} not one of {CPU_ARCHITECTURES}"
-        )
-    try:
-        size = sizing.fargate_size(args.cpu, args.memory_mib)
-    except sizing.SizingError as exc:
-        raise ServiceArgsError(f"{where}: {exc}") from None
-    if (problem := reranker_size_problem(size, args.platform_version, args.model)) is not None:
-        raise ServiceArgsError(f"{where}: {problem}")
-    if (problem := contract.family_problem(args.model.model_type)) is not None:
-        raise ServiceArgsError(f"{where}: model: {problem}")
-    reranker_decision_checks(where, args)
-    return size
-
-
-def reranker_size_problem(
-    size: sizing.FargateSize,
-    platform_version: str,
-    model: contract.EncoderModel = contract.REFERENCE_MODEL,
-) -> str | None:
-    """Why a Fargate task of `size` cannot run the re-ranker serving `model` (default
-    all-MiniLM-L6-v2) on `platform_version`, or None."""
-    if size.memory_mib < model.memory_floor_mib:
-        return (
-            f"memory_mib {size.memory_mib} is below the re-ranker's floor of "
-            f"{model.memory_floor_mib} MiB for {model.name or model.model_type} "
-            f"({model.parameters / 1e6:.0f}M parameters: resident weights, ONNX Runtime arenas, "
-            "web stack)"
-        )
-    if size.needs_platform_1_4 and not _platform_at_least_1_4(platform_version):
-        return f"cpu {size.cpu} needs Fargate platform 1.4.0 or later, got {platform_version!r}"
-    return None
-
-
-def reranker_decision_checks(where: str, args: RerankerSpec) -> None:
-    """What the plan decides for a re-ranker, checked: its grace period against its start, its
-    environment against the image contract, the drain inside the stop timeout, and what every
-    service decides (`common_decision_checks`). Its size is the plan's own choice, checked with
-    `reranker_size_problem` where it is made."""
-    common_decision_checks(where, args, RERANKER_MANAGED_ENV)
-    validate_scaling(where, args.scaling_target, args.scale_out_cooldown, args.scale_in_cooldown)
-    if args.health_check_grace_period_seconds < contract.STARTUP_GRACE_SECONDS:
-        raise ServiceArgsError(
-            f"{where}: health_check_grace_period_seconds {args.health_check_grace_period_seconds}"
-            f" is below the re-ranker's startup time of {contract.STARTUP_GRACE_SECONDS} s "
-            "(S3 staging + model load); ECS would stop tasks that are still loading"
-        )
-    try:
-        iam.s3_read_policy(args.model_bucket, args.model_prefix)
-        env = {
-            e["name"]: e["value"]
-            for e in reranker_environment(
-                service=args.service,
-                bucket=args.model_bucket,
-                prefix=args.model_prefix,
-                alb_idle_timeout_seconds=args.alb_idle_timeout_seconds,
-                overrides=args.environment,
-            )
-        }
-    except (iam.PolicyArgumentError, KeyError, ValueError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
-        raise ServiceArgsError(f"{where}: {message}") from None
-    clash = sorted(set(args.secrets) & set(contract.ENV_DEFAULTS))
-    if clash:
-        raise ServiceArgsError(
-            f"{where}: secrets {clash} are plain settings of the re-ranker (set them under "
-            "environment); a name in both lists is ambiguous"
-        )
-    drain = env.get(contract.ENV_DRAIN_TIMEOUT_SECONDS, str(contract.DRAIN_TIMEOUT_SECONDS))
-    # What Fargate accepts as a stop timeout is the plan's check of the table
-    # (`ecs_inference.plan.fargate`); the drain must fit inside whatever it is.
-    _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 0)
-    if not drain.isdigit() or int(drain) >= args.stop_timeout_seconds:
-        raise ServiceArgsError(
-            f"{where}: {contract.ENV_DRAIN_TIMEOUT_SECONDS} {drain!r} must be a whole number of "
-            f"seconds below stop_timeout_seconds {args.stop_timeout_seconds} (ECS kills the "
-            "container when the stop timeout ends, cutting requests still draining)"
-        )

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 from ecs_inference.config.base import Image
 from ecs_inference.config.services import MAX_TASKS, ServiceConfig
 from ecs_inference.contracts import aws_limits
-from ecs_inference.specs.service import CpuArchitecture
+from ecs_inference.sizing.fargate import CpuArchitecture
 
 _RECEIVES = aws_limits.SQS_MAX_RECEIVE_COUNT_RANGE
 _RETENTION = (aws_limits.SQS_RETENTION_MIN, aws_limits.SQS_RETENTION_MAX)

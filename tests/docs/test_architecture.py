@@ -18,7 +18,7 @@ HOPS = {
     "endpoint idle timeout": 2,
     "a model's GPU count to `resourceRequirements`": 6,
     "a pool's warm pool size": 3,
-    "`rerankers.*.cpu`": 4,
+    "`rerankers.*.cpu`": 2,
     "`gateway.masterKey`": 5,
     "an alarm e-mail": 1,
 }

@@ -1,11 +1,12 @@
 """The plan validates a stack's config once: the schema checks each key, the plan each decision.
 The spec checks a program that builds specs by hand calls (`validate_model_service`,
-`validate_reranker`, `pool_problems`) are not run again on the plan's own specs, so every spec
-the plan builds from a config it accepts must already pass them. Edits of the reference stacks,
-drawn from every scalar key of the endpoint, model, re-ranker and pool schemas at and around
-their own bounds, or removing keys, look for a config the plan accepts and a spec check refuses:
-each would be a check the stack's path skips. The endpoint has no spec: its input
-(`EndpointConfig`) is the one place its keys are checked, for a stack and a program alike."""
+`pool_problems`) are not run again on the plan's own specs, so every spec the plan builds from a
+config it accepts must already pass them (a re-ranker's component calls the plan's own
+decisions). Edits of the reference stacks, drawn from every scalar key of the endpoint, model,
+re-ranker and pool schemas at and around their own bounds, or removing keys, look for a config
+the plan accepts and a spec check refuses: each would be a check the stack's path skips. The
+endpoint has no spec: its input (`EndpointConfig`) is the one place its keys are checked, for a
+stack and a program alike."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from pydantic.fields import FieldInfo
 
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.pools import PoolConfig
-from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, Plan
 from ecs_inference.plan.pools import pool_resource_name
+from ecs_inference.rerankers.decisions import size_problem
+from ecs_inference.rerankers.input import RerankerConfig
 from ecs_inference.specs.pool import pool_problems
-from ecs_inference.specs.service import validate_model_service, validate_reranker
+from ecs_inference.specs.service import validate_model_service
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
 STACKS = ("dev", "prod", "agents", "engines")
@@ -37,13 +39,9 @@ CHECKED_SECTIONS = ("endpoint", "models", "rerankers", "gpuPools", "neuronPools"
 def spec_problems(plan: Plan) -> list[str]:
     """What the spec checks say of the plan's specs (empty: they pass)."""
     found: list[str] = []
-    checks = [
-        *((validate_model_service, f"platform.models.{n}", s) for n, s in plan.models.items()),
-        *((validate_reranker, f"platform.rerankers.{n}", s) for n, s in plan.rerankers.items()),
-    ]
-    for check, where, spec in checks:
+    for name, spec in plan.models.items():
         try:
-            check(where, spec)
+            validate_model_service(f"platform.models.{name}", spec)
         except ValueError as exc:
             found.append(str(exc))
     pools = (("gpuPools", plan.gpu_pools, "nvidia"), ("neuronPools", plan.neuron_pools, "neuron"))
@@ -248,6 +246,6 @@ def test_a_need_below_the_image_floor_is_sized_at_the_floor() -> None:
     for exact in ("cpu", "memoryMib"):
         rr.pop(exact)
     rr |= {"needMemoryMib": 256, "needVcpu": 0.25}
-    spec = plan_of(raw, "dev").rerankers["rerank"]
-    assert (spec.cpu, spec.memory_mib) == (256, 1024)
-    assert validate_reranker("platform.rerankers.rerank", spec).memory_mib == 1024
+    size = plan_of(raw, "dev").rerankers["rerank"].size
+    assert (size.cpu, size.memory_mib) == (256, 1024)
+    assert size_problem(size, "LATEST") is None

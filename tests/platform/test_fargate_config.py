@@ -4,13 +4,12 @@ refuses (`contracts.aws_limits.FARGATE_TASK_PARAMETERS`), entry by entry:
 * no config key reaches the table: two configs, one of which sets every key of the Fargate
   sections (and of `cluster`, `images`, `operations`) to a value other than its default, the two
   together every value of every choice, are run through the whole program; every Fargate task
-  definition they make satisfies the whole table, and no table value differs between them except
-  through a spec field the plan judges (`plan.fargate.SPEC_PARAMETERS`). A later key that
-  reaches the table fails one of these tests;
+  definition they make satisfies the whole table, and no table value differs between them (what
+  the components write there is their own constants). A later key that reaches the table fails
+  one of these tests;
 * a key a user writes in a Fargate section that names a table parameter is refused at its config
   path with the table's rule and sources (each entry's refused value), or named as no setting (an
-  accepted value); a model's accelerator keys are refused with what they do on a model;
-* the plan reports a spec field that would carry a refused value at the config path that set it.
+  accepted value); a model's accelerator keys are refused with what they do on a model.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import copy
 import json
 import typing
 from collections.abc import Iterator
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,16 +27,15 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from ecs_inference.config.base import Section
-from ecs_inference.config.fargate import FARGATE_SECTIONS, MODEL_KEYS
-from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
+from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
 from ecs_inference.models.service import model_container_definitions
-from ecs_inference.plan import fargate as plan_fargate
-from ecs_inference.specs import fargate
+from ecs_inference.rerankers.decisions import RerankerDecisions
+from ecs_inference.services import fargate_table as fargate
+from ecs_inference.services.fargate_keys import FARGATE_SECTIONS, MODEL_KEYS
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
-from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.workers.input import WorkerConfig
 from tests.policy.corpus_fargate import VALUES
 from tests.stack_config import mutate, plan_of, reference
@@ -53,7 +50,7 @@ REGISTRY = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com"
 KMS = f"arn:aws:kms:us-east-1:{ACCOUNT_ID}:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 #: The component each Fargate task definition belongs to -> the spec type its plan section makes.
 COMPONENTS: dict[str, type] = {
-    "ecs-inference:serving:FargateReranker": RerankerSpec,
+    "ecs-inference:serving:FargateReranker": RerankerDecisions,
     "ecs-inference:serving:LiteLLMGateway": LiteLLMGatewaySpec,
     "ecs-inference:workers:QueueWorker": WorkerConfig,
 }
@@ -373,7 +370,7 @@ def _table_values(request: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
             yield container["name"], parameter, json.dumps(found or [None], sort_keys=True)
 
 
-def test_no_table_value_varies_with_the_config_except_through_a_judged_spec_field() -> None:
+def test_no_table_value_varies_with_the_config() -> None:
     seen: dict[tuple[type, str, str], set[str]] = {}
     for which in CONFIGS:
         for kind, _, request in _fargate_tasks(recorded(which)):
@@ -381,23 +378,7 @@ def test_no_table_value_varies_with_the_config_except_through_a_judged_spec_fiel
                 seen.setdefault((kind, container, parameter), set()).add(value)
     assert {kind for kind, _, _ in seen} == set(COMPONENTS.values())
     varying = {(k, p) for (k, _, p), values in seen.items() if len(values) > 1}
-    declared = {
-        (k, e.parameter) for k, entries in plan_fargate.SPEC_PARAMETERS.items() for e in entries
-    }
-    assert varying <= declared, f"table values the config changes, unjudged: {varying - declared}"
-
-
-def test_the_judged_spec_fields_are_what_the_components_write() -> None:
-    plan = plan_of(every_key(), STACK)
-    assert set(plan_fargate.SPEC_PARAMETERS) == set(COMPONENTS.values())
-    for kind, name, request in _fargate_tasks(recorded("every-key")):
-        if kind is not RerankerSpec:
-            continue
-        service = name.removeprefix("inference-").removesuffix("-task")
-        spec = plan.rerankers[service]
-        for entry in plan_fargate.SPEC_PARAMETERS[kind]:
-            values = [v for _, _, v in fargate.values_at(request, entry.parameter.split("."))]
-            assert values[0] == getattr(spec, entry.field), (name, entry)
+    assert not varying, f"table values the config changes: {varying}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -563,41 +544,3 @@ def test_the_model_keys_give_a_model_what_they_say() -> None:
         for tp in (1, 2)
     )
     assert 0 < one.shm_size_mib < two.shm_size_mib
-
-
-# --------------------------------------------------------------------------------------------
-# the plan's check of the spec fields that reach the table
-# --------------------------------------------------------------------------------------------
-
-
-def test_the_plan_reports_a_spec_default_fargate_refuses_at_the_service() -> None:
-    spec = plan_of(_base(), STACK, key_secret=True).rerankers["rr"]
-    issues = Issues()
-    plan_fargate.spec_issues("platform.rerankers.rr", spec, issues)
-    assert list(issues) == []
-    plan_fargate.spec_issues(
-        "platform.rerankers.rr", replace(spec, stop_timeout_seconds=300), issues
-    )
-    [issue] = list(issues)
-    assert issue.path == "platform.rerankers.rr"
-    assert "accepts only 2-120 at containerDefinitions[].stopTimeout, got 300" in issue.message
-    assert "ContainerDefinition.stopTimeout" in issue.message
-    assert "stop_timeout_seconds; no key sets it" in issue.message
-
-
-def test_the_plan_names_the_key_that_set_a_refused_value(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A spec field set from a key is reported at that key, beside every other problem (the
-    mapping here is a stand-in: no key of the project's Fargate sections reaches the table)."""
-    standin = plan_fargate.SpecParameter(
-        "max_request_seconds", "containerDefinitions[].stopTimeout", "maxRequestSeconds"
-    )
-    monkeypatch.setitem(plan_fargate.SPEC_PARAMETERS, RerankerSpec, (standin,))
-    raw = mutate(_base(), "rerankers.rr.maxRequestSeconds", 300)
-    raw = mutate(raw, "rerankers.rr2", {**raw["rerankers"]["rr"], "maxRequestSeconds": 200})
-    with pytest.raises(ConfigError) as info:
-        plan_of(raw, STACK, key_secret=True)
-    paths = [i.path for i in info.value.issues]
-    assert paths == [
-        "platform.rerankers.rr.maxRequestSeconds",
-        "platform.rerankers.rr2.maxRequestSeconds",
-    ]

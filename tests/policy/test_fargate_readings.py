@@ -1,7 +1,7 @@
-"""The pack (`guardrails/fargate/parameters.py`) and the program (`ecs_inference.specs.fargate`)
-read the one table of what Fargate refuses with two copies of the logic (the pack runs alone):
-on every corpus value of every entry, in both providers' shapes, they refuse the same
-parameters at the same places."""
+"""The pack (`guardrails/fargate/parameters.py`) and the program
+(`ecs_inference.services.fargate_table`) read the one table of what Fargate refuses with two
+copies of the logic (the pack runs alone): on every corpus value of every entry, in both
+providers' shapes, they refuse the same parameters at the same places."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from guardrails.fargate import parameters as pack
 
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
-from ecs_inference.specs import fargate
+from ecs_inference.services import fargate_table as fargate
 from tests.policy.corpus_fargate import VALUES, task
 from tools.aws_shapes import register_task_definition_request
 

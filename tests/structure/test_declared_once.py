@@ -31,22 +31,19 @@ ALLOWED = frozenset(
         "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
         "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
         # gateway: config/gateway.py, specs/gateway.py and its database
-        "config.gateway.GatewayConfig ~ config.rerankers.RerankerConfig",
+        "config.gateway.GatewayConfig ~ rerankers.input.RerankerConfig",
         "config.gateway.GatewayConfig ~ specs.gateway.GatewaySpec",
         "config.gateway.GatewayConfig ~ specs.gateway.LiteLLMGatewaySpec",
         "config.gateway.GatewayConfig ~ specs.service.ServiceSpec",
-        "config.gateway.GatewayConfig ~ specs.service.RerankerSpec",
-        "config.rerankers.RerankerConfig ~ specs.gateway.LiteLLMGatewaySpec",
+        "rerankers.input.RerankerConfig ~ specs.gateway.LiteLLMGatewaySpec",
         "services.gateway_db.DatabaseOutputs ~ specs.gateway.DatabaseEndpoint",
         "specs.gateway.LiteLLMGatewaySpec ~ specs.service.ServiceSpec",
-        "specs.gateway.LiteLLMGatewaySpec ~ specs.service.RerankerSpec",
         # workers: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) the gateway's
         # and the re-rankers' sections and specs declare too, until they move into their folders;
         # and the scaling policies' own bounds (`WorkerScaling`, taking Outputs for its metrics)
         "config.gateway.GatewayConfig ~ workers.input.WorkerConfig",
-        "config.rerankers.RerankerConfig ~ workers.input.WorkerConfig",
+        "rerankers.input.RerankerConfig ~ workers.input.WorkerConfig",
         "specs.gateway.LiteLLMGatewaySpec ~ workers.input.WorkerConfig",
-        "specs.service.RerankerSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.scaling.WorkerScaling",
         "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
@@ -62,9 +59,8 @@ ALLOWED = frozenset(
         "cost.PoolInput ~ specs.pool.PoolSpec",
         "cost.FargateInput ~ cost.ServiceOnPool",
         "cost.NetworkInput ~ specs.network.NetworkSpec",
-        # re-rankers: config/rerankers.py and specs/service.py RerankerSpec
-        "config.rerankers.RerankerConfig ~ specs.service.ServiceSpec",
-        "config.rerankers.RerankerConfig ~ specs.service.RerankerSpec",
+        # re-rankers: the counts and rollout ServiceSpec (the models' spec base) still declares
+        "rerankers.input.RerankerConfig ~ specs.service.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
         "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
         "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",
@@ -100,7 +96,7 @@ ALLOWED = frozenset(
         "engines.vllm.VllmLaunch ~ sizing.gpu.MemoryNeed",
         # models: ModelServiceSpec, the decided spec the other plan sections (operations, gateway, cost) still read
         "models.decisions.StackFacts ~ specs.service.ServiceSpec",
-        "models.service.ModelWiring ~ specs.service.ServiceSpec",
+        "services.base.PlacedWiring ~ specs.service.ServiceSpec",
         # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
         "models.input.ArchitectureConfig ~ sizing.catalog.ModelArchitecture",
         "models.input.ArchitectureConfig ~ sizing.gpu.MemoryNeed",
@@ -113,8 +109,8 @@ ALLOWED = frozenset(
         "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
         # LoRA (issue 35): the launch and the buffer sizing still copy the vLLM settings and
         # the model shape; to fold into VllmSettings / MemoryNeed
-        "config.rerankers.RerankerModelConfig ~ models.input.ArchitectureConfig",
-        "config.rerankers.RerankerModelConfig ~ sizing.lora.LoraShape",
+        "models.input.ArchitectureConfig ~ rerankers.input.RerankerModelConfig",
+        "rerankers.input.RerankerModelConfig ~ sizing.lora.LoraShape",
         "engines.vllm.LoraAdapterConfig ~ engines.vllm.LoraModule",
         "engines.vllm.VllmLaunch ~ engines.vllm.VllmSettings",
         "engines.vllm.VllmLaunch ~ sizing.lora.LoraNeed",

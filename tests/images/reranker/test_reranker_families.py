@@ -164,7 +164,7 @@ def test_segment_ids_are_fed_only_to_families_that_embed_them(bundles):
 
 
 def test_the_stack_model_section_prepare_writes_is_what_the_preview_accepts(bundles):
-    from ecs_inference.config.rerankers import RerankerModelConfig
+    from ecs_inference.rerankers.input import RerankerModelConfig
 
     for _, bundle in bundles.values():
         section = json.loads((bundle / c.MODEL_CONFIG_FILE).read_text())["stack_model"]

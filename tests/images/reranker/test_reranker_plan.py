@@ -27,4 +27,5 @@ def test_plan_states_admission_limits_derived_from_task_size_and_request_timeout
         r = plan.rerankers[name]
         expected = contract.admission_limits(r.cpu / 1024, request_timeout_seconds=seconds)
         assert expected.summary() in plan.decisions[f"reranker {name}"]
-        assert r.environment[contract.ENV_REQUEST_TIMEOUT_SECONDS] == str(seconds)
+        env = {e["name"]: e["value"] for e in r.container_environment}
+        assert env[contract.ENV_REQUEST_TIMEOUT_SECONDS] == str(seconds)

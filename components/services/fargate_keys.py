@@ -29,8 +29,8 @@ from pydantic import BaseModel
 from ecs_inference.config.base import ROOT
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.config.rerankers import RerankerConfig
-from ecs_inference.specs import fargate
+from ecs_inference.rerankers.input import RerankerConfig
+from ecs_inference.services import fargate_table as fargate
 from ecs_inference.workers.input import WorkerConfig
 
 #: The sections whose services run on Fargate: key under `platform` -> (schema, whether it is a

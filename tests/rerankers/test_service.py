@@ -1,5 +1,6 @@
-"""FargateReranker: container definition per the image contract, validation, and the component
-under mocks (Fargate task definition checked against botocore's RegisterTaskDefinition)."""
+"""FargateReranker: its decisions and checks (the same as a stack file's), the container
+definition per the image contract, and the component under mocks (Fargate task definition
+checked against botocore's RegisterTaskDefinition)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,25 @@ from typing import Any
 
 import pulumi_aws as aws
 import pytest
+from pydantic import ValidationError
 
+from ecs_inference.config.issues import ConfigError
 from ecs_inference.contracts import reranker as contract
-from ecs_inference.services.reranker import (
+from ecs_inference.models.decisions import Placement, StackFacts
+from ecs_inference.rerankers.decisions import (
+    GRACE_SECONDS,
+    STOP_TIMEOUT_SECONDS,
+    decide_reranker,
+    reranker_environment,
+)
+from ecs_inference.rerankers.input import RerankerConfig
+from ecs_inference.rerankers.service import (
     CONTAINER_NAME,
     FargateReranker,
-    FargateRerankerArgs,
     reranker_container_definitions,
 )
-from ecs_inference.specs.fargate import task_refusals
-from ecs_inference.specs.service import ServiceArgsError, reranker_environment, validate_reranker
+from ecs_inference.services.base import PlacedWiring
+from ecs_inference.services.fargate_table import task_refusals
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,
@@ -34,22 +44,26 @@ from tools.recording import ACCOUNT_ID, Recording, run_function
 TOKEN = "ecs-inference:serving:FargateReranker"
 IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/reranker:1.0.0"
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:rerank-token-AbCdEf"
+FACTS = StackFacts(metrics_sidecar=False)
 
 
-def reranker_args(router: Any = None, **overrides: Any) -> FargateRerankerArgs:
+def reranker_input(**overrides: Any) -> RerankerConfig:
+    settings: dict[str, Any] = {
+        "model_uri": "s3://models/rerankers/minilm-l6/",
+        "cpu": 2048,
+        "memory_mib": 4096,
+    }
+    return RerankerConfig(**{**settings, **overrides})
+
+
+def reranker_wiring(router: Any = None, **overrides: Any) -> PlacedWiring:
     settings: dict[str, Any] = {
         **service_wiring(router),
         "service": "rerank",
-        "priority": 30,
         "image": IMAGE,
-        "model_bucket": "models",
-        "model_prefix": "rerankers/minilm-l6",
-        "cpu": 2048,
-        "memory_mib": 4096,
-        "alb_idle_timeout_seconds": 360,
+        "placement": Placement(30, facts=FACTS),
     }
-    settings.update(overrides)
-    return FargateRerankerArgs(**settings)
+    return PlacedWiring(**{**settings, **overrides})
 
 
 # --------------------------------------------------------------------------------------------
@@ -103,38 +117,75 @@ def test_container_definition_is_fargate_clean() -> None:
     assert container["secrets"] == [{"name": "HF_TOKEN_UNUSED", "valueFrom": SECRET}]
 
 
+def test_the_constant_timeouts_fit_the_image() -> None:
+    """ECS would stop tasks still loading below the image's start time; the drain must end
+    before the stop timeout."""
+    assert GRACE_SECONDS >= contract.STARTUP_GRACE_SECONDS
+    assert contract.DRAIN_TIMEOUT_SECONDS < STOP_TIMEOUT_SECONDS
+
+
+def problems(wiring: dict[str, Any] | None = None, **overrides: Any) -> list[str]:
+    """What the schema, then the decisions, refuse of a re-ranker built by hand."""
+    try:
+        rr = reranker_input(**overrides)
+    except ValidationError as exc:
+        return [str(exc)]
+    placement = Placement(**{"priority": 30, "idle_timeout_seconds": 360, **(wiring or {})})
+    decided, found = decide_reranker("rerank", rr, placement, IMAGE)
+    assert (decided is None) == bool(found)
+    assert all(i.path.startswith("platform.rerankers.rerank") for i in found)
+    return [i.message for i in found]
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
         ({"cpu": 1024, "memory_mib": 1024}, "does not accept memory 1024"),
         ({"cpu": 3000, "memory_mib": 4096}, "not a valid task size"),
         ({"cpu": 256, "memory_mib": 512}, "below the re-ranker's floor"),
-        ({"cpu_architecture": "arm64"}, "not one of"),
+        ({"cpu_architecture": "arm64"}, "'ARM64' or 'X86_64'"),
         ({"cpu": 8192, "memory_mib": 16384, "platform_version": "1.3.0"}, "needs Fargate platform"),
         ({"scaling_metric": "cpu", "scaling_target": 150.0}, "is a percentage"),
-        ({"scaling_metric": "latency"}, "must be 'requestCount' or 'cpu'"),
-        ({"scale_out_cooldown": 900}, "exceeds scale_in_cooldown"),
-        ({"health_check_grace_period_seconds": 30}, "below the re-ranker's startup time"),
-        ({"stop_timeout_seconds": "120"}, "stop_timeout_seconds must be an integer"),
-        ({"stop_timeout_seconds": 20}, "must be a whole number of seconds below"),
+        ({"scaling_metric": "latency"}, "'requestCount' or 'cpu'"),
+        ({"environment": {"DRAIN_TIMEOUT_SECONDS": "45"}}, "must be a whole number of seconds"),
         ({"environment": {"MAX_DOCS": "5"}}, "unknown re-ranker environment variable"),
         ({"environment": {"MODEL_VARIANT": "fp16"}}, "MODEL_VARIANT must be one of"),
         ({"environment": {"MODEL_S3_URI": "s3://other/x/"}}, "already controls"),
         ({"secrets": {"MAX_BATCH": SECRET}}, "plain settings of the re-ranker"),
-        ({"secrets": {"TOKEN": "plaintext"}}, "Secrets Manager secret ARN"),
-        ({"model_prefix": "a/*"}, "plain key prefix"),
-        ({"min_count": 3}, "min_count <= desired_count <= max_count"),
+        ({"secrets": {"MAX_BATCH": SECRET}, "environment": {"MAX_BATCH": "8"}}, "in both"),
+        ({"model_uri": "s3://models/a/*"}, "plain key prefix"),
+        ({"min_count": 3}, "minCount <= desiredCount <= maxCount"),
     ],
 )
-def test_invalid_arguments_are_rejected(overrides: dict[str, Any], message: str) -> None:
-    with pytest.raises(ServiceArgsError, match=message) as info:
-        validate_reranker("FargateReranker 'rerank'", reranker_args(**overrides))
-    assert str(info.value).startswith("FargateReranker 'rerank': ")
+def test_invalid_inputs_are_rejected(overrides: dict[str, Any], message: str) -> None:
+    found = problems(**overrides)
+    assert any(message in p for p in found), found
 
 
-def test_valid_size_is_returned() -> None:
-    size = validate_reranker("r", reranker_args(cpu=8192, memory_mib=16384))
+def test_what_a_program_gives_by_hand_is_checked() -> None:
+    assert any("priority 0 outside" in p for p in problems({"priority": 0}))
+    decided, found = decide_reranker("Re_rank", reranker_input(), Placement(30, 60), "x y")
+    assert decided is None
+    assert [i.message.split(" ")[0] for i in found] == ["service", "image"]
+
+
+def test_valid_size_is_decided() -> None:
+    decided, _ = decide_reranker(
+        "rerank", reranker_input(cpu=8192, memory_mib=16384), Placement(30, 60), IMAGE
+    )
+    assert decided is not None
+    size = decided.size
     assert (size.cpu, size.memory_mib, size.needs_platform_1_4) == (8192, 16384, True)
+
+
+def test_a_program_gets_the_stack_files_errors() -> None:
+    with pytest.raises(ConfigError) as info:
+        FargateReranker("rr", reranker_input(cpu=256, memory_mib=512), reranker_wiring())
+    [issue] = info.value.issues
+    assert issue.path == "platform.rerankers.rerank"
+    assert "below the re-ranker's floor" in issue.message
+    with pytest.raises(ConfigError, match="metrics sidecar needs an image"):
+        FargateReranker("rr", reranker_input(), reranker_wiring(placement=Placement(30)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,7 +196,8 @@ def test_valid_size_is_returned() -> None:
 def record(**overrides: Any) -> tuple[Recording, FakeRouter]:
     router = FakeRouter()
     rec = run_function(
-        lambda: FargateReranker("dev-rerank", reranker_args(router, **overrides)), stack="dev"
+        lambda: FargateReranker("dev-rerank", reranker_input(**overrides), reranker_wiring(router)),
+        stack="dev",
     )
     return rec, router
 
@@ -226,7 +278,8 @@ def test_security_group_and_target_group(requests_rec) -> None:
     assert tg["targetType"] == "ip"
     assert tg["port"] == float(contract.PORT)
     assert tg["healthCheck"]["path"] == contract.HEALTH_PATH
-    assert tg["deregistrationDelay"] == 30.0
+    # the default longest request (30 s) plus the margin, as a stack file decides
+    assert tg["deregistrationDelay"] == 45.0
 
 
 def test_request_count_scaling(requests_rec) -> None:
@@ -276,7 +329,7 @@ def test_service_waits_for_the_capacity_provider_association() -> None:
         association = aws.ecs.ClusterCapacityProviders(
             "assoc", cluster_name="inference", capacity_providers=["FARGATE"]
         )
-        FargateReranker("rr", reranker_args(service_depends_on=[association]))
+        FargateReranker("rr", reranker_input(), reranker_wiring(service_depends_on=[association]))
 
     rec = run_function(program)
     association = rec.one("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders")

@@ -1,6 +1,6 @@
-"""`ecs_inference.specs.fargate`: the table of what Fargate refuses, read on RegisterTaskDefinition
-requests (container definitions as a list or as pulumi-aws's JSON string), entry by entry with
-the policy corpus's refused and accepted values."""
+"""`ecs_inference.services.fargate_table`: the table of what Fargate refuses, read on
+RegisterTaskDefinition requests (container definitions as a list or as pulumi-aws's JSON
+string), entry by entry with the policy corpus's refused and accepted values."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
-from ecs_inference.specs import fargate
+from ecs_inference.services import fargate_table as fargate
 from tests.policy.corpus_fargate import VALUES
 
 
@@ -43,7 +43,7 @@ def test_each_entry_refuses_its_bad_value_and_accepts_its_good_one(
     [refusal] = fargate.task_refusals(_request(parameter, bad, as_json=as_json))
     assert refusal.parameter == parameter
     assert refusal.value == bad
-    assert fargate.cited(refusal.sources) in str(refusal)
+    assert refusal.sources and fargate.cited(refusal.sources)
     if parameter.startswith(fargate.CONTAINERS):
         assert refusal.where.startswith("containerDefinitions['model']")
         assert refusal.steps[:2] == ("containerDefinitions", 0)
@@ -55,7 +55,7 @@ def test_each_entry_refuses_its_bad_value_and_accepts_its_good_one(
 def test_an_unset_parameter_takes_ecs_default() -> None:
     [refusal] = fargate.task_refusals({"containerDefinitions": []})
     assert (refusal.parameter, refusal.value) == ("networkMode", None)
-    assert "unset (ECS assumes bridge)" in str(refusal)
+    assert refusal.shown() == "unset (ECS assumes bridge)"
     # the others are fine unset
     assert fargate.task_refusals({"networkMode": "awsvpc", "containerDefinitions": [{}]}) == []
 

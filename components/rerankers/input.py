@@ -1,4 +1,7 @@
-"""`platform.rerankers`: CPU cross-encoder re-rankers on Fargate."""
+"""`platform.rerankers.<name>`: a CPU cross-encoder re-ranker on Fargate.
+
+`RerankerConfig` is both the stack file's section (camelCase keys) and the Python input of
+`FargateReranker`: a program that builds one gets the same validators as the stack file."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from ecs_inference.config.base import S3Uri, Section
 from ecs_inference.config.services import MAX_TASKS, ServedModelConfig
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.rollouts.input import RerankerRolloutConfig, default_reranker_rollout
-from ecs_inference.specs.service import RerankerSpec
+from ecs_inference.sizing.fargate import CpuArchitecture
 
 _REFERENCE = contract.REFERENCE_MODEL
 
@@ -87,34 +90,39 @@ class RerankerConfig(ServedModelConfig):
     """The model at `modelUri` (its reranker.json `stack_model`): sizes admission, throughput,
     memory and the Fargate task; default all-MiniLM-L6-v2."""
     cpu: int | None = None
-    """Exact Fargate CPU units (with memoryMib), validated against the grid."""
+    """Exact Fargate CPU units (with memoryMib), validated against the grid; unset (default):
+    chosen for the need."""
     memory_mib: int | None = None
-    """Exact Fargate memory in MiB (with cpu)."""
+    """Exact Fargate memory in MiB (with cpu); unset (default): chosen for the need."""
     need_memory_mib: int = Field(2048, gt=0)
     """Memory the task needs; the cheapest grid size that fits it and the model's memory floor
     (`contracts/reranker.py` EncoderModel.memory_floor_mib: runtime plus two copies of the fp32
     weights, within 75 % of the task, at least 1024 MiB) is chosen. A MiniLM-class
-    cross-encoder with ONNX Runtime stays well under 1 GiB resident; 2 GiB leaves room for
-    request bursts."""
+    cross-encoder with ONNX Runtime stays well under 1 GiB resident; 2 GiB (the default)
+    leaves room for request bursts."""
     need_vcpu: float = Field(1.0, gt=0)
-    """vCPUs the task needs; the cheapest grid size that fits is chosen."""
-    cpu_architecture: Literal["ARM64", "X86_64"] = RerankerSpec.cpu_architecture
-    """Graviton (cheaper for small CPU models) or x86_64."""
-    platform_version: str = RerankerSpec.platform_version
-    """Fargate platform version; 8 vCPU and above need 1.4.0 or LATEST."""
-    desired_count: int = Field(RerankerSpec.desired_count, ge=0, le=MAX_TASKS)
-    """Tasks at deploy time."""
-    min_count: int = Field(RerankerSpec.min_count, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
-    tasks (target tracking on a per-task metric has no data then)."""
-    max_count: int = Field(RerankerSpec.max_count, ge=1, le=MAX_TASKS)
-    """Autoscaling upper bound."""
-    scaling_metric: Literal["requestCount", "cpu"] = RerankerSpec.scaling_metric
-    """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization."""
-    scaling_target: float = Field(RerankerSpec.scaling_target, gt=0)
-    """Requests per target per minute, or average CPU %."""
+    """vCPUs the task needs; the cheapest grid size that fits is chosen; default 1."""
+    cpu_architecture: CpuArchitecture = contract.CPU_ARCHITECTURE
+    """Graviton (cheaper for small CPU models) or x86_64 (needs an amd64 image); default
+    ARM64."""
+    platform_version: str = "LATEST"
+    """Fargate platform version; 8 vCPU and above need 1.4.0 or LATEST; default LATEST."""
+    # Fargate capacity is not scarce and the image starts in about a minute (S3 staging, ONNX
+    # session), so a re-ranker runs more copies than a model by default.
+    desired_count: int = Field(2, ge=0, le=MAX_TASKS)
+    """Tasks at deploy time; default 2."""
+    min_count: int = Field(1, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound, at least 1 (default 1): no supported scaling metric can scale
+    out from zero tasks (target tracking on a per-task metric has no data then)."""
+    max_count: int = Field(4, ge=1, le=MAX_TASKS)
+    """Autoscaling upper bound; default 4."""
+    scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
+    """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization; default requestCount."""
+    scaling_target: float = Field(100.0, gt=0)
+    """Requests per task per minute, or average CPU %; default 100."""
     max_request_seconds: int = Field(30, ge=1, le=600)
-    """Longest request; sets the deregistration delay."""
+    """Longest request in seconds (default 30); sets the deregistration delay and the
+    service's own request timeout."""
 
     @model_validator(mode="after")
     def _size(self) -> RerankerConfig:

@@ -1,6 +1,6 @@
 """What Fargate refuses in a task definition, read from the table of AWS's own lists
-(`contracts.aws_limits.FARGATE_TASK_PARAMETERS`): one reading for the plan (`ecs_inference.plan.
-fargate`), the config's refused keys (`ecs_inference.config.fargate`) and the tests.
+(`contracts.aws_limits.FARGATE_TASK_PARAMETERS`): one reading for the refused keys of the Fargate
+services' sections (`ecs_inference.services.fargate_keys`) and the tests.
 
 A table entry names a parameter by its path in a RegisterTaskDefinition request (`[]`: every item
 of a list) and says what Fargate accepts there: nothing (the parameter must be unset: absent,
@@ -104,12 +104,6 @@ class Refusal:
         if self.value is None:
             return f"unset (ECS assumes {DEFAULTS.get(self.parameter)})"
         return json.dumps(self.value, sort_keys=True, default=str)[:80]
-
-    def __str__(self) -> str:
-        return (
-            f"Fargate {rule(self.parameter, self.where)}, got {self.shown()} "
-            f"({cited(self.sources)})"
-        )
 
 
 def _parsed(value: Any) -> Any:
