@@ -27,9 +27,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from ecs_inference.config.base import ROOT
-from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.config.rerankers import RerankerConfig
+from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.specs import fargate
 from ecs_inference.workers.input import WorkerConfig
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from ecs_inference import sizing
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.specs import gateway as gateway_specs
+from ecs_inference.gateway.litellm_config import BEDROCK_TIMEOUT_SECONDS
 from ecs_inference.specs.endpoint import (
     AuthSpec,
     EndpointSpec,
@@ -29,7 +29,7 @@ def idle_timeout(cfg: StackConfig, issues: Issues) -> sizing.IdleTimeout:
     longest = [m.max_generation_seconds for m in cfg.models.values()]
     longest += [r.max_request_seconds for r in cfg.rerankers.values()]
     if cfg.gateway is not None and cfg.gateway.bedrock.models:
-        longest.append(gateway_specs.BEDROCK_TIMEOUT_SECONDS)
+        longest.append(BEDROCK_TIMEOUT_SECONDS)
     try:
         return sizing.alb_idle_timeout(longest or [60], override=cfg.endpoint.idle_timeout_seconds)
     except sizing.SizingError as exc:

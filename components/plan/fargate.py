@@ -22,13 +22,14 @@ from dataclasses import dataclass
 
 from ecs_inference.config.base import ROOT
 from ecs_inference.config.issues import Issues
+from ecs_inference.gateway.decisions import GatewayDecisions
+from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.specs import fargate
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.workers.decisions import WorkerDecisions
 from ecs_inference.workers.input import WorkerConfig
 
-FargateSpec = RerankerSpec | LiteLLMGatewaySpec | WorkerConfig
+FargateSpec = RerankerSpec | GatewayConfig | WorkerConfig
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ SPEC_PARAMETERS: Mapping[type, tuple[SpecParameter, ...]] = {
     RerankerSpec: (
         SpecParameter("stop_timeout_seconds", "containerDefinitions[].stopTimeout", None),
     ),
-    LiteLLMGatewaySpec: (),
+    GatewayConfig: (),
     WorkerConfig: (),
 }
 """Per Fargate spec type, the fields its component writes at a path of the table."""
@@ -71,7 +72,7 @@ def spec_issues(path: str, spec: FargateSpec, issues: Issues) -> None:
 
 def check_services(
     rerankers: Mapping[str, RerankerSpec],
-    gateway: LiteLLMGatewaySpec | None,
+    gateway: GatewayDecisions | None,
     workers: Mapping[str, WorkerDecisions],
     issues: Issues,
 ) -> None:
@@ -79,6 +80,6 @@ def check_services(
     for name, rr in rerankers.items():
         spec_issues(f"{ROOT}.rerankers.{name}", rr, issues)
     if gateway is not None:
-        spec_issues(f"{ROOT}.gateway", gateway, issues)
+        spec_issues(f"{ROOT}.gateway", gateway.input, issues)
     for name, worker in workers.items():
         spec_issues(f"{ROOT}.workers.{name}", worker.input, issues)

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.gateway.decisions import GatewayDecisions
 from ecs_inference.specs import operations as ops_specs
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.workers.decisions import WorkerDecisions
@@ -43,7 +43,7 @@ def operations_spec(
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerSpec],
     pools: Mapping[str, PoolSpec],
-    gateway: LiteLLMGatewaySpec | None,
+    gateway: GatewayDecisions | None,
     workers: Mapping[str, WorkerDecisions],
     subscriptions: Sequence[ops_specs.Subscription],
 ) -> ops_specs.OperationsSpec:

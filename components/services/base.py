@@ -36,17 +36,17 @@ from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECO
 from ecs_inference.network import aws_api_egress
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
 from ecs_inference.services.containers import with_app_protocol
-from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs.names import derived_name
-from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
-from ecs_inference.specs.service import ServiceSpec
-from ecs_inference.specs.service_connect import (
+from ecs_inference.services.service_connect import (
     PORT_NAME,
     Namespace,
     discovery_name,
     private_host,
     timeouts,
 )
+from ecs_inference.specs import secrets as stack_secrets
+from ecs_inference.specs.names import derived_name
+from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
+from ecs_inference.specs.service import ServiceSpec
 from ecs_inference.storage import efs as weights_spec
 
 ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
@@ -801,7 +801,7 @@ def service_connect_server(
     longest_request_seconds: int,
 ) -> aws.ecs.ServiceServiceConnectConfigurationArgs:
     """The ECS service's Service Connect settings as a server at `<service>.<namespace>:<port>`
-    (`components.specs.service_connect.server_configuration`, as provider arguments)."""
+    (`components.services.service_connect.server_configuration`, as provider arguments)."""
     t = timeouts(longest_request_seconds)
     return aws.ecs.ServiceServiceConnectConfigurationArgs(
         enabled=True,

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.operations.alarms import (
     AlarmSettings,
     AlarmSpec,
@@ -19,7 +18,9 @@ from ecs_inference.specs.operations.alarms import (
 )
 
 if TYPE_CHECKING:
-    # Only a type here: the workers' decisions import the alarms of this package.
+    # Only types here: the workers' and the gateway's decisions import the config, which
+    # imports this package.
+    from ecs_inference.gateway.decisions import GatewayDecisions
     from ecs_inference.workers.decisions import WorkerDecisions
 
 
@@ -41,7 +42,7 @@ class GatewaySubject:
     """The AI gateway to watch under `label` (its path): its spec holds the thresholds."""
 
     label: str
-    spec: LiteLLMGatewaySpec
+    spec: GatewayDecisions
     target_group: str
     ecs_service_name: str
 
@@ -95,15 +96,15 @@ def stack_alarms(
         gw = gateway.spec
         specs = gateway_alarms(
             stack=stack,
-            service=gw.path,
+            service=gw.input.path,
             load_balancer=load_balancer,
             target_group=gateway.target_group,
             cluster_name=cluster_name,
             ecs_service_name=gateway.ecs_service_name,
-            min_count=gw.min_count,
-            max_count=gw.max_count,
-            target_cpu_percent=gw.target_cpu_percent,
-            longest_request_seconds=gw.litellm.longest_request_seconds,
+            min_count=gw.input.min_count,
+            max_count=gw.input.max_count,
+            target_cpu_percent=gw.input.target_cpu_percent,
+            longest_request_seconds=gw.longest_request_seconds,
             settings=settings,
         )
         out += [(gateway.label, spec) for spec in specs]

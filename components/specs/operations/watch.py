@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.operations.alarms import (
     AlarmSettings,
     AlarmSpec,
@@ -35,7 +34,9 @@ from ecs_inference.specs.operations.table import (
 )
 
 if TYPE_CHECKING:
-    # Only a type here: the workers' decisions import the alarms of this package.
+    # Only types here: the workers' and the gateway's decisions import the config, which
+    # imports this package.
+    from ecs_inference.gateway.decisions import GatewayDecisions
     from ecs_inference.workers.decisions import WorkerDecisions
 
 
@@ -64,7 +65,7 @@ class OperationsSpec:
     """GPU pools whose hosts run the CloudWatch agent (their panels and GPU memory alarm)."""
     neuron_pools: tuple[str, ...] = ()
     """Neuron pools whose hosts run the CloudWatch agent (their panels)."""
-    gateway: LiteLLMGatewaySpec | None = None
+    gateway: GatewayDecisions | None = None
     """The AI gateway; None: none."""
     workers: tuple[WorkerDecisions, ...] = ()
     """Queue workers (their decisions, which hold their input)."""
@@ -141,7 +142,7 @@ def operations_alarms(spec: OperationsSpec, stack: str) -> list[tuple[str, Alarm
         gateway=None
         if gateway is None
         else GatewaySubject(
-            gateway.path, gateway, target_group(GATEWAY_KEY), ecs_service(GATEWAY_KEY)
+            gateway.input.path, gateway, target_group(GATEWAY_KEY), ecs_service(GATEWAY_KEY)
         ),
         workers=[
             WorkerSubject(
@@ -178,11 +179,11 @@ def dashboard_inputs(
     gateway = None
     if gw is not None:
         gateway = GatewayPanel(
-            gw.path,
+            gw.input.path,
             values[target_group(GATEWAY_KEY)],
             values[ecs_service(GATEWAY_KEY)],
-            longest_request_seconds=gw.litellm.longest_request_seconds,
-            target_cpu_percent=gw.target_cpu_percent,
+            longest_request_seconds=gw.longest_request_seconds,
+            target_cpu_percent=gw.input.target_cpu_percent,
         )
     workers = [
         WorkerPanel(
