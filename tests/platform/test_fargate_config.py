@@ -33,11 +33,11 @@ from ecs_inference.config.fargate import FARGATE_SECTIONS, MODEL_KEYS
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
 from ecs_inference.models.service import model_container_definitions
 from ecs_inference.plan import fargate as plan_fargate
 from ecs_inference.specs import fargate
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.workers.input import WorkerConfig
 from tests.policy.corpus_fargate import VALUES
@@ -54,7 +54,7 @@ KMS = f"arn:aws:kms:us-east-1:{ACCOUNT_ID}:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4
 #: The component each Fargate task definition belongs to -> the spec type its plan section makes.
 COMPONENTS: dict[str, type] = {
     "ecs-inference:serving:FargateReranker": RerankerSpec,
-    "ecs-inference:serving:LiteLLMGateway": LiteLLMGatewaySpec,
+    "ecs-inference:serving:LiteLLMGateway": GatewayConfig,
     "ecs-inference:workers:QueueWorker": WorkerConfig,
 }
 #: The stack sections besides the Fargate services' whose keys could change a Fargate task.

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecs_inference.specs.gateway import ServiceTarget
-from ecs_inference.specs.service_connect import (
+from ecs_inference.gateway.litellm_config import ServiceTarget
+from ecs_inference.services.service_connect import (
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_PER_REQUEST_TIMEOUT_SECONDS,
     client_configuration,
