@@ -72,8 +72,6 @@ class GatewayDecisions:
     input's `secrets`, each an ARN or the stack's own secret's reference."""
     deregistration_delay_seconds: int
     """At least the longest route's timeout."""
-    lines: tuple[str, ...] = ()
-    """The decision lines (the preview prints them)."""
 
     @property
     def longest_request_seconds(self) -> int:
@@ -283,7 +281,7 @@ def gateway_service(
         )
     if issues or size is None:
         return None, issues
-    decided = GatewayDecisions(
+    return GatewayDecisions(
         input=cfg,
         placement=placement,
         routes=routes,
@@ -293,8 +291,7 @@ def gateway_service(
         deregistration_delay_seconds=deregistration(
             longest_request_seconds(routes, bedrock)
         ).seconds,
-    )
-    return replace(decided, lines=tuple(_decisions(decided, size))), []
+    ), []
 
 
 def _secret_refs(cfg: GatewayConfig) -> dict[str, str]:
@@ -327,9 +324,11 @@ def _managed_name_issues(cfg: GatewayConfig) -> list[ConfigIssue]:
     ]
 
 
-def _decisions(decided: GatewayDecisions, size: sizing.FargateSize) -> list[str]:
-    """The gateway's decision lines: size, routes, Bedrock, database, alarms."""
+def decision_lines(decided: GatewayDecisions) -> list[str]:
+    """The gateway's decision lines (the preview prints them): size, routes, Bedrock, database,
+    alarms."""
     cfg = decided.input
+    size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in decided.routes)
     lines = [f"LiteLLM proxy on {size.summary()}", f"routes: {routes or 'none'}"]
     if decided.bedrock:

@@ -76,7 +76,7 @@ class GatewayConfig(ServiceConfig):
     optional Bedrock models), behind the same ALB and authentication on its own path."""
 
     image: Image | None = litellm.IMAGE
-    """LiteLLM proxy image: the pinned release's (`LITELLM_VERSION`) unless set."""
+    """LiteLLM proxy image: the pinned release's (`contracts.litellm.VERSION`) unless set."""
     path: Name = "gateway"
     """ALB path prefix (`/<path>/v1/chat/completions`) and Service Connect name; must not be a
     service name; default `gateway`."""

@@ -40,6 +40,7 @@ from ecs_inference.gateway.decisions import (
     GRACE_SECONDS,
     GatewayDecisions,
     GatewayPlacement,
+    decision_lines,
     gateway_service,
 )
 from ecs_inference.gateway.input import GatewayConfig
@@ -185,7 +186,7 @@ class LiteLLMGateway(FargateService):
         self.decided = decided = decide_gateway(input, wiring)
         assert input.image is not None  # the input's default is the pinned release
         super().__init__(TOKEN, name, opts)
-        ledger.record_decisions("gateway", decided.lines)
+        ledger.record_decisions("gateway", decision_lines(decided))
         ledger.record_fargate(f"gateway {input.path}", input, None)
         self.private_url = f"http://{private_host(input.path, namespace.name)}:{litellm.PORT}"
         self.security_group = wiring.security_group

@@ -243,7 +243,7 @@ def build_plan(
         **model_lines,
         **reranker_lines,
         "operations": operations.decisions(config, operations_spec),
-        **({"gateway": list(gateway_spec.lines)} if gateway_spec is not None else {}),
+        **({"gateway": gateway.decision_lines(gateway_spec)} if gateway_spec else {}),
         **{f"worker {n}": list(w.lines) for n, w in worker_specs.items()},
         **image_lines,
     }

@@ -21,7 +21,9 @@ SALT = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gw/salt-AbCdEf"
 
 def record(**overrides) -> Recording:
     wiring = DatabaseWiring(
-        vpc_id="vpc-0abc", subnet_ids=["subnet-a", "subnet-b"], gateway_security_group_id="sg-gateway"
+        vpc_id="vpc-0abc",
+        subnet_ids=["subnet-a", "subnet-b"],
+        gateway_security_group_id="sg-gateway",
     )
     database = GatewayDatabaseConfig(enabled=True, saltKeySecretArn=SALT, **overrides)
     return run_function(lambda: GatewayDatabase("gw-db", database, wiring))

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
-from ecs_inference.gateway.decisions import GatewayPlacement, gateway_service
+from ecs_inference.gateway.decisions import GatewayPlacement, decision_lines, gateway_service
 from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.gateway.litellm_config import ServiceTarget
 from ecs_inference.workers.decisions import GatewayKeys, worker_service
@@ -41,7 +41,7 @@ def test_defaults_route_every_model_on_arm64_with_the_pinned_image():
     assert decided.input.cpu_architecture == "ARM64"
     assert [r.model_name for r in decided.routes] == ["llama-3.1-8b", "qwen"]
     assert (decided.input.cpu, decided.input.memory_mib) == (1024, 2048)
-    assert any("database: off" in line for line in decided.lines)
+    assert any("database: off" in line for line in decision_lines(decided))
 
 
 def test_route_to_a_model_that_does_not_exist():

@@ -298,7 +298,10 @@ def test_generated_configs_load_in_the_pinned_litellm():
     broken["model_list"][0]["litellm_params"] = "hosted_vllm/x"  # a string, not a mapping
     reports = run_probe(
         [
-            {"yaml": render_litellm_config(litellm_config(**plain)), "env": {ENV_MASTER_KEY: "sk-plain"}},
+            {
+                "yaml": render_litellm_config(litellm_config(**plain)),
+                "env": {ENV_MASTER_KEY: "sk-plain"},
+            },
             {
                 "yaml": db_env[ENV_CONFIG_YAML],
                 "env": {

@@ -33,8 +33,8 @@ from ecs_inference.config.fargate import FARGATE_SECTIONS, MODEL_KEYS
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
+from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.models.service import model_container_definitions
 from ecs_inference.plan import fargate as plan_fargate
 from ecs_inference.specs import fargate

@@ -33,25 +33,19 @@ ALLOWED = frozenset(
         # endpoint: config/endpoint.py and specs/endpoint.py
         "config.endpoint.AuthConfig ~ specs.endpoint.AuthSpec",
         "config.endpoint.EndpointConfig ~ specs.endpoint.EndpointSpec",
-        # gateway: config/gateway.py, specs/gateway.py and its database
-        "config.gateway.GatewayConfig ~ config.rerankers.RerankerConfig",
-        "config.gateway.GatewayConfig ~ specs.gateway.GatewaySpec",
-        "config.gateway.GatewayConfig ~ specs.gateway.LiteLLMGatewaySpec",
-        "config.gateway.GatewayConfig ~ specs.service.ServiceSpec",
-        "config.gateway.GatewayConfig ~ specs.service.RerankerSpec",
-        "config.rerankers.RerankerConfig ~ specs.gateway.LiteLLMGatewaySpec",
-        "services.gateway_db.DatabaseOutputs ~ specs.gateway.DatabaseEndpoint",
-        "specs.gateway.LiteLLMGatewaySpec ~ specs.service.ServiceSpec",
-        "specs.gateway.LiteLLMGatewaySpec ~ specs.service.RerankerSpec",
+        # gateway: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) its input
+        # shares with the re-rankers' section and specs, until they move into their folder
+        "config.rerankers.RerankerConfig ~ gateway.input.GatewayConfig",
+        "gateway.input.GatewayConfig ~ specs.service.ServiceSpec",
+        "gateway.input.GatewayConfig ~ specs.service.RerankerSpec",
         "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.ModelPanel",
         "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.RerankerPanel",
         "specs.operations.dashboard.GatewayPanel ~ specs.operations.table.ServiceSubject",
         # workers: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) the gateway's
         # and the re-rankers' sections and specs declare too, until they move into their folders;
         # and the scaling policies' own bounds (`WorkerScaling`, taking Outputs for its metrics)
-        "config.gateway.GatewayConfig ~ workers.input.WorkerConfig",
+        "gateway.input.GatewayConfig ~ workers.input.WorkerConfig",
         "config.rerankers.RerankerConfig ~ workers.input.WorkerConfig",
-        "specs.gateway.LiteLLMGatewaySpec ~ workers.input.WorkerConfig",
         "specs.service.RerankerSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.scaling.WorkerScaling",
@@ -87,7 +81,6 @@ ALLOWED = frozenset(
         "specs.operations.dashboard.RerankerPanel ~ specs.operations.table.ServiceSubject",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
         "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
-        "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",
         "config.services.ServiceConfig ~ specs.service.ServiceSpec",
         # models: the engines' LaunchInputs (the registry's contract, docs/engines.md) repeats the decisions' inputs
         "engines.base.LaunchInputs ~ models.decisions.ModelInputs",

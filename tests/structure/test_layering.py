@@ -29,7 +29,19 @@ def loaded_modules(module: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "folder", ["config", "plan", "specs", "sizing", "engines", "models.input", "models.decisions"]
+    "folder",
+    [
+        "config",
+        "plan",
+        "specs",
+        "sizing",
+        "engines",
+        "models.input",
+        "models.decisions",
+        "gateway.input",
+        "gateway.decisions",
+        "gateway.litellm_config",
+    ],
 )
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
     module = f"ecs_inference.{folder}"

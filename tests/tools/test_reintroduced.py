@@ -10,7 +10,6 @@ Each test is the fix's proof: the reference stacks pass the same preview
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path

@@ -1,5 +1,5 @@
 """A rerank through the gateway: the pinned LiteLLM proxy, run with the config the stack generates
-for a re-ranker route (`components.gateway.litellm_config.litellm_config`), in front of the service on
+for a re-ranker route (`components.gateway.litellm_config`), in front of the service on
 loopback, with the gateway's auth (`x-litellm-api-key: Bearer <master key>`, as docs/gateway.md
 tells callers).
 
@@ -51,7 +51,8 @@ def gateway(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     work = tmp_path_factory.mktemp("gateway")
     config = work / "config.yaml"
-    config.write_text(yaml.safe_dump(litellm_config([ModelRoute("rerank", target)]), sort_keys=False))
+    routes = [ModelRoute("rerank", target)]
+    config.write_text(yaml.safe_dump(litellm_config(routes), sort_keys=False))
     gateway_port = free_port()
     env = {
         **os.environ,
