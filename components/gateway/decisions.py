@@ -123,13 +123,7 @@ def resolve_routes(
     for model_name, key in wanted.items():
         where = f"{path}.{model_name}"
         if not MODEL_NAME.match(model_name):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"model name {model_name!r} must start with a letter or digit and use only "
-                    "letters, digits and . _ : / - (at most 128 characters)",
-                )
-            )
+            issues.append(_model_name_issue(where, model_name))
             continue
         target = services.get(key)
         if target is None:
@@ -144,6 +138,15 @@ def resolve_routes(
             continue
         routes.append(ModelRoute(model_name, target))
     return tuple(routes), issues
+
+
+def _model_name_issue(where: str, name: str) -> ConfigIssue:
+    """A gateway model name LiteLLM would misread (`MODEL_NAME`)."""
+    return ConfigIssue(
+        where,
+        f"model name {name!r} must start with a letter or digit and use only letters, digits "
+        "and . _ : / - (at most 128 characters)",
+    )
 
 
 ADAPTER_SEP = "/"
@@ -190,13 +193,7 @@ def bedrock_routes(
     for name, model_id in models.items():
         where = f"{path}.models.{name}"
         if not MODEL_NAME.match(name):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"model name {name!r} must start with a letter or digit and use only letters, "
-                    "digits and . _ : / - (at most 128 characters)",
-                )
-            )
+            issues.append(_model_name_issue(where, name))
         elif name in taken:
             issues.append(
                 ConfigIssue(where, f"model name {name!r} is already a route to a model service")

@@ -114,15 +114,6 @@ class BedrockRoute:
     model_id: str
     region: str
 
-    @property
-    def is_inference_profile(self) -> bool:
-        return bedrock.profile_geography(self.model_id) is not None
-
-    @property
-    def foundation_model_id(self) -> str:
-        """The model behind an inference profile (the id itself for a foundation model)."""
-        return bedrock.foundation_model_id(self.model_id)
-
 
 def env_ref(name: str) -> str:
     """LiteLLM's reference to an environment variable (resolved at proxy start-up)."""
@@ -291,7 +282,7 @@ def bedrock_model_arns(
     `invoke_resources`): a foundation model in the route's region; for a system inference
     profile, the profile in the route's region (needs `account_id`) and the foundation model in
     every Region the profile routes to."""
-    if route.is_inference_profile and account_id is None:
+    if bedrock.profile_geography(route.model_id) is not None and account_id is None:
         raise ValueError(f"inference profile {route.model_id!r} needs the account id for its ARN")
     return [
         arn.format(partition=partition, account=account_id)

@@ -3,8 +3,8 @@
 On top of `FargateService` (log group, roles, task definition, service, target tracking) it adds:
 - a task role that may invoke exactly the configured Bedrock models (no policy when there are
   none) and, with the database, log in to it with IAM tokens; the execution role reads the master
-  key, the salt key with the database and `extra_secrets`, decrypting with
-  `secrets_kms_key_arns`;
+  key, the salt key with the database and the input's `secrets`, decrypting with its
+  `kmsKeyArns.secrets`;
 - standalone rules on the gateway's security group (created first by `gateway_security_group`, so
   the model services can admit it): ingress from the ALB on the proxy port, egress HTTPS (Bedrock,
   Secrets Manager, ECR, logs), the model services' ports (their groups) and PostgreSQL when the

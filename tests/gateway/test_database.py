@@ -25,7 +25,9 @@ def record(**overrides) -> Recording:
         subnet_ids=["subnet-a", "subnet-b"],
         gateway_security_group_id="sg-gateway",
     )
-    database = GatewayDatabaseConfig(enabled=True, saltKeySecretArn=SALT, **overrides)
+    database = GatewayDatabaseConfig.model_validate(
+        {"enabled": True, "saltKeySecretArn": SALT, **overrides}
+    )
     return run_function(lambda: GatewayDatabase("gw-db", database, wiring))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pulumi import Output
@@ -239,7 +239,7 @@ def test_the_database_is_wired_exactly_when_the_input_enables_it():
                 subnet_ids=["subnet-a"],
                 alb_security_group_id="sg-alb",
                 load_balancer_arn_suffix=LB_SUFFIX,
-                router=FakeRouter(),
+                router=cast(Any, FakeRouter()),
                 service_connect_namespace=NAMESPACE,
             ),
         )

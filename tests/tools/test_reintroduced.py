@@ -158,13 +158,8 @@ def _password_login(monkeypatch: pytest.MonkeyPatch, user_variable: str) -> None
     """The gateway's container with the database login put back to a password: the user (as
     `user_variable`) and the password injected from the RDS-managed secret, no IAM-token
     login."""
-    databases: list[Any] = []
-    outputs = gateway_db.GatewayDatabase.outputs
+    databases = _remember_databases(monkeypatch)
     containers = gateway_service.LiteLLMGateway._containers
-
-    def remember(self: Any) -> Any:
-        databases.append(self)
-        return outputs(self)
 
     def password_login(self: Any, render: Any, *values: Any, **kw: Any) -> Any:
         if not databases:
@@ -184,8 +179,21 @@ def _password_login(monkeypatch: pytest.MonkeyPatch, user_variable: str) -> None
 
         return containers(self, with_password, *values, secret, **kw)
 
-    monkeypatch.setattr(gateway_db.GatewayDatabase, "outputs", remember)
     monkeypatch.setattr(gateway_service.LiteLLMGateway, "_containers", password_login)
+
+
+def _remember_databases(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The `GatewayDatabase` components whose outputs a gateway is given, in order: what a
+    regression put back reads of the database beyond those outputs."""
+    databases: list[Any] = []
+    outputs = gateway_db.GatewayDatabase.outputs
+
+    def remember(self: Any) -> Any:
+        databases.append(self)
+        return outputs(self)
+
+    monkeypatch.setattr(gateway_db.GatewayDatabase, "outputs", remember)
+    return databases
 
 
 def test_an_aws_call_on_an_ami_without_the_cli_fails(
@@ -221,11 +229,13 @@ def test_the_master_secret_readable_by_the_serving_gateway_fails(
     cluster, the master secret it reads): every container of the task, the proxy that serves
     requests included, could read the master password and run any SQL as master."""
     task_role = gateway_service.LiteLLMGateway._bedrock_role
+    databases = _remember_databases(monkeypatch)
 
-    def with_master_grants(self: Any, args: Any) -> Any:
-        role = task_role(self, args)
-        db = args.database
-        role.policies["master"] = pulumi.Output.all(db.cluster_arn, db.secret_arn).apply(
+    def with_master_grants(self: Any, decided: Any, outputs: Any) -> Any:
+        role: Any = task_role(self, decided, outputs)
+        cluster = databases[-1].cluster
+        secret = cluster.master_user_secrets.apply(lambda s: s[0].secret_arn)
+        role.policies["master"] = pulumi.Output.all(cluster.arn, secret).apply(
             lambda a: json.dumps(
                 {
                     "Version": "2012-10-17",
