@@ -30,9 +30,6 @@ ALLOWED = frozenset(
         "config.pools.PoolConfig ~ specs.pool.PoolSpec",
         "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
         "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
-        # endpoint: config/endpoint.py and specs/endpoint.py
-        "config.endpoint.AuthConfig ~ specs.endpoint.AuthSpec",
-        "config.endpoint.EndpointConfig ~ specs.endpoint.EndpointSpec",
         # gateway: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) its input
         # shares with the re-rankers' section and specs, until they move into their folder
         "config.rerankers.RerankerConfig ~ gateway.input.GatewayConfig",
