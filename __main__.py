@@ -67,7 +67,7 @@ pulumi.export(
 if platform.gateway is not None and plan.gateway is not None:
     # One OpenAI-compatible endpoint for every model (`<url>v1/chat/completions`); LiteLLM's key
     # goes in `x-litellm-api-key`, the JWT in `Authorization`.
-    pulumi.export("gatewayUrl", platform.endpoint.service_url(plan.gateway.path))
+    pulumi.export("gatewayUrl", platform.endpoint.service_url(plan.gateway.input.path))
 if platform.workers:
     pulumi.export("queueUrls", {name: w.queue_url for name, w in platform.workers.items()})
     results = {n: w.result_queue.url for n, w in platform.workers.items() if w.result_queue}

@@ -781,7 +781,9 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's
     # minimum is usually 0 tasks (it scales to zero on an empty queue).
     if plan.gateway is not None:
-        fargate.append(fargate_input(f"gateway {plan.gateway.path}", plan.gateway, None))
+        fargate.append(
+            fargate_input(f"gateway {plan.gateway.input.path}", plan.gateway.input, None)
+        )
     fargate += [fargate_input(f"worker {n}", w.input, None) for n, w in plan.workers.items()]
     return StackInput(
         pools=pools,

@@ -31,6 +31,9 @@ from ecs_inference.capacity.managed_instances_pool import (
 )
 from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.endpoint.service import Endpoint, EndpointWiring
+from ecs_inference.gateway.database import DatabaseWiring, GatewayDatabase
+from ecs_inference.gateway.decisions import GatewayDecisions
+from ecs_inference.gateway.service import GatewayWiring, LiteLLMGateway, gateway_security_group
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.network import Network, NetworkArgs
@@ -51,16 +54,8 @@ from ecs_inference.services.base import (
     ServiceWiring,
     exec_log_group_name,
 )
-from ecs_inference.services.gateway import (
-    LiteLLMGateway,
-    LiteLLMGatewayArgs,
-    ModelEndpoint,
-    gateway_security_group,
-)
-from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
+from ecs_inference.services.service_connect import Namespace
 from ecs_inference.specs.secrets import secret_refs
-from ecs_inference.specs.service_connect import Namespace
 from ecs_inference.stack_secrets import StackSecrets
 from ecs_inference.storage.service import WeightFileSystem, WeightStoreWiring, task_volume
 from ecs_inference.workers.decisions import stack_gateway_keys
@@ -390,18 +385,16 @@ class InferencePlatform(pulumi.ComponentResource):
         return Namespace(plan.service_connect_namespace, self.namespace.arn)
 
     def _build_gateway(
-        self, name: str, plan: Plan, gw: LiteLLMGatewaySpec, wiring: ServiceWiring
+        self, name: str, plan: Plan, gw: GatewayDecisions, wiring: ServiceWiring
     ) -> None:
         """The database (when on), the gateway, then the workers that call it."""
         assert self.namespace is not None and self.gateway_security_group is not None
         child = pulumi.ResourceOptions(parent=self)
-        database = plan.gateway_database
-        if database is not None:
+        if gw.input.database.enabled:
             self.gateway_database = GatewayDatabase(
                 f"{name}-gateway-db",
-                with_wiring(
-                    GatewayDatabaseArgs,
-                    database,
+                gw.input.database,
+                DatabaseWiring(
                     vpc_id=self.network.vpc_id,
                     subnet_ids=self.network.private_subnet_ids,
                     gateway_security_group_id=self.gateway_security_group.id,
@@ -413,9 +406,8 @@ class InferencePlatform(pulumi.ComponentResource):
         served = {**self.models, **self.rerankers}
         self.gateway = LiteLLMGateway(
             f"{name}-gateway",
-            with_wiring(
-                LiteLLMGatewayArgs,
-                gw,
+            gw.input,
+            GatewayWiring(
                 **{
                     **_fields(wiring),
                     "service_connect_namespace": routes,
@@ -426,22 +418,11 @@ class InferencePlatform(pulumi.ComponentResource):
                         *(r.service for r in self.rerankers.values()),
                     ),
                 },
+                placement=gw.placement,
                 security_group=self.gateway_security_group,
-                models={
-                    svc: ModelEndpoint(served[svc].security_group.id, port)
-                    for svc, port in sorted(
-                        {r.target.service: r.target.port for r in gw.litellm.routes}.items()
-                    )
-                },
-                database=None if db is None else db.endpoint(),
-                database_security_group_id=None if db is None else db.security_group.id,
-                stack_secret_arns=self._secret_arns(
-                    [
-                        gw.master_key_secret_arn,
-                        gw.salt_key_secret_arn or "",
-                        *gw.extra_secrets.values(),
-                    ]
-                ),
+                service_security_groups={s: c.security_group.id for s, c in served.items()},
+                database=None if db is None else db.outputs(),
+                stack_secret_arns=self._secret_arns(gw.secret_refs.values()),
             ),
             opts=child,
         )

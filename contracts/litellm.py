@@ -1,8 +1,9 @@
 """The LiteLLM proxy's container contract: release, port, routes and environment names.
 
-Stdlib only (the layering test checks it). The generated config (`components.specs.gateway`)
-and the gateway's task definition (`components.services.gateway`) both read these; the tests load
-generated configs with this exact release's own parser.
+Stdlib only (the layering test checks it). The generated config
+(`components.gateway.litellm_config`) and the gateway's task definition
+(`components.gateway.service`) both read these; the tests load generated configs with this exact
+release's own parser.
 """
 
 from __future__ import annotations

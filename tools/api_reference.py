@@ -75,14 +75,24 @@ COMPONENTS = (
         "PlacedWiring",
         ("ecs_inference.rerankers.input.RerankerConfig", "platform.rerankers.<name>"),
     ),
-    Entry("ecs_inference.services.gateway", "LiteLLMGateway", "LiteLLMGatewayArgs"),
+    Entry(
+        "ecs_inference.gateway.service",
+        "LiteLLMGateway",
+        "GatewayWiring",
+        ("ecs_inference.gateway.input.GatewayConfig", "platform.gateway"),
+    ),
     Entry(
         "ecs_inference.workers.service",
         "QueueWorker",
         "WorkerWiring",
         ("ecs_inference.workers.input.WorkerConfig", "platform.workers.<name>"),
     ),
-    Entry("ecs_inference.services.gateway_db", "GatewayDatabase", "GatewayDatabaseArgs"),
+    Entry(
+        "ecs_inference.gateway.database",
+        "GatewayDatabase",
+        "DatabaseWiring",
+        ("ecs_inference.gateway.input.GatewayDatabaseConfig", "platform.gateway.database"),
+    ),
     Entry(
         "ecs_inference.storage.service",
         "WeightFileSystem",

@@ -12,7 +12,7 @@ from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.endpoint.input import COGNITO_RESERVED_WORDS, EndpointConfig
-from ecs_inference.specs import gateway as gateway_specs
+from ecs_inference.gateway.litellm_config import BEDROCK_TIMEOUT_SECONDS
 from ecs_inference.specs.names import derived_name
 
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
@@ -71,7 +71,7 @@ def stack_routes(cfg: StackConfig, ports: Iterable[int] = ()) -> Routes:
     longest = [m.max_generation_seconds for m in cfg.models.values()]
     longest += [r.max_request_seconds for r in cfg.rerankers.values()]
     if cfg.gateway is not None and cfg.gateway.bedrock.models:
-        longest.append(gateway_specs.BEDROCK_TIMEOUT_SECONDS)
+        longest.append(BEDROCK_TIMEOUT_SECONDS)
     return Routes(
         ports=tuple(sorted(set(ports))),
         longest_request_seconds=tuple(longest),

@@ -23,10 +23,11 @@ from ecs_inference.operations import watch
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import AlarmsConfig
 from ecs_inference.operations.watch import WatchedService
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 
 if TYPE_CHECKING:
-    # Only a type here: the workers' decisions import `queue_age_threshold_seconds`.
+    # Only types here: the workers' decisions import `queue_age_threshold_seconds`, and the
+    # gateway's import the config, which imports this package.
+    from ecs_inference.gateway.decisions import GatewayDecisions
     from ecs_inference.workers.decisions import WorkerDecisions
 
 
@@ -490,7 +491,7 @@ def pool_alarms(stack: str, pool: str, settings: AlarmsConfig) -> list[AlarmSpec
 
 
 def gateway_alarms(
-    stack: str, gateway: LiteLLMGatewaySpec, settings: AlarmsConfig = AlarmsConfig()
+    stack: str, gateway: GatewayDecisions, settings: AlarmsConfig = AlarmsConfig()
 ) -> list[AlarmSpec]:
     """The AI gateway's paging alarms (its subject is its path).
 
@@ -502,12 +503,12 @@ def gateway_alarms(
     `settings.gateway_memory_percent` for 5 minutes (a Fargate task that runs out is killed with
     every stream on it); tasks below the desired count for `settings.pending_minutes`.
     """
-    facts = _settings_facts(stack, gateway.path, settings)
+    facts = _settings_facts(stack, gateway.input.path, settings)
     facts.update(
-        serving_floor=gateway.min_count >= 1,
-        max_count=gateway.max_count,
-        target_cpu_percent=gateway.target_cpu_percent,
-        longest_request_seconds=gateway.litellm.longest_request_seconds,
+        serving_floor=gateway.input.min_count >= 1,
+        max_count=gateway.input.max_count,
+        target_cpu_percent=gateway.input.target_cpu_percent,
+        longest_request_seconds=gateway.longest_request_seconds,
     )
     keys = (
         "no-healthy-targets",
@@ -569,7 +570,8 @@ def stack_alarms(
     out = [(s.service, a) for s in watched.services for a in service_alarms(stack, s, settings)]
     out += [(p, a) for p in watched.pools_of("gpu") for a in pool_alarms(stack, p, settings)]
     if watched.gateway is not None:
-        out += [(watched.gateway.path, a) for a in gateway_alarms(stack, watched.gateway, settings)]
+        gateway = watched.gateway
+        out += [(gateway.input.path, a) for a in gateway_alarms(stack, gateway, settings)]
     for w in watched.workers:
         out += [(watch.worker_label(w.name), a) for a in worker_alarms(stack, w, settings)]
     return out

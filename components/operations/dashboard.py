@@ -347,10 +347,10 @@ def dashboard_body(
             header(f"re-ranker {s.service}")
             widgets += b.row(RERANKER, b.dims(s.service))
     if (gw := watched.gateway) is not None:
-        header(f"gateway {gw.path} (LiteLLM)")
+        header(f"gateway {gw.input.path} (LiteLLM)")
         facts = {
-            "longest_request_seconds": gw.litellm.longest_request_seconds,
-            "target_cpu_percent": gw.target_cpu_percent,
+            "longest_request_seconds": gw.longest_request_seconds,
+            "target_cpu_percent": gw.input.target_cpu_percent,
         }
         widgets += b.row(GATEWAY, b.dims(watch.GATEWAY_KEY), facts)
     for w in watched.workers:

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 
 from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.gateway.decisions import GatewayDecisions
 from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
 from ecs_inference.operations.dashboard import dashboard_body
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import OperationsConfig
 from ecs_inference.operations.watch import Watch, WatchedService
 from ecs_inference.rerankers.decisions import RerankerDecisions
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.workers.decisions import WorkerDecisions
@@ -27,7 +27,7 @@ def watch_of(
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerDecisions],
     pools: Mapping[str, PoolSpec],
-    gateway: LiteLLMGatewaySpec | None,
+    gateway: GatewayDecisions | None,
     workers: Mapping[str, WorkerDecisions],
 ) -> Watch:
     """What the operations watch: every planned service, the pools whose hosts run the

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
-
 if TYPE_CHECKING:
-    # Only a type here: the workers' decisions import the alarms, which read this module.
+    # Only types here: the workers' decisions import the alarms, which read this module, and
+    # the gateway's import the config, which imports this package.
+    from ecs_inference.gateway.decisions import GatewayDecisions
     from ecs_inference.workers.decisions import WorkerDecisions
 
 
@@ -42,7 +42,7 @@ class Watch:
     )
     """Pools whose hosts run the CloudWatch agent, by name: their panels, and the GPU memory
     alarm of a GPU pool."""
-    gateway: LiteLLMGatewaySpec | None = None
+    gateway: GatewayDecisions | None = None
     """The AI gateway; None: none."""
     workers: tuple[WorkerDecisions, ...] = ()
     """Queue workers (their decisions, which hold their input)."""

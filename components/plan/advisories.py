@@ -17,10 +17,10 @@ from collections.abc import Mapping
 
 from ecs_inference.config.issues import Advisory
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.gateway.decisions import GRACE_SECONDS, GatewayDecisions
 from ecs_inference.plan.pools import PoolChoice
 from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.mixed_instances import spot_predictions
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
@@ -73,7 +73,7 @@ def single_task_advisories(
     cfg: StackConfig,
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerDecisions],
-    gateway: LiteLLMGatewaySpec | None,
+    gateway: GatewayDecisions | None,
 ) -> list[Advisory]:
     """In a production stack (`protect`), each service that may run a single task."""
     if not cfg.protect:
@@ -90,9 +90,9 @@ def single_task_advisories(
         services.append(
             (
                 "platform.gateway",
-                gateway.min_count,
-                gateway.max_count,
-                gateway.health_check_grace_period_seconds,
+                gateway.input.min_count,
+                gateway.input.max_count,
+                GRACE_SECONDS,
             )
         )
     found: list[Advisory] = []

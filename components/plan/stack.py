@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 
 from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.contracts import litellm
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.endpoint import decisions as endpoint
 from ecs_inference.endpoint.decisions import Routes
+from ecs_inference.gateway import decisions as gateway
+from ecs_inference.gateway.decisions import GatewayDecisions
 from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
 from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
 from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
@@ -20,7 +23,6 @@ from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import (
     advisories,
     cluster,
-    gateway,
     image_regions,
     images,
     models,
@@ -33,7 +35,6 @@ from ecs_inference.rerankers.decisions import RerankerDecisions, decide_reranker
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.cluster import ClusterSpec
-from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.pool import PoolSpec
@@ -71,9 +72,7 @@ class Plan:
     model_pools: Mapping[str, str]
     """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerDecisions]
-    gateway: LiteLLMGatewaySpec | None
-    gateway_database: GatewayDatabaseSpec | None
-    """LiteLLM's database, when the gateway has one."""
+    gateway: GatewayDecisions | None
     workers: Mapping[str, WorkerDecisions]
     weight_stores: Mapping[str, tuple[WeightStoreConfig, WeightStoreUse]]
     """EFS file systems of weights, by `weightStores` name or existing file system id."""
@@ -222,7 +221,7 @@ def build_plan(
     namespace = None
     if config.gateway is not None or config.workers:
         namespace = gateway.service_connect_namespace(platform_name, stack)
-    gateway_spec, gateway_lines = gateway.plan_gateway(
+    gateway_spec = gateway.plan_gateway(
         config,
         model_specs,
         namespace or "",
@@ -236,7 +235,7 @@ def build_plan(
     )
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
-    ports += [reranker_contract.PORT] * bool(reranker_specs) + [GATEWAY_PORT] * bool(gateway_spec)
+    ports += [reranker_contract.PORT] * bool(reranker_specs) + [litellm.PORT] * bool(gateway_spec)
     issues.raise_if_any(stack)
     watch = watch_of(
         config,
@@ -254,7 +253,7 @@ def build_plan(
         **model_lines,
         **{f"reranker {n}": list(r.lines) for n, r in reranker_specs.items()},
         "operations": decision_lines(config.operations, alarms, watch),
-        **({"gateway": gateway_lines} if gateway_spec is not None else {}),
+        **({"gateway": gateway.decision_lines(gateway_spec)} if gateway_spec else {}),
         **{f"worker {n}": list(w.lines) for n, w in worker_specs.items()},
         **image_lines,
     }
@@ -271,7 +270,6 @@ def build_plan(
         model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,
-        gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
         workers=worker_specs,
         weight_stores=plan_weight_stores(config, model_specs, network_spec.availability_zones),
         builds=builds,

@@ -38,16 +38,16 @@ from ecs_inference.operations.scaling import target_tracking_args
 from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
 from ecs_inference.services.containers import with_app_protocol
-from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs.names import derived_name
-from ecs_inference.specs.service import ServiceSpec
-from ecs_inference.specs.service_connect import (
+from ecs_inference.services.service_connect import (
     PORT_NAME,
     Namespace,
     discovery_name,
     private_host,
     timeouts,
 )
+from ecs_inference.specs import secrets as stack_secrets
+from ecs_inference.specs.names import derived_name
+from ecs_inference.specs.service import ServiceSpec
 from ecs_inference.storage import efs as weights_spec
 
 if TYPE_CHECKING:
@@ -826,7 +826,7 @@ def service_connect_server(
     longest_request_seconds: int,
 ) -> aws.ecs.ServiceServiceConnectConfigurationArgs:
     """The ECS service's Service Connect settings as a server at `<service>.<namespace>:<port>`
-    (`components.specs.service_connect.server_configuration`, as provider arguments)."""
+    (`components.services.service_connect.server_configuration`, as provider arguments)."""
     t = timeouts(longest_request_seconds)
     return aws.ecs.ServiceServiceConnectConfigurationArgs(
         enabled=True,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ecs_inference.contracts.aws_limits import FARGATE_NOFILE_DEFAULT
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
-from ecs_inference.specs.service_connect import APP_PROTOCOL
+from ecs_inference.services.service_connect import APP_PROTOCOL
 
 # Fargate's default, stated in every serving container so a host (EC2) or platform change
 # cannot lower it below what a server holding many upstream connections needs.

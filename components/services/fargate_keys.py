@@ -27,8 +27,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ecs_inference.config.base import ROOT
-from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue
+from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.rerankers.input import RerankerConfig
 from ecs_inference.services import fargate_table as fargate
 from ecs_inference.workers.input import WorkerConfig

@@ -52,7 +52,7 @@ from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
-from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.services.service_connect import Namespace
 from ecs_inference.workers.decisions import GatewayKeys, WorkerDecisions, worker_service
 from ecs_inference.workers.input import WorkerConfig
 from ecs_inference.workers.queues import queue_attributes, queue_names, task_protection_minutes

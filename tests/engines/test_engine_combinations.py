@@ -8,9 +8,9 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from ecs_inference.gateway.litellm_config import litellm_config
 from ecs_inference.sizing.instance_types import DeclaredFit
 from ecs_inference.specs import managed_instances
-from ecs_inference.specs.gateway import litellm_config
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file
@@ -83,12 +83,12 @@ def test_presets_take_their_types_from_sizing() -> None:
 def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -> None:
     plan = plan_of(combined(), STACK)
     assert plan.gateway is not None
-    routes = {r.target.service: r for r in plan.gateway.litellm.routes}
+    routes = {r.target.service: r for r in plan.gateway.routes}
     # a custom image's API is its own: not routed by default
     assert set(routes) == {"llama", "qwen", "mistral"}
     entries = {
         e["model_info"]["id"]: e["litellm_params"]["model"]
-        for e in litellm_config(plan.gateway.litellm)["model_list"]
+        for e in litellm_config(plan.gateway.routes)["model_list"]
         if "model_info" in e
     }
     assert entries["ecs-llama"].startswith("hosted_vllm/")
@@ -99,7 +99,7 @@ def test_gateway_routes_openai_compatible_engines_and_custom_only_when_named() -
     named = mutate(combined(), "gateway.routes", {"gemma-9b": "triton", "qwen": "qwen"})
     plan = plan_of(named, STACK)
     assert plan.gateway is not None
-    targets = {r.model_name: r.target for r in plan.gateway.litellm.routes}
+    targets = {r.model_name: r.target for r in plan.gateway.routes}
     assert targets["gemma-9b"].api_base == "http://triton.inference-engines:8000/v1"
 
 

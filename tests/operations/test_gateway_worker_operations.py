@@ -55,13 +55,18 @@ _AGENTS = _plan()
 def _gateway_alarms(
     settings: AlarmsConfig = AlarmsConfig(), longest: int | None = None, **changes: Any
 ) -> list[obs.AlarmSpec]:
-    """The agents stack's gateway's alarms, its spec changed by `changes` and the longest
-    route's timeout set to `longest` (through the Bedrock routes' timeout)."""
+    """The agents stack's gateway's alarms, its input changed by `changes` and the longest
+    route's timeout set to `longest` (through its first route's timeout)."""
     gateway = _AGENTS.gateway
     assert gateway is not None
+    routes = gateway.routes
     if longest is not None:
-        changes["litellm"] = dataclasses.replace(gateway.litellm, bedrock_timeout_seconds=longest)
-    return obs.gateway_alarms("agents", dataclasses.replace(gateway, **changes), settings)
+        first = dataclasses.replace(routes[0].target, timeout_seconds=longest)
+        routes = (dataclasses.replace(routes[0], target=first), *routes[1:])
+    changed = dataclasses.replace(
+        gateway, input=gateway.input.model_copy(update=changes), routes=routes
+    )
+    return obs.gateway_alarms("agents", changed, settings)
 
 
 def _worker_alarms(backlog_target: float = 10.0, **changes: Any) -> list[obs.AlarmSpec]:

@@ -31,11 +31,11 @@ from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts.aws_limits import FARGATE_TASK_PARAMETERS
+from ecs_inference.gateway.input import GatewayConfig
 from ecs_inference.models.service import model_container_definitions
 from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.services import fargate_table as fargate
 from ecs_inference.services.fargate_keys import FARGATE_SECTIONS, MODEL_KEYS
-from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.workers.input import WorkerConfig
 from tests.policy.corpus_fargate import VALUES
 from tests.stack_config import mutate, plan_of, reference
@@ -51,7 +51,7 @@ KMS = f"arn:aws:kms:us-east-1:{ACCOUNT_ID}:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4
 #: The component each Fargate task definition belongs to -> the spec type its plan section makes.
 COMPONENTS: dict[str, type] = {
     "ecs-inference:serving:FargateReranker": RerankerDecisions,
-    "ecs-inference:serving:LiteLLMGateway": LiteLLMGatewaySpec,
+    "ecs-inference:serving:LiteLLMGateway": GatewayConfig,
     "ecs-inference:workers:QueueWorker": WorkerConfig,
 }
 #: The stack sections besides the Fargate services' whose keys could change a Fargate task.

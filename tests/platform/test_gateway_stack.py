@@ -35,19 +35,19 @@ def issues_of(raw: dict) -> list[tuple[str, str]]:
 def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None:
     plan = plan_of(reference("agents"))
     assert plan.gateway is not None
-    routes = {r.model_name: r.target for r in plan.gateway.litellm.routes}
+    routes = {r.model_name: r.target for r in plan.gateway.routes}
     adapters = {"llama-3.1-8b-sql", "llama-3.1-8b-support"}  # LoRA adapters of llama
     assert set(routes) == {"llama-3.1-8b", "qwen", "llama-neuron", *adapters}
     assert {routes[a].api_base for a in adapters} == {routes["llama-3.1-8b"].api_base}
     assert routes["qwen"].api_base == "http://qwen.inference-agents:8000/v1"
-    assert [b.model_name for b in plan.gateway.litellm.bedrock] == ["claude-haiku"]
+    assert [b.model_name for b in plan.gateway.bedrock] == ["claude-haiku"]
     # One priority pair after the services', and the ALB may reach the proxy port.
     service_priorities = {m.priority for m in plan.models.values()}
-    assert plan.gateway.priority > max(service_priorities)
+    assert plan.gateway.placement.priority > max(service_priorities)
     assert litellm.PORT in plan.endpoint.ports
     # Bedrock's 600 s and qwen's 600 s generations are what the ALB must keep open.
     assert idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds >= 600
-    longest = plan.gateway.litellm.longest_request_seconds
+    longest = plan.gateway.longest_request_seconds
     assert plan.gateway.deregistration_delay_seconds >= longest
     assert plan.service_connect_namespace == "inference-agents"
     assert set(plan.workers) == {"summarise"}

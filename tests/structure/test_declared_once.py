@@ -30,20 +30,15 @@ ALLOWED = frozenset(
         "config.pools.PoolConfig ~ specs.pool.PoolSpec",
         "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
         "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
-        # gateway: config/gateway.py, specs/gateway.py and its database
-        "config.gateway.GatewayConfig ~ rerankers.input.RerankerConfig",
-        "config.gateway.GatewayConfig ~ specs.gateway.GatewaySpec",
-        "config.gateway.GatewayConfig ~ specs.gateway.LiteLLMGatewaySpec",
-        "config.gateway.GatewayConfig ~ specs.service.ServiceSpec",
-        "rerankers.input.RerankerConfig ~ specs.gateway.LiteLLMGatewaySpec",
-        "services.gateway_db.DatabaseOutputs ~ specs.gateway.DatabaseEndpoint",
-        "specs.gateway.LiteLLMGatewaySpec ~ specs.service.ServiceSpec",
+        # gateway: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) its input
+        # shares with the re-rankers' and the workers' inputs, until one Fargate input base holds them
+        "gateway.input.GatewayConfig ~ rerankers.input.RerankerConfig",
+        "gateway.input.GatewayConfig ~ specs.service.ServiceSpec",
         # workers: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) the gateway's
-        # and the re-rankers' sections and specs declare too, until they move into their folders;
-        # and the scaling policies' own bounds (`WorkerScaling`, taking Outputs for its metrics)
-        "config.gateway.GatewayConfig ~ workers.input.WorkerConfig",
+        # and the re-rankers' inputs declare too; and the scaling policies' own bounds
+        # (`WorkerScaling`, taking Outputs for its metrics)
+        "gateway.input.GatewayConfig ~ workers.input.WorkerConfig",
         "rerankers.input.RerankerConfig ~ workers.input.WorkerConfig",
-        "specs.gateway.LiteLLMGatewaySpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.scaling.WorkerScaling",
         "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
@@ -63,7 +58,6 @@ ALLOWED = frozenset(
         "rerankers.input.RerankerConfig ~ specs.service.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
         "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
-        "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",
         "config.services.ServiceConfig ~ specs.service.ServiceSpec",
         # models: the engines' LaunchInputs (the registry's contract, docs/engines.md) repeats the decisions' inputs
         "engines.base.LaunchInputs ~ models.decisions.ModelInputs",

@@ -10,7 +10,6 @@ Each test is the fix's proof: the reference stacks pass the same preview
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,8 +21,8 @@ import pytest
 from ecs_inference import cluster as cluster_module
 from ecs_inference import iam
 from ecs_inference.capacity import ami_contents, asg_pool, managed_instances_pool, user_data
-from ecs_inference.services import gateway as gateway_service
-from ecs_inference.services import gateway_db
+from ecs_inference.gateway import database as gateway_db
+from ecs_inference.gateway import service as gateway_service
 from tests.stacks import agents_with_database
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_REJECTED
@@ -124,7 +123,7 @@ def test_a_database_user_litellm_does_not_read_fails(
     """The gateway's database login as `DATABASE_USER` (from the RDS-managed secret), which
     LiteLLM's construct_database_url_from_env_vars does not read: the proxy runs without a
     database, so virtual keys, budgets and spend tracking silently do nothing."""
-    monkeypatch.setattr(gateway_service, "gateway_container_env", _password_login("DATABASE_USER"))
+    _password_login(monkeypatch, "DATABASE_USER")
     stack_file = agents_with_database(tmp_path)
     code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
     assert code == EXIT_REJECTED
@@ -140,9 +139,7 @@ def test_a_database_password_from_the_rotating_secret_fails(
     """The gateway's database login by password, its user and password injected from the
     secret RDS manages (names LiteLLM does read): ECS resolves them at task start only, so the
     running gateway loses its database at the first rotation, 7 days after deploy by default."""
-    monkeypatch.setattr(
-        gateway_service, "gateway_container_env", _password_login("DATABASE_USERNAME")
-    )
+    _password_login(monkeypatch, "DATABASE_USERNAME")
     stack_file = agents_with_database(tmp_path)
     code, lines = reasons(capsys, "--stack", "agents", "--stack-file", str(stack_file))
     assert code == EXIT_REJECTED
@@ -157,26 +154,46 @@ def test_a_database_password_from_the_rotating_secret_fails(
     assert "ECS reads secrets only at task start" in line
 
 
-def _password_login(user_variable: str) -> Any:
-    """The gateway's container env with the database login put back to a password: the user
-    (as `user_variable`) and the password injected from the RDS-managed secret, no IAM-token
-    login and no bootstrap container."""
-    container_env = gateway_service.gateway_container_env
+def _password_login(monkeypatch: pytest.MonkeyPatch, user_variable: str) -> None:
+    """The gateway's container with the database login put back to a password: the user (as
+    `user_variable`) and the password injected from the RDS-managed secret, no IAM-token
+    login."""
+    databases = _remember_databases(monkeypatch)
+    containers = gateway_service.LiteLLMGateway._containers
 
-    def password_login(spec: Any, **kw: Any) -> Any:
-        env = container_env(spec, **kw)
-        db = kw.get("database")
-        if db is None:
-            return env
-        plain = {k: v for k, v in env.environment.items() if k not in PASSWORD_LOGIN}
-        secrets = {
-            **env.secrets,
-            user_variable: f"{db.secret_arn}:username::",
-            "DATABASE_PASSWORD": f"{db.secret_arn}:password::",
-        }
-        return dataclasses.replace(env, environment=plain, secrets=secrets)
+    def password_login(self: Any, render: Any, *values: Any, **kw: Any) -> Any:
+        if not databases:
+            return containers(self, render, *values, **kw)
+        secret = databases[-1].cluster.master_user_secrets.apply(lambda s: s[0].secret_arn)
 
-    return password_login
+        def with_password(a: list[Any]) -> Any:
+            (container,) = definitions = render(a[:-1])
+            container["environment"] = [
+                e for e in container["environment"] if e["name"] not in PASSWORD_LOGIN
+            ]
+            container["secrets"] += [
+                {"name": user_variable, "valueFrom": f"{a[-1]}:username::"},
+                {"name": "DATABASE_PASSWORD", "valueFrom": f"{a[-1]}:password::"},
+            ]
+            return definitions
+
+        return containers(self, with_password, *values, secret, **kw)
+
+    monkeypatch.setattr(gateway_service.LiteLLMGateway, "_containers", password_login)
+
+
+def _remember_databases(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The `GatewayDatabase` components whose outputs a gateway is given, in order: what a
+    regression put back reads of the database beyond those outputs."""
+    databases: list[Any] = []
+    outputs = gateway_db.GatewayDatabase.outputs
+
+    def remember(self: Any) -> Any:
+        databases.append(self)
+        return outputs(self)
+
+    monkeypatch.setattr(gateway_db.GatewayDatabase, "outputs", remember)
+    return databases
 
 
 def test_an_aws_call_on_an_ami_without_the_cli_fails(
@@ -212,11 +229,13 @@ def test_the_master_secret_readable_by_the_serving_gateway_fails(
     cluster, the master secret it reads): every container of the task, the proxy that serves
     requests included, could read the master password and run any SQL as master."""
     task_role = gateway_service.LiteLLMGateway._bedrock_role
+    databases = _remember_databases(monkeypatch)
 
-    def with_master_grants(self: Any, args: Any) -> Any:
-        role = task_role(self, args)
-        db = args.database
-        role.policies["master"] = pulumi.Output.all(db.cluster_arn, db.secret_arn).apply(
+    def with_master_grants(self: Any, decided: Any, outputs: Any) -> Any:
+        role: Any = task_role(self, decided, outputs)
+        cluster = databases[-1].cluster
+        secret = cluster.master_user_secrets.apply(lambda s: s[0].secret_arn)
+        role.policies["master"] = pulumi.Output.all(cluster.arn, secret).apply(
             lambda a: json.dumps(
                 {
                     "Version": "2012-10-17",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.services.service_connect import Namespace
 from ecs_inference.workers.decisions import GatewayKeys
 from ecs_inference.workers.input import WorkerConfig
 from ecs_inference.workers.queues import MANAGED_ENV, task_protection_minutes

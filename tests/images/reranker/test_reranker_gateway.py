@@ -1,5 +1,5 @@
 """A rerank through the gateway: the pinned LiteLLM proxy, run with the config the stack generates
-for a re-ranker route (`components.specs.gateway.litellm_config`), in front of the service on
+for a re-ranker route (`components.gateway.litellm_config`), in front of the service on
 loopback, with the gateway's auth (`x-litellm-api-key: Bearer <master key>`, as docs/gateway.md
 tells callers).
 
@@ -20,7 +20,7 @@ import yaml
 
 from contracts import reranker as c
 from ecs_inference.contracts import litellm
-from ecs_inference.specs.gateway import GatewaySpec, ModelRoute, ServiceTarget, litellm_config
+from ecs_inference.gateway.litellm_config import ModelRoute, ServiceTarget, litellm_config
 from tests.images.reranker.conftest import free_port
 from tests.litellm.venv import VENV, ensure_venv
 
@@ -51,8 +51,8 @@ def gateway(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     work = tmp_path_factory.mktemp("gateway")
     config = work / "config.yaml"
-    spec = GatewaySpec(routes=(ModelRoute("rerank", target),))
-    config.write_text(yaml.safe_dump(litellm_config(spec), sort_keys=False))
+    routes = [ModelRoute("rerank", target)]
+    config.write_text(yaml.safe_dump(litellm_config(routes), sort_keys=False))
     gateway_port = free_port()
     env = {
         **os.environ,

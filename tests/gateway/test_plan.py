@@ -46,8 +46,8 @@ def test_its_own_secrets_and_their_keys_reach_its_spec() -> None:
     raw = mutate(raw, "gateway.kmsKeyArns", {"secrets": [KEY]})
     gateway = plan_of(raw, STACK).gateway
     assert gateway is not None
-    assert gateway.extra_secrets == {"LANGFUSE_SECRET_KEY": SECRET}
-    assert gateway.secrets_kms_key_arns == (KEY,)
+    assert gateway.secret_refs["LANGFUSE_SECRET_KEY"] == SECRET
+    assert gateway.input.kms_key_arns.secrets == [KEY]
 
 
 @pytest.mark.parametrize(

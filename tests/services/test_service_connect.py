@@ -6,11 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecs_inference.specs.gateway import ServiceTarget
-from ecs_inference.specs.service_connect import (
-    DEFAULT_IDLE_TIMEOUT_SECONDS,
-    DEFAULT_PER_REQUEST_TIMEOUT_SECONDS,
-    client_configuration,
+from ecs_inference.contracts.aws_limits import (
+    SERVICE_CONNECT_DEFAULT_IDLE_SECONDS as DEFAULT_IDLE_TIMEOUT_SECONDS,
+)
+from ecs_inference.contracts.aws_limits import (
+    SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS as DEFAULT_PER_REQUEST_TIMEOUT_SECONDS,
+)
+from ecs_inference.gateway.litellm_config import ServiceTarget
+from ecs_inference.services.service_connect import (
     port_mapping,
     private_host,
     server_configuration,
@@ -41,12 +44,6 @@ def test_model_service_is_a_server_reachable_at_its_alias():
     # The gateway's route points exactly at this alias.
     target = ServiceTarget("llama", "llama-3.1-8b", private_host("llama", NAMESPACE), 8000, 600)
     assert target.api_base == "http://llama.inference.internal:8000/v1"
-
-
-def test_clients_only_join_the_namespace():
-    config = client_configuration(NAMESPACE)
-    validate_shape("ecs", "CreateService", create_service(config))
-    assert "services" not in config
 
 
 def test_port_mapping_names_the_port_with_the_http_protocol():

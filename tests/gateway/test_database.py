@@ -11,19 +11,24 @@ from pathlib import Path
 import pytest
 
 from ecs_inference.contracts import litellm
-from ecs_inference.services.gateway_db import GatewayDatabase, GatewayDatabaseArgs
+from ecs_inference.gateway.database import DatabaseWiring, GatewayDatabase
+from ecs_inference.gateway.input import GatewayDatabaseConfig
 from tests.aws_shapes import UNKNOWN, validate_shape
 from tools.recording import Recording, run_function
 
+SALT = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gw/salt-AbCdEf"
+
 
 def record(**overrides) -> Recording:
-    settings = {
-        "vpc_id": "vpc-0abc",
-        "subnet_ids": ["subnet-a", "subnet-b"],
-        "gateway_security_group_id": "sg-gateway",
-    }
-    settings.update(overrides)
-    return run_function(lambda: GatewayDatabase("gw-db", GatewayDatabaseArgs(**settings)))
+    wiring = DatabaseWiring(
+        vpc_id="vpc-0abc",
+        subnet_ids=["subnet-a", "subnet-b"],
+        gateway_security_group_id="sg-gateway",
+    )
+    database = GatewayDatabaseConfig.model_validate(
+        {"enabled": True, "saltKeySecretArn": SALT, **overrides}
+    )
+    return run_function(lambda: GatewayDatabase("gw-db", database, wiring))
 
 
 def test_cluster_is_encrypted_private_and_never_sees_a_password():
@@ -65,7 +70,7 @@ def test_cluster_is_encrypted_private_and_never_sees_a_password():
 
 
 def test_auto_pause_only_at_zero_capacity():
-    paused = record(min_capacity_acu=0.0).one("aws:rds/cluster:Cluster").inputs
+    paused = record(minCapacityAcu=0.0).one("aws:rds/cluster:Cluster").inputs
     assert paused["serverlessv2ScalingConfiguration"]["secondsUntilAutoPause"] == 300
     steady = record().one("aws:rds/cluster:Cluster").inputs
     assert "secondsUntilAutoPause" not in steady["serverlessv2ScalingConfiguration"]

@@ -15,31 +15,37 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecs_inference.contracts.bedrock import PROFILE_GEOGRAPHIES
-from ecs_inference.plan.gateway import bedrock_routes, resolve_routes
-from ecs_inference.specs.gateway import (
-    BEDROCK_INVOKE_ACTIONS,
+from ecs_inference.contracts.litellm import (
+    ENV_CONFIG_YAML,
     ENV_DATABASE_USERNAME,
     ENV_MASTER_KEY,
     ENV_SALT_KEY,
     KEY_HEADER,
-    LITELLM_VERSION,
+)
+from ecs_inference.contracts.litellm import VERSION as LITELLM_VERSION
+from ecs_inference.gateway.decisions import (
+    GatewayPlacement,
+    bedrock_routes,
+    gateway_service,
+    resolve_routes,
+)
+from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.gateway.litellm_config import (
+    BEDROCK_INVOKE_ACTIONS,
     BedrockRoute,
-    DatabaseEndpoint,
-    GatewaySpec,
     ServiceTarget,
     bedrock_invoke_policy,
     bedrock_model_arns,
-    gateway_container_env,
+    container_environment,
     litellm_config,
+    longest_request_seconds,
     render_litellm_config,
 )
 from tests.aws_shapes import validate_shape
 
 MASTER_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:gateway/master-AbCdEf"
 DB_HOST = "gw.cluster-abc.eu-west-1.rds.amazonaws.com"
-DB_CLUSTER_ARN = "arn:aws:rds:eu-west-1:111122223333:cluster:gw"
 SALT_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:gateway/salt-GhIjKl"
-DB_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:rds!cluster-1a2b-MnOpQr"
 
 
 def target(service: str, served: str | None = None, port: int = 8000, timeout: int = 300):
@@ -59,12 +65,13 @@ SERVICES = {
 }
 
 
-def spec_for(services=SERVICES, bedrock=None, region="eu-west-1", database=False) -> GatewaySpec:
+def spec_for(services=SERVICES, bedrock=None, region="eu-west-1", database=False) -> dict:
+    """`litellm_config`'s arguments for `services` and `bedrock` (model name -> id)."""
     routes, issues = resolve_routes(services)
     assert not issues
     bed, issues = bedrock_routes(bedrock or {}, region, taken=[r.model_name for r in routes])
     assert not issues
-    return GatewaySpec(routes=routes, bedrock=bed, database=database)
+    return {"routes": routes, "bedrock": bed, "database": database}
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,7 +80,7 @@ def spec_for(services=SERVICES, bedrock=None, region="eu-west-1", database=False
 
 
 def test_every_model_service_is_a_hosted_vllm_route_at_its_private_address():
-    config = litellm_config(spec_for())
+    config = litellm_config(**spec_for())
     by_name = {m["model_name"]: m["litellm_params"] for m in config["model_list"]}
     assert set(by_name) == {"llama-3.1-8b", "mixtral-8x7b", "llama-3-8b-neuron"}
     assert by_name["mixtral-8x7b"] == {
@@ -96,7 +103,7 @@ def test_explicit_routes_alias_services_and_may_share_one():
         ("chat-large", "mixtral"),
     ]
     # The request's model name is the alias; the engine is still called with its served name.
-    entry = litellm_config(GatewaySpec(routes=routes))["model_list"][0]
+    entry = litellm_config(routes)["model_list"][0]
     assert entry["model_name"] == "chat"
     assert entry["litellm_params"]["model"] == "hosted_vllm/llama-3.1-8b"
 
@@ -133,7 +140,7 @@ service_keys = st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True)
 def test_any_set_of_services_yields_one_route_each_and_no_secret(ports, timeout):
     services = {k: target(k, f"{k}-served", port=p, timeout=timeout) for k, p in ports.items()}
     spec = spec_for(services)
-    text = render_litellm_config(spec)
+    text = render_litellm_config(litellm_config(**spec))
     config = yaml.safe_load(text)
     entries = config["model_list"]
     assert sorted(e["model_name"] for e in entries) == sorted(f"{k}-served" for k in services)
@@ -145,7 +152,7 @@ def test_any_set_of_services_yields_one_route_each_and_no_secret(ports, timeout)
     # The master key is a reference LiteLLM resolves at start-up, never a value.
     assert config["general_settings"]["master_key"] == f"os.environ/{ENV_MASTER_KEY}"
     assert "secretsmanager" not in text
-    assert spec.longest_request_seconds == timeout
+    assert longest_request_seconds(spec["routes"], spec["bedrock"]) == timeout
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,7 +205,7 @@ def test_bedrock_names_may_not_shadow_a_route_and_regions_are_checked():
 
 def test_bedrock_route_entry_uses_the_task_role_and_its_region():
     spec = spec_for(bedrock={"haiku": "amazon.nova-lite-v1:0"})
-    entry = litellm_config(spec)["model_list"][-1]
+    entry = litellm_config(**spec)["model_list"][-1]
     assert entry["model_name"] == "haiku"
     assert entry["litellm_params"]["model"] == "bedrock/amazon.nova-lite-v1:0"
     assert entry["litellm_params"]["aws_region_name"] == "eu-west-1"
@@ -233,44 +240,39 @@ def test_bedrock_policy_allows_invoke_on_exactly_the_configured_models():
 # --------------------------------------------------------------------------------------------
 
 
+def gateway(**extra) -> GatewayConfig:
+    return GatewayConfig.model_validate({"masterKeySecretArn": MASTER_ARN, **extra})
+
+
 def test_secrets_travel_by_reference_and_the_config_by_environment():
-    spec = spec_for(database=True)
-    db = DatabaseEndpoint(DB_HOST, 5432, "db", DB_SECRET_ARN, DB_CLUSTER_ARN)
-    env = gateway_container_env(
-        spec, master_key_secret_arn=MASTER_ARN, salt_key_secret_arn=SALT_ARN, database=db
-    )
+    cfg = gateway(database={"enabled": True, "saltKeySecretArn": SALT_ARN})
+    decided, issues = gateway_service(cfg, GatewayPlacement(SERVICES))
+    assert not issues and decided is not None
+    env = container_environment(decided.config_yaml, DB_HOST)
     # No database password reaches the task: LiteLLM logs in with IAM tokens it renews, so
     # nothing goes stale when RDS rotates the master secret (issue 24 item 5).
-    assert env.secrets == {ENV_MASTER_KEY: MASTER_ARN, ENV_SALT_KEY: SALT_ARN}
-    assert env.environment[ENV_DATABASE_USERNAME] == "litellm"
-    assert env.environment["IAM_TOKEN_DB_AUTH"] == "true"
-    assert env.environment["DATABASE_SSLMODE"] == "require"
+    assert decided.secret_refs == {ENV_MASTER_KEY: MASTER_ARN, ENV_SALT_KEY: SALT_ARN}
+    assert env[ENV_DATABASE_USERNAME] == "litellm"
+    assert env["IAM_TOKEN_DB_AUTH"] == "true"
+    assert env["DATABASE_SSLMODE"] == "require"
     # Nothing of the master user reaches the serving container (issue 33 item 4).
-    assert not any(DB_SECRET_ARN in v or DB_CLUSTER_ARN in v for v in env.environment.values())
-    assert not set(env.secrets) & set(env.environment)
-    assert all("secretsmanager" not in v for v in env.environment.values())
-    assert yaml.safe_load(env.environment["LITELLM_CONFIG_YAML"]) == litellm_config(spec)
+    assert not any("rds!" in v or ":cluster:" in v for v in env.values())
+    assert not set(decided.secret_refs) & set(env)
+    assert all("secretsmanager" not in v for v in env.values())
+    config = litellm_config(**spec_for(database=True))
+    assert yaml.safe_load(env[ENV_CONFIG_YAML]) == config
     # With the database on, spend logs are kept.
-    assert "disable_spend_logs" not in litellm_config(spec)["general_settings"]
+    assert "disable_spend_logs" not in config["general_settings"]
 
 
 def test_a_config_too_large_for_the_task_definition_is_refused():
     services = {f"m{i:03d}": target(f"m{i:03d}", f"model-{i:03d}") for i in range(150)}
-    spec = spec_for(services)
-    with pytest.raises(ValueError, match="150 routes"):
-        gateway_container_env(spec, master_key_secret_arn=MASTER_ARN)
-    small = spec_for({k: services[k] for k in list(services)[:50]})
-    assert gateway_container_env(small, master_key_secret_arn=MASTER_ARN).environment
-
-
-def test_database_and_spec_must_agree():
-    with pytest.raises(ValueError, match="exactly when"):
-        gateway_container_env(spec_for(database=True), master_key_secret_arn=MASTER_ARN)
-    db = DatabaseEndpoint("h", 5432, "litellm", DB_SECRET_ARN, DB_CLUSTER_ARN)
-    with pytest.raises(ValueError, match="salt key"):
-        gateway_container_env(
-            spec_for(database=True), master_key_secret_arn=MASTER_ARN, database=db
-        )
+    _, issues = gateway_service(gateway(), GatewayPlacement(services))
+    (issue,) = issues
+    assert issue.path == "platform.gateway" and "150 routes" in issue.message
+    small = {k: services[k] for k in list(services)[:50]}
+    decided, issues = gateway_service(gateway(), GatewayPlacement(small))
+    assert not issues and decided is not None and decided.config_yaml
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,21 +291,22 @@ def test_generated_configs_load_in_the_pinned_litellm():
     from tests.litellm.venv import run_probe
 
     plain = spec_for(bedrock={"haiku": "us.anthropic.claude-haiku-4-5-20251001-v1:0"})
-    with_db = spec_for(database=True)
-    db = DatabaseEndpoint(DB_HOST, 5432, "litellm", DB_SECRET_ARN, DB_CLUSTER_ARN)
-    db_env = gateway_container_env(
-        with_db, master_key_secret_arn=MASTER_ARN, salt_key_secret_arn=SALT_ARN, database=db
-    ).environment
-    broken = litellm_config(plain)
+    db_env = container_environment(
+        render_litellm_config(litellm_config(**spec_for(database=True))), DB_HOST
+    )
+    broken = litellm_config(**plain)
     broken["model_list"][0]["litellm_params"] = "hosted_vllm/x"  # a string, not a mapping
     reports = run_probe(
         [
-            {"yaml": render_litellm_config(plain), "env": {ENV_MASTER_KEY: "sk-plain"}},
             {
-                "yaml": db_env["LITELLM_CONFIG_YAML"],
+                "yaml": render_litellm_config(litellm_config(**plain)),
+                "env": {ENV_MASTER_KEY: "sk-plain"},
+            },
+            {
+                "yaml": db_env[ENV_CONFIG_YAML],
                 "env": {
                     ENV_MASTER_KEY: "sk-db",
-                    **{k: v for k, v in db_env.items() if k != "LITELLM_CONFIG_YAML"},
+                    **{k: v for k, v in db_env.items() if k != ENV_CONFIG_YAML},
                     # Set in the proxy container (gateway_container_definitions).
                     "AWS_REGION": "eu-west-1",
                     # The task role's credentials; the token is signed locally, no call made.
@@ -316,12 +319,13 @@ def test_generated_configs_load_in_the_pinned_litellm():
     )
     first, second, third = reports
     assert "error" not in first, first.get("error")
-    assert first["model_names"] == sorted(plain.model_names)
+    names = [r.model_name for r in plain["routes"]] + [b.model_name for b in plain["bedrock"]]
+    assert first["model_names"] == sorted(names)
     assert first["master_key"] == "sk-plain"
     assert first["key_header"] == KEY_HEADER
     assert first["routing_strategy"] == "simple-shuffle" and first["num_retries"] == 2
     by_name = {d["model_name"]: d for d in first["deployments"]}
-    for route in plain.routes:
+    for route in plain["routes"]:
         assert by_name[route.model_name]["provider"] == "hosted_vllm"
         assert by_name[route.model_name]["url"] == (
             f"http://{route.target.host}:{route.target.port}/v1/chat/completions"

@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from ecs_inference.config.gateway import GatewayConfig
-from ecs_inference.plan.gateway import gateway_service
-from ecs_inference.specs.gateway import ServiceTarget
+from ecs_inference.gateway.decisions import GatewayPlacement, gateway_service
+from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.gateway.litellm_config import ServiceTarget
 from ecs_inference.workers.decisions import GatewayKeys, worker_service
 from ecs_inference.workers.input import WorkerConfig
 
@@ -58,14 +58,14 @@ def test_any_accepted_gateway_plans_or_names_its_paths(raw, services):
     except ValidationError:
         return  # the schema's own errors carry their paths (components.config)
     targets = {s: ServiceTarget(s, s, f"{s}.inference", 8000, 300) for s in services}
-    spec, _, issues = gateway_service(cfg, targets, service_names=services)
+    spec, issues = gateway_service(cfg, GatewayPlacement(targets), service_names=services)
     assert (spec is None) == bool(issues)
     for issue in issues:
         assert issue.path == "platform.gateway" or issue.path.startswith("platform.gateway.")
         assert issue.message
     if spec is not None:
-        assert {r.target.service for r in spec.litellm.routes} <= set(services)
-        assert spec.litellm.database == cfg.database.enabled
+        assert {r.target.service for r in spec.routes} <= set(services)
+        assert ("disable_spend_logs" in spec.config_yaml) != cfg.database.enabled
 
 
 @st.composite

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ecs_inference.config.gateway import GatewayConfig
+from ecs_inference.contracts import litellm
 from ecs_inference.contracts.litellm import IMAGE as DEFAULT_GATEWAY_IMAGE
-from ecs_inference.plan.gateway import gateway_database, gateway_service
-from ecs_inference.specs.gateway import ServiceTarget
+from ecs_inference.gateway.decisions import GatewayPlacement, decision_lines, gateway_service
+from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.gateway.litellm_config import ServiceTarget
 from ecs_inference.workers.decisions import GatewayKeys, worker_service
 from ecs_inference.workers.input import WorkerConfig
 
@@ -20,6 +21,7 @@ TARGETS = {
     "llama": ServiceTarget("llama", "llama-3.1-8b", "llama.inference", 8000, 300),
     "qwen": ServiceTarget("qwen", "qwen", "qwen.inference", 8000, 600),
 }
+PLACED = GatewayPlacement(TARGETS)
 WORKER = {
     "image": "111122223333.dkr.ecr.us-east-1.amazonaws.com/summarise:1.4.0",
     "maxJobSeconds": 900,
@@ -33,38 +35,38 @@ def gateway(**extra) -> GatewayConfig:
 
 
 def test_defaults_route_every_model_on_arm64_with_the_pinned_image():
-    spec, lines, issues = gateway_service(gateway(), TARGETS, service_names=["llama", "qwen"])
-    assert not issues and spec is not None
-    assert spec.image == DEFAULT_GATEWAY_IMAGE
-    assert spec.cpu_architecture == "ARM64"
-    assert [r.model_name for r in spec.litellm.routes] == ["llama-3.1-8b", "qwen"]
-    assert (spec.cpu, spec.memory_mib) == (1024, 2048)
-    assert any("database: off" in line for line in lines)
+    decided, issues = gateway_service(gateway(), PLACED, service_names=["llama", "qwen"])
+    assert not issues and decided is not None
+    assert decided.input.image == DEFAULT_GATEWAY_IMAGE
+    assert decided.input.cpu_architecture == "ARM64"
+    assert [r.model_name for r in decided.routes] == ["llama-3.1-8b", "qwen"]
+    assert (decided.input.cpu, decided.input.memory_mib) == (1024, 2048)
+    assert any("database: off" in line for line in decision_lines(decided))
 
 
 def test_route_to_a_model_that_does_not_exist():
-    _, _, issues = gateway_service(
-        gateway(routes={"big": "llama-70b"}), TARGETS, service_names=["llama", "qwen"]
+    _, issues = gateway_service(
+        gateway(routes={"big": "llama-70b"}), PLACED, service_names=["llama", "qwen"]
     )
     assert [i.path for i in issues] == ["platform.gateway.routes.big"]
 
 
 def test_bedrock_models_without_a_region():
     cfg = gateway(bedrock={"models": {"haiku": "amazon.nova-lite-v1:0"}})
-    _, _, issues = gateway_service(cfg, TARGETS, service_names=["llama", "qwen"])
+    _, issues = gateway_service(cfg, PLACED, service_names=["llama", "qwen"])
     assert [i.path for i in issues] == ["platform.gateway.bedrock.region"]
 
 
 def test_gateway_path_may_not_be_a_service_and_size_must_be_on_the_grid():
-    _, _, issues = gateway_service(
-        gateway(path="llama", cpu=1024, memoryMib=512), TARGETS, service_names=["llama"]
+    _, issues = gateway_service(
+        gateway(path="llama", cpu=1024, memoryMib=512), PLACED, service_names=["llama"]
     )
     # memory 512 is off the grid for cpu 1024: the memory holds the bad value
     assert sorted(i.path for i in issues) == ["platform.gateway.memoryMib", "platform.gateway.path"]
 
 
 def test_gateway_without_anything_to_route_is_refused():
-    _, _, issues = gateway_service(gateway(), {}, service_names=[])
+    _, issues = gateway_service(gateway(), GatewayPlacement({}))
     assert [i.path for i in issues] == ["platform.gateway"]
 
 
@@ -93,11 +95,11 @@ def test_schema_refuses_plaintext_keys_missing_salt_and_typos(raw, needle):
 
 def test_database_option_with_salt_is_accepted():
     cfg = gateway(database={"enabled": True, "saltKeySecretArn": SALT})
-    spec, _, issues = gateway_service(cfg, TARGETS, service_names=[])
-    assert not issues and spec is not None and spec.litellm.database
-    assert spec.salt_key_secret_arn == SALT
-    database = gateway_database(cfg)
-    assert database is not None and database.max_capacity_acu >= database.min_capacity_acu
+    decided, issues = gateway_service(cfg, PLACED)
+    assert not issues and decided is not None and decided.input.database.enabled
+    assert decided.secret_refs[litellm.ENV_SALT_KEY] == SALT
+    database = decided.input.database
+    assert database.max_capacity_acu >= database.min_capacity_acu
 
 
 def test_worker_plan_derives_visibility_and_target():

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import socket
 
-from ecs_inference.plan.gateway import adapter_targets, resolve_routes
-from ecs_inference.specs.gateway import (
-    ENV_MASTER_KEY,
-    GatewaySpec,
+import yaml
+
+from ecs_inference.contracts.litellm import ENV_MASTER_KEY
+from ecs_inference.gateway.decisions import adapter_targets, resolve_routes
+from ecs_inference.gateway.litellm_config import (
     ServiceTarget,
     litellm_config,
     render_litellm_config,
@@ -23,7 +24,7 @@ ADAPTERS = ("llama-3.1-8b-sql", "llama-3.1-8b-support")
 def _entries(raw: dict) -> dict[str, dict]:
     plan = plan_of(raw, STACK)
     assert plan.gateway is not None
-    return {e["model_name"]: e for e in litellm_config(plan.gateway.litellm)["model_list"]}
+    return {e["model_name"]: e for e in yaml.safe_load(plan.gateway.config_yaml)["model_list"]}
 
 
 def test_every_adapter_is_a_route_to_its_service_asking_for_the_adapter() -> None:
@@ -72,12 +73,11 @@ def test_a_request_for_an_adapter_reaches_the_engine_as_that_model() -> None:
     targets = {"llama": base} | adapter_targets({"llama": base}, {"llama": ADAPTERS})
     routes, issues = resolve_routes(targets)
     assert issues == []
-    spec = GatewaySpec(routes=routes)
     asked = ["llama-3.1-8b", *ADAPTERS]
     (report,) = run_probe(
         [
             {
-                "yaml": render_litellm_config(spec),
+                "yaml": render_litellm_config(litellm_config(routes)),
                 "env": {ENV_MASTER_KEY: "sk-test"},
                 "requests": asked,
                 "standin_port": port,

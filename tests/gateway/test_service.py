@@ -3,28 +3,26 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pulumi import Output
 
-from ecs_inference.plan.gateway import bedrock_routes, resolve_routes
-from ecs_inference.services.gateway import (
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.contracts.litellm import HEALTH_PATH
+from ecs_inference.contracts.litellm import PORT as GATEWAY_PORT
+from ecs_inference.gateway.database import DatabaseOutputs
+from ecs_inference.gateway.decisions import GatewayPlacement
+from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.gateway.litellm_config import ServiceTarget
+from ecs_inference.gateway.service import (
     CONFIG_FILE,
+    GatewayWiring,
     LiteLLMGateway,
-    LiteLLMGatewayArgs,
-    ModelEndpoint,
     entrypoint,
     gateway_security_group,
 )
-from ecs_inference.services.gateway_db import DatabaseOutputs
-from ecs_inference.specs.gateway import (
-    GATEWAY_PORT,
-    HEALTH_PATH,
-    GatewaySpec,
-    ServiceTarget,
-)
-from ecs_inference.specs.service_connect import Namespace
+from ecs_inference.services.service_connect import Namespace
 from tests.aws_shapes import (
     UNKNOWN,
     register_task_definition_request,
@@ -36,8 +34,6 @@ from tools.recording import ACCOUNT_ID, Recording, run_function
 
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/master-AbCdEf"
 SALT = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:gw/salt-AbCdEf"
-DB_CLUSTER = "arn:aws:rds:us-east-1:123456789012:cluster:gw"
-DB_SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:rds!cluster-1-AbCdEf"
 IMAGE = "ghcr.io/berriai/litellm:main-v1.108.7"
 TARGETS = {
     "llama": ServiceTarget("llama", "llama-3.1-8b", "llama.inference", 8000, 300),
@@ -50,35 +46,31 @@ NAMESPACE = Namespace(
 )
 
 
-def spec(database: bool = False, bedrock: bool = True) -> GatewaySpec:
-    routes, _ = resolve_routes(TARGETS)
-    bed, _ = bedrock_routes({"haiku": "amazon.nova-lite-v1:0"} if bedrock else {}, "us-east-1")
-    return GatewaySpec(routes=routes, bedrock=bed, database=database)
+def gateway_input(database: bool = False, bedrock: bool = True) -> GatewayConfig:
+    return GatewayConfig.model_validate(
+        {
+            "masterKeySecretArn": SECRET,
+            "image": IMAGE,
+            "bedrock": {"region": "us-east-1", "models": {"haiku": "amazon.nova-lite-v1:0"}}
+            if bedrock
+            else {},
+            "database": {"enabled": True, "saltKeySecretArn": SALT} if database else {},
+        }
+    )
 
 
 def program(database: bool = False, bedrock: bool = True, **overrides: Any):
     def run() -> None:
-        s = spec(database, bedrock)
         sg = gateway_security_group("gw", vpc_id="vpc-0abc")
         settings: dict[str, Any] = {
-            "litellm": s,
-            "master_key_secret_arn": SECRET,
-            "salt_key_secret_arn": SALT if database else None,
+            "placement": GatewayPlacement(TARGETS, priority=500),
             "database": DatabaseOutputs(
                 Output.from_input("db.internal"),
-                5432,
-                "litellm",
-                Output.from_input(DB_SECRET),
-                Output.from_input(DB_CLUSTER),
                 Output.from_input("cluster-ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+                Output.from_input("sg-db"),
             )
             if database
             else None,
-            "path": "gateway",
-            "priority": 500,
-            "image": IMAGE,
-            "cpu": 1024,
-            "memory_mib": 2048,
             "cluster_arn": CLUSTER_ARN,
             "vpc_id": "vpc-0abc",
             "subnet_ids": ["subnet-a", "subnet-b"],
@@ -87,15 +79,10 @@ def program(database: bool = False, bedrock: bool = True, **overrides: Any):
             "load_balancer_arn_suffix": LB_SUFFIX,
             "router": FakeRouter(),
             "service_connect_namespace": NAMESPACE,
-            "models": {
-                "llama": ModelEndpoint("sg-llama", 8000),
-                "qwen": ModelEndpoint("sg-qwen", 8000),
-            },
-            "database_security_group_id": "sg-db" if database else None,
-            "deregistration_delay_seconds": 930,
+            "service_security_groups": {"llama": "sg-llama", "qwen": "sg-qwen"},
         }
         settings.update(overrides)
-        gw = LiteLLMGateway("gw", LiteLLMGatewayArgs(**settings))
+        gw = LiteLLMGateway("gw", gateway_input(database, bedrock), GatewayWiring(**settings))
         gw.admit("worker-summarise", "sg-worker", "worker summarise")
 
     return run
@@ -235,3 +222,28 @@ def test_database_logs_in_with_iam_tokens_and_holds_no_master_grant():
     assert ("sg-db", 5432) in {
         (r.inputs.get("referencedSecurityGroupId"), r.inputs["fromPort"]) for r in egress
     }
+
+
+def test_the_database_is_wired_exactly_when_the_input_enables_it():
+    """A program gets the errors a stack file gets, at their config paths."""
+
+    def run() -> None:
+        LiteLLMGateway(
+            "gw",
+            gateway_input(database=True),
+            GatewayWiring(
+                placement=GatewayPlacement(TARGETS),
+                security_group=gateway_security_group("gw", vpc_id="vpc-0abc"),
+                cluster_arn=CLUSTER_ARN,
+                vpc_id="vpc-0abc",
+                subnet_ids=["subnet-a"],
+                alb_security_group_id="sg-alb",
+                load_balancer_arn_suffix=LB_SUFFIX,
+                router=cast(Any, FakeRouter()),
+                service_connect_namespace=NAMESPACE,
+            ),
+        )
+
+    with pytest.raises(ConfigError, match="exactly when") as info:
+        run_function(run)
+    assert [i.path for i in info.value.issues] == ["platform.gateway.database"]

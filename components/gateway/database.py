@@ -16,9 +16,10 @@ virtual keys, per-team budgets and rate limits, and spend logs. Creates, as chil
   user's grants stay with this one-off duty: the gateway's tasks, which serve requests, get
   only `rds-db:connect` as LiteLLM's user.
 
-`endpoint()` gives what the gateway's container needs (`DatabaseEndpoint` fields as Outputs):
-the writer's host and port, the database name and the RDS-managed secret's ARN, and the
-bootstrap's invocation, which the gateway's service waits for.
+`GatewayDatabase(name, input, wiring)`: `input` is the gateway's `database` section
+(`GatewayDatabaseConfig`), `wiring` the network and the gateway's group (`DatabaseWiring`).
+`outputs()` gives what the gateway needs: the writer's host, the cluster's resource id, the
+database's group and the bootstrap's invocation, which the gateway's service waits for.
 """
 
 from __future__ import annotations
@@ -34,19 +35,25 @@ from pulumi import Input, Output
 
 from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.contracts import litellm
-from ecs_inference.specs.gateway import GatewayDatabaseSpec, database_bootstrap_policy
+from ecs_inference.gateway.input import GatewayDatabaseConfig
+from ecs_inference.gateway.litellm_config import (
+    DATABASE_NAME,
+    POSTGRES_PORT,
+    database_bootstrap_policy,
+)
 
 TOKEN = "ecs-inference:gateway:GatewayDatabase"
 ENGINE = aws.rds.EngineType.AURORA_POSTGRESQL
-POSTGRES_PORT = 5432
-DATABASE_NAME = "litellm"
 MASTER_USERNAME = "litellm_admin"
+ENGINE_VERSION = "16.6"
+"""Aurora PostgreSQL version (16.6 supports auto-pause at 0 ACU)."""
+BACKUP_RETENTION_DAYS = 7
+"""Automated backups kept, in days (RDS allows 1-35)."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class GatewayDatabaseArgs(GatewayDatabaseSpec):
-    """Inputs of `GatewayDatabase`: its spec (`components.specs.gateway.GatewayDatabaseSpec`)
-    plus the wiring below."""
+class DatabaseWiring:
+    """What the database takes from around it."""
 
     vpc_id: Input[str]
     """VPC of the database security group."""
@@ -54,19 +61,18 @@ class GatewayDatabaseArgs(GatewayDatabaseSpec):
     """PRIVATE subnets of the cluster."""
     gateway_security_group_id: Input[str]
     """The only group admitted to PostgreSQL (the gateway's tasks)."""
+    deletion_protection: bool = True
+    """RDS refuses to delete the cluster until this is turned off; default True."""
 
 
 @dataclass(frozen=True)
 class DatabaseOutputs:
-    """The gateway's view of the database: host, port, name, managed secret ARN, the cluster's
-    ARN (the Data API's resource) and resource id (IAM's `rds-db:connect` resource)."""
+    """The gateway's view of the database: its writer's host, the cluster's resource id (IAM's
+    `rds-db:connect` resource) and the database's security group."""
 
     host: Output[str]
-    port: int
-    name: str
-    secret_arn: Output[str]
-    cluster_arn: Output[str]
     resource_id: Output[str]
+    security_group_id: Output[str]
     bootstrap: pulumi.Resource | None = None
     """What creates LiteLLM's login role (the gateway's service waits for it)."""
 
@@ -100,27 +106,31 @@ class GatewayDatabase(pulumi.ComponentResource):
     """Its run by `pulumi up` (again when its input changes)."""
 
     def __init__(
-        self, name: str, args: GatewayDatabaseArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: GatewayDatabaseConfig,
+        wiring: DatabaseWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.subnet_group = aws.rds.SubnetGroup(
             f"{name}-subnets",
             description="LiteLLM database: private subnets only",
-            subnet_ids=args.subnet_ids,
+            subnet_ids=wiring.subnet_ids,
             opts=child,
         )
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-db",
             description="LiteLLM database: PostgreSQL from the gateway tasks only",
-            vpc_id=args.vpc_id,
+            vpc_id=wiring.vpc_id,
             ingress=[
                 aws.ec2.SecurityGroupIngressArgs(
                     description="Gateway tasks",
                     protocol="tcp",
                     from_port=POSTGRES_PORT,
                     to_port=POSTGRES_PORT,
-                    security_groups=[args.gateway_security_group_id],
+                    security_groups=[wiring.gateway_security_group_id],
                 )
             ],
             opts=child,
@@ -133,7 +143,7 @@ class GatewayDatabase(pulumi.ComponentResource):
             cluster_identifier=identifier,
             engine=ENGINE,
             engine_mode="provisioned",
-            engine_version=args.engine_version,
+            engine_version=ENGINE_VERSION,
             database_name=DATABASE_NAME,
             master_username=MASTER_USERNAME,
             manage_master_user_password=True,
@@ -145,14 +155,14 @@ class GatewayDatabase(pulumi.ComponentResource):
             db_subnet_group_name=self.subnet_group.name,
             vpc_security_group_ids=[self.security_group.id],
             serverlessv2_scaling_configuration=aws.rds.ClusterServerlessv2ScalingConfigurationArgs(
-                min_capacity=args.min_capacity_acu,
-                max_capacity=args.max_capacity_acu,
+                min_capacity=input.min_capacity_acu,
+                max_capacity=input.max_capacity_acu,
                 # Pausing only applies at 0 ACU; 5 minutes idle is Aurora's minimum.
-                seconds_until_auto_pause=300 if args.min_capacity_acu == 0 else None,
+                seconds_until_auto_pause=300 if input.min_capacity_acu == 0 else None,
             ),
-            backup_retention_period=args.backup_retention_days,
+            backup_retention_period=BACKUP_RETENTION_DAYS,
             copy_tags_to_snapshot=True,
-            deletion_protection=args.deletion_protection,
+            deletion_protection=wiring.deletion_protection,
             skip_final_snapshot=False,
             final_snapshot_identifier=f"{identifier}-final",
             opts=child,
@@ -163,7 +173,7 @@ class GatewayDatabase(pulumi.ComponentResource):
             cluster_identifier=self.cluster.id,
             instance_class="db.serverless",
             engine=ENGINE,
-            engine_version=args.engine_version,
+            engine_version=ENGINE_VERSION,
             db_subnet_group_name=self.subnet_group.name,
             publicly_accessible=False,
             opts=child,
@@ -233,15 +243,12 @@ class GatewayDatabase(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[grant, self.instance]),
         )
 
-    def endpoint(self) -> DatabaseOutputs:
-        """Host, port, database name and the RDS-managed master secret's ARN."""
+    def outputs(self) -> DatabaseOutputs:
+        """What the gateway needs of the database."""
         return DatabaseOutputs(
             host=self.cluster.endpoint,
-            port=POSTGRES_PORT,
-            name=DATABASE_NAME,
-            secret_arn=self.cluster.master_user_secrets.apply(_managed_secret_arn),
-            cluster_arn=self.cluster.arn,
             resource_id=self.cluster.cluster_resource_id,
+            security_group_id=self.security_group.id,
             bootstrap=self.bootstrap,
         )
 

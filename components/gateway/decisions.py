@@ -1,35 +1,83 @@
-"""The gateway's plan: its routes to the planned model services and re-rankers at their Service
-Connect addresses, its Bedrock models, its Fargate size, and the spec its component builds."""
+"""The gateway's decisions (pure): its routes to the services at their Service Connect
+addresses, its Bedrock models, its Fargate size, its keys and its generated config, from its
+input and what the stack places around it; `LiteLLMGateway` and the stack's plan both call
+`gateway_service`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ecs_inference import engines, sizing
-from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts import reranker as reranker_contract
-from ecs_inference.rerankers.decisions import RerankerDecisions
-from ecs_inference.services.decisions import deregistration
-from ecs_inference.specs.gateway import (
+from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.gateway.litellm_config import (
     BEDROCK_MODEL_ID,
     BEDROCK_PROFILE_PREFIXES,
+    CONFIG_ENV_MAX_BYTES,
     MODEL_NAME,
     REGION,
     BedrockRoute,
-    GatewayDatabaseSpec,
-    GatewaySpec,
-    LiteLLMGatewaySpec,
     ModelRoute,
     ServiceTarget,
+    litellm_config,
+    longest_request_seconds,
     managed_names,
+    render_litellm_config,
 )
+from ecs_inference.rerankers.decisions import RerankerDecisions
+from ecs_inference.services.decisions import deregistration
+from ecs_inference.services.service_connect import private_host
 from ecs_inference.specs.secrets import secret_ref, secret_refs
 from ecs_inference.specs.service import ModelServiceSpec
-from ecs_inference.specs.service_connect import private_host
+
+BASE = "platform.gateway"
+GRACE_SECONDS = 120
+"""Health-check grace period: imports and config load take seconds; with the database, LiteLLM
+migrates its schema first."""
+
+
+@dataclass(frozen=True)
+class GatewayPlacement:
+    """What the stack decides for the gateway across components."""
+
+    targets: Mapping[str, ServiceTarget]
+    """Every service the gateway may route to, by its key (`<service>/<adapter>` for a LoRA
+    adapter, `adapter_targets`), at its Service Connect address."""
+    priority: int = 1
+    """The first of its two listener rule priorities; default 1."""
+    trusted_proxy_ranges: tuple[str, ...] = ()
+    """The VPC's CIDRs, where the ALB is (LiteLLM reads the client from X-Forwarded-For);
+    default none."""
+
+
+@dataclass(frozen=True)
+class GatewayDecisions:
+    """What the gateway decides from its input (`input`, read from there) and its placement."""
+
+    input: GatewayConfig
+    """Its input, as given."""
+    placement: GatewayPlacement
+    """What it was decided from around it."""
+    routes: tuple[ModelRoute, ...]
+    """Gateway model name -> ECS service, resolved from `input.routes`."""
+    bedrock: tuple[BedrockRoute, ...]
+    """Gateway model name -> Bedrock model, resolved from `input.bedrock`."""
+    config_yaml: str
+    """The generated LiteLLM config (`litellm_config`), as the text the container gets."""
+    secret_refs: Mapping[str, str]
+    """The container's `secrets`: the master key, the salt key with the database and the
+    input's `secrets`, each an ARN or the stack's own secret's reference."""
+    deregistration_delay_seconds: int
+    """At least the longest route's timeout."""
+
+    @property
+    def longest_request_seconds(self) -> int:
+        """The longest any route may take (`litellm_config.longest_request_seconds`)."""
+        return longest_request_seconds(self.routes, self.bedrock)
 
 
 def service_connect_namespace(platform_name: str, stack: str | None) -> str:
@@ -76,13 +124,7 @@ def resolve_routes(
     for model_name, key in wanted.items():
         where = f"{path}.{model_name}"
         if not MODEL_NAME.match(model_name):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"model name {model_name!r} must start with a letter or digit and use only "
-                    "letters, digits and . _ : / - (at most 128 characters)",
-                )
-            )
+            issues.append(_model_name_issue(where, model_name))
             continue
         target = services.get(key)
         if target is None:
@@ -97,6 +139,15 @@ def resolve_routes(
             continue
         routes.append(ModelRoute(model_name, target))
     return tuple(routes), issues
+
+
+def _model_name_issue(where: str, name: str) -> ConfigIssue:
+    """A gateway model name LiteLLM would misread (`MODEL_NAME`)."""
+    return ConfigIssue(
+        where,
+        f"model name {name!r} must start with a letter or digit and use only letters, digits "
+        "and . _ : / - (at most 128 characters)",
+    )
 
 
 ADAPTER_SEP = "/"
@@ -143,13 +194,7 @@ def bedrock_routes(
     for name, model_id in models.items():
         where = f"{path}.models.{name}"
         if not MODEL_NAME.match(name):
-            issues.append(
-                ConfigIssue(
-                    where,
-                    f"model name {name!r} must start with a letter or digit and use only letters, "
-                    "digits and . _ : / - (at most 128 characters)",
-                )
-            )
+            issues.append(_model_name_issue(where, name))
         elif name in taken:
             issues.append(
                 ConfigIssue(where, f"model name {name!r} is already a route to a model service")
@@ -186,93 +231,89 @@ def bedrock_model_problem(model_id: str, region: str | None) -> str | None:
 
 
 def gateway_service(
-    cfg: GatewayConfig,
-    targets: Mapping[str, ServiceTarget],
-    *,
-    service_names: Sequence[str],
-    priority: int = 1,
-    trusted_proxy_ranges: Sequence[str] = (),
-) -> tuple[LiteLLMGatewaySpec | None, list[str], list[ConfigIssue]]:
-    """The gateway's spec, its decision lines and the problems found. `targets`: every model
-    service as the gateway reaches it; `service_names`: every service with an ALB path (the
-    gateway's path must differ); `priority`: the first of its listener rules;
-    `trusted_proxy_ranges`: the VPC's CIDRs (where the ALB is)."""
-    base = "platform.gateway"
-    routes, issues = resolve_routes(targets, cfg.routes, path=f"{base}.routes")
+    cfg: GatewayConfig, placement: GatewayPlacement, *, service_names: Sequence[str] = ()
+) -> tuple[GatewayDecisions | None, list[ConfigIssue]]:
+    """The gateway's decisions, or None and the problems found. `service_names`: every service
+    with an ALB path (the gateway's path must differ); default none."""
+    routes, issues = resolve_routes(placement.targets, cfg.routes, path=f"{BASE}.routes")
     bedrock, more = bedrock_routes(
         cfg.bedrock.models,
         cfg.bedrock.region,
         taken=[r.model_name for r in routes],
-        path=f"{base}.bedrock",
+        path=f"{BASE}.bedrock",
     )
     issues += more
     if cfg.path in service_names:
         issues.append(
             ConfigIssue(
-                f"{base}.path",
+                f"{BASE}.path",
                 f"{cfg.path!r} is already the path of a service; choose another path prefix",
             )
         )
     if not routes and not bedrock and not issues:
         issues.append(
-            ConfigIssue(base, "the gateway routes to nothing: add a model service or Bedrock model")
+            ConfigIssue(BASE, "the gateway routes to nothing: add a model service or Bedrock model")
         )
     try:
         size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     except sizing.SizingError as exc:
-        issues.append(ConfigIssue(exc.at(base), str(exc)))
+        issues.append(ConfigIssue(exc.at(BASE), str(exc)))
         size = None
-    proxy = GatewaySpec(
+    issues += _managed_name_issues(cfg)
+    text = render_litellm_config(
+        litellm_config(
+            routes,
+            bedrock,
+            database=cfg.database.enabled,
+            trusted_proxy_ranges=placement.trusted_proxy_ranges,
+        )
+    )
+    if len(text.encode()) > CONFIG_ENV_MAX_BYTES:
+        issues.append(
+            ConfigIssue(
+                BASE,
+                f"the gateway config is {len(text.encode())} bytes for "
+                f"{len(routes) + len(bedrock)} routes, above the {CONFIG_ENV_MAX_BYTES} bytes "
+                "that fit in the task definition; split the stack's models across gateways",
+            )
+        )
+    if issues or size is None:
+        return None, issues
+    return GatewayDecisions(
+        input=cfg,
+        placement=placement,
         routes=routes,
         bedrock=bedrock,
-        database=cfg.database.enabled,
-        trusted_proxy_ranges=tuple(trusted_proxy_ranges),
-    )
-    issues += _managed_name_issues(cfg, proxy, base)
-    if issues or size is None:
-        return None, [], issues
-    assert cfg.image is not None  # the config's default is the pinned release
-    spec = LiteLLMGatewaySpec(
-        litellm=proxy,
-        master_key_secret_arn=secret_ref(
+        config_yaml=text,
+        secret_refs=_secret_refs(cfg),
+        deregistration_delay_seconds=deregistration(
+            longest_request_seconds(routes, bedrock)
+        ).seconds,
+    ), []
+
+
+def _secret_refs(cfg: GatewayConfig) -> dict[str, str]:
+    """What the container's `secrets` name: the master key, LITELLM_SALT_KEY with the database,
+    then the input's own."""
+    refs = {
+        litellm.ENV_MASTER_KEY: secret_ref(
             cfg.master_key_path, cfg.master_key or cfg.master_key_secret_arn or ""
-        ),
-        priority=priority,
-        path=cfg.path,
-        image=cfg.image,
-        cpu=size.cpu,
-        memory_mib=size.memory_mib,
-        cpu_architecture=cfg.cpu_architecture,
-        desired_count=cfg.desired_count,
-        min_count=cfg.min_count,
-        max_count=cfg.max_count,
-        target_cpu_percent=cfg.target_cpu_percent,
-        deregistration_delay_seconds=deregistration(proxy.longest_request_seconds).seconds,
-        extra_environment=dict(cfg.environment),
-        secrets_kms_key_arns=tuple(cfg.kms_key_arns.secrets),
-        log_retention_days=cfg.log_retention_days,
-        salt_key_secret_arn=_salt_key_ref(cfg),
-        extra_secrets=secret_refs("platform.gateway", cfg.secrets),
-    )
-    return spec, _decisions(spec, size), []
-
-
-def _salt_key_ref(cfg: GatewayConfig) -> str | None:
-    """What the container's `secrets` names for LITELLM_SALT_KEY; None: no salt key."""
+        )
+    }
     db = cfg.database
-    if not db.enabled:
-        return None
-    if db.salt_key is not None:
-        return secret_ref("platform.gateway.database.saltKey", db.salt_key)
-    return db.salt_key_secret_arn
+    if db.enabled and db.salt_key is not None:
+        refs[litellm.ENV_SALT_KEY] = secret_ref(f"{BASE}.database.saltKey", db.salt_key)
+    elif db.enabled and db.salt_key_secret_arn is not None:
+        refs[litellm.ENV_SALT_KEY] = db.salt_key_secret_arn
+    return refs | secret_refs(BASE, cfg.secrets)
 
 
-def _managed_name_issues(cfg: GatewayConfig, proxy: GatewaySpec, base: str) -> list[ConfigIssue]:
+def _managed_name_issues(cfg: GatewayConfig) -> list[ConfigIssue]:
     """`environment` and `secrets` names the component sets itself (`managed_names`)."""
-    managed = managed_names(proxy, database=proxy.database)
+    managed = managed_names(database=cfg.database.enabled)
     return [
         ConfigIssue(
-            f"{base}.{section}.{name}",
+            f"{BASE}.{section}.{name}",
             f"{name} is set by the gateway itself (its config, port, keys, database and region); "
             "remove it here",
         )
@@ -281,31 +322,27 @@ def _managed_name_issues(cfg: GatewayConfig, proxy: GatewaySpec, base: str) -> l
     ]
 
 
-def gateway_database(cfg: GatewayConfig) -> GatewayDatabaseSpec | None:
-    """LiteLLM's database when the gateway's config turns it on."""
-    db = cfg.database
-    return GatewayDatabaseSpec(db.min_capacity_acu, db.max_capacity_acu) if db.enabled else None
-
-
-def _decisions(spec: LiteLLMGatewaySpec, size: sizing.FargateSize) -> list[str]:
-    """The gateway's decision lines: size, routes, Bedrock, database, alarms."""
-    proxy = spec.litellm
-    routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in proxy.routes)
+def decision_lines(decided: GatewayDecisions) -> list[str]:
+    """The gateway's decision lines (the preview prints them): size, routes, Bedrock, database,
+    alarms."""
+    cfg = decided.input
+    size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
+    routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in decided.routes)
     lines = [f"LiteLLM proxy on {size.summary()}", f"routes: {routes or 'none'}"]
-    if proxy.bedrock:
+    if decided.bedrock:
         lines.append(
             "Bedrock: "
-            + ", ".join(f"{b.model_name} -> {b.model_id} ({b.region})" for b in proxy.bedrock)
+            + ", ".join(f"{b.model_name} -> {b.model_id} ({b.region})" for b in decided.bedrock)
         )
     lines.append(
         "database: Aurora Serverless v2 PostgreSQL (virtual keys, budgets, rate limits)"
-        if proxy.database
+        if cfg.database.enabled
         else "database: off (the master key is the only LiteLLM key; no budgets)"
     )
     lines.append(
-        f"alarms: p99 response time at {proxy.longest_request_seconds} s (the longest "
-        f"route's timeout); CPU above the {spec.target_cpu_percent:g} % scaling target for 10 "
-        f"min at maxCount {spec.max_count}; memory, unhealthy targets (LiteLLM's "
+        f"alarms: p99 response time at {decided.longest_request_seconds} s (the longest "
+        f"route's timeout); CPU above the {cfg.target_cpu_percent:g} % scaling target for 10 "
+        f"min at maxCount {cfg.max_count}; memory, unhealthy targets (LiteLLM's "
         f"{litellm.HEALTH_PATH}), target 5xx, tasks below desired"
         + "; dashboard row: requests/5xx, response time, targets, CPU/memory, tasks"
     )
@@ -320,14 +357,14 @@ def plan_gateway(
     issues: Issues,
     vpc_cidr: str,
     rerankers: Mapping[str, RerankerDecisions] | None = None,
-) -> tuple[LiteLLMGatewaySpec | None, list[str]]:
-    """The gateway's spec and decisions, routed to the planned models and `rerankers` (default
-    none) at their Service Connect addresses; routes to a service that failed its own checks are
-    left out (that service's problem is reported). `vpc_cidr`: the network's (the ALB's
-    forwarded-for addresses come from it)."""
+) -> GatewayDecisions | None:
+    """The gateway's decisions, routed to the planned models and `rerankers` (default none) at
+    their Service Connect addresses; routes to a service that failed its own checks are left out
+    (that service's problem is reported). `vpc_cidr`: the network's (the ALB's forwarded-for
+    addresses come from it)."""
     gw = cfg.gateway
     if gw is None:
-        return None, []
+        return None
     targets = {
         name: ServiceTarget(
             service=name,
@@ -363,12 +400,10 @@ def plan_gateway(
                 }
             }
         )
-    spec, lines, found = gateway_service(
+    decided, found = gateway_service(
         gw,
-        targets,
+        GatewayPlacement(targets, priority, (vpc_cidr,)),
         service_names=cfg.service_names(),
-        priority=priority,
-        trusted_proxy_ranges=(vpc_cidr,),
     )
     issues.extend(found)
-    return spec, lines
+    return decided

@@ -3,8 +3,8 @@
 On top of `FargateService` (log group, roles, task definition, service, target tracking) it adds:
 - a task role that may invoke exactly the configured Bedrock models (no policy when there are
   none) and, with the database, log in to it with IAM tokens; the execution role reads the master
-  key, the salt key with the database and `extra_secrets`, decrypting with
-  `secrets_kms_key_arns`;
+  key, the salt key with the database and the input's `secrets`, decrypting with its
+  `kmsKeyArns.secrets`;
 - standalone rules on the gateway's security group (created first by `gateway_security_group`, so
   the model services can admit it): ingress from the ALB on the proxy port, egress HTTPS (Bedrock,
   Secrets Manager, ECR, logs), the model services' ports (their groups) and PostgreSQL when the
@@ -15,6 +15,11 @@ On top of `FargateService` (log group, roles, task definition, service, target t
   rules for `/<path>/*` (bearer JWT or Cognito, then forward);
 - a Service Connect server (`<path>.<namespace>:4000`, `private_url`, for workers) that is also a
   client of the model services' aliases; target tracking on average CPU.
+
+`LiteLLMGateway(name, input, wiring)`: `input` is the gateway's `GatewayConfig` (its stack-file
+section), `wiring` what it takes from around it (`GatewayWiring`). It decides its routes, size,
+keys and config itself (`components.gateway.decisions.gateway_service`), with the errors a stack
+file gets, before it creates anything.
 """
 
 from __future__ import annotations
@@ -28,6 +33,23 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference import ledger
+from ecs_inference.config.issues import Issues
+from ecs_inference.contracts import litellm
+from ecs_inference.gateway.database import DatabaseOutputs
+from ecs_inference.gateway.decisions import (
+    GRACE_SECONDS,
+    GatewayDecisions,
+    GatewayPlacement,
+    decision_lines,
+    gateway_service,
+)
+from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.gateway.litellm_config import (
+    POSTGRES_PORT,
+    bedrock_invoke_policy,
+    container_environment,
+    database_access_policy,
+)
 from ecs_inference.network import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     CPU_METRIC,
@@ -40,61 +62,57 @@ from ecs_inference.services.base import (
 )
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
-from ecs_inference.services.gateway_db import DatabaseOutputs
-from ecs_inference.specs.gateway import (
-    GATEWAY_PORT,
-    HEALTH_PATH,
-    DatabaseEndpoint,
-    GatewayEnvironment,
-    LiteLLMGatewaySpec,
-    bedrock_invoke_policy,
-    database_access_policy,
-    gateway_container_env,
-)
-from ecs_inference.specs.service_connect import port_mapping, private_host
+from ecs_inference.services.service_connect import port_mapping, private_host
 
 TOKEN = "ecs-inference:serving:LiteLLMGateway"
 CONTAINER_NAME = "litellm"
 CONFIG_FILE = "/tmp/litellm-config.yaml"
-POSTGRES_PORT = 5432
 # LiteLLM stops accepting on SIGTERM and lets streams finish; Fargate allows at most 120 s.
 STOP_TIMEOUT_SECONDS = 120
 
 
-def entrypoint(config_env: str = "LITELLM_CONFIG_YAML") -> list[str]:
+def entrypoint(config_env: str = litellm.ENV_CONFIG_YAML) -> list[str]:
     """Container entry point: write the config from the environment, then run the proxy in its
     place (exec: it receives SIGTERM directly). The image has a POSIX shell."""
     script = (
         f'printf "%s" "${config_env}" > {CONFIG_FILE} && '
-        f"exec litellm --config {CONFIG_FILE} --port {GATEWAY_PORT}"
+        f"exec litellm --config {CONFIG_FILE} --port {litellm.PORT}"
     )
     return ["/bin/sh", "-c", script]
 
 
-@dataclass(frozen=True)
-class ModelEndpoint:
-    """A model service the gateway calls: its security group and engine port."""
-
-    security_group_id: Input[str]
-    port: int
-
-
 @dataclass(frozen=True, kw_only=True)
-class LiteLLMGatewayArgs(LiteLLMGatewaySpec, ServiceWiring):
-    """Inputs of `LiteLLMGateway`: its spec (`components.specs.gateway.LiteLLMGatewaySpec`,
-    built by the plan) plus the wiring below and the endpoint's (`ServiceWiring`, whose
-    `service_connect_namespace` is required: workers reach the gateway through it;
-    `service_depends_on` should name the model services, since a Service Connect client resolves
-    only the servers that exist when its task starts)."""
+class GatewayWiring(ServiceWiring):
+    """What the gateway takes from around it besides its input: the endpoint's wiring
+    (`ServiceWiring`, whose `service_connect_namespace` is required: workers reach the gateway
+    through it; `service_depends_on` should name the model services, since a Service Connect
+    client resolves only the servers that exist when its task starts) and the below."""
 
+    placement: GatewayPlacement
+    """The services it may route to, its listener priority and the VPC's CIDRs."""
     security_group: aws.ec2.SecurityGroup
     """The tasks' group, from `gateway_security_group` (its rules are the component's)."""
-    models: Mapping[str, ModelEndpoint] = field(default_factory=dict)
-    """Service -> the model service the gateway may reach; default none."""
+    service_security_groups: Mapping[str, Input[str]] = field(default_factory=dict)
+    """Service -> its tasks' group: the gateway may reach each routed one on its port; default
+    none."""
     database: DatabaseOutputs | None = None
-    """`GatewayDatabase.endpoint()` when `litellm.database`; default None."""
-    database_security_group_id: Input[str] | None = None
-    """The database's group (egress to PostgreSQL); default None."""
+    """`GatewayDatabase.outputs()`, given exactly when `input.database.enabled`; default None."""
+
+
+def decide_gateway(input: GatewayConfig, wiring: GatewayWiring) -> GatewayDecisions:
+    """The gateway's decisions, as a stack's plan makes them; raises `ConfigError` with every
+    problem, each at the config path a stack file would name (`platform.gateway`)."""
+    decided, found = gateway_service(input, wiring.placement)
+    issues = Issues()
+    issues.extend(found)
+    if input.database.enabled != (wiring.database is not None):
+        issues.add(
+            "platform.gateway.database",
+            "the database's outputs must be wired exactly when `database.enabled` is on",
+        )
+    issues.raise_if_any()
+    assert decided is not None
+    return decided
 
 
 def gateway_security_group(
@@ -114,16 +132,16 @@ def gateway_security_group(
 def gateway_container_definitions(
     *,
     image: str,
-    environment: GatewayEnvironment,
-    extra_environment: Mapping[str, str],
-    extra_secrets: Mapping[str, str],
-    path: str,
+    decided: GatewayDecisions,
     log_group: str,
     region: str,
+    database_host: str | None = None,
 ) -> list[dict[str, Any]]:
     """The proxy's container: generated config and settings as plain variables, keys as
-    secrets, the named HTTP port Service Connect refers to. With the database, LiteLLM's login
-    role exists before the gateway starts: the database's bootstrap function made it."""
+    secrets, the named HTTP port Service Connect refers to. With the database (its writer's
+    `database_host`; default None), LiteLLM's login role exists before the gateway starts: the
+    database's bootstrap function made it."""
+    environment = container_environment(decided.config_yaml, database_host)
     # Fargate tasks have no instance metadata to ask: LiteLLM's RDS token client needs the
     # region named ("AWS region not set: set AWS_REGION_NAME or AWS_REGION").
     return [
@@ -131,13 +149,13 @@ def gateway_container_definitions(
             name=CONTAINER_NAME,
             image=image,
             entry_point=entrypoint(),
-            environment=[{"name": k, "value": v} for k, v in environment.environment.items()],
-            extra_environment=extra_environment,
-            secrets={**environment.secrets, **extra_secrets},
-            port_mappings=[port_mapping(GATEWAY_PORT)],
+            environment=[{"name": k, "value": v} for k, v in environment.items()],
+            extra_environment=decided.input.environment,
+            secrets=decided.secret_refs,
+            port_mappings=[port_mapping(litellm.PORT)],
             log_group_name=log_group,
             region=region,
-            stream_prefix=path,
+            stream_prefix=decided.input.path,
             stop_timeout_seconds=STOP_TIMEOUT_SECONDS,
             nofile_limit=False,
             linux_parameters={"initProcessEnabled": True},
@@ -152,117 +170,119 @@ class LiteLLMGateway(FargateService):
     """`http://<path>.<namespace>:4000`, what queue workers call."""
     rules: list[pulumi.CustomResource]
     """The security group's standalone rules."""
+    decided: GatewayDecisions
+    """What it decided: routes, Bedrock models, keys, config and the decision lines."""
 
     def __init__(
-        self, name: str, args: LiteLLMGatewayArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: GatewayConfig,
+        wiring: GatewayWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        namespace = args.service_connect_namespace
+        namespace = wiring.service_connect_namespace
         if namespace is None:
             raise ValueError(f"LiteLLMGateway {name!r}: needs service_connect_namespace")
+        self.decided = decided = decide_gateway(input, wiring)
+        assert input.image is not None  # the input's default is the pinned release
         super().__init__(TOKEN, name, opts)
-        ledger.record_fargate(f"gateway {args.path}", args, None)
-        self.private_url = f"http://{private_host(args.path, namespace.name)}:{GATEWAY_PORT}"
-        self.security_group = args.security_group
+        ledger.record_decisions("gateway", decision_lines(decided))
+        ledger.record_fargate(f"gateway {input.path}", input, None)
+        self.private_url = f"http://{private_host(input.path, namespace.name)}:{litellm.PORT}"
+        self.security_group = wiring.security_group
         self.rules = []
-        self._security_group_rules(args)
-        group = self._logs(args.path, args.log_retention_days)
+        self._security_group_rules(decided, wiring)
+        group = self._logs(input.path, input.log_retention_days)
+        db = wiring.database
         self._containers(
             lambda a: gateway_container_definitions(
-                image=a[1],
-                environment=a[2],
-                extra_environment=args.extra_environment,
-                extra_secrets=args.extra_secrets,
-                path=args.path,
-                log_group=group,
-                region=a[0],
+                image=a[1], decided=decided, log_group=group, region=a[0], database_host=a[2]
             ),
-            args.image,
-            _environment(args),
-            secret_arns=args.stack_secret_arns,
+            input.image,
+            None if db is None else db.host,
+            secret_arns=wiring.stack_secret_arns,
         )
         self._fargate_task(
-            service=args.path,
-            cpu=args.cpu,
-            memory_mib=args.memory_mib,
-            cpu_architecture=args.cpu_architecture,
-            task_role=self._bedrock_role(args),
-            secrets_kms_key_arns=args.secrets_kms_key_arns,
+            service=input.path,
+            cpu=input.cpu,
+            memory_mib=input.memory_mib,
+            cpu_architecture=input.cpu_architecture,
+            task_role=self._bedrock_role(decided, db),
+            secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
             execution_description="ECS agent: pull the image, write logs, read the gateway's "
             "secrets",
         )
-        balancing = Balancing(CONTAINER_NAME, GATEWAY_PORT, HEALTH_PATH, 10)
+        balancing = Balancing(CONTAINER_NAME, litellm.PORT, litellm.HEALTH_PATH, 10)
         self._target_group(
-            vpc_id=args.vpc_id,
+            vpc_id=wiring.vpc_id,
             balancing=balancing,
-            deregistration_delay_seconds=args.deregistration_delay_seconds,
-            max_request_seconds=args.litellm.longest_request_seconds,
+            deregistration_delay_seconds=decided.deregistration_delay_seconds,
+            max_request_seconds=decided.longest_request_seconds,
         )
-        self._routes(args.router, args.path, args.priority)
+        self._routes(wiring.router, input.path, wiring.placement.priority)
         self._fargate_service(
-            args,
+            wiring,
             security_groups=[self.security_group.id],
             deployment=Deployment(
-                desired_count=args.desired_count,
-                grace_seconds=args.health_check_grace_period_seconds,
+                desired_count=input.desired_count,
+                grace_seconds=GRACE_SECONDS,
                 depends_on=[
                     *self.rules,
-                    *args.service_depends_on,
+                    *wiring.service_depends_on,
                     # LiteLLM's login role exists before its first task starts.
-                    *(
-                        [args.database.bootstrap]
-                        if args.database and args.database.bootstrap
-                        else []
-                    ),
+                    *([db.bootstrap] if db and db.bootstrap else []),
                 ],
             ),
             balancing=balancing,
             service_connect=service_connect_server(
-                service=args.path,
+                service=input.path,
                 namespace=namespace,
-                port=GATEWAY_PORT,
-                longest_request_seconds=max(args.litellm.longest_request_seconds, 1),
+                port=litellm.PORT,
+                longest_request_seconds=max(decided.longest_request_seconds, 1),
             ),
         )
         self._target_tracking(
-            args.cluster_arn,
-            min_count=args.min_count,
-            max_count=args.max_count,
+            wiring.cluster_arn,
+            min_count=input.min_count,
+            max_count=input.max_count,
             configuration=predefined_tracking(
-                CPU_METRIC, args.target_cpu_percent, scale_out_cooldown=60, scale_in_cooldown=300
+                CPU_METRIC, input.target_cpu_percent, scale_out_cooldown=60, scale_in_cooldown=300
             ),
         )
         self.register_outputs(
             {"serviceName": self.service.name, "targetGroupArn": self.target_group.arn}
         )
 
-    def _security_group_rules(self, args: LiteLLMGatewayArgs) -> None:
-        self.admit("alb", args.alb_security_group_id, "ALB to the proxy (requests, health)")
+    def _security_group_rules(self, decided: GatewayDecisions, wiring: GatewayWiring) -> None:
+        self.admit("alb", wiring.alb_security_group_id, "ALB to the proxy (requests, health)")
         self._egress("https", aws_api_rule("HTTPS to AWS APIs and Bedrock"))
-        for service, model in sorted(args.models.items()):
+        routed = {r.target.service: r.target.port for r in decided.routes}
+        for service, port in sorted(routed.items()):
+            group = wiring.service_security_groups.get(service)
+            if group is None:
+                raise ValueError(f"LiteLLMGateway: no security group wired for service {service!r}")
             self._egress(
-                f"model-{service}",
-                PortRule(model.port, f"model service {service}", group=model.security_group_id),
+                f"model-{service}", PortRule(port, f"model service {service}", group=group)
             )
-        if args.database_security_group_id is not None:
+        if wiring.database is not None:
             self._egress(
                 "database",
                 PortRule(
                     POSTGRES_PORT,
                     "LiteLLM database (PostgreSQL)",
-                    group=args.database_security_group_id,
+                    group=wiring.database.security_group_id,
                 ),
             )
 
-    def _bedrock_role(self, args: LiteLLMGatewayArgs) -> TaskRole:
+    def _bedrock_role(self, decided: GatewayDecisions, db: DatabaseOutputs | None) -> TaskRole:
         description = "LiteLLM: invoke exactly the configured Bedrock models"
         ctx = self._ctx
         policies: dict[str, Input[str]] = {}
-        if args.litellm.bedrock:
-            bedrock = args.litellm.bedrock
+        if decided.bedrock:
+            bedrock = decided.bedrock
             policies["bedrock"] = Output.all(ctx.partition, ctx.account_id).apply(
                 lambda a: bedrock_invoke_policy(bedrock, partition=a[0], account_id=a[1])
             )
-        db = args.database
         if db is not None:
             description += "; log in to its database with IAM tokens"
             policies["database"] = Output.all(
@@ -276,7 +296,7 @@ class LiteLLMGateway(FargateService):
 
     def admit(self, client: str, security_group_id: Input[str], what: str) -> None:
         """Allow `security_group_id` (a client's tasks) to reach the proxy port."""
-        self._rule(f"from-{client}", PortRule(GATEWAY_PORT, what, group=security_group_id))
+        self._rule(f"from-{client}", PortRule(litellm.PORT, what, group=security_group_id))
 
     def _egress(self, label: str, rule: PortRule) -> None:
         self._rule(f"to-{label}", rule, direction="egress")
@@ -292,24 +312,3 @@ class LiteLLMGateway(FargateService):
                 parent=self,
             )
         )
-
-
-def _environment(args: LiteLLMGatewayArgs) -> Output[GatewayEnvironment]:
-    """The container's variables, once the database's endpoint and secret are known."""
-    db = args.database
-    if db is None:
-        return Output.from_input(
-            gateway_container_env(
-                args.litellm,
-                master_key_secret_arn=args.master_key_secret_arn,
-                salt_key_secret_arn=args.salt_key_secret_arn,
-            )
-        )
-    return Output.all(db.host, db.secret_arn, db.cluster_arn).apply(
-        lambda a: gateway_container_env(
-            args.litellm,
-            master_key_secret_arn=args.master_key_secret_arn,
-            salt_key_secret_arn=args.salt_key_secret_arn,
-            database=DatabaseEndpoint(a[0], db.port, db.name, a[1], a[2]),
-        )
-    )

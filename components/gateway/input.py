@@ -1,5 +1,9 @@
 """`platform.gateway`: the AI gateway (LiteLLM's proxy on Fargate), its Bedrock routes and its
-database."""
+database.
+
+`GatewayConfig` is both the stack file's section (camelCase keys) and the Python input of
+`LiteLLMGateway` (its `database`, of `GatewayDatabase`): a program that builds one gets the same
+validators as the stack file."""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from ecs_inference.config.base import Image, Name, Section, secret_arn, secret_v
 from ecs_inference.config.services import MAX_TASKS, ServiceConfig
 from ecs_inference.contracts import aws_limits, litellm
 from ecs_inference.sizing.fargate import CpuArchitecture
-from ecs_inference.specs.gateway import GatewayDatabaseSpec, LiteLLMGatewaySpec
 
 _ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX
 
@@ -31,10 +34,10 @@ class GatewayDatabaseConfig(Section):
 
     enabled: bool = False
     """Create the database and point LiteLLM at it."""
-    min_capacity_acu: float = Field(default=GatewayDatabaseSpec.min_capacity_acu, ge=0, le=_ACU_MAX)
-    """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle)."""
-    max_capacity_acu: float = Field(default=GatewayDatabaseSpec.max_capacity_acu, ge=1, le=_ACU_MAX)
-    """Aurora Serverless v2 maximum capacity (ACUs)."""
+    min_capacity_acu: float = Field(default=0.5, ge=0, le=_ACU_MAX)
+    """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle); default 0.5."""
+    max_capacity_acu: float = Field(default=4.0, ge=1, le=_ACU_MAX)
+    """Aurora Serverless v2 maximum capacity (ACUs); default 4."""
     salt_key_secret_arn: str | None = None
     """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
     rotate it). With `enabled`, this or `saltKey`."""
@@ -72,10 +75,11 @@ class GatewayConfig(ServiceConfig):
     """LiteLLM's proxy on Fargate: one OpenAI-compatible endpoint for every model service (and
     optional Bedrock models), behind the same ALB and authentication on its own path."""
 
-    image: Image | None = LiteLLMGatewaySpec.image
-    """LiteLLM proxy image: the pinned release's (`LITELLM_VERSION`) unless set."""
-    path: Name = LiteLLMGatewaySpec.path
-    """ALB path prefix (`/<path>/v1/chat/completions`); must not be a service name."""
+    image: Image | None = litellm.IMAGE
+    """LiteLLM proxy image: the pinned release's (`contracts.litellm.VERSION`) unless set."""
+    path: Name = "gateway"
+    """ALB path prefix (`/<path>/v1/chat/completions`) and Service Connect name; must not be a
+    service name; default `gateway`."""
     master_key_secret_arn: str | None = None
     """Secrets Manager secret holding LITELLM_MASTER_KEY (`sk-...`), the admin key clients send
     in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`). This or `masterKey`."""
@@ -92,20 +96,21 @@ class GatewayConfig(ServiceConfig):
     """Bedrock models routed next to the stack's own."""
     database: GatewayDatabaseConfig = Field(default_factory=GatewayDatabaseConfig)
     """LiteLLM's database."""
-    cpu: int = LiteLLMGatewaySpec.cpu
-    """Fargate CPU units (with memoryMib, on the Fargate grid)."""
-    memory_mib: int = LiteLLMGatewaySpec.memory_mib
-    """Fargate memory in MiB."""
-    cpu_architecture: CpuArchitecture = LiteLLMGatewaySpec.cpu_architecture
-    """Fargate CPU architecture."""
-    desired_count: int = Field(LiteLLMGatewaySpec.desired_count, ge=0, le=MAX_TASKS)
-    """Tasks at deploy time (two: one per AZ)."""
-    min_count: int = Field(LiteLLMGatewaySpec.min_count, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound."""
-    max_count: int = Field(LiteLLMGatewaySpec.max_count, ge=1, le=MAX_TASKS)
-    """Autoscaling upper bound."""
-    target_cpu_percent: float = Field(LiteLLMGatewaySpec.target_cpu_percent, ge=10, le=90)
-    """Target tracking on average CPU (the proxy is async I/O; CPU follows request rate)."""
+    cpu: int = 1024
+    """Fargate CPU units (with memoryMib, on the Fargate grid); default 1024 (1 vCPU)."""
+    memory_mib: int = 2048
+    """Fargate memory in MiB; default 2048."""
+    cpu_architecture: CpuArchitecture = "ARM64"
+    """Fargate CPU architecture; default ARM64."""
+    desired_count: int = Field(2, ge=0, le=MAX_TASKS)
+    """Tasks at deploy time; default 2 (one per AZ)."""
+    min_count: int = Field(2, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound; default 2."""
+    max_count: int = Field(4, ge=1, le=MAX_TASKS)
+    """Autoscaling upper bound; default 4."""
+    target_cpu_percent: float = Field(60.0, ge=10, le=90)
+    """Target tracking on average CPU, in percent (the proxy is async I/O; CPU follows request
+    rate); default 60."""
 
     @field_validator("master_key_secret_arn")
     @classmethod

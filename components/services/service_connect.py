@@ -7,11 +7,11 @@ proxy in every task of a participating service: clients call `http://<service>.<
 and their proxy balances across the healthy tasks, retries connection failures and detects
 outliers, so callers never see task IPs.
 
-This module derives the API-shaped `serviceConnectConfiguration` of a server (a model service) and
-of a client-only service (gateway, worker), the port mapping Service Connect needs, and the
-private address a client uses. The timeouts matter for LLMs: Service Connect's default per-request
-timeout is 15 s, which would cut every longer generation, and its idle timeout (5 min) closes a
-stream whose tokens stop for that long, so both are set from the service's longest generation.
+This module derives the API-shaped `serviceConnectConfiguration` of a server (a model service),
+the port mapping Service Connect needs, and the private address a client uses. The timeouts
+matter for LLMs: Service Connect's default per-request timeout is 15 s, which would cut every
+longer generation, and its idle timeout (5 min) closes a stream whose tokens stop for that long,
+so both are set from the service's longest generation.
 """
 
 from __future__ import annotations
@@ -20,15 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ecs_inference.contracts.aws_limits import (
-    SERVICE_CONNECT_DEFAULT_IDLE_SECONDS,
-    SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS,
-)
+from ecs_inference.contracts.aws_limits import SERVICE_CONNECT_DEFAULT_IDLE_SECONDS
 
-# Service Connect's defaults (15 s per request: far below a generation's length, hence always
-# set explicitly here; 300 s idle).
-DEFAULT_PER_REQUEST_TIMEOUT_SECONDS = SERVICE_CONNECT_DEFAULT_PER_REQUEST_SECONDS
-DEFAULT_IDLE_TIMEOUT_SECONDS = SERVICE_CONNECT_DEFAULT_IDLE_SECONDS
 TIMEOUT_MARGIN_SECONDS = 30
 """Added to the longest generation: queueing in the engine before the first token, and the
 proxy's own connect time."""
@@ -81,7 +74,7 @@ def timeouts(longest_request_seconds: int) -> dict[str, int]:
         raise ValueError(f"longest request {longest_request_seconds} s must be at least 1 s")
     per_request = longest_request_seconds + TIMEOUT_MARGIN_SECONDS
     return {
-        "idleTimeoutSeconds": max(per_request, DEFAULT_IDLE_TIMEOUT_SECONDS),
+        "idleTimeoutSeconds": max(per_request, SERVICE_CONNECT_DEFAULT_IDLE_SECONDS),
         "perRequestTimeoutSeconds": per_request,
     }
 
@@ -120,9 +113,3 @@ def server_configuration(
     if log_configuration is not None:
         config["logConfiguration"] = log_configuration
     return config
-
-
-def client_configuration(namespace: str) -> dict[str, Any]:
-    """`serviceConnectConfiguration` of a client-only service (gateway, worker): it resolves the
-    namespace's aliases through its own proxy and publishes nothing."""
-    return {"enabled": True, "namespace": namespace}
