@@ -11,9 +11,9 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.workers.decisions import WorkerDecisions
+from ecs_inference.pools.decisions import AsgPoolDecisions
 
 
 def alarm_settings(cfg: StackConfig) -> ops_specs.AlarmSettings:
@@ -42,7 +42,7 @@ def operations_spec(
     cfg: StackConfig,
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerSpec],
-    pools: Mapping[str, PoolSpec],
+    pools: Mapping[str, AsgPoolDecisions],
     gateway: LiteLLMGatewaySpec | None,
     workers: Mapping[str, WorkerDecisions],
     subscriptions: Sequence[ops_specs.Subscription],
@@ -60,7 +60,7 @@ def operations_spec(
         ops_specs.WatchedService(n, "reranker", r.min_count, engine_metrics=r.metrics_sidecar)
         for n, r in rerankers.items()
     ]
-    telemetry = {n: p for n, p in pools.items() if p.host_telemetry_pool}
+    telemetry = {n: p for n, p in pools.items() if p.placement.host_telemetry_pool}
     return ops_specs.OperationsSpec(
         services=tuple(services),
         gpu_pools=tuple(n for n in telemetry if n in cfg.gpu_pools),

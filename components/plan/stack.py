@@ -13,7 +13,6 @@ from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
 from ecs_inference.plan import (
     advisories,
-    cluster,
     endpoint,
     fargate,
     gateway,
@@ -27,15 +26,14 @@ from ecs_inference.plan import (
     secrets,
 )
 from ecs_inference.plan.pools import Placed, PoolChoice
+from ecs_inference.pools.decisions import AsgPoolDecisions
+from ecs_inference.pools.input import ManagedInstancePoolConfig
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.sizing.instance_types import Demand
-from ecs_inference.specs.cluster import ClusterSpec
+from ecs_inference.sizing.instance_types import Demand, InstanceRequirements
 from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
-from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations_alarms
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
@@ -56,11 +54,11 @@ class Plan:
     """The validated config."""
     network: NetworkSpec
     """The VPC: created, or existing and checked."""
-    cluster: ClusterSpec
     endpoint: EndpointSpec
-    gpu_pools: Mapping[str, PoolSpec]
-    neuron_pools: Mapping[str, PoolSpec]
-    managed_instance_pools: Mapping[str, ManagedInstancesPoolSpec]
+    gpu_pools: Mapping[str, AsgPoolDecisions]
+    neuron_pools: Mapping[str, AsgPoolDecisions]
+    managed_instance_pools: Mapping[str, tuple[ManagedInstancePoolConfig, InstanceRequirements]]
+    """Each pool's input on the types chosen, and the requirements ECS launches among."""
     models: Mapping[str, ModelServiceSpec]
     model_inputs: Mapping[str, ModelInputs]
     """What each model service was decided from around it (its pool's types, deploy, listener
@@ -102,9 +100,9 @@ class Plan:
 
 @dataclass(frozen=True)
 class _Pools:
-    gpu: dict[str, PoolSpec]
-    neuron: dict[str, PoolSpec]
-    managed: dict[str, ManagedInstancesPoolSpec]
+    gpu: dict[str, AsgPoolDecisions]
+    neuron: dict[str, AsgPoolDecisions]
+    managed: dict[str, tuple[ManagedInstancePoolConfig, InstanceRequirements]]
     decisions: dict[str, list[str]]
 
 
@@ -114,7 +112,7 @@ def _pool_specs(
     placed: Mapping[str, list[Placed]],
     issues: Issues,
 ) -> tuple[_Pools, dict[str, dict[str, DeployChoice]]]:
-    """Every pool's spec once its models are placed, and each model's deploy."""
+    """Every pool as decided once its models are placed, and each model's deploy."""
     out = _Pools({}, {}, {}, {})
     deploys: dict[str, dict[str, DeployChoice]] = {}
     telemetry = cfg.operations.host_telemetry
@@ -122,10 +120,12 @@ def _pool_specs(
         on_pool = placed[name]
         deploys[name], notes = pools.share(choice, on_pool, issues)
         if choice.kind == "managed":
-            out.managed[name], lines = pools.managed_pool_spec(choice)
+            config, requirements, lines = pools.managed_pool(choice)
+            out.managed[name] = (config, requirements)
         else:
-            spec, lines = pools.asg_pool_spec(choice, on_pool, notes, telemetry)
-            (out.gpu if choice.kind == "gpu" else out.neuron)[name] = spec
+            decided = pools.asg_pool(choice, on_pool, notes, telemetry)
+            (out.gpu if choice.kind == "gpu" else out.neuron)[name] = decided
+            lines = list(decided.lines)
         out.decisions[f"pool {name}"] = lines
     return out, deploys
 
@@ -155,7 +155,7 @@ def _model_specs(
             demand=demands[name],
             types=pool.types,
             managed=pool.kind == "managed",
-            pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
+            pool=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
             placement=Placement(
                 priority=priorities[name],
                 idle_timeout_seconds=idle,
@@ -251,7 +251,6 @@ def build_plan(
     return Plan(
         config=config,
         network=network_spec,
-        cluster=cluster.cluster_spec(config),
         endpoint=endpoint_spec,
         gpu_pools=pool_specs.gpu,
         neuron_pools=pool_specs.neuron,

@@ -11,13 +11,13 @@ here by hand and checked with the same functions the plan runs before any resour
 import pulumi
 import pulumi_aws as aws
 
-from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
+from ecs_inference.pools.asg_pool import GpuAsgPool, GpuAsgPoolArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.decisions import Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.specs.endpoint import AuthSpec, validate_endpoint_args
-from ecs_inference.specs.pool import PoolArgumentError, pool_problems
+from ecs_inference.pools.decisions import PoolArgumentError, pool_problems
 
 CIDR = "10.60.0.0/16"
 MODEL = "llama"

@@ -1,5 +1,5 @@
-from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
-from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.pools.asg_pool import GpuAsgPool, GpuAsgPoolArgs
+from ecs_inference.pools.cluster import Cluster, ClusterArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring, Placement

@@ -30,7 +30,7 @@ from ecs_inference.models.service import (
 )
 from ecs_inference.services.base import cluster_name_from_arn
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.pool import PoolSpec
+from ecs_inference.pools.decisions import PoolSpec
 from ecs_inference.specs.service import (
     ModelServiceSpec,
     ServiceArgsError,

@@ -96,7 +96,7 @@ def test_every_module_imports_from_the_installed_package(venv: Path, tmp_path: P
     modules = set(out["modules"])
     for name in (
         "ecs_inference.platform",
-        "ecs_inference.capacity.asg_pool",
+        "ecs_inference.pools.asg_pool",
         "ecs_inference.models.service",
         "ecs_inference.ingress.alb",
         "ecs_inference.contracts.aws_limits",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.pools.cluster import Cluster, ClusterArgs
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES, Network, NetworkArgs
 from tools.recording import run_function
 

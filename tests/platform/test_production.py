@@ -14,7 +14,7 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ecs_inference.capacity.user_data import ecs_user_data
+from ecs_inference.pools.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS

@@ -19,9 +19,9 @@ from typing import Any
 import pulumi
 import pytest
 
-from ecs_inference import cluster as cluster_module
+from ecs_inference.pools import cluster as cluster_module
 from ecs_inference import iam
-from ecs_inference.capacity import ami_contents, asg_pool, managed_instances_pool, user_data
+from ecs_inference.pools import ami_contents, asg_pool, managed_instances_pool, user_data
 from ecs_inference.services import gateway as gateway_service
 from ecs_inference.services import gateway_db
 from tests.stacks import agents_with_database

@@ -14,9 +14,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from ecs_inference.capacity.ami_contents import AWS_CLI_PACKAGE
+from ecs_inference.pools.ami_contents import AWS_CLI_PACKAGE
 from ecs_inference.sizing.catalog import Accelerator
-from ecs_inference.specs.mixed_instances import SPOT_AGENT_SETTINGS
+from ecs_inference.pools.spot import SPOT_AGENT_SETTINGS
 
 # ECS cluster names (CreateCluster API).
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
@@ -176,7 +176,7 @@ def prepull_script(images: Sequence[str], region: str) -> str:
         "cat <<'PREPULL' > /usr/local/sbin/ecs-inference-prepull\n"
         "#!/bin/bash\n"
         "set -uo pipefail\n"
-        # The AL2023 ECS AMIs' build installs no AWS CLI (capacity.ami_contents): install it from
+        # The AL2023 ECS AMIs' build installs no AWS CLI (pools.ami_contents): install it from
         # the AL2023 repository (S3, through the S3 gateway endpoint or NAT) when it is missing.
         "for attempt in 1 2 3 4 5; do\n"
         "  command -v aws >/dev/null 2>&1 && break\n"

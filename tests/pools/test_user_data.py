@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from ecs_inference.capacity.user_data import ecs_agent_settings, ecs_user_data, encode_user_data
+from ecs_inference.pools.user_data import ecs_agent_settings, ecs_user_data, encode_user_data
 from tests.capacity.conftest import ecs_config
 
 

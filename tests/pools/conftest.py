@@ -1,15 +1,15 @@
-"""What the capacity tests share: pool arguments, the SSM lookups the mocks answer, and the user
+"""What the pool tests share: pool inputs and wiring, the SSM lookups the mocks answer, and the user
 data and ecs.config a launch template carries."""
 
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from ecs_inference.capacity.asg_pool import GpuAsgPoolArgs, InferentiaPoolArgs
+from ecs_inference.pools.asg_pool import AsgPoolWiring
+from ecs_inference.pools.input import PoolConfig
 from tools import recording
 from tools.recording import Recording
 
@@ -22,24 +22,24 @@ ATTACH = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 SUBNETS = ["subnet-0aaa", "subnet-0bbb"]
 
 
-def gpu_args(**overrides: Any) -> GpuAsgPoolArgs:
-    base = GpuAsgPoolArgs(
-        cluster_name="inference",
-        vpc_id="vpc-0123",
-        subnet_ids=SUBNETS,
-        instance_type="g6e.xlarge",
-    )
-    return replace(base, **overrides)
+_WIRING = ("cluster_name", "vpc_id", "subnet_ids", "placement")
 
 
-def neuron_args(**overrides: Any) -> InferentiaPoolArgs:
-    base = InferentiaPoolArgs(
-        cluster_name="inference",
-        vpc_id="vpc-0123",
-        subnet_ids=SUBNETS,
-        instance_type="inf2.xlarge",
-    )
-    return replace(base, **overrides)
+def pool_args(instance_type: str, **overrides: Any) -> tuple[PoolConfig, AsgPoolWiring]:
+    """A pool's input and wiring (`cluster_name`, `vpc_id`, `subnet_ids` and `placement` go to
+    the wiring, the rest to the input): `GpuAsgPool("gpu", *gpu_args(...))`."""
+    wiring: dict[str, Any] = {"cluster_name": "inference", "vpc_id": "vpc-0123"}
+    wiring |= {"subnet_ids": SUBNETS} | {k: v for k, v in overrides.items() if k in _WIRING}
+    fields = {k: v for k, v in overrides.items() if k not in _WIRING}
+    return PoolConfig(instance_type=instance_type, **fields), AsgPoolWiring(**wiring)
+
+
+def gpu_args(**overrides: Any) -> tuple[PoolConfig, AsgPoolWiring]:
+    return pool_args(overrides.pop("instance_type", "g6e.xlarge"), **overrides)
+
+
+def neuron_args(**overrides: Any) -> tuple[PoolConfig, AsgPoolWiring]:
+    return pool_args(overrides.pop("instance_type", "inf2.xlarge"), **overrides)
 
 
 @pytest.fixture

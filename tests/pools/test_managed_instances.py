@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from ecs_inference import sizing
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing import instance_types as ir
-from ecs_inference.specs import managed_instances as mi
-from ecs_inference.specs.managed_instances import ManagedInstancesArgs
+from ecs_inference.pools import managed_instances as mi
+from ecs_inference.pools.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 

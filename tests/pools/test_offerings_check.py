@@ -7,7 +7,7 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from ecs_inference.capacity.offerings_check import ZONE_ID_LOCATION, offerings_problems
+from ecs_inference.pools.offerings_check import ZONE_ID_LOCATION, offerings_problems
 from ecs_inference.sizing import ec2_offerings
 from tools.lookups import LOOKUPS
 from tools.preview import EXIT_PROGRAM, main
