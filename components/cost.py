@@ -772,8 +772,8 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
         for n, p in plan.neuron_pools.items()
     ]
     pools += [
-        managed_pool_input(n, p, region, _pool_services(plan, n, pool_instance(p)))
-        for n, (p, _) in plan.managed_instance_pools.items()
+        managed_pool_input(n, p.input, region, _pool_services(plan, n, pool_instance(p.input)))
+        for n, p in plan.managed_instance_pools.items()
     ]
     fargate = [
         fargate_input(name, r, "reranker" if r.metrics_sidecar else None, r.rollout.shift_minutes)

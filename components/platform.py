@@ -212,12 +212,12 @@ class InferencePlatform(pulumi.ComponentResource):
                     AsgPoolWiring(**network, placement=pool.placement),
                     opts=self._child,
                 )
-        for pool_name, (managed, requirements) in plan.managed_instance_pools.items():
+        for pool_name, managed in plan.managed_instance_pools.items():
             self.pools[pool_name] = ManagedInstancesPool(
                 pool_resource_name(self._name, pool_name),
-                managed,
+                managed.input,
                 # Managed Instances providers belong to one cluster (required by the provider).
-                ManagedPoolWiring(**network, requirements=requirements),
+                ManagedPoolWiring(**network, requirements=managed.requirements),
                 opts=self._child,
             )
         # One association per cluster: every ASG pool plus Fargate for the re-rankers. A

@@ -26,14 +26,15 @@ from ecs_inference.pools.decisions import (
     AsgPoolDecisions,
     PoolPlacement,
     decide_asg_pool,
-    managed_pool_lines,
+    ManagedPoolDecisions,
+    decide_managed_pool,
     pool_problems,
     provider_name_problems,
 )
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
-from ecs_inference.sizing.instance_types import Demand, InstanceRequirements, PoolTypes
+from ecs_inference.sizing.instance_types import Demand, PoolTypes
 
 Kind = Literal["gpu", "neuron", "managed"]
 SECTIONS: Mapping[Kind, str] = {
@@ -357,12 +358,8 @@ def asg_pool(
     return decide_asg_pool(with_types(pool.config, pool.types.chosen), accel, placement)
 
 
-def managed_pool(
-    pool: PoolChoice,
-) -> tuple[ManagedInstancePoolConfig, InstanceRequirements, list[str]]:
-    """A Managed Instances pool on the types chosen for the services on it, the requirements
-    ECS may launch among, and its decision lines."""
+def managed_pool(pool: PoolChoice) -> ManagedPoolDecisions:
+    """A Managed Instances pool on the types chosen for the services on it."""
     assert isinstance(pool.config, ManagedInstancePoolConfig)
     requirements = instance_types.managed_instance_requirements(pool.types)
-    config = pool.config.model_copy(update={"instance_types": list(pool.types.chosen)})
-    return config, requirements, managed_pool_lines(config, requirements, pool.types.summary())
+    return decide_managed_pool(pool.config, requirements, pool.types.summary())

@@ -26,10 +26,9 @@ from ecs_inference.plan import (
     secrets,
 )
 from ecs_inference.plan.pools import Placed, PoolChoice
-from ecs_inference.pools.decisions import AsgPoolDecisions
-from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.pools.decisions import AsgPoolDecisions, ManagedPoolDecisions
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.sizing.instance_types import Demand, InstanceRequirements
+from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
@@ -57,8 +56,7 @@ class Plan:
     endpoint: EndpointSpec
     gpu_pools: Mapping[str, AsgPoolDecisions]
     neuron_pools: Mapping[str, AsgPoolDecisions]
-    managed_instance_pools: Mapping[str, tuple[ManagedInstancePoolConfig, InstanceRequirements]]
-    """Each pool's input on the types chosen, and the requirements ECS launches among."""
+    managed_instance_pools: Mapping[str, ManagedPoolDecisions]
     models: Mapping[str, ModelServiceSpec]
     model_inputs: Mapping[str, ModelInputs]
     """What each model service was decided from around it (its pool's types, deploy, listener
@@ -102,7 +100,7 @@ class Plan:
 class _Pools:
     gpu: dict[str, AsgPoolDecisions]
     neuron: dict[str, AsgPoolDecisions]
-    managed: dict[str, tuple[ManagedInstancePoolConfig, InstanceRequirements]]
+    managed: dict[str, ManagedPoolDecisions]
     decisions: dict[str, list[str]]
 
 
@@ -120,13 +118,11 @@ def _pool_specs(
         on_pool = placed[name]
         deploys[name], notes = pools.share(choice, on_pool, issues)
         if choice.kind == "managed":
-            config, requirements, lines = pools.managed_pool(choice)
-            out.managed[name] = (config, requirements)
+            decided = out.managed[name] = pools.managed_pool(choice)
         else:
             decided = pools.asg_pool(choice, on_pool, notes, telemetry)
             (out.gpu if choice.kind == "gpu" else out.neuron)[name] = decided
-            lines = list(decided.lines)
-        out.decisions[f"pool {name}"] = lines
+        out.decisions[f"pool {name}"] = list(decided.lines)
     return out, deploys
 
 

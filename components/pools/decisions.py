@@ -299,17 +299,29 @@ def decide_asg_pool(
     )
 
 
-def managed_pool_lines(
+@dataclass(frozen=True)
+class ManagedPoolDecisions:
+    """A Managed Instances pool as decided: its input (types chosen), the requirements ECS
+    launches among, and its decision lines."""
+
+    input: ManagedInstancePoolConfig
+    requirements: InstanceRequirements
+    lines: tuple[str, ...]
+
+
+def decide_managed_pool(
     pool: ManagedInstancePoolConfig, requirements: InstanceRequirements, sizing: Sequence[str]
-) -> list[str]:
-    """A Managed Instances pool's decision lines, after the stack's `sizing` lines."""
-    return [
+) -> ManagedPoolDecisions:
+    """A Managed Instances pool on `requirements`, with its lines after the stack's `sizing`."""
+    lines = (
         *sizing,
         requirements.summary(),
         "Managed Instances: ECS picks and patches the OS image and replaces each host "
         f"within {MAX_INSTANCE_LIFETIME_DAYS} days (each replacement re-warms its models); idle "
         f"hosts are kept {pool.scale_in_after_seconds} s",
-    ]
+    )
+    types = {"instance_types": list(requirements.allowed_instance_types)}
+    return ManagedPoolDecisions(pool.model_copy(update=types), requirements, lines)
 
 
 def host_telemetry_line(kind: Literal["gpu", "neuron"]) -> str:

@@ -179,27 +179,15 @@ class PoolConfig(_PoolTypes):
                 "give instanceType (one type) or instanceTypes (several), not both; omit both "
                 "to take the types from sizing"
             )
+        # gp3 IOPS per GiB (500) always holds: the smallest root volume takes the most IOPS.
         iops, mibps = self.root_volume_iops, self.root_volume_throughput
-        per_gib, per_iops = limits.GP3_MAX_IOPS_PER_GIB, limits.GP3_MAX_MIBPS_PER_IOPS
-        raise_problems(
-            "PoolConfig",
-            [
-                (
-                    ("rootVolumeIops",),
-                    f"gp3 allows at most {per_gib} IOPS per GiB: {iops} IOPS needs at least "
-                    f"{-(-iops // per_gib)} GiB"
-                    if iops > per_gib * self.root_volume_gib
-                    else None,
-                ),
-                (
-                    ("rootVolumeThroughput",),
-                    f"gp3 allows at most {per_iops} MiB/s per provisioned IOPS: {mibps} MiB/s "
-                    f"needs at least {int(mibps / per_iops)} IOPS"
-                    if mibps > per_iops * iops
-                    else None,
-                ),
-            ],
-        )
+        per_iops = limits.GP3_MAX_MIBPS_PER_IOPS
+        if mibps > per_iops * iops:
+            message = (
+                f"gp3 allows at most {per_iops} MiB/s per provisioned IOPS: {mibps} MiB/s needs "
+                f"at least {int(mibps / per_iops)} IOPS"
+            )
+            raise_problems("PoolConfig", [(("rootVolumeThroughput",), message)])
         return self
 
     @property

@@ -35,7 +35,11 @@ from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network import aws_api_egress
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.asg_pool import PoolWiring
-from ecs_inference.pools.decisions import PoolArgumentError, provider_name_problems
+from ecs_inference.pools.decisions import (
+    PoolArgumentError,
+    decide_managed_pool,
+    provider_name_problems,
+)
 from ecs_inference.pools.input import ManagedInstancePoolConfig
 from ecs_inference.sizing.instance_types import InstanceRequirements
 
@@ -50,6 +54,8 @@ class ManagedPoolWiring(PoolWiring):
 
     requirements: InstanceRequirements
     """The allowed types and their envelope."""
+    sizing: tuple[str, ...] = ()
+    """The stack's lines on the types sizing chose, printed before the pool's own."""
 
 
 # The provider's input TypedDicts (snake_case keys), named once: their generated names run past
@@ -157,8 +163,9 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.input = input
         self.instance_types = tuple(wiring.requirements.allowed_instance_types)
-        types = {"instance_types": list(self.instance_types)}
-        ledger.record_pool(self, name, input.model_copy(update=types))
+        decided = decide_managed_pool(input, wiring.requirements, wiring.sizing)
+        ledger.record_pool(self, name, decided.input)
+        ledger.record_decisions(f"pool {name}", decided.lines)
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
         partition = ctx.partition

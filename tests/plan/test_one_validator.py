@@ -49,7 +49,7 @@ def spec_problems(plan: Plan) -> list[str]:
     pools = (("gpuPools", plan.gpu_pools, "nvidia"), ("neuronPools", plan.neuron_pools, "neuron"))
     for section, specs, kind in pools:
         for name, spec in specs.items():
-            problems = pool_problems(pool_resource_name(PLATFORM_NAME, name), spec, kind)
+            problems = pool_problems(pool_resource_name(PLATFORM_NAME, name), spec.input, kind)
             found += [f"platform.{section}.{name}.{k}: {m}" for k, m in problems]
     return found
 

@@ -14,7 +14,7 @@ from ecs_inference.pools.instance_role import ECS_INSTANCE_POLICY, SSM_INSTANCE_
 from ecs_inference.pools.cluster import Cluster
 from ecs_inference.sizing import catalog
 from ecs_inference.pools.input import PoolConfig, WarmPoolConfig
-from tests.capacity.conftest import (
+from tests.pools.conftest import (
     ASG,
     ATTACH,
     CCP,

@@ -5,7 +5,6 @@ and a closed security group; bad options register nothing."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,11 +13,11 @@ from ecs_inference import sizing
 from ecs_inference.pools.managed_instances_pool import (
     TYPE_TOKEN,
     ManagedInstancesPool,
-    ManagedInstancesPoolArgs,
+    ManagedPoolWiring,
 )
 from ecs_inference.sizing import instance_types as ir
 from ecs_inference.pools import managed_instances as mi
-from ecs_inference.pools.managed_instances import ManagedInstancesArgs
+from ecs_inference.pools.input import ManagedInstancePoolConfig
 from tests.aws_shapes import validate_shape
 from tools.recording import Recording, run_function
 
@@ -37,19 +36,28 @@ def requirements(arch: str = "llama-3.1-8b") -> ir.InstanceRequirements:
     return ir.managed_instance_requirements(choice)
 
 
-def pool_args(**overrides: Any) -> ManagedInstancesPoolArgs:
-    base = ManagedInstancesPoolArgs(
+Args = tuple[ManagedInstancePoolConfig, ManagedPoolWiring]
+
+
+def pool_args(
+    options: dict[str, Any] | None = None,
+    tags: dict[str, str] | None = None,
+    requirements: ir.InstanceRequirements | None = None,
+) -> Args:
+    """The pool's input (`options`, `tags`: default team=ml) and its wiring."""
+    input = ManagedInstancePoolConfig(
+        **(options or {}), tags={"team": "ml"} if tags is None else tags
+    )
+    return input, ManagedPoolWiring(
         cluster_name="inference-cluster-5d6e7f8",
         vpc_id="vpc-0123456789abcdef0",
         subnet_ids=SUBNETS,
-        requirements=requirements(),
-        tags={"team": "ml"},
+        requirements=requirements or globals()["requirements"](),
     )
-    return replace(base, **overrides)
 
 
-def record(args: ManagedInstancesPoolArgs | None = None) -> Recording:
-    return run_function(lambda: ManagedInstancesPool("inference-gpu-mi", args or pool_args()))
+def record(args: Args | None = None) -> Recording:
+    return run_function(lambda: ManagedInstancesPool("inference-gpu-mi", *(args or pool_args())))
 
 
 def create_capacity_provider_request(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +103,7 @@ def test_capacity_provider_request_is_what_ecs_accepts():
 
 def test_recorded_inputs_equal_the_pure_request():
     """The component and `create_capacity_provider_request` describe the same request."""
-    args = pool_args(options=ManagedInstancesArgs(capacity_option_type="SPOT", monitoring="BASIC"))
+    args = pool_args(options=dict(capacity_option_type="SPOT", monitoring="BASIC"))
     rec = record(args)
     cp = rec.one(CP)
     recorded = validate_shape(
@@ -110,9 +118,9 @@ def test_recorded_inputs_equal_the_pure_request():
         instance_profile_arn=template["ec2InstanceProfileArn"],
         subnets=template["networkConfiguration"]["subnets"],
         security_groups=template["networkConfiguration"]["securityGroups"],
-        requirements=args.requirements,
-        args=args.options,
-        tags=dict(args.tags),
+        requirements=args[1].requirements,
+        args=args[0],
+        tags=dict(args[0].tags),
     )
     assert validate_shape("ecs", "CreateCapacityProvider", pure) == recorded
 
@@ -152,7 +160,7 @@ def test_security_group_has_no_ingress_and_only_https_egress():
 
 def test_optional_blocks():
     args = pool_args(
-        options=ManagedInstancesArgs(
+        options=dict(
             capacity_option_type="RESERVED",
             reservation_preference="RESERVATIONS_FIRST",
             scale_in_after_seconds=None,

@@ -21,9 +21,9 @@ def MixedInstancesArgs(**fields: Any) -> PoolConfig:  # noqa: N802
     """A pool's purchase options, by the names the policy's members have (unvalidated: the
     input's bounds have their own tests)."""
     above = fields.pop("on_demand_percentage_above_base", 100)
+    values = PoolConfig().model_dump() | fields
     return PoolConfig.model_construct(
-        **{**PoolConfig().model_dump(), **fields},
-        on_demand_percentage_above_base_capacity=above,
+        **values | {"on_demand_percentage_above_base_capacity": above}
     )
 
 

@@ -50,8 +50,6 @@ def test_problems_name_the_key_and_say_why(
         ({"min_size": 3, "max_size": 2}, (), "minSize (3) must not exceed maxSize (2)"),
         ({"max_size": 0}, ("max_size",), "greater than or equal to 1"),
         ({"root_volume_gib": 20}, ("root_volume_gib",), "greater than or equal to 50"),
-        ({"root_volume_gib": 50, "root_volume_iops": 16000}, ("rootVolumeIops",),
-         "needs at least 32 GiB"),
         ({"root_volume_iops": 3000, "root_volume_throughput": 1000}, ("rootVolumeThroughput",),
          "needs at least 4000 IOPS"),
         ({"root_volume_throughput": 2000}, ("root_volume_throughput",), "less than or equal"),

@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from ecs_inference.pools.user_data import ecs_agent_settings, ecs_user_data, encode_user_data
-from tests.capacity.conftest import ecs_config
+from tests.pools.conftest import ecs_config
 
 
 def test_gpu_agent_settings() -> None:
