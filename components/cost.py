@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, offerings
 from ecs_inference.specs.network import NetworkSpec
 from ecs_inference.specs.service import ModelServiceSpec
-from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 
 if TYPE_CHECKING:
     from ecs_inference.plan import Plan

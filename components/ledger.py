@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ecs_inference import cost
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.specs.network import NetworkSpec, VpcSpec
 from ecs_inference.specs.rollout import RolloutSpec
 from ecs_inference.specs.service import ModelServiceSpec
-from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 
 
 @dataclass(frozen=True)

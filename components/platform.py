@@ -19,9 +19,6 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_aws as aws
 
-from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, InferentiaPool
-from ecs_inference.pools.cluster import Cluster, ExecLogWiring
-from ecs_inference.pools.managed_instances_pool import ManagedInstancesPool, ManagedPoolWiring
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.service import ModelService, ModelWiring
@@ -29,6 +26,9 @@ from ecs_inference.network import Network, NetworkArgs
 from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan
 from ecs_inference.plan.pools import pool_resource_name
+from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, InferentiaPool
+from ecs_inference.pools.cluster import Cluster, ExecLogWiring
+from ecs_inference.pools.managed_instances_pool import ManagedInstancesPool, ManagedPoolWiring
 from ecs_inference.services.base import (
     ClusterWiring,
     EfsAccess,

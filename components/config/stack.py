@@ -24,7 +24,6 @@ from pydantic import Field
 
 from ecs_inference import engines
 from ecs_inference.config.base import ROOT, Name, Section
-from ecs_inference.pools.input import ClusterConfig, ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.images import ImagesConfig
@@ -33,6 +32,7 @@ from ecs_inference.config.network import NetworkConfig
 from ecs_inference.config.operations import OperationsConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
+from ecs_inference.pools.input import ClusterConfig, ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.storage.efs import EfsConfigError, parse_efs_uri
 from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.input import WorkerConfig

@@ -18,6 +18,8 @@ from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.models.input import ModelConfig
+from ecs_inference.pools.decisions import AsgPoolDecisions
+from ecs_inference.pools.spot import spot_interruption_notes
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import catalog, instance_types
@@ -39,8 +41,6 @@ from ecs_inference.specs.service import (
 )
 from ecs_inference.storage import efs as efs
 from ecs_inference.storage.input import WeightStoreConfig
-from ecs_inference.pools.decisions import AsgPoolDecisions
-from ecs_inference.pools.spot import spot_interruption_notes
 
 # Host memory ECS and the OS keep for themselves on an accelerator instance: the task
 # reservation must stay below what the agent registers or the task never places.
@@ -186,7 +186,7 @@ class ModelInputs:
     types: PoolTypes
     managed: bool
     """On a Managed Instances pool (else an Auto Scaling group pool)."""
-    pool: AsgPoolDecisions | None
+    asg_pool: AsgPoolDecisions | None
     """The Auto Scaling group pool as decided (for the Spot notes and the warm pool's
     pre-pull); None on Managed Instances."""
     placement: Placement
@@ -410,7 +410,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         metrics_image=m.facts.metrics_image if scraped else None,
         rollout=rollout,
     )
-    prepulled = m.pool is not None and image in m.pool.prepull_images
+    prepulled = m.asg_pool is not None and image in m.asg_pool.prepull_images
     lines = [
         fit.summary(),
         *_lora_lines(fit),
@@ -438,7 +438,7 @@ def _lora_lines(fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> list[str
 
 def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
     """What a Spot reclaim means for this service (none when its pool buys no Spot)."""
-    pool = None if m.pool is None else m.pool.input
+    pool = None if m.asg_pool is None else m.asg_pool.input
     if pool is None or not pool.uses_spot:
         return []
     return spot_interruption_notes(

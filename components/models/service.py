@@ -35,6 +35,7 @@ from ecs_inference.models.decisions import (
     model_path,
 )
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
+from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     Balancing,
@@ -50,7 +51,6 @@ from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_r
 from ecs_inference.sizing.instance_types import PoolTypes
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.storage import efs as weights_spec
-from ecs_inference.pools.decisions import AsgPoolDecisions
 
 TOKEN = "ecs-inference:serving:ModelService"
 CONTAINER_NAME = "engine"
@@ -152,7 +152,7 @@ def decide_service(
             demand=demand,
             types=types,
             managed=wiring.pool.decided is None,
-            pool=wiring.pool.decided,
+            asg_pool=wiring.pool.decided,
             placement=replace(
                 placement, idle_timeout_seconds=idle, deploy=_deploy(model, wiring, types, name)
             ),

@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
 from ecs_inference.workers.decisions import WorkerDecisions
-from ecs_inference.pools.decisions import AsgPoolDecisions
 
 
 def alarm_settings(cfg: StackConfig) -> ops_specs.AlarmSettings:

@@ -24,9 +24,9 @@ from ecs_inference.models.input import ModelConfig
 from ecs_inference.pools import managed_instances
 from ecs_inference.pools.decisions import (
     AsgPoolDecisions,
+    ManagedPoolDecisions,
     PoolPlacement,
     decide_asg_pool,
-    ManagedPoolDecisions,
     decide_managed_pool,
     pool_problems,
     provider_name_problems,

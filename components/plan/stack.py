@@ -104,7 +104,7 @@ class _Pools:
     decisions: dict[str, list[str]]
 
 
-def _pool_specs(
+def _decide_pools(
     cfg: StackConfig,
     choices: Mapping[str, PoolChoice],
     placed: Mapping[str, list[Placed]],
@@ -151,7 +151,7 @@ def _model_specs(
             demand=demands[name],
             types=pool.types,
             managed=pool.kind == "managed",
-            pool=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
+            asg_pool=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
             placement=Placement(
                 priority=priorities[name],
                 idle_timeout_seconds=idle,
@@ -190,10 +190,10 @@ def build_plan(
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)
-    pool_specs, deploys = _pool_specs(config, choices, models.placed(config, choices), issues)
+    decided_pools, deploys = _decide_pools(config, choices, models.placed(config, choices), issues)
     context = (priorities, idle.seconds, region, stack or "stack")
     model_specs, model_lines, model_inputs = _model_specs(
-        config, demands, choices, pool_specs, deploys, context, issues
+        config, demands, choices, decided_pools, deploys, context, issues
     )
     reranker_specs, reranker_lines = rerankers.plan_rerankers(
         config, priorities, idle.seconds, issues, stack or "stack"
@@ -226,7 +226,7 @@ def build_plan(
         config,
         model_specs,
         reranker_specs,
-        {**pool_specs.gpu, **pool_specs.neuron},
+        {**decided_pools.gpu, **decided_pools.neuron},
         gateway_spec,
         worker_specs,
         subscriptions,
@@ -236,7 +236,7 @@ def build_plan(
     decisions = {
         **({"network": network_lines} if network_lines else {}),
         "endpoint": [idle.summary()],
-        **pool_specs.decisions,
+        **decided_pools.decisions,
         **model_lines,
         **reranker_lines,
         "operations": operations.decisions(config, operations_spec),
@@ -248,9 +248,9 @@ def build_plan(
         config=config,
         network=network_spec,
         endpoint=endpoint_spec,
-        gpu_pools=pool_specs.gpu,
-        neuron_pools=pool_specs.neuron,
-        managed_instance_pools=pool_specs.managed,
+        gpu_pools=decided_pools.gpu,
+        neuron_pools=decided_pools.neuron,
+        managed_instance_pools=decided_pools.managed,
         models=model_specs,
         model_inputs=model_inputs,
         model_pools={name: config.models[name].pool for name in model_specs},
@@ -267,7 +267,7 @@ def build_plan(
         advisories=(
             *advisories.deploy_advisories(choices, deploys),
             *advisories.spot_advisories(
-                config, choices, {**pool_specs.gpu, **pool_specs.neuron}, model_specs
+                config, choices, {**decided_pools.gpu, **decided_pools.neuron}, model_specs
             ),
             *advisories.single_task_advisories(config, model_specs, reranker_specs, gateway_spec),
             *image_regions.advisories(config, region),

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import pulumi
@@ -42,13 +42,7 @@ from pulumi import Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
-from ecs_inference.pools.instance_role import (
-    POOL_TAG,
-    instance_assume_role_policy,
-    instance_policies,
-    managed_policy_arn,
-    prepull_hook_policy,
-)
+from ecs_inference.network import aws_api_egress
 from ecs_inference.pools.decisions import (
     KIND_LABEL,
     AsgPoolDecisions,
@@ -58,6 +52,13 @@ from ecs_inference.pools.decisions import (
     pool_problems,
 )
 from ecs_inference.pools.input import PoolConfig
+from ecs_inference.pools.instance_role import (
+    POOL_TAG,
+    instance_assume_role_policy,
+    instance_policies,
+    managed_policy_arn,
+    prepull_hook_policy,
+)
 from ecs_inference.pools.offerings_check import checked_subnet_ids
 from ecs_inference.pools.user_data import (
     PREPULL_HOOK,
@@ -65,7 +66,6 @@ from ecs_inference.pools.user_data import (
     ecs_user_data,
     encode_user_data,
 )
-from ecs_inference.network import aws_api_egress
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator, InstanceType
 from ecs_inference.specs.operations import host_telemetry_policy, host_telemetry_user_data
@@ -91,7 +91,7 @@ class AsgPoolWiring(PoolWiring):
     """An Auto Scaling group pool's wiring: the cluster and network, and what the stack decides
     across the services on it (default: a pool of a program's own, `PoolPlacement()`)."""
 
-    placement: PoolPlacement = PoolPlacement()
+    placement: PoolPlacement = field(default_factory=PoolPlacement)
     """The images of the services on it, host telemetry and the stack's lines on it."""
 
 

@@ -8,11 +8,12 @@ the infrastructure role ECS acts through, the instance profile the hosts run wit
 subnets and security groups, the data volume size, monitoring and tag propagation.
 
 Many options of an ASG pool have no meaning here and are rejected with the reason
-(`components.pools.input.UNSUPPORTED_OPTIONS`). Task definitions that run on it declare `MANAGED_INSTANCES`
-compatibility, and ECS refuses a set of task parameters on it that our GPU tasks would otherwise
-use (`task_definition_problems`), notably `linuxParameters.sharedMemorySize`: vLLM's tensor
-parallel workers exchange tensors through /dev/shm, so a model that needs more than one GPU per
-task is refused on a Managed Instances pool (`model_problems`).
+(`components.pools.input.UNSUPPORTED_OPTIONS`). Task definitions that run on it declare
+`MANAGED_INSTANCES` compatibility, and ECS refuses a set of task parameters on it that our GPU
+tasks would otherwise use (`task_definition_problems`), notably
+`linuxParameters.sharedMemorySize`: vLLM's tensor parallel workers exchange tensors through
+/dev/shm, so a model that needs more than one GPU per task is refused on a Managed Instances pool
+(`model_problems`).
 
 Sources (docs/capacity.md has the full list): the ECS developer guide pages "Amazon ECS Managed
 Instances", "Amazon ECS task definition differences for Amazon ECS Managed Instances",

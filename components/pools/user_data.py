@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 
 from ecs_inference.pools.ami_contents import AWS_CLI_PACKAGE
-from ecs_inference.sizing.catalog import Accelerator
 from ecs_inference.pools.spot import SPOT_AGENT_SETTINGS
+from ecs_inference.sizing.catalog import Accelerator
 
 # ECS cluster names (CreateCluster API).
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")

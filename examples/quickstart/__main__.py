@@ -1,13 +1,14 @@
-from ecs_inference.pools.asg_pool import GpuAsgPool, GpuAsgPoolArgs
-from ecs_inference.pools.cluster import Cluster, ClusterArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring, Placement
 from ecs_inference.network import Network, NetworkArgs
+from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool
+from ecs_inference.pools.cluster import Cluster
+from ecs_inference.pools.input import PoolConfig
 
-net, cluster = Network("net", NetworkArgs()), Cluster("cluster", ClusterArgs())
+net, cluster = Network("net", NetworkArgs()), Cluster("cluster")
 where = {"vpc_id": net.vpc_id, "subnet_ids": net.private_subnet_ids}
-pool = GpuAsgPool("gpu", GpuAsgPoolArgs(instance_type="g6e.xlarge", cluster_name=cluster.name, **where))
+pool = GpuAsgPool("gpu", PoolConfig(instance_type="g6e.xlarge"), AsgPoolWiring(cluster_name=cluster.name, **where))
 edge = Endpoint("edge", EndpointArgs(vpc_cidr=net.cidr_block, domain_name="models.example.internal", allowed_cidrs=(net.cidr_block,), idle_timeout_seconds=360, target_ports=(8000,), self_signed_certificate=True, vpc_id=net.vpc_id, subnet_ids=net.load_balancer_subnet_ids))
 llama = ModelConfig.model_validate({"engine": "vllm", "pool": "gpu", "architecture": "llama-3.1-8b", "weightsUri": "s3://my-models/llama-3.1-8b/", "maxModelLen": 8192})  # a stack file's platform.models.llama
 svc = ModelService("llama", llama, ModelWiring(

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOPS = {
     "endpoint idle timeout": 4,
     "a model's GPU count to `resourceRequirements`": 6,
-    "a pool's warm pool size": 3,
+    "a pool's warm pool size": 1,
     "`rerankers.*.cpu`": 4,
     "`gateway.masterKey`": 5,
     "an alarm e-mail": 4,
@@ -235,9 +235,11 @@ def test_a_trace_that_no_longer_matches_fails() -> None:
     assert any("reads none of" in p for p in trace_problems(start, [hops[0], hops[5]]))
     start, hops = _trace("endpoint idle timeout")
     assert not trace_problems(start, hops)
-    args = hops[2][1].replace("EndpointArgs", "ClusterArgs").replace("ingress/alb", "cluster")
+    args = (
+        hops[2][1].replace("EndpointArgs", "ExecLogWiring").replace("ingress/alb", "pools/cluster")
+    )
     wrong = [*hops[:2], (hops[2][0], args), hops[3]]
-    assert any("makes no ClusterArgs" in p for p in trace_problems(start, wrong))
+    assert any("makes no ExecLogWiring" in p for p in trace_problems(start, wrong))
     unset = [*hops[:3], (hops[3][0], "`aws.lb.LoadBalancer(preserve_host_header)`")]
     assert any("makes no LoadBalancer(preserve_host" in p for p in trace_problems(start, unset))
     gone = [*hops[:3], (["`components/ingress/alb.py::Endpoint._gone`"], hops[3][1])]

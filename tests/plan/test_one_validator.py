@@ -20,13 +20,13 @@ from pydantic.fields import FieldInfo
 
 from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.pools.input import PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, Plan
 from ecs_inference.plan.pools import pool_resource_name
-from ecs_inference.specs.endpoint import endpoint_arg_issues
 from ecs_inference.pools.decisions import pool_problems
+from ecs_inference.pools.input import PoolConfig
+from ecs_inference.specs.endpoint import endpoint_arg_issues
 from ecs_inference.specs.service import validate_model_service, validate_reranker
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.contracts import aws_limits
-from ecs_inference.sizing import catalog
 from ecs_inference.pools import managed_instances
+from ecs_inference.sizing import catalog
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tests.stack_config import issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file

@@ -14,12 +14,12 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ecs_inference.pools.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
+from ecs_inference.pools.user_data import ecs_user_data
 from ecs_inference.sizing import catalog, deploy_step
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
 from tests.platform.test_platform import ROOT, recorded

@@ -10,10 +10,10 @@ import json
 import pytest
 
 from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, InferentiaPool
-from ecs_inference.pools.instance_role import ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY
 from ecs_inference.pools.cluster import Cluster
-from ecs_inference.sizing import catalog
 from ecs_inference.pools.input import PoolConfig, WarmPoolConfig
+from ecs_inference.pools.instance_role import ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY
+from ecs_inference.sizing import catalog
 from tests.pools.conftest import (
     ASG,
     ATTACH,

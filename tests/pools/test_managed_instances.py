@@ -10,19 +10,19 @@ import json
 from typing import Any, cast
 
 import pytest
-from pydantic import ValidationError
-from pydantic.alias_generators import to_camel
 from botocore.model import Shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 from ecs_inference import sizing
-from ecs_inference.sizing import catalog
-from ecs_inference.sizing import instance_types as ir
-from ecs_inference.pools import managed_instances as mi
 from ecs_inference.contracts import aws_limits
 from ecs_inference.pools import input as pools_input
+from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing import instance_types as ir
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from ecs_inference import sizing
+from ecs_inference.pools import managed_instances as mi
+from ecs_inference.pools.input import ManagedInstancePoolConfig
 from ecs_inference.pools.managed_instances_pool import (
     TYPE_TOKEN,
     ManagedInstancesPool,
     ManagedPoolWiring,
 )
 from ecs_inference.sizing import instance_types as ir
-from ecs_inference.pools import managed_instances as mi
-from ecs_inference.pools.input import ManagedInstancePoolConfig
 from tests.aws_shapes import validate_shape
 from tools.recording import Recording, run_function
 

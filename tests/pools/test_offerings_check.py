@@ -1,5 +1,5 @@
 """The deploy-time check that a pool's types are offered in its subnets' zones
-(components/capacity/offerings_check.py), the request it sends, and the offline preview's answer
+(components/pools/offerings_check.py), the request it sends, and the offline preview's answer
 to it (tools/lookups.py, from the dated offerings table)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The user data of a pool's instances (`capacity.user_data`): ECS agent settings and the script
+"""The user data of a pool's instances (`pools.user_data`): ECS agent settings and the script
 that writes them."""
 
 from __future__ import annotations

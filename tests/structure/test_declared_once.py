@@ -22,14 +22,6 @@ LIMIT = 3
 
 ALLOWED = frozenset(
     {
-        # pools: config/pools.py and specs/pool.py
-        "capacity.asg_pool.PoolArgs ~ capacity.managed_instances_pool.ManagedInstancesPoolArgs",
-        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.service.WeightStoreWiring",
-        "config.pools.WarmPoolConfig ~ specs.pool.WarmPoolSpec",
-        "config.pools.PoolConfig ~ specs.mixed_instances.MixedInstancesArgs",
-        "config.pools.PoolConfig ~ specs.pool.PoolSpec",
-        "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
-        "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
         # endpoint: config/endpoint.py and specs/endpoint.py
         "config.endpoint.AuthConfig ~ specs.endpoint.AuthSpec",
         "config.endpoint.EndpointConfig ~ specs.endpoint.EndpointSpec",
@@ -76,8 +68,7 @@ ALLOWED = frozenset(
         "specs.operations.dashboard.DashboardInputs ~ specs.operations.watch.OperationsSpec",
         "specs.operations.table.ServiceSubject ~ specs.operations.watch.WatchedService",
         # operations: cost.py's inputs repeat the specs it prices
-        "config.pools.PoolConfig ~ cost.PoolInput",
-        "cost.PoolInput ~ specs.pool.PoolSpec",
+        "cost.PoolInput ~ pools.input.PoolConfig",
         "cost.FargateInput ~ cost.ServiceOnPool",
         "cost.NetworkInput ~ specs.network.NetworkSpec",
         # re-rankers: config/rerankers.py and specs/service.py RerankerSpec

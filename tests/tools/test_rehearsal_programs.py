@@ -1,5 +1,5 @@
 """The programs a user data runs, read from its shell text (tools/rehearsal/programs.py), and
-checked against what the AMI contains (components/capacity/ami_contents.py)."""
+checked against what the AMI contains (components/pools/ami_contents.py)."""
 
 from __future__ import annotations
 

@@ -215,6 +215,6 @@ def _refusals(template: Resource, who: str, boots: Boots, ami: AmiContents) -> I
                 who,
                 f"runs `{program}` ({line}), which the {ami.name} does not contain "
                 f"({ami_contents.SOURCE_REPOSITORY}@{ami_contents.SOURCE_COMMIT[:12]}, "
-                "components/capacity/ami_contents.py) and nothing before it installs: the "
+                "components/pools/ami_contents.py) and nothing before it installs: the "
                 "command fails at boot",
             )
