@@ -28,12 +28,11 @@ Pure functions; no Pulumi import.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecs_inference.contracts import aws_limits
-from ecs_inference.pools.input import ManagedInstancePoolConfig
-from ecs_inference.sizing.instance_types import InstanceRequirements
+from ecs_inference.pools.instance_role import instance_assume_role_policy
 
 COMPATIBILITY = aws_limits.MANAGED_INSTANCES_COMPATIBILITY
 NETWORK_MODES = aws_limits.MANAGED_INSTANCES_NETWORK_MODES
@@ -108,29 +107,9 @@ def task_definition_problems(request: Mapping[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _trust(service: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": service},
-                    "Action": "sts:AssumeRole",
-                }
-            ],
-        }
-    )
-
-
 def infrastructure_assume_role_policy() -> str:
     """Trust policy of the infrastructure role: ECS assumes it to launch and manage instances."""
-    return _trust("ecs.amazonaws.com")
-
-
-def instance_assume_role_policy() -> str:
-    """Trust policy of the instance role (through the instance profile)."""
-    return _trust("ec2.amazonaws.com")
+    return instance_assume_role_policy("ecs.amazonaws.com")
 
 
 def pass_instance_role_policy(instance_role_arn: str) -> str:
@@ -149,59 +128,3 @@ def pass_instance_role_policy(instance_role_arn: str) -> str:
             ],
         }
     )
-
-
-# --------------------------------------------------------------------------------------------
-# the request
-# --------------------------------------------------------------------------------------------
-
-
-def create_capacity_provider_request(
-    name: str,
-    cluster: str,
-    *,
-    infrastructure_role_arn: str,
-    instance_profile_arn: str,
-    subnets: Iterable[str],
-    security_groups: Iterable[str],
-    requirements: InstanceRequirements,
-    args: ManagedInstancePoolConfig,
-    tags: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The CreateCapacityProvider request (ECS API names) a Managed Instances pool becomes.
-
-    `cluster` is required for a Managed Instances provider (and refused for an ASG one) by the
-    provider's plan-time check.
-    """
-    template: dict[str, Any] = {
-        "ec2InstanceProfileArn": instance_profile_arn,
-        "networkConfiguration": {
-            "subnets": list(subnets),
-            "securityGroups": list(security_groups),
-        },
-        "storageConfiguration": {"storageSizeGiB": args.storage_gib},
-        "monitoring": args.monitoring,
-        "capacityOptionType": args.capacity_option_type,
-        "instanceRequirements": requirements.to_api(),
-    }
-    if args.reservation_preference is not None:
-        reservations: dict[str, str] = {"reservationPreference": args.reservation_preference}
-        if args.reservation_group_arn is not None:
-            reservations["reservationGroupArn"] = args.reservation_group_arn
-        template["capacityReservations"] = reservations
-    provider: dict[str, Any] = {
-        "infrastructureRoleArn": infrastructure_role_arn,
-        "instanceLaunchTemplate": template,
-        "propagateTags": "CAPACITY_PROVIDER" if args.propagate_tags else "NONE",
-        "autoRepairConfiguration": {"actionsStatus": "ENABLED" if args.auto_repair else "DISABLED"},
-    }
-    if args.scale_in_after_seconds is not None:
-        provider["infrastructureOptimization"] = {"scaleInAfter": args.scale_in_after_seconds}
-    request: dict[str, Any] = {
-        "name": name,
-        "cluster": cluster,
-        "managedInstancesProvider": provider,
-    }
-    if tags:
-        request["tags"] = [{"key": k, "value": v} for k, v in tags.items()]
-    return request

@@ -41,6 +41,7 @@ from ecs_inference.pools.decisions import (
     provider_name_problems,
 )
 from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.pools.instance_role import instance_assume_role_policy, managed_policy_arn
 from ecs_inference.sizing.instance_types import InstanceRequirements
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
@@ -168,15 +169,14 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         ledger.record_decisions(f"pool {name}", decided.lines)
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
-        partition = ctx.partition
 
         def managed(policy: str) -> pulumi.Output[str]:
-            return partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{policy}")
+            return ctx.partition.apply(lambda p: managed_policy_arn(p, policy))
 
         self.instance_role = aws.iam.Role(
             f"{name}-instance-role",
             description=f"ECS agent on the Managed Instances of pool {name}",
-            assume_role_policy=mi.instance_assume_role_policy(),
+            assume_role_policy=instance_assume_role_policy(),
             opts=child,
         )
         instance_policy = aws.iam.RolePolicyAttachment(

@@ -7,9 +7,12 @@ import base64
 from typing import Any
 
 import pytest
+from pydantic.alias_generators import to_camel
 
 from ecs_inference.pools.asg_pool import AsgPoolWiring
-from ecs_inference.pools.input import PoolConfig
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
+from ecs_inference.pools.managed_instances_pool import ManagedPoolWiring, provider_input
+from ecs_inference.sizing.instance_types import InstanceRequirements
 from tools import recording
 from tools.recording import Recording
 
@@ -64,3 +67,41 @@ def user_data(rec: Recording) -> str:
 def ecs_config(script: str) -> dict[str, str]:
     body = script.split("cat <<'EOF' >> /etc/ecs/ecs.config\n", 1)[1].split("\nEOF\n", 1)[0]
     return dict(line.split("=", 1) for line in body.splitlines())
+
+
+def create_capacity_provider_request(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The API request a recorded aws.ecs.CapacityProvider becomes: the provider sends the
+    auto-name and turns the tag map into a list; every other member maps by name (the
+    shape-directed normaliser reconciles `vcpuCount`/`vCpuCount`, `storageSizeGib`/`...GiB`)."""
+    request = {k: v for k, v in inputs.items() if k not in ("tags", "tagsAll")}
+    request["name"] = f"{name}-1a2b3c4"
+    tags = inputs.get("tags") or {}
+    if tags:
+        request["tags"] = [{"key": k, "value": v} for k, v in tags.items()]
+    return request
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {to_camel(k): _camel(v) for k, v in value.items()}
+    return [_camel(v) for v in value] if isinstance(value, list) else value
+
+
+def managed_request(
+    pool: ManagedInstancePoolConfig,
+    requirements: InstanceRequirements,
+    *,
+    role: str,
+    profile: str,
+    subnets: list[str],
+    name: str = "p",
+    cluster: str = "c",
+) -> dict[str, Any]:
+    """The CreateCapacityProvider request the component's `provider_input` becomes, with the
+    pool's tags, for plain role, profile and subnet values (security group `sg-0123...`)."""
+    wiring = ManagedPoolWiring(
+        cluster_name=cluster, vpc_id="vpc-0123", subnet_ids=subnets, requirements=requirements
+    )
+    provider = provider_input(pool, wiring, role, profile, "sg-0123456789abcdef0")
+    inputs = {"cluster": cluster, "managedInstancesProvider": _camel(provider), "tags": pool.tags}
+    return create_capacity_provider_request(name, inputs)

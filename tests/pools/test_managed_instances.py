@@ -21,9 +21,11 @@ from ecs_inference.contracts import aws_limits
 from ecs_inference.pools import input as pools_input
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.pools.instance_role import instance_assume_role_policy
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing import instance_types as ir
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
+from tests.pools.conftest import managed_request
 
 
 def metadata(shape: Shape) -> dict[str, Any]:
@@ -55,17 +57,15 @@ def option_problems(**fields: Any) -> list[tuple[str, str]]:
     return []
 
 
-def _request(args: ManagedInstancePoolConfig, **extra) -> dict:
-    return mi.create_capacity_provider_request(
-        "inference-gpu-mi-capacity-1a2b3c4",
-        "inference-cluster-5d6e7f8",
-        infrastructure_role_arn=ROLE,
-        instance_profile_arn=PROFILE,
+def _request(args: ManagedInstancePoolConfig) -> dict:
+    return managed_request(
+        args,
+        _requirements(),
+        role=ROLE,
+        profile=PROFILE,
         subnets=["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"],
-        security_groups=["sg-0123456789abcdef0"],
-        requirements=_requirements(),
-        args=args,
-        **extra,
+        name="inference-gpu-mi-capacity",
+        cluster="inference-cluster-5d6e7f8",
     )
 
 
@@ -279,7 +279,7 @@ def test_empty_values_are_not_flagged():
 
 def test_trust_policies():
     infra = json.loads(mi.infrastructure_assume_role_policy())
-    instance = json.loads(mi.instance_assume_role_policy())
+    instance = json.loads(instance_assume_role_policy())
     assert infra["Statement"][0]["Principal"] == {"Service": "ecs.amazonaws.com"}
     assert instance["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 
@@ -300,7 +300,7 @@ def test_pass_role_is_scoped_to_the_instance_role():
 
 def test_request_is_what_ecs_accepts():
     api = validate_shape(
-        "ecs", "CreateCapacityProvider", _request(ManagedInstancesArgs(), tags={"team": "ml"})
+        "ecs", "CreateCapacityProvider", _request(ManagedInstancesArgs(tags={"team": "ml"}))
     )
     provider = api["managedInstancesProvider"]
     template = provider["instanceLaunchTemplate"]
@@ -368,14 +368,11 @@ def test_every_catalog_gpu_choice_makes_a_valid_request():
         need = sizing.gpu_memory_need("llama-3.2-1b", max_model_len=2048)
         choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("m", need)], [inst.name])
         assert choice is not None, problems
-        request = mi.create_capacity_provider_request(
-            "p",
-            "c",
-            infrastructure_role_arn=ROLE,
-            instance_profile_arn=PROFILE,
+        request = managed_request(
+            ManagedInstancesArgs(),
+            ir.managed_instance_requirements(choice),
+            role=ROLE,
+            profile=PROFILE,
             subnets=["subnet-0123456789abcdef0"],
-            security_groups=[],
-            requirements=ir.managed_instance_requirements(choice),
-            args=ManagedInstancesArgs(),
         )
         validate_shape("ecs", "CreateCapacityProvider", request)

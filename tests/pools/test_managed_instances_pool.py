@@ -19,6 +19,7 @@ from ecs_inference.pools.managed_instances_pool import (
 )
 from ecs_inference.sizing import instance_types as ir
 from tests.aws_shapes import validate_shape
+from tests.pools.conftest import create_capacity_provider_request
 from tools.recording import Recording, run_function
 
 CP = "aws:ecs/capacityProvider:CapacityProvider"
@@ -60,18 +61,6 @@ def record(args: Args | None = None) -> Recording:
     return run_function(lambda: ManagedInstancesPool("inference-gpu-mi", *(args or pool_args())))
 
 
-def create_capacity_provider_request(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """The API request a recorded aws.ecs.CapacityProvider becomes: the provider sends the
-    auto-name and turns the tag map into a list; every other member maps by name (the
-    shape-directed normaliser reconciles `vcpuCount`/`vCpuCount`, `storageSizeGib`/`...GiB`)."""
-    request = {k: v for k, v in inputs.items() if k not in ("tags", "tagsAll")}
-    request["name"] = f"{name}-1a2b3c4"
-    tags = inputs.get("tags") or {}
-    if tags:
-        request["tags"] = [{"key": k, "value": v} for k, v in tags.items()]
-    return request
-
-
 def test_registers_roles_profile_sg_and_provider():
     rec = record()
     assert rec.one(TYPE_TOKEN).name == "inference-gpu-mi"
@@ -99,30 +88,6 @@ def test_capacity_provider_request_is_what_ecs_accepts():
     assert req["vCpuCount"] == {"min": 4, "max": 16}
     assert api["managedInstancesProvider"]["propagateTags"] == "CAPACITY_PROVIDER"
     assert api["tags"] == [{"key": "team", "value": "ml"}]
-
-
-def test_recorded_inputs_equal_the_pure_request():
-    """The component and `create_capacity_provider_request` describe the same request."""
-    args = pool_args(options=dict(capacity_option_type="SPOT", monitoring="BASIC"))
-    rec = record(args)
-    cp = rec.one(CP)
-    recorded = validate_shape(
-        "ecs", "CreateCapacityProvider", create_capacity_provider_request(cp.name, cp.inputs)
-    )
-    provider = recorded["managedInstancesProvider"]
-    template = provider["instanceLaunchTemplate"]
-    pure = mi.create_capacity_provider_request(
-        recorded["name"],
-        recorded["cluster"],
-        infrastructure_role_arn=provider["infrastructureRoleArn"],
-        instance_profile_arn=template["ec2InstanceProfileArn"],
-        subnets=template["networkConfiguration"]["subnets"],
-        security_groups=template["networkConfiguration"]["securityGroups"],
-        requirements=args[1].requirements,
-        args=args[0],
-        tags=dict(args[0].tags),
-    )
-    assert validate_shape("ecs", "CreateCapacityProvider", pure) == recorded
 
 
 def test_iam_is_least_privilege():
