@@ -63,6 +63,7 @@ from ecs_inference.pools.offerings_check import checked_subnet_ids
 from ecs_inference.pools.user_data import (
     PREPULL_HOOK,
     PREPULL_HOOK_TIMEOUT_SECONDS,
+    ecs_agent_settings,
     ecs_user_data,
     encode_user_data,
 )
@@ -290,7 +291,7 @@ class AcceleratorPool(pulumi.ComponentResource):
 
         def script(values: list[str]) -> str:
             cluster, region_name = values
-            text = ecs_user_data(
+            settings = ecs_agent_settings(
                 cluster,
                 accelerator=self.ACCELERATOR,
                 warm_pool=args.warm_pool is not None,
@@ -298,8 +299,9 @@ class AcceleratorPool(pulumi.ComponentResource):
                 image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
                 image_pull_behavior=decided.image_pull_behavior,
                 spot=args.uses_spot,
-                prepull_images=decided.prepull_images,
-                region=region_name,
+            )
+            text = ecs_user_data(
+                settings, prepull_images=decided.prepull_images, region=region_name
             )
             if telemetry:
                 # Appended after ecs.config is written: an agent install that fails cannot keep
