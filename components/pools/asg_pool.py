@@ -551,24 +551,14 @@ def host_log_group_name(pool: str) -> str:
 
 
 class GpuAsgPool(AcceleratorPool):
-    """One NVIDIA GPU instance type as an ECS capacity provider.
-
-    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
-    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
-    `capacity_provider_name`.
-    """
+    """NVIDIA GPU instances (one type, or several of one GPU) as an ECS capacity provider."""
 
     TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:GpuAsgPool"
     ACCELERATOR: ClassVar[Accelerator] = "nvidia"
 
 
 class InferentiaPool(AcceleratorPool):
-    """One Inferentia2/Trainium instance type as an ECS capacity provider.
-
-    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
-    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
-    `capacity_provider_name`.
-    """
+    """Inferentia2/Trainium instances as an ECS capacity provider."""
 
     TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:InferentiaPool"
     ACCELERATOR: ClassVar[Accelerator] = "neuron"
