@@ -44,10 +44,6 @@ def _requirements() -> ir.InstanceRequirements:
     return ir.managed_instance_requirements(choice)
 
 
-def ManagedInstancesArgs(**fields: Any) -> ManagedInstancePoolConfig:  # noqa: N802
-    return ManagedInstancePoolConfig(**fields)
-
-
 def option_problems(**fields: Any) -> list[tuple[str, str]]:
     """What the pool's input refuses of `fields`, as (camelCase key, message)."""
     try:
@@ -300,7 +296,7 @@ def test_pass_role_is_scoped_to_the_instance_role():
 
 def test_request_is_what_ecs_accepts():
     api = validate_shape(
-        "ecs", "CreateCapacityProvider", _request(ManagedInstancesArgs(tags={"team": "ml"}))
+        "ecs", "CreateCapacityProvider", _request(ManagedInstancePoolConfig(tags={"team": "ml"}))
     )
     provider = api["managedInstancesProvider"]
     template = provider["instanceLaunchTemplate"]
@@ -315,7 +311,7 @@ def test_request_is_what_ecs_accepts():
 
 
 def test_reserved_request():
-    args = ManagedInstancesArgs(
+    args = ManagedInstancePoolConfig(
         capacity_option_type="RESERVED",
         reservation_preference="RESERVATIONS_ONLY",
         reservation_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/gpus",
@@ -328,7 +324,7 @@ def test_reserved_request():
 
 
 def test_request_shape_check_catches_a_bad_enum():
-    request = _request(ManagedInstancesArgs())
+    request = _request(ManagedInstancePoolConfig())
     request["managedInstancesProvider"]["instanceLaunchTemplate"]["monitoring"] = "FULL"
     with pytest.raises(ShapeError, match="FULL"):
         validate_shape("ecs", "CreateCapacityProvider", request)
@@ -369,7 +365,7 @@ def test_every_catalog_gpu_choice_makes_a_valid_request():
         choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("m", need)], [inst.name])
         assert choice is not None, problems
         request = managed_request(
-            ManagedInstancesArgs(),
+            ManagedInstancePoolConfig(),
             ir.managed_instance_requirements(choice),
             role=ROLE,
             profile=PROFILE,

@@ -17,7 +17,7 @@ from ecs_inference.pools.user_data import ecs_agent_settings
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
 
-def MixedInstancesArgs(**fields: Any) -> PoolConfig:  # noqa: N802
+def purchase(**fields: Any) -> PoolConfig:
     """A pool's purchase options, by the names the policy's members have (unvalidated: the
     input's bounds have their own tests)."""
     above = fields.pop("on_demand_percentage_above_base", 100)
@@ -42,7 +42,7 @@ class _Checks:
 checks = _Checks()
 
 TYPES = ["g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge"]
-SPOT = MixedInstancesArgs(on_demand_base_capacity=1, on_demand_percentage_above_base=25)
+SPOT = purchase(on_demand_base_capacity=1, on_demand_percentage_above_base=25)
 
 
 def test_strategy_tables_match_the_api_documentation():
@@ -56,7 +56,7 @@ def test_strategy_tables_match_the_api_documentation():
 
 
 def test_defaults_are_on_demand_and_valid():
-    args = MixedInstancesArgs()
+    args = purchase()
     assert not args.uses_spot
     assert checks.mixed_instances_problems(args, TYPES, warm_pool=False, max_size=3) == []
 
@@ -66,9 +66,9 @@ def test_defaults_are_on_demand_and_valid():
     [
         # AWS: no warm pool with Spot or a mixed instances policy
         (SPOT, TYPES[:1], True, 3, "warmPool", "Spot Instances"),
-        (MixedInstancesArgs(), TYPES, True, 3, "warmPool", "3 instance types"),
+        (purchase(), TYPES, True, 3, "warmPool", "3 instance types"),
         (
-            MixedInstancesArgs(spot_allocation_strategy="lowest-price"),
+            purchase(spot_allocation_strategy="lowest-price"),
             TYPES,
             False,
             3,
@@ -76,7 +76,7 @@ def test_defaults_are_on_demand_and_valid():
             "most often reclaimed",
         ),
         (
-            MixedInstancesArgs(spot_allocation_strategy="cheapest"),
+            purchase(spot_allocation_strategy="cheapest"),
             TYPES,
             False,
             3,
@@ -84,7 +84,7 @@ def test_defaults_are_on_demand_and_valid():
             "must be one of",
         ),
         (
-            MixedInstancesArgs(on_demand_allocation_strategy="capacity-optimized"),
+            purchase(on_demand_allocation_strategy="capacity-optimized"),
             TYPES,
             False,
             3,
@@ -92,7 +92,7 @@ def test_defaults_are_on_demand_and_valid():
             "prioritized or lowest-price",
         ),
         (
-            MixedInstancesArgs(on_demand_base_capacity=3, on_demand_percentage_above_base=0),
+            purchase(on_demand_base_capacity=3, on_demand_percentage_above_base=0),
             TYPES,
             False,
             3,
@@ -100,7 +100,7 @@ def test_defaults_are_on_demand_and_valid():
             "no Spot instance would ever launch",
         ),
         (
-            MixedInstancesArgs(on_demand_percentage_above_base=0, spot_max_price="free"),
+            purchase(on_demand_percentage_above_base=0, spot_max_price="free"),
             TYPES,
             False,
             3,
@@ -108,7 +108,7 @@ def test_defaults_are_on_demand_and_valid():
             "above 0",
         ),
         (
-            MixedInstancesArgs(spot_max_price="3.50"),
+            purchase(spot_max_price="3.50"),
             TYPES,
             False,
             3,
@@ -116,7 +116,7 @@ def test_defaults_are_on_demand_and_valid():
             "buys no Spot",
         ),
         (
-            MixedInstancesArgs(),
+            purchase(),
             [f"g6e.{i}xlarge" for i in range(41)],
             False,
             3,
@@ -131,15 +131,12 @@ def test_rejected_combinations(args, types, warm, max_size, key, fragment):
 
 
 def test_single_type_on_demand_keeps_the_warm_pool():
-    assert (
-        checks.mixed_instances_problems(MixedInstancesArgs(), TYPES[:1], warm_pool=True, max_size=2)
-        == []
-    )
+    assert checks.mixed_instances_problems(purchase(), TYPES[:1], warm_pool=True, max_size=2) == []
 
 
 def test_policy_request_is_what_autoscaling_accepts():
     policy = mi.mixed_instances_policy_request(
-        MixedInstancesArgs(
+        purchase(
             on_demand_base_capacity=1,
             on_demand_percentage_above_base=0,
             spot_allocation_strategy="capacity-optimized-prioritized",
@@ -195,7 +192,7 @@ def test_shape_check_catches_a_misspelt_member():
     ],
 )
 def test_on_demand_instances(base, pct, instances, expected):
-    args = MixedInstancesArgs(on_demand_base_capacity=base, on_demand_percentage_above_base=pct)
+    args = purchase(on_demand_base_capacity=base, on_demand_percentage_above_base=pct)
     assert mi.on_demand_instances(args, instances) == expected
 
 
@@ -218,7 +215,7 @@ def test_spot_notes_put_numbers_on_a_reclaim():
 
 
 def test_spot_notes_warn_when_the_minimum_rides_on_spot():
-    args = MixedInstancesArgs(on_demand_base_capacity=0, on_demand_percentage_above_base=0)
+    args = purchase(on_demand_base_capacity=0, on_demand_percentage_above_base=0)
     notes = mi.spot_interruption_notes(
         args,
         service="llama",
@@ -242,7 +239,7 @@ def test_spot_notes_warn_when_the_minimum_rides_on_spot():
 
 def test_on_demand_only_note():
     notes = mi.spot_interruption_notes(
-        MixedInstancesArgs(),
+        purchase(),
         service="s",
         min_count=1,
         tasks_per_instance=1,
@@ -266,7 +263,7 @@ def test_on_demand_only_note():
 def test_warm_pool_accepted_only_for_one_on_demand_type(
     base, pct, n_types, warm, max_size, strategy
 ):
-    args = MixedInstancesArgs(
+    args = purchase(
         on_demand_base_capacity=base,
         on_demand_percentage_above_base=pct,
         spot_allocation_strategy=strategy,
