@@ -43,6 +43,7 @@ from pulumi import Output
 from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.network import aws_api_egress
+from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.pools.decisions import (
     KIND_LABEL,
     AsgPoolDecisions,
@@ -69,7 +70,6 @@ from ecs_inference.pools.user_data import (
 )
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator, InstanceType
-from ecs_inference.specs.operations import host_telemetry_policy, host_telemetry_user_data
 
 #: Root device of the ECS-optimized Amazon Linux 2023 AMIs (standard, GPU and Neuron variants).
 ROOT_DEVICE_NAME = "/dev/xvda"

@@ -15,6 +15,10 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from ecs_inference.contracts import aws_limits
+from ecs_inference.operations.telemetry import (
+    CLOUDWATCH_AGENT_VERSION,
+    HOST_TELEMETRY_INTERVAL_SECONDS,
+)
 from ecs_inference.pools.input import (
     MAX_INSTANCE_LIFETIME_DAYS,
     ManagedInstancePoolConfig,
@@ -24,7 +28,6 @@ from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator
 from ecs_inference.sizing.instance_types import InstanceRequirements
 from ecs_inference.specs import images as image_build
-from ecs_inference.specs.operations import CLOUDWATCH_AGENT_VERSION, HOST_TELEMETRY_INTERVAL_SECONDS
 
 # ECS rejects capacity provider names that start with these (CreateCapacityProvider API) and
 # allows only letters, digits, '_' and '-'; Pulumi's auto-name is the resource name + "-xxxxxxx".
