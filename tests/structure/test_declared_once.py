@@ -22,9 +22,6 @@ LIMIT = 3
 
 ALLOWED = frozenset(
     {
-        # endpoint: config/endpoint.py and specs/endpoint.py
-        "config.endpoint.AuthConfig ~ specs.endpoint.AuthSpec",
-        "config.endpoint.EndpointConfig ~ specs.endpoint.EndpointSpec",
         # gateway: config/gateway.py, specs/gateway.py and its database
         "config.gateway.GatewayConfig ~ config.rerankers.RerankerConfig",
         "config.gateway.GatewayConfig ~ specs.gateway.GatewaySpec",
