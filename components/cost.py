@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, offerings
-from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkSpec
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
 
 if TYPE_CHECKING:
@@ -648,16 +647,16 @@ def _pool_services(plan: Plan, pool: str, instance: catalog.InstanceType) -> lis
     ]
 
 
-def pool_instance(spec: PoolSpec | ManagedInstancesPoolSpec) -> catalog.InstanceType:
+def pool_instance(pool: PoolConfig | ManagedInstancePoolConfig) -> catalog.InstanceType:
     """The type a pool's services are counted on: its first (cheapest chosen) type."""
-    if isinstance(spec, ManagedInstancesPoolSpec):
-        return catalog.instance(spec.requirements.allowed_instance_types[0])
-    return catalog.instance(spec.instance_type)
+    if isinstance(pool, PoolConfig):
+        return catalog.instance(pool.types[0])
+    return catalog.instance((pool.instance_types or [""])[0])
 
 
 def asg_pool_input(
     name: str,
-    spec: PoolSpec,
+    spec: PoolConfig,
     kind: Literal["gpu", "neuron"],
     region: str | None,
     services: Sequence[ServiceOnPool],
@@ -688,7 +687,7 @@ def asg_pool_input(
 
 def managed_pool_input(
     name: str,
-    spec: ManagedInstancesPoolSpec,
+    spec: ManagedInstancePoolConfig,
     region: str | None,
     services: Sequence[ServiceOnPool],
 ) -> PoolInput:
@@ -697,7 +696,7 @@ def managed_pool_input(
     instance = pool_instance(spec)
     usd = offerings.instance_usd_per_hour(instance.name, region)
     needed = sum(math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services)
-    lag = spec.options.scale_in_after_seconds
+    lag = spec.scale_in_after_seconds
     return PoolInput(
         name=name,
         kind="gpu" if instance.is_gpu else "neuron",
@@ -707,7 +706,7 @@ def managed_pool_input(
         min_size=0,
         max_size=max(needed, 1),
         target_capacity_percent=100,
-        root_volume_gib=spec.options.storage_gib,
+        root_volume_gib=spec.storage_gib,
         services=services,
         gpus_per_instance=instance.accelerator_count if instance.is_gpu else 0,
         scale_in_lag_minutes=(lag if lag is not None and lag > 0 else 0) / 60,
@@ -763,15 +762,17 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
     region = plan.network.region
     pools = [
-        asg_pool_input(n, p, "gpu", region, _pool_services(plan, n, pool_instance(p)))
+        asg_pool_input(n, p.input, "gpu", region, _pool_services(plan, n, pool_instance(p.input)))
         for n, p in plan.gpu_pools.items()
     ]
     pools += [
-        asg_pool_input(n, p, "neuron", region, _pool_services(plan, n, pool_instance(p)))
+        asg_pool_input(
+            n, p.input, "neuron", region, _pool_services(plan, n, pool_instance(p.input))
+        )
         for n, p in plan.neuron_pools.items()
     ]
     pools += [
-        managed_pool_input(n, p, region, _pool_services(plan, n, pool_instance(p)))
+        managed_pool_input(n, p.input, region, _pool_services(plan, n, pool_instance(p.input)))
         for n, p in plan.managed_instance_pools.items()
     ]
     fargate = [

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ecs_inference import cost
-from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.specs.network import NetworkSpec, VpcSpec
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.rollout import RolloutSpec
 from ecs_inference.specs.service import ModelServiceSpec
 
@@ -29,7 +28,8 @@ from ecs_inference.specs.service import ModelServiceSpec
 @dataclass(frozen=True)
 class _Pool:
     name: str
-    spec: PoolSpec | ManagedInstancesPoolSpec
+    input: PoolConfig | ManagedInstancePoolConfig
+    """The pool's input, on the types it launches."""
     kind: Literal["gpu", "neuron"]
 
 
@@ -65,16 +65,18 @@ class Ledger:
             return None
         pools = []
         for key, pool in self.pools.items():
-            instance = cost.pool_instance(pool.spec)
+            instance = cost.pool_instance(pool.input)
             services = [
                 cost.service_on_pool(m.name, m.spec, m.engine, instance)
                 for m in self.services
                 if m.pool == key
             ]
-            if isinstance(pool.spec, ManagedInstancesPoolSpec):
-                pools.append(cost.managed_pool_input(pool.name, pool.spec, region, services))
+            if isinstance(pool.input, ManagedInstancePoolConfig):
+                pools.append(cost.managed_pool_input(pool.name, pool.input, region, services))
             else:
-                pools.append(cost.asg_pool_input(pool.name, pool.spec, pool.kind, region, services))
+                pools.append(
+                    cost.asg_pool_input(pool.name, pool.input, pool.kind, region, services)
+                )
         return cost.StackInput(
             pools=pools,
             fargate=list(self.fargate),
@@ -113,12 +115,12 @@ def record_decisions(subject: str, lines: Sequence[str]) -> None:
 def record_pool(
     pool: object,
     name: str,
-    spec: PoolSpec | ManagedInstancesPoolSpec,
+    input: PoolConfig | ManagedInstancePoolConfig,
     kind: Literal["gpu", "neuron"] = "gpu",
 ) -> None:
     """Pool component `pool`, named `name` in the cost lines."""
     if (ledger := _current()) is not None:
-        ledger.pools[id(pool)] = _Pool(name, spec, kind)
+        ledger.pools[id(pool)] = _Pool(name, input, kind)
 
 
 def record_model(pool: object, name: str, spec: ModelServiceSpec, engine: str) -> None:

@@ -19,17 +19,6 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_aws as aws
 
-from ecs_inference.capacity.asg_pool import (
-    GpuAsgPool,
-    GpuAsgPoolArgs,
-    InferentiaPool,
-    InferentiaPoolArgs,
-)
-from ecs_inference.capacity.managed_instances_pool import (
-    ManagedInstancesPool,
-    ManagedInstancesPoolArgs,
-)
-from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.gateway.database import DatabaseWiring, GatewayDatabase
 from ecs_inference.gateway.decisions import GatewayDecisions
@@ -45,6 +34,9 @@ from ecs_inference.operations.component import (
 )
 from ecs_inference.plan import Plan
 from ecs_inference.plan.pools import pool_resource_name
+from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, InferentiaPool
+from ecs_inference.pools.cluster import Cluster, ExecLogWiring
+from ecs_inference.pools.managed_instances_pool import ManagedInstancesPool, ManagedPoolWiring
 from ecs_inference.rerankers.decisions import reranker_path
 from ecs_inference.rerankers.service import FargateReranker
 from ecs_inference.services.base import (
@@ -203,36 +195,34 @@ class InferencePlatform(pulumi.ComponentResource):
         )
         self.cluster = Cluster(
             f"{self._name}-ecs",
-            with_wiring(ClusterArgs, plan.cluster, exec_log_group_name=exec_log_group_name()),
+            plan.config.cluster,
+            ExecLogWiring(exec_log_group_name()),
             opts=self._child,
         )
 
     def _pools(self, plan: Plan) -> None:
         """Every pool, then the cluster's one capacity provider association."""
         self.pools = {}
-        placed = {
+        network = {
             "cluster_name": self.cluster.name,
             "vpc_id": self.network.vpc_id,
             "subnet_ids": self.network.private_subnet_ids,
         }
-        for pool_name, spec in plan.gpu_pools.items():
-            self.pools[pool_name] = GpuAsgPool(
-                pool_resource_name(self._name, pool_name),
-                with_wiring(GpuAsgPoolArgs, spec, **placed),
-                opts=self._child,
-            )
-        for pool_name, spec in plan.neuron_pools.items():
-            self.pools[pool_name] = InferentiaPool(
-                pool_resource_name(self._name, pool_name),
-                with_wiring(InferentiaPoolArgs, spec, **placed),
-                opts=self._child,
-            )
+        kinds = ((GpuAsgPool, plan.gpu_pools), (InferentiaPool, plan.neuron_pools))
+        for kind, decided in kinds:
+            for pool_name, pool in decided.items():
+                self.pools[pool_name] = kind(
+                    pool_resource_name(self._name, pool_name),
+                    pool.input,
+                    AsgPoolWiring(**network, placement=pool.placement),
+                    opts=self._child,
+                )
         for pool_name, managed in plan.managed_instance_pools.items():
             self.pools[pool_name] = ManagedInstancesPool(
                 pool_resource_name(self._name, pool_name),
-                # Managed Instances providers belong to one cluster (required by the provider
-                # for this kind).
-                with_wiring(ManagedInstancesPoolArgs, managed, **placed),
+                managed.input,
+                # Managed Instances providers belong to one cluster (required by the provider).
+                ManagedPoolWiring(**network, requirements=managed.requirements),
                 opts=self._child,
             )
         # One association per cluster: every ASG pool plus Fargate for the re-rankers. A

@@ -151,7 +151,7 @@ def test_reference_stacks_through_the_real_plan(stack):
     doc = est.to_json()
     assert set(doc["points"]) == {"minimum", "steady", "maximum"}
     steady = est.point("steady")
-    cheapest = {n: p.instance_type for n, p in {**plan.gpu_pools, **plan.neuron_pools}.items()}
+    cheapest = {n: p.input.types[0] for n, p in {**plan.gpu_pools, **plan.neuron_pools}.items()}
     for name, p in plan.managed_instance_pools.items():
         cheapest[name] = p.requirements.allowed_instance_types[0]
     for name, instance in cheapest.items():

@@ -49,13 +49,32 @@ class Entry:
 
 COMPONENTS = (
     Entry("ecs_inference.network", "Network", "NetworkArgs"),
-    Entry("ecs_inference.cluster", "Cluster", "ClusterArgs"),
-    Entry("ecs_inference.capacity.asg_pool", "GpuAsgPool", "GpuAsgPoolArgs"),
-    Entry("ecs_inference.capacity.asg_pool", "InferentiaPool", "InferentiaPoolArgs"),
     Entry(
-        "ecs_inference.capacity.managed_instances_pool",
+        "ecs_inference.pools.cluster",
+        "Cluster",
+        "ExecLogWiring",
+        ("ecs_inference.pools.input.ClusterConfig", "platform.cluster"),
+    ),
+    Entry(
+        "ecs_inference.pools.asg_pool",
+        "GpuAsgPool",
+        "AsgPoolWiring",
+        ("ecs_inference.pools.input.PoolConfig", "platform.gpuPools.<name>"),
+    ),
+    Entry(
+        "ecs_inference.pools.asg_pool",
+        "InferentiaPool",
+        "AsgPoolWiring",
+        ("ecs_inference.pools.input.PoolConfig", "platform.neuronPools.<name>"),
+    ),
+    Entry(
+        "ecs_inference.pools.managed_instances_pool",
         "ManagedInstancesPool",
-        "ManagedInstancesPoolArgs",
+        "ManagedPoolWiring",
+        (
+            "ecs_inference.pools.input.ManagedInstancePoolConfig",
+            "platform.managedInstancePools.<name>",
+        ),
     ),
     Entry(
         "ecs_inference.endpoint.service",

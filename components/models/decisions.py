@@ -22,6 +22,8 @@ from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import AlarmsConfig
 from ecs_inference.operations.scaling import ScalingPolicySpec, engine_scaling_policy
 from ecs_inference.operations.watch import WatchedService
+from ecs_inference.pools.decisions import AsgPoolDecisions
+from ecs_inference.pools.spot import spot_interruption_notes
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import catalog, instance_types
@@ -34,8 +36,6 @@ from ecs_inference.sizing.instance_types import (
     GpuDemand,
     PoolTypes,
 )
-from ecs_inference.specs.mixed_instances import spot_interruption_notes
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service import (
     ModelServiceSpec,
@@ -189,8 +189,9 @@ class ModelInputs:
     types: PoolTypes
     managed: bool
     """On a Managed Instances pool (else an Auto Scaling group pool)."""
-    pool_spec: PoolSpec | None
-    """The Auto Scaling group pool's spec (for the Spot notes); None on Managed Instances."""
+    asg_pool: AsgPoolDecisions | None
+    """The Auto Scaling group pool as decided (for the Spot notes and the warm pool's
+    pre-pull); None on Managed Instances."""
     placement: Placement
     """What the stack decided for it, every field given. A deploy is `UNDECIDED_DEPLOY` when
     the pool cannot hold its services: the model is still decided, so its own problems are
@@ -408,7 +409,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         metrics_image=m.facts.metrics_image if scraped else None,
         rollout=rollout,
     )
-    prepulled = m.pool_spec is not None and image in m.pool_spec.prepull_images
+    prepulled = m.asg_pool is not None and image in m.asg_pool.prepull_images
     lines = [
         fit.summary(),
         *_lora_lines(fit),
@@ -436,11 +437,11 @@ def _lora_lines(fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> list[str
 
 def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
     """What a Spot reclaim means for this service (none when its pool buys no Spot)."""
-    pool = m.pool_spec
-    if pool is None or pool.mixed is None or not pool.mixed.uses_spot:
+    pool = None if m.asg_pool is None else m.asg_pool.input
+    if pool is None or not pool.uses_spot:
         return []
     return spot_interruption_notes(
-        pool.mixed,
+        pool,
         service=m.name,
         min_count=spec.min_count,
         tasks_per_instance=m.types.tasks_per_instance(m.name),

@@ -37,6 +37,7 @@ from ecs_inference.models.decisions import (  # a program's wiring names its pla
     Placement as Placement,
 )
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
+from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     Balancing,
@@ -50,7 +51,6 @@ from ecs_inference.services.base import Placement as TaskPlacement
 from ecs_inference.services.containers import container_definition
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import PoolTypes
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.storage import efs as weights_spec
 
@@ -74,8 +74,9 @@ class ModelPool(Protocol):
         ...
 
     @property
-    def spec(self) -> PoolSpec | None:
-        """The Auto Scaling group pool's spec; None on Managed Instances."""
+    def decided(self) -> AsgPoolDecisions | None:
+        """The Auto Scaling group pool as decided (its input, warm pool pre-pull); None on
+        Managed Instances."""
         ...
 
 
@@ -95,12 +96,12 @@ def _deploy(model: ModelConfig, wiring: ModelWiring, types: PoolTypes, name: str
     """The placement's deploy, else the one a pool holding this service alone leaves it."""
     if wiring.placement.deploy is not None:
         return wiring.placement.deploy
-    pool = wiring.pool.spec
+    pool = wiring.pool.decided
     if pool is None:
         return MANAGED_INSTANCES_DEPLOY
     per_instance = types.tasks_per_instance(name)
     return choose_deploy(
-        model.min_count, model.max_count, per_instance, pool.max_size, model.desired_count
+        model.min_count, model.max_count, per_instance, pool.input.max_size, model.desired_count
     )
 
 
@@ -119,11 +120,14 @@ def decide_service(
     issues.raise_if_any()
     assert fitted is not None
     demand, types = fitted
-    pool = wiring.pool.spec
+    pool = wiring.pool.decided
     if model.rollout.native and pool is not None and placement.deploy is None:
         # Alone on its pool (a stack checks a shared pool in its plan).
         room = rollout_room(
-            model.rollout.strategy, model.max_count, types.tasks_per_instance(name), pool.max_size
+            model.rollout.strategy,
+            model.max_count,
+            types.tasks_per_instance(name),
+            pool.input.max_size,
         )
         if (problem := room.problem()) is not None:
             issues.add(f"{path}.rollout.strategy", problem)
@@ -137,8 +141,8 @@ def decide_service(
             model=model,
             demand=demand,
             types=types,
-            managed=wiring.pool.spec is None,
-            pool_spec=wiring.pool.spec,
+            managed=wiring.pool.decided is None,
+            asg_pool=wiring.pool.decided,
             placement=replace(
                 placement, idle_timeout_seconds=idle, deploy=_deploy(model, wiring, types, name)
             ),

@@ -16,8 +16,8 @@ from ecs_inference.operations.dashboard import dashboard_body
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import OperationsConfig
 from ecs_inference.operations.watch import Watch, WatchedService
+from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.workers.decisions import WorkerDecisions
 
@@ -26,7 +26,7 @@ def watch_of(
     cfg: StackConfig,
     models: Mapping[str, ModelServiceSpec],
     rerankers: Mapping[str, RerankerDecisions],
-    pools: Mapping[str, PoolSpec],
+    pools: Mapping[str, AsgPoolDecisions],
     gateway: GatewayDecisions | None,
     workers: Mapping[str, WorkerDecisions],
 ) -> Watch:
@@ -40,7 +40,7 @@ def watch_of(
         WatchedService(n, "reranker", r.min_count, engine_metrics=r.metrics_sidecar)
         for n, r in rerankers.items()
     ]
-    telemetry = [n for n, p in pools.items() if p.host_telemetry_pool]
+    telemetry = [n for n, p in pools.items() if p.placement.host_telemetry_pool]
     return Watch(
         services=tuple(services),
         pools={

@@ -6,7 +6,7 @@ preview counts them with the policy pack's advisory findings.
 - a rolling deploy (and managed draining) that stops every running task at once, because the
   pool has no room to start a replacement first (`sizing.headroom.choose_deploy`);
 - a Spot reclaim that takes a service below its minimum, or cuts generations longer than the
-  two-minute notice (`specs.mixed_instances.spot_predictions`);
+  two-minute notice (`pools.spot.spot_predictions`);
 - in a stack marked for production (`protect`), a service with a single task: any failure of
   that task, its host or its zone serves nothing until a replacement has started.
 """
@@ -19,10 +19,10 @@ from ecs_inference.config.issues import Advisory
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.gateway.decisions import GRACE_SECONDS, GatewayDecisions
 from ecs_inference.plan.pools import PoolChoice
+from ecs_inference.pools.decisions import AsgPoolDecisions
+from ecs_inference.pools.spot import spot_predictions
 from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.mixed_instances import spot_predictions
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import ModelServiceSpec
 
 
@@ -44,7 +44,7 @@ def deploy_advisories(
 def spot_advisories(
     cfg: StackConfig,
     choices: Mapping[str, PoolChoice],
-    pools: Mapping[str, PoolSpec],
+    pools: Mapping[str, AsgPoolDecisions],
     models: Mapping[str, ModelServiceSpec],
 ) -> list[Advisory]:
     """What a Spot reclaim predicts for each model on a pool that buys Spot."""
@@ -52,10 +52,10 @@ def spot_advisories(
     for name, spec in models.items():
         pool_name = cfg.models[name].pool
         pool, choice = pools.get(pool_name), choices.get(pool_name)
-        if pool is None or choice is None or pool.mixed is None:
+        if pool is None or choice is None or not pool.input.mixed:
             continue
         for message in spot_predictions(
-            pool.mixed,
+            pool.input,
             min_count=spec.min_count,
             tasks_per_instance=choice.types.tasks_per_instance(name),
             max_generation_seconds=cfg.models[name].max_generation_seconds,

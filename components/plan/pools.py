@@ -1,5 +1,7 @@
-"""The capacity pools' plan: the instance types each pool launches for the models placed on it,
-whether the pool can hold them all (and deploy them), and the pool's spec.
+"""The capacity pools' plan, across the services that share each pool: the instance types each
+pool launches for the models placed on it, whether the pool can hold them all (and deploy them),
+and what the stack decides for the pool (`PoolPlacement`); the pool's own decisions are
+`components.pools.decisions`.
 
 A pool with one configured `instanceType` is judged model by model: a model that does not fit
 it is reported against the model. A list (or types from sizing) is judged as a whole: a member
@@ -11,32 +13,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
-from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.models import decisions
 from ecs_inference.models.input import ModelConfig
-from ecs_inference.operations.telemetry import (
-    CLOUDWATCH_AGENT_VERSION,
-    HOST_TELEMETRY_INTERVAL_SECONDS,
+from ecs_inference.pools import managed_instances
+from ecs_inference.pools.decisions import (
+    AsgPoolDecisions,
+    ManagedPoolDecisions,
+    PoolPlacement,
+    decide_asg_pool,
+    decide_managed_pool,
+    pool_problems,
+    provider_name_problems,
 )
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import Demand, PoolTypes
-from ecs_inference.specs import images as image_build
-from ecs_inference.specs import managed_instances
-from ecs_inference.specs.managed_instances import ManagedInstancesArgs, ManagedInstancesPoolSpec
-from ecs_inference.specs.mixed_instances import MixedInstancesArgs
-from ecs_inference.specs.pool import (
-    PoolSpec,
-    WarmPoolSpec,
-    pool_decision_problems,
-    provider_name_problems,
-)
 
 Kind = Literal["gpu", "neuron", "managed"]
 SECTIONS: Mapping[Kind, str] = {
@@ -81,57 +79,9 @@ def pool_resource_name(platform_name: str, pool: str) -> str:
     return f"{platform_name}-{pool}"
 
 
-def mixed_args(cfg: PoolConfig, chosen: tuple[str, ...]) -> MixedInstancesArgs | None:
-    """The pool's purchase options, or None when it launches one type On-Demand only (a plain
-    launch template, which keeps a warm pool possible)."""
-    if len(chosen) <= 1 and cfg.on_demand_percentage_above_base_capacity >= 100:
-        return None
-    return MixedInstancesArgs(
-        on_demand_base_capacity=cfg.on_demand_base_capacity,
-        on_demand_percentage_above_base=cfg.on_demand_percentage_above_base_capacity,
-        spot_allocation_strategy=cfg.spot_allocation_strategy,
-        on_demand_allocation_strategy=cfg.on_demand_allocation_strategy,
-        capacity_rebalance=cfg.capacity_rebalance,
-        spot_max_price=cfg.spot_max_price,
-    )
-
-
-def managed_args(cfg: ManagedInstancePoolConfig) -> ManagedInstancesArgs:
-    """The Managed Instances options of a pool, from its config section."""
-    return ManagedInstancesArgs(
-        storage_gib=cfg.storage_gib,
-        monitoring=cfg.monitoring,
-        capacity_option_type=cfg.capacity_option_type,
-        reservation_preference=cfg.reservation_preference,
-        reservation_group_arn=cfg.reservation_group_arn,
-        scale_in_after_seconds=cfg.scale_in_after_seconds,
-        auto_repair=cfg.auto_repair,
-        propagate_tags=cfg.propagate_tags,
-    )
-
-
-def pool_spec(cfg: PoolConfig, chosen: tuple[str, ...] = ()) -> PoolSpec:
-    """The spec of one Auto Scaling group pool, from its config section and the types chosen for
-    it (default: the configured `instanceType` alone)."""
-    warm = cfg.warm_pool
-    types = chosen or ((cfg.instance_type,) if cfg.instance_type else ())
-    return PoolSpec(
-        instance_type=types[0] if types else "",
-        instance_types=types if len(types) > 1 else (),
-        mixed=mixed_args(cfg, types),
-        min_size=cfg.min_size,
-        max_size=cfg.max_size,
-        root_volume_gib=cfg.root_volume_gib,
-        target_capacity_percent=cfg.target_capacity_percent,
-        instance_warmup_seconds=cfg.instance_warmup_seconds,
-        warm_pool=None
-        if warm is None
-        else WarmPoolSpec(
-            min_size=warm.min_size,
-            max_group_prepared_capacity=warm.max_group_prepared_capacity,
-            state=warm.state,
-        ),
-    )
+def with_types(pool: PoolConfig, chosen: Sequence[str]) -> PoolConfig:
+    """`pool` launching `chosen` (the types sizing chose, in priority order)."""
+    return pool.model_copy(update={"instance_type": None, "instance_types": list(chosen)})
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,7 +109,7 @@ def _single_type_fits(
 ) -> tuple[list[Demand], list[tuple[str, str]]]:
     """A pool of one configured type: the models that fit it (the others are their own
     problem), or the pool's problems with the type itself."""
-    problems = pool_decision_problems(resource, pool_spec(pool), accel)
+    problems = pool_problems(resource, pool, accel)
     if problems:
         return on_pool, problems
     assert pool.instance_type is not None
@@ -223,12 +173,11 @@ def _choose_one(
         return None, problems
     if isinstance(pool, ManagedInstancePoolConfig):
         problems = provider_name_problems(resource)
-        problems += managed_instances.managed_instances_problems(managed_args(pool))
         for demand in on_pool:
             for key, message in managed_instances.model_problems(choice.layouts[demand.model].tp):
                 issues.add(f"platform.models.{demand.model}.{key}", message)
     else:
-        problems = pool_decision_problems(resource, pool_spec(pool, choice.chosen), accel)
+        problems = pool_problems(resource, with_types(pool, choice.chosen), accel)
     return choice, problems
 
 
@@ -390,100 +339,27 @@ def _eni_check(pool: PoolChoice, on_pool: Sequence[Placed]) -> tuple[list[str], 
 
 
 # --------------------------------------------------------------------------------------------
-# the pool's spec and decisions
+# what the stack decides for each pool
 # --------------------------------------------------------------------------------------------
 
 
-def _images_on(pool: PoolChoice, on_pool: Sequence[Placed]) -> tuple[PoolSpec, list[str]]:
-    """The Auto Scaling group's spec with its image handling: a warm pool pre-pulls the images
-    it knows; prefer-cached only when every image the pool runs is a digest or the stack's own
-    build (its content tag is immutable in its repository), since a mutable tag re-pushed
-    later would otherwise keep running stale on every host that cached it."""
-    assert isinstance(pool.config, PoolConfig)
-    notes: list[str] = []
-    prepull: tuple[str, ...] = ()
-    if pool.config.warm_pool is not None:
-        prepull = tuple(sorted({m.image for m in on_pool if m.image is not None}))
-        built = sorted(m.name for m in on_pool if m.image is None)
-        notes.append(
-            f"warm pool pre-pulls {len(prepull)} image(s) while its instances initialise "
-            "(ECR login with the instance role, then the group stops them)"
-            + (f"; not the stack-built image(s) of {', '.join(built)}" if built else "")
-        )
-    tagged = sorted(
-        f"{m.name} ({m.image})"
-        for m in on_pool
-        if m.image is not None and not image_build.is_digest_reference(m.image)
-    )
-    behavior: Literal["default", "prefer-cached"] = "default" if tagged else "prefer-cached"
-    if not tagged:
-        notes.append(
-            "image pull behaviour prefer-cached: every image on the pool is pinned by digest"
-        )
-    else:
-        notes.append(
-            f"image pull behaviour default, not prefer-cached: {', '.join(tagged)} "
-            f"{'is a mutable tag' if len(tagged) == 1 else 'are mutable tags'}, which a host would "
-            "keep running stale after a re-push; pin them by digest (<repository>@sha256:<digest>,"
-            " what the CI deploys) to start tasks from the cached image"
-        )
-    spec = replace(
-        pool_spec(pool.config, pool.types.chosen),
-        image_pull_behavior=behavior,
-        prepull_images=prepull,
-    )
-    return spec, notes
-
-
-def asg_pool_spec(
+def asg_pool(
     pool: PoolChoice, on_pool: Sequence[Placed], notes: Sequence[str], host_telemetry: bool
-) -> tuple[PoolSpec, list[str]]:
-    """An Auto Scaling group pool's spec and its decision lines."""
-    spec, image_notes = _images_on(pool, on_pool)
-    spec = replace(spec, host_telemetry_pool=pool.name if host_telemetry else None)
+) -> AsgPoolDecisions:
+    """An Auto Scaling group pool as decided, on the types chosen for the services on it."""
+    assert isinstance(pool.config, PoolConfig)
+    placement = PoolPlacement(
+        images={m.name: m.image for m in on_pool},
+        host_telemetry_pool=pool.name if host_telemetry else None,
+        sizing=tuple(pool.types.summary()),
+        sharing=tuple(notes),
+    )
     accel: catalog.Accelerator = "neuron" if pool.kind == "neuron" else "nvidia"
-    lines = [*pool.types.summary(), f"AMI from SSM {catalog.ECS_AMI_SSM_PARAMETERS[accel]}"]
-    mixed = spec.mixed
-    if mixed is not None:
-        lines.append(
-            f"mixed instances policy over {len(pool.types.chosen)} type(s): On-Demand base "
-            f"{mixed.on_demand_base_capacity}, {mixed.on_demand_percentage_above_base} % "
-            f"On-Demand above it ({mixed.on_demand_allocation_strategy}), Spot "
-            f"{mixed.spot_allocation_strategy}, capacity rebalance "
-            f"{'on' if mixed.capacity_rebalance else 'off'}"
-        )
-    lines += [*notes, *image_notes]
-    if host_telemetry:
-        lines.append(host_telemetry_line(pool.kind))
-    return spec, lines
+    return decide_asg_pool(with_types(pool.config, pool.types.chosen), accel, placement)
 
 
-def managed_pool_spec(pool: PoolChoice) -> tuple[ManagedInstancesPoolSpec, list[str]]:
-    """A Managed Instances pool's spec and its decision lines."""
+def managed_pool(pool: PoolChoice) -> ManagedPoolDecisions:
+    """A Managed Instances pool on the types chosen for the services on it."""
     assert isinstance(pool.config, ManagedInstancePoolConfig)
-    spec = ManagedInstancesPoolSpec(
-        requirements=instance_types.managed_instance_requirements(pool.types),
-        options=managed_args(pool.config),
-    )
-    lines = [
-        *pool.types.summary(),
-        spec.requirements.summary(),
-        "Managed Instances: ECS picks and patches the OS image and replaces each host "
-        f"within {managed_instances.MAX_INSTANCE_LIFETIME_DAYS} days (each replacement "
-        "re-warms its models); idle hosts are kept "
-        f"{spec.options.scale_in_after_seconds} s",
-    ]
-    return spec, lines
-
-
-def host_telemetry_line(kind: Kind) -> str:
-    """The decision line of the CloudWatch agent on a pool's hosts."""
-    return (
-        f"host telemetry: CloudWatch agent {CLOUDWATCH_AGENT_VERSION} "
-        + (
-            "nvidia_smi (utilisation, memory, temperature, power)"
-            if kind == "gpu"
-            else "scraping neuron-monitor (NeuronCore utilisation, device memory, errors)"
-        )
-        + f" every {HOST_TELEMETRY_INTERVAL_SECONDS} s, per Stack/Pool"
-    )
+    requirements = instance_types.managed_instance_requirements(pool.types)
+    return decide_managed_pool(pool.config, requirements, pool.types.summary())

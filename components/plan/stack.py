@@ -22,7 +22,6 @@ from ecs_inference.operations.decisions import decision_lines, operations_alarms
 from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import (
     advisories,
-    cluster,
     image_regions,
     images,
     models,
@@ -31,13 +30,11 @@ from ecs_inference.plan import (
     secrets,
 )
 from ecs_inference.plan.pools import Placed, PoolChoice
+from ecs_inference.pools.decisions import AsgPoolDecisions, ManagedPoolDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions, decide_reranker
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
-from ecs_inference.specs.cluster import ClusterSpec
-from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
@@ -58,13 +55,12 @@ class Plan:
     """The validated config."""
     network: NetworkSpec
     """The VPC: created, or existing and checked."""
-    cluster: ClusterSpec
     endpoint: Routes
     """What the endpoint takes from the services routed through it; its input is
     `config.endpoint`."""
-    gpu_pools: Mapping[str, PoolSpec]
-    neuron_pools: Mapping[str, PoolSpec]
-    managed_instance_pools: Mapping[str, ManagedInstancesPoolSpec]
+    gpu_pools: Mapping[str, AsgPoolDecisions]
+    neuron_pools: Mapping[str, AsgPoolDecisions]
+    managed_instance_pools: Mapping[str, ManagedPoolDecisions]
     models: Mapping[str, ModelServiceSpec]
     model_inputs: Mapping[str, ModelInputs]
     """What each model service was decided from around it (its pool's types, deploy, listener
@@ -105,19 +101,19 @@ class Plan:
 
 @dataclass(frozen=True)
 class _Pools:
-    gpu: dict[str, PoolSpec]
-    neuron: dict[str, PoolSpec]
-    managed: dict[str, ManagedInstancesPoolSpec]
+    gpu: dict[str, AsgPoolDecisions]
+    neuron: dict[str, AsgPoolDecisions]
+    managed: dict[str, ManagedPoolDecisions]
     decisions: dict[str, list[str]]
 
 
-def _pool_specs(
+def _decide_pools(
     cfg: StackConfig,
     choices: Mapping[str, PoolChoice],
     placed: Mapping[str, list[Placed]],
     issues: Issues,
 ) -> tuple[_Pools, dict[str, dict[str, DeployChoice]]]:
-    """Every pool's spec once its models are placed, and each model's deploy."""
+    """Every pool as decided once its models are placed, and each model's deploy."""
     out = _Pools({}, {}, {}, {})
     deploys: dict[str, dict[str, DeployChoice]] = {}
     telemetry = cfg.operations.host_telemetry
@@ -125,11 +121,11 @@ def _pool_specs(
         on_pool = placed[name]
         deploys[name], notes = pools.share(choice, on_pool, issues)
         if choice.kind == "managed":
-            out.managed[name], lines = pools.managed_pool_spec(choice)
+            decided = out.managed[name] = pools.managed_pool(choice)
         else:
-            spec, lines = pools.asg_pool_spec(choice, on_pool, notes, telemetry)
-            (out.gpu if choice.kind == "gpu" else out.neuron)[name] = spec
-        out.decisions[f"pool {name}"] = lines
+            decided = pools.asg_pool(choice, on_pool, notes, telemetry)
+            (out.gpu if choice.kind == "gpu" else out.neuron)[name] = decided
+        out.decisions[f"pool {name}"] = list(decided.lines)
     return out, deploys
 
 
@@ -158,7 +154,7 @@ def _model_specs(
             demand=demands[name],
             types=pool.types,
             managed=pool.kind == "managed",
-            pool_spec=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
+            asg_pool=specs.gpu.get(pool.name) or specs.neuron.get(pool.name),
             placement=Placement(
                 priority=priorities[name],
                 idle_timeout_seconds=idle,
@@ -212,10 +208,10 @@ def build_plan(
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)
-    pool_specs, deploys = _pool_specs(config, choices, models.placed(config, choices), issues)
+    decided_pools, deploys = _decide_pools(config, choices, models.placed(config, choices), issues)
     context = (priorities, idle.seconds, region, stack or "stack")
     model_specs, model_lines, model_inputs = _model_specs(
-        config, demands, choices, pool_specs, deploys, context, issues
+        config, demands, choices, decided_pools, deploys, context, issues
     )
     reranker_specs = _rerankers(config, context, issues)
     namespace = None
@@ -241,7 +237,7 @@ def build_plan(
         config,
         model_specs,
         reranker_specs,
-        {**pool_specs.gpu, **pool_specs.neuron},
+        {**decided_pools.gpu, **decided_pools.neuron},
         gateway_spec,
         worker_specs,
     )
@@ -249,7 +245,7 @@ def build_plan(
     decisions = {
         **({"network": network_lines} if network_lines else {}),
         "endpoint": [idle.summary()],
-        **pool_specs.decisions,
+        **decided_pools.decisions,
         **model_lines,
         **{f"reranker {n}": list(r.lines) for n, r in reranker_specs.items()},
         "operations": decision_lines(config.operations, alarms, watch),
@@ -260,11 +256,10 @@ def build_plan(
     return Plan(
         config=config,
         network=network_spec,
-        cluster=cluster.cluster_spec(config),
         endpoint=endpoint.stack_routes(config, ports),
-        gpu_pools=pool_specs.gpu,
-        neuron_pools=pool_specs.neuron,
-        managed_instance_pools=pool_specs.managed,
+        gpu_pools=decided_pools.gpu,
+        neuron_pools=decided_pools.neuron,
+        managed_instance_pools=decided_pools.managed,
         models=model_specs,
         model_inputs=model_inputs,
         model_pools={name: config.models[name].pool for name in model_specs},
@@ -280,7 +275,7 @@ def build_plan(
         advisories=(
             *advisories.deploy_advisories(choices, deploys),
             *advisories.spot_advisories(
-                config, choices, {**pool_specs.gpu, **pool_specs.neuron}, model_specs
+                config, choices, {**decided_pools.gpu, **decided_pools.neuron}, model_specs
             ),
             *advisories.single_task_advisories(config, model_specs, reranker_specs, gateway_spec),
             *image_regions.advisories(config, region),

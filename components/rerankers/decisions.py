@@ -19,6 +19,7 @@ from ecs_inference.config.base import ROOT
 from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.contracts.aws_limits import LISTENER_RULE_PRIORITY_MAX
+from ecs_inference.decided import Decided
 from ecs_inference.engines.base import KEEPALIVE_MARGIN_SECONDS
 from ecs_inference.models.decisions import Placement
 from ecs_inference.operations.watch import WatchedService
@@ -127,17 +128,13 @@ def _admission(rr: RerankerConfig, size: sizing.FargateSize) -> contract.Admissi
 
 
 @dataclass(frozen=True, kw_only=True)
-class RerankerDecisions:
+class RerankerDecisions(Decided[RerankerConfig, Placement]):
     """What a re-ranker decides from its input (`input`, read from there) and its placement
     behind the endpoint. The properties are what the load-balanced service base
     (`EcsService._serve`) and the cost lines read of it."""
 
     service: str
     """The re-ranker's key: its path `/<service>/`, log group, task family and model name."""
-    input: RerankerConfig
-    """Its input, as given."""
-    placement: Placement
-    """Its listener rule priority, the endpoint's idle timeout and the stack's facts."""
     size: sizing.FargateSize
     """The task's size on the Fargate grid."""
     delay: sizing.DeregistrationDelay
@@ -150,8 +147,6 @@ class RerankerDecisions:
     """Key prefix of the model under `model_bucket`."""
     container_environment: Sequence[Mapping[str, str]]
     """The container's `environment` (`reranker_environment`)."""
-    lines: tuple[str, ...] = ()
-    """The decision lines (the preview prints them)."""
 
     health_check_grace_period_seconds = GRACE_SECONDS
     scale_out_cooldown = 60

@@ -7,7 +7,7 @@ availability zones: a pool's Auto Scaling group spans two or more zones, and a t
 one zone only leaves the pool without a second zone to launch in. Zones are zone ids
 (`use1-az4`), which name the same physical zone in every account; zone names (`us-east-1a`) map
 to them per account, so `pulumi up` checks the subnets' real zones with
-`aws.ec2.get_instance_type_offerings` (components/capacity/offerings_check.py).
+`aws.ec2.get_instance_type_offerings` (components/pools/offerings_check.py).
 
 Prices are Linux On-Demand USD per hour in the region. The source lists a type without a price
 where AWS sells it only through Capacity Blocks or reservations (p5e.48xlarge everywhere,

@@ -4,8 +4,8 @@ program makes itself, from the `ecs_inference` components (`pip install ecs-infe
 The model service takes the stack file's model section as its input and decides its fit, task
 size and timeouts itself, as `InferencePlatform` does; the endpoint takes the stack file's
 endpoint section and decides its idle timeout from the longest request of the services routed
-through it. The pool is written here by hand and checked with the same functions the plan
-runs before any resource exists.
+through it. The pool takes the stack file's pool section and checks and decides itself as the
+plan does, before any resource exists.
 
     python -m tools.preview --cwd examples/gpu-endpoint     # offline, in the repository
 """
@@ -13,14 +13,14 @@ runs before any resource exists.
 import pulumi
 import pulumi_aws as aws
 
-from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
 from ecs_inference.endpoint.decisions import Routes
 from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.models.decisions import Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring
-from ecs_inference.specs.pool import PoolArgumentError, pool_problems
+from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool
+from ecs_inference.pools.input import PoolConfig
 
 CIDR = "10.60.0.0/16"
 MODEL = "llama"
@@ -58,16 +58,11 @@ cluster = aws.ecs.Cluster(
 subnet_ids = [s.id for s in subnets]
 
 # -- a GPU pool ---------------------------------------------------------------------------------
-pool_args = GpuAsgPoolArgs(
-    instance_type="g6e.xlarge",
-    max_size=2,
-    cluster_name=cluster.name,
-    vpc_id=vpc.id,
-    subnet_ids=subnet_ids,
+pool = GpuAsgPool(
+    "gpu",
+    PoolConfig(instance_type="g6e.xlarge", max_size=2),
+    AsgPoolWiring(cluster_name=cluster.name, vpc_id=vpc.id, subnet_ids=subnet_ids),
 )
-if problems := pool_problems("gpu", pool_args, "nvidia"):
-    raise PoolArgumentError("gpu", problems)
-pool = GpuAsgPool("gpu", pool_args)
 association = aws.ecs.ClusterCapacityProviders(
     "capacity",
     cluster_name=cluster.name,

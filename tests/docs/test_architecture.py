@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOPS = {
     "endpoint idle timeout": 2,
     "a model's GPU count to `resourceRequirements`": 6,
-    "a pool's warm pool size": 3,
+    "a pool's warm pool size": 1,
     "`rerankers.*.cpu`": 2,
     "`gateway.masterKey`": 2,
     "an alarm e-mail": 1,

@@ -98,7 +98,7 @@ def test_the_plan_builds_its_launch_and_sizes_it(synth) -> None:
     assert m.image == IMAGE
     demand = plan_models.demands(plan.config, Issues())[SERVICE]
     assert isinstance(demand, GpuDemand)
-    fit = sizing.choose_tensor_parallel(demand.need, plan.gpu_pools["l40s"].instance_type)
+    fit = sizing.choose_tensor_parallel(demand.need, plan.gpu_pools["l40s"].input.types[0])
     assert m.gpu_count == m.launch.gpus == fit.tp_size  # type: ignore[union-attr]
     assert m.neuron_devices == () and not m.one_task_per_instance
     lines = plan.decisions[f"model {SERVICE}"]

@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 
 from ecs_inference.gateway.litellm_config import litellm_config
+from ecs_inference.pools import managed_instances
 from ecs_inference.sizing.instance_types import DeclaredFit
-from ecs_inference.specs import managed_instances
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file

@@ -28,9 +28,10 @@ from ecs_inference.models.service import (
     ModelWiring,
     model_container_definitions,
 )
+from ecs_inference.pools.decisions import PoolPlacement, decide_asg_pool
+from ecs_inference.pools.input import PoolConfig
 from ecs_inference.services.base import cluster_name_from_arn
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.service import (
     ModelServiceSpec,
     ServiceArgsError,
@@ -137,7 +138,8 @@ class FakePool:
     def __init__(self, capacity_provider_name: str, *types: str, max_size: int = 4) -> None:
         self.capacity_provider_name = capacity_provider_name
         self.instance_types = types
-        self.spec = PoolSpec(instance_type=types[0], max_size=max_size)
+        pool = PoolConfig(instance_types=list(types), max_size=max_size)
+        self.decided = decide_asg_pool(pool, "nvidia", PoolPlacement())
 
 
 VLLM_INPUT: dict[str, Any] = {

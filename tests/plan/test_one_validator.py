@@ -21,14 +21,14 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from ecs_inference.config.issues import ConfigError
-from ecs_inference.config.pools import PoolConfig
 from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, Plan
 from ecs_inference.plan.pools import pool_resource_name
+from ecs_inference.pools.decisions import pool_problems
+from ecs_inference.pools.input import PoolConfig
 from ecs_inference.rerankers.decisions import size_problem
 from ecs_inference.rerankers.input import RerankerConfig
-from ecs_inference.specs.pool import pool_problems
 from ecs_inference.specs.service import validate_model_service
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
@@ -47,7 +47,7 @@ def spec_problems(plan: Plan) -> list[str]:
     pools = (("gpuPools", plan.gpu_pools, "nvidia"), ("neuronPools", plan.neuron_pools, "neuron"))
     for section, specs, kind in pools:
         for name, spec in specs.items():
-            problems = pool_problems(pool_resource_name(PLATFORM_NAME, name), spec, kind)
+            problems = pool_problems(pool_resource_name(PLATFORM_NAME, name), spec.input, kind)
             found += [f"platform.{section}.{name}.{k}: {m}" for k, m in problems]
     return found
 

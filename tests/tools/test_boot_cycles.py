@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_inference.capacity import user_data as scripts
+from ecs_inference.pools import user_data as scripts
 from tools.preview import run_preview
 from tools.rehearsal.boot import completed_hooks, watchers
 from tools.rehearsal.userdata import Boots, scan

@@ -1,9 +1,9 @@
 """The programs a user data runs, read from its shell text (tools/rehearsal/programs.py), and
-checked against what the AMI contains (components/capacity/ami_contents.py)."""
+checked against what the AMI contains (components/pools/ami_contents.py)."""
 
 from __future__ import annotations
 
-from ecs_inference.capacity import ami_contents
+from ecs_inference.pools import ami_contents
 from tools.rehearsal.programs import commands, installed, missing
 
 GPU = ami_contents.AMIS["nvidia"]

@@ -18,11 +18,11 @@ from typing import Any
 import pulumi
 import pytest
 
-from ecs_inference import cluster as cluster_module
 from ecs_inference import iam
-from ecs_inference.capacity import ami_contents, asg_pool, managed_instances_pool, user_data
 from ecs_inference.gateway import database as gateway_db
 from ecs_inference.gateway import service as gateway_service
+from ecs_inference.pools import ami_contents, asg_pool, managed_instances_pool, user_data
+from ecs_inference.pools import cluster as cluster_module
 from tests.stacks import agents_with_database
 from tests.tools.preview_cli import only, reasons
 from tools.preview import EXIT_REJECTED
@@ -200,7 +200,7 @@ def test_an_aws_call_on_an_ami_without_the_cli_fails(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pre-pull script without its `awscli-2` install: the ECS-optimized AL2023 AMIs' build
-    installs no AWS CLI (capacity.ami_contents), so its ECR login and the hook completion fail
+    installs no AWS CLI (pools.ami_contents), so its ECR login and the hook completion fail
     at boot and every launch waits out the heartbeat."""
     prepull = user_data.prepull_script
     install = f"  dnf install -y -q {ami_contents.AWS_CLI_PACKAGE} || sleep 10\n"

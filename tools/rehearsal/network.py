@@ -73,7 +73,7 @@ class LookedUpNetwork:
         """VPC -> its main route table."""
         self.endpoints: list[_Endpoint] = []
         # A subnet the stack creates is judged from its resources, even when the program also
-        # looks it up (a pool reads its subnets' zones: capacity/offerings_check.py).
+        # looks it up (a pool reads its subnets' zones: pools/offerings_check.py).
         created = {
             str(i)
             for r in resources

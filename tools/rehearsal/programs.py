@@ -4,7 +4,7 @@ A command the image lacks fails at boot (`command not found`), and what depends 
 happens: a lifecycle hook that `aws autoscaling complete-lifecycle-action` should complete holds
 every launch for the full heartbeat. The AMI is identified by the launch template's `imageId`:
 the value of the ECS-optimized AMI SSM parameter the program looked up. What that image contains
-is the table `ecs_inference.capacity.ami_contents` (read from aws/amazon-ecs-ami); what a script
+is the table `ecs_inference.pools.ami_contents` (read from aws/amazon-ecs-ami); what a script
 installs at boot (`dnf install <package>`, `rpm -U <package>*.rpm`) counts from the line that
 installs it on, in that script.
 
@@ -21,8 +21,8 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ecs_inference.capacity import ami_contents
-from ecs_inference.capacity.ami_contents import AmiContents
+from ecs_inference.pools import ami_contents
+from ecs_inference.pools.ami_contents import AmiContents
 from tools.aws_requests import Resource
 from tools.rehearsal.calls import Refusal, Unverified
 from tools.rehearsal.model import StackModel, known
@@ -215,6 +215,6 @@ def _refusals(template: Resource, who: str, boots: Boots, ami: AmiContents) -> I
                 who,
                 f"runs `{program}` ({line}), which the {ami.name} does not contain "
                 f"({ami_contents.SOURCE_REPOSITORY}@{ami_contents.SOURCE_COMMIT[:12]}, "
-                "components/capacity/ami_contents.py) and nothing before it installs: the "
+                "components/pools/ami_contents.py) and nothing before it installs: the "
                 "command fails at boot",
             )

@@ -14,17 +14,14 @@ ECS_INSTANCE_POLICY = "service-role/AmazonEC2ContainerServiceforEC2Role"
 SSM_INSTANCE_POLICY = "AmazonSSMManagedInstanceCore"
 
 
-def instance_assume_role_policy() -> str:
-    """Trust policy letting EC2 instances assume the role (through the instance profile)."""
+def instance_assume_role_policy(service: str = "ec2.amazonaws.com") -> str:
+    """Trust policy letting `service` assume the role: EC2 instances (through the instance
+    profile) by default."""
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": "ec2.amazonaws.com"},
-                    "Action": "sts:AssumeRole",
-                }
+                {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
             ],
         }
     )

@@ -5,21 +5,21 @@ and a closed security group; bad options register nothing."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from ecs_inference import sizing
-from ecs_inference.capacity.managed_instances_pool import (
+from ecs_inference.pools import managed_instances as mi
+from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.pools.managed_instances_pool import (
     TYPE_TOKEN,
     ManagedInstancesPool,
-    ManagedInstancesPoolArgs,
+    ManagedPoolWiring,
 )
 from ecs_inference.sizing import instance_types as ir
-from ecs_inference.specs import managed_instances as mi
-from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import validate_shape
+from tests.pools.conftest import create_capacity_provider_request
 from tools.recording import Recording, run_function
 
 CP = "aws:ecs/capacityProvider:CapacityProvider"
@@ -37,31 +37,28 @@ def requirements(arch: str = "llama-3.1-8b") -> ir.InstanceRequirements:
     return ir.managed_instance_requirements(choice)
 
 
-def pool_args(**overrides: Any) -> ManagedInstancesPoolArgs:
-    base = ManagedInstancesPoolArgs(
+Args = tuple[ManagedInstancePoolConfig, ManagedPoolWiring]
+
+
+def pool_args(
+    options: dict[str, Any] | None = None,
+    tags: dict[str, str] | None = None,
+    requirements: ir.InstanceRequirements | None = None,
+) -> Args:
+    """The pool's input (`options`, `tags`: default team=ml) and its wiring."""
+    input = ManagedInstancePoolConfig(
+        **(options or {}), tags={"team": "ml"} if tags is None else tags
+    )
+    return input, ManagedPoolWiring(
         cluster_name="inference-cluster-5d6e7f8",
         vpc_id="vpc-0123456789abcdef0",
         subnet_ids=SUBNETS,
-        requirements=requirements(),
-        tags={"team": "ml"},
+        requirements=requirements or globals()["requirements"](),
     )
-    return replace(base, **overrides)
 
 
-def record(args: ManagedInstancesPoolArgs | None = None) -> Recording:
-    return run_function(lambda: ManagedInstancesPool("inference-gpu-mi", args or pool_args()))
-
-
-def create_capacity_provider_request(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """The API request a recorded aws.ecs.CapacityProvider becomes: the provider sends the
-    auto-name and turns the tag map into a list; every other member maps by name (the
-    shape-directed normaliser reconciles `vcpuCount`/`vCpuCount`, `storageSizeGib`/`...GiB`)."""
-    request = {k: v for k, v in inputs.items() if k not in ("tags", "tagsAll")}
-    request["name"] = f"{name}-1a2b3c4"
-    tags = inputs.get("tags") or {}
-    if tags:
-        request["tags"] = [{"key": k, "value": v} for k, v in tags.items()]
-    return request
+def record(args: Args | None = None) -> Recording:
+    return run_function(lambda: ManagedInstancesPool("inference-gpu-mi", *(args or pool_args())))
 
 
 def test_registers_roles_profile_sg_and_provider():
@@ -91,30 +88,6 @@ def test_capacity_provider_request_is_what_ecs_accepts():
     assert req["vCpuCount"] == {"min": 4, "max": 16}
     assert api["managedInstancesProvider"]["propagateTags"] == "CAPACITY_PROVIDER"
     assert api["tags"] == [{"key": "team", "value": "ml"}]
-
-
-def test_recorded_inputs_equal_the_pure_request():
-    """The component and `create_capacity_provider_request` describe the same request."""
-    args = pool_args(options=ManagedInstancesArgs(capacity_option_type="SPOT", monitoring="BASIC"))
-    rec = record(args)
-    cp = rec.one(CP)
-    recorded = validate_shape(
-        "ecs", "CreateCapacityProvider", create_capacity_provider_request(cp.name, cp.inputs)
-    )
-    provider = recorded["managedInstancesProvider"]
-    template = provider["instanceLaunchTemplate"]
-    pure = mi.create_capacity_provider_request(
-        recorded["name"],
-        recorded["cluster"],
-        infrastructure_role_arn=provider["infrastructureRoleArn"],
-        instance_profile_arn=template["ec2InstanceProfileArn"],
-        subnets=template["networkConfiguration"]["subnets"],
-        security_groups=template["networkConfiguration"]["securityGroups"],
-        requirements=args.requirements,
-        args=args.options,
-        tags=dict(args.tags),
-    )
-    assert validate_shape("ecs", "CreateCapacityProvider", pure) == recorded
 
 
 def test_iam_is_least_privilege():
@@ -152,7 +125,7 @@ def test_security_group_has_no_ingress_and_only_https_egress():
 
 def test_optional_blocks():
     args = pool_args(
-        options=ManagedInstancesArgs(
+        options=dict(
             capacity_option_type="RESERVED",
             reservation_preference="RESERVATIONS_FIRST",
             scale_in_after_seconds=None,

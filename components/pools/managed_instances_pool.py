@@ -2,7 +2,7 @@
 
 ECS launches, patches and replaces the EC2 instances itself, choosing among the types the
 provider's `instanceRequirements` allow; there is no Auto Scaling group, launch template or AMI
-of ours (what that rules out is in `components.specs.managed_instances`). The component creates:
+of ours (what that rules out is in `components.pools.managed_instances`). The component creates:
 
 - the infrastructure role ECS acts through (trusted by ecs.amazonaws.com, with
   AmazonECSInfrastructureRolePolicyForManagedInstances) and an inline grant to pass exactly this
@@ -15,17 +15,17 @@ of ours (what that rules out is in `components.specs.managed_instances`). The co
 - the capacity provider, scoped to the cluster (Managed Instances providers belong to one
   cluster; the provider refuses to plan one without `cluster`), in the private subnets, with the
   data volume size, monitoring, purchase option, idle scale-in delay, auto repair and tag
-  propagation of `ManagedInstancesArgs`.
+  propagation of its input.
 
-The cluster association is `Cluster.associate_capacity_providers`, as for ASG pools.
-The options' checks (`specs.managed_instances.managed_instances_problems`) are the plan's; the
-component does not repeat them.
+`ManagedInstancesPool(name, input, wiring)`: `input` is the pool's `ManagedInstancePoolConfig`
+(its stack-file section), `wiring` the cluster, network and the `instanceRequirements` sizing
+chose for the models on it. The cluster association is `Cluster.associate_capacity_providers`,
+as for ASG pools.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
@@ -33,28 +33,30 @@ import pulumi_aws as aws
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network import aws_api_egress
+from ecs_inference.pools import managed_instances as mi
+from ecs_inference.pools.asg_pool import PoolWiring
+from ecs_inference.pools.decisions import (
+    PoolArgumentError,
+    decide_managed_pool,
+    provider_name_problems,
+)
+from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.pools.instance_role import instance_assume_role_policy, managed_policy_arn
 from ecs_inference.sizing.instance_types import InstanceRequirements
-from ecs_inference.specs import managed_instances as mi
-from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ManagedInstancesPoolArgs(ManagedInstancesPoolSpec):
-    """Inputs of `ManagedInstancesPool`: its spec (`components.specs.managed_instances.
-    ManagedInstancesPoolSpec`: the requirements sizing chose and the provider's options) plus
-    the wiring below."""
+class ManagedPoolWiring(PoolWiring):
+    """A Managed Instances pool's wiring: the cluster (the provider belongs to it) and network,
+    and the `instanceRequirements` sizing chose for the models on it
+    (`sizing.instance_types.managed_instance_requirements`)."""
 
-    cluster_name: pulumi.Input[str]
-    """The ECS cluster the capacity provider belongs to."""
-    vpc_id: pulumi.Input[str]
-    """VPC of the instance security group."""
-    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """PRIVATE subnets the instances launch in."""
-    tags: Mapping[str, str] = field(default_factory=dict)
-    """Tags on the capacity provider, copied to the instances when `options.propagate_tags`
-    (provider default tags still apply)."""
+    requirements: InstanceRequirements
+    """The allowed types and their envelope."""
+    sizing: tuple[str, ...] = ()
+    """The stack's lines on the types sizing chose, printed before the pool's own."""
 
 
 # The provider's input TypedDicts (snake_case keys), named once: their generated names run past
@@ -92,24 +94,24 @@ def requirements_input(req: InstanceRequirements) -> _RequirementsInput:
 
 
 def provider_input(
-    args: ManagedInstancesPoolArgs,
+    o: ManagedInstancePoolConfig,
+    wiring: ManagedPoolWiring,
     infrastructure_role_arn: pulumi.Input[str],
     instance_profile_arn: pulumi.Input[str],
     security_group_id: pulumi.Input[str],
 ) -> _ProviderInput:
     """The `managed_instances_provider` input (snake_case keys of
     `CapacityProviderManagedInstancesProviderArgsDict`)."""
-    o = args.options
     template: _TemplateInput = {
         "ec2_instance_profile_arn": instance_profile_arn,
         "network_configuration": {
-            "subnets": args.subnet_ids,
+            "subnets": wiring.subnet_ids,
             "security_groups": [security_group_id],
         },
         "storage_configuration": {"storage_size_gib": o.storage_gib},
         "monitoring": o.monitoring,
         "capacity_option_type": o.capacity_option_type,
-        "instance_requirements": requirements_input(args.requirements),
+        "instance_requirements": requirements_input(wiring.requirements),
     }
     if o.reservation_preference is not None:
         reservations: _ReservationsInput = {"reservation_preference": o.reservation_preference}
@@ -144,29 +146,37 @@ class ManagedInstancesPool(pulumi.ComponentResource):
     """Its name, for a service's capacity provider strategy."""
     instance_types: tuple[str, ...]
     """The types ECS may launch, cheapest first (what its services are sized on)."""
-    spec: None = None
-    """A Managed Instances pool has no Auto Scaling group spec (no Spot notes for its services)."""
+    input: ManagedInstancePoolConfig
+    """What it was built from."""
+    decided: None = None
+    """A Managed Instances pool has no Auto Scaling group decisions (no Spot notes, warm pool
+    or deploy room for its services)."""
 
     def __init__(
         self,
         name: str,
-        args: ManagedInstancesPoolArgs,
+        input: ManagedInstancePoolConfig,
+        wiring: ManagedPoolWiring,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        if problems := provider_name_problems(name):
+            raise PoolArgumentError(name, problems)
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.instance_types = tuple(args.requirements.allowed_instance_types)
-        ledger.record_pool(self, name, args)
+        self.input = input
+        self.instance_types = tuple(wiring.requirements.allowed_instance_types)
+        decided = decide_managed_pool(input, wiring.requirements, wiring.sizing)
+        ledger.record_pool(self, name, decided.input)
+        ledger.record_decisions(f"pool {name}", decided.lines)
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
-        partition = ctx.partition
 
         def managed(policy: str) -> pulumi.Output[str]:
-            return partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{policy}")
+            return ctx.partition.apply(lambda p: managed_policy_arn(p, policy))
 
         self.instance_role = aws.iam.Role(
             f"{name}-instance-role",
             description=f"ECS agent on the Managed Instances of pool {name}",
-            assume_role_policy=mi.instance_assume_role_policy(),
+            assume_role_policy=instance_assume_role_policy(),
             opts=child,
         )
         instance_policy = aws.iam.RolePolicyAttachment(
@@ -201,7 +211,7 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-sg",
             description=f"ECS Managed Instances of pool {name}: no ingress, HTTPS egress",
-            vpc_id=args.vpc_id,
+            vpc_id=wiring.vpc_id,
             # Tasks use awsvpc ENIs with their own security groups; nothing connects to the host.
             ingress=[],
             egress=[aws_api_egress()],
@@ -210,14 +220,15 @@ class ManagedInstancesPool(pulumi.ComponentResource):
 
         self.capacity_provider = aws.ecs.CapacityProvider(
             f"{name}-capacity",
-            cluster=args.cluster_name,
+            cluster=wiring.cluster_name,
             managed_instances_provider=provider_input(
-                args,
+                input,
+                wiring,
                 arn_of(self.infrastructure_role, ctx),
                 arn_of(self.instance_profile, ctx),
                 self.security_group.id,
             ),
-            tags=dict(args.tags) or None,
+            tags=dict(input.tags) or None,
             # ECS checks the roles when it first launches; IAM is eventually consistent, so the
             # grants exist before the provider does (and outlive it on delete).
             opts=pulumi.ResourceOptions(
@@ -228,6 +239,6 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         self.register_outputs(
             {
                 "capacityProviderName": self.capacity_provider_name,
-                "allowedInstanceTypes": list(args.requirements.allowed_instance_types),
+                "allowedInstanceTypes": list(self.instance_types),
             }
         )

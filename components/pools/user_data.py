@@ -12,11 +12,11 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from ecs_inference.capacity.ami_contents import AWS_CLI_PACKAGE
+from ecs_inference.pools.ami_contents import AWS_CLI_PACKAGE
+from ecs_inference.pools.spot import SPOT_AGENT_SETTINGS
 from ecs_inference.sizing.catalog import Accelerator
-from ecs_inference.specs.mixed_instances import SPOT_AGENT_SETTINGS
 
 # ECS cluster names (CreateCluster API).
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
@@ -89,21 +89,13 @@ def ecs_agent_settings(
 
 
 def ecs_user_data(
-    cluster_name: str,
-    *,
-    accelerator: Accelerator,
-    warm_pool: bool,
-    container_stop_timeout_seconds: int = 120,
-    image_minimum_cleanup_age_hours: int = 24,
-    image_pull_behavior: str = "prefer-cached",
-    spot: bool = False,
-    prepull_images: Sequence[str] = (),
-    region: str | None = None,
+    settings: Mapping[str, str], *, prepull_images: Sequence[str] = (), region: str | None = None
 ) -> str:
-    """The instance user data (a shell script) that writes /etc/ecs/ecs.config.
+    """The instance user data (a shell script) that writes `settings` (`ecs_agent_settings`) to
+    /etc/ecs/ecs.config.
 
     The ECS-optimized AMI starts the agent after cloud-init has run the user data, so the file
-    is complete before the agent reads it. Same defaults as `ecs_agent_settings`.
+    is complete before the agent reads it.
 
     With a warm pool and `prepull_images` (default none; `region` then required), an instance
     installs the AWS CLI when the AMI lacks it; one initialising INTO the warm pool (IMDS target
@@ -112,15 +104,6 @@ def ecs_user_data(
     which the group stops it; an instance launching straight into service completes the action
     at once and its agent pulls as usual.
     """
-    settings = ecs_agent_settings(
-        cluster_name,
-        accelerator=accelerator,
-        warm_pool=warm_pool,
-        container_stop_timeout_seconds=container_stop_timeout_seconds,
-        image_minimum_cleanup_age_hours=image_minimum_cleanup_age_hours,
-        image_pull_behavior=image_pull_behavior,
-        spot=spot,
-    )
     body = "\n".join(f"{key}={value}" for key, value in settings.items())
     script = (
         "#!/bin/bash\n"
@@ -130,7 +113,7 @@ def ecs_user_data(
         f"{body}\n"
         "EOF\n"
     )
-    if warm_pool and prepull_images:
+    if settings.get("ECS_WARM_POOLS_CHECK") == "true" and prepull_images:
         if region is None or not _REGION.fullmatch(region):
             raise ValueError(f"pre-pulling images needs the stack's region, got {region!r}")
         script += prepull_script(prepull_images, region)
@@ -176,7 +159,7 @@ def prepull_script(images: Sequence[str], region: str) -> str:
         "cat <<'PREPULL' > /usr/local/sbin/ecs-inference-prepull\n"
         "#!/bin/bash\n"
         "set -uo pipefail\n"
-        # The AL2023 ECS AMIs' build installs no AWS CLI (capacity.ami_contents): install it from
+        # The AL2023 ECS AMIs' build installs no AWS CLI (pools.ami_contents): install it from
         # the AL2023 repository (S3, through the S3 gateway endpoint or NAT) when it is missing.
         "for attempt in 1 2 3 4 5; do\n"
         "  command -v aws >/dev/null 2>&1 && break\n"

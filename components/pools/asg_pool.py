@@ -3,7 +3,7 @@
 A pool is one EC2 Auto Scaling group registered with ECS as a capacity provider: one accelerator
 instance type, or several of the same accelerator through a mixed instances policy. It creates:
 
-- an instance role (`capacity.instance_role`: the ECS agent's managed policy, optionally Session
+- an instance role (`pools.instance_role`: the ECS agent's managed policy, optionally Session
   Manager, the pre-pull hook, the host telemetry grant) and its instance profile;
 - a security group with no ingress and HTTPS-only egress: tasks run in awsvpc mode with their
   own ENIs and security groups, so the host's primary ENI only talks to AWS APIs;
@@ -11,7 +11,7 @@ instance type, or several of the same accelerator through a mixed instances poli
   parameter at deploy time (so a new recommended AMI appears as a launch-template diff in
   preview instead of silently changing what new instances boot), IMDSv2 only with hop limit 1,
   an encrypted gp3 root volume with enough IOPS/throughput to extract multi-GB images, and
-  the user data of `capacity.user_data` (agent settings, warm-pool pre-pull) plus the host
+  the user data of `pools.user_data` (agent settings, warm-pool pre-pull) plus the host
   telemetry agent;
 - the Auto Scaling group across the private subnets, protected from scale-in (ECS managed
   termination protection decides which instances may go), tagged `AmazonECSManaged`, with its
@@ -21,16 +21,19 @@ instance type, or several of the same accelerator through a mixed instances poli
   managed termination protection and managed draining.
 
 The cluster association (one `ClusterCapacityProviders` per cluster listing every pool) lives in
-`Cluster.associate_capacity_providers`, because a cluster has exactly one such resource. The
-plan checks the pool it decides (`specs.pool.pool_decision_problems`; a hand-built spec:
-`specs.pool.pool_problems`); the component does not repeat them.
+`Cluster.associate_capacity_providers`, because a cluster has exactly one such resource.
+
+`GpuAsgPool(name, input, wiring)`: `input` is the pool's `PoolConfig` (its stack-file section,
+with its types: listed, or filled by the stack from sizing), `wiring` the cluster and network
+and what the stack decides across the services on the pool (`PoolPlacement`). It checks and
+decides with `components.pools.decisions`, as the plan does.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import pulumi
@@ -39,42 +42,58 @@ from pulumi import Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
-from ecs_inference.capacity.instance_role import (
+from ecs_inference.network import aws_api_egress
+from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
+from ecs_inference.pools.decisions import (
+    KIND_LABEL,
+    AsgPoolDecisions,
+    PoolArgumentError,
+    PoolPlacement,
+    decide_asg_pool,
+    pool_problems,
+)
+from ecs_inference.pools.input import PoolConfig
+from ecs_inference.pools.instance_role import (
     POOL_TAG,
     instance_assume_role_policy,
     instance_policies,
     managed_policy_arn,
     prepull_hook_policy,
 )
-from ecs_inference.capacity.offerings_check import checked_subnet_ids
-from ecs_inference.capacity.user_data import (
+from ecs_inference.pools.offerings_check import checked_subnet_ids
+from ecs_inference.pools.user_data import (
     PREPULL_HOOK,
     PREPULL_HOOK_TIMEOUT_SECONDS,
+    ecs_agent_settings,
     ecs_user_data,
     encode_user_data,
 )
-from ecs_inference.network import aws_api_egress
-from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator, InstanceType
-from ecs_inference.specs.mixed_instances import MixedInstancesArgs
-from ecs_inference.specs.pool import KIND_LABEL, PoolSpec
 
 #: Root device of the ECS-optimized Amazon Linux 2023 AMIs (standard, GPU and Neuron variants).
 ROOT_DEVICE_NAME = "/dev/xvda"
 
 
 @dataclass(frozen=True, kw_only=True)
-class PoolArgs(PoolSpec):
-    """Inputs of an accelerator pool: its spec (`components.specs.pool.PoolSpec`, built by the
-    plan) plus the wiring below."""
+class PoolWiring:
+    """What a pool takes from around it besides its input: the cluster and the network."""
 
     cluster_name: pulumi.Input[str]
-    """The ECS cluster the instances join (written to ECS_CLUSTER)."""
+    """The ECS cluster the instances (or the capacity provider) belong to."""
     vpc_id: pulumi.Input[str]
     """VPC of the instance security group."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """PRIVATE subnets the ASG spans (one per AZ)."""
+    """PRIVATE subnets the instances launch in (one per AZ)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AsgPoolWiring(PoolWiring):
+    """An Auto Scaling group pool's wiring: the cluster and network, and what the stack decides
+    across the services on it (default: a pool of a program's own, `PoolPlacement()`)."""
+
+    placement: PoolPlacement = field(default_factory=PoolPlacement)
+    """The images of the services on it, host telemetry and the stack's lines on it."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,13 +102,13 @@ class PoolArgs(PoolSpec):
 
 
 def mixed_instances_policy_args(
-    mixed: MixedInstancesArgs,
+    pool: PoolConfig,
     instance_types: Sequence[str],
     template: aws.autoscaling.GroupLaunchTemplateArgs,
 ) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
     """The group's mixed instances policy: the launch template with one override per type, in
     priority order, and the On-Demand/Spot distribution (the same members as
-    `specs.mixed_instances.mixed_instances_policy_request`)."""
+    `pools.spot.mixed_instances_policy_request`)."""
     asg = aws.autoscaling
     return asg.GroupMixedInstancesPolicyArgs(
         launch_template=asg.GroupMixedInstancesPolicyLaunchTemplateArgs(
@@ -102,11 +121,13 @@ def mixed_instances_policy_args(
             ],
         ),
         instances_distribution=asg.GroupMixedInstancesPolicyInstancesDistributionArgs(
-            on_demand_allocation_strategy=mixed.on_demand_allocation_strategy,
-            on_demand_base_capacity=mixed.on_demand_base_capacity,
-            on_demand_percentage_above_base_capacity=mixed.on_demand_percentage_above_base,
-            spot_allocation_strategy=mixed.spot_allocation_strategy,
-            spot_max_price=mixed.spot_max_price,
+            on_demand_allocation_strategy=pool.on_demand_allocation_strategy,
+            on_demand_base_capacity=pool.on_demand_base_capacity,
+            on_demand_percentage_above_base_capacity=(
+                pool.on_demand_percentage_above_base_capacity
+            ),
+            spot_allocation_strategy=pool.spot_allocation_strategy,
+            spot_max_price=pool.spot_max_price,
         ),
     )
 
@@ -118,8 +139,10 @@ class AcceleratorPool(pulumi.ComponentResource):
     """The catalog entry of `instance_type`."""
     instance_types: tuple[str, ...]
     """Every type the group may launch, in priority order (what its services are sized on)."""
-    spec: PoolSpec
-    """What it was built from (its size, warm pool and purchase options)."""
+    input: PoolConfig
+    """What it was built from (its types, size, warm pool and purchase options)."""
+    decided: AsgPoolDecisions
+    """Its image handling and decision lines (`pools.decisions.decide_asg_pool`)."""
     prepulls: bool
     """Warm-pool instances pre-pull images (and hold their launch hook until done)."""
     instance_role: aws.iam.Role
@@ -157,23 +180,32 @@ class AcceleratorPool(pulumi.ComponentResource):
     ACCELERATOR: ClassVar[Accelerator]
 
     def __init__(
-        self, name: str, args: PoolArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: PoolConfig,
+        wiring: AsgPoolWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        if problems := pool_problems(name, input, self.ACCELERATOR):
+            raise PoolArgumentError(name, problems)
         super().__init__(self.TYPE_TOKEN, name, None, opts)
         self._name = name
         self._child = pulumi.ResourceOptions(parent=self)
-        self.instance = catalog.instance(args.instance_type)
-        self.instance_types = tuple(args.instance_types) or (args.instance_type,)
-        self.spec = args
-        ledger.record_pool(self, name, args, "gpu" if self.ACCELERATOR == "nvidia" else "neuron")
-        self.prepulls = args.warm_pool is not None and bool(args.prepull_images)
+        self.input = args = input
+        self.decided = decided = decide_asg_pool(input, self.ACCELERATOR, wiring.placement)
+        self.instance_types = input.types
+        self.instance = catalog.instance(self.instance_types[0])
+        ledger.record_pool(self, name, input, "gpu" if self.ACCELERATOR == "nvidia" else "neuron")
+        ledger.record_decisions(f"pool {name}", decided.lines)
+        self.prepulls = bool(decided.prepull_images)
+        telemetry = wiring.placement.host_telemetry_pool
         self.pool_tag = f"{pulumi.get_project()}/{pulumi.get_stack()}/{name}"
         self.context = aws_context(self)
         self._instance_role(args)
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-sg",
             description=f"ECS container instances of pool {name}: no ingress, HTTPS egress",
-            vpc_id=args.vpc_id,
+            vpc_id=wiring.vpc_id,
             # Tasks use awsvpc ENIs with their own security groups; nothing connects to the
             # host itself (Session Manager is an outbound channel).
             ingress=[],
@@ -182,14 +214,14 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.telemetry_policy = None
         self.telemetry_log_group = None
-        if args.host_telemetry_pool:
+        if telemetry:
             self.telemetry_policy, self.telemetry_log_group = _telemetry_resources(
-                self, name, args.host_telemetry_pool
+                self, name, telemetry
             )
         # With a mixed instances policy the group's overrides name the types.
-        name_tags = {"Name": name if args.mixed is not None else f"{name}-{self.instance.name}"}
-        self._launch_template(args, name_tags)
-        self._auto_scaling_group(args, name_tags)
+        name_tags = {"Name": name if args.mixed else f"{name}-{self.instance.name}"}
+        self._launch_template(args, wiring, name_tags)
+        self._auto_scaling_group(args, wiring, name_tags)
         self._capacity_provider(args)
         self.register_outputs(
             {
@@ -200,7 +232,7 @@ class AcceleratorPool(pulumi.ComponentResource):
             }
         )
 
-    def _instance_role(self, args: PoolArgs) -> None:
+    def _instance_role(self, args: PoolConfig) -> None:
         """The instance role with its managed policies (and the pre-pull grant), its profile."""
         name, child = self._name, self._child
         partition = self.context.partition
@@ -240,7 +272,7 @@ class AcceleratorPool(pulumi.ComponentResource):
             f"{name}-instance-profile", role=self.instance_role.name, opts=child
         )
 
-    def _image_id(self, args: PoolArgs) -> pulumi.Input[str]:
+    def _image_id(self, args: PoolConfig) -> pulumi.Input[str]:
         if args.ami_id is not None:
             return args.ami_id
         # Resolved at deploy time and pinned in the template: a new recommended AMI shows up as
@@ -251,46 +283,49 @@ class AcceleratorPool(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         ).insecure_value
 
-    def _user_data(self, args: PoolArgs) -> pulumi.Output[str]:
-        """`capacity.user_data` for this pool, then the host telemetry agent."""
+    def _user_data(self, args: PoolConfig, cluster_name: pulumi.Input[str]) -> pulumi.Output[str]:
+        """`pools.user_data` for this pool, then the host telemetry agent."""
         region = self.context.region
-        mixed = args.mixed
+        decided = self.decided
+        telemetry = decided.placement.host_telemetry_pool
 
         def script(values: list[str]) -> str:
             cluster, region_name = values
-            text = ecs_user_data(
+            settings = ecs_agent_settings(
                 cluster,
                 accelerator=self.ACCELERATOR,
                 warm_pool=args.warm_pool is not None,
                 container_stop_timeout_seconds=args.container_stop_timeout_seconds,
                 image_minimum_cleanup_age_hours=args.image_minimum_cleanup_age_hours,
-                image_pull_behavior=args.image_pull_behavior,
-                spot=mixed is not None and mixed.uses_spot,
-                prepull_images=args.prepull_images,
-                region=region_name,
+                image_pull_behavior=decided.image_pull_behavior,
+                spot=args.uses_spot,
             )
-            if args.host_telemetry_pool:
+            text = ecs_user_data(
+                settings, prepull_images=decided.prepull_images, region=region_name
+            )
+            if telemetry:
                 # Appended after ecs.config is written: an agent install that fails cannot keep
                 # the instance from joining the cluster (the snippet only logs its failure).
                 text += host_telemetry_user_data(
                     stack=pulumi.get_stack(),
-                    pool=args.host_telemetry_pool,
+                    pool=telemetry,
                     kind="gpu" if self.ACCELERATOR == "nvidia" else "neuron",
                     region=region_name,
-                    log_group=host_log_group_name(args.host_telemetry_pool),
+                    log_group=host_log_group_name(telemetry),
                 )
             return encode_user_data(text)
 
-        return pulumi.Output.all(args.cluster_name, region).apply(script)
+        return pulumi.Output.all(cluster_name, region).apply(script)
 
-    def _launch_template(self, args: PoolArgs, name_tags: dict[str, str]) -> None:
-        name, mixed = self._name, args.mixed
-        types = args.instance_types or (self.instance.name,)
+    def _launch_template(
+        self, args: PoolConfig, wiring: AsgPoolWiring, name_tags: dict[str, str]
+    ) -> None:
+        name, mixed, types = self._name, args.mixed, self.instance_types
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             description=f"ECS {KIND_LABEL[self.ACCELERATOR]} pool {name} ({', '.join(types)})",
             image_id=self._image_id(args),
-            instance_type=None if mixed is not None else self.instance.name,
+            instance_type=None if mixed else self.instance.name,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
                 arn=arn_of(self.instance_profile, self.context)
             ),
@@ -322,7 +357,7 @@ class AcceleratorPool(pulumi.ComponentResource):
             # One-minute instance metrics: GPU hosts are expensive, and a stuck image pull or a
             # CPU-bound tokenizer shows up here long before five-minute metrics would.
             monitoring=aws.ec2.LaunchTemplateMonitoringArgs(enabled=True),
-            user_data=self._user_data(args),
+            user_data=self._user_data(args, wiring.cluster_name),
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=name_tags)
                 for kind in ("instance", "volume")
@@ -331,8 +366,10 @@ class AcceleratorPool(pulumi.ComponentResource):
             opts=self._child,
         )
 
-    def _auto_scaling_group(self, args: PoolArgs, name_tags: dict[str, str]) -> None:
-        mixed = args.mixed
+    def _auto_scaling_group(
+        self, args: PoolConfig, wiring: AsgPoolWiring, name_tags: dict[str, str]
+    ) -> None:
+        mixed, types = args.mixed, self.instance_types
         asg_tags = [
             aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
             for k, v in {**dict(args.tags), **name_tags}.items()
@@ -359,20 +396,16 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.auto_scaling_group = aws.autoscaling.Group(
             f"{self._name}-asg",
-            vpc_zone_identifiers=checked_subnet_ids(
-                self._name, args.subnet_ids, args.instance_types or (self.instance.name,), self
-            ),
+            vpc_zone_identifiers=checked_subnet_ids(self._name, wiring.subnet_ids, types, self),
             min_size=args.min_size,
             max_size=args.max_size,
-            launch_template=None if mixed is not None else template,
-            mixed_instances_policy=None
-            if mixed is None
-            else mixed_instances_policy_args(
-                mixed, args.instance_types or (self.instance.name,), template
-            ),
+            launch_template=None if mixed else template,
+            mixed_instances_policy=mixed_instances_policy_args(args, types, template)
+            if mixed
+            else None,
             # Launch a replacement on a Spot rebalance recommendation, before the two-minute
             # interruption notice; managed draining empties the old host first.
-            capacity_rebalance=True if mixed is not None and mixed.capacity_rebalance else None,
+            capacity_rebalance=True if mixed and args.capacity_rebalance else None,
             # Required by managed termination protection: ECS clears protection only on
             # instances without running tasks, so scale-in never kills a generating model.
             protect_from_scale_in=True,
@@ -407,7 +440,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         )
         self.warm_pool = self.auto_scaling_group.warm_pool if args.warm_pool is not None else None
 
-    def _capacity_provider(self, args: PoolArgs) -> None:
+    def _capacity_provider(self, args: PoolConfig) -> None:
         # The provider's auto-name is "<name>-capacity-<hex>"; the plan checked the prefix.
         self.capacity_provider = aws.ecs.CapacityProvider(
             f"{self._name}-capacity",
@@ -432,18 +465,18 @@ class AcceleratorPool(pulumi.ComponentResource):
         self.capacity_provider_name = self.capacity_provider.name
 
 
-def _warm_pool_args(args: PoolArgs) -> aws.autoscaling.GroupWarmPoolArgs | None:
+def _warm_pool_args(args: PoolConfig) -> aws.autoscaling.GroupWarmPoolArgs | None:
     if args.warm_pool is None:
         return None
     return aws.autoscaling.GroupWarmPoolArgs(
         pool_state=args.warm_pool.state,
         min_size=args.warm_pool.min_size,
         max_group_prepared_capacity=args.warm_pool.max_group_prepared_capacity,
-        # ReuseOnScaleIn is left unset: ECS does not allow it (see WarmPoolSpec).
+        # ReuseOnScaleIn is left unset: ECS does not allow it (see WarmPoolConfig).
     )
 
 
-def _instance_refresh_args(args: PoolArgs) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
+def _instance_refresh_args(args: PoolConfig) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
     if not args.instance_refresh:
         return None
     return aws.autoscaling.GroupInstanceRefreshArgs(
@@ -517,37 +550,15 @@ def host_log_group_name(pool: str) -> str:
     return f"/{pulumi.get_project()}/{pulumi.get_stack()}/hosts/{pool}"
 
 
-@dataclass(frozen=True)
-class GpuAsgPoolArgs(PoolArgs):
-    """Inputs of `GpuAsgPool`; every field and default is documented on `PoolArgs`.
-    `instance_type` must be an NVIDIA GPU type from the catalog."""
-
-
 class GpuAsgPool(AcceleratorPool):
-    """One NVIDIA GPU instance type as an ECS capacity provider.
-
-    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
-    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
-    `capacity_provider_name`.
-    """
+    """NVIDIA GPU instances (one type, or several of one GPU) as an ECS capacity provider."""
 
     TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:GpuAsgPool"
     ACCELERATOR: ClassVar[Accelerator] = "nvidia"
 
 
-@dataclass(frozen=True)
-class InferentiaPoolArgs(PoolArgs):
-    """Inputs of `InferentiaPool`; every field and default is documented on `PoolArgs`.
-    `instance_type` must be an Inferentia2 or Trainium type from the catalog."""
-
-
 class InferentiaPool(AcceleratorPool):
-    """One Inferentia2/Trainium instance type as an ECS capacity provider.
-
-    Attributes: `instance`, `instance_role`, `instance_profile`, `security_group`,
-    `launch_template`, `auto_scaling_group`, `warm_pool` (or None), `capacity_provider`,
-    `capacity_provider_name`.
-    """
+    """Inferentia2/Trainium instances as an ECS capacity provider."""
 
     TYPE_TOKEN: ClassVar[str] = "ecs-inference:compute:InferentiaPool"
     ACCELERATOR: ClassVar[Accelerator] = "neuron"

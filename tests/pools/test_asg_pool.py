@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from ecs_inference.capacity.asg_pool import GpuAsgPool, InferentiaPool, PoolArgs
-from ecs_inference.capacity.instance_role import ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY
-from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, InferentiaPool
+from ecs_inference.pools.cluster import Cluster
+from ecs_inference.pools.input import PoolConfig, WarmPoolConfig
+from ecs_inference.pools.instance_role import ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY
 from ecs_inference.sizing import catalog
-from ecs_inference.specs.pool import WarmPoolSpec
-from tests.capacity.conftest import (
+from tests.pools.conftest import (
     ASG,
     ATTACH,
     CCP,
@@ -39,9 +39,13 @@ from tools.recording import Recording, run_function
     ],
 )
 def test_ami_from_the_pool_kinds_ssm_parameter(
-    ssm_calls: list[str], factory: type, args: PoolArgs, parameter: str, token: str
+    ssm_calls: list[str],
+    factory: type,
+    args: tuple[PoolConfig, AsgPoolWiring],
+    parameter: str,
+    token: str,
 ) -> None:
-    rec = run_function(lambda: factory("pool", args))
+    rec = run_function(lambda: factory("pool", *args))
     assert "aws:ssm/getParameter:getParameter" in rec.invokes
     assert ssm_calls == [parameter]
     image_id = rec.one(LT).inputs["imageId"]
@@ -57,19 +61,19 @@ def test_ami_from_the_pool_kinds_ssm_parameter(
 
 
 def test_gpu_and_neuron_pools_get_different_amis() -> None:
-    gpu = run_function(lambda: GpuAsgPool("gpu", gpu_args())).one(LT).inputs["imageId"]
-    neuron = run_function(lambda: InferentiaPool("nrn", neuron_args())).one(LT).inputs["imageId"]
+    gpu = run_function(lambda: GpuAsgPool("gpu", *gpu_args())).one(LT).inputs["imageId"]
+    neuron = run_function(lambda: InferentiaPool("nrn", *neuron_args())).one(LT).inputs["imageId"]
     assert gpu != neuron
 
 
 def test_explicit_ami_skips_the_ssm_lookup(ssm_calls: list[str]) -> None:
-    rec = run_function(lambda: GpuAsgPool("gpu", gpu_args(ami_id="ami-0123456789abcdef0")))
+    rec = run_function(lambda: GpuAsgPool("gpu", *gpu_args(ami_id="ami-0123456789abcdef0")))
     assert rec.one(LT).inputs["imageId"] == "ami-0123456789abcdef0"
     assert ssm_calls == []
 
 
 def test_launch_template_hardening_and_root_volume() -> None:
-    rec = run_function(lambda: GpuAsgPool("gpu", gpu_args(root_volume_gib=300)))
+    rec = run_function(lambda: GpuAsgPool("gpu", *gpu_args(root_volume_gib=300)))
     lt = rec.one(LT).inputs
     assert lt["instanceType"] == "g6e.xlarge"
     assert lt["metadataOptions"] == {
@@ -103,8 +107,8 @@ def test_launch_template_hardening_and_root_volume() -> None:
 
 def test_gpu_user_data_in_the_launch_template() -> None:
     def program() -> None:
-        cluster = Cluster("ecs", ClusterArgs())
-        GpuAsgPool("gpu", gpu_args(cluster_name=cluster.name))
+        cluster = Cluster("ecs")
+        GpuAsgPool("gpu", *gpu_args(cluster_name=cluster.name))
 
     rec = run_function(program)
     config = ecs_config(user_data(rec))
@@ -116,7 +120,7 @@ def test_gpu_user_data_in_the_launch_template() -> None:
 
 
 def test_neuron_user_data_with_warm_pool() -> None:
-    rec = run_function(lambda: InferentiaPool("nrn", neuron_args(warm_pool=WarmPoolSpec())))
+    rec = run_function(lambda: InferentiaPool("nrn", *neuron_args(warm_pool=WarmPoolConfig())))
     config = ecs_config(user_data(rec))
     assert config["ECS_CLUSTER"] == "inference"
     assert "ECS_ENABLE_GPU_SUPPORT" not in config
@@ -124,7 +128,7 @@ def test_neuron_user_data_with_warm_pool() -> None:
 
 
 def test_security_group_has_no_ingress_and_https_egress_only() -> None:
-    sg = run_function(lambda: GpuAsgPool("gpu", gpu_args())).one(SG).inputs
+    sg = run_function(lambda: GpuAsgPool("gpu", *gpu_args())).one(SG).inputs
     assert sg["vpcId"] == "vpc-0123"
     assert sg["ingress"] == []
     assert [(e["protocol"], e["fromPort"], e["toPort"]) for e in sg["egress"]] == [
@@ -134,7 +138,7 @@ def test_security_group_has_no_ingress_and_https_egress_only() -> None:
 
 def test_auto_scaling_group() -> None:
     rec = run_function(
-        lambda: GpuAsgPool("gpu", gpu_args(min_size=1, max_size=4, tags={"team": "ml"}))
+        lambda: GpuAsgPool("gpu", *gpu_args(min_size=1, max_size=4, tags={"team": "ml"}))
     )
     asg = rec.one(ASG)
     inputs = asg.inputs
@@ -158,9 +162,9 @@ def test_auto_scaling_group() -> None:
 
 
 def test_warm_pool_present() -> None:
-    warm = WarmPoolSpec(min_size=2, max_group_prepared_capacity=3, state="Stopped")
+    warm = WarmPoolConfig(min_size=2, max_group_prepared_capacity=3, state="Stopped")
     pools: list[GpuAsgPool] = []
-    rec = run_function(lambda: pools.append(GpuAsgPool("gpu", gpu_args(warm_pool=warm))))
+    rec = run_function(lambda: pools.append(GpuAsgPool("gpu", *gpu_args(warm_pool=warm))))
     assert rec.one(ASG).inputs["warmPool"] == {
         "minSize": 2.0,
         "maxGroupPreparedCapacity": 3.0,
@@ -171,13 +175,13 @@ def test_warm_pool_present() -> None:
 
 def test_warm_pool_absent() -> None:
     pools: list[GpuAsgPool] = []
-    rec = run_function(lambda: pools.append(GpuAsgPool("gpu", gpu_args())))
+    rec = run_function(lambda: pools.append(GpuAsgPool("gpu", *gpu_args())))
     assert "warmPool" not in rec.one(ASG).inputs
     assert pools[0].warm_pool is None
 
 
 def test_instance_refresh_replaces_protected_hosts_launch_first() -> None:
-    rec = run_function(lambda: GpuAsgPool("gpu", gpu_args(instance_refresh=True)))
+    rec = run_function(lambda: GpuAsgPool("gpu", *gpu_args(instance_refresh=True)))
     refresh = rec.one(ASG).inputs["instanceRefresh"]
     assert refresh["strategy"] == "Rolling"
     prefs = refresh["preferences"]
@@ -189,7 +193,7 @@ def test_instance_refresh_replaces_protected_hosts_launch_first() -> None:
 def test_capacity_provider_settings() -> None:
     pools: list[GpuAsgPool] = []
     args = gpu_args(max_size=3, target_capacity_percent=90, instance_warmup_seconds=600)
-    rec = run_function(lambda: pools.append(GpuAsgPool("gpu-l40s", args)))
+    rec = run_function(lambda: pools.append(GpuAsgPool("gpu-l40s", *args)))
     cp = rec.one(CP)
     provider = cp.inputs["autoScalingGroupProvider"]
     assert provider["managedScaling"] == {
@@ -209,7 +213,7 @@ def test_capacity_provider_settings() -> None:
 
 
 def test_children_hang_under_the_component() -> None:
-    rec = run_function(lambda: InferentiaPool("nrn", neuron_args()))
+    rec = run_function(lambda: InferentiaPool("nrn", *neuron_args()))
     component = rec.one("ecs-inference:compute:InferentiaPool")
     children = [r for r in rec.resources if r.custom]
     assert children and all(r.parent == component.urn for r in children)
@@ -228,7 +232,7 @@ def test_children_hang_under_the_component() -> None:
     [(True, {ECS_INSTANCE_POLICY, SSM_INSTANCE_POLICY}), (False, {ECS_INSTANCE_POLICY})],
 )
 def test_instance_role_policies_exactly(ssm_access: bool, expected: set[str]) -> None:
-    rec = run_function(lambda: GpuAsgPool("gpu", gpu_args(ssm_access=ssm_access)))
+    rec = run_function(lambda: GpuAsgPool("gpu", *gpu_args(ssm_access=ssm_access)))
     role = rec.one("aws:iam/role:Role")
     trust = json.loads(role.inputs["assumeRolePolicy"])
     assert trust["Statement"] == [
@@ -258,9 +262,9 @@ def test_instance_role_policies_exactly(ssm_access: bool, expected: set[str]) ->
 
 def _platform(fargate: bool) -> Recording:
     def program() -> None:
-        cluster = Cluster("ecs", ClusterArgs())
-        gpu = GpuAsgPool("gpu", gpu_args(cluster_name=cluster.name))
-        neuron = InferentiaPool("nrn", neuron_args(cluster_name=cluster.name))
+        cluster = Cluster("ecs")
+        gpu = GpuAsgPool("gpu", *gpu_args(cluster_name=cluster.name))
+        neuron = InferentiaPool("nrn", *neuron_args(cluster_name=cluster.name))
         cluster.associate_capacity_providers(
             [gpu.capacity_provider, neuron.capacity_provider], fargate=fargate
         )
@@ -297,8 +301,8 @@ def test_association_is_created_once() -> None:
     failures: list[str] = []
 
     def program() -> None:
-        cluster = Cluster("ecs", ClusterArgs())
-        pool = GpuAsgPool("gpu", gpu_args(cluster_name=cluster.name))
+        cluster = Cluster("ecs")
+        pool = GpuAsgPool("gpu", *gpu_args(cluster_name=cluster.name))
         cluster.associate_capacity_providers([pool.capacity_provider], fargate=True)
         with pytest.raises(RuntimeError, match="already has its capacity-provider") as info:
             cluster.associate_capacity_providers([pool.capacity_provider], fargate=True)
@@ -317,6 +321,6 @@ def test_desired_capacity_is_left_to_ecs(monkeypatch: pytest.MonkeyPatch) -> Non
         return original(self, request)
 
     monkeypatch.setattr(recording.RecordingMonitor, "RegisterResource", register)
-    run_function(lambda: GpuAsgPool("gpu", gpu_args()))
+    run_function(lambda: GpuAsgPool("gpu", *gpu_args()))
     assert ignored["gpu-asg"] == ["desiredCapacity"]
     assert ignored["gpu-capacity"] == []

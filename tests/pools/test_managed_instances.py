@@ -13,13 +13,19 @@ import pytest
 from botocore.model import Shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 from ecs_inference import sizing
+from ecs_inference.contracts import aws_limits
+from ecs_inference.pools import input as pools_input
+from ecs_inference.pools import managed_instances as mi
+from ecs_inference.pools.input import ManagedInstancePoolConfig
+from ecs_inference.pools.instance_role import instance_assume_role_policy
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing import instance_types as ir
-from ecs_inference.specs import managed_instances as mi
-from ecs_inference.specs.managed_instances import ManagedInstancesArgs
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
+from tests.pools.conftest import managed_request
 
 
 def metadata(shape: Shape) -> dict[str, Any]:
@@ -38,17 +44,24 @@ def _requirements() -> ir.InstanceRequirements:
     return ir.managed_instance_requirements(choice)
 
 
-def _request(args: ManagedInstancesArgs, **extra) -> dict:
-    return mi.create_capacity_provider_request(
-        "inference-gpu-mi-capacity-1a2b3c4",
-        "inference-cluster-5d6e7f8",
-        infrastructure_role_arn=ROLE,
-        instance_profile_arn=PROFILE,
+def option_problems(**fields: Any) -> list[tuple[str, str]]:
+    """What the pool's input refuses of `fields`, as (camelCase key, message)."""
+    try:
+        ManagedInstancePoolConfig(**fields)
+    except ValidationError as exc:
+        return [(to_camel(str(e["loc"][0])), e["msg"]) for e in exc.errors()]
+    return []
+
+
+def _request(args: ManagedInstancePoolConfig) -> dict:
+    return managed_request(
+        args,
+        _requirements(),
+        role=ROLE,
+        profile=PROFILE,
         subnets=["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"],
-        security_groups=["sg-0123456789abcdef0"],
-        requirements=_requirements(),
-        args=args,
-        **extra,
+        name="inference-gpu-mi-capacity",
+        cluster="inference-cluster-5d6e7f8",
     )
 
 
@@ -60,9 +73,9 @@ def _request(args: ManagedInstancesArgs, **extra) -> dict:
 @pytest.mark.parametrize(
     ("shape", "values"),
     [
-        ("ManagedInstancesMonitoringOptions", mi.MONITORING_OPTIONS),
-        ("CapacityOptionType", mi.CAPACITY_OPTION_TYPES),
-        ("CapacityReservationPreference", mi.RESERVATION_PREFERENCES),
+        ("ManagedInstancesMonitoringOptions", aws_limits.MANAGED_INSTANCES_MONITORING),
+        ("CapacityOptionType", aws_limits.MANAGED_INSTANCES_CAPACITY_OPTIONS),
+        ("CapacityReservationPreference", aws_limits.MANAGED_INSTANCES_RESERVATION_PREFERENCES),
         ("PropagateMITags", ("CAPACITY_PROVIDER", "NONE")),
         ("Compatibility", (mi.COMPATIBILITY, "EC2", "FARGATE", "EXTERNAL")),
     ],
@@ -74,7 +87,7 @@ def test_enums_match_botocore(shape, values):
 
 def test_storage_minimum_is_botocores():
     meta = metadata(named_shape("ecs", "TaskVolumeStorageGiB"))
-    assert meta["min"] == mi.STORAGE_GIB_RANGE[0]
+    assert meta["min"] == aws_limits.MANAGED_INSTANCES_STORAGE_GIB_RANGE[0]
 
 
 def test_pulumi_sdk_has_every_argument_we_set():
@@ -125,20 +138,20 @@ def test_pulumi_sdk_has_every_argument_we_set():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", sorted(mi.UNSUPPORTED_OPTIONS))
+@pytest.mark.parametrize("key", sorted(pools_input.UNSUPPORTED_OPTIONS))
 def test_each_unsupported_option_is_named_with_a_reason(key):
-    [(where, message)] = mi.unsupported_option_problems({key: 1, "storageGib": 100})
+    [(where, message)] = pools_input.unsupported_option_problems({key: 1, "storageGib": 100})
     assert where == key
     assert message.startswith("not supported on a Managed Instances pool: ")
     assert len(message) > len("not supported on a Managed Instances pool: ") + 20
 
 
 def test_absent_options_are_not_problems():
-    assert mi.unsupported_option_problems({"warmPool": None, "storageGib": 100}) == []
+    assert pools_input.unsupported_option_problems({"warmPool": None, "storageGib": 100}) == []
 
 
 def test_warm_pool_message_says_what_to_do():
-    [(_, message)] = mi.unsupported_option_problems({"warmPool": {"minSize": 1}})
+    [(_, message)] = pools_input.unsupported_option_problems({"warmPool": {"minSize": 1}})
     assert "scaleInAfterSeconds" in message
 
 
@@ -148,32 +161,32 @@ def test_warm_pool_message_says_what_to_do():
 
 
 def test_defaults_are_valid():
-    assert mi.managed_instances_problems(ManagedInstancesArgs()) == []
+    assert option_problems() == []
 
 
 @pytest.mark.parametrize(
-    ("args", "key", "fragment"),
+    ("fields", "key", "fragment"),
     [
-        (ManagedInstancesArgs(storage_gib=0), "storageGib", "between 1 and 16384"),
-        (ManagedInstancesArgs(storage_gib=20_000), "storageGib", "between 1 and 16384"),
-        (ManagedInstancesArgs(monitoring="FULL"), "monitoring", "BASIC or DETAILED"),  # type: ignore[arg-type]
+        (dict(storage_gib=0), "storageGib", "greater than or equal to 1"),
+        (dict(storage_gib=20_000), "storageGib", "16384"),
+        (dict(monitoring="FULL"), "monitoring", "BASIC' or 'DETAILED"),
         (
-            ManagedInstancesArgs(capacity_option_type="PREEMPTIBLE"),  # type: ignore[arg-type]
+            dict(capacity_option_type="PREEMPTIBLE"),
             "capacityOptionType",
-            "ON_DEMAND, SPOT or RESERVED",
+            "RESERVED",
         ),
         (
-            ManagedInstancesArgs(capacity_option_type="RESERVED"),
+            dict(capacity_option_type="RESERVED"),
             "reservationPreference",
             "needs a reservation preference",
         ),
         (
-            ManagedInstancesArgs(reservation_preference="RESERVATIONS_FIRST"),
+            dict(reservation_preference="RESERVATIONS_FIRST"),
             "reservationPreference",
             "only with capacityOptionType RESERVED",
         ),
         (
-            ManagedInstancesArgs(
+            dict(
                 capacity_option_type="RESERVED",
                 reservation_preference="RESERVATIONS_FIRST",
                 reservation_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/g",
@@ -181,12 +194,12 @@ def test_defaults_are_valid():
             "reservationGroupArn",
             "RESERVATIONS_ONLY",
         ),
-        (ManagedInstancesArgs(scale_in_after_seconds=-2), "scaleInAfterSeconds", "between -1"),
-        (ManagedInstancesArgs(scale_in_after_seconds=3601), "scaleInAfterSeconds", "3600"),
+        (dict(scale_in_after_seconds=-2), "scaleInAfterSeconds", "-1"),
+        (dict(scale_in_after_seconds=3601), "scaleInAfterSeconds", "3600"),
     ],
 )
-def test_option_problems(args, key, fragment):
-    problems = mi.managed_instances_problems(args)
+def test_option_problems(fields, key, fragment):
+    problems = option_problems(**fields)
     assert any(k == key and fragment in m for k, m in problems), problems
 
 
@@ -262,7 +275,7 @@ def test_empty_values_are_not_flagged():
 
 def test_trust_policies():
     infra = json.loads(mi.infrastructure_assume_role_policy())
-    instance = json.loads(mi.instance_assume_role_policy())
+    instance = json.loads(instance_assume_role_policy())
     assert infra["Statement"][0]["Principal"] == {"Service": "ecs.amazonaws.com"}
     assert instance["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 
@@ -283,7 +296,7 @@ def test_pass_role_is_scoped_to_the_instance_role():
 
 def test_request_is_what_ecs_accepts():
     api = validate_shape(
-        "ecs", "CreateCapacityProvider", _request(ManagedInstancesArgs(), tags={"team": "ml"})
+        "ecs", "CreateCapacityProvider", _request(ManagedInstancePoolConfig(tags={"team": "ml"}))
     )
     provider = api["managedInstancesProvider"]
     template = provider["instanceLaunchTemplate"]
@@ -298,12 +311,11 @@ def test_request_is_what_ecs_accepts():
 
 
 def test_reserved_request():
-    args = ManagedInstancesArgs(
+    args = ManagedInstancePoolConfig(
         capacity_option_type="RESERVED",
         reservation_preference="RESERVATIONS_ONLY",
         reservation_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/gpus",
     )
-    assert mi.managed_instances_problems(args) == []
     api = validate_shape("ecs", "CreateCapacityProvider", _request(args))
     assert api["managedInstancesProvider"]["instanceLaunchTemplate"]["capacityReservations"] == {
         "reservationPreference": "RESERVATIONS_ONLY",
@@ -312,7 +324,7 @@ def test_reserved_request():
 
 
 def test_request_shape_check_catches_a_bad_enum():
-    request = _request(ManagedInstancesArgs())
+    request = _request(ManagedInstancePoolConfig())
     request["managedInstancesProvider"]["instanceLaunchTemplate"]["monitoring"] = "FULL"
     with pytest.raises(ShapeError, match="FULL"):
         validate_shape("ecs", "CreateCapacityProvider", request)
@@ -323,7 +335,7 @@ def test_request_shape_check_catches_a_bad_enum():
     storage=st.integers(-5, 20_000),
     monitoring=st.sampled_from(["BASIC", "DETAILED", "NONE"]),
     option=st.sampled_from(["ON_DEMAND", "SPOT", "RESERVED"]),
-    preference=st.sampled_from([None, *mi.RESERVATION_PREFERENCES]),
+    preference=st.sampled_from([None, *aws_limits.MANAGED_INSTANCES_RESERVATION_PREFERENCES]),
     scale_in=st.one_of(st.none(), st.integers(-3, 4000)),
     repair=st.booleans(),
     tags=st.booleans(),
@@ -331,7 +343,7 @@ def test_request_shape_check_catches_a_bad_enum():
 def test_accepted_options_always_make_a_valid_request(
     storage, monitoring, option, preference, scale_in, repair, tags
 ):
-    args = ManagedInstancesArgs(
+    fields = dict(
         storage_gib=storage,
         monitoring=monitoring,
         capacity_option_type=option,
@@ -340,8 +352,9 @@ def test_accepted_options_always_make_a_valid_request(
         auto_repair=repair,
         propagate_tags=tags,
     )
-    if mi.managed_instances_problems(args):
+    if option_problems(**fields):
         return
+    args = ManagedInstancePoolConfig(**fields)
     validate_shape("ecs", "CreateCapacityProvider", _request(args))
     assert 1 <= storage <= 16_384 and monitoring != "NONE"
 
@@ -351,14 +364,11 @@ def test_every_catalog_gpu_choice_makes_a_valid_request():
         need = sizing.gpu_memory_need("llama-3.2-1b", max_model_len=2048)
         choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("m", need)], [inst.name])
         assert choice is not None, problems
-        request = mi.create_capacity_provider_request(
-            "p",
-            "c",
-            infrastructure_role_arn=ROLE,
-            instance_profile_arn=PROFILE,
+        request = managed_request(
+            ManagedInstancePoolConfig(),
+            ir.managed_instance_requirements(choice),
+            role=ROLE,
+            profile=PROFILE,
             subnets=["subnet-0123456789abcdef0"],
-            security_groups=[],
-            requirements=ir.managed_instance_requirements(choice),
-            args=ManagedInstancesArgs(),
         )
         validate_shape("ecs", "CreateCapacityProvider", request)

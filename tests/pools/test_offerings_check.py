@@ -1,5 +1,5 @@
 """The deploy-time check that a pool's types are offered in its subnets' zones
-(components/capacity/offerings_check.py), the request it sends, and the offline preview's answer
+(components/pools/offerings_check.py), the request it sends, and the offline preview's answer
 to it (tools/lookups.py, from the dated offerings table)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from ecs_inference.capacity.offerings_check import ZONE_ID_LOCATION, offerings_problems
+from ecs_inference.pools.offerings_check import ZONE_ID_LOCATION, offerings_problems
 from ecs_inference.sizing import ec2_offerings
 from tools.lookups import LOOKUPS
 from tools.preview import EXIT_PROGRAM, main

@@ -14,13 +14,15 @@ import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.arns import arn_of, aws_context
-from ecs_inference.specs.cluster import ClusterSpec
+from ecs_inference.pools.input import ClusterConfig
+
+EXEC_LOG_RETENTION_DAYS = 365
+"""Retention of the ECS Exec session log group, in days."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ClusterArgs(ClusterSpec):
-    """Inputs of `Cluster`: its spec (`components.specs.cluster.ClusterSpec`) plus the wiring
-    below."""
+@dataclass(frozen=True)
+class ExecLogWiring:
+    """What a `Cluster` takes besides its input: the name the stack gives its session log."""
 
     exec_log_group_name: str | None = None
     """Name of the ECS Exec log group (the task roles are scoped to it); None: auto-named."""
@@ -40,18 +42,26 @@ class Cluster(pulumi.ComponentResource):
     """The ECS Exec session log; None without session logging."""
 
     def __init__(
-        self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: ClusterConfig | None = None,
+        wiring: ExecLogWiring | None = None,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`input`: the cluster's section (default `ClusterConfig()`); sessions are logged only
+        where ECS Exec is on."""
         super().__init__("ecs-inference:compute:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        args = input or ClusterConfig()
+        exec_log_group_name = (wiring or ExecLogWiring()).exec_log_group_name
 
         self.exec_log_group = None
         configuration = None
-        if args.execute_command_logging:
+        if args.execute_command and args.execute_command_logging:
             self.exec_log_group = aws.cloudwatch.LogGroup(
                 f"{name}-exec",
-                name=args.exec_log_group_name,
-                retention_in_days=args.exec_log_retention_days,
+                name=exec_log_group_name,
+                retention_in_days=EXEC_LOG_RETENTION_DAYS,
                 opts=child,
             )
             configuration = aws.ecs.ClusterConfigurationArgs(
@@ -60,8 +70,7 @@ class Cluster(pulumi.ComponentResource):
                     log_configuration=aws.ecs.ClusterConfigurationExecuteCommandConfigurationLogConfigurationArgs(
                         # The explicit name when given (known at preview; the task roles are
                         # scoped to it); the cluster depends on the group either way.
-                        cloud_watch_log_group_name=args.exec_log_group_name
-                        or self.exec_log_group.name,
+                        cloud_watch_log_group_name=exec_log_group_name or self.exec_log_group.name,
                         cloud_watch_encryption_enabled=False,
                     ),
                 )

@@ -10,27 +10,55 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecs_inference.capacity.user_data import ecs_agent_settings
-from ecs_inference.specs import mixed_instances as mi
-from ecs_inference.specs.mixed_instances import MixedInstancesArgs
+from ecs_inference.pools import decisions
+from ecs_inference.pools import spot as mi
+from ecs_inference.pools.input import PoolConfig, WarmPoolConfig
+from ecs_inference.pools.user_data import ecs_agent_settings
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 
+
+def purchase(**fields: Any) -> PoolConfig:
+    """A pool's purchase options, by the names the policy's members have (unvalidated: the
+    input's bounds have their own tests)."""
+    above = fields.pop("on_demand_percentage_above_base", 100)
+    values = PoolConfig().model_dump() | fields
+    return PoolConfig.model_construct(
+        **values | {"on_demand_percentage_above_base_capacity": above}
+    )
+
+
+class _Checks:
+    """`pools.decisions` as the mixed instances checks of a pool with these types."""
+
+    @staticmethod
+    def mixed_instances_problems(
+        args: PoolConfig, types: list[str], *, warm_pool: bool, max_size: int
+    ) -> list[tuple[str, str]]:
+        warm = WarmPoolConfig() if warm_pool else None
+        pool = args.model_copy(update={"warm_pool": warm, "max_size": max_size})
+        return decisions.mixed_instances_problems(pool, types)
+
+
+checks = _Checks()
+
 TYPES = ["g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge"]
-SPOT = MixedInstancesArgs(on_demand_base_capacity=1, on_demand_percentage_above_base=25)
+SPOT = purchase(on_demand_base_capacity=1, on_demand_percentage_above_base=25)
 
 
 def test_strategy_tables_match_the_api_documentation():
     # botocore types both strategies as free strings; the API reference lists the values.
-    assert set(mi.GPU_SPOT_ALLOCATION_STRATEGIES) < set(mi.API_SPOT_ALLOCATION_STRATEGIES)
-    assert "lowest-price" not in mi.GPU_SPOT_ALLOCATION_STRATEGIES
+    assert set(decisions.GPU_SPOT_ALLOCATION_STRATEGIES) < set(
+        decisions.API_SPOT_ALLOCATION_STRATEGIES
+    )
+    assert "lowest-price" not in decisions.GPU_SPOT_ALLOCATION_STRATEGIES
     shape: Any = named_shape("autoscaling", "InstancesDistribution")  # cached props: untyped
     assert shape.members["SpotAllocationStrategy"].type_name == "string"
 
 
 def test_defaults_are_on_demand_and_valid():
-    args = MixedInstancesArgs()
+    args = purchase()
     assert not args.uses_spot
-    assert mi.mixed_instances_problems(args, TYPES, warm_pool=False, max_size=3) == []
+    assert checks.mixed_instances_problems(args, TYPES, warm_pool=False, max_size=3) == []
 
 
 @pytest.mark.parametrize(
@@ -38,9 +66,9 @@ def test_defaults_are_on_demand_and_valid():
     [
         # AWS: no warm pool with Spot or a mixed instances policy
         (SPOT, TYPES[:1], True, 3, "warmPool", "Spot Instances"),
-        (MixedInstancesArgs(), TYPES, True, 3, "warmPool", "3 instance types"),
+        (purchase(), TYPES, True, 3, "warmPool", "3 instance types"),
         (
-            MixedInstancesArgs(spot_allocation_strategy="lowest-price"),
+            purchase(spot_allocation_strategy="lowest-price"),
             TYPES,
             False,
             3,
@@ -48,7 +76,7 @@ def test_defaults_are_on_demand_and_valid():
             "most often reclaimed",
         ),
         (
-            MixedInstancesArgs(spot_allocation_strategy="cheapest"),
+            purchase(spot_allocation_strategy="cheapest"),
             TYPES,
             False,
             3,
@@ -56,7 +84,7 @@ def test_defaults_are_on_demand_and_valid():
             "must be one of",
         ),
         (
-            MixedInstancesArgs(on_demand_allocation_strategy="capacity-optimized"),
+            purchase(on_demand_allocation_strategy="capacity-optimized"),
             TYPES,
             False,
             3,
@@ -64,23 +92,7 @@ def test_defaults_are_on_demand_and_valid():
             "prioritized or lowest-price",
         ),
         (
-            MixedInstancesArgs(on_demand_percentage_above_base=101),
-            TYPES,
-            False,
-            3,
-            "onDemandPercentageAboveBaseCapacity",
-            "between 0 and 100",
-        ),
-        (
-            MixedInstancesArgs(on_demand_base_capacity=-1),
-            TYPES,
-            False,
-            3,
-            "onDemandBaseCapacity",
-            "at least 0",
-        ),
-        (
-            MixedInstancesArgs(on_demand_base_capacity=3, on_demand_percentage_above_base=0),
+            purchase(on_demand_base_capacity=3, on_demand_percentage_above_base=0),
             TYPES,
             False,
             3,
@@ -88,7 +100,7 @@ def test_defaults_are_on_demand_and_valid():
             "no Spot instance would ever launch",
         ),
         (
-            MixedInstancesArgs(on_demand_percentage_above_base=0, spot_max_price="free"),
+            purchase(on_demand_percentage_above_base=0, spot_max_price="free"),
             TYPES,
             False,
             3,
@@ -96,7 +108,7 @@ def test_defaults_are_on_demand_and_valid():
             "above 0",
         ),
         (
-            MixedInstancesArgs(spot_max_price="3.50"),
+            purchase(spot_max_price="3.50"),
             TYPES,
             False,
             3,
@@ -104,7 +116,7 @@ def test_defaults_are_on_demand_and_valid():
             "buys no Spot",
         ),
         (
-            MixedInstancesArgs(),
+            purchase(),
             [f"g6e.{i}xlarge" for i in range(41)],
             False,
             3,
@@ -114,20 +126,17 @@ def test_defaults_are_on_demand_and_valid():
     ],
 )
 def test_rejected_combinations(args, types, warm, max_size, key, fragment):
-    problems = mi.mixed_instances_problems(args, types, warm_pool=warm, max_size=max_size)
+    problems = checks.mixed_instances_problems(args, types, warm_pool=warm, max_size=max_size)
     assert any(k == key and fragment in m for k, m in problems), problems
 
 
 def test_single_type_on_demand_keeps_the_warm_pool():
-    assert (
-        mi.mixed_instances_problems(MixedInstancesArgs(), TYPES[:1], warm_pool=True, max_size=2)
-        == []
-    )
+    assert checks.mixed_instances_problems(purchase(), TYPES[:1], warm_pool=True, max_size=2) == []
 
 
 def test_policy_request_is_what_autoscaling_accepts():
     policy = mi.mixed_instances_policy_request(
-        MixedInstancesArgs(
+        purchase(
             on_demand_base_capacity=1,
             on_demand_percentage_above_base=0,
             spot_allocation_strategy="capacity-optimized-prioritized",
@@ -183,7 +192,7 @@ def test_shape_check_catches_a_misspelt_member():
     ],
 )
 def test_on_demand_instances(base, pct, instances, expected):
-    args = MixedInstancesArgs(on_demand_base_capacity=base, on_demand_percentage_above_base=pct)
+    args = purchase(on_demand_base_capacity=base, on_demand_percentage_above_base=pct)
     assert mi.on_demand_instances(args, instances) == expected
 
 
@@ -206,7 +215,7 @@ def test_spot_notes_put_numbers_on_a_reclaim():
 
 
 def test_spot_notes_warn_when_the_minimum_rides_on_spot():
-    args = MixedInstancesArgs(on_demand_base_capacity=0, on_demand_percentage_above_base=0)
+    args = purchase(on_demand_base_capacity=0, on_demand_percentage_above_base=0)
     notes = mi.spot_interruption_notes(
         args,
         service="llama",
@@ -230,7 +239,7 @@ def test_spot_notes_warn_when_the_minimum_rides_on_spot():
 
 def test_on_demand_only_note():
     notes = mi.spot_interruption_notes(
-        MixedInstancesArgs(),
+        purchase(),
         service="s",
         min_count=1,
         tasks_per_instance=1,
@@ -249,19 +258,20 @@ def test_on_demand_only_note():
     n_types=st.integers(1, 5),
     warm=st.booleans(),
     max_size=st.integers(1, 8),
-    strategy=st.sampled_from(mi.API_SPOT_ALLOCATION_STRATEGIES),
+    strategy=st.sampled_from(decisions.API_SPOT_ALLOCATION_STRATEGIES),
 )
 def test_warm_pool_accepted_only_for_one_on_demand_type(
     base, pct, n_types, warm, max_size, strategy
 ):
-    args = MixedInstancesArgs(
+    args = purchase(
         on_demand_base_capacity=base,
         on_demand_percentage_above_base=pct,
         spot_allocation_strategy=strategy,
     )
     types = [f"g6e.{k}xlarge" for k in range(n_types)]
     keys = {
-        k for k, _ in mi.mixed_instances_problems(args, types, warm_pool=warm, max_size=max_size)
+        k
+        for k, _ in checks.mixed_instances_problems(args, types, warm_pool=warm, max_size=max_size)
     }
     assert ("warmPool" in keys) == (warm and (pct < 100 or n_types > 1))
     assert ("spotAllocationStrategy" in keys) == (strategy == "lowest-price")

@@ -1,4 +1,4 @@
-"""The user data of a pool's instances (`capacity.user_data`): ECS agent settings and the script
+"""The user data of a pool's instances (`pools.user_data`): ECS agent settings and the script
 that writes them."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import base64
 
 import pytest
 
-from ecs_inference.capacity.user_data import ecs_agent_settings, ecs_user_data, encode_user_data
-from tests.capacity.conftest import ecs_config
+from ecs_inference.pools.user_data import ecs_agent_settings, ecs_user_data, encode_user_data
+from tests.pools.conftest import ecs_config
 
 
 def test_gpu_agent_settings() -> None:
@@ -45,7 +45,7 @@ def test_neuron_settings_have_no_gpu_flag_and_warm_pool_adds_check() -> None:
 
 
 def test_user_data_is_a_script_writing_ecs_config() -> None:
-    script = ecs_user_data("prod-ecs", accelerator="nvidia", warm_pool=True)
+    script = ecs_user_data(ecs_agent_settings("prod-ecs", accelerator="nvidia", warm_pool=True))
     assert script.startswith("#!/bin/bash\nset -euo pipefail\n")
     # quoted heredoc: nothing in the values is expanded by the shell
     assert "cat <<'EOF' >> /etc/ecs/ecs.config\n" in script
@@ -58,4 +58,4 @@ def test_user_data_is_a_script_writing_ecs_config() -> None:
 @pytest.mark.parametrize("bad", ["", "a b", "c\n", "x\nEOF\nrm -rf /", "c$(id)", "n" * 256])
 def test_cluster_name_is_validated(bad: str) -> None:
     with pytest.raises(ValueError, match="ECS cluster name"):
-        ecs_user_data(bad, accelerator="nvidia", warm_pool=False)
+        ecs_agent_settings(bad, accelerator="nvidia", warm_pool=False)

@@ -129,7 +129,7 @@ AMIS: dict[Accelerator, AmiContents] = {
         ),
     ),
 }
-"""The AMI of each accelerator kind, as `capacity.asg_pool` resolves it from SSM."""
+"""The AMI of each accelerator kind, as `pools.asg_pool` resolves it from SSM."""
 
 AWS_CLI_PACKAGE = "awscli-2"
 """The AL2023 package of the `aws` command."""
