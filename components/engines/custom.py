@@ -28,17 +28,13 @@ from ecs_inference.engines.base import (
     TaskArgsError,
     TaskShape,
     check_gpus_match,
-    check_port,
-    check_served_name,
     check_weights_store,
-    check_weights_uri,
     env_list,
     fail,
     gpu_demand,
     keepalive_for,
     neuron_device_mappings,
     no_devices,
-    pos_int,
     sized,
     visible_cores,
 )
@@ -48,7 +44,6 @@ from ecs_inference.sizing.instance_types import DeclaredDemand, Demand
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
-_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$")
 
 
 @dataclass(frozen=True)
@@ -124,37 +119,6 @@ class CustomLaunch(LaunchDefaults):
                 f" s, longer than the ALB idle timeout of {self.alb_idle_timeout_seconds} s; "
                 "declare the image's keep-alive interval or raise the endpoint's idle timeout",
             )
-
-    def check_settings(self) -> None:
-        """The schema's rules on the keys this launch came from (a launch built by hand): a
-        pinned image, the served name, the port, the accelerator counts
-        and memory, the weights URI, the generation bound and the warm-up."""
-        where = self.where
-        block = self.settings_path or where
-        image = self.image
-        if (
-            not isinstance(image, str)
-            or not _IMAGE.match(image)
-            or ":latest" in image
-            or (":" not in image.rsplit("/", 1)[-1] and "@" not in image)
-        ):
-            raise fail(where, "image", f"{image!r} must be an image pinned by tag or digest")
-        check_served_name(where, self.served_model_name)
-        check_port(block, "port", self.port)
-        for key in ("gpus", "neuronDevices"):
-            value = self.gpus if key == "gpus" else self.neuron_devices
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise fail(block, key, f"must be a whole number >= 0, got {value!r}")
-        memory = self.accelerator_memory_gib
-        if memory is not None and (
-            isinstance(memory, bool) or not isinstance(memory, (int, float)) or memory <= 0
-        ):
-            raise fail(block, "acceleratorMemoryGiB", f"must be > 0, got {memory!r}")
-        if self.weights_uri is not None:
-            check_weights_uri(where, self.weights_uri)
-        pos_int(where, "maxGenerationSeconds", self.max_generation_seconds)
-        if self.warmup_seconds < 0:
-            raise fail(block, "warmupSeconds", f"must be >= 0, got {self.warmup_seconds!r}")
 
     def _check_environment(self) -> None:
         where = self.where

@@ -54,9 +54,7 @@ from ecs_inference.engines.base import (
 from ecs_inference.engines.registry import register
 from ecs_inference.engines.vllm import (
     ServerDefaults,
-    check_managed_flags,
     check_server,
-    check_server_settings,
     positive_int,
     server_environment,
 )
@@ -166,14 +164,6 @@ class NeuronLaunch(ServerDefaults):
                 f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
                 f"from port {self.port}"
             )
-
-    def check_settings(self) -> None:
-        """The schema's rules on the keys this launch came from (a launch built by hand):
-        served name, artifact URI, compiled batch size and sequence length, managed flags."""
-        where = "NeuronLaunch"
-        positive = {"batch_size": self.batch_size, "sequence_length": self.sequence_length}
-        check_server_settings(where, self, "artifact_uri", self.artifact_uri, positive)
-        check_managed_flags(self.extra_args, MANAGED_FLAGS, where)
 
     @property
     def gpus(self) -> int:

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 
 from ecs_inference.config.issues import Advisory
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.plan.pools import PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.mixed_instances import spot_predictions
 from ecs_inference.specs.pool import PoolSpec
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import RerankerSpec
 
 
 def deploy_advisories(
@@ -44,7 +45,7 @@ def spot_advisories(
     cfg: StackConfig,
     choices: Mapping[str, PoolChoice],
     pools: Mapping[str, PoolSpec],
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
 ) -> list[Advisory]:
     """What a Spot reclaim predicts for each model on a pool that buys Spot."""
     found: list[Advisory] = []
@@ -70,7 +71,7 @@ def spot_advisories(
 
 def single_task_advisories(
     cfg: StackConfig,
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
     rerankers: Mapping[str, RerankerSpec],
     gateway: LiteLLMGatewaySpec | None,
 ) -> list[Advisory]:

@@ -12,6 +12,7 @@ from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
 from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.services.decisions import deregistration
 from ecs_inference.specs.gateway import (
     BEDROCK_MODEL_ID,
@@ -27,7 +28,7 @@ from ecs_inference.specs.gateway import (
     managed_names,
 )
 from ecs_inference.specs.secrets import secret_ref, secret_refs
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.specs.service_connect import private_host
 
 
@@ -313,7 +314,7 @@ def _decisions(spec: LiteLLMGatewaySpec, size: sizing.FargateSize) -> list[str]:
 
 def plan_gateway(
     cfg: StackConfig,
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
     namespace: str,
     priority: int,
     issues: Issues,

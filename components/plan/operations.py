@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 from ecs_inference.specs.pool import PoolSpec
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.workers.decisions import WorkerDecisions
 
 
@@ -40,7 +41,7 @@ def subscriptions(cfg: StackConfig, issues: Issues) -> list[ops_specs.Subscripti
 
 def operations_spec(
     cfg: StackConfig,
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
     rerankers: Mapping[str, RerankerSpec],
     pools: Mapping[str, PoolSpec],
     gateway: LiteLLMGatewaySpec | None,

@@ -10,7 +10,16 @@ from dataclasses import dataclass, field
 from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
-from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
+from ecs_inference.models import decisions as model_decisions
+from ecs_inference.models.decisions import (
+    UNDECIDED_DEPLOY,
+    ModelDecisions,
+    ModelInputs,
+    Placement,
+    StackFacts,
+    configured_image,
+    decide,
+)
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -19,7 +28,6 @@ from ecs_inference.plan import (
     gateway,
     image_regions,
     images,
-    models,
     network,
     operations,
     pools,
@@ -37,7 +45,7 @@ from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations_alarms
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
-from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
+from ecs_inference.specs.service import RerankerSpec
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
 from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.decisions import WorkerDecisions, plan_workers
@@ -61,10 +69,10 @@ class Plan:
     gpu_pools: Mapping[str, PoolSpec]
     neuron_pools: Mapping[str, PoolSpec]
     managed_instance_pools: Mapping[str, ManagedInstancesPoolSpec]
-    models: Mapping[str, ModelServiceSpec]
-    model_inputs: Mapping[str, ModelInputs]
-    """What each model service was decided from around it (its pool's types, deploy, listener
-    priority, idle timeout, the stack's facts): its component decides again from the same."""
+    models: Mapping[str, ModelDecisions]
+    """Each model service's decisions, with what they were decided from around it (`inputs`:
+    its pool's types, deploy, listener priority, idle timeout, the stack's facts): its
+    component decides again from the same."""
     model_pools: Mapping[str, str]
     """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerSpec]
@@ -130,6 +138,40 @@ def _pool_specs(
     return out, deploys
 
 
+def _placed(cfg: StackConfig, pools: Mapping[str, PoolChoice]) -> dict[str, list[Placed]]:
+    """Pool name -> the models that fit it (a model its pool could not take is already an
+    issue), in config order."""
+    out: dict[str, list[Placed]] = {name: [] for name in pools}
+    for name, model in cfg.models.items():
+        pool = pools.get(model.pool)
+        if pool is None or name not in pool.types.fits:
+            continue
+        out[pool.name].append(
+            Placed(
+                name,
+                model,
+                pool.types.tasks_per_instance(name),
+                pool.types.layouts[name].devices_per_task,
+                configured_image(model, cfg.images),
+            )
+        )
+    return out
+
+
+def _stack_facts(cfg: StackConfig, region: str | None, stack: str) -> StackFacts:
+    """What every model service takes from the stack's settings."""
+    return StackFacts(
+        weight_stores=dict(cfg.weight_stores),
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
+        region=region,
+        stack=stack,
+        alarm_settings=operations.alarm_settings(cfg),
+    )
+
+
 def _model_specs(
     cfg: StackConfig,
     demands: Mapping[str, Demand],
@@ -138,13 +180,11 @@ def _model_specs(
     deploys: Mapping[str, Mapping[str, DeployChoice]],
     context: tuple[dict[str, int], int, str | None, str],
     issues: Issues,
-) -> tuple[dict[str, ModelServiceSpec], dict[str, list[str]], dict[str, ModelInputs]]:
-    """Every model's spec, decisions and what they were decided from, on the types its pool
-    chose."""
+) -> tuple[dict[str, ModelDecisions], dict[str, list[str]]]:
+    """Every model's decisions and decision lines, on the types its pool chose."""
     priorities, idle, region, stack = context
-    found: dict[str, ModelServiceSpec] = {}
+    found: dict[str, ModelDecisions] = {}
     lines: dict[str, list[str]] = {}
-    decided_from: dict[str, ModelInputs] = {}
     for name, model in cfg.models.items():
         pool = choices.get(model.pool)
         if pool is None or name not in pool.types.fits:
@@ -160,15 +200,14 @@ def _model_specs(
                 priority=priorities[name],
                 idle_timeout_seconds=idle,
                 deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
-                facts=models.stack_facts(cfg, region, stack),
+                facts=_stack_facts(cfg, region, stack),
             ),
-            image=models.configured_image(cfg, model),
+            image=configured_image(model, cfg.images),
         )
         planned = decide(inputs, issues)
         if planned is not None:
             found[name], lines[f"model {name}"] = planned
-            decided_from[name] = inputs
-    return found, lines, decided_from
+    return found, lines
 
 
 def build_plan(
@@ -192,11 +231,11 @@ def build_plan(
     network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
     idle = endpoint.idle_timeout(config, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
-    demands = models.demands(config, issues)
+    demands = model_decisions.demands(config.models, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)
-    pool_specs, deploys = _pool_specs(config, choices, models.placed(config, choices), issues)
+    pool_specs, deploys = _pool_specs(config, choices, _placed(config, choices), issues)
     context = (priorities, idle.seconds, region, stack or "stack")
-    model_specs, model_lines, model_inputs = _model_specs(
+    model_specs, model_lines = _model_specs(
         config, demands, choices, pool_specs, deploys, context, issues
     )
     reranker_specs, reranker_lines = rerankers.plan_rerankers(
@@ -257,7 +296,6 @@ def build_plan(
         neuron_pools=pool_specs.neuron,
         managed_instance_pools=pool_specs.managed,
         models=model_specs,
-        model_inputs=model_inputs,
         model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,

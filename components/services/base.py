@@ -39,7 +39,7 @@ from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import derived_name
 from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
-from ecs_inference.specs.service import ServiceSpec
+from ecs_inference.specs.service import ServedService
 from ecs_inference.specs.service_connect import (
     PORT_NAME,
     Namespace,
@@ -629,11 +629,11 @@ class EcsService(pulumi.ComponentResource):
         )
         return self.scaling_policy
 
-    # -- the load-balanced service of a ServiceSpec (models and re-rankers) -----------------
+    # -- the load-balanced service (models and re-rankers) -----------------------------------
 
     def _serve(
         self,
-        spec: ServiceSpec,
+        spec: ServedService,
         wiring: ServiceWiring,
         *,
         balancing: Balancing,
@@ -825,7 +825,7 @@ def service_connect_server(
 
 
 def metrics_sidecar(
-    spec: ServiceSpec,
+    spec: ServedService,
     *,
     kind: str,
     port: int,

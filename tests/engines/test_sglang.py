@@ -246,11 +246,6 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
             "platform.models.chat.kvCacheDtype",
             "not an SGLang --kv-cache-dtype value",
         ),
-        (
-            lambda: SglangLaunch(WHERE, "m", "efs://fs/models", 4096),
-            "platform.models.chat.weightsUri",
-            "s3://bucket/prefix/ or efs://",
-        ),
     ],
 )
 def test_bad_settings_fail_with_the_config_path(factory, path, fragment):

@@ -1,10 +1,11 @@
 """The plan validates a stack's config once: the schema checks each key, the plan each decision.
 The spec checks a program that builds specs by hand calls (`validate_endpoint_args`,
-`validate_model_service`, `validate_reranker`, `pool_problems`) are not run again on the plan's
-own specs, so every spec the plan builds from a config it accepts must already pass them. Edits
-of the reference stacks, drawn from every scalar key of the endpoint, model, re-ranker and pool
-schemas at and around their own bounds, or removing keys, look for a config the plan accepts and
-a spec check refuses: each would be a check the stack's path skips."""
+`validate_reranker`, `pool_problems`; a model service decides and checks itself) are not run
+again on the plan's own specs, so every spec the plan builds from a config it accepts must
+already pass them. Edits of the reference stacks, drawn from every scalar key of the endpoint,
+model, re-ranker and pool schemas at and around their own bounds, or removing keys, look for a
+config the plan accepts and a spec check refuses: each would be a check the stack's path
+skips."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from ecs_inference.plan import PLATFORM_NAME, Plan
 from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.specs.endpoint import endpoint_arg_issues
 from ecs_inference.specs.pool import pool_problems
-from ecs_inference.specs.service import validate_model_service, validate_reranker
+from ecs_inference.specs.service import validate_reranker
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
 STACKS = ("dev", "prod", "agents", "engines")
@@ -38,7 +39,6 @@ def spec_problems(plan: Plan) -> list[str]:
     """What the spec checks say of the plan's specs (empty: they pass)."""
     found = [f"{i.path}: {i.message}" for i in endpoint_arg_issues(plan.endpoint)]
     checks = [
-        *((validate_model_service, f"platform.models.{n}", s) for n, s in plan.models.items()),
         *((validate_reranker, f"platform.rerankers.{n}", s) for n, s in plan.rerankers.items()),
     ]
     for check, where, spec in checks:

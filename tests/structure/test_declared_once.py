@@ -118,7 +118,8 @@ ALLOWED = frozenset(
         "engines.neuron.NeuronCompileConfig ~ sizing.neuron.NeuronFit",
         "engines.sglang.SglangLaunch ~ sizing.gpu.MemoryNeed",
         "engines.vllm.VllmLaunch ~ sizing.gpu.MemoryNeed",
-        # models: ModelServiceSpec, the decided spec the other plan sections (operations, gateway, cost) still read
+        # models: ServiceSpec (the re-rankers' base, until they move) declares what the model
+        # service's wiring and stack facts carry
         "models.decisions.StackFacts ~ specs.service.ServiceSpec",
         "models.service.ModelWiring ~ specs.service.ServiceSpec",
         # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
@@ -131,18 +132,11 @@ ALLOWED = frozenset(
         "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
         "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
         "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
-        # LoRA (issue 35): the launch and the buffer sizing still copy the vLLM settings and
-        # the model shape; to fold into VllmSettings / MemoryNeed
+        # LoRA (issue 35): the shape keys (hiddenSize, intermediateSize, vocabSize) the
+        # re-rankers' model and the explicit architecture both name
         "config.rerankers.RerankerModelConfig ~ models.input.ArchitectureConfig",
         "config.rerankers.RerankerModelConfig ~ sizing.lora.LoraShape",
-        "engines.vllm.LoraAdapterConfig ~ engines.vllm.LoraModule",
-        "engines.vllm.VllmLaunch ~ engines.vllm.VllmSettings",
-        "engines.vllm.VllmLaunch ~ sizing.lora.LoraNeed",
-        "engines.vllm.VllmSettings ~ sizing.lora.LoraNeed",
-        "models.input.ArchitectureConfig ~ sizing.lora.LoraNeed",
         "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
-        "sizing.catalog.ModelArchitecture ~ sizing.lora.LoraNeed",
-        "sizing.gpu.MemoryNeed ~ sizing.lora.LoraNeed",
         "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
     }
 )
