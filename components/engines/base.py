@@ -558,8 +558,6 @@ class LaunchInputs:
     """The service key (`platform.models.<name>`)."""
     model: ModelSettings
     """The model's config (`ModelConfig`)."""
-    demand: Demand
-    """What the model needs from an instance type (`Engine.demand`)."""
     fit: Fit
     """How it fits the pool's cheapest chosen type (every chosen type has the same layout)."""
     weights_uri: str | None

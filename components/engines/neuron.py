@@ -306,15 +306,14 @@ class Neuron(Engine):
 
     def launch(self, inputs: LaunchInputs) -> NeuronLaunch:
         """optimum-neuron on the devices the fit maps, checked against the compiled shape."""
-        demand, fit, family = inputs.demand, inputs.fit, inputs.instance_family
-        assert isinstance(demand, NeuronDemand) and isinstance(fit, sizing.NeuronFit)
-        assert inputs.weights_uri is not None
+        fit, family = inputs.fit, inputs.instance_family
+        assert isinstance(fit, sizing.NeuronFit) and inputs.weights_uri is not None
         return NeuronLaunch(
             served_model_name=inputs.served_model_name,
             artifact_uri=inputs.weights_uri,
-            batch_size=demand.batch_size,
-            sequence_length=demand.sequence_length,
-            tp_degree=demand.tp_degree,
+            batch_size=fit.batch_size,
+            sequence_length=fit.sequence_length,
+            tp_degree=fit.tp_degree,
             num_devices=fit.devices_mapped,
             target=family if family in ("inf2", "trn1") else None,
             alb_idle_timeout_seconds=inputs.idle_timeout_seconds,

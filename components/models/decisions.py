@@ -504,7 +504,6 @@ def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
         LaunchInputs(
             name=m.name,
             model=model,
-            demand=m.demand,
             fit=fit,
             weights_uri=weights.engine_uri,
             instance_family=m.types.cheapest.family,

@@ -21,7 +21,7 @@ from ecs_inference.engines import Launch
 from ecs_inference.engines.custom import CustomLaunch
 from ecs_inference.engines.sglang import SglangLaunch
 from tests.engines.checks import fails_at
-from tests.engines.test_custom import IMAGE, SECRET
+from tests.engines.test_custom import IMAGE, SECRET, custom_launch
 from tests.engines.test_tgi import TGI_CASES, TGI_ENTRYPOINT
 from tests.images.engine_images import (
     IMAGES,
@@ -354,10 +354,8 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
     cases: list[Launch] = [
         *SGLANG_CASES,
         *TGI_CASES,
-        CustomLaunch(
-            WHERE, IMAGE, "m", gpus=1, secrets={"K": SECRET}, alb_idle_timeout_seconds=300
-        ),
-        CustomLaunch(WHERE, IMAGE, "m", neuron_devices=2, alb_idle_timeout_seconds=300),
+        custom_launch({"gpus": 1}, secrets={"K": SECRET}),
+        custom_launch({"neuronDevices": 2}),
     ]
     for launch in cases:
         container: dict[str, object] = {
@@ -371,7 +369,8 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
             ),
         }
         if isinstance(launch, CustomLaunch):
-            container["secrets"] = launch.container_secrets()
+            secrets = launch.inputs.model.secrets
+            container["secrets"] = [{"name": k, "valueFrom": v} for k, v in sorted(secrets.items())]
             if launch.neuron_devices:
                 container["linuxParameters"] = {"devices": launch.device_mappings()}
         validate_named_shape("ecs", "ContainerDefinition", container)

@@ -86,17 +86,9 @@ ALLOWED = frozenset(
         "specs.operations.dashboard.ModelPanel ~ specs.operations.dashboard.RerankerPanel",
         "specs.operations.dashboard.RerankerPanel ~ specs.operations.table.ServiceSubject",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
-        "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
         "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",
         "config.services.ServiceConfig ~ specs.service.ServiceSpec",
-        # models: the engines' LaunchInputs (the registry's contract, docs/engines.md) repeats the decisions' inputs
-        "engines.base.LaunchInputs ~ models.decisions.ModelInputs",
         # models: the engines' launches share no base for port, served name and idle timeout
-        "engines.custom.CustomLaunch ~ engines.neuron.NeuronLaunch",
-        "engines.custom.CustomLaunch ~ engines.sglang.SglangLaunch",
-        "engines.custom.CustomLaunch ~ engines.tgi.TgiLaunch",
-        "engines.custom.CustomLaunch ~ engines.vllm.VllmLaunch",
-        "engines.custom.CustomEngineConfig ~ engines.custom.CustomLaunch",
         "engines.neuron.NeuronLaunch ~ engines.sglang.SglangLaunch",
         "engines.neuron.NeuronLaunch ~ engines.tgi.TgiLaunch",
         "engines.neuron.NeuronLaunch ~ engines.vllm.VllmLaunch",
@@ -105,12 +97,9 @@ ALLOWED = frozenset(
         "engines.sglang.SglangLaunch ~ engines.vllm.VllmLaunch",
         "engines.tgi.TgiLaunch ~ engines.vllm.VllmLaunch",
         # models: the engines' launches copy the input's settings (a launch read from the input)
-        "engines.custom.CustomLaunch ~ models.input.ModelConfig",
         "engines.sglang.SglangLaunch ~ models.input.ModelConfig",
         "engines.tgi.TgiLaunch ~ models.input.ModelConfig",
         "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
-        # models: the custom engine's launch repeats service keys
-        "engines.custom.CustomLaunch ~ specs.service.ServiceSpec",
         # models: Neuron compile settings repeated by the sizing's demand and fit
         "engines.neuron.NeuronLaunch ~ sizing.instance_types.NeuronDemand",
         "engines.neuron.NeuronLaunch ~ sizing.neuron.NeuronFit",
