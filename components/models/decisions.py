@@ -474,7 +474,8 @@ class ModelDecisions:
     @property
     def metrics_sidecar(self) -> bool:
         """The sidecar runs for engines whose metric families it knows, unless turned off."""
-        return self.inputs.facts.metrics_sidecar and self.engine.metrics_kind is not None
+        scraped = engines.get(self.model.engine).metrics_kind is not None
+        return self.inputs.facts.metrics_sidecar and scraped
 
     @property
     def metrics_image(self) -> str | None:
@@ -483,10 +484,6 @@ class ModelDecisions:
     @property
     def execute_command(self) -> bool:
         return self.inputs.facts.execute_command
-
-    @property
-    def engine(self) -> Engine:
-        return engines.get(self.model.engine)
 
 
 def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
