@@ -86,7 +86,7 @@ class AutoscalingConfig(Section):
     target_utilization: float = Field(0.8, gt=0, le=1)
     """Share of the engine's capacity (batch size or KV cache) at which to add a task."""
     target_requests_per_target: float = Field(30.0, gt=0)
-    """`albRequests` target (requests per task per minute); default 30."""
+    """`albRequests` target (requests per task per minute)."""
     scale_out_cooldown_seconds: int | None = Field(None, ge=0, le=3600)
     """Wait after a scale-out before the next one; unset: the health-check grace period."""
     scale_in_cooldown_seconds: int = Field(300, ge=0, le=SCALING_COOLDOWN_MAX_SECONDS)
