@@ -29,7 +29,18 @@ def loaded_modules(module: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "folder", ["config", "plan", "specs", "sizing", "engines", "models.input", "models.decisions"]
+    "folder",
+    [
+        "config",
+        "plan",
+        "specs",
+        "sizing",
+        "engines",
+        "models.input",
+        "models.decisions",
+        "operations.input",
+        "operations.decisions",
+    ],
 )
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
     module = f"ecs_inference.{folder}"
