@@ -28,9 +28,9 @@ from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_M
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, offerings
 from ecs_inference.specs.network import NetworkSpec
-from ecs_inference.specs.service import ModelServiceSpec
 
 if TYPE_CHECKING:
+    from ecs_inference.models.decisions import ModelDecisions
     from ecs_inference.plan import Plan
 
 HOURS_PER_MONTH = 730
@@ -622,7 +622,7 @@ def _engine_series(kind: str | None) -> int:
 
 
 def service_on_pool(
-    name: str, spec: ModelServiceSpec, engine: str, instance: catalog.InstanceType
+    name: str, spec: ModelDecisions, engine: str, instance: catalog.InstanceType
 ) -> ServiceOnPool:
     """Model service `name` on a pool whose cheapest type is `instance`, with the copies that
     type holds (GPUs pack; a Neuron task takes its instance)."""

@@ -16,13 +16,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ecs_inference import cost
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.specs.network import NetworkSpec, VpcSpec
 from ecs_inference.specs.rollout import RolloutSpec
-from ecs_inference.specs.service import ModelServiceSpec
+
+if TYPE_CHECKING:
+    from ecs_inference.models.decisions import ModelDecisions
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class _Model:
     pool: int
     """The `id` of the pool component it runs on."""
     name: str
-    spec: ModelServiceSpec
+    spec: ModelDecisions
     engine: str
 
 
@@ -123,7 +125,7 @@ def record_pool(
         ledger.pools[id(pool)] = _Pool(name, input, kind)
 
 
-def record_model(pool: object, name: str, spec: ModelServiceSpec, engine: str) -> None:
+def record_model(pool: object, name: str, spec: ModelDecisions, engine: str) -> None:
     """Model service `name`'s tasks on pool component `pool`."""
     if (ledger := _current()) is not None:
         ledger.services.append(_Model(id(pool), name, spec, engine))

@@ -272,7 +272,6 @@ class InferencePlatform(pulumi.ComponentResource):
             }
         self.models = {}
         for svc, m in plan.models.items():
-            decided_from = plan.model_inputs[svc]
             self.models[svc] = ModelService(
                 f"{self._name}-{svc}",
                 plan.config.models[svc],
@@ -280,7 +279,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     **{**wired, **gateway_wiring},
                     service=svc,
                     pool=self.pools[plan.model_pools[svc]],
-                    placement=decided_from.placement,
+                    placement=m.inputs.placement,
                     image=self._image(m.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(m.secrets.values()),
                     weights_efs=self._efs_access(svc, m.efs_file_system),

@@ -11,7 +11,8 @@ import yaml
 
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan, models, pools
+from ecs_inference.models.decisions import demands
+from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan, pools
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +58,6 @@ def pool_choices(raw: dict, stack: str) -> dict[str, pools.PoolChoice]:
     """The instance types the plan's pools section chooses for `raw` (which must plan)."""
     cfg = load_stack_config(raw, stack)
     issues = Issues()
-    found = pools.choose_pools(cfg, PLATFORM_NAME, models.demands(cfg, issues), issues)
+    found = pools.choose_pools(cfg, PLATFORM_NAME, demands(cfg.models, issues), issues)
     assert not list(issues), list(issues)
     return found

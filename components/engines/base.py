@@ -65,7 +65,7 @@ class MetricsTarget:
 
 class TaskShape(Protocol):
     """The task settings of a model service an engine checks against its launch
-    (`components.specs.service.ModelServiceSpec` has them)."""
+    (`components.models.decisions.ModelDecisions` has them)."""
 
     @property
     def gpu_count(self) -> int: ...
@@ -162,13 +162,6 @@ class Launch(Protocol):
         `/dev/neuron0..N-1` when none are given. Raises `TaskArgsError`."""
         ...
 
-    def check_settings(self) -> None:
-        """The rules the config schema applies to the keys this launch came from (served name,
-        weights URI, counts and fractions): the plan builds launches from checked keys, so only
-        a launch built by hand needs them (`specs.service.validate_model_service` calls it).
-        Raises `EngineLaunchError` or `PresetError`."""
-        ...
-
     def check_task(self, where: str, task: TaskShape) -> None:
         """The engine's own checks of the task settings (accelerators reserved, where the
         weights are read from). Raises `TaskArgsError`."""
@@ -261,10 +254,6 @@ class LaunchDefaults(abc.ABC):
     def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
         """None: a service without Neuron devices."""
         return no_devices(where, given)
-
-    def check_settings(self) -> None:
-        """Nothing beyond what construction checks."""
-        return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,6 +492,14 @@ Fit = sizing.GpuFit | sizing.NeuronFit | DeclaredFit
 """How a model fits one instance type: the VRAM method, a Neuron artifact, or declared memory."""
 
 
+def reserved_gpus(fit: Fit) -> int:
+    """The GPUs a task of `fit` reserves (`resourceRequirements` GPU): the tensor parallel size
+    the VRAM method chose, or the declared GPUs; 0 on Neuron (its devices are mapped)."""
+    if isinstance(fit, sizing.GpuFit):
+        return fit.tp_size
+    return fit.devices if isinstance(fit, DeclaredFit) and fit.kind == "gpus" else 0
+
+
 class StartupSettings(Protocol):
     """The grace-period inputs an engine reads (`models.<name>.startup`)."""
 
@@ -561,8 +558,6 @@ class LaunchInputs:
     """The service key (`platform.models.<name>`)."""
     model: ModelSettings
     """The model's config (`ModelConfig`)."""
-    demand: Demand
-    """What the model needs from an instance type (`Engine.demand`)."""
     fit: Fit
     """How it fits the pool's cheapest chosen type (every chosen type has the same layout)."""
     weights_uri: str | None

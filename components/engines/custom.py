@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from ecs_inference.config.base import Section
+from ecs_inference.config.base import Section, raise_problems
 from ecs_inference.contracts import custom as contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
@@ -28,17 +28,13 @@ from ecs_inference.engines.base import (
     TaskArgsError,
     TaskShape,
     check_gpus_match,
-    check_port,
-    check_served_name,
     check_weights_store,
-    check_weights_uri,
     env_list,
     fail,
     gpu_demand,
     keepalive_for,
     neuron_device_mappings,
     no_devices,
-    pos_int,
     sized,
     visible_cores,
 )
@@ -46,159 +42,71 @@ from ecs_inference.engines.registry import register
 from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
 from ecs_inference.sizing.instance_types import DeclaredDemand, Demand
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$")
-_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[a-f0-9]{64})?$")
 
 
 @dataclass(frozen=True)
 class CustomLaunch(LaunchDefaults):
-    """A bring-your-own serving image (`engine: custom`). Validated on construction.
+    """A bring-your-own serving image (`engine: custom`), started from what its service
+    decided (`inputs`): its `custom` section, image, environment and secrets are read from the
+    model as the schema validated them (`Custom.check_config`). Construction checks what depends
+    on the endpoint: the image's keep-alive against the ALB idle timeout."""
 
-    Required: `where`, `image` (pinned by tag or digest), `served_model_name`.
-    Defaults: `command` () (the image's own CMD), `port` 8000, `health_path` "/health",
-    `gpus` 0 and `neuron_devices` 0 (at most one of them non-zero; both 0 is a CPU service),
-    `accelerator_memory_gib` None (sizing then needs `architecture`/`parameters`),
-    `weights_uri` None, `environment` {}, `secrets` {} (name → Secrets Manager ARN),
-    `sse_keepalive_seconds` None (the image sends none: the ALB idle timeout must then cover
-    `max_generation_seconds`), `max_generation_seconds` 300, `alb_idle_timeout_seconds` 60,
-    `warmup_seconds` 120, `settings_path` None (the config path of the block holding the
-    image's own settings — command, port, healthPath, gpus, neuronDevices,
-    acceleratorMemoryGiB, sseKeepAliveSeconds, warmupSeconds — for error messages; None: `where`).
-    """
-
-    where: str
-    image: str
-    served_model_name: str
-    command: tuple[str, ...] = ()
-    port: int = contract.DEFAULT_PORT
-    health_path: str = contract.DEFAULT_HEALTH_PATH
-    gpus: int = 0
-    neuron_devices: int = 0
-    accelerator_memory_gib: float | None = None
-    weights_uri: str | None = None
-    environment: Mapping[str, str] = field(default_factory=dict)
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    sse_keepalive_seconds: int | None = None
-    max_generation_seconds: int = 300
-    alb_idle_timeout_seconds: int = 60
-    warmup_seconds: float = contract.DEFAULT_WARMUP_SECONDS
-    settings_path: str | None = None
+    inputs: LaunchInputs
 
     def __post_init__(self) -> None:
-        where = self.where
-        block = self.settings_path or where
-        # Before the tuple: a string would become its characters.
-        if isinstance(self.command, str) or not all(isinstance(c, str) for c in self.command):
-            raise fail(block, "command", "must be a list of strings (exec form, no shell)")
-        object.__setattr__(self, "command", tuple(self.command))
-        path = self.health_path
-        if (
-            not isinstance(path, str)
-            or not path.startswith("/")
-            or len(path) > contract.HEALTH_PATH_MAX_LENGTH
-            or any(c.isspace() or c in "?#" for c in path)
-        ):
-            raise fail(
-                block,
-                "healthPath",
-                f"{path!r} must be an absolute path of at most "
-                f"{contract.HEALTH_PATH_MAX_LENGTH} characters without query or spaces "
-                "(the ALB health check requests exactly it)",
-            )
-        if self.gpus and self.neuron_devices:
-            raise fail(block, "gpus", "give GPUs or Neuron devices, not both (one pool type)")
-        if self.accelerator_memory_gib is not None and not self.gpus and not self.neuron_devices:
-            raise fail(
-                block, "acceleratorMemoryGiB", "is only meaningful with gpus or neuronDevices"
-            )
-        self._check_environment()
-        keepalive_for(block, self.alb_idle_timeout_seconds, self.sse_keepalive_seconds)
-        if self.sse_keepalive_seconds is None and (
-            self.alb_idle_timeout_seconds < self.max_generation_seconds
-        ):
+        block = f"{self.inputs.where}.custom"
+        idle, keepalive = self.inputs.idle_timeout_seconds, self.sse_keepalive_seconds
+        keepalive_for(block, idle, keepalive)
+        longest = self.inputs.model.max_generation_seconds
+        if keepalive is None and idle < longest:
             raise fail(
                 block,
                 "sseKeepAliveSeconds",
-                f"not set, so a stream may be silent for its whole {self.max_generation_seconds}"
-                f" s, longer than the ALB idle timeout of {self.alb_idle_timeout_seconds} s; "
-                "declare the image's keep-alive interval or raise the endpoint's idle timeout",
+                f"not set, so a stream may be silent for its whole {longest} s, longer than the "
+                f"ALB idle timeout of {idle} s; declare the image's keep-alive interval or raise "
+                "the endpoint's idle timeout",
             )
 
-    def check_settings(self) -> None:
-        """The schema's rules on the keys this launch came from (a launch built by hand): a
-        pinned image, the served name, the port, the accelerator counts
-        and memory, the weights URI, the generation bound and the warm-up."""
-        where = self.where
-        block = self.settings_path or where
-        image = self.image
-        if (
-            not isinstance(image, str)
-            or not _IMAGE.match(image)
-            or ":latest" in image
-            or (":" not in image.rsplit("/", 1)[-1] and "@" not in image)
-        ):
-            raise fail(where, "image", f"{image!r} must be an image pinned by tag or digest")
-        check_served_name(where, self.served_model_name)
-        check_port(block, "port", self.port)
-        for key in ("gpus", "neuronDevices"):
-            value = self.gpus if key == "gpus" else self.neuron_devices
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise fail(block, key, f"must be a whole number >= 0, got {value!r}")
-        memory = self.accelerator_memory_gib
-        if memory is not None and (
-            isinstance(memory, bool) or not isinstance(memory, (int, float)) or memory <= 0
-        ):
-            raise fail(block, "acceleratorMemoryGiB", f"must be > 0, got {memory!r}")
-        if self.weights_uri is not None:
-            check_weights_uri(where, self.weights_uri)
-        pos_int(where, "maxGenerationSeconds", self.max_generation_seconds)
-        if self.warmup_seconds < 0:
-            raise fail(block, "warmupSeconds", f"must be >= 0, got {self.warmup_seconds!r}")
-
-    def _check_environment(self) -> None:
-        where = self.where
-        for key, values in (("environment", self.environment), ("secrets", self.secrets)):
-            if not isinstance(values, Mapping):
-                raise fail(where, key, "must be a mapping of NAME: value")
-            for name, value in values.items():
-                if not isinstance(name, str) or not _ENV_NAME.match(name):
-                    raise fail(where, f"{key}.{name}", "is not a valid environment name")
-                if name in contract.PLATFORM_ENV or name.startswith(contract.RESERVED_ENV_PREFIXES):
-                    raise fail(
-                        where,
-                        f"{key}.{name}",
-                        "is reserved: the platform or ECS sets it (ENGINE_*, AWS_*, ECS_*)",
-                    )
-                if not isinstance(value, str):
-                    raise fail(where, f"{key}.{name}", "must be a string")
-                if key == "secrets" and not _SECRET_ARN.match(value):
-                    raise fail(
-                        where, f"secrets.{name}", f"must be a Secrets Manager ARN, got {value!r}"
-                    )
-                if key == "environment" and any(
-                    marker in name.upper() for marker in contract.SECRET_NAME_MARKERS
-                ):
-                    raise fail(
-                        where,
-                        f"environment.{name}",
-                        "looks like a credential: put its Secrets Manager ARN under `secrets`",
-                    )
-        both = set(self.environment) & set(self.secrets)
-        if both:
-            raise fail(where, "secrets", f"{sorted(both)} also set in environment")
+    @property
+    def own(self) -> CustomEngineConfig:
+        """The service's `custom` section."""
+        settings = self.inputs.model.engine_settings
+        assert isinstance(settings, CustomEngineConfig)
+        return settings
 
     @property
-    def accelerator(self) -> Literal["gpu", "neuron", "none"]:
-        """Which pool type the service needs."""
-        if self.gpus:
-            return "gpu"
-        return "neuron" if self.neuron_devices else "none"
+    def served_model_name(self) -> str:
+        return self.inputs.served_model_name
+
+    @property
+    def port(self) -> int:
+        return self.own.port
+
+    @property
+    def health_path(self) -> str:
+        return self.own.health_path
+
+    @property
+    def sse_keepalive_seconds(self) -> int | None:
+        return self.own.sse_keep_alive_seconds
+
+    @property
+    def gpus(self) -> int:
+        return self.own.gpus
+
+    @property
+    def neuron_devices(self) -> int:
+        return self.own.neuron_devices
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        return self.inputs.model.environment
 
     @property
     def neuron_device_count(self) -> int:
         """Neuron devices the task maps (`neuron_devices`)."""
-        return self.neuron_devices
+        return self.own.neuron_devices
 
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment`: the service's own, then the platform's contract
@@ -207,20 +115,16 @@ class CustomLaunch(LaunchDefaults):
         platform: dict[str, str | None] = {
             contract.ENV_PORT: str(self.port),
             contract.ENV_SERVED_MODEL_NAME: self.served_model_name,
-            contract.ENV_WEIGHTS_URI: self.weights_uri,
-            contract.ENV_MAX_GENERATION_SECONDS: str(self.max_generation_seconds),
+            contract.ENV_WEIGHTS_URI: self.inputs.weights_uri,
+            contract.ENV_MAX_GENERATION_SECONDS: str(self.inputs.model.max_generation_seconds),
             contract.ENV_NEURON_VISIBLE_CORES: visible_cores(cores) if cores else None,
             **{variable: region for variable in ENV_REGION_VARIABLES},
         }
         return env_list({**self.environment, **platform})
 
-    def container_secrets(self) -> list[dict[str, str]]:
-        """The container's `secrets` (`valueFrom` Secrets Manager ARNs)."""
-        return [{"name": k, "valueFrom": v} for k, v in sorted(self.secrets.items())]
-
     def container_command(self) -> list[str]:
         """The service's own `command` (exec form), or empty for the image's CMD."""
-        return list(self.command)
+        return list(self.own.command)
 
     def managed_environment(self) -> list[str]:
         """The platform's variables: the service's own `environment` is part of the launch."""
@@ -250,45 +154,6 @@ class CustomLaunch(LaunchDefaults):
             no_devices(where, task.neuron_devices)
         check_weights_store(where, task)
 
-    def accelerator_fit(
-        self,
-        accelerator_memory_gib_each: float,
-        accelerators_on_instance: int,
-        instance_name: str,
-        utilization: float = 0.9,
-    ) -> float:
-        """Check the declared `acceleratorMemoryGiB` against one instance type.
-
-        The declared figure is the whole model's need (weights + KV + overhead, as the VRAM
-        method sums it), split evenly over the task's GPUs or Neuron devices. Returns the GiB
-        per device; raises PresetError naming the config path when it does not fit in
-        `utilization` (default 0.9) of each device, or the task asks for more devices than the
-        instance has.
-        """
-        devices = self.gpus or self.neuron_devices
-        key = "gpus" if self.gpus else "neuronDevices"
-        block = self.settings_path or self.where
-        if not devices or self.accelerator_memory_gib is None:
-            raise fail(block, "acceleratorMemoryGiB", "needs gpus or neuronDevices and a value")
-        if devices > accelerators_on_instance:
-            raise fail(
-                block,
-                key,
-                f"{devices} exceeds the {accelerators_on_instance} device(s) of {instance_name}",
-            )
-        per_device = self.accelerator_memory_gib / devices
-        usable = accelerator_memory_gib_each * utilization
-        if per_device > usable:
-            raise fail(
-                block,
-                "acceleratorMemoryGiB",
-                f"{self.accelerator_memory_gib:g} GiB over {devices} device(s) is "
-                f"{per_device:.1f} GiB each, but {instance_name} offers {usable:.1f} usable GiB "
-                f"per device ({utilization:g} of {accelerator_memory_gib_each:g}); use more "
-                "devices or a larger instance type",
-            )
-        return per_device
-
 
 class CustomEngineConfig(Section):
     """A bring-your-own serving image (`engine: custom`); the contract it must meet is in
@@ -313,6 +178,17 @@ class CustomEngineConfig(Section):
     idle timeout must cover `maxGenerationSeconds`."""
     warmup_seconds: int = Field(int(contract.DEFAULT_WARMUP_SECONDS), ge=0, le=3600)
     """Time from weights loaded to ready (grace-period input)."""
+
+    @field_validator("health_path")
+    @classmethod
+    def _health_path(cls, path: str) -> str:
+        if not path.startswith("/") or any(c.isspace() or c in "?#" for c in path):
+            raise ValueError(
+                f"{path!r} must be an absolute path of at most "
+                f"{contract.HEALTH_PATH_MAX_LENGTH} characters without query or spaces "
+                "(the ALB health check requests exactly it)"
+            )
+        return path
 
 
 class Custom(Engine):
@@ -340,13 +216,24 @@ class Custom(Engine):
         return settings
 
     def check_config(self, model: ModelSettings) -> None:
-        """The base rules, then: an image, and exactly one kind of accelerator."""
+        """The base rules, then: an image, exactly one kind of accelerator, and variables the
+        platform does not set itself (secrets as Secrets Manager ARNs)."""
         super().check_config(model)
         if model.image is None:
             raise ValueError("engine custom needs `image` (your serving image)")
         own = self.own(model)
         if bool(own.gpus) == bool(own.neuron_devices):
             raise ValueError("engine custom needs exactly one of custom.gpus, custom.neuronDevices")
+        problems: list[tuple[tuple[str | int, ...], str | None]] = []
+        for key, values in (("environment", model.environment), ("secrets", model.secrets)):
+            for name, value in values.items():
+                if name in contract.PLATFORM_ENV or name.startswith(contract.RESERVED_ENV_PREFIXES):
+                    why = "is reserved: the platform or ECS sets it (ENGINE_*, AWS_*, ECS_*)"
+                    problems.append(((key, name), why))
+                elif key == "secrets" and not _SECRET_ARN.match(value):
+                    why = f"must be a Secrets Manager ARN, got {value!r}"
+                    problems.append(((key, name), why))
+        raise_problems(type(self).__name__, problems)
 
     def declares_memory(self, model: ModelSettings) -> bool:
         """`custom.acceleratorMemoryGiB` sizes it instead of a shape."""
@@ -385,28 +272,7 @@ class Custom(Engine):
 
     def launch(self, inputs: LaunchInputs) -> CustomLaunch:
         """The image as declared; every error names its config path."""
-        model = inputs.model
-        own = self.own(model)
-        assert model.image is not None
-        return CustomLaunch(
-            inputs.where,
-            model.image,
-            inputs.served_model_name,
-            command=tuple(own.command),
-            port=own.port,
-            health_path=own.health_path,
-            gpus=own.gpus,
-            neuron_devices=own.neuron_devices,
-            accelerator_memory_gib=own.accelerator_memory_gib,
-            weights_uri=inputs.weights_uri,
-            environment=dict(model.environment),
-            secrets=dict(model.secrets),
-            sse_keepalive_seconds=own.sse_keep_alive_seconds,
-            max_generation_seconds=model.max_generation_seconds,
-            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
-            warmup_seconds=float(own.warmup_seconds),
-            settings_path=f"{inputs.where}.custom",
-        )
+        return CustomLaunch(inputs)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """`custom.warmupSeconds`."""

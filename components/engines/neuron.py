@@ -54,9 +54,7 @@ from ecs_inference.engines.base import (
 from ecs_inference.engines.registry import register
 from ecs_inference.engines.vllm import (
     ServerDefaults,
-    check_managed_flags,
     check_server,
-    check_server_settings,
     positive_int,
     server_environment,
 )
@@ -166,14 +164,6 @@ class NeuronLaunch(ServerDefaults):
                 f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
                 f"from port {self.port}"
             )
-
-    def check_settings(self) -> None:
-        """The schema's rules on the keys this launch came from (a launch built by hand):
-        served name, artifact URI, compiled batch size and sequence length, managed flags."""
-        where = "NeuronLaunch"
-        positive = {"batch_size": self.batch_size, "sequence_length": self.sequence_length}
-        check_server_settings(where, self, "artifact_uri", self.artifact_uri, positive)
-        check_managed_flags(self.extra_args, MANAGED_FLAGS, where)
 
     @property
     def gpus(self) -> int:
@@ -316,15 +306,14 @@ class Neuron(Engine):
 
     def launch(self, inputs: LaunchInputs) -> NeuronLaunch:
         """optimum-neuron on the devices the fit maps, checked against the compiled shape."""
-        demand, fit, family = inputs.demand, inputs.fit, inputs.instance_family
-        assert isinstance(demand, NeuronDemand) and isinstance(fit, sizing.NeuronFit)
-        assert inputs.weights_uri is not None
+        fit, family = inputs.fit, inputs.instance_family
+        assert isinstance(fit, sizing.NeuronFit) and inputs.weights_uri is not None
         return NeuronLaunch(
             served_model_name=inputs.served_model_name,
             artifact_uri=inputs.weights_uri,
-            batch_size=demand.batch_size,
-            sequence_length=demand.sequence_length,
-            tp_degree=demand.tp_degree,
+            batch_size=fit.batch_size,
+            sequence_length=fit.sequence_length,
+            tp_degree=fit.tp_degree,
             num_devices=fit.devices_mapped,
             target=family if family in ("inf2", "trn1") else None,
             alb_idle_timeout_seconds=inputs.idle_timeout_seconds,

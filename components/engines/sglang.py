@@ -28,8 +28,6 @@ from ecs_inference.engines.base import (
     check_extra_args,
     check_gpu_service,
     check_port,
-    check_served_name,
-    check_weights_uri,
     env_list,
     extra_args_json,
     fail,
@@ -122,14 +120,6 @@ class SglangLaunch(LaunchDefaults):
             "extra_args",
             check_extra_args(where, self.extra_args, table, contract.MANAGED_FLAGS),
         )
-
-    def check_settings(self) -> None:
-        """The schema's rules on the keys this launch came from (a launch built by hand):
-        served name, weights URI, context length and concurrency."""
-        check_served_name(self.where, self.served_model_name)
-        check_weights_uri(self.where, self.weights_uri)
-        pos_int(self.where, "maxModelLen", self.context_length)
-        pos_int(self.where, "maxConcurrentSequences", self.max_running_requests)
 
     @property
     def gpus(self) -> int:

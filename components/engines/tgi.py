@@ -30,8 +30,6 @@ from ecs_inference.engines.base import (
     check_extra_args,
     check_gpu_service,
     check_port,
-    check_served_name,
-    check_weights_uri,
     env_list,
     extra_args_json,
     fail,
@@ -123,20 +121,6 @@ class TgiLaunch(LaunchDefaults):
             "extra_args",
             check_extra_args(where, self.extra_args, table, contract.MANAGED_FLAGS),
         )
-
-    def check_settings(self) -> None:
-        """The schema's rules on the keys this launch came from (a launch built by hand):
-        served name, weights URI, token limits, concurrency and GPU memory share."""
-        where = self.where
-        check_served_name(where, self.served_model_name)
-        check_weights_uri(where, self.weights_uri)
-        pos_int(where, "maxModelLen", self.max_total_tokens)
-        pos_int(where, "maxInputTokens", self.max_input_tokens)
-        pos_int(where, "maxConcurrentSequences", self.max_concurrent_requests)
-        if not 0 < self.cuda_memory_fraction <= 1:
-            raise fail(
-                where, "gpuMemoryUtilization", f"{self.cuda_memory_fraction} must be in (0, 1]"
-            )
 
     @classmethod
     def from_plan(

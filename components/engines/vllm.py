@@ -24,7 +24,6 @@ definitions (`tools/engine_flags.py`).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -92,9 +91,6 @@ FLAG_TABLE = f"vllm-{VERSION}"
 METRICS_KIND = "vllm"
 """The sidecar's scrape spec of vLLM's Prometheus families (`contracts.metrics`)."""
 
-DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
-"""The `--dtype` values vLLM takes."""
-
 MANAGED_FLAGS = frozenset(
     {
         "--model",
@@ -122,29 +118,6 @@ MANAGED_FLAGS = frozenset(
     }
 )
 """Flags the vLLM launch sets itself; `extraArgs` may not."""
-
-
-def check_managed_flags(extra_args: tuple[str, ...], managed: frozenset[str], where: str) -> None:
-    """`extra_args` is a list of strings, starts with a `--flag` and sets none of `managed`
-    (nor its `--no-` form)."""
-    if isinstance(extra_args, str) or not all(isinstance(a, str) for a in extra_args):
-        raise EngineLaunchError(f"{where}.extra_args must be a list of strings")
-    for arg in extra_args:
-        if not arg.strip() or "\n" in arg or "\x00" in arg:
-            raise EngineLaunchError(f"{where}.extra_args contains an empty or multi-line item")
-        if arg.startswith("-"):
-            option = arg.split("=", 1)[0].replace("_", "-")
-            if option in managed or option.removeprefix("--no-") in {
-                m.removeprefix("--") for m in managed
-            }:
-                raise EngineLaunchError(
-                    f"{where}.extra_args sets {option}, which the launch already controls; "
-                    "set the dedicated field instead"
-                )
-    if extra_args and not extra_args[0].startswith("--"):
-        raise EngineLaunchError(
-            f"{where}.extra_args must start with a --flag, got {extra_args[0]!r}"
-        )
 
 
 MaxLoraRank = Literal[1, 8, 16, 32, 64, 128, 256, 320, 512]
@@ -249,17 +222,8 @@ class VllmSettings(Section):
         service's `parameters` (their hiddenSize, intermediateSize, vocabSize if all given)."""
         if not self.adapters:
             return None
-        given = _given_lora_shape(shape)
-        return lora_sizing.LoraNeed(
-            adapters=len(self.adapters),
-            max_loras=self.max_loras,
-            max_lora_rank=self.max_lora_rank,
-            shape=lora_sizing.lora_shape(architecture, given),
-            layers=need.layers,
-            attention_heads=need.attention_heads,
-            kv_heads=need.kv_heads,
-            head_dim=need.head_dim,
-        )
+        shaped = lora_sizing.lora_shape(architecture, _given_lora_shape(shape))
+        return lora_sizing.LoraNeed(self, need, shaped)
 
 
 def _given_lora_shape(parameters: object) -> lora_sizing.LoraShape | None:
@@ -272,15 +236,6 @@ def _given_lora_shape(parameters: object) -> lora_sizing.LoraShape | None:
         return None
     hidden, intermediate, vocab = (int(v) for v in values)  # pyright: ignore[reportArgumentType]
     return lora_sizing.LoraShape(hidden, intermediate, vocab)
-
-
-@dataclass(frozen=True)
-class LoraModule:
-    """One adapter as the launch passes it: served `name`, S3 `source`, LoRA `rank`."""
-
-    name: str
-    source: str
-    rank: int
 
 
 class ServerSettings(Protocol):
@@ -299,19 +254,6 @@ class ServerSettings(Protocol):
     def aws_region(self) -> str | None: ...
     @property
     def extra_args(self) -> tuple[str, ...]: ...
-
-
-def check_server_settings(
-    where: str, launch: ServerSettings, uri_field: str, uri: str, positive: dict[str, int]
-) -> None:
-    """The schema's rules on the keys every vLLM-served launch came from: the served name, the
-    S3 URI in `uri_field` and the `positive` integers (a launch built by hand)."""
-    if (problem := served_name_problem(launch.served_model_name)) is not None:
-        raise EngineLaunchError(f"{where}.served_model_name {problem}")
-    if not aws_limits.S3_URI.match(uri):
-        raise EngineLaunchError(f"{where}.{uri_field} {uri!r} must be an s3://bucket/prefix/ URI")
-    for name, value in positive.items():
-        positive_int(where, name, value)
 
 
 def check_server(where: str, launch: ServerSettings) -> None:
@@ -401,53 +343,18 @@ class VllmLaunch(ServerDefaults):
     """Region of the weights bucket for the S3 streamer; None: the SDK's own resolution."""
     extra_args: tuple[str, ...] = field(default_factory=tuple)
     """Extra `vllm serve` flags; flags the fields above control are rejected."""
-    adapters: tuple[LoraModule, ...] = ()
-    """LoRA adapters (default none: LoRA off), staged by the entrypoint."""
-    max_loras: int = lora_sizing.DEFAULT_MAX_LORAS
-    """`--max-loras` (with adapters)."""
-    max_lora_rank: int = lora_sizing.DEFAULT_MAX_LORA_RANK
-    """`--max-lora-rank` (with adapters); one of `lora_sizing.MAX_LORA_RANKS`."""
-    max_cpu_loras: int | None = None
-    """`--max-cpu-loras` (with adapters); None: max_loras."""
+    lora: VllmSettings = field(default_factory=lambda: VllmSettings.model_validate({}))
+    """The LoRA adapters and their slots, as the service's settings validated them (default
+    none: LoRA off); the entrypoint stages the adapters."""
 
     def __post_init__(self) -> None:
         where = "VllmLaunch"
         object.__setattr__(self, "extra_args", tuple(self.extra_args))
-        object.__setattr__(self, "adapters", tuple(self.adapters))
-        if self.max_lora_rank not in lora_sizing.MAX_LORA_RANKS:
-            raise EngineLaunchError(
-                f"{where}.max_lora_rank {self.max_lora_rank} is not one of vLLM's "
-                f"{lora_sizing.MAX_LORA_RANKS}"
-            )
-        for adapter in self.adapters:
-            if not 1 <= adapter.rank <= self.max_lora_rank:
-                raise EngineLaunchError(
-                    f"{where}.adapters {adapter.name!r} rank {adapter.rank} must be between 1 "
-                    f"and max_lora_rank {self.max_lora_rank}"
-                )
         check_server(where, self)
         tp = self.tensor_parallel_size
         positive_int(where, "tensor_parallel_size", tp)
         if tp & (tp - 1):
             raise EngineLaunchError(f"{where}.tensor_parallel_size {tp} must be a power of two")
-
-    def check_settings(self) -> None:
-        """The schema's rules on the model keys this launch came from (a launch built by hand):
-        served name, weights URI, positive counts, GPU memory share, dtypes, managed flags."""
-        where = "VllmLaunch"
-        positive = {"max_model_len": self.max_model_len, "max_num_seqs": self.max_num_seqs}
-        check_server_settings(where, self, "weights_uri", self.weights_uri, positive)
-        if not 0 < self.gpu_memory_utilization <= 1:
-            raise EngineLaunchError(
-                f"{where}.gpu_memory_utilization {self.gpu_memory_utilization} must be in (0, 1]"
-            )
-        if self.dtype not in DTYPES:
-            raise EngineLaunchError(f"{where}.dtype {self.dtype!r} not one of {DTYPES}")
-        for name in ("kv_cache_dtype", "quantization"):
-            value = getattr(self, name)
-            if value is not None and not re.fullmatch(r"[a-z0-9_\-]+", value):
-                raise EngineLaunchError(f"{where}.{name} {value!r} is not a method name")
-        check_managed_flags(self.extra_args, MANAGED_FLAGS, where)
 
     @property
     def gpus(self) -> int:
@@ -475,25 +382,26 @@ class VllmLaunch(ServerDefaults):
 
     def _lora_environment(self) -> dict[str, str | None]:
         """The adapters' variables (none without adapters)."""
-        if not self.adapters:
+        lora = self.lora
+        if not lora.adapters:
             return {}
-        modules = [{"name": a.name, "source": a.source, "rank": a.rank} for a in self.adapters]
+        modules = [{"name": a.name, "source": a.source, "rank": a.rank} for a in lora.adapters]
         return {
             ENV_LORA_ADAPTERS: json.dumps(modules, separators=(",", ":")),
-            ENV_MAX_LORAS: str(self.max_loras),
-            ENV_MAX_LORA_RANK: str(self.max_lora_rank),
-            ENV_MAX_CPU_LORAS: str(self.max_cpu_loras or self.max_loras),
+            ENV_MAX_LORAS: str(lora.max_loras),
+            ENV_MAX_LORA_RANK: str(lora.max_lora_rank),
+            ENV_MAX_CPU_LORAS: str(lora.max_cpu_loras or lora.max_loras),
         }
 
     @property
     def adapter_names(self) -> tuple[str, ...]:
         """The adapters' served names."""
-        return tuple(a.name for a in self.adapters)
+        return tuple(a.name for a in self.lora.adapters)
 
     @property
     def adapter_prefixes(self) -> tuple[str, ...]:
         """The S3 key prefixes of the adapters (the task role reads them too)."""
-        return tuple(iam.split_s3_uri(a.source)[1] for a in self.adapters)
+        return tuple(iam.split_s3_uri(a.source)[1] for a in self.lora.adapters)
 
     def metrics_target(self) -> MetricsTarget | None:
         """vLLM's `/metrics` on the serving port."""
@@ -511,7 +419,7 @@ class VllmLaunch(ServerDefaults):
             raise TaskArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
         check_s3_source(where, task, self.weights_uri)
         readable = [task.weights_prefix or "", *task.adapter_prefixes]
-        for adapter in self.adapters:
+        for adapter in self.lora.adapters:
             if not s3_readable(adapter.source, task.weights_bucket, readable):
                 raise TaskArgsError(
                     f"{where}: adapter {adapter.name} is read from {adapter.source} but the task "
@@ -560,7 +468,6 @@ class Vllm(Engine):
         """vLLM on the GPUs the fit chose, its flags checked against the pinned release."""
         model, fit = inputs.model, inputs.fit
         assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
-        lora = self.lora_settings(model)
         return VllmLaunch(
             served_model_name=inputs.served_model_name,
             weights_uri=inputs.weights_uri,
@@ -576,10 +483,7 @@ class Vllm(Engine):
             extra_args=check_extra_args(
                 inputs.where, model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
             ),
-            adapters=tuple(LoraModule(a.name, a.source, a.rank) for a in lora.adapters),
-            max_loras=lora.max_loras,
-            max_lora_rank=lora.max_lora_rank,
-            max_cpu_loras=lora.max_cpu_loras,
+            lora=self.lora_settings(model),
         )
 
     def lora_settings(self, model: ModelSettings) -> VllmSettings:

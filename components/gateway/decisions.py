@@ -28,11 +28,11 @@ from ecs_inference.gateway.litellm_config import (
     managed_names,
     render_litellm_config,
 )
+from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.services.decisions import deregistration
 from ecs_inference.services.service_connect import private_host
 from ecs_inference.specs.secrets import secret_ref, secret_refs
-from ecs_inference.specs.service import ModelServiceSpec
 
 BASE = "platform.gateway"
 GRACE_SECONDS = 120
@@ -351,7 +351,7 @@ def decision_lines(decided: GatewayDecisions) -> list[str]:
 
 def plan_gateway(
     cfg: StackConfig,
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
     namespace: str,
     priority: int,
     issues: Issues,

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from ecs_inference import engines, iam, sizing
+from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.engines import Engine, Launch
-from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
+from ecs_inference.engines.base import (
+    EngineLaunchError,
+    Fit,
+    LaunchInputs,
+    PresetError,
+    TaskArgsError,
+    reserved_gpus,
+)
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import AlarmsConfig
@@ -36,11 +44,12 @@ from ecs_inference.sizing.instance_types import (
     GpuDemand,
     PoolTypes,
 )
+from ecs_inference.specs.rollout import RolloutSpec
 from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service import (
-    ModelServiceSpec,
     ServiceArgsError,
-    model_service_decision_checks,
+    common_decision_checks,
+    validate_scaling,
 )
 from ecs_inference.storage import efs as efs
 from ecs_inference.storage.input import WeightStoreConfig
@@ -72,10 +81,31 @@ def model_path(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def demand(name: str, model: ModelConfig) -> Demand:
-    """What `model` needs from an instance type, as its engine sizes it (`Engine.demand`).
-    Raises `sizing.SizingError`, or `PresetError` (path first)."""
-    return engines.get(model.engine).demand(name, model)
+def demand(name: str, model: ModelConfig, issues: Issues) -> Demand | None:
+    """What `model` needs from an instance type, as its engine sizes it (`Engine.demand`);
+    None (and the issue) when it cannot be sized."""
+    try:
+        return engines.get(model.engine).demand(name, model)
+    except sizing.SizingError as exc:
+        issues.add(model_path(name), str(exc))
+    except PresetError as exc:
+        where, _, message = str(exc).partition(": ")
+        issues.add(where, message)
+    return None
+
+
+def demands(models: Mapping[str, ModelConfig], issues: Issues) -> dict[str, Demand]:
+    """Every model's demand (what its pool's types are chosen for)."""
+    found = {name: demand(name, model, issues) for name, model in models.items()}
+    return {name: need for name, need in found.items() if need is not None}
+
+
+def configured_image(model: ModelConfig, images: ImagesConfig) -> str | None:
+    """The model's image reference: its own, else its engine's in `images`; None: the stack's
+    own build (images.build)."""
+    if model.image is not None or not engines.get(model.engine).default_image:
+        return model.image
+    return images.for_engine(model.engine)
 
 
 def fit_issue(demand: Demand, model: ModelConfig, exc: sizing.SizingError) -> ConfigIssue:
@@ -96,14 +126,7 @@ def fit_on_types(
     check a stack's plan makes for a pool's models; None (and the issues) when it does not fit
     every type."""
     path = model_path(name)
-    try:
-        need = demand(name, model)
-    except sizing.SizingError as exc:
-        issues.add(path, str(exc))
-        return None
-    except PresetError as exc:
-        where, _, message = str(exc).partition(": ")
-        issues.add(where, message)
+    if (need := demand(name, model, issues)) is None:
         return None
     fitting = True
     for type_name in types:
@@ -218,7 +241,7 @@ class ModelInputs:
 
 
 @dataclass(frozen=True)
-class _Weights:
+class Weights:
     """Where the weights are and how fast they load."""
 
     bucket: str | None
@@ -233,14 +256,14 @@ class _Weights:
 
 def _weights(
     name: str, model: ModelConfig, stores: Mapping[str, WeightStoreConfig], need_gib: float
-) -> _Weights:
+) -> Weights:
     uri = model.weights_uri
     rate = model.startup.weight_load_mib_per_second
     if uri is None:
-        return _Weights(None, None, None, None, None, rate)
+        return Weights(None, None, None, None, None, rate)
     if not uri.startswith(efs.SCHEME):
         bucket, prefix = iam.split_s3_uri(uri)
-        return _Weights(bucket, prefix, None, uri, None, rate)
+        return Weights(bucket, prefix, None, uri, None, rate)
     location = efs.parse_efs_uri(uri, f"{model_path(name)}.weightsUri", list(stores))
     store = stores.get(location.file_system)
     # The catalog has no network figures, so the estimate covers the storage side: EFS's
@@ -253,7 +276,7 @@ def _weights(
         efs_throughput_mode=store.throughput_mode if store else "elastic",
         efs_provisioned_mib_per_second=store.provisioned_mib_per_second if store else None,
     )
-    return _Weights(
+    return Weights(
         None,
         None,
         location,
@@ -314,9 +337,160 @@ def _engine_scaling(m: ModelInputs, engine: Engine, grace_seconds: int) -> Scali
     )
 
 
-def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
-    """The service's spec and decision lines. Raises `sizing.SizingError`, `EngineLaunchError`
-    or `PresetError` for what cannot work (the caller names the path)."""
+@dataclass(frozen=True)
+class ModelDecisions:
+    """What a model service decides from what it was decided from (`inputs`): each derived
+    value once, as its decision made it; the input's own values are read from `inputs.model`
+    (the properties below name them as the service checks and the component read them)."""
+
+    inputs: ModelInputs
+    launch: Launch
+    """How the engine starts (environment, command, port): `Engine.launch` on `fit`."""
+    fit: Fit
+    """The fit on the pool's cheapest chosen type (every chosen type has the same layout): the
+    launch's tensor parallel size and the GPUs the task reserves are both read from it."""
+    weights: Weights
+    task_cpu: int
+    """Task CPU units: the smallest share any chosen type gives."""
+    task_memory_mib: int
+    """Task memory: the smallest share any chosen type gives, below the host reserve."""
+    shm_size_mib: int
+    """`/dev/shm` for tensor-parallel GPUs (0: Docker's; Managed Instances refuses it)."""
+    grace: sizing.GracePeriod
+    delay: sizing.DeregistrationDelay
+    scaling: ScalingPolicySpec
+    secret_refs: Mapping[str, str]
+    """The input's `secrets` as references (ARNs or the stack's own)."""
+    rollout: RolloutSpec
+
+    stop_timeout_seconds: ClassVar[int] = 120
+    """SIGTERM-to-SIGKILL (ECS waits out the deregistration delay first)."""
+
+    @property
+    def model(self) -> ModelConfig:
+        return self.inputs.model
+
+    @property
+    def service(self) -> str:
+        return self.inputs.name
+
+    @property
+    def priority(self) -> int:
+        return self.inputs.priority
+
+    @property
+    def image(self) -> str | None:
+        return self.inputs.image
+
+    @property
+    def compatibility(self) -> Literal["EC2", "MANAGED_INSTANCES"]:
+        return "MANAGED_INSTANCES" if self.inputs.managed else "EC2"
+
+    @property
+    def gpu_count(self) -> int:
+        return reserved_gpus(self.fit)
+
+    @property
+    def neuron_devices(self) -> tuple[str, ...]:
+        return tuple(f"/dev/neuron{i}" for i in range(self.launch.neuron_device_count))
+
+    @property
+    def one_task_per_instance(self) -> bool:
+        """Neuron devices are not an ECS resource: a second task would map the same ones."""
+        return self.launch.neuron_device_count > 0
+
+    @property
+    def weights_bucket(self) -> str | None:
+        return self.weights.bucket
+
+    @property
+    def weights_prefix(self) -> str | None:
+        return self.weights.prefix
+
+    @property
+    def adapter_prefixes(self) -> tuple[str, ...]:
+        return self.launch.adapter_prefixes
+
+    @property
+    def efs_file_system(self) -> str | None:
+        return self.weights.efs.file_system if self.weights.efs else None
+
+    @property
+    def efs_path(self) -> str | None:
+        return self.weights.efs.path if self.weights.efs else None
+
+    @property
+    def desired_count(self) -> int:
+        return self.model.desired_count
+
+    @property
+    def min_count(self) -> int:
+        return self.model.min_count
+
+    @property
+    def max_count(self) -> int:
+        return self.model.max_count
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        return self.model.environment
+
+    @property
+    def secrets(self) -> Mapping[str, str]:
+        return self.secret_refs
+
+    @property
+    def health_check_grace_period_seconds(self) -> int:
+        return self.grace.seconds
+
+    @property
+    def deregistration_delay_seconds(self) -> int:
+        return self.delay.seconds
+
+    @property
+    def max_request_seconds(self) -> int:
+        return self.delay.max_generation_seconds
+
+    @property
+    def deployment_minimum_healthy_percent(self) -> int:
+        return self.inputs.deploy.minimum_healthy_percent
+
+    @property
+    def deployment_maximum_percent(self) -> int:
+        return self.inputs.deploy.maximum_percent
+
+    @property
+    def scale_out_cooldown(self) -> int:
+        return self.scaling.scale_out_cooldown
+
+    @property
+    def scale_in_cooldown(self) -> int:
+        return self.scaling.scale_in_cooldown
+
+    @property
+    def scaling_configuration(self) -> Mapping[str, Any] | None:
+        """Target tracking on the engine's load; None: ALBRequestCountPerTarget, whose label
+        (the target group's, known at deploy time) the component builds."""
+        return None if self.scaling.metric == "albRequests" else self.scaling.configuration
+
+    @property
+    def metrics_sidecar(self) -> bool:
+        """The sidecar runs for engines whose metric families it knows, unless turned off."""
+        scraped = engines.get(self.model.engine).metrics_kind is not None
+        return self.inputs.facts.metrics_sidecar and scraped
+
+    @property
+    def metrics_image(self) -> str | None:
+        return self.inputs.facts.metrics_image if self.metrics_sidecar else None
+
+    @property
+    def execute_command(self) -> bool:
+        return self.inputs.facts.execute_command
+
+
+def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
+    """The service's decisions and decision lines. Raises `sizing.SizingError`,
+    `EngineLaunchError` or `PresetError` for what cannot work (the caller names the path)."""
     model = m.model
     fits = m.types.fits[m.name]
     # The task must place on every chosen type: the smallest share of CPU and memory.
@@ -329,7 +503,6 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         LaunchInputs(
             name=m.name,
             model=model,
-            demand=m.demand,
             fit=fit,
             weights_uri=weights.engine_uri,
             instance_family=m.types.cheapest.family,
@@ -346,14 +519,11 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         override=model.health_check_grace_period_seconds,
     )
     scaling = _engine_scaling(m, engine, grace.seconds)
-    delay = deregistration(model.max_generation_seconds)
-    image = m.image
-    scraped = engine.metrics_kind is not None
-    sidecar = m.facts.metrics_sidecar and scraped
-    gpus = launch.gpus
+    gpus = reserved_gpus(fit)
     # Managed Instances refuses linuxParameters.sharedMemorySize (one GPU there: the plan
     # refuses tensor parallelism on it).
     shm = _shm_size(gpus, memory) if gpus and not m.managed else 0
+    sidecar = m.facts.metrics_sidecar and engine.metrics_kind is not None
     rollout, rollout_lines = decide_rollout(
         model.rollout,
         RolloutFacts(
@@ -366,50 +536,21 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
             alarm_settings=m.facts.alarm_settings,
         ),
     )
-    spec = ModelServiceSpec(
-        compatibility="MANAGED_INSTANCES" if m.managed else "EC2",
-        service=m.name,
-        priority=m.priority,
-        image=image,
+    decided = ModelDecisions(
+        inputs=m,
         launch=launch,
-        weights_bucket=weights.bucket,
-        weights_prefix=weights.prefix,
-        adapter_prefixes=launch.adapter_prefixes,
-        efs_file_system=weights.efs.file_system if weights.efs else None,
-        efs_path=weights.efs.path if weights.efs else None,
+        fit=fit,
+        weights=weights,
         task_cpu=cpu,
         task_memory_mib=memory,
-        gpu_count=gpus,
-        neuron_devices=tuple(f"/dev/neuron{i}" for i in range(launch.neuron_device_count)),
         shm_size_mib=shm,
-        desired_count=model.desired_count,
-        min_count=model.min_count,
-        max_count=model.max_count,
-        target_requests_per_target=model.autoscaling.target_requests_per_target,
-        scale_out_cooldown=scaling.scale_out_cooldown,
-        scale_in_cooldown=scaling.scale_in_cooldown,
-        health_check_grace_period_seconds=grace.seconds,
-        deregistration_delay_seconds=delay.seconds,
-        max_request_seconds=delay.max_generation_seconds,
-        deployment_minimum_healthy_percent=m.deploy.minimum_healthy_percent,
-        deployment_maximum_percent=m.deploy.maximum_percent,
-        # Neuron devices are not an ECS resource: a second task would map the same ones.
-        one_task_per_instance=launch.neuron_device_count > 0,
-        environment=dict(model.environment),
-        secrets=secret_refs(model_path(m.name), model.secrets),
-        weights_kms_key_arn=model.kms_key_arns.weights,
-        secrets_kms_key_arns=tuple(model.kms_key_arns.secrets),
-        execute_command=m.facts.execute_command,
-        execute_command_logging=m.facts.execute_command_logging,
-        log_retention_days=model.log_retention_days,
-        # ALBRequestCountPerTarget needs the target group's label, known only at deploy
-        # time: the component builds that one from target_requests_per_target.
-        scaling_configuration=None if scaling.metric == "albRequests" else scaling.configuration,
-        metrics_sidecar=sidecar,
-        metrics_image=m.facts.metrics_image if scraped else None,
+        grace=grace,
+        delay=deregistration(model.max_generation_seconds),
+        scaling=scaling,
+        secret_refs=secret_refs(model_path(m.name), model.secrets),
         rollout=rollout,
     )
-    prepulled = m.asg_pool is not None and image in m.asg_pool.prepull_images
+    prepulled = m.asg_pool is not None and m.image in m.asg_pool.prepull_images
     lines = [
         fit.summary(),
         *_lora_lines(fit),
@@ -417,15 +558,15 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         + (f", shared memory {shm} MiB" if shm else ""),
         grace.summary(),
         *([grace.warm_start_summary()] if prepulled else []),
-        delay.summary(),
+        decided.delay.summary(),
         m.deploy.note,
         *rollout_lines,
         *([weights.note] if weights.note else []),
         scaling.note,
-        *_spot_notes(m, spec),
+        *_spot_notes(m, decided),
         *([METRICS_NOTE] if sidecar else []),
     ]
-    return spec, lines
+    return decided, lines
 
 
 def _lora_lines(fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> list[str]:
@@ -435,7 +576,7 @@ def _lora_lines(fit: sizing.GpuFit | sizing.NeuronFit | DeclaredFit) -> list[str
     return [fit.need.lora.summary(fit.tp_size)]
 
 
-def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
+def _spot_notes(m: ModelInputs, decided: ModelDecisions) -> list[str]:
     """What a Spot reclaim means for this service (none when its pool buys no Spot)."""
     pool = None if m.asg_pool is None else m.asg_pool.input
     if pool is None or not pool.uses_spot:
@@ -443,21 +584,46 @@ def _spot_notes(m: ModelInputs, spec: ModelServiceSpec) -> list[str]:
     return spot_interruption_notes(
         pool,
         service=m.name,
-        min_count=spec.min_count,
+        min_count=m.model.min_count,
         tasks_per_instance=m.types.tasks_per_instance(m.name),
-        replacement_seconds=spec.health_check_grace_period_seconds,
+        replacement_seconds=decided.grace.seconds,
         instance_warmup_seconds=pool.instance_warmup_seconds,
-        deregistration_delay_seconds=spec.deregistration_delay_seconds,
+        deregistration_delay_seconds=decided.delay.seconds,
         max_generation_seconds=m.model.max_generation_seconds,
     )
 
 
-def decide(m: ModelInputs, issues: Issues) -> tuple[ModelServiceSpec, list[str]] | None:
+def decision_checks(where: str, decided: ModelDecisions) -> None:
+    """What the service decided, checked: what every service decides
+    (`common_decision_checks`: image, priority, timeouts, a deploy that progresses, its
+    variables against the launch's), its scaling, a Managed Instances task without host-level
+    parameters, and the engine's own checks of the task (`Launch.check_task`). Raises
+    `ServiceArgsError`."""
+    launch = decided.launch
+    common_decision_checks(where, decided, launch.managed_environment())
+    validate_scaling(
+        where,
+        decided.model.autoscaling.target_requests_per_target,
+        decided.scale_out_cooldown,
+        decided.scale_in_cooldown,
+    )
+    if decided.inputs.managed and decided.neuron_devices:
+        raise ServiceArgsError(
+            f"{where}: a MANAGED_INSTANCES task cannot map Neuron devices (Managed Instances "
+            "refuses host-level parameters); use an Auto Scaling group pool"
+        )
+    try:
+        launch.check_task(where, decided)
+    except TaskArgsError as exc:
+        raise ServiceArgsError(str(exc)) from None
+
+
+def decide(m: ModelInputs, issues: Issues) -> tuple[ModelDecisions, list[str]] | None:
     """One model service and its decision lines; None (and its issues) when it cannot be
     built."""
     path = model_path(m.name)
     try:
-        spec, lines = model_service(m)
+        decided, lines = model_service(m)
     except (sizing.SizingError, EngineLaunchError) as exc:
         issues.add(path, str(exc))
         return None
@@ -467,8 +633,8 @@ def decide(m: ModelInputs, issues: Issues) -> tuple[ModelServiceSpec, list[str]]
         issues.add(where, message)
         return None
     try:
-        model_service_decision_checks(path, spec)
+        decision_checks(path, decided)
     except (ServiceArgsError, ValueError) as exc:
         issues.extend([service_issue(path, exc)])
         return None
-    return spec, lines
+    return decided, lines

@@ -31,7 +31,6 @@ from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.engines import Engine
 from ecs_inference.engines.base import served_name_problem
-from ecs_inference.specs.service import ModelServiceSpec
 
 
 def _weights_uri(value: str) -> str:
@@ -86,7 +85,7 @@ class AutoscalingConfig(Section):
     first two need the metrics sidecar (`operations.metricsSidecar`)."""
     target_utilization: float = Field(0.8, gt=0, le=1)
     """Share of the engine's capacity (batch size or KV cache) at which to add a task."""
-    target_requests_per_target: float = Field(ModelServiceSpec.target_requests_per_target, gt=0)
+    target_requests_per_target: float = Field(30.0, gt=0)
     """`albRequests` target (requests per task per minute)."""
     scale_out_cooldown_seconds: int | None = Field(None, ge=0, le=3600)
     """Wait after a scale-out before the next one; unset: the health-check grace period."""

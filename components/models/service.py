@@ -4,7 +4,7 @@ It decides its own fit, task size and timeouts from its input (`components.model
 then builds on `EcsService`: a task definition of EC2 or MANAGED_INSTANCES compatibility on
 the pool's capacity provider (spread over Availability Zones, packed by memory), the engine's
 container (environment, command, port and health path from the engine's launch, whatever the
-engine; GPU `resourceRequirements` equal to the launch's GPUs, or the Neuron devices mapped
+engine; GPU `resourceRequirements` from the decided fit, or the Neuron devices mapped
 through `linuxParameters.devices`, since Neuron devices are not an ECS resource type; shared
 memory for NCCL; no container health check: the ALB's decides), a task role that can only read
 the weights (one S3 prefix, or an EFS access point), the metrics sidecar for engines whose
@@ -26,8 +26,10 @@ from ecs_inference import ledger
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.engines import Launch
+from ecs_inference.engines.base import Fit, reserved_gpus
 from ecs_inference.models.decisions import (
     MANAGED_INSTANCES_DEPLOY,
+    ModelDecisions,
     ModelInputs,
     decide,
     fit_on_types,
@@ -51,7 +53,6 @@ from ecs_inference.services.base import Placement as TaskPlacement
 from ecs_inference.services.containers import container_definition
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import PoolTypes
-from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.storage import efs as weights_spec
 
 TOKEN = "ecs-inference:serving:ModelService"
@@ -107,8 +108,8 @@ def _deploy(model: ModelConfig, wiring: ModelWiring, types: PoolTypes, name: str
 
 def decide_service(
     name: str, model: ModelConfig, wiring: ModelWiring
-) -> tuple[ModelServiceSpec, list[str]]:
-    """The service's spec and decision lines, decided from its input on its pool's instance
+) -> tuple[ModelDecisions, list[str]]:
+    """The service's decisions and decision lines, decided from its input on its pool's instance
     types, as a stack's plan decides them. Raises `ConfigError` with every problem, each at
     the config path a stack file would name (`platform.models.<name>`)."""
     issues = Issues()
@@ -172,6 +173,7 @@ def model_container_definitions(
     *,
     image: str,
     launch: Launch,
+    fit: Fit,
     log_group_name: str,
     region: str,
     stream_prefix: str,
@@ -184,7 +186,8 @@ def model_container_definitions(
 ) -> list[dict[str, Any]]:
     """The task's container definitions (a one-item list) for an EC2 model server.
 
-    The GPUs reserved are the launch's (`Launch.gpus`: the tensor parallel size the fit chose).
+    The GPUs reserved are the fit's (`reserved_gpus`: the tensor parallel size it chose, or the
+    GPUs declared), the fit the launch was built on.
     Defaults: no Neuron devices, Docker's /dev/shm, 120 s stop timeout, no extra environment or
     secrets. There is deliberately no container `healthCheck`: the target
     group's `/health` check decides, and a second check would restart a task the ALB still
@@ -217,7 +220,7 @@ def model_container_definitions(
             command=launch.container_command(),
             mount_points=[weights_spec.mount_point(efs_model)] if efs_model is not None else None,
             secrets=secrets,
-            gpu_count=launch.gpus,
+            gpu_count=reserved_gpus(fit),
             linux_parameters=linux,
         )
     ]
@@ -257,8 +260,8 @@ class ModelService(EcsService):
 
     port: int
     """The engine's serving port (what the target group and the gateway reach)."""
-    spec: ModelServiceSpec
-    """What it decided: the engine's launch, task size, devices, timeouts and deploy."""
+    decided: ModelDecisions
+    """What it decided: the fit, the engine's launch, task size, timeouts and deploy."""
     decisions: list[str]
     """The decision lines behind it (the preview prints them; a stack exports them)."""
 
@@ -269,23 +272,22 @@ class ModelService(EcsService):
         wiring: ModelWiring,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        spec, self.decisions = decide_service(wiring.service or name, input, wiring)
-        self.spec = spec
-        ledger.record_decisions(f"model {spec.service}", self.decisions)
-        ledger.record_model(wiring.pool, spec.service, spec, input.engine)
-        where = f"ModelService {spec.service!r}"
-        launch = spec.launch
-        if (spec.efs_file_system is not None) != (wiring.weights_efs is not None):
+        self.decided, self.decisions = decide_service(wiring.service or name, input, wiring)
+        decided = self.decided
+        ledger.record_decisions(f"model {decided.service}", self.decisions)
+        ledger.record_model(wiring.pool, decided.service, decided, input.engine)
+        where = f"ModelService {decided.service!r}"
+        launch = decided.launch
+        if (decided.efs_file_system is not None) != (wiring.weights_efs is not None):
             raise ValueError(f"{where}: weights on EFS need their EfsAccess wiring, and only then")
-        devices = launch.device_paths(where, spec.neuron_devices)
         # The sidecar's scrape spec knows only some engines' metric families; the decisions
         # turn it off for the others.
         metrics = launch.metrics_target()
         super().__init__(TOKEN, name, opts)
         self.port = launch.port
-        group = self._logs(spec.service, spec.log_retention_days)
+        group = self._logs(decided.service, input.log_retention_days)
         sidecar = metrics_sidecar(
-            spec,
+            decided,
             kind=metrics.kind if metrics is not None else "",
             port=metrics.port if metrics is not None else launch.port,
             engine_container=CONTAINER_NAME,
@@ -296,15 +298,16 @@ class ModelService(EcsService):
                 *model_container_definitions(
                     image=a[1],
                     launch=launch,
+                    fit=decided.fit,
                     log_group_name=group,
                     region=a[0],
-                    stream_prefix=spec.service,
-                    neuron_devices=devices,
-                    shm_size_mib=spec.shm_size_mib,
-                    stop_timeout_seconds=spec.stop_timeout_seconds,
-                    environment=spec.environment,
-                    secrets=spec.secrets,
-                    efs_model=spec.service if wiring.weights_efs is not None else None,
+                    stream_prefix=decided.service,
+                    neuron_devices=decided.neuron_devices,
+                    shm_size_mib=decided.shm_size_mib,
+                    stop_timeout_seconds=decided.stop_timeout_seconds,
+                    environment=input.environment,
+                    secrets=decided.secrets,
+                    efs_model=decided.service if wiring.weights_efs is not None else None,
                 ),
                 *sidecar(a[0], a[2]),
             ],
@@ -315,32 +318,34 @@ class ModelService(EcsService):
         )
         efs = wiring.weights_efs
         self._task(
-            service=spec.service,
-            compatibility=spec.compatibility,
-            cpu=spec.task_cpu,
-            memory_mib=spec.task_memory_mib,
+            service=decided.service,
+            compatibility=decided.compatibility,
+            cpu=decided.task_cpu,
+            memory_mib=decided.task_memory_mib,
             task_role=weights_task_role(
                 self._ctx,
-                bucket=spec.weights_bucket,
-                prefix=spec.weights_prefix,
+                bucket=decided.weights_bucket,
+                prefix=decided.weights_prefix,
                 efs=efs,
-                kms_key_arn=spec.weights_kms_key_arn,
-                adapter_prefixes=spec.adapter_prefixes,
+                kms_key_arn=input.kms_key_arns.weights,
+                adapter_prefixes=decided.adapter_prefixes,
             ),
             volumes=[efs.volume] if efs else None,
-            secrets_kms_key_arns=spec.secrets_kms_key_arns,
-            exec_logging=spec.execute_command_logging if spec.execute_command else None,
+            secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
+            exec_logging=wiring.placement.facts.execute_command_logging
+            if decided.execute_command
+            else None,
         )
         self._serve(
-            spec,
+            decided,
             wiring,
             balancing=Balancing(CONTAINER_NAME, launch.port, launch.health_path),
             placement=pool_placement(
                 wiring.pool.capacity_provider_name,
-                one_task_per_instance=spec.one_task_per_instance,
+                one_task_per_instance=decided.one_task_per_instance,
             ),
             scaling_metric=ALB_REQUESTS_METRIC,
-            scaling_target=spec.target_requests_per_target,
-            scaling_configuration=spec.scaling_configuration,
+            scaling_target=input.autoscaling.target_requests_per_target,
+            scaling_configuration=decided.scaling_configuration,
             extra_security_groups=[efs.client_security_group_id] if efs else (),
         )

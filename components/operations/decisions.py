@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.gateway.decisions import GatewayDecisions
+from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
 from ecs_inference.operations.dashboard import dashboard_body
 from ecs_inference.operations.errors import ObservabilityError
@@ -18,13 +19,12 @@ from ecs_inference.operations.input import OperationsConfig
 from ecs_inference.operations.watch import Watch, WatchedService
 from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions
-from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.workers.decisions import WorkerDecisions
 
 
 def watch_of(
     cfg: StackConfig,
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
     rerankers: Mapping[str, RerankerDecisions],
     pools: Mapping[str, AsgPoolDecisions],
     gateway: GatewayDecisions | None,

@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from ecs_inference.config.issues import Advisory
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.gateway.decisions import GRACE_SECONDS, GatewayDecisions
+from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.plan.pools import PoolChoice
 from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.pools.spot import spot_predictions
 from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.service import ModelServiceSpec
 
 
 def deploy_advisories(
@@ -45,7 +45,7 @@ def spot_advisories(
     cfg: StackConfig,
     choices: Mapping[str, PoolChoice],
     pools: Mapping[str, AsgPoolDecisions],
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
 ) -> list[Advisory]:
     """What a Spot reclaim predicts for each model on a pool that buys Spot."""
     found: list[Advisory] = []
@@ -71,7 +71,7 @@ def spot_advisories(
 
 def single_task_advisories(
     cfg: StackConfig,
-    models: Mapping[str, ModelServiceSpec],
+    models: Mapping[str, ModelDecisions],
     rerankers: Mapping[str, RerankerDecisions],
     gateway: GatewayDecisions | None,
 ) -> list[Advisory]:

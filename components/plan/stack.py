@@ -16,7 +16,16 @@ from ecs_inference.endpoint import decisions as endpoint
 from ecs_inference.endpoint.decisions import Routes
 from ecs_inference.gateway import decisions as gateway
 from ecs_inference.gateway.decisions import GatewayDecisions
-from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
+from ecs_inference.models import decisions as model_decisions
+from ecs_inference.models.decisions import (
+    UNDECIDED_DEPLOY,
+    ModelDecisions,
+    ModelInputs,
+    Placement,
+    StackFacts,
+    configured_image,
+    decide,
+)
 from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
 from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
 from ecs_inference.operations.watch import Watch
@@ -24,7 +33,6 @@ from ecs_inference.plan import (
     advisories,
     image_regions,
     images,
-    models,
     network,
     pools,
     secrets,
@@ -36,7 +44,6 @@ from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.secrets import StackSecret
-from ecs_inference.specs.service import ModelServiceSpec
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
 from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.decisions import WorkerDecisions, plan_workers
@@ -61,10 +68,10 @@ class Plan:
     gpu_pools: Mapping[str, AsgPoolDecisions]
     neuron_pools: Mapping[str, AsgPoolDecisions]
     managed_instance_pools: Mapping[str, ManagedPoolDecisions]
-    models: Mapping[str, ModelServiceSpec]
-    model_inputs: Mapping[str, ModelInputs]
-    """What each model service was decided from around it (its pool's types, deploy, listener
-    priority, idle timeout, the stack's facts): its component decides again from the same."""
+    models: Mapping[str, ModelDecisions]
+    """Each model service's decisions, with what they were decided from around it (`inputs`:
+    its pool's types, deploy, listener priority, idle timeout, the stack's facts): its
+    component decides again from the same."""
     model_pools: Mapping[str, str]
     """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerDecisions]
@@ -129,6 +136,40 @@ def _decide_pools(
     return out, deploys
 
 
+def _placed(cfg: StackConfig, pools: Mapping[str, PoolChoice]) -> dict[str, list[Placed]]:
+    """Pool name -> the models that fit it (a model its pool could not take is already an
+    issue), in config order."""
+    out: dict[str, list[Placed]] = {name: [] for name in pools}
+    for name, model in cfg.models.items():
+        pool = pools.get(model.pool)
+        if pool is None or name not in pool.types.fits:
+            continue
+        out[pool.name].append(
+            Placed(
+                name,
+                model,
+                pool.types.tasks_per_instance(name),
+                pool.types.layouts[name].devices_per_task,
+                configured_image(model, cfg.images),
+            )
+        )
+    return out
+
+
+def _stack_facts(cfg: StackConfig, region: str | None, stack: str) -> StackFacts:
+    """What every model service takes from the stack's settings."""
+    return StackFacts(
+        weight_stores=dict(cfg.weight_stores),
+        metrics_sidecar=cfg.operations.metrics_sidecar,
+        metrics_image=cfg.images.metrics,
+        execute_command=cfg.cluster.execute_command,
+        execute_command_logging=cfg.cluster.execute_command_logging,
+        region=region,
+        stack=stack,
+        alarm_settings=cfg.operations.alarms,
+    )
+
+
 def _model_specs(
     cfg: StackConfig,
     demands: Mapping[str, Demand],
@@ -137,13 +178,11 @@ def _model_specs(
     deploys: Mapping[str, Mapping[str, DeployChoice]],
     context: tuple[dict[str, int], int, str | None, str],
     issues: Issues,
-) -> tuple[dict[str, ModelServiceSpec], dict[str, list[str]], dict[str, ModelInputs]]:
-    """Every model's spec, decisions and what they were decided from, on the types its pool
-    chose."""
+) -> tuple[dict[str, ModelDecisions], dict[str, list[str]]]:
+    """Every model's decisions and decision lines, on the types its pool chose."""
     priorities, idle, region, stack = context
-    found: dict[str, ModelServiceSpec] = {}
+    found: dict[str, ModelDecisions] = {}
     lines: dict[str, list[str]] = {}
-    decided_from: dict[str, ModelInputs] = {}
     for name, model in cfg.models.items():
         pool = choices.get(model.pool)
         if pool is None or name not in pool.types.fits:
@@ -159,15 +198,14 @@ def _model_specs(
                 priority=priorities[name],
                 idle_timeout_seconds=idle,
                 deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
-                facts=models.stack_facts(cfg, region, stack),
+                facts=_stack_facts(cfg, region, stack),
             ),
-            image=models.configured_image(cfg, model),
+            image=configured_image(model, cfg.images),
         )
         planned = decide(inputs, issues)
         if planned is not None:
             found[name], lines[f"model {name}"] = planned
-            decided_from[name] = inputs
-    return found, lines, decided_from
+    return found, lines
 
 
 def _rerankers(
@@ -177,7 +215,7 @@ def _rerankers(
     priorities, idle, region, stack = context
     found: dict[str, RerankerDecisions] = {}
     for name, rr in cfg.rerankers.items():
-        placement = Placement(priorities[name], idle, facts=models.stack_facts(cfg, region, stack))
+        placement = Placement(priorities[name], idle, facts=_stack_facts(cfg, region, stack))
         decided, problems = decide_reranker(name, rr, placement, rr.image or cfg.images.reranker)
         issues.extend(problems)
         if decided is not None:
@@ -206,11 +244,11 @@ def build_plan(
     longest = endpoint.stack_routes(config).longest_request_seconds
     idle = endpoint.idle_timeout(config.endpoint, longest, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
-    demands = models.demands(config, issues)
+    demands = model_decisions.demands(config.models, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)
-    decided_pools, deploys = _decide_pools(config, choices, models.placed(config, choices), issues)
+    decided_pools, deploys = _decide_pools(config, choices, _placed(config, choices), issues)
     context = (priorities, idle.seconds, region, stack or "stack")
-    model_specs, model_lines, model_inputs = _model_specs(
+    model_specs, model_lines = _model_specs(
         config, demands, choices, decided_pools, deploys, context, issues
     )
     reranker_specs = _rerankers(config, context, issues)
@@ -261,7 +299,6 @@ def build_plan(
         neuron_pools=decided_pools.neuron,
         managed_instance_pools=decided_pools.managed,
         models=model_specs,
-        model_inputs=model_inputs,
         model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,

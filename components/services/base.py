@@ -47,12 +47,11 @@ from ecs_inference.services.service_connect import (
 )
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import derived_name
-from ecs_inference.specs.service import ServiceSpec
+from ecs_inference.specs.service import ServedService
 from ecs_inference.storage import efs as weights_spec
 
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import Placement as ServicePlacement
-    from ecs_inference.rerankers.decisions import RerankerDecisions
 
 ALB_REQUESTS_METRIC = "ALBRequestCountPerTarget"
 CPU_METRIC = "ECSServiceAverageCPUUtilization"
@@ -658,7 +657,7 @@ class EcsService(pulumi.ComponentResource):
 
     def _serve(
         self,
-        spec: ServiceSpec | RerankerDecisions,
+        spec: ServedService,
         wiring: ServiceWiring,
         *,
         balancing: Balancing,
@@ -850,7 +849,7 @@ def service_connect_server(
 
 
 def metrics_sidecar(
-    spec: ServiceSpec | RerankerDecisions,
+    spec: ServedService,
     *,
     kind: str,
     port: int,

@@ -79,8 +79,8 @@ class MemoryNeed:
     def summary(self) -> str:
         lora = self.lora
         adapters = (
-            f" + LoRA {lora.per_gpu_gib(1):.2f} GiB ({lora.max_loras} slots x rank "
-            f"{lora.max_lora_rank})"
+            f" + LoRA {lora.per_gpu_gib(1):.2f} GiB ({lora.slots.max_loras} slots x rank "
+            f"{lora.slots.max_lora_rank})"
             if lora is not None
             else ""
         )
@@ -373,8 +373,8 @@ def _lora_part(need: MemoryNeed) -> str:
     if lora is None:
         return ""
     return (
-        f" + LoRA {lora.per_gpu_gib(1):.1f}: {lora.max_loras} adapter slots at rank "
-        f"{lora.max_lora_rank}"
+        f" + LoRA {lora.per_gpu_gib(1):.1f}: {lora.slots.max_loras} adapter slots at rank "
+        f"{lora.slots.max_lora_rank}"
     )
 
 

@@ -25,7 +25,9 @@ so bytes per GPU = `max_loras x bytes(dtype) x r x (layers x (7 h + (2 q + 3 i) 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ecs_inference.sizing.memory import GIB, SizingError
 
@@ -76,38 +78,60 @@ SHAPES: dict[str, LoraShape] = {
 }
 
 
+class LoraSlots(Protocol):
+    """The adapters a service serves and the GPU slots vLLM keeps for them
+    (`engines.vllm.VllmSettings`)."""
+
+    @property
+    def adapters(self) -> Sequence[object]: ...
+    @property
+    def max_loras(self) -> int: ...
+    @property
+    def max_lora_rank(self) -> int: ...
+
+
+class AttentionShape(Protocol):
+    """The base model's shape as the VRAM method has it (`sizing.gpu.MemoryNeed`)."""
+
+    @property
+    def layers(self) -> int: ...
+    @property
+    def attention_heads(self) -> int: ...
+    @property
+    def kv_heads(self) -> int: ...
+    @property
+    def head_dim(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class LoraNeed:
-    """The adapters' buffers of one service: `max_loras` slots at `max_lora_rank` on the base
-    model's shape (`layers`, `attention_heads`, `kv_heads`, `head_dim` from the VRAM method,
-    `shape` from `SHAPES` or the service's `parameters`), `dtype_bytes` per element (2: the
-    16-bit activations), for `adapters` declared adapters."""
+    """The adapters' buffers of one service: its `slots` (`max_loras` at `max_lora_rank`) on
+    the base `model`'s shape (from the VRAM method) and `shape` (from `SHAPES` or the service's
+    `parameters`), `dtype_bytes` per element (2: the 16-bit activations)."""
 
-    adapters: int
-    max_loras: int
-    max_lora_rank: int
+    slots: LoraSlots
+    model: AttentionShape
     shape: LoraShape
-    layers: int
-    attention_heads: int
-    kv_heads: int
-    head_dim: int
     dtype_bytes: int = 2
 
     def per_gpu_gib(self, tp_size: int) -> float:
         """GiB of LoRA buffers on each of `tp_size` GPUs (module docstring)."""
         h, i, vocab = self.shape.hidden_size, self.shape.intermediate_size, self.shape.vocab_size
-        q = self.attention_heads * self.head_dim
-        kv = max(self.kv_heads / tp_size, 1.0) * self.head_dim
+        m = self.model
+        q = m.attention_heads * m.head_dim
+        kv = max(m.kv_heads / tp_size, 1.0) * m.head_dim
         per_layer = 7 * h + (2 * q + 3 * i) / tp_size + 2 * kv
-        elements = self.max_lora_rank * (self.layers * per_layer + 2 * (vocab + h))
-        return self.max_loras * self.dtype_bytes * elements / GIB
+        elements = self.slots.max_lora_rank * (m.layers * per_layer + 2 * (vocab + h))
+        return self.slots.max_loras * self.dtype_bytes * elements / GIB
 
     def summary(self, tp_size: int) -> str:
         """One decision line: what the adapters take per GPU."""
+        slots = self.slots
         return (
-            f"LoRA: {self.adapters} adapter(s), {self.max_loras} GPU slot(s) at rank "
-            f"{self.max_lora_rank} take {self.per_gpu_gib(tp_size):.2f} GiB per GPU from the "
-            f"KV cache (vLLM preallocates A/B buffers for every slot in all {self.layers} layers)"
+            f"LoRA: {len(slots.adapters)} adapter(s), {slots.max_loras} GPU slot(s) at rank "
+            f"{slots.max_lora_rank} take {self.per_gpu_gib(tp_size):.2f} GiB per GPU from the "
+            f"KV cache (vLLM preallocates A/B buffers for every slot in all {self.model.layers} "
+            "layers)"
         )
 
 

@@ -1,9 +1,5 @@
-"""Service specs: one model service as plain values, and its checks.
-
-`ModelServiceSpec` is built by the plan; `validate_model_service` raises `ServiceArgsError`
-naming the argument and values for anything ECS, ELB or the engine would reject. The component
-(`components.models.service`) adds only the wiring (cluster, VPC, subnets, load balancer,
-router, the built image's digest reference).
+"""Service specs: the checks every load-balanced service shares (`common_decision_checks` and
+its helpers), and what they and `EcsService` read of a decided service (`ServedService`).
 """
 
 from __future__ import annotations
@@ -12,7 +8,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Protocol
 
 from ecs_inference import iam
 from ecs_inference.contracts.aws_limits import (
@@ -22,8 +18,6 @@ from ecs_inference.contracts.aws_limits import (
     SCALING_COOLDOWN_MAX_SECONDS,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
-from ecs_inference.engines import Launch
-from ecs_inference.engines.base import TaskArgsError
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import NAME_PATTERN
 from ecs_inference.specs.rollout import ROLLING, RolloutSpec
@@ -31,6 +25,51 @@ from ecs_inference.specs.rollout import ROLLING, RolloutSpec
 
 class ServiceArgsError(ValueError):
     """Plain service arguments are inconsistent; the message names the argument and values."""
+
+
+class ServedService(Protocol):
+    """What every load-balanced service decides, as its checks and `EcsService` read it: a
+    re-ranker's `RerankerDecisions`, a model's `ModelDecisions`."""
+
+    @property
+    def service(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def image(self) -> object:
+        """A reference, None or an Output: the stack's own build."""
+        ...
+
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def min_count(self) -> int: ...
+    @property
+    def max_count(self) -> int: ...
+    @property
+    def scale_out_cooldown(self) -> int: ...
+    @property
+    def scale_in_cooldown(self) -> int: ...
+    @property
+    def health_check_grace_period_seconds(self) -> int: ...
+    @property
+    def deregistration_delay_seconds(self) -> int: ...
+    @property
+    def max_request_seconds(self) -> int | None: ...
+    @property
+    def deployment_minimum_healthy_percent(self) -> int: ...
+    @property
+    def deployment_maximum_percent(self) -> int: ...
+    @property
+    def environment(self) -> Mapping[str, str]: ...
+    @property
+    def secrets(self) -> Mapping[str, str]: ...
+    @property
+    def metrics_sidecar(self) -> bool: ...
+    @property
+    def execute_command(self) -> bool: ...
+    @property
+    def rollout(self) -> RolloutSpec: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,48 +126,6 @@ class ServiceSpec:
     """With execute_command: the task role may write the cluster's session log."""
     rollout: RolloutSpec = ROLLING
     """How a new revision replaces the old one (`components.rollouts`); default rolling."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelServiceSpec(ServiceSpec):
-    """One LLM service on a GPU or Inferentia pool, run by a registered engine."""
-
-    launch: Launch
-    """How the engine starts (environment, command, port); `components.engines`."""
-    weights_bucket: str | None
-    """S3 bucket of the weights or compiled artifact; None when the weights are on EFS or the
-    service declares none."""
-    weights_prefix: str | None
-    """Key prefix the task role may read."""
-    adapter_prefixes: tuple[str, ...] = ()
-    """Further key prefixes of `weights_bucket` the task role may read: the LoRA adapters the
-    engine stages (default none)."""
-    task_cpu: int
-    """Task CPU units."""
-    task_memory_mib: int
-    """Task memory on the instance."""
-    gpu_count: int = 0
-    """GPUs to reserve; must equal the launch's."""
-    neuron_devices: tuple[str, ...] = ()
-    """Exactly the launch's Neuron devices, distinct /dev/neuronN paths; () maps 0..N-1."""
-    shm_size_mib: int = 0
-    """`/dev/shm` size (NCCL between tensor-parallel GPUs); 0 keeps Docker's."""
-    target_requests_per_target: float = 30.0
-    """Requests per task per minute the scaling policy tracks."""
-    one_task_per_instance: bool = False
-    """distinctInstance placement; required for Neuron (mapped device paths are fixed)."""
-    efs_file_system: str | None = None
-    """Weights on EFS: a `weightStores` name or an existing file system id."""
-    efs_path: str | None = None
-    """Weights on EFS: the model's directory (its access point's root)."""
-    compatibility: Literal["EC2", "MANAGED_INSTANCES"] = "EC2"
-    """What the task definition declares: EC2 on an Auto Scaling group pool, MANAGED_INSTANCES
-    on a Managed Instances pool (ECS then refuses sharedMemorySize, ipcMode and the other
-    parameters of `contracts.aws_limits.MANAGED_INSTANCES_INVALID_TASK_PARAMETERS`)."""
-    scaling_configuration: Mapping[str, Any] | None = None
-    """Target tracking on the engine's load (API-shaped TargetTrackingScalingPolicyConfiguration
-    from `components.operations.scaling`); None: ALBRequestCountPerTarget at
-    `target_requests_per_target`."""
 
 
 def _deferred(value: object) -> bool:
@@ -194,7 +191,7 @@ def common_key_checks(where: str, args: ServiceSpec) -> None:
             raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
 
 
-def common_decision_checks(where: str, args: ServiceSpec, managed_env: Sequence[str]) -> None:
+def common_decision_checks(where: str, args: ServedService, managed_env: Sequence[str]) -> None:
     """What the plan decides for every service and checks here: the image it chose, the rule
     priority, the deregistration delay against the longest request, the grace period, a deploy
     that can make progress, and user variables against those the service sets itself."""
@@ -267,44 +264,3 @@ def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -
             "scale out fast (a late task costs latency), scale in slow (a warm model is "
             "expensive to reload)"
         )
-
-
-def validate_model_service(where: str, args: ModelServiceSpec) -> None:
-    """All plain-value checks of a `ModelServiceSpec` built by hand; raises `ServiceArgsError`
-    (or the launch's `EngineLaunchError` / `PresetError` for its own settings)."""
-    common_key_checks(where, args)
-    args.launch.check_settings()
-    model_service_decision_checks(where, args)
-
-
-def model_service_decision_checks(where: str, args: ModelServiceSpec) -> None:
-    """What the plan decides for a model service, checked: its task against its launch,
-    scaling, and what every service decides (`common_decision_checks`)."""
-    launch = args.launch
-    common_decision_checks(where, args, launch.managed_environment())
-    validate_scaling(
-        where, args.target_requests_per_target, args.scale_out_cooldown, args.scale_in_cooldown
-    )
-    # EC2 task-level limits: 128 CPU units - 192 vCPU; memory at least 6 MiB per container.
-    _int(where, "task_cpu", args.task_cpu, 128, 196_608)
-    _int(where, "task_memory_mib", args.task_memory_mib, 128)
-    _int(where, "shm_size_mib", args.shm_size_mib, 0)
-    if args.compatibility == "MANAGED_INSTANCES" and (args.shm_size_mib or args.neuron_devices):
-        raise ServiceArgsError(
-            f"{where}: a MANAGED_INSTANCES task cannot set linuxParameters.sharedMemorySize or "
-            "map Neuron devices (Managed Instances refuses host-level parameters); use an Auto "
-            "Scaling group pool"
-        )
-    if args.shm_size_mib >= args.task_memory_mib:
-        raise ServiceArgsError(
-            f"{where}: shm_size_mib {args.shm_size_mib} must be below task_memory_mib "
-            f"{args.task_memory_mib} (/dev/shm is counted against the task's memory)"
-        )
-    # The 120 s cap is Fargate's; on EC2 the agent waits as long as asked. Streams mostly drain
-    # before SIGTERM anyway (ECS waits out the target group's deregistration delay first).
-    _int(where, "stop_timeout_seconds", args.stop_timeout_seconds, 2, 3600)
-    _int(where, "gpu_count", args.gpu_count, 0)
-    try:
-        launch.check_task(where, args)
-    except TaskArgsError as exc:
-        raise ServiceArgsError(str(exc)) from None

@@ -13,7 +13,7 @@ from ecs_inference.storage.input import WeightStoreConfig
 if TYPE_CHECKING:
     # Types only: the stack's config imports this folder's input.
     from ecs_inference.config.stack import StackConfig
-    from ecs_inference.specs.service import ModelServiceSpec
+    from ecs_inference.models.decisions import ModelDecisions
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class WeightStoreUse:
 
 
 def plan_weight_stores(
-    cfg: StackConfig, models: Mapping[str, ModelServiceSpec], zones: int
+    cfg: StackConfig, models: Mapping[str, ModelDecisions], zones: int
 ) -> dict[str, tuple[WeightStoreConfig, WeightStoreUse]]:
     """Per file system, its input and use: every `weightStores` entry (each exists: weights are
     copied into it before a model uses it), and each existing file system (by id) a model reads

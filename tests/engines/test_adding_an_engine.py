@@ -14,8 +14,8 @@ import pytest
 from ecs_inference import cost, engines, sizing
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
+from ecs_inference.models.decisions import demands
 from ecs_inference.plan import PLATFORM_NAME
-from ecs_inference.plan import models as plan_models
 from ecs_inference.sizing.instance_types import GpuDemand
 from tests.engines import synthetic
 from tests.stack_config import issues_of, mutate, plan_of, reference
@@ -96,7 +96,7 @@ def test_the_plan_builds_its_launch_and_sizes_it(synth) -> None:
     m = plan.models[SERVICE]
     assert isinstance(m.launch, synthetic.SynthLaunch) and m.launch.greeting == "hi"
     assert m.image == IMAGE
-    demand = plan_models.demands(plan.config, Issues())[SERVICE]
+    demand = demands(plan.config.models, Issues())[SERVICE]
     assert isinstance(demand, GpuDemand)
     fit = sizing.choose_tensor_parallel(demand.need, plan.gpu_pools["l40s"].input.types[0])
     assert m.gpu_count == m.launch.gpus == fit.tp_size  # type: ignore[union-attr]

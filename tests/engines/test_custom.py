@@ -4,13 +4,20 @@ task environment, declared devices and cores, and bad settings failing at their 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from pydantic import ValidationError
 
+from ecs_inference import engines
 from ecs_inference.contracts import custom as custom_contract
-from ecs_inference.engines.base import PresetError
+from ecs_inference.engines.base import LaunchInputs, PresetError
 from ecs_inference.engines.custom import CustomLaunch
+from ecs_inference.models.input import ModelConfig
+from ecs_inference.sizing.instance_types import DeclaredFit
 
-WHERE = "platform.models.chat"
+NAME = "chat"
+WHERE = f"platform.models.{NAME}"
 
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/triton:24.10"
@@ -19,41 +26,56 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/triton:24.10"
 SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:triton-key-AbCdEf"
 
 
+def custom_model(custom: dict[str, Any], **keys: Any) -> ModelConfig:
+    """A custom service's input: `custom` its section, `keys` its other keys (camelCase)."""
+    raw = {"engine": "custom", "pool": "gpus", "image": IMAGE, "servedModelName": "m"}
+    section = {"acceleratorMemoryGiB": 10, **custom}
+    return ModelConfig.model_validate({**raw, "custom": section, **keys})
+
+
+def custom_launch(
+    custom: dict[str, Any], idle: int = 300, weights_uri: str | None = None, **keys: Any
+) -> CustomLaunch:
+    """The launch of `custom_model(custom, **keys)` behind an endpoint of `idle` seconds."""
+    model = custom_model(custom, **keys)
+    kind = "gpus" if custom.get("gpus") else "neuronDevices"
+    fit = DeclaredFit(NAME, "any", 1, 1, 10.0, 20.0, kind)
+    inputs = LaunchInputs(NAME, model, fit, weights_uri, "g6", idle, None)
+    launch = engines.get("custom").launch(inputs)
+    assert isinstance(launch, CustomLaunch)
+    return launch
+
+
 def test_custom_launch_sets_the_platform_contract():
-    launch = CustomLaunch(
-        "platform.models.triton",
-        IMAGE,
-        "reranker-xl",
-        command=("tritonserver", "--model-repository=/mnt/efs/repo", "--http-port=8080"),
-        port=8080,
-        health_path="/v2/health/ready",
-        gpus=2,
-        accelerator_memory_gib=30,
+    launch = custom_launch(
+        {
+            "command": ["tritonserver", "--model-repository=/mnt/efs/repo", "--http-port=8080"],
+            "port": 8080,
+            "healthPath": "/v2/health/ready",
+            "gpus": 2,
+            "acceleratorMemoryGiB": 30,
+            "sseKeepAliveSeconds": 10,
+        },
+        idle=120,
         weights_uri="/mnt/efs/repo",
+        servedModelName="reranker-xl",
         environment={"LOG_VERBOSE": "1"},
         secrets={"TRITON_API_KEY": SECRET},
-        sse_keepalive_seconds=10,
-        alb_idle_timeout_seconds=120,
     )
     env = {e["name"]: e["value"] for e in launch.container_environment("us-east-1")}
     assert env[custom_contract.ENV_PORT] == "8080"
+    assert env[custom_contract.ENV_SERVED_MODEL_NAME] == "reranker-xl"
     assert env[custom_contract.ENV_WEIGHTS_URI] == "/mnt/efs/repo"
     assert env["LOG_VERBOSE"] == "1"
     assert env["AWS_REGION"] == "us-east-1"
     assert "TRITON_API_KEY" not in env
-    assert launch.container_secrets() == [{"name": "TRITON_API_KEY", "valueFrom": SECRET}]
-    assert launch.container_command() == list(launch.command)
+    assert launch.container_command() == launch.own.command
     assert launch.health_path == "/v2/health/ready"
     assert launch.gpus == 2
-    assert launch.accelerator_fit(24.0, 4, "g6.12xlarge") == 15.0
-    with pytest.raises(PresetError, match=r"^platform\.models\.triton\.acceleratorMemoryGiB"):
-        launch.accelerator_fit(16.0, 4, "small")
-    with pytest.raises(PresetError, match=r"^platform\.models\.triton\.gpus: 2 exceeds"):
-        launch.accelerator_fit(80.0, 1, "one-gpu")
 
 
 def test_custom_neuron_service_maps_devices_and_cores():
-    launch = CustomLaunch(WHERE, IMAGE, "m", neuron_devices=3, alb_idle_timeout_seconds=300)
+    launch = custom_launch({"neuronDevices": 3})
     env = {e["name"]: e["value"] for e in launch.container_environment()}
     assert env[custom_contract.ENV_NEURON_VISIBLE_CORES] == "0-5"
     assert [d["hostPath"] for d in launch.device_mappings()] == [
@@ -65,41 +87,45 @@ def test_custom_neuron_service_maps_devices_and_cores():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "path", "fragment"),
+    ("custom", "keys", "loc", "fragment"),
     [
-        ({"image": "triton:latest"}, "image", "pinned"),
-        ({"image": "triton"}, "image", "pinned"),
-        ({"health_path": "health"}, "healthPath", "absolute path"),
-        ({"health_path": "/h?x=1"}, "healthPath", "without query"),
-        ({"port": 80}, "port", "unprivileged"),
-        ({"gpus": 1, "neuron_devices": 1}, "gpus", "not both"),
-        ({"accelerator_memory_gib": 10.0}, "acceleratorMemoryGiB", "only meaningful"),
-        ({"environment": {"ENGINE_PORT": "1"}}, "environment.ENGINE_PORT", "reserved"),
-        ({"environment": {"AWS_REGION": "x"}}, "environment.AWS_REGION", "reserved"),
-        ({"environment": {"HF_TOKEN": "x"}}, "environment.HF_TOKEN", "credential"),
-        ({"secrets": {"K": "plain"}}, "secrets.K", "Secrets Manager ARN"),
+        ({"healthPath": "health"}, {}, ("custom", "healthPath"), "absolute path"),
+        ({"healthPath": "/h?x=1"}, {}, ("custom", "healthPath"), "without query"),
+        ({"gpus": 1, "neuronDevices": 1}, {}, (), "exactly one of"),
         (
-            {"alb_idle_timeout_seconds": 60, "max_generation_seconds": 600},
-            "sseKeepAliveSeconds",
-            "longer than the ALB idle timeout",
+            {"gpus": 1},
+            {"environment": {"ENGINE_PORT": "1"}},
+            ("environment", "ENGINE_PORT"),
+            "reserved",
         ),
         (
-            {"sse_keepalive_seconds": 40, "alb_idle_timeout_seconds": 60},
-            "sseKeepAliveSeconds",
-            "at most half",
+            {"gpus": 1},
+            {"environment": {"AWS_DEFAULT_OUTPUT": "x"}},
+            ("environment", "AWS_DEFAULT_OUTPUT"),
+            "reserved",
         ),
-        ({"command": "serve --port 1"}, "command", "list of strings"),
+        ({"gpus": 1}, {"environment": {"HF_TOKEN": "x"}}, ("environment",), "credential"),
+        ({"gpus": 1}, {"secrets": {"K": "plain"}}, ("secrets", "K"), "Secrets Manager ARN"),
+        ({"command": "serve --port 1", "gpus": 1}, {}, ("custom", "command"), "list"),
     ],
 )
-def test_bad_custom_settings_fail_with_the_config_path(kwargs, path, fragment):
-    base = {
-        "where": WHERE,
-        "image": IMAGE,
-        "served_model_name": "m",
-        "alb_idle_timeout_seconds": 300,
-    }
-    # As a launch built by hand: construction checks its decisions, check_settings its keys.
+def test_bad_custom_settings_fail_at_their_key(custom, keys, loc, fragment):
+    with pytest.raises(ValidationError) as caught:
+        custom_model(custom, **keys)
+    [error] = caught.value.errors()
+    assert error["loc"][: len(loc)] == loc, error
+    assert fragment in error["msg"]
+
+
+@pytest.mark.parametrize(
+    ("custom", "idle", "keys", "fragment"),
+    [
+        ({"gpus": 1}, 60, {"maxGenerationSeconds": 600}, "longer than the ALB idle timeout"),
+        ({"gpus": 1, "sseKeepAliveSeconds": 40}, 60, {}, "at most half"),
+    ],
+)
+def test_a_keepalive_the_endpoint_would_cut_fails_at_its_config_path(custom, idle, keys, fragment):
     with pytest.raises(PresetError) as caught:
-        CustomLaunch(**(base | kwargs)).check_settings()
-    assert str(caught.value).startswith(f"{WHERE}.{path}:"), str(caught.value)
+        custom_launch(custom, idle, **keys)
+    assert str(caught.value).startswith(f"{WHERE}.custom.sseKeepAliveSeconds:"), str(caught.value)
     assert fragment in str(caught.value)

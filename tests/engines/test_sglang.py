@@ -21,7 +21,7 @@ from ecs_inference.engines import Launch
 from ecs_inference.engines.custom import CustomLaunch
 from ecs_inference.engines.sglang import SglangLaunch
 from tests.engines.checks import fails_at
-from tests.engines.test_custom import IMAGE, SECRET
+from tests.engines.test_custom import IMAGE, SECRET, custom_launch
 from tests.engines.test_tgi import TGI_CASES, TGI_ENTRYPOINT
 from tests.images.engine_images import (
     IMAGES,
@@ -246,11 +246,6 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
             "platform.models.chat.kvCacheDtype",
             "not an SGLang --kv-cache-dtype value",
         ),
-        (
-            lambda: SglangLaunch(WHERE, "m", "efs://fs/models", 4096),
-            "platform.models.chat.weightsUri",
-            "s3://bucket/prefix/ or efs://",
-        ),
     ],
 )
 def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
@@ -359,10 +354,8 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
     cases: list[Launch] = [
         *SGLANG_CASES,
         *TGI_CASES,
-        CustomLaunch(
-            WHERE, IMAGE, "m", gpus=1, secrets={"K": SECRET}, alb_idle_timeout_seconds=300
-        ),
-        CustomLaunch(WHERE, IMAGE, "m", neuron_devices=2, alb_idle_timeout_seconds=300),
+        custom_launch({"gpus": 1}, secrets={"K": SECRET}),
+        custom_launch({"neuronDevices": 2}),
     ]
     for launch in cases:
         container: dict[str, object] = {
@@ -376,7 +369,8 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
             ),
         }
         if isinstance(launch, CustomLaunch):
-            container["secrets"] = launch.container_secrets()
+            secrets = launch.inputs.model.secrets
+            container["secrets"] = [{"name": k, "valueFrom": v} for k, v in sorted(secrets.items())]
             if launch.neuron_devices:
                 container["linuxParameters"] = {"devices": launch.device_mappings()}
         validate_named_shape("ecs", "ContainerDefinition", container)

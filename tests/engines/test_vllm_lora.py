@@ -17,8 +17,8 @@ from ecs_inference.contracts import engine as engine_contract
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.engines import vllm as vllm_engine
-from ecs_inference.engines.base import TaskArgsError
-from ecs_inference.engines.vllm import LoraModule, VllmLaunch
+from ecs_inference.engines.base import TaskArgsError, check_extra_args
+from ecs_inference.engines.vllm import VllmLaunch, VllmSettings
 from ecs_inference.sizing import catalog, lora
 from tests.contracts.test_staging import FakeS3
 from tests.images.engine_images import IMAGES, load_script, printed_command, value_after
@@ -44,7 +44,7 @@ def test_the_reference_service_serves_two_adapters() -> None:
     launch = llama.launch
     assert isinstance(launch, VllmLaunch)
     assert launch.adapter_names == ("llama-3.1-8b-sql", "llama-3.1-8b-support")
-    assert (launch.max_loras, launch.max_lora_rank) == (2, 16)
+    assert (launch.lora.max_loras, launch.lora.max_lora_rank) == (2, 16)
     assert llama.adapter_prefixes == (
         "adapters/llama-3.1-8b-sql",
         "adapters/llama-3.1-8b-support",
@@ -158,16 +158,8 @@ def _vllm_buffer_elements(
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
 def test_buffer_bytes_match_the_tensors_vllm_allocates(name: str, tp: int) -> None:
     arch = catalog.architecture(name)
-    need = lora.LoraNeed(
-        adapters=2,
-        max_loras=3,
-        max_lora_rank=32,
-        shape=lora.SHAPES[name],
-        layers=arch.layers,
-        attention_heads=arch.attention_heads,
-        kv_heads=arch.kv_heads,
-        head_dim=arch.head_dim,
-    )
+    slots = VllmSettings.model_validate({"maxLoras": 3, "maxLoraRank": 32})
+    need = lora.LoraNeed(slots, arch, lora.SHAPES[name])
     expected = _vllm_buffer_elements(arch, lora.SHAPES[name], 32, 3, tp) * 2
     assert need.per_gpu_gib(tp) * 2**30 == pytest.approx(expected, rel=1e-12)
 
@@ -206,19 +198,19 @@ def test_a_model_whose_lora_shape_is_unknown_is_refused() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _launch(**overrides: Any) -> VllmLaunch:
-    values: dict[str, Any] = {
-        "served_model_name": "llama",
-        "weights_uri": "s3://models/llama/",
-        "max_model_len": 8192,
-        "adapters": (
-            LoraModule("llama-sql", "s3://models/adapters/sql/", 16),
-            LoraModule("org/llama-support", "s3://models/adapters/support/", 8),
-        ),
-        "max_loras": 2,
-        "max_lora_rank": 16,
-    }
-    return VllmLaunch(**(values | overrides))
+def _adapter(name: str, source: str, rank: int) -> dict[str, Any]:
+    return {"name": name, "source": source, "baseModel": "s3://models/llama/", "rank": rank}
+
+
+ADAPTERS = [
+    _adapter("llama-sql", "s3://models/adapters/sql/", 16),
+    _adapter("org/llama-support", "s3://models/adapters/support/", 8),
+]
+
+
+def _launch(**settings: Any) -> VllmLaunch:
+    lora = VllmSettings.model_validate({"adapters": ADAPTERS, "maxLoras": 2} | settings)
+    return VllmLaunch("llama", "s3://models/llama/", 8192, lora=lora)
 
 
 def test_adapter_flags_are_ones_vllm_0_33_parses(vllm_gpu_flags) -> None:
@@ -244,20 +236,24 @@ def test_adapter_flags_are_ones_vllm_0_33_parses(vllm_gpu_flags) -> None:
             "base_model_name": "llama",
         },
     ]
-    without = printed_command(ENTRYPOINT, _launch(adapters=()).container_environment())
+    without = printed_command(ENTRYPOINT, _launch(adapters=[]).container_environment())
     assert not [a for a in without if "lora" in a]
 
 
 def test_lora_flags_are_the_platforms_own() -> None:
+    table = flag_table.load(vllm_engine.FLAG_TABLE)
     with pytest.raises(ValueError, match="--max-loras"):
-        vllm_engine.check_managed_flags(("--max-loras", "4"), vllm_engine.MANAGED_FLAGS, "x")
+        check_extra_args("x", ("--max-loras", "4"), table, vllm_engine.MANAGED_FLAGS)
 
 
-def test_launch_refuses_a_rank_vllm_does_not_know_or_an_adapter_above_it() -> None:
-    with pytest.raises(ValueError, match="max_lora_rank 24"):
-        _launch(max_lora_rank=24)
-    with pytest.raises(ValueError, match="rank 16 must be between 1 and max_lora_rank 8"):
-        _launch(max_lora_rank=8)
+def test_settings_refuse_a_rank_vllm_does_not_know_or_an_adapter_above_it() -> None:
+    with pytest.raises(ValueError, match="maxLoraRank"):
+        _launch(maxLoraRank=24)
+    problems = VllmSettings.model_validate({"adapters": ADAPTERS, "maxLoraRank": 8}).problems(
+        "s3://models/llama/", "llama"
+    )
+    assert problems == [(("adapters", 0, "rank"), problems[0][1])]
+    assert "rank 16 is above maxLoraRank 8" in str(problems[0][1])
 
 
 def _entrypoint() -> ModuleType:

@@ -14,30 +14,28 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
+from ecs_inference.config.issues import ConfigError
 from ecs_inference.contracts import engine as engine_contract
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from ecs_inference.models.decisions import Placement, StackFacts
+from ecs_inference.models.decisions import ModelDecisions, Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import (
     CONTAINER_NAME,
     ModelService,
     ModelWiring,
+    decide_service,
     model_container_definitions,
 )
 from ecs_inference.pools.decisions import PoolPlacement, decide_asg_pool
 from ecs_inference.pools.input import PoolConfig
 from ecs_inference.services.base import cluster_name_from_arn
+from ecs_inference.sizing.gpu import GpuFit
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.service import (
-    ModelServiceSpec,
-    ServiceArgsError,
-    check_deploy_progress,
-    validate_model_service,
-)
+from ecs_inference.specs.service import ServiceArgsError, check_deploy_progress
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,
@@ -81,55 +79,6 @@ def neuron_launch(**overrides: Any) -> NeuronLaunch:
     }
     settings.update(overrides)
     return NeuronLaunch(**settings)
-
-
-def vllm_spec(**overrides: Any) -> ModelServiceSpec:
-    """A hand-built spec (what `validate_model_service` checks)."""
-    settings: dict[str, Any] = {
-        "service": "llama",
-        "priority": 10,
-        "image": IMAGE,
-        "launch": vllm_launch(),
-        "weights_bucket": "weights",
-        "weights_prefix": "models/llama-3.1-8b",
-        "task_cpu": 44_000,
-        "task_memory_mib": 360_000,
-        "gpu_count": 2,
-        "shm_size_mib": 16_384,
-        "desired_count": 2,
-        "min_count": 1,
-        "max_count": 4,
-        "health_check_grace_period_seconds": 900,
-        "deregistration_delay_seconds": 300,
-        "max_request_seconds": 285,
-        "environment": {"VLLM_LOGGING_LEVEL": "INFO"},
-        "secrets": {"ENGINE_LICENSE_KEY": SECRET},
-    }
-    settings.update(overrides)
-    return ModelServiceSpec(**settings)
-
-
-def neuron_spec(**overrides: Any) -> ModelServiceSpec:
-    settings: dict[str, Any] = {
-        "service": "mistral",
-        "priority": 20,
-        "launch": neuron_launch(),
-        "weights_prefix": "neuron/mistral-7b-bs4-tp4",
-        "task_cpu": 28_000,
-        "task_memory_mib": 110_000,
-        "gpu_count": 0,
-        "shm_size_mib": 0,
-        "one_task_per_instance": True,
-        "deployment_minimum_healthy_percent": 0,
-        "deployment_maximum_percent": 100,
-        "desired_count": 1,
-        "min_count": 1,
-        "max_count": 2,
-        "environment": {},
-        "secrets": {},
-    }
-    settings.update(overrides)
-    return vllm_spec(**settings)
 
 
 class FakePool:
@@ -205,9 +154,11 @@ def neuron_wiring(router: Any = None) -> ModelWiring:
 
 def test_vllm_container_definition() -> None:
     launch = vllm_launch()
+    fit = decide_service("llama", ModelConfig.model_validate(VLLM_INPUT), vllm_wiring())[0].fit
     [container] = model_container_definitions(
         image=IMAGE,
         launch=launch,
+        fit=fit,
         log_group_name="/ecs-inference/dev/llama",
         region="us-east-1",
         stream_prefix="llama",
@@ -250,9 +201,11 @@ def test_vllm_container_definition() -> None:
 def test_neuron_container_definition_maps_exactly_the_devices() -> None:
     launch = neuron_launch(tp_degree=8)
     devices = ["/dev/neuron0", "/dev/neuron1", "/dev/neuron2", "/dev/neuron3"]
+    fit = decide_service("mistral", ModelConfig.model_validate(NEURON_INPUT), neuron_wiring())[0]
     [container] = model_container_definitions(
         image=IMAGE,
         launch=launch,
+        fit=fit.fit,
         log_group_name="/g",
         region="us-east-1",
         stream_prefix="mistral",
@@ -275,49 +228,30 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
 
 
 @pytest.mark.parametrize(
-    ("make", "overrides", "message"),
+    ("raw", "wiring", "message"),
     [
-        (vllm_spec, {"gpu_count": 1}, "gpu_count 1 must equal the tensor parallel size 2"),
-        (vllm_spec, {"neuron_devices": ("/dev/neuron0",)}, "only apply to a NeuronLaunch"),
-        (neuron_spec, {"gpu_count": 1}, "gpu_count 1 given for a Neuron model"),
-        (neuron_spec, {"neuron_devices": ("/dev/neuron0",)}, "needs 2 Neuron device"),
-        (neuron_spec, {"neuron_devices": ("/dev/nvidia0", "/dev/neuron1")}, "is not /dev/neuronN"),
-        (neuron_spec, {"neuron_devices": ("/dev/neuron0", "/dev/neuron0")}, "repeats a device"),
-        (neuron_spec, {"one_task_per_instance": False}, "one_task_per_instance=True"),
-        (vllm_spec, {"scale_out_cooldown": 600}, "exceeds scale_in_cooldown"),
-        (vllm_spec, {"target_requests_per_target": 0}, "must be a positive number"),
-        (vllm_spec, {"min_count": 3}, "min_count <= desired_count <= max_count"),
-        (vllm_spec, {"desired_count": 5}, "min_count <= desired_count <= max_count"),
-        (vllm_spec, {"deployment_maximum_percent": 100}, "could never replace a task"),
-        (vllm_spec, {"deployment_minimum_healthy_percent": 101}, "outside 0-100"),
-        (vllm_spec, {"deregistration_delay_seconds": 3601}, "outside 0-3600"),
-        (vllm_spec, {"max_request_seconds": 301}, "shorter than max_request_seconds 301"),
-        (vllm_spec, {"max_request_seconds": 0}, "max_request_seconds 0 outside 1-3600"),
-        (vllm_spec, {"log_retention_days": 10}, "not a CloudWatch retention value"),
-        (vllm_spec, {"priority": 0}, "priority 0 outside 1-50000"),
-        (vllm_spec, {"service": "Llama"}, "lowercase"),
-        (vllm_spec, {"image": ""}, "non-empty image"),
-        (vllm_spec, {"image": IMAGE.replace("vllm", "VLLM")}, "looks like an ECR image"),
-        (vllm_spec, {"shm_size_mib": 400_000}, "must be below task_memory_mib"),
-        (vllm_spec, {"task_cpu": 64}, "task_cpu 64 outside"),
-        (vllm_spec, {"stop_timeout_seconds": 1}, "stop_timeout_seconds 1 outside"),
-        (vllm_spec, {"weights_prefix": "models/other"}, "the task role may only read"),
-        (vllm_spec, {"weights_bucket": "other-bucket"}, "the task role may only read"),
-        (vllm_spec, {"weights_prefix": "models/*"}, "plain key prefix"),
-        (vllm_spec, {"environment": {"ENGINE_MAX_MODEL_LEN": "1"}}, "already controls"),
-        (vllm_spec, {"environment": {"X": "1"}, "secrets": {"X": SECRET}}, "both environment"),
-        (vllm_spec, {"secrets": {"KEY": SECRET.replace("AbCdEf", "*")}}, "without wildcards"),
+        ({}, {"placement": Placement(priority=0, facts=FACTS)}, "priority 0 outside 1-50000"),
+        ({}, {"image": ""}, "non-empty image"),
+        ({}, {"image": IMAGE.replace("vllm", "VLLM")}, "looks like an ECR image"),
+        (
+            {},
+            {"placement": Placement(10, deploy=DeployChoice(100, 100, "d"), facts=FACTS)},
+            "could never replace a task",
+        ),
+        ({"environment": {"ENGINE_MAX_MODEL_LEN": "1"}}, {}, "already controls"),
     ],
 )
-def test_invalid_specs_are_rejected(make, overrides, message) -> None:
-    with pytest.raises(ServiceArgsError, match=message) as info:
-        validate_model_service("ModelService 'x'", make(**overrides))
-    assert str(info.value).startswith("ModelService 'x': ")
+def test_a_decision_that_cannot_work_is_refused_at_the_models_path(raw, wiring, message) -> None:
+    model = ModelConfig.model_validate({**VLLM_INPUT, **raw})
+    with pytest.raises(ConfigError, match=message) as info:
+        decide_service("llama", model, vllm_wiring(**wiring))
+    assert [i.path for i in info.value.issues] == ["platform.models.llama"]
 
 
-def test_weights_prefix_may_be_a_parent_of_the_launch_uri() -> None:
-    validate_model_service("m", vllm_spec(weights_prefix="models"))
-    validate_model_service("m", vllm_spec(weights_prefix=""))
+def test_the_gpus_reserved_are_the_fits_and_the_launchs() -> None:
+    decided, _ = decide_service("llama", ModelConfig.model_validate(VLLM_INPUT), vllm_wiring())
+    assert isinstance(decided.fit, GpuFit)
+    assert decided.gpu_count == decided.fit.tp_size == decided.launch.gpus == 2
 
 
 @pytest.mark.parametrize(
@@ -350,7 +284,7 @@ def test_cluster_name_from_arn() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def record(raw: dict[str, Any], make_wiring) -> tuple[Recording, FakeRouter, ModelServiceSpec]:
+def record(raw: dict[str, Any], make_wiring) -> tuple[Recording, FakeRouter, ModelDecisions]:
     router = FakeRouter()
     built: list[ModelService] = []
 
@@ -358,16 +292,16 @@ def record(raw: dict[str, Any], make_wiring) -> tuple[Recording, FakeRouter, Mod
         built.append(ModelService("dev-llm", ModelConfig.model_validate(raw), make_wiring(router)))
 
     rec = run_function(program, stack="dev")
-    return rec, router, built[0].spec
+    return rec, router, built[0].decided
 
 
 @pytest.fixture(scope="module")
-def vllm_rec() -> tuple[Recording, FakeRouter, ModelServiceSpec]:
+def vllm_rec() -> tuple[Recording, FakeRouter, ModelDecisions]:
     return record(VLLM_INPUT, vllm_wiring)
 
 
 @pytest.fixture(scope="module")
-def neuron_rec() -> tuple[Recording, FakeRouter, ModelServiceSpec]:
+def neuron_rec() -> tuple[Recording, FakeRouter, ModelDecisions]:
     return record(NEURON_INPUT, neuron_wiring)
 
 
@@ -596,10 +530,10 @@ def test_neuron_service_places_one_task_per_instance(neuron_rec) -> None:
     assert router.calls[0]["service"] == "mistral"
 
 
-def test_spec_and_wiring_are_frozen() -> None:
-    for value in (vllm_spec(), vllm_wiring()):
+def test_decisions_and_wiring_are_frozen(vllm_rec) -> None:
+    for value, field in ((vllm_rec[2], "task_cpu"), (vllm_wiring(), "image")):
         with pytest.raises(dataclasses.FrozenInstanceError):
-            value.image = "other"  # type: ignore[misc]
+            setattr(value, field, "other")
 
 
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:

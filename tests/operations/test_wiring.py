@@ -89,7 +89,7 @@ def test_kv_cache_and_alb_request_options():
     assert kv is not None and kv["TargetValue"] == 70.0
     alb = plan.models["llama-neuron"]
     assert alb.scaling_configuration is None  # the component's predefined ALB metric
-    assert alb.target_requests_per_target == 12
+    assert alb.model.autoscaling.target_requests_per_target == 12
     assert (alb.scale_out_cooldown, alb.scale_in_cooldown) == (90, 300)
 
 

@@ -1,12 +1,10 @@
 """The plan validates a stack's config once: the schema checks each key, the plan each decision.
-The spec checks a program that builds specs by hand calls (`validate_model_service`,
-`pool_problems`) are not run again on the plan's own specs, so every spec the plan builds from a
-config it accepts must already pass them (a re-ranker's component calls the plan's own
-decisions). Edits of the reference stacks, drawn from every scalar key of the endpoint, model,
-re-ranker and pool schemas at and around their own bounds, or removing keys, look for a config
-the plan accepts and a spec check refuses: each would be a check the stack's path skips. The
-endpoint has no spec: its input (`EndpointConfig`) is the one place its keys are checked, for a
-stack and a program alike."""
+The spec check a program's pool runs again (`pool_problems`; a model service, a re-ranker and the
+endpoint decide and check themselves from their inputs) is not run again on the plan's own pools,
+so every pool the plan decides from a config it accepts must already pass it. Edits of the
+reference stacks, drawn from every scalar key of the endpoint, model, re-ranker and pool schemas
+at and around their own bounds, or removing keys, look for a config the plan accepts and a spec
+check refuses: each would be a check the stack's path skips."""
 
 from __future__ import annotations
 
@@ -29,7 +27,6 @@ from ecs_inference.pools.decisions import pool_problems
 from ecs_inference.pools.input import PoolConfig
 from ecs_inference.rerankers.decisions import size_problem
 from ecs_inference.rerankers.input import RerankerConfig
-from ecs_inference.specs.service import validate_model_service
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
 STACKS = ("dev", "prod", "agents", "engines")
@@ -39,11 +36,6 @@ CHECKED_SECTIONS = ("endpoint", "models", "rerankers", "gpuPools", "neuronPools"
 def spec_problems(plan: Plan) -> list[str]:
     """What the spec checks say of the plan's specs (empty: they pass)."""
     found: list[str] = []
-    for name, spec in plan.models.items():
-        try:
-            validate_model_service(f"platform.models.{name}", spec)
-        except ValueError as exc:
-            found.append(str(exc))
     pools = (("gpuPools", plan.gpu_pools, "nvidia"), ("neuronPools", plan.neuron_pools, "neuron"))
     for section, specs, kind in pools:
         for name, spec in specs.items():

@@ -10,7 +10,7 @@ from ecs_inference.config.load import load_stack_config
 from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from ecs_inference.plan.models import demands
+from ecs_inference.models.decisions import demands
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.headroom import choose_deploy
 from ecs_inference.sizing.instance_types import GpuDemand
@@ -46,7 +46,7 @@ def test_prod_70b_long_context_needs_all_eight_gpus() -> None:
     big = plan.models["llama-70b"]
     assert big.gpu_count == 8 and big.launch.tensor_parallel_size == 8
     # weights alone (~131 GiB) would fit 4 L40S; the KV cache at 32k context is what needs 8
-    demand = demands(load_stack_config(reference("prod"), "prod"), Issues())["llama-70b"]
+    demand = demands(load_stack_config(reference("prod"), "prod").models, Issues())["llama-70b"]
     assert isinstance(demand, GpuDemand)
     fit = sizing.choose_tensor_parallel(
         demand.need, catalog.instance("g6e.48xlarge"), demand.gpu_memory_utilization

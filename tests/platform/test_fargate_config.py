@@ -494,16 +494,16 @@ def test_a_model_accelerator_key_in_a_fargate_section_says_why(section: str, key
 
 def _model_refusals(raw: dict[str, Any], stack: str, name: str) -> set[str]:
     """The table paths Fargate would refuse in model `name`'s planned container."""
-    spec = plan_of(raw, stack).models[name]
-    where = f"ModelService {name!r}"
+    decided = plan_of(raw, stack).models[name]
     containers = model_container_definitions(
         image=f"{REGISTRY}/m:1",
-        launch=spec.launch,
+        launch=decided.launch,
+        fit=decided.fit,
         log_group_name="/ecs/m",
         region="us-east-1",
         stream_prefix=name,
-        neuron_devices=spec.launch.device_paths(where, spec.neuron_devices),
-        shm_size_mib=spec.shm_size_mib,
+        neuron_devices=decided.neuron_devices,
+        shm_size_mib=decided.shm_size_mib,
     )
     request = {"networkMode": "awsvpc", "containerDefinitions": containers}
     return {r.parameter for r in fargate.task_refusals(request)}

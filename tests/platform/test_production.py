@@ -14,12 +14,12 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ecs_inference.config.issues import ConfigError, Issues
+from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.models.input import ModelConfig
-from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
+from ecs_inference.plan import build_plan
 from ecs_inference.pools.user_data import ecs_agent_settings, ecs_user_data
 from ecs_inference.sizing import catalog, deploy_step
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
@@ -133,15 +133,8 @@ def _plan(platform: dict, stack: str = "dev", region: str = "us-east-1"):
 
 def _deploys(platform: dict, stack: str = "dev") -> dict[str, DeployChoice]:
     """Each model's deploy, as the pools section of the plan decides it."""
-    cfg = load_stack_config(platform, stack)
-    issues = Issues()
-    choices = pools.choose_pools(cfg, PLATFORM_NAME, models.demands(cfg, issues), issues)
-    placed = models.placed(cfg, choices)
-    found: dict[str, DeployChoice] = {}
-    for name, choice in choices.items():
-        found |= pools.share(choice, placed[name], issues)[0]
-    assert not list(issues), list(issues)
-    return found
+    plan = build_plan(load_stack_config(platform, stack), stack)
+    return {name: m.inputs.deploy for name, m in plan.models.items()}
 
 
 def test_each_deregistration_delay_follows_its_own_longest_request() -> None:

@@ -48,16 +48,8 @@ ALLOWED = frozenset(
         # re-rankers: the counts and rollout ServiceSpec (the models' spec base) still declares
         "rerankers.input.RerankerConfig ~ specs.service.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
-        "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
         "config.services.ServiceConfig ~ specs.service.ServiceSpec",
-        # models: the engines' LaunchInputs (the registry's contract, docs/engines.md) repeats the decisions' inputs
-        "engines.base.LaunchInputs ~ models.decisions.ModelInputs",
         # models: the engines' launches share no base for port, served name and idle timeout
-        "engines.custom.CustomLaunch ~ engines.neuron.NeuronLaunch",
-        "engines.custom.CustomLaunch ~ engines.sglang.SglangLaunch",
-        "engines.custom.CustomLaunch ~ engines.tgi.TgiLaunch",
-        "engines.custom.CustomLaunch ~ engines.vllm.VllmLaunch",
-        "engines.custom.CustomEngineConfig ~ engines.custom.CustomLaunch",
         "engines.neuron.NeuronLaunch ~ engines.sglang.SglangLaunch",
         "engines.neuron.NeuronLaunch ~ engines.tgi.TgiLaunch",
         "engines.neuron.NeuronLaunch ~ engines.vllm.VllmLaunch",
@@ -66,12 +58,9 @@ ALLOWED = frozenset(
         "engines.sglang.SglangLaunch ~ engines.vllm.VllmLaunch",
         "engines.tgi.TgiLaunch ~ engines.vllm.VllmLaunch",
         # models: the engines' launches copy the input's settings (a launch read from the input)
-        "engines.custom.CustomLaunch ~ models.input.ModelConfig",
         "engines.sglang.SglangLaunch ~ models.input.ModelConfig",
         "engines.tgi.TgiLaunch ~ models.input.ModelConfig",
         "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
-        # models: the custom engine's launch repeats service keys
-        "engines.custom.CustomLaunch ~ specs.service.ServiceSpec",
         # models: Neuron compile settings repeated by the sizing's demand and fit
         "engines.neuron.NeuronLaunch ~ sizing.instance_types.NeuronDemand",
         "engines.neuron.NeuronLaunch ~ sizing.neuron.NeuronFit",
@@ -79,7 +68,8 @@ ALLOWED = frozenset(
         "engines.neuron.NeuronCompileConfig ~ sizing.neuron.NeuronFit",
         "engines.sglang.SglangLaunch ~ sizing.gpu.MemoryNeed",
         "engines.vllm.VllmLaunch ~ sizing.gpu.MemoryNeed",
-        # models: ModelServiceSpec, the decided spec the other plan sections (operations, gateway, cost) still read
+        # models: ServiceSpec (the re-rankers' base, until they move) declares what the model
+        # service's wiring and stack facts carry
         "models.decisions.StackFacts ~ specs.service.ServiceSpec",
         "services.base.PlacedWiring ~ specs.service.ServiceSpec",
         # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
@@ -92,18 +82,11 @@ ALLOWED = frozenset(
         "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
         "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
         "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
-        # LoRA (issue 35): the launch and the buffer sizing still copy the vLLM settings and
-        # the model shape; to fold into VllmSettings / MemoryNeed
+        # LoRA (issue 35): the shape keys (hiddenSize, intermediateSize, vocabSize) the
+        # re-rankers' model and the explicit architecture both name
         "models.input.ArchitectureConfig ~ rerankers.input.RerankerModelConfig",
         "rerankers.input.RerankerModelConfig ~ sizing.lora.LoraShape",
-        "engines.vllm.LoraAdapterConfig ~ engines.vllm.LoraModule",
-        "engines.vllm.VllmLaunch ~ engines.vllm.VllmSettings",
-        "engines.vllm.VllmLaunch ~ sizing.lora.LoraNeed",
-        "engines.vllm.VllmSettings ~ sizing.lora.LoraNeed",
-        "models.input.ArchitectureConfig ~ sizing.lora.LoraNeed",
         "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
-        "sizing.catalog.ModelArchitecture ~ sizing.lora.LoraNeed",
-        "sizing.gpu.MemoryNeed ~ sizing.lora.LoraNeed",
         "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
     }
 )
