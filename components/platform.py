@@ -33,7 +33,7 @@ from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.service import ModelService, ModelWiring
-from ecs_inference.network import Network, NetworkArgs
+from ecs_inference.network.vpc import Network
 from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
 from ecs_inference.plan import Plan
 from ecs_inference.plan.pools import pool_resource_name
@@ -194,7 +194,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _foundation(self, plan: Plan) -> None:
         self.network = Network(
-            f"{self._name}-net", with_wiring(NetworkArgs, plan.network.vpc), opts=self._child
+            f"{self._name}-net", plan.config.network, plan.network.wiring, opts=self._child
         )
         self.cluster = Cluster(
             f"{self._name}-ecs",

@@ -53,7 +53,7 @@ from ecs_inference.capacity.user_data import (
     ecs_user_data,
     encode_user_data,
 )
-from ecs_inference.network import aws_api_egress
+from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator, InstanceType
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs

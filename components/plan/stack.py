@@ -11,6 +11,8 @@ from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
+from ecs_inference.network import decisions as network
+from ecs_inference.network.facts import NetworkLookup
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -20,7 +22,6 @@ from ecs_inference.plan import (
     image_regions,
     images,
     models,
-    network,
     operations,
     pools,
     rerankers,
@@ -33,7 +34,6 @@ from ecs_inference.specs.cluster import ClusterSpec
 from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
-from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations_alarms
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
@@ -54,7 +54,7 @@ class Plan:
 
     config: StackConfig
     """The validated config."""
-    network: NetworkSpec
+    network: network.NetworkDecisions
     """The VPC: created, or existing and checked."""
     cluster: ClusterSpec
     endpoint: EndpointSpec
@@ -171,6 +171,22 @@ def _model_specs(
     return found, lines, decided_from
 
 
+def network_needs(cfg: StackConfig) -> network.NetworkNeeds:
+    """What the stack's other sections ask of the network."""
+    gateway = cfg.gateway
+    return network.NetworkNeeds(
+        internet_facing=cfg.endpoint.internet_facing,
+        container_instances=bool(cfg.gpu_pools or cfg.neuron_pools or cfg.managed_instance_pools),
+        workers=bool(cfg.workers),
+        bedrock=gateway is not None and bool(gateway.bedrock.models),
+        outside_ecr_images={
+            path: image
+            for path, (image, _, _) in image_regions.image_references(cfg).items()
+            if not image_regions.ECR_REFERENCE.match(image)
+        },
+    )
+
+
 def build_plan(
     config: StackConfig,
     stack: str | None = None,
@@ -186,10 +202,14 @@ def build_plan(
     resolution inside the container, and any region's types). `project` and `stack` name the
     Cognito domain prefix when the config sets none (`<project>-<stack>`) and the workers' queues
     (checked when both are given). `network_lookup`: what the data sources said about
-    `network.existing` (components.network.discover); None without one.
+    `network.existing` (ecs_inference.network.discover); None without one.
     """
     issues = Issues()
-    network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
+    network_spec = network.decide(
+        config.network,
+        network.NetworkWiring(region=region, needs=network_needs(config), lookup=network_lookup),
+        issues,
+    )
     idle = endpoint.idle_timeout(config, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
@@ -238,7 +258,7 @@ def build_plan(
     operations.check(operations_spec, stack or "stack", issues)
     issues.raise_if_any(stack)
     decisions = {
-        **({"network": network_lines} if network_lines else {}),
+        **({"network": list(network_spec.lines)} if network_spec.lines else {}),
         "endpoint": [idle.summary()],
         **pool_specs.decisions,
         **model_lines,
@@ -263,7 +283,7 @@ def build_plan(
         gateway=gateway_spec,
         gateway_database=gateway.gateway_database(config.gateway) if config.gateway else None,
         workers=worker_specs,
-        weight_stores=plan_weight_stores(config, model_specs, network_spec.availability_zones),
+        weight_stores=plan_weight_stores(config, model_specs, network_spec.cost.availability_zones),
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,

@@ -28,7 +28,7 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference import ledger
-from ecs_inference.network import PortRule, aws_api_rule
+from ecs_inference.network.rules import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     CPU_METRIC,
     Balancing,

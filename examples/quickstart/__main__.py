@@ -3,9 +3,10 @@ from ecs_inference.cluster import Cluster, ClusterArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring, Placement
-from ecs_inference.network import Network, NetworkArgs
+from ecs_inference.network.input import NetworkConfig
+from ecs_inference.network.vpc import Network
 
-net, cluster = Network("net", NetworkArgs()), Cluster("cluster", ClusterArgs())
+net, cluster = Network("net", NetworkConfig()), Cluster("cluster", ClusterArgs())
 where = {"vpc_id": net.vpc_id, "subnet_ids": net.private_subnet_ids}
 pool = GpuAsgPool("gpu", GpuAsgPoolArgs(instance_type="g6e.xlarge", cluster_name=cluster.name, **where))
 edge = Endpoint("edge", EndpointArgs(vpc_cidr=net.cidr_block, domain_name="models.example.internal", allowed_cidrs=(net.cidr_block,), idle_timeout_seconds=360, target_ports=(8000,), self_signed_certificate=True, vpc_id=net.vpc_id, subnet_ids=net.load_balancer_subnet_ids))

@@ -5,16 +5,17 @@ from __future__ import annotations
 import pytest
 
 from ecs_inference.cluster import Cluster, ClusterArgs
-from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES, Network, NetworkArgs
+from ecs_inference.network.input import INTERFACE_ENDPOINT_SERVICES, NetworkConfig
+from ecs_inference.network.vpc import Network
 from tools.recording import run_function
 
 
 def record_network(**kwargs):
-    return run_function(lambda: Network("net", NetworkArgs(**kwargs)))
+    return run_function(lambda: Network("net", NetworkConfig(**kwargs)))
 
 
 def test_vpc_private_subnets_single_nat_and_dns() -> None:
-    rec = record_network(cidr_block="10.40.0.0/16", az_count=2)
+    rec = record_network(cidr_block="10.40.0.0/16", availability_zones=2)
     vpc = rec.one("awsx:ec2:Vpc")
     assert vpc.inputs["cidrBlock"] == "10.40.0.0/16"
     assert vpc.inputs["numberOfAvailabilityZones"] == 2.0
@@ -25,7 +26,9 @@ def test_vpc_private_subnets_single_nat_and_dns() -> None:
 
 
 def test_nat_per_az_and_explicit_zones() -> None:
-    rec = record_network(nat_per_az=True, az_names=["us-east-1a", "us-east-1b", "us-east-1c"])
+    rec = record_network(
+        nat_gateways="perAz", availability_zone_names=["us-east-1a", "us-east-1b", "us-east-1c"]
+    )
     vpc = rec.one("awsx:ec2:Vpc")
     assert vpc.inputs["natGateways"] == {"strategy": "OnePerAz"}
     assert vpc.inputs["availabilityZoneNames"] == ["us-east-1a", "us-east-1b", "us-east-1c"]

@@ -59,11 +59,6 @@ ALLOWED = frozenset(
         "operations.WorkerOutputs ~ specs.operations.dashboard.WorkerPanel",
         "operations.WorkerOutputs ~ specs.operations.table.WorkerSubject",
         "specs.operations.dashboard.WorkerPanel ~ specs.operations.table.WorkerSubject",
-        # network: config/network.py and specs/network.py
-        "config.network.ExistingNetworkConfig ~ specs.network.ExistingNetworkSpec",
-        "config.network.NetworkConfig ~ specs.network.VpcSpec",
-        "config.network.NetworkConfig ~ specs.network.NetworkSpec",
-        "specs.network.NetworkSpec ~ specs.network.VpcSpec",
         # operations: the alarm, dashboard and watch tables
         "config.operations.AlarmsConfig ~ specs.operations.alarms.AlarmSettings",
         "config.stack.StackConfig ~ plan.stack.Plan",
@@ -79,7 +74,6 @@ ALLOWED = frozenset(
         "config.pools.PoolConfig ~ cost.PoolInput",
         "cost.PoolInput ~ specs.pool.PoolSpec",
         "cost.FargateInput ~ cost.ServiceOnPool",
-        "cost.NetworkInput ~ specs.network.NetworkSpec",
         # re-rankers: config/rerankers.py and specs/service.py RerankerSpec
         "config.rerankers.RerankerConfig ~ specs.service.ServiceSpec",
         "config.rerankers.RerankerConfig ~ specs.service.RerankerSpec",

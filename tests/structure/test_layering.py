@@ -29,7 +29,19 @@ def loaded_modules(module: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "folder", ["config", "plan", "specs", "sizing", "engines", "models.input", "models.decisions"]
+    "folder",
+    [
+        "config",
+        "plan",
+        "specs",
+        "sizing",
+        "engines",
+        "models.input",
+        "models.decisions",
+        "network.input",
+        "network.facts",
+        "network.decisions",
+    ],
 )
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
     module = f"ecs_inference.{folder}"
@@ -74,7 +86,6 @@ ERRORS = "ecs_inference.config.issues"
 """The errors every layer raises (`ConfigError` with its config paths): not the schema."""
 BEFORE_THE_PLAN = {
     "platform.py": "composes the components from the plan",
-    "existing_network.py": "reads the existing VPC the config names, for the plan to check",
 }
 """Pulumi modules that may read the config or the plan, each with the reason."""
 

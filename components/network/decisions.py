@@ -1,16 +1,16 @@
-"""Network spec: the VPC a stack runs in, as plain values, and the checks an existing one must pass.
+"""The network's decisions, pure: what it wires and creates, what it costs, and the checks an
+existing VPC must pass.
 
-A stack either creates its VPC (the default: an awsx VPC with NAT, see `components.network`) or
-runs in one the network team owns (`network.existing`: a VPC id and private subnet ids). For an
-existing VPC the program first reads what AWS says about it through the data sources
-(`components.network.discover`: the VPC, each subnet, the route tables the subnets use, the
-endpoints the config names) into `NetworkFacts`; `plan_existing_network` then refuses, with the
-config path and the fix, what would give a stack that cannot serve:
+A stack either creates its VPC (the default: an awsx VPC with NAT, `ecs_inference.network.vpc`)
+or runs in one the network team owns (`network.existing`: a VPC id and private subnet ids). For
+an existing VPC, what AWS says about it (`ecs_inference.network.facts`, read by
+`ecs_inference.network.discover`) is checked, and what would give a stack that cannot serve is
+refused, with the config path and the fix:
 - task subnets in fewer than two Availability Zones (an ALB needs two; so does any failover);
 - a public subnet among the task subnets (a default route to an internet gateway, or
   MapPublicIpOnLaunch): tasks and instances stay private;
-- a subnet without a NAT (or other egress) route whose tasks could not pull their images: ECR
-  needs `ecr.api`, `ecr.dkr` and the S3 gateway endpoint (ECR keeps layers in S3) when no route
+- a subnet without a NAT (or other) route whose tasks could not pull their images: ECR needs
+  `ecr.api`, `ecr.dkr` and the S3 gateway endpoint (ECR keeps layers in S3) when no route
   leads out;
 - load-balancer subnets without egress: the ALB's authenticate actions call the identity
   provider's public endpoints;
@@ -23,8 +23,7 @@ It creates only the endpoints (and their security group) the VPC lacks, and only
 account owns the VPC: in a VPC shared through AWS RAM, "VPC owners are responsible for creating,
 managing, and deleting" route tables, gateway endpoints and interface endpoints (VPC user guide,
 "Responsibilities and permissions for owners and participants"), so a participant creates none
-and each thing its subnets lack is one refusal saying what the network team must add. No Pulumi
-import.
+and each thing its subnets lack is one refusal saying what the network team must add.
 """
 
 from __future__ import annotations
@@ -32,66 +31,29 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
 
-from ecs_inference.config.issues import ConfigIssue, Issues
+from ecs_inference.config.issues import Issues
 from ecs_inference.contracts.aws_limits import ALB_MIN_AVAILABILITY_ZONES
-
-CONFIG_PATH = "platform.network"
-EXISTING_PATH = f"{CONFIG_PATH}.existing"
-
-GATEWAY_SERVICE = "s3"
-"""The gateway endpoint: weights and the ECR image layers (ECR stores layers in S3)."""
-PULL_PATH_SERVICES: tuple[str, ...] = ("ecr.api", "ecr.dkr", GATEWAY_SERVICE)
-"""What a task in a subnet without a NAT route needs to pull an image from ECR (ECR's
-"Amazon ECR interface VPC endpoints": both ECR endpoints and the S3 gateway endpoint)."""
-INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = (
-    "ecr.api",
-    "ecr.dkr",
-    "logs",
-    "sts",
-    "secretsmanager",
-    "ssm",
-    "ssmmessages",
+from ecs_inference.network.facts import (
+    Egress,
+    EndpointFacts,
+    NetworkFacts,
+    NetworkLookup,
+    RouteTableFacts,
+    SubnetFacts,
 )
-"""Interface endpoints every stack gets (unless `vpcEndpoints: false`): ECR (api: auth and
-manifests; dkr: layers), logs (awslogs driver), STS (task role credentials for the S3
-streamer), Secrets Manager (container secrets), SSM and SSM messages (parameters, ECS Exec)."""
-CONTAINER_INSTANCE_SERVICES: tuple[str, ...] = (
-    "ecs",
-    "ecs-agent",
-    "ecs-telemetry",
-    "autoscaling",
-    "monitoring",
+from ecs_inference.network.input import (
+    CONFIG_PATH,
+    CONTAINER_INSTANCE_SERVICES,
+    EXISTING_PATH,
+    GATEWAY_SERVICE,
+    INTERFACE_ENDPOINT_SERVICES,
+    PULL_PATH_SERVICES,
+    PURPOSES,
+    SHARED_ENDPOINT,
+    ExistingNetworkConfig,
+    NetworkConfig,
 )
-"""What container instances call besides the above, needed as endpoints only where no route
-leads out: the ECS agent (`ecs`, `ecs-agent`, `ecs-telemetry`: the ECS guide's "Amazon ECS
-interface VPC endpoints"), lifecycle-hook completion (`autoscaling`) and the CloudWatch agent's
-host metrics (`monitoring`)."""
-WORKER_SERVICES: tuple[str, ...] = ("sqs",)
-"""Queue workers read and write SQS."""
-BEDROCK_SERVICES: tuple[str, ...] = ("bedrock-runtime",)
-"""The gateway's Bedrock models."""
-ENDPOINT_SERVICES: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        (
-            GATEWAY_SERVICE,
-            *INTERFACE_ENDPOINT_SERVICES,
-            *CONTAINER_INSTANCE_SERVICES,
-            *WORKER_SERVICES,
-            *BEDROCK_SERVICES,
-        )
-    )
-)
-"""Every service the stack can use an endpoint of (the keys `existing.vpcEndpoints` takes)."""
-SHARED_ENDPOINT = "shared"
-"""`existing.vpcEndpoints.<service>: shared`: the service is reached through an endpoint outside
-this VPC (a hub VPC's endpoint behind a shared private hosted zone). Nothing is created for it
-and nothing can be checked."""
-
-IPV4_DEFAULT = "0.0.0.0/0"
-
-Egress = Literal["nat", "internet-gateway", "other", "none"]
 
 
 def endpoint_service_name(region: str, service: str) -> str:
@@ -99,134 +61,19 @@ def endpoint_service_name(region: str, service: str) -> str:
     return f"com.amazonaws.{region}.{service}"
 
 
-# ------------------------------------------------------------------------------------------------
-# what AWS says about an existing network (the data sources' answers, as plain values)
-# ------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Route:
-    """One route of a route table: its destination (CIDR or prefix list) and its target."""
-
-    destination: str
-    target: str
-    """The target's id (`nat-…`, `igw-…`, `tgw-…`, `eni-…`, `vgw-…`, `pcx-…`)."""
-
-    @property
-    def egress(self) -> Egress:
-        """What a default route leads to: a NAT gateway, an internet gateway (a public subnet),
-        another way out this stack cannot follow (transit gateway, appliance ENI, VPN, peering,
-        instance), or nothing (not a default route)."""
-        if self.destination != IPV4_DEFAULT:
-            return "none"
-        if self.target.startswith("nat-"):
-            return "nat"
-        if self.target.startswith("igw-"):
-            return "internet-gateway"
-        return "other"
-
-
-@dataclass(frozen=True)
-class SubnetFacts:
-    id: str
-    vpc_id: str
-    availability_zone: str
-    cidr_block: str
-    map_public_ip_on_launch: bool = False
-    route_table_id: str | None = None
-    """The table explicitly associated with the subnet; None: the VPC's main route table."""
-
-
-@dataclass(frozen=True)
-class RouteTableFacts:
-    id: str
-    routes: tuple[Route, ...] = ()
-
-    def egress(self) -> tuple[Egress, str | None]:
-        """The table's default route: what it leads to and its target id."""
-        for route in self.routes:
-            if route.egress != "none":
-                return route.egress, route.target
-        return "none", None
-
-
-@dataclass(frozen=True)
-class EndpointFacts:
-    id: str
-    service_name: str
-    vpc_id: str
-    endpoint_type: str
-    """`Gateway`, `Interface` or `GatewayLoadBalancer`."""
-    state: str = "available"
-    route_table_ids: tuple[str, ...] = ()
-    private_dns_enabled: bool = False
-
-
-@dataclass(frozen=True)
-class NetworkFacts:
-    """An existing VPC, its task subnets and the route tables and endpoints they use."""
-
-    vpc_id: str
-    cidr_block: str
-    dns_support: bool = True
-    dns_hostnames: bool = True
-    subnets: Mapping[str, SubnetFacts] = field(default_factory=dict)
-    route_tables: Mapping[str, RouteTableFacts] = field(default_factory=dict)
-    main_route_table_id: str | None = None
-    endpoints: Mapping[str, EndpointFacts] = field(default_factory=dict)
-    """By endpoint id."""
-    owner_id: str | None = None
-    """The account that owns the VPC (`get_vpc`'s `owner_id`); None: not read."""
-    caller_account: str | None = None
-    """The account the stack deploys with (`get_caller_identity`); None: not read."""
-
-    @property
-    def participant(self) -> bool:
-        """The stack's account uses the VPC through AWS RAM and owns none of its routing."""
-        return bool(self.owner_id and self.caller_account and self.owner_id != self.caller_account)
-
-    def table_of(self, subnet: SubnetFacts) -> RouteTableFacts | None:
-        table = subnet.route_table_id or self.main_route_table_id
-        return None if table is None else self.route_tables.get(table)
-
-
-@dataclass(frozen=True)
-class NetworkLookup:
-    """What `components.network.discover` read about an existing VPC."""
-
-    facts: NetworkFacts | None
-    """None when the VPC itself could not be read."""
-    unreadable: tuple[ConfigIssue, ...] = ()
-    """Each lookup that failed, as an issue at the id's config path."""
-
-
-class ExistingNetworkSettings(Protocol):
-    """What `network.existing` says (`components.config.network.ExistingNetworkConfig`)."""
-
-    @property
-    def vpc_id(self) -> str: ...
-    @property
-    def private_subnet_ids(self) -> Sequence[str]: ...
-    @property
-    def load_balancer_subnet_ids(self) -> Sequence[str]: ...
-    @property
-    def public_subnet_ids(self) -> Sequence[str]: ...
-    @property
-    def vpc_endpoints(self) -> Mapping[str, str]: ...
-
-
 @dataclass(frozen=True)
 class NetworkNeeds:
-    """What the rest of the stack asks of its network."""
+    """What the rest of the stack asks of its network (default: nothing beyond the standard
+    endpoints)."""
 
     internet_facing: bool = False
     """The endpoint is internet-facing (its ALB goes in public subnets)."""
     container_instances: bool = False
     """Some pool runs EC2 container instances (the ECS agent and its calls)."""
     workers: bool = False
+    """Queue workers read and write SQS."""
     bedrock: bool = False
-    create_endpoints: bool = True
-    """`network.vpcEndpoints`: create the endpoints the VPC lacks."""
+    """The gateway serves Bedrock models."""
     outside_ecr_images: Mapping[str, str] = field(default_factory=dict)
     """Config path -> image, for each image the stack pulls from a registry other than ECR
     (no VPC endpoint reaches it)."""
@@ -237,26 +84,36 @@ class NetworkNeeds:
         wanted = [GATEWAY_SERVICE, *INTERFACE_ENDPOINT_SERVICES]
         if not egress:
             wanted += CONTAINER_INSTANCE_SERVICES if self.container_instances else ()
-            wanted += WORKER_SERVICES if self.workers else ()
-            wanted += BEDROCK_SERVICES if self.bedrock else ()
+            wanted += ("sqs",) if self.workers else ()
+            wanted += ("bedrock-runtime",) if self.bedrock else ()
         return tuple(wanted)
 
 
-@dataclass(frozen=True)
-class ExistingNetworkSpec:
-    """What the Network component wires and creates in an existing VPC."""
+@dataclass(frozen=True, kw_only=True)
+class NetworkWiring:
+    """What a `Network` takes besides its input: the region, what the rest of the stack asks of
+    it, and what the data sources read about an existing VPC."""
 
-    vpc_id: str
-    cidr_block: str
-    """The VPC's primary CIDR: what the endpoint and ALB security groups admit."""
-    private_subnet_ids: tuple[str, ...]
-    """Every task and instance subnet."""
+    region: str | None = None
+    """The stack's region (`aws:region`; default None: left to the provider): the endpoints'
+    service names in an existing VPC, the cost estimate's prices and the images' registry
+    region."""
+    needs: NetworkNeeds = field(default_factory=NetworkNeeds)
+    """What the stack's other components ask of the network; default: nothing beyond the
+    standard endpoints."""
+    lookup: NetworkLookup | None = None
+    """An existing VPC read before the plan; default None: `Network` reads it itself."""
+
+
+@dataclass(frozen=True)
+class ExistingNetwork:
+    """What the Network wires and creates in an existing VPC besides the input's subnets."""
+
     zone_subnet_ids: tuple[str, ...]
     """One task subnet per Availability Zone: interface endpoints and EFS mount targets (each
     takes at most one subnet per zone)."""
     load_balancer_subnet_ids: tuple[str, ...]
     """One subnet per zone for the internal ALB (or the public ones when internet-facing)."""
-    public_subnet_ids: tuple[str, ...] = ()
     interface_services: tuple[str, ...] = ()
     """Interface endpoints to create (those the VPC lacks)."""
     gateway_route_table_ids: tuple[str, ...] = ()
@@ -264,53 +121,71 @@ class ExistingNetworkSpec:
     availability_zones: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
-class VpcSpec:
-    """What `components.network.Network` builds: the VPC it creates, or the existing one it
-    wires (`existing`)."""
+@dataclass(frozen=True)
+class NetworkInput:
+    """What the network costs (`components.cost`)."""
 
-    cidr_block: str = "10.40.0.0/16"
-    """VPC CIDR; subnets are carved out of it per AZ."""
-    az_count: int = 2
-    """Number of AZs (ignored when `az_names` is given)."""
-    az_names: tuple[str, ...] | None = None
-    """Explicit AZ names; None: the region's first `az_count` zones."""
-    nat_per_az: bool = False
-    """One NAT gateway per AZ instead of a single one."""
-    vpc_endpoints: bool = True
-    """Create the S3 gateway and the interface endpoints."""
-    interface_services: tuple[str, ...] = INTERFACE_ENDPOINT_SERVICES
-    """Services that get an interface endpoint (private subnets reach them without NAT)."""
-    existing: ExistingNetworkSpec | None = None
-    """Run in this existing VPC (the fields above are then unused); None: create the VPC."""
-    region: str | None = None
-    """The region, for the endpoint service names in an existing VPC; None: the provider's."""
+    nat_gateways: int
+    """The stack's own NAT gateways (none in an existing VPC: its NAT is the network team's)."""
+    availability_zones: int
+    """Zones of the task subnets (EFS mount targets and interface endpoints take one each)."""
+    interface_endpoints: int
+    """Interface endpoint services created (0 when VPC endpoints are off); each has one ENI per
+    AZ."""
 
 
 @dataclass(frozen=True)
-class NetworkSpec:
-    """The plan's network: what the rest of the stack wires to and what it costs."""
+class NetworkDecisions:
+    """What the network decided: what the rest of the stack wires to and what it costs."""
 
+    wiring: NetworkWiring
+    """What it was decided from besides its input."""
     cidr_block: str
     """The VPC's CIDR (created: `network.cidrBlock`; existing: the VPC's primary CIDR), which the
     ALB's and the gateway's rules admit."""
-    availability_zones: int
-    """Zones of the task subnets (EFS mount targets and interface endpoints take one each)."""
-    nat_gateways: int
-    """The stack's own NAT gateways (0 in an existing VPC: its NAT is the network team's)."""
-    interface_endpoints: int
-    """Interface endpoint services the stack creates."""
-    existing: ExistingNetworkSpec | None = None
+    cost: NetworkInput
+    """What it costs."""
+    existing: ExistingNetwork | None = None
     """The existing VPC's wiring; None: the stack creates its VPC."""
-    region: str | None = None
-    """The stack's region (`aws:region`; None: left to the provider): the endpoints' service
-    names in an existing VPC, the cost estimate's prices and the images' registry region."""
-    vpc: VpcSpec = field(default_factory=VpcSpec)
-    """What the Network component builds."""
+    lines: tuple[str, ...] = ()
+    """The decision lines (an existing VPC's: a created one's settings are the input's)."""
+
+
+def decide(network: NetworkConfig, wiring: NetworkWiring, issues: Issues) -> NetworkDecisions:
+    """The network's decisions, every problem added to `issues` at its config path."""
+    if network.existing is None:
+        zones = network.az_count
+        return NetworkDecisions(
+            wiring,
+            network.cidr_block,
+            NetworkInput(
+                nat_gateways=1 if network.nat_gateways == "single" else zones,
+                availability_zones=zones,
+                interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES)
+                if network.vpc_endpoints
+                else 0,
+            ),
+        )
+    lookup = wiring.lookup
+    if lookup is None:
+        issues.add(
+            EXISTING_PATH,
+            "the program did not read the existing VPC (ecs_inference.network.discover)",
+        )
+    else:
+        issues.extend(lookup.unreadable)
+    if lookup is None or lookup.facts is None:
+        # The other sections still plan (against a stand-in CIDR) to report their problems.
+        return NetworkDecisions(wiring, network.cidr_block, NetworkInput(0, 0, 0))
+    existing, lines = _existing(network, lookup.facts, wiring, issues)
+    zones, created = len(existing.availability_zones), len(existing.interface_services)
+    return NetworkDecisions(
+        wiring, lookup.facts.cidr_block, NetworkInput(0, zones, created), existing, tuple(lines)
+    )
 
 
 # ------------------------------------------------------------------------------------------------
-# the checks
+# the checks of an existing VPC
 # ------------------------------------------------------------------------------------------------
 
 
@@ -329,14 +204,17 @@ def _within(cidr: str, outer: str) -> bool:
         return False
 
 
+def _names(subnets: Iterable[SubnetFacts]) -> str:
+    return ", ".join(s.id for s in subnets)
+
+
 @dataclass
 class _Check:
     """One run of the checks over an existing network."""
 
-    config: ExistingNetworkSettings
+    config: ExistingNetworkConfig
     facts: NetworkFacts
     issues: Issues
-    lines: list[str] = field(default_factory=list)
 
     def subnets(self, key: str, ids: Sequence[str]) -> list[SubnetFacts]:
         """The facts of `ids` (config key `key`); a subnet of another VPC or outside the VPC's
@@ -382,6 +260,14 @@ class _Check:
         kind, target = table.egress()
         return kind, target, table
 
+    def tables(self, subnets: Iterable[SubnetFacts]) -> list[str]:
+        """The ids of the route tables `subnets` use, sorted."""
+        return sorted({t.id for s in subnets if (t := self.facts.table_of(s)) is not None})
+
+    def refuse(self, key: str, ids: Sequence[str], subnet: SubnetFacts, message: str) -> None:
+        """A refusal of `subnet`, at its place in the config list `key` (`ids`)."""
+        self.issues.add(f"{EXISTING_PATH}.{key}[{ids.index(subnet.id)}]", message)
+
 
 def _check_private(
     check: _Check, key: str, ids: Sequence[str], subnets: Sequence[SubnetFacts]
@@ -395,8 +281,10 @@ def _check_private(
         if subnet.map_public_ip_on_launch:
             why.append("it gives every interface a public IP (MapPublicIpOnLaunch)")
         if why:
-            check.issues.add(
-                f"{EXISTING_PATH}.{key}[{ids.index(subnet.id)}]",
+            check.refuse(
+                key,
+                ids,
+                subnet,
                 f"{subnet.id} is a public subnet ({'; '.join(why)}): tasks and container "
                 "instances must run in private subnets, so name private ones here (public subnets "
                 "belong in publicSubnetIds, for an internet-facing endpoint's ALB only)",
@@ -472,32 +360,13 @@ def _check_s3_gateway(
 
 _OWNER_RUNS = " (the VPC's owner, account {owner}, must: a participant cannot)"
 
-_PURPOSE: Mapping[str, str] = {
-    GATEWAY_SERVICE: "weights and ECR's image layers (ECR keeps layers in S3)",
-    "ecr.api": "ECR authentication and image manifests",
-    "ecr.dkr": "ECR image layers",
-    "logs": "the tasks' awslogs driver",
-    "sts": "task role credentials",
-    "secretsmanager": "the containers' secrets",
-    "ssm": "parameters and ECS Exec",
-    "ssmmessages": "ECS Exec sessions",
-    "ecs": "the ECS agent's control calls",
-    "ecs-agent": "the ECS agent's task state",
-    "ecs-telemetry": "the ECS agent's metrics",
-    "autoscaling": "lifecycle-hook completion at boot",
-    "monitoring": "the CloudWatch agent's metrics",
-    "sqs": "the queue workers",
-    "bedrock-runtime": "the gateway's Bedrock models",
-}
-"""What each endpoint service carries for this stack (the refusals say why it is needed)."""
-
 
 def _owner_must_add(check: _Check, blocked: Sequence[SubnetFacts], missing: Sequence[str]) -> None:
     """A participant's subnets without a way out: one refusal per endpoint the VPC's owner must
     add (a participant can neither create it nor add a NAT route)."""
     facts = check.facts
-    names = ", ".join(s.id for s in blocked)
-    tables = sorted({t.id for s in blocked if (t := facts.table_of(s)) is not None})
+    names = _names(blocked)
+    tables = check.tables(blocked)
     zones = ", ".join(sorted({s.availability_zone for s in blocked}))
     for service in missing:
         what = (
@@ -510,7 +379,7 @@ def _owner_must_add(check: _Check, blocked: Sequence[SubnetFacts], missing: Sequ
             f"{facts.vpc_id} belongs to account {facts.owner_id} and this stack deploys as "
             f"{facts.caller_account} (an AWS RAM participant, which cannot create endpoints or "
             f"change route tables); {names} have no NAT (or other) route out, so {service} "
-            f"({_PURPOSE.get(service, service)}) is unreachable. Ask the network team to add "
+            f"({PURPOSES.get(service, service)}) is unreachable. Ask the network team to add "
             f"{what} (or a NAT route for these subnets), then name it here",
         )
 
@@ -519,17 +388,14 @@ def _outside_ecr_refusal(
     check: _Check, blocked: Sequence[SubnetFacts], needs: NetworkNeeds
 ) -> None:
     """Images from outside ECR in subnets without a way out: no VPC endpoint reaches them."""
-    if not needs.outside_ecr_images:
-        return
-    names = ", ".join(s.id for s in blocked)
     route = "ask the network team for a NAT route" if check.facts.participant else "add a NAT route"
     for path, image in needs.outside_ecr_images.items():
         check.issues.add(
             path,
-            f"{image} comes from a registry outside ECR, and {names} have no NAT (or other) "
-            "route out: VPC endpoints reach AWS services only, so every task would stop with "
-            f"CannotPullContainerError. {route.capitalize()} for these subnets, or create an ECR "
-            "pull-through cache rule for its registry and reference the image through it "
+            f"{image} comes from a registry outside ECR, and {_names(blocked)} have no NAT (or "
+            "other) route out: VPC endpoints reach AWS services only, so every task would stop "
+            f"with CannotPullContainerError. {route.capitalize()} for these subnets, or create "
+            "an ECR pull-through cache rule for its registry and reference the image through it "
             "(<account>.dkr.ecr.<region>.amazonaws.com/<prefix>/...)",
         )
 
@@ -554,8 +420,10 @@ def _check_load_balancer(
         for subnet in public:
             kind, _, table = check.egress(subnet)
             if kind != "internet-gateway":
-                check.issues.add(
-                    f"{EXISTING_PATH}.publicSubnetIds[{cfg.public_subnet_ids.index(subnet.id)}]",
+                check.refuse(
+                    "publicSubnetIds",
+                    cfg.public_subnet_ids,
+                    subnet,
                     f"{subnet.id} has no 0.0.0.0/0 route to an internet gateway (route table "
                     f"{table.id if table else 'unknown'}): an internet-facing ALB there is "
                     "unreachable; name public subnets",
@@ -568,18 +436,19 @@ def _check_load_balancer(
             "remove it, the internal ALB goes in private subnets",
         )
     key = "loadBalancerSubnetIds" if cfg.load_balancer_subnet_ids else "privateSubnetIds"
+    ids = cfg.load_balancer_subnet_ids or cfg.private_subnet_ids
     subnets = list(private)
     if cfg.load_balancer_subnet_ids:
-        subnets = check.subnets(key, cfg.load_balancer_subnet_ids)
+        subnets = check.subnets(key, ids)
         check.zones(key, subnets, "the internal ALB's subnets")
-    ids = cfg.load_balancer_subnet_ids or cfg.private_subnet_ids
-    if cfg.load_balancer_subnet_ids:
         _check_private(check, key, ids, subnets)
     for subnet in subnets:
         kind, _, table = check.egress(subnet)
         if kind == "none":
-            check.issues.add(
-                f"{EXISTING_PATH}.{key}[{ids.index(subnet.id)}]",
+            check.refuse(
+                key,
+                ids,
+                subnet,
                 f"{subnet.id} has no NAT (or other) route out (route table "
                 f"{table.id if table else 'unknown'}): the internal ALB's authenticate-cognito "
                 "and jwt-validation actions call the identity provider's public endpoints from "
@@ -594,8 +463,6 @@ def _pull_path_refusal(
 ) -> None:
     """Subnets without a way out whose tasks could not pull their images, nor reach the rest."""
     pull = [s for s in PULL_PATH_SERVICES if s in missing]
-    tables = sorted({t.id for s in blocked if (t := check.facts.table_of(s)) is not None})
-    names = ", ".join(s.id for s in blocked)
     others = [s for s in missing if s not in pull]
     also = f"; they would also miss {', '.join(others)}" if others else ""
     if pull:
@@ -608,38 +475,36 @@ def _pull_path_refusal(
         why = "and the VPC lacks endpoints that its tasks and instances call"
     check.issues.add(
         f"{EXISTING_PATH}.privateSubnetIds",
-        f"{names} {'has' if len(blocked) == 1 else 'have'} no NAT (or other) route out "
-        f"(route table {', '.join(tables) or 'unknown'}) {why}{also}. Set "
+        f"{_names(blocked)} {'has' if len(blocked) == 1 else 'have'} no NAT (or other) route out "
+        f"(route table {', '.join(check.tables(blocked)) or 'unknown'}) {why}{also}. Set "
         f"{CONFIG_PATH}.vpcEndpoints: true to create the missing endpoints, add a NAT route, "
         "or name the endpoints the VPC has in existing.vpcEndpoints",
     )
 
 
-def plan_existing_network(
-    config: ExistingNetworkSettings,
-    facts: NetworkFacts,
-    needs: NetworkNeeds,
-    region: str | None,
-    issues: Issues,
-) -> tuple[ExistingNetworkSpec, list[str]]:
+def _existing(
+    network: NetworkConfig, facts: NetworkFacts, wiring: NetworkWiring, issues: Issues
+) -> tuple[ExistingNetwork, list[str]]:
     """The checks above, every problem added to `issues` (config paths under
     `platform.network.existing`), and what to wire and create, with the decisions."""
+    config, needs = network.existing, wiring.needs
+    assert config is not None
     check = _Check(config, facts, issues)
     private = check.subnets("privateSubnetIds", config.private_subnet_ids)
     check.zones("privateSubnetIds", private, "tasks, container instances and the ALB")
     _check_private(check, "privateSubnetIds", config.private_subnet_ids, private)
     load_balancer = _check_load_balancer(check, private, needs.internet_facing)
-    found, shared = _existing_endpoints(check, region)
+    found, shared = _existing_endpoints(check, wiring.region)
     _check_s3_gateway(check, found.get(GATEWAY_SERVICE), private)
 
     egress = {s.id: check.egress(s) for s in private}
     blocked = [s for s in private if egress[s.id][0] not in ("nat", "other")]
     wanted = needs.services(egress=not blocked)
     missing = [s for s in wanted if s not in found and s not in shared]
-    create = missing if needs.create_endpoints and not facts.participant else []
+    create = missing if network.vpc_endpoints and not facts.participant else []
     if blocked and missing and facts.participant:
         _owner_must_add(check, blocked, missing)
-    elif blocked and missing and not needs.create_endpoints:
+    elif blocked and missing and not network.vpc_endpoints:
         _pull_path_refusal(check, blocked, missing)
     if blocked:
         _outside_ecr_refusal(check, blocked, needs)
@@ -655,21 +520,34 @@ def plan_existing_network(
     gateway_tables: tuple[str, ...] = ()
     if GATEWAY_SERVICE in create:
         gateway_tables = tuple(
-            dict.fromkeys(t.id for s in private if (t := check.facts.table_of(s)) is not None)
+            dict.fromkeys(t.id for s in private if (t := facts.table_of(s)) is not None)
         )
     zoned = one_per_zone(private)
-    spec = ExistingNetworkSpec(
-        vpc_id=facts.vpc_id,
-        cidr_block=facts.cidr_block,
-        private_subnet_ids=tuple(s.id for s in private),
+    existing = ExistingNetwork(
         zone_subnet_ids=tuple(s.id for s in zoned),
         load_balancer_subnet_ids=tuple(s.id for s in load_balancer),
-        public_subnet_ids=tuple(s.id for s in load_balancer) if needs.internet_facing else (),
         interface_services=interface,
         gateway_route_table_ids=gateway_tables,
         availability_zones=tuple(s.availability_zone for s in zoned),
     )
-    lines = _decisions(spec, facts, egress, found, shared, missing if create else [])
+    ways: dict[str, list[str]] = {}
+    for subnet_id, (kind, target, _) in egress.items():
+        label = {"nat": "NAT", "other": "other route", "none": "no route out"}.get(kind, kind)
+        ways.setdefault(f"{label} {target}" if target else label, []).append(subnet_id)
+    lines = [
+        f"existing VPC {facts.vpc_id} ({facts.cidr_block}): {len(private)} "
+        f"private subnet(s) in {len(zoned)} zones "
+        f"({', '.join(existing.availability_zones)}); nothing of the VPC itself is created or "
+        "changed",
+        "egress: " + "; ".join(f"{way} ({', '.join(ids)})" for way, ids in sorted(ways.items())),
+        f"load balancer subnets (one per zone): {', '.join(existing.load_balancer_subnet_ids)}",
+    ]
+    used = [f"{s} {e.id}" for s, e in sorted(found.items())] + [f"{s} shared" for s in shared]
+    if used:
+        lines.append("endpoints the VPC has: " + ", ".join(used))
+    if create:
+        where = f"one interface per zone in {', '.join(existing.zone_subnet_ids)}"
+        lines.append(f"endpoints created: {', '.join(create)} ({where})")
     if facts.participant:
         lines.append(
             f"VPC owned by account {facts.owner_id}, shared with this stack's account "
@@ -682,32 +560,4 @@ def plan_existing_network(
                 else ""
             )
         )
-    return spec, lines
-
-
-def _decisions(
-    spec: ExistingNetworkSpec,
-    facts: NetworkFacts,
-    egress: Mapping[str, tuple[Egress, str | None, RouteTableFacts | None]],
-    found: Mapping[str, EndpointFacts],
-    shared: Iterable[str],
-    created: Sequence[str],
-) -> list[str]:
-    ways: dict[str, list[str]] = {}
-    for subnet_id, (kind, target, _) in egress.items():
-        label = {"nat": "NAT", "other": "other route", "none": "no route out"}.get(kind, kind)
-        ways.setdefault(f"{label} {target}" if target else label, []).append(subnet_id)
-    lines = [
-        f"existing VPC {spec.vpc_id} ({facts.cidr_block}): {len(spec.private_subnet_ids)} "
-        f"private subnet(s) in {len(spec.availability_zones)} zones "
-        f"({', '.join(spec.availability_zones)}); nothing of the VPC itself is created or changed",
-        "egress: " + "; ".join(f"{way} ({', '.join(ids)})" for way, ids in sorted(ways.items())),
-        f"load balancer subnets (one per zone): {', '.join(spec.load_balancer_subnet_ids)}",
-    ]
-    used = [f"{s} {e.id}" for s, e in sorted(found.items())] + [f"{s} shared" for s in shared]
-    if used:
-        lines.append("endpoints the VPC has: " + ", ".join(used))
-    if created:
-        where = f"one interface per zone in {', '.join(spec.zone_subnet_ids)}"
-        lines.append(f"endpoints created: {', '.join(created)} ({where})")
-    return lines
+    return existing, lines
