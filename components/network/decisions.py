@@ -1,29 +1,12 @@
 """The network's decisions, pure: what it wires and creates, what it costs, and the checks an
 existing VPC must pass.
 
-A stack either creates its VPC (the default: an awsx VPC with NAT, `ecs_inference.network.vpc`)
-or runs in one the network team owns (`network.existing`: a VPC id and private subnet ids). For
-an existing VPC, what AWS says about it (`ecs_inference.network.facts`, read by
-`ecs_inference.network.discover`) is checked, and what would give a stack that cannot serve is
-refused, with the config path and the fix:
-- task subnets in fewer than two Availability Zones (an ALB needs two; so does any failover);
-- a public subnet among the task subnets (a default route to an internet gateway, or
-  MapPublicIpOnLaunch): tasks and instances stay private;
-- a subnet without a NAT (or other) route whose tasks could not pull their images: ECR needs
-  `ecr.api`, `ecr.dkr` and the S3 gateway endpoint (ECR keeps layers in S3) when no route
-  leads out;
-- load-balancer subnets without egress: the ALB's authenticate actions call the identity
-  provider's public endpoints;
-- named endpoints that are not what they claim (another service, another VPC, not available,
-  private DNS off, an S3 gateway not on the subnets' route tables);
-- images from outside ECR (GHCR, Docker Hub, ECR Public) pulled from subnets without a way out:
-  endpoints reach AWS services only, so such an image needs a NAT (or other) route, or an ECR
-  pull-through cache rule and the reference to its ECR copy.
-It creates only the endpoints (and their security group) the VPC lacks, and only when the stack's
-account owns the VPC: in a VPC shared through AWS RAM, "VPC owners are responsible for creating,
-managing, and deleting" route tables, gateway endpoints and interface endpoints (VPC user guide,
-"Responsibilities and permissions for owners and participants"), so a participant creates none
-and each thing its subnets lack is one refusal saying what the network team must add.
+An existing VPC's facts (`ecs_inference.network.facts`) are checked against what the stack needs
+of them; each refusal names its config path and the fix (the table in docs/network.md). Only the
+endpoints the VPC lacks are created, and none in a VPC shared through AWS RAM: its owner is
+"responsible for creating, managing, and deleting" route tables and endpoints (VPC user guide,
+"Responsibilities and permissions for owners and participants"), so each thing a participant's
+subnets lack is one refusal saying what the network team must add.
 """
 
 from __future__ import annotations
@@ -34,14 +17,7 @@ from dataclasses import dataclass, field
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts.aws_limits import ALB_MIN_AVAILABILITY_ZONES
-from ecs_inference.network.facts import (
-    Egress,
-    EndpointFacts,
-    NetworkFacts,
-    NetworkLookup,
-    RouteTableFacts,
-    SubnetFacts,
-)
+from ecs_inference.network.facts import EndpointFacts, NetworkFacts, NetworkLookup, SubnetFacts
 from ecs_inference.network.input import (
     CONFIG_PATH,
     CONTAINER_INSTANCE_SERVICES,
@@ -155,17 +131,9 @@ def decide(network: NetworkConfig, wiring: NetworkWiring, issues: Issues) -> Net
     """The network's decisions, every problem added to `issues` at its config path."""
     if network.existing is None:
         zones = network.az_count
-        return NetworkDecisions(
-            wiring,
-            network.cidr_block,
-            NetworkInput(
-                nat_gateways=1 if network.nat_gateways == "single" else zones,
-                availability_zones=zones,
-                interface_endpoints=len(INTERFACE_ENDPOINT_SERVICES)
-                if network.vpc_endpoints
-                else 0,
-            ),
-        )
+        nat = 1 if network.nat_gateways == "single" else zones
+        endpoints = len(INTERFACE_ENDPOINT_SERVICES) if network.vpc_endpoints else 0
+        return NetworkDecisions(wiring, network.cidr_block, NetworkInput(nat, zones, endpoints))
     lookup = wiring.lookup
     if lookup is None:
         issues.add(
@@ -224,23 +192,21 @@ class _Check:
             subnet = self.facts.subnets.get(subnet_id)
             if subnet is None:
                 continue  # unreadable: already reported by the lookup
-            where = f"{EXISTING_PATH}.{key}[{i}]"
             if subnet.vpc_id != self.facts.vpc_id:
-                self.issues.add(
-                    where,
+                problem = (
                     f"{subnet_id} is in {subnet.vpc_id}, not in vpcId {self.facts.vpc_id}: name "
-                    "subnets of that VPC",
+                    "subnets of that VPC"
                 )
-                continue
-            if not _within(subnet.cidr_block, self.facts.cidr_block):
-                self.issues.add(
-                    where,
+            elif not _within(subnet.cidr_block, self.facts.cidr_block):
+                problem = (
                     f"{subnet_id} ({subnet.cidr_block}) is outside the VPC's primary CIDR "
                     f"{self.facts.cidr_block}: the stack's security groups admit that CIDR, so "
-                    "name subnets carved from it",
+                    "name subnets carved from it"
                 )
+            else:
+                found.append(subnet)
                 continue
-            found.append(subnet)
+            self.issues.add(f"{EXISTING_PATH}.{key}[{i}]", problem)
         return found
 
     def zones(self, key: str, subnets: Sequence[SubnetFacts], what: str) -> None:
@@ -252,13 +218,6 @@ class _Check:
                 f"{ALB_MIN_AVAILABILITY_ZONES} Availability Zones (an ALB refuses fewer, and one "
                 "zone's outage would stop every service); add a subnet of another zone",
             )
-
-    def egress(self, subnet: SubnetFacts) -> tuple[Egress, str | None, RouteTableFacts | None]:
-        table = self.facts.table_of(subnet)
-        if table is None:
-            return "none", None, None
-        kind, target = table.egress()
-        return kind, target, table
 
     def tables(self, subnets: Iterable[SubnetFacts]) -> list[str]:
         """The ids of the route tables `subnets` use, sorted."""
@@ -274,7 +233,7 @@ def _check_private(
 ) -> None:
     """Tasks and instances run in private subnets only (`ids`: the config list `key`)."""
     for subnet in subnets:
-        kind, target, table = check.egress(subnet)
+        kind, target, table = check.facts.egress(subnet)
         why = []
         if kind == "internet-gateway" and table is not None:
             why.append(f"its route table {table.id} sends 0.0.0.0/0 to {target}")
@@ -418,7 +377,7 @@ def _check_load_balancer(
         public = check.subnets("publicSubnetIds", cfg.public_subnet_ids)
         check.zones("publicSubnetIds", public, "an internet-facing ALB's subnets")
         for subnet in public:
-            kind, _, table = check.egress(subnet)
+            kind, _, table = check.facts.egress(subnet)
             if kind != "internet-gateway":
                 check.refuse(
                     "publicSubnetIds",
@@ -443,7 +402,7 @@ def _check_load_balancer(
         check.zones(key, subnets, "the internal ALB's subnets")
         _check_private(check, key, ids, subnets)
     for subnet in subnets:
-        kind, _, table = check.egress(subnet)
+        kind, _, table = check.facts.egress(subnet)
         if kind == "none":
             check.refuse(
                 key,
@@ -497,7 +456,7 @@ def _existing(
     found, shared = _existing_endpoints(check, wiring.region)
     _check_s3_gateway(check, found.get(GATEWAY_SERVICE), private)
 
-    egress = {s.id: check.egress(s) for s in private}
+    egress = {s.id: check.facts.egress(s) for s in private}
     blocked = [s for s in private if egress[s.id][0] not in ("nat", "other")]
     wanted = needs.services(egress=not blocked)
     missing = [s for s in wanted if s not in found and s not in shared]

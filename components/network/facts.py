@@ -52,13 +52,6 @@ class RouteTableFacts:
     id: str
     routes: tuple[Route, ...] = ()
 
-    def egress(self) -> tuple[Egress, str | None]:
-        """The table's default route: what it leads to and its target id."""
-        for route in self.routes:
-            if route.egress != "none":
-                return route.egress, route.target
-        return "none", None
-
 
 @dataclass(frozen=True)
 class EndpointFacts:
@@ -98,6 +91,14 @@ class NetworkFacts:
     def table_of(self, subnet: SubnetFacts) -> RouteTableFacts | None:
         table = subnet.route_table_id or self.main_route_table_id
         return None if table is None else self.route_tables.get(table)
+
+    def egress(self, subnet: SubnetFacts) -> tuple[Egress, str | None, RouteTableFacts | None]:
+        """Where `subnet`'s default route leads, its target id, and the route table it uses."""
+        table = self.table_of(subnet)
+        for route in table.routes if table is not None else ():
+            if route.egress != "none":
+                return route.egress, route.target, table
+        return "none", None, table
 
 
 @dataclass(frozen=True)
