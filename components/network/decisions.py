@@ -21,6 +21,7 @@ from ecs_inference.network.facts import EndpointFacts, NetworkFacts, NetworkLook
 from ecs_inference.network.input import (
     CONFIG_PATH,
     CONTAINER_INSTANCE_SERVICES,
+    ENDPOINT_GROUPS,
     EXISTING_PATH,
     GATEWAY_SERVICE,
     INTERFACE_ENDPOINT_SERVICES,
@@ -60,8 +61,8 @@ class NetworkNeeds:
         wanted = [GATEWAY_SERVICE, *INTERFACE_ENDPOINT_SERVICES]
         if not egress:
             wanted += CONTAINER_INSTANCE_SERVICES if self.container_instances else ()
-            wanted += ("sqs",) if self.workers else ()
-            wanted += ("bedrock-runtime",) if self.bedrock else ()
+            wanted += ENDPOINT_GROUPS["workers"] if self.workers else ()
+            wanted += ENDPOINT_GROUPS["bedrock"] if self.bedrock else ()
         return tuple(wanted)
 
 

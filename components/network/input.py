@@ -22,52 +22,39 @@ AVAILABILITY_ZONES_RANGE = (2, 6)
 
 GATEWAY_SERVICE = "s3"
 """The gateway endpoint: weights and the ECR image layers (ECR stores layers in S3)."""
-PURPOSES: dict[str, str] = {
-    GATEWAY_SERVICE: "weights and ECR's image layers (ECR keeps layers in S3)",
-    "ecr.api": "ECR authentication and image manifests",
-    "ecr.dkr": "ECR image layers",
-    "logs": "the tasks' awslogs driver",
-    "sts": "task role credentials",
-    "secretsmanager": "the containers' secrets",
-    "ssm": "parameters and ECS Exec",
-    "ssmmessages": "ECS Exec sessions",
-    "ecs": "the ECS agent's control calls",
-    "ecs-agent": "the ECS agent's task state",
-    "ecs-telemetry": "the ECS agent's metrics",
-    "autoscaling": "lifecycle-hook completion at boot",
-    "monitoring": "the CloudWatch agent's metrics",
-    "sqs": "the queue workers",
-    "bedrock-runtime": "the gateway's Bedrock models",
+ENDPOINT_GROUPS: dict[str, dict[str, str]] = {
+    "gateway": {GATEWAY_SERVICE: "weights and ECR's image layers (ECR keeps layers in S3)"},
+    # Interface endpoints every stack gets (unless `vpcEndpoints: false`).
+    "interface": {
+        "ecr.api": "ECR authentication and image manifests",
+        "ecr.dkr": "ECR image layers",
+        "logs": "the tasks' awslogs driver",
+        "sts": "task role credentials",
+        "secretsmanager": "the containers' secrets",
+        "ssm": "parameters and ECS Exec",
+        "ssmmessages": "ECS Exec sessions",
+    },
+    # What container instances call besides the above, needed as endpoints only where no route
+    # leads out (the ECS guide's "Amazon ECS interface VPC endpoints", and the agents').
+    "container instances": {
+        "ecs": "the ECS agent's control calls",
+        "ecs-agent": "the ECS agent's task state",
+        "ecs-telemetry": "the ECS agent's metrics",
+        "autoscaling": "lifecycle-hook completion at boot",
+        "monitoring": "the CloudWatch agent's metrics",
+    },
+    "workers": {"sqs": "the queue workers"},
+    "bedrock": {"bedrock-runtime": "the gateway's Bedrock models"},
 }
-"""Every service the stack can use an endpoint of (the keys `existing.vpcEndpoints` takes), with
-what it carries for this stack (the refusals say why it is needed)."""
+"""Every service the stack can use an endpoint of (the keys `existing.vpcEndpoints` takes), by
+who needs it, with what it carries for this stack (the refusals say why it is needed)."""
+PURPOSES: dict[str, str] = {s: p for group in ENDPOINT_GROUPS.values() for s, p in group.items()}
 ENDPOINT_SERVICES: tuple[str, ...] = tuple(PURPOSES)
+INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = tuple(ENDPOINT_GROUPS["interface"])
+CONTAINER_INSTANCE_SERVICES: tuple[str, ...] = tuple(ENDPOINT_GROUPS["container instances"])
 PULL_PATH_SERVICES: tuple[str, ...] = ("ecr.api", "ecr.dkr", GATEWAY_SERVICE)
 """What a task in a subnet without a NAT route needs to pull an image from ECR (ECR's
 "Amazon ECR interface VPC endpoints": both ECR endpoints and the S3 gateway endpoint)."""
-INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = (
-    "ecr.api",
-    "ecr.dkr",
-    "logs",
-    "sts",
-    "secretsmanager",
-    "ssm",
-    "ssmmessages",
-)
-"""Interface endpoints every stack gets (unless `vpcEndpoints: false`): ECR (api: auth and
-manifests; dkr: layers), logs (awslogs driver), STS (task role credentials for the S3
-streamer), Secrets Manager (container secrets), SSM and SSM messages (parameters, ECS Exec)."""
-CONTAINER_INSTANCE_SERVICES: tuple[str, ...] = (
-    "ecs",
-    "ecs-agent",
-    "ecs-telemetry",
-    "autoscaling",
-    "monitoring",
-)
-"""What container instances call besides the above, needed as endpoints only where no route
-leads out: the ECS agent (`ecs`, `ecs-agent`, `ecs-telemetry`: the ECS guide's "Amazon ECS
-interface VPC endpoints"), lifecycle-hook completion (`autoscaling`) and the CloudWatch agent's
-host metrics (`monitoring`)."""
 SHARED_ENDPOINT = "shared"
 """`existing.vpcEndpoints.<service>: shared`: the service is reached through an endpoint outside
 this VPC (a hub VPC's endpoint behind a shared private hosted zone). Nothing is created for it
