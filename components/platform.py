@@ -34,7 +34,12 @@ from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.network.vpc import Network
-from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
+from ecs_inference.operations.component import (
+    Operations,
+    OperationsWiring,
+    ServiceOutputs,
+    WorkerOutputs,
+)
 from ecs_inference.plan import Plan
 from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.services.base import (
@@ -318,9 +323,9 @@ class InferencePlatform(pulumi.ComponentResource):
         gw = self.gateway
         self.operations = Operations(
             f"{self._name}-ops",
-            with_wiring(
-                OperationsArgs,
-                plan.operations,
+            plan.config.operations,
+            OperationsWiring(
+                watch=plan.operations,
                 cluster_name=self.cluster.name,
                 cluster_arn=self.cluster.arn,
                 load_balancer_arn_suffix=self.endpoint.load_balancer.arn_suffix,

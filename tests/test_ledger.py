@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from ecs_inference import cost, ledger
-from ecs_inference.specs.operations import alarm_metric_count
+from ecs_inference.operations.alarms import alarm_metric_count
 from tests.stacks import REFERENCE_STACKS, ROOT, reference_plan, stack_config
 from tools.recording import run_program
 

@@ -1,6 +1,6 @@
 """What the pinned CloudWatch agent reads, from its source at the release's tag.
 
-The host telemetry (`components/specs/operations/telemetry.py`) installs amazon-cloudwatch-agent
+The host telemetry (`components/operations/telemetry.py`) installs amazon-cloudwatch-agent
 1.300062.0b1304 (build 1304 of tag v1.300062.0) and hands it a JSON config and an
 `amazon-cloudwatch-agent-ctl` command line. A measurement or key the agent does not know is
 dropped or refused at start on an instance that took minutes to come up, so the names are read

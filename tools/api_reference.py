@@ -85,7 +85,12 @@ COMPONENTS = (
         ("ecs_inference.storage.input.WeightStoreConfig", "platform.weightStores.<name>"),
     ),
     Entry("ecs_inference.images", "ImageBuilds", "ImageBuildsArgs"),
-    Entry("ecs_inference.operations", "Operations", "OperationsArgs"),
+    Entry(
+        "ecs_inference.operations.component",
+        "Operations",
+        "OperationsWiring",
+        ("ecs_inference.operations.input.OperationsConfig", "platform.operations"),
+    ),
     Entry("ecs_inference.platform", "InferencePlatform", None),
 )
 

@@ -54,10 +54,10 @@ from ecs_inference.capacity.user_data import (
     encode_user_data,
 )
 from ecs_inference.network.rules import aws_api_egress
+from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator, InstanceType
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs
-from ecs_inference.specs.operations import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.specs.pool import KIND_LABEL, PoolSpec
 
 #: Root device of the ECS-optimized Amazon Linux 2023 AMIs (standard, GPU and Neuron variants).

@@ -29,11 +29,11 @@ from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import Issues
-from ecs_inference.config.operations import OperationsConfig
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.network.input import NetworkConfig
+from ecs_inference.operations.input import OperationsConfig
 from ecs_inference.storage.efs import EfsConfigError, parse_efs_uri
 from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.input import WorkerConfig

@@ -18,6 +18,10 @@ from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import EngineLaunchError, LaunchInputs, PresetError
 from ecs_inference.models.input import ModelConfig
+from ecs_inference.operations.errors import ObservabilityError
+from ecs_inference.operations.input import AlarmsConfig
+from ecs_inference.operations.scaling import ScalingPolicySpec, engine_scaling_policy
+from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import catalog, instance_types
@@ -30,7 +34,6 @@ from ecs_inference.sizing.instance_types import (
     GpuDemand,
     PoolTypes,
 )
-from ecs_inference.specs import operations as ops_specs
 from ecs_inference.specs.mixed_instances import spot_interruption_notes
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import secret_refs
@@ -143,7 +146,7 @@ class StackFacts:
     """The stack's region (engines that name it in their environment); None: the provider's."""
     stack: str = "stack"
     """The stack's name (the dimension of the engine-load metric math)."""
-    alarm_settings: ops_specs.AlarmSettings = field(default_factory=ops_specs.AlarmSettings)
+    alarm_settings: AlarmsConfig = field(default_factory=AlarmsConfig)
     """`operations.alarms`: thresholds of the paging alarms (the smoke test's first-token bound
     is the time-to-first-token alarm's)."""
 
@@ -275,9 +278,7 @@ def _weights_gib(demand: Demand, fit: sizing.GpuFit | sizing.NeuronFit | Declare
     return demand.need.weights_gib
 
 
-def _engine_scaling(
-    m: ModelInputs, engine: Engine, grace_seconds: int
-) -> ops_specs.ScalingPolicySpec:
+def _engine_scaling(m: ModelInputs, engine: Engine, grace_seconds: int) -> ScalingPolicySpec:
     """The target-tracking policy of the service, with the rest of its `autoscaling` config; a
     policy AWS would refuse is a SizingError naming the config path. An engine the metrics
     sidecar cannot scrape scales on ALB requests (the config refuses an explicit engineLoad or
@@ -285,7 +286,7 @@ def _engine_scaling(
     scaling = m.model.autoscaling
     scraped = engine.metrics_kind is not None
     try:
-        policy = ops_specs.engine_scaling_policy(
+        policy = engine_scaling_policy(
             stack=m.facts.stack,
             service=m.name,
             engine=m.model.engine,
@@ -301,7 +302,7 @@ def _engine_scaling(
             requests_per_target=scaling.target_requests_per_target,
             where=f"{model_path(m.name)}.autoscaling",
         )
-    except ops_specs.ObservabilityError as exc:
+    except ObservabilityError as exc:
         raise sizing.SizingError(str(exc)) from None
     if scraped:
         return policy
@@ -356,9 +357,7 @@ def model_service(m: ModelInputs) -> tuple[ModelServiceSpec, list[str]]:
         model.rollout,
         RolloutFacts(
             stack=m.facts.stack,
-            watched=ops_specs.WatchedService(
-                m.name, model.engine, model.min_count, model.pool, sidecar
-            ),
+            watched=WatchedService(m.name, model.engine, model.min_count, model.pool, sidecar),
             served_model=launch.served_model_name,
             default_prompt=engine.smoke_prompt,
             requests_per_task_minute=model.autoscaling.target_requests_per_target,

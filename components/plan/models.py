@@ -13,7 +13,6 @@ from ecs_inference.engines.base import PresetError
 from ecs_inference.models import decisions
 from ecs_inference.models.decisions import StackFacts
 from ecs_inference.models.input import ModelConfig
-from ecs_inference.plan.operations import alarm_settings
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.instance_types import Demand
 
@@ -74,5 +73,5 @@ def stack_facts(cfg: StackConfig, region: str | None, stack: str) -> StackFacts:
         execute_command_logging=cfg.cluster.execute_command_logging,
         region=region,
         stack=stack,
-        alarm_settings=alarm_settings(cfg),
+        alarm_settings=cfg.operations.alarms,
     )

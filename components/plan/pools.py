@@ -20,6 +20,10 @@ from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.models import decisions
 from ecs_inference.models.input import ModelConfig
+from ecs_inference.operations.telemetry import (
+    CLOUDWATCH_AGENT_VERSION,
+    HOST_TELEMETRY_INTERVAL_SECONDS,
+)
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import Demand, PoolTypes
@@ -27,7 +31,6 @@ from ecs_inference.specs import images as image_build
 from ecs_inference.specs import managed_instances
 from ecs_inference.specs.managed_instances import ManagedInstancesArgs, ManagedInstancesPoolSpec
 from ecs_inference.specs.mixed_instances import MixedInstancesArgs
-from ecs_inference.specs.operations import CLOUDWATCH_AGENT_VERSION, HOST_TELEMETRY_INTERVAL_SECONDS
 from ecs_inference.specs.pool import (
     PoolSpec,
     WarmPoolSpec,

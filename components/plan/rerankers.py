@@ -10,10 +10,9 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.config.rerankers import RerankerConfig
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as contract
-from ecs_inference.plan.operations import alarm_settings
+from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
-from ecs_inference.specs.operations.watch import WatchedService
 from ecs_inference.specs.secrets import secret_refs
 from ecs_inference.specs.service import (
     RerankerSpec,
@@ -79,7 +78,7 @@ def reranker_service(
             if rr.scaling_metric == "requestCount"
             else None,
             startup_seconds=RerankerSpec.health_check_grace_period_seconds,
-            alarm_settings=alarm_settings(cfg),
+            alarm_settings=cfg.operations.alarms,
         ),
     )
     spec = RerankerSpec(

@@ -13,6 +13,9 @@ from ecs_inference.contracts import reranker as reranker_contract
 from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
 from ecs_inference.network import decisions as network
 from ecs_inference.network.facts import NetworkLookup
+from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
+from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
+from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import (
     advisories,
     cluster,
@@ -22,7 +25,6 @@ from ecs_inference.plan import (
     image_regions,
     images,
     models,
-    operations,
     pools,
     rerankers,
     secrets,
@@ -34,7 +36,6 @@ from ecs_inference.specs.cluster import ClusterSpec
 from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
-from ecs_inference.specs.operations import AlarmSpec, OperationsSpec, operations_alarms
 from ecs_inference.specs.pool import PoolSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.specs.service import ModelServiceSpec, RerankerSpec
@@ -80,8 +81,9 @@ class Plan:
     """Service -> the stack's own build it runs (services without an image reference)."""
     service_connect_namespace: str | None
     """Cloud Map namespace of the private routes (gateway or workers configured), else None."""
-    operations: OperationsSpec
-    """What the alarms and the dashboard watch, and where the alarms go."""
+    operations: Watch
+    """What the alarms and the dashboard watch (their thresholds and recipients are
+    `config.operations`)."""
     decisions: Mapping[str, list[str]]
     """Human-readable decisions, keyed by subject (printed by the preview, exported)."""
     advisories: tuple[Advisory, ...] = ()
@@ -93,7 +95,7 @@ class Plan:
 
     def alarm_specs(self, stack: str = "stack") -> list[AlarmSpec]:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
-        return [a for _, a in operations_alarms(self.operations, stack)]
+        return [a for _, a in stack_alarms(stack, self.operations, self.config.operations.alarms)]
 
     def alarm_keys(self) -> list[str]:
         """Distinct alarm kinds the stack creates, in first-seen order."""
@@ -238,7 +240,6 @@ def build_plan(
         config, issues, None if project is None or stack is None else (project, stack)
     )
     fargate.check_services(reranker_specs, gateway_spec, worker_specs, issues)
-    subscriptions = operations.subscriptions(config, issues)
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
     ports += [reranker_contract.PORT] * bool(reranker_specs) + [GATEWAY_PORT] * bool(gateway_spec)
@@ -246,24 +247,22 @@ def build_plan(
         config, idle, ports, project, stack, issues, network_spec.cidr_block
     )
     issues.raise_if_any(stack)
-    operations_spec = operations.operations_spec(
+    watch = watch_of(
         config,
         model_specs,
         reranker_specs,
         {**pool_specs.gpu, **pool_specs.neuron},
         gateway_spec,
         worker_specs,
-        subscriptions,
     )
-    operations.check(operations_spec, stack or "stack", issues)
-    issues.raise_if_any(stack)
+    alarms = operations_alarms(config.operations, watch, stack or "stack")
     decisions = {
         **({"network": list(network_spec.lines)} if network_spec.lines else {}),
         "endpoint": [idle.summary()],
         **pool_specs.decisions,
         **model_lines,
         **reranker_lines,
-        "operations": operations.decisions(config, operations_spec),
+        "operations": decision_lines(config.operations, alarms, watch),
         **({"gateway": gateway_lines} if gateway_spec is not None else {}),
         **{f"worker {n}": list(w.lines) for n, w in worker_specs.items()},
         **image_lines,
@@ -287,7 +286,7 @@ def build_plan(
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,
-        operations=operations_spec,
+        operations=watch,
         decisions=decisions,
         advisories=(
             *advisories.deploy_advisories(choices, deploys),

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecs_inference.contracts.aws_limits import ECS_BAKE_MINUTES_RANGE, LAMBDA_TIMEOUT_MAX_SECONDS
+from ecs_inference.operations.alarms import service_alarms
+from ecs_inference.operations.input import AlarmsConfig
+from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rollouts.input import RerankerSmokeConfig, RolloutConfig
-from ecs_inference.specs.operations.alarms import AlarmSettings, service_alarms
-from ecs_inference.specs.operations.watch import WatchedService
 from ecs_inference.specs.rollout import ROLLING, RolloutSpec
 
 DEPLOYMENT_ALARM_KEYS = ("target-5xx", "ttft-p99", "engine-down")
-"""The paging alarms (`specs.operations.alarms.service_alarms` keys) that judge a revision."""
+"""The paging alarms (`operations.alarms.service_alarms` keys) that judge a revision."""
 BAKE_REQUESTS = 100
 """Requests the alarms should have seen from the new revision before the old one stops."""
 SMOKE_LAMBDA_TIMEOUT_SECONDS = 300
@@ -56,25 +57,14 @@ class RolloutFacts:
     """The scaling target per task per minute; None: not request-based (alarm window only)."""
     startup_seconds: int
     """How long a new task takes to serve (the health-check grace period)."""
-    alarm_settings: AlarmSettings = field(default_factory=AlarmSettings)
+    alarm_settings: AlarmsConfig = field(default_factory=AlarmsConfig)
 
 
 def deployment_alarms(facts: RolloutFacts) -> tuple[tuple[str, ...], int]:
     """The deployment alarms' names and their longest evaluation window in minutes."""
     alarms = [
         a
-        for a in service_alarms(
-            stack=facts.stack,
-            service=facts.watched.service,
-            kind=facts.watched.kind,
-            load_balancer="app/placeholder/0",
-            target_group="targetgroup/placeholder/0",
-            cluster_name="placeholder",
-            ecs_service_name="placeholder",
-            min_count=facts.watched.min_count,
-            settings=facts.alarm_settings,
-            engine_metrics=facts.watched.engine_metrics,
-        )
+        for a in service_alarms(facts.stack, facts.watched, facts.alarm_settings)
         if a.key in DEPLOYMENT_ALARM_KEYS
     ]
     window = max(

@@ -34,11 +34,12 @@ from ecs_inference.contracts.aws_limits import (
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.network.rules import aws_api_egress
+from ecs_inference.operations.scaling import target_tracking_args
+from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
 from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.specs import secrets as stack_secrets
 from ecs_inference.specs.names import derived_name
-from ecs_inference.specs.operations import metrics_sidecar_container, target_tracking_args
 from ecs_inference.specs.service import ServiceSpec
 from ecs_inference.specs.service_connect import (
     PORT_NAME,
@@ -611,7 +612,7 @@ class EcsService(pulumi.ComponentResource):
     ) -> aws.appautoscaling.Policy:
         """The scalable target and one target-tracking policy; `configuration` is the provider's
         arguments, or a customized-metric TargetTrackingScalingPolicyConfiguration in the API's
-        shape (engine load with metric math, from `components.specs.operations`)."""
+        shape (engine load with metric math, from `components.operations.scaling`)."""
         common = self._scalable(cluster_arn, min_count, max_count)
         self.scaling_policy = aws.appautoscaling.Policy(
             f"{self._name}-scaling",

@@ -141,7 +141,7 @@ class ModelServiceSpec(ServiceSpec):
     parameters of `contracts.aws_limits.MANAGED_INSTANCES_INVALID_TASK_PARAMETERS`)."""
     scaling_configuration: Mapping[str, Any] | None = None
     """Target tracking on the engine's load (API-shaped TargetTrackingScalingPolicyConfiguration
-    from `components.specs.operations`); None: ALBRequestCountPerTarget at
+    from `components.operations.scaling`); None: ALBRequestCountPerTarget at
     `target_requests_per_target`."""
 
 

@@ -7,7 +7,7 @@ import base64
 import dataclasses
 
 from ecs_inference.contracts import metrics
-from ecs_inference.specs import operations
+from ecs_inference.operations import telemetry
 from tools.preview import run_preview
 from tools.recording import ACCOUNT_ID
 from tools.rehearsal import rehearse
@@ -15,7 +15,7 @@ from tools.rehearsal.agent import command_problems, config_problems, table
 
 
 def test_the_table_is_the_release_the_pools_install() -> None:
-    assert operations.CLOUDWATCH_AGENT_VERSION.startswith(table()["tag"].removeprefix("v") + "b")
+    assert telemetry.CLOUDWATCH_AGENT_VERSION.startswith(table()["tag"].removeprefix("v") + "b")
 
 
 def test_what_the_stacks_configure_is_what_the_agent_reads() -> None:

@@ -5,6 +5,7 @@ cost estimate counts their Fargate tasks."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -18,9 +19,18 @@ from hypothesis import strategies as st
 from ecs_inference import cost
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
-from ecs_inference.operations import Operations, OperationsArgs, ServiceOutputs, WorkerOutputs
+from ecs_inference.operations import alarms as obs
+from ecs_inference.operations import watch
+from ecs_inference.operations.component import (
+    Operations,
+    OperationsWiring,
+    ServiceOutputs,
+    WorkerOutputs,
+)
+from ecs_inference.operations.dashboard import dashboard_body
+from ecs_inference.operations.input import AlarmsConfig
+from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import Plan, build_plan
-from ecs_inference.specs import operations as obs
 from tests.aws_shapes import validate_named_shape, validate_shape
 from tests.operations.test_operations_component import put_metric_alarm_request
 from tests.stack_config import issues_of, mutate, reference
@@ -39,39 +49,28 @@ def _plan(raw: dict[str, Any] | None = None) -> Plan:
                       region="us-east-1")  # fmt: skip
 
 
-def _gateway_alarms(**overrides: Any) -> list[obs.AlarmSpec]:
-    args: dict[str, Any] = {
-        "stack": "agents",
-        "service": "gateway",
-        "load_balancer": LB,
-        "target_group": TG,
-        "cluster_name": CLUSTER,
-        "ecs_service_name": "gateway-1a2b3c4",
-        "min_count": 2,
-        "max_count": 4,
-        "target_cpu_percent": 60.0,
-        "longest_request_seconds": 600,
-    }
-    args.update(overrides)
-    return obs.gateway_alarms(**args)
+_AGENTS = _plan()
 
 
-def _worker_alarms(**overrides: Any) -> list[obs.AlarmSpec]:
-    args: dict[str, Any] = {
-        "stack": "agents",
-        "worker": "summarise",
-        "queue_name": "ecs-inference-agents-summarise",
-        "dead_letter_queue_name": "ecs-inference-agents-summarise-dlq",
-        "cluster_name": CLUSTER,
-        "ecs_service_name": "summarise-1a2b3c4",
-        "acceptable_latency_seconds": 600.0,
-        "max_job_seconds": 900,
-        "backlog_target": 10.0,
-        "max_count": 8,
-        "max_receive_count": 3,
-    }
-    args.update(overrides)
-    return obs.worker_alarms(**args)
+def _gateway_alarms(
+    settings: AlarmsConfig = AlarmsConfig(), longest: int | None = None, **changes: Any
+) -> list[obs.AlarmSpec]:
+    """The agents stack's gateway's alarms, its spec changed by `changes` and the longest
+    route's timeout set to `longest` (through the Bedrock routes' timeout)."""
+    gateway = _AGENTS.gateway
+    assert gateway is not None
+    if longest is not None:
+        changes["litellm"] = dataclasses.replace(gateway.litellm, bedrock_timeout_seconds=longest)
+    return obs.gateway_alarms("agents", dataclasses.replace(gateway, **changes), settings)
+
+
+def _worker_alarms(backlog_target: float = 10.0, **changes: Any) -> list[obs.AlarmSpec]:
+    """The agents stack's `summarise` worker's alarms, its input changed by `changes`."""
+    (worker,) = _AGENTS.operations.workers
+    worker = dataclasses.replace(
+        worker, input=worker.input.model_copy(update=changes), backlog_target=backlog_target
+    )
+    return obs.worker_alarms("agents", worker)
 
 
 def _valid(alarm: obs.AlarmSpec) -> dict[str, Any]:
@@ -105,7 +104,11 @@ def test_gateway_alarms_are_valid_and_cover_what_the_issue_asks():
     assert latency["ExtendedStatistic"] == "p99" and "Statistic" not in latency
     assert latency["Threshold"] == 600.0
     dims = {d["Name"]: d["Value"] for d in latency["Dimensions"]}
-    assert dims == {"LoadBalancer": LB, "TargetGroup": TG}
+    # Placeholders until deploy time: the component swaps them for the Outputs (below).
+    assert dims == {
+        "LoadBalancer": watch.LOAD_BALANCER,
+        "TargetGroup": watch.target_group(watch.GATEWAY_KEY),
+    }
     unhealthy = alarms["unhealthy-targets"]
     assert unhealthy["MetricName"] == "UnHealthyHostCount"
     assert litellm.HEALTH_PATH in unhealthy["AlarmDescription"]
@@ -122,9 +125,9 @@ def test_gateway_thresholds_follow_its_settings():
         for a in _gateway_alarms(
             max_count=9,
             target_cpu_percent=45,
-            longest_request_seconds=1200,
+            longest=1200,
             min_count=0,
-            settings=obs.AlarmSettings(gateway_memory_percent=75, pending_minutes=7),
+            settings=AlarmsConfig(gateway_memory_percent=75, pending_minutes=7),
         )
     }
     assert "no-healthy-targets" not in alarms  # min 0: no targets is legitimate
@@ -150,9 +153,9 @@ def test_worker_alarms_are_valid_and_cover_what_the_issue_asks():
     age = alarms["queue-age"]
     assert age["MetricName"] == "ApproximateAgeOfOldestMessage"
     assert age["Threshold"] == 1500.0  # 600 s acceptable + 900 s longest job
-    assert age["Dimensions"] == [{"Name": "QueueName", "Value": "ecs-inference-agents-summarise"}]
+    assert age["Dimensions"] == [{"Name": "QueueName", "Value": watch.queue("summarise")}]
     dlq = alarms["dlq-depth"]
-    assert dlq["Dimensions"][0]["Value"] == "ecs-inference-agents-summarise-dlq"
+    assert dlq["Dimensions"][0]["Value"] == watch.dead_letter_queue("summarise")
     assert dlq["Threshold"] == 1.0 and dlq["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
     assert dlq["EvaluationPeriods"] == 1 and "3 times" in dlq["AlarmDescription"]
     below = alarms["tasks-below-desired"]
@@ -191,11 +194,13 @@ def test_worker_thresholds_derive_from_config(latency, job, target, max_count, r
     assert f"{receives} times" in alarms["dlq-depth"].request["AlarmDescription"]
 
 
-def test_bad_worker_settings_are_refused():
-    with pytest.raises(obs.ObservabilityError, match="positive"):
-        _worker_alarms(backlog_target=0)
-    with pytest.raises(obs.ObservabilityError, match="max count"):
-        _worker_alarms(max_count=0)
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("workers.summarise.maxCount", 0), ("workers.summarise.maxReceiveCount", 0)],
+)
+def test_bad_worker_settings_are_refused_at_their_key(key, value):
+    raw = mutate(reference("agents"), key, value)
+    assert f"platform.{key}" in [i.path for i in issues_of(raw, "agents")]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -204,18 +209,32 @@ def test_bad_worker_settings_are_refused():
 
 
 def _dashboard() -> dict[str, Any]:
-    inputs = obs.DashboardInputs(
+    gateway = _AGENTS.gateway
+    (summarise,) = _AGENTS.operations.workers
+    embed = dataclasses.replace(
+        summarise,
+        name="embed",
+        input=summarise.input.model_copy(
+            update={"acceptable_latency_seconds": 30.0, "max_job_seconds": 60}
+        ),
+        backlog_target=2.5,
+    )
+    values = {
+        watch.CLUSTER: CLUSTER,
+        watch.LOAD_BALANCER: LB,
+        watch.target_group(watch.GATEWAY_KEY): TG,
+        watch.ecs_service(watch.GATEWAY_KEY): "gateway-1a2b3c4",
+    }
+    for name in ("summarise", "embed"):
+        values[watch.queue(name)] = f"q-{name}"
+        values[watch.dead_letter_queue(name)] = f"q-{name}-dlq"
+        values[watch.ecs_service(watch.worker_key(name))] = f"svc-{name}"
+    body = dashboard_body(
+        Watch(gateway=gateway, workers=(summarise, embed)),
         stack="agents",
         region="us-east-1",
-        cluster_name=CLUSTER,
-        load_balancer=LB,
-        gateway=obs.GatewayPanel("gateway", TG, "gateway-1a2b3c4", 600, 60.0),
-        workers=[
-            obs.WorkerPanel("summarise", "q-summarise", "q-summarise-dlq", "svc-s", 1500, 10.0),
-            obs.WorkerPanel("embed", "q-embed", "q-embed-dlq", "svc-e", 90, 2.5),
-        ],
+        values=values,
     )
-    body = obs.dashboard_body(inputs)
     validate_shape("cloudwatch", "PutDashboard", {"DashboardName": "d", "DashboardBody": body})
     return json.loads(body)
 
@@ -261,20 +280,19 @@ def test_dashboard_rows_for_the_gateway_and_each_worker():
 
 
 def test_operations_component_registers_gateway_and_worker_alarms_with_real_dimensions():
-    plan = _plan()
+    plan = _AGENTS
     assert plan.gateway is not None
     ops = plan.operations
 
     def program() -> None:
         Operations(
             "ops",
-            OperationsArgs(
+            plan.config.operations,
+            OperationsWiring(
+                watch=Watch(gateway=ops.gateway, workers=ops.workers),
                 cluster_name=CLUSTER,
                 cluster_arn=CLUSTER_ARN,
                 load_balancer_arn_suffix=LB,
-                gateway=ops.gateway,
-                workers=ops.workers,
-                alarm_settings=ops.alarm_settings,
                 gateway_outputs=ServiceOutputs(TG, "gateway-svc-1a2b3c4"),
                 worker_outputs={
                     "summarise": WorkerOutputs("q-summarise", "q-summarise-dlq", "summarise-svc")
@@ -347,7 +365,7 @@ def test_fargate_services_without_the_sidecar_publish_no_engine_series():
 
 
 def test_every_stack_alarm_name_is_unique():
-    plan = _plan()
+    plan = _AGENTS
     names = [a.name for a in plan.alarm_specs("agents")]
     assert len(names) == len(set(names))
 

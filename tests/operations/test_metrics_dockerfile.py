@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from ecs_inference.specs import operations as obs
+from ecs_inference.operations import sidecar as obs
 from tests.images.engine_images import assert_hadolint_clean
 
 IMAGE_DIR = Path(__file__).resolve().parents[2] / "images" / "metrics"

@@ -1,4 +1,4 @@
-"""The day-2 specs (`components.specs.operations`) against AWS's own request models (botocore) and
+"""The day-2 builders (`components.operations`) against AWS's own request models (botocore) and
 against what they must mean: the scaling target derived from the batch size, scale-out faster
 than scale-in, alarms that page on the right condition, a dashboard CloudWatch accepts, host
 telemetry whose user data is valid shell and whose IAM is scoped."""
@@ -16,9 +16,37 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from ecs_inference.contracts import metrics as m
-from ecs_inference.specs import operations as obs
+from ecs_inference.operations import watch
+from ecs_inference.operations.alarms import (
+    ALARMS,
+    alarm_metric_count,
+    alarm_name,
+    build_alarms,
+    pool_alarms,
+    service_alarms,
+)
+from ecs_inference.operations.dashboard import DASHBOARD_NAME, dashboard_body, dashboard_name
+from ecs_inference.operations.errors import ObservabilityError
+from ecs_inference.operations.input import AlarmsConfig, SubscriptionConfig
+from ecs_inference.operations.rollback import RULE_NAME, deployment_rollback_rule
+from ecs_inference.operations.scaling import (
+    COOLDOWN_MAX_SECONDS,
+    ScalingPolicySpec,
+    engine_scaling_policy,
+)
+from ecs_inference.operations.sidecar import metrics_sidecar_container
+from ecs_inference.operations.telemetry import (
+    CLOUDWATCH_AGENT_VERSION,
+    NEURON_MONITOR_PORT,
+    cloudwatch_agent_config,
+    host_telemetry_policy,
+    host_telemetry_user_data,
+    neuron_prometheus_config,
+)
+from ecs_inference.operations.watch import Watch, WatchedService
 from tests.aws_shapes import ShapeError, validate_named_shape, validate_shape
 from tests.stack_config import issues_of, mutate, reference
 
@@ -28,7 +56,7 @@ TG = "targetgroup/inference-llama-tg/0123456789abcdef"
 TOPIC = "arn:aws:sns:us-east-1:123456789012:dev-alarms"
 
 
-def _policy(**overrides: Any) -> obs.ScalingPolicySpec:
+def _policy(**overrides: Any) -> ScalingPolicySpec:
     args: dict[str, Any] = {
         "stack": "dev",
         "service": "llama",
@@ -37,10 +65,10 @@ def _policy(**overrides: Any) -> obs.ScalingPolicySpec:
         "grace_seconds": 380,
     }
     args.update(overrides)
-    return obs.engine_scaling_policy(**args)
+    return engine_scaling_policy(**args)
 
 
-def _put(spec: obs.ScalingPolicySpec) -> dict[str, Any]:
+def _put(spec: ScalingPolicySpec) -> dict[str, Any]:
     return validate_shape(
         "application-autoscaling",
         "PutScalingPolicy",
@@ -89,7 +117,7 @@ def test_kv_cache_and_alb_options_are_valid_requests():
     assert config["PredefinedMetricSpecification"]["PredefinedMetricType"] == (
         "ALBRequestCountPerTarget"
     )
-    with pytest.raises(obs.ObservabilityError, match="resource label"):
+    with pytest.raises(ObservabilityError, match="resource label"):
         _policy(metric="albRequests")
 
 
@@ -111,9 +139,9 @@ def test_scale_out_is_never_slower_than_scale_in(grace, floor, util, conc, metri
         metric=metric,
         engine=engine,
     )
-    assert spec.scale_out_cooldown <= spec.scale_in_cooldown <= obs.COOLDOWN_MAX_SECONDS
-    assert spec.scale_out_cooldown == min(grace, obs.COOLDOWN_MAX_SECONDS)
-    assert spec.scale_in_cooldown >= min(floor, obs.COOLDOWN_MAX_SECONDS)
+    assert spec.scale_out_cooldown <= spec.scale_in_cooldown <= COOLDOWN_MAX_SECONDS
+    assert spec.scale_out_cooldown == min(grace, COOLDOWN_MAX_SECONDS)
+    assert spec.scale_in_cooldown >= min(floor, COOLDOWN_MAX_SECONDS)
     assert spec.target_value > 0
     if metric == "engineLoad":
         assert spec.target_value <= conc
@@ -124,8 +152,10 @@ def test_scale_out_is_never_slower_than_scale_in(grace, floor, util, conc, metri
 
 @pytest.mark.parametrize("util", [0, -0.5, 1.5])
 def test_target_utilization_outside_range_names_the_setting(util):
-    with pytest.raises(obs.ObservabilityError, match="targetUtilization"):
-        _policy(target_utilization=util)
+    key = "models.llama.autoscaling.targetUtilization"
+    assert [i.path for i in issues_of(mutate(reference("dev"), key, util), "dev")] == [
+        f"platform.{key}"
+    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -134,23 +164,14 @@ def test_target_utilization_outside_range_names_the_setting(util):
 
 
 def _service_alarms(kind: str = "vllm", min_count: int = 1, **settings: Any):
-    return obs.service_alarms(
-        stack="prod",
-        service="llama",
-        kind=kind,  # type: ignore[arg-type]
-        load_balancer=LB,
-        target_group=TG,
-        cluster_name="inference-cluster-0a1b2c3",
-        ecs_service_name="llama-7f3e2a1",
-        min_count=min_count,
-        settings=obs.AlarmSettings(**settings),
-    )
+    watched = WatchedService("llama", kind, min_count)
+    return service_alarms("prod", watched, AlarmsConfig(**settings))
 
 
 @pytest.mark.parametrize("kind", ["vllm", "neuron", "reranker"])
 def test_every_alarm_is_a_valid_put_metric_alarm(kind):
     alarms = _service_alarms(kind)
-    alarms += obs.pool_alarms(stack="prod", pool="l40s", kind="gpu", settings=obs.AlarmSettings())
+    alarms += pool_alarms("prod", "l40s", AlarmsConfig())
     for alarm in alarms:
         request = validate_shape("cloudwatch", "PutMetricAlarm", alarm.with_actions(TOPIC))
         assert request["AlarmActions"] == [TOPIC]
@@ -210,8 +231,8 @@ def test_a_dashboard_over_cloudwatchs_widget_limit_is_an_issue_at_its_key():
 
 
 def test_an_overlong_alarm_name_fails_before_aws_does():
-    with pytest.raises(obs.ObservabilityError, match="255"):
-        obs.alarm_name("s" * 200, "llama", "x" * 60)
+    with pytest.raises(ObservabilityError, match="255"):
+        alarm_name("s" * 200, "llama", "x" * 60)
 
 
 def test_a_request_botocore_rejects_is_caught():
@@ -261,7 +282,7 @@ def _event(name: str, resource: str) -> dict[str, Any]:
 
 
 def test_rollback_rule_matches_this_cluster_s_failed_deployments_only():
-    request = validate_shape("events", "PutRule", obs.deployment_rollback_rule("prod", CLUSTER_ARN))
+    request = validate_shape("events", "PutRule", deployment_rollback_rule("prod", CLUSTER_ARN))
     pattern = json.loads(request["EventPattern"])
     ours = "arn:aws:ecs:us-east-1:123456789012:service/inference-cluster-0a1b2c3/llama-7f3e2a1"
     other = "arn:aws:ecs:us-east-1:123456789012:service/other-cluster/llama"
@@ -269,32 +290,36 @@ def test_rollback_rule_matches_this_cluster_s_failed_deployments_only():
     assert not _matches(pattern, _event("SERVICE_DEPLOYMENT_COMPLETED", ours))
     assert not _matches(pattern, _event("SERVICE_DEPLOYMENT_FAILED", other))
     # Any stack name Pulumi accepts (up to 100 characters) gives a valid, distinct rule name.
-    long_names = {obs.deployment_rollback_rule("x" * n, CLUSTER_ARN)["Name"] for n in (60, 61, 100)}
+    long_names = {deployment_rollback_rule("x" * n, CLUSTER_ARN)["Name"] for n in (60, 61, 100)}
     assert len(long_names) == 3
-    assert all(obs.RULE_NAME.match(name) for name in long_names)
+    assert all(RULE_NAME.match(name) for name in long_names)
+
+
+def _subscription_issues(*subscriptions: tuple[str, str]) -> list[str]:
+    raw = mutate(
+        reference("dev"),
+        "operations.alarmSubscriptions",
+        [{"protocol": p, "endpoint": e} for p, e in subscriptions],
+    )
+    return [i.path for i in issues_of(raw, "dev")]
 
 
 def test_subscriptions_are_checked_with_their_config_path():
-    subs = [
-        obs.Subscription("email", "oncall@example.com"),
-        obs.Subscription("https", "http://hooks.example.com/x"),
-        obs.Subscription("sms", "0800-123"),
-        obs.Subscription("lambda", "arn:aws:lambda:us-east-1:123456789012:function:f"),
-        obs.Subscription("email", "oncall@example.com"),
-    ]
-    problems = dict(obs.check_subscriptions(subs))
-    assert set(problems) == {
-        "platform.operations.alarmSubscriptions[1].endpoint",
-        "platform.operations.alarmSubscriptions[2].endpoint",
-        "platform.operations.alarmSubscriptions[3].protocol",
-        "platform.operations.alarmSubscriptions[4]",
-    }
-    for sub in subs[:1]:
-        validate_shape(
-            "sns",
-            "Subscribe",
-            {"TopicArn": TOPIC, "Protocol": sub.protocol, "Endpoint": sub.endpoint},
-        )
+    where = "platform.operations.alarmSubscriptions"
+    assert _subscription_issues(
+        ("email", "oncall@example.com"),
+        ("https", "http://hooks.example.com/x"),
+        ("sms", "0800-123"),
+        ("lambda", "arn:aws:lambda:us-east-1:123456789012:function:f"),
+    ) == [f"{where}[1].endpoint", f"{where}[2].endpoint", f"{where}[3].protocol"]
+    email = ("email", "oncall@example.com")
+    assert _subscription_issues(email, ("sms", "+14155550100"), email) == [f"{where}[2]"]
+    # A hand-built input is checked by the same validators.
+    with pytest.raises(ValidationError, match="https:// URL"):
+        SubscriptionConfig(protocol="https", endpoint="http://hooks.example.com/x")
+    validate_shape(
+        "sns", "Subscribe", {"TopicArn": TOPIC, "Protocol": email[0], "Endpoint": email[1]}
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -302,19 +327,20 @@ def test_subscriptions_are_checked_with_their_config_path():
 # ------------------------------------------------------------------------------------------------
 
 
-def _inputs(models: int = 1, rerankers: int = 1) -> obs.DashboardInputs:
-    return obs.DashboardInputs(
+def _body(models: int = 1, rerankers: int = 1) -> str:
+    services = [
+        WatchedService(f"m{i}", "vllm" if i % 2 else "neuron", 1, "l40s") for i in range(models)
+    ]
+    services += [WatchedService(f"r{i}", "reranker", 1) for i in range(rerankers)]
+    values = {watch.LOAD_BALANCER: LB, watch.CLUSTER: "inference-cluster-0a1b2c3"}
+    for s in services:
+        values[watch.target_group(s.service)] = TG
+        values[watch.ecs_service(s.service)] = f"{s.service}-svc"
+    return dashboard_body(
+        Watch(services=tuple(services), pools={"l40s": "gpu", "inf2": "neuron"}),
         stack="prod",
         region="us-east-1",
-        cluster_name="inference-cluster-0a1b2c3",
-        load_balancer=LB,
-        models=[
-            obs.ModelPanel(f"m{i}", "vllm" if i % 2 else "neuron", "l40s", TG, f"m{i}-svc")
-            for i in range(models)
-        ],
-        rerankers=[obs.RerankerPanel(f"r{i}", TG, f"r{i}-svc") for i in range(rerankers)],
-        gpu_pools=["l40s"],
-        neuron_pools=["inf2"],
+        values=values,
         alarm_arns=[f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:prod-m0-{k}" for k in "ab"],
     )
 
@@ -326,11 +352,11 @@ def _metric_rows(body: dict[str, Any]):
 
 
 def test_dashboard_body_is_a_valid_put_dashboard_with_well_formed_metrics():
-    body_text = obs.dashboard_body(_inputs())
+    body_text = _body()
     validate_shape(
         "cloudwatch",
         "PutDashboard",
-        {"DashboardName": obs.dashboard_name("prod"), "DashboardBody": body_text},
+        {"DashboardName": dashboard_name("prod"), "DashboardBody": body_text},
     )
     body = json.loads(body_text)
     for widget in body["widgets"]:
@@ -355,7 +381,7 @@ def test_dashboard_body_is_a_valid_put_dashboard_with_well_formed_metrics():
 
 
 def test_dashboard_shows_each_service_and_pool_and_what_the_issue_asks():
-    body = json.loads(obs.dashboard_body(_inputs(models=2, rerankers=1)))
+    body = json.loads(_body(models=2, rerankers=1))
     text = json.dumps(body)
     for wanted in (
         m.TTFT_P99, m.REQUESTS_WAITING, m.GENERATION_TOKENS, "HealthyHostCount",
@@ -371,12 +397,12 @@ def test_dashboard_shows_each_service_and_pool_and_what_the_issue_asks():
 
 
 def test_dashboard_limits_are_enforced():
-    with pytest.raises(obs.ObservabilityError, match="widgets"):
-        obs.dashboard_body(_inputs(models=80))
+    with pytest.raises(ObservabilityError, match="widgets"):
+        _body(models=80)
     # A '.' is valid in a stack name, not in a dashboard's: the name is derived, and distinct.
-    assert obs.dashboard_name("prod") == "ecs-inference-prod"
-    derived = obs.dashboard_name("prod.eu")
-    assert obs.DASHBOARD_NAME.match(derived) and derived != obs.dashboard_name("prod-eu")
+    assert dashboard_name("prod") == "ecs-inference-prod"
+    derived = dashboard_name("prod.eu")
+    assert DASHBOARD_NAME.match(derived) and derived != dashboard_name("prod-eu")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -391,7 +417,7 @@ def _shellcheck() -> str | None:
 
 @pytest.mark.parametrize("kind", ["gpu", "neuron"])
 def test_user_data_is_valid_shell_and_embeds_the_agent_config(kind, tmp_path):
-    script = obs.host_telemetry_user_data(
+    script = host_telemetry_user_data(
         stack="prod", pool="p", kind=kind, region="eu-west-1", log_group="/ecs-inference/prod/hosts"
     )
     path = tmp_path / "user-data.sh"
@@ -404,16 +430,16 @@ def test_user_data_is_valid_shell_and_embeds_the_agent_config(kind, tmp_path):
     assert result.returncode == 0, result.stdout
     # the heredoc holds exactly the config the builder returns
     body = script.split("<<'ECS_INFERENCE_AGENT'\n", 1)[1].split("\nECS_INFERENCE_AGENT\n", 1)[0]
-    assert json.loads(body) == obs.cloudwatch_agent_config(
+    assert json.loads(body) == cloudwatch_agent_config(
         stack="prod", pool="p", kind=kind, log_group="/ecs-inference/prod/hosts"
     )
-    assert f"/{obs.CLOUDWATCH_AGENT_VERSION}/" in script  # pinned, never "latest"
+    assert f"/{CLOUDWATCH_AGENT_VERSION}/" in script  # pinned, never "latest"
     assert "latest" not in script
     assert ("neuron-monitor-prometheus.py" in script) == (kind == "neuron")
 
 
 def test_gpu_agent_config_publishes_the_nvidia_metrics_per_pool():
-    config = obs.cloudwatch_agent_config(stack="prod", pool="l40s", kind="gpu", log_group="g")
+    config = cloudwatch_agent_config(stack="prod", pool="l40s", kind="gpu", log_group="g")
     section = config["metrics"]
     assert section["namespace"] == m.HOST_NAMESPACE
     gpu = section["metrics_collected"]["nvidia_gpu"]
@@ -425,31 +451,31 @@ def test_gpu_agent_config_publishes_the_nvidia_metrics_per_pool():
 
 
 def test_neuron_agent_config_keeps_memory_location_apart():
-    config = obs.cloudwatch_agent_config(stack="prod", pool="inf2", kind="neuron", log_group="g")
+    config = cloudwatch_agent_config(stack="prod", pool="inf2", kind="neuron", log_group="g")
     prom = config["logs"]["metrics_collected"]["prometheus"]
     decls = prom["emf_processor"]["metric_declaration"]
     memory = next(d for d in decls if any("memory" in s for s in d["metric_selectors"]))
     assert m.NEURON_MEMORY_LOCATION in memory["dimensions"][0]
     selected = {s.strip("^$").replace("\\", "") for d in decls for s in d["metric_selectors"]}
     assert selected == set(m.NEURON_MONITOR_FAMILIES)
-    scrape = json.loads(obs.neuron_prometheus_config("prod", "inf2"))
+    scrape = json.loads(neuron_prometheus_config("prod", "inf2"))
     (job,) = scrape["scrape_configs"]
-    assert job["static_configs"][0]["targets"] == [f"127.0.0.1:{obs.NEURON_MONITOR_PORT}"]
+    assert job["static_configs"][0]["targets"] == [f"127.0.0.1:{NEURON_MONITOR_PORT}"]
     assert job["static_configs"][0]["labels"] == {m.DIM_STACK: "prod", m.DIM_POOL: "inf2"}
 
 
 def test_host_iam_is_scoped_to_the_namespace_or_the_log_group():
-    gpu = obs.host_telemetry_policy(kind="gpu")
+    gpu = host_telemetry_policy(kind="gpu")
     (stmt,) = gpu["Statement"]
     assert stmt["Action"] == "cloudwatch:PutMetricData"
     assert stmt["Condition"] == {"StringEquals": {"cloudwatch:namespace": m.HOST_NAMESPACE}}
     group = "arn:aws:logs:us-east-1:123456789012:log-group:/ecs-inference/prod/hosts"
-    neuron = obs.host_telemetry_policy(kind="neuron", log_group_arn=f"{group}:*")
+    neuron = host_telemetry_policy(kind="neuron", log_group_arn=f"{group}:*")
     (stmt,) = neuron["Statement"]
     assert stmt["Resource"] == [group, f"{group}:log-stream:*"]
     assert not any(r == "*" for r in stmt["Resource"])
-    with pytest.raises(obs.ObservabilityError):
-        obs.host_telemetry_policy(kind="neuron")
+    with pytest.raises(ObservabilityError):
+        host_telemetry_policy(kind="neuron")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -459,7 +485,7 @@ def test_host_iam_is_scoped_to_the_namespace_or_the_log_group():
 
 @pytest.mark.parametrize("kind", ["vllm", "neuron", "reranker"])
 def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
-    container = obs.metrics_sidecar_container(
+    container = metrics_sidecar_container(
         kind=kind,
         stack="prod",
         service="llama",
@@ -491,17 +517,15 @@ def test_sidecar_container_is_valid_non_essential_and_after_the_engine(kind):
 
 def test_alarm_metric_count_bills_each_metric_of_a_math_alarm():
     alarms = {a.key: a for a in _service_alarms()}
-    assert obs.alarm_metric_count([alarms["ttft-p99"]]) == 1
-    assert obs.alarm_metric_count([alarms["target-5xx"]]) == 2  # errors and requests
+    assert alarm_metric_count([alarms["ttft-p99"]]) == 1
+    assert alarm_metric_count([alarms["target-5xx"]]) == 2  # errors and requests
     # no-healthy-targets 1 + target-5xx 2 + ttft-p99 1 + engine-down 1 + tasks-pending 1
-    assert obs.alarm_metric_count(list(alarms.values())) == 6
+    assert alarm_metric_count(list(alarms.values())) == 6
 
 
 def test_alarm_keys_are_stable_and_each_row_builds():
     """Alarm names end in the row's key, which deployment alarms and runbooks name: the table
     keeps exactly these keys, and every row renders for a subject that has every fact."""
-    from ecs_inference.specs.operations.alarms import ALARMS, build_alarms
-
     assert set(ALARMS) == {
         "no-healthy-targets", "target-5xx", "ttft-p99", "engine-down", "tasks-pending",
         "gpu-memory", "unhealthy-targets", "response-time-p99", "cpu-at-max", "memory-high",
@@ -515,15 +539,17 @@ def test_alarm_keys_are_stable_and_each_row_builds():
         "age": 900, "acceptable_latency_seconds": 300.0, "max_job_seconds": 600,
         "max_receive_count": 3, "backlog_target": 10.0, "sustained": 5,
     }  # fmt: skip
+
+    def dims(**values: str) -> list[dict[str, str]]:
+        return [{"Name": k, "Value": v} for k, v in values.items()]
+
     built = build_alarms(
         list(ALARMS),
         facts,
-        load_balancer="app/lb/1",
-        target_group="targetgroup/tg/1",
-        cluster_name="c",
-        ecs_service_name="s",
-        queue_name="q",
-        dead_letter_queue_name="dlq",
+        alb=dims(LoadBalancer="app/lb/1", TargetGroup="targetgroup/tg/1"),
+        ecs=dims(ClusterName="c", ServiceName="s"),
+        queue=dims(QueueName="q"),
+        dlq=dims(QueueName="dlq"),
     )
     # A row whose `when` fact is false is left out (no floor: no no-healthy-targets).
     assert [a.key for a in built] == [k for k in ALARMS if k != "no-healthy-targets"]

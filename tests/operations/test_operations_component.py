@@ -9,15 +9,19 @@ from typing import Any
 import pulumi
 import pytest
 
+from ecs_inference.config.issues import ConfigError
 from ecs_inference.contracts import metrics as m
-from ecs_inference.operations import (
+from ecs_inference.operations.alarms import service_alarms
+from ecs_inference.operations.component import (
     Operations,
-    OperationsArgs,
+    OperationsWiring,
     ServiceOutputs,
     metric_alarm_args,
 )
-from ecs_inference.specs import operations as obs
-from ecs_inference.specs.operations import target_tracking_args
+from ecs_inference.operations.decisions import operations_alarms
+from ecs_inference.operations.input import OperationsConfig, SubscriptionConfig
+from ecs_inference.operations.scaling import engine_scaling_policy, target_tracking_args
+from ecs_inference.operations.watch import Watch, WatchedService
 from tests.aws_shapes import validate_shape
 from tools.recording import ACCOUNT_ID, Recording, run_function
 
@@ -34,51 +38,42 @@ SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
 KEY = "aws:kms/key:Key"
 
 
-def _services(
-    *entries: tuple[str, str, int, str, str, str | None],
-) -> dict[str, Any]:
-    """`services` and their `service_outputs` from (name, kind, min count, target group suffix,
-    ECS service name, pool) each."""
-    return {
-        "services": tuple(
-            obs.WatchedService(name, kind, min_count, pool)
-            for name, kind, min_count, _, _, pool in entries
-        ),
-        "service_outputs": {name: ServiceOutputs(tg, svc) for name, _, _, tg, svc, _ in entries},
-    }
+INPUT = OperationsConfig(
+    alarm_subscriptions=[
+        SubscriptionConfig(protocol="email", endpoint="oncall@example.com"),
+        SubscriptionConfig(protocol="https", endpoint="https://hooks.example.com/alarms"),
+    ]
+)
 
 
-def _args(**overrides: Any) -> OperationsArgs:
-    base: dict[str, Any] = {
-        "cluster_name": "inference-cluster-0a1b2c3",
-        "cluster_arn": CLUSTER_ARN,
-        "load_balancer_arn_suffix": LB,
-        **_services(
-            ("llama", "vllm", 1, "targetgroup/llama-tg/0123456789abcdef", "llama-1a2b3c4", "l40s"),
-            (
-                "llama-neuron",
-                "neuron",
-                0,
-                "targetgroup/ln-tg/0123456789abcdef",
-                "ln-1a2b3c4",
-                "inf2",
+def _wiring(*entries: tuple[str, str, int, str, str, str | None]) -> OperationsWiring:
+    """The wiring of services from (name, kind, min count, target group suffix, ECS service
+    name, pool) each, with a GPU and a Neuron pool."""
+    return OperationsWiring(
+        watch=Watch(
+            services=tuple(
+                WatchedService(name, kind, min_count, pool)
+                for name, kind, min_count, _, _, pool in entries
             ),
-            ("rerank", "reranker", 1, "targetgroup/rr-tg/0123456789abcdef", "rerank-1a2b3c4", None),
+            pools={"l40s": "gpu", "inf2": "neuron"},
         ),
-        "gpu_pools": ("l40s",),
-        "neuron_pools": ("inf2",),
-        "subscriptions": (
-            obs.Subscription("email", "oncall@example.com"),
-            obs.Subscription("https", "https://hooks.example.com/alarms"),
-        ),
-    }
-    base.update(overrides)
-    return OperationsArgs(**base)
+        cluster_name="inference-cluster-0a1b2c3",
+        cluster_arn=CLUSTER_ARN,
+        load_balancer_arn_suffix=LB,
+        service_outputs={name: ServiceOutputs(tg, svc) for name, _, _, tg, svc, _ in entries},
+    )
 
 
-def _run(args: OperationsArgs) -> Recording:
+WIRING = _wiring(
+    ("llama", "vllm", 1, "targetgroup/llama-tg/0123456789abcdef", "llama-1a2b3c4", "l40s"),
+    ("llama-neuron", "neuron", 0, "targetgroup/ln-tg/0123456789abcdef", "ln-1a2b3c4", "inf2"),
+    ("rerank", "reranker", 1, "targetgroup/rr-tg/0123456789abcdef", "rerank-1a2b3c4", None),
+)
+
+
+def _run(input: OperationsConfig, wiring: OperationsWiring) -> Recording:
     def program() -> None:
-        ops = Operations("ops", args)
+        ops = Operations("ops", input, wiring)
         pulumi.export("topic", ops.topic.arn)
 
     return run_function(program, stack="prod")
@@ -86,7 +81,7 @@ def _run(args: OperationsArgs) -> Recording:
 
 @pytest.fixture(scope="module")
 def rec() -> Recording:
-    return _run(_args())
+    return _run(INPUT, WIRING)
 
 
 def _dims(d: dict[str, str] | None) -> list[dict[str, str]] | None:
@@ -138,12 +133,7 @@ def put_metric_alarm_request(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def test_every_alarm_is_a_valid_request_with_real_dimensions(rec):
     alarms = rec.by_type(ALARM)
-    expected = {
-        spec.name
-        for _, spec in __import__("ecs_inference.operations", fromlist=["x"]).alarm_specs(
-            _args(), "prod"
-        )
-    }
+    expected = {spec.name for _, spec in operations_alarms(INPUT, WIRING.watch, "prod")}
     assert {a.inputs["name"] for a in alarms} == expected
     text = json.dumps([a.inputs for a in alarms])
     assert "placeholder" not in text  # every deploy-time value was swapped in
@@ -220,15 +210,16 @@ def test_subscriptions_and_dashboard(rec):
 
 
 def test_a_dashboard_over_its_widget_limit_is_named_before_anything_is_registered():
-    many = _args(**_services(*[(f"s{i}", "vllm", 1, "tg", "svc", None) for i in range(80)]))
-    problems = obs.operations_problems(many, "prod")
-    assert list(problems) == ["platform.operations.dashboard"]
-    assert "widgets" in problems["platform.operations.dashboard"]
-    assert obs.operations_problems(_args(), "prod") == {}
+    many = _wiring(*[(f"s{i}", "vllm", 1, "tg", "svc", None) for i in range(80)])
+    with pytest.raises(ConfigError) as refused:
+        _run(INPUT, many)
+    [issue] = refused.value.issues
+    assert issue.path == "platform.operations.dashboard" and "widgets" in issue.message
+    assert operations_alarms(INPUT, WIRING.watch, "prod")
 
 
 def test_target_tracking_args_map_every_member():
-    spec = obs.engine_scaling_policy(
+    spec = engine_scaling_policy(
         stack="prod", service="llama", engine="vllm", max_concurrency=16, grace_seconds=600
     )
     args = target_tracking_args(spec.configuration)
@@ -247,7 +238,7 @@ def test_target_tracking_args_map_every_member():
         "expression": "waiting + running",
         "label": "requests waiting + running per task",
     }
-    alb = obs.engine_scaling_policy(
+    alb = engine_scaling_policy(
         stack="prod", service="llama", engine="vllm", max_concurrency=16, grace_seconds=600,
         metric="albRequests", alb_resource_label=f"{LB}/targetgroup/t/1",
     )  # fmt: skip
@@ -259,10 +250,7 @@ def test_target_tracking_args_map_every_member():
 
 def test_metric_alarm_args_keeps_single_metric_and_math_apart():
     single, math_ = None, None
-    for spec in obs.service_alarms(
-        stack="p", service="s", kind="vllm", load_balancer=LB, target_group="targetgroup/t/1",
-        cluster_name="c", ecs_service_name="s", min_count=1,
-    ):  # fmt: skip
+    for spec in service_alarms("p", WatchedService("s", "vllm", 1)):
         if spec.key == "ttft-p99":
             single = metric_alarm_args(spec.request)
         if spec.key == "target-5xx":

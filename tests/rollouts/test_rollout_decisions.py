@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from ecs_inference.operations.alarms import service_alarms
+from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rollouts.decisions import (
     BAKE_REQUESTS,
     RolloutFacts,
@@ -14,8 +16,6 @@ from ecs_inference.rollouts.decisions import (
     shift_minutes,
 )
 from ecs_inference.rollouts.input import RerankerRolloutConfig, RolloutConfig
-from ecs_inference.specs.operations.alarms import service_alarms
-from ecs_inference.specs.operations.watch import WatchedService
 
 
 def config(**keys: object) -> RolloutConfig:
@@ -73,19 +73,7 @@ def test_the_bake_lets_the_alarms_see_enough_requests() -> None:
 
 def test_the_alarm_window_is_the_alarms_own() -> None:
     names, window = deployment_alarms(facts())
-    alarms = {
-        a.name: a.request
-        for a in service_alarms(
-            stack="prod",
-            service="llama",
-            kind="vllm",
-            load_balancer="app/x/1",
-            target_group="targetgroup/x/1",
-            cluster_name="c",
-            ecs_service_name="s",
-            min_count=1,
-        )
-    }
+    alarms = {a.name: a.request for a in service_alarms("prod", WatchedService("llama", "vllm", 1))}
     assert set(names) <= set(alarms)
     assert window == max(
         alarms[n]["EvaluationPeriods"] * alarms[n].get("Period", 60) // 60 for n in names

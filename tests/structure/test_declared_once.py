@@ -43,9 +43,6 @@ ALLOWED = frozenset(
         "services.gateway_db.DatabaseOutputs ~ specs.gateway.DatabaseEndpoint",
         "specs.gateway.LiteLLMGatewaySpec ~ specs.service.ServiceSpec",
         "specs.gateway.LiteLLMGatewaySpec ~ specs.service.RerankerSpec",
-        "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.ModelPanel",
-        "specs.operations.dashboard.GatewayPanel ~ specs.operations.dashboard.RerankerPanel",
-        "specs.operations.dashboard.GatewayPanel ~ specs.operations.table.ServiceSubject",
         # workers: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) the gateway's
         # and the re-rankers' sections and specs declare too, until they move into their folders;
         # and the scaling policies' own bounds (`WorkerScaling`, taking Outputs for its metrics)
@@ -56,20 +53,8 @@ ALLOWED = frozenset(
         "specs.service.ServiceSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.scaling.WorkerScaling",
         "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
-        "operations.WorkerOutputs ~ specs.operations.dashboard.WorkerPanel",
-        "operations.WorkerOutputs ~ specs.operations.table.WorkerSubject",
-        "specs.operations.dashboard.WorkerPanel ~ specs.operations.table.WorkerSubject",
         # operations: the alarm, dashboard and watch tables
-        "config.operations.AlarmsConfig ~ specs.operations.alarms.AlarmSettings",
         "config.stack.StackConfig ~ plan.stack.Plan",
-        "config.stack.StackConfig ~ specs.operations.dashboard.DashboardInputs",
-        "config.stack.StackConfig ~ specs.operations.watch.OperationsSpec",
-        "plan.stack.Plan ~ specs.operations.dashboard.DashboardInputs",
-        "plan.stack.Plan ~ specs.operations.watch.OperationsSpec",
-        "specs.operations.dashboard.ModelPanel ~ specs.operations.table.ServiceSubject",
-        "specs.operations.dashboard.ModelPanel ~ specs.operations.watch.WatchedService",
-        "specs.operations.dashboard.DashboardInputs ~ specs.operations.watch.OperationsSpec",
-        "specs.operations.table.ServiceSubject ~ specs.operations.watch.WatchedService",
         # operations: cost.py's inputs repeat the specs it prices
         "config.pools.PoolConfig ~ cost.PoolInput",
         "cost.PoolInput ~ specs.pool.PoolSpec",
@@ -77,8 +62,6 @@ ALLOWED = frozenset(
         # re-rankers: config/rerankers.py and specs/service.py RerankerSpec
         "config.rerankers.RerankerConfig ~ specs.service.ServiceSpec",
         "config.rerankers.RerankerConfig ~ specs.service.RerankerSpec",
-        "specs.operations.dashboard.ModelPanel ~ specs.operations.dashboard.RerankerPanel",
-        "specs.operations.dashboard.RerankerPanel ~ specs.operations.table.ServiceSubject",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
         "config.services.ServiceConfig ~ engines.custom.CustomLaunch",
         "config.services.ServiceConfig ~ specs.gateway.LiteLLMGatewaySpec",

@@ -41,6 +41,8 @@ def loaded_modules(module: str) -> set[str]:
         "network.input",
         "network.facts",
         "network.decisions",
+        "operations.input",
+        "operations.decisions",
     ],
 )
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ecs_inference.contracts.aws_limits import COGNITO_DOMAIN_RESERVED_WORDS
-from ecs_inference.specs import operations as obs
+from ecs_inference.operations.dashboard import DASHBOARD_NAME, dashboard_name
+from ecs_inference.operations.rollback import RULE_NAME, deployment_rollback_rule
 from ecs_inference.specs.endpoint import COGNITO_PREFIX_PATTERN, default_domain_prefix
 from ecs_inference.specs.names import derived_name, dns_label
 from tools import new_stack
@@ -32,9 +33,9 @@ def _valid_prefix(prefix: str) -> bool:
 @given(STACK_NAMES)
 def test_every_pulumi_stack_name_gives_valid_names(stack: str) -> None:
     assert _valid_prefix(default_domain_prefix("ecs-inference", stack))
-    assert obs.DASHBOARD_NAME.match(obs.dashboard_name(stack))
-    rule = obs.deployment_rollback_rule(stack, "arn:aws:ecs:us-east-1:123456789012:cluster/c")
-    assert obs.RULE_NAME.match(rule["Name"])
+    assert DASHBOARD_NAME.match(dashboard_name(stack))
+    rule = deployment_rollback_rule(stack, "arn:aws:ecs:us-east-1:123456789012:cluster/c")
+    assert RULE_NAME.match(rule["Name"])
     assert re.fullmatch(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?", dns_label(stack))
 
 
@@ -44,12 +45,12 @@ def test_different_stacks_get_different_names(one: str, other: str) -> None:
         assert default_domain_prefix("ecs-inference", one) != default_domain_prefix(
             "ecs-inference", other
         )
-        assert obs.dashboard_name(one) != obs.dashboard_name(other)
+        assert dashboard_name(one) != dashboard_name(other)
 
 
 def test_a_name_that_needs_no_change_is_kept() -> None:
     assert default_domain_prefix("ecs-inference", "dev") == "ecs-inference-dev"
-    assert obs.dashboard_name("prod") == "ecs-inference-prod"
+    assert dashboard_name("prod") == "ecs-inference-prod"
     assert derived_name("v_badtype", invalid="[^a-z0-9-]", max_length=63).startswith("v-badtype-")
     assert (
         derived_name("x" * 70, invalid="[^x]", max_length=63)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from tools.engine_flags import EngineRelease, Flag, FlagSet
 
@@ -125,6 +125,51 @@ _GENERIC = {"get", "pop", "setdefault", "getenv", "__getitem__", "__contains__"}
 """Names no function counts as a getter under: calls of a mapping's own methods would match."""
 
 
+_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+"""Nodes no reader looks at (`Load`, `Add`, `Eq`, …): left out of the index."""
+_SPANNED = (ast.stmt, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+"""Nodes whose subtree a reader walks: a function, a class, a loop's body, a comprehension."""
+_SITE_KINDS = (ast.Call, ast.Subscript, ast.Compare)
+"""The only nodes `_sites` finds a read in."""
+
+
+class _Index:
+    """A module's nodes in pre-order, with where each statement's and comprehension's subtree
+    ends: walking a function, a class or a loop body is a slice of one list, so each module is
+    traversed once however many of its parts the reader looks at (a large package has millions
+    of nodes)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        nodes: list[ast.AST] = []
+        span: dict[int, tuple[int, int]] = {}
+        stack: list[ast.AST | tuple[ast.AST, int]] = [tree]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, tuple):
+                span[id(item[0])] = (item[1], len(nodes))
+                continue
+            if isinstance(item, _SPANNED):
+                stack.append((item, len(nodes)))
+            nodes.append(item)
+            children: list[ast.AST] = []
+            for field in item._fields:
+                value = getattr(item, field, None)
+                if isinstance(value, list):
+                    children += (
+                        v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES)
+                    )
+                elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                    children.append(value)
+            stack += reversed(children)
+        self.nodes = nodes
+        self._span = span
+
+    def walk(self, node: ast.AST) -> list[ast.AST]:
+        """`node` (a statement or a comprehension) and everything below it, depth first."""
+        start, end = self._span[id(node)]
+        return self.nodes[start:end]
+
+
 def literal(node: ast.AST | None) -> str | None:
     """The value of a string literal, else None."""
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
@@ -189,7 +234,9 @@ _Passes = list[tuple[str, int | None, str | None, str]]
 """Calls passing a parameter on: (callee, position, keyword, parameter)."""
 
 
-def _function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[_Getter | None, _Passes]:
+def _function(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, index: _Index
+) -> tuple[_Getter | None, _Passes]:
     """A function's own getter (it reads a parameter directly) or the calls it passes its
     parameters to. One that also assigns `environ[p]` sets the variable (a context manager
     that restores it reads it only to put it back): not a getter."""
@@ -197,10 +244,12 @@ def _function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[_Getter | N
     direct: list[str] = []
     stored: set[str] = set()
     passes: _Passes = []
-    for node in ast.walk(func):
+    for node in index.walk(func):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
             if _is_environ(node.value) and isinstance(node.slice, ast.Name):
                 stored.add(node.slice.id)
+            continue
+        if not isinstance(node, _SITE_KINDS):
             continue
         direct.extend(
             s.id for s in _sites(node, _BASE_GETTERS) if isinstance(s, ast.Name) and s.id in params
@@ -217,7 +266,7 @@ def _function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[_Getter | N
     return None, [p for p in passes if p[3] not in stored]
 
 
-def _class(cls: ast.ClassDef) -> _Getter | None:
+def _class(cls: ast.ClassDef, index: _Index) -> _Getter | None:
     """A class whose constructor keeps a parameter (`self.name = name`) that a method reads as
     a variable name (`os.environ.get(self.name)`): constructing one reads that variable."""
     init = next(
@@ -228,7 +277,7 @@ def _class(cls: ast.ClassDef) -> _Getter | None:
     params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
     kept = {
         target.attr: node.value.id
-        for node in ast.walk(init)
+        for node in index.walk(init)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
         for target in node.targets
         if isinstance(target, ast.Attribute)
@@ -236,7 +285,9 @@ def _class(cls: ast.ClassDef) -> _Getter | None:
         and target.value.id == "self"
         and node.value.id in params
     }
-    for node in ast.walk(cls):
+    for node in index.walk(cls):
+        if not isinstance(node, _SITE_KINDS):
+            continue
         for site in _sites(node, _BASE_GETTERS):
             if (
                 isinstance(site, ast.Attribute)
@@ -249,37 +300,64 @@ def _class(cls: ast.ClassDef) -> _Getter | None:
     return None
 
 
-def _helpers(trees: list[ast.Module]) -> dict[str, _Getter]:
+_Found = tuple[str, str, object]
+"""One module-level definition as the getter search sees it, in source order: ("class", name,
+its getter), ("heir", name, its base names) or ("function", name, (its getter, params, passes))."""
+
+
+def _scan(tree: ast.Module, index: _Index) -> list[_Found]:
+    """What each module-level class and function of `tree` is to the getter search; it depends
+    on the base getters only, so each module is scanned once however often `_helpers` runs."""
+    found: list[_Found] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            if (own := _class(node, index)) is not None:
+                found.append(("class", node.name, own))
+            elif not any(
+                isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body
+            ):
+                found.append(
+                    ("heir", node.name, [b.id for b in node.bases if isinstance(b, ast.Name)])
+                )
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in _GENERIC:
+            params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+            found.append(("function", node.name, (*_function(node, index), params)))
+    return found
+
+
+def _helpers(scans: list[list[_Found]]) -> dict[str, _Getter]:
     """Every getter: the base ones; each module-level function that passes one of its
     parameters on as the name to a getter (`def get_bool_env_var(name, default):
     os.getenv(name, default)`, also from a closure it returns), to a fixed point, so helpers of
     helpers count; and each module-level class `_class` finds, or that inherits from one
     without a constructor of its own. Methods are left out: their names (`get`, `__call__`) are
     too common for a call to be known as theirs, and one false getter would make every caller
-    of it one."""
+    of it one. `scans` are the modules' `_scan`s; the first definition of a name wins."""
     getters = dict(_BASE_GETTERS)
     pending: dict[str, tuple[list[str], _Passes]] = {}
     heirs: dict[str, list[str]] = {}
-    for tree in trees:
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                if (own := _class(node)) is not None:
-                    getters.setdefault(node.name, own)
-                elif not any(
-                    isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body
-                ):
-                    heirs[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
-                continue
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            if node.name in _GENERIC or node.name in getters:
-                continue
-            own, passes = _function(node)
+    for kind, name, value in (found for scan in scans for found in scan):
+        if kind == "class":
+            getters.setdefault(name, cast(_Getter, value))
+        elif kind == "heir":
+            heirs[name] = cast(list[str], value)
+        elif name not in getters:
+            own, passes, params = cast(tuple[_Getter | None, _Passes, list[str]], value)
             if own is not None:
-                getters[node.name] = own
+                getters[name] = own
             elif passes:
-                params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-                pending.setdefault(node.name, (params, passes))
+                pending.setdefault(name, (params, passes))
+    _close(getters, heirs, pending)
+    return getters
+
+
+def _close(
+    getters: dict[str, _Getter],
+    heirs: dict[str, list[str]],
+    pending: dict[str, tuple[list[str], _Passes]],
+) -> None:
+    """Adds to `getters`, to a fixed point, each heir of a getter class and each function that
+    passes a parameter on to a getter as its name."""
     changed = True
     while changed:
         changed = False
@@ -296,7 +374,6 @@ def _helpers(trees: list[ast.Module]) -> dict[str, _Getter]:
                     del pending[name]
                     changed = True
                     break
-    return getters
 
 
 def _strings(node: ast.AST, sequences: dict[str, list[str]]) -> list[str] | None:
@@ -310,7 +387,7 @@ def _strings(node: ast.AST, sequences: dict[str, list[str]]) -> list[str] | None
     return None
 
 
-def _looped(tree: ast.Module) -> dict[int, list[str]]:
+def _looped(tree: ast.Module, index: _Index) -> dict[int, list[str]]:
     """The names a loop variable takes, by the id of each of its uses: `for name in NAMES:` and
     comprehensions over a literal sequence of strings or a module-level one (`any(os.getenv(n)
     for n in _DIAGNOSTICS_ENVS)`)."""
@@ -321,7 +398,7 @@ def _looped(tree: ast.Module) -> dict[int, list[str]]:
             if isinstance(target, ast.Name) and (values := _strings(node.value, {})):
                 sequences[target.id] = values
     uses: dict[int, list[str]] = {}
-    for node in ast.walk(tree):
+    for node in index.nodes:
         loops: list[tuple[ast.AST, ast.AST, list[ast.AST]]] = []
         if isinstance(node, ast.For):
             loops = [(node.target, node.iter, list(node.body))]
@@ -330,15 +407,17 @@ def _looped(tree: ast.Module) -> dict[int, list[str]]:
         for target, iterated, scope in loops:
             if isinstance(target, ast.Name) and (values := _strings(iterated, sequences)):
                 for part in scope:
-                    for use in ast.walk(part):
+                    for use in index.walk(part):
                         if isinstance(use, ast.Name) and use.id == target.id:
                             uses[id(use)] = values
     return uses
 
 
-def _reads(tree: ast.Module, getters: dict[str, _Getter]) -> Iterator[str]:
-    constants, looped = _constants(tree), _looped(tree)
-    for node in ast.walk(tree):
+def _reads(tree: ast.Module, index: _Index, getters: dict[str, _Getter]) -> Iterator[str]:
+    constants, looped = _constants(tree), _looped(tree, index)
+    for node in index.nodes:
+        if not isinstance(node, _SITE_KINDS):
+            continue
         for site in _sites(node, getters):
             if isinstance(site, ast.Name) and id(site) in looped:
                 yield from looped[id(site)]
@@ -356,23 +435,30 @@ def package_reads(root: Path, package: str) -> frozenset[str]:
     texts = {
         path: path.read_text(encoding="utf-8") for path in sorted((root / package).rglob("*.py"))
     }
-    trees: dict[Path, ast.Module | None] = {}
+    parsed: dict[Path, tuple[ast.Module, _Index, list[_Found]] | None] = {}
     getters = dict(_BASE_GETTERS)
     words = set(_MARKERS)
     while True:
         pattern = re.compile("|".join(sorted(map(re.escape, words))))
-        new = [p for p, text in texts.items() if p not in trees and pattern.search(text)]
+        new = [p for p, text in texts.items() if p not in parsed and pattern.search(text)]
         if not new:
             break
         for path in new:
             try:
-                trees[path] = ast.parse(texts[path])
+                tree = ast.parse(texts[path])
             except SyntaxError:
-                trees[path] = None
-        getters = _helpers([t for t in trees.values() if t is not None])
+                parsed[path] = None
+                continue
+            index = _Index(tree)
+            parsed[path] = (tree, index, _scan(tree, index))
+        modules = [m for m in parsed.values() if m is not None]
+        getters = _helpers([scan for _, _, scan in modules])
         words |= set(getters)
     names: set[str] = set()
-    for tree in trees.values():
-        if tree is not None:
-            names.update(n for n in _reads(tree, getters) if n and n.replace("_", "").isalnum())
+    for module in parsed.values():
+        if module is not None:
+            tree, index, _ = module
+            names.update(
+                n for n in _reads(tree, index, getters) if n and n.replace("_", "").isalnum()
+            )
     return frozenset(names)

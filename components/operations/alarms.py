@@ -2,39 +2,32 @@
 threshold, periods, dimensions, description, meaning and action), one builder (`build_alarms`)
 that turns a subject's rows into PutMetricAlarm requests, and one function per kind of subject
 (model or re-ranker service, GPU pool, gateway, queue worker) that names its rows and facts.
-Which subject gets which in `table`. Thresholds come from config (`AlarmSettings`) or from the
-subject's own decisions; an alarm's name is `<stack>-<subject>-<key>`, the row's key.
+Thresholds come from the input (`AlarmsConfig`) or from the subject's own decisions; an alarm's
+name is `<stack>-<subject>-<key>`, the row's key. The dimensions' values are known only at deploy
+time (ARN suffixes, generated names): the requests hold placeholders for them, so names, count and
+shapes are fixed at preview, and the Operations component swaps each for its Output.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ecs_inference import engines
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import ALARM_EVALUATION_MAX_SECONDS, ALARM_NAME_MAX
-from ecs_inference.specs.operations.errors import ObservabilityError
+from ecs_inference.operations import watch
+from ecs_inference.operations.errors import ObservabilityError
+from ecs_inference.operations.input import AlarmsConfig
+from ecs_inference.operations.watch import WatchedService
+from ecs_inference.specs.gateway import LiteLLMGatewaySpec
 
-
-@dataclass(frozen=True)
-class AlarmSettings:
-    """Thresholds of the paging alarms."""
-
-    target_5xx_percent: float = 5.0
-    """Target 5xx share of requests, in percent, for 3 of 5 minutes."""
-    ttft_p99_seconds: float = 10.0
-    """Time to first token p99, in seconds, for 3 of 5 minutes."""
-    pending_minutes: int = 15
-    """Minutes a task may stay pending (or a Fargate service short of its desired count)."""
-    gpu_memory_percent: float = 95.0
-    """GPU memory used, in percent, for 5 minutes."""
-    gateway_memory_percent: float = 90.0
-    """The gateway's memory used, in percent, for 5 minutes."""
+if TYPE_CHECKING:
+    # Only a type here: the workers' decisions import `queue_age_threshold_seconds`.
+    from ecs_inference.workers.decisions import WorkerDecisions
 
 
 def alarm_name(stack: str, subject: str, key: str) -> str:
@@ -430,27 +423,16 @@ def _request(row: AlarmRow, facts: dict[str, Any], dimensions: dict[str, Any]) -
 
 
 def build_alarms(
-    keys: Sequence[str],
-    facts: dict[str, Any],
-    *,
-    load_balancer: str = "",
-    target_group: str = "",
-    cluster_name: str = "",
-    ecs_service_name: str = "",
-    queue_name: str = "",
-    dead_letter_queue_name: str = "",
+    keys: Sequence[str], facts: dict[str, Any], **dimensions: list[dict[str, str]]
 ) -> list[AlarmSpec]:
     """The alarms of `keys` (rows of `ALARMS`, in that order) for one subject: `facts` holds
-    `stack`, `subject` and every fact the rows name; the keyword arguments are the dimensions'
-    values (default "": a subject without that dimension set)."""
+    `stack`, `subject` and every fact the rows name; `dimensions` the subject's dimension sets
+    by the name its rows' reads give (`Read.dimensions`)."""
     stack, subject = facts["stack"], facts["subject"]
     dimensions = {
-        "alb": _dims(LoadBalancer=load_balancer, TargetGroup=target_group),
         "service": _dims(**{m.DIM_STACK: stack, m.DIM_SERVICE: subject}),
-        "ecs": _dims(ClusterName=cluster_name, ServiceName=ecs_service_name),
-        "queue": _dims(QueueName=queue_name),
-        "dlq": _dims(QueueName=dead_letter_queue_name),
         "pool": _dims(**{m.DIM_STACK: stack, m.DIM_POOL: subject}),
+        **dimensions,
     }
     out: list[AlarmSpec] = []
     for key in keys:
@@ -461,8 +443,16 @@ def build_alarms(
     return out
 
 
-def _settings_facts(stack: str, subject: str, settings: AlarmSettings) -> dict[str, Any]:
-    return {"stack": stack, "subject": subject, **dataclasses.asdict(settings)}
+def _settings_facts(stack: str, subject: str, settings: AlarmsConfig) -> dict[str, Any]:
+    return {"stack": stack, "subject": subject, **settings.model_dump()}
+
+
+def _alb_and_ecs(key: str) -> dict[str, list[dict[str, str]]]:
+    """A load-balanced service's dimension sets (placeholders: `components.operations.watch`)."""
+    return {
+        "alb": _dims(LoadBalancer=watch.LOAD_BALANCER, TargetGroup=watch.target_group(key)),
+        "ecs": _dims(ClusterName=watch.CLUSTER, ServiceName=watch.ecs_service(key)),
+    }
 
 
 def _publishes_llm_latency(kind: str) -> bool:
@@ -475,82 +465,49 @@ def _publishes_llm_latency(kind: str) -> bool:
 
 
 def service_alarms(
-    *,
-    stack: str,
-    service: str,
-    kind: str,
-    load_balancer: str,
-    target_group: str,
-    cluster_name: str,
-    ecs_service_name: str,
-    min_count: int,
-    settings: AlarmSettings = AlarmSettings(),
-    engine_metrics: bool = True,
+    stack: str, service: WatchedService, settings: AlarmsConfig = AlarmsConfig()
 ) -> list[AlarmSpec]:
-    """The paging alarms of one load-balanced model or re-ranker service.
+    """The paging alarms of one load-balanced model or re-ranker service (the deployment
+    alarms of its rollouts are some of them, by the same names).
 
-    `load_balancer` / `target_group` are the ARN suffixes (`app/...`, `targetgroup/...`) the
-    AWS/ApplicationELB dimensions take. No-healthy-targets is left out for a service whose
-    `min_count` is 0 (no targets is then a legitimate state). Pending tasks read Container
-    Insights' PendingTaskCount (needs `cluster.containerInsights` on). The engine alarms (TTFT,
-    engine down) read the metrics sidecar's series: left out when `engine_metrics` is False.
+    No-healthy-targets is left out for a service whose `min_count` is 0 (no targets is then a
+    legitimate state). Pending tasks read Container Insights' PendingTaskCount (needs
+    `cluster.containerInsights` on). The engine alarms (TTFT, engine down) read the metrics
+    sidecar's series: left out without `engine_metrics`.
     """
-    facts = _settings_facts(stack, service, settings)
-    facts["serving_floor"] = min_count >= 1
-    facts["engine_metrics"] = engine_metrics and _publishes_llm_latency(kind)
+    facts = _settings_facts(stack, service.service, settings)
+    facts["serving_floor"] = service.min_count >= 1
+    facts["engine_metrics"] = service.engine_metrics and _publishes_llm_latency(service.kind)
     facts["ttft_p99_ms"] = settings.ttft_p99_seconds * 1000
     keys = ("no-healthy-targets", "target-5xx", "ttft-p99", "engine-down", "tasks-pending")
-    return build_alarms(
-        keys,
-        facts,
-        load_balancer=load_balancer,
-        target_group=target_group,
-        cluster_name=cluster_name,
-        ecs_service_name=ecs_service_name,
-    )
+    return build_alarms(keys, facts, **_alb_and_ecs(service.service))
 
 
-def pool_alarms(
-    *, stack: str, pool: str, kind: Literal["gpu", "neuron"], settings: AlarmSettings
-) -> list[AlarmSpec]:
-    """GPU memory above `gpu_memory_percent` on any GPU of the pool for 5 minutes (GPU pools;
-    from the CloudWatch agent's nvidia_smi metrics, rolled up per Stack/Pool)."""
-    if kind != "gpu":
-        return []
+def pool_alarms(stack: str, pool: str, settings: AlarmsConfig) -> list[AlarmSpec]:
+    """GPU memory above `gpu_memory_percent` on any GPU of a GPU pool for 5 minutes (from the
+    CloudWatch agent's nvidia_smi metrics, rolled up per Stack/Pool)."""
     return build_alarms(("gpu-memory",), _settings_facts(stack, pool, settings))
 
 
 def gateway_alarms(
-    *,
-    stack: str,
-    service: str,
-    load_balancer: str,
-    target_group: str,
-    cluster_name: str,
-    ecs_service_name: str,
-    min_count: int,
-    max_count: int,
-    target_cpu_percent: float,
-    longest_request_seconds: int,
-    settings: AlarmSettings = AlarmSettings(),
+    stack: str, gateway: LiteLLMGatewaySpec, settings: AlarmsConfig = AlarmsConfig()
 ) -> list[AlarmSpec]:
-    """The AI gateway's paging alarms (`service` is its path).
+    """The AI gateway's paging alarms (its subject is its path).
 
-    As every load-balanced service: no healthy target (when `min_count` >= 1) and target 5xx
-    share. Its own: a task failing LiteLLM's liveness route (`UnHealthyHostCount` >= 1 for 5
-    minutes); p99 `TargetResponseTime` at the longest route's timeout (`longest_request_seconds`,
-    what LiteLLM waits for a model before it gives up: requests are being cut); CPU above the
-    scaling target (`target_cpu_percent`) for 10 minutes while at `max_count` tasks (scaling
-    has nothing left to add); memory above `settings.gateway_memory_percent` for 5 minutes (a
-    Fargate task that runs out is killed with every stream on it); tasks below the desired count
-    for `settings.pending_minutes`.
+    As every load-balanced service: no healthy target (when its minimum count is >= 1) and
+    target 5xx share. Its own: a task failing LiteLLM's liveness route (`UnHealthyHostCount` >= 1
+    for 5 minutes); p99 `TargetResponseTime` at the longest route's timeout (what LiteLLM waits
+    for a model before it gives up: requests are being cut); CPU above the scaling target for
+    10 minutes while at the maximum task count (scaling has nothing left to add); memory above
+    `settings.gateway_memory_percent` for 5 minutes (a Fargate task that runs out is killed with
+    every stream on it); tasks below the desired count for `settings.pending_minutes`.
     """
-    facts = _settings_facts(stack, service, settings)
+    facts = _settings_facts(stack, gateway.path, settings)
     facts.update(
-        serving_floor=min_count >= 1,
-        max_count=max_count,
-        target_cpu_percent=target_cpu_percent,
-        longest_request_seconds=longest_request_seconds,
+        serving_floor=gateway.min_count >= 1,
+        max_count=gateway.max_count,
+        target_cpu_percent=gateway.target_cpu_percent,
+        longest_request_seconds=gateway.litellm.longest_request_seconds,
     )
     keys = (
         "no-healthy-targets",
@@ -561,14 +518,7 @@ def gateway_alarms(
         "memory-high",
         "tasks-below-desired",
     )
-    return build_alarms(
-        keys,
-        facts,
-        load_balancer=load_balancer,
-        target_group=target_group,
-        cluster_name=cluster_name,
-        ecs_service_name=ecs_service_name,
-    )
+    return build_alarms(keys, facts, **_alb_and_ecs(watch.GATEWAY_KEY))
 
 
 def queue_age_threshold_seconds(acceptable_latency_seconds: float, max_job_seconds: int) -> int:
@@ -579,67 +529,50 @@ def queue_age_threshold_seconds(acceptable_latency_seconds: float, max_job_secon
 
 
 def worker_alarms(
-    *,
-    stack: str,
-    worker: str,
-    queue_name: str,
-    dead_letter_queue_name: str,
-    cluster_name: str,
-    ecs_service_name: str,
-    acceptable_latency_seconds: float,
-    max_job_seconds: int,
-    backlog_target: float,
-    max_count: int,
-    max_receive_count: int,
-    settings: AlarmSettings = AlarmSettings(),
+    stack: str, worker: WorkerDecisions, settings: AlarmsConfig = AlarmsConfig()
 ) -> list[AlarmSpec]:
     """A queue worker's paging alarms.
 
-    - `queue-age`: the oldest message older than `acceptable_latency_seconds` +
-      `max_job_seconds` for 3 minutes (`queue_age_threshold_seconds`);
-    - `dlq-depth`: a message in the dead-letter queue (a job failed `max_receive_count` times);
-    - `backlog-at-max`: backlog per task above `backlog_target` while all `max_count` tasks
+    - `queue-age`: the oldest message older than the acceptable latency + the longest job for 3
+      minutes (`queue_age_threshold_seconds`);
+    - `dlq-depth`: a message in the dead-letter queue (a job failed `maxReceiveCount` times);
+    - `backlog-at-max`: backlog per task above the backlog target while all `maxCount` tasks
       run, for as long as the acceptable latency (at least 3 minutes): work arrives faster
       than the maximum can do it;
     - `tasks-below-desired`: fewer tasks running than desired for `settings.pending_minutes`.
     """
-    if acceptable_latency_seconds <= 0 or max_job_seconds < 1 or backlog_target <= 0:
-        raise ObservabilityError(
-            f"worker {worker}: acceptable latency, job time and backlog target must be positive"
-        )
-    if max_count < 1 or max_receive_count < 1:
-        raise ObservabilityError(f"worker {worker}: max count and receives must be >= 1")
-    facts = _settings_facts(stack, worker, settings)
+    cfg, name = worker.input, worker.name
+    facts = _settings_facts(stack, name, settings)
     facts.update(
-        acceptable_latency_seconds=acceptable_latency_seconds,
-        max_job_seconds=max_job_seconds,
-        backlog_target=backlog_target,
-        max_count=max_count,
-        max_receive_count=max_receive_count,
-        age=queue_age_threshold_seconds(acceptable_latency_seconds, max_job_seconds),
-        sustained=min(max(3, math.ceil(acceptable_latency_seconds / 60)), 1440),
+        acceptable_latency_seconds=cfg.acceptable_latency_seconds,
+        max_job_seconds=cfg.max_job_seconds,
+        backlog_target=worker.backlog_target,
+        max_count=cfg.max_count,
+        max_receive_count=cfg.max_receive_count,
+        age=queue_age_threshold_seconds(cfg.acceptable_latency_seconds, cfg.max_job_seconds),
+        sustained=min(max(3, math.ceil(cfg.acceptable_latency_seconds / 60)), 1440),
     )
     return build_alarms(
         ("queue-age", "dlq-depth", "backlog-at-max", "tasks-below-desired"),
         facts,
-        cluster_name=cluster_name,
-        ecs_service_name=ecs_service_name,
-        queue_name=queue_name,
-        dead_letter_queue_name=dead_letter_queue_name,
+        ecs=_dims(ClusterName=watch.CLUSTER, ServiceName=watch.ecs_service(watch.worker_key(name))),
+        queue=_dims(QueueName=watch.queue(name)),
+        dlq=_dims(QueueName=watch.dead_letter_queue(name)),
     )
 
 
-def isfinite_number(value: object) -> bool:
-    """True for a real, finite int/float (bool excluded): what every threshold must be."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def alarm_table(alarms: Sequence[AlarmSpec]) -> list[tuple[str, str, str]]:
-    """(key, meaning, action) per distinct alarm kind, for docs and the preview."""
-    seen: dict[str, tuple[str, str, str]] = {}
-    for a in alarms:
-        seen.setdefault(a.key, (a.key, a.meaning, a.action))
-    return list(seen.values())
+def stack_alarms(
+    stack: str, watched: watch.Watch, settings: AlarmsConfig
+) -> list[tuple[str, AlarmSpec]]:
+    """Every alarm of a stack with the label of the subject it watches (its resource name's
+    part), with placeholders for the deploy-time dimensions."""
+    out = [(s.service, a) for s in watched.services for a in service_alarms(stack, s, settings)]
+    out += [(p, a) for p in watched.pools_of("gpu") for a in pool_alarms(stack, p, settings)]
+    if watched.gateway is not None:
+        out += [(watched.gateway.path, a) for a in gateway_alarms(stack, watched.gateway, settings)]
+    for w in watched.workers:
+        out += [(watch.worker_label(w.name), a) for a in worker_alarms(stack, w, settings)]
+    return out
 
 
 def alarm_metric_count(alarms: Sequence[AlarmSpec]) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from ecs_inference.contracts import metrics as m
-from ecs_inference.specs.operations.errors import ObservabilityError
+from ecs_inference.operations.errors import ObservabilityError
 
 CLOUDWATCH_AGENT_VERSION = "1.300062.0b1304"
 """Pinned CloudWatch agent release, installed from AWS's versioned download path (the regional

@@ -10,17 +10,17 @@ returns the AWS API request's own shape (PascalCase, as botocore spells it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
-from ecs_inference.specs.operations.errors import ObservabilityError
+from ecs_inference.operations.errors import ObservabilityError
 
 ScalingMetric = Literal["engineLoad", "kvCache", "albRequests"]
-SCALING_METRICS: tuple[str, ...] = ("engineLoad", "kvCache", "albRequests")
 
 
 # Application Auto Scaling: a target-tracking policy name is 1-256 chars.
@@ -56,19 +56,11 @@ class ScalingPolicySpec:
         }
 
 
-def service_metric(name: str, stack: str, service: str, stat: str = "Average") -> dict[str, Any]:
-    """A TargetTrackingMetricStat / MetricStat of a sidecar metric, per service."""
-    return {
-        "Metric": {
-            "Namespace": m.NAMESPACE,
-            "MetricName": name,
-            "Dimensions": [
-                {"Name": m.DIM_STACK, "Value": stack},
-                {"Name": m.DIM_SERVICE, "Value": service},
-            ],
-        },
-        "Stat": stat,
-    }
+def _query(id: str, metric: str, stack: str, service: str, **rest: Any) -> dict[str, Any]:
+    """A metric-math query reading a sidecar metric, per service (the Average over its tasks)."""
+    dims = [{"Name": m.DIM_STACK, "Value": stack}, {"Name": m.DIM_SERVICE, "Value": service}]
+    stat = {"Metric": {"Namespace": m.NAMESPACE, "MetricName": metric, "Dimensions": dims}}
+    return {"Id": id, "MetricStat": {**stat, "Stat": "Average"}, **rest}
 
 
 def scaling_cooldowns(grace_seconds: int, scale_in_floor: int) -> tuple[int, int]:
@@ -87,16 +79,8 @@ def scaling_cooldowns(grace_seconds: int, scale_in_floor: int) -> tuple[int, int
 def engine_load_queries(stack: str, service: str) -> list[dict[str, Any]]:
     """Metric math for `engineLoad`: requests waiting + running per task."""
     return [
-        {
-            "Id": "waiting",
-            "MetricStat": service_metric(m.REQUESTS_WAITING, stack, service),
-            "ReturnData": False,
-        },
-        {
-            "Id": "running",
-            "MetricStat": service_metric(m.REQUESTS_RUNNING, stack, service),
-            "ReturnData": False,
-        },
+        _query("waiting", m.REQUESTS_WAITING, stack, service, ReturnData=False),
+        _query("running", m.REQUESTS_RUNNING, stack, service, ReturnData=False),
         {
             "Id": "load",
             "Expression": "waiting + running",
@@ -108,14 +92,8 @@ def engine_load_queries(stack: str, service: str) -> list[dict[str, Any]]:
 
 def kv_cache_queries(stack: str, service: str) -> list[dict[str, Any]]:
     """The metric of `kvCache`: KV-cache usage per task, in percent."""
-    return [
-        {
-            "Id": "kv",
-            "MetricStat": service_metric(m.KV_CACHE_USAGE, stack, service),
-            "Label": "KV-cache usage per task (%)",
-            "ReturnData": True,
-        }
-    ]
+    label = "KV-cache usage per task (%)"
+    return [_query("kv", m.KV_CACHE_USAGE, stack, service, Label=label, ReturnData=True)]
 
 
 def engine_scaling_policy(
@@ -145,19 +123,10 @@ def engine_scaling_policy(
     `requests_per_target` (needs `alb_resource_label`). Cooldowns: `scaling_cooldowns` of the
     grace period, or of `scale_out_cooldown` when given. `engine` is the config's engine name;
     an engine without a scrape family (`Engine.metrics_kind`) publishes nothing the sidecar
-    reads: only `albRequests`.
+    reads: only `albRequests`. The input bounds the settings and refuses another metric for such
+    an engine (`models.input.AutoscalingConfig`, `scaling_metric_problem`).
     """
     serving = engines.get(engine)
-    if metric != "albRequests" and serving.metrics_kind is None:
-        raise ObservabilityError(
-            f"{where}.metric {metric} reads vLLM metrics, which engine {engine} does not "
-            "publish; use albRequests"
-        )
-    if not 0 < target_utilization <= 1:
-        raise ObservabilityError(
-            f"{where}.targetUtilization {target_utilization} must be in (0, 1]: the share of "
-            "the engine's capacity at which to add a task"
-        )
     if max_concurrency < 1:
         raise ObservabilityError(f"{where}: max concurrency {max_concurrency} must be >= 1")
     out, scale_in = scaling_cooldowns(
@@ -180,10 +149,6 @@ def engine_scaling_policy(
     if metric == "albRequests":
         if not alb_resource_label:
             raise ObservabilityError(f"{where}: albRequests needs the ALB resource label")
-        if not requests_per_target > 0:
-            raise ObservabilityError(
-                f"{where}.targetRequestsPerTarget {requests_per_target} must be positive"
-            )
         config = {
             **base,
             "TargetValue": float(requests_per_target),
@@ -229,46 +194,22 @@ def engine_scaling_policy(
 
 def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
     """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
-    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes."""
-    out: dict[str, Any] = {
-        "target_value": configuration["TargetValue"],
-        "scale_out_cooldown": configuration["ScaleOutCooldown"],
-        "scale_in_cooldown": configuration["ScaleInCooldown"],
-        "disable_scale_in": configuration.get("DisableScaleIn", False),
-    }
-    predefined = configuration.get("PredefinedMetricSpecification")
-    if predefined:
-        out["predefined_metric_specification"] = {
-            "predefined_metric_type": predefined["PredefinedMetricType"],
-            "resource_label": predefined.get("ResourceLabel"),
+    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes: the
+    provider names every member as the API does, in snake case."""
+    return snake_case(configuration)
+
+
+_WORD = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def snake_case(value: Any) -> Any:
+    """`value` with every member name of its mappings in snake case, as the provider names an
+    API request's members (`TargetValue`: `target_value`)."""
+    if isinstance(value, Mapping):
+        members = cast("Mapping[str, Any]", value)
+        return {
+            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): snake_case(v) for k, v in members.items()
         }
-    custom = configuration.get("CustomizedMetricSpecification")
-    if custom:
-        metrics = []
-        for q in custom["Metrics"]:
-            item: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", True)}
-            if "Expression" in q:
-                item["expression"] = q["Expression"]
-            if "Label" in q:
-                item["label"] = q["Label"]
-            if "MetricStat" in q:
-                stat = q["MetricStat"]
-                item["metric_stat"] = {
-                    "metric": {
-                        "metric_name": stat["Metric"]["MetricName"],
-                        "namespace": stat["Metric"]["Namespace"],
-                        "dimensions": [
-                            {"name": d["Name"], "value": d["Value"]}
-                            for d in stat["Metric"].get("Dimensions", [])
-                        ],
-                    },
-                    "stat": stat["Stat"],
-                }
-            metrics.append(item)
-        out["customized_metric_specification"] = {"metrics": metrics}
-    return out
-
-
-def scaling_decisions(specs: Mapping[str, ScalingPolicySpec]) -> dict[str, list[str]]:
-    """service -> the scaling line of its decisions."""
-    return {service: [spec.note] for service, spec in specs.items()}
+    if isinstance(value, list):
+        return [snake_case(v) for v in cast("list[Any]", value)]
+    return value

@@ -1,7 +1,10 @@
 """Operations: the stack's alarm topic, paging alarms, deployment-rollback rule and dashboard.
 
-Creates, from the specs in `components.specs.operations` (where every threshold, name and shape is
-decided and tested against botocore):
+`Operations(name, input, wiring)`: `input` is the stack file's `operations` section
+(`OperationsConfig`), `wiring` what the stack decides it watches (`Watch`) and the watched
+components' Outputs. It decides its alarms itself (`components.operations.decisions`, where every
+threshold, name and shape is decided and tested against botocore), with the errors a stack file
+gets, and creates:
 - a KMS key (rotation on) and an SNS topic encrypted with it, whose key policy and topic policy
   let only CloudWatch alarms of this stack and the rollback rule publish (an AWS-managed
   `alias/aws/sns` key cannot be used: its key policy does not admit the CloudWatch and
@@ -12,7 +15,7 @@ decided and tested against botocore):
 - the EventBridge rule for circuit-breaker rollbacks of this stack's cluster, targeting the topic;
 - the stack's dashboard.
 
-The specs are built once with placeholder values for what is known only at deploy time (ARN
+The alarms are built once with placeholder values for what is known only at deploy time (ARN
 suffixes, generated names); `_resolve` swaps the placeholders for the Outputs, so alarm names and
 shapes are fixed at preview and only dimension values wait for the cloud.
 """
@@ -30,8 +33,14 @@ from pulumi import Input, Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context, known_arn
-from ecs_inference.specs import operations as obs
-from ecs_inference.specs.operations import watch
+from ecs_inference.operations import watch
+from ecs_inference.operations.alarms import alarm_metric_count
+from ecs_inference.operations.dashboard import dashboard_body, dashboard_name
+from ecs_inference.operations.decisions import operations_alarms
+from ecs_inference.operations.input import OperationsConfig
+from ecs_inference.operations.rollback import deployment_rollback_rule
+from ecs_inference.operations.scaling import snake_case
+from ecs_inference.operations.watch import Watch
 
 TOKEN = "ecs-inference:operations:Operations"
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -55,10 +64,12 @@ class WorkerOutputs:
 
 
 @dataclass(frozen=True, kw_only=True)
-class OperationsArgs(obs.OperationsSpec):
-    """Inputs of `Operations`: its spec (`components.specs.operations.OperationsSpec`: what to
-    watch and where the alarms go) plus the watched components' Outputs below."""
+class OperationsWiring:
+    """What `Operations` takes from around it: what it watches and the watched components'
+    Outputs."""
 
+    watch: Watch
+    """The services, pools, gateway and workers the alarms and the dashboard cover."""
     cluster_name: Input[str]
     """The ECS cluster (alarm dimensions)."""
     cluster_arn: Input[str]
@@ -66,27 +77,27 @@ class OperationsArgs(obs.OperationsSpec):
     load_balancer_arn_suffix: Input[str]
     """The ALB (alarm and dashboard dimensions)."""
     service_outputs: Mapping[str, ServiceOutputs] = field(default_factory=dict)
-    """Each of `services`' Outputs, by service name."""
+    """Each watched service's Outputs, by service name."""
     gateway_outputs: ServiceOutputs | None = None
-    """The gateway's Outputs (with `gateway`)."""
+    """The gateway's Outputs (with a watched gateway)."""
     worker_outputs: Mapping[str, WorkerOutputs] = field(default_factory=dict)
-    """Each of `workers`' Outputs, by worker name."""
+    """Each watched worker's Outputs, by worker name."""
 
 
-def _placeholder_outputs(args: OperationsArgs) -> dict[str, Input[str]]:
-    """Placeholder (`components.specs.operations.watch`) -> the Output it stands for."""
+def _placeholder_outputs(args: OperationsWiring) -> dict[str, Input[str]]:
+    """Placeholder (`components.operations.watch`) -> the Output it stands for."""
     outputs: dict[str, Input[str]] = {
         watch.LOAD_BALANCER: args.load_balancer_arn_suffix,
         watch.CLUSTER: args.cluster_name,
     }
-    subjects = [(s.service, args.service_outputs[s.service]) for s in args.services]
-    if args.gateway is not None:
+    subjects = [(s.service, args.service_outputs[s.service]) for s in args.watch.services]
+    if args.watch.gateway is not None:
         assert args.gateway_outputs is not None, "a watched gateway needs its outputs"
         subjects.append((watch.GATEWAY_KEY, args.gateway_outputs))
     for key, out in subjects:
         outputs[watch.target_group(key)] = out.target_group_arn_suffix
         outputs[watch.ecs_service(key)] = out.ecs_service_name
-    for w in args.workers:
+    for w in args.watch.workers:
         name = w.name
         out = args.worker_outputs[name]
         outputs[watch.queue(name)] = out.queue_name
@@ -106,54 +117,35 @@ def _resolve(value: Any, outputs: Mapping[str, Input[str]]) -> Any:
     return value
 
 
-def _dimensions(dims: Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:
-    return {d["Name"]: d["Value"] for d in dims} if dims else None
-
-
 def metric_alarm_args(request: Mapping[str, Any]) -> dict[str, Any]:
     """A PutMetricAlarm request (PascalCase, as the specs build it) as `aws.cloudwatch.MetricAlarm`
-    keyword arguments."""
-    out: dict[str, Any] = {
-        "name": request["AlarmName"],
-        "alarm_description": request.get("AlarmDescription"),
-        "actions_enabled": request.get("ActionsEnabled", True),
-        "evaluation_periods": request["EvaluationPeriods"],
-        "datapoints_to_alarm": request.get("DatapointsToAlarm"),
-        "threshold": request["Threshold"],
-        "comparison_operator": request["ComparisonOperator"],
-        "treat_missing_data": request.get("TreatMissingData"),
-    }
-    if "MetricName" in request:
-        out.update(
-            metric_name=request["MetricName"],
-            namespace=request["Namespace"],
-            statistic=request.get("Statistic"),
-            extended_statistic=request.get("ExtendedStatistic"),
-            period=request["Period"],
-            dimensions=_dimensions(request.get("Dimensions")),
-            unit=request.get("Unit"),
-        )
-    if "Metrics" in request:
-        queries = []
-        for q in request["Metrics"]:
-            query: dict[str, Any] = {"id": q["Id"], "return_data": q.get("ReturnData", False)}
-            if "Expression" in q:
-                query["expression"] = q["Expression"]
-            if "Label" in q:
-                query["label"] = q["Label"]
-            if "MetricStat" in q:
-                stat = q["MetricStat"]
-                metric = stat["Metric"]
-                query["metric"] = {
-                    "metric_name": metric["MetricName"],
-                    "namespace": metric["Namespace"],
-                    "dimensions": _dimensions(metric.get("Dimensions")),
-                    "period": stat["Period"],
-                    "stat": stat["Stat"],
-                }
-            queries.append(query)
+    keyword arguments: each member in snake case, but for the name, the dimensions (a map) and
+    the metric math (`metric_queries`, each metric with its period and statistic)."""
+
+    def dimensions(dims: Sequence[Mapping[str, str]]) -> dict[str, str]:
+        return {d["Name"]: d["Value"] for d in dims}
+
+    special = ("AlarmName", "Dimensions", "Metrics")
+    out = snake_case({k: v for k, v in request.items() if k not in special})
+    out["name"] = request["AlarmName"]
+    if "Dimensions" in request:
+        out["dimensions"] = dimensions(request["Dimensions"])
+    queries = []
+    for q in request.get("Metrics", ()):
+        query = snake_case({k: v for k, v in q.items() if k != "MetricStat"})
+        if "MetricStat" in q:
+            stat, metric = q["MetricStat"], q["MetricStat"]["Metric"]
+            query["metric"] = {
+                "metric_name": metric["MetricName"],
+                "namespace": metric["Namespace"],
+                "dimensions": dimensions(metric["Dimensions"]),
+                "period": stat["Period"],
+                "stat": stat["Stat"],
+            }
+        queries.append(query)
+    if queries:
         out["metric_queries"] = queries
-    return {k: v for k, v in out.items() if v is not None}
+    return out
 
 
 def key_policy(partition: str, account: str) -> str:
@@ -234,12 +226,6 @@ def topic_policy(
     )
 
 
-def alarm_specs(args: OperationsArgs, stack: str) -> list[tuple[str, obs.AlarmSpec]]:
-    """Every alarm of the stack with the label of its subject, with placeholders for deploy-time
-    values (`obs.operations_alarms`), so its names, count and shapes are known at preview."""
-    return obs.operations_alarms(args, stack)
-
-
 class Operations(pulumi.ComponentResource):
     """The stack's alarm topic, paging alarms, rollback rule and dashboard."""
 
@@ -261,15 +247,19 @@ class Operations(pulumi.ComponentResource):
     """The stack's dashboard; None when off."""
 
     def __init__(
-        self, name: str, args: OperationsArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: OperationsConfig,
+        wiring: OperationsWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         stack = pulumi.get_stack()
         # Names and shapes are fixed now, with placeholders for deploy-time values; what
-        # CloudWatch would refuse of them the plan has reported (`obs.operations_problems`).
-        specs = alarm_specs(args, stack)
+        # CloudWatch would refuse of them raises here, as for a stack file.
+        specs = operations_alarms(input, wiring.watch, stack)
         super().__init__(TOKEN, name, None, opts)
         ledger.record_operations(
-            obs.alarm_metric_count([spec for _, spec in specs]), dashboard=args.dashboard
+            alarm_metric_count([spec for _, spec in specs]), dashboard=input.dashboard
         )
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
@@ -302,10 +292,10 @@ class Operations(pulumi.ComponentResource):
                 endpoint=pulumi.Output.secret(sub.endpoint),
                 opts=child,
             )
-            for i, sub in enumerate(args.subscriptions)
+            for i, sub in enumerate(input.alarm_subscriptions)
         ]
 
-        outputs = _placeholder_outputs(args)
+        outputs = _placeholder_outputs(wiring)
         self.alarms = {}
         for label, spec in specs:
             alarm_args = _resolve(metric_alarm_args(spec.request), outputs)
@@ -317,9 +307,9 @@ class Operations(pulumi.ComponentResource):
                 **alarm_args,
             )
 
-        rule = obs.deployment_rollback_rule(stack, watch.CLUSTER_ARN)
-        pattern = Output.from_input(args.cluster_arn).apply(
-            lambda arn: obs.deployment_rollback_rule(stack, arn)["EventPattern"]
+        rule = deployment_rollback_rule(stack, watch.CLUSTER_ARN)
+        pattern = Output.from_input(wiring.cluster_arn).apply(
+            lambda arn: deployment_rollback_rule(stack, arn)["EventPattern"]
         )
         self.rollback_rule = aws.cloudwatch.EventRule(
             f"{name}-rollback",
@@ -346,24 +336,22 @@ class Operations(pulumi.ComponentResource):
         )
 
         self.dashboard = None
-        if args.dashboard:
+        if input.dashboard:
             names = list(self.alarms)
             alarm_arns = Output.all(*[known_arn(ALARM, n, ctx) for n in names])
             keys = list(outputs)
             body = Output.all(region, alarm_arns, *[outputs[k] for k in keys]).apply(
-                lambda v: obs.dashboard_body(
-                    obs.dashboard_inputs(
-                        args,
-                        stack=stack,
-                        region=v[0],
-                        alarm_arns=v[1],
-                        values=dict(zip(keys, v[2:], strict=True)),
-                    )
+                lambda v: dashboard_body(
+                    wiring.watch,
+                    stack=stack,
+                    region=v[0],
+                    alarm_arns=v[1],
+                    values=dict(zip(keys, v[2:], strict=True)),
                 )
             )
             self.dashboard = aws.cloudwatch.Dashboard(
                 f"{name}-dashboard",
-                dashboard_name=obs.dashboard_name(stack),
+                dashboard_name=dashboard_name(stack),
                 dashboard_body=body,
                 opts=child,
             )

@@ -9,7 +9,6 @@ from typing import Any
 
 from ecs_inference.contracts import metrics as m
 from ecs_inference.services.containers import container_definition
-from ecs_inference.specs.operations.errors import ObservabilityError
 
 SIDECAR_USER = "10002:10002"
 """The image's non-root user (images/metrics/Dockerfile)."""
@@ -37,8 +36,6 @@ def metrics_sidecar_container(
     lines must land where CloudWatch extracts them; awslogs names the stream
     <prefix>/<container>/<task id>: same group, own stream).
     """
-    if not 1 <= port <= 65535:
-        raise ObservabilityError(f"metrics sidecar: port {port} out of range")
     env = {
         m.ENV_TARGET_URL: f"http://127.0.0.1:{port}/metrics",
         m.ENV_SPEC: m.scrape_spec(kind),
