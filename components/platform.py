@@ -30,8 +30,8 @@ from ecs_inference.capacity.managed_instances_pool import (
     ManagedInstancesPoolArgs,
 )
 from ecs_inference.cluster import Cluster, ClusterArgs
+from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
-from ecs_inference.ingress.alb import Endpoint, EndpointArgs
 from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.network.vpc import Network
 from ecs_inference.operations.component import (
@@ -131,16 +131,18 @@ class InferencePlatform(pulumi.ComponentResource):
             )
         self.endpoint = Endpoint(
             f"{name}-edge",
-            with_wiring(
-                EndpointArgs,
-                plan.endpoint,
+            plan.config.endpoint,
+            EndpointWiring(
                 vpc_id=self.network.vpc_id,
+                vpc_cidr=plan.network.cidr_block,
                 subnet_ids=(
                     self.network.public_subnet_ids
-                    if plan.endpoint.internet_facing
+                    if plan.config.endpoint.internet_facing
                     else self.network.load_balancer_subnet_ids
                 ),
                 hook_subnet_ids=self.network.private_subnet_ids,
+                routes=plan.endpoint,
+                protect=plan.config.protect,
             ),
             opts=self._child,
         )

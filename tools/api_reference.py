@@ -62,7 +62,12 @@ COMPONENTS = (
         "ManagedInstancesPool",
         "ManagedInstancesPoolArgs",
     ),
-    Entry("ecs_inference.ingress.alb", "Endpoint", "EndpointArgs"),
+    Entry(
+        "ecs_inference.endpoint.service",
+        "Endpoint",
+        "EndpointWiring",
+        ("ecs_inference.endpoint.input.EndpointConfig", "platform.endpoint"),
+    ),
     Entry(
         "ecs_inference.models.service",
         "ModelService",

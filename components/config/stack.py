@@ -25,12 +25,12 @@ from pydantic import Field
 from ecs_inference import engines
 from ecs_inference.config.base import ROOT, Name, Section
 from ecs_inference.config.cluster import ClusterConfig
-from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.gateway import GatewayConfig
 from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.pools import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
+from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.network.input import NetworkConfig
 from ecs_inference.operations.input import OperationsConfig

@@ -1,6 +1,7 @@
 """The stack's plan: every section's spec, composed in the order the sections depend on each
 other (the endpoint's idle timeout and rule priorities, the pools' types, the models on them,
-the re-rankers, the gateway and its workers, the images to build, the endpoint's spec)."""
+the re-rankers, the gateway and its workers, the images to build, what the endpoint takes from
+the services routed through it)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from ecs_inference.config.issues import Advisory, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import reranker as reranker_contract
+from ecs_inference.endpoint import decisions as endpoint
+from ecs_inference.endpoint.decisions import Routes
 from ecs_inference.models.decisions import UNDECIDED_DEPLOY, ModelInputs, Placement, decide
 from ecs_inference.network import decisions as network
 from ecs_inference.network.facts import NetworkLookup
@@ -19,7 +22,6 @@ from ecs_inference.operations.watch import Watch
 from ecs_inference.plan import (
     advisories,
     cluster,
-    endpoint,
     fargate,
     gateway,
     image_regions,
@@ -33,7 +35,6 @@ from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
 from ecs_inference.specs.cluster import ClusterSpec
-from ecs_inference.specs.endpoint import EndpointSpec
 from ecs_inference.specs.gateway import GATEWAY_PORT, GatewayDatabaseSpec, LiteLLMGatewaySpec
 from ecs_inference.specs.managed_instances import ManagedInstancesPoolSpec
 from ecs_inference.specs.pool import PoolSpec
@@ -58,7 +59,9 @@ class Plan:
     network: network.NetworkDecisions
     """The VPC: created, or existing and checked."""
     cluster: ClusterSpec
-    endpoint: EndpointSpec
+    endpoint: Routes
+    """What the endpoint takes from the services routed through it; its input is
+    `config.endpoint`."""
     gpu_pools: Mapping[str, PoolSpec]
     neuron_pools: Mapping[str, PoolSpec]
     managed_instance_pools: Mapping[str, ManagedInstancesPoolSpec]
@@ -202,9 +205,8 @@ def build_plan(
     `region` is passed to the engines (S3 streaming endpoint) and picks the instance types the
     region offers at its prices (`components.sizing.offerings`); default None (the SDK's own
     resolution inside the container, and any region's types). `project` and `stack` name the
-    Cognito domain prefix when the config sets none (`<project>-<stack>`) and the workers' queues
-    (checked when both are given). `network_lookup`: what the data sources said about
-    `network.existing` (ecs_inference.network.discover); None without one.
+    workers' queues (checked when both are given). `network_lookup`: what the data sources said
+    about `network.existing` (ecs_inference.network.discover); None without one.
     """
     issues = Issues()
     network_spec = network.decide(
@@ -212,7 +214,8 @@ def build_plan(
         network.NetworkWiring(region=region, needs=network_needs(config), lookup=network_lookup),
         issues,
     )
-    idle = endpoint.idle_timeout(config, issues)
+    longest = endpoint.stack_routes(config).longest_request_seconds
+    idle = endpoint.idle_timeout(config.endpoint, longest, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
     demands = models.demands(config, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)
@@ -243,9 +246,6 @@ def build_plan(
     builds, built_images, image_lines = images.plan_builds(config, issues)
     ports = [m.launch.port for m in model_specs.values()]
     ports += [reranker_contract.PORT] * bool(reranker_specs) + [GATEWAY_PORT] * bool(gateway_spec)
-    endpoint_spec = endpoint.endpoint_spec(
-        config, idle, ports, project, stack, issues, network_spec.cidr_block
-    )
     issues.raise_if_any(stack)
     watch = watch_of(
         config,
@@ -271,7 +271,7 @@ def build_plan(
         config=config,
         network=network_spec,
         cluster=cluster.cluster_spec(config),
-        endpoint=endpoint_spec,
+        endpoint=endpoint.stack_routes(config, ports),
         gpu_pools=pool_specs.gpu,
         neuron_pools=pool_specs.neuron,
         managed_instance_pools=pool_specs.managed,

@@ -50,7 +50,7 @@ def native_deployment(
     rules: Sequence[aws.lb.ListenerRule],
 ) -> NativeDeployment:
     """The infrastructure role and the native deployment's arguments; `rules` are [test,
-    production] (`routes.rollout_rules`)."""
+    production] (`routes.service_rules`)."""
     smoke = rollout.smoke
     assert smoke and len(rules) == 2
     test, production = rules

@@ -2,8 +2,10 @@
 program makes itself, from the `ecs_inference` components (`pip install ecs-inference`).
 
 The model service takes the stack file's model section as its input and decides its fit, task
-size and timeouts itself, as `InferencePlatform` does; the pool and the endpoint are written
-here by hand and checked with the same functions the plan runs before any resource exists.
+size and timeouts itself, as `InferencePlatform` does; the endpoint takes the stack file's
+endpoint section and decides its idle timeout from the longest request of the services routed
+through it. The pool is written here by hand and checked with the same functions the plan
+runs before any resource exists.
 
     python -m tools.preview --cwd examples/gpu-endpoint     # offline, in the repository
 """
@@ -12,11 +14,12 @@ import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.capacity.asg_pool import GpuAsgPool, GpuAsgPoolArgs
-from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+from ecs_inference.endpoint.decisions import Routes
+from ecs_inference.endpoint.input import EndpointConfig
+from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.models.decisions import Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring
-from ecs_inference.specs.endpoint import AuthSpec, validate_endpoint_args
 from ecs_inference.specs.pool import PoolArgumentError, pool_problems
 
 CIDR = "10.60.0.0/16"
@@ -72,22 +75,26 @@ association = aws.ecs.ClusterCapacityProviders(
 )
 
 # -- the endpoint -----------------------------------------------------------------------------
-idle_timeout = LONGEST_GENERATION_SECONDS + 60
-endpoint_args = EndpointArgs(
-    vpc_cidr=CIDR,
-    domain_name="models.example.internal",
-    allowed_cidrs=(CIDR,),
-    idle_timeout_seconds=idle_timeout,
-    target_ports=(8000,),
-    self_signed_certificate=True,
-    access_logs=False,
-    protect=False,
-    auth=AuthSpec(domain_prefix=f"gpu-endpoint-{account}", protect=False),
-    vpc_id=vpc.id,
-    subnet_ids=subnet_ids,
+# Its input is the stack file's `platform.endpoint` section (the same keys and validators).
+endpoint = Endpoint(
+    "edge",
+    EndpointConfig.model_validate(
+        {
+            "domainName": "models.example.internal",
+            "allowedCidrs": [CIDR],
+            "selfSignedCertificate": True,
+            "accessLogs": False,
+            "auth": {"domainPrefix": f"gpu-endpoint-{account}"},
+        }
+    ),
+    EndpointWiring(
+        vpc_cidr=CIDR,
+        vpc_id=vpc.id,
+        subnet_ids=subnet_ids,
+        routes=Routes(ports=(8000,), longest_request_seconds=(LONGEST_GENERATION_SECONDS,)),
+        protect=False,
+    ),
 )
-validate_endpoint_args(endpoint_args)
-endpoint = Endpoint("edge", endpoint_args)
 
 # -- the model service ------------------------------------------------------------------------
 # Its input is the stack file's `platform.models.<name>` section, with the same keys and

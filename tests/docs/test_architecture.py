@@ -15,7 +15,7 @@ from tests.docs.test_operational_rules import CODE, PY_REF, resolve
 ROOT = Path(__file__).resolve().parents[2]
 
 HOPS = {
-    "endpoint idle timeout": 4,
+    "endpoint idle timeout": 2,
     "a model's GPU count to `resourceRequirements`": 6,
     "a pool's warm pool size": 3,
     "`rerankers.*.cpu`": 4,
@@ -224,7 +224,7 @@ def _trace(title: str) -> tuple[str, list[tuple[list[str], str]]]:
 
 def test_a_trace_that_no_longer_matches_fails() -> None:
     """The check itself: a hop moved to a function that does not make the object, a renamed
-    field, a chain whose next hop reads something else, an Args class the platform does not
+    field, a chain whose next hop reads something else, a wiring class the decision does not
     build, and an AWS argument the component does not set."""
     start, hops = _trace("a model's GPU count to `resourceRequirements`")
     assert not trace_problems(start, hops)
@@ -235,10 +235,10 @@ def test_a_trace_that_no_longer_matches_fails() -> None:
     assert any("reads none of" in p for p in trace_problems(start, [hops[0], hops[5]]))
     start, hops = _trace("endpoint idle timeout")
     assert not trace_problems(start, hops)
-    args = hops[2][1].replace("EndpointArgs", "ClusterArgs").replace("ingress/alb", "cluster")
-    wrong = [*hops[:2], (hops[2][0], args), hops[3]]
-    assert any("makes no ClusterArgs" in p for p in trace_problems(start, wrong))
-    unset = [*hops[:3], (hops[3][0], "`aws.lb.LoadBalancer(preserve_host_header)`")]
+    wiring = "`components/endpoint/service.py::EndpointWiring.routes`"
+    wrong = [(hops[0][0], wiring), hops[1]]
+    assert any("makes no EndpointWiring" in p for p in trace_problems(start, wrong))
+    unset = [hops[0], (hops[1][0], "`aws.lb.LoadBalancer(preserve_host_header)`")]
     assert any("makes no LoadBalancer(preserve_host" in p for p in trace_problems(start, unset))
-    gone = [*hops[:3], (["`components/ingress/alb.py::Endpoint._gone`"], hops[3][1])]
+    gone = [hops[0], (["`components/endpoint/service.py::Endpoint._gone`"], hops[1][1])]
     assert any("_gone does not exist" in p for p in trace_problems(start, gone))

@@ -603,20 +603,24 @@ def test_spec_and_wiring_are_frozen() -> None:
 def test_with_the_real_endpoint_every_rule_precedes_the_service() -> None:
     """Against the real `Endpoint.route`: both of its rules (bearer and browser) forward to this
     service's target group, and the ECS service waits for both."""
-    from ecs_inference.ingress.alb import Endpoint, EndpointArgs
+    from ecs_inference.endpoint.decisions import Routes
+    from ecs_inference.endpoint.input import EndpointConfig
+    from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 
     def program() -> None:
         endpoint = Endpoint(
             "dev-ep",
-            EndpointArgs(
+            EndpointConfig(
+                domain_name="models.example.internal",
+                allowed_cidrs=["10.0.0.0/8"],
+                idle_timeout_seconds=360,
+                self_signed_certificate=True,
+            ),
+            EndpointWiring(
                 vpc_id="vpc-0abc",
                 vpc_cidr="10.40.0.0/16",
                 subnet_ids=["subnet-a", "subnet-b"],
-                domain_name="models.example.internal",
-                allowed_cidrs=("10.0.0.0/8",),
-                idle_timeout_seconds=360,
-                target_ports=(8000,),
-                self_signed_certificate=True,
+                routes=Routes(ports=(8000,)),
             ),
         )
         ModelService(

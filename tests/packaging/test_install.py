@@ -98,7 +98,7 @@ def test_every_module_imports_from_the_installed_package(venv: Path, tmp_path: P
         "ecs_inference.platform",
         "ecs_inference.capacity.asg_pool",
         "ecs_inference.models.service",
-        "ecs_inference.ingress.alb",
+        "ecs_inference.endpoint.service",
         "ecs_inference.contracts.aws_limits",
     ):
         assert name in modules
@@ -152,7 +152,9 @@ def test_the_console_script_previews_a_program_outside_the_checkout(
         (repo / name).write_text((QUICKSTART / name).read_text(encoding="utf-8"))
     env = _clean_env()
     out = _run(venv / "bin" / "ecs-inference-preview", cwd=repo, env=env)
-    assert "Decisions:\n  model llama:\n    - llama-3.1-8b: weights 15.0 GiB" in out, out[-3000:]
+    decided = "Decisions:\n  endpoint:\n    - ALB idle timeout 330 s (longest generation 300 s"
+    assert decided in out, out[-3000:]
+    assert "  model llama:\n    - llama-3.1-8b: weights 15.0 GiB" in out, out[-3000:]
     assert re.search(r"total per month +\$[\d,]+", out), out[-3000:]
     assert "the runtime rehearsal did not run" in out
     assert "the policy pack did not run" in out  # the package ships none

@@ -1,10 +1,11 @@
 """The plan validates a stack's config once: the schema checks each key, the plan each decision.
-The spec checks a program that builds specs by hand calls (`validate_endpoint_args`,
-`validate_model_service`, `validate_reranker`, `pool_problems`) are not run again on the plan's
-own specs, so every spec the plan builds from a config it accepts must already pass them. Edits
-of the reference stacks, drawn from every scalar key of the endpoint, model, re-ranker and pool
-schemas at and around their own bounds, or removing keys, look for a config the plan accepts and
-a spec check refuses: each would be a check the stack's path skips."""
+The spec checks a program that builds specs by hand calls (`validate_model_service`,
+`validate_reranker`, `pool_problems`) are not run again on the plan's own specs, so every spec
+the plan builds from a config it accepts must already pass them. Edits of the reference stacks,
+drawn from every scalar key of the endpoint, model, re-ranker and pool schemas at and around
+their own bounds, or removing keys, look for a config the plan accepts and a spec check refuses:
+each would be a check the stack's path skips. The endpoint has no spec: its input
+(`EndpointConfig`) is the one place its keys are checked, for a stack and a program alike."""
 
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from ecs_inference.config.endpoint import EndpointConfig
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.pools import PoolConfig
 from ecs_inference.config.rerankers import RerankerConfig
+from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, Plan
 from ecs_inference.plan.pools import pool_resource_name
-from ecs_inference.specs.endpoint import endpoint_arg_issues
 from ecs_inference.specs.pool import pool_problems
 from ecs_inference.specs.service import validate_model_service, validate_reranker
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
@@ -36,7 +36,7 @@ CHECKED_SECTIONS = ("endpoint", "models", "rerankers", "gpuPools", "neuronPools"
 
 def spec_problems(plan: Plan) -> list[str]:
     """What the spec checks say of the plan's specs (empty: they pass)."""
-    found = [f"{i.path}: {i.message}" for i in endpoint_arg_issues(plan.endpoint)]
+    found: list[str] = []
     checks = [
         *((validate_model_service, f"platform.models.{n}", s) for n, s in plan.models.items()),
         *((validate_reranker, f"platform.rerankers.{n}", s) for n, s in plan.rerankers.items()),

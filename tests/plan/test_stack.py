@@ -7,6 +7,7 @@ import pytest
 from ecs_inference import sizing
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.load import load_stack_config
+from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.plan.models import demands
@@ -23,8 +24,8 @@ def test_dev_plan_decisions() -> None:
     llama = plan.models["llama"]
     assert isinstance(llama.launch, VllmLaunch)
     assert llama.gpu_count == llama.launch.tensor_parallel_size == 1
-    assert llama.launch.alb_idle_timeout_seconds == plan.endpoint.idle_timeout_seconds
-    assert plan.endpoint.idle_timeout_seconds >= 300
+    idle = idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds
+    assert llama.launch.alb_idle_timeout_seconds == idle >= 300
     assert llama.deregistration_delay_seconds >= 300
     deploy = (llama.deployment_minimum_healthy_percent, llama.deployment_maximum_percent)
     assert deploy == (100, 200)

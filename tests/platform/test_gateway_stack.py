@@ -13,6 +13,7 @@ import yaml
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts import litellm
+from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.plan import build_plan
 from tests.stack_config import DELETE, mutate, reference
 from tools.preview import project_name, read_stack_file
@@ -43,9 +44,9 @@ def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None
     # One priority pair after the services', and the ALB may reach the proxy port.
     service_priorities = {m.priority for m in plan.models.values()}
     assert plan.gateway.priority > max(service_priorities)
-    assert litellm.PORT in plan.endpoint.target_ports
+    assert litellm.PORT in plan.endpoint.ports
     # Bedrock's 600 s and qwen's 600 s generations are what the ALB must keep open.
-    assert plan.endpoint.idle_timeout_seconds >= 600
+    assert idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds >= 600
     longest = plan.gateway.litellm.longest_request_seconds
     assert plan.gateway.deregistration_delay_seconds >= longest
     assert plan.service_connect_namespace == "inference-agents"
@@ -56,7 +57,7 @@ def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None
 def test_stacks_without_gateway_have_no_private_routes() -> None:
     plan = plan_of(reference("dev"), "dev")
     assert plan.gateway is None and plan.service_connect_namespace is None
-    assert litellm.PORT not in plan.endpoint.target_ports
+    assert litellm.PORT not in plan.endpoint.ports
 
 
 def test_gateway_route_to_a_model_that_does_not_exist() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ecs_inference.config.load import load_stack_config
+from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.plan import build_plan
 from tests.aws_shapes import (
     create_listener_request,
@@ -71,9 +72,12 @@ def test_alb_is_internal_with_the_derived_idle_timeout(stack: str) -> None:
     plan = planned(stack)
     (alb,) = by_name(recorded(stack), "aws:lb/loadBalancer:LoadBalancer").values()
     assert alb["internal"] is True
-    assert alb["idleTimeout"] == plan.endpoint.idle_timeout_seconds
+    assert (
+        alb["idleTimeout"]
+        == idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds
+    )
     longest = max(m.max_generation_seconds for m in plan.config.models.values())
-    assert plan.endpoint.idle_timeout_seconds > longest
+    assert alb["idleTimeout"] > longest
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -82,7 +86,7 @@ def test_timeouts_derive_from_service_settings_and_keepalive_is_inside_idle(stac
     rec = recorded(stack)
     tgs = by_name(rec, "aws:lb/targetGroup:TargetGroup")
     services = by_name(rec, "aws:ecs/service:Service")
-    idle = plan.endpoint.idle_timeout_seconds
+    idle = idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds
     for name, m in plan.models.items():
         model = plan.config.models[name]
         tg = tgs[f"inference-{name}-tg"]

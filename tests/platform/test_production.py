@@ -18,6 +18,7 @@ from ecs_inference.capacity.user_data import ecs_user_data
 from ecs_inference.config.issues import ConfigError, Issues
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
+from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import PLATFORM_NAME, build_plan, models, pools
 from ecs_inference.sizing import catalog, deploy_step
@@ -150,7 +151,7 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     platform["models"]["qwen-32b"]["maxGenerationSeconds"] = 45
     platform["rerankers"]["rerank"]["maxRequestSeconds"] = 7
     plan = _plan(platform, "prod")
-    idle = plan.endpoint.idle_timeout_seconds
+    idle = idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds
     assert idle >= 1800
     own = {
         "llama-70b": 1800,
@@ -166,10 +167,11 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     rec = recorded("prod")
     groups = {r.name: r.inputs for r in rec.by_type("aws:lb/targetGroup:TargetGroup")}
     planned = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
+    idle = idle_timeout(planned.config.endpoint, planned.endpoint.longest_request_seconds).seconds
     for name, m in planned.models.items():
         tg = groups[f"inference-{name}-tg"]
         delay = int(tg["deregistrationDelay"])
-        assert delay == m.deregistration_delay_seconds < planned.endpoint.idle_timeout_seconds
+        assert delay == m.deregistration_delay_seconds < idle
         # ... tagged with the longest request it covers, which the policy pack checks it against
         longest = planned.config.models[name].max_generation_seconds
         assert tg["tags"][MAX_REQUEST_SECONDS] == str(longest)
@@ -221,7 +223,7 @@ def test_protect_defaults_to_on() -> None:
     _, data = _stack_file("dev")
     platform = data["config"]["ecs-inference:platform"]
     del platform["protect"]
-    assert _plan(platform).endpoint.protect and _plan(platform).endpoint.auth.protect
+    assert _plan(platform).config.protect  # the endpoint's wiring, its pool and bucket
 
 
 # -- item 12: customer-managed KMS keys -> kms:Decrypt on exactly those keys -----------------

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ecs_inference.ingress import routes
+from ecs_inference.endpoint import routes
 from ecs_inference.rollouts import smoke
 from tests.tools.test_rehearsal_services import POLICY, drop_statements, edited
 from tools.aws_requests.ecs_native import native_deployment_problems

@@ -30,9 +30,6 @@ ALLOWED = frozenset(
         "config.pools.PoolConfig ~ specs.pool.PoolSpec",
         "config.pools.ManagedInstancePoolConfig ~ config.pools.PoolConfig",
         "config.pools.ManagedInstancePoolConfig ~ specs.managed_instances.ManagedInstancesArgs",
-        # endpoint: config/endpoint.py and specs/endpoint.py
-        "config.endpoint.AuthConfig ~ specs.endpoint.AuthSpec",
-        "config.endpoint.EndpointConfig ~ specs.endpoint.EndpointSpec",
         # gateway: config/gateway.py, specs/gateway.py and its database
         "config.gateway.GatewayConfig ~ config.rerankers.RerankerConfig",
         "config.gateway.GatewayConfig ~ specs.gateway.GatewaySpec",

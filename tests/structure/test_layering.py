@@ -43,6 +43,8 @@ def loaded_modules(module: str) -> set[str]:
         "network.decisions",
         "operations.input",
         "operations.decisions",
+        "endpoint.input",
+        "endpoint.decisions",
     ],
 )
 def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:

@@ -26,7 +26,7 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ecs_inference.ingress.alb import ELB_LOG_DELIVERY_ACCOUNTS, ELB_LOG_DELIVERY_SERVICE
+from ecs_inference.endpoint.service import ELB_LOG_DELIVERY_ACCOUNTS, ELB_LOG_DELIVERY_SERVICE
 from tools.aws_requests import Resource
 from tools.rehearsal.calls import TASK_ID, Call, Refusal, Unverified, session_arn
 from tools.rehearsal.deployments import ecs_roles

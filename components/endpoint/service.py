@@ -8,23 +8,16 @@ Creates an Application Load Balancer (internal by default, in the given subnets)
   towards the VPC CIDR so it can reach the tasks;
 - an HTTPS listener with a TLS 1.3 security policy whose default action is a fixed 404, so a
   request matches a per-service rule (which authenticates) or nothing; an HTTP listener that
-  only redirects to HTTPS; invalid header fields dropped; an idle timeout sized by the plan for
-  the longest streamed generation (an SSE stream that is idle longer is cut mid-answer);
+  only redirects to HTTPS; invalid header fields dropped; an idle timeout decided from the
+  routed services' longest request (an SSE stream that is idle longer is cut mid-answer);
 - the certificate from an ACM ARN or, for dev stacks, a self-signed one imported into ACM;
 - access logs in an S3 bucket (SSE-S3: ALB log delivery does not support SSE-KMS), with public
   access blocked, TLS-only access, a retention lifecycle and the bucket policy ELB log delivery
   needs;
-- Cognito: a new user pool (admin-created users only, strong passwords, optional TOTP MFA,
-  deletion protection) or an existing one, its hosted domain, an app client for browsers
-  (authorization-code grant, callback `https://<domain>/oauth2/idpresponse`), a resource server
-  with the API scopes and a client-credentials app client for programs.
+- Cognito (`auth.CognitoAuth`, its base class).
 
-`Endpoint.route(service, ...)` adds the two listener rules of one service. ALB's
-`authenticate-cognito` is a cookie-based browser flow and cannot accept a bearer token, so the
-rules split on the `Authorization` header: `Bearer *` goes through `jwt-validation` (issuer,
-JWKS and scope of the pool), everything else through `authenticate-cognito`; both then forward,
-and both strip the `/<service>` prefix with a URL rewrite so the engine keeps its native
-OpenAI-compatible paths. No rule forwards without authenticating.
+`Endpoint.route(service, ...)` adds the two authenticated listener rules of one service
+(`routes`): no rule forwards without authenticating.
 """
 
 from __future__ import annotations
@@ -32,25 +25,24 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_tls as tls
 
+from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
-from ecs_inference.contracts.aws_limits import ELBV2_NAME
+from ecs_inference.contracts.aws_limits import ELBV2_NAME, LISTENER_RULE_PRIORITY_MAX
+from ecs_inference.endpoint.auth import CognitoAuth
+from ecs_inference.endpoint.decisions import Routes, default_domain_prefix, idle_timeout
+from ecs_inference.endpoint.input import EndpointConfig
+from ecs_inference.endpoint.routes import check_service, service_rules
 from ecs_inference.iam import partition_of
-from ecs_inference.ingress.auth import CognitoAuth
-from ecs_inference.ingress.routes import authenticated_rules, check_service, rollout_rules
 from ecs_inference.rollouts.hook import SmokeHook
 from ecs_inference.services.base import replacement_name
-from ecs_inference.specs.endpoint import (
-    MAX_RULE_PRIORITY,
-    EndpointSpec,
-    in_range,
-)
+from ecs_inference.sizing import IdleTimeout
 
 # Where ELB delivers access logs inside the bucket (the prefix must not contain "AWSLogs").
 ACCESS_LOG_PREFIX = "alb"
@@ -92,16 +84,30 @@ NOT_FOUND_BODY = "no such service on this endpoint"
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndpointArgs(EndpointSpec):
-    """Inputs of `Endpoint`: its spec (`components.specs.endpoint.EndpointSpec`, built by the
-    plan) plus the wiring below."""
+class EndpointWiring:
+    """What `Endpoint` takes from around it: the network (Outputs), the services routed through
+    it and the stack's `protect`."""
 
     vpc_id: pulumi.Input[str]
     """The VPC of the ALB and its security group."""
+    vpc_cidr: str
+    """The VPC's CIDR; the ALB egresses to it on the routed services' ports only."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """Private subnets (public ones when internet_facing), at least two AZs."""
+    """Private subnets (public ones when `internetFacing`), at least two AZs."""
     hook_subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]] | None = None
-    """Private subnets of the smoke hook (`smoke_hook`); None: `subnet_ids`."""
+    """Private subnets of the smoke hook (`routes.smoke_hook`); default None: `subnet_ids`."""
+    routes: Routes = field(default_factory=Routes)
+    """What the services routed through it decide (ports, longest request, smoke hook); default
+    none yet (idle timeout 90 s)."""
+    protect: bool = True
+    """A new user pool gets deletion protection and, like the access-log bucket, is retained by
+    `pulumi destroy`; False: both are deleted (the bucket with its logs). Default True."""
+
+
+def _tcp(description: str, port: int, **peers: Any) -> dict[str, Any]:
+    """A security group rule of TCP `port` with the `peers` that are not empty."""
+    rule = {"description": description, "protocol": "tcp", "from_port": port, "to_port": port}
+    return rule | {key: value for key, value in peers.items() if value}
 
 
 def security_group_rules(
@@ -115,38 +121,15 @@ def security_group_rules(
     """
     v4 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 4]
     v6 = [c for c in allowed_cidrs if ipaddress.ip_network(c).version == 6]
-    ingress = []
-    for port, why in ((443, "HTTPS from client networks"), (80, "HTTP (redirects to HTTPS)")):
-        rule: dict[str, Any] = {
-            "description": why,
-            "protocol": "tcp",
-            "from_port": port,
-            "to_port": port,
-        }
-        if v4:
-            rule["cidr_blocks"] = v4
-        if v6:
-            rule["ipv6_cidr_blocks"] = v6
-        ingress.append(rule)
-    egress: list[dict[str, Any]] = [
-        {
-            "description": "HTTPS to the identity provider (Cognito token and JWKS endpoints)",
-            "protocol": "tcp",
-            "from_port": 443,
-            "to_port": 443,
-            "cidr_blocks": ["0.0.0.0/0"],
-        }
+    ingress = [
+        _tcp(why, port, cidr_blocks=v4, ipv6_cidr_blocks=v6)
+        for port, why in ((443, "HTTPS from client networks"), (80, "HTTP (redirects to HTTPS)"))
     ]
-    for port in sorted(set(target_ports)):
-        egress.append(
-            {
-                "description": f"targets on {port} inside the VPC",
-                "protocol": "tcp",
-                "from_port": port,
-                "to_port": port,
-                "cidr_blocks": [vpc_cidr],
-            }
-        )
+    idp = "HTTPS to the identity provider (Cognito token and JWKS endpoints)"
+    egress = [_tcp(idp, 443, cidr_blocks=["0.0.0.0/0"])] + [
+        _tcp(f"targets on {port} inside the VPC", port, cidr_blocks=[vpc_cidr])
+        for port in sorted(set(target_ports))
+    ]
     return ingress, egress
 
 
@@ -155,27 +138,23 @@ def access_log_bucket_policy(
 ) -> dict[str, Any]:
     """Bucket policy for ALB access logs: ELB log delivery may put objects under
     `<prefix>/AWSLogs/<account>/`, and any request without TLS is denied."""
+    principals: list[tuple[str, dict[str, str]]] = [
+        ("ElbLogDelivery", {"Service": ELB_LOG_DELIVERY_SERVICE})
+    ]
+    if legacy := ELB_LOG_DELIVERY_ACCOUNTS.get(region):
+        root = f"arn:{partition_of(region)}:iam::{legacy}:root"
+        principals.append(("ElbLogDeliveryRegionalAccount", {"AWS": root}))
     objects = f"{bucket_arn}/{prefix}/AWSLogs/{account_id}/*"
     statements: list[dict[str, Any]] = [
         {
-            "Sid": "ElbLogDelivery",
+            "Sid": sid,
             "Effect": "Allow",
-            "Principal": {"Service": ELB_LOG_DELIVERY_SERVICE},
+            "Principal": who,
             "Action": "s3:PutObject",
             "Resource": objects,
         }
+        for sid, who in principals
     ]
-    legacy = ELB_LOG_DELIVERY_ACCOUNTS.get(region)
-    if legacy:
-        statements.append(
-            {
-                "Sid": "ElbLogDeliveryRegionalAccount",
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:{partition_of(region)}:iam::{legacy}:root"},
-                "Action": "s3:PutObject",
-                "Resource": objects,
-            }
-        )
     statements.append(
         {
             "Sid": "DenyInsecureTransport",
@@ -189,46 +168,15 @@ def access_log_bucket_policy(
     return {"Version": "2012-10-17", "Statement": statements}
 
 
-# --------------------------------------------------------------------------------------------
-# component
-# --------------------------------------------------------------------------------------------
-
-
-class Endpoint(pulumi.ComponentResource):
-    """The authenticated ALB in front of every service; `route` attaches a service."""
+class Endpoint(CognitoAuth):
+    """The authenticated ALB in front of every service; `route` attaches a service. It decides
+    its idle timeout itself from `wiring.routes` (`components.endpoint.decisions`), as a stack's
+    plan does, and the Cognito side's attributes are its own (`CognitoAuth`)."""
 
     certificate_arn: pulumi.Output[str]
     """The HTTPS listener's certificate (given, or the imported self-signed one)."""
     certificate: aws.acm.Certificate | None
     """The imported self-signed certificate; None with `certificate_arn`."""
-    auth: CognitoAuth
-    """The Cognito side (its attributes are repeated below)."""
-    user_pool: aws.cognito.UserPool | None
-    """The new user pool; None for an existing pool."""
-    user_pool_domain_resource: aws.cognito.UserPoolDomain | None
-    """Its hosted domain; None for an existing pool."""
-    user_pool_id: pulumi.Output[str]
-    """The user pool's id."""
-    user_pool_arn: pulumi.Output[str]
-    """The user pool's ARN."""
-    user_pool_domain: pulumi.Output[str]
-    """The hosted domain (prefix or custom FQDN)."""
-    issuer: pulumi.Output[str]
-    """The tokens' issuer (jwt-validation checks it)."""
-    jwks_uri: pulumi.Output[str]
-    """The pool's signing keys."""
-    token_url: pulumi.Output[str]
-    """The OAuth2 token endpoint (client-credentials grant)."""
-    api_scopes: list[str]
-    """Full scope strings of the API client."""
-    resource_server: aws.cognito.ResourceServer
-    """The API's resource server."""
-    browser_client: aws.cognito.UserPoolClient
-    """The ALB's code-grant client (browsers)."""
-    api_client: aws.cognito.UserPoolClient
-    """The client-credentials client (programs)."""
-    api_client_id: pulumi.Output[str]
-    """Its id."""
     access_log_bucket: aws.s3.Bucket | None
     """The access logs; None without access logs."""
     access_log_bucket_policy: aws.s3.BucketPolicy | None
@@ -247,65 +195,60 @@ class Endpoint(pulumi.ComponentResource):
     http_listener: aws.lb.Listener
     """HTTP, redirecting to HTTPS."""
     dns_record: aws.route53.Record | None
-    """Alias of `domain_name`; None without `hosted_zone_id`."""
+    """Alias of `domainName`; None without `hostedZoneId`."""
     smoke_hook: SmokeHook | None
     """The lifecycle hook blue/green, canary and linear services run; None without
-    `smoke_hook`."""
+    `routes.smoke_hook`."""
 
     def __init__(
-        self, name: str, args: EndpointArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        input: EndpointConfig,
+        wiring: EndpointWiring,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        # Decided before anything registers: a too-short override fails with the stack's message.
+        idle = idle_timeout(input, wiring.routes.longest_request_seconds)
         super().__init__("ecs-inference:ingress:Endpoint", name, None, opts)
+        ledger.record_decisions("endpoint", [idle.summary()])
         self._name = name
-        self._args = args
+        self._input = input
         self._routes: dict[str, tuple[int, int]] = {}
-        self.idle_timeout_seconds = args.idle_timeout_seconds
+        self.idle_timeout_seconds = idle.seconds
         child = pulumi.ResourceOptions(parent=self)
         ctx = aws_context(self)
-        region, account_id = ctx.region, ctx.account_id
 
-        self.certificate_arn, self.certificate = self._certificate(name, args, child)
-        self.auth = CognitoAuth(self, name, args.auth, args.domain_name, region, account_id)
+        self.certificate_arn, self.certificate = self._certificate(name, input, child)
+        prefix = input.auth.domain_prefix or default_domain_prefix(
+            pulumi.get_project(), pulumi.get_stack()
+        )
+        self._cognito(name, input.auth, input.domain_name, prefix, wiring.protect, ctx)
         self.smoke_hook = None
-        if args.smoke_hook:
-            self.smoke_hook = SmokeHook(f"{name}-hook", vpc_id=args.vpc_id, opts=child)
+        if wiring.routes.smoke_hook:
+            self.smoke_hook = SmokeHook(f"{name}-hook", vpc_id=wiring.vpc_id, opts=child)
             self.smoke_hook.build(
-                subnet_ids=args.hook_subnet_ids or args.subnet_ids,  # pyright: ignore[reportArgumentType]
-                user_pool_id=self.auth.user_pool_id,
-                scope=self.auth.api_scopes[0],
-                depends_on=[self.auth.resource_server, *self.auth.domain_dependencies()],
+                subnet_ids=wiring.hook_subnet_ids or wiring.subnet_ids,  # pyright: ignore[reportArgumentType]
+                user_pool_id=self.user_pool_id,
+                scope=self.api_scopes[0],
+                depends_on=[self.resource_server, *self.domain_dependencies()],
             )
-        # The Cognito attributes callers read from the endpoint itself.
-        self.user_pool = self.auth.user_pool
-        self.user_pool_domain_resource = self.auth.user_pool_domain_resource
-        self.user_pool_id = self.auth.user_pool_id
-        self.user_pool_arn = self.auth.user_pool_arn
-        self.user_pool_domain = self.auth.user_pool_domain
-        self.issuer = self.auth.issuer
-        self.jwks_uri = self.auth.jwks_uri
-        self.token_url = self.auth.token_url
-        self.api_scopes = self.auth.api_scopes
-        self.resource_server = self.auth.resource_server
-        self.browser_client = self.auth.browser_client
-        self.api_client = self.auth.api_client
-        self.api_client_id = self.auth.api_client_id
         self.access_log_bucket = None
         self.access_log_bucket_policy = None
         log_dependencies: list[pulumi.Resource] = []
-        if args.access_logs:
-            log_dependencies = self._access_log_bucket(name, args, child, ctx)
+        if input.access_logs:
+            log_dependencies = self._access_log_bucket(name, input, wiring.protect, ctx)
 
-        self._load_balancer(name, args, log_dependencies)
-        self._listeners(name, args)
+        self._load_balancer(name, input, wiring, idle, log_dependencies)
+        self._listeners(name, input)
 
         # Cognito's callback and the certificate both name domain_name: the record makes that
         # name reach this ALB (an alias, so no extra query cost and it follows the ALB's IPs).
         self.dns_record = None
-        if args.hosted_zone_id:
+        if input.hosted_zone_id:
             self.dns_record = aws.route53.Record(
                 f"{name}-dns",
-                zone_id=args.hosted_zone_id,
-                name=args.domain_name,
+                zone_id=input.hosted_zone_id,
+                name=input.domain_name,
                 type="A",
                 aliases=[
                     aws.route53.RecordAliasArgs(
@@ -329,25 +272,27 @@ class Endpoint(pulumi.ComponentResource):
         )
 
     def _load_balancer(
-        self, name: str, args: EndpointArgs, log_dependencies: list[pulumi.Resource]
+        self,
+        name: str,
+        input: EndpointConfig,
+        wiring: EndpointWiring,
+        idle: IdleTimeout,
+        log_dependencies: list[pulumi.Resource],
     ) -> None:
         """The ALB's security group and the ALB itself."""
         child = pulumi.ResourceOptions(parent=self)
-        ingress, egress = security_group_rules(args.allowed_cidrs, args.vpc_cidr, args.target_ports)
+        ingress, egress = security_group_rules(
+            input.allowed_cidrs, wiring.vpc_cidr, wiring.routes.ports
+        )
         if self.smoke_hook is not None:
+            hook = [self.smoke_hook.security_group.id]
             ingress.append(
-                {
-                    "description": "HTTPS from the smoke hook (test listener rule)",
-                    "protocol": "tcp",
-                    "from_port": 443,
-                    "to_port": 443,
-                    "security_groups": [self.smoke_hook.security_group.id],
-                }
+                _tcp("HTTPS from the smoke hook (test listener rule)", 443, security_groups=hook)
             )
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-alb-sg",
             description="Inference ALB: clients on 443/80, egress to IdP and targets only",
-            vpc_id=args.vpc_id,
+            vpc_id=wiring.vpc_id,
             ingress=[aws.ec2.SecurityGroupIngressArgs(**rule) for rule in ingress],
             egress=[aws.ec2.SecurityGroupEgressArgs(**rule) for rule in egress],
             opts=child,
@@ -357,7 +302,7 @@ class Endpoint(pulumi.ComponentResource):
             access_logs = aws.lb.LoadBalancerAccessLogsArgs(
                 bucket=self.access_log_bucket.bucket, prefix=ACCESS_LOG_PREFIX, enabled=True
             )
-        forcing = {"loadBalancerType": "application", "internal": not args.internet_facing}
+        forcing = {"loadBalancerType": "application", "internal": not input.internet_facing}
         self.load_balancer = aws.lb.LoadBalancer(
             f"{name}-alb",
             # Load-balancer names are capped at 32 characters like target groups; a fitted name
@@ -365,9 +310,9 @@ class Endpoint(pulumi.ComponentResource):
             name=replacement_name(f"{name}-alb", ELBV2_NAME, forcing),
             load_balancer_type=forcing["loadBalancerType"],
             internal=forcing["internal"],
-            subnets=args.subnet_ids,
+            subnets=wiring.subnet_ids,
             security_groups=[self.security_group.id],
-            idle_timeout=args.idle_timeout_seconds,
+            idle_timeout=idle.seconds,
             # Malformed headers are a request-smuggling vector; the ALB drops them.
             drop_invalid_header_fields=True,
             access_logs=access_logs,
@@ -376,7 +321,7 @@ class Endpoint(pulumi.ComponentResource):
         )
         self.dns_name = self.load_balancer.dns_name
 
-    def _listeners(self, name: str, args: EndpointArgs) -> None:
+    def _listeners(self, name: str, input: EndpointConfig) -> None:
         """HTTPS (only the services' rules forward; anything else is 404) and HTTP redirecting
         to HTTPS."""
         child = pulumi.ResourceOptions(parent=self)
@@ -385,7 +330,7 @@ class Endpoint(pulumi.ComponentResource):
             load_balancer_arn=self.load_balancer.arn,
             port=443,
             protocol="HTTPS",
-            ssl_policy=args.ssl_policy,
+            ssl_policy=input.ssl_policy,
             certificate_arn=self.certificate_arn,
             # Only per-service rules (which authenticate first) forward; anything else is 404.
             default_actions=[
@@ -418,18 +363,18 @@ class Endpoint(pulumi.ComponentResource):
 
     # -- certificate -------------------------------------------------------------------------
     def _certificate(
-        self, name: str, args: EndpointArgs, child: pulumi.ResourceOptions
+        self, name: str, input: EndpointConfig, child: pulumi.ResourceOptions
     ) -> tuple[pulumi.Output[str], aws.acm.Certificate | None]:
-        if args.certificate_arn:
-            return pulumi.Output.from_input(args.certificate_arn), None
+        if input.certificate_arn:
+            return pulumi.Output.from_input(input.certificate_arn), None
         key = tls.PrivateKey(f"{name}-tls-key", algorithm="RSA", rsa_bits=2048, opts=child)
         cert = tls.SelfSignedCert(
             f"{name}-tls-cert",
             private_key_pem=key.private_key_pem,
             subject=tls.SelfSignedCertSubjectArgs(
-                common_name=args.domain_name, organization="ecs-inference dev (self-signed)"
+                common_name=input.domain_name, organization="ecs-inference dev (self-signed)"
             ),
-            dns_names=[args.domain_name],
+            dns_names=[input.domain_name],
             validity_period_hours=24 * 365,
             early_renewal_hours=24 * 30,
             allowed_uses=["key_encipherment", "digital_signature", "server_auth"],
@@ -445,19 +390,16 @@ class Endpoint(pulumi.ComponentResource):
 
     # -- access logs -------------------------------------------------------------------------
     def _access_log_bucket(
-        self,
-        name: str,
-        args: EndpointArgs,
-        child: pulumi.ResourceOptions,
-        ctx: AwsContext,
+        self, name: str, input: EndpointConfig, protect: bool, ctx: AwsContext
     ) -> list[pulumi.Resource]:
+        child = pulumi.ResourceOptions(parent=self)
         bucket = aws.s3.Bucket(
             f"{name}-logs",
             # S3 deletes only empty buckets: an unprotected (dev) stack empties it on destroy; a
             # protected one keeps bucket and logs (audit evidence) in the account.
-            force_destroy=not args.protect,
+            force_destroy=not protect,
             opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(retain_on_delete=args.protect)
+                child, pulumi.ResourceOptions(retain_on_delete=protect)
             ),
         )
         self.access_log_bucket = bucket
@@ -500,7 +442,7 @@ class Endpoint(pulumi.ComponentResource):
                         prefix=f"{ACCESS_LOG_PREFIX}/"
                     ),
                     expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(
-                        days=args.access_log_retention_days
+                        days=input.access_log_retention_days
                     ),
                     abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
                         days_after_initiation=7
@@ -532,23 +474,25 @@ class Endpoint(pulumi.ComponentResource):
         the token endpoint, the hook's client and its secret, the scope."""
         hook = self.smoke_hook
         if hook is None:
-            raise ValueError("this endpoint has no smoke hook (EndpointArgs(..., smoke_hook=True))")
+            raise ValueError(
+                "this endpoint has no smoke hook (EndpointWiring(routes=Routes(smoke_hook=True)))"
+            )
         check_service(service)
         ca = self.certificate.certificate_body if self.certificate is not None else None
         details = pulumi.Output.all(
             self.load_balancer.dns_name,
-            self.auth.token_url,
+            self.token_url,
             hook.client.id,
             hook.secret.arn,
             pulumi.Output.from_input(ca),
         ).apply(
             lambda a: {
                 "url": f"https://{a[0]}/{service}{api_path}",
-                "tlsName": self._args.domain_name,
+                "tlsName": self._input.domain_name,
                 "tokenUrl": a[1],
                 "clientId": a[2],
                 "clientSecretArn": a[3],
-                "scope": self.auth.api_scopes[0],
+                "scope": self.api_scopes[0],
                 "caPem": a[4],
             }
         )
@@ -557,7 +501,7 @@ class Endpoint(pulumi.ComponentResource):
     def service_url(self, service: str) -> pulumi.Output[str]:
         """`https://<domain>/<service>/`, the base URL clients use for `service`."""
         check_service(service)
-        return pulumi.Output.from_input(f"https://{self._args.domain_name}/{service}/")
+        return pulumi.Output.from_input(f"https://{self._input.domain_name}/{service}/")
 
     def route(
         self,
@@ -577,12 +521,13 @@ class Endpoint(pulumi.ComponentResource):
 
         With `alternate_target_group_arn` (a blue/green, canary or linear service) the two rules
         are ECS's: the test rule at `priority` and the production (bearer) rule at `priority + 1`,
-        each forwarding to both target groups (`routes.rollout_rules`); returned [test, production].
+        each forwarding to both target groups (`routes.service_rules`); returned [test, production].
         """
         check_service(service)
-        if not in_range(priority, (1, MAX_RULE_PRIORITY - 1)):
+        top = LISTENER_RULE_PRIORITY_MAX - 1
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= top:
             raise ValueError(
-                f"route {service!r}: priority must be 1-{MAX_RULE_PRIORITY - 1} "
+                f"route {service!r}: priority must be 1-{top} "
                 f"(it takes {priority} and {priority}+1), got {priority!r}"
             )
         if service in self._routes:
@@ -594,30 +539,21 @@ class Endpoint(pulumi.ComponentResource):
                 f"route's ({sorted(taken)})"
             )
         self._routes[service] = (priority, priority + 1)
+        arns = [target_group_arn]
         if alternate_target_group_arn is not None:
             if self.smoke_hook is None:
                 raise ValueError(
                     f"route {service!r}: a blue/green, canary or linear service needs the "
-                    "endpoint's smoke hook (EndpointArgs(..., smoke_hook=True))"
+                    "endpoint's smoke hook (EndpointWiring(routes=Routes(smoke_hook=True)))"
                 )
-            return rollout_rules(
-                self,
-                f"{self._name}-{service}",
-                service,
-                listener_arn=self.https_listener.arn,
-                auth=self.auth,
-                target_group_arns=(target_group_arn, alternate_target_group_arn),
-                priority=priority,
-                opts=opts,
-            )
-        return authenticated_rules(
+            arns.append(alternate_target_group_arn)
+        return service_rules(
             self,
             f"{self._name}-{service}",
             service,
             listener_arn=self.https_listener.arn,
-            auth=self.auth,
-            session_timeout_seconds=self._args.auth.session_timeout_seconds,
-            target_group_arn=target_group_arn,
-            opts=opts,
+            target_group_arns=arns,
             priority=priority,
+            session_timeout_seconds=self._input.auth.session_timeout_seconds,
+            opts=opts,
         )

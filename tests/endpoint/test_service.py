@@ -15,17 +15,21 @@ from typing import Any
 
 import pulumi
 import pytest
+from pydantic import ValidationError
 
-from ecs_inference.ingress.alb import (
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.load import issues_from_validation_error
+from ecs_inference.endpoint.auth import cognito_token_url
+from ecs_inference.endpoint.decisions import Routes
+from ecs_inference.endpoint.input import AuthConfig, EndpointConfig
+from ecs_inference.endpoint.routes import service_url_rewrite
+from ecs_inference.endpoint.service import (
     ELB_LOG_DELIVERY_SERVICE,
     Endpoint,
-    EndpointArgs,
+    EndpointWiring,
     access_log_bucket_policy,
     security_group_rules,
 )
-from ecs_inference.ingress.auth import cognito_token_url
-from ecs_inference.ingress.routes import service_url_rewrite
-from ecs_inference.specs.endpoint import AuthSpec, endpoint_arg_issues
 from tests.aws_shapes import (
     ShapeError,
     create_listener_request,
@@ -35,6 +39,7 @@ from tests.aws_shapes import (
     validate_named_shape,
     validate_shape,
 )
+from tests.stack_config import issues_of, mutate, plan_of, reference
 from tools.recording import RecordedResource, Recording, run_function
 
 DOMAIN = "models.dev.example.internal"
@@ -43,6 +48,8 @@ ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0e1f2a3b-4c5d-6e7f-809
 TG_LLAMA = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/llama/0123456789abcdef"
 TG_RERANK = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/rerank/fedcba987654"
 EXISTING_POOL = "us-east-1_AbCdEf123"
+PREFIX = "ecs-inference-test"
+"""The Cognito prefix of a new pool without `domainPrefix`: `<project>-<stack>` of the mocks."""
 
 ALB = "aws:lb/loadBalancer:LoadBalancer"
 LISTENER = "aws:lb/listener:Listener"
@@ -54,25 +61,33 @@ CLIENT = "aws:cognito/userPoolClient:UserPoolClient"
 RESOURCE_SERVER = "aws:cognito/resourceServer:ResourceServer"
 
 
-def make_args(**overrides: Any) -> EndpointArgs:
-    base = EndpointArgs(
-        vpc_id="vpc-0123456789abcdef0",
-        vpc_cidr=VPC_CIDR,
-        subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
-        domain_name=DOMAIN,
-        allowed_cidrs=("10.0.0.0/8", "192.168.0.0/16"),
-        idle_timeout_seconds=930,
-        target_ports=(8000, 8080),
-        self_signed_certificate=True,
-    )
-    return dataclasses.replace(base, **overrides)
+WIRING = EndpointWiring(
+    vpc_id="vpc-0123456789abcdef0",
+    vpc_cidr=VPC_CIDR,
+    subnet_ids=["subnet-0aaaaaaaaaaaaaaa1", "subnet-0bbbbbbbbbbbbbbb2"],
+    routes=Routes(ports=(8000, 8080), longest_request_seconds=(900, 60)),
+)
+INPUT = {
+    "domain_name": DOMAIN,
+    "allowed_cidrs": ["10.0.0.0/8", "192.168.0.0/16"],
+    "self_signed_certificate": True,
+}
+Args = tuple[EndpointConfig, EndpointWiring]
 
 
-def run_endpoint(args: EndpointArgs, routes: bool = True) -> Recording:
+def make_args(**overrides: Any) -> Args:
+    """The endpoint's input and wiring, each with the `overrides` of its own fields."""
+    wired = {f.name for f in dataclasses.fields(EndpointWiring)}
+    wiring = dataclasses.replace(WIRING, **{k: v for k, v in overrides.items() if k in wired})
+    keys = {k: v for k, v in overrides.items() if k not in wired}
+    return EndpointConfig.model_validate({**INPUT, **keys}), wiring
+
+
+def run_endpoint(args: Args, routes: bool = True) -> Recording:
     """Register one Endpoint (plus two routes) and export the ids tests compare against."""
 
     def program() -> None:
-        ep = Endpoint("ep", args)
+        ep = Endpoint("ep", *args)
         if routes:
             ep.route("llama", target_group_arn=TG_LLAMA, priority=100)
             ep.route("rerank", target_group_arn=TG_RERANK, priority=110)
@@ -105,10 +120,10 @@ def prod() -> Recording:
         make_args(
             certificate_arn=ACM_ARN,
             self_signed_certificate=False,
-            auth=AuthSpec(
+            auth=AuthConfig(
                 existing_user_pool_id=EXISTING_POOL,
                 existing_user_pool_domain="login.example.com",
-                api_scopes=("invoke", "admin"),
+                api_scopes=["invoke", "admin"],
                 session_timeout_seconds=3600,
             ),
         )
@@ -133,81 +148,57 @@ def header_condition(rule: RecordedResource) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------------------------
 
 
-def test_valid_args_have_no_issues() -> None:
-    assert endpoint_arg_issues(make_args()) == []
-    assert (
-        endpoint_arg_issues(make_args(certificate_arn=ACM_ARN, self_signed_certificate=False)) == []
-    )
-
-
 @pytest.mark.parametrize(
-    ("overrides", "path", "words"),
+    ("key", "value", "words"),
     [
-        ({"certificate_arn": ACM_ARN}, "platform.endpoint.certificateArn", "exactly one"),
-        ({"self_signed_certificate": False}, "platform.endpoint.certificateArn", "exactly one"),
-        (
-            {
-                "certificate_arn": "arn:aws:iam::1:server-certificate/x",
-                "self_signed_certificate": False,
-            },
-            "platform.endpoint.certificateArn",
-            "not an ACM certificate ARN",
-        ),
-        ({"domain_name": "Models.Example"}, "platform.endpoint.domainName", "DNS name"),
-        ({"allowed_cidrs": ()}, "platform.endpoint.allowedCidrs", "at least one"),
-        ({"allowed_cidrs": ("10.0.0.0/33",)}, "platform.endpoint.allowedCidrs", "not a CIDR"),
-        ({"allowed_cidrs": ("0.0.0.0/0",)}, "platform.endpoint.allowedCidrs", "whole internet"),
-        ({"allowed_cidrs": ("::/0",)}, "platform.endpoint.allowedCidrs", "whole internet"),
-        ({"vpc_cidr": "10.40.0.1/16"}, "platform.network.cidrBlock", "not a CIDR"),
-        ({"target_ports": (0,)}, "platform.endpoint.targetPorts", "not TCP ports"),
-        (
-            {"ssl_policy": "ELBSecurityPolicy-TLS-1-2-2017-01"},
-            "platform.endpoint.sslPolicy",
-            "TLS 1.3",
-        ),
-        ({"access_log_retention_days": 0}, "platform.endpoint.accessLogRetentionDays", "positive"),
-        (
-            {"auth": AuthSpec(existing_user_pool_id=EXISTING_POOL)},
-            "platform.endpoint.auth.existingUserPoolId",
-            "together",
-        ),
-        (
-            {"auth": AuthSpec(existing_user_pool_id="pool", existing_user_pool_domain="x")},
-            "platform.endpoint.auth.existingUserPoolId",
-            "not a user pool id",
-        ),
-        ({"auth": AuthSpec(domain_prefix="-bad")}, "platform.endpoint.auth.domainPrefix", "'-'"),
-        (
-            {"auth": AuthSpec(domain_prefix="my-cognito-login")},
-            "platform.endpoint.auth.domainPrefix",
-            "reserved",
-        ),
-        ({"auth": AuthSpec(api_scopes=())}, "platform.endpoint.auth.apiScopes", "at least one"),
-        ({"auth": AuthSpec(api_scopes=("a b",))}, "platform.endpoint.auth.apiScopes", "valid"),
-        ({"auth": AuthSpec(api_scopes=("x", "x"))}, "platform.endpoint.auth.apiScopes", "twice"),
-        (
-            {"auth": AuthSpec(session_timeout_seconds=0)},
-            "platform.endpoint.auth.sessionTimeoutSeconds",
-            "integer from 60",
-        ),
-        (
-            {"auth": AuthSpec(access_token_validity_minutes=4)},
-            "platform.endpoint.auth.accessTokenValidityMinutes",
-            "integer from 5",
-        ),
+        ("certificateArn", ACM_ARN, "exactly one"),
+        ("selfSignedCertificate", False, "exactly one"),
+        ("domainName", "Models.Example", "DNS name"),
+        ("allowedCidrs", [], "at least 1"),
+        ("allowedCidrs", ["10.0.0.0/33"], "not a CIDR"),
+        ("allowedCidrs", ["0.0.0.0/0"], "whole internet"),
+        ("allowedCidrs", ["::/0"], "whole internet"),
+        ("sslPolicy", "ELBSecurityPolicy-TLS-1-2-2017-01", "TLS 1.3"),
+        ("accessLogRetentionDays", 0, "must be >= 1"),
+        ("idleTimeoutSeconds", 0, "must be >= 1"),
+        ("auth.existingUserPoolId", EXISTING_POOL, "together"),
+        ("auth.existingUserPoolId", "pool", "not a user pool id"),
+        ("auth.domainPrefix", "-bad", "'-'"),
+        ("auth.domainPrefix", "my-cognito-login", "reserved"),
+        ("auth.apiScopes", [], "at least 1"),
+        ("auth.apiScopes", ["a b"], "lowercase"),
+        ("auth.apiScopes", ["x1", "x1"], "twice"),
+        ("auth.sessionTimeoutSeconds", 0, "must be >= 60"),
+        ("auth.accessTokenValidityMinutes", 4, "must be >= 5"),
     ],
 )
-def test_each_mistake_yields_one_issue_naming_its_path(
-    overrides: dict[str, Any], path: str, words: str
+def test_a_program_gets_the_stack_files_issue_at_the_same_key(
+    key: str, value: Any, words: str
 ) -> None:
-    issues = endpoint_arg_issues(make_args(**overrides))
-    assert len(issues) == 1, issues
-    assert issues[0].path == path
-    assert words in issues[0].message
+    """Each mistake is one issue, at its key (or the section, for a rule across keys), with the
+    same message whether a stack file or a program (`EndpointConfig` built by hand) writes it:
+    the input is the one place it is checked."""
+    [stack] = issues_of(mutate(reference("dev"), f"endpoint.{key}", value), "dev")
+    raw = mutate(reference("dev")["endpoint"], key, value)
+    with pytest.raises(ValidationError) as info:
+        EndpointConfig.model_validate(raw)
+    [program] = issues_from_validation_error(info.value)
+    at = program.path.replace("platform", "platform.endpoint", 1)
+    assert (stack.path, stack.message) == (at, program.message)
+    assert words in stack.message, stack.message
 
 
 def test_internet_facing_endpoint_may_admit_the_internet() -> None:
-    assert endpoint_arg_issues(make_args(internet_facing=True, allowed_cidrs=("0.0.0.0/0",))) == []
+    make_args(internet_facing=True, allowed_cidrs=["0.0.0.0/0"])
+
+
+def test_an_override_shorter_than_the_longest_request_fails_before_anything_registers() -> None:
+    """As the stack file's `idleTimeoutSeconds` does, at its key, with its message."""
+    [stack] = issues_of(mutate(reference("dev"), "endpoint.idleTimeoutSeconds", 200), "dev")
+    routes = plan_of(reference("dev"), "dev").endpoint
+    with pytest.raises(ConfigError) as info:
+        Endpoint("ep", *make_args(idle_timeout_seconds=200, routes=routes))
+    assert [(i.path, i.message) for i in info.value.issues] == [(stack.path, stack.message)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -326,7 +317,7 @@ def test_wires_to_the_network_component() -> None:
         net = Network("net", NetworkConfig())
         Endpoint(
             "ep",
-            make_args(
+            *make_args(
                 vpc_id=net.vpc_id, subnet_ids=net.private_subnet_ids, vpc_cidr=net.cidr_block
             ),
         )
@@ -456,7 +447,7 @@ def test_browser_rule_signs_in_with_the_browser_client(dev: Recording) -> None:
     assert cognito == {
         "userPoolArn": dev.outputs["userPoolArn"],
         "userPoolClientId": dev.outputs["browserClientId"],
-        "userPoolDomain": "ecs-inference",
+        "userPoolDomain": PREFIX,
         "scope": "openid",
         "sessionTimeout": 28800.0,
         "onUnauthenticatedRequest": "authenticate",
@@ -481,7 +472,7 @@ def test_route_rejects_conflicts_and_bad_names() -> None:
     errors: list[str] = []
 
     def program() -> None:
-        ep = Endpoint("ep", make_args())
+        ep = Endpoint("ep", *make_args())
         ep.route("llama", target_group_arn=TG_LLAMA, priority=10)
         for kwargs in (
             {"service": "llama", "priority": 20},  # same service twice
@@ -507,7 +498,7 @@ def test_route_rejects_conflicts_and_bad_names() -> None:
 
 def test_route_opts_can_reparent_the_rules() -> None:
     def program() -> None:
-        ep = Endpoint("ep", make_args())
+        ep = Endpoint("ep", *make_args())
         owner = pulumi.ComponentResource("test:index:Owner", "owner")
         ep.route(
             "llama",
@@ -524,7 +515,7 @@ def test_route_opts_can_reparent_the_rules() -> None:
 def test_outputs_for_api_callers(dev: Recording, prod: Recording) -> None:
     assert dev.outputs["llamaUrl"] == f"https://{DOMAIN}/llama/"
     assert dev.outputs["tokenUrl"] == (
-        "https://ecs-inference.auth.us-east-1.amazoncognito.com/oauth2/token"
+        f"https://{PREFIX}.auth.us-east-1.amazoncognito.com/oauth2/token"
     )
     assert prod.outputs["tokenUrl"] == "https://login.example.com/oauth2/token"
     assert dev.outputs["apiClientId"]
@@ -573,7 +564,7 @@ def test_new_user_pool_is_locked_down(dev: Recording) -> None:
         for k in ("requireLowercase", "requireUppercase", "requireNumbers", "requireSymbols")
     )
     domain = dev.one(POOL_DOMAIN).inputs
-    assert domain == {"domain": "ecs-inference", "userPoolId": dev.outputs["userPoolId"]}
+    assert domain == {"domain": PREFIX, "userPoolId": dev.outputs["userPoolId"]}
 
 
 def test_browser_client_uses_the_code_grant_and_alb_callback(dev: Recording) -> None:

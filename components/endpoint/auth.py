@@ -2,91 +2,85 @@
 server with the API scopes, a browser client (ALB authenticate-cognito) and an API client
 (client-credentials, checked by the ALB's jwt-validation).
 
-`CognitoAuth` registers its resources as children of the Endpoint (same names and parents as
-when they were created inline), so moving them here changed no URN.
+`CognitoAuth` is the Endpoint's base: its resources are the Endpoint's children and its
+attributes the Endpoint's own.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from ecs_inference.arns import AwsContext
+from ecs_inference.endpoint.input import AuthConfig
 from ecs_inference.iam import partition_of
-from ecs_inference.specs.endpoint import AuthSpec
-
-
-def cognito_issuer(region: str, user_pool_id: str) -> str:
-    """The `iss` claim of tokens from `user_pool_id` (also the OIDC discovery base)."""
-    return f"https://cognito-idp.{region}.amazonaws.com/{user_pool_id}"
-
-
-def cognito_jwks_uri(issuer: str) -> str:
-    """The pool's public signing keys (what the ALB jwt-validation action fetches)."""
-    return f"{issuer}/.well-known/jwks.json"
-
-
-def cognito_domain_url(domain: str, region: str) -> str:
-    """Base URL of a pool's hosted domain: a prefix domain lives under amazoncognito.com, a
-    custom domain is its own host."""
-    if "." in domain:
-        return f"https://{domain}"
-    return f"https://{domain}.auth.{region}.amazoncognito.com"
 
 
 def cognito_token_url(domain: str, region: str) -> str:
-    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant."""
-    return f"{cognito_domain_url(domain, region)}/oauth2/token"
+    """The OAuth 2.0 token endpoint API callers use for the client-credentials grant: a prefix
+    domain lives under amazoncognito.com, a custom domain is its own host."""
+    host = domain if "." in domain else f"{domain}.auth.{region}.amazoncognito.com"
+    return f"https://{host}/oauth2/token"
 
 
-def user_pool_arn(region: str, account_id: str, user_pool_id: str) -> str:
-    """ARN of a user pool known only by id (an existing pool)."""
-    return f"arn:{partition_of(region)}:cognito-idp:{region}:{account_id}:userpool/{user_pool_id}"
+class CognitoAuth(pulumi.ComponentResource):
+    """The Cognito side of the Endpoint (its base class)."""
 
+    user_pool: aws.cognito.UserPool | None
+    """The new user pool; None for an existing pool."""
+    user_pool_domain_resource: aws.cognito.UserPoolDomain | None
+    """Its hosted domain; None for an existing pool."""
+    user_pool_id: pulumi.Output[str]
+    """The user pool's id."""
+    user_pool_arn: pulumi.Output[str]
+    """The user pool's ARN."""
+    user_pool_domain: pulumi.Output[str]
+    """The hosted domain (prefix or custom FQDN)."""
+    issuer: pulumi.Output[str]
+    """The tokens' issuer (jwt-validation checks it)."""
+    jwks_uri: pulumi.Output[str]
+    """The pool's signing keys."""
+    token_url: pulumi.Output[str]
+    """The OAuth2 token endpoint (client-credentials grant)."""
+    api_scopes: list[str]
+    """Full scope strings of the API client."""
+    resource_server: aws.cognito.ResourceServer
+    """The API's resource server."""
+    browser_client: aws.cognito.UserPoolClient
+    """The ALB's code-grant client (browsers)."""
+    api_client: aws.cognito.UserPoolClient
+    """The client-credentials client (programs)."""
+    api_client_id: pulumi.Output[str]
+    """Its id."""
 
-def alb_callback_url(domain_name: str) -> str:
-    """Where Cognito returns the browser after sign-in: the ALB's fixed callback path."""
-    return f"https://{domain_name}/oauth2/idpresponse"
-
-
-def resource_server_identifier(domain_name: str) -> str:
-    """Identifier of the API resource server; scopes in tokens read `<identifier>/<scope>`."""
-    return f"https://{domain_name}"
-
-
-def scope_identifiers(identifier: str, scopes: Sequence[str]) -> list[str]:
-    """Full scope strings as they appear in the access token's `scope` claim."""
-    return [f"{identifier}/{scope}" for scope in scopes]
-
-
-class CognitoAuth:
-    """The Cognito side of the Endpoint. Attributes: `user_pool` and `user_pool_domain_resource`
-    (None for an existing pool), `user_pool_id`, `user_pool_arn`, `user_pool_domain`, `issuer`,
-    `jwks_uri`, `token_url`, `api_scopes`, `resource_server`, `browser_client`, `api_client`,
-    `api_client_id`."""
-
-    def __init__(
+    def _cognito(
         self,
-        owner: pulumi.Resource,
         name: str,
-        auth: AuthSpec,
+        auth: AuthConfig,
         domain_name: str,
-        region: pulumi.Output[str],
-        account_id: pulumi.Output[str],
+        prefix: str,
+        protect: bool,
+        ctx: AwsContext,
     ) -> None:
-        child = pulumi.ResourceOptions(parent=owner)
-        domain = self._user_pool(owner, name, auth, region, account_id)
+        """The pool (new, with hosted domain `prefix`, or `auth`'s existing one), the resource
+        server and the two clients; a new pool is protected and retained with `protect`."""
+        child = pulumi.ResourceOptions(parent=self)
+        region = ctx.region
+        domain = self._user_pool(name, auth, prefix, protect, ctx)
         self.user_pool_domain = pulumi.Output.from_input(domain)
+        # The tokens' `iss` claim (also the OIDC discovery base), and the keys the ALB fetches.
         self.issuer = pulumi.Output.all(region, self.user_pool_id).apply(
-            lambda rp: cognito_issuer(rp[0], rp[1])
+            lambda rp: f"https://cognito-idp.{rp[0]}.amazonaws.com/{rp[1]}"
         )
-        self.jwks_uri = self.issuer.apply(cognito_jwks_uri)
+        self.jwks_uri = self.issuer.apply(lambda issuer: f"{issuer}/.well-known/jwks.json")
         self.token_url = region.apply(lambda r: cognito_token_url(domain, r))
 
-        identifier = resource_server_identifier(domain_name)
-        self.api_scopes = scope_identifiers(identifier, auth.api_scopes)
+        # Scopes in tokens read `<identifier>/<scope>`.
+        identifier = f"https://{domain_name}"
+        self.api_scopes = [f"{identifier}/{scope}" for scope in auth.api_scopes]
         self.resource_server = aws.cognito.ResourceServer(
             f"{name}-api",
             identifier=identifier,
@@ -104,30 +98,27 @@ class CognitoAuth:
                 child, pulumi.ResourceOptions(delete_before_replace=True)
             ),
         )
-        self._clients(owner, name, auth, domain_name)
+        self._clients(name, auth, domain_name)
         self.api_client_id = self.api_client.id
 
     def _user_pool(
-        self,
-        owner: pulumi.Resource,
-        name: str,
-        auth: AuthSpec,
-        region: pulumi.Output[str],
-        account_id: pulumi.Output[str],
+        self, name: str, auth: AuthConfig, prefix: str, protect: bool, ctx: AwsContext
     ) -> str:
         """The existing pool, or a new one with its hosted domain; returns the domain."""
-        child = pulumi.ResourceOptions(parent=owner)
-        self.user_pool: aws.cognito.UserPool | None = None
-        self.user_pool_domain_resource: aws.cognito.UserPoolDomain | None = None
+        child = pulumi.ResourceOptions(parent=self)
+        self.user_pool = None
+        self.user_pool_domain_resource = None
         if auth.existing_user_pool_id:
             pool_id = auth.existing_user_pool_id
             domain = auth.existing_user_pool_domain or ""
             self.user_pool_id = pulumi.Output.from_input(pool_id)
-            self.user_pool_arn = pulumi.Output.all(region, account_id).apply(
-                lambda ra: user_pool_arn(ra[0], ra[1], pool_id)
+            self.user_pool_arn = pulumi.Output.all(ctx.region, ctx.account_id).apply(
+                lambda ra: (
+                    f"arn:{partition_of(ra[0])}:cognito-idp:{ra[0]}:{ra[1]}:userpool/{pool_id}"
+                )
             )
         else:
-            domain = auth.domain_prefix
+            domain = prefix
             self.user_pool = aws.cognito.UserPool(
                 f"{name}-users",
                 name=f"{name}-users",
@@ -158,11 +149,11 @@ class CognitoAuth:
                         )
                     ]
                 ),
-                deletion_protection="ACTIVE" if auth.protect else "INACTIVE",
+                deletion_protection="ACTIVE" if protect else "INACTIVE",
                 # Retained (not deleted) by `pulumi destroy` when protected: its users and
                 # their MFA devices cannot be recreated.
                 opts=pulumi.ResourceOptions.merge(
-                    child, pulumi.ResourceOptions(retain_on_delete=auth.protect)
+                    child, pulumi.ResourceOptions(retain_on_delete=protect)
                 ),
             )
             self.user_pool_domain_resource = aws.cognito.UserPoolDomain(
@@ -179,51 +170,46 @@ class CognitoAuth:
             self.user_pool_arn = self.user_pool.arn
         return domain
 
-    def _clients(self, owner: pulumi.Resource, name: str, auth: AuthSpec, domain_name: str) -> None:
+    def _clients(self, name: str, auth: AuthConfig, domain_name: str) -> None:
         """The ALB's code-grant client (browsers) and the client-credentials client (programs)."""
-        minutes = aws.cognito.UserPoolClientTokenValidityUnitsArgs(
-            access_token="minutes", id_token="minutes", refresh_token="days"
-        )
+        both: dict[str, Any] = {
+            "user_pool_id": self.user_pool_id,
+            "generate_secret": True,
+            "allowed_oauth_flows_user_pool_client": True,
+            "supported_identity_providers": ["COGNITO"],
+            "explicit_auth_flows": ["ALLOW_REFRESH_TOKEN_AUTH"],
+            "enable_token_revocation": True,
+            "access_token_validity": auth.access_token_validity_minutes,
+            "token_validity_units": aws.cognito.UserPoolClientTokenValidityUnitsArgs(
+                access_token="minutes", id_token="minutes", refresh_token="days"
+            ),
+        }
         # The ALB exchanges the authorization code with this client's secret; the callback is
         # the ALB's own fixed path on the endpoint's host name.
         self.browser_client = aws.cognito.UserPoolClient(
             f"{name}-browser",
             name=f"{name}-browser",
-            user_pool_id=self.user_pool_id,
-            generate_secret=True,
-            allowed_oauth_flows_user_pool_client=True,
             allowed_oauth_flows=["code"],
             allowed_oauth_scopes=["openid"],
-            callback_urls=[alb_callback_url(domain_name)],
-            supported_identity_providers=["COGNITO"],
-            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
+            callback_urls=[f"https://{domain_name}/oauth2/idpresponse"],
             prevent_user_existence_errors="ENABLED",
-            enable_token_revocation=True,
-            access_token_validity=auth.access_token_validity_minutes,
             id_token_validity=auth.access_token_validity_minutes,
             # The ALB renews claims with the refresh token for as long as its session lasts.
             refresh_token_validity=max(1, math.ceil(auth.session_timeout_seconds / 86_400)),
-            token_validity_units=minutes,
-            opts=pulumi.ResourceOptions(parent=owner, depends_on=self.domain_dependencies()),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.domain_dependencies()),
+            **both,
         )
         # Programs get tokens with the client-credentials grant; the scopes must exist on the
         # resource server before a client may be granted them.
         self.api_client = aws.cognito.UserPoolClient(
             f"{name}-api-client",
             name=f"{name}-api",
-            user_pool_id=self.user_pool_id,
-            generate_secret=True,
-            allowed_oauth_flows_user_pool_client=True,
             allowed_oauth_flows=["client_credentials"],
             allowed_oauth_scopes=self.api_scopes,
-            supported_identity_providers=["COGNITO"],
-            explicit_auth_flows=["ALLOW_REFRESH_TOKEN_AUTH"],
-            enable_token_revocation=True,
-            access_token_validity=auth.access_token_validity_minutes,
-            token_validity_units=minutes,
             opts=pulumi.ResourceOptions(
-                parent=owner, depends_on=[self.resource_server, *self.domain_dependencies()]
+                parent=self, depends_on=[self.resource_server, *self.domain_dependencies()]
             ),
+            **both,
         )
 
     def domain_dependencies(self) -> list[pulumi.Resource]:
