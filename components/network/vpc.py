@@ -42,10 +42,11 @@ from ecs_inference.network.rules import HTTPS_PORT
 class Network(pulumi.ComponentResource):
     """A VPC with private subnets, NAT and VPC endpoints.
 
-    `Network(name, input, wiring=NetworkWiring(), opts=None)`: `input` is the stack file's
-    `network` section (`NetworkConfig`), `wiring` the region, what the rest of the stack asks
-    of it and an existing VPC's lookup. It decides (and for an existing VPC checks) before it
-    creates anything, raising `ConfigError` with the config paths a stack file gets.
+    `Network(name, input=NetworkConfig(), wiring=NetworkWiring(), opts=None)`: `input` is the
+    stack file's `network` section (`NetworkConfig`; default: its defaults), `wiring` the
+    region, what the rest of the stack asks of it and an existing VPC's lookup. It decides
+    (and for an existing VPC checks) before it creates anything, raising `ConfigError` with the
+    config paths a stack file gets.
     """
 
     decided: NetworkDecisions
@@ -74,11 +75,11 @@ class Network(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        input: NetworkConfig,
+        input: NetworkConfig | None = None,
         wiring: NetworkWiring | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        wiring = wiring or NetworkWiring()
+        input, wiring = input or NetworkConfig.model_validate({}), wiring or NetworkWiring()
         if input.existing is not None and wiring.lookup is None:
             wiring = replace(wiring, lookup=discover(input.existing))
         issues = Issues()

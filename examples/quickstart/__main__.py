@@ -5,10 +5,9 @@ from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring, Placement
-from ecs_inference.network.input import NetworkConfig
 from ecs_inference.network.vpc import Network
 
-net, cluster = Network("net", NetworkConfig()), Cluster("cluster", ClusterArgs())
+net, cluster = Network("net"), Cluster("cluster", ClusterArgs())
 where = {"vpc_id": net.vpc_id, "subnet_ids": net.private_subnet_ids}
 pool = GpuAsgPool("gpu", GpuAsgPoolArgs(instance_type="g6e.xlarge", cluster_name=cluster.name, **where))
 llama = ModelConfig.model_validate({"engine": "vllm", "pool": "gpu", "architecture": "llama-3.1-8b", "weightsUri": "s3://my-models/llama-3.1-8b/", "maxModelLen": 8192})  # a stack file's platform.models.llama
