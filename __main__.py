@@ -9,7 +9,7 @@ from ecs_inference.config.issues import ADVISORY_PREFIX, ConfigError
 from ecs_inference.config.load import plan_stack
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.config.stack_file import PLATFORM_KEY, program_stack_file
-from ecs_inference.existing_network import discover
+from ecs_inference.network.discover import discover
 from ecs_inference.operations.alarms import alarm_metric_count
 from ecs_inference.plan import PLATFORM_NAME, Plan, build_plan
 from ecs_inference.platform import InferencePlatform

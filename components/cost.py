@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
+from ecs_inference.network.decisions import NetworkInput
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, offerings
-from ecs_inference.specs.network import NetworkSpec
 
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import ModelDecisions
@@ -199,14 +199,6 @@ class FargateInput:
     a re-ranker with `operations.metricsSidecar` off)."""
     rollout_minutes: int = 0
     """As `ServiceOnPool.rollout_minutes`."""
-
-
-@dataclass(frozen=True)
-class NetworkInput:
-    nat_gateways: int
-    availability_zones: int
-    interface_endpoints: int
-    """Interface endpoint services (0 when VPC endpoints are off); each has one ENI per AZ."""
 
 
 @dataclass(frozen=True)
@@ -749,18 +741,9 @@ def fargate_input(
     )
 
 
-def network_input(spec: NetworkSpec) -> NetworkInput:
-    """What the network costs: its own NAT gateways, zones and interface endpoint services."""
-    return NetworkInput(
-        nat_gateways=spec.nat_gateways,
-        availability_zones=spec.availability_zones,
-        interface_endpoints=spec.interface_endpoints,
-    )
-
-
 def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
-    region = plan.network.region
+    region = plan.network.wiring.region
     pools = [
         asg_pool_input(n, p.input, "gpu", region, _pool_services(plan, n, pool_instance(p.input)))
         for n, p in plan.gpu_pools.items()
@@ -789,7 +772,7 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     return StackInput(
         pools=pools,
         fargate=fargate,
-        network=network_input(plan.network),
+        network=plan.network.cost,
         alarms_metrics=alarms_metrics,
         region=region,
     )

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from ecs_inference import cost
+from ecs_inference.network.decisions import NetworkInput
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
-from ecs_inference.specs.network import NetworkSpec, VpcSpec
 from ecs_inference.specs.rollout import RolloutSpec
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class Ledger:
     services: list[_Model] = field(default_factory=list[_Model])
     fargate: list[cost.FargateInput] = field(default_factory=list[cost.FargateInput])
     """Re-rankers, the gateway and queue workers."""
-    vpc: cost.NetworkInput | None = None
+    vpc: NetworkInput | None = None
     operations: list[tuple[int, bool]] = field(default_factory=list[tuple[int, bool]])
     """Per Operations component: the metrics its alarms evaluate, and whether it has a
     dashboard (each has one alarm-topic key)."""
@@ -82,7 +82,7 @@ class Ledger:
         return cost.StackInput(
             pools=pools,
             fargate=list(self.fargate),
-            network=self.vpc or cost.NetworkInput(0, 0, 0),
+            network=self.vpc or NetworkInput(0, 0, 0),
             alarms_metrics=sum(metrics for metrics, _ in self.operations),
             dashboards=sum(dashboard for _, dashboard in self.operations),
             kms_keys=len(self.operations),
@@ -140,27 +140,10 @@ def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) 
         ledger.fargate.append(cost.fargate_input(name, spec, metric_kind, minutes))
 
 
-def network_spec(vpc: VpcSpec) -> NetworkSpec:
-    """What a `Network` built from `vpc` costs: a created VPC's NAT gateways (one, or one per
-    zone) and interface endpoints, or an existing VPC's missing endpoints (its NAT is not the
-    stack's)."""
-    existing = vpc.existing
-    if existing is not None:
-        zones = len(existing.availability_zones)
-        return NetworkSpec(existing.cidr_block, zones, 0, len(existing.interface_services))
-    zones = len(vpc.az_names) if vpc.az_names else vpc.az_count
-    return NetworkSpec(
-        cidr_block=vpc.cidr_block,
-        availability_zones=zones,
-        nat_gateways=zones if vpc.nat_per_az else 1,
-        interface_endpoints=len(vpc.interface_services) if vpc.vpc_endpoints else 0,
-    )
-
-
-def record_network(vpc: VpcSpec) -> None:
-    """The network built from `vpc`."""
+def record_network(network: NetworkInput) -> None:
+    """What the network built costs."""
     if (ledger := _current()) is not None:
-        ledger.vpc = cost.network_input(network_spec(vpc))
+        ledger.vpc = network
 
 
 def record_operations(alarms_metrics: int, *, dashboard: bool) -> None:

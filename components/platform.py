@@ -25,7 +25,7 @@ from ecs_inference.gateway.decisions import GatewayDecisions
 from ecs_inference.gateway.service import GatewayWiring, LiteLLMGateway, gateway_security_group
 from ecs_inference.images import ImageBuilds, ImageBuildsArgs
 from ecs_inference.models.service import ModelService, ModelWiring
-from ecs_inference.network import Network, NetworkArgs
+from ecs_inference.network.vpc import Network
 from ecs_inference.operations.component import (
     Operations,
     OperationsWiring,
@@ -191,7 +191,7 @@ class InferencePlatform(pulumi.ComponentResource):
 
     def _foundation(self, plan: Plan) -> None:
         self.network = Network(
-            f"{self._name}-net", with_wiring(NetworkArgs, plan.network.vpc), opts=self._child
+            f"{self._name}-net", plan.config.network, plan.network.wiring, opts=self._child
         )
         self.cluster = Cluster(
             f"{self._name}-ecs",

@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.existing_network import discover
+from ecs_inference.network.discover import discover
+from ecs_inference.network.facts import NetworkLookup
 from ecs_inference.plan import Plan, build_plan
-from ecs_inference.specs.network import NetworkLookup
 from tools.described import SETTING, World
 from tools.recording import Recording, run_function, run_program, stack_config_values
 

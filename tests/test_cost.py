@@ -243,7 +243,7 @@ def test_prod_costs_its_provisioned_volume_performance():
 
 def test_the_eu_west_1_reference_stack_costs_its_instances_at_eu_west_1_prices():
     plan = reference_plan("shared-vpc")
-    assert plan.network.region == "eu-west-1"
+    assert plan.network.wiring.region == "eu-west-1"
     est = cost.estimate(plan)
     (line,) = [x for x in est.point("steady").lines if x.category == "pool instances"]
     assert line.item == "a10g: g5.xlarge"
@@ -278,7 +278,8 @@ def test_a_type_without_a_price_in_the_region_is_counted_at_a_labelled_estimate(
 
 def test_stack_input_counts_every_instance_of_a_region_without_a_price():
     plan = reference_plan("shared-vpc")
-    network = dataclasses.replace(plan.network, region="ap-south-2")
+    wiring = dataclasses.replace(plan.network.wiring, region="ap-south-2")
+    network = dataclasses.replace(plan.network, wiring=wiring)
     (pool,) = cost.stack_input(dataclasses.replace(plan, network=network)).pools
     assert pool.price_estimated and pool.usd_per_hour == offerings.ranking_usd_per_hour("g5.xlarge")
     (pool,) = cost.stack_input(plan).pools

@@ -34,7 +34,7 @@ def _by_key(pools: list[cost.PoolInput], keys: list[str]) -> dict[str, cost.Pool
 def test_the_components_record_what_the_plan_decides(stack: str) -> None:
     plan = reference_plan(stack)
     book = _recorded(stack)
-    facts = book.stack_input(plan.network.region)
+    facts = book.stack_input(plan.network.wiring.region)
     assert facts is not None
     planned = cost.stack_input(plan, alarms_metrics=alarm_metric_count(plan.alarm_specs()))
     keys = [p.name for p in planned.pools]
@@ -46,6 +46,7 @@ def test_the_components_record_what_the_plan_decides(stack: str) -> None:
         assert book.decided[f"model {name}"] == plan.decisions[f"model {name}"]
     for name in plan.rerankers:
         assert book.decided[f"reranker {name}"] == plan.decisions[f"reranker {name}"]
+    assert book.decided.get("network") == plan.decisions.get("network")
 
 
 def test_nothing_is_recorded_outside_a_ledger() -> None:

@@ -48,7 +48,12 @@ class Entry:
 
 
 COMPONENTS = (
-    Entry("ecs_inference.network", "Network", "NetworkArgs"),
+    Entry(
+        "ecs_inference.network.vpc",
+        "Network",
+        "NetworkWiring",
+        ("ecs_inference.network.input.NetworkConfig", "platform.network"),
+    ),
     Entry(
         "ecs_inference.pools.cluster",
         "Cluster",

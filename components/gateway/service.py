@@ -50,7 +50,7 @@ from ecs_inference.gateway.litellm_config import (
     container_environment,
     database_access_policy,
 )
-from ecs_inference.network import PortRule, aws_api_rule
+from ecs_inference.network.rules import PortRule, aws_api_rule
 from ecs_inference.services.base import (
     CPU_METRIC,
     Balancing,

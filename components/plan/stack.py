@@ -26,6 +26,8 @@ from ecs_inference.models.decisions import (
     configured_image,
     decide,
 )
+from ecs_inference.network import decisions as network
+from ecs_inference.network.facts import NetworkLookup
 from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
 from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
 from ecs_inference.operations.watch import Watch
@@ -33,7 +35,6 @@ from ecs_inference.plan import (
     advisories,
     image_regions,
     images,
-    network,
     pools,
     secrets,
 )
@@ -42,7 +43,6 @@ from ecs_inference.pools.decisions import AsgPoolDecisions, ManagedPoolDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions, decide_reranker
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
-from ecs_inference.specs.network import NetworkLookup, NetworkSpec
 from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
 from ecs_inference.storage.input import WeightStoreConfig
@@ -60,7 +60,7 @@ class Plan:
 
     config: StackConfig
     """The validated config."""
-    network: NetworkSpec
+    network: network.NetworkDecisions
     """The VPC: created, or existing and checked."""
     endpoint: Routes
     """What the endpoint takes from the services routed through it; its input is
@@ -223,6 +223,22 @@ def _rerankers(
     return found
 
 
+def network_needs(cfg: StackConfig) -> network.NetworkNeeds:
+    """What the stack's other sections ask of the network."""
+    gateway = cfg.gateway
+    return network.NetworkNeeds(
+        internet_facing=cfg.endpoint.internet_facing,
+        container_instances=bool(cfg.gpu_pools or cfg.neuron_pools or cfg.managed_instance_pools),
+        workers=bool(cfg.workers),
+        bedrock=gateway is not None and bool(gateway.bedrock.models),
+        outside_ecr_images={
+            path: image
+            for path, (image, _, _) in image_regions.image_references(cfg).items()
+            if not image_regions.ECR_REFERENCE.match(image)
+        },
+    )
+
+
 def build_plan(
     config: StackConfig,
     stack: str | None = None,
@@ -237,10 +253,14 @@ def build_plan(
     region offers at its prices (`components.sizing.offerings`); default None (the SDK's own
     resolution inside the container, and any region's types). `project` and `stack` name the
     workers' queues (checked when both are given). `network_lookup`: what the data sources said
-    about `network.existing` (components.network.discover); None without one.
+    about `network.existing` (ecs_inference.network.discover); None without one.
     """
     issues = Issues()
-    network_spec, network_lines = network.plan_network(config, network_lookup, region, issues)
+    network_spec = network.decide(
+        config.network,
+        network.NetworkWiring(region=region, needs=network_needs(config), lookup=network_lookup),
+        issues,
+    )
     longest = endpoint.stack_routes(config).longest_request_seconds
     idle = endpoint.idle_timeout(config.endpoint, longest, issues)
     priorities, gateway_priority = endpoint.rule_priorities(config, issues)
@@ -281,7 +301,7 @@ def build_plan(
     )
     alarms = operations_alarms(config.operations, watch, stack or "stack")
     decisions = {
-        **({"network": network_lines} if network_lines else {}),
+        **({"network": list(network_spec.lines)} if network_spec.lines else {}),
         "endpoint": [idle.summary()],
         **decided_pools.decisions,
         **model_lines,
@@ -303,7 +323,7 @@ def build_plan(
         rerankers=reranker_specs,
         gateway=gateway_spec,
         workers=worker_specs,
-        weight_stores=plan_weight_stores(config, model_specs, network_spec.availability_zones),
+        weight_stores=plan_weight_stores(config, model_specs, network_spec.cost.availability_zones),
         builds=builds,
         built_images=built_images,
         service_connect_namespace=namespace,

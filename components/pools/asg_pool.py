@@ -42,7 +42,7 @@ from pulumi import Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
-from ecs_inference.network import aws_api_egress
+from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.pools.decisions import (
     KIND_LABEL,

@@ -32,7 +32,7 @@ import pulumi_aws as aws
 
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context
-from ecs_inference.network import aws_api_egress
+from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.asg_pool import PoolWiring
 from ecs_inference.pools.decisions import (

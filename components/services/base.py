@@ -33,7 +33,7 @@ from ecs_inference.contracts.aws_limits import (
     replacement_salt,
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
-from ecs_inference.network import aws_api_egress
+from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.operations.scaling import target_tracking_args
 from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment

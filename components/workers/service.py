@@ -48,7 +48,7 @@ from ecs_inference.contracts.worker import (
     ENV_TASK_PROTECTION_MINUTES,
     ENV_VISIBILITY_TIMEOUT,
 )
-from ecs_inference.network import PortRule, aws_api_rule
+from ecs_inference.network.rules import PortRule, aws_api_rule
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService

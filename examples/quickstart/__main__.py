@@ -3,11 +3,11 @@ from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import ModelService, ModelWiring, Placement
-from ecs_inference.network import Network, NetworkArgs
+from ecs_inference.network.vpc import Network
 from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, PoolConfig
 from ecs_inference.pools.cluster import Cluster
 
-net, cluster = Network("net", NetworkArgs()), Cluster("cluster")
+net, cluster = Network("net"), Cluster("cluster")
 where = {"vpc_id": net.vpc_id, "subnet_ids": net.private_subnet_ids}
 pool = GpuAsgPool("gpu", PoolConfig(instance_type="g6e.xlarge"), AsgPoolWiring(cluster_name=cluster.name, **where))
 llama = ModelConfig.model_validate({"engine": "vllm", "pool": "gpu", "architecture": "llama-3.1-8b", "weightsUri": "s3://my-models/llama-3.1-8b/", "maxModelLen": 8192})  # a stack file's platform.models.llama

@@ -310,10 +310,11 @@ def test_alb_is_internal_with_derived_idle_timeout_and_logs(dev: Recording) -> N
 
 
 def test_wires_to_the_network_component() -> None:
-    from ecs_inference.network import Network, NetworkArgs
+    from ecs_inference.network.input import NetworkConfig
+    from ecs_inference.network.vpc import Network
 
     def program() -> None:
-        net = Network("net", NetworkArgs())
+        net = Network("net", NetworkConfig())
         Endpoint(
             "ep",
             *make_args(

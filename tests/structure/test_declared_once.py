@@ -34,17 +34,11 @@ ALLOWED = frozenset(
         "specs.service.ServiceSpec ~ workers.input.WorkerConfig",
         "specs.service.ServiceSpec ~ workers.scaling.WorkerScaling",
         "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
-        # network: config/network.py and specs/network.py
-        "config.network.ExistingNetworkConfig ~ specs.network.ExistingNetworkSpec",
-        "config.network.NetworkConfig ~ specs.network.VpcSpec",
-        "config.network.NetworkConfig ~ specs.network.NetworkSpec",
-        "specs.network.NetworkSpec ~ specs.network.VpcSpec",
         # operations: the alarm, dashboard and watch tables
         "config.stack.StackConfig ~ plan.stack.Plan",
         # operations: cost.py's inputs repeat the specs it prices
         "cost.PoolInput ~ pools.input.PoolConfig",
         "cost.FargateInput ~ cost.ServiceOnPool",
-        "cost.NetworkInput ~ specs.network.NetworkSpec",
         # re-rankers: the counts and rollout ServiceSpec (the models' spec base) still declares
         "rerankers.input.RerankerConfig ~ specs.service.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares

@@ -43,6 +43,9 @@ def loaded_modules(module: str) -> set[str]:
         "gateway.litellm_config",
         "pools.input",
         "pools.decisions",
+        "network.input",
+        "network.facts",
+        "network.decisions",
         "operations.input",
         "operations.decisions",
         "endpoint.input",
@@ -92,7 +95,6 @@ ERRORS = "ecs_inference.config.issues"
 """The errors every layer raises (`ConfigError` with its config paths): not the schema."""
 BEFORE_THE_PLAN = {
     "platform.py": "composes the components from the plan",
-    "existing_network.py": "reads the existing VPC the config names, for the plan to check",
 }
 """Pulumi modules that may read the config or the plan, each with the reason."""
 

@@ -1,12 +1,12 @@
-"""Security-group rule bodies (`components.network.PortRule`): one body, inline or standalone,
-same meaning; the AWS-API egress every task and instance gets is one of them."""
+"""Security-group rule bodies (`ecs_inference.network.rules.PortRule`): one body, inline or
+standalone, same meaning; the AWS-API egress every task and instance gets is one of them."""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
-from ecs_inference.network import ANY_IPV4, HTTPS_PORT, PortRule, aws_api_egress, aws_api_rule
+from ecs_inference.network.rules import ANY_IPV4, HTTPS_PORT, PortRule, aws_api_egress, aws_api_rule
 from tools.recording import run_function
 
 

@@ -1,5 +1,6 @@
 """`platform.network`: the VPC the stack creates (CIDR, zones, NAT gateways, VPC endpoints), or the
-existing one it runs in (`network.existing`)."""
+existing one it runs in (`network.existing`). `NetworkConfig` is both the stack file's section
+and the Python input of `Network`, and the endpoint services it names are listed here once."""
 
 from __future__ import annotations
 
@@ -12,10 +13,52 @@ from pydantic.alias_generators import to_camel
 
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import aws_limits
-from ecs_inference.specs.network import ENDPOINT_SERVICES, SHARED_ENDPOINT, VpcSpec
+
+CONFIG_PATH = "platform.network"
+EXISTING_PATH = f"{CONFIG_PATH}.existing"
 
 # An ALB needs subnets in at least two zones; six covers every region's zone count.
 AVAILABILITY_ZONES_RANGE = (2, 6)
+
+GATEWAY_SERVICE = "s3"
+"""The gateway endpoint: weights and the ECR image layers (ECR stores layers in S3)."""
+ENDPOINT_GROUPS: dict[str, dict[str, str]] = {
+    "gateway": {GATEWAY_SERVICE: "weights and ECR's image layers (ECR keeps layers in S3)"},
+    # Interface endpoints every stack gets (unless `vpcEndpoints: false`).
+    "interface": {
+        "ecr.api": "ECR authentication and image manifests",
+        "ecr.dkr": "ECR image layers",
+        "logs": "the tasks' awslogs driver",
+        "sts": "task role credentials",
+        "secretsmanager": "the containers' secrets",
+        "ssm": "parameters and ECS Exec",
+        "ssmmessages": "ECS Exec sessions",
+    },
+    # What container instances call besides the above, needed as endpoints only where no route
+    # leads out (the ECS guide's "Amazon ECS interface VPC endpoints", and the agents').
+    "container instances": {
+        "ecs": "the ECS agent's control calls",
+        "ecs-agent": "the ECS agent's task state",
+        "ecs-telemetry": "the ECS agent's metrics",
+        "autoscaling": "lifecycle-hook completion at boot",
+        "monitoring": "the CloudWatch agent's metrics",
+    },
+    "workers": {"sqs": "the queue workers"},
+    "bedrock": {"bedrock-runtime": "the gateway's Bedrock models"},
+}
+"""Every service the stack can use an endpoint of (the keys `existing.vpcEndpoints` takes), by
+who needs it, with what it carries for this stack (the refusals say why it is needed)."""
+PURPOSES: dict[str, str] = {s: p for group in ENDPOINT_GROUPS.values() for s, p in group.items()}
+ENDPOINT_SERVICES: tuple[str, ...] = tuple(PURPOSES)
+INTERFACE_ENDPOINT_SERVICES: tuple[str, ...] = tuple(ENDPOINT_GROUPS["interface"])
+CONTAINER_INSTANCE_SERVICES: tuple[str, ...] = tuple(ENDPOINT_GROUPS["container instances"])
+PULL_PATH_SERVICES: tuple[str, ...] = ("ecr.api", "ecr.dkr", GATEWAY_SERVICE)
+"""What a task in a subnet without a NAT route needs to pull an image from ECR (ECR's
+"Amazon ECR interface VPC endpoints": both ECR endpoints and the S3 gateway endpoint)."""
+SHARED_ENDPOINT = "shared"
+"""`existing.vpcEndpoints.<service>: shared`: the service is reached through an endpoint outside
+this VPC (a hub VPC's endpoint behind a shared private hosted zone). Nothing is created for it
+and nothing can be checked."""
 
 
 def _ids(values: list[str], pattern: re.Pattern[str], example: str) -> list[str]:
@@ -86,17 +129,17 @@ _CREATED_VPC_KEYS = ("cidr_block", "availability_zones", "availability_zone_name
 class NetworkConfig(Section):
     """The VPC: created by the stack (the default), or an existing one (`existing`)."""
 
-    cidr_block: str = VpcSpec.cidr_block
+    cidr_block: str = "10.40.0.0/16"
     """VPC CIDR (/16 to /20); subnets are carved out of it per AZ."""
     availability_zones: int = Field(
-        VpcSpec.az_count, ge=AVAILABILITY_ZONES_RANGE[0], le=AVAILABILITY_ZONES_RANGE[1]
+        2, ge=AVAILABILITY_ZONES_RANGE[0], le=AVAILABILITY_ZONES_RANGE[1]
     )
     """Number of AZs (an ALB needs subnets in at least two)."""
     availability_zone_names: list[str] | None = None
     """Explicit AZ names; overrides `availabilityZones` when given."""
     nat_gateways: Literal["single", "perAz"] = "single"
     """`single` (cheaper, one AZ is a single point of failure) or `perAz` (production)."""
-    vpc_endpoints: bool = VpcSpec.vpc_endpoints
+    vpc_endpoints: bool = True
     """S3 gateway + ECR/logs/STS/Secrets Manager/SSM interface endpoints (in an existing VPC:
     those it lacks)."""
     existing: ExistingNetworkConfig | None = None

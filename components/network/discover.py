@@ -1,8 +1,9 @@
-"""Reading an existing VPC (`network.existing`) before the plan, through the data sources.
+"""Reading an existing VPC (`network.existing`) through the data sources, into the facts the
+decisions check (`ecs_inference.network.facts`).
 
-The program (`__main__.py`) calls `discover` with the validated `network.existing` section; the
-plan's network section (components/plan/network.py) then checks what it read. A real preview asks
-AWS; the offline preview answers from the stack file's `preview:lookups` (tools/described.py).
+The program (`__main__.py`) calls `discover` before the plan, and a `Network` given no lookup
+calls it itself. A real preview asks AWS; the offline preview answers from the stack file's
+`preview:lookups` (tools/described.py).
 Each lookup that fails (an id that does not exist in the account and region) becomes an issue at
 that id's config path, reported with every other problem of the run.
 """
@@ -14,10 +15,7 @@ from dataclasses import replace
 import pulumi_aws as aws
 
 from ecs_inference.config.issues import Issues
-from ecs_inference.config.network import ExistingNetworkConfig
-from ecs_inference.specs.network import (
-    EXISTING_PATH,
-    SHARED_ENDPOINT,
+from ecs_inference.network.facts import (
     EndpointFacts,
     NetworkFacts,
     NetworkLookup,
@@ -25,6 +23,7 @@ from ecs_inference.specs.network import (
     RouteTableFacts,
     SubnetFacts,
 )
+from ecs_inference.network.input import EXISTING_PATH, SHARED_ENDPOINT, ExistingNetworkConfig
 
 # Route targets in the order a route names them (a route has exactly one).
 _ROUTE_TARGETS = (

@@ -1,24 +1,25 @@
-"""The checks an existing VPC must pass (components/specs/network.py), on plain facts: each
-refusal names its config path and the fix; what passes creates only the endpoints it lacks."""
+"""The network's decisions (components/network/decisions.py): what a created VPC costs, and the
+checks an existing VPC must pass, on plain facts: each refusal names its config path and the
+fix; what passes creates only the endpoints it lacks."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from ecs_inference.config.issues import Issues
-from ecs_inference.specs.network import (
+from ecs_inference.network.decisions import NetworkInput, NetworkNeeds, NetworkWiring, decide
+from ecs_inference.network.facts import (
     EndpointFacts,
     NetworkFacts,
-    NetworkNeeds,
+    NetworkLookup,
     Route,
     RouteTableFacts,
     SubnetFacts,
-    plan_existing_network,
 )
+from ecs_inference.network.input import ExistingNetworkConfig, NetworkConfig
 
 VPC = "vpc-0a1b2c3d4e5f60718"
 REGION = "eu-west-1"
@@ -48,23 +49,45 @@ def _facts(*subnets: SubnetFacts, routes: Any = NAT, **kw: Any) -> NetworkFacts:
     )
 
 
-def _config(facts: NetworkFacts, **kw: Any) -> SimpleNamespace:
-    values: dict[str, Any] = {
-        "vpc_id": VPC,
-        "private_subnet_ids": list(facts.subnets),
-        "load_balancer_subnet_ids": [],
-        "public_subnet_ids": [],
-        "vpc_endpoints": {},
-    }
-    return SimpleNamespace(**{**values, **kw})
-
-
-def _plan(facts: NetworkFacts, needs: NetworkNeeds | None = None, **kw: Any):
-    issues = Issues()
-    spec, lines = plan_existing_network(
-        _config(facts, **kw), facts, needs or NetworkNeeds(), REGION, issues
+def _plan(facts: NetworkFacts, needs: NetworkNeeds | None = None, create: bool = True, **kw: Any):
+    """The decisions for `network.existing` (`kw`: its keys) in `facts`."""
+    existing = ExistingNetworkConfig(
+        **{"vpc_id": VPC, "private_subnet_ids": list(facts.subnets), **kw}
     )
-    return spec, lines, [str(i) for i in issues]
+    wiring = NetworkWiring(
+        region=REGION, needs=needs or NetworkNeeds(), lookup=NetworkLookup(facts)
+    )
+    issues = Issues()
+    decided = decide(NetworkConfig(existing=existing, vpc_endpoints=create), wiring, issues)
+    assert decided.existing is not None
+    assert decided.cost.nat_gateways == 0  # the VPC's NAT is not the stack's
+    return decided.existing, list(decided.lines), [str(i) for i in issues]
+
+
+@pytest.mark.parametrize(
+    ("network", "cost"),
+    [
+        (NetworkConfig(), NetworkInput(1, 2, 7)),
+        (NetworkConfig(nat_gateways="perAz", availability_zones=3), NetworkInput(3, 3, 7)),
+        (
+            NetworkConfig(availability_zone_names=["a", "b"], vpc_endpoints=False),
+            NetworkInput(1, 2, 0),
+        ),
+    ],
+)
+def test_a_created_vpc_costs_its_nat_gateways_and_endpoints(
+    network: NetworkConfig, cost: NetworkInput
+) -> None:
+    decided = decide(network, NetworkWiring(), Issues())
+    assert (decided.cidr_block, decided.cost, decided.lines) == ("10.40.0.0/16", cost, ())
+
+
+def test_an_existing_vpc_not_read_is_one_refusal_and_still_plans() -> None:
+    issues = Issues()
+    existing = ExistingNetworkConfig(vpc_id=VPC, private_subnet_ids=["subnet-0a1b2c3d4e5f60a01"])
+    decided = decide(NetworkConfig(existing=existing), NetworkWiring(), issues)
+    assert [i.path for i in issues] == ["platform.network.existing"]
+    assert decided.cost == NetworkInput(0, 0, 0) and decided.existing is None
 
 
 def _two_zones(**kw: Any) -> NetworkFacts:
@@ -130,7 +153,7 @@ def test_no_nat_and_no_s3_endpoint_without_endpoint_creation_is_refused() -> Non
     facts = _two_zones(routes=(), endpoints=endpoints)
     _, _, issues = _plan(
         facts,
-        NetworkNeeds(create_endpoints=False),
+        create=False,
         load_balancer_subnet_ids=[],
         vpc_endpoints={"ecr.api": "vpce-0a1b2c3d4e5f6a001", "ecr.dkr": "vpce-0a1b2c3d4e5f6a002"},
     )
@@ -252,7 +275,6 @@ def test_one_subnet_per_zone_for_the_alb_and_the_endpoints() -> None:
     facts = _facts(_subnet(1, "eu-west-1a"), _subnet(2, "eu-west-1a"), _subnet(3, "eu-west-1b"))
     spec, _, issues = _plan(facts)
     assert issues == []
-    assert spec.private_subnet_ids == tuple(facts.subnets)
     assert spec.zone_subnet_ids == ("subnet-0a1b2c3d4e5f60a01", "subnet-0a1b2c3d4e5f60a03")
     assert spec.load_balancer_subnet_ids == spec.zone_subnet_ids
 

@@ -1,21 +1,70 @@
-"""Network and Cluster under the mock runtime: assert on the inputs the engine would receive."""
+"""The Network component under the mock runtime, built directly as another program builds it:
+the created VPC's inputs as the engine would receive them, and an existing VPC, given no lookup,
+read by the component itself with the plan's decisions, cost and refusals."""
 
 from __future__ import annotations
 
-import pytest
+from dataclasses import replace
+from typing import Any
 
-from ecs_inference.network import INTERFACE_ENDPOINT_SERVICES, Network, NetworkArgs
-from ecs_inference.pools.cluster import Cluster
-from ecs_inference.pools.input import ClusterConfig
-from tools.recording import run_function
+import pytest
+import yaml
+
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.config.load import load_stack_config
+from ecs_inference.network.input import INTERFACE_ENDPOINT_SERVICES, NetworkConfig
+from ecs_inference.network.vpc import Network
+from tests.stacks import reference_plan, stack_file
+from tools.described import SETTING, World
+from tools.recording import Recording, run_function
+
+STACK = "shared-vpc"
+
+
+def _build(network: NetworkConfig, built: list[Network]) -> Recording:
+    """`network` built with the shared-vpc stack's wiring but no lookup, its VPC answered from
+    the stack's `preview:lookups`."""
+    data: dict[str, Any] = yaml.safe_load(stack_file(STACK).read_text())["config"]
+    region = str(data["aws:region"])
+    world = World.parse(data.get(SETTING), region, stack_file(STACK).name)
+    wiring = replace(reference_plan(STACK).network.wiring, lookup=None)
+    return run_function(
+        lambda: built.append(Network("net", network, wiring)),
+        config={"aws:region": region},
+        world=world,
+    )
+
+
+def _network() -> NetworkConfig:
+    data = yaml.safe_load(stack_file(STACK).read_text())["config"]
+    return load_stack_config(data["ecs-inference:platform"], STACK).network
+
+
+def test_an_existing_vpc_is_read_and_decided_as_the_plan_does() -> None:
+    built: list[Network] = []
+    rec = _build(_network(), built)
+    planned = reference_plan(STACK).network
+    assert built[0].decided == replace(planned, wiring=built[0].decided.wiring)
+    assert built[0].decided.lines and "aws:ec2/getVpc:getVpc" in rec.invokes
+    assert rec.by_type("awsx:ec2:Vpc") == []
+
+
+def test_an_existing_vpc_it_refuses_raises_the_stack_files_error() -> None:
+    network = _network()
+    assert network.existing is not None
+    one_zone = network.existing.model_copy(
+        update={"private_subnet_ids": network.existing.private_subnet_ids[:1]}
+    )
+    with pytest.raises(ConfigError, match=r"platform\.network\.existing\.privateSubnetIds: every"):
+        _build(network.model_copy(update={"existing": one_zone}), [])
 
 
 def record_network(**kwargs):
-    return run_function(lambda: Network("net", NetworkArgs(**kwargs)))
+    return run_function(lambda: Network("net", NetworkConfig(**kwargs)))
 
 
 def test_vpc_private_subnets_single_nat_and_dns() -> None:
-    rec = record_network(cidr_block="10.40.0.0/16", az_count=2)
+    rec = record_network(cidr_block="10.40.0.0/16", availability_zones=2)
     vpc = rec.one("awsx:ec2:Vpc")
     assert vpc.inputs["cidrBlock"] == "10.40.0.0/16"
     assert vpc.inputs["numberOfAvailabilityZones"] == 2.0
@@ -26,7 +75,9 @@ def test_vpc_private_subnets_single_nat_and_dns() -> None:
 
 
 def test_nat_per_az_and_explicit_zones() -> None:
-    rec = record_network(nat_per_az=True, az_names=["us-east-1a", "us-east-1b", "us-east-1c"])
+    rec = record_network(
+        nat_gateways="perAz", availability_zone_names=["us-east-1a", "us-east-1b", "us-east-1c"]
+    )
     vpc = rec.one("awsx:ec2:Vpc")
     assert vpc.inputs["natGateways"] == {"strategy": "OnePerAz"}
     assert vpc.inputs["availabilityZoneNames"] == ["us-east-1a", "us-east-1b", "us-east-1c"]
@@ -74,31 +125,3 @@ def test_endpoints_can_be_turned_off() -> None:
     rec = record_network(vpc_endpoints=False)
     assert rec.by_type("aws:ec2/vpcEndpoint:VpcEndpoint") == []
     assert rec.by_type("aws:ec2/securityGroup:SecurityGroup") == []
-
-
-@pytest.mark.parametrize("insights", ["enhanced", "disabled"])
-def test_cluster_container_insights_and_exec_logging(insights: str) -> None:
-    rec = run_function(
-        lambda: Cluster("ecs", ClusterConfig(container_insights=insights, execute_command=True))
-    )
-    cluster = rec.one("aws:ecs/cluster:Cluster")
-    assert cluster.inputs["settings"] == [{"name": "containerInsights", "value": insights}]
-    exec_cfg = cluster.inputs["configuration"]["executeCommandConfiguration"]
-    assert exec_cfg["logging"] == "OVERRIDE"
-    log_group = rec.one("aws:cloudwatch/logGroup:LogGroup", "exec")
-    assert exec_cfg["logConfiguration"]["cloudWatchLogGroupName"].startswith("ecs-exec")
-    assert log_group.inputs["retentionInDays"] == 365.0
-    # children hang under the component, as the tree and policy correlation expect
-    component = rec.one("ecs-inference:compute:Cluster")
-    assert cluster.parent == component.urn and log_group.parent == component.urn
-
-
-@pytest.mark.parametrize(
-    "config",
-    [ClusterConfig(execute_command=True, execute_command_logging=False), ClusterConfig()],
-)
-def test_cluster_without_exec_logging(config: ClusterConfig) -> None:
-    """No session log without ECS Exec, or with its logging off."""
-    rec = run_function(lambda: Cluster("ecs", config))
-    assert rec.by_type("aws:cloudwatch/logGroup:LogGroup") == []
-    assert "configuration" not in rec.one("aws:ecs/cluster:Cluster").inputs
