@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -52,15 +52,6 @@ from ecs_inference.stack_secrets import StackSecrets
 from ecs_inference.storage.service import WeightFileSystem, WeightStoreWiring, task_volume
 from ecs_inference.workers.decisions import stack_gateway_keys
 from ecs_inference.workers.service import QueueWorker, WorkerWiring
-
-_Args = TypeVar("_Args")
-
-
-def with_wiring(cls: type[_Args], spec: Any, **wiring: Any) -> _Args:
-    """`cls` (a component's Args: its spec class plus wiring fields) from `spec` and `wiring`;
-    a wiring value replaces the spec's field of the same name (the built image reference)."""
-    values = {f.name: getattr(spec, f.name) for f in fields(spec)}
-    return cls(**{**values, **wiring})
 
 
 class InferencePlatform(pulumi.ComponentResource):

@@ -168,8 +168,8 @@ def _last(ref: str) -> str:
 
 
 def _makes(made_type: str, code: str) -> bool:
-    """The code calls `made_type(`, or builds it from a spec with `with_wiring(made_type, ...)`."""
-    return f"{made_type}(" in code or re.search(rf"with_wiring\(\s*{made_type}\b", code) is not None
+    """The code calls `made_type(`."""
+    return f"{made_type}(" in code
 
 
 def trace_problems(start: str, hops: list[tuple[list[str], str]]) -> list[str]:
