@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from ecs_inference import cost
 from ecs_inference.network.decisions import NetworkInput
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
-from ecs_inference.specs.rollout import RolloutSpec
+from ecs_inference.rollouts.spec import RolloutSpec
 
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import ModelDecisions

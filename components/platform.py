@@ -23,7 +23,7 @@ from ecs_inference.endpoint.service import Endpoint, EndpointWiring
 from ecs_inference.gateway.database import DatabaseWiring, GatewayDatabase
 from ecs_inference.gateway.decisions import GatewayDecisions
 from ecs_inference.gateway.service import GatewayWiring, LiteLLMGateway, gateway_security_group
-from ecs_inference.images import ImageBuilds, ImageBuildsArgs
+from ecs_inference.images.builds import ImageBuilds, ImageBuildsArgs
 from ecs_inference.models.service import ModelService, ModelWiring
 from ecs_inference.network.vpc import Network
 from ecs_inference.operations.component import (
@@ -39,6 +39,8 @@ from ecs_inference.pools.cluster import Cluster, ExecLogWiring
 from ecs_inference.pools.managed_instances_pool import ManagedInstancesPool, ManagedPoolWiring
 from ecs_inference.rerankers.decisions import reranker_path
 from ecs_inference.rerankers.service import FargateReranker
+from ecs_inference.secrets.component import StackSecrets
+from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.base import (
     ClusterWiring,
     EfsAccess,
@@ -47,8 +49,6 @@ from ecs_inference.services.base import (
     exec_log_group_name,
 )
 from ecs_inference.services.service_connect import Namespace
-from ecs_inference.specs.secrets import secret_refs
-from ecs_inference.stack_secrets import StackSecrets
 from ecs_inference.storage.service import WeightFileSystem, WeightStoreWiring, task_volume
 from ecs_inference.workers.decisions import stack_gateway_keys
 from ecs_inference.workers.service import QueueWorker, WorkerWiring

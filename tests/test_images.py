@@ -25,12 +25,12 @@ import pytest
 import yaml
 
 from ecs_inference import engines
-from ecs_inference import images as image_build
 from ecs_inference.config.issues import ConfigError
 from ecs_inference.config.load import load_stack_config
 from ecs_inference.config.stack import images_to_build
+from ecs_inference.images import builds as image_build
+from ecs_inference.images import platforms as image_specs
 from ecs_inference.plan import build_plan
-from ecs_inference.specs import images as image_specs
 from tests.aws_shapes import register_task_definition_request, validate_shape
 from tools.aws_shapes import contains_unknown
 from tools.preview import project_name, read_stack_file

@@ -123,7 +123,7 @@ COMPONENTS = (
         "WeightStoreWiring",
         ("ecs_inference.storage.input.WeightStoreConfig", "platform.weightStores.<name>"),
     ),
-    Entry("ecs_inference.images", "ImageBuilds", "ImageBuildsArgs"),
+    Entry("ecs_inference.images.builds", "ImageBuilds", "ImageBuildsArgs"),
     Entry(
         "ecs_inference.operations.component",
         "Operations",

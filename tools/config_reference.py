@@ -24,8 +24,8 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from ecs_inference import engines
-from ecs_inference.config.images import ImagesConfig, engine_image_keys
 from ecs_inference.config.stack import StackConfig
+from ecs_inference.images.input import ImagesConfig, engine_image_keys
 from ecs_inference.models.input import ModelConfig
 from tools.doc_section import DocSection
 

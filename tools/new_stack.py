@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from ecs_inference.specs.names import dns_label
+from ecs_inference.names import dns_label
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "Pulumi.example.yaml"

@@ -7,7 +7,7 @@ block, then `--config` flags. Offline there is no ESC: `--config-file` stands in
 environments (a YAML file with a `config:` block, as their `pulumiConfig` would set it) and
 `--config 'ns:key.path=value'` for single values. Values set with `pulumi config set --secret`
 cannot be decrypted here: each is previewed with a placeholder of its kind
-(`ecs_inference.config.secrets`), and the program still learns from the stack file which values
+(`ecs_inference.secrets.input`), and the program still learns from the stack file which values
 were encrypted. Values passed with `--config` or `--config-file` count as secret, as an ESC
 environment's secrets would.
 """
@@ -24,7 +24,6 @@ from typing import Any
 
 import yaml
 
-from ecs_inference.config import secrets
 from ecs_inference.config.load import check_stack_config
 from ecs_inference.config.stack_file import (
     PLATFORM_KEY,
@@ -33,6 +32,7 @@ from ecs_inference.config.stack_file import (
     StackFileError,
     read_stack_file,
 )
+from ecs_inference.secrets import input as secrets
 
 
 @dataclass

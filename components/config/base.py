@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, InitErrorDetails
 
 from ecs_inference.contracts import aws_limits
-from ecs_inference.specs.names import NAME_PATTERN
+from ecs_inference.names import NAME_PATTERN
 
 S = TypeVar("S")
 T = TypeVar("T")

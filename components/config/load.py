@@ -28,12 +28,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ecs_inference.config import secrets
 from ecs_inference.config.base import ROOT, Section
 from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig, check_references
 from ecs_inference.config.stack_file import StackFile
 from ecs_inference.pools.input import managed_instance_option_issues
+from ecs_inference.secrets import input as secrets
 from ecs_inference.services.fargate_keys import fargate_key_issues
 
 P = TypeVar("P")

@@ -24,10 +24,10 @@ from pydantic import Field
 
 from ecs_inference import engines
 from ecs_inference.config.base import ROOT, Name, Section
-from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import Issues
 from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.gateway.input import GatewayConfig
+from ecs_inference.images.input import ImagesConfig
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.network.input import NetworkConfig
 from ecs_inference.operations.input import OperationsConfig

@@ -13,7 +13,7 @@ from ecs_inference.config.issues import ConfigError, ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.endpoint.input import COGNITO_RESERVED_WORDS, EndpointConfig
 from ecs_inference.gateway.litellm_config import BEDROCK_TIMEOUT_SECONDS
-from ecs_inference.specs.names import derived_name
+from ecs_inference.names import derived_name
 
 # Listener rule priorities: each service takes two consecutive ones (bearer, browser); spacing
 # them by 10 leaves room for hand-added rules between services.

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ecs_inference.endpoint.auth import CognitoAuth
-from ecs_inference.specs.names import NAME_PATTERN
+from ecs_inference.names import NAME_PATTERN
 
 
 def service_url_rewrite(service: str) -> tuple[str, str]:

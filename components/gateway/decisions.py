@@ -30,9 +30,9 @@ from ecs_inference.gateway.litellm_config import (
 )
 from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions
+from ecs_inference.secrets.refs import secret_ref, secret_refs
 from ecs_inference.services.decisions import deregistration
 from ecs_inference.services.service_connect import private_host
-from ecs_inference.specs.secrets import secret_ref, secret_refs
 
 BASE = "platform.gateway"
 GRACE_SECONDS = 120

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import Image, Name, Section, secret_arn, secret_value
-from ecs_inference.config.services import MAX_TASKS, ServiceConfig
 from ecs_inference.contracts import aws_limits, litellm
+from ecs_inference.services.input import MAX_TASKS, ServiceConfig
 from ecs_inference.sizing.fargate import CpuArchitecture
 
 _ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeVar
 
 from ecs_inference import engines, iam, sizing
-from ecs_inference.config.images import ImagesConfig
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import (
@@ -25,6 +24,7 @@ from ecs_inference.engines.base import (
     TaskArgsError,
     reserved_gpus,
 )
+from ecs_inference.images.input import ImagesConfig
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.input import AlarmsConfig
@@ -33,6 +33,13 @@ from ecs_inference.operations.watch import WatchedService
 from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.pools.spot import spot_interruption_notes
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
+from ecs_inference.rollouts.spec import RolloutSpec
+from ecs_inference.secrets.refs import secret_refs
+from ecs_inference.services.checks import (
+    ServiceArgsError,
+    common_decision_checks,
+    validate_scaling,
+)
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing import weights as weight_load
@@ -43,13 +50,6 @@ from ecs_inference.sizing.instance_types import (
     Demand,
     GpuDemand,
     PoolTypes,
-)
-from ecs_inference.specs.rollout import RolloutSpec
-from ecs_inference.specs.secrets import secret_refs
-from ecs_inference.specs.service import (
-    ServiceArgsError,
-    common_decision_checks,
-    validate_scaling,
 )
 from ecs_inference.storage import efs as efs
 from ecs_inference.storage.input import WeightStoreConfig

@@ -26,11 +26,11 @@ from ecs_inference.config.base import (
     validate_taking,
     value_error,
 )
-from ecs_inference.config.services import ServedModelConfig, vllm_api_key_message
 from ecs_inference.contracts.aws_limits import SCALING_COOLDOWN_MAX_SECONDS
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.engines import Engine
 from ecs_inference.engines.base import served_name_problem
+from ecs_inference.services.input import ServedModelConfig, vllm_api_key_message
 
 
 def _weights_uri(value: str) -> str:

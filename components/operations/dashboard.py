@@ -12,11 +12,11 @@ from typing import Any
 
 from ecs_inference.contracts import metrics as m
 from ecs_inference.contracts.aws_limits import DASHBOARD_MAX_WIDGETS
+from ecs_inference.names import derived_name
 from ecs_inference.operations import watch
 from ecs_inference.operations.alarms import queue_age_threshold_seconds
 from ecs_inference.operations.errors import ObservabilityError
 from ecs_inference.operations.watch import Watch
-from ecs_inference.specs.names import derived_name
 
 # PutDashboard: name of letters, digits, '-' and '_' up to 255; body at most 1 MB (UTF-8); the
 # widget limit is contracts.aws_limits'.

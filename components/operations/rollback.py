@@ -6,8 +6,8 @@ import json
 import re
 from typing import Any
 
+from ecs_inference.names import derived_name
 from ecs_inference.operations.errors import ObservabilityError
-from ecs_inference.specs.names import derived_name
 
 # EventBridge rule names: 1-64 of [.-_A-Za-z0-9].
 RULE_NAME = re.compile(r"^[.\-_A-Za-z0-9]{1,64}$")

@@ -16,6 +16,8 @@ from ecs_inference.endpoint import decisions as endpoint
 from ecs_inference.endpoint.decisions import Routes
 from ecs_inference.gateway import decisions as gateway
 from ecs_inference.gateway.decisions import GatewayDecisions
+from ecs_inference.images import decisions as images
+from ecs_inference.images import regions as image_regions
 from ecs_inference.models import decisions as model_decisions
 from ecs_inference.models.decisions import (
     UNDECIDED_DEPLOY,
@@ -31,19 +33,14 @@ from ecs_inference.network.facts import NetworkLookup
 from ecs_inference.operations.alarms import AlarmSpec, stack_alarms
 from ecs_inference.operations.decisions import decision_lines, operations_alarms, watch_of
 from ecs_inference.operations.watch import Watch
-from ecs_inference.plan import (
-    advisories,
-    image_regions,
-    images,
-    pools,
-    secrets,
-)
+from ecs_inference.plan import advisories, pools
 from ecs_inference.plan.pools import Placed, PoolChoice
 from ecs_inference.pools.decisions import AsgPoolDecisions, ManagedPoolDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions, decide_reranker
+from ecs_inference.secrets import decisions as secrets
+from ecs_inference.secrets.refs import StackSecret
 from ecs_inference.sizing.headroom import DeployChoice
 from ecs_inference.sizing.instance_types import Demand
-from ecs_inference.specs.secrets import StackSecret
 from ecs_inference.storage.decisions import WeightStoreUse, plan_weight_stores
 from ecs_inference.storage.input import WeightStoreConfig
 from ecs_inference.workers.decisions import WorkerDecisions, plan_workers
@@ -95,7 +92,7 @@ class Plan:
     another region's registry (`components.plan.image_regions`), printed as warnings."""
     stack_secrets: Mapping[str, StackSecret] = field(default_factory=lambda: {})
     """Secret values of the config the stack stores in Secrets Manager itself, by config
-    path; the specs name them by reference (`components.specs.secrets`)."""
+    path; the specs name them by reference (`components.secrets.refs`)."""
 
     def alarm_specs(self, stack: str = "stack") -> list[AlarmSpec]:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""

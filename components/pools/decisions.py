@@ -16,6 +16,7 @@ from typing import Literal
 
 from ecs_inference.contracts import aws_limits
 from ecs_inference.decided import Decided
+from ecs_inference.images import platforms as image_build
 from ecs_inference.operations.telemetry import (
     CLOUDWATCH_AGENT_VERSION,
     HOST_TELEMETRY_INTERVAL_SECONDS,
@@ -28,7 +29,6 @@ from ecs_inference.pools.input import (
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import Accelerator
 from ecs_inference.sizing.instance_types import InstanceRequirements
-from ecs_inference.specs import images as image_build
 
 # ECS rejects capacity provider names that start with these (CreateCapacityProvider API) and
 # allows only letters, digits, '_' and '-'; Pulumi's auto-name is the resource name + "-xxxxxxx".

@@ -22,13 +22,13 @@ from ecs_inference.contracts.aws_limits import LISTENER_RULE_PRIORITY_MAX
 from ecs_inference.decided import Decided
 from ecs_inference.engines.base import KEEPALIVE_MARGIN_SECONDS
 from ecs_inference.models.decisions import Placement
+from ecs_inference.names import NAME_PATTERN
 from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rerankers.input import RerankerConfig
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
+from ecs_inference.rollouts.spec import RolloutSpec
 from ecs_inference.services.decisions import METRICS_NOTE, deregistration
 from ecs_inference.sizing.fargate import CpuArchitecture
-from ecs_inference.specs.names import NAME_PATTERN
-from ecs_inference.specs.rollout import RolloutSpec
 
 GRACE_SECONDS = 120
 """Health-check grace period: the image's start (`contract.STARTUP_GRACE_SECONDS`) with room."""

@@ -10,9 +10,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import S3Uri, Section
-from ecs_inference.config.services import MAX_TASKS, ServedModelConfig
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.rollouts.input import RerankerRolloutConfig, default_reranker_rollout
+from ecs_inference.services.input import MAX_TASKS, ServedModelConfig
 from ecs_inference.sizing.fargate import CpuArchitecture
 
 _REFERENCE = contract.REFERENCE_MODEL

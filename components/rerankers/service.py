@@ -35,6 +35,7 @@ from ecs_inference.rerankers.decisions import (
     reranker_path,
 )
 from ecs_inference.rerankers.input import RerankerConfig
+from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     CPU_METRIC,
@@ -45,7 +46,6 @@ from ecs_inference.services.base import (
 )
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService, fargate_placement
-from ecs_inference.specs.secrets import secret_refs
 
 TOKEN = "ecs-inference:serving:FargateReranker"
 CONTAINER_NAME = "reranker"

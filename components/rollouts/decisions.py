@@ -23,7 +23,7 @@ from ecs_inference.operations.alarms import service_alarms
 from ecs_inference.operations.input import AlarmsConfig
 from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rollouts.input import RerankerSmokeConfig, RolloutConfig
-from ecs_inference.specs.rollout import ROLLING, RolloutSpec
+from ecs_inference.rollouts.spec import ROLLING, RolloutSpec
 
 DEPLOYMENT_ALARM_KEYS = ("target-5xx", "ttft-p99", "engine-down")
 """The paging alarms (`operations.alarms.service_alarms` keys) that judge a revision."""

@@ -27,8 +27,8 @@ from pulumi import Input, Output
 from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.rollouts.decisions import SMOKE_LAMBDA_TIMEOUT_SECONDS
+from ecs_inference.rollouts.spec import lambda_trust_policy, smoke_hook_policy
 from ecs_inference.services.base import log_group_name
-from ecs_inference.specs.rollout import lambda_trust_policy, smoke_hook_policy
 
 TOKEN = "ecs-inference:rollouts:SmokeHook"
 HANDLER_FILE = "smoke.py"

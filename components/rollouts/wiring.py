@@ -14,7 +14,7 @@ import pulumi_aws as aws
 from pulumi import Output
 
 from ecs_inference.arns import AwsContext
-from ecs_inference.specs.rollout import (
+from ecs_inference.rollouts.spec import (
     SMOKE_STAGE,
     LoadBalancerGrants,
     RolloutSpec,

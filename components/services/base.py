@@ -33,10 +33,13 @@ from ecs_inference.contracts.aws_limits import (
     replacement_salt,
 )
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
+from ecs_inference.names import derived_name
 from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.operations.scaling import target_tracking_args
 from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
+from ecs_inference.secrets import refs as stack_secrets
+from ecs_inference.services.checks import ServedService
 from ecs_inference.services.containers import with_app_protocol
 from ecs_inference.services.service_connect import (
     PORT_NAME,
@@ -45,9 +48,6 @@ from ecs_inference.services.service_connect import (
     private_host,
     timeouts,
 )
-from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs.names import derived_name
-from ecs_inference.specs.service import ServedService
 from ecs_inference.storage import efs as weights_spec
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class ClusterWiring:
     none."""
     stack_secret_arns: Mapping[str, Input[str]] = field(default_factory=dict)
     """The ARNs of the secrets the stack stores itself, by reference
-    (`components.specs.secrets`): a container's `secrets` entry naming one gets its ARN;
+    (`components.secrets.refs`): a container's `secrets` entry naming one gets its ARN;
     default none."""
 
 

@@ -19,7 +19,7 @@ from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
 from ecs_inference.operations.alarms import queue_age_threshold_seconds
-from ecs_inference.specs.secrets import secret_ref, secret_refs
+from ecs_inference.secrets.refs import secret_ref, secret_refs
 from ecs_inference.workers.input import WorkerConfig
 from ecs_inference.workers.queues import MANAGED_ENV, queue_name_problems
 from ecs_inference.workers.scaling import from_zero_steps

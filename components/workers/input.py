@@ -10,8 +10,8 @@ from typing import ClassVar
 from pydantic import Field, model_validator
 
 from ecs_inference.config.base import Image
-from ecs_inference.config.services import MAX_TASKS, ServiceConfig
 from ecs_inference.contracts import aws_limits
+from ecs_inference.services.input import MAX_TASKS, ServiceConfig
 from ecs_inference.sizing.fargate import CpuArchitecture
 
 _RECEIVES = aws_limits.SQS_MAX_RECEIVE_COUNT_RANGE

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from ecs_inference.config.base import IMAGE_PATTERN
-from ecs_inference.config.images import ImagesConfig
-from ecs_inference.specs.images import EXAMPLE_IMAGES
+from ecs_inference.images.input import ImagesConfig
+from ecs_inference.images.platforms import EXAMPLE_IMAGES
 from tests.stacks import REFERENCE_STACKS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -38,8 +38,8 @@ from ecs_inference.contracts import engine as engine_contract
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
+from ecs_inference.images.platforms import EXAMPLE_IMAGES
 from ecs_inference.plan import PLATFORM_NAME
-from ecs_inference.specs.images import EXAMPLE_IMAGES
 from tests.images.engine_images import load_script, printed_command, value_after
 from tests.stacks import REFERENCE_STACKS
 from tools import engine_flags

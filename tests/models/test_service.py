@@ -33,9 +33,9 @@ from ecs_inference.models.service import (
 from ecs_inference.pools.decisions import PoolPlacement, decide_asg_pool
 from ecs_inference.pools.input import PoolConfig
 from ecs_inference.services.base import cluster_name_from_arn
+from ecs_inference.services.checks import ServiceArgsError, check_deploy_progress
 from ecs_inference.sizing.gpu import GpuFit
 from ecs_inference.sizing.headroom import DeployChoice
-from ecs_inference.specs.service import ServiceArgsError, check_deploy_progress
 from tests.aws_shapes import (
     register_task_definition_request,
     validate_named_shape,

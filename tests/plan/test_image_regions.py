@@ -1,4 +1,4 @@
-"""Images pulled across regions (components/plan/image_regions.py): an ECR reference in another
+"""Images pulled across regions (components/images/regions.py): an ECR reference in another
 region's registry is found with the config path that sets it, its cost and its fix; the same
 region, ECR Public and other registries are not."""
 
@@ -11,7 +11,7 @@ import yaml
 
 from ecs_inference import cost
 from ecs_inference.config.load import load_stack_config
-from ecs_inference.plan import image_regions
+from ecs_inference.images import regions as image_regions
 from tests.stacks import stack_file
 
 US = "123456789012.dkr.ecr.us-east-1.amazonaws.com/ecs-inference"

@@ -1,6 +1,7 @@
 """Data flows one way: config -> plan of pure specs -> components -> resources.
 
-The layers are the folders: config/, plan/, specs/, sizing/ and engines/ are pure (no Pulumi
+The layers are the folders: config/, plan/, sizing/ and engines/ (and each feature's input and
+decisions) are pure (no Pulumi
 through any import, read from the modules' imports and checked again by importing each package
 in a fresh interpreter); every other module that loads Pulumi builds resources and reads neither
 the schema nor the plan; nothing imports the images' code.
@@ -33,7 +34,10 @@ def loaded_modules(module: str) -> set[str]:
     [
         "config",
         "plan",
-        "specs",
+        "names",
+        "services.checks",
+        "secrets.refs",
+        "images.platforms",
         "sizing",
         "engines",
         "models.input",
@@ -86,9 +90,10 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-PURE_FOLDERS = ("config", "plan", "specs", "sizing", "engines")
-"""The folders of pure code: the schema, the plan, the specs, the sizing and the engines."""
-PURE_FEATURE_MODULES = ("input", "decisions")
+PURE_FOLDERS = ("config", "plan", "sizing", "engines")
+"""The folders of pure code: the stack file's loader and schema, the plan, the sizing and the
+engines."""
+PURE_FEATURE_MODULES = ("input", "decisions", "checks", "refs", "platforms", "regions", "names")
 """In a feature folder (`models/`), the input model and the decisions are pure; the component
 beside them builds resources from them."""
 ERRORS = "ecs_inference.config.issues"
@@ -139,7 +144,7 @@ def _loads_pulumi(graph: dict[str, set[str]]) -> set[str]:
 
 
 def test_the_pure_folders_load_no_pulumi() -> None:
-    """config/, plan/, specs/, sizing/ and engines/ load no Pulumi module, through any import."""
+    """config/, plan/, sizing/, engines/ and the features' pure modules load no Pulumi module."""
     graph = _components_graph()
     loads = _loads_pulumi(graph)
     pure = [m for m in graph if _pure(m)]

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from ecs_inference.contracts.aws_limits import COGNITO_DOMAIN_RESERVED_WORDS
 from ecs_inference.endpoint.decisions import default_domain_prefix
 from ecs_inference.endpoint.input import COGNITO_PREFIX_PATTERN
+from ecs_inference.names import derived_name, dns_label
 from ecs_inference.operations.dashboard import DASHBOARD_NAME, dashboard_name
 from ecs_inference.operations.rollback import RULE_NAME, deployment_rollback_rule
-from ecs_inference.specs.names import derived_name, dns_label
 from tools import new_stack
 from tools.preview import EXIT_OK, render_text, run_preview
 

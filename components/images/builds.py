@@ -45,7 +45,7 @@ import pulumi_aws as aws
 
 from ecs_inference import engines
 from ecs_inference.arns import aws_context, ecr_repository_uri
-from ecs_inference.specs.images import (
+from ecs_inference.images.platforms import (
     IMAGES_DIR,
     NAMED_CONTEXTS,
     RERANKER_PLATFORMS,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import pulumi_docker_build as docker_build
 
 TOKEN = "ecs-inference:delivery:ImageBuilds"
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 CACHE_TAG = "buildcache"
 TAG_PREFIX = "ctx-"

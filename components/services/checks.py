@@ -18,9 +18,9 @@ from ecs_inference.contracts.aws_limits import (
     SCALING_COOLDOWN_MAX_SECONDS,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
-from ecs_inference.specs import secrets as stack_secrets
-from ecs_inference.specs.names import NAME_PATTERN
-from ecs_inference.specs.rollout import ROLLING, RolloutSpec
+from ecs_inference.names import NAME_PATTERN
+from ecs_inference.rollouts.spec import ROLLING, RolloutSpec
+from ecs_inference.secrets import refs as stack_secrets
 
 
 class ServiceArgsError(ValueError):
@@ -35,11 +35,6 @@ class ServedService(Protocol):
     def service(self) -> str: ...
     @property
     def priority(self) -> int: ...
-    @property
-    def image(self) -> object:
-        """A reference, None or an Output: the stack's own build."""
-        ...
-
     @property
     def desired_count(self) -> int: ...
     @property
@@ -60,10 +55,6 @@ class ServedService(Protocol):
     def deployment_minimum_healthy_percent(self) -> int: ...
     @property
     def deployment_maximum_percent(self) -> int: ...
-    @property
-    def environment(self) -> Mapping[str, str]: ...
-    @property
-    def secrets(self) -> Mapping[str, str]: ...
     @property
     def metrics_sidecar(self) -> bool: ...
     @property
@@ -161,7 +152,7 @@ def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -
 
 
 def common_key_checks(where: str, args: ServiceSpec) -> None:
-    """The rules the config schema applies to each service key (`config/services.py`): a spec
+    """The rules the config schema applies to each service key (`services/input.py`): a spec
     the plan builds has passed them; a spec built by hand is checked here."""
     service, min_count, max_count = args.service, args.min_count, args.max_count
     if not isinstance(service, str) or not NAME_PATTERN.match(service):
@@ -191,7 +182,22 @@ def common_key_checks(where: str, args: ServiceSpec) -> None:
             raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
 
 
-def common_decision_checks(where: str, args: ServedService, managed_env: Sequence[str]) -> None:
+class CheckedService(ServedService, Protocol):
+    """A served service whose image, environment and secrets its decisions check
+    (`common_decision_checks`): a model's `ModelDecisions`."""
+
+    @property
+    def image(self) -> object:
+        """A reference, None or an Output: the stack's own build."""
+        ...
+
+    @property
+    def environment(self) -> Mapping[str, str]: ...
+    @property
+    def secrets(self) -> Mapping[str, str]: ...
+
+
+def common_decision_checks(where: str, args: CheckedService, managed_env: Sequence[str]) -> None:
     """What the plan decides for every service and checks here: the image it chose, the rule
     priority, the deregistration delay against the longest request, the grace period, a deploy
     that can make progress, and user variables against those the service sets itself."""

@@ -18,7 +18,7 @@ from ecs_inference.contracts.engine import (
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.iam import KMS_KEY_ARN
 from ecs_inference.rollouts.input import RolloutConfig, default_rollout
-from ecs_inference.specs.service import ServiceSpec, log_retention_problem
+from ecs_inference.services.checks import ServiceSpec, log_retention_problem
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.

@@ -1,11 +1,11 @@
 """The secret values of the stack config the stack stores itself, and the references the
-specs carry for them (`components.specs.secrets`)."""
+specs carry for them (`components.secrets.refs`)."""
 
 from __future__ import annotations
 
 from ecs_inference.config.base import ROOT, SECRET_ARN_PATTERN
 from ecs_inference.config.stack import StackConfig
-from ecs_inference.specs.secrets import StackSecret
+from ecs_inference.secrets.refs import StackSecret
 
 
 def stack_secrets(cfg: StackConfig) -> dict[str, StackSecret]:

@@ -25,7 +25,7 @@ from pulumi import Output
 
 from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.contracts.aws_limits import SSM_STANDARD_PARAMETER_MAX_BYTES
-from ecs_inference.specs.secrets import StackSecret, is_reference
+from ecs_inference.secrets.refs import StackSecret, is_reference
 
 
 def resource_suffix(path: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ecs_inference.config.issues import Issues
 from ecs_inference.config.stack import StackConfig, images_to_build
-from ecs_inference.specs import images as image_build
+from ecs_inference.images import platforms as image_build
 
 
 def plan_builds(
