@@ -320,7 +320,8 @@ def render_entry(entry: Entry) -> str:
     ]
     errors = raised(component)
     checks = (
-        "`ConfigError` naming every problem of its input on its pool, with a stack file's "
+        "`ConfigError` naming every problem of its input, alone and with what its wiring "
+        "gives it (a service's pool, an endpoint's routed services), with a stack file's "
         "config paths and messages, before it creates anything"
         if entry.input
         else "the spec's checks are the plan's (see above)"
