@@ -37,10 +37,8 @@ from ecs_inference.plan.pools import pool_resource_name
 from ecs_inference.pools.asg_pool import AsgPoolWiring, GpuAsgPool, InferentiaPool
 from ecs_inference.pools.cluster import Cluster, ExecLogWiring
 from ecs_inference.pools.managed_instances_pool import ManagedInstancesPool, ManagedPoolWiring
-from ecs_inference.rerankers.decisions import reranker_path
 from ecs_inference.rerankers.service import FargateReranker
 from ecs_inference.secrets.component import StackSecrets
-from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.base import (
     ClusterWiring,
     EfsAccess,
@@ -291,9 +289,7 @@ class InferencePlatform(pulumi.ComponentResource):
                     image=self._image(
                         r.input.image or plan.config.images.reranker, plan.built_images.get(svc)
                     ),
-                    stack_secret_arns=self._secret_arns(
-                        secret_refs(reranker_path(svc), r.input.secrets).values()
-                    ),
+                    stack_secret_arns=self._secret_arns(r.secret_refs.values()),
                     metrics_image=self._image(r.placement.facts.metrics_image, "metrics")
                     if r.metrics_sidecar
                     else None,

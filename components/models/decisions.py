@@ -33,14 +33,18 @@ from ecs_inference.operations.watch import WatchedService
 from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.pools.spot import spot_interruption_notes
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
-from ecs_inference.rollouts.spec import RolloutSpec
 from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.checks import (
     ServiceArgsError,
     common_decision_checks,
     validate_scaling,
 )
-from ecs_inference.services.decisions import METRICS_NOTE, deregistration, service_issue
+from ecs_inference.services.decisions import (
+    METRICS_NOTE,
+    ServedDecisions,
+    deregistration,
+    service_issue,
+)
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing import weights as weight_load
 from ecs_inference.sizing.headroom import DeployChoice
@@ -338,7 +342,7 @@ def _engine_scaling(m: ModelInputs, engine: Engine, grace_seconds: int) -> Scali
 
 
 @dataclass(frozen=True)
-class ModelDecisions:
+class ModelDecisions(ServedDecisions):
     """What a model service decides from what it was decided from (`inputs`): each derived
     value once, as its decision made it; the input's own values are read from `inputs.model`
     (the properties below name them as the service checks and the component read them)."""
@@ -357,11 +361,7 @@ class ModelDecisions:
     shm_size_mib: int
     """`/dev/shm` for tensor-parallel GPUs (0: Docker's; Managed Instances refuses it)."""
     grace: sizing.GracePeriod
-    delay: sizing.DeregistrationDelay
     scaling: ScalingPolicySpec
-    secret_refs: Mapping[str, str]
-    """The input's `secrets` as references (ARNs or the stack's own)."""
-    rollout: RolloutSpec
 
     stop_timeout_seconds: ClassVar[int] = 120
     """SIGTERM-to-SIGKILL (ECS waits out the deregistration delay first)."""
@@ -442,14 +442,6 @@ class ModelDecisions:
     @property
     def health_check_grace_period_seconds(self) -> int:
         return self.grace.seconds
-
-    @property
-    def deregistration_delay_seconds(self) -> int:
-        return self.delay.seconds
-
-    @property
-    def max_request_seconds(self) -> int:
-        return self.delay.max_generation_seconds
 
     @property
     def deployment_minimum_healthy_percent(self) -> int:

@@ -26,8 +26,8 @@ from ecs_inference.names import NAME_PATTERN
 from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rerankers.input import RerankerConfig
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
-from ecs_inference.rollouts.spec import RolloutSpec
-from ecs_inference.services.decisions import METRICS_NOTE, deregistration
+from ecs_inference.secrets.refs import secret_refs
+from ecs_inference.services.decisions import METRICS_NOTE, ServedDecisions, deregistration
 from ecs_inference.sizing.fargate import CpuArchitecture
 
 GRACE_SECONDS = 120
@@ -128,7 +128,7 @@ def _admission(rr: RerankerConfig, size: sizing.FargateSize) -> contract.Admissi
 
 
 @dataclass(frozen=True, kw_only=True)
-class RerankerDecisions(Decided[RerankerConfig, Placement]):
+class RerankerDecisions(Decided[RerankerConfig, Placement], ServedDecisions):
     """What a re-ranker decides from its input (`input`, read from there) and its placement
     behind the endpoint. The properties are what the load-balanced service base
     (`EcsService._serve`) and the cost lines read of it."""
@@ -137,10 +137,6 @@ class RerankerDecisions(Decided[RerankerConfig, Placement]):
     """The re-ranker's key: its path `/<service>/`, log group, task family and model name."""
     size: sizing.FargateSize
     """The task's size on the Fargate grid."""
-    delay: sizing.DeregistrationDelay
-    """The target group's deregistration delay, from the longest request."""
-    rollout: RolloutSpec
-    """How a new revision replaces the old one."""
     model_bucket: str
     """S3 bucket of the model (`modelUri`): the task role reads only its prefix."""
     model_prefix: str
@@ -169,14 +165,6 @@ class RerankerDecisions(Decided[RerankerConfig, Placement]):
     @property
     def max_count(self) -> int:
         return self.input.max_count
-
-    @property
-    def deregistration_delay_seconds(self) -> int:
-        return self.delay.seconds
-
-    @property
-    def max_request_seconds(self) -> int:
-        return self.delay.max_generation_seconds
 
     @property
     def execute_command(self) -> bool:
@@ -320,6 +308,7 @@ def decide_reranker(
         model_bucket=bucket,
         model_prefix=prefix,
         container_environment=environment,
+        secret_refs=secret_refs(path, rr.secrets),
         lines=tuple(lines),
     )
     return decided, []

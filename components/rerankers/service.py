@@ -35,7 +35,6 @@ from ecs_inference.rerankers.decisions import (
     reranker_path,
 )
 from ecs_inference.rerankers.input import RerankerConfig
-from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.base import (
     ALB_REQUESTS_METRIC,
     CPU_METRIC,
@@ -145,7 +144,7 @@ class FargateReranker(FargateService):
                     log_group_name=group,
                     region=a[0],
                     stream_prefix=service,
-                    secrets=secret_refs(reranker_path(service), input.secrets),
+                    secrets=decided.secret_refs,
                 ),
                 *sidecar(a[0], a[2]),
             ],

@@ -4,8 +4,12 @@ config issue. Pure: the plan and the components call it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue
+from ecs_inference.rollouts.spec import RolloutSpec
 
 DEREGISTRATION_MARGIN_SECONDS = 15
 """Added to a service's longest request for its deregistration delay: the last response bytes,
@@ -25,6 +29,31 @@ def deregistration(own_seconds: int) -> sizing.DeregistrationDelay:
     for the idle timeout + 5 s), so in practice every deploy, scale-in and managed-draining step
     waits out the whole delay while the task and its GPU host stay billed."""
     return sizing.deregistration_delay(own_seconds, margin=DEREGISTRATION_MARGIN_SECONDS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServedDecisions:
+    """What a load-balanced service (a model or a re-ranker) decides alike and the service base
+    reads: its deregistration delay, its rollout and its secrets' references."""
+
+    delay: sizing.DeregistrationDelay
+    """The target group's deregistration delay, from the service's longest request
+    (`deregistration`)."""
+    rollout: RolloutSpec
+    """How a new revision replaces the old one (`components.rollouts`)."""
+    secret_refs: Mapping[str, str]
+    """The input's `secrets` as references (ARNs or the stack's own): the container's `secrets`,
+    and what the execution role may read."""
+
+    @property
+    def deregistration_delay_seconds(self) -> int:
+        """The target group's deregistration delay, in seconds."""
+        return self.delay.seconds
+
+    @property
+    def max_request_seconds(self) -> int:
+        """The longest request the delay covers, in seconds."""
+        return self.delay.max_generation_seconds
 
 
 def service_issue(path: str, exc: ValueError) -> ConfigIssue:
