@@ -1,9 +1,10 @@
 """What every engine module provides, and the checks the engines share.
 
 An engine module (`vllm.py`, `neuron.py`, ...) defines a frozen launch dataclass (how its image
-is started: validated on construction, every error naming the setting to fix) and an `Engine`
-subclass that the plan asks for everything else; `components.engines` finds the modules and
-registers them by name. Pure code: no Pulumi import.
+is started: an `EngineLaunch` reading the service's decisions, validated on construction, every
+error naming the setting to fix) and an `Engine` subclass that the plan asks for everything
+else; `components.engines` finds the modules and registers them by name. Pure code: no Pulumi
+import.
 
 The container contract each launch writes (the `ENGINE_*` environment its image's entrypoint
 reads) lives in `contracts/<engine>.py`, which the images copy; the launches refer to it.
@@ -16,6 +17,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
@@ -23,6 +25,14 @@ from pydantic import BaseModel
 from ecs_inference import iam, sizing
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import flag_table
+from ecs_inference.contracts.engine import (
+    DEFAULT_PORT,
+    ENV_EXTRA_ARGS,
+    ENV_HF_HUB_OFFLINE,
+    ENV_PORT,
+    ENV_REGION_VARIABLES,
+    ENV_SERVED_MODEL_NAME,
+)
 from ecs_inference.sizing import lora as lora_sizing
 from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 
@@ -209,12 +219,80 @@ def visible_cores(cores: int) -> str:
     return f"0-{cores - 1}" if cores > 1 else "0"
 
 
-class LaunchDefaults(abc.ABC):
-    """What most launches share: a launch dataclass inherits these and overrides what differs
-    (no Neuron devices, no command, one `http` port, no scrape target, every variable of its
-    environment managed)."""
+@dataclass(frozen=True)
+class EngineLaunch(abc.ABC):
+    """What every engine's launch has: the decisions of the service it starts (`inputs`: its
+    model input, its fit, the weights, the endpoint's idle timeout, the region) and its port.
 
-    port: int
+    An engine's launch subclasses it, reads its settings from `inputs` (it copies none) and
+    overrides what differs from these answers: no Neuron devices, no command, one `http` port,
+    no scrape target, every variable of its environment managed, `extraArgs` checked against
+    `flags` on construction.
+    """
+
+    inputs: LaunchInputs
+    """The service's decisions (`Engine.launch` gets them from the plan)."""
+    port: int = DEFAULT_PORT
+    """Container port the ALB targets (default 8000)."""
+
+    flags: ClassVar[str | None] = None
+    """The committed flag table (`contracts/flags/<name>.json`) `extraArgs` is checked against
+    (None: the engine takes none)."""
+    managed_flags: ClassVar[frozenset[str]] = frozenset()
+    """Flags the launch sets itself, which `extraArgs` may not."""
+
+    def __post_init__(self) -> None:
+        """Check `extraArgs` (a subclass checks its own settings first, then calls this)."""
+        _ = self.extra_args  # raises PresetError at `extraArgs`
+
+    @property
+    def model(self) -> ModelSettings:
+        """The model's input (`ModelConfig`)."""
+        return self.inputs.model
+
+    @property
+    def where(self) -> str:
+        """Config path of the model (`platform.models.<name>`), for error messages."""
+        return self.inputs.where
+
+    @property
+    def served_model_name(self) -> str:
+        """Model id clients send in the OpenAI `model` field (default the service key)."""
+        return self.inputs.served_model_name
+
+    @property
+    def weights_uri(self) -> str:
+        """What the engine reads: the S3 URI or the EFS mount path ("" for none)."""
+        return self.inputs.weights_uri or ""
+
+    @property
+    def alb_idle_timeout_seconds(self) -> int:
+        """The endpoint's idle timeout."""
+        return self.inputs.idle_timeout_seconds
+
+    @property
+    def aws_region(self) -> str | None:
+        """The stack's region (None: the SDK's own resolution)."""
+        return self.inputs.region
+
+    @cached_property
+    def extra_args(self) -> tuple[str, ...]:
+        """`extraArgs`, checked against the engine's real flags (`check_extra_args`)."""
+        args = self.model.extra_args
+        if self.flags is None:
+            return tuple(args)
+        return check_extra_args(self.where, args, flag_table.load(self.flags), self.managed_flags)
+
+    def engine_environment(self, region: str | None) -> dict[str, str | None]:
+        """The variables every engine image reads (None: unset): served name, port, extra
+        args, the hub switched off, the region."""
+        return {
+            ENV_SERVED_MODEL_NAME: self.served_model_name,
+            ENV_PORT: str(self.port),
+            ENV_EXTRA_ARGS: extra_args_json(self.extra_args),
+            ENV_HF_HUB_OFFLINE: "1",
+            **{variable: region for variable in ENV_REGION_VARIABLES},
+        }
 
     @abc.abstractmethod
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:

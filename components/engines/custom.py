@@ -21,7 +21,7 @@ from ecs_inference.contracts import custom as contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    LaunchDefaults,
+    EngineLaunch,
     LaunchInputs,
     ModelSettings,
     PresetError,
@@ -46,19 +46,18 @@ _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secr
 
 
 @dataclass(frozen=True)
-class CustomLaunch(LaunchDefaults):
+class CustomLaunch(EngineLaunch):
     """A bring-your-own serving image (`engine: custom`), started from what its service
     decided (`inputs`): its `custom` section, image, environment and secrets are read from the
-    model as the schema validated them (`Custom.check_config`). Construction checks what depends
-    on the endpoint: the image's keep-alive against the ALB idle timeout."""
-
-    inputs: LaunchInputs
+    model as the schema validated them (`Custom.check_config`), its port is the section's.
+    Construction checks what depends on the endpoint: the image's keep-alive against the ALB
+    idle timeout."""
 
     def __post_init__(self) -> None:
-        block = f"{self.inputs.where}.custom"
-        idle, keepalive = self.inputs.idle_timeout_seconds, self.sse_keepalive_seconds
+        block = f"{self.where}.custom"
+        idle, keepalive = self.alb_idle_timeout_seconds, self.sse_keepalive_seconds
         keepalive_for(block, idle, keepalive)
-        longest = self.inputs.model.max_generation_seconds
+        longest = self.model.max_generation_seconds
         if keepalive is None and idle < longest:
             raise fail(
                 block,
@@ -71,17 +70,9 @@ class CustomLaunch(LaunchDefaults):
     @property
     def own(self) -> CustomEngineConfig:
         """The service's `custom` section."""
-        settings = self.inputs.model.engine_settings
+        settings = self.model.engine_settings
         assert isinstance(settings, CustomEngineConfig)
         return settings
-
-    @property
-    def served_model_name(self) -> str:
-        return self.inputs.served_model_name
-
-    @property
-    def port(self) -> int:
-        return self.own.port
 
     @property
     def health_path(self) -> str:
@@ -101,7 +92,7 @@ class CustomLaunch(LaunchDefaults):
 
     @property
     def environment(self) -> Mapping[str, str]:
-        return self.inputs.model.environment
+        return self.model.environment
 
     @property
     def neuron_device_count(self) -> int:
@@ -116,7 +107,7 @@ class CustomLaunch(LaunchDefaults):
             contract.ENV_PORT: str(self.port),
             contract.ENV_SERVED_MODEL_NAME: self.served_model_name,
             contract.ENV_WEIGHTS_URI: self.inputs.weights_uri,
-            contract.ENV_MAX_GENERATION_SECONDS: str(self.inputs.model.max_generation_seconds),
+            contract.ENV_MAX_GENERATION_SECONDS: str(self.model.max_generation_seconds),
             contract.ENV_NEURON_VISIBLE_CORES: visible_cores(cores) if cores else None,
             **{variable: region for variable in ENV_REGION_VARIABLES},
         }
@@ -272,7 +263,7 @@ class Custom(Engine):
 
     def launch(self, inputs: LaunchInputs) -> CustomLaunch:
         """The image as declared; every error names its config path."""
-        return CustomLaunch(inputs)
+        return CustomLaunch(inputs, self.own(inputs.model).port)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """`custom.warmupSeconds`."""

@@ -14,17 +14,14 @@ places one task per instance. The task environment the image reads is `contracts
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
 
 from ecs_inference import sizing
 from ecs_inference.config.base import Section
-from ecs_inference.contracts import aws_limits, flag_table
-from ecs_inference.contracts.engine import DEFAULT_PORT, DEFAULT_SSE_KEEPALIVE_SECONDS
 from ecs_inference.contracts.neuron import (
     ENV_ARTIFACT_URI,
     ENV_BATCH_SIZE,
@@ -43,7 +40,6 @@ from ecs_inference.engines.base import (
     ModelSettings,
     TaskArgsError,
     TaskShape,
-    check_extra_args,
     check_s3_source,
     checked_device_paths,
     env_list,
@@ -52,12 +48,7 @@ from ecs_inference.engines.base import (
     vram_shape,
 )
 from ecs_inference.engines.registry import register
-from ecs_inference.engines.vllm import (
-    ServerDefaults,
-    check_server,
-    positive_int,
-    server_environment,
-)
+from ecs_inference.engines.vllm import VllmServed
 from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
 from ecs_inference.sizing.instance_types import Demand, NeuronDemand
 
@@ -99,60 +90,21 @@ MANAGED_FLAGS = frozenset(
 
 
 @dataclass(frozen=True)
-class NeuronLaunch(ServerDefaults):
-    """Settings of one optimum-neuron (Inferentia/Trainium) model server. Validated on
-    construction; `batch_size`, `sequence_length` and `tp_degree` are the values the artifact
-    was compiled with."""
+class NeuronLaunch(VllmServed):
+    """One optimum-neuron (Inferentia/Trainium) model server: the model's precompiled artifact
+    (`neuron` section: batch size, sequence length, tp degree) on the devices its fit maps.
+    Validated on construction."""
 
-    served_model_name: str
-    """Model id clients send in the OpenAI `model` field."""
-    artifact_uri: str
-    """`s3://bucket/prefix/` of an `optimum-cli export neuron` output (neuron_config.json,
-    config.json, model.pt, weights, tokenizer)."""
-    batch_size: int
-    """Batch size the artifact was compiled for."""
-    sequence_length: int
-    """Sequence length the artifact was compiled for."""
-    tp_degree: int
-    """Tensor parallel degree (NeuronCores) the artifact was compiled for."""
-    num_devices: int | None = None
-    """Neuron devices to map; None: ceil(tp_degree / NeuronCores per device)."""
-    target: str | None = None
-    """The pool's instance family (`inf2`, `trn1`, `trn1n`) whose compilation target the
-    artifact must record; None skips the check."""
+    flags = FLAG_TABLE
+    managed_flags = MANAGED_FLAGS
+
     model_dir: str = "/models/artifact"
     """Local directory the artifact is staged to."""
-    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
-    """SSE keep-alive interval of the proxy; at most half the ALB idle timeout."""
-    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
-    """The endpoint's idle timeout (pass the real value)."""
-    port: int = DEFAULT_PORT
-    """Container port (the keep-alive proxy)."""
     upstream_port: int | None = None
-    """Loopback port of the engine behind the proxy; None: port + 1."""
-    aws_region: str | None = None
-    """Region of the artifact bucket; None: the SDK's own resolution."""
-    extra_args: tuple[str, ...] = field(default_factory=tuple)
-    """Flags forwarded to vLLM 0.11.0; flags the fields above control are rejected."""
+    """Loopback port of the engine behind the keep-alive proxy (`port`); None: port + 1."""
 
     def __post_init__(self) -> None:
         where = "NeuronLaunch"
-        object.__setattr__(self, "extra_args", tuple(self.extra_args))
-        check_server(where, self)
-        positive_int(where, "tp_degree", self.tp_degree)
-        devices = self.num_devices
-        if devices is None:
-            devices = math.ceil(self.tp_degree / NEURON_CORES_PER_DEVICE)
-            object.__setattr__(self, "num_devices", devices)
-        positive_int(where, "num_devices", devices)
-        if devices * NEURON_CORES_PER_DEVICE < self.tp_degree:
-            raise EngineLaunchError(
-                f"{where}.num_devices {devices} gives "
-                f"{devices * NEURON_CORES_PER_DEVICE} NeuronCores, fewer than tp_degree "
-                f"{self.tp_degree}"
-            )
-        if self.target is not None and self.target not in TARGETS:
-            raise EngineLaunchError(f"{where}.target {self.target!r} not one of {sorted(TARGETS)}")
         if not self.model_dir.startswith("/") or any(c.isspace() for c in self.model_dir):
             raise EngineLaunchError(f"{where}.model_dir {self.model_dir!r} must be absolute")
         upstream = self.upstream_port
@@ -164,6 +116,21 @@ class NeuronLaunch(ServerDefaults):
                 f"{where}.upstream_port {self.upstream_port} must be 1024-65535 and differ "
                 f"from port {self.port}"
             )
+        super().__post_init__()
+
+    @property
+    def compiled(self) -> NeuronCompileConfig:
+        """The shape the artifact was compiled for (the model's `neuron` section)."""
+        settings = self.model.engine_settings
+        assert isinstance(settings, NeuronCompileConfig)
+        return settings
+
+    @property
+    def target(self) -> str | None:
+        """The pool's instance family whose compilation target the artifact must record
+        (`inf2`, `trn1`); None skips the check."""
+        family = self.inputs.instance_family
+        return family if family in ("inf2", "trn1") else None
 
     @property
     def gpus(self) -> int:
@@ -172,24 +139,25 @@ class NeuronLaunch(ServerDefaults):
 
     @property
     def neuron_device_count(self) -> int:
-        """The devices that hold `tp_degree` NeuronCores."""
-        return self.num_devices or 0  # set by __post_init__
+        """The devices that hold `tp_degree` NeuronCores (the fit's)."""
+        return self.inputs.accelerators
 
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment` (sorted; no secrets). The region is the launch's own
         (`aws_region`), so `region` is not read."""
         del region
+        compiled, target = self.compiled, self.target
         return env_list(
-            server_environment(self)
+            self.server_environment()
             | {
-                ENV_ARTIFACT_URI: self.artifact_uri,
+                ENV_ARTIFACT_URI: self.weights_uri,
                 ENV_MODEL_DIR: self.model_dir,
-                ENV_BATCH_SIZE: str(self.batch_size),
-                ENV_SEQUENCE_LENGTH: str(self.sequence_length),
-                ENV_TP_DEGREE: str(self.tp_degree),
-                ENV_NEURON_TARGET: TARGETS[self.target] if self.target else None,
+                ENV_BATCH_SIZE: str(compiled.batch_size),
+                ENV_SEQUENCE_LENGTH: str(compiled.sequence_length),
+                ENV_TP_DEGREE: str(compiled.tp_degree),
+                ENV_NEURON_TARGET: TARGETS[target] if target else None,
                 ENV_UPSTREAM_PORT: str(self.upstream_port),
-                ENV_NEURON_RT_VISIBLE_CORES: visible_cores(self.tp_degree),
+                ENV_NEURON_RT_VISIBLE_CORES: visible_cores(compiled.tp_degree),
             }
         )
 
@@ -208,7 +176,7 @@ class NeuronLaunch(ServerDefaults):
             where,
             wanted,
             given,
-            f"tp degree {self.tp_degree} needs {wanted} Neuron device(s) "
+            f"tp degree {self.compiled.tp_degree} needs {wanted} Neuron device(s) "
             f"({NEURON_CORES_PER_DEVICE} NeuronCores each)",
         )
 
@@ -226,7 +194,7 @@ class NeuronLaunch(ServerDefaults):
                 f"{where}: a Neuron service needs one_task_per_instance=True: devices are not "
                 "an ECS resource, so ECS would place a second task on the same devices"
             )
-        check_s3_source(where, task, self.artifact_uri)
+        check_s3_source(where, task, self.weights_uri)
 
 
 class NeuronCompileConfig(Section):
@@ -306,22 +274,8 @@ class Neuron(Engine):
 
     def launch(self, inputs: LaunchInputs) -> NeuronLaunch:
         """optimum-neuron on the devices the fit maps, checked against the compiled shape."""
-        fit, family = inputs.fit, inputs.instance_family
-        assert isinstance(fit, sizing.NeuronFit) and inputs.weights_uri is not None
-        return NeuronLaunch(
-            served_model_name=inputs.served_model_name,
-            artifact_uri=inputs.weights_uri,
-            batch_size=fit.batch_size,
-            sequence_length=fit.sequence_length,
-            tp_degree=fit.tp_degree,
-            num_devices=fit.devices_mapped,
-            target=family if family in ("inf2", "trn1") else None,
-            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
-            aws_region=inputs.region,
-            extra_args=check_extra_args(
-                inputs.where, inputs.model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
-            ),
-        )
+        assert isinstance(inputs.fit, sizing.NeuronFit) and inputs.weights_uri is not None
+        return NeuronLaunch(inputs)
 
     def max_concurrency(self, model: ModelSettings) -> int:
         """The compiled batch size."""

@@ -43,25 +43,9 @@ ALLOWED = frozenset(
         "rerankers.input.RerankerConfig ~ services.checks.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
         "services.checks.ServiceSpec ~ services.input.ServiceConfig",
-        # models: the engines' launches share no base for port, served name and idle timeout
-        "engines.neuron.NeuronLaunch ~ engines.sglang.SglangLaunch",
-        "engines.neuron.NeuronLaunch ~ engines.tgi.TgiLaunch",
-        "engines.neuron.NeuronLaunch ~ engines.vllm.VllmLaunch",
-        "engines.neuron.NeuronCompileConfig ~ engines.neuron.NeuronLaunch",
-        "engines.sglang.SglangLaunch ~ engines.tgi.TgiLaunch",
-        "engines.sglang.SglangLaunch ~ engines.vllm.VllmLaunch",
-        "engines.tgi.TgiLaunch ~ engines.vllm.VllmLaunch",
-        # models: the engines' launches copy the input's settings (a launch read from the input)
-        "engines.sglang.SglangLaunch ~ models.input.ModelConfig",
-        "engines.tgi.TgiLaunch ~ models.input.ModelConfig",
-        "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
         # models: Neuron compile settings repeated by the sizing's demand and fit
-        "engines.neuron.NeuronLaunch ~ sizing.instance_types.NeuronDemand",
-        "engines.neuron.NeuronLaunch ~ sizing.neuron.NeuronFit",
         "engines.neuron.NeuronCompileConfig ~ sizing.instance_types.NeuronDemand",
         "engines.neuron.NeuronCompileConfig ~ sizing.neuron.NeuronFit",
-        "engines.sglang.SglangLaunch ~ sizing.gpu.MemoryNeed",
-        "engines.vllm.VllmLaunch ~ sizing.gpu.MemoryNeed",
         # models: ServiceSpec (the re-rankers' base, until they move) declares what the model
         # service's wiring and stack facts carry
         "models.decisions.StackFacts ~ services.checks.ServiceSpec",
