@@ -39,8 +39,6 @@ from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 KEEPALIVE_MARGIN_SECONDS = 5
 """A target's own HTTP keep-alive outlasts the ALB idle timeout by this much (else 502s)."""
 
-S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
-_MOUNT_PATH = re.compile(r"^/[A-Za-z0-9._\-/]*$")
 _SERVED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}")
 NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
 
@@ -362,32 +360,11 @@ def served_name_problem(name: object) -> str | None:
     )
 
 
-def check_served_name(where: str, name: str) -> None:
-    """`served_name_problem` as a `PresetError` at `where.servedModelName`."""
-    if (problem := served_name_problem(name)) is not None:
-        raise fail(where, "servedModelName", problem)
-
-
 def check_port(where: str, key: str, port: object) -> int:
     """An unprivileged port, 1024-65535 (the images run as non-root)."""
     if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
         raise fail(where, key, f"{port!r} must be an unprivileged port 1024-65535 (non-root)")
     return port
-
-
-def check_weights_uri(where: str, uri: str) -> str:
-    """Accept `s3://bucket/prefix` or an absolute path on the task's EFS mount.
-
-    The config's `efs://<file-system>/<path>` form is resolved to the mount path before the
-    launch is built (the mount point is the platform's, not the user's, choice).
-    """
-    if isinstance(uri, str) and S3_URI.match(uri):
-        return uri
-    if isinstance(uri, str) and _MOUNT_PATH.match(uri) and ".." not in uri.split("/"):
-        return uri
-    raise fail(
-        where, "weightsUri", f"{uri!r} must be s3://bucket/prefix/ or efs://<file-system>/<path>"
-    )
 
 
 def keepalive_for(
@@ -535,31 +512,6 @@ def checked_device_paths(where: str, wanted: int, given: Sequence[str], need: st
     if len(paths) != wanted:
         raise TaskArgsError(f"{where}: {need}, neuron_devices gives {len(paths)}")
     return paths
-
-
-def engine_fit(
-    where: str,
-    engine: str,
-    need: sizing.MemoryNeed,
-    instance_type: str,
-    gpu_memory_utilization: float,
-    tensor_parallel_size: int | None = None,
-) -> sizing.GpuFit:
-    """The VRAM method for a GPU service of `engine`, failing with its config path.
-
-    One method serves all engines because each caps the same quantity (each engine's module
-    says how its memory flag maps to the sizing's utilisation). `tensor_parallel_size`
-    (default None: choose) pins the number of GPUs.
-    """
-    try:
-        return sizing.choose_tensor_parallel(
-            need,
-            instance_type,
-            gpu_memory_utilization,
-            tensor_parallel_size=tensor_parallel_size,
-        )
-    except sizing.SizingError as exc:
-        raise PresetError(f"{where}: the {engine} model does not fit: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------

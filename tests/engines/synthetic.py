@@ -19,17 +19,14 @@ from ecs_inference.config.base import Section
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    LaunchDefaults,
+    EngineLaunch,
     LaunchInputs,
     MetricsTarget,
     ModelSettings,
     TaskShape,
     check_gpu_service,
     check_port,
-    check_served_name,
-    check_weights_uri,
     env_list,
-    pos_int,
 )
 
 NAME = "synth"
@@ -56,24 +53,24 @@ class SynthSettings(Section):
 
 
 @dataclass(frozen=True)
-class SynthLaunch(LaunchDefaults):
-    """One synthetic model server on GPUs."""
+class SynthLaunch(EngineLaunch):
+    """One synthetic model server on GPUs: the service's decisions (`inputs`, from
+    `EngineLaunch`) give its settings, its own section its greeting."""
 
-    where: str
-    served_model_name: str
-    weights_uri: str
-    context_length: int
-    gpus: int
-    greeting: str
-    alb_idle_timeout_seconds: int
     port: int = PORT
 
     def __post_init__(self) -> None:
-        check_served_name(self.where, self.served_model_name)
-        check_weights_uri(self.where, self.weights_uri)
-        pos_int(self.where, "maxModelLen", self.context_length)
-        pos_int(self.where, "gpus", self.gpus)
         check_port(self.where, "port", self.port)
+        super().__post_init__()
+
+    @property
+    def gpus(self) -> int:
+        return self.inputs.accelerators
+
+    @property
+    def greeting(self) -> str:
+        settings = self.model.engine_settings
+        return settings.greeting if isinstance(settings, SynthSettings) else "hello"
 
     @property
     def health_path(self) -> str:
@@ -89,7 +86,7 @@ class SynthLaunch(LaunchDefaults):
                 ENV_PORT: str(self.port),
                 ENV_MODEL: self.served_model_name,
                 ENV_WEIGHTS: self.weights_uri,
-                ENV_CONTEXT: str(self.context_length),
+                ENV_CONTEXT: str(self.model.max_model_len),
                 ENV_GPUS: str(self.gpus),
                 ENV_GREETING: self.greeting,
                 **{variable: region for variable in ENV_REGION_VARIABLES},
@@ -118,17 +115,8 @@ class Synth(Engine):
     metrics_kind = "vllm"
 
     def launch(self, inputs: LaunchInputs) -> SynthLaunch:
-        fit, settings = inputs.fit, self.settings(inputs.model)
-        assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
-        return SynthLaunch(
-            where=inputs.where,
-            served_model_name=inputs.served_model_name,
-            weights_uri=inputs.weights_uri,
-            context_length=self.context_length(inputs.model),
-            gpus=fit.tp_size,
-            greeting=settings.greeting if isinstance(settings, SynthSettings) else "hello",
-            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
-        )
+        assert isinstance(inputs.fit, sizing.GpuFit) and inputs.weights_uri is not None
+        return SynthLaunch(inputs)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         del model

@@ -21,6 +21,7 @@ from ecs_inference.engines.base import TaskArgsError, check_extra_args
 from ecs_inference.engines.vllm import VllmLaunch, VllmSettings
 from ecs_inference.sizing import catalog, lora
 from tests.contracts.test_staging import FakeS3
+from tests.engines.checks import inputs_of
 from tests.images.engine_images import IMAGES, load_script, printed_command, value_after
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
@@ -209,8 +210,10 @@ ADAPTERS = [
 
 
 def _launch(**settings: Any) -> VllmLaunch:
-    lora = VllmSettings.model_validate({"adapters": ADAPTERS, "maxLoras": 2} | settings)
-    return VllmLaunch("llama", "s3://models/llama/", 8192, lora=lora)
+    lora = {"adapters": ADAPTERS, "maxLoras": 2} | settings
+    return VllmLaunch(
+        inputs_of("vllm", name="llama", weightsUri="s3://models/llama/", maxModelLen=8192, **lora)
+    )
 
 
 def test_adapter_flags_are_ones_vllm_0_33_parses(vllm_gpu_flags) -> None:
