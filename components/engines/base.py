@@ -1,7 +1,7 @@
 """What every engine module provides, and the checks the engines share.
 
 An engine module (`vllm.py`, `neuron.py`, ...) defines a frozen launch dataclass (how its image
-is started: an `EngineLaunch` reading the service's decisions, validated on construction, every
+is started: a `Launch` reading the service's decisions, validated on construction, every
 error naming the setting to fix) and an `Engine` subclass that the plan asks for everything
 else; `components.engines` finds the modules and registers them by name. Pure code: no Pulumi
 import.
@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -93,89 +93,6 @@ class TaskShape(Protocol):
     def efs_path(self) -> str | None: ...
 
 
-class Launch(Protocol):
-    """How one model server starts: what the task definition's serving container gets.
-
-    Every engine's launch dataclass has these; the model service component reads nothing else,
-    so it never needs to know which engine it runs.
-    """
-
-    @property
-    def served_model_name(self) -> str:
-        """Model id clients send in the OpenAI `model` field."""
-        ...
-
-    @property
-    def port(self) -> int:
-        """Container port the ALB targets."""
-        ...
-
-    @property
-    def gpus(self) -> int:
-        """GPUs the task reserves (`resourceRequirements` GPU); 0 for none."""
-        ...
-
-    @property
-    def neuron_device_count(self) -> int:
-        """Neuron devices the task maps (`linuxParameters.devices`); 0 for none."""
-        ...
-
-    @property
-    def health_path(self) -> str:
-        """Path the target group's health check requests."""
-        ...
-
-    @property
-    def sse_keepalive_seconds(self) -> int | None:
-        """Interval of the SSE keep-alive the service sends while a stream is silent (None:
-        it sends none, so the ALB idle timeout must cover the longest generation)."""
-        ...
-
-    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
-        """The container's `environment`, sorted by name; `region` is the stack's (None: left
-        out, or the launch's own where it carries one)."""
-        ...
-
-    def container_command(self) -> list[str]:
-        """The container's `command` (empty: the image's ENTRYPOINT reads the environment)."""
-        ...
-
-    def managed_environment(self) -> list[str]:
-        """Variables the platform sets from the launch; a service's own `environment` and
-        `secrets` may not set them."""
-        ...
-
-    def port_mappings(self) -> list[dict[str, object]]:
-        """The container's `portMappings` (awsvpc: containerPort only)."""
-        ...
-
-    def metrics_target(self) -> MetricsTarget | None:
-        """What the metrics sidecar scrapes; None when it knows none of the engine's families."""
-        ...
-
-    @property
-    def adapter_prefixes(self) -> tuple[str, ...]:
-        """Key prefixes of the weights' bucket the engine also reads (its adapters), which the
-        task role must grant; () for none."""
-        ...
-
-    @property
-    def adapter_names(self) -> tuple[str, ...]:
-        """Model names the server answers to besides `served_model_name` (its LoRA adapters,
-        which the gateway routes too); () for none."""
-        ...
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """The Neuron device paths the task maps: `given` checked against the launch, or
-        `/dev/neuron0..N-1` when none are given. Raises `TaskArgsError`."""
-        ...
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """The engine's own checks of the task settings (accelerators reserved, where the
-        weights are read from). Raises `TaskArgsError`."""
-        ...
-
-
 # --------------------------------------------------------------------------------------------
 # shared container pieces
 # --------------------------------------------------------------------------------------------
@@ -218,14 +135,16 @@ def visible_cores(cores: int) -> str:
 
 
 @dataclass(frozen=True)
-class EngineLaunch(abc.ABC):
-    """What every engine's launch has: the decisions of the service it starts (`inputs`: its
-    model input, its fit, the weights, the endpoint's idle timeout, the region) and its port.
+class Launch(abc.ABC):
+    """How one model server starts: what the task definition's serving container gets. The
+    model service component reads nothing else, so it never needs to know which engine it runs.
 
-    An engine's launch subclasses it, reads its settings from `inputs` (it copies none) and
-    overrides what differs from these answers: no Neuron devices, no command, one `http` port,
-    no scrape target, every variable of its environment managed, `extraArgs` checked against
-    `flags` on construction.
+    It holds the decisions of the service it starts (`inputs`: its model input, its fit, the
+    weights, the endpoint's idle timeout, the region) and its port. An engine's launch
+    subclasses it, reads its settings from `inputs` (it copies none), answers the abstract
+    members and overrides what differs from the defaults: no Neuron devices, no command, one
+    `http` port, no scrape target, every variable of its environment managed, `extraArgs`
+    checked against `flags` on construction.
     """
 
     inputs: LaunchInputs
@@ -273,6 +192,11 @@ class EngineLaunch(abc.ABC):
         """The stack's region (None: the SDK's own resolution)."""
         return self.inputs.region
 
+    @property
+    def gpus(self) -> int:
+        """GPUs the task reserves (`resourceRequirements` GPU): the fit's (`reserved_gpus`)."""
+        return reserved_gpus(self.inputs.fit)
+
     @cached_property
     def extra_args(self) -> tuple[str, ...]:
         """`extraArgs`, checked against the engine's real flags (`check_extra_args`)."""
@@ -292,21 +216,40 @@ class EngineLaunch(abc.ABC):
             **{variable: region for variable in ENV_REGION_VARIABLES},
         }
 
+    @property
+    @abc.abstractmethod
+    def health_path(self) -> str:
+        """Path the target group's health check requests."""
+
+    @property
+    @abc.abstractmethod
+    def sse_keepalive_seconds(self) -> int | None:
+        """Interval of the SSE keep-alive the service sends while a stream is silent (None:
+        it sends none, so the ALB idle timeout must cover the longest generation)."""
+
     @abc.abstractmethod
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
-        """The container's `environment`, sorted by name."""
+        """The container's `environment`, sorted by name; `region` is the stack's (None: left
+        out, or the launch's own where it carries one)."""
+
+    @abc.abstractmethod
+    def check_task(self, where: str, task: TaskShape) -> None:
+        """The engine's own checks of the task settings (accelerators reserved, where the
+        weights are read from). Raises `TaskArgsError`."""
 
     @property
     def neuron_device_count(self) -> int:
-        """No Neuron devices."""
+        """Neuron devices the task maps (`linuxParameters.devices`); default 0."""
         return 0
 
     def container_command(self) -> list[str]:
-        """Empty: the image's ENTRYPOINT reads the environment and its CMD is reset."""
+        """The container's `command`; default empty: the image's ENTRYPOINT reads the
+        environment and its CMD is reset."""
         return []
 
     def managed_environment(self) -> list[str]:
-        """Every variable of the launch's environment."""
+        """Variables the platform sets from the launch, which a service's own `environment`
+        and `secrets` may not set; default every variable of the launch's environment."""
         return [e["name"] for e in self.container_environment()]
 
     def port_mappings(self) -> list[dict[str, object]]:
@@ -314,21 +257,25 @@ class EngineLaunch(abc.ABC):
         return port_mappings(self.port)
 
     def metrics_target(self) -> MetricsTarget | None:
-        """None: the metrics sidecar knows none of the engine's families."""
+        """What the metrics sidecar scrapes; default None: it knows none of the engine's
+        families."""
         return None
 
     @property
     def adapter_prefixes(self) -> tuple[str, ...]:
-        """None: the engine reads only its weights."""
+        """Key prefixes of the weights' bucket the engine also reads (its adapters), which the
+        task role must grant; default () for none."""
         return ()
 
     @property
     def adapter_names(self) -> tuple[str, ...]:
-        """None: the server answers to its served model name only."""
+        """Model names the server answers to besides `served_model_name` (its LoRA adapters,
+        which the gateway routes too); default () for none."""
         return ()
 
     def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """None: a service without Neuron devices."""
+        """The Neuron device paths the task maps: `given` checked against the launch, or
+        `/dev/neuron0..N-1` when none are given; default none. Raises `TaskArgsError`."""
         return no_devices(where, given)
 
 
@@ -528,6 +475,16 @@ def reserved_gpus(fit: Fit) -> int:
     if isinstance(fit, sizing.GpuFit):
         return fit.tp_size
     return fit.devices if isinstance(fit, DeclaredFit) and fit.kind == "gpus" else 0
+
+
+SettingsT = TypeVar("SettingsT", bound=Section)
+
+
+def settings_of(model: ModelSettings, kind: type[SettingsT]) -> SettingsT:
+    """The model's engine settings, which its engine requires and validated as a `kind`."""
+    settings = model.engine_settings
+    assert isinstance(settings, kind)
+    return settings
 
 
 class StartupSettings(Protocol):

@@ -21,7 +21,7 @@ from ecs_inference.contracts import custom as contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    EngineLaunch,
+    Launch,
     LaunchInputs,
     ModelSettings,
     PresetError,
@@ -35,6 +35,7 @@ from ecs_inference.engines.base import (
     keepalive_for,
     neuron_device_mappings,
     no_devices,
+    settings_of,
     sized,
     visible_cores,
 )
@@ -46,7 +47,7 @@ _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secr
 
 
 @dataclass(frozen=True)
-class CustomLaunch(EngineLaunch):
+class CustomLaunch(Launch):
     """A bring-your-own serving image (`engine: custom`), started from what its service
     decided (`inputs`): its `custom` section, image, environment and secrets are read from the
     model as the schema validated them (`Custom.check_config`), its port is the section's.
@@ -70,9 +71,7 @@ class CustomLaunch(EngineLaunch):
     @property
     def own(self) -> CustomEngineConfig:
         """The service's `custom` section."""
-        settings = self.model.engine_settings
-        assert isinstance(settings, CustomEngineConfig)
-        return settings
+        return settings_of(self.model, CustomEngineConfig)
 
     @property
     def health_path(self) -> str:
@@ -81,10 +80,6 @@ class CustomLaunch(EngineLaunch):
     @property
     def sse_keepalive_seconds(self) -> int | None:
         return self.own.sse_keep_alive_seconds
-
-    @property
-    def gpus(self) -> int:
-        return self.own.gpus
 
     @property
     def neuron_devices(self) -> int:
@@ -200,19 +195,13 @@ class Custom(Engine):
     # A custom image's API is its own: routed only when gateway.routes names it.
     routed_by_default = False
 
-    def own(self, model: ModelSettings) -> CustomEngineConfig:
-        """The model's `custom` section (required)."""
-        settings = self.settings(model)
-        assert isinstance(settings, CustomEngineConfig)
-        return settings
-
     def check_config(self, model: ModelSettings) -> None:
         """The base rules, then: an image, exactly one kind of accelerator, and variables the
         platform does not set itself (secrets as Secrets Manager ARNs)."""
         super().check_config(model)
         if model.image is None:
             raise ValueError("engine custom needs `image` (your serving image)")
-        own = self.own(model)
+        own = settings_of(model, CustomEngineConfig)
         if bool(own.gpus) == bool(own.neuron_devices):
             raise ValueError("engine custom needs exactly one of custom.gpus, custom.neuronDevices")
         problems: list[tuple[tuple[str | int, ...], str | None]] = []
@@ -238,12 +227,12 @@ class Custom(Engine):
 
     def accelerator(self, model: ModelSettings) -> Literal["gpu", "neuron"]:
         """GPUs with `custom.gpus`, else Neuron devices."""
-        return "gpu" if self.own(model).gpus else "neuron"
+        return "gpu" if settings_of(model, CustomEngineConfig).gpus else "neuron"
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The VRAM method with its GPU count fixed to `custom.gpus` when a shape is given,
         else the declared accelerator memory. Raises `PresetError` when it gives neither."""
-        own = self.own(model)
+        own = settings_of(model, CustomEngineConfig)
         if own.gpus and sized(model):
             return gpu_demand(name, model, own.gpus)
         if own.accelerator_memory_gib is None:
@@ -263,11 +252,11 @@ class Custom(Engine):
 
     def launch(self, inputs: LaunchInputs) -> CustomLaunch:
         """The image as declared; every error names its config path."""
-        return CustomLaunch(inputs, self.own(inputs.model).port)
+        return CustomLaunch(inputs, settings_of(inputs.model, CustomEngineConfig).port)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """`custom.warmupSeconds`."""
-        return float(self.own(model).warmup_seconds)
+        return float(settings_of(model, CustomEngineConfig).warmup_seconds)
 
 
 ENGINE = register(Custom())

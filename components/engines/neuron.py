@@ -44,6 +44,7 @@ from ecs_inference.engines.base import (
     checked_device_paths,
     env_list,
     neuron_device_mappings,
+    settings_of,
     visible_cores,
     vram_shape,
 )
@@ -121,9 +122,7 @@ class NeuronLaunch(VllmServed):
     @property
     def compiled(self) -> NeuronCompileConfig:
         """The shape the artifact was compiled for (the model's `neuron` section)."""
-        settings = self.model.engine_settings
-        assert isinstance(settings, NeuronCompileConfig)
-        return settings
+        return settings_of(self.model, NeuronCompileConfig)
 
     @property
     def target(self) -> str | None:
@@ -131,11 +130,6 @@ class NeuronLaunch(VllmServed):
         (`inf2`, `trn1`); None skips the check."""
         family = self.inputs.instance_family
         return family if family in ("inf2", "trn1") else None
-
-    @property
-    def gpus(self) -> int:
-        """No GPUs: Neuron devices are mapped."""
-        return 0
 
     @property
     def neuron_device_count(self) -> int:
@@ -231,16 +225,10 @@ class Neuron(Engine):
     gateway_provider = "hosted_vllm"
     names_itself_when_too_big = False
 
-    def compiled(self, model: ModelSettings) -> NeuronCompileConfig:
-        """The model's `neuron` section (required)."""
-        settings = self.settings(model)
-        assert isinstance(settings, NeuronCompileConfig)
-        return settings
-
     def check_config(self, model: ModelSettings) -> None:
         """The base rules, then: `maxModelLen` within the compiled sequence length."""
         super().check_config(model)
-        compiled = self.compiled(model)
+        compiled = settings_of(model, NeuronCompileConfig)
         if model.max_model_len is not None and model.max_model_len > compiled.sequence_length:
             raise ValueError(
                 f"maxModelLen ({model.max_model_len}) exceeds the compiled neuron.sequenceLength "
@@ -256,12 +244,12 @@ class Neuron(Engine):
         """`maxModelLen`, default the compiled sequence length."""
         if model.max_model_len is not None:
             return model.max_model_len
-        return self.compiled(model).sequence_length
+        return settings_of(model, NeuronCompileConfig).sequence_length
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The precompiled artifact's NeuronCores and memory."""
         params = model.parameters
-        compiled = self.compiled(model)
+        compiled = settings_of(model, NeuronCompileConfig)
         return NeuronDemand(
             name,
             sizing.resolve_architecture(model.architecture, **vram_shape(params)),
@@ -279,7 +267,7 @@ class Neuron(Engine):
 
     def max_concurrency(self, model: ModelSettings) -> int:
         """The compiled batch size."""
-        return self.compiled(model).batch_size
+        return settings_of(model, NeuronCompileConfig).batch_size
 
 
 ENGINE = register(Neuron())

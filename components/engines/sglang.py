@@ -19,7 +19,7 @@ from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as contract
 from ecs_inference.engines.base import (
     Engine,
-    EngineLaunch,
+    Launch,
     LaunchInputs,
     ModelSettings,
     PresetError,
@@ -56,7 +56,7 @@ def kv_cache_dtype_flag(config_kv_cache_dtype: str) -> str:
 
 
 @dataclass(frozen=True)
-class SglangLaunch(EngineLaunch):
+class SglangLaunch(Launch):
     """One SGLang model server (GPU): the model's settings on the GPUs its fit chose, behind
     the keep-alive proxy on `port`. Validated on construction."""
 
@@ -92,11 +92,6 @@ class SglangLaunch(EngineLaunch):
     def tensor_parallel_size(self) -> int:
         """GPUs the model is sharded over (the fit's)."""
         return self.inputs.accelerators
-
-    @property
-    def gpus(self) -> int:
-        """GPUs the task reserves (`resourceRequirements` GPU)."""
-        return self.tensor_parallel_size
 
     @property
     def keepalive_seconds(self) -> int:

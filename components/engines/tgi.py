@@ -21,7 +21,7 @@ from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import tgi as contract
 from ecs_inference.engines.base import (
     Engine,
-    EngineLaunch,
+    Launch,
     LaunchInputs,
     ModelSettings,
     TaskShape,
@@ -39,7 +39,7 @@ KV_DTYPES = {"fp8": "fp8_e4m3fn", "fp8_e4m3fn": "fp8_e4m3fn", "fp8_e5m2": "fp8_e
 
 
 @dataclass(frozen=True)
-class TgiLaunch(EngineLaunch):
+class TgiLaunch(Launch):
     """One TGI model server (GPU): the model's settings, mapped to TGI's names, on the GPUs its
     fit chose. Validated on construction."""
 
@@ -118,11 +118,6 @@ class TgiLaunch(EngineLaunch):
     def num_shard(self) -> int:
         """`--num-shard`: the GPUs the fit chose."""
         return self.inputs.accelerators
-
-    @property
-    def gpus(self) -> int:
-        """GPUs the task reserves (`resourceRequirements` GPU)."""
-        return self.num_shard
 
     @property
     def dtype(self) -> str | None:

@@ -55,8 +55,8 @@ from ecs_inference.contracts.vllm import (
 from ecs_inference.engines.base import (
     KEEPALIVE_MARGIN_SECONDS,
     Engine,
-    EngineLaunch,
     EngineLaunchError,
+    Launch,
     LaunchInputs,
     MetricsTarget,
     ModelSettings,
@@ -237,7 +237,7 @@ def lora_settings(model: ModelSettings) -> VllmSettings:
 
 
 @dataclass(frozen=True)
-class VllmServed(EngineLaunch):
+class VllmServed(Launch):
     """What every vLLM-served launch shares (this one and the Neuron image's, which runs vLLM
     0.11.0 under optimum-neuron): its SSE keep-alive, vLLM's health path and environment."""
 
@@ -301,11 +301,6 @@ class VllmLaunch(VllmServed):
     def tensor_parallel_size(self) -> int:
         """GPUs the model is sharded over (the fit's)."""
         return self.inputs.accelerators
-
-    @property
-    def gpus(self) -> int:
-        """GPUs the task must reserve (`resourceRequirements` type GPU)."""
-        return self.tensor_parallel_size
 
     @property
     def max_num_seqs(self) -> int:

@@ -19,7 +19,7 @@ from ecs_inference.config.base import Section
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    EngineLaunch,
+    Launch,
     LaunchInputs,
     MetricsTarget,
     ModelSettings,
@@ -53,19 +53,15 @@ class SynthSettings(Section):
 
 
 @dataclass(frozen=True)
-class SynthLaunch(EngineLaunch):
+class SynthLaunch(Launch):
     """One synthetic model server on GPUs: the service's decisions (`inputs`, from
-    `EngineLaunch`) give its settings, its own section its greeting."""
+    `Launch`) give its settings, its own section its greeting."""
 
     port: int = PORT
 
     def __post_init__(self) -> None:
         check_port(self.where, "port", self.port)
         super().__post_init__()
-
-    @property
-    def gpus(self) -> int:
-        return self.inputs.accelerators
 
     @property
     def greeting(self) -> str:

@@ -39,7 +39,8 @@ def custom_launch(
     """The launch of `custom_model(custom, **keys)` behind an endpoint of `idle` seconds."""
     model = custom_model(custom, **keys)
     kind = "gpus" if custom.get("gpus") else "neuronDevices"
-    fit = DeclaredFit(NAME, "any", 1, 1, 10.0, 20.0, kind)
+    devices = custom.get("gpus") or custom.get("neuronDevices") or 1
+    fit = DeclaredFit(NAME, "any", devices, devices, 10.0, 20.0, kind)
     inputs = LaunchInputs(NAME, model, fit, weights_uri, "g6", idle, None)
     launch = engines.get("custom").launch(inputs)
     assert isinstance(launch, CustomLaunch)
