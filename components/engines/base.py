@@ -335,6 +335,20 @@ def keepalive_for(
     return keepalive_seconds
 
 
+def check_flag_values(
+    where: str, table: flag_table.FlagTable, rows: Sequence[tuple[str, str, str | None]]
+) -> None:
+    """Each `(key, flag, value)`: the value a launch maps the config's `key` to is among the
+    pinned release's choices for `flag` (None: the flag is left out), else a `PresetError`."""
+    for key, flag, value in rows:
+        choices = table.flags[flag].choices
+        if value is not None and choices is not None and value not in choices:
+            engine = f"{table.engine} {table.version}"
+            raise fail(
+                where, key, f"{value!r} is not a {engine} {flag} value ({', '.join(choices)})"
+            )
+
+
 def check_extra_args(
     where: str,
     extra_args: Sequence[str],
@@ -627,6 +641,8 @@ class Engine(abc.ABC):
 
     name: ClassVar[str]
     """The `engine` value that selects it (`platform.models.<name>.engine`)."""
+    launch_class: ClassVar[type[Launch]]
+    """How its image starts (a `Launch` subclass), built from the plan's decisions."""
     description: ClassVar[str]
     """One line for the configuration reference (what it is, which accelerators)."""
     settings_key: ClassVar[str | None] = None
@@ -747,10 +763,10 @@ class Engine(abc.ABC):
         `PresetError` (path first) for settings that cannot be sized."""
         return gpu_demand(name, model, model.tensor_parallel_size)
 
-    @abc.abstractmethod
     def launch(self, inputs: LaunchInputs) -> Launch:
-        """The service's launch (validated on construction). Raises `EngineLaunchError` (field
-        first) or `PresetError` (config path first)."""
+        """The service's launch: its `launch_class` of `inputs`, validated on construction.
+        Raises `EngineLaunchError` (field first) or `PresetError` (config path first)."""
+        return self.launch_class(inputs)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """Grace-period input: warm-up after the weights are loaded (`startup.warmupSeconds`)."""

@@ -35,7 +35,6 @@ from ecs_inference.contracts.neuron import (
 from ecs_inference.engines.base import (
     Engine,
     EngineLaunchError,
-    LaunchInputs,
     MetricsTarget,
     ModelSettings,
     TaskArgsError,
@@ -211,6 +210,7 @@ class Neuron(Engine):
     base_image_account = "763104351884"
     settings_key = "neuron"
     settings_model = NeuronCompileConfig
+    launch_class = NeuronLaunch
     settings_required = (
         "engine neuron needs `neuron: {batchSize, sequenceLength, tpDegree}` matching the "
         "precompiled artifact"
@@ -259,11 +259,6 @@ class Neuron(Engine):
             model.dtype,
             model.memory_overhead_fraction,
         )
-
-    def launch(self, inputs: LaunchInputs) -> NeuronLaunch:
-        """optimum-neuron on the devices the fit maps, checked against the compiled shape."""
-        assert isinstance(inputs.fit, sizing.NeuronFit) and inputs.weights_uri is not None
-        return NeuronLaunch(inputs)
 
     def max_concurrency(self, model: ModelSettings) -> int:
         """The compiled batch size."""

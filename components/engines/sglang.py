@@ -20,10 +20,10 @@ from ecs_inference.contracts import sglang as contract
 from ecs_inference.engines.base import (
     Engine,
     Launch,
-    LaunchInputs,
     ModelSettings,
     PresetError,
     TaskShape,
+    check_flag_values,
     check_gpu_service,
     check_port,
     env_list,
@@ -75,17 +75,12 @@ class SglangLaunch(Launch):
         upstream = check_port(where, "upstreamPort", self.upstream_port)
         if upstream == self.port:
             raise fail(where, "upstreamPort", f"{upstream} must differ from port {self.port}")
-        table = flag_table.load(contract.FLAG_TABLE)
-        for key, flag, value in (
+        rows = (
             ("dtype", "--dtype", self.dtype),
             ("kvCacheDtype", "--kv-cache-dtype", self.kv_cache_dtype),
             ("quantization", "--quantization", self.quantization),
-        ):
-            choices = table.flags[flag].choices
-            if value is not None and choices is not None and value not in choices:
-                raise fail(
-                    where, key, f"{value!r} is not an SGLang {flag} value ({', '.join(choices)})"
-                )
+        )
+        check_flag_values(where, flag_table.load(contract.FLAG_TABLE), rows)
         super().__post_init__()
 
     @property
@@ -159,11 +154,7 @@ class Sglang(Engine):
     name = "sglang"
     description = "SGLang on a GPU pool (image images/sglang)"
     streams_from_s3 = True
-
-    def launch(self, inputs: LaunchInputs) -> SglangLaunch:
-        """SGLang on the GPUs the fit chose; every error names its config path."""
-        assert inputs.weights_uri is not None
-        return SglangLaunch(inputs)
+    launch_class = SglangLaunch
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """Memory profiling and CUDA-graph capture for decode and prefill batch sizes."""

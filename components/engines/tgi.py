@@ -22,9 +22,9 @@ from ecs_inference.contracts import tgi as contract
 from ecs_inference.engines.base import (
     Engine,
     Launch,
-    LaunchInputs,
     ModelSettings,
     TaskShape,
+    check_flag_values,
     check_gpu_service,
     check_port,
     env_list,
@@ -86,17 +86,12 @@ class TgiLaunch(Launch):
         kv_cache_dtype = self.model.kv_cache_dtype
         if kv_cache_dtype not in ("auto", "fp16", "bf16", *KV_DTYPES):
             raise fail(where, "kvCacheDtype", f"{kv_cache_dtype!r} has no TGI equivalent")
-        table = flag_table.load(contract.FLAG_TABLE)
-        for key, flag, value in (
+        rows = (
             ("dtype", "--dtype", self.dtype),
             ("quantization", "--quantize", self.quantize),
             ("kvCacheDtype", "--kv-cache-dtype", self.kv_cache_dtype),
-        ):
-            choices = table.flags[flag].choices
-            if value is not None and choices is not None and value not in choices:
-                raise fail(
-                    where, key, f"{value!r} is not a TGI {flag} value ({', '.join(choices)})"
-                )
+        )
+        check_flag_values(where, flag_table.load(contract.FLAG_TABLE), rows)
         super().__post_init__()
 
     @property
@@ -181,11 +176,7 @@ class Tgi(Engine):
     name = "tgi"
     description = "Text Generation Inference on a GPU pool (image images/tgi)"
     settings_model = TgiSettings
-
-    def launch(self, inputs: LaunchInputs) -> TgiLaunch:
-        """TGI on the GPUs the fit chose; every error names its config path."""
-        assert inputs.weights_uri is not None
-        return TgiLaunch(inputs)
+    launch_class = TgiLaunch
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """A prefill at `--max-batch-prefill-tokens` to size the KV cache, then CUDA graphs."""

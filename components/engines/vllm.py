@@ -57,7 +57,6 @@ from ecs_inference.engines.base import (
     Engine,
     EngineLaunchError,
     Launch,
-    LaunchInputs,
     MetricsTarget,
     ModelSettings,
     TaskArgsError,
@@ -401,6 +400,7 @@ class Vllm(Engine):
     gateway_provider = "hosted_vllm"
     names_itself_when_too_big = False
     settings_model = VllmSettings
+    launch_class = VllmLaunch
 
     def check_config(self, model: ModelSettings) -> None:
         """The shared rules, then the adapters against the service (`VllmSettings.problems`),
@@ -422,11 +422,6 @@ class Vllm(Engine):
             model.gpu_memory_utilization,
             model.tensor_parallel_size,
         )
-
-    def launch(self, inputs: LaunchInputs) -> VllmLaunch:
-        """vLLM on the GPUs the fit chose, its flags checked against the pinned release."""
-        assert isinstance(inputs.fit, sizing.GpuFit) and inputs.weights_uri is not None
-        return VllmLaunch(inputs)
 
 
 ENGINE = register(Vllm())

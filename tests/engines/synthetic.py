@@ -14,13 +14,12 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from ecs_inference import engines, sizing
+from ecs_inference import engines
 from ecs_inference.config.base import Section
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
     Launch,
-    LaunchInputs,
     MetricsTarget,
     ModelSettings,
     TaskShape,
@@ -107,12 +106,9 @@ class Synth(Engine):
     description = "a synthetic engine for the registry's tests"
     settings_key = NAME
     settings_model = SynthSettings
+    launch_class = SynthLaunch
     streams_from_s3 = True
     metrics_kind = "vllm"
-
-    def launch(self, inputs: LaunchInputs) -> SynthLaunch:
-        assert isinstance(inputs.fit, sizing.GpuFit) and inputs.weights_uri is not None
-        return SynthLaunch(inputs)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         del model
