@@ -197,6 +197,14 @@ class Launch(abc.ABC):
         """GPUs the task reserves (`resourceRequirements` GPU): the fit's (`reserved_gpus`)."""
         return reserved_gpus(self.inputs.fit)
 
+    @property
+    def context_length(self) -> int:
+        """Tokens per sequence (prompt + generation): `maxModelLen`, which the config requires
+        of an engine that reads it (`Engine.needs_max_model_len`)."""
+        length = self.model.max_model_len
+        assert length is not None
+        return length
+
     @cached_property
     def extra_args(self) -> tuple[str, ...]:
         """`extraArgs`, checked against the engine's real flags (`check_extra_args`)."""

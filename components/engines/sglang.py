@@ -134,7 +134,7 @@ class SglangLaunch(Launch):
                 contract.ENV_SSE_KEEPALIVE_SECONDS: str(self.keepalive_seconds),
                 contract.ENV_WEIGHTS_URI: self.weights_uri,
                 contract.ENV_TENSOR_PARALLEL_SIZE: str(self.tensor_parallel_size),
-                contract.ENV_CONTEXT_LENGTH: str(model.max_model_len),
+                contract.ENV_CONTEXT_LENGTH: str(self.context_length),
                 contract.ENV_MEM_FRACTION_STATIC: repr(self.mem_fraction_static),
                 contract.ENV_MAX_RUNNING_REQUESTS: str(model.max_concurrent_sequences),
                 contract.ENV_DTYPE: self.dtype,

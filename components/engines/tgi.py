@@ -55,7 +55,7 @@ class TgiLaunch(Launch):
                 f"{name!r}: TGI reports its model directory's path, so the served name must be "
                 "one path component (no '/', not starting with '.')",
             )
-        total, max_input = self.max_total_tokens, self.max_input_tokens
+        total, max_input = self.context_length, self.max_input_tokens
         if total < 2:
             raise fail(where, "maxModelLen", "TGI needs at least 2 tokens (prompt + one)")
         # launcher/src/main.rs: "`max_input_tokens` must be < `max_total_tokens`".
@@ -95,19 +95,12 @@ class TgiLaunch(Launch):
         super().__post_init__()
 
     @property
-    def max_total_tokens(self) -> int:
-        """`--max-total-tokens`: the context length (`maxModelLen`)."""
-        total = self.model.max_model_len
-        assert total is not None  # the config requires it for TGI
-        return total
-
-    @property
     def max_input_tokens(self) -> int:
-        """`--max-input-tokens`: `tgi.maxInputTokens`, default max_total_tokens - 1 (TGI
-        requires it strictly smaller)."""
+        """`--max-input-tokens`: `maxInputTokens`, default the context length (TGI's
+        `--max-total-tokens`) - 1, as TGI requires it strictly smaller."""
         settings = self.model.engine_settings
         given = settings.max_input_tokens if isinstance(settings, TgiSettings) else None
-        return self.max_total_tokens - 1 if given is None else given
+        return self.context_length - 1 if given is None else given
 
     @property
     def num_shard(self) -> int:
@@ -149,7 +142,7 @@ class TgiLaunch(Launch):
                 contract.ENV_WEIGHTS_URI: self.weights_uri,
                 contract.ENV_NUM_SHARD: str(self.num_shard),
                 contract.ENV_MAX_INPUT_TOKENS: str(self.max_input_tokens),
-                contract.ENV_MAX_TOTAL_TOKENS: str(self.max_total_tokens),
+                contract.ENV_MAX_TOTAL_TOKENS: str(self.context_length),
                 contract.ENV_CUDA_MEMORY_FRACTION: repr(float(model.gpu_memory_utilization)),
                 contract.ENV_MAX_CONCURRENT_REQUESTS: str(model.max_concurrent_sequences),
                 contract.ENV_DTYPE: self.dtype,

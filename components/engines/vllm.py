@@ -290,13 +290,6 @@ class VllmLaunch(VllmServed):
     managed_flags = MANAGED_FLAGS
 
     @property
-    def max_model_len(self) -> int:
-        """Context length (prompt + generation) the KV cache is sized for: `maxModelLen`."""
-        length = self.model.max_model_len
-        assert length is not None  # the config requires it for vLLM
-        return length
-
-    @property
     def tensor_parallel_size(self) -> int:
         """GPUs the model is sharded over (the fit's)."""
         return self.inputs.accelerators
@@ -332,7 +325,7 @@ class VllmLaunch(VllmServed):
             | {
                 ENV_WEIGHTS_URI: self.weights_uri,
                 ENV_TENSOR_PARALLEL_SIZE: str(self.tensor_parallel_size),
-                ENV_MAX_MODEL_LEN: str(self.max_model_len),
+                ENV_MAX_MODEL_LEN: str(self.context_length),
                 ENV_GPU_MEMORY_UTILIZATION: repr(float(model.gpu_memory_utilization)),
                 ENV_MAX_NUM_SEQS: str(self.max_num_seqs),
                 ENV_DTYPE: self.dtype,

@@ -41,7 +41,7 @@ def test_engines_stack_plans_every_engine() -> None:
     assert qwen.gpu_count == qwen.launch.tensor_parallel_size == fits["qwen"].tp_size
     assert isinstance(mistral.launch, TgiLaunch)
     assert mistral.launch.weights_uri.startswith("s3://")
-    assert mistral.launch.max_input_tokens == mistral.launch.max_total_tokens - 1
+    assert mistral.launch.max_input_tokens == mistral.launch.context_length - 1
     assert isinstance(triton.launch, CustomLaunch) and isinstance(fits["triton"], DeclaredFit)
     assert triton.gpu_count == 1 and triton.launch.health_path == "/v2/health/ready"
     assert (triton.weights_bucket, triton.weights_prefix) == (

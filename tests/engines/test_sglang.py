@@ -90,7 +90,7 @@ def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flag
     assert flag_table.load(sglang_contract.FLAG_TABLE).problems(flags) == []
     assert value_after(argv, "--tp-size") == str(launch.tensor_parallel_size)
     model = launch.model
-    assert value_after(argv, "--context-length") == str(model.max_model_len)
+    assert value_after(argv, "--context-length") == str(launch.context_length)
     assert value_after(argv, "--served-model-name") == launch.served_model_name
     assert value_after(argv, "--max-running-requests") == str(model.max_concurrent_sequences)
     fraction = float(value_after(argv, "--mem-fraction-static"))

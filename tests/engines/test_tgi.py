@@ -79,8 +79,8 @@ def test_tgi_command_uses_only_flags_the_launcher_defines(launch):
     assert argv[0] == tgi_contract.COMMAND[0]
     assert flag_table.load(tgi_contract.FLAG_TABLE).problems(argv[1:]) == []
     assert value_after(argv, "--num-shard") == str(launch.num_shard)
-    assert value_after(argv, "--max-total-tokens") == str(launch.max_total_tokens)
-    assert int(value_after(argv, "--max-input-tokens")) < launch.max_total_tokens
+    assert value_after(argv, "--max-total-tokens") == str(launch.context_length)
+    assert int(value_after(argv, "--max-input-tokens")) < launch.context_length
     utilization = launch.model.gpu_memory_utilization
     assert float(value_after(argv, "--cuda-memory-fraction")) == utilization
     assert value_after(argv, "--hostname") == "0.0.0.0"

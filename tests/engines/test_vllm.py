@@ -105,7 +105,7 @@ def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
     assert value_after(argv, "--model") == launch.weights_uri.rstrip("/") + "/"
     assert value_after(argv, "--load-format") == "runai_streamer"
     assert value_after(argv, "--tensor-parallel-size") == str(launch.tensor_parallel_size)
-    assert value_after(argv, "--max-model-len") == str(launch.max_model_len)
+    assert value_after(argv, "--max-model-len") == str(launch.context_length)
     utilization = launch.model.gpu_memory_utilization
     assert float(value_after(argv, "--gpu-memory-utilization")) == utilization
     assert value_after(argv, "--max-num-seqs") == str(launch.max_num_seqs)
