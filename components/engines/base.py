@@ -240,10 +240,11 @@ class Launch(abc.ABC):
         """The container's `environment`, sorted by name; `region` is the stack's (None: left
         out, or the launch's own where it carries one)."""
 
-    @abc.abstractmethod
     def check_task(self, where: str, task: TaskShape) -> None:
         """The engine's own checks of the task settings (accelerators reserved, where the
-        weights are read from). Raises `TaskArgsError`."""
+        weights are read from); default a GPU service with its weights on S3 or EFS
+        (`check_gpu_service`). Raises `TaskArgsError`."""
+        check_gpu_service(where, task, self.gpus)
 
     @property
     def neuron_device_count(self) -> int:

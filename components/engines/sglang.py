@@ -22,9 +22,7 @@ from ecs_inference.engines.base import (
     Launch,
     ModelSettings,
     PresetError,
-    TaskShape,
     check_flag_values,
-    check_gpu_service,
     check_port,
     env_list,
     fail,
@@ -142,10 +140,6 @@ class SglangLaunch(Launch):
                 contract.ENV_QUANTIZATION: self.quantization,
             }
         )
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved = tensor parallel size; weights on S3 or EFS."""
-        check_gpu_service(where, task, self.gpus)
 
 
 class Sglang(Engine):

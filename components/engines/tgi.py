@@ -23,9 +23,7 @@ from ecs_inference.engines.base import (
     Engine,
     Launch,
     ModelSettings,
-    TaskShape,
     check_flag_values,
-    check_gpu_service,
     check_port,
     env_list,
     fail,
@@ -150,10 +148,6 @@ class TgiLaunch(Launch):
                 contract.ENV_QUANTIZE: self.quantize,
             }
         )
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved = shards; weights on S3 or EFS."""
-        check_gpu_service(where, task, self.gpus)
 
 
 class TgiSettings(Section):

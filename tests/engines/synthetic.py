@@ -22,8 +22,6 @@ from ecs_inference.engines.base import (
     Launch,
     MetricsTarget,
     ModelSettings,
-    TaskShape,
-    check_gpu_service,
     check_port,
     env_list,
 )
@@ -94,9 +92,6 @@ class SynthLaunch(Launch):
     def metrics_target(self) -> MetricsTarget | None:
         # It serves vLLM's Prometheus families, so the sidecar scrapes it as vLLM.
         return MetricsTarget("vllm", self.port)
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        check_gpu_service(where, task, self.gpus)
 
 
 class Synth(Engine):
