@@ -113,22 +113,6 @@ def port_mappings(port: int) -> list[dict[str, object]]:
     return [{"containerPort": port, "protocol": "tcp", "name": "http"}]
 
 
-def neuron_device_mappings(count: int) -> list[dict[str, object]]:
-    """`linuxParameters.devices` mapping `/dev/neuron0..count-1` read-write.
-
-    Neuron devices are not an ECS resource type; the task maps them and the service places one
-    task per instance (distinctInstance) so devices are never shared.
-    """
-    return [
-        {
-            "hostPath": f"/dev/neuron{i}",
-            "containerPath": f"/dev/neuron{i}",
-            "permissions": ["read", "write"],
-        }
-        for i in range(count)
-    ]
-
-
 def visible_cores(cores: int) -> str:
     """`NEURON_RT_VISIBLE_CORES` for the first `cores` NeuronCores (`0`, `0-3`)."""
     return f"0-{cores - 1}" if cores > 1 else "0"

@@ -33,7 +33,6 @@ from ecs_inference.engines.base import (
     fail,
     gpu_demand,
     keepalive_for,
-    neuron_device_mappings,
     no_devices,
     settings_of,
     sized,
@@ -82,22 +81,18 @@ class CustomLaunch(Launch):
         return self.own.sse_keep_alive_seconds
 
     @property
-    def neuron_devices(self) -> int:
-        return self.own.neuron_devices
-
-    @property
     def environment(self) -> Mapping[str, str]:
         return self.model.environment
 
     @property
     def neuron_device_count(self) -> int:
-        """Neuron devices the task maps (`neuron_devices`)."""
+        """Neuron devices the task maps (`custom.neuronDevices`)."""
         return self.own.neuron_devices
 
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment`: the service's own, then the platform's contract
         (sorted; secrets go in `secrets`)."""
-        cores = self.neuron_devices * NEURON_CORES_PER_DEVICE
+        cores = self.neuron_device_count * NEURON_CORES_PER_DEVICE
         platform: dict[str, str | None] = {
             contract.ENV_PORT: str(self.port),
             contract.ENV_SERVED_MODEL_NAME: self.served_model_name,
@@ -116,13 +111,9 @@ class CustomLaunch(Launch):
         """The platform's variables: the service's own `environment` is part of the launch."""
         return [n for n in super().managed_environment() if n not in self.environment]
 
-    def device_mappings(self) -> list[dict[str, object]]:
-        """`linuxParameters.devices` for a Neuron image: `/dev/neuron0..N-1`."""
-        return neuron_device_mappings(self.neuron_devices)
-
     def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
         """`given` as the plan mapped them (checked by `check_task`)."""
-        if not self.neuron_devices:
+        if not self.neuron_device_count:
             return no_devices(where, given)
         return list(given)
 
@@ -130,11 +121,11 @@ class CustomLaunch(Launch):
         """GPUs reserved as declared; exactly the declared Neuron devices, one task per
         instance; weights (if any) on S3 or EFS."""
         check_gpus_match(where, task, self.gpus)
-        if self.neuron_devices:
-            if len(task.neuron_devices) != self.neuron_devices or not task.one_task_per_instance:
+        if devices := self.neuron_device_count:
+            if len(task.neuron_devices) != devices or not task.one_task_per_instance:
                 raise TaskArgsError(
-                    f"{where}: a Neuron custom service maps exactly its {self.neuron_devices} "
-                    "device(s) and runs one task per instance"
+                    f"{where}: a Neuron custom service maps exactly its {devices} device(s) and "
+                    "runs one task per instance"
                 )
         else:
             no_devices(where, task.neuron_devices)

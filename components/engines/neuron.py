@@ -42,7 +42,6 @@ from ecs_inference.engines.base import (
     check_s3_source,
     checked_device_paths,
     env_list,
-    neuron_device_mappings,
     settings_of,
     visible_cores,
     vram_shape,
@@ -153,10 +152,6 @@ class NeuronLaunch(VllmServed):
                 ENV_NEURON_RT_VISIBLE_CORES: visible_cores(compiled.tp_degree),
             }
         )
-
-    def device_mappings(self) -> list[dict[str, object]]:
-        """`linuxParameters.devices` mapping exactly the Neuron devices the model needs."""
-        return neuron_device_mappings(self.neuron_device_count)
 
     def metrics_target(self) -> MetricsTarget | None:
         """The engine's own `/metrics` on loopback, not the keep-alive proxy."""

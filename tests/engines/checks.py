@@ -54,3 +54,9 @@ def inputs_of(
 def launch_of(engine: str, instance: str = "g6e.48xlarge", **keys: Any) -> Launch:
     """`engine`'s launch of `inputs_of(engine, instance, **keys)`."""
     return engines.get(engine).launch(inputs_of(engine, instance, **keys))
+
+
+def device_mappings(launch: Launch) -> list[dict[str, object]]:
+    """`linuxParameters.devices` of a task definition mapping the launch's Neuron devices."""
+    paths = [f"/dev/neuron{i}" for i in range(launch.neuron_device_count)]
+    return [{"hostPath": p, "containerPath": p, "permissions": ["read", "write"]} for p in paths]

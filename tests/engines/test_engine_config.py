@@ -188,7 +188,7 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
     )
     plan = plan_of(raw, STACK)
     m = plan.models["custom-nrn"]
-    assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_devices == 2
+    assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_device_count == 2
     assert m.neuron_devices == ("/dev/neuron0", "/dev/neuron1")
     assert m.gpu_count == 0 and m.one_task_per_instance
     fit = pool_choices(raw, STACK)["inf2"].types.fits["custom-nrn"]["inf2.24xlarge"].fit

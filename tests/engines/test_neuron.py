@@ -104,7 +104,7 @@ def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_fl
 def test_neuron_devices_and_cores_follow_tp_degree():
     launch = NeuronLaunch(neuron_inputs("inf2.24xlarge", 1, 2048, 6))
     assert launch.neuron_device_count == 3
-    assert [d["hostPath"] for d in launch.device_mappings()] == [
+    assert launch.device_paths("m", []) == [
         "/dev/neuron0",
         "/dev/neuron1",
         "/dev/neuron2",

@@ -23,7 +23,7 @@ from ecs_inference.engines.base import LaunchInputs
 from ecs_inference.engines.custom import CustomLaunch
 from ecs_inference.engines.sglang import SglangLaunch
 from ecs_inference.models.input import ModelConfig
-from tests.engines.checks import fails_at, inputs_of
+from tests.engines.checks import device_mappings, fails_at, inputs_of
 from tests.engines.test_custom import IMAGE, SECRET, custom_launch
 from tests.engines.test_tgi import TGI_CASES, TGI_ENTRYPOINT
 from tests.images.engine_images import (
@@ -369,8 +369,8 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
         if isinstance(launch, CustomLaunch):
             secrets = launch.inputs.model.secrets
             container["secrets"] = [{"name": k, "valueFrom": v} for k, v in sorted(secrets.items())]
-            if launch.neuron_devices:
-                container["linuxParameters"] = {"devices": launch.device_mappings()}
+            if launch.neuron_device_count:
+                container["linuxParameters"] = {"devices": device_mappings(launch)}
         validate_named_shape("ecs", "ContainerDefinition", container)
 
 

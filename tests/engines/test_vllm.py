@@ -27,7 +27,7 @@ from ecs_inference.engines import vllm as vllm_engine
 from ecs_inference.engines.base import EngineLaunchError
 from ecs_inference.engines.neuron import NeuronLaunch
 from ecs_inference.engines.vllm import VllmLaunch
-from tests.engines.checks import inputs_of, launch_of
+from tests.engines.checks import device_mappings, inputs_of, launch_of
 from tests.engines.test_neuron import NEURON_CASES, NEURON_ENTRYPOINT, NEURON_INPUTS
 from tests.images.engine_images import (
     IMAGES,
@@ -368,7 +368,7 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
             "command": launch.container_command(),
         }
         if isinstance(launch, NeuronLaunch):
-            container["linuxParameters"] = {"devices": launch.device_mappings()}
+            container["linuxParameters"] = {"devices": device_mappings(launch)}
         request = {"family": "f", "containerDefinitions": [container]}
         report = ParamValidator().validate(request, shape)
         assert not report.has_errors(), report.generate_report()
