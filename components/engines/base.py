@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from ecs_inference import iam, sizing
+from ecs_inference import sizing
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts.engine import (
@@ -40,7 +40,6 @@ KEEPALIVE_MARGIN_SECONDS = 5
 """A target's own HTTP keep-alive outlasts the ALB idle timeout by this much (else 502s)."""
 
 _SERVED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}")
-NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
 
 
 class EngineLaunchError(ValueError):
@@ -49,11 +48,6 @@ class EngineLaunchError(ValueError):
 
 class PresetError(ValueError):
     """A launch setting is invalid; the message starts with the config path to fix."""
-
-
-class TaskArgsError(ValueError):
-    """A model service's task settings disagree with its launch; the message starts with the
-    service (`where`)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -69,28 +63,6 @@ class MetricsTarget:
     """Scrape-spec family (`contracts.metrics.METRICS_BY_KIND` key)."""
     port: int
     """Port of the engine's Prometheus `/metrics` inside the task."""
-
-
-class TaskShape(Protocol):
-    """The task settings of a model service an engine checks against its launch
-    (`components.models.decisions.ModelDecisions` has them)."""
-
-    @property
-    def gpu_count(self) -> int: ...
-    @property
-    def neuron_devices(self) -> tuple[str, ...]: ...
-    @property
-    def one_task_per_instance(self) -> bool: ...
-    @property
-    def weights_bucket(self) -> str | None: ...
-    @property
-    def weights_prefix(self) -> str | None: ...
-    @property
-    def adapter_prefixes(self) -> tuple[str, ...]: ...
-    @property
-    def efs_file_system(self) -> str | None: ...
-    @property
-    def efs_path(self) -> str | None: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,12 +196,6 @@ class Launch(abc.ABC):
         """The container's `environment`, sorted by name; `region` is the stack's (None: left
         out, or the launch's own where it carries one)."""
 
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """The engine's own checks of the task settings (accelerators reserved, where the
-        weights are read from); default a GPU service with its weights on S3 or EFS
-        (`check_gpu_service`). Raises `TaskArgsError`."""
-        check_gpu_service(where, task, self.gpus)
-
     @property
     def neuron_device_count(self) -> int:
         """Neuron devices the task maps (`linuxParameters.devices`); default 0."""
@@ -265,11 +231,6 @@ class Launch(abc.ABC):
         """Model names the server answers to besides `served_model_name` (its LoRA adapters,
         which the gateway routes too); default () for none."""
         return ()
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """The Neuron device paths the task maps: `given` checked against the launch, or
-        `/dev/neuron0..N-1` when none are given; default none. Raises `TaskArgsError`."""
-        return no_devices(where, given)
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,88 +345,6 @@ def check_extra_args(
             f"{table.source})"
         )
     return args
-
-
-# --------------------------------------------------------------------------------------------
-# shared task checks
-# --------------------------------------------------------------------------------------------
-
-
-def check_gpus_match(where: str, task: TaskShape, gpus: int) -> None:
-    """The task reserves exactly the launch's GPUs."""
-    if task.gpu_count != gpus:
-        raise TaskArgsError(
-            f"{where}: gpu_count {task.gpu_count} must equal the launch's {gpus} GPU(s)"
-        )
-
-
-def check_gpu_service(where: str, task: TaskShape, gpus: int) -> None:
-    """A GPU service with weights on S3 or EFS: exactly `gpus` reserved, no Neuron devices."""
-    check_gpus_match(where, task, gpus)
-    no_devices(where, task.neuron_devices)
-    check_weights_store(where, task)
-
-
-def check_s3_source(where: str, task: TaskShape, source: str) -> None:
-    """The weights come from S3, and the task role may read the prefix the engine reads."""
-    if not task.weights_bucket or task.weights_prefix is None:
-        raise TaskArgsError(f"{where}: weights_bucket is required")
-    try:
-        iam.s3_read_policy(task.weights_bucket, task.weights_prefix)
-    except iam.PolicyArgumentError as exc:
-        raise TaskArgsError(f"{where}: {exc}") from None
-    wanted = task.weights_prefix.strip("/")
-    if not s3_readable(source, task.weights_bucket, [wanted]):
-        raise TaskArgsError(
-            f"{where}: the engine reads {source} but the task role may only read "
-            f"s3://{task.weights_bucket}/{wanted}"
-        )
-
-
-def s3_readable(source: str, bucket: str | None, prefixes: Sequence[str]) -> bool:
-    """Whether a role that reads `prefixes` of `bucket` ("" the whole bucket) reads `source`."""
-    found, key = iam.split_s3_uri(source)
-    return found == bucket and any(
-        p == "" or key == p or key.startswith(p + "/") for p in (p.strip("/") for p in prefixes)
-    )
-
-
-def check_weights_store(where: str, task: TaskShape) -> None:
-    """Weights on EFS (file system and path together) or in S3 (a readable prefix), not both;
-    or none at all."""
-    on_efs = task.efs_file_system is not None
-    if on_efs != (task.efs_path is not None):
-        raise TaskArgsError(f"{where}: efs_file_system and efs_path go together")
-    if on_efs and task.weights_bucket is not None:
-        raise TaskArgsError(f"{where}: weights are on EFS or S3, not both")
-    if task.weights_bucket is not None:
-        try:
-            iam.s3_read_policy(task.weights_bucket, task.weights_prefix or "")
-        except iam.PolicyArgumentError as exc:
-            raise TaskArgsError(f"{where}: {exc}") from None
-
-
-def no_devices(where: str, given: Sequence[str]) -> list[str]:
-    """`device_paths` of a launch that maps no Neuron device: none may be given."""
-    if given:
-        raise TaskArgsError(f"{where}: neuron_devices only apply to Neuron services")
-    return []
-
-
-def checked_device_paths(where: str, wanted: int, given: Sequence[str], need: str) -> list[str]:
-    """`given` Neuron device paths, checked (`/dev/neuronN`, distinct, exactly `wanted`), or
-    `/dev/neuron0..wanted-1` when none are given. `need` says why `wanted` are needed."""
-    if not given:
-        return [f"/dev/neuron{i}" for i in range(wanted)]
-    paths = list(given)
-    for path in paths:
-        if not NEURON_DEVICE.match(path):
-            raise TaskArgsError(f"{where}: neuron device {path!r} is not /dev/neuronN")
-    if len(set(paths)) != len(paths):
-        raise TaskArgsError(f"{where}: neuron_devices {paths} repeats a device")
-    if len(paths) != wanted:
-        raise TaskArgsError(f"{where}: {need}, neuron_devices gives {len(paths)}")
-    return paths
 
 
 # --------------------------------------------------------------------------------------------

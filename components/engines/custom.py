@@ -10,7 +10,7 @@ Neuron devices, keep-alive and warm-up.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,15 +25,10 @@ from ecs_inference.engines.base import (
     LaunchInputs,
     ModelSettings,
     PresetError,
-    TaskArgsError,
-    TaskShape,
-    check_gpus_match,
-    check_weights_store,
     env_list,
     fail,
     gpu_demand,
     keepalive_for,
-    no_devices,
     settings_of,
     sized,
     visible_cores,
@@ -110,26 +105,6 @@ class CustomLaunch(Launch):
     def managed_environment(self) -> list[str]:
         """The platform's variables: the service's own `environment` is part of the launch."""
         return [n for n in super().managed_environment() if n not in self.environment]
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """`given` as the plan mapped them (checked by `check_task`)."""
-        if not self.neuron_device_count:
-            return no_devices(where, given)
-        return list(given)
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved as declared; exactly the declared Neuron devices, one task per
-        instance; weights (if any) on S3 or EFS."""
-        check_gpus_match(where, task, self.gpus)
-        if devices := self.neuron_device_count:
-            if len(task.neuron_devices) != devices or not task.one_task_per_instance:
-                raise TaskArgsError(
-                    f"{where}: a Neuron custom service maps exactly its {devices} device(s) and "
-                    "runs one task per instance"
-                )
-        else:
-            no_devices(where, task.neuron_devices)
-        check_weights_store(where, task)
 
 
 class CustomEngineConfig(Section):

@@ -14,7 +14,6 @@ places one task per instance. The task environment the image reads is `contracts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,10 +36,6 @@ from ecs_inference.engines.base import (
     EngineLaunchError,
     MetricsTarget,
     ModelSettings,
-    TaskArgsError,
-    TaskShape,
-    check_s3_source,
-    checked_device_paths,
     env_list,
     settings_of,
     visible_cores,
@@ -48,7 +43,6 @@ from ecs_inference.engines.base import (
 )
 from ecs_inference.engines.registry import register
 from ecs_inference.engines.vllm import VllmServed
-from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
 from ecs_inference.sizing.instance_types import Demand, NeuronDemand
 
 OPTIMUM_NEURON_VERSION = "0.4.5"
@@ -156,33 +150,6 @@ class NeuronLaunch(VllmServed):
     def metrics_target(self) -> MetricsTarget | None:
         """The engine's own `/metrics` on loopback, not the keep-alive proxy."""
         return MetricsTarget(METRICS_KIND, self.upstream_port or self.port)
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """`given`, checked against the tp degree, or `/dev/neuron0..N-1`."""
-        wanted = self.neuron_device_count
-        return checked_device_paths(
-            where,
-            wanted,
-            given,
-            f"tp degree {self.compiled.tp_degree} needs {wanted} Neuron device(s) "
-            f"({NEURON_CORES_PER_DEVICE} NeuronCores each)",
-        )
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """No GPUs, the devices of the tp degree, one task per instance, the artifact read from
-        the task role's S3 prefix."""
-        if task.gpu_count:
-            raise TaskArgsError(
-                f"{where}: gpu_count {task.gpu_count} given for a Neuron model; Neuron "
-                "devices are mapped through neuron_devices"
-            )
-        self.device_paths(where, task.neuron_devices)
-        if not task.one_task_per_instance:
-            raise TaskArgsError(
-                f"{where}: a Neuron service needs one_task_per_instance=True: devices are not "
-                "an ECS resource, so ECS would place a second task on the same devices"
-            )
-        check_s3_source(where, task, self.weights_uri)
 
 
 class NeuronCompileConfig(Section):

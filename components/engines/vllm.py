@@ -59,13 +59,9 @@ from ecs_inference.engines.base import (
     Launch,
     MetricsTarget,
     ModelSettings,
-    TaskArgsError,
-    TaskShape,
-    check_s3_source,
     env_list,
     gpu_demand,
     quantization_method,
-    s3_readable,
     served_name_problem,
     torch_dtype,
 )
@@ -361,25 +357,6 @@ class VllmLaunch(VllmServed):
     def metrics_target(self) -> MetricsTarget | None:
         """vLLM's `/metrics` on the serving port."""
         return MetricsTarget(METRICS_KIND, self.port)
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved = tensor parallel size; weights read from the task role's S3 prefix."""
-        if task.gpu_count != self.tensor_parallel_size:
-            raise TaskArgsError(
-                f"{where}: gpu_count {task.gpu_count} must equal the tensor parallel size "
-                f"{self.tensor_parallel_size} (vLLM shards the model over exactly that many "
-                "GPUs, and ECS must reserve them)"
-            )
-        if task.neuron_devices:
-            raise TaskArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
-        check_s3_source(where, task, self.weights_uri)
-        readable = [task.weights_prefix or "", *task.adapter_prefixes]
-        for adapter in self.lora.adapters:
-            if not s3_readable(adapter.source, task.weights_bucket, readable):
-                raise TaskArgsError(
-                    f"{where}: adapter {adapter.name} is read from {adapter.source} but the task "
-                    f"role may only read s3://{task.weights_bucket}/ under {readable}"
-                )
 
 
 class Vllm(Engine):

@@ -104,11 +104,6 @@ def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_fl
 def test_neuron_devices_and_cores_follow_tp_degree():
     launch = NeuronLaunch(neuron_inputs("inf2.24xlarge", 1, 2048, 6))
     assert launch.neuron_device_count == 3
-    assert launch.device_paths("m", []) == [
-        "/dev/neuron0",
-        "/dev/neuron1",
-        "/dev/neuron2",
-    ]
     env = {i["name"]: i["value"] for i in launch.container_environment()}
     assert env[neuron_contract.ENV_NEURON_RT_VISIBLE_CORES] == "0-5"
     single = NeuronLaunch(neuron_inputs("inf2.xlarge", 1, 2048, 1, architecture="llama-3.2-1b"))

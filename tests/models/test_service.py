@@ -192,7 +192,7 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
     assert container["linuxParameters"]["devices"] == [
         {"hostPath": d, "containerPath": d, "permissions": ["read", "write"]} for d in devices
     ]
-    assert launch.device_paths("mistral", []) == devices
+    assert decided.neuron_devices == tuple(devices)
     assert "sharedMemorySize" not in container["linuxParameters"]
     assert [u["name"] for u in container["ulimits"]] == ["nofile"]
     assert "healthCheck" not in container and "secrets" not in container
