@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ecs_inference import cost
 from ecs_inference.network.decisions import NetworkInput
@@ -32,7 +32,6 @@ class _Pool:
     name: str
     input: PoolConfig | ManagedInstancePoolConfig
     """The pool's input, on the types it launches."""
-    kind: Literal["gpu", "neuron"]
 
 
 @dataclass(frozen=True)
@@ -65,20 +64,15 @@ class Ledger:
         prices; None when no component recorded any."""
         if not self.pools and not self.fargate and self.vpc is None:
             return None
-        pools = []
-        for key, pool in self.pools.items():
-            instance = cost.pool_instance(pool.input)
-            services = [
-                cost.service_on_pool(m.name, m.spec, m.engine, instance)
-                for m in self.services
-                if m.pool == key
-            ]
-            if isinstance(pool.input, ManagedInstancePoolConfig):
-                pools.append(cost.managed_pool_input(pool.name, pool.input, region, services))
-            else:
-                pools.append(
-                    cost.asg_pool_input(pool.name, pool.input, pool.kind, region, services)
-                )
+        pools = [
+            cost.pool_input(
+                pool.name,
+                pool.input,
+                region,
+                [(m.name, m.spec, m.engine) for m in self.services if m.pool == key],
+            )
+            for key, pool in self.pools.items()
+        ]
         return cost.StackInput(
             pools=pools,
             fargate=list(self.fargate),
@@ -118,11 +112,10 @@ def record_pool(
     pool: object,
     name: str,
     input: PoolConfig | ManagedInstancePoolConfig,
-    kind: Literal["gpu", "neuron"] = "gpu",
 ) -> None:
     """Pool component `pool`, named `name` in the cost lines."""
     if (ledger := _current()) is not None:
-        ledger.pools[id(pool)] = _Pool(name, input, kind)
+        ledger.pools[id(pool)] = _Pool(name, input)
 
 
 def record_model(pool: object, name: str, spec: ModelDecisions, engine: str) -> None:
