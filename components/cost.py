@@ -380,13 +380,13 @@ def _ebs_hour(pool: PoolInput, prices: Prices) -> float:
 
 
 def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumptions) -> CostPoint:
-    lines, tasks, metric_series = _pool_lines(stack, point, prices)
-    fargate, fargate_tasks, plain_tasks, fargate_series = _fargate_lines(stack, point, prices)
-    lines += fargate
-    tasks += fargate_tasks
-    metric_series += fargate_series
+    lines = [line for pool in stack.pools for line in _pool_lines(pool, point, prices)]
+    lines += [_fargate_line(f, point, prices) for f in stack.fargate]
     lines += _network_lines(stack.network, prices, assumptions)
-    # Tasks without the metrics sidecar write their own output only (no EMF lines).
+    services: list[PricedService] = [*(s for p in stack.pools for s in p.services), *stack.fargate]
+    # Fargate tasks without the metrics sidecar write their own output only (no EMF lines).
+    plain_tasks = sum(f.counts.at(point) for f in stack.fargate if f.metric_kind is None)
+    tasks = sum(s.counts.at(point) for s in services) - plain_tasks
     plain_gb = assumptions.engine_log_bytes_per_task_hour / 1e9
     lines.append(
         Line(
@@ -399,10 +399,9 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
             * prices.logs_ingestion_gb,
         )
     )
-    # service-level series exist all the time; per-task series while their task does
-    metric_series += sum(
-        _engine_series(s.metric_kind) for p in stack.pools for s in p.services
-    ) + sum(_engine_series(f.metric_kind) for f in stack.fargate)
+    # per-task series while their task runs, service-level series all the time, and the hosts'
+    metric_series = sum((s.counts.at(point) + 1) * _engine_series(s.metric_kind) for s in services)
+    metric_series += sum(_host_series(p, pool_instances(p, point)) for p in stack.pools)
     lines.append(
         Line(
             "monitoring",
@@ -422,50 +421,36 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
     return CostPoint(point, tuple(lines))
 
 
-def _pool_lines(stack: StackInput, point: Point, prices: Prices) -> tuple[list[Line], int, int]:
-    """The pools' instances, root volumes and warm pools at `point`, with the tasks they run and
-    the metric series those tasks and hosts publish."""
-    lines: list[Line] = []
-    tasks = metric_series = 0
-    for pool in stack.pools:
-        n = pool_instances(pool, point)
+def _pool_lines(pool: PoolInput, point: Point, prices: Prices) -> list[Line]:
+    """The pool's instances, root volumes and warm pool at `point`."""
+    n = pool_instances(pool, point)
+    estimated = " (estimated price)" if pool.price_estimated else ""
+    lines = [
+        Line("pool instances", f"{pool.name}: {pool.instance.name}{estimated}", n, "instances",
+             n * pool.usd_per_hour),
+        Line("pool EBS", f"{pool.name}: root gp3", n, "volumes", n * _ebs_hour(pool, prices)),
+    ]  # fmt: skip
+    if warm := warm_instances(pool, n):
+        running = (w := pool.warm_pool) is not None and w.state == "Running"
         lines.append(
             Line(
-                "pool instances",
-                f"{pool.name}: {pool.instance.name}"
-                + (" (estimated price)" if pool.price_estimated else ""),
-                n,
+                "warm pool",
+                f"{pool.name}: {warm} {'running' if running else 'stopped'} "
+                + ("(billed as instances)" if running else "(EBS only)"),
+                warm,
                 "instances",
-                n * pool.usd_per_hour,
+                warm * (_ebs_hour(pool, prices) + (pool.usd_per_hour if running else 0.0)),
             )
         )
-        warm = warm_instances(pool, n)
-        lines.append(Line("pool EBS", f"{pool.name}: root gp3", n, "volumes",
-                          n * _ebs_hour(pool, prices)))  # fmt: skip
-        if warm:
-            state = "Running" if (w := pool.warm_pool) and w.state == "Running" else "Stopped"
-            running = state == "Running"
-            lines.append(
-                Line(
-                    "warm pool",
-                    f"{pool.name}: {warm} {state.lower()} "
-                    + ("(billed as instances)" if running else "(EBS only)"),
-                    warm,
-                    "instances",
-                    warm * (_ebs_hour(pool, prices) + (pool.usd_per_hour if running else 0.0)),
-                )
-            )
-        for s in pool.services:
-            count = s.counts.at(point)
-            tasks += count
-            metric_series += count * _engine_series(s.metric_kind)
-        # host metrics: per GPU (the agent's own series) + the Stack/Pool rollup
+    return lines
+
+
+def _host_series(pool: PoolInput, instances: int) -> int:
+    """Host metrics: per GPU (the agent's own series) + the Stack/Pool rollup."""
+    if pool.instance.is_gpu:
         per_host = len(metrics_contract.NVIDIA_MEASUREMENTS)
-        if pool.instance.is_gpu:
-            metric_series += n * pool.instance.accelerator_count * per_host + per_host
-        else:
-            metric_series += len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
-    return lines, tasks, metric_series
+        return instances * pool.instance.accelerator_count * per_host + per_host
+    return len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
 
 
 def _fargate_rate(f: FargateInput, prices: Prices) -> float:
@@ -504,32 +489,11 @@ def rollout_costs(stack: StackInput, prices: Prices) -> list[tuple[str, float, s
     return out
 
 
-def _fargate_lines(
-    stack: StackInput, point: Point, prices: Prices
-) -> tuple[list[Line], int, int, int]:
-    """The Fargate tasks at `point`: (lines, tasks with the metrics sidecar, tasks without it,
-    the metric series they publish)."""
-    lines: list[Line] = []
-    tasks = plain_tasks = metric_series = 0
-    for f in stack.fargate:
-        count = f.counts.at(point)
-        if f.metric_kind is None:
-            plain_tasks += count
-        else:
-            tasks += count
-        metric_series += count * _engine_series(f.metric_kind)
-        vcpu, gb = f.cpu / 1024, f.memory_mib / 1024
-        rate = _fargate_rate(f, prices)
-        lines.append(
-            Line(
-                "Fargate tasks",
-                f"{f.name}: {vcpu:g} vCPU / {gb:g} GB {f.architecture}",
-                count,
-                "tasks",
-                count * rate,
-            )
-        )
-    return lines, tasks, plain_tasks, metric_series
+def _fargate_line(f: FargateInput, point: Point, prices: Prices) -> Line:
+    """A Fargate service's tasks at `point`."""
+    count, vcpu, gb = f.counts.at(point), f.cpu / 1024, f.memory_mib / 1024
+    item = f"{f.name}: {vcpu:g} vCPU / {gb:g} GB {f.architecture}"
+    return Line("Fargate tasks", item, count, "tasks", count * _fargate_rate(f, prices))
 
 
 def _network_lines(net: NetworkInput, prices: Prices, assumptions: Assumptions) -> list[Line]:
