@@ -27,6 +27,7 @@ from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.network.decisions import NetworkInput
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig, WarmPoolConfig
+from ecs_inference.rollouts.spec import RolloutSpec
 from ecs_inference.sizing import catalog, offerings
 
 if TYPE_CHECKING:
@@ -659,17 +660,16 @@ class FargateSized(Protocol):
     def max_count(self) -> int: ...
 
 
-def fargate_input(
-    name: str, spec: FargateSized, metric_kind: str | None, rollout_minutes: int = 0
-) -> FargateInput:
+def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> FargateInput:
     """A Fargate service named `name` in the cost lines; `metric_kind`: its metrics sidecar's
-    kind, None without one; `rollout_minutes`: a native deployment's second revision (default
-    0: rolling)."""
+    kind, None without one. A re-ranker's native deployment runs a second revision (the gateway
+    and workers roll)."""
+    rollout = getattr(spec, "rollout", None)
     return FargateInput(
         name,
         Counts(spec.min_count, spec.desired_count, spec.max_count),
         metric_kind,
-        rollout_minutes,
+        rollout.shift_minutes if isinstance(rollout, RolloutSpec) else 0,
         cpu=spec.cpu,
         memory_mib=spec.memory_mib,
         architecture=spec.cpu_architecture,
@@ -686,7 +686,7 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
         for n, p in decided.items()
     ]
     fargate = [
-        fargate_input(name, r, "reranker" if r.metrics_sidecar else None, r.rollout.shift_minutes)
+        fargate_input(name, r, "reranker" if r.metrics_sidecar else None)
         for name, r in plan.rerankers.items()
     ]
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from ecs_inference import cost
 from ecs_inference.network.decisions import NetworkInput
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
-from ecs_inference.rollouts.spec import RolloutSpec
 
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import ModelDecisions
@@ -127,10 +126,7 @@ def record_model(pool: object, name: str, spec: ModelDecisions, engine: str) -> 
 def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) -> None:
     """A Fargate service named `name` in the cost lines (`metric_kind`: its sidecar's)."""
     if (ledger := _current()) is not None:
-        # A re-ranker's native deployment runs a second revision (the gateway and workers roll).
-        rollout = getattr(spec, "rollout", None)
-        minutes = rollout.shift_minutes if isinstance(rollout, RolloutSpec) else 0
-        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind, minutes))
+        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind))
 
 
 def record_network(network: NetworkInput) -> None:
