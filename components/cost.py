@@ -680,9 +680,9 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
     region = plan.network.wiring.region
     decided = {**plan.gpu_pools, **plan.neuron_pools, **plan.managed_instance_pools}
-    models = [(m, d, plan.config.models[m].engine) for m, d in plan.models.items()]
+    models = [(plan.config.models[m], m, d) for m, d in plan.models.items()]
     pools = [
-        pool_input(n, p.input, region, [m for m in models if plan.model_pools[m[0]] == n])
+        pool_input(n, p.input, region, [(m, d, c.engine) for c, m, d in models if c.pool == n])
         for n, p in decided.items()
     ]
     fargate = [

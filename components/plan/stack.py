@@ -69,8 +69,6 @@ class Plan:
     """Each model service's decisions, with what they were decided from around it (`inputs`:
     its pool's types, deploy, listener priority, idle timeout, the stack's facts): its
     component decides again from the same."""
-    model_pools: Mapping[str, str]
-    """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerDecisions]
     gateway: GatewayDecisions | None
     workers: Mapping[str, WorkerDecisions]
@@ -316,7 +314,6 @@ def build_plan(
         neuron_pools=decided_pools.neuron,
         managed_instance_pools=decided_pools.managed,
         models=model_specs,
-        model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,
         workers=worker_specs,
