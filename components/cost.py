@@ -542,9 +542,9 @@ def estimate_inputs(
     excursion = 0.0
     notes: list[str] = []
     for pool in stack.pools:
-        extra = pool_instances(pool, "maximum") - pool_instances(pool, "steady")
-        excursion += extra * pool.usd_per_hour * pool.scale_in_lag_minutes / 60
         usable = pool_instances(pool, "maximum")
+        extra = usable - pool_instances(pool, "steady")
+        excursion += extra * pool.usd_per_hour * pool.scale_in_lag_minutes / 60
         if isinstance(pool.input, ManagedInstancePoolConfig):
             notes.append(
                 f"pool {pool.name}: Managed Instances; the ECS management fee per instance-hour "
