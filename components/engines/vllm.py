@@ -268,7 +268,7 @@ class VllmServed(Launch):
 
     def server_environment(self) -> dict[str, str | None]:
         """The variables every vLLM-served image reads (None: unset); the region is the
-        launch's own (the weights' bucket's, for the S3 streamer)."""
+        launch's own (`aws_region`, the stack's), which the S3 streamer needs."""
         idle = self.alb_idle_timeout_seconds
         return self.engine_environment(self.aws_region) | {
             ENV_SSE_KEEPALIVE_SECONDS: str(self.keepalive_seconds),
