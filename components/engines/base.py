@@ -593,16 +593,7 @@ class LaunchInputs:
 
 def gpu_demand(name: str, model: ModelSettings, pinned: int | None) -> GpuDemand:
     """The VRAM method's demand of a GPU service (`pinned`: a fixed GPU count, None: choose)."""
-    params = model.parameters
-    need = sizing.gpu_memory_need(
-        model.architecture,
-        dtype=model.dtype,
-        kv_cache_dtype=model.kv_cache_dtype,
-        max_model_len=model.max_model_len,
-        max_concurrent_sequences=model.max_concurrent_sequences,
-        overhead_fraction=model.memory_overhead_fraction,
-        **vram_shape(params),
-    )
+    need = sizing.gpu_memory_need(model.architecture, model, **vram_shape(model.parameters))
     return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
 
 

@@ -223,7 +223,7 @@ class VllmSettings(Section):
         if not self.adapters:
             return None
         shaped = lora_sizing.lora_shape(architecture, _given_lora_shape(shape))
-        return lora_sizing.LoraNeed(self, need, shaped)
+        return lora_sizing.LoraNeed(self, need.model, shaped)
 
 
 def _given_lora_shape(parameters: object) -> lora_sizing.LoraShape | None:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ecs_inference.sizing.catalog import ModelArchitecture
 from ecs_inference.sizing.memory import GIB, SizingError
 
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
@@ -90,19 +91,6 @@ class LoraSlots(Protocol):
     def max_lora_rank(self) -> int: ...
 
 
-class AttentionShape(Protocol):
-    """The base model's shape as the VRAM method has it (`sizing.gpu.MemoryNeed`)."""
-
-    @property
-    def layers(self) -> int: ...
-    @property
-    def attention_heads(self) -> int: ...
-    @property
-    def kv_heads(self) -> int: ...
-    @property
-    def head_dim(self) -> int: ...
-
-
 @dataclass(frozen=True)
 class LoraNeed:
     """The adapters' buffers of one service: its `slots` (`max_loras` at `max_lora_rank`) on
@@ -110,7 +98,7 @@ class LoraNeed:
     `parameters`), `dtype_bytes` per element (2: the 16-bit activations)."""
 
     slots: LoraSlots
-    model: AttentionShape
+    model: ModelArchitecture
     shape: LoraShape
     dtype_bytes: int = 2
 
