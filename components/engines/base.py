@@ -616,10 +616,12 @@ def sized(model: ModelSettings) -> bool:
 
 def vram_shape(parameters: BaseModel | None) -> dict[str, Any]:
     """The model's explicit shape (`parameters`) as the VRAM method takes it: the given fields,
-    without those only the LoRA buffers read (`sizing.lora.SHAPE_FIELDS`)."""
+    without those only the LoRA buffers read (`sizing.lora.TransformerShape`)."""
     if parameters is None:
         return {}
-    return parameters.model_dump(exclude_none=True, exclude=set(lora_sizing.SHAPE_FIELDS))
+    return parameters.model_dump(
+        exclude_none=True, exclude=set(lora_sizing.TransformerShape.model_fields)
+    )
 
 
 class Engine(abc.ABC):

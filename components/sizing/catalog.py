@@ -30,6 +30,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import Field
+
+from ecs_inference.config.base import Section
 from ecs_inference.sizing import offerings
 
 Accelerator = Literal["nvidia", "neuron"]
@@ -273,9 +276,27 @@ def neuron_instances() -> tuple[InstanceType, ...]:
     return tuple(i for i in _INSTANCES if i.is_neuron)
 
 
-@dataclass(frozen=True)
-class ModelArchitecture:
-    """The numbers the VRAM method needs, taken from a model's ``config.json``.
+class ArchitectureShape(Section):
+    """The numbers the VRAM method needs, from a model's ``config.json``; None: not given (a
+    model's `parameters` override the catalogued architecture's field by field)."""
+
+    params_billion: float | None = Field(None, gt=0, le=2000)
+    """Parameter count in billions (all experts for MoE models)."""
+    layers: int | None = Field(None, gt=0, le=1000)
+    """Transformer layers."""
+    attention_heads: int | None = Field(None, gt=0, le=1024)
+    """Query attention heads (tensor parallel size must divide them)."""
+    kv_heads: int | None = Field(None, gt=0, le=1024)
+    """Key/value heads (grouped-query attention); equals attentionHeads without GQA."""
+    head_dim: int | None = Field(None, gt=0, le=4096)
+    """Dimension of each attention head."""
+    max_position_embeddings: int | None = Field(None, gt=0)
+    """Longest context the model supports; maxModelLen may not exceed it."""
+
+
+class ModelArchitecture(ArchitectureShape):
+    """A model's whole shape, every number given: a catalogued one, or one resolved from a
+    model's `parameters` (`sizing.memory.resolve_architecture`).
 
     ``params_billion`` counts every parameter that is resident in accelerator memory (for a
     mixture-of-experts model that is all experts, not the active ones). ``kv_heads`` is
@@ -285,13 +306,15 @@ class ModelArchitecture:
     ``torch_dtype``, what vLLM's ``--dtype auto`` loads.
     """
 
+    # Sections are frozen (`Section.model_config`), so narrowing the base's optional numbers is
+    # sound; pyright reads frozenness only from class keywords, which Section's subclasses lack.
     name: str
-    params_billion: float
-    layers: int
-    attention_heads: int
-    kv_heads: int
-    head_dim: int
-    max_position_embeddings: int
+    params_billion: float  # pyright: ignore[reportIncompatibleVariableOverride]
+    layers: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    attention_heads: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    kv_heads: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    head_dim: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    max_position_embeddings: int  # pyright: ignore[reportIncompatibleVariableOverride]
     native_dtype: str = "bfloat16"
     notes: str = ""
 
@@ -308,15 +331,15 @@ def _arch(
     notes: str = "",
 ) -> ModelArchitecture:
     return ModelArchitecture(
-        name,
-        params_billion,
-        layers,
-        heads,
-        kv_heads,
-        head_dim,
-        max_pos,
-        native_dtype,
-        notes,
+        name=name,
+        params_billion=params_billion,
+        layers=layers,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        max_position_embeddings=max_pos,
+        native_dtype=native_dtype,
+        notes=notes,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecs_inference.sizing import catalog
-from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
+from ecs_inference.sizing.catalog import ArchitectureShape, InstanceType, ModelArchitecture
 
 GIB = 2**30
 
@@ -119,14 +119,7 @@ def non_negative(value: object, what: str) -> float:
     return float(value)
 
 
-_ARCH_FIELDS = (
-    "params_billion",
-    "layers",
-    "attention_heads",
-    "kv_heads",
-    "head_dim",
-    "max_position_embeddings",
-)
+_ARCH_FIELDS = tuple(ArchitectureShape.model_fields)
 
 
 def resolve_architecture(

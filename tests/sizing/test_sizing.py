@@ -256,7 +256,15 @@ def test_long_context_70b_needs_several_gpus_although_weights_alone_fit():
 
 
 def test_kv_heads_are_replicated_beyond_their_count():
-    arch = ModelArchitecture("mqa-ish", 7, 32, 32, 2, 128, 4096)
+    arch = ModelArchitecture(
+        name="mqa-ish",
+        params_billion=7,
+        layers=32,
+        attention_heads=32,
+        kv_heads=2,
+        head_dim=128,
+        max_position_embeddings=4096,
+    )
     need = memory_need(arch, dtype="bf16", max_model_len=4096, max_concurrent_sequences=8)
     assert need.kv_cache_per_gpu_gib(1) == pytest.approx(need.kv_cache_gib)
     assert need.kv_cache_per_gpu_gib(2) == pytest.approx(need.kv_cache_gib / 2)

@@ -59,13 +59,6 @@ ALLOWED = frozenset(
         # service's wiring and stack facts carry
         "models.decisions.StackFacts ~ services.checks.ServiceSpec",
         "services.base.PlacedWiring ~ services.checks.ServiceSpec",
-        # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
-        "models.input.ArchitectureConfig ~ sizing.catalog.ModelArchitecture",
-        # LoRA (issue 35): the shape keys (hiddenSize, intermediateSize, vocabSize) the
-        # re-rankers' model and the explicit architecture both name
-        "models.input.ArchitectureConfig ~ rerankers.input.RerankerModelConfig",
-        "rerankers.input.RerankerModelConfig ~ sizing.lora.LoraShape",
-        "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
     }
 )
 
