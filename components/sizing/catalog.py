@@ -27,8 +27,9 @@ exact 40960 MiB shows) and the sizing overhead fraction covers the runtime's res
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import Field
 
@@ -36,6 +37,7 @@ from ecs_inference.config.base import Section
 from ecs_inference.sizing import offerings
 
 Accelerator = Literal["nvidia", "neuron"]
+_Found = TypeVar("_Found")
 
 _MIB_PER_GIB = 1024
 
@@ -248,10 +250,17 @@ def awsvpc_task_limit(instance_type: str) -> int:
     return DEFAULT_CARD_ENIS[instance_type] - 1
 
 
-def _lookup_failure(kind: str, name: str, known: list[str]) -> tuple[str, tuple[str, ...]]:
-    close = tuple(difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6))
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return f"{kind} '{name}' is not in the catalog{hint}", close
+def _lookup(
+    table: Mapping[str, _Found], kind: str, name: str, error: type[CatalogLookupError]
+) -> _Found:
+    """`table`'s entry called `name` (case-insensitive); raises `error` naming up to three
+    close matches."""
+    found = table.get(name.strip().lower())
+    if found is None:
+        close = tuple(difflib.get_close_matches(name.lower(), sorted(table), n=3, cutoff=0.6))
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise error(f"{kind} '{name}' is not in the catalog{hint}", name, close)
+    return found
 
 
 def instance(name: str) -> InstanceType:
@@ -259,11 +268,7 @@ def instance(name: str) -> InstanceType:
 
     Raises :class:`UnknownInstanceTypeError` (a KeyError) naming up to three close matches.
     """
-    found = INSTANCE_TYPES.get(name.strip().lower())
-    if found is None:
-        message, close = _lookup_failure("instance type", name, sorted(INSTANCE_TYPES))
-        raise UnknownInstanceTypeError(message, name, close)
-    return found
+    return _lookup(INSTANCE_TYPES, "instance type", name, UnknownInstanceTypeError)
 
 
 def gpu_instances() -> tuple[InstanceType, ...]:
@@ -387,11 +392,7 @@ def architecture(name: str) -> ModelArchitecture:
 
     Raises :class:`UnknownArchitectureError` (a KeyError) naming up to three close matches.
     """
-    found = MODEL_ARCHITECTURES.get(name.strip().lower())
-    if found is None:
-        message, close = _lookup_failure("model architecture", name, sorted(MODEL_ARCHITECTURES))
-        raise UnknownArchitectureError(message, name, close)
-    return found
+    return _lookup(MODEL_ARCHITECTURES, "model architecture", name, UnknownArchitectureError)
 
 
 #: Fargate Linux/ARM64 On-Demand list prices, us-east-1 (USD): per vCPU-hour and per GB-hour

@@ -11,13 +11,11 @@ from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
 from ecs_inference.sizing.fit_changes import FitChange, describe, fit_changes
 from ecs_inference.sizing.lora import LoraNeed
 from ecs_inference.sizing.memory import (
-    GIB,
     AcceleratorFit,
     ModelMemory,
     SizingError,
-    bytes_per_param,
     check_overhead,
-    kv_cache_bytes,
+    memory_sum,
     normalize_dtype,
     positive_int,
     resolve_architecture,
@@ -145,9 +143,6 @@ def gpu_memory_need(
             raise SizingError("max_model_len is required when no known model architecture is named")
         shape["max_position_embeddings"] = settings.max_model_len
     arch = resolve_architecture(model, **shape)
-    dtype = arch.native_dtype if normalize_dtype(settings.dtype) == "auto" else settings.dtype
-    weight_bytes = bytes_per_param(dtype)
-    kv_bytes = kv_cache_bytes(settings.kv_cache_dtype, dtype)
     given_len = settings.max_model_len
     max_len = positive_int(
         arch.max_position_embeddings if given_len is None else given_len, "max_model_len"
@@ -160,10 +155,10 @@ def gpu_memory_need(
         )
     seqs = positive_int(settings.max_concurrent_sequences, "max_concurrent_sequences")
     check_overhead(settings.memory_overhead_fraction)
-
-    weights = arch.params_billion * 1e9 * weight_bytes / GIB
-    kv = seqs * max_len * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
-    overhead = settings.memory_overhead_fraction * (weights + kv)
+    dtype = arch.native_dtype if normalize_dtype(settings.dtype) == "auto" else settings.dtype
+    weights, kv, overhead = memory_sum(
+        arch, dtype, settings.kv_cache_dtype, seqs, max_len, settings.memory_overhead_fraction
+    )
     return MemoryNeed(weights, kv, overhead, arch, settings)
 
 

@@ -185,6 +185,23 @@ def check_overhead(overhead_fraction: object) -> None:
         raise SizingError(f"overhead_fraction must be from 0 up to 1, got {overhead_fraction!r}")
 
 
+def memory_sum(
+    arch: ModelArchitecture,
+    dtype: str,
+    kv_cache_dtype: str,
+    sequences: int,
+    tokens: int,
+    overhead_fraction: float,
+) -> tuple[float, float, float]:
+    """(weights, KV cache, overhead) in GiB of one copy of `arch`: ``params × bytes(dtype)``;
+    ``sequences × tokens × 2 (K and V) × layers × kv_heads × head_dim × bytes(kv dtype)``;
+    ``overhead_fraction × (weights + KV)``."""
+    weights = arch.params_billion * 1e9 * bytes_per_param(dtype) / GIB
+    kv_bytes = kv_cache_bytes(kv_cache_dtype, dtype)
+    kv = sequences * tokens * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
+    return weights, kv, overhead_fraction * (weights + kv)
+
+
 @dataclass(frozen=True)
 class ModelMemory:
     """The accelerator memory one copy of a model takes, GiB: its weights, its KV cache and the

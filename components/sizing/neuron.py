@@ -9,13 +9,11 @@ from typing import Literal, Protocol
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
 from ecs_inference.sizing.memory import (
-    GIB,
     AcceleratorFit,
     ModelMemory,
     SizingError,
-    bytes_per_param,
     check_overhead,
-    kv_cache_bytes,
+    memory_sum,
     normalize_dtype,
     positive_int,
 )
@@ -108,23 +106,6 @@ class NeuronFit(AcceleratorFit, ModelMemory):
         )
 
 
-def _neuron_need(
-    arch: ModelArchitecture,
-    tp: int,
-    batch: int,
-    seq: int,
-    dtype: str,
-    overhead_fraction: float,
-) -> tuple[float, float, float, float]:
-    weights = arch.params_billion * 1e9 * bytes_per_param(dtype) / GIB
-    kv_bytes = kv_cache_bytes("auto", dtype)
-    kv = batch * seq * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
-    # Like vLLM, NxD replicates KV heads when the tp degree exceeds the KV-head count.
-    kv_per_core = kv * max(arch.kv_heads / tp, 1.0) / arch.kv_heads
-    per_core = (weights / tp + kv_per_core) * (1 + overhead_fraction)
-    return weights, kv, overhead_fraction * (weights + kv), per_core
-
-
 def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
     """Check a precompiled Neuron model (its tp degree, batch size and sequence length) against
     an Inferentia2 / Trainium instance.
@@ -160,14 +141,19 @@ def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
             f"{inst.neuron_cores} NeuronCores; instances with at least {tp} cores: {names}"
         )
 
-    weights, kv, overhead, per_core = _neuron_need(model, tp, batch, seq, dtype, overhead_fraction)
+    weights, kv, overhead = memory_sum(model, dtype, "auto", batch, seq, overhead_fraction)
+
+    def per_core_at(tp: int) -> float:
+        # Like vLLM, NxD replicates KV heads when the tp degree exceeds the KV-head count.
+        kv_per_core = kv * max(model.kv_heads / tp, 1.0) / model.kv_heads
+        return (weights / tp + kv_per_core) * (1 + overhead_fraction)
+
+    per_core = per_core_at(tp)
     if per_core > _NEURON_CORE_GIB:
         options: list[str] = []
         suggested: set[str] = set()
         for cand_tp in _NEURON_TP_DEGREES:
-            if _neuron_need(model, cand_tp, batch, seq, dtype, overhead_fraction)[3] > (
-                _NEURON_CORE_GIB
-            ):
+            if per_core_at(cand_tp) > _NEURON_CORE_GIB:
                 continue
             for cand in sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour):
                 if cand.neuron_cores >= cand_tp and cand.name not in suggested:
