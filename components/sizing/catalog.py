@@ -140,36 +140,30 @@ NEURON_CORES_PER_DEVICE = 2
 NEURON_DEVICE_MEMORY_GIB = 32.0
 
 
-def _gpu(name: str, device: _Device, count: int, vcpu: int, memory_gib: int) -> InstanceType:
+def _instance(
+    accelerator: Accelerator, name: str, device: _Device, count: int, vcpu: int, memory_gib: int
+) -> InstanceType:
     return InstanceType(
         name=name,
         family=name.split(".")[0],
-        accelerator="nvidia",
+        accelerator=accelerator,
         accelerator_name=device.name,
         accelerator_count=count,
         accelerator_memory_gib=device.memory_gib,
-        neuron_cores=0,
+        neuron_cores=count * NEURON_CORES_PER_DEVICE if accelerator == "neuron" else 0,
         vcpu=vcpu,
         memory_gib=memory_gib,
         on_demand_usd_hour=offerings.ranking_usd_per_hour(name),
         accelerator_memory_gb=device.memory_gb,
     )
+
+
+def _gpu(name: str, device: _Device, count: int, vcpu: int, memory_gib: int) -> InstanceType:
+    return _instance("nvidia", name, device, count, vcpu, memory_gib)
 
 
 def _neuron(name: str, device: _Device, chips: int, vcpu: int, memory_gib: int) -> InstanceType:
-    return InstanceType(
-        name=name,
-        family=name.split(".")[0],
-        accelerator="neuron",
-        accelerator_name=device.name,
-        accelerator_count=chips,
-        accelerator_memory_gib=device.memory_gib,
-        neuron_cores=chips * NEURON_CORES_PER_DEVICE,
-        vcpu=vcpu,
-        memory_gib=memory_gib,
-        on_demand_usd_hour=offerings.ranking_usd_per_hour(name),
-        accelerator_memory_gb=device.memory_gb,
-    )
+    return _instance("neuron", name, device, chips, vcpu, memory_gib)
 
 
 # Each type's `on_demand_usd_hour` is its us-east-1 Linux On-Demand price from the dated offerings

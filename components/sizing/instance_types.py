@@ -234,16 +234,17 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
             demand.gpu_memory_utilization,
             tensor_parallel_size=demand.tensor_parallel_size,
         )
-        return TypeFit(
-            instance,
-            DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, instance.accelerator_name),
-            gpu,
-        )
+        return _gpu_type_fit(gpu)
     neuron = sizing.neuron_fit(demand, instance)
     layout = DeviceLayout(
         "neuron", neuron.devices_mapped, neuron.tp_degree, instance.accelerator_name
     )
     return TypeFit(instance, layout, neuron)
+
+
+def _gpu_type_fit(gpu: sizing.GpuFit) -> TypeFit:
+    layout = DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, gpu.instance.accelerator_name)
+    return TypeFit(gpu.instance, layout, gpu)
 
 
 def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
@@ -264,12 +265,7 @@ def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
         )
         if not found:
             return None
-        gpu = found[0]
-        return TypeFit(
-            instance,
-            DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, instance.accelerator_name),
-            gpu,
-        )
+        return _gpu_type_fit(found[0])
     try:
         return fit_on(demand, instance)
     except sizing.SizingError:
