@@ -36,9 +36,6 @@ ALLOWED = frozenset(
         "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
         # operations: the alarm, dashboard and watch tables
         "config.stack.StackConfig ~ plan.stack.Plan",
-        # operations: cost.py's inputs repeat the specs it prices
-        "cost.PoolInput ~ pools.input.PoolConfig",
-        "cost.FargateInput ~ cost.ServiceOnPool",
         # re-rankers: the counts and rollout ServiceSpec (the models' spec base) still declares
         "rerankers.input.RerankerConfig ~ services.checks.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
