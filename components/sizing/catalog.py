@@ -4,7 +4,8 @@ model architectures, the Fargate task-size grid and the ECS-optimized AMI SSM pa
 Why a hand-written table instead of a DescribeInstanceTypes call: sizing must fail at
 ``pulumi preview`` (and in the offline preview, which has no AWS credentials), so every fact it
 needs has to be available without a cloud call. Everything here is plain data (frozen
-dataclasses and dicts); there is no Pulumi import, so tests read it without mocks.
+dataclasses, the architectures' frozen models and dicts); there is no Pulumi import, so tests
+read it without mocks.
 
 Sources (checked when the table was written; extend only after checking the same sources):
 - instance shapes: the EC2 accelerated-computing instance pages (vCPU, memory, accelerator count);
