@@ -43,7 +43,8 @@ from ecs_inference.engines.base import (
 )
 from ecs_inference.engines.registry import register
 from ecs_inference.engines.vllm import VllmServed
-from ecs_inference.sizing.instance_types import Demand, NeuronDemand
+from ecs_inference.sizing.instance_types import Demand
+from ecs_inference.sizing.neuron import NeuronDemand
 
 OPTIMUM_NEURON_VERSION = "0.4.5"
 """optimum-neuron release of the Neuron image (AWS DLC `huggingface-vllm-inference-neuronx`)."""
@@ -210,14 +211,10 @@ class Neuron(Engine):
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The precompiled artifact's NeuronCores and memory."""
-        params = model.parameters
-        compiled = settings_of(model, NeuronCompileConfig)
         return NeuronDemand(
             name,
-            sizing.resolve_architecture(model.architecture, **vram_shape(params)),
-            compiled.tp_degree,
-            compiled.batch_size,
-            compiled.sequence_length,
+            sizing.resolve_architecture(model.architecture, **vram_shape(model.parameters)),
+            settings_of(model, NeuronCompileConfig),
             model.dtype,
             model.memory_overhead_fraction,
         )

@@ -40,29 +40,10 @@ ALLOWED = frozenset(
         "rerankers.input.RerankerConfig ~ services.checks.ServiceSpec",
         # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
         "services.checks.ServiceSpec ~ services.input.ServiceConfig",
-        # models: Neuron compile settings repeated by the sizing's demand and fit
-        "engines.neuron.NeuronCompileConfig ~ sizing.instance_types.NeuronDemand",
-        "engines.neuron.NeuronCompileConfig ~ sizing.neuron.NeuronFit",
         # models: ServiceSpec (the re-rankers' base, until they move) declares what the model
         # service's wiring and stack facts carry
         "models.decisions.StackFacts ~ services.checks.ServiceSpec",
         "services.base.PlacedWiring ~ services.checks.ServiceSpec",
-        # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
-        "models.input.ArchitectureConfig ~ sizing.catalog.ModelArchitecture",
-        "models.input.ArchitectureConfig ~ sizing.gpu.MemoryNeed",
-        "models.input.ModelConfig ~ sizing.gpu.MemoryNeed",
-        # models: the sizing's demand and fit shapes (sizing to fold into models/)
-        "sizing.catalog.ModelArchitecture ~ sizing.gpu.MemoryNeed",
-        "sizing.gpu.MemoryNeed ~ sizing.instance_types.NeuronDemand",
-        "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
-        "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
-        "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
-        # LoRA (issue 35): the shape keys (hiddenSize, intermediateSize, vocabSize) the
-        # re-rankers' model and the explicit architecture both name
-        "models.input.ArchitectureConfig ~ rerankers.input.RerankerModelConfig",
-        "rerankers.input.RerankerModelConfig ~ sizing.lora.LoraShape",
-        "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
-        "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
     }
 )
 
