@@ -400,14 +400,12 @@ class QueueWorker(FargateService):
         cluster_name = Output.from_input(wiring.cluster_arn).apply(cluster_name_from_arn)
         self._fargate_task(
             service=worker.name,
-            cpu=input.cpu,
-            memory_mib=input.memory_mib,
-            cpu_architecture=input.cpu_architecture,
+            input=input,
+            size=worker.size,
             task_role=TaskRole(
                 f"Worker {worker.name}: its own queue and task protection only",
                 {"task": self._task_policy(cluster_name)},
             ),
-            secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
         )
         self._fargate_service(
             wiring,
