@@ -559,9 +559,7 @@ class QueueWorker(FargateService):
             cluster_name=cluster_name,
             service_name=self.service.name,
             target=worker.backlog_target,
-            min_count=worker.input.min_count,
-            max_count=worker.input.max_count,
-            idle_minutes=worker.input.idle_minutes,
+            worker=worker.input,
         )
         common = self._scalable(wiring.cluster_arn, worker.input.min_count, worker.input.max_count)
         after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])
