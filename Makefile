@@ -19,7 +19,7 @@ PREVIEW_INPUTS := $(PREVIEW_REQUIREMENTS) $(NODE_LOCK)
 STACK ?= dev
 ARGS ?=
 
-.PHONY: preview test lint format bench venv clean engines new-stack
+.PHONY: preview test lint format bench venv clean engines litellm new-stack
 
 # The interpreter: $(PYTHON) if given, else the first of python3.13, python3.12, python3.11 and
 # python3 that is 3.11 or newer (tools/find-python says what it needs when none is).
@@ -50,11 +50,18 @@ new-stack: $(VENV)/.preview
 ## make test: the whole suite (components, policy pack over gRPC, tools, images)
 ## The engine flag tests read vLLM's and optimum-neuron's real argument definitions from their
 ## pinned wheels: fetched once from PyPI into .cache/engines (about 760 MiB, ~20 s), then reused.
-test: $(VENV)/.dev engines
+## The gateway's tests load its configs in the pinned LiteLLM, whose venv (.cache/litellm-venv,
+## tests/litellm/venv.py) is made once. Both download while .venv installs: a fresh clone waits
+## for the slowest of the three, not their sum.
+test: $(VENV)/.preview
+	@$(MAKE) --no-print-directory -j3 $(VENV)/.dev engines litellm
 	$(PY) -m pytest -n 2 --dist loadfile
 
-engines: $(VENV)/.dev
-	$(PY) tools/engine_flags.py --prefetch
+engines: $(VENV)/.preview
+	$(PY) tools/engine_flags.py --prefetch >/dev/null
+
+litellm: $(VENV)/.preview
+	$(PY) tests/litellm/venv.py
 
 ## make lint: ruff; basedpyright (basic; strict on the plan and sizing, see pyproject.toml);
 ## hadolint on every Dockerfile under images/; actionlint on the workflows with

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -70,10 +71,11 @@ class EngineSourceUnavailableError(RuntimeError):
 
 
 @contextlib.contextmanager
-def _locked(cache_dir: Path) -> Iterator[None]:
-    """Serialise downloads/extraction between pytest-xdist workers and parallel make jobs."""
+def _locked(cache_dir: Path, release: EngineRelease) -> Iterator[None]:
+    """Serialise one release's download/extraction between pytest-xdist workers, parallel make
+    jobs and the prefetch's threads; other releases go on meanwhile."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / ".lock", "w") as lock:
+    with open(cache_dir / f".lock-{release.project}-{release.version}", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -92,7 +94,7 @@ def fetch_wheel(release: EngineRelease, cache_dir: Path = CACHE_DIR) -> Path:
     Raises `EngineSourceUnavailableError` with pip's output when the download fails (no network):
     callers must not treat that as "nothing to check".
     """
-    with _locked(cache_dir):
+    with _locked(cache_dir, release):
         wheel = _find_wheel(release, cache_dir)
         if wheel is not None:
             return wheel
@@ -130,7 +132,7 @@ def source_root(release: EngineRelease, cache_dir: Path = CACHE_DIR) -> Path:
     if marker.exists():
         return target
     wheel = fetch_wheel(release, cache_dir)
-    with _locked(cache_dir):
+    with _locked(cache_dir, release):
         if marker.exists():
             return target
         with zipfile.ZipFile(wheel) as archive:
@@ -625,8 +627,10 @@ def main(args: Sequence[str] | None = None) -> int:
     if ns.prefetch:
         from tools.sources import releases  # imports this module
 
-        for release in releases():
-            print(source_root(release))
+        # Each download waits on the index and the network, not on the CPU: four at once.
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for root in pool.map(source_root, releases()):
+                print(root)
         return 0
     problems = check_command(ns.argv)
     for problem in problems:
