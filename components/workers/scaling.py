@@ -39,8 +39,6 @@ from typing import Any, Generic, TypeVar
 from ecs_inference.contracts.aws_limits import STEP_ADJUSTMENTS_MAX
 from ecs_inference.workers.input import WorkerConfig
 
-ECS_NAMESPACE = "ecs"
-ECS_DIMENSION = "ecs:service:DesiredCount"
 SQS_NAMESPACE = "AWS/SQS"
 # Container Insights (on in this project's clusters) publishes the running task count per
 # service each minute; AWS/ECS has no task-count metric.
