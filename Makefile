@@ -51,16 +51,16 @@ new-stack: $(VENV)/.preview
 ## The engine flag tests read vLLM's and optimum-neuron's real argument definitions from their
 ## pinned wheels: fetched once from PyPI into .cache/engines (about 760 MiB, ~20 s), then reused.
 ## The gateway's tests load its configs in the pinned LiteLLM, whose venv (.cache/litellm-venv,
-## tests/litellm/venv.py) is made once. Both download while .venv installs: a fresh clone waits
-## for the slowest of the three, not their sum.
-test: $(VENV)/.preview
+## tests/litellm/venv.py, standard library only) is made once. Both download while .venv
+## installs: a fresh clone waits for the slowest of the three, not their sum.
+test:
 	@$(MAKE) --no-print-directory -j3 $(VENV)/.dev engines litellm
 	$(PY) -m pytest -n 2 --dist loadfile
 
 engines: $(VENV)/.preview
 	$(PY) tools/engine_flags.py --prefetch >/dev/null
 
-litellm: $(VENV)/.preview
+litellm: | $(VENV)/pyvenv.cfg
 	$(PY) tests/litellm/venv.py
 
 ## make lint: ruff; basedpyright (basic; strict on the plan and sizing, see pyproject.toml);

@@ -18,7 +18,7 @@ the assumptions that are in are listed with the estimate, and the preview prints
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -26,7 +26,8 @@ from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
 from ecs_inference.contracts.aws_limits import GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
 from ecs_inference.network.decisions import NetworkInput
-from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
+from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig, WarmPoolConfig
+from ecs_inference.rollouts.spec import RolloutSpec
 from ecs_inference.sizing import catalog, offerings
 
 if TYPE_CHECKING:
@@ -145,60 +146,97 @@ class Counts:
 
 
 @dataclass(frozen=True)
-class ServiceOnPool:
+class PricedService:
+    """What the estimate reads of every service: a model service on a pool, a re-ranker, the AI
+    gateway or a queue worker on Fargate."""
+
     name: str
     counts: Counts
-    tasks_per_instance: int
-    metric_kind: str | None  # contracts.metrics kind (Engine.metrics_kind); None: no sidecar
+    metric_kind: str | None
+    """contracts.metrics kind of its metrics sidecar (`Engine.metrics_kind`); None: no sidecar
+    (the gateway, workers, a service with `operations.metricsSidecar` off)."""
     rollout_minutes: int = 0
     """Minutes a blue/green, canary or linear deployment runs a second full revision (the
     rollout's `shift_minutes`); 0: rolling."""
 
 
-@dataclass(frozen=True)
-class PoolInput:
-    name: str
-    kind: Literal["gpu", "neuron"]
-    instance_type: str
-    usd_per_hour: float
-    min_size: int
-    max_size: int
-    target_capacity_percent: int
-    root_volume_gib: int
-    services: Sequence[ServiceOnPool] = ()
-    root_volume_iops: int = GP3_BASELINE_IOPS
-    """Provisioned gp3 IOPS of each root volume (default: the free 3,000)."""
-    root_volume_mibps: int = GP3_BASELINE_MIBPS
-    """Provisioned gp3 throughput of each root volume, MiB/s (default: the free 125)."""
-    warm_min_size: int | None = None
-    """None: no warm pool."""
-    warm_max_prepared: int | None = None
-    warm_state: Literal["Stopped", "Running"] = "Stopped"
-    gpus_per_instance: int = 0
-    scale_in_lag_minutes: float = 15.0
-    """How long an instance outlives its last task: ECS managed scaling's 15 minutes on an
-    Auto Scaling group pool, `scaleInAfterSeconds` on a Managed Instances pool."""
-    managed: bool = False
-    """A Managed Instances pool (ECS places instances; no ASG bounds, no warm pool)."""
-    price_estimated: bool = False
-    """True: the source offers `instance_type` in the stack's region without an On-Demand price;
-    `usd_per_hour` is then `offerings.ranking_usd_per_hour`, labelled an estimate."""
+@dataclass(frozen=True, kw_only=True)
+class ServiceOnPool(PricedService):
+    tasks_per_instance: int
 
 
-@dataclass(frozen=True)
-class FargateInput:
+@dataclass(frozen=True, kw_only=True)
+class FargateInput(PricedService):
     """A Fargate service: a re-ranker, the AI gateway or a queue worker."""
 
-    name: str
     cpu: int
     memory_mib: int
     architecture: Literal["ARM64", "X86_64"]
-    counts: Counts
-    metric_kind: str | None = "reranker"
-    """contracts.metrics kind of its metrics sidecar; None: no sidecar (the gateway, workers,
-    a re-ranker with `operations.metricsSidecar` off)."""
-    rollout_minutes: int = 0
-    """As `ServiceOnPool.rollout_minutes`."""
+
+
+@dataclass(frozen=True)
+class PoolInput:
+    """A pool as priced: its input itself, the services it runs, and its instances' price in
+    the stack's region. Its instances are counted as its first (cheapest chosen) type."""
+
+    name: str
+    input: PoolConfig | ManagedInstancePoolConfig
+    usd_per_hour: float
+    services: Sequence[ServiceOnPool] = ()
+    price_estimated: bool = False
+    """True: the source offers the type in the stack's region without an On-Demand price;
+    `usd_per_hour` is then `offerings.ranking_usd_per_hour`, labelled an estimate."""
+
+    @property
+    def instance(self) -> catalog.InstanceType:
+        return pool_instance(self.input)
+
+    @property
+    def warm_pool(self) -> WarmPoolConfig | None:
+        return self.input.warm_pool if isinstance(self.input, PoolConfig) else None
+
+    @property
+    def bounds(self) -> tuple[int, int, int]:
+        """(min, max, target capacity %): the group's; a Managed Instances pool has no group
+        (ECS launches what the tasks need and nothing else): 0, what the services' maximum
+        counts need, 100."""
+        if isinstance(self.input, PoolConfig):
+            return self.input.min_size, self.input.max_size, self.input.target_capacity_percent
+        needed = sum(_instances_for(s, "maximum") for s in self.services)
+        return 0, max(needed, 1), 100
+
+    @property
+    def scale_in_lag_minutes(self) -> float:
+        """How long an instance outlives its last task: ECS managed scaling's 15 minutes on an
+        Auto Scaling group pool, `scaleInAfterSeconds` on a Managed Instances pool."""
+        if isinstance(self.input, PoolConfig):
+            return GPU_SCALE_IN_LAG_MINUTES
+        lag = self.input.scale_in_after_seconds
+        return (lag if lag is not None and lag > 0 else 0) / 60
+
+
+def pool_instance(pool: PoolConfig | ManagedInstancePoolConfig) -> catalog.InstanceType:
+    """The type a pool's services are counted on: its first (cheapest chosen) type."""
+    if isinstance(pool, PoolConfig):
+        return catalog.instance(pool.types[0])
+    return catalog.instance((pool.instance_types or [""])[0])
+
+
+def pool_input(
+    name: str,
+    input: PoolConfig | ManagedInstancePoolConfig,
+    region: str | None,
+    models: Iterable[tuple[str, ModelDecisions, str]],
+) -> PoolInput:
+    """Pool `name` running the model services `models` (name, decisions, engine), at `region`'s
+    price of its first type."""
+    instance = pool_instance(input)
+    services = [service_on_pool(m, decided, engine, instance) for m, decided, engine in models]
+    usd = offerings.instance_usd_per_hour(instance.name, region)
+    if usd is None:
+        usd = offerings.ranking_usd_per_hour(instance.name, region)
+        return PoolInput(name, input, usd, services, price_estimated=True)
+    return PoolInput(name, input, usd, services)
 
 
 @dataclass(frozen=True)
@@ -307,40 +345,49 @@ def pool_instances(pool: PoolInput, point: Point) -> int:
     """In-service instances of `pool` at `point`: what the services' tasks need, spread as
     managed scaling does (target capacity below 100 % keeps spare instances), within the ASG's
     min and max."""
-    needed = sum(
-        math.ceil(s.counts.at(point) / max(s.tasks_per_instance, 1)) for s in pool.services
-    )
-    with_spare = math.ceil(needed * 100 / pool.target_capacity_percent) if needed else 0
-    return min(max(with_spare, pool.min_size), pool.max_size)
+    least, most, target = pool.bounds
+    needed = sum(_instances_for(s, point) for s in pool.services)
+    with_spare = math.ceil(needed * 100 / target) if needed else 0
+    return min(max(with_spare, least), most)
+
+
+def _instances_for(service: ServiceOnPool, point: Point) -> int:
+    """Instances `service`'s tasks take at `point` on their own."""
+    return math.ceil(service.counts.at(point) / max(service.tasks_per_instance, 1))
 
 
 def warm_instances(pool: PoolInput, in_service: int) -> int:
     """Warm-pool size as EC2 Auto Scaling sizes it: MaxGroupPreparedCapacity (default: the
     group's max size) minus the in-service instances, at least the warm pool's MinSize."""
-    if pool.warm_min_size is None:
+    if (warm := pool.warm_pool) is None:
         return 0
-    prepared = pool.warm_max_prepared if pool.warm_max_prepared is not None else pool.max_size
-    return max(prepared - in_service, pool.warm_min_size, 0)
+    prepared = warm.max_group_prepared_capacity
+    return max((pool.bounds[1] if prepared is None else prepared) - in_service, warm.min_size, 0)
 
 
 def _ebs_hour(pool: PoolInput, prices: Prices) -> float:
     """One root volume per hour: gp3 bills its provisioned size per GB-month (a GiB is 1.074
     GB), and the IOPS and throughput provisioned above the baseline every volume includes
     (3,000 IOPS, 125 MiB/s) per IOPS-month and MiB/s-month (Amazon EBS pricing, gp3)."""
-    size = pool.root_volume_gib * 1.073741824 * prices.ebs_gp3_gb_month
-    iops = max(pool.root_volume_iops - GP3_BASELINE_IOPS, 0) * prices.ebs_gp3_iops_month
-    mibps = max(pool.root_volume_mibps - GP3_BASELINE_MIBPS, 0) * prices.ebs_gp3_mibps_month
+    p = pool.input
+    if isinstance(p, PoolConfig):
+        gib, iops, mibps = p.root_volume_gib, p.root_volume_iops, p.root_volume_throughput
+    else:  # a Managed Instances data volume at the gp3 baseline
+        gib, iops, mibps = p.storage_gib, GP3_BASELINE_IOPS, GP3_BASELINE_MIBPS
+    size = gib * 1.073741824 * prices.ebs_gp3_gb_month
+    iops = max(iops - GP3_BASELINE_IOPS, 0) * prices.ebs_gp3_iops_month
+    mibps = max(mibps - GP3_BASELINE_MIBPS, 0) * prices.ebs_gp3_mibps_month
     return (size + iops + mibps) / HOURS_PER_MONTH
 
 
 def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumptions) -> CostPoint:
-    lines, tasks, metric_series = _pool_lines(stack, point, prices)
-    fargate, fargate_tasks, plain_tasks, fargate_series = _fargate_lines(stack, point, prices)
-    lines += fargate
-    tasks += fargate_tasks
-    metric_series += fargate_series
+    lines = [line for pool in stack.pools for line in _pool_lines(pool, point, prices)]
+    lines += [_fargate_line(f, point, prices) for f in stack.fargate]
     lines += _network_lines(stack.network, prices, assumptions)
-    # Tasks without the metrics sidecar write their own output only (no EMF lines).
+    services: list[PricedService] = [*(s for p in stack.pools for s in p.services), *stack.fargate]
+    # Fargate tasks without the metrics sidecar write their own output only (no EMF lines).
+    plain_tasks = sum(f.counts.at(point) for f in stack.fargate if f.metric_kind is None)
+    tasks = sum(s.counts.at(point) for s in services) - plain_tasks
     plain_gb = assumptions.engine_log_bytes_per_task_hour / 1e9
     lines.append(
         Line(
@@ -353,10 +400,9 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
             * prices.logs_ingestion_gb,
         )
     )
-    # service-level series exist all the time; per-task series while their task does
-    metric_series += sum(
-        _engine_series(s.metric_kind) for p in stack.pools for s in p.services
-    ) + sum(_engine_series(f.metric_kind) for f in stack.fargate)
+    # per-task series while their task runs, service-level series all the time, and the hosts'
+    metric_series = sum((s.counts.at(point) + 1) * _engine_series(s.metric_kind) for s in services)
+    metric_series += sum(_host_series(p, pool_instances(p, point)) for p in stack.pools)
     lines.append(
         Line(
             "monitoring",
@@ -376,49 +422,36 @@ def _point(stack: StackInput, point: Point, prices: Prices, assumptions: Assumpt
     return CostPoint(point, tuple(lines))
 
 
-def _pool_lines(stack: StackInput, point: Point, prices: Prices) -> tuple[list[Line], int, int]:
-    """The pools' instances, root volumes and warm pools at `point`, with the tasks they run and
-    the metric series those tasks and hosts publish."""
-    lines: list[Line] = []
-    tasks = metric_series = 0
-    for pool in stack.pools:
-        n = pool_instances(pool, point)
+def _pool_lines(pool: PoolInput, point: Point, prices: Prices) -> list[Line]:
+    """The pool's instances, root volumes and warm pool at `point`."""
+    n = pool_instances(pool, point)
+    estimated = " (estimated price)" if pool.price_estimated else ""
+    lines = [
+        Line("pool instances", f"{pool.name}: {pool.instance.name}{estimated}", n, "instances",
+             n * pool.usd_per_hour),
+        Line("pool EBS", f"{pool.name}: root gp3", n, "volumes", n * _ebs_hour(pool, prices)),
+    ]  # fmt: skip
+    if warm := warm_instances(pool, n):
+        running = (w := pool.warm_pool) is not None and w.state == "Running"
         lines.append(
             Line(
-                "pool instances",
-                f"{pool.name}: {pool.instance_type}"
-                + (" (estimated price)" if pool.price_estimated else ""),
-                n,
+                "warm pool",
+                f"{pool.name}: {warm} {'running' if running else 'stopped'} "
+                + ("(billed as instances)" if running else "(EBS only)"),
+                warm,
                 "instances",
-                n * pool.usd_per_hour,
+                warm * (_ebs_hour(pool, prices) + (pool.usd_per_hour if running else 0.0)),
             )
         )
-        warm = warm_instances(pool, n)
-        lines.append(Line("pool EBS", f"{pool.name}: root gp3", n, "volumes",
-                          n * _ebs_hour(pool, prices)))  # fmt: skip
-        if warm:
-            running = pool.warm_state == "Running"
-            lines.append(
-                Line(
-                    "warm pool",
-                    f"{pool.name}: {warm} {pool.warm_state.lower()} "
-                    + ("(billed as instances)" if running else "(EBS only)"),
-                    warm,
-                    "instances",
-                    warm * (_ebs_hour(pool, prices) + (pool.usd_per_hour if running else 0.0)),
-                )
-            )
-        for s in pool.services:
-            count = s.counts.at(point)
-            tasks += count
-            metric_series += count * _engine_series(s.metric_kind)
-        # host metrics: per GPU (the agent's own series) + the Stack/Pool rollup
+    return lines
+
+
+def _host_series(pool: PoolInput, instances: int) -> int:
+    """Host metrics: per GPU (the agent's own series) + the Stack/Pool rollup."""
+    if pool.instance.is_gpu:
         per_host = len(metrics_contract.NVIDIA_MEASUREMENTS)
-        if pool.kind == "gpu":
-            metric_series += n * pool.gpus_per_instance * per_host + per_host
-        else:
-            metric_series += len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
-    return lines, tasks, metric_series
+        return instances * pool.instance.accelerator_count * per_host + per_host
+    return len(metrics_contract.NEURON_MONITOR_FAMILIES) + 1
 
 
 def _fargate_rate(f: FargateInput, prices: Prices) -> float:
@@ -445,7 +478,7 @@ def rollout_costs(stack: StackInput, prices: Prices) -> list[tuple[str, float, s
                 (
                     s.name,
                     usd,
-                    f"{green} green task(s) beside the blue ones: {extra} more {pool.instance_type}"
+                    f"{green} green task(s) beside the blue ones: {extra} more {pool.instance.name}"
                     f" for ~{s.rollout_minutes} min",
                 )
             )
@@ -457,32 +490,11 @@ def rollout_costs(stack: StackInput, prices: Prices) -> list[tuple[str, float, s
     return out
 
 
-def _fargate_lines(
-    stack: StackInput, point: Point, prices: Prices
-) -> tuple[list[Line], int, int, int]:
-    """The Fargate tasks at `point`: (lines, tasks with the metrics sidecar, tasks without it,
-    the metric series they publish)."""
-    lines: list[Line] = []
-    tasks = plain_tasks = metric_series = 0
-    for f in stack.fargate:
-        count = f.counts.at(point)
-        if f.metric_kind is None:
-            plain_tasks += count
-        else:
-            tasks += count
-        metric_series += count * _engine_series(f.metric_kind)
-        vcpu, gb = f.cpu / 1024, f.memory_mib / 1024
-        rate = _fargate_rate(f, prices)
-        lines.append(
-            Line(
-                "Fargate tasks",
-                f"{f.name}: {vcpu:g} vCPU / {gb:g} GB {f.architecture}",
-                count,
-                "tasks",
-                count * rate,
-            )
-        )
-    return lines, tasks, plain_tasks, metric_series
+def _fargate_line(f: FargateInput, point: Point, prices: Prices) -> Line:
+    """A Fargate service's tasks at `point`."""
+    count, vcpu, gb = f.counts.at(point), f.cpu / 1024, f.memory_mib / 1024
+    item = f"{f.name}: {vcpu:g} vCPU / {gb:g} GB {f.architecture}"
+    return Line("Fargate tasks", item, count, "tasks", count * _fargate_rate(f, prices))
 
 
 def _network_lines(net: NetworkInput, prices: Prices, assumptions: Assumptions) -> list[Line]:
@@ -530,20 +542,20 @@ def estimate_inputs(
     excursion = 0.0
     notes: list[str] = []
     for pool in stack.pools:
-        extra = pool_instances(pool, "maximum") - pool_instances(pool, "steady")
-        excursion += extra * pool.usd_per_hour * pool.scale_in_lag_minutes / 60
         usable = pool_instances(pool, "maximum")
-        if pool.managed:
+        extra = usable - pool_instances(pool, "steady")
+        excursion += extra * pool.usd_per_hour * pool.scale_in_lag_minutes / 60
+        if isinstance(pool.input, ManagedInstancePoolConfig):
             notes.append(
                 f"pool {pool.name}: Managed Instances; the ECS management fee per instance-hour "
                 "is not included, and instances are priced as On-Demand "
-                f"{pool.instance_type}"
+                f"{pool.instance.name}"
             )
-        elif pool.max_size > usable:
+        elif (most := pool.bounds[1]) > usable:
             notes.append(
-                f"pool {pool.name}: maxSize {pool.max_size} but the services use at most "
+                f"pool {pool.name}: maxSize {most} but the services use at most "
                 f"{usable}; the rest is deploy headroom (a surge deploy may run up to "
-                f"${(pool.max_size - usable) * pool.usd_per_hour:.2f}/h more while it lasts)"
+                f"${(most - usable) * pool.usd_per_hour:.2f}/h more while it lasts)"
             )
     notes += _region_notes(stack)
     return CostEstimate(
@@ -577,7 +589,7 @@ def _region_notes(stack: StackInput) -> list[str]:
     price at that region's prices."""
     notes = [
         f"pool {p.name}: the source lists no {stack.region or offerings.CATALOG_REGION} "
-        f"On-Demand price for {p.instance_type} (sold there through Capacity Blocks or "
+        f"On-Demand price for {p.instance.name} (sold there through Capacity Blocks or "
         f"reservations only, or not offered); its instances are counted at an estimated "
         f"${p.usd_per_hour:g}/h"
         for p in stack.pools
@@ -624,85 +636,9 @@ def service_on_pool(
     return ServiceOnPool(
         name,
         Counts(spec.min_count, spec.desired_count, spec.max_count),
-        per_instance,
         engines.get(engine).metrics_kind if spec.metrics_sidecar else None,
         spec.rollout.shift_minutes,
-    )
-
-
-def _pool_services(plan: Plan, pool: str, instance: catalog.InstanceType) -> list[ServiceOnPool]:
-    """The model services on `pool`."""
-    return [
-        service_on_pool(name, m, plan.config.models[name].engine, instance)
-        for name, m in plan.models.items()
-        if plan.model_pools[name] == pool
-    ]
-
-
-def pool_instance(pool: PoolConfig | ManagedInstancePoolConfig) -> catalog.InstanceType:
-    """The type a pool's services are counted on: its first (cheapest chosen) type."""
-    if isinstance(pool, PoolConfig):
-        return catalog.instance(pool.types[0])
-    return catalog.instance((pool.instance_types or [""])[0])
-
-
-def asg_pool_input(
-    name: str,
-    spec: PoolConfig,
-    kind: Literal["gpu", "neuron"],
-    region: str | None,
-    services: Sequence[ServiceOnPool],
-) -> PoolInput:
-    """An Auto Scaling group pool and the services it runs."""
-    instance = pool_instance(spec)
-    usd = offerings.instance_usd_per_hour(instance.name, region)
-    warm = spec.warm_pool
-    return PoolInput(
-        name=name,
-        kind=kind,
-        instance_type=instance.name,
-        usd_per_hour=offerings.ranking_usd_per_hour(instance.name, region) if usd is None else usd,
-        price_estimated=usd is None,
-        min_size=spec.min_size,
-        max_size=spec.max_size,
-        target_capacity_percent=spec.target_capacity_percent,
-        root_volume_gib=spec.root_volume_gib,
-        root_volume_iops=spec.root_volume_iops,
-        root_volume_mibps=spec.root_volume_throughput,
-        services=services,
-        warm_min_size=None if warm is None else warm.min_size,
-        warm_max_prepared=None if warm is None else warm.max_group_prepared_capacity,
-        warm_state="Running" if warm is not None and warm.state == "Running" else "Stopped",
-        gpus_per_instance=instance.accelerator_count if kind == "gpu" else 0,
-    )
-
-
-def managed_pool_input(
-    name: str,
-    spec: ManagedInstancePoolConfig,
-    region: str | None,
-    services: Sequence[ServiceOnPool],
-) -> PoolInput:
-    """A Managed Instances pool: no ASG, ECS launches what the tasks need and nothing else; the
-    upper bound is what the services' maximum counts need."""
-    instance = pool_instance(spec)
-    usd = offerings.instance_usd_per_hour(instance.name, region)
-    needed = sum(math.ceil(s.counts.maximum / max(s.tasks_per_instance, 1)) for s in services)
-    lag = spec.scale_in_after_seconds
-    return PoolInput(
-        name=name,
-        kind="gpu" if instance.is_gpu else "neuron",
-        instance_type=instance.name,
-        usd_per_hour=offerings.ranking_usd_per_hour(instance.name, region) if usd is None else usd,
-        price_estimated=usd is None,
-        min_size=0,
-        max_size=max(needed, 1),
-        target_capacity_percent=100,
-        root_volume_gib=spec.storage_gib,
-        services=services,
-        gpus_per_instance=instance.accelerator_count if instance.is_gpu else 0,
-        scale_in_lag_minutes=(lag if lag is not None and lag > 0 else 0) / 60,
-        managed=True,
+        tasks_per_instance=per_instance,
     )
 
 
@@ -724,42 +660,33 @@ class FargateSized(Protocol):
     def max_count(self) -> int: ...
 
 
-def fargate_input(
-    name: str, spec: FargateSized, metric_kind: str | None, rollout_minutes: int = 0
-) -> FargateInput:
+def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> FargateInput:
     """A Fargate service named `name` in the cost lines; `metric_kind`: its metrics sidecar's
-    kind, None without one; `rollout_minutes`: a native deployment's second revision (default
-    0: rolling)."""
+    kind, None without one. A re-ranker's native deployment runs a second revision (the gateway
+    and workers roll)."""
+    rollout = getattr(spec, "rollout", None)
     return FargateInput(
         name,
-        spec.cpu,
-        spec.memory_mib,
-        spec.cpu_architecture,
         Counts(spec.min_count, spec.desired_count, spec.max_count),
         metric_kind,
-        rollout_minutes,
+        rollout.shift_minutes if isinstance(rollout, RolloutSpec) else 0,
+        cpu=spec.cpu,
+        memory_mib=spec.memory_mib,
+        architecture=spec.cpu_architecture,
     )
 
 
 def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     """Plain inputs from a plan (the only place that reads the plan's layout)."""
     region = plan.network.wiring.region
+    decided = {**plan.gpu_pools, **plan.neuron_pools, **plan.managed_instance_pools}
+    models = [(plan.config.models[m], m, d) for m, d in plan.models.items()]
     pools = [
-        asg_pool_input(n, p.input, "gpu", region, _pool_services(plan, n, pool_instance(p.input)))
-        for n, p in plan.gpu_pools.items()
-    ]
-    pools += [
-        asg_pool_input(
-            n, p.input, "neuron", region, _pool_services(plan, n, pool_instance(p.input))
-        )
-        for n, p in plan.neuron_pools.items()
-    ]
-    pools += [
-        managed_pool_input(n, p.input, region, _pool_services(plan, n, pool_instance(p.input)))
-        for n, p in plan.managed_instance_pools.items()
+        pool_input(n, p.input, region, [(m, d, c.engine) for c, m, d in models if c.pool == n])
+        for n, p in decided.items()
     ]
     fargate = [
-        fargate_input(name, r, "reranker" if r.metrics_sidecar else None, r.rollout.shift_minutes)
+        fargate_input(name, r, "reranker" if r.metrics_sidecar else None)
         for name, r in plan.rerankers.items()
     ]
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's

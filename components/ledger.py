@@ -16,12 +16,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ecs_inference import cost
 from ecs_inference.network.decisions import NetworkInput
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
-from ecs_inference.rollouts.spec import RolloutSpec
 
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import ModelDecisions
@@ -32,7 +31,6 @@ class _Pool:
     name: str
     input: PoolConfig | ManagedInstancePoolConfig
     """The pool's input, on the types it launches."""
-    kind: Literal["gpu", "neuron"]
 
 
 @dataclass(frozen=True)
@@ -65,20 +63,15 @@ class Ledger:
         prices; None when no component recorded any."""
         if not self.pools and not self.fargate and self.vpc is None:
             return None
-        pools = []
-        for key, pool in self.pools.items():
-            instance = cost.pool_instance(pool.input)
-            services = [
-                cost.service_on_pool(m.name, m.spec, m.engine, instance)
-                for m in self.services
-                if m.pool == key
-            ]
-            if isinstance(pool.input, ManagedInstancePoolConfig):
-                pools.append(cost.managed_pool_input(pool.name, pool.input, region, services))
-            else:
-                pools.append(
-                    cost.asg_pool_input(pool.name, pool.input, pool.kind, region, services)
-                )
+        pools = [
+            cost.pool_input(
+                pool.name,
+                pool.input,
+                region,
+                [(m.name, m.spec, m.engine) for m in self.services if m.pool == key],
+            )
+            for key, pool in self.pools.items()
+        ]
         return cost.StackInput(
             pools=pools,
             fargate=list(self.fargate),
@@ -118,11 +111,10 @@ def record_pool(
     pool: object,
     name: str,
     input: PoolConfig | ManagedInstancePoolConfig,
-    kind: Literal["gpu", "neuron"] = "gpu",
 ) -> None:
     """Pool component `pool`, named `name` in the cost lines."""
     if (ledger := _current()) is not None:
-        ledger.pools[id(pool)] = _Pool(name, input, kind)
+        ledger.pools[id(pool)] = _Pool(name, input)
 
 
 def record_model(pool: object, name: str, spec: ModelDecisions, engine: str) -> None:
@@ -134,10 +126,7 @@ def record_model(pool: object, name: str, spec: ModelDecisions, engine: str) -> 
 def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) -> None:
     """A Fargate service named `name` in the cost lines (`metric_kind`: its sidecar's)."""
     if (ledger := _current()) is not None:
-        # A re-ranker's native deployment runs a second revision (the gateway and workers roll).
-        rollout = getattr(spec, "rollout", None)
-        minutes = rollout.shift_minutes if isinstance(rollout, RolloutSpec) else 0
-        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind, minutes))
+        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind))
 
 
 def record_network(network: NetworkInput) -> None:

@@ -267,7 +267,7 @@ class InferencePlatform(pulumi.ComponentResource):
                 ModelWiring(
                     **{**wired, **gateway_wiring},
                     service=svc,
-                    pool=self.pools[plan.model_pools[svc]],
+                    pool=self.pools[plan.config.models[svc].pool],
                     placement=m.inputs.placement,
                     image=self._image(m.image, plan.built_images.get(svc)),
                     stack_secret_arns=self._secret_arns(m.secrets.values()),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ecs_inference import cost
 from ecs_inference.contracts import metrics as contract
+from ecs_inference.pools.input import PoolConfig, WarmPoolConfig
 from ecs_inference.sizing import catalog, offerings
 from tests.stacks import REFERENCE_STACKS, reference_plan
 
@@ -21,21 +22,26 @@ REPO = Path(__file__).resolve().parents[1]
 STACKS = REFERENCE_STACKS
 
 
-def _pool(**kw) -> cost.PoolInput:
+def _service(name: str, counts: cost.Counts, tasks_per_instance: int = 1) -> cost.ServiceOnPool:
+    return cost.ServiceOnPool(name, counts, "vllm", tasks_per_instance=tasks_per_instance)
+
+
+def _pool(services=None, **kw) -> cost.PoolInput:
+    """A one-type g6e.xlarge pool (min 0, max 5) at the gp3 baseline, running `llama` (1/2/4)."""
     args = dict(
-        name="l40s",
-        kind="gpu",
         instance_type="g6e.xlarge",
-        usd_per_hour=catalog.instance("g6e.xlarge").on_demand_usd_hour,
-        min_size=0,
         max_size=5,
-        target_capacity_percent=100,
         root_volume_gib=200,
-        services=[cost.ServiceOnPool("llama", cost.Counts(1, 2, 4), 1, "vllm")],
-        gpus_per_instance=1,
+        root_volume_iops=3000,
+        root_volume_throughput=125,
     )
     args.update(kw)
-    return cost.PoolInput(**args)  # type: ignore[arg-type]
+    return cost.PoolInput(
+        "l40s",
+        PoolConfig.model_validate(args),
+        catalog.instance("g6e.xlarge").on_demand_usd_hour,
+        services if services is not None else [_service("llama", cost.Counts(1, 2, 4))],
+    )
 
 
 def _stack(pools=None, fargate=None, **net) -> cost.StackInput:
@@ -45,8 +51,14 @@ def _stack(pools=None, fargate=None, **net) -> cost.StackInput:
         pools=pools if pools is not None else [_pool()],
         fargate=fargate
         if fargate is not None
-        else [cost.FargateInput("rerank", 2048, 4096, "ARM64", cost.Counts(1, 1, 2))],
+        else [_fargate("rerank", 2048, 4096, "ARM64", cost.Counts(1, 1, 2))],
         network=cost.NetworkInput(**network),
+    )
+
+
+def _fargate(name: str, cpu: int, memory: int, arch, counts: cost.Counts) -> cost.FargateInput:
+    return cost.FargateInput(
+        name, counts, "reranker", cpu=cpu, memory_mib=memory, architecture=arch
     )
 
 
@@ -78,18 +90,20 @@ def test_target_capacity_below_100_keeps_spare_instances_within_max():
 
 
 def test_tasks_per_instance_pack_instances():
-    packed = _pool(services=[cost.ServiceOnPool("s", cost.Counts(1, 3, 7), 4, "vllm")])
+    packed = _pool(services=[_service("s", cost.Counts(1, 3, 7), 4)])
     assert [cost.pool_instances(packed, p) for p in cost.POINTS] == [1, 1, 2]
 
 
 def test_warm_pool_stopped_costs_ebs_and_running_costs_instances():
-    stopped = _pool(warm_min_size=1, warm_max_prepared=None)
+    stopped = _pool(warm_pool=WarmPoolConfig(min_size=1))
     assert cost.warm_instances(stopped, 2) == 3  # maxSize 5 - 2 in service
     assert cost.warm_instances(stopped, 5) == 1  # never below the warm pool's MinSize
     est = cost.estimate_inputs(_stack(pools=[stopped]))
     gp3_hour = 200 * 1.073741824 * 0.08 / 730
     assert _line(est.point("steady"), "warm pool") == pytest.approx(3 * gp3_hour)
-    running = _pool(warm_min_size=1, warm_max_prepared=3, warm_state="Running")
+    running = _pool(
+        warm_pool=WarmPoolConfig(min_size=1, max_group_prepared_capacity=3, state="Running")
+    )
     est = cost.estimate_inputs(_stack(pools=[running]))
     assert _line(est.point("steady"), "warm pool") == pytest.approx(1 * (1.861 + gp3_hour))
 
@@ -121,15 +135,11 @@ def test_minimum_le_steady_le_maximum_for_any_config(
         min_size=sizes[0],
         max_size=max(sizes[1], 1),
         target_capacity_percent=target,
-        services=[
-            cost.ServiceOnPool(f"m{i}", cost.Counts(*c), tpi, "vllm")
-            for i, c in enumerate(model_counts)
-        ],
-        warm_min_size=warm,
+        services=[_service(f"m{i}", cost.Counts(*c), tpi) for i, c in enumerate(model_counts)],
+        warm_pool=None if warm is None else WarmPoolConfig(min_size=warm),
     )
     fargate = [
-        cost.FargateInput(f"r{i}", 1024, 2048, arch, cost.Counts(*c))
-        for i, c in enumerate(reranker_counts)
+        _fargate(f"r{i}", 1024, 2048, arch, cost.Counts(*c)) for i, c in enumerate(reranker_counts)
     ]
     est = cost.estimate_inputs(_stack(pools=[pool], fargate=fargate))
     lo, mid, hi = (est.point(p) for p in cost.POINTS)
@@ -138,7 +148,7 @@ def test_minimum_le_steady_le_maximum_for_any_config(
         assert values[0] <= values[1] + 1e-9 <= values[2] + 2e-9, category
     for p in (lo, mid, hi):
         instances = cost.pool_instances(pool, p.point)
-        assert pool.min_size <= instances <= pool.max_size
+        assert pool.input.min_size <= instances <= pool.input.max_size
         assert math.isfinite(p.usd_per_hour) and p.usd_per_hour > 0
     assert est.excursion_usd >= 0
     json.dumps(est.to_json(), allow_nan=False)
@@ -214,7 +224,7 @@ def test_diff_per_point_handles_missing_sides():
 def test_gp3_iops_and_throughput_above_the_baseline_are_billed():
     """gp3 includes 3,000 IOPS and 125 MiB/s; what a pool provisions above is billed per
     IOPS-month and MiB/s-month (issue 24 item 8: prod's l40s-8x volumes were under-costed ~2x)."""
-    fast = _pool(root_volume_gib=500, root_volume_iops=6000, root_volume_mibps=1000)
+    fast = _pool(root_volume_gib=500, root_volume_iops=6000, root_volume_throughput=1000)
     size = 500 * 1.073741824 * 0.08
     extra = (6000 - 3000) * 0.005 + (1000 - 125) * 0.04
     est = cost.estimate_inputs(_stack(pools=[fast]))
@@ -266,9 +276,9 @@ def test_a_type_without_a_price_in_the_region_is_counted_at_a_labelled_estimate(
     plan_like = dataclasses.replace(_stack(), region="us-east-2")
     usd = offerings.ranking_usd_per_hour("p5e.48xlarge", "us-east-2")
     assert offerings.instance_usd_per_hour("p5e.48xlarge", "us-east-2") is None
-    estimated = dataclasses.replace(
-        plan_like.pools[0], instance_type="p5e.48xlarge", usd_per_hour=usd, price_estimated=True
-    )
+    priced = cost.pool_input("l40s", PoolConfig(instance_type="p5e.48xlarge"), "us-east-2", ())
+    assert priced.price_estimated and priced.usd_per_hour == usd
+    estimated = dataclasses.replace(priced, services=_pool().services)
     est = cost.estimate_inputs(dataclasses.replace(plan_like, pools=[estimated]))
     (line,) = [x for x in est.point("steady").lines if x.category == "pool instances"]
     assert line.quantity == 2 and line.usd_per_hour == pytest.approx(2 * usd)

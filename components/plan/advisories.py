@@ -31,14 +31,12 @@ def deploy_advisories(
     deploys: Mapping[str, Mapping[str, DeployChoice]],
 ) -> list[Advisory]:
     """A deploy that can leave a model service with no task, against its pool's maxSize."""
-    found: list[Advisory] = []
-    for pool, by_model in deploys.items():
-        for model, deploy in by_model.items():
-            if deploy.outage is not None and pool in choices:
-                found.append(
-                    Advisory(f"{choices[pool].path}.maxSize", f"model {model}: {deploy.outage}")
-                )
-    return found
+    return [
+        Advisory(f"{choices[pool].path}.maxSize", f"model {model}: {deploy.outage}")
+        for pool, by_model in deploys.items()
+        for model, deploy in by_model.items()
+        if deploy.outage is not None and pool in choices
+    ]
 
 
 def spot_advisories(
@@ -86,27 +84,17 @@ def single_task_advisories(
         (f"platform.rerankers.{n}", s.min_count, s.max_count, s.health_check_grace_period_seconds)
         for n, s in rerankers.items()
     ]
-    if gateway is not None:
-        services.append(
-            (
-                "platform.gateway",
-                gateway.input.min_count,
-                gateway.input.max_count,
-                GRACE_SECONDS,
-            )
+    if (gw := gateway) is not None:
+        services.append(("platform.gateway", gw.input.min_count, gw.input.max_count, GRACE_SECONDS))
+    return [
+        Advisory(
+            f"{path}.minCount",
+            "a single task in one Availability Zone in a protected (production) stack: a "
+            "failed task, host or zone, or a host replaced, serves nothing until a new task "
+            f"has started (up to ~{grace} s, the health-check grace period); set minCount "
+            f"and desiredCount to 2{' and maxCount to at least 2' if max_count < 2 else ''}"
+            " so that one serves in another zone (the pool's maxSize must hold them)",
         )
-    found: list[Advisory] = []
-    for path, min_count, max_count, grace in services:
-        if min_count != 1:
-            continue
-        found.append(
-            Advisory(
-                f"{path}.minCount",
-                "a single task in one Availability Zone in a protected (production) stack: a "
-                "failed task, host or zone, or a host replaced, serves nothing until a new task "
-                f"has started (up to ~{grace} s, the health-check grace period); set minCount "
-                f"and desiredCount to 2{' and maxCount to at least 2' if max_count < 2 else ''}"
-                " so that one serves in another zone (the pool's maxSize must hold them)",
-            )
-        )
-    return found
+        for path, min_count, max_count, grace in services
+        if min_count == 1
+    ]

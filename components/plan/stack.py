@@ -69,8 +69,6 @@ class Plan:
     """Each model service's decisions, with what they were decided from around it (`inputs`:
     its pool's types, deploy, listener priority, idle timeout, the stack's facts): its
     component decides again from the same."""
-    model_pools: Mapping[str, str]
-    """Model service -> the pool it runs on."""
     rerankers: Mapping[str, RerankerDecisions]
     gateway: GatewayDecisions | None
     workers: Mapping[str, WorkerDecisions]
@@ -173,11 +171,11 @@ def _model_specs(
     choices: Mapping[str, PoolChoice],
     specs: _Pools,
     deploys: Mapping[str, Mapping[str, DeployChoice]],
-    context: tuple[dict[str, int], int, str | None, str],
+    context: tuple[dict[str, int], int, StackFacts],
     issues: Issues,
 ) -> tuple[dict[str, ModelDecisions], dict[str, list[str]]]:
     """Every model's decisions and decision lines, on the types its pool chose."""
-    priorities, idle, region, stack = context
+    priorities, idle, facts = context
     found: dict[str, ModelDecisions] = {}
     lines: dict[str, list[str]] = {}
     for name, model in cfg.models.items():
@@ -195,7 +193,7 @@ def _model_specs(
                 priority=priorities[name],
                 idle_timeout_seconds=idle,
                 deploy=deploys[pool.name].get(name, UNDECIDED_DEPLOY),
-                facts=_stack_facts(cfg, region, stack),
+                facts=facts,
             ),
             image=configured_image(model, cfg.images),
         )
@@ -206,13 +204,13 @@ def _model_specs(
 
 
 def _rerankers(
-    cfg: StackConfig, context: tuple[dict[str, int], int, str | None, str], issues: Issues
+    cfg: StackConfig, context: tuple[dict[str, int], int, StackFacts], issues: Issues
 ) -> dict[str, RerankerDecisions]:
     """Every re-ranker's decisions, at its rule priority behind the endpoint."""
-    priorities, idle, region, stack = context
+    priorities, idle, facts = context
     found: dict[str, RerankerDecisions] = {}
     for name, rr in cfg.rerankers.items():
-        placement = Placement(priorities[name], idle, facts=_stack_facts(cfg, region, stack))
+        placement = Placement(priorities[name], idle, facts=facts)
         decided, problems = decide_reranker(name, rr, placement, rr.image or cfg.images.reranker)
         issues.extend(problems)
         if decided is not None:
@@ -264,7 +262,7 @@ def build_plan(
     demands = model_decisions.demands(config.models, issues)
     choices = pools.choose_pools(config, platform_name, demands, issues, region)
     decided_pools, deploys = _decide_pools(config, choices, _placed(config, choices), issues)
-    context = (priorities, idle.seconds, region, stack or "stack")
+    context = (priorities, idle.seconds, _stack_facts(config, region, stack or "stack"))
     model_specs, model_lines = _model_specs(
         config, demands, choices, decided_pools, deploys, context, issues
     )
@@ -316,7 +314,6 @@ def build_plan(
         neuron_pools=decided_pools.neuron,
         managed_instance_pools=decided_pools.managed,
         models=model_specs,
-        model_pools={name: config.models[name].pool for name in model_specs},
         rerankers=reranker_specs,
         gateway=gateway_spec,
         workers=worker_specs,

@@ -195,7 +195,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         self.decided = decided = decide_asg_pool(input, self.ACCELERATOR, wiring.placement)
         self.instance_types = input.types
         self.instance = catalog.instance(self.instance_types[0])
-        ledger.record_pool(self, name, input, "gpu" if self.ACCELERATOR == "nvidia" else "neuron")
+        ledger.record_pool(self, name, input)
         ledger.record_decisions(f"pool {name}", decided.lines)
         self.prepulls = bool(decided.prepull_images)
         telemetry = wiring.placement.host_telemetry_pool

@@ -39,7 +39,7 @@ def test_one_gpu_presets_run_on_managed_instances() -> None:
     assert types.source == "sizing" and pool.requirements.allowed_instance_types == types.chosen
     for name in ("mistral", "triton"):
         m = plan.models[name]
-        assert plan.model_pools[name] == "mi" and m.compatibility == "MANAGED_INSTANCES"
+        assert plan.config.models[name].pool == "mi" and m.compatibility == "MANAGED_INSTANCES"
         assert m.shm_size_mib == 0 and m.gpu_count == 1
     # the declared-memory service is fitted on the pool's cheapest chosen type
     fit = types.fits["triton"][types.chosen[0]].fit

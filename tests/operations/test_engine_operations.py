@@ -77,7 +77,7 @@ def test_warm_pool_pre_pulls_the_preset_engines_images():
     pool = next(iter(raw["gpuPools"]))
     raw["gpuPools"][pool]["warmPool"] = {"minSize": 1, "state": "Stopped"}
     plan = plan_of(raw)
-    on_pool = [n for n in plan.models if plan.model_pools[n] == pool]
+    on_pool = [n for n in plan.models if plan.config.models[n].pool == pool]
     expected = {plan.models[n].image for n in on_pool if plan.models[n].image is not None}
     engines = {plan.config.models[n].engine for n in on_pool if plan.models[n].image is not None}
     assert engines & set(PRESET_ENGINES)

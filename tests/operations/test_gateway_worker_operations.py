@@ -359,7 +359,11 @@ def test_fargate_services_without_the_sidecar_publish_no_engine_series():
     def monitoring(kind: str | None) -> float:
         stack = cost.StackInput(
             pools=[],
-            fargate=[cost.FargateInput("w", 256, 512, "ARM64", cost.Counts(0, 1, 4), kind)],
+            fargate=[
+                cost.FargateInput(
+                    "w", cost.Counts(0, 1, 4), kind, cpu=256, memory_mib=512, architecture="ARM64"
+                )
+            ],
             network=net,
         )
         point = cost.estimate_inputs(stack).point("maximum")

@@ -162,7 +162,7 @@ def test_services_run_on_their_pool_and_wait_for_the_association(stack: str) -> 
     for name in plan.models:
         service = rec.one("aws:ecs/service:Service", f"inference-{name}-service")
         (strategy,) = service.inputs["capacityProviderStrategies"]
-        pool = plan.model_pools[name]
+        pool = plan.config.models[name].pool
         assert pool == plan.config.models[name].pool
         assert strategy["capacityProvider"].startswith(f"inference-{pool}-capacity")
         assert association.urn in service.dependencies

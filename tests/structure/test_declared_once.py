@@ -24,9 +24,6 @@ ALLOWED = frozenset(
     {
         # operations: the alarm, dashboard and watch tables
         "config.stack.StackConfig ~ plan.stack.Plan",
-        # operations: cost.py's inputs repeat the specs it prices
-        "cost.PoolInput ~ pools.input.PoolConfig",
-        "cost.FargateInput ~ cost.ServiceOnPool",
         # models: the engines' launches share no base for port, served name and idle timeout
         "engines.neuron.NeuronLaunch ~ engines.sglang.SglangLaunch",
         "engines.neuron.NeuronLaunch ~ engines.tgi.TgiLaunch",

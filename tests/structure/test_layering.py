@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,46 +21,81 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def loaded_modules(module: str) -> set[str]:
-    """Every module `import <module>` loads, in a fresh interpreter."""
-    code = f"import json, sys; import {module}; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True
-    )
-    return set(json.loads(out.stdout))
+PROBE = """
+import json, sys
+for name in sys.argv[1:]:
+    __import__(name)
+    pulumi = sorted(m for m in sys.modules if m.split(".")[0].startswith("pulumi"))
+    print(json.dumps([name, pulumi]), flush=True)
+    if pulumi:
+        break
+"""
+"""Imports the packages named in turn in one interpreter, printing the Pulumi modules loaded
+after each, and stops at the first that loads any: while none has, what the next one loads is
+what it would load alone (its dependencies already loaded load no Pulumi either)."""
 
 
-@pytest.mark.parametrize(
-    "folder",
-    [
-        "config",
-        "plan",
-        "names",
-        "services.checks",
-        "secrets.refs",
-        "images.platforms",
-        "sizing",
-        "engines",
-        "models.input",
-        "models.decisions",
-        "gateway.input",
-        "gateway.decisions",
-        "gateway.litellm_config",
-        "pools.input",
-        "pools.decisions",
-        "network.input",
-        "network.facts",
-        "network.decisions",
-        "operations.input",
-        "operations.decisions",
-        "endpoint.input",
-        "endpoint.decisions",
-    ],
-)
-def test_the_pure_packages_load_no_pulumi_at_run_time(folder: str) -> None:
+def pulumi_loaded_by(modules: list[str]) -> dict[str, list[str]]:
+    """For each module, the Pulumi modules `import <module>` loads in a fresh interpreter: one
+    interpreter for a run of clean modules, a new one after each that loads Pulumi."""
+    found: dict[str, list[str]] = {}
+    while rest := [m for m in modules if m not in found]:
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE, *rest], cwd=ROOT, check=True, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        found.update(json.loads(line) for line in out.stdout.splitlines())
+    return found
+
+
+PURE_PACKAGES = [
+    "config",
+    "plan",
+    "names",
+    "services.checks",
+    "secrets.refs",
+    "images.platforms",
+    "sizing",
+    "engines",
+    "models.input",
+    "models.decisions",
+    "gateway.input",
+    "gateway.decisions",
+    "gateway.litellm_config",
+    "pools.input",
+    "pools.decisions",
+    "network.input",
+    "network.facts",
+    "network.decisions",
+    "operations.input",
+    "operations.decisions",
+    "endpoint.input",
+    "endpoint.decisions",
+]
+"""The pure packages, each imported in a fresh interpreter (as `pulumi_loaded_by` probes)."""
+
+
+@pytest.mark.parametrize("folder", PURE_PACKAGES)
+def test_the_pure_packages_load_no_pulumi_at_run_time(
+    folder: str, pure_packages_loads: dict[str, list[str]]
+) -> None:
     module = f"ecs_inference.{folder}"
-    pulumi = sorted(m for m in loaded_modules(module) if m.split(".")[0].startswith("pulumi"))
+    pulumi = pure_packages_loads[module]
     assert not pulumi, f"import {module} loads {pulumi[:5]}"
+
+
+@pytest.fixture(scope="module")
+def pure_packages_loads() -> dict[str, list[str]]:
+    """What each of `PURE_PACKAGES` loads, probed once for the module."""
+    return pulumi_loaded_by([f"ecs_inference.{f}" for f in PURE_PACKAGES])
+
+
+def test_the_probe_finds_a_package_that_loads_pulumi() -> None:
+    """The check itself: a package loading Pulumi is named, and one probed after it is still
+    judged alone."""
+    found = pulumi_loaded_by(["json", "ecs_inference.pools.asg_pool", "ecs_inference.names"])
+    assert found["json"] == [] and found["ecs_inference.names"] == []
+    assert "pulumi" in found["ecs_inference.pools.asg_pool"]
 
 
 def test_contracts_are_stdlib_only() -> None:
@@ -213,9 +249,12 @@ def test_one_import_name_for_the_package() -> None:
     names is two modules, with two copies of every class and table. The re-ranker service's own
     tests import `contracts` as the service does in its image (/srv/contracts)."""
     service_tests = ROOT / "tests" / "images" / "reranker"
+    # Only a file naming either word can import it: the rest need no parse.
+    named = re.compile(r"\b(?:components|contracts)\b")
     bad = [
         f"{path.relative_to(ROOT)} imports {name}"
         for path in _python_files(*PROGRAM_TREES)
+        if named.search(path.read_text())
         for name in _imports(path)
         if name.split(".")[0] == "components"
         or (name.split(".")[0] == "contracts" and service_tests not in path.parents)

@@ -100,8 +100,9 @@ def env_table(
     return {**head, "reads": sorted(reads), **extra}
 
 
-_MARKERS = ("environ", "getenv", "get_secret", "validation_alias", "AliasChoices", "envvar")
-"""Text a module must contain to read the environment in one of the ways above."""
+_MARKERS = ("environ", "getenv", "validation_alias", "AliasChoices", "envvar")
+"""Words a module must contain (or a getter's name) to read the environment in one of the ways
+above."""
 
 
 @dataclass(frozen=True)
@@ -431,15 +432,17 @@ def package_reads(root: Path, package: str) -> frozenset[str]:
     """Every environment variable name `package` (under `root`) reads, as listed above.
 
     Only modules that mention a getter are parsed: first those with a marker, then, as helpers
-    are found, those that call one, until no new module does."""
+    are found, those that name one, until no new module does. Names are matched as whole words,
+    as the tokenizer reads them: a helper `_enabled` is not in `is_enabled`, `environ` not in
+    `environment`."""
     texts = {
         path: path.read_text(encoding="utf-8") for path in sorted((root / package).rglob("*.py"))
     }
     parsed: dict[Path, tuple[ast.Module, _Index, list[_Found]] | None] = {}
     getters = dict(_BASE_GETTERS)
-    words = set(_MARKERS)
+    words = {*_MARKERS, *_BASE_GETTERS}
     while True:
-        pattern = re.compile("|".join(sorted(map(re.escape, words))))
+        pattern = re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, words)))})\b")
         new = [p for p, text in texts.items() if p not in parsed and pattern.search(text)]
         if not new:
             break
