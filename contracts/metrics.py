@@ -220,7 +220,7 @@ def scrape_spec(kind: str) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-# --- accelerator hosts (the CloudWatch agent on the instances; specs/operations/telemetry.py) ---
+# --- accelerator hosts (the CloudWatch agent on the instances; operations/telemetry.py) ---
 HOST_NAMESPACE: Final[str] = "ECSInference/Hosts"
 """Namespace of the host telemetry; the instance role may PutMetricData into this one only."""
 DIM_POOL: Final[str] = "Pool"

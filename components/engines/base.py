@@ -593,16 +593,7 @@ class LaunchInputs:
 
 def gpu_demand(name: str, model: ModelSettings, pinned: int | None) -> GpuDemand:
     """The VRAM method's demand of a GPU service (`pinned`: a fixed GPU count, None: choose)."""
-    params = model.parameters
-    need = sizing.gpu_memory_need(
-        model.architecture,
-        dtype=model.dtype,
-        kv_cache_dtype=model.kv_cache_dtype,
-        max_model_len=model.max_model_len,
-        max_concurrent_sequences=model.max_concurrent_sequences,
-        overhead_fraction=model.memory_overhead_fraction,
-        **vram_shape(params),
-    )
+    need = sizing.gpu_memory_need(model.architecture, model, **vram_shape(model.parameters))
     return GpuDemand(name, need, model.gpu_memory_utilization, pinned)
 
 
@@ -625,10 +616,12 @@ def sized(model: ModelSettings) -> bool:
 
 def vram_shape(parameters: BaseModel | None) -> dict[str, Any]:
     """The model's explicit shape (`parameters`) as the VRAM method takes it: the given fields,
-    without those only the LoRA buffers read (`sizing.lora.SHAPE_FIELDS`)."""
+    without those only the LoRA buffers read (`sizing.lora.TransformerShape`)."""
     if parameters is None:
         return {}
-    return parameters.model_dump(exclude_none=True, exclude=set(lora_sizing.SHAPE_FIELDS))
+    return parameters.model_dump(
+        exclude_none=True, exclude=set(lora_sizing.TransformerShape.model_fields)
+    )
 
 
 class Engine(abc.ABC):

@@ -59,7 +59,8 @@ from ecs_inference.engines.vllm import (
     server_environment,
 )
 from ecs_inference.sizing.catalog import NEURON_CORES_PER_DEVICE
-from ecs_inference.sizing.instance_types import Demand, NeuronDemand
+from ecs_inference.sizing.instance_types import Demand
+from ecs_inference.sizing.neuron import NeuronDemand
 
 OPTIMUM_NEURON_VERSION = "0.4.5"
 """optimum-neuron release of the Neuron image (AWS DLC `huggingface-vllm-inference-neuronx`)."""
@@ -292,14 +293,10 @@ class Neuron(Engine):
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The precompiled artifact's NeuronCores and memory."""
-        params = model.parameters
-        compiled = self.compiled(model)
         return NeuronDemand(
             name,
-            sizing.resolve_architecture(model.architecture, **vram_shape(params)),
-            compiled.tp_degree,
-            compiled.batch_size,
-            compiled.sequence_length,
+            sizing.resolve_architecture(model.architecture, **vram_shape(model.parameters)),
+            self.compiled(model),
             model.dtype,
             model.memory_overhead_fraction,
         )

@@ -222,20 +222,8 @@ class VllmSettings(Section):
         service's `parameters` (their hiddenSize, intermediateSize, vocabSize if all given)."""
         if not self.adapters:
             return None
-        shaped = lora_sizing.lora_shape(architecture, _given_lora_shape(shape))
-        return lora_sizing.LoraNeed(self, need, shaped)
-
-
-def _given_lora_shape(parameters: object) -> lora_sizing.LoraShape | None:
-    """The LoRA shape the service's `parameters` give (None unless all three are set)."""
-    values = [
-        getattr(parameters, name, None)
-        for name in ("hidden_size", "intermediate_size", "vocab_size")
-    ]
-    if any(v is None for v in values):
-        return None
-    hidden, intermediate, vocab = (int(v) for v in values)  # pyright: ignore[reportArgumentType]
-    return lora_sizing.LoraShape(hidden, intermediate, vocab)
+        shaped = lora_sizing.lora_shape(architecture, shape)
+        return lora_sizing.LoraNeed(self, need.model, shaped)
 
 
 class ServerSettings(Protocol):

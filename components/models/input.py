@@ -31,6 +31,8 @@ from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.engines import Engine
 from ecs_inference.engines.base import served_name_problem
 from ecs_inference.services.input import ServedModelConfig, vllm_api_key_message
+from ecs_inference.sizing.catalog import ArchitectureShape
+from ecs_inference.sizing.lora import TransformerShape
 
 
 def _weights_uri(value: str) -> str:
@@ -48,27 +50,8 @@ def _weights_uri(value: str) -> str:
 WeightsUri = Annotated[str, AfterValidator(_weights_uri)]
 
 
-class ArchitectureConfig(Section):
+class ArchitectureConfig(TransformerShape, ArchitectureShape):
     """Explicit model shape, for models not in the catalog (or to override catalog values)."""
-
-    params_billion: float | None = Field(None, gt=0, le=2000)
-    """Parameter count in billions (all experts for MoE models)."""
-    layers: int | None = Field(None, gt=0, le=1000)
-    """Transformer layers."""
-    attention_heads: int | None = Field(None, gt=0, le=1024)
-    """Query attention heads (tensor parallel size must divide them)."""
-    kv_heads: int | None = Field(None, gt=0, le=1024)
-    """Key/value heads (grouped-query attention); equals attentionHeads without GQA."""
-    head_dim: int | None = Field(None, gt=0, le=4096)
-    """Dimension of each attention head."""
-    max_position_embeddings: int | None = Field(None, gt=0)
-    """Longest context the model supports; maxModelLen may not exceed it."""
-    hidden_size: int | None = Field(None, gt=0, le=65536)
-    """Model width (`hidden_size`); sizes LoRA buffers (vllm `adapters`) with the next two."""
-    intermediate_size: int | None = Field(None, gt=0, le=262144)
-    """MLP width (`intermediate_size`); sizes LoRA buffers."""
-    vocab_size: int | None = Field(None, gt=0, le=1_048_576)
-    """Vocabulary (`vocab_size`); sizes the embedding and lm_head LoRA buffers."""
 
 
 class AutoscalingConfig(Section):

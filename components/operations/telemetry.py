@@ -122,7 +122,7 @@ def host_telemetry_user_data(
         f"{CLOUDWATCH_AGENT_VERSION}/amazon-cloudwatch-agent.rpm"
     )
     lines = [
-        "# --- host telemetry (ecs-inference components/specs/operations/telemetry.py) ---",
+        "# --- host telemetry (ecs-inference components/operations/telemetry.py) ---",
         "install_telemetry() {",
         "  set -u",
         f"  local rpm=/tmp/amazon-cloudwatch-agent-{CLOUDWATCH_AGENT_VERSION}.rpm",

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
@@ -23,7 +22,9 @@ from ecs_inference.models import decisions
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.pools import managed_instances
 from ecs_inference.pools.decisions import (
+    SECTIONS,
     AsgPoolDecisions,
+    Kind,
     ManagedPoolDecisions,
     PoolPlacement,
     decide_asg_pool,
@@ -35,13 +36,6 @@ from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, instance_types
 from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
 from ecs_inference.sizing.instance_types import Demand, PoolTypes
-
-Kind = Literal["gpu", "neuron", "managed"]
-SECTIONS: Mapping[Kind, str] = {
-    "gpu": "gpuPools",
-    "neuron": "neuronPools",
-    "managed": "managedInstancePools",
-}
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,12 @@ from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.pools.decisions import (
     KIND_LABEL,
+    KIND_OF,
     AsgPoolDecisions,
-    PoolArgumentError,
     PoolPlacement,
     decide_asg_pool,
     pool_problems,
+    refuse,
 )
 from ecs_inference.pools.input import PoolConfig
 from ecs_inference.pools.instance_role import (
@@ -187,7 +188,7 @@ class AcceleratorPool(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problems := pool_problems(name, input, self.ACCELERATOR):
-            raise PoolArgumentError(name, problems)
+            refuse(KIND_OF[self.ACCELERATOR], name, problems)
         super().__init__(self.TYPE_TOKEN, name, None, opts)
         self._name = name
         self._child = pulumi.ResourceOptions(parent=self)

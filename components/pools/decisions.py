@@ -2,8 +2,8 @@
 image handling, and its decision lines. `GpuAsgPool`, `InferentiaPool` and the stack's plan both
 call them, so a program that builds a pool gets the same checks and lines as a stack file.
 
-Problems are `(config key, message)` pairs relative to the pool's section; the plan prefixes
-the section's path, a component raises `PoolArgumentError` with them.
+Problems are `(config key, message)` pairs relative to the pool's section; the plan and a
+component (`refuse`) both report them at the section's path, `platform.<section>.<pool>.<key>`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Literal
+from typing import Literal, NoReturn
 
+from ecs_inference.config.issues import ConfigError, ConfigIssue
 from ecs_inference.contracts import aws_limits
 from ecs_inference.decided import Decided
 from ecs_inference.images import platforms as image_build
@@ -49,18 +50,22 @@ ON_DEMAND_ALLOCATION_STRATEGIES = aws_limits.ASG_ON_DEMAND_ALLOCATION_STRATEGIES
 MAX_INSTANCE_TYPES_PER_GROUP = aws_limits.ASG_INSTANCE_TYPES_MAX
 
 
-class PoolArgumentError(ValueError):
-    """Pool arguments that cannot work; raised before any resource is registered.
+Kind = Literal["gpu", "neuron", "managed"]
+SECTIONS: Mapping[Kind, str] = {
+    "gpu": "gpuPools",
+    "neuron": "neuronPools",
+    "managed": "managedInstancePools",
+}
+"""The stack file's section of each kind of pool."""
+KIND_OF: Mapping[Accelerator, Kind] = {"nvidia": "gpu", "neuron": "neuron"}
+"""The kind of an Auto Scaling group pool of each accelerator."""
 
-    `problems` holds `(key, message)` pairs, `key` being the camelCase pool config key
-    (`instanceType`, `warmPool`, ...) so callers can prefix the config path.
-    """
 
-    def __init__(self, pool: str, problems: Sequence[tuple[str, str]]) -> None:
-        self.pool = pool
-        self.problems = list(problems)
-        lines = [f"pool {pool!r} is invalid:"] + [f"  - {k}: {m}" for k, m in self.problems]
-        super().__init__("\n".join(lines))
+def refuse(kind: Kind, pool: str, problems: Sequence[tuple[str, str]]) -> NoReturn:
+    """Raise `ConfigError` with every problem at the path a stack file would name
+    (`platform.<section>.<pool>.<key>`), before any resource is registered."""
+    base = f"platform.{SECTIONS[kind]}.{pool}"
+    raise ConfigError([ConfigIssue(f"{base}.{key}", message) for key, message in problems])
 
 
 # --------------------------------------------------------------------------------------------

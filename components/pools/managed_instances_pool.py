@@ -36,9 +36,9 @@ from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.asg_pool import PoolWiring
 from ecs_inference.pools.decisions import (
-    PoolArgumentError,
     decide_managed_pool,
     provider_name_problems,
+    refuse,
 )
 from ecs_inference.pools.input import ManagedInstancePoolConfig
 from ecs_inference.pools.instance_role import instance_assume_role_policy, managed_policy_arn
@@ -160,7 +160,7 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problems := provider_name_problems(name):
-            raise PoolArgumentError(name, problems)
+            refuse("managed", name, problems)
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.input = input
         self.instance_types = tuple(wiring.requirements.allowed_instance_types)

@@ -10,15 +10,16 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ecs_inference.config.base import S3Uri, Section
+from ecs_inference.config.base import S3Uri
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.rollouts.input import RerankerRolloutConfig, default_reranker_rollout
 from ecs_inference.services.input import FargateServiceConfig, ServedModelConfig
+from ecs_inference.sizing.lora import TransformerShape
 
 _REFERENCE = contract.REFERENCE_MODEL
 
 
-class RerankerModelConfig(Section):
+class RerankerModelConfig(TransformerShape):
     """What the served cross-encoder is: the facts of its config.json that decide its work per
     token, memory and longest input. `prepare.py` writes this section into the bundle's
     reranker.json (`stack_model`); the defaults are all-MiniLM-L6-v2's."""

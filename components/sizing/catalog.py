@@ -4,7 +4,8 @@ model architectures, the Fargate task-size grid and the ECS-optimized AMI SSM pa
 Why a hand-written table instead of a DescribeInstanceTypes call: sizing must fail at
 ``pulumi preview`` (and in the offline preview, which has no AWS credentials), so every fact it
 needs has to be available without a cloud call. Everything here is plain data (frozen
-dataclasses and dicts); there is no Pulumi import, so tests read it without mocks.
+dataclasses, the architectures' frozen models and dicts); there is no Pulumi import, so tests
+read it without mocks.
 
 Sources (checked when the table was written; extend only after checking the same sources):
 - instance shapes: the EC2 accelerated-computing instance pages (vCPU, memory, accelerator count);
@@ -27,12 +28,17 @@ exact 40960 MiB shows) and the sizing overhead fraction covers the runtime's res
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
+from pydantic import Field
+
+from ecs_inference.config.base import Section
 from ecs_inference.sizing import offerings
 
 Accelerator = Literal["nvidia", "neuron"]
+_Found = TypeVar("_Found")
 
 _MIB_PER_GIB = 1024
 
@@ -135,36 +141,30 @@ NEURON_CORES_PER_DEVICE = 2
 NEURON_DEVICE_MEMORY_GIB = 32.0
 
 
-def _gpu(name: str, device: _Device, count: int, vcpu: int, memory_gib: int) -> InstanceType:
+def _instance(
+    accelerator: Accelerator, name: str, device: _Device, count: int, vcpu: int, memory_gib: int
+) -> InstanceType:
     return InstanceType(
         name=name,
         family=name.split(".")[0],
-        accelerator="nvidia",
+        accelerator=accelerator,
         accelerator_name=device.name,
         accelerator_count=count,
         accelerator_memory_gib=device.memory_gib,
-        neuron_cores=0,
+        neuron_cores=count * NEURON_CORES_PER_DEVICE if accelerator == "neuron" else 0,
         vcpu=vcpu,
         memory_gib=memory_gib,
         on_demand_usd_hour=offerings.ranking_usd_per_hour(name),
         accelerator_memory_gb=device.memory_gb,
     )
+
+
+def _gpu(name: str, device: _Device, count: int, vcpu: int, memory_gib: int) -> InstanceType:
+    return _instance("nvidia", name, device, count, vcpu, memory_gib)
 
 
 def _neuron(name: str, device: _Device, chips: int, vcpu: int, memory_gib: int) -> InstanceType:
-    return InstanceType(
-        name=name,
-        family=name.split(".")[0],
-        accelerator="neuron",
-        accelerator_name=device.name,
-        accelerator_count=chips,
-        accelerator_memory_gib=device.memory_gib,
-        neuron_cores=chips * NEURON_CORES_PER_DEVICE,
-        vcpu=vcpu,
-        memory_gib=memory_gib,
-        on_demand_usd_hour=offerings.ranking_usd_per_hour(name),
-        accelerator_memory_gb=device.memory_gb,
-    )
+    return _instance("neuron", name, device, chips, vcpu, memory_gib)
 
 
 # Each type's `on_demand_usd_hour` is its us-east-1 Linux On-Demand price from the dated offerings
@@ -245,10 +245,17 @@ def awsvpc_task_limit(instance_type: str) -> int:
     return DEFAULT_CARD_ENIS[instance_type] - 1
 
 
-def _lookup_failure(kind: str, name: str, known: list[str]) -> tuple[str, tuple[str, ...]]:
-    close = tuple(difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6))
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return f"{kind} '{name}' is not in the catalog{hint}", close
+def _lookup(
+    table: Mapping[str, _Found], kind: str, name: str, error: type[CatalogLookupError]
+) -> _Found:
+    """`table`'s entry called `name` (case-insensitive); raises `error` naming up to three
+    close matches."""
+    found = table.get(name.strip().lower())
+    if found is None:
+        close = tuple(difflib.get_close_matches(name.lower(), sorted(table), n=3, cutoff=0.6))
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise error(f"{kind} '{name}' is not in the catalog{hint}", name, close)
+    return found
 
 
 def instance(name: str) -> InstanceType:
@@ -256,11 +263,7 @@ def instance(name: str) -> InstanceType:
 
     Raises :class:`UnknownInstanceTypeError` (a KeyError) naming up to three close matches.
     """
-    found = INSTANCE_TYPES.get(name.strip().lower())
-    if found is None:
-        message, close = _lookup_failure("instance type", name, sorted(INSTANCE_TYPES))
-        raise UnknownInstanceTypeError(message, name, close)
-    return found
+    return _lookup(INSTANCE_TYPES, "instance type", name, UnknownInstanceTypeError)
 
 
 def gpu_instances() -> tuple[InstanceType, ...]:
@@ -273,9 +276,27 @@ def neuron_instances() -> tuple[InstanceType, ...]:
     return tuple(i for i in _INSTANCES if i.is_neuron)
 
 
-@dataclass(frozen=True)
-class ModelArchitecture:
-    """The numbers the VRAM method needs, taken from a model's ``config.json``.
+class ArchitectureShape(Section):
+    """The numbers the VRAM method needs, from a model's ``config.json``; None: not given (a
+    model's `parameters` override the catalogued architecture's field by field)."""
+
+    params_billion: float | None = Field(None, gt=0, le=2000)
+    """Parameter count in billions (all experts for MoE models)."""
+    layers: int | None = Field(None, gt=0, le=1000)
+    """Transformer layers."""
+    attention_heads: int | None = Field(None, gt=0, le=1024)
+    """Query attention heads (tensor parallel size must divide them)."""
+    kv_heads: int | None = Field(None, gt=0, le=1024)
+    """Key/value heads (grouped-query attention); equals attentionHeads without GQA."""
+    head_dim: int | None = Field(None, gt=0, le=4096)
+    """Dimension of each attention head."""
+    max_position_embeddings: int | None = Field(None, gt=0)
+    """Longest context the model supports; maxModelLen may not exceed it."""
+
+
+class ModelArchitecture(ArchitectureShape):
+    """A model's whole shape, every number given: a catalogued one, or one resolved from a
+    model's `parameters` (`sizing.memory.resolve_architecture`).
 
     ``params_billion`` counts every parameter that is resident in accelerator memory (for a
     mixture-of-experts model that is all experts, not the active ones). ``kv_heads`` is
@@ -285,13 +306,15 @@ class ModelArchitecture:
     ``torch_dtype``, what vLLM's ``--dtype auto`` loads.
     """
 
+    # Sections are frozen (`Section.model_config`), so narrowing the base's optional numbers is
+    # sound; pyright reads frozenness only from class keywords, which Section's subclasses lack.
     name: str
-    params_billion: float
-    layers: int
-    attention_heads: int
-    kv_heads: int
-    head_dim: int
-    max_position_embeddings: int
+    params_billion: float  # pyright: ignore[reportIncompatibleVariableOverride]
+    layers: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    attention_heads: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    kv_heads: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    head_dim: int  # pyright: ignore[reportIncompatibleVariableOverride]
+    max_position_embeddings: int  # pyright: ignore[reportIncompatibleVariableOverride]
     native_dtype: str = "bfloat16"
     notes: str = ""
 
@@ -308,15 +331,15 @@ def _arch(
     notes: str = "",
 ) -> ModelArchitecture:
     return ModelArchitecture(
-        name,
-        params_billion,
-        layers,
-        heads,
-        kv_heads,
-        head_dim,
-        max_pos,
-        native_dtype,
-        notes,
+        name=name,
+        params_billion=params_billion,
+        layers=layers,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        max_position_embeddings=max_pos,
+        native_dtype=native_dtype,
+        notes=notes,
     )
 
 
@@ -364,11 +387,7 @@ def architecture(name: str) -> ModelArchitecture:
 
     Raises :class:`UnknownArchitectureError` (a KeyError) naming up to three close matches.
     """
-    found = MODEL_ARCHITECTURES.get(name.strip().lower())
-    if found is None:
-        message, close = _lookup_failure("model architecture", name, sorted(MODEL_ARCHITECTURES))
-        raise UnknownArchitectureError(message, name, close)
-    return found
+    return _lookup(MODEL_ARCHITECTURES, "model architecture", name, UnknownArchitectureError)
 
 
 #: Fargate Linux/ARM64 On-Demand list prices, us-east-1 (USD): per vCPU-hour and per GB-hour

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ecs_inference.sizing.catalog import ModelArchitecture
 from ecs_inference.sizing.memory import GIB, bytes_per_param, kv_cache_bytes
 
 
@@ -27,7 +28,7 @@ class MemoryNeed(Protocol):
     @property
     def kv_cache_dtype(self) -> str: ...
     @property
-    def params_billion(self) -> float: ...
+    def model(self) -> ModelArchitecture: ...
     @property
     def max_model_len(self) -> int: ...
     @property
@@ -71,7 +72,7 @@ class _Shape:
     tps: tuple[int, ...]
 
     def weights_gib(self, weight_bytes: float) -> float:
-        return self.need.params_billion * 1e9 * weight_bytes / GIB
+        return self.need.model.params_billion * 1e9 * weight_bytes / GIB
 
     def kv_per_token_gib(self, tp: int, kv_scale: float = 1.0) -> float:
         """KV cache per sequence-token one GPU holds at `tp` (KV heads split, at least one)."""

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
 from ecs_inference.sizing.fit_changes import FitChange, describe, fit_changes
 from ecs_inference.sizing.lora import LoraNeed
 from ecs_inference.sizing.memory import (
-    GIB,
+    AcceleratorFit,
+    ModelMemory,
     SizingError,
-    bytes_per_param,
     check_overhead,
-    kv_cache_bytes,
+    memory_sum,
     normalize_dtype,
     positive_int,
     resolve_architecture,
@@ -25,9 +26,25 @@ from ecs_inference.sizing.memory import (
 # --------------------------------------------------------------------------------------------
 
 
+class NeedSettings(Protocol):
+    """The model's settings the VRAM method reads (`models.input.ModelConfig`)."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def kv_cache_dtype(self) -> str: ...
+    @property
+    def max_model_len(self) -> int | None: ...
+    @property
+    def max_concurrent_sequences(self) -> int: ...
+    @property
+    def memory_overhead_fraction(self) -> float: ...
+
+
 @dataclass(frozen=True)
-class MemoryNeed:
-    """Accelerator memory one copy of a model needs, before it is split across GPUs.
+class MemoryNeed(ModelMemory):
+    """Accelerator memory one copy of a model needs, before it is split across GPUs: the
+    `model`'s architecture under its `settings`.
 
     ``weights_gib = params × bytes(dtype)``;
     ``kv_cache_gib = seqs × len × 2 (K and V) × layers × kv_heads × head_dim × bytes(kv dtype)``;
@@ -37,26 +54,41 @@ class MemoryNeed:
     exact allocations without overhead. ``total_gib`` counts them at one GPU.
     """
 
-    model: str
-    dtype: str
-    kv_cache_dtype: str
-    params_billion: float
-    layers: int
-    attention_heads: int
-    kv_heads: int
-    head_dim: int
-    max_model_len: int
-    max_concurrent_sequences: int
-    overhead_fraction: float
-    weights_gib: float
-    kv_cache_gib: float
-    overhead_gib: float
-    total_gib: float
+    model: ModelArchitecture
+    settings: NeedSettings
     lora: LoraNeed | None = None
+
+    @property
+    def dtype(self) -> str:
+        """The weights' dtype; "auto" is the checkpoint's native one."""
+        dtype = normalize_dtype(self.settings.dtype)
+        return normalize_dtype(self.model.native_dtype) if dtype == "auto" else dtype
+
+    @property
+    def kv_cache_dtype(self) -> str:
+        return normalize_dtype(self.settings.kv_cache_dtype)
+
+    @property
+    def max_model_len(self) -> int:
+        """The context each sequence holds; default the model's maximum."""
+        given = self.settings.max_model_len
+        return int(self.model.max_position_embeddings if given is None else given)
+
+    @property
+    def max_concurrent_sequences(self) -> int:
+        return int(self.settings.max_concurrent_sequences)
+
+    @property
+    def overhead_fraction(self) -> float:
+        return float(self.settings.memory_overhead_fraction)
+
+    @property
+    def total_gib(self) -> float:
+        return super().total_gib + self.lora_per_gpu_gib(1)
 
     def with_lora(self, lora: LoraNeed) -> MemoryNeed:
         """This need with `lora`'s buffers on top."""
-        return replace(self, lora=lora, total_gib=self.total_gib + lora.per_gpu_gib(1))
+        return replace(self, lora=lora)
 
     def lora_per_gpu_gib(self, tp_size: int) -> float:
         """The LoRA buffers on each of ``tp_size`` GPUs (0 without LoRA)."""
@@ -68,8 +100,8 @@ class MemoryNeed:
         vLLM shards KV heads across GPUs; when ``tp_size`` exceeds the KV-head count each GPU
         still holds one whole KV head (replicated), so the cache stops shrinking at ``kv_heads``.
         """
-        heads_per_gpu = max(self.kv_heads / tp_size, 1.0)
-        return self.kv_cache_gib * heads_per_gpu / self.kv_heads
+        kv_heads = self.model.kv_heads
+        return self.kv_cache_gib * max(kv_heads / tp_size, 1.0) / kv_heads
 
     def per_gpu_gib(self, tp_size: int) -> float:
         """Memory each of ``tp_size`` GPUs needs: its weight shard and KV share plus overhead."""
@@ -85,8 +117,9 @@ class MemoryNeed:
             else ""
         )
         return (
-            f"{self.model}: weights {self.weights_gib:.1f} GiB ({self.params_billion:g}B x "
-            f"{self.dtype}) + KV cache {self.kv_cache_gib:.1f} GiB ({self.max_concurrent_sequences}"
+            f"{self.model.name}: weights {self.weights_gib:.1f} GiB "
+            f"({self.model.params_billion:g}B x {self.dtype}) + KV cache "
+            f"{self.kv_cache_gib:.1f} GiB ({self.max_concurrent_sequences}"
             f" seqs x {self.max_model_len} tokens, {self.kv_cache_dtype}) + overhead "
             f"{self.overhead_gib:.1f} GiB ({self.overhead_fraction:.0%}){adapters} = "
             f"{self.total_gib:.1f} GiB"
@@ -94,50 +127,25 @@ class MemoryNeed:
 
 
 def gpu_memory_need(
-    model: ModelArchitecture | str | None = None,
-    *,
-    dtype: str = "auto",
-    kv_cache_dtype: str = "auto",
-    max_model_len: int | None = None,
-    max_concurrent_sequences: int = 1,
-    overhead_fraction: float = 0.15,
-    params_billion: float | None = None,
-    layers: int | None = None,
-    attention_heads: int | None = None,
-    kv_heads: int | None = None,
-    head_dim: int | None = None,
-    max_position_embeddings: int | None = None,
+    model: ModelArchitecture | str | None, settings: NeedSettings, **shape: float | None
 ) -> MemoryNeed:
-    """The VRAM method for one copy of a model.
+    """The VRAM method for one copy of a model under its `settings` (the model's config).
 
-    ``model`` is a catalogued architecture (or its id); explicit numbers override its fields
-    (see :func:`resolve_architecture`) and are required when ``model`` is None, except
-    ``max_position_embeddings``, which then defaults to ``max_model_len``. ``dtype`` defaults to
-    ``"auto"`` (the checkpoint's native dtype; bf16 for explicit shapes); ``kv_cache_dtype``
-    defaults to ``"auto"`` (see :func:`kv_cache_bytes`); ``max_model_len`` defaults to the
-    model's maximum context; ``max_concurrent_sequences`` defaults to 1; ``overhead_fraction``
-    defaults to 0.15 (the usual 10–20 % rule of thumb).
+    ``model`` is a catalogued architecture (or its id); explicit numbers (``shape``) override
+    its fields (see :func:`resolve_architecture`) and are required when ``model`` is None, except
+    ``max_position_embeddings``, which then defaults to ``max_model_len``. A ``dtype`` of
+    ``"auto"`` is the checkpoint's native dtype (bf16 for explicit shapes); for
+    ``kv_cache_dtype`` see :func:`kv_cache_bytes`; ``max_model_len`` None is the model's
+    maximum context; ``memory_overhead_fraction`` is the usual 10–20 % rule of thumb.
     """
-    if model is None and max_position_embeddings is None:
-        if max_model_len is None:
+    if model is None and shape.get("max_position_embeddings") is None:
+        if settings.max_model_len is None:
             raise SizingError("max_model_len is required when no known model architecture is named")
-        max_position_embeddings = max_model_len
-    arch = resolve_architecture(
-        model,
-        params_billion=params_billion,
-        layers=layers,
-        attention_heads=attention_heads,
-        kv_heads=kv_heads,
-        head_dim=head_dim,
-        max_position_embeddings=max_position_embeddings,
-    )
-    if normalize_dtype(dtype) == "auto":
-        dtype = arch.native_dtype
-    weight_bytes = bytes_per_param(dtype)
-    kv_bytes = kv_cache_bytes(kv_cache_dtype, dtype)
+        shape["max_position_embeddings"] = settings.max_model_len
+    arch = resolve_architecture(model, **shape)
+    given_len = settings.max_model_len
     max_len = positive_int(
-        arch.max_position_embeddings if max_model_len is None else max_model_len,
-        "max_model_len",
+        arch.max_position_embeddings if given_len is None else given_len, "max_model_len"
     )
     if max_len > arch.max_position_embeddings:
         # vLLM refuses a max_model_len beyond the model's derived maximum context.
@@ -145,43 +153,24 @@ def gpu_memory_need(
             f"max_model_len {max_len} exceeds {arch.name}'s maximum context of "
             f"{arch.max_position_embeddings} tokens"
         )
-    seqs = positive_int(max_concurrent_sequences, "max_concurrent_sequences")
-    check_overhead(overhead_fraction)
-
-    weights = arch.params_billion * 1e9 * weight_bytes / GIB
-    kv = seqs * max_len * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
-    overhead = overhead_fraction * (weights + kv)
-    return MemoryNeed(
-        model=arch.name,
-        dtype=normalize_dtype(dtype),
-        kv_cache_dtype=normalize_dtype(kv_cache_dtype),
-        params_billion=arch.params_billion,
-        layers=arch.layers,
-        attention_heads=arch.attention_heads,
-        kv_heads=arch.kv_heads,
-        head_dim=arch.head_dim,
-        max_model_len=max_len,
-        max_concurrent_sequences=seqs,
-        overhead_fraction=float(overhead_fraction),
-        weights_gib=weights,
-        kv_cache_gib=kv,
-        overhead_gib=overhead,
-        total_gib=weights + kv + overhead,
+    seqs = positive_int(settings.max_concurrent_sequences, "max_concurrent_sequences")
+    check_overhead(settings.memory_overhead_fraction)
+    dtype = arch.native_dtype if normalize_dtype(settings.dtype) == "auto" else settings.dtype
+    weights, kv, overhead = memory_sum(
+        arch, dtype, settings.kv_cache_dtype, seqs, max_len, settings.memory_overhead_fraction
     )
+    return MemoryNeed(weights, kv, overhead, arch, settings)
 
 
 @dataclass(frozen=True)
-class GpuFit:
+class GpuFit(AcceleratorFit):
     """How one copy of a model sits on a GPU instance."""
 
-    model: str
-    instance: InstanceType
     tp_size: int
     gpus_used: int
     per_gpu_gib: float
     usable_per_gpu_gib: float
     gpu_memory_utilization: float
-    tasks_per_instance: int
     need: MemoryNeed
 
     @property
@@ -229,7 +218,7 @@ def _fit_at(
     need: MemoryNeed, instance: InstanceType, tp: int, gpu_memory_utilization: float
 ) -> GpuFit:
     return GpuFit(
-        model=need.model,
+        model=need.model.name,
         instance=instance,
         tp_size=tp,
         gpus_used=tp,
@@ -249,7 +238,7 @@ def _try_fit(
 ) -> GpuFit | None:
     usable = _usable_per_gpu(instance, gpu_memory_utilization)
     for tp in _powers_of_two_up_to(instance.accelerator_count):
-        if tp_allowed(tp, attention_heads, need.kv_heads) and need.per_gpu_gib(tp) <= usable:
+        if tp_allowed(tp, attention_heads, need.model.kv_heads) and need.per_gpu_gib(tp) <= usable:
             return _fit_at(need, instance, tp, gpu_memory_utilization)
     return None
 
@@ -276,7 +265,7 @@ def cheapest_fitting(
     every NVIDIA type in the catalog; ``gpu_memory_utilization`` defaults to 0.9 (vLLM's default).
     """
     util = _check_utilization(gpu_memory_utilization)
-    heads = attention_heads if attention_heads is not None else need.attention_heads
+    heads = attention_heads if attention_heads is not None else need.model.attention_heads
     pool = catalog.gpu_instances() if candidates is None else tuple(candidates)
     fits = [f for i in pool if i.is_gpu and (f := _try_fit(need, i, util, heads)) is not None]
     fits.sort(key=lambda f: (f.instance.on_demand_usd_hour, f.tp_size, f.instance.name))
@@ -316,7 +305,8 @@ def choose_tensor_parallel(
     """
     inst = catalog.instance(instance) if isinstance(instance, str) else instance
     util = _check_utilization(gpu_memory_utilization)
-    heads = attention_heads if attention_heads is not None else need.attention_heads
+    name, kv_heads = need.model.name, need.model.kv_heads
+    heads = attention_heads if attention_heads is not None else need.model.attention_heads
     if not inst.is_gpu:
         raise SizingError(
             f"{inst.name} has {inst.accelerator_name} devices, not NVIDIA GPUs; "
@@ -332,19 +322,19 @@ def choose_tensor_parallel(
         tp = positive_int(tensor_parallel_size, "tensor_parallel_size")
         if tp > inst.accelerator_count:
             raise SizingError(
-                f"tensor parallel size {tp} for {need.model} exceeds the "
+                f"tensor parallel size {tp} for {name} exceeds the "
                 f"{inst.accelerator_count} GPU(s) of {inst.name}"
             )
-        if not tp_allowed(tp, heads, need.kv_heads):
+        if not tp_allowed(tp, heads, kv_heads):
             raise SizingError(
-                f"tensor parallel size {tp} does not divide {need.model}'s {heads} attention heads"
-                f" and {need.kv_heads} KV heads the way vLLM requires"
+                f"tensor parallel size {tp} does not divide {name}'s {heads} attention heads"
+                f" and {kv_heads} KV heads the way vLLM requires"
             )
         if need.per_gpu_gib(tp) > usable:
             fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
             changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=tp)
             raise SizingError(
-                f"{need.model} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
+                f"{name} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
                 f" ({need.total_gib:.1f} GiB in total{_lora_part(need)}) but {offer}; "
                 f"{_suggestions(changes, inst.name, fits)}"
             )
@@ -358,11 +348,11 @@ def choose_tensor_parallel(
     fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
     changes = fit_changes(need, usable, allowed)
     raise SizingError(
-        f"{need.model} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
+        f"{name} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
         f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}"
         f"{_lora_part(need)}), "
         f"{need.per_gpu_gib(best):.1f} GiB per GPU even at tensor parallel {best}, but {offer}"
-        f" (tensor parallel sizes allowed by {heads} attention heads and {need.kv_heads} KV heads: "
+        f" (tensor parallel sizes allowed by {heads} attention heads and {kv_heads} KV heads: "
         f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(changes, inst.name, fits)}"
     )
 
@@ -383,5 +373,5 @@ def _allowed(instance: InstanceType, attention_heads: int, need: MemoryNeed) -> 
     return [
         tp
         for tp in _powers_of_two_up_to(instance.accelerator_count)
-        if tp_allowed(tp, attention_heads, need.kv_heads)
+        if tp_allowed(tp, attention_heads, need.model.kv_heads)
     ]

@@ -35,7 +35,8 @@ from typing import Literal, cast
 from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing import catalog, offerings
-from ecs_inference.sizing.catalog import Accelerator, InstanceType, ModelArchitecture
+from ecs_inference.sizing.catalog import Accelerator, InstanceType
+from ecs_inference.sizing.neuron import NeuronDemand
 
 MIB_PER_GIB = 1024
 
@@ -83,24 +84,6 @@ class GpuDemand:
     tensor_parallel_size: int | None = None
 
     accelerator: Literal["nvidia"] = "nvidia"
-
-
-@dataclass(frozen=True)
-class NeuronDemand:
-    """One precompiled Neuron model placed on an Inferentia/Trainium pool.
-
-    dtype defaults to bf16; overhead_fraction to 0.15 (as `sizing.neuron_fit`).
-    """
-
-    model: str
-    architecture: ModelArchitecture
-    tp_degree: int
-    batch_size: int
-    sequence_length: int
-    dtype: str = "bf16"
-    overhead_fraction: float = 0.15
-
-    accelerator: Literal["neuron"] = "neuron"
 
 
 @dataclass(frozen=True)
@@ -251,24 +234,17 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
             demand.gpu_memory_utilization,
             tensor_parallel_size=demand.tensor_parallel_size,
         )
-        return TypeFit(
-            instance,
-            DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, instance.accelerator_name),
-            gpu,
-        )
-    neuron = sizing.neuron_fit(
-        demand.tp_degree,
-        demand.batch_size,
-        demand.sequence_length,
-        instance,
-        demand.architecture,
-        demand.dtype,
-        overhead_fraction=demand.overhead_fraction,
-    )
+        return _gpu_type_fit(gpu)
+    neuron = sizing.neuron_fit(demand, instance)
     layout = DeviceLayout(
         "neuron", neuron.devices_mapped, neuron.tp_degree, instance.accelerator_name
     )
     return TypeFit(instance, layout, neuron)
+
+
+def _gpu_type_fit(gpu: sizing.GpuFit) -> TypeFit:
+    layout = DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, gpu.instance.accelerator_name)
+    return TypeFit(gpu.instance, layout, gpu)
 
 
 def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
@@ -289,12 +265,7 @@ def try_fit(demand: Demand, instance: InstanceType) -> TypeFit | None:
         )
         if not found:
             return None
-        gpu = found[0]
-        return TypeFit(
-            instance,
-            DeviceLayout("nvidia", gpu.tp_size, gpu.tp_size, instance.accelerator_name),
-            gpu,
-        )
+        return _gpu_type_fit(found[0])
     try:
         return fit_on(demand, instance)
     except sizing.SizingError:

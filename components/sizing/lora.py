@@ -29,6 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from pydantic import Field
+
+from ecs_inference.config.base import Section
+from ecs_inference.sizing.catalog import ModelArchitecture
 from ecs_inference.sizing.memory import GIB, SizingError
 
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
@@ -40,41 +44,51 @@ DEFAULT_MAX_LORAS = 1
 """vLLM 0.33.0's `LoRAConfig.max_loras` default (adapters in one batch)."""
 
 
-SHAPE_FIELDS = ("hidden_size", "intermediate_size", "vocab_size")
-"""The `parameters` fields only the LoRA buffers read (the VRAM method ignores them)."""
+class TransformerShape(Section):
+    """A transformer's widths beyond the VRAM method's shape (its `config.json`): what the LoRA
+    buffers depend on, and what an encoder's size follows from. None: not given."""
+
+    hidden_size: int | None = Field(None, gt=0, le=65536)
+    """Model width (`hidden_size`); sizes LoRA buffers (vllm `adapters`) with the next two."""
+    intermediate_size: int | None = Field(None, gt=0, le=262144)
+    """MLP width (`intermediate_size`); sizes LoRA buffers."""
+    vocab_size: int | None = Field(None, gt=0, le=1_048_576)
+    """Vocabulary (`vocab_size`); sizes the embedding and lm_head LoRA buffers."""
+
+    def widths(self) -> tuple[int, int, int] | None:
+        """(hidden, intermediate, vocabulary) when all three are given, else None."""
+        h, i, v = self.hidden_size, self.intermediate_size, self.vocab_size
+        return None if h is None or i is None or v is None else (h, i, v)
 
 
-@dataclass(frozen=True)
-class LoraShape:
-    """What the buffers depend on beyond the VRAM method's shape (`config.json`)."""
-
-    hidden_size: int
-    intermediate_size: int
-    vocab_size: int
+def _shape(hidden_size: int, intermediate_size: int, vocab_size: int) -> TransformerShape:
+    return TransformerShape(
+        hidden_size=hidden_size, intermediate_size=intermediate_size, vocab_size=vocab_size
+    )
 
 
 # config.json of each repository (meta-llama/*, Qwen/*-Instruct, google/*, microsoft/*); the
 # catalog's dense architectures whose shape is published. Mixture-of-experts models are absent
 # on purpose (module docstring).
-SHAPES: dict[str, LoraShape] = {
-    "llama-3.2-1b": LoraShape(2048, 8192, 128256),
-    "llama-3.2-3b": LoraShape(3072, 8192, 128256),
-    "llama-3-8b": LoraShape(4096, 14336, 128256),
-    "llama-3.1-8b": LoraShape(4096, 14336, 128256),
-    "llama-3-70b": LoraShape(8192, 28672, 128256),
-    "llama-3.1-70b": LoraShape(8192, 28672, 128256),
-    "llama-3.3-70b": LoraShape(8192, 28672, 128256),
-    "llama-2-7b": LoraShape(4096, 11008, 32000),
-    "llama-2-13b": LoraShape(5120, 13824, 32000),
-    "llama-2-70b": LoraShape(8192, 28672, 32000),
-    "qwen2.5-7b": LoraShape(3584, 18944, 152064),
-    "qwen2.5-14b": LoraShape(5120, 13824, 152064),
-    "qwen2.5-32b": LoraShape(5120, 27648, 152064),
-    "qwen2.5-72b": LoraShape(8192, 29568, 152064),
-    "gemma-2-9b": LoraShape(3584, 14336, 256000),
-    "gemma-2-27b": LoraShape(4608, 36864, 256000),
-    "phi-3-mini-4k": LoraShape(3072, 8192, 32064),
-    "phi-3-mini-128k": LoraShape(3072, 8192, 32064),
+SHAPES: dict[str, TransformerShape] = {
+    "llama-3.2-1b": _shape(2048, 8192, 128256),
+    "llama-3.2-3b": _shape(3072, 8192, 128256),
+    "llama-3-8b": _shape(4096, 14336, 128256),
+    "llama-3.1-8b": _shape(4096, 14336, 128256),
+    "llama-3-70b": _shape(8192, 28672, 128256),
+    "llama-3.1-70b": _shape(8192, 28672, 128256),
+    "llama-3.3-70b": _shape(8192, 28672, 128256),
+    "llama-2-7b": _shape(4096, 11008, 32000),
+    "llama-2-13b": _shape(5120, 13824, 32000),
+    "llama-2-70b": _shape(8192, 28672, 32000),
+    "qwen2.5-7b": _shape(3584, 18944, 152064),
+    "qwen2.5-14b": _shape(5120, 13824, 152064),
+    "qwen2.5-32b": _shape(5120, 27648, 152064),
+    "qwen2.5-72b": _shape(8192, 29568, 152064),
+    "gemma-2-9b": _shape(3584, 14336, 256000),
+    "gemma-2-27b": _shape(4608, 36864, 256000),
+    "phi-3-mini-4k": _shape(3072, 8192, 32064),
+    "phi-3-mini-128k": _shape(3072, 8192, 32064),
 }
 
 
@@ -90,19 +104,6 @@ class LoraSlots(Protocol):
     def max_lora_rank(self) -> int: ...
 
 
-class AttentionShape(Protocol):
-    """The base model's shape as the VRAM method has it (`sizing.gpu.MemoryNeed`)."""
-
-    @property
-    def layers(self) -> int: ...
-    @property
-    def attention_heads(self) -> int: ...
-    @property
-    def kv_heads(self) -> int: ...
-    @property
-    def head_dim(self) -> int: ...
-
-
 @dataclass(frozen=True)
 class LoraNeed:
     """The adapters' buffers of one service: its `slots` (`max_loras` at `max_lora_rank`) on
@@ -110,13 +111,14 @@ class LoraNeed:
     `parameters`), `dtype_bytes` per element (2: the 16-bit activations)."""
 
     slots: LoraSlots
-    model: AttentionShape
-    shape: LoraShape
+    model: ModelArchitecture
+    shape: tuple[int, int, int]
+    """(hidden, intermediate, vocabulary): `TransformerShape.widths`."""
     dtype_bytes: int = 2
 
     def per_gpu_gib(self, tp_size: int) -> float:
         """GiB of LoRA buffers on each of `tp_size` GPUs (module docstring)."""
-        h, i, vocab = self.shape.hidden_size, self.shape.intermediate_size, self.shape.vocab_size
+        h, i, vocab = self.shape
         m = self.model
         q = m.attention_heads * m.head_dim
         kv = max(m.kv_heads / tp_size, 1.0) * m.head_dim
@@ -135,13 +137,15 @@ class LoraNeed:
         )
 
 
-def lora_shape(architecture: str | None, given: LoraShape | None) -> LoraShape:
-    """The LoRA shape: `given` (the service's `parameters`), else the catalogued one. Raises
-    `SizingError` when neither is known."""
-    if given is not None:
-        return given
+def lora_shape(architecture: str | None, given: object) -> tuple[int, int, int]:
+    """The LoRA shape's widths: `given` (the service's `parameters`) when it has all three,
+    else the catalogued ones. Raises `SizingError` when neither is known."""
+    if isinstance(given, TransformerShape) and (widths := given.widths()) is not None:
+        return widths
     if architecture is not None and (found := SHAPES.get(architecture.strip().lower())):
-        return found
+        widths = found.widths()
+        assert widths is not None
+        return widths
     known = ", ".join(sorted(SHAPES))
     raise SizingError(
         f"the LoRA buffers of {architecture or 'this model'} cannot be sized: give "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ecs_inference.sizing import catalog
-from ecs_inference.sizing.catalog import ModelArchitecture
+from ecs_inference.sizing.catalog import ArchitectureShape, InstanceType, ModelArchitecture
 
 GIB = 2**30
 
@@ -117,28 +119,17 @@ def non_negative(value: object, what: str) -> float:
     return float(value)
 
 
-_ARCH_FIELDS = (
-    "params_billion",
-    "layers",
-    "attention_heads",
-    "kv_heads",
-    "head_dim",
-    "max_position_embeddings",
-)
+_ARCH_FIELDS = tuple(ArchitectureShape.model_fields)
 
 
 def resolve_architecture(
-    model: ModelArchitecture | str | None = None,
-    *,
-    params_billion: float | None = None,
-    layers: int | None = None,
-    attention_heads: int | None = None,
-    kv_heads: int | None = None,
-    head_dim: int | None = None,
-    max_position_embeddings: int | None = None,
+    model: ModelArchitecture | str | None = None, **given: float | None
 ) -> ModelArchitecture:
-    """A model shape from a catalog id (or architecture) with explicit numbers overriding it
-    field by field; every field is required when ``model`` is None (the name is then "model")."""
+    """A model shape from a catalog id (or architecture) with explicit numbers (`given`, by the
+    names of `_ARCH_FIELDS`) overriding it field by field; every field is required when
+    ``model`` is None (the name is then "model")."""
+    if unknown := sorted(set(given) - set(_ARCH_FIELDS)):
+        raise TypeError(f"resolve_architecture() got unexpected shape fields {unknown}")
     base: ModelArchitecture | None
     if model is None or isinstance(model, ModelArchitecture):
         base = model
@@ -150,17 +141,10 @@ def resolve_architecture(
                 f"{err.message} (known: {', '.join(sorted(catalog.MODEL_ARCHITECTURES))}); "
                 "give params_billion, layers, attention_heads, kv_heads and head_dim instead"
             ) from None
-    given = {
-        "params_billion": params_billion,
-        "layers": layers,
-        "attention_heads": attention_heads,
-        "kv_heads": kv_heads,
-        "head_dim": head_dim,
-        "max_position_embeddings": max_position_embeddings,
-    }
     values: dict[str, object] = {}
     for field in _ARCH_FIELDS:
-        value = given[field] if given[field] is not None else getattr(base, field, None)
+        value = given.get(field)
+        value = value if value is not None else getattr(base, field, None)
         if value is None:
             raise SizingError(
                 f"{field} is required when no known model architecture is named "
@@ -199,3 +183,43 @@ def check_overhead(overhead_fraction: object) -> None:
         or not 0 <= overhead_fraction < 1
     ):
         raise SizingError(f"overhead_fraction must be from 0 up to 1, got {overhead_fraction!r}")
+
+
+def memory_sum(
+    arch: ModelArchitecture,
+    dtype: str,
+    kv_cache_dtype: str,
+    sequences: int,
+    tokens: int,
+    overhead_fraction: float,
+) -> tuple[float, float, float]:
+    """(weights, KV cache, overhead) in GiB of one copy of `arch`: ``params × bytes(dtype)``;
+    ``sequences × tokens × 2 (K and V) × layers × kv_heads × head_dim × bytes(kv dtype)``;
+    ``overhead_fraction × (weights + KV)``."""
+    weights = arch.params_billion * 1e9 * bytes_per_param(dtype) / GIB
+    kv_bytes = kv_cache_bytes(kv_cache_dtype, dtype)
+    kv = sequences * tokens * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
+    return weights, kv, overhead_fraction * (weights + kv)
+
+
+@dataclass(frozen=True)
+class ModelMemory:
+    """The accelerator memory one copy of a model takes, GiB: its weights, its KV cache and the
+    overhead on both (the GPU need and the Neuron fit compute them the same way)."""
+
+    weights_gib: float
+    kv_cache_gib: float
+    overhead_gib: float
+
+    @property
+    def total_gib(self) -> float:
+        return self.weights_gib + self.kv_cache_gib + self.overhead_gib
+
+
+@dataclass(frozen=True)
+class AcceleratorFit:
+    """How one copy of `model` (its architecture's name) sits on an `instance`."""
+
+    model: str
+    instance: InstanceType
+    tasks_per_instance: int

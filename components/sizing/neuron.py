@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
 from ecs_inference.sizing.memory import (
-    GIB,
+    AcceleratorFit,
+    ModelMemory,
     SizingError,
-    bytes_per_param,
     check_overhead,
-    kv_cache_bytes,
+    memory_sum,
     normalize_dtype,
     positive_int,
-    resolve_architecture,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -27,9 +27,38 @@ _NEURON_CORE_GIB = catalog.NEURON_DEVICE_MEMORY_GIB / catalog.NEURON_CORES_PER_D
 _NEURON_TP_DEGREES = (1, 2, 4, 8, 16, 24, 32)
 
 
+class CompiledShape(Protocol):
+    """The shape a Neuron artifact was compiled for (`engines.neuron.NeuronCompileConfig`)."""
+
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def sequence_length(self) -> int: ...
+    @property
+    def tp_degree(self) -> int: ...
+
+
 @dataclass(frozen=True)
-class NeuronFit:
-    """How one precompiled model sits on an Inferentia2 / Trainium instance.
+class NeuronDemand:
+    """One precompiled Neuron model placed on an Inferentia/Trainium pool: its `architecture`
+    as `compiled`.
+
+    dtype defaults to bf16, what optimum-neuron compiles by default; overhead_fraction to 0.15
+    (the runtime's scratchpad and the compiled graphs).
+    """
+
+    model: str
+    architecture: ModelArchitecture
+    compiled: CompiledShape
+    dtype: str = "bf16"
+    overhead_fraction: float = 0.15
+
+    accelerator: Literal["neuron"] = "neuron"
+
+
+@dataclass(frozen=True)
+class NeuronFit(AcceleratorFit, ModelMemory):
+    """How one precompiled model (its `demand`) sits on an Inferentia2 / Trainium instance.
 
     Neuron devices are not an ECS resource: the task maps ``device_paths`` through
     ``linuxParameters.devices``. Because a task definition maps fixed paths, a second task on the
@@ -39,23 +68,25 @@ class NeuronFit:
     larger tp degree.
     """
 
-    model: str
-    instance: InstanceType
-    tp_degree: int
-    batch_size: int
-    sequence_length: int
-    dtype: str
-    weights_gib: float
-    kv_cache_gib: float
-    overhead_gib: float
-    total_gib: float
+    demand: NeuronDemand
     per_core_gib: float
     hbm_per_core_gib: float
     devices_mapped: int
     device_paths: tuple[str, ...]
     copies_per_instance: int
-    tasks_per_instance: int
     idle_devices: int
+
+    @property
+    def tp_degree(self) -> int:
+        return self.demand.compiled.tp_degree
+
+    @property
+    def batch_size(self) -> int:
+        return self.demand.compiled.batch_size
+
+    @property
+    def sequence_length(self) -> int:
+        return self.demand.compiled.sequence_length
 
     @property
     def cores_used(self) -> int:
@@ -66,56 +97,28 @@ class NeuronFit:
         idle = f", {self.idle_devices} device(s) idle" if self.idle_devices else ""
         return (
             f"{self.model} (Neuron, tp {self.tp_degree}, batch {self.batch_size}, sequence "
-            f"{self.sequence_length}, {self.dtype}): weights {self.weights_gib:.1f} GiB + KV cache "
-            f"{self.kv_cache_gib:.1f} GiB + overhead {self.overhead_gib:.1f} GiB = "
-            f"{self.total_gib:.1f} GiB; on {inst.name}: {self.tp_degree} of {inst.neuron_cores} "
-            f"NeuronCores, {self.per_core_gib:.1f} of {self.hbm_per_core_gib:.0f} GiB per core, "
-            f"maps {self.devices_mapped} of {inst.accelerator_count} device(s) "
-            f"({', '.join(self.device_paths)}){idle}"
+            f"{self.sequence_length}, {normalize_dtype(self.demand.dtype)}): weights "
+            f"{self.weights_gib:.1f} GiB + KV cache {self.kv_cache_gib:.1f} GiB + overhead "
+            f"{self.overhead_gib:.1f} GiB = {self.total_gib:.1f} GiB; on {inst.name}: "
+            f"{self.tp_degree} of {inst.neuron_cores} NeuronCores, {self.per_core_gib:.1f} of "
+            f"{self.hbm_per_core_gib:.0f} GiB per core, maps {self.devices_mapped} of "
+            f"{inst.accelerator_count} device(s) ({', '.join(self.device_paths)}){idle}"
         )
 
 
-def _neuron_need(
-    arch: ModelArchitecture,
-    tp: int,
-    batch: int,
-    seq: int,
-    dtype: str,
-    overhead_fraction: float,
-) -> tuple[float, float, float, float]:
-    weights = arch.params_billion * 1e9 * bytes_per_param(dtype) / GIB
-    kv_bytes = kv_cache_bytes("auto", dtype)
-    kv = batch * seq * 2 * arch.layers * arch.kv_heads * arch.head_dim * kv_bytes / GIB
-    # Like vLLM, NxD replicates KV heads when the tp degree exceeds the KV-head count.
-    kv_per_core = kv * max(arch.kv_heads / tp, 1.0) / arch.kv_heads
-    per_core = (weights / tp + kv_per_core) * (1 + overhead_fraction)
-    return weights, kv, overhead_fraction * (weights + kv), per_core
-
-
-def neuron_fit(
-    tp_degree: int,
-    batch_size: int,
-    sequence_length: int,
-    instance: InstanceType | str,
-    arch: ModelArchitecture | str,
-    dtype: str = "bf16",
-    *,
-    overhead_fraction: float = 0.15,
-) -> NeuronFit:
+def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
     """Check a precompiled Neuron model (its tp degree, batch size and sequence length) against
     an Inferentia2 / Trainium instance.
 
     Each chip has 2 NeuronCores and 32 GiB of HBM (16 GiB per core). The tp degree must not exceed
     the instance's NeuronCores; the task maps ``ceil(tp / 2)`` devices; each core used must hold
-    its shard of the weights and KV cache plus ``overhead_fraction`` (default 0.15) for the
-    runtime's scratchpad and the compiled graphs. ``dtype`` defaults to bf16, what optimum-neuron
-    compiles by default.
+    its shard of the weights and KV cache plus the demand's ``overhead_fraction``.
     """
     inst = catalog.instance(instance) if isinstance(instance, str) else instance
-    model = arch if isinstance(arch, ModelArchitecture) else resolve_architecture(arch)
-    tp = positive_int(tp_degree, "tp_degree")
-    batch = positive_int(batch_size, "batch_size")
-    seq = positive_int(sequence_length, "sequence_length")
+    model, dtype, overhead_fraction = demand.architecture, demand.dtype, demand.overhead_fraction
+    tp = positive_int(demand.compiled.tp_degree, "tp_degree")
+    batch = positive_int(demand.compiled.batch_size, "batch_size")
+    seq = positive_int(demand.compiled.sequence_length, "sequence_length")
     check_overhead(overhead_fraction)
     if not inst.is_neuron:
         raise SizingError(
@@ -138,14 +141,19 @@ def neuron_fit(
             f"{inst.neuron_cores} NeuronCores; instances with at least {tp} cores: {names}"
         )
 
-    weights, kv, overhead, per_core = _neuron_need(model, tp, batch, seq, dtype, overhead_fraction)
+    weights, kv, overhead = memory_sum(model, dtype, "auto", batch, seq, overhead_fraction)
+
+    def per_core_at(tp: int) -> float:
+        # Like vLLM, NxD replicates KV heads when the tp degree exceeds the KV-head count.
+        kv_per_core = kv * max(model.kv_heads / tp, 1.0) / model.kv_heads
+        return (weights / tp + kv_per_core) * (1 + overhead_fraction)
+
+    per_core = per_core_at(tp)
     if per_core > _NEURON_CORE_GIB:
         options: list[str] = []
         suggested: set[str] = set()
         for cand_tp in _NEURON_TP_DEGREES:
-            if _neuron_need(model, cand_tp, batch, seq, dtype, overhead_fraction)[3] > (
-                _NEURON_CORE_GIB
-            ):
+            if per_core_at(cand_tp) > _NEURON_CORE_GIB:
                 continue
             for cand in sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour):
                 if cand.neuron_cores >= cand_tp and cand.name not in suggested:
@@ -172,19 +180,15 @@ def neuron_fit(
     return NeuronFit(
         model=model.name,
         instance=inst,
-        tp_degree=tp,
-        batch_size=batch,
-        sequence_length=seq,
-        dtype=normalize_dtype(dtype),
+        tasks_per_instance=1,
         weights_gib=weights,
         kv_cache_gib=kv,
         overhead_gib=overhead,
-        total_gib=weights + kv + overhead,
+        demand=demand,
         per_core_gib=per_core,
         hbm_per_core_gib=_NEURON_CORE_GIB,
         devices_mapped=devices,
         device_paths=tuple(f"/dev/neuron{i}" for i in range(devices)),
         copies_per_instance=inst.accelerator_count // devices,
-        tasks_per_instance=1,
         idle_devices=inst.accelerator_count - devices,
     )

@@ -24,6 +24,7 @@ from tests.images.engine_images import (
     run_entrypoint,
     value_after,
 )
+from tests.sizing.needs import memory_need
 from tools.sources import tgi as tgi_source
 
 TGI_ENTRYPOINT = IMAGES / "tgi" / "entrypoint.py"
@@ -218,9 +219,8 @@ def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
 
 
 def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
-    from ecs_inference import sizing
 
-    need = sizing.gpu_memory_need(
+    need = memory_need(
         "llama-3.1-70b", dtype="bf16", max_model_len=8192, max_concurrent_sequences=16
     )
     with pytest.raises(PresetError) as caught:

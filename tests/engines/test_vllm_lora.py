@@ -126,11 +126,11 @@ def test_other_engines_refuse_adapters_naming_the_engine_that_serves_them() -> N
 
 
 def _vllm_buffer_elements(
-    arch: catalog.ModelArchitecture, shape: lora.LoraShape, rank: int, slots: int, tp: int
+    arch: catalog.ModelArchitecture, shape: tuple[int, int, int], rank: int, slots: int, tp: int
 ) -> int:
     """The LoRA tensors vLLM 0.33.0 allocates on one GPU, listed as its `create_lora_weights`
     shapes them (default, not fully sharded), for a Llama-style decoder."""
-    h, i, vocab = shape.hidden_size, shape.intermediate_size, shape.vocab_size
+    h, i, vocab = shape
     q = arch.attention_heads * arch.head_dim // tp
     kv = max(arch.kv_heads // tp, 1) * arch.head_dim
     tensors: list[tuple[int, ...]] = []
@@ -159,8 +159,9 @@ def _vllm_buffer_elements(
 def test_buffer_bytes_match_the_tensors_vllm_allocates(name: str, tp: int) -> None:
     arch = catalog.architecture(name)
     slots = VllmSettings.model_validate({"maxLoras": 3, "maxLoraRank": 32})
-    need = lora.LoraNeed(slots, arch, lora.SHAPES[name])
-    expected = _vllm_buffer_elements(arch, lora.SHAPES[name], 32, 3, tp) * 2
+    shape = lora.lora_shape(name, None)
+    need = lora.LoraNeed(slots, arch, shape)
+    expected = _vllm_buffer_elements(arch, shape, 32, 3, tp) * 2
     assert need.per_gpu_gib(tp) * 2**30 == pytest.approx(expected, rel=1e-12)
 
 

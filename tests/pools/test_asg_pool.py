@@ -324,3 +324,20 @@ def test_desired_capacity_is_left_to_ecs(monkeypatch: pytest.MonkeyPatch) -> Non
     run_function(lambda: GpuAsgPool("gpu", *gpu_args()))
     assert ignored["gpu-asg"] == ["desiredCapacity"]
     assert ignored["gpu-capacity"] == []
+
+
+def test_a_program_gets_the_stack_files_path_for_a_pool_problem() -> None:
+    """A pool built in a program is refused as its stack-file section would be: one
+    `ConfigError` at `platform.<section>.<pool>.<key>`, before anything is registered."""
+    from ecs_inference.config.issues import ConfigError
+
+    for build, path in (
+        (lambda: GpuAsgPool("gpu", *gpu_args(instance_type="inf2.xlarge")), "gpuPools.gpu"),
+        (
+            lambda: InferentiaPool("nrn", *neuron_args(instance_type="g6e.xlarge")),
+            "neuronPools.nrn",
+        ),
+    ):
+        with pytest.raises(ConfigError) as info:
+            run_function(build)
+        assert [i.path for i in info.value.issues] == [f"platform.{path}.instanceType"]

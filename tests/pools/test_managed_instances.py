@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
 from ecs_inference.pools import input as pools_input
 from ecs_inference.pools import managed_instances as mi
@@ -26,6 +25,7 @@ from ecs_inference.sizing import catalog
 from ecs_inference.sizing import instance_types as ir
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
 from tests.pools.conftest import managed_request
+from tests.sizing.needs import memory_need
 
 
 def metadata(shape: Shape) -> dict[str, Any]:
@@ -38,7 +38,7 @@ PROFILE = "arn:aws:iam::123456789012:instance-profile/inference-mi-profile-4d5e6
 
 
 def _requirements() -> ir.InstanceRequirements:
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=16)
+    need = memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=16)
     choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("llama", need)])
     assert choice is not None and problems == []
     return ir.managed_instance_requirements(choice)
@@ -361,7 +361,7 @@ def test_accepted_options_always_make_a_valid_request(
 
 def test_every_catalog_gpu_choice_makes_a_valid_request():
     for inst in catalog.gpu_instances():
-        need = sizing.gpu_memory_need("llama-3.2-1b", max_model_len=2048)
+        need = memory_need("llama-3.2-1b", max_model_len=2048)
         choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("m", need)], [inst.name])
         assert choice is not None, problems
         request = managed_request(

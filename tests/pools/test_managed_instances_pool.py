@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from ecs_inference import sizing
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.input import ManagedInstancePoolConfig
 from ecs_inference.pools.managed_instances_pool import (
@@ -20,6 +19,7 @@ from ecs_inference.pools.managed_instances_pool import (
 from ecs_inference.sizing import instance_types as ir
 from tests.aws_shapes import validate_shape
 from tests.pools.conftest import create_capacity_provider_request
+from tests.sizing.needs import memory_need
 from tools.recording import Recording, run_function
 
 CP = "aws:ecs/capacityProvider:CapacityProvider"
@@ -31,7 +31,7 @@ SUBNETS = ["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"]
 
 
 def requirements(arch: str = "llama-3.1-8b") -> ir.InstanceRequirements:
-    need = sizing.gpu_memory_need(arch, max_model_len=8192, max_concurrent_sequences=16)
+    need = memory_need(arch, max_model_len=8192, max_concurrent_sequences=16)
     choice, problems = ir.choose_pool_types("nvidia", [ir.GpuDemand("m", need)])
     assert choice is not None, problems
     return ir.managed_instance_requirements(choice)

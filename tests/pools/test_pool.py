@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ecs_inference.pools.decisions import PoolArgumentError, pool_problems
+from ecs_inference.config.issues import ConfigError
+from ecs_inference.pools.decisions import pool_problems, refuse
 from ecs_inference.pools.input import PoolConfig, WarmPoolConfig
 from ecs_inference.sizing import catalog
 from tests.pools.conftest import gpu_args, neuron_args
@@ -80,8 +81,11 @@ def test_all_input_problems_reported_at_once() -> None:
 def test_wrong_kind_is_a_problem_of_the_instance_type() -> None:
     problems = pool_problems("neuron", neuron_args(instance_type="g6e.xlarge")[0], "neuron")
     assert problems[0][0] == "instanceType"
-    assert "g6e.xlarge" in str(PoolArgumentError("neuron", problems))
-    assert "GpuAsgPool" in str(PoolArgumentError("neuron", problems))
+    with pytest.raises(ConfigError) as info:
+        refuse("neuron", "inf", problems)
+    (issue,) = info.value.issues
+    assert issue.path == "platform.neuronPools.inf.instanceType"
+    assert "g6e.xlarge" in issue.message and "GpuAsgPool" in issue.message
 
 
 def test_a_pool_without_types_is_a_problem() -> None:

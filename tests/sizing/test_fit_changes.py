@@ -9,6 +9,7 @@ import pytest
 
 from ecs_inference import sizing
 from ecs_inference.sizing.fit_changes import fit_changes
+from tests.sizing.needs import memory_need
 from tests.stack_config import issues_of, mutate, plan_of, reference
 
 
@@ -66,7 +67,7 @@ def test_each_setting_offered_makes_the_model_fit_its_pool_type(edits, expected)
 
 
 def test_quantised_weights_are_offered_when_only_they_fit() -> None:
-    need = sizing.gpu_memory_need("llama-3.1-70b", max_model_len=4096, max_concurrent_sequences=4)
+    need = memory_need("llama-3.1-70b", max_model_len=4096, max_concurrent_sequences=4)
     usable = sizing.catalog.instance("g6e.12xlarge").accelerator_memory_gib * 0.9
     offered = [c.settings for c in fit_changes(need, usable, [1, 2, 4])]
     assert {"dtype": "fp8"} in offered
@@ -74,7 +75,7 @@ def test_quantised_weights_are_offered_when_only_they_fit() -> None:
 
 
 def test_a_pinned_tensor_parallel_size_is_offered_the_one_that_fits() -> None:
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=64)
+    need = memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=64)
     inst = sizing.catalog.instance("g6e.12xlarge")
     with pytest.raises(sizing.SizingError) as error:
         sizing.choose_tensor_parallel(need, inst, tensor_parallel_size=1)
@@ -82,7 +83,7 @@ def test_a_pinned_tensor_parallel_size_is_offered_the_one_that_fits() -> None:
 
 
 def test_weights_too_big_for_the_type_say_so_before_the_types_that_fit() -> None:
-    need = sizing.gpu_memory_need("llama-3.1-70b", max_model_len=8192, max_concurrent_sequences=8)
+    need = memory_need("llama-3.1-70b", max_model_len=8192, max_concurrent_sequences=8)
     with pytest.raises(sizing.SizingError) as error:
         sizing.choose_tensor_parallel(need, "g5.xlarge")
     message = str(error.value)

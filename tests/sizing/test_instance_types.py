@@ -16,8 +16,10 @@ from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing import catalog, offerings
 from ecs_inference.sizing import instance_types as ir
-from ecs_inference.sizing.instance_types import GpuDemand, NeuronDemand
+from ecs_inference.sizing.instance_types import GpuDemand
+from ecs_inference.sizing.neuron import NeuronDemand
 from tests.aws_shapes import ShapeError, named_shape, validate_named_shape
+from tests.sizing.needs import memory_need, neuron_demand
 
 
 def metadata(shape: Shape) -> dict[str, Any]:
@@ -33,7 +35,7 @@ def api_enum(shape_name: str) -> set[str]:
 def gpu(model: str, arch: str, **kw) -> GpuDemand:
     tp = kw.pop("tensor_parallel_size", None)
     util = kw.pop("gpu_memory_utilization", 0.9)
-    return GpuDemand(model, sizing.gpu_memory_need(arch, **kw), util, tp)
+    return GpuDemand(model, memory_need(arch, **kw), util, tp)
 
 
 # Llama 3.1 8B, bf16, 8192 tokens x 16 sequences: 15.0 + 16.0 KV + 15 % = 35.6 GiB; one L40S
@@ -252,7 +254,7 @@ def test_several_models_must_agree_each():
 
 
 def neuron(tp: int, arch: str = "llama-3.1-8b") -> NeuronDemand:
-    return NeuronDemand("nx", catalog.architecture(arch), tp, 4, 4096)
+    return neuron_demand(tp, 4, 4096, arch, name="nx")
 
 
 def test_neuron_layout_is_devices_and_chip():
@@ -379,9 +381,7 @@ def test_any_derived_choice_is_safe_for_one_task_definition(
     arch, length, seqs, dtype, excluded, ratio
 ):
     try:
-        need = sizing.gpu_memory_need(
-            arch, max_model_len=length, max_concurrent_sequences=seqs, dtype=dtype
-        )
+        need = memory_need(arch, max_model_len=length, max_concurrent_sequences=seqs, dtype=dtype)
     except sizing.SizingError:
         return  # max_model_len beyond the model's context
     demand = GpuDemand("m", need)
@@ -440,7 +440,7 @@ def test_any_derived_choice_is_safe_for_one_task_definition(
 def test_try_fit_agrees_with_fit_on(arch, length, seqs, util, tp):
     """The fast scan and the explained check accept exactly the same types, same layout."""
     try:
-        need = sizing.gpu_memory_need(arch, max_model_len=length, max_concurrent_sequences=seqs)
+        need = memory_need(arch, max_model_len=length, max_concurrent_sequences=seqs)
     except sizing.SizingError:
         return  # max_model_len beyond the model's context
     demand = GpuDemand("m", need, util, tp)
@@ -494,7 +494,7 @@ def test_a_listed_type_the_region_does_not_offer_names_where_it_is_offered():
 
 def test_a_type_in_one_zone_of_the_region_is_not_enough():
     # eu-west-2 lists inf2.8xlarge in euw2-az2 only: a pool spanning two zones cannot use it.
-    demand = NeuronDemand("m", catalog.architecture("llama-3.1-8b"), 2, 4, 4096)
+    demand = neuron_demand(2, 4, 4096, "llama-3.1-8b", name="m")
     _, problems = ir.choose_pool_types("neuron", [demand], ["inf2.8xlarge"], region="eu-west-2")
     ((key, message),) = problems
     assert key == "instanceTypes[0]" and "1 zone (euw2-az2) only" in message

@@ -13,6 +13,7 @@ from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing import SizingError, catalog
 from ecs_inference.sizing.catalog import ModelArchitecture
+from tests.sizing.needs import memory_need, neuron_fit
 
 GIB = 2**30
 GB = 10**9
@@ -76,7 +77,7 @@ def test_unknown_kv_dtype():
 def _explicit(params_billion, dtype, **kw):
     shape = {"layers": 32, "attention_heads": 32, "kv_heads": 8, "head_dim": 128}
     shape.update(kw.pop("shape", {}))
-    return sizing.gpu_memory_need(
+    return memory_need(
         params_billion=params_billion, dtype=dtype, max_model_len=kw.pop("len", 4096), **shape, **kw
     )
 
@@ -115,7 +116,7 @@ def test_weights_are_params_times_bytes(params, dtype, weights_gb):
     ],
 )
 def test_kv_cache_formula(model, seqs, length, kv_dtype, kv_gib):
-    need = sizing.gpu_memory_need(
+    need = memory_need(
         model, max_model_len=length, max_concurrent_sequences=seqs, kv_cache_dtype=kv_dtype
     )
     assert need.kv_cache_gib == pytest.approx(kv_gib)
@@ -123,7 +124,7 @@ def test_kv_cache_formula(model, seqs, length, kv_dtype, kv_gib):
 
 @pytest.mark.parametrize("fraction", [0.0, 0.1, 0.15, 0.2])
 def test_overhead_and_total(fraction):
-    need = sizing.gpu_memory_need(
+    need = memory_need(
         "llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=4, overhead_fraction=fraction
     )
     assert need.overhead_gib == pytest.approx(fraction * (need.weights_gib + need.kv_cache_gib))
@@ -131,7 +132,7 @@ def test_overhead_and_total(fraction):
 
 
 def test_defaults_come_from_the_architecture():
-    need = sizing.gpu_memory_need("llama-2-13b")
+    need = memory_need("llama-2-13b")
     assert need.dtype == "float16"  # native torch_dtype of Llama 2
     assert need.max_model_len == 4096
     assert need.max_concurrent_sequences == 1
@@ -139,18 +140,16 @@ def test_defaults_come_from_the_architecture():
 
 
 def test_explicit_numbers_override_the_architecture_field_by_field():
-    base = sizing.gpu_memory_need("llama-3.1-8b", dtype="bf16", max_model_len=8192)
-    overridden = sizing.gpu_memory_need(
-        "llama-3.1-8b", dtype="bf16", max_model_len=8192, kv_heads=32
-    )
+    base = memory_need("llama-3.1-8b", dtype="bf16", max_model_len=8192)
+    overridden = memory_need("llama-3.1-8b", dtype="bf16", max_model_len=8192, kv_heads=32)
     assert overridden.kv_cache_gib == pytest.approx(4 * base.kv_cache_gib)
     assert overridden.weights_gib == base.weights_gib
-    assert overridden.model == "llama-3.1-8b"
+    assert overridden.model.name == "llama-3.1-8b"
 
 
 def test_explicit_shape_without_architecture():
     need = _explicit(7, "bf16", len=2048)
-    assert need.model == "model"
+    assert need.model.name == "model"
     assert need.max_model_len == 2048
 
 
@@ -172,11 +171,11 @@ def test_explicit_shape_without_architecture():
 def test_need_errors(kwargs, message):
     model = kwargs.pop("model", None)
     with pytest.raises(SizingError, match=re.escape(message)):
-        sizing.gpu_memory_need(model, **kwargs)
+        memory_need(model, **kwargs)
 
 
 def test_need_summary_shows_each_part():
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=16)
+    need = memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=16)
     text = need.summary()
     for part in ("llama-3.1-8b", "weights 15.0 GiB", "KV cache 16.0 GiB", "overhead 4.6 GiB"):
         assert part in text
@@ -223,14 +222,12 @@ def test_tp_allowed_follows_vllm(tp, heads, kv_heads, allowed):
     ],
 )
 def test_tensor_parallel_choice(model, dtype, length, seqs, instance, tp):
-    need = sizing.gpu_memory_need(
-        model, dtype=dtype, max_model_len=length, max_concurrent_sequences=seqs
-    )
+    need = memory_need(model, dtype=dtype, max_model_len=length, max_concurrent_sequences=seqs)
     fit = sizing.choose_tensor_parallel(need, instance)
     assert fit.tp_size == tp == fit.gpus_used
     assert fit.tp_size <= fit.instance.accelerator_count
     assert fit.per_gpu_gib <= fit.usable_per_gpu_gib
-    assert sizing.tp_allowed(fit.tp_size, need.attention_heads, need.kv_heads)
+    assert sizing.tp_allowed(fit.tp_size, need.model.attention_heads, need.model.kv_heads)
     if tp > 1:  # the next smaller power of two must not have fitted
         assert need.per_gpu_gib(tp // 2) > fit.usable_per_gpu_gib
     assert fit.tasks_per_instance == fit.instance.accelerator_count // tp
@@ -239,7 +236,7 @@ def test_tensor_parallel_choice(model, dtype, length, seqs, instance, tp):
 def test_long_context_70b_needs_several_gpus_although_weights_alone_fit():
     # The seed's case: AWQ 70B weights (32.9 GiB) fit one L40S (40.5 usable GiB), but at
     # 16 x 32k tokens the KV cache is 160 GiB, so one GPU cannot hold it and the pool needs 8.
-    need = sizing.gpu_memory_need(
+    need = memory_need(
         "llama-3.1-70b", dtype="awq", max_model_len=32768, max_concurrent_sequences=16
     )
     single = catalog.instance("g6e.xlarge")
@@ -254,15 +251,21 @@ def test_long_context_70b_needs_several_gpus_although_weights_alone_fit():
     assert "g6e.48xlarge (tp 8" in message
     assert sizing.choose_tensor_parallel(need, "g6e.48xlarge").tp_size == 8
     # the same model at a short context fits the single GPU
-    short = sizing.gpu_memory_need("llama-3.1-70b", dtype="awq", max_model_len=4096)
+    short = memory_need("llama-3.1-70b", dtype="awq", max_model_len=4096)
     assert sizing.choose_tensor_parallel(short, single).tp_size == 1
 
 
 def test_kv_heads_are_replicated_beyond_their_count():
-    arch = ModelArchitecture("mqa-ish", 7, 32, 32, 2, 128, 4096)
-    need = sizing.gpu_memory_need(
-        arch, dtype="bf16", max_model_len=4096, max_concurrent_sequences=8
+    arch = ModelArchitecture(
+        name="mqa-ish",
+        params_billion=7,
+        layers=32,
+        attention_heads=32,
+        kv_heads=2,
+        head_dim=128,
+        max_position_embeddings=4096,
     )
+    need = memory_need(arch, dtype="bf16", max_model_len=4096, max_concurrent_sequences=8)
     assert need.kv_cache_per_gpu_gib(1) == pytest.approx(need.kv_cache_gib)
     assert need.kv_cache_per_gpu_gib(2) == pytest.approx(need.kv_cache_gib / 2)
     assert need.kv_cache_per_gpu_gib(8) == pytest.approx(need.kv_cache_gib / 2)  # not / 8
@@ -270,7 +273,7 @@ def test_kv_heads_are_replicated_beyond_their_count():
 
 def test_heads_limit_the_choice_and_the_error_says_which_sizes_are_allowed():
     # Qwen2.5-7B at 34 x 32k tokens would fit 8 A10Gs, but its 28 heads allow only 1, 2, 4.
-    need = sizing.gpu_memory_need("qwen2.5-7b", max_model_len=32768, max_concurrent_sequences=34)
+    need = memory_need("qwen2.5-7b", max_model_len=32768, max_concurrent_sequences=34)
     assert need.per_gpu_gib(4) > catalog.instance("g5.48xlarge").accelerator_memory_gib * 0.9
     assert need.per_gpu_gib(8) <= catalog.instance("g5.48xlarge").accelerator_memory_gib * 0.9
     with pytest.raises(SizingError, match=r"28 attention heads and 4 KV heads: 1, 2, 4\)"):
@@ -278,7 +281,7 @@ def test_heads_limit_the_choice_and_the_error_says_which_sizes_are_allowed():
 
 
 def test_pinned_tensor_parallel_size():
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=8)
+    need = memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=8)
     fit = sizing.choose_tensor_parallel(need, "g6e.12xlarge", tensor_parallel_size=2)
     assert (fit.tp_size, fit.tasks_per_instance) == (2, 2)
     with pytest.raises(SizingError, match="exceeds the 4 GPU"):
@@ -295,7 +298,7 @@ def _fits_somehow(need, inst, util=0.9):
     usable = inst.accelerator_memory_gib * util
     tp = 1
     while tp <= inst.accelerator_count:
-        ok_heads = sizing.tp_allowed(tp, need.attention_heads, need.kv_heads)
+        ok_heads = sizing.tp_allowed(tp, need.model.attention_heads, need.model.kv_heads)
         if ok_heads and need.per_gpu_gib(tp) <= usable:
             return True
         tp *= 2
@@ -312,9 +315,7 @@ def _fits_somehow(need, inst, util=0.9):
     ],
 )
 def test_cheapest_fitting_is_ordered_and_nothing_cheaper_fits(model, dtype, length, seqs):
-    need = sizing.gpu_memory_need(
-        model, dtype=dtype, max_model_len=length, max_concurrent_sequences=seqs
-    )
+    need = memory_need(model, dtype=dtype, max_model_len=length, max_concurrent_sequences=seqs)
     fits = sizing.cheapest_fitting(need)
     assert 1 <= len(fits) <= 3
     prices = [f.instance.on_demand_usd_hour for f in fits]
@@ -327,7 +328,7 @@ def test_cheapest_fitting_is_ordered_and_nothing_cheaper_fits(model, dtype, leng
 
 
 def test_error_suggestions_are_the_three_cheapest_in_price_order():
-    need = sizing.gpu_memory_need(
+    need = memory_need(
         "llama-3.1-70b", dtype="awq", max_model_len=32768, max_concurrent_sequences=16
     )
     with pytest.raises(SizingError) as info:
@@ -349,7 +350,7 @@ def test_nothing_in_the_catalog_fits():
 
 
 def test_gpu_sizing_rejects_neuron_instances_and_bad_utilization():
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=4096)
+    need = memory_need("llama-3.1-8b", max_model_len=4096)
     with pytest.raises(
         SizingError, match=re.escape("inf2.xlarge has Inferentia2 devices, not NVIDIA GPUs")
     ):
@@ -361,13 +362,13 @@ def test_gpu_sizing_rejects_neuron_instances_and_bad_utilization():
 
 
 def test_lower_utilization_pushes_to_more_gpus():
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=8)
+    need = memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=8)
     assert sizing.choose_tensor_parallel(need, "g6e.12xlarge", 0.9).tp_size == 1
     assert sizing.choose_tensor_parallel(need, "g6e.12xlarge", 0.5).tp_size == 2
 
 
 def test_fit_summary():
-    need = sizing.gpu_memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=8)
+    need = memory_need("llama-3.1-8b", max_model_len=8192, max_concurrent_sequences=8)
     text = sizing.choose_tensor_parallel(need, "g5.12xlarge").summary()
     assert "on g5.12xlarge: tensor parallel 2 (2 of 4 A10G)" in text
     assert "13.2 of 20.2 usable GiB per GPU (90% of 22.5)" in text
@@ -396,7 +397,7 @@ def test_fit_summary():
     ],
 )
 def test_neuron_device_math(tp, instance, devices, copies, idle):
-    fit = sizing.neuron_fit(tp, 1, 2048, instance, "llama-3.2-1b")
+    fit = neuron_fit(tp, 1, 2048, instance, "llama-3.2-1b")
     assert fit.devices_mapped == devices == math.ceil(tp / 2)
     assert fit.device_paths == tuple(f"/dev/neuron{i}" for i in range(devices))
     assert (fit.copies_per_instance, fit.idle_devices) == (copies, idle)
@@ -405,7 +406,7 @@ def test_neuron_device_math(tp, instance, devices, copies, idle):
 
 
 def test_neuron_memory_per_core():
-    fit = sizing.neuron_fit(2, 4, 4096, "inf2.xlarge", "llama-3.1-8b", "bf16")
+    fit = neuron_fit(2, 4, 4096, "inf2.xlarge", "llama-3.1-8b", "bf16")
     weights = 8.03e9 * 2 / GIB
     kv = 4 * 4096 * 2 * 32 * 8 * 128 * 2 / GIB  # 2 GiB
     assert fit.weights_gib == pytest.approx(weights)
@@ -418,12 +419,12 @@ def test_neuron_memory_per_core():
 
 def test_neuron_70b_needs_a_large_tp_degree():
     with pytest.raises(SizingError) as info:
-        sizing.neuron_fit(2, 4, 4096, "inf2.xlarge", "llama-3.1-70b")
+        neuron_fit(2, 4, 4096, "inf2.xlarge", "llama-3.1-70b")
     message = str(info.value)
     assert message.startswith("llama-3.1-70b needs 78.4 GiB per NeuronCore at tp degree 2")
     assert "a NeuronCore has 16 GiB of HBM" in message
     assert "recompile with tp 16 on inf2.48xlarge" in message
-    fit = sizing.neuron_fit(24, 4, 4096, "inf2.48xlarge", "llama-3.1-70b")
+    fit = neuron_fit(24, 4, 4096, "inf2.48xlarge", "llama-3.1-70b")
     assert fit.per_core_gib <= 16
 
 
@@ -440,12 +441,12 @@ def test_neuron_70b_needs_a_large_tp_degree():
 )
 def test_neuron_errors(args, message):
     with pytest.raises(SizingError, match=re.escape(message)):
-        sizing.neuron_fit(*args)
+        neuron_fit(*args)
 
 
 def test_neuron_tp_above_cores_suggests_bigger_instances_by_price():
     with pytest.raises(SizingError) as info:
-        sizing.neuron_fit(8, 1, 2048, "inf2.xlarge", "llama-3.1-8b")
+        neuron_fit(8, 1, 2048, "inf2.xlarge", "llama-3.1-8b")
     assert str(info.value).endswith("inf2.24xlarge, inf2.48xlarge, trn1.32xlarge")
 
 
@@ -747,9 +748,9 @@ def test_every_error_is_one_sentence_without_a_config_path():
     problems = [
         lambda: sizing.fargate_size(8192, 18432),
         lambda: sizing.alb_idle_timeout([600], override=500),
-        lambda: sizing.neuron_fit(2, 4, 4096, "inf2.xlarge", "llama-3.1-70b"),
+        lambda: neuron_fit(2, 4, 4096, "inf2.xlarge", "llama-3.1-70b"),
         lambda: sizing.choose_tensor_parallel(
-            sizing.gpu_memory_need("llama-3.1-70b", max_model_len=8192), "g6e.xlarge"
+            memory_need("llama-3.1-70b", max_model_len=8192), "g6e.xlarge"
         ),
     ]
     for problem in problems:

@@ -36,29 +36,6 @@ ALLOWED = frozenset(
         "engines.sglang.SglangLaunch ~ models.input.ModelConfig",
         "engines.tgi.TgiLaunch ~ models.input.ModelConfig",
         "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
-        # models: Neuron compile settings repeated by the sizing's demand and fit
-        "engines.neuron.NeuronLaunch ~ sizing.instance_types.NeuronDemand",
-        "engines.neuron.NeuronLaunch ~ sizing.neuron.NeuronFit",
-        "engines.neuron.NeuronCompileConfig ~ sizing.instance_types.NeuronDemand",
-        "engines.neuron.NeuronCompileConfig ~ sizing.neuron.NeuronFit",
-        "engines.sglang.SglangLaunch ~ sizing.gpu.MemoryNeed",
-        "engines.vllm.VllmLaunch ~ sizing.gpu.MemoryNeed",
-        # models: the sizing's shapes repeat the input's architecture keys (sizing to fold into models/)
-        "models.input.ArchitectureConfig ~ sizing.catalog.ModelArchitecture",
-        "models.input.ArchitectureConfig ~ sizing.gpu.MemoryNeed",
-        "models.input.ModelConfig ~ sizing.gpu.MemoryNeed",
-        # models: the sizing's demand and fit shapes (sizing to fold into models/)
-        "sizing.catalog.ModelArchitecture ~ sizing.gpu.MemoryNeed",
-        "sizing.gpu.MemoryNeed ~ sizing.instance_types.NeuronDemand",
-        "sizing.gpu.MemoryNeed ~ sizing.neuron.NeuronFit",
-        "sizing.gpu.GpuFit ~ sizing.instance_types.GpuDemand",
-        "sizing.gpu.GpuFit ~ sizing.neuron.NeuronFit",
-        # LoRA (issue 35): the shape keys (hiddenSize, intermediateSize, vocabSize) the
-        # re-rankers' model and the explicit architecture both name
-        "models.input.ArchitectureConfig ~ rerankers.input.RerankerModelConfig",
-        "rerankers.input.RerankerModelConfig ~ sizing.lora.LoraShape",
-        "models.input.ArchitectureConfig ~ sizing.lora.LoraShape",
-        "sizing.instance_types.NeuronDemand ~ sizing.neuron.NeuronFit",
     }
 )
 
