@@ -4,7 +4,8 @@ value types several sections use (short names, S3 URIs, pinned images, secret AR
 Field docstrings document each key; tools/config_reference.py reads them from the sections'
 source into the README. (pydantic's use_attribute_docstrings would do the same at import, parsing
 the sources on every `pulumi up`; the reference is built offline instead.) A key's default is
-written once: where the component's spec states it, the key names the spec's field.
+written once: on its field, or, for a key the service sections share, in the section's own
+`DEFAULTS` (`services/input.py::ServiceConfig`).
 """
 
 from __future__ import annotations

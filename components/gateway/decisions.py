@@ -31,7 +31,7 @@ from ecs_inference.gateway.litellm_config import (
 from ecs_inference.models.decisions import ModelDecisions
 from ecs_inference.rerankers.decisions import RerankerDecisions
 from ecs_inference.secrets.refs import secret_ref, secret_refs
-from ecs_inference.services.decisions import deregistration
+from ecs_inference.services.decisions import FargateDecisions, deregistration
 from ecs_inference.services.service_connect import private_host
 
 BASE = "platform.gateway"
@@ -54,14 +54,10 @@ class GatewayPlacement:
     default none."""
 
 
-@dataclass(frozen=True)
-class GatewayDecisions:
+@dataclass(frozen=True, kw_only=True)
+class GatewayDecisions(FargateDecisions[GatewayConfig, GatewayPlacement]):
     """What the gateway decides from its input (`input`, read from there) and its placement."""
 
-    input: GatewayConfig
-    """Its input, as given."""
-    placement: GatewayPlacement
-    """What it was decided from around it."""
     routes: tuple[ModelRoute, ...]
     """Gateway model name -> ECS service, resolved from `input.routes`."""
     bedrock: tuple[BedrockRoute, ...]
@@ -289,6 +285,7 @@ def gateway_service(
         deregistration_delay_seconds=deregistration(
             longest_request_seconds(routes, bedrock)
         ).seconds,
+        size=size,
     ), []
 
 
@@ -326,9 +323,8 @@ def decision_lines(decided: GatewayDecisions) -> list[str]:
     """The gateway's decision lines (the preview prints them): size, routes, Bedrock, database,
     alarms."""
     cfg = decided.input
-    size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
     routes = ", ".join(f"{r.model_name} -> {r.target.api_base}" for r in decided.routes)
-    lines = [f"LiteLLM proxy on {size.summary()}", f"routes: {routes or 'none'}"]
+    lines = [f"LiteLLM proxy on {decided.size.summary()}", f"routes: {routes or 'none'}"]
     if decided.bedrock:
         lines.append(
             "Bedrock: "

@@ -7,12 +7,14 @@ validators as the stack file."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import Field, field_validator, model_validator
 
-from ecs_inference.config.base import Image, Name, Section, secret_arn, secret_value
+from ecs_inference.config.base import Name, Section, secret_arn, secret_value
 from ecs_inference.contracts import aws_limits, litellm
-from ecs_inference.services.input import MAX_TASKS, ServiceConfig
-from ecs_inference.sizing.fargate import CpuArchitecture
+from ecs_inference.services.input import FargateServiceConfig
 
 _ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX
 
@@ -71,12 +73,19 @@ class GatewayDatabaseConfig(Section):
         return self
 
 
-class GatewayConfig(ServiceConfig):
+class GatewayConfig(FargateServiceConfig[int]):
     """LiteLLM's proxy on Fargate: one OpenAI-compatible endpoint for every model service (and
     optional Bedrock models), behind the same ALB and authentication on its own path."""
 
-    image: Image | None = litellm.IMAGE
-    """LiteLLM proxy image: the pinned release's (`contracts.litellm.VERSION`) unless set."""
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "image": litellm.IMAGE,
+        "cpu": 1024,
+        "memory_mib": 2048,
+        # Two tasks: one per AZ.
+        "desired_count": 2,
+        "min_count": 2,
+        "max_count": 4,
+    }
     path: Name = "gateway"
     """ALB path prefix (`/<path>/v1/chat/completions`) and Service Connect name; must not be a
     service name; default `gateway`."""
@@ -96,18 +105,6 @@ class GatewayConfig(ServiceConfig):
     """Bedrock models routed next to the stack's own."""
     database: GatewayDatabaseConfig = Field(default_factory=GatewayDatabaseConfig)
     """LiteLLM's database."""
-    cpu: int = 1024
-    """Fargate CPU units (with memoryMib, on the Fargate grid); default 1024 (1 vCPU)."""
-    memory_mib: int = 2048
-    """Fargate memory in MiB; default 2048."""
-    cpu_architecture: CpuArchitecture = "ARM64"
-    """Fargate CPU architecture; default ARM64."""
-    desired_count: int = Field(2, ge=0, le=MAX_TASKS)
-    """Tasks at deploy time; default 2 (one per AZ)."""
-    min_count: int = Field(2, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound; default 2."""
-    max_count: int = Field(4, ge=1, le=MAX_TASKS)
-    """Autoscaling upper bound; default 4."""
     target_cpu_percent: float = Field(60.0, ge=10, le=90)
     """Target tracking on average CPU, in percent (the proxy is async I/O; CPU follows request
     rate); default 60."""

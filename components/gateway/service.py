@@ -204,11 +204,9 @@ class LiteLLMGateway(FargateService):
         )
         self._fargate_task(
             service=input.path,
-            cpu=input.cpu,
-            memory_mib=input.memory_mib,
-            cpu_architecture=input.cpu_architecture,
+            input=input,
+            size=decided.size,
             task_role=self._bedrock_role(decided, db),
-            secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
             execution_description="ECS agent: pull the image, write logs, read the gateway's "
             "secrets",
         )

@@ -19,7 +19,6 @@ from ecs_inference.config.base import ROOT
 from ecs_inference.config.issues import ConfigIssue
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.contracts.aws_limits import LISTENER_RULE_PRIORITY_MAX
-from ecs_inference.decided import Decided
 from ecs_inference.engines.base import KEEPALIVE_MARGIN_SECONDS
 from ecs_inference.models.decisions import Placement
 from ecs_inference.names import NAME_PATTERN
@@ -27,7 +26,12 @@ from ecs_inference.operations.watch import WatchedService
 from ecs_inference.rerankers.input import RerankerConfig
 from ecs_inference.rollouts.decisions import RolloutFacts, decide_rollout
 from ecs_inference.secrets.refs import secret_refs
-from ecs_inference.services.decisions import METRICS_NOTE, ServedDecisions, deregistration
+from ecs_inference.services.decisions import (
+    METRICS_NOTE,
+    FargateDecisions,
+    ServedDecisions,
+    deregistration,
+)
 from ecs_inference.sizing.fargate import CpuArchitecture
 
 GRACE_SECONDS = 120
@@ -128,15 +132,13 @@ def _admission(rr: RerankerConfig, size: sizing.FargateSize) -> contract.Admissi
 
 
 @dataclass(frozen=True, kw_only=True)
-class RerankerDecisions(Decided[RerankerConfig, Placement], ServedDecisions):
+class RerankerDecisions(FargateDecisions[RerankerConfig, Placement], ServedDecisions):
     """What a re-ranker decides from its input (`input`, read from there) and its placement
     behind the endpoint. The properties are what the load-balanced service base
     (`EcsService._serve`) and the cost lines read of it."""
 
     service: str
     """The re-ranker's key: its path `/<service>/`, log group, task family and model name."""
-    size: sizing.FargateSize
-    """The task's size on the Fargate grid."""
     model_bucket: str
     """S3 bucket of the model (`modelUri`): the task role reads only its prefix."""
     model_prefix: str

@@ -5,15 +5,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import S3Uri
 from ecs_inference.contracts import reranker as contract
 from ecs_inference.rollouts.input import RerankerRolloutConfig, default_reranker_rollout
-from ecs_inference.services.input import MAX_TASKS, ServedModelConfig
-from ecs_inference.sizing.fargate import CpuArchitecture
+from ecs_inference.services.input import FargateServiceConfig, ServedModelConfig
 from ecs_inference.sizing.lora import TransformerShape
 
 _REFERENCE = contract.REFERENCE_MODEL
@@ -73,12 +73,20 @@ class RerankerModelConfig(TransformerShape):
         )
 
 
-class RerankerConfig(ServedModelConfig):
+class RerankerConfig(ServedModelConfig, FargateServiceConfig[int | None]):
     """A CPU cross-encoder re-ranker on Fargate.
 
     Give `cpu` and `memoryMib` exactly (validated against the Fargate grid), or a need
     (`needMemoryMib`, `needVcpu`) and the cheapest valid size is chosen.
     """
+
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "cpu_architecture": contract.CPU_ARCHITECTURE,
+        # Fargate capacity is not scarce and the image starts in about a minute (S3 staging,
+        # ONNX session), so a re-ranker runs more copies than a model by default.
+        "desired_count": 2,
+        "max_count": 4,
+    }
 
     model_uri: S3Uri
     """S3 prefix with the exported ONNX model and tokenizer (staged into the task at start)."""
@@ -90,11 +98,6 @@ class RerankerConfig(ServedModelConfig):
     model: RerankerModelConfig = Field(default_factory=RerankerModelConfig)
     """The model at `modelUri` (its reranker.json `stack_model`): sizes admission, throughput,
     memory and the Fargate task; default all-MiniLM-L6-v2."""
-    cpu: int | None = None
-    """Exact Fargate CPU units (with memoryMib), validated against the grid; unset (default):
-    chosen for the need."""
-    memory_mib: int | None = None
-    """Exact Fargate memory in MiB (with cpu); unset (default): chosen for the need."""
     need_memory_mib: int = Field(2048, gt=0)
     """Memory the task needs; the cheapest grid size that fits it and the model's memory floor
     (`contracts/reranker.py` EncoderModel.memory_floor_mib: runtime plus two copies of the fp32
@@ -103,20 +106,8 @@ class RerankerConfig(ServedModelConfig):
     leaves room for request bursts."""
     need_vcpu: float = Field(1.0, gt=0)
     """vCPUs the task needs; the cheapest grid size that fits is chosen; default 1."""
-    cpu_architecture: CpuArchitecture = contract.CPU_ARCHITECTURE
-    """Graviton (cheaper for small CPU models) or x86_64 (needs an amd64 image); default
-    ARM64."""
     platform_version: str = "LATEST"
     """Fargate platform version; 8 vCPU and above need 1.4.0 or LATEST; default LATEST."""
-    # Fargate capacity is not scarce and the image starts in about a minute (S3 staging, ONNX
-    # session), so a re-ranker runs more copies than a model by default.
-    desired_count: int = Field(2, ge=0, le=MAX_TASKS)
-    """Tasks at deploy time; default 2."""
-    min_count: int = Field(1, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound, at least 1 (default 1): no supported scaling metric can scale
-    out from zero tasks (target tracking on a per-task metric has no data then)."""
-    max_count: int = Field(4, ge=1, le=MAX_TASKS)
-    """Autoscaling upper bound; default 4."""
     scaling_metric: Literal["requestCount", "cpu"] = "requestCount"
     """ALBRequestCountPerTarget or ECSServiceAverageCPUUtilization; default requestCount."""
     scaling_target: float = Field(100.0, gt=0)
@@ -131,8 +122,6 @@ class RerankerConfig(ServedModelConfig):
         need = {"need_memory_mib", "need_vcpu"} & self.model_fields_set
         if exact and need:
             raise ValueError("give either cpu + memoryMib, or needMemoryMib/needVcpu, not both")
-        if (self.cpu is None) != (self.memory_mib is None):
-            raise ValueError("cpu and memoryMib must be given together")
         if self.scaling_metric == "cpu" and not 1 <= self.scaling_target <= 100:
             raise ValueError("scalingTarget for the cpu metric is a percentage (1-100)")
         return self

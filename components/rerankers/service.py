@@ -156,16 +156,14 @@ class FargateReranker(FargateService):
         facts = decided.placement.facts
         self._fargate_task(
             service=service,
-            cpu=decided.size.cpu,
-            memory_mib=decided.size.memory_mib,
-            cpu_architecture=input.cpu_architecture,
+            input=input,
+            size=decided.size,
             task_role=weights_task_role(
                 self._ctx,
                 bucket=decided.model_bucket,
                 prefix=decided.model_prefix,
                 kms_key_arn=input.kms_key_arns.weights,
             ),
-            secrets_kms_key_arns=input.kms_key_arns.secrets,
             exec_logging=facts.execute_command_logging if facts.execute_command else None,
         )
         self._serve(

@@ -1,26 +1,21 @@
-"""Service specs: the checks every load-balanced service shares (`common_decision_checks` and
-its helpers), and what they and `EcsService` read of a decided service (`ServedService`).
+"""The checks every load-balanced service shares (`common_decision_checks` and its helpers),
+and what they and `EcsService` read of a decided service (`ServedService`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from ecs_inference import iam
 from ecs_inference.contracts.aws_limits import (
-    CLOUDWATCH_LOG_RETENTION_DAYS,
     ECS_GRACE_PERIOD_MAX,
     LISTENER_RULE_PRIORITY_MAX,
     SCALING_COOLDOWN_MAX_SECONDS,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
-from ecs_inference.names import NAME_PATTERN
-from ecs_inference.rollouts.spec import ROLLING, RolloutSpec
-from ecs_inference.secrets import refs as stack_secrets
+from ecs_inference.rollouts.spec import RolloutSpec
 
 
 class ServiceArgsError(ValueError):
@@ -63,62 +58,6 @@ class ServedService(Protocol):
     def rollout(self) -> RolloutSpec: ...
 
 
-@dataclass(frozen=True, kw_only=True)
-class ServiceSpec:
-    """What every load-balanced service (model or re-ranker) is made of; the subclasses add their
-    own fields and defaults."""
-
-    service: str
-    """Short name: the URL path `/<service>/`, log group and task family."""
-    priority: int
-    """First of the service's two listener rule priorities (1-50000, unique on the listener)."""
-    image: str | None
-    """Image reference; None: the stack's own build of the service's image (images.build)."""
-    desired_count: int = 1
-    """Tasks at deploy time."""
-    min_count: int = 1
-    """Autoscaling minimum."""
-    max_count: int = 2
-    """Autoscaling maximum."""
-    scale_out_cooldown: int = 60
-    """Seconds between scale-outs (at most scale_in_cooldown: scale out fast, in slow)."""
-    scale_in_cooldown: int = 300
-    """Seconds between scale-ins."""
-    health_check_grace_period_seconds: int = 600
-    """Time ECS ignores failing health checks after a task starts (image pull + load)."""
-    deregistration_delay_seconds: int = 300
-    """At least the longest request (0-3600)."""
-    max_request_seconds: int | None = None
-    """The longest request (a whole stream) the deregistration delay was derived from, tagged on
-    the target group for the policy pack; None: not stated (untagged)."""
-    deployment_minimum_healthy_percent: int = 100
-    """ECS rolling deploy lower bound."""
-    deployment_maximum_percent: int = 200
-    """ECS rolling deploy upper bound."""
-    stop_timeout_seconds: int = 120
-    """SIGTERM-to-SIGKILL for in-flight requests."""
-    environment: Mapping[str, str] = field(default_factory=dict)
-    """Extra plain variables (may not override the ones the service sets itself)."""
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    """Env name -> Secrets Manager ARN (optionally `:json-key::`), injected via valueFrom."""
-    log_retention_days: int = 30
-    """CloudWatch Logs retention (one of the values CloudWatch accepts)."""
-    metrics_sidecar: bool = False
-    """Run the metrics sidecar (image `metrics_image`) next to the serving container."""
-    metrics_image: str | None = None
-    """Sidecar image; None with `metrics_sidecar`: the stack's own build."""
-    weights_kms_key_arn: str | None = None
-    """KMS key of the weights' SSE-KMS objects: the task role may decrypt with it (via S3)."""
-    secrets_kms_key_arns: tuple[str, ...] = ()
-    """Customer-managed KMS keys of `secrets`: the execution role may decrypt with them."""
-    execute_command: bool = False
-    """ECS Exec into the tasks (the cluster's `executeCommand`)."""
-    execute_command_logging: bool = True
-    """With execute_command: the task role may write the cluster's session log."""
-    rollout: RolloutSpec = ROLLING
-    """How a new revision replaces the old one (`components.rollouts`); default rolling."""
-
-
 def _deferred(value: object) -> bool:
     """An Output (the stack's own build, known at deploy time), recognised without Pulumi."""
     return callable(getattr(value, "apply", None))
@@ -128,19 +67,6 @@ def _deferred(value: object) -> bool:
 # validation (pure)
 # --------------------------------------------------------------------------------------------
 
-LOG_RETENTION_DAYS = CLOUDWATCH_LOG_RETENTION_DAYS
-
-
-def log_retention_problem(days: int) -> str | None:
-    """Why `days` is not a retention CloudWatch Logs accepts, or None (the config schema raises
-    the same message at `logRetentionDays`)."""
-    if days in LOG_RETENTION_DAYS:
-        return None
-    return (
-        f"{days} is not a CloudWatch retention value "
-        f"({', '.join(map(str, sorted(LOG_RETENTION_DAYS)))})"
-    )
-
 
 def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
@@ -149,37 +75,6 @@ def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -
         bound = f"{lo}-{hi}" if hi is not None else f">= {lo}"
         raise ServiceArgsError(f"{where}: {name} {value} outside {bound}")
     return value
-
-
-def common_key_checks(where: str, args: ServiceSpec) -> None:
-    """The rules the config schema applies to each service key (`services/input.py`): a spec
-    the plan builds has passed them; a spec built by hand is checked here."""
-    service, min_count, max_count = args.service, args.min_count, args.max_count
-    if not isinstance(service, str) or not NAME_PATTERN.match(service):
-        raise ServiceArgsError(
-            f"{where}: service {service!r} must be 2-21 lowercase letters, digits and '-'"
-        )
-    _int(where, "min_count", min_count, 0)
-    _int(where, "max_count", max_count, 1)
-    _int(where, "desired_count", args.desired_count, 0)
-    if not min_count <= args.desired_count <= max_count:
-        raise ServiceArgsError(
-            f"{where}: need min_count <= desired_count <= max_count, got {min_count} <= "
-            f"{args.desired_count} <= {max_count}"
-        )
-    if (problem := log_retention_problem(args.log_retention_days)) is not None:
-        raise ServiceArgsError(f"{where}: log_retention_days {problem}")
-    for kind, mapping in (("environment", args.environment), ("secrets", args.secrets)):
-        for name in mapping:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise ServiceArgsError(f"{where}: {kind} name {name!r} is not a variable name")
-    for name, arn in args.secrets.items():
-        if stack_secrets.is_reference(arn):
-            continue  # the stack's own secret: its ARN is the one the stack creates
-        try:
-            iam.secret_policy_arn(arn)
-        except iam.PolicyArgumentError as exc:
-            raise ServiceArgsError(f"{where}: secrets.{name}: {exc}") from None
 
 
 class CheckedService(ServedService, Protocol):

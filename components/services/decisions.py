@@ -1,6 +1,7 @@
 """What every load-balanced service (models, re-rankers, the gateway) decides alike: how long a
 task deregisters, the note on the metrics sidecar, and how a spec check's error becomes a
-config issue. Pure: the plan and the components call it."""
+config issue; and what every Fargate service (re-rankers, the gateway, workers) decides alike:
+its task size. Pure: the plan and the components call it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue
+from ecs_inference.decided import Decided, InputT, PlacementT
 from ecs_inference.rollouts.spec import RolloutSpec
 
 DEREGISTRATION_MARGIN_SECONDS = 15
@@ -54,6 +56,16 @@ class ServedDecisions:
     def max_request_seconds(self) -> int:
         """The longest request the delay covers, in seconds."""
         return self.delay.max_generation_seconds
+
+
+@dataclass(frozen=True, kw_only=True)
+class FargateDecisions(Decided[InputT, PlacementT]):
+    """What a Fargate service (a re-ranker, the gateway, a worker) decides alike: its task size,
+    which its task definition and cost lines read."""
+
+    size: sizing.FargateSize
+    """The task's size on the Fargate grid: the input's `cpu` and `memoryMib`, or the cheapest
+    size for a re-ranker's need."""
 
 
 def service_issue(path: str, exc: ValueError) -> ConfigIssue:

@@ -9,6 +9,7 @@ associates FARGATE). Everything else is `EcsService`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi_aws as aws
 from pulumi import Input
@@ -22,6 +23,8 @@ from ecs_inference.services.base import (
     Placement,
     TaskRole,
 )
+from ecs_inference.services.input import FargateServiceConfig
+from ecs_inference.sizing.fargate import FargateSize
 
 FARGATE = "FARGATE"
 
@@ -33,26 +36,25 @@ class FargateService(EcsService):
         self,
         *,
         service: str,
-        cpu: int,
-        memory_mib: int,
-        cpu_architecture: str,
+        input: FargateServiceConfig[Any],
+        size: FargateSize,
         task_role: TaskRole,
-        secrets_kms_key_arns: Sequence[str] = (),
         execution_description: str = EXECUTION_ROLE_DESCRIPTION,
         exec_logging: bool | None = None,
     ) -> None:
-        """The roles and a FARGATE task definition of `cpu` units and `memory_mib` (a pair on
-        the grid) for `cpu_architecture` (ARM64 or X86_64); see `EcsService._task`."""
+        """The roles and a FARGATE task definition of the decided `size` for the input's
+        `cpuArchitecture`, its execution role decrypting the input's secrets' KMS keys; see
+        `EcsService._task`."""
         self._task(
             service=service,
             compatibility=FARGATE,
-            cpu=cpu,
-            memory_mib=memory_mib,
+            cpu=size.cpu,
+            memory_mib=size.memory_mib,
             task_role=task_role,
             runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                cpu_architecture=cpu_architecture, operating_system_family="LINUX"
+                cpu_architecture=input.cpu_architecture, operating_system_family="LINUX"
             ),
-            secrets_kms_key_arns=secrets_kms_key_arns,
+            secrets_kms_key_arns=input.kms_key_arns.secrets,
             execution_description=execution_description,
             exec_logging=exec_logging,
         )

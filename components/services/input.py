@@ -4,12 +4,15 @@ credentials out of plain environment and model hubs out of serving containers.""
 
 from __future__ import annotations
 
+import copy
 import re
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
 from ecs_inference.config.base import SECRET_ARN_PATTERN, Image, Section, secret_value
+from ecs_inference.contracts.aws_limits import CLOUDWATCH_LOG_RETENTION_DAYS
 from ecs_inference.contracts.engine import (
     ENV_REGION_VARIABLES,
     HUB_OFFLINE_VARIABLES,
@@ -18,11 +21,13 @@ from ecs_inference.contracts.engine import (
 from ecs_inference.contracts.vllm import ENV_API_KEY as VLLM_API_KEY
 from ecs_inference.iam import KMS_KEY_ARN
 from ecs_inference.rollouts.input import RolloutConfig, default_rollout
-from ecs_inference.services.checks import ServiceSpec, log_retention_problem
+from ecs_inference.sizing.fargate import CpuArchitecture
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Environment names that look like credentials must come from Secrets Manager instead.
 SECRET_NAME_HINT = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+Size = TypeVar("Size", bound=int | None)
+"""A Fargate section's `cpu` and `memoryMib`: always given (`int`) or chosen for a need."""
 # The project's own bound on task counts: far above any service's need, low enough to catch a
 # typo.
 MAX_TASKS = 1000
@@ -86,17 +91,23 @@ def _model_hub_message(section: str, name: str) -> str | None:
 
 
 class ServiceConfig(Section):
-    """The keys every service section has."""
+    """The keys every service section has. A section's own defaults of these keys are its
+    `DEFAULTS` (read into the schema, so the reference shows them), not a second declaration."""
+
+    DEFAULTS: ClassVar[Mapping[str, object]] = {}
+    """Field name -> this section's default, where it differs from the one declared here."""
 
     image: Image | None = None
-    """Container image; unset: the engine's entry in `images`, else the stack's own build
-    (`images.build`)."""
-    desired_count: int = Field(ServiceSpec.desired_count, ge=0, le=MAX_TASKS)
+    """Container image, pinned by tag or digest; unset: a model's or re-ranker's engine entry in
+    `images`, else the stack's own build (`images.build`); the gateway's default is LiteLLM's
+    pinned release (`contracts.litellm.VERSION`); a worker must set its own."""
+    desired_count: int = Field(1, ge=0, le=MAX_TASKS)
     """Tasks at deploy time (autoscaling moves it within min..max)."""
-    min_count: int = Field(ServiceSpec.min_count, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound, at least 1: no supported scaling metric can scale out from zero
-    tasks (target tracking on a per-task metric has no data then)."""
-    max_count: int = Field(ServiceSpec.max_count, ge=1, le=MAX_TASKS)
+    min_count: int = Field(1, ge=0, le=MAX_TASKS)
+    """Autoscaling lower bound, at least 1 where the scaling metric is per task (target tracking
+    has no data with zero tasks, so it could not scale out again); a worker's (queue backlog)
+    may be 0: scale to zero on an empty queue."""
+    max_count: int = Field(2, ge=1, le=MAX_TASKS)
     """Autoscaling upper bound."""
     environment: dict[str, str] = Field(default_factory=dict)
     """Plain settings for the container. Credentials are rejected here: use `secrets`."""
@@ -105,11 +116,24 @@ class ServiceConfig(Section):
     `pulumi config set --secret --path 'ecs-inference:platform.<section>.<name>.secrets.<NAME>'
     <value>` (the stack keeps it in an SSM SecureString parameter of its own, and a new value
     rolls the service); injected by ECS at start, never as plain environment."""
-    log_retention_days: int = ServiceSpec.log_retention_days
+    log_retention_days: int = 30
     """CloudWatch log retention in days: one of the values CloudWatch Logs accepts
     (`contracts/aws_limits.py` CLOUDWATCH_LOG_RETENTION_DAYS)."""
     kms_key_arns: SecretKeysConfig = Field(default_factory=SecretKeysConfig)
     """Customer-managed KMS keys of `secrets`."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Apply the section's own `DEFAULTS` to the fields declared here (and rebuild its
+        schema with them): a default is stated once, in the section's table."""
+        super().__pydantic_init_subclass__(**kwargs)
+        if not (own := cls.__dict__.get("DEFAULTS")):
+            return
+        for name, default in own.items():
+            field = copy.copy(cls.model_fields[name])
+            field.default = default
+            cls.model_fields[name] = field
+        cls.model_rebuild(force=True)
 
     # Whether the service serves a model it loads at start (models, re-rankers): such a service
     # may not carry a model hub credential or turn the hub back on.
@@ -149,8 +173,11 @@ class ServiceConfig(Section):
     @field_validator("log_retention_days")
     @classmethod
     def _retention(cls, days: int) -> int:
-        if (problem := log_retention_problem(days)) is not None:
-            raise ValueError(problem)
+        if days not in CLOUDWATCH_LOG_RETENTION_DAYS:
+            raise ValueError(
+                f"{days} is not a CloudWatch retention value "
+                f"({', '.join(map(str, sorted(CLOUDWATCH_LOG_RETENTION_DAYS)))})"
+            )
         return days
 
     @field_validator("secrets")
@@ -203,3 +230,25 @@ class ServedModelConfig(ServiceConfig):
     rollout: RolloutConfig = Field(default_factory=default_rollout)
     """How a new revision replaces the old one: `rolling` (default), `blueGreen`, `canary` or
     `linear`, with the smoke test and bake time of the last three (docs/rollouts.md)."""
+
+
+class FargateServiceConfig(ServiceConfig, Generic[Size]):
+    """The keys of a service on Fargate (gateway, re-rankers, workers): its task size and
+    architecture. `Size` is `int` where the section always has a size (its `DEFAULTS` give
+    one), `int | None` where unset means chosen for a need (a re-ranker's)."""
+
+    # The section's `DEFAULTS` state the size: None stays only where `Size` admits it.
+    cpu: Size = None  # pyright: ignore[reportAssignmentType]
+    """Fargate CPU units (1024 = 1 vCPU), with memoryMib a pair on the Fargate grid; unset (a
+    re-ranker's default): chosen for the need."""
+    memory_mib: Size = None  # pyright: ignore[reportAssignmentType]
+    """Fargate memory in MiB (with cpu); unset (a re-ranker's default): chosen for the need."""
+    cpu_architecture: CpuArchitecture = "ARM64"
+    """Fargate CPU architecture: ARM64 (Graviton, cheaper) or X86_64 (needs an amd64 image);
+    default ARM64."""
+
+    @model_validator(mode="after")
+    def _cpu_with_memory(self) -> FargateServiceConfig[Size]:
+        if (self.cpu is None) != (self.memory_mib is None):
+            raise ValueError("cpu and memoryMib must be given together")
+        return self

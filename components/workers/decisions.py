@@ -20,6 +20,7 @@ from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX
 from ecs_inference.contracts.worker import ENV_API_KEY
 from ecs_inference.operations.alarms import queue_age_threshold_seconds
 from ecs_inference.secrets.refs import secret_ref, secret_refs
+from ecs_inference.services.decisions import FargateDecisions
 from ecs_inference.workers.input import WorkerConfig
 from ecs_inference.workers.queues import MANAGED_ENV, queue_name_problems
 from ecs_inference.workers.scaling import from_zero_steps
@@ -119,15 +120,13 @@ class GatewayKeys:
     database: bool = False
 
 
-@dataclass(frozen=True)
-class WorkerDecisions:
-    """What a worker decides from its input (`input`, read from there): the values derived from
-    it, each a pure function of the input and the gateway's keys."""
+@dataclass(frozen=True, kw_only=True)
+class WorkerDecisions(FargateDecisions[WorkerConfig, GatewayKeys]):
+    """What a worker decides from its input (`input`, read from there) and the keys of the
+    gateway it calls (`placement`): the values derived from them, each a pure function."""
 
     name: str
     """The worker's name: its queues, log group and task family."""
-    input: WorkerConfig
-    """Its input, as given."""
     visibility_timeout_seconds: int
     """The queue's visibility timeout: the longest job plus a margin (`visibility_timeout`)."""
     backlog_target: float
@@ -135,8 +134,6 @@ class WorkerDecisions:
     secret_refs: Mapping[str, str]
     """The input's `secrets` as references (ARNs or the stack's own), with the gateway's
     master key as `GATEWAY_API_KEY` unless the input names its own."""
-    lines: tuple[str, ...] = ()
-    """The decision lines (the preview prints them)."""
 
 
 def api_key_issue(name: str, cfg: WorkerConfig, keys: GatewayKeys) -> ConfigIssue | None:
@@ -239,7 +236,17 @@ def worker_service(
     secrets = secret_refs(f"platform.workers.{name}", cfg.secrets)
     secrets.setdefault(ENV_API_KEY, gateway.master_key_ref)
     lines = _decisions(cfg, target, visibility, size)
-    return WorkerDecisions(name, cfg, visibility.seconds, target, secrets, tuple(lines)), []
+    decided = WorkerDecisions(
+        name=name,
+        input=cfg,
+        placement=gateway,
+        size=size,
+        visibility_timeout_seconds=visibility.seconds,
+        backlog_target=target,
+        secret_refs=secrets,
+        lines=tuple(lines),
+    )
+    return decided, []
 
 
 def _decisions(

@@ -5,28 +5,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field, model_validator
 
-from ecs_inference.config.base import Image
 from ecs_inference.contracts import aws_limits
-from ecs_inference.services.input import MAX_TASKS, ServiceConfig
-from ecs_inference.sizing.fargate import CpuArchitecture
+from ecs_inference.services.input import FargateServiceConfig
 
 _RECEIVES = aws_limits.SQS_MAX_RECEIVE_COUNT_RANGE
 _RETENTION = (aws_limits.SQS_RETENTION_MIN, aws_limits.SQS_RETENTION_MAX)
 
 
-class WorkerConfig(ServiceConfig):
+class WorkerConfig(FargateServiceConfig[int]):
     """A queue worker on Fargate: the user's image takes jobs from its own SQS queue (with a
     dead-letter queue) and calls models through the gateway (`GATEWAY_URL`, `QUEUE_URL`
     injected). It scales on backlog per task, to zero when the queue is empty."""
 
     SCALES_FROM_ZERO: ClassVar[bool] = True  # the queue's backlog exists with zero tasks
+    DEFAULTS: ClassVar[Mapping[str, object]] = {
+        "cpu": 256,
+        "memory_mib": 512,
+        # None at deploy time and none kept on an empty queue: the queue decides.
+        "desired_count": 0,
+        "min_count": 0,
+        "max_count": 10,
+    }
 
-    image: Image | None = None
-    """The worker's image (pinned by tag or digest). Required."""
     max_job_seconds: int = Field(ge=1)
     """Longest job; the queue's visibility timeout is derived from it (SQS allows at most 12 h
     in total)."""
@@ -36,18 +41,6 @@ class WorkerConfig(ServiceConfig):
     """How long a job may wait before it starts; with jobSeconds it sets the scaling target."""
     concurrency: int = Field(1, ge=1, le=1000)
     """Jobs one task works on at once (`WORKER_CONCURRENCY`); default 1."""
-    cpu: int = 256
-    """Fargate CPU units (with memoryMib, on the Fargate grid); default 256 (0.25 vCPU)."""
-    memory_mib: int = 512
-    """Fargate memory in MiB; default 512."""
-    cpu_architecture: CpuArchitecture = "ARM64"
-    """Fargate CPU architecture (X86_64 needs an amd64 image); default ARM64."""
-    desired_count: int = Field(0, ge=0, le=MAX_TASKS)
-    """Tasks at deploy time; the queue decides afterwards; default 0."""
-    min_count: int = Field(0, ge=0, le=MAX_TASKS)
-    """Autoscaling lower bound (default 0: scale to zero on an empty queue)."""
-    max_count: int = Field(10, ge=1, le=MAX_TASKS)
-    """Autoscaling upper bound; default 10 tasks."""
     max_receive_count: int = Field(3, ge=_RECEIVES[0], le=_RECEIVES[1])
     """Receives before a message moves to the dead-letter queue; default 3."""
     retention_seconds: int = Field(345_600, ge=_RETENTION[0], le=_RETENTION[1])

@@ -37,9 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ecs_inference.contracts.aws_limits import STEP_ADJUSTMENTS_MAX
+from ecs_inference.workers.input import WorkerConfig
 
-ECS_NAMESPACE = "ecs"
-ECS_DIMENSION = "ecs:service:DesiredCount"
 SQS_NAMESPACE = "AWS/SQS"
 # Container Insights (on in this project's clusters) publishes the running task count per
 # service each minute; AWS/ECS has no task-count metric.
@@ -194,29 +193,28 @@ MetricName = TypeVar("MetricName")
 class WorkerScaling(Generic[MetricName]):
     """Every scaling decision for one worker service.
 
-    `target` backlog per task; `min_count`/`max_count` of the scalable target; `idle_minutes`
-    before scaling in to zero; cooldowns in seconds. `queue_name`, `cluster_name` and
-    `service_name` name the metrics: strings, or (in a component) values only known when the
-    resources exist, which end up unchanged in the same places of the requests.
+    `target` backlog per task; the worker's input (`worker`) bounds the scalable target
+    (`minCount`, `maxCount`) and waits `idleMinutes` before scaling in to zero; cooldowns in
+    seconds. `queue_name`, `cluster_name` and `service_name` name the metrics: strings, or (in a
+    component) values only known when the resources exist, which end up unchanged in the same
+    places of the requests.
     """
 
     queue_name: MetricName
     cluster_name: MetricName
     service_name: MetricName
     target: float
-    min_count: int
-    max_count: int
-    idle_minutes: int = 15
+    worker: WorkerConfig
     scale_out_cooldown: int = 60
     scale_in_cooldown: int = 300
 
     @property
     def from_zero(self) -> tuple[Step, ...]:
-        return from_zero_steps(self.target, self.max_count)
+        return from_zero_steps(self.target, self.worker.max_count)
 
     @property
     def scales_to_zero(self) -> bool:
-        return self.min_count == 0
+        return self.worker.min_count == 0
 
     # -- API requests ---------------------------------------------------------------------
 
@@ -283,7 +281,7 @@ class WorkerScaling(Generic[MetricName]):
         """PutMetricAlarm request: no visible and no in-flight message for `idle_minutes`."""
         return _named(alarm_name, policy_arn) | {
             "AlarmDescription": (
-                f"Nothing waiting or in flight for {self.idle_minutes} min: scale in to zero"
+                f"Nothing waiting or in flight for {self.worker.idle_minutes} min: scale in to zero"
             ),
             "ActionsEnabled": True,
             "Metrics": _alarm_queries(
@@ -295,8 +293,8 @@ class WorkerScaling(Generic[MetricName]):
                 },
                 "Maximum",
             ),
-            "EvaluationPeriods": self.idle_minutes,
-            "DatapointsToAlarm": self.idle_minutes,
+            "EvaluationPeriods": self.worker.idle_minutes,
+            "DatapointsToAlarm": self.worker.idle_minutes,
             "Threshold": TO_ZERO_THRESHOLD,
             "ComparisonOperator": "LessThanThreshold",
             # SQS stops publishing for a queue that has been empty for hours: that is empty too.
@@ -304,11 +302,12 @@ class WorkerScaling(Generic[MetricName]):
         }
 
     def summary(self) -> str:
+        worker = self.worker
         return (
             f"scale on backlog per task (visible / running) at target {self.target:g}, "
-            f"{self.min_count}-{self.max_count} tasks; from zero by steps "
+            f"{worker.min_count}-{worker.max_count} tasks; from zero by steps "
             f"{', '.join(_step_text(s) for s in self.from_zero)}"
-            + (f"; to zero after {self.idle_minutes} min empty" if self.scales_to_zero else "")
+            + (f"; to zero after {worker.idle_minutes} min empty" if self.scales_to_zero else "")
         )
 
 
@@ -380,12 +379,12 @@ def desired_count(
         capacity = step_capacity(config["StepAdjustments"], FROM_ZERO_THRESHOLD, visible)
         assert capacity is not None, "the last step is unbounded"
         return Decision(_clamp(scaling, capacity), "scale out from zero (step)")
-    idle = visible + in_flight == 0 and idle_for_minutes >= scaling.idle_minutes
+    idle = visible + in_flight == 0 and idle_for_minutes >= scaling.worker.idle_minutes
     if scaling.scales_to_zero and idle:
         config = scaling.to_zero_policy_configuration()
         capacity = step_capacity(config["StepAdjustments"], TO_ZERO_THRESHOLD, 0.0)
         assert capacity == 0
-        return Decision(0, f"queue empty for {scaling.idle_minutes} min (step)")
+        return Decision(0, f"queue empty for {scaling.worker.idle_minutes} min (step)")
     tracked = target_tracking_capacity(running, visible / running, scaling.target)
     # Below the running count, tasks that hold a message stay (scale-in protection) until their
     # job ends; the desired count is what target tracking sets all the same.
@@ -393,4 +392,4 @@ def desired_count(
 
 
 def _clamp(scaling: WorkerScaling, count: int) -> int:
-    return max(scaling.min_count, min(scaling.max_count, count))
+    return max(scaling.worker.min_count, min(scaling.worker.max_count, count))

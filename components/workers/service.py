@@ -400,14 +400,12 @@ class QueueWorker(FargateService):
         cluster_name = Output.from_input(wiring.cluster_arn).apply(cluster_name_from_arn)
         self._fargate_task(
             service=worker.name,
-            cpu=input.cpu,
-            memory_mib=input.memory_mib,
-            cpu_architecture=input.cpu_architecture,
+            input=input,
+            size=worker.size,
             task_role=TaskRole(
                 f"Worker {worker.name}: its own queue and task protection only",
                 {"task": self._task_policy(cluster_name)},
             ),
-            secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
         )
         self._fargate_service(
             wiring,
@@ -561,9 +559,7 @@ class QueueWorker(FargateService):
             cluster_name=cluster_name,
             service_name=self.service.name,
             target=worker.backlog_target,
-            min_count=worker.input.min_count,
-            max_count=worker.input.max_count,
-            idle_minutes=worker.input.idle_minutes,
+            worker=worker.input,
         )
         common = self._scalable(wiring.cluster_arn, worker.input.min_count, worker.input.max_count)
         after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])

@@ -22,28 +22,8 @@ LIMIT = 3
 
 ALLOWED = frozenset(
     {
-        # gateway: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) its input
-        # shares with the re-rankers' and the workers' inputs, until one Fargate input base holds them
-        "gateway.input.GatewayConfig ~ rerankers.input.RerankerConfig",
-        "gateway.input.GatewayConfig ~ services.checks.ServiceSpec",
-        # workers: the Fargate keys (cpu, memoryMib, cpuArchitecture, counts, image) the gateway's
-        # and the re-rankers' inputs declare too; and the scaling policies' own bounds
-        # (`WorkerScaling`, taking Outputs for its metrics)
-        "gateway.input.GatewayConfig ~ workers.input.WorkerConfig",
-        "rerankers.input.RerankerConfig ~ workers.input.WorkerConfig",
-        "services.checks.ServiceSpec ~ workers.input.WorkerConfig",
-        "services.checks.ServiceSpec ~ workers.scaling.WorkerScaling",
-        "workers.input.WorkerConfig ~ workers.scaling.WorkerScaling",
         # operations: the alarm, dashboard and watch tables
         "config.stack.StackConfig ~ plan.stack.Plan",
-        # re-rankers: the counts and rollout ServiceSpec (the models' spec base) still declares
-        "rerankers.input.RerankerConfig ~ services.checks.ServiceSpec",
-        # services: config/services.py and specs/service.py ServiceSpec, the base every service section shares
-        "services.checks.ServiceSpec ~ services.input.ServiceConfig",
-        # models: ServiceSpec (the re-rankers' base, until they move) declares what the model
-        # service's wiring and stack facts carry
-        "models.decisions.StackFacts ~ services.checks.ServiceSpec",
-        "services.base.PlacedWiring ~ services.checks.ServiceSpec",
     }
 )
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from ecs_inference.contracts.aws_limits import SQS_VISIBILITY_TIMEOUT_MAX, STEP_ADJUSTMENTS_MAX
 from ecs_inference.workers.decisions import WorkerScalingError, backlog_target, visibility_timeout
+from ecs_inference.workers.input import WorkerConfig
 from ecs_inference.workers.queues import queue_attribute_problems, queue_attributes
 from ecs_inference.workers.scaling import (
     FROM_ZERO_THRESHOLD,
@@ -30,6 +31,7 @@ from ecs_inference.workers.scaling import (
 from tests.aws_shapes import validate_shape
 
 PATH = "platform.workers.summarise.maxJobSeconds"
+IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/summarise:1.0"
 QUEUE_ARN = "arn:aws:sqs:eu-west-1:111122223333:inference-summarise"
 DLQ_ARN = "arn:aws:sqs:eu-west-1:111122223333:inference-summarise-dlq"
 POLICY_ARN = (
@@ -39,14 +41,16 @@ POLICY_ARN = (
 
 
 def scaling(target: float = 10.0, min_count: int = 0, max_count: int = 8) -> WorkerScaling:
-    return WorkerScaling(
-        queue_name="inference-summarise",
-        cluster_name="inference",
-        service_name="summarise",
-        target=target,
+    worker = WorkerConfig(
+        image=IMAGE,
+        max_job_seconds=900,
+        job_seconds=30,
+        acceptable_latency_seconds=300,
+        desired_count=min_count,
         min_count=min_count,
         max_count=max_count,
     )
+    return WorkerScaling("inference-summarise", "inference", "summarise", target, worker)
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,8 +168,8 @@ def test_policies_and_alarms_are_requests_aws_accepts(max_count):
             "ServiceNamespace": "ecs",
             "ResourceId": "service/inference/summarise",
             "ScalableDimension": "ecs:service:DesiredCount",
-            "MinCapacity": s.min_count,
-            "MaxCapacity": s.max_count,
+            "MinCapacity": s.worker.min_count,
+            "MaxCapacity": s.worker.max_count,
         },
     )
     validate_shape(

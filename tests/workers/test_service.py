@@ -181,7 +181,7 @@ def test_service_is_private_and_a_service_connect_client(rec: Recording):
 
 
 def test_scaling_policies_are_the_computed_ones_and_valid_requests(rec: Recording):
-    expected = WorkerScaling("q", "inference", "s", target=10.0, min_count=0, max_count=8)
+    expected = WorkerScaling("q", "inference", "s", 10.0, worker_input(min_count=0))
     target = rec.one("aws:appautoscaling/target:Target").inputs
     assert (target["minCapacity"], target["maxCapacity"]) == (0, 8)
     backlog = rec.one("aws:appautoscaling/policy:Policy", "-backlog").inputs
