@@ -1,9 +1,10 @@
 """What every engine module provides, and the checks the engines share.
 
 An engine module (`vllm.py`, `neuron.py`, ...) defines a frozen launch dataclass (how its image
-is started: validated on construction, every error naming the setting to fix) and an `Engine`
-subclass that the plan asks for everything else; `components.engines` finds the modules and
-registers them by name. Pure code: no Pulumi import.
+is started: a `Launch` reading the service's decisions, validated on construction, every
+error naming the setting to fix) and an `Engine` subclass that the plan asks for everything
+else; `components.engines` finds the modules and registers them by name. Pure code: no Pulumi
+import.
 
 The container contract each launch writes (the `ENGINE_*` environment its image's entrypoint
 reads) lives in `contracts/<engine>.py`, which the images copy; the launches refer to it.
@@ -16,23 +17,29 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from functools import cached_property
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from ecs_inference import iam, sizing
+from ecs_inference import sizing
 from ecs_inference.config.base import Section
 from ecs_inference.contracts import flag_table
+from ecs_inference.contracts.engine import (
+    DEFAULT_PORT,
+    ENV_EXTRA_ARGS,
+    ENV_HF_HUB_OFFLINE,
+    ENV_PORT,
+    ENV_REGION_VARIABLES,
+    ENV_SERVED_MODEL_NAME,
+)
 from ecs_inference.sizing import lora as lora_sizing
 from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 
 KEEPALIVE_MARGIN_SECONDS = 5
 """A target's own HTTP keep-alive outlasts the ALB idle timeout by this much (else 502s)."""
 
-S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?$")
-_MOUNT_PATH = re.compile(r"^/[A-Za-z0-9._\-/]*$")
 _SERVED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}")
-NEURON_DEVICE = re.compile(r"^/dev/neuron(\d+)$")
 
 
 class EngineLaunchError(ValueError):
@@ -41,11 +48,6 @@ class EngineLaunchError(ValueError):
 
 class PresetError(ValueError):
     """A launch setting is invalid; the message starts with the config path to fix."""
-
-
-class TaskArgsError(ValueError):
-    """A model service's task settings disagree with its launch; the message starts with the
-    service (`where`)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -61,111 +63,6 @@ class MetricsTarget:
     """Scrape-spec family (`contracts.metrics.METRICS_BY_KIND` key)."""
     port: int
     """Port of the engine's Prometheus `/metrics` inside the task."""
-
-
-class TaskShape(Protocol):
-    """The task settings of a model service an engine checks against its launch
-    (`components.models.decisions.ModelDecisions` has them)."""
-
-    @property
-    def gpu_count(self) -> int: ...
-    @property
-    def neuron_devices(self) -> tuple[str, ...]: ...
-    @property
-    def one_task_per_instance(self) -> bool: ...
-    @property
-    def weights_bucket(self) -> str | None: ...
-    @property
-    def weights_prefix(self) -> str | None: ...
-    @property
-    def adapter_prefixes(self) -> tuple[str, ...]: ...
-    @property
-    def efs_file_system(self) -> str | None: ...
-    @property
-    def efs_path(self) -> str | None: ...
-
-
-class Launch(Protocol):
-    """How one model server starts: what the task definition's serving container gets.
-
-    Every engine's launch dataclass has these; the model service component reads nothing else,
-    so it never needs to know which engine it runs.
-    """
-
-    @property
-    def served_model_name(self) -> str:
-        """Model id clients send in the OpenAI `model` field."""
-        ...
-
-    @property
-    def port(self) -> int:
-        """Container port the ALB targets."""
-        ...
-
-    @property
-    def gpus(self) -> int:
-        """GPUs the task reserves (`resourceRequirements` GPU); 0 for none."""
-        ...
-
-    @property
-    def neuron_device_count(self) -> int:
-        """Neuron devices the task maps (`linuxParameters.devices`); 0 for none."""
-        ...
-
-    @property
-    def health_path(self) -> str:
-        """Path the target group's health check requests."""
-        ...
-
-    @property
-    def sse_keepalive_seconds(self) -> int | None:
-        """Interval of the SSE keep-alive the service sends while a stream is silent (None:
-        it sends none, so the ALB idle timeout must cover the longest generation)."""
-        ...
-
-    def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
-        """The container's `environment`, sorted by name; `region` is the stack's (None: left
-        out, or the launch's own where it carries one)."""
-        ...
-
-    def container_command(self) -> list[str]:
-        """The container's `command` (empty: the image's ENTRYPOINT reads the environment)."""
-        ...
-
-    def managed_environment(self) -> list[str]:
-        """Variables the platform sets from the launch; a service's own `environment` and
-        `secrets` may not set them."""
-        ...
-
-    def port_mappings(self) -> list[dict[str, object]]:
-        """The container's `portMappings` (awsvpc: containerPort only)."""
-        ...
-
-    def metrics_target(self) -> MetricsTarget | None:
-        """What the metrics sidecar scrapes; None when it knows none of the engine's families."""
-        ...
-
-    @property
-    def adapter_prefixes(self) -> tuple[str, ...]:
-        """Key prefixes of the weights' bucket the engine also reads (its adapters), which the
-        task role must grant; () for none."""
-        ...
-
-    @property
-    def adapter_names(self) -> tuple[str, ...]:
-        """Model names the server answers to besides `served_model_name` (its LoRA adapters,
-        which the gateway routes too); () for none."""
-        ...
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """The Neuron device paths the task maps: `given` checked against the launch, or
-        `/dev/neuron0..N-1` when none are given. Raises `TaskArgsError`."""
-        ...
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """The engine's own checks of the task settings (accelerators reserved, where the
-        weights are read from). Raises `TaskArgsError`."""
-        ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,49 +85,130 @@ def port_mappings(port: int) -> list[dict[str, object]]:
     return [{"containerPort": port, "protocol": "tcp", "name": "http"}]
 
 
-def neuron_device_mappings(count: int) -> list[dict[str, object]]:
-    """`linuxParameters.devices` mapping `/dev/neuron0..count-1` read-write.
-
-    Neuron devices are not an ECS resource type; the task maps them and the service places one
-    task per instance (distinctInstance) so devices are never shared.
-    """
-    return [
-        {
-            "hostPath": f"/dev/neuron{i}",
-            "containerPath": f"/dev/neuron{i}",
-            "permissions": ["read", "write"],
-        }
-        for i in range(count)
-    ]
-
-
 def visible_cores(cores: int) -> str:
     """`NEURON_RT_VISIBLE_CORES` for the first `cores` NeuronCores (`0`, `0-3`)."""
     return f"0-{cores - 1}" if cores > 1 else "0"
 
 
-class LaunchDefaults(abc.ABC):
-    """What most launches share: a launch dataclass inherits these and overrides what differs
-    (no Neuron devices, no command, one `http` port, no scrape target, every variable of its
-    environment managed)."""
+@dataclass(frozen=True)
+class Launch(abc.ABC):
+    """How one model server starts: what the task definition's serving container gets. The
+    model service component reads nothing else, so it never needs to know which engine it runs.
 
-    port: int
+    It holds the decisions of the service it starts (`inputs`: its model input, its fit, the
+    weights, the endpoint's idle timeout, the region) and its port. An engine's launch
+    subclasses it, reads its settings from `inputs` (it copies none), answers the abstract
+    members and overrides what differs from the defaults: no Neuron devices, no command, one
+    `http` port, no scrape target, every variable of its environment managed, `extraArgs`
+    checked against `flags` on construction.
+    """
+
+    inputs: LaunchInputs
+    """The service's decisions (`Engine.launch` gets them from the plan)."""
+    port: int = DEFAULT_PORT
+    """Container port the ALB targets (default 8000)."""
+
+    flags: ClassVar[str | None] = None
+    """The committed flag table (`contracts/flags/<name>.json`) `extraArgs` is checked against
+    (None: the engine takes none)."""
+    managed_flags: ClassVar[frozenset[str]] = frozenset()
+    """Flags the launch sets itself, which `extraArgs` may not."""
+
+    def __post_init__(self) -> None:
+        """Check `extraArgs` (a subclass checks its own settings first, then calls this)."""
+        _ = self.extra_args  # raises PresetError at `extraArgs`
+
+    @property
+    def model(self) -> ModelSettings:
+        """The model's input (`ModelConfig`)."""
+        return self.inputs.model
+
+    @property
+    def where(self) -> str:
+        """Config path of the model (`platform.models.<name>`), for error messages."""
+        return self.inputs.where
+
+    @property
+    def served_model_name(self) -> str:
+        """Model id clients send in the OpenAI `model` field (default the service key)."""
+        return self.inputs.served_model_name
+
+    @property
+    def weights_uri(self) -> str:
+        """What the engine reads: the S3 URI or the EFS mount path ("" for none)."""
+        return self.inputs.weights_uri or ""
+
+    @property
+    def alb_idle_timeout_seconds(self) -> int:
+        """The endpoint's idle timeout."""
+        return self.inputs.idle_timeout_seconds
+
+    @property
+    def aws_region(self) -> str | None:
+        """The stack's region (None: the SDK's own resolution)."""
+        return self.inputs.region
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the task reserves (`resourceRequirements` GPU): the fit's (`reserved_gpus`)."""
+        return reserved_gpus(self.inputs.fit)
+
+    @property
+    def context_length(self) -> int:
+        """Tokens per sequence (prompt + generation): `maxModelLen`, which the config requires
+        of an engine that reads it (`Engine.needs_max_model_len`)."""
+        length = self.model.max_model_len
+        assert length is not None
+        return length
+
+    @cached_property
+    def extra_args(self) -> tuple[str, ...]:
+        """`extraArgs`, checked against the engine's real flags (`check_extra_args`)."""
+        args = self.model.extra_args
+        if self.flags is None:
+            return tuple(args)
+        return check_extra_args(self.where, args, flag_table.load(self.flags), self.managed_flags)
+
+    def engine_environment(self, region: str | None) -> dict[str, str | None]:
+        """The variables every engine image reads (None: unset): served name, port, extra
+        args, the hub switched off, the region."""
+        return {
+            ENV_SERVED_MODEL_NAME: self.served_model_name,
+            ENV_PORT: str(self.port),
+            ENV_EXTRA_ARGS: extra_args_json(self.extra_args),
+            ENV_HF_HUB_OFFLINE: "1",
+            **{variable: region for variable in ENV_REGION_VARIABLES},
+        }
+
+    @property
+    @abc.abstractmethod
+    def health_path(self) -> str:
+        """Path the target group's health check requests."""
+
+    @property
+    @abc.abstractmethod
+    def sse_keepalive_seconds(self) -> int | None:
+        """Interval of the SSE keep-alive the service sends while a stream is silent (None:
+        it sends none, so the ALB idle timeout must cover the longest generation)."""
 
     @abc.abstractmethod
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
-        """The container's `environment`, sorted by name."""
+        """The container's `environment`, sorted by name; `region` is the stack's (None: left
+        out, or the launch's own where it carries one)."""
 
     @property
     def neuron_device_count(self) -> int:
-        """No Neuron devices."""
+        """Neuron devices the task maps (`linuxParameters.devices`); default 0."""
         return 0
 
     def container_command(self) -> list[str]:
-        """Empty: the image's ENTRYPOINT reads the environment and its CMD is reset."""
+        """The container's `command`; default empty: the image's ENTRYPOINT reads the
+        environment and its CMD is reset."""
         return []
 
     def managed_environment(self) -> list[str]:
-        """Every variable of the launch's environment."""
+        """Variables the platform sets from the launch, which a service's own `environment`
+        and `secrets` may not set; default every variable of the launch's environment."""
         return [e["name"] for e in self.container_environment()]
 
     def port_mappings(self) -> list[dict[str, object]]:
@@ -238,22 +216,21 @@ class LaunchDefaults(abc.ABC):
         return port_mappings(self.port)
 
     def metrics_target(self) -> MetricsTarget | None:
-        """None: the metrics sidecar knows none of the engine's families."""
+        """What the metrics sidecar scrapes; default None: it knows none of the engine's
+        families."""
         return None
 
     @property
     def adapter_prefixes(self) -> tuple[str, ...]:
-        """None: the engine reads only its weights."""
+        """Key prefixes of the weights' bucket the engine also reads (its adapters), which the
+        task role must grant; default () for none."""
         return ()
 
     @property
     def adapter_names(self) -> tuple[str, ...]:
-        """None: the server answers to its served model name only."""
+        """Model names the server answers to besides `served_model_name` (its LoRA adapters,
+        which the gateway routes too); default () for none."""
         return ()
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """None: a service without Neuron devices."""
-        return no_devices(where, given)
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,32 +261,11 @@ def served_name_problem(name: object) -> str | None:
     )
 
 
-def check_served_name(where: str, name: str) -> None:
-    """`served_name_problem` as a `PresetError` at `where.servedModelName`."""
-    if (problem := served_name_problem(name)) is not None:
-        raise fail(where, "servedModelName", problem)
-
-
 def check_port(where: str, key: str, port: object) -> int:
     """An unprivileged port, 1024-65535 (the images run as non-root)."""
     if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
         raise fail(where, key, f"{port!r} must be an unprivileged port 1024-65535 (non-root)")
     return port
-
-
-def check_weights_uri(where: str, uri: str) -> str:
-    """Accept `s3://bucket/prefix` or an absolute path on the task's EFS mount.
-
-    The config's `efs://<file-system>/<path>` form is resolved to the mount path before the
-    launch is built (the mount point is the platform's, not the user's, choice).
-    """
-    if isinstance(uri, str) and S3_URI.match(uri):
-        return uri
-    if isinstance(uri, str) and _MOUNT_PATH.match(uri) and ".." not in uri.split("/"):
-        return uri
-    raise fail(
-        where, "weightsUri", f"{uri!r} must be s3://bucket/prefix/ or efs://<file-system>/<path>"
-    )
 
 
 def keepalive_for(
@@ -331,6 +287,20 @@ def keepalive_for(
             f"({idle_timeout_seconds // 2} s of {idle_timeout_seconds} s)",
         )
     return keepalive_seconds
+
+
+def check_flag_values(
+    where: str, table: flag_table.FlagTable, rows: Sequence[tuple[str, str, str | None]]
+) -> None:
+    """Each `(key, flag, value)`: the value a launch maps the config's `key` to is among the
+    pinned release's choices for `flag` (None: the flag is left out), else a `PresetError`."""
+    for key, flag, value in rows:
+        choices = table.flags[flag].choices
+        if value is not None and choices is not None and value not in choices:
+            engine = f"{table.engine} {table.version}"
+            raise fail(
+                where, key, f"{value!r} is not a {engine} {flag} value ({', '.join(choices)})"
+            )
 
 
 def check_extra_args(
@@ -378,113 +348,6 @@ def check_extra_args(
 
 
 # --------------------------------------------------------------------------------------------
-# shared task checks
-# --------------------------------------------------------------------------------------------
-
-
-def check_gpus_match(where: str, task: TaskShape, gpus: int) -> None:
-    """The task reserves exactly the launch's GPUs."""
-    if task.gpu_count != gpus:
-        raise TaskArgsError(
-            f"{where}: gpu_count {task.gpu_count} must equal the launch's {gpus} GPU(s)"
-        )
-
-
-def check_gpu_service(where: str, task: TaskShape, gpus: int) -> None:
-    """A GPU service with weights on S3 or EFS: exactly `gpus` reserved, no Neuron devices."""
-    check_gpus_match(where, task, gpus)
-    no_devices(where, task.neuron_devices)
-    check_weights_store(where, task)
-
-
-def check_s3_source(where: str, task: TaskShape, source: str) -> None:
-    """The weights come from S3, and the task role may read the prefix the engine reads."""
-    if not task.weights_bucket or task.weights_prefix is None:
-        raise TaskArgsError(f"{where}: weights_bucket is required")
-    try:
-        iam.s3_read_policy(task.weights_bucket, task.weights_prefix)
-    except iam.PolicyArgumentError as exc:
-        raise TaskArgsError(f"{where}: {exc}") from None
-    wanted = task.weights_prefix.strip("/")
-    if not s3_readable(source, task.weights_bucket, [wanted]):
-        raise TaskArgsError(
-            f"{where}: the engine reads {source} but the task role may only read "
-            f"s3://{task.weights_bucket}/{wanted}"
-        )
-
-
-def s3_readable(source: str, bucket: str | None, prefixes: Sequence[str]) -> bool:
-    """Whether a role that reads `prefixes` of `bucket` ("" the whole bucket) reads `source`."""
-    found, key = iam.split_s3_uri(source)
-    return found == bucket and any(
-        p == "" or key == p or key.startswith(p + "/") for p in (p.strip("/") for p in prefixes)
-    )
-
-
-def check_weights_store(where: str, task: TaskShape) -> None:
-    """Weights on EFS (file system and path together) or in S3 (a readable prefix), not both;
-    or none at all."""
-    on_efs = task.efs_file_system is not None
-    if on_efs != (task.efs_path is not None):
-        raise TaskArgsError(f"{where}: efs_file_system and efs_path go together")
-    if on_efs and task.weights_bucket is not None:
-        raise TaskArgsError(f"{where}: weights are on EFS or S3, not both")
-    if task.weights_bucket is not None:
-        try:
-            iam.s3_read_policy(task.weights_bucket, task.weights_prefix or "")
-        except iam.PolicyArgumentError as exc:
-            raise TaskArgsError(f"{where}: {exc}") from None
-
-
-def no_devices(where: str, given: Sequence[str]) -> list[str]:
-    """`device_paths` of a launch that maps no Neuron device: none may be given."""
-    if given:
-        raise TaskArgsError(f"{where}: neuron_devices only apply to Neuron services")
-    return []
-
-
-def checked_device_paths(where: str, wanted: int, given: Sequence[str], need: str) -> list[str]:
-    """`given` Neuron device paths, checked (`/dev/neuronN`, distinct, exactly `wanted`), or
-    `/dev/neuron0..wanted-1` when none are given. `need` says why `wanted` are needed."""
-    if not given:
-        return [f"/dev/neuron{i}" for i in range(wanted)]
-    paths = list(given)
-    for path in paths:
-        if not NEURON_DEVICE.match(path):
-            raise TaskArgsError(f"{where}: neuron device {path!r} is not /dev/neuronN")
-    if len(set(paths)) != len(paths):
-        raise TaskArgsError(f"{where}: neuron_devices {paths} repeats a device")
-    if len(paths) != wanted:
-        raise TaskArgsError(f"{where}: {need}, neuron_devices gives {len(paths)}")
-    return paths
-
-
-def engine_fit(
-    where: str,
-    engine: str,
-    need: sizing.MemoryNeed,
-    instance_type: str,
-    gpu_memory_utilization: float,
-    tensor_parallel_size: int | None = None,
-) -> sizing.GpuFit:
-    """The VRAM method for a GPU service of `engine`, failing with its config path.
-
-    One method serves all engines because each caps the same quantity (each engine's module
-    says how its memory flag maps to the sizing's utilisation). `tensor_parallel_size`
-    (default None: choose) pins the number of GPUs.
-    """
-    try:
-        return sizing.choose_tensor_parallel(
-            need,
-            instance_type,
-            gpu_memory_utilization,
-            tensor_parallel_size=tensor_parallel_size,
-        )
-    except sizing.SizingError as exc:
-        raise PresetError(f"{where}: the {engine} model does not fit: {exc}") from None
-
-
-# --------------------------------------------------------------------------------------------
 # the engine
 # --------------------------------------------------------------------------------------------
 
@@ -498,6 +361,16 @@ def reserved_gpus(fit: Fit) -> int:
     if isinstance(fit, sizing.GpuFit):
         return fit.tp_size
     return fit.devices if isinstance(fit, DeclaredFit) and fit.kind == "gpus" else 0
+
+
+SettingsT = TypeVar("SettingsT", bound=Section)
+
+
+def settings_of(model: ModelSettings, kind: type[SettingsT]) -> SettingsT:
+    """The model's engine settings, which its engine requires and validated as a `kind`."""
+    settings = model.engine_settings
+    assert isinstance(settings, kind)
+    return settings
 
 
 class StartupSettings(Protocol):
@@ -633,6 +506,8 @@ class Engine(abc.ABC):
 
     name: ClassVar[str]
     """The `engine` value that selects it (`platform.models.<name>.engine`)."""
+    launch_class: ClassVar[type[Launch]]
+    """How its image starts (a `Launch` subclass), built from the plan's decisions."""
     description: ClassVar[str]
     """One line for the configuration reference (what it is, which accelerators)."""
     settings_key: ClassVar[str | None] = None
@@ -753,10 +628,10 @@ class Engine(abc.ABC):
         `PresetError` (path first) for settings that cannot be sized."""
         return gpu_demand(name, model, model.tensor_parallel_size)
 
-    @abc.abstractmethod
     def launch(self, inputs: LaunchInputs) -> Launch:
-        """The service's launch (validated on construction). Raises `EngineLaunchError` (field
-        first) or `PresetError` (config path first)."""
+        """The service's launch: its `launch_class` of `inputs`, validated on construction.
+        Raises `EngineLaunchError` (field first) or `PresetError` (config path first)."""
+        return self.launch_class(inputs)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """Grace-period input: warm-up after the weights are loaded (`startup.warmupSeconds`)."""

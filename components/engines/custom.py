@@ -10,7 +10,7 @@ Neuron devices, keep-alive and warm-up.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,20 +21,15 @@ from ecs_inference.contracts import custom as contract
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    LaunchDefaults,
+    Launch,
     LaunchInputs,
     ModelSettings,
     PresetError,
-    TaskArgsError,
-    TaskShape,
-    check_gpus_match,
-    check_weights_store,
     env_list,
     fail,
     gpu_demand,
     keepalive_for,
-    neuron_device_mappings,
-    no_devices,
+    settings_of,
     sized,
     visible_cores,
 )
@@ -46,19 +41,18 @@ _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secr
 
 
 @dataclass(frozen=True)
-class CustomLaunch(LaunchDefaults):
+class CustomLaunch(Launch):
     """A bring-your-own serving image (`engine: custom`), started from what its service
     decided (`inputs`): its `custom` section, image, environment and secrets are read from the
-    model as the schema validated them (`Custom.check_config`). Construction checks what depends
-    on the endpoint: the image's keep-alive against the ALB idle timeout."""
-
-    inputs: LaunchInputs
+    model as the schema validated them (`Custom.check_config`), its port is the section's.
+    Construction checks what depends on the endpoint: the image's keep-alive against the ALB
+    idle timeout."""
 
     def __post_init__(self) -> None:
-        block = f"{self.inputs.where}.custom"
-        idle, keepalive = self.inputs.idle_timeout_seconds, self.sse_keepalive_seconds
+        block = f"{self.where}.custom"
+        idle, keepalive = self.alb_idle_timeout_seconds, self.sse_keepalive_seconds
         keepalive_for(block, idle, keepalive)
-        longest = self.inputs.model.max_generation_seconds
+        longest = self.model.max_generation_seconds
         if keepalive is None and idle < longest:
             raise fail(
                 block,
@@ -71,17 +65,7 @@ class CustomLaunch(LaunchDefaults):
     @property
     def own(self) -> CustomEngineConfig:
         """The service's `custom` section."""
-        settings = self.inputs.model.engine_settings
-        assert isinstance(settings, CustomEngineConfig)
-        return settings
-
-    @property
-    def served_model_name(self) -> str:
-        return self.inputs.served_model_name
-
-    @property
-    def port(self) -> int:
-        return self.own.port
+        return settings_of(self.model, CustomEngineConfig)
 
     @property
     def health_path(self) -> str:
@@ -92,31 +76,23 @@ class CustomLaunch(LaunchDefaults):
         return self.own.sse_keep_alive_seconds
 
     @property
-    def gpus(self) -> int:
-        return self.own.gpus
-
-    @property
-    def neuron_devices(self) -> int:
-        return self.own.neuron_devices
-
-    @property
     def environment(self) -> Mapping[str, str]:
-        return self.inputs.model.environment
+        return self.model.environment
 
     @property
     def neuron_device_count(self) -> int:
-        """Neuron devices the task maps (`neuron_devices`)."""
+        """Neuron devices the task maps (`custom.neuronDevices`)."""
         return self.own.neuron_devices
 
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment`: the service's own, then the platform's contract
         (sorted; secrets go in `secrets`)."""
-        cores = self.neuron_devices * NEURON_CORES_PER_DEVICE
+        cores = self.neuron_device_count * NEURON_CORES_PER_DEVICE
         platform: dict[str, str | None] = {
             contract.ENV_PORT: str(self.port),
             contract.ENV_SERVED_MODEL_NAME: self.served_model_name,
             contract.ENV_WEIGHTS_URI: self.inputs.weights_uri,
-            contract.ENV_MAX_GENERATION_SECONDS: str(self.inputs.model.max_generation_seconds),
+            contract.ENV_MAX_GENERATION_SECONDS: str(self.model.max_generation_seconds),
             contract.ENV_NEURON_VISIBLE_CORES: visible_cores(cores) if cores else None,
             **{variable: region for variable in ENV_REGION_VARIABLES},
         }
@@ -129,30 +105,6 @@ class CustomLaunch(LaunchDefaults):
     def managed_environment(self) -> list[str]:
         """The platform's variables: the service's own `environment` is part of the launch."""
         return [n for n in super().managed_environment() if n not in self.environment]
-
-    def device_mappings(self) -> list[dict[str, object]]:
-        """`linuxParameters.devices` for a Neuron image: `/dev/neuron0..N-1`."""
-        return neuron_device_mappings(self.neuron_devices)
-
-    def device_paths(self, where: str, given: Sequence[str]) -> list[str]:
-        """`given` as the plan mapped them (checked by `check_task`)."""
-        if not self.neuron_devices:
-            return no_devices(where, given)
-        return list(given)
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved as declared; exactly the declared Neuron devices, one task per
-        instance; weights (if any) on S3 or EFS."""
-        check_gpus_match(where, task, self.gpus)
-        if self.neuron_devices:
-            if len(task.neuron_devices) != self.neuron_devices or not task.one_task_per_instance:
-                raise TaskArgsError(
-                    f"{where}: a Neuron custom service maps exactly its {self.neuron_devices} "
-                    "device(s) and runs one task per instance"
-                )
-        else:
-            no_devices(where, task.neuron_devices)
-        check_weights_store(where, task)
 
 
 class CustomEngineConfig(Section):
@@ -209,19 +161,13 @@ class Custom(Engine):
     # A custom image's API is its own: routed only when gateway.routes names it.
     routed_by_default = False
 
-    def own(self, model: ModelSettings) -> CustomEngineConfig:
-        """The model's `custom` section (required)."""
-        settings = self.settings(model)
-        assert isinstance(settings, CustomEngineConfig)
-        return settings
-
     def check_config(self, model: ModelSettings) -> None:
         """The base rules, then: an image, exactly one kind of accelerator, and variables the
         platform does not set itself (secrets as Secrets Manager ARNs)."""
         super().check_config(model)
         if model.image is None:
             raise ValueError("engine custom needs `image` (your serving image)")
-        own = self.own(model)
+        own = settings_of(model, CustomEngineConfig)
         if bool(own.gpus) == bool(own.neuron_devices):
             raise ValueError("engine custom needs exactly one of custom.gpus, custom.neuronDevices")
         problems: list[tuple[tuple[str | int, ...], str | None]] = []
@@ -247,12 +193,12 @@ class Custom(Engine):
 
     def accelerator(self, model: ModelSettings) -> Literal["gpu", "neuron"]:
         """GPUs with `custom.gpus`, else Neuron devices."""
-        return "gpu" if self.own(model).gpus else "neuron"
+        return "gpu" if settings_of(model, CustomEngineConfig).gpus else "neuron"
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The VRAM method with its GPU count fixed to `custom.gpus` when a shape is given,
         else the declared accelerator memory. Raises `PresetError` when it gives neither."""
-        own = self.own(model)
+        own = settings_of(model, CustomEngineConfig)
         if own.gpus and sized(model):
             return gpu_demand(name, model, own.gpus)
         if own.accelerator_memory_gib is None:
@@ -272,11 +218,11 @@ class Custom(Engine):
 
     def launch(self, inputs: LaunchInputs) -> CustomLaunch:
         """The image as declared; every error names its config path."""
-        return CustomLaunch(inputs)
+        return CustomLaunch(inputs, settings_of(inputs.model, CustomEngineConfig).port)
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """`custom.warmupSeconds`."""
-        return float(self.own(model).warmup_seconds)
+        return float(settings_of(model, CustomEngineConfig).warmup_seconds)
 
 
 ENGINE = register(Custom())

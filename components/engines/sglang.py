@@ -13,26 +13,20 @@ in `utilization × memory`, so the static pool is `utilization / (1 + overhead)`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as contract
-from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    LaunchDefaults,
-    LaunchInputs,
+    Launch,
     ModelSettings,
     PresetError,
-    TaskShape,
-    check_extra_args,
-    check_gpu_service,
+    check_flag_values,
     check_port,
     env_list,
-    extra_args_json,
     fail,
     keepalive_for,
-    pos_int,
     quantization_method,
     torch_dtype,
 )
@@ -60,40 +54,18 @@ def kv_cache_dtype_flag(config_kv_cache_dtype: str) -> str:
 
 
 @dataclass(frozen=True)
-class SglangLaunch(LaunchDefaults):
-    """One SGLang model server (GPU). Validated on construction.
+class SglangLaunch(Launch):
+    """One SGLang model server (GPU): the model's settings on the GPUs its fit chose, behind
+    the keep-alive proxy on `port`. Validated on construction."""
 
-    Required: `where` (config path for errors), `served_model_name`, `weights_uri` (S3 prefix
-    streamed with the Run:ai streamer, or an EFS mount directory), `context_length`.
-    Defaults: `tensor_parallel_size` 1, `gpu_memory_utilization` 0.9, `overhead_fraction` 0.15
-    (`--mem-fraction-static` = 0.9 / 1.15 → 0.782), `max_running_requests` 16, `dtype` "auto",
-    `kv_cache_dtype` "auto", `quantization` None, `keepalive_seconds` 15 (the proxy's),
-    `alb_idle_timeout_seconds` 60, `port` 8000, `upstream_port` port + 1, `extra_args` ().
-    """
+    flags = contract.FLAG_TABLE
+    managed_flags = contract.MANAGED_FLAGS
 
-    where: str
-    served_model_name: str
-    weights_uri: str
-    context_length: int
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    overhead_fraction: float = 0.15
-    max_running_requests: int = 16
-    dtype: str = "auto"
-    kv_cache_dtype: str = "auto"
-    quantization: str | None = None
-    keepalive_seconds: int = 15
-    alb_idle_timeout_seconds: int = 60
-    port: int = contract.DEFAULT_PORT
     upstream_port: int | None = None
-    extra_args: tuple[str, ...] = field(default_factory=tuple)
+    """Loopback port of the engine behind the proxy; None: port + 1."""
 
     def __post_init__(self) -> None:
         where = self.where
-        table = flag_table.load(contract.FLAG_TABLE)
-        tp = pos_int(where, "tensorParallelSize", self.tensor_parallel_size)
-        if tp & (tp - 1):
-            raise fail(where, "tensorParallelSize", f"{tp} must be a power of two")
         keepalive_for(where, self.alb_idle_timeout_seconds, self.keepalive_seconds)
         check_port(where, "port", self.port)
         if self.upstream_port is None:
@@ -101,35 +73,44 @@ class SglangLaunch(LaunchDefaults):
         upstream = check_port(where, "upstreamPort", self.upstream_port)
         if upstream == self.port:
             raise fail(where, "upstreamPort", f"{upstream} must differ from port {self.port}")
-        try:
-            mem_fraction_static(self.gpu_memory_utilization, self.overhead_fraction)
-        except PresetError as exc:
-            raise fail(where, "gpuMemoryUtilization", str(exc)) from None
-        for key, flag, value in (
+        rows = (
             ("dtype", "--dtype", self.dtype),
             ("kvCacheDtype", "--kv-cache-dtype", self.kv_cache_dtype),
             ("quantization", "--quantization", self.quantization),
-        ):
-            choices = table.flags[flag].choices
-            if value is not None and choices is not None and value not in choices:
-                raise fail(
-                    where, key, f"{value!r} is not an SGLang {flag} value ({', '.join(choices)})"
-                )
-        object.__setattr__(
-            self,
-            "extra_args",
-            check_extra_args(where, self.extra_args, table, contract.MANAGED_FLAGS),
         )
+        check_flag_values(where, flag_table.load(contract.FLAG_TABLE), rows)
+        super().__post_init__()
 
     @property
-    def gpus(self) -> int:
-        """GPUs the task reserves (`resourceRequirements` GPU)."""
-        return self.tensor_parallel_size
+    def tensor_parallel_size(self) -> int:
+        """GPUs the model is sharded over (the fit's)."""
+        return self.inputs.accelerators
+
+    @property
+    def keepalive_seconds(self) -> int:
+        """The proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout."""
+        return max(1, min(15, self.alb_idle_timeout_seconds // 2))
+
+    @property
+    def dtype(self) -> str:
+        """`--dtype`: the torch dtype of the model's (`auto` for quantised weights)."""
+        return torch_dtype(self.model.dtype)
+
+    @property
+    def kv_cache_dtype(self) -> str:
+        """`--kv-cache-dtype` for the model's `kvCacheDtype`."""
+        return kv_cache_dtype_flag(self.model.kv_cache_dtype)
+
+    @property
+    def quantization(self) -> str | None:
+        """`--quantization`: the method a quantised dtype names; None: none."""
+        return quantization_method(self.model.dtype)
 
     @property
     def mem_fraction_static(self) -> float:
         """The derived `--mem-fraction-static`."""
-        return mem_fraction_static(self.gpu_memory_utilization, self.overhead_fraction)
+        model = self.model
+        return mem_fraction_static(model.gpu_memory_utilization, model.memory_overhead_fraction)
 
     @property
     def health_path(self) -> str:
@@ -143,29 +124,22 @@ class SglangLaunch(LaunchDefaults):
 
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment` (sorted; secrets go in `secrets`)."""
+        model = self.model
         return env_list(
-            {
-                contract.ENV_SERVED_MODEL_NAME: self.served_model_name,
-                contract.ENV_PORT: str(self.port),
+            self.engine_environment(region)
+            | {
                 contract.ENV_UPSTREAM_PORT: str(self.upstream_port),
                 contract.ENV_SSE_KEEPALIVE_SECONDS: str(self.keepalive_seconds),
-                contract.ENV_EXTRA_ARGS: extra_args_json(self.extra_args),
                 contract.ENV_WEIGHTS_URI: self.weights_uri,
                 contract.ENV_TENSOR_PARALLEL_SIZE: str(self.tensor_parallel_size),
                 contract.ENV_CONTEXT_LENGTH: str(self.context_length),
                 contract.ENV_MEM_FRACTION_STATIC: repr(self.mem_fraction_static),
-                contract.ENV_MAX_RUNNING_REQUESTS: str(self.max_running_requests),
+                contract.ENV_MAX_RUNNING_REQUESTS: str(model.max_concurrent_sequences),
                 contract.ENV_DTYPE: self.dtype,
                 contract.ENV_KV_CACHE_DTYPE: self.kv_cache_dtype,
                 contract.ENV_QUANTIZATION: self.quantization,
-                contract.ENV_HF_HUB_OFFLINE: "1",
-                **{variable: region for variable in ENV_REGION_VARIABLES},
             }
         )
-
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved = tensor parallel size; weights on S3 or EFS."""
-        check_gpu_service(where, task, self.gpus)
 
 
 class Sglang(Engine):
@@ -174,28 +148,7 @@ class Sglang(Engine):
     name = "sglang"
     description = "SGLang on a GPU pool (image images/sglang)"
     streams_from_s3 = True
-
-    def launch(self, inputs: LaunchInputs) -> SglangLaunch:
-        """SGLang on the GPUs the fit chose; every error names its config path."""
-        model, idle = inputs.model, inputs.idle_timeout_seconds
-        assert inputs.weights_uri is not None
-        return SglangLaunch(
-            inputs.where,
-            inputs.served_model_name,
-            inputs.weights_uri,
-            context_length=self.context_length(model),
-            tensor_parallel_size=inputs.accelerators,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            overhead_fraction=model.memory_overhead_fraction,
-            max_running_requests=model.max_concurrent_sequences,
-            # the proxy's keep-alive: the usual 15 s, or half an unusually short idle timeout
-            keepalive_seconds=max(1, min(15, idle // 2)),
-            dtype=torch_dtype(model.dtype),
-            kv_cache_dtype=kv_cache_dtype_flag(model.kv_cache_dtype),
-            quantization=quantization_method(model.dtype),
-            alb_idle_timeout_seconds=idle,
-            extra_args=tuple(model.extra_args),
-        )
+    launch_class = SglangLaunch
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         """Memory profiling and CUDA-graph capture for decode and prefill batch sizes."""

@@ -24,21 +24,15 @@ definitions (`tools/engine_flags.py`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from ecs_inference import iam, sizing
 from ecs_inference.config.base import S3Uri, Section, raise_problems
-from ecs_inference.contracts import aws_limits, flag_table
 from ecs_inference.contracts.engine import (
-    DEFAULT_PORT,
     DEFAULT_SSE_KEEPALIVE_SECONDS,
-    ENV_EXTRA_ARGS,
-    ENV_HF_HUB_OFFLINE,
-    ENV_PORT,
-    ENV_SERVED_MODEL_NAME,
     ENV_SSE_KEEPALIVE_SECONDS,
     HEALTH_PATH,
 )
@@ -62,19 +56,12 @@ from ecs_inference.engines.base import (
     KEEPALIVE_MARGIN_SECONDS,
     Engine,
     EngineLaunchError,
-    LaunchDefaults,
-    LaunchInputs,
+    Launch,
     MetricsTarget,
     ModelSettings,
-    TaskArgsError,
-    TaskShape,
-    check_extra_args,
-    check_s3_source,
     env_list,
-    extra_args_json,
     gpu_demand,
     quantization_method,
-    s3_readable,
     served_name_problem,
     torch_dtype,
 )
@@ -226,66 +213,35 @@ class VllmSettings(Section):
         return lora_sizing.LoraNeed(self, need.model, shaped)
 
 
-class ServerSettings(Protocol):
-    """The settings every vLLM-served image shares (this one and the Neuron image, which runs
-    vLLM 0.11.0 under optimum-neuron)."""
-
-    @property
-    def served_model_name(self) -> str: ...
-    @property
-    def keepalive_seconds(self) -> int: ...
-    @property
-    def alb_idle_timeout_seconds(self) -> int: ...
-    @property
-    def port(self) -> int: ...
-    @property
-    def aws_region(self) -> str | None: ...
-    @property
-    def extra_args(self) -> tuple[str, ...]: ...
+def lora_settings(model: ModelSettings) -> VllmSettings:
+    """The model's LoRA settings (vLLM's defaults and no adapter when it gives none)."""
+    settings = model.engine_settings
+    return settings if isinstance(settings, VllmSettings) else VllmSettings.model_validate({})
 
 
-def check_server(where: str, launch: ServerSettings) -> None:
-    """What every vLLM-served launch decides, checked: the keep-alive inside the ALB idle
-    timeout and the port."""
-    keepalive_seconds = launch.keepalive_seconds
-    port = launch.port
-    idle_timeout = launch.alb_idle_timeout_seconds
-    # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
-    # (GC pause, event-loop stall during a long prefill) does not cost the stream.
-    if not 1 <= keepalive_seconds <= idle_timeout // 2:
-        raise EngineLaunchError(
-            f"{where}.keepalive_seconds {keepalive_seconds} must be between 1 and half the "
-            f"ALB idle timeout ({idle_timeout // 2} s of {idle_timeout} s)"
-        )
-    if not 1024 <= port <= 65535:
-        raise EngineLaunchError(f"{where}.port {port} must be an unprivileged port 1024-65535")
+@dataclass(frozen=True)
+class VllmServed(Launch):
+    """What every vLLM-served launch shares (this one and the Neuron image's, which runs vLLM
+    0.11.0 under optimum-neuron): its SSE keep-alive, vLLM's health path and environment."""
 
+    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
+    """SSE keep-alive interval (default 15 s); at most half the ALB idle timeout."""
 
-def positive_int(where: str, name: str, value: int) -> None:
-    """`value` is a positive integer, else an `EngineLaunchError` naming `where.name`."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise EngineLaunchError(f"{where}.{name} must be a positive integer, got {value!r}")
-
-
-def server_environment(launch: ServerSettings) -> dict[str, str | None]:
-    """The variables every vLLM-served image reads (None: unset)."""
-    return {
-        ENV_SERVED_MODEL_NAME: launch.served_model_name,
-        ENV_PORT: str(launch.port),
-        ENV_SSE_KEEPALIVE_SECONDS: str(launch.keepalive_seconds),
-        ENV_EXTRA_ARGS: extra_args_json(launch.extra_args),
-        ENV_HF_HUB_OFFLINE: "1",
-        ENV_NO_USAGE_STATS: "1",
-        ENV_HTTP_KEEPALIVE: str(launch.alb_idle_timeout_seconds + KEEPALIVE_MARGIN_SECONDS),
-        "AWS_REGION": launch.aws_region,
-        "AWS_DEFAULT_REGION": launch.aws_region,
-    }
-
-
-class ServerDefaults(LaunchDefaults):
-    """What every vLLM-served launch shares besides `LaunchDefaults`."""
-
-    keepalive_seconds: int
+    def __post_init__(self) -> None:
+        where, keepalive = type(self).__name__, self.keepalive_seconds
+        idle = self.alb_idle_timeout_seconds
+        # "Well inside": at least two keep-alives fit in one idle period, so one delayed write
+        # (GC pause, event-loop stall during a long prefill) does not cost the stream.
+        if not 1 <= keepalive <= idle // 2:
+            raise EngineLaunchError(
+                f"{where}.keepalive_seconds {keepalive} must be between 1 and half the "
+                f"ALB idle timeout ({idle // 2} s of {idle} s)"
+            )
+        if not 1024 <= self.port <= 65535:
+            raise EngineLaunchError(
+                f"{where}.port {self.port} must be an unprivileged port 1024-65535"
+            )
+        super().__post_init__()
 
     @property
     def health_path(self) -> str:
@@ -298,71 +254,66 @@ class ServerDefaults(LaunchDefaults):
         """vLLM's own `--sse-keep-alive-interval`, or the keep-alive proxy's."""
         return self.keepalive_seconds
 
+    def server_environment(self) -> dict[str, str | None]:
+        """The variables every vLLM-served image reads (None: unset); the region is the
+        launch's own (`aws_region`, the stack's), which the S3 streamer needs."""
+        idle = self.alb_idle_timeout_seconds
+        return self.engine_environment(self.aws_region) | {
+            ENV_SSE_KEEPALIVE_SECONDS: str(self.keepalive_seconds),
+            ENV_NO_USAGE_STATS: "1",
+            ENV_HTTP_KEEPALIVE: str(idle + KEEPALIVE_MARGIN_SECONDS),
+        }
+
 
 @dataclass(frozen=True)
-class VllmLaunch(ServerDefaults):
-    """Settings of one vLLM (GPU) model server. Validated on construction."""
+class VllmLaunch(VllmServed):
+    """One vLLM (GPU) model server: the model's settings on the GPUs its fit chose. Validated
+    on construction."""
 
-    served_model_name: str
-    """Model id clients send in the OpenAI `model` field."""
-    weights_uri: str
-    """`s3://bucket/prefix/` with safetensors weights, config.json and tokenizer files."""
-    max_model_len: int
-    """Context length (prompt + generation) the KV cache is sized for."""
-    tensor_parallel_size: int = 1
-    """GPUs the model is sharded over."""
-    gpu_memory_utilization: float = 0.9
-    """Fraction of each GPU's memory vLLM may use."""
-    max_num_seqs: int = 256
-    """Maximum concurrent sequences."""
-    dtype: str = "auto"
-    """Weight/activation dtype vLLM takes (`auto`, `bfloat16`, ...)."""
-    kv_cache_dtype: str = "auto"
-    """KV cache dtype."""
-    quantization: str | None = None
-    """Quantization method; None: none or auto-detected."""
-    keepalive_seconds: int = DEFAULT_SSE_KEEPALIVE_SECONDS
-    """SSE keep-alive interval; at most half the ALB idle timeout."""
-    alb_idle_timeout_seconds: int = aws_limits.ALB_IDLE_TIMEOUT_DEFAULT
-    """The endpoint's idle timeout (pass the real value); the HTTP keep-alive is set above it."""
-    port: int = DEFAULT_PORT
-    """Container port."""
-    aws_region: str | None = None
-    """Region of the weights bucket for the S3 streamer; None: the SDK's own resolution."""
-    extra_args: tuple[str, ...] = field(default_factory=tuple)
-    """Extra `vllm serve` flags; flags the fields above control are rejected."""
-    lora: VllmSettings = field(default_factory=lambda: VllmSettings.model_validate({}))
-    """The LoRA adapters and their slots, as the service's settings validated them (default
-    none: LoRA off); the entrypoint stages the adapters."""
-
-    def __post_init__(self) -> None:
-        where = "VllmLaunch"
-        object.__setattr__(self, "extra_args", tuple(self.extra_args))
-        check_server(where, self)
-        tp = self.tensor_parallel_size
-        positive_int(where, "tensor_parallel_size", tp)
-        if tp & (tp - 1):
-            raise EngineLaunchError(f"{where}.tensor_parallel_size {tp} must be a power of two")
+    flags = FLAG_TABLE
+    managed_flags = MANAGED_FLAGS
 
     @property
-    def gpus(self) -> int:
-        """GPUs the task must reserve (`resourceRequirements` type GPU)."""
-        return self.tensor_parallel_size
+    def tensor_parallel_size(self) -> int:
+        """GPUs the model is sharded over (the fit's)."""
+        return self.inputs.accelerators
+
+    @property
+    def max_num_seqs(self) -> int:
+        """`--max-num-seqs`: `maxConcurrentSequences`."""
+        return self.model.max_concurrent_sequences
+
+    @property
+    def dtype(self) -> str:
+        """`--dtype`: the torch dtype of the model's (`auto` for quantised weights)."""
+        return torch_dtype(self.model.dtype)
+
+    @property
+    def quantization(self) -> str | None:
+        """`--quantization`: the method a quantised dtype names; None: none."""
+        return quantization_method(self.model.dtype)
+
+    @property
+    def lora(self) -> VllmSettings:
+        """The LoRA adapters and their slots (default none: LoRA off); the entrypoint stages
+        the adapters."""
+        return lora_settings(self.model)
 
     def container_environment(self, region: str | None = None) -> list[dict[str, str]]:
         """The container's `environment` (sorted; no secrets). The region is the launch's own
         (`aws_region`), so `region` is not read."""
         del region
+        model = self.model
         return env_list(
-            server_environment(self)
+            self.server_environment()
             | {
                 ENV_WEIGHTS_URI: self.weights_uri,
                 ENV_TENSOR_PARALLEL_SIZE: str(self.tensor_parallel_size),
-                ENV_MAX_MODEL_LEN: str(self.max_model_len),
-                ENV_GPU_MEMORY_UTILIZATION: repr(float(self.gpu_memory_utilization)),
+                ENV_MAX_MODEL_LEN: str(self.context_length),
+                ENV_GPU_MEMORY_UTILIZATION: repr(float(model.gpu_memory_utilization)),
                 ENV_MAX_NUM_SEQS: str(self.max_num_seqs),
                 ENV_DTYPE: self.dtype,
-                ENV_KV_CACHE_DTYPE: self.kv_cache_dtype,
+                ENV_KV_CACHE_DTYPE: model.kv_cache_dtype,
                 ENV_QUANTIZATION: self.quantization,
                 **self._lora_environment(),
             }
@@ -395,25 +346,6 @@ class VllmLaunch(ServerDefaults):
         """vLLM's `/metrics` on the serving port."""
         return MetricsTarget(METRICS_KIND, self.port)
 
-    def check_task(self, where: str, task: TaskShape) -> None:
-        """GPUs reserved = tensor parallel size; weights read from the task role's S3 prefix."""
-        if task.gpu_count != self.tensor_parallel_size:
-            raise TaskArgsError(
-                f"{where}: gpu_count {task.gpu_count} must equal the tensor parallel size "
-                f"{self.tensor_parallel_size} (vLLM shards the model over exactly that many "
-                "GPUs, and ECS must reserve them)"
-            )
-        if task.neuron_devices:
-            raise TaskArgsError(f"{where}: neuron_devices only apply to a NeuronLaunch")
-        check_s3_source(where, task, self.weights_uri)
-        readable = [task.weights_prefix or "", *task.adapter_prefixes]
-        for adapter in self.lora.adapters:
-            if not s3_readable(adapter.source, task.weights_bucket, readable):
-                raise TaskArgsError(
-                    f"{where}: adapter {adapter.name} is read from {adapter.source} but the task "
-                    f"role may only read s3://{task.weights_bucket}/ under {readable}"
-                )
-
 
 class Vllm(Engine):
     """vLLM on NVIDIA GPUs; weights streamed from S3."""
@@ -426,23 +358,20 @@ class Vllm(Engine):
     gateway_provider = "hosted_vllm"
     names_itself_when_too_big = False
     settings_model = VllmSettings
+    launch_class = VllmLaunch
 
     def check_config(self, model: ModelSettings) -> None:
         """The shared rules, then the adapters against the service (`VllmSettings.problems`),
         all reported together at their paths."""
         super().check_config(model)
         if model.weights_uri is not None:
-            problems = self.lora_settings(model).problems(
-                model.weights_uri, model.served_model_name
-            )
+            problems = lora_settings(model).problems(model.weights_uri, model.served_model_name)
             raise_problems(type(self).__name__, problems)
 
     def demand(self, name: str, model: ModelSettings) -> Demand:
         """The VRAM method's demand, with the adapters' GPU buffers (`sizing.lora`)."""
         demand = gpu_demand(name, model, model.tensor_parallel_size)
-        lora = self.lora_settings(model).lora_need(
-            demand.need, model.architecture, model.parameters
-        )
+        lora = lora_settings(model).lora_need(demand.need, model.architecture, model.parameters)
         if lora is None:
             return demand
         return GpuDemand(
@@ -451,33 +380,6 @@ class Vllm(Engine):
             model.gpu_memory_utilization,
             model.tensor_parallel_size,
         )
-
-    def launch(self, inputs: LaunchInputs) -> VllmLaunch:
-        """vLLM on the GPUs the fit chose, its flags checked against the pinned release."""
-        model, fit = inputs.model, inputs.fit
-        assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
-        return VllmLaunch(
-            served_model_name=inputs.served_model_name,
-            weights_uri=inputs.weights_uri,
-            max_model_len=self.context_length(model),
-            tensor_parallel_size=fit.tp_size,
-            gpu_memory_utilization=model.gpu_memory_utilization,
-            max_num_seqs=model.max_concurrent_sequences,
-            dtype=torch_dtype(model.dtype),
-            kv_cache_dtype=model.kv_cache_dtype,
-            quantization=quantization_method(model.dtype),
-            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
-            aws_region=inputs.region,
-            extra_args=check_extra_args(
-                inputs.where, model.extra_args, flag_table.load(FLAG_TABLE), MANAGED_FLAGS
-            ),
-            lora=self.lora_settings(model),
-        )
-
-    def lora_settings(self, model: ModelSettings) -> VllmSettings:
-        """The model's LoRA settings (vLLM's defaults and no adapter when it gives none)."""
-        settings = self.settings(model)
-        return settings if isinstance(settings, VllmSettings) else VllmSettings.model_validate({})
 
 
 ENGINE = register(Vllm())

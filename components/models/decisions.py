@@ -21,7 +21,6 @@ from ecs_inference.engines.base import (
     Fit,
     LaunchInputs,
     PresetError,
-    TaskArgsError,
     reserved_gpus,
 )
 from ecs_inference.images.input import ImagesConfig
@@ -588,11 +587,10 @@ def _spot_notes(m: ModelInputs, decided: ModelDecisions) -> list[str]:
 def decision_checks(where: str, decided: ModelDecisions) -> None:
     """What the service decided, checked: what every service decides
     (`common_decision_checks`: image, priority, timeouts, a deploy that progresses, its
-    variables against the launch's), its scaling, a Managed Instances task without host-level
-    parameters, and the engine's own checks of the task (`Launch.check_task`). Raises
-    `ServiceArgsError`."""
-    launch = decided.launch
-    common_decision_checks(where, decided, launch.managed_environment())
+    variables against the launch's), its scaling and a Managed Instances task without
+    host-level parameters (the launch reads the fit and the weights the task reserves and
+    grants, so the two agree). Raises `ServiceArgsError`."""
+    common_decision_checks(where, decided, decided.launch.managed_environment())
     validate_scaling(
         where,
         decided.model.autoscaling.target_requests_per_target,
@@ -604,10 +602,6 @@ def decision_checks(where: str, decided: ModelDecisions) -> None:
             f"{where}: a MANAGED_INSTANCES task cannot map Neuron devices (Managed Instances "
             "refuses host-level parameters); use an Auto Scaling group pool"
         )
-    try:
-        launch.check_task(where, decided)
-    except TaskArgsError as exc:
-        raise ServiceArgsError(str(exc)) from None
 
 
 def decide(m: ModelInputs, issues: Issues) -> tuple[ModelDecisions, list[str]] | None:

@@ -14,22 +14,16 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from ecs_inference import engines, sizing
+from ecs_inference import engines
 from ecs_inference.config.base import Section
 from ecs_inference.contracts.engine import ENV_REGION_VARIABLES
 from ecs_inference.engines.base import (
     Engine,
-    LaunchDefaults,
-    LaunchInputs,
+    Launch,
     MetricsTarget,
     ModelSettings,
-    TaskShape,
-    check_gpu_service,
     check_port,
-    check_served_name,
-    check_weights_uri,
     env_list,
-    pos_int,
 )
 
 NAME = "synth"
@@ -56,24 +50,20 @@ class SynthSettings(Section):
 
 
 @dataclass(frozen=True)
-class SynthLaunch(LaunchDefaults):
-    """One synthetic model server on GPUs."""
+class SynthLaunch(Launch):
+    """One synthetic model server on GPUs: the service's decisions (`inputs`, from
+    `Launch`) give its settings, its own section its greeting."""
 
-    where: str
-    served_model_name: str
-    weights_uri: str
-    context_length: int
-    gpus: int
-    greeting: str
-    alb_idle_timeout_seconds: int
     port: int = PORT
 
     def __post_init__(self) -> None:
-        check_served_name(self.where, self.served_model_name)
-        check_weights_uri(self.where, self.weights_uri)
-        pos_int(self.where, "maxModelLen", self.context_length)
-        pos_int(self.where, "gpus", self.gpus)
         check_port(self.where, "port", self.port)
+        super().__post_init__()
+
+    @property
+    def greeting(self) -> str:
+        settings = self.model.engine_settings
+        return settings.greeting if isinstance(settings, SynthSettings) else "hello"
 
     @property
     def health_path(self) -> str:
@@ -89,7 +79,7 @@ class SynthLaunch(LaunchDefaults):
                 ENV_PORT: str(self.port),
                 ENV_MODEL: self.served_model_name,
                 ENV_WEIGHTS: self.weights_uri,
-                ENV_CONTEXT: str(self.context_length),
+                ENV_CONTEXT: str(self.model.max_model_len),
                 ENV_GPUS: str(self.gpus),
                 ENV_GREETING: self.greeting,
                 **{variable: region for variable in ENV_REGION_VARIABLES},
@@ -103,9 +93,6 @@ class SynthLaunch(LaunchDefaults):
         # It serves vLLM's Prometheus families, so the sidecar scrapes it as vLLM.
         return MetricsTarget("vllm", self.port)
 
-    def check_task(self, where: str, task: TaskShape) -> None:
-        check_gpu_service(where, task, self.gpus)
-
 
 class Synth(Engine):
     """The synthetic engine: GPUs, weights streamed from S3, vLLM's metric families."""
@@ -114,21 +101,9 @@ class Synth(Engine):
     description = "a synthetic engine for the registry's tests"
     settings_key = NAME
     settings_model = SynthSettings
+    launch_class = SynthLaunch
     streams_from_s3 = True
     metrics_kind = "vllm"
-
-    def launch(self, inputs: LaunchInputs) -> SynthLaunch:
-        fit, settings = inputs.fit, self.settings(inputs.model)
-        assert isinstance(fit, sizing.GpuFit) and inputs.weights_uri is not None
-        return SynthLaunch(
-            where=inputs.where,
-            served_model_name=inputs.served_model_name,
-            weights_uri=inputs.weights_uri,
-            context_length=self.context_length(inputs.model),
-            gpus=fit.tp_size,
-            greeting=settings.greeting if isinstance(settings, SynthSettings) else "hello",
-            alb_idle_timeout_seconds=inputs.idle_timeout_seconds,
-        )
 
     def warmup_seconds(self, model: ModelSettings) -> float:
         del model

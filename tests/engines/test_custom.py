@@ -39,7 +39,8 @@ def custom_launch(
     """The launch of `custom_model(custom, **keys)` behind an endpoint of `idle` seconds."""
     model = custom_model(custom, **keys)
     kind = "gpus" if custom.get("gpus") else "neuronDevices"
-    fit = DeclaredFit(NAME, "any", 1, 1, 10.0, 20.0, kind)
+    devices = custom.get("gpus") or custom.get("neuronDevices") or 1
+    fit = DeclaredFit(NAME, "any", devices, devices, 10.0, 20.0, kind)
     inputs = LaunchInputs(NAME, model, fit, weights_uri, "g6", idle, None)
     launch = engines.get("custom").launch(inputs)
     assert isinstance(launch, CustomLaunch)
@@ -78,11 +79,7 @@ def test_custom_neuron_service_maps_devices_and_cores():
     launch = custom_launch({"neuronDevices": 3})
     env = {e["name"]: e["value"] for e in launch.container_environment()}
     assert env[custom_contract.ENV_NEURON_VISIBLE_CORES] == "0-5"
-    assert [d["hostPath"] for d in launch.device_mappings()] == [
-        "/dev/neuron0",
-        "/dev/neuron1",
-        "/dev/neuron2",
-    ]
+    assert launch.neuron_device_count == 3
     assert launch.gpus == 0
 
 

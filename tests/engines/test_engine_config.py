@@ -41,7 +41,7 @@ def test_engines_stack_plans_every_engine() -> None:
     assert qwen.gpu_count == qwen.launch.tensor_parallel_size == fits["qwen"].tp_size
     assert isinstance(mistral.launch, TgiLaunch)
     assert mistral.launch.weights_uri.startswith("s3://")
-    assert mistral.launch.max_input_tokens == mistral.launch.max_total_tokens - 1
+    assert mistral.launch.max_input_tokens == mistral.launch.context_length - 1
     assert isinstance(triton.launch, CustomLaunch) and isinstance(fits["triton"], DeclaredFit)
     assert triton.gpu_count == 1 and triton.launch.health_path == "/v2/health/ready"
     assert (triton.weights_bucket, triton.weights_prefix) == (
@@ -188,7 +188,7 @@ def test_a_custom_neuron_service_maps_its_devices_and_takes_its_instance() -> No
     )
     plan = plan_of(raw, STACK)
     m = plan.models["custom-nrn"]
-    assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_devices == 2
+    assert isinstance(m.launch, CustomLaunch) and m.launch.neuron_device_count == 2
     assert m.neuron_devices == ("/dev/neuron0", "/dev/neuron1")
     assert m.gpu_count == 0 and m.one_task_per_instance
     fit = pool_choices(raw, STACK)["inf2"].types.fits["custom-nrn"]["inf2.24xlarge"].fit

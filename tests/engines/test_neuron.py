@@ -10,13 +10,15 @@ import ast
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.engines import neuron as neuron_engine
+from ecs_inference.engines.base import LaunchInputs
 from ecs_inference.engines.neuron import NeuronLaunch
-from ecs_inference.engines.vllm import VllmLaunch
+from tests.engines.checks import inputs_of, launch_of
 from tests.images.engine_images import (
     IMAGES,
     printed_command,
@@ -29,29 +31,54 @@ from tools.sources import vllm as vllm_source
 NEURON_ENTRYPOINT = IMAGES / "neuron" / "entrypoint.py"
 
 
+def neuron_inputs(instance: str, batch: int, length: int, tp: int, **keys: Any) -> LaunchInputs:
+    """The plan's inputs of a Neuron model compiled for `batch` x `length` at tp degree `tp`
+    (its maxModelLen the compiled length) on `instance`."""
+    compiled = {"batchSize": batch, "sequenceLength": length, "tpDegree": tp}
+    return inputs_of("neuron", instance, maxModelLen=length, neuron=compiled, **keys)
+
+
+NEURON_INPUTS = neuron_inputs("inf2.xlarge", 1, 1024, 2)
 NEURON_CASES = [
-    NeuronLaunch("llama-3-8b-inf2", "s3://models-bucket/neuron/llama-3-8b/", 4, 4096, tp_degree=2),
     NeuronLaunch(
-        "llama-3-70b-inf2",
-        "s3://models-bucket/neuron/llama-3-70b",
-        batch_size=8,
-        sequence_length=8192,
-        tp_degree=24,
-        target="inf2",
-        keepalive_seconds=30,
-        alb_idle_timeout_seconds=600,
-        aws_region="us-east-2",
+        neuron_inputs(
+            "inf2.xlarge",
+            4,
+            4096,
+            2,
+            name="llama-3-8b-inf2",
+            weightsUri="s3://models-bucket/neuron/llama-3-8b/",
+            architecture="llama-3-8b",
+        )
     ),
     NeuronLaunch(
-        "mistral-trn1",
-        "s3://models-bucket/neuron/mistral/",
-        batch_size=1,
-        sequence_length=2048,
-        tp_degree=1,
+        neuron_inputs(
+            "inf2.48xlarge",
+            8,
+            8192,
+            24,
+            name="llama-3-70b-inf2",
+            weightsUri="s3://models-bucket/neuron/llama-3-70b",
+            architecture="llama-3-70b",
+            idle=600,
+            region="us-east-2",
+        ),
+        keepalive_seconds=30,
+    ),
+    NeuronLaunch(
+        neuron_inputs(
+            "trn1.2xlarge",
+            1,
+            2048,
+            1,
+            name="mistral-trn1",
+            weightsUri="s3://models-bucket/neuron/mistral/",
+            architecture="llama-3.2-3b",
+            extraArgs=["--max-log-len", "200", "--disable-log-stats"],
+        ),
         model_dir="/mnt/nvme/model",
         port=8080,
         upstream_port=18080,
-        extra_args=("--max-log-len", "200", "--disable-log-stats"),
     ),
 ]
 
@@ -63,9 +90,10 @@ def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_fl
     assert argv[:3] == ["optimum-cli", "neuron", "serve"]
     assert own.problems(argv[3:], fallback=forwarded) == []
     assert value_after(argv, "--model") == launch.model_dir
-    assert value_after(argv, "--batch-size") == str(launch.batch_size)
-    assert value_after(argv, "--sequence-length") == str(launch.sequence_length)
-    assert value_after(argv, "--tensor-parallel-size") == str(launch.tp_degree)
+    compiled = launch.compiled
+    assert value_after(argv, "--batch-size") == str(compiled.batch_size)
+    assert value_after(argv, "--sequence-length") == str(compiled.sequence_length)
+    assert value_after(argv, "--tensor-parallel-size") == str(compiled.tp_degree)
     # the engine listens on loopback behind the keep-alive proxy, which owns the service port
     assert value_after(argv, "--port") == str(launch.upstream_port) != str(launch.port)
     assert value_after(argv, "--host") == "127.0.0.1"
@@ -74,20 +102,15 @@ def test_neuron_command_uses_only_flags_optimum_neuron_accepts(launch, neuron_fl
 
 
 def test_neuron_devices_and_cores_follow_tp_degree():
-    launch = NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=6)
-    assert launch.num_devices == 3
-    assert [d["hostPath"] for d in launch.device_mappings()] == [
-        "/dev/neuron0",
-        "/dev/neuron1",
-        "/dev/neuron2",
-    ]
+    launch = NeuronLaunch(neuron_inputs("inf2.24xlarge", 1, 2048, 6))
+    assert launch.neuron_device_count == 3
     env = {i["name"]: i["value"] for i in launch.container_environment()}
     assert env[neuron_contract.ENV_NEURON_RT_VISIBLE_CORES] == "0-5"
-    single = NeuronLaunch("m", "s3://bkt/p", 1, 2048, tp_degree=1)
+    single = NeuronLaunch(neuron_inputs("inf2.xlarge", 1, 2048, 1, architecture="llama-3.2-1b"))
     assert {"name": "NEURON_RT_VISIBLE_CORES", "value": "0"} in single.container_environment()
     assert launch.port_mappings() == [{"containerPort": 8000, "protocol": "tcp", "name": "http"}]
     assert launch.container_command() == []
-    assert VllmLaunch("m", "s3://bkt/p", 1, tensor_parallel_size=4).gpus == 4
+    assert launch_of("vllm", tensorParallelSize=4).gpus == 4
 
 
 @pytest.fixture(scope="module")
@@ -175,11 +198,11 @@ def make_artifact(root: Path, optimum_source: Path, **compiled: object) -> Path:
     return root
 
 
-def neuron_env(**overrides: object) -> list[dict[str, str]]:
-    settings = {"batch_size": 4, "sequence_length": 4096, "tp_degree": 2, "target": "inf2"}
-    settings |= overrides
-    launch = NeuronLaunch("llama", "s3://models/llama-neuron/", **settings)
-    return launch.container_environment()
+def neuron_env(length: int = 4096) -> list[dict[str, str]]:
+    """The environment of a model compiled for 4 x `length` at tp degree 2, on inf2."""
+    uri = "s3://models/llama-neuron/"
+    inputs = neuron_inputs("inf2.xlarge", 4, length, 2, name="llama", weightsUri=uri)
+    return NeuronLaunch(inputs).container_environment()
 
 
 def test_matching_artifact_passes(tmp_path, optimum_source):
@@ -198,7 +221,7 @@ def test_matching_artifact_passes(tmp_path, optimum_source):
             "compiled for batch_size=8, sequence_length=4096, tp_degree=2 but the service is "
             "configured for batch_size=4, sequence_length=4096, tp_degree=2",
         ),
-        ({}, {"sequence_length": 8192}, "configured for batch_size=4, sequence_length=8192"),
+        ({}, {"length": 8192}, "configured for batch_size=4, sequence_length=8192"),
         ({"tp_degree": 8}, {}, "compiled for batch_size=4, sequence_length=4096, tp_degree=8"),
         ({"target": "trn2"}, {}, "compiled for target 'trn2'"),
         ({"_serialized_key": "TrainingNeuronConfig"}, {}, "serves NxDNeuronConfig"),
@@ -244,7 +267,8 @@ def test_neuron_targets_follow_optimum_neuron_normalisation(optimum_source):
         if isinstance(node, ast.Assign)
         and getattr(node.targets[0], "id", "") == "INSTANCE_VALUE_MAP"
     )
-    for family in ("inf2", "trn1", "trn1n"):
-        launch = NeuronLaunch("m", "s3://bkt/p/", 1, 128, 2, target=family)
+    assert {family: mapping[family] for family in neuron_engine.TARGETS} == neuron_engine.TARGETS
+    for instance in ("inf2.xlarge", "trn1.2xlarge"):
+        launch = NeuronLaunch(neuron_inputs(instance, 1, 128, 2))
         env = {i["name"]: i["value"] for i in launch.container_environment()}
-        assert env[neuron_contract.ENV_NEURON_TARGET] == mapping[family]
+        assert env[neuron_contract.ENV_NEURON_TARGET] == mapping[instance.split(".")[0]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any, get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,9 +19,11 @@ from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as sglang_contract
 from ecs_inference.contracts import tgi as tgi_contract
 from ecs_inference.engines import Launch
+from ecs_inference.engines.base import LaunchInputs
 from ecs_inference.engines.custom import CustomLaunch
 from ecs_inference.engines.sglang import SglangLaunch
-from tests.engines.checks import fails_at
+from ecs_inference.models.input import ModelConfig
+from tests.engines.checks import device_mappings, fails_at, inputs_of
 from tests.engines.test_custom import IMAGE, SECRET, custom_launch
 from tests.engines.test_tgi import TGI_CASES, TGI_ENTRYPOINT
 from tests.images.engine_images import (
@@ -37,35 +40,43 @@ from tools.sources import sglang as sglang_source
 SGLANG_ENTRYPOINT = IMAGES / "sglang" / "entrypoint.py"
 
 
-WHERE = "platform.models.chat"
+def sglang_inputs(gpus: int = 1, **keys: Any) -> LaunchInputs:
+    """The plan's inputs of the SGLang service `chat` on `gpus` GPUs (`keys`: its camelCase
+    keys and `inputs_of`'s)."""
+    return inputs_of("sglang", gpus=gpus, **{"name": "chat", **keys})
 
 
 SGLANG_CASES = [
-    SglangLaunch(WHERE, "qwen-7b", "s3://models-bucket/qwen-7b/", context_length=8192),
     SglangLaunch(
-        "platform.models.big",
-        "llama-70b",
-        "s3://models-bucket/meta/llama-70b",
-        context_length=32768,
-        tensor_parallel_size=8,
-        gpu_memory_utilization=0.92,
-        overhead_fraction=0.1,
-        max_running_requests=64,
-        dtype="bfloat16",
-        kv_cache_dtype="fp8_e5m2",
-        quantization="fp8",
-        keepalive_seconds=20,
-        alb_idle_timeout_seconds=900,
-        port=9000,
-        extra_args=("--enable-metrics", "--chunked-prefill-size", "4096"),
+        sglang_inputs(
+            servedModelName="qwen-7b", weightsUri="s3://models-bucket/qwen-7b/", maxModelLen=8192
+        )
     ),
     SglangLaunch(
-        "platform.models.efs",
-        "mistral-efs",
-        "/mnt/efs/weights/mistral-7b",
-        context_length=4096,
-        tensor_parallel_size=2,
-        extra_args=("--cuda-graph-backend-decode=disabled", "--log-requests"),
+        sglang_inputs(
+            8,
+            name="big",
+            servedModelName="llama-70b",
+            weightsUri="s3://models-bucket/meta/llama-70b",
+            maxModelLen=32768,
+            gpuMemoryUtilization=0.92,
+            memoryOverheadFraction=0.1,
+            maxConcurrentSequences=64,
+            dtype="fp8",
+            kvCacheDtype="fp8",
+            idle=900,
+            extraArgs=["--enable-metrics", "--chunked-prefill-size", "4096"],
+        ),
+        port=9000,
+    ),
+    SglangLaunch(
+        sglang_inputs(
+            2,
+            name="efs",
+            servedModelName="mistral-efs",
+            weights="/mnt/efs/weights/mistral-7b",
+            extraArgs=["--cuda-graph-backend-decode=disabled", "--log-requests"],
+        )
     ),
 ]
 
@@ -78,12 +89,13 @@ def test_sglang_command_uses_only_flags_sglang_accepts(launch, sglang_wheel_flag
     assert sglang_wheel_flags.problems(flags) == []
     assert flag_table.load(sglang_contract.FLAG_TABLE).problems(flags) == []
     assert value_after(argv, "--tp-size") == str(launch.tensor_parallel_size)
+    model = launch.model
     assert value_after(argv, "--context-length") == str(launch.context_length)
     assert value_after(argv, "--served-model-name") == launch.served_model_name
-    assert value_after(argv, "--max-running-requests") == str(launch.max_running_requests)
+    assert value_after(argv, "--max-running-requests") == str(model.max_concurrent_sequences)
     fraction = float(value_after(argv, "--mem-fraction-static"))
     assert fraction == launch.mem_fraction_static
-    assert fraction * (1 + launch.overhead_fraction) <= launch.gpu_memory_utilization
+    assert fraction * (1 + model.memory_overhead_fraction) <= model.gpu_memory_utilization
     # the engine is reachable only through the keep-alive proxy
     assert value_after(argv, "--host") == "127.0.0.1"
     assert value_after(argv, "--port") == str(launch.upstream_port)
@@ -165,16 +177,14 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
     tp, context, util, overhead, seqs, idle
 ):
     launch = SglangLaunch(
-        WHERE,
-        "m",
-        "s3://bucket/m/",
-        context_length=context,
-        tensor_parallel_size=tp,
-        gpu_memory_utilization=util,
-        overhead_fraction=overhead,
-        max_running_requests=seqs,
-        keepalive_seconds=max(1, idle // 2),
-        alb_idle_timeout_seconds=idle,
+        sglang_inputs(
+            tp,
+            maxModelLen=context,
+            gpuMemoryUtilization=util,
+            memoryOverheadFraction=overhead,
+            maxConcurrentSequences=seqs,
+            idle=idle,
+        )
     )
     assert 0 < launch.mem_fraction_static < 1
     # the static pool never exceeds what the sizing reserved for weights + KV cache
@@ -197,54 +207,34 @@ def test_any_valid_sglang_plan_yields_flags_the_table_accepts(
     ("factory", "path", "fragment"),
     [
         (
-            lambda: SglangLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--no-such-flag", "1")
-            ),
+            lambda: SglangLaunch(sglang_inputs(extraArgs=["--no-such-flag", "1"])),
             "platform.models.chat.extraArgs",
             "sglang 0.5.23 has no flag --no-such-flag",
         ),
         (
-            lambda: SglangLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--tensor-parallel-size", "2")
-            ),
+            lambda: SglangLaunch(sglang_inputs(extraArgs=["--tensor-parallel-size", "2"])),
             "platform.models.chat.extraArgs",
             "set by the platform",
         ),
         (
-            lambda: SglangLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--load-format", "tensorizer")
-            ),
+            lambda: SglangLaunch(sglang_inputs(extraArgs=["--load-format", "tensorizer"])),
             "platform.models.chat.extraArgs",
             "set by the platform",
         ),
         (
-            lambda: SglangLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--cuda-graph-backend-decode", "x")
-            ),
+            lambda: SglangLaunch(sglang_inputs(extraArgs=["--cuda-graph-backend-decode", "x"])),
             "platform.models.chat.extraArgs",
             "not one of",
         ),
         (
-            lambda: SglangLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--enable-metrics=yes",)
-            ),
+            lambda: SglangLaunch(sglang_inputs(extraArgs=["--enable-metrics=yes"])),
             "platform.models.chat.extraArgs",
             "switch and takes no value",
         ),
         (
-            lambda: SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("fast",)),
+            lambda: SglangLaunch(sglang_inputs(extraArgs=["fast"])),
             "platform.models.chat.extraArgs",
             "must start with a --flag",
-        ),
-        (
-            lambda: SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, tensor_parallel_size=3),
-            "platform.models.chat.tensorParallelSize",
-            "power of two",
-        ),
-        (
-            lambda: SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, kv_cache_dtype="int3"),
-            "platform.models.chat.kvCacheDtype",
-            "not an SGLang --kv-cache-dtype value",
         ),
     ],
 )
@@ -252,12 +242,20 @@ def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
     fails_at(factory, path, fragment)
 
 
+@pytest.mark.parametrize("dtype", get_args(ModelConfig.model_fields["dtype"].annotation))
+@pytest.mark.parametrize("kv", get_args(ModelConfig.model_fields["kv_cache_dtype"].annotation))
+def test_every_config_dtype_is_an_sglang_value(dtype, kv):
+    # the launch checks the values it maps the config's to against SGLang's choices
+    launch = SglangLaunch(sglang_inputs(dtype=dtype, kvCacheDtype=kv))
+    assert launch.kv_cache_dtype in ("auto", "bfloat16", "fp8_e4m3")
+
+
 def test_valid_extra_args_reach_the_engine_unchanged():
     table = flag_table.load(sglang_contract.FLAG_TABLE)
     negatable = sorted(o for o, f in table.flags.items() if f.negatable and o.startswith("--"))
     assert negatable, "SGLang 0.5.23 has BooleanOptionalAction flags"
     extra = ("--lora-paths", "a=/p/a", "b=/p/b", "--enable-lora", "--no-" + negatable[0][2:])
-    launch = SglangLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=extra)
+    launch = SglangLaunch(sglang_inputs(extraArgs=list(extra)))
     env = {e["name"]: e["value"] for e in launch.container_environment()}
     assert json.loads(env[sglang_contract.ENV_EXTRA_ARGS]) == list(extra)
 
@@ -371,8 +369,8 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
         if isinstance(launch, CustomLaunch):
             secrets = launch.inputs.model.secrets
             container["secrets"] = [{"name": k, "valueFrom": v} for k, v in sorted(secrets.items())]
-            if launch.neuron_devices:
-                container["linuxParameters"] = {"devices": launch.device_mappings()}
+            if launch.neuron_device_count:
+                container["linuxParameters"] = {"devices": device_mappings(launch)}
         validate_named_shape("ecs", "ContainerDefinition", container)
 
 

@@ -8,15 +8,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 import pytest
 
+from ecs_inference import sizing
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import sglang as sglang_contract
 from ecs_inference.contracts import tgi as tgi_contract
-from ecs_inference.engines.base import PresetError, engine_fit
+from ecs_inference.engines.base import LaunchInputs, PresetError
 from ecs_inference.engines.tgi import TgiLaunch
-from tests.engines.checks import fails_at
+from tests.engines.checks import fails_at, inputs_of
 from tests.images.engine_images import (
     IMAGES,
     REPO,
@@ -24,7 +26,6 @@ from tests.images.engine_images import (
     run_entrypoint,
     value_after,
 )
-from tests.sizing.needs import memory_need
 from tools.sources import tgi as tgi_source
 
 TGI_ENTRYPOINT = IMAGES / "tgi" / "entrypoint.py"
@@ -33,33 +34,41 @@ TGI_ENTRYPOINT = IMAGES / "tgi" / "entrypoint.py"
 WHERE = "platform.models.chat"
 
 
+def tgi_inputs(gpus: int = 1, **keys: Any) -> LaunchInputs:
+    """The plan's inputs of the TGI service `chat` on `gpus` GPUs (`keys`: its camelCase keys
+    and `inputs_of`'s)."""
+    return inputs_of("tgi", gpus=gpus, **{"name": "chat", **keys})
+
+
 TGI_CASES = [
-    TgiLaunch(WHERE, "llama-8b", "s3://models-bucket/llama-8b/", max_total_tokens=8192),
-    TgiLaunch.from_plan(
-        "platform.models.tgi",
-        "mixtral",
-        "s3://models-bucket/mixtral/",
-        context_length=16384,
-        tensor_parallel_size=4,
-        gpu_memory_utilization=0.93,
-        max_concurrent_sequences=48,
-        dtype="awq",
-        kv_cache_dtype="fp8",
-        alb_idle_timeout_seconds=600,
-        max_input_tokens=12000,
-        extra_args=["--max-batch-prefill-tokens", "16384", "--disable-grammar-support"],
+    TgiLaunch(
+        tgi_inputs(
+            servedModelName="llama-8b", weightsUri="s3://models-bucket/llama-8b/", maxModelLen=8192
+        )
     ),
-    TgiLaunch.from_plan(
-        "platform.models.tgiefs",
-        "gemma",
-        "/mnt/efs/gemma-9b",
-        context_length=4096,
-        tensor_parallel_size=1,
-        gpu_memory_utilization=0.9,
-        max_concurrent_sequences=8,
-        dtype="bf16",
-        kv_cache_dtype="auto",
-        alb_idle_timeout_seconds=60,
+    TgiLaunch(
+        tgi_inputs(
+            4,
+            name="tgi",
+            servedModelName="mixtral",
+            weightsUri="s3://models-bucket/mixtral/",
+            maxModelLen=16384,
+            gpuMemoryUtilization=0.93,
+            maxConcurrentSequences=48,
+            dtype="awq",
+            kvCacheDtype="fp8",
+            idle=600,
+            maxInputTokens=12000,
+            extraArgs=["--max-batch-prefill-tokens", "16384", "--disable-grammar-support"],
+        )
+    ),
+    TgiLaunch(
+        tgi_inputs(
+            name="tgiefs",
+            servedModelName="gemma",
+            weights="/mnt/efs/gemma-9b",
+            maxConcurrentSequences=8,
+        )
     ),
 ]
 
@@ -70,9 +79,10 @@ def test_tgi_command_uses_only_flags_the_launcher_defines(launch):
     assert argv[0] == tgi_contract.COMMAND[0]
     assert flag_table.load(tgi_contract.FLAG_TABLE).problems(argv[1:]) == []
     assert value_after(argv, "--num-shard") == str(launch.num_shard)
-    assert value_after(argv, "--max-total-tokens") == str(launch.max_total_tokens)
-    assert int(value_after(argv, "--max-input-tokens")) < launch.max_total_tokens
-    assert float(value_after(argv, "--cuda-memory-fraction")) == launch.cuda_memory_fraction
+    assert value_after(argv, "--max-total-tokens") == str(launch.context_length)
+    assert int(value_after(argv, "--max-input-tokens")) < launch.context_length
+    utilization = launch.model.gpu_memory_utilization
+    assert float(value_after(argv, "--cuda-memory-fraction")) == utilization
     assert value_after(argv, "--hostname") == "0.0.0.0"
     assert value_after(argv, "--port") == str(launch.port)
     assert value_after(argv, "--usage-stats") == "off"
@@ -162,53 +172,35 @@ def test_tgi_keepalive_is_fixed_so_the_idle_timeout_must_hold_two():
         PresetError,
         match=r"^platform\.models\.chat\.engine: TGI sends SSE keep-alives every 15 s",
     ):
-        TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=29)
-    TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, alb_idle_timeout_seconds=30)
+        TgiLaunch(tgi_inputs(idle=29))
+    TgiLaunch(tgi_inputs(idle=30))
 
 
 @pytest.mark.parametrize(
     ("factory", "path", "fragment"),
     [
         (
-            lambda: TgiLaunch(
-                WHERE, "m", "s3://bkt/m/", 4096, extra_args=("--served-model-name", "x")
-            ),
+            lambda: TgiLaunch(tgi_inputs(extraArgs=["--served-model-name", "x"])),
             "platform.models.chat.extraArgs",
             "text-generation-inference 3.3.7 has no flag --served-model-name",
         ),
         (
-            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, extra_args=("-p", "80")),
+            lambda: TgiLaunch(tgi_inputs(extraArgs=["-p", "80"])),
             "platform.models.chat.extraArgs",
             "must start with a --flag",
         ),
         (
-            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, max_input_tokens=4096),
+            lambda: TgiLaunch(tgi_inputs(maxInputTokens=4096)),
             "platform.models.chat.maxInputTokens",
             "must be below maxModelLen 4096",
         ),
         (
-            lambda: TgiLaunch(WHERE, "m", "s3://bkt/m/", 4096, num_shard=2, quantize="exl2"),
-            "platform.models.chat.quantization",
-            "cannot shard exl2",
-        ),
-        (
-            lambda: TgiLaunch.from_plan(
-                WHERE,
-                "m",
-                "s3://bkt/m/",
-                context_length=4096,
-                tensor_parallel_size=1,
-                gpu_memory_utilization=0.9,
-                max_concurrent_sequences=4,
-                dtype="int4",
-                kv_cache_dtype="auto",
-                alb_idle_timeout_seconds=60,
-            ),
+            lambda: TgiLaunch(tgi_inputs(dtype="int4")),
             "platform.models.chat.dtype",
             "no TGI equivalent",
         ),
         (
-            lambda: TgiLaunch(WHERE, "org/model", "s3://bkt/m/", 4096),
+            lambda: TgiLaunch(tgi_inputs(servedModelName="org/model")),
             "platform.models.chat.servedModelName",
             "one path component",
         ),
@@ -218,30 +210,13 @@ def test_bad_settings_fail_with_the_config_path(factory, path, fragment):
     fails_at(factory, path, fragment)
 
 
-def test_a_tgi_model_that_does_not_fit_names_its_service_and_the_numbers():
-
-    need = memory_need(
-        "llama-3.1-70b", dtype="bf16", max_model_len=8192, max_concurrent_sequences=16
-    )
-    with pytest.raises(PresetError) as caught:
-        engine_fit(WHERE, "tgi", need, "g6e.xlarge", 0.9)
-    message = str(caught.value)
-    assert message.startswith(f"{WHERE}: the tgi model does not fit: ")
-    assert "GiB" in message and "g6e.xlarge" in message
-    fit = engine_fit(WHERE, "tgi", need, "g6e.48xlarge", 0.9)
-    launch = TgiLaunch.from_plan(
-        WHERE,
-        "llama-70b",
-        "s3://bkt/llama-70b/",
-        context_length=8192,
-        tensor_parallel_size=fit.tp_size,
-        gpu_memory_utilization=0.9,
-        max_concurrent_sequences=16,
-        dtype="bf16",
-        kv_cache_dtype="auto",
-        alb_idle_timeout_seconds=300,
-    )
-    assert launch.gpus == fit.tp_size >= 4
+def test_a_tgi_model_shards_over_the_gpus_its_fit_chose():
+    # that the plan names the service of a model that fits nowhere is test_engine_config's
+    big = {"architecture": "llama-3.1-70b", "maxModelLen": 8192}
+    with pytest.raises(sizing.SizingError, match=r"g6e\.xlarge"):
+        inputs_of("tgi", "g6e.xlarge", **big)
+    launch = TgiLaunch(inputs_of("tgi", "g6e.48xlarge", **big))
+    assert launch.gpus == launch.num_shard >= 4
 
 
 def test_tgi_entrypoint_execs_the_printed_command_on_an_efs_directory(tmp_path):
@@ -253,7 +228,7 @@ def test_tgi_entrypoint_execs_the_printed_command_on_an_efs_directory(tmp_path):
     launcher = bin_dir / "text-generation-launcher"
     launcher.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     launcher.chmod(0o755)
-    launch = TgiLaunch(WHERE, "gemma", str(model), 4096)
+    launch = TgiLaunch(tgi_inputs(servedModelName="gemma", weights=str(model)))
     env = [
         *launch.container_environment(),
         {"name": "PATH", "value": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},

@@ -26,8 +26,9 @@ from ecs_inference.engines import neuron as neuron_engine
 from ecs_inference.engines import vllm as vllm_engine
 from ecs_inference.engines.base import EngineLaunchError
 from ecs_inference.engines.neuron import NeuronLaunch
-from ecs_inference.engines.vllm import VllmLaunch, VllmSettings
-from tests.engines.test_neuron import NEURON_CASES, NEURON_ENTRYPOINT
+from ecs_inference.engines.vllm import VllmLaunch
+from tests.engines.checks import device_mappings, inputs_of, launch_of
+from tests.engines.test_neuron import NEURON_CASES, NEURON_ENTRYPOINT, NEURON_INPUTS
 from tests.images.engine_images import (
     IMAGES,
     REPO,
@@ -43,37 +44,54 @@ VLLM_ENTRYPOINT = IMAGES / "vllm" / "entrypoint.py"
 
 
 VLLM_CASES = [
-    VllmLaunch("llama-3-8b", "s3://models-bucket/llama-3-8b/", max_model_len=8192),
     VllmLaunch(
-        "llama-3-70b",
-        "s3://models-bucket/meta/llama-3-70b",
-        max_model_len=32768,
-        tensor_parallel_size=8,
-        gpu_memory_utilization=0.92,
-        max_num_seqs=64,
-        dtype="bfloat16",
-        kv_cache_dtype="fp8",
+        inputs_of(
+            "vllm",
+            name="llama-3-8b",
+            weightsUri="s3://models-bucket/llama-3-8b/",
+            architecture="llama-3-8b",
+            maxModelLen=8192,
+        )
+    ),
+    VllmLaunch(
+        inputs_of(
+            "vllm",
+            name="llama-3-70b",
+            weightsUri="s3://models-bucket/meta/llama-3-70b",
+            architecture="llama-3.1-70b",
+            maxModelLen=32768,
+            tensorParallelSize=8,
+            gpuMemoryUtilization=0.92,
+            maxConcurrentSequences=8,
+            dtype="bf16",
+            kvCacheDtype="fp8",
+            idle=900,
+            region="eu-west-1",
+        ),
         keepalive_seconds=20,
-        alb_idle_timeout_seconds=900,
-        aws_region="eu-west-1",
     ),
     VllmLaunch(
-        "qwen-awq",
-        "s3://models-bucket/qwen/awq/",
-        max_model_len=4096,
-        tensor_parallel_size=2,
-        quantization="awq",
-        dtype="float16",
+        inputs_of(
+            "vllm",
+            name="qwen-awq",
+            weightsUri="s3://models-bucket/qwen/awq/",
+            architecture="qwen2.5-7b",
+            tensorParallelSize=2,
+            dtype="awq",
+            extraArgs=["--enable-prefix-caching", "--max-num-batched-tokens", "8192"],
+        ),
         port=9000,
-        extra_args=("--enable-prefix-caching", "--max-num-batched-tokens", "8192"),
     ),
     VllmLaunch(
-        "mistral",
-        "s3://models-bucket/mistral/",
-        max_model_len=16384,
-        kv_cache_dtype="fp8_e5m2",
-        quantization="gptq",
-        extra_args=("--no-enable-prefix-caching", "--enforce-eager"),
+        inputs_of(
+            "vllm",
+            name="mistral",
+            weightsUri="s3://models-bucket/mistral/",
+            architecture="mistral-7b",
+            maxModelLen=16384,
+            dtype="gptq",
+            extraArgs=["--no-enable-prefix-caching", "--enforce-eager"],
+        )
     ),
 ]
 
@@ -87,11 +105,12 @@ def test_vllm_command_uses_only_flags_vllm_0_33_accepts(launch, vllm_gpu_flags):
     assert value_after(argv, "--model") == launch.weights_uri.rstrip("/") + "/"
     assert value_after(argv, "--load-format") == "runai_streamer"
     assert value_after(argv, "--tensor-parallel-size") == str(launch.tensor_parallel_size)
-    assert value_after(argv, "--max-model-len") == str(launch.max_model_len)
-    assert float(value_after(argv, "--gpu-memory-utilization")) == launch.gpu_memory_utilization
+    assert value_after(argv, "--max-model-len") == str(launch.context_length)
+    utilization = launch.model.gpu_memory_utilization
+    assert float(value_after(argv, "--gpu-memory-utilization")) == utilization
     assert value_after(argv, "--max-num-seqs") == str(launch.max_num_seqs)
     assert value_after(argv, "--dtype") == launch.dtype
-    assert value_after(argv, "--kv-cache-dtype") == launch.kv_cache_dtype
+    assert value_after(argv, "--kv-cache-dtype") == launch.model.kv_cache_dtype
     assert value_after(argv, "--sse-keep-alive-interval") == str(launch.keepalive_seconds)
     assert value_after(argv, "--port") == str(launch.port)
     assert ("--quantization" in argv) == (launch.quantization is not None)
@@ -156,34 +175,28 @@ def test_committed_vllm_and_neuron_tables_enforce_what_the_parsers_do(name):
 def test_environment_names_are_exactly_what_the_entrypoints_read():
     vllm_reads = entrypoint_reads(VLLM_ENTRYPOINT, vllm_contract)
     neuron_reads = entrypoint_reads(NEURON_ENTRYPOINT, neuron_contract)
-    full_vllm = VllmLaunch(
-        "m",
-        "s3://bkt/p/",
-        max_model_len=1024,
-        quantization="awq",
-        extra_args=("--seed", "1"),
-        lora=VllmSettings.model_validate(
-            {
-                "adapters": [
-                    {
-                        "name": "m-sql",
-                        "source": "s3://bkt/adapters/sql/",
-                        "baseModel": "s3://bkt/p/",
-                        "rank": 8,
-                    }
-                ]
-            }
-        ),
+    adapter = {"name": "m-sql", "source": "s3://bkt/adapters/sql/", "baseModel": "s3://bkt/p/"}
+    full_vllm = launch_of(
+        "vllm",
+        weightsUri="s3://bkt/p/",
+        dtype="awq",
+        extraArgs=["--seed", "1"],
+        adapters=[{**adapter, "rank": 8}],
     )
-    full_neuron = NeuronLaunch(
-        "m", "s3://bkt/p/", 1, 1024, 2, target="inf2", extra_args=("--seed", "1")
+    full_neuron = launch_of(
+        "neuron",
+        "inf2.xlarge",
+        weightsUri="s3://bkt/p/",
+        maxModelLen=1024,
+        neuron={"batchSize": 1, "sequenceLength": 1024, "tpDegree": 2},
+        extraArgs=["--seed", "1"],
     )
     for launch, reads in ((full_vllm, vllm_reads), (full_neuron, neuron_reads)):
         names = [item["name"] for item in launch.container_environment()]
         assert len(names) == len(set(names))
         assert {n for n in names if n.startswith("ENGINE_")} == reads
     # optional settings are omitted, never sent empty
-    minimal = (VllmLaunch("m", "s3://bkt/p/", 1024)).container_environment()
+    minimal = launch_of("vllm").container_environment()
     assert all(item["value"] != "" for item in minimal)
     lora = {
         vllm_contract.ENV_LORA_ADAPTERS,
@@ -238,11 +251,10 @@ def test_keepalives_fit_inside_the_alb_idle_timeout():
 @pytest.mark.parametrize(
     ("factory", "fragment"),
     [
-        (lambda: VllmLaunch("m", "s3://bkt/p", 1024, tensor_parallel_size=3), "power of"),
-        (lambda: VllmLaunch("m", "s3://bkt/p", 1, keepalive_seconds=40), "half the ALB"),
-        (lambda: NeuronLaunch("m", "s3://bkt/p", 1, 1, 4, num_devices=1), "NeuronCores"),
-        (lambda: NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, target="inf1"), "target"),
-        (lambda: NeuronLaunch("m", "s3://bkt/p", 1, 1, 1, upstream_port=8000), "upstream"),
+        (lambda: VllmLaunch(inputs_of("vllm"), keepalive_seconds=40), "half the ALB"),
+        (lambda: VllmLaunch(inputs_of("vllm"), port=80), "unprivileged"),
+        (lambda: NeuronLaunch(NEURON_INPUTS, upstream_port=8000), "upstream"),
+        (lambda: NeuronLaunch(NEURON_INPUTS, model_dir="models"), "absolute"),
     ],
 )
 def test_invalid_launch_settings_name_the_field(factory, fragment):
@@ -356,7 +368,7 @@ def test_container_definition_parts_validate_against_the_ecs_api_shape():
             "command": launch.container_command(),
         }
         if isinstance(launch, NeuronLaunch):
-            container["linuxParameters"] = {"devices": launch.device_mappings()}
+            container["linuxParameters"] = {"devices": device_mappings(launch)}
         request = {"family": "f", "containerDefinitions": [container]}
         report = ParamValidator().validate(request, shape)
         assert not report.has_errors(), report.generate_report()

@@ -17,10 +17,11 @@ from ecs_inference.contracts import engine as engine_contract
 from ecs_inference.contracts import flag_table
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.engines import vllm as vllm_engine
-from ecs_inference.engines.base import TaskArgsError, check_extra_args
+from ecs_inference.engines.base import check_extra_args
 from ecs_inference.engines.vllm import VllmLaunch, VllmSettings
 from ecs_inference.sizing import catalog, lora
 from tests.contracts.test_staging import FakeS3
+from tests.engines.checks import inputs_of
 from tests.images.engine_images import IMAGES, load_script, printed_command, value_after
 from tests.stack_config import DELETE, issues_of, mutate, plan_of, reference
 
@@ -210,8 +211,10 @@ ADAPTERS = [
 
 
 def _launch(**settings: Any) -> VllmLaunch:
-    lora = VllmSettings.model_validate({"adapters": ADAPTERS, "maxLoras": 2} | settings)
-    return VllmLaunch("llama", "s3://models/llama/", 8192, lora=lora)
+    lora = {"adapters": ADAPTERS, "maxLoras": 2} | settings
+    return VllmLaunch(
+        inputs_of("vllm", name="llama", weightsUri="s3://models/llama/", maxModelLen=8192, **lora)
+    )
 
 
 def test_adapter_flags_are_ones_vllm_0_33_parses(vllm_gpu_flags) -> None:
@@ -299,24 +302,9 @@ def test_entrypoint_refuses_an_adapter_of_another_rank_or_without_its_config(
 # --------------------------------------------------------------------------------------------
 
 
-class _Task:
-    gpu_count = 1
-    neuron_devices: tuple[str, ...] = ()
-    one_task_per_instance = False
-    weights_bucket = "models"
-    weights_prefix = "llama"
-    efs_file_system = None
-    efs_path = None
-
-    def __init__(self, adapter_prefixes: tuple[str, ...]) -> None:
-        self.adapter_prefixes = adapter_prefixes
-
-
-def test_the_launch_needs_a_task_role_that_reads_every_adapter() -> None:
-    launch = _launch()
-    launch.check_task("svc", _Task(launch.adapter_prefixes))
-    with pytest.raises(TaskArgsError, match="adapter org/llama-support"):
-        launch.check_task("svc", _Task(("adapters/sql",)))
+def test_the_task_role_reads_every_adapter_the_launch_stages() -> None:
+    # the service's task role is granted the launch's adapter prefixes (ModelDecisions)
+    assert _launch().adapter_prefixes == ("adapters/sql", "adapters/support")
 
 
 def test_policy_grants_exactly_the_adapter_prefixes() -> None:

@@ -24,6 +24,7 @@ import pytest
 
 from ecs_inference.engines import neuron as neuron_engine
 from ecs_inference.engines.neuron import NeuronLaunch
+from tests.engines.checks import inputs_of
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = REPO / "images" / "neuron" / "entrypoint.py"
@@ -140,13 +141,16 @@ def start(world: dict[str, object], batch_size: int) -> tuple[subprocess.Popen[s
     tmp: Path = world["tmp"]  # type: ignore[assignment]
     write_artifact(tmp / "s3" / "models-bucket" / "neuron" / "llama", batch_size)
     port = free_port()
+    inputs = inputs_of(
+        "neuron",
+        "inf2.xlarge",
+        name="llama",
+        weightsUri="s3://models-bucket/neuron/llama/",
+        maxModelLen=2048,
+        neuron={"batchSize": 4, "sequenceLength": 2048, "tpDegree": 2},
+    )
     launch = NeuronLaunch(
-        "llama",
-        "s3://models-bucket/neuron/llama/",
-        batch_size=4,
-        sequence_length=2048,
-        tp_degree=2,
-        target="inf2",
+        inputs,
         model_dir=str(tmp / "models" / "llama"),
         keepalive_seconds=1,
         port=port,

@@ -20,7 +20,6 @@ from ecs_inference.contracts import neuron as neuron_contract
 from ecs_inference.contracts import vllm as vllm_contract
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS
 from ecs_inference.engines.neuron import NeuronLaunch
-from ecs_inference.engines.vllm import VllmLaunch
 from ecs_inference.models.decisions import ModelDecisions, Placement, StackFacts
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.models.service import (
@@ -53,32 +52,6 @@ from tools.recording import ACCOUNT_ID, Recording, run_function
 TOKEN = "ecs-inference:serving:ModelService"
 SECRET = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:llama-api-key-AbCdEf"
 IMAGE = f"{ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com/vllm:v0.33.0"
-
-
-def vllm_launch(**overrides: Any) -> VllmLaunch:
-    settings: dict[str, Any] = {
-        "served_model_name": "llama",
-        "weights_uri": "s3://weights/models/llama-3.1-8b/",
-        "max_model_len": 8192,
-        "tensor_parallel_size": 2,
-        "alb_idle_timeout_seconds": 360,
-        "keepalive_seconds": 15,
-        "aws_region": "us-east-1",
-    }
-    settings.update(overrides)
-    return VllmLaunch(**settings)
-
-
-def neuron_launch(**overrides: Any) -> NeuronLaunch:
-    settings: dict[str, Any] = {
-        "served_model_name": "mistral",
-        "artifact_uri": "s3://weights/neuron/mistral-7b-bs4-tp4/",
-        "batch_size": 4,
-        "sequence_length": 4096,
-        "tp_degree": 4,
-    }
-    settings.update(overrides)
-    return NeuronLaunch(**settings)
 
 
 class FakePool:
@@ -153,8 +126,8 @@ def neuron_wiring(router: Any = None) -> ModelWiring:
 
 
 def test_vllm_container_definition() -> None:
-    launch = vllm_launch()
-    fit = decide_service("llama", ModelConfig.model_validate(VLLM_INPUT), vllm_wiring())[0].fit
+    decided = decide_service("llama", ModelConfig.model_validate(VLLM_INPUT), vllm_wiring())[0]
+    launch, fit = decided.launch, decided.fit
     [container] = model_container_definitions(
         image=IMAGE,
         launch=launch,
@@ -199,13 +172,16 @@ def test_vllm_container_definition() -> None:
 
 
 def test_neuron_container_definition_maps_exactly_the_devices() -> None:
-    launch = neuron_launch(tp_degree=8)
+    compiled = {"batchSize": 4, "sequenceLength": 4096, "tpDegree": 8}
+    model = ModelConfig.model_validate({**NEURON_INPUT, "neuron": compiled})
+    decided = decide_service("mistral", model, neuron_wiring())[0]
+    launch = decided.launch
+    assert isinstance(launch, NeuronLaunch)
     devices = ["/dev/neuron0", "/dev/neuron1", "/dev/neuron2", "/dev/neuron3"]
-    fit = decide_service("mistral", ModelConfig.model_validate(NEURON_INPUT), neuron_wiring())[0]
     [container] = model_container_definitions(
         image=IMAGE,
         launch=launch,
-        fit=fit.fit,
+        fit=decided.fit,
         log_group_name="/g",
         region="us-east-1",
         stream_prefix="mistral",
@@ -216,7 +192,7 @@ def test_neuron_container_definition_maps_exactly_the_devices() -> None:
     assert container["linuxParameters"]["devices"] == [
         {"hostPath": d, "containerPath": d, "permissions": ["read", "write"]} for d in devices
     ]
-    assert container["linuxParameters"]["devices"] == launch.device_mappings()
+    assert decided.neuron_devices == tuple(devices)
     assert "sharedMemorySize" not in container["linuxParameters"]
     assert [u["name"] for u in container["ulimits"]] == ["nofile"]
     assert "healthCheck" not in container and "secrets" not in container

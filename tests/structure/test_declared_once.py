@@ -24,18 +24,6 @@ ALLOWED = frozenset(
     {
         # operations: the alarm, dashboard and watch tables
         "config.stack.StackConfig ~ plan.stack.Plan",
-        # models: the engines' launches share no base for port, served name and idle timeout
-        "engines.neuron.NeuronLaunch ~ engines.sglang.SglangLaunch",
-        "engines.neuron.NeuronLaunch ~ engines.tgi.TgiLaunch",
-        "engines.neuron.NeuronLaunch ~ engines.vllm.VllmLaunch",
-        "engines.neuron.NeuronCompileConfig ~ engines.neuron.NeuronLaunch",
-        "engines.sglang.SglangLaunch ~ engines.tgi.TgiLaunch",
-        "engines.sglang.SglangLaunch ~ engines.vllm.VllmLaunch",
-        "engines.tgi.TgiLaunch ~ engines.vllm.VllmLaunch",
-        # models: the engines' launches copy the input's settings (a launch read from the input)
-        "engines.sglang.SglangLaunch ~ models.input.ModelConfig",
-        "engines.tgi.TgiLaunch ~ models.input.ModelConfig",
-        "engines.vllm.VllmLaunch ~ models.input.ModelConfig",
     }
 )
 
