@@ -34,6 +34,7 @@ from ecs_inference.contracts.engine import (
     ENV_SERVED_MODEL_NAME,
 )
 from ecs_inference.sizing import lora as lora_sizing
+from ecs_inference.sizing.gpu import NeedSettings
 from ecs_inference.sizing.instance_types import DeclaredFit, Demand, GpuDemand
 
 KEEPALIVE_MARGIN_SECONDS = 5
@@ -380,8 +381,9 @@ class StartupSettings(Protocol):
     def warmup_seconds(self) -> float: ...
 
 
-class ModelSettings(Protocol):
-    """What an engine reads from a model's config (`components.models.input.ModelConfig`)."""
+class ModelSettings(NeedSettings, Protocol):
+    """What an engine reads from a model's config (`components.models.input.ModelConfig`),
+    besides what its memory need is sized from (`NeedSettings`)."""
 
     @property
     def engine(self) -> str: ...
@@ -400,19 +402,9 @@ class ModelSettings(Protocol):
     @property
     def parameters(self) -> BaseModel | None: ...
     @property
-    def dtype(self) -> str: ...
-    @property
-    def kv_cache_dtype(self) -> str: ...
-    @property
-    def max_model_len(self) -> int | None: ...
-    @property
-    def max_concurrent_sequences(self) -> int: ...
-    @property
     def gpu_memory_utilization(self) -> float: ...
     @property
     def tensor_parallel_size(self) -> int | None: ...
-    @property
-    def memory_overhead_fraction(self) -> float: ...
     @property
     def max_generation_seconds(self) -> int: ...
     @property
