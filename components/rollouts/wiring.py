@@ -15,12 +15,13 @@ from pulumi import Output
 
 from ecs_inference.arns import AwsContext
 from ecs_inference.rollouts.spec import (
+    ECS_PRINCIPAL,
     SMOKE_STAGE,
     LoadBalancerGrants,
     RolloutSpec,
-    ecs_trust_policy,
     hook_details,
     load_balancer_role_policy,
+    service_trust_policy,
 )
 
 API_PATHS = {"chat": "/v1/chat/completions", "rerank": "/v1/rerank"}
@@ -59,7 +60,7 @@ def native_deployment(
     role = aws.iam.Role(
         f"{name}-deploy",
         description=f"ECS: shift {service}'s traffic between its target groups, run its hook",
-        assume_role_policy=ctx.account_id.apply(ecs_trust_policy),
+        assume_role_policy=ctx.account_id.apply(lambda a: service_trust_policy(ECS_PRINCIPAL, a)),
         opts=child,
     )
     grant = aws.iam.RolePolicy(
