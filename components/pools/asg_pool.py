@@ -42,6 +42,7 @@ from pulumi import Input, Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.pools.decisions import (
@@ -56,7 +57,6 @@ from ecs_inference.pools.decisions import (
 from ecs_inference.pools.input import PoolConfig
 from ecs_inference.pools.instance_role import (
     POOL_TAG,
-    instance_assume_role_policy,
     instance_policies,
     managed_policy_arn,
     prepull_hook_policy,
@@ -125,7 +125,8 @@ class CapacityPool(pulumi.ComponentResource):
         self.instance_role = aws.iam.Role(
             f"{name}-instance-role",
             description=role_description,
-            assume_role_policy=instance_assume_role_policy(),
+            # EC2 instances assume it through the instance profile.
+            assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
             opts=child,
         )
         self.instance_profile = aws.iam.InstanceProfile(

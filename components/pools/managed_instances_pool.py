@@ -32,6 +32,7 @@ import pulumi_aws as aws
 
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.asg_pool import CapacityPool, PoolWiring
 from ecs_inference.pools.decisions import (
@@ -168,7 +169,8 @@ class ManagedInstancesPool(CapacityPool):
         self.infrastructure_role = aws.iam.Role(
             f"{name}-infra-role",
             description=f"ECS launches and manages the Managed Instances of pool {name}",
-            assume_role_policy=mi.infrastructure_assume_role_policy(),
+            # ECS assumes it to launch and manage the instances.
+            assume_role_policy=assume_role_policy("ecs.amazonaws.com"),
             opts=child,
         )
         infrastructure_policy = aws.iam.RolePolicyAttachment(

@@ -93,18 +93,6 @@ class LoadBalancerGrants:
     hook_function_arn: str | None = None
 
 
-def service_trust_policy(principal: str, account_id: str) -> str:
-    """AWS service `principal` may assume the role for this account's resources only (the
-    confused-deputy guard)."""
-    statement = {
-        "Effect": "Allow",
-        "Principal": {"Service": principal},
-        "Action": "sts:AssumeRole",
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    }
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
-
-
 def load_balancer_role_policy(grants: LoadBalancerGrants) -> str:
     """ECS's infrastructure role for one service's traffic shift (JSON): the managed policy's
     actions scoped to this service's target groups and rules, and its smoke hook."""

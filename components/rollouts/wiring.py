@@ -14,6 +14,7 @@ import pulumi_aws as aws
 from pulumi import Output
 
 from ecs_inference.arns import AwsContext
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.rollouts.spec import (
     ECS_PRINCIPAL,
     SMOKE_STAGE,
@@ -21,7 +22,6 @@ from ecs_inference.rollouts.spec import (
     RolloutSpec,
     hook_details,
     load_balancer_role_policy,
-    service_trust_policy,
 )
 
 API_PATHS = {"chat": "/v1/chat/completions", "rerank": "/v1/rerank"}
@@ -60,7 +60,9 @@ def native_deployment(
     role = aws.iam.Role(
         f"{name}-deploy",
         description=f"ECS: shift {service}'s traffic between its target groups, run its hook",
-        assume_role_policy=ctx.account_id.apply(lambda a: service_trust_policy(ECS_PRINCIPAL, a)),
+        assume_role_policy=ctx.account_id.apply(
+            lambda a: assume_role_policy(ECS_PRINCIPAL, account_id=a)
+        ),
         opts=child,
     )
     grant = aws.iam.RolePolicy(
