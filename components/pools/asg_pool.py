@@ -44,6 +44,7 @@ from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
 from ecs_inference.iam import assume_role_policy
 from ecs_inference.network.rules import aws_api_egress
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.pools.decisions import (
     KIND_LABEL,
@@ -62,6 +63,7 @@ from ecs_inference.pools.instance_role import (
     prepull_hook_policy,
 )
 from ecs_inference.pools.offerings_check import checked_subnet_ids
+from ecs_inference.pools.spot import mixed_instances_policy_request
 from ecs_inference.pools.user_data import (
     PREPULL_HOOK,
     PREPULL_HOOK_TIMEOUT_SECONDS,
@@ -156,37 +158,6 @@ class CapacityPool(pulumi.ComponentResource):
 # --------------------------------------------------------------------------------------------
 # the component
 # --------------------------------------------------------------------------------------------
-
-
-def mixed_instances_policy_args(
-    pool: PoolConfig,
-    instance_types: Sequence[str],
-    template: aws.autoscaling.GroupLaunchTemplateArgs,
-) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
-    """The group's mixed instances policy: the launch template with one override per type, in
-    priority order, and the On-Demand/Spot distribution (the same members as
-    `pools.spot.mixed_instances_policy_request`)."""
-    asg = aws.autoscaling
-    return asg.GroupMixedInstancesPolicyArgs(
-        launch_template=asg.GroupMixedInstancesPolicyLaunchTemplateArgs(
-            launch_template_specification=asg.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                launch_template_id=template.id, version=template.version
-            ),
-            overrides=[
-                asg.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
-                for t in instance_types
-            ],
-        ),
-        instances_distribution=asg.GroupMixedInstancesPolicyInstancesDistributionArgs(
-            on_demand_allocation_strategy=pool.on_demand_allocation_strategy,
-            on_demand_base_capacity=pool.on_demand_base_capacity,
-            on_demand_percentage_above_base_capacity=(
-                pool.on_demand_percentage_above_base_capacity
-            ),
-            spot_allocation_strategy=pool.spot_allocation_strategy,
-            spot_max_price=pool.spot_max_price,
-        ),
-    )
 
 
 class AcceleratorPool(CapacityPool):
@@ -421,7 +392,10 @@ class AcceleratorPool(CapacityPool):
             min_size=args.min_size,
             max_size=args.max_size,
             launch_template=None if mixed else template,
-            mixed_instances_policy=mixed_instances_policy_args(args, types, template)
+            # The request's members in snake case are the provider's.
+            mixed_instances_policy=snake_case(
+                mixed_instances_policy_request(args, types, template.id, template.version)
+            )
             if mixed
             else None,
             # Launch a replacement on a Spot rebalance recommendation, before the two-minute
