@@ -26,6 +26,7 @@ as for ASG pools.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -33,6 +34,7 @@ import pulumi_aws as aws
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context
 from ecs_inference.iam import assume_role_policy
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.asg_pool import CapacityPool, PoolWiring
 from ecs_inference.pools.decisions import (
@@ -63,34 +65,21 @@ class ManagedPoolWiring(PoolWiring):
 # the line length.
 _ProviderInput = aws.ecs.CapacityProviderManagedInstancesProviderArgsDict
 _TemplateInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateArgsDict
-_RequirementsInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateInstanceRequirementsArgsDict  # noqa: E501
 _ReservationsInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateCapacityReservationsArgsDict  # noqa: E501
 
 
-def requirements_input(req: InstanceRequirements) -> _RequirementsInput:
-    """The pulumi-aws `instance_requirements` input for `req` (snake_case keys of
-    `...InstanceLaunchTemplateInstanceRequirementsArgsDict`; the members of
-    `InstanceRequirements.to_api`)."""
-    out: _RequirementsInput = {
-        "vcpu_count": {"min": req.vcpu_min, "max": req.vcpu_max},
-        "memory_mib": {"min": req.memory_mib_min, "max": req.memory_mib_max},
-        "allowed_instance_types": list(req.allowed_instance_types),
-        "accelerator_manufacturers": list(req.accelerator_manufacturers),
-        "bare_metal": req.bare_metal,
-        "burstable_performance": req.burstable_performance,
-    }
-    if req.accelerator_types:
-        out["accelerator_types"] = list(req.accelerator_types)
-    if req.accelerator_names:
-        out["accelerator_names"] = list(req.accelerator_names)
-    if req.accelerator_count_min is not None:
-        out["accelerator_count"] = {
-            "min": req.accelerator_count_min,
-            "max": req.accelerator_count_max,
-        }
-    if req.accelerator_total_memory_mib_min is not None:
-        out["accelerator_total_memory_mib"] = {"min": req.accelerator_total_memory_mib_min}
-    return out
+# The provider's names of the request members whose capitals `snake_case` would split.
+_PROVIDER_KEYS = {
+    "v_cpu_count": "vcpu_count",
+    "memory_mi_b": "memory_mib",
+    "accelerator_total_memory_mi_b": "accelerator_total_memory_mib",
+}
+
+
+def requirements_input(req: InstanceRequirements) -> Any:
+    """The pulumi-aws `instance_requirements` input for `req`: the CreateCapacityProvider
+    request member (`InstanceRequirements.to_api`) under the provider's snake_case names."""
+    return {_PROVIDER_KEYS.get(k, k): v for k, v in snake_case(req.to_api()).items()}
 
 
 def provider_input(
