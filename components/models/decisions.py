@@ -227,10 +227,6 @@ class ModelInputs:
     own build (`images.build`), known at deploy time."""
 
     @property
-    def priority(self) -> int:
-        return self.placement.priority
-
-    @property
     def idle_timeout_seconds(self) -> int:
         return _decided(self.name, self.placement.idle_timeout_seconds, "idle timeout")
 
@@ -344,7 +340,7 @@ def _engine_scaling(m: ModelInputs, engine: Engine, grace_seconds: int) -> Scali
 class ModelDecisions(ServedDecisions):
     """What a model service decides from what it was decided from (`inputs`): each derived
     value once, as its decision made it; the input's own values are read from `inputs.model`
-    (the properties below name them as the service checks and the component read them)."""
+    (the properties below name them as `EcsService`, the cost lines and the plan read them)."""
 
     inputs: ModelInputs
     launch: Launch
@@ -361,6 +357,8 @@ class ModelDecisions(ServedDecisions):
     """`/dev/shm` for tensor-parallel GPUs (0: Docker's; Managed Instances refuses it)."""
     grace: sizing.GracePeriod
     scaling: ScalingPolicySpec
+    deploy: DeployChoice
+    """The deploy percentages the stack (or a pool holding it alone) leaves it."""
 
     stop_timeout_seconds: ClassVar[int] = 120
     """SIGTERM-to-SIGKILL (ECS waits out the deregistration delay first)."""
@@ -372,14 +370,6 @@ class ModelDecisions(ServedDecisions):
     @property
     def service(self) -> str:
         return self.inputs.name
-
-    @property
-    def priority(self) -> int:
-        return self.inputs.priority
-
-    @property
-    def image(self) -> str | None:
-        return self.inputs.image
 
     @property
     def compatibility(self) -> Literal["EC2", "MANAGED_INSTANCES"]:
@@ -397,18 +387,6 @@ class ModelDecisions(ServedDecisions):
     def one_task_per_instance(self) -> bool:
         """Neuron devices are not an ECS resource: a second task would map the same ones."""
         return self.launch.neuron_device_count > 0
-
-    @property
-    def weights_bucket(self) -> str | None:
-        return self.weights.bucket
-
-    @property
-    def weights_prefix(self) -> str | None:
-        return self.weights.prefix
-
-    @property
-    def adapter_prefixes(self) -> tuple[str, ...]:
-        return self.launch.adapter_prefixes
 
     @property
     def efs_file_system(self) -> str | None:
@@ -431,24 +409,8 @@ class ModelDecisions(ServedDecisions):
         return self.model.max_count
 
     @property
-    def environment(self) -> Mapping[str, str]:
-        return self.model.environment
-
-    @property
-    def secrets(self) -> Mapping[str, str]:
-        return self.secret_refs
-
-    @property
     def health_check_grace_period_seconds(self) -> int:
         return self.grace.seconds
-
-    @property
-    def deployment_minimum_healthy_percent(self) -> int:
-        return self.inputs.deploy.minimum_healthy_percent
-
-    @property
-    def deployment_maximum_percent(self) -> int:
-        return self.inputs.deploy.maximum_percent
 
     @property
     def scale_out_cooldown(self) -> int:
@@ -473,10 +435,6 @@ class ModelDecisions(ServedDecisions):
     @property
     def metrics_image(self) -> str | None:
         return self.inputs.facts.metrics_image if self.metrics_sidecar else None
-
-    @property
-    def execute_command(self) -> bool:
-        return self.inputs.facts.execute_command
 
 
 def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
@@ -538,6 +496,7 @@ def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
         grace=grace,
         delay=deregistration(model.max_generation_seconds),
         scaling=scaling,
+        deploy=m.deploy,
         secret_refs=secret_refs(model_path(m.name), model.secrets),
         rollout=rollout,
     )
@@ -590,7 +549,15 @@ def decision_checks(where: str, decided: ModelDecisions) -> None:
     variables against the launch's), its scaling and a Managed Instances task without
     host-level parameters (the launch reads the fit and the weights the task reserves and
     grants, so the two agree). Raises `ServiceArgsError`."""
-    common_decision_checks(where, decided, decided.launch.managed_environment())
+    common_decision_checks(
+        where,
+        decided,
+        priority=decided.inputs.placement.priority,
+        image=decided.inputs.image,
+        environment=decided.model.environment,
+        secrets=decided.secret_refs,
+        managed_env=decided.launch.managed_environment(),
+    )
     validate_scaling(
         where,
         decided.model.autoscaling.target_requests_per_target,

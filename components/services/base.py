@@ -658,7 +658,7 @@ class EcsService(pulumi.ComponentResource):
     def _serve(
         self,
         spec: ServedService,
-        wiring: ServiceWiring,
+        wiring: PlacedWiring,
         *,
         balancing: Balancing,
         placement: Placement,
@@ -675,14 +675,14 @@ class EcsService(pulumi.ComponentResource):
             self._target_group(
                 vpc_id=wiring.vpc_id,
                 balancing=balancing,
-                deregistration_delay_seconds=spec.deregistration_delay_seconds,
-                max_request_seconds=spec.max_request_seconds,
+                deregistration_delay_seconds=spec.delay.seconds,
+                max_request_seconds=spec.delay.max_generation_seconds,
                 role=role,
             )
             for role in (("tg", "tg-alt") if spec.rollout.native else ("tg",))
         ]
         alternate = groups[1] if len(groups) > 1 else None
-        self._routes(wiring.router, spec.service, spec.priority, alternate)
+        self._routes(wiring.router, spec.service, wiring.placement.priority, alternate)
         native = None
         if alternate is not None:
             native = native_deployment(
@@ -703,10 +703,10 @@ class EcsService(pulumi.ComponentResource):
             placement=placement,
             deployment=Deployment(
                 desired_count=spec.desired_count,
-                minimum_healthy_percent=spec.deployment_minimum_healthy_percent,
-                maximum_percent=spec.deployment_maximum_percent,
+                minimum_healthy_percent=spec.deploy.minimum_healthy_percent,
+                maximum_percent=spec.deploy.maximum_percent,
                 grace_seconds=spec.health_check_grace_period_seconds,
-                execute_command=spec.execute_command,
+                execute_command=wiring.placement.facts.execute_command,
                 depends_on=wiring.service_depends_on,
             ),
             balancing=balancing,
@@ -717,7 +717,7 @@ class EcsService(pulumi.ComponentResource):
                 namespace=namespace,
                 port=balancing.port,
                 # At least the longest request the service allows (deregistration covers it).
-                longest_request_seconds=spec.deregistration_delay_seconds,
+                longest_request_seconds=spec.delay.seconds,
             ),
             native=native,
         )
