@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
+from ecs_inference.contracts.engine import DEFAULT_PORT
+from ecs_inference.endpoint.decisions import Routes
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import (
     EngineLaunchError,
@@ -36,7 +38,6 @@ from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.checks import (
     ServiceArgsError,
     common_decision_checks,
-    validate_scaling,
 )
 from ecs_inference.services.decisions import (
     METRICS_NOTE,
@@ -145,6 +146,18 @@ def fit_on_types(
     for _, message in problems:
         issues.add(path, message)
     return (need, chosen) if chosen is not None and not problems else None
+
+
+def routes(*models: ModelConfig) -> Routes:
+    """What an endpoint routing `models` takes from them (`EndpointWiring.routes`), as a stack's
+    plan derives it: their serving ports (a custom engine's own, else the engines' 8000), their
+    longest requests (`maxGenerationSeconds`) and the smoke hook a native rollout needs."""
+    ports = {getattr(engines.get(m.engine).settings(m), "port", DEFAULT_PORT) for m in models}
+    return Routes(
+        ports=tuple(sorted(ports)),
+        longest_request_seconds=tuple(m.max_generation_seconds for m in models),
+        smoke_hook=any(m.rollout.native for m in models),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -546,8 +559,8 @@ def _spot_notes(m: ModelInputs, decided: ModelDecisions) -> list[str]:
 def decision_checks(where: str, decided: ModelDecisions) -> None:
     """What the service decided, checked: what every service decides
     (`common_decision_checks`: image, priority, timeouts, a deploy that progresses, its
-    variables against the launch's), its scaling and a Managed Instances task without
-    host-level parameters (the launch reads the fit and the weights the task reserves and
+    variables against the launch's) and a Managed Instances task without host-level
+    parameters (the launch reads the fit and the weights the task reserves and
     grants, so the two agree). Raises `ServiceArgsError`."""
     common_decision_checks(
         where,
@@ -557,12 +570,6 @@ def decision_checks(where: str, decided: ModelDecisions) -> None:
         environment=decided.model.environment,
         secrets=decided.secret_refs,
         managed_env=decided.launch.managed_environment(),
-    )
-    validate_scaling(
-        where,
-        decided.model.autoscaling.target_requests_per_target,
-        decided.scale_out_cooldown,
-        decided.scale_in_cooldown,
     )
     if decided.inputs.managed and decided.neuron_devices:
         raise ServiceArgsError(

@@ -35,9 +35,10 @@ from ecs_inference.models.decisions import (
     fit_on_types,
     model_path,
 )
-from ecs_inference.models.decisions import (  # a program's wiring names its placement
+from ecs_inference.models.decisions import (  # a program names its placement and routes
     Placement as Placement,
 )
+from ecs_inference.models.decisions import routes as routes
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.services.base import (

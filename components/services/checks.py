@@ -12,7 +12,6 @@ from ecs_inference import iam
 from ecs_inference.contracts.aws_limits import (
     ECS_GRACE_PERIOD_MAX,
     LISTENER_RULE_PRIORITY_MAX,
-    SCALING_COOLDOWN_MAX_SECONDS,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
 from ecs_inference.rollouts.spec import RolloutSpec
@@ -139,17 +138,3 @@ def check_deploy_progress(
                 f"{maximum} allows {peak}: a deploy could never replace a task (lower the "
                 "minimum or raise the maximum)"
             )
-
-
-def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -> None:
-    """Target-tracking settings: positive target, cooldowns within a day, scale-out ≤ scale-in."""
-    if isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0:
-        raise ServiceArgsError(f"{where}: scaling target {target!r} must be a positive number")
-    _int(where, "scale_out_cooldown", scale_out, 0, SCALING_COOLDOWN_MAX_SECONDS)
-    _int(where, "scale_in_cooldown", scale_in, 0, SCALING_COOLDOWN_MAX_SECONDS)
-    if scale_out > scale_in:
-        raise ServiceArgsError(
-            f"{where}: scale_out_cooldown {scale_out} s exceeds scale_in_cooldown {scale_in} s; "
-            "scale out fast (a late task costs latency), scale in slow (a warm model is "
-            "expensive to reload)"
-        )
