@@ -372,6 +372,8 @@ class ModelDecisions(ServedDecisions):
     scaling: ScalingPolicySpec
     deploy: DeployChoice
     """The deploy percentages the stack (or a pool holding it alone) leaves it."""
+    metrics_sidecar: bool
+    """The sidecar runs for engines whose metric families it knows, unless turned off."""
 
     stop_timeout_seconds: ClassVar[int] = 120
     """SIGTERM-to-SIGKILL (ECS waits out the deregistration delay first)."""
@@ -439,16 +441,6 @@ class ModelDecisions(ServedDecisions):
         (the target group's, known at deploy time) the component builds."""
         return None if self.scaling.metric == "albRequests" else self.scaling.configuration
 
-    @property
-    def metrics_sidecar(self) -> bool:
-        """The sidecar runs for engines whose metric families it knows, unless turned off."""
-        scraped = engines.get(self.model.engine).metrics_kind is not None
-        return self.inputs.facts.metrics_sidecar and scraped
-
-    @property
-    def metrics_image(self) -> str | None:
-        return self.inputs.facts.metrics_image if self.metrics_sidecar else None
-
 
 def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
     """The service's decisions and decision lines. Raises `sizing.SizingError`,
@@ -510,6 +502,7 @@ def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
         delay=deregistration(model.max_generation_seconds),
         scaling=scaling,
         deploy=m.deploy,
+        metrics_sidecar=sidecar,
         secret_refs=secret_refs(model_path(m.name), model.secrets),
         rollout=rollout,
     )
