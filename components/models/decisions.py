@@ -152,7 +152,7 @@ def routes(*models: ModelConfig) -> Routes:
     """What an endpoint routing `models` takes from them (`EndpointWiring.routes`), as a stack's
     plan derives it: their serving ports (a custom engine's own, else the engines' 8000), their
     longest requests (`maxGenerationSeconds`) and the smoke hook a native rollout needs."""
-    ports = {getattr(engines.get(m.engine).settings(m), "port", DEFAULT_PORT) for m in models}
+    ports = {getattr(m.engine_settings, "port", DEFAULT_PORT) for m in models}
     return Routes(
         ports=tuple(sorted(ports)),
         longest_request_seconds=tuple(m.max_generation_seconds for m in models),
