@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ecs_inference import engines, sizing
+from ecs_inference import engines
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
@@ -67,13 +67,17 @@ class GatewayDecisions(FargateDecisions[GatewayConfig, GatewayPlacement]):
     secret_refs: Mapping[str, str]
     """The container's `secrets`: the master key, the salt key with the database and the
     input's `secrets`, each an ARN or the stack's own secret's reference."""
-    deregistration_delay_seconds: int
-    """At least the longest route's timeout."""
 
     @property
     def longest_request_seconds(self) -> int:
         """The longest any route may take (`litellm_config.longest_request_seconds`)."""
         return longest_request_seconds(self.routes, self.bedrock)
+
+    @property
+    def deregistration_delay_seconds(self) -> int:
+        """The target group's deregistration delay: the longest route's timeout plus the
+        margin (`deregistration`)."""
+        return deregistration(self.longest_request_seconds).seconds
 
 
 def service_connect_namespace(platform_name: str, stack: str | None) -> str:
@@ -250,11 +254,7 @@ def gateway_service(
         issues.append(
             ConfigIssue(BASE, "the gateway routes to nothing: add a model service or Bedrock model")
         )
-    try:
-        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
-    except sizing.SizingError as exc:
-        issues.append(ConfigIssue(exc.at(BASE), str(exc)))
-        size = None
+    size = GatewayDecisions.exact_size(cfg, BASE, issues)
     issues += _managed_name_issues(cfg)
     text = render_litellm_config(
         litellm_config(
@@ -282,9 +282,6 @@ def gateway_service(
         bedrock=bedrock,
         config_yaml=text,
         secret_refs=_secret_refs(cfg),
-        deregistration_delay_seconds=deregistration(
-            longest_request_seconds(routes, bedrock)
-        ).seconds,
         size=size,
     ), []
 

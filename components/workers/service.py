@@ -103,9 +103,7 @@ def decide_worker(name: str, input: WorkerConfig, wiring: WorkerWiring) -> Worke
         gateway=wiring.gateway_keys,
         project_stack=(pulumi.get_project(), pulumi.get_stack()),
     )
-    issues = Issues()
-    issues.extend(found)
-    issues.raise_if_any()
+    Issues(found).raise_if_any()
     assert decided is not None
     return decided
 
@@ -367,34 +365,25 @@ class QueueWorker(FargateService):
         )
         super().__init__(TOKEN, name, opts)
         ledger.record_decisions(f"worker {worker.name}", worker.lines)
-        ledger.record_fargate(f"worker {worker.name}", input, None)
+        ledger.record_fargate(f"worker {worker.name}", worker, None)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         self._queues(worker, queue_name, dlq_name, results_name)
         group = self._logs(worker.name, input.log_retention_days)
-        ctx = self._ctx
-
-        def url(queue: str, a: list[str]) -> str:
-            return queue_url(queue, region=a[0], account_id=a[1], dns_suffix=a[2])
-
-        self.queue_url = Output.all(ctx.region, ctx.account_id, ctx.dns_suffix).apply(
-            lambda a: url(queue_name, a)
-        )
+        self.queue_url = self._known_url(queue_name)
         self._containers(
             lambda a: worker_container_definitions(
                 image=a[1],
-                queue_url=url(queue_name, [a[0], a[3], a[4]]),
+                queue_url=a[3],
                 gateway_url=a[2],
                 worker=worker,
                 log_group=group,
                 region=a[0],
-                result_queue_url=url(results_name, [a[0], a[3], a[4]])
-                if input.result_queue
-                else None,
+                result_queue_url=a[4] if input.result_queue else None,
             ),
             input.image,
             wiring.gateway_url,
-            ctx.account_id,
-            ctx.dns_suffix,
+            self.queue_url,
+            self._known_url(results_name),
             secret_arns=wiring.stack_secret_arns,
         )
         cluster_name = Output.from_input(wiring.cluster_arn).apply(cluster_name_from_arn)
@@ -469,7 +458,7 @@ class QueueWorker(FargateService):
         )
         self.redrive_allow_policy = aws.sqs.RedriveAllowPolicy(
             f"{name}-dlq-sources",
-            queue_url=self._known_url(self.dead_letter_queue),
+            queue_url=self._known_url(self.dead_letter_queue.name),
             redrive_allow_policy=arn_of(self.queue, ctx).apply(
                 lambda arn: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})
             ),
@@ -491,17 +480,17 @@ class QueueWorker(FargateService):
         self.queue_policies = [
             aws.sqs.QueuePolicy(
                 f"{name}-{role}-tls",
-                queue_url=self._known_url(q),
+                queue_url=self._known_url(q.name),
                 policy=arn_of(q, ctx).apply(tls_only_queue_policy),
                 opts=child,
             )
             for role, q in queues
         ]
 
-    def _known_url(self, queue: aws.sqs.Queue) -> Output[str]:
-        """`queue`'s URL from its name (what its `url` output gets, known at preview)."""
+    def _known_url(self, queue: Input[str]) -> Output[str]:
+        """The URL of the queue named `queue` (what its `url` output gets, known at preview)."""
         ctx = self._ctx
-        return Output.all(queue.name, ctx.region, ctx.account_id, ctx.dns_suffix).apply(
+        return Output.all(queue, ctx.region, ctx.account_id, ctx.dns_suffix).apply(
             lambda a: queue_url(a[0], region=a[1], account_id=a[2], dns_suffix=a[3])
         )
 
