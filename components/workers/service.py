@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -39,23 +39,16 @@ from ecs_inference.arns import arn_of
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import SQS_RETENTION_MAX
-from ecs_inference.contracts.worker import (
-    CONTAINER_NAME,
-    ENV_CONCURRENCY,
-    ENV_GATEWAY_URL,
-    ENV_QUEUE_URL,
-    ENV_RESULT_QUEUE_URL,
-    ENV_TASK_PROTECTION_MINUTES,
-    ENV_VISIBILITY_TIMEOUT,
-)
+from ecs_inference.contracts.worker import CONTAINER_NAME
 from ecs_inference.network.rules import PortRule, aws_api_rule
+from ecs_inference.operations.scaling import snake_case, target_tracking_args
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
 from ecs_inference.services.service_connect import Namespace
 from ecs_inference.workers.decisions import GatewayKeys, WorkerDecisions, worker_service
 from ecs_inference.workers.input import WorkerConfig
-from ecs_inference.workers.queues import queue_attributes, queue_names, task_protection_minutes
+from ecs_inference.workers.queues import queue_attributes, queue_names, worker_environment
 from ecs_inference.workers.scaling import WorkerScaling
 
 TOKEN = "ecs-inference:workers:QueueWorker"
@@ -183,23 +176,18 @@ def worker_container_definitions(
     """The worker's one container: the user's image with the managed variables (the result
     queue's URL when there is one; default none), secrets by reference, non-blocking awslogs,
     Fargate's longest stop timeout, tini as PID 1."""
-    managed = [
-        {"name": ENV_QUEUE_URL, "value": queue_url},
-        {"name": ENV_GATEWAY_URL, "value": gateway_url},
-        {"name": ENV_VISIBILITY_TIMEOUT, "value": str(worker.visibility_timeout_seconds)},
-        {
-            "name": ENV_TASK_PROTECTION_MINUTES,
-            "value": str(task_protection_minutes(worker.visibility_timeout_seconds)),
-        },
-        {"name": ENV_CONCURRENCY, "value": str(worker.input.concurrency)},
-    ]
-    if result_queue_url is not None:
-        managed.append({"name": ENV_RESULT_QUEUE_URL, "value": result_queue_url})
+    managed = worker_environment(
+        queue_url=queue_url,
+        gateway_url=gateway_url,
+        visibility_timeout_seconds=worker.visibility_timeout_seconds,
+        concurrency=worker.input.concurrency,
+        result_queue_url=result_queue_url,
+    )
     return [
         container_definition(
             name=CONTAINER_NAME,
             image=image,
-            environment=managed,
+            environment=[{"name": k, "value": v} for k, v in managed.items()],
             extra_environment=worker.input.environment,
             region_variables=False,
             log_group_name=log_group,
@@ -217,77 +205,24 @@ def worker_container_definitions(
 # request-shaped values -> provider arguments
 # --------------------------------------------------------------------------------------------
 
-_aas = aws.appautoscaling
-# The provider's generated class names for a target-tracking metric query run past 100 columns.
-_TT = "PolicyTargetTrackingScalingPolicyConfigurationCustomizedMetricSpecificationMetric"
-_TtMetric = getattr(_aas, f"{_TT}Args")
-_TtStat = getattr(_aas, f"{_TT}MetricStatArgs")
-_TtStatMetric = getattr(_aas, f"{_TT}MetricStatMetricArgs")
-_TtDimension = getattr(_aas, f"{_TT}MetricStatMetricDimensionArgs")
 
-
-def target_tracking_args(
-    config: Mapping[str, Any],
-) -> aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs:
-    """`TargetTrackingScalingPolicyConfiguration` (API shape) as provider arguments."""
-    metrics = [
-        _TtMetric(
-            id=q["Id"],
-            expression=q.get("Expression"),
-            label=q.get("Label"),
-            return_data=q["ReturnData"],
-            metric_stat=None
-            if "MetricStat" not in q
-            else _TtStat(
-                stat=q["MetricStat"]["Stat"],
-                metric=_TtStatMetric(
-                    metric_name=q["MetricStat"]["Metric"]["MetricName"],
-                    namespace=q["MetricStat"]["Metric"]["Namespace"],
-                    dimensions=[
-                        _TtDimension(name=d["Name"], value=d["Value"])
-                        for d in q["MetricStat"]["Metric"]["Dimensions"]
-                    ],
-                ),
-            ),
-        )
-        for q in config["CustomizedMetricSpecification"]["Metrics"]
-    ]
-    return _aas.PolicyTargetTrackingScalingPolicyConfigurationArgs(
-        target_value=config["TargetValue"],
-        customized_metric_specification=(
-            _aas.PolicyTargetTrackingScalingPolicyConfigurationCustomizedMetricSpecificationArgs(
-                metrics=metrics
-            )
-        ),
-        scale_out_cooldown=config["ScaleOutCooldown"],
-        scale_in_cooldown=config["ScaleInCooldown"],
-        disable_scale_in=config["DisableScaleIn"],
-    )
-
-
-def _bound(value: float | None) -> str | None:
+def _bound(value: float) -> str:
     # The provider takes step bounds as strings (Terraform's schema); whole numbers without ".0".
-    if value is None:
-        return None
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def step_scaling_args(
     config: Mapping[str, Any],
-) -> aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgs:
-    """`StepScalingPolicyConfiguration` (API shape) as provider arguments."""
-    return _aas.PolicyStepScalingPolicyConfigurationArgs(
-        adjustment_type=config["AdjustmentType"],
-        cooldown=config["Cooldown"],
-        metric_aggregation_type=config["MetricAggregationType"],
-        step_adjustments=[
-            _aas.PolicyStepScalingPolicyConfigurationStepAdjustmentArgs(
-                scaling_adjustment=s["ScalingAdjustment"],
-                metric_interval_lower_bound=_bound(s.get("MetricIntervalLowerBound")),
-                metric_interval_upper_bound=_bound(s.get("MetricIntervalUpperBound")),
-            )
-            for s in config["StepAdjustments"]
-        ],
+) -> aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgsDict:
+    """`StepScalingPolicyConfiguration` (API shape) as provider arguments (`snake_case`, each
+    step's bounds as strings)."""
+    steps = [
+        {k: _bound(v) if k.startswith("MetricInterval") else v for k, v in step.items()}
+        for step in config["StepAdjustments"]
+    ]
+    return cast(
+        "aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgsDict",
+        snake_case({**config, "StepAdjustments": steps}),
     )
 
 
@@ -565,8 +500,9 @@ class QueueWorker(FargateService):
         self.backlog_policy = aws.appautoscaling.Policy(
             f"{name}-backlog",
             policy_type="TargetTrackingScaling",
-            target_tracking_scaling_policy_configuration=target_tracking_args(
-                self.scaling.target_tracking_configuration()
+            target_tracking_scaling_policy_configuration=cast(
+                "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
+                target_tracking_args(self.scaling.target_tracking_configuration()),
             ),
             opts=after_target,
             **common,  # pyright: ignore[reportArgumentType]
