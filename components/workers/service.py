@@ -293,8 +293,6 @@ class QueueWorker(FargateService):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         self.decided = worker = decide_worker(wiring.worker or name, input, wiring)
-        if input.image is None:
-            raise ValueError(f"QueueWorker {worker.name!r}: needs `image`")
         queue_name, dlq_name, results_name = queue_names(
             pulumi.get_project(), pulumi.get_stack(), worker.name
         )
