@@ -286,12 +286,11 @@ class LiteLLMGateway(FargateService):
         if db is not None:
             description += "; log in to its database with IAM tokens"
             policies["database"] = Output.all(
-                db.resource_id, ctx.region, ctx.account_id, ctx.partition
-            ).apply(
-                lambda a: database_access_policy(
-                    resource_id=a[0], region=a[1], account_id=a[2], partition=a[3]
-                )
-            )
+                resource_id=db.resource_id,
+                region=ctx.region,
+                account_id=ctx.account_id,
+                partition=ctx.partition,
+            ).apply(lambda a: database_access_policy(**a))
         return TaskRole(description, policies)
 
     def admit(self, client: str, security_group_id: Input[str], what: str) -> None:

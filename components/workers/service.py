@@ -430,22 +430,13 @@ class QueueWorker(FargateService):
     def _task_policy(self, cluster_name: Output[str]) -> Output[str]:
         ctx = self._ctx
         return Output.all(
-            arn_of(self.queue, ctx),
-            cluster_name,
-            ctx.region,
-            ctx.account_id,
-            ctx.partition,
-            None if self.result_queue is None else arn_of(self.result_queue, ctx),
-        ).apply(
-            lambda a: worker_task_policy(
-                queue_arn=a[0],
-                cluster_name=a[1],
-                region=a[2],
-                account_id=a[3],
-                partition=a[4],
-                result_queue_arn=a[5],
-            )
-        )
+            queue_arn=arn_of(self.queue, ctx),
+            cluster_name=cluster_name,
+            region=ctx.region,
+            account_id=ctx.account_id,
+            partition=ctx.partition,
+            result_queue_arn=None if self.result_queue is None else arn_of(self.result_queue, ctx),
+        ).apply(lambda a: worker_task_policy(**a))
 
     def _worker_security_group(self, worker: str, args: WorkerWiring) -> aws.ec2.SecurityGroup:
         egress = [aws_api_rule("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
