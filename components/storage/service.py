@@ -31,6 +31,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference.arns import aws_context
 from ecs_inference.network.rules import PortRule
 from ecs_inference.storage.decisions import WeightStoreUse
 from ecs_inference.storage.efs import NFS_PORT, POSIX_ID, file_system_policy, volume_name
@@ -130,14 +131,12 @@ class WeightFileSystem(pulumi.ComponentResource):
             self.file_system_id = self.file_system.id
             self.file_system_arn = self.file_system.arn
         else:
-            invoke = pulumi.InvokeOutputOptions(parent=self)
             existing = use.existing_file_system_id
             self.file_system_id = Output.from_input(existing)
-            self.file_system_arn = Output.all(
-                aws.get_partition_output(opts=invoke).partition,
-                aws.get_region_output(opts=invoke).region,
-                aws.get_caller_identity_output(opts=invoke).account_id,
-            ).apply(lambda a: f"arn:{a[0]}:elasticfilesystem:{a[1]}:{a[2]}:file-system/{existing}")
+            ctx = aws_context(self)
+            self.file_system_arn = Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                lambda a: f"arn:{a[0]}:elasticfilesystem:{a[1]}:{a[2]}:file-system/{existing}"
+            )
         self.mount_security_group, self.client_security_group = (
             aws.ec2.SecurityGroup(
                 f"{name}-{role}",
