@@ -255,7 +255,12 @@ def gateway_service(
             ConfigIssue(BASE, "the gateway routes to nothing: add a model service or Bedrock model")
         )
     size = GatewayDecisions.exact_size(cfg, BASE, issues)
-    issues += _managed_name_issues(cfg)
+    issues += GatewayDecisions.managed_name_issues(
+        cfg,
+        BASE,
+        managed_names(database=cfg.database.enabled),
+        "the gateway itself (its config, port, keys, database and region)",
+    )
     text = render_litellm_config(
         litellm_config(
             routes,
@@ -300,20 +305,6 @@ def _secret_refs(cfg: GatewayConfig) -> dict[str, str]:
     elif db.enabled and db.salt_key_secret_arn is not None:
         refs[litellm.ENV_SALT_KEY] = db.salt_key_secret_arn
     return refs | secret_refs(BASE, cfg.secrets)
-
-
-def _managed_name_issues(cfg: GatewayConfig) -> list[ConfigIssue]:
-    """`environment` and `secrets` names the component sets itself (`managed_names`)."""
-    managed = managed_names(database=cfg.database.enabled)
-    return [
-        ConfigIssue(
-            f"{BASE}.{section}.{name}",
-            f"{name} is set by the gateway itself (its config, port, keys, database and region); "
-            "remove it here",
-        )
-        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
-        for name in sorted(set(names) & managed)
-    ]
 
 
 def decision_lines(decided: GatewayDecisions) -> list[str]:

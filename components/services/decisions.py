@@ -5,7 +5,7 @@ its task size. Pure: the plan and the components call it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -85,6 +85,18 @@ class FargateDecisions(Decided[FargateInputT, PlacementT]):
         except sizing.SizingError as exc:
             found.append(ConfigIssue(exc.at(path), str(exc)))
             return None
+
+    @staticmethod
+    def managed_name_issues(
+        input: FargateServiceConfig[Any], path: str, managed: Collection[str], setter: str
+    ) -> list[ConfigIssue]:
+        """The input's `environment` and `secrets` names in `managed`, which `setter` sets
+        itself, each at its key under `path`."""
+        return [
+            ConfigIssue(f"{path}.{section}.{name}", f"{name} is set by {setter}; remove it here")
+            for section, names in (("environment", input.environment), ("secrets", input.secrets))
+            for name in sorted(set(names) & set(managed))
+        ]
 
     @property
     def cpu(self) -> int:

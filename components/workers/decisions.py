@@ -157,15 +157,9 @@ def name_issues(
     """Variables the component sets itself (`MANAGED_ENV`), and, once the project and stack
     are known, queue names SQS would refuse."""
     base = f"platform.workers.{name}"
-    found = [
-        ConfigIssue(
-            f"{base}.{section}.{env}",
-            f"{env} is set by the worker's component (its queues, gateway and timings); "
-            "remove it here",
-        )
-        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
-        for env in sorted(set(names) & set(MANAGED_ENV))
-    ]
+    found = WorkerDecisions.managed_name_issues(
+        cfg, base, MANAGED_ENV, "the worker's component (its queues, gateway and timings)"
+    )
     if project_stack is not None:
         found += [ConfigIssue(base, p) for p in queue_name_problems(*project_stack, name)]
     return found
