@@ -41,6 +41,7 @@ from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import SQS_RETENTION_MAX
 from ecs_inference.contracts.worker import CONTAINER_NAME
 from ecs_inference.network.rules import PortRule, aws_api_rule
+from ecs_inference.operations.component import metric_alarm_args
 from ecs_inference.operations.scaling import snake_case, target_tracking_args
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
 from ecs_inference.services.containers import container_definition
@@ -224,31 +225,6 @@ def step_scaling_args(
         "aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgsDict",
         snake_case({**config, "StepAdjustments": steps}),
     )
-
-
-def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlarmMetricQueryArgs]:
-    """PutMetricAlarm `Metrics` (API shape) as provider arguments."""
-    out = []
-    for q in alarm["Metrics"]:
-        stat = q.get("MetricStat")
-        out.append(
-            aws.cloudwatch.MetricAlarmMetricQueryArgs(
-                id=q["Id"],
-                expression=q.get("Expression"),
-                label=q.get("Label"),
-                return_data=q["ReturnData"],
-                metric=None
-                if stat is None
-                else aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
-                    metric_name=stat["Metric"]["MetricName"],
-                    namespace=stat["Metric"]["Namespace"],
-                    period=stat["Period"],
-                    stat=stat["Stat"],
-                    dimensions={d["Name"]: d["Value"] for d in stat["Metric"]["Dimensions"]},
-                ),
-            )
-        )
-    return out
 
 
 class QueueWorker(FargateService):
@@ -515,17 +491,11 @@ class QueueWorker(FargateService):
     def _alarm(
         self, name: str, alarm: Mapping[str, Any], policy: aws.appautoscaling.Policy
     ) -> aws.cloudwatch.MetricAlarm:
-        # Name and actions come from the resources; everything else from the request-shaped value.
+        # The provider names the alarm (AlarmName None) and its action is the policy's ARN;
+        # everything else is the request-shaped value.
+        request = {**alarm, "AlarmName": None, "AlarmActions": [policy.arn]}
         return aws.cloudwatch.MetricAlarm(
             name,
-            alarm_description=alarm["AlarmDescription"],
-            actions_enabled=alarm["ActionsEnabled"],
-            alarm_actions=[policy.arn],
-            metric_queries=alarm_query_args(alarm),
-            evaluation_periods=alarm["EvaluationPeriods"],
-            datapoints_to_alarm=alarm["DatapointsToAlarm"],
-            threshold=alarm["Threshold"],
-            comparison_operator=alarm["ComparisonOperator"],
-            treat_missing_data=alarm["TreatMissingData"],
+            **metric_alarm_args(request),
             opts=pulumi.ResourceOptions(parent=self),
         )
