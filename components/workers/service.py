@@ -443,7 +443,7 @@ class QueueWorker(FargateService):
         """The scalable target, target tracking on backlog per task, the step out of zero and,
         when the worker may scale to zero, the step in to zero, each step with its alarm."""
         name = self._name
-        self.scaling = WorkerScaling(
+        self.scaling = scaling = WorkerScaling(
             queue_name=Output.from_input(queue_name),
             cluster_name=cluster_name,
             service_name=self.service.name,
@@ -453,13 +453,23 @@ class QueueWorker(FargateService):
         common = self._scalable(wiring.cluster_arn, worker.input.min_count, worker.input.max_count)
         after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])
 
-        def step_policy(role: str, config: Mapping[str, Any]) -> aws.appautoscaling.Policy:
-            return aws.appautoscaling.Policy(
+        def step(
+            role: str, config: Mapping[str, Any], alarm: Mapping[str, Any]
+        ) -> tuple[aws.appautoscaling.Policy, aws.cloudwatch.MetricAlarm]:
+            policy = aws.appautoscaling.Policy(
                 f"{name}-{role}",
                 policy_type="StepScaling",
                 step_scaling_policy_configuration=step_scaling_args(config),
                 opts=after_target,
                 **common,  # pyright: ignore[reportArgumentType]
+            )
+            # The provider names the alarm (AlarmName None) and its action is the policy's ARN;
+            # everything else is the request-shaped value.
+            request = {**alarm, "AlarmName": None, "AlarmActions": [policy.arn]}
+            return policy, aws.cloudwatch.MetricAlarm(
+                f"{name}-{role}",
+                **metric_alarm_args(request),
+                opts=pulumi.ResourceOptions(parent=self),
             )
 
         self.backlog_policy = aws.appautoscaling.Policy(
@@ -467,35 +477,16 @@ class QueueWorker(FargateService):
             policy_type="TargetTrackingScaling",
             target_tracking_scaling_policy_configuration=cast(
                 "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
-                target_tracking_args(self.scaling.target_tracking_configuration()),
+                target_tracking_args(scaling.target_tracking_configuration()),
             ),
             opts=after_target,
             **common,  # pyright: ignore[reportArgumentType]
         )
-        self.from_zero_policy = step_policy(
-            "from-zero", self.scaling.from_zero_policy_configuration()
+        self.from_zero_policy, self.from_zero_alarm = step(
+            "from-zero", scaling.from_zero_policy_configuration(), scaling.from_zero_alarm()
         )
-        self.from_zero_alarm = self._alarm(
-            f"{name}-from-zero", self.scaling.from_zero_alarm(), self.from_zero_policy
-        )
-        self.to_zero_policy = None
-        self.to_zero_alarm = None
-        if self.scaling.scales_to_zero:
-            self.to_zero_policy = step_policy(
-                "to-zero", self.scaling.to_zero_policy_configuration()
+        self.to_zero_policy = self.to_zero_alarm = None
+        if scaling.scales_to_zero:
+            self.to_zero_policy, self.to_zero_alarm = step(
+                "to-zero", scaling.to_zero_policy_configuration(), scaling.to_zero_alarm()
             )
-            self.to_zero_alarm = self._alarm(
-                f"{name}-to-zero", self.scaling.to_zero_alarm(), self.to_zero_policy
-            )
-
-    def _alarm(
-        self, name: str, alarm: Mapping[str, Any], policy: aws.appautoscaling.Policy
-    ) -> aws.cloudwatch.MetricAlarm:
-        # The provider names the alarm (AlarmName None) and its action is the policy's ARN;
-        # everything else is the request-shaped value.
-        request = {**alarm, "AlarmName": None, "AlarmActions": [policy.arn]}
-        return aws.cloudwatch.MetricAlarm(
-            name,
-            **metric_alarm_args(request),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
