@@ -90,7 +90,7 @@ def resolve_routes(
     services: Mapping[str, ServiceTarget],
     requested: Mapping[str, str] | None = None,
     *,
-    path: str = "platform.gateway.routes",
+    path: str = f"{BASE}.routes",
 ) -> tuple[tuple[ModelRoute, ...], list[ConfigIssue]]:
     """The gateway's routes to ECS model services, and the problems found.
 
@@ -171,7 +171,7 @@ def bedrock_routes(
     region: str | None,
     *,
     taken: Sequence[str] = (),
-    path: str = "platform.gateway.bedrock",
+    path: str = f"{BASE}.bedrock",
 ) -> tuple[tuple[BedrockRoute, ...], list[ConfigIssue]]:
     """Bedrock routes (gateway model name -> model id, all in `region`) and the problems found:
     models without a region, an invalid region or model id, a name already `taken` by a route."""
@@ -235,12 +235,9 @@ def gateway_service(
 ) -> tuple[GatewayDecisions | None, list[ConfigIssue]]:
     """The gateway's decisions, or None and the problems found. `service_names`: every service
     with an ALB path (the gateway's path must differ); default none."""
-    routes, issues = resolve_routes(placement.targets, cfg.routes, path=f"{BASE}.routes")
+    routes, issues = resolve_routes(placement.targets, cfg.routes)
     bedrock, more = bedrock_routes(
-        cfg.bedrock.models,
-        cfg.bedrock.region,
-        taken=[r.model_name for r in routes],
-        path=f"{BASE}.bedrock",
+        cfg.bedrock.models, cfg.bedrock.region, taken=[r.model_name for r in routes]
     )
     issues += more
     if cfg.path in service_names:
