@@ -88,20 +88,6 @@ class WorkerWiring(ClusterWiring):
     component's name. A stack names its components `<platform>-<worker>`."""
 
 
-def decide_worker(name: str, input: WorkerConfig, wiring: WorkerWiring) -> WorkerDecisions:
-    """The worker's decisions, as a stack's plan makes them; raises `ConfigError` with every
-    problem, each at the config path a stack file would name (`platform.workers.<name>`)."""
-    decided, found = worker_service(
-        name,
-        input,
-        gateway=wiring.gateway_keys,
-        project_stack=(pulumi.get_project(), pulumi.get_stack()),
-    )
-    Issues(found).raise_if_any()
-    assert decided is not None
-    return decided
-
-
 def queue_url(name: str, *, region: str, account_id: str, dns_suffix: str) -> str:
     """The URL SQS gives a queue: `https://sqs.<region>.<dns suffix>/<account>/<name>`."""
     return f"https://sqs.{region}.{dns_suffix}/{account_id}/{name}"
@@ -268,10 +254,15 @@ class QueueWorker(FargateService):
         wiring: WorkerWiring,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        self.decided = worker = decide_worker(wiring.worker or name, input, wiring)
-        queue_name, dlq_name, results_name = queue_names(
-            pulumi.get_project(), pulumi.get_stack(), worker.name
+        project_stack = (pulumi.get_project(), pulumi.get_stack())
+        # A stack file's checks, each problem at its config path (`platform.workers.<name>`).
+        decided, found = worker_service(
+            wiring.worker or name, input, gateway=wiring.gateway_keys, project_stack=project_stack
         )
+        Issues(found).raise_if_any()
+        assert decided is not None
+        self.decided = worker = decided
+        queue_name, dlq_name, results_name = queue_names(*project_stack, worker.name)
         super().__init__(TOKEN, name, opts)
         ledger.record_decisions(f"worker {worker.name}", worker.lines)
         ledger.record_fargate(f"worker {worker.name}", worker, None)
