@@ -692,10 +692,8 @@ def stack_input(plan: Plan, *, alarms_metrics: int = 0) -> StackInput:
     # The gateway and the workers are Fargate services too (no metrics sidecar); a worker's
     # minimum is usually 0 tasks (it scales to zero on an empty queue).
     if plan.gateway is not None:
-        fargate.append(
-            fargate_input(f"gateway {plan.gateway.input.path}", plan.gateway.input, None)
-        )
-    fargate += [fargate_input(f"worker {n}", w.input, None) for n, w in plan.workers.items()]
+        fargate.append(fargate_input(f"gateway {plan.gateway.input.path}", plan.gateway, None))
+    fargate += [fargate_input(f"worker {n}", w, None) for n, w in plan.workers.items()]
     return StackInput(
         pools=pools,
         fargate=fargate,

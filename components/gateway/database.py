@@ -202,11 +202,9 @@ class GatewayDatabase(pulumi.ComponentResource):
         grant = aws.iam.RolePolicy(
             f"{name}-bootstrap",
             role=self.bootstrap_role.name,
-            policy=Output.all(self.cluster.arn, secret_arn, arn_of(logs, ctx)).apply(
-                lambda a: database_bootstrap_policy(
-                    cluster_arn=a[0], secret_arn=a[1], log_group_arn=a[2]
-                )
-            ),
+            policy=Output.all(
+                cluster_arn=self.cluster.arn, secret_arn=secret_arn, log_group_arn=arn_of(logs, ctx)
+            ).apply(lambda a: database_bootstrap_policy(**a)),
             opts=child,
         )
         self.bootstrap_function = aws.lambda_.Function(
@@ -227,12 +225,9 @@ class GatewayDatabase(pulumi.ComponentResource):
             architectures=["arm64"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[logs]),
         )
-        event = Output.all(self.cluster.arn, secret_arn).apply(
+        event = Output.all(cluster_arn=self.cluster.arn, secret_arn=secret_arn).apply(
             lambda a: litellm.bootstrap_event(
-                cluster_arn=a[0],
-                secret_arn=a[1],
-                database=DATABASE_NAME,
-                user=litellm.DATABASE_IAM_USER,
+                **a, database=DATABASE_NAME, user=litellm.DATABASE_IAM_USER
             )
         )
         # The Data API answers once the writer exists; the grant must exist before the run.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ecs_inference import engines, sizing
+from ecs_inference import engines
 from ecs_inference.config.issues import ConfigIssue, Issues
 from ecs_inference.config.stack import StackConfig
 from ecs_inference.contracts import bedrock, litellm
@@ -67,13 +67,17 @@ class GatewayDecisions(FargateDecisions[GatewayConfig, GatewayPlacement]):
     secret_refs: Mapping[str, str]
     """The container's `secrets`: the master key, the salt key with the database and the
     input's `secrets`, each an ARN or the stack's own secret's reference."""
-    deregistration_delay_seconds: int
-    """At least the longest route's timeout."""
 
     @property
     def longest_request_seconds(self) -> int:
         """The longest any route may take (`litellm_config.longest_request_seconds`)."""
         return longest_request_seconds(self.routes, self.bedrock)
+
+    @property
+    def deregistration_delay_seconds(self) -> int:
+        """The target group's deregistration delay: the longest route's timeout plus the
+        margin (`deregistration`)."""
+        return deregistration(self.longest_request_seconds).seconds
 
 
 def service_connect_namespace(platform_name: str, stack: str | None) -> str:
@@ -86,7 +90,7 @@ def resolve_routes(
     services: Mapping[str, ServiceTarget],
     requested: Mapping[str, str] | None = None,
     *,
-    path: str = "platform.gateway.routes",
+    path: str = f"{BASE}.routes",
 ) -> tuple[tuple[ModelRoute, ...], list[ConfigIssue]]:
     """The gateway's routes to ECS model services, and the problems found.
 
@@ -167,7 +171,7 @@ def bedrock_routes(
     region: str | None,
     *,
     taken: Sequence[str] = (),
-    path: str = "platform.gateway.bedrock",
+    path: str = f"{BASE}.bedrock",
 ) -> tuple[tuple[BedrockRoute, ...], list[ConfigIssue]]:
     """Bedrock routes (gateway model name -> model id, all in `region`) and the problems found:
     models without a region, an invalid region or model id, a name already `taken` by a route."""
@@ -231,12 +235,9 @@ def gateway_service(
 ) -> tuple[GatewayDecisions | None, list[ConfigIssue]]:
     """The gateway's decisions, or None and the problems found. `service_names`: every service
     with an ALB path (the gateway's path must differ); default none."""
-    routes, issues = resolve_routes(placement.targets, cfg.routes, path=f"{BASE}.routes")
+    routes, issues = resolve_routes(placement.targets, cfg.routes)
     bedrock, more = bedrock_routes(
-        cfg.bedrock.models,
-        cfg.bedrock.region,
-        taken=[r.model_name for r in routes],
-        path=f"{BASE}.bedrock",
+        cfg.bedrock.models, cfg.bedrock.region, taken=[r.model_name for r in routes]
     )
     issues += more
     if cfg.path in service_names:
@@ -250,12 +251,13 @@ def gateway_service(
         issues.append(
             ConfigIssue(BASE, "the gateway routes to nothing: add a model service or Bedrock model")
         )
-    try:
-        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
-    except sizing.SizingError as exc:
-        issues.append(ConfigIssue(exc.at(BASE), str(exc)))
-        size = None
-    issues += _managed_name_issues(cfg)
+    size = GatewayDecisions.exact_size(cfg, BASE, issues)
+    issues += GatewayDecisions.managed_name_issues(
+        cfg,
+        BASE,
+        managed_names(database=cfg.database.enabled),
+        "the gateway itself (its config, port, keys, database and region)",
+    )
     text = render_litellm_config(
         litellm_config(
             routes,
@@ -282,9 +284,6 @@ def gateway_service(
         bedrock=bedrock,
         config_yaml=text,
         secret_refs=_secret_refs(cfg),
-        deregistration_delay_seconds=deregistration(
-            longest_request_seconds(routes, bedrock)
-        ).seconds,
         size=size,
     ), []
 
@@ -303,20 +302,6 @@ def _secret_refs(cfg: GatewayConfig) -> dict[str, str]:
     elif db.enabled and db.salt_key_secret_arn is not None:
         refs[litellm.ENV_SALT_KEY] = db.salt_key_secret_arn
     return refs | secret_refs(BASE, cfg.secrets)
-
-
-def _managed_name_issues(cfg: GatewayConfig) -> list[ConfigIssue]:
-    """`environment` and `secrets` names the component sets itself (`managed_names`)."""
-    managed = managed_names(database=cfg.database.enabled)
-    return [
-        ConfigIssue(
-            f"{BASE}.{section}.{name}",
-            f"{name} is set by the gateway itself (its config, port, keys, database and region); "
-            "remove it here",
-        )
-        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
-        for name in sorted(set(names) & managed)
-    ]
 
 
 def decision_lines(decided: GatewayDecisions) -> list[str]:

@@ -8,15 +8,16 @@ validators as the stack file."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ecs_inference.config.base import Name, Section, secret_arn, secret_value
 from ecs_inference.contracts import aws_limits, litellm
 from ecs_inference.services.input import FargateServiceConfig
 
 _ACU_MAX = aws_limits.AURORA_SERVERLESS_V2_ACU_MAX
+SecretArn = Annotated[str | None, AfterValidator(secret_arn)]
 
 
 class BedrockConfig(Section):
@@ -40,23 +41,13 @@ class GatewayDatabaseConfig(Section):
     """Aurora Serverless v2 minimum capacity (ACUs; 0 lets it pause when idle); default 0.5."""
     max_capacity_acu: float = Field(default=4.0, ge=1, le=_ACU_MAX)
     """Aurora Serverless v2 maximum capacity (ACUs); default 4."""
-    salt_key_secret_arn: str | None = None
+    salt_key_secret_arn: SecretArn = None
     """Secrets Manager secret holding LITELLM_SALT_KEY (encrypts stored credentials; never
     rotate it). With `enabled`, this or `saltKey`."""
-    salt_key: str | None = None
+    salt_key: Annotated[str | None, AfterValidator(secret_value)] = None
     """LITELLM_SALT_KEY itself, set with `pulumi config set --secret --path
     'ecs-inference:platform.gateway.database.saltKey' <value>`: the stack keeps it in an SSM
     SecureString parameter of its own. With `enabled`, this or `saltKeySecretArn`."""
-
-    @field_validator("salt_key_secret_arn")
-    @classmethod
-    def _salt(cls, value: str | None) -> str | None:
-        return secret_arn(value)
-
-    @field_validator("salt_key")
-    @classmethod
-    def _salt_value(cls, value: str | None) -> str | None:
-        return secret_value(value)
 
     @model_validator(mode="after")
     def _needs_salt(self) -> GatewayDatabaseConfig:
@@ -89,7 +80,7 @@ class GatewayConfig(FargateServiceConfig[int]):
     path: Name = "gateway"
     """ALB path prefix (`/<path>/v1/chat/completions`) and Service Connect name; must not be a
     service name; default `gateway`."""
-    master_key_secret_arn: str | None = None
+    master_key_secret_arn: SecretArn = None
     """Secrets Manager secret holding LITELLM_MASTER_KEY (`sk-...`), the admin key clients send
     in `x-litellm-api-key` (the ALB's JWT stays in `Authorization`). This or `masterKey`."""
     master_key: str | None = None
@@ -108,11 +99,6 @@ class GatewayConfig(FargateServiceConfig[int]):
     target_cpu_percent: float = Field(60.0, ge=10, le=90)
     """Target tracking on average CPU, in percent (the proxy is async I/O; CPU follows request
     rate); default 60."""
-
-    @field_validator("master_key_secret_arn")
-    @classmethod
-    def _master(cls, value: str | None) -> str | None:
-        return secret_arn(value)
 
     @field_validator("master_key")
     @classmethod

@@ -103,8 +103,7 @@ def decide_gateway(input: GatewayConfig, wiring: GatewayWiring) -> GatewayDecisi
     """The gateway's decisions, as a stack's plan makes them; raises `ConfigError` with every
     problem, each at the config path a stack file would name (`platform.gateway`)."""
     decided, found = gateway_service(input, wiring.placement)
-    issues = Issues()
-    issues.extend(found)
+    issues = Issues(found)
     if input.database.enabled != (wiring.database is not None):
         issues.add(
             "platform.gateway.database",
@@ -187,7 +186,7 @@ class LiteLLMGateway(FargateService):
         assert input.image is not None  # the input's default is the pinned release
         super().__init__(TOKEN, name, opts)
         ledger.record_decisions("gateway", decision_lines(decided))
-        ledger.record_fargate(f"gateway {input.path}", input, None)
+        ledger.record_fargate(f"gateway {input.path}", decided, None)
         self.private_url = f"http://{private_host(input.path, namespace.name)}:{litellm.PORT}"
         self.security_group = wiring.security_group
         self.rules = []
@@ -253,23 +252,26 @@ class LiteLLMGateway(FargateService):
 
     def _security_group_rules(self, decided: GatewayDecisions, wiring: GatewayWiring) -> None:
         self.admit("alb", wiring.alb_security_group_id, "ALB to the proxy (requests, health)")
-        self._egress("https", aws_api_rule("HTTPS to AWS APIs and Bedrock"))
+        self._rule("to-https", aws_api_rule("HTTPS to AWS APIs and Bedrock"), "egress")
         routed = {r.target.service: r.target.port for r in decided.routes}
         for service, port in sorted(routed.items()):
             group = wiring.service_security_groups.get(service)
             if group is None:
                 raise ValueError(f"LiteLLMGateway: no security group wired for service {service!r}")
-            self._egress(
-                f"model-{service}", PortRule(port, f"model service {service}", group=group)
+            self._rule(
+                f"to-model-{service}",
+                PortRule(port, f"model service {service}", group=group),
+                "egress",
             )
         if wiring.database is not None:
-            self._egress(
-                "database",
+            self._rule(
+                "to-database",
                 PortRule(
                     POSTGRES_PORT,
                     "LiteLLM database (PostgreSQL)",
                     group=wiring.database.security_group_id,
                 ),
+                "egress",
             )
 
     def _bedrock_role(self, decided: GatewayDecisions, db: DatabaseOutputs | None) -> TaskRole:
@@ -284,20 +286,16 @@ class LiteLLMGateway(FargateService):
         if db is not None:
             description += "; log in to its database with IAM tokens"
             policies["database"] = Output.all(
-                db.resource_id, ctx.region, ctx.account_id, ctx.partition
-            ).apply(
-                lambda a: database_access_policy(
-                    resource_id=a[0], region=a[1], account_id=a[2], partition=a[3]
-                )
-            )
+                resource_id=db.resource_id,
+                region=ctx.region,
+                account_id=ctx.account_id,
+                partition=ctx.partition,
+            ).apply(lambda a: database_access_policy(**a))
         return TaskRole(description, policies)
 
     def admit(self, client: str, security_group_id: Input[str], what: str) -> None:
         """Allow `security_group_id` (a client's tasks) to reach the proxy port."""
         self._rule(f"from-{client}", PortRule(litellm.PORT, what, group=security_group_id))
-
-    def _egress(self, label: str, rule: PortRule) -> None:
-        self._rule(f"to-{label}", rule, direction="egress")
 
     def _rule(
         self, label: str, rule: PortRule, direction: Literal["ingress", "egress"] = "ingress"

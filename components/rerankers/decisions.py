@@ -32,7 +32,6 @@ from ecs_inference.services.decisions import (
     ServedDecisions,
     deregistration,
 )
-from ecs_inference.sizing.fargate import CpuArchitecture
 from ecs_inference.sizing.headroom import DeployChoice
 
 GRACE_SECONDS = 120
@@ -153,32 +152,8 @@ class RerankerDecisions(FargateDecisions[RerankerConfig, Placement], ServedDecis
     deploy = DeployChoice(100, 200, "deploy: surge (min 100 %, max 200 %)")
 
     @property
-    def min_count(self) -> int:
-        return self.input.min_count
-
-    @property
-    def desired_count(self) -> int:
-        return self.input.desired_count
-
-    @property
-    def max_count(self) -> int:
-        return self.input.max_count
-
-    @property
     def metrics_sidecar(self) -> bool:
         return self.placement.facts.metrics_sidecar
-
-    @property
-    def cpu(self) -> int:
-        return self.size.cpu
-
-    @property
-    def memory_mib(self) -> int:
-        return self.size.memory_mib
-
-    @property
-    def cpu_architecture(self) -> CpuArchitecture:
-        return self.input.cpu_architecture
 
 
 def _contract_problems(

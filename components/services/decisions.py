@@ -5,13 +5,16 @@ its task size. Pure: the plan and the components call it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ecs_inference import sizing
 from ecs_inference.config.issues import ConfigIssue
-from ecs_inference.decided import Decided, InputT, PlacementT
+from ecs_inference.decided import Decided, PlacementT
 from ecs_inference.rollouts.spec import RolloutSpec
+from ecs_inference.services.input import FargateServiceConfig
+from ecs_inference.sizing.fargate import CpuArchitecture
 
 DEREGISTRATION_MARGIN_SECONDS = 15
 """Added to a service's longest request for its deregistration delay: the last response bytes,
@@ -48,14 +51,66 @@ class ServedDecisions:
     and what the execution role may read."""
 
 
+FargateInputT = TypeVar("FargateInputT", bound=FargateServiceConfig[Any])
+
+
 @dataclass(frozen=True, kw_only=True)
-class FargateDecisions(Decided[InputT, PlacementT]):
+class FargateDecisions(Decided[FargateInputT, PlacementT]):
     """What a Fargate service (a re-ranker, the gateway, a worker) decides alike: its task size,
-    which its task definition and cost lines read."""
+    which its task definition reads; with the input's architecture and counts, what its cost
+    line reads (`cost.FargateSized`)."""
 
     size: sizing.FargateSize
     """The task's size on the Fargate grid: the input's `cpu` and `memoryMib`, or the cheapest
     size for a re-ranker's need."""
+
+    @staticmethod
+    def exact_size(
+        input: FargateServiceConfig[int], path: str, found: list[ConfigIssue]
+    ) -> sizing.FargateSize | None:
+        """The input's `cpu` and `memoryMib` on the Fargate grid, or None with the problem
+        added to `found` (at `path` or the key below it)."""
+        try:
+            return sizing.fargate_size(input.cpu, input.memory_mib)
+        except sizing.SizingError as exc:
+            found.append(ConfigIssue(exc.at(path), str(exc)))
+            return None
+
+    @staticmethod
+    def managed_name_issues(
+        input: FargateServiceConfig[Any], path: str, managed: Collection[str], setter: str
+    ) -> list[ConfigIssue]:
+        """The input's `environment` and `secrets` names in `managed`, which `setter` sets
+        itself, each at its key under `path`."""
+        return [
+            ConfigIssue(f"{path}.{section}.{name}", f"{name} is set by {setter}; remove it here")
+            for section, names in (("environment", input.environment), ("secrets", input.secrets))
+            for name in sorted(set(names) & set(managed))
+        ]
+
+    @property
+    def cpu(self) -> int:
+        return self.size.cpu
+
+    @property
+    def memory_mib(self) -> int:
+        return self.size.memory_mib
+
+    @property
+    def cpu_architecture(self) -> CpuArchitecture:
+        return self.input.cpu_architecture
+
+    @property
+    def min_count(self) -> int:
+        return self.input.min_count
+
+    @property
+    def desired_count(self) -> int:
+        return self.input.desired_count
+
+    @property
+    def max_count(self) -> int:
+        return self.input.max_count
 
 
 def service_issue(path: str, exc: ValueError) -> ConfigIssue:

@@ -1,8 +1,6 @@
-"""Model weights on Amazon EFS: `efs://` URIs, a stack-managed file system, and the task side.
-
-`weightsUri: efs://<file-system>/<path>` names either an existing file system by id
-(`efs://fs-0123456789abcdef0/models/llama`) or one the stack manages, by its config name
-(`efs://weights/models/llama`). For a stack-managed one, `WeightFileSystem` creates:
+"""Model weights on Amazon EFS, the Pulumi half: a stack-managed file system and a task's
+volume (`components.storage.efs` has the `efs://` URIs and the rest of the task side). For a
+stack-managed one (`efs://<weightStores name>/<path>`), `WeightFileSystem` creates:
 
 - the file system: encrypted at rest, General Purpose performance mode (AWS recommends it for
   every workload; Max I/O has higher latency), Elastic throughput (reads scale to the
@@ -17,11 +15,6 @@
   egress to the mount targets;
 - one access point per model, rooted at the model's path, entering as the images' non-root
   user (uid/gid 10001) and creating the directory with 0755 if missing.
-
-The task side (pure functions): an EFS volume with transit encryption and IAM authorisation
-through the model's access point, mounted read-only at `/mnt/efs/<model>`; and a task-role
-statement allowing `elasticfilesystem:ClientMount` (read only: no ClientWrite, no
-ClientRootAccess) on the file system, only through that access point and a mount target.
 
 A stack-managed file system starts empty: the weights are copied in once (DataSync from S3, or
 `aws s3 sync` from an instance that mounts the access point); the entrypoints refuse to start,
@@ -38,6 +31,8 @@ import pulumi
 import pulumi_aws as aws
 from pulumi import Input, Output
 
+from ecs_inference.arns import aws_context
+from ecs_inference.network.rules import PortRule
 from ecs_inference.storage.decisions import WeightStoreUse
 from ecs_inference.storage.efs import NFS_PORT, POSIX_ID, file_system_policy, volume_name
 from ecs_inference.storage.input import WeightStoreConfig
@@ -136,51 +131,39 @@ class WeightFileSystem(pulumi.ComponentResource):
             self.file_system_id = self.file_system.id
             self.file_system_arn = self.file_system.arn
         else:
-            invoke = pulumi.InvokeOutputOptions(parent=self)
             existing = use.existing_file_system_id
             self.file_system_id = Output.from_input(existing)
-            self.file_system_arn = Output.all(
-                aws.get_partition_output(opts=invoke).partition,
-                aws.get_region_output(opts=invoke).region,
-                aws.get_caller_identity_output(opts=invoke).account_id,
-            ).apply(lambda a: f"arn:{a[0]}:elasticfilesystem:{a[1]}:{a[2]}:file-system/{existing}")
-        self.mount_security_group = aws.ec2.SecurityGroup(
-            f"{name}-mounts",
-            description=f"{name} EFS mount targets: NFS from weight clients only",
-            vpc_id=wiring.vpc_id,
-            tags=wiring.tags,
-            opts=child,
-        )
-        self.client_security_group = aws.ec2.SecurityGroup(
-            f"{name}-clients",
-            description=f"tasks reading weights from {name}: NFS to its mount targets only",
-            vpc_id=wiring.vpc_id,
-            tags=wiring.tags,
-            opts=child,
+            ctx = aws_context(self)
+            self.file_system_arn = Output.all(ctx.partition, ctx.region, ctx.account_id).apply(
+                lambda a: f"arn:{a[0]}:elasticfilesystem:{a[1]}:{a[2]}:file-system/{existing}"
+            )
+        self.mount_security_group, self.client_security_group = (
+            aws.ec2.SecurityGroup(
+                f"{name}-{role}",
+                description=what,
+                vpc_id=wiring.vpc_id,
+                tags=wiring.tags,
+                opts=child,
+            )
+            for role, what in (
+                ("mounts", f"{name} EFS mount targets: NFS from weight clients only"),
+                ("clients", f"tasks reading weights from {name}: NFS to its mount targets only"),
+            )
         )
         # The rules are separate resources because each names the other group; the groups
         # themselves declare no inline rules (the provider would then delete the separate ones
         # on every update) and the provider removes AWS's default allow-all egress on create.
-        aws.vpc.SecurityGroupIngressRule(
-            f"{name}-nfs-in",
-            security_group_id=self.mount_security_group.id,
-            referenced_security_group_id=self.client_security_group.id,
-            ip_protocol="tcp",
-            from_port=NFS_PORT,
-            to_port=NFS_PORT,
-            description="NFS from tasks that read weights",
-            opts=child,
-        )
-        aws.vpc.SecurityGroupEgressRule(
-            f"{name}-nfs-out",
-            security_group_id=self.client_security_group.id,
-            referenced_security_group_id=self.mount_security_group.id,
-            ip_protocol="tcp",
-            from_port=NFS_PORT,
-            to_port=NFS_PORT,
-            description="NFS to the weight file system mount targets",
-            opts=child,
-        )
+        mounts, clients = self.mount_security_group, self.client_security_group
+        for label, group, peer, what in (
+            ("in", mounts, clients, "NFS from tasks that read weights"),
+            ("out", clients, mounts, "NFS to the weight file system mount targets"),
+        ):
+            PortRule(NFS_PORT, what, group=peer.id).standalone(
+                f"{name}-nfs-{label}",
+                security_group_id=group.id,
+                direction="ingress" if label == "in" else "egress",
+                parent=self,
+            )
         subnets = Output.from_input(wiring.subnet_ids)
         self.mount_targets = [
             aws.efs.MountTarget(

@@ -157,27 +157,25 @@ def name_issues(
     """Variables the component sets itself (`MANAGED_ENV`), and, once the project and stack
     are known, queue names SQS would refuse."""
     base = f"platform.workers.{name}"
-    found = [
-        ConfigIssue(
-            f"{base}.{section}.{env}",
-            f"{env} is set by the worker's component (its queues, gateway and timings); "
-            "remove it here",
-        )
-        for section, names in (("environment", cfg.environment), ("secrets", cfg.secrets))
-        for env in sorted(set(names) & set(MANAGED_ENV))
-    ]
+    found = WorkerDecisions.managed_name_issues(
+        cfg, base, MANAGED_ENV, "the worker's component (its queues, gateway and timings)"
+    )
     if project_stack is not None:
         found += [ConfigIssue(base, p) for p in queue_name_problems(*project_stack, name)]
     return found
 
 
-def _checked(
+def worker_service(
     name: str,
     cfg: WorkerConfig,
+    *,
     gateway: GatewayKeys | None,
-    project_stack: tuple[str, str] | None,
-) -> tuple[tuple[VisibilityTimeout, float, sizing.FargateSize] | None, list[ConfigIssue]]:
-    """The worker's visibility timeout, backlog target and size, or every problem found."""
+    project_stack: tuple[str, str] | None = None,
+) -> tuple[WorkerDecisions | None, list[ConfigIssue]]:
+    """The worker's decisions, or None and every problem found. A worker calls models through
+    the gateway (None: the stack has none, so it cannot run); one without its own
+    `GATEWAY_API_KEY` gets the gateway's master key. `project_stack`: the Pulumi project and
+    stack its queues are named after (default None: names not checked)."""
     base = f"platform.workers.{name}"
     found = name_issues(name, cfg, project_stack)
     if gateway is not None and (key := api_key_issue(name, cfg, gateway)):
@@ -198,7 +196,7 @@ def _checked(
                 f"({cfg.max_job_seconds} s)",
             )
         )
-    visibility = target = size = None
+    visibility = target = None
     try:
         visibility = visibility_timeout(cfg.max_job_seconds, path=f"{base}.maxJobSeconds")
         target = backlog_target(
@@ -209,33 +207,11 @@ def _checked(
         )
     except WorkerScalingError as exc:
         found.append(exc.issue)
-    try:
-        size = sizing.fargate_size(cfg.cpu, cfg.memory_mib)
-    except sizing.SizingError as exc:
-        found.append(ConfigIssue(exc.at(base), str(exc)))
-    if found or visibility is None or target is None or size is None:
+    size = WorkerDecisions.exact_size(cfg, base, found)
+    if found or gateway is None or visibility is None or target is None or size is None:
         return None, found
-    return (visibility, target, size), []
-
-
-def worker_service(
-    name: str,
-    cfg: WorkerConfig,
-    *,
-    gateway: GatewayKeys | None,
-    project_stack: tuple[str, str] | None = None,
-) -> tuple[WorkerDecisions | None, list[ConfigIssue]]:
-    """The worker's decisions, or None and the problems found. A worker calls models through
-    the gateway (None: the stack has none, so it cannot run); one without its own
-    `GATEWAY_API_KEY` gets the gateway's master key. `project_stack`: the Pulumi project and
-    stack its queues are named after (default None: names not checked)."""
-    checked, found = _checked(name, cfg, gateway, project_stack)
-    if checked is None or gateway is None:
-        return None, found
-    visibility, target, size = checked
-    secrets = secret_refs(f"platform.workers.{name}", cfg.secrets)
+    secrets = secret_refs(base, cfg.secrets)
     secrets.setdefault(ENV_API_KEY, gateway.master_key_ref)
-    lines = _decisions(cfg, target, visibility, size)
     decided = WorkerDecisions(
         name=name,
         input=cfg,
@@ -244,7 +220,7 @@ def worker_service(
         visibility_timeout_seconds=visibility.seconds,
         backlog_target=target,
         secret_refs=secrets,
-        lines=tuple(lines),
+        lines=tuple(_decisions(cfg, target, visibility, size)),
     )
     return decided, []
 

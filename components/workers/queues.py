@@ -23,21 +23,43 @@ from ecs_inference.contracts.worker import (
     ENV_VISIBILITY_TIMEOUT,
 )
 
-MANAGED_ENV = (
-    ENV_QUEUE_URL,
-    ENV_GATEWAY_URL,
-    ENV_VISIBILITY_TIMEOUT,
-    ENV_TASK_PROTECTION_MINUTES,
-    ENV_CONCURRENCY,
-    ENV_RESULT_QUEUE_URL,
-)
-"""The variables the worker's component sets; `environment` and `secrets` may not name them."""
-
 
 def task_protection_minutes(visibility_timeout_seconds: int) -> int:
     """How long a worker protects itself per message: the visibility timeout, in whole minutes
     (after that the message is someone else's anyway)."""
     return max(1, math.ceil(visibility_timeout_seconds / 60))
+
+
+def worker_environment(
+    *,
+    queue_url: str,
+    gateway_url: str,
+    visibility_timeout_seconds: int,
+    concurrency: int,
+    result_queue_url: str | None = None,
+) -> dict[str, str]:
+    """The variables the worker's component sets in its container (`RESULT_QUEUE_URL` with a
+    result queue's URL; default none)."""
+    env = {
+        ENV_QUEUE_URL: queue_url,
+        ENV_GATEWAY_URL: gateway_url,
+        ENV_VISIBILITY_TIMEOUT: str(visibility_timeout_seconds),
+        ENV_TASK_PROTECTION_MINUTES: str(task_protection_minutes(visibility_timeout_seconds)),
+        ENV_CONCURRENCY: str(concurrency),
+    }
+    return env | ({} if result_queue_url is None else {ENV_RESULT_QUEUE_URL: result_queue_url})
+
+
+MANAGED_ENV = tuple(
+    worker_environment(
+        queue_url="",
+        gateway_url="",
+        visibility_timeout_seconds=1,
+        concurrency=1,
+        result_queue_url="",
+    )
+)
+"""The variables the worker's component sets; `environment` and `secrets` may not name them."""
 
 
 def queue_names(project: str, stack: str, worker: str) -> tuple[str, str, str]:

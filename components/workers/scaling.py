@@ -52,18 +52,11 @@ METRIC_PERIOD_SECONDS = 60
 # --------------------------------------------------------------------------------------------
 
 
-def _visible_metric(queue_name: Any) -> dict[str, Any]:
+def _queue_metric(queue_name: Any, visible: bool = True) -> dict[str, Any]:
+    """The queue's visible messages, or (`visible` False) those in flight."""
     return {
         "Namespace": SQS_NAMESPACE,
-        "MetricName": "ApproximateNumberOfMessagesVisible",
-        "Dimensions": [{"Name": "QueueName", "Value": queue_name}],
-    }
-
-
-def _in_flight_metric(queue_name: Any) -> dict[str, Any]:
-    return {
-        "Namespace": SQS_NAMESPACE,
-        "MetricName": "ApproximateNumberOfMessagesNotVisible",
+        "MetricName": f"ApproximateNumberOfMessages{'' if visible else 'Not'}Visible",
         "Dimensions": [{"Name": "QueueName", "Value": queue_name}],
     }
 
@@ -87,7 +80,7 @@ def backlog_per_task_queries(
     return [
         {
             "Id": "visible",
-            "MetricStat": {"Metric": _visible_metric(queue_name), "Stat": "Sum"},
+            "MetricStat": {"Metric": _queue_metric(queue_name), "Stat": "Sum"},
             "ReturnData": False,
         },
         {
@@ -234,22 +227,13 @@ class WorkerScaling(Generic[MetricName]):
 
     def from_zero_policy_configuration(self) -> dict[str, Any]:
         """PutScalingPolicy `StepScalingPolicyConfiguration` of the scale-out-from-zero policy."""
-        return {
-            "AdjustmentType": "ExactCapacity",
-            "StepAdjustments": [s.api() for s in self.from_zero],
-            "Cooldown": self.scale_out_cooldown,
-            "MetricAggregationType": "Maximum",
-        }
+        return _exact_steps([s.api() for s in self.from_zero], self.scale_out_cooldown)
 
     def to_zero_policy_configuration(self) -> dict[str, Any]:
         """PutScalingPolicy `StepScalingPolicyConfiguration` of the scale-in-to-zero policy."""
-        return {
-            "AdjustmentType": "ExactCapacity",
-            # The alarm fires below TO_ZERO_THRESHOLD: any breach (metric below it) -> 0 tasks.
-            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
-            "Cooldown": self.scale_in_cooldown,
-            "MetricAggregationType": "Maximum",
-        }
+        # The alarm fires below TO_ZERO_THRESHOLD: any breach (metric below it) -> 0 tasks.
+        steps = [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}]
+        return _exact_steps(steps, self.scale_in_cooldown)
 
     def from_zero_alarm(
         self, alarm_name: str | None = None, policy_arn: Any = None
@@ -263,7 +247,7 @@ class WorkerScaling(Generic[MetricName]):
                 "IF(FILL(running, 0) < 1, visible, 0)",
                 "Visible messages while no task runs",
                 {
-                    "visible": _visible_metric(self.queue_name),
+                    "visible": _queue_metric(self.queue_name),
                     "running": _running_metric(self.cluster_name, self.service_name),
                 },
                 "Maximum",
@@ -288,8 +272,8 @@ class WorkerScaling(Generic[MetricName]):
                 "visible + in_flight",
                 "Messages waiting or being worked on",
                 {
-                    "visible": _visible_metric(self.queue_name),
-                    "in_flight": _in_flight_metric(self.queue_name),
+                    "visible": _queue_metric(self.queue_name),
+                    "in_flight": _queue_metric(self.queue_name, visible=False),
                 },
                 "Maximum",
             ),
@@ -309,6 +293,16 @@ class WorkerScaling(Generic[MetricName]):
             f"{', '.join(_step_text(s) for s in self.from_zero)}"
             + (f"; to zero after {worker.idle_minutes} min empty" if self.scales_to_zero else "")
         )
+
+
+def _exact_steps(steps: list[dict[str, Any]], cooldown: int) -> dict[str, Any]:
+    """A step policy setting the task count to the step's capacity on the alarm's maximum."""
+    return {
+        "AdjustmentType": "ExactCapacity",
+        "StepAdjustments": steps,
+        "Cooldown": cooldown,
+        "MetricAggregationType": "Maximum",
+    }
 
 
 def _named(alarm_name: str | None, policy_arn: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -39,23 +39,17 @@ from ecs_inference.arns import arn_of
 from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import SQS_RETENTION_MAX
-from ecs_inference.contracts.worker import (
-    CONTAINER_NAME,
-    ENV_CONCURRENCY,
-    ENV_GATEWAY_URL,
-    ENV_QUEUE_URL,
-    ENV_RESULT_QUEUE_URL,
-    ENV_TASK_PROTECTION_MINUTES,
-    ENV_VISIBILITY_TIMEOUT,
-)
+from ecs_inference.contracts.worker import CONTAINER_NAME
 from ecs_inference.network.rules import PortRule, aws_api_rule
+from ecs_inference.operations.component import metric_alarm_args
+from ecs_inference.operations.scaling import snake_case, target_tracking_args
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
 from ecs_inference.services.service_connect import Namespace
 from ecs_inference.workers.decisions import GatewayKeys, WorkerDecisions, worker_service
 from ecs_inference.workers.input import WorkerConfig
-from ecs_inference.workers.queues import queue_attributes, queue_names, task_protection_minutes
+from ecs_inference.workers.queues import queue_attributes, queue_names, worker_environment
 from ecs_inference.workers.scaling import WorkerScaling
 
 TOKEN = "ecs-inference:workers:QueueWorker"
@@ -92,22 +86,6 @@ class WorkerWiring(ClusterWiring):
     worker: str | None = None
     """The worker's key (its queues, log group and task family); None (default): the
     component's name. A stack names its components `<platform>-<worker>`."""
-
-
-def decide_worker(name: str, input: WorkerConfig, wiring: WorkerWiring) -> WorkerDecisions:
-    """The worker's decisions, as a stack's plan makes them; raises `ConfigError` with every
-    problem, each at the config path a stack file would name (`platform.workers.<name>`)."""
-    decided, found = worker_service(
-        name,
-        input,
-        gateway=wiring.gateway_keys,
-        project_stack=(pulumi.get_project(), pulumi.get_stack()),
-    )
-    issues = Issues()
-    issues.extend(found)
-    issues.raise_if_any()
-    assert decided is not None
-    return decided
 
 
 def queue_url(name: str, *, region: str, account_id: str, dns_suffix: str) -> str:
@@ -185,23 +163,18 @@ def worker_container_definitions(
     """The worker's one container: the user's image with the managed variables (the result
     queue's URL when there is one; default none), secrets by reference, non-blocking awslogs,
     Fargate's longest stop timeout, tini as PID 1."""
-    managed = [
-        {"name": ENV_QUEUE_URL, "value": queue_url},
-        {"name": ENV_GATEWAY_URL, "value": gateway_url},
-        {"name": ENV_VISIBILITY_TIMEOUT, "value": str(worker.visibility_timeout_seconds)},
-        {
-            "name": ENV_TASK_PROTECTION_MINUTES,
-            "value": str(task_protection_minutes(worker.visibility_timeout_seconds)),
-        },
-        {"name": ENV_CONCURRENCY, "value": str(worker.input.concurrency)},
-    ]
-    if result_queue_url is not None:
-        managed.append({"name": ENV_RESULT_QUEUE_URL, "value": result_queue_url})
+    managed = worker_environment(
+        queue_url=queue_url,
+        gateway_url=gateway_url,
+        visibility_timeout_seconds=worker.visibility_timeout_seconds,
+        concurrency=worker.input.concurrency,
+        result_queue_url=result_queue_url,
+    )
     return [
         container_definition(
             name=CONTAINER_NAME,
             image=image,
-            environment=managed,
+            environment=[{"name": k, "value": v} for k, v in managed.items()],
             extra_environment=worker.input.environment,
             region_variables=False,
             log_group_name=log_group,
@@ -219,103 +192,25 @@ def worker_container_definitions(
 # request-shaped values -> provider arguments
 # --------------------------------------------------------------------------------------------
 
-_aas = aws.appautoscaling
-# The provider's generated class names for a target-tracking metric query run past 100 columns.
-_TT = "PolicyTargetTrackingScalingPolicyConfigurationCustomizedMetricSpecificationMetric"
-_TtMetric = getattr(_aas, f"{_TT}Args")
-_TtStat = getattr(_aas, f"{_TT}MetricStatArgs")
-_TtStatMetric = getattr(_aas, f"{_TT}MetricStatMetricArgs")
-_TtDimension = getattr(_aas, f"{_TT}MetricStatMetricDimensionArgs")
 
-
-def target_tracking_args(
-    config: Mapping[str, Any],
-) -> aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs:
-    """`TargetTrackingScalingPolicyConfiguration` (API shape) as provider arguments."""
-    metrics = [
-        _TtMetric(
-            id=q["Id"],
-            expression=q.get("Expression"),
-            label=q.get("Label"),
-            return_data=q["ReturnData"],
-            metric_stat=None
-            if "MetricStat" not in q
-            else _TtStat(
-                stat=q["MetricStat"]["Stat"],
-                metric=_TtStatMetric(
-                    metric_name=q["MetricStat"]["Metric"]["MetricName"],
-                    namespace=q["MetricStat"]["Metric"]["Namespace"],
-                    dimensions=[
-                        _TtDimension(name=d["Name"], value=d["Value"])
-                        for d in q["MetricStat"]["Metric"]["Dimensions"]
-                    ],
-                ),
-            ),
-        )
-        for q in config["CustomizedMetricSpecification"]["Metrics"]
-    ]
-    return _aas.PolicyTargetTrackingScalingPolicyConfigurationArgs(
-        target_value=config["TargetValue"],
-        customized_metric_specification=(
-            _aas.PolicyTargetTrackingScalingPolicyConfigurationCustomizedMetricSpecificationArgs(
-                metrics=metrics
-            )
-        ),
-        scale_out_cooldown=config["ScaleOutCooldown"],
-        scale_in_cooldown=config["ScaleInCooldown"],
-        disable_scale_in=config["DisableScaleIn"],
-    )
-
-
-def _bound(value: float | None) -> str | None:
+def _bound(value: float) -> str:
     # The provider takes step bounds as strings (Terraform's schema); whole numbers without ".0".
-    if value is None:
-        return None
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def step_scaling_args(
     config: Mapping[str, Any],
-) -> aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgs:
-    """`StepScalingPolicyConfiguration` (API shape) as provider arguments."""
-    return _aas.PolicyStepScalingPolicyConfigurationArgs(
-        adjustment_type=config["AdjustmentType"],
-        cooldown=config["Cooldown"],
-        metric_aggregation_type=config["MetricAggregationType"],
-        step_adjustments=[
-            _aas.PolicyStepScalingPolicyConfigurationStepAdjustmentArgs(
-                scaling_adjustment=s["ScalingAdjustment"],
-                metric_interval_lower_bound=_bound(s.get("MetricIntervalLowerBound")),
-                metric_interval_upper_bound=_bound(s.get("MetricIntervalUpperBound")),
-            )
-            for s in config["StepAdjustments"]
-        ],
+) -> aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgsDict:
+    """`StepScalingPolicyConfiguration` (API shape) as provider arguments (`snake_case`, each
+    step's bounds as strings)."""
+    steps = [
+        {k: _bound(v) if k.startswith("MetricInterval") else v for k, v in step.items()}
+        for step in config["StepAdjustments"]
+    ]
+    return cast(
+        "aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgsDict",
+        snake_case({**config, "StepAdjustments": steps}),
     )
-
-
-def alarm_query_args(alarm: Mapping[str, Any]) -> list[aws.cloudwatch.MetricAlarmMetricQueryArgs]:
-    """PutMetricAlarm `Metrics` (API shape) as provider arguments."""
-    out = []
-    for q in alarm["Metrics"]:
-        stat = q.get("MetricStat")
-        out.append(
-            aws.cloudwatch.MetricAlarmMetricQueryArgs(
-                id=q["Id"],
-                expression=q.get("Expression"),
-                label=q.get("Label"),
-                return_data=q["ReturnData"],
-                metric=None
-                if stat is None
-                else aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
-                    metric_name=stat["Metric"]["MetricName"],
-                    namespace=stat["Metric"]["Namespace"],
-                    period=stat["Period"],
-                    stat=stat["Stat"],
-                    dimensions={d["Name"]: d["Value"] for d in stat["Metric"]["Dimensions"]},
-                ),
-            )
-        )
-    return out
 
 
 class QueueWorker(FargateService):
@@ -359,42 +254,36 @@ class QueueWorker(FargateService):
         wiring: WorkerWiring,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        self.decided = worker = decide_worker(wiring.worker or name, input, wiring)
-        if input.image is None:
-            raise ValueError(f"QueueWorker {worker.name!r}: needs `image`")
-        queue_name, dlq_name, results_name = queue_names(
-            pulumi.get_project(), pulumi.get_stack(), worker.name
+        project_stack = (pulumi.get_project(), pulumi.get_stack())
+        # A stack file's checks, each problem at its config path (`platform.workers.<name>`).
+        decided, found = worker_service(
+            wiring.worker or name, input, gateway=wiring.gateway_keys, project_stack=project_stack
         )
+        Issues(found).raise_if_any()
+        assert decided is not None
+        self.decided = worker = decided
+        queue_name, dlq_name, results_name = queue_names(*project_stack, worker.name)
         super().__init__(TOKEN, name, opts)
         ledger.record_decisions(f"worker {worker.name}", worker.lines)
-        ledger.record_fargate(f"worker {worker.name}", input, None)
+        ledger.record_fargate(f"worker {worker.name}", worker, None)
         self.queue_name, self.dead_letter_queue_name = queue_name, dlq_name
         self._queues(worker, queue_name, dlq_name, results_name)
         group = self._logs(worker.name, input.log_retention_days)
-        ctx = self._ctx
-
-        def url(queue: str, a: list[str]) -> str:
-            return queue_url(queue, region=a[0], account_id=a[1], dns_suffix=a[2])
-
-        self.queue_url = Output.all(ctx.region, ctx.account_id, ctx.dns_suffix).apply(
-            lambda a: url(queue_name, a)
-        )
+        self.queue_url = self._known_url(queue_name)
         self._containers(
             lambda a: worker_container_definitions(
                 image=a[1],
-                queue_url=url(queue_name, [a[0], a[3], a[4]]),
+                queue_url=a[3],
                 gateway_url=a[2],
                 worker=worker,
                 log_group=group,
                 region=a[0],
-                result_queue_url=url(results_name, [a[0], a[3], a[4]])
-                if input.result_queue
-                else None,
+                result_queue_url=a[4] if input.result_queue else None,
             ),
             input.image,
             wiring.gateway_url,
-            ctx.account_id,
-            ctx.dns_suffix,
+            self.queue_url,
+            self._known_url(results_name),
             secret_arns=wiring.stack_secret_arns,
         )
         cluster_name = Output.from_input(wiring.cluster_arn).apply(cluster_name_from_arn)
@@ -469,7 +358,7 @@ class QueueWorker(FargateService):
         )
         self.redrive_allow_policy = aws.sqs.RedriveAllowPolicy(
             f"{name}-dlq-sources",
-            queue_url=self._known_url(self.dead_letter_queue),
+            queue_url=self._known_url(self.dead_letter_queue.name),
             redrive_allow_policy=arn_of(self.queue, ctx).apply(
                 lambda arn: json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})
             ),
@@ -491,39 +380,30 @@ class QueueWorker(FargateService):
         self.queue_policies = [
             aws.sqs.QueuePolicy(
                 f"{name}-{role}-tls",
-                queue_url=self._known_url(q),
+                queue_url=self._known_url(q.name),
                 policy=arn_of(q, ctx).apply(tls_only_queue_policy),
                 opts=child,
             )
             for role, q in queues
         ]
 
-    def _known_url(self, queue: aws.sqs.Queue) -> Output[str]:
-        """`queue`'s URL from its name (what its `url` output gets, known at preview)."""
+    def _known_url(self, queue: Input[str]) -> Output[str]:
+        """The URL of the queue named `queue` (what its `url` output gets, known at preview)."""
         ctx = self._ctx
-        return Output.all(queue.name, ctx.region, ctx.account_id, ctx.dns_suffix).apply(
+        return Output.all(queue, ctx.region, ctx.account_id, ctx.dns_suffix).apply(
             lambda a: queue_url(a[0], region=a[1], account_id=a[2], dns_suffix=a[3])
         )
 
     def _task_policy(self, cluster_name: Output[str]) -> Output[str]:
         ctx = self._ctx
         return Output.all(
-            arn_of(self.queue, ctx),
-            cluster_name,
-            ctx.region,
-            ctx.account_id,
-            ctx.partition,
-            None if self.result_queue is None else arn_of(self.result_queue, ctx),
-        ).apply(
-            lambda a: worker_task_policy(
-                queue_arn=a[0],
-                cluster_name=a[1],
-                region=a[2],
-                account_id=a[3],
-                partition=a[4],
-                result_queue_arn=a[5],
-            )
-        )
+            queue_arn=arn_of(self.queue, ctx),
+            cluster_name=cluster_name,
+            region=ctx.region,
+            account_id=ctx.account_id,
+            partition=ctx.partition,
+            result_queue_arn=None if self.result_queue is None else arn_of(self.result_queue, ctx),
+        ).apply(lambda a: worker_task_policy(**a))
 
     def _worker_security_group(self, worker: str, args: WorkerWiring) -> aws.ec2.SecurityGroup:
         egress = [aws_api_rule("HTTPS to AWS APIs (SQS, ECR, logs; VPC endpoints or NAT)")]
@@ -554,7 +434,7 @@ class QueueWorker(FargateService):
         """The scalable target, target tracking on backlog per task, the step out of zero and,
         when the worker may scale to zero, the step in to zero, each step with its alarm."""
         name = self._name
-        self.scaling = WorkerScaling(
+        self.scaling = scaling = WorkerScaling(
             queue_name=Output.from_input(queue_name),
             cluster_name=cluster_name,
             service_name=self.service.name,
@@ -564,54 +444,40 @@ class QueueWorker(FargateService):
         common = self._scalable(wiring.cluster_arn, worker.input.min_count, worker.input.max_count)
         after_target = pulumi.ResourceOptions(parent=self, depends_on=[self.scaling_target])
 
-        def step_policy(role: str, config: Mapping[str, Any]) -> aws.appautoscaling.Policy:
-            return aws.appautoscaling.Policy(
+        def step(
+            role: str, config: Mapping[str, Any], alarm: Mapping[str, Any]
+        ) -> tuple[aws.appautoscaling.Policy, aws.cloudwatch.MetricAlarm]:
+            policy = aws.appautoscaling.Policy(
                 f"{name}-{role}",
                 policy_type="StepScaling",
                 step_scaling_policy_configuration=step_scaling_args(config),
                 opts=after_target,
                 **common,  # pyright: ignore[reportArgumentType]
             )
+            # The provider names the alarm (AlarmName None) and its action is the policy's ARN;
+            # everything else is the request-shaped value.
+            request = {**alarm, "AlarmName": None, "AlarmActions": [policy.arn]}
+            return policy, aws.cloudwatch.MetricAlarm(
+                f"{name}-{role}",
+                **metric_alarm_args(request),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
 
         self.backlog_policy = aws.appautoscaling.Policy(
             f"{name}-backlog",
             policy_type="TargetTrackingScaling",
-            target_tracking_scaling_policy_configuration=target_tracking_args(
-                self.scaling.target_tracking_configuration()
+            target_tracking_scaling_policy_configuration=cast(
+                "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
+                target_tracking_args(scaling.target_tracking_configuration()),
             ),
             opts=after_target,
             **common,  # pyright: ignore[reportArgumentType]
         )
-        self.from_zero_policy = step_policy(
-            "from-zero", self.scaling.from_zero_policy_configuration()
+        self.from_zero_policy, self.from_zero_alarm = step(
+            "from-zero", scaling.from_zero_policy_configuration(), scaling.from_zero_alarm()
         )
-        self.from_zero_alarm = self._alarm(
-            f"{name}-from-zero", self.scaling.from_zero_alarm(), self.from_zero_policy
-        )
-        self.to_zero_policy = None
-        self.to_zero_alarm = None
-        if self.scaling.scales_to_zero:
-            self.to_zero_policy = step_policy(
-                "to-zero", self.scaling.to_zero_policy_configuration()
+        self.to_zero_policy = self.to_zero_alarm = None
+        if scaling.scales_to_zero:
+            self.to_zero_policy, self.to_zero_alarm = step(
+                "to-zero", scaling.to_zero_policy_configuration(), scaling.to_zero_alarm()
             )
-            self.to_zero_alarm = self._alarm(
-                f"{name}-to-zero", self.scaling.to_zero_alarm(), self.to_zero_policy
-            )
-
-    def _alarm(
-        self, name: str, alarm: Mapping[str, Any], policy: aws.appautoscaling.Policy
-    ) -> aws.cloudwatch.MetricAlarm:
-        # Name and actions come from the resources; everything else from the request-shaped value.
-        return aws.cloudwatch.MetricAlarm(
-            name,
-            alarm_description=alarm["AlarmDescription"],
-            actions_enabled=alarm["ActionsEnabled"],
-            alarm_actions=[policy.arn],
-            metric_queries=alarm_query_args(alarm),
-            evaluation_periods=alarm["EvaluationPeriods"],
-            datapoints_to_alarm=alarm["DatapointsToAlarm"],
-            threshold=alarm["Threshold"],
-            comparison_operator=alarm["ComparisonOperator"],
-            treat_missing_data=alarm["TreatMissingData"],
-            opts=pulumi.ResourceOptions(parent=self),
-        )

@@ -14,17 +14,13 @@ from typing import Any
 import pytest
 
 from ecs_inference.config.issues import ConfigError
+from ecs_inference.contracts.worker import ENV_RESULT_QUEUE_URL
 from ecs_inference.services.service_connect import Namespace
 from ecs_inference.workers.decisions import GatewayKeys
 from ecs_inference.workers.input import WorkerConfig
 from ecs_inference.workers.queues import MANAGED_ENV, task_protection_minutes
 from ecs_inference.workers.scaling import WorkerScaling
-from ecs_inference.workers.service import (
-    ENV_RESULT_QUEUE_URL,
-    QUEUE_ACTIONS,
-    QueueWorker,
-    WorkerWiring,
-)
+from ecs_inference.workers.service import QUEUE_ACTIONS, QueueWorker, WorkerWiring
 from tests.aws_shapes import UNKNOWN, register_task_definition_request, validate_shape
 from tests.services.conftest import CLUSTER_ARN
 from tools.recording import ACCOUNT_ID, Recording, run_function

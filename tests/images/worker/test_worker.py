@@ -28,6 +28,7 @@ import pytest
 from botocore.stub import Stubber
 
 from ecs_inference.contracts import litellm
+from ecs_inference.contracts import worker as worker_contract
 from ecs_inference.workers import queues as worker_spec
 from ecs_inference.workers import service as worker_component
 from tests.aws_shapes import validate_shape
@@ -405,12 +406,12 @@ def test_sigterm_with_a_job_outlasting_the_grace_hands_it_back(gateway):
 
 def test_it_reads_exactly_what_the_stack_injects():
     env = {
-        worker_component.ENV_QUEUE_URL: QUEUE,
-        worker_component.ENV_GATEWAY_URL: "http://gateway.inference-agents:4000/",
-        worker_component.ENV_VISIBILITY_TIMEOUT: "990",
-        worker_component.ENV_TASK_PROTECTION_MINUTES: "17",
-        worker_component.ENV_CONCURRENCY: "4",
-        worker_component.ENV_RESULT_QUEUE_URL: RESULTS,
+        worker_contract.ENV_QUEUE_URL: QUEUE,
+        worker_contract.ENV_GATEWAY_URL: "http://gateway.inference-agents:4000/",
+        worker_contract.ENV_VISIBILITY_TIMEOUT: "990",
+        worker_contract.ENV_TASK_PROTECTION_MINUTES: "17",
+        worker_contract.ENV_CONCURRENCY: "4",
+        worker_contract.ENV_RESULT_QUEUE_URL: RESULTS,
     }
     assert set(env) == set(worker_spec.MANAGED_ENV)
     s = w.Settings.from_env(env)
