@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
@@ -237,7 +237,7 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
         return _gpu_type_fit(gpu)
     neuron = sizing.neuron_fit(demand, instance)
     layout = DeviceLayout(
-        "neuron", neuron.devices_mapped, neuron.tp_degree, instance.accelerator_name
+        "neuron", neuron.devices_mapped, demand.compiled.tp_degree, instance.accelerator_name
     )
     return TypeFit(instance, layout, neuron)
 
@@ -396,7 +396,7 @@ def choose_pool_types(
     models = [d.model for d in demands]
     if len(set(models)) != len(models):
         raise ValueError(f"duplicate model names among {models}")
-    problems = _option_problems(excluded, max_types, max_price_ratio)
+    problems = _exclusion_problems(excluded)
     if problems:
         return None, problems
 
@@ -442,46 +442,18 @@ def choose_pool_types(
     )
 
 
-def _option_problems(
-    excluded: Sequence[str], max_types: int | None, max_price_ratio: float | None
-) -> list[tuple[str, str]]:
-    """`excludedInstanceTypes`, `maxInstanceTypes` and `maxPriceRatio` values AWS or the sizing
-    cannot use."""
-    problems: list[tuple[str, str]] = []
-    for i, pattern in enumerate(excluded):
-        if not INSTANCE_TYPE_PATTERN.fullmatch(pattern):
-            problems.append(
-                (
-                    f"excludedInstanceTypes[{i}]",
-                    f"{pattern!r} is not an instance type or wildcard (1-30 letters, digits, '.', "
-                    "'*' or '-')",
-                )
-            )
-    if len(excluded) > aws_limits.LISTED_INSTANCE_TYPES_MAX:
-        problems.append(
-            (
-                "excludedInstanceTypes",
-                f"at most {aws_limits.LISTED_INSTANCE_TYPES_MAX} entries, got {len(excluded)}",
-            )
+def _exclusion_problems(excluded: Sequence[str]) -> list[tuple[str, str]]:
+    """`excludedInstanceTypes` entries that are no instance type or wildcard (their count,
+    `maxInstanceTypes` and `maxPriceRatio` are bounded by the pool's input)."""
+    return [
+        (
+            f"excludedInstanceTypes[{i}]",
+            f"{pattern!r} is not an instance type or wildcard (1-30 letters, digits, '.', "
+            "'*' or '-')",
         )
-    # The values come from config (YAML): a bool or a string is checked too.
-    given_types = cast(object, max_types)
-    if given_types is not None and (
-        isinstance(given_types, bool) or not isinstance(given_types, int) or given_types < 1
-    ):
-        problems.append(
-            ("maxInstanceTypes", f"must be a whole number of at least 1, got {max_types!r}")
-        )
-    given_ratio = cast(object, max_price_ratio)
-    if given_ratio is not None and (
-        isinstance(given_ratio, bool)
-        or not isinstance(given_ratio, (int, float))
-        or not given_ratio >= 1
-    ):
-        problems.append(
-            ("maxPriceRatio", f"must be a number of at least 1, got {max_price_ratio!r}")
-        )
-    return problems
+        for i, pattern in enumerate(excluded)
+        if not INSTANCE_TYPE_PATTERN.fullmatch(pattern)
+    ]
 
 
 def _fit_all(

@@ -76,31 +76,15 @@ class NeuronFit(AcceleratorFit, ModelMemory):
     copies_per_instance: int
     idle_devices: int
 
-    @property
-    def tp_degree(self) -> int:
-        return self.demand.compiled.tp_degree
-
-    @property
-    def batch_size(self) -> int:
-        return self.demand.compiled.batch_size
-
-    @property
-    def sequence_length(self) -> int:
-        return self.demand.compiled.sequence_length
-
-    @property
-    def cores_used(self) -> int:
-        return self.tp_degree
-
     def summary(self) -> str:
-        inst = self.instance
+        inst, shape = self.instance, self.demand.compiled
         idle = f", {self.idle_devices} device(s) idle" if self.idle_devices else ""
         return (
-            f"{self.model} (Neuron, tp {self.tp_degree}, batch {self.batch_size}, sequence "
-            f"{self.sequence_length}, {normalize_dtype(self.demand.dtype)}): weights "
+            f"{self.model} (Neuron, tp {shape.tp_degree}, batch {shape.batch_size}, sequence "
+            f"{shape.sequence_length}, {normalize_dtype(self.demand.dtype)}): weights "
             f"{self.weights_gib:.1f} GiB + KV cache {self.kv_cache_gib:.1f} GiB + overhead "
             f"{self.overhead_gib:.1f} GiB = {self.total_gib:.1f} GiB; on {inst.name}: "
-            f"{self.tp_degree} of {inst.neuron_cores} NeuronCores, {self.per_core_gib:.1f} of "
+            f"{shape.tp_degree} of {inst.neuron_cores} NeuronCores, {self.per_core_gib:.1f} of "
             f"{self.hbm_per_core_gib:.0f} GiB per core, maps {self.devices_mapped} of "
             f"{inst.accelerator_count} device(s) ({', '.join(self.device_paths)}){idle}"
         )

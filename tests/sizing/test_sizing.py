@@ -401,7 +401,7 @@ def test_neuron_device_math(tp, instance, devices, copies, idle):
     assert fit.devices_mapped == devices == math.ceil(tp / 2)
     assert fit.device_paths == tuple(f"/dev/neuron{i}" for i in range(devices))
     assert (fit.copies_per_instance, fit.idle_devices) == (copies, idle)
-    assert fit.cores_used == tp
+    assert fit.demand.compiled.tp_degree == tp
     assert fit.tasks_per_instance == 1
 
 
