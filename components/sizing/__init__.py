@@ -13,7 +13,7 @@ What is sized here, one module each (this package re-exports their public functi
 - `neuron`: NeuronCores, devices to map into the task and the HBM of the cores used;
 - `fargate`: a (cpu, memory) pair on the Fargate grid, or the cheapest one for a need;
 - `timeouts`: ALB idle timeout, target-group deregistration delay, ECS health-check grace period;
-- `headroom`: rolling-deploy headroom on an accelerator Auto Scaling group;
+- `headroom`: the deployment percentages a rolling deploy can progress with on its pool;
 - `catalog`: instance types, model architectures, prices.
 
 Units: memory in GiB (2**30 bytes) throughout, except Fargate memory, which ECS takes in MiB.
@@ -30,10 +30,8 @@ from ecs_inference.sizing.gpu import (
 )
 from ecs_inference.sizing.headroom import (
     DeployChoice,
-    DeployHeadroom,
     DeployStep,
     choose_deploy,
-    deploy_headroom,
     deploy_step,
 )
 from ecs_inference.sizing.memory import (
@@ -56,7 +54,6 @@ from ecs_inference.sizing.timeouts import (
 __all__ = [
     "GIB",
     "DeployChoice",
-    "DeployHeadroom",
     "DeployStep",
     "DeregistrationDelay",
     "FargateSize",
@@ -71,7 +68,6 @@ __all__ = [
     "cheapest_fitting",
     "choose_deploy",
     "choose_tensor_parallel",
-    "deploy_headroom",
     "deploy_step",
     "deregistration_delay",
     "describe_fargate_memory",

@@ -91,11 +91,6 @@ class InstanceType:
     accelerator_memory_gb: int  # marketing figure, for display only
 
     @property
-    def total_accelerator_memory_gib(self) -> float:
-        """Accelerator memory summed over all devices of the instance, in GiB."""
-        return self.accelerator_count * self.accelerator_memory_gib
-
-    @property
     def is_gpu(self) -> bool:
         return self.accelerator == "nvidia"
 

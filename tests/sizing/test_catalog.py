@@ -91,13 +91,6 @@ def test_gpu_gib_never_exceeds_the_marketing_figure_in_bytes_by_more_than_ecc_ro
         assert inst.accelerator_memory_gib <= inst.accelerator_memory_gb + 0.5, inst.name
 
 
-def test_total_accelerator_memory():
-    assert catalog.instance("g6e.48xlarge").total_accelerator_memory_gib == pytest.approx(
-        8 * 46068 / 1024
-    )
-    assert catalog.instance("inf2.48xlarge").total_accelerator_memory_gib == 384
-
-
 def test_gpu_and_neuron_partitions():
     gpus, neurons = catalog.gpu_instances(), catalog.neuron_instances()
     assert all(i.is_gpu and not i.is_neuron and i.neuron_cores == 0 for i in gpus)
