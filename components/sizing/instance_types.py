@@ -375,15 +375,9 @@ def choose_pool_types(
 ) -> tuple[PoolTypes | None, list[tuple[str, str]]]:
     """Choose the types of a pool of `accelerator` kind for the models on it.
 
-    instance_types: the pool's explicit list (order kept as the priority), or None (default) for
-        every catalog type that fits every model, cheapest first.
-    excluded: exact names or wildcards (`p5*`, `g6e.*`) removed from the candidates. Default none.
-    max_types: keep at most this many of the cheapest (sizing-derived lists only). Default None
-        (all).
-    max_price_ratio: keep only types whose hourly price is at most this multiple of the cheapest
-        fitting type's (sizing-derived lists only). Default 2.0: an 8-GPU host that fits a
-        one-GPU model would otherwise be a valid fallback costing 30 times the planned price
-        for one task. None keeps every price.
+    instance_types, excluded, max_types, max_price_ratio: the pool's `instanceTypes`,
+        `excludedInstanceTypes`, `maxInstanceTypes` and `maxPriceRatio`, with their defaults
+        (`pools.input`); the last two narrow sizing-derived lists only.
     region: the stack's region. Only types it offers (`offerings.offered`) are candidates, ranked
         by its prices; a listed type it does not offer is a problem naming the regions that do.
         Default None: every region, us-east-1 prices.
