@@ -199,15 +199,6 @@ def tp_allowed(tp_size: int, attention_heads: int, kv_heads: int) -> bool:
     return kv_heads % tp_size == 0 or tp_size % kv_heads == 0
 
 
-def _powers_of_two_up_to(limit: int) -> list[int]:
-    out: list[int] = []
-    tp = 1
-    while tp <= limit:
-        out.append(tp)
-        tp *= 2
-    return out
-
-
 def _usable_per_gpu(instance: InstanceType, gpu_memory_utilization: float) -> float:
     return instance.accelerator_memory_gib * gpu_memory_utilization
 
@@ -235,8 +226,8 @@ def _try_fit(
     attention_heads: int,
 ) -> GpuFit | None:
     usable = _usable_per_gpu(instance, gpu_memory_utilization)
-    for tp in _powers_of_two_up_to(instance.accelerator_count):
-        if tp_allowed(tp, attention_heads, need.model.kv_heads) and need.per_gpu_gib(tp) <= usable:
+    for tp in _allowed(instance, attention_heads, need):
+        if need.per_gpu_gib(tp) <= usable:
             return _fit_at(need, instance, tp, gpu_memory_utilization)
     return None
 
@@ -367,12 +358,10 @@ def _lora_part(need: MemoryNeed) -> str:
 
 
 def _allowed(instance: InstanceType, attention_heads: int, need: MemoryNeed) -> list[int]:
-    """The tensor parallel sizes `instance` offers that vLLM accepts for the head layout."""
-    return [
-        tp
-        for tp in _powers_of_two_up_to(instance.accelerator_count)
-        if tp_allowed(tp, attention_heads, need.model.kv_heads)
-    ]
+    """The tensor parallel sizes `instance` offers (powers of two up to its GPU count) that vLLM
+    accepts for the head layout, smallest first."""
+    powers = (2**k for k in range(instance.accelerator_count.bit_length()))
+    return [tp for tp in powers if tp_allowed(tp, attention_heads, need.model.kv_heads)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -114,12 +114,10 @@ def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
             f"sequence_length {seq} exceeds {model.name}'s maximum context of "
             f"{model.max_position_embeddings} tokens"
         )
+    by_price = sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour)
     if tp > inst.neuron_cores:
-        bigger = sorted(
-            (i for i in catalog.neuron_instances() if i.neuron_cores >= tp),
-            key=lambda i: i.on_demand_usd_hour,
-        )
-        names = ", ".join(i.name for i in bigger[:3]) or "none in the catalog"
+        bigger = [i.name for i in by_price if i.neuron_cores >= tp]
+        names = ", ".join(bigger[:3]) or "none in the catalog"
         raise SizingError(
             f"{model.name} was compiled for tp degree {tp} but {inst.name} has only "
             f"{inst.neuron_cores} NeuronCores; instances with at least {tp} cores: {names}"
@@ -139,7 +137,7 @@ def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
         for cand_tp in _NEURON_TP_DEGREES:
             if per_core_at(cand_tp) > _NEURON_CORE_GIB:
                 continue
-            for cand in sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour):
+            for cand in by_price:
                 if cand.neuron_cores >= cand_tp and cand.name not in suggested:
                     suggested.add(cand.name)
                     options.append(
