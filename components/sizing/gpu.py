@@ -170,7 +170,7 @@ class GpuFit(AcceleratorFit):
     """How one copy of a model sits on a GPU instance."""
 
     tp_size: int
-    gpus_used: int
+    """Tensor parallel size: the GPUs one copy uses."""
     per_gpu_gib: float
     usable_per_gpu_gib: float
     gpu_memory_utilization: float
@@ -180,7 +180,7 @@ class GpuFit(AcceleratorFit):
         inst = self.instance
         return (
             f"{self.need.summary()}; on {inst.name}: tensor parallel {self.tp_size} "
-            f"({self.gpus_used} of {inst.accelerator_count} {inst.accelerator_name}), "
+            f"({self.tp_size} of {inst.accelerator_count} {inst.accelerator_name}), "
             f"{self.per_gpu_gib:.1f} of {self.usable_per_gpu_gib:.1f} usable GiB per GPU "
             f"({self.gpu_memory_utilization:.0%} of {inst.accelerator_memory_gib:.1f}), "
             f"{self.tasks_per_instance} task(s) per instance"
@@ -210,7 +210,6 @@ def _fit_at(
         model=need.model.name,
         instance=instance,
         tp_size=tp,
-        gpus_used=tp,
         per_gpu_gib=need.per_gpu_gib(tp),
         usable_per_gpu_gib=_usable_per_gpu(instance, gpu_memory_utilization),
         gpu_memory_utilization=gpu_memory_utilization,

@@ -185,15 +185,3 @@ class RolloutRoom:
             f"{self.needed_instances - self.capacity_instances}, lower maxCount, or use the "
             "rolling strategy"
         )
-
-
-def rollout_room(
-    strategy: str, max_count: int, tasks_per_instance: int, capacity_instances: int
-) -> RolloutRoom:
-    """`RolloutRoom` of one service (counts validated positive)."""
-    return RolloutRoom(
-        strategy,
-        positive_int(max_count, "max_count"),
-        positive_int(tasks_per_instance, "tasks_per_instance"),
-        non_negative_int(capacity_instances, "capacity_instances"),
-    )

@@ -754,7 +754,7 @@ def managed_instance_requirements(choice: PoolTypes) -> InstanceRequirements:
                     per_task.append(gpu.per_device_gib * gpu.devices * MIB_PER_GIB)
                     continue
                 assert isinstance(gpu, sizing.GpuFit)
-                per_task.append(gpu.per_gpu_gib * gpu.gpus_used * MIB_PER_GIB)
+                per_task.append(gpu.per_gpu_gib * gpu.tp_size * MIB_PER_GIB)
         # EC2 may report device memory nominally (decimal GB) or as the driver does; the bound
         # stays at or below both figures of every chosen type, so it can never exclude one.
         floor_mib = min(_total_memory_mib_both_ways(i) for i in instances)

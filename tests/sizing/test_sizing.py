@@ -224,7 +224,7 @@ def test_tp_allowed_follows_vllm(tp, heads, kv_heads, allowed):
 def test_tensor_parallel_choice(model, dtype, length, seqs, instance, tp):
     need = memory_need(model, dtype=dtype, max_model_len=length, max_concurrent_sequences=seqs)
     fit = sizing.choose_tensor_parallel(need, instance)
-    assert fit.tp_size == tp == fit.gpus_used
+    assert fit.tp_size == tp
     assert fit.tp_size <= fit.instance.accelerator_count
     assert fit.per_gpu_gib <= fit.usable_per_gpu_gib
     assert sizing.tp_allowed(fit.tp_size, need.model.attention_heads, need.model.kv_heads)
