@@ -64,11 +64,6 @@ class UnknownArchitectureError(CatalogLookupError):
     """Raised by :func:`architecture` for a model id the catalog does not describe."""
 
 
-# Shorter names, as the sizing brief calls them.
-UnknownInstanceType = UnknownInstanceTypeError
-UnknownArchitecture = UnknownArchitectureError
-
-
 @dataclass(frozen=True)
 class InstanceType:
     """One EC2 instance type with accelerators.

@@ -123,7 +123,7 @@ def test_instance_lookup_is_case_and_space_insensitive(spelling):
 
 
 def test_unknown_instance_names_close_matches():
-    with pytest.raises(catalog.UnknownInstanceType) as info:
+    with pytest.raises(catalog.UnknownInstanceTypeError) as info:
         catalog.instance("g6e.xlarg")
     err = info.value
     assert isinstance(err, KeyError)
@@ -223,7 +223,7 @@ def test_parameter_counts(model_id, low, high):
 
 def test_architecture_lookup_and_errors():
     assert catalog.architecture("Llama-3.1-8B").name == "llama-3.1-8b"
-    with pytest.raises(catalog.UnknownArchitecture) as info:
+    with pytest.raises(catalog.UnknownArchitectureError) as info:
         catalog.architecture("llama-3.1-8")
     assert "llama-3.1-8b" in info.value.close_matches
     assert isinstance(info.value, KeyError)

@@ -357,7 +357,7 @@ def test_gpu_sizing_rejects_neuron_instances_and_bad_utilization():
         sizing.choose_tensor_parallel(need, "inf2.xlarge")
     with pytest.raises(SizingError, match="gpu_memory_utilization"):
         sizing.choose_tensor_parallel(need, "g6e.xlarge", gpu_memory_utilization=1.2)
-    with pytest.raises(catalog.UnknownInstanceType):
+    with pytest.raises(catalog.UnknownInstanceTypeError):
         sizing.choose_tensor_parallel(need, "g7.xlarge")
 
 
