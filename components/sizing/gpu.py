@@ -260,9 +260,14 @@ def cheapest_fitting(
     return tuple(fits[:limit])
 
 
-def _suggestions(changes: Sequence[FitChange], instance: str, fits: Sequence[GpuFit]) -> str:
-    """What to change: the model's settings that make it fit `instance` first, then the
-    cheapest catalog types that hold it as configured."""
+def _suggestions(
+    need: MemoryNeed, inst: InstanceType, util: float, heads: int, pinned_tp: int | None = None
+) -> str:
+    """What to change: the model's settings that make it fit `inst` (each alone, `fit_changes`)
+    first, then the cheapest catalog types that hold it as configured."""
+    usable = _usable_per_gpu(inst, util)
+    changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=pinned_tp)
+    fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
     parts = [
         f"{f.instance.name} (tp {f.tp_size}, ~${f.instance.on_demand_usd_hour:.2f}/h)" for f in fits
     ]
@@ -271,7 +276,10 @@ def _suggestions(changes: Sequence[FitChange], instance: str, fits: Sequence[Gpu
         if parts
         else "no catalog type fits as configured"
     )
-    return f"{describe(changes, instance)}; or else {bigger}"
+    if not changes:
+        return f"no setting of the model alone makes it fit {inst.name}; or else {bigger}"
+    change = "; ".join(c.summary() for c in changes)
+    return f"to fit {inst.name}, change one of: {change}; or else {bigger}"
 
 
 def choose_tensor_parallel(
@@ -319,12 +327,10 @@ def choose_tensor_parallel(
                 f" and {kv_heads} KV heads the way vLLM requires"
             )
         if need.per_gpu_gib(tp) > usable:
-            fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
-            changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=tp)
             raise SizingError(
                 f"{name} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
                 f" ({need.total_gib:.1f} GiB in total{_lora_part(need)}) but {offer}; "
-                f"{_suggestions(changes, inst.name, fits)}"
+                f"{_suggestions(need, inst, util, heads, tp)}"
             )
         return _fit_at(need, inst, tp, util)
 
@@ -333,15 +339,13 @@ def choose_tensor_parallel(
         return fit
     allowed = _allowed(inst, heads, need)
     best = max(allowed) if allowed else 1
-    fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
-    changes = fit_changes(need, usable, allowed)
     raise SizingError(
         f"{name} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
         f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}"
         f"{_lora_part(need)}), "
         f"{need.per_gpu_gib(best):.1f} GiB per GPU even at tensor parallel {best}, but {offer}"
         f" (tensor parallel sizes allowed by {heads} attention heads and {kv_heads} KV heads: "
-        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(changes, inst.name, fits)}"
+        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(need, inst, util, heads)}"
     )
 
 
@@ -498,10 +502,3 @@ def fit_changes(
 def _kv(need: MemoryNeed, seqs: int, scale: float = 1.0) -> str:
     kv = need.kv_cache_gib * seqs / need.max_concurrent_sequences * scale
     return f"{need.kv_cache_gib:.1f} -> {kv:.1f} GiB"
-
-
-def describe(changes: Sequence[FitChange], instance: str) -> str:
-    """The changes as the clause of a sizing error."""
-    if not changes:
-        return f"no setting of the model alone makes it fit {instance}"
-    return f"to fit {instance}, change one of: " + "; ".join(c.summary() for c in changes)
