@@ -269,10 +269,10 @@ class InferencePlatform(pulumi.ComponentResource):
                     service=svc,
                     pool=self.pools[plan.config.models[svc].pool],
                     placement=m.inputs.placement,
-                    image=self._image(m.image, plan.built_images.get(svc)),
-                    stack_secret_arns=self._secret_arns(m.secrets.values()),
+                    image=self._image(m.inputs.image, plan.built_images.get(svc)),
+                    stack_secret_arns=self._secret_arns(m.secret_refs.values()),
                     weights_efs=self._efs_access(svc, m.efs_file_system),
-                    metrics_image=self._image(m.metrics_image, "metrics")
+                    metrics_image=self._image(m.inputs.facts.metrics_image, "metrics")
                     if m.metrics_sidecar
                     else None,
                 ),

@@ -26,7 +26,7 @@ import ipaddress
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
@@ -43,6 +43,9 @@ from ecs_inference.iam import partition_of
 from ecs_inference.rollouts.hook import SmokeHook
 from ecs_inference.services.base import replacement_name
 from ecs_inference.sizing import IdleTimeout
+
+if TYPE_CHECKING:
+    from ecs_inference.network.vpc import Network
 
 # Where ELB delivers access logs inside the bucket (the prefix must not contain "AWSLogs").
 ACCESS_LOG_PREFIX = "alb"
@@ -102,6 +105,17 @@ class EndpointWiring:
     protect: bool = True
     """A new user pool gets deletion protection and, like the access-log bucket, is retained by
     `pulumi destroy`; False: both are deleted (the bucket with its logs). Default True."""
+
+    @classmethod
+    def on(cls, network: Network, routes: Routes) -> EndpointWiring:
+        """The wiring of an endpoint in `network` (its VPC, CIDR and load-balancer subnets)
+        routing `routes`, with the other defaults."""
+        return cls(
+            vpc_id=network.vpc_id,
+            vpc_cidr=network.cidr_block,
+            subnet_ids=network.load_balancer_subnet_ids,
+            routes=routes,
+        )
 
 
 def _tcp(description: str, port: int, **peers: Any) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from ecs_inference import engines, iam, sizing
 from ecs_inference.config.issues import ConfigIssue, Issues
+from ecs_inference.contracts.engine import DEFAULT_PORT
+from ecs_inference.endpoint.decisions import Routes
 from ecs_inference.engines import Engine, Launch
 from ecs_inference.engines.base import (
     EngineLaunchError,
@@ -36,7 +38,6 @@ from ecs_inference.secrets.refs import secret_refs
 from ecs_inference.services.checks import (
     ServiceArgsError,
     common_decision_checks,
-    validate_scaling,
 )
 from ecs_inference.services.decisions import (
     METRICS_NOTE,
@@ -147,6 +148,18 @@ def fit_on_types(
     return (need, chosen) if chosen is not None and not problems else None
 
 
+def routes(*models: ModelConfig) -> Routes:
+    """What an endpoint routing `models` takes from them (`EndpointWiring.routes`), as a stack's
+    plan derives it: their serving ports (a custom engine's own, else the engines' 8000), their
+    longest requests (`maxGenerationSeconds`) and the smoke hook a native rollout needs."""
+    ports = {getattr(m.engine_settings, "port", DEFAULT_PORT) for m in models}
+    return Routes(
+        ports=tuple(sorted(ports)),
+        longest_request_seconds=tuple(m.max_generation_seconds for m in models),
+        smoke_hook=any(m.rollout.native for m in models),
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # the service
 # --------------------------------------------------------------------------------------------
@@ -225,10 +238,6 @@ class ModelInputs:
     image: str | None
     """The image reference (the model's own, else its engine's in `images`); None: the stack's
     own build (`images.build`), known at deploy time."""
-
-    @property
-    def priority(self) -> int:
-        return self.placement.priority
 
     @property
     def idle_timeout_seconds(self) -> int:
@@ -344,7 +353,7 @@ def _engine_scaling(m: ModelInputs, engine: Engine, grace_seconds: int) -> Scali
 class ModelDecisions(ServedDecisions):
     """What a model service decides from what it was decided from (`inputs`): each derived
     value once, as its decision made it; the input's own values are read from `inputs.model`
-    (the properties below name them as the service checks and the component read them)."""
+    (the properties below name them as `EcsService`, the cost lines and the plan read them)."""
 
     inputs: ModelInputs
     launch: Launch
@@ -361,6 +370,10 @@ class ModelDecisions(ServedDecisions):
     """`/dev/shm` for tensor-parallel GPUs (0: Docker's; Managed Instances refuses it)."""
     grace: sizing.GracePeriod
     scaling: ScalingPolicySpec
+    deploy: DeployChoice
+    """The deploy percentages the stack (or a pool holding it alone) leaves it."""
+    metrics_sidecar: bool
+    """The sidecar runs for engines whose metric families it knows, unless turned off."""
 
     stop_timeout_seconds: ClassVar[int] = 120
     """SIGTERM-to-SIGKILL (ECS waits out the deregistration delay first)."""
@@ -372,14 +385,6 @@ class ModelDecisions(ServedDecisions):
     @property
     def service(self) -> str:
         return self.inputs.name
-
-    @property
-    def priority(self) -> int:
-        return self.inputs.priority
-
-    @property
-    def image(self) -> str | None:
-        return self.inputs.image
 
     @property
     def compatibility(self) -> Literal["EC2", "MANAGED_INSTANCES"]:
@@ -397,18 +402,6 @@ class ModelDecisions(ServedDecisions):
     def one_task_per_instance(self) -> bool:
         """Neuron devices are not an ECS resource: a second task would map the same ones."""
         return self.launch.neuron_device_count > 0
-
-    @property
-    def weights_bucket(self) -> str | None:
-        return self.weights.bucket
-
-    @property
-    def weights_prefix(self) -> str | None:
-        return self.weights.prefix
-
-    @property
-    def adapter_prefixes(self) -> tuple[str, ...]:
-        return self.launch.adapter_prefixes
 
     @property
     def efs_file_system(self) -> str | None:
@@ -431,24 +424,8 @@ class ModelDecisions(ServedDecisions):
         return self.model.max_count
 
     @property
-    def environment(self) -> Mapping[str, str]:
-        return self.model.environment
-
-    @property
-    def secrets(self) -> Mapping[str, str]:
-        return self.secret_refs
-
-    @property
     def health_check_grace_period_seconds(self) -> int:
         return self.grace.seconds
-
-    @property
-    def deployment_minimum_healthy_percent(self) -> int:
-        return self.inputs.deploy.minimum_healthy_percent
-
-    @property
-    def deployment_maximum_percent(self) -> int:
-        return self.inputs.deploy.maximum_percent
 
     @property
     def scale_out_cooldown(self) -> int:
@@ -463,20 +440,6 @@ class ModelDecisions(ServedDecisions):
         """Target tracking on the engine's load; None: ALBRequestCountPerTarget, whose label
         (the target group's, known at deploy time) the component builds."""
         return None if self.scaling.metric == "albRequests" else self.scaling.configuration
-
-    @property
-    def metrics_sidecar(self) -> bool:
-        """The sidecar runs for engines whose metric families it knows, unless turned off."""
-        scraped = engines.get(self.model.engine).metrics_kind is not None
-        return self.inputs.facts.metrics_sidecar and scraped
-
-    @property
-    def metrics_image(self) -> str | None:
-        return self.inputs.facts.metrics_image if self.metrics_sidecar else None
-
-    @property
-    def execute_command(self) -> bool:
-        return self.inputs.facts.execute_command
 
 
 def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
@@ -538,6 +501,8 @@ def model_service(m: ModelInputs) -> tuple[ModelDecisions, list[str]]:
         grace=grace,
         delay=deregistration(model.max_generation_seconds),
         scaling=scaling,
+        deploy=m.deploy,
+        metrics_sidecar=sidecar,
         secret_refs=secret_refs(model_path(m.name), model.secrets),
         rollout=rollout,
     )
@@ -587,15 +552,17 @@ def _spot_notes(m: ModelInputs, decided: ModelDecisions) -> list[str]:
 def decision_checks(where: str, decided: ModelDecisions) -> None:
     """What the service decided, checked: what every service decides
     (`common_decision_checks`: image, priority, timeouts, a deploy that progresses, its
-    variables against the launch's), its scaling and a Managed Instances task without
-    host-level parameters (the launch reads the fit and the weights the task reserves and
+    variables against the launch's) and a Managed Instances task without host-level
+    parameters (the launch reads the fit and the weights the task reserves and
     grants, so the two agree). Raises `ServiceArgsError`."""
-    common_decision_checks(where, decided, decided.launch.managed_environment())
-    validate_scaling(
+    common_decision_checks(
         where,
-        decided.model.autoscaling.target_requests_per_target,
-        decided.scale_out_cooldown,
-        decided.scale_in_cooldown,
+        decided,
+        priority=decided.inputs.placement.priority,
+        image=decided.inputs.image,
+        environment=decided.model.environment,
+        secrets=decided.secret_refs,
+        managed_env=decided.launch.managed_environment(),
     )
     if decided.inputs.managed and decided.neuron_devices:
         raise ServiceArgsError(

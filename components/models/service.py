@@ -35,9 +35,10 @@ from ecs_inference.models.decisions import (
     fit_on_types,
     model_path,
 )
-from ecs_inference.models.decisions import (  # a program's wiring names its placement
+from ecs_inference.models.decisions import (  # a program names its placement and routes
     Placement as Placement,
 )
+from ecs_inference.models.decisions import routes as routes
 from ecs_inference.models.input import ModelConfig, scaling_metric_problem
 from ecs_inference.pools.decisions import AsgPoolDecisions
 from ecs_inference.services.base import (
@@ -306,7 +307,7 @@ class ModelService(EcsService):
                     shm_size_mib=decided.shm_size_mib,
                     stop_timeout_seconds=decided.stop_timeout_seconds,
                     environment=input.environment,
-                    secrets=decided.secrets,
+                    secrets=decided.secret_refs,
                     efs_model=decided.service if wiring.weights_efs is not None else None,
                 ),
                 *sidecar(a[0], a[2]),
@@ -324,16 +325,16 @@ class ModelService(EcsService):
             memory_mib=decided.task_memory_mib,
             task_role=weights_task_role(
                 self._ctx,
-                bucket=decided.weights_bucket,
-                prefix=decided.weights_prefix,
+                bucket=decided.weights.bucket,
+                prefix=decided.weights.prefix,
                 efs=efs,
                 kms_key_arn=input.kms_key_arns.weights,
-                adapter_prefixes=decided.adapter_prefixes,
+                adapter_prefixes=launch.adapter_prefixes,
             ),
             volumes=[efs.volume] if efs else None,
             secrets_kms_key_arns=tuple(input.kms_key_arns.secrets),
             exec_logging=wiring.placement.facts.execute_command_logging
-            if decided.execute_command
+            if wiring.placement.facts.execute_command
             else None,
         )
         self._serve(

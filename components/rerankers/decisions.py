@@ -33,6 +33,7 @@ from ecs_inference.services.decisions import (
     deregistration,
 )
 from ecs_inference.sizing.fargate import CpuArchitecture
+from ecs_inference.sizing.headroom import DeployChoice
 
 GRACE_SECONDS = 120
 """Health-check grace period: the image's start (`contract.STARTUP_GRACE_SECONDS`) with room."""
@@ -149,12 +150,7 @@ class RerankerDecisions(FargateDecisions[RerankerConfig, Placement], ServedDecis
     health_check_grace_period_seconds = GRACE_SECONDS
     scale_out_cooldown = 60
     scale_in_cooldown = 300
-    deployment_minimum_healthy_percent = 100
-    deployment_maximum_percent = 200
-
-    @property
-    def priority(self) -> int:
-        return self.placement.priority
+    deploy = DeployChoice(100, 200, "deploy: surge (min 100 %, max 200 %)")
 
     @property
     def min_count(self) -> int:
@@ -167,10 +163,6 @@ class RerankerDecisions(FargateDecisions[RerankerConfig, Placement], ServedDecis
     @property
     def max_count(self) -> int:
         return self.input.max_count
-
-    @property
-    def execute_command(self) -> bool:
-        return self.placement.facts.execute_command
 
     @property
     def metrics_sidecar(self) -> bool:

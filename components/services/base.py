@@ -61,10 +61,12 @@ EXECUTION_ROLE_DESCRIPTION = "ECS agent: pull the image, write logs, read the co
 
 
 class Router(Protocol):
-    """What a service needs from the endpoint: attach a target group under `/<service>/`, and
-    its idle timeout in seconds."""
+    """What a service needs from the endpoint: attach a target group under `/<service>/`, its
+    idle timeout in seconds, its security group and load balancer."""
 
     idle_timeout_seconds: int
+    security_group: aws.ec2.SecurityGroup
+    load_balancer: aws.lb.LoadBalancer
 
     def route(
         self,
@@ -79,6 +81,10 @@ class Router(Protocol):
     def smoke_target(
         self, service: str, api_path: str
     ) -> tuple[Output[str], Output[dict[str, Any]]]: ...
+
+
+_FROM_ROUTER: Any = None
+"""The default of a `ServiceWiring` field the router gives (filled when the wiring is built)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,17 +111,26 @@ class ClusterWiring:
 class ServiceWiring(ClusterWiring):
     """What a load-balanced service takes from the endpoint besides the cluster (Outputs)."""
 
-    alb_security_group_id: Input[str]
-    """The only source the task security group admits besides `client_security_group_ids`."""
-    load_balancer_arn_suffix: Input[str]
-    """For the ALBRequestCountPerTarget scaling metric."""
     router: Router
     """The endpoint: attaches the target group under `/<service>/` (`route`)."""
+    alb_security_group_id: Input[str] = _FROM_ROUTER
+    """The only source the task security group admits besides `client_security_group_ids`;
+    default: the router's (`security_group`)."""
+    load_balancer_arn_suffix: Input[str] = _FROM_ROUTER
+    """For the ALBRequestCountPerTarget scaling metric; default: the router's
+    (`load_balancer`)."""
     client_security_group_ids: Sequence[Input[str]] = ()
     """Other groups admitted to the serving port besides the ALB (the AI gateway); default none."""
     service_connect_namespace: Namespace | None = None
     """Cloud Map namespace in which the service is a Service Connect server
     (`<service>.<namespace>:<port>`); default None (not reachable by Service Connect)."""
+
+    def __post_init__(self) -> None:
+        if self.alb_security_group_id is None:
+            object.__setattr__(self, "alb_security_group_id", self.router.security_group.id)
+        if self.load_balancer_arn_suffix is None:
+            suffix = self.router.load_balancer.arn_suffix
+            object.__setattr__(self, "load_balancer_arn_suffix", suffix)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -658,7 +673,7 @@ class EcsService(pulumi.ComponentResource):
     def _serve(
         self,
         spec: ServedService,
-        wiring: ServiceWiring,
+        wiring: PlacedWiring,
         *,
         balancing: Balancing,
         placement: Placement,
@@ -675,14 +690,14 @@ class EcsService(pulumi.ComponentResource):
             self._target_group(
                 vpc_id=wiring.vpc_id,
                 balancing=balancing,
-                deregistration_delay_seconds=spec.deregistration_delay_seconds,
-                max_request_seconds=spec.max_request_seconds,
+                deregistration_delay_seconds=spec.delay.seconds,
+                max_request_seconds=spec.delay.max_generation_seconds,
                 role=role,
             )
             for role in (("tg", "tg-alt") if spec.rollout.native else ("tg",))
         ]
         alternate = groups[1] if len(groups) > 1 else None
-        self._routes(wiring.router, spec.service, spec.priority, alternate)
+        self._routes(wiring.router, spec.service, wiring.placement.priority, alternate)
         native = None
         if alternate is not None:
             native = native_deployment(
@@ -703,10 +718,10 @@ class EcsService(pulumi.ComponentResource):
             placement=placement,
             deployment=Deployment(
                 desired_count=spec.desired_count,
-                minimum_healthy_percent=spec.deployment_minimum_healthy_percent,
-                maximum_percent=spec.deployment_maximum_percent,
+                minimum_healthy_percent=spec.deploy.minimum_healthy_percent,
+                maximum_percent=spec.deploy.maximum_percent,
                 grace_seconds=spec.health_check_grace_period_seconds,
-                execute_command=spec.execute_command,
+                execute_command=wiring.placement.facts.execute_command,
                 depends_on=wiring.service_depends_on,
             ),
             balancing=balancing,
@@ -717,7 +732,7 @@ class EcsService(pulumi.ComponentResource):
                 namespace=namespace,
                 port=balancing.port,
                 # At least the longest request the service allows (deregistration covers it).
-                longest_request_seconds=spec.deregistration_delay_seconds,
+                longest_request_seconds=spec.delay.seconds,
             ),
             native=native,
         )

@@ -12,10 +12,11 @@ from ecs_inference import iam
 from ecs_inference.contracts.aws_limits import (
     ECS_GRACE_PERIOD_MAX,
     LISTENER_RULE_PRIORITY_MAX,
-    SCALING_COOLDOWN_MAX_SECONDS,
     TARGET_GROUP_DEREGISTRATION_DELAY_MAX,
 )
 from ecs_inference.rollouts.spec import RolloutSpec
+from ecs_inference.sizing import DeregistrationDelay
+from ecs_inference.sizing.headroom import DeployChoice
 
 
 class ServiceArgsError(ValueError):
@@ -24,12 +25,11 @@ class ServiceArgsError(ValueError):
 
 class ServedService(Protocol):
     """What every load-balanced service decides, as its checks and `EcsService` read it: a
-    re-ranker's `RerankerDecisions`, a model's `ModelDecisions`."""
+    re-ranker's `RerankerDecisions`, a model's `ModelDecisions`. Its rule priority and ECS Exec
+    are its placement's (`PlacedWiring.placement`)."""
 
     @property
     def service(self) -> str: ...
-    @property
-    def priority(self) -> int: ...
     @property
     def desired_count(self) -> int: ...
     @property
@@ -43,17 +43,11 @@ class ServedService(Protocol):
     @property
     def health_check_grace_period_seconds(self) -> int: ...
     @property
-    def deregistration_delay_seconds(self) -> int: ...
+    def delay(self) -> DeregistrationDelay: ...
     @property
-    def max_request_seconds(self) -> int | None: ...
-    @property
-    def deployment_minimum_healthy_percent(self) -> int: ...
-    @property
-    def deployment_maximum_percent(self) -> int: ...
+    def deploy(self) -> DeployChoice: ...
     @property
     def metrics_sidecar(self) -> bool: ...
-    @property
-    def execute_command(self) -> bool: ...
     @property
     def rollout(self) -> RolloutSpec: ...
 
@@ -77,27 +71,21 @@ def _int(where: str, name: str, value: object, lo: int, hi: int | None = None) -
     return value
 
 
-class CheckedService(ServedService, Protocol):
-    """A served service whose image, environment and secrets its decisions check
-    (`common_decision_checks`): a model's `ModelDecisions`."""
-
-    @property
-    def image(self) -> object:
-        """A reference, None or an Output: the stack's own build."""
-        ...
-
-    @property
-    def environment(self) -> Mapping[str, str]: ...
-    @property
-    def secrets(self) -> Mapping[str, str]: ...
-
-
-def common_decision_checks(where: str, args: CheckedService, managed_env: Sequence[str]) -> None:
-    """What the plan decides for every service and checks here: the image it chose, the rule
-    priority, the deregistration delay against the longest request, the grace period, a deploy
-    that can make progress, and user variables against those the service sets itself."""
-    image = args.image
-    _int(where, "priority", args.priority, 1, LISTENER_RULE_PRIORITY_MAX)
+def common_decision_checks(
+    where: str,
+    args: ServedService,
+    *,
+    priority: int,
+    image: object,
+    environment: Mapping[str, str],
+    secrets: Mapping[str, str],
+    managed_env: Sequence[str],
+) -> None:
+    """What the plan decides for every service and checks here: the image it chose (a
+    reference, None or an Output: the stack's own build), the rule priority, the deregistration
+    delay against the longest request, the grace period, a deploy that can make progress, and
+    user variables against those the service sets itself."""
+    _int(where, "priority", priority, 1, LISTENER_RULE_PRIORITY_MAX)
     # None (a spec) or an Output (its component) is the stack's own build (images.build): a
     # digest reference in the stack's ECR repository, checked when the execution role's pull
     # statement is derived from it.
@@ -108,31 +96,30 @@ def common_decision_checks(where: str, args: CheckedService, managed_env: Sequen
             iam.ecr_repository_arn(image)
         except iam.PolicyArgumentError as exc:
             raise ServiceArgsError(f"{where}: {exc}") from None
-    delay = args.deregistration_delay_seconds
+    delay = args.delay.seconds
     _int(where, "deregistration_delay_seconds", delay, 0, TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
-    longest = args.max_request_seconds
-    if longest is not None:
-        _int(where, "max_request_seconds", longest, 1, TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
-        if delay < longest:
-            # ECS waits out the delay before SIGTERM: a shorter one cuts the longest streams on
-            # every deploy and scale-in.
-            raise ServiceArgsError(
-                f"{where}: deregistration_delay_seconds {delay} is shorter than "
-                f"max_request_seconds {longest}; raise the delay to at least the longest request"
-            )
+    longest = args.delay.max_generation_seconds
+    _int(where, "max_request_seconds", longest, 1, TARGET_GROUP_DEREGISTRATION_DELAY_MAX)
+    if delay < longest:
+        # ECS waits out the delay before SIGTERM: a shorter one cuts the longest streams on
+        # every deploy and scale-in.
+        raise ServiceArgsError(
+            f"{where}: deregistration_delay_seconds {delay} is shorter than "
+            f"max_request_seconds {longest}; raise the delay to at least the longest request"
+        )
     grace = args.health_check_grace_period_seconds
     _int(where, "health_check_grace_period_seconds", grace, 0, ECS_GRACE_PERIOD_MAX)
-    low = args.deployment_minimum_healthy_percent
+    low = args.deploy.minimum_healthy_percent
     _int(where, "deployment_minimum_healthy_percent", low, 0, 100)
-    high = _int(where, "deployment_maximum_percent", args.deployment_maximum_percent, 100, 200)
+    high = _int(where, "deployment_maximum_percent", args.deploy.maximum_percent, 100, 200)
     check_deploy_progress(where, low, high, args.min_count, args.max_count, args.desired_count)
-    for kind, mapping in (("environment", args.environment), ("secrets", args.secrets)):
+    for kind, mapping in (("environment", environment), ("secrets", secrets)):
         for name in mapping:
             if name in managed_env:
                 raise ServiceArgsError(
                     f"{where}: {kind} sets {name}, which the service already controls"
                 )
-    if both := sorted(set(args.environment) & set(args.secrets)):
+    if both := sorted(set(environment) & set(secrets)):
         raise ServiceArgsError(f"{where}: {both[0]} is set in both environment and secrets")
 
 
@@ -151,17 +138,3 @@ def check_deploy_progress(
                 f"{maximum} allows {peak}: a deploy could never replace a task (lower the "
                 "minimum or raise the maximum)"
             )
-
-
-def validate_scaling(where: str, target: float, scale_out: int, scale_in: int) -> None:
-    """Target-tracking settings: positive target, cooldowns within a day, scale-out ≤ scale-in."""
-    if isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0:
-        raise ServiceArgsError(f"{where}: scaling target {target!r} must be a positive number")
-    _int(where, "scale_out_cooldown", scale_out, 0, SCALING_COOLDOWN_MAX_SECONDS)
-    _int(where, "scale_in_cooldown", scale_in, 0, SCALING_COOLDOWN_MAX_SECONDS)
-    if scale_out > scale_in:
-        raise ServiceArgsError(
-            f"{where}: scale_out_cooldown {scale_out} s exceeds scale_in_cooldown {scale_in} s; "
-            "scale out fast (a late task costs latency), scale in slow (a warm model is "
-            "expensive to reload)"
-        )

@@ -47,16 +47,6 @@ class ServedDecisions:
     """The input's `secrets` as references (ARNs or the stack's own): the container's `secrets`,
     and what the execution role may read."""
 
-    @property
-    def deregistration_delay_seconds(self) -> int:
-        """The target group's deregistration delay, in seconds."""
-        return self.delay.seconds
-
-    @property
-    def max_request_seconds(self) -> int:
-        """The longest request the delay covers, in seconds."""
-        return self.delay.max_generation_seconds
-
 
 @dataclass(frozen=True, kw_only=True)
 class FargateDecisions(Decided[InputT, PlacementT]):

@@ -95,7 +95,7 @@ def test_the_plan_builds_its_launch_and_sizes_it(synth) -> None:
     plan = plan_of(synth_raw(), STACK)
     m = plan.models[SERVICE]
     assert isinstance(m.launch, synthetic.SynthLaunch) and m.launch.greeting == "hi"
-    assert m.image == IMAGE
+    assert m.inputs.image == IMAGE
     demand = demands(plan.config.models, Issues())[SERVICE]
     assert isinstance(demand, GpuDemand)
     fit = sizing.choose_tensor_parallel(demand.need, plan.gpu_pools["l40s"].input.types[0])

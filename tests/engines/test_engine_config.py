@@ -35,7 +35,7 @@ def test_engines_stack_plans_every_engine() -> None:
     assert isinstance(qwen.launch, SglangLaunch)
     assert (qwen.efs_file_system, qwen.efs_path) == ("weights", "/models/qwen2.5-14b-instruct")
     assert qwen.launch.weights_uri == "/mnt/efs/qwen"
-    assert qwen.weights_bucket is None
+    assert qwen.weights.bucket is None
     assert any(line.startswith("weights: efs:") for line in plan.decisions["model qwen"])
     assert isinstance(fits["qwen"], sizing.GpuFit)
     assert qwen.gpu_count == qwen.launch.tensor_parallel_size == fits["qwen"].tp_size
@@ -44,7 +44,7 @@ def test_engines_stack_plans_every_engine() -> None:
     assert mistral.launch.max_input_tokens == mistral.launch.context_length - 1
     assert isinstance(triton.launch, CustomLaunch) and isinstance(fits["triton"], DeclaredFit)
     assert triton.gpu_count == 1 and triton.launch.health_path == "/v2/health/ready"
-    assert (triton.weights_bucket, triton.weights_prefix) == (
+    assert (triton.weights.bucket, triton.weights.prefix) == (
         "example-engines-models",
         "gemma-2-9b-trtllm",
     )

@@ -46,7 +46,7 @@ def test_the_reference_service_serves_two_adapters() -> None:
     assert isinstance(launch, VllmLaunch)
     assert launch.adapter_names == ("llama-3.1-8b-sql", "llama-3.1-8b-support")
     assert (launch.lora.max_loras, launch.lora.max_lora_rank) == (2, 16)
-    assert llama.adapter_prefixes == (
+    assert llama.launch.adapter_prefixes == (
         "adapters/llama-3.1-8b-sql",
         "adapters/llama-3.1-8b-support",
     )

@@ -78,7 +78,8 @@ def test_warm_pool_pre_pulls_the_preset_engines_images():
     raw["gpuPools"][pool]["warmPool"] = {"minSize": 1, "state": "Stopped"}
     plan = plan_of(raw)
     on_pool = [n for n in plan.models if plan.config.models[n].pool == pool]
-    expected = {plan.models[n].image for n in on_pool if plan.models[n].image is not None}
-    engines = {plan.config.models[n].engine for n in on_pool if plan.models[n].image is not None}
+    images = {n: plan.models[n].inputs.image for n in on_pool}
+    expected = {image for image in images.values() if image is not None}
+    engines = {plan.config.models[n].engine for n, image in images.items() if image is not None}
     assert engines & set(PRESET_ENGINES)
     assert set(plan.gpu_pools[pool].prepull_images) == expected

@@ -26,13 +26,13 @@ def test_dev_plan_decisions() -> None:
     assert llama.gpu_count == llama.launch.tensor_parallel_size == 1
     idle = idle_timeout(plan.config.endpoint, plan.endpoint.longest_request_seconds).seconds
     assert llama.launch.alb_idle_timeout_seconds == idle >= 300
-    assert llama.deregistration_delay_seconds >= 300
-    deploy = (llama.deployment_minimum_healthy_percent, llama.deployment_maximum_percent)
+    assert llama.delay.seconds >= 300
+    deploy = (llama.deploy.minimum_healthy_percent, llama.deploy.maximum_percent)
     assert deploy == (100, 200)
     neuron = plan.models["llama-neuron"]
     assert isinstance(neuron.launch, NeuronLaunch)
     assert neuron.neuron_devices == ("/dev/neuron0",) and neuron.one_task_per_instance
-    assert (neuron.weights_bucket, neuron.weights_prefix) == (
+    assert (neuron.weights.bucket, neuron.weights.prefix) == (
         "example-dev-models",
         "llama-3.1-8b-neuron-bs4-seq4096-tp2",
     )

@@ -42,7 +42,7 @@ def test_agents_routes_every_model_privately_and_gets_its_own_alb_path() -> None
     assert routes["qwen"].api_base == "http://qwen.inference-agents:8000/v1"
     assert [b.model_name for b in plan.gateway.bedrock] == ["claude-haiku"]
     # One priority pair after the services', and the ALB may reach the proxy port.
-    service_priorities = {m.priority for m in plan.models.values()}
+    service_priorities = {m.inputs.placement.priority for m in plan.models.values()}
     assert plan.gateway.placement.priority > max(service_priorities)
     assert litellm.PORT in plan.endpoint.ports
     # Bedrock's 600 s and qwen's 600 s generations are what the ALB must keep open.

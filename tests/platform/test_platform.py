@@ -100,7 +100,7 @@ def test_timeouts_derive_from_service_settings_and_keepalive_is_inside_idle(stac
             startup.image_pull_mib_per_second
         )
         assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
-        low, high = m.deployment_minimum_healthy_percent, m.deployment_maximum_percent
+        low, high = m.deploy.minimum_healthy_percent, m.deploy.maximum_percent
         assert service["deploymentMinimumHealthyPercent"] == low
         assert service["deploymentMaximumPercent"] == high
         assert service["networkConfiguration"]["assignPublicIp"] is False

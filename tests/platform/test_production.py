@@ -152,10 +152,10 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
         "llama-8b": ModelConfig.model_fields["max_generation_seconds"].default,
     }
     for name, seconds in own.items():
-        delay = plan.models[name].deregistration_delay_seconds
+        delay = plan.models[name].delay.seconds
         assert seconds < delay <= seconds + 60, (name, delay)
         assert delay < idle or seconds + 60 >= idle
-    assert 7 < plan.rerankers["rerank"].deregistration_delay_seconds <= 67
+    assert 7 < plan.rerankers["rerank"].delay.seconds <= 67
     # and the target group gets exactly that
     rec = recorded("prod")
     groups = {r.name: r.inputs for r in rec.by_type("aws:lb/targetGroup:TargetGroup")}
@@ -164,7 +164,7 @@ def test_each_deregistration_delay_follows_its_own_longest_request() -> None:
     for name, m in planned.models.items():
         tg = groups[f"inference-{name}-tg"]
         delay = int(tg["deregistrationDelay"])
-        assert delay == m.deregistration_delay_seconds < idle
+        assert delay == m.delay.seconds < idle
         # ... tagged with the longest request it covers, which the policy pack checks it against
         longest = planned.config.models[name].max_generation_seconds
         assert tg["tags"][MAX_REQUEST_SECONDS] == str(longest)
@@ -470,7 +470,7 @@ def test_warm_pool_user_data_pre_pulls_every_image_of_the_pool_by_digest() -> No
     rec = recorded("prod")
     plan = _plan(_stack_file("prod")[1]["config"]["ecs-inference:platform"], "prod")
     script = _user_data(rec, "l40s-8x")
-    image = plan.models["llama-70b"].image
+    image = plan.models["llama-70b"].inputs.image
     assert image is not None and "@sha256:" in image
     assert f"  docker pull {image}\n" in script
     registry = image.split("/", 1)[0]
