@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from ecs_inference import engines
 from ecs_inference.contracts import metrics as metrics_contract
@@ -33,6 +33,12 @@ from ecs_inference.sizing import catalog, offerings
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import ModelDecisions
     from ecs_inference.plan import Plan
+    from ecs_inference.rerankers.decisions import RerankerDecisions
+    from ecs_inference.services.input import FargateServiceConfig
+
+    FargateSized = RerankerDecisions | FargateServiceConfig[int]
+    """A Fargate service's size and counts: a re-ranker as decided, the gateway's or a queue
+    worker's input."""
 
 HOURS_PER_MONTH = 730
 """AWS's convention for monthly prices (8,760 h / 12)."""
@@ -640,24 +646,6 @@ def service_on_pool(
         spec.rollout.shift_minutes,
         tasks_per_instance=per_instance,
     )
-
-
-class FargateSized(Protocol):
-    """What a Fargate service's spec says of its size and counts (a re-ranker, the gateway or
-    a queue worker)."""
-
-    @property
-    def cpu(self) -> int: ...
-    @property
-    def memory_mib(self) -> int: ...
-    @property
-    def cpu_architecture(self) -> Literal["ARM64", "X86_64"]: ...
-    @property
-    def min_count(self) -> int: ...
-    @property
-    def desired_count(self) -> int: ...
-    @property
-    def max_count(self) -> int: ...
 
 
 def fargate_input(name: str, spec: FargateSized, metric_kind: str | None) -> FargateInput:

@@ -97,14 +97,14 @@ def collecting() -> Iterator[Ledger]:
         _open.remove(ledger)
 
 
-def _current() -> Ledger | None:
-    return _open[-1] if _open else None
+def _current() -> Ledger:
+    """The innermost open ledger; outside one, a ledger nobody reads."""
+    return _open[-1] if _open else Ledger()
 
 
 def record_decisions(subject: str, lines: Sequence[str]) -> None:
     """`lines` decided for `subject` (`model <name>`)."""
-    if (ledger := _current()) is not None:
-        ledger.decided[subject] = list(lines)
+    _current().decided[subject] = list(lines)
 
 
 def record_pool(
@@ -113,29 +113,24 @@ def record_pool(
     input: PoolConfig | ManagedInstancePoolConfig,
 ) -> None:
     """Pool component `pool`, named `name` in the cost lines."""
-    if (ledger := _current()) is not None:
-        ledger.pools[id(pool)] = _Pool(name, input)
+    _current().pools[id(pool)] = _Pool(name, input)
 
 
 def record_model(pool: object, name: str, spec: ModelDecisions, engine: str) -> None:
     """Model service `name`'s tasks on pool component `pool`."""
-    if (ledger := _current()) is not None:
-        ledger.services.append(_Model(id(pool), name, spec, engine))
+    _current().services.append(_Model(id(pool), name, spec, engine))
 
 
 def record_fargate(name: str, spec: cost.FargateSized, metric_kind: str | None) -> None:
     """A Fargate service named `name` in the cost lines (`metric_kind`: its sidecar's)."""
-    if (ledger := _current()) is not None:
-        ledger.fargate.append(cost.fargate_input(name, spec, metric_kind))
+    _current().fargate.append(cost.fargate_input(name, spec, metric_kind))
 
 
 def record_network(network: NetworkInput) -> None:
     """What the network built costs."""
-    if (ledger := _current()) is not None:
-        ledger.vpc = network
+    _current().vpc = network
 
 
 def record_operations(alarms_metrics: int, *, dashboard: bool) -> None:
     """The alarms (the metrics they evaluate), the dashboard and the alarm topic's key."""
-    if (ledger := _current()) is not None:
-        ledger.operations.append((alarms_metrics, dashboard))
+    _current().operations.append((alarms_metrics, dashboard))

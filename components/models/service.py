@@ -52,7 +52,7 @@ from ecs_inference.services.base import (
 )
 from ecs_inference.services.base import Placement as TaskPlacement
 from ecs_inference.services.containers import container_definition
-from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
+from ecs_inference.sizing.headroom import DeployChoice, RolloutRoom, choose_deploy
 from ecs_inference.sizing.instance_types import PoolTypes
 from ecs_inference.storage import efs as weights_spec
 
@@ -125,7 +125,7 @@ def decide_service(
     pool = wiring.pool.decided
     if model.rollout.native and pool is not None and placement.deploy is None:
         # Alone on its pool (a stack checks a shared pool in its plan).
-        room = rollout_room(
+        room = RolloutRoom(
             model.rollout.strategy,
             model.max_count,
             types.tasks_per_instance(name),

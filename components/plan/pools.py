@@ -34,7 +34,7 @@ from ecs_inference.pools.decisions import (
 )
 from ecs_inference.pools.input import ManagedInstancePoolConfig, PoolConfig
 from ecs_inference.sizing import catalog, instance_types
-from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, rollout_room
+from ecs_inference.sizing.headroom import DeployChoice, RolloutRoom, choose_deploy
 from ecs_inference.sizing.instance_types import Demand, PoolTypes
 
 
@@ -260,7 +260,7 @@ def _rollout_room(
     for m in on_pool:
         if not m.config.rollout.native:
             continue
-        room = rollout_room(
+        room = RolloutRoom(
             m.config.rollout.strategy,
             m.config.max_count,
             m.tasks_per_instance,

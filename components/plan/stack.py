@@ -96,10 +96,6 @@ class Plan:
         """The alarms the stack creates (deploy-time dimension values left as placeholders)."""
         return [a for _, a in stack_alarms(stack, self.operations, self.config.operations.alarms)]
 
-    def alarm_keys(self) -> list[str]:
-        """Distinct alarm kinds the stack creates, in first-seen order."""
-        return list(dict.fromkeys(a.key for a in self.alarm_specs()))
-
 
 @dataclass(frozen=True)
 class _Pools:

@@ -7,19 +7,19 @@ frozen dataclass whose ``summary()`` is the line the (offline) preview prints. E
 :class:`SizingError` whose message is one readable sentence; the config layer prefixes it with the
 offending config path.
 
-What is sized here, one module each (this package re-exports their public functions):
+What is sized here, one module each (this package re-exports the functions other features call):
 - `memory`: dtypes, KV cache bytes, model architectures (shared by GPU and Neuron);
 - `gpu`: GPU memory (the VRAM method): weights + KV cache + overhead, then the tensor-parallel size;
 - `neuron`: NeuronCores, devices to map into the task and the HBM of the cores used;
 - `fargate`: a (cpu, memory) pair on the Fargate grid, or the cheapest one for a need;
 - `timeouts`: ALB idle timeout, target-group deregistration delay, ECS health-check grace period;
-- `headroom`: rolling-deploy headroom on an accelerator Auto Scaling group;
+- `headroom`: the deployment percentages a rolling deploy can progress with on its pool;
 - `catalog`: instance types, model architectures, prices.
 
 Units: memory in GiB (2**30 bytes) throughout, except Fargate memory, which ECS takes in MiB.
 """
 
-from ecs_inference.sizing.fargate import FargateSize, describe_fargate_memory, fargate_size
+from ecs_inference.sizing.fargate import FargateSize, fargate_size
 from ecs_inference.sizing.gpu import (
     GpuFit,
     MemoryNeed,
@@ -28,16 +28,7 @@ from ecs_inference.sizing.gpu import (
     gpu_memory_need,
     tp_allowed,
 )
-from ecs_inference.sizing.headroom import (
-    DeployChoice,
-    DeployHeadroom,
-    DeployStep,
-    choose_deploy,
-    deploy_headroom,
-    deploy_step,
-)
 from ecs_inference.sizing.memory import (
-    GIB,
     SizingError,
     bytes_per_param,
     kv_cache_bytes,
@@ -54,10 +45,6 @@ from ecs_inference.sizing.timeouts import (
 )
 
 __all__ = [
-    "GIB",
-    "DeployChoice",
-    "DeployHeadroom",
-    "DeployStep",
     "DeregistrationDelay",
     "FargateSize",
     "GpuFit",
@@ -69,12 +56,8 @@ __all__ = [
     "alb_idle_timeout",
     "bytes_per_param",
     "cheapest_fitting",
-    "choose_deploy",
     "choose_tensor_parallel",
-    "deploy_headroom",
-    "deploy_step",
     "deregistration_delay",
-    "describe_fargate_memory",
     "fargate_size",
     "gpu_memory_need",
     "health_check_grace_period",

@@ -64,11 +64,6 @@ class UnknownArchitectureError(CatalogLookupError):
     """Raised by :func:`architecture` for a model id the catalog does not describe."""
 
 
-# Shorter names, as the sizing brief calls them.
-UnknownInstanceType = UnknownInstanceTypeError
-UnknownArchitecture = UnknownArchitectureError
-
-
 @dataclass(frozen=True)
 class InstanceType:
     """One EC2 instance type with accelerators.
@@ -89,11 +84,6 @@ class InstanceType:
     memory_gib: int
     on_demand_usd_hour: float
     accelerator_memory_gb: int  # marketing figure, for display only
-
-    @property
-    def total_accelerator_memory_gib(self) -> float:
-        """Accelerator memory summed over all devices of the instance, in GiB."""
-        return self.accelerator_count * self.accelerator_memory_gib
 
     @property
     def is_gpu(self) -> bool:

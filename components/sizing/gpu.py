@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing.catalog import InstanceType, ModelArchitecture
-from ecs_inference.sizing.fit_changes import FitChange, describe, fit_changes
 from ecs_inference.sizing.lora import LoraNeed
 from ecs_inference.sizing.memory import (
+    GIB,
     AcceleratorFit,
     ModelMemory,
     SizingError,
+    bytes_per_param,
     check_overhead,
+    kv_cache_bytes,
     memory_sum,
     normalize_dtype,
     positive_int,
@@ -167,22 +170,17 @@ class GpuFit(AcceleratorFit):
     """How one copy of a model sits on a GPU instance."""
 
     tp_size: int
-    gpus_used: int
+    """Tensor parallel size: the GPUs one copy uses."""
     per_gpu_gib: float
     usable_per_gpu_gib: float
     gpu_memory_utilization: float
     need: MemoryNeed
 
-    @property
-    def headroom_per_gpu_gib(self) -> float:
-        """Usable memory left on each GPU used, which vLLM hands to extra KV-cache blocks."""
-        return self.usable_per_gpu_gib - self.per_gpu_gib
-
     def summary(self) -> str:
         inst = self.instance
         return (
             f"{self.need.summary()}; on {inst.name}: tensor parallel {self.tp_size} "
-            f"({self.gpus_used} of {inst.accelerator_count} {inst.accelerator_name}), "
+            f"({self.tp_size} of {inst.accelerator_count} {inst.accelerator_name}), "
             f"{self.per_gpu_gib:.1f} of {self.usable_per_gpu_gib:.1f} usable GiB per GPU "
             f"({self.gpu_memory_utilization:.0%} of {inst.accelerator_memory_gib:.1f}), "
             f"{self.tasks_per_instance} task(s) per instance"
@@ -201,15 +199,6 @@ def tp_allowed(tp_size: int, attention_heads: int, kv_heads: int) -> bool:
     return kv_heads % tp_size == 0 or tp_size % kv_heads == 0
 
 
-def _powers_of_two_up_to(limit: int) -> list[int]:
-    out: list[int] = []
-    tp = 1
-    while tp <= limit:
-        out.append(tp)
-        tp *= 2
-    return out
-
-
 def _usable_per_gpu(instance: InstanceType, gpu_memory_utilization: float) -> float:
     return instance.accelerator_memory_gib * gpu_memory_utilization
 
@@ -221,7 +210,6 @@ def _fit_at(
         model=need.model.name,
         instance=instance,
         tp_size=tp,
-        gpus_used=tp,
         per_gpu_gib=need.per_gpu_gib(tp),
         usable_per_gpu_gib=_usable_per_gpu(instance, gpu_memory_utilization),
         gpu_memory_utilization=gpu_memory_utilization,
@@ -237,8 +225,8 @@ def _try_fit(
     attention_heads: int,
 ) -> GpuFit | None:
     usable = _usable_per_gpu(instance, gpu_memory_utilization)
-    for tp in _powers_of_two_up_to(instance.accelerator_count):
-        if tp_allowed(tp, attention_heads, need.model.kv_heads) and need.per_gpu_gib(tp) <= usable:
+    for tp in _allowed(instance, attention_heads, need):
+        if need.per_gpu_gib(tp) <= usable:
             return _fit_at(need, instance, tp, gpu_memory_utilization)
     return None
 
@@ -272,9 +260,14 @@ def cheapest_fitting(
     return tuple(fits[:limit])
 
 
-def _suggestions(changes: Sequence[FitChange], instance: str, fits: Sequence[GpuFit]) -> str:
-    """What to change: the model's settings that make it fit `instance` first, then the
-    cheapest catalog types that hold it as configured."""
+def _suggestions(
+    need: MemoryNeed, inst: InstanceType, util: float, heads: int, pinned_tp: int | None = None
+) -> str:
+    """What to change: the model's settings that make it fit `inst` (each alone, `fit_changes`)
+    first, then the cheapest catalog types that hold it as configured."""
+    usable = _usable_per_gpu(inst, util)
+    changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=pinned_tp)
+    fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
     parts = [
         f"{f.instance.name} (tp {f.tp_size}, ~${f.instance.on_demand_usd_hour:.2f}/h)" for f in fits
     ]
@@ -283,7 +276,10 @@ def _suggestions(changes: Sequence[FitChange], instance: str, fits: Sequence[Gpu
         if parts
         else "no catalog type fits as configured"
     )
-    return f"{describe(changes, instance)}; or else {bigger}"
+    if not changes:
+        return f"no setting of the model alone makes it fit {inst.name}; or else {bigger}"
+    change = "; ".join(c.summary() for c in changes)
+    return f"to fit {inst.name}, change one of: {change}; or else {bigger}"
 
 
 def choose_tensor_parallel(
@@ -331,12 +327,10 @@ def choose_tensor_parallel(
                 f" and {kv_heads} KV heads the way vLLM requires"
             )
         if need.per_gpu_gib(tp) > usable:
-            fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
-            changes = fit_changes(need, usable, _allowed(inst, heads, need), pinned_tp=tp)
             raise SizingError(
                 f"{name} needs {need.per_gpu_gib(tp):.1f} GiB per GPU at tensor parallel {tp}"
                 f" ({need.total_gib:.1f} GiB in total{_lora_part(need)}) but {offer}; "
-                f"{_suggestions(changes, inst.name, fits)}"
+                f"{_suggestions(need, inst, util, heads, tp)}"
             )
         return _fit_at(need, inst, tp, util)
 
@@ -345,15 +339,13 @@ def choose_tensor_parallel(
         return fit
     allowed = _allowed(inst, heads, need)
     best = max(allowed) if allowed else 1
-    fits = cheapest_fitting(need, gpu_memory_utilization=util, attention_heads=heads)
-    changes = fit_changes(need, usable, allowed)
     raise SizingError(
         f"{name} needs {need.total_gib:.1f} GiB (weights {need.weights_gib:.1f} + KV cache "
         f"{need.kv_cache_gib:.1f} + overhead {need.overhead_gib:.1f}"
         f"{_lora_part(need)}), "
         f"{need.per_gpu_gib(best):.1f} GiB per GPU even at tensor parallel {best}, but {offer}"
         f" (tensor parallel sizes allowed by {heads} attention heads and {kv_heads} KV heads: "
-        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(changes, inst.name, fits)}"
+        f"{', '.join(map(str, allowed)) or 'none'}); {_suggestions(need, inst, util, heads)}"
     )
 
 
@@ -369,9 +361,144 @@ def _lora_part(need: MemoryNeed) -> str:
 
 
 def _allowed(instance: InstanceType, attention_heads: int, need: MemoryNeed) -> list[int]:
-    """The tensor parallel sizes `instance` offers that vLLM accepts for the head layout."""
-    return [
-        tp
-        for tp in _powers_of_two_up_to(instance.accelerator_count)
-        if tp_allowed(tp, attention_heads, need.model.kv_heads)
-    ]
+    """The tensor parallel sizes `instance` offers (powers of two up to its GPU count) that vLLM
+    accepts for the head layout, smallest first."""
+    powers = (2**k for k in range(instance.accelerator_count.bit_length()))
+    return [tp for tp in powers if tp_allowed(tp, attention_heads, need.model.kv_heads)]
+
+
+# --------------------------------------------------------------------------------------------
+# What makes a misfit fit
+# --------------------------------------------------------------------------------------------
+# What makes a model that does not fit a GPU type fit it after all: the settings of the model
+# that, each changed alone, bring its memory within the type's GPUs, with the numbers. Offered
+# before bigger instance types: a smaller `maxConcurrentSequences` with an fp8 KV cache often fits
+# the GPU the pool already has.
+#
+# The arithmetic is the VRAM method's (above): per GPU at tensor parallel `tp`,
+# ``(weights / tp + KV share(tp)) × (1 + overhead)`` must stay within the usable memory, where the
+# KV cache grows linearly with sequences × tokens and with the KV dtype's bytes. Each change is
+# checked by that same inequality, so following one makes the model fit.
+
+QUANTISED = (("fp8", "an FP8 checkpoint"), ("awq", "an AWQ int4 checkpoint"))
+"""Weight dtypes to offer, smallest saving first, with what `weightsUri` must then hold."""
+LENGTH_STEP = 256
+"""`maxModelLen` suggestions are rounded down to a multiple of this (from 256 tokens)."""
+
+
+@dataclass(frozen=True)
+class FitChange:
+    """Settings of `platform.models.<name>` that, changed together, make the model fit."""
+
+    settings: dict[str, int | str] = field(default_factory=dict)
+    """Config key -> the value to set."""
+    note: str = ""
+    """The numbers behind it."""
+
+    def summary(self) -> str:
+        change = " with ".join(f"{k} {v}" for k, v in self.settings.items())
+        return f"{change} ({self.note})" if self.note else change
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The need in the terms the changes vary."""
+
+    need: MemoryNeed
+    usable_gib: float
+    tps: tuple[int, ...]
+
+    def weights_gib(self, weight_bytes: float) -> float:
+        return self.need.model.params_billion * 1e9 * weight_bytes / GIB
+
+    def kv_per_token_gib(self, tp: int, kv_scale: float = 1.0) -> float:
+        """KV cache per sequence-token one GPU holds at `tp` (KV heads split, at least one)."""
+        need = self.need
+        tokens = need.max_concurrent_sequences * need.max_model_len
+        return need.kv_cache_per_gpu_gib(tp) / tokens * kv_scale
+
+    def room_gib(self, tp: int, weight_bytes: float) -> float:
+        """What one GPU has for its KV share once its weight shard is in."""
+        # LoRA buffers are exact allocations: they come off the top, without overhead.
+        usable = self.usable_gib - self.need.lora_per_gpu_gib(tp)
+        return usable / (1 + self.need.overhead_fraction) - self.weights_gib(weight_bytes) / tp
+
+    def fits(self, *, weight_bytes: float, kv_scale: float = 1.0, tokens: int) -> int | None:
+        """The smallest tensor parallel size at which `tokens` (sequences × length) fit."""
+        for tp in self.tps:
+            need = self.kv_per_token_gib(tp, kv_scale) * tokens
+            if need <= self.room_gib(tp, weight_bytes) * (1 - 1e-9):
+                return tp
+        return None
+
+    def most_tokens(self, weight_bytes: float, kv_scale: float = 1.0) -> int:
+        """The most sequence-tokens that fit at any of the tensor parallel sizes."""
+        best = 0
+        for tp in self.tps:
+            room = self.room_gib(tp, weight_bytes) * (1 - 1e-9)
+            if room > 0:
+                best = max(best, math.floor(room / self.kv_per_token_gib(tp, kv_scale)))
+        return best
+
+
+def fit_changes(
+    need: MemoryNeed,
+    usable_per_gpu_gib: float,
+    tensor_parallel_sizes: Sequence[int],
+    *,
+    pinned_tp: int | None = None,
+) -> list[FitChange]:
+    """The changes that make `need` fit GPUs of `usable_per_gpu_gib` at one of
+    `tensor_parallel_sizes` (those the type and the heads allow; with `pinned_tp`, the size
+    the config pins), each alone: fewer sequences, an fp8 KV cache (with fewer sequences if
+    needed), a shorter context, quantised weights, another tensor parallel size. Empty when
+    none does (the weights alone are too big)."""
+    tps = (pinned_tp,) if pinned_tp is not None else tuple(tensor_parallel_sizes)
+    shape = _Shape(need, usable_per_gpu_gib, tps)
+    wbytes = bytes_per_param(need.dtype)
+    kv_bytes = kv_cache_bytes(need.kv_cache_dtype, need.dtype)
+    seqs, length = need.max_concurrent_sequences, need.max_model_len
+    changes: list[FitChange] = []
+    most = shape.most_tokens(wbytes)
+    if 1 <= most // length < seqs:
+        n = most // length
+        changes.append(
+            FitChange({"maxConcurrentSequences": n}, f"from {seqs}: KV cache {_kv(need, n)}")
+        )
+    if kv_bytes > 1:
+        scale = 1 / kv_bytes
+        if shape.fits(weight_bytes=wbytes, kv_scale=scale, tokens=seqs * length):
+            changes.append(FitChange({"kvCacheDtype": "fp8"}, f"KV cache {_kv(need, seqs, scale)}"))
+        elif (n := shape.most_tokens(wbytes, scale) // length) >= 1:
+            changes.append(
+                FitChange(
+                    {"kvCacheDtype": "fp8", "maxConcurrentSequences": n},
+                    f"KV cache {_kv(need, n, scale)}",
+                )
+            )
+    shorter = most // seqs
+    if shorter >= LENGTH_STEP:
+        shorter -= shorter % LENGTH_STEP
+    if 1 <= shorter < length:
+        changes.append(FitChange({"maxModelLen": shorter}, f"from {length} tokens"))
+    for dtype, checkpoint in QUANTISED:
+        smaller = bytes_per_param(dtype)
+        if smaller < wbytes and shape.fits(weight_bytes=smaller, tokens=seqs * length):
+            weights = shape.weights_gib(smaller)
+            changes.append(
+                FitChange(
+                    {"dtype": dtype}, f"{checkpoint} at weightsUri: weights {weights:.1f} GiB"
+                )
+            )
+            break
+    if pinned_tp is not None:
+        other = _Shape(need, usable_per_gpu_gib, tuple(t for t in tensor_parallel_sizes))
+        tp = other.fits(weight_bytes=wbytes, tokens=seqs * length)
+        if tp is not None and tp != pinned_tp:
+            changes.append(FitChange({"tensorParallelSize": tp}, f"from {pinned_tp}"))
+    return changes
+
+
+def _kv(need: MemoryNeed, seqs: int, scale: float = 1.0) -> str:
+    kv = need.kv_cache_gib * seqs / need.max_concurrent_sequences * scale
+    return f"{need.kv_cache_gib:.1f} -> {kv:.1f} GiB"

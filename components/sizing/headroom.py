@@ -1,116 +1,12 @@
-"""Rolling-deploy headroom on an accelerator Auto Scaling group, and the deployment percentages
-that let a service deploy at every count its pool allows."""
+"""The deployment percentages that let a service deploy at every count its pool allows, and
+the room a blue/green, canary or linear deployment needs on it."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from ecs_inference.sizing.memory import SizingError, non_negative, non_negative_int, positive_int
-
-# --------------------------------------------------------------------------------------------
-# Rolling-deploy headroom
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DeployHeadroom:
-    """What a rolling deploy of one service asks of its accelerator Auto Scaling group."""
-
-    desired_count: int
-    tasks_per_instance: int
-    steady_instances: int
-    peak_tasks: int
-    peak_instances: int
-    extra_instances: int
-    asg_max_size: int
-    min_running_tasks: int
-    can_surge: bool
-    can_replace_in_place: bool
-
-    @property
-    def needs_extra_instances(self) -> bool:
-        return self.extra_instances > 0
-
-    @property
-    def fits_asg_max(self) -> bool:
-        """Whether the ASG may grow to the instances the full surge wants."""
-        return self.peak_instances <= self.asg_max_size
-
-    @property
-    def will_progress(self) -> bool:
-        """Whether the deploy can make progress at all within the ASG maximum."""
-        return self.can_surge or self.can_replace_in_place
-
-    def summary(self) -> str:
-        if not self.will_progress:
-            return (
-                f"rolling deploy of {self.desired_count} task(s) cannot progress: no room above "
-                f"the ASG maximum of {self.asg_max_size} and minimum healthy keeps every old task"
-            )
-        if self.needs_extra_instances:
-            note = "" if self.fits_asg_max else f" (ASG max {self.asg_max_size} limits the surge)"
-            return (
-                f"rolling deploy peaks at {self.peak_tasks} task(s) on {self.peak_instances} "
-                f"instance(s): {self.extra_instances} more than the steady "
-                f"{self.steady_instances}{note}"
-            )
-        return (
-            f"rolling deploy fits the steady {self.steady_instances} instance(s) "
-            f"(peak {self.peak_tasks} task(s))"
-        )
-
-
-def deploy_headroom(
-    desired_count: int,
-    tasks_per_instance: int,
-    minimum_healthy_percent: int = 100,
-    maximum_percent: int = 200,
-    asg_max_size: int = 1,
-) -> DeployHeadroom:
-    """How many extra instances a rolling deploy needs, and whether it can run at all.
-
-    ECS keeps at least ``ceil(desired × minimum_healthy_percent / 100)`` tasks running (default
-    100 %) and runs at most ``floor(desired × maximum_percent / 100)`` (default 200 %). New tasks
-    need free accelerators; a deploy progresses if the ASG can grow to hold at least one extra
-    task (surge) or if ECS may stop an old task first (minimum healthy below 100 %). A GPU pool
-    whose ASG max has no room and minimum healthy 100 % stalls every deploy. ``asg_max_size``
-    defaults to 1.
-    """
-    desired = non_negative_int(desired_count, "desired_count")
-    per_instance = positive_int(tasks_per_instance, "tasks_per_instance")
-    min_pct = non_negative(minimum_healthy_percent, "minimum_healthy_percent")
-    max_pct = non_negative(maximum_percent, "maximum_percent")
-    asg_max = non_negative_int(asg_max_size, "asg_max_size")
-    if min_pct > 100:
-        raise SizingError(f"minimum_healthy_percent must be at most 100, got {min_pct:g}")
-    if max_pct < 100:
-        raise SizingError(f"maximum_percent must be at least 100, got {max_pct:g}")
-
-    min_running = math.ceil(desired * min_pct / 100)
-    peak = max(math.floor(desired * max_pct / 100), desired)
-    steady_instances = math.ceil(desired / per_instance)
-    peak_instances = math.ceil(peak / per_instance)
-    if steady_instances > asg_max:
-        raise SizingError(
-            f"{desired} task(s) at {per_instance} per instance need {steady_instances} "
-            f"instance(s) but the ASG maximum is {asg_max}"
-        )
-    slots_at_max = asg_max * per_instance
-    can_surge = peak > desired and slots_at_max > desired
-    can_replace = min_running < desired
-    return DeployHeadroom(
-        desired_count=desired,
-        tasks_per_instance=per_instance,
-        steady_instances=steady_instances,
-        peak_tasks=peak,
-        peak_instances=peak_instances,
-        extra_instances=peak_instances - steady_instances,
-        asg_max_size=asg_max,
-        min_running_tasks=min_running,
-        can_surge=can_surge,
-        can_replace_in_place=can_replace,
-    )
+from ecs_inference.sizing.memory import non_negative_int, positive_int
 
 
 @dataclass(frozen=True)
@@ -289,15 +185,3 @@ class RolloutRoom:
             f"{self.needed_instances - self.capacity_instances}, lower maxCount, or use the "
             "rolling strategy"
         )
-
-
-def rollout_room(
-    strategy: str, max_count: int, tasks_per_instance: int, capacity_instances: int
-) -> RolloutRoom:
-    """`RolloutRoom` of one service (counts validated positive)."""
-    return RolloutRoom(
-        strategy,
-        positive_int(max_count, "max_count"),
-        positive_int(tasks_per_instance, "tasks_per_instance"),
-        non_negative_int(capacity_instances, "capacity_instances"),
-    )

@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 from ecs_inference import sizing
 from ecs_inference.contracts import aws_limits
@@ -237,7 +237,7 @@ def fit_on(demand: Demand, instance: InstanceType) -> TypeFit:
         return _gpu_type_fit(gpu)
     neuron = sizing.neuron_fit(demand, instance)
     layout = DeviceLayout(
-        "neuron", neuron.devices_mapped, neuron.tp_degree, instance.accelerator_name
+        "neuron", neuron.devices_mapped, demand.compiled.tp_degree, instance.accelerator_name
     )
     return TypeFit(instance, layout, neuron)
 
@@ -375,15 +375,9 @@ def choose_pool_types(
 ) -> tuple[PoolTypes | None, list[tuple[str, str]]]:
     """Choose the types of a pool of `accelerator` kind for the models on it.
 
-    instance_types: the pool's explicit list (order kept as the priority), or None (default) for
-        every catalog type that fits every model, cheapest first.
-    excluded: exact names or wildcards (`p5*`, `g6e.*`) removed from the candidates. Default none.
-    max_types: keep at most this many of the cheapest (sizing-derived lists only). Default None
-        (all).
-    max_price_ratio: keep only types whose hourly price is at most this multiple of the cheapest
-        fitting type's (sizing-derived lists only). Default 2.0: an 8-GPU host that fits a
-        one-GPU model would otherwise be a valid fallback costing 30 times the planned price
-        for one task. None keeps every price.
+    instance_types, excluded, max_types, max_price_ratio: the pool's `instanceTypes`,
+        `excludedInstanceTypes`, `maxInstanceTypes` and `maxPriceRatio`, with their defaults
+        (`pools.input`); the last two narrow sizing-derived lists only.
     region: the stack's region. Only types it offers (`offerings.offered`) are candidates, ranked
         by its prices; a listed type it does not offer is a problem naming the regions that do.
         Default None: every region, us-east-1 prices.
@@ -396,7 +390,7 @@ def choose_pool_types(
     models = [d.model for d in demands]
     if len(set(models)) != len(models):
         raise ValueError(f"duplicate model names among {models}")
-    problems = _option_problems(excluded, max_types, max_price_ratio)
+    problems = _exclusion_problems(excluded)
     if problems:
         return None, problems
 
@@ -442,46 +436,18 @@ def choose_pool_types(
     )
 
 
-def _option_problems(
-    excluded: Sequence[str], max_types: int | None, max_price_ratio: float | None
-) -> list[tuple[str, str]]:
-    """`excludedInstanceTypes`, `maxInstanceTypes` and `maxPriceRatio` values AWS or the sizing
-    cannot use."""
-    problems: list[tuple[str, str]] = []
-    for i, pattern in enumerate(excluded):
-        if not INSTANCE_TYPE_PATTERN.fullmatch(pattern):
-            problems.append(
-                (
-                    f"excludedInstanceTypes[{i}]",
-                    f"{pattern!r} is not an instance type or wildcard (1-30 letters, digits, '.', "
-                    "'*' or '-')",
-                )
-            )
-    if len(excluded) > aws_limits.LISTED_INSTANCE_TYPES_MAX:
-        problems.append(
-            (
-                "excludedInstanceTypes",
-                f"at most {aws_limits.LISTED_INSTANCE_TYPES_MAX} entries, got {len(excluded)}",
-            )
+def _exclusion_problems(excluded: Sequence[str]) -> list[tuple[str, str]]:
+    """`excludedInstanceTypes` entries that are no instance type or wildcard (their count,
+    `maxInstanceTypes` and `maxPriceRatio` are bounded by the pool's input)."""
+    return [
+        (
+            f"excludedInstanceTypes[{i}]",
+            f"{pattern!r} is not an instance type or wildcard (1-30 letters, digits, '.', "
+            "'*' or '-')",
         )
-    # The values come from config (YAML): a bool or a string is checked too.
-    given_types = cast(object, max_types)
-    if given_types is not None and (
-        isinstance(given_types, bool) or not isinstance(given_types, int) or given_types < 1
-    ):
-        problems.append(
-            ("maxInstanceTypes", f"must be a whole number of at least 1, got {max_types!r}")
-        )
-    given_ratio = cast(object, max_price_ratio)
-    if given_ratio is not None and (
-        isinstance(given_ratio, bool)
-        or not isinstance(given_ratio, (int, float))
-        or not given_ratio >= 1
-    ):
-        problems.append(
-            ("maxPriceRatio", f"must be a number of at least 1, got {max_price_ratio!r}")
-        )
-    return problems
+        for i, pattern in enumerate(excluded)
+        if not INSTANCE_TYPE_PATTERN.fullmatch(pattern)
+    ]
 
 
 def _fit_all(
@@ -788,7 +754,7 @@ def managed_instance_requirements(choice: PoolTypes) -> InstanceRequirements:
                     per_task.append(gpu.per_device_gib * gpu.devices * MIB_PER_GIB)
                     continue
                 assert isinstance(gpu, sizing.GpuFit)
-                per_task.append(gpu.per_gpu_gib * gpu.gpus_used * MIB_PER_GIB)
+                per_task.append(gpu.per_gpu_gib * gpu.tp_size * MIB_PER_GIB)
         # EC2 may report device memory nominally (decimal GB) or as the driver does; the bound
         # stays at or below both figures of every chosen type, so it can never exclude one.
         floor_mib = min(_total_memory_mib_both_ways(i) for i in instances)

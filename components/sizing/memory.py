@@ -93,24 +93,20 @@ def kv_cache_bytes(kv_cache_dtype: str, dtype: str) -> float:
     return _KV_BYTES[key]
 
 
-def positive_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SizingError(f"{what} must be a positive whole number, got {value!r}")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise SizingError(f"{what} must be a positive whole number, got {value!r}")
+def _whole(value: object, what: str, least: int, wanted: str) -> int:
+    if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if value < 1:
-        raise SizingError(f"{what} must be a positive whole number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise SizingError(f"{what} must be {wanted}, got {value!r}")
     return value
+
+
+def positive_int(value: object, what: str) -> int:
+    return _whole(value, what, 1, "a positive whole number")
 
 
 def non_negative_int(value: object, what: str) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SizingError(f"{what} must be a whole number of at least 0, got {value!r}")
-    return value
+    return _whole(value, what, 0, "a whole number of at least 0")
 
 
 def non_negative(value: object, what: str) -> float:

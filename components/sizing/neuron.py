@@ -76,31 +76,15 @@ class NeuronFit(AcceleratorFit, ModelMemory):
     copies_per_instance: int
     idle_devices: int
 
-    @property
-    def tp_degree(self) -> int:
-        return self.demand.compiled.tp_degree
-
-    @property
-    def batch_size(self) -> int:
-        return self.demand.compiled.batch_size
-
-    @property
-    def sequence_length(self) -> int:
-        return self.demand.compiled.sequence_length
-
-    @property
-    def cores_used(self) -> int:
-        return self.tp_degree
-
     def summary(self) -> str:
-        inst = self.instance
+        inst, shape = self.instance, self.demand.compiled
         idle = f", {self.idle_devices} device(s) idle" if self.idle_devices else ""
         return (
-            f"{self.model} (Neuron, tp {self.tp_degree}, batch {self.batch_size}, sequence "
-            f"{self.sequence_length}, {normalize_dtype(self.demand.dtype)}): weights "
+            f"{self.model} (Neuron, tp {shape.tp_degree}, batch {shape.batch_size}, sequence "
+            f"{shape.sequence_length}, {normalize_dtype(self.demand.dtype)}): weights "
             f"{self.weights_gib:.1f} GiB + KV cache {self.kv_cache_gib:.1f} GiB + overhead "
             f"{self.overhead_gib:.1f} GiB = {self.total_gib:.1f} GiB; on {inst.name}: "
-            f"{self.tp_degree} of {inst.neuron_cores} NeuronCores, {self.per_core_gib:.1f} of "
+            f"{shape.tp_degree} of {inst.neuron_cores} NeuronCores, {self.per_core_gib:.1f} of "
             f"{self.hbm_per_core_gib:.0f} GiB per core, maps {self.devices_mapped} of "
             f"{inst.accelerator_count} device(s) ({', '.join(self.device_paths)}){idle}"
         )
@@ -130,12 +114,10 @@ def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
             f"sequence_length {seq} exceeds {model.name}'s maximum context of "
             f"{model.max_position_embeddings} tokens"
         )
+    by_price = sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour)
     if tp > inst.neuron_cores:
-        bigger = sorted(
-            (i for i in catalog.neuron_instances() if i.neuron_cores >= tp),
-            key=lambda i: i.on_demand_usd_hour,
-        )
-        names = ", ".join(i.name for i in bigger[:3]) or "none in the catalog"
+        bigger = [i.name for i in by_price if i.neuron_cores >= tp]
+        names = ", ".join(bigger[:3]) or "none in the catalog"
         raise SizingError(
             f"{model.name} was compiled for tp degree {tp} but {inst.name} has only "
             f"{inst.neuron_cores} NeuronCores; instances with at least {tp} cores: {names}"
@@ -155,7 +137,7 @@ def neuron_fit(demand: NeuronDemand, instance: InstanceType | str) -> NeuronFit:
         for cand_tp in _NEURON_TP_DEGREES:
             if per_core_at(cand_tp) > _NEURON_CORE_GIB:
                 continue
-            for cand in sorted(catalog.neuron_instances(), key=lambda i: i.on_demand_usd_hour):
+            for cand in by_price:
                 if cand.neuron_cores >= cand_tp and cand.name not in suggested:
                     suggested.add(cand.name)
                     options.append(

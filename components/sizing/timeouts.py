@@ -42,14 +42,6 @@ class IdleTimeout:
         return f"ALB idle timeout {self.seconds} s ({how})"
 
 
-def _seconds_list(values: Iterable[object], what: str) -> list[int]:
-    out: list[int] = []
-    for v in values:
-        s = non_negative(v, what)
-        out.append(math.ceil(s))
-    return out
-
-
 def alb_idle_timeout(
     max_generation_seconds_list: Iterable[float],
     margin: int = 30,
@@ -63,7 +55,9 @@ def alb_idle_timeout(
     default (60 s) stands. ``override`` (default None) must be 1–4000 and not shorter than the
     longest generation.
     """
-    gens = _seconds_list(max_generation_seconds_list, "max_generation_seconds")
+    gens = [
+        math.ceil(non_negative(s, "max_generation_seconds")) for s in max_generation_seconds_list
+    ]
     margin_s = math.ceil(non_negative(margin, "idle timeout margin"))
     longest = max(gens, default=0)
     if override is not None:

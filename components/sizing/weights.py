@@ -61,13 +61,6 @@ MIB_PER_GIB = 1024
 MIB_PER_SECOND_PER_GBPS = 1e9 / 8 / 2**20
 """1 Gbps = 119.2 MiB/s."""
 
-EFS_ELASTIC_CLIENT_READ_MIBPS = aws_limits.EFS_ELASTIC_CLIENT_READ_MIBPS
-EFS_ELASTIC_FS_READ_GIBPS = aws_limits.EFS_ELASTIC_FS_READ_GIBPS
-EFS_PROVISIONED_CLIENT_READ_MIBPS = aws_limits.EFS_PROVISIONED_CLIENT_READ_MIBPS
-EFS_PROVISIONED_FS_READ_GIBPS = aws_limits.EFS_PROVISIONED_FS_READ_GIBPS
-EFS_PROVISIONED_READ_MULTIPLIER = aws_limits.EFS_PROVISIONED_READ_MULTIPLIER
-S3_GET_PER_PREFIX_PER_SECOND = aws_limits.S3_GET_PER_PREFIX_PER_SECOND
-
 
 class WeightStoreError(ValueError):
     """An input is out of range; the message names it."""
@@ -148,7 +141,7 @@ def load_estimate(
             "instance network": network,
             f"{connections:g} S3 connections": connections * per_connection,
             f"S3 prefix request rate shared by {tasks} task(s)": (
-                S3_GET_PER_PREFIX_PER_SECOND * chunk / tasks
+                aws_limits.S3_GET_PER_PREFIX_PER_SECOND * chunk / tasks
             ),
         }
         if source == "s3-stream":
@@ -165,15 +158,19 @@ def load_estimate(
     if source != "efs":
         raise WeightStoreError(f"unknown weight source {source!r}")
     if efs_throughput_mode == "elastic":
-        client, fs_total = EFS_ELASTIC_CLIENT_READ_MIBPS, EFS_ELASTIC_FS_READ_GIBPS * MIB_PER_GIB
+        client, fs_total = (
+            aws_limits.EFS_ELASTIC_CLIENT_READ_MIBPS,
+            aws_limits.EFS_ELASTIC_FS_READ_GIBPS * MIB_PER_GIB,
+        )
         mode = "Elastic"
     elif efs_throughput_mode == "provisioned":
         if efs_provisioned_mib_per_second is None:
             raise WeightStoreError("provisioned EFS throughput needs its MiB/s")
         provisioned = _positive(efs_provisioned_mib_per_second, "efs_provisioned_mib_per_second")
-        client = EFS_PROVISIONED_CLIENT_READ_MIBPS
+        client = aws_limits.EFS_PROVISIONED_CLIENT_READ_MIBPS
         fs_total = min(
-            provisioned * EFS_PROVISIONED_READ_MULTIPLIER, EFS_PROVISIONED_FS_READ_GIBPS * 1024
+            provisioned * aws_limits.EFS_PROVISIONED_READ_MULTIPLIER,
+            aws_limits.EFS_PROVISIONED_FS_READ_GIBPS * MIB_PER_GIB,
         )
         mode = "Provisioned"
     else:

@@ -337,7 +337,7 @@ def test_plan_states_the_derived_thresholds_and_counts_the_fargate_tasks():
     assert "older than 1020 s (120 s acceptable latency + 900 s longest job)" in worker_text
     assert "backlog per task above 2 at maxCount 8" in worker_text
     assert "p99 response time at 600 s" in " ".join(decisions["gateway"])
-    keys = plan.alarm_keys()
+    keys = {a.key for a in plan.alarm_specs()}
     for key in ("queue-age", "dlq-depth", "backlog-at-max", "response-time-p99", "cpu-at-max"):
         assert key in keys
     estimate = cost.estimate(plan)

@@ -21,8 +21,8 @@ from ecs_inference.endpoint.decisions import idle_timeout
 from ecs_inference.models.input import ModelConfig
 from ecs_inference.plan import build_plan
 from ecs_inference.pools.user_data import ecs_agent_settings, ecs_user_data
-from ecs_inference.sizing import catalog, deploy_step
-from ecs_inference.sizing.headroom import DeployChoice, choose_deploy
+from ecs_inference.sizing import catalog
+from ecs_inference.sizing.headroom import DeployChoice, choose_deploy, deploy_step
 from tests.platform.test_platform import ROOT, recorded
 from tools.preview import project_name, read_stack_file
 from tools.recording import run_program, stack_config_values

@@ -7,15 +7,15 @@ from __future__ import annotations
 import pytest
 
 from ecs_inference import cost
-from ecs_inference.sizing.headroom import rollout_room
+from ecs_inference.sizing.headroom import RolloutRoom
 from tests.stack_config import issues_of, mutate, plan_of, reference
 
 
 def test_the_room_is_twice_the_largest_count() -> None:
-    assert rollout_room("canary", 2, 1, 4).fits
-    assert not rollout_room("canary", 2, 1, 3).fits
-    assert rollout_room("blueGreen", 3, 2, 3).fits  # 6 tasks on 3 instances of 2
-    problem = rollout_room("blueGreen", 4, 1, 5).problem()
+    assert RolloutRoom("canary", 2, 1, 4).fits
+    assert not RolloutRoom("canary", 2, 1, 3).fits
+    assert RolloutRoom("blueGreen", 3, 2, 3).fits  # 6 tasks on 3 instances of 2
+    problem = RolloutRoom("blueGreen", 4, 1, 5).problem()
     assert problem is not None
     assert "4 green task(s) beside 4 blue = 8 task(s) on 8 instance(s)" in problem
     assert "the pool leaves this service 5" in problem and "by 3" in problem

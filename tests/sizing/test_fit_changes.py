@@ -8,7 +8,7 @@ import re
 import pytest
 
 from ecs_inference import sizing
-from ecs_inference.sizing.fit_changes import fit_changes
+from ecs_inference.sizing.gpu import fit_changes
 from tests.sizing.needs import memory_need
 from tests.stack_config import issues_of, mutate, plan_of, reference
 

@@ -1,5 +1,5 @@
 """Table-driven tests of the sizing decisions: the VRAM method, tensor-parallel choice, Neuron
-fit, the Fargate grid, timeouts and rolling-deploy headroom. Expected values are worked out by
+fit, the Fargate grid and timeouts. Expected values are worked out by
 hand from the formulas in DESIGN §4 (the comments show the arithmetic)."""
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def test_tp_allowed_follows_vllm(tp, heads, kv_heads, allowed):
 def test_tensor_parallel_choice(model, dtype, length, seqs, instance, tp):
     need = memory_need(model, dtype=dtype, max_model_len=length, max_concurrent_sequences=seqs)
     fit = sizing.choose_tensor_parallel(need, instance)
-    assert fit.tp_size == tp == fit.gpus_used
+    assert fit.tp_size == tp
     assert fit.tp_size <= fit.instance.accelerator_count
     assert fit.per_gpu_gib <= fit.usable_per_gpu_gib
     assert sizing.tp_allowed(fit.tp_size, need.model.attention_heads, need.model.kv_heads)
@@ -357,7 +357,7 @@ def test_gpu_sizing_rejects_neuron_instances_and_bad_utilization():
         sizing.choose_tensor_parallel(need, "inf2.xlarge")
     with pytest.raises(SizingError, match="gpu_memory_utilization"):
         sizing.choose_tensor_parallel(need, "g6e.xlarge", gpu_memory_utilization=1.2)
-    with pytest.raises(catalog.UnknownInstanceType):
+    with pytest.raises(catalog.UnknownInstanceTypeError):
         sizing.choose_tensor_parallel(need, "g7.xlarge")
 
 
@@ -401,7 +401,7 @@ def test_neuron_device_math(tp, instance, devices, copies, idle):
     assert fit.devices_mapped == devices == math.ceil(tp / 2)
     assert fit.device_paths == tuple(f"/dev/neuron{i}" for i in range(devices))
     assert (fit.copies_per_instance, fit.idle_devices) == (copies, idle)
-    assert fit.cores_used == tp
+    assert fit.demand.compiled.tp_degree == tp
     assert fit.tasks_per_instance == 1
 
 
@@ -687,61 +687,8 @@ def test_grace_period_errors(args, kwargs, message):
 
 
 # --------------------------------------------------------------------------------------------
-# rolling-deploy headroom
+# errors
 # --------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("desired", "per_instance", "min_pct", "max_pct", "asg_max", "extra", "fits", "progresses"),
-    [
-        (2, 1, 100, 200, 4, 2, True, True),
-        (2, 1, 100, 200, 3, 2, False, True),  # can surge one task at a time
-        (2, 1, 100, 200, 2, 2, False, False),  # no room and every old task must stay: stalls
-        (2, 1, 50, 100, 2, 0, True, True),  # stops one old task first
-        (4, 2, 100, 150, 3, 1, True, True),  # peak 6 tasks on 3 instances
-        (3, 4, 100, 200, 1, 1, False, True),  # 4 slots hold a 4th task while 3 run
-        (4, 4, 100, 200, 1, 1, False, False),
-        (1, 1, 0, 100, 1, 0, True, True),
-        (0, 1, 100, 200, 1, 0, True, False),
-        (5, 1, 100, 120, 6, 1, True, True),  # floor(5 x 1.2) = 6
-    ],
-)
-def test_deploy_headroom(desired, per_instance, min_pct, max_pct, asg_max, extra, fits, progresses):
-    result = sizing.deploy_headroom(desired, per_instance, min_pct, max_pct, asg_max)
-    assert result.extra_instances == extra
-    assert result.needs_extra_instances is (extra > 0)
-    assert result.fits_asg_max is fits
-    assert result.will_progress is progresses
-    assert result.summary()
-
-
-def test_deploy_headroom_summaries():
-    assert (
-        sizing.deploy_headroom(2, 1, 100, 200, 2)
-        .summary()
-        .startswith("rolling deploy of 2 task(s) cannot progress")
-    )
-    assert sizing.deploy_headroom(2, 1, 100, 200, 4).summary() == (
-        "rolling deploy peaks at 4 task(s) on 4 instance(s): 2 more than the steady 2"
-    )
-    assert sizing.deploy_headroom(2, 1, 50, 100, 2).summary() == (
-        "rolling deploy fits the steady 2 instance(s) (peak 2 task(s))"
-    )
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        ((3, 1, 100, 200, 2), "need 3 instance(s) but the ASG maximum is 2"),
-        ((2, 1, 120, 200, 4), "minimum_healthy_percent must be at most 100"),
-        ((2, 1, 100, 90, 4), "maximum_percent must be at least 100"),
-        ((2, 0, 100, 200, 4), "tasks_per_instance must be a positive whole number"),
-        ((2.5, 1, 100, 200, 4), "desired_count must be a whole number of at least 0"),
-    ],
-)
-def test_deploy_headroom_errors(args, message):
-    with pytest.raises(SizingError, match=re.escape(message)):
-        sizing.deploy_headroom(*args)
 
 
 def test_every_error_is_one_sentence_without_a_config_path():

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecs_inference.contracts import aws_limits
 from ecs_inference.sizing import weights as ws
 
 
@@ -20,7 +21,7 @@ def test_network_bound_instances_tie_and_keep_s3():
 
 def test_efs_per_client_limit_binds_fast_instances():
     estimate = ws.load_estimate("efs", 64, instance_network_gbps=100)
-    assert estimate.mib_per_second == ws.EFS_ELASTIC_CLIENT_READ_MIBPS
+    assert estimate.mib_per_second == aws_limits.EFS_ELASTIC_CLIENT_READ_MIBPS
     assert "per-client" in estimate.bottleneck
     assert estimate.seconds == pytest.approx(64 * 1024 / 1500)
 

@@ -10,6 +10,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pulumi
 import pytest
 
 import ecs_inference.storage.service as storage
@@ -178,6 +179,27 @@ def test_component_creates_an_encrypted_file_system_reachable_only_by_its_client
     assert "aws:SecureTransport" in policy.inputs["policy"]
     component = rec.one(storage.TOKEN)
     assert component.name == "weights"
+
+
+def test_an_existing_file_system_gets_mounts_and_access_points_but_is_not_created():
+    """`efs://fs-.../...`: the stack creates no file system and no policy of its own on it, and
+    the ARN the task roles are granted is that file system's, in the stack's account and
+    region."""
+    existing = "fs-0123456789abcdef0"
+
+    def program() -> None:
+        store = weights(existing_file_system_id=existing)
+        pulumi.export("arn", store.file_system_arn)
+        pulumi.export("id", store.file_system_id)
+
+    rec = run_function(program)
+    assert not rec.by_type(FS) and not rec.by_type(POLICY)
+    assert {m.inputs["fileSystemId"] for m in rec.by_type(MT)} == {existing}
+    assert {p.inputs["fileSystemId"] for p in rec.by_type(AP)} == {existing}
+    assert rec.outputs["id"] == existing
+    assert rec.outputs["arn"] == (
+        f"arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/{existing}"
+    )
 
 
 def test_provisioned_throughput_reaches_the_request():
