@@ -50,9 +50,14 @@ def _document(statements: list[dict[str, Any]]) -> str:
 
 
 def assume_role_policy(
-    *, account_id: str | None = None, region: str | None = None, partition: str = "aws"
+    principal: str = ECS_TASKS_PRINCIPAL,
+    *,
+    account_id: str | None = None,
+    region: str | None = None,
+    partition: str = "aws",
 ) -> str:
-    """Trust policy letting ECS tasks assume the role.
+    """Trust policy letting the AWS service `principal` assume the role: ECS tasks by default,
+    or EC2 instances through an instance profile (`ec2.amazonaws.com`), ECS itself, Lambda.
 
     With `account_id` (default None: no condition) the trust is limited to tasks of that account
     (`aws:SourceAccount`), and with `region` too (default None) to ECS resources of that region
@@ -60,7 +65,7 @@ def assume_role_policy(
     """
     statement: dict[str, Any] = {
         "Effect": "Allow",
-        "Principal": {"Service": ECS_TASKS_PRINCIPAL},
+        "Principal": {"Service": principal},
         "Action": "sts:AssumeRole",
     }
     if account_id is not None:

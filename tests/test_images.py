@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -399,8 +400,9 @@ def test_lifecycle_policy_keeps_the_cache_first_then_the_last_builds() -> None:
         "countType": "imageCountMoreThan",
         "countNumber": 3,
     }
-    with pytest.raises(image_build.ImageBuildError):
-        image_build.lifecycle_policy(0)
+    args = image_build.ImageBuildsArgs(images={"vllm": ("linux/amd64",)}, repository_prefix="p")
+    with pytest.raises(image_build.ImageBuildError, match="keep_images must be >= 1, got 0"):
+        image_build.validate_image_builds(replace(args, keep_images=0))
 
 
 def test_the_content_tag_covers_the_build_arguments() -> None:

@@ -146,12 +146,7 @@ def _model_references(cfg: StackConfig, name: str, model: ModelConfig, issues: I
             f"engine {model.engine} needs a pool from {section} (known: {known}); "
             f"got {model.pool!r}",
         )
-    if (
-        not cfg.images.build
-        and model.image is None
-        and engines.get(model.engine).default_image
-        and cfg.images.for_engine(model.engine) is None
-    ):
+    if not cfg.images.build and _unpinned(cfg, model):
         issues.add(
             f"{ROOT}.models.{name}.image",
             f"no image: set `image` here or `images.{model.engine}`, or `images.build: true`",
@@ -186,6 +181,13 @@ def _pool_name_clashes(cfg: StackConfig, issues: Issues) -> None:
                 seen[pool] = section
 
 
+def _unpinned(cfg: StackConfig, model: ModelConfig) -> bool:
+    """The model names no image: neither its own `image` nor `images.<engine>` (an engine
+    without a default image is always given one)."""
+    default = engines.get(model.engine).default_image
+    return bool(default) and model.image is None and cfg.images.for_engine(model.engine) is None
+
+
 def _scraped(model: ModelConfig) -> bool:
     """Whether the metrics sidecar knows the model's engine's metric families."""
     return engines.get(model.engine).metrics_kind is not None
@@ -200,9 +202,7 @@ def images_to_build(cfg: StackConfig) -> dict[str, list[str]]:
         return {}
     users: dict[str, list[str]] = {}
     for name, model in cfg.models.items():
-        if not engines.get(model.engine).default_image:
-            continue  # its services always name their own image
-        if model.image is None and cfg.images.for_engine(model.engine) is None:
+        if _unpinned(cfg, model):
             users.setdefault(model.engine, []).append(name)
     for name, rr in cfg.rerankers.items():
         if rr.image is None and cfg.images.reranker is None:

@@ -16,6 +16,7 @@ import pulumi_aws as aws
 
 from ecs_inference.endpoint.auth import CognitoAuth
 from ecs_inference.names import NAME_PATTERN
+from ecs_inference.rollouts.smoke import TEST_HEADER, TEST_HEADER_VALUE
 
 
 def service_url_rewrite(service: str) -> tuple[str, str]:
@@ -35,10 +36,6 @@ def check_service(service: str) -> None:
         )
 
 
-TEST_HEADER = "x-ecs-inference-revision"
-TEST_HEADER_VALUE = "test"
-"""The header (and value) the test listener rule matches: the smoke hook sends it
-(`components.rollouts.smoke` states the same pair; tests/rollouts checks they agree)."""
 WEIGHTED_FORWARD_PATHS = ["actions[1].forward", "actions[1].targetGroupArn"]
 """The forward action's weights on ECS's rules: ECS moves them during a deployment, so Pulumi
 must not put them back; the authenticate action (actions[0]) stays Pulumi's."""

@@ -170,9 +170,7 @@ def lifecycle_policy(keep_images: int) -> str:
     """ECR lifecycle policy: keep the newest `keep_images` builds (tags `ctx-*`) and the one
     build cache tag. A rule's matched images cannot be expired by a lower-priority rule, so the
     cache rule comes first; untagged images are not expired (they may be the per-platform
-    manifests of a kept multi-platform index)."""
-    if keep_images < 1:
-        raise ImageBuildError(f"keep_images must be >= 1, got {keep_images}")
+    manifests of a kept multi-platform index); `keep_images` >= 1 (`validate_image_builds`)."""
     return json.dumps(
         {
             "rules": [

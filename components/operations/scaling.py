@@ -192,19 +192,10 @@ def engine_scaling_policy(
     return ScalingPolicySpec(metric, float(target), out, scale_in, config, note)
 
 
-def target_tracking_args(configuration: Mapping[str, Any]) -> dict[str, Any]:
-    """A TargetTrackingScalingPolicyConfiguration (API shape) as the snake_case dict
-    `aws.appautoscaling.Policy(target_tracking_scaling_policy_configuration=...)` takes: the
-    provider names every member as the API does, in snake case."""
-    return snake_case(configuration)
-
-
-_WORD = re.compile(r"(?<!^)(?=[A-Z])")
-
-
 def snake_case(value: Any) -> Any:
     """`value` with every member name of its mappings in snake case, as the provider names an
-    API request's members (`TargetValue`: `target_value`)."""
+    API request's members (`TargetValue`: `target_value`): a TargetTrackingScalingPolicy
+    configuration in the API's shape becomes what `aws.appautoscaling.Policy` takes."""
     if isinstance(value, Mapping):
         members = cast("Mapping[str, Any]", value)
         return {

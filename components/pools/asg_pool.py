@@ -38,11 +38,13 @@ from typing import ClassVar
 
 import pulumi
 import pulumi_aws as aws
-from pulumi import Output
+from pulumi import Input, Output
 
 from ecs_inference import ledger
 from ecs_inference.arns import AwsContext, arn_of, aws_context
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.network.rules import aws_api_egress
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.operations.telemetry import host_telemetry_policy, host_telemetry_user_data
 from ecs_inference.pools.decisions import (
     KIND_LABEL,
@@ -56,12 +58,12 @@ from ecs_inference.pools.decisions import (
 from ecs_inference.pools.input import PoolConfig
 from ecs_inference.pools.instance_role import (
     POOL_TAG,
-    instance_assume_role_policy,
     instance_policies,
     managed_policy_arn,
     prepull_hook_policy,
 )
 from ecs_inference.pools.offerings_check import checked_subnet_ids
+from ecs_inference.pools.spot import mixed_instances_policy_request
 from ecs_inference.pools.user_data import (
     PREPULL_HOOK,
     PREPULL_HOOK_TIMEOUT_SECONDS,
@@ -97,63 +99,80 @@ class AsgPoolWiring(PoolWiring):
     """The images of the services on it, host telemetry and the stack's lines on it."""
 
 
+class CapacityPool(pulumi.ComponentResource):
+    """Base of every pool: its hosts' role and security group, and its capacity provider."""
+
+    instance_types: tuple[str, ...]
+    """Every type the pool may launch, in priority order (what its services are sized on)."""
+    instance_role: aws.iam.Role
+    """The role of the pool's instances (the ECS agent's)."""
+    instance_profile: aws.iam.InstanceProfile
+    """The role's instance profile."""
+    security_group: aws.ec2.SecurityGroup
+    """The hosts' group: no ingress, HTTPS egress."""
+    capacity_provider: aws.ecs.CapacityProvider
+    """The pool as an ECS capacity provider."""
+    capacity_provider_name: pulumi.Output[str]
+    """Its name, for a service's capacity provider strategy."""
+    context: AwsContext
+    """The provider's partition, account and region (what the pool's ARNs are built from)."""
+
+    def _hosts(
+        self, name: str, policies: Sequence[str], role_description: str, hosts: str, vpc_id: Input
+    ) -> list[aws.iam.RolePolicyAttachment]:
+        """The instance role (trusted by EC2) with the AWS-managed `policies` (returned), its
+        profile, and the hosts' security group (`hosts` names them in its description)."""
+        child = pulumi.ResourceOptions(parent=self)
+        partition = self.context.partition
+        self.instance_role = aws.iam.Role(
+            f"{name}-instance-role",
+            description=role_description,
+            # EC2 instances assume it through the instance profile.
+            assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
+            opts=child,
+        )
+        self.instance_profile = aws.iam.InstanceProfile(
+            f"{name}-instance-profile", role=self.instance_role.name, opts=child
+        )
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-sg",
+            description=f"{hosts} of pool {name}: no ingress, HTTPS egress",
+            vpc_id=vpc_id,
+            # Tasks use awsvpc ENIs with their own security groups; nothing connects to the
+            # host itself (Session Manager is an outbound channel).
+            ingress=[],
+            egress=[aws_api_egress()],
+            opts=child,
+        )
+        return [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-{policy.rsplit('/', 1)[-1]}",
+                role=self.instance_role.name,
+                policy_arn=partition.apply(lambda p, pol=policy: managed_policy_arn(p, pol)),
+                opts=child,
+            )
+            for policy in policies
+        ]
+
+
 # --------------------------------------------------------------------------------------------
 # the component
 # --------------------------------------------------------------------------------------------
 
 
-def mixed_instances_policy_args(
-    pool: PoolConfig,
-    instance_types: Sequence[str],
-    template: aws.autoscaling.GroupLaunchTemplateArgs,
-) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
-    """The group's mixed instances policy: the launch template with one override per type, in
-    priority order, and the On-Demand/Spot distribution (the same members as
-    `pools.spot.mixed_instances_policy_request`)."""
-    asg = aws.autoscaling
-    return asg.GroupMixedInstancesPolicyArgs(
-        launch_template=asg.GroupMixedInstancesPolicyLaunchTemplateArgs(
-            launch_template_specification=asg.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                launch_template_id=template.id, version=template.version
-            ),
-            overrides=[
-                asg.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
-                for t in instance_types
-            ],
-        ),
-        instances_distribution=asg.GroupMixedInstancesPolicyInstancesDistributionArgs(
-            on_demand_allocation_strategy=pool.on_demand_allocation_strategy,
-            on_demand_base_capacity=pool.on_demand_base_capacity,
-            on_demand_percentage_above_base_capacity=(
-                pool.on_demand_percentage_above_base_capacity
-            ),
-            spot_allocation_strategy=pool.spot_allocation_strategy,
-            spot_max_price=pool.spot_max_price,
-        ),
-    )
-
-
-class AcceleratorPool(pulumi.ComponentResource):
+class AcceleratorPool(CapacityPool):
     """Base of `GpuAsgPool` and `InferentiaPool`; subclasses set `TYPE_TOKEN` and `ACCELERATOR`."""
 
     instance: InstanceType
     """The catalog entry of `instance_type`."""
-    instance_types: tuple[str, ...]
-    """Every type the group may launch, in priority order (what its services are sized on)."""
     input: PoolConfig
     """What it was built from (its types, size, warm pool and purchase options)."""
     decided: AsgPoolDecisions
     """Its image handling and decision lines (`pools.decisions.decide_asg_pool`)."""
     prepulls: bool
     """Warm-pool instances pre-pull images (and hold their launch hook until done)."""
-    instance_role: aws.iam.Role
-    """The container instances' role."""
     instance_policy_attachments: list[aws.iam.RolePolicyAttachment]
-    """Its AWS-managed policies (ECS agent, optionally Session Manager)."""
-    instance_profile: aws.iam.InstanceProfile
-    """The role's instance profile."""
-    security_group: aws.ec2.SecurityGroup
-    """The hosts' group: no ingress, HTTPS egress."""
+    """The instance role's AWS-managed policies (ECS agent, optionally Session Manager)."""
     pool_tag: str
     """The group's `POOL_TAG` value, `<project>/<stack>/<pool>`: what the instance role's
     lifecycle grant is conditioned on."""
@@ -170,12 +189,6 @@ class AcceleratorPool(pulumi.ComponentResource):
     """The group (scale-in protected; ECS owns its desired capacity)."""
     warm_pool: pulumi.Output | None
     """The group's warm pool output; None without a warm pool."""
-    capacity_provider: aws.ecs.CapacityProvider
-    """The pool as an ECS capacity provider (managed scaling, termination protection, draining)."""
-    capacity_provider_name: pulumi.Output[str]
-    """Its name, for a service's capacity provider strategy."""
-    context: AwsContext
-    """The provider's partition, account and region (what the pool's ARNs are built from)."""
 
     TYPE_TOKEN: ClassVar[str]
     ACCELERATOR: ClassVar[Accelerator]
@@ -202,17 +215,14 @@ class AcceleratorPool(pulumi.ComponentResource):
         telemetry = wiring.placement.host_telemetry_pool
         self.pool_tag = f"{pulumi.get_project()}/{pulumi.get_stack()}/{name}"
         self.context = aws_context(self)
-        self._instance_role(args)
-        self.security_group = aws.ec2.SecurityGroup(
-            f"{name}-sg",
-            description=f"ECS container instances of pool {name}: no ingress, HTTPS egress",
-            vpc_id=wiring.vpc_id,
-            # Tasks use awsvpc ENIs with their own security groups; nothing connects to the
-            # host itself (Session Manager is an outbound channel).
-            ingress=[],
-            egress=[aws_api_egress()],
-            opts=self._child,
+        self.instance_policy_attachments = self._hosts(
+            name,
+            instance_policies(args.ssm_access),
+            f"ECS container instances of pool {name} ({self.instance.name})",
+            "ECS container instances",
+            wiring.vpc_id,
         )
+        self._prepull_policy()
         self.telemetry_policy = None
         self.telemetry_log_group = None
         if telemetry:
@@ -233,25 +243,9 @@ class AcceleratorPool(pulumi.ComponentResource):
             }
         )
 
-    def _instance_role(self, args: PoolConfig) -> None:
-        """The instance role with its managed policies (and the pre-pull grant), its profile."""
+    def _prepull_policy(self) -> None:
+        """The instance role's grant to complete its own group's launch hook (pre-pull only)."""
         name, child = self._name, self._child
-        partition = self.context.partition
-        self.instance_role = aws.iam.Role(
-            f"{name}-instance-role",
-            description=f"ECS container instances of pool {name} ({self.instance.name})",
-            assume_role_policy=instance_assume_role_policy(),
-            opts=child,
-        )
-        self.instance_policy_attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-{policy.rsplit('/', 1)[-1]}",
-                role=self.instance_role.name,
-                policy_arn=partition.apply(lambda p, pol=policy: managed_policy_arn(p, pol)),
-                opts=child,
-            )
-            for policy in instance_policies(args.ssm_access)
-        ]
         self.prepull_policy = None
         if self.prepulls:
             ctx = self.context
@@ -269,9 +263,6 @@ class AcceleratorPool(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-        self.instance_profile = aws.iam.InstanceProfile(
-            f"{name}-instance-profile", role=self.instance_role.name, opts=child
-        )
 
     def _image_id(self, args: PoolConfig) -> pulumi.Input[str]:
         if args.ami_id is not None:
@@ -401,7 +392,10 @@ class AcceleratorPool(pulumi.ComponentResource):
             min_size=args.min_size,
             max_size=args.max_size,
             launch_template=None if mixed else template,
-            mixed_instances_policy=mixed_instances_policy_args(args, types, template)
+            # The request's members in snake case are the provider's.
+            mixed_instances_policy=snake_case(
+                mixed_instances_policy_request(args, types, template.id, template.version)
+            )
             if mixed
             else None,
             # Launch a replacement on a Spot rebalance recommendation, before the two-minute

@@ -14,19 +14,6 @@ ECS_INSTANCE_POLICY = "service-role/AmazonEC2ContainerServiceforEC2Role"
 SSM_INSTANCE_POLICY = "AmazonSSMManagedInstanceCore"
 
 
-def instance_assume_role_policy(service: str = "ec2.amazonaws.com") -> str:
-    """Trust policy letting `service` assume the role: EC2 instances (through the instance
-    profile) by default."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
-            ],
-        }
-    )
-
-
 def managed_policy_arn(partition: str, policy: str) -> str:
     """ARN of an AWS-managed IAM policy, e.g. `arn:aws:iam::aws:policy/AmazonSSM...`."""
     return f"arn:{partition}:iam::aws:policy/{policy}"

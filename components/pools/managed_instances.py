@@ -32,7 +32,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecs_inference.contracts import aws_limits
-from ecs_inference.pools.instance_role import instance_assume_role_policy
 
 COMPATIBILITY = aws_limits.MANAGED_INSTANCES_COMPATIBILITY
 NETWORK_MODES = aws_limits.MANAGED_INSTANCES_NETWORK_MODES
@@ -105,11 +104,6 @@ def task_definition_problems(request: Mapping[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # IAM
 # --------------------------------------------------------------------------------------------
-
-
-def infrastructure_assume_role_policy() -> str:
-    """Trust policy of the infrastructure role: ECS assumes it to launch and manage instances."""
-    return instance_assume_role_policy("ecs.amazonaws.com")
 
 
 def pass_instance_role_policy(instance_role_arn: str) -> str:

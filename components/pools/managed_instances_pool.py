@@ -26,22 +26,24 @@ as for ASG pools.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from ecs_inference import ledger
 from ecs_inference.arns import arn_of, aws_context
-from ecs_inference.network.rules import aws_api_egress
+from ecs_inference.iam import assume_role_policy
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.pools import managed_instances as mi
-from ecs_inference.pools.asg_pool import PoolWiring
+from ecs_inference.pools.asg_pool import CapacityPool, PoolWiring
 from ecs_inference.pools.decisions import (
     decide_managed_pool,
     provider_name_problems,
     refuse,
 )
 from ecs_inference.pools.input import ManagedInstancePoolConfig
-from ecs_inference.pools.instance_role import instance_assume_role_policy, managed_policy_arn
+from ecs_inference.pools.instance_role import managed_policy_arn
 from ecs_inference.sizing.instance_types import InstanceRequirements
 
 TYPE_TOKEN = "ecs-inference:compute:ManagedInstancesPool"
@@ -63,34 +65,21 @@ class ManagedPoolWiring(PoolWiring):
 # the line length.
 _ProviderInput = aws.ecs.CapacityProviderManagedInstancesProviderArgsDict
 _TemplateInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateArgsDict
-_RequirementsInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateInstanceRequirementsArgsDict  # noqa: E501
 _ReservationsInput = aws.ecs.CapacityProviderManagedInstancesProviderInstanceLaunchTemplateCapacityReservationsArgsDict  # noqa: E501
 
 
-def requirements_input(req: InstanceRequirements) -> _RequirementsInput:
-    """The pulumi-aws `instance_requirements` input for `req` (snake_case keys of
-    `...InstanceLaunchTemplateInstanceRequirementsArgsDict`; the members of
-    `InstanceRequirements.to_api`)."""
-    out: _RequirementsInput = {
-        "vcpu_count": {"min": req.vcpu_min, "max": req.vcpu_max},
-        "memory_mib": {"min": req.memory_mib_min, "max": req.memory_mib_max},
-        "allowed_instance_types": list(req.allowed_instance_types),
-        "accelerator_manufacturers": list(req.accelerator_manufacturers),
-        "bare_metal": req.bare_metal,
-        "burstable_performance": req.burstable_performance,
-    }
-    if req.accelerator_types:
-        out["accelerator_types"] = list(req.accelerator_types)
-    if req.accelerator_names:
-        out["accelerator_names"] = list(req.accelerator_names)
-    if req.accelerator_count_min is not None:
-        out["accelerator_count"] = {
-            "min": req.accelerator_count_min,
-            "max": req.accelerator_count_max,
-        }
-    if req.accelerator_total_memory_mib_min is not None:
-        out["accelerator_total_memory_mib"] = {"min": req.accelerator_total_memory_mib_min}
-    return out
+# The provider's names of the request members whose capitals `snake_case` would split.
+_PROVIDER_KEYS = {
+    "v_cpu_count": "vcpu_count",
+    "memory_mi_b": "memory_mib",
+    "accelerator_total_memory_mi_b": "accelerator_total_memory_mib",
+}
+
+
+def requirements_input(req: InstanceRequirements) -> Any:
+    """The pulumi-aws `instance_requirements` input for `req`: the CreateCapacityProvider
+    request member (`InstanceRequirements.to_api`) under the provider's snake_case names."""
+    return {_PROVIDER_KEYS.get(k, k): v for k, v in snake_case(req.to_api()).items()}
 
 
 def provider_input(
@@ -129,23 +118,12 @@ def provider_input(
     return provider
 
 
-class ManagedInstancesPool(pulumi.ComponentResource):
-    """Accelerator capacity from ECS Managed Instances."""
+class ManagedInstancesPool(CapacityPool):
+    """Accelerator capacity from ECS Managed Instances (the types ECS may launch: cheapest
+    first; the capacity provider: in its cluster)."""
 
-    instance_role: aws.iam.Role
-    """The ECS agent's role on the instances."""
-    instance_profile: aws.iam.InstanceProfile
-    """Its instance profile."""
     infrastructure_role: aws.iam.Role
     """The role ECS launches and manages the instances with."""
-    security_group: aws.ec2.SecurityGroup
-    """The instances' group: no ingress, HTTPS egress."""
-    capacity_provider: aws.ecs.CapacityProvider
-    """The Managed Instances capacity provider (in its cluster)."""
-    capacity_provider_name: pulumi.Output[str]
-    """Its name, for a service's capacity provider strategy."""
-    instance_types: tuple[str, ...]
-    """The types ECS may launch, cheapest first (what its services are sized on)."""
     input: ManagedInstancePoolConfig
     """What it was built from."""
     decided: None = None
@@ -168,53 +146,34 @@ class ManagedInstancesPool(pulumi.ComponentResource):
         ledger.record_pool(self, name, decided.input)
         ledger.record_decisions(f"pool {name}", decided.lines)
         child = pulumi.ResourceOptions(parent=self)
-        ctx = aws_context(self)
+        self.context = ctx = aws_context(self)
 
-        def managed(policy: str) -> pulumi.Output[str]:
-            return ctx.partition.apply(lambda p: managed_policy_arn(p, policy))
-
-        self.instance_role = aws.iam.Role(
-            f"{name}-instance-role",
-            description=f"ECS agent on the Managed Instances of pool {name}",
-            assume_role_policy=instance_assume_role_policy(),
-            opts=child,
+        [instance_policy] = self._hosts(
+            name,
+            [mi.INSTANCE_POLICY],
+            f"ECS agent on the Managed Instances of pool {name}",
+            "ECS Managed Instances",
+            wiring.vpc_id,
         )
-        instance_policy = aws.iam.RolePolicyAttachment(
-            f"{name}-{mi.INSTANCE_POLICY}",
-            role=self.instance_role.name,
-            policy_arn=managed(mi.INSTANCE_POLICY),
-            opts=child,
-        )
-        self.instance_profile = aws.iam.InstanceProfile(
-            f"{name}-instance-profile", role=self.instance_role.name, opts=child
-        )
-
         self.infrastructure_role = aws.iam.Role(
             f"{name}-infra-role",
             description=f"ECS launches and manages the Managed Instances of pool {name}",
-            assume_role_policy=mi.infrastructure_assume_role_policy(),
+            # ECS assumes it to launch and manage the instances.
+            assume_role_policy=assume_role_policy("ecs.amazonaws.com"),
             opts=child,
         )
         infrastructure_policy = aws.iam.RolePolicyAttachment(
             f"{name}-{mi.INFRASTRUCTURE_POLICY}",
             role=self.infrastructure_role.name,
-            policy_arn=managed(mi.INFRASTRUCTURE_POLICY),
+            policy_arn=ctx.partition.apply(
+                lambda p: managed_policy_arn(p, mi.INFRASTRUCTURE_POLICY)
+            ),
             opts=child,
         )
         pass_role = aws.iam.RolePolicy(
             f"{name}-pass-instance-role",
             role=self.infrastructure_role.name,
             policy=arn_of(self.instance_role, ctx).apply(mi.pass_instance_role_policy),
-            opts=child,
-        )
-
-        self.security_group = aws.ec2.SecurityGroup(
-            f"{name}-sg",
-            description=f"ECS Managed Instances of pool {name}: no ingress, HTTPS egress",
-            vpc_id=wiring.vpc_id,
-            # Tasks use awsvpc ENIs with their own security groups; nothing connects to the host.
-            ingress=[],
-            egress=[aws_api_egress()],
             opts=child,
         )
 

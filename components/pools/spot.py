@@ -32,11 +32,12 @@ SPOT_AGENT_SETTINGS: Mapping[str, str] = {"ECS_ENABLE_SPOT_INSTANCE_DRAINING": "
 def mixed_instances_policy_request(
     args: PoolConfig,
     instance_types: Sequence[str],
-    launch_template_id: str,
-    launch_template_version: str,
+    launch_template_id: object,
+    launch_template_version: object,
 ) -> dict[str, object]:
     """The `MixedInstancesPolicy` member of CreateAutoScalingGroup (API names), types in
-    priority order."""
+    priority order; the group's, in snake case. The template's id and version are strings, or
+    the launch template's Outputs."""
     distribution: dict[str, object] = {
         "OnDemandAllocationStrategy": args.on_demand_allocation_strategy,
         "OnDemandBaseCapacity": args.on_demand_base_capacity,

@@ -25,9 +25,10 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference.arns import arn_of, aws_context
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.rollouts.decisions import SMOKE_LAMBDA_TIMEOUT_SECONDS
-from ecs_inference.rollouts.spec import lambda_trust_policy, smoke_hook_policy
+from ecs_inference.rollouts.spec import LAMBDA_PRINCIPAL, smoke_hook_policy
 from ecs_inference.services.base import log_group_name
 
 TOKEN = "ecs-inference:rollouts:SmokeHook"
@@ -114,7 +115,9 @@ class SmokeHook(pulumi.ComponentResource):
         self.role = aws.iam.Role(
             f"{name}-role",
             description="Smoke hook: its logs, its client secret, its VPC interfaces",
-            assume_role_policy=ctx.account_id.apply(lambda_trust_policy),
+            assume_role_policy=ctx.account_id.apply(
+                lambda a: assume_role_policy(LAMBDA_PRINCIPAL, account_id=a)
+            ),
             opts=child,
         )
         grant = aws.iam.RolePolicy(

@@ -80,10 +80,6 @@ class RolloutSpec:
     def strategy(self) -> EcsStrategy:
         return STRATEGIES[self.config.strategy]
 
-    @property
-    def native(self) -> bool:
-        return self.config.native
-
 
 ROLLING = RolloutSpec()
 
@@ -95,28 +91,6 @@ class LoadBalancerGrants:
     target_group_arns: tuple[str, str]
     rule_arns: tuple[str, str]
     hook_function_arn: str | None = None
-
-
-def service_trust_policy(principal: str, account_id: str) -> str:
-    """AWS service `principal` may assume the role for this account's resources only (the
-    confused-deputy guard)."""
-    statement = {
-        "Effect": "Allow",
-        "Principal": {"Service": principal},
-        "Action": "sts:AssumeRole",
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    }
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
-
-
-def ecs_trust_policy(account_id: str) -> str:
-    """ECS (`ecs.amazonaws.com`) may assume the role for this account's services only."""
-    return service_trust_policy(ECS_PRINCIPAL, account_id)
-
-
-def lambda_trust_policy(account_id: str) -> str:
-    """Lambda may assume the role for this account's functions only."""
-    return service_trust_policy(LAMBDA_PRINCIPAL, account_id)
 
 
 def load_balancer_role_policy(grants: LoadBalancerGrants) -> str:

@@ -14,11 +14,12 @@ import pulumi_aws as aws
 from pulumi import Output
 
 from ecs_inference.arns import AwsContext
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.rollouts.spec import (
+    ECS_PRINCIPAL,
     SMOKE_STAGE,
     LoadBalancerGrants,
     RolloutSpec,
-    ecs_trust_policy,
     hook_details,
     load_balancer_role_policy,
 )
@@ -59,7 +60,9 @@ def native_deployment(
     role = aws.iam.Role(
         f"{name}-deploy",
         description=f"ECS: shift {service}'s traffic between its target groups, run its hook",
-        assume_role_policy=ctx.account_id.apply(ecs_trust_policy),
+        assume_role_policy=ctx.account_id.apply(
+            lambda a: assume_role_policy(ECS_PRINCIPAL, account_id=a)
+        ),
         opts=child,
     )
     grant = aws.iam.RolePolicy(

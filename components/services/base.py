@@ -35,7 +35,7 @@ from ecs_inference.contracts.aws_limits import (
 from ecs_inference.contracts.tags import MAX_REQUEST_SECONDS as MAX_REQUEST_SECONDS_TAG
 from ecs_inference.names import derived_name
 from ecs_inference.network.rules import aws_api_egress
-from ecs_inference.operations.scaling import target_tracking_args
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.operations.sidecar import metrics_sidecar_container
 from ecs_inference.rollouts.wiring import NativeDeployment, native_deployment
 from ecs_inference.secrets import refs as stack_secrets
@@ -658,7 +658,7 @@ class EcsService(pulumi.ComponentResource):
             target_tracking_scaling_policy_configuration=(
                 cast(
                     "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
-                    target_tracking_args(configuration),
+                    snake_case(configuration),
                 )
                 if isinstance(configuration, Mapping)
                 else configuration
@@ -694,7 +694,7 @@ class EcsService(pulumi.ComponentResource):
                 max_request_seconds=spec.delay.max_generation_seconds,
                 role=role,
             )
-            for role in (("tg", "tg-alt") if spec.rollout.native else ("tg",))
+            for role in (("tg", "tg-alt") if spec.rollout.config.native else ("tg",))
         ]
         alternate = groups[1] if len(groups) > 1 else None
         self._routes(wiring.router, spec.service, wiring.placement.priority, alternate)

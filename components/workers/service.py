@@ -42,7 +42,7 @@ from ecs_inference.contracts.aws_limits import SQS_RETENTION_MAX
 from ecs_inference.contracts.worker import CONTAINER_NAME
 from ecs_inference.network.rules import PortRule, aws_api_rule
 from ecs_inference.operations.component import metric_alarm_args
-from ecs_inference.operations.scaling import snake_case, target_tracking_args
+from ecs_inference.operations.scaling import snake_case
 from ecs_inference.services.base import ClusterWiring, Deployment, TaskRole, cluster_name_from_arn
 from ecs_inference.services.containers import container_definition
 from ecs_inference.services.fargate import FargateService
@@ -468,7 +468,7 @@ class QueueWorker(FargateService):
             policy_type="TargetTrackingScaling",
             target_tracking_scaling_policy_configuration=cast(
                 "aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgsDict",
-                target_tracking_args(scaling.target_tracking_configuration()),
+                snake_case(scaling.target_tracking_configuration()),
             ),
             opts=after_target,
             **common,  # pyright: ignore[reportArgumentType]

@@ -20,7 +20,7 @@ from ecs_inference.operations.component import (
 )
 from ecs_inference.operations.decisions import operations_alarms
 from ecs_inference.operations.input import OperationsConfig, SubscriptionConfig
-from ecs_inference.operations.scaling import engine_scaling_policy, target_tracking_args
+from ecs_inference.operations.scaling import engine_scaling_policy, snake_case
 from ecs_inference.operations.watch import Watch, WatchedService
 from tests.aws_shapes import validate_shape
 from tools.recording import ACCOUNT_ID, Recording, run_function
@@ -218,11 +218,11 @@ def test_a_dashboard_over_its_widget_limit_is_named_before_anything_is_registere
     assert operations_alarms(INPUT, WIRING.watch, "prod")
 
 
-def test_target_tracking_args_map_every_member():
+def test_snake_case_maps_every_member_of_a_scaling_policy():
     spec = engine_scaling_policy(
         stack="prod", service="llama", engine="vllm", max_concurrency=16, grace_seconds=600
     )
-    args = target_tracking_args(spec.configuration)
+    args = snake_case(spec.configuration)
     assert args["target_value"] == pytest.approx(12.8)
     assert (args["scale_out_cooldown"], args["scale_in_cooldown"]) == (600, 1200)
     metrics = args["customized_metric_specification"]["metrics"]
@@ -242,7 +242,7 @@ def test_target_tracking_args_map_every_member():
         stack="prod", service="llama", engine="vllm", max_concurrency=16, grace_seconds=600,
         metric="albRequests", alb_resource_label=f"{LB}/targetgroup/t/1",
     )  # fmt: skip
-    assert target_tracking_args(alb.configuration)["predefined_metric_specification"] == {
+    assert snake_case(alb.configuration)["predefined_metric_specification"] == {
         "predefined_metric_type": "ALBRequestCountPerTarget",
         "resource_label": f"{LB}/targetgroup/t/1",
     }

@@ -17,10 +17,10 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from ecs_inference.contracts import aws_limits
+from ecs_inference.iam import assume_role_policy
 from ecs_inference.pools import input as pools_input
 from ecs_inference.pools import managed_instances as mi
 from ecs_inference.pools.input import ManagedInstancePoolConfig
-from ecs_inference.pools.instance_role import instance_assume_role_policy
 from ecs_inference.sizing import catalog
 from ecs_inference.sizing import instance_types as ir
 from tests.aws_shapes import ShapeError, named_shape, validate_shape
@@ -274,10 +274,13 @@ def test_empty_values_are_not_flagged():
 
 
 def test_trust_policies():
-    infra = json.loads(mi.infrastructure_assume_role_policy())
-    instance = json.loads(instance_assume_role_policy())
-    assert infra["Statement"][0]["Principal"] == {"Service": "ecs.amazonaws.com"}
-    assert instance["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
+    for principal in ("ecs.amazonaws.com", "ec2.amazonaws.com", "lambda.amazonaws.com"):
+        [statement] = json.loads(assume_role_policy(principal))["Statement"]
+        assert statement == {
+            "Effect": "Allow",
+            "Principal": {"Service": principal},
+            "Action": "sts:AssumeRole",
+        }
 
 
 def test_pass_role_is_scoped_to_the_instance_role():

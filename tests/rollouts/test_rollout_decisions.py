@@ -57,7 +57,7 @@ def test_a_reranker_query_needs_its_documents() -> None:
 
 def test_rolling_is_the_default_and_decides_nothing_more() -> None:
     spec, lines = decide_rollout(config(), facts())
-    assert spec.strategy == "ROLLING" and not spec.native and lines == []
+    assert spec.strategy == "ROLLING" and not spec.config.native and lines == []
 
 
 def test_the_bake_lets_the_alarms_see_enough_requests() -> None:

@@ -88,13 +88,6 @@ def test_no_rule_goes_stale_and_authentication_is_never_lost(
     assert {"httpHeaderName": smoke.TEST_HEADER, "values": [smoke.TEST_HEADER_VALUE]} in headers
 
 
-def test_the_test_header_is_the_one_the_hook_sends() -> None:
-    assert (routes.TEST_HEADER, routes.TEST_HEADER_VALUE) == (
-        smoke.TEST_HEADER,
-        smoke.TEST_HEADER_VALUE,
-    )
-
-
 def test_pulumi_leaves_only_the_forward_weights_to_ecs() -> None:
     """Pulumi's ignoreChanges paths: the forward action (index 1) only, never the
     authenticate action (index 0)."""
