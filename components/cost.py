@@ -33,12 +33,11 @@ from ecs_inference.sizing import catalog, offerings
 if TYPE_CHECKING:
     from ecs_inference.models.decisions import ModelDecisions
     from ecs_inference.plan import Plan
-    from ecs_inference.rerankers.decisions import RerankerDecisions
-    from ecs_inference.services.input import FargateServiceConfig
+    from ecs_inference.services.decisions import FargateDecisions
 
-    FargateSized = RerankerDecisions | FargateServiceConfig[int]
-    """A Fargate service's size and counts: a re-ranker as decided, the gateway's or a queue
-    worker's input."""
+    FargateSized = FargateDecisions[Any, Any]
+    """A Fargate service's size and counts as decided: a re-ranker's, the gateway's or a queue
+    worker's."""
 
 HOURS_PER_MONTH = 730
 """AWS's convention for monthly prices (8,760 h / 12)."""
