@@ -9,6 +9,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 # PyTorch's CPU-only wheels, for the one torch pin (requirements-torch.txt): PyPI's Linux torch is
 # the multi-GB CUDA build. Empty takes torch from the default index (macOS wheels are CPU-only).
+# Two retries: a machine that cannot reach that index (pip's find-links holding the wheel) should
+# not wait out pip's five.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 PREVIEW_REQUIREMENTS := requirements.txt requirements-preview.txt policy/requirements.txt pyproject.toml
 DEV_REQUIREMENTS := $(PREVIEW_REQUIREMENTS) $(wildcard requirements*.txt images/*/requirements.txt)
@@ -32,7 +34,7 @@ $(VENV)/.preview: $(PREVIEW_INPUTS) | $(VENV)/pyvenv.cfg
 	@touch $@
 
 $(VENV)/.dev: $(DEV_REQUIREMENTS) $(VENV)/.preview
-	$(PIP) --no-deps $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) -r requirements-torch.txt
+	$(PIP) --no-deps --retries 2 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) -r requirements-torch.txt
 	$(PIP) -r requirements-dev.txt
 	@touch $@
 
