@@ -23,6 +23,9 @@ from ecs_inference.contracts import aws_limits
 
 ECS_TASKS_PRINCIPAL = "ecs-tasks.amazonaws.com"
 """Service principal that assumes task and execution roles (EC2 and Fargate alike)."""
+LAMBDA_PRINCIPAL = "lambda.amazonaws.com"
+"""Service principal of Lambda functions' execution roles (the rollouts' smoke hook, the gateway
+database's bootstrap)."""
 
 # Private ECR registries: `<account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]` and the
 # dual-stack `<account>.dkr-ecr.<region>.on.aws`.

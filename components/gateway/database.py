@@ -24,7 +24,6 @@ database's group and the bootstrap's invocation, which the gateway's service wai
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from ecs_inference.gateway.litellm_config import (
     POSTGRES_PORT,
     database_bootstrap_policy,
 )
+from ecs_inference.iam import LAMBDA_PRINCIPAL, assume_role_policy
 
 TOKEN = "ecs-inference:gateway:GatewayDatabase"
 ENGINE = aws.rds.EngineType.AURORA_POSTGRESQL
@@ -195,7 +195,9 @@ class GatewayDatabase(pulumi.ComponentResource):
         self.bootstrap_role = aws.iam.Role(
             f"{name}-bootstrap",
             description="LiteLLM database bootstrap: create its login role as the master user",
-            assume_role_policy=ctx.account_id.apply(_lambda_trust),
+            assume_role_policy=ctx.account_id.apply(
+                lambda account: assume_role_policy(LAMBDA_PRINCIPAL, account_id=account)
+            ),
             opts=child,
         )
         secret_arn = self.cluster.master_user_secrets.apply(_managed_secret_arn)
@@ -250,17 +252,6 @@ class GatewayDatabase(pulumi.ComponentResource):
 
 BOOTSTRAP_LOG_RETENTION_DAYS = 30
 """How long the bootstrap's runs stay readable (one line per run)."""
-
-
-def _lambda_trust(account_id: str) -> str:
-    """Lambda may assume the role for functions of this account only (confused deputy)."""
-    statement = {
-        "Effect": "Allow",
-        "Principal": {"Service": "lambda.amazonaws.com"},
-        "Action": "sts:AssumeRole",
-        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-    }
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 def _managed_secret_arn(secrets: Sequence[aws.rds.outputs.ClusterMasterUserSecret] | None) -> str:

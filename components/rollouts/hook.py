@@ -25,10 +25,10 @@ import pulumi_aws as aws
 from pulumi import Input, Output
 
 from ecs_inference.arns import arn_of, aws_context
-from ecs_inference.iam import assume_role_policy
+from ecs_inference.iam import LAMBDA_PRINCIPAL, assume_role_policy
 from ecs_inference.network.rules import aws_api_egress
 from ecs_inference.rollouts.decisions import SMOKE_LAMBDA_TIMEOUT_SECONDS
-from ecs_inference.rollouts.spec import LAMBDA_PRINCIPAL, smoke_hook_policy
+from ecs_inference.rollouts.spec import smoke_hook_policy
 from ecs_inference.services.base import log_group_name
 
 TOKEN = "ecs-inference:rollouts:SmokeHook"

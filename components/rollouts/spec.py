@@ -34,7 +34,6 @@ STRATEGIES: dict[str, EcsStrategy] = {
 }
 """Stack-file strategy -> ECS's DeploymentConfiguration.strategy."""
 ECS_PRINCIPAL = "ecs.amazonaws.com"
-LAMBDA_PRINCIPAL = "lambda.amazonaws.com"
 SMOKE_STAGE = "POST_TEST_TRAFFIC_SHIFT"
 """When the smoke hook runs: the new revision holds all test traffic and no production traffic."""
 ELB_DESCRIBE_ACTIONS = (
