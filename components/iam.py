@@ -81,6 +81,21 @@ def assume_role_policy(
     return _document([statement])
 
 
+def deny_insecure_transport(
+    sid: str, action: str, resource: str | list[str], principal: Any = "*"
+) -> dict[str, Any]:
+    """The resource-policy statement denying `action` on `resource` to every request not made
+    over TLS (`aws:SecureTransport` false); `principal` default "*" (EFS wants `{"AWS": "*"}`)."""
+    return {
+        "Sid": sid,
+        "Effect": "Deny",
+        "Principal": principal,
+        "Action": action,
+        "Resource": resource,
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+
+
 def ecr_repository_arn(image: str, partition: str = "aws") -> str | None:
     """ARN of the ECR repository `image` lives in, or None for a non-ECR registry.
 

@@ -39,7 +39,7 @@ from ecs_inference.endpoint.auth import CognitoAuth
 from ecs_inference.endpoint.decisions import Routes, default_domain_prefix, idle_timeout
 from ecs_inference.endpoint.input import EndpointConfig
 from ecs_inference.endpoint.routes import check_service, service_rules
-from ecs_inference.iam import partition_of
+from ecs_inference.iam import deny_insecure_transport, partition_of
 from ecs_inference.rollouts.hook import SmokeHook
 from ecs_inference.services.base import replacement_name
 from ecs_inference.sizing import IdleTimeout
@@ -169,16 +169,8 @@ def access_log_bucket_policy(
         }
         for sid, who in principals
     ]
-    statements.append(
-        {
-            "Sid": "DenyInsecureTransport",
-            "Effect": "Deny",
-            "Principal": "*",
-            "Action": "s3:*",
-            "Resource": [bucket_arn, f"{bucket_arn}/*"],
-            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-        }
-    )
+    resources = [bucket_arn, f"{bucket_arn}/*"]
+    statements.append(deny_insecure_transport("DenyInsecureTransport", "s3:*", resources))
     return {"Version": "2012-10-17", "Statement": statements}
 
 

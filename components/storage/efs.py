@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecs_inference.contracts import aws_limits
+from ecs_inference.iam import deny_insecure_transport
 
 SCHEME = "efs://"
 NFS_PORT = aws_limits.NFS_PORT
@@ -150,22 +151,8 @@ def task_role_statement(file_system_arn: str, access_point_arn: str) -> dict[str
 
 def file_system_policy(file_system_arn: str) -> str:
     """Resource policy: deny every request not made over TLS."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "DenyUnencryptedTransport",
-                    "Effect": "Deny",
-                    "Principal": {"AWS": "*"},
-                    "Action": "*",
-                    "Resource": file_system_arn,
-                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                }
-            ],
-        },
-        sort_keys=True,
-    )
+    deny = deny_insecure_transport("DenyUnencryptedTransport", "*", file_system_arn, {"AWS": "*"})
+    return json.dumps({"Version": "2012-10-17", "Statement": [deny]}, sort_keys=True)
 
 
 # --- API requests the provider makes (for botocore request-shape checks) -----------------------

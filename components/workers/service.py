@@ -40,6 +40,7 @@ from ecs_inference.config.issues import Issues
 from ecs_inference.contracts import litellm
 from ecs_inference.contracts.aws_limits import SQS_RETENTION_MAX
 from ecs_inference.contracts.worker import CONTAINER_NAME
+from ecs_inference.iam import deny_insecure_transport
 from ecs_inference.network.rules import PortRule, aws_api_rule
 from ecs_inference.operations.component import metric_alarm_args
 from ecs_inference.operations.scaling import snake_case
@@ -133,21 +134,8 @@ def worker_task_policy(
 
 def tls_only_queue_policy(queue_arn: str) -> str:
     """Queue policy: deny every request that does not use TLS."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "DenyWithoutTls",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "sqs:*",
-                    "Resource": queue_arn,
-                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                }
-            ],
-        }
-    )
+    deny = deny_insecure_transport("DenyWithoutTls", "sqs:*", queue_arn)
+    return json.dumps({"Version": "2012-10-17", "Statement": [deny]})
 
 
 def worker_container_definitions(
