@@ -301,7 +301,7 @@ class AcceleratorPool(CapacityPool):
                 text += host_telemetry_user_data(
                     stack=pulumi.get_stack(),
                     pool=telemetry,
-                    kind="gpu" if self.ACCELERATOR == "nvidia" else "neuron",
+                    kind=KIND_OF[self.ACCELERATOR],
                     region=region_name,
                     log_group=host_log_group_name(telemetry),
                 )

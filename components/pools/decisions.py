@@ -57,7 +57,7 @@ SECTIONS: Mapping[Kind, str] = {
     "managed": "managedInstancePools",
 }
 """The stack file's section of each kind of pool."""
-KIND_OF: Mapping[Accelerator, Kind] = {"nvidia": "gpu", "neuron": "neuron"}
+KIND_OF: Mapping[Accelerator, Literal["gpu", "neuron"]] = {"nvidia": "gpu", "neuron": "neuron"}
 """The kind of an Auto Scaling group pool of each accelerator."""
 
 
@@ -294,7 +294,7 @@ def decide_asg_pool(
         )
     lines += [*placement.sharing, *notes]
     if placement.host_telemetry_pool:
-        lines.append(host_telemetry_line("gpu" if accelerator == "nvidia" else "neuron"))
+        lines.append(host_telemetry_line(KIND_OF[accelerator]))
     return AsgPoolDecisions(
         input=pool,
         accelerator=accelerator,
